@@ -1,0 +1,149 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// binaryKernel holds one binary op's element functions, one per dtype family;
+// nil where the op does not take that family.
+type binaryKernel struct {
+	f32  func(a, b float32) float32
+	f64  func(a, b float64) float64
+	i32  func(a, b int32) int32
+	i64  func(a, b int64) int64
+	cmpF func(a, b float64) bool // comparisons, floats and ints alike
+	cmpI func(a, b int64) bool
+}
+
+func arith[T number]() (func(a, b T) T, func(a, b T) T, func(a, b T) T, func(a, b T) T, func(a, b T) T) {
+	return func(a, b T) T { return a + b },
+		func(a, b T) T { return a - b },
+		func(a, b T) T { return a * b },
+		func(a, b T) T {
+			if a != a || a > b {
+				return a // NaN propagates, as in torch.maximum
+			}
+			return b
+		},
+		func(a, b T) T {
+			if a != a || a < b {
+				return a
+			}
+			return b
+		}
+}
+
+func binaryKernels() map[string]binaryKernel {
+	k := map[string]binaryKernel{}
+	a32, s32, m32, max32, min32 := arith[float32]()
+	a64, s64, m64, max64, min64 := arith[float64]()
+	ai32, si32, mi32, maxi32, mini32 := arith[int32]()
+	ai64, si64, mi64, maxi64, mini64 := arith[int64]()
+	k["add"] = binaryKernel{f32: a32, f64: a64, i32: ai32, i64: ai64}
+	k["sub"] = binaryKernel{f32: s32, f64: s64, i32: si32, i64: si64}
+	k["mul"] = binaryKernel{f32: m32, f64: m64, i32: mi32, i64: mi64}
+	k["maximum"] = binaryKernel{f32: max32, f64: max64, i32: maxi32, i64: maxi64}
+	k["minimum"] = binaryKernel{f32: min32, f64: min64, i32: mini32, i64: mini64}
+	k["div"] = binaryKernel{f32: func(a, b float32) float32 { return a / b }, f64: func(a, b float64) float64 { return a / b }}
+	k["atan2"] = binaryKernel{f32: via64x2[float32](math.Atan2), f64: math.Atan2}
+	k["pow"] = binaryKernel{f32: via64x2[float32](math.Pow), f64: math.Pow,
+		i32: func(a, b int32) int32 { return int32(ipow(int64(a), int64(b))) }, i64: ipow}
+	k["eq"] = binaryKernel{cmpF: func(a, b float64) bool { return a == b }, cmpI: func(a, b int64) bool { return a == b }}
+	k["ne"] = binaryKernel{cmpF: func(a, b float64) bool { return a != b }, cmpI: func(a, b int64) bool { return a != b }}
+	k["lt"] = binaryKernel{cmpF: func(a, b float64) bool { return a < b }, cmpI: func(a, b int64) bool { return a < b }}
+	k["le"] = binaryKernel{cmpF: func(a, b float64) bool { return a <= b }, cmpI: func(a, b int64) bool { return a <= b }}
+	k["gt"] = binaryKernel{cmpF: func(a, b float64) bool { return a > b }, cmpI: func(a, b int64) bool { return a > b }}
+	k["ge"] = binaryKernel{cmpF: func(a, b float64) bool { return a >= b }, cmpI: func(a, b int64) bool { return a >= b }}
+	return k
+}
+
+// ipow is integer power by squaring; callers have refused negative exponents.
+func ipow(a, b int64) int64 {
+	r := int64(1)
+	for b > 0 {
+		if b&1 == 1 {
+			r *= a
+		}
+		a *= a
+		b >>= 1
+	}
+	return r
+}
+
+func init() {
+	kernels := binaryKernels()
+	for _, b := range dispatch.BinaryOps {
+		name := b.Name
+		if name == "logical_and" || name == "logical_or" {
+			continue
+		}
+		k := kernels[name]
+		register(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+			x, y := in[0], in[1]
+			if name == "pow" && x.DType.IsInt() && anyNegative(y) {
+				return &dispatch.Error{Kind: dispatch.ErrValue, Arg: "rhs",
+					Detail: "has a negative exponent, which an integer power cannot take", Fix: "cast to a float dtype first"}
+			}
+			if k.cmpF != nil {
+				compare(out, x, y, k.cmpF, k.cmpI)
+				return nil
+			}
+			switch x.DType {
+			case dispatch.Float32:
+				map2(out, x, y, k.f32)
+			case dispatch.Float64:
+				map2(out, x, y, k.f64)
+			case dispatch.Int32:
+				map2(out, x, y, k.i32)
+			case dispatch.Int64:
+				map2(out, x, y, k.i64)
+			default:
+				return dispatch.Unsupported(out.Device, name, x.DType)
+			}
+			return nil
+		})
+	}
+	register("logical_and", logical(func(a, b bool) bool { return a && b }))
+	register("logical_or", logical(func(a, b bool) bool { return a || b }))
+}
+
+func compare(out, x, y *dispatch.Tensor, cf func(a, b float64) bool, ci func(a, b int64) bool) {
+	switch x.DType {
+	case dispatch.Float32:
+		map2(out, x, y, func(a, b float32) bool { return cf(float64(a), float64(b)) })
+	case dispatch.Float64:
+		map2(out, x, y, cf)
+	case dispatch.Int32:
+		map2(out, x, y, func(a, b int32) bool { return ci(int64(a), int64(b)) })
+	case dispatch.Int64:
+		map2(out, x, y, ci)
+	case dispatch.Bool:
+		toI := func(v bool) int64 {
+			if v {
+				return 1
+			}
+			return 0
+		}
+		map2(out, x, y, func(a, b bool) bool { return ci(toI(a), toI(b)) })
+	}
+}
+
+func logical(f func(a, b bool) bool) dispatch.Kernel {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+		map2(out, truth(in[0]), truth(in[1]), f)
+		return nil
+	}
+}
+
+func anyNegative(t *dispatch.Tensor) bool {
+	neg := false
+	switch t.DType {
+	case dispatch.Int32:
+		walk(t, func(v int32) { neg = neg || v < 0 })
+	case dispatch.Int64:
+		walk(t, func(v int64) { neg = neg || v < 0 })
+	}
+	return neg
+}

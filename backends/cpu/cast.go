@@ -1,0 +1,100 @@
+package cpu
+
+import "github.com/lathe-ml/lathe/dispatch"
+
+func init() {
+	register("cast", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+		castInto(out, in[0])
+		return nil
+	})
+	register("contiguous", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+		castInto(out, in[0]) // same dtype: a strided copy
+		return nil
+	})
+}
+
+// castInto writes x converted to out's dtype. Float to int truncates toward
+// zero, nonzero is true, true is 1: PyTorch's conversions.
+func castInto(out, x *dispatch.Tensor) {
+	switch x.DType {
+	case dispatch.Float32:
+		castFrom[float32](out, x)
+	case dispatch.Float64:
+		castFrom[float64](out, x)
+	case dispatch.Int32:
+		castFrom[int32](out, x)
+	case dispatch.Int64:
+		castFrom[int64](out, x)
+	case dispatch.Bool:
+		b2n := func(b bool) int64 {
+			if b {
+				return 1
+			}
+			return 0
+		}
+		switch out.DType {
+		case dispatch.Float32:
+			map1(out, x, func(b bool) float32 { return float32(b2n(b)) })
+		case dispatch.Float64:
+			map1(out, x, func(b bool) float64 { return float64(b2n(b)) })
+		case dispatch.Int32:
+			map1(out, x, func(b bool) int32 { return int32(b2n(b)) })
+		case dispatch.Int64:
+			map1(out, x, b2n)
+		case dispatch.Bool:
+			map1(out, x, func(b bool) bool { return b })
+		}
+	}
+}
+
+func castFrom[S number](out, x *dispatch.Tensor) {
+	switch out.DType {
+	case dispatch.Float32:
+		map1(out, x, func(v S) float32 { return float32(v) })
+	case dispatch.Float64:
+		map1(out, x, func(v S) float64 { return float64(v) })
+	case dispatch.Int32:
+		map1(out, x, func(v S) int32 { return int32(v) })
+	case dispatch.Int64:
+		map1(out, x, func(v S) int64 { return int64(v) })
+	case dispatch.Bool:
+		map1(out, x, func(v S) bool { return v != 0 })
+	}
+}
+
+// truth returns x as a Bool tensor (itself if it is one), for logical ops.
+func truth(x *dispatch.Tensor) *dispatch.Tensor {
+	if x.DType == dispatch.Bool {
+		return x
+	}
+	out := dispatch.NewTensor(x.Device, dispatch.Bool, x.Shape, &buffer{make([]bool, x.Numel())})
+	castInto(out, x)
+	return out
+}
+
+// walk calls f on each element of t in row-major order, on one goroutine.
+func walk[T any](t *dispatch.Tensor, f func(T)) {
+	data := elems[T](t)
+	shape := t.Shape
+	if t.Numel() == 0 {
+		return
+	}
+	idx := make([]int, len(shape))
+	off := t.Offset
+	for {
+		f(data[off])
+		d := len(shape) - 1
+		for ; d >= 0; d-- {
+			idx[d]++
+			off += t.Strides[d]
+			if idx[d] < shape[d] {
+				break
+			}
+			off -= idx[d] * t.Strides[d]
+			idx[d] = 0
+		}
+		if d < 0 {
+			return
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// floatUnary gives each unary op's float function, built from its params.
+// Formulas follow PyTorch's definitions (torch.nn.functional docs).
+var floatUnary = map[string]func(p dispatch.Params) func(float64) float64{
+	"neg":        fixed(func(x float64) float64 { return -x }),
+	"abs":        fixed(math.Abs),
+	"sign":       fixed(signF),
+	"square":     fixed(func(x float64) float64 { return x * x }),
+	"relu":       fixed(func(x float64) float64 { return reluF(x) }),
+	"floor":      fixed(math.Floor),
+	"ceil":       fixed(math.Ceil),
+	"round":      fixed(math.RoundToEven), // torch.round rounds half to even
+	"exp":        fixed(math.Exp),
+	"log":        fixed(math.Log),
+	"log1p":      fixed(math.Log1p),
+	"expm1":      fixed(math.Expm1),
+	"sqrt":       fixed(math.Sqrt),
+	"rsqrt":      fixed(func(x float64) float64 { return 1 / math.Sqrt(x) }),
+	"reciprocal": fixed(func(x float64) float64 { return 1 / x }),
+	"sin":        fixed(math.Sin),
+	"cos":        fixed(math.Cos),
+	"tanh":       fixed(math.Tanh),
+	"sigmoid":    fixed(sigmoid),
+	"silu":       fixed(func(x float64) float64 { return x * sigmoid(x) }),
+	"erf":        fixed(math.Erf),
+	// gelu(x) = x·Φ(x), Φ the normal CDF; gelu_tanh is PyTorch's
+	// approximate="tanh" form.
+	"gelu": fixed(func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }),
+	"gelu_tanh": fixed(func(x float64) float64 {
+		const c = 0.7978845608028654 // √(2/π)
+		return 0.5 * x * (1 + math.Tanh(c*(x+0.044715*x*x*x)))
+	}),
+	// softplus with PyTorch's default beta=1, threshold=20: linear above it.
+	"softplus": fixed(func(x float64) float64 {
+		if x > 20 {
+			return x
+		}
+		return math.Log1p(math.Exp(x))
+	}),
+	"leaky_relu": func(p dispatch.Params) func(float64) float64 {
+		return func(x float64) float64 {
+			if x > 0 {
+				return x
+			}
+			return x * p.A
+		}
+	},
+	"clamp": func(p dispatch.Params) func(float64) float64 {
+		return func(x float64) float64 {
+			if x != x {
+				return x
+			}
+			return math.Min(math.Max(x, p.A), p.B)
+		}
+	},
+}
+
+// intUnary gives the unary ops that integer dtypes have.
+var intUnary = map[string]func(p dispatch.Params) func(int64) int64{
+	"neg":    fixedInt(func(x int64) int64 { return -x }),
+	"abs":    fixedInt(func(x int64) int64 { return max(x, -x) }),
+	"sign":   fixedInt(func(x int64) int64 { return int64(cmpInt(x, 0)) }),
+	"square": fixedInt(func(x int64) int64 { return x * x }),
+	"relu":   fixedInt(func(x int64) int64 { return max(x, 0) }),
+	"floor":  fixedInt(func(x int64) int64 { return x }),
+	"ceil":   fixedInt(func(x int64) int64 { return x }),
+	"round":  fixedInt(func(x int64) int64 { return x }),
+	"clamp": func(p dispatch.Params) func(int64) int64 {
+		return func(x int64) int64 {
+			v := float64(x)
+			if v < p.A {
+				return int64(math.Ceil(p.A))
+			}
+			if v > p.B {
+				return int64(math.Floor(p.B))
+			}
+			return x
+		}
+	},
+}
+
+func fixed(f func(float64) float64) func(dispatch.Params) func(float64) float64 {
+	return func(dispatch.Params) func(float64) float64 { return f }
+}
+
+func fixedInt(f func(int64) int64) func(dispatch.Params) func(int64) int64 {
+	return func(dispatch.Params) func(int64) int64 { return f }
+}
+
+func signF(x float64) float64 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return x // ±0 and NaN stay as they are
+}
+
+func reluF(x float64) float64 {
+	if x > 0 || x != x {
+		return x
+	}
+	return 0
+}
+
+// sigmoid is evaluated so that exp never overflows.
+func sigmoid(x float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
+	}
+	e := math.Exp(x)
+	return e / (1 + e)
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func init() {
+	for _, u := range dispatch.UnaryOps {
+		ff, fi := floatUnary[u.Name], intUnary[u.Name]
+		register(u.Name, func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+			p, _ := attrs.(dispatch.Params)
+			x := in[0]
+			switch x.DType {
+			case dispatch.Float32:
+				map1(out, x, via64[float32](ff(p)))
+			case dispatch.Float64:
+				map1(out, x, ff(p))
+			case dispatch.Int32:
+				if fi == nil {
+					return dispatch.Unsupported(out.Device, u.Name, x.DType)
+				}
+				map1(out, x, viaInt[int32](fi(p)))
+			case dispatch.Int64:
+				if fi == nil {
+					return dispatch.Unsupported(out.Device, u.Name, x.DType)
+				}
+				map1(out, x, fi(p))
+			default:
+				return dispatch.Unsupported(out.Device, u.Name, x.DType)
+			}
+			return nil
+		})
+	}
+	register("logical_not", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+		x := truth(in[0])
+		map1(out, x, func(b bool) bool { return !b })
+		return nil
+	})
+	register("where", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+		switch out.DType {
+		case dispatch.Float32:
+			map3(out, in[0], in[1], in[2], pick[float32])
+		case dispatch.Float64:
+			map3(out, in[0], in[1], in[2], pick[float64])
+		case dispatch.Int32:
+			map3(out, in[0], in[1], in[2], pick[int32])
+		case dispatch.Int64:
+			map3(out, in[0], in[1], in[2], pick[int64])
+		case dispatch.Bool:
+			map3(out, in[0], in[1], in[2], pick[bool])
+		}
+		return nil
+	})
+}
+
+func pick[T any](c bool, a, b T) T {
+	if c {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,86 @@
+package cpu
+
+import "github.com/lathe-ml/lathe/dispatch"
+
+// Generic elementwise loops. Every elementwise kernel is one of these with a
+// per-element function; out is the freshly allocated (contiguous) output
+// and the inputs are read through their strides, broadcast to out's shape.
+
+type number interface {
+	~float32 | ~float64 | ~int32 | ~int64
+}
+
+type float interface{ ~float32 | ~float64 }
+
+func map1[T, U any](out, x *dispatch.Tensor, f func(T) U) {
+	o, a := elems[U](out), elems[T](x)
+	l := newLayout(out, x)
+	last := len(l.shape) - 1
+	so, sa := l.strides[0][last], l.strides[1][last]
+	l.rows(func(offs []int, n int) {
+		oo, ao := offs[0], offs[1]
+		if so == 1 && sa == 1 {
+			dst, src := o[oo:oo+n], a[ao:ao+n]
+			for i := range dst {
+				dst[i] = f(src[i])
+			}
+			return
+		}
+		for i := range n {
+			o[oo+i*so] = f(a[ao+i*sa])
+		}
+	})
+}
+
+func map2[T, U any](out, x, y *dispatch.Tensor, f func(T, T) U) {
+	o, a, b := elems[U](out), elems[T](x), elems[T](y)
+	l := newLayout(out, x, y)
+	last := len(l.shape) - 1
+	so, sa, sb := l.strides[0][last], l.strides[1][last], l.strides[2][last]
+	l.rows(func(offs []int, n int) {
+		oo, ao, bo := offs[0], offs[1], offs[2]
+		switch {
+		case so == 1 && sa == 1 && sb == 1:
+			dst, p, q := o[oo:oo+n], a[ao:ao+n], b[bo:bo+n]
+			for i := range dst {
+				dst[i] = f(p[i], q[i])
+			}
+		case so == 1 && sa == 1 && sb == 0: // tensor with a scalar
+			dst, p, s := o[oo:oo+n], a[ao:ao+n], b[bo]
+			for i := range dst {
+				dst[i] = f(p[i], s)
+			}
+		default:
+			for i := range n {
+				o[oo+i*so] = f(a[ao+i*sa], b[bo+i*sb])
+			}
+		}
+	})
+}
+
+func map3[C, T any](out, cond, x, y *dispatch.Tensor, f func(C, T, T) T) {
+	o, c, a, b := elems[T](out), elems[C](cond), elems[T](x), elems[T](y)
+	l := newLayout(out, cond, x, y)
+	last := len(l.shape) - 1
+	so, sc, sa, sb := l.strides[0][last], l.strides[1][last], l.strides[2][last], l.strides[3][last]
+	l.rows(func(offs []int, n int) {
+		for i := range n {
+			o[offs[0]+i*so] = f(c[offs[1]+i*sc], a[offs[2]+i*sa], b[offs[3]+i*sb])
+		}
+	})
+}
+
+// via64 lifts a float64 function to a float dtype. Math functions are
+// evaluated in float64 and rounded once, which is at least as accurate as
+// PyTorch's float32 kernels.
+func via64[T float](f func(float64) float64) func(T) T {
+	return func(x T) T { return T(f(float64(x))) }
+}
+
+func via64x2[T float](f func(a, b float64) float64) func(T, T) T {
+	return func(x, y T) T { return T(f(float64(x), float64(y))) }
+}
+
+func viaInt[T ~int32 | ~int64](f func(int64) int64) func(T) T {
+	return func(x T) T { return T(f(int64(x))) }
+}

@@ -1,0 +1,237 @@
+package lathe
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// checkShape refuses negative sizes and resolves one -1 against n elements
+// (n < 0: no -1 allowed).
+func checkShape(op string, shape []int, n int) ([]int, error) {
+	out := append([]int{}, shape...)
+	infer := -1
+	known := 1
+	for i, s := range out {
+		switch {
+		case s == -1 && n >= 0 && infer < 0:
+			infer = i
+		case s < 0:
+			return nil, errorf(op, ErrShape, "shape", "has size "+strconv.Itoa(s)+" in "+dispatch.FormatShape(shape),
+				"sizes are at least 0; one size may be -1 to be inferred")
+		default:
+			known *= s
+		}
+	}
+	if infer >= 0 {
+		if known == 0 || n%known != 0 {
+			return nil, errorf(op, ErrShape, "shape", dispatch.FormatShape(shape)+" cannot hold "+strconv.Itoa(n)+" elements", "")
+		}
+		out[infer] = n / known
+	} else if n >= 0 && known != n {
+		return nil, errorf(op, ErrShape, "shape", "is "+dispatch.FormatShape(shape)+", which holds "+strconv.Itoa(known)+
+			" elements, but the data has "+strconv.Itoa(n), "give a shape whose sizes multiply to the data's length")
+	}
+	return out, nil
+}
+
+func upload(op string, dev Device, data any, dt DType, shape []int) *Tensor {
+	t, err := dispatch.Upload(dev, data, dt, shape)
+	if err != nil {
+		return failed(located(err, op))
+	}
+	return wrap(t)
+}
+
+// FromSlice makes a tensor on dev from a copy of data. With no shape it is
+// 1-D; otherwise the sizes must multiply to len(data), and one may be -1.
+func FromSlice[T Element](dev Device, data []T, shape ...int) *Tensor {
+	if len(shape) == 0 {
+		shape = []int{len(data)}
+	}
+	s, err := checkShape("from_slice", shape, len(data))
+	if err != nil {
+		return failed(err)
+	}
+	return upload("from_slice", dev, append([]T(nil), data...), dtypeOf[T](), s)
+}
+
+// Scalar makes a 0-d tensor holding v.
+func Scalar[T Element](dev Device, v T) *Tensor {
+	return upload("scalar", dev, []T{v}, dtypeOf[T](), []int{})
+}
+
+// Full makes a tensor of the given shape with every element value.
+func Full(dev Device, dt DType, value float64, shape ...int) *Tensor {
+	return full("full", dev, dt, value, shape)
+}
+
+// Zeros makes a tensor of zeros.
+func Zeros(dev Device, dt DType, shape ...int) *Tensor { return full("zeros", dev, dt, 0, shape) }
+
+// Ones makes a tensor of ones.
+func Ones(dev Device, dt DType, shape ...int) *Tensor { return full("ones", dev, dt, 1, shape) }
+
+func full(op string, dev Device, dt DType, v float64, shape []int) *Tensor {
+	s, err := checkShape(op, shape, -1)
+	if err != nil {
+		return failed(err)
+	}
+	data, err := filled(op, dt, dispatch.Numel(s), v)
+	if err != nil {
+		return failed(err)
+	}
+	return upload(op, dev, data, dt, s)
+}
+
+// filled makes host data of n elements equal to v, refusing a value the
+// dtype cannot hold exactly (1.5 in an int32 tensor) rather than rounding it.
+func filled(op string, dt DType, n int, v float64) (any, error) {
+	if dt.IsInt() && v != math.Trunc(v) {
+		return nil, errorf(op, ErrDType, "value", strconv.FormatFloat(v, 'g', -1, 64)+" is not an integer but the dtype is "+dt.String(),
+			"use a float dtype or an integral value")
+	}
+	switch dt {
+	case Float32:
+		return fill(n, float32(v)), nil
+	case Float64:
+		return fill(n, v), nil
+	case Int32:
+		return fill(n, int32(v)), nil
+	case Int64:
+		return fill(n, int64(v)), nil
+	case Bool:
+		return fill(n, v != 0), nil
+	}
+	return nil, errorf(op, ErrDType, "dtype", "is not a dtype", "use lathe.Float32, Float64, Int32, Int64 or Bool")
+}
+
+func fill[T Element](n int, v T) []T {
+	d := make([]T, n)
+	var zero T
+	if v != zero {
+		for i := range d {
+			d[i] = v
+		}
+	}
+	return d
+}
+
+// Arange makes the 1-D tensor start, start+step, ... up to but not including
+// stop, with ceil((stop-start)/step) elements, as torch.arange does.
+func Arange(dev Device, dt DType, start, stop, step float64) *Tensor {
+	if step == 0 || math.IsNaN(step) || math.IsInf(start, 0) || math.IsInf(stop, 0) {
+		return failed(errorf("arange", ErrValue, "step", "must be finite and nonzero, and start and stop finite", ""))
+	}
+	n := int(math.Ceil((stop - start) / step))
+	if n < 0 {
+		return failed(errorf("arange", ErrValue, "step", "has the wrong sign for the range from start to stop", "swap start and stop or negate step"))
+	}
+	vals := make([]float64, n)
+	for i := range vals {
+		vals[i] = start + float64(i)*step
+	}
+	return hostTensor("arange", dev, dt, vals, []int{n})
+}
+
+// Eye makes the n×n identity matrix.
+func Eye(dev Device, dt DType, n int) *Tensor {
+	if n < 0 {
+		return failed(errorf("eye", ErrShape, "n", "is "+strconv.Itoa(n), "use n ≥ 0"))
+	}
+	vals := make([]float64, n*n)
+	for i := range n {
+		vals[i*n+i] = 1
+	}
+	return hostTensor("eye", dev, dt, vals, []int{n, n})
+}
+
+// hostTensor converts float64 host values to dt and uploads them.
+func hostTensor(op string, dev Device, dt DType, vals []float64, shape []int) *Tensor {
+	var data any
+	switch dt {
+	case Float32:
+		data = convert[float32](vals)
+	case Float64:
+		data = vals
+	case Int32:
+		data = convert[int32](vals)
+	case Int64:
+		data = convert[int64](vals)
+	case Bool:
+		b := make([]bool, len(vals))
+		for i, v := range vals {
+			b[i] = v != 0
+		}
+		data = b
+	default:
+		return failed(errorf(op, ErrDType, "dtype", "is not a dtype", "use lathe.Float32, Float64, Int32, Int64 or Bool"))
+	}
+	return upload(op, dev, data, dt, shape)
+}
+
+func convert[T float32 | int32 | int64](vals []float64) []T {
+	out := make([]T, len(vals))
+	for i, v := range vals {
+		out[i] = T(v)
+	}
+	return out
+}
+
+// The generator behind Rand, RandN and Dropout: one seeded stream per
+// process, so a program that calls Seed gets the same numbers every run.
+var (
+	rngMu sync.Mutex
+	rng   = rand.New(rand.NewPCG(0x6c617468, 0x65))
+)
+
+// Seed resets the random stream that Rand, RandN and Dropout draw from.
+func Seed(seed uint64) {
+	rngMu.Lock()
+	rng = rand.New(rand.NewPCG(seed, 0x65))
+	rngMu.Unlock()
+}
+
+// Rand makes a float tensor of values uniform on [0, 1).
+func Rand(dev Device, dt DType, shape ...int) *Tensor {
+	return random("rand", dev, dt, shape, (*rand.Rand).Float64, (*rand.Rand).Float32)
+}
+
+// RandN makes a float tensor of standard normal values.
+func RandN(dev Device, dt DType, shape ...int) *Tensor {
+	return random("randn", dev, dt, shape, (*rand.Rand).NormFloat64,
+		func(r *rand.Rand) float32 { return float32(r.NormFloat64()) })
+}
+
+// random draws each element with draw64 or, for float32, draw32 (so that a
+// uniform float32 is drawn as one and never rounds up to 1).
+func random(op string, dev Device, dt DType, shape []int, draw64 func(*rand.Rand) float64, draw32 func(*rand.Rand) float32) *Tensor {
+	if !dt.IsFloat() {
+		return failed(errorf(op, ErrDType, "dtype", "is "+dt.String()+" but random values are float", "use lathe.Float32 or lathe.Float64"))
+	}
+	s, err := checkShape(op, shape, -1)
+	if err != nil {
+		return failed(err)
+	}
+	n := dispatch.Numel(s)
+	rngMu.Lock()
+	var data any
+	if dt == Float32 {
+		d := make([]float32, n)
+		for i := range d {
+			d[i] = draw32(rng)
+		}
+		data = d
+	} else {
+		d := make([]float64, n)
+		for i := range d {
+			d[i] = draw64(rng)
+		}
+		data = d
+	}
+	rngMu.Unlock()
+	return upload(op, dev, data, dt, s)
+}

@@ -1,0 +1,112 @@
+package lathe
+
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// host copies x's elements, in row-major order, into a new Go slice of its
+// dtype's type, waiting for the device if it must.
+func (x *Tensor) host(op string) (any, error) {
+	if err := x.check(op); err != nil {
+		return nil, err
+	}
+	t := x.t
+	if !t.IsContiguous() {
+		c, err := dispatch.Call(opContiguous, nil, t)
+		if err != nil {
+			return nil, located(err, op)
+		}
+		defer c.Release()
+		t = c
+	}
+	b, err := dispatch.Open(t.Device)
+	if err != nil {
+		return nil, located(err, op)
+	}
+	data, err := b.Read(t.Device, t.Storage.Buffer, t.DType, t.Offset, t.Numel())
+	if err != nil {
+		return nil, located(err, op)
+	}
+	return data, nil
+}
+
+// values is the shared body of Float32s, Float64s, ...: x's data as []T,
+// refusing a dtype other than T's rather than converting silently.
+func values[T Element](x *Tensor, op string) ([]T, error) {
+	if err := x.check(op); err != nil {
+		return nil, err
+	}
+	want := dtypeOf[T]()
+	if x.t.DType != want {
+		return nil, errorf(op, ErrDType, "", "needs a "+want.String()+" tensor, got "+x.t.DType.String(),
+			"convert it first with .Cast("+want.GoString()+")")
+	}
+	data, err := x.host(op)
+	if err != nil {
+		return nil, err
+	}
+	return data.([]T), nil
+}
+
+// Float32s returns a float32 tensor's elements in row-major order.
+func (x *Tensor) Float32s() ([]float32, error) { return values[float32](x, "float32s") }
+
+// Float64s returns a float64 tensor's elements in row-major order.
+func (x *Tensor) Float64s() ([]float64, error) { return values[float64](x, "float64s") }
+
+// Int32s returns an int32 tensor's elements in row-major order.
+func (x *Tensor) Int32s() ([]int32, error) { return values[int32](x, "int32s") }
+
+// Int64s returns an int64 tensor's elements in row-major order.
+func (x *Tensor) Int64s() ([]int64, error) { return values[int64](x, "int64s") }
+
+// Bools returns a bool tensor's elements in row-major order.
+func (x *Tensor) Bools() ([]bool, error) { return values[bool](x, "bools") }
+
+// Item returns the value of a one-element tensor of any dtype as a float64
+// (true is 1), as PyTorch's item does.
+func (x *Tensor) Item() (float64, error) {
+	if err := x.check("item"); err != nil {
+		return 0, err
+	}
+	if n := x.t.Numel(); n != 1 {
+		return 0, errorf("item", ErrShape, "", "needs a tensor of one element, got shape "+dispatch.FormatShape(x.t.Shape),
+			"reduce it first, e.g. with .Sum()")
+	}
+	data, err := x.host("item")
+	if err != nil {
+		return 0, err
+	}
+	return asFloat64s(data)[0], nil
+}
+
+// asFloat64s widens host data of any dtype to float64, for printing and Item.
+func asFloat64s(data any) []float64 {
+	switch d := data.(type) {
+	case []float64:
+		return d
+	case []float32:
+		return widen(d)
+	case []int32:
+		return widen(d)
+	case []int64:
+		return widen(d)
+	case []bool:
+		out := make([]float64, len(d))
+		for i, b := range d {
+			if b {
+				out[i] = 1
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func widen[T float32 | int32 | int64](d []T) []float64 {
+	out := make([]float64, len(d))
+	for i, v := range d {
+		out[i] = float64(v)
+	}
+	return out
+}

@@ -1,0 +1,116 @@
+package dispatch
+
+import "sync/atomic"
+
+// Buffer is a backend's block of device memory. dispatch never looks inside;
+// each backend's kernels know their own buffer type.
+type Buffer interface {
+	// Free hands the memory back to the backend (its pool). Storage calls it
+	// once, when the last tensor that uses the buffer is released.
+	Free()
+}
+
+// Storage is a buffer shared by a tensor and its views, counted by them.
+type Storage struct {
+	Buffer Buffer
+	refs   atomic.Int32
+}
+
+// NewStorage wraps a fresh buffer, counted once for the tensor that gets it.
+func NewStorage(b Buffer) *Storage {
+	s := &Storage{Buffer: b}
+	s.refs.Store(1)
+	return s
+}
+
+func (s *Storage) retain() { s.refs.Add(1) }
+
+func (s *Storage) release() {
+	if s.refs.Add(-1) == 0 {
+		s.Buffer.Free()
+	}
+}
+
+// Tensor is the handle that dispatch, the backends and autodiff share: the
+// layout of a view (shape, strides in elements, offset in elements) over a
+// storage on one device. Fields are read by backends and written only by
+// dispatch; a Tensor never changes once an op has returned it, except that
+// Release marks it dead and autodiff fills in its gradient fields.
+type Tensor struct {
+	Shape   []int
+	Strides []int
+	Offset  int
+	DType   DType
+	Device  Device
+	Storage *Storage
+
+	// RequiresGrad marks a tensor whose gradient is wanted: a leaf that asked
+	// for one, or the output of an op recorded on the tape.
+	RequiresGrad bool
+	// Autograd is owned by the autodiff package (the tape node that made the
+	// tensor, its accumulated gradient); dispatch only carries it.
+	Autograd any
+
+	released atomic.Bool
+}
+
+// Numel is the number of elements.
+func (t *Tensor) Numel() int { return Numel(t.Shape) }
+
+// Rank is the number of dimensions.
+func (t *Tensor) Rank() int { return len(t.Shape) }
+
+// Released reports whether Release was called on this handle.
+func (t *Tensor) Released() bool { return t.released.Load() }
+
+// Release drops this handle's claim on its storage; the memory goes back to
+// the backend's pool when no tensor uses it. Releasing twice is harmless.
+func (t *Tensor) Release() {
+	if t.released.CompareAndSwap(false, true) && t.Storage != nil {
+		t.Storage.release()
+	}
+}
+
+// IsContiguous reports whether the elements lie in row-major order with no
+// gaps, so that a kernel can walk them as a flat array from Offset.
+func (t *Tensor) IsContiguous() bool {
+	want := 1
+	for i := len(t.Shape) - 1; i >= 0; i-- {
+		if t.Shape[i] != 1 && t.Strides[i] != want {
+			return false
+		}
+		want *= t.Shape[i]
+	}
+	return true
+}
+
+// NewTensor makes a contiguous tensor that owns a fresh storage.
+func NewTensor(dev Device, dt DType, shape []int, b Buffer) *Tensor {
+	return &Tensor{Shape: shape, Strides: ContiguousStrides(shape), DType: dt, Device: dev, Storage: NewStorage(b)}
+}
+
+// View makes a tensor that shares t's storage with another layout.
+func (t *Tensor) View(shape, strides []int, offset int) *Tensor {
+	t.Storage.retain()
+	return &Tensor{Shape: shape, Strides: strides, Offset: offset, DType: t.DType, Device: t.Device, Storage: t.Storage}
+}
+
+// ContiguousStrides returns row-major strides for shape.
+func ContiguousStrides(shape []int) []int {
+	strides := make([]int, len(shape))
+	s := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		strides[i] = s
+		s *= shape[i]
+	}
+	return strides
+}
+
+// Numel is the product of a shape's sizes (1 for a 0-d shape).
+func Numel(shape []int) int {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	return n
+}

@@ -1,0 +1,36 @@
+package lathe
+
+import "github.com/lathe-ml/lathe/dispatch"
+
+// Error is every error lathe returns. Its message names the op, the argument,
+// what was wrong and the fix; its fields say the same for programs.
+// Use errors.Is(err, lathe.ErrDevice) to test the kind.
+type Error = dispatch.Error
+
+// The kinds of error (Error.Kind).
+var (
+	ErrDevice      = dispatch.ErrDevice      // an argument is on another device than the op
+	ErrShape       = dispatch.ErrShape       // shapes do not fit the op
+	ErrDType       = dispatch.ErrDType       // a dtype the op does not take, or dtypes that differ
+	ErrReleased    = dispatch.ErrReleased    // the tensor was released
+	ErrOutOfMemory = dispatch.ErrOutOfMemory // the device could not allocate
+	ErrUnavailable = dispatch.ErrUnavailable // the device cannot be opened here
+	ErrUnsupported = dispatch.ErrUnsupported // the backend lacks the op or dtype
+	ErrIndex       = dispatch.ErrIndex       // a dim or an index out of range
+	ErrValue       = dispatch.ErrValue       // an attribute or argument value the op cannot take
+	ErrGrad        = dispatch.ErrGrad        // a gradient cannot be computed as asked
+)
+
+// located gives an error the op name and the caller's site.
+func located(err error, op string) *Error {
+	e := dispatch.AsError(err, op, ErrValue)
+	if e.Site == "" {
+		e.Site = dispatch.CallSite()
+	}
+	return e
+}
+
+// errorf makes a new located error.
+func errorf(op string, kind error, arg, detail, fix string) *Error {
+	return &Error{Op: op, Kind: kind, Arg: arg, Detail: detail, Fix: fix, Site: dispatch.CallSite()}
+}

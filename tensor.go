@@ -1,0 +1,197 @@
+package lathe
+
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Tensor is an n-dimensional array on one device. A Tensor never changes
+// after it is made; ops return new tensors. A failed Tensor carries the
+// error of the op that made it (or of the first failed op up its chain), and
+// every op on it returns it failed again.
+//
+// The zero value and a nil *Tensor are failed tensors.
+type Tensor struct {
+	t   *dispatch.Tensor
+	err error
+}
+
+func wrap(t *dispatch.Tensor) *Tensor { return &Tensor{t: t} }
+
+func failed(err error) *Tensor { return &Tensor{err: err} }
+
+// nilTensorErr is what a method on a nil or zero Tensor reports.
+func nilTensorErr(op string) *Error {
+	return errorf(op, ErrValue, "", "called on a nil or zero tensor", "make tensors with a lathe constructor such as lathe.Zeros")
+}
+
+// check returns the error that stops an op on x before it runs: x's own, or
+// that x is nil, zero or released.
+func (x *Tensor) check(op string) error {
+	switch {
+	case x == nil || (x.t == nil && x.err == nil):
+		return nilTensorErr(op)
+	case x.err != nil:
+		return x.err
+	case x.t.Released():
+		return errorf(op, ErrReleased, "", "was called on a released tensor", "do not use a tensor after Release")
+	}
+	return nil
+}
+
+// Err returns the error that made x fail, or nil.
+func (x *Tensor) Err() error {
+	if x == nil || (x.t == nil && x.err == nil) {
+		return nilTensorErr("err")
+	}
+	return x.err
+}
+
+// Shape returns a copy of x's sizes (nil for a failed tensor).
+func (x *Tensor) Shape() []int {
+	if x.check("shape") != nil {
+		return nil
+	}
+	return append([]int(nil), x.t.Shape...)
+}
+
+// Dim returns the size of dimension d (negative counts from the end), or -1
+// if there is no such dimension or x failed.
+func (x *Tensor) Dim(d int) int {
+	if x.check("dim") != nil {
+		return -1
+	}
+	n, err := dispatch.NormDim(d, len(x.t.Shape), "dim")
+	if err != nil || len(x.t.Shape) == 0 {
+		return -1
+	}
+	return x.t.Shape[n]
+}
+
+// Rank is the number of dimensions (0 for a scalar), or -1 for a failed tensor.
+func (x *Tensor) Rank() int {
+	if x.check("rank") != nil {
+		return -1
+	}
+	return len(x.t.Shape)
+}
+
+// Numel is the number of elements, or 0 for a failed tensor.
+func (x *Tensor) Numel() int {
+	if x.check("numel") != nil {
+		return 0
+	}
+	return x.t.Numel()
+}
+
+// DType returns x's element type (InvalidDType for a failed tensor).
+func (x *Tensor) DType() DType {
+	if x.check("dtype") != nil {
+		return dispatch.InvalidDType
+	}
+	return x.t.DType
+}
+
+// Device returns the device that holds x.
+func (x *Tensor) Device() Device {
+	if x.check("device") != nil {
+		return Device{}
+	}
+	return x.t.Device
+}
+
+// IsContiguous reports whether x's elements lie in row-major order.
+func (x *Tensor) IsContiguous() bool {
+	return x.check("is_contiguous") == nil && x.t.IsContiguous()
+}
+
+// Release gives x's memory back to its device as soon as no view uses it.
+// Using x afterwards is an ErrReleased error. Releasing is optional (memory
+// is also reclaimed when x is garbage), and releasing twice is harmless.
+func (x *Tensor) Release() {
+	if x != nil && x.t != nil {
+		x.t.Release()
+	}
+}
+
+// apply runs a registered op on tensors, with the sticky-error rule: the
+// first failed argument's error is the result's.
+func apply(op *dispatch.Op, attrs any, args ...*Tensor) *Tensor {
+	in := make([]*dispatch.Tensor, len(args))
+	for i, a := range args {
+		if a == nil {
+			continue // dispatch names the nil argument
+		}
+		if a.err != nil {
+			return failed(a.err)
+		}
+		if a.t == nil {
+			return failed(nilTensorErr(op.Name))
+		}
+		in[i] = a.t
+	}
+	out, err := dispatch.Call(op, attrs, in...)
+	if err != nil {
+		return failed(err)
+	}
+	return wrap(out)
+}
+
+// mustOp fetches a registered op at init; a missing one is a bug in lathe.
+func mustOp(name string) *dispatch.Op {
+	op := dispatch.Lookup(name)
+	if op == nil {
+		panic("lathe: op " + name + " is not registered")
+	}
+	return op
+}
+
+var (
+	opCast       = mustOp("cast")
+	opContiguous = mustOp("contiguous")
+)
+
+// Cast returns x converted to dtype dt (x itself if it has that dtype).
+// Float to integer truncates toward zero; nonzero is true; true is 1.
+func (x *Tensor) Cast(dt DType) *Tensor {
+	if err := x.check("cast"); err != nil {
+		return failed(err)
+	}
+	if x.t.DType == dt {
+		return x
+	}
+	return apply(opCast, dispatch.CastTo{DType: dt}, x)
+}
+
+// Contiguous returns x laid out in row-major order (x itself if it is).
+func (x *Tensor) Contiguous() *Tensor {
+	if err := x.check("contiguous"); err != nil {
+		return failed(err)
+	}
+	if x.t.IsContiguous() {
+		return x
+	}
+	return apply(opContiguous, nil, x)
+}
+
+// Clone returns a copy of x with storage of its own.
+func (x *Tensor) Clone() *Tensor { return apply(opContiguous, nil, x) }
+
+// To returns x on device dev (x itself if it is there already). This is the
+// one way data moves between devices.
+func (x *Tensor) To(dev Device) *Tensor {
+	if err := x.check("to"); err != nil {
+		return failed(err)
+	}
+	if x.t.Device == dev {
+		return x
+	}
+	host, err := x.host("to")
+	if err != nil {
+		return failed(err)
+	}
+	t, err := dispatch.Upload(dev, host, x.t.DType, append([]int(nil), x.t.Shape...))
+	if err != nil {
+		return failed(located(err, "to"))
+	}
+	return wrap(t)
+}
