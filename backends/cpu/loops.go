@@ -12,7 +12,38 @@ type number interface {
 
 type float interface{ ~float32 | ~float64 }
 
+// flat reports whether every input is contiguous with out's shape, so that
+// a loop can walk plain slices: the common case, and the one that must not
+// pay for a layout.
+func flat(out *dispatch.Tensor, in ...*dispatch.Tensor) bool {
+	for _, t := range in {
+		if len(t.Shape) != len(out.Shape) || !t.IsContiguous() {
+			return false
+		}
+		for i, s := range t.Shape {
+			if s != out.Shape[i] {
+				return false
+			}
+		}
+	}
+	return out.IsContiguous()
+}
+
+// span is the slice of a contiguous tensor's elements.
+func span[T any](t *dispatch.Tensor) []T {
+	return elems[T](t)[t.Offset : t.Offset+t.Numel()]
+}
+
 func map1[T, U any](out, x *dispatch.Tensor, f func(T) U) {
+	if flat(out, x) {
+		o, a := span[U](out), span[T](x)
+		parallel(len(o), 1, func(lo, hi int) {
+			for i, v := range a[lo:hi] {
+				o[lo+i] = f(v)
+			}
+		})
+		return
+	}
 	o, a := elems[U](out), elems[T](x)
 	l := newLayout(out, x)
 	last := len(l.shape) - 1
@@ -33,6 +64,16 @@ func map1[T, U any](out, x *dispatch.Tensor, f func(T) U) {
 }
 
 func map2[T, U any](out, x, y *dispatch.Tensor, f func(T, T) U) {
+	if flat(out, x, y) {
+		o, a, b := span[U](out), span[T](x), span[T](y)
+		parallel(len(o), 1, func(lo, hi int) {
+			p, q := a[lo:hi], b[lo:hi]
+			for i := range p {
+				o[lo+i] = f(p[i], q[i])
+			}
+		})
+		return
+	}
 	o, a, b := elems[U](out), elems[T](x), elems[T](y)
 	l := newLayout(out, x, y)
 	last := len(l.shape) - 1

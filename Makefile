@@ -1,0 +1,37 @@
+# lathe's front door. `make test` and `make bench` are all a fresh Debian
+# machine needs (as root): both run `make deps` first, which installs what
+# is missing and is quick when nothing is.
+
+GO ?= go
+export CGO_ENABLED := 1
+
+.PHONY: all deps test vet race unit refs bench fuzz
+
+all: test
+
+deps:
+	@build/deps.sh
+
+vet: deps
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+
+# The race detector over the layers that hold shared state.
+race: deps
+	$(GO) test -race -count=1 ./dispatch/...
+
+unit: deps
+	$(GO) test -count=1 ./...
+
+test: vet race unit
+
+# Regenerate the PyTorch reference data under testdata/ (needs python3-torch).
+refs: deps
+	/usr/bin/python3 build/torchref/gen.py
+
+# A short fuzzing run of the shape rules.
+fuzz: deps
+	$(GO) test -run '^$$' -fuzz FuzzBroadcast -fuzztime 30s ./dispatch/
+
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchtime 2000x ./ ./backends/cpu/

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what lathe's tests and benchmark need, and nothing twice: Go
+# modules, and the Debian packages listed below. Quick when all is there.
+# Run as root on Debian (CI and the development machines are).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_go=$(sed -n 's/^go \([0-9.]*\).*/\1/p' go.mod)
+if ! command -v go >/dev/null; then
+	echo "deps: no go toolchain on PATH; lathe needs Go $need_go (Debian's golang is older: install from go.dev)" >&2
+	exit 1
+fi
+have_go=$(go env GOVERSION | sed 's/^go//')
+if [ "$(printf '%s\n%s\n' "$need_go" "$have_go" | sort -V | head -n1)" != "$need_go" ]; then
+	echo "deps: go $have_go is older than the go $need_go that go.mod asks for" >&2
+	exit 1
+fi
+
+# Debian packages: a C compiler for cgo and the race detector; PyTorch and
+# numpy from Debian for the reference script (build/torchref) and for
+# lathe-bench --vs-torch, under /usr/bin/python3.
+packages=(gcc libc6-dev python3-torch python3-numpy)
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "deps: installing ${missing[*]}"
+	if [ "$(id -u)" != 0 ]; then
+		echo "deps: installing Debian packages needs root" >&2
+		exit 1
+	fi
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+go mod download
+echo "deps: ok (go $have_go; ${packages[*]})"

@@ -1,0 +1,117 @@
+package lathe
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestErrorsAreValues(t *testing.T) {
+	x := FromSlice(CPU, []float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	released := FromSlice(CPU, []float32{1, 2, 3})
+	released.Release()
+	var zero Tensor
+	var nilT *Tensor
+	cases := []struct {
+		name     string
+		got      *Tensor
+		kind     error
+		contains string
+	}{
+		{"shape", x.Add(Ones(CPU, Float32, 2)), ErrShape, `add: argument "rhs" has shape [2], which does not broadcast with [2, 3]`},
+		{"dtype", x.Add(Ones(CPU, Float64, 3)), ErrDType, `add: argument "rhs" is float64 but "lhs" is float32 (cast one with .Cast(lathe.Float32))`},
+		{"dtype/unary", FromSlice(CPU, []int32{1}).Exp(), ErrDType, `exp: argument "x" is int32 but the op takes float32, float64`},
+		{"released/arg", x.Add(released), ErrReleased, `add: argument "rhs" was released`},
+		{"released/receiver", released.Exp(), ErrReleased, `exp: argument "x" was released`},
+		{"nil/arg", x.Add(nil), ErrValue, `add: argument "rhs" is nil`},
+		{"nil/receiver", nilT.Exp(), ErrValue, `exp: argument "x" is nil`},
+		{"zero/receiver", zero.Neg(), ErrValue, "nil or zero tensor"},
+		{"unavailable", Zeros(CUDA(0), Float32, 2), ErrUnavailable, "zeros: cuda is unavailable"},
+		{"unavailable/to", x.To(WGPU(0)), ErrUnavailable, "to: wgpu is unavailable"},
+		{"scalar/int", FromSlice(CPU, []int32{1}).AddScalar(0.5), ErrDType, "0.5 is not an integer"},
+		{"shape/from_slice", FromSlice(CPU, []float32{1, 2, 3}, 2, 2), ErrShape, "holds 4 elements, but the data has 3"},
+		{"shape/negative", Zeros(CPU, Float32, 2, -3), ErrShape, "has size -3"},
+		{"clamp/bounds", x.Clamp(2, 1), ErrValue, "needs lo ≤ hi"},
+		{"rand/int", Rand(CPU, Int32, 2), ErrDType, "random values are float"},
+		{"pow/int/negative", FromSlice(CPU, []int32{2}).Pow(FromSlice(CPU, []int32{-1})), ErrValue, "negative exponent"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.got.Err()
+			if err == nil {
+				t.Fatalf("no error; got %v", c.got)
+			}
+			if !errors.Is(err, c.kind) {
+				t.Errorf("%q is not of kind %v", err, c.kind)
+			}
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("%T is not a *lathe.Error", err)
+			}
+			if !strings.HasPrefix(err.Error(), "lathe: ") || !strings.Contains(err.Error(), c.contains) {
+				t.Errorf("message %q lacks %q", err, c.contains)
+			}
+			if !strings.HasPrefix(e.Site, "errors_test.go:") {
+				t.Errorf("site %q does not name the caller", e.Site)
+			}
+		})
+	}
+}
+
+// An error sticks to everything computed from a failed tensor, and each
+// method that hands data back returns it.
+func TestStickyError(t *testing.T) {
+	bad := Ones(CPU, Float32, 2).Add(Ones(CPU, Float32, 3))
+	y := bad.Exp().MulScalar(2).Add(Ones(CPU, Float32, 2)).ReLU()
+	if !errors.Is(y.Err(), ErrShape) || y.Err() != bad.Err() {
+		t.Fatalf("downstream error %v, want the original %v", y.Err(), bad.Err())
+	}
+	if _, err := y.Float32s(); err != bad.Err() {
+		t.Errorf("Float32s error %v, want %v", err, bad.Err())
+	}
+	if _, err := y.Item(); err != bad.Err() {
+		t.Errorf("Item error %v, want %v", err, bad.Err())
+	}
+	if y.Shape() != nil || y.Rank() != -1 {
+		t.Errorf("failed tensor has shape %v rank %d", y.Shape(), y.Rank())
+	}
+	if !strings.Contains(y.String(), "failed") {
+		t.Errorf("String of a failed tensor = %q", y.String())
+	}
+	ok := Ones(CPU, Float32, 2)
+	if z := ok.Add(bad); z.Err() != bad.Err() {
+		t.Errorf("failed argument's error not passed on: %v", z.Err())
+	}
+}
+
+func TestDataOutChecksDType(t *testing.T) {
+	x := FromSlice(CPU, []float32{1, 2})
+	if _, err := x.Float64s(); !errors.Is(err, ErrDType) || !strings.Contains(err.Error(), ".Cast(lathe.Float64)") {
+		t.Fatalf("Float64s on float32: %v", err)
+	}
+	if _, err := x.Item(); !errors.Is(err, ErrShape) {
+		t.Fatalf("Item on two elements: %v", err)
+	}
+}
+
+func TestDeviceStatus(t *testing.T) {
+	st := DeviceStatus()
+	seen := map[string]bool{}
+	for _, d := range st {
+		seen[d.Device.String()] = true
+		if !d.Available && (d.Err == nil || !errors.Is(d.Err, ErrUnavailable)) {
+			t.Errorf("%v unavailable without an ErrUnavailable reason: %v", d.Device, d.Err)
+		}
+		if !d.Available {
+			t.Logf("%v: skipped: %s", d.Device, d.Detail)
+		}
+	}
+	for _, want := range []string{"cpu", "cuda:0", "wgpu:0"} {
+		if !seen[want] {
+			t.Errorf("DeviceStatus has no entry for %s", want)
+		}
+	}
+	if devs := Devices(); len(devs) == 0 || devs[0] != CPU {
+		t.Errorf("Devices() = %v, want cpu first", devs)
+	}
+}
