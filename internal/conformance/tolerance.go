@@ -28,10 +28,6 @@ var (
 	accumulating64 = Tol{RTol: 1e-12, ATol: 1e-12} // float64: 64 terms of O(1) stay far below this
 
 	opTol = map[string]map[string]Tol{
-		// torch's float32 pow is the least exact of its elementwise
-		// routines (a few ulp for large exponents).
-		"pow":        {"float32": {RTol: 2e-5, ATol: 1e-6}},
-		"pow_scalar": {"float32": {RTol: 2e-5, ATol: 1e-6}},
 		// Variance subtracts the mean: cancellation costs digits.
 		"var": {"float32": {RTol: 1e-4, ATol: 1e-5}, "float64": {RTol: 1e-10, ATol: 1e-12}},
 		"std": {"float32": {RTol: 1e-4, ATol: 1e-5}, "float64": {RTol: 1e-10, ATol: 1e-12}},
