@@ -101,7 +101,7 @@ func signF(x float64) float64 {
 	case x < 0:
 		return -1
 	}
-	return x // ±0 and NaN stay as they are
+	return 0 // torch.sign gives +0 for ±0 and for NaN
 }
 
 func reluF(x float64) float64 {

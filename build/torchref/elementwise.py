@@ -1,0 +1,160 @@
+"""Cases for the elementwise ops: unary, binary, where and the scalar forms."""
+
+import torch
+import torch.nn.functional as F
+
+from refcase import FLOATS, INF, INTS, NAN, SHORT, SPECIALS, Family, L, rnd, vals
+
+
+# ---- elementwise --------------------------------------------------------------
+
+UNARY = [  # op key, torch function, input domain, takes ints
+    ("neg", torch.neg, "any", True), ("abs", torch.abs, "any", True), ("sign", torch.sign, "any", True),
+    ("square", torch.square, "any", True), ("relu", torch.relu, "any", True),
+    ("floor", torch.floor, "wide", True), ("ceil", torch.ceil, "wide", True), ("round", torch.round, "wide", True),
+    ("exp", torch.exp, "any", False), ("log", torch.log, "pos", False), ("log1p", torch.log1p, "gt-1", False),
+    ("expm1", torch.expm1, "any", False), ("sqrt", torch.sqrt, "pos", False), ("rsqrt", torch.rsqrt, "pos", False),
+    ("reciprocal", torch.reciprocal, "nonzero", False), ("sin", torch.sin, "wide", False),
+    ("cos", torch.cos, "wide", False), ("tanh", torch.tanh, "any", False), ("sigmoid", torch.sigmoid, "wide", False),
+    ("silu", F.silu, "wide", False), ("softplus", F.softplus, "wide", False), ("erf", torch.erf, "any", False),
+    ("gelu", F.gelu, "wide", False), ("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), "wide", False),
+]
+
+
+def unary_cases(fam, op, fn, domain, ints, attrs=None, tag=""):
+    """The float cases of a unary op, and its int cases (ints True), its
+    lathe-only int dtype error (ints False) or neither (ints None)."""
+    for dt in FLOATS:
+        p = f"{op}{tag}/{SHORT[dt]}"
+        fam.case(f"{p}/[3,4]", op, [rnd([3, 4], dt, domain)], fn, attrs)
+        fam.case(f"{p}/0d", op, [rnd([], dt, domain)], fn, attrs)
+        fam.case(f"{p}/empty[0,3]", op, [rnd([0, 3], dt)], fn, attrs)
+        fam.case(f"{p}/transposed[3,4]", op, [L(rnd([3, 4], dt, domain), "transposed")], fn, attrs)
+        fam.case(f"{p}/strided[2,5]", op, [L(rnd([2, 5], dt, domain), "strided")], fn, attrs)
+        fam.case(f"{p}/special", op, [vals(SPECIALS, dt)], fn, attrs)
+    for dt in INTS:
+        p = f"{op}{tag}/{SHORT[dt]}"
+        if ints:
+            fam.case(f"{p}/[3,4]", op, [rnd([3, 4], dt)], fn, attrs)
+            fam.case(f"{p}/0d", op, [rnd([], dt)], fn, attrs)
+            fam.case(f"{p}/strided[2,3]", op, [L(rnd([2, 3], dt), "strided")], fn, attrs)
+        elif ints is not None and dt == "int32":
+            fam.case(f"{p}/error", op, [rnd([2, 3], dt)], attrs=attrs, error="dtype")
+
+
+def elementwise():
+    fam = Family("unary", 1)
+    for op, fn, domain, ints in UNARY:
+        unary_cases(fam, op, fn, domain, ints)
+    for slope in (0.01, 0.2):
+        unary_cases(fam, "leaky_relu", lambda x, s=slope: F.leaky_relu(x, s), "any", False,
+                    {"slope": slope}, f"/slope={slope}")
+    for lo, hi in ((-0.5, 0.5), (-INF, 0.3), (0.2, INF)):
+        fn = (lambda x, lo=lo, hi=hi: torch.clamp(x, None if lo == -INF else lo, None if hi == INF else hi))
+        unary_cases(fam, "clamp", fn, "any", None, {"lo": lo, "hi": hi}, f"/[{lo},{hi}]")
+    # Integer bounds for integer tensors: torch would promote to float for
+    # fractional ones, and lathe does not promote.
+    for lo, hi in ((-3.0, 4.0), (-INF, 2.0), (0.0, INF)):
+        fn = (lambda x, lo=lo, hi=hi: torch.clamp(x, None if lo == -INF else int(lo), None if hi == INF else int(hi)))
+        unary_cases(fam, "clamp", fn, "any", True, {"lo": lo, "hi": hi}, f"/[{lo},{hi}]")
+    fam.case("clamp/f32/lo>hi", "clamp", [rnd([3], "float32")], attrs={"lo": 1.0, "hi": -1.0}, error="value")
+    for dt in FLOATS + INTS + ["bool"]:
+        fam.case(f"logical_not/{SHORT[dt]}/[3,4]", "logical_not", [rnd([3, 4], dt, "halves")], torch.logical_not)
+    fam.case("logical_not/f32/special", "logical_not", [vals(SPECIALS, "float32")], torch.logical_not)
+    fam.case("logical_not/bool/0d", "logical_not", [vals(True, "bool")], torch.logical_not)
+    return fam
+
+
+BINARY = [  # op key, torch function, lhs domain, rhs domain, dtypes beyond floats
+    ("add", torch.add, "any", "any", INTS), ("sub", torch.sub, "any", "any", INTS),
+    ("mul", torch.mul, "any", "any", INTS), ("div", torch.div, "any", "nonzero", []),
+    ("pow", torch.pow, "pos", "any", INTS), ("maximum", torch.maximum, "halves", "halves", INTS),
+    ("minimum", torch.minimum, "halves", "halves", INTS), ("atan2", torch.atan2, "any", "any", []),
+    ("eq", torch.eq, "halves", "halves", INTS + ["bool"]), ("ne", torch.ne, "halves", "halves", INTS + ["bool"]),
+    ("lt", torch.lt, "halves", "halves", INTS), ("le", torch.le, "halves", "halves", INTS),
+    ("gt", torch.gt, "halves", "halves", INTS), ("ge", torch.ge, "halves", "halves", INTS),
+    ("logical_and", torch.logical_and, "halves", "halves", INTS + ["bool"]),
+    ("logical_or", torch.logical_or, "halves", "halves", INTS + ["bool"]),
+]
+
+BIN_SPECIALS = [0.0, -0.0, 1.0, -2.0, INF, -INF, NAN]
+
+SCALAR = [  # op key, torch function of (x, s), scalars for floats, scalars for ints
+    ("add_scalar", lambda x, s: x + s, (1.5, -INF), (2,)),
+    ("sub_scalar", lambda x, s: x - s, (1.5,), (3,)),
+    ("mul_scalar", lambda x, s: x * s, (-2.5, 0.0), (-2,)),
+    ("div_scalar", lambda x, s: x / s, (4.0, 0.0), ()),
+    ("pow_scalar", lambda x, s: torch.pow(x, s), (2.0, 0.5, -1.0, 3.0), (2, 3)),
+    ("maximum_scalar", lambda x, s: torch.maximum(x, torch.tensor(s, dtype=x.dtype)), (0.5,), (1,)),
+    ("minimum_scalar", lambda x, s: torch.minimum(x, torch.tensor(s, dtype=x.dtype)), (0.5,), (1,)),
+    ("eq_scalar", lambda x, s: x == s, (0.5,), (1,)),
+    ("ne_scalar", lambda x, s: x != s, (0.5,), (1,)),
+    ("lt_scalar", lambda x, s: x < s, (0.5,), (1,)),
+    ("le_scalar", lambda x, s: x <= s, (0.5,), (1,)),
+    ("gt_scalar", lambda x, s: x > s, (0.5,), (1,)),
+    ("ge_scalar", lambda x, s: x >= s, (0.5,), (1,)),
+]
+
+
+def binary():
+    fam = Family("binary", 2)
+    for op, fn, ld, rd, extra in BINARY:
+        for dt in FLOATS:
+            p = f"{op}/{SHORT[dt]}"
+            r = lambda s, d=dt: rnd(s, d, ld)
+            q = lambda s, d=dt: rnd(s, d, rd)
+            fam.case(f"{p}/same[3,4]", op, [r([3, 4]), q([3, 4])], fn)
+            fam.case(f"{p}/bcast[3,1]x[1,4]", op, [r([3, 1]), q([1, 4])], fn)
+            fam.case(f"{p}/bcast[2,3,4]x[4]", op, [r([2, 3, 4]), q([4])], fn)
+            fam.case(f"{p}/0d", op, [r([]), q([])], fn)
+            fam.case(f"{p}/0dx[2,3]", op, [r([]), q([2, 3])], fn)
+            fam.case(f"{p}/empty[0,3]x[1,3]", op, [r([0, 3]), q([1, 3])], fn)
+            fam.case(f"{p}/transposed[3,4]", op, [L(r([3, 4]), "transposed"), q([3, 4])], fn)
+            fam.case(f"{p}/strided[2,3]", op, [r([2, 3]), L(q([2, 3]), "strided")], fn)
+            fam.case(f"{p}/special[7,1]x[1,7]", op, [vals(BIN_SPECIALS, dt, [7, 1]), vals(BIN_SPECIALS, dt, [1, 7])], fn)
+            fam.case(f"{p}/shape[2,3]x[4]", op, [r([2, 3]), q([4])], fn, error="shape")
+        if op.startswith("logical"):
+            fam.case(f"{op}/f32xbool", op, [rnd([2, 3], "float32", "halves"), rnd([2, 3], "bool")], fn)
+        else:
+            fam.case(f"{op}/f32xf64/error", op, [rnd([2, 3], "float32"), rnd([2, 3], "float64")], error="dtype")
+        for dt in extra:
+            p = f"{op}/{SHORT[dt]}"
+            rd2 = "nonneg" if op == "pow" else "any"
+            ld2 = "small" if op in ("pow", "mul") else "any"
+            fam.case(f"{p}/same[3,4]", op, [rnd([3, 4], dt, ld2), rnd([3, 4], dt, rd2)], fn)
+            fam.case(f"{p}/bcast[3,1]x[1,4]", op, [rnd([3, 1], dt, ld2), rnd([1, 4], dt, rd2)], fn)
+            fam.case(f"{p}/0dx[2,3]", op, [rnd([], dt, ld2), rnd([2, 3], dt, rd2)], fn)
+        if not extra:
+            fam.case(f"{op}/i32/error", op, [rnd([2, 3], "int32"), rnd([2, 3], "int32", "nonneg")], error="dtype")
+    # An integer power cannot take a negative exponent; torch gives garbage.
+    fam.case("pow/i32/negative_exponent", "pow", [vals([2, 3], "int32"), vals([1, -1], "int32")], error="value")
+    for dt in FLOATS + INTS + ["bool"]:
+        p = f"where/{SHORT[dt]}"
+        fam.case(f"{p}/[3,4]", "where", [rnd([3, 4], "bool"), rnd([3, 4], dt), rnd([3, 4], dt)], torch.where)
+        fam.case(f"{p}/bcast[3,1]x[1,4]x[]", "where", [rnd([3, 1], "bool"), rnd([1, 4], dt), rnd([], dt)], torch.where)
+    fam.case("where/f32/empty[0,2]", "where", [rnd([0, 2], "bool"), rnd([0, 2], "float32"), rnd([2], "float32")], torch.where)
+    fam.case("where/f32/strided", "where", [rnd([2, 3], "bool"), L(rnd([2, 3], "float32"), "strided"),
+                                           L(rnd([2, 3], "float32"), "transposed")], torch.where)
+    fam.case("where/f32/cond_f32", "where", [rnd([2, 3], "float32"), rnd([2, 3], "float32"), rnd([2, 3], "float32")],
+             torch.where, error="dtype")
+    fam.case("where/f32/shape", "where", [rnd([2, 3], "bool"), rnd([2, 3], "float32"), rnd([4], "float32")],
+             torch.where, error="shape")
+    fam.case("where/f32xf64/error", "where", [rnd([2, 3], "bool"), rnd([2, 3], "float32"), rnd([2, 3], "float64")], error="dtype")
+    for op, fn, fs, is_ in SCALAR:
+        dom = "pos" if op == "pow_scalar" else "halves"
+        for dt in FLOATS:
+            for s in fs:
+                p = f"{op}/{SHORT[dt]}/s={s}"
+                f = lambda x, s=s, fn=fn: fn(x, s)
+                fam.case(f"{p}/[3,4]", op, [rnd([3, 4], dt, dom)], f, {"s": s})
+                if s == fs[0]:
+                    fam.case(f"{p}/0d", op, [rnd([], dt, dom)], f, {"s": s})
+                    fam.case(f"{p}/special", op, [vals(SPECIALS, dt)], f, {"s": s})
+                    fam.case(f"{p}/strided[2,3]", op, [L(rnd([2, 3], dt, dom), "strided")], f, {"s": s})
+        for dt in INTS:
+            for s in is_:
+                fam.case(f"{op}/{SHORT[dt]}/s={s}/[3,4]", op, [rnd([3, 4], dt, "small")],
+                         lambda x, s=s, fn=fn: fn(x, s), {"s": float(s)})
+        # lathe makes the scalar a tensor of x's dtype, so 2.5 cannot meet int32.
+        fam.case(f"{op}/i32/s=2.5/error", op, [rnd([3], "int32")], attrs={"s": 2.5}, error="dtype")
+    return fam

@@ -1,0 +1,42 @@
+#!/usr/bin/python3
+"""Generate lathe's conformance references with PyTorch 1.13.
+
+Each op family's cases go to testdata/conformance/<family>.json, which
+internal/conformance loads and runs on every device lathe can open. A case has
+a name ("add/f32/bcast[3,1]x[1,4]"), an op key that the Go table maps to a
+lathe call, attrs, inputs, and either the output torch computed in the case's
+dtype or the kind of error lathe must return. See README.md for the format
+and how to run it; refcase.py holds the table and the encoding, and one
+module per group of families holds their cases.
+
+Inputs are seeded (one seed per family, so adding a case to one family leaves
+the others' data as it was) and rounded to three decimals, which keeps the
+JSON small; outputs are torch's exact values.
+"""
+
+import os
+import sys
+
+sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
+
+from elementwise import binary, elementwise  # noqa: E402
+from nn import nn  # noqa: E402
+from reduce import matmul, reductions  # noqa: E402
+from shape import indexing, views  # noqa: E402
+
+
+def main():
+    root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    folder = os.path.join(root, "testdata", "conformance")
+    os.makedirs(folder, exist_ok=True)
+    total, size = 0, 0
+    for make in (elementwise, binary, reductions, matmul, views, indexing, nn):
+        path, n = make().write(folder)
+        total += n
+        size += os.path.getsize(path)
+        print(f"{os.path.relpath(path, root)}: {n} cases, {os.path.getsize(path)} bytes")
+    print(f"total: {total} cases, {size} bytes")
+
+
+if __name__ == "__main__":
+    main()

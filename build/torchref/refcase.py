@@ -1,0 +1,173 @@
+"""The case table and its JSON encoding, shared by every family of cases
+(see gen.py for what a case is).
+"""
+
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+
+# One thread: torch's reductions then add in one fixed order on every run.
+torch.set_num_threads(1)
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64, "int32": torch.int32,
+          "int64": torch.int64, "bool": torch.bool}
+SHORT = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64", "bool": "bool"}
+NAMES = {v: k for k, v in DTYPES.items()}
+FLOATS = ["float32", "float64"]
+INTS = ["int32", "int64"]
+INF = math.inf
+NAN = math.nan
+# Floats that exercise the edges of most ops: signed zeros, round-half ties,
+# values where exp and softplus saturate, infinities and NaN.
+SPECIALS = [0.0, -0.0, 0.5, -0.5, 2.5, -2.5, 1.0, -1.0, 30.0, -30.0, 100.0, -100.0, INF, -INF, NAN]
+
+
+def shp(shape):
+    return "[" + ",".join(str(s) for s in shape) + "]"
+
+
+# ---- input makers ----------------------------------------------------------
+
+def rnd(shape, dt, domain="any"):
+    """Seeded values for dtype dt in an op's domain, floats to 3 decimals."""
+    if dt in INTS:
+        lo, hi = {"any": (-9, 10), "small": (-3, 4), "nonneg": (0, 5)}.get(domain, (-9, 10))
+        return torch.randint(lo, hi, shape, dtype=DTYPES[dt])
+    if dt == "bool":
+        return torch.rand(shape) < 0.5
+    x = torch.randn(shape, dtype=torch.float64)
+    if domain == "pos":
+        x = x.abs() + 0.1
+    elif domain == "gt-1":
+        x = x.abs() * 0.9 - 0.9
+    elif domain == "nonzero":
+        x = torch.where(x < 0, x - 0.25, x + 0.25)
+    elif domain == "unit":
+        x = torch.rand(shape, dtype=torch.float64) * 1.8 - 0.9
+    elif domain == "halves":  # few distinct values, so comparisons tie
+        x = torch.randint(-3, 4, shape, dtype=torch.float64) / 2
+    elif domain == "wide":
+        x = x * 4
+    return (torch.round(x * 1000) / 1000).to(DTYPES[dt])
+
+
+def vals(v, dt, shape=None):
+    t = torch.tensor(v, dtype=DTYPES[dt])
+    return t.reshape(shape) if shape is not None else t
+
+
+def idx(v, dt="int64"):
+    """An index tensor."""
+    return vals(v, dt)
+
+
+class L:
+    """An input with a layout other than contiguous."""
+
+    def __init__(self, t, layout):
+        self.t, self.layout = t, layout
+
+
+# ---- encoding --------------------------------------------------------------
+
+def enc_scalar(v, dt):
+    if dt == "bool":
+        return bool(v)
+    if dt in INTS:
+        return int(v)
+    v = float(v)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if dt == "float32":
+        # numpy prints the shortest decimal that reads back as this float32;
+        # the double nearest it prints the same way, so json keeps it short.
+        s = float(str(np.float32(v)))
+        assert np.float32(s) == np.float32(v)
+        return s
+    return v
+
+
+def enc_tensor(t, layout="contiguous"):
+    dt = NAMES[t.dtype]
+    shape = list(t.shape)
+    if layout == "transposed":
+        store = t.transpose(-1, -2).contiguous()
+    elif layout == "strided":
+        # The logical tensor is every other element of a last dim twice as
+        # long; the gaps hold a value no op should ever read.
+        store = torch.empty(shape[:-1] + [2 * shape[-1]], dtype=t.dtype)
+        store.fill_(True if dt == "bool" else -777)
+        store[..., ::2] = t
+    else:
+        store = t
+    # Check that the view the Go side will take gives back t.
+    back = store.transpose(-1, -2) if layout == "transposed" else store[..., ::2] if layout == "strided" else store
+    same = (lambda a, b: torch.equal(a.nan_to_num(7.0), b.nan_to_num(7.0))) if dt in FLOATS else torch.equal
+    assert list(back.shape) == shape and same(back, t), layout
+    d = {"dtype": dt, "shape": shape,
+         "data": [enc_scalar(v, dt) for v in store.flatten().tolist()]}
+    if layout != "contiguous":
+        d["layout"] = layout
+    return d
+
+
+def enc_attr(v):
+    if isinstance(v, float):
+        return enc_scalar(v, "float64")
+    if isinstance(v, (list, tuple)):
+        return [enc_attr(x) for x in v]
+    return v
+
+
+# ---- the case table ----------------------------------------------------------
+
+class Family:
+    def __init__(self, name, seed):
+        self.name, self.cases, self.seen = name, [], set()
+        torch.manual_seed(seed)
+
+    def case(self, name, op, inputs, fn=None, attrs=None, error=None, out_dtype=None):
+        """Add a case. fn computes torch's result from the input tensors.
+
+        With error and fn, torch must raise too; with error and no fn the case
+        is lathe-only (lathe refuses what torch would promote).
+        """
+        assert name not in self.seen, name
+        self.seen.add(name)
+        ts = [i.t if isinstance(i, L) else i for i in inputs]
+        c = {"name": name, "op": op, "attrs": {k: enc_attr(v) for k, v in (attrs or {}).items()},
+             "inputs": [None if i is None else enc_tensor(i.t, i.layout) if isinstance(i, L)
+                        else enc_tensor(i) for i in inputs]}
+        if error is not None:
+            c["error"] = error
+            if fn is not None:
+                try:
+                    fn(*ts)
+                except Exception:
+                    c["torch_raises"] = True
+                else:
+                    sys.exit(f"{name}: torch did not raise")
+            self.cases.append(c)
+            return
+        out = fn(*ts)
+        if isinstance(out, (list, tuple)):
+            c["outputs"] = [enc_tensor(o.contiguous()) for o in out]
+        else:
+            if out_dtype is not None:
+                out = out.to(DTYPES[out_dtype])
+            c["output"] = enc_tensor(out.contiguous())
+        self.cases.append(c)
+
+    def write(self, folder):
+        path = os.path.join(folder, self.name + ".json")
+        with open(path, "w") as f:
+            f.write('{"generator":"build/torchref/gen.py","torch":%s,"cases":[\n' % json.dumps(torch.__version__))
+            f.write(",\n".join(json.dumps(c, separators=(",", ":"), allow_nan=False) for c in self.cases))
+            f.write("\n]}\n")
+        return path, len(self.cases)

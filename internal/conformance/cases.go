@@ -1,0 +1,302 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// Case is one op call with its inputs and the result PyTorch gave, or the
+// kind of error lathe must return.
+type Case struct {
+	Name   string    `json:"name"`   // "add/f32/bcast[3,1]x[1,4]"
+	Op     string    `json:"op"`     // key into the op table: "add"
+	Attrs  Attrs     `json:"attrs"`  // the op's non-tensor arguments
+	Inputs []*Tensor `json:"inputs"` // a nil entry is a nil *lathe.Tensor (an absent weight)
+	// Output is the single result; Outputs the pieces of an op that returns
+	// several (split, chunk). Neither is set for an error case.
+	Output  *Tensor   `json:"output"`
+	Outputs []*Tensor `json:"outputs"`
+	// Error is the kind lathe must return: "shape", "dtype", "index" or
+	// "value". TorchRaises says torch refuses the call too; when false the
+	// case is lathe's own rule (lathe does not promote dtypes).
+	Error       string `json:"error"`
+	TorchRaises bool   `json:"torch_raises"`
+	File        string `json:"-"` // the JSON file it came from
+}
+
+// Tensor is a tensor as the JSON holds it.
+type Tensor struct {
+	DType string `json:"dtype"`
+	Shape []int  `json:"shape"`
+	// Data is the row-major storage: numbers, "nan"/"inf"/"-inf", or bools.
+	// For a layout other than contiguous it is the storage the view is
+	// taken from, not the tensor's own elements (see Layout).
+	Data []any `json:"data"`
+	// Layout is "" or "contiguous"; "transposed" (Data is the tensor with
+	// its last two dims swapped, and the case takes .MT() of it); or
+	// "strided" (Data has the last dim doubled, and the case takes
+	// .Slice(-1, 0, 2n, 2) of it).
+	Layout string `json:"layout"`
+}
+
+// Attrs are a case's attributes. Reading one that is missing or of the
+// wrong JSON type records an error (Err) and returns the zero value, so
+// that a table entry reads its attributes in one line each.
+type Attrs struct {
+	m   map[string]any
+	err error
+}
+
+// UnmarshalJSON keeps numbers as json.Number so that integers stay exact.
+func (a *Attrs) UnmarshalJSON(b []byte) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	return d.Decode(&a.m)
+}
+
+// Err is the first error met reading an attribute.
+func (a *Attrs) Err() error { return a.err }
+
+// Has reports whether the attribute is present.
+func (a *Attrs) Has(k string) bool { _, ok := a.m[k]; return ok }
+
+func (a *Attrs) fail(k, want string) {
+	if a.err == nil {
+		a.err = fmt.Errorf("attribute %q: want %s, have %v", k, want, a.m[k])
+	}
+}
+
+// Int reads an integer attribute.
+func (a *Attrs) Int(k string) int {
+	n, ok := a.m[k].(json.Number)
+	v, err := strconv.Atoi(string(n))
+	if !ok || err != nil {
+		a.fail(k, "an integer")
+	}
+	return v
+}
+
+// Ints reads a list of integers; a missing one is nil (no dims).
+func (a *Attrs) Ints(k string) []int {
+	if !a.Has(k) {
+		return nil
+	}
+	l, ok := a.m[k].([]any)
+	if !ok {
+		a.fail(k, "a list of integers")
+		return nil
+	}
+	out := make([]int, 0, len(l))
+	for _, e := range l {
+		n, _ := e.(json.Number)
+		v, err := strconv.Atoi(string(n))
+		if err != nil {
+			a.fail(k, "a list of integers")
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// Float reads a number, or "nan", "inf", "-inf".
+func (a *Attrs) Float(k string) float64 {
+	v, err := parseFloat(a.m[k], 64)
+	if err != nil {
+		a.fail(k, "a number")
+	}
+	return v
+}
+
+// Bool reads a boolean attribute; a missing one is false.
+func (a *Attrs) Bool(k string) bool {
+	if !a.Has(k) {
+		return false
+	}
+	b, ok := a.m[k].(bool)
+	if !ok {
+		a.fail(k, "a boolean")
+	}
+	return b
+}
+
+// Str reads a string attribute.
+func (a *Attrs) Str(k string) string {
+	s, ok := a.m[k].(string)
+	if !ok {
+		a.fail(k, "a string")
+	}
+	return s
+}
+
+// DType reads a dtype name ("float32").
+func (a *Attrs) DType(k string) lathe.DType {
+	dt, err := parseDType(a.Str(k))
+	if err != nil {
+		a.fail(k, "a dtype name")
+	}
+	return dt
+}
+
+// Load reads every *.json file in dir, in name order.
+func Load(dir string) ([]*Case, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	var all []*Case
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var doc struct{ Cases []*Case }
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.UseNumber()
+		if err := d.Decode(&doc); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		for _, c := range doc.Cases {
+			c.File = filepath.Base(f)
+		}
+		all = append(all, doc.Cases...)
+	}
+	return all, nil
+}
+
+func parseDType(s string) (lathe.DType, error) {
+	switch s {
+	case "float32":
+		return lathe.Float32, nil
+	case "float64":
+		return lathe.Float64, nil
+	case "int32":
+		return lathe.Int32, nil
+	case "int64":
+		return lathe.Int64, nil
+	case "bool":
+		return lathe.Bool, nil
+	}
+	return lathe.DType(0), fmt.Errorf("unknown dtype %q", s)
+}
+
+// parseFloat reads a JSON number at the given precision (32: straight to the
+// nearest float32, never through float64, so no double rounding) or one of
+// the strings that stand for NaN and the infinities.
+func parseFloat(v any, bits int) (float64, error) {
+	switch x := v.(type) {
+	case json.Number:
+		return strconv.ParseFloat(string(x), bits)
+	case string:
+		switch x {
+		case "nan":
+			return math.NaN(), nil
+		case "inf":
+			return math.Inf(1), nil
+		case "-inf":
+			return math.Inf(-1), nil
+		}
+	}
+	return 0, fmt.Errorf("%v is not a float", v)
+}
+
+// StorageShape is the shape of the stored data: the tensor's shape, with
+// the last two sizes swapped for "transposed" and the last doubled for
+// "strided".
+func (t *Tensor) StorageShape() ([]int, error) {
+	s := append([]int(nil), t.Shape...)
+	switch t.Layout {
+	case "", "contiguous":
+	case "transposed":
+		if len(s) < 2 {
+			return nil, fmt.Errorf("layout transposed needs 2 dims, shape is %v", t.Shape)
+		}
+		s[len(s)-1], s[len(s)-2] = s[len(s)-2], s[len(s)-1]
+	case "strided":
+		if len(s) < 1 {
+			return nil, fmt.Errorf("layout strided needs a dim, shape is 0-d")
+		}
+		s[len(s)-1] *= 2
+	default:
+		return nil, fmt.Errorf("unknown layout %q", t.Layout)
+	}
+	return s, nil
+}
+
+// Values decodes Data into a Go slice of the dtype's element type
+// ([]float32, []float64, []int32, []int64 or []bool).
+func (t *Tensor) Values() (any, error) {
+	dt, err := parseDType(t.DType)
+	if err != nil {
+		return nil, err
+	}
+	n := len(t.Data)
+	bad := func(i int) error { return fmt.Errorf("element %d (%v) is not a %s", i, t.Data[i], t.DType) }
+	switch dt {
+	case lathe.Float32, lathe.Float64:
+		bits := 64
+		if dt == lathe.Float32 {
+			bits = 32
+		}
+		f := make([]float64, n)
+		for i, v := range t.Data {
+			if f[i], err = parseFloat(v, bits); err != nil {
+				return nil, bad(i)
+			}
+		}
+		if dt == lathe.Float64 {
+			return f, nil
+		}
+		out := make([]float32, n)
+		for i, v := range f {
+			out[i] = float32(v) // exact: v was read at float32 precision
+		}
+		return out, nil
+	case lathe.Int32, lathe.Int64:
+		out := make([]int64, n)
+		for i, v := range t.Data {
+			num, ok := v.(json.Number)
+			if out[i], err = strconv.ParseInt(string(num), 10, 64); !ok || err != nil {
+				return nil, bad(i)
+			}
+		}
+		if dt == lathe.Int64 {
+			return out, nil
+		}
+		o32 := make([]int32, n)
+		for i, v := range out {
+			if v != int64(int32(v)) {
+				return nil, bad(i)
+			}
+			o32[i] = int32(v)
+		}
+		return o32, nil
+	default:
+		out := make([]bool, n)
+		for i, v := range t.Data {
+			b, ok := v.(bool)
+			if !ok {
+				return nil, bad(i)
+			}
+			out[i] = b
+		}
+		return out, nil
+	}
+}
+
+// Numel is the number of elements of the tensor's shape.
+func (t *Tensor) Numel() int {
+	n := 1
+	for _, s := range t.Shape {
+		n *= s
+	}
+	return n
+}

@@ -1,0 +1,329 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/lathe-ml/lathe"
+)
+
+const dataDir = "../../testdata/conformance"
+
+func loadCases(t *testing.T) []*Case {
+	t.Helper()
+	cases, err := Load(dataDir)
+	if err != nil {
+		t.Fatalf("loading the cases: %v", err)
+	}
+	return cases
+}
+
+// TestCases checks that the suite found its data: a build that loads no
+// cases would otherwise pass every device vacuously.
+func TestCases(t *testing.T) {
+	cases := loadCases(t)
+	if len(cases) < 1000 {
+		t.Fatalf("loaded %d cases from %s, want at least 1000 (run build/torchref/gen.py)", len(cases), dataDir)
+	}
+	seen := map[string]bool{}
+	for _, c := range cases {
+		switch {
+		case c.Name == "" || c.Op == "":
+			t.Errorf("%s: a case without a name or op: %+v", c.File, c)
+		case seen[c.Name]:
+			t.Errorf("%s: case %q appears twice", c.File, c.Name)
+		case (c.Error != "") == (c.Output != nil || c.Outputs != nil):
+			t.Errorf("%s: case %q must have exactly one of error and output", c.File, c.Name)
+		}
+		seen[c.Name] = true
+	}
+	t.Logf("%d cases", len(cases))
+}
+
+// TestCoverage fails for an op key that the cases use and the table lacks,
+// and reports the table's keys that no case uses.
+func TestCoverage(t *testing.T) {
+	used := map[string]int{}
+	for _, c := range loadCases(t) {
+		used[c.Op]++
+	}
+	var missing, pending []string
+	for k := range used {
+		if _, ok := ops[k]; ok {
+			continue
+		}
+		if !pendingBuilt && slices.Contains(pendingKeys, k) {
+			pending = append(pending, k)
+			continue
+		}
+		missing = append(missing, k)
+	}
+	if pendingBuilt {
+		for _, k := range pendingKeys {
+			if _, ok := ops[k]; !ok {
+				t.Errorf("op key %q is listed as pending but ops_pending.go has no entry", k)
+			}
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(pending)
+	if len(missing) > 0 {
+		t.Errorf("op keys with cases but no entry in the table (ops.go): %s", strings.Join(missing, ", "))
+	}
+	if len(pending) > 0 {
+		t.Logf("op keys not in this build (entries in ops_pending.go, tag pending): %s", strings.Join(pending, ", "))
+	}
+	var unused []string
+	for k := range ops {
+		if used[k] == 0 {
+			unused = append(unused, k)
+		}
+	}
+	sort.Strings(unused)
+	if len(unused) > 0 {
+		t.Logf("op keys in the table that no case uses: %s", strings.Join(unused, ", "))
+	}
+}
+
+// TestConformance runs every case on every device lathe knows of. A device
+// this machine cannot open is skipped with its reason, never passed.
+func TestConformance(t *testing.T) {
+	cases := loadCases(t)
+	for _, info := range lathe.DeviceStatus() {
+		t.Run(info.Device.String(), func(t *testing.T) {
+			if !info.Available {
+				t.Skipf("%s is unavailable: %s", info.Device, info.Detail)
+			}
+			t.Logf("%s: %s", info.Device, info.Detail)
+			for _, c := range cases {
+				t.Run(c.Name, func(t *testing.T) { runCase(t, info.Device, c) })
+			}
+		})
+	}
+}
+
+// errSkip marks an input this build cannot make (a layout without MT/Slice).
+var errSkip = errors.New("skip")
+
+func runCase(t *testing.T, dev lathe.Device, c *Case) {
+	f, ok := ops[c.Op]
+	if !ok {
+		t.Skipf("op %s not in this build", c.Op)
+	}
+	in := make([]*lathe.Tensor, len(c.Inputs))
+	for i, spec := range c.Inputs {
+		x, err := makeInput(dev, spec)
+		switch {
+		case errors.Is(err, errSkip):
+			t.Skipf("input %d: layout %s needs MT and Slice, not in this build", i, spec.Layout)
+		case errors.Is(err, lathe.ErrUnsupported):
+			t.Skipf("input %d: %s has no %s: %v", i, dev, spec.DType, err)
+		case err != nil:
+			t.Fatalf("input %d: %v", i, err)
+		}
+		in[i] = x
+	}
+	attrs := c.Attrs
+	got, err := f(&attrs, in)
+	if aerr := attrs.Err(); aerr != nil {
+		t.Fatalf("bad case data: %v", aerr)
+	}
+	if c.Error != "" {
+		checkError(t, c, err)
+		return
+	}
+	if err != nil {
+		if errors.Is(err, lathe.ErrUnsupported) && usesWideDType(c) {
+			t.Skipf("%s lacks a dtype of this case: %v", dev, err)
+		}
+		t.Fatalf("unexpected error: %v", err)
+	}
+	want := c.Outputs
+	if c.Output != nil {
+		want = []*Tensor{c.Output}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d results, want %d", len(got), len(want))
+	}
+	for i := range want {
+		label := ""
+		if len(want) > 1 {
+			label = fmt.Sprintf("result %d: ", i)
+		}
+		if err := compare(c.Op, got[i], want[i]); err != nil {
+			t.Errorf("%s%v", label, err)
+		}
+	}
+}
+
+var errorKinds = map[string]error{
+	"shape": lathe.ErrShape, "dtype": lathe.ErrDType, "index": lathe.ErrIndex, "value": lathe.ErrValue,
+}
+
+func checkError(t *testing.T, c *Case, err error) {
+	t.Helper()
+	kind, ok := errorKinds[c.Error]
+	if !ok {
+		t.Fatalf("bad case data: unknown error kind %q", c.Error)
+	}
+	switch {
+	case err == nil:
+		t.Errorf("no error, want one of kind %s (torch raises: %v)", c.Error, c.TorchRaises)
+	case !errors.Is(err, kind):
+		t.Errorf("error %v, want kind %s", err, c.Error)
+	}
+	var le *lathe.Error
+	if err != nil && !errors.As(err, &le) {
+		t.Errorf("error %v (%T) is not a *lathe.Error", err, err)
+	}
+}
+
+// usesWideDType reports whether a case has a float64 or int64 tensor, which
+// some devices (wgpu) do not have.
+func usesWideDType(c *Case) bool {
+	for _, s := range append(append(append([]*Tensor{}, c.Inputs...), c.Outputs...), c.Output) {
+		if s != nil && (s.DType == "float64" || s.DType == "int64") {
+			return true
+		}
+	}
+	return false
+}
+
+// makeInput builds a case's input on dev: the stored data, then the view its
+// layout asks for.
+func makeInput(dev lathe.Device, spec *Tensor) (*lathe.Tensor, error) {
+	if spec == nil {
+		return nil, nil
+	}
+	shape, err := spec.StorageShape()
+	if err != nil {
+		return nil, err
+	}
+	data, err := spec.Values()
+	if err != nil {
+		return nil, err
+	}
+	var x *lathe.Tensor
+	switch d := data.(type) {
+	case []float32:
+		x = fromSlice(dev, d, shape)
+	case []float64:
+		x = fromSlice(dev, d, shape)
+	case []int32:
+		x = fromSlice(dev, d, shape)
+	case []int64:
+		x = fromSlice(dev, d, shape)
+	case []bool:
+		x = fromSlice(dev, d, shape)
+	}
+	if err := x.Err(); err != nil {
+		return nil, err
+	}
+	if spec.Layout != "" && spec.Layout != "contiguous" {
+		if applyLayout == nil {
+			return nil, errSkip
+		}
+		x = applyLayout(x, spec.Layout)
+		if err := x.Err(); err != nil {
+			return nil, fmt.Errorf("layout %s: %w", spec.Layout, err)
+		}
+		if !slices.Equal(x.Shape(), spec.Shape) || x.IsContiguous() {
+			return nil, fmt.Errorf("layout %s gave shape %v (contiguous %v), want a non-contiguous %v",
+				spec.Layout, x.Shape(), x.IsContiguous(), spec.Shape)
+		}
+	}
+	return x, nil
+}
+
+// fromSlice is lathe.FromSlice, except that an empty shape makes a 0-d
+// tensor (FromSlice reads no shape as 1-D).
+func fromSlice[T lathe.Element](dev lathe.Device, data []T, shape []int) *lathe.Tensor {
+	if len(shape) == 0 && len(data) == 1 {
+		return lathe.Scalar(dev, data[0])
+	}
+	return lathe.FromSlice(dev, data, shape...)
+}
+
+// compare checks got's dtype, shape and values against want.
+func compare(op string, got *lathe.Tensor, want *Tensor) error {
+	if err := got.Err(); err != nil {
+		return err
+	}
+	wdt, err := parseDType(want.DType)
+	if err != nil {
+		return err
+	}
+	if got.DType() != wdt {
+		return fmt.Errorf("dtype %s, want %s", got.DType(), wdt)
+	}
+	if !slices.Equal(got.Shape(), want.Shape) {
+		return fmt.Errorf("shape %v, want %v", got.Shape(), want.Shape)
+	}
+	wv, err := want.Values()
+	if err != nil {
+		return err
+	}
+	var gv any
+	switch wdt {
+	case lathe.Float32:
+		gv, err = got.Float32s()
+	case lathe.Float64:
+		gv, err = got.Float64s()
+	case lathe.Int32:
+		gv, err = got.Int32s()
+	case lathe.Int64:
+		gv, err = got.Int64s()
+	case lathe.Bool:
+		gv, err = got.Bools()
+	}
+	if err != nil {
+		return err
+	}
+	tol := Tolerance(op, want.DType)
+	var bad []string
+	n := 0
+	note := func(i int, g, w any) {
+		n++
+		if len(bad) < 6 {
+			bad = append(bad, fmt.Sprintf("[%d] got %v want %v", i, g, w))
+		}
+	}
+	switch w := wv.(type) {
+	case []float32:
+		g := gv.([]float32)
+		for i := range w {
+			if !tol.Close(float64(g[i]), float64(w[i])) {
+				note(i, g[i], w[i])
+			}
+		}
+	case []float64:
+		g := gv.([]float64)
+		for i := range w {
+			if !tol.Close(g[i], w[i]) {
+				note(i, g[i], w[i])
+			}
+		}
+	case []int32:
+		exact(gv.([]int32), w, note)
+	case []int64:
+		exact(gv.([]int64), w, note)
+	case []bool:
+		exact(gv.([]bool), w, note)
+	}
+	if n > 0 {
+		return fmt.Errorf("%d of %d values differ (rtol %g atol %g): %s", n, want.Numel(), tol.RTol, tol.ATol, strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+func exact[T comparable](got, want []T, note func(int, any, any)) {
+	for i := range want {
+		if got[i] != want[i] {
+			note(i, got[i], want[i])
+		}
+	}
+}

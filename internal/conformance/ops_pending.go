@@ -1,0 +1,182 @@
+//go:build pending
+
+package conformance
+
+import (
+	"fmt"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// The table entries of the ops that other branches add. They are written
+// against the API those ops will have; build with -tags pending once those
+// branches are merged (then fold this file into ops.go and drop the tag).
+
+func init() {
+	for k, f := range pendingOps {
+		if _, dup := ops[k]; dup {
+			panic("conformance: op key " + k + " is in ops.go and ops_pending.go")
+		}
+		ops[k] = f
+	}
+	pendingBuilt = true
+	applyLayout = func(t *lathe.Tensor, layout string) *lathe.Tensor {
+		switch layout {
+		case "transposed":
+			return t.MT()
+		case "strided":
+			return t.Slice(-1, 0, t.Dim(-1), 2)
+		}
+		panic(fmt.Sprintf("conformance: unknown layout %q", layout))
+	}
+}
+
+var pendingOps = map[string]opFunc{
+	"sum":       reduce((*lathe.Tensor).Sum, (*lathe.Tensor).SumKeepDim),
+	"mean":      reduce((*lathe.Tensor).Mean, (*lathe.Tensor).MeanKeepDim),
+	"prod":      reduce((*lathe.Tensor).Prod, (*lathe.Tensor).ProdKeepDim),
+	"max":       reduce((*lathe.Tensor).Max, (*lathe.Tensor).MaxKeepDim),
+	"min":       reduce((*lathe.Tensor).Min, (*lathe.Tensor).MinKeepDim),
+	"logsumexp": reduce((*lathe.Tensor).LogSumExp, (*lathe.Tensor).LogSumExpKeepDim),
+	"var":       moment((*lathe.Tensor).Var, (*lathe.Tensor).VarKeepDim),
+	"std":       moment((*lathe.Tensor).Std, (*lathe.Tensor).StdKeepDim),
+	"argmax":    arg((*lathe.Tensor).ArgMax, (*lathe.Tensor).ArgMaxKeepDim),
+	"argmin":    arg((*lathe.Tensor).ArgMin, (*lathe.Tensor).ArgMinKeepDim),
+	"cumsum": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].CumSum(a.Int("dim")))
+	},
+
+	"matmul": binary((*lathe.Tensor).MatMul),
+
+	"reshape": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].Reshape(a.Ints("shape")...))
+	},
+	"permute": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].Permute(a.Ints("dims")...))
+	},
+	"transpose": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].Transpose(a.Int("d0"), a.Int("d1")))
+	},
+	"mt": unary((*lathe.Tensor).MT),
+	"squeeze": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].Squeeze(a.Ints("dims")...))
+	},
+	"unsqueeze": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].Unsqueeze(a.Int("dim")))
+	},
+	"expand": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].Expand(a.Ints("shape")...))
+	},
+	"broadcast_to": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].BroadcastTo(a.Ints("shape")...))
+	},
+	"narrow": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].Narrow(a.Int("dim"), a.Int("start"), a.Int("length")))
+	},
+	"slice": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].Slice(a.Int("dim"), a.Int("start"), a.Int("stop"), a.Int("step")))
+	},
+	"flatten": unary((*lathe.Tensor).Flatten),
+	"flip": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].Flip(a.Ints("dims")...))
+	},
+	"concat": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(lathe.Concat(in, a.Int("dim")))
+	},
+	"stack": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) { return one(lathe.Stack(in, a.Int("dim"))) },
+	"split": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return in[0].Split(a.Int("size"), a.Int("dim"))
+	},
+	"chunk": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return in[0].Chunk(a.Int("n"), a.Int("dim"))
+	},
+	"pad": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].Pad(a.Ints("pads"), a.Float("value")))
+	},
+
+	"index_select": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].IndexSelect(a.Int("dim"), in[1]))
+	},
+	"gather": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].Gather(a.Int("dim"), in[1]))
+	},
+	"scatter": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].Scatter(a.Int("dim"), in[1], in[2]))
+	},
+	"scatter_add": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].ScatterAdd(a.Int("dim"), in[1], in[2]))
+	},
+	"masked_fill": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].MaskedFill(in[1], a.Float("value")))
+	},
+	"one_hot": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].OneHot(a.Int("num_classes")))
+	},
+	"embedding": func(_ *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) { return one(lathe.Embedding(in[0], in[1])) },
+
+	"softmax": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].Softmax(a.Int("dim")))
+	},
+	"log_softmax": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].LogSoftmax(a.Int("dim")))
+	},
+	"cross_entropy": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].CrossEntropy(in[1], reduction(a, lathe.WithReduction, lathe.ReduceMean, lathe.ReduceSum, lathe.ReduceNone)))
+	},
+	"nll_loss": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].NLLLoss(in[1], reduction(a, lathe.WithReduction, lathe.ReduceMean, lathe.ReduceSum, lathe.ReduceNone)))
+	},
+	"mse_loss": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].MSELoss(in[1], reduction(a, lathe.WithReduction, lathe.ReduceMean, lathe.ReduceSum, lathe.ReduceNone)))
+	},
+	"layer_norm": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].LayerNorm(a.Ints("normalized_shape"), in[1], in[2], a.Float("eps")))
+	},
+}
+
+// reduce calls f(dims...) or, with keepdim, keep(dims...); no dims is all.
+func reduce(f, keep func(*lathe.Tensor, ...int) *lathe.Tensor) opFunc {
+	return func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		if a.Bool("keepdim") {
+			return one(keep(in[0], a.Ints("dims")...))
+		}
+		return one(f(in[0], a.Ints("dims")...))
+	}
+}
+
+func moment(f, keep func(*lathe.Tensor, bool, ...int) *lathe.Tensor) opFunc {
+	return func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		if a.Bool("keepdim") {
+			return one(keep(in[0], a.Bool("unbiased"), a.Ints("dims")...))
+		}
+		return one(f(in[0], a.Bool("unbiased"), a.Ints("dims")...))
+	}
+}
+
+// arg calls f() over all elements, f(dim), or keep(dim) with keepdim.
+func arg(f func(*lathe.Tensor, ...int) *lathe.Tensor, keep func(*lathe.Tensor, int) *lathe.Tensor) opFunc {
+	return func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		switch {
+		case !a.Has("dim"):
+			return one(f(in[0]))
+		case a.Bool("keepdim"):
+			return one(keep(in[0], a.Int("dim")))
+		}
+		return one(f(in[0], a.Int("dim")))
+	}
+}
+
+// reduction gives the loss option that the case's "reduction" names. It is
+// generic so that it need not name the option's and the enum's types.
+func reduction[R, O any](a *Attrs, with func(R) O, mean, sum, none R) O {
+	switch r := a.Str("reduction"); r {
+	case "sum":
+		return with(sum)
+	case "none":
+		return with(none)
+	case "mean":
+	default:
+		a.fail("reduction", `"mean", "sum" or "none"`)
+	}
+	return with(mean)
+}
