@@ -51,7 +51,7 @@ func planRuns(x *dispatch.Tensor, dims []int) (runs, *dispatch.Tensor) {
 		v.Release()
 		base = 0
 		kStrides = tmp.Strides[:len(kShape)]
-		s = 1
+		n, s = dispatch.Numel(rShape), 1
 	}
 	outLen := dispatch.Numel(kShape)
 	l := layout{
@@ -89,7 +89,7 @@ func oneRun(shape, strides []int) (n, s int, ok bool) {
 	case 1:
 		return n, mst[0], true
 	}
-	return 0, 0, false
+	return 0, 0, false // the caller copies
 }
 
 func newBuffer(dt dispatch.DType, n int) *buffer {
