@@ -168,10 +168,10 @@ func meanCompose(in []*Tensor, attrs any) (*Tensor, error) {
 		return nil, err
 	}
 	out, err := Call(Lookup("div"), nil, s, count)
-	if !s.RequiresGrad { // a recorded intermediate stays alive for the tape
+	if !s.RequiresGrad { // recorded intermediates stay alive for the tape
 		s.Release()
+		count.Release()
 	}
-	count.Release()
 	return out, err
 }
 

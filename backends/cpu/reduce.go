@@ -127,6 +127,54 @@ func reduceInto[T, R any](out, x *dispatch.Tensor, dims []int, f runFunc[T, R]) 
 	r.l.rows(func(offs []int, n int) { o[offs[0]] = f(d, offs[1], n, r.s) })
 }
 
+// sumColumns sums when the runs are strided but neighbouring outputs read
+// neighbouring inputs (the last kept dim has stride 1: a sum over dim 0 of
+// a row-major matrix). Walking each run on its own would then jump a row
+// per element, missing cache and TLB each time; instead a block of outputs
+// is summed together, row by row, in memory order. It reports false when
+// the layout is not of that kind.
+func sumColumns[T, A number](out, x *dispatch.Tensor, dims []int) bool {
+	r, tmp := planRuns(x, dims)
+	if tmp != nil {
+		tmp.Release()
+		return false
+	}
+	k := len(r.l.shape) - 1 // kept dims
+	if k == 0 || r.n == 0 || r.s == 1 || r.l.strides[1][k-1] != 1 || r.l.shape[k-1] < 8 {
+		return false
+	}
+	const block = 256
+	cols := r.l.shape[k-1]
+	groups := r.outLen / cols
+	chunks := (cols + block - 1) / block
+	o, d := elems[T](out)[out.Offset:], elems[T](x)
+	parallel(groups*chunks, r.n*block, func(lo, hi int) {
+		var acc [block]A
+		for task := lo; task < hi; task++ {
+			g, c := task/chunks, task%chunks
+			base := r.l.base[1]
+			for dim, rem := k-2, g; dim >= 0; dim-- {
+				base += (rem % r.l.shape[dim]) * r.l.strides[1][dim]
+				rem /= r.l.shape[dim]
+			}
+			j0, j1 := c*block, min((c+1)*block, cols)
+			a := acc[:j1-j0]
+			clear(a)
+			for i := range r.n {
+				row := d[base+i*r.s+j0 : base+i*r.s+j1]
+				for j, v := range row {
+					a[j] += A(v)
+				}
+			}
+			dst := o[g*cols+j0 : g*cols+j1]
+			for j := range dst {
+				dst[j] = T(a[j])
+			}
+		}
+	})
+	return true
+}
+
 // sumRun is the sum, accumulated in A and rounded once to T.
 func sumRun[T, A number](d []T, off, n, s int) T { return T(accumulate[T, A](d, off, n, s)) }
 
@@ -282,6 +330,10 @@ func reduceTyped[T, A number](name string, out, x *dispatch.Tensor, dims []int, 
 	switch name {
 	case "argmax", "argmin":
 		reduceInto(out, x, dims, argRun[T](name == "argmax"))
+	case "sum":
+		if !sumColumns[T, A](out, x, dims) {
+			reduceInto(out, x, dims, sumRun[T, A])
+		}
 	default:
 		reduceInto(out, x, dims, reducer[T, A](name, r))
 	}

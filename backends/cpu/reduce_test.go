@@ -162,3 +162,87 @@ func TestReduceViewsByHand(t *testing.T) {
 		})
 	}
 }
+
+// TestReduceLarge runs reductions big enough to be split over goroutines,
+// over the inner dim (contiguous runs) and the outer one (strided runs),
+// against naive loops.
+func TestReduceLarge(t *testing.T) {
+	const rows, cols = 300, 257
+	data := randomF64(rows * cols)
+	x := tensorOf(dispatch.Float64, data, rows, cols)
+	rowSum, colSum := make([]float64, rows), make([]float64, cols)
+	colArg, colMax := make([]float64, cols), make([]float64, cols)
+	for j := range colMax {
+		colMax[j] = math.Inf(-1)
+	}
+	for i := range rows {
+		for j := range cols {
+			v := data[i*cols+j]
+			rowSum[i] += v
+			colSum[j] += v
+			if v > colMax[j] {
+				colMax[j], colArg[j] = v, float64(i)
+			}
+		}
+	}
+	// The same data as [20, 15, 257], summed over the middle dim.
+	x3 := tensorOf(dispatch.Float64, data, 20, 15, cols)
+	midSum := make([]float64, 20*cols)
+	for g := range 20 {
+		for i := range 15 {
+			for j := range cols {
+				midSum[g*cols+j] += data[(g*15+i)*cols+j]
+			}
+		}
+	}
+	cases := []struct {
+		name string
+		got  *dispatch.Tensor
+		want []float64
+	}{
+		{"sum/dims[1]", call(t, "sum", dispatch.Reduce{Dims: []int{1}}, x), rowSum},
+		{"sum/3d/dims[1]", call(t, "sum", dispatch.Reduce{Dims: []int{1}}, x3), midSum},
+		{"mean/3d/dims[-2]", call(t, "mean", dispatch.Reduce{Dims: []int{-2}}, x3), scaled(midSum, 1.0/15)},
+		{"sum/dims[0]", call(t, "sum", dispatch.Reduce{Dims: []int{0}}, x), colSum},
+		{"argmax/dims[0]", call(t, "argmax", dispatch.Reduce{Dims: []int{0}}, x), colArg},
+		{"max/dims[0]", call(t, "max", dispatch.Reduce{Dims: []int{0}}, x), colMax},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := denseF64(c.got)
+			for i := range c.want {
+				if math.Abs(g[i]-c.want[i]) > 1e-9 {
+					t.Fatalf("element %d = %v, want %v", i, g[i], c.want[i])
+				}
+			}
+		})
+	}
+}
+
+func scaled(v []float64, f float64) []float64 {
+	out := make([]float64, len(v))
+	for i := range v {
+		out[i] = v[i] * f
+	}
+	return out
+}
+
+// BenchmarkSum compares a sum over contiguous runs (dims[1]) with one over
+// strided runs (dims[0]), which takes the blocked column path.
+func BenchmarkSum(b *testing.B) {
+	const n = 2048
+	x := tensorOf(dispatch.Float32, make([]float32, n*n), n, n)
+	op := dispatch.Lookup("sum")
+	for _, dim := range []int{0, 1} {
+		b.Run(fmt.Sprintf("f32/%dx%d/dims[%d]", n, n, dim), func(b *testing.B) {
+			for b.Loop() {
+				out, err := dispatch.Call(op, dispatch.Reduce{Dims: []int{dim}}, x)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out.Release()
+			}
+			b.ReportMetric(float64(4*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+		})
+	}
+}
