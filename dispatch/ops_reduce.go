@@ -23,12 +23,11 @@ type Scan struct{ Dim int }
 // whether it refuses an empty reduced dim (PyTorch does for max, min and the
 // arg ops, which have no identity), and whether it gives Int64 indices.
 var ReduceOps = []struct {
-	Name     string
-	DTypes   DTypeSet
-	NoEmpty  bool
-	Indices  bool
-	OneDim   bool // at most one dim (argmax, argmin)
-	Floating bool // floats only, named in the fix
+	Name    string
+	DTypes  DTypeSet
+	NoEmpty bool
+	Indices bool
+	OneDim  bool // at most one dim (argmax, argmin)
 }{
 	{Name: "sum", DTypes: Numeric},
 	{Name: "prod", DTypes: Numeric},

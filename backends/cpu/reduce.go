@@ -27,18 +27,7 @@ type runs struct {
 // output of the kept sizes. A copy of x, when one was needed, is returned so
 // that the caller can release it.
 func planRuns(x *dispatch.Tensor, dims []int) (runs, *dispatch.Tensor) {
-	reduced := make([]bool, x.Rank())
-	for _, d := range dims {
-		reduced[d] = true
-	}
-	var kShape, kStrides, rShape, rStrides []int
-	for d, size := range x.Shape {
-		if reduced[d] {
-			rShape, rStrides = append(rShape, size), append(rStrides, x.Strides[d])
-		} else {
-			kShape, kStrides = append(kShape, size), append(kStrides, x.Strides[d])
-		}
-	}
+	kShape, kStrides, rShape, rStrides := splitDims(x, dims)
 	n, s, ok := oneRun(rShape, rStrides)
 	var tmp *dispatch.Tensor
 	base := x.Offset
@@ -60,6 +49,22 @@ func planRuns(x *dispatch.Tensor, dims []int) (runs, *dispatch.Tensor) {
 		base:    []int{0, base},
 	}
 	return runs{l: l, n: n, s: s, outLen: outLen}, tmp
+}
+
+// splitDims separates x's kept dims from its reduced ones, each in order.
+func splitDims(x *dispatch.Tensor, dims []int) (kShape, kStrides, rShape, rStrides []int) {
+	reduced := make([]bool, x.Rank())
+	for _, d := range dims {
+		reduced[d] = true
+	}
+	for d, size := range x.Shape {
+		if reduced[d] {
+			rShape, rStrides = append(rShape, size), append(rStrides, x.Strides[d])
+		} else {
+			kShape, kStrides = append(kShape, size), append(kStrides, x.Strides[d])
+		}
+	}
+	return kShape, kStrides, rShape, rStrides
 }
 
 // oneRun merges the reduced dims into one strided run if their layout
@@ -90,6 +95,11 @@ func oneRun(shape, strides []int) (n, s int, ok bool) {
 		return n, mst[0], true
 	}
 	return 0, 0, false // the caller copies
+}
+
+func oneRunOK(shape, strides []int) bool {
+	_, _, ok := oneRun(shape, strides)
+	return ok
 }
 
 func newBuffer(dt dispatch.DType, n int) *buffer {
@@ -134,11 +144,10 @@ func reduceInto[T, R any](out, x *dispatch.Tensor, dims []int, f runFunc[T, R]) 
 // is summed together, row by row, in memory order. It reports false when
 // the layout is not of that kind.
 func sumColumns[T, A number](out, x *dispatch.Tensor, dims []int) bool {
-	r, tmp := planRuns(x, dims)
-	if tmp != nil {
-		tmp.Release()
-		return false
+	if _, _, rShape, rStrides := splitDims(x, dims); !oneRunOK(rShape, rStrides) {
+		return false // the general path copies
 	}
+	r, _ := planRuns(x, dims)
 	k := len(r.l.shape) - 1 // kept dims
 	if k == 0 || r.n == 0 || r.s == 1 || r.l.strides[1][k-1] != 1 || r.l.shape[k-1] < 8 {
 		return false
