@@ -1,4 +1,0 @@
-package cpu
-
-// gemmName says which BLAS serves matrix products.
-func gemmName() string { return "gonum" }

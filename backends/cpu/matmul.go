@@ -1,0 +1,179 @@
+package cpu
+
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// Matrix products. float32 and float64 go to gonum's BLAS (Sgemm, Dgemm),
+// which takes a row-major matrix directly and a column-major one (a
+// transposed view) through its transpose flag, so neither is copied; any
+// other layout is made contiguous first. Integers take a plain loop, which
+// reads any strides. Batches (torch.matmul's broadcast batch dims) are
+// spread over goroutines; gonum splits a large product itself.
+
+// gemmName says which BLAS serves matrix products.
+func gemmName() string { return "gonum" }
+
+// matrices views a matmul argument as a batch of rows×cols matrices over the
+// broadcast batch shape: element (b, i, j) of the batch sits at
+// off(b) + i·rs + j·cs, with off(b) = t.Offset + Σ b_d·batch[d].
+type matrices struct {
+	t      *dispatch.Tensor
+	batch  []int // strides over the broadcast batch dims (0 where broadcast)
+	rs, cs int
+}
+
+// asMatrices promotes a 1-D lhs to 1×k and a 1-D rhs to k×1, as
+// torch.matmul does, and aligns the batch dims with the broadcast batch.
+func asMatrices(t *dispatch.Tensor, lhs bool, batch []int) matrices {
+	shape, strides := t.Shape, t.Strides
+	if len(shape) == 1 {
+		if lhs {
+			shape, strides = []int{1, shape[0]}, []int{0, strides[0]}
+		} else {
+			shape, strides = []int{shape[0], 1}, []int{strides[0], 0}
+		}
+	}
+	r := len(shape)
+	mats := matrices{t: t, rs: strides[r-2], cs: strides[r-1], batch: make([]int, len(batch))}
+	off := len(batch) - (r - 2)
+	for d := range r - 2 {
+		if shape[d] != 1 {
+			mats.batch[off+d] = strides[d]
+		}
+	}
+	return mats
+}
+
+// blasLayout says how BLAS reads a rows×cols matrix with strides rs, cs:
+// row-major (no transpose, leading dim rs) or column-major (transpose,
+// leading dim cs). A size-1 dim's stride is never stepped, so any will do.
+func blasLayout(rows, cols, rs, cs int) (blas.Transpose, int, bool) {
+	if cols == 1 || cs == 1 {
+		ld := rs
+		if rows == 1 {
+			ld = max(cols, 1)
+		}
+		if ld >= max(cols, 1) {
+			return blas.NoTrans, ld, true
+		}
+	}
+	if rows == 1 || rs == 1 {
+		ld := cs
+		if cols == 1 {
+			ld = max(rows, 1)
+		}
+		if ld >= max(rows, 1) {
+			return blas.Trans, ld, true
+		}
+	}
+	return blas.NoTrans, 0, false
+}
+
+// contiguous returns a row-major copy of t.
+func contiguous(t *dispatch.Tensor) *dispatch.Tensor {
+	c := dispatch.NewTensor(t.Device, t.DType, t.Shape, newBuffer(t.DType, t.Numel()))
+	castInto(c, t)
+	return c
+}
+
+// offsets returns the element offsets of batch index bi in a and b.
+func offsets(bi int, batch []int, a, b matrices) (int, int) {
+	oa, ob := a.t.Offset, b.t.Offset
+	for d := len(batch) - 1; d >= 0; d-- {
+		i := bi % batch[d]
+		bi /= batch[d]
+		oa += i * a.batch[d]
+		ob += i * b.batch[d]
+	}
+	return oa, ob
+}
+
+func init() {
+	register("matmul", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+		batch, n, k, m, _, err := dispatch.MatMulShapes(in[0].Shape, in[1].Shape)
+		if err != nil {
+			return err
+		}
+		switch out.DType {
+		case dispatch.Float32:
+			gemm(out, in[0], in[1], batch, n, k, m, gonum.Implementation{}.Sgemm)
+		case dispatch.Float64:
+			gemm(out, in[0], in[1], batch, n, k, m, gonum.Implementation{}.Dgemm)
+		case dispatch.Int32:
+			intMatMul[int32](out, in[0], in[1], batch, n, k, m)
+		case dispatch.Int64:
+			intMatMul[int64](out, in[0], in[1], batch, n, k, m)
+		default:
+			return dispatch.Unsupported(out.Device, "matmul", out.DType)
+		}
+		return nil
+	})
+}
+
+// gemmFunc is the signature that Sgemm and Dgemm share.
+type gemmFunc[T float] func(tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+
+// gemm computes out = x·y over the batch with one BLAS call per matrix.
+func gemm[T float](out, x, y *dispatch.Tensor, batch []int, n, k, m int, f gemmFunc[T]) {
+	c := elems[T](out)[out.Offset:]
+	nb := dispatch.Numel(batch)
+	if n == 0 || m == 0 || nb == 0 {
+		return
+	}
+	if k == 0 { // an empty sum: zeros, as torch gives
+		clear(c[:nb*n*m])
+		return
+	}
+	a, b := asMatrices(x, true, batch), asMatrices(y, false, batch)
+	tA, lda, ok := blasLayout(n, k, a.rs, a.cs)
+	if !ok {
+		cx := contiguous(x)
+		defer cx.Release()
+		a = asMatrices(cx, true, batch)
+		tA, lda, _ = blasLayout(n, k, a.rs, a.cs)
+	}
+	tB, ldb, ok := blasLayout(k, m, b.rs, b.cs)
+	if !ok {
+		cy := contiguous(y)
+		defer cy.Release()
+		b = asMatrices(cy, false, batch)
+		tB, ldb, _ = blasLayout(k, m, b.rs, b.cs)
+	}
+	ad, bd := elems[T](a.t), elems[T](b.t)
+	parallel(nb, n*m*k, func(lo, hi int) {
+		for bi := lo; bi < hi; bi++ {
+			oa, ob := offsets(bi, batch, a, b)
+			f(tA, tB, n, m, k, 1, ad[oa:], lda, bd[ob:], ldb, 0, c[bi*n*m:(bi+1)*n*m], max(m, 1))
+		}
+	})
+}
+
+// intMatMul is the integer product: a plain i-p-j loop (the inner loop runs
+// along a row of the output) that wraps on overflow as PyTorch's does.
+func intMatMul[T ~int32 | ~int64](out, x, y *dispatch.Tensor, batch []int, n, k, m int) {
+	c := elems[T](out)[out.Offset:]
+	nb := dispatch.Numel(batch)
+	if n == 0 || m == 0 || nb == 0 {
+		return
+	}
+	a, b := asMatrices(x, true, batch), asMatrices(y, false, batch)
+	ad, bd := elems[T](a.t), elems[T](b.t)
+	parallel(nb*n, k*m, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			bi, i := r/n, r%n
+			oa, ob := offsets(bi, batch, a, b)
+			row := c[r*m : (r+1)*m]
+			clear(row)
+			for p := range k {
+				av := ad[oa+i*a.rs+p*a.cs]
+				pb := ob + p*b.rs
+				for j := range row {
+					row[j] += av * bd[pb+j*b.cs]
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,156 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/lathe-ml/lathe/dispatch"
+	"gonum.org/v1/gonum/blas"
+)
+
+// naiveMatMul is the reference: out[b,i,j] = Σ_p a[b,i,p]·b[b,p,j] over
+// dense row-major float64 operands of batch nb.
+func naiveMatMul(a, b []float64, nb, n, k, m int) []float64 {
+	out := make([]float64, nb*n*m)
+	for bi := range nb {
+		for i := range n {
+			for j := range m {
+				var acc float64
+				for p := range k {
+					acc += a[bi*n*k+i*k+p] * b[bi*k*m+p*m+j]
+				}
+				out[bi*n*m+i*m+j] = acc
+			}
+		}
+	}
+	return out
+}
+
+// TestMatMulLayouts multiplies views that BLAS reads in place (row-major,
+// column-major = transposed, with offsets and padded leading dims) and ones
+// it cannot (every other column, broadcast rows), against the naive loop.
+func TestMatMulLayouts(t *testing.T) {
+	const n, k, m = 5, 7, 6
+	data := randomF64(4 * 64)
+	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64, dispatch.Int32, dispatch.Int64} {
+		vals := slices.Clone(data)
+		if dt.IsInt() {
+			for i := range vals {
+				vals[i] = math.Round(vals[i] * 8)
+			}
+		}
+		base := dispatch.NewTensor(cpu0, dt, []int{len(vals)}, newBuffer(dt, len(vals)))
+		castInto(base, tensorOf(dispatch.Float64, vals, len(vals)))
+		// Each layout is a 2x{rows}x{cols} batch view over base.
+		lhs := map[string]*dispatch.Tensor{
+			"row-major":       base.View([]int{2, n, k}, []int{n * k, k, 1}, 0),
+			"col-major":       base.View([]int{2, n, k}, []int{n * k, 1, n}, 3),
+			"padded-ld":       base.View([]int{2, n, k}, []int{n * 9, 9, 1}, 2),
+			"every-other-col": base.View([]int{2, n, k}, []int{2 * n * k, 2 * k, 2}, 1),
+			"broadcast-batch": base.View([]int{2, n, k}, []int{0, k, 1}, 4),
+		}
+		rhs := map[string]*dispatch.Tensor{
+			"row-major":       base.View([]int{2, k, m}, []int{k * m, m, 1}, 100),
+			"col-major":       base.View([]int{2, k, m}, []int{k * m, 1, k}, 101),
+			"padded-ld":       base.View([]int{2, k, m}, []int{k * 8, 1, 8}, 90),
+			"broadcast-row":   base.View([]int{2, k, m}, []int{m, 0, 1}, 7),
+			"every-other-row": base.View([]int{2, k, m}, []int{2 * k * m, 2 * m, 1}, 0),
+		}
+		for ln, a := range lhs {
+			for rn, b := range rhs {
+				t.Run(fmt.Sprintf("matmul/%s/%s.%s", dt, ln, rn), func(t *testing.T) {
+					got := call(t, "matmul", nil, a, b)
+					if !slices.Equal(got.Shape, []int{2, n, m}) {
+						t.Fatalf("shape %v", got.Shape)
+					}
+					want := naiveMatMul(denseF64(a), denseF64(b), 2, n, k, m)
+					g := denseF64(got)
+					for i := range want {
+						if math.Abs(g[i]-want[i]) > 1e-5*math.Max(1, math.Abs(want[i])) {
+							t.Fatalf("element %d = %v, want %v", i, g[i], want[i])
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestMatMulTransposedByHand: [[1,2],[3,4]] stored, read transposed as
+// [[1,3],[2,4]], times the column [1,1] and the vector [1,10].
+func TestMatMulTransposedByHand(t *testing.T) {
+	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64, dispatch.Int32, dispatch.Int64} {
+		base := dispatch.NewTensor(cpu0, dt, []int{4}, newBuffer(dt, 4))
+		castInto(base, tensorOf(dispatch.Float64, []float64{1, 2, 3, 4}, 4))
+		tr := base.View([]int{2, 2}, []int{1, 2}, 0)
+		col := dispatch.NewTensor(cpu0, dt, []int{2, 1}, newBuffer(dt, 2))
+		castInto(col, tensorOf(dispatch.Float64, []float64{1, 1}, 2, 1))
+		vec := dispatch.NewTensor(cpu0, dt, []int{2}, newBuffer(dt, 2))
+		castInto(vec, tensorOf(dispatch.Float64, []float64{1, 10}, 2))
+		t.Run("matmul/"+dt.String()+"/transposed.col", func(t *testing.T) {
+			if g := denseF64(call(t, "matmul", nil, tr, col)); !slices.Equal(g, []float64{4, 6}) {
+				t.Fatalf("got %v, want [4 6]", g)
+			}
+		})
+		t.Run("matmul/"+dt.String()+"/vec.transposed", func(t *testing.T) {
+			// [1, 10]·[[1,3],[2,4]] = [21, 43]
+			if g := denseF64(call(t, "matmul", nil, vec, tr)); !slices.Equal(g, []float64{21, 43}) {
+				t.Fatalf("got %v, want [21 43]", g)
+			}
+		})
+	}
+}
+
+func TestBLASLayout(t *testing.T) {
+	cases := []struct {
+		rows, cols, rs, cs int
+		trans              blas.Transpose
+		ld                 int
+		ok                 bool
+	}{
+		{3, 4, 4, 1, blas.NoTrans, 4, true},
+		{3, 4, 6, 1, blas.NoTrans, 6, true},
+		{3, 4, 1, 3, blas.Trans, 3, true},
+		{3, 4, 1, 5, blas.Trans, 5, true},
+		{1, 4, 0, 1, blas.NoTrans, 4, true},
+		{1, 4, 0, 3, blas.Trans, 3, true},
+		{3, 1, 2, 0, blas.NoTrans, 2, true},
+		{3, 4, 8, 2, 0, 0, false},
+		{3, 4, 0, 1, 0, 0, false},
+		{1, 4, 0, 0, 0, 0, false},
+		{3, 4, -4, 1, 0, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%dx%d/strides[%d,%d]", c.rows, c.cols, c.rs, c.cs), func(t *testing.T) {
+			tr, ld, ok := blasLayout(c.rows, c.cols, c.rs, c.cs)
+			if ok != c.ok || (ok && (tr != c.trans || ld != c.ld)) {
+				t.Fatalf("got %v %d %v, want %v %d %v", tr, ld, ok, c.trans, c.ld, c.ok)
+			}
+		})
+	}
+}
+
+// BenchmarkMatMul measures square products through dispatch, as a user's
+// call runs them, in GFLOP/s (2n³ flops each).
+func BenchmarkMatMul(b *testing.B) {
+	op := dispatch.Lookup("matmul")
+	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64} {
+		for _, n := range []int{64, 256} {
+			b.Run(fmt.Sprintf("%s/%d", dt, n), func(b *testing.B) {
+				x := dispatch.NewTensor(cpu0, dt, []int{n, n}, newBuffer(dt, n*n))
+				castInto(x, tensorOf(dispatch.Float64, randomF64(n*n), n, n))
+				b.ResetTimer()
+				for b.Loop() {
+					out, err := dispatch.Call(op, nil, x, x)
+					if err != nil {
+						b.Fatal(err)
+					}
+					out.Release()
+				}
+				b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

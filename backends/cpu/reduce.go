@@ -1,0 +1,429 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Reductions and cumsum. All of them are one loop family: the reduced dims
+// are moved innermost (a permuted view; copied to a contiguous tensor only
+// when they cannot be walked as one strided run), so that each output
+// element reduces one run of n elements at off, off+s, off+2s, ... A reducer
+// is a function of that run; the runs are spread over goroutines.
+
+// runFunc reduces the run d[off], d[off+s], ..., n elements.
+type runFunc[T, R any] func(d []T, off, n, s int) R
+
+// runs is a reduction laid out as a two-operand layout whose last dim is the
+// run: operand 0 is the output (stride 0 along the run), operand 1 the input.
+type runs struct {
+	l      layout
+	n, s   int
+	outLen int
+}
+
+// planRuns lays out the reduction of x over dims (sorted, distinct) into an
+// output of the kept sizes. A copy of x, when one was needed, is returned so
+// that the caller can release it.
+func planRuns(x *dispatch.Tensor, dims []int) (runs, *dispatch.Tensor) {
+	kShape, kStrides, rShape, rStrides := splitDims(x, dims)
+	n, s, ok := oneRun(rShape, rStrides)
+	var tmp *dispatch.Tensor
+	base := x.Offset
+	if !ok {
+		// The reduced dims do not form one strided run: copy the permuted
+		// view so that they are innermost and contiguous.
+		v := x.View(append(append([]int{}, kShape...), rShape...), append(append([]int{}, kStrides...), rStrides...), x.Offset)
+		tmp = dispatch.NewTensor(x.Device, x.DType, v.Shape, newBuffer(x.DType, v.Numel()))
+		castInto(tmp, v)
+		v.Release()
+		base = 0
+		kStrides = tmp.Strides[:len(kShape)]
+		n, s = dispatch.Numel(rShape), 1
+	}
+	outLen := dispatch.Numel(kShape)
+	l := layout{
+		shape:   append(append([]int{}, kShape...), n),
+		strides: [][]int{append(dispatch.ContiguousStrides(kShape), 0), append(append([]int{}, kStrides...), s)},
+		base:    []int{0, base},
+	}
+	return runs{l: l, n: n, s: s, outLen: outLen}, tmp
+}
+
+// splitDims separates x's kept dims from its reduced ones, each in order.
+func splitDims(x *dispatch.Tensor, dims []int) (kShape, kStrides, rShape, rStrides []int) {
+	reduced := make([]bool, x.Rank())
+	for _, d := range dims {
+		reduced[d] = true
+	}
+	for d, size := range x.Shape {
+		if reduced[d] {
+			rShape, rStrides = append(rShape, size), append(rStrides, x.Strides[d])
+		} else {
+			kShape, kStrides = append(kShape, size), append(kStrides, x.Strides[d])
+		}
+	}
+	return kShape, kStrides, rShape, rStrides
+}
+
+// oneRun merges the reduced dims into one strided run if their layout
+// allows: size-1 dims drop out, and a dim merges into the one before it when
+// that one's stride steps over it exactly.
+func oneRun(shape, strides []int) (n, s int, ok bool) {
+	n, s = 1, 1
+	var ms, mst []int
+	for i, size := range shape {
+		if size == 0 {
+			return 0, 1, true // nothing is read
+		}
+		n *= size
+		if size == 1 {
+			continue
+		}
+		if k := len(ms); k > 0 && mst[k-1] == strides[i]*size {
+			ms[k-1] *= size
+			mst[k-1] = strides[i]
+			continue
+		}
+		ms, mst = append(ms, size), append(mst, strides[i])
+	}
+	switch len(ms) {
+	case 0:
+		return n, 1, true
+	case 1:
+		return n, mst[0], true
+	}
+	return 0, 0, false // the caller copies
+}
+
+func oneRunOK(shape, strides []int) bool {
+	_, _, ok := oneRun(shape, strides)
+	return ok
+}
+
+func newBuffer(dt dispatch.DType, n int) *buffer {
+	switch dt {
+	case dispatch.Float32:
+		return &buffer{make([]float32, n)}
+	case dispatch.Float64:
+		return &buffer{make([]float64, n)}
+	case dispatch.Int32:
+		return &buffer{make([]int32, n)}
+	case dispatch.Int64:
+		return &buffer{make([]int64, n)}
+	}
+	return &buffer{make([]bool, n)}
+}
+
+// reduceInto writes f of each run of x over dims into out (contiguous, of
+// the kept sizes).
+func reduceInto[T, R any](out, x *dispatch.Tensor, dims []int, f runFunc[T, R]) {
+	r, tmp := planRuns(x, dims)
+	src := x
+	if tmp != nil {
+		src = tmp
+		defer tmp.Release()
+	}
+	o := elems[R](out)[out.Offset:]
+	if r.n == 0 {
+		v := f(nil, 0, 0, 1)
+		for i := range r.outLen {
+			o[i] = v
+		}
+		return
+	}
+	d := elems[T](src)
+	r.l.rows(func(offs []int, n int) { o[offs[0]] = f(d, offs[1], n, r.s) })
+}
+
+// sumColumns sums when the runs are strided but neighbouring outputs read
+// neighbouring inputs (the last kept dim has stride 1: a sum over dim 0 of
+// a row-major matrix). Walking each run on its own would then jump a row
+// per element, missing cache and TLB each time; instead a block of outputs
+// is summed together, row by row, in memory order. It reports false when
+// the layout is not of that kind.
+func sumColumns[T, A number](out, x *dispatch.Tensor, dims []int) bool {
+	if _, _, rShape, rStrides := splitDims(x, dims); !oneRunOK(rShape, rStrides) {
+		return false // the general path copies
+	}
+	r, _ := planRuns(x, dims)
+	k := len(r.l.shape) - 1 // kept dims
+	if k == 0 || r.n == 0 || r.s == 1 || r.l.strides[1][k-1] != 1 || r.l.shape[k-1] < 8 {
+		return false
+	}
+	const block = 256
+	cols := r.l.shape[k-1]
+	groups := r.outLen / cols
+	chunks := (cols + block - 1) / block
+	o, d := elems[T](out)[out.Offset:], elems[T](x)
+	parallel(groups*chunks, r.n*block, func(lo, hi int) {
+		var acc [block]A
+		for task := lo; task < hi; task++ {
+			g, c := task/chunks, task%chunks
+			base := r.l.base[1]
+			for dim, rem := k-2, g; dim >= 0; dim-- {
+				base += (rem % r.l.shape[dim]) * r.l.strides[1][dim]
+				rem /= r.l.shape[dim]
+			}
+			j0, j1 := c*block, min((c+1)*block, cols)
+			a := acc[:j1-j0]
+			clear(a)
+			for i := range r.n {
+				row := d[base+i*r.s+j0 : base+i*r.s+j1]
+				for j, v := range row {
+					a[j] += A(v)
+				}
+			}
+			dst := o[g*cols+j0 : g*cols+j1]
+			for j := range dst {
+				dst[j] = T(a[j])
+			}
+		}
+	})
+	return true
+}
+
+// sumRun is the sum, accumulated in A and rounded once to T.
+func sumRun[T, A number](d []T, off, n, s int) T { return T(accumulate[T, A](d, off, n, s)) }
+
+// accumulate adds in A (float64 for floats, int64 for ints) with four
+// accumulators, which breaks the add chain's latency and, for floats, slows
+// the error growth of one running sum.
+func accumulate[T, A number](d []T, off, n, s int) A {
+	var a0, a1, a2, a3 A
+	i := 0
+	if s == 1 {
+		v := d[off : off+n]
+		for ; i+4 <= n; i += 4 {
+			a0 += A(v[i])
+			a1 += A(v[i+1])
+			a2 += A(v[i+2])
+			a3 += A(v[i+3])
+		}
+		for ; i < n; i++ {
+			a0 += A(v[i])
+		}
+		return (a0 + a1) + (a2 + a3)
+	}
+	p := off
+	for ; i+4 <= n; i += 4 {
+		a0 += A(d[p])
+		a1 += A(d[p+s])
+		a2 += A(d[p+2*s])
+		a3 += A(d[p+3*s])
+		p += 4 * s
+	}
+	for ; i < n; i++ {
+		a0 += A(d[p])
+		p += s
+	}
+	return (a0 + a1) + (a2 + a3)
+}
+
+// prodRun multiplies in A; integer products wrap as PyTorch's do.
+func prodRun[T, A number](d []T, off, n, s int) T {
+	a := A(1)
+	for i := range n {
+		a *= A(d[off+i*s])
+	}
+	return T(a)
+}
+
+// extremeRun is max (more) or min (!more); a NaN anywhere is the result, as
+// in torch.amax.
+func extremeRun[T number](more bool) runFunc[T, T] {
+	return func(d []T, off, n, s int) T { return extreme(d, off, n, s, more) }
+}
+
+func extreme[T number](d []T, off, n, s int, more bool) T {
+	best := d[off]
+	for i := 1; i < n && best == best; i++ {
+		v := d[off+i*s]
+		if v != v || (more && v > best) || (!more && v < best) {
+			best = v
+		}
+	}
+	return best
+}
+
+// argRun is argmax (more) or argmin: the first index of the extreme, where
+// NaN counts as both the largest and the smallest value (the first NaN
+// wins), as in PyTorch.
+func argRun[T number](more bool) runFunc[T, int64] {
+	return func(d []T, off, n, s int) int64 {
+		best, bi := d[off], 0
+		for i := 1; i < n && best == best; i++ {
+			v := d[off+i*s]
+			if v != v || (more && v > best) || (!more && v < best) {
+				best, bi = v, i
+			}
+		}
+		return int64(bi)
+	}
+}
+
+// varRun is the two-pass variance in float64: the mean first, then the sum
+// of squared deviations, divided by n - correction (as torch.var; a divisor
+// of 0 gives nan or inf as there). With root it is the standard deviation.
+func varRun[T number](correction int, root bool) runFunc[T, T] {
+	return func(d []T, off, n, s int) T {
+		if n == 0 {
+			return T(math.NaN())
+		}
+		mean := accumulate[T, float64](d, off, n, s) / float64(n)
+		var a0, a1 float64
+		i := 0
+		for ; i+2 <= n; i += 2 {
+			e0, e1 := float64(d[off+i*s])-mean, float64(d[off+(i+1)*s])-mean
+			a0 += e0 * e0
+			a1 += e1 * e1
+		}
+		if i < n {
+			e := float64(d[off+i*s]) - mean
+			a0 += e * e
+		}
+		v := (a0 + a1) / float64(max(n-correction, 0))
+		if root {
+			v = math.Sqrt(v)
+		}
+		return T(v)
+	}
+}
+
+// lseRun is log Σ exp(x) shifted by the maximum so that no exp overflows;
+// an infinite maximum is the result itself (all -inf gives -inf, any +inf
+// gives +inf), as in torch.logsumexp, and an empty run gives -inf.
+func lseRun[T number](d []T, off, n, s int) T {
+	if n == 0 {
+		return T(math.Inf(-1))
+	}
+	m := float64(extreme(d, off, n, s, true))
+	if math.IsNaN(m) || math.IsInf(m, 0) {
+		return T(m)
+	}
+	var a0, a1 float64
+	i := 0
+	for ; i+2 <= n; i += 2 {
+		a0 += math.Exp(float64(d[off+i*s]) - m)
+		a1 += math.Exp(float64(d[off+(i+1)*s]) - m)
+	}
+	if i < n {
+		a0 += math.Exp(float64(d[off+i*s]) - m)
+	}
+	return T(m + math.Log(a0+a1))
+}
+
+// reducer gives the run function of a reduction that keeps x's dtype.
+func reducer[T, A number](name string, r dispatch.Reduce) runFunc[T, T] {
+	switch name {
+	case "sum":
+		return sumRun[T, A]
+	case "prod":
+		return prodRun[T, A]
+	case "max":
+		return extremeRun[T](true)
+	case "min":
+		return extremeRun[T](false)
+	case "var":
+		return varRun[T](r.Correction, false)
+	case "std":
+		return varRun[T](r.Correction, true)
+	case "logsumexp":
+		return lseRun[T]
+	}
+	return nil
+}
+
+func reduceTyped[T, A number](name string, out, x *dispatch.Tensor, dims []int, r dispatch.Reduce) {
+	switch name {
+	case "argmax", "argmin":
+		reduceInto(out, x, dims, argRun[T](name == "argmax"))
+	case "sum":
+		if !sumColumns[T, A](out, x, dims) {
+			reduceInto(out, x, dims, sumRun[T, A])
+		}
+	default:
+		reduceInto(out, x, dims, reducer[T, A](name, r))
+	}
+}
+
+func init() {
+	for _, op := range dispatch.ReduceOps {
+		name := op.Name
+		register(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+			x := in[0]
+			r, _ := attrs.(dispatch.Reduce)
+			dims, _, err := dispatch.ReduceShape(x, r)
+			if err != nil {
+				return err
+			}
+			switch x.DType {
+			case dispatch.Float32:
+				reduceTyped[float32, float64](name, out, x, dims, r)
+			case dispatch.Float64:
+				reduceTyped[float64, float64](name, out, x, dims, r)
+			case dispatch.Int32:
+				reduceTyped[int32, int64](name, out, x, dims, r)
+			case dispatch.Int64:
+				reduceTyped[int64, int64](name, out, x, dims, r)
+			default:
+				return dispatch.Unsupported(out.Device, name, x.DType)
+			}
+			return nil
+		})
+	}
+	register("cumsum", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		x := in[0]
+		sc, _ := attrs.(dispatch.Scan)
+		dim, err := dispatch.NormDim(sc.Dim, x.Rank(), "dim")
+		if err != nil {
+			return err
+		}
+		switch x.DType {
+		case dispatch.Float32:
+			cumsum[float32, float64](out, x, dim)
+		case dispatch.Float64:
+			cumsum[float64, float64](out, x, dim)
+		case dispatch.Int32:
+			cumsum[int32, int64](out, x, dim)
+		case dispatch.Int64:
+			cumsum[int64, int64](out, x, dim)
+		default:
+			return dispatch.Unsupported(out.Device, "cumsum", x.DType)
+		}
+		return nil
+	})
+}
+
+// cumsum writes the running sums of x along dim into out, accumulating in A
+// (float64 for floats, as PyTorch's cpu kernel does) and rounding each.
+func cumsum[T, A number](out, x *dispatch.Tensor, dim int) {
+	if x.Rank() == 0 {
+		elems[T](out)[out.Offset] = elems[T](x)[x.Offset]
+		return
+	}
+	var shape, so, sx []int
+	for d := range x.Shape {
+		if d != dim {
+			shape, so, sx = append(shape, x.Shape[d]), append(so, out.Strides[d]), append(sx, x.Strides[d])
+		}
+	}
+	l := layout{
+		shape:   append(shape, x.Shape[dim]),
+		strides: [][]int{append(so, out.Strides[dim]), append(sx, x.Strides[dim])},
+		base:    []int{out.Offset, x.Offset},
+	}
+	o, d := elems[T](out), elems[T](x)
+	oStep, xStep := out.Strides[dim], x.Strides[dim]
+	l.rows(func(offs []int, n int) {
+		var a A
+		po, px := offs[0], offs[1]
+		for range n {
+			a += A(d[px])
+			o[po] = T(a)
+			po += oStep
+			px += xStep
+		}
+	})
+}

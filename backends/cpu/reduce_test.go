@@ -1,0 +1,248 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Internal tests: non-contiguous inputs, built by hand as views, since
+// layout ops live elsewhere. Each reduction of a view must equal the same
+// reduction of the view's contiguous copy (whose values the root package's
+// tests check against PyTorch), and a few are checked by hand.
+
+var cpu0 = dispatch.Device{Kind: dispatch.KindCPU}
+
+// tensorOf makes a contiguous tensor holding data.
+func tensorOf[T any](dt dispatch.DType, data []T, shape ...int) *dispatch.Tensor {
+	return dispatch.NewTensor(cpu0, dt, shape, &buffer{data})
+}
+
+// randomF64 is n values in [-1, 1), with a few exact ties.
+func randomF64(n int) []float64 {
+	r := rand.New(rand.NewPCG(7, 9))
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = math.Round((r.Float64()*2-1)*64) / 64
+	}
+	return out
+}
+
+// denseF64 reads any tensor in row-major order as float64s.
+func denseF64(t *dispatch.Tensor) []float64 {
+	c := dispatch.NewTensor(cpu0, dispatch.Float64, slices.Clone(t.Shape), &buffer{make([]float64, t.Numel())})
+	castInto(c, t)
+	return elems[float64](c)
+}
+
+func call(t *testing.T, name string, attrs any, in ...*dispatch.Tensor) *dispatch.Tensor {
+	t.Helper()
+	out, err := dispatch.Call(dispatch.Lookup(name), attrs, in...)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return out
+}
+
+// views are non-contiguous layouts over one 48-element storage.
+func views(base *dispatch.Tensor) map[string]*dispatch.Tensor {
+	return map[string]*dispatch.Tensor{
+		"transposed[8,6]":      base.View([]int{8, 6}, []int{1, 8}, 0),
+		"permuted[4,2,6]":      base.View([]int{4, 2, 6}, []int{6, 24, 1}, 0),
+		"permuted[3,4,4]":      base.View([]int{3, 4, 4}, []int{1, 12, 3}, 0),
+		"strided[3,5]+offset":  base.View([]int{3, 5}, []int{16, 3}, 1),
+		"flipped[2,6]":         base.View([]int{2, 6}, []int{-24, -1}, 47),
+		"expanded[4,3,2]":      base.View([]int{4, 3, 2}, []int{0, 2, 1}, 5),
+		"transposed-3d[2,4,6]": base.View([]int{2, 4, 6}, []int{24, 1, 4}, 0),
+	}
+}
+
+func TestReduceNonContiguous(t *testing.T) {
+	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64, dispatch.Int32, dispatch.Int64} {
+		data := randomF64(48)
+		if dt.IsInt() {
+			for i := range data {
+				data[i] = math.Round(data[i] * 8)
+			}
+		}
+		src := tensorOf(dispatch.Float64, data, 48)
+		base := dispatch.NewTensor(cpu0, dt, []int{48}, newBuffer(dt, 48))
+		castInto(base, src)
+		for vname, v := range views(base) {
+			dense := dispatch.NewTensor(cpu0, dt, slices.Clone(v.Shape), newBuffer(dt, v.Numel()))
+			castInto(dense, v)
+			ops := []string{"mean"}
+			for _, r := range dispatch.ReduceOps {
+				ops = append(ops, r.Name)
+			}
+			for _, op := range ops {
+				if !dt.IsFloat() && (op == "mean" || op == "var" || op == "std" || op == "logsumexp") {
+					continue
+				}
+				dimSets := [][]int{nil, {0}, {1}, {-1}, {0, 1}}
+				if v.Rank() == 3 {
+					dimSets = append(dimSets, []int{0, 2}, []int{2, 0, 1})
+				}
+				for _, dims := range dimSets {
+					if (op == "argmax" || op == "argmin") && len(dims) > 1 {
+						continue
+					}
+					for _, keep := range []bool{false, true} {
+						name := fmt.Sprintf("%s/%s/%s/dims%v", op, dt, vname, dims)
+						if keep {
+							name += "/keepdim"
+						}
+						t.Run(name, func(t *testing.T) {
+							attrs := dispatch.Reduce{Dims: dims, KeepDim: keep, Correction: 1}
+							got, want := call(t, op, attrs, v), call(t, op, attrs, dense)
+							if !slices.Equal(got.Shape, want.Shape) {
+								t.Fatalf("shape %v, want %v", got.Shape, want.Shape)
+							}
+							g, w := denseF64(got), denseF64(want)
+							for i := range w {
+								if math.Abs(g[i]-w[i]) > 1e-6*math.Max(1, math.Abs(w[i])) {
+									t.Fatalf("element %d = %v, want %v", i, g[i], w[i])
+								}
+							}
+						})
+					}
+				}
+			}
+			for d := range v.Rank() {
+				t.Run(fmt.Sprintf("cumsum/%s/%s/dim%d", dt, vname, d), func(t *testing.T) {
+					g := denseF64(call(t, "cumsum", dispatch.Scan{Dim: d}, v))
+					w := denseF64(call(t, "cumsum", dispatch.Scan{Dim: d}, dense))
+					for i := range w {
+						if math.Abs(g[i]-w[i]) > 1e-6*math.Max(1, math.Abs(w[i])) {
+							t.Fatalf("element %d = %v, want %v", i, g[i], w[i])
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestReduceViewsByHand checks a transposed and a flipped view against
+// values worked out by hand.
+func TestReduceViewsByHand(t *testing.T) {
+	// base is [[1, 2, 3], [4, 5, 6]]; its transpose is [[1, 4], [2, 5], [3, 6]].
+	base := tensorOf(dispatch.Float32, []float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	tr := base.View([]int{3, 2}, []int{1, 3}, 0)
+	flip := base.View([]int{6}, []int{-1}, 5) // [6, 5, 4, 3, 2, 1]
+	cases := []struct {
+		name  string
+		got   *dispatch.Tensor
+		shape []int
+		want  []float64
+	}{
+		{"sum/transposed/dims[1]", call(t, "sum", dispatch.Reduce{Dims: []int{1}}, tr), []int{3}, []float64{5, 7, 9}},
+		{"sum/transposed/dims[0]/keepdim", call(t, "sum", dispatch.Reduce{Dims: []int{0}, KeepDim: true}, tr), []int{1, 2}, []float64{6, 15}},
+		{"max/transposed/dims[0]", call(t, "max", dispatch.Reduce{Dims: []int{0}}, tr), []int{2}, []float64{3, 6}},
+		{"argmax/transposed/flat", call(t, "argmax", dispatch.Reduce{}, tr), []int{}, []float64{5}}, // 6 is last in [1,4,2,5,3,6]
+		{"argmin/flipped", call(t, "argmin", dispatch.Reduce{}, flip), []int{}, []float64{5}},
+		{"prod/transposed/dims[1]", call(t, "prod", dispatch.Reduce{Dims: []int{1}}, tr), []int{3}, []float64{4, 10, 18}},
+		{"cumsum/transposed/dim0", call(t, "cumsum", dispatch.Scan{Dim: 0}, tr), []int{3, 2}, []float64{1, 4, 3, 9, 6, 15}},
+		{"cumsum/flipped", call(t, "cumsum", dispatch.Scan{Dim: 0}, flip), []int{6}, []float64{6, 11, 15, 18, 20, 21}},
+		{"var/transposed/dims[0]", call(t, "var", dispatch.Reduce{Dims: []int{0}, Correction: 1}, tr), []int{2}, []float64{1, 1}},
+		{"mean/transposed/dims[1]", call(t, "mean", dispatch.Reduce{Dims: []int{1}}, tr), []int{3}, []float64{2.5, 3.5, 4.5}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if !slices.Equal(c.got.Shape, c.shape) {
+				t.Fatalf("shape %v, want %v", c.got.Shape, c.shape)
+			}
+			if g := denseF64(c.got); !slices.Equal(g, c.want) {
+				t.Fatalf("got %v, want %v", g, c.want)
+			}
+		})
+	}
+}
+
+// TestReduceLarge runs reductions big enough to be split over goroutines,
+// over the inner dim (contiguous runs) and the outer one (strided runs),
+// against naive loops.
+func TestReduceLarge(t *testing.T) {
+	const rows, cols = 300, 257
+	data := randomF64(rows * cols)
+	x := tensorOf(dispatch.Float64, data, rows, cols)
+	rowSum, colSum := make([]float64, rows), make([]float64, cols)
+	colArg, colMax := make([]float64, cols), make([]float64, cols)
+	for j := range colMax {
+		colMax[j] = math.Inf(-1)
+	}
+	for i := range rows {
+		for j := range cols {
+			v := data[i*cols+j]
+			rowSum[i] += v
+			colSum[j] += v
+			if v > colMax[j] {
+				colMax[j], colArg[j] = v, float64(i)
+			}
+		}
+	}
+	// The same data as [20, 15, 257], summed over the middle dim.
+	x3 := tensorOf(dispatch.Float64, data, 20, 15, cols)
+	midSum := make([]float64, 20*cols)
+	for g := range 20 {
+		for i := range 15 {
+			for j := range cols {
+				midSum[g*cols+j] += data[(g*15+i)*cols+j]
+			}
+		}
+	}
+	cases := []struct {
+		name string
+		got  *dispatch.Tensor
+		want []float64
+	}{
+		{"sum/dims[1]", call(t, "sum", dispatch.Reduce{Dims: []int{1}}, x), rowSum},
+		{"sum/3d/dims[1]", call(t, "sum", dispatch.Reduce{Dims: []int{1}}, x3), midSum},
+		{"mean/3d/dims[-2]", call(t, "mean", dispatch.Reduce{Dims: []int{-2}}, x3), scaled(midSum, 1.0/15)},
+		{"sum/dims[0]", call(t, "sum", dispatch.Reduce{Dims: []int{0}}, x), colSum},
+		{"argmax/dims[0]", call(t, "argmax", dispatch.Reduce{Dims: []int{0}}, x), colArg},
+		{"max/dims[0]", call(t, "max", dispatch.Reduce{Dims: []int{0}}, x), colMax},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := denseF64(c.got)
+			for i := range c.want {
+				if math.Abs(g[i]-c.want[i]) > 1e-9 {
+					t.Fatalf("element %d = %v, want %v", i, g[i], c.want[i])
+				}
+			}
+		})
+	}
+}
+
+func scaled(v []float64, f float64) []float64 {
+	out := make([]float64, len(v))
+	for i := range v {
+		out[i] = v[i] * f
+	}
+	return out
+}
+
+// BenchmarkSum compares a sum over contiguous runs (dims[1]) with one over
+// strided runs (dims[0]), which takes the blocked column path.
+func BenchmarkSum(b *testing.B) {
+	const n = 2048
+	x := tensorOf(dispatch.Float32, make([]float32, n*n), n, n)
+	op := dispatch.Lookup("sum")
+	for _, dim := range []int{0, 1} {
+		b.Run(fmt.Sprintf("f32/%dx%d/dims[%d]", n, n, dim), func(b *testing.B) {
+			for b.Loop() {
+				out, err := dispatch.Call(op, dispatch.Reduce{Dims: []int{dim}}, x)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out.Release()
+			}
+			b.ReportMetric(float64(4*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+		})
+	}
+}

@@ -1,0 +1,133 @@
+package lathe
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// matmulData fills a shape with small integers ((3i mod 7) - 3), exact in
+// every dtype, so one table of torch.matmul results serves all four.
+func matmulData(shape []int) []float64 {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = float64((i*3)%7 - 3)
+	}
+	return out
+}
+
+func TestMatMul(t *testing.T) {
+	// Results from torch.matmul on matmulData operands.
+	cases := []struct {
+		name      string
+		a, b, out []int
+		want      []float64
+	}{
+		{"dot", []int{3}, []int{3}, []int{}, []float64{18}},
+		{"mat/2x3.3x2", []int{2, 3}, []int{3, 2}, []int{2, 2}, []float64{15, -6, 5, 2}},
+		{"vecmat/3.3x2", []int{3}, []int{3, 2}, []int{2}, []float64{15, -6}},
+		{"matvec/2x3.3", []int{2, 3}, []int{3}, []int{2}, []float64{18, -3}},
+		{"vec-batched/3.2x3x2", []int{3}, []int{2, 3, 2}, []int{2, 2}, []float64{15, -6, -6, 15}},
+		{"batched-vec/2x2x3.3", []int{2, 2, 3}, []int{3}, []int{2, 2}, []float64{18, -3, -3, -3}},
+		{"batched/2x2x3.2x3x2", []int{2, 2, 3}, []int{2, 3, 2}, []int{2, 2, 2}, []float64{15, -6, 5, 2, 1, -12, 1, -8}},
+		{"bcast/2x1x2x3.3x3x2", []int{2, 1, 2, 3}, []int{3, 3, 2}, []int{2, 3, 2, 2}, []float64{15, -6, 5, 2, -6, 15, 1, 5, 15, -6, -10, 1, -12, 3, -8, -3, 1, -12, 1, -8, 7, 1, 3, 1}},
+		{"bcast/2x2x3.3x4", []int{2, 2, 3}, []int{3, 4}, []int{2, 2, 4}, []float64{9, 9, -12, 9, 7, -10, 1, -9, -9, 6, 0, 8, -11, 8, 6, 4}},
+		{"bcast/2x3.4x3x2", []int{2, 3}, []int{4, 3, 2}, []int{4, 2, 2}, []float64{15, -6, 5, 2, -6, 15, 1, 5, 15, -6, -10, 1, -6, 15, 0, -10}},
+		{"bcast/1x2x3.2x1x3x1", []int{1, 2, 3}, []int{2, 1, 3, 1}, []int{2, 1, 2, 1}, []float64{18, -3, -3, 9}},
+		{"outer/3x1.1x4", []int{3, 1}, []int{1, 4}, []int{3, 4}, []float64{9, 0, -9, 3, 0, 0, 0, 0, -9, 0, 9, -3}},
+		{"empty/0x3.3x2", []int{0, 3}, []int{3, 2}, []int{0, 2}, []float64{}},
+		{"empty-k/2x0.0x3", []int{2, 0}, []int{0, 3}, []int{2, 3}, []float64{0, 0, 0, 0, 0, 0}},
+		{"empty-batch/0x2x3.3x2", []int{0, 2, 3}, []int{3, 2}, []int{0, 2, 2}, []float64{}},
+	}
+	for _, dt := range []DType{Float32, Float64, Int32, Int64} {
+		for _, c := range cases {
+			t.Run("matmul/"+dt.String()+"/"+c.name, func(t *testing.T) {
+				a := FromSlice(CPU, matmulData(c.a), c.a...).Cast(dt)
+				b := FromSlice(CPU, matmulData(c.b), c.b...).Cast(dt)
+				got := a.MatMul(b)
+				checkValues(t, got, c.out, c.want, 0)
+				if got.DType() != dt {
+					t.Errorf("dtype %v, want %v", got.DType(), dt)
+				}
+			})
+		}
+	}
+}
+
+// TestMatMulLarge checks products big enough for gonum's blocked and
+// parallel paths against a naive float64 loop.
+func TestMatMulLarge(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, s := range []struct{ batch, n, k, m int }{{1, 70, 50, 65}, {3, 17, 129, 33}, {1, 1, 300, 1}} {
+		a := make([]float64, s.batch*s.n*s.k)
+		b := make([]float64, s.batch*s.k*s.m)
+		for i := range a {
+			a[i] = r.Float64()*2 - 1
+		}
+		for i := range b {
+			b[i] = r.Float64()*2 - 1
+		}
+		want := make([]float64, s.batch*s.n*s.m)
+		for bi := range s.batch {
+			for i := range s.n {
+				for j := range s.m {
+					var acc float64
+					for p := range s.k {
+						acc += a[bi*s.n*s.k+i*s.k+p] * b[bi*s.k*s.m+p*s.m+j]
+					}
+					want[bi*s.n*s.m+i*s.m+j] = acc
+				}
+			}
+		}
+		for _, dt := range []struct {
+			d   DType
+			tol float64
+		}{{Float32, 1e-5}, {Float64, 1e-12}} {
+			name := "matmul/" + dt.d.String() + "/" + fmt.Sprintf("%dx%dx%dx%d", s.batch, s.n, s.k, s.m)
+			t.Run(name, func(t *testing.T) {
+				x := FromSlice(CPU, a, s.batch, s.n, s.k).Cast(dt.d)
+				y := FromSlice(CPU, b, s.batch, s.k, s.m).Cast(dt.d)
+				checkValues(t, x.MatMul(y), []int{s.batch, s.n, s.m}, want, dt.tol)
+			})
+		}
+	}
+}
+
+func TestMatMulErrors(t *testing.T) {
+	f := func(shape ...int) *Tensor { return Zeros(CPU, Float32, shape...) }
+	cases := []struct {
+		name     string
+		got      *Tensor
+		kind     error
+		contains []string
+	}{
+		{"inner/2x3.2x3", f(2, 3).MatMul(f(2, 3)), ErrShape, []string{`"rhs"`, "[2, 3]", "dim 0 of rhs (2) must match dim 1 of lhs (3)"}},
+		{"inner/vec/3.4", f(3).MatMul(f(4)), ErrShape, []string{"[3]", "[4]", "dim 0 of rhs (4) must match dim 0 of lhs (3)"}},
+		{"inner/batched/2x2x3.2x4x2", f(2, 2, 3).MatMul(f(2, 4, 2)), ErrShape, []string{"dim 1 of rhs (4) must match dim 2 of lhs (3)"}},
+		{"batch/2x2x3.3x3x2", f(2, 2, 3).MatMul(f(3, 3, 2)), ErrShape, []string{"[2, 2, 3]", "[3, 3, 2]", "batch dims [3]", "[2]", "equal or 1"}},
+		{"0d/lhs", Scalar(CPU, float32(1)).MatMul(f(3)), ErrShape, []string{`"lhs"`, "0-d"}},
+		{"0d/rhs", f(3).MatMul(Scalar(CPU, float32(1))), ErrShape, []string{`"rhs"`, "0-d"}},
+		{"dtype/f32.f64", f(2, 2).MatMul(Zeros(CPU, Float64, 2, 2)), ErrDType, []string{`"rhs"`, "float64", "Cast"}},
+		{"dtype/bool", f(2, 2).GtScalar(0).MatMul(f(2, 2).GtScalar(0)), ErrDType, []string{"bool"}},
+		{"sticky", f(2, 3).MatMul(f(2, 3)).MatMul(f(3)), ErrShape, nil},
+	}
+	for _, c := range cases {
+		t.Run("matmul/"+c.name, func(t *testing.T) {
+			err := c.got.Err()
+			if !errors.Is(err, c.kind) {
+				t.Fatalf("error %v, want kind %v", err, c.kind)
+			}
+			for _, s := range c.contains {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q does not say %q", err, s)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,344 @@
+package lathe
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"testing"
+)
+
+// Reference values below come from PyTorch 1.13 (torch.sum, mean, prod,
+// amax, amin, var, std, logsumexp, argmax, argmin, cumsum) on the same data.
+
+// reduceData is a 2x3x4 tensor's elements: distinct halves and integers,
+// with signs mixed, so that every dim set gives distinct results.
+var reduceData = []float64{-5.0, 2.5, -1.0, 5.0, 1.5, -2.0, 4.0, 0.5, -3.0, 3.0, -0.5, -4.0,
+	2.0, -1.5, 6.0, 1.0, -2.5, 5.0, 0.0, -3.5, 4.0, -1.0, -4.5, 3.0}
+
+// reduceInts is the integer data; it repeats values, so that argmax and
+// argmin meet ties (the first index wins).
+var reduceInts = []int64{-5, 2, -2, 5, 1, -3, 4, 0, -4, 3, -1, -5, 2, -2, 5, 1, -3, 4, 0, -4, 3, -1, -5, 2}
+
+type reduceCase struct {
+	name  string
+	f     func(x *Tensor) *Tensor
+	shape []int
+	want  []float64
+}
+
+var (
+	nan_ = math.NaN()
+	inf_ = math.Inf(1)
+)
+
+var floatReduceCases = map[string][]reduceCase{
+	"f32": {
+		{"sum/all", func(x *Tensor) *Tensor { return x.Sum() }, []int{}, []float64{9.0}},
+		{"sum/dims[0]", func(x *Tensor) *Tensor { return x.Sum(0) }, []int{3, 4}, []float64{-3.0, 1.0, 5.0, 6.0, -1.0, 3.0, 4.0, -3.0, 1.0, 2.0, -5.0, -1.0}},
+		{"sum/dims[1]", func(x *Tensor) *Tensor { return x.Sum(1) }, []int{2, 4}, []float64{-6.5, 3.5, 2.5, 1.5, 3.5, 2.5, 1.5, 0.5}},
+		{"sum/dims[-1]", func(x *Tensor) *Tensor { return x.Sum(-1) }, []int{2, 3}, []float64{1.5, 4.0, -4.5, 7.5, -1.0, 1.5}},
+		{"sum/dims[0,2]", func(x *Tensor) *Tensor { return x.Sum(0, 2) }, []int{3}, []float64{9.0, 3.0, -3.0}},
+		{"sum/dims[2,0]", func(x *Tensor) *Tensor { return x.Sum(2, 0) }, []int{3}, []float64{9.0, 3.0, -3.0}},
+		{"sum/dims[1]/keepdim", func(x *Tensor) *Tensor { return x.SumKeepDim(1) }, []int{2, 1, 4}, []float64{-6.5, 3.5, 2.5, 1.5, 3.5, 2.5, 1.5, 0.5}},
+		{"sum/dims[0,2]/keepdim", func(x *Tensor) *Tensor { return x.SumKeepDim(0, 2) }, []int{1, 3, 1}, []float64{9.0, 3.0, -3.0}},
+		{"sum/all/keepdim", func(x *Tensor) *Tensor { return x.SumKeepDim() }, []int{1, 1, 1}, []float64{9.0}},
+		{"mean/all", func(x *Tensor) *Tensor { return x.Mean() }, []int{}, []float64{0.375}},
+		{"mean/dims[1]", func(x *Tensor) *Tensor { return x.Mean(1) }, []int{2, 4}, []float64{-2.1666667461395264, 1.1666666269302368, 0.8333333134651184, 0.5, 1.1666666269302368, 0.8333333134651184, 0.5, 0.1666666716337204}},
+		{"mean/dims[0,2]/keepdim", func(x *Tensor) *Tensor { return x.MeanKeepDim(0, -1) }, []int{1, 3, 1}, []float64{1.125, 0.375, -0.375}},
+		{"prod/dims[2]", func(x *Tensor) *Tensor { return x.Prod(2) }, []int{2, 3}, []float64{62.5, -6.0, -18.0, -18.0, 0.0, 54.0}},
+		{"prod/dims[0]/keepdim", func(x *Tensor) *Tensor { return x.ProdKeepDim(0) }, []int{1, 3, 4}, []float64{-10.0, -3.75, -6.0, 5.0, -3.75, -10.0, 0.0, -1.75, -12.0, -3.0, 2.25, -12.0}},
+		{"max/all", func(x *Tensor) *Tensor { return x.Max() }, []int{}, []float64{6.0}},
+		{"max/dims[1]", func(x *Tensor) *Tensor { return x.Max(1) }, []int{2, 4}, []float64{1.5, 3.0, 4.0, 5.0, 4.0, 5.0, 6.0, 3.0}},
+		{"max/dims[-1]/keepdim", func(x *Tensor) *Tensor { return x.MaxKeepDim(-1) }, []int{2, 3, 1}, []float64{5.0, 4.0, 3.0, 6.0, 5.0, 4.0}},
+		{"max/dims[0,1]", func(x *Tensor) *Tensor { return x.Max(0, 1) }, []int{4}, []float64{4.0, 5.0, 6.0, 5.0}},
+		{"min/all", func(x *Tensor) *Tensor { return x.Min() }, []int{}, []float64{-5.0}},
+		{"min/dims[0]", func(x *Tensor) *Tensor { return x.Min(0) }, []int{3, 4}, []float64{-5.0, -1.5, -1.0, 1.0, -2.5, -2.0, 0.0, -3.5, -3.0, -1.0, -4.5, -4.0}},
+		{"min/dims[1,2]/keepdim", func(x *Tensor) *Tensor { return x.MinKeepDim(1, 2) }, []int{2, 1, 1}, []float64{-5.0, -4.5}},
+		{"var/unbiased/dims[2]", func(x *Tensor) *Tensor { return x.Var(true, 2) }, []int{2, 3}, []float64{18.89583396911621, 6.166666507720947, 9.729166984558105, 9.729166984558105, 14.416666984558105, 15.229166984558105}},
+		{"var/biased/dims[0,1]", func(x *Tensor) *Tensor { return x.Var(false, 0, 1) }, []int{4}, []float64{10.166666984558105, 6.916666507720947, 11.80555534362793, 10.472222328186035}},
+		{"var/unbiased/all", func(x *Tensor) *Tensor { return x.Var(true) }, []int{}, []float64{10.592391014099121}},
+		{"var/biased/dims[1]/keepdim", func(x *Tensor) *Tensor { return x.VarKeepDim(false, 1) }, []int{2, 1, 4}, []float64{7.388888835906982, 5.05555534362793, 5.05555534362793, 13.5, 7.388888835906982, 8.722222328186035, 18.5, 7.388888835906982}},
+		{"std/unbiased/all", func(x *Tensor) *Tensor { return x.Std(true) }, []int{}, []float64{3.2545955181121826}},
+		{"std/biased/dims[-1]", func(x *Tensor) *Tensor { return x.Std(false, -1) }, []int{2, 3}, []float64{3.764554977416992, 2.1505813598632812, 2.701272964477539, 2.701272964477539, 3.288236618041992, 3.379626512527466}},
+		{"std/unbiased/dims[1]/keepdim", func(x *Tensor) *Tensor { return x.StdKeepDim(true, 1) }, []int{2, 1, 4}, []float64{3.3291640281677246, 2.7537853717803955, 2.7537853717803955, 4.5, 3.3291640281677246, 3.617089033126831, 5.267827033996582, 3.3291640281677246}},
+		{"logsumexp/all", func(x *Tensor) *Tensor { return x.LogSumExp() }, []int{}, []float64{6.780991554260254}},
+		{"logsumexp/dims[2]", func(x *Tensor) *Tensor { return x.LogSumExp(2) }, []int{2, 3}, []float64{5.081219673156738, 4.108640193939209, 3.033036231994629, 6.025284290313721, 5.007466793060303, 4.318323612213135}},
+		{"logsumexp/dims[0]/keepdim", func(x *Tensor) *Tensor { return x.LogSumExpKeepDim(0) }, []int{1, 3, 4}, []float64{2.0009114742279053, 2.5181498527526855, 6.000911235809326, 5.0181498527526855, 1.518149971961975, 5.000911235809326, 4.0181498527526855, 0.5181499719619751, 4.000911235809326, 3.0181498527526855, -0.4818500280380249, 3.0009114742279053}},
+		{"argmax/flat", func(x *Tensor) *Tensor { return x.ArgMax() }, []int{}, []float64{14.0}},
+		{"argmax/dims[1]", func(x *Tensor) *Tensor { return x.ArgMax(1) }, []int{2, 4}, []float64{1.0, 2.0, 1.0, 0.0, 2.0, 1.0, 0.0, 2.0}},
+		{"argmax/dims[2]/keepdim", func(x *Tensor) *Tensor { return x.ArgMaxKeepDim(2) }, []int{2, 3, 1}, []float64{3.0, 2.0, 1.0, 2.0, 1.0, 0.0}},
+		{"argmin/flat", func(x *Tensor) *Tensor { return x.ArgMin() }, []int{}, []float64{0.0}},
+		{"argmin/dims[0]", func(x *Tensor) *Tensor { return x.ArgMin(0) }, []int{3, 4}, []float64{0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0}},
+		{"argmin/dims[-1]/keepdim", func(x *Tensor) *Tensor { return x.ArgMinKeepDim(-1) }, []int{2, 3, 1}, []float64{0.0, 1.0, 3.0, 1.0, 3.0, 2.0}},
+		{"cumsum/dim0", func(x *Tensor) *Tensor { return x.CumSum(0) }, []int{2, 3, 4}, []float64{-5.0, 2.5, -1.0, 5.0, 1.5, -2.0, 4.0, 0.5, -3.0, 3.0, -0.5, -4.0, -3.0, 1.0, 5.0, 6.0, -1.0, 3.0, 4.0, -3.0, 1.0, 2.0, -5.0, -1.0}},
+		{"cumsum/dim1", func(x *Tensor) *Tensor { return x.CumSum(1) }, []int{2, 3, 4}, []float64{-5.0, 2.5, -1.0, 5.0, -3.5, 0.5, 3.0, 5.5, -6.5, 3.5, 2.5, 1.5, 2.0, -1.5, 6.0, 1.0, -0.5, 3.5, 6.0, -2.5, 3.5, 2.5, 1.5, 0.5}},
+		{"cumsum/dim-1", func(x *Tensor) *Tensor { return x.CumSum(-1) }, []int{2, 3, 4}, []float64{-5.0, -2.5, -3.5, 1.5, 1.5, -0.5, 3.5, 4.0, -3.0, 0.0, -0.5, -4.5, 2.0, 0.5, 6.5, 7.5, -2.5, 2.5, 2.5, -1.0, 4.0, 3.0, -1.5, 1.5}},
+	},
+	"f64": {
+		{"sum/all", func(x *Tensor) *Tensor { return x.Sum() }, []int{}, []float64{9.0}},
+		{"sum/dims[0]", func(x *Tensor) *Tensor { return x.Sum(0) }, []int{3, 4}, []float64{-3.0, 1.0, 5.0, 6.0, -1.0, 3.0, 4.0, -3.0, 1.0, 2.0, -5.0, -1.0}},
+		{"sum/dims[1]", func(x *Tensor) *Tensor { return x.Sum(1) }, []int{2, 4}, []float64{-6.5, 3.5, 2.5, 1.5, 3.5, 2.5, 1.5, 0.5}},
+		{"sum/dims[-1]", func(x *Tensor) *Tensor { return x.Sum(-1) }, []int{2, 3}, []float64{1.5, 4.0, -4.5, 7.5, -1.0, 1.5}},
+		{"sum/dims[0,2]", func(x *Tensor) *Tensor { return x.Sum(0, 2) }, []int{3}, []float64{9.0, 3.0, -3.0}},
+		{"sum/dims[2,0]", func(x *Tensor) *Tensor { return x.Sum(2, 0) }, []int{3}, []float64{9.0, 3.0, -3.0}},
+		{"sum/dims[1]/keepdim", func(x *Tensor) *Tensor { return x.SumKeepDim(1) }, []int{2, 1, 4}, []float64{-6.5, 3.5, 2.5, 1.5, 3.5, 2.5, 1.5, 0.5}},
+		{"sum/dims[0,2]/keepdim", func(x *Tensor) *Tensor { return x.SumKeepDim(0, 2) }, []int{1, 3, 1}, []float64{9.0, 3.0, -3.0}},
+		{"sum/all/keepdim", func(x *Tensor) *Tensor { return x.SumKeepDim() }, []int{1, 1, 1}, []float64{9.0}},
+		{"mean/all", func(x *Tensor) *Tensor { return x.Mean() }, []int{}, []float64{0.375}},
+		{"mean/dims[1]", func(x *Tensor) *Tensor { return x.Mean(1) }, []int{2, 4}, []float64{-2.1666666666666665, 1.1666666666666667, 0.8333333333333334, 0.5, 1.1666666666666667, 0.8333333333333334, 0.5, 0.16666666666666666}},
+		{"mean/dims[0,2]/keepdim", func(x *Tensor) *Tensor { return x.MeanKeepDim(0, -1) }, []int{1, 3, 1}, []float64{1.125, 0.375, -0.375}},
+		{"prod/dims[2]", func(x *Tensor) *Tensor { return x.Prod(2) }, []int{2, 3}, []float64{62.5, -6.0, -18.0, -18.0, 0.0, 54.0}},
+		{"prod/dims[0]/keepdim", func(x *Tensor) *Tensor { return x.ProdKeepDim(0) }, []int{1, 3, 4}, []float64{-10.0, -3.75, -6.0, 5.0, -3.75, -10.0, 0.0, -1.75, -12.0, -3.0, 2.25, -12.0}},
+		{"max/all", func(x *Tensor) *Tensor { return x.Max() }, []int{}, []float64{6.0}},
+		{"max/dims[1]", func(x *Tensor) *Tensor { return x.Max(1) }, []int{2, 4}, []float64{1.5, 3.0, 4.0, 5.0, 4.0, 5.0, 6.0, 3.0}},
+		{"max/dims[-1]/keepdim", func(x *Tensor) *Tensor { return x.MaxKeepDim(-1) }, []int{2, 3, 1}, []float64{5.0, 4.0, 3.0, 6.0, 5.0, 4.0}},
+		{"max/dims[0,1]", func(x *Tensor) *Tensor { return x.Max(0, 1) }, []int{4}, []float64{4.0, 5.0, 6.0, 5.0}},
+		{"min/all", func(x *Tensor) *Tensor { return x.Min() }, []int{}, []float64{-5.0}},
+		{"min/dims[0]", func(x *Tensor) *Tensor { return x.Min(0) }, []int{3, 4}, []float64{-5.0, -1.5, -1.0, 1.0, -2.5, -2.0, 0.0, -3.5, -3.0, -1.0, -4.5, -4.0}},
+		{"min/dims[1,2]/keepdim", func(x *Tensor) *Tensor { return x.MinKeepDim(1, 2) }, []int{2, 1, 1}, []float64{-5.0, -4.5}},
+		{"var/unbiased/dims[2]", func(x *Tensor) *Tensor { return x.Var(true, 2) }, []int{2, 3}, []float64{18.895833333333332, 6.166666666666665, 9.729166666666666, 9.729166666666666, 14.416666666666666, 15.229166666666666}},
+		{"var/biased/dims[0,1]", func(x *Tensor) *Tensor { return x.Var(false, 0, 1) }, []int{4}, []float64{10.166666666666668, 6.916666666666667, 11.805555555555555, 10.472222222222221}},
+		{"var/unbiased/all", func(x *Tensor) *Tensor { return x.Var(true) }, []int{}, []float64{10.592391304347826}},
+		{"var/biased/dims[1]/keepdim", func(x *Tensor) *Tensor { return x.VarKeepDim(false, 1) }, []int{2, 1, 4}, []float64{7.388888888888889, 5.055555555555556, 5.055555555555556, 13.5, 7.388888888888888, 8.722222222222223, 18.5, 7.388888888888888}},
+		{"std/unbiased/all", func(x *Tensor) *Tensor { return x.Std(true) }, []int{}, []float64{3.2545954133114345}},
+		{"std/biased/dims[-1]", func(x *Tensor) *Tensor { return x.Std(false, -1) }, []int{2, 3}, []float64{3.7645550865938993, 2.1505813167606567, 2.7012728481217887, 2.7012728481217887, 3.2882366094914763, 3.3796264586489437}},
+		{"std/unbiased/dims[1]/keepdim", func(x *Tensor) *Tensor { return x.StdKeepDim(true, 1) }, []int{2, 1, 4}, []float64{3.3291640592396967, 2.753785273643051, 2.753785273643051, 4.5, 3.3291640592396963, 3.6170890690351176, 5.267826876426369, 3.3291640592396963}},
+		{"logsumexp/all", func(x *Tensor) *Tensor { return x.LogSumExp() }, []int{}, []float64{6.78099146581117}},
+		{"logsumexp/dims[2]", func(x *Tensor) *Tensor { return x.LogSumExp(2) }, []int{2, 3}, []float64{5.08121969235247, 4.108640152565171, 3.0330362610654373, 6.025284310924788, 5.0074665555069195, 4.318323436477494}},
+		{"logsumexp/dims[0]/keepdim", func(x *Tensor) *Tensor { return x.LogSumExpKeepDim(0) }, []int{1, 3, 4}, []float64{2.000911466453774, 2.51814992791781, 6.000911466453775, 5.0181499279178094, 1.5181499279178097, 5.000911466453775, 4.0181499279178094, 0.5181499279178098, 4.000911466453775, 3.01814992791781, -0.4818500720821902, 3.000911466453774}},
+		{"argmax/flat", func(x *Tensor) *Tensor { return x.ArgMax() }, []int{}, []float64{14.0}},
+		{"argmax/dims[1]", func(x *Tensor) *Tensor { return x.ArgMax(1) }, []int{2, 4}, []float64{1.0, 2.0, 1.0, 0.0, 2.0, 1.0, 0.0, 2.0}},
+		{"argmax/dims[2]/keepdim", func(x *Tensor) *Tensor { return x.ArgMaxKeepDim(2) }, []int{2, 3, 1}, []float64{3.0, 2.0, 1.0, 2.0, 1.0, 0.0}},
+		{"argmin/flat", func(x *Tensor) *Tensor { return x.ArgMin() }, []int{}, []float64{0.0}},
+		{"argmin/dims[0]", func(x *Tensor) *Tensor { return x.ArgMin(0) }, []int{3, 4}, []float64{0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0}},
+		{"argmin/dims[-1]/keepdim", func(x *Tensor) *Tensor { return x.ArgMinKeepDim(-1) }, []int{2, 3, 1}, []float64{0.0, 1.0, 3.0, 1.0, 3.0, 2.0}},
+		{"cumsum/dim0", func(x *Tensor) *Tensor { return x.CumSum(0) }, []int{2, 3, 4}, []float64{-5.0, 2.5, -1.0, 5.0, 1.5, -2.0, 4.0, 0.5, -3.0, 3.0, -0.5, -4.0, -3.0, 1.0, 5.0, 6.0, -1.0, 3.0, 4.0, -3.0, 1.0, 2.0, -5.0, -1.0}},
+		{"cumsum/dim1", func(x *Tensor) *Tensor { return x.CumSum(1) }, []int{2, 3, 4}, []float64{-5.0, 2.5, -1.0, 5.0, -3.5, 0.5, 3.0, 5.5, -6.5, 3.5, 2.5, 1.5, 2.0, -1.5, 6.0, 1.0, -0.5, 3.5, 6.0, -2.5, 3.5, 2.5, 1.5, 0.5}},
+		{"cumsum/dim-1", func(x *Tensor) *Tensor { return x.CumSum(-1) }, []int{2, 3, 4}, []float64{-5.0, -2.5, -3.5, 1.5, 1.5, -0.5, 3.5, 4.0, -3.0, 0.0, -0.5, -4.5, 2.0, 0.5, 6.5, 7.5, -2.5, 2.5, 2.5, -1.0, 4.0, 3.0, -1.5, 1.5}},
+	},
+}
+
+var intReduceCases = []reduceCase{
+	{"sum/all", func(x *Tensor) *Tensor { return x.Sum() }, []int{}, []float64{-3.0}},
+	{"sum/dims[0,2]", func(x *Tensor) *Tensor { return x.Sum(0, 2) }, []int{3}, []float64{6.0, -1.0, -8.0}},
+	{"sum/dims[1]/keepdim", func(x *Tensor) *Tensor { return x.SumKeepDim(1) }, []int{2, 1, 4}, []float64{-8.0, 2.0, 1.0, 0.0, 2.0, 1.0, 0.0, -1.0}},
+	{"prod/dims[2]", func(x *Tensor) *Tensor { return x.Prod(2) }, []int{2, 3}, []float64{100.0, 0.0, -60.0, -20.0, 0.0, 30.0}},
+	{"max/dims[1]", func(x *Tensor) *Tensor { return x.Max(1) }, []int{2, 4}, []float64{1.0, 3.0, 4.0, 5.0, 3.0, 4.0, 5.0, 2.0}},
+	{"min/all", func(x *Tensor) *Tensor { return x.Min() }, []int{}, []float64{-5.0}},
+	{"argmax/flat", func(x *Tensor) *Tensor { return x.ArgMax() }, []int{}, []float64{3.0}},
+	{"argmax/dims[2]", func(x *Tensor) *Tensor { return x.ArgMax(2) }, []int{2, 3}, []float64{3.0, 2.0, 1.0, 2.0, 1.0, 0.0}},
+	{"argmin/dims[0]/keepdim", func(x *Tensor) *Tensor { return x.ArgMinKeepDim(0) }, []int{1, 3, 4}, []float64{0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0}},
+	{"cumsum/dim2", func(x *Tensor) *Tensor { return x.CumSum(2) }, []int{2, 3, 4}, []float64{-5.0, -3.0, -5.0, 0.0, 1.0, -2.0, 2.0, 2.0, -4.0, -1.0, -2.0, -7.0, 2.0, 0.0, 5.0, 6.0, -3.0, 1.0, 1.0, -3.0, 3.0, 2.0, -3.0, -1.0}},
+	{"cumsum/dim0", func(x *Tensor) *Tensor { return x.CumSum(0) }, []int{2, 3, 4}, []float64{-5.0, 2.0, -2.0, 5.0, 1.0, -3.0, 4.0, 0.0, -4.0, 3.0, -1.0, -5.0, -3.0, 0.0, 3.0, 6.0, -2.0, 1.0, 4.0, -4.0, -1.0, 2.0, -6.0, -3.0}},
+}
+
+// values64 reads any tensor's elements as float64s, failing the test on an
+// error.
+func values64(t *testing.T, x *Tensor) []float64 {
+	t.Helper()
+	data, err := x.host("test")
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	return asFloat64s(data)
+}
+
+// close reports whether got is want within tol relative (NaN equals NaN,
+// infinities must match exactly).
+func closeTo(got, want, tol float64) bool {
+	switch {
+	case math.IsNaN(want):
+		return math.IsNaN(got)
+	case math.IsInf(want, 0):
+		return got == want
+	}
+	return math.Abs(got-want) <= tol*math.Max(1, math.Abs(want))
+}
+
+func checkValues(t *testing.T, got *Tensor, shape []int, want []float64, tol float64) {
+	t.Helper()
+	if err := got.Err(); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if !slices.Equal(got.Shape(), shape) {
+		t.Fatalf("shape %v, want %v", got.Shape(), shape)
+	}
+	vals := values64(t, got)
+	if len(vals) != len(want) {
+		t.Fatalf("got %d values, want %d", len(vals), len(want))
+	}
+	for i := range want {
+		if !closeTo(vals[i], want[i], tol) {
+			t.Fatalf("element %d = %v, want %v (all: %v)", i, vals[i], want[i], vals)
+		}
+	}
+}
+
+func wantDType(name string, x DType) DType {
+	if len(name) >= 3 && name[:3] == "arg" {
+		return Int64
+	}
+	return x
+}
+
+func TestReduceFloat(t *testing.T) {
+	for _, dt := range []struct {
+		name string
+		x    *Tensor
+		tol  float64
+	}{
+		{"f32", FromSlice(CPU, reduceData, 2, 3, 4).Cast(Float32), 2e-6},
+		{"f64", FromSlice(CPU, reduceData, 2, 3, 4), 1e-12},
+	} {
+		for _, c := range floatReduceCases[dt.name] {
+			t.Run(c.name+"/"+dt.name, func(t *testing.T) {
+				got := c.f(dt.x)
+				checkValues(t, got, c.shape, c.want, dt.tol)
+				if w := wantDType(c.name, dt.x.DType()); got.DType() != w {
+					t.Errorf("dtype %v, want %v", got.DType(), w)
+				}
+			})
+		}
+	}
+}
+
+func TestReduceInt(t *testing.T) {
+	for _, dt := range []DType{Int32, Int64} {
+		x := FromSlice(CPU, reduceInts, 2, 3, 4).Cast(dt)
+		for _, c := range intReduceCases {
+			t.Run(c.name+"/"+dt.String(), func(t *testing.T) {
+				got := c.f(x)
+				checkValues(t, got, c.shape, c.want, 0)
+				if w := wantDType(c.name, dt); got.DType() != w {
+					t.Errorf("dtype %v, want %v (integer reductions keep the dtype)", got.DType(), w)
+				}
+			})
+		}
+	}
+}
+
+func TestReduceSpecial(t *testing.T) {
+	scalar := Scalar(CPU, 3.5)
+	empty := Zeros(CPU, Float32, 2, 0)
+	nan := FromSlice(CPU, []float64{1, nan_, 3, nan_})
+	big := FromSlice(CPU, []float32{16777216, 1, 1, 1, 1})
+	cases := []struct {
+		name  string
+		got   *Tensor
+		shape []int
+		want  []float64
+	}{
+		// A 0-d tensor takes dim 0 and -1, and reducing it gives it back.
+		{"sum/0d", scalar.Sum(), []int{}, []float64{3.5}},
+		{"sum/0d/dims[0]", scalar.Sum(0), []int{}, []float64{3.5}},
+		{"sum/0d/dims[-1]/keepdim", scalar.SumKeepDim(-1), []int{}, []float64{3.5}},
+		{"prod/0d", scalar.Prod(), []int{}, []float64{3.5}},
+		{"mean/0d", scalar.Mean(0), []int{}, []float64{3.5}},
+		{"max/0d", scalar.Max(), []int{}, []float64{3.5}},
+		{"min/0d/dims[0]", scalar.Min(0), []int{}, []float64{3.5}},
+		{"logsumexp/0d", scalar.LogSumExp(), []int{}, []float64{3.5}},
+		{"var/biased/0d", scalar.Var(false), []int{}, []float64{0}},
+		{"var/unbiased/0d", scalar.Var(true), []int{}, []float64{nan_}}, // N-1 = 0: 0/0
+		{"argmax/0d", scalar.ArgMax(), []int{}, []float64{0}},
+		{"argmin/0d/dims[0]", scalar.ArgMin(0), []int{}, []float64{0}},
+		{"cumsum/0d", scalar.CumSum(0), []int{}, []float64{3.5}},
+
+		// Empty reductions give the identity (PyTorch's rules).
+		{"sum/empty", empty.Sum(), []int{}, []float64{0}},
+		{"sum/empty/dims[1]", empty.Sum(1), []int{2}, []float64{0, 0}},
+		{"sum/empty/dims[0]", empty.Sum(0), []int{0}, []float64{}},
+		{"prod/empty/dims[1]", empty.Prod(1), []int{2}, []float64{1, 1}},
+		{"mean/empty", empty.Mean(), []int{}, []float64{nan_}},
+		{"mean/empty/dims[1]/keepdim", empty.MeanKeepDim(1), []int{2, 1}, []float64{nan_, nan_}},
+		{"var/empty/dims[1]", empty.Var(true, 1), []int{2}, []float64{nan_, nan_}},
+		{"logsumexp/empty/dims[1]", empty.LogSumExp(1), []int{2}, []float64{-inf_, -inf_}},
+		{"max/empty/dims[0]", empty.Max(0), []int{0}, []float64{}}, // dim 0 has size 2: nothing empty is reduced
+		{"argmax/empty/dims[0]", empty.ArgMax(0), []int{0}, []float64{}},
+		{"cumsum/empty", empty.CumSum(1), []int{2, 0}, []float64{}},
+
+		// NaN is the maximum and the minimum; the first one wins. Ties go
+		// to the first index.
+		{"argmax/nan", nan.ArgMax(), []int{}, []float64{1}},
+		{"argmin/nan", nan.ArgMin(0), []int{}, []float64{1}},
+		{"max/nan", nan.Max(), []int{}, []float64{nan_}},
+		{"min/nan", nan.Min(), []int{}, []float64{nan_}},
+		{"argmax/ties", FromSlice(CPU, []float32{1, 3, 3}).ArgMax(), []int{}, []float64{1}},
+		{"argmin/ties", FromSlice(CPU, []int32{1, 1, 3}).ArgMin(), []int{}, []float64{0}},
+		{"argmax/ties/dims[1]/keepdim", FromSlice(CPU, []int64{2, 2, 1, 0, 5, 5}, 2, 3).ArgMaxKeepDim(1), []int{2, 1}, []float64{0, 1}},
+
+		// logsumexp is shifted by the maximum; infinite maxima pass through.
+		{"logsumexp/all-neg-inf", FromSlice(CPU, []float64{-inf_, -inf_}).LogSumExp(), []int{}, []float64{-inf_}},
+		{"logsumexp/pos-inf", FromSlice(CPU, []float64{inf_, 1, -inf_}).LogSumExp(), []int{}, []float64{inf_}},
+		{"logsumexp/large", FromSlice(CPU, []float32{1000, 1000}).LogSumExp(), []int{}, []float64{1000 + math.Ln2}},
+		{"logsumexp/small", FromSlice(CPU, []float64{-1000, -1000}).LogSumExp(0), []int{}, []float64{-1000 + math.Ln2}},
+		{"logsumexp/nan", nan.LogSumExp(), []int{}, []float64{nan_}},
+
+		// float32 sums accumulate in float64: a float32 running sum would
+		// stay at 2^24.
+		{"sum/f32/accumulate", big.Sum(), []int{}, []float64{16777220}},
+		{"mean/f32/accumulate", big.Mean(), []int{}, []float64{16777220.0 / 5}},
+		{"cumsum/f32/accumulate", big.CumSum(0), []int{5}, []float64{16777216, 16777216, 16777218, 16777220, 16777220}},
+		// int32 keeps its dtype and wraps where PyTorch would widen.
+		{"sum/i32/wrap", FromSlice(CPU, []int32{math.MaxInt32, 1}).Sum(), []int{}, []float64{math.MinInt32}},
+		{"sum/i64/large", FromSlice(CPU, []int64{math.MaxInt64 - 1, 1}).Sum(), []int{}, []float64{math.MaxInt64}},
+
+		// var is two-pass: a large mean does not cancel the deviations.
+		{"var/f32/offset", FromSlice(CPU, []float32{1e6 + 1, 1e6 + 2, 1e6 + 3}).Var(true), []int{}, []float64{1}},
+		{"std/biased/1elem", FromSlice(CPU, []float64{2}).Std(false), []int{}, []float64{0}},
+		{"std/unbiased/1elem", FromSlice(CPU, []float64{2}).Std(true), []int{}, []float64{nan_}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { checkValues(t, c.got, c.shape, c.want, 1e-6) })
+	}
+}
+
+func TestReduceErrors(t *testing.T) {
+	x := FromSlice(CPU, reduceData, 2, 3, 4)
+	b := x.GtScalar(0)
+	i := x.Cast(Int32)
+	cases := []struct {
+		name string
+		got  *Tensor
+		kind error
+	}{
+		{"sum/bool", b.Sum(), ErrDType},
+		{"prod/bool", b.Prod(0), ErrDType},
+		{"max/bool", b.Max(), ErrDType},
+		{"argmax/bool", b.ArgMax(), ErrDType},
+		{"cumsum/bool", b.CumSum(0), ErrDType},
+		{"mean/i32", i.Mean(), ErrDType},
+		{"var/i32", i.Var(true), ErrDType},
+		{"std/i32", i.StdKeepDim(false, 0), ErrDType},
+		{"logsumexp/i32", i.LogSumExp(), ErrDType},
+		{"sum/dims[3]", x.Sum(3), ErrIndex},
+		{"sum/dims[-4]", x.SumKeepDim(-4), ErrIndex},
+		{"mean/dims[7]", x.Mean(0, 7), ErrIndex},
+		{"var/dims[9]", x.Var(true, 9), ErrIndex},
+		{"max/dims[3]", x.Max(3), ErrIndex},
+		{"argmax/dims[3]", x.ArgMax(3), ErrIndex},
+		{"argmin/keepdim/dims[-5]", x.ArgMinKeepDim(-5), ErrIndex},
+		{"cumsum/dim[3]", x.CumSum(3), ErrIndex},
+		{"sum/0d/dims[1]", Scalar(CPU, float32(1)).Sum(1), ErrIndex},
+		{"sum/dims[0,0]", x.Sum(0, 0), ErrValue},
+		{"mean/dims[0,-3]", x.Mean(0, -3), ErrValue},
+		{"argmax/dims[0,1]", x.ArgMax(0, 1), ErrValue},
+		{"max/empty", Zeros(CPU, Float32, 2, 0).Max(), ErrShape},
+		{"max/empty/dims[1]", Zeros(CPU, Float32, 2, 0).Max(1), ErrShape},
+		{"min/empty/dims[-1]/keepdim", Zeros(CPU, Int32, 0, 0).MinKeepDim(-1), ErrShape},
+		{"argmax/empty", Zeros(CPU, Float64, 0).ArgMax(), ErrShape},
+		{"argmin/empty/dims[0]", Zeros(CPU, Int64, 0, 3).ArgMin(0), ErrShape},
+		{"sum/sticky", x.Sum(5).Mean(), ErrIndex},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.got.Err()
+			if !errors.Is(err, c.kind) {
+				t.Fatalf("error %v, want kind %v", err, c.kind)
+			}
+			var e *Error
+			if !errors.As(err, &e) || e.Op == "" || e.Site == "" {
+				t.Errorf("error %#v lacks op or call site", err)
+			}
+		})
+	}
+}
