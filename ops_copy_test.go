@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/lathe-ml/lathe/dispatch"
 )
 
 var vwDTypes = []struct {
@@ -101,6 +103,20 @@ func TestConcatStack(t *testing.T) {
 		{"stack/shape", Stack([]*Tensor{a, b}, 0).Err(), ErrShape},
 		{"stack/dim", Stack([]*Tensor{a, a}, 3).Err(), ErrIndex},
 		{"stack/dtype", Stack([]*Tensor{a, i32}, 0).Err(), ErrDType},
+	})
+	t.Run("concat/device", func(t *testing.T) {
+		// A handle that claims another device: dispatch refuses it before
+		// any backend sees it.
+		other := wrap(&dispatch.Tensor{Shape: []int{2, 2}, Strides: []int{2, 1}, DType: Float32,
+			Device: dispatch.Device{Kind: dispatch.KindCUDA}, Storage: a.t.Storage})
+		err := Concat([]*Tensor{a, a, other}, 0).Err()
+		var e *Error
+		if !errors.Is(err, ErrDevice) || !errors.As(err, &e) || e.Arg != "tensors[2]" {
+			t.Fatalf("error %v, want ErrDevice naming tensors[2]", err)
+		}
+		if err := Stack([]*Tensor{a, other}, 0).Err(); !errors.Is(err, ErrDevice) {
+			t.Fatalf("stack: error %v, want ErrDevice", err)
+		}
 	})
 	t.Run("concat/dtype/names-arg", func(t *testing.T) {
 		e, _ := Concat([]*Tensor{a, a, i32}, 0).Err().(*Error)

@@ -3,6 +3,7 @@ package lathe
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 )
@@ -137,6 +138,7 @@ func TestViews(t *testing.T) {
 		{"slice/f32/step2", vwSeq(Float32, 6).Slice(0, 0, 6, 2), []int{3}, []float64{0, 2, 4}},
 		{"slice/f32/clamped", vwSeq(Float32, 6).Slice(0, -100, 100, 2), []int{3}, []float64{0, 2, 4}},
 		{"slice/f32/neg", vwSeq(Float32, 6).Slice(-1, -2, 6, 1), []int{2}, []float64{4, 5}},
+		{"slice/f32/huge-step", vwSeq(Float32, 6).Slice(0, 1, 6, math.MaxInt), []int{1}, []float64{1}},
 		{"slice/f32/backward(empty)", vwSeq(Float32, 6).Slice(0, 4, 1, 1), []int{0}, nil},
 		{"slice/f32/step3-past-end", vwSeq(Float32, 6).Slice(0, 5, 100, 3), []int{1}, []float64{5}},
 		{"slice/f32/empty-then-narrow", m.Slice(1, 3, 3, 1).Narrow(0, 2, 0), []int{0, 0}, nil},

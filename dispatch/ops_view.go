@@ -371,7 +371,7 @@ func sliceView(in []*Tensor, attrs any) (*Tensor, error) {
 	start, stop := clamp(a.Start), clamp(a.Stop)
 	n := 0
 	if stop > start {
-		n = (stop - start + a.Step - 1) / a.Step
+		n = (stop-start-1)/a.Step + 1 // ceil, without overflow for a huge step
 	}
 	return slicedView(x, d, start, n, a.Step), nil
 }
