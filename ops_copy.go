@@ -16,7 +16,7 @@ var (
 // Flip returns a copy of x with the order of elements reversed along each
 // of dims (no dims: x unchanged, as torch.flip(x, [])).
 func (x *Tensor) Flip(dims ...int) *Tensor {
-	return apply(opFlip, dispatch.Dims{Dims: append([]int(nil), dims...)}, x)
+	return apply(opFlip, dispatch.Flip{Dims: append([]int(nil), dims...)}, x)
 }
 
 // Concat joins tensors of one dtype, device and rank along dim; their sizes

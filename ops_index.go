@@ -43,7 +43,7 @@ func (x *Tensor) ScatterAdd(dim int, index, src *Tensor) *Tensor {
 // MaskedFill returns x with value where mask (Bool, broadcasting with x)
 // is true. As in torch, the result has the broadcast shape of x and mask.
 func (x *Tensor) MaskedFill(mask *Tensor, value float64) *Tensor {
-	return apply(opMaskedFill, dispatch.Fill{Value: value}, x, mask)
+	return apply(opMaskedFill, dispatch.MaskedFill{Value: value}, x, mask)
 }
 
 // OneHot turns a tensor of class indices (Int32 or Int64) into an Int64

@@ -18,13 +18,13 @@ var (
 // rest). It is a view when x's strides allow one, as torch.Tensor.view
 // would take, and otherwise a contiguous copy of x in the new shape.
 func (x *Tensor) Reshape(shape ...int) *Tensor {
-	return apply(opReshape, dispatch.Shape{Shape: append([]int(nil), shape...)}, x)
+	return apply(opReshape, dispatch.ViewShape{Shape: append([]int(nil), shape...)}, x)
 }
 
 // View is Reshape that never copies: an ErrShape error where x's strides
 // cannot be laid out in the new shape (a transposed matrix flattened, say).
 func (x *Tensor) View(shape ...int) *Tensor {
-	return apply(opView, dispatch.Shape{Shape: append([]int(nil), shape...)}, x)
+	return apply(opView, dispatch.ViewShape{Shape: append([]int(nil), shape...)}, x)
 }
 
 // Flatten returns x as a 1-D tensor (a 0-d x gives one element), a view
@@ -33,12 +33,12 @@ func (x *Tensor) Flatten() *Tensor { return apply(opFlatten, nil, x) }
 
 // Permute reorders x's dims: dim i of the result is dim dims[i] of x.
 func (x *Tensor) Permute(dims ...int) *Tensor {
-	return apply(opPermute, dispatch.Dims{Dims: append([]int(nil), dims...)}, x)
+	return apply(opPermute, dispatch.Permute{Dims: append([]int(nil), dims...)}, x)
 }
 
 // Transpose swaps dims d0 and d1.
 func (x *Tensor) Transpose(d0, d1 int) *Tensor {
-	return apply(opTranspose, dispatch.DimPair{Dim0: d0, Dim1: d1}, x)
+	return apply(opTranspose, dispatch.Transpose{Dim0: d0, Dim1: d1}, x)
 }
 
 // MT is the transpose of the last two dims (torch's Tensor.mT); x must have
@@ -48,21 +48,23 @@ func (x *Tensor) MT() *Tensor { return apply(opMT, nil, x) }
 // Squeeze removes size-1 dims: with no dims every one, else those named
 // that have size 1 (a named dim of another size stays, as in torch).
 func (x *Tensor) Squeeze(dims ...int) *Tensor {
-	return apply(opSqueeze, dispatch.Dims{Dims: append([]int(nil), dims...)}, x)
+	return apply(opSqueeze, dispatch.Squeeze{Dims: append([]int(nil), dims...)}, x)
 }
 
 // Unsqueeze inserts a size-1 dim at dim, in [-rank-1, rank].
-func (x *Tensor) Unsqueeze(dim int) *Tensor { return apply(opUnsqueeze, dispatch.Dim{Dim: dim}, x) }
+func (x *Tensor) Unsqueeze(dim int) *Tensor {
+	return apply(opUnsqueeze, dispatch.Unsqueeze{Dim: dim}, x)
+}
 
 // Expand repeats size-1 dims to the sizes given (stride 0, no copy); -1
 // keeps a size, and new leading dims may be added.
 func (x *Tensor) Expand(shape ...int) *Tensor {
-	return apply(opExpand, dispatch.Shape{Shape: append([]int(nil), shape...)}, x)
+	return apply(opExpand, dispatch.ViewShape{Shape: append([]int(nil), shape...)}, x)
 }
 
 // BroadcastTo expands x to shape by NumPy's rule, as torch.broadcast_to.
 func (x *Tensor) BroadcastTo(shape ...int) *Tensor {
-	return apply(opBroadcastTo, dispatch.Shape{Shape: append([]int(nil), shape...)}, x)
+	return apply(opBroadcastTo, dispatch.ViewShape{Shape: append([]int(nil), shape...)}, x)
 }
 
 // Narrow keeps length elements of dim from start (negative start counts

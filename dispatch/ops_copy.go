@@ -8,6 +8,9 @@ import (
 // Copy ops: flip, concat, stack and pad make a fresh tensor from strided
 // reads of their inputs. They take every dtype.
 
+// Flip is the attribute of flip: the dims to reverse (none: no change).
+type Flip struct{ Dims []int }
+
 // Concat is the attribute of concat and stack: the dim to join along.
 type Concat struct{ Dim int }
 
@@ -29,9 +32,9 @@ func init() {
 }
 
 func flipInfer(in []*Tensor, attrs any) (DType, []int, error) {
-	a, ok := attrs.(Dims)
+	a, ok := attrs.(Flip)
 	if !ok {
-		return 0, nil, attrError("Dims")
+		return 0, nil, attrError("Flip")
 	}
 	if _, err := NormDims(a.Dims, in[0].Rank(), "dims"); err != nil {
 		return 0, nil, err
@@ -42,7 +45,7 @@ func flipInfer(in []*Tensor, attrs any) (DType, []int, error) {
 // FlipDims is flip's dims, normalised (Infer has checked them). No dims
 // flips nothing, as torch.flip(x, []); a 0-d tensor has none to flip.
 func FlipDims(t *Tensor, attrs any) []int {
-	dims := attrs.(Dims).Dims
+	dims := attrs.(Flip).Dims
 	if len(dims) == 0 || t.Rank() == 0 {
 		return nil
 	}
@@ -111,7 +114,7 @@ func stackCompose(in []*Tensor, attrs any) (*Tensor, error) {
 				Detail: "has shape " + FormatShape(t.Shape) + " but tensors[0] has " + FormatShape(in[0].Shape),
 				Fix:    "stack needs tensors of one shape"}
 		}
-		if parts[i], err = Call(Lookup("unsqueeze"), Dim{Dim: d}, t); err != nil {
+		if parts[i], err = Call(Lookup("unsqueeze"), Unsqueeze{Dim: d}, t); err != nil {
 			return nil, err
 		}
 	}

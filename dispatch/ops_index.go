@@ -9,9 +9,9 @@ package dispatch
 // IndexDim is the attribute of index_select, gather, scatter and scatter_add.
 type IndexDim struct{ Dim int }
 
-// Fill is the attribute of masked_fill: the value written where the mask is
-// true.
-type Fill struct{ Value float64 }
+// MaskedFill is the attribute of masked_fill: the value written where the
+// mask is true.
+type MaskedFill struct{ Value float64 }
 
 // OneHot is the attribute of one_hot: the length of the new last dim. The
 // root package resolves torch's -1 (max + 1) before the call.
@@ -153,9 +153,9 @@ func oneHotInfer(in []*Tensor, attrs any) (DType, []int, error) {
 // dtype on x's device; like torch's out-of-place masked_fill, the result has
 // the broadcast shape of x and mask.
 func maskedFillCompose(in []*Tensor, attrs any) (*Tensor, error) {
-	a, ok := attrs.(Fill)
+	a, ok := attrs.(MaskedFill)
 	if !ok {
-		return nil, attrError("Fill")
+		return nil, attrError("MaskedFill")
 	}
 	x, mask := in[0], in[1]
 	if err := checkDType(mask, "mask", 1<<Bool); err != nil {
@@ -203,7 +203,7 @@ func embeddingCompose(in []*Tensor, _ any) (*Tensor, error) {
 		return nil, &Error{Kind: ErrShape, Arg: "weight", Detail: "has shape " + FormatShape(weight.Shape) + " but must be [num_embeddings, embedding_dim]",
 			Fix: "pass a 2-D weight"}
 	}
-	flat, err := Call(Lookup("reshape"), Shape{Shape: []int{-1}}, indices)
+	flat, err := Call(Lookup("reshape"), ViewShape{Shape: []int{-1}}, indices)
 	if err != nil {
 		return nil, err
 	}
@@ -218,5 +218,5 @@ func embeddingCompose(in []*Tensor, _ any) (*Tensor, error) {
 		}
 		return nil, err
 	}
-	return Call(Lookup("reshape"), Shape{Shape: append(clone(indices.Shape), weight.Shape[1])}, rows)
+	return Call(Lookup("reshape"), ViewShape{Shape: append(clone(indices.Shape), weight.Shape[1])}, rows)
 }

@@ -5,20 +5,23 @@ package dispatch
 // (strided, offset, expanded), since it only rewrites shape, strides and
 // offset. reshape, flatten, broadcast_to and mt are composites of these.
 
-// Shape is the attribute of view, reshape and expand and broadcast_to: the
-// target sizes (one -1 is inferred by view and reshape; -1 keeps a size in
-// expand).
-type Shape struct{ Shape []int }
+// ViewShape is the attribute of view, reshape, expand and broadcast_to:
+// the target sizes (one -1 is inferred by view and reshape; -1 keeps a size
+// in expand).
+type ViewShape struct{ Shape []int }
 
-// Dims is the attribute of permute, squeeze and flip. For squeeze, no dims
-// means every size-1 dim.
-type Dims struct{ Dims []int }
+// Permute is the attribute of permute: dim i of the result is dim Dims[i].
+type Permute struct{ Dims []int }
 
-// DimPair is the attribute of transpose.
-type DimPair struct{ Dim0, Dim1 int }
+// Transpose is the attribute of transpose: the two dims to swap.
+type Transpose struct{ Dim0, Dim1 int }
 
-// Dim is the attribute of unsqueeze.
-type Dim struct{ Dim int }
+// Squeeze is the attribute of squeeze: the dims to drop where they have
+// size 1; none means every size-1 dim.
+type Squeeze struct{ Dims []int }
+
+// Unsqueeze is the attribute of unsqueeze: where the new size-1 dim goes.
+type Unsqueeze struct{ Dim int }
 
 // Narrow is the attribute of narrow: Length elements of Dim from Start
 // (negative Start counts from the end).
@@ -35,7 +38,7 @@ func init() {
 	opView = Register(&Op{Name: "view", Args: []string{"x"}, View: viewView})
 	Register(&Op{Name: "reshape", Args: []string{"x"}, Compose: reshapeCompose})
 	Register(&Op{Name: "flatten", Args: []string{"x"}, Compose: func(in []*Tensor, _ any) (*Tensor, error) {
-		return reshapeCompose(in, Shape{Shape: []int{-1}})
+		return reshapeCompose(in, ViewShape{Shape: []int{-1}})
 	}})
 	Register(&Op{Name: "permute", Args: []string{"x"}, View: permuteView})
 	opTranspose = Register(&Op{Name: "transpose", Args: []string{"x"}, View: transposeView})
@@ -135,9 +138,9 @@ func ViewStrides(t *Tensor, shape []int) (strides []int, ok bool) {
 }
 
 func viewView(in []*Tensor, attrs any) (*Tensor, error) {
-	a, ok := attrs.(Shape)
+	a, ok := attrs.(ViewShape)
 	if !ok {
-		return nil, attrError("Shape")
+		return nil, attrError("ViewShape")
 	}
 	x := in[0]
 	shape, err := InferShape(a.Shape, x.Numel())
@@ -155,9 +158,9 @@ func viewView(in []*Tensor, attrs any) (*Tensor, error) {
 // reshapeCompose is a view when the strides allow it and a contiguous copy
 // viewed otherwise; both paths are registered ops, so both are recorded.
 func reshapeCompose(in []*Tensor, attrs any) (*Tensor, error) {
-	a, ok := attrs.(Shape)
+	a, ok := attrs.(ViewShape)
 	if !ok {
-		return nil, attrError("Shape")
+		return nil, attrError("ViewShape")
 	}
 	x := in[0]
 	shape, err := InferShape(a.Shape, x.Numel())
@@ -169,13 +172,13 @@ func reshapeCompose(in []*Tensor, attrs any) (*Tensor, error) {
 			return nil, err
 		}
 	}
-	return Call(opView, Shape{Shape: shape}, x)
+	return Call(opView, ViewShape{Shape: shape}, x)
 }
 
 func permuteView(in []*Tensor, attrs any) (*Tensor, error) {
-	a, ok := attrs.(Dims)
+	a, ok := attrs.(Permute)
 	if !ok {
-		return nil, attrError("Dims")
+		return nil, attrError("Permute")
 	}
 	x := in[0]
 	if len(a.Dims) != x.Rank() {
@@ -197,9 +200,9 @@ func permuteView(in []*Tensor, attrs any) (*Tensor, error) {
 }
 
 func transposeView(in []*Tensor, attrs any) (*Tensor, error) {
-	a, ok := attrs.(DimPair)
+	a, ok := attrs.(Transpose)
 	if !ok {
-		return nil, attrError("DimPair")
+		return nil, attrError("Transpose")
 	}
 	x := in[0]
 	d0, err := NormDim(a.Dim0, x.Rank(), "dim0")
@@ -223,13 +226,13 @@ func mtCompose(in []*Tensor, _ any) (*Tensor, error) {
 		return nil, &Error{Kind: ErrShape, Arg: "x", Detail: "has rank " + itoa(r) + " but mt needs at least 2",
 			Fix: "use Unsqueeze to add a dim, or Transpose/Permute"}
 	}
-	return Call(opTranspose, DimPair{Dim0: -2, Dim1: -1}, in[0])
+	return Call(opTranspose, Transpose{Dim0: -2, Dim1: -1}, in[0])
 }
 
 func squeezeView(in []*Tensor, attrs any) (*Tensor, error) {
-	a, ok := attrs.(Dims)
+	a, ok := attrs.(Squeeze)
 	if !ok {
-		return nil, attrError("Dims")
+		return nil, attrError("Squeeze")
 	}
 	x := in[0]
 	drop := make([]bool, x.Rank())
@@ -260,9 +263,9 @@ func squeezeView(in []*Tensor, attrs any) (*Tensor, error) {
 }
 
 func unsqueezeView(in []*Tensor, attrs any) (*Tensor, error) {
-	a, ok := attrs.(Dim)
+	a, ok := attrs.(Unsqueeze)
 	if !ok {
-		return nil, attrError("Dim")
+		return nil, attrError("Unsqueeze")
 	}
 	x := in[0]
 	d, err := NormDim(a.Dim, x.Rank()+1, "dim")
@@ -280,9 +283,9 @@ func unsqueezeView(in []*Tensor, attrs any) (*Tensor, error) {
 }
 
 func expandView(in []*Tensor, attrs any) (*Tensor, error) {
-	a, ok := attrs.(Shape)
+	a, ok := attrs.(ViewShape)
 	if !ok {
-		return nil, attrError("Shape")
+		return nil, attrError("ViewShape")
 	}
 	x := in[0]
 	lead := len(a.Shape) - x.Rank()

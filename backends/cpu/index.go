@@ -28,7 +28,7 @@ func init() {
 		if err != nil {
 			return err
 		}
-		return byDType(x.DType, func(k kernels) { k.indexSelect(out, contiguous(x), idx, d) })
+		return withIndexKernels(x.DType, func(k indexKernels) { k.indexSelect(out, rowMajor(x), idx, d) })
 	})
 	register("gather", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
 		x, index := in[0], in[1]
@@ -37,7 +37,7 @@ func init() {
 		if err != nil {
 			return err
 		}
-		return byDType(x.DType, func(k kernels) { k.gather(out, x, idx, d) })
+		return withIndexKernels(x.DType, func(k indexKernels) { k.gather(out, x, idx, d) })
 	})
 	for _, op := range []struct {
 		name string
@@ -52,7 +52,7 @@ func init() {
 				return err
 			}
 			castInto(out, x) // out-of-place: start from a copy of x
-			return byDType(x.DType, func(k kernels) { k.scatter(out, src, idx, index.Shape, d, add) })
+			return withIndexKernels(x.DType, func(k indexKernels) { k.scatter(out, src, idx, index.Shape, d, add) })
 		})
 	}
 	register("one_hot", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
@@ -102,8 +102,8 @@ func indexValues(t *dispatch.Tensor, arg string, d, size int) ([]int64, error) {
 	return idx, nil
 }
 
-// contiguous returns t itself if it is row-major, else a row-major copy.
-func contiguous(t *dispatch.Tensor) *dispatch.Tensor {
+// rowMajor returns t itself if it is row-major, else a row-major copy.
+func rowMajor(t *dispatch.Tensor) *dispatch.Tensor {
 	if t.IsContiguous() {
 		return t
 	}
@@ -113,16 +113,16 @@ func contiguous(t *dispatch.Tensor) *dispatch.Tensor {
 	return c
 }
 
-// kernels holds the dtype-generic indexing loops instantiated for one dtype,
+// indexKernels holds the dtype-generic indexing loops instantiated for one dtype,
 // so that the registrations above pick a dtype in one switch.
-type kernels struct {
+type indexKernels struct {
 	indexSelect func(out, x *dispatch.Tensor, idx []int64, d int)
 	gather      func(out, x *dispatch.Tensor, idx []int64, d int)
 	scatter     func(out, src *dispatch.Tensor, idx []int64, ishape []int, d int, add bool)
 }
 
-func kernelsFor[T any](plus func(a, b T) T) kernels {
-	return kernels{
+func newIndexKernels[T any](plus func(a, b T) T) indexKernels {
+	return indexKernels{
 		indexSelect: indexSelect[T],
 		gather:      gather[T],
 		scatter: func(out, src *dispatch.Tensor, idx []int64, ishape []int, d int, add bool) {
@@ -136,25 +136,25 @@ func kernelsFor[T any](plus func(a, b T) T) kernels {
 }
 
 var (
-	kernelsF32  = kernelsFor(func(a, b float32) float32 { return a + b })
-	kernelsF64  = kernelsFor(func(a, b float64) float64 { return a + b })
-	kernelsI32  = kernelsFor(func(a, b int32) int32 { return a + b })
-	kernelsI64  = kernelsFor(func(a, b int64) int64 { return a + b })
-	kernelsBool = kernelsFor(func(a, b bool) bool { return a || b }) // torch's bool add
+	indexF32  = newIndexKernels(func(a, b float32) float32 { return a + b })
+	indexF64  = newIndexKernels(func(a, b float64) float64 { return a + b })
+	indexI32  = newIndexKernels(func(a, b int32) int32 { return a + b })
+	indexI64  = newIndexKernels(func(a, b int64) int64 { return a + b })
+	indexBool = newIndexKernels(func(a, b bool) bool { return a || b }) // torch's bool add
 )
 
-func byDType(dt dispatch.DType, run func(kernels)) error {
+func withIndexKernels(dt dispatch.DType, run func(indexKernels)) error {
 	switch dt {
 	case dispatch.Float32:
-		run(kernelsF32)
+		run(indexF32)
 	case dispatch.Float64:
-		run(kernelsF64)
+		run(indexF64)
 	case dispatch.Int32:
-		run(kernelsI32)
+		run(indexI32)
 	case dispatch.Int64:
-		run(kernelsI64)
+		run(indexI64)
 	case dispatch.Bool:
-		run(kernelsBool)
+		run(indexBool)
 	default:
 		return dispatch.Unsupported(dispatch.Device{Kind: dispatch.KindCPU}, "", dt)
 	}
