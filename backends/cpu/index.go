@@ -113,8 +113,8 @@ func rowMajor(t *dispatch.Tensor) *dispatch.Tensor {
 	return c
 }
 
-// indexKernels holds the dtype-generic indexing loops instantiated for one dtype,
-// so that the registrations above pick a dtype in one switch.
+// indexKernels holds the generic indexing loops instantiated for one
+// dtype, so that the registrations above pick a dtype in one switch.
 type indexKernels struct {
 	indexSelect func(out, x *dispatch.Tensor, idx []int64, d int)
 	gather      func(out, x *dispatch.Tensor, idx []int64, d int)
@@ -123,14 +123,14 @@ type indexKernels struct {
 
 func newIndexKernels[T any](plus func(a, b T) T) indexKernels {
 	return indexKernels{
-		indexSelect: indexSelect[T],
-		gather:      gather[T],
+		indexSelect: selectBlocks[T],
+		gather:      gatherAlong[T],
 		scatter: func(out, src *dispatch.Tensor, idx []int64, ishape []int, d int, add bool) {
 			set := func(_, v T) T { return v }
 			if add {
 				set = plus
 			}
-			scatter(out, src, idx, ishape, d, set)
+			scatterAlong(out, src, idx, ishape, d, set)
 		},
 	}
 }
@@ -161,9 +161,9 @@ func withIndexKernels(dt dispatch.DType, run func(indexKernels)) error {
 	return nil
 }
 
-// indexSelect copies whole blocks: x (contiguous) is [outer, size, inner],
+// selectBlocks copies whole blocks: x (contiguous) is [outer, size, inner],
 // out is [outer, len(idx), inner], and out[o, i, :] = x[o, idx[i], :].
-func indexSelect[T any](out, x *dispatch.Tensor, idx []int64, d int) {
+func selectBlocks[T any](out, x *dispatch.Tensor, idx []int64, d int) {
 	o, a := elems[T](out)[out.Offset:], elems[T](x)[x.Offset:]
 	inner := dispatch.Numel(x.Shape[d+1:])
 	size, n := x.Shape[d], len(idx)
@@ -177,10 +177,10 @@ func indexSelect[T any](out, x *dispatch.Tensor, idx []int64, d int) {
 	})
 }
 
-// gather walks out (the index's shape) with x's strides, except along d,
+// gatherAlong walks out (the index's shape) with x's strides, except along d,
 // where the step is idx·stride. idx and out are both row-major over the
 // index's shape, so an element's position in out is its position in idx.
-func gather[T any](out, x *dispatch.Tensor, idx []int64, d int) {
+func gatherAlong[T any](out, x *dispatch.Tensor, idx []int64, d int) {
 	o, a := elems[T](out), elems[T](x)
 	if x.Rank() == 0 {
 		o[out.Offset] = a[x.Offset]
@@ -200,13 +200,13 @@ func gather[T any](out, x *dispatch.Tensor, idx []int64, d int) {
 	})
 }
 
-// scatter writes set(out[...idx...], src[p]) for each position p of the
+// scatterAlong writes set(out[...idx...], src[p]) for each position p of the
 // index. d is moved innermost before the walk, so each row is one whole line
 // along d: rows write disjoint elements of out (they differ off d) and may
 // run in parallel, while the writes that can collide, which lie on one line,
 // happen in row-major order. So scatter's duplicate indices keep the last
 // write in row-major order, and scatter_add sums in that order.
-func scatter[T any](out, src *dispatch.Tensor, idx []int64, ishape []int, d int, set func(old, v T) T) {
+func scatterAlong[T any](out, src *dispatch.Tensor, idx []int64, ishape []int, d int, set func(old, v T) T) {
 	o, s := elems[T](out), elems[T](src)
 	if len(ishape) == 0 {
 		o[out.Offset] = set(o[out.Offset], s[src.Offset])
