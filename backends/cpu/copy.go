@@ -1,0 +1,93 @@
+package cpu
+
+import "github.com/lathe-ml/lathe/dispatch"
+
+// Copy kernels. Each is one strided copy (castInto between tensors of one
+// dtype) from a layout over the input into a layout over the fresh output:
+// flip reads the input with negated strides, concat and pad write through
+// views of the output. The layouts are plain structs over the same storage,
+// not counted views: they live only for the kernel's call.
+
+func init() {
+	register("flip", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		x := in[0]
+		src := alias(x, x.Shape, append([]int(nil), x.Strides...), x.Offset)
+		if x.Numel() > 0 {
+			for _, d := range dispatch.FlipDims(x, attrs) {
+				// Start at the last element of d and walk it backward.
+				src.Offset += (x.Shape[d] - 1) * x.Strides[d]
+				src.Strides[d] = -x.Strides[d]
+			}
+		}
+		castInto(out, src)
+		return nil
+	})
+	register("concat", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		d := dispatch.ConcatDim(in, attrs)
+		at := 0
+		for _, t := range in {
+			if t.Numel() > 0 {
+				dst := alias(out, t.Shape, out.Strides, out.Offset+at*out.Strides[d])
+				castInto(dst, t)
+			}
+			at += t.Shape[d]
+		}
+		return nil
+	})
+	register("pad", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		a := attrs.(dispatch.Pad)
+		x := in[0]
+		fillValue(out, a.Value)
+		// The part of x that survives the crops goes to the part of out
+		// inside the pads: per padded dim, skip max(-left, 0) elements of x
+		// and max(left, 0) of out.
+		shape := append([]int(nil), x.Shape...)
+		srcOff, dstOff := x.Offset, out.Offset
+		for i := 0; i < len(a.Pads); i += 2 {
+			d := x.Rank() - 1 - i/2
+			left, right := a.Pads[i], a.Pads[i+1]
+			shape[d] = x.Shape[d] - max(-left, 0) - max(-right, 0)
+			if shape[d] <= 0 {
+				return nil // everything of x is cropped away
+			}
+			srcOff += max(-left, 0) * x.Strides[d]
+			dstOff += max(left, 0) * out.Strides[d]
+		}
+		if dispatch.Numel(shape) > 0 {
+			castInto(alias(out, shape, out.Strides, dstOff), alias(x, shape, x.Strides, srcOff))
+		}
+		return nil
+	})
+}
+
+// alias is a layout over t's storage for the duration of a kernel; unlike
+// t.View it takes no reference, so nothing need release it.
+func alias(t *dispatch.Tensor, shape, strides []int, offset int) *dispatch.Tensor {
+	return &dispatch.Tensor{Shape: shape, Strides: strides, Offset: offset, DType: t.DType, Device: t.Device, Storage: t.Storage}
+}
+
+// fillValue sets every element of out (contiguous) to v in out's dtype;
+// dispatch has checked that the dtype holds v exactly.
+func fillValue(out *dispatch.Tensor, v float64) {
+	switch out.DType {
+	case dispatch.Float32:
+		fillSame(out, float32(v))
+	case dispatch.Float64:
+		fillSame(out, v)
+	case dispatch.Int32:
+		fillSame(out, int32(v))
+	case dispatch.Int64:
+		fillSame(out, int64(v))
+	case dispatch.Bool:
+		fillSame(out, v != 0)
+	}
+}
+
+func fillSame[T any](out *dispatch.Tensor, v T) {
+	o := elems[T](out)[out.Offset : out.Offset+out.Numel()]
+	parallel(len(o), 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			o[i] = v
+		}
+	})
+}

@@ -1,0 +1,234 @@
+package cpu
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Indexing kernels. Index tensors (Int32 or Int64, any layout) are first
+// read into a row-major []int64 and checked against the size they index, so
+// that a bad index is an error before anything is written, and the loops
+// below need one index type only.
+
+func init() {
+	register("index_select", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		x, index := in[0], in[1]
+		if x.Rank() == 0 {
+			// torch keeps a 0-d x 0-d; every index must still be 0.
+			if _, err := indexValues(index, "index", 0, 1); err != nil {
+				return err
+			}
+			castInto(out, x)
+			return nil
+		}
+		d := dispatch.IndexDimOf(x, attrs)
+		idx, err := indexValues(index, "index", d, x.Shape[d])
+		if err != nil {
+			return err
+		}
+		return withIndexKernels(x.DType, func(k indexKernels) { k.indexSelect(out, rowMajor(x), idx, d) })
+	})
+	register("gather", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		x, index := in[0], in[1]
+		d := dispatch.IndexDimOf(x, attrs)
+		idx, err := indexValues(index, "index", d, sizeAt(x, d))
+		if err != nil {
+			return err
+		}
+		return withIndexKernels(x.DType, func(k indexKernels) { k.gather(out, x, idx, d) })
+	})
+	for _, op := range []struct {
+		name string
+		add  bool
+	}{{"scatter", false}, {"scatter_add", true}} {
+		add := op.add
+		register(op.name, func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+			x, index, src := in[0], in[1], in[2]
+			d := dispatch.IndexDimOf(x, attrs)
+			idx, err := indexValues(index, "index", d, sizeAt(x, d))
+			if err != nil {
+				return err
+			}
+			castInto(out, x) // out-of-place: start from a copy of x
+			return withIndexKernels(x.DType, func(k indexKernels) { k.scatter(out, src, idx, index.Shape, d, add) })
+		})
+	}
+	register("one_hot", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		nc := attrs.(dispatch.OneHot).NumClasses
+		idx, err := indexValues(in[0], "x", -1, nc)
+		if err != nil {
+			return err
+		}
+		o := elems[int64](out)[out.Offset : out.Offset+out.Numel()]
+		clear(o)
+		for p, v := range idx {
+			o[p*nc+int(v)] = 1
+		}
+		return nil
+	})
+}
+
+// sizeAt is the size of dim d, 1 for a 0-d tensor (whose one element dim 0
+// and -1 name, as in torch).
+func sizeAt(t *dispatch.Tensor, d int) int {
+	if t.Rank() == 0 {
+		return 1
+	}
+	return t.Shape[d]
+}
+
+// indexValues reads an index tensor in row-major order and checks that each
+// value is in [0, size) of dim d of the indexed tensor (d < 0: one_hot's
+// classes). The first value out of range is the error.
+func indexValues(t *dispatch.Tensor, arg string, d, size int) ([]int64, error) {
+	idx := make([]int64, 0, t.Numel())
+	if t.DType == dispatch.Int32 {
+		walk(t, func(v int32) { idx = append(idx, int64(v)) })
+	} else {
+		walk(t, func(v int64) { idx = append(idx, v) })
+	}
+	for _, v := range idx {
+		if v < 0 || v >= int64(size) {
+			if d < 0 {
+				return nil, &dispatch.Error{Kind: dispatch.ErrIndex, Arg: arg, Found: itoa64(v),
+					Detail: "holds class " + itoa64(v) + ", out of range for " + itoa64(int64(size)) + " classes",
+					Fix:    "use classes in [0, " + itoa64(int64(size)) + "), or num_classes -1 for max + 1"}
+			}
+			return nil, dispatch.IndexError(arg, v, d, size)
+		}
+	}
+	return idx, nil
+}
+
+// rowMajor returns t itself if it is row-major, else a row-major copy.
+func rowMajor(t *dispatch.Tensor) *dispatch.Tensor {
+	if t.IsContiguous() {
+		return t
+	}
+	b, _ := backend{}.Alloc(t.Device, t.DType, t.Numel()) // cannot fail for a valid dtype
+	c := dispatch.NewTensor(t.Device, t.DType, slices.Clone(t.Shape), b)
+	castInto(c, t)
+	return c
+}
+
+// indexKernels holds the generic indexing loops instantiated for one
+// dtype, so that the registrations above pick a dtype in one switch.
+type indexKernels struct {
+	indexSelect func(out, x *dispatch.Tensor, idx []int64, d int)
+	gather      func(out, x *dispatch.Tensor, idx []int64, d int)
+	scatter     func(out, src *dispatch.Tensor, idx []int64, ishape []int, d int, add bool)
+}
+
+func newIndexKernels[T any](plus func(a, b T) T) indexKernels {
+	return indexKernels{
+		indexSelect: selectBlocks[T],
+		gather:      gatherAlong[T],
+		scatter: func(out, src *dispatch.Tensor, idx []int64, ishape []int, d int, add bool) {
+			set := func(_, v T) T { return v }
+			if add {
+				set = plus
+			}
+			scatterAlong(out, src, idx, ishape, d, set)
+		},
+	}
+}
+
+var (
+	indexF32  = newIndexKernels(func(a, b float32) float32 { return a + b })
+	indexF64  = newIndexKernels(func(a, b float64) float64 { return a + b })
+	indexI32  = newIndexKernels(func(a, b int32) int32 { return a + b })
+	indexI64  = newIndexKernels(func(a, b int64) int64 { return a + b })
+	indexBool = newIndexKernels(func(a, b bool) bool { return a || b }) // torch's bool add
+)
+
+func withIndexKernels(dt dispatch.DType, run func(indexKernels)) error {
+	switch dt {
+	case dispatch.Float32:
+		run(indexF32)
+	case dispatch.Float64:
+		run(indexF64)
+	case dispatch.Int32:
+		run(indexI32)
+	case dispatch.Int64:
+		run(indexI64)
+	case dispatch.Bool:
+		run(indexBool)
+	default:
+		return dispatch.Unsupported(dispatch.Device{Kind: dispatch.KindCPU}, "", dt)
+	}
+	return nil
+}
+
+// selectBlocks copies whole blocks: x (contiguous) is [outer, size, inner],
+// out is [outer, len(idx), inner], and out[o, i, :] = x[o, idx[i], :].
+func selectBlocks[T any](out, x *dispatch.Tensor, idx []int64, d int) {
+	o, a := elems[T](out)[out.Offset:], elems[T](x)[x.Offset:]
+	inner := dispatch.Numel(x.Shape[d+1:])
+	size, n := x.Shape[d], len(idx)
+	outer := dispatch.Numel(x.Shape[:d])
+	parallel(outer*n, inner, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			oi, i := t/n, t%n
+			src := (oi*size + int(idx[i])) * inner
+			copy(o[t*inner:(t+1)*inner], a[src:src+inner])
+		}
+	})
+}
+
+// gatherAlong walks out (the index's shape) with x's strides, except along d,
+// where the step is idx·stride. idx and out are both row-major over the
+// index's shape, so an element's position in out is its position in idx.
+func gatherAlong[T any](out, x *dispatch.Tensor, idx []int64, d int) {
+	o, a := elems[T](out), elems[T](x)
+	if x.Rank() == 0 {
+		o[out.Offset] = a[x.Offset]
+		return
+	}
+	xs := slices.Clone(x.Strides)
+	step := xs[d]
+	xs[d] = 0
+	l := layout{strides: [][]int{out.Strides, xs}, base: []int{out.Offset, x.Offset}}.collapse(out.Shape)
+	last := len(l.shape) - 1
+	so, sx := l.strides[0][last], l.strides[1][last]
+	l.rows(func(offs []int, n int) {
+		for i := range n {
+			p := offs[0] + i*so
+			o[p] = a[offs[1]+i*sx+int(idx[p-out.Offset])*step]
+		}
+	})
+}
+
+// scatterAlong writes set(out[...idx...], src[p]) for each position p of the
+// index. d is moved innermost before the walk, so each row is one whole line
+// along d: rows write disjoint elements of out (they differ off d) and may
+// run in parallel, while the writes that can collide, which lie on one line,
+// happen in row-major order. So scatter's duplicate indices keep the last
+// write in row-major order, and scatter_add sums in that order.
+func scatterAlong[T any](out, src *dispatch.Tensor, idx []int64, ishape []int, d int, set func(old, v T) T) {
+	o, s := elems[T](out), elems[T](src)
+	if len(ishape) == 0 {
+		o[out.Offset] = set(o[out.Offset], s[src.Offset])
+		return
+	}
+	os := slices.Clone(out.Strides)
+	step := os[d]
+	os[d] = 0
+	pos := dispatch.ContiguousStrides(ishape)
+	last := func(v []int) []int { return append(append(slices.Clone(v[:d]), v[d+1:]...), v[d]) }
+	l := layout{
+		strides: [][]int{last(os), last(src.Strides), last(pos)},
+		base:    []int{out.Offset, src.Offset, 0},
+	}.collapse(last(ishape))
+	k := len(l.shape) - 1
+	so, ss, sp := l.strides[0][k], l.strides[1][k], l.strides[2][k]
+	l.rows(func(offs []int, n int) {
+		for i := range n {
+			p := offs[0] + i*so + int(idx[offs[2]+i*sp])*step
+			o[p] = set(o[p], s[offs[1]+i*ss])
+		}
+	})
+}
+
+func itoa64(v int64) string { return strconv.FormatInt(v, 10) }

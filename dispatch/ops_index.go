@@ -1,0 +1,222 @@
+package dispatch
+
+// Indexing ops: index_select, gather, scatter, scatter_add and one_hot run
+// kernels; masked_fill and embedding are composites. Index tensors are Int32
+// or Int64 and are not wrapped: a negative index is out of range, as in
+// torch's index_select and gather. Whether each index is in range depends on
+// the data, so the kernels check it and return IndexError.
+
+// IndexDim is the attribute of index_select, gather, scatter and scatter_add.
+type IndexDim struct{ Dim int }
+
+// MaskedFill is the attribute of masked_fill: the value written where the
+// mask is true.
+type MaskedFill struct{ Value float64 }
+
+// OneHot is the attribute of one_hot: the length of the new last dim. The
+// root package resolves torch's -1 (max + 1) before the call.
+type OneHot struct{ NumClasses int }
+
+var opIndexSelect *Op
+
+func init() {
+	opIndexSelect = Register(&Op{Name: "index_select", Args: []string{"x", "index"}, Infer: indexSelectInfer})
+	Register(&Op{Name: "gather", Args: []string{"x", "index"}, Infer: gatherInfer})
+	Register(&Op{Name: "scatter", Args: []string{"x", "index", "src"}, Infer: scatterInfer})
+	Register(&Op{Name: "scatter_add", Args: []string{"x", "index", "src"}, Infer: scatterInfer})
+	Register(&Op{Name: "one_hot", Args: []string{"x"}, Infer: oneHotInfer})
+	Register(&Op{Name: "masked_fill", Args: []string{"x", "mask"}, Compose: maskedFillCompose})
+	Register(&Op{Name: "embedding", Args: []string{"indices", "weight"}, Compose: embeddingCompose})
+}
+
+// IndexError is what a kernel returns for an index value outside [0, size)
+// of dim of argument arg.
+func IndexError(arg string, v int64, dim, size int) *Error {
+	return &Error{Kind: ErrIndex, Arg: arg, Found: itoa(int(v)),
+		Detail: "holds " + itoa(int(v)) + ", out of range for dim " + itoa(dim) + " of size " + itoa(size),
+		Fix:    "use indices in [0, " + itoa(size) + "); negative indices do not wrap here"}
+}
+
+// IndexDimOf is the op's dim normalised against x (Infer has checked it).
+func IndexDimOf(x *Tensor, attrs any) int {
+	d, _ := NormDim(attrs.(IndexDim).Dim, x.Rank(), "dim")
+	return d
+}
+
+func indexSelectInfer(in []*Tensor, attrs any) (DType, []int, error) {
+	a, ok := attrs.(IndexDim)
+	if !ok {
+		return 0, nil, attrError("IndexDim")
+	}
+	x, index := in[0], in[1]
+	if err := checkDType(index, "index", Indices); err != nil {
+		return 0, nil, err
+	}
+	if index.Rank() > 1 {
+		return 0, nil, &Error{Kind: ErrShape, Arg: "index", Detail: "has shape " + FormatShape(index.Shape) + " but must be 1-D or 0-d",
+			Fix: "flatten it with .Flatten(), or use Gather"}
+	}
+	d, err := NormDim(a.Dim, x.Rank(), "dim")
+	if err != nil {
+		return 0, nil, err
+	}
+	if x.Rank() == 0 {
+		return x.DType, []int{}, nil // torch keeps a 0-d x 0-d
+	}
+	shape := clone(x.Shape)
+	shape[d] = index.Numel()
+	return x.DType, shape, nil
+}
+
+func gatherInfer(in []*Tensor, attrs any) (DType, []int, error) {
+	a, ok := attrs.(IndexDim)
+	if !ok {
+		return 0, nil, attrError("IndexDim")
+	}
+	x, index := in[0], in[1]
+	if err := checkDType(index, "index", Indices); err != nil {
+		return 0, nil, err
+	}
+	d, err := NormDim(a.Dim, x.Rank(), "dim")
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := fitsIndex(index, x, "x", d, false); err != nil {
+		return 0, nil, err
+	}
+	return x.DType, clone(index.Shape), nil
+}
+
+func scatterInfer(in []*Tensor, attrs any) (DType, []int, error) {
+	a, ok := attrs.(IndexDim)
+	if !ok {
+		return 0, nil, attrError("IndexDim")
+	}
+	x, index, src := in[0], in[1], in[2]
+	if err := checkDType(index, "index", Indices); err != nil {
+		return 0, nil, err
+	}
+	if src.DType != x.DType {
+		return 0, nil, &Error{Kind: ErrDType, Arg: "src", Expected: x.DType.String(), Found: src.DType.String(),
+			Detail: "is " + src.DType.String() + " but \"x\" is " + x.DType.String(), Fix: "cast it with .Cast(" + x.DType.GoString() + ")"}
+	}
+	d, err := NormDim(a.Dim, x.Rank(), "dim")
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := fitsIndex(index, x, "x", d, false); err != nil {
+		return 0, nil, err
+	}
+	if err := fitsIndex(index, src, "src", d, true); err != nil {
+		return 0, nil, err
+	}
+	return x.DType, clone(x.Shape), nil
+}
+
+// fitsIndex checks that index has t's rank and no larger sizes, except
+// along dim unless all is set (torch's gather/scatter shape rule).
+func fitsIndex(index, t *Tensor, name string, dim int, all bool) error {
+	if index.Rank() != t.Rank() {
+		return &Error{Kind: ErrShape, Arg: "index", Expected: "rank " + itoa(t.Rank()), Found: "rank " + itoa(index.Rank()),
+			Detail: "has rank " + itoa(index.Rank()) + " but " + name + " has rank " + itoa(t.Rank()),
+			Fix:    "give index as many dims as " + name + ", e.g. with Unsqueeze"}
+	}
+	fix := "index may be no larger than " + name + " in any dim"
+	if !all {
+		fix += " but dim " + itoa(dim)
+	}
+	for d, s := range index.Shape {
+		if (all || d != dim) && s > t.Shape[d] {
+			return &Error{Kind: ErrShape, Arg: "index", Expected: FormatShape(t.Shape), Found: FormatShape(index.Shape),
+				Detail: "has shape " + FormatShape(index.Shape) + ", larger than " + name + "'s " + FormatShape(t.Shape) + " at dim " + itoa(d),
+				Fix:    fix}
+		}
+	}
+	return nil
+}
+
+func oneHotInfer(in []*Tensor, attrs any) (DType, []int, error) {
+	a, ok := attrs.(OneHot)
+	if !ok {
+		return 0, nil, attrError("OneHot")
+	}
+	if err := checkDType(in[0], "x", Indices); err != nil {
+		return 0, nil, err
+	}
+	if a.NumClasses < 0 {
+		return 0, nil, &Error{Kind: ErrValue, Arg: "num_classes", Detail: "is " + itoa(a.NumClasses), Fix: "use a count ≥ 0, or -1 for max + 1"}
+	}
+	return Int64, append(clone(in[0].Shape), a.NumClasses), nil
+}
+
+// maskedFillCompose is where(mask, value, x), with value a 0-d tensor of x's
+// dtype on x's device; like torch's out-of-place masked_fill, the result has
+// the broadcast shape of x and mask.
+func maskedFillCompose(in []*Tensor, attrs any) (*Tensor, error) {
+	a, ok := attrs.(MaskedFill)
+	if !ok {
+		return nil, attrError("MaskedFill")
+	}
+	x, mask := in[0], in[1]
+	if err := checkDType(mask, "mask", 1<<Bool); err != nil {
+		return nil, err
+	}
+	if _, ok := BroadcastShapes(x.Shape, mask.Shape); !ok {
+		return nil, &Error{Kind: ErrShape, Arg: "mask", Expected: FormatShape(x.Shape), Found: FormatShape(mask.Shape),
+			Detail: "has shape " + FormatShape(mask.Shape) + ", which does not broadcast with x's " + FormatShape(x.Shape),
+			Fix:    "make each dimension equal or 1"}
+	}
+	if err := CheckScalar(x.DType, a.Value, "value"); err != nil {
+		return nil, err
+	}
+	s, err := Upload(x.Device, scalarData(x.DType, a.Value), x.DType, []int{})
+	if err != nil {
+		return nil, err
+	}
+	return Call(Lookup("where"), nil, mask, s, x)
+}
+
+// scalarData is one element of dtype dt holding v, as host data for Upload.
+func scalarData(dt DType, v float64) any {
+	switch dt {
+	case Float32:
+		return []float32{float32(v)}
+	case Float64:
+		return []float64{v}
+	case Int32:
+		return []int32{int32(v)}
+	case Int64:
+		return []int64{int64(v)}
+	}
+	return []bool{v != 0}
+}
+
+// embeddingCompose is torch.nn.functional.embedding: the rows of weight
+// that indices name, as weight.index_select(0, indices.flatten()) reshaped
+// to indices.shape + [dim]. Errors of the parts name embedding's arguments.
+func embeddingCompose(in []*Tensor, _ any) (*Tensor, error) {
+	indices, weight := in[0], in[1]
+	if err := checkDType(indices, "indices", Indices); err != nil {
+		return nil, err
+	}
+	if weight.Rank() != 2 {
+		return nil, &Error{Kind: ErrShape, Arg: "weight", Detail: "has shape " + FormatShape(weight.Shape) + " but must be [num_embeddings, embedding_dim]",
+			Fix: "pass a 2-D weight"}
+	}
+	flat, err := Call(Lookup("reshape"), ViewShape{Shape: []int{-1}}, indices)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := Call(opIndexSelect, IndexDim{Dim: 0}, weight, flat)
+	if err != nil {
+		if e, ok := err.(*Error); ok {
+			c := *e
+			if name, ok := map[string]string{"x": "weight", "index": "indices"}[e.Arg]; ok {
+				c.Arg = name
+			}
+			return nil, &c
+		}
+		return nil, err
+	}
+	return Call(Lookup("reshape"), ViewShape{Shape: append(clone(indices.Shape), weight.Shape[1])}, rows)
+}

@@ -1,0 +1,114 @@
+package lathe
+
+import (
+	"strconv"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Copy ops make new tensors from strided reads: Flip, Concat, Stack, Pad.
+// Split and Chunk return views.
+
+var (
+	opFlip, opConcat, opStack, opPad = mustOp("flip"), mustOp("concat"), mustOp("stack"), mustOp("pad")
+)
+
+// Flip returns a copy of x with the order of elements reversed along each
+// of dims (no dims: x unchanged, as torch.flip(x, [])).
+func (x *Tensor) Flip(dims ...int) *Tensor {
+	return apply(opFlip, dispatch.Flip{Dims: append([]int(nil), dims...)}, x)
+}
+
+// Concat joins tensors of one dtype, device and rank along dim; their sizes
+// must agree in every other dim. Unlike torch 1.13, a 1-D empty tensor is
+// not skipped: it must have the others' rank like any argument.
+func Concat(tensors []*Tensor, dim int) *Tensor {
+	return apply(opConcat, dispatch.Concat{Dim: dim}, tensors...)
+}
+
+// Stack joins tensors of one shape along a new dim, in [-rank-1, rank].
+func Stack(tensors []*Tensor, dim int) *Tensor {
+	return apply(opStack, dispatch.Concat{Dim: dim}, tensors...)
+}
+
+// Pad is torch.nn.functional.pad's constant mode: pads holds (left, right)
+// pairs, the first for the last dim, the next for the one before, and so on;
+// new elements are value and a negative pad crops.
+func (x *Tensor) Pad(pads []int, value float64) *Tensor {
+	return apply(opPad, dispatch.Pad{Pads: append([]int(nil), pads...), Value: value}, x)
+}
+
+// Split cuts x along dim into views of size elements each; the last is
+// smaller when size does not divide the dim (torch.split with an int).
+func (x *Tensor) Split(size, dim int) ([]*Tensor, error) {
+	d, n, err := x.pieceDim("split", dim)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case size < 0:
+		return nil, errorf("split", ErrValue, "size", "is "+strconv.Itoa(size), "use a size ≥ 1")
+	case size == 0 && n > 0:
+		return nil, errorf("split", ErrValue, "size", "is 0 but dim "+strconv.Itoa(dim)+" has size "+strconv.Itoa(n),
+			"use a size ≥ 1; 0 splits only an empty dim")
+	case n == 0:
+		return x.pieces("split", d, []int{0})
+	}
+	var sizes []int
+	for at := 0; at < n; at += size {
+		sizes = append(sizes, min(size, n-at))
+	}
+	return x.pieces("split", d, sizes)
+}
+
+// Chunk cuts x along dim into at most n views of ceil(size/n) elements, as
+// torch.chunk does (so there may be fewer than n; an empty dim gives n empty
+// pieces).
+func (x *Tensor) Chunk(n, dim int) ([]*Tensor, error) {
+	d, size, err := x.pieceDim("chunk", dim)
+	if err != nil {
+		return nil, err
+	}
+	if n < 1 {
+		return nil, errorf("chunk", ErrValue, "n", "is "+strconv.Itoa(n), "use n ≥ 1")
+	}
+	if size == 0 {
+		return x.pieces("chunk", d, make([]int, n))
+	}
+	step := (size + n - 1) / n
+	var sizes []int
+	for at := 0; at < size; at += step {
+		sizes = append(sizes, min(step, size-at))
+	}
+	return x.pieces("chunk", d, sizes)
+}
+
+// pieceDim checks x and dim for Split and Chunk and returns the dim and its
+// size.
+func (x *Tensor) pieceDim(op string, dim int) (d, size int, err error) {
+	if err := x.check(op); err != nil {
+		return 0, 0, err
+	}
+	if x.t.Rank() == 0 {
+		return 0, 0, errorf(op, ErrShape, "x", "is 0-d but "+op+" needs at least one dim", "use Unsqueeze first")
+	}
+	d, err = dispatch.NormDim(dim, x.t.Rank(), "dim")
+	if err != nil {
+		return 0, 0, located(err, op)
+	}
+	return d, x.t.Shape[d], nil
+}
+
+// pieces narrows x along d into consecutive views of the given sizes.
+func (x *Tensor) pieces(op string, d int, sizes []int) ([]*Tensor, error) {
+	out := make([]*Tensor, len(sizes))
+	at := 0
+	for i, s := range sizes {
+		out[i] = apply(opNarrow, dispatch.Narrow{Dim: d, Start: at, Length: s}, x)
+		if out[i].err != nil {
+			return nil, located(out[i].err, op)
+		}
+		at += s
+	}
+	return out, nil
+}
