@@ -33,5 +33,9 @@ refs: deps
 fuzz: deps
 	$(GO) test -run '^$$' -fuzz FuzzBroadcast -fuzztime 30s ./dispatch/
 
+# The benchmark binary on every device that opens, then the Go benchmarks
+# (dispatch overhead, kernel rates). Results go to bench-out/ (git-ignored).
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchtime 2000x ./ ./backends/cpu/
+	@mkdir -p bench-out
+	$(GO) run ./cmd/lathe-bench | tee bench-out/lathe-bench.txt
+	$(GO) test -run '^$$' -bench . -benchtime 1s ./ ./backends/cpu/ ./dispatch/ | tee bench-out/go-bench.txt

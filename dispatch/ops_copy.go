@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -109,7 +110,7 @@ func stackCompose(in []*Tensor, attrs any) (*Tensor, error) {
 	}
 	parts := make([]*Tensor, len(in))
 	for i, t := range in {
-		if !equalShapes(t.Shape, in[0].Shape) {
+		if !slices.Equal(t.Shape, in[0].Shape) {
 			return nil, &Error{Kind: ErrShape, Arg: "tensors[" + itoa(i) + "]", Expected: FormatShape(in[0].Shape), Found: FormatShape(t.Shape),
 				Detail: "has shape " + FormatShape(t.Shape) + " but tensors[0] has " + FormatShape(in[0].Shape),
 				Fix:    "stack needs tensors of one shape"}
@@ -119,18 +120,6 @@ func stackCompose(in []*Tensor, attrs any) (*Tensor, error) {
 		}
 	}
 	return Call(opConcat, Concat{Dim: d}, parts...)
-}
-
-func equalShapes(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func padInfer(in []*Tensor, attrs any) (DType, []int, error) {

@@ -7,8 +7,7 @@ import "github.com/lathe-ml/lathe"
 type opFunc func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error)
 
 // ops maps each op key of the JSON cases to its lathe call. This file holds
-// the ops in this build; ops_pending.go adds the rest under the "pending"
-// tag.
+// the elementwise ops; ops_tensor.go adds the rest.
 var ops = map[string]opFunc{
 	"neg": unary((*lathe.Tensor).Neg), "abs": unary((*lathe.Tensor).Abs), "sign": unary((*lathe.Tensor).Sign),
 	"exp": unary((*lathe.Tensor).Exp), "log": unary((*lathe.Tensor).Log), "log1p": unary((*lathe.Tensor).Log1p),
@@ -49,26 +48,6 @@ var ops = map[string]opFunc{
 	"cast":       func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) { return one(in[0].Cast(a.DType("dtype"))) },
 	"contiguous": unary((*lathe.Tensor).Contiguous),
 }
-
-// pendingKeys are the op keys whose lathe calls are not in this build yet
-// (they are being written elsewhere); their entries are in ops_pending.go.
-// TestCoverage accepts them as known, and the harness skips their cases.
-var pendingKeys = []string{
-	"sum", "mean", "prod", "max", "min", "logsumexp", "var", "std", "argmax", "argmin", "cumsum",
-	"matmul",
-	"reshape", "permute", "transpose", "mt", "squeeze", "unsqueeze", "expand", "broadcast_to", "narrow",
-	"slice", "flatten", "flip", "concat", "stack", "split", "chunk", "pad",
-	"index_select", "gather", "scatter", "scatter_add", "masked_fill", "one_hot", "embedding",
-	"softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss", "layer_norm",
-}
-
-// applyLayout turns a tensor made from a case's stored data into the
-// non-contiguous view the case asks for ("transposed", "strided"). It needs
-// MT and Slice, so ops_pending.go sets it; while nil, such cases are skipped.
-var applyLayout func(t *lathe.Tensor, layout string) *lathe.Tensor
-
-// pendingBuilt is set by ops_pending.go: the pending entries are in ops.
-var pendingBuilt bool
 
 func one(t *lathe.Tensor) ([]*lathe.Tensor, error) { return []*lathe.Tensor{t}, t.Err() }
 

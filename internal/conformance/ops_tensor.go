@@ -1,5 +1,3 @@
-//go:build pending
-
 package conformance
 
 import (
@@ -8,30 +6,31 @@ import (
 	"github.com/lathe-ml/lathe"
 )
 
-// The table entries of the ops that other branches add. They are written
-// against the API those ops will have; build with -tags pending once those
-// branches are merged (then fold this file into ops.go and drop the tag).
+// The table entries of the reductions, matmul, views, copies, indexing and
+// nn ops (ops.go has the elementwise ones), and the layouts of inputs.
 
 func init() {
-	for k, f := range pendingOps {
+	for k, f := range moreOps {
 		if _, dup := ops[k]; dup {
-			panic("conformance: op key " + k + " is in ops.go and ops_pending.go")
+			panic("conformance: op key " + k + " is in ops.go and ops_tensor.go")
 		}
 		ops[k] = f
 	}
-	pendingBuilt = true
-	applyLayout = func(t *lathe.Tensor, layout string) *lathe.Tensor {
-		switch layout {
-		case "transposed":
-			return t.MT()
-		case "strided":
-			return t.Slice(-1, 0, t.Dim(-1), 2)
-		}
-		panic(fmt.Sprintf("conformance: unknown layout %q", layout))
-	}
 }
 
-var pendingOps = map[string]opFunc{
+// applyLayout turns a tensor made from a case's stored data into the
+// non-contiguous view the case asks for.
+func applyLayout(t *lathe.Tensor, layout string) (*lathe.Tensor, error) {
+	switch layout {
+	case "transposed":
+		return t.MT(), nil
+	case "strided":
+		return t.Slice(-1, 0, t.Dim(-1), 2), nil
+	}
+	return nil, fmt.Errorf("conformance: unknown layout %q", layout)
+}
+
+var moreOps = map[string]opFunc{
 	"sum":       reduce((*lathe.Tensor).Sum, (*lathe.Tensor).SumKeepDim),
 	"mean":      reduce((*lathe.Tensor).Mean, (*lathe.Tensor).MeanKeepDim),
 	"prod":      reduce((*lathe.Tensor).Prod, (*lathe.Tensor).ProdKeepDim),

@@ -1,0 +1,253 @@
+package lathe
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Neural-network building blocks. Each is a composite op: registered in
+// dispatch (so its arguments are validated and errors name it) and computed
+// from other ops, so that autodiff needs no rule of its own for it.
+
+// compose adapts a composite written with lathe's own methods to dispatch.
+func compose(f func(in []*Tensor, attrs any) *Tensor) func([]*dispatch.Tensor, any) (*dispatch.Tensor, error) {
+	return func(in []*dispatch.Tensor, attrs any) (*dispatch.Tensor, error) {
+		args := make([]*Tensor, len(in))
+		for i, t := range in {
+			args[i] = wrap(t)
+		}
+		out := f(args, attrs)
+		if out.err != nil {
+			return nil, out.err
+		}
+		return out.t, nil
+	}
+}
+
+func composite(name string, args []string, f func(in []*Tensor, attrs any) *Tensor) *dispatch.Op {
+	return dispatch.Register(&dispatch.Op{Name: name, Args: args, Compose: compose(f)})
+}
+
+// Reduction says how a loss combines its per-element values.
+type Reduction int
+
+const (
+	ReduceMean Reduction = iota // the mean over elements (over non-ignored targets for class losses)
+	ReduceSum                   // the sum
+	ReduceNone                  // no reduction: one value per element or sample
+)
+
+// LossOption sets an option of a loss function.
+type LossOption func(*lossOptions)
+
+type lossOptions struct {
+	reduction   Reduction
+	ignoreIndex int64
+}
+
+// WithReduction sets how the loss is reduced (ReduceMean by default).
+func WithReduction(r Reduction) LossOption { return func(o *lossOptions) { o.reduction = r } }
+
+// IgnoreIndex sets the class target that contributes nothing to a class loss
+// and is left out of the mean (-100 by default, as in PyTorch).
+func IgnoreIndex(i int) LossOption { return func(o *lossOptions) { o.ignoreIndex = int64(i) } }
+
+func lossOpts(opts []LossOption) lossOptions {
+	o := lossOptions{reduction: ReduceMean, ignoreIndex: -100}
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+type dimAttr struct{ dim int }
+
+var (
+	opSoftmax = composite("softmax", []string{"x"}, func(in []*Tensor, attrs any) *Tensor {
+		x, dim := in[0], attrs.(dimAttr).dim
+		// exp(x - max) / Σ exp(x - max): the shift keeps exp from overflowing.
+		e := x.Sub(x.MaxKeepDim(dim)).Exp()
+		return e.Div(e.SumKeepDim(dim))
+	})
+	opLogSoftmax = composite("log_softmax", []string{"x"}, func(in []*Tensor, attrs any) *Tensor {
+		x, dim := in[0], attrs.(dimAttr).dim
+		// (x - max) - log Σ exp(x - max), as PyTorch computes it: subtracting a
+		// rounded logsumexp from x directly loses digits when |x| is large.
+		shifted := x.Sub(x.MaxKeepDim(dim))
+		return shifted.Sub(shifted.Exp().SumKeepDim(dim).Log())
+	})
+	opNLLLoss = composite("nll_loss", []string{"x", "target"}, func(in []*Tensor, attrs any) *Tensor {
+		return nllLoss(in[0], in[1], attrs.(lossOptions))
+	})
+	opCrossEntropy = composite("cross_entropy", []string{"x", "target"}, func(in []*Tensor, attrs any) *Tensor {
+		x := in[0]
+		classDim := 1
+		if x.Rank() == 1 {
+			classDim = 0
+		}
+		return nllLoss(x.LogSoftmax(classDim), in[1], attrs.(lossOptions))
+	})
+	opMSELoss = composite("mse_loss", []string{"x", "target"}, func(in []*Tensor, attrs any) *Tensor {
+		x, target := in[0], in[1]
+		if !slices.Equal(x.t.Shape, target.t.Shape) {
+			return failed(&Error{Kind: ErrShape, Arg: "target", Expected: dispatch.FormatShape(x.t.Shape), Found: dispatch.FormatShape(target.t.Shape),
+				Detail: "has shape " + dispatch.FormatShape(target.t.Shape) + " but the input has " + dispatch.FormatShape(x.t.Shape),
+				Fix:    "give a target of the input's shape (lathe does not broadcast losses)"})
+		}
+		return reduceLoss(x.Sub(target).Square(), attrs.(lossOptions).reduction, nil)
+	})
+	opLayerNorm = composite("layer_norm", []string{"x"}, func(in []*Tensor, attrs any) *Tensor {
+		return layerNorm(in[0], attrs.(layerNormAttrs))
+	})
+	opLayerNormAffine = composite("layer_norm_affine", []string{"x", "weight", "bias"}, func(in []*Tensor, attrs any) *Tensor {
+		a := attrs.(layerNormAttrs)
+		for i, p := range in[1:] {
+			if !slices.Equal(p.t.Shape, a.shape) {
+				name := [...]string{"weight", "bias"}[i]
+				return failed(&Error{Kind: ErrShape, Arg: name, Detail: "has shape " + dispatch.FormatShape(p.t.Shape) +
+					" but normalized_shape is " + dispatch.FormatShape(a.shape), Fix: "give " + name + " the normalized shape"})
+			}
+		}
+		return layerNorm(in[0], a).Mul(in[1]).Add(in[2])
+	})
+)
+
+// Softmax is exp(x) / Σ exp(x) along dim, computed stably.
+func (x *Tensor) Softmax(dim int) *Tensor { return apply(opSoftmax, dimAttr{dim}, x) }
+
+// LogSoftmax is x - logsumexp(x) along dim, computed stably.
+func (x *Tensor) LogSoftmax(dim int) *Tensor { return apply(opLogSoftmax, dimAttr{dim}, x) }
+
+// CrossEntropy is the loss of logits x ([N, C], [C], or [N, C, d1, ...])
+// against class indices target ([N], [], or [N, d1, ...]; Int64 or Int32),
+// as torch.nn.functional.cross_entropy with class-index targets.
+func (x *Tensor) CrossEntropy(target *Tensor, opts ...LossOption) *Tensor {
+	return apply(opCrossEntropy, lossOpts(opts), x, target)
+}
+
+// NLLLoss is the negative log-likelihood of log-probabilities x against
+// class indices target, shaped as for CrossEntropy.
+func (x *Tensor) NLLLoss(target *Tensor, opts ...LossOption) *Tensor {
+	return apply(opNLLLoss, lossOpts(opts), x, target)
+}
+
+// MSELoss is the mean (or sum, or none) of (x - target)²; the shapes must be equal.
+func (x *Tensor) MSELoss(target *Tensor, opts ...LossOption) *Tensor {
+	return apply(opMSELoss, lossOpts(opts), x, target)
+}
+
+func nllLoss(logp, target *Tensor, o lossOptions) *Tensor {
+	if !target.t.DType.IsInt() {
+		return failed(&Error{Kind: ErrDType, Arg: "target", Found: target.t.DType.String(),
+			Detail: "is " + target.t.DType.String() + " but class targets are int64 or int32", Fix: "cast it with .Cast(lathe.Int64)"})
+	}
+	if !logp.t.DType.IsFloat() {
+		return failed(&Error{Kind: ErrDType, Arg: "x", Detail: "is " + logp.t.DType.String() + " but the op takes float32, float64",
+			Fix: "cast it with .Cast(lathe.Float32)"})
+	}
+	single := logp.t.Rank() == 1 // [C] with a 0-d target
+	if single {
+		logp, target = logp.Unsqueeze(0), target.Unsqueeze(0)
+	}
+	if logp.t.Rank() < 2 || target.t.Rank() != logp.t.Rank()-1 || !slices.Equal(target.t.Shape[:1], logp.t.Shape[:1]) ||
+		!slices.Equal(target.t.Shape[1:], logp.t.Shape[2:]) {
+		want := append([]int{logp.t.Shape[0]}, logp.t.Shape[min(2, len(logp.t.Shape)):]...)
+		return failed(&Error{Kind: ErrShape, Arg: "target", Expected: dispatch.FormatShape(want), Found: dispatch.FormatShape(target.t.Shape),
+			Detail: "has shape " + dispatch.FormatShape(target.t.Shape) + " but input " + dispatch.FormatShape(logp.t.Shape) +
+				" needs " + dispatch.FormatShape(want), Fix: "give one class index per sample (the input without its class dim)"})
+	}
+	keep := target.NeScalar(float64(o.ignoreIndex))
+	safe := Where(keep, target, target.fullLike("nll_loss", 0, nil))
+	picked := logp.Gather(1, safe.Unsqueeze(1)).Squeeze(1)
+	zero := logp.fullLike("nll_loss", 0, nil)
+	loss := Where(keep, picked.Neg(), zero)
+	if single && o.reduction == ReduceNone {
+		loss = loss.Squeeze(0)
+	}
+	return reduceLoss(loss, o.reduction, keep)
+}
+
+// reduceLoss applies a reduction; a class loss's mean divides by the number
+// of targets that were not ignored, as PyTorch's does.
+func reduceLoss(loss *Tensor, r Reduction, keep *Tensor) *Tensor {
+	switch r {
+	case ReduceSum:
+		return loss.Sum()
+	case ReduceNone:
+		return loss
+	}
+	if keep == nil {
+		return loss.Mean()
+	}
+	return loss.Sum().Div(keep.Cast(loss.DType()).Sum())
+}
+
+type layerNormAttrs struct {
+	shape []int
+	eps   float64
+}
+
+// LayerNorm normalises x over its last len(normalizedShape) dims to mean 0
+// and variance 1 (biased, plus eps), then scales by weight and shifts by bias
+// when they are given (nil for none), as torch.nn.functional.layer_norm.
+func (x *Tensor) LayerNorm(normalizedShape []int, weight, bias *Tensor, eps float64) *Tensor {
+	a := layerNormAttrs{shape: append([]int(nil), normalizedShape...), eps: eps}
+	if (weight == nil) != (bias == nil) {
+		// One without the other: fill in the identity for the missing one.
+		if err := x.check("layer_norm"); err != nil {
+			return failed(err)
+		}
+		if weight == nil {
+			weight = x.fullLike("layer_norm", 1, a.shape)
+		} else {
+			bias = x.fullLike("layer_norm", 0, a.shape)
+		}
+	}
+	if weight == nil {
+		return apply(opLayerNorm, a, x)
+	}
+	return apply(opLayerNormAffine, a, x, weight, bias)
+}
+
+func layerNorm(x *Tensor, a layerNormAttrs) *Tensor {
+	r, n := x.t.Rank(), len(a.shape)
+	if n == 0 || n > r || !slices.Equal(x.t.Shape[r-n:], a.shape) {
+		return failed(&Error{Kind: ErrShape, Arg: "x", Detail: "has shape " + dispatch.FormatShape(x.t.Shape) +
+			", which does not end in normalized_shape " + dispatch.FormatShape(a.shape), Fix: "pass the sizes of x's last dims"})
+	}
+	if !(a.eps >= 0) {
+		return failed(&Error{Kind: ErrValue, Arg: "eps", Detail: "is " + strconv.FormatFloat(a.eps, 'g', -1, 64), Fix: "use eps ≥ 0, e.g. 1e-5"})
+	}
+	dims := make([]int, n)
+	for i := range dims {
+		dims[i] = r - n + i
+	}
+	xc := x.Sub(x.MeanKeepDim(dims...))
+	variance := xc.Square().MeanKeepDim(dims...)
+	return xc.Mul(variance.AddScalar(a.eps).Rsqrt())
+}
+
+// Dropout zeroes each element with probability p and scales the rest by
+// 1/(1-p) when train is true, drawing from the stream Seed sets; with train
+// false (or p = 0) it returns x.
+func (x *Tensor) Dropout(p float64, train bool) *Tensor {
+	if err := x.check("dropout"); err != nil {
+		return failed(err)
+	}
+	if !(p >= 0 && p <= 1) {
+		return failed(errorf("dropout", ErrValue, "p", "is "+strconv.FormatFloat(p, 'g', -1, 64), "use a probability in [0, 1]"))
+	}
+	if !x.t.DType.IsFloat() {
+		return failed(errorf("dropout", ErrDType, "x", "is "+x.t.DType.String()+" but the op takes float32, float64", "cast it with .Cast(lathe.Float32)"))
+	}
+	if !train || p == 0 {
+		return x
+	}
+	if p == 1 {
+		return x.MulScalar(0)
+	}
+	keep := Rand(x.t.Device, x.t.DType, x.t.Shape...).GeScalar(p).Cast(x.t.DType)
+	return x.Mul(keep).MulScalar(1 / (1 - p))
+}

@@ -1,0 +1,109 @@
+package lathe
+
+import (
+	"errors"
+	"math"
+	"testing"
+)
+
+// Reference values from PyTorch 1.13 (torch.nn.functional, float64).
+func TestNNValues(t *testing.T) {
+	logits := FromSlice(CPU, []float64{1, 2, 3, 1000, 0, -1000}, 2, 3)
+	target := FromSlice(CPU, []int64{2, 0})
+	cases := []struct {
+		name string
+		got  *Tensor
+		want []float64
+	}{
+		{"log_softmax/large", logits.LogSoftmax(1), []float64{-2.4076059644443806, -1.4076059644443804, -0.4076059644443804, 0, -1000, -2000}},
+		{"softmax/rows_sum_to_one", logits.Softmax(-1).Sum(1), []float64{1, 1}},
+		{"cross_entropy/mean", logits.CrossEntropy(target), []float64{0.2038029822221902}},
+		{"cross_entropy/none", logits.CrossEntropy(target, WithReduction(ReduceNone)), []float64{0.4076059644443804, 0}},
+		{"cross_entropy/sum", logits.CrossEntropy(target, WithReduction(ReduceSum)), []float64{0.4076059644443804}},
+		{"cross_entropy/ignore", logits.CrossEntropy(FromSlice(CPU, []int64{2, -100})), []float64{0.4076059644443804}},
+		{"nll_loss/single", FromSlice(CPU, []float64{-0.5, -1, -2}).NLLLoss(Scalar(CPU, int64(1))), []float64{1}},
+		{"mse_loss", FromSlice(CPU, []float64{1, 2, 3}).MSELoss(FromSlice(CPU, []float64{1, 0, 0})), []float64{13.0 / 3}},
+		{"layer_norm", FromSlice(CPU, []float64{1, 2, 4, 0, 0, 3}, 2, 3).LayerNorm([]int{3}, nil, nil, 1e-5),
+			[]float64{-1.069041531450298, -0.2672603828625746, 1.3363019143128718, -0.7071050134262237, -0.7071050134262237, 1.4142100268524473}},
+		{"layer_norm/affine", FromSlice(CPU, []float64{1, 2, 4}, 1, 3).LayerNorm([]int{3}, FromSlice(CPU, []float64{2, 2, 2}), FromSlice(CPU, []float64{1, 1, 1}), 1e-5),
+			[]float64{1 - 2*1.069041531450298, 1 - 2*0.2672603828625746, 1 + 2*1.3363019143128718}},
+		{"dropout/eval", logits.Dropout(0.5, false), []float64{1, 2, 3, 1000, 0, -1000}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := c.got.Float64s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(c.want) {
+				t.Fatalf("got %v, want %v", got, c.want)
+			}
+			for i := range got {
+				if math.Abs(got[i]-c.want[i]) > 1e-12*max(1, math.Abs(c.want[i])) {
+					t.Fatalf("got %v, want %v", got, c.want)
+				}
+			}
+		})
+	}
+}
+
+func TestNNErrors(t *testing.T) {
+	x := Zeros(CPU, Float32, 2, 3)
+	cases := []struct {
+		name string
+		got  *Tensor
+		kind error
+	}{
+		{"cross_entropy/float_target", x.CrossEntropy(Zeros(CPU, Float32, 2)), ErrDType},
+		{"cross_entropy/target_shape", x.CrossEntropy(Zeros(CPU, Int64, 3)), ErrShape},
+		{"cross_entropy/class_out_of_range", x.CrossEntropy(FromSlice(CPU, []int64{0, 3})), ErrIndex},
+		{"mse_loss/shape", x.MSELoss(Zeros(CPU, Float32, 3)), ErrShape},
+		{"layer_norm/shape", x.LayerNorm([]int{2}, nil, nil, 1e-5), ErrShape},
+		{"layer_norm/weight", x.LayerNorm([]int{3}, Ones(CPU, Float32, 2), nil, 1e-5), ErrShape},
+		{"softmax/dim", x.Softmax(2), ErrIndex},
+		{"dropout/p", x.Dropout(1.5, true), ErrValue},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.got.Err(); !errors.Is(err, c.kind) {
+				t.Fatalf("error %v, want kind %v", err, c.kind)
+			}
+		})
+	}
+	if err := x.CrossEntropy(FromSlice(CPU, []int64{0, 3})).Err(); err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.Op != "cross_entropy" {
+			t.Errorf("error names op %q, want cross_entropy: %v", e.Op, err)
+		}
+	}
+}
+
+func TestDropoutTrain(t *testing.T) {
+	Seed(7)
+	const n = 20000
+	y, err := Ones(CPU, Float64, n).Dropout(0.25, true).Float64s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeros := 0
+	for _, v := range y {
+		switch v {
+		case 0:
+			zeros++
+		case 1 / 0.75:
+		default:
+			t.Fatalf("dropout produced %v, want 0 or %v", v, 1/0.75)
+		}
+	}
+	// 25% ± 5 standard deviations of a binomial(n, 0.25).
+	if frac := float64(zeros) / n; math.Abs(frac-0.25) > 5*math.Sqrt(0.25*0.75/n) {
+		t.Errorf("dropped %.4f of elements, want about 0.25", frac)
+	}
+	Seed(7)
+	again, _ := Ones(CPU, Float64, n).Dropout(0.25, true).Float64s()
+	for i := range y {
+		if y[i] != again[i] {
+			t.Fatal("dropout is not reproducible after Seed")
+		}
+	}
+}
