@@ -1,0 +1,241 @@
+package autodiff
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Options shape a backward pass.
+type Options struct {
+	// Seed is the gradient of the result; nil means 1 for a one-element result.
+	Seed *dispatch.Tensor
+	// RetainGraph keeps the graph for another backward pass.
+	RetainGraph bool
+	// CreateGraph records the backward pass, so its gradients can be
+	// differentiated again. It implies RetainGraph.
+	CreateGraph bool
+	// AllowUnused makes Grad give nil, not an error, for an input the
+	// result does not depend on.
+	AllowUnused bool
+}
+
+func gradError(op, detail, fix string) *dispatch.Error {
+	return &dispatch.Error{Kind: dispatch.ErrGrad, Op: op, Detail: detail, Fix: fix}
+}
+
+// Backward accumulates d root / d leaf into every leaf that requires a
+// gradient and that root depends on.
+func Backward(root *dispatch.Tensor, o Options) error {
+	grads, err := run("backward", root, nil, o)
+	if err != nil {
+		return err
+	}
+	for t, g := range grads {
+		if !IsLeaf(t) || !t.RequiresGrad {
+			continue
+		}
+		if err := accumulate(t, g, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GradOf returns d root / d x for each x in inputs, leaving every leaf's
+// accumulated gradient as it was.
+func GradOf(root *dispatch.Tensor, inputs []*dispatch.Tensor, o Options) ([]*dispatch.Tensor, error) {
+	grads, err := run("grad", root, inputs, o)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*dispatch.Tensor, len(inputs))
+	for i, x := range inputs {
+		out[i] = grads[x]
+		if out[i] == nil && !o.AllowUnused {
+			return nil, &dispatch.Error{Kind: dispatch.ErrGrad, Op: "grad", Arg: "inputs[" + itoa(i) + "]",
+				Detail: "is not used in computing the result, so it has no gradient", Fix: "drop it, or pass lathe.AllowUnused()"}
+		}
+	}
+	return out, nil
+}
+
+func accumulate(t, g *dispatch.Tensor, o Options) error {
+	m := metaOf(t)
+	for _, h := range m.hooks {
+		ng, err := h(g)
+		if err != nil {
+			return err
+		}
+		if ng != nil {
+			g = ng
+		}
+	}
+	if m.grad == nil {
+		m.grad = g
+		return nil
+	}
+	var sum *dispatch.Tensor
+	var err error
+	withMode(o.CreateGraph, func() { sum, err = dispatch.Call(opAdd, nil, m.grad, g) })
+	if err != nil {
+		return err
+	}
+	m.grad = sum
+	return nil
+}
+
+var opAdd = dispatch.Lookup("add")
+
+// run is the backward walk: gradients flow from root through every node it
+// depends on, in reverse creation order, which is a topological order.
+func run(op string, root *dispatch.Tensor, targets []*dispatch.Tensor, o Options) (map[*dispatch.Tensor]*dispatch.Tensor, error) {
+	if root == nil {
+		return nil, gradError(op, "has no result to differentiate", "")
+	}
+	if root.Released() {
+		return nil, &dispatch.Error{Kind: dispatch.ErrReleased, Op: op, Detail: "the result was released", Fix: "call Backward before Release"}
+	}
+	if !root.RequiresGrad {
+		return nil, gradError(op, "the result does not require a gradient: no leaf it was computed from asked for one",
+			"call RequireGrad on the parameters before the forward pass, and run it outside NoGrad")
+	}
+	seed, err := seedFor(op, root, o.Seed)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := collect(op, root)
+	if err != nil {
+		return nil, err
+	}
+	keep := map[*dispatch.Tensor]bool{}
+	for _, t := range targets {
+		keep[t] = true
+	}
+	grads := map[*dispatch.Tensor]*dispatch.Tensor{root: seed}
+	withMode(o.CreateGraph, func() { err = propagate(nodes, grads, keep) })
+	if err != nil {
+		return nil, err
+	}
+	if !o.RetainGraph && !o.CreateGraph {
+		for _, n := range nodes {
+			n.freed, n.Inputs, n.Attrs = true, nil, nil
+		}
+	}
+	return grads, nil
+}
+
+// withMode runs f recording (record) or not, for this goroutine.
+func withMode(record bool, f func()) {
+	if record {
+		f()
+		return
+	}
+	NoGrad(f)
+}
+
+func seedFor(op string, root, seed *dispatch.Tensor) (*dispatch.Tensor, error) {
+	if seed == nil {
+		if root.Numel() != 1 {
+			return nil, gradError(op, "the result has shape "+dispatch.FormatShape(root.Shape)+", not one element, so its gradient must be given",
+				"reduce it to a scalar (e.g. .Sum()), or pass lathe.WithGradient(g)")
+		}
+		return fullLike(root, 1)
+	}
+	switch {
+	case seed.Released():
+		return nil, &dispatch.Error{Kind: dispatch.ErrReleased, Op: op, Arg: "gradient", Detail: "was released"}
+	case seed.Device != root.Device:
+		return nil, &dispatch.Error{Kind: dispatch.ErrDevice, Op: op, Arg: "gradient",
+			Detail: "is on " + seed.Device.String() + " but the result is on " + root.Device.String(), Fix: "move it with gradient.To(" + root.Device.GoString() + ")"}
+	case seed.DType != root.DType:
+		return nil, &dispatch.Error{Kind: dispatch.ErrDType, Op: op, Arg: "gradient",
+			Detail: "is " + seed.DType.String() + " but the result is " + root.DType.String(), Fix: "cast it with .Cast(" + root.DType.GoString() + ")"}
+	case !slices.Equal(seed.Shape, root.Shape):
+		return nil, &dispatch.Error{Kind: dispatch.ErrShape, Op: op, Arg: "gradient",
+			Detail: "has shape " + dispatch.FormatShape(seed.Shape) + " but the result has " + dispatch.FormatShape(root.Shape)}
+	}
+	return seed, nil
+}
+
+// collect lists the nodes root depends on, newest first.
+func collect(op string, root *dispatch.Tensor) ([]*Node, error) {
+	var nodes []*Node
+	seen := map[*Node]bool{}
+	stack := []*dispatch.Tensor{root}
+	for len(stack) > 0 {
+		t := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		m := metaOf(t)
+		if m == nil || m.node == nil || seen[m.node] {
+			continue
+		}
+		n := m.node
+		if n.freed {
+			return nil, gradError(op, "runs backward through a graph that an earlier backward pass freed (at "+n.Op.Name+")",
+				"pass lathe.RetainGraph() to the earlier Backward, or recompute the forward pass")
+		}
+		seen[n] = true
+		nodes = append(nodes, n)
+		for _, in := range n.Inputs {
+			if in.RequiresGrad {
+				stack = append(stack, in)
+			}
+		}
+	}
+	slices.SortFunc(nodes, func(a, b *Node) int { return cmp.Compare(b.seq, a.seq) })
+	return nodes, nil
+}
+
+func propagate(nodes []*Node, grads map[*dispatch.Tensor]*dispatch.Tensor, keep map[*dispatch.Tensor]bool) error {
+	for _, n := range nodes {
+		g := grads[n.Out]
+		if g == nil {
+			continue
+		}
+		if !keep[n.Out] {
+			delete(grads, n.Out)
+		}
+		r := rules[n.Op.Name]
+		if r == nil {
+			return gradError(n.Op.Name, "has no gradient rule", "file an issue; until then, compute it under lathe.NoGrad")
+		}
+		b := &builder{}
+		gin := r(b, n, g)
+		if b.err != nil {
+			e := dispatch.AsError(b.err, n.Op.Name, dispatch.ErrGrad)
+			c := *e
+			c.Detail = "in the backward of " + n.Op.Name + ": " + e.Detail
+			c.Op = n.Op.Name
+			return &c
+		}
+		for i, in := range n.Inputs {
+			if i >= len(gin) || gin[i] == nil || !in.RequiresGrad {
+				continue
+			}
+			gi := gin[i]
+			if !slices.Equal(gi.Shape, in.Shape) {
+				return gradError(n.Op.Name, "the gradient rule gave shape "+dispatch.FormatShape(gi.Shape)+" for argument "+
+					n.Op.ArgName(i)+" of shape "+dispatch.FormatShape(in.Shape), "this is a bug in lathe; please report it")
+			}
+			if anomaly.Load() {
+				if err := checkFinite(gi, "backward", n); err != nil {
+					return err
+				}
+			}
+			if prev := grads[in]; prev != nil {
+				sum, err := dispatch.Call(opAdd, nil, prev, gi)
+				if err != nil {
+					return err
+				}
+				gi = sum
+			}
+			grads[in] = gi
+		}
+	}
+	return nil
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

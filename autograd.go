@@ -1,0 +1,152 @@
+package lathe
+
+import (
+	"github.com/lathe-ml/lathe/autodiff"
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Automatic differentiation. A leaf asks for a gradient with RequireGrad;
+// every op on it (outside NoGrad) is recorded; Backward on a scalar result
+// accumulates d result / d leaf into each leaf's Grad.
+
+// RequireGrad marks x as a leaf whose gradient Backward accumulates, and
+// returns x. Only float tensors have gradients.
+func (x *Tensor) RequireGrad() *Tensor {
+	if err := x.check("require_grad"); err != nil {
+		return failed(err)
+	}
+	if err := autodiff.RequireGrad(x.t); err != nil {
+		return failed(located(err, "require_grad"))
+	}
+	return x
+}
+
+// RequiresGrad reports whether gradients flow to or through x.
+func (x *Tensor) RequiresGrad() bool { return x.check("requires_grad") == nil && x.t.RequiresGrad }
+
+// IsLeaf reports whether x was made by no recorded op.
+func (x *Tensor) IsLeaf() bool { return x.check("is_leaf") == nil && autodiff.IsLeaf(x.t) }
+
+// Grad returns the gradient accumulated into leaf x by Backward, on x's
+// device, or nil if there is none yet.
+func (x *Tensor) Grad() *Tensor {
+	if x.check("grad") != nil {
+		return nil
+	}
+	if g := autodiff.Grad(x.t); g != nil {
+		return wrap(g)
+	}
+	return nil
+}
+
+// ZeroGrad forgets x's accumulated gradient (the next Backward starts anew).
+func (x *Tensor) ZeroGrad() {
+	if x.check("zero_grad") == nil {
+		autodiff.ZeroGrad(x.t)
+	}
+}
+
+// Detach returns x's data as a tensor that is part of no graph.
+func (x *Tensor) Detach() *Tensor {
+	if err := x.check("detach"); err != nil {
+		return failed(err)
+	}
+	return wrap(autodiff.Detach(x.t))
+}
+
+// OnGrad registers a hook on leaf x that sees each gradient before it is
+// accumulated; it may return a replacement (to clip it, say) or nil to keep it.
+func (x *Tensor) OnGrad(hook func(g *Tensor) *Tensor) {
+	if x.check("on_grad") != nil {
+		return
+	}
+	autodiff.OnGrad(x.t, func(g *dispatch.Tensor) (*dispatch.Tensor, error) {
+		r := hook(wrap(g))
+		if r == nil {
+			return nil, nil
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+		return r.t, nil
+	})
+}
+
+// GradOption sets an option of Backward or Grad.
+type GradOption func(*autodiff.Options)
+
+// RetainGraph keeps the graph so that Backward can run through it again.
+func RetainGraph() GradOption { return func(o *autodiff.Options) { o.RetainGraph = true } }
+
+// CreateGraph records the backward pass, so the gradients it gives can be
+// differentiated again (gradients of gradients). It retains the graph.
+func CreateGraph() GradOption { return func(o *autodiff.Options) { o.CreateGraph = true } }
+
+// AllowUnused makes Grad return nil for an input the result does not use.
+func AllowUnused() GradOption { return func(o *autodiff.Options) { o.AllowUnused = true } }
+
+// WithGradient gives the gradient of a result that is not a scalar.
+func WithGradient(g *Tensor) GradOption {
+	return func(o *autodiff.Options) {
+		if g != nil && g.err == nil {
+			o.Seed = g.t
+		}
+	}
+}
+
+func gradOptions(opts []GradOption) autodiff.Options {
+	var o autodiff.Options
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// Backward computes the gradient of x (a one-element tensor, unless
+// WithGradient is given) with respect to every leaf that requires one and
+// adds it to that leaf's Grad. Without RetainGraph the graph is freed, and
+// a second Backward through it is an ErrGrad error.
+func (x *Tensor) Backward(opts ...GradOption) error {
+	if err := x.check("backward"); err != nil {
+		return err
+	}
+	if err := autodiff.Backward(x.t, gradOptions(opts)); err != nil {
+		return located(err, "backward")
+	}
+	return nil
+}
+
+// Grad returns the gradients of y with respect to each of xs, without
+// touching any leaf's accumulated Grad (torch.autograd.grad). With
+// CreateGraph the results are themselves differentiable.
+func Grad(y *Tensor, xs []*Tensor, opts ...GradOption) ([]*Tensor, error) {
+	if err := y.check("grad"); err != nil {
+		return nil, err
+	}
+	in := make([]*dispatch.Tensor, len(xs))
+	for i, x := range xs {
+		if err := x.check("grad"); err != nil {
+			return nil, err
+		}
+		in[i] = x.t
+	}
+	gs, err := autodiff.GradOf(y.t, in, gradOptions(opts))
+	if err != nil {
+		return nil, located(err, "grad")
+	}
+	out := make([]*Tensor, len(gs))
+	for i, g := range gs {
+		if g != nil {
+			out[i] = wrap(g)
+		}
+	}
+	return out, nil
+}
+
+// NoGrad runs f with recording off for the calling goroutine, as
+// torch.no_grad does for the calling thread.
+func NoGrad(f func()) { autodiff.NoGrad(f) }
+
+// DetectAnomaly switches anomaly mode: the first recorded op whose forward
+// or backward gives NaN or Inf fails, naming the op and its call site.
+func DetectAnomaly(on bool) { autodiff.DetectAnomaly(on) }
