@@ -21,8 +21,8 @@ type Node struct {
 
 // meta is what autodiff keeps on a tensor (dispatch.Tensor.Autograd).
 type meta struct {
-	node  *Node              // the op that made the tensor; nil for a leaf
-	grad  *dispatch.Tensor   // a leaf's accumulated gradient
+	node  *Node            // the op that made the tensor; nil for a leaf
+	grad  *dispatch.Tensor // a leaf's accumulated gradient
 	hooks []func(g *dispatch.Tensor) (*dispatch.Tensor, error)
 }
 
