@@ -29,3 +29,17 @@ func BenchmarkAddFloat32(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDispatchAdd1Grad is BenchmarkDispatchAdd1 with an input that
+// requires a gradient, so each add also records a tape node. Compare with
+// torch.add with requires_grad (about 4.3 µs with PyTorch 1.13 here).
+func BenchmarkDispatchAdd1Grad(b *testing.B) {
+	x := FromSlice(CPU, []float32{1}).RequireGrad()
+	y := FromSlice(CPU, []float32{2})
+	b.ReportAllocs()
+	for b.Loop() {
+		if z := x.Add(y); z.err != nil {
+			b.Fatal(z.err)
+		}
+	}
+}

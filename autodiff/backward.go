@@ -177,6 +177,13 @@ func collect(op string, root *dispatch.Tensor) ([]*Node, error) {
 			return nil, gradError(op, "runs backward through a graph that an earlier backward pass freed (at "+n.Op.Name+")",
 				"pass lathe.RetainGraph() to the earlier Backward, or recompute the forward pass")
 		}
+		for i, in := range n.Inputs {
+			if in.Released() {
+				return nil, &dispatch.Error{Kind: dispatch.ErrReleased, Op: op, Arg: n.Op.ArgName(i),
+					Detail: "of " + n.Op.Name + " was released before the backward pass that needs it",
+					Fix:    "release tensors of a graph only after Backward"}
+			}
+		}
 		seen[n] = true
 		nodes = append(nodes, n)
 		for _, in := range n.Inputs {

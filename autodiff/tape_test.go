@@ -1,0 +1,201 @@
+package autodiff_test
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/lathe-ml/lathe"
+)
+
+func scalar(v float64) *lathe.Tensor { return lathe.FromSlice(lathe.CPU, []float64{v}) }
+
+func value(t *testing.T, x *lathe.Tensor) float64 {
+	t.Helper()
+	v, err := x.Item()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestBackwardChain(t *testing.T) {
+	x := scalar(0.7).RequireGrad()
+	y := x.Mul(x).Exp() // d/dx exp(x²) = 2x·exp(x²)
+	if err := y.Backward(); err != nil {
+		t.Fatal(err)
+	}
+	want := 2 * 0.7 * math.Exp(0.49)
+	if got := value(t, x.Grad()); math.Abs(got-want) > 1e-12 {
+		t.Fatalf("grad = %v, want %v", got, want)
+	}
+	if !x.IsLeaf() || y.IsLeaf() || !y.RequiresGrad() {
+		t.Errorf("leaf flags: x leaf %v, y leaf %v, y requires %v", x.IsLeaf(), y.IsLeaf(), y.RequiresGrad())
+	}
+}
+
+func TestRetainGraphAccumulates(t *testing.T) {
+	x := scalar(3).RequireGrad()
+	y := x.Mul(x)
+	if err := y.Backward(lathe.RetainGraph()); err != nil {
+		t.Fatal(err)
+	}
+	if err := y.Backward(); err != nil {
+		t.Fatal(err)
+	}
+	if got := value(t, x.Grad()); got != 12 {
+		t.Fatalf("accumulated grad = %v, want 12", got)
+	}
+	err := y.Backward()
+	if !errors.Is(err, lathe.ErrGrad) || !strings.Contains(err.Error(), "RetainGraph") {
+		t.Fatalf("third backward through a freed graph: %v", err)
+	}
+	x.ZeroGrad()
+	if x.Grad() != nil {
+		t.Fatal("ZeroGrad left a gradient")
+	}
+}
+
+func TestBackwardErrors(t *testing.T) {
+	x := lathe.FromSlice(lathe.CPU, []float64{1, 2}).RequireGrad()
+	cases := []struct {
+		name string
+		err  error
+		kind error
+		text string
+	}{
+		{"non_scalar", x.Exp().Backward(), lathe.ErrGrad, "WithGradient"},
+		{"no_grad_wanted", lathe.FromSlice(lathe.CPU, []float64{1}).Exp().Backward(), lathe.ErrGrad, "RequireGrad"},
+		{"int_leaf", lathe.FromSlice(lathe.CPU, []int32{1}).RequireGrad().Err(), lathe.ErrGrad, "only float tensors"},
+		{"seed_shape", x.Exp().Backward(lathe.WithGradient(lathe.Ones(lathe.CPU, lathe.Float64, 3))), lathe.ErrShape, "gradient"},
+		{"seed_dtype", x.Exp().Backward(lathe.WithGradient(lathe.Ones(lathe.CPU, lathe.Float32, 2))), lathe.ErrDType, "gradient"},
+	}
+	released := scalar(2).RequireGrad()
+	y := released.Exp()
+	released.Release()
+	cases = append(cases, struct {
+		name string
+		err  error
+		kind error
+		text string
+	}{"released_input", y.Backward(), lathe.ErrReleased, "was released"})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if !errors.Is(c.err, c.kind) || !strings.Contains(c.err.Error(), c.text) {
+				t.Fatalf("error %v, want kind %v mentioning %q", c.err, c.kind, c.text)
+			}
+		})
+	}
+}
+
+func TestGradSecondOrder(t *testing.T) {
+	x := scalar(1.5).RequireGrad()
+	y := x.Mul(x).Mul(x) // y = x³, y' = 3x², y'' = 6x
+	g, err := lathe.Grad(y, []*lathe.Tensor{x}, lathe.CreateGraph())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := value(t, g[0]); math.Abs(got-3*1.5*1.5) > 1e-12 {
+		t.Fatalf("y' = %v", got)
+	}
+	h, err := lathe.Grad(g[0], []*lathe.Tensor{x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := value(t, h[0]); math.Abs(got-9) > 1e-12 {
+		t.Fatalf("y'' = %v, want 9", got)
+	}
+	if x.Grad() != nil {
+		t.Error("lathe.Grad accumulated into the leaf")
+	}
+	z := scalar(2).RequireGrad()
+	if _, err := lathe.Grad(y, []*lathe.Tensor{z}); !errors.Is(err, lathe.ErrGrad) {
+		t.Errorf("unused input: %v", err)
+	}
+	if gs, err := lathe.Grad(x.Exp(), []*lathe.Tensor{z}, lathe.AllowUnused()); err != nil || gs[0] != nil {
+		t.Errorf("AllowUnused: %v, %v", gs, err)
+	}
+}
+
+func TestDetachAndNoGrad(t *testing.T) {
+	x := scalar(2).RequireGrad()
+	if d := x.Detach().Exp(); d.RequiresGrad() {
+		t.Error("a detached tensor's result requires a gradient")
+	}
+	var inside *lathe.Tensor
+	lathe.NoGrad(func() { inside = x.Exp() })
+	if inside.RequiresGrad() {
+		t.Error("an op under NoGrad was recorded")
+	}
+	if !x.Exp().RequiresGrad() {
+		t.Error("recording did not resume after NoGrad")
+	}
+}
+
+// NoGrad is per goroutine: one goroutine inside NoGrad must not stop
+// another from recording, and two models train independently.
+func TestGoroutinesTrainIndependently(t *testing.T) {
+	hold := make(chan struct{})
+	entered := make(chan struct{})
+	go lathe.NoGrad(func() { close(entered); <-hold })
+	<-entered
+	defer close(hold)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := scalar(float64(i + 1)).RequireGrad()
+			for range 50 {
+				if err := x.Mul(x).Backward(); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+			got, err := x.Grad().Item()
+			if err != nil || got != 50*2*float64(i+1) {
+				errs[i] = errors.New("wrong accumulated gradient")
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("goroutine %d: %v", i, err)
+		}
+	}
+}
+
+func TestOnGradHook(t *testing.T) {
+	x := scalar(1).RequireGrad()
+	var seen float64
+	x.OnGrad(func(g *lathe.Tensor) *lathe.Tensor {
+		seen, _ = g.Item()
+		return g.MulScalar(10)
+	})
+	if err := x.Mul(x).Backward(); err != nil {
+		t.Fatal(err)
+	}
+	if seen != 2 || value(t, x.Grad()) != 20 {
+		t.Fatalf("hook saw %v, grad %v; want 2 and 20", seen, value(t, x.Grad()))
+	}
+}
+
+func TestAnomalyMode(t *testing.T) {
+	lathe.DetectAnomaly(true)
+	defer lathe.DetectAnomaly(false)
+	x := scalar(0).RequireGrad()
+	y := x.Log() // -inf in the forward
+	var e *lathe.Error
+	if err := y.Err(); !errors.As(err, &e) || e.Op != "log" || !strings.Contains(err.Error(), "tape_test.go:") {
+		t.Fatalf("forward anomaly: %v", err)
+	}
+	z := x.Sqrt() // sqrt(0) = 0 is fine forward, its gradient 1/(2·0) is not
+	err := z.Backward()
+	if !errors.As(err, &e) || e.Op != "sqrt" || !strings.Contains(err.Error(), "backward") {
+		t.Fatalf("backward anomaly: %v", err)
+	}
+}
