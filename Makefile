@@ -20,8 +20,11 @@ vet: deps
 race: deps
 	$(GO) test -race -count=1 ./dispatch/... ./autodiff/...
 
+# The whole suite, then the matmul conformance cases again on gonum's BLAS
+# (the cpu backend uses OpenBLAS when it opens), so both GEMM paths stay tested.
 unit: deps
 	$(GO) test -count=1 ./...
+	LATHE_BLAS=gonum $(GO) test -count=1 -run 'TestConformance/cpu/matmul' ./internal/conformance/
 
 test: vet race unit
 

@@ -4,6 +4,7 @@ import (
 	"github.com/lathe-ml/lathe/dispatch"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
+	"os"
 )
 
 // Matrix products. float32 and float64 go to gonum's BLAS (Sgemm, Dgemm),
@@ -14,7 +15,24 @@ import (
 // spread over goroutines; gonum splits a large product itself.
 
 // gemmName says which BLAS serves matrix products.
-func gemmName() string { return "gonum" }
+func gemmName() string { return blasName }
+
+// The GEMMs in use: OpenBLAS when it opens (unless LATHE_BLAS=gonum), else
+// gonum's pure-Go BLAS. Both stay tested: the conformance suite runs the
+// matmul cases once more with LATHE_BLAS=gonum.
+var sgemm, dgemm, blasName = pickBLAS()
+
+func pickBLAS() (gemmFunc[float32], gemmFunc[float64], string) {
+	gonumS, gonumD := gonum.Implementation{}.Sgemm, gonum.Implementation{}.Dgemm
+	if os.Getenv("LATHE_BLAS") == "gonum" {
+		return gonumS, gonumD, "gonum (LATHE_BLAS=gonum)"
+	}
+	s, d, desc, why := openBLAS()
+	if why != "" {
+		return gonumS, gonumD, "gonum (OpenBLAS unavailable: " + why + ")"
+	}
+	return s, d, desc
+}
 
 // matrices views a matmul argument as a batch of rows×cols matrices over the
 // broadcast batch shape: element (b, i, j) of the batch sits at
@@ -99,9 +117,9 @@ func init() {
 		}
 		switch out.DType {
 		case dispatch.Float32:
-			gemm(out, in[0], in[1], batch, n, k, m, gonum.Implementation{}.Sgemm)
+			gemm(out, in[0], in[1], batch, n, k, m, sgemm)
 		case dispatch.Float64:
-			gemm(out, in[0], in[1], batch, n, k, m, gonum.Implementation{}.Dgemm)
+			gemm(out, in[0], in[1], batch, n, k, m, dgemm)
 		case dispatch.Int32:
 			intMatMul[int32](out, in[0], in[1], batch, n, k, m)
 		case dispatch.Int64:
