@@ -145,7 +145,8 @@ func (a *Attrs) DType(k string) lathe.DType {
 	return dt
 }
 
-// Load reads every *.json file in dir, in name order.
+// Load reads every *.json file in dir but the gradient cases (GradFile),
+// in name order.
 func Load(dir string) ([]*Case, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
@@ -154,15 +155,12 @@ func Load(dir string) ([]*Case, error) {
 	sort.Strings(files)
 	var all []*Case
 	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
+		if filepath.Base(f) == GradFile {
+			continue
 		}
 		var doc struct{ Cases []*Case }
-		d := json.NewDecoder(bytes.NewReader(b))
-		d.UseNumber()
-		if err := d.Decode(&doc); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
+		if err := decodeFile(f, &doc); err != nil {
+			return nil, err
 		}
 		for _, c := range doc.Cases {
 			c.File = filepath.Base(f)
@@ -170,6 +168,20 @@ func Load(dir string) ([]*Case, error) {
 		all = append(all, doc.Cases...)
 	}
 	return all, nil
+}
+
+// decodeFile reads a JSON file into doc, keeping numbers exact.
+func decodeFile(f string, doc any) error {
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return err
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if err := d.Decode(doc); err != nil {
+		return fmt.Errorf("%s: %w", f, err)
+	}
+	return nil
 }
 
 func parseDType(s string) (lathe.DType, error) {

@@ -241,8 +241,14 @@ func fromSlice[T lathe.Element](dev lathe.Device, data []T, shape []int) *lathe.
 	return lathe.FromSlice(dev, data, shape...)
 }
 
-// compare checks got's dtype, shape and values against want.
+// compare checks got's dtype, shape and values against want, within op's
+// tolerance.
 func compare(op string, got *lathe.Tensor, want *Tensor) error {
+	return compareTol(got, want, Tolerance(op, want.DType))
+}
+
+// compareTol is compare with a given tolerance for floats.
+func compareTol(got *lathe.Tensor, want *Tensor, tol Tol) error {
 	if err := got.Err(); err != nil {
 		return err
 	}
@@ -276,7 +282,6 @@ func compare(op string, got *lathe.Tensor, want *Tensor) error {
 	if err != nil {
 		return err
 	}
-	tol := Tolerance(op, want.DType)
 	var bad []string
 	n := 0
 	note := func(i int, g, w any) {
