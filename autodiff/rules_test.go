@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strconv"
 	"testing"
 
 	"github.com/lathe-ml/lathe"
@@ -316,7 +317,7 @@ func assertClose(t *testing.T, what string, got, want []float64, tol float64) {
 	}
 }
 
-func itoa(i int) string { return string(rune('0' + i)) }
+func itoa(i int) string { return strconv.Itoa(i) }
 
 // TestEveryOpHasRule fails when an op whose result can be float has no
 // gradient rule: composites need none, and the ops listed give only ints or

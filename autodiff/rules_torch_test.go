@@ -153,8 +153,14 @@ var secondCases = []fdCase{
 		return lathe.Concat([]*lathe.Tensor{xs[0], xs[1].Mul(xs[1])}, 0)
 	}},
 	{name: "prod/dims[1]", shapes: sh(2, 3), f: unary(func(x *lathe.Tensor) *lathe.Tensor { return x.Prod(1) })},
+	// prod + 1, so that the square keeps prod's own second derivative.
 	{name: "prod/dims[1]/one-zero", shapes: sh(2, 3), data: [][]float64{{0, 0.5, -1.5, 2, 0.3, 0.7}},
-		f: unary(func(x *lathe.Tensor) *lathe.Tensor { return x.Prod(1) })},
+		f: unary(func(x *lathe.Tensor) *lathe.Tensor { return x.Prod(1).AddScalar(1) })},
+	{name: "prod/dims[1]/two-zeros", shapes: sh(2, 4), data: [][]float64{{0, 0.5, 0, -1.5, 2, 0, 0.7, 0}},
+		f: unary(func(x *lathe.Tensor) *lathe.Tensor { return x.Prod(1).AddScalar(1) })},
+	{name: "prod/all/three-zeros", shapes: sh(5), data: [][]float64{{0, 0.5, 0, -1.5, 0}},
+		f: unary(func(x *lathe.Tensor) *lathe.Tensor { return x.Prod().AddScalar(1) })},
+	{name: "prod/dims[0]/no-zero", shapes: sh(3, 2), f: unary(func(x *lathe.Tensor) *lathe.Tensor { return x.Prod(0).AddScalar(1) })},
 	{name: "var/dims[0]", shapes: sh(3, 2), f: unary(func(x *lathe.Tensor) *lathe.Tensor { return x.Var(true, 0) })},
 	{name: "std/all", shapes: sh(4), f: unary(func(x *lathe.Tensor) *lathe.Tensor { return x.Std(true) })},
 	{name: "logsumexp/dims[1]", shapes: sh(2, 3), f: unary(func(x *lathe.Tensor) *lathe.Tensor { return x.LogSumExp(1) })},
@@ -216,6 +222,44 @@ func TestRulesSecondDerivatives(t *testing.T) {
 			for i := range xs {
 				assertClose(t, "input "+itoa(i), vals(t, hs[i]), fdGrad(data, i, loss), 1e-5)
 			}
+		})
+	}
+}
+
+// TestRulesTorchSecondOrder compares gradients of gradients with PyTorch
+// 1.13: h = grad((grad(f(x).sum(), x, create_graph=True)·w2).sum(), x).
+func TestRulesTorchSecondOrder(t *testing.T) {
+	cases := []struct {
+		name         string
+		shape        []int
+		data, w2     []float64
+		f            func(x *lathe.Tensor) *lathe.Tensor
+		wantG, wantH []float64
+	}{
+		// torch: x.reshape(1, 4).prod(1); lathe's full reduction matches it
+		// (torch 1.13's x.prod() returns a gradient with no graph when two
+		// elements are zero, so its second derivative fails there).
+		{name: "prod/two-zeros", shape: []int{4}, data: []float64{0, 2, 0, 3}, w2: []float64{1, 2, 3, 4},
+			f: func(x *lathe.Tensor) *lathe.Tensor { return x.Prod() }, wantG: []float64{0, 0, 0, 0}, wantH: []float64{18, 0, 6, 0}},
+		{name: "logsumexp/dims[1]", shape: []int{2, 3}, data: []float64{0, 1, 2, 1, -1, 0.5}, w2: []float64{1, 2, 3, 4, 5, 6},
+			f:     func(x *lathe.Tensor) *lathe.Tensor { return x.LogSumExp(1) },
+			wantH: []float64{-0.14181709360981207, -0.1407703574696299, 0.2825874510794426, -0.4444144729102124, 0.017550620582817034, 0.4268638523273962}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			x := lathe.FromSlice(lathe.CPU, c.data, c.shape...).RequireGrad()
+			gs, err := lathe.Grad(c.f(x).Sum(), []*lathe.Tensor{x}, lathe.CreateGraph())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.wantG != nil {
+				assertClose(t, "grad", vals(t, gs[0]), c.wantG, 1e-12)
+			}
+			hs, err := lathe.Grad(weighted(gs[0], c.w2), []*lathe.Tensor{x})
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertClose(t, "grad of grad", vals(t, hs[0]), c.wantH, 1e-12)
 		})
 	}
 }
