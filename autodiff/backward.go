@@ -74,8 +74,16 @@ func accumulate(t, g *dispatch.Tensor, o Options) error {
 		}
 	}
 	if m.grad == nil {
-		m.grad = g
-		return nil
+		if g.IsContiguous() {
+			m.grad = g
+			return nil
+		}
+		// Rules such as sum's and expand's give stride-0 views; a stored
+		// gradient is read by optimizers over and over, so give it a layout
+		// of its own, as PyTorch does.
+		var err error
+		withMode(o.CreateGraph, func() { m.grad, err = dispatch.Call(dispatch.Lookup("contiguous"), nil, g) })
+		return err
 	}
 	var sum *dispatch.Tensor
 	var err error
