@@ -219,8 +219,11 @@ func TestOptimizerErrors(t *testing.T) {
 		"adam/beta1=1":          func() error { _, err := NewAdam(p, 0.1, [2]float64{1, 0.999}, 1e-8, 0); return err },
 		"adam/eps=nan":          func() error { _, err := NewAdam(p, 0.1, [2]float64{0.9, 0.999}, math.NaN(), 0); return err },
 		"adamw/wd<0":            func() error { _, err := NewAdamW(p, 0.1, [2]float64{0.9, 0.999}, 1e-8, -1); return err },
-		"adam/int":              func() error { _, err := NewAdam([]Param{{"i", lathe.Zeros(lathe.CPU, lathe.Int32, 2)}}, 0.1, [2]float64{0.9, 0.999}, 1e-8, 0); return err },
-		"adam/nil":              func() error { _, err := NewAdam([]Param{{"n", nil}}, 0.1, [2]float64{0.9, 0.999}, 1e-8, 0); return err },
+		"adam/int": func() error {
+			_, err := NewAdam([]Param{{"i", lathe.Zeros(lathe.CPU, lathe.Int32, 2)}}, 0.1, [2]float64{0.9, 0.999}, 1e-8, 0)
+			return err
+		},
+		"adam/nil": func() error { _, err := NewAdam([]Param{{"n", nil}}, 0.1, [2]float64{0.9, 0.999}, 1e-8, 0); return err },
 	}
 	for name, f := range cases {
 		t.Run(name, func(t *testing.T) {
