@@ -54,23 +54,30 @@ func init() {
 	})
 
 	// prod: derivatives.yaml "prod.dim_int": prod_backward, which is
-	// grad·result/x where the group has no zero, and otherwise the product
-	// of the other elements (prod_safe_zeros_backward). With z the count of
-	// zeros in a group and p the product of its nonzero elements, d prod /
-	// d x_i is p/x_i if z = 0, p at the zero if z = 1, and 0 if z ≥ 2. That
-	// is exact for the first derivative. Its own derivative is exact where
-	// z ≤ 1; where z ≥ 2 it is 0 although the true mixed second derivative
-	// of two zeros is the product of the rest (PyTorch's cumprod form gets
-	// that one right).
+	// result/x where the group has no zero and otherwise the product of the
+	// other elements (prod_safe_zeros_backward, a cumprod from each side).
+	// lathe has no cumprod, so the zero cases are spelled out, with z the
+	// count of zeros in the group, p the product of its nonzero elements and
+	// s the sum of its zeros (0, but it carries their derivatives):
+	//   at a nonzero x_i:       result / x_i
+	//   at a zero, z = 1:       p
+	//   at a zero, z = 2:       p·(s - x_i), i.e. p times the other zero
+	//   at a zero, z ≥ 3:       0
+	// Each branch has the value of the product of the other elements, and
+	// each is written so that its own derivative is too, so second
+	// derivatives are exact at zeros as well.
 	rule("prod", func(b *builder, n *Node, g *T) []*T {
 		x := n.Inputs[0]
 		rd := b.reduction(n)
+		zero := b.scalar(x, 0)
 		isZero := b.cmpScalar("eq", x, 0)
 		safe := b.where(isZero, b.scalar(x, 1), x)
 		p := b.call("prod", rd.attrs(), safe)
 		z := b.call("sum", rd.attrs(), b.where01(isZero, x))
-		lone := b.call("logical_and", nil, b.cmpScalar("eq", z, 1), isZero)
-		d := b.where(b.cmpScalar("eq", z, 0), b.div(p, safe), b.where(lone, p, b.scalar(x, 0)))
+		s := b.call("sum", rd.attrs(), b.where(isZero, x, zero))
+		atZero := b.where(b.cmpScalar("eq", z, 1), p,
+			b.where(b.cmpScalar("eq", z, 2), b.mul(p, b.sub(s, x)), zero))
+		d := b.where(isZero, atZero, b.div(b.restore(n.Out, rd), safe))
 		return one(b.mul(b.restore(g, rd), d))
 	})
 

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strconv"
 	"testing"
 
 	"github.com/lathe-ml/lathe"
@@ -128,6 +129,24 @@ var viewCases = []fdCase{
 	{name: "pad/mixed/noncontig", shapes: sh(4, 5), f: unary(func(x *lathe.Tensor) *lathe.Tensor { return tr(x).Pad([]int{2, -1, -1, 3}, 0) })},
 }
 
+// emptyCases check that rules keep shapes right when there is nothing to
+// differentiate.
+var emptyCases = []fdCase{
+	{name: "sum/empty/dims[0]", shapes: sh(0, 3), f: unary(func(x *lathe.Tensor) *lathe.Tensor { return x.Sum(0) })},
+	{name: "prod/empty/dims[1]", shapes: sh(2, 0), f: unary(func(x *lathe.Tensor) *lathe.Tensor { return x.Prod(1) })},
+	{name: "logsumexp/empty/dims[1]", shapes: sh(0, 2), f: unary(func(x *lathe.Tensor) *lathe.Tensor { return x.LogSumExp(1) })},
+	{name: "cumsum/empty", shapes: sh(0, 2), f: unary(func(x *lathe.Tensor) *lathe.Tensor { return x.CumSum(1) })},
+	{name: "matmul/k=0", shapes: [][]int{{2, 0}, {0, 3}}, f: binary(mm)},
+	{name: "matmul/n=0", shapes: [][]int{{0, 2}, {2, 3}}, f: binary(mm)},
+	{name: "concat/empty-part", shapes: [][]int{{0, 2}, {3, 2}}, f: func(xs []*lathe.Tensor) *lathe.Tensor { return lathe.Concat(xs, 0) }},
+	{name: "gather/empty-index", shapes: sh(2, 3), f: unary(func(x *lathe.Tensor) *lathe.Tensor {
+		return x.Gather(1, i64([]int{2, 0}))
+	})},
+	{name: "index_select/empty-index", shapes: sh(2, 3), f: unary(func(x *lathe.Tensor) *lathe.Tensor {
+		return x.IndexSelect(0, i64([]int{0}))
+	})},
+}
+
 var indexCases = []fdCase{
 	{name: "index_select/dim0/dups", shapes: sh(4, 3), f: unary(func(x *lathe.Tensor) *lathe.Tensor {
 		return x.IndexSelect(0, i64([]int{5}, 3, 0, 3, 1, 3))
@@ -168,7 +187,7 @@ var indexCases = []fdCase{
 }
 
 func TestRulesFiniteDifferences(t *testing.T) {
-	for _, group := range [][]fdCase{reduceCases, matmulCases, viewCases, indexCases} {
+	for _, group := range [][]fdCase{reduceCases, matmulCases, viewCases, indexCases, emptyCases} {
 		for _, c := range group {
 			t.Run(c.name, func(t *testing.T) { checkFD(t, c) })
 		}
@@ -298,7 +317,7 @@ func assertClose(t *testing.T, what string, got, want []float64, tol float64) {
 	}
 }
 
-func itoa(i int) string { return string(rune('0' + i)) }
+func itoa(i int) string { return strconv.Itoa(i) }
 
 // TestEveryOpHasRule fails when an op whose result can be float has no
 // gradient rule: composites need none, and the ops listed give only ints or
@@ -327,4 +346,33 @@ func TestEveryOpHasRule(t *testing.T) {
 			t.Errorf("%s is listed as int/bool-only but is not a registered op", name)
 		}
 	}
+}
+
+// TestRulesFloat32 runs a chain of the rules in float32 and compares with
+// the float64 gradient: the rules' scalars and zeros take the input's dtype.
+func TestRulesFloat32(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	data := randData(r, 24)
+	f := func(x *lathe.Tensor) *lathe.Tensor {
+		idx := i64([]int{2}, 1, 0)
+		y := x.Reshape(2, 3, 4).Permute(0, 2, 1).MatMul(x.View(4, 6).Narrow(1, 0, 3).Slice(0, 0, 3, 1).MT())
+		y = y.Max(-1).Add(y.Prod(1).Sum(-1).Unsqueeze(-1)).Add(y.LogSumExp(0).IndexSelect(0, idx).Sum())
+		return lathe.Concat([]*lathe.Tensor{y.Var(true, 1), y.Std(false).Unsqueeze(0), y.CumSum(0).Flip(0).Pad([]int{1, 0}, 0).Sum(1)}, 0).Sum()
+	}
+	x64 := lathe.FromSlice(lathe.CPU, slices.Clone(data), 24).RequireGrad()
+	if err := f(x64).Backward(); err != nil {
+		t.Fatal(err)
+	}
+	d32 := make([]float32, len(data))
+	for i, v := range data {
+		d32[i] = float32(v)
+	}
+	x32 := lathe.FromSlice(lathe.CPU, d32, 24).RequireGrad()
+	if err := f(x32).Backward(); err != nil {
+		t.Fatal(err)
+	}
+	if dt := x32.Grad().DType(); dt != lathe.Float32 {
+		t.Fatalf("gradient dtype %v, want float32", dt)
+	}
+	assertClose(t, "float32", vals(t, x32.Grad().Cast(lathe.Float64)), vals(t, x64.Grad()), 1e-4)
 }
