@@ -1,6 +1,8 @@
 package lathe
 
 import (
+	"slices"
+
 	"github.com/lathe-ml/lathe/autodiff"
 	"github.com/lathe-ml/lathe/dispatch"
 )
@@ -44,6 +46,31 @@ func (x *Tensor) ZeroGrad() {
 	if x.check("zero_grad") == nil {
 		autodiff.ZeroGrad(x.t)
 	}
+}
+
+// SetGrad replaces leaf x's accumulated gradient with g, or forgets it when
+// g is nil, as assigning torch's x.grad does. g must have x's shape, dtype
+// and device. Optimizers and gradient clipping (package nn) use it.
+func (x *Tensor) SetGrad(g *Tensor) error {
+	if err := x.check("set_grad"); err != nil {
+		return err
+	}
+	var gt *dispatch.Tensor
+	if g != nil {
+		if err := g.check("set_grad"); err != nil {
+			return err
+		}
+		if !slices.Equal(g.t.Shape, x.t.Shape) || g.t.DType != x.t.DType || g.t.Device != x.t.Device {
+			return errorf("set_grad", ErrShape, "g", "is "+g.t.DType.String()+dispatch.FormatShape(g.t.Shape)+" on "+g.t.Device.String()+
+				" but the tensor is "+x.t.DType.String()+dispatch.FormatShape(x.t.Shape)+" on "+x.t.Device.String(),
+				"give a gradient of the tensor's shape, dtype and device")
+		}
+		gt = g.t
+	}
+	if err := autodiff.SetGrad(x.t, gt); err != nil {
+		return located(err, "set_grad")
+	}
+	return nil
 }
 
 // Detach returns x's data as a tensor that is part of no graph.

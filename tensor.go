@@ -24,6 +24,16 @@ func nilTensorErr(op string) *Error {
 	return errorf(op, ErrValue, "", "called on a nil or zero tensor", "make tensors with a lathe constructor such as lathe.Zeros")
 }
 
+// Failed returns a failed tensor that carries err (a nil err is reported as
+// a nil tensor's), so that code built on lathe, such as package nn's layers
+// and losses, reports a fault it finds itself the way ops do: stickily.
+func Failed(err error) *Tensor {
+	if err == nil {
+		return failed(nilTensorErr("failed"))
+	}
+	return failed(err)
+}
+
 // check returns the error that stops an op on x before it runs: x's own, or
 // that x is nil, zero or released.
 func (x *Tensor) check(op string) error {

@@ -102,3 +102,19 @@ func OnGrad(t *dispatch.Tensor, hook func(g *dispatch.Tensor) (*dispatch.Tensor,
 func Detach(t *dispatch.Tensor) *dispatch.Tensor {
 	return t.View(t.Shape, t.Strides, t.Offset)
 }
+
+// SetGrad replaces a leaf's accumulated gradient with g (nil forgets it), as
+// assigning torch's x.grad does; optimizers and gradient clipping use it.
+func SetGrad(t, g *dispatch.Tensor) error {
+	if !IsLeaf(t) || !t.RequiresGrad {
+		return &dispatch.Error{Kind: dispatch.ErrGrad, Op: "set_grad", Detail: "needs a leaf that requires a gradient",
+			Fix: "call RequireGrad on the tensor first; only leaves keep a gradient"}
+	}
+	m := metaOf(t)
+	if m == nil {
+		m = &meta{}
+		t.Autograd = m
+	}
+	m.grad = g
+	return nil
+}

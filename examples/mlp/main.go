@@ -1,0 +1,175 @@
+// Command mlp trains a two-layer perceptron (2 → 64 → 3, ReLU) with Adam on
+// a three-armed spiral that it generates, printing the loss and accuracy of
+// every epoch. With the defaults (600 points, 60 epochs of minibatches of
+// 32, Adam at lr 0.01, seed 1) it reaches at least 95% training accuracy
+// in about a second on two cpu cores; a spiral is not linearly separable,
+// so this needs the hidden layer.
+//
+//	go run ./examples/mlp -epochs 60 -device cpu
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/nn"
+)
+
+// Config is one training run.
+type Config struct {
+	Points  int          // points per class
+	Classes int          // arms of the spiral
+	Hidden  int          // hidden units
+	Epochs  int          // passes over the data
+	Batch   int          // minibatch size
+	LR      float64      // Adam's learning rate
+	Seed    uint64       // seeds the data, the initialisation and the shuffles
+	Device  lathe.Device // where the model and data live
+	Log     io.Writer    // progress lines go here (nil: nowhere)
+}
+
+// DefaultConfig is the run that the doc comment describes.
+func DefaultConfig() Config {
+	return Config{Points: 200, Classes: 3, Hidden: 64, Epochs: 60, Batch: 32, LR: 0.01, Seed: 1, Device: lathe.CPU}
+}
+
+// Result is how a run ended.
+type Result struct {
+	Loss     float64 // the last epoch's mean training loss
+	Accuracy float64 // training accuracy in [0, 1] after the last epoch
+	Elapsed  time.Duration
+}
+
+// Spiral makes classes arms of points points each: point i of arm k is at
+// radius r = i/points and angle 4k + 4r plus N(0, 0.2²) noise, as in the
+// CS231n spiral. It returns [n, 2] coordinates and n labels.
+func Spiral(points, classes int, seed uint64) ([]float32, []int64) {
+	rng := rand.New(rand.NewPCG(seed, 0x5350))
+	xs := make([]float32, 0, 2*points*classes)
+	ys := make([]int64, 0, points*classes)
+	for k := range classes {
+		for i := range points {
+			r := float64(i) / float64(points)
+			theta := 4*float64(k) + 4*r + 0.2*rng.NormFloat64()
+			xs = append(xs, float32(r*math.Sin(theta)), float32(r*math.Cos(theta)))
+			ys = append(ys, int64(k))
+		}
+	}
+	return xs, ys
+}
+
+// Train runs cfg and reports the final loss and accuracy.
+func Train(cfg Config) (Result, error) {
+	start := time.Now()
+	logf := func(format string, a ...any) {
+		if cfg.Log != nil {
+			fmt.Fprintf(cfg.Log, format, a...)
+		}
+	}
+	xs, ys := Spiral(cfg.Points, cfg.Classes, cfg.Seed)
+	n := len(ys)
+	x := lathe.FromSlice(cfg.Device, xs, n, 2)
+	y := lathe.FromSlice(cfg.Device, ys, n)
+	if err := y.Err(); err != nil {
+		return Result{}, err
+	}
+
+	lathe.Seed(cfg.Seed)
+	model := nn.Sequential(nn.NewLinear(2, cfg.Hidden), nn.ReLU{}, nn.NewLinear(cfg.Hidden, cfg.Classes))
+	if err := model.To(cfg.Device); err != nil {
+		return Result{}, err
+	}
+	opt, err := nn.NewAdam(model.Parameters(), cfg.LR, [2]float64{0.9, 0.999}, 1e-8, 0)
+	if err != nil {
+		return Result{}, err
+	}
+
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5348))
+	var res Result
+	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
+		model.Train(true)
+		perm := rng.Perm(n)
+		total := 0.0
+		for b := 0; b < n; b += cfg.Batch {
+			idx := make([]int64, 0, cfg.Batch)
+			for _, i := range perm[b:min(b+cfg.Batch, n)] {
+				idx = append(idx, int64(i))
+			}
+			it := lathe.FromSlice(cfg.Device, idx, len(idx))
+			loss := nn.CrossEntropy(model.Forward(x.IndexSelect(0, it)), y.IndexSelect(0, it))
+			opt.ZeroGrad()
+			if err := loss.Backward(); err != nil {
+				return res, err
+			}
+			if err := opt.Step(); err != nil {
+				return res, err
+			}
+			l, err := loss.Item()
+			if err != nil {
+				return res, err
+			}
+			total += l * float64(len(idx))
+		}
+		res.Loss = total / float64(n)
+		if res.Accuracy, err = accuracy(model, x, y); err != nil {
+			return res, err
+		}
+		logf("%s epoch %3d/%d  loss %.4f  accuracy %5.1f%%\n", bar(epoch, cfg.Epochs), epoch, cfg.Epochs, res.Loss, 100*res.Accuracy)
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// accuracy is the share of points whose largest logit is their class,
+// computed without recording a graph.
+func accuracy(m nn.Module, x, y *lathe.Tensor) (float64, error) {
+	m.Train(false)
+	defer m.Train(true)
+	var acc float64
+	var err error
+	lathe.NoGrad(func() {
+		acc, err = m.Forward(x).ArgMax(1).Eq(y).Cast(lathe.Float32).Mean().Item()
+	})
+	return acc, err
+}
+
+// bar draws the run's progress as [=====>    ].
+func bar(done, total int) string {
+	const width = 20
+	k := done * width / max(total, 1)
+	s := strings.Repeat("=", k)
+	if k < width {
+		s += ">" + strings.Repeat(" ", width-k-1)
+	}
+	return "[" + s + "]"
+}
+
+func main() {
+	cfg := DefaultConfig()
+	flag.IntVar(&cfg.Epochs, "epochs", cfg.Epochs, "passes over the data")
+	dev := flag.String("device", "cpu", "device to train on: cpu, cuda:0, wgpu:0")
+	flag.IntVar(&cfg.Points, "points", cfg.Points, "points per class")
+	flag.IntVar(&cfg.Hidden, "hidden", cfg.Hidden, "hidden units")
+	flag.Float64Var(&cfg.LR, "lr", cfg.LR, "Adam's learning rate")
+	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed")
+	flag.Parse()
+	d, err := lathe.ParseDevice(*dev)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mlp:", err)
+		os.Exit(2)
+	}
+	cfg.Device, cfg.Log = d, os.Stdout
+	res, err := Train(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mlp:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("final loss %.4f, accuracy %.1f%% in %v on %v\n", res.Loss, 100*res.Accuracy, res.Elapsed.Round(time.Millisecond), cfg.Device)
+}

@@ -1,0 +1,73 @@
+package nn
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/lathe-ml/lathe"
+)
+
+func withGrad(t *testing.T, v, g []float64) *lathe.Tensor {
+	t.Helper()
+	p := toDType(t, v, lathe.Float64, len(v)).RequireGrad()
+	if g != nil {
+		if err := p.SetGrad(toDType(t, g, lathe.Float64, len(g))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
+}
+
+func TestClipGradNorm(t *testing.T) {
+	// Gradients (3, 4) and (12): global norm 13.
+	a := withGrad(t, []float64{0, 0}, []float64{3, 4})
+	b := withGrad(t, []float64{0}, []float64{12})
+	c := withGrad(t, []float64{0}, nil) // no gradient: skipped
+	ps := []Param{{"a", a}, {"b", b}, {"c", c}}
+
+	total, err := ClipGradNorm(ps, 100)
+	if err != nil || total != 13 {
+		t.Fatalf("no clip: total %g, err %v; want 13", total, err)
+	}
+	assertClose(t, "a unchanged", values(t, a.Grad()), []float64{3, 4}, 0)
+
+	total, err = ClipGradNorm(ps, 1.3)
+	if err != nil || total != 13 {
+		t.Fatalf("clip: total %g, err %v; want 13", total, err)
+	}
+	coef := 1.3 / (13 + 1e-6) // torch's clip_coef
+	assertClose(t, "a", values(t, a.Grad()), []float64{3 * coef, 4 * coef}, 1e-15)
+	assertClose(t, "b", values(t, b.Grad()), []float64{12 * coef}, 1e-15)
+	if c.Grad() != nil {
+		t.Fatal("a parameter without a gradient got one")
+	}
+	total, err = ClipGradNorm(ps, 1.3)
+	if err != nil || math.Abs(total-1.3) > 1e-6 {
+		t.Fatalf("after clipping the norm is %g, want 1.3", total)
+	}
+
+	if _, err := ClipGradNorm(ps, -1); !errors.Is(err, lathe.ErrValue) {
+		t.Fatalf("max_norm -1: %v, want ErrValue", err)
+	}
+	if total, err := ClipGradNorm(nil, 1); total != 0 || err != nil {
+		t.Fatalf("no params: %g, %v", total, err)
+	}
+	inf := withGrad(t, []float64{0}, []float64{math.Inf(1)})
+	if total, err := ClipGradNorm([]Param{{"inf", inf}}, 1); err != nil || !math.IsInf(total, 1) {
+		t.Fatalf("infinite gradient: total %g, err %v; want +Inf as torch returns", total, err)
+	}
+}
+
+func TestSetGradChecks(t *testing.T) {
+	p := toDType(t, []float64{1, 2}, lathe.Float64, 2).RequireGrad()
+	if err := p.SetGrad(toDType(t, []float64{1}, lathe.Float64, 1)); !errors.Is(err, lathe.ErrShape) {
+		t.Fatalf("wrong shape: %v", err)
+	}
+	if err := p.MulScalar(2).SetGrad(toDType(t, []float64{1, 1}, lathe.Float64, 2)); !errors.Is(err, lathe.ErrGrad) {
+		t.Fatalf("non-leaf: %v", err)
+	}
+	if err := p.SetGrad(nil); err != nil || p.Grad() != nil {
+		t.Fatalf("SetGrad(nil): %v", err)
+	}
+}

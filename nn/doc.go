@@ -1,0 +1,27 @@
+// Package nn holds neural-network building blocks on top of lathe: layers
+// (Linear, Embedding, LayerNorm, Dropout, activations, Sequential), losses,
+// optimizers (SGD, Adam, AdamW), gradient clipping, and saving and loading
+// parameters in the safetensors format. It uses only lathe's public API
+// (plus dispatch.CallSite, to say where a user's call went wrong), so it is
+// an example of what the engine offers any caller.
+//
+// # Parameters and updates
+//
+// A lathe tensor never changes; an optimizer step makes new values. A
+// parameter is therefore a stable handle, a *lathe.Tensor held in a Param,
+// and an update rebinds what the handle points to: the optimizer computes
+// the new values under lathe.NoGrad (so nothing is recorded), marks them as
+// a fresh leaf with RequireGrad, carries the gradient over with SetGrad, and
+// assigns the new tensor's value to the handle (*p.T = *next). Layers,
+// optimizers and user code all hold the same pointer, so all of them see the
+// update at once; tensors already computed from the old values (and graphs
+// recorded on them) keep the old data, as PyTorch's would keep a clone.
+// Module.To and Load rebind the same way. One consequence: OnGrad hooks live
+// on a leaf, so a hook set on a parameter does not survive its first update;
+// set hooks again after each step, or clip with ClipGradNorm instead.
+//
+// Layers are built without returning errors, so that they compose in
+// Sequential; a bad size leaves the parameter a failed tensor, and that
+// error comes back (stickily, as every lathe error does) from Forward, from
+// the optimizer's constructor, from Save, and from Err.
+package nn

@@ -1,0 +1,203 @@
+package nn
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// Linear is y = x·Wᵀ + b over the last dim of x (torch.nn.Linear). Weight
+// has shape [out, in] and Bias [out] (nil without a bias).
+type Linear struct {
+	Weight, Bias *lathe.Tensor
+}
+
+// NewLinear makes a Linear layer with PyTorch's default initialisation:
+// kaiming_uniform_(a=√5) for the weight, which is U(-1/√in, 1/√in), and the
+// bias from the same range. Values come from lathe's seeded stream, so call
+// lathe.Seed first for a reproducible model.
+func NewLinear(in, out int, opts ...Option) *Linear {
+	o := layerOptions(opts)
+	if in < 0 || out < 0 {
+		err := lathe.Failed(nnError("linear", lathe.ErrShape, "", "has in="+strconv.Itoa(in)+", out="+strconv.Itoa(out), "use sizes ≥ 0"))
+		l := &Linear{Weight: err}
+		if !o.noBias {
+			l.Bias = err
+		}
+		return l
+	}
+	bound := 0.0
+	if in > 0 {
+		bound = 1 / math.Sqrt(float64(in))
+	}
+	l := &Linear{Weight: newParam(uniform(o.dtype, bound, out, in), o)}
+	if !o.noBias {
+		l.Bias = newParam(uniform(o.dtype, bound, out), o)
+	}
+	return l
+}
+
+// uniform draws U(-bound, bound) on the cpu.
+func uniform(dt lathe.DType, bound float64, shape ...int) *lathe.Tensor {
+	return lathe.Rand(lathe.CPU, dt, shape...).MulScalar(2 * bound).SubScalar(bound)
+}
+
+// Forward computes x·Wᵀ + b; x is [..., in].
+func (l *Linear) Forward(x *lathe.Tensor) *lathe.Tensor {
+	y := x.MatMul(l.Weight.MT())
+	if l.Bias != nil {
+		y = y.Add(l.Bias)
+	}
+	return y
+}
+
+// Parameters lists "weight" and, if there is one, "bias".
+func (l *Linear) Parameters() []Param {
+	ps := []Param{{Name: "weight", T: l.Weight}}
+	if l.Bias != nil {
+		ps = append(ps, Param{Name: "bias", T: l.Bias})
+	}
+	return ps
+}
+
+// To moves the parameters to dev.
+func (l *Linear) To(dev lathe.Device) error { return moveParams(l.Parameters(), dev) }
+
+// Train does nothing: Linear acts the same in both modes.
+func (l *Linear) Train(bool) {}
+
+// Embedding maps integer indices to rows of Weight ([num, dim]),
+// as torch.nn.Embedding.
+type Embedding struct {
+	Weight *lathe.Tensor
+}
+
+// NewEmbedding makes an Embedding of num rows of size dim, initialised
+// N(0, 1) as PyTorch does.
+func NewEmbedding(num, dim int, opts ...Option) *Embedding {
+	o := layerOptions(opts)
+	return &Embedding{Weight: newParam(lathe.RandN(lathe.CPU, o.dtype, num, dim), o)}
+}
+
+// Forward looks up the rows for indices x (Int64 or Int32, any shape); the
+// result has shape x.shape + [dim].
+func (e *Embedding) Forward(x *lathe.Tensor) *lathe.Tensor { return lathe.Embedding(x, e.Weight) }
+
+// Parameters lists "weight".
+func (e *Embedding) Parameters() []Param { return []Param{{Name: "weight", T: e.Weight}} }
+
+// To moves the weight to dev.
+func (e *Embedding) To(dev lathe.Device) error { return moveParams(e.Parameters(), dev) }
+
+// Train does nothing: Embedding acts the same in both modes.
+func (e *Embedding) Train(bool) {}
+
+// LayerNorm normalises over the last dims of its input and applies an
+// elementwise affine map (torch.nn.LayerNorm with elementwise_affine=True).
+type LayerNorm struct {
+	Shape        []int
+	Eps          float64
+	Weight, Bias *lathe.Tensor
+}
+
+// NewLayerNorm makes a LayerNorm over trailing dims of the given shape, with
+// weight ones and bias zeros. PyTorch's default eps is 1e-5.
+func NewLayerNorm(shape []int, eps float64, opts ...Option) *LayerNorm {
+	o := layerOptions(opts)
+	return &LayerNorm{
+		Shape:  append([]int(nil), shape...),
+		Eps:    eps,
+		Weight: newParam(lathe.Ones(lathe.CPU, o.dtype, shape...), o),
+		Bias:   newParam(lathe.Zeros(lathe.CPU, o.dtype, shape...), o),
+	}
+}
+
+// Forward normalises x, whose last dims must be Shape.
+func (n *LayerNorm) Forward(x *lathe.Tensor) *lathe.Tensor {
+	return x.LayerNorm(n.Shape, n.Weight, n.Bias, n.Eps)
+}
+
+// Parameters lists "weight" and "bias".
+func (n *LayerNorm) Parameters() []Param {
+	return []Param{{Name: "weight", T: n.Weight}, {Name: "bias", T: n.Bias}}
+}
+
+// To moves the parameters to dev.
+func (n *LayerNorm) To(dev lathe.Device) error { return moveParams(n.Parameters(), dev) }
+
+// Train does nothing: LayerNorm acts the same in both modes.
+func (n *LayerNorm) Train(bool) {}
+
+// Dropout zeroes elements with probability P in training mode and scales the
+// rest by 1/(1-P); in evaluation mode it passes x through (torch.nn.Dropout).
+type Dropout struct {
+	P    float64
+	Eval bool // true after Train(false)
+}
+
+// NewDropout makes a Dropout layer, in training mode.
+func NewDropout(p float64) *Dropout { return &Dropout{P: p} }
+
+// Forward applies dropout if the layer is in training mode.
+func (d *Dropout) Forward(x *lathe.Tensor) *lathe.Tensor { return x.Dropout(d.P, !d.Eval) }
+
+// Parameters is empty.
+func (d *Dropout) Parameters() []Param { return nil }
+
+// To does nothing: Dropout has no parameters.
+func (d *Dropout) To(lathe.Device) error { return nil }
+
+// Train switches between dropping (true) and passing through (false).
+func (d *Dropout) Train(on bool) { d.Eval = !on }
+
+// activation is the parameterless part of the activation modules.
+type activation struct{}
+
+// Parameters is empty.
+func (activation) Parameters() []Param { return nil }
+
+// To does nothing: an activation has no parameters.
+func (activation) To(lathe.Device) error { return nil }
+
+// Train does nothing: an activation acts the same in both modes.
+func (activation) Train(bool) {}
+
+// ReLU is max(x, 0) as a module.
+type ReLU struct{ activation }
+
+// Forward applies ReLU.
+func (ReLU) Forward(x *lathe.Tensor) *lathe.Tensor { return x.ReLU() }
+
+// GELU is x·Φ(x) as a module; Tanh selects the tanh approximation
+// (torch.nn.GELU(approximate="tanh")).
+type GELU struct {
+	activation
+	Tanh bool
+}
+
+// Forward applies GELU.
+func (g GELU) Forward(x *lathe.Tensor) *lathe.Tensor {
+	if g.Tanh {
+		return x.GELUTanh()
+	}
+	return x.GELU()
+}
+
+// Tanh is the hyperbolic tangent as a module.
+type Tanh struct{ activation }
+
+// Forward applies tanh.
+func (Tanh) Forward(x *lathe.Tensor) *lathe.Tensor { return x.Tanh() }
+
+// Sigmoid is 1/(1+exp(-x)) as a module.
+type Sigmoid struct{ activation }
+
+// Forward applies the sigmoid.
+func (Sigmoid) Forward(x *lathe.Tensor) *lathe.Tensor { return x.Sigmoid() }
+
+// SiLU is x·sigmoid(x) as a module.
+type SiLU struct{ activation }
+
+// Forward applies SiLU.
+func (SiLU) Forward(x *lathe.Tensor) *lathe.Tensor { return x.SiLU() }

@@ -1,0 +1,217 @@
+package nn
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// Linear's forward against torch.nn.functional.linear with the same weights
+// (build/torchref/nnpkg_ref.py).
+func TestLinearMatchesTorch(t *testing.T) {
+	w := []float64{0.1, -0.2, 0.3, 0.4, 0.5, -0.6}
+	x := []float64{1, 2, 3, -1, 0.5, 0.25, 0, 0, 0, 2, -3, 1.5}
+	cases := []struct {
+		name string
+		bias bool
+		want []float64
+	}{
+		{"bias", true, []float64{0.6099999999999999, -0.42000000000000004, -0.115, -0.32000000000000006, 0.01, -0.02, 1.26, -1.6199999999999999}},
+		{"nobias", false, []float64{0.5999999999999999, -0.4, -0.125, -0.30000000000000004, 0.0, 0.0, 1.25, -1.5999999999999999}},
+	}
+	for _, c := range cases {
+		for _, dt := range []lathe.DType{lathe.Float64, lathe.Float32} {
+			t.Run("linear/"+c.name+"/"+dt.String(), func(t *testing.T) {
+				var opts []Option
+				if !c.bias {
+					opts = append(opts, NoBias())
+				}
+				l := NewLinear(3, 2, append(opts, WithDType(dt))...)
+				l.Weight = toDType(t, w, dt, 2, 3)
+				if c.bias {
+					l.Bias = toDType(t, []float64{0.01, -0.02}, dt, 2)
+				}
+				tol := 1e-15
+				if dt == lathe.Float32 {
+					tol = 1e-6
+				}
+				y := l.Forward(toDType(t, x, dt, 4, 3))
+				if !slices.Equal(y.Shape(), []int{4, 2}) {
+					t.Fatalf("shape %v", y.Shape())
+				}
+				assertClose(t, "y", values(t, y), c.want, tol)
+			})
+		}
+	}
+}
+
+func TestLinearInit(t *testing.T) {
+	lathe.Seed(7)
+	l := NewLinear(16, 50)
+	if l.Weight.DType() != lathe.Float32 || !slices.Equal(l.Weight.Shape(), []int{50, 16}) || !slices.Equal(l.Bias.Shape(), []int{50}) {
+		t.Fatalf("weight %v %v, bias %v", l.Weight.DType(), l.Weight.Shape(), l.Bias.Shape())
+	}
+	if !l.Weight.RequiresGrad() || !l.Weight.IsLeaf() || !l.Bias.RequiresGrad() {
+		t.Fatal("parameters must be leaves that require a gradient")
+	}
+	bound := 1 / math.Sqrt(16)
+	for _, p := range l.Parameters() {
+		v := values(t, p.T)
+		lo, hi := slices.Min(v), slices.Max(v)
+		if lo < -bound || hi > bound || hi-lo < bound { // 800 uniform draws span most of the range
+			t.Fatalf("%s: values in [%g, %g], want within ±%g and spread", p.Name, lo, hi, bound)
+		}
+	}
+	lathe.Seed(7)
+	again := NewLinear(16, 50)
+	if !slices.Equal(values(t, again.Weight), values(t, l.Weight)) {
+		t.Fatal("the same seed gave different weights")
+	}
+	if d := NewLinear(2, 3, WithDType(lathe.Float64)); d.Weight.DType() != lathe.Float64 || d.Bias.DType() != lathe.Float64 {
+		t.Fatal("WithDType(Float64) not applied")
+	}
+	if n := NewLinear(2, 3, NoBias()); n.Bias != nil || len(n.Parameters()) != 1 {
+		t.Fatal("NoBias left a bias")
+	}
+}
+
+func TestParameterNames(t *testing.T) {
+	m := Sequential(NewLinear(2, 4), ReLU{}, NewLayerNorm([]int{4}, 1e-5), NewDropout(0.1), NewLinear(4, 3, NoBias()), Sequential(NewEmbedding(5, 3)))
+	var names []string
+	for _, p := range m.Parameters() {
+		names = append(names, p.Name)
+	}
+	want := []string{"0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "5.0.weight"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("names %v, want %v", names, want)
+	}
+}
+
+func TestLayerNormAndEmbedding(t *testing.T) {
+	n := NewLayerNorm([]int{2}, 1e-5, WithDType(lathe.Float64))
+	assertClose(t, "weight", values(t, n.Weight), []float64{1, 1}, 0)
+	assertClose(t, "bias", values(t, n.Bias), []float64{0, 0}, 0)
+	y := n.Forward(toDType(t, []float64{1, 3, -2, 2}, lathe.Float64, 2, 2))
+	s := 1 / math.Sqrt(1+1e-5)
+	assertClose(t, "layernorm", values(t, y), []float64{-s, s, -2 / math.Sqrt(4+1e-5), 2 / math.Sqrt(4+1e-5)}, 1e-12)
+
+	lathe.Seed(3)
+	e := NewEmbedding(10, 4)
+	idx := lathe.FromSlice(lathe.CPU, []int64{3, 0, 3}, 3)
+	out := e.Forward(idx)
+	if !slices.Equal(out.Shape(), []int{3, 4}) {
+		t.Fatalf("embedding shape %v", out.Shape())
+	}
+	v, w := values(t, out), values(t, e.Weight)
+	assertClose(t, "row 3", v[:4], w[12:16], 0)
+	assertClose(t, "row 3 again", v[8:], w[12:16], 0)
+	if math.Abs(mean(w)) > 1 {
+		t.Fatalf("N(0,1) init has mean %g", mean(w))
+	}
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func TestDropoutTrainFlag(t *testing.T) {
+	d := NewDropout(0.5)
+	m := Sequential(d)
+	x := lathe.Ones(lathe.CPU, lathe.Float64, 1000)
+	lathe.Seed(1)
+	v := values(t, m.Forward(x))
+	zeros := 0
+	for _, e := range v {
+		if e == 0 {
+			zeros++
+		} else if e != 2 {
+			t.Fatalf("kept value %g, want 2 (scaled by 1/(1-p))", e)
+		}
+	}
+	if zeros < 400 || zeros > 600 {
+		t.Fatalf("%d of 1000 dropped at p=0.5", zeros)
+	}
+	m.Train(false)
+	assertClose(t, "eval", values(t, m.Forward(x)), values(t, x), 0)
+	m.Train(true)
+	if !slices.Contains(values(t, m.Forward(x)), 0) {
+		t.Fatal("Train(true) did not switch dropout back on")
+	}
+}
+
+func TestActivations(t *testing.T) {
+	x := toDType(t, []float64{-1, 0, 2}, lathe.Float64, 3)
+	cases := []struct {
+		name string
+		m    Module
+		want []float64
+	}{
+		{"relu", ReLU{}, []float64{0, 0, 2}},
+		{"tanh", Tanh{}, []float64{math.Tanh(-1), 0, math.Tanh(2)}},
+		{"sigmoid", Sigmoid{}, []float64{1 / (1 + math.E), 0.5, 1 / (1 + math.Exp(-2))}},
+		{"silu", SiLU{}, []float64{-1 / (1 + math.E), 0, 2 / (1 + math.Exp(-2))}},
+		{"gelu", GELU{}, []float64{-0.15865525393145707, 0, 1.9544997361036416}},
+		{"gelu/tanh", GELU{Tanh: true}, []float64{-0.15880800939172324, 0, 1.9545976940871754}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assertClose(t, c.name, values(t, c.m.Forward(x)), c.want, 1e-12)
+			if c.m.Parameters() != nil || c.m.To(lathe.CPU) != nil {
+				t.Fatal("an activation has no parameters")
+			}
+		})
+	}
+}
+
+func TestModuleTo(t *testing.T) {
+	m := Sequential(NewLinear(2, 2), NewLayerNorm([]int{2}, 1e-5))
+	w := m.Parameters()[0].T
+	if err := w.Backward(lathe.WithGradient(lathe.Ones(lathe.CPU, lathe.Float32, 2, 2))); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.To(lathe.CPU); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range m.Parameters() {
+		if !p.T.RequiresGrad() || !p.T.IsLeaf() || p.T.Device() != lathe.CPU {
+			t.Fatalf("%s lost RequireGrad or its device", p.Name)
+		}
+	}
+	if w.Grad() == nil {
+		t.Fatal("To on the same device dropped the gradient")
+	}
+	// A device this machine cannot open fails and leaves the model as it was.
+	for _, dev := range []lathe.Device{lathe.CUDA(7), lathe.WGPU(7)} {
+		if err := m.To(dev); err == nil {
+			t.Skipf("%v opened; cannot test a failed move", dev)
+		}
+		for _, p := range m.Parameters() {
+			if p.T.Device() != lathe.CPU || p.T.Err() != nil {
+				t.Fatalf("failed move to %v changed %s", dev, p.Name)
+			}
+		}
+	}
+}
+
+func TestBadLayerErrors(t *testing.T) {
+	m := Sequential(NewLinear(-1, 3), ReLU{})
+	if err := Err(m); !errors.Is(err, lathe.ErrShape) {
+		t.Fatalf("Err: %v, want ErrShape", err)
+	}
+	if err := m.Forward(lathe.Ones(lathe.CPU, lathe.Float32, 2, 3)).Err(); !errors.Is(err, lathe.ErrShape) {
+		t.Fatalf("Forward: %v, want ErrShape", err)
+	}
+	if err := NewLinear(3, 2).Forward(lathe.Ones(lathe.CPU, lathe.Float32, 2, 4)).Err(); !errors.Is(err, lathe.ErrShape) {
+		t.Fatalf("Forward with the wrong in size: %v, want ErrShape", err)
+	}
+	if err := Err(NewEmbedding(3, 2, WithDType(lathe.Int64))); !errors.Is(err, lathe.ErrDType) {
+		t.Fatalf("integer parameters: %v, want ErrDType", err)
+	}
+}

@@ -1,0 +1,134 @@
+package nn
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// LossOption sets an option of a loss function.
+type LossOption func(*lossConfig)
+
+type lossConfig struct {
+	reduction   lathe.Reduction
+	ignoreIndex int
+	smoothing   float64
+}
+
+// Reduction sets how the loss combines its per-element values
+// (lathe.ReduceMean by default).
+func Reduction(r lathe.Reduction) LossOption { return func(c *lossConfig) { c.reduction = r } }
+
+// IgnoreIndex sets the class target that contributes nothing to a class
+// loss and is left out of its mean (-100 by default, as in PyTorch).
+func IgnoreIndex(i int) LossOption { return func(c *lossConfig) { c.ignoreIndex = i } }
+
+// LabelSmoothing mixes the one-hot target with the uniform distribution
+// over classes, with weight eps in [0, 1] (CrossEntropy only).
+func LabelSmoothing(eps float64) LossOption { return func(c *lossConfig) { c.smoothing = eps } }
+
+func lossConfigOf(opts []LossOption) lossConfig {
+	c := lossConfig{reduction: lathe.ReduceMean, ignoreIndex: -100}
+	for _, f := range opts {
+		f(&c)
+	}
+	return c
+}
+
+func (c lossConfig) lathe() []lathe.LossOption {
+	return []lathe.LossOption{lathe.WithReduction(c.reduction), lathe.IgnoreIndex(c.ignoreIndex)}
+}
+
+// CrossEntropy is the loss of logits ([N, C], [C] or [N, C, d1, ...])
+// against class indices target ([N], [] or [N, d1, ...]; Int64 or Int32), as
+// torch.nn.functional.cross_entropy. With LabelSmoothing(ε) it is
+// (1-ε)·nll + ε/C · Σ_c -log p_c, the second term zero for ignored targets
+// and, for the mean, divided by the number of targets not ignored, as in
+// PyTorch's cross_entropy_loss_label_smoothing.
+func CrossEntropy(logits, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
+	c := lossConfigOf(opts)
+	if !(c.smoothing >= 0 && c.smoothing <= 1) {
+		return lathe.Failed(nnError("cross_entropy", lathe.ErrValue, "label_smoothing", "is "+strconv.FormatFloat(c.smoothing, 'g', -1, 64),
+			"use a value in [0, 1]"))
+	}
+	if c.smoothing == 0 {
+		return logits.CrossEntropy(target, c.lathe()...)
+	}
+	if err := logits.Err(); err != nil {
+		return lathe.Failed(err)
+	}
+	classDim := 1
+	if logits.Rank() == 1 {
+		classDim = 0
+	}
+	logp := logits.LogSoftmax(classDim)
+	nll := logp.NLLLoss(target, c.lathe()...)
+	if err := nll.Err(); err != nil {
+		return nll // the target's shape and dtype were checked there
+	}
+	keep := target.NeScalar(float64(c.ignoreIndex))
+	smooth := logp.Sum(classDim).Neg()
+	smooth = lathe.Where(keep, smooth, lathe.Zeros(smooth.Device(), smooth.DType(), smooth.Shape()...))
+	switch c.reduction {
+	case lathe.ReduceMean:
+		smooth = smooth.Sum().Div(keep.Cast(smooth.DType()).Sum())
+	case lathe.ReduceSum:
+		smooth = smooth.Sum()
+	}
+	n := float64(logits.Dim(classDim))
+	return nll.MulScalar(1 - c.smoothing).Add(smooth.MulScalar(c.smoothing / n))
+}
+
+// NLL is the negative log-likelihood of log-probabilities logp against class
+// indices target, shaped as for CrossEntropy (torch.nn.functional.nll_loss).
+func NLL(logp, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
+	c := lossConfigOf(opts)
+	if c.smoothing != 0 {
+		return lathe.Failed(nnError("nll_loss", lathe.ErrValue, "label_smoothing", "is not an option of nll_loss", "use nn.CrossEntropy"))
+	}
+	return logp.NLLLoss(target, c.lathe()...)
+}
+
+// MSE is the mean (or sum, or none) of (x - target)²; shapes must be equal
+// (torch.nn.functional.mse_loss).
+func MSE(x, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
+	return x.MSELoss(target, lathe.WithReduction(lossConfigOf(opts).reduction))
+}
+
+// BCEWithLogits is the binary cross entropy of sigmoid(x) against target
+// probabilities of x's shape and dtype, computed from the logits stably as
+// max(x, 0) - x·y + log(1 + exp(-|x|)) (torch's
+// binary_cross_entropy_with_logits without weights).
+func BCEWithLogits(x, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
+	c := lossConfigOf(opts)
+	if err := x.Err(); err != nil {
+		return lathe.Failed(err)
+	}
+	if err := target.Err(); err != nil {
+		return lathe.Failed(err)
+	}
+	if !slices.Equal(x.Shape(), target.Shape()) {
+		return lathe.Failed(nnError("bce_with_logits", lathe.ErrShape, "target", "has shape "+shapeString(target.Shape())+
+			" but the input has "+shapeString(x.Shape()), "give a target of the input's shape"))
+	}
+	loss := x.MaximumScalar(0).Sub(x.Mul(target)).Add(x.Abs().Neg().Exp().Log1p())
+	switch c.reduction {
+	case lathe.ReduceMean:
+		return loss.Mean()
+	case lathe.ReduceSum:
+		return loss.Sum()
+	}
+	return loss
+}
+
+func shapeString(s []int) string {
+	b := []byte{'['}
+	for i, n := range s {
+		if i > 0 {
+			b = append(b, ',', ' ')
+		}
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	return string(append(b, ']'))
+}

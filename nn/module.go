@@ -1,0 +1,189 @@
+package nn
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Module is a layer or a model: a function of one tensor with parameters.
+type Module interface {
+	// Forward computes the module's output for x. Errors are sticky: a
+	// failed x or parameter gives a failed result.
+	Forward(x *lathe.Tensor) *lathe.Tensor
+	// Parameters lists the module's parameters with their state-dict names
+	// ("weight", "0.bias"), in a fixed order. The handles are the module's
+	// own: rebinding one (an optimizer step) changes the module.
+	Parameters() []Param
+	// To moves every parameter (and its gradient) to dev, keeping
+	// RequireGrad. An optimizer's state does not move: make the optimizer
+	// after moving the model.
+	To(dev lathe.Device) error
+	// Train switches training mode (Dropout is active only in it). Modules
+	// start in training mode, as PyTorch's do.
+	Train(on bool)
+}
+
+// Param is a named parameter. T is a stable handle that optimizers and Load
+// rebind in place; read the parameter through it every time.
+type Param struct {
+	Name string
+	T    *lathe.Tensor
+}
+
+// Err returns the first error among m's parameters (a layer made with a bad
+// size, say), or nil.
+func Err(m Module) error {
+	for _, p := range m.Parameters() {
+		if p.T == nil {
+			return nnError("parameters", lathe.ErrValue, p.Name, "is nil", "build layers with the nn constructors")
+		}
+		if err := p.T.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Option sets an option of a layer constructor.
+type Option func(*options)
+
+type options struct {
+	dtype  lathe.DType
+	device lathe.Device
+	noBias bool
+}
+
+// WithDType makes the layer's parameters of dtype dt (lathe.Float32 by
+// default; lathe.Float64 is the other choice).
+func WithDType(dt lathe.DType) Option { return func(o *options) { o.dtype = dt } }
+
+// OnDevice makes the layer's parameters on dev (lathe.CPU by default).
+func OnDevice(dev lathe.Device) Option { return func(o *options) { o.device = dev } }
+
+// NoBias leaves out the layer's additive bias (torch's bias=False).
+func NoBias() Option { return func(o *options) { o.noBias = true } }
+
+func layerOptions(opts []Option) options {
+	o := options{dtype: lathe.Float32, device: lathe.CPU}
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// newParam uploads an initial value made on the cpu to the layer's device
+// and marks it as a leaf that wants a gradient.
+func newParam(v *lathe.Tensor, o options) *lathe.Tensor {
+	if v.Err() == nil && !v.DType().IsFloat() {
+		return lathe.Failed(nnError("parameter", lathe.ErrDType, "dtype", "is "+v.DType().String()+" but parameters are float",
+			"use nn.WithDType(lathe.Float32) or lathe.Float64"))
+	}
+	return v.To(o.device).RequireGrad()
+}
+
+// rebind points handle p at next's data, as a fresh leaf that keeps p's
+// RequireGrad and, when grad is not nil, has that gradient. The caller has
+// checked next; an error here leaves p unchanged.
+func rebind(p, next, grad *lathe.Tensor) error {
+	if err := next.Err(); err != nil {
+		return err
+	}
+	if p.RequiresGrad() {
+		next = next.Detach().RequireGrad()
+		if grad != nil {
+			if err := next.SetGrad(grad); err != nil {
+				return err
+			}
+		}
+	}
+	if err := next.Err(); err != nil {
+		return err
+	}
+	*p = *next
+	return nil
+}
+
+// moveParams is To for any list of parameters: every move is made before
+// any handle is rebound, so a failure leaves the model where it was.
+func moveParams(ps []Param, dev lathe.Device) error {
+	next := make([]*lathe.Tensor, len(ps))
+	grads := make([]*lathe.Tensor, len(ps))
+	for i, p := range ps {
+		if p.T.Device() == dev && p.T.Err() == nil {
+			continue
+		}
+		next[i] = p.T.Detach().To(dev)
+		if g := p.T.Grad(); g != nil {
+			grads[i] = g.To(dev)
+			if err := grads[i].Err(); err != nil {
+				return err
+			}
+		}
+		if err := next[i].Err(); err != nil {
+			return err
+		}
+	}
+	for i, p := range ps {
+		if next[i] != nil {
+			if err := rebind(p.T, next[i], grads[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Seq is a chain of modules, each fed the output of the one before
+// (torch.nn.Sequential). Its parameters are named by position: "0.weight".
+type Seq struct {
+	Modules []Module
+}
+
+// Sequential chains modules in order.
+func Sequential(mods ...Module) *Seq { return &Seq{Modules: mods} }
+
+// Forward runs the modules in order.
+func (s *Seq) Forward(x *lathe.Tensor) *lathe.Tensor {
+	for _, m := range s.Modules {
+		x = m.Forward(x)
+	}
+	return x
+}
+
+// Parameters lists each child's parameters under "<index>.<name>".
+func (s *Seq) Parameters() []Param {
+	var out []Param
+	for i, m := range s.Modules {
+		for _, p := range m.Parameters() {
+			out = append(out, Param{Name: strconv.Itoa(i) + "." + p.Name, T: p.T})
+		}
+	}
+	return out
+}
+
+// To moves every child's parameters to dev.
+func (s *Seq) To(dev lathe.Device) error { return moveParams(s.Parameters(), dev) }
+
+// Train sets every child's mode.
+func (s *Seq) Train(on bool) {
+	for _, m := range s.Modules {
+		m.Train(on)
+	}
+}
+
+// nnError is a located *lathe.Error about nn's own checks.
+func nnError(op string, kind error, arg, detail, fix string) *lathe.Error {
+	return &lathe.Error{Op: op, Kind: kind, Arg: arg, Detail: detail, Fix: fix, Site: dispatch.CallSite()}
+}
+
+// wrapErr gives an error from lathe the nn op's name when it has none.
+func wrapErr(op string, err error) error {
+	var e *lathe.Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return &lathe.Error{Op: op, Kind: lathe.ErrValue, Detail: "failed", Err: err, Site: dispatch.CallSite()}
+}

@@ -1,0 +1,395 @@
+package nn
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// The safetensors format (https://github.com/huggingface/safetensors): an
+// 8-byte little-endian header length n, n bytes of JSON mapping each tensor
+// name to {"dtype", "shape", "data_offsets": [begin, end]} (offsets into the
+// data that follows, which the tensors must cover exactly, without gaps or
+// overlaps) plus an optional "__metadata__" map of strings, then the raw
+// little-endian data in row-major order.
+
+// maxHeader is the largest header Load reads: the reference implementation's
+// limit, so that a damaged length cannot make Load allocate without bound.
+const maxHeader = 100_000_000
+
+var (
+	stNames = map[lathe.DType]string{lathe.Float32: "F32", lathe.Float64: "F64", lathe.Int32: "I32", lathe.Int64: "I64", lathe.Bool: "BOOL"}
+	stSizes = map[lathe.DType]int{lathe.Float32: 4, lathe.Float64: 8, lathe.Int32: 4, lathe.Int64: 8, lathe.Bool: 1}
+)
+
+func stDType(name string) (lathe.DType, bool) {
+	for dt, n := range stNames {
+		if n == name {
+			return dt, true
+		}
+	}
+	return lathe.DType(0), false
+}
+
+type stEntry struct {
+	DType   string   `json:"dtype"`
+	Shape   []int64  `json:"shape"`
+	Offsets []uint64 `json:"data_offsets"`
+}
+
+// Save writes m's parameters to w in the safetensors format, named as
+// Parameters names them, in name order.
+func Save(w io.Writer, m Module) error {
+	ps := slices.Clone(m.Parameters())
+	slices.SortFunc(ps, func(a, b Param) int { return cmpString(a.Name, b.Name) })
+	header := map[string]stEntry{}
+	var data []byte
+	for i, p := range ps {
+		if p.Name == "" || p.Name == "__metadata__" || (i > 0 && ps[i-1].Name == p.Name) {
+			return nnError("save", lathe.ErrValue, p.Name, "is not a usable or unique tensor name", "")
+		}
+		if p.T == nil {
+			return nnError("save", lathe.ErrValue, p.Name, "is nil", "")
+		}
+		b, err := encode(p.T)
+		if err != nil {
+			return err
+		}
+		shape := make([]int64, 0, p.T.Rank())
+		for _, s := range p.T.Shape() {
+			shape = append(shape, int64(s))
+		}
+		header[p.Name] = stEntry{DType: stNames[p.T.DType()], Shape: shape, Offsets: []uint64{uint64(len(data)), uint64(len(data) + len(b))}}
+		data = append(data, b...)
+	}
+	js, err := json.Marshal(header) // a map marshals in key order
+	if err != nil {
+		return wrapErr("save", err)
+	}
+	// Pad the header with spaces to a multiple of 8, as the reference writer
+	// does, so the data that follows is aligned.
+	for len(js)%8 != 0 {
+		js = append(js, ' ')
+	}
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(js)))
+	for _, b := range [][]byte{n[:], js, data} {
+		if _, err := w.Write(b); err != nil {
+			return wrapErr("save", err)
+		}
+	}
+	return nil
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// encode gives t's elements as little-endian bytes.
+func encode(t *lathe.Tensor) ([]byte, error) {
+	var out []byte
+	switch t.DType() {
+	case lathe.Float32:
+		d, err := t.Float32s()
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range d {
+			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(v))
+		}
+	case lathe.Float64:
+		d, err := t.Float64s()
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range d {
+			out = binary.LittleEndian.AppendUint64(out, math.Float64bits(v))
+		}
+	case lathe.Int32:
+		d, err := t.Int32s()
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range d {
+			out = binary.LittleEndian.AppendUint32(out, uint32(v))
+		}
+	case lathe.Int64:
+		d, err := t.Int64s()
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range d {
+			out = binary.LittleEndian.AppendUint64(out, uint64(v))
+		}
+	case lathe.Bool:
+		d, err := t.Bools()
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range d {
+			out = append(out, map[bool]byte{false: 0, true: 1}[v])
+		}
+	default:
+		return nil, t.Err()
+	}
+	return out, nil
+}
+
+// Load reads a safetensors file written for m (by Save, or by PyTorch's
+// safetensors with the same state-dict names) into m's parameters. It checks
+// everything first: the header's size and JSON, that the file has exactly
+// m's tensors with their dtypes and shapes, that the offsets tile the data
+// exactly and that nothing follows it; only then does it rebind the
+// parameters, each on its own device. On any error m is unchanged. Errors
+// name the tensor at fault.
+func Load(r io.Reader, m Module) error {
+	ps := m.Parameters()
+	if err := Err(m); err != nil {
+		return err
+	}
+	entries, err := readHeader(r)
+	if err != nil {
+		return err
+	}
+	type span struct {
+		name       string
+		begin, end uint64
+	}
+	var spans []span
+	want := map[string]Param{}
+	for _, p := range ps {
+		want[p.Name] = p
+		e, ok := entries[p.Name]
+		if !ok {
+			return loadError(lathe.ErrValue, p.Name, "is missing from the file", "save the same model, or build the model the file was saved from")
+		}
+		dt, _ := stDType(e.DType)
+		if dt != p.T.DType() {
+			return &lathe.Error{Op: "load", Kind: lathe.ErrDType, Arg: p.Name, Expected: stNames[p.T.DType()], Found: e.DType,
+				Detail: "is " + e.DType + " in the file but " + stNames[p.T.DType()] + " in the model", Fix: "build the model with the file's dtype"}
+		}
+		if !sameShape(e.Shape, p.T.Shape()) {
+			return &lathe.Error{Op: "load", Kind: lathe.ErrShape, Arg: p.Name, Expected: shapeString(p.T.Shape()), Found: shape64String(e.Shape),
+				Detail: "has shape " + shape64String(e.Shape) + " in the file but " + shapeString(p.T.Shape()) + " in the model",
+				Fix:    "build the model with the file's sizes"}
+		}
+		size := uint64(p.T.Numel() * stSizes[dt])
+		if e.Offsets[1]-e.Offsets[0] != size {
+			return loadError(lathe.ErrValue, p.Name, "has data_offsets ["+strconv.FormatUint(e.Offsets[0], 10)+", "+
+				strconv.FormatUint(e.Offsets[1], 10)+"] but its dtype and shape need "+strconv.FormatUint(size, 10)+" bytes", "")
+		}
+		spans = append(spans, span{p.Name, e.Offsets[0], e.Offsets[1]})
+	}
+	for name := range entries {
+		if _, ok := want[name]; !ok {
+			return loadError(lathe.ErrValue, name, "is in the file but not in the model", "build the model the file was saved from")
+		}
+	}
+	// The data must be covered exactly: sorted by offset, each tensor begins
+	// where the one before ends.
+	sort.Slice(spans, func(i, j int) bool {
+		if spans[i].begin != spans[j].begin {
+			return spans[i].begin < spans[j].begin
+		}
+		return spans[i].end < spans[j].end
+	})
+	var at uint64
+	for i, s := range spans {
+		switch {
+		case s.begin < at:
+			return loadError(lathe.ErrValue, s.name, "overlaps "+strconv.Quote(spans[i-1].name)+" in the data", "the file is damaged")
+		case s.begin > at:
+			return loadError(lathe.ErrValue, s.name, "begins at byte "+strconv.FormatUint(s.begin, 10)+", leaving a gap after byte "+
+				strconv.FormatUint(at, 10), "the file is damaged")
+		}
+		at = s.end
+	}
+	// at is now the data's length, bounded by the model's size.
+	data := make([]byte, at)
+	if n, err := io.ReadFull(r, data); err != nil {
+		return loadError(lathe.ErrValue, "", "is truncated: the data has "+strconv.Itoa(n)+" bytes but the header needs "+
+			strconv.FormatUint(at, 10), "the file is damaged")
+	}
+	var one [1]byte
+	if n, _ := io.ReadFull(r, one[:]); n != 0 {
+		return loadError(lathe.ErrValue, "", "has bytes after the last tensor's data", "the file is damaged")
+	}
+	next := make([]*lathe.Tensor, len(ps))
+	for i, p := range ps {
+		o := entries[p.Name].Offsets
+		next[i] = decode(data[o[0]:o[1]], p.T.DType(), p.T.Shape()).To(p.T.Device())
+		if err := next[i].Err(); err != nil {
+			return err
+		}
+	}
+	for i, p := range ps {
+		if err := rebind(p.T, next[i], nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func loadError(kind error, name, detail, fix string) *lathe.Error {
+	return nnError("load", kind, name, detail, fix)
+}
+
+func sameShape(a []int64, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != int64(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func shape64String(s []int64) string {
+	b := []byte{'['}
+	for i, n := range s {
+		if i > 0 {
+			b = append(b, ',', ' ')
+		}
+		b = strconv.AppendInt(b, n, 10)
+	}
+	return string(append(b, ']'))
+}
+
+// readHeader reads and checks the header: its length, its JSON (an object
+// without duplicate names), and each entry's own fields.
+func readHeader(r io.Reader) (map[string]stEntry, error) {
+	var nb [8]byte
+	if _, err := io.ReadFull(r, nb[:]); err != nil {
+		return nil, loadError(lathe.ErrValue, "", "is too short to hold a header length", "the file is damaged or not safetensors")
+	}
+	n := binary.LittleEndian.Uint64(nb[:])
+	if n < 2 || n > maxHeader {
+		return nil, loadError(lathe.ErrValue, "", "has a header length of "+strconv.FormatUint(n, 10)+" bytes", "the file is damaged or not safetensors")
+	}
+	js := make([]byte, n)
+	if _, err := io.ReadFull(r, js); err != nil {
+		return nil, loadError(lathe.ErrValue, "", "is truncated inside its "+strconv.FormatUint(n, 10)+"-byte header", "the file is damaged")
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, loadError(lathe.ErrValue, "", "has a header that is not a JSON object", "the file is damaged or not safetensors")
+	}
+	entries := map[string]stEntry{}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, headerError("", err)
+		}
+		name := tok.(string) // object keys are always strings
+		if seen[name] {
+			return nil, loadError(lathe.ErrValue, name, "appears twice in the header", "the file is damaged")
+		}
+		seen[name] = true
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, headerError(name, err)
+		}
+		if name == "__metadata__" {
+			var meta map[string]string
+			if err := json.Unmarshal(raw, &meta); err != nil {
+				return nil, headerError(name, err)
+			}
+			continue
+		}
+		e, err := parseEntry(raw)
+		if err != nil {
+			return nil, headerError(name, err)
+		}
+		entries[name] = e
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, headerError("", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, loadError(lathe.ErrValue, "", "has more than one JSON value in its header", "the file is damaged")
+	}
+	return entries, nil
+}
+
+func headerError(name string, err error) *lathe.Error {
+	e := loadError(lathe.ErrValue, name, "has a bad header entry", "the file is damaged or not safetensors")
+	if name == "" {
+		e.Detail = "has a header that is not valid JSON"
+	}
+	e.Err = err
+	return e
+}
+
+// parseEntry decodes one tensor's entry strictly: every field present, no
+// unknown field, a known dtype, sizes ≥ 0 and begin ≤ end.
+func parseEntry(raw json.RawMessage) (stEntry, error) {
+	var e struct {
+		DType   *string   `json:"dtype"`
+		Shape   *[]int64  `json:"shape"`
+		Offsets *[]uint64 `json:"data_offsets"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil {
+		return stEntry{}, err
+	}
+	switch {
+	case e.DType == nil || e.Shape == nil || e.Offsets == nil:
+		return stEntry{}, errors.New("needs dtype, shape and data_offsets")
+	case len(*e.Offsets) != 2 || (*e.Offsets)[0] > (*e.Offsets)[1]:
+		return stEntry{}, errors.New("data_offsets must be [begin, end] with begin ≤ end")
+	}
+	if _, ok := stDType(*e.DType); !ok {
+		return stEntry{}, errors.New("dtype " + strconv.Quote(*e.DType) + " is not one lathe has (F32, F64, I32, I64, BOOL)")
+	}
+	for _, s := range *e.Shape {
+		if s < 0 {
+			return stEntry{}, errors.New("shape has a negative size")
+		}
+	}
+	return stEntry{DType: *e.DType, Shape: *e.Shape, Offsets: *e.Offsets}, nil
+}
+
+// decode makes a cpu tensor of dtype dt and shape from little-endian bytes
+// whose length the caller has checked.
+func decode(b []byte, dt lathe.DType, shape []int) *lathe.Tensor {
+	switch dt {
+	case lathe.Float32:
+		return fromBytes(b, 4, shape, func(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) })
+	case lathe.Float64:
+		return fromBytes(b, 8, shape, func(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) })
+	case lathe.Int32:
+		return fromBytes(b, 4, shape, func(b []byte) int32 { return int32(binary.LittleEndian.Uint32(b)) })
+	case lathe.Int64:
+		return fromBytes(b, 8, shape, func(b []byte) int64 { return int64(binary.LittleEndian.Uint64(b)) })
+	}
+	return fromBytes(b, 1, shape, func(b []byte) bool { return b[0] != 0 })
+}
+
+func fromBytes[T lathe.Element](b []byte, size int, shape []int, read func([]byte) T) *lathe.Tensor {
+	d := make([]T, len(b)/size)
+	for i := range d {
+		d[i] = read(b[i*size:])
+	}
+	if len(shape) == 0 {
+		return lathe.Scalar(lathe.CPU, d[0])
+	}
+	return lathe.FromSlice(lathe.CPU, d, shape...)
+}
