@@ -145,7 +145,7 @@ func (a *Attrs) DType(k string) lathe.DType {
 	return dt
 }
 
-// Load reads every *.json file in dir but the gradient cases (GradFile),
+// Load reads every *.json file in dir but the gradient cases (isGradFile),
 // in name order.
 func Load(dir string) ([]*Case, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
@@ -155,7 +155,7 @@ func Load(dir string) ([]*Case, error) {
 	sort.Strings(files)
 	var all []*Case
 	for _, f := range files {
-		if filepath.Base(f) == GradFile {
+		if isGradFile(f) {
 			continue
 		}
 		var doc struct{ Cases []*Case }

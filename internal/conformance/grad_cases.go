@@ -1,10 +1,19 @@
 package conformance
 
-import "path/filepath"
+import (
+	"path/filepath"
+	"sort"
+	"strings"
+)
 
-// GradFile is the file of gradient cases in the cases' folder. Load leaves
-// it out; LoadGrad reads it.
-const GradFile = "grad.json"
+// isGradFile says whether f holds gradient cases: grad.json, and one
+// grad_<family>.json per family added later (grad_conv.json, ...), so that
+// families generated apart do not share a file. Load leaves them out;
+// LoadGrad reads them.
+func isGradFile(f string) bool {
+	b := filepath.Base(f)
+	return b == "grad.json" || strings.HasPrefix(b, "grad_") && strings.HasSuffix(b, ".json")
+}
 
 // GradCase is a forward case (its Output is set) with the gradients PyTorch
 // computed for it. With L = sum(output * Upstream), Grads[i] is dL/d
@@ -24,15 +33,26 @@ type GradCase struct {
 	NonSmooth bool `json:"nonsmooth"`
 }
 
-// LoadGrad reads the gradient cases of dir.
+// LoadGrad reads the gradient cases of dir's gradient files, in name order.
 func LoadGrad(dir string) ([]*GradCase, error) {
-	f := filepath.Join(dir, GradFile)
-	var doc struct{ Cases []*GradCase }
-	if err := decodeFile(f, &doc); err != nil {
+	files, err := filepath.Glob(filepath.Join(dir, "grad*.json"))
+	if err != nil {
 		return nil, err
 	}
-	for _, c := range doc.Cases {
-		c.File = GradFile
+	sort.Strings(files)
+	var all []*GradCase
+	for _, f := range files {
+		if !isGradFile(f) {
+			continue
+		}
+		var doc struct{ Cases []*GradCase }
+		if err := decodeFile(f, &doc); err != nil {
+			return nil, err
+		}
+		for _, c := range doc.Cases {
+			c.File = filepath.Base(f)
+		}
+		all = append(all, doc.Cases...)
 	}
-	return doc.Cases, nil
+	return all, nil
 }
