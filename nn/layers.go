@@ -201,3 +201,32 @@ type SiLU struct{ activation }
 
 // Forward applies SiLU.
 func (SiLU) Forward(x *lathe.Tensor) *lathe.Tensor { return x.SiLU() }
+
+// LeakyReLU is max(x, 0) + Slope·min(x, 0) as a module (torch.nn.LeakyReLU;
+// PyTorch's default slope is 0.01).
+type LeakyReLU struct {
+	activation
+	Slope float64
+}
+
+// Forward applies the leaky ReLU.
+func (l LeakyReLU) Forward(x *lathe.Tensor) *lathe.Tensor { return x.LeakyReLU(l.Slope) }
+
+// Flatten keeps the batch dim and flattens the rest, [N, C, H, W] to
+// [N, C·H·W], as torch.nn.Flatten() does; it sits between convolutional
+// and linear layers.
+type Flatten struct{ activation }
+
+// Forward flattens every dim but the first; a 0-d x has no batch dim and
+// fails with ErrShape, as in PyTorch.
+func (Flatten) Forward(x *lathe.Tensor) *lathe.Tensor {
+	if x.Err() != nil {
+		return x
+	}
+	shape := x.Shape()
+	if len(shape) == 0 {
+		return lathe.Failed(&lathe.Error{Op: "flatten", Arg: "x", Kind: lathe.ErrShape,
+			Detail: "is 0-d and has no batch dim to keep", Fix: "give it a batch dim with Reshape(1)"})
+	}
+	return x.Reshape(shape[0], -1)
+}

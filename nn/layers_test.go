@@ -159,6 +159,7 @@ func TestActivations(t *testing.T) {
 		{"silu", SiLU{}, []float64{-1 / (1 + math.E), 0, 2 / (1 + math.Exp(-2))}},
 		{"gelu", GELU{}, []float64{-0.15865525393145707, 0, 1.9544997361036416}},
 		{"gelu/tanh", GELU{Tanh: true}, []float64{-0.15880800939172324, 0, 1.9545976940871754}},
+		{"leaky_relu", LeakyReLU{Slope: 0.2}, []float64{-0.2, 0, 2}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -167,6 +168,17 @@ func TestActivations(t *testing.T) {
 				t.Fatal("an activation has no parameters")
 			}
 		})
+	}
+}
+
+func TestFlatten(t *testing.T) {
+	x := lathe.Arange(lathe.CPU, lathe.Float32, 0, 24, 1).Reshape(2, 3, 2, 2)
+	y := Flatten{}.Forward(x)
+	if got := y.Shape(); !slices.Equal(got, []int{2, 12}) {
+		t.Fatalf("shape %v, want [2 12] (err %v)", got, y.Err())
+	}
+	if err := (Flatten{}).Forward(lathe.Scalar(lathe.CPU, float32(1))).Err(); !errors.Is(err, lathe.ErrShape) {
+		t.Fatalf("0-d input: %v, want ErrShape", err)
 	}
 }
 
