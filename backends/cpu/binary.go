@@ -90,6 +90,9 @@ func init() {
 				compare(out, x, y, k.cmpF, k.cmpI)
 				return nil
 			}
+			if op, ok := arithOps[name]; ok {
+				return rowArith(out, x, y, name, op, k)
+			}
 			switch x.DType {
 			case dispatch.Float32:
 				map2(out, x, y, k.f32)
@@ -107,6 +110,23 @@ func init() {
 	}
 	register("logical_and", logical(func(a, b bool) bool { return a && b }))
 	register("logical_or", logical(func(a, b bool) bool { return a || b }))
+}
+
+// rowArith runs add, sub, mul and div with row loops (arith.go).
+func rowArith(out, x, y *dispatch.Tensor, name string, op arithOp, k binaryKernel) error {
+	switch x.DType {
+	case dispatch.Float32:
+		mapRows2(out, x, y, arithRows(op, k.f32))
+	case dispatch.Float64:
+		mapRows2(out, x, y, arithRows(op, k.f64))
+	case dispatch.Int32:
+		mapRows2(out, x, y, arithRows(op, k.i32))
+	case dispatch.Int64:
+		mapRows2(out, x, y, arithRows(op, k.i64))
+	default:
+		return dispatch.Unsupported(out.Device, name, x.DType)
+	}
+	return nil
 }
 
 func compare(out, x, y *dispatch.Tensor, cf func(a, b float64) bool, ci func(a, b int64) bool) {

@@ -64,14 +64,42 @@ func map1[T, U any](out, x *dispatch.Tensor, f func(T) U) {
 }
 
 func map2[T, U any](out, x, y *dispatch.Tensor, f func(T, T) U) {
+	mapRows2(out, x, y, elementRows(f))
+}
+
+// rows2 applies a binary op to runs of elements: vv where both inputs step
+// with the output, vs where the rhs is one value for the run (a scalar or a
+// broadcast dim), at for one element of any other stride pattern. map2
+// builds them from a per-element function; the hot arithmetic ops give
+// loops of their own (arith.go), since a call per element costs more than
+// an add.
+type rows2[T, U any] struct {
+	vv func(dst []U, p, q []T)
+	vs func(dst []U, p []T, s T)
+	at func(a, b T) U
+}
+
+func elementRows[T, U any](f func(T, T) U) rows2[T, U] {
+	return rows2[T, U]{
+		vv: func(dst []U, p, q []T) {
+			q = q[:len(dst)]
+			for i := range dst {
+				dst[i] = f(p[i], q[i])
+			}
+		},
+		vs: func(dst []U, p []T, s T) {
+			for i := range dst {
+				dst[i] = f(p[i], s)
+			}
+		},
+		at: f,
+	}
+}
+
+func mapRows2[T, U any](out, x, y *dispatch.Tensor, r rows2[T, U]) {
 	if flat(out, x, y) {
 		o, a, b := span[U](out), span[T](x), span[T](y)
-		parallel(len(o), 1, func(lo, hi int) {
-			p, q := a[lo:hi], b[lo:hi]
-			for i := range p {
-				o[lo+i] = f(p[i], q[i])
-			}
-		})
+		parallel(len(o), 1, func(lo, hi int) { r.vv(o[lo:hi], a[lo:hi], b[lo:hi]) })
 		return
 	}
 	o, a, b := elems[U](out), elems[T](x), elems[T](y)
@@ -82,18 +110,12 @@ func map2[T, U any](out, x, y *dispatch.Tensor, f func(T, T) U) {
 		oo, ao, bo := offs[0], offs[1], offs[2]
 		switch {
 		case so == 1 && sa == 1 && sb == 1:
-			dst, p, q := o[oo:oo+n], a[ao:ao+n], b[bo:bo+n]
-			for i := range dst {
-				dst[i] = f(p[i], q[i])
-			}
+			r.vv(o[oo:oo+n], a[ao:ao+n], b[bo:bo+n])
 		case so == 1 && sa == 1 && sb == 0: // tensor with a scalar
-			dst, p, s := o[oo:oo+n], a[ao:ao+n], b[bo]
-			for i := range dst {
-				dst[i] = f(p[i], s)
-			}
+			r.vs(o[oo:oo+n], a[ao:ao+n], b[bo])
 		default:
 			for i := range n {
-				o[oo+i*so] = f(a[ao+i*sa], b[bo+i*sb])
+				o[oo+i*so] = r.at(a[ao+i*sa], b[bo+i*sb])
 			}
 		}
 	})

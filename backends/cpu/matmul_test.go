@@ -137,7 +137,7 @@ func TestBLASLayout(t *testing.T) {
 func BenchmarkMatMul(b *testing.B) {
 	op := dispatch.Lookup("matmul")
 	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64} {
-		for _, n := range []int{64, 256} {
+		for _, n := range []int{64, 256, 512, 1024} {
 			b.Run(fmt.Sprintf("%s/%d", dt, n), func(b *testing.B) {
 				x := dispatch.NewTensor(cpu0, dt, []int{n, n}, newBuffer(dt, n*n))
 				castInto(x, tensorOf(dispatch.Float64, randomF64(n*n), n, n))
