@@ -53,3 +53,18 @@ func BenchmarkDispatchAdd1Grad(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSumFloat32 measures a whole-tensor sum's bandwidth on 16M
+// elements. Compare with torch.sum on the same machine.
+func BenchmarkSumFloat32(b *testing.B) {
+	const n = 1 << 24
+	x := Rand(CPU, Float32, n)
+	b.SetBytes(4 * n)
+	for b.Loop() {
+		z := x.Sum()
+		if z.err != nil {
+			b.Fatal(z.err)
+		}
+		z.Release()
+	}
+}

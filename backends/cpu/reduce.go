@@ -2,6 +2,8 @@ package cpu
 
 import (
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/lathe-ml/lathe/dispatch"
 )
@@ -185,7 +187,36 @@ func sumColumns[T, A number](out, x *dispatch.Tensor, dims []int) bool {
 }
 
 // sumRun is the sum, accumulated in A and rounded once to T.
-func sumRun[T, A number](d []T, off, n, s int) T { return T(accumulate[T, A](d, off, n, s)) }
+func sumRun[T, A number](d []T, off, n, s int) T {
+	if s == 1 && n >= minSplitSum {
+		return T(splitSum[T, A](d[off : off+n]))
+	}
+	return T(accumulate[T, A](d, off, n, s))
+}
+
+// minSplitSum is the run length above which one sum (a whole-tensor sum,
+// typically) is shared between the cores: below it a goroutine costs more
+// than the part of the run it would take.
+const minSplitSum = 1 << 20
+
+// splitSum sums v in one contiguous chunk per core and adds the partial
+// sums in chunk order, so a given GOMAXPROCS always gives the same result.
+func splitSum[T, A number](v []T) A {
+	parts := make([]A, runtime.GOMAXPROCS(0))
+	chunk := (len(v) + len(parts) - 1) / len(parts)
+	var wg sync.WaitGroup
+	for i := range parts {
+		lo, hi := min(i*chunk, len(v)), min((i+1)*chunk, len(v))
+		wg.Add(1)
+		go func() { defer wg.Done(); parts[i] = accumulate[T, A](v, lo, hi-lo, 1) }()
+	}
+	wg.Wait()
+	var total A
+	for _, p := range parts {
+		total += p
+	}
+	return total
+}
 
 // accumulate adds in A (float64 for floats, int64 for ints) with four
 // accumulators, which breaks the add chain's latency and, for floats, slows

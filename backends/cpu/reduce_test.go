@@ -246,3 +246,21 @@ func BenchmarkSum(b *testing.B) {
 		})
 	}
 }
+
+// TestSplitSum checks that a run long enough to be shared between the cores
+// sums to what one pass gives, in float64 and for integers exactly.
+func TestSplitSum(t *testing.T) {
+	n := minSplitSum + 3
+	f := make([]float32, n)
+	ints := make([]int32, n)
+	for i := range f {
+		f[i] = float32(i%1000) / 1000
+		ints[i] = int32(i%7) - 3
+	}
+	if got, want := splitSum[float32, float64](f), accumulate[float32, float64](f, 0, n, 1); math.Abs(got-want) > 1e-9*math.Abs(want) {
+		t.Errorf("float32: split sum %v, one pass %v", got, want)
+	}
+	if got, want := splitSum[int32, int64](ints), accumulate[int32, int64](ints, 0, n, 1); got != want {
+		t.Errorf("int32: split sum %v, one pass %v", got, want)
+	}
+}
