@@ -23,6 +23,7 @@ const (
 	barWidth  = vg.Length(11)
 	groupGap  = vg.Length(8)
 	chartPad  = vg.Length(100) // title, axis and legend around the bars
+	margin    = vg.Length(12)  // around each chart
 )
 
 // plotFormat is the image format that path's extension names, or "".
@@ -80,7 +81,8 @@ func writePlot(path string, rep *report) error {
 	for i, p := range charts {
 		sub := dc
 		sub.Min.Y, sub.Max.Y = top-heights[i], top
-		p.Draw(sub)
+		// A margin, so that the last tick label and the legend stay inside.
+		p.Draw(draw.Crop(sub, margin, -2*margin, margin, -margin))
 		top -= heights[i]
 	}
 	f, err := os.Create(path)

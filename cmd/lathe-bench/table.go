@@ -83,7 +83,7 @@ func measurementCells(m *measurement, unit string) []string {
 	}
 	rate := fmt.Sprintf("%.1f %s", m.Rate, unit)
 	if strings.HasPrefix(unit, "µs") {
-		rate = fmt.Sprintf("%.3g %s", m.Rate, unit)
+		rate = barLabel(m.Rate) + " " + unit
 	}
 	return []string{seconds(m.Median), fmt.Sprintf("%.1f%%", 100*m.spread()), rate}
 }
