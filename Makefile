@@ -40,5 +40,5 @@ fuzz: deps
 # (dispatch overhead, kernel rates). Results go to bench-out/ (git-ignored).
 bench: deps
 	@mkdir -p bench-out
-	$(GO) run ./cmd/lathe-bench | tee bench-out/lathe-bench.txt
+	$(GO) run ./cmd/lathe-bench --vs-torch --json bench-out/bench.json --plot bench-out/bench.svg | tee bench-out/lathe-bench.txt
 	$(GO) test -run '^$$' -bench . -benchtime 1s ./ ./backends/cpu/ ./dispatch/ | tee bench-out/go-bench.txt

@@ -1,165 +1,286 @@
-// Command lathe-bench measures lathe's ops on every device that opens and
-// prints one row per workload and device: the median time of repeated runs,
-// their spread, and the rate (GFLOP/s for matmul, GB/s for memory-bound ops,
-// µs per op for dispatch overhead).
+// Command lathe-bench measures lathe's workloads (matmul, batched matmul,
+// elementwise ops, reductions, softmax, an MLP training step and dispatch
+// overhead) on every device that opens, and with --vs-torch the same
+// workloads in PyTorch in the same run, their samples taken in turn so that
+// drift of the machine falls on both alike.
 //
-// This is the first version: a handful of workloads, no PyTorch comparison
-// yet (that is lathe-bench --vs-torch, its own issue).
+// Each row is warmed up, calibrated so that a sample lasts about
+// --min-sample, and sampled --samples times with a device sync at both ends
+// of each sample. The table shows the median time per step, the spread (the
+// interquartile range over the median), the rate (GFLOP/s for matmul, GB/s
+// for memory-bound ops, µs per step or op otherwise) and the ratio of
+// lathe's median time to PyTorch's (below 1: lathe is faster).
 //
-//	lathe-bench [-devices cpu,wgpu:0] [-reps 15]
+//	lathe-bench [--devices cpu,wgpu:0,cuda:0] [--samples 10] [--quick]
+//	            [--filter REGEXP] [--vs-torch] [--json FILE] [--plot FILE.svg|png]
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"regexp"
+	"runtime"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/lathe-ml/lathe"
 )
 
-// workload is one benchmark: setup makes the inputs on a device and returns
-// the step to time and the work one step does (flops or bytes).
-type workload struct {
-	name  string
-	unit  string // "GFLOP/s", "GB/s" or "µs/op"
-	setup func(dev lathe.Device) (step func() error, work float64)
-	// inner is how many ops one step runs, for the per-op unit.
-	inner int
+// config is one run, as the flags set it.
+type config struct {
+	Devices     []string      `json:"devices"` // empty: every device that opens
+	Samples     int           `json:"samples"`
+	Warmup      int           `json:"warmup_steps"`
+	MinSample   time.Duration `json:"min_sample_ns"`
+	Quick       bool          `json:"quick"`
+	Filter      string        `json:"filter,omitempty"`
+	VsTorch     bool          `json:"vs_torch"`
+	Python      string        `json:"python,omitempty"`
+	TorchScript string        `json:"torch_script,omitempty"`
+	JSON        string        `json:"-"`
+	Plot        string        `json:"-"`
 }
 
-func workloads() []workload {
-	matmul := func(n int) workload {
-		return workload{name: fmt.Sprintf("matmul f32 %d", n), unit: "GFLOP/s", setup: func(dev lathe.Device) (func() error, float64) {
-			a, b := lathe.RandN(dev, lathe.Float32, n, n), lathe.RandN(dev, lathe.Float32, n, n)
-			return func() error { return sync(a.MatMul(b)) }, 2 * float64(n*n*n)
-		}}
-	}
-	const big = 1 << 22
-	return []workload{
-		{name: "add 1 element", unit: "µs/op", inner: 1000, setup: func(dev lathe.Device) (func() error, float64) {
-			a, b := lathe.Full(dev, lathe.Float32, 1, 1), lathe.Full(dev, lathe.Float32, 2, 1)
-			return func() error {
-				var c *lathe.Tensor
-				for range 1000 {
-					c = a.Add(b)
-				}
-				return sync(c)
-			}, 0
-		}},
-		{name: "add f32 4M", unit: "GB/s", setup: func(dev lathe.Device) (func() error, float64) {
-			a, b := lathe.Rand(dev, lathe.Float32, big), lathe.Rand(dev, lathe.Float32, big)
-			return func() error { return sync(a.Add(b)) }, 3 * 4 * big
-		}},
-		{name: "sum f32 4M", unit: "GB/s", setup: func(dev lathe.Device) (func() error, float64) {
-			a := lathe.Rand(dev, lathe.Float32, big)
-			return func() error { return sync(a.Sum()) }, 4 * big
-		}},
-		{name: "softmax f32 4096x1024", unit: "GB/s", setup: func(dev lathe.Device) (func() error, float64) {
-			a := lathe.RandN(dev, lathe.Float32, 4096, 1024)
-			return func() error { return sync(a.Softmax(1)) }, 2 * 4 * 4096 * 1024
-		}},
-		matmul(256),
-		matmul(512),
-	}
+// report is everything a run measured; --json writes it.
+type report struct {
+	Machine machine `json:"machine"`
+	Config  config  `json:"config"`
+	Rows    []row   `json:"rows"`
 }
 
-// sync waits for t's device and returns t's error, releasing t: a timed step
-// ends only when the device has finished.
-func sync(t *lathe.Tensor) error {
-	defer t.Release()
-	if err := t.Err(); err != nil {
-		return err
-	}
-	return lathe.Synchronize(t.Device())
+// row is one workload on one device: lathe's figures and, with --vs-torch,
+// PyTorch's on the same device.
+type row struct {
+	Workload string       `json:"workload"`
+	Family   string       `json:"family"`
+	Device   string       `json:"device"`
+	Spec     spec         `json:"spec"`
+	Unit     string       `json:"unit"`
+	Work     float64      `json:"work,omitempty"` // flops or bytes per step
+	Lathe    *measurement `json:"lathe"`
+	Torch    *measurement `json:"torch,omitempty"`
+	// NoTorch says why the row has no PyTorch figures under --vs-torch.
+	NoTorch string `json:"no_torch,omitempty"`
+	// TimeRatio is lathe's median time over PyTorch's: below 1, lathe is
+	// faster. 0 when either side is missing.
+	TimeRatio float64 `json:"time_ratio_lathe_over_torch,omitempty"`
 }
 
 func main() {
-	devices := flag.String("devices", "", "comma-separated devices (default: every device that opens)")
-	reps := flag.Int("reps", 15, "timed repetitions per workload")
+	cfg := config{}
+	devices := flag.String("devices", "", "comma-separated devices, e.g. cpu,wgpu:0,cuda:0 (default: every device that opens)")
+	flag.IntVar(&cfg.Samples, "samples", 0, "timed samples per row (default 10, 3 with --quick)")
+	flag.IntVar(&cfg.Warmup, "warmup", 2, "warm-up steps before calibrating")
+	flag.DurationVar(&cfg.MinSample, "min-sample", 0, "steps per sample are chosen so a sample lasts about this long (default 25ms, 5ms with --quick)")
+	flag.BoolVar(&cfg.Quick, "quick", false, "small sizes and few samples: a few seconds in all")
+	flag.StringVar(&cfg.Filter, "filter", "", "only the workloads whose name matches this regular expression")
+	flag.BoolVar(&cfg.VsTorch, "vs-torch", false, "run the same workloads in PyTorch, alternating samples, and print lathe/torch")
+	flag.StringVar(&cfg.Python, "python", "/usr/bin/python3", "the python that has torch, for --vs-torch")
+	flag.StringVar(&cfg.TorchScript, "torch-script", "", "path of build/bench_torch.py (default: found above the working directory)")
+	flag.StringVar(&cfg.JSON, "json", "", "write every sample, median and the machine's description to this file")
+	flag.StringVar(&cfg.Plot, "plot", "", "draw one chart per workload family, lathe beside PyTorch, to this .svg or .png")
 	flag.Parse()
-
-	var devs []lathe.Device
-	if *devices == "" {
-		for _, st := range lathe.DeviceStatus() {
-			if st.Available {
-				devs = append(devs, st.Device)
-			} else {
-				fmt.Fprintf(os.Stderr, "lathe-bench: %v skipped: %s\n", st.Device, st.Detail)
-			}
-		}
-	} else {
-		for _, s := range strings.Split(*devices, ",") {
-			d, err := lathe.ParseDevice(s)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(2)
-			}
-			devs = append(devs, d)
-		}
+	if *devices != "" {
+		cfg.Devices = strings.Split(*devices, ",")
 	}
-	for _, st := range lathe.DeviceStatus() {
-		if st.Available && slices.Contains(devs, st.Device) {
-			fmt.Printf("%v: %s\n", st.Device, st.Detail)
-		}
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "lathe-bench: unexpected arguments %q\n", flag.Args())
+		os.Exit(2)
 	}
-
-	tw := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tdevice\tmedian\tspread\trate\t")
-	failed := false
-	for _, w := range workloads() {
-		for _, dev := range devs {
-			fmt.Fprintf(os.Stderr, "\r%-40s", "running "+w.name+" on "+dev.String())
-			med, spread, work, err := measure(w, dev, *reps)
-			if err != nil {
-				fmt.Fprintf(tw, "%s\t%v\terror: %v\t\t\t\n", w.name, dev, err)
-				failed = true
-				continue
-			}
-			fmt.Fprintf(tw, "%s\t%v\t%s\t±%.0f%%\t%s\t\n", w.name, dev, med, 100*spread, rate(w, med, work))
+	if _, err := run(cfg, os.Stdout, newProgress(os.Stderr)); err != nil {
+		fmt.Fprintln(os.Stderr, "lathe-bench:", err)
+		if errors.Is(err, errUsage) {
+			os.Exit(2)
 		}
-	}
-	fmt.Fprintf(os.Stderr, "\r%-40s\r", "")
-	tw.Flush()
-	if failed {
 		os.Exit(1)
 	}
 }
 
-// measure runs a workload's step twice to warm up, then reps times, and
-// returns the median, the spread (interquartile range over median) and the
-// work of one step.
-func measure(w workload, dev lathe.Device, reps int) (time.Duration, float64, float64, error) {
-	step, work := w.setup(dev)
-	for range 2 {
-		if err := step(); err != nil {
-			return 0, 0, 0, err
+// errUsage marks errors in the flags.
+var errUsage = errors.New("usage")
+
+// run measures what cfg asks, prints the table to out and notes (skipped
+// devices, a missing PyTorch) and progress to p, and writes the JSON and
+// the plot. It returns an error if any lathe row failed, after writing
+// everything else.
+func run(cfg config, out io.Writer, p *progress) (*report, error) {
+	if cfg.Samples <= 0 {
+		cfg.Samples = 10
+		if cfg.Quick {
+			cfg.Samples = 3
 		}
 	}
-	times := make([]time.Duration, max(reps, 1))
-	for i := range times {
-		start := time.Now()
-		if err := step(); err != nil {
-			return 0, 0, 0, err
+	if cfg.MinSample <= 0 {
+		cfg.MinSample = 25 * time.Millisecond
+		if cfg.Quick {
+			cfg.MinSample = 5 * time.Millisecond
 		}
-		times[i] = time.Since(start)
 	}
-	slices.Sort(times)
-	med := times[len(times)/2]
-	iqr := times[len(times)*3/4] - times[len(times)/4]
-	return med, float64(iqr) / float64(med), work, nil
+	if ext := plotFormat(cfg.Plot); cfg.Plot != "" && ext == "" {
+		return nil, fmt.Errorf("%w: --plot %s: the file must end in .svg or .png", errUsage, cfg.Plot)
+	}
+	works, err := selectWorkloads(table(cfg.Quick), cfg.Filter)
+	if err != nil {
+		return nil, err
+	}
+	status := lathe.DeviceStatus()
+	devs, err := selectDevices(status, cfg.Devices, p)
+	if err != nil {
+		return nil, err
+	}
+	rep := &report{Machine: describeMachine(status, devs), Config: cfg}
+
+	var torch *torchChild
+	if cfg.VsTorch {
+		torch, err = startTorch(cfg.Python, cfg.TorchScript, runtime.GOMAXPROCS(0))
+		if err != nil {
+			rep.Machine.NoTorch = err.Error()
+			p.note("PyTorch skipped: %v", err)
+		} else {
+			defer torch.close()
+			rep.Machine.Torch = &torch.info
+		}
+	}
+
+	var failed []string
+	total := len(works) * len(devs)
+	for i, w := range works {
+		for j, dev := range devs {
+			r := measureRow(cfg, w, dev, torch, func(round int) {
+				step := "warming up"
+				if round >= 0 {
+					step = fmt.Sprintf("sample %d/%d", round+1, cfg.Samples)
+				}
+				p.update(fmt.Sprintf("[%d/%d] %s on %v", i*len(devs)+j+1, total, w.Name, dev), step)
+			})
+			if r.Lathe.Err != "" {
+				failed = append(failed, fmt.Sprintf("%s on %s: %s", r.Workload, r.Device, r.Lathe.Err))
+			}
+			rep.Rows = append(rep.Rows, r)
+			runtime.GC() // this row's garbage is not the next row's to collect
+		}
+	}
+	p.done()
+	printTable(out, rep)
+
+	var errs []error
+	if cfg.JSON != "" {
+		errs = append(errs, writeJSON(cfg.JSON, rep))
+	}
+	if cfg.Plot != "" {
+		errs = append(errs, writePlot(cfg.Plot, rep))
+	}
+	if len(failed) > 0 {
+		errs = append(errs, fmt.Errorf("%d rows failed:\n  %s", len(failed), strings.Join(failed, "\n  ")))
+	}
+	return rep, errors.Join(errs...)
 }
 
-func rate(w workload, med time.Duration, work float64) string {
-	s := med.Seconds()
-	switch w.unit {
-	case "GFLOP/s":
-		return fmt.Sprintf("%.1f GFLOP/s", work/s/1e9)
-	case "GB/s":
-		return fmt.Sprintf("%.2f GB/s", work/s/1e9)
+// measureRow prepares w on dev (and in PyTorch, when torch is running),
+// warms both up, alternates their samples and summarises them.
+func measureRow(cfg config, w workload, dev lathe.Device, torch *torchChild, progress func(int)) row {
+	r := row{Workload: w.Name, Family: w.Family, Device: dev.String(), Spec: w.spec, Unit: w.unitName(), Work: w.Work}
+	fail := func(err error) row {
+		r.Lathe = &measurement{Err: err.Error()}
+		return r
 	}
-	return fmt.Sprintf("%.3f µs/op", s*1e6/float64(w.inner))
+	progress(-1)
+	p, err := prepare(w, dev)
+	if err != nil {
+		return fail(err)
+	}
+	defer p.release()
+	ls := &latheSampler{p: p, dev: dev}
+	if err := ls.calibrate(cfg.Warmup, cfg.MinSample); err != nil {
+		return fail(err)
+	}
+	samplers := []sampler{ls}
+	var ts *torchSampler
+	switch {
+	case torch == nil && cfg.VsTorch:
+		r.NoTorch = "PyTorch is not running"
+	case torch != nil:
+		s, err := torch.prepare(w, dev, cfg.Warmup, cfg.MinSample)
+		if err != nil {
+			r.NoTorch = err.Error()
+			break
+		}
+		defer torch.release()
+		ts = s.(*torchSampler)
+		samplers = append(samplers, ts)
+	}
+	samples, errs := alternate(samplers, cfg.Samples, progress)
+	r.Lathe = summarise(w, ls.reps, samples[0])
+	if errs[0] != nil {
+		r.Lathe.Err = errs[0].Error()
+	}
+	if ts != nil {
+		r.Torch = summarise(w, ts.reps, samples[1])
+		if errs[1] != nil {
+			r.Torch.Err = errs[1].Error()
+		}
+		if r.Lathe.Median > 0 && r.Torch.Median > 0 {
+			r.TimeRatio = r.Lathe.Median / r.Torch.Median
+		}
+	}
+	return r
+}
+
+// selectWorkloads keeps the workloads whose name matches filter.
+func selectWorkloads(all []workload, filter string) ([]workload, error) {
+	if filter == "" {
+		return all, nil
+	}
+	re, err := regexp.Compile(filter)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --filter: %v", errUsage, err)
+	}
+	var out []workload
+	for _, w := range all {
+		if re.MatchString(w.Name) {
+			out = append(out, w)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: --filter %q matches no workload", errUsage, filter)
+	}
+	return out, nil
+}
+
+// selectDevices returns the devices named (all that open, when none is),
+// noting each one that cannot be opened with lathe's reason.
+func selectDevices(status []lathe.DeviceInfo, names []string, p *progress) ([]lathe.Device, error) {
+	var want []lathe.Device
+	for _, s := range names {
+		d, err := lathe.ParseDevice(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("%w: --devices: %v", errUsage, err)
+		}
+		want = append(want, d)
+	}
+	var out []lathe.Device
+	for _, st := range status {
+		if len(want) > 0 && !slices.Contains(want, st.Device) {
+			continue
+		}
+		if !st.Available {
+			p.note("%v skipped: %s", st.Device, st.Detail)
+			continue
+		}
+		out = append(out, st.Device)
+	}
+	for _, d := range want {
+		known := slices.ContainsFunc(status, func(st lathe.DeviceInfo) bool { return st.Device == d })
+		if !known {
+			p.note("%v skipped: this machine has no such device", d)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no device to measure")
+	}
+	return out, nil
 }

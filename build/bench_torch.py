@@ -1,0 +1,196 @@
+#!/usr/bin/python3
+"""PyTorch's side of lathe-bench --vs-torch (cmd/lathe-bench).
+
+A long-lived child: it reads one JSON request a line on stdin and writes one
+JSON reply a line on stdout, so that lathe-bench can take a PyTorch sample
+between two of lathe's and machine drift falls on both alike. Requests:
+
+  {"op": "hello", "threads": N}      set torch's threads; reply info
+  {"op": "setup", "spec": {...}, "device": "cpu", "warmup": W, "target_s": T}
+                                     build the workload, run W warm-up steps,
+                                     pick the steps per sample (reply reps)
+  {"op": "sample"}                   reply seconds per step of one sample
+  {"op": "release"}                  drop the workload
+
+Every reply has "ok"; a failed one has "error". A spec is {kind, dtype,
+dims}, and each kind here is built as lathe-bench's workloads.go builds it.
+The process ends at the end of its input.
+"""
+
+import json
+import math
+import sys
+import time
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError as e:  # reported by hello, so lathe-bench can go on
+    torch, F = None, None
+    torch_missing = str(e)
+
+
+def dtype_of(name):
+    return {"f32": torch.float32, "f64": torch.float64}[name]
+
+
+def build_matmul(dev, dt, dims):
+    *batch, m, k, n = dims
+    a = torch.randn(*batch, m, k, dtype=dt, device=dev)
+    b = torch.randn(*batch, k, n, dtype=dt, device=dev)
+    return lambda: torch.matmul(a, b)
+
+
+def build_add(dev, dt, dims):
+    a, b = torch.rand(*dims, dtype=dt, device=dev), torch.rand(*dims, dtype=dt, device=dev)
+    return lambda: torch.add(a, b)
+
+
+def build_chain(dev, dt, dims):
+    a, b, c = (torch.randn(*dims, dtype=dt, device=dev) for _ in range(3))
+    return lambda: (a * b + c).relu()
+
+
+def build_sum(dev, dt, dims):
+    a = torch.rand(*dims, dtype=dt, device=dev)
+    return lambda: a.sum()
+
+
+def build_softmax(dev, dt, dims):
+    a = torch.randn(*dims, dtype=dt, device=dev)
+    return lambda: torch.softmax(a, dim=-1)
+
+
+def build_mlp_step(dev, dt, dims):
+    batch, n_in, hidden, n_out = dims
+    torch.manual_seed(1)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(n_in, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, n_out)
+    ).to(device=dev, dtype=dt)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(batch, n_in, dtype=dt, device=dev)
+    y = (torch.arange(batch) % n_out).to(dev)
+
+    def step():
+        loss = F.cross_entropy(model(x), y)
+        # set_to_none, as lathe's ZeroGrad forgets the gradient
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def build_add1(grad):
+    def build(dev, dt, dims):
+        a = torch.full((1,), 1.0, dtype=dt, device=dev, requires_grad=grad)
+        b = torch.full((1,), 2.0, dtype=dt, device=dev)
+        return lambda: torch.add(a, b)
+
+    return build
+
+
+BUILDERS = {
+    "matmul": build_matmul,
+    "bmm": build_matmul,
+    "add": build_add,
+    "chain": build_chain,
+    "sum": build_sum,
+    "softmax": build_softmax,
+    "mlp_step": build_mlp_step,
+    "add1": build_add1(False),
+    "add1_grad": build_add1(True),
+}
+
+
+class Bench:
+    """The current workload: its step, its device's sync and its reps."""
+
+    def __init__(self, step, device):
+        self.step = step
+        cuda = device.startswith("cuda")
+        self.sync = torch.cuda.synchronize if cuda else (lambda: None)
+        self.reps = 1
+
+    def time_steps(self, n):
+        step = self.step
+        self.sync()
+        start = time.perf_counter()
+        for _ in range(n):
+            step()
+        self.sync()
+        return time.perf_counter() - start
+
+    def calibrate(self, warmup, target):
+        # as lathe-bench's calibrateReps: double until a quarter of target
+        self.time_steps(max(warmup, 1))
+        n = 1
+        while True:
+            d = self.time_steps(n)
+            if d >= target / 4 or n >= 1 << 24:
+                self.reps = max(1, math.ceil(n * target / max(d, 1e-9)))
+                return
+            n *= 2
+
+
+def info():
+    config = torch.__config__.show()
+    blas = next((p.split("=", 1)[1] for p in config.replace(",", " ").split() if p.startswith("BLAS_INFO=")), "?")
+    blas += ", mkl %s, mkldnn %s, openmp %s" % (
+        torch.backends.mkl.is_available(),
+        torch.backends.mkldnn.is_available(),
+        torch.backends.openmp.is_available(),
+    )
+    return {
+        "version": torch.__version__,
+        "blas": blas,
+        "threads": torch.get_num_threads(),
+        "interop_threads": torch.get_num_interop_threads(),
+        "parallel": torch.__config__.parallel_info(),
+    }
+
+
+def handle(req, state):
+    op = req.get("op")
+    if op == "hello":
+        if torch is None:
+            return {"ok": False, "error": "PyTorch is not importable here: " + torch_missing}
+        if req.get("threads"):
+            torch.set_num_threads(req["threads"])
+        return {"ok": True, "info": info()}
+    if op == "setup":
+        state.pop("bench", None)
+        spec, device = req["spec"], req.get("device", "cpu")
+        build = BUILDERS.get(spec["kind"])
+        if build is None:
+            return {"ok": False, "error": "bench_torch.py has no workload kind %r" % spec["kind"]}
+        if device.startswith("cuda") and not torch.cuda.is_available():
+            return {"ok": False, "error": "this torch has no CUDA device"}
+        bench = Bench(build(device, dtype_of(spec["dtype"]), spec["dims"]), device)
+        bench.calibrate(req.get("warmup", 2), req.get("target_s", 0.025))
+        state["bench"] = bench
+        return {"ok": True, "reps": bench.reps}
+    if op == "sample":
+        bench = state.get("bench")
+        if bench is None:
+            return {"ok": False, "error": "sample before setup"}
+        return {"ok": True, "seconds": bench.time_steps(bench.reps) / bench.reps}
+    if op == "release":
+        state.pop("bench", None)
+        return {"ok": True}
+    return {"ok": False, "error": "unknown op %r" % op}
+
+
+def main():
+    state = {}
+    for line in sys.stdin:
+        try:
+            reply = handle(json.loads(line), state)
+        except Exception as e:  # a failed workload must not end the run
+            reply = {"ok": False, "error": "%s: %s" % (type(e).__name__, e)}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

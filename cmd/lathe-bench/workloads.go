@@ -1,0 +1,352 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/nn"
+)
+
+// spec is what both sides build: a kind of step, its dtype and its sizes.
+// It travels to the PyTorch child as JSON, so bench_torch.py has a builder
+// for every kind here, keyed by the same name.
+type spec struct {
+	Kind  string `json:"kind"`
+	DType string `json:"dtype"` // "f32" or "f64"
+	Dims  []int  `json:"dims"`
+}
+
+// unit says how a workload's rate follows from its time per step.
+type unit int
+
+const (
+	flops    unit = iota // Work is floating-point operations per step: GFLOP/s
+	memBytes             // Work is bytes read and written per step: GB/s
+	perStep              // the rate is the time per step itself, in µs
+)
+
+// workload is one row of the benchmark: a spec, the chart it belongs to, and
+// the work one step does.
+type workload struct {
+	Name   string // unique; --filter matches it
+	Family string // one chart per family
+	spec
+	Unit unit
+	Work float64 // flops or bytes per step (perStep: unused)
+}
+
+// families are the charts, in order, with what their bars show.
+var families = []struct {
+	Name, Title string
+}{
+	{"matmul", "matmul and batched matmul (GFLOP/s, higher is better)"},
+	{"memory", "memory-bound ops (GB/s, higher is better)"},
+	{"mlp", "MLP training step 784-256-10 (µs per step, lower is better)"},
+	{"dispatch", "dispatch overhead (µs per op, lower is better)"},
+}
+
+// table lists the workloads. Adding one is a line here (and, for a new
+// kind, a builder below and in build/bench_torch.py). quick keeps to small
+// sizes, a few seconds in all.
+func table(quick bool) []workload {
+	if quick {
+		return []workload{
+			matmul("f32", 256, 256, 256),
+			matmul("f64", 256, 256, 256),
+			matmul("f32", 128, 784, 256),
+			matmul("f32", 128, 256, 10),
+			bmm("f32", 8, 64, 64, 64),
+			elementwise("add", "a+b", 3, 1<<20),
+			elementwise("chain", "(a*b+c).relu", 4, 1<<20),
+			elementwise("sum", "sum", 1, 1<<20),
+			softmax(256, 1024),
+			mlpStep(128, 784, 256, 10),
+			dispatchAdd(false),
+			dispatchAdd(true),
+		}
+	}
+	return []workload{
+		matmul("f32", 256, 256, 256),
+		matmul("f32", 512, 512, 512),
+		matmul("f32", 1024, 1024, 1024),
+		matmul("f32", 2048, 2048, 2048),
+		matmul("f32", 4096, 4096, 4096),
+		matmul("f64", 256, 256, 256),
+		matmul("f64", 512, 512, 512),
+		matmul("f64", 1024, 1024, 1024),
+		matmul("f64", 2048, 2048, 2048),
+		matmul("f32", 128, 784, 256), // the MLP's first layer
+		matmul("f32", 128, 256, 10),  // and its second
+		bmm("f32", 32, 128, 128, 128),
+		elementwise("add", "a+b", 3, 1<<24),
+		elementwise("chain", "(a*b+c).relu", 4, 1<<22),
+		elementwise("sum", "sum", 1, 1<<24),
+		softmax(4096, 1024),
+		mlpStep(128, 784, 256, 10),
+		dispatchAdd(false),
+		dispatchAdd(true),
+	}
+}
+
+// dtypeSize is the bytes of one element.
+func dtypeSize(dt string) int {
+	if dt == "f64" {
+		return 8
+	}
+	return 4
+}
+
+// matmul is [m,k]·[k,n]: 2mkn flops.
+func matmul(dt string, m, k, n int) workload {
+	name := fmt.Sprintf("matmul %s %d", dt, m)
+	if m != k || k != n {
+		name = fmt.Sprintf("matmul %s %dx%d·%dx%d", dt, m, k, k, n)
+	}
+	return workload{Name: name, Family: "matmul", spec: spec{"matmul", dt, []int{m, k, n}},
+		Unit: flops, Work: 2 * float64(m) * float64(k) * float64(n)}
+}
+
+// bmm is b products [m,k]·[k,n].
+func bmm(dt string, b, m, k, n int) workload {
+	return workload{Name: fmt.Sprintf("bmm %s %dx%dx%d·%dx%d", dt, b, m, k, k, n), Family: "matmul",
+		spec: spec{"bmm", dt, []int{b, m, k, n}},
+		Unit: flops, Work: 2 * float64(b) * float64(m) * float64(k) * float64(n)}
+}
+
+// elementwise is a float32 op over n elements whose inputs and output are
+// tensors tensors of n elements, each counted once as a fused kernel would
+// move it (the unfused chain moves more, which is what it measures).
+func elementwise(kind, label string, tensors, n int) workload {
+	return workload{Name: fmt.Sprintf("%s f32 %s", label, count(n)), Family: "memory",
+		spec: spec{kind, "f32", []int{n}}, Unit: memBytes, Work: float64(tensors * 4 * n)}
+}
+
+// softmax is over the last dim of [rows, cols]: one read and one write.
+func softmax(rows, cols int) workload {
+	return workload{Name: fmt.Sprintf("softmax f32 %dx%d", rows, cols), Family: "memory",
+		spec: spec{"softmax", "f32", []int{rows, cols}}, Unit: memBytes, Work: float64(2 * 4 * rows * cols)}
+}
+
+// mlpStep is one training step of in-hidden-out with ReLU at batch rows:
+// forward, cross-entropy, backward and SGD, on package nn.
+func mlpStep(batch, in, hidden, out int) workload {
+	return workload{Name: fmt.Sprintf("mlp step %d-%d-%d b%d", in, hidden, out, batch), Family: "mlp",
+		spec: spec{"mlp_step", "f32", []int{batch, in, hidden, out}}, Unit: perStep}
+}
+
+// dispatchAdd is a 1-element add, the cost of an op that does no work;
+// grad makes an input require a gradient so that each add records a node.
+func dispatchAdd(grad bool) workload {
+	w := workload{Name: "add 1 element", Family: "dispatch", spec: spec{"add1", "f32", []int{1}}, Unit: perStep}
+	if grad {
+		w.Name, w.Kind = "add 1 element, recording", "add1_grad"
+	}
+	return w
+}
+
+// count writes n as 4M or 16M when it is a power-of-two number of Mi.
+func count(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dM", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dK", n>>10)
+	}
+	return fmt.Sprint(n)
+}
+
+// prepared is a workload made ready on a device: step runs it once and
+// releases what it made, release frees the inputs.
+type prepared struct {
+	step    func() error
+	release func()
+}
+
+// builders make a spec's inputs on a device, one per kind.
+var builders = map[string]func(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error){
+	"matmul":    buildMatMul,
+	"bmm":       buildMatMul,
+	"add":       buildBinary(func(a, b *lathe.Tensor) *lathe.Tensor { return a.Add(b) }),
+	"chain":     buildChain,
+	"sum":       buildSum,
+	"softmax":   buildSoftmax,
+	"mlp_step":  buildMLPStep,
+	"add1":      buildAdd1(false),
+	"add1_grad": buildAdd1(true),
+}
+
+// prepare builds w on dev.
+func prepare(w workload, dev lathe.Device) (*prepared, error) {
+	build, ok := builders[w.Kind]
+	if !ok {
+		return nil, fmt.Errorf("no lathe builder for workload kind %q", w.Kind)
+	}
+	dt := lathe.Float32
+	if w.DType == "f64" {
+		dt = lathe.Float64
+	}
+	return build(dev, dt, w.Dims)
+}
+
+// consume ends a step: it reports t's error and gives t's memory back, so
+// that memory stays flat however many steps run.
+func consume(t *lathe.Tensor) error {
+	err := t.Err()
+	t.Release()
+	return err
+}
+
+// inputs checks freshly made tensors and returns a release for them all.
+func inputs(ts ...*lathe.Tensor) (func(), error) {
+	release := func() {
+		for _, t := range ts {
+			t.Release()
+		}
+	}
+	for _, t := range ts {
+		if err := t.Err(); err != nil {
+			release()
+			return nil, err
+		}
+	}
+	return release, nil
+}
+
+// buildMatMul is [m,k]·[k,n], or with dims [b,m,k,n] b such products.
+func buildMatMul(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error) {
+	batch, d := dims[:len(dims)-3], dims[len(dims)-3:]
+	a := lathe.RandN(dev, dt, append(append([]int(nil), batch...), d[0], d[1])...)
+	b := lathe.RandN(dev, dt, append(append([]int(nil), batch...), d[1], d[2])...)
+	release, err := inputs(a, b)
+	if err != nil {
+		return nil, err
+	}
+	return &prepared{step: func() error { return consume(a.MatMul(b)) }, release: release}, nil
+}
+
+func buildBinary(op func(a, b *lathe.Tensor) *lathe.Tensor) func(lathe.Device, lathe.DType, []int) (*prepared, error) {
+	return func(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error) {
+		a, b := lathe.Rand(dev, dt, dims...), lathe.Rand(dev, dt, dims...)
+		release, err := inputs(a, b)
+		if err != nil {
+			return nil, err
+		}
+		return &prepared{step: func() error { return consume(op(a, b)) }, release: release}, nil
+	}
+}
+
+// buildChain is (a*b+c).ReLU(): three ops, two intermediates released.
+func buildChain(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error) {
+	a, b, c := lathe.RandN(dev, dt, dims...), lathe.RandN(dev, dt, dims...), lathe.RandN(dev, dt, dims...)
+	release, err := inputs(a, b, c)
+	if err != nil {
+		return nil, err
+	}
+	return &prepared{step: func() error {
+		ab := a.Mul(b)
+		abc := ab.Add(c)
+		ab.Release()
+		y := abc.ReLU()
+		abc.Release()
+		return consume(y)
+	}, release: release}, nil
+}
+
+func buildSum(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error) {
+	a := lathe.Rand(dev, dt, dims...)
+	release, err := inputs(a)
+	if err != nil {
+		return nil, err
+	}
+	return &prepared{step: func() error { return consume(a.Sum()) }, release: release}, nil
+}
+
+func buildSoftmax(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error) {
+	a := lathe.RandN(dev, dt, dims...)
+	release, err := inputs(a)
+	if err != nil {
+		return nil, err
+	}
+	return &prepared{step: func() error { return consume(a.Softmax(-1)) }, release: release}, nil
+}
+
+// buildMLPStep is a training step as examples/mlp writes one: nn.Linear,
+// ReLU, nn.Linear, cross-entropy, backward, SGD at lr 0.01. dims is
+// [batch, in, hidden, out].
+func buildMLPStep(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error) {
+	batch, in, hidden, out := dims[0], dims[1], dims[2], dims[3]
+	lathe.Seed(1)
+	model := nn.Sequential(nn.NewLinear(in, hidden, nn.WithDType(dt)), nn.ReLU{}, nn.NewLinear(hidden, out, nn.WithDType(dt)))
+	if err := model.To(dev); err != nil {
+		return nil, err
+	}
+	opt, err := nn.NewSGD(model.Parameters(), 0.01)
+	if err != nil {
+		return nil, err
+	}
+	classes := make([]int64, batch)
+	for i := range classes {
+		classes[i] = int64(i % out)
+	}
+	x, y := lathe.RandN(dev, dt, batch, in), lathe.FromSlice(dev, classes, batch)
+	release, err := inputs(x, y)
+	if err != nil {
+		return nil, err
+	}
+	return &prepared{step: func() error {
+		loss := nn.CrossEntropy(model.Forward(x), y)
+		opt.ZeroGrad()
+		if err := loss.Backward(); err != nil {
+			loss.Release()
+			return err
+		}
+		loss.Release()
+		return opt.Step()
+	}, release: release}, nil
+}
+
+// buildAdd1 adds two 1-element tensors; with grad the first requires a
+// gradient, so each add also records a tape node (dropped with its output).
+func buildAdd1(grad bool) func(lathe.Device, lathe.DType, []int) (*prepared, error) {
+	return func(dev lathe.Device, dt lathe.DType, _ []int) (*prepared, error) {
+		a, b := lathe.Full(dev, dt, 1, 1), lathe.Full(dev, dt, 2, 1)
+		if grad {
+			a = a.RequireGrad()
+		}
+		release, err := inputs(a, b)
+		if err != nil {
+			return nil, err
+		}
+		return &prepared{step: func() error { return consume(a.Add(b)) }, release: release}, nil
+	}
+}
+
+// rateUnit names a unit for the table and charts.
+func (u unit) String() string {
+	switch u {
+	case flops:
+		return "GFLOP/s"
+	case memBytes:
+		return "GB/s"
+	}
+	return "µs/step"
+}
+
+// rate is the workload's figure for a time per step: GFLOP/s, GB/s or µs.
+func (w workload) rate(secondsPerStep float64) float64 {
+	switch w.Unit {
+	case flops, memBytes:
+		return w.Work / secondsPerStep / 1e9
+	}
+	return secondsPerStep * 1e6
+}
+
+// unitName is the unit of w's rate as the table shows it: per op for
+// dispatch rows, per step otherwise.
+func (w workload) unitName() string {
+	if w.Unit == perStep && strings.HasPrefix(w.Kind, "add1") {
+		return "µs/op"
+	}
+	return w.Unit.String()
+}
