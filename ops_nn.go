@@ -62,23 +62,11 @@ func lossOpts(opts []LossOption) lossOptions {
 	return o
 }
 
-type dimAttr struct{ dim int }
 
 var (
-	opSoftmax = composite("softmax", []string{"x"}, func(in []*Tensor, attrs any) *Tensor {
-		x, dim := in[0], attrs.(dimAttr).dim
-		// exp(x - max) / Σ exp(x - max): the shift keeps exp from overflowing.
-		e := x.Sub(x.MaxKeepDim(dim)).Exp()
-		return e.Div(e.SumKeepDim(dim))
-	})
-	opLogSoftmax = composite("log_softmax", []string{"x"}, func(in []*Tensor, attrs any) *Tensor {
-		x, dim := in[0], attrs.(dimAttr).dim
-		// (x - max) - log Σ exp(x - max), as PyTorch computes it: subtracting a
-		// rounded logsumexp from x directly loses digits when |x| is large.
-		shifted := x.Sub(x.MaxKeepDim(dim))
-		return shifted.Sub(shifted.Exp().SumKeepDim(dim).Log())
-	})
-	opNLLLoss = composite("nll_loss", []string{"x", "target"}, func(in []*Tensor, attrs any) *Tensor {
+	opSoftmax    = mustOp("softmax")
+	opLogSoftmax = mustOp("log_softmax")
+	opNLLLoss    = composite("nll_loss", []string{"x", "target"}, func(in []*Tensor, attrs any) *Tensor {
 		return nllLoss(in[0], in[1], attrs.(lossOptions))
 	})
 	opCrossEntropy = composite("cross_entropy", []string{"x", "target"}, func(in []*Tensor, attrs any) *Tensor {
@@ -115,10 +103,10 @@ var (
 )
 
 // Softmax is exp(x) / Σ exp(x) along dim, computed stably.
-func (x *Tensor) Softmax(dim int) *Tensor { return apply(opSoftmax, dimAttr{dim}, x) }
+func (x *Tensor) Softmax(dim int) *Tensor { return apply(opSoftmax, dispatch.Scan{Dim: dim}, x) }
 
 // LogSoftmax is x - logsumexp(x) along dim, computed stably.
-func (x *Tensor) LogSoftmax(dim int) *Tensor { return apply(opLogSoftmax, dimAttr{dim}, x) }
+func (x *Tensor) LogSoftmax(dim int) *Tensor { return apply(opLogSoftmax, dispatch.Scan{Dim: dim}, x) }
 
 // CrossEntropy is the loss of logits x ([N, C], [C], or [N, C, d1, ...])
 // against class indices target ([N], [], or [N, d1, ...]; Int64 or Int32),

@@ -153,3 +153,20 @@ func (b *builder) varBackward(x, gk *T, rd reduction) *T {
 	mean := b.call("mean", rd.attrs(), x)
 	return b.mul(b.mulScalar(gk, 2/float64(rd.n-rd.r.Correction)), b.sub(x, mean))
 }
+
+// softmax and log_softmax along a dim, from their outputs y
+// (derivatives.yaml: _softmax_backward_data, _log_softmax_backward_data):
+// softmax: g·y - y·Σ(g·y); log_softmax: g - exp(y)·Σg, sums along the dim.
+func init() {
+	along := func(n *Node) dispatch.Reduce {
+		sc, _ := n.Attrs.(dispatch.Scan)
+		return dispatch.Reduce{Dims: []int{sc.Dim}, KeepDim: true}
+	}
+	rule("softmax", func(b *builder, n *Node, g *T) []*T {
+		gy := b.mul(g, n.Out)
+		return one(b.sub(gy, b.mul(n.Out, b.call("sum", along(n), gy))))
+	})
+	rule("log_softmax", func(b *builder, n *Node, g *T) []*T {
+		return one(b.sub(g, b.mul(b.unary("exp", n.Out), b.call("sum", along(n), g))))
+	})
+}

@@ -16,7 +16,8 @@ type Reduce struct {
 	Correction int
 }
 
-// Scan is the attribute of cumsum: the dim to run along.
+// Scan is the attribute of cumsum, softmax and log_softmax: the dim to run
+// along.
 type Scan struct{ Dim int }
 
 // ReduceOps lists the reductions that run a kernel: the dtypes each takes,

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runQuick measures the quick table on the cpu with one short sample per
+// row and returns the JSON report it wrote.
+func runQuick(t *testing.T, vsTorch bool) report {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := config{Devices: []string{"cpu"}, Quick: true, Samples: 1, MinSample: time.Millisecond, VsTorch: vsTorch, Python: "/usr/bin/python3",
+		JSON: filepath.Join(dir, "bench.json"), Plot: filepath.Join(dir, "bench.svg")}
+	var tableOut, notes bytes.Buffer
+	if _, err := run(cfg, &tableOut, newProgress(&notes)); err != nil {
+		t.Fatalf("run: %v\nnotes:\n%s", err, notes.String())
+	}
+	raw, err := os.ReadFile(cfg.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatalf("the JSON does not decode: %v", err)
+	}
+	if st, err := os.Stat(cfg.Plot); err != nil || st.Size() == 0 {
+		t.Errorf("no plot written: %v", err)
+	}
+	works := table(true)
+	if len(rep.Rows) != len(works) {
+		t.Fatalf("%d rows in the JSON, want one per workload (%d)", len(rep.Rows), len(works))
+	}
+	for i, r := range rep.Rows {
+		if r.Workload != works[i].Name || r.Lathe == nil || r.Lathe.Err != "" || r.Lathe.Median <= 0 {
+			t.Errorf("row %d (%s): %+v", i, works[i].Name, r.Lathe)
+		}
+		if !strings.Contains(tableOut.String(), r.Workload) {
+			t.Errorf("the table has no line for %s", r.Workload)
+		}
+	}
+	return rep
+}
+
+// TestQuickRun runs every workload of the quick table on the cpu.
+func TestQuickRun(t *testing.T) { runQuick(t, false) }
+
+// TestQuickRunVsTorch runs it beside PyTorch, where /usr/bin/python3 has it.
+func TestQuickRunVsTorch(t *testing.T) {
+	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
+		t.Skip("PyTorch: /usr/bin/python3 cannot import torch:", err)
+	}
+	rep := runQuick(t, true)
+	for _, r := range rep.Rows {
+		if r.Torch == nil || r.Torch.Err != "" || r.Torch.Median <= 0 {
+			t.Errorf("%s: no PyTorch figure: %+v %s", r.Workload, r.Torch, r.NoTorch)
+		}
+	}
+}
