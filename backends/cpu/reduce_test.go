@@ -264,3 +264,17 @@ func TestSplitSum(t *testing.T) {
 		t.Errorf("int32: split sum %v, one pass %v", got, want)
 	}
 }
+
+// TestExp32 checks softmax's float32 exponential against math.Exp, rounded
+// to float32, over the x ≤ 0 that it takes: within one float32 ulp.
+func TestExp32(t *testing.T) {
+	for x := -110.0; x <= 0; x += 0.0137 {
+		got, want := float32(exp32(x)), float32(math.Exp(x))
+		if ulp := math.Nextafter32(want, 1) - want; math.Abs(float64(got-want)) > float64(ulp) {
+			t.Fatalf("exp32(%v) = %v, want %v", x, got, want)
+		}
+	}
+	if exp32(math.Inf(-1)) != 0 || !math.IsNaN(exp32(math.NaN())) {
+		t.Errorf("exp32(-inf), exp32(nan) = %v, %v", exp32(math.Inf(-1)), exp32(math.NaN()))
+	}
+}
