@@ -62,7 +62,6 @@ func lossOpts(opts []LossOption) lossOptions {
 	return o
 }
 
-
 var (
 	opSoftmax    = mustOp("softmax")
 	opLogSoftmax = mustOp("log_softmax")

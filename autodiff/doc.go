@@ -9,6 +9,6 @@
 //
 // Rules are written as dispatch calls, so they run on the tensors' own
 // device and, when the backward pass is itself recorded (CreateGraph), give
-// gradients of gradients. Composite ops (softmax, the losses, layer_norm)
+// gradients of gradients. Composite ops (the losses, layer_norm)
 // need no rule: the ops they are built from were recorded one by one.
 package autodiff

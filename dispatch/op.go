@@ -26,8 +26,8 @@ type Op struct {
 	// View makes the output as a new layout over the input's storage
 	// (reshape, permute, narrow, ...); nothing is launched.
 	View func(in []*Tensor, attrs any) (*Tensor, error)
-	// Compose builds the output from other ops (softmax from max, sub, exp,
-	// sum, div). Those ops are validated and recorded one by one, so a
+	// Compose builds the output from other ops (layer_norm from mean, sub,
+	// var, div, ...). Those ops are validated and recorded one by one, so a
 	// composite needs no kernel and no gradient rule of its own.
 	Compose func(in []*Tensor, attrs any) (*Tensor, error)
 
