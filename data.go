@@ -19,11 +19,7 @@ func (x *Tensor) host(op string) (any, error) {
 		defer c.Release()
 		t = c
 	}
-	b, err := dispatch.Open(t.Device)
-	if err != nil {
-		return nil, located(err, op)
-	}
-	data, err := b.Read(t.Device, t.Storage.Buffer, t.DType, t.Offset, t.Numel())
+	data, err := dispatch.ReadHost(t)
 	if err != nil {
 		return nil, located(err, op)
 	}

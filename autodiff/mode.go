@@ -86,11 +86,7 @@ func checkFinite(t *dispatch.Tensor, phase string, n *Node) error {
 			return err
 		}
 	}
-	b, err := dispatch.Open(c.Device)
-	if err != nil {
-		return err
-	}
-	data, err := b.Read(c.Device, c.Storage.Buffer, c.DType, c.Offset, c.Numel())
+	data, err := dispatch.ReadHost(c)
 	if err != nil {
 		return err
 	}

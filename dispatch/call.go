@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"runtime"
 	"strconv"
 	"sync/atomic"
 )
@@ -101,7 +102,9 @@ func launch(op *Op, in []*Tensor, attrs any) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := k(out, in, attrs); err != nil {
+	err = k(out, in, attrs)
+	runtime.KeepAlive(in) // no input's cleanup may free its buffer while the kernel reads it
+	if err != nil {
 		out.Release()
 		return nil, err
 	}

@@ -1,6 +1,9 @@
 package dispatch
 
-import "sync/atomic"
+import (
+	"runtime"
+	"sync/atomic"
+)
 
 // Buffer is a backend's block of device memory. dispatch never looks inside;
 // each backend's kernels know their own buffer type.
@@ -52,6 +55,13 @@ type Tensor struct {
 	Autograd any
 
 	released atomic.Bool
+	// cleanup drops the handle's claim on Storage when the garbage collector
+	// finds the handle unreachable, so a tensor nobody released still hands
+	// its memory back to the backend's pool; Release cancels it.
+	cleanup runtime.Cleanup
+	// inline holds the strides of an output of rank 4 or less, which saves
+	// every op an allocation.
+	inline [4]int
 }
 
 // Numel is the number of elements.
@@ -67,6 +77,7 @@ func (t *Tensor) Released() bool { return t.released.Load() }
 // the backend's pool when no tensor uses it. Releasing twice is harmless.
 func (t *Tensor) Release() {
 	if t.released.CompareAndSwap(false, true) && t.Storage != nil {
+		t.cleanup.Stop()
 		t.Storage.release()
 	}
 }
@@ -84,20 +95,68 @@ func (t *Tensor) IsContiguous() bool {
 	return true
 }
 
-// NewTensor makes a contiguous tensor that owns a fresh storage.
+// NewTensor makes a contiguous tensor that owns a fresh storage. (The
+// storage is an allocation of its own, not part of the tensor's: the
+// tensor's cleanup holds it, and must not keep the tensor alive.)
 func NewTensor(dev Device, dt DType, shape []int, b Buffer) *Tensor {
-	return &Tensor{Shape: shape, Strides: ContiguousStrides(shape), DType: dt, Device: dev, Storage: NewStorage(b)}
+	t := &Tensor{Shape: shape, DType: dt, Device: dev, Storage: NewStorage(b)}
+	if len(shape) <= len(t.inline) {
+		t.Strides = contiguousStridesInto(t.inline[:len(shape):len(shape)], shape)
+	} else {
+		t.Strides = ContiguousStrides(shape)
+	}
+	t.watch()
+	return t
 }
 
 // View makes a tensor that shares t's storage with another layout.
 func (t *Tensor) View(shape, strides []int, offset int) *Tensor {
 	t.Storage.retain()
-	return &Tensor{Shape: shape, Strides: strides, Offset: offset, DType: t.DType, Device: t.Device, Storage: t.Storage}
+	v := &Tensor{Shape: shape, Strides: strides, Offset: offset, DType: t.DType, Device: t.Device, Storage: t.Storage}
+	v.cleanup = runtime.AddCleanup(v, (*Storage).release, v.Storage)
+	return v
+}
+
+// ReadHost copies a contiguous tensor's elements to the host, as the Go
+// slice of its dtype.
+func ReadHost(t *Tensor) (any, error) {
+	b, err := Open(t.Device)
+	if err != nil {
+		return nil, err
+	}
+	data, err := b.Read(t.Device, t.Storage.Buffer, t.DType, t.Offset, t.Numel())
+	runtime.KeepAlive(t) // its cleanup must not free the buffer mid-read
+	return data, err
+}
+
+// HeapBuffer is a Buffer whose memory is the Go heap's (the cpu backend's
+// slices). The garbage collector reclaims it with its last tensor, so the
+// tensor that owns it needs no cleanup, which would cost more than the small
+// ops it runs; Release still hands it back to the backend's pool at once.
+// Views always get one: a view that nobody releases (the transposed weight
+// a layer's forward pass makes, held by the tape) would otherwise keep its
+// storage's count above zero, and the buffer out of the pool, for good.
+type HeapBuffer interface {
+	Buffer
+	OnGoHeap()
+}
+
+// watch arranges for t's claim on its storage to be dropped when t becomes
+// unreachable without a Release, so device memory, which the garbage
+// collector does not see, still goes back to its pool.
+func (t *Tensor) watch() {
+	if _, ok := t.Storage.Buffer.(HeapBuffer); ok {
+		return
+	}
+	t.cleanup = runtime.AddCleanup(t, (*Storage).release, t.Storage)
 }
 
 // ContiguousStrides returns row-major strides for shape.
 func ContiguousStrides(shape []int) []int {
-	strides := make([]int, len(shape))
+	return contiguousStridesInto(make([]int, len(shape)), shape)
+}
+
+func contiguousStridesInto(strides, shape []int) []int {
 	s := 1
 	for i := len(shape) - 1; i >= 0; i-- {
 		strides[i] = s

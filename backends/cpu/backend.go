@@ -7,12 +7,6 @@ import (
 	"github.com/lathe-ml/lathe/dispatch"
 )
 
-// buffer is a cpu tensor's memory: one typed Go slice.
-type buffer struct{ data any }
-
-// Free leaves the slice to the garbage collector.
-func (*buffer) Free() {}
-
 type backend struct{}
 
 func init() { dispatch.RegisterBackend(backend{}) }
@@ -35,41 +29,40 @@ func (backend) Alloc(_ dispatch.Device, dt dispatch.DType, n int) (dispatch.Buff
 	if n < 0 {
 		return nil, &dispatch.Error{Kind: dispatch.ErrValue, Detail: fmt.Sprintf("cannot allocate %d elements", n)}
 	}
-	switch dt {
-	case dispatch.Float32:
-		return &buffer{make([]float32, n)}, nil
-	case dispatch.Float64:
-		return &buffer{make([]float64, n)}, nil
-	case dispatch.Int32:
-		return &buffer{make([]int32, n)}, nil
-	case dispatch.Int64:
-		return &buffer{make([]int64, n)}, nil
-	case dispatch.Bool:
-		return &buffer{make([]bool, n)}, nil
+	if b, ok := alloc(dt, n); ok {
+		return b, nil
 	}
 	return nil, &dispatch.Error{Kind: dispatch.ErrDType, Detail: "cannot allocate dtype " + dt.String()}
 }
 
 func (backend) Upload(_ dispatch.Device, data any) (dispatch.Buffer, error) {
-	switch data.(type) {
-	case []float32, []float64, []int32, []int64, []bool:
-		return &buffer{data}, nil
+	switch d := data.(type) {
+	case []float32:
+		return &buffer[float32]{data: d}, nil
+	case []float64:
+		return &buffer[float64]{data: d}, nil
+	case []int32:
+		return &buffer[int32]{data: d}, nil
+	case []int64:
+		return &buffer[int64]{data: d}, nil
+	case []bool:
+		return &buffer[bool]{data: d}, nil
 	}
 	return nil, &dispatch.Error{Kind: dispatch.ErrDType, Detail: fmt.Sprintf("cannot hold host data of type %T", data)}
 }
 
 func (backend) Read(_ dispatch.Device, b dispatch.Buffer, _ dispatch.DType, offset, n int) (any, error) {
-	switch d := b.(*buffer).data.(type) {
-	case []float32:
-		return append([]float32(nil), d[offset:offset+n]...), nil
-	case []float64:
-		return append([]float64(nil), d[offset:offset+n]...), nil
-	case []int32:
-		return append([]int32(nil), d[offset:offset+n]...), nil
-	case []int64:
-		return append([]int64(nil), d[offset:offset+n]...), nil
-	case []bool:
-		return append([]bool(nil), d[offset:offset+n]...), nil
+	switch b := b.(type) {
+	case *buffer[float32]:
+		return readOut(b, offset, n), nil
+	case *buffer[float64]:
+		return readOut(b, offset, n), nil
+	case *buffer[int32]:
+		return readOut(b, offset, n), nil
+	case *buffer[int64]:
+		return readOut(b, offset, n), nil
+	case *buffer[bool]:
+		return readOut(b, offset, n), nil
 	}
 	return nil, &dispatch.Error{Kind: dispatch.ErrDType, Detail: "unknown buffer"}
 }
@@ -78,7 +71,12 @@ func (backend) Sync(dispatch.Device) error { return nil }
 
 // elems returns a cpu tensor's backing slice (the whole storage; index it
 // with the tensor's offset and strides).
-func elems[T any](t *dispatch.Tensor) []T { return t.Storage.Buffer.(*buffer).data.([]T) }
+func elems[T any](t *dispatch.Tensor) []T { return t.Storage.Buffer.(*buffer[T]).data }
+
+// readOut copies n elements from offset out of a buffer, for the host.
+func readOut[T any](b *buffer[T], offset, n int) []T {
+	return append([]T(nil), b.data[offset:offset+n]...)
+}
 
 // register adds a cpu kernel for op name.
 func register(name string, k dispatch.Kernel) { dispatch.RegisterKernel(dispatch.KindCPU, name, k) }

@@ -80,6 +80,10 @@ func init() {
 			continue
 		}
 		k := kernels[name]
+		var ar *arithKernels // built once here, not per call: closures allocate
+		if op, ok := arithOps[name]; ok {
+			ar = newArithKernels(op, k)
+		}
 		register(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 			x, y := in[0], in[1]
 			if name == "pow" && x.DType.IsInt() && anyNegative(y) {
@@ -90,8 +94,8 @@ func init() {
 				compare(out, x, y, k.cmpF, k.cmpI)
 				return nil
 			}
-			if op, ok := arithOps[name]; ok {
-				return rowArith(out, x, y, name, op, k)
+			if ar != nil {
+				return ar.run(out, x, y, name)
 			}
 			switch x.DType {
 			case dispatch.Float32:
@@ -112,17 +116,28 @@ func init() {
 	register("logical_or", logical(func(a, b bool) bool { return a || b }))
 }
 
-// rowArith runs add, sub, mul and div with row loops (arith.go).
-func rowArith(out, x, y *dispatch.Tensor, name string, op arithOp, k binaryKernel) error {
+// arithKernels are add, sub, mul or div as row loops (arith.go), per dtype.
+type arithKernels struct {
+	f32 rows2[float32, float32]
+	f64 rows2[float64, float64]
+	i32 rows2[int32, int32]
+	i64 rows2[int64, int64]
+}
+
+func newArithKernels(op arithOp, k binaryKernel) *arithKernels {
+	return &arithKernels{arithRows(op, k.f32), arithRows(op, k.f64), arithRows(op, k.i32), arithRows(op, k.i64)}
+}
+
+func (a *arithKernels) run(out, x, y *dispatch.Tensor, name string) error {
 	switch x.DType {
 	case dispatch.Float32:
-		mapRows2(out, x, y, arithRows(op, k.f32))
+		mapRows2(out, x, y, a.f32)
 	case dispatch.Float64:
-		mapRows2(out, x, y, arithRows(op, k.f64))
+		mapRows2(out, x, y, a.f64)
 	case dispatch.Int32:
-		mapRows2(out, x, y, arithRows(op, k.i32))
+		mapRows2(out, x, y, a.i32)
 	case dispatch.Int64:
-		mapRows2(out, x, y, arithRows(op, k.i64))
+		mapRows2(out, x, y, a.i64)
 	default:
 		return dispatch.Unsupported(out.Device, name, x.DType)
 	}

@@ -67,7 +67,7 @@ func truth(x *dispatch.Tensor) *dispatch.Tensor {
 	if x.DType == dispatch.Bool {
 		return x
 	}
-	out := dispatch.NewTensor(x.Device, dispatch.Bool, x.Shape, &buffer{make([]bool, x.Numel())})
+	out := dispatch.NewTensor(x.Device, dispatch.Bool, x.Shape, newBuffer(dispatch.Bool, x.Numel()))
 	castInto(out, x)
 	return out
 }

@@ -99,6 +99,10 @@ func elementRows[T, U any](f func(T, T) U) rows2[T, U] {
 func mapRows2[T, U any](out, x, y *dispatch.Tensor, r rows2[T, U]) {
 	if flat(out, x, y) {
 		o, a, b := span[U](out), span[T](x), span[T](y)
+		if len(o) < minParallel {
+			r.vv(o, a, b) // no closure for parallel to allocate
+			return
+		}
 		parallel(len(o), 1, func(lo, hi int) { r.vv(o[lo:hi], a[lo:hi], b[lo:hi]) })
 		return
 	}

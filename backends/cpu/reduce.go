@@ -104,20 +104,6 @@ func oneRunOK(shape, strides []int) bool {
 	return ok
 }
 
-func newBuffer(dt dispatch.DType, n int) *buffer {
-	switch dt {
-	case dispatch.Float32:
-		return &buffer{make([]float32, n)}
-	case dispatch.Float64:
-		return &buffer{make([]float64, n)}
-	case dispatch.Int32:
-		return &buffer{make([]int32, n)}
-	case dispatch.Int64:
-		return &buffer{make([]int64, n)}
-	}
-	return &buffer{make([]bool, n)}
-}
-
 // reduceInto writes f of each run of x over dims into out (contiguous, of
 // the kept sizes).
 func reduceInto[T, R any](out, x *dispatch.Tensor, dims []int, f runFunc[T, R]) {

@@ -19,7 +19,7 @@ var cpu0 = dispatch.Device{Kind: dispatch.KindCPU}
 
 // tensorOf makes a contiguous tensor holding data.
 func tensorOf[T any](dt dispatch.DType, data []T, shape ...int) *dispatch.Tensor {
-	return dispatch.NewTensor(cpu0, dt, shape, &buffer{data})
+	return dispatch.NewTensor(cpu0, dt, shape, &buffer[T]{data: data})
 }
 
 // randomF64 is n values in [-1, 1), with a few exact ties.
@@ -34,7 +34,7 @@ func randomF64(n int) []float64 {
 
 // denseF64 reads any tensor in row-major order as float64s.
 func denseF64(t *dispatch.Tensor) []float64 {
-	c := dispatch.NewTensor(cpu0, dispatch.Float64, slices.Clone(t.Shape), &buffer{make([]float64, t.Numel())})
+	c := dispatch.NewTensor(cpu0, dispatch.Float64, slices.Clone(t.Shape), newBuffer(dispatch.Float64, t.Numel()))
 	castInto(c, t)
 	return elems[float64](c)
 }
