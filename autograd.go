@@ -30,7 +30,10 @@ func (x *Tensor) RequiresGrad() bool { return x.check("requires_grad") == nil &&
 func (x *Tensor) IsLeaf() bool { return x.check("is_leaf") == nil && autodiff.IsLeaf(x.t) }
 
 // Grad returns the gradient accumulated into leaf x by Backward, on x's
-// device, or nil if there is none yet.
+// device, or nil if there is none yet. The gradient's memory is lathe's: the
+// next ZeroGrad or SetGrad on x releases it back to the device's pool (using
+// the handle afterwards is an ErrReleased error), so a training loop reuses
+// it every step. Clone it to keep it longer.
 func (x *Tensor) Grad() *Tensor {
 	if x.check("grad") != nil {
 		return nil
@@ -41,7 +44,8 @@ func (x *Tensor) Grad() *Tensor {
 	return nil
 }
 
-// ZeroGrad forgets x's accumulated gradient (the next Backward starts anew).
+// ZeroGrad forgets x's accumulated gradient (the next Backward starts anew)
+// and releases it, unless it is part of a graph that CreateGraph recorded.
 func (x *Tensor) ZeroGrad() {
 	if x.check("zero_grad") == nil {
 		autodiff.ZeroGrad(x.t)
@@ -50,7 +54,9 @@ func (x *Tensor) ZeroGrad() {
 
 // SetGrad replaces leaf x's accumulated gradient with g, or forgets it when
 // g is nil, as assigning torch's x.grad does. g must have x's shape, dtype
-// and device. Optimizers and gradient clipping (package nn) use it.
+// and device. Optimizers and gradient clipping (package nn) use it. x takes
+// g over, as it does the gradients Backward makes: the next ZeroGrad or
+// SetGrad releases it (unless g is part of a recorded graph).
 func (x *Tensor) SetGrad(g *Tensor) error {
 	if err := x.check("set_grad"); err != nil {
 		return err

@@ -33,7 +33,8 @@ func Backward(root *dispatch.Tensor, o Options) error {
 	if err != nil {
 		return err
 	}
-	for t, g := range grads {
+	defer grads.finish(nil)
+	for t, g := range grads.of {
 		if !IsLeaf(t) || !t.RequiresGrad {
 			continue
 		}
@@ -51,9 +52,14 @@ func GradOf(root *dispatch.Tensor, inputs []*dispatch.Tensor, o Options) ([]*dis
 	if err != nil {
 		return nil, err
 	}
+	keep := map[*T]bool{}
+	for _, x := range inputs {
+		keep[x] = true
+	}
+	grads.finish(keep) // the gradients asked for are the caller's now
 	out := make([]*dispatch.Tensor, len(inputs))
 	for i, x := range inputs {
-		out[i] = grads[x]
+		out[i] = grads.of[x]
 		if out[i] == nil && !o.AllowUnused {
 			return nil, &dispatch.Error{Kind: dispatch.ErrGrad, Op: "grad", Arg: "inputs[" + itoa(i) + "]",
 				Detail: "is not used in computing the result, so it has no gradient", Fix: "drop it, or pass lathe.AllowUnused()"}
@@ -73,9 +79,15 @@ func accumulate(t, g *dispatch.Tensor, o Options) error {
 			g = ng
 		}
 	}
+	own := !o.CreateGraph // a recorded gradient is part of a graph: never release it
 	if m.grad == nil {
 		if g.IsContiguous() {
-			m.grad = g
+			m.grad, m.owned = g, false
+			if own {
+				// A handle of its own, which ZeroGrad may release; the
+				// pass releases g's.
+				m.grad, m.owned = g.View(g.Shape, g.Strides, g.Offset), true
+			}
 			return nil
 		}
 		// Rules such as sum's and expand's give stride-0 views; a stored
@@ -83,6 +95,7 @@ func accumulate(t, g *dispatch.Tensor, o Options) error {
 		// of its own, as PyTorch does.
 		var err error
 		withMode(o.CreateGraph, func() { m.grad, err = dispatch.Call(dispatch.Lookup("contiguous"), nil, g) })
+		m.owned = own && err == nil
 		return err
 	}
 	var sum *dispatch.Tensor
@@ -91,7 +104,7 @@ func accumulate(t, g *dispatch.Tensor, o Options) error {
 	if err != nil {
 		return err
 	}
-	m.grad = sum
+	m.setGrad(sum, own)
 	return nil
 }
 
@@ -99,7 +112,7 @@ var opAdd = dispatch.Lookup("add")
 
 // run is the backward walk: gradients flow from root through every node it
 // depends on, in reverse creation order, which is a topological order.
-func run(op string, root *dispatch.Tensor, targets []*dispatch.Tensor, o Options) (map[*dispatch.Tensor]*dispatch.Tensor, error) {
+func run(op string, root *dispatch.Tensor, targets []*dispatch.Tensor, o Options) (*gradSet, error) {
 	if root == nil {
 		return nil, gradError(op, "has no result to differentiate", "")
 	}
@@ -114,6 +127,10 @@ func run(op string, root *dispatch.Tensor, targets []*dispatch.Tensor, o Options
 	if err != nil {
 		return nil, err
 	}
+	grads := newGradSet(!o.CreateGraph)
+	if seed != o.Seed {
+		grads.made[seed] = true
+	}
 	nodes, err := collect(op, root)
 	if err != nil {
 		return nil, err
@@ -122,7 +139,7 @@ func run(op string, root *dispatch.Tensor, targets []*dispatch.Tensor, o Options
 	for _, t := range targets {
 		keep[t] = true
 	}
-	grads := map[*dispatch.Tensor]*dispatch.Tensor{root: seed}
+	grads.set(root, seed)
 	withMode(o.CreateGraph, func() { err = propagate(nodes, grads, keep) })
 	if err != nil {
 		return nil, err
@@ -204,51 +221,67 @@ func collect(op string, root *dispatch.Tensor) ([]*Node, error) {
 	return nodes, nil
 }
 
-func propagate(nodes []*Node, grads map[*dispatch.Tensor]*dispatch.Tensor, keep map[*dispatch.Tensor]bool) error {
+func propagate(nodes []*Node, grads *gradSet, keep map[*dispatch.Tensor]bool) error {
 	for _, n := range nodes {
-		g := grads[n.Out]
-		if g == nil {
+		if err := step(n, grads, keep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// step runs one node's rule on its output's gradient and adds what it gives
+// to its inputs' gradients.
+func step(n *Node, grads *gradSet, keep map[*dispatch.Tensor]bool) error {
+	g := grads.of[n.Out]
+	if g == nil {
+		return nil
+	}
+	grads.hold(g) // for the rule, until the end of this step
+	defer grads.drop(g)
+	if !keep[n.Out] {
+		grads.drop(grads.take(n.Out))
+	}
+	r := rules[n.Op.Name]
+	if r == nil {
+		return gradError(n.Op.Name, "has no gradient rule", "file an issue; until then, compute it under lathe.NoGrad")
+	}
+	b := &builder{}
+	gin := r(b, n, g)
+	grads.releaseMade(b.made, gin)
+	if b.err != nil {
+		e := dispatch.AsError(b.err, n.Op.Name, dispatch.ErrGrad)
+		c := *e
+		c.Detail = "in the backward of " + n.Op.Name + ": " + e.Detail
+		c.Op = n.Op.Name
+		return &c
+	}
+	for i, in := range n.Inputs {
+		if i >= len(gin) || gin[i] == nil || !in.RequiresGrad {
 			continue
 		}
-		if !keep[n.Out] {
-			delete(grads, n.Out)
+		gi := gin[i]
+		if !slices.Equal(gi.Shape, in.Shape) {
+			return gradError(n.Op.Name, "the gradient rule gave shape "+dispatch.FormatShape(gi.Shape)+" for argument "+
+				n.Op.ArgName(i)+" of shape "+dispatch.FormatShape(in.Shape), "this is a bug in lathe; please report it")
 		}
-		r := rules[n.Op.Name]
-		if r == nil {
-			return gradError(n.Op.Name, "has no gradient rule", "file an issue; until then, compute it under lathe.NoGrad")
+		if anomaly.Load() {
+			if err := checkFinite(gi, "backward", n); err != nil {
+				return err
+			}
 		}
-		b := &builder{}
-		gin := r(b, n, g)
-		if b.err != nil {
-			e := dispatch.AsError(b.err, n.Op.Name, dispatch.ErrGrad)
-			c := *e
-			c.Detail = "in the backward of " + n.Op.Name + ": " + e.Detail
-			c.Op = n.Op.Name
-			return &c
+		if prev := grads.of[in]; prev != nil {
+			sum, err := dispatch.Call(opAdd, nil, prev, gi)
+			if err != nil {
+				return err
+			}
+			grads.made[sum] = true
+			grads.hold(gi) // gi is dropped as this entry's part, below
+			grads.set(in, sum)
+			grads.drop(gi)
+			continue
 		}
-		for i, in := range n.Inputs {
-			if i >= len(gin) || gin[i] == nil || !in.RequiresGrad {
-				continue
-			}
-			gi := gin[i]
-			if !slices.Equal(gi.Shape, in.Shape) {
-				return gradError(n.Op.Name, "the gradient rule gave shape "+dispatch.FormatShape(gi.Shape)+" for argument "+
-					n.Op.ArgName(i)+" of shape "+dispatch.FormatShape(in.Shape), "this is a bug in lathe; please report it")
-			}
-			if anomaly.Load() {
-				if err := checkFinite(gi, "backward", n); err != nil {
-					return err
-				}
-			}
-			if prev := grads[in]; prev != nil {
-				sum, err := dispatch.Call(opAdd, nil, prev, gi)
-				if err != nil {
-					return err
-				}
-				gi = sum
-			}
-			grads[in] = gi
-		}
+		grads.set(in, gi)
 	}
 	return nil
 }

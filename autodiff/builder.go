@@ -35,7 +35,10 @@ func HasRule(op string) bool { return rules[op] != nil }
 
 // builder runs dispatch ops with a sticky error, so that a rule reads as
 // the formula it implements.
-type builder struct{ err error }
+type builder struct {
+	err  error
+	made []*T // every tensor the rule's calls made, for gradSet.releaseMade
+}
 
 var (
 	opsMu    sync.RWMutex
@@ -76,6 +79,7 @@ func (b *builder) call(name string, attrs any, in ...*T) *T {
 		b.err = err
 		return nil
 	}
+	b.made = append(b.made, out)
 	return out
 }
 
@@ -93,7 +97,9 @@ func (b *builder) scalar(x *T, v float64) *T {
 	t, err := fullLikeShape(x, v, []int{})
 	if err != nil {
 		b.err = err
+		return nil
 	}
+	b.made = append(b.made, t)
 	return t
 }
 

@@ -39,7 +39,7 @@ func init() {
 	rule("square", func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, b.mulScalar(n.Inputs[0], 2))) })
 	rule("relu", func(b *builder, n *Node, g *T) []*T {
 		x := n.Inputs[0]
-		return one(b.where(b.cmpScalar("gt", x, 0), g, b.zerosLike(x)))
+		return one(b.where(b.cmpScalar("gt", x, 0), g, b.scalar(g, 0)))
 	})
 	rule("leaky_relu", func(b *builder, n *Node, g *T) []*T {
 		x, slope := n.Inputs[0], n.Attrs.(dispatch.Params).A
@@ -48,7 +48,7 @@ func init() {
 	rule("clamp", func(b *builder, n *Node, g *T) []*T {
 		x, p := n.Inputs[0], n.Attrs.(dispatch.Params)
 		inside := b.call("logical_and", nil, b.cmpScalar("ge", x, p.A), b.cmpScalar("le", x, p.B))
-		return one(b.where(inside, g, b.zerosLike(x)))
+		return one(b.where(inside, g, b.scalar(g, 0)))
 	})
 	rule("exp", func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, n.Out)) })
 	rule("expm1", func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, b.add(n.Out, b.scalar(g, 1)))) })
@@ -125,10 +125,10 @@ func init() {
 		// x = 0 and e ≥ 0 (PyTorch's pow_backward and pow_backward_exponent).
 		x, e := n.Inputs[0], n.Inputs[1]
 		gx := b.mul(g, b.mul(e, b.call("pow", nil, x, b.sub(e, b.scalar(e, 1)))))
-		gx = b.where(b.cmpScalar("eq", e, 0), b.zerosLike(gx), gx)
+		gx = b.where(b.cmpScalar("eq", e, 0), b.scalar(gx, 0), gx)
 		ge := b.mul(g, b.mul(n.Out, b.unary("log", x)))
 		mask := b.call("logical_and", nil, b.cmpScalar("eq", x, 0), b.cmpScalar("ge", e, 0))
-		ge = b.where(mask, b.zerosLike(ge), ge)
+		ge = b.where(mask, b.scalar(ge, 0), ge)
 		return []*T{b.sumTo(gx, x.Shape), b.sumTo(ge, e.Shape)}
 	})
 	// maximum and minimum send the gradient to the chosen argument and split
@@ -139,7 +139,7 @@ func init() {
 			x, y := n.Inputs[0], n.Inputs[1]
 			half := b.mulScalar(g, 0.5)
 			tie := b.call("eq", nil, x, y)
-			zero := b.zerosLike(g)
+			zero := b.scalar(g, 0) // where broadcasts it
 			gx := b.where(tie, half, b.where(b.call(win, nil, x, y), g, zero))
 			gy := b.where(tie, half, b.where(b.call(win, nil, y, x), g, zero))
 			return []*T{b.sumTo(gx, x.Shape), b.sumTo(gy, y.Shape)}
@@ -152,7 +152,7 @@ func init() {
 	})
 	rule("where", func(b *builder, n *Node, g *T) []*T {
 		c, x, y := n.Inputs[0], n.Inputs[1], n.Inputs[2]
-		zero := b.zerosLike(g)
+		zero := b.scalar(g, 0) // where broadcasts it
 		return []*T{nil, b.sumTo(b.where(c, g, zero), x.Shape), b.sumTo(b.where(c, zero, g), y.Shape)}
 	})
 	rule("cast", func(b *builder, n *Node, g *T) []*T {

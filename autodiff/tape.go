@@ -23,6 +23,7 @@ type Node struct {
 type meta struct {
 	node  *Node            // the op that made the tensor; nil for a leaf
 	grad  *dispatch.Tensor // a leaf's accumulated gradient
+	owned bool             // grad is autodiff's to release when replaced
 	hooks []func(g *dispatch.Tensor) (*dispatch.Tensor, error)
 }
 
@@ -83,11 +84,23 @@ func Grad(t *dispatch.Tensor) *dispatch.Tensor {
 	return nil
 }
 
-// ZeroGrad forgets a leaf's accumulated gradient.
+// ZeroGrad forgets a leaf's accumulated gradient, releasing it unless it
+// is part of a recorded graph.
 func ZeroGrad(t *dispatch.Tensor) {
 	if m := metaOf(t); m != nil {
-		m.grad = nil
+		m.setGrad(nil, false)
 	}
+}
+
+// setGrad replaces the accumulated gradient, releasing the old one if it is
+// autodiff's: that is how a training loop's gradient buffers go back to the
+// pool. A handle from Grad is therefore valid until the next ZeroGrad,
+// SetGrad or accumulation; Clone it to keep it longer.
+func (m *meta) setGrad(g *dispatch.Tensor, owned bool) {
+	if m.owned && m.grad != nil && m.grad != g {
+		m.grad.Release()
+	}
+	m.grad, m.owned = g, owned
 }
 
 // OnGrad adds a hook that sees (and may replace, by returning another
@@ -115,6 +128,8 @@ func SetGrad(t, g *dispatch.Tensor) error {
 		m = &meta{}
 		t.Autograd = m
 	}
-	m.grad = g
+	// g is handed over (optimizers and clipping pass tensors they made),
+	// unless it is part of a graph, which may still need it.
+	m.setGrad(g, g != nil && !g.RequiresGrad)
 	return nil
 }

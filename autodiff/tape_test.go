@@ -199,3 +199,39 @@ func TestAnomalyMode(t *testing.T) {
 		t.Fatalf("backward anomaly: %v", err)
 	}
 }
+
+// TestBackwardReleasesWhatItMade checks the ownership rules of an
+// unrecorded backward pass: the accumulated gradient is autodiff's, so
+// ZeroGrad releases it (a handle from Grad then says so, and a Clone
+// survives), and the gradients asked of lathe.Grad stay the caller's.
+func TestBackwardReleasesWhatItMade(t *testing.T) {
+	x := lathe.FromSlice(lathe.CPU, []float64{1, 2}).RequireGrad()
+	y := x.Mul(x).Add(x.Exp()).Sum() // x feeds two ops: its gradient is a sum of parts
+	if err := y.Backward(); err != nil {
+		t.Fatal(err)
+	}
+	g := x.Grad()
+	kept := g.Clone()
+	x.ZeroGrad()
+	if _, err := g.Float64s(); !errors.Is(err, lathe.ErrReleased) {
+		t.Fatalf("gradient after ZeroGrad: got %v, want ErrReleased", err)
+	}
+	want := []float64{2 + math.E, 4 + math.Exp(2)}
+	got, err := kept.Float64s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-12 {
+			t.Fatalf("clone of the gradient = %v, want %v", got, want)
+		}
+	}
+	z := x.Mul(x).Sum()
+	gs, err := lathe.Grad(z, []*lathe.Tensor{x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := gs[0].Float64s(); err != nil || v[0] != 2 || v[1] != 4 {
+		t.Fatalf("lathe.Grad gave %v, %v; want [2 4]", v, err)
+	}
+}

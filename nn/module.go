@@ -92,7 +92,9 @@ func rebind(p, next, grad *lathe.Tensor) error {
 		return err
 	}
 	if p.RequiresGrad() {
+		made := next
 		next = next.Detach().RequireGrad()
+		made.Release() // the detached view keeps the data
 		if grad != nil {
 			if err := next.SetGrad(grad); err != nil {
 				return err
@@ -102,6 +104,10 @@ func rebind(p, next, grad *lathe.Tensor) error {
 	if err := next.Err(); err != nil {
 		return err
 	}
+	// The old value goes back to its device's pool: p is the only handle
+	// on it (views keep their data), and a graph that still needs it is
+	// one PyTorch, too, would refuse after an in-place update.
+	p.Release()
 	*p = *next
 	return nil
 }

@@ -166,7 +166,7 @@ func (s *SGD) Step() error {
 		var buf *lathe.Tensor
 		if s.Momentum != 0 {
 			if buf = s.buf[i]; buf == nil {
-				buf = d // tensors are immutable: no clone is needed
+				buf = d.Clone() // d may be the gradient, which ZeroGrad releases (torch clones too)
 			} else {
 				buf = buf.MulScalar(s.Momentum).Add(d.MulScalar(1 - s.Dampening))
 			}
@@ -176,7 +176,9 @@ func (s *SGD) Step() error {
 				d = buf
 			}
 		}
-		return p.Sub(d.MulScalar(s.LR)), []*lathe.Tensor{buf}
+		step := d.MulScalar(s.LR)
+		defer step.Release() // a temporary: back to the pool for the next step
+		return p.Sub(step), []*lathe.Tensor{buf}
 	}, func(u update) { s.buf[u.i] = u.state[0] })
 }
 
