@@ -68,3 +68,19 @@ func BenchmarkSumFloat32(b *testing.B) {
 		z.Release()
 	}
 }
+
+// BenchmarkDispatchAdd1Released is BenchmarkDispatchAdd1 with the result
+// released each time, as a loop that keeps no result does in PyTorch (whose
+// reference count frees it): the output's buffer comes from the pool.
+func BenchmarkDispatchAdd1Released(b *testing.B) {
+	x := FromSlice(CPU, []float32{1})
+	y := FromSlice(CPU, []float32{2})
+	b.ReportAllocs()
+	for b.Loop() {
+		z := x.Add(y)
+		if z.err != nil {
+			b.Fatal(z.err)
+		}
+		z.Release()
+	}
+}

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -22,6 +23,9 @@ func FormatShape(shape []int) string {
 // BroadcastShapes applies NumPy's rule: align from the right; sizes must be
 // equal or one of them 1. ok is false when they do not broadcast.
 func BroadcastShapes(a, b []int) (out []int, ok bool) {
+	if slices.Equal(a, b) {
+		return a, true // shapes are never written after an op returns: share it
+	}
 	n := max(len(a), len(b))
 	out = make([]int, n)
 	for i := range n {

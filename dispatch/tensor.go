@@ -95,17 +95,31 @@ func (t *Tensor) IsContiguous() bool {
 	return true
 }
 
-// NewTensor makes a contiguous tensor that owns a fresh storage. (The
-// storage is an allocation of its own, not part of the tensor's: the
-// tensor's cleanup holds it, and must not keep the tensor alive.)
+// NewTensor makes a contiguous tensor that owns a fresh storage. A device
+// buffer's tensor gets a cleanup that holds the storage, which must then be
+// an allocation of its own (the cleanup must not keep the tensor alive).
 func NewTensor(dev Device, dt DType, shape []int, b Buffer) *Tensor {
-	t := &Tensor{Shape: shape, DType: dt, Device: dev, Storage: NewStorage(b)}
+	var t *Tensor
+	if _, onHeap := b.(HeapBuffer); onHeap {
+		// No cleanup will hold the storage, so it can share the tensor's
+		// allocation: one fewer per op.
+		both := &struct {
+			t Tensor
+			s Storage
+		}{}
+		both.s.Buffer = b
+		both.s.refs.Store(1)
+		t = &both.t
+		t.Shape, t.DType, t.Device, t.Storage = shape, dt, dev, &both.s
+	} else {
+		t = &Tensor{Shape: shape, DType: dt, Device: dev, Storage: NewStorage(b)}
+		t.cleanup = runtime.AddCleanup(t, (*Storage).release, t.Storage)
+	}
 	if len(shape) <= len(t.inline) {
 		t.Strides = contiguousStridesInto(t.inline[:len(shape):len(shape)], shape)
 	} else {
 		t.Strides = ContiguousStrides(shape)
 	}
-	t.watch()
 	return t
 }
 
@@ -139,16 +153,6 @@ func ReadHost(t *Tensor) (any, error) {
 type HeapBuffer interface {
 	Buffer
 	OnGoHeap()
-}
-
-// watch arranges for t's claim on its storage to be dropped when t becomes
-// unreachable without a Release, so device memory, which the garbage
-// collector does not see, still goes back to its pool.
-func (t *Tensor) watch() {
-	if _, ok := t.Storage.Buffer.(HeapBuffer); ok {
-		return
-	}
-	t.cleanup = runtime.AddCleanup(t, (*Storage).release, t.Storage)
 }
 
 // ContiguousStrides returns row-major strides for shape.
