@@ -8,10 +8,13 @@ import (
 
 // Pooling kernels, one generic implementation for any number of spatial
 // dims. The geometry of a pooling (which input places each output place's
-// window reads) is the product of one list per spatial dim, built once per
-// call (poolGeom); the loops then run over (n, c) planes, one goroutine
-// share of planes each, so no two goroutines write one place. Inputs are
-// read row-major (copied first if they are not); outputs are contiguous.
+// window reads) is the product of one list per spatial dim; it is the same
+// for every (n, c) plane, so it is laid out flat once per call (poolGeom:
+// one int per window element of a plane, a few thousand for a CNN layer)
+// and the loops over a window are one slice, whatever the number of dims.
+// Planes are shared out between goroutines, so no two write one place.
+// Inputs are read row-major (copied first if they are not); outputs are
+// contiguous.
 //
 // Sums run in the element type in the window's row-major order, and max
 // keeps the first of equal values and takes any NaN, as PyTorch's cpu
@@ -76,11 +79,15 @@ type poolAxis struct {
 	taps, first, count []int
 }
 
-// poolGeom is a pooling's geometry: one axis per spatial dim, and the
-// number of elements of an input and an output plane.
+// poolGeom is a pooling's geometry over one (n, c) plane, the same for
+// every plane: output place j (row-major) reads the input offsets
+// taps[first[j]:first[j+1]] (row-major over its window) and average
+// pooling divides its sum by count[j]. in and out are the elements of an
+// input and an output plane. Laid out flat once per call, the windows cost
+// the loops one slice each, with no per-dim bookkeeping.
 type poolGeom struct {
-	axes    []poolAxis
-	in, out int
+	taps, first, count []int
+	in, out            int
 }
 
 // rowStrides are the strides of a row-major array of the given sizes.
@@ -101,9 +108,9 @@ func rowStrides(sizes []int) []int {
 // out the part of a ceil-mode window beyond the right padding.
 func windowGeom(w dispatch.Window, in []int, excludePad bool) *poolGeom {
 	st := rowStrides(in)
-	g := &poolGeom{in: dispatch.Numel(in), out: dispatch.Numel(w.OutShape(in))}
+	axes := make([]poolAxis, len(in))
 	for d, n := range in {
-		var ax poolAxis
+		ax := &axes[d]
 		for o := range w.OutSize(d, n) {
 			lo, hi := dispatch.PoolTaps(w, d, o, n)
 			start := o*w.Stride[d] - w.Padding[d]
@@ -118,9 +125,8 @@ func windowGeom(w dispatch.Window, in []int, excludePad bool) *poolGeom {
 			ax.count = append(ax.count, count)
 		}
 		ax.first = append(ax.first, len(ax.taps))
-		g.axes = append(g.axes, ax)
 	}
-	return g
+	return flatGeom(axes, dispatch.Numel(in))
 }
 
 // adaptiveGeom is the geometry of adaptive pooling from spatial sizes in to
@@ -128,10 +134,9 @@ func windowGeom(w dispatch.Window, in []int, excludePad bool) *poolGeom {
 // PyTorch's start_index and end_index give (AdaptivePooling.h).
 func adaptiveGeom(in, out []int) *poolGeom {
 	st := rowStrides(in)
-	g := &poolGeom{in: dispatch.Numel(in), out: dispatch.Numel(out)}
+	axes := make([]poolAxis, len(in))
 	for d, n := range in {
-		m := out[d]
-		var ax poolAxis
+		m, ax := out[d], &axes[d]
 		for o := range m {
 			lo, hi := o*n/m, ((o+1)*n+m-1)/m
 			ax.first = append(ax.first, len(ax.taps))
@@ -141,96 +146,50 @@ func adaptiveGeom(in, out []int) *poolGeom {
 			ax.count = append(ax.count, hi-lo)
 		}
 		ax.first = append(ax.first, len(ax.taps))
-		g.axes = append(g.axes, ax)
 	}
+	return flatGeom(axes, dispatch.Numel(in))
+}
+
+// flatGeom lays out the windows of every output place of a plane: the
+// product of the per-dim windows, in row-major order of both the output
+// places and the places within each window.
+func flatGeom(axes []poolAxis, in int) *poolGeom {
+	g := &poolGeom{in: in}
+	var place func(d, off, count int)
+	var window func(d, off int, win []int)
+	win := make([]int, len(axes)) // the output place's index along each dim
+	place = func(d, off, count int) {
+		if d == len(axes) {
+			g.first = append(g.first, len(g.taps))
+			window(0, 0, win)
+			g.count = append(g.count, count)
+			return
+		}
+		ax := &axes[d]
+		for o := range len(ax.count) {
+			win[d] = o
+			place(d+1, off, count*ax.count[o])
+		}
+	}
+	window = func(d, off int, win []int) {
+		if d == len(axes) {
+			g.taps = append(g.taps, off)
+			return
+		}
+		ax := &axes[d]
+		for _, t := range ax.taps[ax.first[win[d]]:ax.first[win[d]+1]] {
+			window(d+1, off+t, win)
+		}
+	}
+	place(0, 0, 1)
+	g.first = append(g.first, len(g.taps))
+	g.out = len(g.count)
 	return g
 }
 
-// each calls fn for every output place of a plane in row-major order, with
-// its offset in the plane, the tap lists of its window (one per dim) and
-// the product of their counts.
-func (g *poolGeom) each(fn func(j int, win [][]int, count int)) {
-	win := make([][]int, len(g.axes))
-	j := 0
-	var walk func(d, count int)
-	walk = func(d, count int) {
-		if d == len(g.axes) {
-			fn(j, win, count)
-			j++
-			return
-		}
-		ax := &g.axes[d]
-		for o := range len(ax.count) {
-			win[d] = ax.taps[ax.first[o]:ax.first[o+1]]
-			walk(d+1, count*ax.count[o])
-		}
-	}
-	walk(0, 1)
-}
-
-// cost is a rough count of the element reads of one plane, for parallel.
-func (g *poolGeom) cost() int {
-	c := 1
-	for _, ax := range g.axes {
-		c *= len(ax.taps)
-	}
-	return max(c, g.out, g.in)
-}
-
-// windowSum adds to acc src at base plus every offset of the window, in
-// row-major order.
-func windowSum[T float](src []T, win [][]int, base int, acc T) T {
-	if len(win) == 1 {
-		for _, t := range win[0] {
-			acc += src[base+t]
-		}
-		return acc
-	}
-	for _, t := range win[0] {
-		acc = windowSum(src, win[1:], base+t, acc)
-	}
-	return acc
-}
-
-// windowAdd adds v to dst at base plus every offset of the window.
-func windowAdd[T float](dst []T, win [][]int, base int, v T) {
-	if len(win) == 1 {
-		for _, t := range win[0] {
-			dst[base+t] += v
-		}
-		return
-	}
-	for _, t := range win[0] {
-		windowAdd(dst, win[1:], base+t, v)
-	}
-}
-
-// windowMax returns the offset of the window's maximum from base, starting
-// from (best, at): a later place wins if it is larger or NaN, as in
-// PyTorch, so the first of equal values and the last NaN are taken.
-func windowMax[T float](src []T, win [][]int, base, off int, best T, at int) (T, int) {
-	if len(win) == 1 {
-		for _, t := range win[0] {
-			if v := src[base+off+t]; v > best || v != v {
-				best, at = v, off+t
-			}
-		}
-		return best, at
-	}
-	for _, t := range win[0] {
-		best, at = windowMax(src, win[1:], base, off+t, best, at)
-	}
-	return best, at
-}
-
-// firstTap is the offset of a window's first place.
-func firstTap(win [][]int) int {
-	off := 0
-	for _, taps := range win {
-		off += taps[0]
-	}
-	return off
-}
+// cost is a rough count of the element reads and writes of one plane, for
+// parallel.
+func (g *poolGeom) cost() int { return max(len(g.taps), g.out, g.in) }
 
 // poolKernels holds the generic loops instantiated for one float dtype.
 type poolKernels struct {
@@ -272,35 +231,55 @@ func planes(t *dispatch.Tensor) int { return t.Shape[0] * t.Shape[1] }
 
 func avgPool[T float](out, x *dispatch.Tensor, g *poolGeom, divisor int, backward bool) {
 	src, dst := span[T](x), span[T](out)
-	div := func(count int) T {
+	div := func(j int) T {
 		if divisor != 0 {
 			return T(divisor)
 		}
-		return T(count)
+		return T(g.count[j])
 	}
 	parallel(planes(x), g.cost(), func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			if backward {
-				in, o := src[p*g.out:(p+1)*g.out], p*g.in
-				clear(dst[o : o+g.in])
-				g.each(func(j int, win [][]int, count int) { windowAdd(dst, win, o, in[j]/div(count)) })
+				in, o := src[p*g.out:(p+1)*g.out], dst[p*g.in:(p+1)*g.in]
+				clear(o)
+				for j := range g.out {
+					v := in[j] / div(j)
+					for _, t := range g.taps[g.first[j]:g.first[j+1]] {
+						o[t] += v
+					}
+				}
 				continue
 			}
-			base, o := p*g.in, dst[p*g.out:(p+1)*g.out]
-			g.each(func(j int, win [][]int, count int) { o[j] = windowSum(src, win, base, 0) / div(count) })
+			in, o := src[p*g.in:(p+1)*g.in], dst[p*g.out:(p+1)*g.out]
+			for j := range g.out {
+				var sum T
+				for _, t := range g.taps[g.first[j]:g.first[j+1]] {
+					sum += in[t]
+				}
+				o[j] = sum / div(j)
+			}
 		}
 	})
 }
 
+// argmaxPool writes the offset of each window's maximum: a later place
+// wins if it is larger or NaN, as in PyTorch, so the first of equal values
+// and the last NaN are taken, and a window of -inf gives its first place.
 func argmaxPool[T float](out, x *dispatch.Tensor, g *poolGeom) {
 	src, dst := span[T](x), span[int64](out)
 	parallel(planes(x), g.cost(), func(lo, hi int) {
 		for p := lo; p < hi; p++ {
-			base, o := p*g.in, dst[p*g.out:(p+1)*g.out]
-			g.each(func(j int, win [][]int, _ int) {
-				_, at := windowMax(src, win, base, 0, T(math.Inf(-1)), firstTap(win))
+			in, o := src[p*g.in:(p+1)*g.in], dst[p*g.out:(p+1)*g.out]
+			for j := range g.out {
+				taps := g.taps[g.first[j]:g.first[j+1]]
+				best, at := T(math.Inf(-1)), taps[0]
+				for _, t := range taps {
+					if v := in[t]; v > best || v != v {
+						best, at = v, t
+					}
+				}
 				o[j] = int64(at)
-			})
+			}
 		}
 	})
 }
