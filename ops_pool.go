@@ -21,6 +21,8 @@ import (
 var (
 	opAvgPool          = mustOp("avg_pool")
 	opAdaptiveAvgPool  = mustOp("adaptive_avg_pool")
+	opMaxPool          = mustOp("max_pool")
+	opAdaptiveMaxPool  = mustOp("adaptive_max_pool")
 	opMaxPoolIndices   = mustOp("max_pool_indices")
 	opAdaptiveMaxIndex = mustOp("adaptive_max_pool_indices")
 	opPoolGather       = mustOp("pool_gather")
@@ -53,21 +55,21 @@ func (x *Tensor) AvgPool3d(kernel int, opts ...WindowOption) *Tensor {
 // (default: kernel), Padding (at most half the kernel), Dilation, CeilMode,
 // KernelSize. A NaN in a window is its maximum.
 func (x *Tensor) MaxPool1d(kernel int, opts ...WindowOption) *Tensor {
-	v, _ := x.maxPool(1, kernel, opts)
+	v, _ := x.maxPool(1, kernel, opts, false)
 	return v
 }
 
 // MaxPool2d is max pooling over an (N, C, H, W) tensor
 // (torch.nn.functional.max_pool2d); the options are MaxPool1d's.
 func (x *Tensor) MaxPool2d(kernel int, opts ...WindowOption) *Tensor {
-	v, _ := x.maxPool(2, kernel, opts)
+	v, _ := x.maxPool(2, kernel, opts, false)
 	return v
 }
 
 // MaxPool3d is max pooling over an (N, C, D, H, W) tensor
 // (torch.nn.functional.max_pool3d); the options are MaxPool1d's.
 func (x *Tensor) MaxPool3d(kernel int, opts ...WindowOption) *Tensor {
-	v, _ := x.maxPool(3, kernel, opts)
+	v, _ := x.maxPool(3, kernel, opts, false)
 	return v
 }
 
@@ -75,20 +77,20 @@ func (x *Tensor) MaxPool3d(kernel int, opts ...WindowOption) *Tensor {
 // of each maximum within its (n, c) plane (return_indices=True), which
 // MaxUnpool takes.
 func (x *Tensor) MaxPool1dWithIndices(kernel int, opts ...WindowOption) (values, indices *Tensor) {
-	return x.maxPool(1, kernel, opts)
+	return x.maxPool(1, kernel, opts, true)
 }
 
 // MaxPool2dWithIndices is MaxPool2d that also returns, as Int64, the index
 // of each maximum within its (n, c) plane, row-major over H×W
 // (return_indices=True), which MaxUnpool2d takes.
 func (x *Tensor) MaxPool2dWithIndices(kernel int, opts ...WindowOption) (values, indices *Tensor) {
-	return x.maxPool(2, kernel, opts)
+	return x.maxPool(2, kernel, opts, true)
 }
 
 // MaxPool3dWithIndices is MaxPool3d that also returns the indices of the
 // maxima within their (n, c) planes (return_indices=True).
 func (x *Tensor) MaxPool3dWithIndices(kernel int, opts ...WindowOption) (values, indices *Tensor) {
-	return x.maxPool(3, kernel, opts)
+	return x.maxPool(3, kernel, opts, true)
 }
 
 // AdaptiveAvgPool1d averages an (N, C, L) tensor down to length size: the
@@ -109,14 +111,14 @@ func (x *Tensor) AdaptiveAvgPool3d(size ...int) *Tensor { return x.adaptiveAvgPo
 // AdaptiveMaxPool2d takes the maximum of an (N, C, H, W) tensor over
 // AdaptiveAvgPool2d's windows (torch.nn.functional.adaptive_max_pool2d).
 func (x *Tensor) AdaptiveMaxPool2d(size ...int) *Tensor {
-	v, _ := x.adaptiveMaxPool(2, size)
+	v, _ := x.adaptiveMaxPool(2, size, false)
 	return v
 }
 
 // AdaptiveMaxPool2dWithIndices is AdaptiveMaxPool2d that also returns the
 // Int64 index of each maximum within its (n, c) plane.
 func (x *Tensor) AdaptiveMaxPool2dWithIndices(size ...int) (values, indices *Tensor) {
-	return x.adaptiveMaxPool(2, size)
+	return x.adaptiveMaxPool(2, size, true)
 }
 
 // MaxUnpool2d is the partial inverse of MaxPool2dWithIndices
@@ -193,7 +195,7 @@ func (x *Tensor) avgPool(nd, kernel int, opts []WindowOption) *Tensor {
 	return batched(x, nd, func(x *Tensor) *Tensor { return apply(opAvgPool, a, x) })
 }
 
-func (x *Tensor) maxPool(nd, kernel int, opts []WindowOption) (values, indices *Tensor) {
+func (x *Tensor) maxPool(nd, kernel int, opts []WindowOption, withIndices bool) (values, indices *Tensor) {
 	const op = "max_pool"
 	if err := x.check(op); err != nil {
 		return failed(err), failed(err)
@@ -202,6 +204,9 @@ func (x *Tensor) maxPool(nd, kernel int, opts []WindowOption) (values, indices *
 	w, err := poolWindow(op, nd, kernel, o, false)
 	if err != nil {
 		return failed(err), failed(err)
+	}
+	if !withIndices {
+		return batched(x, nd, func(x *Tensor) *Tensor { return apply(opMaxPool, w, x) }), nil
 	}
 	return x.gatherMax(nd, opMaxPoolIndices, w)
 }
@@ -218,7 +223,7 @@ func (x *Tensor) adaptiveAvgPool(nd int, size []int) *Tensor {
 	return batched(x, nd, func(x *Tensor) *Tensor { return apply(opAdaptiveAvgPool, dispatch.AdaptivePool{Size: s}, x) })
 }
 
-func (x *Tensor) adaptiveMaxPool(nd int, size []int) (values, indices *Tensor) {
+func (x *Tensor) adaptiveMaxPool(nd int, size []int, withIndices bool) (values, indices *Tensor) {
 	const op = "adaptive_max_pool"
 	if err := x.check(op); err != nil {
 		return failed(err), failed(err)
@@ -227,11 +232,16 @@ func (x *Tensor) adaptiveMaxPool(nd int, size []int) (values, indices *Tensor) {
 	if err != nil {
 		return failed(err), failed(err)
 	}
-	return x.gatherMax(nd, opAdaptiveMaxIndex, dispatch.AdaptivePool{Size: s})
+	a := dispatch.AdaptivePool{Size: s}
+	if !withIndices {
+		return batched(x, nd, func(x *Tensor) *Tensor { return apply(opAdaptiveMaxPool, a, x) }), nil
+	}
+	return x.gatherMax(nd, opAdaptiveMaxIndex, a)
 }
 
-// gatherMax is max pooling in its two ops: the indices of the maxima, then
-// the values there, gathered so that the gradient flows to x.
+// gatherMax is max pooling with its indices, in the two ops that the
+// max_pool composite runs: the indices of the maxima, then the values
+// there, gathered so that the gradient flows to x.
 func (x *Tensor) gatherMax(nd int, indicesOp *dispatch.Op, attrs any) (values, indices *Tensor) {
 	indices = batched(x, nd, func(x *Tensor) *Tensor { return apply(indicesOp, attrs, x) })
 	if err := indices.Err(); err != nil {

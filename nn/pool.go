@@ -22,7 +22,9 @@ func NewMaxPool2d(kernel int, opts ...lathe.WindowOption) *MaxPool2d {
 }
 
 // Forward max-pools x.
-func (m *MaxPool2d) Forward(x *lathe.Tensor) *lathe.Tensor { return x.MaxPool2d(m.Kernel, m.Options...) }
+func (m *MaxPool2d) Forward(x *lathe.Tensor) *lathe.Tensor {
+	return x.MaxPool2d(m.Kernel, m.Options...)
+}
 
 // AvgPool2d is average pooling as a module (torch.nn.AvgPool2d): Kernel and
 // the options of lathe.Tensor.AvgPool2d (Stride, Padding, CeilMode,
@@ -39,7 +41,9 @@ func NewAvgPool2d(kernel int, opts ...lathe.WindowOption) *AvgPool2d {
 }
 
 // Forward average-pools x.
-func (m *AvgPool2d) Forward(x *lathe.Tensor) *lathe.Tensor { return x.AvgPool2d(m.Kernel, m.Options...) }
+func (m *AvgPool2d) Forward(x *lathe.Tensor) *lathe.Tensor {
+	return x.AvgPool2d(m.Kernel, m.Options...)
+}
 
 // AdaptiveAvgPool2d averages each (n, c) plane down to Size, one value for
 // both dims or one per dim (torch.nn.AdaptiveAvgPool2d); Size 1 is global
@@ -56,4 +60,6 @@ func NewAdaptiveAvgPool2d(size ...int) *AdaptiveAvgPool2d {
 }
 
 // Forward average-pools x to Size.
-func (m *AdaptiveAvgPool2d) Forward(x *lathe.Tensor) *lathe.Tensor { return x.AdaptiveAvgPool2d(m.Size...) }
+func (m *AdaptiveAvgPool2d) Forward(x *lathe.Tensor) *lathe.Tensor {
+	return x.AdaptiveAvgPool2d(m.Size...)
+}
