@@ -19,3 +19,9 @@ show("seq", y)
 w = torch.arange(y.numel(), dtype=torch.float64).reshape(y.shape) / 4 - 1
 (g,) = torch.autograd.grad((y * y * w).sum(), x)
 show("seq/grad", g)
+
+# The gradient of a gradient norm (a WGAN-GP penalty's shape): with
+# g = d sum(y^2 w)/dx, the gradient of sum(g^2) with respect to x.
+(g,) = torch.autograd.grad((m(x) ** 2 * w).sum(), x, create_graph=True)
+(gg,) = torch.autograd.grad((g * g).sum(), x)
+show("seq/gradnorm", gg)
