@@ -66,11 +66,9 @@ func init() {
 
 // poolInput checks that t is a float (N, C, d1, ..., dk) tensor with k
 // spatial dims and returns its spatial sizes.
-func poolInput(t *Tensor, arg string, k int, floats bool) ([]int, error) {
-	if floats {
-		if err := checkDType(t, arg, Floats); err != nil {
-			return nil, err
-		}
+func poolInput(t *Tensor, arg string, k int) ([]int, error) {
+	if err := checkDType(t, arg, Floats); err != nil {
+		return nil, err
 	}
 	if k < 1 || t.Rank() != k+2 {
 		return nil, &Error{Kind: ErrShape, Arg: arg, Expected: "rank " + itoa(k+2), Found: FormatShape(t.Shape),
@@ -100,7 +98,7 @@ func avgPoolInfer(in []*Tensor, attrs any) (DType, []int, error) {
 		return 0, nil, attrError("AvgPool")
 	}
 	x := in[0]
-	sp, err := poolInput(x, "x", a.Dims(), true)
+	sp, err := poolInput(x, "x", a.Dims())
 	if err != nil {
 		return 0, nil, err
 	}
@@ -130,7 +128,7 @@ func avgPoolBackwardInfer(in []*Tensor, attrs any) (DType, []int, error) {
 		return 0, nil, attrError("AvgPoolBackward")
 	}
 	g := in[0]
-	if _, err := poolInput(g, "grad", a.Dims(), true); err != nil {
+	if _, err := poolInput(g, "grad", a.Dims()); err != nil {
 		return 0, nil, err
 	}
 	if err := checkAvgPool("grad", a.InSize, a.AvgPool); err != nil {
@@ -197,7 +195,7 @@ func adaptivePoolInfer(indices bool) func([]*Tensor, any) (DType, []int, error) 
 			return 0, nil, attrError("AdaptivePool")
 		}
 		x := in[0]
-		sp, err := poolInput(x, "x", len(a.Size), true)
+		sp, err := poolInput(x, "x", len(a.Size))
 		if err != nil {
 			return 0, nil, err
 		}
@@ -218,7 +216,7 @@ func adaptivePoolBackwardInfer(in []*Tensor, attrs any) (DType, []int, error) {
 		return 0, nil, attrError("AdaptivePoolBackward")
 	}
 	g := in[0]
-	sp, err := poolInput(g, "grad", len(a.InSize), true)
+	sp, err := poolInput(g, "grad", len(a.InSize))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -234,7 +232,7 @@ func maxPoolIndicesInfer(in []*Tensor, attrs any) (DType, []int, error) {
 		return 0, nil, attrError("Window")
 	}
 	x := in[0]
-	sp, err := poolInput(x, "x", w.Dims(), true)
+	sp, err := poolInput(x, "x", w.Dims())
 	if err != nil {
 		return 0, nil, err
 	}
@@ -318,7 +316,7 @@ func poolScatterInfer(name string) func([]*Tensor, any) (DType, []int, error) {
 		if len(a.Size) < 1 {
 			return 0, nil, &Error{Kind: ErrValue, Arg: "output_size", Detail: "is empty", Fix: "give one size per spatial dim"}
 		}
-		if _, err := poolInput(src, name, len(a.Size), true); err != nil {
+		if _, err := poolInput(src, name, len(a.Size)); err != nil {
 			return 0, nil, err
 		}
 		if err := poolIndices(idx, src, name); err != nil {
