@@ -25,6 +25,9 @@ type windowOptions struct {
 	ceilMode      bool  // pooling: output sizes rounded up
 	excludePad    bool  // avg pooling: count_include_pad=False
 	divisor       int   // avg pooling: divisor_override; 0 means none
+	divisorSet    bool  // Divisor was given (Divisor(0) is an error, not "none")
+	kernel        []int // pooling: KernelSize, a size per dim instead of the op's one
+	outputSize    []int // max unpooling: OutputSize
 }
 
 // Stride sets the step of the window (PyTorch's stride).
@@ -60,7 +63,18 @@ func ExcludePadding() WindowOption { return func(o *windowOptions) { o.excludePa
 
 // Divisor makes average pooling divide every window's sum by d (PyTorch's
 // divisor_override).
-func Divisor(d int) WindowOption { return func(o *windowOptions) { o.divisor = d } }
+func Divisor(d int) WindowOption {
+	return func(o *windowOptions) { o.divisor, o.divisorSet = d, true }
+}
+
+// KernelSize gives a pooling window one size per spatial dim, in place of
+// the op's one size for all: x.MaxPool2d(0, lathe.KernelSize(2, 3)).
+func KernelSize(k ...int) WindowOption { return func(o *windowOptions) { o.kernel = k } }
+
+// OutputSize sets the spatial size of a max unpooling's result (PyTorch's
+// output_size), which a pooling with stride s can have come from in up to
+// s sizes; the default is the smallest.
+func OutputSize(s ...int) WindowOption { return func(o *windowOptions) { o.outputSize = s } }
 
 func windowOpts(opts []WindowOption) windowOptions {
 	var o windowOptions

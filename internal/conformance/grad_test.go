@@ -28,7 +28,9 @@ var differentiable = strings.Fields(`
 	sum mean prod max min var std logsumexp cumsum matmul
 	reshape permute transpose mt squeeze unsqueeze expand broadcast_to narrow slice flatten flip concat stack pad
 	index_select gather scatter scatter_add masked_fill embedding
-	softmax log_softmax cross_entropy nll_loss mse_loss layer_norm`)
+	softmax log_softmax cross_entropy nll_loss mse_loss layer_norm
+	avg_pool1d avg_pool2d avg_pool3d max_pool1d max_pool2d max_pool3d adaptive_avg_pool1d adaptive_avg_pool2d adaptive_avg_pool3d
+	adaptive_max_pool2d max_unpool2d`)
 
 // piecewiseConstant are the ops whose gradient is zero wherever it exists;
 // a finite difference across one of their jumps means nothing, so their

@@ -1,0 +1,330 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Pooling kernels, one generic implementation for any number of spatial
+// dims. The geometry of a pooling (which input places each output place's
+// window reads) is the product of one list per spatial dim; it is the same
+// for every (n, c) plane, so it is laid out flat once per call (poolGeom:
+// one int per window element of a plane, a few thousand for a CNN layer)
+// and the loops over a window are one slice, whatever the number of dims.
+// Planes are shared out between goroutines, so no two write one place.
+// Inputs are read row-major (copied first if they are not); outputs are
+// contiguous.
+//
+// Sums run in the element type in the window's row-major order, and max
+// keeps the first of equal values and takes any NaN, as PyTorch's cpu
+// kernels do (aten/src/ATen/native/cpu/AvgPoolKernel.cpp, MaxPoolKernel.cpp),
+// so that results match its bit for bit where it uses the same order.
+
+func init() {
+	register("avg_pool", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		a := attrs.(dispatch.AvgPool)
+		g := windowGeom(a.Window, in[0].Shape[2:], a.ExcludePadding)
+		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, a.Divisor, false) })
+	})
+	register("avg_pool_backward", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		a := attrs.(dispatch.AvgPoolBackward)
+		g := windowGeom(a.Window, a.InSize, a.ExcludePadding)
+		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, a.Divisor, true) })
+	})
+	register("adaptive_avg_pool", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		g := adaptiveGeom(in[0].Shape[2:], attrs.(dispatch.AdaptivePool).Size)
+		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, 0, false) })
+	})
+	register("adaptive_avg_pool_backward", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		g := adaptiveGeom(attrs.(dispatch.AdaptivePoolBackward).InSize, in[0].Shape[2:])
+		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, 0, true) })
+	})
+	register("max_pool_indices", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		g := windowGeom(attrs.(dispatch.Window), in[0].Shape[2:], true)
+		return withPoolKernels(in[0].DType, func(k poolKernels) { k.argmax(out, rowMajor(in[0]), g) })
+	})
+	register("adaptive_max_pool_indices", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		g := adaptiveGeom(in[0].Shape[2:], attrs.(dispatch.AdaptivePool).Size)
+		return withPoolKernels(in[0].DType, func(k poolKernels) { k.argmax(out, rowMajor(in[0]), g) })
+	})
+	register("pool_gather", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+		x := in[0]
+		idx, err := poolIndexValues(in[1], x.Shape[2:])
+		if err != nil {
+			return err
+		}
+		return withPoolKernels(x.DType, func(k poolKernels) { k.gather(out, rowMajor(x), idx) })
+	})
+	for _, op := range []struct {
+		name string
+		add  bool
+	}{{"max_pool_backward", true}, {"max_unpool", false}} {
+		add := op.add
+		register(op.name, func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+			idx, err := poolIndexValues(in[1], attrs.(dispatch.PoolScatter).Size)
+			if err != nil {
+				return err
+			}
+			return withPoolKernels(in[0].DType, func(k poolKernels) { k.scatter(out, rowMajor(in[0]), idx, add) })
+		})
+	}
+}
+
+// poolAxis is the geometry of one spatial dim: window o reads the input
+// places whose offsets within a plane (place × the dim's stride) are
+// taps[first[o]:first[o+1]], and average pooling counts count[o] places
+// for it.
+type poolAxis struct {
+	taps, first, count []int
+}
+
+// poolGeom is a pooling's geometry over one (n, c) plane, the same for
+// every plane: output place j (row-major) reads the input offsets
+// taps[first[j]:first[j+1]] (row-major over its window) and average
+// pooling divides its sum by count[j]. in and out are the elements of an
+// input and an output plane. Laid out flat once per call, the windows cost
+// the loops one slice each, with no per-dim bookkeeping.
+type poolGeom struct {
+	taps, first, count []int
+	in, out            int
+}
+
+// rowStrides are the strides of a row-major array of the given sizes.
+func rowStrides(sizes []int) []int {
+	st := make([]int, len(sizes))
+	s := 1
+	for d := len(sizes) - 1; d >= 0; d-- {
+		st[d] = s
+		s *= sizes[d]
+	}
+	return st
+}
+
+// windowGeom is the geometry of a sliding window over spatial sizes in.
+// Each window's count is the places it reads inside the input when
+// excludePad is set (count_include_pad=False), else its extent clipped to
+// the padded input: PyTorch's (min(start+k, n+pad) - start), which leaves
+// out the part of a ceil-mode window beyond the right padding.
+func windowGeom(w dispatch.Window, in []int, excludePad bool) *poolGeom {
+	st := rowStrides(in)
+	axes := make([]poolAxis, len(in))
+	for d, n := range in {
+		ax := &axes[d]
+		for o := range w.OutSize(d, n) {
+			lo, hi := dispatch.PoolTaps(w, d, o, n)
+			start := o*w.Stride[d] - w.Padding[d]
+			ax.first = append(ax.first, len(ax.taps))
+			for k := lo; k < hi; k++ {
+				ax.taps = append(ax.taps, (start+k*w.Dilation[d])*st[d])
+			}
+			count := hi - lo
+			if !excludePad {
+				count = min(start+w.Kernel[d], n+w.Padding[d]) - start
+			}
+			ax.count = append(ax.count, count)
+		}
+		ax.first = append(ax.first, len(ax.taps))
+	}
+	return flatGeom(axes, dispatch.Numel(in))
+}
+
+// adaptiveGeom is the geometry of adaptive pooling from spatial sizes in to
+// out: along each dim, window o covers [floor(o·n/m), ceil((o+1)·n/m)), as
+// PyTorch's start_index and end_index give (AdaptivePooling.h).
+func adaptiveGeom(in, out []int) *poolGeom {
+	st := rowStrides(in)
+	axes := make([]poolAxis, len(in))
+	for d, n := range in {
+		m, ax := out[d], &axes[d]
+		for o := range m {
+			lo, hi := o*n/m, ((o+1)*n+m-1)/m
+			ax.first = append(ax.first, len(ax.taps))
+			for i := lo; i < hi; i++ {
+				ax.taps = append(ax.taps, i*st[d])
+			}
+			ax.count = append(ax.count, hi-lo)
+		}
+		ax.first = append(ax.first, len(ax.taps))
+	}
+	return flatGeom(axes, dispatch.Numel(in))
+}
+
+// flatGeom lays out the windows of every output place of a plane: the
+// product of the per-dim windows, in row-major order of both the output
+// places and the places within each window.
+func flatGeom(axes []poolAxis, in int) *poolGeom {
+	g := &poolGeom{in: in}
+	var place func(d, off, count int)
+	var window func(d, off int, win []int)
+	win := make([]int, len(axes)) // the output place's index along each dim
+	place = func(d, off, count int) {
+		if d == len(axes) {
+			g.first = append(g.first, len(g.taps))
+			window(0, 0, win)
+			g.count = append(g.count, count)
+			return
+		}
+		ax := &axes[d]
+		for o := range len(ax.count) {
+			win[d] = o
+			place(d+1, off, count*ax.count[o])
+		}
+	}
+	window = func(d, off int, win []int) {
+		if d == len(axes) {
+			g.taps = append(g.taps, off)
+			return
+		}
+		ax := &axes[d]
+		for _, t := range ax.taps[ax.first[win[d]]:ax.first[win[d]+1]] {
+			window(d+1, off+t, win)
+		}
+	}
+	place(0, 0, 1)
+	g.first = append(g.first, len(g.taps))
+	g.out = len(g.count)
+	return g
+}
+
+// cost is a rough count of the element reads and writes of one plane, for
+// parallel.
+func (g *poolGeom) cost() int { return max(len(g.taps), g.out, g.in) }
+
+// poolKernels holds the generic loops instantiated for one float dtype.
+type poolKernels struct {
+	// avg is average pooling, or with backward its adjoint: each incoming
+	// gradient divided by its window's divisor and added to every place of
+	// the window (avg_pool2d_backward).
+	avg func(out, x *dispatch.Tensor, g *poolGeom, divisor int, backward bool)
+	// argmax writes each window's maximum's offset in its plane (Int64).
+	argmax func(out, x *dispatch.Tensor, g *poolGeom)
+	// gather reads x's plane at each index; scatter adds (or, with add
+	// unset, writes) src at each index of out's plane, out zeroed first.
+	gather  func(out, x *dispatch.Tensor, idx []int64)
+	scatter func(out, src *dispatch.Tensor, idx []int64, add bool)
+}
+
+func newPoolKernels[T float]() poolKernels {
+	return poolKernels{avg: avgPool[T], argmax: argmaxPool[T], gather: poolGather[T], scatter: poolScatter[T]}
+}
+
+var (
+	poolF32 = newPoolKernels[float32]()
+	poolF64 = newPoolKernels[float64]()
+)
+
+func withPoolKernels(dt dispatch.DType, run func(poolKernels)) error {
+	switch dt {
+	case dispatch.Float32:
+		run(poolF32)
+	case dispatch.Float64:
+		run(poolF64)
+	default:
+		return dispatch.Unsupported(dispatch.Device{Kind: dispatch.KindCPU}, "", dt)
+	}
+	return nil
+}
+
+// planes is the number of (n, c) planes of a pooling tensor.
+func planes(t *dispatch.Tensor) int { return t.Shape[0] * t.Shape[1] }
+
+func avgPool[T float](out, x *dispatch.Tensor, g *poolGeom, divisor int, backward bool) {
+	src, dst := span[T](x), span[T](out)
+	div := func(j int) T {
+		if divisor != 0 {
+			return T(divisor)
+		}
+		return T(g.count[j])
+	}
+	parallel(planes(x), g.cost(), func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			if backward {
+				in, o := src[p*g.out:(p+1)*g.out], dst[p*g.in:(p+1)*g.in]
+				clear(o)
+				for j := range g.out {
+					v := in[j] / div(j)
+					for _, t := range g.taps[g.first[j]:g.first[j+1]] {
+						o[t] += v
+					}
+				}
+				continue
+			}
+			in, o := src[p*g.in:(p+1)*g.in], dst[p*g.out:(p+1)*g.out]
+			for j := range g.out {
+				var sum T
+				for _, t := range g.taps[g.first[j]:g.first[j+1]] {
+					sum += in[t]
+				}
+				o[j] = sum / div(j)
+			}
+		}
+	})
+}
+
+// argmaxPool writes the offset of each window's maximum: a later place
+// wins if it is larger or NaN, as in PyTorch, so the first of equal values
+// and the last NaN are taken, and a window of -inf gives its first place.
+func argmaxPool[T float](out, x *dispatch.Tensor, g *poolGeom) {
+	src, dst := span[T](x), span[int64](out)
+	parallel(planes(x), g.cost(), func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			in, o := src[p*g.in:(p+1)*g.in], dst[p*g.out:(p+1)*g.out]
+			for j := range g.out {
+				taps := g.taps[g.first[j]:g.first[j+1]]
+				best, at := T(math.Inf(-1)), taps[0]
+				for _, t := range taps {
+					if v := in[t]; v > best || v != v {
+						best, at = v, t
+					}
+				}
+				o[j] = int64(at)
+			}
+		}
+	})
+}
+
+func poolGather[T float](out, x *dispatch.Tensor, idx []int64) {
+	src, dst := span[T](x), span[T](out)
+	in, m := dispatch.Numel(x.Shape[2:]), dispatch.Numel(out.Shape[2:])
+	parallel(planes(x), m, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			for j := p * m; j < (p+1)*m; j++ {
+				dst[j] = src[p*in+int(idx[j])]
+			}
+		}
+	})
+}
+
+func poolScatter[T float](out, src *dispatch.Tensor, idx []int64, add bool) {
+	s, dst := span[T](src), span[T](out)
+	m, size := dispatch.Numel(src.Shape[2:]), dispatch.Numel(out.Shape[2:])
+	parallel(planes(src), m+size, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			o := dst[p*size : (p+1)*size]
+			clear(o)
+			for j := p * m; j < (p+1)*m; j++ {
+				if add {
+					o[idx[j]] += s[j]
+				} else {
+					o[idx[j]] = s[j]
+				}
+			}
+		}
+	})
+}
+
+// poolIndexValues reads pooling indices row-major and checks each against
+// the size of a plane of the given spatial sizes.
+func poolIndexValues(t *dispatch.Tensor, spatial []int) ([]int64, error) {
+	idx := span[int64](rowMajor(t))
+	n := int64(dispatch.Numel(spatial))
+	for _, v := range idx {
+		if v < 0 || v >= n {
+			return nil, &dispatch.Error{Kind: dispatch.ErrIndex, Arg: "indices", Found: itoa64(v),
+				Detail: "holds " + itoa64(v) + ", out of range for a plane of " + dispatch.FormatShape(spatial) + " (" + itoa64(n) + " places)",
+				Fix:    "use flat indices in [0, " + itoa64(n) + ") within each (n, c) plane, as max pooling gives"}
+		}
+	}
+	return idx, nil
+}

@@ -1,0 +1,48 @@
+package cpu
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// BenchmarkPool measures the pooling kernels on a CNN-sized activation
+// (batch 32, 64 channels, 32×32, float32): a 3×3 stride-2 max pooling
+// (indices, then the gather of the values), its backward scatter, and a
+// 2×2 average pooling. GB/s counts the input read once.
+func BenchmarkPool(b *testing.B) {
+	const n, c, h, w = 32, 64, 32, 32
+	x := tensorOf(dispatch.Float32, make([]float32, n*c*h*w), n, c, h, w)
+	win := func(k, s, p int) dispatch.Window {
+		return dispatch.Window{Kernel: []int{k, k}, Stride: []int{s, s}, Padding: []int{p, p}, Dilation: []int{1, 1}}
+	}
+	max3 := win(3, 2, 1)
+	idx, err := dispatch.Call(dispatch.Lookup("max_pool_indices"), max3, x)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := tensorOf(dispatch.Float32, make([]float32, idx.Numel()), idx.Shape...)
+	for _, bc := range []struct {
+		name  string
+		op    string
+		attrs any
+		in    []*dispatch.Tensor
+	}{
+		{"max_pool/3x3s2", "max_pool", max3, []*dispatch.Tensor{x}},
+		{"max_pool_backward/3x3s2", "max_pool_backward", dispatch.PoolScatter{Size: []int{h, w}}, []*dispatch.Tensor{g, idx}},
+		{"avg_pool/2x2", "avg_pool", dispatch.AvgPool{Window: win(2, 2, 0)}, []*dispatch.Tensor{x}},
+	} {
+		b.Run(fmt.Sprintf("f32/%s", bc.name), func(b *testing.B) {
+			op := dispatch.Lookup(bc.op)
+			for b.Loop() {
+				out, err := dispatch.Call(op, bc.attrs, bc.in...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out.Release()
+			}
+			b.ReportMetric(float64(4*n*c*h*w)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+		})
+	}
+}

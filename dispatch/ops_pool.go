@@ -1,0 +1,351 @@
+package dispatch
+
+// Pooling over the spatial dims of an (N, C, d1, ..., dk) tensor, for any k
+// (the root package offers k = 1, 2, 3), as PyTorch defines it.
+//
+// Each backward pass is an op of its own with its own gradient rule, as in
+// PyTorch's derivatives.yaml, so that gradients of gradients flow:
+//
+//	avg_pool               -> avg_pool_backward           (whose rule is avg_pool again)
+//	adaptive_avg_pool      -> adaptive_avg_pool_backward  (whose rule is adaptive_avg_pool)
+//	max_pool               =  max_pool_indices, then pool_gather
+//	adaptive_max_pool      =  adaptive_max_pool_indices, then pool_gather
+//	pool_gather            -> max_pool_backward           (whose rule is pool_gather)
+//	max_unpool             -> pool_gather
+//
+// lathe's ops return one tensor, so max pooling is two: max_pool_indices
+// finds the flat index of each window's maximum within its (n, c) plane
+// (PyTorch's indices, Int64), and pool_gather reads the values there.
+// max_pool and adaptive_max_pool are composites of the two, so their
+// gradient is pool_gather's: a scatter-add of the incoming gradient at the
+// indices (max_pool_backward, PyTorch's max_pool2d_with_indices_backward),
+// whose own gradient is a gather at the same indices.
+
+// AvgPool is the attribute of avg_pool: the window (its Dilation all 1),
+// whether padded places are left out of each window's count (PyTorch's
+// count_include_pad=False), and a divisor that replaces the count when not
+// zero (divisor_override).
+type AvgPool struct {
+	Window
+	ExcludePadding bool
+	Divisor        int
+}
+
+// AvgPoolBackward is the attribute of avg_pool_backward: the forward op's
+// attribute and the spatial size of its input.
+type AvgPoolBackward struct {
+	AvgPool
+	InSize []int
+}
+
+// AdaptivePool is the attribute of adaptive_avg_pool and
+// adaptive_max_pool_indices: the spatial output size.
+type AdaptivePool struct{ Size []int }
+
+// AdaptivePoolBackward is the attribute of adaptive_avg_pool_backward: the
+// spatial size of the forward op's input.
+type AdaptivePoolBackward struct{ InSize []int }
+
+// PoolScatter is the attribute of max_pool_backward and max_unpool: the
+// spatial size of the result, whose (n, c) planes the indices address.
+type PoolScatter struct{ Size []int }
+
+func init() {
+	Register(&Op{Name: "avg_pool", Args: []string{"x"}, Infer: avgPoolInfer})
+	Register(&Op{Name: "avg_pool_backward", Args: []string{"grad"}, Infer: avgPoolBackwardInfer})
+	Register(&Op{Name: "adaptive_avg_pool", Args: []string{"x"}, Infer: adaptivePoolInfer(false)})
+	Register(&Op{Name: "adaptive_avg_pool_backward", Args: []string{"grad"}, Infer: adaptivePoolBackwardInfer})
+	Register(&Op{Name: "max_pool_indices", Args: []string{"x"}, Infer: maxPoolIndicesInfer})
+	Register(&Op{Name: "adaptive_max_pool_indices", Args: []string{"x"}, Infer: adaptivePoolInfer(true)})
+	Register(&Op{Name: "pool_gather", Args: []string{"x", "indices"}, Infer: poolGatherInfer})
+	Register(&Op{Name: "max_pool_backward", Args: []string{"grad", "indices"}, Infer: poolScatterInfer("grad")})
+	Register(&Op{Name: "max_unpool", Args: []string{"x", "indices"}, Infer: poolScatterInfer("x")})
+	Register(&Op{Name: "max_pool", Args: []string{"x"}, Compose: maxPoolCompose("max_pool_indices")})
+	Register(&Op{Name: "adaptive_max_pool", Args: []string{"x"}, Compose: maxPoolCompose("adaptive_max_pool_indices")})
+}
+
+// poolInput checks that t is a float (N, C, d1, ..., dk) tensor with k
+// spatial dims and returns its spatial sizes.
+func poolInput(t *Tensor, arg string, k int) ([]int, error) {
+	if err := checkDType(t, arg, Floats); err != nil {
+		return nil, err
+	}
+	if k < 1 || t.Rank() != k+2 {
+		return nil, &Error{Kind: ErrShape, Arg: arg, Expected: "rank " + itoa(k+2), Found: FormatShape(t.Shape),
+			Detail: "has shape " + FormatShape(t.Shape) + " but pooling over " + itoa(k) + " spatial dims needs (N, C" + dimsTail(k) + ")",
+			Fix:    "add the batch dim with Unsqueeze(0), or use the pooling op of matching dims"}
+	}
+	return t.Shape[2:], nil
+}
+
+// dimsTail is ", d1, ..., dk" for error messages.
+func dimsTail(k int) string {
+	s := ""
+	for i := 1; i <= k; i++ {
+		s += ", d" + itoa(i)
+	}
+	return s
+}
+
+// poolShape is (N, C) of x followed by the spatial sizes.
+func poolShape(x *Tensor, spatial []int) []int {
+	return append([]int{x.Shape[0], x.Shape[1]}, spatial...)
+}
+
+func avgPoolInfer(in []*Tensor, attrs any) (DType, []int, error) {
+	a, ok := attrs.(AvgPool)
+	if !ok {
+		return 0, nil, attrError("AvgPool")
+	}
+	x := in[0]
+	sp, err := poolInput(x, "x", a.Dims())
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := checkAvgPool("x", sp, a); err != nil {
+		return 0, nil, err
+	}
+	return x.DType, poolShape(x, a.OutShape(sp)), nil
+}
+
+// checkAvgPool validates an avg_pool of an input of spatial sizes in.
+func checkAvgPool(arg string, in []int, a AvgPool) error {
+	if err := a.Check(arg, in, true); err != nil {
+		return err
+	}
+	for _, d := range a.Dilation {
+		if d != 1 {
+			return &Error{Kind: ErrValue, Arg: "dilation", Found: FormatShape(a.Dilation),
+				Detail: "is " + FormatShape(a.Dilation) + " but average pooling has no dilation", Fix: "leave dilation at 1"}
+		}
+	}
+	return nil
+}
+
+func avgPoolBackwardInfer(in []*Tensor, attrs any) (DType, []int, error) {
+	a, ok := attrs.(AvgPoolBackward)
+	if !ok {
+		return 0, nil, attrError("AvgPoolBackward")
+	}
+	g := in[0]
+	if _, err := poolInput(g, "grad", a.Dims()); err != nil {
+		return 0, nil, err
+	}
+	if err := checkAvgPool("grad", a.InSize, a.AvgPool); err != nil {
+		return 0, nil, err
+	}
+	if err := poolGradShape(g, poolShape(g, a.OutShape(a.InSize))); err != nil {
+		return 0, nil, err
+	}
+	return g.DType, poolShape(g, a.InSize), nil
+}
+
+// poolGradShape checks that an incoming gradient has its forward output's
+// shape.
+func poolGradShape(g *Tensor, want []int) error {
+	if !sameShape(g.Shape, want) {
+		return &Error{Kind: ErrShape, Arg: "grad", Expected: FormatShape(want), Found: FormatShape(g.Shape),
+			Detail: "has shape " + FormatShape(g.Shape) + " but the pooling it is the gradient of gave " + FormatShape(want),
+			Fix:    "pass a gradient of the pooled output's shape"}
+	}
+	return nil
+}
+
+func sameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// checkAdaptiveSize validates an adaptive pooling's output size against
+// the input's spatial sizes in.
+func checkAdaptiveSize(arg string, in, size []int) error {
+	if len(size) != len(in) {
+		return &Error{Kind: ErrValue, Arg: "output_size", Expected: itoa(len(in)), Found: itoa(len(size)),
+			Detail: "has " + itoa(len(size)) + " values for " + itoa(len(in)) + " spatial dims", Fix: "give one value, or one per spatial dim"}
+	}
+	for _, s := range size {
+		if s < 1 {
+			return &Error{Kind: ErrValue, Arg: "output_size", Found: FormatShape(size),
+				Detail: "is " + FormatShape(size) + ", below 1", Fix: "use output sizes of at least 1"}
+		}
+	}
+	for _, n := range in {
+		if n < 1 {
+			return &Error{Kind: ErrShape, Arg: arg, Found: FormatShape(in),
+				Detail: "has spatial size " + FormatShape(in) + " but adaptive pooling needs every spatial dim non-empty",
+				Fix:    "pass an input with at least one element in each spatial dim"}
+		}
+	}
+	return nil
+}
+
+// adaptivePoolInfer is the Infer of adaptive_avg_pool (float result) and
+// adaptive_max_pool_indices (Int64 result).
+func adaptivePoolInfer(indices bool) func([]*Tensor, any) (DType, []int, error) {
+	return func(in []*Tensor, attrs any) (DType, []int, error) {
+		a, ok := attrs.(AdaptivePool)
+		if !ok {
+			return 0, nil, attrError("AdaptivePool")
+		}
+		x := in[0]
+		sp, err := poolInput(x, "x", len(a.Size))
+		if err != nil {
+			return 0, nil, err
+		}
+		if err := checkAdaptiveSize("x", sp, a.Size); err != nil {
+			return 0, nil, err
+		}
+		dt := x.DType
+		if indices {
+			dt = Int64
+		}
+		return dt, poolShape(x, a.Size), nil
+	}
+}
+
+func adaptivePoolBackwardInfer(in []*Tensor, attrs any) (DType, []int, error) {
+	a, ok := attrs.(AdaptivePoolBackward)
+	if !ok {
+		return 0, nil, attrError("AdaptivePoolBackward")
+	}
+	g := in[0]
+	sp, err := poolInput(g, "grad", len(a.InSize))
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := checkAdaptiveSize("grad", a.InSize, sp); err != nil {
+		return 0, nil, err
+	}
+	return g.DType, poolShape(g, a.InSize), nil
+}
+
+func maxPoolIndicesInfer(in []*Tensor, attrs any) (DType, []int, error) {
+	w, ok := attrs.(Window)
+	if !ok {
+		return 0, nil, attrError("Window")
+	}
+	x := in[0]
+	sp, err := poolInput(x, "x", w.Dims())
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := w.Check("x", sp, true); err != nil {
+		return 0, nil, err
+	}
+	// With dilation a window can fall wholly in the padding (kernel 2,
+	// dilation 3, padding 1 over 2 elements reads places -1 and 2); it has
+	// no maximum, and PyTorch returns an index outside the input there.
+	for d, n := range sp {
+		for o := range w.OutSize(d, n) {
+			lo, hi := PoolTaps(w, d, o, n)
+			if lo >= hi {
+				return 0, nil, &Error{Kind: ErrValue, Arg: "dilation", Found: FormatShape(w.Dilation),
+					Detail: "is " + FormatShape(w.Dilation) + ": window " + itoa(o) + " of spatial dim " + itoa(d) + " reads only padding",
+					Fix:    "use less padding or dilation, or a larger input"}
+			}
+		}
+	}
+	return Int64, poolShape(x, w.OutShape(sp)), nil
+}
+
+// PoolTaps returns the kernel taps [lo, hi) of output position o along
+// spatial dim d that fall inside an input of size n: tap k reads input
+// place o·stride - padding + k·dilation.
+func PoolTaps(w Window, d, o, n int) (lo, hi int) {
+	start, dil := o*w.Stride[d]-w.Padding[d], w.Dilation[d]
+	lo = 0
+	if start < 0 {
+		lo = (-start + dil - 1) / dil
+	}
+	hi = w.Kernel[d]
+	if last := start + (hi-1)*dil; last >= n {
+		hi -= (last - n + dil) / dil
+	}
+	return lo, max(lo, hi)
+}
+
+// poolIndices checks an index tensor of pool_gather, max_pool_backward or
+// max_unpool against the pooled tensor t (of the same N and C): Int64 and
+// the same rank.
+func poolIndices(idx, t *Tensor, tname string) error {
+	if idx.DType != Int64 {
+		return &Error{Kind: ErrDType, Arg: "indices", Expected: "int64", Found: idx.DType.String(),
+			Detail: "is " + idx.DType.String() + " but pooling indices are int64", Fix: "pass the indices that max pooling returned, or cast with .Cast(lathe.Int64)"}
+	}
+	if idx.Rank() != t.Rank() || idx.Shape[0] != t.Shape[0] || idx.Shape[1] != t.Shape[1] {
+		return &Error{Kind: ErrShape, Arg: "indices", Found: FormatShape(idx.Shape),
+			Detail: "has shape " + FormatShape(idx.Shape) + " but " + tname + " has shape " + FormatShape(t.Shape) +
+				": both are (N, C, spatial...) with the same N, C and number of spatial dims",
+			Fix: "pass the indices that max pooling gave for this tensor"}
+	}
+	return nil
+}
+
+func poolGatherInfer(in []*Tensor, _ any) (DType, []int, error) {
+	x, idx := in[0], in[1]
+	if x.Rank() < 3 {
+		return 0, nil, &Error{Kind: ErrShape, Arg: "x", Found: FormatShape(x.Shape),
+			Detail: "has shape " + FormatShape(x.Shape) + " but needs (N, C, spatial...)", Fix: "add the batch dim with Unsqueeze(0)"}
+	}
+	if err := checkDType(x, "x", Floats); err != nil {
+		return 0, nil, err
+	}
+	if err := poolIndices(idx, x, "x"); err != nil {
+		return 0, nil, err
+	}
+	return x.DType, clone(idx.Shape), nil
+}
+
+// poolScatterInfer is the Infer of max_pool_backward and max_unpool: their
+// first argument has the indices' shape, the result the attribute's
+// spatial size.
+func poolScatterInfer(name string) func([]*Tensor, any) (DType, []int, error) {
+	return func(in []*Tensor, attrs any) (DType, []int, error) {
+		a, ok := attrs.(PoolScatter)
+		if !ok {
+			return 0, nil, attrError("PoolScatter")
+		}
+		src, idx := in[0], in[1]
+		if len(a.Size) < 1 {
+			return 0, nil, &Error{Kind: ErrValue, Arg: "output_size", Detail: "is empty", Fix: "give one size per spatial dim"}
+		}
+		if _, err := poolInput(src, name, len(a.Size)); err != nil {
+			return 0, nil, err
+		}
+		if err := poolIndices(idx, src, name); err != nil {
+			return 0, nil, err
+		}
+		if !sameShape(idx.Shape, src.Shape) {
+			return 0, nil, &Error{Kind: ErrShape, Arg: "indices", Expected: FormatShape(src.Shape), Found: FormatShape(idx.Shape),
+				Detail: "has shape " + FormatShape(idx.Shape) + " but " + name + " has shape " + FormatShape(src.Shape),
+				Fix:    "pass the indices that max pooling gave along with these values"}
+		}
+		for _, s := range a.Size {
+			if s < 1 {
+				return 0, nil, &Error{Kind: ErrValue, Arg: "output_size", Found: FormatShape(a.Size),
+					Detail: "is " + FormatShape(a.Size) + ", below 1", Fix: "use sizes of at least 1"}
+			}
+		}
+		return src.DType, poolShape(src, a.Size), nil
+	}
+}
+
+// maxPoolCompose is max_pool or adaptive_max_pool: the indices of each
+// window's maximum, then the values there, gathered so that the gradient
+// flows through pool_gather's rule.
+func maxPoolCompose(indicesOp string) func([]*Tensor, any) (*Tensor, error) {
+	return func(in []*Tensor, attrs any) (*Tensor, error) {
+		idx, err := Call(Lookup(indicesOp), attrs, in[0])
+		if err != nil {
+			return nil, err
+		}
+		return Call(Lookup("pool_gather"), nil, in[0], idx)
+	}
+}
