@@ -153,7 +153,14 @@ func (x *Tensor) Interpolate(opts ...InterpOption) *Tensor {
 				" for input "+dispatch.FormatShape(shape)+"; every output size must be at least 1", "use larger sizes or factors"))
 		}
 	}
-	return apply(m.op, a, x)
+	y := apply(m.op, a, x)
+	if e, ok := y.err.(*Error); ok && e.Op == m.op.Name {
+		// Name the op the caller called.
+		c := *e
+		c.Op = op
+		return failed(&c)
+	}
+	return y
 }
 
 // modeFix says which modes take an input of rank r.
