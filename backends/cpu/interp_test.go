@@ -35,7 +35,7 @@ func TestUpsampleBackwardIsTranspose(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/%v->%v", c.op, c.in, c.attrs.Size), func(t *testing.T) {
 			out := append(append([]int{}, c.in[:2]...), c.attrs.Size...)
 			x := tensorOf(dispatch.Float64, randomF64(dispatch.Numel(c.in)), c.in...)
-			y := tensorOf(dispatch.Float64, randomF64(dispatch.Numel(out)+3)[3:], out...)
+			y := tensorOf(dispatch.Float64, randomF64(dispatch.Numel(out) + 3)[3:], out...)
 			ax := denseF64(call(t, c.op, c.attrs, x))
 			b := c.attrs
 			b.InputSize = c.in[2:]
