@@ -137,7 +137,12 @@ func (x *Tensor) Interpolate(opts ...InterpOption) *Tensor {
 					"use factors above 0"))
 			}
 			// PyTorch: floor(float(input size) · scale), in float64.
-			a.Size[i] = int(math.Floor(float64(shape[2+i]) * s))
+			n := math.Floor(float64(shape[2+i]) * s)
+			if n > 1<<53 {
+				return failed(errorf(op, ErrValue, "scale_factor", "is "+strconv.FormatFloat(s, 'g', -1, 64)+
+					", which gives an output size past 2^53", "use a smaller factor"))
+			}
+			a.Size[i] = int(n)
 		}
 		if !o.recompute {
 			a.Scales = scales

@@ -2,6 +2,7 @@ package lathe
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -27,6 +28,7 @@ func TestInterpolateSizes(t *testing.T) {
 		{"linear", Zeros(CPU, Float64, 1, 2, 5), []InterpOption{Mode("linear"), ScaleFactor(2)}, []int{1, 2, 10}},
 		{"trilinear", Zeros(CPU, Float64, 1, 1, 2, 3, 4), []InterpOption{Mode("trilinear"), Size(3, 1, 4)}, []int{1, 1, 3, 1, 4}},
 		{"nil option", x, []InterpOption{nil, Size(2)}, []int{2, 3, 2, 2}},
+		{"empty batch", Zeros(CPU, Float32, 0, 3, 4, 5), []InterpOption{Size(2), Mode("bicubic")}, []int{0, 3, 2, 2}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -67,6 +69,8 @@ func TestInterpolateErrors(t *testing.T) {
 		{"scale to 0", x3, []InterpOption{ScaleFactor(0.1)}, ErrValue, "scale_factor"},
 		{"negative scale", x3, []InterpOption{ScaleFactor(-2)}, ErrValue, "scale_factor"},
 		{"zero scale", x3, []InterpOption{ScaleFactor(0)}, ErrValue, "scale_factor"},
+		{"huge scale", x3, []InterpOption{ScaleFactor(1e300)}, ErrValue, "scale_factor"},
+		{"nan scale", x3, []InterpOption{ScaleFactor(math.NaN())}, ErrValue, "scale_factor"},
 		{"int dtype", Zeros(CPU, Int32, 1, 2, 5), []InterpOption{Size(3)}, ErrDType, "x"},
 		{"empty input", Zeros(CPU, Float32, 1, 2, 0), []InterpOption{Size(3)}, ErrShape, "x"},
 	}
