@@ -198,10 +198,12 @@ func upsample[T float](out, x *dispatch.Tensor, a dispatch.Interp, filter int, b
 		x = contiguous(x)
 		defer x.Release()
 	}
+	// Each pass maps spatial sizes from → to; the filters always map the
+	// forward op's input sizes to its output sizes (a.Size).
 	k := x.Rank() - 2
-	from, to := x.Shape[2:], a.Size
+	from, to, forwardIn := x.Shape[2:], a.Size, x.Shape[2:]
 	if backward {
-		from, to = a.Size, a.InputSize
+		from, to, forwardIn = a.Size, a.InputSize, a.InputSize
 	}
 	// The dims in the order of their passes: first to last forward, last to
 	// first backward (the transpose of a product reverses it).
@@ -212,7 +214,8 @@ func upsample[T float](out, x *dispatch.Tensor, a dispatch.Interp, filter int, b
 			order[i] = k - 1 - i
 		}
 	}
-	cur := append([]int{x.Shape[0] * x.Shape[1]}, from...) // the shape after the passes so far
+	// cur is the shape after the passes so far, with N and C as one dim.
+	cur := append([]int{x.Shape[0] * x.Shape[1]}, from...)
 	src := span[T](x)
 	dst := span[T](out)
 	if len(dst) == 0 {
@@ -228,12 +231,8 @@ func upsample[T float](out, x *dispatch.Tensor, a dispatch.Interp, filter int, b
 		if a.Scales != nil {
 			scale = a.Scales[d]
 		}
-		in, n := x.Shape[2+d], a.Size[d]
-		if backward {
-			in, n = a.InputSize[d], a.Size[d]
-		}
-		tp := makeTaps[T](filter, in, n, scale, a.AlignCorners, a.Exact)
-		if !tp.identity(in) {
+		tp := makeTaps[T](filter, forwardIn[d], a.Size[d], scale, a.AlignCorners, a.Exact)
+		if !tp.identity(forwardIn[d]) {
 			passes = append(passes, pass{d, tp})
 		}
 	}
