@@ -21,6 +21,7 @@ sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
 
 from elementwise import binary, elementwise  # noqa: E402
 from gradtensor import grad  # noqa: E402
+from interp import grad_interp, interp_cases  # noqa: E402
 from nn import nn  # noqa: E402
 from pool import grad_pool, pool  # noqa: E402
 from reduce import matmul, reductions  # noqa: E402
@@ -33,7 +34,7 @@ def main():
     os.makedirs(folder, exist_ok=True)
     total, size = 0, 0
     for make in (elementwise, binary, reductions, matmul, views, indexing, nn, grad,
-                 pool, grad_pool):
+                 pool, grad_pool, interp_cases, grad_interp):
         path, n = make().write(folder)
         total += n
         size += os.path.getsize(path)
