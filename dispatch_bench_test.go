@@ -84,3 +84,17 @@ func BenchmarkDispatchAdd1Released(b *testing.B) {
 		z.Release()
 	}
 }
+
+// BenchmarkSoftmaxFloat32 is softmax over the rows of a 4096×1024 float32
+// tensor, lathe-bench's softmax row. Compare with torch.softmax.
+func BenchmarkSoftmaxFloat32(b *testing.B) {
+	x := RandN(CPU, Float32, 4096, 1024)
+	b.SetBytes(2 * 4 * 4096 * 1024)
+	for b.Loop() {
+		z := x.Softmax(-1)
+		if z.err != nil {
+			b.Fatal(z.err)
+		}
+		z.Release()
+	}
+}

@@ -208,6 +208,16 @@ func splitSum[T, A number](v []T) A {
 // accumulators, which breaks the add chain's latency and, for floats, slows
 // the error growth of one running sum.
 func accumulate[T, A number](d []T, off, n, s int) A {
+	if f, ok := any(d).([]float32); ok && s == 1 && n >= vectorMin {
+		return A(sumFloat32(f[off : off+n])) // A is float64 for a float T
+	}
+	return accumulateGo[T, A](d, off, n, s)
+}
+
+// sumFloat32Go is sumFloat32 without the vector loop.
+func sumFloat32Go(v []float32) float64 { return accumulateGo[float32, float64](v, 0, len(v), 1) }
+
+func accumulateGo[T, A number](d []T, off, n, s int) A {
 	var a0, a1, a2, a3 A
 	i := 0
 	if s == 1 {

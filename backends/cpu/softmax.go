@@ -65,6 +65,16 @@ func softmax[T float](out, x *dispatch.Tensor, dim int, log bool) {
 // subtracted before exp so that it cannot overflow; a NaN anywhere in the
 // row makes the whole row NaN, as in PyTorch.
 func softmaxRow[T float](dst, src []T, base, n, s int, log bool) {
+	if d, ok := any(dst).([]float32); ok && s == 1 {
+		if softmaxRowFloat32(d[base:base+n], any(src).([]float32)[base:base+n], log) {
+			return
+		}
+	}
+	softmaxRowGo(dst, src, base, n, s, log)
+}
+
+// softmaxRowGo is softmaxRow's general path, in Go.
+func softmaxRowGo[T float](dst, src []T, base, n, s int, log bool) {
 	m := src[base]
 	for j := 1; j < n; j++ {
 		if v := src[base+j*s]; v > m || v != v {
