@@ -22,6 +22,7 @@ sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
 from elementwise import binary, elementwise  # noqa: E402
 from gradtensor import grad  # noqa: E402
 from nn import nn  # noqa: E402
+from norm import grad_norm, norm  # noqa: E402
 from reduce import matmul, reductions  # noqa: E402
 from shape import indexing, views  # noqa: E402
 
@@ -31,7 +32,7 @@ def main():
     folder = os.path.join(root, "testdata", "conformance")
     os.makedirs(folder, exist_ok=True)
     total, size = 0, 0
-    for make in (elementwise, binary, reductions, matmul, views, indexing, nn, grad):
+    for make in (elementwise, binary, reductions, matmul, views, indexing, nn, grad, norm, grad_norm):
         path, n = make().write(folder)
         total += n
         size += os.path.getsize(path)
