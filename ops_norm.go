@@ -95,7 +95,7 @@ var (
 // which must be given. On any error the statistics are left as they were.
 func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64) *Tensor {
 	const op = "batch_norm"
-	c, err := x.checkNorm(op)
+	c, err := x.checkNorm(op, runningMean, runningVar, weight, bias)
 	if err != nil {
 		return failed(err)
 	}
@@ -181,7 +181,7 @@ func updateRunning(runningMean, runningVar *Tensor, batch *batchStats, momentum 
 // as torch.nn.functional.group_norm.
 func (x *Tensor) GroupNorm(groups int, weight, bias *Tensor, eps float64) *Tensor {
 	const op = "group_norm"
-	c, err := x.checkNorm(op)
+	c, err := x.checkNorm(op, weight, bias)
 	if err != nil {
 		return failed(err)
 	}
@@ -212,10 +212,16 @@ func (x *Tensor) GroupNorm(groups int, weight, bias *Tensor, eps float64) *Tenso
 }
 
 // checkNorm checks the input of a channel normalisation: a live float
-// tensor [N, C, ...]. It returns C.
-func (x *Tensor) checkNorm(op string) (int, error) {
+// tensor [N, C, ...]. It returns C. A failed x or per-channel argument (nil
+// for none) gives its own error first, as for any op.
+func (x *Tensor) checkNorm(op string, perChannel ...*Tensor) (int, error) {
 	if err := x.check(op); err != nil {
 		return 0, err
+	}
+	for _, p := range perChannel {
+		if p != nil && p.err != nil {
+			return 0, p.err
+		}
 	}
 	if !x.t.DType.IsFloat() {
 		return 0, errorf(op, ErrDType, "x", "is "+x.t.DType.String()+" but the op takes float32, float64", "cast it with .Cast(lathe.Float32)")
