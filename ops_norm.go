@@ -50,7 +50,7 @@ var (
 	// batch_norm_eval normalises x per channel by given statistics [C].
 	opBatchNormEval = composite("batch_norm_eval", []string{"x", "running_mean", "running_var"}, func(in []*Tensor, attrs any) *Tensor {
 		x, mean, variance := in[0], in[1], in[2]
-		shape := channelShape(x)
+		shape := channelShape(x.t.Rank(), x.t.Shape[1])
 		return x.Sub(mean.Reshape(shape...)).Mul(variance.Reshape(shape...).AddScalar(attrs.(batchNormAttrs).eps).Rsqrt())
 	})
 	// group_norm normalises x [N, C, ...] over each of its groups of C/G
@@ -92,7 +92,8 @@ var (
 // ones keep the old values. The update is not recorded for autodiff, and
 // the running statistics must not require a gradient (PyTorch refuses that
 // too). Out of training, x is normalised by runningMean and runningVar,
-// which must be given. On any error the statistics are left as they were.
+// which must be given. On any error, and after an empty batch (as in
+// PyTorch), the statistics are left as they were.
 func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64) *Tensor {
 	const op = "batch_norm"
 	c, err := x.checkNorm(op, runningMean, runningVar, weight, bias)
@@ -105,16 +106,16 @@ func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 	if !(momentum >= 0 && momentum <= 1) {
 		return failed(errorf(op, ErrValue, "momentum", "is "+strconv.FormatFloat(momentum, 'g', -1, 64), "use a momentum in [0, 1], e.g. 0.1"))
 	}
-	if (runningMean == nil) != (runningVar == nil) || !training && runningMean == nil {
-		arg := "running_mean"
-		if runningMean != nil {
-			arg = "running_var"
+	switch {
+	case (runningMean == nil) != (runningVar == nil):
+		missing := "running_mean"
+		if runningVar == nil {
+			missing = "running_var"
 		}
-		detail := "is nil but the other running statistic is given"
-		if !training && runningMean == nil && runningVar == nil {
-			detail = "is nil, but out of training the input is normalised by the running statistics"
-		}
-		return failed(errorf(op, ErrValue, arg, detail, "pass both running_mean and running_var, or neither in training"))
+		return failed(errorf(op, ErrValue, missing, "is nil but the other running statistic is given", "pass both, or neither in training"))
+	case !training && runningMean == nil:
+		return failed(errorf(op, ErrValue, "running_mean", "is nil, but out of training x is normalised by the running statistics",
+			"pass running_mean and running_var, or set training"))
 	}
 	for _, p := range []struct {
 		name    string
@@ -129,9 +130,10 @@ func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 				"pass "+p.name+".Detach()"))
 		}
 	}
+	bcast := channelShape(x.t.Rank(), c)
 	a := batchNormAttrs{eps: eps}
 	if !training {
-		return channelAffine(apply(opBatchNormEval, a, x, runningMean, runningVar), weight, bias, x.t.Rank(), c)
+		return channelAffine(apply(opBatchNormEval, a, x, runningMean, runningVar), weight, bias, bcast)
 	}
 	n := 0
 	if c > 0 {
@@ -144,9 +146,9 @@ func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 	if runningMean != nil {
 		a.stats = &batchStats{}
 	}
-	y := channelAffine(apply(opBatchNorm, a, x), weight, bias, x.t.Rank(), c)
+	y := channelAffine(apply(opBatchNorm, a, x), weight, bias, bcast)
 	if y.err != nil || runningMean == nil || n == 0 {
-		return y // PyTorch leaves the statistics as they were after an empty batch
+		return y
 	}
 	mean, variance, err := updateRunning(runningMean, runningVar, a.stats, momentum, n)
 	if err != nil {
@@ -208,7 +210,7 @@ func (x *Tensor) GroupNorm(groups int, weight, bias *Tensor, eps float64) *Tenso
 	if err := x.checkChannels(op, "bias", bias, c); err != nil {
 		return failed(err)
 	}
-	return channelAffine(apply(opGroupNorm, groupNormAttrs{groups: groups, eps: eps}, x), weight, bias, x.t.Rank(), c)
+	return channelAffine(apply(opGroupNorm, groupNormAttrs{groups: groups, eps: eps}, x), weight, bias, channelShape(x.t.Rank(), c))
 }
 
 // checkNorm checks the input of a channel normalisation: a live float
@@ -269,31 +271,26 @@ func checkEps(op string, eps float64) error {
 	return errorf(op, ErrValue, "eps", "is "+strconv.FormatFloat(eps, 'g', -1, 64), "use a finite eps ≥ 0, e.g. 1e-5")
 }
 
-// channelAffine is y·weight + bias with [C] parameters broadcast along dim 1
-// of a rank-r y; a nil parameter is left out.
-func channelAffine(y, weight, bias *Tensor, r, c int) *Tensor {
+// channelAffine is y·weight + bias with [C] parameters reshaped to bcast
+// (channelShape); a nil parameter is left out.
+func channelAffine(y, weight, bias *Tensor, bcast []int) *Tensor {
+	if weight != nil {
+		y = y.Mul(weight.Reshape(bcast...))
+	}
+	if bias != nil {
+		y = y.Add(bias.Reshape(bcast...))
+	}
+	return y
+}
+
+// channelShape is [1, c, 1, ...] of rank r: a [c] tensor reshaped to it
+// broadcasts along dim 1 of [N, c, ...].
+func channelShape(r, c int) []int {
 	shape := make([]int, r)
 	for i := range shape {
 		shape[i] = 1
 	}
 	shape[1] = c
-	if weight != nil {
-		y = y.Mul(weight.Reshape(shape...))
-	}
-	if bias != nil {
-		y = y.Add(bias.Reshape(shape...))
-	}
-	return y
-}
-
-// channelShape is [1, C, 1, ...] for x [N, C, ...]: a [C] tensor reshaped
-// to it broadcasts along dim 1.
-func channelShape(x *Tensor) []int {
-	shape := make([]int, x.t.Rank())
-	for i := range shape {
-		shape[i] = 1
-	}
-	shape[1] = x.t.Shape[1]
 	return shape
 }
 
