@@ -9,12 +9,12 @@ import (
 )
 
 // Normalisation over channels (batch norm, group norm) and the pixel
-// shuffles. Like layer_norm (ops_nn.go) each is a composite op, registered in
-// dispatch and built from mean, sub, mul, rsqrt, reshape and permute, so that
-// every backend runs it with kernels it already has and autodiff
-// differentiates it, to any order, with the rules of those ops. The methods
-// check the arguments first, so that every error names the op the caller
-// called and the argument at fault.
+// shuffles. Like layer_norm (ops_nn.go) each is a composite op, registered
+// in dispatch and built from mean, var, mul, add, rsqrt, reshape and
+// permute, so that every backend runs it with kernels it already has and
+// autodiff differentiates it, to any order, with the rules of those ops. The
+// methods check the arguments first, so that every error names the op the
+// caller called and the argument at fault.
 
 // batchNormAttrs are the attributes of batch_norm and batch_norm_eval.
 type batchNormAttrs struct {
@@ -34,39 +34,44 @@ type groupNormAttrs struct {
 
 var (
 	// batch_norm normalises x [N, C, ...] per channel by the statistics of
-	// the batch: the mean and the biased variance over every dim but 1.
-	opBatchNorm = composite("batch_norm", []string{"x"}, func(in []*Tensor, attrs any) *Tensor {
+	// the batch (the mean and the biased variance over every dim but 1),
+	// then applies weight and bias [C].
+	opBatchNorm = composite("batch_norm", []string{"x", "weight", "bias"}, func(in []*Tensor, attrs any) *Tensor {
 		a := attrs.(batchNormAttrs)
 		x := in[0]
 		dims := append([]int{0}, spatialDims(x.t.Rank())...)
-		mean := x.MeanKeepDim(dims...)
-		xc := x.Sub(mean)
-		variance := xc.Square().MeanKeepDim(dims...)
+		mean, variance := x.MeanKeepDim(dims...), x.VarKeepDim(false, dims...)
 		if a.stats != nil {
 			a.stats.mean, a.stats.variance = mean.Detach(), variance.Detach()
 		}
-		return xc.Mul(variance.AddScalar(a.eps).Rsqrt())
+		return scaleShift(x, mean, variance, in[1], in[2], a.eps, channelShape(x.t.Rank(), x.t.Shape[1]))
 	})
-	// batch_norm_eval normalises x per channel by given statistics [C].
-	opBatchNormEval = composite("batch_norm_eval", []string{"x", "running_mean", "running_var"}, func(in []*Tensor, attrs any) *Tensor {
-		x, mean, variance := in[0], in[1], in[2]
-		shape := channelShape(x.t.Rank(), x.t.Shape[1])
-		return x.Sub(mean.Reshape(shape...)).Mul(variance.Reshape(shape...).AddScalar(attrs.(batchNormAttrs).eps).Rsqrt())
-	})
+	// batch_norm_eval normalises x per channel by given statistics [C], then
+	// applies weight and bias [C].
+	opBatchNormEval = composite("batch_norm_eval", []string{"x", "running_mean", "running_var", "weight", "bias"},
+		func(in []*Tensor, attrs any) *Tensor {
+			x := in[0]
+			bcast := channelShape(x.t.Rank(), x.t.Shape[1])
+			return scaleShift(x, in[1].Reshape(bcast...), in[2].Reshape(bcast...), in[3], in[4], attrs.(batchNormAttrs).eps, bcast)
+		})
 	// group_norm normalises x [N, C, ...] over each of its groups of C/G
-	// channels (with all their positions), per sample.
-	opGroupNorm = composite("group_norm", []string{"x"}, func(in []*Tensor, attrs any) *Tensor {
+	// channels (with all their positions), per sample, then applies weight
+	// and bias [C].
+	opGroupNorm = composite("group_norm", []string{"x", "weight", "bias"}, func(in []*Tensor, attrs any) *Tensor {
 		a := attrs.(groupNormAttrs)
 		x := in[0]
-		n := x.t.Shape[0]
+		n, c := x.t.Shape[0], x.t.Shape[1]
 		per := 0 // elements per group; a reshape to -1 is ambiguous when x is empty
 		if n > 0 {
 			per = x.t.Numel() / (n * a.groups)
 		}
 		g := x.Reshape(n, a.groups, per)
-		gc := g.Sub(g.MeanKeepDim(2))
-		variance := gc.Square().MeanKeepDim(2)
-		return gc.Mul(variance.AddScalar(a.eps).Rsqrt()).Reshape(x.t.Shape...)
+		// The statistics [N, G, 1] repeated for each channel of its group,
+		// shaped [N, C, 1, ...] to broadcast over x.
+		bcast := channelShape(x.t.Rank(), c)
+		perSample := slices.Concat([]int{n}, bcast[1:])
+		stat := func(t *Tensor) *Tensor { return t.Expand(n, a.groups, c/a.groups).Reshape(perSample...) }
+		return scaleShift(x, stat(g.MeanKeepDim(2)), stat(g.VarKeepDim(false, 2)), in[1], in[2], a.eps, bcast)
 	})
 	opPixelShuffle = composite("pixel_shuffle", []string{"x"}, func(in []*Tensor, attrs any) *Tensor {
 		return pixelShuffle(in[0], attrs.(int), false)
@@ -75,6 +80,16 @@ var (
 		return pixelShuffle(in[0], attrs.(int), true)
 	})
 )
+
+// scaleShift is (x - mean)/√(variance + eps)·weight + bias, computed as
+// x·s + (bias - mean·s) with s = weight/√(variance + eps), as PyTorch's cpu
+// kernel computes it: two passes over x, and the rest on tensors of the
+// statistics' size. mean and variance broadcast over x; weight and bias
+// are [C], reshaped to bcast.
+func scaleShift(x, mean, variance, weight, bias *Tensor, eps float64, bcast []int) *Tensor {
+	s := variance.AddScalar(eps).Rsqrt().Mul(weight.Reshape(bcast...))
+	return x.Mul(s).Add(bias.Reshape(bcast...).Sub(mean.Mul(s)))
+}
 
 // BatchNorm normalises x [N, C, ...] (rank 2 or more) per channel, as
 // torch.nn.functional.batch_norm, then scales by weight and shifts by bias
@@ -130,10 +145,10 @@ func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 				"pass "+p.name+".Detach()"))
 		}
 	}
-	bcast := channelShape(x.t.Rank(), c)
+	weight, bias = x.identityAffine(op, weight, bias, c)
 	a := batchNormAttrs{eps: eps}
 	if !training {
-		return channelAffine(apply(opBatchNormEval, a, x, runningMean, runningVar), weight, bias, bcast)
+		return apply(opBatchNormEval, a, x, runningMean, runningVar, weight, bias)
 	}
 	n := 0
 	if c > 0 {
@@ -146,7 +161,7 @@ func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 	if runningMean != nil {
 		a.stats = &batchStats{}
 	}
-	y := channelAffine(apply(opBatchNorm, a, x), weight, bias, bcast)
+	y := apply(opBatchNorm, a, x, weight, bias)
 	if y.err != nil || runningMean == nil || n == 0 {
 		return y
 	}
@@ -210,7 +225,8 @@ func (x *Tensor) GroupNorm(groups int, weight, bias *Tensor, eps float64) *Tenso
 	if err := x.checkChannels(op, "bias", bias, c); err != nil {
 		return failed(err)
 	}
-	return channelAffine(apply(opGroupNorm, groupNormAttrs{groups: groups, eps: eps}, x), weight, bias, channelShape(x.t.Rank(), c))
+	weight, bias = x.identityAffine(op, weight, bias, c)
+	return apply(opGroupNorm, groupNormAttrs{groups: groups, eps: eps}, x, weight, bias)
 }
 
 // checkNorm checks the input of a channel normalisation: a live float
@@ -271,16 +287,18 @@ func checkEps(op string, eps float64) error {
 	return errorf(op, ErrValue, "eps", "is "+strconv.FormatFloat(eps, 'g', -1, 64), "use a finite eps ≥ 0, e.g. 1e-5")
 }
 
-// channelAffine is y·weight + bias with [C] parameters reshaped to bcast
-// (channelShape); a nil parameter is left out.
-func channelAffine(y, weight, bias *Tensor, bcast []int) *Tensor {
-	if weight != nil {
-		y = y.Mul(weight.Reshape(bcast...))
+// identityAffine fills in a missing weight with ones and a missing bias
+// with zeros, [c] each. They touch only tensors of the statistics' size
+// (scaleShift), so leaving them out would save nothing worth a second
+// composite.
+func (x *Tensor) identityAffine(op string, weight, bias *Tensor, c int) (*Tensor, *Tensor) {
+	if weight == nil {
+		weight = x.fullLike(op, 1, []int{c})
 	}
-	if bias != nil {
-		y = y.Add(bias.Reshape(bcast...))
+	if bias == nil {
+		bias = x.fullLike(op, 0, []int{c})
 	}
-	return y
+	return weight, bias
 }
 
 // channelShape is [1, c, 1, ...] of rank r: a [c] tensor reshaped to it
