@@ -17,11 +17,6 @@ func init() {
 		}
 		ops[k] = f
 	}
-	// Batch and group norm are a variance, then a division by it, as
-	// layer_norm is.
-	opTol["batch_norm"] = opTol["layer_norm"]
-	opTol["batch_norm_stats"] = opTol["var"]
-	opTol["group_norm"] = opTol["layer_norm"]
 }
 
 var normOps = map[string]opFunc{
