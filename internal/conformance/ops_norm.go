@@ -1,11 +1,6 @@
 package conformance
 
-import (
-	"encoding/json"
-	"strconv"
-
-	"github.com/lathe-ml/lathe"
-)
+import "github.com/lathe-ml/lathe"
 
 // The table entries of the channel normalisations and the pixel shuffles
 // (cases from build/torchref/norm.py).
@@ -63,23 +58,4 @@ func batchNorm(a *Attrs, in []*lathe.Tensor) (y, mean, variance *lathe.Tensor) {
 	mean, variance = stat("running_mean"), stat("running_var")
 	y = x.BatchNorm(mean, variance, in[1], in[2], a.Bool("training"), a.Float("momentum"), a.Float("eps"))
 	return y, mean, variance
-}
-
-// Floats reads a list of numbers.
-func (a *Attrs) Floats(k string) []float64 {
-	l, ok := a.m[k].([]any)
-	if !ok {
-		a.fail(k, "a list of numbers")
-		return nil
-	}
-	out := make([]float64, 0, len(l))
-	for _, e := range l {
-		n, _ := e.(json.Number)
-		v, err := strconv.ParseFloat(string(n), 64)
-		if err != nil {
-			a.fail(k, "a list of numbers")
-		}
-		out = append(out, v)
-	}
-	return out
 }
