@@ -102,6 +102,7 @@ func scaleShift(x, mean, variance, weight, bias *Tensor, eps float64, bcast []in
 //
 //	running = (1 - momentum)·running + momentum·batch
 //
+// with momentum in [0, 1] (PyTorch's default is 0.1; eps's is 1e-5).
 // Tensors never change, so the update rebinds the two handles to new
 // tensors (as an optimizer step rebinds parameters); other views of the old
 // ones keep the old values. The update is not recorded for autodiff, and
