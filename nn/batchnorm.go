@@ -14,8 +14,10 @@ import (
 // shifts by Bias.
 //
 // RunningMean and RunningVar are state, not parameters: Parameters leaves
-// them out (so optimizers do not see them) and Buffers lists them. Each
-// training step rebinds the two handles to the new statistics.
+// them out (so optimizers do not see them) and Buffers lists them (so Save,
+// Load and To include them). Each training step rebinds the two handles to
+// the new statistics. PyTorch's num_batches_tracked is not kept: it serves
+// only momentum=None, the cumulative average, which lathe does not offer.
 type BatchNorm2d struct {
 	Weight, Bias            *lathe.Tensor // [C]: ones and zeros at first
 	RunningMean, RunningVar *lathe.Tensor // [C]: zeros and ones at first
@@ -67,7 +69,7 @@ func (b *BatchNorm2d) Buffers() []Param {
 
 // To moves the parameters and the running statistics to dev.
 func (b *BatchNorm2d) To(dev lathe.Device) error {
-	return moveParams(append(b.Parameters(), b.Buffers()...), dev)
+	return moveParams(state(b), dev)
 }
 
 // Train switches between batch statistics (true) and running ones (false).

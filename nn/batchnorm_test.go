@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"testing"
@@ -116,5 +117,32 @@ func TestNormModuleErrors(t *testing.T) {
 				t.Fatalf("error %v, want kind %v", err, c.kind)
 			}
 		})
+	}
+}
+
+// The running statistics are saved and loaded with the parameters, and a
+// Seq moves them with its children's parameters.
+func TestBatchNorm2dSaveLoad(t *testing.T) {
+	bn := NewBatchNorm2d(3, WithDType(lathe.Float64))
+	m := Sequential(bn)
+	m.Forward(seq(0.7, 0, 2, 3, 2, 2))
+	if err := m.To(lathe.CPU); err != nil {
+		t.Fatal(err)
+	}
+	if names := []string{Buffers(m)[0].Name, Buffers(m)[1].Name}; names[0] != "0.running_mean" || names[1] != "0.running_var" {
+		t.Fatalf("buffers are named %v", names)
+	}
+	var buf bytes.Buffer
+	if err := Save(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	fresh := NewBatchNorm2d(3, WithDType(lathe.Float64))
+	if err := Load(&buf, Sequential(fresh)); err != nil {
+		t.Fatal(err)
+	}
+	checkClose(t, "loaded running mean", fresh.RunningMean, values(t, bn.RunningMean))
+	checkClose(t, "loaded running var", fresh.RunningVar, values(t, bn.RunningVar))
+	if fresh.RunningMean.RequiresGrad() {
+		t.Error("a loaded running mean requires a gradient")
 	}
 }
