@@ -19,6 +19,10 @@
 // Module.To and Load rebind the same way. One consequence: OnGrad hooks live
 // on a leaf, so a hook set on a parameter does not survive its first update;
 // set hooks again after each step, or clip with ClipGradNorm instead.
+// BatchNorm2d's running statistics are handles of the same kind, rebound by
+// each training step (outside the tape); they are state, not parameters, so
+// optimizers leave them out. Buffers lists them, and Save, Load and To
+// include them.
 //
 // Layers are built without returning errors, so that they compose in
 // Sequential; a bad size leaves the parameter a failed tensor, and that

@@ -170,8 +170,8 @@ func (s *Seq) Parameters() []Param {
 	return out
 }
 
-// To moves every child's parameters to dev.
-func (s *Seq) To(dev lathe.Device) error { return moveParams(s.Parameters(), dev) }
+// To moves every child's parameters and buffers to dev.
+func (s *Seq) To(dev lathe.Device) error { return moveParams(state(s), dev) }
 
 // Train sets every child's mode.
 func (s *Seq) Train(on bool) {

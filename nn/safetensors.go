@@ -45,10 +45,11 @@ type stEntry struct {
 	Offsets []uint64 `json:"data_offsets"`
 }
 
-// Save writes m's parameters to w in the safetensors format, named as
-// Parameters names them, in name order.
+// Save writes m's parameters, and its buffers if it has any (Buffered), to
+// w in the safetensors format, named as Parameters and Buffers name them,
+// in name order.
 func Save(w io.Writer, m Module) error {
-	ps := slices.Clone(m.Parameters())
+	ps := state(m)
 	slices.SortFunc(ps, func(a, b Param) int { return cmpString(a.Name, b.Name) })
 	header := map[string]stEntry{}
 	var data []byte
@@ -150,14 +151,14 @@ func encode(t *lathe.Tensor) ([]byte, error) {
 }
 
 // Load reads a safetensors file written for m (by Save, or by PyTorch's
-// safetensors with the same state-dict names) into m's parameters. It checks
-// everything first: the header's size and JSON, that the file has exactly
-// m's tensors with their dtypes and shapes, that the offsets tile the data
-// exactly and that nothing follows it; only then does it rebind the
-// parameters, each on its own device. On any error m is unchanged. Errors
-// name the tensor at fault.
+// safetensors with the same state-dict names) into m's parameters and
+// buffers. It checks everything first: the header's size and JSON, that the
+// file has exactly m's tensors with their dtypes and shapes, that the
+// offsets tile the data exactly and that nothing follows it; only then does
+// it rebind the tensors, each on its own device. On any error m is
+// unchanged. Errors name the tensor at fault.
 func Load(r io.Reader, m Module) error {
-	ps := m.Parameters()
+	ps := state(m)
 	if err := Err(m); err != nil {
 		return err
 	}

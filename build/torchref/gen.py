@@ -23,6 +23,7 @@ from elementwise import binary, elementwise  # noqa: E402
 from gradtensor import grad  # noqa: E402
 from interp import grad_interp, interp_cases  # noqa: E402
 from nn import nn  # noqa: E402
+from norm import grad_norm, norm  # noqa: E402
 from pool import grad_pool, pool  # noqa: E402
 from reduce import matmul, reductions  # noqa: E402
 from shape import indexing, views  # noqa: E402
@@ -34,7 +35,7 @@ def main():
     os.makedirs(folder, exist_ok=True)
     total, size = 0, 0
     for make in (elementwise, binary, reductions, matmul, views, indexing, nn, grad,
-                 pool, grad_pool, interp_cases, grad_interp):
+                 pool, grad_pool, interp_cases, grad_interp, norm, grad_norm):
         path, n = make().write(folder)
         total += n
         size += os.path.getsize(path)

@@ -106,6 +106,24 @@ func (a *Attrs) Ints(k string) []int {
 	return out
 }
 
+// Floats reads a list of numbers (or "nan", "inf", "-inf").
+func (a *Attrs) Floats(k string) []float64 {
+	l, ok := a.m[k].([]any)
+	if !ok {
+		a.fail(k, "a list of numbers")
+		return nil
+	}
+	out := make([]float64, 0, len(l))
+	for _, e := range l {
+		v, err := parseFloat(e, 64)
+		if err != nil {
+			a.fail(k, "a list of numbers")
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
 // Float reads a number, or "nan", "inf", "-inf".
 func (a *Attrs) Float(k string) float64 {
 	v, err := parseFloat(a.m[k], 64)

@@ -33,6 +33,10 @@ var (
 		"std": {"float32": {RTol: 1e-4, ATol: 1e-5}, "float64": {RTol: 1e-10, ATol: 1e-12}},
 		// Layer norm is a variance, then a division by it.
 		"layer_norm": {"float32": {RTol: 1e-4, ATol: 1e-5}, "float64": {RTol: 1e-10, ATol: 1e-12}},
+		// So are batch and group norm; their running statistics are a variance.
+		"batch_norm":       {"float32": {RTol: 1e-4, ATol: 1e-5}, "float64": {RTol: 1e-10, ATol: 1e-12}},
+		"batch_norm_stats": {"float32": {RTol: 1e-4, ATol: 1e-5}, "float64": {RTol: 1e-10, ATol: 1e-12}},
+		"group_norm":       {"float32": {RTol: 1e-4, ATol: 1e-5}, "float64": {RTol: 1e-10, ATol: 1e-12}},
 	}
 )
 

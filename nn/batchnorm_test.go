@@ -1,0 +1,148 @@
+package nn
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// Reference values from PyTorch 1.13, by build/torchref/nn_norm_ref.py.
+var (
+	bnTrain2Y     = []float64{-0.40134536367697576, -0.8661232458317031, -0.8807675228656775, -0.43839076246668013, -0.8233947972537081, -0.8536827766517867, -0.8659748274625676, -0.8544898061211484, -1.5883134697026684, -0.16275405850222574, 0.7729391968740154, 0.7786951378121885, -0.42352107219248497, 0.26997704908172204, 0.8792830547221032, 1.1178308096070266, -0.8539447296165267, -0.8237921177071362, -0.7897016211665466, -0.7677065331964997, 0.7663941610374702, -0.17901622332202843, -1.6066444132876394, -2.8450545638127283}
+	bnRunningMean = []float64{0.18526608478952714, -0.02125043763025391, 0.22380143410594028}
+	bnRunningVar  = []float64{1.1928254945640853, 1.1461963653875333, 1.119410190257684}
+	bnWeight      = []float64{-3.4155320265045512, -0.21857614931972408, 2.9757678462385364}
+	bnBias        = []float64{-0.18576426340566732, -1.65817180229398, -1.0159385582259044}
+	bnEvalY       = []float64{0.3936164161384137, -2.3934469930855795, -2.134785889043886, 0.8869328672940469, 3.3695515790799644, 2.6000452600313433, -1.7261146868117714, -1.8642550531211826, -1.781927186824037, -1.5690996188393684, -1.4583519663959457, -1.5707101231699658, 0.019850393711804033, 1.1299652108365497, -0.792854603455766, -3.6473366405069907, -4.314080787585518, -2.0644638687303316}
+
+	gnY          = []float64{0.006717070237226425, 0.5801951095486881, 0.7196764018778674, 0.43920857192918145, -0.8345092738444952, -1.6178764614122505, 2.016378417437795, 0.140963888401411, -1.7042274591604247, 2.8637221335286314, 1.0972900498397196, -1.6568590544633093, -0.6186814741361364, -0.46982175661448433, 0.07108871171626316, 0.9893993446146105, 1.2095055783497926, 0.4359241151043123, 0.6242249524226133, 1.6560100559348867, 1.1859828099789056, 0.6068660485646123, 2.659106991472277, 3.0556507177449848}
+	gnWeightGrad = []float64{-0.7764533861321713, 3.8355539898229574, 1.3424629620660578, -3.667837491549116}
+	gnBiasGrad   = []float64{4.175449644551986, 1.171177265573063, -3.3266793164576134, -3.582073359524216}
+)
+
+// seq is sin(scale·i + shift) over i = 0, 1, ... in the given shape, as the
+// reference script makes its inputs.
+func seq(scale, shift float64, shape ...int) *lathe.Tensor {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	return lathe.Arange(lathe.CPU, lathe.Float64, 0, float64(n), 1).MulScalar(scale).AddScalar(shift).Sin().Reshape(shape...)
+}
+
+func checkClose(t *testing.T, what string, x *lathe.Tensor, want []float64) {
+	t.Helper()
+	got := values(t, x)
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if math.Abs(got[i]-want[i]) > 1e-10*max(1, math.Abs(want[i])) {
+			t.Fatalf("%s: [%d] is %v, want %v (all: %v)", what, i, got[i], want[i], got)
+		}
+	}
+}
+
+// Two SGD steps in training mode, then evaluation: the outputs, the running
+// statistics and the parameters match PyTorch's.
+func TestBatchNorm2dTrainThenEval(t *testing.T) {
+	bn := NewBatchNorm2d(3, WithDType(lathe.Float64))
+	opt, err := NewSGD(bn.Parameters(), 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := seq(0.3, 1, 2, 3, 2, 2)
+	var y *lathe.Tensor
+	for _, shift := range []float64{0, 0.5} {
+		x := seq(0.7, shift, 2, 3, 2, 2).MulScalar(2).AddScalar(0.5)
+		opt.ZeroGrad()
+		y = bn.Forward(x)
+		if err := y.Mul(u).Sum().Backward(); err != nil {
+			t.Fatal(err)
+		}
+		if err := opt.Step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkClose(t, "second training output", y, bnTrain2Y)
+	checkClose(t, "running mean", bn.RunningMean, bnRunningMean)
+	checkClose(t, "running var", bn.RunningVar, bnRunningVar)
+	checkClose(t, "weight", bn.Weight, bnWeight)
+	checkClose(t, "bias", bn.Bias, bnBias)
+	if bn.RunningMean.RequiresGrad() {
+		t.Error("the running mean requires a gradient")
+	}
+
+	m := Sequential(bn)
+	m.Train(false)
+	checkClose(t, "eval output", m.Forward(seq(1.1, 0, 1, 3, 2, 3)), bnEvalY)
+	checkClose(t, "running mean after eval", bn.RunningMean, bnRunningMean)
+	m.Train(true)
+	if bn.Eval {
+		t.Error("Train(true) left the layer in evaluation mode")
+	}
+}
+
+func TestGroupNormModule(t *testing.T) {
+	g := NewGroupNorm(2, 4, 1e-5, WithDType(lathe.Float64))
+	g.Weight = lathe.FromSlice(lathe.CPU, []float64{0.5, 1, -1.5, 2}, 4).RequireGrad()
+	g.Bias = lathe.FromSlice(lathe.CPU, []float64{0.1, 0, -0.2, 0.3}, 4).RequireGrad()
+	y := g.Forward(seq(0.9, 0, 2, 4, 3).MulScalar(3))
+	checkClose(t, "output", y, gnY)
+	if err := y.Mul(seq(0.4, 2, 2, 4, 3)).Sum().Backward(); err != nil {
+		t.Fatal(err)
+	}
+	checkClose(t, "weight gradient", g.Weight.Grad(), gnWeightGrad)
+	checkClose(t, "bias gradient", g.Bias.Grad(), gnBiasGrad)
+}
+
+func TestNormModuleErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		got  *lathe.Tensor
+		kind error
+	}{
+		{"batch_norm2d/rank3", NewBatchNorm2d(3).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 3, 4)), lathe.ErrShape},
+		{"batch_norm2d/channels", NewBatchNorm2d(3).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 4, 2, 2)), lathe.ErrShape},
+		{"batch_norm2d/zero_channels", NewBatchNorm2d(0).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 0, 2, 2)), lathe.ErrShape},
+		{"group_norm/indivisible", NewGroupNorm(4, 6, 1e-5).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 6, 2)), lathe.ErrValue},
+		{"group_norm/channels", NewGroupNorm(2, 4, 1e-5).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 6, 2)), lathe.ErrShape},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.got.Err(); !errors.Is(err, c.kind) {
+				t.Fatalf("error %v, want kind %v", err, c.kind)
+			}
+		})
+	}
+}
+
+// The running statistics are saved and loaded with the parameters, and a
+// Seq moves them with its children's parameters.
+func TestBatchNorm2dSaveLoad(t *testing.T) {
+	bn := NewBatchNorm2d(3, WithDType(lathe.Float64))
+	m := Sequential(bn)
+	m.Forward(seq(0.7, 0, 2, 3, 2, 2))
+	if err := m.To(lathe.CPU); err != nil {
+		t.Fatal(err)
+	}
+	if names := []string{Buffers(m)[0].Name, Buffers(m)[1].Name}; names[0] != "0.running_mean" || names[1] != "0.running_var" {
+		t.Fatalf("buffers are named %v", names)
+	}
+	var buf bytes.Buffer
+	if err := Save(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	fresh := NewBatchNorm2d(3, WithDType(lathe.Float64))
+	if err := Load(&buf, Sequential(fresh)); err != nil {
+		t.Fatal(err)
+	}
+	checkClose(t, "loaded running mean", fresh.RunningMean, values(t, bn.RunningMean))
+	checkClose(t, "loaded running var", fresh.RunningVar, values(t, bn.RunningVar))
+	if fresh.RunningMean.RequiresGrad() {
+		t.Error("a loaded running mean requires a gradient")
+	}
+}

@@ -1,0 +1,40 @@
+package nn
+
+import (
+	"slices"
+	"strconv"
+)
+
+// Buffered is a Module with state that is not a parameter, such as
+// BatchNorm2d's running statistics. Save and Load include its buffers and
+// To moves them; optimizers, which take Parameters, do not see them.
+type Buffered interface {
+	Module
+	// Buffers lists the module's buffers with their state-dict names
+	// ("running_mean", "1.running_var"), in a fixed order. As with
+	// Parameters, the handles are the module's own.
+	Buffers() []Param
+}
+
+// Buffers lists m's buffers, or nil when it has none.
+func Buffers(m Module) []Param {
+	if b, ok := m.(Buffered); ok {
+		return b.Buffers()
+	}
+	return nil
+}
+
+// state is m's parameters, then its buffers: what Save writes, Load reads
+// and To moves.
+func state(m Module) []Param { return append(slices.Clone(m.Parameters()), Buffers(m)...) }
+
+// Buffers lists each child's buffers under "<index>.<name>".
+func (s *Seq) Buffers() []Param {
+	var out []Param
+	for i, m := range s.Modules {
+		for _, p := range Buffers(m) {
+			out = append(out, Param{Name: strconv.Itoa(i) + "." + p.Name, T: p.T})
+		}
+	}
+	return out
+}

@@ -1,0 +1,398 @@
+package lathe
+
+import (
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Normalisation over channels (batch norm, group norm) and the pixel
+// shuffles. Like layer_norm (ops_nn.go) each is a composite op, registered
+// in dispatch and built from mean, var, mul, add, rsqrt, reshape and
+// permute, so that every backend runs it with kernels it already has and
+// autodiff differentiates it, to any order, with the rules of those ops. The
+// methods check the arguments first, so that every error names the op the
+// caller called and the argument at fault.
+
+// batchNormAttrs are the attributes of batch_norm and batch_norm_eval.
+type batchNormAttrs struct {
+	eps float64
+	// stats, when not nil, receives the batch's mean and biased variance
+	// (detached, shaped as the per-channel broadcast) from batch_norm, so
+	// that the running statistics are updated without a second pass over x.
+	stats *batchStats
+}
+
+type batchStats struct{ mean, variance *Tensor }
+
+type groupNormAttrs struct {
+	groups int
+	eps    float64
+}
+
+var (
+	// batch_norm normalises x [N, C, ...] per channel by the statistics of
+	// the batch (the mean and the biased variance over every dim but 1),
+	// then applies weight and bias [C].
+	opBatchNorm = composite("batch_norm", []string{"x", "weight", "bias"}, func(in []*Tensor, attrs any) *Tensor {
+		a := attrs.(batchNormAttrs)
+		x := in[0]
+		dims := append([]int{0}, spatialDims(x.t.Rank())...)
+		mean, variance := x.MeanKeepDim(dims...), x.VarKeepDim(false, dims...)
+		if a.stats != nil {
+			a.stats.mean, a.stats.variance = mean.Detach(), variance.Detach()
+		}
+		return scaleShift(x, mean, variance, in[1], in[2], a.eps, channelShape(x.t.Rank(), x.t.Shape[1]))
+	})
+	// batch_norm_eval normalises x per channel by given statistics [C], then
+	// applies weight and bias [C].
+	opBatchNormEval = composite("batch_norm_eval", []string{"x", "running_mean", "running_var", "weight", "bias"},
+		func(in []*Tensor, attrs any) *Tensor {
+			x := in[0]
+			bcast := channelShape(x.t.Rank(), x.t.Shape[1])
+			return scaleShift(x, in[1].Reshape(bcast...), in[2].Reshape(bcast...), in[3], in[4], attrs.(batchNormAttrs).eps, bcast)
+		})
+	// group_norm normalises x [N, C, ...] over each of its groups of C/G
+	// channels (with all their positions), per sample, then applies weight
+	// and bias [C].
+	opGroupNorm = composite("group_norm", []string{"x", "weight", "bias"}, func(in []*Tensor, attrs any) *Tensor {
+		a := attrs.(groupNormAttrs)
+		x := in[0]
+		n, c := x.t.Shape[0], x.t.Shape[1]
+		per := 0 // elements per group; a reshape to -1 is ambiguous when x is empty
+		if n > 0 {
+			per = x.t.Numel() / (n * a.groups)
+		}
+		g := x.Reshape(n, a.groups, per)
+		// The statistics [N, G, 1] repeated for each channel of its group,
+		// shaped [N, C, 1, ...] to broadcast over x.
+		bcast := channelShape(x.t.Rank(), c)
+		perSample := slices.Concat([]int{n}, bcast[1:])
+		stat := func(t *Tensor) *Tensor { return t.Expand(n, a.groups, c/a.groups).Reshape(perSample...) }
+		return scaleShift(x, stat(g.MeanKeepDim(2)), stat(g.VarKeepDim(false, 2)), in[1], in[2], a.eps, bcast)
+	})
+	opPixelShuffle = composite("pixel_shuffle", []string{"x"}, func(in []*Tensor, attrs any) *Tensor {
+		return pixelShuffle(in[0], attrs.(int), false)
+	})
+	opPixelUnshuffle = composite("pixel_unshuffle", []string{"x"}, func(in []*Tensor, attrs any) *Tensor {
+		return pixelShuffle(in[0], attrs.(int), true)
+	})
+)
+
+// scaleShift is (x - mean)/√(variance + eps)·weight + bias, computed as
+// x·s + (bias - mean·s) with s = weight/√(variance + eps), as PyTorch's cpu
+// kernel computes it: two passes over x, and the rest on tensors of the
+// statistics' size. mean and variance broadcast over x; weight and bias
+// are [C], reshaped to bcast.
+func scaleShift(x, mean, variance, weight, bias *Tensor, eps float64, bcast []int) *Tensor {
+	s := variance.AddScalar(eps).Rsqrt().Mul(weight.Reshape(bcast...))
+	return x.Mul(s).Add(bias.Reshape(bcast...).Sub(mean.Mul(s)))
+}
+
+// BatchNorm normalises x [N, C, ...] (rank 2 or more) per channel, as
+// torch.nn.functional.batch_norm, then scales by weight and shifts by bias
+// ([C] each; nil for none).
+//
+// In training, x is normalised by the batch's statistics over every dim but
+// 1: its mean and its biased variance, plus eps. runningMean and runningVar
+// ([C], or both nil to keep no statistics) are then updated as PyTorch does,
+// with the unbiased variance:
+//
+//	running = (1 - momentum)·running + momentum·batch
+//
+// with momentum in [0, 1] (PyTorch's default is 0.1; eps's is 1e-5).
+// Tensors never change, so the update rebinds the two handles to new
+// tensors (as an optimizer step rebinds parameters); other views of the old
+// ones keep the old values. The update is not recorded for autodiff, and
+// the running statistics must not require a gradient (PyTorch refuses that
+// too). Out of training, x is normalised by runningMean and runningVar,
+// which must be given. On any error, and after an empty batch (as in
+// PyTorch), the statistics are left as they were.
+func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64) *Tensor {
+	const op = "batch_norm"
+	c, err := x.checkNorm(op, runningMean, runningVar, weight, bias)
+	if err != nil {
+		return failed(err)
+	}
+	if err := checkEps(op, eps); err != nil {
+		return failed(err)
+	}
+	if !(momentum >= 0 && momentum <= 1) {
+		return failed(errorf(op, ErrValue, "momentum", "is "+strconv.FormatFloat(momentum, 'g', -1, 64), "use a momentum in [0, 1], e.g. 0.1"))
+	}
+	switch {
+	case (runningMean == nil) != (runningVar == nil):
+		missing := "running_mean"
+		if runningVar == nil {
+			missing = "running_var"
+		}
+		return failed(errorf(op, ErrValue, missing, "is nil but the other running statistic is given", "pass both, or neither in training"))
+	case !training && runningMean == nil:
+		return failed(errorf(op, ErrValue, "running_mean", "is nil, but out of training x is normalised by the running statistics",
+			"pass running_mean and running_var, or set training"))
+	}
+	for _, p := range []struct {
+		name    string
+		t       *Tensor
+		running bool
+	}{{"running_mean", runningMean, true}, {"running_var", runningVar, true}, {"weight", weight, false}, {"bias", bias, false}} {
+		if err := x.checkChannels(op, p.name, p.t, c); err != nil {
+			return failed(err)
+		}
+		if p.running && p.t != nil && p.t.t.RequiresGrad {
+			return failed(errorf(op, ErrValue, p.name, "requires a gradient, but running statistics are not differentiable",
+				"pass "+p.name+".Detach()"))
+		}
+	}
+	weight, bias = x.identityAffine(op, weight, bias, c)
+	a := batchNormAttrs{eps: eps}
+	if !training {
+		return apply(opBatchNormEval, a, x, runningMean, runningVar, weight, bias)
+	}
+	n := 0
+	if c > 0 {
+		n = x.t.Numel() / c
+	}
+	if n == 1 {
+		return failed(errorf(op, ErrShape, "x", "has shape "+dispatch.FormatShape(x.t.Shape)+
+			", one value per channel, so its batch variance is undefined", "train on more than one value per channel"))
+	}
+	if runningMean != nil {
+		a.stats = &batchStats{}
+	}
+	y := apply(opBatchNorm, a, x, weight, bias)
+	if y.err != nil || runningMean == nil || n == 0 {
+		return y
+	}
+	mean, variance, err := updateRunning(runningMean, runningVar, a.stats, momentum, n)
+	if err != nil {
+		return failed(err)
+	}
+	*runningMean, *runningVar = *mean, *variance
+	return y
+}
+
+// updateRunning computes the running statistics after a batch of n values
+// per channel, outside the tape. The batch's variance is biased; the running
+// one takes it unbiased, n/(n-1) times larger, as PyTorch's does.
+func updateRunning(runningMean, runningVar *Tensor, batch *batchStats, momentum float64, n int) (mean, variance *Tensor, err error) {
+	c := runningMean.t.Shape
+	NoGrad(func() {
+		mean = runningMean.MulScalar(1 - momentum).Add(batch.mean.Reshape(c...).MulScalar(momentum))
+		unbiased := float64(n) / float64(n-1)
+		variance = runningVar.MulScalar(1 - momentum).Add(batch.variance.Reshape(c...).MulScalar(momentum * unbiased))
+	})
+	if err := mean.Err(); err != nil {
+		return nil, nil, err
+	}
+	if err := variance.Err(); err != nil {
+		return nil, nil, err
+	}
+	return mean, variance, nil
+}
+
+// GroupNorm normalises x [N, C, ...] (rank 2 or more) over groups of C/groups
+// consecutive channels, per sample, to mean 0 and variance 1 (biased, plus
+// eps), then scales by weight and shifts by bias ([C] each; nil for none),
+// as torch.nn.functional.group_norm.
+func (x *Tensor) GroupNorm(groups int, weight, bias *Tensor, eps float64) *Tensor {
+	const op = "group_norm"
+	c, err := x.checkNorm(op, weight, bias)
+	if err != nil {
+		return failed(err)
+	}
+	if groups < 1 {
+		return failed(errorf(op, ErrValue, "groups", "is "+strconv.Itoa(groups), "use at least one group"))
+	}
+	if c%groups != 0 {
+		return failed(errorf(op, ErrShape, "x", "has "+strconv.Itoa(c)+" channels (shape "+dispatch.FormatShape(x.t.Shape)+
+			"), which "+strconv.Itoa(groups)+" groups do not divide", "use a number of groups that divides the channels"))
+	}
+	if x.t.Numel() == groups {
+		// PyTorch refuses a batch of one sample with one value per group
+		// (it checks N·C/G·H·W > 1, as for batch norm's batch statistics);
+		// with more samples it gives zeros.
+		return failed(errorf(op, ErrShape, "x", "has shape "+dispatch.FormatShape(x.t.Shape)+", one value per group in a batch of one",
+			"normalise more than one value per group"))
+	}
+	if err := checkEps(op, eps); err != nil {
+		return failed(err)
+	}
+	if err := x.checkChannels(op, "weight", weight, c); err != nil {
+		return failed(err)
+	}
+	if err := x.checkChannels(op, "bias", bias, c); err != nil {
+		return failed(err)
+	}
+	weight, bias = x.identityAffine(op, weight, bias, c)
+	return apply(opGroupNorm, groupNormAttrs{groups: groups, eps: eps}, x, weight, bias)
+}
+
+// checkNorm checks the input of a channel normalisation: a live float
+// tensor [N, C, ...]. It returns C. A failed x or per-channel argument (nil
+// for none) gives its own error first, as for any op.
+func (x *Tensor) checkNorm(op string, perChannel ...*Tensor) (int, error) {
+	if err := x.check(op); err != nil {
+		return 0, err
+	}
+	for _, p := range perChannel {
+		if p != nil && p.err != nil {
+			return 0, p.err
+		}
+	}
+	if !x.t.DType.IsFloat() {
+		return 0, errorf(op, ErrDType, "x", "is "+x.t.DType.String()+" but the op takes float32, float64", "cast it with .Cast(lathe.Float32)")
+	}
+	if x.t.Rank() < 2 {
+		return 0, errorf(op, ErrShape, "x", "has shape "+dispatch.FormatShape(x.t.Shape)+" but the op takes [N, C, ...]",
+			"give a batch dim first and channels second, e.g. with x.Unsqueeze(0)")
+	}
+	return x.t.Shape[1], nil
+}
+
+// checkChannels checks p, an optional per-channel argument of op: nil, or a
+// live tensor [c] of x's device and dtype.
+func (x *Tensor) checkChannels(op, arg string, p *Tensor, c int) error {
+	if p == nil {
+		return nil
+	}
+	if err := p.check(op); err != nil {
+		return err
+	}
+	want := []int{c}
+	switch {
+	case p.t.Device != x.t.Device:
+		e := errorf(op, ErrDevice, arg, "is on "+p.t.Device.String()+" but the op runs on "+x.t.Device.String(),
+			"move it with "+arg+".To("+x.t.Device.GoString()+")")
+		e.Expected, e.Found = x.t.Device.String(), p.t.Device.String()
+		return e
+	case p.t.DType != x.t.DType:
+		e := errorf(op, ErrDType, arg, "is "+p.t.DType.String()+" but x is "+x.t.DType.String(), "cast it with .Cast("+x.t.DType.GoString()+")")
+		e.Expected, e.Found = x.t.DType.String(), p.t.DType.String()
+		return e
+	case !slices.Equal(p.t.Shape, want):
+		e := errorf(op, ErrShape, arg, "has shape "+dispatch.FormatShape(p.t.Shape)+" but x "+dispatch.FormatShape(x.t.Shape)+
+			" has "+strconv.Itoa(c)+" channels", "give one value per channel, shape "+dispatch.FormatShape(want))
+		e.Expected, e.Found = dispatch.FormatShape(want), dispatch.FormatShape(p.t.Shape)
+		return e
+	}
+	return nil
+}
+
+func checkEps(op string, eps float64) error {
+	if eps >= 0 && !math.IsInf(eps, 1) {
+		return nil
+	}
+	return errorf(op, ErrValue, "eps", "is "+strconv.FormatFloat(eps, 'g', -1, 64), "use a finite eps ≥ 0, e.g. 1e-5")
+}
+
+// identityAffine fills in a missing weight with ones and a missing bias
+// with zeros, [c] each. They touch only tensors of the statistics' size
+// (scaleShift), so leaving them out would save nothing worth a second
+// composite.
+func (x *Tensor) identityAffine(op string, weight, bias *Tensor, c int) (*Tensor, *Tensor) {
+	if weight == nil {
+		weight = x.fullLike(op, 1, []int{c})
+	}
+	if bias == nil {
+		bias = x.fullLike(op, 0, []int{c})
+	}
+	return weight, bias
+}
+
+// channelShape is [1, c, 1, ...] of rank r: a [c] tensor reshaped to it
+// broadcasts along dim 1 of [N, c, ...].
+func channelShape(r, c int) []int {
+	shape := make([]int, r)
+	for i := range shape {
+		shape[i] = 1
+	}
+	shape[1] = c
+	return shape
+}
+
+// spatialDims are the dims after N and C of a rank-r tensor.
+func spatialDims(r int) []int {
+	dims := make([]int, 0, r)
+	for d := 2; d < r; d++ {
+		dims = append(dims, d)
+	}
+	return dims
+}
+
+// PixelShuffle rearranges x [..., C·r², H, W] into [..., C, H·r, W·r]:
+// output (c, h·r + i, w·r + j) is input (c·r² + i·r + j, h, w), as
+// torch.nn.functional.pixel_shuffle (sub-pixel convolution's upsampling).
+func (x *Tensor) PixelShuffle(r int) *Tensor {
+	if err := checkShuffle("pixel_shuffle", x, r, false); err != nil {
+		return failed(err)
+	}
+	return apply(opPixelShuffle, r, x)
+}
+
+// PixelUnshuffle is the inverse of PixelShuffle: x [..., C, H·r, W·r] becomes
+// [..., C·r², H, W], as torch.nn.functional.pixel_unshuffle.
+func (x *Tensor) PixelUnshuffle(r int) *Tensor {
+	if err := checkShuffle("pixel_unshuffle", x, r, true); err != nil {
+		return failed(err)
+	}
+	return apply(opPixelUnshuffle, r, x)
+}
+
+func checkShuffle(op string, x *Tensor, r int, inverse bool) error {
+	if err := x.check(op); err != nil {
+		return err
+	}
+	name := "upscale_factor"
+	if inverse {
+		name = "downscale_factor"
+	}
+	if r < 1 {
+		return errorf(op, ErrValue, name, "is "+strconv.Itoa(r), "use a factor ≥ 1")
+	}
+	s := x.t.Shape
+	n := len(s)
+	if n < 3 {
+		return errorf(op, ErrShape, "x", "has shape "+dispatch.FormatShape(s)+" but the op takes [..., C, H, W]", "give at least 3 dims")
+	}
+	if !inverse && s[n-3]%(r*r) != 0 {
+		return errorf(op, ErrShape, "x", "has "+strconv.Itoa(s[n-3])+" channels (shape "+dispatch.FormatShape(s)+"), not a multiple of "+
+			name+"² = "+strconv.Itoa(r*r), "give channels divisible by the square of the factor")
+	}
+	if inverse && (s[n-2]%r != 0 || s[n-1]%r != 0) {
+		return errorf(op, ErrShape, "x", "has height and width "+strconv.Itoa(s[n-2])+"×"+strconv.Itoa(s[n-1])+", not multiples of "+
+			name+" "+strconv.Itoa(r), "give a height and width divisible by the factor")
+	}
+	return nil
+}
+
+// pixelShuffle is PixelShuffle (or, inverse, PixelUnshuffle) as a reshape to
+// split the factor out of the channels (or of height and width), a permute
+// that moves it across, and a reshape that merges it in: the last is a copy.
+func pixelShuffle(x *Tensor, r int, inverse bool) *Tensor {
+	s := x.t.Shape
+	b := len(s) - 3
+	batch := s[:b]
+	c, h, w := s[b], s[b+1], s[b+2]
+	// In the split view [..., C, r, r, H, W] (shuffle) or [..., C, H, r, W, r]
+	// (unshuffle), dims b.. are moved to b, b+3, b+1, b+4, b+2 or b, b+2,
+	// b+4, b+1, b+3, the inverse permutation.
+	order := []int{0, 3, 1, 4, 2}
+	split := []int{c / (r * r), r, r, h, w}
+	merged := []int{c / (r * r), h * r, w * r}
+	if inverse {
+		order = []int{0, 2, 4, 1, 3}
+		split = []int{c, h / r, r, w / r, r}
+		merged = []int{c * r * r, h / r, w / r}
+	}
+	perm := make([]int, 0, b+5)
+	for d := range b {
+		perm = append(perm, d)
+	}
+	for _, d := range order {
+		perm = append(perm, b+d)
+	}
+	return x.Reshape(slices.Concat(batch, split)...).Permute(perm...).Reshape(slices.Concat(batch, merged)...)
+}

@@ -1,0 +1,158 @@
+package lathe
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"testing"
+)
+
+// The values of a training step are in the conformance suite
+// (batch_norm_stats); these tests check what it cannot see: the handles that
+// are rebound, the tape, and the errors' names.
+
+func TestBatchNormRunningStats(t *testing.T) {
+	x := FromSlice(CPU, []float64{1, 2, 3, 5, 0, 4}, 3, 2).RequireGrad() // channel 0: 1 3 0; channel 1: 2 5 4
+	mean, variance := Zeros(CPU, Float64, 2), Ones(CPU, Float64, 2)
+	y := x.BatchNorm(mean, variance, nil, nil, true, 0.5, 1e-5)
+	if err := y.Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Batch means 4/3 and 11/3; unbiased variances 7/3 and 7/3.
+	want := map[string][]float64{"mean": {0.5 * 4 / 3, 0.5 * 11 / 3}, "var": {0.5 + 0.5*7/3, 0.5 + 0.5*7/3}}
+	for name, got := range map[string]*Tensor{"mean": mean, "var": variance} {
+		v, err := got.Float64s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !closeAll(v, want[name], 1e-12) {
+			t.Errorf("running %s is %v, want %v", name, v, want[name])
+		}
+		if got.RequiresGrad() || !got.IsLeaf() {
+			t.Errorf("running %s is on the tape (requires grad %v, leaf %v)", name, got.RequiresGrad(), got.IsLeaf())
+		}
+	}
+	if err := y.Sum().Backward(); err != nil {
+		t.Fatal(err)
+	}
+	// Σ of a normalised channel is 0 whatever x is: its gradient is zero.
+	g, err := x.Grad().Float64s()
+	if err != nil || !closeAll(g, make([]float64, 6), 1e-12) {
+		t.Errorf("gradient %v (%v), want zeros", g, err)
+	}
+
+	// Under NoGrad the statistics are still updated, as PyTorch's are.
+	NoGrad(func() { x.Detach().BatchNorm(mean, variance, nil, nil, true, 1, 1e-5) })
+	if v, _ := mean.Float64s(); !closeAll(v, []float64{4.0 / 3, 11.0 / 3}, 1e-12) {
+		t.Errorf("running mean after a step with momentum 1 under NoGrad is %v", v)
+	}
+
+	// Out of training nothing changes.
+	before, _ := mean.Float64s()
+	x.BatchNorm(mean, variance, nil, nil, false, 0.1, 1e-5)
+	if after, _ := mean.Float64s(); !slices.Equal(before, after) {
+		t.Errorf("eval changed the running mean from %v to %v", before, after)
+	}
+}
+
+func TestBatchNormErrorKeepsStats(t *testing.T) {
+	x := Zeros(CPU, Float32, 2, 3)
+	mean, variance := Zeros(CPU, Float32, 3), Ones(CPU, Float32, 3)
+	before := *mean
+	if err := x.BatchNorm(mean, variance, nil, Ones(CPU, Float32, 2), true, 0.1, 1e-5).Err(); err == nil {
+		t.Fatal("no error for a bias of the wrong shape")
+	}
+	if *mean != before {
+		t.Error("a failed call rebound the running mean")
+	}
+}
+
+func TestNormErrors(t *testing.T) {
+	x := Zeros(CPU, Float32, 2, 6, 2)
+	f32 := func(shape ...int) *Tensor { return Zeros(CPU, Float32, shape...) }
+	cases := []struct {
+		name, op, arg string
+		got           *Tensor
+		kind          error
+	}{
+		{"batch_norm/rank", "batch_norm", "x", f32(6).BatchNorm(nil, nil, nil, nil, true, 0.1, 1e-5), ErrShape},
+		{"batch_norm/int", "batch_norm", "x", Zeros(CPU, Int32, 2, 6).BatchNorm(nil, nil, nil, nil, true, 0.1, 1e-5), ErrDType},
+		{"batch_norm/weight", "batch_norm", "weight", x.BatchNorm(nil, nil, f32(5), nil, true, 0.1, 1e-5), ErrShape},
+		{"batch_norm/bias_dtype", "batch_norm", "bias", x.BatchNorm(nil, nil, nil, Zeros(CPU, Float64, 6), true, 0.1, 1e-5), ErrDType},
+		{"batch_norm/running_var", "batch_norm", "running_var", x.BatchNorm(f32(6), f32(2), nil, nil, true, 0.1, 1e-5), ErrShape},
+		{"batch_norm/one_stat", "batch_norm", "running_var", x.BatchNorm(f32(6), nil, nil, nil, true, 0.1, 1e-5), ErrValue},
+		{"batch_norm/eval_no_stats", "batch_norm", "running_mean", x.BatchNorm(nil, nil, nil, nil, false, 0.1, 1e-5), ErrValue},
+		{"batch_norm/stats_grad", "batch_norm", "running_mean", x.BatchNorm(f32(6).RequireGrad(), f32(6), nil, nil, true, 0.1, 1e-5), ErrValue},
+		{"batch_norm/momentum", "batch_norm", "momentum", x.BatchNorm(nil, nil, nil, nil, true, math.NaN(), 1e-5), ErrValue},
+		{"batch_norm/eps", "batch_norm", "eps", x.BatchNorm(nil, nil, nil, nil, true, 0.1, -1), ErrValue},
+		{"batch_norm/one_value", "batch_norm", "x", f32(1, 6).BatchNorm(nil, nil, nil, nil, true, 0.1, 1e-5), ErrShape},
+		{"group_norm/groups", "group_norm", "x", x.GroupNorm(4, nil, nil, 1e-5), ErrShape},
+		{"group_norm/groups0", "group_norm", "groups", x.GroupNorm(0, nil, nil, 1e-5), ErrValue},
+		{"group_norm/rank", "group_norm", "x", f32(6).GroupNorm(3, nil, nil, 1e-5), ErrShape},
+		{"group_norm/bias", "group_norm", "bias", x.GroupNorm(3, nil, f32(3), 1e-5), ErrShape},
+		{"pixel_shuffle/channels", "pixel_shuffle", "x", f32(1, 6, 2, 2).PixelShuffle(2), ErrShape},
+		{"pixel_shuffle/rank", "pixel_shuffle", "x", f32(4, 2).PixelShuffle(2), ErrShape},
+		{"pixel_shuffle/factor", "pixel_shuffle", "upscale_factor", f32(1, 4, 2, 2).PixelShuffle(-1), ErrValue},
+		{"pixel_unshuffle/width", "pixel_unshuffle", "x", f32(1, 1, 2, 3).PixelUnshuffle(2), ErrShape},
+		{"pixel_unshuffle/factor", "pixel_unshuffle", "downscale_factor", f32(1, 1, 2, 2).PixelUnshuffle(0), ErrValue},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.got.Err()
+			var e *Error
+			switch {
+			case !errors.Is(err, c.kind):
+				t.Fatalf("error %v, want kind %v", err, c.kind)
+			case !errors.As(err, &e):
+				t.Fatalf("error %v (%T) is not a *lathe.Error", err, err)
+			case e.Op != c.op || e.Arg != c.arg:
+				t.Errorf("error names op %q argument %q, want %q %q: %v", e.Op, e.Arg, c.op, c.arg, err)
+			case e.Site == "" || e.Fix == "":
+				t.Errorf("error lacks a call site or a fix: %v", err)
+			}
+		})
+	}
+}
+
+// PixelUnshuffle undoes PixelShuffle, element for element.
+func TestPixelShuffleRoundTrip(t *testing.T) {
+	x := Arange(CPU, Float32, 0, 2*8*3*2, 1).Reshape(2, 8, 3, 2)
+	back, err := x.PixelShuffle(2).PixelUnshuffle(2).Float32s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := x.Float32s()
+	if !slices.Equal(back, want) {
+		t.Errorf("round trip gave %v, want %v", back, want)
+	}
+}
+
+func closeAll(got, want []float64, tol float64) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if math.Abs(got[i]-want[i]) > tol*max(1, math.Abs(want[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// BenchmarkBatchNorm is a training step of batch norm on a ResNet-sized
+// activation ([32, 16, 32, 32] float32): forward with the running-stat
+// update, then backward to x, weight and bias.
+func BenchmarkBatchNorm(b *testing.B) {
+	x := RandN(CPU, Float32, 32, 16, 32, 32).RequireGrad()
+	w, bias := Ones(CPU, Float32, 16).RequireGrad(), Zeros(CPU, Float32, 16).RequireGrad()
+	mean, variance := Zeros(CPU, Float32, 16), Ones(CPU, Float32, 16)
+	bytes := float64(x.Numel() * 4)
+	b.ResetTimer()
+	for range b.N {
+		y := x.BatchNorm(mean, variance, w, bias, true, 0.1, 1e-5)
+		if err := y.Sum().Backward(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(bytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+}
