@@ -19,6 +19,7 @@ import sys
 
 sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
 
+from conv import conv, grad_conv  # noqa: E402
 from elementwise import binary, elementwise  # noqa: E402
 from gradtensor import grad  # noqa: E402
 from nn import nn  # noqa: E402
@@ -31,7 +32,7 @@ def main():
     folder = os.path.join(root, "testdata", "conformance")
     os.makedirs(folder, exist_ok=True)
     total, size = 0, 0
-    for make in (elementwise, binary, reductions, matmul, views, indexing, nn, grad):
+    for make in (elementwise, binary, reductions, matmul, views, indexing, nn, grad, conv, grad_conv):
         path, n = make().write(folder)
         total += n
         size += os.path.getsize(path)
