@@ -251,6 +251,10 @@ func addBias(name string, y, b *Tensor, o int) *Tensor {
 		return failed(errorf(name, ErrShape, "b", "has shape "+dispatch.FormatShape(b.t.Shape)+" but needs ["+strconv.Itoa(o)+"], one per output channel",
 			"give a 1-d bias of the output channel count, or nil"))
 	}
+	if b.t.DType != y.t.DType {
+		return failed(errorf(name, ErrDType, "b", "is "+b.t.DType.String()+" but the convolution is "+y.t.DType.String(),
+			"cast it with .Cast("+y.t.DType.GoString()+")"))
+	}
 	shape := make([]int, y.t.Rank()-1)
 	for i := range shape {
 		shape[i] = 1
