@@ -65,8 +65,17 @@ func (x *Tensor) ConvTranspose2d(w, b *Tensor, opts ...WindowOption) *Tensor {
 	if !ok {
 		return failed(countError(name, "output_padding", len(o.outputPadding), 2))
 	}
-	if w.t.Rank() != 4 {
+	// conv_input_backward calls x "g"; the user's own names are checked here.
+	switch {
+	case !x.t.DType.IsFloat():
+		return failed(errorf(name, ErrDType, "x", "is "+x.t.DType.String()+" but the op takes float32, float64", "cast it with .Cast(lathe.Float32)"))
+	case w.t.DType != x.t.DType:
+		return failed(errorf(name, ErrDType, "w", "is "+w.t.DType.String()+" but \"x\" is "+x.t.DType.String(), "cast one with .Cast("+x.t.DType.GoString()+")"))
+	case w.t.Rank() != 4:
 		return failed(errorf(name, ErrShape, "w", "has shape "+dispatch.FormatShape(w.t.Shape)+" but needs (in, out/groups, kh, kw)", "give a 4-d weight"))
+	case w.t.Shape[0] != x.t.Shape[1]:
+		return failed(errorf(name, ErrShape, "w", "has shape "+dispatch.FormatShape(w.t.Shape)+" but x has "+strconv.Itoa(x.t.Shape[1])+
+			" channels (shape "+dispatch.FormatShape(x.t.Shape)+"): dim 0 must be the input channels", "give a weight of shape (in, out/groups, kh, kw)"))
 	}
 	a.InputSize = make([]int, 2)
 	for i := range 2 {
