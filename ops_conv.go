@@ -52,7 +52,7 @@ func (x *Tensor) ConvTranspose2d(w, b *Tensor, opts ...WindowOption) *Tensor {
 	}
 	o := windowOpts(opts)
 	if o.samePadding {
-		return failed(errorf(name, ErrValue, "padding", `"same" is not defined for a transposed convolution`, "give the padding in numbers"))
+		return failed(errorf(name, ErrValue, "padding", `is "same", which a transposed convolution does not take`, "give the padding in numbers"))
 	}
 	if err := convRank(name, x, 2); err != nil {
 		return failed(err)
@@ -188,7 +188,7 @@ func padSame(name string, x, w *Tensor, o windowOptions, nd int) (*Tensor, windo
 	}
 	for _, s := range stride {
 		if s != 1 {
-			return nil, o, errorf(name, ErrValue, "padding", `"same" needs stride 1, but stride is `+dispatch.FormatShape(stride),
+			return nil, o, errorf(name, ErrValue, "padding", `is "same", which needs stride 1, but stride is `+dispatch.FormatShape(stride),
 				"give the padding in numbers for a strided convolution")
 		}
 	}
