@@ -1,15 +1,17 @@
 package lathe
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/lathe-ml/lathe/dispatch"
 )
 
 // Convolution, transposed convolution, and unfold/fold (im2col/col2im), as
-// torch.nn.functional's conv1d, conv2d, conv3d, conv_transpose2d, unfold
-// and fold. On the cpu they run as im2col + GEMM. Gradients of every order
-// flow through them: their backward passes are ops with rules of their own.
+// torch.nn.functional's conv1d, conv2d, conv3d, conv_transpose1d/2d/3d,
+// unfold and fold. On the cpu they run as im2col + GEMM. Gradients of every
+// order flow through them: their backward passes are ops with rules of
+// their own.
 
 var (
 	opConv       = mustOp("conv")
@@ -38,6 +40,13 @@ func (x *Tensor) Conv3d(w, b *Tensor, opts ...WindowOption) *Tensor {
 	return x.conv("conv3d", 3, w, b, opts)
 }
 
+// ConvTranspose1d is the transposed convolution of x (N, C, L) with w
+// (C, O/groups, k), plus b (O) unless it is nil
+// (torch.nn.functional.conv_transpose1d); see ConvTranspose2d.
+func (x *Tensor) ConvTranspose1d(w, b *Tensor, opts ...WindowOption) *Tensor {
+	return x.convTranspose("conv_transpose1d", 1, w, b, opts)
+}
+
 // ConvTranspose2d is the transposed convolution of x (N, C, H, W) with w
 // (C, O/groups, kh, kw), plus b (O) unless it is nil
 // (torch.nn.functional.conv_transpose2d): the gradient of Conv2d with
@@ -46,7 +55,19 @@ func (x *Tensor) Conv3d(w, b *Tensor, opts ...WindowOption) *Tensor {
 // Groups, OutputPadding. lathe takes output_padding below the stride (PyTorch
 // also takes it below the dilation, where the extra row is all bias).
 func (x *Tensor) ConvTranspose2d(w, b *Tensor, opts ...WindowOption) *Tensor {
-	const name = "conv_transpose2d"
+	return x.convTranspose("conv_transpose2d", 2, w, b, opts)
+}
+
+// ConvTranspose3d is the transposed convolution of x (N, C, D, H, W) with
+// w (C, O/groups, kd, kh, kw), plus b (O) unless it is nil
+// (torch.nn.functional.conv_transpose3d); see ConvTranspose2d.
+func (x *Tensor) ConvTranspose3d(w, b *Tensor, opts ...WindowOption) *Tensor {
+	return x.convTranspose("conv_transpose3d", 3, w, b, opts)
+}
+
+// convTranspose is conv_input_backward with the output size that the
+// options give: one implementation for the gradient and the layer.
+func (x *Tensor) convTranspose(name string, nd int, w, b *Tensor, opts []WindowOption) *Tensor {
 	if err := checkAll(name, x, w, b); err != nil {
 		return failed(err)
 	}
@@ -54,16 +75,16 @@ func (x *Tensor) ConvTranspose2d(w, b *Tensor, opts ...WindowOption) *Tensor {
 	if o.samePadding {
 		return failed(errorf(name, ErrValue, "padding", `is "same", which a transposed convolution does not take`, "give the padding in numbers"))
 	}
-	if err := convRank(name, x, 2); err != nil {
+	if err := convRank(name, x, nd); err != nil {
 		return failed(err)
 	}
-	a, err := convAttrs(name, o, 2)
+	a, err := convAttrs(name, o, nd)
 	if err != nil {
 		return failed(err)
 	}
-	op, ok := spatial(o.outputPadding, 2, 0)
+	op, ok := spatial(o.outputPadding, nd, 0)
 	if !ok {
-		return failed(countError(name, "output_padding", len(o.outputPadding), 2))
+		return failed(countError(name, "output_padding", len(o.outputPadding), nd))
 	}
 	// conv_input_backward calls x "g"; the user's own names are checked here.
 	switch {
@@ -71,14 +92,23 @@ func (x *Tensor) ConvTranspose2d(w, b *Tensor, opts ...WindowOption) *Tensor {
 		return failed(errorf(name, ErrDType, "x", "is "+x.t.DType.String()+" but the op takes float32, float64", "cast it with .Cast(lathe.Float32)"))
 	case w.t.DType != x.t.DType:
 		return failed(errorf(name, ErrDType, "w", "is "+w.t.DType.String()+" but \"x\" is "+x.t.DType.String(), "cast one with .Cast("+x.t.DType.GoString()+")"))
-	case w.t.Rank() != 4:
-		return failed(errorf(name, ErrShape, "w", "has shape "+dispatch.FormatShape(w.t.Shape)+" but needs (in, out/groups, kh, kw)", "give a 4-d weight"))
+	case w.t.Rank() != nd+2:
+		return failed(errorf(name, ErrShape, "w", "has shape "+dispatch.FormatShape(w.t.Shape)+" but needs "+strconv.Itoa(nd+2)+
+			" dims (in, out/groups, k...)", "give a weight of x's rank"))
 	case w.t.Shape[0] != x.t.Shape[1]:
 		return failed(errorf(name, ErrShape, "w", "has shape "+dispatch.FormatShape(w.t.Shape)+" but x has "+strconv.Itoa(x.t.Shape[1])+
-			" channels (shape "+dispatch.FormatShape(x.t.Shape)+"): dim 0 must be the input channels", "give a weight of shape (in, out/groups, kh, kw)"))
+			" channels (shape "+dispatch.FormatShape(x.t.Shape)+"): dim 0 must be the input channels", "give a weight of shape (in, out/groups, k...)"))
 	}
-	a.InputSize = make([]int, 2)
-	for i := range 2 {
+	for _, f := range []struct {
+		name string
+		vals []int
+	}{{"stride", a.Window.Stride}, {"dilation", a.Window.Dilation}} {
+		if slices.Min(f.vals) < 1 {
+			return failed(errorf(name, ErrValue, f.name, "is "+dispatch.FormatShape(f.vals)+", below 1", "use values of at least 1"))
+		}
+	}
+	a.InputSize = make([]int, nd)
+	for i := range nd {
 		if op[i] < 0 || op[i] >= a.Window.Stride[i] {
 			return failed(errorf(name, ErrValue, "output_padding", "is "+dispatch.FormatShape(op)+
 				", but each value must be at least 0 and below the stride "+dispatch.FormatShape(a.Window.Stride), "use output_padding < stride"))

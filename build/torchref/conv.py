@@ -32,12 +32,15 @@ def conv_attrs(nd, stride=1, padding=0, dilation=1, groups=1, same=False):
     return a
 
 
-def tconv_fn(stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    return lambda x, w, b: F.conv_transpose2d(x, w, b, stride, padding, output_padding, groups, dilation)
+TCONV = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
 
 
-def tconv_attrs(stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    full = lambda v: list(v) if isinstance(v, (list, tuple)) else [v, v]
+def tconv_fn(stride=1, padding=0, output_padding=0, groups=1, dilation=1, nd=2):
+    return lambda x, w, b: TCONV[nd](x, w, b, stride, padding, output_padding, groups, dilation)
+
+
+def tconv_attrs(stride=1, padding=0, output_padding=0, groups=1, dilation=1, nd=2):
+    full = lambda v: list(v) if isinstance(v, (list, tuple)) else [v] * nd
     return {"stride": full(stride), "padding": full(padding), "output_padding": full(output_padding),
             "groups": groups, "dilation": full(dilation)}
 
@@ -83,6 +86,8 @@ TPLANS = [
     ([2, 2, 3, 4], [2, 3, 2, 2], False, {}),
     ([1, 4, 3, 3], [4, 1, 3, 3], True, {"stride": [2, 3], "padding": [0, 1], "output_padding": [1, 2], "groups": 2}),
     ([1, 2, 3, 3], [2, 2, 2, 2], False, {"dilation": 2, "stride": 2, "padding": 1}),
+    ([2, 3, 4], [3, 2, 3], True, {"nd": 1, "stride": 2, "padding": 1, "output_padding": 1}),
+    ([1, 2, 2, 3, 2], [2, 2, 2, 2, 2], True, {"nd": 3, "stride": [2, 1, 2], "output_padding": [1, 0, 0]}),
 ]
 
 UPLANS = [
@@ -93,7 +98,7 @@ UPLANS = [
 
 
 def plan_name(op, x, w, bias, o):
-    opts = "".join(f"/{k}{shp(v) if isinstance(v, list) else v}" for k, v in o.items() if k != "same")
+    opts = "".join(f"/{k}{shp(v) if isinstance(v, list) else v}" for k, v in o.items() if k not in ("same", "nd"))
     return f"{shp(x)}x{shp(w)}{'' if bias else '/nobias'}{'/same' if o.get('same') else ''}{opts}"
 
 
@@ -110,7 +115,8 @@ def conv():
             fam.case(f"{op}/{s}/{plan_name(op, x, w, bias, o)}", op,
                      [rnd(x, dt), rnd(w, dt), rnd([w[0]], dt) if bias else None], conv_fn(nd, **o), conv_attrs(nd, **o))
         for x, w, bias, o in TPLANS:
-            fam.case(f"conv_transpose2d/{s}/{plan_name('', x, w, bias, o)}", "conv_transpose2d",
+            op = f"conv_transpose{len(x) - 2}d"
+            fam.case(f"{op}/{s}/{plan_name('', x, w, bias, o)}", op,
                      [rnd(x, dt), rnd(w, dt), rnd([w[1] * o.get("groups", 1)], dt) if bias else None],
                      tconv_fn(**o), tconv_attrs(**o))
         for x, k, o in UPLANS:
@@ -162,7 +168,8 @@ def grad_conv():
         fam.gcase(f"{op}/f64/{plan_name(op, x, w, bias, o)}", op, [r(x), r(w), r([w[0]]) if bias else None],
                   conv_fn(nd, **o), conv_attrs(nd, **o), hvp=i % 2 == 0)
     for i, (x, w, bias, o) in enumerate(TPLANS):
-        fam.gcase(f"conv_transpose2d/f64/{plan_name('', x, w, bias, o)}", "conv_transpose2d",
+        op = f"conv_transpose{len(x) - 2}d"
+        fam.gcase(f"{op}/f64/{plan_name('', x, w, bias, o)}", op,
                   [r(x), r(w), r([w[1] * o.get("groups", 1)]) if bias else None], tconv_fn(**o), tconv_attrs(**o),
                   hvp=i % 2 == 0)
     for x, k, o in UPLANS[:2]:

@@ -15,17 +15,20 @@ func init() {
 	}
 	// A convolution's output is a sum of C/groups·K products, computed in
 	// another order than torch's.
-	for _, k := range []string{"conv1d", "conv2d", "conv3d", "conv_transpose2d", "fold"} {
+	for _, k := range []string{"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "fold"} {
 		accumulatingOps[k] = true
 	}
-	differentiable = append(differentiable, "conv1d", "conv2d", "conv3d", "conv_transpose2d", "unfold", "fold")
+	differentiable = append(differentiable, "conv1d", "conv2d", "conv3d",
+		"conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold", "fold")
 }
 
 var convOps = map[string]opFunc{
 	"conv1d":           convOp((*lathe.Tensor).Conv1d),
 	"conv2d":           convOp((*lathe.Tensor).Conv2d),
 	"conv3d":           convOp((*lathe.Tensor).Conv3d),
+	"conv_transpose1d": convOp((*lathe.Tensor).ConvTranspose1d),
 	"conv_transpose2d": convOp((*lathe.Tensor).ConvTranspose2d),
+	"conv_transpose3d": convOp((*lathe.Tensor).ConvTranspose3d),
 	"unfold": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
 		return one(in[0].Unfold(a.Ints("kernel_size"), windowOptions(a)...))
 	},
