@@ -25,11 +25,12 @@ import (
 // One GEMM over the whole batch's columns side by side, (C·K) × (N·L), was
 // tried and measured slower on the ResNet-block benchmark (185 ms against
 // 110 ms): its column matrix (19 MB there) streams through memory twice.
-// So were rounds of one image per core whose GEMMs ran one at a time on
+// So were rounds of one image per core (im2col on goroutines) whose GEMMs ran one at a time on
 // OpenBLAS's threads (95 ms against 86). What does help is OpenBLAS on one
 // thread (OPENBLAS_NUM_THREADS=1: 57 ms), since its idle threads spin on
 // the cores that lathe's goroutines need; that is a setting for the whole
 // backend (matmul too), not for convolution alone.
+//
 // Spatial dims are padded to three (size 1, kernel 1) so that 1-, 2- and
 // 3-d convolutions share one loop nest.
 
