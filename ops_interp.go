@@ -181,13 +181,6 @@ func modeFix(r int) string {
 	return "give an (N, C, ...) tensor with 1 to 3 spatial dims, e.g. reshaped with Reshape or Unsqueeze"
 }
 
-func countError(op, arg string, n, k int) *Error {
-	e := errorf(op, ErrValue, arg, "has "+strconv.Itoa(n)+" values for "+strconv.Itoa(k)+" spatial dims",
-		"give one value, or one per spatial dim")
-	e.Expected, e.Found = strconv.Itoa(k), strconv.Itoa(n)
-	return e
-}
-
 // spatialFloats is spatial for scale factors: one value is repeated, k are
 // kept, any other count is refused.
 func spatialFloats(vals []float64, k int) ([]float64, bool) {

@@ -165,8 +165,7 @@ func unpoolSize(op string, w dispatch.Window, in, asked []int) ([]int, error) {
 		return size, nil
 	}
 	if len(asked) != len(in) {
-		return nil, errorf(op, ErrValue, "output_size", "has "+strconv.Itoa(len(asked))+" values for "+strconv.Itoa(len(in))+" spatial dims",
-			"give one size per spatial dim")
+		return nil, countError(op, "output_size", len(asked), len(in))
 	}
 	for d, s := range asked {
 		if s <= size[d]-w.Stride[d] || s >= size[d]+w.Stride[d] {
@@ -264,8 +263,7 @@ func adaptiveSize(op string, nd int, size []int) ([]int, error) {
 	}
 	s, ok := spatial(size, nd, 0)
 	if !ok {
-		return nil, errorf(op, ErrValue, "output_size", "has "+strconv.Itoa(len(size))+" values for "+strconv.Itoa(nd)+" spatial dims",
-			"give one size for all spatial dims, or one per dim")
+		return nil, countError(op, "output_size", len(size), nd)
 	}
 	return s, nil
 }
@@ -302,8 +300,7 @@ func poolWindow(op string, nd, kernel int, o windowOptions, avg bool) (dispatch.
 	for i, name := range []string{"kernel_size", "stride", "padding", "dilation"} {
 		if !ok[i] {
 			vals := [][]int{ks, o.stride, o.padding, o.dilation}[i]
-			return w, errorf(op, ErrValue, name, "has "+strconv.Itoa(len(vals))+" values for "+strconv.Itoa(nd)+" spatial dims",
-				"give one value, or one per spatial dim")
+			return w, countError(op, name, len(vals), nd)
 		}
 	}
 	if o.stride == nil {

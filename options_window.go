@@ -1,5 +1,7 @@
 package lathe
 
+import "strconv"
+
 // Convolution and pooling slide a window over the spatial dims of an NC...
 // tensor, and share their options, named as PyTorch names its arguments:
 //
@@ -106,4 +108,11 @@ func spatial(vals []int, nd, def int) (out []int, ok bool) {
 		return nil, false
 	}
 	return out, true
+}
+
+func countError(op, arg string, n, k int) *Error {
+	e := errorf(op, ErrValue, arg, "has "+strconv.Itoa(n)+" values for "+strconv.Itoa(k)+" spatial dims",
+		"give one value, or one per spatial dim")
+	e.Expected, e.Found = strconv.Itoa(k), strconv.Itoa(n)
+	return e
 }

@@ -104,9 +104,7 @@ func upsampleInfer(name string, backward bool) func([]*Tensor, any) (DType, []in
 			return 0, nil, err
 		}
 		if a.Scales != nil && len(a.Scales) != k {
-			return 0, nil, &Error{Kind: ErrValue, Arg: "scale_factor", Expected: strconv.Itoa(k), Found: strconv.Itoa(len(a.Scales)),
-				Detail: "has " + strconv.Itoa(len(a.Scales)) + " values for " + strconv.Itoa(k) + " spatial dims",
-				Fix:    "give one scale per spatial dim"}
+			return 0, nil, CountError("scale_factor", len(a.Scales), k)
 		}
 		for _, s := range a.Scales {
 			if !(s >= 0) || math.IsInf(s, 0) {
@@ -146,9 +144,7 @@ func upsampleInfer(name string, backward bool) func([]*Tensor, any) (DType, []in
 // "input and output sizes should be greater than 0").
 func checkSizes(arg string, sizes []int, k int) error {
 	if len(sizes) != k {
-		return &Error{Kind: ErrValue, Arg: arg, Expected: strconv.Itoa(k), Found: strconv.Itoa(len(sizes)),
-			Detail: "has " + strconv.Itoa(len(sizes)) + " sizes for " + strconv.Itoa(k) + " spatial dims",
-			Fix:    "give one size per spatial dim"}
+		return CountError(arg, len(sizes), k)
 	}
 	for _, s := range sizes {
 		if s < 1 {

@@ -167,8 +167,7 @@ func sameShape(a, b []int) bool {
 // the input's spatial sizes in.
 func checkAdaptiveSize(arg string, in, size []int) error {
 	if len(size) != len(in) {
-		return &Error{Kind: ErrValue, Arg: "output_size", Expected: itoa(len(in)), Found: itoa(len(size)),
-			Detail: "has " + itoa(len(size)) + " values for " + itoa(len(in)) + " spatial dims", Fix: "give one value, or one per spatial dim"}
+		return CountError("output_size", len(size), len(in))
 	}
 	for _, s := range size {
 		if s < 1 {

@@ -52,9 +52,7 @@ func (w Window) Check(arg string, in []int, pooling bool) error {
 		min  int
 	}{{"kernel_size", w.Kernel, 1}, {"stride", w.Stride, 1}, {"padding", w.Padding, 0}, {"dilation", w.Dilation, 1}} {
 		if len(o.vals) != nd {
-			return &Error{Kind: ErrValue, Arg: o.name,
-				Detail:   "has " + strconv.Itoa(len(o.vals)) + " values for " + strconv.Itoa(nd) + " spatial dims",
-				Expected: strconv.Itoa(nd), Found: strconv.Itoa(len(o.vals)), Fix: "give one value, or one per spatial dim"}
+			return CountError(o.name, len(o.vals), nd)
 		}
 		for _, v := range o.vals {
 			if v < o.min {
@@ -76,6 +74,13 @@ func (w Window) Check(arg string, in []int, pooling bool) error {
 		}
 	}
 	return nil
+}
+
+// CountError is the error of a per-dim option or size list arg that has n
+// values for nd spatial dims.
+func CountError(arg string, n, nd int) *Error {
+	return &Error{Kind: ErrValue, Arg: arg, Detail: "has " + strconv.Itoa(n) + " values for " + strconv.Itoa(nd) + " spatial dims",
+		Expected: strconv.Itoa(nd), Found: strconv.Itoa(n), Fix: "give one value, or one per spatial dim"}
 }
 
 // OutShape returns the spatial output sizes for spatial input sizes in.

@@ -54,6 +54,8 @@ type options struct {
 	dtype  lathe.DType
 	device lathe.Device
 	noBias bool
+	window []lathe.WindowOption // convolutions: stride, padding, dilation (nn/conv.go)
+	groups int                  // convolutions: channel groups; 0 means 1
 }
 
 // WithDType makes the layer's parameters of dtype dt (lathe.Float32 by

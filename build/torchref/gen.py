@@ -19,6 +19,7 @@ import sys
 
 sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
 
+from conv import conv, grad_conv  # noqa: E402
 from elementwise import binary, elementwise  # noqa: E402
 from gradtensor import grad  # noqa: E402
 from interp import grad_interp, interp_cases  # noqa: E402
@@ -35,7 +36,7 @@ def main():
     os.makedirs(folder, exist_ok=True)
     total, size = 0, 0
     for make in (elementwise, binary, reductions, matmul, views, indexing, nn, grad,
-                 pool, grad_pool, interp_cases, grad_interp, norm, grad_norm):
+                 pool, grad_pool, interp_cases, grad_interp, norm, grad_norm, conv, grad_conv):
         path, n = make().write(folder)
         total += n
         size += os.path.getsize(path)

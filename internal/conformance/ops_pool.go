@@ -22,25 +22,16 @@ func init() {
 	}
 }
 
-// windowOptions reads a case's window attributes as lathe options, with
+// poolOptions reads a pooling case's attributes as lathe options, with
 // the kernel size: one value as the op's size, more through KernelSize.
-func windowOptions(a *Attrs) (int, []lathe.WindowOption) {
-	var opts []lathe.WindowOption
+func poolOptions(a *Attrs) (int, []lathe.WindowOption) {
+	opts := windowOptions(a)
 	k := a.Ints("kernel")
 	kernel := 0
 	if len(k) == 1 {
 		kernel = k[0]
 	} else {
 		opts = append(opts, lathe.KernelSize(k...))
-	}
-	if a.Has("stride") {
-		opts = append(opts, lathe.Stride(a.Ints("stride")...))
-	}
-	if a.Has("padding") {
-		opts = append(opts, lathe.Padding(a.Ints("padding")...))
-	}
-	if a.Has("dilation") {
-		opts = append(opts, lathe.Dilation(a.Ints("dilation")...))
 	}
 	if a.Bool("ceil_mode") {
 		opts = append(opts, lathe.CeilMode())
@@ -67,14 +58,14 @@ func squared(a *Attrs, out *lathe.Tensor) *lathe.Tensor {
 
 func windowed(f func(*lathe.Tensor, int, ...lathe.WindowOption) *lathe.Tensor) opFunc {
 	return func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
-		k, opts := windowOptions(a)
+		k, opts := poolOptions(a)
 		return one(squared(a, f(in[0], k, opts...)))
 	}
 }
 
 func withIndices(f func(*lathe.Tensor, int, ...lathe.WindowOption) (*lathe.Tensor, *lathe.Tensor)) opFunc {
 	return func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
-		k, opts := windowOptions(a)
+		k, opts := poolOptions(a)
 		v, i := f(in[0], k, opts...)
 		if err := v.Err(); err != nil {
 			return nil, err
@@ -116,7 +107,7 @@ var poolOps = map[string]opFunc{
 	},
 
 	"max_unpool2d": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
-		k, opts := windowOptions(a)
+		k, opts := poolOptions(a)
 		return one(squared(a, in[0].MaxUnpool2d(in[1], k, opts...)))
 	},
 }

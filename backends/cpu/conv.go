@@ -1,0 +1,366 @@
+package cpu
+
+import (
+	"sync"
+
+	"github.com/lathe-ml/lathe/dispatch"
+	"gonum.org/v1/gonum/blas"
+)
+
+// Convolution by im2col + GEMM, for float32 and float64 from one template.
+//
+// Per image, im2col lays every window out as a column: a (C·K) × L matrix,
+// row c·K + k holding kernel element k of channel c at each of the L output
+// positions (zeros where the window hangs over the padding). The
+// convolution of group g is then one GEMM, W_g (O/G × C/G·K) times that
+// group's rows of the matrix (C/G·K × L), which BLAS (OpenBLAS when it
+// opens) runs at full speed however small the channel counts; a direct
+// loop would be faster only for tiny kernels on tiny images, where the
+// GEMM's setup dominates, and is not worth a second implementation.
+// The input gradient is the transposed product W_gᵀ·G_g scattered back by
+// col2im; the weight gradient is G_g·col_gᵀ summed over the batch.
+//
+// Images are spread over goroutines; each worker owns its column buffer,
+// which for a small image stays in cache between im2col and the GEMM.
+// One GEMM over the whole batch's columns side by side, (C·K) × (N·L), was
+// tried and measured slower on the ResNet-block benchmark (185 ms against
+// 110 ms): its column matrix (19 MB there) streams through memory twice.
+// So were rounds of one image per core (im2col on goroutines) whose GEMMs ran one at a time on
+// OpenBLAS's threads (95 ms against 86). What does help is OpenBLAS on one
+// thread (OPENBLAS_NUM_THREADS=1: 57 ms), since its idle threads spin on
+// the cores that lathe's goroutines need; that is a setting for the whole
+// backend (matmul too), not for convolution alone.
+//
+// Spatial dims are padded to three (size 1, kernel 1) so that 1-, 2- and
+// 3-d convolutions share one loop nest.
+
+func init() {
+	register("conv", floatKernel("conv", convForward[float32], convForward[float64]))
+	register("conv_input_backward", floatKernel("conv_input_backward", convInputBackward[float32], convInputBackward[float64]))
+	register("conv_weight_backward", floatKernel("conv_weight_backward", convWeightBackward[float32], convWeightBackward[float64]))
+	register("unfold", floatKernel("unfold", unfold[float32], unfold[float64]))
+	register("fold", floatKernel("fold", fold[float32], fold[float64]))
+}
+
+// floatKernel picks the float32 or float64 instance of a kernel.
+func floatKernel(name string, f32, f64 func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any)) dispatch.Kernel {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		switch out.DType {
+		case dispatch.Float32:
+			f32(out, in, attrs)
+		case dispatch.Float64:
+			f64(out, in, attrs)
+		default:
+			return dispatch.Unsupported(out.Device, name, out.DType)
+		}
+		return nil
+	}
+}
+
+// gemmOf is the BLAS GEMM of T.
+func gemmOf[T float]() gemmFunc[T] {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return any(sgemm).(gemmFunc[T])
+	}
+	return any(dgemm).(gemmFunc[T])
+}
+
+// dense returns t's elements in row-major order: its own storage when it
+// is contiguous, else a copy. release frees the copy.
+func dense[T float](t *dispatch.Tensor) (data []T, release func()) {
+	if t.IsContiguous() {
+		return span[T](t), func() {}
+	}
+	c := contiguous(t)
+	return span[T](c), c.Release
+}
+
+// geom is a window over three spatial dims (leading dims of size 1 and
+// kernel 1 stand in for missing ones): input sizes in, output sizes out,
+// and the kernel, stride, padding and dilation per dim.
+type geom struct {
+	in, out, kernel, stride, pad, dil [3]int
+	inSize, k, l                      int // elements of one channel of the image, of the kernel, of the output
+}
+
+func newGeom(w dispatch.Window, in, out []int) geom {
+	g := geom{inSize: 1, k: 1, l: 1}
+	lead := 3 - len(in)
+	for i := range 3 {
+		g.in[i], g.out[i], g.kernel[i], g.stride[i], g.dil[i] = 1, 1, 1, 1, 1
+		if j := i - lead; j >= 0 {
+			g.in[i], g.out[i], g.kernel[i] = in[j], out[j], w.Kernel[j]
+			g.stride[i], g.pad[i], g.dil[i] = w.Stride[j], w.Padding[j], w.Dilation[j]
+		}
+		g.inSize *= g.in[i]
+		g.k *= g.kernel[i]
+		g.l *= g.out[i]
+	}
+	return g
+}
+
+// pointwise reports whether the window is 1×1 with stride 1 and no
+// padding: the column matrix is then the image itself.
+func (g *geom) pointwise() bool {
+	return g.k == 1 && g.l == g.inSize && g.pad == [3]int{} && g.stride == [3]int{1, 1, 1}
+}
+
+// span returns the output positions o in [lo, hi) of dim i whose input
+// position o·stride + off lies inside the input, off being the kernel
+// element's offset less the padding.
+func (g *geom) reach(i, off int) (lo, hi int) {
+	s, n := g.stride[i], g.in[i]
+	if off < 0 {
+		lo = (-off + s - 1) / s
+	}
+	if n-off <= 0 {
+		return lo, lo
+	}
+	hi = min((n-off+s-1)/s, g.out[i])
+	return min(lo, hi), hi
+}
+
+// windows calls f for each channel c, kernel element and output row: the
+// row of the column matrix is (c·K + k)·L + o0·out1·out2 + o1·out2 (where
+// f writes or reads out2 values) and the input row is c·inSize + (i0·in1 +
+// i1)·in2; ok is false where the output row lies over the padding of dim
+// 0 or 1. lo, hi and off say which output positions of dim 2 read the input
+// and at which offset (position o reads input o·stride2 + off).
+func (g *geom) windows(c int, f func(col, img int, ok bool, lo, hi, off int)) {
+	for ch := range c {
+		kk := 0
+		for k0 := range g.kernel[0] {
+			for k1 := range g.kernel[1] {
+				for k2 := range g.kernel[2] {
+					row := (ch*g.k + kk) * g.l
+					kk++
+					off2 := k2*g.dil[2] - g.pad[2]
+					lo, hi := g.reach(2, off2)
+					for o0 := range g.out[0] {
+						i0 := o0*g.stride[0] + k0*g.dil[0] - g.pad[0]
+						for o1 := range g.out[1] {
+							i1 := o1*g.stride[1] + k1*g.dil[1] - g.pad[1]
+							ok := i0 >= 0 && i0 < g.in[0] && i1 >= 0 && i1 < g.in[1]
+							f(row, ch*g.inSize+(i0*g.in[1]+i1)*g.in[2], ok, lo, hi, off2)
+							row += g.out[2]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// im2col writes the column matrix of img (c channels) into col.
+func im2col[T float](col, img []T, c int, g *geom) {
+	n, s := g.out[2], g.stride[2]
+	g.windows(c, func(r, base int, ok bool, lo, hi, off int) {
+		dst := col[r : r+n]
+		if !ok || lo >= hi {
+			clear(dst)
+			return
+		}
+		clear(dst[:lo])
+		src := img[base+lo*s+off:]
+		if s == 1 {
+			copy(dst[lo:hi], src)
+		} else {
+			for o := lo; o < hi; o++ {
+				dst[o] = src[(o-lo)*s]
+			}
+		}
+		clear(dst[hi:])
+	})
+}
+
+// col2im adds the column matrix col back into img (c channels): the
+// adjoint of im2col, so overlapping windows sum.
+func col2im[T float](img, col []T, c int, g *geom) {
+	n, s := g.out[2], g.stride[2]
+	g.windows(c, func(r, base int, ok bool, lo, hi, off int) {
+		if !ok || lo >= hi {
+			return
+		}
+		src := col[r : r+n]
+		dst := img[base+lo*s+off:]
+		if s == 1 {
+			for i, v := range src[lo:hi] {
+				dst[i] += v
+			}
+			return
+		}
+		for o := lo; o < hi; o++ {
+			dst[(o-lo)*s] += src[o]
+		}
+	})
+}
+
+// convShapes is what the three conv kernels share: batch, channels in and
+// out, groups, and the geometry of the window over x.
+type convShapes struct {
+	n, c, o, groups int
+	g               geom
+}
+
+// cg, og and ck are the channels per group in and out, and the rows of a
+// group's part of the column matrix.
+func (s *convShapes) cg() int { return s.c / s.groups }
+func (s *convShapes) og() int { return s.o / s.groups }
+func (s *convShapes) ck() int { return s.c / s.groups * s.g.k }
+
+func newConvShapes(x, y []int, win dispatch.Window, groups int) convShapes {
+	return convShapes{n: x[0], c: x[1], o: y[1], groups: groups, g: newGeom(win, x[2:], y[2:])}
+}
+
+// perImage runs f over the batch on goroutines, giving each worker a
+// column buffer of its own (nil when the window is pointwise).
+func perImage[T float](s *convShapes, f func(i int, col []T)) {
+	parallel(s.n, s.o*s.ck()*s.g.l, func(lo, hi int) {
+		var col []T
+		if !s.g.pointwise() {
+			col = make([]T, s.c*s.g.k*s.g.l)
+		}
+		for i := lo; i < hi; i++ {
+			f(i, col)
+		}
+	})
+}
+
+// convForward: y_n,g = W_g · im2col(x_n)_g for each image n and group g.
+func convForward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) {
+	a := attrs.(dispatch.Conv)
+	x, relX := dense[T](in[0])
+	defer relX()
+	w, relW := dense[T](in[1])
+	defer relW()
+	y := span[T](out)
+	s := newConvShapes(in[0].Shape, out.Shape, dispatch.ConvWindow(a, in[1].Shape), a.Groups)
+	if s.ck() == 0 {
+		clear(y)
+		return
+	}
+	gemm := gemmOf[T]()
+	l, og, ck := s.g.l, s.og(), s.ck()
+	perImage(&s, func(i int, col []T) {
+		img := x[i*s.c*s.g.inSize : (i+1)*s.c*s.g.inSize]
+		if col == nil {
+			col = img
+		} else {
+			im2col(col, img, s.c, &s.g)
+		}
+		for gi := range s.groups {
+			gemm(blas.NoTrans, blas.NoTrans, og, l, ck, 1, w[gi*og*ck:], ck, col[gi*ck*l:], l,
+				0, y[(i*s.o+gi*og)*l:], l)
+		}
+	})
+}
+
+// convInputBackward: dx_n = col2im(W_gᵀ · g_n,g) over the groups, the
+// adjoint of convForward in x (and so the transposed convolution).
+func convInputBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) {
+	a := attrs.(dispatch.Conv)
+	gy, relG := dense[T](in[0])
+	defer relG()
+	w, relW := dense[T](in[1])
+	defer relW()
+	dx := span[T](out)
+	s := newConvShapes(out.Shape, in[0].Shape, dispatch.ConvWindow(a, in[1].Shape), a.Groups)
+	clear(dx)
+	if s.ck() == 0 || s.o == 0 {
+		return
+	}
+	gemm := gemmOf[T]()
+	l, og, ck := s.g.l, s.og(), s.ck()
+	perImage(&s, func(i int, col []T) {
+		img := dx[i*s.c*s.g.inSize : (i+1)*s.c*s.g.inSize]
+		direct := col == nil
+		if direct {
+			col = img
+		}
+		for gi := range s.groups {
+			gemm(blas.Trans, blas.NoTrans, ck, l, og, 1, w[gi*og*ck:], ck, gy[(i*s.o+gi*og)*l:], l,
+				0, col[gi*ck*l:], l)
+		}
+		if !direct {
+			col2im(img, col, s.c, &s.g)
+		}
+	})
+}
+
+// convWeightBackward: dW_g = Σ_n g_n,g · im2col(x_n)_gᵀ. Each worker sums
+// its images into a partial gradient of its own; the partials are added at
+// the end.
+func convWeightBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) {
+	a := attrs.(dispatch.Conv)
+	x, relX := dense[T](in[0])
+	defer relX()
+	gy, relG := dense[T](in[1])
+	defer relG()
+	dw := span[T](out)
+	s := newConvShapes(in[0].Shape, in[1].Shape, a.Window, a.Groups)
+	clear(dw)
+	if s.ck() == 0 || s.o == 0 {
+		return
+	}
+	gemm := gemmOf[T]()
+	l, og, ck := s.g.l, s.og(), s.ck()
+	var mu sync.Mutex
+	parallel(s.n, s.o*ck*l, func(lo, hi int) {
+		part := make([]T, len(dw))
+		var col []T
+		if !s.g.pointwise() {
+			col = make([]T, s.c*s.g.k*l)
+		}
+		for i := lo; i < hi; i++ {
+			img := x[i*s.c*s.g.inSize : (i+1)*s.c*s.g.inSize]
+			c := col
+			if c == nil {
+				c = img
+			} else {
+				im2col(c, img, s.c, &s.g)
+			}
+			for gi := range s.groups {
+				gemm(blas.NoTrans, blas.Trans, og, ck, l, 1, gy[(i*s.o+gi*og)*l:], l, c[gi*ck*l:], l,
+					1, part[gi*og*ck:], ck)
+			}
+		}
+		mu.Lock()
+		for j, v := range part {
+			dw[j] += v
+		}
+		mu.Unlock()
+	})
+}
+
+// unfold is im2col of each image: (N, C, H, W) to (N, C·K, L).
+func unfold[T float](out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) {
+	a := attrs.(dispatch.Unfold)
+	x, rel := dense[T](in[0])
+	defer rel()
+	y := span[T](out)
+	g := newGeom(a.Window, in[0].Shape[2:], a.Window.OutShape(in[0].Shape[2:]))
+	c := in[0].Shape[1]
+	parallel(in[0].Shape[0], c*g.k*g.l, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			im2col(y[i*c*g.k*g.l:(i+1)*c*g.k*g.l], x[i*c*g.inSize:(i+1)*c*g.inSize], c, &g)
+		}
+	})
+}
+
+// fold is col2im of each image: (N, C·K, L) to (N, C, H, W), summing
+// where windows overlap.
+func fold[T float](out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) {
+	a := attrs.(dispatch.Unfold)
+	x, rel := dense[T](in[0])
+	defer rel()
+	y := span[T](out)
+	clear(y)
+	g := newGeom(a.Window, a.OutputSize, a.Window.OutShape(a.OutputSize))
+	c := out.Shape[1]
+	parallel(out.Shape[0], c*g.k*g.l, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			col2im(y[i*c*g.inSize:(i+1)*c*g.inSize], x[i*c*g.k*g.l:(i+1)*c*g.k*g.l], c, &g)
+		}
+	})
+}

@@ -1,0 +1,83 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// TestIm2col checks im2col over random 1-, 2- and 3-d windows (strides
+// above the kernel, padding wider than it, dilation) against the
+// definition, element by element, and col2im as its adjoint:
+// ⟨im2col(x), c⟩ = ⟨x, col2im(c)⟩.
+func TestIm2col(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	checked := 0
+	for trial := range 300 {
+		nd := 1 + trial%3
+		w := dispatch.Window{Kernel: make([]int, nd), Stride: make([]int, nd), Padding: make([]int, nd), Dilation: make([]int, nd)}
+		in := make([]int, nd)
+		for i := range nd {
+			w.Kernel[i], w.Stride[i], w.Padding[i], w.Dilation[i] = 1+r.IntN(3), 1+r.IntN(3), r.IntN(4), 1+r.IntN(2)
+			in[i] = 1 + r.IntN(6)
+		}
+		if w.Check("x", in, false) != nil {
+			continue
+		}
+		checked++
+		out := w.OutShape(in)
+		g := newGeom(w, in, out)
+		c := 1 + r.IntN(2)
+		x := make([]float64, c*g.inSize)
+		for i := range x {
+			x[i] = r.NormFloat64()
+		}
+		col := make([]float64, c*g.k*g.l)
+		im2col(col, x, c, &g)
+		// The definition: row (ch, k), column o holds x[ch, o·s - p + k·d].
+		for row := range c * g.k {
+			ch, kk := row/g.k, row%g.k
+			for o := range g.l {
+				want, ok := 0.0, true
+				idx := 0
+				for i, ko, oo := 2, kk, o; i >= 0; i-- {
+					pos := (oo%g.out[i])*g.stride[i] - g.pad[i] + (ko%g.kernel[i])*g.dil[i]
+					ok = ok && pos >= 0 && pos < g.in[i]
+					stride := 1
+					for j := i + 1; j < 3; j++ {
+						stride *= g.in[j]
+					}
+					idx += pos * stride
+					ko, oo = ko/g.kernel[i], oo/g.out[i]
+				}
+				if ok {
+					want = x[ch*g.inSize+idx]
+				}
+				if got := col[row*g.l+o]; got != want {
+					t.Fatalf("window %+v on %v: col[%d, %d] = %v, want %v", w, in, row, o, got, want)
+				}
+			}
+		}
+		cv := make([]float64, len(col))
+		for i := range cv {
+			cv[i] = r.NormFloat64()
+		}
+		back := make([]float64, len(x))
+		col2im(back, cv, c, &g)
+		var lhs, rhs float64
+		for i := range col {
+			lhs += col[i] * cv[i]
+		}
+		for i := range x {
+			rhs += x[i] * back[i]
+		}
+		if math.Abs(lhs-rhs) > 1e-12*max(1, math.Abs(lhs)) {
+			t.Fatalf("window %+v on %v: ⟨im2col x, c⟩ = %v but ⟨x, col2im c⟩ = %v", w, in, lhs, rhs)
+		}
+	}
+	if checked < 200 {
+		t.Fatalf("only %d of 300 random windows fit their inputs", checked)
+	}
+}

@@ -1,0 +1,327 @@
+package lathe
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Convolution, transposed convolution, and unfold/fold (im2col/col2im), as
+// torch.nn.functional's conv1d, conv2d, conv3d, conv_transpose1d/2d/3d,
+// unfold and fold. On the cpu they run as im2col + GEMM. Gradients of every
+// order flow through them: their backward passes are ops with rules of
+// their own.
+
+var (
+	opConv       = mustOp("conv")
+	opConvInputB = mustOp("conv_input_backward")
+	opUnfold     = mustOp("unfold")
+	opFold       = mustOp("fold")
+)
+
+// Conv1d convolves x (N, C, L) with w (O, C/groups, k) and adds b (O),
+// or no bias when b is nil (torch.nn.functional.conv1d). Options: Stride,
+// Padding, PaddingSame, Dilation, Groups.
+func (x *Tensor) Conv1d(w, b *Tensor, opts ...WindowOption) *Tensor {
+	return x.conv("conv1d", 1, w, b, opts)
+}
+
+// Conv2d convolves x (N, C, H, W) with w (O, C/groups, kh, kw) and adds b
+// (O), or no bias when b is nil (torch.nn.functional.conv2d). Groups equal
+// to C with O a multiple of C is a depthwise convolution.
+func (x *Tensor) Conv2d(w, b *Tensor, opts ...WindowOption) *Tensor {
+	return x.conv("conv2d", 2, w, b, opts)
+}
+
+// Conv3d convolves x (N, C, D, H, W) with w (O, C/groups, kd, kh, kw) and
+// adds b (O), or no bias when b is nil (torch.nn.functional.conv3d).
+func (x *Tensor) Conv3d(w, b *Tensor, opts ...WindowOption) *Tensor {
+	return x.conv("conv3d", 3, w, b, opts)
+}
+
+// ConvTranspose1d is the transposed convolution of x (N, C, L) with w
+// (C, O/groups, k), plus b (O) unless it is nil
+// (torch.nn.functional.conv_transpose1d); see ConvTranspose2d.
+func (x *Tensor) ConvTranspose1d(w, b *Tensor, opts ...WindowOption) *Tensor {
+	return x.convTranspose("conv_transpose1d", 1, w, b, opts)
+}
+
+// ConvTranspose2d is the transposed convolution of x (N, C, H, W) with w
+// (C, O/groups, kh, kw), plus b (O) unless it is nil
+// (torch.nn.functional.conv_transpose2d): the gradient of Conv2d with
+// respect to its input, so each output size is (H-1)·stride - 2·padding +
+// dilation·(k-1) + output_padding + 1. Options: Stride, Padding, Dilation,
+// Groups, OutputPadding. lathe takes output_padding below the stride (PyTorch
+// also takes it below the dilation, where the extra row is all bias).
+func (x *Tensor) ConvTranspose2d(w, b *Tensor, opts ...WindowOption) *Tensor {
+	return x.convTranspose("conv_transpose2d", 2, w, b, opts)
+}
+
+// ConvTranspose3d is the transposed convolution of x (N, C, D, H, W) with
+// w (C, O/groups, kd, kh, kw), plus b (O) unless it is nil
+// (torch.nn.functional.conv_transpose3d); see ConvTranspose2d.
+func (x *Tensor) ConvTranspose3d(w, b *Tensor, opts ...WindowOption) *Tensor {
+	return x.convTranspose("conv_transpose3d", 3, w, b, opts)
+}
+
+// convTranspose is conv_input_backward with the output size that the
+// options give: one implementation for the gradient and the layer.
+func (x *Tensor) convTranspose(name string, nd int, w, b *Tensor, opts []WindowOption) *Tensor {
+	if err := checkAll(name, x, w, b); err != nil {
+		return failed(err)
+	}
+	o := windowOpts(opts)
+	if o.samePadding {
+		return failed(errorf(name, ErrValue, "padding", `is "same", which a transposed convolution does not take`, "give the padding in numbers"))
+	}
+	if err := convRank(name, x, nd); err != nil {
+		return failed(err)
+	}
+	a, err := convAttrs(name, o, nd)
+	if err != nil {
+		return failed(err)
+	}
+	op, ok := spatial(o.outputPadding, nd, 0)
+	if !ok {
+		return failed(countError(name, "output_padding", len(o.outputPadding), nd))
+	}
+	// conv_input_backward calls x "g"; the user's own names are checked here.
+	switch {
+	case !x.t.DType.IsFloat():
+		return failed(errorf(name, ErrDType, "x", "is "+x.t.DType.String()+" but the op takes float32, float64", "cast it with .Cast(lathe.Float32)"))
+	case w.t.DType != x.t.DType:
+		return failed(errorf(name, ErrDType, "w", "is "+w.t.DType.String()+" but \"x\" is "+x.t.DType.String(), "cast one with .Cast("+x.t.DType.GoString()+")"))
+	case w.t.Rank() != nd+2:
+		return failed(errorf(name, ErrShape, "w", "has shape "+dispatch.FormatShape(w.t.Shape)+" but needs "+strconv.Itoa(nd+2)+
+			" dims (in, out/groups, k...)", "give a weight of x's rank"))
+	case w.t.Shape[0] != x.t.Shape[1]:
+		return failed(errorf(name, ErrShape, "w", "has shape "+dispatch.FormatShape(w.t.Shape)+" but x has "+strconv.Itoa(x.t.Shape[1])+
+			" channels (shape "+dispatch.FormatShape(x.t.Shape)+"): dim 0 must be the input channels", "give a weight of shape (in, out/groups, k...)"))
+	}
+	for _, f := range []struct {
+		name string
+		vals []int
+	}{{"stride", a.Window.Stride}, {"dilation", a.Window.Dilation}} {
+		if slices.Min(f.vals) < 1 {
+			return failed(errorf(name, ErrValue, f.name, "is "+dispatch.FormatShape(f.vals)+", below 1", "use values of at least 1"))
+		}
+	}
+	a.InputSize = make([]int, nd)
+	for i := range nd {
+		if op[i] < 0 || op[i] >= a.Window.Stride[i] {
+			return failed(errorf(name, ErrValue, "output_padding", "is "+dispatch.FormatShape(op)+
+				", but each value must be at least 0 and below the stride "+dispatch.FormatShape(a.Window.Stride), "use output_padding < stride"))
+		}
+		a.InputSize[i] = (x.t.Shape[2+i]-1)*a.Window.Stride[i] - 2*a.Window.Padding[i] + a.Window.Dilation[i]*(w.t.Shape[2+i]-1) + op[i] + 1
+		if a.InputSize[i] < 1 {
+			return failed(errorf(name, ErrShape, "x", "has shape "+dispatch.FormatShape(x.t.Shape)+
+				", which gives an output size below 1 with padding "+dispatch.FormatShape(a.Window.Padding), "use less padding or a larger input"))
+		}
+	}
+	y := relabel(apply(opConvInputB, a, x, w), name)
+	return addBias(name, y, b, w.t.Shape[1]*a.Groups)
+}
+
+// Unfold extracts the sliding windows of x (N, C, H, W) as columns: the
+// result is (N, C·kh·kw, L) with L the number of windows
+// (torch.nn.functional.unfold, im2col). kernel holds one size, or one per
+// spatial dim; options: Stride, Padding, Dilation.
+func (x *Tensor) Unfold(kernel []int, opts ...WindowOption) *Tensor {
+	const name = "unfold"
+	if err := checkAll(name, x); err != nil {
+		return failed(err)
+	}
+	win, err := unfoldWindow(name, kernel, opts)
+	if err != nil {
+		return failed(err)
+	}
+	return relabel(apply(opUnfold, dispatch.Unfold{Window: win}, x), name)
+}
+
+// Fold sums columns x (N, C·kh·kw, L) back into images (N, C, outputSize...),
+// adding where windows overlap (torch.nn.functional.fold, col2im): the
+// adjoint of Unfold, with the same kernel and options.
+func (x *Tensor) Fold(outputSize, kernel []int, opts ...WindowOption) *Tensor {
+	const name = "fold"
+	if err := checkAll(name, x); err != nil {
+		return failed(err)
+	}
+	win, err := unfoldWindow(name, kernel, opts)
+	if err != nil {
+		return failed(err)
+	}
+	size, ok := spatial(outputSize, 2, 0)
+	if !ok || len(outputSize) == 0 {
+		return failed(countError(name, "output_size", len(outputSize), 2))
+	}
+	return relabel(apply(opFold, dispatch.Unfold{Window: win, OutputSize: size}, x), name)
+}
+
+func unfoldWindow(name string, kernel []int, opts []WindowOption) (dispatch.Window, error) {
+	o := windowOpts(opts)
+	if o.samePadding || o.groups != 0 || o.outputPadding != nil {
+		return dispatch.Window{}, errorf(name, ErrValue, "", "takes only Stride, Padding and Dilation", "drop the other options")
+	}
+	k, ok := spatial(kernel, 2, 0)
+	if !ok || len(kernel) == 0 {
+		return dispatch.Window{}, countError(name, "kernel_size", len(kernel), 2)
+	}
+	a, err := convAttrs(name, o, 2)
+	if err != nil {
+		return dispatch.Window{}, err
+	}
+	a.Window.Kernel = k
+	return a.Window, nil
+}
+
+// conv is Conv1d, Conv2d and Conv3d: nd spatial dims.
+func (x *Tensor) conv(name string, nd int, w, b *Tensor, opts []WindowOption) *Tensor {
+	if err := checkAll(name, x, w, b); err != nil {
+		return failed(err)
+	}
+	o := windowOpts(opts)
+	if o.outputPadding != nil {
+		return failed(errorf(name, ErrValue, "output_padding", "is for transposed convolutions only", "drop OutputPadding, or use ConvTranspose2d"))
+	}
+	if err := convRank(name, x, nd); err != nil {
+		return failed(err)
+	}
+	if o.samePadding {
+		if o.padding != nil {
+			return failed(errorf(name, ErrValue, "padding", "is given twice, as PaddingSame and as numbers", "keep one of them"))
+		}
+		var err error
+		if x, o, err = padSame(name, x, w, o, nd); err != nil {
+			return failed(err)
+		}
+	}
+	a, err := convAttrs(name, o, nd)
+	if err != nil {
+		return failed(err)
+	}
+	y := relabel(apply(opConv, a, x, w), name)
+	if y.err != nil {
+		return y
+	}
+	return addBias(name, y, b, y.t.Shape[1])
+}
+
+// padSame turns PaddingSame into numbers as PyTorch does: a total of
+// dilation·(k-1) per dim, half on each side, the odd unit on the right.
+// Symmetric padding stays the convolution's own; otherwise x is padded
+// with zeros first (PyTorch pads the extra unit with F.pad too).
+func padSame(name string, x, w *Tensor, o windowOptions, nd int) (*Tensor, windowOptions, error) {
+	stride, ok := spatial(o.stride, nd, 1)
+	if !ok {
+		return nil, o, countError(name, "stride", len(o.stride), nd)
+	}
+	for _, s := range stride {
+		if s != 1 {
+			return nil, o, errorf(name, ErrValue, "padding", `is "same", which needs stride 1, but stride is `+dispatch.FormatShape(stride),
+				"give the padding in numbers for a strided convolution")
+		}
+	}
+	dil, ok := spatial(o.dilation, nd, 1)
+	if !ok {
+		return nil, o, countError(name, "dilation", len(o.dilation), nd)
+	}
+	if w.t.Rank() != nd+2 {
+		return nil, o, errorf(name, ErrShape, "w", "has shape "+dispatch.FormatShape(w.t.Shape)+" but needs "+strconv.Itoa(nd+2)+" dims", "give a weight of shape (out, in/groups, k...)")
+	}
+	left, pads := make([]int, nd), make([]int, 2*nd)
+	symmetric := true
+	for i := range nd {
+		total := dil[i] * (w.t.Shape[2+i] - 1)
+		left[i] = total / 2
+		pads[2*(nd-1-i)], pads[2*(nd-1-i)+1] = total/2, total-total/2
+		symmetric = symmetric && total%2 == 0
+	}
+	o.samePadding = false
+	if symmetric {
+		o.padding = left
+		return x, o, nil
+	}
+	o.padding = nil
+	return x.Pad(pads, 0), o, nil
+}
+
+// convAttrs expands the options to one value per spatial dim.
+func convAttrs(name string, o windowOptions, nd int) (dispatch.Conv, error) {
+	var a dispatch.Conv
+	var ok bool
+	for _, f := range []struct {
+		name string
+		vals []int
+		def  int
+		dst  *[]int
+	}{{"stride", o.stride, 1, &a.Window.Stride}, {"padding", o.padding, 0, &a.Window.Padding}, {"dilation", o.dilation, 1, &a.Window.Dilation}} {
+		if *f.dst, ok = spatial(f.vals, nd, f.def); !ok {
+			return a, countError(name, f.name, len(f.vals), nd)
+		}
+	}
+	a.Groups = o.groups
+	if a.Groups == 0 {
+		a.Groups = 1
+	}
+	return a, nil
+}
+
+// convRank refuses an x that is not (N, C) and nd spatial dims.
+func convRank(name string, x *Tensor, nd int) error {
+	if x.t.Rank() != nd+2 {
+		return errorf(name, ErrShape, "x", "has shape "+dispatch.FormatShape(x.t.Shape)+" but needs "+strconv.Itoa(nd+2)+
+			" dims (N, C and "+strconv.Itoa(nd)+" spatial)", "add a batch dim with Unsqueeze(0), or use the op of x's rank")
+	}
+	return nil
+}
+
+// addBias adds b (o) over the channel dim of y, or returns y for a nil b.
+func addBias(name string, y, b *Tensor, o int) *Tensor {
+	if b == nil || y.err != nil {
+		return y
+	}
+	if b.t.Rank() != 1 || b.t.Shape[0] != o {
+		return failed(errorf(name, ErrShape, "b", "has shape "+dispatch.FormatShape(b.t.Shape)+" but needs ["+strconv.Itoa(o)+"], one per output channel",
+			"give a 1-d bias of the output channel count, or nil"))
+	}
+	if b.t.DType != y.t.DType {
+		return failed(errorf(name, ErrDType, "b", "is "+b.t.DType.String()+" but the convolution is "+y.t.DType.String(),
+			"cast it with .Cast("+y.t.DType.GoString()+")"))
+	}
+	shape := make([]int, y.t.Rank()-1)
+	for i := range shape {
+		shape[i] = 1
+	}
+	shape[0] = o
+	return relabel(y.Add(b.Reshape(shape...)), name)
+}
+
+// checkAll returns the first error among the arguments that are not nil
+// (a nil bias is none), or that x or w is nil.
+func checkAll(name string, ts ...*Tensor) error {
+	for i, t := range ts {
+		if t == nil && i == 2 {
+			continue
+		}
+		if err := t.check(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// relabel names the op the user called in an error that one of its parts
+// raised (the arguments' own errors were returned before the parts ran).
+func relabel(t *Tensor, name string) *Tensor {
+	e, ok := t.err.(*Error)
+	if !ok || e.Op == name {
+		return t
+	}
+	c := *e
+	if c.Op != "" && c.Op != "conv" && c.Op != "conv_input_backward" && c.Op != name {
+		c.Detail = "in " + c.Op + ": " + c.Detail
+	}
+	c.Op = name
+	return failed(&c)
+}

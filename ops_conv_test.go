@@ -1,0 +1,161 @@
+package lathe
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// The forward, gradient and Hessian-vector values are checked against
+// PyTorch in internal/conformance (conv.json, grad_conv.json); here, what
+// only lathe does: its errors, and a gradient penalty checked by finite
+// differences.
+
+func TestConvErrors(t *testing.T) {
+	x := Zeros(CPU, Float32, 1, 2, 5, 5)
+	w := Zeros(CPU, Float32, 3, 2, 3, 3)
+	bad := failed(errorf("earlier", ErrValue, "", "failed before", ""))
+	cases := []struct {
+		name string
+		got  *Tensor
+		kind error
+		arg  string
+	}{
+		{"conv2d/nil_w", x.Conv2d(nil, nil), ErrValue, ""},
+		{"conv2d/nil_x", (*Tensor)(nil).Conv2d(w, nil), ErrValue, ""},
+		{"conv2d/failed_b", x.Conv2d(w, bad), ErrValue, ""},
+		{"conv2d/rank", x.Conv1d(Zeros(CPU, Float32, 3, 2, 3), nil), ErrShape, "x"},
+		{"conv2d/w_rank", x.Conv2d(Zeros(CPU, Float32, 3, 2, 3), nil), ErrShape, "w"},
+		{"conv2d/stride_count", x.Conv2d(w, nil, Stride(1, 2, 3)), ErrValue, "stride"},
+		{"conv2d/dilation0", x.Conv2d(w, nil, Dilation(0)), ErrValue, "dilation"},
+		{"conv2d/groups-1", x.Conv2d(w, nil, Groups(-1)), ErrValue, "groups"},
+		{"conv2d/groups", x.Conv2d(w, nil, Groups(2)), ErrShape, "w"},
+		{"conv2d/output_padding", x.Conv2d(w, nil, OutputPadding(1)), ErrValue, "output_padding"},
+		{"conv2d/same_and_padding", x.Conv2d(w, nil, PaddingSame(), Padding(1)), ErrValue, "padding"},
+		{"conv2d/same_strided", x.Conv2d(w, nil, PaddingSame(), Stride(2)), ErrValue, "padding"},
+		{"conv2d/bias_rank", x.Conv2d(w, Zeros(CPU, Float32, 3, 1)), ErrShape, "b"},
+		{"conv2d/bias_dtype", x.Conv2d(w, Zeros(CPU, Float64, 3)), ErrDType, "b"},
+		{"conv2d/too_small", x.Conv2d(Zeros(CPU, Float32, 3, 2, 6, 6), nil), ErrShape, "x"},
+		{"conv_transpose2d/same", x.ConvTranspose2d(Zeros(CPU, Float32, 2, 3, 3, 3), nil, PaddingSame()), ErrValue, "padding"},
+		{"conv_transpose2d/output_padding", x.ConvTranspose2d(Zeros(CPU, Float32, 2, 3, 3, 3), nil, OutputPadding(1)), ErrValue, "output_padding"},
+		{"conv_transpose2d/padding", x.ConvTranspose2d(Zeros(CPU, Float32, 2, 3, 1, 1), nil, Padding(3)), ErrShape, "x"},
+		{"conv_transpose2d/channels", x.ConvTranspose2d(Zeros(CPU, Float32, 3, 3, 3, 3), nil), ErrShape, "w"},
+		{"conv_transpose2d/dtype", x.ConvTranspose2d(Zeros(CPU, Float64, 2, 3, 3, 3), nil), ErrDType, "w"},
+		{"conv_transpose2d/int", Zeros(CPU, Int32, 1, 2, 3, 3).ConvTranspose2d(Zeros(CPU, Int32, 2, 3, 3, 3), nil), ErrDType, "x"},
+		{"conv_transpose2d/stride0", x.ConvTranspose2d(Zeros(CPU, Float32, 2, 3, 3, 3), nil, Stride(0)), ErrValue, "stride"},
+		{"conv_transpose1d/w_rank", Zeros(CPU, Float32, 1, 2, 5).ConvTranspose1d(w, nil), ErrShape, "w"},
+		{"conv_transpose3d/rank", x.ConvTranspose3d(w, nil), ErrShape, "x"},
+		{"conv_transpose2d/w_rank", x.ConvTranspose2d(Zeros(CPU, Float32, 2, 3, 3), nil), ErrShape, "w"},
+		{"unfold/kernel_count", x.Unfold([]int{2, 2, 2}), ErrValue, "kernel_size"},
+		{"unfold/no_kernel", x.Unfold(nil), ErrValue, "kernel_size"},
+		{"unfold/groups", x.Unfold([]int{2}, Groups(2)), ErrValue, ""},
+		{"fold/output_size", Zeros(CPU, Float32, 1, 8, 16).Fold([]int{5, 5, 5}, []int{2}), ErrValue, "output_size"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.got.Err()
+			var le *Error
+			switch {
+			case err == nil:
+				t.Fatalf("no error, want %v", c.kind)
+			case !errors.Is(err, c.kind):
+				t.Fatalf("error %v, want kind %v", err, c.kind)
+			case !errors.As(err, &le):
+				t.Fatalf("error %v is not a *lathe.Error", err)
+			case c.arg != "" && le.Arg != c.arg:
+				t.Fatalf("error %v names argument %q, want %q", err, le.Arg, c.arg)
+			case !strings.HasPrefix(err.Error(), "lathe: "):
+				t.Fatalf("error %q does not start with lathe:", err)
+			}
+		})
+	}
+	// The user reads the op they called, not the op it is built on.
+	if err := x.Conv2d(Zeros(CPU, Float32, 3, 1, 3, 3), nil).Err(); !strings.HasPrefix(err.Error(), "lathe: conv2d: ") {
+		t.Errorf("error %q does not name conv2d", err)
+	}
+}
+
+// TestConvGradPenalty differentiates a WGAN-GP style penalty, the squared
+// norm of a conv critic's gradient with respect to its input, with respect
+// to the critic's weights, and checks it against central differences of the
+// penalty. This runs the rules of conv's two backward ops.
+func TestConvGradPenalty(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	data := func(n int) []float64 {
+		d := make([]float64, n)
+		for i := range d {
+			d[i] = r.NormFloat64() * 0.5
+		}
+		return d
+	}
+	xd, wd, vd := data(2*2*5*5), data(3*2*3*3), data(3*3*3*3)
+	penalty := func(wv []float64, create bool) (*Tensor, *Tensor) {
+		x := FromSlice(CPU, xd, 2, 2, 5, 5).RequireGrad()
+		w := FromSlice(CPU, wv, 3, 2, 3, 3)
+		if create {
+			w = w.RequireGrad()
+		}
+		v := FromSlice(CPU, vd, 3, 3, 3, 3)
+		// critic: conv, tanh, transposed conv back to a map, weighted sum.
+		h := x.Conv2d(w, nil, Stride(1), Padding(0)).Tanh()
+		d := h.Conv2d(v, nil, Padding(1)).ConvTranspose2d(w, nil).Square().Sum()
+		gs, err := Grad(d, []*Tensor{x}, CreateGraph())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gs[0].Square().Sum(), w
+	}
+	gp, w := penalty(wd, true)
+	got, err := Grad(gp, []*Tensor{w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := got[0].Float64s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const h = 1e-6
+	for i := range wd {
+		at := func(delta float64) float64 {
+			wv := append([]float64(nil), wd...)
+			wv[i] += delta
+			p, _ := penalty(wv, false)
+			v, err := p.Float64s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v[0]
+		}
+		fd := (at(h) - at(-h)) / (2 * h)
+		if math.Abs(fd-g[i]) > 1e-6*max(1, math.Abs(fd)) {
+			t.Errorf("d penalty / d w[%d] = %v, finite difference %v", i, g[i], fd)
+		}
+	}
+}
+
+// TestConvPaddingSame checks the asymmetric case against the explicit
+// padding it stands for: an even kernel pads one more on the right.
+func TestConvPaddingSame(t *testing.T) {
+	x := Arange(CPU, Float64, 0, 2*4*5, 1).Reshape(1, 2, 4, 5)
+	w := Arange(CPU, Float64, 0, 2*2*2*4, 1).DivScalar(10).Reshape(2, 2, 2, 4)
+	same := x.Conv2d(w, nil, PaddingSame())
+	explicit := x.Pad([]int{1, 2, 0, 1}, 0).Conv2d(w, nil)
+	a, err := same.Float64s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := explicit.Float64s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := same.Shape(); s[2] != 4 || s[3] != 5 {
+		t.Fatalf("shape %v, want [1 2 4 5]", s)
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("same padding %v, explicit %v", a, b)
+		}
+	}
+}
