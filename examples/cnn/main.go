@@ -1,0 +1,169 @@
+// Command cnn trains a small convolutional network on Shapes, a synthetic
+// image task it generates: 16×16 grey images of a square outline, a disk, a
+// diagonal cross or a triangle, at random places, sizes and brightness, with
+// pixel noise. The network is two blocks of conv 3×3, batch norm, ReLU and
+// 2×2 max pooling (1 → 8 → 16 channels), global average pooling and a
+// linear layer to the 4 classes, trained with Adam on minibatches. With the
+// defaults (1024 training and 512 test images, 8 epochs, batch 32, lr 0.01,
+// seed 1) it reaches 99% or more on the held-out images (100% with seed 1)
+// in about 2.5 seconds on two cpu cores.
+//
+//	go run ./examples/cnn -epochs 8 -device cpu
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/nn"
+)
+
+// Config is one training run.
+type Config struct {
+	Train, Test int          // images in the training and the held-out set
+	Size        int          // image side in pixels
+	Noise       float64      // standard deviation of the pixel noise
+	Epochs      int          // passes over the training set
+	Batch       int          // minibatch size
+	LR          float64      // Adam's learning rate
+	Seed        uint64       // seeds the data, the initialisation and the shuffles
+	Device      lathe.Device // where the model and data live
+	Log         io.Writer    // progress lines go here (nil: nowhere)
+}
+
+// DefaultConfig is the run that the doc comment describes.
+func DefaultConfig() Config {
+	return Config{Train: 1024, Test: 512, Size: 16, Noise: 0.15, Epochs: 8, Batch: 32, LR: 0.01, Seed: 1, Device: lathe.CPU}
+}
+
+// Result is how a run ended.
+type Result struct {
+	Loss         float64 // the last epoch's mean training loss
+	TestAccuracy float64 // accuracy on the held-out images, in [0, 1]
+	Elapsed      time.Duration
+}
+
+// Model is the network of the doc comment for images of one channel.
+func Model(classes int) *nn.Seq {
+	block := func(in, out int) []nn.Module {
+		return []nn.Module{
+			nn.NewConv2d(in, out, []int{3}, nn.WithWindow(lathe.Padding(1))),
+			nn.NewBatchNorm2d(out),
+			nn.ReLU{},
+			nn.NewMaxPool2d(2),
+		}
+	}
+	mods := append(block(1, 8), block(8, 16)...)
+	mods = append(mods, nn.NewAdaptiveAvgPool2d(1), nn.Flatten{}, nn.NewLinear(16, classes))
+	return nn.Sequential(mods...)
+}
+
+// Train runs cfg and reports the final loss and the held-out accuracy.
+func Train(cfg Config) (Result, error) {
+	start := time.Now()
+	logf := func(format string, a ...any) {
+		if cfg.Log != nil {
+			fmt.Fprintf(cfg.Log, format, a...)
+		}
+	}
+	images := func(n int, seed uint64) (*lathe.Tensor, *lathe.Tensor) {
+		pix, labels := Shapes(n, cfg.Size, cfg.Noise, seed)
+		return lathe.FromSlice(cfg.Device, pix, n, 1, cfg.Size, cfg.Size), lathe.FromSlice(cfg.Device, labels, n)
+	}
+	x, y := images(cfg.Train, cfg.Seed)
+	testX, testY := images(cfg.Test, cfg.Seed+1)
+	for _, t := range []*lathe.Tensor{x, y, testX, testY} {
+		if err := t.Err(); err != nil {
+			return Result{}, err
+		}
+	}
+
+	lathe.Seed(cfg.Seed)
+	model := Model(len(classes))
+	if err := nn.Err(model); err != nil {
+		return Result{}, err
+	}
+	if err := model.To(cfg.Device); err != nil {
+		return Result{}, err
+	}
+	opt, err := nn.NewAdam(model.Parameters(), cfg.LR, [2]float64{0.9, 0.999}, 1e-8, 0)
+	if err != nil {
+		return Result{}, err
+	}
+
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x434e4e))
+	var res Result
+	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
+		model.Train(true)
+		perm := rng.Perm(cfg.Train)
+		total := 0.0
+		for b := 0; b < cfg.Train; b += cfg.Batch {
+			idx := make([]int64, 0, cfg.Batch)
+			for _, i := range perm[b:min(b+cfg.Batch, cfg.Train)] {
+				idx = append(idx, int64(i))
+			}
+			it := lathe.FromSlice(cfg.Device, idx, len(idx))
+			loss := nn.CrossEntropy(model.Forward(x.IndexSelect(0, it)), y.IndexSelect(0, it))
+			opt.ZeroGrad()
+			if err := loss.Backward(); err != nil {
+				return res, err
+			}
+			if err := opt.Step(); err != nil {
+				return res, err
+			}
+			l, err := loss.Item()
+			if err != nil {
+				return res, err
+			}
+			total += l * float64(len(idx))
+		}
+		res.Loss = total / float64(cfg.Train)
+		if res.TestAccuracy, err = accuracy(model, testX, testY); err != nil {
+			return res, err
+		}
+		logf("epoch %2d/%d  loss %.4f  test accuracy %5.1f%%\n", epoch, cfg.Epochs, res.Loss, 100*res.TestAccuracy)
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// accuracy is the share of images whose largest logit is their class, in
+// evaluation mode (batch norm on its running statistics), recording nothing.
+func accuracy(m nn.Module, x, y *lathe.Tensor) (float64, error) {
+	m.Train(false)
+	defer m.Train(true)
+	var acc float64
+	var err error
+	lathe.NoGrad(func() {
+		acc, err = m.Forward(x).ArgMax(1).Eq(y).Cast(lathe.Float32).Mean().Item()
+	})
+	return acc, err
+}
+
+func main() {
+	cfg := DefaultConfig()
+	flag.IntVar(&cfg.Epochs, "epochs", cfg.Epochs, "passes over the training set")
+	dev := flag.String("device", "cpu", "device to train on: cpu, cuda:0, wgpu:0")
+	flag.IntVar(&cfg.Train, "train", cfg.Train, "training images")
+	flag.Float64Var(&cfg.Noise, "noise", cfg.Noise, "pixel noise (standard deviation)")
+	flag.Float64Var(&cfg.LR, "lr", cfg.LR, "Adam's learning rate")
+	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed")
+	flag.Parse()
+	d, err := lathe.ParseDevice(*dev)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cnn:", err)
+		os.Exit(2)
+	}
+	cfg.Device, cfg.Log = d, os.Stdout
+	res, err := Train(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cnn:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("final loss %.4f, test accuracy %.1f%% in %v on %v\n", res.Loss, 100*res.TestAccuracy, res.Elapsed.Round(time.Millisecond), cfg.Device)
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestTrainShort trains on half the default data for three epochs (half a
+// second on two cores) and checks that the network learns the shapes:
+// chance is 25% and a loss of ln 4 ≈ 1.39 (it reaches about 0.28 and 94%).
+func TestTrainShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a network; skipped with -short")
+	}
+	cfg := DefaultConfig()
+	cfg.Train, cfg.Test, cfg.Epochs = 512, 256, 3
+	var log strings.Builder
+	cfg.Log = &log
+	res, err := Train(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d epochs: loss %.4f, test accuracy %.1f%%, %v", cfg.Epochs, res.Loss, 100*res.TestAccuracy, res.Elapsed)
+	if !(res.Loss < 0.5) {
+		t.Errorf("loss %.4f, want < 0.5", res.Loss)
+	}
+	if !(res.TestAccuracy >= 0.85) {
+		t.Errorf("test accuracy %.3f, want ≥ 0.85", res.TestAccuracy)
+	}
+	if lines := strings.Count(log.String(), "\n"); lines != cfg.Epochs {
+		t.Errorf("%d progress lines, want one per epoch (%d)", lines, cfg.Epochs)
+	}
+}
+
+func TestShapes(t *testing.T) {
+	pix, labels := Shapes(64, 16, 0, 3)
+	if len(pix) != 64*16*16 || len(labels) != 64 {
+		t.Fatalf("%d pixels, %d labels", len(pix), len(labels))
+	}
+	seen := map[int64]bool{}
+	for i, y := range labels {
+		if y < 0 || int(y) >= len(classes) {
+			t.Fatalf("label %d is %d", i, y)
+		}
+		seen[y] = true
+		lit := 0
+		for _, v := range pix[i*256 : (i+1)*256] {
+			if v > 0 {
+				lit++
+			}
+		}
+		if lit < 8 || lit > 200 {
+			t.Errorf("image %d (%s) has %d lit pixels without noise", i, classes[y], lit)
+		}
+	}
+	if len(seen) != len(classes) {
+		t.Errorf("64 images drew only classes %v", seen)
+	}
+}
