@@ -81,6 +81,40 @@ def build_mlp_step(dev, dt, dims):
     return step
 
 
+class ResBlockNet(torch.nn.Module):
+    """A stem conv and one ResNet basic block, then pooling and a classifier."""
+
+    def __init__(self, c_in, width, classes):
+        super().__init__()
+        nn = torch.nn
+        self.stem = nn.Sequential(nn.Conv2d(c_in, width, 3, padding=1), nn.BatchNorm2d(width), nn.ReLU())
+        self.body = nn.Sequential(
+            nn.Conv2d(width, width, 3, padding=1), nn.BatchNorm2d(width), nn.ReLU(),
+            nn.Conv2d(width, width, 3, padding=1), nn.BatchNorm2d(width))
+        self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(width, classes))
+
+    def forward(self, x):
+        h = self.stem(x)
+        return self.head(F.relu(h + self.body(h)))
+
+
+def build_resblock_step(dev, dt, dims):
+    batch, c_in, size, width, classes = dims
+    torch.manual_seed(1)
+    model = ResBlockNet(c_in, width, classes).to(device=dev, dtype=dt)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(batch, c_in, size, size, dtype=dt, device=dev)
+    y = (torch.arange(batch) % classes).to(dev)
+
+    def step():
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
 def build_add1(grad):
     def build(dev, dt, dims):
         a = torch.full((1,), 1.0, dtype=dt, device=dev, requires_grad=grad)
@@ -98,6 +132,7 @@ BUILDERS = {
     "sum": build_sum,
     "softmax": build_softmax,
     "mlp_step": build_mlp_step,
+    "resblock_step": build_resblock_step,
     "add1": build_add1(False),
     "add1_grad": build_add1(True),
 }

@@ -43,6 +43,7 @@ var families = []struct {
 	{"matmul", "matmul and batched matmul (GFLOP/s, higher is better)"},
 	{"memory", "memory-bound ops (GB/s, higher is better)"},
 	{"mlp", "MLP training step 784-256-10 (µs per step, lower is better)"},
+	{"conv", "ResNet block training step, batch 32 of 3x32x32 (µs per step, lower is better)"},
 	{"dispatch", "dispatch overhead (µs per op, lower is better)"},
 }
 
@@ -62,6 +63,7 @@ func table(quick bool) []workload {
 			elementwise("sum", "sum", 1, 1<<20),
 			softmax(256, 1024),
 			mlpStep(128, 784, 256, 10),
+			resBlockStep(4, 3, 16, 8, 10),
 			dispatchAdd(false),
 			dispatchAdd(true),
 		}
@@ -84,6 +86,7 @@ func table(quick bool) []workload {
 		elementwise("sum", "sum", 1, 1<<24),
 		softmax(4096, 1024),
 		mlpStep(128, 784, 256, 10),
+		resBlockStep(32, 3, 32, 16, 10),
 		dispatchAdd(false),
 		dispatchAdd(true),
 	}
@@ -135,6 +138,15 @@ func mlpStep(batch, in, hidden, out int) workload {
 		spec: spec{"mlp_step", "f32", []int{batch, in, hidden, out}}, Unit: perStep}
 }
 
+// resBlockStep is a training step of a stem convolution and one ResNet
+// basic block (3×3 convolutions with batch norm, a skip connection), global
+// average pooling and a linear classifier: forward, cross-entropy, backward
+// and SGD, at batch images of channels×size×size, width channels inside.
+func resBlockStep(batch, channels, size, width, classes int) workload {
+	return workload{Name: fmt.Sprintf("resnet block b%d %dx%dx%d w%d", batch, channels, size, size, width), Family: "conv",
+		spec: spec{"resblock_step", "f32", []int{batch, channels, size, width, classes}}, Unit: perStep}
+}
+
 // dispatchAdd is a 1-element add, the cost of an op that does no work;
 // grad makes an input require a gradient so that each add records a node.
 func dispatchAdd(grad bool) workload {
@@ -165,15 +177,16 @@ type prepared struct {
 
 // builders make a spec's inputs on a device, one per kind.
 var builders = map[string]func(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error){
-	"matmul":    buildMatMul,
-	"bmm":       buildMatMul,
-	"add":       buildBinary(func(a, b *lathe.Tensor) *lathe.Tensor { return a.Add(b) }),
-	"chain":     buildChain,
-	"sum":       buildSum,
-	"softmax":   buildSoftmax,
-	"mlp_step":  buildMLPStep,
-	"add1":      buildAdd1(false),
-	"add1_grad": buildAdd1(true),
+	"matmul":        buildMatMul,
+	"bmm":           buildMatMul,
+	"add":           buildBinary(func(a, b *lathe.Tensor) *lathe.Tensor { return a.Add(b) }),
+	"chain":         buildChain,
+	"sum":           buildSum,
+	"softmax":       buildSoftmax,
+	"mlp_step":      buildMLPStep,
+	"resblock_step": buildResBlockStep,
+	"add1":          buildAdd1(false),
+	"add1_grad":     buildAdd1(true),
 }
 
 // prepare builds w on dev.
@@ -290,6 +303,65 @@ func buildMLPStep(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, erro
 		classes[i] = int64(i % out)
 	}
 	x, y := lathe.RandN(dev, dt, batch, in), lathe.FromSlice(dev, classes, batch)
+	release, err := inputs(x, y)
+	if err != nil {
+		return nil, err
+	}
+	return &prepared{step: func() error {
+		loss := nn.CrossEntropy(model.Forward(x), y)
+		opt.ZeroGrad()
+		if err := loss.Backward(); err != nil {
+			loss.Release()
+			return err
+		}
+		loss.Release()
+		return opt.Step()
+	}, release: release}, nil
+}
+
+// resBlockNet is the model of resBlockStep, as build/bench_torch.py's
+// ResBlockNet has it.
+type resBlockNet struct {
+	stem, body, head *nn.Seq
+}
+
+func newResBlockNet(channels, width, classes int, dt lathe.DType) *resBlockNet {
+	conv := func(in int) nn.Module {
+		return nn.NewConv2d(in, width, []int{3}, nn.WithDType(dt), nn.WithWindow(lathe.Padding(1)))
+	}
+	bn := func() nn.Module { return nn.NewBatchNorm2d(width, nn.WithDType(dt)) }
+	return &resBlockNet{
+		stem: nn.Sequential(conv(channels), bn(), nn.ReLU{}),
+		body: nn.Sequential(conv(width), bn(), nn.ReLU{}, conv(width), bn()),
+		head: nn.Sequential(nn.NewAdaptiveAvgPool2d(1), nn.Flatten{}, nn.NewLinear(width, classes, nn.WithDType(dt))),
+	}
+}
+
+func (m *resBlockNet) Forward(x *lathe.Tensor) *lathe.Tensor {
+	h := m.stem.Forward(x)
+	return m.head.Forward(h.Add(m.body.Forward(h)).ReLU())
+}
+
+func (m *resBlockNet) all() *nn.Seq { return nn.Sequential(m.stem, m.body, m.head) }
+
+// buildResBlockStep is resBlockStep's step; dims is [batch, channels,
+// size, width, classes].
+func buildResBlockStep(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error) {
+	batch, channels, size, width, classes := dims[0], dims[1], dims[2], dims[3], dims[4]
+	lathe.Seed(1)
+	model := newResBlockNet(channels, width, classes, dt)
+	if err := model.all().To(dev); err != nil {
+		return nil, err
+	}
+	opt, err := nn.NewSGD(model.all().Parameters(), 0.01)
+	if err != nil {
+		return nil, err
+	}
+	labels := make([]int64, batch)
+	for i := range labels {
+		labels[i] = int64(i % classes)
+	}
+	x, y := lathe.RandN(dev, dt, batch, channels, size, size), lathe.FromSlice(dev, labels, batch)
 	release, err := inputs(x, y)
 	if err != nil {
 		return nil, err
