@@ -84,11 +84,18 @@ func init() {
 		if op, ok := arithOps[name]; ok {
 			ar = newArithKernels(op, k)
 		}
+		var cr *compareKernels
+		if op, ok := cmpOps[name]; ok {
+			cr = newCompareKernels(op)
+		}
 		register(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 			x, y := in[0], in[1]
 			if name == "pow" && x.DType.IsInt() && anyNegative(y) {
 				return &dispatch.Error{Kind: dispatch.ErrValue, Arg: "rhs",
 					Detail: "has a negative exponent, which an integer power cannot take", Fix: "cast to a float dtype first"}
+			}
+			if cr != nil && cr.run(out, x, y) {
+				return nil
 			}
 			if k.cmpF != nil {
 				compare(out, x, y, k.cmpF, k.cmpI)

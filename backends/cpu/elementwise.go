@@ -111,6 +111,8 @@ func reluF(x float64) float64 {
 	return 0
 }
 
+func reluF32(x float32) float32 { return float32(reluF(float64(x))) }
+
 // sigmoid is evaluated so that exp never overflows.
 func sigmoid(x float64) float64 {
 	if x >= 0 {
@@ -138,8 +140,16 @@ func init() {
 			x := in[0]
 			switch x.DType {
 			case dispatch.Float32:
+				if u.Name == "relu" {
+					mapRows1(out, x, reluRows[float32], reluF32)
+					return nil
+				}
 				map1(out, x, via64[float32](ff(p)))
 			case dispatch.Float64:
+				if u.Name == "relu" {
+					mapRows1(out, x, reluRows[float64], reluF)
+					return nil
+				}
 				map1(out, x, ff(p))
 			case dispatch.Int32:
 				if fi == nil {
@@ -163,25 +173,15 @@ func init() {
 		return nil
 	})
 	register("where", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+		c := in[0] // the schema makes it bool
 		switch out.DType {
-		case dispatch.Float32:
-			map3(out, in[0], in[1], in[2], pick[float32])
-		case dispatch.Float64:
-			map3(out, in[0], in[1], in[2], pick[float64])
-		case dispatch.Int32:
-			map3(out, in[0], in[1], in[2], pick[int32])
-		case dispatch.Int64:
-			map3(out, in[0], in[1], in[2], pick[int64])
+		case dispatch.Float32, dispatch.Int32:
+			where[uint32](out, c, in[1], in[2])
+		case dispatch.Float64, dispatch.Int64:
+			where[uint64](out, c, in[1], in[2])
 		case dispatch.Bool:
-			map3(out, in[0], in[1], in[2], pick[bool])
+			where[uint8](out, c, in[1], in[2])
 		}
 		return nil
 	})
-}
-
-func pick[T any](c bool, a, b T) T {
-	if c {
-		return a
-	}
-	return b
 }

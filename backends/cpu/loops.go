@@ -125,18 +125,6 @@ func mapRows2[T, U any](out, x, y *dispatch.Tensor, r rows2[T, U]) {
 	})
 }
 
-func map3[C, T any](out, cond, x, y *dispatch.Tensor, f func(C, T, T) T) {
-	o, c, a, b := elems[T](out), elems[C](cond), elems[T](x), elems[T](y)
-	l := newLayout(out, cond, x, y)
-	last := len(l.shape) - 1
-	so, sc, sa, sb := l.strides[0][last], l.strides[1][last], l.strides[2][last], l.strides[3][last]
-	l.rows(func(offs []int, n int) {
-		for i := range n {
-			o[offs[0]+i*so] = f(c[offs[1]+i*sc], a[offs[2]+i*sa], b[offs[3]+i*sb])
-		}
-	})
-}
-
 // via64 lifts a float64 function to a float dtype. Math functions are
 // evaluated in float64 and rounded once, which is at least as accurate as
 // PyTorch's float32 kernels.
