@@ -13,6 +13,7 @@ package cpu
 typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *, int, float, float *, int);
 typedef void (*dgemm_fn)(int, int, int, int, int, int, double, const double *, int, const double *, int, double, double *, int);
 typedef char *(*config_fn)(void);
+typedef void (*threads_fn)(int);
 
 static sgemm_fn lathe_sgemm_p;
 static dgemm_fn lathe_dgemm_p;
@@ -25,6 +26,11 @@ static const char *lathe_blas_open(const char *path) {
 	lathe_sgemm_p = (sgemm_fn)dlsym(h, "cblas_sgemm");
 	lathe_dgemm_p = (dgemm_fn)dlsym(h, "cblas_dgemm");
 	lathe_config_p = (config_fn)dlsym(h, "openblas_get_config");
+	// One thread per call: lathe splits a lone product over its own
+	// goroutines (rowSplit in matmul.go), and keeps OpenBLAS's spinning
+	// workers off the cores that its other kernels run on.
+	threads_fn set_threads = (threads_fn)dlsym(h, "openblas_set_num_threads");
+	if (set_threads) set_threads(1);
 	if (!lathe_sgemm_p || !lathe_dgemm_p) return "no cblas_sgemm or cblas_dgemm in the library";
 	return NULL;
 }
