@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what lathe's tests and benchmark need, and nothing twice: Go
-# modules, and the Debian packages listed below. Quick when all is there.
+# modules, the Debian packages listed below, and the CUDA kernel toolchain
+# (into .deps/, git-ignored). Quick when all is there.
 # Run as root on Debian (CI and the development machines are).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,5 +36,46 @@ if [ ${#missing[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# The CUDA kernel toolchain, for `make kernels` and the kernels check in
+# `make test`: NVRTC 11.8 (CUDA C to PTX, opened with dlopen by build/nvrtc)
+# and ptxas 11.8 (assembles the PTX for sm_70/80/90). No machine here has a
+# GPU or a CUDA install, so both come from Debian's non-free component,
+# fetched with apt-get download through a private sources list and state
+# (the system's apt configuration is not touched) and unpacked with dpkg -x.
+# Only the three files needed are kept under .deps/cuda: the
+# nvidia-cuda-toolkit .deb unpacks to 226 MB, and installing it would pull
+# 5.5 GB.
+cuda_dir=.deps/cuda
+cuda_files=("$cuda_dir/bin/ptxas" "$cuda_dir/lib/libnvrtc.so.11.2" "$cuda_dir/lib/libnvrtc-builtins.so.11.8")
+cuda_ok=1
+for f in "${cuda_files[@]}"; do [ -e "$f" ] || cuda_ok=0; done
+if [ "$cuda_ok" = 0 ]; then
+	echo "deps: fetching NVRTC and ptxas 11.8 from Debian non-free into $cuda_dir"
+	apt_dir=$(mktemp -d "${TMPDIR:-/tmp}/lathe-cuda-apt.XXXXXX")
+	trap 'rm -rf "$apt_dir"' EXIT
+	mkdir -p "$apt_dir"/{parts,state/lists/partial,cache/archives/partial,debs,root}
+	: >"$apt_dir/state/status"
+	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $codename non-free" >"$apt_dir/sources.list"
+	apt_opts=(-qq -o "Dir::Etc::SourceList=$apt_dir/sources.list" -o "Dir::Etc::SourceParts=$apt_dir/parts"
+		-o "Dir::State=$apt_dir/state" -o "Dir::State::status=$apt_dir/state/status"
+		-o "Dir::Cache=$apt_dir/cache" -o "APT::Sandbox::User=$(id -un)")
+	apt-get "${apt_opts[@]}" update
+	(cd "$apt_dir/debs" && apt-get "${apt_opts[@]}" download libnvrtc11.2 libnvrtc-builtins11.8 nvidia-cuda-toolkit)
+	for deb in "$apt_dir"/debs/*.deb; do dpkg -x "$deb" "$apt_dir/root"; done
+	mkdir -p "$cuda_dir/bin" "$cuda_dir/lib"
+	# cp -L: the packages' sonames are links to the versioned files. Each
+	# file lands by rename, so an interrupted run leaves none half-written
+	# for the next one to take as installed.
+	for pair in usr/bin/ptxas:bin/ptxas \
+		usr/lib/x86_64-linux-gnu/libnvrtc.so.11.2:lib/libnvrtc.so.11.2 \
+		usr/lib/x86_64-linux-gnu/libnvrtc-builtins.so.11.8:lib/libnvrtc-builtins.so.11.8; do
+		cp -L "$apt_dir/root/${pair%%:*}" "$cuda_dir/${pair#*:}.tmp"
+		mv "$cuda_dir/${pair#*:}.tmp" "$cuda_dir/${pair#*:}"
+	done
+	rm -rf "$apt_dir"
+	trap - EXIT
+fi
+
 go mod download
-echo "deps: ok (go $have_go; ${packages[*]})"
+echo "deps: ok (go $have_go; ${packages[*]}; NVRTC and ptxas 11.8 in $cuda_dir)"
