@@ -1,0 +1,10 @@
+// Package nvrtc compiles lathe's CUDA C kernels (kernels/cuda) to PTX with
+// NVIDIA's runtime compiler, NVRTC, opened with dlopen so that nothing of
+// CUDA is needed to build lathe. `make kernels` (build/nvrtc) writes the PTX
+// that is committed under kernels/ptx, and the kernels check in `make test`
+// compiles the sources again to see that the committed files are fresh.
+//
+// The library is NVRTC 11.8 from Debian's non-free component, which
+// `make deps` unpacks into .deps/cuda. Its PTX is ISA 7.8 at most, which
+// every driver since CUDA 11.8 JIT-compiles for its GPU, sm_90 included.
+package nvrtc
