@@ -160,7 +160,7 @@ func (x *Tensor) Fold(outputSize, kernel []int, opts ...WindowOption) *Tensor {
 
 func unfoldWindow(name string, kernel []int, opts []WindowOption) (dispatch.Window, error) {
 	o := windowOpts(opts)
-	if o.samePadding || o.groups != 0 || o.outputPadding != nil {
+	if o.samePadding || o.groupsSet || o.outputPadding != nil {
 		return dispatch.Window{}, errorf(name, ErrValue, "", "takes only Stride, Padding and Dilation", "drop the other options")
 	}
 	k, ok := spatial(kernel, 2, 0)
@@ -261,8 +261,10 @@ func convAttrs(name string, o windowOptions, nd int) (dispatch.Conv, error) {
 		}
 	}
 	a.Groups = o.groups
-	if a.Groups == 0 {
+	if !o.groupsSet {
 		a.Groups = 1
+	} else if a.Groups < 1 {
+		return a, errorf(name, ErrValue, "groups", "is "+strconv.Itoa(a.Groups), "use at least one group")
 	}
 	return a, nil
 }

@@ -31,6 +31,7 @@ func TestConvErrors(t *testing.T) {
 		{"conv2d/stride_count", x.Conv2d(w, nil, Stride(1, 2, 3)), ErrValue, "stride"},
 		{"conv2d/dilation0", x.Conv2d(w, nil, Dilation(0)), ErrValue, "dilation"},
 		{"conv2d/groups-1", x.Conv2d(w, nil, Groups(-1)), ErrValue, "groups"},
+		{"conv2d/groups0", x.Conv2d(w, nil, Groups(0)), ErrValue, "groups"},
 		{"conv2d/groups", x.Conv2d(w, nil, Groups(2)), ErrShape, "w"},
 		{"conv2d/output_padding", x.Conv2d(w, nil, OutputPadding(1)), ErrValue, "output_padding"},
 		{"conv2d/same_and_padding", x.Conv2d(w, nil, PaddingSame(), Padding(1)), ErrValue, "padding"},

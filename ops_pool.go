@@ -281,7 +281,7 @@ func poolWindow(op string, nd, kernel int, o windowOptions, avg bool) (dispatch.
 		return w, bad("padding", `"same" applies to convolution, not pooling`)
 	case o.outputPadding != nil:
 		return w, bad("output_padding", "applies to transposed convolution, not pooling")
-	case o.groups != 0:
+	case o.groupsSet:
 		return w, bad("groups", "applies to convolution, not pooling")
 	case avg && o.dilation != nil:
 		return w, bad("dilation", "applies to max pooling, not average pooling")

@@ -24,6 +24,7 @@ type windowOptions struct {
 	dilation      []int // default 1
 	outputPadding []int // transposed convolution only; default 0
 	groups        int   // convolution only; default 1
+	groupsSet     bool  // Groups was given (Groups(0) is an error, not the default)
 	ceilMode      bool  // pooling: output sizes rounded up
 	excludePad    bool  // avg pooling: count_include_pad=False
 	divisor       int   // avg pooling: divisor_override; 0 means none
@@ -52,7 +53,9 @@ func OutputPadding(p ...int) WindowOption { return func(o *windowOptions) { o.ou
 
 // Groups splits the channels of a convolution into g independent groups;
 // g equal to the input channels is a depthwise convolution.
-func Groups(g int) WindowOption { return func(o *windowOptions) { o.groups = g } }
+func Groups(g int) WindowOption {
+	return func(o *windowOptions) { o.groups, o.groupsSet = g, true }
+}
 
 // CeilMode rounds a pooling output size up instead of down, so a last
 // partial window that starts inside the input (or its left padding) counts.

@@ -31,15 +31,37 @@ func init() {
 		if x.Rank() == 1 {
 			g2 = b.call("unsqueeze", dispatch.Unsqueeze{Dim: -2}, g2)
 		}
+		// A gradient is made in its argument's layout: for a transposed
+		// view (a Linear layer's W.MT()) as the transpose of a row-major
+		// product, so that once the transpose's own rule turns it back it is
+		// row-major like W, and storing it copies nothing (PyTorch's
+		// mm_mat2_backward chooses the same way).
 		var gx, gy *T
 		if x.RequiresGrad {
-			gx = b.undoPromote(b.call("matmul", nil, g2, b.mT(y2)), x2, x)
+			if columnMajor(x2) {
+				gx = b.mT(b.call("matmul", nil, y2, b.mT(g2)))
+			} else {
+				gx = b.call("matmul", nil, g2, b.mT(y2))
+			}
+			gx = b.undoPromote(gx, x2, x)
 		}
 		if y.RequiresGrad {
-			gy = b.undoPromote(b.call("matmul", nil, b.mT(x2), g2), y2, y)
+			if columnMajor(y2) {
+				gy = b.mT(b.call("matmul", nil, b.mT(g2), x2))
+			} else {
+				gy = b.call("matmul", nil, b.mT(x2), g2)
+			}
+			gy = b.undoPromote(gy, y2, y)
 		}
 		return []*T{gx, gy}
 	})
+}
+
+// columnMajor reports whether t's last two dims are laid out transposed:
+// the rows are adjacent in memory and the columns are not.
+func columnMajor(t *T) bool {
+	r := t.Rank()
+	return r >= 2 && t.Shape[r-1] > 1 && t.Shape[r-2] > 1 && t.Strides[r-2] == 1 && t.Strides[r-1] != 1
 }
 
 // mT swaps the last two dims.

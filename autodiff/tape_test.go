@@ -235,3 +235,36 @@ func TestBackwardReleasesWhatItMade(t *testing.T) {
 		t.Fatalf("lathe.Grad gave %v, %v; want [2 4]", v, err)
 	}
 }
+
+// TestMatMulGradientOfTransposedView: y = x·Wᵀ through a transposed view,
+// as a Linear layer computes it. The rule makes W's gradient row-major;
+// its values must be gᵀ·x, and the same as through a contiguous copy of Wᵀ.
+func TestMatMulGradientOfTransposedView(t *testing.T) {
+	x := lathe.FromSlice(lathe.CPU, []float64{1, 2, 3, 4, 5, 6}, 2, 3)
+	w := lathe.FromSlice(lathe.CPU, []float64{1, -1, 2, 0.5, 3, -2, 1, 1, 0, 2, -1, 4}, 4, 3).RequireGrad()
+	g := lathe.FromSlice(lathe.CPU, []float64{1, 0, 2, -1, 0.5, 3, -2, 1}, 2, 4)
+	if err := x.MatMul(w.MT()).Mul(g).Sum().Backward(); err != nil {
+		t.Fatal(err)
+	}
+	viaView, err := w.Grad().Float64s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := g.MT().MatMul(x).Float64s() // gᵀ·x, [4, 3]
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2 := w.Detach().RequireGrad()
+	if err := x.MatMul(w2.MT().Contiguous()).Mul(g).Sum().Backward(); err != nil {
+		t.Fatal(err)
+	}
+	viaCopy, err := w2.Grad().Float64s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if math.Abs(viaView[i]-want[i]) > 1e-12 || math.Abs(viaCopy[i]-want[i]) > 1e-12 {
+			t.Fatalf("dW = %v through the view and %v through a copy, want %v", viaView, viaCopy, want)
+		}
+	}
+}

@@ -61,6 +61,19 @@ def build_softmax(dev, dt, dims):
     return lambda: torch.softmax(a, dim=-1)
 
 
+def training_step(model, opt, x, y):
+    """One step of classifier training, as lathe-bench's trainingStep."""
+
+    def step():
+        loss = F.cross_entropy(model(x), y)
+        # set_to_none, as lathe's ZeroGrad forgets the gradient
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
 def build_mlp_step(dev, dt, dims):
     batch, n_in, hidden, n_out = dims
     torch.manual_seed(1)
@@ -71,14 +84,7 @@ def build_mlp_step(dev, dt, dims):
     x = torch.randn(batch, n_in, dtype=dt, device=dev)
     y = (torch.arange(batch) % n_out).to(dev)
 
-    def step():
-        loss = F.cross_entropy(model(x), y)
-        # set_to_none, as lathe's ZeroGrad forgets the gradient
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-
-    return step
+    return training_step(model, opt, x, y)
 
 
 class ResBlockNet(torch.nn.Module):
@@ -106,13 +112,7 @@ def build_resblock_step(dev, dt, dims):
     x = torch.randn(batch, c_in, size, size, dtype=dt, device=dev)
     y = (torch.arange(batch) % classes).to(dev)
 
-    def step():
-        loss = F.cross_entropy(model(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-
-    return step
+    return training_step(model, opt, x, y)
 
 
 def build_add1(grad):

@@ -91,3 +91,25 @@ func BenchmarkSoftmaxRow1024(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSumFloat32Loop: the vector loop reads about 31 GB/s on one core
+// here, widening each float32 to float64 before adding. Accumulating
+// blocks in float32 lanes, as PyTorch does, measured 1.5 times faster but
+// is no longer within 1e-12 of the float64 sum, which TestSumFloat32 asks.
+func BenchmarkSumFloat32Loop(b *testing.B) {
+	v := make([]float32, 1<<23)
+	for i := range v {
+		v[i] = float32(i % 7)
+	}
+	b.SetBytes(4 << 23)
+	b.Run("vector", func(b *testing.B) {
+		for b.Loop() {
+			sumFloat32(v)
+		}
+	})
+	b.Run("go", func(b *testing.B) {
+		for b.Loop() {
+			sumFloat32Go(v)
+		}
+	})
+}

@@ -107,7 +107,11 @@ func startTorch(python, script string, threads int) (*torchChild, error) {
 	}
 	cmd := exec.Command(python, "-u", script)
 	// OpenMP reads its thread count at start-up, before set_num_threads.
-	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS="+strconv.Itoa(threads), "MKL_NUM_THREADS="+strconv.Itoa(threads))
+	// Its idle threads wait passively: spinning, they take the cores from
+	// lathe's samples that run in between (the two processes alternate),
+	// which slowed both sides' MLP steps several times over.
+	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS="+strconv.Itoa(threads), "MKL_NUM_THREADS="+strconv.Itoa(threads),
+		"OMP_WAIT_POLICY=PASSIVE")
 	c := &torchChild{cmd: cmd, stderr: &tail{max: 4096}}
 	cmd.Stderr = c.stderr
 	var err error

@@ -307,16 +307,7 @@ func buildMLPStep(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, erro
 	if err != nil {
 		return nil, err
 	}
-	return &prepared{step: func() error {
-		loss := nn.CrossEntropy(model.Forward(x), y)
-		opt.ZeroGrad()
-		if err := loss.Backward(); err != nil {
-			loss.Release()
-			return err
-		}
-		loss.Release()
-		return opt.Step()
-	}, release: release}, nil
+	return &prepared{step: trainingStep(model.Forward, opt, x, y), release: release}, nil
 }
 
 // resBlockNet is the model of resBlockStep, as build/bench_torch.py's
@@ -366,16 +357,22 @@ func buildResBlockStep(dev lathe.Device, dt lathe.DType, dims []int) (*prepared,
 	if err != nil {
 		return nil, err
 	}
-	return &prepared{step: func() error {
-		loss := nn.CrossEntropy(model.Forward(x), y)
+	return &prepared{step: trainingStep(model.Forward, opt, x, y), release: release}, nil
+}
+
+// trainingStep is one step of classifier training as examples/mlp writes
+// it: cross-entropy of forward(x) against y, backward, an optimizer step.
+func trainingStep(forward func(*lathe.Tensor) *lathe.Tensor, opt *nn.SGD, x, y *lathe.Tensor) func() error {
+	return func() error {
+		loss := nn.CrossEntropy(forward(x), y)
 		opt.ZeroGrad()
-		if err := loss.Backward(); err != nil {
-			loss.Release()
+		err := loss.Backward()
+		loss.Release()
+		if err != nil {
 			return err
 		}
-		loss.Release()
 		return opt.Step()
-	}, release: release}, nil
+	}
 }
 
 // buildAdd1 adds two 1-element tensors; with grad the first requires a
