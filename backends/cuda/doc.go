@@ -1,12 +1,21 @@
-// Package cuda will be lathe's CUDA backend: the driver API through cgo,
-// loaded with dlopen, running PTX kernels from kernels/. Until it lands it
-// registers the cuda kind as unavailable, with the reason, so that lathe
-// reports cuda:0 as skipped rather than missing.
+// Package cuda is lathe's CUDA backend: the driver API through cgo, opened
+// with dlopen (libcuda.so.1, and libcublas where present) so that lathe
+// builds and runs on machines without CUDA, where cuda:N is unavailable
+// with the reason. It registers itself with dispatch in init.
+//
+// Each device gets its primary context and one non-blocking stream, on
+// which all of lathe's work is queued in order: ops return as soon as their
+// kernels are queued, and read-back and Sync wait. Kernels are PTX from
+// kernels/ptx, JIT-compiled once per device with cuModuleLoadDataEx when
+// first launched; matrix products go to cuBLAS where it opens. Memory
+// comes from a caching allocator per device (pool.go) whose figures
+// MemoryStats reports and whose cache EmptyCache hands back.
+//
+// The files: cdecl.h holds every C declaration and driver.go every call
+// into C; backend.go and device.go are the dispatch.Backend; pool.go,
+// params.go, hostdata.go and errors.go are plain Go (the allocator's
+// bookkeeping, kernel parameter layout and launch checks, host data, error
+// translation), tested without a GPU; launch.go is the contract that the
+// kernels' registrations (ops_*.go) are written against. Without cgo,
+// nocgo.go registers cuda as unavailable.
 package cuda
-
-import "github.com/lathe-ml/lathe/dispatch"
-
-func init() {
-	dispatch.RegisterBackend(dispatch.Unavailable(dispatch.KindCUDA,
-		"the cuda backend is not implemented in this version of lathe"))
-}

@@ -10,8 +10,12 @@ import "github.com/lathe-ml/lathe/dispatch"
 // devicePtr returns the device address of element 0 of t's view: its
 // storage's base address plus t.Offset elements.
 func devicePtr(t *dispatch.Tensor) uint64 {
-	_ = t
-	return 0
+	b, ok := t.Storage.Buffer.(*buffer)
+	if !ok {
+		return 0 // dispatch gives a cuda kernel only cuda tensors
+	}
+	size, _ := elemSize(t.DType)
+	return b.ptr() + uint64(t.Offset)*uint64(size)
 }
 
 // launch enqueues kernel fn of the PTX module mod (kernels/ptx/<mod>.ptx,
@@ -24,16 +28,14 @@ func devicePtr(t *dispatch.Tensor) uint64 {
 // hits while running is returned by the next Sync or read-back, naming the
 // op whose launch it was.
 func launch(dev dispatch.Device, mod, fn string, grid, block [3]uint32, shared uint32, args ...any) error {
-	_, _, _, _, _, _, _ = dev, mod, fn, grid, block, shared, args
-	return &dispatch.Error{Kind: dispatch.ErrUnavailable, Detail: "the cuda host side is not built yet"}
+	return launchOn(dev, mod, fn, grid, block, shared, args)
 }
 
 // scratch returns n bytes of temporary device memory from dev's caching
 // allocator (for multi-pass reductions and the like) and the function that
 // gives it back once the work queued on the stream no longer needs it.
 func scratch(dev dispatch.Device, n int) (ptr uint64, free func(), err error) {
-	_, _ = dev, n
-	return 0, func() {}, &dispatch.Error{Kind: dispatch.ErrUnavailable, Detail: "the cuda host side is not built yet"}
+	return scratchOn(dev, n)
 }
 
 // register gives op name a cuda kernel.

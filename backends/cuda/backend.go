@@ -1,0 +1,229 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// backend serves every cuda device of the process. The driver is opened
+// and initialised on first use (Count or Open), each device once, on Open.
+type backend struct {
+	once  sync.Once
+	drv   *driver
+	count int
+	err   error // why no cuda device can be opened: no driver, cuInit failed
+
+	mu      sync.Mutex
+	devices map[int]*deviceSlot
+}
+
+type deviceSlot struct {
+	once sync.Once
+	d    *device
+	err  error
+}
+
+var cudaBackend = &backend{devices: map[int]*deviceSlot{}}
+
+func init() { dispatch.RegisterBackend(cudaBackend) }
+
+func (b *backend) Kind() dispatch.DeviceKind { return dispatch.KindCUDA }
+
+// load opens libcuda, initialises it and counts the devices, once.
+func (b *backend) load() error {
+	b.once.Do(func() {
+		drv, err := openDriver()
+		if err != nil {
+			e := err.(*dispatch.Error)
+			e.Fix = "install the NVIDIA driver, which provides libcuda.so.1, or set LATHE_CUDA_LIB to its path; or use lathe.CPU"
+			b.err = e
+			return
+		}
+		where := "cannot initialise the CUDA driver " + drv.path
+		if r := drv.init(); r != cudaSuccess {
+			b.err = b.unavailable(drv, where, "cuInit", r)
+			return
+		}
+		n, r := drv.deviceCount()
+		if r != cudaSuccess {
+			b.err = b.unavailable(drv, where, "cuDeviceGetCount", r)
+			return
+		}
+		b.drv, b.count = drv, n
+	})
+	return b.err
+}
+
+// unavailable is a driver error that makes every cuda device unusable.
+func (b *backend) unavailable(drv *driver, where, call string, r cuResult) error {
+	name, text := drv.errorText(r)
+	e := driverError(dispatch.Device{Kind: dispatch.KindCUDA}, where, call, r, name, text)
+	e.Detail = where
+	e.Kind = dispatch.ErrUnavailable
+	e.Fix = "check nvidia-smi and the driver's installation; or use lathe.CPU"
+	return e
+}
+
+// Count is the number of CUDA devices, 0 where the driver cannot be opened
+// (Open then says why).
+func (b *backend) Count() int {
+	if b.load() != nil {
+		return 0
+	}
+	return b.count
+}
+
+func (b *backend) Open(index int) error {
+	_, err := b.device(index)
+	return err
+}
+
+// device opens device index once and returns it, or why it cannot be.
+func (b *backend) device(index int) (*device, error) {
+	id := dispatch.Device{Kind: dispatch.KindCUDA, Index: index}
+	if err := b.load(); err != nil {
+		e := *err.(*dispatch.Error)
+		e.Detail = id.String() + " is unavailable: " + e.Detail
+		return nil, &e
+	}
+	if index < 0 || index >= b.count {
+		return nil, &dispatch.Error{Kind: dispatch.ErrUnavailable,
+			Detail: fmt.Sprintf("%s does not exist: this machine has %d CUDA device(s)", id, b.count),
+			Fix:    "use lathe.CUDA(i) with i below the count that lathe.DeviceStatus() shows"}
+	}
+	b.mu.Lock()
+	slot := b.devices[index]
+	if slot == nil {
+		slot = &deviceSlot{}
+		b.devices[index] = slot
+	}
+	b.mu.Unlock()
+	slot.once.Do(func() { slot.d, slot.err = openDevice(b.drv, index) })
+	return slot.d, slot.err
+}
+
+// opened returns dev once Open succeeded on it; dispatch opens a device
+// before any buffer or kernel reaches it.
+func opened(dev dispatch.Device) (*device, error) {
+	if dev.Kind != dispatch.KindCUDA {
+		return nil, &dispatch.Error{Kind: dispatch.ErrDevice, Detail: dev.String() + " is not a cuda device",
+			Expected: "cuda:N", Found: dev.String()}
+	}
+	return cudaBackend.device(dev.Index)
+}
+
+func (b *backend) Describe(index int) string {
+	d, err := b.device(index)
+	if err != nil {
+		return err.Error()
+	}
+	return d.describe()
+}
+
+func (b *backend) Alloc(dev dispatch.Device, dt dispatch.DType, n int) (dispatch.Buffer, error) {
+	d, err := opened(dev)
+	if err != nil {
+		return nil, err
+	}
+	size, ok := elemSize(dt)
+	switch {
+	case !ok:
+		return nil, &dispatch.Error{Kind: dispatch.ErrDType, Detail: "cannot allocate dtype " + dt.String() + " on " + dev.String()}
+	case n < 0:
+		return nil, &dispatch.Error{Kind: dispatch.ErrValue, Detail: fmt.Sprintf("cannot allocate %d elements", n)}
+	case n == 0:
+		return &buffer{home: d.pool}, nil
+	case n > (1<<62)/size:
+		return nil, &dispatch.Error{Kind: dispatch.ErrOutOfMemory, Detail: fmt.Sprintf("%s: %d elements of %s do not fit in any device", dev, n, dt)}
+	}
+	blk, err := d.pool.alloc(int64(n) * int64(size))
+	if err != nil {
+		return nil, err
+	}
+	return &buffer{blk: blk, home: d.pool}, nil
+}
+
+func (b *backend) Upload(dev dispatch.Device, data any) (dispatch.Buffer, error) {
+	raw, dt, n, err := hostBytes(data)
+	if err != nil {
+		return nil, err
+	}
+	buf, err := b.Alloc(dev, dt, n)
+	if err != nil {
+		return nil, err
+	}
+	d, _ := opened(dev) // Alloc opened it
+	if err := d.upload(buf.(*buffer).ptr(), raw); err != nil {
+		buf.Free()
+		return nil, err
+	}
+	return buf, nil
+}
+
+func (b *backend) Read(dev dispatch.Device, buf dispatch.Buffer, dt dispatch.DType, offset, n int) (any, error) {
+	d, err := opened(dev)
+	if err != nil {
+		return nil, err
+	}
+	cb, ok := buf.(*buffer)
+	size, known := elemSize(dt)
+	if !ok || !known {
+		return nil, &dispatch.Error{Kind: dispatch.ErrDType, Detail: "cannot read a " + dt.String() + " buffer from " + dev.String()}
+	}
+	out, raw, finish, err := hostSlice(dt, n)
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		if err := d.download(raw, cb.ptr()+uint64(offset)*uint64(size)); err != nil {
+			return nil, err
+		}
+	}
+	finish()
+	return out, nil
+}
+
+func (b *backend) Sync(dev dispatch.Device) error {
+	d, err := opened(dev)
+	if err != nil {
+		return err
+	}
+	return d.sync()
+}
+
+// launchOn is launch's body: the kernel on dev's stream.
+func launchOn(dev dispatch.Device, mod, fn string, grid, block [3]uint32, shared uint32, args []any) error {
+	d, err := opened(dev)
+	if err != nil {
+		return err
+	}
+	return d.launch(mod, fn, grid, block, shared, args)
+}
+
+// scratchOn is scratch's body. The block goes back to the pool at once
+// when freed: later work on the stream runs after the work that used it.
+func scratchOn(dev dispatch.Device, n int) (uint64, func(), error) {
+	d, err := opened(dev)
+	if err != nil {
+		return 0, func() {}, err
+	}
+	if n <= 0 {
+		return 0, func() {}, nil
+	}
+	blk, err := d.pool.alloc(int64(n))
+	if err != nil {
+		return 0, func() {}, err
+	}
+	return blk.ptr, func() { d.pool.free(blk) }, nil
+}
+
+// versionString writes a CUDA version number (1000·major + 10·minor) as
+// "major.minor".
+func versionString(v int) string {
+	return strconv.Itoa(v/1000) + "." + strconv.Itoa(v%1000/10)
+}

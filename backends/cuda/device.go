@@ -1,0 +1,421 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// device is one opened GPU: its primary context, the one stream that all of
+// lathe's work on it is queued on (so everything on the device runs in the
+// order it was asked for, and a block freed to the pool is safe to reuse),
+// its caching allocator, the kernels loaded so far, and cuBLAS.
+type device struct {
+	id     dispatch.Device
+	drv    *driver
+	dev    cuDevice
+	ctx    cuContext
+	stream cuStream
+
+	name         string
+	major, minor int
+	sms          int
+	totalMem     int64
+	driverVer    int
+
+	pool *pool
+
+	// lastOp is the kernel launched last and launches counts launches since
+	// the last successful wait for the stream: a kernel's fault surfaces
+	// at the next wait, and the error names them.
+	lastOp   atomic.Pointer[string]
+	launches atomic.Int64
+
+	mu      sync.Mutex // guards what follows, and the cuBLAS handle's use
+	modules map[string]cuModule
+	funcs   map[string]*kernelFunc
+	params  cMemory
+	stages  []*stage
+	next    int // the stage to reuse next, once all exist
+
+	blas    *cublas
+	blasH   blasHandle
+	blasVer int
+	blasWhy string // why matmul runs on the PTX kernel instead, when blas is nil
+}
+
+// kernelFunc is a loaded kernel and its parameters' sizes (nil where the
+// driver cannot say).
+type kernelFunc struct {
+	f     cuFunction
+	sizes []int
+}
+
+// openDevice retains device index's primary context, makes its stream and
+// its pool, and creates a cuBLAS handle where cuBLAS opens.
+func openDevice(drv *driver, index int) (*device, error) {
+	d := &device{id: dispatch.Device{Kind: dispatch.KindCUDA, Index: index}, drv: drv,
+		modules: map[string]cuModule{}, funcs: map[string]*kernelFunc{}}
+	var r cuResult
+	if d.dev, r = drv.deviceGet(index); r != cudaSuccess {
+		return nil, d.openError("cuDeviceGet", r)
+	}
+	if d.name, r = drv.deviceName(d.dev); r != cudaSuccess {
+		return nil, d.openError("cuDeviceGetName", r)
+	}
+	for _, a := range []struct {
+		attr int
+		dst  *int
+	}{{attrComputeMajor, &d.major}, {attrComputeMinor, &d.minor}, {attrMultiprocessorCount, &d.sms}} {
+		if *a.dst, r = drv.deviceAttribute(a.attr, d.dev); r != cudaSuccess {
+			return nil, d.openError("cuDeviceGetAttribute", r)
+		}
+	}
+	if d.totalMem, r = drv.deviceTotalMem(d.dev); r != cudaSuccess {
+		return nil, d.openError("cuDeviceTotalMem_v2", r)
+	}
+	d.driverVer, _ = drv.driverVersion()
+	// The primary context is retained for the life of the process: lathe
+	// never tears a device down, and PyTorch or cuBLAS in the same process
+	// share it.
+	if d.ctx, r = drv.primaryCtxRetain(d.dev); r != cudaSuccess {
+		return nil, d.openError("cuDevicePrimaryCtxRetain", r)
+	}
+	if d.stream, r = drv.streamCreate(d.ctx); r != cudaSuccess {
+		return nil, d.openError("cuStreamCreate", r)
+	}
+	d.pool = newPool(d.id, d)
+	d.openBLAS()
+	return d, nil
+}
+
+func (d *device) openError(call string, r cuResult) error {
+	name, text := d.drv.errorText(r)
+	e := driverError(d.id, "cannot open "+d.id.String(), call, r, name, text)
+	e.Kind = dispatch.ErrUnavailable
+	e.Fix = "check the device with nvidia-smi; or use lathe.CPU"
+	return e
+}
+
+// cublasLib is cuBLAS, opened once for every device.
+var cublasLib = sync.OnceValues(openCublas)
+
+func (d *device) openBLAS() {
+	lib, err := cublasLib()
+	if err != nil {
+		d.blasWhy = err.Error()
+		return
+	}
+	h, version, status, cuErr := lib.create(d.drv, d.ctx, d.stream)
+	if status != 0 {
+		d.blasWhy = d.blasError(lib, "creating a cuBLAS handle", "cublasCreate_v2", status, cuErr).Error()
+		return
+	}
+	d.blas, d.blasH, d.blasVer = lib, h, version
+}
+
+func (d *device) describe() string {
+	s := fmt.Sprintf("%s, compute capability %d.%d, %d SMs, %s, CUDA driver %s (%s)",
+		d.name, d.major, d.minor, d.sms, formatBytes(d.totalMem), versionString(d.driverVer), d.drv.path)
+	if d.blas != nil {
+		v := d.blasVer
+		return s + fmt.Sprintf(", matmul by cuBLAS %d.%d.%d (%s)", v/10000, v%10000/100, v%100, d.blas.path)
+	}
+	return s + ", matmul by lathe's PTX kernel (" + d.blasWhy + ")"
+}
+
+// The pool's view of the device (deviceMemory).
+
+func (d *device) malloc(bytes int64) (uint64, error) {
+	p, r := d.drv.memAlloc(d.ctx, bytes)
+	if r != cudaSuccess {
+		return 0, d.callError("allocating "+formatBytes(bytes), "cuMemAlloc_v2", r)
+	}
+	return p, nil
+}
+
+func (d *device) free(p uint64) error {
+	if r := d.drv.memFree(d.ctx, p); r != cudaSuccess {
+		return d.callError("freeing device memory", "cuMemFree_v2", r)
+	}
+	return nil
+}
+
+func (d *device) memInfo() (free, total int64, err error) {
+	free, total, r := d.drv.memInfo(d.ctx)
+	if r != cudaSuccess {
+		return 0, 0, d.callError("reading the free memory", "cuMemGetInfo_v2", r)
+	}
+	return free, total, nil
+}
+
+// sync waits for every op queued on the device. A kernel's fault shows here
+// first; the error names the last kernel launched before it.
+func (d *device) sync() error {
+	if r := d.drv.streamSynchronize(d.ctx, d.stream); r != cudaSuccess {
+		return d.streamError("waiting for the queued work", "cuStreamSynchronize", r)
+	}
+	d.launches.Store(0)
+	return nil
+}
+
+// callError is a failed driver call that is no kernel's doing.
+func (d *device) callError(where, call string, r cuResult) *dispatch.Error {
+	name, text := d.drv.errorText(r)
+	return driverError(d.id, where, call, r, name, text)
+}
+
+// streamError is a failed call that may report a queued kernel's fault.
+func (d *device) streamError(where, call string, r cuResult) *dispatch.Error {
+	e := d.callError(where, call, r)
+	if op := d.lastOp.Load(); op != nil && r != cudaErrorInvalidValue {
+		n := d.launches.Load()
+		e.Detail += fmt.Sprintf(" (a kernel's fault shows at the next wait: the last kernel launched before it was %s, one of %d since the last successful wait)", *op, n)
+	}
+	return e
+}
+
+// Staging: host-device copies go through page-locked (pinned) host memory,
+// which the DMA engines read and write directly; copying from pageable Go
+// memory would make the driver stage it itself, synchronously. Each stage
+// has an event recorded after the copy that last used it, so it is reused
+// only once that copy is done.
+const (
+	stageBytes = 4 << 20 // a copy's chunk
+	maxStages  = 4       // per device: 16 MiB of pinned memory at most
+)
+
+type stage struct {
+	p    unsafe.Pointer // C memory from cuMemHostAlloc
+	ev   cuEvent
+	busy bool // a copy may still use it: wait for ev first
+}
+
+// takeStage returns a stage that no queued copy uses. d.mu is held.
+func (d *device) takeStage() (*stage, error) {
+	for _, s := range d.stages {
+		if !s.busy {
+			return s, nil
+		}
+	}
+	if len(d.stages) < maxStages {
+		p, r := d.drv.hostAlloc(d.ctx, stageBytes)
+		if r != cudaSuccess {
+			return nil, d.callError("allocating pinned host memory", "cuMemHostAlloc", r)
+		}
+		ev, r := d.drv.eventCreate(d.ctx)
+		if r != cudaSuccess {
+			d.drv.hostFree(d.ctx, p)
+			return nil, d.callError("creating an event", "cuEventCreate", r)
+		}
+		s := &stage{p: p, ev: ev}
+		d.stages = append(d.stages, s)
+		return s, nil
+	}
+	s := d.stages[d.next]
+	d.next = (d.next + 1) % len(d.stages)
+	if r := d.drv.eventSynchronize(d.ctx, s.ev); r != cudaSuccess {
+		return nil, d.streamError("waiting for a copy to the device", "cuEventSynchronize", r)
+	}
+	s.busy = false
+	return s, nil
+}
+
+// upload copies raw to device address dst, queued on the stream; it returns
+// once raw is copied out (into pinned stages), before the device has it.
+func (d *device) upload(dst uint64, raw []byte) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for off := 0; off < len(raw); off += stageBytes {
+		chunk := raw[off:min(off+stageBytes, len(raw))]
+		s, err := d.takeStage()
+		if err != nil {
+			return err
+		}
+		copy(unsafe.Slice((*byte)(s.p), len(chunk)), chunk)
+		if r := d.drv.htod(d.ctx, dst+uint64(off), s.p, len(chunk), d.stream); r != cudaSuccess {
+			return d.streamError("copying "+formatBytes(int64(len(chunk)))+" to the device", "cuMemcpyHtoDAsync_v2", r)
+		}
+		if r := d.drv.eventRecord(d.ctx, s.ev, d.stream); r != cudaSuccess {
+			return d.streamError("recording an event", "cuEventRecord", r)
+		}
+		s.busy = true
+	}
+	return nil
+}
+
+// download copies len(raw) bytes from device address src into raw, after
+// all the work queued before it: a read-back waits for the stream, and
+// reports the fault of any kernel before it.
+func (d *device) download(raw []byte, src uint64) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for off := 0; off < len(raw); off += stageBytes {
+		chunk := raw[off:min(off+stageBytes, len(raw))]
+		s, err := d.takeStage()
+		if err != nil {
+			return err
+		}
+		if r := d.drv.dtoh(d.ctx, s.p, src+uint64(off), len(chunk), d.stream); r != cudaSuccess {
+			return d.streamError("copying "+formatBytes(int64(len(chunk)))+" from the device", "cuMemcpyDtoHAsync_v2", r)
+		}
+		if err := d.sync(); err != nil {
+			return err
+		}
+		for _, s := range d.stages { // the stream is idle: no copy uses any
+			s.busy = false
+		}
+		copy(chunk, unsafe.Slice((*byte)(s.p), len(chunk)))
+	}
+	return nil
+}
+
+// zero sets n bytes at dst to 0, queued on the stream.
+func (d *device) zero(dst uint64, n int) error {
+	if n == 0 {
+		return nil
+	}
+	if r := d.drv.memset8(d.ctx, dst, 0, n, d.stream); r != cudaSuccess {
+		return d.streamError("zeroing "+formatBytes(int64(n)), "cuMemsetD8Async", r)
+	}
+	return nil
+}
+
+// function returns kernel fn of module mod, loading the module on first use.
+// d.mu is held.
+func (d *device) function(mod, fn string) (*kernelFunc, error) {
+	key := mod + "." + fn
+	if k := d.funcs[key]; k != nil {
+		return k, nil
+	}
+	m, ok := d.modules[mod]
+	if !ok {
+		ptx, found := moduleSource(mod)
+		if !found {
+			return nil, &dispatch.Error{Kind: dispatch.ErrUnsupported,
+				Detail: fmt.Sprintf("%s: this build has no PTX module %q (kernels/ptx/%s.ptx)", d.id, mod, mod),
+				Fix:    "run make kernels, or run the op on another device"}
+		}
+		var log string
+		var r cuResult
+		if m, log, r = d.drv.moduleLoad(d.ctx, ptx); r != cudaSuccess {
+			e := d.callError("loading PTX module "+strconv.Quote(mod), "cuModuleLoadDataEx", r)
+			if log != "" {
+				e.Detail += ": the JIT says: " + log
+			}
+			return nil, e
+		}
+		d.modules[mod] = m
+	}
+	f, r := d.drv.moduleFunction(d.ctx, m, fn)
+	if r != cudaSuccess {
+		e := d.callError(fmt.Sprintf("PTX module %q has no kernel %q", mod, fn), "cuModuleGetFunction", r)
+		return nil, e
+	}
+	k := &kernelFunc{f: f}
+	k.sizes, _ = d.drv.paramSizes(d.ctx, f)
+	d.funcs[key] = k
+	return k, nil
+}
+
+// launch checks and enqueues one kernel (launch's contract in launch.go).
+func (d *device) launch(mod, fn string, grid, block [3]uint32, shared uint32, args []any) error {
+	name := mod + "." + fn
+	if err := checkGeometry(name, grid, block); err != nil {
+		return err
+	}
+	image, offsets, sizes, err := packParams(args)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k, err := d.function(mod, fn)
+	if err != nil {
+		return err
+	}
+	if err := checkParams(name, k.sizes, sizes); err != nil {
+		return err
+	}
+	if r := d.drv.launch(d.ctx, k.f, grid, block, shared, d.stream, image, offsets, &d.params); r != cudaSuccess {
+		return d.streamError("launching kernel "+name, "cuLaunchKernel", r)
+	}
+	d.lastOp.Store(&name)
+	d.launches.Add(1)
+	return nil
+}
+
+// gemm runs one strided-batched product on cuBLAS; ok is false where the
+// device has no cuBLAS.
+func (d *device) gemm(dt dispatch.DType, g gemmArgs) (ok bool, err error) {
+	if d.blas == nil {
+		return false, nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var status int
+	var cuErr cuResult
+	call := "cublasSgemmStridedBatched"
+	if dt == dispatch.Float64 {
+		call = "cublasDgemmStridedBatched"
+		status, cuErr = d.blas.dgemm(d.drv, d.ctx, d.blasH, g)
+	} else {
+		status, cuErr = d.blas.sgemm(d.drv, d.ctx, d.blasH, allowTF32.Load(), g)
+	}
+	if status != 0 {
+		return true, d.blasError(d.blas, "a matrix product", call, status, cuErr)
+	}
+	d.lastOp.Store(&call)
+	d.launches.Add(1)
+	return true, nil
+}
+
+func (d *device) blasError(lib *cublas, where, call string, status int, cuErr cuResult) error {
+	if status == ctxFailed {
+		return d.streamError(where, "cuCtxSetCurrent", cuErr)
+	}
+	name, text := lib.statusText(status)
+	return cublasError(d.id, where, call, status, name, text)
+}
+
+// The exported memory API's bodies.
+
+func emptyCacheOn(dev dispatch.Device) error {
+	d, err := opened(dev)
+	if err != nil {
+		return err
+	}
+	return d.pool.emptyCache()
+}
+
+func memoryStatsOn(dev dispatch.Device) (Stats, error) {
+	d, err := opened(dev)
+	if err != nil {
+		return Stats{}, err
+	}
+	return d.pool.memoryStats(), nil
+}
+
+// gemmOn is the cuBLAS path of matmul; ok is false where dev has no cuBLAS.
+func gemmOn(dev dispatch.Device, dt dispatch.DType, g gemmArgs) (bool, error) {
+	d, err := opened(dev)
+	if err != nil {
+		return false, err
+	}
+	return d.gemm(dt, g)
+}
+
+// zeroOn fills n bytes at dst on dev with zeros.
+func zeroOn(dev dispatch.Device, dst uint64, n int) error {
+	d, err := opened(dev)
+	if err != nil {
+		return err
+	}
+	return d.zero(dst, n)
+}

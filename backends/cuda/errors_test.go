@@ -1,0 +1,63 @@
+package cuda
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+func TestDriverError(t *testing.T) {
+	dev := dispatch.Device{Kind: dispatch.KindCUDA, Index: 1}
+	cases := []struct {
+		r    cuResult
+		name string
+		kind error
+	}{
+		{cudaErrorOutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY", dispatch.ErrOutOfMemory},
+		{cudaErrorInvalidValue, "CUDA_ERROR_INVALID_VALUE", dispatch.ErrValue},
+		{cudaErrorNotFound, "CUDA_ERROR_NOT_FOUND", dispatch.ErrUnsupported},
+		{700, "CUDA_ERROR_ILLEGAL_ADDRESS", dispatch.ErrUnavailable},
+		{cudaErrorNoDevice, "CUDA_ERROR_NO_DEVICE", dispatch.ErrUnavailable},
+	}
+	for _, c := range cases {
+		err := driverError(dev, "doing it", "cuThing_v2", c.r, c.name, "what it means")
+		if !errors.Is(err, c.kind) {
+			t.Errorf("%s: kind %v, want %v", c.name, err.Kind, c.kind)
+		}
+		var de *DriverError
+		if !errors.As(err, &de) || de.Code != int(c.r) || de.Call != "cuThing_v2" {
+			t.Errorf("%s: cause %+v", c.name, de)
+		}
+		msg := err.Error()
+		for _, want := range []string{"cuda:1: doing it", "cuThing_v2", c.name, "what it means"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%q lacks %q", msg, want)
+			}
+		}
+	}
+	if msg := driverError(dev, "x", "cuX", 9999, "", "").Error(); !strings.Contains(msg, "unknown status (code 9999)") {
+		t.Errorf("a code the driver does not know: %q", msg)
+	}
+}
+
+func TestCublasError(t *testing.T) {
+	dev := dispatch.Device{Kind: dispatch.KindCUDA}
+	err := cublasError(dev, "a matrix product", "cublasSgemmStridedBatched", 3, "", "")
+	if !errors.Is(err, dispatch.ErrOutOfMemory) || !strings.Contains(err.Error(), "CUBLAS_STATUS_ALLOC_FAILED") {
+		t.Errorf("alloc failed: %v", err)
+	}
+	err = cublasError(dev, "a matrix product", "cublasSgemmStridedBatched", 7, "CUBLAS_STATUS_INVALID_VALUE", "an invalid numeric value was used as an argument")
+	if !errors.Is(err, dispatch.ErrUnsupported) || !strings.Contains(err.Error(), "an invalid numeric value") {
+		t.Errorf("invalid value: %v", err)
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1536: "1.5 KiB", 3 << 20: "3.0 MiB", 3 << 29: "1.50 GiB"} {
+		if got := formatBytes(n); got != want {
+			t.Errorf("formatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

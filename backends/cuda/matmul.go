@@ -1,0 +1,270 @@
+package cuda
+
+import (
+	"math"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Matrix products with torch.matmul's rules (dispatch.MatMulShapes):
+// float32 and float64 go to cuBLAS's strided-batched GEMM where cuBLAS
+// opens and each operand is a row- or column-major matrix; everything else
+// (integers, other strides, no cuBLAS) goes to the tiled PTX kernel, which
+// reads any strides. Broadcast batch dims become one batched call where
+// their strides fold into one, else one call per index of the dims that do
+// not fold.
+
+func init() { register("matmul", matmul) }
+
+// gemmArgs is one strided-batched GEMM in cuBLAS's column-major terms,
+// computing C = op(A)·op(B) for batch matrices.
+type gemmArgs struct {
+	transA, transB bool
+	m, n, k        int
+	a              uint64
+	lda            int
+	strideA        int64
+	b              uint64
+	ldb            int
+	strideB        int64
+	c              uint64
+	ldc            int
+	strideC        int64
+	batch          int
+}
+
+// The PTX kernel's launch contract (kernels/cuda/matmul.cu,
+// matmul_tiled_<f32|f64|i32|i64>): blocks of matmulTile×matmulTile
+// threads, each thread one element of C; grid x over C's columns, y over
+// its rows, z over the batch. Parameters: A, B, C (device pointers), M, N,
+// K, batch (int64: C is M×N, A M×K, B K×N), then a struct of nine int64
+// strides in elements: A's batch, row and column strides, then B's, then C's.
+const matmulTile = 16
+
+// kernelSuffix names the PTX variant of a dtype.
+var kernelSuffix = map[dispatch.DType]string{
+	dispatch.Float32: "f32", dispatch.Float64: "f64", dispatch.Int32: "i32", dispatch.Int64: "i64",
+}
+
+// operand views a matmul argument as a batch of rows×cols matrices over the
+// broadcast batch shape: element (b, i, j) lies at ptr + (Σ b_d·batch[d] +
+// i·rs + j·cs) elements.
+type operand struct {
+	ptr    uint64
+	batch  []int
+	rs, cs int
+}
+
+// asOperand promotes a 1-D lhs to 1×k and a 1-D rhs to k×1, as
+// torch.matmul does, and aligns its batch dims with the broadcast batch
+// (stride 0 where it is broadcast).
+func asOperand(t *dispatch.Tensor, lhs bool, batch []int) operand {
+	shape, strides := t.Shape, t.Strides
+	if len(shape) == 1 {
+		if lhs {
+			shape, strides = []int{1, shape[0]}, []int{0, strides[0]}
+		} else {
+			shape, strides = []int{shape[0], 1}, []int{strides[0], 0}
+		}
+	}
+	r := len(shape)
+	op := operand{ptr: devicePtr(t), rs: strides[r-2], cs: strides[r-1], batch: make([]int, len(batch))}
+	off := len(batch) - (r - 2)
+	for d := range r - 2 {
+		if shape[d] != 1 {
+			op.batch[off+d] = strides[d]
+		}
+	}
+	return op
+}
+
+// batchPlan splits the batch dims into the ones looped over (outer) and
+// the ones that fold into one strided batch of count matrices.
+type batchPlan struct {
+	outer        []int    // sizes of the dims looped over, outermost first
+	outerStrides [3][]int // their strides in A, B and C
+	count        int      // matrices per call
+	strides      [3]int   // the stride between them in A, B and C
+}
+
+// planBatch folds the batch dims from the innermost outwards while, for
+// each of the three operands, the outer dim's stride is the inner one's
+// times its size (broadcast dims, stride 0, fold with each other).
+func planBatch(batch []int, strides [3][]int) batchPlan {
+	p := batchPlan{count: 1}
+	var dims []int // the dims that matter: size-1 dims are never stepped
+	for d, n := range batch {
+		if n != 1 {
+			dims = append(dims, d)
+		}
+	}
+	i := len(dims) - 1
+	if i >= 0 {
+		d := dims[i]
+		p.count = batch[d]
+		for o := range 3 {
+			p.strides[o] = strides[o][d]
+		}
+		for i--; i >= 0; i-- {
+			d := dims[i]
+			fold := true
+			for o := range 3 {
+				fold = fold && strides[o][d] == p.strides[o]*p.count
+			}
+			if !fold {
+				break
+			}
+			p.count *= batch[d]
+		}
+	}
+	for _, d := range dims[:i+1] {
+		p.outer = append(p.outer, batch[d])
+		for o := range 3 {
+			p.outerStrides[o] = append(p.outerStrides[o], strides[o][d])
+		}
+	}
+	return p
+}
+
+// each calls f with the element offsets of A, B and C of every outer index.
+func (p batchPlan) each(f func(offA, offB, offC int) error) error {
+	total := 1
+	for _, n := range p.outer {
+		total *= n
+	}
+	for i := range total {
+		var off [3]int
+		rest := i
+		for d := len(p.outer) - 1; d >= 0; d-- {
+			idx := rest % p.outer[d]
+			rest /= p.outer[d]
+			for o := range 3 {
+				off[o] += idx * p.outerStrides[o][d]
+			}
+		}
+		if err := f(off[0], off[1], off[2]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rowMajorLayout says how a rows×cols matrix with strides rs, cs reads as a
+// BLAS matrix: row-major with leading dim ld (trans false), or
+// column-major (trans true); ok is false for any other layout. A size-1
+// dim's stride is never stepped, so any will do.
+func rowMajorLayout(rows, cols, rs, cs int) (trans bool, ld int, ok bool) {
+	if cols == 1 || cs == 1 {
+		ld = rs
+		if rows == 1 {
+			ld = max(cols, 1)
+		}
+		if ld >= max(cols, 1) {
+			return false, ld, true
+		}
+	}
+	if rows == 1 || rs == 1 {
+		ld = cs
+		if cols == 1 {
+			ld = max(rows, 1)
+		}
+		if ld >= max(rows, 1) {
+			return true, ld, true
+		}
+	}
+	return false, 0, false
+}
+
+func matmul(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+	batch, n, k, m, _, err := dispatch.MatMulShapes(in[0].Shape, in[1].Shape)
+	if err != nil {
+		return err
+	}
+	suffix, ok := kernelSuffix[out.DType]
+	if !ok {
+		return dispatch.Unsupported(out.Device, "matmul", out.DType)
+	}
+	size, _ := elemSize(out.DType)
+	nb := dispatch.Numel(batch)
+	if n == 0 || m == 0 || nb == 0 {
+		return nil
+	}
+	if k == 0 { // an empty sum: zeros, as torch gives
+		return zeroOn(out.Device, devicePtr(out), nb*n*m*size)
+	}
+	a, b := asOperand(in[0], true, batch), asOperand(in[1], false, batch)
+	c := operand{ptr: devicePtr(out), rs: m, cs: 1, batch: dispatch.ContiguousStrides(batch)}
+	for i := range c.batch {
+		c.batch[i] *= n * m
+	}
+	plan := planBatch(batch, [3][]int{a.batch, b.batch, c.batch})
+	at := func(op operand, off int) uint64 { return op.ptr + uint64(off*size) }
+
+	if out.DType == dispatch.Float32 || out.DType == dispatch.Float64 {
+		tA, lda, okA := rowMajorLayout(n, k, a.rs, a.cs)
+		tB, ldb, okB := rowMajorLayout(k, m, b.rs, b.cs)
+		if okA && okB && fitsInt32(n, m, k, lda, ldb, plan.count) {
+			// Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: the same memory
+			// with the operands swapped, so cuBLAS gets B first and m, n
+			// exchanged, and C needs no transpose.
+			used := false
+			err := plan.each(func(oa, ob, oc int) error {
+				var err error
+				used, err = gemmOn(out.Device, out.DType, gemmArgs{
+					transA: tB, transB: tA, m: m, n: n, k: k,
+					a: at(b, ob), lda: ldb, strideA: int64(plan.strides[1]),
+					b: at(a, oa), ldb: lda, strideB: int64(plan.strides[0]),
+					c: at(c, oc), ldc: m, strideC: int64(plan.strides[2]),
+					batch: plan.count,
+				})
+				if !used {
+					return errNoBLAS
+				}
+				return err
+			})
+			if err != errNoBLAS {
+				return err
+			}
+		}
+	}
+
+	kernel := "matmul_tiled_" + suffix
+	return plan.each(func(oa, ob, oc int) error {
+		// Grid y and z are at most 65535: tall products and long batches
+		// are launched in slices of rows and of matrices.
+		const maxRows, maxBatch = 65535 * matmulTile, 65535
+		for b0 := 0; b0 < plan.count; b0 += maxBatch {
+			nbatch := min(maxBatch, plan.count-b0)
+			for r0 := 0; r0 < n; r0 += maxRows {
+				rows := min(maxRows, n-r0)
+				pa := at(a, oa+b0*plan.strides[0]+r0*a.rs)
+				pb := at(b, ob+b0*plan.strides[1])
+				pc := at(c, oc+b0*plan.strides[2]+r0*m)
+				grid := [3]uint32{uint32(ceilDiv(m, matmulTile)), uint32(ceilDiv(rows, matmulTile)), uint32(nbatch)}
+				strides := int64Struct(int64(plan.strides[0]), int64(a.rs), int64(a.cs),
+					int64(plan.strides[1]), int64(b.rs), int64(b.cs),
+					int64(plan.strides[2]), int64(m), 1)
+				if err := launch(out.Device, "matmul", kernel, grid, [3]uint32{matmulTile, matmulTile, 1}, 0,
+					pa, pb, pc, int64(rows), int64(m), int64(k), int64(nbatch), strides); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// errNoBLAS stops the cuBLAS path on a device without cuBLAS, before any
+// call was made, so the PTX kernel does the whole product.
+var errNoBLAS = &dispatch.Error{Kind: dispatch.ErrUnsupported, Detail: "no cuBLAS"}
+
+func fitsInt32(vals ...int) bool {
+	for _, v := range vals {
+		if v > math.MaxInt32 {
+			return false
+		}
+	}
+	return true
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -1,0 +1,28 @@
+package cuda
+
+import (
+	"sync/atomic"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// EmptyCache gives the memory that dev's caching allocator holds but no
+// tensor uses back to the driver, once the work queued on the device is
+// done (PyTorch's torch.cuda.empty_cache). Memory that tensors hold stays;
+// lathe itself never needs this call (a full device empties the cache and
+// retries on its own), other programs on the same GPU may.
+func EmptyCache(dev dispatch.Device) error { return emptyCacheOn(dev) }
+
+// MemoryStats reports dev's allocator figures: what tensors hold, what lathe
+// reserves from the driver, their peaks and counts (see Stats).
+func MemoryStats(dev dispatch.Device) (Stats, error) { return memoryStatsOn(dev) }
+
+// allowTF32 is read at each float32 product.
+var allowTF32 atomic.Bool
+
+// AllowTF32 lets cuBLAS compute float32 matrix products on tensor cores with
+// inputs rounded to TF32 (10 bits of mantissa): several times faster on
+// Ampere and later, with relative errors near 1e-3 instead of 1e-6. It is
+// off by default, as torch.backends.cuda.matmul.allow_tf32 is, and affects
+// every cuda device from the next product on.
+func AllowTF32(allow bool) { allowTF32.Store(allow) }
