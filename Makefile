@@ -42,3 +42,14 @@ bench: deps
 	@mkdir -p bench-out
 	$(GO) run ./cmd/lathe-bench --vs-torch --json bench-out/bench.json --plot bench-out/bench.svg | tee bench-out/lathe-bench.txt
 	$(GO) test -run '^$$' -bench . -benchtime 1s ./ ./backends/cpu/ ./dispatch/ | tee bench-out/go-bench.txt
+
+# The GPU check (DESIGN.md, Tests): `make gpu-build` here compiles the test
+# binaries, lathe-bench and the PTX into gpu/ (git-ignored); on the lent GPU
+# machine, which has no Go, `make gpu-check` runs only what gpu/ holds and
+# prints a summary table last.
+.PHONY: gpu-build gpu-check
+gpu-build: deps
+	@build/gpu-build.sh
+
+gpu-check:
+	@build/gpu-check.sh

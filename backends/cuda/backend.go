@@ -87,8 +87,10 @@ func (b *backend) Open(index int) error {
 func (b *backend) device(index int) (*device, error) {
 	id := dispatch.Device{Kind: dispatch.KindCUDA, Index: index}
 	if err := b.load(); err != nil {
+		// Every cuda device is: the message says the kind, as
+		// dispatch.Unavailable's do.
 		e := *err.(*dispatch.Error)
-		e.Detail = id.String() + " is unavailable: " + e.Detail
+		e.Detail = "cuda is unavailable: " + e.Detail
 		return nil, &e
 	}
 	if index < 0 || index >= b.count {

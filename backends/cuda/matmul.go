@@ -41,9 +41,10 @@ type gemmArgs struct {
 // strides in elements: A's batch, row and column strides, then B's, then C's.
 const matmulTile = 16
 
-// kernelSuffix names the PTX variant of a dtype.
-var kernelSuffix = map[dispatch.DType]string{
-	dispatch.Float32: "f32", dispatch.Float64: "f64", dispatch.Int32: "i32", dispatch.Int64: "i64",
+// matmulKernels are the PTX kernels of module matmul by dtype.
+var matmulKernels = map[dispatch.DType]string{
+	dispatch.Float32: "matmul_tiled_f32", dispatch.Float64: "matmul_tiled_f64",
+	dispatch.Int32: "matmul_tiled_i32", dispatch.Int64: "matmul_tiled_i64",
 }
 
 // operand views a matmul argument as a batch of rows×cols matrices over the
@@ -180,7 +181,7 @@ func matmul(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 	if err != nil {
 		return err
 	}
-	suffix, ok := kernelSuffix[out.DType]
+	kernel, ok := matmulKernels[out.DType]
 	if !ok {
 		return dispatch.Unsupported(out.Device, "matmul", out.DType)
 	}
@@ -228,7 +229,6 @@ func matmul(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 		}
 	}
 
-	kernel := "matmul_tiled_" + suffix
 	return plan.each(func(oa, ob, oc int) error {
 		// Grid y and z are at most 65535: tall products and long batches
 		// are launched in slices of rows and of matrices.
@@ -240,8 +240,8 @@ func matmul(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 				pa := at(a, oa+b0*plan.strides[0]+r0*a.rs)
 				pb := at(b, ob+b0*plan.strides[1])
 				pc := at(c, oc+b0*plan.strides[2]+r0*m)
-				grid := [3]uint32{uint32(ceilDiv(m, matmulTile)), uint32(ceilDiv(rows, matmulTile)), uint32(nbatch)}
-				strides := int64Struct(int64(plan.strides[0]), int64(a.rs), int64(a.cs),
+				grid := [3]uint32{uint32((m + matmulTile - 1) / matmulTile), uint32((rows + matmulTile - 1) / matmulTile), uint32(nbatch)}
+				strides := packInt64s(int64(plan.strides[0]), int64(a.rs), int64(a.cs),
 					int64(plan.strides[1]), int64(b.rs), int64(b.cs),
 					int64(plan.strides[2]), int64(m), 1)
 				if err := launch(out.Device, "matmul", kernel, grid, [3]uint32{matmulTile, matmulTile, 1}, 0,
@@ -266,5 +266,3 @@ func fitsInt32(vals ...int) bool {
 	}
 	return true
 }
-
-func ceilDiv(a, b int) int { return (a + b - 1) / b }

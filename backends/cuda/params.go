@@ -82,9 +82,9 @@ func packParams(args []any) (image []byte, offsets, sizes []uint32, err error) {
 	return image, offsets, sizes, nil
 }
 
-// int64Struct lays out a struct of int64 fields, as a kernel's by-value
+// packInt64s lays out a struct of int64 fields, as a kernel's by-value
 // struct parameter of that many `long long`s reads it.
-func int64Struct(fields ...int64) []byte {
+func packInt64s(fields ...int64) []byte {
 	b := make([]byte, 0, 8*len(fields))
 	for _, f := range fields {
 		b = binary.LittleEndian.AppendUint64(b, uint64(f))

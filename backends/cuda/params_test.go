@@ -11,7 +11,7 @@ import (
 )
 
 func TestPackParams(t *testing.T) {
-	strides := int64Struct(1, -2, 3)
+	strides := packInt64s(1, -2, 3)
 	image, offsets, sizes, err := packParams([]any{uint64(0xdead_beef_0000), int32(-7), float64(0.5), float32(1.5), uint32(9), strides, int64(-1)})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Builds, here, everything that `make gpu-check` runs on a lent GPU machine
+# (which has CUDA, PyTorch and no Go): into gpu/ (git-ignored), which the
+# device tool carries (`carry: ["gpu"]`), well under its 64 MiB.
+#
+#   gpu/bin/*.test      go test -c binaries: the conformance suite, the root
+#                       package, nn, backends/cuda (and backends/wgpu if it has tests)
+#   gpu/bin/lathe-bench the benchmark
+#   gpu/tree/           the files those read at run time, at their repository
+#                       paths (every testdata/ folder, build/bench_torch.py);
+#                       each test binary runs in gpu/tree/<its package>
+#   gpu/ptx/            the committed PTX, for ptxas there
+#   gpu/gpu-check.sh    the script that runs it all; gpu/MANIFEST what was built
+#
+# The binaries link only glibc (cgo) and open libcuda, cuBLAS and the rest
+# with dlopen, so they run on the GPU machine as built here (x86-64).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+export CGO_ENABLED=1
+limit=$((60 << 20)) # what travels is 64 MiB with the working tree; keep room
+
+if [ "$(uname -m)" != x86_64 ]; then
+	echo "gpu-build: this machine is $(uname -m); the GPU machine is x86-64, so build there or cross-compile" >&2
+	exit 1
+fi
+
+rm -rf gpu
+mkdir -p gpu/bin gpu/tree gpu/ptx
+flags=(-trimpath -ldflags=-s\ -w)
+
+# Test binaries: name = package path with / as _ (. is the root package).
+pkgs=(./internal/conformance . ./nn ./backends/cuda)
+if ls backends/wgpu/*_test.go >/dev/null 2>&1; then
+	pkgs+=(./backends/wgpu)
+fi
+: >gpu/MANIFEST
+for p in "${pkgs[@]}"; do
+	name=$(echo "${p#./}" | tr / _)
+	[ "$p" = . ] && name=lathe
+	echo "gpu-build: go test -c $p -> gpu/bin/$name.test"
+	"$GO" test -c "${flags[@]}" -o "gpu/bin/$name.test" "$p"
+	echo "test $name ${p#./}" >>gpu/MANIFEST
+done
+echo "gpu-build: go build ./cmd/lathe-bench -> gpu/bin/lathe-bench"
+"$GO" build "${flags[@]}" -o gpu/bin/lathe-bench ./cmd/lathe-bench
+
+# What the tests and the benchmark read, at the paths they read it from.
+git ls-files -z -- 'testdata/**' '*/testdata/**' build/bench_torch.py |
+	while IFS= read -r -d '' f; do
+		mkdir -p "gpu/tree/$(dirname "$f")"
+		cp "$f" "gpu/tree/$f"
+	done
+for p in "${pkgs[@]}"; do mkdir -p "gpu/tree/${p#./}"; done
+
+# The committed PTX (kernels/ptx, made by `make kernels`).
+if ls kernels/ptx/*.ptx >/dev/null 2>&1; then
+	cp kernels/ptx/*.ptx gpu/ptx/
+fi
+cp build/gpu-check.sh gpu/gpu-check.sh
+git rev-parse HEAD >gpu/COMMIT 2>/dev/null || true
+
+size=$(du -sb gpu | cut -f1)
+echo "gpu-build: gpu/ holds $((size >> 20)) MiB ($(ls gpu/ptx | wc -l) PTX files, commit $(cat gpu/COMMIT 2>/dev/null))"
+if [ "$size" -gt "$limit" ]; then
+	echo "gpu-build: gpu/ is over $((limit >> 20)) MiB: too big to travel with the working tree" >&2
+	du -sh gpu/* gpu/bin/* >&2
+	exit 1
+fi
