@@ -231,18 +231,23 @@ func (d *driver) moduleFunction(ctx cuContext, m cuModule, name string) (cuFunct
 }
 
 // paramSizes is the size in bytes of each of a kernel's parameters, from
-// cuFuncGetParamInfo, which fails with CUDA_ERROR_INVALID_VALUE for an
-// index past the last; ok is false where the driver predates it.
+// cuFuncGetParamInfo (CUDA 12.4 on), which fails with
+// CUDA_ERROR_INVALID_VALUE for an index past the last; ok is false where
+// the driver predates it or cannot say.
 func (d *driver) paramSizes(ctx cuContext, f cuFunction) (sizes []int, ok bool) {
 	if C.lathe_cu_has_param_info(d.fns) == 0 {
 		return nil, false
 	}
 	for i := range maxParams + 1 {
 		var off, size C.size_t
-		if C.lathe_cu_param_info(d.fns, ctx, f, C.size_t(i), &off, &size) != 0 {
+		switch cuResult(C.lathe_cu_param_info(d.fns, ctx, f, C.size_t(i), &off, &size)) {
+		case cudaSuccess:
+			sizes = append(sizes, int(size))
+		case cudaErrorInvalidValue:
 			return sizes, true
+		default:
+			return nil, false
 		}
-		sizes = append(sizes, int(size))
 	}
 	return nil, false
 }

@@ -1,0 +1,386 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// TestFakeDriver runs the backend's cgo code end to end against stand-ins
+// for libcuda and libcublas (testdata/fake*.c, built here with the C
+// compiler), which check the calls against the driver's contracts. The
+// backend opens the driver once per process, so the checks run in a child
+// process of this test binary with LATHE_CUDA_LIB and LATHE_CUBLAS_LIB
+// pointing at the stand-ins.
+func TestFakeDriver(t *testing.T) {
+	if os.Getenv("LATHE_FAKE_CUDA_CHILD") == "1" {
+		fakeDriverChecks(t)
+		return
+	}
+	cc, err := exec.LookPath(os.Getenv("CC"))
+	if os.Getenv("CC") == "" || err != nil {
+		if cc, err = exec.LookPath("cc"); err != nil {
+			t.Skip("no C compiler to build the stand-in driver")
+		}
+	}
+	dir := t.TempDir()
+	for _, lib := range []string{"fakecuda", "fakecublas"} {
+		out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-o", filepath.Join(dir, lib+".so"), filepath.Join("testdata", lib+".c")).CombinedOutput()
+		if err != nil {
+			t.Fatalf("building %s: %v\n%s", lib, err, out)
+		}
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestFakeDriver$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "LATHE_FAKE_CUDA_CHILD=1",
+		"LATHE_CUDA_LIB="+filepath.Join(dir, "fakecuda.so"), "LATHE_CUBLAS_LIB="+filepath.Join(dir, "fakecublas.so"))
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestFakeDriver") {
+		t.Fatalf("the checks against the stand-in driver failed (%v):\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
+
+// fakeModules are the stand-in's modules: text that its
+// cuModuleLoadDataEx accepts, or refuses when it says BROKEN.
+var fakeModules = map[string]string{"fake": "fake kernels", "matmul": "fake matmul", "broken": "BROKEN"}
+
+func fakeDriverChecks(t *testing.T) {
+	moduleSource = func(name string) ([]byte, bool) {
+		s, ok := fakeModules[name]
+		return append([]byte(s), 0), ok
+	}
+	dev := dispatch.Device{Kind: dispatch.KindCUDA}
+	b := cudaBackend
+	if n := b.Count(); n != 1 {
+		t.Fatalf("Count() = %d, want 1: %v", n, b.Open(0))
+	}
+	if err := b.Open(0); err != nil {
+		t.Fatal(err)
+	}
+	desc := b.Describe(0)
+	for _, want := range []string{"Fake GPU", "compute capability 9.0", "132 SMs", "64.0 MiB", "CUDA driver 13.0", "fakecuda.so", "cuBLAS 13.1.0"} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("Describe: %q lacks %q", desc, want)
+		}
+	}
+	if err := b.Open(1); !errors.Is(err, dispatch.ErrUnavailable) || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("Open(1): %v", err)
+	}
+
+	t.Run("copies", func(t *testing.T) { fakeCopies(t, dev) })
+	t.Run("launch", func(t *testing.T) { fakeLaunch(t, dev) })
+	t.Run("matmul", func(t *testing.T) { fakeMatmul(t, dev) })
+	t.Run("memory", func(t *testing.T) { fakeMemoryChecks(t, dev) })
+	t.Run("fault", func(t *testing.T) { fakeFault(t, dev) }) // last: the fault is sticky
+}
+
+func upload[T any](t *testing.T, dev dispatch.Device, data []T, dt dispatch.DType, shape ...int) *dispatch.Tensor {
+	t.Helper()
+	x, err := dispatch.Upload(dev, data, dt, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+func read[T any](t *testing.T, x *dispatch.Tensor) []T {
+	t.Helper()
+	got, err := dispatch.ReadHost(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got.([]T)
+}
+
+func fakeCopies(t *testing.T, dev dispatch.Device) {
+	// More than one 4 MiB stage, and not a whole number of them.
+	big := make([]float32, (9<<20)/4+3)
+	for i := range big {
+		big[i] = float32(i) * 0.5
+	}
+	x := upload(t, dev, big, dispatch.Float32, len(big))
+	defer x.Release()
+	if got := read[float32](t, x); !slices.Equal(got, big) {
+		t.Fatal("9 MiB of float32 came back changed")
+	}
+	v := x.View([]int{4}, []int{2}, 1<<20) // Read reads from the view's offset
+	if got, err := cudaBackend.Read(dev, v.Storage.Buffer, dispatch.Float32, v.Offset, 3); err != nil || !slices.Equal(got.([]float32), big[1<<20:1<<20+3]) {
+		t.Fatalf("Read at offset %d: %v %v", v.Offset, got, err)
+	}
+	v.Release()
+	bools := []bool{true, false, false, true, true}
+	if got := read[bool](t, upload(t, dev, bools, dispatch.Bool, 5)); !slices.Equal(got, bools) {
+		t.Fatalf("bools came back as %v", got)
+	}
+	ints := []int64{math.MinInt64, -1, 0, 1 << 40}
+	if got := read[int64](t, upload(t, dev, ints, dispatch.Int64, 4)); !slices.Equal(got, ints) {
+		t.Fatalf("int64s came back as %v", got)
+	}
+	if got := read[int32](t, upload(t, dev, []int32{}, dispatch.Int32, 0)); len(got) != 0 {
+		t.Fatalf("an empty tensor came back as %v", got)
+	}
+	if _, err := cudaBackend.Upload(dev, []uint16{1}); !errors.Is(err, dispatch.ErrDType) {
+		t.Fatalf("[]uint16: %v", err)
+	}
+}
+
+func fakeLaunch(t *testing.T, dev dispatch.Device) {
+	x := upload(t, dev, []float32{1, 2, 3, 4}, dispatch.Float32, 4)
+	y := upload(t, dev, []float32{10, 20, 30, 40}, dispatch.Float32, 4)
+	one, block := [3]uint32{1, 1, 1}, [3]uint32{32, 1, 1}
+	// y = 2x + y + (3·5 − 1), through every kind of parameter.
+	if err := launch(dev, "fake", "axpy", one, block, 0, devicePtr(x), devicePtr(y), int64(4), float32(2), packInt64s(3, 5, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if got := read[float32](t, y); !slices.Equal(got, []float32{26, 38, 50, 62}) {
+		t.Fatalf("axpy gave %v", got)
+	}
+	// devicePtr adds the view's offset: the last two elements only.
+	xv, yv := x.View([]int{2}, []int{1}, 2), y.View([]int{2}, []int{1}, 2)
+	if err := launch(dev, "fake", "axpy", one, block, 0, devicePtr(xv), devicePtr(yv), int64(2), float32(1), packInt64s(0, 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if got := read[float32](t, y); !slices.Equal(got, []float32{26, 38, 53, 66}) {
+		t.Fatalf("axpy on views gave %v", got)
+	}
+	checks := []struct {
+		name string
+		err  error
+		kind error
+		want string
+	}{
+		{"int32 for an int64", launch(dev, "fake", "axpy", one, block, 0, devicePtr(x), devicePtr(y), int32(4), float32(2), packInt64s(3, 5, 1)),
+			dispatch.ErrValue, "takes 5 parameters of [8 8 8 4 24] bytes, but the launch passed 5 of [8 8 4 4 24]"},
+		{"a parameter short", launch(dev, "fake", "axpy", one, block, 0, devicePtr(x)), dispatch.ErrValue, "takes 5 parameters"},
+		{"a block too big", launch(dev, "fake", "axpy", one, [3]uint32{2048, 1, 1}, 0), dispatch.ErrValue, "fake.axpy launched with grid"},
+		{"no such kernel", launch(dev, "fake", "nope", one, block, 0), dispatch.ErrUnsupported, `PTX module "fake" has no kernel "nope"`},
+		{"no such module", launch(dev, "absent", "k", one, block, 0), dispatch.ErrUnsupported, `no PTX module "absent"`},
+		{"a module that does not JIT", launch(dev, "broken", "k", one, block, 0), dispatch.ErrUnavailable, "CUDA_ERROR_INVALID_PTX (code 218"},
+		{"its log", launch(dev, "broken", "k", one, block, 0), dispatch.ErrUnavailable, "the JIT says: ptxas fatal : fake syntax error"},
+	}
+	for _, c := range checks {
+		if !errors.Is(c.err, c.kind) || c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%s: %v, want %v containing %q", c.name, c.err, c.kind, c.want)
+		}
+	}
+	if err := cudaBackend.Sync(dev); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	p, free, err := scratch(dev, 1000)
+	if err != nil || p == 0 {
+		t.Fatalf("scratch: %#x %v", p, err)
+	}
+	free()
+}
+
+// refMatMul is a row-major reference over torch.matmul's shapes, from host
+// data laid out as the tensors' views.
+func refMatMul(a, b []float64, batch []int, n, k, m int, sa, sb operand) []float64 {
+	nb := dispatch.Numel(batch)
+	out := make([]float64, nb*n*m)
+	for bi := range nb {
+		oa, ob, rest := 0, 0, bi
+		for d := len(batch) - 1; d >= 0; d-- {
+			i := rest % batch[d]
+			rest /= batch[d]
+			oa += i * sa.batch[d]
+			ob += i * sb.batch[d]
+		}
+		for i := range n {
+			for j := range m {
+				var acc float64
+				for p := range k {
+					acc += a[oa+i*sa.rs+p*sa.cs] * b[ob+p*sb.rs+j*sb.cs]
+				}
+				out[(bi*n+i)*m+j] = acc
+			}
+		}
+	}
+	return out
+}
+
+func fakeMatmul(t *testing.T, dev dispatch.Device) {
+	seq := func(n int) []float64 {
+		s := make([]float64, n)
+		for i := range s {
+			s[i] = float64(i%7) - 2.5 + float64(i)/16
+		}
+		return s
+	}
+	// Each case: the storages, and the views of them that are multiplied.
+	type view struct {
+		shape, strides []int
+		offset         int
+	}
+	cases := []struct {
+		name    string
+		sizeA   int
+		va      view
+		sizeB   int
+		vb      view
+		viaBLAS bool
+	}{
+		{"batched row-major", 24, view{[]int{2, 3, 4}, []int{12, 4, 1}, 0}, 20, view{[]int{4, 5}, []int{5, 1}, 0}, true},
+		{"rhs transposed", 24, view{[]int{2, 3, 4}, []int{12, 4, 1}, 0}, 20, view{[]int{4, 5}, []int{1, 4}, 0}, true},
+		{"lhs transposed, offset", 13, view{[]int{3, 4}, []int{1, 3}, 1}, 20, view{[]int{4, 5}, []int{5, 1}, 0}, true},
+		{"cross broadcast", 24, view{[]int{2, 1, 3, 4}, []int{12, 12, 4, 1}, 0}, 60, view{[]int{1, 3, 4, 5}, []int{60, 20, 5, 1}, 0}, true},
+		{"1-d lhs", 4, view{[]int{4}, []int{1}, 0}, 20, view{[]int{4, 5}, []int{5, 1}, 0}, true},
+		{"1-d rhs", 12, view{[]int{3, 4}, []int{4, 1}, 0}, 8, view{[]int{4}, []int{2}, 0}, true},
+		{"every other column: the PTX kernel", 24, view{[]int{3, 4}, []int{8, 2}, 0}, 20, view{[]int{4, 5}, []int{5, 1}, 0}, false},
+		{"an expanded row: the PTX kernel", 4, view{[]int{2, 3, 4}, []int{0, 0, 1}, 0}, 40, view{[]int{2, 4, 5}, []int{20, 5, 1}, 0}, false},
+	}
+	for _, c := range cases {
+		for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64} {
+			t.Run(c.name+"/"+dt.String(), func(t *testing.T) {
+				ha, hb := seq(c.sizeA), seq(c.sizeB)
+				var sa, sb *dispatch.Tensor
+				if dt == dispatch.Float32 {
+					sa = upload(t, dev, toF32(ha), dt, c.sizeA)
+					sb = upload(t, dev, toF32(hb), dt, c.sizeB)
+				} else {
+					sa = upload(t, dev, ha, dt, c.sizeA)
+					sb = upload(t, dev, hb, dt, c.sizeB)
+				}
+				a, bb := sa.View(c.va.shape, c.va.strides, c.va.offset), sb.View(c.vb.shape, c.vb.strides, c.vb.offset)
+				batch, n, k, m, shape, err := dispatch.MatMulShapes(a.Shape, bb.Shape)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, err := dispatch.Empty(dev, dt, shape)
+				if err != nil {
+					t.Fatal(err)
+				}
+				launches := d0(t).launches.Load()
+				if err := matmul(out, []*dispatch.Tensor{a, bb}, nil); err != nil {
+					t.Fatal(err)
+				}
+				op := *d0(t).lastOp.Load()
+				if blas := strings.HasPrefix(op, "cublas"); blas != c.viaBLAS || d0(t).launches.Load() == launches {
+					t.Errorf("the product ran on %s, want cuBLAS %v", op, c.viaBLAS)
+				}
+				oa, ob := asOperand(a, true, batch), asOperand(bb, false, batch)
+				oa.ptr, ob.ptr = 0, 0
+				want := refMatMul(ha[c.va.offset:], hb[c.vb.offset:], batch, n, k, m, oa, ob)
+				var got []float64
+				if dt == dispatch.Float32 {
+					for _, v := range read[float32](t, out) {
+						got = append(got, float64(v))
+					}
+				} else {
+					got = read[float64](t, out)
+				}
+				for i := range want {
+					if math.Abs(got[i]-want[i]) > 1e-4*(1+math.Abs(want[i])) {
+						t.Fatalf("element %d: %g, want %g\n got %v\nwant %v", i, got[i], want[i], got, want)
+					}
+				}
+			})
+		}
+	}
+	t.Run("k=0 is zeros", func(t *testing.T) {
+		a, bb := upload(t, dev, []float32{}, dispatch.Float32, 3, 0), upload(t, dev, []float32{}, dispatch.Float32, 0, 2)
+		out, _ := dispatch.Empty(dev, dispatch.Float32, []int{3, 2})
+		junk := upload(t, dev, []float32{1, 2, 3, 4, 5, 6}, dispatch.Float32, 6)
+		out.Storage.Buffer.Free() // out's block is reused by junk's... make out hold junk's data
+		out.Storage.Buffer = junk.Storage.Buffer
+		if err := matmul(out, []*dispatch.Tensor{a, bb}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := read[float32](t, out); !slices.Equal(got, make([]float32, 6)) {
+			t.Fatalf("got %v", got)
+		}
+	})
+	t.Run("int32 needs its kernel", func(t *testing.T) {
+		a := upload(t, dev, []int32{1, 2}, dispatch.Int32, 1, 2)
+		out, _ := dispatch.Empty(dev, dispatch.Int32, []int{1, 1})
+		err := matmul(out, []*dispatch.Tensor{a, a.View([]int{2, 1}, []int{1, 1}, 0)}, nil)
+		if !errors.Is(err, dispatch.ErrUnsupported) || !strings.Contains(err.Error(), "matmul_tiled_i32") {
+			t.Fatalf("int32 matmul without its kernel: %v", err)
+		}
+	})
+}
+
+func toF32(s []float64) []float32 {
+	out := make([]float32, len(s))
+	for i, v := range s {
+		out[i] = float32(v)
+	}
+	return out
+}
+
+func d0(t *testing.T) *device {
+	d, err := cudaBackend.device(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func fakeMemoryChecks(t *testing.T, dev dispatch.Device) {
+	if err := EmptyCache(dev); err != nil {
+		t.Fatal(err)
+	}
+	st, err := MemoryStats(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := st.Reserved
+	big, err := cudaBackend.Alloc(dev, dispatch.Float32, (40<<20)/4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big.Free()
+	// 40 MiB cached, 50 asked of the 64 that the device has: the pool
+	// gives its cache back and retries.
+	b50, err := cudaBackend.Alloc(dev, dispatch.Float32, (50<<20)/4)
+	if err != nil {
+		t.Fatalf("50 MiB with 40 cached: %v", err)
+	}
+	if st, _ := MemoryStats(dev); st.OOMRetries != 1 || st.Reserved != base+50<<20 {
+		t.Errorf("after the retry: %+v (reserved before %d)", st, base)
+	}
+	_, err = cudaBackend.Alloc(dev, dispatch.Float32, (30<<20)/4)
+	if !errors.Is(err, dispatch.ErrOutOfMemory) {
+		t.Fatalf("30 MiB more: %v", err)
+	}
+	for _, want := range []string{"cuda:0: out of memory: asked for 30.0 MiB", "of 64.0 MiB", "CUDA_ERROR_OUT_OF_MEMORY"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err, want)
+		}
+	}
+	b50.Free()
+	if err := EmptyCache(dev); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := MemoryStats(dev); st.Reserved != base || st.PeakAllocated < 50<<20 {
+		t.Errorf("after EmptyCache: %+v", st)
+	}
+}
+
+func fakeFault(t *testing.T, dev dispatch.Device) {
+	y := upload(t, dev, []float32{1}, dispatch.Float32, 1)
+	if err := launch(dev, "fake", "fault", [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0); err != nil {
+		t.Fatalf("the launch itself succeeds: %v", err)
+	}
+	err := cudaBackend.Sync(dev)
+	for _, want := range []string{"CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access", "the last kernel launched before it was fake.fault", "cuStreamSynchronize"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Sync after a faulting kernel: %v, want it to name %q", err, want)
+		}
+	}
+	if !errors.Is(err, dispatch.ErrUnavailable) {
+		t.Errorf("the fault's kind: %v", err)
+	}
+	if _, err := dispatch.ReadHost(y); err == nil || !strings.Contains(err.Error(), "fake.fault") {
+		t.Errorf("a read after the fault: %v", err)
+	}
+}

@@ -1,0 +1,221 @@
+// A stand-in for libcuda.so.1, built by fake_test.go with the system's C
+// compiler so that the backend's cgo code runs, end to end, on a machine
+// without a GPU. It implements each entry point that lathe looks up with
+// the documented signature, and checks what the real driver would refuse:
+// a context made current on the calling thread before each call that works
+// in one, the stream flags, host copies only from pinned memory. "Device"
+// memory is host memory; kernels are C functions that run at launch.
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+
+enum { OK = 0, INVALID_VALUE = 1, OUT_OF_MEMORY = 2, INVALID_DEVICE = 101, INVALID_CONTEXT = 201,
+       INVALID_PTX = 218, NOT_FOUND = 500, ILLEGAL_ADDRESS = 700 };
+
+static int the_ctx, the_stream, the_module;
+static __thread void *current; // cuCtxSetCurrent is per thread
+static CUresult sticky;        // a kernel's fault, as the real driver keeps it
+static size_t capacity = 64 << 20, used;
+
+#define NEED_CTX() do { if (current != &the_ctx) return INVALID_CONTEXT; if (sticky) return sticky; } while (0)
+
+CUresult cuGetErrorName(CUresult r, const char **s) {
+	switch (r) {
+	case OK: *s = "CUDA_SUCCESS"; return OK;
+	case INVALID_VALUE: *s = "CUDA_ERROR_INVALID_VALUE"; return OK;
+	case OUT_OF_MEMORY: *s = "CUDA_ERROR_OUT_OF_MEMORY"; return OK;
+	case INVALID_CONTEXT: *s = "CUDA_ERROR_INVALID_CONTEXT"; return OK;
+	case INVALID_PTX: *s = "CUDA_ERROR_INVALID_PTX"; return OK;
+	case NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; return OK;
+	case ILLEGAL_ADDRESS: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; return OK;
+	}
+	*s = NULL;
+	return INVALID_VALUE;
+}
+CUresult cuGetErrorString(CUresult r, const char **s) {
+	switch (r) {
+	case OUT_OF_MEMORY: *s = "out of memory"; return OK;
+	case ILLEGAL_ADDRESS: *s = "an illegal memory access was encountered"; return OK;
+	case INVALID_PTX: *s = "a PTX JIT compilation failed"; return OK;
+	}
+	return cuGetErrorName(r, s);
+}
+CUresult cuInit(unsigned int flags) { return flags == 0 ? OK : INVALID_VALUE; }
+CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
+CUresult cuDeviceGetCount(int *n) { *n = 1; return OK; }
+CUresult cuDeviceGet(int *d, int ordinal) { if (ordinal != 0) return INVALID_DEVICE; *d = 0; return OK; }
+CUresult cuDeviceGetName(char *buf, int len, int d) { strncpy(buf, "Fake GPU", len); return d == 0 ? OK : INVALID_DEVICE; }
+CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
+	switch (attr) {
+	case 16: *v = 132; return OK; // multiprocessors
+	case 75: *v = 9; return OK;   // compute capability major
+	case 76: *v = 0; return OK;   // minor
+	}
+	return INVALID_VALUE;
+}
+CUresult cuDeviceTotalMem_v2(size_t *n, int d) { *n = capacity; return OK; }
+CUresult cuDevicePrimaryCtxRetain(void **c, int d) { *c = &the_ctx; return OK; }
+CUresult cuCtxSetCurrent(void *c) { current = c; return OK; }
+CUresult cuStreamCreate(void **s, unsigned int flags) {
+	NEED_CTX();
+	if (flags != 1) return INVALID_VALUE; // lathe asks for CU_STREAM_NON_BLOCKING
+	*s = &the_stream;
+	return OK;
+}
+CUresult cuStreamSynchronize(void *s) { NEED_CTX(); return s == &the_stream ? OK : INVALID_VALUE; }
+
+// A module's "PTX" is text; one that contains BROKEN fails to JIT, with a
+// message in the error log that options 5 and 6 (CU_JIT_ERROR_LOG_BUFFER,
+// _SIZE_BYTES) give.
+CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned int n, int *opts, void **vals) {
+	NEED_CTX();
+	if (strstr(image, "BROKEN")) {
+		char *log = NULL;
+		size_t size = 0;
+		for (unsigned int i = 0; i < n; i++) {
+			if (opts[i] == 5) log = vals[i];
+			if (opts[i] == 6) size = (size_t)(uintptr_t)vals[i];
+		}
+		if (log && size > 0) strncpy(log, "ptxas fatal : fake syntax error on line 1", size - 1);
+		return INVALID_PTX;
+	}
+	*m = &the_module;
+	return OK;
+}
+
+typedef void (*kernel_t)(void **params, unsigned int grid[3], unsigned int block[3]);
+struct fn { const char *name; kernel_t run; int nparams; size_t sizes[12]; };
+
+// axpy(const float *x, float *y, i64 n, float alpha, struct {i64 a, b, c} s):
+// y[i] = alpha*x[i] + y[i] + s.a*s.b - s.c.
+static void axpy(void **p, unsigned int grid[3], unsigned int block[3]) {
+	const float *x = (const float *)(uintptr_t)*(CUdeviceptr *)p[0];
+	float *y = (float *)(uintptr_t)*(CUdeviceptr *)p[1];
+	long long n = *(long long *)p[2];
+	float alpha = *(float *)p[3];
+	long long *s = p[4];
+	for (long long i = 0; i < n; i++) y[i] = alpha * x[i] + y[i] + (float)(s[0] * s[1] - s[2]);
+}
+// fault: an illegal address, which the driver reports at the next wait.
+static void fault(void **p, unsigned int grid[3], unsigned int block[3]) { sticky = ILLEGAL_ADDRESS; }
+
+// The tiled matmul's contract (kernels/cuda/matmul.cu): A, B, C, M, N, K,
+// batch, then strides {A's batch, row, col; B's; C's} in elements.
+#define MATMUL(T, NAME)                                                                           \
+	static void NAME(void **p, unsigned int grid[3], unsigned int block[3]) {                     \
+		const T *A = (const T *)(uintptr_t)*(CUdeviceptr *)p[0];                                  \
+		const T *B = (const T *)(uintptr_t)*(CUdeviceptr *)p[1];                                  \
+		T *C = (T *)(uintptr_t)*(CUdeviceptr *)p[2];                                              \
+		long long M = *(long long *)p[3], N = *(long long *)p[4], K = *(long long *)p[5];         \
+		long long batch = *(long long *)p[6], *s = p[7];                                          \
+		if (block[0] != 16 || block[1] != 16 || grid[0] * 16 < N || grid[1] * 16 < M) return;     \
+		for (long long b = 0; b < batch; b++)                                                     \
+			for (long long i = 0; i < M; i++)                                                     \
+				for (long long j = 0; j < N; j++) {                                               \
+					T acc = 0;                                                                    \
+					for (long long k = 0; k < K; k++)                                             \
+						acc += A[b * s[0] + i * s[1] + k * s[2]] * B[b * s[3] + k * s[4] + j * s[5]]; \
+					C[b * s[6] + i * s[7] + j * s[8]] = acc;                                      \
+				}                                                                                 \
+	}
+MATMUL(float, matmul_f32)
+MATMUL(double, matmul_f64)
+
+static struct fn fns[] = {
+	{"axpy", axpy, 5, {8, 8, 8, 4, 24}},
+	{"fault", fault, 0, {0}},
+	{"matmul_tiled_f32", matmul_f32, 8, {8, 8, 8, 8, 8, 8, 8, 72}},
+	{"matmul_tiled_f64", matmul_f64, 8, {8, 8, 8, 8, 8, 8, 8, 72}},
+};
+
+CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
+	NEED_CTX();
+	for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+		if (strcmp(fns[i].name, name) == 0) { *f = &fns[i]; return OK; }
+	return NOT_FOUND;
+}
+CUresult cuFuncGetParamInfo(void *f, size_t i, size_t *off, size_t *size) {
+	struct fn *k = f;
+	if (i >= (size_t)k->nparams) return INVALID_VALUE;
+	*off = 0;
+	*size = k->sizes[i];
+	return OK;
+}
+CUresult cuLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsigned int gz,
+		unsigned int bx, unsigned int by, unsigned int bz,
+		unsigned int shared, void *s, void **params, void **extra) {
+	NEED_CTX();
+	if (s != &the_stream || extra != NULL || (((struct fn *)f)->nparams > 0 && params == NULL)) return INVALID_VALUE;
+	unsigned int grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+	((struct fn *)f)->run(params, grid, block);
+	return OK;
+}
+
+// Device memory: host memory after a header that holds the size.
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+	NEED_CTX();
+	if (n == 0) return INVALID_VALUE;
+	if (used + n > capacity) return OUT_OF_MEMORY;
+	size_t *h = malloc(n + 16);
+	h[0] = n;
+	used += n;
+	*p = (CUdeviceptr)(uintptr_t)(h + 2);
+	return OK;
+}
+CUresult cuMemFree_v2(CUdeviceptr p) {
+	NEED_CTX();
+	size_t *h = (size_t *)(uintptr_t)p - 2;
+	used -= h[0];
+	free(h);
+	return OK;
+}
+CUresult cuMemGetInfo_v2(size_t *free, size_t *total) { NEED_CTX(); *free = capacity - used; *total = capacity; return OK; }
+
+// Pinned host memory: copies to and from the device must use it.
+static void *pinned[64];
+static size_t pinnedSize[64];
+static int is_pinned(const void *p, size_t n) {
+	for (int i = 0; i < 64; i++)
+		if (pinned[i] && (const char *)p >= (char *)pinned[i] && (const char *)p + n <= (char *)pinned[i] + pinnedSize[i]) return 1;
+	return 0;
+}
+CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags) {
+	NEED_CTX();
+	for (int i = 0; i < 64; i++)
+		if (!pinned[i]) { pinned[i] = *p = malloc(n); pinnedSize[i] = n; return OK; }
+	return OUT_OF_MEMORY;
+}
+CUresult cuMemFreeHost(void *p) {
+	for (int i = 0; i < 64; i++)
+		if (pinned[i] == p) { pinned[i] = NULL; free(p); return OK; }
+	return INVALID_VALUE;
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, void *s) {
+	NEED_CTX();
+	if (s != &the_stream || !is_pinned(src, n)) return INVALID_VALUE;
+	memcpy((void *)(uintptr_t)dst, src, n);
+	return OK;
+}
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, void *s) {
+	NEED_CTX();
+	if (s != &the_stream || !is_pinned(dst, n)) return INVALID_VALUE;
+	memcpy(dst, (void *)(uintptr_t)src, n);
+	return OK;
+}
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, void *s) {
+	NEED_CTX();
+	memset((void *)(uintptr_t)dst, v, n);
+	return OK;
+}
+static int events[8], nevents;
+CUresult cuEventCreate(void **e, unsigned int flags) {
+	NEED_CTX();
+	if (flags != 2 || nevents == 8) return INVALID_VALUE; // CU_EVENT_DISABLE_TIMING
+	*e = &events[nevents++];
+	return OK;
+}
+CUresult cuEventRecord(void *e, void *s) { NEED_CTX(); return s == &the_stream ? OK : INVALID_VALUE; }
+CUresult cuEventSynchronize(void *e) { NEED_CTX(); return OK; }
