@@ -1,0 +1,62 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// TestRealDevice runs where cuda:0 opens (make gpu-check on a lent GPU):
+// the host side against the real driver and cuBLAS.
+func TestRealDevice(t *testing.T) {
+	dev := dispatch.Device{Kind: dispatch.KindCUDA}
+	if err := cudaBackend.Open(0); err != nil {
+		t.Skipf("cuda:0 is unavailable: %v", err)
+	}
+	t.Logf("cuda:0: %s", cudaBackend.Describe(0))
+	t.Run("copies", func(t *testing.T) { fakeCopies(t, dev) })
+	t.Run("matmul", func(t *testing.T) { checkMatmul(t, dev) })
+	t.Run("out of memory", func(t *testing.T) {
+		_, err := cudaBackend.Alloc(dev, dispatch.Float32, 1<<48) // 1 PiB
+		if !errors.Is(err, dispatch.ErrOutOfMemory) || !strings.Contains(err.Error(), "out of memory: asked for") {
+			t.Fatalf("1 PiB: %v", err)
+		}
+		t.Logf("%v", err)
+		st, err := MemoryStats(dev)
+		if err != nil || st.OOMRetries < 1 {
+			t.Fatalf("stats %+v %v", st, err)
+		}
+	})
+	t.Run("reuse", func(t *testing.T) {
+		a, _ := cudaBackend.Alloc(dev, dispatch.Float32, 3<<20)
+		p := a.(*buffer).ptr()
+		a.Free()
+		b, _ := cudaBackend.Alloc(dev, dispatch.Float32, 3<<20)
+		if b.(*buffer).ptr() != p {
+			t.Errorf("a freed 12 MiB block was not reused")
+		}
+		b.Free()
+		if err := EmptyCache(dev); err != nil {
+			t.Fatal(err)
+		}
+		if err := cudaBackend.Sync(dev); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("upload after free", func(t *testing.T) {
+		// A block freed while a copy into it is queued is reused by the
+		// next upload; the stream orders them, so each reads its own data.
+		for i := range 50 {
+			x := upload(t, dev, []int32{int32(i), int32(i) + 1}, dispatch.Int32, 2)
+			if got := read[int32](t, x); !slices.Equal(got, []int32{int32(i), int32(i) + 1}) {
+				t.Fatalf("round %d: %v", i, got)
+			}
+			x.Release()
+		}
+	})
+}
