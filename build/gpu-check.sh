@@ -95,6 +95,19 @@ if [ -n "${LATHE_CUBLAS_LIB:-}" ]; then
 fi
 echo "cuBLAS: ${LATHE_CUBLAS_LIB:-none found (matmul runs on the PTX kernel)}" | tee -a "$LOG"
 
+# wgpu: Dawn from gpu/cache (os.UserCacheDir reads XDG_CACHE_HOME), and the
+# Vulkan loader from gpu/gl where the machine has none.
+if [ -d "$G/cache/lathe/dawn" ]; then
+	export XDG_CACHE_HOME=$G/cache
+fi
+if ! ldconfig -p 2>/dev/null | grep -q libvulkan && ls "$G"/gl/*.deb >/dev/null 2>&1; then
+	for f in "$G"/gl/*.deb; do dpkg -x "$f" / 2>>"$LOG"; done
+	ldconfig
+	[ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] &&
+		export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
+echo "Vulkan loader: $(ldconfig -p 2>/dev/null | grep -m1 -o 'libvulkan.so.1' || echo none); Dawn: $([ -d "$G/cache/lathe/dawn" ] && echo carried || echo 'not carried')" | tee -a "$LOG"
+
 # --- the steps -----------------------------------------------------------
 do_ptxas() {
 	local ptxas n=0 bad=0 f
@@ -135,6 +148,8 @@ do_memcheck() {
 	*) why="exit $rc; $why" ;;
 	esac
 	if grep -q -- '--- SKIP: TestConformance/cuda:0 ' "$out"; then status=skip why="cuda:0 unavailable"; fi
+	# Under gVisor compute-sanitizer refuses the GPU (device/KINDS.md).
+	if grep -q 'Device not supported' "$out"; then status=skip why="compute-sanitizer: Device not supported (a sandbox that hides the GPU from it)"; fi
 	rm -f "$out"
 }
 
