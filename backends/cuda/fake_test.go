@@ -53,6 +53,10 @@ func TestFakeDriver(t *testing.T) {
 // cuModuleLoadDataEx accepts, or refuses when it says BROKEN.
 var fakeModules = map[string]string{"fake": "fake kernels", "matmul": "fake matmul", "broken": "BROKEN"}
 
+// realDevice is true where checkMatmul runs on a GPU, whose rounding under
+// TF32 the test does not predict.
+var realDevice bool
+
 func fakeDriverChecks(t *testing.T) {
 	moduleSource = func(name string) ([]byte, bool) {
 		s, ok := fakeModules[name]
@@ -302,6 +306,30 @@ func checkMatmul(t *testing.T, dev dispatch.Device) {
 		}
 		if got := read[float32](t, out); !slices.Equal(got, make([]float32, 6)) {
 			t.Fatalf("got %v", got)
+		}
+	})
+	t.Run("tf32", func(t *testing.T) {
+		if d0(t).blas == nil {
+			t.Skip("no cuBLAS")
+		}
+		// 1 + 2^-20 has bits below TF32's 10: kept by default, dropped
+		// (by the stand-in; tensor cores round) once TF32 is allowed.
+		x := float32(1 + 1.0/(1<<20))
+		a := upload(t, dev, []float32{x}, dispatch.Float32, 1, 1)
+		product := func() float32 {
+			out, _ := dispatch.Empty(dev, dispatch.Float32, []int{1, 1})
+			if err := matmul(out, []*dispatch.Tensor{a, a}, nil); err != nil {
+				t.Fatal(err)
+			}
+			return read[float32](t, out)[0]
+		}
+		if got := product(); got != x*x {
+			t.Errorf("default math: %v, want %v", got, x*x)
+		}
+		AllowTF32(true)
+		defer AllowTF32(false)
+		if got := product(); got == x*x && !realDevice {
+			t.Errorf("with TF32 allowed the stand-in kept every bit: %v", got)
 		}
 	})
 	t.Run("int32 needs its kernel", func(t *testing.T) {

@@ -19,6 +19,7 @@ func TestRealDevice(t *testing.T) {
 		t.Skipf("cuda:0 is unavailable: %v", err)
 	}
 	t.Logf("cuda:0: %s", cudaBackend.Describe(0))
+	realDevice = true
 	t.Run("copies", func(t *testing.T) { fakeCopies(t, dev) })
 	t.Run("matmul", func(t *testing.T) { checkMatmul(t, dev) })
 	t.Run("out of memory", func(t *testing.T) {
