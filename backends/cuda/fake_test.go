@@ -4,12 +4,14 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -84,6 +86,7 @@ func fakeDriverChecks(t *testing.T) {
 	t.Run("launch", func(t *testing.T) { fakeLaunch(t, dev) })
 	t.Run("matmul", func(t *testing.T) { checkMatmul(t, dev) })
 	t.Run("memory", func(t *testing.T) { fakeMemoryChecks(t, dev) })
+	t.Run("concurrent", func(t *testing.T) { fakeConcurrent(t, dev) })
 	t.Run("fault", func(t *testing.T) { fakeFault(t, dev) }) // last: the fault is sticky
 }
 
@@ -415,5 +418,53 @@ func fakeFault(t *testing.T, dev dispatch.Device) {
 	}
 	if _, err := dispatch.ReadHost(y); err == nil || !strings.Contains(err.Error(), "fake.fault") {
 		t.Errorf("a read after the fault: %v", err)
+	}
+}
+
+// fakeConcurrent runs uploads, launches, read-backs and frees from many
+// goroutines at once (with -race, a check of the backend's locking).
+func fakeConcurrent(t *testing.T, dev dispatch.Device) {
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 40 {
+				n := 1 + (g*40+i)%300
+				xs, ys := make([]float32, n), make([]float32, n)
+				for j := range xs {
+					xs[j], ys[j] = float32(j), float32(g)
+				}
+				x, err := dispatch.Upload(dev, xs, dispatch.Float32, []int{n})
+				if err != nil {
+					errs <- err
+					return
+				}
+				y, _ := dispatch.Upload(dev, ys, dispatch.Float32, []int{n})
+				err = launch(dev, "fake", "axpy", [3]uint32{1, 1, 1}, [3]uint32{32, 1, 1}, 0,
+					devicePtr(x), devicePtr(y), int64(n), float32(3), packInt64s(0, 0, 0))
+				if err != nil {
+					errs <- err
+					return
+				}
+				got, err := dispatch.ReadHost(y)
+				if err != nil {
+					errs <- err
+					return
+				}
+				for j, v := range got.([]float32) {
+					if v != 3*float32(j)+float32(g) {
+						errs <- fmt.Errorf("goroutine %d round %d element %d: %v", g, i, j, v)
+						return
+					}
+				}
+				x.Release()
+				y.Release()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
