@@ -9,8 +9,8 @@ import (
 )
 
 // The caching allocator: device memory is expensive to get from the driver
-// (cuMemAlloc synchronises with the device and takes microseconds to
-// milliseconds), and a training loop asks for the same sizes every step, so
+// (cuMemAlloc takes microseconds to milliseconds, and cuMemFree may wait
+// for the device), and a training loop asks for the same sizes every step, so
 // freed blocks are kept and handed out again, as PyTorch's CUDA caching
 // allocator does. This file is the pool's bookkeeping in plain Go, over the
 // three calls it needs of the driver (deviceMemory), so that it is tested
