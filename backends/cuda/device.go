@@ -109,12 +109,13 @@ var cublasLib = sync.OnceValues(openCublas)
 func (d *device) openBLAS() {
 	lib, err := cublasLib()
 	if err != nil {
-		d.blasWhy = err.Error()
+		d.blasWhy = err.(*dispatch.Error).Detail // openLibrary's: the paths tried and why each failed
 		return
 	}
 	h, version, status, cuErr := lib.create(d.drv, d.ctx, d.stream)
 	if status != 0 {
-		d.blasWhy = d.blasError(lib, "creating a cuBLAS handle", "cublasCreate_v2", status, cuErr).Error()
+		e := d.blasError(lib, "creating a cuBLAS handle", "cublasCreate_v2", status, cuErr)
+		d.blasWhy = e.Detail + ": " + e.Err.Error()
 		return
 	}
 	d.blas, d.blasH, d.blasVer = lib, h, version
@@ -376,7 +377,7 @@ func (d *device) gemm(dt dispatch.DType, g gemmArgs) (ok bool, err error) {
 	return true, nil
 }
 
-func (d *device) blasError(lib *cublas, where, call string, status int, cuErr cuResult) error {
+func (d *device) blasError(lib *cublas, where, call string, status int, cuErr cuResult) *dispatch.Error {
 	if status == ctxFailed {
 		return d.streamError(where, "cuCtxSetCurrent", cuErr)
 	}
