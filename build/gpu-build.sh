@@ -72,6 +72,15 @@ if [ "$(ls backends/wgpu/*.go | wc -l)" -gt 1 ]; then
 		echo "gpu-build: no Dawn in $dawn (make deps installs it): wgpu:0 will be skipped there"
 	fi
 fi
+# The Vulkan loader and GL dispatch packages the GPU machine lacks (the
+# device tool's README): fetched once into .gl/ (git-ignored) with a
+# private apt state, then carried.
+if ! ls .gl/*.deb >/dev/null 2>&1 && command -v apt-get >/dev/null; then
+	mkdir -p .gl /tmp/lathe-gl-apt/partial
+	o=(-qq -oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/lathe-gl-apt)
+	apt-get "${o[@]}" update && (cd .gl && apt-get "${o[@]}" download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2) ||
+		echo "gpu-build: could not fetch the Vulkan loader packages: wgpu:0 may be skipped there"
+fi
 if ls .gl/*.deb >/dev/null 2>&1; then
 	mkdir -p gpu/gl
 	cp .gl/*.deb gpu/gl/

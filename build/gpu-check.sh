@@ -128,6 +128,23 @@ do_unit() { skipif="" gotest cuda-unit backends_cuda.test backends/cuda 60; }
 do_conf_cuda() { skipif="TestConformance/cuda:0" gotest conf-cuda internal_conformance.test internal/conformance 180 -test.run '^TestConformance$/^cuda:0$'; }
 do_grad_cuda() { skipif="TestGrad/cuda:0" gotest grad-cuda internal_conformance.test internal/conformance 120 -test.run '^TestGrad$/^cuda:0$'; }
 do_conf_wgpu() { skipif="Test(Conformance|Grad)/wgpu:0" gotest conf-wgpu internal_conformance.test internal/conformance 150 -test.run '^(TestConformance|TestGrad)$/^wgpu:0$'; }
+# The WGSL matmul's rate on the GPU's own Vulkan driver (the issue asks
+# for it: on lavapipe it is a correctness check only).
+do_wgpu_matmul() {
+	local out=$logdir/wgpu-matmul.txt
+	[ -x "$G/bin/backends_wgpu.test" ] || { status=skip why="no wgpu test binary"; return; }
+	(cd "$G/tree/backends/wgpu" && timeout 90 "$G/bin/backends_wgpu.test" -test.run '^$' -test.bench 'MatmulWGPU' -test.benchtime 20x) >"$out" 2>&1
+	local rc=$?
+	cat "$out" >>"$LOG"
+	grep -E 'Benchmark|SKIP|skip' "$out" | head -10
+	if grep -q 'GFLOP/s' "$out"; then
+		status=pass why="$(grep -E 'Benchmark' "$out" | awk '{print $1": "$(NF-1)" GFLOP/s"}' | sed 's/BenchmarkMatmulWGPU//' | paste -sd' ')"
+	elif grep -qi 'unavailable' "$out"; then
+		status=skip why="$(grep -m1 -i 'unavailable' "$out" | cut -c1-160)"
+	else
+		why="exit $rc, no GFLOP/s line"
+	fi
+}
 do_root() { skipif="" gotest root lathe.test . 60; }
 do_nn() { skipif="" gotest nn nn.test nn 60; }
 
@@ -175,6 +192,7 @@ step cuda-unit do_unit
 step conf-cuda do_conf_cuda
 step grad-cuda do_grad_cuda
 step conf-wgpu do_conf_wgpu
+step wgpu-mm do_wgpu_matmul
 step root do_root
 step nn do_nn
 step memcheck do_memcheck
