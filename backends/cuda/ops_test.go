@@ -216,6 +216,33 @@ func casesFor(name string) []kcase {
 			cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dt, []int{4, 3}), tensor(dispatch.Int32, []int{2, 3}), tensor(dt, []int{2, 3})}, dispatch.IndexDim{Dim: 0}},
 				kcase{name, []*dispatch.Tensor{tensor(dt, []int{}), tensor(dispatch.Int64, []int{}), tensor(dt, []int{})}, dispatch.IndexDim{Dim: 0}})
 		}
+	case "avg_pool", "max_pool_indices", "avg_pool_backward", "adaptive_avg_pool", "adaptive_avg_pool_backward",
+		"adaptive_max_pool_indices", "pool_gather", "max_pool_backward", "max_unpool":
+		w := dispatch.Window{Kernel: []int{3, 2}, Stride: []int{2, 2}, Padding: []int{1, 0}, Dilation: []int{1, 1}}
+		for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64} {
+			x := tensor(dt, []int{2, 3, 7, 6})
+			xt := tensor(dt, []int{2, 3, 7, 6}, 126, 1, 18, 3) // channels-last: copied first
+			idx := tensor(dispatch.Int64, []int{2, 3, 4, 3})
+			g := tensor(dt, []int{2, 3, 4, 3})
+			switch name {
+			case "avg_pool":
+				cs = append(cs, kcase{name, []*dispatch.Tensor{x}, dispatch.AvgPool{Window: w, ExcludePadding: true}},
+					kcase{name, []*dispatch.Tensor{xt}, dispatch.AvgPool{Window: w, Divisor: 5}})
+			case "avg_pool_backward":
+				cs = append(cs, kcase{name, []*dispatch.Tensor{g}, dispatch.AvgPoolBackward{AvgPool: dispatch.AvgPool{Window: w}, InSize: []int{7, 6}}})
+			case "max_pool_indices":
+				cs = append(cs, kcase{name, []*dispatch.Tensor{x}, w}, kcase{name, []*dispatch.Tensor{xt}, w})
+			case "adaptive_avg_pool", "adaptive_max_pool_indices":
+				cs = append(cs, kcase{name, []*dispatch.Tensor{x}, dispatch.AdaptivePool{Size: []int{4, 3}}},
+					kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 3, 10})}, dispatch.AdaptivePool{Size: []int{3}}})
+			case "adaptive_avg_pool_backward":
+				cs = append(cs, kcase{name, []*dispatch.Tensor{g}, dispatch.AdaptivePoolBackward{InSize: []int{7, 6}}})
+			case "pool_gather":
+				cs = append(cs, kcase{name, []*dispatch.Tensor{x, idx}, nil}, kcase{name, []*dispatch.Tensor{xt, idx}, nil})
+			default:
+				cs = append(cs, kcase{name, []*dispatch.Tensor{g, idx}, dispatch.PoolScatter{Size: []int{7, 6}}})
+			}
+		}
 	case "one_hot":
 		cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dispatch.Int64, []int{3, 2})}, dispatch.OneHot{NumClasses: 5}})
 	}
@@ -308,8 +335,6 @@ func checkLaunch(t *testing.T, label string, ents map[string]map[string]entry, l
 var owed = []string{
 	"matmul",
 	"conv", "conv_input_backward", "conv_weight_backward", "unfold", "fold",
-	"avg_pool", "avg_pool_backward", "adaptive_avg_pool", "adaptive_avg_pool_backward",
-	"max_pool_indices", "adaptive_max_pool_indices", "pool_gather", "max_pool_backward", "max_unpool",
 	"upsample_nearest", "upsample_linear", "upsample_bicubic",
 	"upsample_nearest_backward", "upsample_linear_backward", "upsample_bicubic_backward",
 }
