@@ -68,9 +68,9 @@ func rowMajor(t *dispatch.Tensor) (view, func(), error) {
 	return c, free, nil
 }
 
-// poolKernel launches a pool.cu kernel fn_<dtype>(out, x, n, geometry) over
+// poolKernel launches a window kernel mod/fn_<dtype>(out, x, n, geometry) over
 // the n elements of out, reading x row-major.
-func poolKernel(out, x *dispatch.Tensor, fn string, g cPoolGeom) error {
+func poolKernel(out, x *dispatch.Tensor, mod, fn string, g cPoolGeom) error {
 	if !x.DType.IsFloat() {
 		return dispatch.Unsupported(out.Device, fn, x.DType)
 	}
@@ -84,7 +84,7 @@ func poolKernel(out, x *dispatch.Tensor, fn string, g cPoolGeom) error {
 	}
 	defer free()
 	grid, block := grid1(n)
-	return enqueue(out.Device, "pool", fn+"_"+suffix(x.DType), grid, block, 0, addressOf(out), src.ptr, int64(n), cBytes(&g))
+	return enqueue(out.Device, mod, fn+"_"+suffix(x.DType), grid, block, 0, addressOf(out), src.ptr, int64(n), cBytes(&g))
 }
 
 func init() {
@@ -94,7 +94,7 @@ func init() {
 		if err != nil {
 			return named("avg_pool", err)
 		}
-		return named("avg_pool", poolKernel(out, in[0], "avg_pool", g))
+		return named("avg_pool", poolKernel(out, in[0], "pool", "avg_pool", g))
 	})
 	kernel("avg_pool_backward", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
 		a := attrs.(dispatch.AvgPoolBackward)
@@ -102,21 +102,21 @@ func init() {
 		if err != nil {
 			return named("avg_pool_backward", err)
 		}
-		return named("avg_pool_backward", poolKernel(out, in[0], "avg_pool_backward", g))
+		return named("avg_pool_backward", poolKernel(out, in[0], "pool", "avg_pool_backward", g))
 	})
 	kernel("adaptive_avg_pool", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
 		g, err := poolGeom(in[0].Shape[2:], attrs.(dispatch.AdaptivePool).Size, nil, false, 0)
 		if err != nil {
 			return named("adaptive_avg_pool", err)
 		}
-		return named("adaptive_avg_pool", poolKernel(out, in[0], "avg_pool", g))
+		return named("adaptive_avg_pool", poolKernel(out, in[0], "pool", "avg_pool", g))
 	})
 	kernel("adaptive_avg_pool_backward", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
 		g, err := poolGeom(attrs.(dispatch.AdaptivePoolBackward).InSize, in[0].Shape[2:], nil, false, 0)
 		if err != nil {
 			return named("adaptive_avg_pool_backward", err)
 		}
-		return named("adaptive_avg_pool_backward", poolKernel(out, in[0], "avg_pool_backward", g))
+		return named("adaptive_avg_pool_backward", poolKernel(out, in[0], "pool", "avg_pool_backward", g))
 	})
 	kernel("max_pool_indices", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
 		w := attrs.(dispatch.Window)
@@ -124,14 +124,14 @@ func init() {
 		if err != nil {
 			return named("max_pool_indices", err)
 		}
-		return named("max_pool_indices", poolKernel(out, in[0], "max_pool_indices", g))
+		return named("max_pool_indices", poolKernel(out, in[0], "pool", "max_pool_indices", g))
 	})
 	kernel("adaptive_max_pool_indices", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
 		g, err := poolGeom(in[0].Shape[2:], attrs.(dispatch.AdaptivePool).Size, nil, false, 0)
 		if err != nil {
 			return named("adaptive_max_pool_indices", err)
 		}
-		return named("adaptive_max_pool_indices", poolKernel(out, in[0], "max_pool_indices", g))
+		return named("adaptive_max_pool_indices", poolKernel(out, in[0], "pool", "max_pool_indices", g))
 	})
 	kernel("pool_gather", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 		return named("pool_gather", poolGather(out, in[0], in[1]))

@@ -243,6 +243,16 @@ func casesFor(name string) []kcase {
 				cs = append(cs, kcase{name, []*dispatch.Tensor{g, idx}, dispatch.PoolScatter{Size: []int{7, 6}}})
 			}
 		}
+	case "unfold", "fold":
+		w := dispatch.Window{Kernel: []int{3, 2}, Stride: []int{2, 1}, Padding: []int{1, 0}, Dilation: []int{1, 2}}
+		for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64} {
+			if name == "unfold" {
+				cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 3, 7, 6})}, dispatch.Unfold{Window: w}},
+					kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 3, 7, 6}, 126, 1, 18, 3)}, dispatch.Unfold{Window: w}})
+			} else {
+				cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 18, 16})}, dispatch.Unfold{Window: w, OutputSize: []int{7, 6}}})
+			}
+		}
 	case "one_hot":
 		cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dispatch.Int64, []int{3, 2})}, dispatch.OneHot{NumClasses: 5}})
 	}
@@ -331,10 +341,12 @@ func checkLaunch(t *testing.T, label string, ents map[string]map[string]entry, l
 
 // owed are the ops that have a cpu kernel and no cuda kernel from this
 // package yet: matmul is the host side's (cuBLAS, falling back to the
-// tiled PTX kernel), the others are not written yet.
+// tiled PTX kernel); conv and its backward ops would be unfold/fold with
+// the host's matmul (as backends/cpu/conv.go does), and interpolation is
+// not written yet.
 var owed = []string{
 	"matmul",
-	"conv", "conv_input_backward", "conv_weight_backward", "unfold", "fold",
+	"conv", "conv_input_backward", "conv_weight_backward",
 	"upsample_nearest", "upsample_linear", "upsample_bicubic",
 	"upsample_nearest_backward", "upsample_linear_backward", "upsample_bicubic_backward",
 }
