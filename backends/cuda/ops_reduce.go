@@ -114,17 +114,22 @@ func reduce(out, x *dispatch.Tensor, name string, dims []int, corr float64) erro
 	if err != nil || nrows == 0 {
 		return err
 	}
-	sfx := suffix(x.DType)
-	dev, rb := out.Device, cBytes(&r)
+	return reduceLaunch(out.Device, name, suffix(x.DType), addressOf(out), addressOf(x), r, nrows, n, corr)
+}
+
+// reduceLaunch runs reduction name_<sfx> over the nrows rows of n elements
+// that r lays out from x into out (contiguous, one element per row).
+func reduceLaunch(dev dispatch.Device, name, sfx string, out, x uint64, r cRows, nrows, n int, corr float64) error {
+	rb := cBytes(&r)
 	p := planReduce(nrows, n)
 	if p.thread {
 		g, b := grid1(nrows)
-		return enqueue(dev, "reduce", name+"_thread_"+sfx, g, b, 0, addressOf(out), addressOf(x), rb, int64(nrows), int64(n), corr)
+		return enqueue(dev, "reduce", name+"_thread_"+sfx, g, b, 0, out, x, rb, int64(nrows), int64(n), corr)
 	}
 	g, b := gridRows(nrows*p.splits, n/p.splits)
 	if p.splits == 1 {
 		return enqueue(dev, "reduce", name+"_block_"+sfx, g, b, 0,
-			addressOf(out), addressOf(x), rb, int64(nrows), int64(n), int64(1), uint64(0), corr)
+			out, x, rb, int64(nrows), int64(n), int64(1), uint64(0), corr)
 	}
 	partial, free, err := borrow(dev, nrows*p.splits*accBytes)
 	if err != nil {
@@ -132,11 +137,11 @@ func reduce(out, x *dispatch.Tensor, name string, dims []int, corr float64) erro
 	}
 	defer free() // the allocator reuses it only after the queued kernels
 	if err := enqueue(dev, "reduce", name+"_block_"+sfx, g, b, 0,
-		addressOf(out), addressOf(x), rb, int64(nrows), int64(n), int64(p.splits), partial, corr); err != nil {
+		out, x, rb, int64(nrows), int64(n), int64(p.splits), partial, corr); err != nil {
 		return err
 	}
 	g, b = gridRows(nrows, p.splits)
-	return enqueue(dev, "reduce", name+"_finish_"+sfx, g, b, 0, addressOf(out), partial, int64(nrows), int64(p.splits), corr)
+	return enqueue(dev, "reduce", name+"_finish_"+sfx, g, b, 0, out, partial, int64(nrows), int64(p.splits), corr)
 }
 
 // alongRows lays out out and x (of one shape) as rows along dim, for cumsum

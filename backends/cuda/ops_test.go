@@ -253,6 +253,25 @@ func casesFor(name string) []kcase {
 				cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 18, 16})}, dispatch.Unfold{Window: w, OutputSize: []int{7, 6}}})
 			}
 		}
+	case "conv", "conv_input_backward", "conv_weight_backward":
+		w := dispatch.Window{Stride: []int{2, 1}, Padding: []int{1, 0}, Dilation: []int{1, 2}}
+		for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64} {
+			x, wt := tensor(dt, []int{2, 4, 7, 6}), tensor(dt, []int{6, 2, 3, 2}) // groups 2
+			gy := tensor(dt, []int{2, 6, 4, 4})
+			a := dispatch.Conv{Window: w, Groups: 2}
+			switch name {
+			case "conv":
+				cs = append(cs, kcase{name, []*dispatch.Tensor{x, wt}, a},
+					kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 4, 7, 6}, 168, 1, 24, 4), wt}, a})
+			case "conv_input_backward":
+				a.InputSize = []int{7, 6}
+				cs = append(cs, kcase{name, []*dispatch.Tensor{gy, wt}, a})
+			default:
+				wk := w
+				wk.Kernel = []int{3, 2}
+				cs = append(cs, kcase{name, []*dispatch.Tensor{x, gy}, dispatch.Conv{Window: wk, Groups: 2}})
+			}
+		}
 	case "one_hot":
 		cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dispatch.Int64, []int{3, 2})}, dispatch.OneHot{NumClasses: 5}})
 	}
@@ -341,12 +360,9 @@ func checkLaunch(t *testing.T, label string, ents map[string]map[string]entry, l
 
 // owed are the ops that have a cpu kernel and no cuda kernel from this
 // package yet: matmul is the host side's (cuBLAS, falling back to the
-// tiled PTX kernel); conv and its backward ops would be unfold/fold with
-// the host's matmul (as backends/cpu/conv.go does), and interpolation is
-// not written yet.
+// tiled PTX kernel); interpolation is not written yet.
 var owed = []string{
 	"matmul",
-	"conv", "conv_input_backward", "conv_weight_backward",
 	"upsample_nearest", "upsample_linear", "upsample_bicubic",
 	"upsample_nearest_backward", "upsample_linear_backward", "upsample_bicubic_backward",
 }
