@@ -147,6 +147,7 @@ func casesFor(name string) []kcase {
 					kcase{name, []*dispatch.Tensor{tensor(dt, []int{64, 4096})}, dispatch.Reduce{Dims: []int{0}}},
 					kcase{name, []*dispatch.Tensor{tensor(dt, []int{4096, 64}, 1, 4096)}, dispatch.Reduce{Dims: []int{1}, Correction: 1}},
 					kcase{name, []*dispatch.Tensor{tensor(dt, []int{1000, 1000})}, dispatch.Reduce{}},
+					kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 20000})}, dispatch.Reduce{Dims: []int{1}}}, // split in 2 blocks a row
 					kcase{name, []*dispatch.Tensor{tensor(dt, []int{})}, nil})
 				if !r.OneDim {
 					cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dt, []int{3, 4, 5, 6})}, dispatch.Reduce{Dims: []int{0, 2}, KeepDim: true}})

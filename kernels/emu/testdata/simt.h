@@ -1,6 +1,6 @@
 // simt.h: just enough of CUDA's device built-ins, on the host, to run
 // lathe's kernels (kernels/cuda/*.cu, included unchanged) on a CPU: each
-// thread of a block is a std::thread, blocks run one after another,
+// thread of a block is a host thread (kept in a pool), blocks run one after another,
 // __syncthreads is a barrier over the block and __shfl_down_sync exchanges
 // through a slot per thread with a barrier per warp. It is slow and meant
 // for small inputs; what it checks is the kernels' logic (indexing,
@@ -9,6 +9,9 @@
 #pragma once
 
 #include <barrier>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -68,7 +71,55 @@ inline double __longlong_as_double(long long i) {
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 
-// launch runs body (a call of the kernel) on every thread of every block.
+// Pool keeps the threads that play a block's GPU threads between blocks
+// and launches: starting a std::thread per GPU thread per block costs more
+// than the kernels. It is never destroyed (its threads wait forever).
+struct Pool {
+	std::mutex mu;
+	std::condition_variable start, done;
+	std::vector<std::thread> threads;
+	std::function<void(int)> job;
+	long generation = 0;
+	int active = 0, remaining = 0;
+
+	// run calls f(t) on threads 0 .. n-1 at once and waits for them all.
+	void run(int n, std::function<void(int)> f) {
+		std::unique_lock<std::mutex> l(mu);
+		while ((int)threads.size() < n) {
+			int id = threads.size();
+			threads.emplace_back([this, id] { work(id); });
+			threads.back().detach();
+		}
+		job = std::move(f);
+		active = remaining = n;
+		generation++;
+		start.notify_all();
+		done.wait(l, [&] { return remaining == 0; });
+	}
+
+	void work(int id) {
+		long seen = 0;
+		std::unique_lock<std::mutex> l(mu);
+		for (;;) {
+			start.wait(l, [&] { return generation != seen; });
+			seen = generation;
+			if (id >= active) continue;
+			std::function<void(int)> f = job;
+			l.unlock();
+			f(id);
+			l.lock();
+			if (--remaining == 0) done.notify_one();
+		}
+	}
+};
+
+inline Pool &pool() {
+	static Pool *p = new Pool;
+	return *p;
+}
+
+// launch runs body (a call of the kernel) on every thread of every block,
+// one block at a time.
 template <typename F>
 void launch(dim3 grid, dim3 block, F body) {
 	gridDim = grid;
@@ -80,18 +131,15 @@ void launch(dim3 grid, dim3 block, F body) {
 				simt::block_bar = std::make_unique<std::barrier<>>(nt);
 				simt::warp_bars.clear();
 				for (int w = 0; w * 32 < nt; w++) simt::warp_bars.push_back(std::make_unique<std::barrier<>>(nt - w * 32 < 32 ? nt - w * 32 : 32));
-				std::vector<std::thread> ts;
-				for (int t = 0; t < nt; t++)
-					ts.emplace_back([&, t, bx, by, bz] {
-						threadIdx.x = t % block.x;
-						threadIdx.y = (t / block.x) % block.y;
-						threadIdx.z = t / (block.x * block.y);
-						blockIdx.x = bx;
-						blockIdx.y = by;
-						blockIdx.z = bz;
-						body();
-					});
-				for (auto &th : ts) th.join();
+				pool().run(nt, [&](int t) {
+					threadIdx.x = t % block.x;
+					threadIdx.y = (t / block.x) % block.y;
+					threadIdx.z = t / (block.x * block.y);
+					blockIdx.x = bx;
+					blockIdx.y = by;
+					blockIdx.z = bz;
+					body();
+				});
 			}
 }
 
