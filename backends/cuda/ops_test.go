@@ -273,6 +273,19 @@ func casesFor(name string) []kcase {
 				cs = append(cs, kcase{name, []*dispatch.Tensor{x, gy}, dispatch.Conv{Window: wk, Groups: 2}})
 			}
 		}
+	case "upsample_nearest", "upsample_linear", "upsample_bicubic",
+		"upsample_nearest_backward", "upsample_linear_backward", "upsample_bicubic_backward":
+		for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64} {
+			if strings.HasSuffix(name, "_backward") {
+				cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 3, 7, 5})}, dispatch.Interp{Size: []int{7, 5}, InputSize: []int{3, 4}}},
+					kcase{name, []*dispatch.Tensor{tensor(dt, []int{1, 2, 9})}, dispatch.Interp{Size: []int{9}, InputSize: []int{4}, Scales: []float64{2.3}, AlignCorners: name != "upsample_nearest_backward"}})
+				continue
+			}
+			cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 3, 3, 4})}, dispatch.Interp{Size: []int{7, 5}}},
+				kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 3, 3, 4}, 36, 1, 12, 3)}, dispatch.Interp{Size: []int{5, 4}, Scales: []float64{1.7, 1}}},
+				kcase{name, []*dispatch.Tensor{tensor(dt, []int{1, 2, 4})}, dispatch.Interp{Size: []int{9}, Scales: []float64{2.3}, AlignCorners: name != "upsample_nearest", Exact: name == "upsample_nearest"}},
+				kcase{name, []*dispatch.Tensor{tensor(dt, []int{1, 1, 2, 3, 4})}, dispatch.Interp{Size: []int{3, 3, 8}}})
+		}
 	case "one_hot":
 		cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dispatch.Int64, []int{3, 2})}, dispatch.OneHot{NumClasses: 5}})
 	}
@@ -360,13 +373,9 @@ func checkLaunch(t *testing.T, label string, ents map[string]map[string]entry, l
 }
 
 // owed are the ops that have a cpu kernel and no cuda kernel from this
-// package yet: matmul is the host side's (cuBLAS, falling back to the
-// tiled PTX kernel); interpolation is not written yet.
-var owed = []string{
-	"matmul",
-	"upsample_nearest", "upsample_linear", "upsample_bicubic",
-	"upsample_nearest_backward", "upsample_linear_backward", "upsample_bicubic_backward",
-}
+// package: matmul is the host side's (cuBLAS, falling back to the tiled
+// PTX kernel, matmul_tiled_<dtype>, which conv uses here).
+var owed = []string{"matmul"}
 
 // TestCoverage checks that every op with a cpu kernel has a cuda one, but
 // for those listed in owed.

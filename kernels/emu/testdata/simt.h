@@ -201,3 +201,11 @@ inline int finish(const char *name) {
 	std::printf("%s: ok\n", name);
 	return 0;
 }
+
+// The round-to-nearest arithmetic intrinsics (the host does not contract).
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dsub_rn(double a, double b) { return a - b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
