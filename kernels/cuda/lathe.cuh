@@ -7,9 +7,9 @@
 //   - Element counts, indices, strides and offsets are int64 ("i64") and in
 //     elements, never bytes, so tensors past 2^31 elements are walked right.
 //   - Pointers are to element 0 of the tensor's view (the host adds the
-//     view's offset); a layout's offset[] is a further element offset on top
-//     (the host uses it for the aliases that flip, concat and pad write
-//     through), and may be negative.
+//     view's offset); a layout's offset[] is a further element offset on top,
+//     which may be negative (lathe's host passes 0: for the aliases that
+//     flip, concat and pad read and write through, it moves the pointer).
 //   - Elementwise loops are grid-stride loops: any grid covers any n, so the
 //     host may cap the grid (backends/cuda/geometry.go).
 //   - bool is stored as one byte, 0 or 1 (uint8), as lathe's cpu backend and
