@@ -5,7 +5,7 @@
 GO ?= go
 export CGO_ENABLED := 1
 
-.PHONY: all deps test vet race unit refs bench fuzz
+.PHONY: all deps test vet race unit refs bench fuzz kernels
 
 all: test
 
@@ -27,6 +27,12 @@ unit: deps
 	LATHE_BLAS=gonum $(GO) test -count=1 -run 'TestConformance/cpu/matmul' ./internal/conformance/
 
 test: vet race unit
+
+# Compile the CUDA kernels (kernels/cuda/*.cu) to PTX (kernels/ptx/*.ptx)
+# with NVRTC from .deps/cuda; the PTX is committed, and `make test` checks
+# that it is fresh and that ptxas assembles it.
+kernels: deps
+	$(GO) run ./build/nvrtc
 
 # Regenerate the PyTorch reference data under testdata/ (needs python3-torch).
 refs: deps

@@ -17,11 +17,13 @@ if [ "$(printf '%s\n%s\n' "$need_go" "$have_go" | sort -V | head -n1)" != "$need
 	exit 1
 fi
 
-# Debian packages: a C compiler for cgo and the race detector; OpenBLAS,
+# Debian packages: a C compiler for cgo and the race detector, and a C++20
+# one that runs the CUDA kernels on the host in the tests (kernels/emu,
+# internal/cudaemu); OpenBLAS,
 # which the cpu backend opens at run time for GEMM (gonum otherwise); PyTorch and
 # numpy from Debian for the reference script (build/torchref) and for
 # lathe-bench --vs-torch, under /usr/bin/python3.
-packages=(gcc libc6-dev libopenblas0 python3-torch python3-numpy)
+packages=(gcc g++ libc6-dev libopenblas0 python3-torch python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,0 +1,245 @@
+package cuda
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os/exec"
+	"sort"
+	"testing"
+	"unsafe"
+
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/internal/cudaemu"
+)
+
+// TestKernelsMatchCPU runs every registered kernel, launches and all, on the
+// host emulation of the CUDA kernels (internal/cudaemu), on the same cases
+// as TestKernelsLaunchWhatThePTXHas (those small enough to emulate), and
+// compares each output with the cpu backend's for the same inputs. It tests
+// the registrations' layouts and compositions (pad, concat, conv, the
+// reductions' rows, ...) and the kernels together, end to end.
+func TestKernelsMatchCPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("emulating the kernels takes a while")
+	}
+	if _, err := exec.LookPath("g++"); err != nil {
+		t.Skipf("no g++ (%v): the kernels cannot be emulated", err)
+	}
+	dir := t.TempDir()
+	lib, err := cudaemu.Build("g++", "../..", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emu, err := cudaemu.Open(lib)
+	if err != nil {
+		t.Skip(err)
+	}
+	var allocs []uint64
+	oldE, oldA, oldB := enqueue, addressOf, borrow
+	enqueue = func(_ dispatch.Device, mod, fn string, grid, block [3]uint32, _ uint32, args ...any) error {
+		return emu.Launch(fn, grid, block, args...)
+	}
+	addressOf = func(t *dispatch.Tensor) uint64 {
+		return t.Storage.Buffer.(emuBuffer).ptr + uint64(int64(t.Offset*t.DType.Size()))
+	}
+	borrow = func(_ dispatch.Device, n int) (uint64, func(), error) {
+		p := cudaemu.Alloc(n)
+		return p, func() { cudaemu.Free(p) }, nil
+	}
+	t.Cleanup(func() {
+		enqueue, addressOf, borrow = oldE, oldA, oldB
+		for _, p := range allocs {
+			cudaemu.Free(p)
+		}
+	})
+	names := make([]string, 0, len(kernels))
+	for name := range kernels {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	rng := rand.New(rand.NewPCG(1, 2))
+	ran := 0
+	for _, name := range names {
+		op := dispatch.Lookup(name)
+		for ci, c := range casesFor(name) {
+			big := false
+			for _, x := range c.in {
+				big = big || x.Numel() > 1<<16
+			}
+			if big {
+				continue
+			}
+			dt, shape, err := op.Infer(c.in, c.attrs)
+			if err != nil {
+				continue
+			}
+			label := fmt.Sprintf("%s#%d(%s)", name, ci, describe(c.in))
+			// The same data on both sides: a flat storage per input, viewed
+			// through the case's shape and strides.
+			var cpuIn, emuIn []*dispatch.Tensor
+			for ai, x := range c.in {
+				data := randomData(rng, x, name, ai)
+				ct, err := dispatch.Upload(dispatch.Device{Kind: dispatch.KindCPU}, decode(data, x.DType), x.DType, []int{len(data) / x.DType.Size()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cpuIn = append(cpuIn, ct.View(x.Shape, x.Strides, 0))
+				p := cudaemu.Alloc(len(data))
+				allocs = append(allocs, p)
+				cudaemu.Write(p, data)
+				e := tensor(x.DType, x.Shape, x.Strides...)
+				e.Storage = dispatch.NewStorage(emuBuffer{p})
+				emuIn = append(emuIn, e)
+			}
+			want, err := dispatch.Call(op, c.attrs, cpuIn...)
+			if err != nil {
+				continue // an ErrValue of the data (an integer pow's negative exponent)
+			}
+			wantData, err := dispatch.ReadHost(want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outBytes := dispatch.Numel(shape) * dt.Size()
+			p := cudaemu.Alloc(outBytes)
+			allocs = append(allocs, p)
+			out := tensor(dt, shape)
+			out.Storage = dispatch.NewStorage(emuBuffer{p})
+			if err := kernels[name](out, emuIn, c.attrs); err != nil {
+				t.Errorf("%s: %v", label, err)
+				continue
+			}
+			compare(t, label, dt, cudaemu.Read(p, outBytes), wantData)
+			ran++
+		}
+	}
+	t.Logf("%d cases matched the cpu backend", ran)
+}
+
+// emuBuffer is a tensor's memory in the emulation.
+type emuBuffer struct{ ptr uint64 }
+
+func (emuBuffer) Free() {}
+
+// randomData is the bytes of a flat storage for x's view: small values, and
+// for index arguments (integer inputs after the first, and one_hot's) the
+// values 0 and 1, which every case's indexed sizes hold.
+func randomData(rng *rand.Rand, x *dispatch.Tensor, op string, arg int) []byte {
+	n := 1
+	for d, s := range x.Shape {
+		if s == 0 {
+			n = 1
+			break
+		}
+		n += (s - 1) * max(x.Strides[d], 0)
+	}
+	index := x.DType.IsInt() && (arg > 0 || op == "one_hot") && op != "pow" && !isBinary(op)
+	var b []byte
+	for range n {
+		switch x.DType {
+		case dispatch.Float32:
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(rng.NormFloat64()*2)))
+		case dispatch.Float64:
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(rng.NormFloat64()*2))
+		case dispatch.Int32:
+			v := int32(rng.IntN(11) - 5)
+			if index {
+				v = int32(rng.IntN(2))
+			}
+			b = binary.LittleEndian.AppendUint32(b, uint32(v))
+		case dispatch.Int64:
+			v := int64(rng.IntN(11) - 5)
+			if index {
+				v = int64(rng.IntN(2))
+			}
+			b = binary.LittleEndian.AppendUint64(b, uint64(v))
+		case dispatch.Bool:
+			b = append(b, byte(rng.IntN(2)))
+		}
+	}
+	return b
+}
+
+func isBinary(op string) bool {
+	for _, b := range dispatch.BinaryOps {
+		if b.Name == op {
+			return true
+		}
+	}
+	return op == "where"
+}
+
+// decode is data as the Go slice of dt.
+func decode(data []byte, dt dispatch.DType) any {
+	n := len(data) / dt.Size()
+	switch dt {
+	case dispatch.Float32:
+		return unsafe.Slice((*float32)(unsafe.Pointer(&data[0])), n)
+	case dispatch.Float64:
+		return unsafe.Slice((*float64)(unsafe.Pointer(&data[0])), n)
+	case dispatch.Int32:
+		return unsafe.Slice((*int32)(unsafe.Pointer(&data[0])), n)
+	case dispatch.Int64:
+		return unsafe.Slice((*int64)(unsafe.Pointer(&data[0])), n)
+	}
+	return unsafe.Slice((*bool)(unsafe.Pointer(&data[0])), n)
+}
+
+// compare checks got (the emulation's bytes) against want (the cpu's
+// slice): integers and bools exactly, floats within a few ulps of their
+// precision (the float32 kernels use single-precision functions where the
+// cpu rounds float64 ones), NaN matching NaN.
+func compare(t *testing.T, label string, dt dispatch.DType, got []byte, want any) {
+	t.Helper()
+	bad := 0
+	report := func(i int, g, w any) {
+		if bad < 3 {
+			t.Errorf("%s: element %d = %v, cpu %v", label, i, g, w)
+		}
+		bad++
+	}
+	close := func(g, w, tol float64) bool {
+		if math.IsNaN(g) || math.IsNaN(w) {
+			return math.IsNaN(g) && math.IsNaN(w)
+		}
+		return g == w || math.Abs(g-w) <= tol*max(1, math.Abs(w))
+	}
+	switch w := want.(type) {
+	case []float32:
+		for i, v := range w {
+			if g := math.Float32frombits(binary.LittleEndian.Uint32(got[4*i:])); !close(float64(g), float64(v), 1e-5) {
+				report(i, g, v)
+			}
+		}
+	case []float64:
+		for i, v := range w {
+			if g := math.Float64frombits(binary.LittleEndian.Uint64(got[8*i:])); !close(g, v, 1e-12) {
+				report(i, g, v)
+			}
+		}
+	case []int32:
+		for i, v := range w {
+			if g := int32(binary.LittleEndian.Uint32(got[4*i:])); g != v {
+				report(i, g, v)
+			}
+		}
+	case []int64:
+		for i, v := range w {
+			if g := int64(binary.LittleEndian.Uint64(got[8*i:])); g != v {
+				report(i, g, v)
+			}
+		}
+	case []bool:
+		for i, v := range w {
+			if g := got[i] != 0; g != v {
+				report(i, g, v)
+			}
+		}
+	default:
+		t.Fatalf("%s: cpu result is a %T", label, want)
+	}
+	if bad > 3 {
+		t.Errorf("%s: %d elements differ in all (dtype %s)", label, bad, dt)
+	}
+}

@@ -1,0 +1,56 @@
+package cuda
+
+import "github.com/lathe-ml/lathe/dispatch"
+
+// Launch geometry. Every elementwise kernel is a grid-stride loop, so the
+// grid is capped: past a few blocks per multiprocessor more blocks only
+// cost scheduling, and a cap keeps grid.x far inside its limit (2^31-1).
+
+const (
+	// blockThreads is the block size of the 1-D kernels: a multiple of 32,
+	// as the block reductions need, and small enough for any register use.
+	blockThreads = 256
+	// maxBlocks caps a 1-D grid. An H200 has 132 multiprocessors of 2048
+	// threads: 8 blocks of 256 each fill one, and 65536 blocks are 60 waves.
+	maxBlocks = 1 << 16
+)
+
+// grid1 is the geometry of a 1-D grid-stride kernel over n items, one
+// thread each.
+func grid1(n int) (grid, block [3]uint32) {
+	return [3]uint32{blocksFor(n, blockThreads), 1, 1}, [3]uint32{blockThreads, 1, 1}
+}
+
+// blocksFor is ceil(n / per) blocks, at least 1 and at most maxBlocks.
+func blocksFor(n, per int) uint32 {
+	b := (n + per - 1) / per
+	return uint32(min(max(b, 1), maxBlocks))
+}
+
+// gridRows is the geometry of a block-per-task kernel over tasks tasks
+// (reduction rows, softmax rows) whose rows are n long: a block of
+// blockThreads threads, or fewer for short rows (a multiple of 32, at least
+// one warp), so that threads are not left idle.
+func gridRows(tasks, n int) (grid, block [3]uint32) {
+	threads := min(max((n+31)/32*32, 32), blockThreads)
+	return [3]uint32{uint32(min(max(tasks, 1), maxBlocks)), 1, 1}, [3]uint32{uint32(threads), 1, 1}
+}
+
+// The host functions of launch.go that the registrations call, through
+// variables so that the tests can record what would be launched without a
+// GPU (ops_test.go).
+var (
+	enqueue   = launch
+	addressOf = devicePtr
+	borrow    = scratch
+)
+
+// kernels holds every kernel registered by this package, by op name, for
+// the tests.
+var kernels = map[string]dispatch.Kernel{}
+
+// kernel registers k as op name's cuda kernel.
+func kernel(name string, k dispatch.Kernel) {
+	kernels[name] = k
+	register(name, k)
+}

@@ -1,0 +1,226 @@
+package cuda
+
+import (
+	"slices"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Convolution as on the cpu (backends/cpu/conv.go): unfold (im2col) of the
+// batch into a scratch column matrix, then one batched product per group
+// with the tiled matmul kernel (kernels/cuda/matmul.cu), every image of the
+// batch at once. The input gradient is the transposed product folded back
+// (col2im); the weight gradient is the products per image, summed over the
+// batch with the sum reduction. The host side's cuBLAS GEMM would be faster
+// for the products; these kernels need nothing but the PTX.
+
+// matmulTiled launches matmul_tiled_<dtype>: C[b] = A[b] B[b] for batch
+// products of M x K by K x N, each operand through its strides s.
+func matmulTiled(dev dispatch.Device, dt dispatch.DType, a, b, c uint64, m, n, k, batch int, s cMatmulStrides) error {
+	if m == 0 || n == 0 || batch == 0 {
+		return nil
+	}
+	grid := [3]uint32{blocksFor(n, 16), uint32(min(max((m+15)/16, 1), 65535)), uint32(min(batch, 65535))}
+	return enqueue(dev, "matmul", "matmul_tiled_"+suffix(dt), grid, [3]uint32{16, 16, 1}, 0,
+		a, b, c, int64(m), int64(n), int64(k), int64(batch), cBytes(&s))
+}
+
+// convDims are a convolution's sizes: batch, channels in and out, groups,
+// taps of the window, positions, and the window geometry over an image.
+type convDims struct {
+	n, c, o, groups, k, l int
+	geom                  cPoolGeom
+}
+
+func (d convDims) cg() int { return d.c / d.groups }
+func (d convDims) og() int { return d.o / d.groups }
+func (d convDims) ck() int { return d.cg() * d.k }
+
+func newConvDims(x, y []int, w dispatch.Window, groups int) (convDims, error) {
+	g, err := poolGeom(x[2:], y[2:], &w, false, 0)
+	return convDims{n: x[0], c: x[1], o: y[1], groups: groups, k: dispatch.Numel(w.Kernel), l: dispatch.Numel(y[2:]), geom: g}, err
+}
+
+// columns is the scratch column matrix of the batch: (N, C*K, L).
+func (d convDims) columns(dev dispatch.Device, dt dispatch.DType) (uint64, func(), error) {
+	return borrow(dev, max(d.n*d.c*d.k*d.l*dt.Size(), 1))
+}
+
+// launchWindow launches unfold.cu's fn over n outputs.
+func launchWindow(dev dispatch.Device, fn string, dt dispatch.DType, out, in uint64, n int, g cPoolGeom) error {
+	if n == 0 {
+		return nil
+	}
+	grid, block := grid1(n)
+	return enqueue(dev, "unfold", fn+"_"+suffix(dt), grid, block, 0, out, in, int64(n), cBytes(&g))
+}
+
+func init() {
+	kernel("conv", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		return named("conv", convForward(out, in[0], in[1], attrs.(dispatch.Conv)))
+	})
+	kernel("conv_input_backward", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		return named("conv_input_backward", convInputBackward(out, in[0], in[1], attrs.(dispatch.Conv)))
+	})
+	kernel("conv_weight_backward", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		return named("conv_weight_backward", convWeightBackward(out, in[0], in[1], attrs.(dispatch.Conv)))
+	})
+}
+
+// convForward: y[n, g] = W_g · col[n, g] for every image n and group g.
+func convForward(out, x, w *dispatch.Tensor, a dispatch.Conv) error {
+	if !x.DType.IsFloat() {
+		return dispatch.Unsupported(out.Device, "conv", x.DType)
+	}
+	if out.Numel() == 0 {
+		return nil
+	}
+	d, err := newConvDims(x.Shape, out.Shape, dispatch.ConvWindow(a, w.Shape), a.Groups)
+	if err != nil {
+		return err
+	}
+	if d.ck() == 0 {
+		return fill(out, 0)
+	}
+	dev, dt := out.Device, out.DType
+	xv, freeX, err := rowMajor(x)
+	if err != nil {
+		return err
+	}
+	defer freeX()
+	wv, freeW, err := rowMajor(w)
+	if err != nil {
+		return err
+	}
+	defer freeW()
+	col, freeC, err := d.columns(dev, dt)
+	if err != nil {
+		return err
+	}
+	defer freeC()
+	if err := launchWindow(dev, "unfold", dt, col, xv.ptr, d.n*d.c*d.k*d.l, d.geom); err != nil {
+		return err
+	}
+	og, ck, l, size := d.og(), d.ck(), d.l, int64(dt.Size())
+	for g := range d.groups {
+		s := cMatmulStrides{
+			A: [3]int64{0, int64(ck), 1},
+			B: [3]int64{int64(d.c * d.k * l), int64(l), 1},
+			C: [3]int64{int64(d.o * l), int64(l), 1},
+		}
+		if err := matmulTiled(dev, dt, wv.ptr+uint64(int64(g*og*ck)*size), col+uint64(int64(g*ck*l)*size),
+			addressOf(out)+uint64(int64(g*og*l)*size), og, l, ck, d.n, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// convInputBackward: dx[n] = fold(W_gᵀ · gy[n, g] over the groups).
+func convInputBackward(out, gy, w *dispatch.Tensor, a dispatch.Conv) error {
+	if !gy.DType.IsFloat() {
+		return dispatch.Unsupported(out.Device, "conv_input_backward", gy.DType)
+	}
+	if out.Numel() == 0 {
+		return nil
+	}
+	d, err := newConvDims(out.Shape, gy.Shape, dispatch.ConvWindow(a, w.Shape), a.Groups)
+	if err != nil {
+		return err
+	}
+	if d.ck() == 0 || d.o == 0 || d.l == 0 {
+		return fill(out, 0)
+	}
+	dev, dt := out.Device, out.DType
+	gv, freeG, err := rowMajor(gy)
+	if err != nil {
+		return err
+	}
+	defer freeG()
+	wv, freeW, err := rowMajor(w)
+	if err != nil {
+		return err
+	}
+	defer freeW()
+	col, freeC, err := d.columns(dev, dt)
+	if err != nil {
+		return err
+	}
+	defer freeC()
+	og, ck, l, size := d.og(), d.ck(), d.l, int64(dt.Size())
+	for g := range d.groups {
+		s := cMatmulStrides{
+			A: [3]int64{0, 1, int64(ck)}, // W_g read transposed
+			B: [3]int64{int64(d.o * l), int64(l), 1},
+			C: [3]int64{int64(d.c * d.k * l), int64(l), 1},
+		}
+		if err := matmulTiled(dev, dt, wv.ptr+uint64(int64(g*og*ck)*size), gv.ptr+uint64(int64(g*og*l)*size),
+			col+uint64(int64(g*ck*l)*size), ck, l, og, d.n, s); err != nil {
+			return err
+		}
+	}
+	return launchWindow(dev, "fold", dt, addressOf(out), col, out.Numel(), d.geom)
+}
+
+// convWeightBackward: dW_g = Σ_n gy[n, g] · col[n, g]ᵀ: the products per
+// image into scratch, then their sum over the batch.
+func convWeightBackward(out, x, gy *dispatch.Tensor, a dispatch.Conv) error {
+	if !x.DType.IsFloat() {
+		return dispatch.Unsupported(out.Device, "conv_weight_backward", x.DType)
+	}
+	if out.Numel() == 0 {
+		return nil
+	}
+	win := a.Window
+	win.Kernel = slices.Clone(out.Shape[2:])
+	d, err := newConvDims(x.Shape, gy.Shape, win, a.Groups)
+	if err != nil {
+		return err
+	}
+	if d.n == 0 || d.l == 0 {
+		return fill(out, 0)
+	}
+	dev, dt := out.Device, out.DType
+	xv, freeX, err := rowMajor(x)
+	if err != nil {
+		return err
+	}
+	defer freeX()
+	gv, freeG, err := rowMajor(gy)
+	if err != nil {
+		return err
+	}
+	defer freeG()
+	col, freeC, err := d.columns(dev, dt)
+	if err != nil {
+		return err
+	}
+	defer freeC()
+	if err := launchWindow(dev, "unfold", dt, col, xv.ptr, d.n*d.c*d.k*d.l, d.geom); err != nil {
+		return err
+	}
+	og, ck, l, size := d.og(), d.ck(), d.l, int64(dt.Size())
+	per := d.o * ck // one image's weight gradient
+	parts, freeP, err := borrow(dev, d.n*per*dt.Size())
+	if err != nil {
+		return err
+	}
+	defer freeP()
+	for g := range d.groups {
+		s := cMatmulStrides{
+			A: [3]int64{int64(d.o * l), int64(l), 1},
+			B: [3]int64{int64(d.c * d.k * l), 1, int64(l)}, // col_g read transposed
+			C: [3]int64{int64(per), int64(ck), 1},
+		}
+		if err := matmulTiled(dev, dt, gv.ptr+uint64(int64(g*og*l)*size), col+uint64(int64(g*ck*l)*size),
+			parts+uint64(int64(g*og*ck)*size), og, ck, l, d.n, s); err != nil {
+			return err
+		}
+	}
+	// Sum the n images' parts: per rows (the weight's elements) of n each.
+	r, err := rows(walk{shape: []int{per}, strides: [][]int{{1}, {1}}}, walk{shape: []int{d.n}, strides: [][]int{{0}, {per}}})
+	if err != nil {
+		return err
+	}
+	return reduceLaunch(dev, "sum", suffix(dt), addressOf(out), parts, r, per, d.n, 0)
+}

@@ -1,0 +1,78 @@
+package cuda
+
+import (
+	"slices"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Copies made of the strided copy (cast_<t>_<t>, elementwise.cu), as on the
+// cpu (backends/cpu/copy.go): flip reads its input with negated strides from
+// the far end, concat writes each input through a view of its slice of the
+// output, pad fills the output and copies the part of the input that the
+// crops leave into the part of the output inside the pads.
+
+func init() {
+	kernel("flip", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		x := in[0]
+		src := viewOf(x)
+		src.strides = slices.Clone(x.Strides)
+		if x.Numel() > 0 {
+			for _, d := range dispatch.FlipDims(x, attrs) {
+				src = src.moved((x.Shape[d] - 1) * x.Strides[d])
+				src.strides[d] = -x.Strides[d]
+			}
+		}
+		return named("flip", copyInto(out.Device, viewOf(out), src))
+	})
+	kernel("concat", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		d := dispatch.ConcatDim(in, attrs)
+		o := viewOf(out)
+		at := 0
+		for _, t := range in {
+			if t.Numel() > 0 {
+				dst := o.moved(at * out.Strides[d])
+				dst.shape = t.Shape
+				if err := copyInto(out.Device, dst, viewOf(t)); err != nil {
+					return named("concat", err)
+				}
+			}
+			at += t.Shape[d]
+		}
+		return nil
+	})
+	kernel("pad", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		a := attrs.(dispatch.Pad)
+		x := in[0]
+		if err := fill(out, a.Value); err != nil {
+			return named("pad", err)
+		}
+		// Per padded dim, skip max(-left, 0) elements of x (a crop) and
+		// max(left, 0) of out (the pad before).
+		shape := slices.Clone(x.Shape)
+		src, dst := viewOf(x), viewOf(out)
+		for i := 0; i < len(a.Pads); i += 2 {
+			d := x.Rank() - 1 - i/2
+			left, right := a.Pads[i], a.Pads[i+1]
+			shape[d] = x.Shape[d] - max(-left, 0) - max(-right, 0)
+			if shape[d] <= 0 {
+				return nil // everything of x is cropped away
+			}
+			src = src.moved(max(-left, 0) * x.Strides[d])
+			dst = dst.moved(max(left, 0) * out.Strides[d])
+		}
+		src.shape, dst.shape = shape, shape
+		return named("pad", copyInto(out.Device, dst, src))
+	})
+}
+
+// fill sets every element of out (contiguous) to v, which Infer has checked
+// out's dtype holds exactly: fill_<dtype>(out, n, v).
+func fill(out *dispatch.Tensor, v float64) error {
+	n := out.Numel()
+	if n == 0 {
+		return nil
+	}
+	g, b := grid1(n)
+	return enqueue(out.Device, "elementwise", "fill_"+suffix(out.DType), g, b, 0, addressOf(out), int64(n), v)
+}

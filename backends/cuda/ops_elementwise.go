@@ -1,0 +1,167 @@
+package cuda
+
+import "github.com/lathe-ml/lathe/dispatch"
+
+// The elementwise family (kernels/cuda/elementwise.cu): unary and binary
+// ops, where, the logical ops, cast and contiguous. Each launches the
+// kernel's contiguous form when every operand is contiguous with the
+// output's shape, and its strided form over a collapsed layout otherwise.
+
+// suffixes are the kernels' dtype suffixes, by dispatch.DType.
+var suffixes = [...]string{dispatch.Float32: "f32", dispatch.Float64: "f64", dispatch.Int32: "i32", dispatch.Int64: "i64", dispatch.Bool: "bool"}
+
+// suffix is dt's kernel suffix, or "" for an invalid dtype.
+func suffix(dt dispatch.DType) string {
+	if !dt.Valid() {
+		return ""
+	}
+	return suffixes[dt]
+}
+
+// named fills in the op of an error a kernel returns.
+func named(op string, err error) error {
+	if e, ok := err.(*dispatch.Error); ok && e.Op == "" {
+		e.Op = op
+	}
+	return err
+}
+
+// mapKernel launches fn_<sfx> (everything contiguous and of out's shape) or
+// fn_strided_<sfx> with a layout of out and the inputs broadcast to it, as
+// (out, in..., n, [layout], extra...): the signature of every kernel of
+// elementwise.cu but the logical ops. Nothing is launched for an empty out.
+func mapKernel(dev dispatch.Device, fn, sfx string, out view, in []view, extra ...any) error {
+	n := dispatch.Numel(out.shape)
+	if n == 0 {
+		return nil
+	}
+	flat := out.contiguous()
+	args := []any{out.ptr}
+	for _, v := range in {
+		args = append(args, v.ptr)
+		flat = flat && v.contiguous() && sameShape(v.shape, out.shape)
+	}
+	args = append(args, int64(n))
+	g, b := grid1(n)
+	if flat {
+		return enqueue(dev, "elementwise", fn+"_"+sfx, g, b, 0, append(args, extra...)...)
+	}
+	l, err := broadcastWalk(out, in).layout()
+	if err != nil {
+		return err
+	}
+	args = append(args, cBytes(&l))
+	return enqueue(dev, "elementwise", fn+"_strided_"+sfx, g, b, 0, append(args, extra...)...)
+}
+
+// broadcastWalk is the walk of out and the inputs over out's shape.
+func broadcastWalk(out view, in []view) walk {
+	w := walk{shape: out.shape, strides: [][]int{out.strides}}
+	for _, v := range in {
+		w.strides = append(w.strides, v.broadcastTo(out.shape))
+	}
+	return w
+}
+
+func sameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func views(ts []*dispatch.Tensor) []view {
+	vs := make([]view, len(ts))
+	for i, t := range ts {
+		vs[i] = viewOf(t)
+	}
+	return vs
+}
+
+// copyInto writes src into dst (of src's shape), converting the dtype if
+// they differ: cast_<from>_<to>, which for one dtype is the strided copy.
+func copyInto(dev dispatch.Device, dst, src view) error {
+	return mapKernel(dev, "cast", suffix(src.dtype)+"_"+suffix(dst.dtype), dst, []view{src})
+}
+
+func init() {
+	for _, u := range dispatch.UnaryOps {
+		name, dtypes := u.Name, u.DTypes
+		kernel(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+			x := in[0]
+			if !dtypes.Has(x.DType) || x.DType == dispatch.Bool {
+				return dispatch.Unsupported(out.Device, name, x.DType)
+			}
+			// leaky_relu's slope, clamp's bounds; zero for the others.
+			p, _ := attrs.(dispatch.Params)
+			return named(name, mapKernel(out.Device, name, suffix(x.DType), viewOf(out), []view{viewOf(x)}, p.A, p.B))
+		})
+	}
+	for _, b := range dispatch.BinaryOps {
+		name, dtypes := b.Name, b.DTypes
+		if name == "logical_and" || name == "logical_or" {
+			kernel(name, logical(name))
+			continue
+		}
+		kernel(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+			// Infer gave both the same dtype. An integer pow's negative
+			// exponent, an ErrValue on the cpu (which reads the data), is
+			// not detected here: the kernel gives PyTorch's value for it.
+			x := in[0]
+			if !dtypes.Has(x.DType) {
+				return dispatch.Unsupported(out.Device, name, x.DType)
+			}
+			return named(name, mapKernel(out.Device, name, suffix(x.DType), viewOf(out), views(in)))
+		})
+	}
+	kernel("where", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+		return named("where", mapKernel(out.Device, "where", suffix(out.DType), viewOf(out), views(in)))
+	})
+	kernel("logical_not", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+		return named("logical_not", truthKernel(out, "logical_not", in))
+	})
+	kernel("cast", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+		return named("cast", copyInto(out.Device, viewOf(out), viewOf(in[0])))
+	})
+	kernel("contiguous", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+		return named("contiguous", copyInto(out.Device, viewOf(out), viewOf(in[0])))
+	})
+}
+
+// logical is logical_and or logical_or, whose operands may be of any two
+// dtypes (nonzero is true).
+func logical(name string) dispatch.Kernel {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+		return named(name, truthKernel(out, name, in))
+	}
+}
+
+// truthKernel launches one of the logical kernels, which read each input's
+// truth through its dtype given as an argument (the dispatch.DType number)
+// and always take a layout: (out, in..., n, layout, kinds...).
+func truthKernel(out *dispatch.Tensor, fn string, in []*dispatch.Tensor) error {
+	n := out.Numel()
+	if n == 0 {
+		return nil
+	}
+	o, vs := viewOf(out), views(in)
+	l, err := broadcastWalk(o, vs).layout()
+	if err != nil {
+		return err
+	}
+	args := []any{o.ptr}
+	for _, v := range vs {
+		args = append(args, v.ptr)
+	}
+	args = append(args, int64(n), cBytes(&l))
+	for _, v := range vs {
+		args = append(args, int32(v.dtype))
+	}
+	g, b := grid1(n)
+	return enqueue(out.Device, "elementwise", fn, g, b, 0, args...)
+}

@@ -1,0 +1,127 @@
+package cuda
+
+import (
+	"slices"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Indexing (kernels/cuda/index.cu): index_select and gather are one gather
+// kernel, scatter and scatter_add one line-per-thread scatter, and one_hot.
+//
+// Owed: the cpu backend reads the index tensor first and returns
+// dispatch.IndexError for a value out of range. Reading it here would
+// synchronise the stream on every indexing op, so the kernels instead leave
+// such an element 0 (gather) or unwritten (scatter), touching no memory
+// with it. Reporting it needs a device-side flag that the host side reads
+// at the next sync, which launch.go's contract does not have yet.
+
+func init() {
+	kernel("index_select", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		x, index := in[0], in[1]
+		if x.Rank() == 0 {
+			// torch keeps a 0-d x 0-d, reading its one element.
+			return named("index_select", gatherKernel(out, x, index, walk{shape: []int{}, strides: [][]int{{}, {}, {}}}, 0, 1))
+		}
+		d := dispatch.IndexDimOf(x, attrs)
+		xs := slices.Clone(x.Strides)
+		xs[d] = 0
+		is := make([]int, x.Rank())
+		if index.Rank() == 1 {
+			is[d] = index.Strides[0]
+		}
+		w := walk{shape: out.Shape, strides: [][]int{out.Strides, xs, is}}
+		return named("index_select", gatherKernel(out, x, index, w, x.Strides[d], x.Shape[d]))
+	})
+	kernel("gather", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		x, index := in[0], in[1]
+		xs, step, size := make([]int, index.Rank()), 0, 1
+		if x.Rank() > 0 {
+			d := dispatch.IndexDimOf(x, attrs)
+			copy(xs, x.Strides)
+			step, size = xs[d], x.Shape[d]
+			xs[d] = 0
+		}
+		w := walk{shape: out.Shape, strides: [][]int{out.Strides, xs, index.Strides}}
+		return named("gather", gatherKernel(out, x, index, w, step, size))
+	})
+	for _, name := range []string{"scatter", "scatter_add"} {
+		kernel(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+			return named(name, scatterKernel(out, in[0], in[1], in[2], name, attrs))
+		})
+	}
+	kernel("one_hot", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		index := in[0]
+		classes := attrs.(dispatch.OneHot).NumClasses
+		n := out.Numel()
+		if n == 0 {
+			return nil
+		}
+		l, err := walk{shape: index.Shape, strides: [][]int{dispatch.ContiguousStrides(index.Shape), index.Strides}}.layout()
+		if err != nil {
+			return named("one_hot", err)
+		}
+		g, b := grid1(n)
+		return named("one_hot", enqueue(out.Device, "index", "one_hot", g, b, 0,
+			addressOf(out), addressOf(index), int64(n), cBytes(&l), int64(classes), int32(index.DType)))
+	})
+}
+
+// gatherKernel launches gather_<dtype>: out[i] = x[off1 + idx[off2]*step]
+// over w (operands out, x with the indexed dim's stride 0, the index).
+func gatherKernel(out, x, index *dispatch.Tensor, w walk, step, size int) error {
+	n := out.Numel()
+	if n == 0 {
+		return nil
+	}
+	l, err := w.layout()
+	if err != nil {
+		return err
+	}
+	g, b := grid1(n)
+	return enqueue(out.Device, "index", "gather_"+suffix(x.DType), g, b, 0,
+		addressOf(out), addressOf(x), addressOf(index), int64(n), cBytes(&l), int64(step), int64(size), int32(index.DType))
+}
+
+// scatterKernel copies x into out, then launches scatter_<dtype> or
+// scatter_add_<dtype> with one thread per line of the index along the dim.
+func scatterKernel(out, x, index, src *dispatch.Tensor, name string, attrs any) error {
+	if err := copyInto(out.Device, viewOf(out), viewOf(x)); err != nil {
+		return err
+	}
+	if index.Numel() == 0 {
+		return nil
+	}
+	// The lines: the index's dims but the scattered one, walked by out, src
+	// and the index; along the line each steps by its stride on the dim. A
+	// 0-d index is one line of one element, written at out's element 0 as
+	// on the cpu.
+	var w walk
+	w.strides = make([][]int, 3)
+	n, ostep, sstep, istep, size := 1, 0, 0, 0, 1
+	if index.Rank() > 0 {
+		d := dispatch.IndexDimOf(x, attrs)
+		if x.Rank() > 0 {
+			size = x.Shape[d]
+		}
+		n, ostep, sstep, istep = index.Shape[d], out.Strides[d], src.Strides[d], index.Strides[d]
+		for k := range index.Shape {
+			if k == d {
+				continue
+			}
+			w.shape = append(w.shape, index.Shape[k])
+			w.strides[0] = append(w.strides[0], out.Strides[k])
+			w.strides[1] = append(w.strides[1], src.Strides[k])
+			w.strides[2] = append(w.strides[2], index.Strides[k])
+		}
+	}
+	l, err := w.layout()
+	if err != nil {
+		return err
+	}
+	nlines := dispatch.Numel(w.shape)
+	g, b := grid1(nlines)
+	return enqueue(out.Device, "index", name+"_"+suffix(x.DType), g, b, 0,
+		addressOf(out), addressOf(src), addressOf(index), int64(nlines), cBytes(&l),
+		int64(n), int64(ostep), int64(sstep), int64(istep), int64(size), int32(index.DType))
+}

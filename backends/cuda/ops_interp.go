@@ -1,0 +1,93 @@
+package cuda
+
+import "github.com/lathe-ml/lathe/dispatch"
+
+// Interpolation (kernels/cuda/interp.cu): one separable pass per spatial
+// dim, as on the cpu (backends/cpu/interp.go), forward from the first dim
+// to the last and backward from the last to the first (the transpose of a
+// product reverses it), through scratch memory between passes. A linear
+// pass between equal sizes is a copy, and is skipped as the cpu skips it.
+
+func init() {
+	for _, name := range []string{"upsample_nearest", "upsample_linear", "upsample_bicubic",
+		"upsample_nearest_backward", "upsample_linear_backward", "upsample_bicubic_backward"} {
+		filter, backward := dispatch.UpsampleFilter(name)
+		kernel(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+			a, _ := attrs.(dispatch.Interp)
+			return named(name, upsample(out, in[0], a, filter, backward))
+		})
+	}
+}
+
+func upsample(out, x *dispatch.Tensor, a dispatch.Interp, filter int, backward bool) error {
+	if !x.DType.IsFloat() {
+		return dispatch.Unsupported(out.Device, "upsample", x.DType)
+	}
+	if out.Numel() == 0 {
+		return nil
+	}
+	dev, dt := out.Device, out.DType
+	src, freeSrc, err := rowMajor(x)
+	if err != nil {
+		return err
+	}
+	defer freeSrc()
+	k := x.Rank() - 2
+	// Each pass maps sizes from -> to along its dim; fwdIn and fwdOut are
+	// the forward op's sizes, which the taps are computed from.
+	from, to, fwdIn := x.Shape[2:], a.Size, x.Shape[2:]
+	if backward {
+		from, to, fwdIn = a.Size, a.InputSize, a.InputSize
+	}
+	var dims []int
+	for i := range k {
+		d := i
+		if backward {
+			d = k - 1 - i
+		}
+		if !(filter == dispatch.FilterLinear && fwdIn[d] == a.Size[d]) {
+			dims = append(dims, d)
+		}
+	}
+	if len(dims) == 0 {
+		return copyInto(dev, viewOf(out), src)
+	}
+	cur := append([]int{x.Shape[0] * x.Shape[1]}, from...)
+	ptr := src.ptr
+	fn := "interp_" + suffix(dt)
+	if backward {
+		fn = "interp_backward_" + suffix(dt)
+	}
+	for p, d := range dims {
+		outer, inner := dispatch.Numel(cur[:d+1]), dispatch.Numel(cur[d+2:])
+		cur[d+1] = to[d]
+		total := dispatch.Numel(cur)
+		next := addressOf(out)
+		if p < len(dims)-1 {
+			tmp, free, err := borrow(dev, max(total*dt.Size(), 1))
+			if err != nil {
+				return err
+			}
+			defer free()
+			next = tmp
+		}
+		scale := 0.0
+		if a.Scales != nil {
+			scale = a.Scales[d]
+		}
+		g, b := grid1(total)
+		if err := enqueue(dev, "interp", fn, g, b, 0, next, ptr, int64(total), int64(outer), int64(inner),
+			int64(fwdIn[d]), int64(a.Size[d]), int32(filter), scale, boolArg(a.AlignCorners), boolArg(a.Exact)); err != nil {
+			return err
+		}
+		ptr = next
+	}
+	return nil
+}
+
+func boolArg(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}

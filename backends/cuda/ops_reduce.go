@@ -1,0 +1,164 @@
+package cuda
+
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Reductions and cumsum (kernels/cuda/reduce.cu). A reduction is laid out
+// as rows: one per output element (the kept dims, in row-major order, which
+// is the contiguous output's), each the elements of the reduced dims. Short
+// rows take one thread each; long ones a block each, split over several
+// blocks (and a second, combining kernel) when there are too few rows to
+// fill the GPU.
+
+const (
+	// threadRowMax is the longest row reduced by one thread: below a warp's
+	// width a block per row would leave most of its threads idle.
+	threadRowMax = 32
+	// splitChunk is the fewest elements one block of a split row reduces,
+	// so that a block's work outweighs its launch and its partial's trip
+	// through memory.
+	splitChunk = 1 << 14
+	// fillBlocks is the number of blocks a split reduction aims for: a few
+	// per multiprocessor.
+	fillBlocks = 1024
+	// accBytes is LATHE_ACC_MAX: the room scratch gives each partial
+	// accumulator.
+	accBytes = 32
+)
+
+// reducePlan is how a reduction is launched.
+type reducePlan struct {
+	nrows, n int
+	thread   bool // one thread per row
+	splits   int  // blocks per row, for the block kernel
+}
+
+// planReduce chooses the kernel for nrows rows of n elements.
+func planReduce(nrows, n int) reducePlan {
+	p := reducePlan{nrows: nrows, n: n, splits: 1}
+	if n <= threadRowMax {
+		p.thread = true
+		return p
+	}
+	if nrows < fillBlocks {
+		p.splits = min(max(fillBlocks/nrows, 1), max((n+splitChunk-1)/splitChunk, 1))
+	}
+	return p
+}
+
+// reduceRows is x's rows for a reduction over dims (sorted, distinct): the
+// kept dims outer, the reduced dims inner. Operand 0 (the output) is
+// contiguous over the kept dims; the kernels index it by row, so its strides
+// are only written for completeness.
+func reduceRows(x *dispatch.Tensor, dims []int) (cRows, int, int, error) {
+	reduced := make([]bool, x.Rank())
+	for _, d := range dims {
+		reduced[d] = true
+	}
+	var outer, inner walk
+	outer.strides, inner.strides = make([][]int, 2), make([][]int, 2)
+	for d, s := range x.Shape {
+		w := &outer
+		if reduced[d] {
+			w = &inner
+		}
+		w.shape = append(w.shape, s)
+		w.strides[1] = append(w.strides[1], x.Strides[d])
+	}
+	outer.strides[0] = dispatch.ContiguousStrides(outer.shape)
+	inner.strides[0] = make([]int, len(inner.shape))
+	r, err := rows(outer, inner)
+	return r, dispatch.Numel(outer.shape), dispatch.Numel(inner.shape), err
+}
+
+func init() {
+	for _, op := range dispatch.ReduceOps {
+		name, dtypes := op.Name, op.DTypes
+		kernel(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+			x := in[0]
+			if !dtypes.Has(x.DType) {
+				return dispatch.Unsupported(out.Device, name, x.DType)
+			}
+			r, _ := attrs.(dispatch.Reduce)
+			dims, _, err := dispatch.ReduceShape(x, r)
+			if err != nil {
+				return err
+			}
+			return named(name, reduce(out, x, name, dims, float64(r.Correction)))
+		})
+	}
+	kernel("cumsum", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		x := in[0]
+		sc, _ := attrs.(dispatch.Scan)
+		dim, err := dispatch.NormDim(sc.Dim, x.Rank(), "dim")
+		if err != nil {
+			return err
+		}
+		if !dispatch.Numeric.Has(x.DType) {
+			return dispatch.Unsupported(out.Device, "cumsum", x.DType)
+		}
+		r, nrows, n, err := alongRows(out, x, dim)
+		if err != nil || nrows*n == 0 {
+			return named("cumsum", err)
+		}
+		g, b := grid1(nrows)
+		return named("cumsum", enqueue(out.Device, "reduce", "cumsum_"+suffix(x.DType), g, b, 0,
+			addressOf(out), addressOf(x), cBytes(&r), int64(nrows), int64(n)))
+	})
+}
+
+// reduce launches reduction name of x over dims into out.
+func reduce(out, x *dispatch.Tensor, name string, dims []int, corr float64) error {
+	r, nrows, n, err := reduceRows(x, dims)
+	if err != nil || nrows == 0 {
+		return err
+	}
+	return reduceLaunch(out.Device, name, suffix(x.DType), addressOf(out), addressOf(x), r, nrows, n, corr)
+}
+
+// reduceLaunch runs reduction name_<sfx> over the nrows rows of n elements
+// that r lays out from x into out (contiguous, one element per row).
+func reduceLaunch(dev dispatch.Device, name, sfx string, out, x uint64, r cRows, nrows, n int, corr float64) error {
+	rb := cBytes(&r)
+	p := planReduce(nrows, n)
+	if p.thread {
+		g, b := grid1(nrows)
+		return enqueue(dev, "reduce", name+"_thread_"+sfx, g, b, 0, out, x, rb, int64(nrows), int64(n), corr)
+	}
+	g, b := gridRows(nrows*p.splits, n/p.splits)
+	if p.splits == 1 {
+		return enqueue(dev, "reduce", name+"_block_"+sfx, g, b, 0,
+			out, x, rb, int64(nrows), int64(n), int64(1), uint64(0), corr)
+	}
+	partial, free, err := borrow(dev, nrows*p.splits*accBytes)
+	if err != nil {
+		return err
+	}
+	defer free() // the allocator reuses it only after the queued kernels
+	if err := enqueue(dev, "reduce", name+"_block_"+sfx, g, b, 0,
+		out, x, rb, int64(nrows), int64(n), int64(p.splits), partial, corr); err != nil {
+		return err
+	}
+	g, b = gridRows(nrows, p.splits)
+	return enqueue(dev, "reduce", name+"_finish_"+sfx, g, b, 0, out, partial, int64(nrows), int64(p.splits), corr)
+}
+
+// alongRows lays out out and x (of one shape) as rows along dim, for cumsum
+// and softmax: the other dims outer, dim inner, each operand through its
+// own strides. A 0-d tensor is one row of one element.
+func alongRows(out, x *dispatch.Tensor, dim int) (cRows, int, int, error) {
+	var outer, inner walk
+	outer.strides, inner.strides = make([][]int, 2), make([][]int, 2)
+	for d, s := range x.Shape {
+		w := &outer
+		if d == dim {
+			w = &inner
+		}
+		w.shape = append(w.shape, s)
+		w.strides[0] = append(w.strides[0], out.Strides[d])
+		w.strides[1] = append(w.strides[1], x.Strides[d])
+	}
+	r, err := rows(outer, inner)
+	return r, dispatch.Numel(outer.shape), dispatch.Numel(inner.shape), err
+}

@@ -1,0 +1,431 @@
+// elementwise.cu: unary and binary ops, where, logical ops, casts and
+// copies, and fill. One template per family, instantiated per op and dtype.
+// The semantics are those of lathe's cpu kernels (backends/cpu/elementwise.go,
+// binary.go, cast.go); where they differ, the comment says so.
+//
+// Launch contract of every kernel in this file: a 1-D grid of 1-D blocks
+// (the host uses 256 threads and caps the grid; any shape works, as every
+// loop is grid-stride over the n output elements). n >= 0. The contiguous
+// forms ("<op>_<dtype>") need out and the inputs contiguous and of the
+// output's shape; the strided forms ("<op>_strided_<dtype>") take a Layout
+// whose operand 0 is out and whose operands 1.. are the inputs, broadcast to
+// out's shape (stride 0). Pointers need only the dtype's natural alignment.
+#include "lathe.cuh"
+
+// ---- Unary ops. Each is a function object with one call per dtype family;
+// a and b are the op's scalar parameters (leaky_relu's slope; clamp's
+// bounds, +-inf where there is none), 0 for the others.
+
+struct Neg {
+	template <typename T> __device__ T operator()(T x, double, double) const { return -x; }
+	__device__ i32 operator()(i32 x, double, double) const { return wrap_sub(0, x); }
+	__device__ i64 operator()(i64 x, double, double) const { return wrap_sub(0LL, x); }
+};
+struct Abs {
+	__device__ float operator()(float x, double, double) const { return m_abs(x); }
+	__device__ double operator()(double x, double, double) const { return m_abs(x); }
+	// |INT_MIN| wraps to INT_MIN, as max(x, -x) does in Go.
+	template <typename T> __device__ T operator()(T x, double, double) const { return x < 0 ? wrap_sub((T)0, x) : x; }
+};
+struct Sign {
+	// +0 for +-0 and for NaN, as lathe's cpu kernel gives.
+	template <typename T> __device__ T operator()(T x, double, double) const { return x > 0 ? (T)1 : x < 0 ? (T)-1 : (T)0; }
+};
+struct Square {
+	__device__ float operator()(float x, double, double) const { return x * x; }
+	__device__ double operator()(double x, double, double) const { return x * x; }
+	template <typename T> __device__ T operator()(T x, double, double) const { return wrap_mul(x, x); }
+};
+struct Relu {
+	// NaN passes through.
+	template <typename T> __device__ T operator()(T x, double, double) const { return (x > 0 || is_nan(x)) ? x : (T)0; }
+};
+// floor, ceil and round are the identity on integers.
+struct Floor {
+	__device__ float operator()(float x, double, double) const { return m_floor(x); }
+	__device__ double operator()(double x, double, double) const { return m_floor(x); }
+	template <typename T> __device__ T operator()(T x, double, double) const { return x; }
+};
+struct Ceil {
+	__device__ float operator()(float x, double, double) const { return m_ceil(x); }
+	__device__ double operator()(double x, double, double) const { return m_ceil(x); }
+	template <typename T> __device__ T operator()(T x, double, double) const { return x; }
+};
+struct Round {
+	__device__ float operator()(float x, double, double) const { return m_rint(x); }
+	__device__ double operator()(double x, double, double) const { return m_rint(x); }
+	template <typename T> __device__ T operator()(T x, double, double) const { return x; }
+};
+struct Clamp {
+	// Floats: NaN stays NaN, then min(max(x, lo), hi) in float64 and
+	// rounded, as the cpu kernel computes it.
+	template <typename F> __device__ F flt(F x, double lo, double hi) const {
+		if (is_nan(x)) return x;
+		double v = (double)x;
+		v = v < lo ? lo : v;
+		v = v > hi ? hi : v;
+		return (F)v;
+	}
+	__device__ float operator()(float x, double lo, double hi) const { return flt(x, lo, hi); }
+	__device__ double operator()(double x, double lo, double hi) const { return flt(x, lo, hi); }
+	// Integers: a bound between integers clamps to the nearest integer
+	// inside it (ceil of lo, floor of hi), as the cpu kernel does.
+	template <typename T> __device__ T operator()(T x, double lo, double hi) const {
+		double v = (double)x;
+		if (v < lo) return (T)ceil(lo);
+		if (v > hi) return (T)floor(hi);
+		return x;
+	}
+};
+struct LeakyRelu {
+	// x * slope in float64, rounded, as the cpu kernel computes it.
+	template <typename F> __device__ F operator()(F x, double slope, double) const { return x > 0 ? x : (F)((double)x * slope); }
+};
+
+// The float-only ops, each a formula over the per-dtype math overloads.
+#define LATHE_FLOAT_UNARY(Name, expr) \
+	struct Name {                 \
+		template <typename F> __device__ F operator()(F x, double, double) const { return expr; } \
+	};
+LATHE_FLOAT_UNARY(Exp, m_exp(x))
+LATHE_FLOAT_UNARY(Log, m_log(x))
+LATHE_FLOAT_UNARY(Log1p, m_log1p(x))
+LATHE_FLOAT_UNARY(Expm1, m_expm1(x))
+LATHE_FLOAT_UNARY(Sqrt, m_sqrt(x))
+// 1/sqrt(x), not the approximate rsqrt instruction: the cpu kernel and
+// PyTorch's reference divide.
+LATHE_FLOAT_UNARY(Rsqrt, (F)1 / m_sqrt(x))
+LATHE_FLOAT_UNARY(Reciprocal, (F)1 / x)
+LATHE_FLOAT_UNARY(Sin, m_sin(x))
+LATHE_FLOAT_UNARY(Cos, m_cos(x))
+LATHE_FLOAT_UNARY(Tanh, m_tanh(x))
+LATHE_FLOAT_UNARY(Erf, m_erf(x))
+#undef LATHE_FLOAT_UNARY
+
+// sigmoid, evaluated so that exp never overflows.
+template <typename F> __device__ __forceinline__ F sigmoid(F x) {
+	if (x >= 0) return (F)1 / ((F)1 + m_exp(-x));
+	F e = m_exp(x);
+	return e / ((F)1 + e);
+}
+struct Sigmoid {
+	template <typename F> __device__ F operator()(F x, double, double) const { return sigmoid(x); }
+};
+struct Silu {
+	template <typename F> __device__ F operator()(F x, double, double) const { return x * sigmoid(x); }
+};
+// gelu(x) = x * Phi(x), Phi the standard normal CDF (torch.nn.functional.gelu).
+struct Gelu {
+	template <typename F> __device__ F operator()(F x, double, double) const {
+		const F rsqrt2 = (F)0.70710678118654752440;
+		return (F)0.5 * x * ((F)1 + m_erf(x * rsqrt2));
+	}
+};
+// gelu with approximate="tanh": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+struct GeluTanh {
+	template <typename F> __device__ F operator()(F x, double, double) const {
+		const F c = (F)0.7978845608028654;
+		return (F)0.5 * x * ((F)1 + m_tanh(c * (x + (F)0.044715 * x * x * x)));
+	}
+};
+// softplus with PyTorch's defaults beta=1, threshold=20: linear above it.
+struct Softplus {
+	template <typename F> __device__ F operator()(F x, double, double) const { return x > (F)20 ? x : m_log1p(m_exp(x)); }
+};
+
+// Contract: see the file comment. n elements; a, b as above.
+template <typename T, typename Op>
+__device__ void unary_contig(T *out, const T *x, i64 n, double a, double b) {
+	Op op;
+	LATHE_FOR(i, n) out[i] = op(x[i], a, b);
+}
+
+template <typename T, typename Op>
+__device__ void unary_strided(T *out, const T *x, i64 n, const Layout &L, double a, double b) {
+	Op op;
+	LATHE_FOR(i, n) {
+		i64 off[2];
+		offsets_of<2>(L, i, off);
+		out[off[0]] = op(x[off[1]], a, b);
+	}
+}
+
+#define LATHE_UNARY(T, sfx, name, Op)                                                                       \
+	extern "C" __global__ void name##_##sfx(T *out, const T *x, i64 n, double a, double b) {           \
+		unary_contig<T, Op>(out, x, n, a, b);                                                       \
+	}                                                                                                   \
+	extern "C" __global__ void name##_strided_##sfx(T *out, const T *x, i64 n, Layout L, double a, double b) { \
+		unary_strided<T, Op>(out, x, n, L, a, b);                                                   \
+	}
+
+// The ops every numeric dtype has, then the float-only ones.
+#define LATHE_NUMERIC_UNARY(T, sfx)                 \
+	LATHE_UNARY(T, sfx, neg, Neg)               \
+	LATHE_UNARY(T, sfx, abs, Abs)               \
+	LATHE_UNARY(T, sfx, sign, Sign)             \
+	LATHE_UNARY(T, sfx, square, Square)         \
+	LATHE_UNARY(T, sfx, relu, Relu)             \
+	LATHE_UNARY(T, sfx, floor, Floor)           \
+	LATHE_UNARY(T, sfx, ceil, Ceil)             \
+	LATHE_UNARY(T, sfx, round, Round)           \
+	LATHE_UNARY(T, sfx, clamp, Clamp)
+#define LATHE_FLOAT_UNARIES(T, sfx)                  \
+	LATHE_UNARY(T, sfx, exp, Exp)                \
+	LATHE_UNARY(T, sfx, log, Log)                \
+	LATHE_UNARY(T, sfx, log1p, Log1p)            \
+	LATHE_UNARY(T, sfx, expm1, Expm1)            \
+	LATHE_UNARY(T, sfx, sqrt, Sqrt)              \
+	LATHE_UNARY(T, sfx, rsqrt, Rsqrt)            \
+	LATHE_UNARY(T, sfx, reciprocal, Reciprocal)  \
+	LATHE_UNARY(T, sfx, sin, Sin)                \
+	LATHE_UNARY(T, sfx, cos, Cos)                \
+	LATHE_UNARY(T, sfx, tanh, Tanh)              \
+	LATHE_UNARY(T, sfx, sigmoid, Sigmoid)        \
+	LATHE_UNARY(T, sfx, leaky_relu, LeakyRelu)   \
+	LATHE_UNARY(T, sfx, gelu, Gelu)              \
+	LATHE_UNARY(T, sfx, gelu_tanh, GeluTanh)     \
+	LATHE_UNARY(T, sfx, silu, Silu)              \
+	LATHE_UNARY(T, sfx, softplus, Softplus)      \
+	LATHE_UNARY(T, sfx, erf, Erf)
+LATHE_NUMERIC(LATHE_NUMERIC_UNARY)
+LATHE_FLOATS(LATHE_FLOAT_UNARIES)
+
+// ---- Binary ops: R op(T a, T b), R being T or bool (u8).
+
+struct Add {
+	template <typename T> __device__ T operator()(T a, T b) const { return a + b; }
+	__device__ i32 operator()(i32 a, i32 b) const { return wrap_add(a, b); }
+	__device__ i64 operator()(i64 a, i64 b) const { return wrap_add(a, b); }
+};
+struct Sub {
+	template <typename T> __device__ T operator()(T a, T b) const { return a - b; }
+	__device__ i32 operator()(i32 a, i32 b) const { return wrap_sub(a, b); }
+	__device__ i64 operator()(i64 a, i64 b) const { return wrap_sub(a, b); }
+};
+struct Mul {
+	template <typename T> __device__ T operator()(T a, T b) const { return a * b; }
+	__device__ i32 operator()(i32 a, i32 b) const { return wrap_mul(a, b); }
+	__device__ i64 operator()(i64 a, i64 b) const { return wrap_mul(a, b); }
+};
+struct Div {
+	template <typename T> __device__ T operator()(T a, T b) const { return a / b; }
+};
+// maximum and minimum propagate NaN from either side, as torch.maximum.
+struct Maximum {
+	template <typename T> __device__ T operator()(T a, T b) const { return (is_nan(a) || a > b) ? a : b; }
+};
+struct Minimum {
+	template <typename T> __device__ T operator()(T a, T b) const { return (is_nan(a) || a < b) ? a : b; }
+};
+struct Atan2 {
+	template <typename F> __device__ F operator()(F a, F b) const { return m_atan2(a, b); }
+};
+struct Pow {
+	__device__ float operator()(float a, float b) const { return m_pow(a, b); }
+	__device__ double operator()(double a, double b) const { return m_pow(a, b); }
+	// Integer power by squaring, wrapping. A negative exponent is an
+	// ErrValue on the cpu backend, which reads the data first; a kernel
+	// cannot return an error, so it gives what PyTorch's integer pow gives
+	// for one: 1 for a base of 1, +-1 for -1, and 0 otherwise.
+	template <typename T> __device__ T operator()(T a, T b) const {
+		if (b < 0) {
+			if (a == 1) return 1;
+			if (a == -1) return (b & 1) ? (T)-1 : (T)1;
+			return 0;
+		}
+		T r = 1;
+		while (b > 0) {
+			if (b & 1) r = wrap_mul(r, a);
+			a = wrap_mul(a, a);
+			b >>= 1;
+		}
+		return r;
+	}
+};
+
+#define LATHE_COMPARE(Name, op) \
+	struct Name {           \
+		template <typename T> __device__ u8 operator()(T a, T b) const { return (a op b) ? 1 : 0; } \
+	};
+LATHE_COMPARE(Eq, ==)
+LATHE_COMPARE(Ne, !=)
+LATHE_COMPARE(Lt, <)
+LATHE_COMPARE(Le, <=)
+LATHE_COMPARE(Gt, >)
+LATHE_COMPARE(Ge, >=)
+#undef LATHE_COMPARE
+
+template <typename T, typename R, typename Op>
+__device__ void binary_contig(R *out, const T *x, const T *y, i64 n) {
+	Op op;
+	LATHE_FOR(i, n) out[i] = op(x[i], y[i]);
+}
+
+template <typename T, typename R, typename Op>
+__device__ void binary_strided(R *out, const T *x, const T *y, i64 n, const Layout &L) {
+	Op op;
+	LATHE_FOR(i, n) {
+		i64 off[3];
+		offsets_of<3>(L, i, off);
+		out[off[0]] = op(x[off[1]], y[off[2]]);
+	}
+}
+
+#define LATHE_BINARY(T, R, sfx, name, Op)                                                                        \
+	extern "C" __global__ void name##_##sfx(R *out, const T *x, const T *y, i64 n) {                        \
+		binary_contig<T, R, Op>(out, x, y, n);                                                           \
+	}                                                                                                        \
+	extern "C" __global__ void name##_strided_##sfx(R *out, const T *x, const T *y, i64 n, Layout L) {      \
+		binary_strided<T, R, Op>(out, x, y, n, L);                                                       \
+	}
+
+#define LATHE_ARITH(T, sfx)                        \
+	LATHE_BINARY(T, T, sfx, add, Add)          \
+	LATHE_BINARY(T, T, sfx, sub, Sub)          \
+	LATHE_BINARY(T, T, sfx, mul, Mul)          \
+	LATHE_BINARY(T, T, sfx, pow, Pow)          \
+	LATHE_BINARY(T, T, sfx, maximum, Maximum)  \
+	LATHE_BINARY(T, T, sfx, minimum, Minimum)  \
+	LATHE_BINARY(T, u8, sfx, lt, Lt)           \
+	LATHE_BINARY(T, u8, sfx, le, Le)           \
+	LATHE_BINARY(T, u8, sfx, gt, Gt)           \
+	LATHE_BINARY(T, u8, sfx, ge, Ge)
+#define LATHE_FLOAT_BINARY(T, sfx)         \
+	LATHE_BINARY(T, T, sfx, div, Div)  \
+	LATHE_BINARY(T, T, sfx, atan2, Atan2)
+#define LATHE_EQUALITY(T, sfx)            \
+	LATHE_BINARY(T, u8, sfx, eq, Eq)  \
+	LATHE_BINARY(T, u8, sfx, ne, Ne)
+LATHE_NUMERIC(LATHE_ARITH)
+LATHE_FLOATS(LATHE_FLOAT_BINARY)
+// bool compares as 0 and 1, so its eq and ne are the byte's; the host
+// passes bool operands normalised to 0/1, which lathe's bool tensors are.
+LATHE_ALL(LATHE_EQUALITY)
+
+// ---- where(cond, x, y): cond is bool. Contract as the binary ops, with
+// cond as operand 1, x as 2, y as 3 of the strided form's layout.
+
+template <typename T>
+__device__ void where_contig(T *out, const u8 *c, const T *x, const T *y, i64 n) {
+	LATHE_FOR(i, n) out[i] = c[i] ? x[i] : y[i];
+}
+
+template <typename T>
+__device__ void where_strided(T *out, const u8 *c, const T *x, const T *y, i64 n, const Layout &L) {
+	LATHE_FOR(i, n) {
+		i64 off[4];
+		offsets_of<4>(L, i, off);
+		out[off[0]] = c[off[1]] ? x[off[2]] : y[off[3]];
+	}
+}
+
+#define LATHE_WHERE(T, sfx)                                                                                   \
+	extern "C" __global__ void where_##sfx(T *out, const u8 *c, const T *x, const T *y, i64 n) {         \
+		where_contig<T>(out, c, x, y, n);                                                             \
+	}                                                                                                     \
+	extern "C" __global__ void where_strided_##sfx(T *out, const u8 *c, const T *x, const T *y, i64 n, Layout L) { \
+		where_strided<T>(out, c, x, y, n, L);                                                         \
+	}
+LATHE_ALL(LATHE_WHERE)
+
+// ---- Truth values, for the logical ops, which take any dtype on either
+// side (nonzero is true, as in PyTorch). The operand's dtype is a kernel
+// argument rather than a template parameter, so that two mixed dtypes need
+// not be 25 instantiations: kind is 1 float32, 2 float64, 3 int32, 4 int64,
+// 5 bool (lathe's dispatch.DType numbering).
+
+__device__ __forceinline__ bool truth(const void *p, i64 off, i32 kind) {
+	switch (kind) {
+	case 1: return ((const float *)p)[off] != 0.0f; // -0 is false, NaN true
+	case 2: return ((const double *)p)[off] != 0.0;
+	case 3: return ((const i32 *)p)[off] != 0;
+	case 4: return ((const i64 *)p)[off] != 0;
+	default: return ((const u8 *)p)[off] != 0;
+	}
+}
+
+// logical_and, logical_or: out (bool) over a Layout of out, x, y; any grid.
+extern "C" __global__ void logical_and(u8 *out, const void *x, const void *y, i64 n, Layout L, i32 xkind, i32 ykind) {
+	LATHE_FOR(i, n) {
+		i64 off[3];
+		offsets_of<3>(L, i, off);
+		out[off[0]] = (truth(x, off[1], xkind) && truth(y, off[2], ykind)) ? 1 : 0;
+	}
+}
+
+extern "C" __global__ void logical_or(u8 *out, const void *x, const void *y, i64 n, Layout L, i32 xkind, i32 ykind) {
+	LATHE_FOR(i, n) {
+		i64 off[3];
+		offsets_of<3>(L, i, off);
+		out[off[0]] = (truth(x, off[1], xkind) || truth(y, off[2], ykind)) ? 1 : 0;
+	}
+}
+
+// logical_not: out (bool) over a Layout of out, x; any grid.
+extern "C" __global__ void logical_not(u8 *out, const void *x, i64 n, Layout L, i32 xkind) {
+	LATHE_FOR(i, n) {
+		i64 off[2];
+		offsets_of<2>(L, i, off);
+		out[off[0]] = truth(x, off[1], xkind) ? 0 : 1;
+	}
+}
+
+// ---- Casts and copies: cast_<from>_<to>. Float to integer truncates toward
+// zero, nonzero is true, true is 1 (PyTorch's conversions). A float outside
+// the integer's range (or NaN) converts as the hardware's cvt does
+// (saturating; NaN to 0): Go leaves that case undefined, so the cpu result
+// differs there. cast_<t>_<t> is the strided copy that contiguous, flip,
+// concat and pad are made of. The contiguous form "cast_<from>_<to>" needs
+// both contiguous; "cast_strided_<from>_<to>" walks a Layout of out, x.
+
+template <typename To> struct Convert {
+	template <typename From> __device__ To operator()(From v) const { return (To)v; }
+};
+template <> struct Convert<u8> {
+	template <typename From> __device__ u8 operator()(From v) const { return v != 0 ? 1 : 0; }
+};
+
+template <typename From, typename To>
+__device__ void cast_contig(To *out, const From *x, i64 n) {
+	Convert<To> cv;
+	LATHE_FOR(i, n) out[i] = cv(x[i]);
+}
+
+template <typename From, typename To>
+__device__ void cast_strided(To *out, const From *x, i64 n, const Layout &L) {
+	Convert<To> cv;
+	LATHE_FOR(i, n) {
+		i64 off[2];
+		offsets_of<2>(L, i, off);
+		out[off[0]] = cv(x[off[1]]);
+	}
+}
+
+#define LATHE_CAST(From, fs, To, ts)                                                                       \
+	extern "C" __global__ void cast_##fs##_##ts(To *out, const From *x, i64 n) {                      \
+		cast_contig<From, To>(out, x, n);                                                          \
+	}                                                                                                  \
+	extern "C" __global__ void cast_strided_##fs##_##ts(To *out, const From *x, i64 n, Layout L) {    \
+		cast_strided<From, To>(out, x, n, L);                                                      \
+	}
+#define LATHE_CAST_FROM(From, fs)               \
+	LATHE_CAST(From, fs, float, f32)        \
+	LATHE_CAST(From, fs, double, f64)       \
+	LATHE_CAST(From, fs, i32, i32)          \
+	LATHE_CAST(From, fs, i64, i64)          \
+	LATHE_CAST(From, fs, u8, bool)
+LATHE_ALL(LATHE_CAST_FROM)
+
+// ---- fill_<dtype>: out[0, n) (contiguous) = v, given as float64 (the host
+// has checked that the dtype holds it exactly). Any grid.
+
+template <typename T>
+__device__ void fill(T *out, i64 n, double v) {
+	Convert<T> cv;
+	T t = cv(v);
+	LATHE_FOR(i, n) out[i] = t;
+}
+
+#define LATHE_FILL(T, sfx) \
+	extern "C" __global__ void fill_##sfx(T *out, i64 n, double v) { fill<T>(out, n, v); }
+LATHE_ALL(LATHE_FILL)

@@ -1,0 +1,96 @@
+// index.cu: index_select, gather, scatter, scatter_add and one_hot. The
+// semantics are lathe's cpu kernels' (backends/cpu/index.go). Index tensors
+// are int32 or int64 (ikind 3 or 4, lathe's dispatch.DType numbering), read
+// through their own strides. Whether an index is in [0, size) depends on the
+// data, which the host has not read: a kernel that meets one out of range
+// does not touch memory with it (a gathered element is 0, a scattered one is
+// skipped), so a bad index cannot corrupt or fault; reporting it as the
+// cpu's IndexError is owed to the host side (see backends/cuda/ops_index.go).
+//
+// Launch contract common to the file: a 1-D grid of 1-D blocks of any size,
+// grid-stride loops; pointers with their dtype's natural alignment.
+#include "lathe.cuh"
+
+__device__ __forceinline__ i64 index_at(const void *idx, i64 off, i32 ikind) {
+	return ikind == 3 ? (i64)((const i32 *)idx)[off] : ((const i64 *)idx)[off];
+}
+
+// gather_<dtype>(T *out, const T *x, const void *idx, i64 n, Layout L,
+//   i64 xstep, i64 size, i32 ikind): for each of the n output elements,
+//   out[off0] = x[off1 + v * xstep] with v = idx[off2], where off0..off2 are
+//   L's offsets of out, x and idx. The host builds L over out's shape with
+//   x's stride along the indexed dim set to 0 (xstep is that stride), and
+//   idx's strides as the index tensor's (gather) or as the 1-D index's
+//   stride along the indexed dim and 0 elsewhere (index_select), so one
+//   kernel is both ops.
+template <typename T>
+__device__ void gather(T *out, const T *x, const void *idx, i64 n, const Layout &L, i64 xstep, i64 size, i32 ikind) {
+	LATHE_FOR(i, n) {
+		i64 off[3];
+		offsets_of<3>(L, i, off);
+		i64 v = index_at(idx, off[2], ikind);
+		out[off[0]] = (v >= 0 && v < size) ? x[off[1] + v * xstep] : (T)0;
+	}
+}
+
+// scatter_add's sum: wrapping for integers, or for bool (torch's bool add).
+template <typename T> __device__ __forceinline__ T scatter_plus(T a, T b) { return a + b; }
+__device__ __forceinline__ i32 scatter_plus(i32 a, i32 b) { return wrap_add(a, b); }
+__device__ __forceinline__ i64 scatter_plus(i64 a, i64 b) { return wrap_add(a, b); }
+__device__ __forceinline__ u8 scatter_plus(u8 a, u8 b) { return (a || b) ? 1 : 0; }
+
+// scatter_<dtype> and scatter_add_<dtype>(T *out, const T *src,
+//   const void *idx, i64 nlines, Layout L, i64 n, i64 ostep, i64 sstep,
+//   i64 istep, i64 size, i32 ikind): out already holds a copy of x. The
+//   index's positions are split into nlines lines along the scattered dim
+//   (L over the index's shape without that dim: operand 0 out with that dim
+//   dropped, 1 src, 2 idx), each n long, with steps ostep (out's stride
+//   along the dim), sstep and istep. One thread per line, walking it in
+//   order: lines write disjoint elements of out (they differ off the dim),
+//   and the writes that can collide happen in the cpu's row-major order, so
+//   scatter keeps the last of duplicate indices and scatter_add sums in the
+//   same order as the cpu, deterministically and with no atomics.
+template <typename T, bool Add>
+__device__ void scatter(T *out, const T *src, const void *idx, i64 nlines, const Layout &L, i64 n, i64 ostep, i64 sstep,
+			i64 istep, i64 size, i32 ikind) {
+	LATHE_FOR(line, nlines) {
+		i64 off[3];
+		offsets_of<3>(L, line, off);
+		for (i64 j = 0; j < n; j++) {
+			i64 v = index_at(idx, off[2] + j * istep, ikind);
+			if (v < 0 || v >= size) continue;
+			T s = src[off[1] + j * sstep];
+			T &o = out[off[0] + v * ostep];
+			o = Add ? scatter_plus(o, s) : s;
+		}
+	}
+}
+
+#define LATHE_INDEX(T, sfx)                                                                                        \
+	extern "C" __global__ void gather_##sfx(T *out, const T *x, const void *idx, i64 n, Layout L, i64 xstep,  \
+						i64 size, i32 ikind) {                                            \
+		gather<T>(out, x, idx, n, L, xstep, size, ikind);                                                 \
+	}                                                                                                          \
+	extern "C" __global__ void scatter_##sfx(T *out, const T *src, const void *idx, i64 nlines, Layout L, i64 n, \
+						 i64 ostep, i64 sstep, i64 istep, i64 size, i32 ikind) {          \
+		scatter<T, false>(out, src, idx, nlines, L, n, ostep, sstep, istep, size, ikind);                 \
+	}                                                                                                          \
+	extern "C" __global__ void scatter_add_##sfx(T *out, const T *src, const void *idx, i64 nlines, Layout L,   \
+						     i64 n, i64 ostep, i64 sstep, i64 istep, i64 size, i32 ikind) { \
+		scatter<T, true>(out, src, idx, nlines, L, n, ostep, sstep, istep, size, ikind);                  \
+	}
+LATHE_ALL(LATHE_INDEX)
+
+// one_hot(i64 *out, const void *idx, i64 n, Layout L, i64 classes,
+//   i32 ikind): out (contiguous, the index's shape + [classes], n elements
+//   in all) gets 1 where the last coordinate is the index's value and 0
+//   elsewhere. L is over the index's shape, operand 1 the index's strides
+//   (operand 0 unused).
+extern "C" __global__ void one_hot(i64 *out, const void *idx, i64 n, Layout L, i64 classes, i32 ikind) {
+	LATHE_FOR(q, n) {
+		i64 p = q / classes, c = q - p * classes;
+		i64 off[2];
+		offsets_of<2>(L, p, off);
+		out[q] = index_at(idx, off[1], ikind) == c ? 1 : 0;
+	}
+}

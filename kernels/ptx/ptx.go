@@ -1,0 +1,38 @@
+// Package ptx carries lathe's CUDA kernels, compiled to PTX, into the
+// binary. The .ptx files are generated from kernels/cuda/*.cu by
+// `make kernels` (go run ./build/nvrtc) and committed, so that building
+// lathe needs no CUDA toolkit; `make test` checks that they are what the
+// sources give and that ptxas assembles each for sm_70, sm_80 and sm_90.
+// The cuda backend loads a module by name, once per device
+// (cuModuleLoadData), and the driver compiles it for the GPU at hand.
+package ptx
+
+import (
+	"embed"
+	"sort"
+	"strings"
+)
+
+//go:embed *.ptx
+var files embed.FS
+
+// Module returns the PTX text of module name (elementwise, reduce, ...),
+// NUL-terminated as cuModuleLoadData needs it, and whether there is one.
+func Module(name string) ([]byte, bool) {
+	b, err := files.ReadFile(name + ".ptx")
+	if err != nil {
+		return nil, false
+	}
+	return append(b, 0), true
+}
+
+// Names lists the modules, sorted.
+func Names() []string {
+	entries, _ := files.ReadDir(".") // an embedded folder always reads
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".ptx"))
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,151 @@
+package ptx
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lathe-ml/lathe/internal/nvrtc"
+)
+
+// The CUDA toolchain that `make deps` unpacks, relative to this folder.
+const (
+	nvrtcLib = "../../.deps/cuda/lib/libnvrtc.so.11.2"
+	ptxas    = "../../.deps/cuda/bin/ptxas"
+	sources  = "../cuda"
+)
+
+// archs are the real architectures every module must assemble for: Volta
+// (the oldest the PTX targets), Ampere and Hopper (the H200 lathe is
+// checked on).
+var archs = []string{"sm_70", "sm_80", "sm_90"}
+
+// committed reads the .ptx files of this folder by name.
+func committed(t *testing.T) map[string][]byte {
+	t.Helper()
+	paths, err := filepath.Glob("*.ptx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[p] = b
+	}
+	return out
+}
+
+// TestFresh compiles kernels/cuda again with NVRTC and checks that the
+// committed PTX is byte for byte what it gives, so that no one edits a .cu
+// without running `make kernels`.
+func TestFresh(t *testing.T) {
+	t.Parallel()
+	lib, err := nvrtc.Open(nvrtcLib)
+	if err != nil {
+		t.Skipf("NVRTC is not installed (%v): run make deps", err)
+	}
+	start := time.Now()
+	fresh, err := nvrtc.Generate(lib, sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("NVRTC compiled %d modules in %v", len(fresh), time.Since(start).Round(time.Millisecond))
+	have := committed(t)
+	for name, want := range fresh {
+		got, ok := have[name]
+		switch {
+		case !ok:
+			t.Errorf("kernels/ptx/%s is missing: run make kernels and commit it", name)
+		case !bytes.Equal(got, want):
+			t.Errorf("kernels/ptx/%s is stale (not what kernels/cuda gives): run make kernels and commit it", name)
+		}
+	}
+	for name := range have {
+		if _, ok := fresh[name]; !ok {
+			t.Errorf("kernels/ptx/%s has no source in kernels/cuda: remove it (make kernels does)", name)
+		}
+	}
+}
+
+// TestAssemble runs ptxas on every module for every architecture in archs,
+// in parallel, and fails on any error or warning ptxas prints.
+func TestAssemble(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat(ptxas); err != nil {
+		t.Skipf("ptxas is not installed (%v): run make deps", err)
+	}
+	names := Names()
+	if len(names) == 0 {
+		t.Fatal("no PTX modules are embedded")
+	}
+	type job struct{ module, arch string }
+	var jobs []job
+	for _, m := range names {
+		for _, a := range archs {
+			jobs = append(jobs, job{m, a})
+		}
+	}
+	// Each ptxas is single-threaded: one per core, and the biggest modules
+	// first so that the last to start is a short one.
+	sort.SliceStable(jobs, func(i, j int) bool { return size(jobs[i].module) > size(jobs[j].module) })
+	dir := t.TempDir()
+	start := time.Now()
+	var mu sync.Mutex
+	sem := make(chan struct{}, runtime.NumCPU())
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			out := filepath.Join(dir, j.module+"."+j.arch+".cubin")
+			cmd := exec.CommandContext(ctx, ptxas, "-arch="+j.arch, "-o", out, j.module+".ptx")
+			msg, err := cmd.CombinedOutput()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				t.Errorf("ptxas -arch=%s %s.ptx: %v\n%s", j.arch, j.module, err, msg)
+			} else if len(bytes.TrimSpace(msg)) > 0 {
+				t.Errorf("ptxas -arch=%s %s.ptx warns:\n%s", j.arch, j.module, msg)
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("ptxas assembled %d modules for %s in %v", len(names), strings.Join(archs, ", "), time.Since(start).Round(time.Millisecond))
+}
+
+// size is a module's PTX length, for scheduling.
+func size(module string) int {
+	b, _ := Module(module)
+	return len(b)
+}
+
+// TestModule checks the lookup that the cuda backend loads modules through.
+func TestModule(t *testing.T) {
+	for _, name := range Names() {
+		b, ok := Module(name)
+		if !ok || len(b) == 0 || b[len(b)-1] != 0 {
+			t.Errorf("Module(%q) = %d bytes, %v: want NUL-terminated PTX", name, len(b), ok)
+		}
+		if !bytes.Contains(b, []byte(".version 7.")) {
+			t.Errorf("Module(%q) has no PTX .version 7.x line", name)
+		}
+	}
+	if _, ok := Module("no_such_module"); ok {
+		t.Error(`Module("no_such_module") reports a module`)
+	}
+}
