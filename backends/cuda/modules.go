@@ -1,7 +1,8 @@
 package cuda
 
+import "github.com/lathe-ml/lathe/kernels/ptx"
+
 // moduleSource returns the PTX text of module name (kernels/ptx/<name>.ptx,
-// embedded in the binary) and whether there is one. The kernels package is
-// wired in here where it exists; until then no module is found, and every
-// launch is an ErrUnsupported error naming the module.
-var moduleSource = func(name string) ([]byte, bool) { return nil, false }
+// embedded in the binary, NUL-terminated as cuModuleLoadData wants) and
+// whether there is one. A variable, so that tests can stand in for it.
+var moduleSource = ptx.Module

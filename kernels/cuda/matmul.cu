@@ -3,9 +3,9 @@
 // batch products, A[b] M x K, B[b] K x N, C[b] M x N, every operand through
 // its own strides (in elements), so transposed and broadcast (batch stride
 // 0) operands need no copy. float32 accumulates in float32 and float64 in
-// float64, as the cpu's sgemm and dgemm do.
+// float64, as the cpu's sgemm and dgemm do; integers in their own type.
 //
-// Launch contract of matmul_tiled_f32 and matmul_tiled_f64
+// Launch contract of matmul_tiled_f32, _f64, _i32 and _i64
 //   (const T *A, const T *B, T *C, i64 M, i64 N, i64 K, i64 batch,
 //    MatmulStrides S):
 // blocks of exactly LATHE_TILE x LATHE_TILE x 1 threads (16 x 16); a grid of
@@ -55,12 +55,14 @@ __device__ void matmul_tiled(const T *A, const T *B, T *C, i64 M, i64 N, i64 K, 
 	}
 }
 
-extern "C" __global__ void matmul_tiled_f32(const float *A, const float *B, float *C, i64 M, i64 N, i64 K, i64 batch,
-					    MatmulStrides S) {
-	matmul_tiled<float>(A, B, C, M, N, K, batch, S);
-}
-
-extern "C" __global__ void matmul_tiled_f64(const double *A, const double *B, double *C, i64 M, i64 N, i64 K, i64 batch,
-					    MatmulStrides S) {
-	matmul_tiled<double>(A, B, C, M, N, K, batch, S);
-}
+// One entry point per dtype, all from the template: integers wrap as the
+// cpu's integer product does.
+#define LATHE_MATMUL(suffix, T)                                                                           \
+	extern "C" __global__ void matmul_tiled_##suffix(const T *A, const T *B, T *C, i64 M, i64 N, i64 K, \
+							 i64 batch, MatmulStrides S) {                      \
+		matmul_tiled<T>(A, B, C, M, N, K, batch, S);                                                    \
+	}
+LATHE_MATMUL(f32, float)
+LATHE_MATMUL(f64, double)
+LATHE_MATMUL(i32, i32)
+LATHE_MATMUL(i64, i64)
