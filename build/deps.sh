@@ -19,8 +19,12 @@ fi
 # Debian packages: a C compiler for cgo and the race detector; OpenBLAS,
 # which the cpu backend opens at run time for GEMM (gonum otherwise); PyTorch and
 # numpy from Debian for the reference script (build/torchref) and for
-# lathe-bench --vs-torch, under /usr/bin/python3.
-packages=(gcc libc6-dev libopenblas0 python3-torch python3-numpy)
+# lathe-bench --vs-torch, under /usr/bin/python3; the Vulkan loader and the
+# libraries that Mesa's lavapipe links (build/deps-wgpu.sh fetches lavapipe
+# itself, which Debian 12 ships too old for Dawn).
+packages=(gcc libc6-dev libopenblas0 python3-torch python3-numpy
+	libvulkan1 libllvm15 libelf1 libexpat1 libwayland-client0 libx11-xcb1 libxcb-dri3-0 libxcb-present0
+	libxcb-randr0 libxcb-shm0 libxcb-sync1 libxcb-xfixes0 libxcb1 libxshmfence1 libzstd1 zlib1g)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -35,5 +39,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# The wgpu backend's device libraries go to lathe's folder in the user cache
+# dir (os.UserCacheDir()/lathe), where the backend looks for them at run
+# time: so any program that imports lathe finds them, not only `make test`.
+build/deps-wgpu.sh
+
 go mod download
-echo "deps: ok (go $have_go; ${packages[*]})"
+echo "deps: ok (go $have_go; ${packages[*]}; Dawn and lavapipe in ${XDG_CACHE_HOME:-$HOME/.cache}/lathe)"
