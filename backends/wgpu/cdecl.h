@@ -161,7 +161,10 @@ typedef void (*WGPURequestAdapterCallback)(WGPUEnum status, WGPUAdapter adapter,
 typedef void (*WGPURequestDeviceCallback)(WGPUEnum status, WGPUDevice device, WGPUStringView message, void *userdata1, void *userdata2);
 typedef void (*WGPUBufferMapCallback)(WGPUEnum status, WGPUStringView message, void *userdata1, void *userdata2);
 typedef void (*WGPUPopErrorScopeCallback)(WGPUEnum status, WGPUEnum type, WGPUStringView message, void *userdata1, void *userdata2);
-typedef void (*WGPUQueueWorkDoneCallback)(WGPUEnum status, void *userdata1, void *userdata2);
+// The header of June 2025 that the package's sources carry has no message
+// here, but the library it ships passes one (seen: userdata1 arrived in the
+// third argument's place), as later webgpu.h versions declare.
+typedef void (*WGPUQueueWorkDoneCallback)(WGPUEnum status, WGPUStringView message, void *userdata1, void *userdata2);
 typedef void (*WGPUDeviceLostCallback)(WGPUDevice const *device, WGPUEnum reason, WGPUStringView message, void *userdata1, void *userdata2);
 typedef void (*WGPUUncapturedErrorCallback)(WGPUDevice const *device, WGPUEnum type, WGPUStringView message, void *userdata1, void *userdata2);
 
@@ -319,8 +322,10 @@ WGPUComputePipeline lw_pipeline(lw_device *d, const char *code, size_t codelen, 
 
 // lw_dispatch records one compute pass: pipeline, bind group 0 made of the
 // n buffers (binding i = buffers[i], whole buffer from offsets[i] for sizes[i] bytes),
-// and x*y*z workgroups.
-int lw_dispatch(lw_device *d, WGPUComputePipeline p, int n, WGPUBuffer *buffers, uint64_t *offsets, uint64_t *sizes, uint32_t x, uint32_t y, uint32_t z);
+// and x*y*z workgroups; nonzero and Dawn's message when the bind group does
+// not fit the shader (then nothing is recorded).
+int lw_dispatch(lw_device *d, WGPUComputePipeline p, int n, WGPUBuffer *buffers, uint64_t *offsets, uint64_t *sizes,
+                uint32_t x, uint32_t y, uint32_t z, char *msg, size_t msglen);
 // lw_copy records a buffer-to-buffer copy.
 int lw_copy(lw_device *d, WGPUBuffer src, uint64_t srcOffset, WGPUBuffer dst, uint64_t dstOffset, uint64_t size);
 // lw_flush submits the open encoder, if any.

@@ -119,8 +119,10 @@ func launch(op string, sh *shader, groups [3]uint32, params []uint32, tensors ..
 		bufs[1+i] = b.buf
 		sizes[1+i] = C.uint64_t(min(b.class, bindLimit))
 	}
-	if C.lw_dispatch(d.c, p, C.int(n), &bufs[0], &offs[0], &sizes[0], C.uint32_t(groups[0]), C.uint32_t(groups[1]), C.uint32_t(groups[2])) != 0 {
-		return &dispatch.Error{Op: op, Kind: dispatch.ErrUnsupported, Detail: "wgpu:0 could not record the dispatch"}
+	msg := (*C.char)(C.calloc(msgLen, 1))
+	defer C.free(unsafe.Pointer(msg))
+	if C.lw_dispatch(d.c, p, C.int(n), &bufs[0], &offs[0], &sizes[0], C.uint32_t(groups[0]), C.uint32_t(groups[1]), C.uint32_t(groups[2]), msg, msgLen) != 0 {
+		return &dispatch.Error{Op: op, Kind: dispatch.ErrUnsupported, Detail: "wgpu:0 refused the dispatch of " + sh.key + ": " + cstr(msg)}
 	}
 	d.recorded = append(d.recorded, op)
 	return d.takeError(op)

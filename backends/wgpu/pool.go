@@ -44,6 +44,8 @@ type pool struct {
 	cached uint64 // bytes in free lists
 	limit  uint64
 	live   uint64 // bytes handed out and not freed
+	hits   uint64 // gets served from the cache
+	misses uint64 // gets that made a new Dawn buffer
 }
 
 func newPool(usage C.WGPUFlags, limit uint64) pool {
@@ -58,8 +60,10 @@ func (p *pool) get(d *device, class uint64) (C.WGPUBuffer, error) {
 		p.free[class] = list[:len(list)-1]
 		p.cached -= class
 		p.live += class
+		p.hits++
 		return b, nil
 	}
+	p.misses++
 	b := C.lw_buffer(d.c, C.uint64_t(class), p.usage)
 	if err := d.takeError("alloc"); err != nil || b == nil {
 		// Out of memory: give the cache back and try once more.
@@ -93,4 +97,32 @@ func (p *pool) empty() {
 		delete(p.free, class)
 	}
 	p.cached = 0
+}
+
+// CacheStats reports wgpu:0's tensor buffer pool (zeros when it is not open).
+func CacheStats() Stats {
+	d, err := open()
+	if err != nil {
+		return Stats{}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return Stats{Live: d.pool.live, Cached: d.pool.cached, Hits: d.pool.hits, Misses: d.pool.misses}
+}
+
+// EmptyCache destroys the buffers wgpu:0 keeps for reuse (PyTorch's
+// torch.cuda.empty_cache), after the work that may still use them.
+func EmptyCache() error {
+	d, err := open()
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.sync(); err != nil {
+		return err
+	}
+	d.pool.empty()
+	d.staging.empty()
+	return nil
 }

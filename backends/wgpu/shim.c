@@ -150,10 +150,11 @@ static void on_pop(WGPUEnum status, WGPUEnum type, WGPUStringView message, void 
 	w->done = 1;
 }
 
-static void on_done(WGPUEnum status, void *u1, void *u2) {
+static void on_done(WGPUEnum status, WGPUStringView message, void *u1, void *u2) {
 	lw_wait_state *w = u1;
 	(void)u2;
 	w->status = status;
+	copy_view(w->message, sizeof w->message, message);
 	w->done = 1;
 }
 
@@ -355,7 +356,7 @@ int lw_wait(lw_device *d, char *msg, size_t msglen) {
 		return 1;
 	}
 	if (w.status != WGPUQueueWorkDoneStatus_Success) {
-		snprintf(msg, msglen, "the queue's work failed (status %u)", w.status);
+		snprintf(msg, msglen, "the queue's work failed (status %u): %s", w.status, w.message);
 		return 2;
 	}
 	return 0;
@@ -399,9 +400,10 @@ WGPUComputePipeline lw_pipeline(lw_device *d, const char *code, size_t codelen, 
 }
 
 int lw_dispatch(lw_device *d, WGPUComputePipeline p, int n, WGPUBuffer *buffers, uint64_t *offsets, uint64_t *sizes,
-                uint32_t x, uint32_t y, uint32_t z) {
+                uint32_t x, uint32_t y, uint32_t z, char *msg, size_t msglen) {
 	WGPUBindGroupEntry entries[16];
 	if (n > 16) {
+		snprintf(msg, msglen, "%d bindings, more than 16", n);
 		return 1;
 	}
 	memset(entries, 0, sizeof entries);
@@ -411,6 +413,10 @@ int lw_dispatch(lw_device *d, WGPUComputePipeline p, int n, WGPUBuffer *buffers,
 		entries[i].offset = offsets[i];
 		entries[i].size = sizes[i];
 	}
+	// A bind group that does not fit the shader would make the whole
+	// command encoder invalid, and with it every op recorded before this
+	// one: catch it here, in a scope of its own, and record nothing.
+	p_wgpuDevicePushErrorScope(d->device, WGPUErrorFilter_Validation);
 	WGPUBindGroupLayout layout = p_wgpuComputePipelineGetBindGroupLayout(p, 0);
 	WGPUBindGroupDescriptor bdesc = {0};
 	bdesc.layout = layout;
@@ -418,9 +424,17 @@ int lw_dispatch(lw_device *d, WGPUComputePipeline p, int n, WGPUBuffer *buffers,
 	bdesc.entries = entries;
 	WGPUBindGroup group = p_wgpuDeviceCreateBindGroup(d->device, &bdesc);
 	p_wgpuBindGroupLayoutRelease(layout);
-	WGPUCommandEncoder e = encoder(d);
-	if (e == NULL || group == NULL) {
+	if (pop_scope(d, msg, msglen) != 0 || group == NULL) {
+		if (group != NULL) {
+			p_wgpuBindGroupRelease(group);
+		}
 		return 2;
+	}
+	WGPUCommandEncoder e = encoder(d);
+	if (e == NULL) {
+		p_wgpuBindGroupRelease(group);
+		snprintf(msg, msglen, "no command encoder");
+		return 3;
 	}
 	WGPUComputePassEncoder pass = p_wgpuCommandEncoderBeginComputePass(e, NULL);
 	p_wgpuComputePassEncoderSetPipeline(pass, p);
