@@ -35,15 +35,15 @@ var unaryExprs = map[string]map[string]string{
 	"round":  {"f32": "round(x)", "i32": "x"}, // WGSL's round is half to even, as torch.round
 	"clamp":  {"f32": "select(min(max(x, attr_f32(0)), attr_f32(1)), x, is_nan(x))", "i32": "clampi(x)"},
 
-	"exp":        floats("exp(x)"),
-	"log":        floats("log(x)"),
+	"exp":        floats("expf(x)"),
+	"log":        floats("logf(x)"),
 	"log1p":      floats("log1pf(x)"),
 	"expm1":      floats("expm1f(x)"),
 	"sqrt":       floats("sqrt(x)"),
 	"rsqrt":      floats("1.0 / sqrt(x)"),
 	"reciprocal": floats("1.0 / x"),
-	"sin":        floats("sin(x)"),
-	"cos":        floats("cos(x)"),
+	"sin":        floats("sinf(x)"),
+	"cos":        floats("cosf(x)"),
 	"tanh":       floats("tanhf(x)"),
 	"sigmoid":    floats("sigmoidf(x)"),
 	"silu":       floats("x * sigmoidf(x)"),
@@ -54,7 +54,7 @@ var unaryExprs = map[string]map[string]string{
 	"gelu":      floats("0.5 * x * one_plus_erf(x * 0.70710678118654752)"),
 	"gelu_tanh": floats("x * sigmoidf(1.5957691216057308 * (x + 0.044715 * x * x * x))"),
 	// softplus with PyTorch's beta=1, threshold=20: linear above it.
-	"softplus": floats("select(log1pf(exp(x)), x, x > 20.0)"),
+	"softplus": floats("select(log1pf(expf(x)), x, x > 20.0)"),
 }
 
 // binaryExprs are the binary ops' expressions of a and b, by their WGSL

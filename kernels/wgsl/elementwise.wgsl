@@ -63,11 +63,82 @@ fn nan_f32() -> f32 { return bitcast<f32>(0x7fc00000u | (p[0] & 0u)); }
 fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 fn is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
 
+// expf: exp(x) = 2ⁿ·exp(r), n = round(x/ln2), r = x - n·ln2 by Cody and
+// Waite's split of ln2 (its high part has 12 bits, so n·hi and x - n·hi
+// are exact), exp(r) for |r| ≤ ln2/2 by its Taylor series to r⁸
+// (truncation below 3e-10). Results below float32's least normal are 0,
+// as GPUs flush subnormals.
+fn expf(x: f32) -> f32 {
+    if (is_nan(x)) {
+        return x;
+    }
+    if (x >= 88.72283935546875) { // the least float32 whose exp overflows
+        return inf_f32();
+    }
+    if (x < -87.33654475) { // exp(x) < 2⁻¹²⁶
+        return 0.0;
+    }
+    let n = round(x * 1.4426950408889634);
+    let r = (x - n * 0.693115234375) - n * 3.1946183298714459e-05;
+    var q = 1.0 / 40320.0;
+    q = q * r + 1.0 / 5040.0;
+    q = q * r + 1.0 / 720.0;
+    q = q * r + 1.0 / 120.0;
+    q = q * r + 1.0 / 24.0;
+    q = q * r + 1.0 / 6.0;
+    q = q * r + 0.5;
+    q = q * r + 1.0;
+    return ldexp(q * r + 1.0, i32(n));
+}
+
+// logf: x = m·2ᵉ with m in [√½, √2) read from the bits (a subnormal's bits
+// are its value in units of 2⁻¹⁴⁹), log(m) = 2·atanh(s), s = (m-1)/(m+1),
+// |s| ≤ 0.172, by atanh's series to s¹³ (truncation below 1e-11), plus
+// e·ln2 in Cody and Waite's two parts.
+fn logf(x: f32) -> f32 {
+    var bits = bitcast<u32>(x);
+    if ((bits & 0x7fffffffu) == 0u) {
+        return -inf_f32();
+    }
+    if (bits >= 0x80000000u) { // negative, or a NaN with its sign bit
+        return nan_f32();
+    }
+    if (bits >= 0x7f800000u) { // +Inf or NaN
+        return x;
+    }
+    var e = 0;
+    if (bits < 0x00800000u) {
+        bits = bitcast<u32>(f32(bits));
+        e = -149;
+    }
+    e = e + i32(bits >> 23u) - 127;
+    var mbits = (bits & 0x007fffffu) | 0x3f800000u; // m in [1, 2)
+    if (mbits > 0x3fb504f3u) { // past √2: halve m
+        mbits = mbits - 0x00800000u;
+        e = e + 1;
+    }
+    let f = bitcast<f32>(mbits) - 1.0; // exact
+    let s = f / (2.0 + f);
+    let ef = f32(e);
+    return ef * 0.693115234375 + (2.0 * s * atanh_series(s * s) + ef * 3.1946183298714459e-05);
+}
+
+// atanh_series is atanh(s)/s as a polynomial in t = s², to s¹².
+fn atanh_series(t: f32) -> f32 {
+    var q = 1.0 / 13.0;
+    q = q * t + 1.0 / 11.0;
+    q = q * t + 1.0 / 9.0;
+    q = q * t + 1.0 / 7.0;
+    q = q * t + 1.0 / 5.0;
+    q = q * t + 1.0 / 3.0;
+    return q * t + 1.0;
+}
+
 // expm1f: the Taylor series to x⁹ for |x| ≤ 0.5 (truncation below 1e-8
 // relative), exp(x) - 1 past it, where no digits cancel.
 fn expm1f(x: f32) -> f32 {
     if (!(abs(x) <= 0.5)) {
-        return exp(x) - 1.0;
+        return expf(x) - 1.0;
     }
     var s = 1.0 / 362880.0;
     s = s * x + 1.0 / 40320.0;
@@ -86,18 +157,10 @@ fn expm1f(x: f32) -> f32 {
 // 1+x is exact (x < -0.5) or its rounding costs under an ulp of the result.
 fn log1pf(x: f32) -> f32 {
     if (!(abs(x) < 0.5)) {
-        return log(1.0 + x);
+        return logf(1.0 + x);
     }
     let s = x / (2.0 + x);
-    let t = s * s;
-    var q = 1.0 / 13.0;
-    q = q * t + 1.0 / 11.0;
-    q = q * t + 1.0 / 9.0;
-    q = q * t + 1.0 / 7.0;
-    q = q * t + 1.0 / 5.0;
-    q = q * t + 1.0 / 3.0;
-    q = q * t + 1.0;
-    return 2.0 * s * q;
+    return 2.0 * s * atanh_series(s * s);
 }
 
 // tanhf is -expm1(-2|x|) / (2 + expm1(-2|x|)) with x's sign: no digits
@@ -111,9 +174,9 @@ fn tanhf(x: f32) -> f32 {
 // sigmoidf never overflows exp.
 fn sigmoidf(x: f32) -> f32 {
     if (x >= 0.0) {
-        return 1.0 / (1.0 + exp(-x));
+        return 1.0 / (1.0 + expf(-x));
     }
-    let e = exp(x);
+    let e = expf(x);
     return e / (1.0 + e);
 }
 
@@ -138,7 +201,7 @@ fn erfc_tail(a: f32) -> f32 {
     h = h * s - 2.036566622e-02;
     h = h * s - 1.700351102e-01;
     h = h * s + 5.023534283e-01;
-    return exp(-a * a) * h / a;
+    return expf(-a * a) * h / a;
 }
 
 // erf_small is erf(x) for |x| < 1 by its Taylor series,
@@ -176,14 +239,96 @@ fn one_plus_erf(z: f32) -> f32 {
     return 1.0 + erff(z);
 }
 
-// atan2f is WGSL's atan2 but for two zeros, where WGSL leaves it
-// undefined: ±0 or ±π by the signs, as IEEE (and Go's math.Atan2) has it.
-fn atan2f(y: f32, x: f32) -> f32 {
-    if (y == 0.0 && x == 0.0) {
-        let r = select(0.0, 3.14159265358979, bitcast<i32>(x) < 0);
-        return select(r, -r, bitcast<i32>(y) < 0);
+// sinf and cosf reduce x by π/2 in Cody and Waite's way, π/2 split in
+// parts of 8 bits (n·part and the first difference exact for n < 2¹⁶),
+// for |x| ≤ 1e5, then take sin or cos of r in [-π/4, π/4] by the quadrant.
+// Past 1e5 they are WGSL's sin and cos, whose reduction loses digits.
+fn sinf(x: f32) -> f32 { return sin_quadrant(x, 0); }
+fn cosf(x: f32) -> f32 { return sin_quadrant(x, 1); } // cos(x) = sin(x + π/2)
+
+fn sin_quadrant(x: f32, shift: i32) -> f32 {
+    if (!(abs(x) <= 1e5)) {
+        return select(sin(x), cos(x), shift == 1);
     }
-    return atan2(y, x);
+    let n = round(x * 0.63661977236758134);
+    var r = x - n * 1.5703125;
+    r = r - n * 0.000484466552734375;
+    r = r - n * -6.407499313354492e-07;
+    r = r - n * 9.89530235528946e-10;
+    r = r - n * 2.5579538487363607e-12;
+    r = r - n * 5.390302953474238e-15;
+    let q = (i32(n) + shift) & 3;
+    let t = r * r;
+    var v: f32;
+    if ((q & 1) == 0) {
+        // sin r by its Taylor series to r¹¹ (truncation below 1e-11).
+        var p = -1.0 / 39916800.0;
+        p = p * t + 1.0 / 362880.0;
+        p = p * t - 1.0 / 5040.0;
+        p = p * t + 1.0 / 120.0;
+        p = p * t - 1.0 / 6.0;
+        v = r + r * t * p;
+    } else {
+        // cos r by its Taylor series to r¹² (truncation below 1e-12).
+        var p = 1.0 / 479001600.0;
+        p = p * t - 1.0 / 3628800.0;
+        p = p * t + 1.0 / 40320.0;
+        p = p * t - 1.0 / 720.0;
+        p = p * t + 1.0 / 24.0;
+        p = p * t - 0.5;
+        v = 1.0 + t * p;
+    }
+    return select(v, -v, (q & 2) != 0);
+}
+
+// atanf is atan(t) for t in [0, 1]: past tan(π/8) it is π/4 + atan(u) with
+// u = (t-1)/(t+1); atan(u) for |u| ≤ tan(π/8) by its series to u²³
+// (truncation below 1e-9).
+fn atanf(t: f32) -> f32 {
+    var u = t;
+    var base = 0.0;
+    if (t > 0.41421356237309505) {
+        u = (t - 1.0) / (t + 1.0);
+        base = 0.78539816339744831;
+    }
+    let w = u * u;
+    var p = -1.0 / 23.0;
+    p = p * w + 1.0 / 21.0;
+    p = p * w - 1.0 / 19.0;
+    p = p * w + 1.0 / 17.0;
+    p = p * w - 1.0 / 15.0;
+    p = p * w + 1.0 / 13.0;
+    p = p * w - 1.0 / 11.0;
+    p = p * w + 1.0 / 9.0;
+    p = p * w - 1.0 / 7.0;
+    p = p * w + 1.0 / 5.0;
+    p = p * w - 1.0 / 3.0;
+    return base + (u + u * w * p);
+}
+
+// atan2f has IEEE's (and Go's math.Atan2's) special cases, which WGSL's
+// atan2 leaves undefined for zeros and infinities: the angle of the
+// smaller over the larger magnitude, mirrored into the quadrant of (x, y).
+fn atan2f(y: f32, x: f32) -> f32 {
+    if (is_nan(x) || is_nan(y)) {
+        return nan_f32();
+    }
+    let ay = abs(y);
+    let ax = abs(x);
+    var a: f32;
+    if (ay == 0.0 && ax == 0.0) {
+        a = 0.0;
+    } else if (is_inf(ay) && is_inf(ax)) {
+        a = 0.78539816339744831;
+    } else if (ay <= ax) {
+        a = atanf(ay / ax);
+    } else {
+        a = 1.5707963267948966 - atanf(ax / ay);
+    }
+    if (bitcast<i32>(x) < 0) { // x < 0 or x = -0
+        a = 3.14159265358979 - a;
+    }
+    return select(a, -a, bitcast<i32>(y) < 0);
 }
 
 // is_odd_int reports whether an integral y is odd; every float32 past 2²⁴
