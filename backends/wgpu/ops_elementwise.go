@@ -1,7 +1,6 @@
 package wgpu
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -242,8 +241,20 @@ type operand struct {
 
 // elementwiseArg is an argument as the template sees it.
 type elementwiseArg struct {
-	Name, Type string
-	Binding    int
+	Name, Type, Layout string
+	Binding, Base      int
+}
+
+// layout is how the shader finds an argument's elements (elementwise.wgsl):
+// flat and scalar save the strided walk of the index.
+func layout(t, out *dispatch.Tensor) string {
+	switch {
+	case t.Numel() == 1:
+		return "scalar"
+	case t.IsContiguous() && slices.Equal(t.Shape, out.Shape):
+		return "flat"
+	}
+	return "strided"
 }
 
 // runElementwise launches expr over the contiguous out, one item per
@@ -256,23 +267,21 @@ func runElementwise(op string, out *dispatch.Tensor, expr string, attrs []uint32
 	}
 	outType, _ := wgslType(out.DType)
 	data := struct {
-		Out        string
-		Args       []elementwiseArg
-		Expr       string
-		AttrBase   int
-		Contiguous bool
-	}{Out: outType, Expr: expr, AttrBase: 10 + 9*len(args), Contiguous: true}
+		Out      string
+		Args     []elementwiseArg
+		Expr     string
+		AttrBase int
+	}{Out: outType, Expr: expr, AttrBase: 10 + 9*len(args)}
 	tensors := make([]*dispatch.Tensor, 0, 1+len(args))
 	tensors = append(tensors, out)
 	key := []string{"elementwise", op, outType}
 	for k, a := range args {
 		t, _ := wgslType(a.t.DType)
-		data.Args = append(data.Args, elementwiseArg{Name: a.name, Type: t, Binding: 2 + k})
-		data.Contiguous = data.Contiguous && a.t.IsContiguous() && slices.Equal(a.t.Shape, out.Shape)
+		l := layout(a.t, out)
+		data.Args = append(data.Args, elementwiseArg{Name: a.name, Type: t, Layout: l, Binding: 2 + k, Base: 10 + 9*k})
 		tensors = append(tensors, a.t)
-		key = append(key, t)
+		key = append(key, t+":"+l)
 	}
-	key = append(key, fmt.Sprint("contiguous=", data.Contiguous))
 	sh, err := shaderFor(strings.Join(key, "/"), "elementwise", data)
 	if err != nil {
 		return err

@@ -2,12 +2,13 @@
 elementwise: out[i] = Expr(args at i), for the unary ops, the binary ops
 and where. Data:
   .Out        the WGSL type of out (f32, i32, u32 for bool);
-  .Args       the arguments: .Name (the name Expr reads it by), .Type, and
-              .Binding;
+  .Args       the arguments: .Name (the name Expr reads it by), .Type,
+              .Binding, .Layout and .Base, the index of its layout words;
   .Expr       the op's WGSL expression of the arguments (the table in
-              backends/wgpu/ops_elementwise.go);
-  .Contiguous whether every argument is contiguous with out's shape, so
-              that element i of argument k is at its offset + i.
+              backends/wgpu/ops_elementwise.go).
+An argument's .Layout is "flat" where it is contiguous with out's shape
+(element i is at its offset + i), "scalar" where it has one element (at its
+offset), and "strided" otherwise.
 
 Launch: one item per output element; out contiguous at element 0 of its
 buffer (binding 1); argument k at binding 2+k, with the strided layout of
@@ -30,14 +31,6 @@ const ATTRS: u32 = {{.AttrBase}}u;
 fn attr_f32(j: u32) -> f32 { return bitcast<f32>(p[ATTRS + j]); }
 fn attr_i32(j: u32) -> i32 { return bitcast<i32>(p[ATTRS + j]); }
 
-// at is argument k's element index of output item i.
-fn at(k: u32, i: u32) -> u32 {
-{{- if .Contiguous}}
-    return p[10u + 9u * k] + i;
-{{- else}}
-    return strided(k, i);
-{{- end}}
-}
 {{template "float_functions"}}
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -46,7 +39,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
 {{- range $k, $a := .Args}}
-    let {{$a.Name}} = arg_{{$a.Name}}[at({{$k}}u, i)];
+    let {{$a.Name}} = arg_{{$a.Name}}[
+        {{- if eq $a.Layout "flat"}}p[{{$a.Base}}u] + i
+        {{- else if eq $a.Layout "scalar"}}p[{{$a.Base}}u]
+        {{- else}}strided({{$k}}u, i){{end}}];
 {{- end}}
     dst[i] = {{.Expr}};
 }
