@@ -1,0 +1,413 @@
+{{/*
+elementwise: out[i] = Expr(args at i), for the unary ops, the binary ops
+and where. Data:
+  .Out        the WGSL type of out (f32, i32, u32 for bool);
+  .Args       the arguments: .Name (the name Expr reads it by), .Type,
+              .Binding, .Layout and .Base, the index of its layout words;
+  .Expr       the op's WGSL expression of the arguments (the table in
+              backends/wgpu/ops_elementwise.go).
+An argument's .Layout is "flat" where it is contiguous with out's shape
+(element i is at its offset + i), "scalar" where it has one element (at its
+offset), and "strided" otherwise.
+
+Launch: one item per output element; out contiguous at element 0 of its
+buffer (binding 1); argument k at binding 2+k, with the strided layout of
+argument k (prelude), broadcast to out's shape. The op's attributes are the
+words after the layout, from p[10 + 9·len(Args)]: attr_f32(j) and
+attr_i32(j) read word j of them.
+
+The float functions below are written out, not WGSL's builtins, where
+WebGPU lacks the function (erf, expm1, log1p) or where the builtin's
+allowed error is too large near 0 (tanh, from exp) or it is undefined
+(pow of a negative base): each is within a few ulp of the float32 result
+over all of float32.
+*/}}
+{{define "elementwise"}}{{template "prelude" .}}
+@group(0) @binding(1) var<storage, read_write> dst: array<{{.Out}}>;
+{{range .Args}}@group(0) @binding({{.Binding}}) var<storage, read> arg_{{.Name}}: array<{{.Type}}>;
+{{end}}
+const ATTRS: u32 = {{.AttrBase}}u;
+
+fn attr_f32(j: u32) -> f32 { return bitcast<f32>(p[ATTRS + j]); }
+fn attr_i32(j: u32) -> i32 { return bitcast<i32>(p[ATTRS + j]); }
+
+{{template "float_functions"}}
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = item(gid, nwg);
+    if (i >= p[0]) {
+        return;
+    }
+{{- range $k, $a := .Args}}
+    let {{$a.Name}} = arg_{{$a.Name}}[
+        {{- if eq $a.Layout "flat"}}p[{{$a.Base}}u] + i
+        {{- else if eq $a.Layout "scalar"}}p[{{$a.Base}}u]
+        {{- else}}strided({{$k}}u, i){{end}}];
+{{- end}}
+    dst[i] = {{.Expr}};
+}
+{{end}}
+
+{{define "float_functions"}}
+// The special values come from a parameter word, so that they are not
+// constant expressions, which WGSL forbids to be infinite or NaN.
+fn inf_f32() -> f32 { return bitcast<f32>(0x7f800000u | (p[0] & 0u)); }
+fn nan_f32() -> f32 { return bitcast<f32>(0x7fc00000u | (p[0] & 0u)); }
+
+// is_nan and is_inf read the bits: a comparison of x with itself may be
+// folded away by a compiler that assumes no NaN.
+fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn is_inf(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
+
+// expf: exp(x) = 2ⁿ·exp(r), n = round(x/ln2), r = x - n·ln2 by Cody and
+// Waite's split of ln2 (its high part has 12 bits, so n·hi and x - n·hi
+// are exact), exp(r) for |r| ≤ ln2/2 by its Taylor series to r⁸
+// (truncation below 3e-10). Results below float32's least normal are 0,
+// as GPUs flush subnormals.
+fn expf(x: f32) -> f32 {
+    if (is_nan(x)) {
+        return x;
+    }
+    if (x >= 88.72283935546875) { // the least float32 whose exp overflows
+        return inf_f32();
+    }
+    if (x < -87.33654475) { // exp(x) < 2⁻¹²⁶
+        return 0.0;
+    }
+    let n = round(x * 1.4426950408889634);
+    let r = (x - n * 0.693115234375) - n * 3.1946183298714459e-05;
+    var q = 1.0 / 40320.0;
+    q = q * r + 1.0 / 5040.0;
+    q = q * r + 1.0 / 720.0;
+    q = q * r + 1.0 / 120.0;
+    q = q * r + 1.0 / 24.0;
+    q = q * r + 1.0 / 6.0;
+    q = q * r + 0.5;
+    q = q * r + 1.0;
+    return ldexp(q * r + 1.0, i32(n));
+}
+
+// logf: x = m·2ᵉ with m in [√½, √2) read from the bits (a subnormal's bits
+// are its value in units of 2⁻¹⁴⁹), log(m) = 2·atanh(s), s = (m-1)/(m+1),
+// |s| ≤ 0.172, by atanh's series to s¹³ (truncation below 1e-11), plus
+// e·ln2 in Cody and Waite's two parts.
+fn logf(x: f32) -> f32 {
+    var bits = bitcast<u32>(x);
+    if ((bits & 0x7fffffffu) == 0u) {
+        return -inf_f32();
+    }
+    if (bits >= 0x80000000u) { // negative, or a NaN with its sign bit
+        return nan_f32();
+    }
+    if (bits >= 0x7f800000u) { // +Inf or NaN
+        return x;
+    }
+    var e = 0;
+    if (bits < 0x00800000u) {
+        bits = bitcast<u32>(f32(bits));
+        e = -149;
+    }
+    e = e + i32(bits >> 23u) - 127;
+    var mbits = (bits & 0x007fffffu) | 0x3f800000u; // m in [1, 2)
+    if (mbits > 0x3fb504f3u) { // past √2: halve m
+        mbits = mbits - 0x00800000u;
+        e = e + 1;
+    }
+    let f = bitcast<f32>(mbits) - 1.0; // exact
+    let s = f / (2.0 + f);
+    let ef = f32(e);
+    return ef * 0.693115234375 + (2.0 * s * atanh_series(s * s) + ef * 3.1946183298714459e-05);
+}
+
+// atanh_series is atanh(s)/s as a polynomial in t = s², to s¹².
+fn atanh_series(t: f32) -> f32 {
+    var q = 1.0 / 13.0;
+    q = q * t + 1.0 / 11.0;
+    q = q * t + 1.0 / 9.0;
+    q = q * t + 1.0 / 7.0;
+    q = q * t + 1.0 / 5.0;
+    q = q * t + 1.0 / 3.0;
+    return q * t + 1.0;
+}
+
+// expm1f: the Taylor series to x⁹ for |x| ≤ 0.5 (truncation below 1e-8
+// relative), exp(x) - 1 past it, where no digits cancel.
+fn expm1f(x: f32) -> f32 {
+    if (!(abs(x) <= 0.5)) {
+        return expf(x) - 1.0;
+    }
+    var s = 1.0 / 362880.0;
+    s = s * x + 1.0 / 40320.0;
+    s = s * x + 1.0 / 5040.0;
+    s = s * x + 1.0 / 720.0;
+    s = s * x + 1.0 / 120.0;
+    s = s * x + 1.0 / 24.0;
+    s = s * x + 1.0 / 6.0;
+    s = s * x + 0.5;
+    s = s * x + 1.0;
+    return s * x;
+}
+
+// log1pf: for |x| < 0.5, log(1+x) = 2·atanh(s) with s = x/(2+x), |s| ≤ 1/3,
+// by atanh's series to s¹³ (truncation below 2e-8); log(1+x) past it, where
+// 1+x is exact (x < -0.5) or its rounding costs under an ulp of the result.
+fn log1pf(x: f32) -> f32 {
+    if (!(abs(x) < 0.5)) {
+        return logf(1.0 + x);
+    }
+    let s = x / (2.0 + x);
+    return 2.0 * s * atanh_series(s * s);
+}
+
+// tanhf is -expm1(-2|x|) / (2 + expm1(-2|x|)) with x's sign: no digits
+// cancel near 0 and nothing overflows far from it.
+fn tanhf(x: f32) -> f32 {
+    let e = expm1f(-2.0 * abs(x));
+    let t = -e / (2.0 + e);
+    return select(t, -t, x < 0.0);
+}
+
+// sigmoidf never overflows exp.
+fn sigmoidf(x: f32) -> f32 {
+    if (x >= 0.0) {
+        return 1.0 / (1.0 + expf(-x));
+    }
+    let e = expf(x);
+    return e / (1.0 + e);
+}
+
+// erfc_tail is erfc(a) for a ≥ 1: exp(-a²)·h(1/a)/a, with h(s) =
+// a·erfc(a)·exp(a²) a least-squares polynomial in s - 0.55 over s in
+// [0.1, 1] (relative error 1e-8 in float64, an ulp in float32); past a = 10
+// erfc is below float32's least subnormal.
+fn erfc_tail(a: f32) -> f32 {
+    if (a > 10.0) {
+        return 0.0;
+    }
+    let s = 1.0 / a - 0.55;
+    var h = 1.153436753e-01;
+    h = h * s - 4.844377693e-02;
+    h = h * s - 9.386161832e-02;
+    h = h * s + 1.058491843e-01;
+    h = h * s - 6.082997689e-02;
+    h = h * s + 9.622491316e-03;
+    h = h * s + 4.988419929e-02;
+    h = h * s - 9.691250621e-02;
+    h = h * s + 9.835688594e-02;
+    h = h * s - 2.036566622e-02;
+    h = h * s - 1.700351102e-01;
+    h = h * s + 5.023534283e-01;
+    return expf(-a * a) * h / a;
+}
+
+// erf_small is erf(x) for |x| < 1 by its Taylor series,
+// 2/√π · Σ (-1)ⁿ x²ⁿ⁺¹ / (n!(2n+1)), to n = 10 (truncation below 2e-8).
+fn erf_small(x: f32) -> f32 {
+    let t = x * x;
+    var q = 1.0 / 76204800.0;
+    q = q * t - 1.0 / 6894720.0;
+    q = q * t + 1.0 / 685440.0;
+    q = q * t - 1.0 / 75600.0;
+    q = q * t + 1.0 / 9360.0;
+    q = q * t - 1.0 / 1320.0;
+    q = q * t + 1.0 / 216.0;
+    q = q * t - 1.0 / 42.0;
+    q = q * t + 1.0 / 10.0;
+    q = q * t - 1.0 / 3.0;
+    q = q * t + 1.0;
+    return 1.1283791670955126 * x * q;
+}
+
+fn erff(x: f32) -> f32 {
+    let a = abs(x);
+    if (!(a >= 1.0)) {
+        return erf_small(x); // and NaN
+    }
+    let r = 1.0 - erfc_tail(a);
+    return select(r, -r, x < 0.0);
+}
+
+// one_plus_erf is 1 + erf(z) without the cancellation of erf near -1.
+fn one_plus_erf(z: f32) -> f32 {
+    if (z <= -1.0) {
+        return erfc_tail(-z);
+    }
+    return 1.0 + erff(z);
+}
+
+// sinf and cosf reduce x by π/2 in Cody and Waite's way, π/2 split in
+// parts of 8 bits (n·part and the first difference exact for n < 2¹⁶),
+// for |x| ≤ 1e5, then take sin or cos of r in [-π/4, π/4] by the quadrant.
+// Past 1e5 they are WGSL's sin and cos, whose reduction loses digits.
+fn sinf(x: f32) -> f32 { return sin_quadrant(x, 0); }
+fn cosf(x: f32) -> f32 { return sin_quadrant(x, 1); } // cos(x) = sin(x + π/2)
+
+fn sin_quadrant(x: f32, shift: i32) -> f32 {
+    if (!(abs(x) <= 1e5)) {
+        return select(sin(x), cos(x), shift == 1);
+    }
+    let n = round(x * 0.63661977236758134);
+    var r = x - n * 1.5703125;
+    r = r - n * 0.000484466552734375;
+    r = r - n * -6.407499313354492e-07;
+    r = r - n * 9.89530235528946e-10;
+    r = r - n * 2.5579538487363607e-12;
+    r = r - n * 5.390302953474238e-15;
+    let q = (i32(n) + shift) & 3;
+    let t = r * r;
+    var v: f32;
+    if ((q & 1) == 0) {
+        // sin r by its Taylor series to r¹¹ (truncation below 1e-11).
+        var p = -1.0 / 39916800.0;
+        p = p * t + 1.0 / 362880.0;
+        p = p * t - 1.0 / 5040.0;
+        p = p * t + 1.0 / 120.0;
+        p = p * t - 1.0 / 6.0;
+        v = r + r * t * p;
+    } else {
+        // cos r by its Taylor series to r¹² (truncation below 1e-12).
+        var p = 1.0 / 479001600.0;
+        p = p * t - 1.0 / 3628800.0;
+        p = p * t + 1.0 / 40320.0;
+        p = p * t - 1.0 / 720.0;
+        p = p * t + 1.0 / 24.0;
+        p = p * t - 0.5;
+        v = 1.0 + t * p;
+    }
+    return select(v, -v, (q & 2) != 0);
+}
+
+// atanf is atan(t) for t in [0, 1]: past tan(π/8) it is π/4 + atan(u) with
+// u = (t-1)/(t+1); atan(u) for |u| ≤ tan(π/8) by its series to u²³
+// (truncation below 1e-9).
+fn atanf(t: f32) -> f32 {
+    var u = t;
+    var base = 0.0;
+    if (t > 0.41421356237309505) {
+        u = (t - 1.0) / (t + 1.0);
+        base = 0.78539816339744831;
+    }
+    let w = u * u;
+    var p = -1.0 / 23.0;
+    p = p * w + 1.0 / 21.0;
+    p = p * w - 1.0 / 19.0;
+    p = p * w + 1.0 / 17.0;
+    p = p * w - 1.0 / 15.0;
+    p = p * w + 1.0 / 13.0;
+    p = p * w - 1.0 / 11.0;
+    p = p * w + 1.0 / 9.0;
+    p = p * w - 1.0 / 7.0;
+    p = p * w + 1.0 / 5.0;
+    p = p * w - 1.0 / 3.0;
+    return base + (u + u * w * p);
+}
+
+// atan2f has IEEE's (and Go's math.Atan2's) special cases, which WGSL's
+// atan2 leaves undefined for zeros and infinities: the angle of the
+// smaller over the larger magnitude, mirrored into the quadrant of (x, y).
+fn atan2f(y: f32, x: f32) -> f32 {
+    if (is_nan(x) || is_nan(y)) {
+        return nan_f32();
+    }
+    let ay = abs(y);
+    let ax = abs(x);
+    var a: f32;
+    if (ay == 0.0 && ax == 0.0) {
+        a = 0.0;
+    } else if (is_inf(ay) && is_inf(ax)) {
+        a = 0.78539816339744831;
+    } else if (ay <= ax) {
+        a = atanf(ay / ax);
+    } else {
+        a = 1.5707963267948966 - atanf(ax / ay);
+    }
+    if (bitcast<i32>(x) < 0) { // x < 0 or x = -0
+        a = 3.14159265358979 - a;
+    }
+    return select(a, -a, bitcast<i32>(y) < 0);
+}
+
+// is_odd_int reports whether an integral y is odd; every float32 past 2²⁴
+// is even.
+fn is_odd_int(y: f32) -> bool {
+    return abs(y) < 16777216.0 && (i32(y) & 1) != 0;
+}
+
+// powf has the special cases of Go's math.Pow (which the cpu's float32 pow
+// rounds from) and exp2(y·log2|x|) with x's sign for odd y elsewhere.
+fn powf(x: f32, y: f32) -> f32 {
+    if (y == 0.0 || x == 1.0) {
+        return 1.0;
+    }
+    if (is_nan(x) || is_nan(y)) {
+        return nan_f32();
+    }
+    let integral = !is_inf(y) && floor(y) == y;
+    let odd = integral && is_odd_int(y);
+    if (x == 0.0) {
+        if (y < 0.0) {
+            return select(inf_f32(), select(inf_f32(), -inf_f32(), bitcast<u32>(x) != 0u), odd);
+        }
+        return select(0.0, x, odd);
+    }
+    if (is_inf(y)) {
+        if (x == -1.0) {
+            return 1.0;
+        }
+        if ((abs(x) < 1.0) == (y > 0.0)) {
+            return 0.0;
+        }
+        return inf_f32();
+    }
+    if (is_inf(x)) {
+        if (x > 0.0) {
+            return select(inf_f32(), 0.0, y < 0.0);
+        }
+        // Pow(-Inf, y) = Pow(-0, -y).
+        if (y < 0.0) {
+            return select(0.0, -0.0, odd);
+        }
+        return select(inf_f32(), -inf_f32(), odd);
+    }
+    if (x < 0.0 && !integral) {
+        return nan_f32();
+    }
+    let r = exp2(y * log2(abs(x)));
+    return select(r, -r, x < 0.0 && odd);
+}
+
+// powi is integer power by squaring, wrapping as the cpu's does; negative
+// exponents are refused before the launch.
+fn powi(a: i32, b: i32) -> i32 {
+    var r = 1;
+    var base = a;
+    var e = b;
+    loop {
+        if (e <= 0) {
+            break;
+        }
+        if ((e & 1) != 0) {
+            r = r * base;
+        }
+        base = base * base;
+        e = e >> 1u;
+    }
+    return r;
+}
+
+// clampi is clamp of an int: attribute words 0 and 1 are the bounds
+// ceil(lo) and floor(hi), word 2 has bit 0 set where every x is below lo
+// and bit 1 where every x is above hi (bounds past int32's range).
+fn clampi(x: i32) -> i32 {
+    let lo = attr_i32(0);
+    let hi = attr_i32(1);
+    let always = p[ATTRS + 2u];
+    if (x < lo || (always & 1u) != 0u) {
+        return lo;
+    }
+    if (x > hi || (always & 2u) != 0u) {
+        return hi;
+    }
+    return x;
+}
+{{end}}
