@@ -227,7 +227,10 @@ fn wins(a: State, b: State) -> bool {
 }
 
 fn combine(a: State, b: State) -> State {
-    return select(b, a, wins(a, b));
+    if (wins(a, b)) {
+        return a;
+    }
+    return b;
 }
 
 fn finish(s: State) -> {{.OutT}} {
