@@ -37,6 +37,13 @@ const (
 	// maxParts bounds the parts of a row, so that the second pass's
 	// workgroup walks at most 4 States per lane.
 	maxParts = 4 * workgroup
+	// With perItemRows rows or more, rows of at most perItemLen elements,
+	// which would leave most of a workgroup's lanes idle, and column-wise
+	// rows, whose elements lie far apart while neighbouring rows' lie side
+	// by side, are reduced an invocation per row: neighbouring invocations
+	// then read neighbouring elements.
+	perItemRows = 4 * workgroup
+	perItemLen  = 64
 )
 
 func reduceKernel(op string) dispatch.Kernel {
@@ -77,11 +84,15 @@ func reduce(op string, out, x *dispatch.Tensor, dims []int, correction int) erro
 	}
 	chunk := (n + parts - 1) / max(parts, 1)
 	if parts == 1 {
-		sh, err := reduceShader(op, t, outT, "tensor", "out")
+		perItem := rows >= perItemRows && (n <= perItemLen || l.columnWise())
+		sh, err := reduceShader(op, t, outT, perItem, "tensor", "out")
 		if err != nil {
 			return err
 		}
 		p := reduceParams(rows, n, 1, chunk, x.Offset, l, correction)
+		if perItem {
+			return launch(op, sh, grid(rows), p, out, x)
+		}
 		return launch(op, sh, grid(rows*workgroup), p, out, x)
 	}
 
@@ -92,7 +103,7 @@ func reduce(op string, out, x *dispatch.Tensor, dims []int, correction int) erro
 		return err
 	}
 	defer partials.Release()
-	sh, err := reduceShader(op, t, outT, "tensor", "partials")
+	sh, err := reduceShader(op, t, outT, false, "tensor", "partials")
 	if err != nil {
 		return err
 	}
@@ -100,7 +111,7 @@ func reduce(op string, out, x *dispatch.Tensor, dims []int, correction int) erro
 	if err := launch(op, sh, grid(rows*parts*workgroup), p, partials, x); err != nil {
 		return err
 	}
-	sh, err = reduceShader(op, t, outT, "partials", "out")
+	sh, err = reduceShader(op, t, outT, false, "partials", "out")
 	if err != nil {
 		return err
 	}
@@ -109,9 +120,12 @@ func reduce(op string, out, x *dispatch.Tensor, dims []int, correction int) erro
 	return launch(op, sh, grid(rows*workgroup), p, out, partials)
 }
 
-func reduceShader(op, t, outT, src, dst string) (*shader, error) {
-	key := fmt.Sprintf("reduce/%s/%s->%s/%s->%s", op, t, outT, src, dst)
-	return shaderFor(key, "reduce", struct{ Op, T, OutT, Src, Dst string }{op, t, outT, src, dst})
+func reduceShader(op, t, outT string, perItem bool, src, dst string) (*shader, error) {
+	key := fmt.Sprintf("reduce/%s/%s->%s/%s->%s/peritem=%v", op, t, outT, src, dst, perItem)
+	return shaderFor(key, "reduce", struct {
+		Op, T, OutT, Src, Dst string
+		PerItem               bool
+	}{op, t, outT, src, dst, perItem})
 }
 
 // reduceLayout is x seen as rows of reduced elements: the kept dims (whose
@@ -121,6 +135,13 @@ func reduceShader(op, t, outT, src, dst string) (*shader, error) {
 type reduceLayout struct {
 	kShape, kStrides []int
 	rShape, rStrides []int
+}
+
+// columnWise says whether neighbouring rows start at neighbouring
+// elements while a row's own elements do not.
+func (l reduceLayout) columnWise() bool {
+	k, r := len(l.kStrides), len(l.rStrides)
+	return k > 0 && r > 0 && l.kStrides[k-1] == 1 && l.rStrides[r-1] != 1
 }
 
 func splitLayout(op string, x *dispatch.Tensor, dims []int) (reduceLayout, error) {

@@ -136,6 +136,9 @@ func TestReduceLarge(t *testing.T) {
 		{layoutCase{"dim1[300,700]", []int{300, 700}, false}, []int{1}}, // many rows, one pass
 		{layoutCase{"dims02/transposed[6,50,70]", []int{6, 50, 70}, true}, []int{0, 2}},
 		{layoutCase{"dims02[20,30,400]", []int{20, 30, 400}, false}, []int{0, 2}},
+		{layoutCase{"dim0[300,2000]", []int{300, 2000}, false}, []int{0}}, // column-wise: a row per invocation
+		{layoutCase{"dim1[2000,3]", []int{2000, 3}, false}, []int{1}},     // short rows: a row per invocation
+		{layoutCase{"dims02[30,40,50]", []int{30, 40, 50}, false}, []int{0, 2}},
 	}
 	ops := []struct {
 		name       string
@@ -193,6 +196,7 @@ func TestArgExtremes(t *testing.T) {
 		{layoutCase{"all[1048576]", []int{1 << 20}, false}, nil, randomFloats(1<<20, 5, uniform)},
 		{layoutCase{"dim1/ties[3,4]", []int{3, 4}, false}, []int{1}, []float32{1, 3, 3, 0, 2, 2, 2, 2, -1, 5, -1, 5}},
 		{layoutCase{"dim0/nan/transposed[4,3]", []int{4, 3}, true}, []int{0}, []float32{1, nan, 3, nan, 2, 2, 2, 2, -1, 5, -1, 5}},
+		{layoutCase{"dim0/ties[300,2000]", []int{300, 2000}, false}, []int{0}, randomFloats(600000, 6, func(r *rand.Rand) float32 { return float32(r.IntN(3)) })},
 		{layoutCase{"dim1/ties[2,20000]", []int{2, 20000}, false}, []int{1}, randomFloats(40000, 6, func(r *rand.Rand) float32 { return float32(r.IntN(3)) })},
 		{layoutCase{"dim1/nan[2,20000]", []int{2, 20000}, false}, []int{1}, randomFloats(40000, 6, func(r *rand.Rand) float32 {
 			if r.IntN(5000) == 0 {
@@ -265,4 +269,47 @@ func call(t *testing.T, op string, attrs any, x *dispatch.Tensor) *dispatch.Tens
 		t.Fatal(err)
 	}
 	return out
+}
+
+// BenchmarkReduce measures a whole sum (split rows), row sums and column
+// sums of a matrix (one workgroup per output) and softmax along rows, in
+// GB/s of input read, each iteration waiting for the device.
+func BenchmarkReduce(b *testing.B) {
+	if _, err := dispatch.Open(gpu); err != nil {
+		b.Skipf("wgpu:0 is unavailable: %v", err)
+	}
+	const n = 1024
+	x, err := dispatch.Upload(gpu, make([]float32, n*n), dispatch.Float32, []int{n, n})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name, op string
+		attrs    any
+	}{
+		{"sum/all", "sum", dispatch.Reduce{}},
+		{"sum/dims[1]", "sum", dispatch.Reduce{Dims: []int{1}}},
+		{"sum/dims[0]", "sum", dispatch.Reduce{Dims: []int{0}}},
+		{"softmax/dim1", "softmax", dispatch.Scan{Dim: 1}},
+		{"cumsum/dim1", "cumsum", dispatch.Scan{Dim: 1}},
+	} {
+		op := dispatch.Lookup(bc.op)
+		b.Run(fmt.Sprintf("f32/%dx%d/%s", n, n, bc.name), func(b *testing.B) {
+			for b.Loop() {
+				out, err := dispatch.Call(op, bc.attrs, x)
+				if err != nil {
+					b.Fatal(err)
+				}
+				// Reading one element waits for the op (Sync answers
+				// before Dawn's callback has run).
+				first := out.View([]int{1}, []int{1}, 0)
+				if _, err := dispatch.ReadHost(first); err != nil {
+					b.Fatal(err)
+				}
+				first.Release()
+				out.Release()
+			}
+			b.ReportMetric(float64(4*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+		})
+	}
 }

@@ -1,19 +1,19 @@
 {{/*
-reduce: sum, prod, max, min, argmax, argmin, var, std and logsumexp, one
-workgroup per output element ("row") and a tree over the workgroup's 256
-lanes in workgroup memory. Each op is a State with an identity, lift (an
-element into a State), combine (two States into one; associative, so the
-tree may pair them in any order) and finish (a State into the result).
+reduce: sum, prod, max, min, argmax, argmin, var, std and logsumexp. Each
+op is a State with an identity, lift (an element into a State), combine
+(two States into one; associative, so they may be paired in any order) and
+finish (a State into the result). Rows (one per output element) are
+reduced either by a workgroup each, with a tree over its 256 lanes in
+workgroup memory, or, where there are many short or column-wise rows, by
+one invocation each.
 
 Data: .T is the input's WGSL element type (f32 or i32), .OutT the
-output's, .Op the reduction, .Src "tensor" (read the strided input) or
-"partials" (read States a first pass wrote), .Dst "out" (write finished
-results) or "partials" (write States for a second pass).
+output's, .Op the reduction, .PerItem the invocation-per-row form, .Src
+"tensor" (read the strided input) or "partials" (read States a first pass
+wrote), .Dst "out" (write finished results) or "partials" (write States for
+a second pass); the per-row form reads a tensor and writes out.
 
-Launch: workgroup w of the grid (w = wid.y * nwg.x + wid.x, workgroups at or
-past rows * parts return) reduces part w % parts of row w / parts: the
-reduced elements [part * chunk, min((part + 1) * chunk, n)), lane l taking
-the ones congruent to l mod 256. Parameters:
+Parameters:
   p[0] rows, p[1] n (reduced elements per row), p[2] parts per row,
   p[3] chunk, p[4] the input's element offset, p[5] kept rank, p[6] reduced
   rank, p[7] correction (var, std);
@@ -21,14 +21,24 @@ the ones congruent to l mod 256. Parameters:
   p[32..40) reduced strides (of the input, in elements; i32).
 Row r is the row-major index over the kept dims; reduced element j is the
 row-major index over the reduced dims (the index argmax returns). dst is
-contiguous at element 0: one result (or State) per workgroup.
+contiguous at element 0.
+
+Launch, workgroup per row: workgroup w of the grid (w = wid.y * nwg.x +
+wid.x; workgroups at or past rows * parts return) reduces part w % parts of
+row w / parts, the elements [part * chunk, min((part + 1) * chunk, n)),
+lane l taking those congruent to l mod 256, into dst[w].
+Launch, invocation per row: item r (the prelude's numbering; items at or
+past rows return) reduces row r in order into dst[r]; parts is 1.
 */}}
 {{define "reduce"}}{{template "prelude" .}}
 {{template "reduceState" .}}
 @group(0) @binding(1) var<storage, read_write> dst: array<{{if eq .Dst "partials"}}State{{else}}{{.OutT}}{{end}}>;
 @group(0) @binding(2) var<storage, read> src: array<{{if eq .Src "partials"}}State{{else}}{{.T}}{{end}}>;
 
+{{- if not .PerItem}}
+
 var<workgroup> lanes: array<State, 256>;
+{{- end}}
 
 // rowBase is the input position of row r's first reduced element.
 fn rowBase(r: u32) -> i32 {
@@ -44,6 +54,9 @@ fn rowBase(r: u32) -> i32 {
 
 // reducedAt is the offset of reduced element j from its row's base.
 fn reducedAt(j: u32) -> i32 {
+    if (p[6] == 1u) {
+        return i32(j) * bitcast<i32>(p[32]);
+    }
     var rem = j;
     var idx = 0;
     for (var d = i32(p[6]) - 1; d >= 0; d = d - 1) {
@@ -61,6 +74,23 @@ fn load(j: u32, at: u32) -> State {
     return lift(src[at], j);
 {{- end}}
 }
+
+{{- if .PerItem}}
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let r = item(gid, nwg);
+    if (r >= p[0]) {
+        return;
+    }
+    let base = rowBase(r);
+    var acc = identity();
+    for (var j = 0u; j < p[1]; j = j + 1u) {
+        acc = combine(acc, load(j, u32(base + reducedAt(j))));
+    }
+    dst[r] = finish(acc);
+}
+{{- else}}
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -92,6 +122,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 {{- end}}
     }
 }
+{{- end}}
 {{end}}
 
 {{/*
