@@ -238,6 +238,8 @@ func TestLines(t *testing.T) {
 		{layoutCase{"dim0[1000,3]", []int{1000, 3}, false}, 0},
 		{layoutCase{"dim1/transposed[4,3000]", []int{4, 3000}, true}, 1},
 		{layoutCase{"dim1[2,300,5]", []int{2, 300, 5}, false}, 1},
+		{layoutCase{"dim1[2,50000]", []int{2, 50000}, false}, 1}, // softmax: split lines
+		{layoutCase{"dim0/transposed[20000,3]", []int{20000, 3}, true}, 0},
 	}
 	for _, op := range []string{"cumsum", "softmax", "log_softmax"} {
 		for k, tc := range cases {
@@ -247,6 +249,25 @@ func TestLines(t *testing.T) {
 				want := call(t, op, sc, upload(t, cpu, tc.c, data, dispatch.Float32))
 				got := call(t, op, sc, upload(t, gpu, tc.c, data, dispatch.Float32))
 				closeTo(t, float32s(t, got), float32s(t, want), 1e-3, 1e-5)
+			})
+		}
+	}
+	// Lines of 20000 with a NaN, a +inf, only -inf, and one -inf, fused and
+	// split.
+	for _, n := range []int{300, 20000} {
+		data := randomFloats(5*n, 9, uniform)
+		data[3] = float32(math.NaN())
+		data[n+5] = float32(math.Inf(1))
+		for j := range n {
+			data[2*n+j] = float32(math.Inf(-1))
+		}
+		data[3*n+7] = float32(math.Inf(-1))
+		c := layoutCase{fmt.Sprintf("special[5,%d]", n), []int{5, n}, false}
+		for _, op := range []string{"softmax", "log_softmax"} {
+			t.Run(op+"/"+c.name, func(t *testing.T) {
+				want := call(t, op, dispatch.Scan{Dim: 1}, upload(t, cpu, c, data, dispatch.Float32))
+				got := call(t, op, dispatch.Scan{Dim: 1}, upload(t, gpu, c, data, dispatch.Float32))
+				closeTo(t, float32s(t, got), float32s(t, want), 1e-6, 1e-5)
 			})
 		}
 	}

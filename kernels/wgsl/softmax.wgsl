@@ -90,3 +90,42 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
 }
 {{end}}
+
+{{/*
+softmaxScale: the last pass of softmax over a few long lines, after
+logsumexp (reduce.wgsl) has reduced each line, in parallel parts, to
+lse = max + log(sum of exp(x - max)): out = exp(x - lse), or x - lse for
+log_softmax. A line whose lse is not finite (a NaN, a +inf, or only -inf)
+is NaN throughout, as the fused kernel's sum makes it.
+
+Data: .Log is true for log_softmax. Elements are f32.
+
+Launch: one item per output element (the prelude's numbering and strided
+layout): out contiguous at element 0, x strided (argument 0), lse the
+line's value broadcast along the dim (argument 1).
+*/}}
+{{define "softmaxScale"}}{{template "prelude" .}}
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@group(0) @binding(2) var<storage, read> src: array<f32>;
+@group(0) @binding(3) var<storage, read> lse: array<f32>;
+
+var<private> NAN_BITS: u32 = 0x7fc00000u;
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = item(gid, nwg);
+    if (i >= p[0]) {
+        return;
+    }
+    let l = lse[strided(1u, i)];
+    if ((bitcast<u32>(l) & 0x7f800000u) == 0x7f800000u) {
+        dst[i] = bitcast<f32>(NAN_BITS);
+        return;
+    }
+{{- if .Log}}
+    dst[i] = src[strided(0u, i)] - l;
+{{- else}}
+    dst[i] = exp(src[strided(0u, i)] - l);
+{{- end}}
+}
+{{end}}
