@@ -32,7 +32,7 @@ func softmaxKernel(op string) dispatch.Kernel {
 			return err
 		}
 		log := op == "log_softmax"
-		if n := x.Shape[dim]; x.Rank() > 0 && lines < splitBelowRows && n >= 2*partLen {
+		if x.Rank() > 0 && lines < splitBelowRows && x.Shape[dim] >= 2*partLen {
 			return softmaxSplit(op, out, x, dim, log)
 		}
 		sh, err := shaderFor(op, "softmax", struct{ Log bool }{log})
