@@ -7,11 +7,18 @@ import (
 )
 
 // The reductions and cumsum (reduce.wgsl). A reduction runs one workgroup
-// per output element over the strided positions of its reduced elements,
-// which the shader computes from the reduced dims' shape and strides: the
-// input is never copied or permuted. A few long rows (a whole-tensor sum)
-// would leave all but a few workgroups idle, so they are split into parts
-// that a first pass reduces to partial States and a second pass combines.
+// per output element ("row") over the strided positions of its reduced
+// elements, which the shader computes from the reduced dims' shape and
+// strides: the input is never copied or permuted. A few long rows (a
+// whole-tensor sum) would leave all but a few workgroups idle, so they are
+// split into parts that a first pass reduces to partial States and a
+// second pass combines; many short or column-wise rows take an invocation
+// each instead.
+//
+// Floats accumulate in f32 where the cpu accumulates in float64: the tree
+// keeps the error to a few ulps of the sum's magnitude, not the cpu's one
+// rounding. int32 sums and products wrap in i32, which is exactly the
+// cpu's int64 result rounded to int32 (wrapping is arithmetic mod 2^32).
 
 func init() {
 	for _, op := range dispatch.ReduceOps {
@@ -82,7 +89,7 @@ func reduce(op string, out, x *dispatch.Tensor, dims []int, correction int) erro
 	if rows < splitBelowRows && n >= 2*partLen {
 		parts = min((n+partLen-1)/partLen, maxParts)
 	}
-	chunk := (n + parts - 1) / max(parts, 1)
+	chunk := (n + parts - 1) / parts
 	if parts == 1 {
 		perItem := rows >= perItemRows && (n <= perItemLen || l.columnWise())
 		sh, err := reduceShader(op, t, outT, perItem, "tensor", "out")
@@ -210,7 +217,7 @@ func reduceParams(rows, n, parts, chunk, offset int, l reduceLayout, correction 
 	return p
 }
 
-// lineParams lay x and the contiguous out out as lines along dim (the
+// lineParams lay x and the contiguous out as lines along dim (the
 // layout of cumsum and softmax): the number of lines and their length, the
 // offset and the steps along dim, then the other dims' shape and strides.
 func lineParams(op string, out, x *dispatch.Tensor, dim int) ([]uint32, int, error) {
