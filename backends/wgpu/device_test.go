@@ -22,7 +22,7 @@ func testDevice(t *testing.T) *device {
 	return d
 }
 
-func upload(t *testing.T, v []float32) *dispatch.Tensor {
+func uploadF32(t *testing.T, v []float32) *dispatch.Tensor {
 	t.Helper()
 	x, err := dispatch.Upload(dispatch.Device{Kind: dispatch.KindWGPU}, v, dispatch.Float32, []int{len(v)})
 	if err != nil {
@@ -35,7 +35,7 @@ func upload(t *testing.T, v []float32) *dispatch.Tensor {
 // that names the op and carries Dawn's message, and the device goes on.
 func TestShaderErrorIsAnError(t *testing.T) {
 	testDevice(t)
-	x := upload(t, []float32{1, 2, 3})
+	x := uploadF32(t, []float32{1, 2, 3})
 	bad := &shader{key: "test/bad", code: "@compute @workgroup_size(1) fn main() { let x: u32 = 1.5; }"}
 	err := launch("broken_op", bad, [3]uint32{1, 1, 1}, nil, x)
 	var de *dispatch.Error
@@ -54,7 +54,7 @@ func TestShaderErrorIsAnError(t *testing.T) {
 // and lost.
 func TestValidationErrorNamesTheOp(t *testing.T) {
 	testDevice(t)
-	x := upload(t, []float32{1, 2, 3})
+	x := uploadF32(t, []float32{1, 2, 3})
 	sh := &shader{key: "test/missing-binding", code: `
 @group(0) @binding(0) var<storage, read> p: array<u32>;
 @group(0) @binding(1) var<storage, read_write> a: array<f32>;

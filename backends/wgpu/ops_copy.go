@@ -28,7 +28,9 @@ func copyInto(op string, out, x *dispatch.Tensor) error {
 	switch {
 	case out.DType == x.DType:
 	case out.DType == dispatch.Bool && x.DType == dispatch.Float32:
-		conv = "select(0u, 1u, x != 0.0)"
+		// On the bits: shader compilers may take x != 0.0 to be false
+		// for NaN (lavapipe does), and NaN is true.
+		conv = "select(0u, 1u, (bitcast<u32>(x) & 0x7fffffffu) != 0u)"
 	case out.DType == dispatch.Bool:
 		conv = "select(0u, 1u, x != 0)"
 	default:

@@ -11,7 +11,7 @@ import (
 // Pooling (pool.wgsl): one kernel over up to three spatial dims for each
 // op. The backward pass of average pooling is a gather over the windows
 // that read each input place, so it needs no float atomics. Max pooling's
-// ops address places by int64 indices; max_pool_backward, whose indices
+// ops address places by the device's index dtype (int32 on wgpu); max_pool_backward, whose indices
 // may name one place from several windows (or anything, from a caller),
 // adds by a compare-exchange loop, and max_unpool picks the last item per
 // place by an atomic max, as the cpu's last write does.
@@ -27,9 +27,11 @@ func init() {
 	register("max_unpool", maxUnpool)
 }
 
-// int64Words is the u32 words of an int64 element in a wgpu:0 buffer, the
-// low word first: the layout the pooling indices' kernels read and write.
-const int64Words = 2
+// indexWords is the u32 words of a pooling index in a wgpu:0 buffer: one,
+// since the indices are int32 there (dispatch.IndexDType). The kernels also
+// take two (an int64, the low word first), for a device whose index dtype
+// is int64.
+const indexWords = 1
 
 // poolDims refuses a pooling over more spatial dims than the kernels take.
 func poolDims(op string, t *dispatch.Tensor) error {
@@ -94,7 +96,7 @@ func poolKernel(op, kind string, adaptive bool) dispatch.Kernel {
 		params[21] = uint32(int32(avg.Divisor))
 		params[22] = uint32(int32(src.Offset))
 		copy(params[23:28], windowStrides(src, false))
-		sh, err := shaderFor("pool/"+op, "pool", poolData{Op: kind, Adaptive: adaptive, IdxWords: int64Words})
+		sh, err := shaderFor("pool/"+op, "pool", poolData{Op: kind, Adaptive: adaptive, IdxWords: indexWords})
 		if err != nil {
 			return err
 		}
@@ -132,7 +134,7 @@ func indexParams(items int, planes, idx, a *dispatch.Tensor) []uint32 {
 
 // indexShader is the shader of an index op.
 func indexShader(op string) (*shader, error) {
-	return shaderFor("pool/"+op, "pool", poolData{Op: op, IdxWords: int64Words})
+	return shaderFor("pool/"+op, "pool", poolData{Op: op, IdxWords: indexWords})
 }
 
 // zero clears t's words.
@@ -254,12 +256,12 @@ func checkUnpoolIndices(winner, idx *dispatch.Tensor, spatial []int) error {
 		at += item % idx.Shape[d] * idx.Strides[d]
 		item /= idx.Shape[d]
 	}
-	words, err := readWords(idx, int64Words*at, int64Words)
+	words, err := readWords(idx, indexWords*at, indexWords)
 	if err != nil {
 		return err
 	}
-	v := int64(words[0])
-	if int64Words == 2 {
+	v := int64(int32(words[0])) // an int32 index, signed
+	if indexWords == 2 {
 		v = int64(uint64(words[0]) | uint64(words[1])<<32)
 	}
 	n := dispatch.Numel(spatial)

@@ -4,7 +4,7 @@ with leading dims of size 1 and a window of 1). Data: .Op is avg (the
 average), avg_backward (its adjoint), argmax (the place of each window's
 maximum: max_pool_indices, adaptive_max_pool_indices), or one of the
 index ops below; .Adaptive picks adaptive pooling's windows over the
-sliding window's; .IdxWords is the u32 words of an int64 index on wgpu:0
+sliding window's; .IdxWords is the u32 words of an index on wgpu:0 (1: int32)
 (the low word first, then the high one where there are two). float32
 values only.
 
