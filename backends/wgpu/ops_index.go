@@ -1,0 +1,237 @@
+//go:build cgo
+
+package wgpu
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Indexing kernels (index.wgsl). Index tensors are int32 here: wgpu:0 has
+// no int64.
+//
+// A bad index is the cpu's error, ErrIndex naming the first value out of
+// range in row-major order, and it must be found before the op returns: an
+// error cannot come later, from a tensor already handed out. A shader cannot
+// return one, so each op runs index_check over its index first, which
+// records the first bad position in a one-word flag, then records its own
+// kernels (they stay inside their buffers whatever the index holds: WebGPU
+// bounds every access), and reads the flag back. The read is a wait for
+// the queue, one per op, but it moves 4 bytes instead of the index, and
+// checks on the device the values that the kernel reads there anyway. An
+// empty index needs no check and no wait.
+
+func init() {
+	register("index_select", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		x, index := in[0], in[1]
+		if x.Rank() == 0 {
+			// torch keeps a 0-d x 0-d; every index must still be 0.
+			return checkedIndex("index_select", index, 0, 1, func() error { return copyInto("index_select", out, x) })
+		}
+		d := dispatch.IndexDimOf(x, attrs)
+		// out[.., i, ..] = x[.., index[i], ..]: the index is read along d only.
+		along := make([]int, x.Rank())
+		if index.Rank() == 1 {
+			along[d] = index.Strides[0]
+		}
+		return checkedIndex("index_select", index, d, x.Shape[d], func() error {
+			return gatherInto("index_select", out, x, index, d, view{index.Offset, along})
+		})
+	})
+	register("gather", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		x, index := in[0], in[1]
+		if x.Rank() == 0 {
+			return checkedIndex("gather", index, 0, 1, func() error { return copyInto("gather", out, x) })
+		}
+		d := dispatch.IndexDimOf(x, attrs)
+		return checkedIndex("gather", index, d, x.Shape[d], func() error {
+			return gatherInto("gather", out, x, index, d, viewOf(index))
+		})
+	})
+	register("scatter", scatterKernel("scatter", false))
+	register("scatter_add", scatterKernel("scatter_add", true))
+	// one_hot's result is int64, as torch's is, and wgpu:0 holds no int64:
+	// dispatch refuses to allocate it, naming the dtype, before any kernel
+	// runs. The kernel is registered so that the error says that rather
+	// than that wgpu:0 has no one_hot; it is never reached.
+	register("one_hot", func(out *dispatch.Tensor, _ []*dispatch.Tensor, _ any) error {
+		return dispatch.Unsupported(out.Device, "one_hot", out.DType)
+	})
+}
+
+// view is a walk over a tensor's storage: an element offset and one stride
+// per dim of the walk's shape (0 repeats an element, a negative stride
+// walks backward).
+type view struct {
+	offset  int
+	strides []int
+}
+
+// viewOf is t's own layout.
+func viewOf(t *dispatch.Tensor) view { return view{t.Offset, t.Strides} }
+
+// walkParams are the prelude's layout words for a walk over shape with each
+// view as an argument, in order, followed by the kernel's extra words (at
+// 10 + 9·len(views)), each as int32 bits.
+func walkParams(op string, shape []int, views []view, extra ...int) ([]uint32, error) {
+	if len(shape) > maxRank {
+		return nil, &dispatch.Error{Op: op, Kind: dispatch.ErrUnsupported,
+			Detail: fmt.Sprintf("has rank %d on wgpu:0, which takes up to %d dims", len(shape), maxRank),
+			Fix:    "reshape to fewer dims"}
+	}
+	p := make([]uint32, 10+9*len(views), 10+9*len(views)+len(extra))
+	p[0] = uint32(dispatch.Numel(shape))
+	p[1] = uint32(len(shape))
+	for d, s := range shape {
+		p[2+d] = uint32(s)
+	}
+	for k, v := range views {
+		base := 10 + 9*k
+		p[base] = uint32(int32(v.offset))
+		for d, s := range v.strides {
+			p[base+1+d] = uint32(int32(s))
+		}
+	}
+	for _, w := range extra {
+		p = append(p, uint32(int32(w)))
+	}
+	return p, nil
+}
+
+// checkedIndex runs record, which records an op's kernels, after the check
+// of index's values against [0, size) of dim d, and returns the cpu's
+// IndexError for the first value out of range.
+func checkedIndex(op string, index *dispatch.Tensor, d, size int, record func() error) error {
+	if index.DType != dispatch.Int32 {
+		return dispatch.Unsupported(index.Device, op, index.DType)
+	}
+	n := index.Numel()
+	if n == 0 {
+		return record()
+	}
+	flag, err := dispatch.Upload(index.Device, []int32{-1}, dispatch.Int32, []int{1})
+	if err != nil {
+		return err
+	}
+	defer flag.Release()
+	params, err := walkParams(op, index.Shape, []view{viewOf(index)}, size)
+	if err != nil {
+		return err
+	}
+	sh, err := shaderFor("index_check", "index_check", nil)
+	if err != nil {
+		return err
+	}
+	if err := launch(op, sh, grid(n), params, flag, index); err != nil {
+		return err
+	}
+	if err := record(); err != nil {
+		return err
+	}
+	pos, err := readWord(flag, flag.Offset)
+	if err != nil || pos == -1 {
+		return err
+	}
+	// The bad value itself, for the message: one more word.
+	at := index.Offset
+	for k := index.Rank() - 1; k >= 0; k-- {
+		at += int(pos) % index.Shape[k] * index.Strides[k]
+		pos /= int32(index.Shape[k])
+	}
+	v, err := readWord(index, at)
+	if err != nil {
+		return err
+	}
+	return dispatch.IndexError("index", int64(v), d, size)
+}
+
+// readWord reads element at of an int32 tensor's storage back, after the
+// work recorded before it.
+func readWord(t *dispatch.Tensor, at int) (int32, error) {
+	got, err := backend{}.Read(t.Device, t.Storage.Buffer, dispatch.Int32, at, 1)
+	if err != nil {
+		return 0, err
+	}
+	return got.([]int32)[0], nil
+}
+
+// gatherInto writes out[i] = x[... index[at(i)] ... along d], for out of
+// the index's shape (gather) or x's shape with the index's length at d
+// (index_select, whose iview repeats the index off d).
+func gatherInto(op string, out, x, index *dispatch.Tensor, d int, iview view) error {
+	n := out.Numel()
+	if n == 0 {
+		return nil
+	}
+	xs := slices.Clone(x.Strides)
+	step := xs[d]
+	xs[d] = 0
+	params, err := walkParams(op, out.Shape, []view{{x.Offset, xs}, iview}, step)
+	if err != nil {
+		return err
+	}
+	sh, err := shaderFor("gather", "gather", nil)
+	if err != nil {
+		return err
+	}
+	return launch(op, sh, grid(n), params, out, x, index)
+}
+
+// scatterKernel is scatter's kernel, or scatter_add's where add is set: out
+// starts as a copy of x, then src's elements go where the index says.
+func scatterKernel(op string, add bool) dispatch.Kernel {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		x, index, src := in[0], in[1], in[2]
+		t, ok := wgslType(x.DType)
+		if !ok {
+			return dispatch.Unsupported(out.Device, op, x.DType)
+		}
+		combine := "v"
+		switch {
+		case add && x.DType == dispatch.Bool:
+			combine = "old | v" // torch's bool add
+		case add:
+			combine = "old + v"
+		}
+		sh, err := shaderFor("scatter/"+op+"/"+t, "scatter", struct{ T, Combine string }{t, combine})
+		if err != nil {
+			return err
+		}
+		d, size := dispatch.IndexDimOf(x, attrs), 1 // a 0-d x: its one element is index 0
+		if x.Rank() > 0 {
+			size = x.Shape[d]
+		}
+		return checkedIndex(op, index, d, size, func() error {
+			if err := copyInto(op, out, x); err != nil {
+				return err
+			}
+			return scatterLines(op, sh, out, src, index, d)
+		})
+	}
+}
+
+// scatterLines launches the scatter shader with one item per line of the
+// index along d.
+func scatterLines(op string, sh *shader, out, src, index *dispatch.Tensor, d int) error {
+	if index.Numel() == 0 {
+		return nil
+	}
+	off := func(s []int) []int { return append(slices.Clone(s[:d]), s[d+1:]...) }
+	lines, length := []int{}, 1
+	views := []view{{out.Offset, nil}, {src.Offset, nil}, {index.Offset, nil}}
+	steps := []int{0, 0, 0}
+	if index.Rank() > 0 {
+		lines, length = off(index.Shape), index.Shape[d]
+		for k, t := range []*dispatch.Tensor{out, src, index} {
+			views[k].strides = off(t.Strides)
+			steps[k] = t.Strides[d]
+		}
+	}
+	params, err := walkParams(op, lines, views, length, steps[0], steps[1], steps[2])
+	if err != nil {
+		return err
+	}
+	return launch(op, sh, grid(dispatch.Numel(lines)), params, out, src, index)
+}
