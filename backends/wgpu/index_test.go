@@ -1,0 +1,200 @@
+package wgpu_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// TestIndexAgainstCPU runs the indexing and layout ops on wgpu:0 with int32
+// indices, which most conformance cases lack (torch's indices are int64,
+// which wgpu:0 cannot hold), and compares each result with the cpu's, which
+// the conformance suite checks against PyTorch. The comparison is exact:
+// the kernels move words, and scatter_add adds in the cpu's order. Errors
+// must be the cpu's too, message included.
+func TestIndexAgainstCPU(t *testing.T) {
+	dev := lathe.WGPU(0)
+	if !available(dev) {
+		t.Skip("wgpu:0 is unavailable")
+	}
+	lathe.Seed(7)
+	x345 := lathe.RandN(lathe.CPU, lathe.Float32, 3, 4, 5)
+	x34 := lathe.RandN(lathe.CPU, lathe.Float32, 3, 4)
+	src := lathe.RandN(lathe.CPU, lathe.Float32, 4, 6)
+	many := lathe.RandN(lathe.CPU, lathe.Float32, 300)
+	ints := lathe.Arange(lathe.CPU, lathe.Int32, 0, 12, 1).Reshape(3, 4)
+	bools := lathe.FromSlice(lathe.CPU, []bool{true, false, false, true, true, false}, 2, 3)
+	idx := func(v ...int32) *lathe.Tensor { return lathe.FromSlice(lathe.CPU, v) }
+	idx2 := func(r, c int, v ...int32) *lathe.Tensor { return lathe.FromSlice(lathe.CPU, v, r, c) }
+	spread := make([]int32, 300) // 300 values into 5 places: long lines of sums
+	for i := range spread {
+		spread[i] = int32(i*7) % 5
+	}
+
+	cases := []struct {
+		name string
+		run  func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor
+	}{
+		{"index_select/dim0", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(x345).IndexSelect(0, on(idx(2, 0, 2, 1)))
+		}},
+		{"index_select/dim-1/transposed", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(x345).Transpose(0, 2).IndexSelect(-1, on(idx(1, 1, 0)))
+		}},
+		{"index_select/strided_index", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(x345).IndexSelect(1, on(idx(3, 9, 0, 9, 2, 9)).Slice(0, 0, 6, 2))
+		}},
+		{"index_select/0d_index", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(x34).IndexSelect(1, lathe.Scalar(on(x34).Device(), int32(3)))
+		}},
+		{"index_select/empty_index", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(x34).IndexSelect(0, on(idx()))
+		}},
+		{"index_select/0d_x", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(lathe.Scalar(lathe.CPU, float32(2.5))).IndexSelect(0, on(idx(0, 0)))
+		}},
+		{"index_select/int32", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(ints).IndexSelect(1, on(idx(3, 0)))
+		}},
+		{"index_select/bool", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(bools).IndexSelect(1, on(idx(2, 2, 1)))
+		}},
+		{"index_select/out_of_range/error", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(x34).IndexSelect(1, on(idx(0, 4, 7)))
+		}},
+		{"index_select/negative/error", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(x34).IndexSelect(0, on(idx(1, -1)))
+		}},
+		{"gather/dim0", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(x34).Gather(0, on(idx2(2, 4, 2, 0, 1, 2, 0, 0, 2, 1)))
+		}},
+		{"gather/dim1/transposed_x", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(x34).MT().Gather(1, on(idx2(4, 2, 0, 2, 1, 1, 2, 0, 0, 0)))
+		}},
+		{"gather/transposed_index", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(x34).Gather(1, on(idx2(2, 3, 3, 0, 1, 2, 2, 1)).MT())
+		}},
+		{"gather/3d/dim1", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(x345).Gather(1, on(lathe.FromSlice(lathe.CPU, []int32{3, 0, 1, 2, 2, 1, 0, 3, 3, 3, 0, 0}, 3, 1, 4)))
+		}},
+		{"gather/bad_later/error", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(x34).Gather(1, on(idx2(2, 2, 0, 1, 9, -3)))
+		}},
+		{"scatter/dim1/duplicates", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(x34).Scatter(1, on(idx2(2, 5, 0, 0, 3, 1, 0, 2, 2, 2, 3, 2)), on(src))
+		}},
+		{"scatter/dim0/transposed_src", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(x34).Scatter(0, on(idx2(2, 3, 2, 0, 1, 1, 1, 2)), on(src).MT())
+		}},
+		{"scatter/int32", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(ints).Scatter(0, on(idx2(1, 4, 2, 0, 1, 2)), on(ints.MulScalar(-1)))
+		}},
+		{"scatter/error", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(x34).Scatter(0, on(idx2(1, 2, 0, 3)), on(src))
+		}},
+		{"scatter_add/dim1/duplicates", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(x34).ScatterAdd(1, on(idx2(2, 5, 0, 0, 3, 1, 0, 2, 2, 2, 3, 2)), on(src))
+		}},
+		{"scatter_add/long_line", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(lathe.Zeros(lathe.CPU, lathe.Float32, 5)).ScatterAdd(0, on(lathe.FromSlice(lathe.CPU, spread)), on(many))
+		}},
+		{"scatter_add/int32", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(ints).ScatterAdd(1, on(idx2(3, 2, 1, 1, 0, 3, 2, 2)), on(ints))
+		}},
+		{"scatter_add/bool", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(bools).ScatterAdd(1, on(idx2(2, 2, 1, 1, 2, 0)), on(bools))
+		}},
+		{"scatter_add/0d", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			one := on(lathe.Scalar(lathe.CPU, float32(1)))
+			return one.ScatterAdd(0, on(lathe.Scalar(lathe.CPU, int32(0))), one)
+		}},
+		{"embedding", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return lathe.Embedding(on(idx2(2, 3, 2, 0, 2, 1, 1, 3)), on(x345).Reshape(-1, 5))
+		}},
+		{"embedding/error", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return lathe.Embedding(on(idx(12)), on(x345).Reshape(-1, 5))
+		}},
+		{"concat/mixed_layouts", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return lathe.Concat([]*lathe.Tensor{on(x34), on(x34).MT().MT(), on(x34).Narrow(0, 0, 0), on(src).Narrow(1, 0, 3).MT()}, 0)
+		}},
+		{"concat/bool/dim1", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return lathe.Concat([]*lathe.Tensor{on(bools), on(bools).Flip(1)}, 1)
+		}},
+		{"pad/crop_and_fill/transposed", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(x345).Transpose(1, 2).Pad([]int{-1, 2, 1, -2}, -1.5)
+		}},
+		{"pad/bool", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(bools).Pad([]int{1, 1, 0, 1}, 1)
+		}},
+		{"pad/int32/empty", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(ints).Narrow(1, 0, 0).Pad([]int{2, 1}, 7)
+		}},
+		{"flip/transposed", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(x345).Transpose(0, 2).Flip(0, 2)
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want := c.run(func(x *lathe.Tensor) *lathe.Tensor { return x })
+			got := c.run(func(x *lathe.Tensor) *lathe.Tensor { return x.To(dev) })
+			if strings.HasSuffix(c.name, "/error") && want.Err() == nil {
+				t.Fatal("the cpu gives no error")
+			}
+			if err := sameResult(got, want); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestOneHotWGPU: one_hot's int64 result cannot live on wgpu:0, and the
+// error says so.
+func TestOneHotWGPU(t *testing.T) {
+	dev := lathe.WGPU(0)
+	if !available(dev) {
+		t.Skip("wgpu:0 is unavailable")
+	}
+	err := lathe.FromSlice(dev, []int32{0, 2}).OneHot(3).Err()
+	if !errors.Is(err, lathe.ErrUnsupported) {
+		t.Fatalf("one_hot on wgpu:0: %v, want ErrUnsupported", err)
+	}
+}
+
+// sameResult compares got (on any device) with want (on the cpu): the same
+// error, or the same dtype, shape and elements.
+func sameResult(got, want *lathe.Tensor) error {
+	gerr, werr := got.Err(), want.Err()
+	switch {
+	case werr != nil || gerr != nil:
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+			return fmt.Errorf("error %v, want %v", gerr, werr)
+		}
+		return nil
+	case got.DType() != want.DType() || !slices.Equal(got.Shape(), want.Shape()):
+		return fmt.Errorf("%s %v, want %s %v", got.DType(), got.Shape(), want.DType(), want.Shape())
+	}
+	var g, w any
+	var err error
+	switch want.DType() {
+	case lathe.Float32:
+		g, err = got.Float32s()
+		w, _ = want.Float32s()
+	case lathe.Int32:
+		g, err = got.Int32s()
+		w, _ = want.Int32s()
+	default:
+		g, err = got.Bools()
+		w, _ = want.Bools()
+	}
+	if err != nil {
+		return err
+	}
+	if fmt.Sprint(g) != fmt.Sprint(w) {
+		return fmt.Errorf("got %v\nwant %v", g, w)
+	}
+	return nil
+}
