@@ -198,3 +198,53 @@ func sameResult(got, want *lathe.Tensor) error {
 	}
 	return nil
 }
+
+// TestIndexGradAgainstCPU takes the gradients of the indexing ops on wgpu:0
+// with int32 indices (their backward passes are scatter_add, scatter and
+// gather) and compares them with the cpu's.
+func TestIndexGradAgainstCPU(t *testing.T) {
+	dev := lathe.WGPU(0)
+	if !available(dev) {
+		t.Skip("wgpu:0 is unavailable")
+	}
+	lathe.Seed(11)
+	x := lathe.RandN(lathe.CPU, lathe.Float32, 4, 5)
+	src := lathe.RandN(lathe.CPU, lathe.Float32, 2, 5)
+	rows := lathe.FromSlice(lathe.CPU, []int32{3, 0, 3, 3, 1})
+	index := lathe.FromSlice(lathe.CPU, []int32{0, 4, 4, 1, 2, 2, 2, 0, 3, 1}, 2, 5)
+	cases := []struct {
+		name string
+		op   func(x, src, rows, index *lathe.Tensor) *lathe.Tensor
+	}{
+		{"index_select", func(x, _, rows, _ *lathe.Tensor) *lathe.Tensor { return x.IndexSelect(0, rows) }},
+		{"gather", func(x, _, _, index *lathe.Tensor) *lathe.Tensor { return x.Gather(1, index) }},
+		{"embedding", func(x, _, rows, _ *lathe.Tensor) *lathe.Tensor { return lathe.Embedding(rows.Reshape(5, 1), x) }},
+		{"scatter", func(x, src, _, index *lathe.Tensor) *lathe.Tensor { return x.Scatter(1, index, src) }},
+		{"scatter_add", func(x, src, _, index *lathe.Tensor) *lathe.Tensor { return x.ScatterAdd(1, index, src) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			grads := func(dev lathe.Device) []*lathe.Tensor {
+				xd, sd := x.To(dev).RequireGrad(), src.To(dev).RequireGrad()
+				y := c.op(xd, sd, rows.To(dev), index.To(dev))
+				lathe.Seed(3)
+				g := lathe.RandN(dev, lathe.Float32, y.Shape()...)
+				wrt := []*lathe.Tensor{xd}
+				if c.name == "scatter" || c.name == "scatter_add" {
+					wrt = append(wrt, sd)
+				}
+				gs, err := lathe.Grad(y, wrt, lathe.WithGradient(g))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return gs
+			}
+			want, got := grads(lathe.CPU), grads(dev)
+			for i := range want {
+				if err := sameResult(got[i], want[i]); err != nil {
+					t.Errorf("gradient %d: %v", i, err)
+				}
+			}
+		})
+	}
+}
