@@ -184,20 +184,8 @@ func gatherInto(op string, out, x, index *dispatch.Tensor, d int, iview view) er
 func scatterKernel(op string, add bool) dispatch.Kernel {
 	return func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
 		x, index, src := in[0], in[1], in[2]
-		t, ok := wgslType(x.DType)
-		if !ok {
+		if _, ok := wgslType(x.DType); !ok {
 			return dispatch.Unsupported(out.Device, op, x.DType)
-		}
-		combine := "v"
-		switch {
-		case add && x.DType == dispatch.Bool:
-			combine = "old | v" // torch's bool add
-		case add:
-			combine = "old + v"
-		}
-		sh, err := shaderFor("scatter/"+op+"/"+t, "scatter", struct{ T, Combine string }{t, combine})
-		if err != nil {
-			return err
 		}
 		d, size := dispatch.IndexDimOf(x, attrs), 1 // a 0-d x: its one element is index 0
 		if x.Rank() > 0 {
@@ -207,25 +195,59 @@ func scatterKernel(op string, add bool) dispatch.Kernel {
 			if err := copyInto(op, out, x); err != nil {
 				return err
 			}
-			return scatterLines(op, sh, out, src, index, d)
+			if index.Numel() == 0 {
+				return nil
+			}
+			if add && !walkLines(index, d) {
+				return scatterAddAtomic(out, src, index, d)
+			}
+			return scatterLines(op, add, out, src, index, d)
 		})
 	}
 }
 
+// walkLines says whether scatter_add walks the index's lines along d, one
+// invocation each, which is deterministic (the cpu's order of sums) and as
+// parallel as the device where there are many lines or each is short. Few
+// long lines (an embedding's backward: one per column, as long as the
+// batch) would leave the device to a few invocations; they go to the
+// atomic kernel instead, which sums float32 in an order of the hardware's
+// (as PyTorch's CUDA scatter_add does). scatter itself always walks lines,
+// so that its last write is the cpu's.
+func walkLines(index *dispatch.Tensor, d int) bool {
+	const manyLines, shortLine = 4096, 16
+	if index.Rank() == 0 {
+		return true
+	}
+	length := index.Shape[d]
+	return index.Numel()/length >= manyLines || length <= shortLine
+}
+
+// dropDim is s without its element d.
+func dropDim(s []int, d int) []int { return append(slices.Clone(s[:d]), s[d+1:]...) }
+
 // scatterLines launches the scatter shader with one item per line of the
 // index along d.
-func scatterLines(op string, sh *shader, out, src, index *dispatch.Tensor, d int) error {
-	if index.Numel() == 0 {
-		return nil
+func scatterLines(op string, add bool, out, src, index *dispatch.Tensor, d int) error {
+	t, _ := wgslType(out.DType)
+	combine := "v"
+	switch {
+	case add && out.DType == dispatch.Bool:
+		combine = "old | v" // torch's bool add
+	case add:
+		combine = "old + v"
 	}
-	off := func(s []int) []int { return append(slices.Clone(s[:d]), s[d+1:]...) }
+	sh, err := shaderFor("scatter/"+op+"/"+t, "scatter", struct{ T, Combine string }{t, combine})
+	if err != nil {
+		return err
+	}
 	lines, length := []int{}, 1
 	views := []view{{out.Offset, nil}, {src.Offset, nil}, {index.Offset, nil}}
 	steps := []int{0, 0, 0}
 	if index.Rank() > 0 {
-		lines, length = off(index.Shape), index.Shape[d]
+		lines, length = dropDim(index.Shape, d), index.Shape[d]
 		for k, t := range []*dispatch.Tensor{out, src, index} {
-			views[k].strides = off(t.Strides)
+			views[k].strides = dropDim(t.Strides, d)
 			steps[k] = t.Strides[d]
 		}
 	}
@@ -234,4 +256,28 @@ func scatterLines(op string, sh *shader, out, src, index *dispatch.Tensor, d int
 		return err
 	}
 	return launch(op, sh, grid(dispatch.Numel(lines)), params, out, src, index)
+}
+
+// scatterAddAtomic launches scatter_add_atomic with one item per element
+// of the index (of rank 1 or more).
+func scatterAddAtomic(out, src, index *dispatch.Tensor, d int) error {
+	data := struct {
+		Float bool
+		A, Op string
+	}{out.DType == dispatch.Float32, "u32", "atomicOr"}
+	if out.DType == dispatch.Int32 {
+		data.A, data.Op = "i32", "atomicAdd"
+	}
+	sh, err := shaderFor("scatter_add_atomic/"+out.DType.String(), "scatter_add_atomic", data)
+	if err != nil {
+		return err
+	}
+	os := slices.Clone(out.Strides)
+	step := os[d]
+	os[d] = 0
+	params, err := walkParams("scatter_add", index.Shape, []view{{out.Offset, os}, viewOf(src), viewOf(index)}, step)
+	if err != nil {
+		return err
+	}
+	return launch("scatter_add", sh, grid(index.Numel()), params, out, src, index)
 }

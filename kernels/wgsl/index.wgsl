@@ -1,7 +1,7 @@
 {{/*
-Indexing kernels: index_check, gather and scatter. Index tensors are i32
-(wgpu:0 has no int64). gather and scatter move 32-bit words, whatever the
-dtype, except where scatter_add adds.
+Indexing kernels: index_check, gather, scatter and scatter_add_atomic.
+Index tensors are i32 (wgpu:0 has no int64). gather and scatter move
+32-bit words, whatever the dtype, except where scatter_add adds.
 
 index_check: the first (row-major) position of an index value outside
 [0, size), by atomicMin into flag[0], which the host sets to 0xffffffff
@@ -22,10 +22,21 @@ One invocation walks one whole line, as the cpu does: lines write disjoint
 elements of dst (they differ off dim), and the writes that can land on one
 element happen in one invocation, in order. So scatter keeps the last write
 and scatter_add sums in row-major order, both deterministic, with no
-atomics. Data: .T is the element type, .Combine the expression of old and v.
+atomics. It serves scatter, and scatter_add where the index has many lines
+or short ones (ops_index.go's walkLines). Data: .T is the element type, .Combine the expression of old and v.
 Launch: one item per line; the walk is over the index's shape without dim,
 arguments dst (0), src (1), index (2); p[37] is the line's length, p[38..41)
 the steps along dim of dst, src and the index (i32).
+
+scatter_add_atomic: scatter_add with one item per element of the index, for
+an index of few long lines, which the line walk would leave to few
+invocations: dst[o + index[x] · ostep] += src[s] as an atomic add (i32), or
+(f32) a compare-exchange loop on the bits of the sum, whose order is then
+the hardware's; bool is an atomic or. Data: .Float says f32, .Op the atomic
+of the other dtypes (atomicAdd, atomicOr), .A the word type (i32 or u32).
+Launch: one item per element of the index; the walk is over the index's
+shape, arguments dst (0, stride 0 along dim), src (1), index (2); p[37] is
+dst's stride along dim (i32).
 */}}
 {{define "index_check"}}{{template "prelude" .}}
 @group(0) @binding(1) var<storage, read_write> flag: array<atomic<u32>>;
@@ -83,5 +94,33 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         let v = src[u32(s + t * sstep)];
         dst[at] = {{.Combine}};
     }
+}
+{{end}}
+
+{{define "scatter_add_atomic"}}{{template "prelude" .}}
+@group(0) @binding(1) var<storage, read_write> dst: array<atomic<{{.A}}>>;
+@group(0) @binding(2) var<storage, read> src: array<{{.A}}>;
+@group(0) @binding(3) var<storage, read> index: array<i32>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = item(gid, nwg);
+    if (i >= p[0]) {
+        return;
+    }
+    let at = u32(bitcast<i32>(strided(0u, i)) + index[strided(2u, i)] * bitcast<i32>(p[37]));
+    let v = src[strided(1u, i)];
+{{- if .Float}}
+    var old = atomicLoad(&dst[at]);
+    loop {
+        let r = atomicCompareExchangeWeak(&dst[at], old, bitcast<u32>(bitcast<f32>(old) + bitcast<f32>(v)));
+        if (r.exchanged) {
+            break;
+        }
+        old = r.old_value;
+    }
+{{- else}}
+    {{.Op}}(&dst[at], v);
+{{- end}}
 }
 {{end}}
