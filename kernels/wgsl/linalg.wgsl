@@ -4,14 +4,15 @@ n×k times k×m products. Data: .T is the WGSL element type (f32 or i32; i32
 products and sums wrap, as PyTorch's do).
 
 Launch: one workgroup of 16×16 invocations per 64×64 tile of one product's
-output, each invocation computing a 4×4 block of it (rows ty + 16r, cols
-tx + 16c, so that neighbours touch neighbouring words). The tiles are
-numbered batch-major, then row tile, then column tile, and spread over the
-(x, y) grid as items are (workgroup index y·nwg.x + x); tiles at or past
-p[0] return. A and B are read through strides, so a transposed or strided
-view needs no copy; their tiles are staged in workgroup memory, 16 steps of
-k at a time, padded with zeros past the matrix edges. out is contiguous at
-element 0.
+output, invocation (tx, ty) computing the 4×4 block at rows 4ty .. + 4 and
+columns 4tx .. + 4 of it. The tiles are numbered batch-major, then row
+tile, then column tile, and spread over the (x, y) grid as items are
+(workgroup index y·nwg.x + x); tiles at or past p[0] return. A and B are
+read through strides, so a transposed or strided view needs no copy; their
+tiles are staged in workgroup memory as vectors of 4 rows (A) or 4 columns
+(B), 32 steps of k at a time, padded with zeros past the matrix edges, so
+that each step of the product is two vector reads and four vector
+multiply-adds. out is contiguous at element 0.
 
 Parameters (u32 words; strides and offsets are i32 bits):
   p[0] tiles, p[1] n, p[2] k, p[3] m, p[4] row tiles, p[5] column tiles,
@@ -26,11 +27,13 @@ Parameters (u32 words; strides and offsets are i32 bits):
 @group(0) @binding(3) var<storage, read> rhs: array<{{.T}}>;
 
 const TILE: u32 = 64u;
-const STEP: u32 = 16u;
+const STEP: u32 = 32u;
 
-// tileA[s][r] is A's element (row0 + r, k0 + s); tileB[s][c] is B's (k0 + s, col0 + c).
-var<workgroup> tileA: array<array<{{.T}}, 64>, 16>;
-var<workgroup> tileB: array<array<{{.T}}, 64>, 16>;
+// tileA[s][g] holds A's rows row0 + 4g .. + 4 at column k0 + s; tileB[s][g]
+// B's columns col0 + 4g .. + 4 at row k0 + s (16 KiB in all, WebGPU's
+// least maxComputeWorkgroupStorageSize).
+var<workgroup> tileA: array<array<vec4<{{.T}}>, 16>, 32>;
+var<workgroup> tileB: array<array<vec4<{{.T}}>, 16>, 32>;
 
 fn si(w: u32) -> i32 {
     return bitcast<i32>(w);
@@ -68,41 +71,52 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let brs = si(p[10]);
     let bcs = si(p[11]);
 
-    // acc[r] holds row ty + 16r, columns tx + 16c in its lanes c.
+    // acc[r] holds row 4ty + r, columns 4tx .. + 4 in its lanes.
     var acc: array<vec4<{{.T}}>, 4>;
     for (var k0 = 0u; k0 < k; k0 = k0 + STEP) {
-        // 1024 elements of each tile, 4 per invocation.
-        for (var s = 0u; s < 4u; s = s + 1u) {
+        // 512 vectors of each tile, 2 per invocation.
+        for (var s = 0u; s < 2u; s = s + 1u) {
             let e = li + 256u * s;
-            let ar = e / STEP;
             let ak = e % STEP;
-            var av = {{.T}}(0);
-            if (row0 + ar < n && k0 + ak < k) {
-                av = lhs[u32(aoff + i32(row0 + ar) * ars + i32(k0 + ak) * acs)];
+            let ag = e / STEP;
+            var av = vec4<{{.T}}>();
+            if (k0 + ak < k) {
+                for (var r = 0u; r < 4u; r = r + 1u) {
+                    let row = row0 + 4u * ag + r;
+                    if (row < n) {
+                        av[r] = lhs[u32(aoff + i32(row) * ars + i32(k0 + ak) * acs)];
+                    }
+                }
             }
-            tileA[ak][ar] = av;
-            let bk = e / TILE;
-            let bc = e % TILE;
-            var bv = {{.T}}(0);
-            if (k0 + bk < k && col0 + bc < m) {
-                bv = rhs[u32(boff + i32(k0 + bk) * brs + i32(col0 + bc) * bcs)];
+            tileA[ak][ag] = av;
+            let bg = e % 16u;
+            let bk = e / 16u;
+            var bv = vec4<{{.T}}>();
+            if (k0 + bk < k) {
+                for (var c = 0u; c < 4u; c = c + 1u) {
+                    let col = col0 + 4u * bg + c;
+                    if (col < m) {
+                        bv[c] = rhs[u32(boff + i32(k0 + bk) * brs + i32(col) * bcs)];
+                    }
+                }
             }
-            tileB[bk][bc] = bv;
+            tileB[bk][bg] = bv;
         }
         workgroupBarrier();
         for (var s = 0u; s < STEP; s = s + 1u) {
-            let bv = vec4<{{.T}}>(tileB[s][lid.x], tileB[s][lid.x + 16u], tileB[s][lid.x + 32u], tileB[s][lid.x + 48u]);
-            acc[0] = acc[0] + tileA[s][lid.y] * bv;
-            acc[1] = acc[1] + tileA[s][lid.y + 16u] * bv;
-            acc[2] = acc[2] + tileA[s][lid.y + 32u] * bv;
-            acc[3] = acc[3] + tileA[s][lid.y + 48u] * bv;
+            let a = tileA[s][lid.y];
+            let bv = tileB[s][lid.x];
+            acc[0] = acc[0] + a.x * bv;
+            acc[1] = acc[1] + a.y * bv;
+            acc[2] = acc[2] + a.z * bv;
+            acc[3] = acc[3] + a.w * bv;
         }
         workgroupBarrier();
     }
     for (var r = 0u; r < 4u; r = r + 1u) {
-        let row = row0 + lid.y + 16u * r;
+        let row = row0 + 4u * lid.y + r;
         for (var c = 0u; c < 4u; c = c + 1u) {
-            let col = col0 + lid.x + 16u * c;
+            let col = col0 + 4u * lid.x + c;
             if (row < n && col < m) {
                 dst[out0 + row * m + col] = acc[r][c];
             }
