@@ -1,7 +1,6 @@
 package wgpu_test
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -169,16 +168,44 @@ func TestIndexAgainstCPU(t *testing.T) {
 	}
 }
 
-// TestOneHotWGPU: one_hot's int64 result cannot live on wgpu:0, and the
-// error says so.
+// TestOneHotWGPU compares one_hot with the cpu's: int32 classes on wgpu:0
+// (its index dtype) against the cpu's int64 ones, errors included.
 func TestOneHotWGPU(t *testing.T) {
 	dev := lathe.WGPU(0)
 	if !available(dev) {
 		t.Skip("wgpu:0 is unavailable")
 	}
-	err := lathe.FromSlice(dev, []int32{0, 2}).OneHot(3).Err()
-	if !errors.Is(err, lathe.ErrUnsupported) {
-		t.Fatalf("one_hot on wgpu:0: %v, want ErrUnsupported", err)
+	x := lathe.FromSlice(lathe.CPU, []int32{0, 3, 1, 1, 2, 0}, 2, 3)
+	cases := []struct {
+		name string
+		run  func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor
+	}{
+		{"[2,3]/4", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor { return on(x).OneHot(4) }},
+		{"transposed/max+1", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor { return on(x).MT().OneHot(-1) }},
+		{"0d", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(lathe.Scalar(lathe.CPU, int32(2))).OneHot(3)
+		}},
+		{"empty", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor { return on(x).Narrow(0, 0, 0).OneHot(3) }},
+		{"out_of_range/error", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor { return on(x).OneHot(3) }},
+		{"zero_classes/error", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor { return on(x).OneHot(0) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want := c.run(func(x *lathe.Tensor) *lathe.Tensor { return x })
+			got := c.run(func(x *lathe.Tensor) *lathe.Tensor { return x.To(dev) })
+			if strings.HasSuffix(c.name, "/error") && want.Err() == nil {
+				t.Fatal("the cpu gives no error")
+			}
+			if got.Err() == nil {
+				if got.DType() != lathe.Int32 {
+					t.Fatalf("dtype %s, want int32 (wgpu:0's index dtype)", got.DType())
+				}
+				got = got.To(lathe.CPU).Cast(lathe.Int64)
+			}
+			if err := sameResult(got, want, 0); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 }
 
@@ -214,6 +241,9 @@ func sameResult(got, want *lathe.Tensor, tol float64) error {
 	case lathe.Int32:
 		g, err = got.Int32s()
 		w, _ = want.Int32s()
+	case lathe.Int64:
+		g, err = got.Int64s()
+		w, _ = want.Int64s()
 	default:
 		g, err = got.Bools()
 		w, _ = want.Bools()

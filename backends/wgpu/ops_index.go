@@ -52,12 +52,28 @@ func init() {
 	})
 	register("scatter", scatterKernel("scatter", false))
 	register("scatter_add", scatterKernel("scatter_add", true))
-	// one_hot's result is int64, as torch's is, and wgpu:0 holds no int64:
-	// dispatch refuses to allocate it, naming the dtype, before any kernel
-	// runs. The kernel is registered so that the error says that rather
-	// than that wgpu:0 has no one_hot; it is never reached.
-	register("one_hot", func(out *dispatch.Tensor, _ []*dispatch.Tensor, _ any) error {
-		return dispatch.Unsupported(out.Device, "one_hot", out.DType)
+	register("one_hot", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		x, classes := in[0], attrs.(dispatch.OneHot).NumClasses
+		if out.DType != dispatch.Int32 {
+			return dispatch.Unsupported(out.Device, "one_hot", out.DType)
+		}
+		bad := func(v int64) error { return dispatch.ClassError("x", v, classes) }
+		return checkedValues("one_hot", x, classes, bad, func() error {
+			n := out.Numel()
+			if n == 0 {
+				return nil
+			}
+			// x is read once per class: stride 0 along the new last dim.
+			params, err := walkParams("one_hot", out.Shape, []view{{x.Offset, append(slices.Clone(x.Strides), 0)}}, classes)
+			if err != nil {
+				return err
+			}
+			sh, err := shaderFor("one_hot", "one_hot", nil)
+			if err != nil {
+				return err
+			}
+			return launch("one_hot", sh, grid(n), params, out, x)
+		})
 	})
 }
 
@@ -104,6 +120,13 @@ func walkParams(op string, shape []int, views []view, extra ...int) ([]uint32, e
 // of index's values against [0, size) of dim d, and returns the cpu's
 // IndexError for the first value out of range.
 func checkedIndex(op string, index *dispatch.Tensor, d, size int, record func() error) error {
+	bad := func(v int64) error { return dispatch.IndexError("index", v, d, size) }
+	return checkedValues(op, index, size, bad, record)
+}
+
+// checkedValues runs record after the check of index's values against
+// [0, size), and returns bad of the first value out of range.
+func checkedValues(op string, index *dispatch.Tensor, size int, bad func(v int64) error, record func() error) error {
 	if index.DType != dispatch.Int32 {
 		return dispatch.Unsupported(index.Device, op, index.DType)
 	}
@@ -144,7 +167,7 @@ func checkedIndex(op string, index *dispatch.Tensor, d, size int, record func() 
 	if err != nil {
 		return err
 	}
-	return dispatch.IndexError("index", int64(v), d, size)
+	return bad(int64(v))
 }
 
 // readWord reads element at of an int32 tensor's storage back, after the

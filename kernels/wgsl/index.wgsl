@@ -1,5 +1,6 @@
 {{/*
-Indexing kernels: index_check, gather, scatter and scatter_add_atomic.
+Indexing kernels: index_check, gather, scatter, scatter_add_atomic and
+one_hot.
 Index tensors are i32 (wgpu:0 has no int64). gather and scatter move
 32-bit words, whatever the dtype, except where scatter_add adds.
 
@@ -37,6 +38,11 @@ of the other dtypes (atomicAdd, atomicOr), .A the word type (i32 or u32).
 Launch: one item per element of the index; the walk is over the index's
 shape, arguments dst (0, stride 0 along dim), src (1), index (2); p[37] is
 dst's stride along dim (i32).
+
+one_hot: dst[i] = 1 where x's class at i / classes is i % classes, else 0.
+Launch: one item per element of the contiguous i32 dst; x is strided
+argument 0 of the layout over dst's shape, with stride 0 along the last
+dim; p[19] is the number of classes.
 */}}
 {{define "index_check"}}{{template "prelude" .}}
 @group(0) @binding(1) var<storage, read_write> flag: array<atomic<u32>>;
@@ -122,5 +128,19 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 {{- else}}
     {{.Op}}(&dst[at], v);
 {{- end}}
+}
+{{end}}
+
+{{define "one_hot"}}{{template "prelude" .}}
+@group(0) @binding(1) var<storage, read_write> dst: array<i32>;
+@group(0) @binding(2) var<storage, read> x: array<i32>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = item(gid, nwg);
+    if (i >= p[0]) {
+        return;
+    }
+    dst[i] = select(0, 1, x[strided(0u, i)] == i32(i % p[19]));
 }
 {{end}}
