@@ -155,3 +155,43 @@ func TestConvKernels(t *testing.T) {
 		{name: "fold", op: "fold", attrs: fold, shapes: [][]int{{2, 18, 15}}},
 	})
 }
+
+func TestPoolKernels(t *testing.T) {
+	avg := func(w dispatch.Window, exclude bool, divisor int) dispatch.AvgPool {
+		return dispatch.AvgPool{Window: w, ExcludePadding: exclude, Divisor: divisor}
+	}
+	back := func(a dispatch.AvgPool, size ...int) dispatch.AvgPoolBackward {
+		return dispatch.AvgPoolBackward{AvgPool: a, InSize: size}
+	}
+	a2 := avg(win([]int{3, 2}, []int{2, 1}, []int{1, 1}, []int{1, 1}, true), false, 0)
+	a2x := avg(win([]int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, true), true, 0)
+	a2d := avg(win([]int{2, 2}, []int{2, 2}, []int{1, 0}, []int{1, 1}, false), false, 3)
+	a1 := avg(win([]int{3}, []int{2}, []int{1}, []int{1}, false), true, 0)
+	a3 := avg(win([]int{2, 3, 2}, []int{1, 2, 2}, []int{0, 1, 1}, []int{1, 1, 1}, true), false, 0)
+	out := func(a dispatch.AvgPool, in ...int) []int { return a.OutShape(in) }
+	o2, o2x, o2d := out(a2, 7, 6), out(a2x, 7, 6), out(a2d, 7, 6)
+	o1, o3 := out(a1, 9), out(a3, 4, 5, 6)
+	ad := func(s ...int) dispatch.AdaptivePool { return dispatch.AdaptivePool{Size: s} }
+	adb := func(s ...int) dispatch.AdaptivePoolBackward { return dispatch.AdaptivePoolBackward{InSize: s} }
+	runNNCases(t, []nnCase{
+		{name: "avg2d/ceil", op: "avg_pool", attrs: a2, shapes: [][]int{{2, 3, 7, 6}}},
+		{name: "avg2d/strided", op: "avg_pool", attrs: a2, shapes: [][]int{{2, 3, 7, 6}}, transposed: true},
+		{name: "avg2d/exclude", op: "avg_pool", attrs: a2x, shapes: [][]int{{2, 3, 7, 6}}},
+		{name: "avg2d/divisor", op: "avg_pool", attrs: a2d, shapes: [][]int{{2, 3, 7, 6}}},
+		{name: "avg1d", op: "avg_pool", attrs: a1, shapes: [][]int{{2, 3, 9}}},
+		{name: "avg3d", op: "avg_pool", attrs: a3, shapes: [][]int{{1, 2, 4, 5, 6}}},
+		{name: "avg2d_backward/ceil", op: "avg_pool_backward", attrs: back(a2, 7, 6), shapes: [][]int{{2, 3, o2[0], o2[1]}}},
+		{name: "avg2d_backward/exclude", op: "avg_pool_backward", attrs: back(a2x, 7, 6), shapes: [][]int{{2, 3, o2x[0], o2x[1]}}},
+		{name: "avg2d_backward/divisor", op: "avg_pool_backward", attrs: back(a2d, 7, 6), shapes: [][]int{{2, 3, o2d[0], o2d[1]}}, transposed: true},
+		{name: "avg1d_backward", op: "avg_pool_backward", attrs: back(a1, 9), shapes: [][]int{{2, 3, o1[0]}}},
+		{name: "avg3d_backward", op: "avg_pool_backward", attrs: back(a3, 4, 5, 6), shapes: [][]int{{1, 2, o3[0], o3[1], o3[2]}}},
+		{name: "adaptive2d/down", op: "adaptive_avg_pool", attrs: ad(3, 4), shapes: [][]int{{2, 3, 7, 10}}},
+		{name: "adaptive2d/up", op: "adaptive_avg_pool", attrs: ad(9, 5), shapes: [][]int{{2, 3, 4, 3}}, transposed: true},
+		{name: "adaptive1d", op: "adaptive_avg_pool", attrs: ad(4), shapes: [][]int{{2, 3, 11}}},
+		{name: "adaptive3d", op: "adaptive_avg_pool", attrs: ad(2, 3, 1), shapes: [][]int{{1, 2, 5, 7, 3}}},
+		{name: "adaptive2d_backward/down", op: "adaptive_avg_pool_backward", attrs: adb(7, 10), shapes: [][]int{{2, 3, 3, 4}}},
+		{name: "adaptive2d_backward/up", op: "adaptive_avg_pool_backward", attrs: adb(4, 3), shapes: [][]int{{2, 3, 9, 5}}},
+		{name: "adaptive1d_backward", op: "adaptive_avg_pool_backward", attrs: adb(11), shapes: [][]int{{2, 3, 4}}},
+		{name: "adaptive3d_backward", op: "adaptive_avg_pool_backward", attrs: adb(5, 7, 3), shapes: [][]int{{1, 2, 2, 3, 1}}},
+	})
+}
