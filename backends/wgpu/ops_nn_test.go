@@ -195,3 +195,46 @@ func TestPoolKernels(t *testing.T) {
 		{name: "adaptive3d_backward", op: "adaptive_avg_pool_backward", attrs: adb(5, 7, 3), shapes: [][]int{{1, 2, 2, 3, 1}}},
 	})
 }
+
+func TestInterpKernels(t *testing.T) {
+	type interp = dispatch.Interp
+	back := func(a interp, size ...int) interp { a.InputSize = size; return a }
+	var cases []nnCase
+	for _, op := range []string{"upsample_nearest", "upsample_linear", "upsample_bicubic"} {
+		forms := []struct {
+			name string
+			a    interp
+		}{
+			{"up", interp{Size: []int{9, 5}}},
+			{"down", interp{Size: []int{3, 2}}},
+			{"scale", interp{Size: []int{8, 7}, Scales: []float64{1.7, 2.5}}},
+			{"same_rows", interp{Size: []int{5, 7}}},
+		}
+		if op == "upsample_nearest" {
+			forms = append(forms, struct {
+				name string
+				a    interp
+			}{"exact", interp{Size: []int{8, 7}, Exact: true}})
+		} else {
+			forms = append(forms, struct {
+				name string
+				a    interp
+			}{"align_corners", interp{Size: []int{8, 7}, AlignCorners: true}})
+		}
+		for _, f := range forms {
+			cases = append(cases,
+				nnCase{name: op + "/" + f.name, op: op, attrs: f.a, shapes: [][]int{{2, 3, 5, 4}}},
+				nnCase{name: op + "/" + f.name + "/strided", op: op, attrs: f.a, shapes: [][]int{{2, 3, 5, 4}}, transposed: true},
+				nnCase{name: op + "_backward/" + f.name, op: op + "_backward", attrs: back(f.a, 5, 4),
+					shapes: [][]int{{2, 3, f.a.Size[0], f.a.Size[1]}}})
+		}
+	}
+	cases = append(cases,
+		nnCase{name: "linear1d", op: "upsample_linear", attrs: interp{Size: []int{13}}, shapes: [][]int{{2, 3, 5}}},
+		nnCase{name: "linear1d_backward", op: "upsample_linear_backward", attrs: interp{Size: []int{13}, InputSize: []int{5}}, shapes: [][]int{{2, 3, 13}}},
+		nnCase{name: "trilinear", op: "upsample_linear", attrs: interp{Size: []int{4, 6, 3}}, shapes: [][]int{{1, 2, 3, 4, 5}}},
+		nnCase{name: "trilinear_backward", op: "upsample_linear_backward", attrs: interp{Size: []int{4, 6, 3}, InputSize: []int{3, 4, 5}}, shapes: [][]int{{1, 2, 4, 6, 3}}},
+		nnCase{name: "nearest/identity", op: "upsample_nearest", attrs: interp{Size: []int{5, 4}}, shapes: [][]int{{2, 3, 5, 4}}, transposed: true},
+	)
+	runNNCases(t, cases)
+}
