@@ -1,3 +1,5 @@
+//go:build cgo
+
 package wgpu
 
 import (
@@ -189,7 +191,11 @@ func maxPoolBackward(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 }
 
 // maxUnpool writes each value at its index of a zeroed out; where several
-// name one place, the last in row-major order wins, as on the cpu.
+// name one place, the last in row-major order wins, as on the cpu. Its
+// indices are the caller's, so they are checked: the first pass flags an
+// index outside its plane in a word that is read back, an ErrIndex as on
+// the cpu (and the only wait for the device in these kernels; the
+// backward ops read indices that this check or max pooling made).
 func maxUnpool(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 	x, idx := in[0], in[1]
 	if x.DType != dispatch.Float32 {
@@ -201,7 +207,9 @@ func maxUnpool(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 	if out.Numel() == 0 {
 		return nil
 	}
-	winner, err := dispatch.Empty(out.Device, dispatch.Int32, out.Shape)
+	// winner holds, for each place of out, the last item that names it,
+	// plus one; then the flag word.
+	winner, err := dispatch.Empty(out.Device, dispatch.Int32, []int{out.Numel() + 1})
 	if err != nil {
 		return err
 	}
@@ -209,13 +217,16 @@ func maxUnpool(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 	if err := zero("max_unpool", winner); err != nil {
 		return err
 	}
-	params := indexParams(x.Numel(), out, idx, x)
+	params := append(indexParams(x.Numel(), out, idx, x), uint32(out.Numel()))
 	if x.Numel() > 0 {
 		sh, err := indexShader("claim")
 		if err != nil {
 			return err
 		}
 		if err := launch("max_unpool", sh, grid(x.Numel()), params, winner, idx); err != nil {
+			return err
+		}
+		if err := checkUnpoolIndices(winner, idx, out.Shape[2:]); err != nil {
 			return err
 		}
 	}
@@ -225,4 +236,47 @@ func maxUnpool(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 	}
 	params[0] = uint32(out.Numel())
 	return launch("max_unpool", sh, grid(out.Numel()), params, out, winner, x)
+}
+
+// checkUnpoolIndices reads the flag word of max_unpool's first pass and
+// gives the cpu's error for the index it names.
+func checkUnpoolIndices(winner, idx *dispatch.Tensor, spatial []int) error {
+	flag, err := readWords(winner, winner.Numel()-1, 1)
+	if err != nil {
+		return err
+	}
+	if flag[0] == 0 {
+		return nil
+	}
+	// The element of item flag-1 of the row-major index tensor.
+	item, at := int(flag[0])-1, idx.Offset
+	for d := idx.Rank() - 1; d >= 0; d-- {
+		at += item % idx.Shape[d] * idx.Strides[d]
+		item /= idx.Shape[d]
+	}
+	words, err := readWords(idx, int64Words*at, int64Words)
+	if err != nil {
+		return err
+	}
+	v := int64(words[0])
+	if int64Words == 2 {
+		v = int64(uint64(words[0]) | uint64(words[1])<<32)
+	}
+	n := dispatch.Numel(spatial)
+	return &dispatch.Error{Op: "max_unpool", Kind: dispatch.ErrIndex, Arg: "indices", Found: fmt.Sprint(v),
+		Detail: fmt.Sprintf("holds %d, out of range for a plane of %s (%d places)", v, dispatch.FormatShape(spatial), n),
+		Fix:    fmt.Sprintf("use flat indices in [0, %d) within each (n, c) plane, as max pooling gives", n)}
+}
+
+// readWords copies n u32 words from word offset of t's buffer.
+func readWords(t *dispatch.Tensor, offset, n int) ([]uint32, error) {
+	raw, err := backend{}.Read(t.Device, t.Storage.Buffer, dispatch.Int32, offset, n)
+	if err != nil {
+		return nil, err
+	}
+	words := make([]uint32, n)
+	for i, w := range raw.([]int32) {
+		words[i] = uint32(w)
+	}
+	return words, nil
 }

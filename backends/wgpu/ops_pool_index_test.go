@@ -3,6 +3,8 @@
 package wgpu
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -204,6 +206,24 @@ func closeFloats(t *testing.T, what string, got, want []float32) {
 		g, w := float64(got[i]), float64(want[i])
 		if math.IsNaN(g) != math.IsNaN(w) || math.Abs(g-w) > 1e-6+1e-6*math.Abs(w) {
 			t.Fatalf("%s: element %d: %g, want %g", what, i, g, w)
+		}
+	}
+}
+
+// max_unpool's indices are the caller's: one outside its plane is an
+// ErrIndex naming it, as on the cpu, negative ones included.
+func TestMaxUnpoolIndexRange(t *testing.T) {
+	openOrSkip(t)
+	for _, bad := range []int64{16, -1, 1 << 40} {
+		idx := int64Tensor(t, []int64{0, 5, bad, 15}, []int{1, 1, 2, 2})
+		x, err := dispatch.Upload(onWGPU, []float32{1, 2, 3, 4}, dispatch.Float32, []int{1, 1, 2, 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = dispatch.Call(dispatch.Lookup("max_unpool"), dispatch.PoolScatter{Size: []int{4, 4}}, x, idx)
+		var le *dispatch.Error
+		if !errors.As(err, &le) || !errors.Is(err, dispatch.ErrIndex) || le.Found != fmt.Sprint(bad) {
+			t.Errorf("index %d: error %v, want an ErrIndex that found %d", bad, err, bad)
 		}
 	}
 }

@@ -38,7 +38,8 @@ places in the (n, c) planes of an addressed tensor (N, C, plane sizes):
                zeroed first, added to by a compare-exchange loop)
   claim        winner[plane, idx[item]] = max over items + 1 (max_unpool's
                first pass, winner zeroed first: the last item wins, as the
-               cpu's last write does)
+               cpu's last write does); an index outside its plane sets
+               the flag word winner[p[20]] to the last such item + 1
   unpool       out[q] = a[winner[q] - 1], or 0 where no item went
   zero         out[q] = 0 (the words of an f32 or i32 tensor)
 Parameters: p[0] items (the index tensor's elements; unpool and zero:
@@ -345,6 +346,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let place = place_of(i);
     if (place < plane()) {
         atomicMax(&dst[(q[0] * p[1] + q[1]) * plane() + place], i + 1u);
+    } else {
+        atomicMax(&dst[p[20]], i + 1u); // the flag word: the last bad item + 1
     }
 {{- else if eq .Op "unpool"}}
     let w = winner[i];
