@@ -1,5 +1,3 @@
-//go:build cgo
-
 package wgpu
 
 import "github.com/lathe-ml/lathe/dispatch"

@@ -1,5 +1,3 @@
-//go:build cgo
-
 package wgpu
 
 import (
@@ -11,7 +9,7 @@ import (
 // Pooling (pool.wgsl): one kernel over up to three spatial dims for each
 // op. The backward pass of average pooling is a gather over the windows
 // that read each input place, so it needs no float atomics. Max pooling's
-// ops address places by the device's index dtype (int32 on wgpu); max_pool_backward, whose indices
+// ops address places by int32 indices (dispatch.IndexDType); max_pool_backward, whose indices
 // may name one place from several windows (or anything, from a caller),
 // adds by a compare-exchange loop, and max_unpool picks the last item per
 // place by an atomic max, as the cpu's last write does.
@@ -26,12 +24,6 @@ func init() {
 	register("max_pool_backward", maxPoolBackward)
 	register("max_unpool", maxUnpool)
 }
-
-// indexWords is the u32 words of a pooling index in a wgpu:0 buffer: one,
-// since the indices are int32 there (dispatch.IndexDType). The kernels also
-// take two (an int64, the low word first), for a device whose index dtype
-// is int64.
-const indexWords = 1
 
 // poolDims refuses a pooling over more spatial dims than the kernels take.
 func poolDims(op string, t *dispatch.Tensor) error {
@@ -96,7 +88,7 @@ func poolKernel(op, kind string, adaptive bool) dispatch.Kernel {
 		params[21] = uint32(int32(avg.Divisor))
 		params[22] = uint32(int32(src.Offset))
 		copy(params[23:28], windowStrides(src, false))
-		sh, err := shaderFor("pool/"+op, "pool", poolData{Op: kind, Adaptive: adaptive, IdxWords: indexWords})
+		sh, err := shaderFor("pool/"+op, "pool", poolData{Op: kind, Adaptive: adaptive})
 		if err != nil {
 			return err
 		}
@@ -108,7 +100,6 @@ func poolKernel(op, kind string, adaptive bool) dispatch.Kernel {
 type poolData struct {
 	Op       string
 	Adaptive bool
-	IdxWords int
 }
 
 // indexParams are the parameter words of the index ops: items, the
@@ -134,7 +125,7 @@ func indexParams(items int, planes, idx, a *dispatch.Tensor) []uint32 {
 
 // indexShader is the shader of an index op.
 func indexShader(op string) (*shader, error) {
-	return shaderFor("pool/"+op, "pool", poolData{Op: op, IdxWords: indexWords})
+	return shaderFor("pool/"+op, "pool", poolData{Op: op})
 }
 
 // zero clears t's words.
@@ -256,29 +247,25 @@ func checkUnpoolIndices(winner, idx *dispatch.Tensor, spatial []int) error {
 		at += item % idx.Shape[d] * idx.Strides[d]
 		item /= idx.Shape[d]
 	}
-	words, err := readWords(idx, indexWords*at, indexWords)
+	words, err := readWords(idx, at, 1)
 	if err != nil {
 		return err
 	}
-	v := int64(int32(words[0])) // an int32 index, signed
-	if indexWords == 2 {
-		v = int64(uint64(words[0]) | uint64(words[1])<<32)
-	}
+	v := words[0]
 	n := dispatch.Numel(spatial)
 	return &dispatch.Error{Op: "max_unpool", Kind: dispatch.ErrIndex, Arg: "indices", Found: fmt.Sprint(v),
 		Detail: fmt.Sprintf("holds %d, out of range for a plane of %s (%d places)", v, dispatch.FormatShape(spatial), n),
 		Fix:    fmt.Sprintf("use flat indices in [0, %d) within each (n, c) plane, as max pooling gives", n)}
 }
 
-// readWords copies n u32 words from word offset of t's buffer.
-func readWords(t *dispatch.Tensor, offset, n int) ([]uint32, error) {
-	raw, err := backend{}.Read(t.Device, t.Storage.Buffer, dispatch.Int32, offset, n)
+// readWords copies n words from element offset of t's buffer (an
+// int32 tensor's).
+func readWords(t *dispatch.Tensor, offset, n int) ([]int32, error) {
+	v := t.View([]int{n}, []int{1}, offset)
+	defer v.Release()
+	raw, err := dispatch.ReadHost(v)
 	if err != nil {
 		return nil, err
 	}
-	words := make([]uint32, n)
-	for i, w := range raw.([]int32) {
-		words[i] = uint32(w)
-	}
-	return words, nil
+	return raw.([]int32), nil
 }

@@ -1,6 +1,4 @@
-//go:build cgo
-
-package wgpu
+package wgpu_test
 
 import (
 	"errors"
@@ -9,18 +7,15 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	_ "github.com/lathe-ml/lathe/backends/cpu"
 	"github.com/lathe-ml/lathe/dispatch"
 )
 
-// Max pooling's kernels against the cpu's. Its indices are int64, which
-// wgpu:0 does not allocate yet: these tests lay them out by hand as the
-// kernels read them (indexWords words per index, the low word first), so
-// that the kernels are checked before the backend gives int64 tensors.
+// Max pooling's kernels against the cpu's. wgpu:0's indices are int32
+// (dispatch.IndexDType), the cpu's int64: the values must be the same.
 
 var (
-	onCPU  = dispatch.Device{Kind: dispatch.KindCPU}
-	onWGPU = dispatch.Device{Kind: dispatch.KindWGPU}
+	onCPU  = cpu0
+	onWGPU = wgpu0
 )
 
 func openOrSkip(t *testing.T) {
@@ -30,49 +25,18 @@ func openOrSkip(t *testing.T) {
 	}
 }
 
-// int64Tensor puts int64 values on wgpu:0 in the kernels' layout.
-func int64Tensor(t *testing.T, vals []int64, shape []int) *dispatch.Tensor {
+// int32Indices puts indices on wgpu:0 in its index dtype.
+func int32Indices(t *testing.T, vals []int64, shape []int) *dispatch.Tensor {
 	t.Helper()
-	words := make([]int32, indexWords*len(vals))
+	narrow := make([]int32, len(vals))
 	for i, v := range vals {
-		words[indexWords*i] = int32(uint32(v))
-		if indexWords == 2 {
-			words[2*i+1] = int32(uint32(uint64(v) >> 32))
-		}
+		narrow[i] = int32(v)
 	}
-	buf, err := backend{}.Upload(onWGPU, words)
+	x, err := dispatch.Upload(onWGPU, narrow, dispatch.Int32, shape)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return dispatch.NewTensor(onWGPU, dispatch.IndexDType(onWGPU), shape, buf)
-}
-
-// emptyInt64 is an int64 tensor of shape on wgpu:0.
-func emptyInt64(t *testing.T, shape []int) *dispatch.Tensor {
-	t.Helper()
-	buf, err := backend{}.Alloc(onWGPU, dispatch.Int32, indexWords*dispatch.Numel(shape))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dispatch.NewTensor(onWGPU, dispatch.IndexDType(onWGPU), shape, buf)
-}
-
-func readInt64(t *testing.T, x *dispatch.Tensor) []int64 {
-	t.Helper()
-	raw, err := backend{}.Read(onWGPU, x.Storage.Buffer, dispatch.Int32, indexWords*x.Offset, indexWords*x.Numel())
-	if err != nil {
-		t.Fatal(err)
-	}
-	words := raw.([]int32)
-	vals := make([]int64, x.Numel())
-	for i := range vals {
-		v := uint64(uint32(words[indexWords*i]))
-		if indexWords == 2 {
-			v |= uint64(uint32(words[2*i+1])) << 32
-		}
-		vals[i] = int64(v)
-	}
-	return vals
+	return x
 }
 
 func hostValues[T any](t *testing.T, x *dispatch.Tensor) []T {
@@ -103,13 +67,14 @@ func tiedData(rng *rand.Rand, n int) []float32 {
 	return data
 }
 
-func same(t *testing.T, x *dispatch.Tensor, data []float32) (cpu, gpu *dispatch.Tensor) {
+// same puts data of shape on the cpu and on wgpu:0.
+func same(t *testing.T, shape []int, data []float32) (cpu, gpu *dispatch.Tensor) {
 	t.Helper()
-	c, err := dispatch.Upload(onCPU, append([]float32(nil), data...), dispatch.Float32, x.Shape)
+	c, err := dispatch.Upload(onCPU, append([]float32(nil), data...), dispatch.Float32, shape)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := dispatch.Upload(onWGPU, append([]float32(nil), data...), dispatch.Float32, x.Shape)
+	g, err := dispatch.Upload(onWGPU, append([]float32(nil), data...), dispatch.Float32, shape)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +105,7 @@ func TestMaxPoolKernels(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(7, uint64(len(c.name))))
 			data := tiedData(rng, dispatch.Numel(c.shape))
-			xc, xg := same(t, &dispatch.Tensor{Shape: c.shape}, data)
+			xc, xg := same(t, c.shape, data)
 			op := dispatch.Lookup(c.op)
 			idxCPU, err := dispatch.Call(op, c.attrs, xc)
 			if err != nil {
@@ -148,22 +113,22 @@ func TestMaxPoolKernels(t *testing.T) {
 			}
 			want := hostValues[int64](t, idxCPU)
 
-			// max_pool_indices and adaptive_max_pool_indices, by hand:
-			// dispatch cannot allocate their int64 result on wgpu:0.
-			idxGPU := emptyInt64(t, idxCPU.Shape)
-			kernel := poolKernel(c.op, "argmax", c.op == "adaptive_max_pool_indices")
-			if err := kernel(idxGPU, []*dispatch.Tensor{xg}, c.attrs); err != nil {
+			idxGPU, err := dispatch.Call(op, c.attrs, xg)
+			if err != nil {
 				t.Fatal(err)
 			}
-			got := readInt64(t, idxGPU)
+			if idxGPU.DType != dispatch.Int32 {
+				t.Fatalf("indices are %s on wgpu:0, want int32", idxGPU.DType)
+			}
+			got := hostValues[int32](t, idxGPU)
 			for i := range want {
-				if got[i] != want[i] {
+				if int64(got[i]) != want[i] {
 					t.Fatalf("index %d: %d, want %d (window values %v)", i, got[i], want[i], data[:min(len(data), 16)])
 				}
 			}
 
 			// pool_gather at the same indices.
-			idxG := int64Tensor(t, want, idxCPU.Shape)
+			idxG := int32Indices(t, want, idxCPU.Shape)
 			gather := dispatch.Lookup("pool_gather")
 			vc, err := dispatch.Call(gather, nil, xc, idxCPU)
 			if err != nil {
@@ -182,7 +147,7 @@ func TestMaxPoolKernels(t *testing.T) {
 			for i := range g {
 				g[i] = float32(rng.NormFloat64())
 			}
-			gc, gg := same(t, idxCPU, g)
+			gc, gg := same(t, idxCPU.Shape, g)
 			size := dispatch.PoolScatter{Size: c.shape[2:]}
 			for _, name := range []string{"max_pool_backward", "max_unpool"} {
 				scatter := dispatch.Lookup(name)
@@ -214,11 +179,8 @@ func closeFloats(t *testing.T, what string, got, want []float32) {
 // ErrIndex naming it, as on the cpu, negative ones included.
 func TestMaxUnpoolIndexRange(t *testing.T) {
 	openOrSkip(t)
-	for _, bad := range []int64{16, -1, 1 << 40} {
-		if indexWords == 1 && bad != int64(int32(bad)) {
-			continue // not an int32 index
-		}
-		idx := int64Tensor(t, []int64{0, 5, bad, 15}, []int{1, 1, 2, 2})
+	for _, bad := range []int64{16, -1, 1 << 30} {
+		idx := int32Indices(t, []int64{0, 5, bad, 15}, []int{1, 1, 2, 2})
 		x, err := dispatch.Upload(onWGPU, []float32{1, 2, 3, 4}, dispatch.Float32, []int{1, 1, 2, 2})
 		if err != nil {
 			t.Fatal(err)

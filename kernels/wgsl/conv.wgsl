@@ -59,6 +59,10 @@ fn at(base: u32, i0: i32, i1: i32, i2: i32, i3: i32, i4: i32) -> u32 {
 const A: u32 = 23u;
 const B: u32 = 29u;
 
+// CHUNK is the positions along dim 2 that one invocation of
+// conv_weight_backward sums at a time.
+const CHUNK: i32 = 16;
+
 // source is the image place that kernel element k of window position o
 // reads along dim d (outside [0, insz(d)) where it lies in the padding).
 fn source(d: u32, o: i32, k: i32) -> i32 {
@@ -102,19 +106,40 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let ci = r % cg;
     let oc = r / cg;
     let c = oc / (no() / ngroups()) * cg + ci;
-    let l = outsz(0u) * outsz(1u) * outsz(2u);
+    // The window positions along dim 2 that read inside the image, as the
+    // cpu's reach: o2·stride + off in [0, insz(2)).
+    let off = k2 * dil(2u) - pad(2u);
+    var lo2 = 0;
+    if (off < 0) {
+        lo2 = (-off + stride(2u) - 1) / stride(2u);
+    }
+    let hi2 = min(outsz(2u), max(insz(2u) - off + stride(2u) - 1, 0) / stride(2u));
+    // The invocations share out chunks of CHUNK positions of a row (n, o0,
+    // o1), so that decoding a chunk's place costs little per term and a
+    // 1-d convolution of a few long rows still fills the workgroup.
+    let chunks = (outsz(2u) + CHUNK - 1) / CHUNK;
+    let rows = nb() * outsz(0u) * outsz(1u);
     var acc: f32 = 0.0;
-    for (var j = i32(lid); j < nb() * l; j = j + i32(WG)) {
-        var q = j;
-        let o2 = q % outsz(2u); q = q / outsz(2u);
+    for (var j = i32(lid); j < rows * chunks; j = j + i32(WG)) {
+        var q = j / chunks;
+        let first = max(lo2, j % chunks * CHUNK);
+        let last = min(hi2, (j % chunks + 1) * CHUNK);
         let o1 = q % outsz(1u); q = q / outsz(1u);
         let o0 = q % outsz(0u);
         let n = q / outsz(0u);
         let i0 = source(0u, o0, k0);
         let i1 = source(1u, o1, k1);
-        let i2 = source(2u, o2, k2);
-        if (inside(0u, i0) && inside(1u, i1) && inside(2u, i2)) {
-            acc = acc + b[at(B, n, oc, o0, o1, o2)] * a[at(A, n, c, i0, i1, i2)];
+        if (!inside(0u, i0) || !inside(1u, i1) || first >= last) {
+            continue;
+        }
+        var gi = at(B, n, oc, o0, o1, first);
+        var xi = at(A, n, c, i0, i1, first * stride(2u) + off);
+        let gstep = bitcast<i32>(p[B + 5u]);
+        let xstep = bitcast<i32>(p[A + 5u]) * stride(2u);
+        for (var o2 = first; o2 < last; o2 = o2 + 1) {
+            acc = acc + b[gi] * a[xi];
+            gi = u32(i32(gi) + gstep);
+            xi = u32(i32(xi) + xstep);
         }
     }
     part[lid] = acc;

@@ -4,9 +4,9 @@ with leading dims of size 1 and a window of 1). Data: .Op is avg (the
 average), avg_backward (its adjoint), argmax (the place of each window's
 maximum: max_pool_indices, adaptive_max_pool_indices), or one of the
 index ops below; .Adaptive picks adaptive pooling's windows over the
-sliding window's; .IdxWords is the u32 words of an index on wgpu:0 (1: int32)
-(the low word first, then the high one where there are two). float32
-values only.
+sliding window's. Indices are int32 (dispatch.IndexDType of wgpu), read as
+u32 words so that a negative one lies past every plane. float32 values
+only.
 
 Window ops (avg, avg_backward, argmax):
 
@@ -212,10 +212,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             }
         }
     }
-    dst[e * {{.IdxWords}}u] = u32(place);
-{{- if eq .IdxWords 2}}
-    dst[e * 2u + 1u] = 0u;
-{{- end}}
+    dst[e] = u32(place);
 {{- else}}
     let i2 = r % insz(2u); r = r / insz(2u);
     let i1 = r % insz(1u); r = r / insz(1u);
@@ -292,17 +289,10 @@ fn coords(i: u32) -> array<u32, 5> {
 
 {{- if or (eq .Op "gather") (eq .Op "scatter_add") (eq .Op "claim")}}
 // place_of is the place that item i's index names in its plane, or plane()
-// where it lies outside (a negative int64 included).
+// where it lies outside (a negative index included).
 fn place_of(i: u32) -> u32 {
     let q = coords(i);
-    let at = element(14u, q[0], q[1], vec3<u32>(q[2], q[3], q[4])) * {{.IdxWords}}u;
-    let lo = idx[at];
-{{- if eq .IdxWords 2}}
-    if (idx[at + 1u] != 0u) {
-        return plane();
-    }
-{{- end}}
-    return min(lo, plane());
+    return min(idx[element(14u, q[0], q[1], vec3<u32>(q[2], q[3], q[4]))], plane());
 }
 {{- end}}
 
