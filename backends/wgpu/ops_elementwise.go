@@ -1,3 +1,5 @@
+//go:build cgo
+
 package wgpu
 
 import (
@@ -45,7 +47,7 @@ var unaryExprs = map[string]map[string]string{
 	"cos":        floats("cosf(x)"),
 	"tanh":       floats("tanhf(x)"),
 	"sigmoid":    floats("sigmoidf(x)"),
-	"silu":       floats("x * sigmoidf(x)"),
+	"silu":       floats("siluf(x)"),
 	"erf":        floats("erff(x)"),
 	"leaky_relu": floats("select(x * attr_f32(0), x, x > 0.0)"),
 	// gelu is x·Φ(x) = x/2·(1 + erf(x/√2)); gelu_tanh's x/2·(1 + tanh(z))

@@ -176,6 +176,17 @@ fn sigmoidf(x: f32) -> f32 {
     return e / (1.0 + e);
 }
 
+// siluf is x·sigmoid(x); below -80, where sigmoid(x) nears the subnormals
+// that GPUs flush, it is (x·h)·h with h = exp(x/2), whose parts stay
+// normal while the result is (1 + exp(x) rounds to 1 there).
+fn siluf(x: f32) -> f32 {
+    if (x < -80.0) {
+        let h = expf(0.5 * x);
+        return (x * h) * h;
+    }
+    return x * sigmoidf(x);
+}
+
 // erfc_tail is erfc(a) for a ≥ 1: exp(-a²)·h(1/a)/a, with h(s) =
 // a·erfc(a)·exp(a²) a least-squares polynomial in s - 0.55 over s in
 // [0.1, 1] (relative error 1e-8 in float64, an ulp in float32); past a = 10
