@@ -263,9 +263,16 @@ func cumsumKernel(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error 
 	if err != nil {
 		return err
 	}
-	sh, err := shaderFor("cumsum/"+t, "cumsum", struct{ T string }{t})
+	perItem := lines >= perItemRows && x.Rank() > 0 && x.Shape[dim] <= perItemLen
+	sh, err := shaderFor(fmt.Sprintf("cumsum/%s/peritem=%v", t, perItem), "cumsum", struct {
+		T       string
+		PerItem bool
+	}{t, perItem})
 	if err != nil {
 		return err
+	}
+	if perItem {
+		return launch("cumsum", sh, grid(lines), p, out, x)
 	}
 	return launch("cumsum", sh, grid(lines*workgroup), p, out, x)
 }

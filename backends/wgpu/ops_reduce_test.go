@@ -240,6 +240,8 @@ func TestLines(t *testing.T) {
 		{layoutCase{"dim1[2,300,5]", []int{2, 300, 5}, false}, 1},
 		{layoutCase{"dim1[2,50000]", []int{2, 50000}, false}, 1}, // softmax: split lines
 		{layoutCase{"dim0/transposed[20000,3]", []int{20000, 3}, true}, 0},
+		{layoutCase{"dim1[3000,7]", []int{3000, 7}, false}, 1}, // cumsum: a line per invocation
+		{layoutCase{"dim0/transposed[5,3000]", []int{5, 3000}, true}, 0},
 	}
 	for _, op := range []string{"cumsum", "softmax", "log_softmax"} {
 		for k, tc := range cases {

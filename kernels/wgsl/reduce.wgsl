@@ -381,11 +381,16 @@ in workgroup memory (Hillis and Steele's doubling), once more from the
 total of the chunks before it, writing each sum. Floats add in f32 (the cpu
 adds in float64), int32 wraps as the cpu's int64 sum rounded to int32 does.
 
-Data: .T is the element type (f32 or i32).
+Many short lines would leave most of such a workgroup idle; with .PerItem
+each invocation scans one line in order instead.
+
+Data: .T is the element type (f32 or i32); .PerItem the invocation-per-line
+form.
 
 Launch: workgroup w (w = wid.y * nwg.x + wid.x; at or past p[0] return) is
-line w, the row-major index over every dim but the scanned one. Parameters
-are the line layout (ops_reduce.go, lineParams):
+line w, the row-major index over every dim but the scanned one; with
+.PerItem, item w (the prelude's numbering; at or past p[0] return) is.
+Parameters are the line layout (ops_reduce.go, lineParams):
   p[0] lines, p[1] len, p[2] input offset, p[3] input step along the dim,
   p[4] output step along the dim, p[5] the other dims' rank,
   p[6..14) their shape, p[14..22) their input strides, p[22..30) their
@@ -396,6 +401,23 @@ are the line layout (ops_reduce.go, lineParams):
 @group(0) @binding(1) var<storage, read_write> dst: array<{{.T}}>;
 @group(0) @binding(2) var<storage, read> src: array<{{.T}}>;
 
+{{- if .PerItem}}
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let w = item(gid, nwg);
+    if (w >= p[0]) {
+        return;
+    }
+    let xs = bitcast<i32>(p[3]);
+    let os = bitcast<i32>(p[4]);
+    let line = lineBase(w);
+    var acc = {{.T}}(0);
+    for (var j = 0u; j < p[1]; j = j + 1u) {
+        acc = acc + src[u32(line.x + i32(j) * xs)];
+        dst[u32(line.y + i32(j) * os)] = acc;
+    }
+}
+{{- else}}
 var<workgroup> totals: array<{{.T}}, 256>;
 
 @compute @workgroup_size(256)
@@ -433,6 +455,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         dst[u32(line.y + i32(j) * os)] = acc;
     }
 }
+{{- end}}
 {{end}}
 
 {{/*
