@@ -12,35 +12,36 @@ import (
 	"github.com/lathe-ml/lathe/dispatch"
 )
 
-// The conformance cases are small; these check the paths they do not
-// reach against the cpu: rows split in two passes (a whole sum of 1M
-// elements, a few long strided rows), reduced dims that do not merge,
-// lines longer than a workgroup for cumsum and softmax, and argmax and
-// argmin, whose int64 indices wgpu:0 cannot hold (they are checked here
-// through the kernel writing int32 indices).
+// The conformance cases are small; these check against the cpu the paths
+// they do not reach: rows split in two passes (a whole sum of 1M elements,
+// a few long strided rows), a row per invocation, reduced dims that do not
+// merge, lines longer than a workgroup for cumsum and softmax, and argmax
+// and argmin through the kernel with int32 indices (wgpu's index dtype;
+// the cpu's are int64). The helpers carry the family's name, since the
+// package's other test files are written alongside.
 
 var (
-	gpu = dispatch.Device{Kind: dispatch.KindWGPU}
-	cpu = dispatch.Device{Kind: dispatch.KindCPU}
+	reduceGPU = dispatch.Device{Kind: dispatch.KindWGPU}
+	reduceCPU = dispatch.Device{Kind: dispatch.KindCPU}
 )
 
-func needDevice(t *testing.T) {
+func needReduceDevice(t *testing.T) {
 	t.Helper()
-	if _, err := dispatch.Open(gpu); err != nil {
+	if _, err := dispatch.Open(reduceGPU); err != nil {
 		t.Skipf("wgpu:0 is unavailable: %v", err)
 	}
 }
 
-// layoutCase is an input of shape, made contiguous or as a transposed view
+// reduceCase is an input of shape, made contiguous or as a transposed view
 // of the last two dims (the data then lies with those dims swapped).
-type layoutCase struct {
+type reduceCase struct {
 	name       string
 	shape      []int
 	transposed bool
 }
 
-// upload makes the input of c on dev from data (in storage order).
-func upload(t *testing.T, dev dispatch.Device, c layoutCase, data any, dt dispatch.DType) *dispatch.Tensor {
+// reduceInput makes the input of c on dev from data (in storage order).
+func reduceInput(t *testing.T, dev dispatch.Device, c reduceCase, data any, dt dispatch.DType) *dispatch.Tensor {
 	t.Helper()
 	stored := append([]int{}, c.shape...)
 	r := len(stored)
@@ -59,7 +60,7 @@ func upload(t *testing.T, dev dispatch.Device, c layoutCase, data any, dt dispat
 	return x.View(append([]int{}, c.shape...), strides, 0)
 }
 
-func float32s(t *testing.T, x *dispatch.Tensor) []float64 {
+func reduceValues(t *testing.T, x *dispatch.Tensor) []float64 {
 	t.Helper()
 	v, err := dispatch.ReadHost(x)
 	if err != nil {
@@ -85,8 +86,8 @@ func float32s(t *testing.T, x *dispatch.Tensor) []float64 {
 	return out
 }
 
-// closeTo compares within atol + rtol·|want|, NaN matching NaN.
-func closeTo(t *testing.T, got, want []float64, atol, rtol float64) {
+// reduceClose compares within atol + rtol·|want|, NaN matching NaN.
+func reduceClose(t *testing.T, got, want []float64, atol, rtol float64) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("got %d values, want %d", len(got), len(want))
@@ -109,7 +110,7 @@ func closeTo(t *testing.T, got, want []float64, atol, rtol float64) {
 	}
 }
 
-func randomFloats(n int, seed uint64, f func(*rand.Rand) float32) []float32 {
+func reduceRandom(n int, seed uint64, f func(*rand.Rand) float32) []float32 {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	out := make([]float32, n)
 	for i := range out {
@@ -118,27 +119,27 @@ func randomFloats(n int, seed uint64, f func(*rand.Rand) float32) []float32 {
 	return out
 }
 
-func uniform(r *rand.Rand) float32 { return float32(2*r.Float64() - 1) }
+func reduceUniform(r *rand.Rand) float32 { return float32(2*r.Float64() - 1) }
 
-// nearOne keeps long products finite.
-func nearOne(r *rand.Rand) float32 { return float32(math.Exp(1e-3 * (2*r.Float64() - 1))) }
+// reduceNearOne keeps long products finite.
+func reduceNearOne(r *rand.Rand) float32 { return float32(math.Exp(1e-3 * (2*r.Float64() - 1))) }
 
 func TestReduceLarge(t *testing.T) {
-	needDevice(t)
+	needReduceDevice(t)
 	layouts := []struct {
-		c    layoutCase
+		c    reduceCase
 		dims []int
 	}{
-		{layoutCase{"all[1048576]", []int{1 << 20}, false}, nil},        // one row, split into parts
-		{layoutCase{"dim1[3,50000]", []int{3, 50000}, false}, []int{1}}, // few long rows
-		{layoutCase{"dim0/transposed[50000,3]", []int{50000, 3}, true}, []int{0}},
-		{layoutCase{"dim0[50000,3]", []int{50000, 3}, false}, []int{0}}, // strided rows
-		{layoutCase{"dim1[300,700]", []int{300, 700}, false}, []int{1}}, // many rows, one pass
-		{layoutCase{"dims02/transposed[6,50,70]", []int{6, 50, 70}, true}, []int{0, 2}},
-		{layoutCase{"dims02[20,30,400]", []int{20, 30, 400}, false}, []int{0, 2}},
-		{layoutCase{"dim0[300,2000]", []int{300, 2000}, false}, []int{0}}, // column-wise: a row per invocation
-		{layoutCase{"dim1[2000,3]", []int{2000, 3}, false}, []int{1}},     // short rows: a row per invocation
-		{layoutCase{"dims02[30,40,50]", []int{30, 40, 50}, false}, []int{0, 2}},
+		{reduceCase{"all[1048576]", []int{1 << 20}, false}, nil},        // one row, split into parts
+		{reduceCase{"dim1[3,50000]", []int{3, 50000}, false}, []int{1}}, // few long rows
+		{reduceCase{"dim0/transposed[50000,3]", []int{50000, 3}, true}, []int{0}},
+		{reduceCase{"dim0[50000,3]", []int{50000, 3}, false}, []int{0}}, // strided rows
+		{reduceCase{"dim1[300,700]", []int{300, 700}, false}, []int{1}}, // many rows, one pass
+		{reduceCase{"dims02/transposed[6,50,70]", []int{6, 50, 70}, true}, []int{0, 2}},
+		{reduceCase{"dims02[20,30,400]", []int{20, 30, 400}, false}, []int{0, 2}},
+		{reduceCase{"dim0[300,2000]", []int{300, 2000}, false}, []int{0}}, // column-wise: a row per invocation
+		{reduceCase{"dim1[2000,3]", []int{2000, 3}, false}, []int{1}},     // short rows: a row per invocation
+		{reduceCase{"dims02[30,40,50]", []int{30, 40, 50}, false}, []int{0, 2}},
 	}
 	ops := []struct {
 		name       string
@@ -146,31 +147,31 @@ func TestReduceLarge(t *testing.T) {
 		data       func(*rand.Rand) float32
 		atol, rtol float64
 	}{
-		{"sum", 0, uniform, 1e-3, 1e-5},
-		{"prod", 0, nearOne, 0, 2e-3}, // f32 products: 1M roundings near 1 drift by 6e-4
-		{"max", 0, uniform, 0, 0},
-		{"min", 0, uniform, 0, 0},
-		{"var", 1, uniform, 0, 1e-4},
-		{"var", 0, uniform, 0, 1e-4},
-		{"std", 1, uniform, 0, 1e-4},
-		{"logsumexp", 0, uniform, 0, 1e-5},
+		{"sum", 0, reduceUniform, 1e-3, 1e-5},
+		{"prod", 0, reduceNearOne, 0, 2e-3}, // f32 products: 1M roundings near 1 drift by 6e-4
+		{"max", 0, reduceUniform, 0, 0},
+		{"min", 0, reduceUniform, 0, 0},
+		{"var", 1, reduceUniform, 0, 1e-4},
+		{"var", 0, reduceUniform, 0, 1e-4},
+		{"std", 1, reduceUniform, 0, 1e-4},
+		{"logsumexp", 0, reduceUniform, 0, 1e-5},
 	}
 	for _, l := range layouts {
 		for k, op := range ops {
 			t.Run(fmt.Sprintf("%s/c%d/%s", op.name, op.correction, l.c.name), func(t *testing.T) {
-				data := randomFloats(dispatch.Numel(l.c.shape), uint64(k), op.data)
+				data := reduceRandom(dispatch.Numel(l.c.shape), uint64(k), op.data)
 				attrs := dispatch.Reduce{Dims: l.dims, Correction: op.correction}
-				want := call(t, op.name, attrs, upload(t, cpu, l.c, data, dispatch.Float32))
-				got := call(t, op.name, attrs, upload(t, gpu, l.c, data, dispatch.Float32))
-				closeTo(t, float32s(t, got), float32s(t, want), op.atol, op.rtol)
+				want := reduceCall(t, op.name, attrs, reduceInput(t, reduceCPU, l.c, data, dispatch.Float32))
+				got := reduceCall(t, op.name, attrs, reduceInput(t, reduceGPU, l.c, data, dispatch.Float32))
+				reduceClose(t, reduceValues(t, got), reduceValues(t, want), op.atol, op.rtol)
 			})
 		}
 	}
 }
 
 func TestReduceInt32(t *testing.T) {
-	needDevice(t)
-	c := layoutCase{"all[1048576]", []int{1 << 20}, false}
+	needReduceDevice(t)
+	c := reduceCase{"all[1048576]", []int{1 << 20}, false}
 	rng := rand.New(rand.NewPCG(3, 7))
 	data := make([]int32, 1<<20)
 	for i := range data {
@@ -178,114 +179,114 @@ func TestReduceInt32(t *testing.T) {
 	}
 	for _, op := range []string{"sum", "prod", "max", "min"} {
 		t.Run(op, func(t *testing.T) {
-			want := call(t, op, dispatch.Reduce{}, upload(t, cpu, c, data, dispatch.Int32))
-			got := call(t, op, dispatch.Reduce{}, upload(t, gpu, c, data, dispatch.Int32))
-			closeTo(t, float32s(t, got), float32s(t, want), 0, 0)
+			want := reduceCall(t, op, dispatch.Reduce{}, reduceInput(t, reduceCPU, c, data, dispatch.Int32))
+			got := reduceCall(t, op, dispatch.Reduce{}, reduceInput(t, reduceGPU, c, data, dispatch.Int32))
+			reduceClose(t, reduceValues(t, got), reduceValues(t, want), 0, 0)
 		})
 	}
 }
 
 func TestArgExtremes(t *testing.T) {
-	needDevice(t)
+	needReduceDevice(t)
 	nan := float32(math.NaN())
 	cases := []struct {
-		c    layoutCase
+		c    reduceCase
 		dims []int
 		data []float32
 	}{
-		{layoutCase{"all[1048576]", []int{1 << 20}, false}, nil, randomFloats(1<<20, 5, uniform)},
-		{layoutCase{"dim1/ties[3,4]", []int{3, 4}, false}, []int{1}, []float32{1, 3, 3, 0, 2, 2, 2, 2, -1, 5, -1, 5}},
-		{layoutCase{"dim0/nan/transposed[4,3]", []int{4, 3}, true}, []int{0}, []float32{1, nan, 3, nan, 2, 2, 2, 2, -1, 5, -1, 5}},
-		{layoutCase{"dim0/ties[300,2000]", []int{300, 2000}, false}, []int{0}, randomFloats(600000, 6, func(r *rand.Rand) float32 { return float32(r.IntN(3)) })},
-		{layoutCase{"dim1/ties[2,20000]", []int{2, 20000}, false}, []int{1}, randomFloats(40000, 6, func(r *rand.Rand) float32 { return float32(r.IntN(3)) })},
-		{layoutCase{"dim1/nan[2,20000]", []int{2, 20000}, false}, []int{1}, randomFloats(40000, 6, func(r *rand.Rand) float32 {
+		{reduceCase{"all[1048576]", []int{1 << 20}, false}, nil, reduceRandom(1<<20, 5, reduceUniform)},
+		{reduceCase{"dim1/ties[3,4]", []int{3, 4}, false}, []int{1}, []float32{1, 3, 3, 0, 2, 2, 2, 2, -1, 5, -1, 5}},
+		{reduceCase{"dim0/nan/transposed[4,3]", []int{4, 3}, true}, []int{0}, []float32{1, nan, 3, nan, 2, 2, 2, 2, -1, 5, -1, 5}},
+		{reduceCase{"dim0/ties[300,2000]", []int{300, 2000}, false}, []int{0}, reduceRandom(600000, 6, func(r *rand.Rand) float32 { return float32(r.IntN(3)) })},
+		{reduceCase{"dim1/ties[2,20000]", []int{2, 20000}, false}, []int{1}, reduceRandom(40000, 6, func(r *rand.Rand) float32 { return float32(r.IntN(3)) })},
+		{reduceCase{"dim1/nan[2,20000]", []int{2, 20000}, false}, []int{1}, reduceRandom(40000, 6, func(r *rand.Rand) float32 {
 			if r.IntN(5000) == 0 {
 				return nan
 			}
-			return uniform(r)
+			return reduceUniform(r)
 		})},
 	}
 	for _, op := range []string{"argmax", "argmin"} {
 		for _, tc := range cases {
 			t.Run(op+"/"+tc.c.name, func(t *testing.T) {
 				r := dispatch.Reduce{Dims: tc.dims}
-				want := call(t, op, r, upload(t, cpu, tc.c, tc.data, dispatch.Float32))
-				x := upload(t, gpu, tc.c, tc.data, dispatch.Float32)
+				want := reduceCall(t, op, r, reduceInput(t, reduceCPU, tc.c, tc.data, dispatch.Float32))
+				x := reduceInput(t, reduceGPU, tc.c, tc.data, dispatch.Float32)
 				dims, shape, err := dispatch.ReduceShape(x, r)
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := dispatch.Empty(gpu, dispatch.Int32, shape)
+				got, err := dispatch.Empty(reduceGPU, dispatch.Int32, shape)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if err := reduce(op, got, x, dims, 0); err != nil {
 					t.Fatal(err)
 				}
-				closeTo(t, float32s(t, got), float32s(t, want), 0, 0)
+				reduceClose(t, reduceValues(t, got), reduceValues(t, want), 0, 0)
 			})
 		}
 	}
 }
 
 func TestLines(t *testing.T) {
-	needDevice(t)
+	needReduceDevice(t)
 	cases := []struct {
-		c   layoutCase
+		c   reduceCase
 		dim int
 	}{
-		{layoutCase{"dim1[3,5000]", []int{3, 5000}, false}, 1},
-		{layoutCase{"dim0[1000,3]", []int{1000, 3}, false}, 0},
-		{layoutCase{"dim1/transposed[4,3000]", []int{4, 3000}, true}, 1},
-		{layoutCase{"dim1[2,300,5]", []int{2, 300, 5}, false}, 1},
-		{layoutCase{"dim1[2,50000]", []int{2, 50000}, false}, 1}, // softmax: split lines
-		{layoutCase{"dim0/transposed[20000,3]", []int{20000, 3}, true}, 0},
-		{layoutCase{"dim1[3000,7]", []int{3000, 7}, false}, 1}, // cumsum: a line per invocation
-		{layoutCase{"dim0/transposed[5,3000]", []int{5, 3000}, true}, 0},
+		{reduceCase{"dim1[3,5000]", []int{3, 5000}, false}, 1},
+		{reduceCase{"dim0[1000,3]", []int{1000, 3}, false}, 0},
+		{reduceCase{"dim1/transposed[4,3000]", []int{4, 3000}, true}, 1},
+		{reduceCase{"dim1[2,300,5]", []int{2, 300, 5}, false}, 1},
+		{reduceCase{"dim1[2,50000]", []int{2, 50000}, false}, 1}, // softmax: split lines
+		{reduceCase{"dim0/transposed[20000,3]", []int{20000, 3}, true}, 0},
+		{reduceCase{"dim1[3000,7]", []int{3000, 7}, false}, 1}, // cumsum: a line per invocation
+		{reduceCase{"dim0/transposed[5,3000]", []int{5, 3000}, true}, 0},
 	}
 	for _, op := range []string{"cumsum", "softmax", "log_softmax"} {
 		for k, tc := range cases {
 			t.Run(op+"/"+tc.c.name, func(t *testing.T) {
-				data := randomFloats(dispatch.Numel(tc.c.shape), uint64(k), func(r *rand.Rand) float32 { return 10 * uniform(r) })
+				data := reduceRandom(dispatch.Numel(tc.c.shape), uint64(k), func(r *rand.Rand) float32 { return 10 * reduceUniform(r) })
 				sc := dispatch.Scan{Dim: tc.dim}
-				want := call(t, op, sc, upload(t, cpu, tc.c, data, dispatch.Float32))
-				got := call(t, op, sc, upload(t, gpu, tc.c, data, dispatch.Float32))
-				closeTo(t, float32s(t, got), float32s(t, want), 1e-3, 1e-5)
+				want := reduceCall(t, op, sc, reduceInput(t, reduceCPU, tc.c, data, dispatch.Float32))
+				got := reduceCall(t, op, sc, reduceInput(t, reduceGPU, tc.c, data, dispatch.Float32))
+				reduceClose(t, reduceValues(t, got), reduceValues(t, want), 1e-3, 1e-5)
 			})
 		}
 	}
 	// Lines of 20000 with a NaN, a +inf, only -inf, and one -inf, fused and
 	// split.
 	for _, n := range []int{300, 20000} {
-		data := randomFloats(5*n, 9, uniform)
+		data := reduceRandom(5*n, 9, reduceUniform)
 		data[3] = float32(math.NaN())
 		data[n+5] = float32(math.Inf(1))
 		for j := range n {
 			data[2*n+j] = float32(math.Inf(-1))
 		}
 		data[3*n+7] = float32(math.Inf(-1))
-		c := layoutCase{fmt.Sprintf("special[5,%d]", n), []int{5, n}, false}
+		c := reduceCase{fmt.Sprintf("special[5,%d]", n), []int{5, n}, false}
 		for _, op := range []string{"softmax", "log_softmax"} {
 			t.Run(op+"/"+c.name, func(t *testing.T) {
-				want := call(t, op, dispatch.Scan{Dim: 1}, upload(t, cpu, c, data, dispatch.Float32))
-				got := call(t, op, dispatch.Scan{Dim: 1}, upload(t, gpu, c, data, dispatch.Float32))
-				closeTo(t, float32s(t, got), float32s(t, want), 1e-6, 1e-5)
+				want := reduceCall(t, op, dispatch.Scan{Dim: 1}, reduceInput(t, reduceCPU, c, data, dispatch.Float32))
+				got := reduceCall(t, op, dispatch.Scan{Dim: 1}, reduceInput(t, reduceGPU, c, data, dispatch.Float32))
+				reduceClose(t, reduceValues(t, got), reduceValues(t, want), 1e-6, 1e-5)
 			})
 		}
 	}
 	t.Run("cumsum/int32", func(t *testing.T) {
-		c := layoutCase{"[3,5000]", []int{3, 5000}, false}
+		c := reduceCase{"[3,5000]", []int{3, 5000}, false}
 		data := make([]int32, 15000)
 		for i := range data {
 			data[i] = int32(i*7919%2001) - 1000
 		}
-		want := call(t, "cumsum", dispatch.Scan{Dim: 1}, upload(t, cpu, c, data, dispatch.Int32))
-		got := call(t, "cumsum", dispatch.Scan{Dim: 1}, upload(t, gpu, c, data, dispatch.Int32))
-		closeTo(t, float32s(t, got), float32s(t, want), 0, 0)
+		want := reduceCall(t, "cumsum", dispatch.Scan{Dim: 1}, reduceInput(t, reduceCPU, c, data, dispatch.Int32))
+		got := reduceCall(t, "cumsum", dispatch.Scan{Dim: 1}, reduceInput(t, reduceGPU, c, data, dispatch.Int32))
+		reduceClose(t, reduceValues(t, got), reduceValues(t, want), 0, 0)
 	})
 }
 
-func call(t *testing.T, op string, attrs any, x *dispatch.Tensor) *dispatch.Tensor {
+func reduceCall(t *testing.T, op string, attrs any, x *dispatch.Tensor) *dispatch.Tensor {
 	t.Helper()
 	out, err := dispatch.Call(dispatch.Lookup(op), attrs, x)
 	if err != nil {
@@ -298,11 +299,11 @@ func call(t *testing.T, op string, attrs any, x *dispatch.Tensor) *dispatch.Tens
 // sums of a matrix (one workgroup per output) and softmax along rows, in
 // GB/s of input read, each iteration waiting for the device.
 func BenchmarkReduce(b *testing.B) {
-	if _, err := dispatch.Open(gpu); err != nil {
+	if _, err := dispatch.Open(reduceGPU); err != nil {
 		b.Skipf("wgpu:0 is unavailable: %v", err)
 	}
 	const n = 1024
-	x, err := dispatch.Upload(gpu, make([]float32, n*n), dispatch.Float32, []int{n, n})
+	x, err := dispatch.Upload(reduceGPU, make([]float32, n*n), dispatch.Float32, []int{n, n})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -323,8 +324,7 @@ func BenchmarkReduce(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				// Reading one element waits for the op (Sync answers
-				// before Dawn's callback has run).
+				// Reading one element waits for the op.
 				first := out.View([]int{1}, []int{1}, 0)
 				if _, err := dispatch.ReadHost(first); err != nil {
 					b.Fatal(err)
