@@ -43,6 +43,12 @@ func denseInputs() []float32 {
 	return xs
 }
 
+// like is a tensor of x's shape, dtype and device filled with c rounded to
+// float32, so that the cpu's float64 argument is the one wgpu:0 sees.
+func like(x *lathe.Tensor, c float64) *lathe.Tensor {
+	return x.MulScalar(0).AddScalar(float64(float32(c)))
+}
+
 // ulps is how far a float32 result is from the exact (float64) one, in
 // float32 ulps at the exact one: 0.5 is correctly rounded.
 func ulps(got float32, want float64) float64 {
@@ -85,8 +91,12 @@ func TestFloatAccuracy(t *testing.T) {
 		{"silu", (*lathe.Tensor).SiLU, 4, 0},
 		{"softplus", (*lathe.Tensor).Softplus, 4, 0},
 		{"erf", (*lathe.Tensor).Erf, 3, 0},
-		{"atan2(x, 0.7)", func(x *lathe.Tensor) *lathe.Tensor { return x.Atan2(x.MulScalar(0).AddScalar(0.7)) }, 4, 0},
-		{"atan2(1.3, x)", func(x *lathe.Tensor) *lathe.Tensor { return x.MulScalar(0).AddScalar(1.3).Atan2(x) }, 4, 0},
+		{"atan2(x, 0.7)", func(x *lathe.Tensor) *lathe.Tensor { return x.Atan2(like(x, 0.7)) }, 4, 0},
+		{"atan2(1.3, x)", func(x *lathe.Tensor) *lathe.Tensor { return like(x, 1.3).Atan2(x) }, 4, 0},
+		{"pow(1.7, x)", func(x *lathe.Tensor) *lathe.Tensor { return like(x, 1.7).Pow(x) }, 2, 0},
+		{"pow(|x|, 2.5)", func(x *lathe.Tensor) *lathe.Tensor { return x.Abs().PowScalar(2.5) }, 2, 0},
+		{"pow(x, 3)", func(x *lathe.Tensor) *lathe.Tensor { return x.PowScalar(3) }, 2, 0},
+		{"pow(x, -2)", func(x *lathe.Tensor) *lathe.Tensor { return x.PowScalar(-2) }, 2, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -76,6 +76,11 @@ fn expf(x: f32) -> f32 {
     }
     let n = round(x * 1.4426950408889634);
     let r = (x - n * 0.693115234375) - n * 3.1946183298714459e-05;
+    return ldexp(exp_reduced(r), i32(n));
+}
+
+// exp_reduced is exp(r) for |r| ≤ ln2/2 by its Taylor series to r⁸.
+fn exp_reduced(r: f32) -> f32 {
     var q = 1.0 / 40320.0;
     q = q * r + 1.0 / 5040.0;
     q = q * r + 1.0 / 720.0;
@@ -84,7 +89,7 @@ fn expf(x: f32) -> f32 {
     q = q * r + 1.0 / 6.0;
     q = q * r + 0.5;
     q = q * r + 1.0;
-    return ldexp(q * r + 1.0, i32(n));
+    return q * r + 1.0;
 }
 
 // logf: x = m·2ᵉ with m in [√½, √2) read from the bits (a subnormal's bits
@@ -119,15 +124,17 @@ fn logf(x: f32) -> f32 {
     return ef * 0.693115234375 + (2.0 * s * atanh_series(s * s) + ef * 3.1946183298714459e-05);
 }
 
-// atanh_series is atanh(s)/s as a polynomial in t = s², to s¹².
-fn atanh_series(t: f32) -> f32 {
+// atanh_series is atanh(s)/s as a polynomial in t = s², to s¹²;
+// atanh_tail is its part past 1, over t.
+fn atanh_series(t: f32) -> f32 { return 1.0 + t * atanh_tail(t); }
+
+fn atanh_tail(t: f32) -> f32 {
     var q = 1.0 / 13.0;
     q = q * t + 1.0 / 11.0;
     q = q * t + 1.0 / 9.0;
     q = q * t + 1.0 / 7.0;
     q = q * t + 1.0 / 5.0;
-    q = q * t + 1.0 / 3.0;
-    return q * t + 1.0;
+    return q * t + 1.0 / 3.0;
 }
 
 // expm1f: the Taylor series to x⁹ for |x| ≤ 0.5 (truncation below 1e-8
@@ -383,8 +390,100 @@ fn powf(x: f32, y: f32) -> f32 {
     if (x < 0.0 && !integral) {
         return nan_f32();
     }
-    let r = exp2(y * log2(abs(x)));
+    let r = exp2_ext(mul_ext(y, log2_ext(abs(x))));
     return select(r, -r, x < 0.0 && odd);
+}
+
+// Double-float arithmetic: a value as hi + lo (a vec2), for pow, whose
+// y·log2|x| must be good to far more than float32's 24 bits: its error is
+// the relative error of the result.
+
+// opaque is x, plus a zero the compiler cannot see: the error terms below
+// are algebraically 0, and a compiler that reassociates floats (Mesa's does)
+// would fold them away.
+// (p[0], the item count, is never 0 in a launch).
+fn opaque(x: f32) -> f32 { return x + select(0.0, 1.0, p[0] == 0u); }
+
+// two_sum is a + b exactly (Knuth).
+fn two_sum(a: f32, b: f32) -> vec2<f32> {
+    let s = opaque(a + b);
+    let v = opaque(s - a);
+    return vec2<f32>(s, (a - opaque(s - v)) + (b - v));
+}
+
+// split is a as two halves of 12 bits, whose products are exact (Veltkamp).
+fn split(a: f32) -> vec2<f32> {
+    let c = 4097.0 * a;
+    let hi = c - (c - a);
+    return vec2<f32>(hi, a - hi);
+}
+
+// two_prod is a·b exactly (Dekker).
+fn two_prod(a: f32, b: f32) -> vec2<f32> {
+    let p = a * b;
+    let u = split(a);
+    let v = split(b);
+    return vec2<f32>(p, ((u.x * v.x - p) + u.x * v.y + u.y * v.x) + u.y * v.y);
+}
+
+// log2_ext is log2(a) for a finite a > 0 as a double-float: e + log(m)·log2(e)
+// with logf's m and s, s's division corrected by its remainder, and the
+// series past 2s, a hundredth of it, in float32.
+fn log2_ext(a: f32) -> vec2<f32> {
+    var bits = bitcast<u32>(a);
+    var e = 0;
+    if (bits < 0x00800000u) {
+        bits = bitcast<u32>(f32(bits));
+        e = -149;
+    }
+    e = e + i32(bits >> 23u) - 127;
+    var mbits = (bits & 0x007fffffu) | 0x3f800000u;
+    if (mbits > 0x3fb504f3u) {
+        mbits = mbits - 0x00800000u;
+        e = e + 1;
+    }
+    let m = bitcast<f32>(mbits);
+    let f = m - 1.0; // exact
+    let d = two_sum(1.0, m);
+    let sh = f / d.x;
+    let q = two_prod(sh, d.x);
+    let sl = (((f - q.x) - q.y) - sh * d.y) / d.x;
+    let t = sh * sh;
+    let ln = two_sum(2.0 * sh, 2.0 * sl + 2.0 * sh * t * atanh_tail(t));
+    // ln·log2(e), log2(e) = 1.4426950216293335 + 1.925963033500011e-08.
+    let l2 = two_prod(ln.x, 1.4426950216293335);
+    let lo = l2.y + (ln.x * 1.925963033500011e-08 + ln.y * 1.4426950216293335);
+    let r = two_sum(f32(e), l2.x);
+    return two_sum(r.x, r.y + lo);
+}
+
+// mul_ext is y·l for a float32 y and a double-float l.
+fn mul_ext(y: f32, l: vec2<f32>) -> vec2<f32> {
+    if (abs(y * l.x) > 1024.0) { // far past float32's range: no split
+        return vec2<f32>(y * l.x, 0.0);
+    }
+    let p = two_prod(y, l.x);
+    return two_sum(p.x, p.y + y * l.y);
+}
+
+// exp2_ext is 2^v for a double-float v: 2ⁿ·exp((v - n)·ln2), n = round(v),
+// the last power of 2 applied by a multiplication, which overflows to
+// infinity and underflows to 0 (or a subnormal) as IEEE has it.
+fn exp2_ext(v: vec2<f32>) -> f32 {
+    if (v.x >= 128.5) {
+        return inf_f32();
+    }
+    if (v.x < -151.5) {
+        return 0.0;
+    }
+    let n = round(v.x);
+    let f = (v.x - n) + v.y;
+    let r = exp_reduced(f * 0.69314718055994531);
+    let k = i32(n);
+    if (k > 0) {
+        return ldexp(r, k - 1) * 2.0;
+    }
+    return ldexp(r, k + 64) * 5.421010862427522e-20; // 2⁻⁶⁴
 }
 
 // powi is integer power by squaring, wrapping as the cpu's does; negative
