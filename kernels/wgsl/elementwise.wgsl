@@ -16,11 +16,15 @@ argument k (prelude), broadcast to out's shape. The op's attributes are the
 words after the layout, from p[10 + 9·len(Args)]: attr_f32(j) and
 attr_i32(j) read word j of them.
 
-The float functions below are written out, not WGSL's builtins, where
-WebGPU lacks the function (erf, expm1, log1p) or where the builtin's
-allowed error is too large near 0 (tanh, from exp) or it is undefined
-(pow of a negative base): each is within a few ulp of the float32 result
-over all of float32.
+The float functions below are written out rather than WGSL's builtins:
+WebGPU lacks erf, expm1 and log1p; it allows exp, log, sin, cos and atan2
+errors of thousands of ulp (lavapipe's are 56 to 350 ulp, and sin and cos
+lose every digit past 1e5), leaves atan2 of zeros and pow of a negative
+base undefined, and a tanh from exp loses its digits near 0. Each here is
+within 4 ulp of the exact result over the inputs, from 1e-38 to 1e38,
+that backends/wgpu/ops_elementwise_test.go sweeps. They use no fma,
+which WGSL does not promise to fuse, and keep their error terms from the
+compiler's reassociation (opaque).
 */}}
 {{define "elementwise"}}{{template "prelude" .}}
 @group(0) @binding(1) var<storage, read_write> dst: array<{{.Out}}>;
@@ -253,17 +257,20 @@ fn one_plus_erf(z: f32) -> f32 {
     return 1.0 + erff(z);
 }
 
-// sinf and cosf reduce x by π/2 in Cody and Waite's way, π/2 split in
-// parts of 8 bits (n·part and the first difference exact for n < 2¹⁶),
-// for |x| ≤ 1e5, then take sin or cos of r in [-π/4, π/4] by the quadrant.
-// Past 1e5 they are WGSL's sin and cos, whose reduction loses digits.
+// sinf and cosf reduce x by π/2 to r in [-π/4, π/4] and a quadrant, then
+// take sin or cos of r by the quadrant. The reduction is Cody and Waite's
+// for |x| ≤ 1e5, π/2 split in parts of 8 bits (n·part and the first
+// difference exact for n < 2¹⁶), and Payne and Hanek's past it.
 fn sinf(x: f32) -> f32 { return sin_quadrant(x, 0); }
 fn cosf(x: f32) -> f32 { return sin_quadrant(x, 1); } // cos(x) = sin(x + π/2)
 
-fn sin_quadrant(x: f32, shift: i32) -> f32 {
-    if (!(abs(x) <= 1e5)) {
-        return select(sin(x), cos(x), shift == 1);
-    }
+// A reduced argument: x = (n + r/(π/2))·π/2 for an n of quadrant q = n mod 4.
+struct Reduced {
+    r: f32,
+    q: i32,
+}
+
+fn reduce_cody_waite(x: f32) -> Reduced {
     let n = round(x * 0.63661977236758134);
     var r = x - n * 1.5703125;
     r = r - n * 0.000484466552734375;
@@ -271,7 +278,87 @@ fn sin_quadrant(x: f32, shift: i32) -> f32 {
     r = r - n * 9.89530235528946e-10;
     r = r - n * 2.5579538487363607e-12;
     r = r - n * 5.390302953474238e-15;
-    let q = (i32(n) + shift) & 3;
+    return Reduced(r, i32(n) & 3);
+}
+
+// The bits of 2/π, after a word of zeros (so that every window below
+// starts inside the table).
+var<private> two_over_pi: array<u32, 9> = array<u32, 9>(0u,
+    0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u,
+    0xdb629599u, 0x3c439041u, 0xfe5163abu, 0xdebbc561u);
+
+// mul_wide is a·b as (high word, low word), by 16-bit halves.
+fn mul_wide(a: u32, b: u32) -> vec2<u32> {
+    let a0 = a & 0xffffu;
+    let a1 = a >> 16u;
+    let b0 = b & 0xffffu;
+    let b1 = b >> 16u;
+    let p00 = a0 * b0;
+    let p01 = a0 * b1;
+    let p10 = a1 * b0;
+    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+    return vec2<u32>(a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u), (mid << 16u) | (p00 & 0xffffu));
+}
+
+// window is 32 bits of 2/π from bit j of the table.
+fn window(j: u32) -> u32 {
+    let w = j / 32u;
+    let sh = j % 32u;
+    if (sh == 0u) {
+        return two_over_pi[w];
+    }
+    return (two_over_pi[w] << sh) | (two_over_pi[w + 1u] >> (32u - sh));
+}
+
+// reduce_payne_hanek reduces a finite a ≥ 2¹⁶ exactly: a = m·2ᴱ with m an
+// integer of 24 bits, and a·2/π mod 4 is m times the 96 bits of 2/π from
+// bit E-1 on (the earlier bits give multiples of 4), read as a fixed-point
+// number with its point after the second bit of the product's second word.
+fn reduce_payne_hanek(a: f32) -> Reduced {
+    let bits = bitcast<u32>(a);
+    let m = (bits & 0x007fffffu) | 0x00800000u;
+    let j = (bits >> 23u) - 120u; // bit E - 1 of 2/π, E = exponent - 150, past the zero word
+    let w0 = window(j);
+    let w1 = window(j + 32u);
+    let w2 = window(j + 64u);
+    let p2 = mul_wide(m, w2);
+    let p1 = mul_wide(m, w1);
+    let p0 = mul_wide(m, w0);
+    let r2 = p1.y + p2.x;
+    let r1 = p0.y + p1.x + select(0u, 1u, r2 < p2.x);
+    var q = i32(r1 >> 30u);
+    // The fraction, 30 bits of r1 and 32 of r2, to the nearest quadrant.
+    var hi = r1 & 0x3fffffffu;
+    var lo = r2;
+    var sign = 1.0;
+    if (hi >= 0x20000000u) {
+        q = q + 1;
+        sign = -1.0;
+        lo = 0u - lo; // 2⁶² minus the fraction, with a borrow
+        hi = 0x40000000u - hi - select(0u, 1u, lo != 0u);
+    }
+    let f = f32(hi & 0xffffffc0u) * 9.313225746154785e-10 // 2⁻³⁰
+        + (f32(hi & 0x3fu) * 9.313225746154785e-10 + f32(lo) * 2.168404344971009e-19); // 2⁻⁶²
+    return Reduced(sign * f * 1.5707963267948966, q & 3);
+}
+
+fn sin_quadrant(x: f32, shift: i32) -> f32 {
+    let a = abs(x);
+    if (is_nan(x) || is_inf(x)) {
+        return nan_f32();
+    }
+    var k: Reduced;
+    if (a <= 1e5) {
+        k = reduce_cody_waite(x);
+    } else {
+        k = reduce_payne_hanek(a);
+        if (x < 0.0) { // sin(-a) = -sin(a), cos(-a) = cos(a)
+            k.r = -k.r;
+            k.q = (4 - k.q) & 3;
+        }
+    }
+    let r = k.r;
+    let q = (k.q + shift) & 3;
     let t = r * r;
     var v: f32;
     if ((q & 1) == 0) {
