@@ -12,8 +12,8 @@ import (
 
 // The elementwise ops (dispatch/ops_elementwise.go) are one kernel family,
 // elementwise.wgsl: each op is a WGSL expression of its arguments, by the
-// WGSL type of the arguments, in the tables below; the template reads the
-// arguments (strided and broadcast, or flat where all are contiguous) and
+// WGSL type of the arguments, in the tables below; the template reads each
+// argument by its layout (flat, a scalar, or strided and broadcast) and
 // writes the expression's value. The scalar forms (AddScalar, ...) are
 // these binary ops with a 0-d argument that broadcasts.
 //

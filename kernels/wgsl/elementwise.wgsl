@@ -16,11 +16,15 @@ argument k (prelude), broadcast to out's shape. The op's attributes are the
 words after the layout, from p[10 + 9·len(Args)]: attr_f32(j) and
 attr_i32(j) read word j of them.
 
-The float functions below are written out, not WGSL's builtins, where
-WebGPU lacks the function (erf, expm1, log1p) or where the builtin's
-allowed error is too large near 0 (tanh, from exp) or it is undefined
-(pow of a negative base): each is within a few ulp of the float32 result
-over all of float32.
+The float functions below are written out rather than WGSL's builtins:
+WebGPU lacks erf, expm1 and log1p; it allows exp, log, sin, cos and atan2
+errors of thousands of ulp (lavapipe's are 56 to 350 ulp, and sin and cos
+lose every digit past 1e5), leaves atan2 of zeros and pow of a negative
+base undefined, and a tanh from exp loses its digits near 0. Each here is
+within 4 ulp of the exact result over the inputs, from 1e-38 to 1e38,
+that backends/wgpu/ops_elementwise_test.go sweeps. They use no fma,
+which WGSL does not promise to fuse, and keep their error terms from the
+compiler's reassociation (opaque).
 */}}
 {{define "elementwise"}}{{template "prelude" .}}
 @group(0) @binding(1) var<storage, read_write> dst: array<{{.Out}}>;
@@ -76,6 +80,11 @@ fn expf(x: f32) -> f32 {
     }
     let n = round(x * 1.4426950408889634);
     let r = (x - n * 0.693115234375) - n * 3.1946183298714459e-05;
+    return ldexp(exp_reduced(r), i32(n));
+}
+
+// exp_reduced is exp(r) for |r| ≤ ln2/2 by its Taylor series to r⁸.
+fn exp_reduced(r: f32) -> f32 {
     var q = 1.0 / 40320.0;
     q = q * r + 1.0 / 5040.0;
     q = q * r + 1.0 / 720.0;
@@ -84,7 +93,7 @@ fn expf(x: f32) -> f32 {
     q = q * r + 1.0 / 6.0;
     q = q * r + 0.5;
     q = q * r + 1.0;
-    return ldexp(q * r + 1.0, i32(n));
+    return q * r + 1.0;
 }
 
 // logf: x = m·2ᵉ with m in [√½, √2) read from the bits (a subnormal's bits
@@ -119,15 +128,17 @@ fn logf(x: f32) -> f32 {
     return ef * 0.693115234375 + (2.0 * s * atanh_series(s * s) + ef * 3.1946183298714459e-05);
 }
 
-// atanh_series is atanh(s)/s as a polynomial in t = s², to s¹².
-fn atanh_series(t: f32) -> f32 {
+// atanh_series is atanh(s)/s as a polynomial in t = s², to s¹²;
+// atanh_tail is its part past 1, over t.
+fn atanh_series(t: f32) -> f32 { return 1.0 + t * atanh_tail(t); }
+
+fn atanh_tail(t: f32) -> f32 {
     var q = 1.0 / 13.0;
     q = q * t + 1.0 / 11.0;
     q = q * t + 1.0 / 9.0;
     q = q * t + 1.0 / 7.0;
     q = q * t + 1.0 / 5.0;
-    q = q * t + 1.0 / 3.0;
-    return q * t + 1.0;
+    return q * t + 1.0 / 3.0;
 }
 
 // expm1f: the Taylor series to x⁹ for |x| ≤ 0.5 (truncation below 1e-8
@@ -246,17 +257,20 @@ fn one_plus_erf(z: f32) -> f32 {
     return 1.0 + erff(z);
 }
 
-// sinf and cosf reduce x by π/2 in Cody and Waite's way, π/2 split in
-// parts of 8 bits (n·part and the first difference exact for n < 2¹⁶),
-// for |x| ≤ 1e5, then take sin or cos of r in [-π/4, π/4] by the quadrant.
-// Past 1e5 they are WGSL's sin and cos, whose reduction loses digits.
+// sinf and cosf reduce x by π/2 to r in [-π/4, π/4] and a quadrant, then
+// take sin or cos of r by the quadrant. The reduction is Cody and Waite's
+// for |x| ≤ 1e5, π/2 split in parts of 8 bits (n·part and the first
+// difference exact for n < 2¹⁶), and Payne and Hanek's past it.
 fn sinf(x: f32) -> f32 { return sin_quadrant(x, 0); }
 fn cosf(x: f32) -> f32 { return sin_quadrant(x, 1); } // cos(x) = sin(x + π/2)
 
-fn sin_quadrant(x: f32, shift: i32) -> f32 {
-    if (!(abs(x) <= 1e5)) {
-        return select(sin(x), cos(x), shift == 1);
-    }
+// A reduced argument: x = (n + r/(π/2))·π/2 for an n of quadrant q = n mod 4.
+struct Reduced {
+    r: f32,
+    q: i32,
+}
+
+fn reduce_cody_waite(x: f32) -> Reduced {
     let n = round(x * 0.63661977236758134);
     var r = x - n * 1.5703125;
     r = r - n * 0.000484466552734375;
@@ -264,7 +278,87 @@ fn sin_quadrant(x: f32, shift: i32) -> f32 {
     r = r - n * 9.89530235528946e-10;
     r = r - n * 2.5579538487363607e-12;
     r = r - n * 5.390302953474238e-15;
-    let q = (i32(n) + shift) & 3;
+    return Reduced(r, i32(n) & 3);
+}
+
+// The bits of 2/π, after a word of zeros (so that every window below
+// starts inside the table).
+var<private> two_over_pi: array<u32, 9> = array<u32, 9>(0u,
+    0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u,
+    0xdb629599u, 0x3c439041u, 0xfe5163abu, 0xdebbc561u);
+
+// mul_wide is a·b as (high word, low word), by 16-bit halves.
+fn mul_wide(a: u32, b: u32) -> vec2<u32> {
+    let a0 = a & 0xffffu;
+    let a1 = a >> 16u;
+    let b0 = b & 0xffffu;
+    let b1 = b >> 16u;
+    let p00 = a0 * b0;
+    let p01 = a0 * b1;
+    let p10 = a1 * b0;
+    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+    return vec2<u32>(a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u), (mid << 16u) | (p00 & 0xffffu));
+}
+
+// window is 32 bits of 2/π from bit j of the table.
+fn window(j: u32) -> u32 {
+    let w = j / 32u;
+    let sh = j % 32u;
+    if (sh == 0u) {
+        return two_over_pi[w];
+    }
+    return (two_over_pi[w] << sh) | (two_over_pi[w + 1u] >> (32u - sh));
+}
+
+// reduce_payne_hanek reduces a finite a ≥ 2¹⁶ exactly: a = m·2ᴱ with m an
+// integer of 24 bits, and a·2/π mod 4 is m times the 96 bits of 2/π from
+// bit E-1 on (the earlier bits give multiples of 4), read as a fixed-point
+// number with its point after the second bit of the product's second word.
+fn reduce_payne_hanek(a: f32) -> Reduced {
+    let bits = bitcast<u32>(a);
+    let m = (bits & 0x007fffffu) | 0x00800000u;
+    let j = (bits >> 23u) - 120u; // bit E - 1 of 2/π, E = exponent - 150, past the zero word
+    let w0 = window(j);
+    let w1 = window(j + 32u);
+    let w2 = window(j + 64u);
+    let p2 = mul_wide(m, w2);
+    let p1 = mul_wide(m, w1);
+    let p0 = mul_wide(m, w0);
+    let r2 = p1.y + p2.x;
+    let r1 = p0.y + p1.x + select(0u, 1u, r2 < p2.x);
+    var q = i32(r1 >> 30u);
+    // The fraction, 30 bits of r1 and 32 of r2, to the nearest quadrant.
+    var hi = r1 & 0x3fffffffu;
+    var lo = r2;
+    var sign = 1.0;
+    if (hi >= 0x20000000u) {
+        q = q + 1;
+        sign = -1.0;
+        lo = 0u - lo; // 2⁶² minus the fraction, with a borrow
+        hi = 0x40000000u - hi - select(0u, 1u, lo != 0u);
+    }
+    let f = f32(hi & 0xffffffc0u) * 9.313225746154785e-10 // 2⁻³⁰
+        + (f32(hi & 0x3fu) * 9.313225746154785e-10 + f32(lo) * 2.168404344971009e-19); // 2⁻⁶²
+    return Reduced(sign * f * 1.5707963267948966, q & 3);
+}
+
+fn sin_quadrant(x: f32, shift: i32) -> f32 {
+    let a = abs(x);
+    if (is_nan(x) || is_inf(x)) {
+        return nan_f32();
+    }
+    var k: Reduced;
+    if (a <= 1e5) {
+        k = reduce_cody_waite(x);
+    } else {
+        k = reduce_payne_hanek(a);
+        if (x < 0.0) { // sin(-a) = -sin(a), cos(-a) = cos(a)
+            k.r = -k.r;
+            k.q = (4 - k.q) & 3;
+        }
+    }
+    let r = k.r;
+    let q = (k.q + shift) & 3;
     let t = r * r;
     var v: f32;
     if ((q & 1) == 0) {
@@ -383,8 +477,100 @@ fn powf(x: f32, y: f32) -> f32 {
     if (x < 0.0 && !integral) {
         return nan_f32();
     }
-    let r = exp2(y * log2(abs(x)));
+    let r = exp2_ext(mul_ext(y, log2_ext(abs(x))));
     return select(r, -r, x < 0.0 && odd);
+}
+
+// Double-float arithmetic: a value as hi + lo (a vec2), for pow, whose
+// y·log2|x| must be good to far more than float32's 24 bits: its error is
+// the relative error of the result.
+
+// opaque is x, plus a zero the compiler cannot see: the error terms below
+// are algebraically 0, and a compiler that reassociates floats (Mesa's does)
+// would fold them away.
+// (p[0], the item count, is never 0 in a launch).
+fn opaque(x: f32) -> f32 { return x + select(0.0, 1.0, p[0] == 0u); }
+
+// two_sum is a + b exactly (Knuth).
+fn two_sum(a: f32, b: f32) -> vec2<f32> {
+    let s = opaque(a + b);
+    let v = opaque(s - a);
+    return vec2<f32>(s, (a - opaque(s - v)) + (b - v));
+}
+
+// split is a as two halves of 12 bits, whose products are exact (Veltkamp).
+fn split(a: f32) -> vec2<f32> {
+    let c = 4097.0 * a;
+    let hi = c - (c - a);
+    return vec2<f32>(hi, a - hi);
+}
+
+// two_prod is a·b exactly (Dekker).
+fn two_prod(a: f32, b: f32) -> vec2<f32> {
+    let p = a * b;
+    let u = split(a);
+    let v = split(b);
+    return vec2<f32>(p, ((u.x * v.x - p) + u.x * v.y + u.y * v.x) + u.y * v.y);
+}
+
+// log2_ext is log2(a) for a finite a > 0 as a double-float: e + log(m)·log2(e)
+// with logf's m and s, s's division corrected by its remainder, and the
+// series past 2s, a hundredth of it, in float32.
+fn log2_ext(a: f32) -> vec2<f32> {
+    var bits = bitcast<u32>(a);
+    var e = 0;
+    if (bits < 0x00800000u) {
+        bits = bitcast<u32>(f32(bits));
+        e = -149;
+    }
+    e = e + i32(bits >> 23u) - 127;
+    var mbits = (bits & 0x007fffffu) | 0x3f800000u;
+    if (mbits > 0x3fb504f3u) {
+        mbits = mbits - 0x00800000u;
+        e = e + 1;
+    }
+    let m = bitcast<f32>(mbits);
+    let f = m - 1.0; // exact
+    let d = two_sum(1.0, m);
+    let sh = f / d.x;
+    let q = two_prod(sh, d.x);
+    let sl = (((f - q.x) - q.y) - sh * d.y) / d.x;
+    let t = sh * sh;
+    let ln = two_sum(2.0 * sh, 2.0 * sl + 2.0 * sh * t * atanh_tail(t));
+    // ln·log2(e), log2(e) = 1.4426950216293335 + 1.925963033500011e-08.
+    let l2 = two_prod(ln.x, 1.4426950216293335);
+    let lo = l2.y + (ln.x * 1.925963033500011e-08 + ln.y * 1.4426950216293335);
+    let r = two_sum(f32(e), l2.x);
+    return two_sum(r.x, r.y + lo);
+}
+
+// mul_ext is y·l for a float32 y and a double-float l.
+fn mul_ext(y: f32, l: vec2<f32>) -> vec2<f32> {
+    if (abs(y * l.x) > 1024.0) { // far past float32's range: no split
+        return vec2<f32>(y * l.x, 0.0);
+    }
+    let p = two_prod(y, l.x);
+    return two_sum(p.x, p.y + y * l.y);
+}
+
+// exp2_ext is 2^v for a double-float v: 2ⁿ·exp((v - n)·ln2), n = round(v),
+// the last power of 2 applied by a multiplication, which overflows to
+// infinity and underflows to 0 (or a subnormal) as IEEE has it.
+fn exp2_ext(v: vec2<f32>) -> f32 {
+    if (v.x >= 128.5) {
+        return inf_f32();
+    }
+    if (v.x < -151.5) {
+        return 0.0;
+    }
+    let n = round(v.x);
+    let f = (v.x - n) + v.y;
+    let r = exp_reduced(f * 0.69314718055994531);
+    let k = i32(n);
+    if (k > 0) {
+        return ldexp(r, k - 1) * 2.0;
+    }
+    return ldexp(r, k + 64) * 5.421010862427522e-20; // 2⁻⁶⁴
 }
 
 // powi is integer power by squaring, wrapping as the cpu's does; negative
