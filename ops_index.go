@@ -46,8 +46,8 @@ func (x *Tensor) MaskedFill(mask *Tensor, value float64) *Tensor {
 	return apply(opMaskedFill, dispatch.MaskedFill{Value: value}, x, mask)
 }
 
-// OneHot turns a tensor of class indices (Int32 or Int64) into an Int64
-// tensor with a new last dim of numClasses, 1 at each class and 0 elsewhere.
+// OneHot turns a tensor of class indices (Int32 or Int64) into a tensor of
+// the device's index dtype (Int64; Int32 on wgpu) with a new last dim of numClasses, 1 at each class and 0 elsewhere.
 // numClasses -1 means the largest class + 1, as torch.nn.functional.one_hot.
 func (x *Tensor) OneHot(numClasses int) *Tensor {
 	if err := x.check("one_hot"); err != nil {

@@ -126,6 +126,11 @@ func (x *Tensor) MSELoss(target *Tensor, opts ...LossOption) *Tensor {
 }
 
 func nllLoss(logp, target *Tensor, o lossOptions) *Tensor {
+	// logp may be the failed result of an op before (cross_entropy's
+	// log_softmax on a device without it): pass its error on.
+	if logp.err != nil {
+		return logp
+	}
 	if !target.t.DType.IsInt() {
 		return failed(&Error{Kind: ErrDType, Arg: "target", Found: target.t.DType.String(),
 			Detail: "is " + target.t.DType.String() + " but class targets are int64 or int32", Fix: "cast it with .Cast(lathe.Int64)"})

@@ -90,8 +90,9 @@ func (x *Tensor) StdKeepDim(unbiased bool, dims ...int) *Tensor {
 	return x.reduce(opStd, true, correction(unbiased), dims)
 }
 
-// ArgMax is the Int64 index of the largest element: with no dim, into the
-// flattened tensor (a 0-d result); with one dim, along it. Ties give the
+// ArgMax is the index of the largest element, in the device's index dtype
+// (Int64; Int32 on wgpu): with no dim, into the flattened tensor (a 0-d
+// result); with one dim, along it. Ties give the
 // first index; NaN counts as larger than any number, so the first NaN wins,
 // as in PyTorch. More than one dim is ErrValue.
 func (x *Tensor) ArgMax(dims ...int) *Tensor { return x.reduce(opArgMax, false, 0, dims) }

@@ -76,6 +76,10 @@ func accumulate(t, g *dispatch.Tensor, o Options) error {
 			return err
 		}
 		if ng != nil {
+			// A hook may replace the gradient, not move or reshape it.
+			if err := matches("backward", "hook result", "the tensor it is the gradient of", ng, t); err != nil {
+				return err
+			}
 			g = ng
 		}
 	}
@@ -169,20 +173,30 @@ func seedFor(op string, root, seed *dispatch.Tensor) (*dispatch.Tensor, error) {
 		}
 		return fullLike(root, 1)
 	}
-	switch {
-	case seed.Released():
-		return nil, &dispatch.Error{Kind: dispatch.ErrReleased, Op: op, Arg: "gradient", Detail: "was released"}
-	case seed.Device != root.Device:
-		return nil, &dispatch.Error{Kind: dispatch.ErrDevice, Op: op, Arg: "gradient",
-			Detail: "is on " + seed.Device.String() + " but the result is on " + root.Device.String(), Fix: "move it with gradient.To(" + root.Device.GoString() + ")"}
-	case seed.DType != root.DType:
-		return nil, &dispatch.Error{Kind: dispatch.ErrDType, Op: op, Arg: "gradient",
-			Detail: "is " + seed.DType.String() + " but the result is " + root.DType.String(), Fix: "cast it with .Cast(" + root.DType.GoString() + ")"}
-	case !slices.Equal(seed.Shape, root.Shape):
-		return nil, &dispatch.Error{Kind: dispatch.ErrShape, Op: op, Arg: "gradient",
-			Detail: "has shape " + dispatch.FormatShape(seed.Shape) + " but the result has " + dispatch.FormatShape(root.Shape)}
+	if err := matches(op, "gradient", "the result", seed, root); err != nil {
+		return nil, err
 	}
 	return seed, nil
+}
+
+// matches checks that a gradient g given for t (by the caller, as arg, or
+// by a hook) is live and has t's device, dtype and shape; whose names t in
+// the message.
+func matches(op, arg, whose string, g, t *dispatch.Tensor) error {
+	switch {
+	case g.Released():
+		return &dispatch.Error{Kind: dispatch.ErrReleased, Op: op, Arg: arg, Detail: "was released"}
+	case g.Device != t.Device:
+		return &dispatch.Error{Kind: dispatch.ErrDevice, Op: op, Arg: arg,
+			Detail: "is on " + g.Device.String() + " but " + whose + " is on " + t.Device.String(), Fix: "move it with .To(" + t.Device.GoString() + ")"}
+	case g.DType != t.DType:
+		return &dispatch.Error{Kind: dispatch.ErrDType, Op: op, Arg: arg,
+			Detail: "is " + g.DType.String() + " but " + whose + " is " + t.DType.String(), Fix: "cast it with .Cast(" + t.DType.GoString() + ")"}
+	case !slices.Equal(g.Shape, t.Shape):
+		return &dispatch.Error{Kind: dispatch.ErrShape, Op: op, Arg: arg,
+			Detail: "has shape " + dispatch.FormatShape(g.Shape) + " but " + whose + " has " + dispatch.FormatShape(t.Shape)}
+	}
+	return nil
 }
 
 // collect lists the nodes root depends on, newest first.

@@ -22,8 +22,12 @@ fi
 # internal/cudaemu); OpenBLAS,
 # which the cpu backend opens at run time for GEMM (gonum otherwise); PyTorch and
 # numpy from Debian for the reference script (build/torchref) and for
-# lathe-bench --vs-torch, under /usr/bin/python3.
-packages=(gcc g++ libc6-dev libopenblas0 python3-torch python3-numpy)
+# lathe-bench --vs-torch, under /usr/bin/python3; the Vulkan loader and the
+# libraries that Mesa's lavapipe links (build/deps-wgpu.sh fetches lavapipe
+# itself, which Debian 12 ships too old for Dawn).
+packages=(gcc g++ libc6-dev libopenblas0 python3-torch python3-numpy
+	libvulkan1 libllvm15 libelf1 libexpat1 libwayland-client0 libx11-xcb1 libxcb-dri3-0 libxcb-present0
+	libxcb-randr0 libxcb-shm0 libxcb-sync1 libxcb-xfixes0 libxcb1 libxshmfence1 libzstd1 zlib1g)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -79,5 +83,11 @@ if [ "$cuda_ok" = 0 ]; then
 	trap - EXIT
 fi
 
+
+# The wgpu backend's device libraries go to lathe's folder in the user cache
+# dir (os.UserCacheDir()/lathe), where the backend looks for them at run
+# time: so any program that imports lathe finds them, not only `make test`.
+build/deps-wgpu.sh
+
 go mod download
-echo "deps: ok (go $have_go; ${packages[*]}; NVRTC and ptxas 11.8 in $cuda_dir)"
+echo "deps: ok (go $have_go; ${packages[*]}; NVRTC and ptxas 11.8 in $cuda_dir; Dawn and lavapipe in ${XDG_CACHE_HOME:-$HOME/.cache}/lathe)"

@@ -79,3 +79,13 @@ func (s DTypeSet) String() string {
 	}
 	return out
 }
+
+// IndexDType is the dtype of the indices that ops compute on dev (argmax,
+// max pooling's indices, one_hot): Int64, as in PyTorch, on every device
+// that has it, and Int32 on wgpu, whose shaders have no 64-bit integers.
+func IndexDType(dev Device) DType {
+	if dev.Kind == KindWGPU {
+		return Int32
+	}
+	return Int64
+}

@@ -37,6 +37,14 @@ func IndexError(arg string, v int64, dim, size int) *Error {
 		Fix:    "use indices in [0, " + itoa(size) + "); negative indices do not wrap here"}
 }
 
+// ClassError is what one_hot's kernels return for a class v of argument
+// arg outside [0, classes).
+func ClassError(arg string, v int64, classes int) *Error {
+	return &Error{Kind: ErrIndex, Arg: arg, Found: itoa(int(v)),
+		Detail: "holds class " + itoa(int(v)) + ", out of range for " + itoa(classes) + " classes",
+		Fix:    "use classes in [0, " + itoa(classes) + "), or num_classes -1 for max + 1"}
+}
+
 // IndexDimOf is the op's dim normalised against x (Infer has checked it).
 func IndexDimOf(x *Tensor, attrs any) int {
 	d, _ := NormDim(attrs.(IndexDim).Dim, x.Rank(), "dim")
@@ -146,7 +154,7 @@ func oneHotInfer(in []*Tensor, attrs any) (DType, []int, error) {
 	if a.NumClasses < 0 {
 		return 0, nil, &Error{Kind: ErrValue, Arg: "num_classes", Detail: "is " + itoa(a.NumClasses), Fix: "use a count ≥ 0, or -1 for max + 1"}
 	}
-	return Int64, append(clone(in[0].Shape), a.NumClasses), nil
+	return IndexDType(in[0].Device), append(clone(in[0].Shape), a.NumClasses), nil
 }
 
 // maskedFillCompose is where(mask, value, x), with value a 0-d tensor of x's

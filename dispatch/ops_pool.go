@@ -203,7 +203,7 @@ func adaptivePoolInfer(indices bool) func([]*Tensor, any) (DType, []int, error) 
 		}
 		dt := x.DType
 		if indices {
-			dt = Int64
+			dt = IndexDType(x.Device)
 		}
 		return dt, poolShape(x, a.Size), nil
 	}
@@ -251,7 +251,7 @@ func maxPoolIndicesInfer(in []*Tensor, attrs any) (DType, []int, error) {
 			}
 		}
 	}
-	return Int64, poolShape(x, w.OutShape(sp)), nil
+	return IndexDType(x.Device), poolShape(x, w.OutShape(sp)), nil
 }
 
 // PoolTaps returns the kernel taps [lo, hi) of output position o along
@@ -271,12 +271,13 @@ func PoolTaps(w Window, d, o, n int) (lo, hi int) {
 }
 
 // poolIndices checks an index tensor of pool_gather, max_pool_backward or
-// max_unpool against the pooled tensor t (of the same N and C): Int64 and
-// the same rank.
+// max_unpool against the pooled tensor t (of the same N and C): the
+// device's index dtype and the same rank.
 func poolIndices(idx, t *Tensor, tname string) error {
-	if idx.DType != Int64 {
-		return &Error{Kind: ErrDType, Arg: "indices", Expected: "int64", Found: idx.DType.String(),
-			Detail: "is " + idx.DType.String() + " but pooling indices are int64", Fix: "pass the indices that max pooling returned, or cast with .Cast(lathe.Int64)"}
+	if want := IndexDType(t.Device); idx.DType != want {
+		return &Error{Kind: ErrDType, Arg: "indices", Expected: want.String(), Found: idx.DType.String(),
+			Detail: "is " + idx.DType.String() + " but pooling indices on " + t.Device.String() + " are " + want.String(),
+			Fix:    "pass the indices that max pooling returned, or cast with .Cast(" + want.GoString() + ")"}
 	}
 	if idx.Rank() != t.Rank() || idx.Shape[0] != t.Shape[0] || idx.Shape[1] != t.Shape[1] {
 		return &Error{Kind: ErrShape, Arg: "indices", Found: FormatShape(idx.Shape),

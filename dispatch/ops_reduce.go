@@ -129,7 +129,7 @@ func reduceInfer(allowed DTypeSet, noEmpty, indices, oneDim bool) func([]*Tensor
 		}
 		dt := x.DType
 		if indices {
-			dt = Int64
+			dt = IndexDType(x.Device)
 		}
 		return dt, shape, nil
 	}

@@ -92,9 +92,7 @@ func indexValues(t *dispatch.Tensor, arg string, d, size int) ([]int64, error) {
 	for _, v := range idx {
 		if v < 0 || v >= int64(size) {
 			if d < 0 {
-				return nil, &dispatch.Error{Kind: dispatch.ErrIndex, Arg: arg, Found: itoa64(v),
-					Detail: "holds class " + itoa64(v) + ", out of range for " + itoa64(int64(size)) + " classes",
-					Fix:    "use classes in [0, " + itoa64(int64(size)) + "), or num_classes -1 for max + 1"}
+				return nil, dispatch.ClassError(arg, v, size)
 			}
 			return nil, dispatch.IndexError(arg, v, d, size)
 		}

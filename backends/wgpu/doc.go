@@ -1,12 +1,20 @@
-// Package wgpu will be lathe's WebGPU backend: Dawn's webgpu.h through cgo,
-// running WGSL shaders from kernels/. Until it lands it registers the wgpu
-// kind as unavailable, with the reason, so that lathe reports wgpu:0 as
-// skipped rather than missing.
+// Package wgpu is lathe's WebGPU backend: Dawn's webgpu.h C API through cgo,
+// loaded with dlopen at run time, running the WGSL shaders of kernels/wgsl.
+//
+// The device is wgpu:0, one per process. Where no Dawn library or no
+// adapter is found, the backend registers wgpu as unavailable with the
+// reason, so lathe builds and runs without it. Dawn's Null backend, which
+// "succeeds" and computes nothing, is refused. On a machine without a GPU,
+// Dawn runs on Mesa's lavapipe (Vulkan on the CPU), which `make deps`
+// installs beside Dawn in lathe's folder of the user cache dir; that is how
+// CI runs the real shaders.
+//
+// WGSL has neither 64-bit floats nor 64-bit integers: float64 and int64
+// tensors cannot be made on wgpu:0 (ErrUnsupported naming the dtype), so
+// int64 class targets are cast to int32 on the cpu before they move. Bool
+// tensors are stored as one 32-bit word per element.
+//
+// Ops are recorded into one command encoder and submitted together when
+// data is read back, written, or synchronized; an error Dawn finds in a
+// submission names the ops it held.
 package wgpu
-
-import "github.com/lathe-ml/lathe/dispatch"
-
-func init() {
-	dispatch.RegisterBackend(dispatch.Unavailable(dispatch.KindWGPU,
-		"the wgpu backend is not implemented in this version of lathe"))
-}

@@ -49,17 +49,19 @@ type Result struct {
 
 // Spiral makes classes arms of points points each: point i of arm k is at
 // radius r = i/points and angle 4k + 4r plus N(0, 0.2²) noise, as in the
-// CS231n spiral. It returns [n, 2] coordinates and n labels.
-func Spiral(points, classes int, seed uint64) ([]float32, []int64) {
+// CS231n spiral. It returns [n, 2] coordinates and n labels. The labels
+// (and the minibatch indices) are int32, which every device has: wgpu:0
+// has no int64.
+func Spiral(points, classes int, seed uint64) ([]float32, []int32) {
 	rng := rand.New(rand.NewPCG(seed, 0x5350))
 	xs := make([]float32, 0, 2*points*classes)
-	ys := make([]int64, 0, points*classes)
+	ys := make([]int32, 0, points*classes)
 	for k := range classes {
 		for i := range points {
 			r := float64(i) / float64(points)
 			theta := 4*float64(k) + 4*r + 0.2*rng.NormFloat64()
 			xs = append(xs, float32(r*math.Sin(theta)), float32(r*math.Cos(theta)))
-			ys = append(ys, int64(k))
+			ys = append(ys, int32(k))
 		}
 	}
 	return xs, ys
@@ -98,9 +100,9 @@ func Train(cfg Config) (Result, error) {
 		perm := rng.Perm(n)
 		total := 0.0
 		for b := 0; b < n; b += cfg.Batch {
-			idx := make([]int64, 0, cfg.Batch)
+			idx := make([]int32, 0, cfg.Batch)
 			for _, i := range perm[b:min(b+cfg.Batch, n)] {
-				idx = append(idx, int64(i))
+				idx = append(idx, int32(i))
 			}
 			it := lathe.FromSlice(cfg.Device, idx, len(idx))
 			loss := nn.CrossEntropy(model.Forward(x.IndexSelect(0, it)), y.IndexSelect(0, it))
@@ -135,7 +137,9 @@ func accuracy(m nn.Module, x, y *lathe.Tensor) (float64, error) {
 	var acc float64
 	var err error
 	lathe.NoGrad(func() {
-		acc, err = m.Forward(x).ArgMax(1).Eq(y).Cast(lathe.Float32).Mean().Item()
+		// ArgMax gives the device's index dtype (Int64, or Int32 on wgpu).
+		pred := m.Forward(x).ArgMax(1)
+		acc, err = pred.Eq(y.Cast(pred.DType())).Cast(lathe.Float32).Mean().Item()
 	})
 	return acc, err
 }

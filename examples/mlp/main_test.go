@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/lathe-ml/lathe"
 )
 
 // TestTrainShort runs 20 epochs (a fraction of a second on two cores) and
@@ -33,6 +35,37 @@ func TestTrainShort(t *testing.T) {
 	}
 }
 
+// TestTrainWGPU trains the same run on wgpu:0 and wants the cpu's result:
+// the same seed gives the same initial weights and minibatches, and the
+// float32 arithmetic differs only in rounding.
+func TestTrainWGPU(t *testing.T) {
+	gpu := lathe.WGPU(0)
+	for _, info := range lathe.DeviceStatus() {
+		if info.Device == gpu && !info.Available {
+			t.Skipf("wgpu:0 is unavailable: %s", info.Detail)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.Epochs = 20
+	onCPU, err := Train(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Device = gpu
+	onGPU, err := Train(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("20 epochs on wgpu:0: loss %.4f, accuracy %.1f%%, %v (cpu: %.4f, %.1f%%, %v)",
+		onGPU.Loss, 100*onGPU.Accuracy, onGPU.Elapsed, onCPU.Loss, 100*onCPU.Accuracy, onCPU.Elapsed)
+	if !(onGPU.Accuracy >= 0.92) || math.Abs(onGPU.Accuracy-onCPU.Accuracy) > 0.02 {
+		t.Errorf("accuracy %.3f on wgpu:0, %.3f on cpu: want ≥ 0.92 and within 2 points", onGPU.Accuracy, onCPU.Accuracy)
+	}
+	if math.Abs(onGPU.Loss-onCPU.Loss) > 0.02 {
+		t.Errorf("loss %.4f on wgpu:0, %.4f on cpu: want within 0.02", onGPU.Loss, onCPU.Loss)
+	}
+}
+
 // TestTrainIsReproducible: the same seed gives the same run.
 func TestTrainIsReproducible(t *testing.T) {
 	cfg := DefaultConfig()
@@ -56,7 +89,7 @@ func TestSpiral(t *testing.T) {
 		t.Fatalf("%d coordinates, %d labels", len(xs), len(ys))
 	}
 	for i, y := range ys {
-		if y != int64(i/50) {
+		if y != int32(i/50) {
 			t.Fatalf("label %d is %d", i, y)
 		}
 		if r := math.Hypot(float64(xs[2*i]), float64(xs[2*i+1])); r > 1 {

@@ -330,3 +330,39 @@ func (t *Tensor) Numel() int {
 	}
 	return n
 }
+
+// NarrowInts returns c with its int64 inputs as int32, for a device without
+// int64 (wgpu), or nil where that would change the case: a float64 tensor
+// (the device skips those), an int64 value past int32, no int64 input, or
+// an op asked to make int64 (a cast).
+func (c *Case) NarrowInts() *Case {
+	n := *c
+	n.Inputs = make([]*Tensor, len(c.Inputs))
+	narrowed := false
+	for i, t := range c.Inputs {
+		n.Inputs[i] = t
+		if t == nil {
+			continue
+		}
+		switch t.DType {
+		case "float64":
+			return nil
+		case "int64":
+			u := *t
+			u.DType = "int32"
+			if _, err := u.Values(); err != nil {
+				return nil // a value past int32
+			}
+			n.Inputs[i], narrowed = &u, true
+		}
+	}
+	for _, t := range append([]*Tensor{c.Output}, c.Outputs...) {
+		if t != nil && t.DType == "float64" {
+			return nil
+		}
+	}
+	if dt, _ := c.Attrs.m["dtype"].(string); !narrowed || dt == "int64" || dt == "float64" {
+		return nil
+	}
+	return &n
+}

@@ -53,7 +53,9 @@ func batchNorm(a *Attrs, in []*lathe.Tensor) (y, mean, variance *lathe.Tensor) {
 		if !dt.IsFloat() {
 			dt = lathe.Float64
 		}
-		return lathe.FromSlice(x.Device(), v, len(v)).Cast(dt)
+		// Made on the cpu and moved: a device without float64 (wgpu)
+		// cannot hold the float64 values the attributes give.
+		return lathe.FromSlice(lathe.CPU, v, len(v)).Cast(dt).To(x.Device())
 	}
 	mean, variance = stat("running_mean"), stat("running_var")
 	y = x.BatchNorm(mean, variance, in[1], in[2], a.Bool("training"), a.Float("momentum"), a.Float("eps"))

@@ -106,6 +106,18 @@ var (
 	fdTol = Tol{RTol: 1e-6, ATol: 1e-7}
 )
 
+// NarrowedTolerance is for a float64 case run in float32 (GradCase.Narrow)
+// and compared with the float64 reference: the inputs are rounded to
+// float32 (2^-24 relative) and every op after rounds again, so results
+// move by a few float32 ulp times the op's condition; second derivatives
+// chain twice as many ops.
+func NarrowedTolerance(hvp bool) Tol {
+	if hvp {
+		return Tol{RTol: 2e-3, ATol: 2e-4}
+	}
+	return Tol{RTol: 1e-3, ATol: 1e-4}
+}
+
 // FiniteDiffStep is the step h of the central differences.
 const FiniteDiffStep = 1e-6
 

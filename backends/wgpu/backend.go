@@ -1,0 +1,225 @@
+//go:build cgo
+
+package wgpu
+
+/*
+#include <stdlib.h>
+#include "cdecl.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+type backend struct{}
+
+func init() { dispatch.RegisterBackend(backend{}) }
+
+func (backend) Kind() dispatch.DeviceKind { return dispatch.KindWGPU }
+
+// Count is 1 when Dawn opens a device: one instance and one device per
+// process, whatever adapters the machine has.
+func (backend) Count() int {
+	if _, err := open(); err != nil {
+		return 0
+	}
+	return 1
+}
+
+func (backend) Open(index int) error {
+	if _, err := open(); err != nil {
+		return err
+	}
+	if index != 0 {
+		return &dispatch.Error{Kind: dispatch.ErrUnavailable, Detail: fmt.Sprintf("wgpu:%d does not exist: lathe opens one WebGPU device, wgpu:0", index),
+			Fix: "use lathe.WGPU(0)"}
+	}
+	return nil
+}
+
+func (backend) Describe(int) string {
+	d, err := open()
+	if err != nil {
+		return err.Error()
+	}
+	return d.describe()
+}
+
+// elemBytes is the size of an element on wgpu:0, or an error for the
+// dtypes WGSL lacks.
+func elemBytes(dt dispatch.DType) (uint64, error) {
+	switch dt {
+	case dispatch.Float32, dispatch.Int32, dispatch.Bool:
+		return 4, nil
+	}
+	return 0, &dispatch.Error{Kind: dispatch.ErrUnsupported, Detail: dt.String() + " does not exist on wgpu:0 (WGSL has no 64-bit types)",
+		Fix: "cast to float32 or int32 on the cpu before moving the tensor"}
+}
+
+func (backend) Alloc(_ dispatch.Device, dt dispatch.DType, n int) (dispatch.Buffer, error) {
+	size, err := elemBytes(dt)
+	if err != nil {
+		return nil, err
+	}
+	d, err := open()
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.alloc(uint64(n) * size)
+}
+
+// alloc returns a pooled buffer of at least bytes, or why not: a tensor
+// past the device's binding limit cannot be bound whole by any shader.
+func (d *device) alloc(bytes uint64) (*buffer, error) {
+	if limit := uint64(d.limits.maxStorageBufferBindingSize); bytes > limit {
+		return nil, &dispatch.Error{Kind: dispatch.ErrOutOfMemory,
+			Detail: fmt.Sprintf("a tensor of %s is larger than wgpu:0 can bind to a shader (maxStorageBufferBindingSize is %s)", byteSize(bytes), byteSize(limit)),
+			Fix:    "split the tensor, or run this op on the cpu"}
+	}
+	class := sizeClass(max(bytes, 4))
+	b, err := d.pool.get(d, class)
+	if err != nil {
+		return nil, err
+	}
+	return &buffer{buf: b, class: class, bytes: bytes, pool: &d.pool}, nil
+}
+
+func (backend) Upload(_ dispatch.Device, data any) (dispatch.Buffer, error) {
+	var raw unsafe.Pointer
+	var n int
+	switch v := data.(type) {
+	case []float32:
+		n = len(v)
+		if n > 0 {
+			raw = unsafe.Pointer(&v[0])
+		}
+	case []int32:
+		n = len(v)
+		if n > 0 {
+			raw = unsafe.Pointer(&v[0])
+		}
+	case []bool:
+		// One 32-bit word per element: WGSL has no 8-bit storage.
+		words := make([]uint32, len(v))
+		for i, b := range v {
+			if b {
+				words[i] = 1
+			}
+		}
+		n = len(v)
+		if n > 0 {
+			raw = unsafe.Pointer(&words[0])
+		}
+	case []float64:
+		_, err := elemBytes(dispatch.Float64)
+		return nil, err
+	case []int64:
+		_, err := elemBytes(dispatch.Int64)
+		return nil, err
+	default:
+		return nil, &dispatch.Error{Kind: dispatch.ErrDType, Detail: fmt.Sprintf("cannot hold host data of type %T", data)}
+	}
+	d, err := open()
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	b, err := d.alloc(uint64(n) * 4)
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		// Dawn copies the data before the call returns.
+		C.lw_write(d.c, b.buf, 0, raw, C.size_t(n*4))
+	}
+	if err := d.flush(); err != nil {
+		b.Free()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (backend) Read(_ dispatch.Device, buf dispatch.Buffer, dt dispatch.DType, offset, n int) (any, error) {
+	b, ok := buf.(*buffer)
+	if !ok {
+		return nil, &dispatch.Error{Kind: dispatch.ErrDevice, Detail: fmt.Sprintf("a %T is not a wgpu buffer", buf)}
+	}
+	d, err := open()
+	if err != nil {
+		return nil, err
+	}
+	words := make([]uint32, n)
+	if n > 0 {
+		if err := d.read(b, uint64(offset)*4, words); err != nil {
+			return nil, err
+		}
+	}
+	switch dt {
+	case dispatch.Float32:
+		return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(words))), n), nil
+	case dispatch.Int32:
+		return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(words))), n), nil
+	case dispatch.Bool:
+		out := make([]bool, n)
+		for i, w := range words {
+			out[i] = w != 0
+		}
+		return out, nil
+	}
+	_, err = elemBytes(dt)
+	return nil, err
+}
+
+// read copies len(dst) words from byte offset of b, after every op
+// recorded before it.
+func (d *device) read(b *buffer, offset uint64, dst []uint32) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.flush(); err != nil {
+		return err
+	}
+	size := uint64(len(dst)) * 4
+	class := sizeClass(size)
+	staging, err := d.staging.get(d, class)
+	if err != nil {
+		return err
+	}
+	defer d.staging.put(class, staging)
+	msg := (*C.char)(C.calloc(msgLen, 1))
+	defer C.free(unsafe.Pointer(msg))
+	// dst is Go memory that C writes only during this call.
+	if C.lw_read(d.c, b.buf, C.uint64_t(offset), unsafe.Pointer(&dst[0]), C.size_t(size), staging, msg, msgLen) != 0 {
+		return &dispatch.Error{Kind: dispatch.ErrUnavailable, Detail: "reading back from wgpu:0: " + cstr(msg)}
+	}
+	return d.takeError("read")
+}
+
+func (backend) Sync(dispatch.Device) error {
+	d, err := open()
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.sync()
+}
+
+// byteSize writes a byte count for people.
+func byteSize(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

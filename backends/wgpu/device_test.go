@@ -1,0 +1,121 @@
+//go:build cgo
+
+package wgpu
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// device opens wgpu:0 or skips the test with the reason.
+func testDevice(t *testing.T) *device {
+	t.Helper()
+	d, err := open()
+	if err != nil {
+		t.Skipf("wgpu:0 is unavailable: %v", err)
+	}
+	return d
+}
+
+func uploadF32(t *testing.T, v []float32) *dispatch.Tensor {
+	t.Helper()
+	x, err := dispatch.Upload(dispatch.Device{Kind: dispatch.KindWGPU}, v, dispatch.Float32, []int{len(v)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// TestShaderErrorIsAnError: WGSL that does not compile is an error value
+// that names the op and carries Dawn's message, and the device goes on.
+func TestShaderErrorIsAnError(t *testing.T) {
+	testDevice(t)
+	x := uploadF32(t, []float32{1, 2, 3})
+	bad := &shader{key: "test/bad", code: "@compute @workgroup_size(1) fn main() { let x: u32 = 1.5; }"}
+	err := launch("broken_op", bad, [3]uint32{1, 1, 1}, nil, x)
+	var de *dispatch.Error
+	if !errors.As(err, &de) || de.Op != "broken_op" || !errors.Is(err, dispatch.ErrUnsupported) {
+		t.Fatalf("error %v, want an ErrUnsupported naming broken_op", err)
+	}
+	if !strings.Contains(err.Error(), "could not compile") || len(err.Error()) < 60 {
+		t.Errorf("error %q does not carry Dawn's message", err)
+	}
+	stillWorks(t, x)
+}
+
+// TestValidationErrorNamesTheOp: a dispatch that Dawn refuses (a shader
+// that wants a binding the op does not give) comes back from the op, or at
+// the latest from the next read-back, naming the op; nothing is printed
+// and lost.
+func TestValidationErrorNamesTheOp(t *testing.T) {
+	testDevice(t)
+	x := uploadF32(t, []float32{1, 2, 3})
+	sh := &shader{key: "test/missing-binding", code: `
+@group(0) @binding(0) var<storage, read> p: array<u32>;
+@group(0) @binding(1) var<storage, read_write> a: array<f32>;
+@group(0) @binding(2) var<storage, read_write> b: array<f32>;
+@compute @workgroup_size(1) fn main() { a[0] = b[0] + f32(p[0]); }`}
+	err := launch("unbound_op", sh, [3]uint32{1, 1, 1}, nil, x)
+	if err == nil {
+		_, err = backend{}.Read(x.Device, x.Storage.Buffer, dispatch.Float32, 0, 3)
+	}
+	if err == nil || !strings.Contains(err.Error(), "unbound_op") {
+		t.Fatalf("error %v, want one that names unbound_op", err)
+	}
+	stillWorks(t, x)
+}
+
+func stillWorks(t *testing.T, x *dispatch.Tensor) {
+	t.Helper()
+	v, err := backend{}.Read(x.Device, x.Storage.Buffer, dispatch.Float32, 0, 3)
+	if err != nil || v.([]float32)[2] != 3 {
+		t.Fatalf("after the error, reading back gives %v, %v", v, err)
+	}
+}
+
+// TestBindingLimit: a tensor larger than a shader can bind is refused
+// with the limit stated, before Dawn sees it.
+func TestBindingLimit(t *testing.T) {
+	d := testDevice(t)
+	n := int(d.limits.maxStorageBufferBindingSize/4) + 1
+	_, err := backend{}.Alloc(dispatch.Device{Kind: dispatch.KindWGPU}, dispatch.Float32, n)
+	if !errors.Is(err, dispatch.ErrOutOfMemory) || !strings.Contains(err.Error(), "maxStorageBufferBindingSize") {
+		t.Fatalf("allocating %d floats: %v, want ErrOutOfMemory stating maxStorageBufferBindingSize", n, err)
+	}
+	if _, err := (backend{}).Upload(dispatch.Device{Kind: dispatch.KindWGPU}, []float64{1}); !errors.Is(err, dispatch.ErrUnsupported) || !strings.Contains(err.Error(), "float64") {
+		t.Fatalf("uploading float64: %v, want ErrUnsupported naming float64", err)
+	}
+}
+
+// TestNoVulkanDriverIsRefused opens Dawn in a child process whose Vulkan
+// loader finds no driver: Dawn then offers its Null backend, which
+// computes nothing, and lathe must call the device unavailable, saying why.
+func TestNoVulkanDriverIsRefused(t *testing.T) {
+	if os.Getenv("LATHE_WGPU_CHILD") == "1" {
+		_, err := open()
+		if err == nil {
+			t.Fatal("wgpu:0 opened with no Vulkan driver")
+		}
+		if !errors.Is(err, dispatch.ErrUnavailable) {
+			t.Fatalf("error %v, want ErrUnavailable", err)
+		}
+		t.Log(err)
+		return
+	}
+	testDevice(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestNoVulkanDriverIsRefused$", "-test.v")
+	cmd.Env = append(os.Environ(), "LATHE_WGPU_CHILD=1", "VK_DRIVER_FILES=/nonexistent/icd.json", "VK_ICD_FILENAMES=/nonexistent/icd.json")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "unavailable") {
+		t.Fatalf("child said:\n%s", out)
+	}
+	t.Logf("child: %s", strings.TrimSpace(string(out)))
+}

@@ -1,0 +1,296 @@
+//go:build cgo
+
+package wgpu
+
+import (
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// The elementwise ops (dispatch/ops_elementwise.go) are one kernel family,
+// elementwise.wgsl: each op is a WGSL expression of its arguments, by the
+// WGSL type of the arguments, in the tables below; the template reads each
+// argument by its layout (flat, a scalar, or strided and broadcast) and
+// writes the expression's value. The scalar forms (AddScalar, ...) are
+// these binary ops with a 0-d argument that broadcasts.
+//
+// The semantics are the cpu kernels' (backends/cpu/elementwise.go,
+// binary.go): NaN propagates through maximum and minimum and stays NaN
+// through clamp and relu, round is half to even, sign(NaN) is 0, int ops
+// wrap, and an int pow with a negative exponent is an error.
+
+// unaryExprs are the unary ops' expressions of x, by x's WGSL type; an op
+// lacks an int form where the cpu has none. Attributes are the template's
+// attr_f32(j) / attr_i32(j), filled in by unaryAttrs.
+var unaryExprs = map[string]map[string]string{
+	"neg":    numeric("-x"),
+	"abs":    numeric("abs(x)"),
+	"sign":   {"f32": "select(select(0.0, -1.0, x < 0.0), 1.0, x > 0.0)", "i32": "select(select(0, -1, x < 0), 1, x > 0)"},
+	"square": numeric("x * x"),
+	"relu":   {"f32": "select(0.0, x, x > 0.0 || is_nan(x))", "i32": "max(x, 0)"},
+	"floor":  {"f32": "floor(x)", "i32": "x"},
+	"ceil":   {"f32": "ceil(x)", "i32": "x"},
+	"round":  {"f32": "round(x)", "i32": "x"}, // WGSL's round is half to even, as torch.round
+	"clamp":  {"f32": "select(min(max(x, attr_f32(0)), attr_f32(1)), x, is_nan(x))", "i32": "clampi(x)"},
+
+	"exp":        floats("expf(x)"),
+	"log":        floats("logf(x)"),
+	"log1p":      floats("log1pf(x)"),
+	"expm1":      floats("expm1f(x)"),
+	"sqrt":       floats("sqrt(x)"),
+	"rsqrt":      floats("1.0 / sqrt(x)"),
+	"reciprocal": floats("1.0 / x"),
+	"sin":        floats("sinf(x)"),
+	"cos":        floats("cosf(x)"),
+	"tanh":       floats("tanhf(x)"),
+	"sigmoid":    floats("sigmoidf(x)"),
+	"silu":       floats("siluf(x)"),
+	"erf":        floats("erff(x)"),
+	"leaky_relu": floats("select(x * attr_f32(0), x, x > 0.0)"),
+	// gelu is x·Φ(x) = x/2·(1 + erf(x/√2)); gelu_tanh's x/2·(1 + tanh(z))
+	// is x·sigmoid(2z), which keeps its digits where tanh(z) is near -1.
+	"gelu":      floats("0.5 * x * one_plus_erf(x * 0.70710678118654752)"),
+	"gelu_tanh": floats("x * sigmoidf(1.5957691216057308 * (x + 0.044715 * x * x * x))"),
+	// softplus with PyTorch's beta=1, threshold=20: linear above it.
+	"softplus": floats("select(log1pf(expf(x)), x, x > 20.0)"),
+}
+
+// binaryExprs are the binary ops' expressions of a and b, by their WGSL
+// type; the Bool-result ops' expressions are bool, stored as 0 or 1.
+var binaryExprs = map[string]map[string]string{
+	"add": numeric("a + b"),
+	"sub": numeric("a - b"),
+	"mul": numeric("a * b"),
+	"div": floats("a / b"),
+	"pow": {"f32": "powf(a, b)", "i32": "powi(a, b)"},
+	// A NaN in either argument is the result, as in torch.maximum.
+	"maximum": {"f32": "select(b, a, is_nan(a) || a > b)", "i32": "max(a, b)"},
+	"minimum": {"f32": "select(b, a, is_nan(a) || a < b)", "i32": "min(a, b)"},
+	"atan2":   floats("atan2f(a, b)"),
+
+	// ne is !(a == b), which is true for NaN however a compiler orders it.
+	"eq": anyType("a == b"), "ne": anyType("!(a == b)"),
+	"lt": numeric("a < b"), "le": numeric("a <= b"), "gt": numeric("a > b"), "ge": numeric("a >= b"),
+}
+
+func floats(e string) map[string]string  { return map[string]string{"f32": e} }
+func numeric(e string) map[string]string { return map[string]string{"f32": e, "i32": e} }
+func anyType(e string) map[string]string { return map[string]string{"f32": e, "i32": e, "u32": e} }
+
+// truth is the WGSL condition that a value v of WGSL type t is nonzero,
+// which the logical ops take as true (NaN included, as PyTorch).
+func truth(t, v string) string {
+	switch t {
+	case "f32":
+		return "(bitcast<u32>(" + v + ") & 0x7fffffffu) != 0u" // not v != 0.0, which a compiler may make false for NaN
+	case "i32":
+		return v + " != 0"
+	}
+	return v + " != 0u"
+}
+
+func init() {
+	for _, u := range dispatch.UnaryOps {
+		register(u.Name, unaryKernel(u.Name))
+	}
+	register("logical_not", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+		t, ok := wgslType(in[0].DType)
+		if !ok {
+			return dispatch.Unsupported(out.Device, "logical_not", in[0].DType)
+		}
+		return runElementwise("logical_not", out, boolWord("!("+truth(t, "x")+")"), nil, operand{"x", in[0]})
+	})
+	for _, b := range dispatch.BinaryOps {
+		register(b.Name, binaryKernel(b.Name, b.Bool))
+	}
+	register("where", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+		if _, ok := wgslType(out.DType); !ok {
+			return dispatch.Unsupported(out.Device, "where", out.DType)
+		}
+		return runElementwise("where", out, "select(y, x, c != 0u)", nil,
+			operand{"c", in[0]}, operand{"x", in[1]}, operand{"y", in[2]})
+	})
+}
+
+func unaryKernel(op string) dispatch.Kernel {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		x := in[0]
+		t, _ := wgslType(x.DType)
+		expr := unaryExprs[op][t]
+		if expr == "" {
+			return dispatch.Unsupported(out.Device, op, x.DType)
+		}
+		p, _ := attrs.(dispatch.Params)
+		return runElementwise(op, out, expr, unaryAttrs(op, x.DType, p), operand{"x", x})
+	}
+}
+
+// unaryAttrs are the attribute words of leaky_relu (its slope) and clamp
+// (its bounds; for ints those of clampi in elementwise.wgsl).
+func unaryAttrs(op string, dt dispatch.DType, p dispatch.Params) []uint32 {
+	switch {
+	case op == "leaky_relu":
+		return []uint32{math.Float32bits(float32(p.A))}
+	case op == "clamp" && dt == dispatch.Float32:
+		// Rounding is monotonic, so clamping to the rounded bounds is the
+		// cpu's float64 clamp rounded once.
+		return []uint32{math.Float32bits(float32(p.A)), math.Float32bits(float32(p.B))}
+	case op == "clamp":
+		return intClampAttrs(p.A, p.B)
+	}
+	return nil
+}
+
+// intClampAttrs gives clampi its words: an int x is below lo when it is
+// below ceil(lo) and above hi when above floor(hi), and the cpu's result
+// then is that bound as an int64, wrapped to int32.
+func intClampAttrs(lo, hi float64) []uint32 {
+	var always uint32
+	l, h := math.Ceil(lo), math.Floor(hi)
+	lw, hw := int32(math.MinInt32), int32(math.MaxInt32)
+	switch {
+	case l > math.MaxInt32:
+		always |= 1
+		lw = int32(int64(l))
+	case l > math.MinInt32:
+		lw = int32(l)
+	}
+	switch {
+	case h < math.MinInt32:
+		always |= 2
+		hw = int32(int64(h))
+	case h < math.MaxInt32:
+		hw = int32(h)
+	}
+	return []uint32{uint32(lw), uint32(hw), always}
+}
+
+func binaryKernel(op string, boolResult bool) dispatch.Kernel {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+		a, b := in[0], in[1]
+		ta, ok1 := wgslType(a.DType)
+		tb, ok2 := wgslType(b.DType)
+		if !ok1 || !ok2 {
+			return dispatch.Unsupported(out.Device, op, a.DType)
+		}
+		var expr string
+		switch op {
+		case "logical_and":
+			expr = "(" + truth(ta, "a") + ") && (" + truth(tb, "b") + ")"
+		case "logical_or":
+			expr = "(" + truth(ta, "a") + ") || (" + truth(tb, "b") + ")"
+		default:
+			expr = binaryExprs[op][ta]
+		}
+		if expr == "" {
+			return dispatch.Unsupported(out.Device, op, a.DType)
+		}
+		if op == "pow" && b.DType == dispatch.Int32 {
+			neg, err := anyNegative(op, b)
+			if err != nil {
+				return err
+			}
+			if neg {
+				return &dispatch.Error{Kind: dispatch.ErrValue, Arg: "rhs",
+					Detail: "has a negative exponent, which an integer power cannot take", Fix: "cast to a float dtype first"}
+			}
+		}
+		if boolResult {
+			expr = boolWord(expr)
+		}
+		return runElementwise(op, out, expr, nil, operand{"a", a}, operand{"b", b})
+	}
+}
+
+// boolWord is the u32 word, 0 or 1, of a WGSL bool expression.
+func boolWord(cond string) string { return "select(0u, 1u, " + cond + ")" }
+
+// anyNegative reads an int exponent back to the host, as the cpu's pow
+// checks it before it computes: a shader cannot fail.
+func anyNegative(op string, t *dispatch.Tensor) (bool, error) {
+	if !t.IsContiguous() {
+		c, err := dispatch.Empty(t.Device, t.DType, t.Shape)
+		if err != nil {
+			return false, err
+		}
+		defer c.Release()
+		if err := copyInto(op, c, t); err != nil {
+			return false, err
+		}
+		t = c
+	}
+	data, err := dispatch.ReadHost(t)
+	if err != nil {
+		return false, err
+	}
+	for _, v := range data.([]int32) {
+		if v < 0 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// operand is an argument of an elementwise shader and the name its
+// expression reads it by.
+type operand struct {
+	name string
+	t    *dispatch.Tensor
+}
+
+// elementwiseArg is an argument as the template sees it.
+type elementwiseArg struct {
+	Name, Type, Layout string
+	Binding, Base      int
+}
+
+// layout is how the shader finds an argument's elements (elementwise.wgsl):
+// flat and scalar save the strided walk of the index.
+func layout(t, out *dispatch.Tensor) string {
+	switch {
+	case t.Numel() == 1:
+		return "scalar"
+	case t.IsContiguous() && slices.Equal(t.Shape, out.Shape):
+		return "flat"
+	}
+	return "strided"
+}
+
+// runElementwise launches expr over the contiguous out, one item per
+// element, with the operands' strided layouts and then the attribute
+// words as parameters.
+func runElementwise(op string, out *dispatch.Tensor, expr string, attrs []uint32, args ...operand) error {
+	n := out.Numel()
+	if n == 0 {
+		return nil
+	}
+	outType, _ := wgslType(out.DType)
+	data := struct {
+		Out      string
+		Args     []elementwiseArg
+		Expr     string
+		AttrBase int
+	}{Out: outType, Expr: expr, AttrBase: 10 + 9*len(args)}
+	tensors := make([]*dispatch.Tensor, 0, 1+len(args))
+	tensors = append(tensors, out)
+	key := []string{"elementwise", op, outType}
+	for k, a := range args {
+		t, _ := wgslType(a.t.DType)
+		l := layout(a.t, out)
+		data.Args = append(data.Args, elementwiseArg{Name: a.name, Type: t, Layout: l, Binding: 2 + k, Base: 10 + 9*k})
+		tensors = append(tensors, a.t)
+		key = append(key, t+":"+l)
+	}
+	sh, err := shaderFor(strings.Join(key, "/"), "elementwise", data)
+	if err != nil {
+		return err
+	}
+	params, err := stridedParams(op, out, tensors[1:]...)
+	if err != nil {
+		return err
+	}
+	return launch(op, sh, grid(n), append(params, attrs...), tensors...)
+}

@@ -1,0 +1,174 @@
+//go:build cgo
+
+package wgpu_test
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// wgpuOrSkip returns wgpu:0, or skips where this machine cannot open it.
+func wgpuOrSkip(t *testing.T) lathe.Device {
+	t.Helper()
+	for _, info := range lathe.DeviceStatus() {
+		if info.Device == lathe.WGPU(0) {
+			if !info.Available {
+				t.Skipf("wgpu:0 is unavailable: %s", info.Detail)
+			}
+			return info.Device
+		}
+	}
+	t.Skip("no wgpu backend")
+	return lathe.Device{}
+}
+
+// denseInputs are float32s over the range where the elementwise functions
+// change regime (steps of 5e-5 over [-10, 10], steps of 0.1 over [-100,
+// 100]) and over every decade of float32, both signs.
+func denseInputs() []float32 {
+	var xs []float32
+	for i := -200000; i <= 200000; i++ {
+		xs = append(xs, float32(i)*5e-5)
+	}
+	for i := -1000; i <= 1000; i++ {
+		xs = append(xs, float32(i)*0.1)
+	}
+	for e := -38.0; e <= 38; e += 0.01 {
+		v := float32(math.Pow(10, e))
+		xs = append(xs, v, -v)
+	}
+	return xs
+}
+
+// like is a tensor of x's shape, dtype and device filled with c rounded to
+// float32, so that the cpu's float64 argument is the one wgpu:0 sees.
+func like(x *lathe.Tensor, c float64) *lathe.Tensor {
+	return x.MulScalar(0).AddScalar(float64(float32(c)))
+}
+
+// ulps is how far a float32 result is from the exact (float64) one, in
+// float32 ulps at the exact one: 0.5 is correctly rounded.
+func ulps(got float32, want float64) float64 {
+	w := float32(math.Abs(want))
+	ulp := float64(math.Nextafter32(w, float32(math.Inf(1)))) - float64(w)
+	return math.Abs(float64(got)-want) / ulp
+}
+
+// TestFloatAccuracy bounds the float32 error of the functions that
+// elementwise.wgsl writes out (and of the builtins it keeps), against the
+// cpu's float64 results: every input of denseInputs within maxUlps, where
+// the exact result is a normal float32. NaNs and infinities must match.
+func TestFloatAccuracy(t *testing.T) {
+	dev := wgpuOrSkip(t)
+	xs := denseInputs()
+	x64 := make([]float64, len(xs))
+	for i, v := range xs {
+		x64[i] = float64(v)
+	}
+	xw := lathe.FromSlice(dev, xs, len(xs))
+	xc := lathe.FromSlice(lathe.CPU, x64, len(xs))
+	type fn = func(*lathe.Tensor) *lathe.Tensor
+	cases := []struct {
+		name    string
+		f       fn
+		maxUlps float64
+	}{
+		{"exp", (*lathe.Tensor).Exp, 1.5},
+		{"log", (*lathe.Tensor).Log, 3},
+		{"log1p", (*lathe.Tensor).Log1p, 3},
+		{"expm1", (*lathe.Tensor).Expm1, 2.5},
+		{"sqrt", (*lathe.Tensor).Sqrt, 1},
+		{"rsqrt", (*lathe.Tensor).Rsqrt, 2},
+		{"reciprocal", (*lathe.Tensor).Reciprocal, 1},
+		{"sin", (*lathe.Tensor).Sin, 2.5},
+		{"cos", (*lathe.Tensor).Cos, 2.5},
+		{"tanh", (*lathe.Tensor).Tanh, 3},
+		{"sigmoid", (*lathe.Tensor).Sigmoid, 3},
+		{"silu", (*lathe.Tensor).SiLU, 4},
+		{"softplus", (*lathe.Tensor).Softplus, 4},
+		{"erf", (*lathe.Tensor).Erf, 3},
+		{"atan2(x, 0.7)", func(x *lathe.Tensor) *lathe.Tensor { return x.Atan2(like(x, 0.7)) }, 4},
+		{"atan2(1.3, x)", func(x *lathe.Tensor) *lathe.Tensor { return like(x, 1.3).Atan2(x) }, 4},
+		{"pow(1.7, x)", func(x *lathe.Tensor) *lathe.Tensor { return like(x, 1.7).Pow(x) }, 2},
+		{"pow(|x|, 2.5)", func(x *lathe.Tensor) *lathe.Tensor { return x.Abs().PowScalar(2.5) }, 2},
+		{"pow(x, 3)", func(x *lathe.Tensor) *lathe.Tensor { return x.PowScalar(3) }, 2},
+		{"pow(x, -2)", func(x *lathe.Tensor) *lathe.Tensor { return x.PowScalar(-2) }, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := c.f(xw).Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := c.f(xc).Float64s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			worst, at := 0.0, 0.0
+			for i, w := range want {
+				g := got[i]
+				switch {
+				case math.IsNaN(w) || math.IsInf(float64(float32(w)), 0):
+					if math.IsNaN(w) != math.IsNaN(float64(g)) || (!math.IsNaN(w) && float32(w) != g) {
+						t.Errorf("%s(%g) = %g, want %g", c.name, x64[i], g, w)
+					}
+					continue
+				case math.Abs(w) < 0x1p-126:
+					continue
+				}
+				if u := ulps(g, w); u > worst {
+					worst, at = u, x64[i]
+				}
+			}
+			if worst > c.maxUlps {
+				t.Errorf("%s is %.2f ulp off at x = %g, want within %g", c.name, worst, at, c.maxUlps)
+			}
+			t.Logf("%s: within %.2f ulp (worst at x = %g)", c.name, worst, at)
+		})
+	}
+}
+
+// TestIntEdges checks the int forms where int32 wraps or a bound lies past
+// int32's range, against the cpu.
+func TestIntEdges(t *testing.T) {
+	dev := wgpuOrSkip(t)
+	xs := []int32{math.MinInt32, -70000, -3, -1, 0, 1, 2, 46341, math.MaxInt32}
+	cases := []struct {
+		name string
+		f    func(*lathe.Tensor) *lathe.Tensor
+	}{
+		{"neg", (*lathe.Tensor).Neg},
+		{"abs", (*lathe.Tensor).Abs},
+		{"square", (*lathe.Tensor).Square},
+		{"sign", (*lathe.Tensor).Sign},
+		{"clamp(-1e10, 5)", func(x *lathe.Tensor) *lathe.Tensor { return x.Clamp(-1e10, 5) }},
+		{"clamp(-2.5, 1e10)", func(x *lathe.Tensor) *lathe.Tensor { return x.Clamp(-2.5, 1e10) }},
+		{"clamp(-inf, -1e10)", func(x *lathe.Tensor) *lathe.Tensor { return x.Clamp(math.Inf(-1), -1e10) }},
+		{"pow(x, 3)", func(x *lathe.Tensor) *lathe.Tensor { return x.PowScalar(3) }},
+		{"x*x+x", func(x *lathe.Tensor) *lathe.Tensor { return x.Mul(x).Add(x) }},
+		{"maximum(x, -2)", func(x *lathe.Tensor) *lathe.Tensor { return x.MaximumScalar(-2) }},
+	}
+	for _, c := range cases {
+		got, err := c.f(lathe.FromSlice(dev, xs, len(xs))).Int32s()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		want, err := c.f(lathe.FromSlice(lathe.CPU, xs, len(xs))).Int32s()
+		if err != nil {
+			t.Fatalf("%s on the cpu: %v", c.name, err)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("%s(%d) = %d, want %d as on the cpu", c.name, xs[i], got[i], want[i])
+			}
+		}
+	}
+	neg := lathe.FromSlice(dev, []int32{2, -1, 3, 4}, 2, 2).Transpose(0, 1)
+	err := lathe.FromSlice(dev, []int32{1, 2, 3, 4}, 2, 2).Pow(neg).Err()
+	if !errors.Is(err, lathe.ErrValue) {
+		t.Errorf("int pow with a negative exponent in a strided view: error %v, want an ErrValue", err)
+	}
+}

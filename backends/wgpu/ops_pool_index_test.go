@@ -1,0 +1,194 @@
+package wgpu_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Max pooling's kernels against the cpu's. wgpu:0's indices are int32
+// (dispatch.IndexDType), the cpu's int64: the values must be the same.
+
+var (
+	onCPU  = cpu0
+	onWGPU = wgpu0
+)
+
+func openOrSkip(t *testing.T) {
+	t.Helper()
+	if _, err := dispatch.Open(onWGPU); err != nil {
+		t.Skipf("wgpu:0 is unavailable: %v", err)
+	}
+}
+
+// int32Indices puts indices on wgpu:0 in its index dtype.
+func int32Indices(t *testing.T, vals []int64, shape []int) *dispatch.Tensor {
+	t.Helper()
+	narrow := make([]int32, len(vals))
+	for i, v := range vals {
+		narrow[i] = int32(v)
+	}
+	x, err := dispatch.Upload(onWGPU, narrow, dispatch.Int32, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+func hostValues[T any](t *testing.T, x *dispatch.Tensor) []T {
+	t.Helper()
+	v, err := dispatch.ReadHost(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.([]T)
+}
+
+// tiedData is small integers, so that windows have ties, with some NaNs
+// and infinities.
+func tiedData(rng *rand.Rand, n int) []float32 {
+	data := make([]float32, n)
+	for i := range data {
+		switch r := rng.IntN(20); {
+		case r == 0:
+			data[i] = float32(math.NaN())
+		case r == 1:
+			data[i] = float32(math.Inf(-1))
+		case r == 2:
+			data[i] = float32(math.Inf(1))
+		default:
+			data[i] = float32(rng.IntN(4))
+		}
+	}
+	return data
+}
+
+// same puts data of shape on the cpu and on wgpu:0.
+func same(t *testing.T, shape []int, data []float32) (cpu, gpu *dispatch.Tensor) {
+	t.Helper()
+	c, err := dispatch.Upload(onCPU, append([]float32(nil), data...), dispatch.Float32, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := dispatch.Upload(onWGPU, append([]float32(nil), data...), dispatch.Float32, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, g
+}
+
+func TestMaxPoolKernels(t *testing.T) {
+	openOrSkip(t)
+	type pooling struct {
+		name  string
+		op    string
+		attrs any
+		shape []int
+	}
+	w := func(k, s, p, d []int, ceil bool) dispatch.Window {
+		return dispatch.Window{Kernel: k, Stride: s, Padding: p, Dilation: d, CeilMode: ceil}
+	}
+	cases := []pooling{
+		{"2d", "max_pool_indices", w([]int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, false), []int{2, 3, 7, 6}},
+		{"2d/overlap_ceil", "max_pool_indices", w([]int{3, 2}, []int{1, 2}, []int{1, 0}, []int{1, 1}, true), []int{2, 2, 6, 7}},
+		{"2d/dilation", "max_pool_indices", w([]int{2, 2}, []int{1, 1}, []int{1, 1}, []int{2, 3}, false), []int{1, 2, 6, 7}},
+		{"1d", "max_pool_indices", w([]int{3}, []int{2}, []int{1}, []int{1}, true), []int{2, 3, 10}},
+		{"3d", "max_pool_indices", w([]int{2, 3, 2}, []int{2, 1, 2}, []int{1, 1, 0}, []int{1, 1, 1}, false), []int{1, 2, 4, 5, 6}},
+		{"adaptive2d", "adaptive_max_pool_indices", dispatch.AdaptivePool{Size: []int{3, 4}}, []int{2, 3, 7, 10}},
+		{"adaptive2d/up", "adaptive_max_pool_indices", dispatch.AdaptivePool{Size: []int{9, 5}}, []int{2, 3, 4, 3}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(7, uint64(len(c.name))))
+			data := tiedData(rng, dispatch.Numel(c.shape))
+			xc, xg := same(t, c.shape, data)
+			op := dispatch.Lookup(c.op)
+			idxCPU, err := dispatch.Call(op, c.attrs, xc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := hostValues[int64](t, idxCPU)
+
+			idxGPU, err := dispatch.Call(op, c.attrs, xg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if idxGPU.DType != dispatch.Int32 {
+				t.Fatalf("indices are %s on wgpu:0, want int32", idxGPU.DType)
+			}
+			got := hostValues[int32](t, idxGPU)
+			for i := range want {
+				if int64(got[i]) != want[i] {
+					t.Fatalf("index %d: %d, want %d (window values %v)", i, got[i], want[i], data[:min(len(data), 16)])
+				}
+			}
+
+			// pool_gather at the same indices.
+			idxG := int32Indices(t, want, idxCPU.Shape)
+			gather := dispatch.Lookup("pool_gather")
+			vc, err := dispatch.Call(gather, nil, xc, idxCPU)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vg, err := dispatch.Call(gather, nil, xg, idxG)
+			if err != nil {
+				t.Fatal(err)
+			}
+			closeFloats(t, "pool_gather", hostValues[float32](t, vg), hostValues[float32](t, vc))
+
+			// max_pool_backward and max_unpool: places that several
+			// windows chose get several gradients, and max_unpool the last
+			// value.
+			g := make([]float32, idxCPU.Numel())
+			for i := range g {
+				g[i] = float32(rng.NormFloat64())
+			}
+			gc, gg := same(t, idxCPU.Shape, g)
+			size := dispatch.PoolScatter{Size: c.shape[2:]}
+			for _, name := range []string{"max_pool_backward", "max_unpool"} {
+				scatter := dispatch.Lookup(name)
+				sc, err := dispatch.Call(scatter, size, gc, idxCPU)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sg, err := dispatch.Call(scatter, size, gg, idxG)
+				if err != nil {
+					t.Fatal(err)
+				}
+				closeFloats(t, name, hostValues[float32](t, sg), hostValues[float32](t, sc))
+			}
+		})
+	}
+}
+
+func closeFloats(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		g, w := float64(got[i]), float64(want[i])
+		if math.IsNaN(g) != math.IsNaN(w) || math.Abs(g-w) > 1e-6+1e-6*math.Abs(w) {
+			t.Fatalf("%s: element %d: %g, want %g", what, i, g, w)
+		}
+	}
+}
+
+// max_unpool's indices are the caller's: one outside its plane is an
+// ErrIndex naming it, as on the cpu, negative ones included.
+func TestMaxUnpoolIndexRange(t *testing.T) {
+	openOrSkip(t)
+	for _, bad := range []int64{16, -1, 1 << 30} {
+		idx := int32Indices(t, []int64{0, 5, bad, 15}, []int{1, 1, 2, 2})
+		x, err := dispatch.Upload(onWGPU, []float32{1, 2, 3, 4}, dispatch.Float32, []int{1, 1, 2, 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = dispatch.Call(dispatch.Lookup("max_unpool"), dispatch.PoolScatter{Size: []int{4, 4}}, x, idx)
+		var le *dispatch.Error
+		if !errors.As(err, &le) || !errors.Is(err, dispatch.ErrIndex) || le.Found != fmt.Sprint(bad) {
+			t.Errorf("index %d: error %v, want an ErrIndex that found %d", bad, err, bad)
+		}
+	}
+}

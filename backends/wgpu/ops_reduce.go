@@ -1,0 +1,278 @@
+package wgpu
+
+import (
+	"fmt"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// The reductions and cumsum (reduce.wgsl). A reduction runs one workgroup
+// per output element ("row") over the strided positions of its reduced
+// elements, which the shader computes from the reduced dims' shape and
+// strides: the input is never copied or permuted. A few long rows (a
+// whole-tensor sum) would leave all but a few workgroups idle, so they are
+// split into parts that a first pass reduces to partial States and a
+// second pass combines; many short or column-wise rows take an invocation
+// each instead.
+//
+// Floats accumulate in f32 where the cpu accumulates in float64: the tree
+// keeps the error to a few ulps of the sum's magnitude, not the cpu's one
+// rounding. int32 sums and products wrap in i32, which is exactly the
+// cpu's int64 result rounded to int32 (wrapping is arithmetic mod 2^32).
+
+func init() {
+	for _, op := range dispatch.ReduceOps {
+		register(op.Name, reduceKernel(op.Name))
+	}
+	register("cumsum", cumsumKernel)
+}
+
+// stateWords is the size in 32-bit words of each reduction's State (the
+// partial results of a split row).
+var stateWords = map[string]int{
+	"sum": 1, "prod": 1, "max": 1, "min": 1,
+	"argmax": 2, "argmin": 2, "var": 3, "std": 3, "logsumexp": 2,
+}
+
+const (
+	// splitBelowRows: with fewer rows than this the device has workgroups
+	// to spare, and long rows are split.
+	splitBelowRows = 256
+	// partLen is the reduced elements a workgroup of a split row takes
+	// (16 per lane), and the row length from which a row is split.
+	partLen = 16 * workgroup
+	// maxParts bounds the parts of a row, so that the second pass's
+	// workgroup walks at most 4 States per lane.
+	maxParts = 4 * workgroup
+	// With perItemRows rows or more, rows of at most perItemLen elements,
+	// which would leave most of a workgroup's lanes idle, and column-wise
+	// rows, whose elements lie far apart while neighbouring rows' lie side
+	// by side, are reduced an invocation per row: neighbouring invocations
+	// then read neighbouring elements.
+	perItemRows = 4 * workgroup
+	perItemLen  = 64
+)
+
+func reduceKernel(op string) dispatch.Kernel {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		x := in[0]
+		r, _ := attrs.(dispatch.Reduce)
+		dims, _, err := dispatch.ReduceShape(x, r)
+		if err != nil {
+			return err
+		}
+		return reduce(op, out, x, dims, r.Correction)
+	}
+}
+
+// reduce writes op of x over dims into the contiguous out.
+func reduce(op string, out, x *dispatch.Tensor, dims []int, correction int) error {
+	t, ok := wgslType(x.DType)
+	if !ok || x.DType == dispatch.Bool {
+		return dispatch.Unsupported(out.Device, op, x.DType)
+	}
+	outT, ok := wgslType(out.DType)
+	if !ok {
+		// argmax's int64 indices: wgpu:0 has no int64 tensor to hold them.
+		return dispatch.Unsupported(out.Device, op, out.DType)
+	}
+	rows := out.Numel()
+	if rows == 0 {
+		return nil
+	}
+	l, err := splitLayout(op, x, dims)
+	if err != nil {
+		return err
+	}
+	n := dispatch.Numel(l.rShape)
+	parts := 1
+	if rows < splitBelowRows && n >= 2*partLen {
+		parts = min((n+partLen-1)/partLen, maxParts)
+	}
+	chunk := (n + parts - 1) / parts
+	if parts == 1 {
+		perItem := rows >= perItemRows && (n <= perItemLen || l.columnWise())
+		sh, err := reduceShader(op, t, outT, perItem, "tensor", "out")
+		if err != nil {
+			return err
+		}
+		p := reduceParams(rows, n, 1, chunk, x.Offset, l, correction)
+		if perItem {
+			return launch(op, sh, grid(rows), p, out, x)
+		}
+		return launch(op, sh, grid(rows*workgroup), p, out, x)
+	}
+
+	// Pass 1: each part of each row into a State of partials; pass 2: each
+	// row's parts, a contiguous run, into its result.
+	partials, err := dispatch.Empty(out.Device, dispatch.Float32, []int{rows * parts * stateWords[op]})
+	if err != nil {
+		return err
+	}
+	defer partials.Release()
+	sh, err := reduceShader(op, t, outT, false, "tensor", "partials")
+	if err != nil {
+		return err
+	}
+	p := reduceParams(rows, n, parts, chunk, x.Offset, l, correction)
+	if err := launch(op, sh, grid(rows*parts*workgroup), p, partials, x); err != nil {
+		return err
+	}
+	sh, err = reduceShader(op, t, outT, false, "partials", "out")
+	if err != nil {
+		return err
+	}
+	runs := reduceLayout{kShape: []int{rows}, kStrides: []int{parts}, rShape: []int{parts}, rStrides: []int{1}}
+	p = reduceParams(rows, parts, 1, parts, 0, runs, correction)
+	return launch(op, sh, grid(rows*workgroup), p, out, partials)
+}
+
+func reduceShader(op, t, outT string, perItem bool, src, dst string) (*shader, error) {
+	key := fmt.Sprintf("reduce/%s/%s->%s/%s->%s/peritem=%v", op, t, outT, src, dst, perItem)
+	return shaderFor(key, "reduce", struct {
+		Op, T, OutT, Src, Dst string
+		PerItem               bool
+	}{op, t, outT, src, dst, perItem})
+}
+
+// reduceLayout is x seen as rows of reduced elements: the kept dims (whose
+// row-major index is the output element) and the reduced dims (whose
+// row-major index is the element's index within its row), each with x's
+// strides, merged where they can be.
+type reduceLayout struct {
+	kShape, kStrides []int
+	rShape, rStrides []int
+}
+
+// columnWise says whether neighbouring rows start at neighbouring
+// elements while a row's own elements do not.
+func (l reduceLayout) columnWise() bool {
+	k, r := len(l.kStrides), len(l.rStrides)
+	return k > 0 && r > 0 && l.kStrides[k-1] == 1 && l.rStrides[r-1] != 1
+}
+
+func splitLayout(op string, x *dispatch.Tensor, dims []int) (reduceLayout, error) {
+	reduced := make([]bool, x.Rank())
+	for _, d := range dims {
+		reduced[d] = true
+	}
+	var l reduceLayout
+	for d, size := range x.Shape {
+		if reduced[d] {
+			l.rShape, l.rStrides = append(l.rShape, size), append(l.rStrides, x.Strides[d])
+		} else {
+			l.kShape, l.kStrides = append(l.kShape, size), append(l.kStrides, x.Strides[d])
+		}
+	}
+	l.kShape, l.kStrides = mergeDims(l.kShape, l.kStrides)
+	l.rShape, l.rStrides = mergeDims(l.rShape, l.rStrides)
+	if len(l.kShape) > maxRank || len(l.rShape) > maxRank {
+		return l, rankError(op, x.Rank())
+	}
+	return l, nil
+}
+
+// mergeDims drops size-1 dims and merges a dim into the one before it when
+// that one's stride steps over it exactly, which keeps the row-major order
+// of the elements and shortens the shader's index arithmetic. An empty
+// shape stays as it is (it has no elements to order).
+func mergeDims(shape, strides []int) ([]int, []int) {
+	var ms, mst []int
+	for i, size := range shape {
+		if size == 0 {
+			return shape, strides
+		}
+		if size == 1 {
+			continue
+		}
+		if k := len(ms); k > 0 && mst[k-1] == strides[i]*size {
+			ms[k-1] *= size
+			mst[k-1] = strides[i]
+			continue
+		}
+		ms, mst = append(ms, size), append(mst, strides[i])
+	}
+	return ms, mst
+}
+
+func rankError(op string, rank int) error {
+	return &dispatch.Error{Op: op, Kind: dispatch.ErrUnsupported,
+		Detail: fmt.Sprintf("has rank %d on wgpu:0, which takes up to %d dims", rank, maxRank),
+		Fix:    "reshape to fewer dims"}
+}
+
+// reduceParams are the parameter words of reduce.wgsl's launch contract.
+func reduceParams(rows, n, parts, chunk, offset int, l reduceLayout, correction int) []uint32 {
+	p := make([]uint32, 40)
+	p[0], p[1], p[2], p[3] = uint32(rows), uint32(n), uint32(parts), uint32(chunk)
+	p[4] = uint32(int32(offset))
+	p[5], p[6] = uint32(len(l.kShape)), uint32(len(l.rShape))
+	p[7] = uint32(correction)
+	for d := range l.kShape {
+		p[8+d], p[16+d] = uint32(l.kShape[d]), uint32(int32(l.kStrides[d]))
+	}
+	for d := range l.rShape {
+		p[24+d], p[32+d] = uint32(l.rShape[d]), uint32(int32(l.rStrides[d]))
+	}
+	return p
+}
+
+// lineParams lay x and the contiguous out as lines along dim (the
+// layout of cumsum and softmax): the number of lines and their length, the
+// offset and the steps along dim, then the other dims' shape and strides.
+func lineParams(op string, out, x *dispatch.Tensor, dim int) ([]uint32, int, error) {
+	if x.Rank() > maxRank+1 {
+		return nil, 0, rankError(op, x.Rank())
+	}
+	p := make([]uint32, 30)
+	p[2] = uint32(int32(x.Offset))
+	if x.Rank() == 0 {
+		p[0], p[1] = 1, 1
+		return p, 1, nil
+	}
+	lines := x.Numel() / max(x.Shape[dim], 1)
+	p[0], p[1] = uint32(lines), uint32(x.Shape[dim])
+	p[3], p[4] = uint32(int32(x.Strides[dim])), uint32(int32(out.Strides[dim]))
+	k := 0
+	for d, size := range x.Shape {
+		if d == dim {
+			continue
+		}
+		p[6+k], p[14+k], p[22+k] = uint32(size), uint32(int32(x.Strides[d])), uint32(int32(out.Strides[d]))
+		k++
+	}
+	p[5] = uint32(k)
+	return p, lines, nil
+}
+
+func cumsumKernel(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+	x := in[0]
+	sc, _ := attrs.(dispatch.Scan)
+	dim, err := dispatch.NormDim(sc.Dim, x.Rank(), "dim")
+	if err != nil {
+		return err
+	}
+	t, ok := wgslType(x.DType)
+	if !ok || x.DType == dispatch.Bool {
+		return dispatch.Unsupported(out.Device, "cumsum", x.DType)
+	}
+	if out.Numel() == 0 {
+		return nil
+	}
+	p, lines, err := lineParams("cumsum", out, x, dim)
+	if err != nil {
+		return err
+	}
+	perItem := lines >= perItemRows && x.Rank() > 0 && x.Shape[dim] <= perItemLen
+	sh, err := shaderFor(fmt.Sprintf("cumsum/%s/peritem=%v", t, perItem), "cumsum", struct {
+		T       string
+		PerItem bool
+	}{t, perItem})
+	if err != nil {
+		return err
+	}
+	if perItem {
+		return launch("cumsum", sh, grid(lines), p, out, x)
+	}
+	return launch("cumsum", sh, grid(lines*workgroup), p, out, x)
+}

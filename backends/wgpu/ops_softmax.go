@@ -1,0 +1,64 @@
+package wgpu
+
+import "github.com/lathe-ml/lathe/dispatch"
+
+// softmax and log_softmax (softmax.wgsl): one workgroup per line along the
+// dim, reading the strided input where it lies. A few long lines would
+// leave the device idle, so they take logsumexp's split reduction and an
+// elementwise pass instead.
+
+func init() {
+	for _, name := range []string{"softmax", "log_softmax"} {
+		register(name, softmaxKernel(name))
+	}
+}
+
+func softmaxKernel(op string) dispatch.Kernel {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		x := in[0]
+		sc, _ := attrs.(dispatch.Scan)
+		dim, err := dispatch.NormDim(sc.Dim, x.Rank(), "dim")
+		if err != nil {
+			return err
+		}
+		if x.DType != dispatch.Float32 {
+			return dispatch.Unsupported(out.Device, op, x.DType)
+		}
+		if out.Numel() == 0 {
+			return nil
+		}
+		p, lines, err := lineParams(op, out, x, dim)
+		if err != nil {
+			return err
+		}
+		log := op == "log_softmax"
+		if x.Rank() > 0 && lines < splitBelowRows && x.Shape[dim] >= 2*partLen {
+			return softmaxSplit(op, out, x, dim, log)
+		}
+		sh, err := shaderFor(op, "softmax", struct{ Log bool }{log})
+		if err != nil {
+			return err
+		}
+		return launch(op, sh, grid(lines*workgroup), p, out, x)
+	}
+}
+
+// softmaxSplit is softmax over few long lines: each line's logsumexp, in
+// parts, then exp(x - lse) (or x - lse) elementwise.
+func softmaxSplit(op string, out, x *dispatch.Tensor, dim int, log bool) error {
+	shape := append([]int{}, x.Shape...)
+	shape[dim] = 1
+	lse, err := dispatch.Empty(out.Device, dispatch.Float32, shape)
+	if err != nil {
+		return err
+	}
+	defer lse.Release()
+	if err := reduce("logsumexp", lse, x, []int{dim}, 0); err != nil {
+		return err
+	}
+	sh, err := shaderFor(op+"/scale", "softmaxScale", struct{ Log bool }{log})
+	if err != nil {
+		return err
+	}
+	return launchStrided(op, sh, out, x, lse)
+}

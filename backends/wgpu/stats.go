@@ -1,0 +1,8 @@
+package wgpu
+
+// Stats is what a device's buffer pool holds, in bytes, and how its
+// allocations were served.
+type Stats struct {
+	Live, Cached uint64 // bytes of buffers in use, and kept for reuse
+	Hits, Misses uint64 // allocations served from the cache, and made anew
+}

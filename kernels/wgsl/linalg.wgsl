@@ -1,0 +1,126 @@
+{{/*
+matmul: out[b, i, j] = sum over p of A[b, i, p] * B[b, p, j], for a batch of
+n×k times k×m products. Data: .T is the WGSL element type (f32 or i32; i32
+products and sums wrap, as PyTorch's do).
+
+Launch: one workgroup of 16×16 invocations per 64×64 tile of one product's
+output, invocation (tx, ty) computing the 4×4 block at rows 4ty .. + 4 and
+columns 4tx .. + 4 of it. The tiles are numbered batch-major, then row
+tile, then column tile, and spread over the (x, y) grid as items are
+(workgroup index y·nwg.x + x); tiles at or past p[0] return. A and B are
+read through strides, so a transposed or strided view needs no copy; their
+tiles are staged in workgroup memory as vectors of 4 rows (A) or 4 columns
+(B), 32 steps of k at a time, padded with zeros past the matrix edges, so
+that each step of the product is two vector reads and four vector
+multiply-adds. out is contiguous at element 0.
+
+Parameters (u32 words; strides and offsets are i32 bits):
+  p[0] tiles, p[1] n, p[2] k, p[3] m, p[4] row tiles, p[5] column tiles,
+  p[6..9) A's offset, row stride, column stride,
+  p[9..12) B's offset, row stride, column stride,
+  p[12] the batch rank r (up to 6), p[13..19) the batch shape,
+  p[19..25) A's batch strides, p[25..31) B's (0 where broadcast).
+*/}}
+{{define "matmul"}}{{template "prelude" .}}
+@group(0) @binding(1) var<storage, read_write> dst: array<{{.T}}>;
+@group(0) @binding(2) var<storage, read> lhs: array<{{.T}}>;
+@group(0) @binding(3) var<storage, read> rhs: array<{{.T}}>;
+
+const TILE: u32 = 64u;
+const STEP: u32 = 32u;
+
+// tileA[s][g] holds A's rows row0 + 4g .. + 4 at column k0 + s; tileB[s][g]
+// B's columns col0 + 4g .. + 4 at row k0 + s (16 KiB in all, WebGPU's
+// least maxComputeWorkgroupStorageSize).
+var<workgroup> tileA: array<array<vec4<{{.T}}>, 16>, 32>;
+var<workgroup> tileB: array<array<vec4<{{.T}}>, 16>, 32>;
+
+fn si(w: u32) -> i32 {
+    return bitcast<i32>(w);
+}
+
+@compute @workgroup_size(16, 16)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_id) lid: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let tile = wg.y * nwg.x + wg.x;
+    if (tile >= p[0]) {
+        return;
+    }
+    let n = p[1];
+    let k = p[2];
+    let m = p[3];
+    let per = p[4] * p[5];
+    var b = tile / per;
+    let row0 = (tile % per) / p[5] * TILE;
+    let col0 = (tile % per) % p[5] * TILE;
+    let out0 = b * n * m;
+
+    // The batch index, row-major over the batch shape, gives each operand's
+    // matrix offset.
+    var aoff = si(p[6]);
+    var boff = si(p[9]);
+    for (var d = i32(p[12]) - 1; d >= 0; d = d - 1) {
+        let size = p[13u + u32(d)];
+        let c = i32(b % size);
+        b = b / size;
+        aoff = aoff + c * si(p[19u + u32(d)]);
+        boff = boff + c * si(p[25u + u32(d)]);
+    }
+    let ars = si(p[7]);
+    let acs = si(p[8]);
+    let brs = si(p[10]);
+    let bcs = si(p[11]);
+
+    // acc[r] holds row 4ty + r, columns 4tx .. + 4 in its lanes.
+    var acc: array<vec4<{{.T}}>, 4>;
+    for (var k0 = 0u; k0 < k; k0 = k0 + STEP) {
+        // 512 vectors of each tile, 2 per invocation.
+        for (var s = 0u; s < 2u; s = s + 1u) {
+            let e = li + 256u * s;
+            let ak = e % STEP;
+            let ag = e / STEP;
+            var av = vec4<{{.T}}>();
+            if (k0 + ak < k) {
+                for (var r = 0u; r < 4u; r = r + 1u) {
+                    let row = row0 + 4u * ag + r;
+                    if (row < n) {
+                        av[r] = lhs[u32(aoff + i32(row) * ars + i32(k0 + ak) * acs)];
+                    }
+                }
+            }
+            tileA[ak][ag] = av;
+            let bg = e % 16u;
+            let bk = e / 16u;
+            var bv = vec4<{{.T}}>();
+            if (k0 + bk < k) {
+                for (var c = 0u; c < 4u; c = c + 1u) {
+                    let col = col0 + 4u * bg + c;
+                    if (col < m) {
+                        bv[c] = rhs[u32(boff + i32(k0 + bk) * brs + i32(col) * bcs)];
+                    }
+                }
+            }
+            tileB[bk][bg] = bv;
+        }
+        workgroupBarrier();
+        for (var s = 0u; s < STEP; s = s + 1u) {
+            let a = tileA[s][lid.y];
+            let bv = tileB[s][lid.x];
+            acc[0] = acc[0] + a.x * bv;
+            acc[1] = acc[1] + a.y * bv;
+            acc[2] = acc[2] + a.z * bv;
+            acc[3] = acc[3] + a.w * bv;
+        }
+        workgroupBarrier();
+    }
+    for (var r = 0u; r < 4u; r = r + 1u) {
+        let row = row0 + 4u * lid.y + r;
+        for (var c = 0u; c < 4u; c = c + 1u) {
+            let col = col0 + 4u * lid.x + c;
+            if (row < n && col < m) {
+                dst[out0 + row * m + col] = acc[r][c];
+            }
+        }
+    }
+}
+{{end}}

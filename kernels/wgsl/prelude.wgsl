@@ -1,0 +1,40 @@
+{{/*
+The prelude every kernel includes with {{template "prelude" .}}.
+
+Launch contract shared by all kernels:
+- binding 0 is the op's parameter words (read-only u32s): p[0] is the
+  number of work items n; kernels read their own fields after it.
+- bindings 1.. are the tensors, in the order the Go side passes them, each
+  bound whole; element offsets come in the parameters.
+- workgroups are 256 invocations wide; the grid is (x, y, 1) workgroups with
+  x <= 65535, and item i = (gid.y * num_workgroups.x) * 256 + gid.x; items
+  at or past n return at once.
+- a strided argument k has its layout at p[10 + 9k]: the element offset,
+  then one stride per dim (i32, 0 where broadcast) for the rank in p[1]
+  and the output shape in p[2 .. 10).
+*/}}
+{{define "prelude"}}
+@group(0) @binding(0) var<storage, read> p: array<u32>;
+
+const WG: u32 = 256u;
+
+fn item(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return gid.y * nwg.x * WG + gid.x;
+}
+
+// strided maps output item i (row-major over the output shape) to argument
+// k's element index.
+fn strided(k: u32, i: u32) -> u32 {
+    let rank = p[1];
+    let base = 10u + 9u * k;
+    var rem = i;
+    var idx = bitcast<i32>(p[base]);
+    for (var d = i32(rank) - 1; d >= 0; d = d - 1) {
+        let size = p[2u + u32(d)];
+        let c = rem % size;
+        rem = rem / size;
+        idx = idx + i32(c) * bitcast<i32>(p[base + 1u + u32(d)]);
+    }
+    return u32(idx);
+}
+{{end}}

@@ -1,0 +1,477 @@
+{{/*
+reduce: sum, prod, max, min, argmax, argmin, var, std and logsumexp. Each
+op is a State with an identity, lift (an element into a State), combine
+(two States into one; associative, so they may be paired in any order) and
+finish (a State into the result). Rows (one per output element) are
+reduced either by a workgroup each, with a tree over its 256 lanes in
+workgroup memory, or, where there are many short or column-wise rows, by
+one invocation each.
+
+Data: .T is the input's WGSL element type (f32 or i32), .OutT the
+output's, .Op the reduction, .PerItem the invocation-per-row form, .Src
+"tensor" (read the strided input) or "partials" (read States a first pass
+wrote), .Dst "out" (write finished results) or "partials" (write States for
+a second pass); the per-row form reads a tensor and writes out.
+
+Parameters:
+  p[0] rows, p[1] n (reduced elements per row), p[2] parts per row,
+  p[3] chunk, p[4] the input's element offset, p[5] kept rank, p[6] reduced
+  rank, p[7] correction (var, std);
+  p[8..16) kept shape, p[16..24) kept strides, p[24..32) reduced shape,
+  p[32..40) reduced strides (of the input, in elements; i32).
+Row r is the row-major index over the kept dims; reduced element j is the
+row-major index over the reduced dims (the index argmax returns). dst is
+contiguous at element 0.
+
+Launch, workgroup per row: workgroup w of the grid (w = wid.y * nwg.x +
+wid.x; workgroups at or past rows * parts return) reduces part w % parts of
+row w / parts, the elements [part * chunk, min((part + 1) * chunk, n)),
+lane l taking those congruent to l mod 256, into dst[w].
+Launch, invocation per row: item r (the prelude's numbering; items at or
+past rows return) reduces row r in order into dst[r]; parts is 1.
+*/}}
+{{define "reduce"}}{{template "prelude" .}}
+{{template "reduceState" .}}
+@group(0) @binding(1) var<storage, read_write> dst: array<{{if eq .Dst "partials"}}State{{else}}{{.OutT}}{{end}}>;
+@group(0) @binding(2) var<storage, read> src: array<{{if eq .Src "partials"}}State{{else}}{{.T}}{{end}}>;
+
+{{- if not .PerItem}}
+
+var<workgroup> lanes: array<State, 256>;
+{{- end}}
+
+// rowBase is the input position of row r's first reduced element.
+fn rowBase(r: u32) -> i32 {
+    var rem = r;
+    var idx = bitcast<i32>(p[4]);
+    for (var d = i32(p[5]) - 1; d >= 0; d = d - 1) {
+        let size = p[8u + u32(d)];
+        idx = idx + i32(rem % size) * bitcast<i32>(p[16u + u32(d)]);
+        rem = rem / size;
+    }
+    return idx;
+}
+
+// reducedAt is the offset of reduced element j from its row's base.
+fn reducedAt(j: u32) -> i32 {
+    if (p[6] == 1u) {
+        return i32(j) * bitcast<i32>(p[32]);
+    }
+    var rem = j;
+    var idx = 0;
+    for (var d = i32(p[6]) - 1; d >= 0; d = d - 1) {
+        let size = p[24u + u32(d)];
+        idx = idx + i32(rem % size) * bitcast<i32>(p[32u + u32(d)]);
+        rem = rem / size;
+    }
+    return idx;
+}
+
+fn load(j: u32, at: u32) -> State {
+{{- if eq .Src "partials"}}
+    return src[at];
+{{- else}}
+    return lift(src[at], j);
+{{- end}}
+}
+
+{{- if .PerItem}}
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let r = item(gid, nwg);
+    if (r >= p[0]) {
+        return;
+    }
+    let base = rowBase(r);
+    var acc = identity();
+    for (var j = 0u; j < p[1]; j = j + 1u) {
+        acc = combine(acc, load(j, u32(base + reducedAt(j))));
+    }
+    dst[r] = finish(acc);
+}
+{{- else}}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let w = wid.y * nwg.x + wid.x;
+    if (w >= p[0] * p[2]) {
+        return;
+    }
+    let start = (w % p[2]) * p[3];
+    let end = min(start + p[3], p[1]);
+    let base = rowBase(w / p[2]);
+    var acc = identity();
+    for (var j = start + lid; j < end; j = j + WG) {
+        acc = combine(acc, load(j, u32(base + reducedAt(j))));
+    }
+    lanes[lid] = acc;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s = s / 2u) {
+        if (lid < s) {
+            lanes[lid] = combine(lanes[lid], lanes[lid + s]);
+        }
+        workgroupBarrier();
+    }
+    if (lid == 0u) {
+{{- if eq .Dst "partials"}}
+        dst[w] = lanes[0];
+{{- else}}
+        dst[w] = finish(lanes[0]);
+{{- end}}
+    }
+}
+{{- end}}
+{{end}}
+
+{{/*
+reduceState: the State of .Op over elements of .T, and the helpers on
+floats that do not trust the compiler with NaN and infinity: WGSL lets an
+implementation assume finite floats, so NaN tests read the bits.
+*/}}
+{{define "reduceState"}}
+// NaN and the infinities come from bits at run time: a constant
+// expression may not be one (WGSL refuses the shader).
+var<private> NAN_BITS: u32 = 0x7fc00000u;
+var<private> INF_BITS: u32 = 0x7f800000u;
+
+fn nan() -> f32 {
+    return bitcast<f32>(NAN_BITS);
+}
+
+fn inf() -> f32 {
+    return bitcast<f32>(INF_BITS);
+}
+
+fn isNaN(x: {{.T}}) -> bool {
+{{- if eq .T "f32"}}
+    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+{{- else}}
+    return false;
+{{- end}}
+}
+
+// notFinite is true for NaN and both infinities.
+fn notFinite(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7f800000u) == 0x7f800000u;
+}
+
+// lowest and highest are the identities of max and min.
+{{- if eq .T "f32"}}
+fn lowest() -> f32 {
+    return -inf();
+}
+
+fn highest() -> f32 {
+    return inf();
+}
+{{- else}}
+fn lowest() -> i32 {
+    return bitcast<i32>(0x80000000u);
+}
+
+fn highest() -> i32 {
+    return 0x7fffffff;
+}
+{{- end}}
+
+{{- if or (eq .Op "sum") (eq .Op "prod") (eq .Op "max") (eq .Op "min")}}
+alias State = {{.T}};
+
+fn lift(x: {{.T}}, j: u32) -> State {
+    return x;
+}
+
+fn finish(s: State) -> {{.OutT}} {
+    return s;
+}
+{{- end}}
+
+{{- if eq .Op "sum"}}
+// Floats add in f32 (the cpu adds in float64); int32 adds wrap, which
+// is the int64 sum the cpu computes rounded to int32, exactly.
+fn identity() -> State {
+    return {{.T}}(0);
+}
+
+fn combine(a: State, b: State) -> State {
+    return a + b;
+}
+{{- end}}
+
+{{- if eq .Op "prod"}}
+fn identity() -> State {
+    return {{.T}}(1);
+}
+
+fn combine(a: State, b: State) -> State {
+    return a * b;
+}
+{{- end}}
+
+{{- if or (eq .Op "max") (eq .Op "min")}}
+// A NaN anywhere is the result, as in torch.amax.
+fn identity() -> State {
+    return {{if eq .Op "max"}}lowest(){{else}}highest(){{end}};
+}
+
+fn combine(a: State, b: State) -> State {
+    if (isNaN(a)) {
+        return a;
+    }
+    if (isNaN(b)) {
+        return b;
+    }
+    return select(b, a, a {{if eq .Op "max"}}>={{else}}<={{end}} b);
+}
+{{- end}}
+
+{{- if or (eq .Op "argmax") (eq .Op "argmin")}}
+// The first index of the extreme, where NaN is both the largest and the
+// smallest value (the first NaN wins), as in PyTorch. The identity's index
+// is past every real one, so a real element always beats it.
+struct State {
+    v: {{.T}},
+    i: u32,
+}
+
+fn identity() -> State {
+    return State({{if eq .Op "argmax"}}lowest(){{else}}highest(){{end}}, 0xffffffffu);
+}
+
+fn lift(x: {{.T}}, j: u32) -> State {
+    return State(x, j);
+}
+
+// wins says whether a is the result of combining a and b.
+fn wins(a: State, b: State) -> bool {
+    let an = isNaN(a.v);
+    let bn = isNaN(b.v);
+    if (an || bn) {
+        return select(an, a.i <= b.i, an && bn);
+    }
+    if (a.v == b.v) {
+        return a.i <= b.i;
+    }
+    return a.v {{if eq .Op "argmax"}}>{{else}}<{{end}} b.v;
+}
+
+fn combine(a: State, b: State) -> State {
+    if (wins(a, b)) {
+        return a;
+    }
+    return b;
+}
+
+fn finish(s: State) -> {{.OutT}} {
+    return {{.OutT}}(s.i);
+}
+{{- end}}
+
+{{- if or (eq .Op "var") (eq .Op "std")}}
+// Count, mean and sum of squared deviations, combined by Chan, Golub and
+// LeVeque's pairwise update ("Updating formulae and a pairwise algorithm
+// for computing sample variances", 1979), in f32; the cpu's two passes in
+// float64 give the same value to f32's precision. An infinite or NaN
+// element makes the result NaN, as its deviation from the mean is on the
+// cpu.
+struct State {
+    n: f32,
+    mean: f32,
+    m2: f32,
+}
+
+fn identity() -> State {
+    return State(0.0, 0.0, 0.0);
+}
+
+fn lift(x: f32, j: u32) -> State {
+    return State(1.0, x, select(0.0, nan(), notFinite(x)));
+}
+
+fn combine(a: State, b: State) -> State {
+    if (a.n == 0.0) {
+        return b;
+    }
+    if (b.n == 0.0) {
+        return a;
+    }
+    let n = a.n + b.n;
+    let d = b.mean - a.mean;
+    return State(n, a.mean + d * (b.n / n), a.m2 + b.m2 + d * d * (a.n * (b.n / n)));
+}
+
+// finish divides by n - correction; a divisor of 0 or less gives NaN for
+// a zero (or NaN) sum and +inf otherwise, as float division by zero does on
+// the cpu.
+fn finish(s: State) -> f32 {
+    let div = s.n - f32(p[7]);
+    var v = s.m2 / max(div, 1.0);
+    if (div <= 0.0) {
+        v = select(inf(), nan(), !(s.m2 > 0.0));
+    }
+{{- if eq .Op "std"}}
+    return sqrt(v);
+{{- else}}
+    return v;
+{{- end}}
+}
+{{- end}}
+
+{{- if eq .Op "logsumexp"}}
+// The running maximum m and the sum s of exp(x - m), rescaled when m grows
+// (the streaming form of the max-shifted sum, so that no exp overflows).
+// -inf elements add nothing (s = 0 is the identity); a NaN or +inf maximum
+// is the result itself, and no elements (or only -inf) give -inf, as in
+// torch.logsumexp.
+struct State {
+    m: f32,
+    s: f32,
+}
+
+fn identity() -> State {
+    return State(lowest(), 0.0);
+}
+
+fn lift(x: f32, j: u32) -> State {
+    if (x == lowest()) {
+        return identity();
+    }
+    return State(x, 1.0);
+}
+
+fn combine(a: State, b: State) -> State {
+    if (a.s == 0.0) {
+        return b;
+    }
+    if (b.s == 0.0) {
+        return a;
+    }
+    if (isNaN(a.m)) {
+        return a;
+    }
+    if (isNaN(b.m)) {
+        return b;
+    }
+    let m = select(b.m, a.m, a.m >= b.m);
+    if (m == inf()) {
+        return State(m, 1.0);
+    }
+    return State(m, a.s * exp(a.m - m) + b.s * exp(b.m - m));
+}
+
+fn finish(s: State) -> f32 {
+    if (s.s == 0.0) {
+        return lowest();
+    }
+    if (notFinite(s.m)) {
+        return s.m;
+    }
+    return s.m + log(s.s);
+}
+{{- end}}
+{{end}}
+
+{{/*
+cumsum: the running sums of each line along the dim, one workgroup per
+line. Lane l scans the l-th chunk of ceil(len / 256) consecutive elements
+twice: once for its total, and, after an inclusive scan of the 256 totals
+in workgroup memory (Hillis and Steele's doubling), once more from the
+total of the chunks before it, writing each sum. Floats add in f32 (the cpu
+adds in float64), int32 wraps as the cpu's int64 sum rounded to int32 does.
+
+Many short lines would leave most of such a workgroup idle; with .PerItem
+each invocation scans one line in order instead.
+
+Data: .T is the element type (f32 or i32); .PerItem the invocation-per-line
+form.
+
+Launch: workgroup w (w = wid.y * nwg.x + wid.x; at or past p[0] return) is
+line w, the row-major index over every dim but the scanned one; with
+.PerItem, item w (the prelude's numbering; at or past p[0] return) is.
+Parameters are the line layout (ops_reduce.go, lineParams):
+  p[0] lines, p[1] len, p[2] input offset, p[3] input step along the dim,
+  p[4] output step along the dim, p[5] the other dims' rank,
+  p[6..14) their shape, p[14..22) their input strides, p[22..30) their
+  output strides (i32). The output is contiguous at element 0.
+*/}}
+{{define "cumsum"}}{{template "prelude" .}}
+{{template "lines" .}}
+@group(0) @binding(1) var<storage, read_write> dst: array<{{.T}}>;
+@group(0) @binding(2) var<storage, read> src: array<{{.T}}>;
+
+{{- if .PerItem}}
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let w = item(gid, nwg);
+    if (w >= p[0]) {
+        return;
+    }
+    let xs = bitcast<i32>(p[3]);
+    let os = bitcast<i32>(p[4]);
+    let line = lineBase(w);
+    var acc = {{.T}}(0);
+    for (var j = 0u; j < p[1]; j = j + 1u) {
+        acc = acc + src[u32(line.x + i32(j) * xs)];
+        dst[u32(line.y + i32(j) * os)] = acc;
+    }
+}
+{{- else}}
+var<workgroup> totals: array<{{.T}}, 256>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let w = wid.y * nwg.x + wid.x;
+    if (w >= p[0]) {
+        return;
+    }
+    let n = p[1];
+    let chunk = (n + WG - 1u) / WG;
+    let lo = min(lid * chunk, n);
+    let hi = min(lo + chunk, n);
+    let xs = bitcast<i32>(p[3]);
+    let os = bitcast<i32>(p[4]);
+    let line = lineBase(w);
+    var t = {{.T}}(0);
+    for (var j = lo; j < hi; j = j + 1u) {
+        t = t + src[u32(line.x + i32(j) * xs)];
+    }
+    totals[lid] = t;
+    workgroupBarrier();
+    for (var off = 1u; off < WG; off = off * 2u) {
+        var v = totals[lid];
+        if (lid >= off) {
+            v = v + totals[lid - off];
+        }
+        workgroupBarrier();
+        totals[lid] = v;
+        workgroupBarrier();
+    }
+    var acc = select({{.T}}(0), totals[max(lid, 1u) - 1u], lid > 0u);
+    for (var j = lo; j < hi; j = j + 1u) {
+        acc = acc + src[u32(line.x + i32(j) * xs)];
+        dst[u32(line.y + i32(j) * os)] = acc;
+    }
+}
+{{- end}}
+{{end}}
+
+{{/*
+lines: lineBase, the input (x) and output (y) positions of line w's first
+element under the line layout of cumsum and softmax.
+*/}}
+{{define "lines"}}
+fn lineBase(w: u32) -> vec2<i32> {
+    var rem = w;
+    var at = vec2<i32>(bitcast<i32>(p[2]), 0);
+    for (var d = i32(p[5]) - 1; d >= 0; d = d - 1) {
+        let size = p[6u + u32(d)];
+        let c = i32(rem % size);
+        rem = rem / size;
+        at = at + c * vec2<i32>(bitcast<i32>(p[14u + u32(d)]), bitcast<i32>(p[22u + u32(d)]));
+    }
+    return at;
+}
+{{end}}

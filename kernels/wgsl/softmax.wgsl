@@ -1,0 +1,131 @@
+{{/*
+softmax and log_softmax along one dim, one workgroup per line: the lanes
+stride over the line for its maximum (a NaN anywhere is the maximum, so the
+whole line comes out NaN, as in PyTorch), a tree in workgroup memory gives
+it to every lane, then the same for the sum of exp(x - max) in f32 (the cpu
+sums in float64), and a third walk writes exp(x - max) / sum, or
+(x - max) - log(sum). Subtracting the maximum first keeps exp from
+overflowing.
+
+Data: .Log is true for log_softmax. Elements are f32.
+
+Launch: workgroup w (w = wid.y * nwg.x + wid.x; at or past p[0] return) is
+line w, the row-major index over every dim but the softmax one, with
+cumsum's line layout (reduce.wgsl, "lines"; ops_reduce.go, lineParams). The
+output is contiguous at element 0.
+*/}}
+{{define "softmax"}}{{template "prelude" .}}
+{{template "lines" .}}
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@group(0) @binding(2) var<storage, read> src: array<f32>;
+
+var<workgroup> lanes: array<f32, 256>;
+
+// -inf comes from bits at run time: a constant expression may not be
+// infinite (WGSL refuses the shader).
+var<private> NEG_INF_BITS: u32 = 0xff800000u;
+
+fn isNaN(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let w = wid.y * nwg.x + wid.x;
+    if (w >= p[0]) {
+        return;
+    }
+    let n = p[1];
+    let xs = bitcast<i32>(p[3]);
+    let os = bitcast<i32>(p[4]);
+    let line = lineBase(w);
+
+    var m = bitcast<f32>(NEG_INF_BITS);
+    for (var j = lid; j < n; j = j + WG) {
+        let v = src[u32(line.x + i32(j) * xs)];
+        if (v > m || isNaN(v)) {
+            m = v;
+        }
+    }
+    lanes[lid] = m;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s = s / 2u) {
+        if (lid < s) {
+            let a = lanes[lid];
+            let b = lanes[lid + s];
+            if (b > a || isNaN(b)) {
+                lanes[lid] = b;
+            }
+        }
+        workgroupBarrier();
+    }
+    m = lanes[0];
+    workgroupBarrier();
+
+    var sum = 0.0;
+    for (var j = lid; j < n; j = j + WG) {
+        sum = sum + exp(src[u32(line.x + i32(j) * xs)] - m);
+    }
+    lanes[lid] = sum;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s = s / 2u) {
+        if (lid < s) {
+            lanes[lid] = lanes[lid] + lanes[lid + s];
+        }
+        workgroupBarrier();
+    }
+    sum = lanes[0];
+
+{{- if .Log}}
+    let ls = log(sum);
+{{- end}}
+    for (var j = lid; j < n; j = j + WG) {
+        let v = src[u32(line.x + i32(j) * xs)] - m;
+{{- if .Log}}
+        dst[u32(line.y + i32(j) * os)] = v - ls;
+{{- else}}
+        dst[u32(line.y + i32(j) * os)] = exp(v) / sum;
+{{- end}}
+    }
+}
+{{end}}
+
+{{/*
+softmaxScale: the last pass of softmax over a few long lines, after
+logsumexp (reduce.wgsl) has reduced each line, in parallel parts, to
+lse = max + log(sum of exp(x - max)): out = exp(x - lse), or x - lse for
+log_softmax. A line whose lse is not finite (a NaN, a +inf, or only -inf)
+is NaN throughout, as the fused kernel's sum makes it.
+
+Data: .Log is true for log_softmax. Elements are f32.
+
+Launch: one item per output element (the prelude's numbering and strided
+layout): out contiguous at element 0, x strided (argument 0), lse the
+line's value broadcast along the dim (argument 1).
+*/}}
+{{define "softmaxScale"}}{{template "prelude" .}}
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@group(0) @binding(2) var<storage, read> src: array<f32>;
+@group(0) @binding(3) var<storage, read> lse: array<f32>;
+
+var<private> NAN_BITS: u32 = 0x7fc00000u;
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = item(gid, nwg);
+    if (i >= p[0]) {
+        return;
+    }
+    let l = lse[strided(1u, i)];
+    if ((bitcast<u32>(l) & 0x7f800000u) == 0x7f800000u) {
+        dst[i] = bitcast<f32>(NAN_BITS);
+        return;
+    }
+{{- if .Log}}
+    dst[i] = src[strided(0u, i)] - l;
+{{- else}}
+    dst[i] = exp(src[strided(0u, i)] - l);
+{{- end}}
+}
+{{end}}
