@@ -1,5 +1,7 @@
 package dispatch
 
+import "slices"
+
 // Pooling over the spatial dims of an (N, C, d1, ..., dk) tensor, for any k
 // (the root package offers k = 1, 2, 3), as PyTorch defines it.
 //
@@ -143,24 +145,12 @@ func avgPoolBackwardInfer(in []*Tensor, attrs any) (DType, []int, error) {
 // poolGradShape checks that an incoming gradient has its forward output's
 // shape.
 func poolGradShape(g *Tensor, want []int) error {
-	if !sameShape(g.Shape, want) {
+	if !slices.Equal(g.Shape, want) {
 		return &Error{Kind: ErrShape, Arg: "grad", Expected: FormatShape(want), Found: FormatShape(g.Shape),
 			Detail: "has shape " + FormatShape(g.Shape) + " but the pooling it is the gradient of gave " + FormatShape(want),
 			Fix:    "pass a gradient of the pooled output's shape"}
 	}
 	return nil
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // checkAdaptiveSize validates an adaptive pooling's output size against
@@ -322,7 +312,7 @@ func poolScatterInfer(name string) func([]*Tensor, any) (DType, []int, error) {
 		if err := poolIndices(idx, src, name); err != nil {
 			return 0, nil, err
 		}
-		if !sameShape(idx.Shape, src.Shape) {
+		if !slices.Equal(idx.Shape, src.Shape) {
 			return 0, nil, &Error{Kind: ErrShape, Arg: "indices", Expected: FormatShape(src.Shape), Found: FormatShape(idx.Shape),
 				Detail: "has shape " + FormatShape(idx.Shape) + " but " + name + " has shape " + FormatShape(src.Shape),
 				Fix:    "pass the indices that max pooling gave along with these values"}

@@ -149,3 +149,26 @@ func firstOf(s DTypeSet) DType {
 	}
 	return InvalidDType
 }
+
+// MergeDims drops size-1 dims and merges a dim into the one before it when
+// that one's stride steps over it exactly, which keeps the row-major order
+// of the elements and shortens a kernel's index arithmetic. An empty
+// shape stays as it is (it has no elements to order).
+func MergeDims(shape, strides []int) ([]int, []int) {
+	var ms, mst []int
+	for i, size := range shape {
+		if size == 0 {
+			return shape, strides
+		}
+		if size == 1 {
+			continue
+		}
+		if k := len(ms); k > 0 && mst[k-1] == strides[i]*size {
+			ms[k-1] *= size
+			mst[k-1] = strides[i]
+			continue
+		}
+		ms, mst = append(ms, size), append(mst, strides[i])
+	}
+	return ms, mst
+}

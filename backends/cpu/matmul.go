@@ -70,35 +70,14 @@ func pickBLAS() (gemmFunc[float32], gemmFunc[float64], string) {
 	return s, d, desc
 }
 
-// matrices views a matmul argument as a batch of rows×cols matrices over the
-// broadcast batch shape: element (b, i, j) of the batch sits at
-// off(b) + i·rs + j·cs, with off(b) = t.Offset + Σ b_d·batch[d].
+// matrices is a matmul argument as dispatch.Matrices, with its tensor.
 type matrices struct {
-	t      *dispatch.Tensor
-	batch  []int // strides over the broadcast batch dims (0 where broadcast)
-	rs, cs int
+	t *dispatch.Tensor
+	dispatch.Matrices
 }
 
-// asMatrices promotes a 1-D lhs to 1×k and a 1-D rhs to k×1, as
-// torch.matmul does, and aligns the batch dims with the broadcast batch.
 func asMatrices(t *dispatch.Tensor, lhs bool, batch []int) matrices {
-	shape, strides := t.Shape, t.Strides
-	if len(shape) == 1 {
-		if lhs {
-			shape, strides = []int{1, shape[0]}, []int{0, strides[0]}
-		} else {
-			shape, strides = []int{shape[0], 1}, []int{strides[0], 0}
-		}
-	}
-	r := len(shape)
-	mats := matrices{t: t, rs: strides[r-2], cs: strides[r-1], batch: make([]int, len(batch))}
-	off := len(batch) - (r - 2)
-	for d := range r - 2 {
-		if shape[d] != 1 {
-			mats.batch[off+d] = strides[d]
-		}
-	}
-	return mats
+	return matrices{t, dispatch.AsMatrices(t, lhs, batch)}
 }
 
 // blasLayout says how BLAS reads a rows×cols matrix with strides rs, cs:
@@ -139,8 +118,8 @@ func offsets(bi int, batch []int, a, b matrices) (int, int) {
 	for d := len(batch) - 1; d >= 0; d-- {
 		i := bi % batch[d]
 		bi /= batch[d]
-		oa += i * a.batch[d]
-		ob += i * b.batch[d]
+		oa += i * a.Batch[d]
+		ob += i * b.Batch[d]
 	}
 	return oa, ob
 }
@@ -182,19 +161,19 @@ func gemm[T float](out, x, y *dispatch.Tensor, batch []int, n, k, m int, f gemmF
 		return
 	}
 	a, b := asMatrices(x, true, batch), asMatrices(y, false, batch)
-	tA, lda, ok := blasLayout(n, k, a.rs, a.cs)
+	tA, lda, ok := blasLayout(n, k, a.RowStride, a.ColStride)
 	if !ok {
 		cx := contiguous(x)
 		defer cx.Release()
 		a = asMatrices(cx, true, batch)
-		tA, lda, _ = blasLayout(n, k, a.rs, a.cs)
+		tA, lda, _ = blasLayout(n, k, a.RowStride, a.ColStride)
 	}
-	tB, ldb, ok := blasLayout(k, m, b.rs, b.cs)
+	tB, ldb, ok := blasLayout(k, m, b.RowStride, b.ColStride)
 	if !ok {
 		cy := contiguous(y)
 		defer cy.Release()
 		b = asMatrices(cy, false, batch)
-		tB, ldb, _ = blasLayout(k, m, b.rs, b.cs)
+		tB, ldb, _ = blasLayout(k, m, b.RowStride, b.ColStride)
 	}
 	ad, bd := elems[T](a.t), elems[T](b.t)
 	if nb == 1 {
@@ -225,10 +204,10 @@ func intMatMul[T ~int32 | ~int64](out, x, y *dispatch.Tensor, batch []int, n, k,
 			row := c[r*m : (r+1)*m]
 			clear(row)
 			for p := range k {
-				av := ad[oa+i*a.rs+p*a.cs]
-				pb := ob + p*b.rs
+				av := ad[oa+i*a.RowStride+p*a.ColStride]
+				pb := ob + p*b.RowStride
 				for j := range row {
-					row[j] += av * bd[pb+j*b.cs]
+					row[j] += av * bd[pb+j*b.ColStride]
 				}
 			}
 		}

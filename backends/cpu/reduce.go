@@ -73,23 +73,10 @@ func splitDims(x *dispatch.Tensor, dims []int) (kShape, kStrides, rShape, rStrid
 // allows: size-1 dims drop out, and a dim merges into the one before it when
 // that one's stride steps over it exactly.
 func oneRun(shape, strides []int) (n, s int, ok bool) {
-	n, s = 1, 1
-	var ms, mst []int
-	for i, size := range shape {
-		if size == 0 {
-			return 0, 1, true // nothing is read
-		}
-		n *= size
-		if size == 1 {
-			continue
-		}
-		if k := len(ms); k > 0 && mst[k-1] == strides[i]*size {
-			ms[k-1] *= size
-			mst[k-1] = strides[i]
-			continue
-		}
-		ms, mst = append(ms, size), append(mst, strides[i])
+	if n = dispatch.Numel(shape); n == 0 {
+		return 0, 1, true // nothing is read
 	}
+	ms, mst := dispatch.MergeDims(shape, strides)
 	switch len(ms) {
 	case 0:
 		return n, 1, true

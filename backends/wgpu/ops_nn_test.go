@@ -3,6 +3,7 @@ package wgpu_test
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	_ "github.com/lathe-ml/lathe/backends/cpu"
@@ -95,7 +96,7 @@ func runNNCases(t *testing.T, cases []nnCase) {
 			if err != nil {
 				t.Fatalf("wgpu:0: %v", err)
 			}
-			if !sameInts(got.Shape, want.Shape) {
+			if !slices.Equal(got.Shape, want.Shape) {
 				t.Fatalf("shape %v, want %v", got.Shape, want.Shape)
 			}
 			g, w := floats(t, got), floats(t, want)
@@ -112,18 +113,6 @@ func runNNCases(t *testing.T, cases []nnCase) {
 			}
 		})
 	}
-}
-
-func sameInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestConvKernels(t *testing.T) {

@@ -164,35 +164,12 @@ func splitLayout(op string, x *dispatch.Tensor, dims []int) (reduceLayout, error
 			l.kShape, l.kStrides = append(l.kShape, size), append(l.kStrides, x.Strides[d])
 		}
 	}
-	l.kShape, l.kStrides = mergeDims(l.kShape, l.kStrides)
-	l.rShape, l.rStrides = mergeDims(l.rShape, l.rStrides)
+	l.kShape, l.kStrides = dispatch.MergeDims(l.kShape, l.kStrides)
+	l.rShape, l.rStrides = dispatch.MergeDims(l.rShape, l.rStrides)
 	if len(l.kShape) > maxRank || len(l.rShape) > maxRank {
 		return l, rankError(op, x.Rank())
 	}
 	return l, nil
-}
-
-// mergeDims drops size-1 dims and merges a dim into the one before it when
-// that one's stride steps over it exactly, which keeps the row-major order
-// of the elements and shortens the shader's index arithmetic. An empty
-// shape stays as it is (it has no elements to order).
-func mergeDims(shape, strides []int) ([]int, []int) {
-	var ms, mst []int
-	for i, size := range shape {
-		if size == 0 {
-			return shape, strides
-		}
-		if size == 1 {
-			continue
-		}
-		if k := len(ms); k > 0 && mst[k-1] == strides[i]*size {
-			ms[k-1] *= size
-			mst[k-1] = strides[i]
-			continue
-		}
-		ms, mst = append(ms, size), append(mst, strides[i])
-	}
-	return ms, mst
 }
 
 func rankError(op string, rank int) error {
