@@ -83,7 +83,6 @@ if [ "$cuda_ok" = 0 ]; then
 	trap - EXIT
 fi
 
-
 # The wgpu backend's device libraries go to lathe's folder in the user cache
 # dir (os.UserCacheDir()/lathe), where the backend looks for them at run
 # time: so any program that imports lathe finds them, not only `make test`.

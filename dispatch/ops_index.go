@@ -45,6 +45,36 @@ func ClassError(arg string, v int64, classes int) *Error {
 		Fix:    "use classes in [0, " + itoa(classes) + "), or num_classes -1 for max + 1"}
 }
 
+// CheckIndices returns the error for the first index value outside
+// [0, size) of dim d of argument arg's indexed tensor (d < 0: one_hot's
+// classes), or nil. Every backend checks indices with it before it writes.
+func CheckIndices(vals []int64, arg string, d, size int) error {
+	for _, v := range vals {
+		if v < 0 || v >= int64(size) {
+			if d < 0 {
+				return ClassError(arg, v, size)
+			}
+			return IndexError(arg, v, d, size)
+		}
+	}
+	return nil
+}
+
+// PlaneError is what max_unpool's kernels return for a pooling index v
+// outside a plane of the given spatial sizes.
+func PlaneError(v int64, spatial []int) *Error {
+	n := Numel(spatial)
+	return &Error{Kind: ErrIndex, Arg: "indices", Found: itoa(int(v)),
+		Detail: "holds " + itoa(int(v)) + ", out of range for a plane of " + FormatShape(spatial) + " (" + itoa(n) + " places)",
+		Fix:    "use flat indices in [0, " + itoa(n) + ") within each (n, c) plane, as max pooling gives"}
+}
+
+// NegativeExponentError is what an integer pow returns for a negative
+// exponent in rhs, which an integer result cannot hold (torch refuses it too).
+func NegativeExponentError() *Error {
+	return &Error{Kind: ErrValue, Arg: "rhs", Detail: "has a negative exponent, which an integer power cannot take", Fix: "cast to a float dtype first"}
+}
+
 // IndexDimOf is the op's dim normalised against x (Infer has checked it).
 func IndexDimOf(x *Tensor, attrs any) int {
 	d, _ := NormDim(attrs.(IndexDim).Dim, x.Rank(), "dim")

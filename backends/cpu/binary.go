@@ -91,8 +91,7 @@ func init() {
 		register(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 			x, y := in[0], in[1]
 			if name == "pow" && x.DType.IsInt() && anyNegative(y) {
-				return &dispatch.Error{Kind: dispatch.ErrValue, Arg: "rhs",
-					Detail: "has a negative exponent, which an integer power cannot take", Fix: "cast to a float dtype first"}
+				return dispatch.NegativeExponentError()
 			}
 			if cr != nil && cr.run(out, x, y) {
 				return nil

@@ -89,13 +89,8 @@ func indexValues(t *dispatch.Tensor, arg string, d, size int) ([]int64, error) {
 	} else {
 		walk(t, func(v int64) { idx = append(idx, v) })
 	}
-	for _, v := range idx {
-		if v < 0 || v >= int64(size) {
-			if d < 0 {
-				return nil, dispatch.ClassError(arg, v, size)
-			}
-			return nil, dispatch.IndexError(arg, v, d, size)
-		}
+	if err := dispatch.CheckIndices(idx, arg, d, size); err != nil {
+		return nil, err
 	}
 	return idx, nil
 }

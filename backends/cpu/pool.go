@@ -321,9 +321,7 @@ func poolIndexValues(t *dispatch.Tensor, spatial []int) ([]int64, error) {
 	n := int64(dispatch.Numel(spatial))
 	for _, v := range idx {
 		if v < 0 || v >= n {
-			return nil, &dispatch.Error{Kind: dispatch.ErrIndex, Arg: "indices", Found: itoa64(v),
-				Detail: "holds " + itoa64(v) + ", out of range for a plane of " + dispatch.FormatShape(spatial) + " (" + itoa64(n) + " places)",
-				Fix:    "use flat indices in [0, " + itoa64(n) + ") within each (n, c) plane, as max pooling gives"}
+			return nil, dispatch.PlaneError(v, spatial)
 		}
 	}
 	return idx, nil

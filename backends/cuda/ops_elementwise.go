@@ -110,11 +110,15 @@ func init() {
 		}
 		kernel(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 			// Infer gave both the same dtype. An integer pow's negative
-			// exponent, an ErrValue on the cpu (which reads the data), is
-			// not detected here: the kernel gives PyTorch's value for it.
+			// exponent is an ErrValue, as on the cpu (checks.go).
 			x := in[0]
 			if !dtypes.Has(x.DType) {
 				return dispatch.Unsupported(out.Device, name, x.DType)
+			}
+			if name == "pow" {
+				if err := checkExponents(in[1]); err != nil {
+					return named(name, err)
+				}
 			}
 			return named(name, mapKernel(out.Device, name, suffix(x.DType), viewOf(out), views(in)))
 		})

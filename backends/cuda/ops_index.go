@@ -9,21 +9,24 @@ import (
 // Indexing (kernels/cuda/index.cu): index_select and gather are one gather
 // kernel, scatter and scatter_add one line-per-thread scatter, and one_hot.
 //
-// Owed: the cpu backend reads the index tensor first and returns
-// dispatch.IndexError for a value out of range. Reading it here would
-// synchronise the stream on every indexing op, so the kernels instead leave
-// such an element 0 (gather) or unwritten (scatter), touching no memory
-// with it. Reporting it needs a device-side flag that the host side reads
-// at the next sync, which launch.go's contract does not have yet.
+// Index values are checked on the host first, as the cpu checks them
+// (checks.go), so that no kernel runs with one out of range.
 
 func init() {
 	kernel("index_select", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
 		x, index := in[0], in[1]
 		if x.Rank() == 0 {
-			// torch keeps a 0-d x 0-d, reading its one element.
+			// torch keeps a 0-d x 0-d, reading its one element; every
+			// index must still be 0.
+			if err := checkIndices(index, "index", 0, 1); err != nil {
+				return named("index_select", err)
+			}
 			return named("index_select", gatherKernel(out, x, index, walk{shape: []int{}, strides: [][]int{{}, {}, {}}}, 0, 1))
 		}
 		d := dispatch.IndexDimOf(x, attrs)
+		if err := checkIndices(index, "index", d, x.Shape[d]); err != nil {
+			return named("index_select", err)
+		}
 		xs := slices.Clone(x.Strides)
 		xs[d] = 0
 		is := make([]int, x.Rank())
@@ -36,11 +39,15 @@ func init() {
 	kernel("gather", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
 		x, index := in[0], in[1]
 		xs, step, size := make([]int, index.Rank()), 0, 1
+		d := 0
 		if x.Rank() > 0 {
-			d := dispatch.IndexDimOf(x, attrs)
+			d = dispatch.IndexDimOf(x, attrs)
 			copy(xs, x.Strides)
 			step, size = xs[d], x.Shape[d]
 			xs[d] = 0
+		}
+		if err := checkIndices(index, "index", d, size); err != nil {
+			return named("gather", err)
 		}
 		w := walk{shape: out.Shape, strides: [][]int{out.Strides, xs, index.Strides}}
 		return named("gather", gatherKernel(out, x, index, w, step, size))
@@ -53,6 +60,9 @@ func init() {
 	kernel("one_hot", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
 		index := in[0]
 		classes := attrs.(dispatch.OneHot).NumClasses
+		if err := checkIndices(index, "x", -1, classes); err != nil {
+			return named("one_hot", err)
+		}
 		n := out.Numel()
 		if n == 0 {
 			return nil
@@ -86,6 +96,13 @@ func gatherKernel(out, x, index *dispatch.Tensor, w walk, step, size int) error 
 // scatterKernel copies x into out, then launches scatter_<dtype> or
 // scatter_add_<dtype> with one thread per line of the index along the dim.
 func scatterKernel(out, x, index, src *dispatch.Tensor, name string, attrs any) error {
+	d, size := 0, 1
+	if x.Rank() > 0 {
+		d, size = dispatch.IndexDimOf(x, attrs), x.Shape[dispatch.IndexDimOf(x, attrs)]
+	}
+	if err := checkIndices(index, "index", d, size); err != nil {
+		return err
+	}
 	if err := copyInto(out.Device, viewOf(out), viewOf(x)); err != nil {
 		return err
 	}

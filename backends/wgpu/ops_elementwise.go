@@ -194,8 +194,7 @@ func binaryKernel(op string, boolResult bool) dispatch.Kernel {
 				return err
 			}
 			if neg {
-				return &dispatch.Error{Kind: dispatch.ErrValue, Arg: "rhs",
-					Detail: "has a negative exponent, which an integer power cannot take", Fix: "cast to a float dtype first"}
+				return dispatch.NegativeExponentError()
 			}
 		}
 		if boolResult {

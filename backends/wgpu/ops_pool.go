@@ -251,11 +251,9 @@ func checkUnpoolIndices(winner, idx *dispatch.Tensor, spatial []int) error {
 	if err != nil {
 		return err
 	}
-	v := words[0]
-	n := dispatch.Numel(spatial)
-	return &dispatch.Error{Op: "max_unpool", Kind: dispatch.ErrIndex, Arg: "indices", Found: fmt.Sprint(v),
-		Detail: fmt.Sprintf("holds %d, out of range for a plane of %s (%d places)", v, dispatch.FormatShape(spatial), n),
-		Fix:    fmt.Sprintf("use flat indices in [0, %d) within each (n, c) plane, as max pooling gives", n)}
+	e := dispatch.PlaneError(int64(int32(words[0])), spatial) // an int32 index, signed
+	e.Op = "max_unpool"
+	return e
 }
 
 // readWords copies n words from element offset of t's buffer (an
