@@ -199,14 +199,14 @@ func refMatMul(a, b []float64, batch []int, n, k, m int, sa, sb operand) []float
 		for d := len(batch) - 1; d >= 0; d-- {
 			i := rest % batch[d]
 			rest /= batch[d]
-			oa += i * sa.batch[d]
-			ob += i * sb.batch[d]
+			oa += i * sa.Batch[d]
+			ob += i * sb.Batch[d]
 		}
 		for i := range n {
 			for j := range m {
 				var acc float64
 				for p := range k {
-					acc += a[oa+i*sa.rs+p*sa.cs] * b[ob+p*sb.rs+j*sb.cs]
+					acc += a[oa+i*sa.RowStride+p*sa.ColStride] * b[ob+p*sb.RowStride+j*sb.ColStride]
 				}
 				out[(bi*n+i)*m+j] = acc
 			}

@@ -47,36 +47,16 @@ var matmulKernels = map[dispatch.DType]string{
 	dispatch.Int32: "matmul_tiled_i32", dispatch.Int64: "matmul_tiled_i64",
 }
 
-// operand views a matmul argument as a batch of rows×cols matrices over the
-// broadcast batch shape: element (b, i, j) lies at ptr + (Σ b_d·batch[d] +
-// i·rs + j·cs) elements.
+// operand is a matmul argument as dispatch.Matrices, addressed from the
+// device address of its view's element 0 (devicePtr, which has the
+// view's offset in it already; Matrices.Offset is not used).
 type operand struct {
-	ptr    uint64
-	batch  []int
-	rs, cs int
+	ptr uint64
+	dispatch.Matrices
 }
 
-// asOperand promotes a 1-D lhs to 1×k and a 1-D rhs to k×1, as
-// torch.matmul does, and aligns its batch dims with the broadcast batch
-// (stride 0 where it is broadcast).
 func asOperand(t *dispatch.Tensor, lhs bool, batch []int) operand {
-	shape, strides := t.Shape, t.Strides
-	if len(shape) == 1 {
-		if lhs {
-			shape, strides = []int{1, shape[0]}, []int{0, strides[0]}
-		} else {
-			shape, strides = []int{shape[0], 1}, []int{strides[0], 0}
-		}
-	}
-	r := len(shape)
-	op := operand{ptr: devicePtr(t), rs: strides[r-2], cs: strides[r-1], batch: make([]int, len(batch))}
-	off := len(batch) - (r - 2)
-	for d := range r - 2 {
-		if shape[d] != 1 {
-			op.batch[off+d] = strides[d]
-		}
-	}
-	return op
+	return operand{devicePtr(t), dispatch.AsMatrices(t, lhs, batch)}
 }
 
 // batchPlan splits the batch dims into the ones looped over (outer) and
@@ -194,16 +174,16 @@ func matmul(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 		return zeroOn(out.Device, devicePtr(out), nb*n*m*size)
 	}
 	a, b := asOperand(in[0], true, batch), asOperand(in[1], false, batch)
-	c := operand{ptr: devicePtr(out), rs: m, cs: 1, batch: dispatch.ContiguousStrides(batch)}
-	for i := range c.batch {
-		c.batch[i] *= n * m
+	c := operand{devicePtr(out), dispatch.Matrices{RowStride: m, ColStride: 1, Batch: dispatch.ContiguousStrides(batch)}}
+	for i := range c.Batch {
+		c.Batch[i] *= n * m
 	}
-	plan := planBatch(batch, [3][]int{a.batch, b.batch, c.batch})
+	plan := planBatch(batch, [3][]int{a.Batch, b.Batch, c.Batch})
 	at := func(op operand, off int) uint64 { return op.ptr + uint64(off*size) }
 
 	if out.DType == dispatch.Float32 || out.DType == dispatch.Float64 {
-		tA, lda, okA := rowMajorLayout(n, k, a.rs, a.cs)
-		tB, ldb, okB := rowMajorLayout(k, m, b.rs, b.cs)
+		tA, lda, okA := rowMajorLayout(n, k, a.RowStride, a.ColStride)
+		tB, ldb, okB := rowMajorLayout(k, m, b.RowStride, b.ColStride)
 		if okA && okB && fitsInt32(n, m, k, lda, ldb, plan.count) {
 			// Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: the same memory
 			// with the operands swapped, so cuBLAS gets B first and m, n
@@ -237,12 +217,12 @@ func matmul(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 			nbatch := min(maxBatch, plan.count-b0)
 			for r0 := 0; r0 < n; r0 += maxRows {
 				rows := min(maxRows, n-r0)
-				pa := at(a, oa+b0*plan.strides[0]+r0*a.rs)
+				pa := at(a, oa+b0*plan.strides[0]+r0*a.RowStride)
 				pb := at(b, ob+b0*plan.strides[1])
 				pc := at(c, oc+b0*plan.strides[2]+r0*m)
 				grid := [3]uint32{uint32((m + matmulTile - 1) / matmulTile), uint32((rows + matmulTile - 1) / matmulTile), uint32(nbatch)}
-				strides := packInt64s(int64(plan.strides[0]), int64(a.rs), int64(a.cs),
-					int64(plan.strides[1]), int64(b.rs), int64(b.cs),
+				strides := packInt64s(int64(plan.strides[0]), int64(a.RowStride), int64(a.ColStride),
+					int64(plan.strides[1]), int64(b.RowStride), int64(b.ColStride),
 					int64(plan.strides[2]), int64(m), 1)
 				if err := launch(out.Device, "matmul", kernel, grid, [3]uint32{matmulTile, matmulTile, 1}, 0,
 					pa, pb, pc, int64(rows), int64(m), int64(k), int64(nbatch), strides); err != nil {

@@ -46,6 +46,25 @@ func (d convDims) columns(dev dispatch.Device, dt dispatch.DType) (uint64, func(
 	return borrow(dev, max(d.n*d.c*d.k*d.l*dt.Size(), 1))
 }
 
+// unfold writes x's columns (im2col) into scratch memory: the first step
+// of conv and of conv_weight_backward.
+func (d convDims) unfold(dev dispatch.Device, dt dispatch.DType, x *dispatch.Tensor) (uint64, func(), error) {
+	xv, freeX, err := rowMajor(x)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer freeX() // the unfold is on the stream before x's copy is freed
+	col, freeC, err := d.columns(dev, dt)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := launchWindow(dev, "unfold", dt, col, xv.ptr, d.n*d.c*d.k*d.l, d.geom); err != nil {
+		freeC()
+		return 0, nil, err
+	}
+	return col, freeC, nil
+}
+
 // launchWindow launches unfold.cu's fn over n outputs.
 func launchWindow(dev dispatch.Device, fn string, dt dispatch.DType, out, in uint64, n int, g cPoolGeom) error {
 	if n == 0 {
@@ -83,24 +102,16 @@ func convForward(out, x, w *dispatch.Tensor, a dispatch.Conv) error {
 		return fill(out, 0)
 	}
 	dev, dt := out.Device, out.DType
-	xv, freeX, err := rowMajor(x)
-	if err != nil {
-		return err
-	}
-	defer freeX()
 	wv, freeW, err := rowMajor(w)
 	if err != nil {
 		return err
 	}
 	defer freeW()
-	col, freeC, err := d.columns(dev, dt)
+	col, freeC, err := d.unfold(dev, dt, x)
 	if err != nil {
 		return err
 	}
 	defer freeC()
-	if err := launchWindow(dev, "unfold", dt, col, xv.ptr, d.n*d.c*d.k*d.l, d.geom); err != nil {
-		return err
-	}
 	og, ck, l, size := d.og(), d.ck(), d.l, int64(dt.Size())
 	for g := range d.groups {
 		s := cMatmulStrides{
@@ -181,24 +192,16 @@ func convWeightBackward(out, x, gy *dispatch.Tensor, a dispatch.Conv) error {
 		return fill(out, 0)
 	}
 	dev, dt := out.Device, out.DType
-	xv, freeX, err := rowMajor(x)
-	if err != nil {
-		return err
-	}
-	defer freeX()
 	gv, freeG, err := rowMajor(gy)
 	if err != nil {
 		return err
 	}
 	defer freeG()
-	col, freeC, err := d.columns(dev, dt)
+	col, freeC, err := d.unfold(dev, dt, x)
 	if err != nil {
 		return err
 	}
 	defer freeC()
-	if err := launchWindow(dev, "unfold", dt, col, xv.ptr, d.n*d.c*d.k*d.l, d.geom); err != nil {
-		return err
-	}
 	og, ck, l, size := d.og(), d.ck(), d.l, int64(dt.Size())
 	per := d.o * ck // one image's weight gradient
 	parts, freeP, err := borrow(dev, d.n*per*dt.Size())
