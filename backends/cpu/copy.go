@@ -39,22 +39,10 @@ func init() {
 		x := in[0]
 		fillValue(out, a.Value)
 		// The part of x that survives the crops goes to the part of out
-		// inside the pads: per padded dim, skip max(-left, 0) elements of x
-		// and max(left, 0) of out.
-		shape := append([]int(nil), x.Shape...)
-		srcOff, dstOff := x.Offset, out.Offset
-		for i := 0; i < len(a.Pads); i += 2 {
-			d := x.Rank() - 1 - i/2
-			left, right := a.Pads[i], a.Pads[i+1]
-			shape[d] = x.Shape[d] - max(-left, 0) - max(-right, 0)
-			if shape[d] <= 0 {
-				return nil // everything of x is cropped away
-			}
-			srcOff += max(-left, 0) * x.Strides[d]
-			dstOff += max(left, 0) * out.Strides[d]
-		}
-		if dispatch.Numel(shape) > 0 {
-			castInto(alias(out, shape, out.Strides, dstOff), alias(x, shape, x.Strides, srcOff))
+		// inside the pads.
+		shape, xSkip, outSkip, ok := dispatch.PadRegion(x, out, a.Pads)
+		if ok && dispatch.Numel(shape) > 0 {
+			castInto(alias(out, shape, out.Strides, out.Offset+outSkip), alias(x, shape, x.Strides, x.Offset+xSkip))
 		}
 		return nil
 	})

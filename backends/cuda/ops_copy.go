@@ -47,20 +47,11 @@ func init() {
 		if err := fill(out, a.Value); err != nil {
 			return named("pad", err)
 		}
-		// Per padded dim, skip max(-left, 0) elements of x (a crop) and
-		// max(left, 0) of out (the pad before).
-		shape := slices.Clone(x.Shape)
-		src, dst := viewOf(x), viewOf(out)
-		for i := 0; i < len(a.Pads); i += 2 {
-			d := x.Rank() - 1 - i/2
-			left, right := a.Pads[i], a.Pads[i+1]
-			shape[d] = x.Shape[d] - max(-left, 0) - max(-right, 0)
-			if shape[d] <= 0 {
-				return nil // everything of x is cropped away
-			}
-			src = src.moved(max(-left, 0) * x.Strides[d])
-			dst = dst.moved(max(left, 0) * out.Strides[d])
+		shape, xSkip, outSkip, ok := dispatch.PadRegion(x, out, a.Pads)
+		if !ok {
+			return nil // everything of x is cropped away
 		}
+		src, dst := viewOf(x).moved(xSkip), viewOf(out).moved(outSkip)
 		src.shape, dst.shape = shape, shape
 		return named("pad", copyInto(out.Device, dst, src))
 	})
