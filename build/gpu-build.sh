@@ -3,13 +3,14 @@
 # (which has CUDA, PyTorch and no Go): into gpu/ (git-ignored), which the
 # device tool carries (`carry: ["gpu"]`), well under its 64 MiB.
 #
-#   gpu/bin/*.test      go test -c binaries: the conformance suite, the root
+#   gpu/bin/*.test.gz   go test -c binaries (gzipped, as Dawn is): the conformance suite, the root
 #                       package, nn, backends/cuda (and backends/wgpu if it has tests)
 #   gpu/bin/lathe-bench the benchmark
 #   gpu/tree/           the files those read at run time, at their repository
 #                       paths (every testdata/ folder, build/bench_torch.py);
 #                       each test binary runs in gpu/tree/<its package>
-#   gpu/ptx/            the committed PTX, for ptxas there
+#   gpu/tree/kernels/   the CUDA C sources and the committed PTX (ptxas there,
+#                       and the kernel tests of backends/cuda read them)
 #   gpu/cache/lathe/dawn Dawn, where the wgpu backend is built and make deps
 #                       installed it; gpu/gl/ the Vulkan loader packages, where
 #                       .gl/ holds them (the device tool's README says how)
@@ -31,7 +32,7 @@ if [ "$(uname -m)" != x86_64 ]; then
 fi
 
 rm -rf gpu
-mkdir -p gpu/bin gpu/tree gpu/ptx
+mkdir -p gpu/bin gpu/tree/kernels/ptx gpu/tree/kernels/cuda
 flags=(-trimpath -ldflags=-s\ -w)
 
 # Test binaries: name = package path with / as _ (. is the root package).
@@ -60,7 +61,8 @@ for p in "${pkgs[@]}"; do mkdir -p "gpu/tree/${p#./}"; done
 
 # The committed PTX (kernels/ptx, made by `make kernels`).
 if ls kernels/ptx/*.ptx >/dev/null 2>&1; then
-	cp kernels/ptx/*.ptx gpu/ptx/
+	cp kernels/ptx/*.ptx gpu/tree/kernels/ptx/
+	cp kernels/cuda/* gpu/tree/kernels/cuda/
 fi
 # wgpu's libraries, where that backend is more than its stub.
 if [ "$(ls backends/wgpu/*.go | wc -l)" -gt 1 ]; then
@@ -85,11 +87,15 @@ if ls .gl/*.deb >/dev/null 2>&1; then
 	mkdir -p gpu/gl
 	cp .gl/*.deb gpu/gl/
 fi
+# What travels is limited: gzip the binaries (each embeds the 4 MB of PTX,
+# text that compresses tenfold) and Dawn; gpu-check.sh unpacks them.
+gzip -9 gpu/bin/*
+[ -d gpu/cache/lathe/dawn ] && gzip -9 gpu/cache/lathe/dawn/*.so
 cp build/gpu-check.sh gpu/gpu-check.sh
 git rev-parse HEAD >gpu/COMMIT 2>/dev/null || true
 
 size=$(du -sb gpu | cut -f1)
-echo "gpu-build: gpu/ holds $((size >> 20)) MiB ($(ls gpu/ptx | wc -l) PTX files, commit $(cat gpu/COMMIT 2>/dev/null))"
+echo "gpu-build: gpu/ holds $((size >> 20)) MiB ($(ls gpu/tree/kernels/ptx | wc -l) PTX files, commit $(cat gpu/COMMIT 2>/dev/null))"
 if [ "$size" -gt "$limit" ]; then
 	echo "gpu-build: gpu/ is over $((limit >> 20)) MiB: too big to travel with the $((tree >> 20)) MiB working tree" >&2
 	du -sh gpu/* gpu/bin/* >&2

@@ -22,6 +22,11 @@ if [ -z "$G" ] || [ ! -d "$G/bin" ]; then
 	echo "gpu-check: no gpu/ folder: run make gpu-build first (here), then carry gpu/ to the GPU machine" >&2
 	exit 2
 fi
+# gpu-build gzips the binaries and Dawn to travel (the PTX that each test
+# binary embeds compresses tenfold): unpack them once.
+for f in "$G"/bin/*.gz "$G"/cache/lathe/dawn/*.gz; do
+	[ -e "$f" ] && gunzip -f "$f"
+done
 logdir=${OUT:-$G/out}
 mkdir -p "$logdir"
 LOG=$logdir/gpu-check.log
@@ -112,8 +117,8 @@ echo "Vulkan loader: $(ldconfig -p 2>/dev/null | grep -m1 -o 'libvulkan.so.1' ||
 do_ptxas() {
 	local ptxas n=0 bad=0 f
 	ptxas=$(command -v ptxas) || { status=skip why="no ptxas on PATH or in /usr/local/cuda/bin"; return; }
-	for f in "$G"/ptx/*.ptx; do
-		[ -e "$f" ] || { status=skip why="no PTX in gpu/ptx (the kernels are not on this branch)"; return; }
+	for f in "$G"/tree/kernels/ptx/*.ptx; do
+		[ -e "$f" ] || { status=skip why="no PTX in gpu/tree/kernels/ptx"; return; }
 		n=$((n + 1))
 		if ! "$ptxas" -arch=sm_90 -o /dev/null "$f" >>"$LOG" 2>&1; then
 			bad=$((bad + 1))
@@ -133,11 +138,13 @@ do_conf_wgpu() { skipif="Test(Conformance|Grad)/wgpu:0" gotest conf-wgpu interna
 do_wgpu_matmul() {
 	local out=$logdir/wgpu-matmul.txt
 	[ -x "$G/bin/backends_wgpu.test" ] || { status=skip why="no wgpu test binary"; return; }
-	(cd "$G/tree/backends/wgpu" && timeout 90 "$G/bin/backends_wgpu.test" -test.run '^$' -test.bench 'MatmulWGPU' -test.benchtime 20x) >"$out" 2>&1
+	(cd "$G/tree/backends/wgpu" && timeout 90 "$G/bin/backends_wgpu.test" -test.run '^$' -test.bench 'MatmulWGPU' -test.benchtime 20x -test.v) >"$out" 2>&1
 	local rc=$?
 	cat "$out" >>"$LOG"
 	grep -E 'Benchmark|SKIP|skip' "$out" | head -10
-	if grep -q 'GFLOP/s' "$out"; then
+	if grep -q -- '--- SKIP' "$out"; then
+		status=skip why="the benchmark skipped: wgpu:0 is unavailable (conf-wgpu says why)"
+	elif grep -q 'GFLOP/s' "$out"; then
 		status=pass why="$(grep -E 'Benchmark' "$out" | awk '{print $1": "$(NF-1)" GFLOP/s"}' | sed 's/BenchmarkMatmulWGPU//' | paste -sd' ')"
 	elif grep -qi 'unavailable' "$out"; then
 		status=skip why="$(grep -m1 -i 'unavailable' "$out" | cut -c1-160)"
