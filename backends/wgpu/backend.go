@@ -49,6 +49,11 @@ func (backend) Describe(int) string {
 	return d.describe()
 }
 
+func software() bool {
+	d, err := open()
+	return err == nil && d.c.adapterType == C.WGPUAdapterType_CPU
+}
+
 // elemBytes is the size of an element on wgpu:0, or an error for the
 // dtypes WGSL lacks.
 func elemBytes(dt dispatch.DType) (uint64, error) {

@@ -20,3 +20,5 @@ func EmptyCache() error { return nil }
 func launch(op string, _ *shader, _ [3]uint32, _ []uint32, _ ...*dispatch.Tensor) error {
 	return &dispatch.Error{Op: op, Kind: dispatch.ErrUnavailable, Detail: "wgpu:0 is unavailable in a build without cgo"}
 }
+
+func software() bool { return false }

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/backends/wgpu"
 )
 
 // config is one run, as the flags set it.
@@ -63,6 +64,9 @@ type row struct {
 	Work     float64      `json:"work,omitempty"` // flops or bytes per step
 	Lathe    *measurement `json:"lathe"`
 	Torch    *measurement `json:"torch,omitempty"`
+	// Skipped says why the row was not measured on this device (a dtype it
+	// lacks, a size a software adapter would take minutes over).
+	Skipped string `json:"skipped,omitempty"`
 	// NoTorch says why the row has no PyTorch figures under --vs-torch.
 	NoTorch string `json:"no_torch,omitempty"`
 	// TimeRatio is lathe's median time over PyTorch's: below 1, lathe is
@@ -150,6 +154,10 @@ func run(cfg config, out io.Writer, p *progress) (*report, error) {
 	total := len(works) * len(devs)
 	for i, w := range works {
 		for j, dev := range devs {
+			if why := unsuited(w, dev); why != "" {
+				rep.Rows = append(rep.Rows, row{Workload: w.Name, Family: w.Family, Device: dev.String(), Spec: w.spec, Unit: w.unitName(), Work: w.Work, Skipped: why})
+				continue
+			}
 			r := measureRow(cfg, w, dev, torch, func(round int) {
 				step := "warming up"
 				if round >= 0 {
@@ -178,6 +186,24 @@ func run(cfg config, out io.Writer, p *progress) (*report, error) {
 		errs = append(errs, fmt.Errorf("%d rows failed:\n  %s", len(failed), strings.Join(failed, "\n  ")))
 	}
 	return rep, errors.Join(errs...)
+}
+
+// softwareWork is the most work (flops or bytes per step) a row may have
+// on a software adapter: lavapipe's rate says nothing about a GPU, and a
+// 4096³ matmul would take it minutes a sample.
+const softwareWork = 2e8
+
+// unsuited says why w is not measured on dev, or "".
+func unsuited(w workload, dev lathe.Device) string {
+	if dev.Kind == lathe.WGPU(0).Kind {
+		if w.spec.DType == "f64" {
+			return "wgpu:0 has no float64 (WGSL has no 64-bit types)"
+		}
+		if wgpu.Software() && w.Work > softwareWork {
+			return "wgpu:0 is a software adapter (lavapipe: Vulkan on the CPU), where speed is a correctness check: only the small rows run"
+		}
+	}
+	return ""
 }
 
 // measureRow prepares w on dev (and in PyTorch, when torch is running),

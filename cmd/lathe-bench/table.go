@@ -40,6 +40,14 @@ func printTable(out io.Writer, rep *report) {
 	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
 	for _, r := range rep.Rows {
 		cells := []string{pad(r.Workload, width), r.Device}
+		if r.Skipped != "" {
+			cells = append(cells, "skipped", "", "")
+			if withTorch {
+				cells = append(cells, "", "", "", "")
+			}
+			fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+			continue
+		}
 		cells = append(cells, measurementCells(r.Lathe, r.Unit)...)
 		if withTorch {
 			switch {
@@ -63,7 +71,15 @@ func printTable(out io.Writer, rep *report) {
 	if withTorch {
 		fmt.Fprintln(out, "time lathe/torch: lathe's median time over PyTorch's (below 1: lathe is faster).")
 	}
+	skips := map[string]bool{}
 	for _, r := range rep.Rows {
+		if r.Skipped != "" {
+			if line := r.Device + " skipped rows: " + r.Skipped; !skips[line] {
+				skips[line] = true
+				fmt.Fprintln(out, line)
+			}
+			continue
+		}
 		if r.Lathe.Err != "" {
 			fmt.Fprintf(out, "%s on %s: lathe failed: %s\n", r.Workload, r.Device, r.Lathe.Err)
 		}

@@ -298,9 +298,9 @@ func buildMLPStep(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, erro
 	if err != nil {
 		return nil, err
 	}
-	classes := make([]int64, batch)
+	classes := make([]int32, batch) // int32: every device has it (wgpu:0 has no int64)
 	for i := range classes {
-		classes[i] = int64(i % out)
+		classes[i] = int32(i % out)
 	}
 	x, y := lathe.RandN(dev, dt, batch, in), lathe.FromSlice(dev, classes, batch)
 	release, err := inputs(x, y)
@@ -348,9 +348,9 @@ func buildResBlockStep(dev lathe.Device, dt lathe.DType, dims []int) (*prepared,
 	if err != nil {
 		return nil, err
 	}
-	labels := make([]int64, batch)
+	labels := make([]int32, batch) // int32: every device has it
 	for i := range labels {
-		labels[i] = int64(i % classes)
+		labels[i] = int32(i % classes)
 	}
 	x, y := lathe.RandN(dev, dt, batch, channels, size, size), lathe.FromSlice(dev, labels, batch)
 	release, err := inputs(x, y)
