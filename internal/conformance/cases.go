@@ -30,6 +30,10 @@ type Case struct {
 	Error       string `json:"error"`
 	TorchRaises bool   `json:"torch_raises"`
 	File        string `json:"-"` // the JSON file it came from
+	// Narrowed marks a 64-bit case run in 32 bits on a device without
+	// float64 and int64 (Narrow), checked against the 64-bit reference
+	// with NarrowedTolerance.
+	Narrowed bool `json:"-"`
 }
 
 // Tensor is a tensor as the JSON holds it.
@@ -45,6 +49,10 @@ type Tensor struct {
 	// "strided" (Data has the last dim doubled, and the case takes
 	// .Slice(-1, 0, 2n, 2) of it).
 	Layout string `json:"layout"`
+	// rounded marks a float64 tensor narrowed to float32 (Case.Narrow):
+	// its values are rounded to float32, past its range to ±inf, as a
+	// float32 computation rounds them; other float32 data must fit.
+	rounded bool
 }
 
 // Attrs are a case's attributes. Reading one that is missing or of the
@@ -273,7 +281,7 @@ func (t *Tensor) Values() (any, error) {
 	switch dt {
 	case lathe.Float32, lathe.Float64:
 		bits := 64
-		if dt == lathe.Float32 {
+		if dt == lathe.Float32 && !t.rounded {
 			bits = 32
 		}
 		f := make([]float64, n)
@@ -287,7 +295,7 @@ func (t *Tensor) Values() (any, error) {
 		}
 		out := make([]float32, n)
 		for i, v := range f {
-			out[i] = float32(v) // exact: v was read at float32 precision
+			out[i] = float32(v) // exact where v was read at float32 precision; rounded once where narrowed
 		}
 		return out, nil
 	case lathe.Int32, lathe.Int64:
@@ -331,38 +339,92 @@ func (t *Tensor) Numel() int {
 	return n
 }
 
-// NarrowInts returns c with its int64 inputs as int32, for a device without
-// int64 (wgpu), or nil where that would change the case: a float64 tensor
-// (the device skips those), an int64 value past int32, no int64 input, or
-// an op asked to make int64 (a cast).
-func (c *Case) NarrowInts() *Case {
-	n := *c
-	n.Inputs = make([]*Tensor, len(c.Inputs))
-	narrowed := false
-	for i, t := range c.Inputs {
-		n.Inputs[i] = t
-		if t == nil {
-			continue
-		}
-		switch t.DType {
-		case "float64":
-			return nil
-		case "int64":
-			u := *t
-			u.DType = "int32"
-			if _, err := u.Values(); err != nil {
-				return nil // a value past int32
-			}
-			n.Inputs[i], narrowed = &u, true
-		}
-	}
-	for _, t := range append([]*Tensor{c.Output}, c.Outputs...) {
-		if t != nil && t.DType == "float64" {
-			return nil
-		}
-	}
-	if dt, _ := c.Attrs.m["dtype"].(string); !narrowed || dt == "int64" || dt == "float64" {
+// narrowing turns a case's 64-bit tensors into 32-bit ones, for a device
+// without float64 and int64 (wgpu): float64 becomes float32 (each value
+// rounded once) and int64 int32. It records whether anything was 64-bit
+// and whether the case can be narrowed at all.
+type narrowing struct {
+	wide, refused bool
+}
+
+func (n *narrowing) tensor(t *Tensor) *Tensor {
+	if t == nil {
 		return nil
 	}
+	u := *t
+	switch t.DType {
+	case "float64":
+		u.DType, u.rounded, n.wide = "float32", true, true
+	case "int64":
+		u.DType, n.wide = "int32", true
+		if _, err := u.Values(); err != nil {
+			n.refused = true // a value past int32
+		}
+	}
+	return &u
+}
+
+func (n *narrowing) list(ts []*Tensor) []*Tensor {
+	if ts == nil {
+		return nil // no data stays none (a case without second-order data)
+	}
+	out := make([]*Tensor, len(ts))
+	for i, t := range ts {
+		out[i] = n.tensor(t)
+	}
+	return out
+}
+
+// done reports whether the narrowed case means what c means: it had a
+// 64-bit tensor; it does not mix float32 with float64 or ask an op to make
+// a 64-bit tensor (a cast), which narrowing would turn into another case;
+// and no int64 value is past int32.
+func (n *narrowing) done(c *Case) bool {
+	f32, f64 := false, false
+	for _, t := range c.Inputs {
+		if t != nil {
+			f32, f64 = f32 || t.DType == "float32", f64 || t.DType == "float64"
+		}
+	}
+	dt, _ := c.Attrs.m["dtype"].(string)
+	return n.wide && !n.refused && !(f32 && f64) && dt != "float64" && dt != "int64" && c.Error != "dtype"
+}
+
+// Narrow returns c in float32 and int32 for a device without 64-bit types,
+// marked Narrowed, or nil where c has no 64-bit tensor or would mean
+// another case narrowed (see narrowing.done). Expected int64 results stay
+// int64: the harness reads the device's int32 indices against them.
+func (c *Case) Narrow() *Case {
+	var nw narrowing
+	n := *c
+	n.Inputs, n.Output = nw.list(c.Inputs), nw.tensor(c.Output)
+	n.Outputs = nw.list(c.Outputs)
+	for _, t := range append([]*Tensor{c.Output}, c.Outputs...) {
+		if t != nil && t.DType == "int64" {
+			// Keep the expected int64: the harness compares the device's
+			// int32 result (dispatch.IndexDType) with it.
+			n.Output, n.Outputs = keepInts(c.Output, n.Output), keepIntList(c.Outputs, n.Outputs)
+			break
+		}
+	}
+	if !nw.done(c) {
+		return nil
+	}
+	n.Narrowed = true
 	return &n
+}
+
+// keepInts is narrowed, but with orig's dtype where orig is int64.
+func keepInts(orig, narrowed *Tensor) *Tensor {
+	if orig != nil && orig.DType == "int64" {
+		return orig
+	}
+	return narrowed
+}
+
+func keepIntList(orig, narrowed []*Tensor) []*Tensor {
+	for i := range narrowed {
+		narrowed[i] = keepInts(orig[i], narrowed[i])
+	}
+	return narrowed
 }

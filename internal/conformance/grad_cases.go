@@ -31,50 +31,16 @@ type GradCase struct {
 	// maximum), where the gradient is a convention and a finite difference
 	// means nothing.
 	NonSmooth bool `json:"nonsmooth"`
-	// Narrowed marks a float64 case run in float32 on a device without
-	// float64 (Narrow), checked against the float64 reference with
-	// NarrowedTolerance.
-	Narrowed bool `json:"-"`
 }
 
-// Narrow returns c in float32 and int32 for a device without 64-bit types
-// (wgpu): every float64 tensor becomes float32 (its values rounded once)
-// and every int64 one int32, so that the gradient rules still run there.
-// It returns nil for a case with no 64-bit tensor, which needs no narrowing.
+// Narrow is Case.Narrow for a gradient case: its upstream gradient, the
+// gradients, and the second-order data are narrowed too.
 func (c *GradCase) Narrow() *GradCase {
+	var nw narrowing
 	n := *c
-	wide := false
-	narrow := func(t *Tensor) *Tensor {
-		if t == nil {
-			return nil
-		}
-		u := *t
-		switch t.DType {
-		case "float64":
-			u.DType, wide = "float32", true
-		case "int64":
-			u.DType, wide = "int32", true
-		}
-		return &u
-	}
-	list := func(ts []*Tensor) []*Tensor {
-		if ts == nil {
-			return nil // no second-order data stays none
-		}
-		out := make([]*Tensor, len(ts))
-		for i, t := range ts {
-			out[i] = narrow(t)
-		}
-		return out
-	}
-	n.Inputs, n.Output, n.Upstream = list(c.Inputs), narrow(c.Output), narrow(c.Upstream)
-	n.Grads, n.V, n.HVP = list(c.Grads), list(c.V), list(c.HVP)
-	if !wide {
-		return nil
-	}
-	// A case whose op makes a 64-bit tensor (a cast to float64) means
-	// nothing narrowed: it stays as it is, and the device skips it.
-	if dt, _ := c.Attrs.m["dtype"].(string); dt == "float64" || dt == "int64" {
+	n.Inputs, n.Output, n.Upstream = nw.list(c.Inputs), nw.tensor(c.Output), nw.tensor(c.Upstream)
+	n.Grads, n.V, n.HVP = nw.list(c.Grads), nw.list(c.V), nw.list(c.HVP)
+	if !nw.done(&c.Case) {
 		return nil
 	}
 	n.Narrowed = true

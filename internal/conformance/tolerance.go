@@ -106,7 +106,7 @@ var (
 	fdTol = Tol{RTol: 1e-6, ATol: 1e-7}
 )
 
-// NarrowedTolerance is for a float64 case run in float32 (GradCase.Narrow)
+// NarrowedTolerance is for a float64 case run in float32 (Case.Narrow)
 // and compared with the float64 reference: the inputs are rounded to
 // float32 (2^-24 relative) and every op after rounds again, so results
 // move by a few float32 ulp times the op's condition; second derivatives
