@@ -26,11 +26,12 @@ func named(op string, err error) error {
 	return err
 }
 
-// mapKernel launches fn_<sfx> (everything contiguous and of out's shape) or
-// fn_strided_<sfx> with a layout of out and the inputs broadcast to it, as
-// (out, in..., n, [layout], extra...): the signature of every kernel of
-// elementwise.cu but the logical ops. Nothing is launched for an empty out.
-func mapKernel(dev dispatch.Device, fn, sfx string, out view, in []view, extra ...any) error {
+// mapKernel launches fn_<sfx> of module mod (everything contiguous and of
+// out's shape) or fn_strided_<sfx> with a layout of out and the inputs
+// broadcast to it, as (out, in..., n, [layout], extra...): the signature
+// of every kernel of elementwise.cu and binary.cu but the logical ops.
+// Nothing is launched for an empty out.
+func mapKernel(dev dispatch.Device, mod, fn, sfx string, out view, in []view, extra ...any) error {
 	n := dispatch.Numel(out.shape)
 	if n == 0 {
 		return nil
@@ -44,14 +45,14 @@ func mapKernel(dev dispatch.Device, fn, sfx string, out view, in []view, extra .
 	args = append(args, int64(n))
 	g, b := grid1(n)
 	if flat {
-		return enqueue(dev, "elementwise", fn+"_"+sfx, g, b, 0, append(args, extra...)...)
+		return enqueue(dev, mod, fn+"_"+sfx, g, b, 0, append(args, extra...)...)
 	}
 	l, err := broadcastWalk(out, in).layout()
 	if err != nil {
 		return err
 	}
 	args = append(args, cBytes(&l))
-	return enqueue(dev, "elementwise", fn+"_strided_"+sfx, g, b, 0, append(args, extra...)...)
+	return enqueue(dev, mod, fn+"_strided_"+sfx, g, b, 0, append(args, extra...)...)
 }
 
 // broadcastWalk is the walk of out and the inputs over out's shape.
@@ -86,7 +87,7 @@ func views(ts []*dispatch.Tensor) []view {
 // copyInto writes src into dst (of src's shape), converting the dtype if
 // they differ: cast_<from>_<to>, which for one dtype is the strided copy.
 func copyInto(dev dispatch.Device, dst, src view) error {
-	return mapKernel(dev, "cast", suffix(src.dtype)+"_"+suffix(dst.dtype), dst, []view{src})
+	return mapKernel(dev, "elementwise", "cast", suffix(src.dtype)+"_"+suffix(dst.dtype), dst, []view{src})
 }
 
 func init() {
@@ -99,7 +100,7 @@ func init() {
 			}
 			// leaky_relu's slope, clamp's bounds; zero for the others.
 			p, _ := attrs.(dispatch.Params)
-			return named(name, mapKernel(out.Device, name, suffix(x.DType), viewOf(out), []view{viewOf(x)}, p.A, p.B))
+			return named(name, mapKernel(out.Device, "elementwise", name, suffix(x.DType), viewOf(out), []view{viewOf(x)}, p.A, p.B))
 		})
 	}
 	for _, b := range dispatch.BinaryOps {
@@ -120,11 +121,11 @@ func init() {
 					return named(name, err)
 				}
 			}
-			return named(name, mapKernel(out.Device, name, suffix(x.DType), viewOf(out), views(in)))
+			return named(name, mapKernel(out.Device, "binary", name, suffix(x.DType), viewOf(out), views(in)))
 		})
 	}
 	kernel("where", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
-		return named("where", mapKernel(out.Device, "where", suffix(out.DType), viewOf(out), views(in)))
+		return named("where", mapKernel(out.Device, "binary", "where", suffix(out.DType), viewOf(out), views(in)))
 	})
 	kernel("logical_not", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 		return named("logical_not", truthKernel(out, "logical_not", in))
@@ -167,5 +168,5 @@ func truthKernel(out *dispatch.Tensor, fn string, in []*dispatch.Tensor) error {
 		args = append(args, int32(v.dtype))
 	}
 	g, b := grid1(n)
-	return enqueue(out.Device, "elementwise", fn, g, b, 0, args...)
+	return enqueue(out.Device, "binary", fn, g, b, 0, args...) // logical_and, _or, _not: binary.cu
 }

@@ -121,14 +121,18 @@ func reduce(out, x *dispatch.Tensor, name string, dims []int, corr float64) erro
 // that r lays out from x into out (contiguous, one element per row).
 func reduceLaunch(dev dispatch.Device, name, sfx string, out, x uint64, r cRows, nrows, n int, corr float64) error {
 	rb := cBytes(&r)
+	mod := "reduce"
+	if name == "var" || name == "std" || name == "logsumexp" {
+		mod = "moments" // the float-only reductions: moments.cu
+	}
 	p := planReduce(nrows, n)
 	if p.thread {
 		g, b := grid1(nrows)
-		return enqueue(dev, "reduce", name+"_thread_"+sfx, g, b, 0, out, x, rb, int64(nrows), int64(n), corr)
+		return enqueue(dev, mod, name+"_thread_"+sfx, g, b, 0, out, x, rb, int64(nrows), int64(n), corr)
 	}
 	g, b := gridRows(nrows*p.splits, n/p.splits)
 	if p.splits == 1 {
-		return enqueue(dev, "reduce", name+"_block_"+sfx, g, b, 0,
+		return enqueue(dev, mod, name+"_block_"+sfx, g, b, 0,
 			out, x, rb, int64(nrows), int64(n), int64(1), uint64(0), corr)
 	}
 	partial, free, err := borrow(dev, nrows*p.splits*accBytes)
@@ -136,12 +140,12 @@ func reduceLaunch(dev dispatch.Device, name, sfx string, out, x uint64, r cRows,
 		return err
 	}
 	defer free() // the allocator reuses it only after the queued kernels
-	if err := enqueue(dev, "reduce", name+"_block_"+sfx, g, b, 0,
+	if err := enqueue(dev, mod, name+"_block_"+sfx, g, b, 0,
 		out, x, rb, int64(nrows), int64(n), int64(p.splits), partial, corr); err != nil {
 		return err
 	}
 	g, b = gridRows(nrows, p.splits)
-	return enqueue(dev, "reduce", name+"_finish_"+sfx, g, b, 0, out, partial, int64(nrows), int64(p.splits), corr)
+	return enqueue(dev, mod, name+"_finish_"+sfx, g, b, 0, out, partial, int64(nrows), int64(p.splits), corr)
 }
 
 // alongRows lays out out and x (of one shape) as rows along dim, for cumsum

@@ -1,7 +1,8 @@
-// Runs elementwise.cu's kernels on the host (simt.h) on the cases whose
+// Runs elementwise.cu's and binary.cu's kernels on the host (simt.h) on the cases whose
 // semantics are easy to get wrong.
 #include "simt.h"
 #include "elementwise.cu"
+#include "binary.cu"
 
 static const double NaN = std::nan("");
 

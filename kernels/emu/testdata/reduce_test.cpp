@@ -3,6 +3,7 @@
 // tie and infinity rules must be the cpu backend's.
 #include "simt.h"
 #include "reduce.cu"
+#include "moments.cu"
 
 static const double NaN = std::nan("");
 static const double Inf = INFINITY;

@@ -1,0 +1,195 @@
+// binary.cu: binary ops, where and the logical ops. One template per
+// family, instantiated per op and dtype. The semantics are those of
+// lathe's cpu kernels (backends/cpu/binary.go, elementwise.go); where they
+// differ, the comment says so. (The unary ops, casts and fill are
+// elementwise.cu's: one module each keeps either under ptxas's and the
+// repository's comfortable sizes.)
+//
+// Launch contract of every kernel in this file: a 1-D grid of 1-D blocks
+// (the host uses 256 threads and caps the grid; any shape works, as every
+// loop is grid-stride over the n output elements). n >= 0. The contiguous
+// forms ("<op>_<dtype>") need out and the inputs contiguous and of the
+// output's shape; the strided forms ("<op>_strided_<dtype>") take a Layout
+// whose operand 0 is out and whose operands 1.. are the inputs, broadcast to
+// out's shape (stride 0). Pointers need only the dtype's natural alignment.
+#include "lathe.cuh"
+
+// ---- Binary ops: R op(T a, T b), R being T or bool (u8).
+
+struct Add {
+	template <typename T> __device__ T operator()(T a, T b) const { return a + b; }
+	__device__ i32 operator()(i32 a, i32 b) const { return wrap_add(a, b); }
+	__device__ i64 operator()(i64 a, i64 b) const { return wrap_add(a, b); }
+};
+struct Sub {
+	template <typename T> __device__ T operator()(T a, T b) const { return a - b; }
+	__device__ i32 operator()(i32 a, i32 b) const { return wrap_sub(a, b); }
+	__device__ i64 operator()(i64 a, i64 b) const { return wrap_sub(a, b); }
+};
+struct Mul {
+	template <typename T> __device__ T operator()(T a, T b) const { return a * b; }
+	__device__ i32 operator()(i32 a, i32 b) const { return wrap_mul(a, b); }
+	__device__ i64 operator()(i64 a, i64 b) const { return wrap_mul(a, b); }
+};
+struct Div {
+	template <typename T> __device__ T operator()(T a, T b) const { return a / b; }
+};
+// maximum and minimum propagate NaN from either side, as torch.maximum.
+struct Maximum {
+	template <typename T> __device__ T operator()(T a, T b) const { return (is_nan(a) || a > b) ? a : b; }
+};
+struct Minimum {
+	template <typename T> __device__ T operator()(T a, T b) const { return (is_nan(a) || a < b) ? a : b; }
+};
+struct Atan2 {
+	template <typename F> __device__ F operator()(F a, F b) const { return m_atan2(a, b); }
+};
+struct Pow {
+	__device__ float operator()(float a, float b) const { return m_pow(a, b); }
+	__device__ double operator()(double a, double b) const { return m_pow(a, b); }
+	// Integer power by squaring, wrapping. A negative exponent is an
+	// ErrValue on the cpu backend, which reads the data first; a kernel
+	// cannot return an error, so it gives what PyTorch's integer pow gives
+	// for one: 1 for a base of 1, +-1 for -1, and 0 otherwise.
+	template <typename T> __device__ T operator()(T a, T b) const {
+		if (b < 0) {
+			if (a == 1) return 1;
+			if (a == -1) return (b & 1) ? (T)-1 : (T)1;
+			return 0;
+		}
+		T r = 1;
+		while (b > 0) {
+			if (b & 1) r = wrap_mul(r, a);
+			a = wrap_mul(a, a);
+			b >>= 1;
+		}
+		return r;
+	}
+};
+
+#define LATHE_COMPARE(Name, op) \
+	struct Name {           \
+		template <typename T> __device__ u8 operator()(T a, T b) const { return (a op b) ? 1 : 0; } \
+	};
+LATHE_COMPARE(Eq, ==)
+LATHE_COMPARE(Ne, !=)
+LATHE_COMPARE(Lt, <)
+LATHE_COMPARE(Le, <=)
+LATHE_COMPARE(Gt, >)
+LATHE_COMPARE(Ge, >=)
+#undef LATHE_COMPARE
+
+template <typename T, typename R, typename Op>
+__device__ void binary_contig(R *out, const T *x, const T *y, i64 n) {
+	Op op;
+	LATHE_FOR(i, n) out[i] = op(x[i], y[i]);
+}
+
+template <typename T, typename R, typename Op>
+__device__ void binary_strided(R *out, const T *x, const T *y, i64 n, const Layout &L) {
+	Op op;
+	LATHE_FOR(i, n) {
+		i64 off[3];
+		offsets_of<3>(L, i, off);
+		out[off[0]] = op(x[off[1]], y[off[2]]);
+	}
+}
+
+#define LATHE_BINARY(T, R, sfx, name, Op)                                                                        \
+	extern "C" __global__ void name##_##sfx(R *out, const T *x, const T *y, i64 n) {                        \
+		binary_contig<T, R, Op>(out, x, y, n);                                                           \
+	}                                                                                                        \
+	extern "C" __global__ void name##_strided_##sfx(R *out, const T *x, const T *y, i64 n, Layout L) {      \
+		binary_strided<T, R, Op>(out, x, y, n, L);                                                       \
+	}
+
+#define LATHE_ARITH(T, sfx)                        \
+	LATHE_BINARY(T, T, sfx, add, Add)          \
+	LATHE_BINARY(T, T, sfx, sub, Sub)          \
+	LATHE_BINARY(T, T, sfx, mul, Mul)          \
+	LATHE_BINARY(T, T, sfx, pow, Pow)          \
+	LATHE_BINARY(T, T, sfx, maximum, Maximum)  \
+	LATHE_BINARY(T, T, sfx, minimum, Minimum)  \
+	LATHE_BINARY(T, u8, sfx, lt, Lt)           \
+	LATHE_BINARY(T, u8, sfx, le, Le)           \
+	LATHE_BINARY(T, u8, sfx, gt, Gt)           \
+	LATHE_BINARY(T, u8, sfx, ge, Ge)
+#define LATHE_FLOAT_BINARY(T, sfx)         \
+	LATHE_BINARY(T, T, sfx, div, Div)  \
+	LATHE_BINARY(T, T, sfx, atan2, Atan2)
+#define LATHE_EQUALITY(T, sfx)            \
+	LATHE_BINARY(T, u8, sfx, eq, Eq)  \
+	LATHE_BINARY(T, u8, sfx, ne, Ne)
+LATHE_NUMERIC(LATHE_ARITH)
+LATHE_FLOATS(LATHE_FLOAT_BINARY)
+// bool compares as 0 and 1, so its eq and ne are the byte's; the host
+// passes bool operands normalised to 0/1, which lathe's bool tensors are.
+LATHE_ALL(LATHE_EQUALITY)
+
+// ---- where(cond, x, y): cond is bool. Contract as the binary ops, with
+// cond as operand 1, x as 2, y as 3 of the strided form's layout.
+
+template <typename T>
+__device__ void where_contig(T *out, const u8 *c, const T *x, const T *y, i64 n) {
+	LATHE_FOR(i, n) out[i] = c[i] ? x[i] : y[i];
+}
+
+template <typename T>
+__device__ void where_strided(T *out, const u8 *c, const T *x, const T *y, i64 n, const Layout &L) {
+	LATHE_FOR(i, n) {
+		i64 off[4];
+		offsets_of<4>(L, i, off);
+		out[off[0]] = c[off[1]] ? x[off[2]] : y[off[3]];
+	}
+}
+
+#define LATHE_WHERE(T, sfx)                                                                                   \
+	extern "C" __global__ void where_##sfx(T *out, const u8 *c, const T *x, const T *y, i64 n) {         \
+		where_contig<T>(out, c, x, y, n);                                                             \
+	}                                                                                                     \
+	extern "C" __global__ void where_strided_##sfx(T *out, const u8 *c, const T *x, const T *y, i64 n, Layout L) { \
+		where_strided<T>(out, c, x, y, n, L);                                                         \
+	}
+LATHE_ALL(LATHE_WHERE)
+
+// ---- Truth values, for the logical ops, which take any dtype on either
+// side (nonzero is true, as in PyTorch). The operand's dtype is a kernel
+// argument rather than a template parameter, so that two mixed dtypes need
+// not be 25 instantiations: kind is 1 float32, 2 float64, 3 int32, 4 int64,
+// 5 bool (lathe's dispatch.DType numbering).
+
+__device__ __forceinline__ bool truth(const void *p, i64 off, i32 kind) {
+	switch (kind) {
+	case 1: return ((const float *)p)[off] != 0.0f; // -0 is false, NaN true
+	case 2: return ((const double *)p)[off] != 0.0;
+	case 3: return ((const i32 *)p)[off] != 0;
+	case 4: return ((const i64 *)p)[off] != 0;
+	default: return ((const u8 *)p)[off] != 0;
+	}
+}
+
+// logical_and, logical_or: out (bool) over a Layout of out, x, y; any grid.
+extern "C" __global__ void logical_and(u8 *out, const void *x, const void *y, i64 n, Layout L, i32 xkind, i32 ykind) {
+	LATHE_FOR(i, n) {
+		i64 off[3];
+		offsets_of<3>(L, i, off);
+		out[off[0]] = (truth(x, off[1], xkind) && truth(y, off[2], ykind)) ? 1 : 0;
+	}
+}
+
+extern "C" __global__ void logical_or(u8 *out, const void *x, const void *y, i64 n, Layout L, i32 xkind, i32 ykind) {
+	LATHE_FOR(i, n) {
+		i64 off[3];
+		offsets_of<3>(L, i, off);
+		out[off[0]] = (truth(x, off[1], xkind) || truth(y, off[2], ykind)) ? 1 : 0;
+	}
+}
+
+// logical_not: out (bool) over a Layout of out, x; any grid.
+extern "C" __global__ void logical_not(u8 *out, const void *x, i64 n, Layout L, i32 xkind) {
+	LATHE_FOR(i, n) {
+		i64 off[2];
+		offsets_of<2>(L, i, off);
+		out[off[0]] = truth(x, off[1], xkind) ? 0 : 1;
+	}
+}

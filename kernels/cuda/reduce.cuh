@@ -1,0 +1,272 @@
+// reduce.cuh: the reductions' accumulators and kernel templates, shared by
+// reduce.cu (sum, prod, max, min, argmax, argmin, cumsum) and moments.cu
+// (var, std, logsumexp), which instantiate them; reduce.cu's comment is
+// the contract of every kernel made here.
+#pragma once
+#include "lathe.cuh"
+
+// The most bytes an accumulator takes, which the host allocates per
+// partial result (backends/cuda/ops_reduce.go, accBytes).
+#define LATHE_ACC_MAX 32
+
+template <typename T> struct SumOp {
+	typedef typename Accum<T>::type Acc;
+	typedef T Out;
+	__device__ Acc identity() const { return 0; }
+	__device__ Acc push(Acc a, T v, i64) const { return acc_add(a, (Acc)v); }
+	__device__ Acc operator()(Acc a, Acc b) const { return acc_add(a, b); }
+	__device__ Out finish(Acc a, double) const { return (Out)a; }
+};
+
+template <typename T> struct ProdOp {
+	typedef typename Accum<T>::type Acc;
+	typedef T Out;
+	__device__ Acc identity() const { return 1; }
+	__device__ Acc push(Acc a, T v, i64) const { return acc_mul(a, (Acc)v); }
+	__device__ Acc operator()(Acc a, Acc b) const { return acc_mul(a, b); }
+	__device__ Out finish(Acc a, double) const { return (Out)a; }
+};
+
+// An extreme so far, or none yet (has == 0): integers have no -inf to
+// start from.
+template <typename T> struct Extreme {
+	T v;
+	i32 has;
+};
+
+template <typename T, bool More> struct ExtremeOp {
+	typedef Extreme<T> Acc;
+	typedef T Out;
+	__device__ Acc identity() const {
+		Acc a;
+		a.v = 0;
+		a.has = 0;
+		return a;
+	}
+	__device__ Acc push(Acc a, T v, i64) const {
+		Acc b;
+		b.v = v;
+		b.has = 1;
+		return (*this)(a, b);
+	}
+	__device__ Acc operator()(Acc a, Acc b) const {
+		if (!a.has) return b;
+		if (!b.has) return a;
+		if (is_nan(a.v)) return a;
+		if (is_nan(b.v)) return b;
+		return (More ? b.v > a.v : b.v < a.v) ? b : a;
+	}
+	__device__ Out finish(Acc a, double) const { return a.v; }
+};
+
+// A candidate value and its index in the row; i < 0 is none yet.
+template <typename T> struct Indexed {
+	T v;
+	i64 i;
+};
+
+template <typename T, bool More> struct ArgOp {
+	typedef Indexed<T> Acc;
+	typedef i64 Out;
+	__device__ Acc identity() const {
+		Acc a;
+		a.v = 0;
+		a.i = -1;
+		return a;
+	}
+	__device__ Acc push(Acc a, T v, i64 j) const {
+		Acc b;
+		b.v = v;
+		b.i = j;
+		return (*this)(a, b);
+	}
+	// The better of two candidates: a NaN beats any number, a larger (More)
+	// or smaller value beats another, and of equals the lower index wins.
+	// That order is total, so any combining order gives the cpu's answer
+	// (the first extreme in row order).
+	__device__ Acc operator()(Acc a, Acc b) const {
+		if (a.i < 0) return b;
+		if (b.i < 0) return a;
+		bool an = is_nan(a.v), bn = is_nan(b.v);
+		if (an || bn) {
+			if (an && bn) return a.i < b.i ? a : b;
+			return an ? a : b;
+		}
+		if (a.v == b.v) return a.i < b.i ? a : b;
+		return (More ? a.v > b.v : a.v < b.v) ? a : b;
+	}
+	__device__ Out finish(Acc a, double) const { return a.i; }
+};
+
+// Welford's running mean and sum of squared deviations, combined with Chan
+// et al.'s pairwise update ("Updating formulae and a pairwise algorithm for
+// computing sample variances", 1979), in float64.
+struct Moments {
+	double n, mean, m2;
+};
+
+template <typename T, bool Root> struct VarOp {
+	typedef Moments Acc;
+	typedef T Out;
+	__device__ Acc identity() const {
+		Acc a;
+		a.n = a.mean = a.m2 = 0;
+		return a;
+	}
+	__device__ Acc push(Acc a, T v, i64) const {
+		double x = (double)v;
+		a.n += 1;
+		double d = x - a.mean;
+		a.mean += d / a.n;
+		a.m2 += d * (x - a.mean);
+		return a;
+	}
+	__device__ Acc operator()(Acc a, Acc b) const {
+		if (a.n == 0) return b;
+		if (b.n == 0) return a;
+		Acc c;
+		c.n = a.n + b.n;
+		double d = b.mean - a.mean;
+		c.mean = a.mean + d * (b.n / c.n);
+		c.m2 = a.m2 + b.m2 + d * d * (a.n * b.n / c.n);
+		return c;
+	}
+	// An empty row gives 0/0, NaN, as the cpu kernel returns.
+	__device__ Out finish(Acc a, double corr) const {
+		double div = a.n - corr;
+		double v = a.m2 / (div > 0 ? div : 0.0);
+		if (Root) v = sqrt(v);
+		return (Out)v;
+	}
+};
+
+// The running maximum m and the sum s of exp(x - m), in float64, rescaled
+// when m grows (the "online" form of the max-shifted sum).
+struct LogSum {
+	double m, s;
+};
+
+template <typename T> struct LseOp {
+	typedef LogSum Acc;
+	typedef T Out;
+	__device__ Acc identity() const {
+		Acc a;
+		a.m = -inf_f64();
+		a.s = 0;
+		return a;
+	}
+	__device__ Acc push(Acc a, T v, i64) const {
+		double x = (double)v;
+		if (is_nan(x) || is_nan(a.m)) {
+			a.m = nan_f64();
+			return a;
+		}
+		if (x > a.m) {
+			// a.s * exp(-inf) is 0, also when a is the identity.
+			a.s = (a.m == -inf_f64() ? 0.0 : a.s * exp(a.m - x)) + 1;
+			a.m = x;
+		} else if (x != -inf_f64()) {
+			a.s += exp(x - a.m);
+		}
+		return a;
+	}
+	__device__ Acc operator()(Acc a, Acc b) const {
+		if (is_nan(a.m)) return a;
+		if (is_nan(b.m)) return b;
+		if (b.m > a.m) {
+			Acc t = a;
+			a = b;
+			b = t;
+		}
+		// a.m is the larger; b's terms scale by exp(b.m - a.m) (0 when b is
+		// empty or all -inf). An infinite a.m is the result by itself.
+		if (b.m != -inf_f64() && a.m != inf_f64()) a.s += b.s * exp(b.m - a.m);
+		return a;
+	}
+	__device__ Out finish(Acc a, double) const {
+		if (is_nan(a.m) || a.m == inf_f64() || a.m == -inf_f64()) return (Out)a.m;
+		return (Out)(a.m + log(a.s));
+	}
+};
+
+template <typename T, typename Op>
+__device__ void reduce_thread(typename Op::Out *out, const T *x, const Rows &R, i64 nrows, i64 n, double corr) {
+	Op op;
+	LATHE_FOR(r, nrows) {
+		i64 base = row_base(R, 1, r);
+		typename Op::Acc a = op.identity();
+		for (i64 j = 0; j < n; j++) a = op.push(a, x[base + row_at(R, 1, j)], j);
+		out[r] = op.finish(a, corr);
+	}
+}
+
+template <typename T, typename Op>
+__device__ void reduce_block(typename Op::Out *out, const T *x, const Rows &R, i64 nrows, i64 n, i64 splits,
+			     typename Op::Acc *partial, double corr) {
+	static_assert(sizeof(typename Op::Acc) <= LATHE_ACC_MAX, "partial results are LATHE_ACC_MAX bytes apart at most");
+	Op op;
+	i64 chunk = (n + splits - 1) / splits;
+	// task is the same for every thread of the block, so the block's
+	// __syncthreads (in block_reduce) are reached by all of its threads.
+	for (i64 task = blockIdx.x; task < nrows * splits; task += gridDim.x) {
+		i64 r = task / splits, part = task - r * splits;
+		i64 lo = part * chunk, hi = lo + chunk < n ? lo + chunk : n;
+		i64 base = row_base(R, 1, r);
+		typename Op::Acc a = op.identity();
+		for (i64 j = lo + threadIdx.x; j < hi; j += blockDim.x) a = op.push(a, x[base + row_at(R, 1, j)], j);
+		a = block_reduce(a, op);
+		if (threadIdx.x == 0) {
+			if (splits == 1)
+				out[r] = op.finish(a, corr);
+			else
+				partial[task] = a;
+		}
+	}
+}
+
+template <typename T, typename Op>
+__device__ void reduce_finish(typename Op::Out *out, const typename Op::Acc *partial, i64 nrows, i64 splits, double corr) {
+	Op op;
+	for (i64 r = blockIdx.x; r < nrows; r += gridDim.x) {
+		typename Op::Acc a = op.identity();
+		for (i64 p = threadIdx.x; p < splits; p += blockDim.x) a = op(a, partial[r * splits + p]);
+		a = block_reduce(a, op);
+		if (threadIdx.x == 0) out[r] = op.finish(a, corr);
+	}
+}
+
+#define LATHE_REDUCE(T, sfx, name, OP)                                                                              \
+	extern "C" __global__ void name##_thread_##sfx(OP::Out *out, const T *x, Rows R, i64 nrows, i64 n, double corr) { \
+		reduce_thread<T, OP>(out, x, R, nrows, n, corr);                                                    \
+	}                                                                                                           \
+	extern "C" __global__ void name##_block_##sfx(OP::Out *out, const T *x, Rows R, i64 nrows, i64 n, i64 splits,  \
+						      OP::Acc *partial, double corr) {                              \
+		reduce_block<T, OP>(out, x, R, nrows, n, splits, partial, corr);                                    \
+	}                                                                                                           \
+	extern "C" __global__ void name##_finish_##sfx(OP::Out *out, const OP::Acc *partial, i64 nrows, i64 splits,    \
+						       double corr) {                                               \
+		reduce_finish<T, OP>(out, partial, nrows, splits, corr);                                            \
+	}
+
+// The ops whose functor has a comma in its template arguments get a name
+// first, so the macro sees one argument.
+#define LATHE_NUMERIC_REDUCE(T, sfx)                             \
+	typedef SumOp<T> Sum_##sfx;                              \
+	typedef ProdOp<T> Prod_##sfx;                            \
+	typedef ExtremeOp<T, true> Max_##sfx;                    \
+	typedef ExtremeOp<T, false> Min_##sfx;                   \
+	typedef ArgOp<T, true> Argmax_##sfx;                     \
+	typedef ArgOp<T, false> Argmin_##sfx;                    \
+	LATHE_REDUCE(T, sfx, sum, Sum_##sfx)                     \
+	LATHE_REDUCE(T, sfx, prod, Prod_##sfx)                   \
+	LATHE_REDUCE(T, sfx, max, Max_##sfx)                     \
+	LATHE_REDUCE(T, sfx, min, Min_##sfx)                     \
+	LATHE_REDUCE(T, sfx, argmax, Argmax_##sfx)               \
+	LATHE_REDUCE(T, sfx, argmin, Argmin_##sfx)
+#define LATHE_FLOAT_REDUCE(T, sfx)                               \
+	typedef VarOp<T, false> Var_##sfx;                       \
+	typedef VarOp<T, true> Std_##sfx;                        \
+	typedef LseOp<T> Lse_##sfx;                              \
+	LATHE_REDUCE(T, sfx, var, Var_##sfx)                     \
+	LATHE_REDUCE(T, sfx, std, Std_##sfx)                     \
+	LATHE_REDUCE(T, sfx, logsumexp, Lse_##sfx)
