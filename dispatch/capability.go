@@ -38,6 +38,10 @@ type MemoryStats struct {
 	// OOMRetries counts the times a full device made the pool give its
 	// cache back and try again.
 	OOMRetries int64
+	// Collections counts the times the pool ran the garbage collector, and
+	// waited for the cleanups of tensors nobody released, before taking
+	// more memory: under pressure, or on a full device.
+	Collections int64
 	// Free and Total are the device's memory as its driver sees it (the
 	// machine's, for the cpu); 0 where the backend cannot tell.
 	Free, Total int64

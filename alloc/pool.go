@@ -1,0 +1,468 @@
+package alloc
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Memory is what a pool needs of a backend: its device's raw calls. The
+// pool calls them without holding its own lock, and may call them from
+// any goroutine that allocates, so a backend must never call into its pool
+// while it holds a lock that these methods take (that would deadlock).
+type Memory[H any] interface {
+	// Alloc gets size bytes of new memory from the device. A full device
+	// is an error for which errors.Is(err, dispatch.ErrOutOfMemory).
+	Alloc(size int64) (H, error)
+	// Free gives memory that Alloc got back to the device. On a device
+	// with queued work the pool calls it only after Drain, so no queued
+	// work can still use the memory.
+	Free(h H) error
+	// Drain waits until no work queued on the device uses any memory. It
+	// is not called for Heap memory, which has no queue.
+	Drain() error
+	// Info is the device's free and total memory in bytes; 0 for what the
+	// device cannot tell.
+	Info() (free, total int64, err error)
+}
+
+// Config is what differs between the pools of the backends.
+type Config struct {
+	// Device names the device in errors ("cuda:0").
+	Device string
+	// Classes is the size-class rule's numbers.
+	Classes Classes
+	// Slab, when not 0, is the size of the allocations that small
+	// classes (at most Classes.Small, which must be at most Slab/2) are cut
+	// from: one device allocation serves many small tensors, which are
+	// most tensors, so their classes soon cost no device call at all. A
+	// slab goes back to the device only when none of its slots is in use.
+	Slab int64
+	// Cap bounds the bytes kept cached; nil for no bound (as PyTorch's
+	// caching allocator has none). Heap memory past the cap goes back at
+	// once; device memory past it goes back at the next allocation that
+	// needs new memory, after Drain, down to seven eighths of the cap.
+	Cap *Cap
+	// Pressure is the floor of the live bytes past which an allocation
+	// that needs new memory first runs the garbage collector and waits
+	// for the cleanups it queues, which hand back the blocks of tensors
+	// nobody released. 0 means a sixteenth of the device's total memory,
+	// or 1 GiB where the device cannot tell its total; a negative value
+	// turns the collection off (but not at out of memory). After each
+	// collection the threshold is the live bytes doubled (as Go's
+	// GOGC=100 sets the heap's), at most half the room left on the device,
+	// and never below the floor.
+	Pressure int64
+	// Heap is set for memory that is the Go heap's (the cpu's): no queued
+	// work uses it, and a block nobody frees is reclaimed by the garbage
+	// collector without a Free, so the pool's figures bound nothing. A
+	// heap pool gives memory past the cap back at once, never collects,
+	// and checks a request only against the device's total.
+	Heap bool
+}
+
+// Cap is a bound on the bytes that pools keep cached. Pools of one device
+// that differ only in handle type (the cpu's, one per element type) share
+// one.
+type Cap struct {
+	limit, cached atomic.Int64
+}
+
+// NewCap returns a cap of limit bytes.
+func NewCap(limit int64) *Cap {
+	c := &Cap{}
+	c.limit.Store(limit)
+	return c
+}
+
+// SetLimit changes the bound; pools meet it as they free and allocate.
+func (c *Cap) SetLimit(limit int64) { c.limit.Store(limit) }
+
+// Limit is the bound in bytes.
+func (c *Cap) Limit() int64 { return c.limit.Load() }
+
+// admit counts size more bytes cached, unless that takes the total past
+// the limit; it reports whether it did.
+func (c *Cap) admit(size int64) bool {
+	if c == nil {
+		return true
+	}
+	if c.cached.Add(size) > c.limit.Load() {
+		c.cached.Add(-size)
+		return false
+	}
+	return true
+}
+
+func (c *Cap) add(size int64) {
+	if c != nil {
+		c.cached.Add(size)
+	}
+}
+
+// excess is how many cached bytes to give back: those past seven eighths
+// of the limit, once the limit is passed.
+func (c *Cap) excess() int64 {
+	if c == nil {
+		return 0
+	}
+	cached, limit := c.cached.Load(), c.limit.Load()
+	if cached <= limit {
+		return 0
+	}
+	return cached - (limit - limit/8)
+}
+
+// Block is a piece of device memory that one buffer holds at a time: its
+// size class's bytes at Offset in the allocation Handle (Offset is not 0
+// only for a slab's slots). A backend keeps the Block it got from Alloc and
+// gives that same value to Free, once.
+type Block[H any] struct {
+	Handle H
+	Offset int64
+	Size   int64
+	seg    *segment[H] // the slab it was cut from; nil for a whole allocation
+	reused bool
+}
+
+// Reused reports whether the block came from the cache, so that it holds
+// what its last user left (memory new from the device may be zeroed).
+func (b Block[H]) Reused() bool { return b.reused }
+
+// segment is a slab: one allocation cut into slots of one class.
+type segment[H any] struct {
+	handle  H
+	size    int64
+	used    int  // slots handed out
+	leaving bool // taken out of the cache to go back to the device
+}
+
+// Pool is one device's caching allocator. Its methods are safe to call
+// from any goroutine (a buffer is freed by whoever releases its last
+// tensor, the garbage collector's cleanup goroutine included), and Free
+// never waits for the device.
+type Pool[H any] struct {
+	mem   Memory[H]
+	cfg   Config
+	total atomic.Int64 // the device's total memory; -1 until asked
+
+	mu     sync.Mutex
+	free   map[int64][]Block[H] // cached blocks by class, most recently freed last
+	st     dispatch.MemoryStats // without Free and Total
+	nextGC int64                // live bytes past which to collect; 0 for never
+}
+
+// New returns a pool over mem.
+func New[H any](mem Memory[H], cfg Config) *Pool[H] {
+	if cfg.Classes.Align <= 0 {
+		panic("alloc: Classes.Align must be positive")
+	}
+	if cfg.Slab > 0 && (cfg.Classes.Small > cfg.Slab/2 || cfg.Slab%cfg.Classes.Align != 0) {
+		panic("alloc: a slab must hold two slots of the largest small class, in whole Align steps")
+	}
+	p := &Pool[H]{mem: mem, cfg: cfg, free: map[int64][]Block[H]{}}
+	p.total.Store(-1)
+	return p
+}
+
+// Alloc returns a block of at least n bytes: a cached one of n's class if
+// there is one, else new memory from the device (see grow for the order
+// of what it tries before it reports ErrOutOfMemory).
+func (p *Pool[H]) Alloc(n int64) (Block[H], error) {
+	if n < 0 {
+		return Block[H]{}, &dispatch.Error{Kind: dispatch.ErrValue, Detail: fmt.Sprintf("%s: cannot allocate %d bytes", p.cfg.Device, n)}
+	}
+	class := p.cfg.Classes.Class(max(n, 1))
+	p.mu.Lock()
+	b, ok := p.cached(class)
+	p.mu.Unlock()
+	if ok {
+		return b, nil
+	}
+	return p.grow(n, class)
+}
+
+// Free puts a block back in the cache, or, for heap memory past the cap,
+// gives it back at once. A zero Block is ignored.
+func (p *Pool[H]) Free(b Block[H]) {
+	if b.Size == 0 {
+		return
+	}
+	b.reused = false
+	p.mu.Lock()
+	p.st.Allocated -= b.Size
+	if b.seg != nil {
+		b.seg.used--
+	}
+	if p.cfg.Heap && b.seg == nil && !p.cfg.Cap.admit(b.Size) {
+		p.st.Reserved -= b.Size
+		p.st.Segments--
+		p.mu.Unlock()
+		p.mem.Free(b.Handle) // the garbage collector's now; nothing waits
+		return
+	}
+	if !p.cfg.Heap {
+		p.cfg.Cap.add(b.Size) // past the cap until the next allocation trims
+	}
+	p.free[b.Size] = append(p.free[b.Size], b)
+	p.st.Cached += b.Size
+	p.mu.Unlock()
+}
+
+// Stats returns the pool's figures, with the device's free and total
+// memory.
+func (p *Pool[H]) Stats() dispatch.MemoryStats {
+	p.mu.Lock()
+	s := p.st
+	p.mu.Unlock()
+	if free, total, err := p.mem.Info(); err == nil {
+		s.Free, s.Total = free, total
+	}
+	return s
+}
+
+// SetPressure sets Config.Pressure, the floor of the live bytes past which
+// the pool collects garbage before it takes new memory.
+func (p *Pool[H]) SetPressure(bytes int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cfg.Pressure = bytes
+	if t := p.total.Load(); t >= 0 {
+		p.nextGC = p.pressureFloor(t)
+	}
+}
+
+// cached takes a block of class out of the cache and hands it out, or
+// reports that there is none. p.mu is held.
+func (p *Pool[H]) cached(class int64) (Block[H], bool) {
+	b, ok := p.pop(class)
+	for c := class; !ok; {
+		if c = p.cfg.Classes.larger(c, class); c == 0 {
+			return b, false
+		}
+		b, ok = p.pop(c)
+	}
+	p.st.CacheHits++
+	b.reused = true
+	p.handOut(&b)
+	return b, true
+}
+
+func (p *Pool[H]) pop(class int64) (Block[H], bool) {
+	list := p.free[class]
+	k := len(list)
+	if k == 0 {
+		return Block[H]{}, false
+	}
+	b := list[k-1]
+	list[k-1] = Block[H]{}
+	p.free[class] = list[:k-1]
+	p.st.Cached -= b.Size
+	p.cfg.Cap.add(-b.Size)
+	return b, true
+}
+
+// handOut counts a block given to a buffer. p.mu is held.
+func (p *Pool[H]) handOut(b *Block[H]) {
+	if b.seg != nil {
+		b.seg.used++
+	}
+	p.st.Allocs++
+	p.st.Allocated += b.Size
+	p.st.PeakAllocated = max(p.st.PeakAllocated, p.st.Allocated)
+}
+
+func (p *Pool[H]) slabbed(class int64) bool {
+	return p.cfg.Slab > 0 && class <= p.cfg.Classes.Small
+}
+
+// grow serves a request that the cache cannot, in this order:
+//
+//  1. a request larger than the device's total memory is ErrOutOfMemory
+//     at once: nothing could make it fit.
+//  2. (device memory) cached bytes past the cap go back to the device,
+//     after the queued work that may use them.
+//  3. (device memory) past the pressure threshold, the garbage collector
+//     runs and the cleanups of unreachable tensors give their blocks back;
+//     one of the class serves the request.
+//  4. new memory from the device; a full device makes the pool give back
+//     its whole cache and try again, then collect garbage (and take a block
+//     from the cache if one of the class came back, else give the cache
+//     back once more) and try a last time, before it reports
+//     ErrOutOfMemory with the figures that say where memory went.
+func (p *Pool[H]) grow(n, class int64) (Block[H], error) {
+	size := class
+	if p.slabbed(class) {
+		size = p.cfg.Slab
+	}
+	total, err := p.deviceTotal()
+	if err != nil {
+		return Block[H]{}, err
+	}
+	if total > 0 && size > total {
+		return Block[H]{}, p.outOfMemory(n, class, nil)
+	}
+	if !p.cfg.Heap {
+		if want := p.cfg.Cap.excess(); want > 0 {
+			p.giveBack(want) // a failed drain leaves the blocks cached; the request goes on
+		}
+		if p.pressed(class) {
+			if b, ok := p.collect(class); ok {
+				return b, nil
+			}
+		}
+	}
+	h, err := p.mem.Alloc(size)
+	if errors.Is(err, dispatch.ErrOutOfMemory) {
+		p.mu.Lock()
+		p.st.OOMRetries++
+		p.mu.Unlock()
+		for try := range 2 {
+			if try == 1 {
+				if b, ok := p.collect(class); ok {
+					return b, nil
+				}
+			}
+			if cerr := p.EmptyCache(); cerr != nil {
+				return Block[H]{}, cerr
+			}
+			if h, err = p.mem.Alloc(size); !errors.Is(err, dispatch.ErrOutOfMemory) {
+				break
+			}
+		}
+		if errors.Is(err, dispatch.ErrOutOfMemory) {
+			return Block[H]{}, p.outOfMemory(n, class, err)
+		}
+	}
+	if err != nil {
+		return Block[H]{}, err
+	}
+	return p.carve(h, size, class), nil
+}
+
+// carve records a new allocation and returns its block: the allocation
+// itself, or a slab's first slot (the others go to the cache).
+func (p *Pool[H]) carve(h H, size, class int64) Block[H] {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.st.Segments++
+	p.st.Reserved += size
+	p.st.PeakReserved = max(p.st.PeakReserved, p.st.Reserved)
+	b := Block[H]{Handle: h, Size: class}
+	if size != class {
+		seg := &segment[H]{handle: h, size: size}
+		b.seg = seg
+		// The other slots wait in the cache, lowest address last so that
+		// it goes next.
+		n := size / class
+		list := p.free[class]
+		for i := n - 1; i >= 1; i-- {
+			list = append(list, Block[H]{Handle: h, Offset: i * class, Size: class, seg: seg})
+		}
+		p.free[class] = list
+		p.st.Cached += (n - 1) * class
+		p.cfg.Cap.add((n - 1) * class)
+	}
+	p.handOut(&b)
+	return b
+}
+
+// deviceTotal is the device's total memory (0 if it cannot tell), asked
+// of the device the first time.
+func (p *Pool[H]) deviceTotal() (int64, error) {
+	if t := p.total.Load(); t >= 0 {
+		return t, nil
+	}
+	_, total, err := p.mem.Info()
+	if err != nil {
+		return 0, err
+	}
+	p.mu.Lock()
+	if p.total.Load() < 0 {
+		p.total.Store(total)
+		p.nextGC = p.pressureFloor(total)
+	}
+	p.mu.Unlock()
+	return total, nil
+}
+
+// pressureFloor is the lowest collection threshold (Config.Pressure); 0
+// where the pool never collects under pressure.
+func (p *Pool[H]) pressureFloor(total int64) int64 {
+	switch {
+	case p.cfg.Heap || p.cfg.Pressure < 0:
+		return 0
+	case p.cfg.Pressure > 0:
+		return p.cfg.Pressure
+	case total > 0:
+		return total / 16
+	}
+	return 1 << 30
+}
+
+// pressed reports whether a new block of class would take the live bytes
+// past the collection threshold.
+func (p *Pool[H]) pressed(class int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.nextGC > 0 && p.st.Allocated+class > p.nextGC
+}
+
+// collect runs the garbage collector, waits for the cleanups that hand
+// back unreachable tensors' blocks, sets the next threshold, and takes a
+// block of class from the cache if one came back.
+func (p *Pool[H]) collect(class int64) (Block[H], bool) {
+	collectGarbage()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.st.Collections++
+	if floor := p.pressureFloor(max(p.total.Load(), 0)); floor > 0 {
+		live := p.st.Allocated
+		more := live
+		if t := p.total.Load(); t > 0 {
+			more = min(live, max(t-live, 0)/2)
+		}
+		p.nextGC = max(floor, live+more)
+	}
+	return p.cached(class)
+}
+
+// outOfMemory is ErrOutOfMemory with the figures that say where memory
+// went.
+func (p *Pool[H]) outOfMemory(asked, class int64, cause error) error {
+	detail := p.cfg.Device + ": out of memory: asked for " + formatBytes(asked)
+	if class != asked {
+		detail += " (a block of " + formatBytes(class) + ")"
+	}
+	p.mu.Lock()
+	st := p.st
+	p.mu.Unlock()
+	detail += "; tensors hold " + formatBytes(st.Allocated) + " and lathe reserves " + formatBytes(st.Reserved) + " in all"
+	if free, total, err := p.mem.Info(); err == nil && total > 0 {
+		detail += "; the device has " + formatBytes(free) + " free of " + formatBytes(total)
+	}
+	var e *dispatch.Error
+	if errors.As(cause, &e) && e.Err != nil {
+		cause = e.Err
+	}
+	return &dispatch.Error{Kind: dispatch.ErrOutOfMemory, Detail: detail, Err: cause,
+		Fix: "release tensors that are no longer needed (Release), use a smaller batch, or free memory that other programs hold"}
+}
+
+// formatBytes writes a byte count for people: 512 B, 3.0 MiB, 1.50 GiB.
+func formatBytes(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n < 1<<40:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	}
+	return fmt.Sprintf("%.2f TiB", float64(n)/(1<<40))
+}
