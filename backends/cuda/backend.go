@@ -141,7 +141,7 @@ func (b *backend) Alloc(dev dispatch.Device, dt dispatch.DType, n int) (dispatch
 	case n > (1<<62)/size:
 		return nil, &dispatch.Error{Kind: dispatch.ErrOutOfMemory, Detail: fmt.Sprintf("%s: %d elements of %s do not fit in any device", dev, n, dt)}
 	}
-	blk, err := d.pool.alloc(int64(n) * int64(size))
+	blk, err := d.pool.Alloc(int64(n) * int64(size))
 	if err != nil {
 		return nil, err
 	}
@@ -215,11 +215,12 @@ func scratchOn(dev dispatch.Device, n int) (uint64, func(), error) {
 	if n <= 0 {
 		return 0, func() {}, nil
 	}
-	blk, err := d.pool.alloc(int64(n))
+	blk, err := d.pool.Alloc(int64(n))
 	if err != nil {
 		return 0, func() {}, err
 	}
-	return blk.ptr, func() { d.pool.free(blk) }, nil
+	b := &buffer{blk: blk, home: d.pool}
+	return b.ptr(), b.Free, nil
 }
 
 // versionString writes a CUDA version number (1000·major + 10·minor) as

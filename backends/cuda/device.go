@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/lathe-ml/lathe/alloc"
 	"github.com/lathe-ml/lathe/dispatch"
 )
 
@@ -29,7 +30,7 @@ type device struct {
 	totalMem     int64
 	driverVer    int
 
-	pool *pool
+	pool *alloc.Pool[uint64]
 
 	// lastOp is the kernel launched last and launches counts launches since
 	// the last successful wait for the stream: a kernel's fault surfaces
@@ -90,7 +91,7 @@ func openDevice(drv *driver, index int) (*device, error) {
 	if d.stream, r = drv.streamCreate(d.ctx); r != cudaSuccess {
 		return nil, d.openError("cuStreamCreate", r)
 	}
-	d.pool = newPool(d.id, d)
+	d.pool = alloc.New[uint64](memory{d}, alloc.Config{Device: d.id.String(), Classes: classes, Slab: slabBytes})
 	d.openBLAS()
 	return d, nil
 }
@@ -131,7 +132,24 @@ func (d *device) describe() string {
 	return s + ", matmul by lathe's PTX kernel (" + d.blasWhy + ")"
 }
 
-// The pool's view of the device (deviceMemory).
+// The caching allocator's numbers: requests of at most 1 MiB round up to
+// 512 bytes and are cut from 2 MiB slabs, larger ones round up to 2 MiB
+// (the driver's page for large allocations, as PyTorch rounds them). The
+// cache has no cap, as PyTorch's has none: a full device gives it back and
+// retries. The pressure threshold is alloc's default, a sixteenth of the
+// device's memory.
+var classes = alloc.Classes{Align: 512, Small: 1 << 20, Large: 2 << 20}
+
+const slabBytes = 2 << 20
+
+// memory is the pool's view of the device (alloc.Memory): the driver's
+// calls, and the stream to drain before memory goes back to the driver.
+type memory struct{ d *device }
+
+func (m memory) Alloc(size int64) (uint64, error)     { return m.d.malloc(size) }
+func (m memory) Free(p uint64) error                  { return m.d.free(p) }
+func (m memory) Drain() error                         { return m.d.sync() }
+func (m memory) Info() (free, total int64, err error) { return m.d.memInfo() }
 
 func (d *device) malloc(bytes int64) (uint64, error) {
 	p, r := d.drv.memAlloc(d.ctx, bytes)
@@ -392,15 +410,15 @@ func emptyCacheOn(dev dispatch.Device) error {
 	if err != nil {
 		return err
 	}
-	return d.pool.emptyCache()
+	return d.pool.EmptyCache()
 }
 
-func memoryStatsOn(dev dispatch.Device) (Stats, error) {
+func memoryStatsOn(dev dispatch.Device) (dispatch.MemoryStats, error) {
 	d, err := opened(dev)
 	if err != nil {
-		return Stats{}, err
+		return dispatch.MemoryStats{}, err
 	}
-	return d.pool.memoryStats(), nil
+	return d.pool.Stats(), nil
 }
 
 // gemmOn is the cuBLAS path of matmul; ok is false where dev has no cuBLAS.

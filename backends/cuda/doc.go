@@ -8,14 +8,16 @@
 // kernels are queued, and read-back and Sync wait. Kernels are PTX from
 // kernels/ptx, JIT-compiled once per device with cuModuleLoadDataEx when
 // first launched; matrix products go to cuBLAS where it opens. Memory
-// comes from a caching allocator per device (pool.go) whose figures
-// lathe.MemoryStats reports and whose cache lathe.EmptyCache hands back,
-// through the backend's dispatch.MemoryManager methods.
+// comes from lathe's one caching allocator (package alloc), a pool per
+// device over the driver's cuMemAlloc, cuMemFree, cuStreamSynchronize and
+// cuMemGetInfo (device.go), whose figures lathe.MemoryStats reports and
+// whose cache lathe.EmptyCache hands back, through the backend's
+// dispatch.MemoryManager methods.
 //
 // The files: cdecl.h holds every C declaration and driver.go every call
-// into C; backend.go and device.go are the dispatch.Backend; pool.go,
-// params.go, hostdata.go and errors.go are plain Go (the allocator's
-// bookkeeping, kernel parameter layout and launch checks, host data, error
+// into C; backend.go and device.go are the dispatch.Backend; buffer.go,
+// params.go, hostdata.go and errors.go are plain Go (a tensor's block,
+// kernel parameter layout and launch checks, host data, error
 // translation), tested without a GPU; launch.go is the contract that the
 // kernels' registrations (ops_*.go) are written against. Without cgo,
 // nocgo.go registers cuda as unavailable.

@@ -86,6 +86,7 @@ func fakeDriverChecks(t *testing.T) {
 	t.Run("launch", func(t *testing.T) { fakeLaunch(t, dev) })
 	t.Run("matmul", func(t *testing.T) { checkMatmul(t, dev) })
 	t.Run("memory", func(t *testing.T) { fakeMemoryChecks(t, dev) })
+	t.Run("dropped tensors", func(t *testing.T) { fakeDroppedTensors(t, dev) })
 	t.Run("concurrent", func(t *testing.T) { fakeConcurrent(t, dev) })
 	t.Run("fault", func(t *testing.T) { fakeFault(t, dev) }) // last: the fault is sticky
 }
@@ -381,7 +382,10 @@ func fakeMemoryChecks(t *testing.T, dev dispatch.Device) {
 	if err != nil {
 		t.Fatalf("50 MiB with 40 cached: %v", err)
 	}
-	if st, _ := memoryStatsOn(dev); st.OOMRetries != 1 || st.Reserved != base+50<<20 {
+	// The collections on the way (a 64 MiB device is under pressure from
+	// 4 MiB on) may hand back slabs of tensors that earlier checks dropped,
+	// so what the pool reserves besides the 50 MiB is at most base.
+	if st, _ := memoryStatsOn(dev); st.OOMRetries != 1 || st.Reserved < 50<<20 || st.Reserved > base+50<<20 {
 		t.Errorf("after the retry: %+v (reserved before %d)", st, base)
 	}
 	_, err = cudaBackend.Alloc(dev, dispatch.Float32, (30<<20)/4)
@@ -397,9 +401,25 @@ func fakeMemoryChecks(t *testing.T, dev dispatch.Device) {
 	if err := cudaBackend.EmptyCache(dev); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := memoryStatsOn(dev); st.Reserved != base || st.PeakAllocated < 50<<20 {
+	if st, _ := memoryStatsOn(dev); st.Reserved > base || st.Allocated > base || st.PeakAllocated < 50<<20 {
 		t.Errorf("after EmptyCache: %+v", st)
 	}
+}
+
+// fakeDroppedTensors: tensors that nobody releases give their memory back
+// under pressure, though the Go heap hardly grows: 40 dropped 4 MiB
+// tensors fit the 64 MiB stand-in (issue 15, defect 12).
+func fakeDroppedTensors(t *testing.T, dev dispatch.Device) {
+	for i := range 40 {
+		if _, err := dispatch.Empty(dev, dispatch.Float32, []int{1 << 20}); err != nil {
+			t.Fatalf("dropped 4 MiB tensor %d: %v", i+1, err)
+		}
+	}
+	st, err := cudaBackend.MemoryStats(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("40 dropped 4 MiB tensors: %d MiB reserved, %d collections", st.Reserved>>20, st.Collections)
 }
 
 func fakeFault(t *testing.T, dev dispatch.Device) {

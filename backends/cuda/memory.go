@@ -16,18 +16,10 @@ import (
 func (*backend) EmptyCache(dev dispatch.Device) error { return emptyCacheOn(dev) }
 
 // MemoryStats reports dev's allocator figures: what tensors hold, what lathe
-// reserves from the driver, their peaks and counts.
+// reserves from the driver, their peaks and counts, and the device's free
+// and total memory as the driver sees them.
 func (*backend) MemoryStats(dev dispatch.Device) (dispatch.MemoryStats, error) {
-	s, err := memoryStatsOn(dev)
-	if err != nil {
-		return dispatch.MemoryStats{}, err
-	}
-	return dispatch.MemoryStats{
-		Allocated: s.Allocated, PeakAllocated: s.PeakAllocated,
-		Cached:   s.Reserved - s.Allocated,
-		Reserved: s.Reserved, PeakReserved: s.PeakReserved,
-		Segments: s.Segments, Allocs: s.Allocs, CacheHits: s.CacheHits, OOMRetries: s.OOMRetries,
-	}, nil
+	return memoryStatsOn(dev)
 }
 
 // allowTF32 is read at each float32 product.

@@ -24,7 +24,9 @@ func scratchOn(dispatch.Device, int) (uint64, func(), error) { return 0, func() 
 
 func emptyCacheOn(dispatch.Device) error { return unavailable() }
 
-func memoryStatsOn(dispatch.Device) (Stats, error) { return Stats{}, unavailable() }
+func memoryStatsOn(dispatch.Device) (dispatch.MemoryStats, error) {
+	return dispatch.MemoryStats{}, unavailable()
+}
 
 func gemmOn(dispatch.Device, dispatch.DType, gemmArgs) (bool, error) { return false, unavailable() }
 
