@@ -80,25 +80,24 @@ func (backend) Alloc(_ dispatch.Device, dt dispatch.DType, n int) (dispatch.Buff
 	if err != nil {
 		return nil, err
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.alloc(uint64(n) * size)
+	return d.alloc(uint64(n), size)
 }
 
-// alloc returns a pooled buffer of at least bytes, or why not: a tensor
-// past the device's binding limit cannot be bound whole by any shader.
-func (d *device) alloc(bytes uint64) (*buffer, error) {
-	if limit := uint64(d.limits.maxStorageBufferBindingSize); bytes > limit {
+// alloc returns a pooled buffer of n elements of size bytes, or why not: a
+// tensor past the device's binding limit cannot be bound whole by any
+// shader. The pool is called without d.mu: its calls to Dawn take it.
+func (d *device) alloc(n, size uint64) (*buffer, error) {
+	if limit := uint64(d.limits.maxStorageBufferBindingSize); n > limit/size {
 		return nil, &dispatch.Error{Kind: dispatch.ErrOutOfMemory,
-			Detail: fmt.Sprintf("a tensor of %s is larger than wgpu:0 can bind to a shader (maxStorageBufferBindingSize is %s)", byteSize(bytes), byteSize(limit)),
+			Detail: fmt.Sprintf("a tensor of %d elements of %d bytes is larger than wgpu:0 can bind to a shader (maxStorageBufferBindingSize is %s)", n, size, byteSize(limit)),
 			Fix:    "split the tensor, or run this op on the cpu"}
 	}
-	class := sizeClass(max(bytes, 4))
-	b, err := d.pool.get(d, class)
+	bytes := n * size
+	blk, err := d.pool.Alloc(int64(max(bytes, 4)))
 	if err != nil {
 		return nil, err
 	}
-	return &buffer{buf: b, class: class, bytes: bytes, pool: &d.pool}, nil
+	return &buffer{buf: blk.Handle, class: uint64(blk.Size), bytes: bytes, blk: blk, pool: d.pool}, nil
 }
 
 func (backend) Upload(_ dispatch.Device, data any) (dispatch.Buffer, error) {
@@ -140,17 +139,18 @@ func (backend) Upload(_ dispatch.Device, data any) (dispatch.Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	b, err := d.alloc(uint64(n) * 4)
+	b, err := d.alloc(uint64(n), 4)
 	if err != nil {
 		return nil, err
 	}
+	d.mu.Lock()
 	if n > 0 {
 		// Dawn copies the data before the call returns.
 		C.lw_write(d.c, b.buf, 0, raw, C.size_t(n*4))
 	}
-	if err := d.flush(); err != nil {
+	err = d.flush()
+	d.mu.Unlock()
+	if err != nil {
 		b.Free()
 		return nil, err
 	}
@@ -191,22 +191,21 @@ func (backend) Read(_ dispatch.Device, buf dispatch.Buffer, dt dispatch.DType, o
 // read copies len(dst) words from byte offset of b, after every op
 // recorded before it.
 func (d *device) read(b *buffer, offset uint64, dst []uint32) error {
+	size := uint64(len(dst)) * 4
+	staging, err := d.staging.Alloc(int64(size))
+	if err != nil {
+		return err
+	}
+	defer d.staging.Free(staging)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.flush(); err != nil {
 		return err
 	}
-	size := uint64(len(dst)) * 4
-	class := sizeClass(size)
-	staging, err := d.staging.get(d, class)
-	if err != nil {
-		return err
-	}
-	defer d.staging.put(class, staging)
 	msg := (*C.char)(C.calloc(msgLen, 1))
 	defer C.free(unsafe.Pointer(msg))
 	// dst is Go memory that C writes only during this call.
-	if C.lw_read(d.c, b.buf, C.uint64_t(offset), unsafe.Pointer(&dst[0]), C.size_t(size), staging, msg, msgLen) != 0 {
+	if C.lw_read(d.c, b.buf, C.uint64_t(offset), unsafe.Pointer(&dst[0]), C.size_t(size), staging.Handle, msg, msgLen) != 0 {
 		return &dispatch.Error{Kind: dispatch.ErrUnavailable, Detail: "reading back from wgpu:0: " + cstr(msg)}
 	}
 	return d.takeError("read")

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/lathe-ml/lathe/alloc"
 	"github.com/lathe-ml/lathe/dispatch"
 )
 
@@ -23,15 +24,17 @@ import (
 // leaks about half a megabyte per instance, so there is only ever one),
 // with everything that lives as long as it: the buffer pools, the compiled
 // pipelines, and the op names recorded since the last submission. Dawn's
-// device is not safe for concurrent use, so every call goes under mu.
+// device is not safe for concurrent use, so every call goes under mu; the
+// pools' calls take mu themselves, so nothing calls a pool while holding it.
 type device struct {
 	mu       sync.Mutex
 	c        *C.lw_device // C memory: Dawn's callbacks write into it
 	library  string
 	driver   vulkanDriver
 	limits   C.WGPULimits
-	pool     pool // storage buffers of tensors, by size class
-	staging  pool // read-back buffers, by size class
+	pool     *alloc.Pool[C.WGPUBuffer] // storage buffers of tensors
+	cache    *alloc.Cap                // the cap on pool's cached bytes
+	staging  *alloc.Pool[C.WGPUBuffer] // read-back buffers
 	params   paramArena
 	pipes    map[string]C.WGPUComputePipeline
 	recorded []string // ops recorded since the last flush, for errors found at submission
@@ -98,8 +101,7 @@ func newDevice() (*device, error) {
 		return nil, unavailable(fmt.Sprintf("Dawn (%s) opened no device: %s (%s)", d.library, cstr(msg), d.driver.note), nil)
 	}
 	d.limits = d.c.limits
-	d.pool = newPool(C.LW_USAGE_STORAGE|C.LW_USAGE_COPY_SRC|C.LW_USAGE_COPY_DST, 1<<30)
-	d.staging = newPool(C.LW_USAGE_MAP_READ|C.LW_USAGE_COPY_DST, 256<<20)
+	newPools(d)
 	if err := d.params.init(d); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lathe-ml/lathe/dispatch"
 )
@@ -118,4 +119,30 @@ func TestNoVulkanDriverIsRefused(t *testing.T) {
 		t.Fatalf("child said:\n%s", out)
 	}
 	t.Logf("child: %s", strings.TrimSpace(string(out)))
+}
+
+// TestUploadWithAnErrorPending: an upload that finds an error Dawn
+// reported earlier returns it, and gives its buffer back without waiting
+// on the device's lock, which it holds (issue 15, defect 2: it deadlocked).
+func TestUploadWithAnErrorPending(t *testing.T) {
+	d := testDevice(t)
+	uploadF32(t, []float32{0, 0, 0}).Release() // so that the upload's buffer comes from the cache
+	d.mu.Lock()
+	d.c.error_type = 2 // a validation error, as Dawn's callback would leave it
+	d.c.error_message[0] = 0
+	d.mu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		_, err := backend{}.Upload(dispatch.Device{Kind: kind}, []float32{1, 2, 3})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, dispatch.ErrUnsupported) {
+			t.Fatalf("upload with an error pending: %v, want Dawn's refusal", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("an upload with an error pending did not return in 30 s: deadlock")
+	}
+	stillWorks(t, uploadF32(t, []float32{1, 2, 3}))
 }
