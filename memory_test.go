@@ -103,3 +103,22 @@ func TestSetAllowTF32ReachesBackends(t *testing.T) {
 		t.Errorf("SetAllowTF32(false) did not reach the backend")
 	}
 }
+
+// TestHugeResultIsAnError: an op whose result no device could hold (4 TiB)
+// is ErrOutOfMemory on every device, never a crash (issue 15, defect 5).
+func TestHugeResultIsAnError(t *testing.T) {
+	for _, info := range DeviceStatus() {
+		dev := info.Device
+		t.Run(dev.String(), func(t *testing.T) {
+			if !info.Available {
+				t.Skipf("%v cannot be opened here: %v", dev, info.Err)
+			}
+			one := Ones(dev, Float32, 1, 1)
+			err := one.Expand(1<<20, 1<<20).Contiguous().Err()
+			if !errors.Is(err, ErrOutOfMemory) {
+				t.Fatalf("a 4 TiB copy: %v, want ErrOutOfMemory", err)
+			}
+			t.Log(err)
+		})
+	}
+}

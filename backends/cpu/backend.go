@@ -29,10 +29,11 @@ func (backend) Alloc(_ dispatch.Device, dt dispatch.DType, n int) (dispatch.Buff
 	if n < 0 {
 		return nil, &dispatch.Error{Kind: dispatch.ErrValue, Detail: fmt.Sprintf("cannot allocate %d elements", n)}
 	}
-	if b, ok := alloc(dt, n); ok {
-		return b, nil
+	b, ok, err := pooled(dt, n)
+	if !ok {
+		return nil, &dispatch.Error{Kind: dispatch.ErrDType, Detail: "cannot allocate dtype " + dt.String()}
 	}
-	return nil, &dispatch.Error{Kind: dispatch.ErrDType, Detail: "cannot allocate dtype " + dt.String()}
+	return b, err
 }
 
 func (backend) Upload(_ dispatch.Device, data any) (dispatch.Buffer, error) {

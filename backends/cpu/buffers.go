@@ -1,23 +1,31 @@
 package cpu
 
 import (
+	"fmt"
+	"math"
+	"os"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
+	"github.com/lathe-ml/lathe/alloc"
 	"github.com/lathe-ml/lathe/dispatch"
 )
 
 // A buffer is a cpu tensor's memory: one Go slice of the dtype's type. A
-// buffer that Alloc made goes back to its pool when the last tensor on it is
-// released, so
-// a training loop that makes the same shapes every step reuses the same
-// memory instead of asking the garbage collector for megabytes per step, as
-// PyTorch's caching allocator does for its devices. A buffer made around a
-// caller's slice (Upload) is never pooled: the caller may still hold it.
+// buffer that Alloc made comes from the cpu's pool (lathe's one caching
+// allocator, package alloc) and goes back to it when the last tensor on it
+// is released, so a training loop that makes the same shapes every step
+// reuses the same memory instead of asking the garbage collector for
+// megabytes per step. A buffer made around a caller's slice (Upload) is
+// never pooled: the caller may still hold it.
+//
+// The pool's handle is the buffer itself, so a buffer from the cache costs
+// no allocation at all; one that nobody releases is the garbage
+// collector's, with no cleanup (dispatch.HeapBuffer), which would cost more
+// than the small ops it runs.
 type buffer[T any] struct {
-	data []T
-	home *pool[T] // nil: not pooled
+	data []T                     // a slice of the whole block: cap(data) elements
+	home *alloc.Pool[*buffer[T]] // nil: not pooled
 }
 
 // OnGoHeap tells dispatch that an unreleased buffer is the garbage
@@ -26,99 +34,81 @@ func (*buffer[T]) OnGoHeap() {}
 
 func (b *buffer[T]) Free() {
 	if b.home != nil {
-		b.home.put(b)
+		b.home.Free(alloc.Block[*buffer[T]]{Handle: b, Size: int64(cap(b.data)) * elemSize[T]()})
 	}
 }
 
-// pool keeps freed buffers of one dtype by size class: the size rounded up
-// to 16 elements. A training loop asks for the same sizes every step, so
-// close classes reuse as well as coarse ones would, and a buffer that is
-// never released (most forward activations) wastes almost nothing.
-// (PyTorch's caching allocator rounds to 512 bytes and splits large blocks;
-// a cpu pool that only serves repeats needs neither.)
-type pool[T any] struct {
-	mu   sync.Mutex
-	free map[int][]*buffer[T] // by class, most recently freed last
-}
-
+// The cpu's pool numbers: classes of a 64-byte cache line up to 1 MiB,
+// then of a 4 KiB page (Go's allocator gives a large slice whole pages
+// anyway), so that a buffer nobody releases, as most forward activations
+// are, wastes almost nothing; up to 1 GiB cached over the five element types
+// (enough for the working set of a training step, not so much that an idle
+// program holds gigabytes); memory past the cap goes to the garbage
+// collector at once. A pool per element type, since a buffer is a typed
+// slice.
 var (
-	pools = struct {
-		f32 pool[float32]
-		f64 pool[float64]
-		i32 pool[int32]
-		i64 pool[int64]
-		b   pool[bool]
-	}{}
-
-	// cachedBytes is what all pools hold; a freed buffer that would take it
-	// past cacheLimit is left to the garbage collector instead.
-	cachedBytes atomic.Int64
-	cacheLimit  atomic.Int64
-	poolHits    atomic.Int64
-	poolMisses  atomic.Int64
+	classes  = alloc.Classes{Align: 64, Small: 1 << 20, Large: 4 << 10}
+	cacheCap = alloc.NewCap(defaultCacheLimit)
+	pools    = struct {
+		f32 *alloc.Pool[*buffer[float32]]
+		f64 *alloc.Pool[*buffer[float64]]
+		i32 *alloc.Pool[*buffer[int32]]
+		i64 *alloc.Pool[*buffer[int64]]
+		b   *alloc.Pool[*buffer[bool]]
+	}{newPool[float32](), newPool[float64](), newPool[int32](), newPool[int64](), newPool[bool]()}
 )
 
-// defaultCacheLimit bounds the memory the pools keep: enough for the working
-// set of a training step, not so much that an idle program holds gigabytes.
 const defaultCacheLimit = 1 << 30
 
-func init() { cacheLimit.Store(defaultCacheLimit) }
-
-// sizeClass is the capacity a buffer of n elements gets.
-func sizeClass(n int) int { return max(16, (n+15)&^15) }
-
-func elemSize[T any]() int64 {
-	var v T
-	return int64(unsafe.Sizeof(v))
+func newPool[T any]() *alloc.Pool[*buffer[T]] {
+	return alloc.New[*buffer[T]](hostMemory[T]{}, alloc.Config{Device: "cpu", Classes: classes, Cap: cacheCap, Heap: true})
 }
 
-// get returns a zeroed buffer of n elements, from the pool when it has one
-// of n's class. Zeroing keeps the contract of a fresh Go slice, which
-// kernels that accumulate into their output rely on.
-func (p *pool[T]) get(n int) *buffer[T] {
-	class := sizeClass(n)
-	p.mu.Lock()
-	list := p.free[class]
-	var b *buffer[T]
-	if k := len(list); k > 0 {
-		b, list[k-1] = list[k-1], nil
-		p.free[class] = list[:k-1]
-	}
-	p.mu.Unlock()
-	if b == nil {
-		poolMisses.Add(1)
-		return &buffer[T]{data: make([]T, n, class), home: p}
-	}
-	poolHits.Add(1)
-	cachedBytes.Add(-int64(class) * elemSize[T]())
-	b.data = b.data[:n]
-	clear(b.data)
-	return b
+// hostMemory is the pool's view of the machine for one element type: new
+// memory is a Go slice, and the garbage collector takes it back.
+type hostMemory[T any] struct{}
+
+func (hostMemory[T]) Alloc(size int64) (b *buffer[T], err error) {
+	defer func() {
+		if recover() != nil { // makeslice: len out of range, where no limit was known
+			b, err = nil, &dispatch.Error{Kind: dispatch.ErrOutOfMemory, Detail: "cpu: a slice of " + fmt.Sprint(size) + " bytes is more than Go can allocate"}
+		}
+	}()
+	return &buffer[T]{data: make([]T, size/elemSize[T]())}, nil
 }
 
-func (p *pool[T]) put(b *buffer[T]) {
-	class := cap(b.data)
-	size := int64(class) * elemSize[T]()
-	if cachedBytes.Add(size) > cacheLimit.Load() {
-		cachedBytes.Add(-size)
-		return
+func (hostMemory[T]) Free(*buffer[T]) error { return nil }
+func (hostMemory[T]) Drain() error          { return nil }
+
+// Info is the memory the cpu device may use (memoryLimit) and what is free
+// of it: the machine's available memory, at most the limit.
+func (hostMemory[T]) Info() (free, total int64, err error) {
+	total, err = memoryLimit()
+	if err != nil {
+		return 0, 0, err
 	}
-	p.mu.Lock()
-	if p.free == nil {
-		p.free = map[int][]*buffer[T]{}
+	free = total
+	if avail, _ := alloc.HostMemory(); avail > 0 {
+		free = min(avail, total)
 	}
-	p.free[class] = append(p.free[class], b)
-	p.mu.Unlock()
+	return free, total, nil
 }
 
-func (p *pool[T]) empty() {
-	p.mu.Lock()
-	for class, list := range p.free {
-		cachedBytes.Add(-int64(class*len(list)) * elemSize[T]())
+// memoryLimit is the memory the cpu device may use, which no single buffer
+// may pass: LATHE_CPU_MEMORY where it is set (a byte count such as 16GiB,
+// read once), else the machine's memory (MemTotal), else, where there is
+// no /proc/meminfo, no limit.
+var memoryLimit = sync.OnceValues(func() (int64, error) {
+	if v, ok := os.LookupEnv("LATHE_CPU_MEMORY"); ok {
+		n, err := alloc.ParseBytes(v)
+		if err != nil {
+			return 0, &dispatch.Error{Kind: dispatch.ErrValue, Detail: "LATHE_CPU_MEMORY: " + err.Error(),
+				Fix: "set LATHE_CPU_MEMORY to the memory the cpu device may use, such as 16GiB, or unset it to use the machine's"}
+		}
+		return n, nil
 	}
-	p.free = nil
-	p.mu.Unlock()
-}
+	return alloc.HostTotal(), nil
+})
 
 // EmptyCache hands every pooled buffer to the garbage collector (PyTorch's
 // torch.cuda.empty_cache, for the cpu).
@@ -127,48 +117,112 @@ func (backend) EmptyCache(dispatch.Device) error {
 	return nil
 }
 
-// MemoryStats reports what the pools hold and how they served allocations.
-func (backend) MemoryStats(dispatch.Device) (dispatch.MemoryStats, error) {
-	cached, hits, misses := CacheStats()
-	return dispatch.MemoryStats{Cached: cached, Allocs: hits + misses, CacheHits: hits}, nil
-}
-
 func emptyCache() {
-	pools.f32.empty()
-	pools.f64.empty()
-	pools.i32.empty()
-	pools.i64.empty()
-	pools.b.empty()
+	pools.f32.EmptyCache()
+	pools.f64.EmptyCache()
+	pools.i32.EmptyCache()
+	pools.i64.EmptyCache()
+	pools.b.EmptyCache()
 }
 
-// CacheStats reports the bytes the pools hold and how many allocations they
-// served (hits) or passed to the Go allocator (misses) since the start.
-func CacheStats() (cached, hits, misses int64) {
-	return cachedBytes.Load(), poolHits.Load(), poolMisses.Load()
+// MemoryStats reports the pools' figures, summed over the element types
+// (the peaks too, so they bound the true peak from above), with the memory
+// the cpu device may use.
+func (backend) MemoryStats(dispatch.Device) (dispatch.MemoryStats, error) {
+	var s dispatch.MemoryStats
+	for _, p := range []dispatch.MemoryStats{pools.f32.Stats(), pools.f64.Stats(), pools.i32.Stats(), pools.i64.Stats(), pools.b.Stats()} {
+		s.Allocated += p.Allocated
+		s.PeakAllocated += p.PeakAllocated
+		s.Cached += p.Cached
+		s.Reserved += p.Reserved
+		s.PeakReserved += p.PeakReserved
+		s.Segments += p.Segments
+		s.Allocs += p.Allocs
+		s.CacheHits += p.CacheHits
+		s.OOMRetries += p.OOMRetries
+		s.Collections += p.Collections
+		s.Free, s.Total = p.Free, p.Total
+	}
+	return s, nil
 }
 
-// alloc returns a zeroed buffer of n elements of dtype dt.
-func alloc(dt dispatch.DType, n int) (dispatch.Buffer, bool) {
+func elemSize[T any]() int64 {
+	var v T
+	return int64(unsafe.Sizeof(v))
+}
+
+// get returns a zeroed buffer of n elements from p. Zeroing a reused
+// buffer keeps the contract of a fresh Go slice, which kernels that
+// accumulate into their output rely on.
+func get[T any](p *alloc.Pool[*buffer[T]], n int) (*buffer[T], error) {
+	size := elemSize[T]()
+	if int64(n) > math.MaxInt64/size {
+		return nil, &dispatch.Error{Kind: dispatch.ErrOutOfMemory, Detail: fmt.Sprintf("cpu: out of memory: %d elements of %d bytes are more bytes than any machine has", n, size)}
+	}
+	blk, err := p.Alloc(int64(n) * size)
+	if err != nil {
+		return nil, err
+	}
+	b := blk.Handle
+	b.data = b.data[:n]
+	if b.home != nil { // from the cache; new memory is zeroed already
+		clear(b.data)
+	}
+	b.home = p
+	return b, nil
+}
+
+// pooled returns a zeroed buffer of n elements of dtype dt; ok is false
+// for a dtype the cpu does not hold.
+func pooled(dt dispatch.DType, n int) (b dispatch.Buffer, ok bool, err error) {
 	switch dt {
 	case dispatch.Float32:
-		return pools.f32.get(n), true
+		b, err = orNil(get(pools.f32, n))
 	case dispatch.Float64:
-		return pools.f64.get(n), true
+		b, err = orNil(get(pools.f64, n))
 	case dispatch.Int32:
-		return pools.i32.get(n), true
+		b, err = orNil(get(pools.i32, n))
 	case dispatch.Int64:
-		return pools.i64.get(n), true
+		b, err = orNil(get(pools.i64, n))
 	case dispatch.Bool:
-		return pools.b.get(n), true
+		b, err = orNil(get(pools.b, n))
+	default:
+		return nil, false, nil
 	}
-	return nil, false
+	return b, true, err
 }
 
-// newBuffer is alloc for kernels' own temporaries, whose dtype is one of
-// the five (bool stands in for any other, as a zero value would).
+// orNil keeps a failed get's nil pointer out of the interface.
+func orNil[T any](b *buffer[T], err error) (dispatch.Buffer, error) {
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// newBuffer is a buffer for kernels' own temporaries, whose dtype is one
+// of the five (bool stands in for any other, as a zero value would) and
+// whose size is that of a tensor that exists already, so the pool's refusal
+// (which a kernel has no way to return) cannot happen; were it to, the
+// buffer is a plain slice outside the pool.
 func newBuffer(dt dispatch.DType, n int) dispatch.Buffer {
-	if b, ok := alloc(dt, n); ok {
+	b, ok, err := pooled(dt, n)
+	if !ok {
+		dt = dispatch.Bool
+		b, _, err = pooled(dt, n)
+	}
+	if err == nil {
 		return b
 	}
-	return pools.b.get(n)
+	switch dt {
+	case dispatch.Float32:
+		return &buffer[float32]{data: make([]float32, n)}
+	case dispatch.Float64:
+		return &buffer[float64]{data: make([]float64, n)}
+	case dispatch.Int32:
+		return &buffer[int32]{data: make([]int32, n)}
+	case dispatch.Int64:
+		return &buffer[int64]{data: make([]int64, n)}
+	}
+	return &buffer[bool]{data: make([]bool, n)}
 }

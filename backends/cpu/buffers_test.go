@@ -1,6 +1,12 @@
 package cpu
 
 import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -15,17 +21,17 @@ func TestPoolReusesReleasedBuffers(t *testing.T) {
 	}
 	view := a.View([]int{10, 100}, []int{100, 1}, 0)
 	a.Release()
-	if cached, _, _ := CacheStats(); cached != 0 {
+	if cached, _, _ := cacheStats(); cached != 0 {
 		t.Fatalf("a buffer with a live view went to the pool (%d bytes cached)", cached)
 	}
 	view.Release()
-	if cached, _, _ := CacheStats(); cached != 1008*4 {
+	if cached, _, _ := cacheStats(); cached != 1008*4 {
 		t.Fatalf("cached %d bytes after the last release, want %d (1000 rounded up to its class)", cached, 1008*4)
 	}
-	_, hits, _ := CacheStats()
+	_, hits, _ := cacheStats()
 	b := dispatch.NewTensor(cpu0, dispatch.Float32, []int{1001}, newBuffer(dispatch.Float32, 1001))
 	got := elems[float32](b)
-	if _, h, _ := CacheStats(); h != hits+1 || &got[0] != &data[0] {
+	if _, h, _ := cacheStats(); h != hits+1 || &got[0] != &data[0] {
 		t.Fatal("a buffer of the same class was not reused")
 	}
 	if len(got) != 1001 {
@@ -38,7 +44,7 @@ func TestPoolReusesReleasedBuffers(t *testing.T) {
 	}
 	b.Release()
 	emptyCache()
-	if cached, _, _ := CacheStats(); cached != 0 {
+	if cached, _, _ := cacheStats(); cached != 0 {
 		t.Fatalf("EmptyCache left %d bytes", cached)
 	}
 }
@@ -51,29 +57,69 @@ func TestPoolNeverTakesUploadedSlices(t *testing.T) {
 		t.Fatal(err)
 	}
 	dispatch.NewTensor(cpu0, dispatch.Float64, []int{3}, buf).Release()
-	if cached, _, _ := CacheStats(); cached != 0 {
+	if cached, _, _ := cacheStats(); cached != 0 {
 		t.Fatalf("a caller's slice went to the pool (%d bytes cached)", cached)
 	}
 }
 
 func TestPoolLimit(t *testing.T) {
 	emptyCache()
-	defer cacheLimit.Store(defaultCacheLimit)
-	cacheLimit.Store(1 << 12)
+	defer cacheCap.SetLimit(defaultCacheLimit)
+	cacheCap.SetLimit(1 << 12)
 	small := dispatch.NewTensor(cpu0, dispatch.Int64, []int{256}, newBuffer(dispatch.Int64, 256)) // 2 KiB
 	big := dispatch.NewTensor(cpu0, dispatch.Int64, []int{1024}, newBuffer(dispatch.Int64, 1024)) // 8 KiB
 	small.Release()
 	big.Release()
-	if cached, _, _ := CacheStats(); cached != 2048 {
+	if cached, _, _ := cacheStats(); cached != 2048 {
 		t.Fatalf("cached %d bytes with a 4 KiB limit, want only the 2 KiB buffer", cached)
 	}
 	emptyCache()
 }
 
-func TestSizeClass(t *testing.T) {
-	for _, c := range [][2]int{{0, 16}, {1, 16}, {16, 16}, {17, 32}, {1000, 1008}, {32768, 32768}} {
-		if got := sizeClass(c[0]); got != c[1] {
-			t.Errorf("sizeClass(%d) = %d, want %d", c[0], got, c[1])
+// cacheStats is what the pools cache and how many allocations they served
+// from the cache (hits) or from new memory (misses).
+func cacheStats() (cached, hits, misses int64) {
+	s, _ := backend{}.MemoryStats(cpu0)
+	return s.Cached, s.CacheHits, s.Allocs - s.CacheHits
+}
+
+// TestAllocLargerThanTheMachine: a buffer larger than the machine's memory
+// is ErrOutOfMemory saying how much was asked and what is free, not Go's
+// fatal "out of memory" (issue 15, defect 5).
+func TestAllocLargerThanTheMachine(t *testing.T) {
+	_, err := backend{}.Alloc(cpu0, dispatch.Float32, 1<<40)
+	if !errors.Is(err, dispatch.ErrOutOfMemory) {
+		t.Fatalf("4 TiB on the cpu: %v, want ErrOutOfMemory", err)
+	}
+	for _, want := range []string{"cpu: out of memory: asked for 4.00 TiB", " free of "} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err, want)
+		}
+	}
+	if _, err := (backend{}).Alloc(cpu0, dispatch.Int64, math.MaxInt/4); !errors.Is(err, dispatch.ErrOutOfMemory) {
+		t.Fatalf("an element count whose bytes overflow: %v, want ErrOutOfMemory", err)
+	}
+}
+
+// TestCPUMemoryVariable: LATHE_CPU_MEMORY sets the memory the cpu device
+// may use; a value that is no byte count is an error that names it. The
+// limit is read once per process, so each case runs in a child process.
+func TestCPUMemoryVariable(t *testing.T) {
+	if os.Getenv("LATHE_CPU_MEMORY_CHILD") == "1" {
+		_, err := backend{}.Alloc(cpu0, dispatch.Float32, 100<<20/4)
+		fmt.Printf("RESULT %v\n", err)
+		return
+	}
+	for _, c := range []struct{ env, want string }{
+		{"64MiB", "asked for 100.0 MiB; tensors hold 0 B and lathe reserves 0 B in all; the device has 64.0 MiB free of 64.0 MiB"},
+		{"16 parsecs", `LATHE_CPU_MEMORY: "16 parsecs" is not a byte count`},
+		{"1TiB", "RESULT <nil>"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestCPUMemoryVariable$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "LATHE_CPU_MEMORY_CHILD=1", "LATHE_CPU_MEMORY="+c.env)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), c.want) {
+			t.Errorf("LATHE_CPU_MEMORY=%s: %v\n%s\nwant %q", c.env, err, out, c.want)
 		}
 	}
 }
