@@ -106,7 +106,7 @@ func (f *fakeMemory) log() []string {
 var (
 	cudaClasses = Classes{Align: 512, Small: 1 << 20, Large: 2 << 20}
 	wgpuClasses = Classes{Align: 256, Small: 64 << 10}
-	cpuClasses  = Classes{Align: 64, Small: 1 << 20}
+	cpuClasses  = Classes{Align: 64, Small: 1 << 20, Large: 4 << 10}
 )
 
 // cudaLike is the cuda backend's configuration over a fake device, with

@@ -119,18 +119,15 @@ func (c *Cap) excess() int64 {
 // Block is a piece of device memory that one buffer holds at a time: its
 // size class's bytes at Offset in the allocation Handle (Offset is not 0
 // only for a slab's slots). A backend keeps the Block it got from Alloc and
-// gives that same value to Free, once.
+// gives that same value to Free, once; a block of a pool without slabs is
+// its Handle and Size alone, so a backend may keep those and give Free a
+// Block made of them (the cpu does, to keep its buffers small).
 type Block[H any] struct {
 	Handle H
 	Offset int64
 	Size   int64
 	seg    *segment[H] // the slab it was cut from; nil for a whole allocation
-	reused bool
 }
-
-// Reused reports whether the block came from the cache, so that it holds
-// what its last user left (memory new from the device may be zeroed).
-func (b Block[H]) Reused() bool { return b.reused }
 
 // segment is a slab: one allocation cut into slots of one class.
 type segment[H any] struct {
@@ -150,9 +147,9 @@ type Pool[H any] struct {
 	total atomic.Int64 // the device's total memory; -1 until asked
 
 	mu     sync.Mutex
-	free   map[int64][]Block[H] // cached blocks by class, most recently freed last
-	st     dispatch.MemoryStats // without Free and Total
-	nextGC int64                // live bytes past which to collect; 0 for never
+	free   map[int64]*[]Block[H] // cached blocks by class, most recently freed last
+	st     dispatch.MemoryStats  // without Free and Total
+	nextGC int64                 // live bytes past which to collect; 0 for never
 }
 
 // New returns a pool over mem.
@@ -163,7 +160,7 @@ func New[H any](mem Memory[H], cfg Config) *Pool[H] {
 	if cfg.Slab > 0 && (cfg.Classes.Small > cfg.Slab/2 || cfg.Slab%cfg.Classes.Align != 0) {
 		panic("alloc: a slab must hold two slots of the largest small class, in whole Align steps")
 	}
-	p := &Pool[H]{mem: mem, cfg: cfg, free: map[int64][]Block[H]{}}
+	p := &Pool[H]{mem: mem, cfg: cfg, free: map[int64]*[]Block[H]{}}
 	p.total.Store(-1)
 	return p
 }
@@ -178,6 +175,25 @@ func (p *Pool[H]) Alloc(n int64) (Block[H], error) {
 	class := p.cfg.Classes.Class(max(n, 1))
 	p.mu.Lock()
 	b, ok := p.cached(class)
+	if !ok && p.cfg.Heap && p.cfg.Slab == 0 {
+		// The heap's fast path, for the small ops whose outputs nobody
+		// releases: count the new allocation under this same lock, then
+		// make it. Past the device's total (or before it is known), the
+		// slow path checks.
+		if t := p.total.Load(); t == 0 || (t > 0 && class <= t) {
+			b = p.record(class, class)
+			p.mu.Unlock()
+			h, err := p.mem.Alloc(class)
+			if err != nil {
+				p.mu.Lock()
+				p.unrecord(b)
+				p.mu.Unlock()
+				return Block[H]{}, err
+			}
+			b.Handle = h
+			return b, nil
+		}
+	}
 	p.mu.Unlock()
 	if ok {
 		return b, nil
@@ -191,7 +207,6 @@ func (p *Pool[H]) Free(b Block[H]) {
 	if b.Size == 0 {
 		return
 	}
-	b.reused = false
 	p.mu.Lock()
 	p.st.Allocated -= b.Size
 	if b.seg != nil {
@@ -207,7 +222,8 @@ func (p *Pool[H]) Free(b Block[H]) {
 	if !p.cfg.Heap {
 		p.cfg.Cap.add(b.Size) // past the cap until the next allocation trims
 	}
-	p.free[b.Size] = append(p.free[b.Size], b)
+	l := p.list(b.Size)
+	*l = append(*l, b)
 	p.st.Cached += b.Size
 	p.mu.Unlock()
 }
@@ -239,30 +255,67 @@ func (p *Pool[H]) SetPressure(bytes int64) {
 // reports that there is none. p.mu is held.
 func (p *Pool[H]) cached(class int64) (Block[H], bool) {
 	b, ok := p.pop(class)
-	for c := class; !ok; {
-		if c = p.cfg.Classes.larger(c, class); c == 0 {
+	if !ok {
+		if b, ok = p.popLarger(class); !ok {
 			return b, false
 		}
-		b, ok = p.pop(c)
 	}
 	p.st.CacheHits++
-	b.reused = true
 	p.handOut(&b)
 	return b, true
 }
 
-func (p *Pool[H]) pop(class int64) (Block[H], bool) {
-	list := p.free[class]
-	k := len(list)
-	if k == 0 {
+// popLarger takes a cached block of the smallest class that may serve a
+// large request of class: it walks the classes up to an eighth above,
+// or, where there are more of them than classes in the cache (fine steps
+// of a huge class), looks through the cache's classes instead.
+func (p *Pool[H]) popLarger(class int64) (Block[H], bool) {
+	if class <= p.cfg.Classes.Small {
 		return Block[H]{}, false
 	}
-	b := list[k-1]
-	list[k-1] = Block[H]{}
-	p.free[class] = list[:k-1]
+	c := class
+	for range len(p.free) {
+		if c = p.cfg.Classes.larger(c, class); c == 0 {
+			return Block[H]{}, false
+		}
+		if b, ok := p.pop(c); ok {
+			return b, true
+		}
+	}
+	best := int64(0)
+	for k, list := range p.free {
+		if len(*list) > 0 && k > c && k-class <= class/8 && (best == 0 || k < best) {
+			best = k
+		}
+	}
+	if best == 0 {
+		return Block[H]{}, false
+	}
+	return p.pop(best)
+}
+
+func (p *Pool[H]) pop(class int64) (b Block[H], ok bool) {
+	l := p.free[class]
+	if l == nil || len(*l) == 0 {
+		return b, false
+	}
+	list := *l
+	k := len(list) - 1
+	b, list[k] = list[k], Block[H]{}
+	*l = list[:k]
 	p.st.Cached -= b.Size
 	p.cfg.Cap.add(-b.Size)
 	return b, true
+}
+
+// list is the free list of class, made on first use. p.mu is held.
+func (p *Pool[H]) list(class int64) *[]Block[H] {
+	l := p.free[class]
+	if l == nil {
+		l = new([]Block[H])
+		p.free[class] = l
+	}
+	return l
 }
 
 // handOut counts a block given to a buffer. p.mu is held.
@@ -348,26 +401,44 @@ func (p *Pool[H]) grow(n, class int64) (Block[H], error) {
 func (p *Pool[H]) carve(h H, size, class int64) Block[H] {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.st.Segments++
-	p.st.Reserved += size
-	p.st.PeakReserved = max(p.st.PeakReserved, p.st.Reserved)
-	b := Block[H]{Handle: h, Size: class}
+	b := p.record(size, class)
+	b.Handle = h
 	if size != class {
-		seg := &segment[H]{handle: h, size: size}
+		seg := &segment[H]{handle: h, size: size, used: 1}
 		b.seg = seg
 		// The other slots wait in the cache, lowest address last so that
 		// it goes next.
 		n := size / class
-		list := p.free[class]
+		l := p.list(class)
 		for i := n - 1; i >= 1; i-- {
-			list = append(list, Block[H]{Handle: h, Offset: i * class, Size: class, seg: seg})
+			*l = append(*l, Block[H]{Handle: h, Offset: i * class, Size: class, seg: seg})
 		}
-		p.free[class] = list
 		p.st.Cached += (n - 1) * class
 		p.cfg.Cap.add((n - 1) * class)
 	}
-	p.handOut(&b)
 	return b
+}
+
+// record counts a new allocation of size bytes and the block of class
+// that it serves, handed out. p.mu is held.
+func (p *Pool[H]) record(size, class int64) Block[H] {
+	p.st.Segments++
+	p.st.Reserved += size
+	p.st.PeakReserved = max(p.st.PeakReserved, p.st.Reserved)
+	b := Block[H]{Size: class}
+	p.st.Allocs++
+	p.st.Allocated += class
+	p.st.PeakAllocated = max(p.st.PeakAllocated, p.st.Allocated)
+	return b
+}
+
+// unrecord takes back what record counted, for an allocation the device
+// refused. p.mu is held.
+func (p *Pool[H]) unrecord(b Block[H]) {
+	p.st.Segments--
+	p.st.Reserved -= b.Size
+	p.st.Allocs--
+	p.st.Allocated -= b.Size
 }
 
 // deviceTotal is the device's total memory (0 if it cannot tell), asked

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lathe-ml/lathe/dispatch"
 )
@@ -35,6 +36,7 @@ func TestClasses(t *testing.T) {
 		{"cpu/1000", cpuClasses, 1000, 1024},
 		{"cpu/4000", cpuClasses, 4000, 4032},
 		{"cpu/16MiB", cpuClasses, 16 << 20, 16 << 20},
+		{"cpu/100MiB+1", cpuClasses, 100<<20 + 1, 100<<20 + 4<<10},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := c.classes.Class(c.n)
@@ -72,6 +74,7 @@ func TestLargerClassesServe(t *testing.T) {
 		{cudaClasses, 10 << 20, nil}, // 12 MiB is a fifth larger
 		{cudaClasses, 20 << 20, []int64{22 << 20}},
 		{cudaClasses, 40 << 20, []int64{42 << 20, 44 << 20}},
+		{cpuClasses, 1 << 20, nil}, // small
 	} {
 		var got []int64
 		for k := c.classes.larger(c.class, c.class); k != 0; k = c.classes.larger(k, c.class) {
@@ -80,6 +83,16 @@ func TestLargerClassesServe(t *testing.T) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%+v: classes serving %d: %v, want %v", c.classes, c.class, got, c.want)
 		}
+	}
+	// In 4 KiB steps, the 32 classes up to an eighth above 1 MiB + 4 KiB.
+	class, n := int64(1<<20+4<<10), 0
+	for k := cpuClasses.larger(class, class); k != 0; k = cpuClasses.larger(k, class) {
+		if n++; k-class > class/8 {
+			t.Fatalf("class %d serves %d", k, class)
+		}
+	}
+	if n != 32 {
+		t.Errorf("%d classes serve %d in 4 KiB steps, want 32", n, class)
 	}
 }
 
@@ -102,8 +115,8 @@ func TestSlabs(t *testing.T) {
 	// A freed slot is the next one handed out (most recently freed first).
 	p.Free(a)
 	c, _ := p.Alloc(512)
-	if c.Handle != a.Handle || c.Offset != a.Offset || !c.Reused() {
-		t.Fatalf("after freeing a, got the slot at %d (reused %v), want a's %d", c.Offset, c.Reused(), a.Offset)
+	if c != a {
+		t.Fatalf("after freeing a, got the slot at %d, want a's %d", c.Offset, a.Offset)
 	}
 	// A full slab makes a second one: a 2 MiB slab has 4096 slots of 512 bytes.
 	for range 4096 - 2 {
@@ -136,7 +149,7 @@ func TestLargeBestFit(t *testing.T) {
 	p.Free(a)
 	// 9.5 MiB rounds to 10 MiB: the cached block serves it.
 	b, _ := p.Alloc(19 << 19)
-	if b != (Block[uint64]{Handle: a.Handle, Size: a.Size, reused: true}) || mem.mallocs != 1 {
+	if b != (Block[uint64]{Handle: a.Handle, Size: a.Size}) || mem.mallocs != 1 {
 		t.Fatalf("9.5 MiB after freeing 10 MiB: %d device allocations, block %+v", mem.mallocs, b)
 	}
 	p.Free(b)
@@ -300,5 +313,33 @@ func TestNegativeRequest(t *testing.T) {
 	p := cudaLike(newFake(1 << 20))
 	if _, err := p.Alloc(-1); !errors.Is(err, dispatch.ErrValue) {
 		t.Fatalf("Alloc(-1) = %v, want ErrValue", err)
+	}
+}
+
+// TestBestFitAmongManyClasses: where an eighth above a class spans more
+// fine steps than the cache has classes, the pool looks through the
+// cache's classes: it finds the smallest that serves, and a huge request
+// costs no walk over millions of steps.
+func TestBestFitAmongManyClasses(t *testing.T) {
+	mem := newFake(1 << 50)
+	p := New[uint64](mem, Config{Device: "cpu", Classes: cpuClasses, Heap: true})
+	var blocks []Block[uint64]
+	for _, n := range []int64{1 << 30, 1<<30 + 64<<20, 1<<30 + 100<<20, 1<<30 + 200<<20, 1 << 20} {
+		b, _ := p.Alloc(n)
+		blocks = append(blocks, b)
+	}
+	for _, b := range blocks {
+		p.Free(b)
+	}
+	if b, _ := p.Alloc(1<<30 + 32<<20); b.Size != 1<<30+64<<20 {
+		t.Fatalf("1 GiB + 32 MiB took a block of %d, want the 1 GiB + 64 MiB one", b.Size)
+	}
+	mem.calls = nil
+	start := time.Now()
+	if b, _ := p.Alloc(1 << 40); !slices.Equal(mem.log(), []string{"alloc"}) || b.Size != 1<<40 {
+		t.Fatalf("1 TiB: calls %v, block %d", mem.log(), b.Size)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("a 1 TiB miss took %v", d)
 	}
 }

@@ -61,7 +61,7 @@ func (p *Pool[H]) take(want int64) leaving[H] {
 	var r leaving[H]
 	classes := make([]int64, 0, len(p.free))
 	for class, list := range p.free {
-		if len(list) > 0 {
+		if len(*list) > 0 {
 			classes = append(classes, class)
 		}
 	}
@@ -74,14 +74,15 @@ func (p *Pool[H]) take(want int64) leaving[H] {
 		if p.slabbed(class) {
 			continue
 		}
-		list := p.free[class]
+		l := p.free[class]
+		list := *l
 		i := 0
 		for ; i < len(list) && r.bytes < want; i++ {
 			r.blocks = append(r.blocks, list[i])
 			r.handles = append(r.handles, list[i].Handle)
 			r.bytes += class
 		}
-		p.free[class] = append(list[:0], list[i:]...)
+		*l = append(list[:0], list[i:]...)
 		clear(list[len(list)-i:])
 		p.st.Cached -= int64(i) * class
 		p.cfg.Cap.add(-int64(i) * class)
@@ -91,7 +92,8 @@ func (p *Pool[H]) take(want int64) leaving[H] {
 		if r.bytes >= want || !p.slabbed(class) {
 			continue
 		}
-		for _, b := range p.free[class] {
+		l := p.free[class]
+		for _, b := range *l {
 			if s := b.seg; s.used == 0 && !s.leaving && r.bytes < want {
 				s.leaving = true
 				r.slabs = append(r.slabs, s)
@@ -99,7 +101,7 @@ func (p *Pool[H]) take(want int64) leaving[H] {
 				r.bytes += s.size
 			}
 		}
-		list := p.free[class]
+		list := *l
 		kept := list[:0]
 		for _, b := range list {
 			if b.seg.leaving {
@@ -111,7 +113,7 @@ func (p *Pool[H]) take(want int64) leaving[H] {
 			}
 		}
 		clear(list[len(kept):])
-		p.free[class] = kept
+		*l = kept
 	}
 	return r
 }
@@ -125,7 +127,8 @@ func (p *Pool[H]) restore(r leaving[H]) {
 		s.leaving = false
 	}
 	for _, b := range r.blocks {
-		p.free[b.Size] = append(p.free[b.Size], b)
+		l := p.list(b.Size)
+		*l = append(*l, b)
 		p.st.Cached += b.Size
 		p.cfg.Cap.add(b.Size)
 	}
