@@ -504,16 +504,16 @@ func (p *Pool[H]) collect(class int64) (Block[H], bool) {
 // outOfMemory is ErrOutOfMemory with the figures that say where memory
 // went.
 func (p *Pool[H]) outOfMemory(asked, class int64, cause error) error {
-	detail := p.cfg.Device + ": out of memory: asked for " + formatBytes(asked)
+	detail := p.cfg.Device + ": out of memory: asked for " + FormatBytes(asked)
 	if class != asked {
-		detail += " (a block of " + formatBytes(class) + ")"
+		detail += " (a block of " + FormatBytes(class) + ")"
 	}
 	p.mu.Lock()
 	st := p.st
 	p.mu.Unlock()
-	detail += "; tensors hold " + formatBytes(st.Allocated) + " and lathe reserves " + formatBytes(st.Reserved) + " in all"
+	detail += "; tensors hold " + FormatBytes(st.Allocated) + " and lathe reserves " + FormatBytes(st.Reserved) + " in all"
 	if free, total, err := p.mem.Info(); err == nil && total > 0 {
-		detail += "; the device has " + formatBytes(free) + " free of " + formatBytes(total)
+		detail += "; the device has " + FormatBytes(free) + " free of " + FormatBytes(total)
 	}
 	var e *dispatch.Error
 	if errors.As(cause, &e) && e.Err != nil {
@@ -523,8 +523,9 @@ func (p *Pool[H]) outOfMemory(asked, class int64, cause error) error {
 		Fix: "release tensors that are no longer needed (Release), use a smaller batch, or free memory that other programs hold"}
 }
 
-// formatBytes writes a byte count for people: 512 B, 3.0 MiB, 1.50 GiB.
-func formatBytes(n int64) string {
+// FormatBytes writes a byte count for people: 512 B, 3.0 MiB, 1.50 GiB,
+// 4.00 TiB.
+func FormatBytes(n int64) string {
 	switch {
 	case n < 1<<10:
 		return fmt.Sprintf("%d B", n)

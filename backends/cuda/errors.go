@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 
+	"github.com/lathe-ml/lathe/alloc"
 	"github.com/lathe-ml/lathe/dispatch"
 )
 
@@ -108,14 +109,4 @@ func cublasError(dev dispatch.Device, where, call string, status int, name, text
 }
 
 // formatBytes writes a byte count for people: 512 B, 3.0 MiB, 1.50 GiB.
-func formatBytes(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	case n < 1<<30:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-}
+var formatBytes = alloc.FormatBytes
