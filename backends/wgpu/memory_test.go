@@ -3,7 +3,10 @@
 package wgpu_test
 
 import (
+	"fmt"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/backends/wgpu"
@@ -74,4 +77,58 @@ func TestDroppedTensorsAreCollected(t *testing.T) {
 		t.Fatalf("48 dropped 4 MiB tensors with a 32 MiB threshold left %d MiB live", grew>>20)
 	}
 	src.Release()
+}
+
+// TestConcurrentReleaseAndRead: goroutines that make, read, release and
+// drop tensors on wgpu:0 while the garbage collector's cleanups release
+// others and the cache is emptied, with a small cap and a low pressure
+// threshold so that every path that gives memory back runs: no deadlock,
+// no wrong value, no Dawn error (issue 15, defect 2 showed in such a run).
+func TestConcurrentReleaseAndRead(t *testing.T) {
+	dev := openWGPU(t)
+	defer wgpu.SetCacheLimit(1 << 20)()
+	defer wgpu.SetPressure(8 << 20)()
+	shared := lathe.Full(dev, lathe.Float32, 2, 1<<14)
+	done := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for i := range 40 {
+				x := shared.MulScalar(float64(g + 1))
+				y := x.AddScalar(1)
+				if i%3 == 0 {
+					x.Release() // y's op still reads it
+				}
+				z := y.Sum()
+				y.Release()
+				got, err := z.Item()
+				if err != nil {
+					done <- err
+					return
+				}
+				if want := float64((2*(g+1) + 1) << 14); got != want {
+					done <- fmt.Errorf("goroutine %d step %d: sum %v, want %v", g, i, got, want)
+					return
+				}
+				if g == 0 && i%10 == 0 {
+					runtime.GC()
+					if err := lathe.EmptyCache(dev); err != nil {
+						done <- err
+						return
+					}
+				}
+			}
+			done <- nil
+		}()
+	}
+	timeout := time.After(2 * time.Minute)
+	for range 8 {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-timeout:
+			t.Fatal("goroutines sharing wgpu:0 did not finish in 2 minutes: deadlock")
+		}
+	}
 }
