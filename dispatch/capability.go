@@ -25,7 +25,9 @@ type MemoryStats struct {
 	// collector reclaims without a Release is not subtracted: the cpu
 	// tracks none, to keep small ops cheap.
 	Allocated, PeakAllocated int64
-	// Cached is the memory in free blocks kept for reuse.
+	// Cached is the memory in free blocks kept for reuse. On a device with
+	// queued work it may pass the pool's cap until the next allocation that
+	// needs new memory, which gives the excess back once the work is done.
 	Cached int64
 	// Reserved is the memory lathe holds from the system, in use or
 	// cached; PeakReserved is its highest value.
