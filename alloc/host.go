@@ -44,6 +44,9 @@ func parseMeminfo(data []byte) (available, total int64) {
 		case "MemAvailable":
 			available = kb << 10
 		}
+		if total > 0 && available > 0 {
+			break // the first lines; the rest take longer to scan than to read
+		}
 	}
 	return available, total
 }

@@ -71,10 +71,12 @@ type memory struct {
 // Alloc makes a Dawn buffer. On a software adapter it first checks the
 // machine's available memory, since lavapipe crashes where a GPU's driver
 // would report out of memory; an eighth of the machine stays for everything
-// else.
+// else. (Buffers under 1 MiB go unchecked: reading /proc/meminfo takes tens
+// of microseconds, and the pool's collections bound what dropped tensors
+// hold.)
 func (m memory) Alloc(size int64) (C.WGPUBuffer, error) {
 	d := m.d
-	if d.c.adapterType == C.WGPUAdapterType_CPU {
+	if d.c.adapterType == C.WGPUAdapterType_CPU && size >= 1<<20 {
 		if avail, total := alloc.HostMemory(); total > 0 && size+total/8 > avail {
 			return nil, &dispatch.Error{Kind: dispatch.ErrOutOfMemory,
 				Detail: "wgpu:0 (a software adapter) leaves the machine's last eighth of memory free: a buffer of " +
