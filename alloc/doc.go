@@ -23,7 +23,9 @@
 // memory back to the device (Memory.Free) waits for the queued work first
 // (Memory.Drain), and the pool never does that inside Free: Free only takes
 // the pool's own short lock, so releasing a tensor (which the garbage
-// collector's cleanup goroutine also does) never waits for the device.
+// collector's cleanup goroutine also does) never waits for the device. (The
+// cpu's memory, Config.Heap, has no queue: what its Free gives back goes to
+// the garbage collector at once.)
 //
 // In the layers of DESIGN.md, alloc sits beside layout under dispatch: it
 // imports dispatch (for its error and statistics types) and is imported
