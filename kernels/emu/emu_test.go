@@ -34,7 +34,7 @@ func TestKernelsOnHost(t *testing.T) {
 			start := time.Now()
 			// -O0: the programs are small and run briefly, and optimising
 			// hundreds of kernel instantiations is most of a build.
-			build := exec.CommandContext(ctx, cxx, "-std=c++20", "-O0", "-pthread", "-w", "-I../cuda", "-Itestdata", "-o", bin, src)
+			build := exec.CommandContext(ctx, cxx, "-std=c++20", "-O0", "-pthread", "-w", "-I../cuda", "-I../../internal/cudaemu", "-o", bin, src)
 			if out, err := build.CombinedOutput(); err != nil {
 				if strings.Contains(string(out), "barrier") && strings.Contains(string(out), "No such file") {
 					t.Skipf("%s has no C++20 <barrier>: %s", cxx, out)

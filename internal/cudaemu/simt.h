@@ -1,11 +1,13 @@
 // simt.h: just enough of CUDA's device built-ins, on the host, to run
-// lathe's kernels (kernels/cuda/*.cu, included unchanged) on a CPU: each
-// thread of a block is a host thread (kept in a pool), blocks run one after another,
-// __syncthreads is a barrier over the block and __shfl_down_sync exchanges
-// through a slot per thread with a barrier per warp. It is slow and meant
-// for small inputs; what it checks is the kernels' logic (indexing,
-// reduction trees, NaN and tie rules), not their speed or the GPU's
-// rounding of libdevice functions, which are the host libm's here.
+// lathe's kernels (kernels/cuda/*.cu, included unchanged) on a CPU; Load
+// (build.go) compiles every module against it into one library. Each thread
+// of a block is a host thread (kept in a pool), blocks run one after
+// another, __syncthreads is a barrier over the block and __shfl_down_sync
+// exchanges through a slot per thread with a barrier per warp. The launch
+// state is global, so one launch runs at a time (Emulator.Launch locks). It
+// is slow and meant for small inputs; what it checks is the kernels' logic
+// (indexing, reduction trees, NaN and tie rules), not their speed or the
+// GPU's rounding of libdevice functions, which are the host libm's here.
 #pragma once
 
 #include <barrier>
