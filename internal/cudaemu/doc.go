@@ -6,7 +6,13 @@
 // name with the arguments the cuda backend passes to cuLaunchKernel, and
 // device memory is host memory (Alloc).
 //
-// The emulation tests the kernels' logic, not their speed, nor the GPU's
-// math functions, which are the host libm's here. Slow: meant for small
-// tensors.
+// Two kinds of tests use it: this package's, which launch each kernel
+// family on the cases whose semantics are easy to get wrong (indexing and
+// layouts, reduction trees across warps and blocks, grid-stride loops, the
+// NaN, tie, infinity and wrapping rules) and compare with a direct
+// transcription of the rule; and the cuda backend's (backends/cuda,
+// emulate_test.go), which run every registered kernel end to end and
+// compare with the cpu backend. What it checks is the kernels' logic, not
+// their speed, nor the GPU's math functions, which are the host libm's
+// here. Slow: meant for small tensors.
 package cudaemu
