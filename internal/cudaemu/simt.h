@@ -145,65 +145,6 @@ void launch(dim3 grid, dim3 block, F body) {
 			}
 }
 
-#include "lathe.cuh"
-
-// ---- Checking.
-
-inline int failures = 0;
-
-#define CHECK(cond, ...)                                              \
-	do {                                                          \
-		if (!(cond)) {                                        \
-			std::printf("%s:%d: ", __FILE__, __LINE__);   \
-			std::printf(__VA_ARGS__);                     \
-			std::printf("\n");                            \
-			failures++;                                   \
-		}                                                     \
-	} while (0)
-
-// same is equality that counts two NaNs as equal, and a relative tolerance.
-inline bool same(double got, double want, double tol = 0) {
-	if (std::isnan(got) || std::isnan(want)) return std::isnan(got) && std::isnan(want);
-	if (got == want) return true;
-	return std::fabs(got - want) <= tol * std::fabs(want);
-}
-
-// layout builds a Layout of up to four operands over shape.
-inline Layout layout(std::vector<long long> shape, std::vector<std::vector<long long>> strides) {
-	Layout L{};
-	L.rank = shape.size();
-	for (size_t d = 0; d < shape.size(); d++) {
-		L.shape[d] = shape[d];
-		for (size_t k = 0; k < strides.size(); k++) L.stride[k][d] = strides[k][d];
-	}
-	return L;
-}
-
-inline Rows rows(std::vector<long long> oshape, std::vector<std::vector<long long>> ostrides, std::vector<long long> ishape,
-		 std::vector<std::vector<long long>> istrides) {
-	Rows R{};
-	R.outer_rank = oshape.size();
-	R.inner_rank = ishape.size();
-	for (size_t d = 0; d < oshape.size(); d++) {
-		R.outer_shape[d] = oshape[d];
-		for (int k = 0; k < 2; k++) R.outer_stride[k][d] = ostrides[k][d];
-	}
-	for (size_t d = 0; d < ishape.size(); d++) {
-		R.inner_shape[d] = ishape[d];
-		for (int k = 0; k < 2; k++) R.inner_stride[k][d] = istrides[k][d];
-	}
-	return R;
-}
-
-inline int finish(const char *name) {
-	if (failures) {
-		std::printf("%s: %d failures\n", name, failures);
-		return 1;
-	}
-	std::printf("%s: ok\n", name);
-	return 0;
-}
-
 // The round-to-nearest arithmetic intrinsics (the host does not contract).
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fsub_rn(float a, float b) { return a - b; }
