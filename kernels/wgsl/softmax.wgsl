@@ -5,7 +5,8 @@ whole line comes out NaN, as in PyTorch), a tree in workgroup memory gives
 it to every lane, then the same for the sum of exp(x - max) in f32 (the cpu
 sums in float64), and a third walk writes exp(x - max) / sum, or
 (x - max) - log(sum). Subtracting the maximum first keeps exp from
-overflowing.
+overflowing. exp and log are math.wgsl's expf and logf, as for the Exp and
+Log ops: WGSL's builtins are tens of ulp off on lavapipe.
 
 Data: .Log is true for log_softmax. Elements are f32.
 
@@ -15,19 +16,12 @@ cumsum's line layout (reduce.wgsl, "lines"; ops_reduce.go, lineParams). The
 output is contiguous at element 0.
 */}}
 {{define "softmax"}}{{template "prelude" .}}
+{{template "math"}}
 {{template "lines" .}}
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 @group(0) @binding(2) var<storage, read> src: array<f32>;
 
 var<workgroup> lanes: array<f32, 256>;
-
-// -inf comes from bits at run time: a constant expression may not be
-// infinite (WGSL refuses the shader).
-var<private> NEG_INF_BITS: u32 = 0xff800000u;
-
-fn isNaN(x: f32) -> bool {
-    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
-}
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -41,10 +35,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let os = bitcast<i32>(p[4]);
     let line = lineBase(w);
 
-    var m = bitcast<f32>(NEG_INF_BITS);
+    var m = -inf_f32();
     for (var j = lid; j < n; j = j + WG) {
         let v = src[u32(line.x + i32(j) * xs)];
-        if (v > m || isNaN(v)) {
+        if (v > m || is_nan(v)) {
             m = v;
         }
     }
@@ -54,7 +48,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (lid < s) {
             let a = lanes[lid];
             let b = lanes[lid + s];
-            if (b > a || isNaN(b)) {
+            if (b > a || is_nan(b)) {
                 lanes[lid] = b;
             }
         }
@@ -65,7 +59,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
     var sum = 0.0;
     for (var j = lid; j < n; j = j + WG) {
-        sum = sum + exp(src[u32(line.x + i32(j) * xs)] - m);
+        sum = sum + expf(src[u32(line.x + i32(j) * xs)] - m);
     }
     lanes[lid] = sum;
     workgroupBarrier();
@@ -78,14 +72,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     sum = lanes[0];
 
 {{- if .Log}}
-    let ls = log(sum);
+    let ls = logf(sum);
 {{- end}}
     for (var j = lid; j < n; j = j + WG) {
         let v = src[u32(line.x + i32(j) * xs)] - m;
 {{- if .Log}}
         dst[u32(line.y + i32(j) * os)] = v - ls;
 {{- else}}
-        dst[u32(line.y + i32(j) * os)] = exp(v) / sum;
+        dst[u32(line.y + i32(j) * os)] = expf(v) / sum;
 {{- end}}
     }
 }
@@ -105,11 +99,10 @@ layout): out contiguous at element 0, x strided (argument 0), lse the
 line's value broadcast along the dim (argument 1).
 */}}
 {{define "softmaxScale"}}{{template "prelude" .}}
+{{template "math"}}
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 @group(0) @binding(2) var<storage, read> src: array<f32>;
 @group(0) @binding(3) var<storage, read> lse: array<f32>;
-
-var<private> NAN_BITS: u32 = 0x7fc00000u;
 
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -119,13 +112,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     let l = lse[strided(1u, i)];
     if ((bitcast<u32>(l) & 0x7f800000u) == 0x7f800000u) {
-        dst[i] = bitcast<f32>(NAN_BITS);
+        dst[i] = nan_f32();
         return;
     }
 {{- if .Log}}
     dst[i] = src[strided(0u, i)] - l;
 {{- else}}
-    dst[i] = exp(src[strided(0u, i)] - l);
+    dst[i] = expf(src[strided(0u, i)] - l);
 {{- end}}
 }
 {{end}}
