@@ -67,6 +67,13 @@ func reduceKernel(op string) dispatch.Kernel {
 
 // reduce writes op of x over dims into the contiguous out.
 func reduce(op string, out, x *dispatch.Tensor, dims []int, correction int) error {
+	return reduceTo(op, out, x, dims, correction, "out")
+}
+
+// reduceTo is reduce with dst "out", and with dst "partials" it writes
+// each row's unfinished State instead (stateWords[op] float32 words a row,
+// the words of reduce.wgsl's State in order).
+func reduceTo(op string, out, x *dispatch.Tensor, dims []int, correction int, dst string) error {
 	t, ok := wgslType(x.DType)
 	if !ok || x.DType == dispatch.Bool {
 		return dispatch.Unsupported(out.Device, op, x.DType)
@@ -77,6 +84,9 @@ func reduce(op string, out, x *dispatch.Tensor, dims []int, correction int) erro
 		return dispatch.Unsupported(out.Device, op, out.DType)
 	}
 	rows := out.Numel()
+	if dst == "partials" {
+		rows /= stateWords[op]
+	}
 	if rows == 0 {
 		return nil
 	}
@@ -91,8 +101,9 @@ func reduce(op string, out, x *dispatch.Tensor, dims []int, correction int) erro
 	}
 	chunk := (n + parts - 1) / parts
 	if parts == 1 {
-		perItem := rows >= perItemRows && (n <= perItemLen || l.columnWise())
-		sh, err := reduceShader(op, t, outT, perItem, "tensor", "out")
+		// The per-row form finishes its row; States come from workgroups.
+		perItem := dst == "out" && rows >= perItemRows && (n <= perItemLen || l.columnWise())
+		sh, err := reduceShader(op, t, outT, perItem, "tensor", dst)
 		if err != nil {
 			return err
 		}
@@ -118,7 +129,7 @@ func reduce(op string, out, x *dispatch.Tensor, dims []int, correction int) erro
 	if err := launch(op, sh, grid(rows*parts*workgroup), p, partials, x); err != nil {
 		return err
 	}
-	sh, err = reduceShader(op, t, outT, false, "partials", "out")
+	sh, err = reduceShader(op, t, outT, false, "partials", dst)
 	if err != nil {
 		return err
 	}

@@ -43,22 +43,34 @@ func softmaxKernel(op string) dispatch.Kernel {
 	}
 }
 
-// softmaxSplit is softmax over few long lines: each line's logsumexp, in
-// parts, then exp(x - lse) (or x - lse) elementwise.
+// softmaxSplit is softmax over few long lines: each line's logsumexp
+// State (its maximum m and the sum s of exp(x - m)), in parts, then
+// exp(x - m) / s, or (x - m) - log(s), elementwise, as the fused kernel
+// computes them. The finished m + log(s), rounded to float32, would cost
+// the result an ulp of it: tens of ulp of softmax where |m| is large.
 func softmaxSplit(op string, out, x *dispatch.Tensor, dim int, log bool) error {
 	shape := append([]int{}, x.Shape...)
 	shape[dim] = 1
-	lse, err := dispatch.Empty(out.Device, dispatch.Float32, shape)
+	words := stateWords["logsumexp"]
+	states, err := dispatch.Empty(out.Device, dispatch.Float32, []int{dispatch.Numel(shape) * words})
 	if err != nil {
 		return err
 	}
-	defer lse.Release()
-	if err := reduce("logsumexp", lse, x, []int{dim}, 0); err != nil {
+	defer states.Release()
+	if err := reduceTo("logsumexp", states, x, []int{dim}, 0, "partials"); err != nil {
 		return err
 	}
+	// Each line's State seen as one element (its first word) of a tensor
+	// broadcast along dim.
+	strides := dispatch.ContiguousStrides(shape)
+	for d := range strides {
+		strides[d] *= words
+	}
+	line := states.View(shape, strides, 0)
+	defer line.Release()
 	sh, err := shaderFor(op+"/scale", "softmaxScale", struct{ Log bool }{log})
 	if err != nil {
 		return err
 	}
-	return launchStrided(op, sh, out, x, lse)
+	return launchStrided(op, sh, out, x, line)
 }

@@ -87,22 +87,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 {{/*
 softmaxScale: the last pass of softmax over a few long lines, after
-logsumexp (reduce.wgsl) has reduced each line, in parallel parts, to
-lse = max + log(sum of exp(x - max)): out = exp(x - lse), or x - lse for
-log_softmax. A line whose lse is not finite (a NaN, a +inf, or only -inf)
-is NaN throughout, as the fused kernel's sum makes it.
+logsumexp (reduce.wgsl) has reduced each line, in parallel parts, to its
+State: the maximum m and the sum s of exp(x - m). out = exp(x - m) / s, or
+(x - m) - log(s) for log_softmax, as the fused kernel has them. A line
+whose m is not finite (a NaN or +inf) or whose s is 0 (only -inf) is NaN
+throughout, as the fused kernel's sum makes it.
 
 Data: .Log is true for log_softmax. Elements are f32.
 
 Launch: one item per output element (the prelude's numbering and strided
-layout): out contiguous at element 0, x strided (argument 0), lse the
-line's value broadcast along the dim (argument 1).
+layout): out contiguous at element 0, x strided (argument 0), and the
+line's State broadcast along the dim (argument 1): the layout gives the
+index of m, and s is the word after it.
 */}}
 {{define "softmaxScale"}}{{template "prelude" .}}
 {{template "math"}}
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 @group(0) @binding(2) var<storage, read> src: array<f32>;
-@group(0) @binding(3) var<storage, read> lse: array<f32>;
+@group(0) @binding(3) var<storage, read> states: array<f32>;
 
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -110,15 +112,18 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (i >= p[0]) {
         return;
     }
-    let l = lse[strided(1u, i)];
-    if ((bitcast<u32>(l) & 0x7f800000u) == 0x7f800000u) {
+    let at = strided(1u, i);
+    let m = states[at];
+    let s = states[at + 1u];
+    if (is_nan(m) || is_inf(m) || s == 0.0) {
         dst[i] = nan_f32();
         return;
     }
+    let v = src[strided(0u, i)] - m;
 {{- if .Log}}
-    dst[i] = src[strided(0u, i)] - l;
+    dst[i] = v - logf(s);
 {{- else}}
-    dst[i] = expf(src[strided(0u, i)] - l);
+    dst[i] = expf(v) / s;
 {{- end}}
 }
 {{end}}
