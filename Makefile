@@ -46,7 +46,7 @@ fuzz: deps
 # (dispatch overhead, kernel rates). Results go to bench-out/ (git-ignored).
 bench: deps
 	@mkdir -p bench-out
-	$(GO) run ./cmd/lathe-bench --vs-torch --json bench-out/bench.json --plot bench-out/bench.svg | tee bench-out/lathe-bench.txt
+	$(GO) run ./cmd/lathe-bench --devices all --vs-torch --json bench-out/bench.json --plot bench-out/bench.svg | tee bench-out/lathe-bench.txt
 	$(GO) test -run '^$$' -bench . -benchtime 1s ./ ./backends/cpu/ ./dispatch/ | tee bench-out/go-bench.txt
 
 # The GPU check (DESIGN.md, Tests): `make gpu-build` here compiles the test

@@ -9,13 +9,12 @@ import (
 // hostBackend is a test backend that keeps float64s in host memory under any
 // device kind, so that dispatch's validation can be tested across "devices"
 // without a real backend (the conformance suite never uses it).
-type hostBackend struct{ kind DeviceKind }
+type hostBackend struct{}
 
 type hostBuf struct{ data []float64 }
 
 func (*hostBuf) Free() {}
 
-func (h hostBackend) Kind() DeviceKind    { return h.kind }
 func (h hostBackend) Open(i int) error    { return nil }
 func (h hostBackend) Describe(int) string { return "test" }
 func (h hostBackend) Count() int          { return 1 }
@@ -30,11 +29,15 @@ func (h hostBackend) Read(_ Device, b Buffer, _ DType, off, n int) (any, error) 
 }
 func (h hostBackend) Sync(Device) error { return nil }
 
-var testCUDA = Device{Kind: KindCUDA}
+// The test registers a host backend under the host's name and again under
+// "cuda" and "wgpu", as if they were GPUs.
+var (
+	testCUDA = Device{Kind: RegisterBackend("cuda", hostBackend{})}
+	testWGPU = Device{Kind: RegisterBackend("wgpu", hostBackend{})}
+)
 
 func init() {
-	RegisterBackend(hostBackend{KindCPU})
-	RegisterBackend(hostBackend{KindCUDA})
+	RegisterBackend("cpu", hostBackend{})
 	add := func(out *Tensor, in []*Tensor, _ any) error {
 		o := out.Storage.Buffer.(*hostBuf).data
 		for i := range o {
@@ -42,8 +45,8 @@ func init() {
 		}
 		return nil
 	}
-	RegisterKernel(KindCPU, "add", add)
-	RegisterKernel(KindCUDA, "add", add)
+	RegisterKernel(Host, "add", add)
+	RegisterKernel(testCUDA.Kind, "add", add)
 }
 
 func host(t testing.TB, dev Device, vals ...float64) *Tensor {
@@ -143,7 +146,7 @@ func TestRecorderOnlyWhenGradWanted(t *testing.T) {
 }
 
 func TestParseDevice(t *testing.T) {
-	good := map[string]Device{"cpu": {}, "cuda": {KindCUDA, 0}, "cuda:3": {KindCUDA, 3}, "WGPU:0": {KindWGPU, 0}}
+	good := map[string]Device{"cpu": {}, "cuda": testCUDA, "cuda:3": {testCUDA.Kind, 3}, "WGPU:0": testWGPU}
 	for s, want := range good {
 		if got, err := ParseDevice(s); err != nil || got != want {
 			t.Errorf("ParseDevice(%q) = %v, %v; want %v", s, got, err, want)

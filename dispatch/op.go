@@ -31,7 +31,7 @@ type Op struct {
 	// composite needs no kernel and no gradient rule of its own.
 	Compose func(in []*Tensor, attrs any) (*Tensor, error)
 
-	kernels [NumKinds]Kernel
+	kernels [maxKinds]Kernel
 }
 
 var (

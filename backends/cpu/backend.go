@@ -9,10 +9,10 @@ import (
 
 type backend struct{}
 
-func init() { dispatch.RegisterBackend(backend{}) }
+// kind is the host's: the cpu registers under dispatch.Host's name.
+var kind = dispatch.RegisterBackend("cpu", backend{})
 
-func (backend) Kind() dispatch.DeviceKind { return dispatch.KindCPU }
-func (backend) Count() int                { return 1 }
+func (backend) Count() int { return 1 }
 
 func (backend) Open(index int) error {
 	if index != 0 {
@@ -79,4 +79,4 @@ func readOut[T any](b *buffer[T], offset, n int) []T {
 }
 
 // register adds a cpu kernel for op name.
-func register(name string, k dispatch.Kernel) { dispatch.RegisterKernel(dispatch.KindCPU, name, k) }
+func register(name string, k dispatch.Kernel) { dispatch.RegisterKernel(kind, name, k) }

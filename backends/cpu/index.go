@@ -149,7 +149,7 @@ func withIndexKernels(dt dispatch.DType, run func(indexKernels)) error {
 	case dispatch.Bool:
 		run(indexBool)
 	default:
-		return dispatch.Unsupported(dispatch.Device{Kind: dispatch.KindCPU}, "", dt)
+		return dispatch.Unsupported(dispatch.Device{Kind: kind}, "", dt)
 	}
 	return nil
 }

@@ -221,7 +221,7 @@ func withPoolKernels(dt dispatch.DType, run func(poolKernels)) error {
 	case dispatch.Float64:
 		run(poolF64)
 	default:
-		return dispatch.Unsupported(dispatch.Device{Kind: dispatch.KindCPU}, "", dt)
+		return dispatch.Unsupported(dispatch.Device{Kind: kind}, "", dt)
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 // reduction of the view's contiguous copy (whose values the root package's
 // tests check against PyTorch), and a few are checked by hand.
 
-var cpu0 = dispatch.Device{Kind: dispatch.KindCPU}
+var cpu0 = dispatch.Device{Kind: kind}
 
 // tensorOf makes a contiguous tensor holding data.
 func tensorOf[T any](dt dispatch.DType, data []T, shape ...int) *dispatch.Tensor {

@@ -30,9 +30,7 @@ type deviceSlot struct {
 
 var cudaBackend = &backend{devices: map[int]*deviceSlot{}}
 
-func init() { dispatch.RegisterBackend(cudaBackend) }
-
-func (b *backend) Kind() dispatch.DeviceKind { return dispatch.KindCUDA }
+var kind = dispatch.RegisterBackend("cuda", cudaBackend)
 
 // load opens libcuda, initialises it and counts the devices, once.
 func (b *backend) load() error {
@@ -62,7 +60,7 @@ func (b *backend) load() error {
 // unavailable is a driver error that makes every cuda device unusable.
 func (b *backend) unavailable(drv *driver, where, call string, r cuResult) error {
 	name, text := drv.errorText(r)
-	e := driverError(dispatch.Device{Kind: dispatch.KindCUDA}, where, call, r, name, text)
+	e := driverError(dispatch.Device{Kind: kind}, where, call, r, name, text)
 	e.Detail = where
 	e.Kind = dispatch.ErrUnavailable
 	e.Fix = "check nvidia-smi and the driver's installation; or use lathe.CPU"
@@ -85,7 +83,7 @@ func (b *backend) Open(index int) error {
 
 // device opens device index once and returns it, or why it cannot be.
 func (b *backend) device(index int) (*device, error) {
-	id := dispatch.Device{Kind: dispatch.KindCUDA, Index: index}
+	id := dispatch.Device{Kind: kind, Index: index}
 	if err := b.load(); err != nil {
 		// Every cuda device is: the message says the kind, as
 		// dispatch.Unavailable's do.
@@ -112,7 +110,7 @@ func (b *backend) device(index int) (*device, error) {
 // opened returns dev once Open succeeded on it; dispatch opens a device
 // before any buffer or kernel reaches it.
 func opened(dev dispatch.Device) (*device, error) {
-	if dev.Kind != dispatch.KindCUDA {
+	if dev.Kind != kind {
 		return nil, &dispatch.Error{Kind: dispatch.ErrDevice, Detail: dev.String() + " is not a cuda device",
 			Expected: "cuda:N", Found: dev.String()}
 	}

@@ -83,7 +83,7 @@ func TestKernelsMatchCPU(t *testing.T) {
 			var cpuIn, emuIn []*dispatch.Tensor
 			for ai, x := range c.in {
 				data := randomData(rng, x, name, ai)
-				ct, err := dispatch.Upload(dispatch.Device{Kind: dispatch.KindCPU}, decode(data, x.DType), x.DType, []int{len(data) / x.DType.Size()})
+				ct, err := dispatch.Upload(dispatch.Device{Kind: dispatch.Host}, decode(data, x.DType), x.DType, []int{len(data) / x.DType.Size()})
 				if err != nil {
 					t.Fatal(err)
 				}

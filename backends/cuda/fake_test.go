@@ -64,7 +64,7 @@ func fakeDriverChecks(t *testing.T) {
 		s, ok := fakeModules[name]
 		return append([]byte(s), 0), ok
 	}
-	dev := dispatch.Device{Kind: dispatch.KindCUDA}
+	dev := dispatch.Device{Kind: kind}
 	b := cudaBackend
 	if n := b.Count(); n != 1 {
 		t.Fatalf("Count() = %d, want 1: %v", n, b.Open(0))
@@ -329,8 +329,8 @@ func checkMatmul(t *testing.T, dev dispatch.Device) {
 		if got := product(); got != x*x {
 			t.Errorf("default math: %v, want %v", got, x*x)
 		}
-		AllowTF32(true)
-		defer AllowTF32(false)
+		cudaBackend.SetNumericOptions(dispatch.NumericOptions{AllowTF32: true})
+		defer cudaBackend.SetNumericOptions(dispatch.NumericOptions{})
 		if got := product(); got == x*x && !realDevice {
 			t.Errorf("with TF32 allowed the stand-in kept every bit: %v", got)
 		}
@@ -362,10 +362,10 @@ func d0(t *testing.T) *device {
 }
 
 func fakeMemoryChecks(t *testing.T, dev dispatch.Device) {
-	if err := EmptyCache(dev); err != nil {
+	if err := cudaBackend.EmptyCache(dev); err != nil {
 		t.Fatal(err)
 	}
-	st, err := MemoryStats(dev)
+	st, err := memoryStatsOn(dev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func fakeMemoryChecks(t *testing.T, dev dispatch.Device) {
 	if err != nil {
 		t.Fatalf("50 MiB with 40 cached: %v", err)
 	}
-	if st, _ := MemoryStats(dev); st.OOMRetries != 1 || st.Reserved != base+50<<20 {
+	if st, _ := memoryStatsOn(dev); st.OOMRetries != 1 || st.Reserved != base+50<<20 {
 		t.Errorf("after the retry: %+v (reserved before %d)", st, base)
 	}
 	_, err = cudaBackend.Alloc(dev, dispatch.Float32, (30<<20)/4)
@@ -394,10 +394,10 @@ func fakeMemoryChecks(t *testing.T, dev dispatch.Device) {
 		}
 	}
 	b50.Free()
-	if err := EmptyCache(dev); err != nil {
+	if err := cudaBackend.EmptyCache(dev); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := MemoryStats(dev); st.Reserved != base || st.PeakAllocated < 50<<20 {
+	if st, _ := memoryStatsOn(dev); st.Reserved != base || st.PeakAllocated < 50<<20 {
 		t.Errorf("after EmptyCache: %+v", st)
 	}
 }

@@ -39,4 +39,4 @@ func scratch(dev dispatch.Device, n int) (ptr uint64, free func(), err error) {
 }
 
 // register gives op name a cuda kernel.
-func register(name string, k dispatch.Kernel) { dispatch.RegisterKernel(dispatch.KindCUDA, name, k) }
+func register(name string, k dispatch.Kernel) { dispatch.RegisterKernel(kind, name, k) }

@@ -9,7 +9,7 @@ import "github.com/lathe-ml/lathe/dispatch"
 
 const noCgo = "lathe was built without cgo (CGO_ENABLED=0), and the cuda backend calls the driver through cgo"
 
-func init() { dispatch.RegisterBackend(dispatch.Unavailable(dispatch.KindCUDA, noCgo)) }
+var kind = dispatch.RegisterBackend("cuda", dispatch.Unavailable("cuda", noCgo))
 
 func unavailable() error {
 	return &dispatch.Error{Kind: dispatch.ErrUnavailable, Detail: "cuda is unavailable: " + noCgo,

@@ -89,7 +89,7 @@ func tensor(dt dispatch.DType, shape []int, strides ...int) *dispatch.Tensor {
 	if strides == nil {
 		strides = dispatch.ContiguousStrides(shape)
 	}
-	return &dispatch.Tensor{Shape: shape, Strides: strides, DType: dt, Device: dispatch.Device{Kind: dispatch.KindCUDA}}
+	return &dispatch.Tensor{Shape: shape, Strides: strides, DType: dt, Device: dispatch.Device{Kind: kind}}
 }
 
 // kcase is one call of a kernel.
@@ -383,13 +383,13 @@ var owed []string
 func TestCoverage(t *testing.T) {
 	var missing []string
 	for _, op := range dispatch.Ops() {
-		if op.Infer != nil && op.HasKernel(dispatch.KindCPU) && !op.HasKernel(dispatch.KindCUDA) && !slices.Contains(owed, op.Name) {
+		if op.Infer != nil && op.HasKernel(dispatch.Host) && !op.HasKernel(kind) && !slices.Contains(owed, op.Name) {
 			missing = append(missing, op.Name)
 		}
 	}
 	sort.Strings(missing)
 	for _, name := range owed {
-		if op := dispatch.Lookup(name); op == nil || !op.HasKernel(dispatch.KindCPU) {
+		if op := dispatch.Lookup(name); op == nil || !op.HasKernel(dispatch.Host) {
 			t.Errorf("owed lists %s, which is not an op with a cpu kernel", name)
 		}
 	}

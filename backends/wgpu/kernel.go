@@ -42,7 +42,7 @@ func shaderFor(key, family string, data any) (*shader, error) {
 }
 
 // register gives op name a wgpu kernel.
-func register(name string, k dispatch.Kernel) { dispatch.RegisterKernel(dispatch.KindWGPU, name, k) }
+func register(name string, k dispatch.Kernel) { dispatch.RegisterKernel(kind, name, k) }
 
 // wgslType is the WGSL element type that holds a dtype on wgpu:0.
 func wgslType(dt dispatch.DType) (string, bool) {

@@ -17,8 +17,8 @@ import (
 // squares, sums), and the backward ops only through gradients.
 
 var (
-	cpu0  = dispatch.Device{Kind: dispatch.KindCPU}
-	wgpu0 = dispatch.Device{Kind: dispatch.KindWGPU}
+	cpu0  = dispatch.Device{Kind: dispatch.Host}
+	wgpu0 = dispatch.Device{Kind: dispatch.Kind("wgpu")}
 )
 
 // nnCase is one call of an op: its attribute and its arguments' shapes.

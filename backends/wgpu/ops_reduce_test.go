@@ -21,8 +21,8 @@ import (
 // package's other test files are written alongside.
 
 var (
-	reduceGPU = dispatch.Device{Kind: dispatch.KindWGPU}
-	reduceCPU = dispatch.Device{Kind: dispatch.KindCPU}
+	reduceGPU = dispatch.Device{Kind: kind}
+	reduceCPU = dispatch.Device{Kind: dispatch.Host}
 )
 
 func needReduceDevice(t *testing.T) {
