@@ -44,6 +44,8 @@ type Error struct {
 	Err      error  // the cause, from a library or the OS, if any
 }
 
+// Error is the message: lathe: <op>: argument "<arg>" <detail>: <cause>
+// (<fix>) [called at file:line], each part present when set.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("lathe: ")

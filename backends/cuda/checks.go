@@ -1,6 +1,9 @@
 package cuda
 
-import "github.com/lathe-ml/lathe/dispatch"
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+)
 
 // The checks that depend on a tensor's values, which the cpu backend makes
 // as it reads them: an index out of range, an integer pow's negative
@@ -13,7 +16,7 @@ import "github.com/lathe-ml/lathe/dispatch"
 // hostInts reads an integer tensor's elements in row-major order.
 func hostInts(t *dispatch.Tensor) ([]int64, error) {
 	if !t.IsContiguous() {
-		c, err := dispatch.Call(dispatch.Lookup("contiguous"), nil, t)
+		c, err := dispatch.Call(ops.Contiguous, dispatch.None{}, t)
 		if err != nil {
 			return nil, err
 		}
@@ -47,7 +50,7 @@ func checkIndices(index *dispatch.Tensor, arg string, d, size int) error {
 	if err != nil {
 		return err
 	}
-	return dispatch.CheckIndices(vals, arg, d, size)
+	return ops.CheckIndices(vals, arg, d, size)
 }
 
 // checkPlaneIndices checks pooling indices against a plane of spatial sizes.
@@ -62,7 +65,7 @@ func checkPlaneIndices(index *dispatch.Tensor, spatial []int) error {
 	n := int64(dispatch.Numel(spatial))
 	for _, v := range vals {
 		if v < 0 || v >= n {
-			return dispatch.PlaneError(v, spatial)
+			return ops.PlaneError(v, spatial)
 		}
 	}
 	return nil
@@ -79,7 +82,7 @@ func checkExponents(exp *dispatch.Tensor) error {
 	}
 	for _, v := range vals {
 		if v < 0 {
-			return dispatch.NegativeExponentError()
+			return ops.NegativeExponentError()
 		}
 	}
 	return nil

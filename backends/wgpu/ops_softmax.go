@@ -1,6 +1,9 @@
 package wgpu
 
-import "github.com/lathe-ml/lathe/dispatch"
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+)
 
 // softmax and log_softmax (softmax.wgsl): one workgroup per line along the
 // dim, reading the strided input where it lies. A few long lines would
@@ -8,30 +11,25 @@ import "github.com/lathe-ml/lathe/dispatch"
 // elementwise pass instead.
 
 func init() {
-	for _, name := range []string{"softmax", "log_softmax"} {
-		register(name, softmaxKernel(name))
-	}
+	register(ops.Softmax, floatTypes, softmaxKernel(ops.Softmax.Name, false))
+	register(ops.LogSoftmax, floatTypes, softmaxKernel(ops.LogSoftmax.Name, true))
 }
 
-func softmaxKernel(op string) dispatch.Kernel {
-	return func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+// softmaxKernel is softmax's kernel, or log_softmax's where log is set.
+func softmaxKernel(op string, log bool) dispatch.Kernel[ops.Scan] {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, sc ops.Scan) error {
 		x := in[0]
-		sc, _ := attrs.(dispatch.Scan)
-		dim, err := dispatch.NormDim(sc.Dim, x.Rank(), "dim")
+		dim, err := ops.NormDim(sc.Dim, x.Rank(), "dim")
 		if err != nil {
 			return err
-		}
-		if x.DType != dispatch.Float32 {
-			return dispatch.Unsupported(out.Device, op, x.DType)
 		}
 		if out.Numel() == 0 {
 			return nil
 		}
-		p, lines, err := lineParams(op, out, x, dim)
+		p, lines, err := lineParams(out, x, dim)
 		if err != nil {
 			return err
 		}
-		log := op == "log_softmax"
 		if x.Rank() > 0 && lines < splitBelowRows && x.Shape[dim] >= 2*partLen {
 			return softmaxSplit(op, out, x, dim, log)
 		}

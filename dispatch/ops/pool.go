@@ -1,6 +1,11 @@
-package dispatch
+package ops
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/layout"
+)
 
 // Pooling over the spatial dims of an (N, C, d1, ..., dk) tensor, for any k
 // (the root package offers k = 1, 2, 3), as PyTorch defines it.
@@ -23,20 +28,20 @@ import "slices"
 // indices (max_pool_backward, PyTorch's max_pool2d_with_indices_backward),
 // whose own gradient is a gather at the same indices.
 
-// AvgPool is the attribute of avg_pool: the window (its Dilation all 1),
+// AvgPoolParams is the attribute of avg_pool: the window (its Dilation all 1),
 // whether padded places are left out of each window's count (PyTorch's
 // count_include_pad=False), and a divisor that replaces the count when not
 // zero (divisor_override).
-type AvgPool struct {
-	Window
+type AvgPoolParams struct {
+	layout.Window
 	ExcludePadding bool
 	Divisor        int
 }
 
-// AvgPoolBackward is the attribute of avg_pool_backward: the forward op's
-// attribute and the spatial size of its input.
-type AvgPoolBackward struct {
-	AvgPool
+// AvgPoolBackwardParams is the attribute of avg_pool_backward: the forward
+// op's attribute and the spatial size of its input.
+type AvgPoolBackwardParams struct {
+	AvgPoolParams
 	InSize []int
 }
 
@@ -52,29 +57,30 @@ type AdaptivePoolBackward struct{ InSize []int }
 // spatial size of the result, whose (n, c) planes the indices address.
 type PoolScatter struct{ Size []int }
 
-func init() {
-	Register(&Op{Name: "avg_pool", Args: []string{"x"}, Infer: avgPoolInfer})
-	Register(&Op{Name: "avg_pool_backward", Args: []string{"grad"}, Infer: avgPoolBackwardInfer})
-	Register(&Op{Name: "adaptive_avg_pool", Args: []string{"x"}, Infer: adaptivePoolInfer(false)})
-	Register(&Op{Name: "adaptive_avg_pool_backward", Args: []string{"grad"}, Infer: adaptivePoolBackwardInfer})
-	Register(&Op{Name: "max_pool_indices", Args: []string{"x"}, Infer: maxPoolIndicesInfer})
-	Register(&Op{Name: "adaptive_max_pool_indices", Args: []string{"x"}, Infer: adaptivePoolInfer(true)})
-	Register(&Op{Name: "pool_gather", Args: []string{"x", "indices"}, Infer: poolGatherInfer})
-	Register(&Op{Name: "max_pool_backward", Args: []string{"grad", "indices"}, Infer: poolScatterInfer("grad")})
-	Register(&Op{Name: "max_unpool", Args: []string{"x", "indices"}, Infer: poolScatterInfer("x")})
-	Register(&Op{Name: "max_pool", Args: []string{"x"}, Compose: maxPoolCompose("max_pool_indices")})
-	Register(&Op{Name: "adaptive_max_pool", Args: []string{"x"}, Compose: maxPoolCompose("adaptive_max_pool_indices")})
-}
+// The pooling ops.
+var (
+	AvgPool                 = dispatch.Register(&dispatch.Op[AvgPoolParams]{Schema: schema("avg_pool", "x"), Infer: avgPoolInfer})
+	AvgPoolBackward         = dispatch.Register(&dispatch.Op[AvgPoolBackwardParams]{Schema: schema("avg_pool_backward", "grad"), Infer: avgPoolBackwardInfer})
+	AdaptiveAvgPool         = dispatch.Register(&dispatch.Op[AdaptivePool]{Schema: schema("adaptive_avg_pool", "x"), Infer: adaptivePoolInfer(false)})
+	AdaptiveAvgPoolBackward = dispatch.Register(&dispatch.Op[AdaptivePoolBackward]{Schema: schema("adaptive_avg_pool_backward", "grad"), Infer: adaptivePoolBackwardInfer})
+	MaxPoolIndices          = dispatch.Register(&dispatch.Op[layout.Window]{Schema: schema("max_pool_indices", "x"), Infer: maxPoolIndicesInfer})
+	AdaptiveMaxPoolIndices  = dispatch.Register(&dispatch.Op[AdaptivePool]{Schema: schema("adaptive_max_pool_indices", "x"), Infer: adaptivePoolInfer(true)})
+	PoolGather              = dispatch.Register(&dispatch.Op[dispatch.None]{Schema: schema("pool_gather", "x", "indices"), Infer: poolGatherInfer})
+	MaxPoolBackward         = dispatch.Register(&dispatch.Op[PoolScatter]{Schema: schema("max_pool_backward", "grad", "indices"), Infer: poolScatterInfer("grad")})
+	MaxUnpool               = dispatch.Register(&dispatch.Op[PoolScatter]{Schema: schema("max_unpool", "x", "indices"), Infer: poolScatterInfer("x")})
+	MaxPool                 = dispatch.Register(&dispatch.Op[layout.Window]{Schema: schema("max_pool", "x"), Compose: maxPoolCompose(MaxPoolIndices)})
+	AdaptiveMaxPool         = dispatch.Register(&dispatch.Op[AdaptivePool]{Schema: schema("adaptive_max_pool", "x"), Compose: maxPoolCompose(AdaptiveMaxPoolIndices)})
+)
 
 // poolInput checks that t is a float (N, C, d1, ..., dk) tensor with k
 // spatial dims and returns its spatial sizes.
-func poolInput(t *Tensor, arg string, k int) ([]int, error) {
+func poolInput(t *dispatch.Tensor, arg string, k int) ([]int, error) {
 	if err := checkDType(t, arg, Floats); err != nil {
 		return nil, err
 	}
 	if k < 1 || t.Rank() != k+2 {
-		return nil, &Error{Kind: ErrShape, Arg: arg, Expected: "rank " + itoa(k+2), Found: FormatShape(t.Shape),
-			Detail: "has shape " + FormatShape(t.Shape) + " but pooling over " + itoa(k) + " spatial dims needs (N, C" + dimsTail(k) + ")",
+		return nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: arg, Expected: "rank " + itoa(k+2), Found: dispatch.FormatShape(t.Shape),
+			Detail: "has shape " + dispatch.FormatShape(t.Shape) + " but pooling over " + itoa(k) + " spatial dims needs (N, C" + dimsTail(k) + ")",
 			Fix:    "add the batch dim with Unsqueeze(0), or use the pooling op of matching dims"}
 	}
 	return t.Shape[2:], nil
@@ -90,15 +96,11 @@ func dimsTail(k int) string {
 }
 
 // poolShape is (N, C) of x followed by the spatial sizes.
-func poolShape(x *Tensor, spatial []int) []int {
+func poolShape(x *dispatch.Tensor, spatial []int) []int {
 	return append([]int{x.Shape[0], x.Shape[1]}, spatial...)
 }
 
-func avgPoolInfer(in []*Tensor, attrs any) (DType, []int, error) {
-	a, ok := attrs.(AvgPool)
-	if !ok {
-		return 0, nil, attrError("AvgPool")
-	}
+func avgPoolInfer(in []*dispatch.Tensor, a AvgPoolParams) (dispatch.DType, []int, error) {
 	x := in[0]
 	sp, err := poolInput(x, "x", a.Dims())
 	if err != nil {
@@ -111,29 +113,25 @@ func avgPoolInfer(in []*Tensor, attrs any) (DType, []int, error) {
 }
 
 // checkAvgPool validates an avg_pool of an input of spatial sizes in.
-func checkAvgPool(arg string, in []int, a AvgPool) error {
+func checkAvgPool(arg string, in []int, a AvgPoolParams) error {
 	if err := a.Check(arg, in, true); err != nil {
 		return err
 	}
 	for _, d := range a.Dilation {
 		if d != 1 {
-			return &Error{Kind: ErrValue, Arg: "dilation", Found: FormatShape(a.Dilation),
-				Detail: "is " + FormatShape(a.Dilation) + " but average pooling has no dilation", Fix: "leave dilation at 1"}
+			return &dispatch.Error{Kind: dispatch.ErrValue, Arg: "dilation", Found: dispatch.FormatShape(a.Dilation),
+				Detail: "is " + dispatch.FormatShape(a.Dilation) + " but average pooling has no dilation", Fix: "leave dilation at 1"}
 		}
 	}
 	return nil
 }
 
-func avgPoolBackwardInfer(in []*Tensor, attrs any) (DType, []int, error) {
-	a, ok := attrs.(AvgPoolBackward)
-	if !ok {
-		return 0, nil, attrError("AvgPoolBackward")
-	}
+func avgPoolBackwardInfer(in []*dispatch.Tensor, a AvgPoolBackwardParams) (dispatch.DType, []int, error) {
 	g := in[0]
 	if _, err := poolInput(g, "grad", a.Dims()); err != nil {
 		return 0, nil, err
 	}
-	if err := checkAvgPool("grad", a.InSize, a.AvgPool); err != nil {
+	if err := checkAvgPool("grad", a.InSize, a.AvgPoolParams); err != nil {
 		return 0, nil, err
 	}
 	if err := poolGradShape(g, poolShape(g, a.OutShape(a.InSize))); err != nil {
@@ -144,10 +142,10 @@ func avgPoolBackwardInfer(in []*Tensor, attrs any) (DType, []int, error) {
 
 // poolGradShape checks that an incoming gradient has its forward output's
 // shape.
-func poolGradShape(g *Tensor, want []int) error {
+func poolGradShape(g *dispatch.Tensor, want []int) error {
 	if !slices.Equal(g.Shape, want) {
-		return &Error{Kind: ErrShape, Arg: "grad", Expected: FormatShape(want), Found: FormatShape(g.Shape),
-			Detail: "has shape " + FormatShape(g.Shape) + " but the pooling it is the gradient of gave " + FormatShape(want),
+		return &dispatch.Error{Kind: dispatch.ErrShape, Arg: "grad", Expected: dispatch.FormatShape(want), Found: dispatch.FormatShape(g.Shape),
+			Detail: "has shape " + dispatch.FormatShape(g.Shape) + " but the pooling it is the gradient of gave " + dispatch.FormatShape(want),
 			Fix:    "pass a gradient of the pooled output's shape"}
 	}
 	return nil
@@ -157,18 +155,18 @@ func poolGradShape(g *Tensor, want []int) error {
 // the input's spatial sizes in.
 func checkAdaptiveSize(arg string, in, size []int) error {
 	if len(size) != len(in) {
-		return CountError("output_size", len(size), len(in))
+		return layout.CountError("output_size", len(size), len(in))
 	}
 	for _, s := range size {
 		if s < 1 {
-			return &Error{Kind: ErrValue, Arg: "output_size", Found: FormatShape(size),
-				Detail: "is " + FormatShape(size) + ", below 1", Fix: "use output sizes of at least 1"}
+			return &dispatch.Error{Kind: dispatch.ErrValue, Arg: "output_size", Found: dispatch.FormatShape(size),
+				Detail: "is " + dispatch.FormatShape(size) + ", below 1", Fix: "use output sizes of at least 1"}
 		}
 	}
 	for _, n := range in {
 		if n < 1 {
-			return &Error{Kind: ErrShape, Arg: arg, Found: FormatShape(in),
-				Detail: "has spatial size " + FormatShape(in) + " but adaptive pooling needs every spatial dim non-empty",
+			return &dispatch.Error{Kind: dispatch.ErrShape, Arg: arg, Found: dispatch.FormatShape(in),
+				Detail: "has spatial size " + dispatch.FormatShape(in) + " but adaptive pooling needs every spatial dim non-empty",
 				Fix:    "pass an input with at least one element in each spatial dim"}
 		}
 	}
@@ -177,12 +175,8 @@ func checkAdaptiveSize(arg string, in, size []int) error {
 
 // adaptivePoolInfer is the Infer of adaptive_avg_pool (float result) and
 // adaptive_max_pool_indices (Int64 result).
-func adaptivePoolInfer(indices bool) func([]*Tensor, any) (DType, []int, error) {
-	return func(in []*Tensor, attrs any) (DType, []int, error) {
-		a, ok := attrs.(AdaptivePool)
-		if !ok {
-			return 0, nil, attrError("AdaptivePool")
-		}
+func adaptivePoolInfer(indices bool) func([]*dispatch.Tensor, AdaptivePool) (dispatch.DType, []int, error) {
+	return func(in []*dispatch.Tensor, a AdaptivePool) (dispatch.DType, []int, error) {
 		x := in[0]
 		sp, err := poolInput(x, "x", len(a.Size))
 		if err != nil {
@@ -193,17 +187,13 @@ func adaptivePoolInfer(indices bool) func([]*Tensor, any) (DType, []int, error) 
 		}
 		dt := x.DType
 		if indices {
-			dt = IndexDType(x.Device)
+			dt = dispatch.IndexDType(x.Device)
 		}
 		return dt, poolShape(x, a.Size), nil
 	}
 }
 
-func adaptivePoolBackwardInfer(in []*Tensor, attrs any) (DType, []int, error) {
-	a, ok := attrs.(AdaptivePoolBackward)
-	if !ok {
-		return 0, nil, attrError("AdaptivePoolBackward")
-	}
+func adaptivePoolBackwardInfer(in []*dispatch.Tensor, a AdaptivePoolBackward) (dispatch.DType, []int, error) {
 	g := in[0]
 	sp, err := poolInput(g, "grad", len(a.InSize))
 	if err != nil {
@@ -215,11 +205,7 @@ func adaptivePoolBackwardInfer(in []*Tensor, attrs any) (DType, []int, error) {
 	return g.DType, poolShape(g, a.InSize), nil
 }
 
-func maxPoolIndicesInfer(in []*Tensor, attrs any) (DType, []int, error) {
-	w, ok := attrs.(Window)
-	if !ok {
-		return 0, nil, attrError("Window")
-	}
+func maxPoolIndicesInfer(in []*dispatch.Tensor, w layout.Window) (dispatch.DType, []int, error) {
 	x := in[0]
 	sp, err := poolInput(x, "x", w.Dims())
 	if err != nil {
@@ -233,56 +219,40 @@ func maxPoolIndicesInfer(in []*Tensor, attrs any) (DType, []int, error) {
 	// no maximum, and PyTorch returns an index outside the input there.
 	for d, n := range sp {
 		for o := range w.OutSize(d, n) {
-			lo, hi := PoolTaps(w, d, o, n)
+			lo, hi := layout.PoolTaps(w, d, o, n)
 			if lo >= hi {
-				return 0, nil, &Error{Kind: ErrValue, Arg: "dilation", Found: FormatShape(w.Dilation),
-					Detail: "is " + FormatShape(w.Dilation) + ": window " + itoa(o) + " of spatial dim " + itoa(d) + " reads only padding",
+				return 0, nil, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "dilation", Found: dispatch.FormatShape(w.Dilation),
+					Detail: "is " + dispatch.FormatShape(w.Dilation) + ": window " + itoa(o) + " of spatial dim " + itoa(d) + " reads only padding",
 					Fix:    "use less padding or dilation, or a larger input"}
 			}
 		}
 	}
-	return IndexDType(x.Device), poolShape(x, w.OutShape(sp)), nil
-}
-
-// PoolTaps returns the kernel taps [lo, hi) of output position o along
-// spatial dim d that fall inside an input of size n: tap k reads input
-// place o·stride - padding + k·dilation.
-func PoolTaps(w Window, d, o, n int) (lo, hi int) {
-	start, dil := o*w.Stride[d]-w.Padding[d], w.Dilation[d]
-	lo = 0
-	if start < 0 {
-		lo = (-start + dil - 1) / dil
-	}
-	hi = w.Kernel[d]
-	if last := start + (hi-1)*dil; last >= n {
-		hi -= (last - n + dil) / dil
-	}
-	return lo, max(lo, hi)
+	return dispatch.IndexDType(x.Device), poolShape(x, w.OutShape(sp)), nil
 }
 
 // poolIndices checks an index tensor of pool_gather, max_pool_backward or
 // max_unpool against the pooled tensor t (of the same N and C): the
 // device's index dtype and the same rank.
-func poolIndices(idx, t *Tensor, tname string) error {
-	if want := IndexDType(t.Device); idx.DType != want {
-		return &Error{Kind: ErrDType, Arg: "indices", Expected: want.String(), Found: idx.DType.String(),
+func poolIndices(idx, t *dispatch.Tensor, tname string) error {
+	if want := dispatch.IndexDType(t.Device); idx.DType != want {
+		return &dispatch.Error{Kind: dispatch.ErrDType, Arg: "indices", Expected: want.String(), Found: idx.DType.String(),
 			Detail: "is " + idx.DType.String() + " but pooling indices on " + t.Device.String() + " are " + want.String(),
 			Fix:    "pass the indices that max pooling returned, or cast with .Cast(" + want.GoString() + ")"}
 	}
 	if idx.Rank() != t.Rank() || idx.Shape[0] != t.Shape[0] || idx.Shape[1] != t.Shape[1] {
-		return &Error{Kind: ErrShape, Arg: "indices", Found: FormatShape(idx.Shape),
-			Detail: "has shape " + FormatShape(idx.Shape) + " but " + tname + " has shape " + FormatShape(t.Shape) +
+		return &dispatch.Error{Kind: dispatch.ErrShape, Arg: "indices", Found: dispatch.FormatShape(idx.Shape),
+			Detail: "has shape " + dispatch.FormatShape(idx.Shape) + " but " + tname + " has shape " + dispatch.FormatShape(t.Shape) +
 				": both are (N, C, spatial...) with the same N, C and number of spatial dims",
 			Fix: "pass the indices that max pooling gave for this tensor"}
 	}
 	return nil
 }
 
-func poolGatherInfer(in []*Tensor, _ any) (DType, []int, error) {
+func poolGatherInfer(in []*dispatch.Tensor, _ dispatch.None) (dispatch.DType, []int, error) {
 	x, idx := in[0], in[1]
 	if x.Rank() < 3 {
-		return 0, nil, &Error{Kind: ErrShape, Arg: "x", Found: FormatShape(x.Shape),
-			Detail: "has shape " + FormatShape(x.Shape) + " but needs (N, C, spatial...)", Fix: "add the batch dim with Unsqueeze(0)"}
+		return 0, nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "x", Found: dispatch.FormatShape(x.Shape),
+			Detail: "has shape " + dispatch.FormatShape(x.Shape) + " but needs (N, C, spatial...)", Fix: "add the batch dim with Unsqueeze(0)"}
 	}
 	if err := checkDType(x, "x", Floats); err != nil {
 		return 0, nil, err
@@ -296,15 +266,11 @@ func poolGatherInfer(in []*Tensor, _ any) (DType, []int, error) {
 // poolScatterInfer is the Infer of max_pool_backward and max_unpool: their
 // first argument has the indices' shape, the result the attribute's
 // spatial size.
-func poolScatterInfer(name string) func([]*Tensor, any) (DType, []int, error) {
-	return func(in []*Tensor, attrs any) (DType, []int, error) {
-		a, ok := attrs.(PoolScatter)
-		if !ok {
-			return 0, nil, attrError("PoolScatter")
-		}
+func poolScatterInfer(name string) func([]*dispatch.Tensor, PoolScatter) (dispatch.DType, []int, error) {
+	return func(in []*dispatch.Tensor, a PoolScatter) (dispatch.DType, []int, error) {
 		src, idx := in[0], in[1]
 		if len(a.Size) < 1 {
-			return 0, nil, &Error{Kind: ErrValue, Arg: "output_size", Detail: "is empty", Fix: "give one size per spatial dim"}
+			return 0, nil, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "output_size", Detail: "is empty", Fix: "give one size per spatial dim"}
 		}
 		if _, err := poolInput(src, name, len(a.Size)); err != nil {
 			return 0, nil, err
@@ -313,14 +279,14 @@ func poolScatterInfer(name string) func([]*Tensor, any) (DType, []int, error) {
 			return 0, nil, err
 		}
 		if !slices.Equal(idx.Shape, src.Shape) {
-			return 0, nil, &Error{Kind: ErrShape, Arg: "indices", Expected: FormatShape(src.Shape), Found: FormatShape(idx.Shape),
-				Detail: "has shape " + FormatShape(idx.Shape) + " but " + name + " has shape " + FormatShape(src.Shape),
+			return 0, nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "indices", Expected: dispatch.FormatShape(src.Shape), Found: dispatch.FormatShape(idx.Shape),
+				Detail: "has shape " + dispatch.FormatShape(idx.Shape) + " but " + name + " has shape " + dispatch.FormatShape(src.Shape),
 				Fix:    "pass the indices that max pooling gave along with these values"}
 		}
 		for _, s := range a.Size {
 			if s < 1 {
-				return 0, nil, &Error{Kind: ErrValue, Arg: "output_size", Found: FormatShape(a.Size),
-					Detail: "is " + FormatShape(a.Size) + ", below 1", Fix: "use sizes of at least 1"}
+				return 0, nil, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "output_size", Found: dispatch.FormatShape(a.Size),
+					Detail: "is " + dispatch.FormatShape(a.Size) + ", below 1", Fix: "use sizes of at least 1"}
 			}
 		}
 		return src.DType, poolShape(src, a.Size), nil
@@ -330,12 +296,12 @@ func poolScatterInfer(name string) func([]*Tensor, any) (DType, []int, error) {
 // maxPoolCompose is max_pool or adaptive_max_pool: the indices of each
 // window's maximum, then the values there, gathered so that the gradient
 // flows through pool_gather's rule.
-func maxPoolCompose(indicesOp string) func([]*Tensor, any) (*Tensor, error) {
-	return func(in []*Tensor, attrs any) (*Tensor, error) {
-		idx, err := Call(Lookup(indicesOp), attrs, in[0])
+func maxPoolCompose[A any](indices *dispatch.Op[A]) func([]*dispatch.Tensor, A) (*dispatch.Tensor, error) {
+	return func(in []*dispatch.Tensor, a A) (*dispatch.Tensor, error) {
+		idx, err := dispatch.Call(indices, a, in[0])
 		if err != nil {
 			return nil, err
 		}
-		return Call(Lookup("pool_gather"), nil, in[0], idx)
+		return dispatch.Call(PoolGather, dispatch.None{}, in[0], idx)
 	}
 }

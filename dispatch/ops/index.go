@@ -1,4 +1,6 @@
-package dispatch
+package ops
+
+import "github.com/lathe-ml/lathe/dispatch"
 
 // Indexing ops: index_select, gather, scatter, scatter_add and one_hot run
 // kernels; masked_fill and embedding are composites. Index tensors are Int32
@@ -9,38 +11,37 @@ package dispatch
 // IndexDim is the attribute of index_select, gather, scatter and scatter_add.
 type IndexDim struct{ Dim int }
 
-// MaskedFill is the attribute of masked_fill: the value written where the
+// FillValue is the attribute of masked_fill: the value written where the
 // mask is true.
-type MaskedFill struct{ Value float64 }
+type FillValue struct{ Value float64 }
 
-// OneHot is the attribute of one_hot: the length of the new last dim. The
-// root package resolves torch's -1 (max + 1) before the call.
-type OneHot struct{ NumClasses int }
+// OneHotClasses is the attribute of one_hot: the length of the new last
+// dim. The root package resolves torch's -1 (max + 1) before the call.
+type OneHotClasses struct{ NumClasses int }
 
-var opIndexSelect *Op
-
-func init() {
-	opIndexSelect = Register(&Op{Name: "index_select", Args: []string{"x", "index"}, Infer: indexSelectInfer})
-	Register(&Op{Name: "gather", Args: []string{"x", "index"}, Infer: gatherInfer})
-	Register(&Op{Name: "scatter", Args: []string{"x", "index", "src"}, Infer: scatterInfer})
-	Register(&Op{Name: "scatter_add", Args: []string{"x", "index", "src"}, Infer: scatterInfer})
-	Register(&Op{Name: "one_hot", Args: []string{"x"}, Infer: oneHotInfer})
-	Register(&Op{Name: "masked_fill", Args: []string{"x", "mask"}, Compose: maskedFillCompose})
-	Register(&Op{Name: "embedding", Args: []string{"indices", "weight"}, Compose: embeddingCompose})
-}
+// The indexing ops.
+var (
+	IndexSelect = dispatch.Register(&dispatch.Op[IndexDim]{Schema: schema("index_select", "x", "index"), Infer: indexSelectInfer})
+	Gather      = dispatch.Register(&dispatch.Op[IndexDim]{Schema: schema("gather", "x", "index"), Infer: gatherInfer})
+	Scatter     = dispatch.Register(&dispatch.Op[IndexDim]{Schema: schema("scatter", "x", "index", "src"), Infer: scatterInfer})
+	ScatterAdd  = dispatch.Register(&dispatch.Op[IndexDim]{Schema: schema("scatter_add", "x", "index", "src"), Infer: scatterInfer})
+	OneHot      = dispatch.Register(&dispatch.Op[OneHotClasses]{Schema: schema("one_hot", "x"), Infer: oneHotInfer})
+	MaskedFill  = dispatch.Register(&dispatch.Op[FillValue]{Schema: schema("masked_fill", "x", "mask"), Compose: maskedFillCompose})
+	Embedding   = dispatch.Register(&dispatch.Op[dispatch.None]{Schema: schema("embedding", "indices", "weight"), Compose: embeddingCompose})
+)
 
 // IndexError is what a kernel returns for an index value outside [0, size)
 // of dim of argument arg.
-func IndexError(arg string, v int64, dim, size int) *Error {
-	return &Error{Kind: ErrIndex, Arg: arg, Found: itoa(int(v)),
+func IndexError(arg string, v int64, dim, size int) *dispatch.Error {
+	return &dispatch.Error{Kind: dispatch.ErrIndex, Arg: arg, Found: itoa(int(v)),
 		Detail: "holds " + itoa(int(v)) + ", out of range for dim " + itoa(dim) + " of size " + itoa(size),
 		Fix:    "use indices in [0, " + itoa(size) + "); negative indices do not wrap here"}
 }
 
 // ClassError is what one_hot's kernels return for a class v of argument
 // arg outside [0, classes).
-func ClassError(arg string, v int64, classes int) *Error {
-	return &Error{Kind: ErrIndex, Arg: arg, Found: itoa(int(v)),
+func ClassError(arg string, v int64, classes int) *dispatch.Error {
+	return &dispatch.Error{Kind: dispatch.ErrIndex, Arg: arg, Found: itoa(int(v)),
 		Detail: "holds class " + itoa(int(v)) + ", out of range for " + itoa(classes) + " classes",
 		Fix:    "use classes in [0, " + itoa(classes) + "), or num_classes -1 for max + 1"}
 }
@@ -62,36 +63,32 @@ func CheckIndices(vals []int64, arg string, d, size int) error {
 
 // PlaneError is what max_unpool's kernels return for a pooling index v
 // outside a plane of the given spatial sizes.
-func PlaneError(v int64, spatial []int) *Error {
-	n := Numel(spatial)
-	return &Error{Kind: ErrIndex, Arg: "indices", Found: itoa(int(v)),
-		Detail: "holds " + itoa(int(v)) + ", out of range for a plane of " + FormatShape(spatial) + " (" + itoa(n) + " places)",
+func PlaneError(v int64, spatial []int) *dispatch.Error {
+	n := dispatch.Numel(spatial)
+	return &dispatch.Error{Kind: dispatch.ErrIndex, Arg: "indices", Found: itoa(int(v)),
+		Detail: "holds " + itoa(int(v)) + ", out of range for a plane of " + dispatch.FormatShape(spatial) + " (" + itoa(n) + " places)",
 		Fix:    "use flat indices in [0, " + itoa(n) + ") within each (n, c) plane, as max pooling gives"}
 }
 
 // NegativeExponentError is what an integer pow returns for a negative
 // exponent in rhs, which an integer result cannot hold (torch refuses it too).
-func NegativeExponentError() *Error {
-	return &Error{Kind: ErrValue, Arg: "rhs", Detail: "has a negative exponent, which an integer power cannot take", Fix: "cast to a float dtype first"}
+func NegativeExponentError() *dispatch.Error {
+	return &dispatch.Error{Kind: dispatch.ErrValue, Arg: "rhs", Detail: "has a negative exponent, which an integer power cannot take", Fix: "cast to a float dtype first"}
 }
 
-// IndexDimOf is the op's dim normalised against x (Infer has checked it).
-func IndexDimOf(x *Tensor, attrs any) int {
-	d, _ := NormDim(attrs.(IndexDim).Dim, x.Rank(), "dim")
+// Of is the op's dim normalised against x (Infer has checked it).
+func (a IndexDim) Of(x *dispatch.Tensor) int {
+	d, _ := NormDim(a.Dim, x.Rank(), "dim")
 	return d
 }
 
-func indexSelectInfer(in []*Tensor, attrs any) (DType, []int, error) {
-	a, ok := attrs.(IndexDim)
-	if !ok {
-		return 0, nil, attrError("IndexDim")
-	}
+func indexSelectInfer(in []*dispatch.Tensor, a IndexDim) (dispatch.DType, []int, error) {
 	x, index := in[0], in[1]
 	if err := checkDType(index, "index", Indices); err != nil {
 		return 0, nil, err
 	}
 	if index.Rank() > 1 {
-		return 0, nil, &Error{Kind: ErrShape, Arg: "index", Detail: "has shape " + FormatShape(index.Shape) + " but must be 1-D or 0-d",
+		return 0, nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "index", Detail: "has shape " + dispatch.FormatShape(index.Shape) + " but must be 1-D or 0-d",
 			Fix: "flatten it with .Flatten(), or use Gather"}
 	}
 	d, err := NormDim(a.Dim, x.Rank(), "dim")
@@ -106,11 +103,7 @@ func indexSelectInfer(in []*Tensor, attrs any) (DType, []int, error) {
 	return x.DType, shape, nil
 }
 
-func gatherInfer(in []*Tensor, attrs any) (DType, []int, error) {
-	a, ok := attrs.(IndexDim)
-	if !ok {
-		return 0, nil, attrError("IndexDim")
-	}
+func gatherInfer(in []*dispatch.Tensor, a IndexDim) (dispatch.DType, []int, error) {
 	x, index := in[0], in[1]
 	if err := checkDType(index, "index", Indices); err != nil {
 		return 0, nil, err
@@ -125,17 +118,13 @@ func gatherInfer(in []*Tensor, attrs any) (DType, []int, error) {
 	return x.DType, clone(index.Shape), nil
 }
 
-func scatterInfer(in []*Tensor, attrs any) (DType, []int, error) {
-	a, ok := attrs.(IndexDim)
-	if !ok {
-		return 0, nil, attrError("IndexDim")
-	}
+func scatterInfer(in []*dispatch.Tensor, a IndexDim) (dispatch.DType, []int, error) {
 	x, index, src := in[0], in[1], in[2]
 	if err := checkDType(index, "index", Indices); err != nil {
 		return 0, nil, err
 	}
 	if src.DType != x.DType {
-		return 0, nil, &Error{Kind: ErrDType, Arg: "src", Expected: x.DType.String(), Found: src.DType.String(),
+		return 0, nil, &dispatch.Error{Kind: dispatch.ErrDType, Arg: "src", Expected: x.DType.String(), Found: src.DType.String(),
 			Detail: "is " + src.DType.String() + " but \"x\" is " + x.DType.String(), Fix: "cast it with .Cast(" + x.DType.GoString() + ")"}
 	}
 	d, err := NormDim(a.Dim, x.Rank(), "dim")
@@ -153,9 +142,9 @@ func scatterInfer(in []*Tensor, attrs any) (DType, []int, error) {
 
 // fitsIndex checks that index has t's rank and no larger sizes, except
 // along dim unless all is set (torch's gather/scatter shape rule).
-func fitsIndex(index, t *Tensor, name string, dim int, all bool) error {
+func fitsIndex(index, t *dispatch.Tensor, name string, dim int, all bool) error {
 	if index.Rank() != t.Rank() {
-		return &Error{Kind: ErrShape, Arg: "index", Expected: "rank " + itoa(t.Rank()), Found: "rank " + itoa(index.Rank()),
+		return &dispatch.Error{Kind: dispatch.ErrShape, Arg: "index", Expected: "rank " + itoa(t.Rank()), Found: "rank " + itoa(index.Rank()),
 			Detail: "has rank " + itoa(index.Rank()) + " but " + name + " has rank " + itoa(t.Rank()),
 			Fix:    "give index as many dims as " + name + ", e.g. with Unsqueeze"}
 	}
@@ -165,65 +154,57 @@ func fitsIndex(index, t *Tensor, name string, dim int, all bool) error {
 	}
 	for d, s := range index.Shape {
 		if (all || d != dim) && s > t.Shape[d] {
-			return &Error{Kind: ErrShape, Arg: "index", Expected: FormatShape(t.Shape), Found: FormatShape(index.Shape),
-				Detail: "has shape " + FormatShape(index.Shape) + ", larger than " + name + "'s " + FormatShape(t.Shape) + " at dim " + itoa(d),
+			return &dispatch.Error{Kind: dispatch.ErrShape, Arg: "index", Expected: dispatch.FormatShape(t.Shape), Found: dispatch.FormatShape(index.Shape),
+				Detail: "has shape " + dispatch.FormatShape(index.Shape) + ", larger than " + name + "'s " + dispatch.FormatShape(t.Shape) + " at dim " + itoa(d),
 				Fix:    fix}
 		}
 	}
 	return nil
 }
 
-func oneHotInfer(in []*Tensor, attrs any) (DType, []int, error) {
-	a, ok := attrs.(OneHot)
-	if !ok {
-		return 0, nil, attrError("OneHot")
-	}
+func oneHotInfer(in []*dispatch.Tensor, a OneHotClasses) (dispatch.DType, []int, error) {
 	if err := checkDType(in[0], "x", Indices); err != nil {
 		return 0, nil, err
 	}
 	if a.NumClasses < 0 {
-		return 0, nil, &Error{Kind: ErrValue, Arg: "num_classes", Detail: "is " + itoa(a.NumClasses), Fix: "use a count ≥ 0, or -1 for max + 1"}
+		return 0, nil, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "num_classes", Detail: "is " + itoa(a.NumClasses), Fix: "use a count ≥ 0, or -1 for max + 1"}
 	}
-	return IndexDType(in[0].Device), append(clone(in[0].Shape), a.NumClasses), nil
+	return dispatch.IndexDType(in[0].Device), append(clone(in[0].Shape), a.NumClasses), nil
 }
 
 // maskedFillCompose is where(mask, value, x), with value a 0-d tensor of x's
 // dtype on x's device; like torch's out-of-place masked_fill, the result has
 // the broadcast shape of x and mask.
-func maskedFillCompose(in []*Tensor, attrs any) (*Tensor, error) {
-	a, ok := attrs.(MaskedFill)
-	if !ok {
-		return nil, attrError("MaskedFill")
-	}
+func maskedFillCompose(in []*dispatch.Tensor, a FillValue) (*dispatch.Tensor, error) {
 	x, mask := in[0], in[1]
-	if err := checkDType(mask, "mask", 1<<Bool); err != nil {
+	if err := checkDType(mask, "mask", 1<<dispatch.Bool); err != nil {
 		return nil, err
 	}
 	if _, ok := BroadcastShapes(x.Shape, mask.Shape); !ok {
-		return nil, &Error{Kind: ErrShape, Arg: "mask", Expected: FormatShape(x.Shape), Found: FormatShape(mask.Shape),
-			Detail: "has shape " + FormatShape(mask.Shape) + ", which does not broadcast with x's " + FormatShape(x.Shape),
+		return nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "mask", Expected: dispatch.FormatShape(x.Shape), Found: dispatch.FormatShape(mask.Shape),
+			Detail: "has shape " + dispatch.FormatShape(mask.Shape) + ", which does not broadcast with x's " + dispatch.FormatShape(x.Shape),
 			Fix:    "make each dimension equal or 1"}
 	}
 	if err := CheckScalar(x.DType, a.Value, "value"); err != nil {
 		return nil, err
 	}
-	s, err := Upload(x.Device, scalarData(x.DType, a.Value), x.DType, []int{})
+	s, err := dispatch.Upload(x.Device, scalarData(x.DType, a.Value), x.DType, []int{})
 	if err != nil {
 		return nil, err
 	}
-	return Call(Lookup("where"), nil, mask, s, x)
+	return dispatch.Call(Where, dispatch.None{}, mask, s, x)
 }
 
 // scalarData is one element of dtype dt holding v, as host data for Upload.
-func scalarData(dt DType, v float64) any {
+func scalarData(dt dispatch.DType, v float64) any {
 	switch dt {
-	case Float32:
+	case dispatch.Float32:
 		return []float32{float32(v)}
-	case Float64:
+	case dispatch.Float64:
 		return []float64{v}
-	case Int32:
+	case dispatch.Int32:
 		return []int32{int32(v)}
-	case Int64:
+	case dispatch.Int64:
 		return []int64{int64(v)}
 	}
 	return []bool{v != 0}
@@ -232,22 +213,22 @@ func scalarData(dt DType, v float64) any {
 // embeddingCompose is torch.nn.functional.embedding: the rows of weight
 // that indices name, as weight.index_select(0, indices.flatten()) reshaped
 // to indices.shape + [dim]. Errors of the parts name embedding's arguments.
-func embeddingCompose(in []*Tensor, _ any) (*Tensor, error) {
+func embeddingCompose(in []*dispatch.Tensor, _ dispatch.None) (*dispatch.Tensor, error) {
 	indices, weight := in[0], in[1]
 	if err := checkDType(indices, "indices", Indices); err != nil {
 		return nil, err
 	}
 	if weight.Rank() != 2 {
-		return nil, &Error{Kind: ErrShape, Arg: "weight", Detail: "has shape " + FormatShape(weight.Shape) + " but must be [num_embeddings, embedding_dim]",
+		return nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "weight", Detail: "has shape " + dispatch.FormatShape(weight.Shape) + " but must be [num_embeddings, embedding_dim]",
 			Fix: "pass a 2-D weight"}
 	}
-	flat, err := Call(Lookup("reshape"), ViewShape{Shape: []int{-1}}, indices)
+	flat, err := dispatch.Call(Reshape, ViewShape{Shape: []int{-1}}, indices)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := Call(opIndexSelect, IndexDim{Dim: 0}, weight, flat)
+	rows, err := dispatch.Call(IndexSelect, IndexDim{Dim: 0}, weight, flat)
 	if err != nil {
-		if e, ok := err.(*Error); ok {
+		if e, ok := err.(*dispatch.Error); ok {
 			c := *e
 			if name, ok := map[string]string{"x": "weight", "index": "indices"}[e.Arg]; ok {
 				c.Arg = name
@@ -256,5 +237,5 @@ func embeddingCompose(in []*Tensor, _ any) (*Tensor, error) {
 		}
 		return nil, err
 	}
-	return Call(Lookup("reshape"), ViewShape{Shape: append(clone(indices.Shape), weight.Shape[1])}, rows)
+	return dispatch.Call(Reshape, ViewShape{Shape: append(clone(indices.Shape), weight.Shape[1])}, rows)
 }
