@@ -62,17 +62,17 @@ func lossOpts(opts []LossOption) lossOptions {
 }
 
 var (
-	opNLLLoss = composite("nll_loss", []string{"x", "target"}, func(in []*Tensor, o lossOptions) *Tensor {
+	opNLLLoss = withClassCheck(composite("nll_loss", []string{"x", "target"}, func(in []*Tensor, o lossOptions) *Tensor {
 		return nllLoss(in[0], in[1], o)
-	})
-	opCrossEntropy = composite("cross_entropy", []string{"x", "target"}, func(in []*Tensor, o lossOptions) *Tensor {
+	}))
+	opCrossEntropy = withClassCheck(composite("cross_entropy", []string{"x", "target"}, func(in []*Tensor, o lossOptions) *Tensor {
 		x := in[0]
 		classDim := 1
 		if x.Rank() == 1 {
 			classDim = 0
 		}
 		return nllLoss(x.LogSoftmax(classDim), in[1], o)
-	})
+	}))
 	opMSELoss = composite("mse_loss", []string{"x", "target"}, func(in []*Tensor, o lossOptions) *Tensor {
 		x, target := in[0], in[1]
 		if !slices.Equal(x.t.Shape, target.t.Shape) {
@@ -119,6 +119,28 @@ func (x *Tensor) NLLLoss(target *Tensor, opts ...LossOption) *Tensor {
 // MSELoss is the mean (or sum, or none) of (x - target)²; the shapes must be equal.
 func (x *Tensor) MSELoss(target *Tensor, opts ...LossOption) *Tensor {
 	return apply(opMSELoss, lossOpts(opts), x, target)
+}
+
+// withClassCheck gives a class loss its value check: every target is a
+// class of x's class dim (1, or 0 for a single sample), or the ignored
+// index. It runs where the targets are, so a GPU does not wait for it
+// (dispatch's ValueCheck); the shapes and dtypes are the loss's own
+// checks.
+func withClassCheck(op *dispatch.Op[lossOptions]) *dispatch.Op[lossOptions] {
+	op.Checks = func(in []*dispatch.Tensor, o lossOptions) []dispatch.ValueCheck {
+		x, target := in[0], in[1]
+		if !target.DType.IsInt() || x.Rank() == 0 {
+			return nil
+		}
+		classes := x.Shape[min(1, x.Rank()-1)]
+		return []dispatch.ValueCheck{{Arg: 1, Max: int64(classes) - 1, Ignore: o.ignoreIndex, Ignoring: true,
+			Fail: func(v int64) *dispatch.Error {
+				return &Error{Kind: ErrIndex, Arg: "target", Found: strconv.FormatInt(v, 10),
+					Detail: "holds class " + strconv.FormatInt(v, 10) + ", out of range for the " + strconv.Itoa(classes) + " classes of x",
+					Fix:    "use classes in [0, " + strconv.Itoa(classes) + "), or the ignore index " + strconv.FormatInt(o.ignoreIndex, 10)}
+			}}}
+	}
+	return op
 }
 
 func nllLoss(logp, target *Tensor, o lossOptions) *Tensor {

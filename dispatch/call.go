@@ -41,6 +41,11 @@ func Call[A any](op *Op[A], a A, in ...*Tensor) (*Tensor, error) {
 	case byView:
 		out, err = op.View(in, a)
 	case byComposing:
+		if op.Checks != nil {
+			if err := runChecks(op.Name, op.Checks(in, a), in); err != nil {
+				return nil, located(err, op.Name)
+			}
+		}
 		out, err = op.Compose(in, a)
 		if err != nil {
 			return nil, relabel(err, op.Name)
@@ -104,6 +109,11 @@ func launch[A any](op *Op[A], in []*Tensor, a A) (*Tensor, error) {
 	k := op.kernels[dev.Kind]
 	if k == nil || !op.Schema.kernels[dev.Kind].Has(in[0].DType) {
 		return nil, unsupported(dev, op.Name, in[0].DType, k == nil)
+	}
+	if op.Checks != nil {
+		if err := runChecks(op.Name, op.Checks(in, a), in); err != nil {
+			return nil, err
+		}
 	}
 	out, err := Empty(dev, dt, shape)
 	if err != nil {

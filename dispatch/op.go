@@ -49,6 +49,10 @@ type Op[A any] struct {
 	// var, div, ...). Those ops are validated and recorded one by one, so a
 	// composite needs no kernel and no gradient rule of its own.
 	Compose func(in []*Tensor, a A) (*Tensor, error)
+	// Checks, when set, gives the value checks of a call whose shapes and
+	// attributes Infer (or the view or composite) has accepted: the index
+	// ranges and the like that only the data can answer (check.go).
+	Checks func(in []*Tensor, a A) []ValueCheck
 
 	kernels [maxKinds]Kernel[A]
 }

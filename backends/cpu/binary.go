@@ -91,9 +91,6 @@ func init() {
 		}
 		register(b.Op, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 			x, y := in[0], in[1]
-			if name == "pow" && x.DType.IsInt() && anyNegative(y) {
-				return ops.NegativeExponentError()
-			}
 			if cr != nil && cr.run(out, x, y) {
 				return nil
 			}
@@ -177,15 +174,4 @@ func logical(f func(a, b bool) bool) dispatch.Kernel[dispatch.None] {
 		map2(out, truth(in[0]), truth(in[1]), f)
 		return nil
 	}
-}
-
-func anyNegative(t *dispatch.Tensor) bool {
-	neg := false
-	switch t.DType {
-	case dispatch.Int32:
-		walk(t, func(v int32) { neg = neg || v < 0 })
-	case dispatch.Int64:
-		walk(t, func(v int64) { neg = neg || v < 0 })
-	}
-	return neg
 }

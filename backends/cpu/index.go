@@ -18,46 +18,31 @@ func init() {
 		x, index := in[0], in[1]
 		if x.Rank() == 0 {
 			// torch keeps a 0-d x 0-d; every index must still be 0.
-			if _, err := indexValues(index, "index", 0, 1); err != nil {
-				return err
-			}
 			castInto(out, x)
 			return nil
 		}
 		d := a.Of(x)
-		idx, err := indexValues(index, "index", d, x.Shape[d])
-		if err != nil {
-			return err
-		}
+		idx := indexValues(index)
 		return withIndexKernels(x.DType, func(k indexKernels) { k.indexSelect(out, rowMajor(x), idx, d) })
 	})
 	register(ops.Gather, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 		x, index := in[0], in[1]
 		d := a.Of(x)
-		idx, err := indexValues(index, "index", d, sizeAt(x, d))
-		if err != nil {
-			return err
-		}
+		idx := indexValues(index)
 		return withIndexKernels(x.DType, func(k indexKernels) { k.gather(out, x, idx, d) })
 	})
 	for op, add := range map[*dispatch.Op[ops.IndexDim]]bool{ops.Scatter: false, ops.ScatterAdd: true} {
 		register(op, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 			x, index, src := in[0], in[1], in[2]
 			d := a.Of(x)
-			idx, err := indexValues(index, "index", d, sizeAt(x, d))
-			if err != nil {
-				return err
-			}
+			idx := indexValues(index)
 			castInto(out, x) // out-of-place: start from a copy of x
 			return withIndexKernels(x.DType, func(k indexKernels) { k.scatter(out, src, idx, index.Shape, d, add) })
 		})
 	}
 	register(ops.OneHot, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.OneHotClasses) error {
 		nc := a.NumClasses
-		idx, err := indexValues(in[0], "x", -1, nc)
-		if err != nil {
-			return err
-		}
+		idx := indexValues(in[0])
 		o := elems[int64](out)[out.Offset : out.Offset+out.Numel()]
 		clear(o)
 		for p, v := range idx {
@@ -67,29 +52,37 @@ func init() {
 	})
 }
 
-// sizeAt is the size of dim d, 1 for a 0-d tensor (whose one element dim 0
-// and -1 name, as in torch).
-func sizeAt(t *dispatch.Tensor, d int) int {
-	if t.Rank() == 0 {
-		return 1
-	}
-	return t.Shape[d]
-}
-
-// indexValues reads an index tensor in row-major order and checks that each
-// value is in [0, size) of dim d of the indexed tensor (d < 0: one_hot's
-// classes). The first value out of range is the error.
-func indexValues(t *dispatch.Tensor, arg string, d, size int) ([]int64, error) {
+// indexValues reads an index tensor in row-major order as int64s, for
+// loops that need one index type. dispatch has checked the values (the
+// op's ValueChecks, through CheckValues).
+func indexValues(t *dispatch.Tensor) []int64 {
 	idx := make([]int64, 0, t.Numel())
 	if t.DType == dispatch.Int32 {
 		walk(t, func(v int32) { idx = append(idx, int64(v)) })
 	} else {
 		walk(t, func(v int64) { idx = append(idx, v) })
 	}
-	if err := ops.CheckIndices(idx, arg, d, size); err != nil {
-		return nil, err
+	return idx
+}
+
+// CheckValues is dispatch's value check on the host, at once: the first
+// value of t in row-major order that c refuses is c's error.
+func (backend) CheckValues(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
+	bad, v := false, int64(0)
+	find := func(x int64) {
+		if !bad && c.Bad(x) {
+			bad, v = true, x
+		}
 	}
-	return idx, nil
+	if t.DType == dispatch.Int32 {
+		walk(t, func(x int32) { find(int64(x)) })
+	} else {
+		walk(t, find)
+	}
+	if bad {
+		return c.Error(v)
+	}
+	return nil
 }
 
 // rowMajor returns t itself if it is row-major, else a row-major copy.

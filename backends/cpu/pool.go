@@ -50,18 +50,12 @@ func init() {
 	})
 	register(ops.PoolGather, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		x := in[0]
-		idx, err := poolIndexValues(in[1], x.Shape[2:])
-		if err != nil {
-			return err
-		}
+		idx := indexValues(in[1])
 		return withPoolKernels(x.DType, func(k poolKernels) { k.gather(out, rowMajor(x), idx) })
 	})
 	for op, add := range map[*dispatch.Op[ops.PoolScatter]]bool{ops.MaxPoolBackward: true, ops.MaxUnpool: false} {
 		register(op, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.PoolScatter) error {
-			idx, err := poolIndexValues(in[1], a.Size)
-			if err != nil {
-				return err
-			}
+			idx := indexValues(in[1])
 			return withPoolKernels(in[0].DType, func(k poolKernels) { k.scatter(out, rowMajor(in[0]), idx, add) })
 		})
 	}
@@ -308,17 +302,4 @@ func poolScatter[T float](out, src *dispatch.Tensor, idx []int64, add bool) {
 			}
 		}
 	})
-}
-
-// poolIndexValues reads pooling indices row-major and checks each against
-// the size of a plane of the given spatial sizes.
-func poolIndexValues(t *dispatch.Tensor, spatial []int) ([]int64, error) {
-	idx := span[int64](rowMajor(t))
-	n := int64(dispatch.Numel(spatial))
-	for _, v := range idx {
-		if v < 0 || v >= n {
-			return nil, ops.PlaneError(v, spatial)
-		}
-	}
-	return idx, nil
 }

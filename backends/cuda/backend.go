@@ -237,3 +237,13 @@ func scratch(dev dispatch.Device, n int) (uint64, func(), error) {
 func versionString(v int) string {
 	return strconv.Itoa(v/1000) + "." + strconv.Itoa(v%1000/10)
 }
+
+// CheckValues is dispatch's value check, on the host: it reads t back,
+// which waits for the stream.
+func (*backend) CheckValues(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
+	vals, err := readInts(t)
+	if err != nil {
+		return err
+	}
+	return c.Scan(vals)
+}

@@ -113,13 +113,8 @@ func init() {
 			continue
 		}
 		kernel(op, b.DTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
-			// Infer gave both the same dtype. An integer pow's negative
-			// exponent is an ErrValue, as on the cpu (checks.go).
-			if op == ops.Pow {
-				if err := checkExponents(in[1]); err != nil {
-					return named(name, err)
-				}
-			}
+			// Infer gave both the same dtype; dispatch checks an integer
+			// pow's exponents (checks.go).
 			return named(name, mapKernel(out.Device, "binary", name, suffix(in[0].DType), viewOf(out), views(in)))
 		})
 	}

@@ -129,24 +129,15 @@ func init() {
 		}
 		return named("adaptive_max_pool_indices", poolKernel(out, in[0], "pool", "max_pool_indices", g))
 	})
-	// The indices are checked against the plane as the cpu checks them
-	// (checks.go): max_unpool's are the caller's.
+	// The indices are dispatch's value checks (checks.go): max_unpool's
+	// are the caller's.
 	kernel(ops.PoolGather, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
-		if err := checkPlaneIndices(in[1], in[0].Shape[2:]); err != nil {
-			return named("pool_gather", err)
-		}
 		return named("pool_gather", poolGather(out, in[0], in[1]))
 	})
 	kernel(ops.MaxPoolBackward, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.PoolScatter) error {
-		if err := checkPlaneIndices(in[1], a.Size); err != nil {
-			return named("max_pool_backward", err)
-		}
 		return named("max_pool_backward", poolScatter(out, in[0], in[1], "scatter_add"))
 	})
 	kernel(ops.MaxUnpool, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.PoolScatter) error {
-		if err := checkPlaneIndices(in[1], a.Size); err != nil {
-			return named("max_unpool", err)
-		}
 		return named("max_unpool", poolScatter(out, in[0], in[1], "scatter"))
 	})
 }

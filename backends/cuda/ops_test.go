@@ -95,8 +95,8 @@ func tensor(dt dispatch.DType, shape []int, strides ...int) *dispatch.Tensor {
 }
 
 // kcase is one call of a kernel: the op, its inputs, and the op's Infer,
-// this package's kernel and dispatch.Call, each with the case's attributes,
-// on inputs of the case's shapes.
+// this package's value checks and kernel, and dispatch.Call, each with the
+// case's attributes, on inputs of the case's shapes.
 type kcase struct {
 	op    *dispatch.Schema
 	in    []*dispatch.Tensor
@@ -113,6 +113,15 @@ func caseOf[A any](op *dispatch.Op[A], a A, in ...*dispatch.Tensor) kcase {
 			k, ok := kernels[&op.Schema].(dispatch.Kernel[A])
 			if !ok {
 				return fmt.Errorf("%s has no cuda kernel", op.Name)
+			}
+			b, _ := dispatch.BackendFor(kind)
+			if vc, ok := b.(dispatch.ValueChecker); ok && op.Checks != nil {
+				for _, c := range op.Checks(in, a) {
+					c.Op = op.Name
+					if err := vc.CheckValues(in[c.Arg], &c); err != nil {
+						return err
+					}
+				}
 			}
 			return k(out, in, a)
 		},

@@ -179,15 +179,6 @@ func binaryKernel(b ops.BinaryOp) dispatch.Kernel[dispatch.None] {
 		if op, ok := logicalOps[b.Op]; ok {
 			expr = "(" + truth(tx, "a") + ") " + op + " (" + truth(wgslType(y.DType), "b") + ")"
 		}
-		if b.Op == ops.Pow && y.DType == dispatch.Int32 {
-			neg, err := anyNegative(b.Name, y)
-			if err != nil {
-				return err
-			}
-			if neg {
-				return ops.NegativeExponentError()
-			}
-		}
 		if b.Bool {
 			expr = boolWord(expr)
 		}
@@ -197,32 +188,6 @@ func binaryKernel(b ops.BinaryOp) dispatch.Kernel[dispatch.None] {
 
 // boolWord is the u32 word, 0 or 1, of a WGSL bool expression.
 func boolWord(cond string) string { return "select(0u, 1u, " + cond + ")" }
-
-// anyNegative reads an int exponent back to the host, as the cpu's pow
-// checks it before it computes: a shader cannot fail.
-func anyNegative(op string, t *dispatch.Tensor) (bool, error) {
-	if !t.IsContiguous() {
-		c, err := dispatch.Empty(t.Device, t.DType, t.Shape)
-		if err != nil {
-			return false, err
-		}
-		defer c.Release()
-		if err := copyInto(op, c, t); err != nil {
-			return false, err
-		}
-		t = c
-	}
-	data, err := dispatch.ReadHost(t)
-	if err != nil {
-		return false, err
-	}
-	for _, v := range data.([]int32) {
-		if v < 0 {
-			return true, nil
-		}
-	}
-	return false, nil
-}
 
 // operand is an argument of an elementwise shader and the name its
 // expression reads it by.

@@ -12,16 +12,10 @@ import (
 // Indexing kernels (index.wgsl). Index tensors are int32 here: wgpu:0 has
 // no int64.
 //
-// A bad index is the cpu's error, ErrIndex naming the first value out of
-// range in row-major order, and it must be found before the op returns: an
-// error cannot come later, from a tensor already handed out. A shader cannot
-// return one, so each op runs index_check over its index first, which
-// records the first bad position in a one-word flag, then records its own
-// kernels (they stay inside their buffers whatever the index holds: WebGPU
-// bounds every access), and reads the flag back. The read is a wait for
-// the queue, one per op, but it moves 4 bytes instead of the index, and
-// checks on the device the values that the kernel reads there anyway. An
-// empty index needs no check and no wait.
+// A bad index is dispatch's value check (checks.go): queued on the device
+// before the op, reported with the next read-back. Whatever the index
+// holds, the kernels read and write only their own buffers: WebGPU bounds
+// every access.
 
 func init() {
 	register(ops.IndexSelect, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
@@ -29,7 +23,7 @@ func init() {
 		op := ops.IndexSelect.Name
 		if x.Rank() == 0 {
 			// torch keeps a 0-d x 0-d; every index must still be 0.
-			return checkedIndex(op, index, 0, 1, func() error { return copyInto(op, out, x) })
+			return copyInto(op, out, x)
 		}
 		d := a.Of(x)
 		// out[.., i, ..] = x[.., index[i], ..]: the index is read along d only.
@@ -37,105 +31,36 @@ func init() {
 		if index.Rank() == 1 {
 			along[d] = index.Strides[0]
 		}
-		return checkedIndex(op, index, d, x.Shape[d], func() error {
-			return gatherInto(op, out, x, index, d, view{index.Offset, along})
-		})
+		return gatherInto(op, out, x, index, d, view{index.Offset, along})
 	})
 	register(ops.Gather, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 		x, index := in[0], in[1]
 		op := ops.Gather.Name
 		if x.Rank() == 0 {
-			return checkedIndex(op, index, 0, 1, func() error { return copyInto(op, out, x) })
+			return copyInto(op, out, x)
 		}
-		d := a.Of(x)
-		return checkedIndex(op, index, d, x.Shape[d], func() error {
-			return gatherInto(op, out, x, index, d, viewOf(index))
-		})
+		return gatherInto(op, out, x, index, a.Of(x), viewOf(index))
 	})
 	register(ops.Scatter, allTypes, scatterKernel(ops.Scatter.Name, false))
 	register(ops.ScatterAdd, allTypes, scatterKernel(ops.ScatterAdd.Name, true))
 	// x holds classes, in wgpu:0's index dtype, and out is of it too.
 	register(ops.OneHot, 1<<dispatch.Int32, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.OneHotClasses) error {
 		x, classes, op := in[0], a.NumClasses, ops.OneHot.Name
-		bad := func(v int64) error { return ops.ClassError("x", v, classes) }
-		return checkedValues(op, x, classes, bad, func() error {
-			n := out.Numel()
-			if n == 0 {
-				return nil
-			}
-			// x is read once per class: stride 0 along the new last dim.
-			params, err := walkParams(out.Shape, []view{{x.Offset, append(slices.Clone(x.Strides), 0)}}, classes)
-			if err != nil {
-				return err
-			}
-			sh, err := shaderFor("one_hot", "one_hot", nil)
-			if err != nil {
-				return err
-			}
-			return launch(op, sh, grid(n), params, out, x)
-		})
+		n := out.Numel()
+		if n == 0 {
+			return nil
+		}
+		// x is read once per class: stride 0 along the new last dim.
+		params, err := walkParams(out.Shape, []view{{x.Offset, append(slices.Clone(x.Strides), 0)}}, classes)
+		if err != nil {
+			return err
+		}
+		sh, err := shaderFor("one_hot", "one_hot", nil)
+		if err != nil {
+			return err
+		}
+		return launch(op, sh, grid(n), params, out, x)
 	})
-}
-
-// checkedIndex runs record, which records an op's kernels, after the check
-// of index's values against [0, size) of dim d, and returns the cpu's
-// IndexError for the first value out of range.
-func checkedIndex(op string, index *dispatch.Tensor, d, size int, record func() error) error {
-	bad := func(v int64) error { return ops.IndexError("index", v, d, size) }
-	return checkedValues(op, index, size, bad, record)
-}
-
-// checkedValues runs record after the check of index's values against
-// [0, size), and returns bad of the first value out of range.
-func checkedValues(op string, index *dispatch.Tensor, size int, bad func(v int64) error, record func() error) error {
-	n := index.Numel()
-	if n == 0 {
-		return record()
-	}
-	flag, err := dispatch.Upload(index.Device, []int32{-1}, dispatch.Int32, []int{1})
-	if err != nil {
-		return err
-	}
-	defer flag.Release()
-	params, err := walkParams(index.Shape, []view{viewOf(index)}, size)
-	if err != nil {
-		return err
-	}
-	sh, err := shaderFor("index_check", "index_check", nil)
-	if err != nil {
-		return err
-	}
-	if err := launch(op, sh, grid(n), params, flag, index); err != nil {
-		return err
-	}
-	if err := record(); err != nil {
-		return err
-	}
-	pos, err := readWord(flag, flag.Offset)
-	if err != nil || pos == -1 {
-		return err
-	}
-	// The bad value itself, for the message: one more word.
-	at := index.Offset
-	for k := index.Rank() - 1; k >= 0; k-- {
-		at += int(pos) % index.Shape[k] * index.Strides[k]
-		pos /= int32(index.Shape[k])
-	}
-	v, err := readWord(index, at)
-	if err != nil {
-		return err
-	}
-	return bad(int64(v))
-}
-
-// readWord reads element at of an int32 tensor's storage back, after the
-// work recorded before it.
-func readWord(t *dispatch.Tensor, at int) (int32, error) {
-	got, err := backend{}.Read(t.Device, t.Storage.Buffer, dispatch.Int32, at, 1)
-	if err != nil {
-		return 0, err
-	}
-	return got.([]int32)[0], nil
 }
 
 // gatherInto writes out[i] = x[... index[at(i)] ... along d], for out of
@@ -165,22 +90,17 @@ func gatherInto(op string, out, x, index *dispatch.Tensor, d int, iview view) er
 func scatterKernel(op string, add bool) dispatch.Kernel[ops.IndexDim] {
 	return func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 		x, index, src := in[0], in[1], in[2]
-		d, size := a.Of(x), 1 // a 0-d x: its one element is index 0
-		if x.Rank() > 0 {
-			size = x.Shape[d]
+		d := a.Of(x)
+		if err := copyInto(op, out, x); err != nil {
+			return err
 		}
-		return checkedIndex(op, index, d, size, func() error {
-			if err := copyInto(op, out, x); err != nil {
-				return err
-			}
-			if index.Numel() == 0 {
-				return nil
-			}
-			if add && !walkLines(index, d) {
-				return scatterAddAtomic(out, src, index, d)
-			}
-			return scatterLines(op, add, out, src, index, d)
-		})
+		if index.Numel() == 0 {
+			return nil
+		}
+		if add && !walkLines(index, d) {
+			return scatterAddAtomic(out, src, index, d)
+		}
+		return scatterLines(op, add, out, src, index, d)
 	}
 }
 

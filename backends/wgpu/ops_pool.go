@@ -168,11 +168,7 @@ func maxPoolBackward(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.PoolScat
 }
 
 // maxUnpool writes each value at its index of a zeroed out; where several
-// name one place, the last in row-major order wins, as on the cpu. Its
-// indices are the caller's, so they are checked: the first pass flags an
-// index outside its plane in a word that is read back, an ErrIndex as on
-// the cpu (and the only wait for the device in these kernels; the
-// backward ops read indices that this check or max pooling made).
+// name one place, the last in row-major order wins, as on the cpu.
 func maxUnpool(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.PoolScatter) error {
 	x, idx := in[0], in[1]
 	if err := poolDims("max_unpool", x); err != nil {
@@ -182,8 +178,8 @@ func maxUnpool(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.PoolScatter) e
 		return nil
 	}
 	// winner holds, for each place of out, the last item that names it,
-	// plus one; then the flag word.
-	winner, err := dispatch.Empty(out.Device, dispatch.Int32, []int{out.Numel() + 1})
+	// plus one.
+	winner, err := dispatch.Empty(out.Device, dispatch.Int32, []int{out.Numel()})
 	if err != nil {
 		return err
 	}
@@ -191,16 +187,13 @@ func maxUnpool(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.PoolScatter) e
 	if err := fill(ops.MaxUnpool.Name, winner, 0); err != nil {
 		return err
 	}
-	params := append(indexParams(x.Numel(), out, idx, x), uint32(out.Numel()))
+	params := indexParams(x.Numel(), out, idx, x)
 	if x.Numel() > 0 {
 		sh, err := indexShader("claim")
 		if err != nil {
 			return err
 		}
 		if err := launch("max_unpool", sh, grid(x.Numel()), params, winner, idx); err != nil {
-			return err
-		}
-		if err := checkUnpoolIndices(winner, idx, out.Shape[2:]); err != nil {
 			return err
 		}
 	}
@@ -210,41 +203,4 @@ func maxUnpool(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.PoolScatter) e
 	}
 	params[0] = uint32(out.Numel())
 	return launch("max_unpool", sh, grid(out.Numel()), params, out, winner, x)
-}
-
-// checkUnpoolIndices reads the flag word of max_unpool's first pass and
-// gives the cpu's error for the index it names.
-func checkUnpoolIndices(winner, idx *dispatch.Tensor, spatial []int) error {
-	flag, err := readWords(winner, winner.Numel()-1, 1)
-	if err != nil {
-		return err
-	}
-	if flag[0] == 0 {
-		return nil
-	}
-	// The element of item flag-1 of the row-major index tensor.
-	item, at := int(flag[0])-1, idx.Offset
-	for d := idx.Rank() - 1; d >= 0; d-- {
-		at += item % idx.Shape[d] * idx.Strides[d]
-		item /= idx.Shape[d]
-	}
-	words, err := readWords(idx, at, 1)
-	if err != nil {
-		return err
-	}
-	e := ops.PlaneError(int64(int32(words[0])), spatial) // an int32 index, signed
-	e.Op = "max_unpool"
-	return e
-}
-
-// readWords copies n words from element offset of t's buffer (an
-// int32 tensor's).
-func readWords(t *dispatch.Tensor, offset, n int) ([]int32, error) {
-	v := t.View([]int{n}, []int{1}, offset)
-	defer v.Release()
-	raw, err := dispatch.ReadHost(v)
-	if err != nil {
-		return nil, err
-	}
-	return raw.([]int32), nil
 }

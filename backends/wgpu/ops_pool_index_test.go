@@ -193,7 +193,10 @@ func TestMaxUnpoolIndexRange(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = dispatch.Call(ops.MaxUnpool, ops.PoolScatter{Size: []int{4, 4}}, x, idx)
+		if _, err = dispatch.Call(ops.MaxUnpool, ops.PoolScatter{Size: []int{4, 4}}, x, idx); err == nil {
+			b, _ := dispatch.Open(onWGPU) // the indices are checked on the device, reported at the sync
+			err = b.Sync(onWGPU)
+		}
 		var le *dispatch.Error
 		if !errors.As(err, &le) || !errors.Is(err, dispatch.ErrIndex) || le.Found != fmt.Sprint(bad) {
 			t.Errorf("index %d: error %v, want an ErrIndex that found %d", bad, err, bad)

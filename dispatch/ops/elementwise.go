@@ -1,6 +1,10 @@
 package ops
 
-import "github.com/lathe-ml/lathe/dispatch"
+import (
+	"math"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
 
 // Elementwise ops: unary, binary with NumPy broadcasting, where, cast and
 // contiguous. Their schemas differ only in the dtypes they take and give,
@@ -33,7 +37,7 @@ var LogicalNot = dispatch.Register(&dispatch.Op[dispatch.None]{Schema: dispatch.
 // The binary ops. Logical ops treat any nonzero value as true, as PyTorch
 // does, so their arguments need not share a dtype.
 var (
-	Add, Sub, Mul, Div, Pow = binary("add", Numeric, false), binary("sub", Numeric, false), binary("mul", Numeric, false), binary("div", Floats, false), binary("pow", Numeric, false)
+	Add, Sub, Mul, Div, Pow = binary("add", Numeric, false), binary("sub", Numeric, false), binary("mul", Numeric, false), binary("div", Floats, false), withChecks(binary("pow", Numeric, false), powChecks)
 	Maximum, Minimum, Atan2 = binary("maximum", Numeric, false), binary("minimum", Numeric, false), binary("atan2", Floats, false)
 	Eq, Ne, Lt, Le, Gt, Ge  = binary("eq", AllTypes, true), binary("ne", AllTypes, true), binary("lt", Numeric, true), binary("le", Numeric, true), binary("gt", Numeric, true), binary("ge", Numeric, true)
 	LogicalAnd, LogicalOr   = binary("logical_and", AllTypes, true), binary("logical_or", AllTypes, true)
@@ -144,3 +148,18 @@ func castInfer(in []*dispatch.Tensor, to CastTo) (dispatch.DType, []int, error) 
 }
 
 func clone(s []int) []int { return append(make([]int, 0, len(s)), s...) }
+
+// withChecks gives op its value checks.
+func withChecks[A any](op *dispatch.Op[A], checks func([]*dispatch.Tensor, A) []dispatch.ValueCheck) *dispatch.Op[A] {
+	op.Checks = checks
+	return op
+}
+
+// powChecks refuses a negative exponent of an integer power, which an
+// integer result cannot hold (torch refuses it too).
+func powChecks(in []*dispatch.Tensor, _ dispatch.None) []dispatch.ValueCheck {
+	if !in[1].DType.IsInt() {
+		return nil
+	}
+	return []dispatch.ValueCheck{{Arg: 1, Max: math.MaxInt64, Fail: func(int64) *dispatch.Error { return NegativeExponentError() }}}
+}

@@ -21,14 +21,47 @@ type OneHotClasses struct{ NumClasses int }
 
 // The indexing ops.
 var (
-	IndexSelect = dispatch.Register(&dispatch.Op[IndexDim]{Schema: schema("index_select", "x", "index"), Infer: indexSelectInfer})
-	Gather      = dispatch.Register(&dispatch.Op[IndexDim]{Schema: schema("gather", "x", "index"), Infer: gatherInfer})
-	Scatter     = dispatch.Register(&dispatch.Op[IndexDim]{Schema: schema("scatter", "x", "index", "src"), Infer: scatterInfer})
-	ScatterAdd  = dispatch.Register(&dispatch.Op[IndexDim]{Schema: schema("scatter_add", "x", "index", "src"), Infer: scatterInfer})
-	OneHot      = dispatch.Register(&dispatch.Op[OneHotClasses]{Schema: schema("one_hot", "x"), Infer: oneHotInfer})
+	IndexSelect = dispatch.Register(&dispatch.Op[IndexDim]{Schema: schema("index_select", "x", "index"), Infer: indexSelectInfer, Checks: indexAlongDim})
+	Gather      = dispatch.Register(&dispatch.Op[IndexDim]{Schema: schema("gather", "x", "index"), Infer: gatherInfer, Checks: indexAlongDim})
+	Scatter     = dispatch.Register(&dispatch.Op[IndexDim]{Schema: schema("scatter", "x", "index", "src"), Infer: scatterInfer, Checks: indexAlongDim})
+	ScatterAdd  = dispatch.Register(&dispatch.Op[IndexDim]{Schema: schema("scatter_add", "x", "index", "src"), Infer: scatterInfer, Checks: indexAlongDim})
+	OneHot      = dispatch.Register(&dispatch.Op[OneHotClasses]{Schema: schema("one_hot", "x"), Infer: oneHotInfer, Checks: oneHotChecks})
 	MaskedFill  = dispatch.Register(&dispatch.Op[FillValue]{Schema: schema("masked_fill", "x", "mask"), Compose: maskedFillCompose})
-	Embedding   = dispatch.Register(&dispatch.Op[dispatch.None]{Schema: schema("embedding", "indices", "weight"), Compose: embeddingCompose})
+	Embedding   = dispatch.Register(&dispatch.Op[dispatch.None]{Schema: schema("embedding", "indices", "weight"), Compose: embeddingCompose, Checks: embeddingChecks})
 )
+
+// indexAlongDim is the check of index_select, gather, scatter and
+// scatter_add: every index lies in [0, size) of x's dim (a 0-d x has one
+// element, index 0). Indices do not wrap: a negative one is out of range,
+// as in torch's index_select and gather.
+func indexAlongDim(in []*dispatch.Tensor, a IndexDim) []dispatch.ValueCheck {
+	x := in[0]
+	d, size := 0, 1
+	if x.Rank() > 0 {
+		d = a.Of(x)
+		size = x.Shape[d]
+	}
+	return []dispatch.ValueCheck{{Arg: 1, Max: int64(size) - 1, Fail: func(v int64) *dispatch.Error { return IndexError("index", v, d, size) }}}
+}
+
+func oneHotChecks(_ []*dispatch.Tensor, a OneHotClasses) []dispatch.ValueCheck {
+	return []dispatch.ValueCheck{{Arg: 0, Max: int64(a.NumClasses) - 1, Fail: func(v int64) *dispatch.Error { return ClassError("x", v, a.NumClasses) }}}
+}
+
+// embeddingChecks checks the indices against weight's rows before
+// index_select does, so that the error names embedding's arguments.
+func embeddingChecks(in []*dispatch.Tensor, _ dispatch.None) []dispatch.ValueCheck {
+	indices, weight := in[0], in[1]
+	if !Indices.Has(indices.DType) || weight.Rank() != 2 {
+		return nil // the composite reports these
+	}
+	n := weight.Shape[0]
+	return []dispatch.ValueCheck{{Arg: 0, Max: int64(n) - 1, Fail: func(v int64) *dispatch.Error {
+		e := IndexError("indices", v, 0, n)
+		e.Detail = "holds " + itoa(int(v)) + ", out of range for the " + itoa(n) + " rows of weight"
+		return e
+	}}}
+}
 
 // IndexError is what a kernel returns for an index value outside [0, size)
 // of dim of argument arg.
@@ -44,21 +77,6 @@ func ClassError(arg string, v int64, classes int) *dispatch.Error {
 	return &dispatch.Error{Kind: dispatch.ErrIndex, Arg: arg, Found: itoa(int(v)),
 		Detail: "holds class " + itoa(int(v)) + ", out of range for " + itoa(classes) + " classes",
 		Fix:    "use classes in [0, " + itoa(classes) + "), or num_classes -1 for max + 1"}
-}
-
-// CheckIndices returns the error for the first index value outside
-// [0, size) of dim d of argument arg's indexed tensor (d < 0: one_hot's
-// classes), or nil. Every backend checks indices with it before it writes.
-func CheckIndices(vals []int64, arg string, d, size int) error {
-	for _, v := range vals {
-		if v < 0 || v >= int64(size) {
-			if d < 0 {
-				return ClassError(arg, v, size)
-			}
-			return IndexError(arg, v, d, size)
-		}
-	}
-	return nil
 }
 
 // PlaneError is what max_unpool's kernels return for a pooling index v

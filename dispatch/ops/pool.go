@@ -65,9 +65,9 @@ var (
 	AdaptiveAvgPoolBackward = dispatch.Register(&dispatch.Op[AdaptivePoolBackward]{Schema: schema("adaptive_avg_pool_backward", "grad"), Infer: adaptivePoolBackwardInfer})
 	MaxPoolIndices          = dispatch.Register(&dispatch.Op[layout.Window]{Schema: schema("max_pool_indices", "x"), Infer: maxPoolIndicesInfer})
 	AdaptiveMaxPoolIndices  = dispatch.Register(&dispatch.Op[AdaptivePool]{Schema: schema("adaptive_max_pool_indices", "x"), Infer: adaptivePoolInfer(true)})
-	PoolGather              = dispatch.Register(&dispatch.Op[dispatch.None]{Schema: schema("pool_gather", "x", "indices"), Infer: poolGatherInfer})
-	MaxPoolBackward         = dispatch.Register(&dispatch.Op[PoolScatter]{Schema: schema("max_pool_backward", "grad", "indices"), Infer: poolScatterInfer("grad")})
-	MaxUnpool               = dispatch.Register(&dispatch.Op[PoolScatter]{Schema: schema("max_unpool", "x", "indices"), Infer: poolScatterInfer("x")})
+	PoolGather              = dispatch.Register(&dispatch.Op[dispatch.None]{Schema: schema("pool_gather", "x", "indices"), Infer: poolGatherInfer, Checks: poolGatherChecks})
+	MaxPoolBackward         = dispatch.Register(&dispatch.Op[PoolScatter]{Schema: schema("max_pool_backward", "grad", "indices"), Infer: poolScatterInfer("grad"), Checks: poolScatterChecks})
+	MaxUnpool               = dispatch.Register(&dispatch.Op[PoolScatter]{Schema: schema("max_unpool", "x", "indices"), Infer: poolScatterInfer("x"), Checks: poolScatterChecks})
 	MaxPool                 = dispatch.Register(&dispatch.Op[layout.Window]{Schema: schema("max_pool", "x"), Compose: maxPoolCompose(MaxPoolIndices)})
 	AdaptiveMaxPool         = dispatch.Register(&dispatch.Op[AdaptivePool]{Schema: schema("adaptive_max_pool", "x"), Compose: maxPoolCompose(AdaptiveMaxPoolIndices)})
 )
@@ -304,4 +304,18 @@ func maxPoolCompose[A any](indices *dispatch.Op[A]) func([]*dispatch.Tensor, A) 
 		}
 		return dispatch.Call(PoolGather, dispatch.None{}, in[0], idx)
 	}
+}
+
+// planeCheck checks pooling indices: each a flat place in an (n, c) plane
+// of the given spatial sizes.
+func planeCheck(spatial []int) []dispatch.ValueCheck {
+	return []dispatch.ValueCheck{{Arg: 1, Max: int64(dispatch.Numel(spatial)) - 1, Fail: func(v int64) *dispatch.Error { return PlaneError(v, spatial) }}}
+}
+
+func poolGatherChecks(in []*dispatch.Tensor, _ dispatch.None) []dispatch.ValueCheck {
+	return planeCheck(in[0].Shape[2:])
+}
+
+func poolScatterChecks(_ []*dispatch.Tensor, a PoolScatter) []dispatch.ValueCheck {
+	return planeCheck(a.Size)
 }

@@ -39,15 +39,15 @@ places in the (n, c) planes of an addressed tensor (N, C, plane sizes):
                compare-exchange loop)
   claim        winner[plane, idx[item]] = max over items + 1 (max_unpool's
                first pass, winner zeroed first: the last item wins, as the
-               cpu's last write does); an index outside its plane sets
-               the flag word winner[p[20]] to the last such item + 1
+               cpu's last write does)
   unpool       out[q] = a[winner[q] - 1], or 0 where no item went
 Parameters: p[0] items (the index tensor's elements; unpool: out's), p[1]
 C, p[2..5) plane sizes, p[5..8) index sizes, p[8] a's offset and p[9..14)
 its strides over (N, C, d0, d1, d2), p[14] the indices' offset and
 p[15..20) their strides, in elements. Bindings: out (1), then
 a (gather: x) and the indices, or winner and a (unpool). An index outside
-its plane is skipped (gather: reads 0).
+its plane is skipped (gather: reads 0); dispatch's value check reports it
+(backends/wgpu/checks.go).
 */}}
 {{define "pool"}}{{template "prelude" .}}
 {{- if or (eq .Op "avg") (eq .Op "avg_backward") (eq .Op "argmax")}}
@@ -332,8 +332,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let place = place_of(i);
     if (place < plane()) {
         atomicMax(&dst[(q[0] * p[1] + q[1]) * plane() + place], i + 1u);
-    } else {
-        atomicMax(&dst[p[20]], i + 1u); // the flag word: the last bad item + 1
     }
 {{- else if eq .Op "unpool"}}
     let w = winner[i];
