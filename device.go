@@ -1,26 +1,32 @@
 package lathe
 
 import (
-	"github.com/lathe-ml/lathe/dispatch"
+	"os"
+	"sync"
 
-	_ "github.com/lathe-ml/lathe/backends/cpu"  // registers cpu
-	_ "github.com/lathe-ml/lathe/backends/cuda" // registers cuda
-	_ "github.com/lathe-ml/lathe/backends/wgpu" // registers wgpu
+	"github.com/lathe-ml/lathe/dispatch"
 )
 
 // Device is a backend kind and an index: cpu, cuda:0, wgpu:0.
 type Device = dispatch.Device
 
 // CPU is the host. It is always available.
-var CPU = Device{Kind: dispatch.KindCPU}
+var CPU = Device{Kind: dispatch.Host}
+
+// The device kinds that lathe's own backends register (backends.go).
+var (
+	cudaKind = dispatch.Kind("cuda")
+	wgpuKind = dispatch.Kind("wgpu")
+)
 
 // CUDA returns the i-th NVIDIA GPU.
-func CUDA(i int) Device { return Device{Kind: dispatch.KindCUDA, Index: i} }
+func CUDA(i int) Device { return Device{Kind: cudaKind, Index: i} }
 
 // WGPU returns the i-th WebGPU adapter.
-func WGPU(i int) Device { return Device{Kind: dispatch.KindWGPU, Index: i} }
+func WGPU(i int) Device { return Device{Kind: wgpuKind, Index: i} }
 
-// ParseDevice reads "cpu", "cuda:0", "wgpu:0".
+// ParseDevice reads "cpu", "cuda:0", "wgpu:0": any registered backend's
+// name, with an index where the kind has several devices.
 func ParseDevice(s string) (Device, error) { return dispatch.ParseDevice(s) }
 
 // DeviceInfo says whether a device can be opened here, and what serves it or
@@ -39,7 +45,7 @@ type DeviceInfo struct {
 // reason. Opening a device happens here, once per process.
 func DeviceStatus() []DeviceInfo {
 	var out []DeviceInfo
-	for k := dispatch.DeviceKind(0); k < dispatch.NumKinds; k++ {
+	for _, k := range dispatch.Kinds() {
 		b, err := dispatch.BackendFor(k)
 		if err != nil {
 			out = append(out, DeviceInfo{Device: Device{Kind: k}, Detail: err.Error(), Err: err})
@@ -79,4 +85,55 @@ func Synchronize(dev Device) error {
 		return located(err, "synchronize")
 	}
 	return nil
+}
+
+// IsSoftware reports whether dev is emulated on the CPU (wgpu:0 on Mesa's
+// lavapipe): it computes correctly, but its speed says nothing of a GPU's.
+func IsSoftware(dev Device) bool {
+	b, err := dispatch.BackendFor(dev.Kind)
+	if err != nil {
+		return false
+	}
+	s, ok := b.(dispatch.SoftwareReporter)
+	return ok && s.Software(dev.Index)
+}
+
+// defaultOrder is the order in which DefaultDevice tries the devices when
+// LATHE_DEVICE does not name one: a GPU first, the host last.
+var defaultOrder = []Device{CUDA(0), WGPU(0), CPU}
+
+var defaultDevice = sync.OnceValues(func() (Device, error) { return chooseDevice(os.Getenv("LATHE_DEVICE")) })
+
+// DefaultDevice is the device a program runs on when it names none, so
+// that the same program uses the GPU where there is one and runs in CI on
+// the cpu unchanged: the device that the environment variable LATHE_DEVICE
+// names if it is set ("cuda:1", "cpu"; a name that does not parse or a
+// device that cannot be opened is an error that says why, never a silent
+// fallback), else the first of cuda:0 and wgpu:0 (on real hardware, not a
+// software adapter such as lavapipe) that opens, else the cpu.
+// DeviceStatus says why each device above it was passed over. It is
+// decided once per process.
+func DefaultDevice() (Device, error) { return defaultDevice() }
+
+func chooseDevice(env string) (Device, error) {
+	if env != "" {
+		dev, err := ParseDevice(env)
+		if err != nil {
+			e := located(err, "default_device")
+			e.Detail = "LATHE_DEVICE=" + env + ": " + e.Detail
+			return CPU, e
+		}
+		if _, err := dispatch.Open(dev); err != nil {
+			e := located(err, "default_device")
+			e.Detail = "LATHE_DEVICE names " + dev.String() + ", which cannot be opened: " + e.Detail
+			return CPU, e
+		}
+		return dev, nil
+	}
+	for _, dev := range defaultOrder {
+		if _, err := dispatch.Open(dev); err == nil && !IsSoftware(dev) {
+			return dev, nil
+		}
+	}
+	return CPU, nil
 }

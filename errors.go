@@ -34,3 +34,12 @@ func located(err error, op string) *Error {
 func errorf(op string, kind error, arg, detail, fix string) *Error {
 	return &Error{Op: op, Kind: kind, Arg: arg, Detail: detail, Fix: fix, Site: dispatch.CallSite()}
 }
+
+// NewError makes an *Error for a package built on lathe (nn is one): op
+// and argument at fault, one of the Err kinds, what was wrong, the fix,
+// and the site of the user's call, found as lathe's own errors find it
+// (the first frame outside lathe's module, tests and examples counting as
+// users).
+func NewError(op string, kind error, arg, detail, fix string) *Error {
+	return errorf(op, kind, arg, detail, fix)
+}

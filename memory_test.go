@@ -3,17 +3,103 @@ package lathe
 import (
 	"errors"
 	"testing"
+
+	"github.com/lathe-ml/lathe/dispatch"
 )
 
-func TestEmptyCache(t *testing.T) {
-	x := Ones(CPU, Float32, 64)
-	x.Release()
-	if err := EmptyCache(CPU); err != nil {
-		t.Fatalf("cpu: %v", err)
+// TestMemoryOnEveryDevice: EmptyCache and MemoryStats answer on every
+// device that opens, through the one capability interface, and a released
+// buffer shows up as cached until the cache is emptied.
+func TestMemoryOnEveryDevice(t *testing.T) {
+	for _, info := range DeviceStatus() {
+		dev := info.Device
+		t.Run(dev.String(), func(t *testing.T) {
+			if !info.Available {
+				if err := EmptyCache(dev); !errors.Is(err, ErrUnavailable) {
+					t.Errorf("EmptyCache = %v, want ErrUnavailable", err)
+				}
+				if _, err := MemoryStats(dev); !errors.Is(err, ErrUnavailable) {
+					t.Errorf("MemoryStats = %v, want ErrUnavailable", err)
+				}
+				t.Skipf("%v cannot be opened here: %v", dev, info.Err)
+			}
+			ones := Ones(dev, Float32, 1000)
+			x := ones.MulScalar(2) // a buffer from the pool (Ones may wrap host data)
+			ones.Release()
+			if err := x.Err(); err != nil {
+				t.Fatal(err)
+			}
+			before, err := MemoryStats(dev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x.Release()
+			after, err := MemoryStats(dev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after.Cached < before.Cached+4000 {
+				t.Errorf("releasing 4000 bytes: cached %d -> %d, want at least 4000 more", before.Cached, after.Cached)
+			}
+			if err := EmptyCache(dev); err != nil {
+				t.Fatal(err)
+			}
+			if s, _ := MemoryStats(dev); s.Cached != 0 {
+				t.Errorf("after EmptyCache %d bytes are cached, want 0", s.Cached)
+			}
+		})
 	}
-	if err := EmptyCache(CUDA(0)); err != nil && !errors.Is(err, ErrUnavailable) {
-		t.Fatalf("cuda:0: %v, want nil or ErrUnavailable", err)
-	} else if err != nil {
-		t.Logf("cuda:0: %v", err)
+}
+
+func TestChooseDevice(t *testing.T) {
+	if dev, err := chooseDevice("cpu"); err != nil || dev != CPU {
+		t.Errorf(`LATHE_DEVICE=cpu: %v, %v; want cpu`, dev, err)
+	}
+	for _, env := range []string{"tpu:0", "cuda:x", "cpu:2"} {
+		if _, err := chooseDevice(env); !errors.Is(err, ErrValue) {
+			t.Errorf("LATHE_DEVICE=%s: %v, want ErrValue", env, err)
+		}
+	}
+	// A device that does not open is an error, never a silent fallback.
+	if _, err := chooseDevice("cuda:7"); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("LATHE_DEVICE=cuda:7: %v, want ErrUnavailable", err)
+	}
+	// Unset: the first GPU that opens on real hardware, else the cpu.
+	dev, err := chooseDevice("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := CPU
+	for _, d := range defaultOrder {
+		if _, err := Zeros(d, Float32, 1).Float32s(); err == nil && !IsSoftware(d) {
+			want = d
+			break
+		}
+	}
+	if dev != want {
+		t.Errorf("default device %v, want %v", dev, want)
+	}
+	t.Logf("default device here: %v", dev)
+}
+
+// tunerBackend is a backend that only records the numeric options it is
+// given, to check that SetAllowTF32 reaches every backend that takes them.
+type tunerBackend struct {
+	dispatch.Backend
+	got *dispatch.NumericOptions
+}
+
+func (b tunerBackend) SetNumericOptions(o dispatch.NumericOptions) { *b.got = o }
+
+func TestSetAllowTF32ReachesBackends(t *testing.T) {
+	var got dispatch.NumericOptions
+	dispatch.RegisterBackend("tf32test", tunerBackend{dispatch.Unavailable("tf32test", "a test backend"), &got})
+	SetAllowTF32(true)
+	if !got.AllowTF32 {
+		t.Errorf("SetAllowTF32(true) did not reach the backend")
+	}
+	SetAllowTF32(false)
+	if got.AllowTF32 {
+		t.Errorf("SetAllowTF32(false) did not reach the backend")
 	}
 }

@@ -108,7 +108,7 @@ func TestConcatStack(t *testing.T) {
 		// A handle that claims another device: dispatch refuses it before
 		// any backend sees it.
 		other := wrap(&dispatch.Tensor{Shape: []int{2, 2}, Strides: []int{2, 1}, DType: Float32,
-			Device: dispatch.Device{Kind: dispatch.KindCUDA}, Storage: a.t.Storage})
+			Device: CUDA(0), Storage: a.t.Storage})
 		err := Concat([]*Tensor{a, a, other}, 0).Err()
 		var e *Error
 		if !errors.Is(err, ErrDevice) || !errors.As(err, &e) || e.Arg != "tensors[2]" {

@@ -1,13 +1,18 @@
 package dispatch
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // Backend is what a device package implements and registers in its init.
 // dispatch validates every call before it reaches a backend, so a backend may
 // assume devices, dtypes and shapes are as the op's schema says.
+//
+// What only some backends can do (a caching allocator's statistics, a
+// numeric option) is an optional interface that the backend also
+// implements, as database/sql/driver's Pinger is: see capability.go.
 type Backend interface {
-	// Kind is the device kind the backend serves.
-	Kind() DeviceKind
 	// Open makes device index ready (once) and returns why it cannot be:
 	// an *Error of kind ErrUnavailable naming the library or adapter at fault.
 	Open(index int) error
@@ -31,28 +36,66 @@ type Backend interface {
 
 var (
 	backendsMu sync.RWMutex
-	backends   [NumKinds]Backend
+	backends   [maxKinds]Backend
 )
 
-// RegisterBackend makes a backend available to lathe. Backends call it from
-// init; registering a kind twice is a programming error and panics, as
-// database/sql.Register does.
-func RegisterBackend(b Backend) {
+// RegisterBackend makes a backend available to lathe under name ("cpu",
+// "cuda", "wgpu") and returns its kind, which the backend's kernels
+// register under. Backends call it from init, as database/sql drivers call
+// sql.Register; registering a name twice is a programming error and
+// panics, as sql.Register does.
+func RegisterBackend(name string, b Backend) DeviceKind {
+	kind := Kind(name)
 	backendsMu.Lock()
 	defer backendsMu.Unlock()
-	if backends[b.Kind()] != nil {
-		panic("dispatch: backend " + b.Kind().String() + " registered twice")
+	if backends[kind] != nil {
+		panic("dispatch: backend " + name + " registered twice")
 	}
-	backends[b.Kind()] = b
+	backends[kind] = b
+	return kind
+}
+
+func registered(kind DeviceKind) bool {
+	backendsMu.RLock()
+	defer backendsMu.RUnlock()
+	return int(kind) < len(backends) && backends[kind] != nil
+}
+
+// Kinds lists the kinds of the registered backends: the host first, then
+// the others by name.
+func Kinds() []DeviceKind {
+	backendsMu.RLock()
+	var out []DeviceKind
+	for k, b := range backends {
+		if b != nil {
+			out = append(out, DeviceKind(k))
+		}
+	}
+	backendsMu.RUnlock()
+	slices.SortFunc(out, func(a, b DeviceKind) int {
+		switch {
+		case a == b:
+			return 0
+		case a == Host:
+			return -1
+		case b == Host:
+			return 1
+		}
+		if a.String() < b.String() {
+			return -1
+		}
+		return 1
+	})
+	return out
 }
 
 // BackendFor returns the backend of a kind, or an ErrUnavailable error.
 func BackendFor(kind DeviceKind) (Backend, error) {
-	if kind >= NumKinds {
-		return nil, &Error{Kind: ErrUnavailable, Detail: "no such device kind"}
-	}
+	var b Backend
 	backendsMu.RLock()
-	b := backends[kind]
+	if int(kind) < len(backends) {
+		b = backends[kind]
+	}
 	backendsMu.RUnlock()
 	if b == nil {
 		return nil, &Error{Kind: ErrUnavailable, Detail: "no " + kind.String() + " backend is linked into this program",

@@ -82,10 +82,12 @@ func (s DTypeSet) String() string {
 
 // IndexDType is the dtype of the indices that ops compute on dev (argmax,
 // max pooling's indices, one_hot): Int64, as in PyTorch, on every device
-// that has it, and Int32 on wgpu, whose shaders have no 64-bit integers.
+// whose backend does not say otherwise (IndexTyper).
 func IndexDType(dev Device) DType {
-	if dev.Kind == KindWGPU {
-		return Int32
+	if b, err := BackendFor(dev.Kind); err == nil {
+		if it, ok := b.(IndexTyper); ok {
+			return it.IndexDType()
+		}
 	}
 	return Int64
 }

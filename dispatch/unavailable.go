@@ -1,20 +1,19 @@
 package dispatch
 
 // Unavailable returns a Backend for a kind that cannot run in this build or
-// on this machine: it registers the kind so that lathe can say why, and every
-// use is an ErrUnavailable error carrying reason.
-func Unavailable(kind DeviceKind, reason string) Backend { return unavailable{kind, reason} }
+// on this machine: registered under its name, it lets lathe say why, and
+// every use is an ErrUnavailable error carrying reason.
+func Unavailable(name, reason string) Backend { return unavailable{name, reason} }
 
 type unavailable struct {
-	kind   DeviceKind
+	name   string
 	reason string
 }
 
 func (u unavailable) err() error {
-	return &Error{Kind: ErrUnavailable, Detail: u.kind.String() + " is unavailable: " + u.reason,
+	return &Error{Kind: ErrUnavailable, Detail: u.name + " is unavailable: " + u.reason,
 		Fix: "use lathe.CPU, or see lathe.DeviceStatus()"}
 }
-func (u unavailable) Kind() DeviceKind    { return u.kind }
 func (u unavailable) Open(int) error      { return u.err() }
 func (u unavailable) Describe(int) string { return u.reason }
 func (u unavailable) Count() int          { return 0 }

@@ -1,9 +1,8 @@
 // Package nn holds neural-network building blocks on top of lathe: layers
 // (Linear, Embedding, LayerNorm, Dropout, activations, Sequential), losses,
 // optimizers (SGD, Adam, AdamW), gradient clipping, and saving and loading
-// parameters in the safetensors format. It uses only lathe's public API
-// (plus dispatch.CallSite, to say where a user's call went wrong), so it is
-// an example of what the engine offers any caller.
+// parameters in the safetensors format. It uses only lathe's public API,
+// so it is an example of what the engine offers any caller.
 //
 // # Parameters and updates
 //

@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/lathe-ml/lathe"
-	"github.com/lathe-ml/lathe/dispatch"
 )
 
 // Module is a layer or a model: a function of one tensor with parameters.
@@ -184,7 +183,7 @@ func (s *Seq) Train(on bool) {
 
 // nnError is a located *lathe.Error about nn's own checks.
 func nnError(op string, kind error, arg, detail, fix string) *lathe.Error {
-	return &lathe.Error{Op: op, Kind: kind, Arg: arg, Detail: detail, Fix: fix, Site: dispatch.CallSite()}
+	return lathe.NewError(op, kind, arg, detail, fix)
 }
 
 // wrapErr gives an error from lathe the nn op's name when it has none.
@@ -193,5 +192,7 @@ func wrapErr(op string, err error) error {
 	if errors.As(err, &e) {
 		return err
 	}
-	return &lathe.Error{Op: op, Kind: lathe.ErrValue, Detail: "failed", Err: err, Site: dispatch.CallSite()}
+	e = lathe.NewError(op, lathe.ErrValue, "", "failed", "")
+	e.Err = err
+	return e
 }

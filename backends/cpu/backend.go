@@ -9,10 +9,10 @@ import (
 
 type backend struct{}
 
-func init() { dispatch.RegisterBackend(backend{}) }
+// kind is the host's: the cpu registers under dispatch.Host's name.
+var kind = dispatch.RegisterBackend("cpu", backend{})
 
-func (backend) Kind() dispatch.DeviceKind { return dispatch.KindCPU }
-func (backend) Count() int                { return 1 }
+func (backend) Count() int { return 1 }
 
 func (backend) Open(index int) error {
 	if index != 0 {
@@ -78,5 +78,11 @@ func readOut[T any](b *buffer[T], offset, n int) []T {
 	return append([]T(nil), b.data[offset:offset+n]...)
 }
 
-// register adds a cpu kernel for op name.
-func register(name string, k dispatch.Kernel) { dispatch.RegisterKernel(dispatch.KindCPU, name, k) }
+// register adds a cpu kernel for op. The cpu has every dtype, so a kernel
+// takes all that the op's schema lets through.
+func register[A any](op *dispatch.Op[A], k dispatch.Kernel[A]) { registerFor(op, dispatch.AllTypes, k) }
+
+// registerFor adds a cpu kernel for op that takes the dtypes given.
+func registerFor[A any](op *dispatch.Op[A], dtypes dispatch.DTypeSet, k dispatch.Kernel[A]) {
+	dispatch.RegisterKernel(kind, op, dtypes, k)
+}

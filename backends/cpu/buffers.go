@@ -122,7 +122,18 @@ func (p *pool[T]) empty() {
 
 // EmptyCache hands every pooled buffer to the garbage collector (PyTorch's
 // torch.cuda.empty_cache, for the cpu).
-func EmptyCache() {
+func (backend) EmptyCache(dispatch.Device) error {
+	emptyCache()
+	return nil
+}
+
+// MemoryStats reports what the pools hold and how they served allocations.
+func (backend) MemoryStats(dispatch.Device) (dispatch.MemoryStats, error) {
+	cached, hits, misses := CacheStats()
+	return dispatch.MemoryStats{Cached: cached, Allocs: hits + misses, CacheHits: hits}, nil
+}
+
+func emptyCache() {
 	pools.f32.empty()
 	pools.f64.empty()
 	pools.i32.empty()

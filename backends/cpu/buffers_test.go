@@ -7,7 +7,7 @@ import (
 )
 
 func TestPoolReusesReleasedBuffers(t *testing.T) {
-	EmptyCache()
+	emptyCache()
 	a := dispatch.NewTensor(cpu0, dispatch.Float32, []int{1000}, newBuffer(dispatch.Float32, 1000))
 	data := elems[float32](a)
 	for i := range data {
@@ -37,14 +37,14 @@ func TestPoolReusesReleasedBuffers(t *testing.T) {
 		}
 	}
 	b.Release()
-	EmptyCache()
+	emptyCache()
 	if cached, _, _ := CacheStats(); cached != 0 {
 		t.Fatalf("EmptyCache left %d bytes", cached)
 	}
 }
 
 func TestPoolNeverTakesUploadedSlices(t *testing.T) {
-	EmptyCache()
+	emptyCache()
 	host := []float64{1, 2, 3}
 	buf, err := backend{}.Upload(cpu0, host)
 	if err != nil {
@@ -57,7 +57,7 @@ func TestPoolNeverTakesUploadedSlices(t *testing.T) {
 }
 
 func TestPoolLimit(t *testing.T) {
-	EmptyCache()
+	emptyCache()
 	defer cacheLimit.Store(defaultCacheLimit)
 	cacheLimit.Store(1 << 12)
 	small := dispatch.NewTensor(cpu0, dispatch.Int64, []int{256}, newBuffer(dispatch.Int64, 256)) // 2 KiB
@@ -67,7 +67,7 @@ func TestPoolLimit(t *testing.T) {
 	if cached, _, _ := CacheStats(); cached != 2048 {
 		t.Fatalf("cached %d bytes with a 4 KiB limit, want only the 2 KiB buffer", cached)
 	}
-	EmptyCache()
+	emptyCache()
 }
 
 func TestSizeClass(t *testing.T) {

@@ -30,9 +30,7 @@ type deviceSlot struct {
 
 var cudaBackend = &backend{devices: map[int]*deviceSlot{}}
 
-func init() { dispatch.RegisterBackend(cudaBackend) }
-
-func (b *backend) Kind() dispatch.DeviceKind { return dispatch.KindCUDA }
+var kind = dispatch.RegisterBackend("cuda", cudaBackend)
 
 // load opens libcuda, initialises it and counts the devices, once.
 func (b *backend) load() error {
@@ -62,7 +60,7 @@ func (b *backend) load() error {
 // unavailable is a driver error that makes every cuda device unusable.
 func (b *backend) unavailable(drv *driver, where, call string, r cuResult) error {
 	name, text := drv.errorText(r)
-	e := driverError(dispatch.Device{Kind: dispatch.KindCUDA}, where, call, r, name, text)
+	e := driverError(dispatch.Device{Kind: kind}, where, call, r, name, text)
 	e.Detail = where
 	e.Kind = dispatch.ErrUnavailable
 	e.Fix = "check nvidia-smi and the driver's installation; or use lathe.CPU"
@@ -85,7 +83,7 @@ func (b *backend) Open(index int) error {
 
 // device opens device index once and returns it, or why it cannot be.
 func (b *backend) device(index int) (*device, error) {
-	id := dispatch.Device{Kind: dispatch.KindCUDA, Index: index}
+	id := dispatch.Device{Kind: kind, Index: index}
 	if err := b.load(); err != nil {
 		// Every cuda device is: the message says the kind, as
 		// dispatch.Unavailable's do.
@@ -112,7 +110,7 @@ func (b *backend) device(index int) (*device, error) {
 // opened returns dev once Open succeeded on it; dispatch opens a device
 // before any buffer or kernel reaches it.
 func opened(dev dispatch.Device) (*device, error) {
-	if dev.Kind != dispatch.KindCUDA {
+	if dev.Kind != kind {
 		return nil, &dispatch.Error{Kind: dispatch.ErrDevice, Detail: dev.String() + " is not a cuda device",
 			Expected: "cuda:N", Found: dev.String()}
 	}
@@ -198,8 +196,16 @@ func (b *backend) Sync(dev dispatch.Device) error {
 	return d.sync()
 }
 
-// launchOn is launch's body: the kernel on dev's stream.
-func launchOn(dev dispatch.Device, mod, fn string, grid, block [3]uint32, shared uint32, args []any) error {
+// launch enqueues kernel fn of the PTX module mod (kernels/ptx/<mod>.ptx,
+// loaded once per device) on dev's stream, with grid and block sizes in
+// blocks and threads, shared bytes of dynamic shared memory, and the
+// kernel's parameters in order. Each argument is one of uint64 (a device
+// pointer), int32, uint32, int64, float32, float64, or a []byte holding a
+// struct passed by value, laid out as the kernel's C struct is (8-byte
+// aligned fields). A launch error is returned here; an error the kernel
+// hits while running is returned by the next Sync or read-back, naming the
+// op whose launch it was.
+func launch(dev dispatch.Device, mod, fn string, grid, block [3]uint32, shared uint32, args ...any) error {
 	d, err := opened(dev)
 	if err != nil {
 		return err
@@ -207,9 +213,11 @@ func launchOn(dev dispatch.Device, mod, fn string, grid, block [3]uint32, shared
 	return d.launch(mod, fn, grid, block, shared, args)
 }
 
-// scratchOn is scratch's body. The block goes back to the pool at once
-// when freed: later work on the stream runs after the work that used it.
-func scratchOn(dev dispatch.Device, n int) (uint64, func(), error) {
+// scratch returns n bytes of temporary device memory from dev's caching
+// allocator (for multi-pass reductions and the like) and the function that
+// gives it back. The block goes back to the pool at once when freed: later
+// work on the stream runs after the work that used it.
+func scratch(dev dispatch.Device, n int) (uint64, func(), error) {
 	d, err := opened(dev)
 	if err != nil {
 		return 0, func() {}, err
@@ -228,4 +236,14 @@ func scratchOn(dev dispatch.Device, n int) (uint64, func(), error) {
 // "major.minor".
 func versionString(v int) string {
 	return strconv.Itoa(v/1000) + "." + strconv.Itoa(v%1000/10)
+}
+
+// CheckValues is dispatch's value check, on the host: it reads t back,
+// which waits for the stream.
+func (*backend) CheckValues(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
+	vals, err := readInts(t)
+	if err != nil {
+		return err
+	}
+	return c.Scan(vals)
 }

@@ -13,11 +13,11 @@ import (
 // must be unavailable with a reason that says what is missing, and every
 // entry point must return that error, not crash.
 func TestUnavailable(t *testing.T) {
-	b, err := dispatch.BackendFor(dispatch.KindCUDA)
+	b, err := dispatch.BackendFor(kind)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev := dispatch.Device{Kind: dispatch.KindCUDA}
+	dev := dispatch.Device{Kind: kind}
 	if b.Open(0) == nil {
 		t.Skipf("cuda:0 opened (%s): this test is for machines without a GPU", b.Describe(0))
 	}
@@ -53,10 +53,10 @@ func TestUnavailable(t *testing.T) {
 	if _, _, err := scratch(dev, 64); !errors.Is(err, dispatch.ErrUnavailable) {
 		t.Errorf("scratch: %v", err)
 	}
-	if err := EmptyCache(dev); !errors.Is(err, dispatch.ErrUnavailable) {
+	if err := emptyCacheOn(dev); !errors.Is(err, dispatch.ErrUnavailable) {
 		t.Errorf("EmptyCache: %v", err)
 	}
-	if _, err := MemoryStats(dev); !errors.Is(err, dispatch.ErrUnavailable) {
+	if _, err := memoryStatsOn(dev); !errors.Is(err, dispatch.ErrUnavailable) {
 		t.Errorf("MemoryStats: %v", err)
 	}
 	if _, err := dispatch.Empty(dev, dispatch.Float32, []int{2}); !errors.Is(err, dispatch.ErrUnavailable) {

@@ -60,7 +60,7 @@ type kernelFunc struct {
 // openDevice retains device index's primary context, makes its stream and
 // its pool, and creates a cuBLAS handle where cuBLAS opens.
 func openDevice(drv *driver, index int) (*device, error) {
-	d := &device{id: dispatch.Device{Kind: dispatch.KindCUDA, Index: index}, drv: drv,
+	d := &device{id: dispatch.Device{Kind: kind, Index: index}, drv: drv,
 		modules: map[string]cuModule{}, funcs: map[string]*kernelFunc{}}
 	var r cuResult
 	if d.dev, r = drv.deviceGet(index); r != cudaSuccess {

@@ -9,7 +9,8 @@
 // kernels/ptx, JIT-compiled once per device with cuModuleLoadDataEx when
 // first launched; matrix products go to cuBLAS where it opens. Memory
 // comes from a caching allocator per device (pool.go) whose figures
-// MemoryStats reports and whose cache EmptyCache hands back.
+// lathe.MemoryStats reports and whose cache lathe.EmptyCache hands back,
+// through the backend's dispatch.MemoryManager methods.
 //
 // The files: cdecl.h holds every C declaration and driver.go every call
 // into C; backend.go and device.go are the dispatch.Backend; pool.go,

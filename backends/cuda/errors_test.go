@@ -9,7 +9,7 @@ import (
 )
 
 func TestDriverError(t *testing.T) {
-	dev := dispatch.Device{Kind: dispatch.KindCUDA, Index: 1}
+	dev := dispatch.Device{Kind: kind, Index: 1}
 	cases := []struct {
 		r    cuResult
 		name string
@@ -43,7 +43,7 @@ func TestDriverError(t *testing.T) {
 }
 
 func TestCublasError(t *testing.T) {
-	dev := dispatch.Device{Kind: dispatch.KindCUDA}
+	dev := dispatch.Device{Kind: kind}
 	err := cublasError(dev, "a matrix product", "cublasSgemmStridedBatched", 3, "", "")
 	if !errors.Is(err, dispatch.ErrOutOfMemory) || !strings.Contains(err.Error(), "CUBLAS_STATUS_ALLOC_FAILED") {
 		t.Errorf("alloc failed: %v", err)

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // TestFakeDriver runs the backend's cgo code end to end against stand-ins
@@ -64,7 +65,7 @@ func fakeDriverChecks(t *testing.T) {
 		s, ok := fakeModules[name]
 		return append([]byte(s), 0), ok
 	}
-	dev := dispatch.Device{Kind: dispatch.KindCUDA}
+	dev := dispatch.Device{Kind: kind}
 	b := cudaBackend
 	if n := b.Count(); n != 1 {
 		t.Fatalf("Count() = %d, want 1: %v", n, b.Open(0))
@@ -266,7 +267,7 @@ func checkMatmul(t *testing.T, dev dispatch.Device) {
 					sb = upload(t, dev, hb, dt, c.sizeB)
 				}
 				a, bb := sa.View(c.va.shape, c.va.strides, c.va.offset), sb.View(c.vb.shape, c.vb.strides, c.vb.offset)
-				batch, n, k, m, shape, err := dispatch.MatMulShapes(a.Shape, bb.Shape)
+				batch, n, k, m, shape, err := ops.MatMulShapes(a.Shape, bb.Shape)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -275,7 +276,7 @@ func checkMatmul(t *testing.T, dev dispatch.Device) {
 					t.Fatal(err)
 				}
 				launches := d0(t).launches.Load()
-				if err := matmul(out, []*dispatch.Tensor{a, bb}, nil); err != nil {
+				if err := matmul(out, []*dispatch.Tensor{a, bb}, dispatch.None{}); err != nil {
 					t.Fatal(err)
 				}
 				op := *d0(t).lastOp.Load()
@@ -304,7 +305,7 @@ func checkMatmul(t *testing.T, dev dispatch.Device) {
 	t.Run("k=0 is zeros", func(t *testing.T) {
 		a, bb := upload(t, dev, []float32{}, dispatch.Float32, 3, 0), upload(t, dev, []float32{}, dispatch.Float32, 0, 2)
 		out := upload(t, dev, []float32{1, 2, 3, 4, 5, 6}, dispatch.Float32, 3, 2) // not zeros before
-		if err := matmul(out, []*dispatch.Tensor{a, bb}, nil); err != nil {
+		if err := matmul(out, []*dispatch.Tensor{a, bb}, dispatch.None{}); err != nil {
 			t.Fatal(err)
 		}
 		if got := read[float32](t, out); !slices.Equal(got, make([]float32, 6)) {
@@ -321,7 +322,7 @@ func checkMatmul(t *testing.T, dev dispatch.Device) {
 		a := upload(t, dev, []float32{x}, dispatch.Float32, 1, 1)
 		product := func() float32 {
 			out, _ := dispatch.Empty(dev, dispatch.Float32, []int{1, 1})
-			if err := matmul(out, []*dispatch.Tensor{a, a}, nil); err != nil {
+			if err := matmul(out, []*dispatch.Tensor{a, a}, dispatch.None{}); err != nil {
 				t.Fatal(err)
 			}
 			return read[float32](t, out)[0]
@@ -329,8 +330,8 @@ func checkMatmul(t *testing.T, dev dispatch.Device) {
 		if got := product(); got != x*x {
 			t.Errorf("default math: %v, want %v", got, x*x)
 		}
-		AllowTF32(true)
-		defer AllowTF32(false)
+		cudaBackend.SetNumericOptions(dispatch.NumericOptions{AllowTF32: true})
+		defer cudaBackend.SetNumericOptions(dispatch.NumericOptions{})
 		if got := product(); got == x*x && !realDevice {
 			t.Errorf("with TF32 allowed the stand-in kept every bit: %v", got)
 		}
@@ -338,7 +339,7 @@ func checkMatmul(t *testing.T, dev dispatch.Device) {
 	t.Run("int32 needs its kernel", func(t *testing.T) {
 		a := upload(t, dev, []int32{1, 2}, dispatch.Int32, 1, 2)
 		out, _ := dispatch.Empty(dev, dispatch.Int32, []int{1, 1})
-		err := matmul(out, []*dispatch.Tensor{a, a.View([]int{2, 1}, []int{1, 1}, 0)}, nil)
+		err := matmul(out, []*dispatch.Tensor{a, a.View([]int{2, 1}, []int{1, 1}, 0)}, dispatch.None{})
 		if !errors.Is(err, dispatch.ErrUnsupported) || !strings.Contains(err.Error(), "matmul_tiled_i32") {
 			t.Fatalf("int32 matmul without its kernel: %v", err)
 		}
@@ -362,10 +363,10 @@ func d0(t *testing.T) *device {
 }
 
 func fakeMemoryChecks(t *testing.T, dev dispatch.Device) {
-	if err := EmptyCache(dev); err != nil {
+	if err := cudaBackend.EmptyCache(dev); err != nil {
 		t.Fatal(err)
 	}
-	st, err := MemoryStats(dev)
+	st, err := memoryStatsOn(dev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +382,7 @@ func fakeMemoryChecks(t *testing.T, dev dispatch.Device) {
 	if err != nil {
 		t.Fatalf("50 MiB with 40 cached: %v", err)
 	}
-	if st, _ := MemoryStats(dev); st.OOMRetries != 1 || st.Reserved != base+50<<20 {
+	if st, _ := memoryStatsOn(dev); st.OOMRetries != 1 || st.Reserved != base+50<<20 {
 		t.Errorf("after the retry: %+v (reserved before %d)", st, base)
 	}
 	_, err = cudaBackend.Alloc(dev, dispatch.Float32, (30<<20)/4)
@@ -394,10 +395,10 @@ func fakeMemoryChecks(t *testing.T, dev dispatch.Device) {
 		}
 	}
 	b50.Free()
-	if err := EmptyCache(dev); err != nil {
+	if err := cudaBackend.EmptyCache(dev); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := MemoryStats(dev); st.Reserved != base || st.PeakAllocated < 50<<20 {
+	if st, _ := memoryStatsOn(dev); st.Reserved != base || st.PeakAllocated < 50<<20 {
 		t.Errorf("after EmptyCache: %+v", st)
 	}
 }

@@ -9,18 +9,18 @@ import "github.com/lathe-ml/lathe/dispatch"
 
 const noCgo = "lathe was built without cgo (CGO_ENABLED=0), and the cuda backend calls the driver through cgo"
 
-func init() { dispatch.RegisterBackend(dispatch.Unavailable(dispatch.KindCUDA, noCgo)) }
+var kind = dispatch.RegisterBackend("cuda", dispatch.Unavailable("cuda", noCgo))
 
 func unavailable() error {
 	return &dispatch.Error{Kind: dispatch.ErrUnavailable, Detail: "cuda is unavailable: " + noCgo,
 		Fix: "build with CGO_ENABLED=1; or use lathe.CPU"}
 }
 
-func launchOn(dispatch.Device, string, string, [3]uint32, [3]uint32, uint32, []any) error {
+func launch(dispatch.Device, string, string, [3]uint32, [3]uint32, uint32, ...any) error {
 	return unavailable()
 }
 
-func scratchOn(dispatch.Device, int) (uint64, func(), error) { return 0, func() {}, unavailable() }
+func scratch(dispatch.Device, int) (uint64, func(), error) { return 0, func() {}, unavailable() }
 
 func emptyCacheOn(dispatch.Device) error { return unavailable() }
 

@@ -51,7 +51,7 @@ func (f *fakeMemory) sync() error { f.syncs++; return f.syncErr }
 
 func (f *fakeMemory) memInfo() (int64, int64, error) { return f.capacity - f.used, f.capacity, nil }
 
-var testDev = dispatch.Device{Kind: dispatch.KindCUDA}
+var testDev = dispatch.Device{Kind: kind}
 
 func TestSizeClass(t *testing.T) {
 	for _, c := range []struct{ n, want int64 }{

@@ -14,7 +14,7 @@ import (
 // TestRealDevice runs where cuda:0 opens (make gpu-check on a lent GPU):
 // the host side against the real driver and cuBLAS.
 func TestRealDevice(t *testing.T) {
-	dev := dispatch.Device{Kind: dispatch.KindCUDA}
+	dev := dispatch.Device{Kind: kind}
 	if err := cudaBackend.Open(0); err != nil {
 		t.Skipf("cuda:0 is unavailable: %v", err)
 	}
@@ -28,7 +28,7 @@ func TestRealDevice(t *testing.T) {
 			t.Fatalf("1 PiB: %v", err)
 		}
 		t.Logf("%v", err)
-		st, err := MemoryStats(dev)
+		st, err := memoryStatsOn(dev)
 		if err != nil || st.OOMRetries < 1 {
 			t.Fatalf("stats %+v %v", st, err)
 		}
@@ -42,7 +42,7 @@ func TestRealDevice(t *testing.T) {
 			t.Errorf("a freed 12 MiB block was not reused")
 		}
 		b.Free()
-		if err := EmptyCache(dev); err != nil {
+		if err := emptyCacheOn(dev); err != nil {
 			t.Fatal(err)
 		}
 		if err := cudaBackend.Sync(dev); err != nil {

@@ -17,9 +17,15 @@ import (
 
 type backend struct{}
 
-func init() { dispatch.RegisterBackend(backend{}) }
+var kind = dispatch.RegisterBackend("wgpu", backend{})
 
-func (backend) Kind() dispatch.DeviceKind { return dispatch.KindWGPU }
+// Software reports whether wgpu:0 runs on a CPU adapter (lavapipe, which
+// runs Vulkan on the CPU): there its speed is a correctness check only,
+// and benchmarks say so rather than quote a rate.
+func (backend) Software(int) bool { return software() }
+
+// IndexDType is Int32: WGSL has no 64-bit integers.
+func (backend) IndexDType() dispatch.DType { return dispatch.Int32 }
 
 // Count is 1 when Dawn opens a device: one instance and one device per
 // process, whatever adapters the machine has.
@@ -166,6 +172,9 @@ func (backend) Read(_ dispatch.Device, buf dispatch.Buffer, dt dispatch.DType, o
 			return nil, err
 		}
 	}
+	if err := d.drainChecks(); err != nil {
+		return nil, err
+	}
 	switch dt {
 	case dispatch.Float32:
 		return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(words))), n), nil
@@ -212,8 +221,12 @@ func (backend) Sync(dispatch.Device) error {
 		return err
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.sync()
+	err = d.sync()
+	d.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return d.drainChecks()
 }
 
 // byteSize writes a byte count for people.

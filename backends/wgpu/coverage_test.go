@@ -16,11 +16,11 @@ func TestCoverage(t *testing.T) {
 	var missing []string
 	n := 0
 	for _, op := range dispatch.Ops() {
-		if op.Infer == nil || !op.HasKernel(dispatch.KindCPU) {
+		if !op.RunsKernel() || !op.HasKernel(dispatch.Host) {
 			continue
 		}
 		n++
-		if !op.HasKernel(dispatch.KindWGPU) {
+		if !op.HasKernel(dispatch.Kind("wgpu")) {
 			missing = append(missing, op.Name)
 		}
 	}

@@ -24,7 +24,7 @@ func testDevice(t *testing.T) *device {
 
 func uploadF32(t *testing.T, v []float32) *dispatch.Tensor {
 	t.Helper()
-	x, err := dispatch.Upload(dispatch.Device{Kind: dispatch.KindWGPU}, v, dispatch.Float32, []int{len(v)})
+	x, err := dispatch.Upload(dispatch.Device{Kind: kind}, v, dispatch.Float32, []int{len(v)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +83,11 @@ func stillWorks(t *testing.T, x *dispatch.Tensor) {
 func TestBindingLimit(t *testing.T) {
 	d := testDevice(t)
 	n := int(d.limits.maxStorageBufferBindingSize/4) + 1
-	_, err := backend{}.Alloc(dispatch.Device{Kind: dispatch.KindWGPU}, dispatch.Float32, n)
+	_, err := backend{}.Alloc(dispatch.Device{Kind: kind}, dispatch.Float32, n)
 	if !errors.Is(err, dispatch.ErrOutOfMemory) || !strings.Contains(err.Error(), "maxStorageBufferBindingSize") {
 		t.Fatalf("allocating %d floats: %v, want ErrOutOfMemory stating maxStorageBufferBindingSize", n, err)
 	}
-	if _, err := (backend{}).Upload(dispatch.Device{Kind: dispatch.KindWGPU}, []float64{1}); !errors.Is(err, dispatch.ErrUnsupported) || !strings.Contains(err.Error(), "float64") {
+	if _, err := (backend{}).Upload(dispatch.Device{Kind: kind}, []float64{1}); !errors.Is(err, dispatch.ErrUnsupported) || !strings.Contains(err.Error(), "float64") {
 		t.Fatalf("uploading float64: %v, want ErrUnsupported naming float64", err)
 	}
 }

@@ -4,16 +4,8 @@ package wgpu
 
 import "github.com/lathe-ml/lathe/dispatch"
 
-func init() {
-	dispatch.RegisterBackend(dispatch.Unavailable(dispatch.KindWGPU,
-		"this program was built without cgo (CGO_ENABLED=0), and the wgpu backend calls Dawn through cgo"))
-}
-
-// CacheStats reports wgpu:0's buffer pool: empty without cgo.
-func CacheStats() Stats { return Stats{} }
-
-// EmptyCache has nothing to do without cgo.
-func EmptyCache() error { return nil }
+var kind = dispatch.RegisterBackend("wgpu", dispatch.Unavailable("wgpu",
+	"this program was built without cgo (CGO_ENABLED=0), and the wgpu backend calls Dawn through cgo"))
 
 // launch is never reached without cgo: the backend is unavailable, so
 // dispatch runs no wgpu kernel.

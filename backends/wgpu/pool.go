@@ -99,20 +99,22 @@ func (p *pool) empty() {
 	p.cached = 0
 }
 
-// CacheStats reports wgpu:0's tensor buffer pool (zeros when it is not open).
-func CacheStats() Stats {
+// MemoryStats reports wgpu:0's tensor buffer pool.
+func (backend) MemoryStats(dispatch.Device) (dispatch.MemoryStats, error) {
 	d, err := open()
 	if err != nil {
-		return Stats{}
+		return dispatch.MemoryStats{}, err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return Stats{Live: d.pool.live, Cached: d.pool.cached, Hits: d.pool.hits, Misses: d.pool.misses}
+	p := &d.pool
+	return dispatch.MemoryStats{Allocated: int64(p.live), Cached: int64(p.cached), Reserved: int64(p.live + p.cached),
+		Allocs: int64(p.hits + p.misses), CacheHits: int64(p.hits)}, nil
 }
 
 // EmptyCache destroys the buffers wgpu:0 keeps for reuse (PyTorch's
 // torch.cuda.empty_cache), after the work that may still use them.
-func EmptyCache() error {
+func (backend) EmptyCache(dispatch.Device) error {
 	d, err := open()
 	if err != nil {
 		return err

@@ -11,7 +11,7 @@
 // for memory-bound ops, µs per step or op otherwise) and the ratio of
 // lathe's median time to PyTorch's (below 1: lathe is faster).
 //
-//	lathe-bench [--devices cpu,wgpu:0,cuda:0] [--samples 10] [--quick]
+//	lathe-bench [--devices all|cpu,wgpu:0,cuda:0] [--samples 10] [--quick]
 //	            [--filter REGEXP] [--vs-torch] [--json FILE] [--plot FILE.svg|png]
 package main
 
@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/lathe-ml/lathe"
-	"github.com/lathe-ml/lathe/backends/wgpu"
 )
 
 // config is one run, as the flags set it.
@@ -76,7 +75,7 @@ type row struct {
 
 func main() {
 	cfg := config{}
-	devices := flag.String("devices", "", "comma-separated devices, e.g. cpu,wgpu:0,cuda:0 (default: every device that opens)")
+	devices := flag.String("devices", "", `comma-separated devices, e.g. cpu,wgpu:0,cuda:0, or "all" for every device that opens (default: lathe.DefaultDevice, which LATHE_DEVICE sets)`)
 	flag.IntVar(&cfg.Samples, "samples", 0, "timed samples per row (default 10, 3 with --quick)")
 	flag.IntVar(&cfg.Warmup, "warmup", 2, "warm-up steps before calibrating")
 	flag.DurationVar(&cfg.MinSample, "min-sample", 0, "steps per sample are chosen so a sample lasts about this long (default 25ms, 5ms with --quick)")
@@ -199,7 +198,7 @@ func unsuited(w workload, dev lathe.Device) string {
 		if w.spec.DType == "f64" {
 			return "wgpu:0 has no float64 (WGSL has no 64-bit types)"
 		}
-		if wgpu.Software() && w.Work > softwareWork {
+		if lathe.IsSoftware(dev) && w.Work > softwareWork {
 			return "wgpu:0 is a software adapter (lavapipe: Vulkan on the CPU), where speed is a correctness check: only the small rows run"
 		}
 	}
@@ -277,10 +276,21 @@ func selectWorkloads(all []workload, filter string) ([]workload, error) {
 	return out, nil
 }
 
-// selectDevices returns the devices named (all that open, when none is),
-// noting each one that cannot be opened with lathe's reason.
+// selectDevices returns the devices named ("all": every one that opens;
+// none: the default device), noting each one that cannot be opened with
+// lathe's reason.
 func selectDevices(status []lathe.DeviceInfo, names []string, p *progress) ([]lathe.Device, error) {
 	var want []lathe.Device
+	switch {
+	case len(names) == 0:
+		dev, err := lathe.DefaultDevice()
+		if err != nil {
+			return nil, err
+		}
+		want = append(want, dev)
+	case len(names) == 1 && strings.TrimSpace(names[0]) == "all":
+		names = nil
+	}
 	for _, s := range names {
 		d, err := lathe.ParseDevice(strings.TrimSpace(s))
 		if err != nil {

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/lathe-ml/lathe"
-	"github.com/lathe-ml/lathe/dispatch"
 )
 
 // torchScript is where bench_torch.py lives, relative to the module root.
@@ -189,9 +188,9 @@ func (c *torchChild) close() {
 // torchDevice is PyTorch's name for a lathe device, or why it has none.
 func torchDevice(dev lathe.Device) (string, error) {
 	switch dev.Kind {
-	case dispatch.KindCPU:
+	case lathe.CPU.Kind:
 		return "cpu", nil
-	case dispatch.KindCUDA:
+	case lathe.CUDA(0).Kind:
 		return dev.String(), nil
 	}
 	return "", fmt.Errorf("PyTorch has no %v device", dev.Kind)

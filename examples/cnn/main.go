@@ -148,13 +148,16 @@ func accuracy(m nn.Module, x, y *lathe.Tensor) (float64, error) {
 func main() {
 	cfg := DefaultConfig()
 	flag.IntVar(&cfg.Epochs, "epochs", cfg.Epochs, "passes over the training set")
-	dev := flag.String("device", "cpu", "device to train on: cpu, cuda:0, wgpu:0")
+	dev := flag.String("device", "", "device to train on: cpu, cuda:0, wgpu:0 (default: lathe.DefaultDevice, which LATHE_DEVICE sets)")
 	flag.IntVar(&cfg.Train, "train", cfg.Train, "training images")
 	flag.Float64Var(&cfg.Noise, "noise", cfg.Noise, "pixel noise (standard deviation)")
 	flag.Float64Var(&cfg.LR, "lr", cfg.LR, "Adam's learning rate")
 	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed")
 	flag.Parse()
-	d, err := lathe.ParseDevice(*dev)
+	d, err := lathe.DefaultDevice()
+	if *dev != "" {
+		d, err = lathe.ParseDevice(*dev)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cnn:", err)
 		os.Exit(2)

@@ -158,13 +158,16 @@ func bar(done, total int) string {
 func main() {
 	cfg := DefaultConfig()
 	flag.IntVar(&cfg.Epochs, "epochs", cfg.Epochs, "passes over the data")
-	dev := flag.String("device", "cpu", "device to train on: cpu, cuda:0, wgpu:0")
+	dev := flag.String("device", "", "device to train on: cpu, cuda:0, wgpu:0 (default: lathe.DefaultDevice, which LATHE_DEVICE sets)")
 	flag.IntVar(&cfg.Points, "points", cfg.Points, "points per class")
 	flag.IntVar(&cfg.Hidden, "hidden", cfg.Hidden, "hidden units")
 	flag.Float64Var(&cfg.LR, "lr", cfg.LR, "Adam's learning rate")
 	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed")
 	flag.Parse()
-	d, err := lathe.ParseDevice(*dev)
+	d, err := lathe.DefaultDevice()
+	if *dev != "" {
+		d, err = lathe.ParseDevice(*dev)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mlp:", err)
 		os.Exit(2)

@@ -1,8 +1,10 @@
-package dispatch
+package layout
 
 import (
 	"errors"
 	"testing"
+
+	"github.com/lathe-ml/lathe/dispatch"
 )
 
 func TestWindowOutSize(t *testing.T) {
@@ -37,13 +39,13 @@ func TestWindowCheck(t *testing.T) {
 		in   []int
 		kind error
 	}{
-		"count":   {Window{Kernel: []int{3}, Stride: []int{1, 1}, Padding: []int{0, 0}, Dilation: []int{1, 1}}, []int{8, 8}, ErrValue},
-		"stride0": {Window{Kernel: []int{3, 3}, Stride: []int{0, 1}, Padding: []int{0, 0}, Dilation: []int{1, 1}}, []int{8, 8}, ErrValue},
-		"pad":     {Window{Kernel: []int{3, 3}, Stride: []int{1, 1}, Padding: []int{2, 0}, Dilation: []int{1, 1}}, []int{8, 8}, ErrValue},
-		"small":   {Window{Kernel: []int{3, 3}, Stride: []int{1, 1}, Padding: []int{0, 0}, Dilation: []int{1, 1}}, []int{2, 8}, ErrShape},
+		"count":   {Window{Kernel: []int{3}, Stride: []int{1, 1}, Padding: []int{0, 0}, Dilation: []int{1, 1}}, []int{8, 8}, dispatch.ErrValue},
+		"stride0": {Window{Kernel: []int{3, 3}, Stride: []int{0, 1}, Padding: []int{0, 0}, Dilation: []int{1, 1}}, []int{8, 8}, dispatch.ErrValue},
+		"pad":     {Window{Kernel: []int{3, 3}, Stride: []int{1, 1}, Padding: []int{2, 0}, Dilation: []int{1, 1}}, []int{8, 8}, dispatch.ErrValue},
+		"small":   {Window{Kernel: []int{3, 3}, Stride: []int{1, 1}, Padding: []int{0, 0}, Dilation: []int{1, 1}}, []int{2, 8}, dispatch.ErrShape},
 	} {
 		err := c.w.Check("x", c.in, true)
-		var e *Error
+		var e *dispatch.Error
 		if !errors.As(err, &e) || !errors.Is(err, c.kind) {
 			t.Errorf("%s: got %v, want %v", name, err, c.kind)
 		}

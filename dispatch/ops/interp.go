@@ -1,8 +1,11 @@
-package dispatch
+package ops
 
 import (
 	"math"
 	"strconv"
+
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // Interpolation (torch.nn.functional.interpolate) resamples the spatial
@@ -44,58 +47,47 @@ type Interp struct {
 	InputSize []int
 }
 
-// Filters of the upsample ops, by op name.
-const (
-	FilterNearest = iota
-	FilterLinear
-	FilterCubic
+// Upsample is one filter's pair of ops: the forward one and its backward
+// one, which scatter-adds an output gradient back to the input's size.
+type Upsample struct {
+	Filter   int // layout.FilterNearest, FilterLinear or FilterCubic
+	Forward  *dispatch.Op[Interp]
+	Backward *dispatch.Op[Interp]
+}
+
+// The upsample ops, one pair per filter.
+var (
+	UpsampleNearest = upsample("upsample_nearest", layout.FilterNearest)
+	UpsampleLinear  = upsample("upsample_linear", layout.FilterLinear)
+	UpsampleBicubic = upsample("upsample_bicubic", layout.FilterCubic)
 )
 
-// UpsampleFilter gives the filter of an upsample op (forward or backward) by
-// name, and whether it is the backward op.
-func UpsampleFilter(op string) (filter int, backward bool) {
-	switch op {
-	case "upsample_nearest":
-		return FilterNearest, false
-	case "upsample_linear":
-		return FilterLinear, false
-	case "upsample_bicubic":
-		return FilterCubic, false
-	case "upsample_nearest_backward":
-		return FilterNearest, true
-	case "upsample_linear_backward":
-		return FilterLinear, true
-	case "upsample_bicubic_backward":
-		return FilterCubic, true
+// Upsamples lists the pairs, for backends that register them from one
+// template.
+var Upsamples []Upsample
+
+func upsample(name string, filter int) Upsample {
+	u := Upsample{Filter: filter,
+		Forward:  dispatch.Register(&dispatch.Op[Interp]{Schema: schema(name, "x"), Infer: upsampleInfer(name, filter, false)}),
+		Backward: dispatch.Register(&dispatch.Op[Interp]{Schema: schema(name+"_backward", "grad"), Infer: upsampleInfer(name+"_backward", filter, true)}),
 	}
-	return -1, false
+	Upsamples = append(Upsamples, u)
+	return u
 }
 
-func init() {
-	for _, name := range []string{"upsample_nearest", "upsample_linear", "upsample_bicubic"} {
-		Register(&Op{Name: name, Args: []string{"x"}, Infer: upsampleInfer(name, false)})
-		Register(&Op{Name: name + "_backward", Args: []string{"grad"}, Infer: upsampleInfer(name+"_backward", true)})
-	}
-}
-
-func upsampleInfer(name string, backward bool) func([]*Tensor, any) (DType, []int, error) {
-	filter, _ := UpsampleFilter(name)
+func upsampleInfer(name string, filter int, backward bool) func([]*dispatch.Tensor, Interp) (dispatch.DType, []int, error) {
 	arg := "x"
 	if backward {
 		arg = "grad"
 	}
-	return func(in []*Tensor, attrs any) (DType, []int, error) {
+	return func(in []*dispatch.Tensor, a Interp) (dispatch.DType, []int, error) {
 		x := in[0]
-		a, ok := attrs.(Interp)
-		if !ok {
-			return 0, nil, &Error{Kind: ErrValue, Arg: "attrs", Detail: "is not a dispatch.Interp", Fix: "pass dispatch.Interp{Size: ...}"}
-		}
 		if err := checkDType(x, arg, Floats); err != nil {
 			return 0, nil, err
 		}
 		if x.Rank() < 3 {
-			return 0, nil, &Error{Kind: ErrShape, Arg: arg, Found: FormatShape(x.Shape),
-				Detail: "has shape " + FormatShape(x.Shape) + ", but interpolation needs (N, C, d1, ...) with at least one spatial dim",
+			return 0, nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: arg, Found: dispatch.FormatShape(x.Shape),
+				Detail: "has shape " + dispatch.FormatShape(x.Shape) + ", but interpolation needs (N, C, d1, ...) with at least one spatial dim",
 				Fix:    "add the batch and channel dims, e.g. with Unsqueeze(0)"}
 		}
 		k := x.Rank() - 2
@@ -104,21 +96,21 @@ func upsampleInfer(name string, backward bool) func([]*Tensor, any) (DType, []in
 			return 0, nil, err
 		}
 		if a.Scales != nil && len(a.Scales) != k {
-			return 0, nil, CountError("scale_factor", len(a.Scales), k)
+			return 0, nil, layout.CountError("scale_factor", len(a.Scales), k)
 		}
 		for _, s := range a.Scales {
 			if !(s >= 0) || math.IsInf(s, 0) {
-				return 0, nil, &Error{Kind: ErrValue, Arg: "scale_factor", Found: strconv.FormatFloat(s, 'g', -1, 64),
+				return 0, nil, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "scale_factor", Found: strconv.FormatFloat(s, 'g', -1, 64),
 					Detail: "has " + strconv.FormatFloat(s, 'g', -1, 64) + ", not a positive finite scale", Fix: "use scales above 0"}
 			}
 		}
-		if a.AlignCorners && filter == FilterNearest {
-			return 0, nil, &Error{Kind: ErrValue, Arg: "align_corners",
+		if a.AlignCorners && filter == layout.FilterNearest {
+			return 0, nil, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "align_corners",
 				Detail: "is set, but nearest interpolation has no corners to align",
 				Fix:    "use align_corners only with linear, bilinear, bicubic or trilinear"}
 		}
-		if a.Exact && filter != FilterNearest {
-			return 0, nil, &Error{Kind: ErrValue, Arg: "exact", Detail: "is set on " + name, Fix: "use exact only with upsample_nearest"}
+		if a.Exact && filter != layout.FilterNearest {
+			return 0, nil, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "exact", Detail: "is set on " + name, Fix: "use exact only with upsample_nearest"}
 		}
 		if !backward {
 			if err := checkSizes(arg, spatial, k); err != nil {
@@ -131,8 +123,8 @@ func upsampleInfer(name string, backward bool) func([]*Tensor, any) (DType, []in
 		}
 		for i, s := range spatial {
 			if s != a.Size[i] {
-				return 0, nil, &Error{Kind: ErrShape, Arg: arg, Expected: FormatShape(a.Size), Found: FormatShape(spatial),
-					Detail: "has spatial size " + FormatShape(spatial) + " but the forward output's was " + FormatShape(a.Size),
+				return 0, nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: arg, Expected: dispatch.FormatShape(a.Size), Found: dispatch.FormatShape(spatial),
+					Detail: "has spatial size " + dispatch.FormatShape(spatial) + " but the forward output's was " + dispatch.FormatShape(a.Size),
 					Fix:    "pass the gradient of the forward op's output"}
 			}
 		}
@@ -144,16 +136,16 @@ func upsampleInfer(name string, backward bool) func([]*Tensor, any) (DType, []in
 // "input and output sizes should be greater than 0").
 func checkSizes(arg string, sizes []int, k int) error {
 	if len(sizes) != k {
-		return CountError(arg, len(sizes), k)
+		return layout.CountError(arg, len(sizes), k)
 	}
 	for _, s := range sizes {
 		if s < 1 {
-			kind := ErrValue
+			kind := dispatch.ErrValue
 			if arg == "x" || arg == "grad" {
-				kind = ErrShape
+				kind = dispatch.ErrShape
 			}
-			return &Error{Kind: kind, Arg: arg, Found: FormatShape(sizes),
-				Detail: "has spatial sizes " + FormatShape(sizes) + ": input and output sizes must be at least 1",
+			return &dispatch.Error{Kind: kind, Arg: arg, Found: dispatch.FormatShape(sizes),
+				Detail: "has spatial sizes " + dispatch.FormatShape(sizes) + ": input and output sizes must be at least 1",
 				Fix:    "use sizes (or scale factors) that give every spatial dim at least one element"}
 		}
 	}

@@ -1,4 +1,4 @@
-package dispatch
+package layout
 
 import "math"
 
@@ -12,6 +12,13 @@ import "math"
 // and nearest in float32 for every dtype, as PyTorch's nearest_idx does,
 // so that the source pixels are PyTorch's where a coordinate lands within
 // rounding of a pixel boundary.
+
+// The interpolation filters: one upsample op (and its backward op) each.
+const (
+	FilterNearest = iota
+	FilterLinear
+	FilterCubic
+)
 
 // Float is the element types the filters are computed in.
 type Float interface{ ~float32 | ~float64 }
@@ -164,4 +171,20 @@ func cubicTaps[T Float](in, out int, scale float64, alignCorners bool) Taps[T] {
 		}
 	}
 	return tp
+}
+
+// PoolTaps returns the kernel taps [lo, hi) of output position o along
+// spatial dim d that fall inside an input of size n: tap k reads input
+// place o·stride - padding + k·dilation.
+func PoolTaps(w Window, d, o, n int) (lo, hi int) {
+	start, dil := o*w.Stride[d]-w.Padding[d], w.Dilation[d]
+	lo = 0
+	if start < 0 {
+		lo = (-start + dil - 1) / dil
+	}
+	hi = w.Kernel[d]
+	if last := start + (hi-1)*dil; last >= n {
+		hi -= (last - n + dil) / dil
+	}
+	return lo, max(lo, hi)
 }

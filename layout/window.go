@@ -1,6 +1,10 @@
-package dispatch
+package layout
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
 
 // Window is the geometry of a window that slides over the spatial dims of an
 // (N, C, d1, ..., dk) tensor: convolution, pooling, unfold and fold share it.
@@ -56,21 +60,21 @@ func (w Window) Check(arg string, in []int, pooling bool) error {
 		}
 		for _, v := range o.vals {
 			if v < o.min {
-				return &Error{Kind: ErrValue, Arg: o.name, Detail: "is " + FormatShape(o.vals) + ", below " + strconv.Itoa(o.min),
-					Found: FormatShape(o.vals), Fix: "use values of at least " + strconv.Itoa(o.min)}
+				return &dispatch.Error{Kind: dispatch.ErrValue, Arg: o.name, Detail: "is " + dispatch.FormatShape(o.vals) + ", below " + strconv.Itoa(o.min),
+					Found: dispatch.FormatShape(o.vals), Fix: "use values of at least " + strconv.Itoa(o.min)}
 			}
 		}
 	}
 	for i, n := range in {
 		if pooling && 2*w.Padding[i] > w.Kernel[i] {
-			return &Error{Kind: ErrValue, Arg: "padding", Detail: "is " + FormatShape(w.Padding) + ", more than half the kernel " + FormatShape(w.Kernel),
+			return &dispatch.Error{Kind: dispatch.ErrValue, Arg: "padding", Detail: "is " + dispatch.FormatShape(w.Padding) + ", more than half the kernel " + dispatch.FormatShape(w.Kernel),
 				Fix: "use padding of at most kernel_size/2, as PyTorch requires"}
 		}
 		if w.OutSize(i, n) < 1 {
-			return &Error{Kind: ErrShape, Arg: arg,
-				Detail: "has spatial size " + FormatShape(in) + ", too small for a window of " + FormatShape(w.Kernel) +
-					" with padding " + FormatShape(w.Padding) + " and dilation " + FormatShape(w.Dilation),
-				Found: FormatShape(in), Fix: "use a larger input, more padding or a smaller kernel"}
+			return &dispatch.Error{Kind: dispatch.ErrShape, Arg: arg,
+				Detail: "has spatial size " + dispatch.FormatShape(in) + ", too small for a window of " + dispatch.FormatShape(w.Kernel) +
+					" with padding " + dispatch.FormatShape(w.Padding) + " and dilation " + dispatch.FormatShape(w.Dilation),
+				Found: dispatch.FormatShape(in), Fix: "use a larger input, more padding or a smaller kernel"}
 		}
 	}
 	return nil
@@ -78,8 +82,8 @@ func (w Window) Check(arg string, in []int, pooling bool) error {
 
 // CountError is the error of a per-dim option or size list arg that has n
 // values for nd spatial dims.
-func CountError(arg string, n, nd int) *Error {
-	return &Error{Kind: ErrValue, Arg: arg, Detail: "has " + strconv.Itoa(n) + " values for " + strconv.Itoa(nd) + " spatial dims",
+func CountError(arg string, n, nd int) *dispatch.Error {
+	return &dispatch.Error{Kind: dispatch.ErrValue, Arg: arg, Detail: "has " + strconv.Itoa(n) + " values for " + strconv.Itoa(nd) + " spatial dims",
 		Expected: strconv.Itoa(nd), Found: strconv.Itoa(n), Fix: "give one value, or one per spatial dim"}
 }
 

@@ -1,4 +1,6 @@
-package dispatch
+package ops
+
+import "github.com/lathe-ml/lathe/dispatch"
 
 // View ops: new layouts over the input's storage. Nothing is launched, so
 // they run on any device; every one works on inputs that are views already
@@ -10,59 +12,61 @@ package dispatch
 // in expand).
 type ViewShape struct{ Shape []int }
 
-// Permute is the attribute of permute: dim i of the result is dim Dims[i].
-type Permute struct{ Dims []int }
+// PermuteDims is the attribute of permute: dim i of the result is dim Dims[i].
+type PermuteDims struct{ Dims []int }
 
-// Transpose is the attribute of transpose: the two dims to swap.
-type Transpose struct{ Dim0, Dim1 int }
+// TransposeDims is the attribute of transpose: the two dims to swap.
+type TransposeDims struct{ Dim0, Dim1 int }
 
-// Squeeze is the attribute of squeeze: the dims to drop where they have
+// SqueezeDims is the attribute of squeeze: the dims to drop where they have
 // size 1; none means every size-1 dim.
-type Squeeze struct{ Dims []int }
+type SqueezeDims struct{ Dims []int }
 
-// Unsqueeze is the attribute of unsqueeze: where the new size-1 dim goes.
-type Unsqueeze struct{ Dim int }
+// UnsqueezeDim is the attribute of unsqueeze: where the new size-1 dim goes.
+type UnsqueezeDim struct{ Dim int }
 
-// Narrow is the attribute of narrow: Length elements of Dim from Start
+// NarrowRange is the attribute of narrow: Length elements of Dim from Start
 // (negative Start counts from the end).
-type Narrow struct{ Dim, Start, Length int }
+type NarrowRange struct{ Dim, Start, Length int }
 
-// Slice is the attribute of slice: Python's x[start:stop:step] along Dim.
-// Start and Stop follow Python's rules (negative counts from the end, out of
-// range is clamped); Step is at least 1.
-type Slice struct{ Dim, Start, Stop, Step int }
+// SliceRange is the attribute of slice: Python's x[start:stop:step] along
+// Dim. Start and Stop follow Python's rules (negative counts from the end,
+// out of range is clamped); Step is at least 1.
+type SliceRange struct{ Dim, Start, Stop, Step int }
 
-var opView, opExpand, opTranspose *Op
+// The view ops, and the composites of them.
+var (
+	View        = dispatch.Register(&dispatch.Op[ViewShape]{Schema: schema("view", "x"), View: viewView})
+	Reshape     = dispatch.Register(&dispatch.Op[ViewShape]{Schema: schema("reshape", "x"), Compose: reshapeCompose})
+	Flatten     = dispatch.Register(&dispatch.Op[dispatch.None]{Schema: schema("flatten", "x"), Compose: flattenCompose})
+	Permute     = dispatch.Register(&dispatch.Op[PermuteDims]{Schema: schema("permute", "x"), View: permuteView})
+	Transpose   = dispatch.Register(&dispatch.Op[TransposeDims]{Schema: schema("transpose", "x"), View: transposeView})
+	MT          = dispatch.Register(&dispatch.Op[dispatch.None]{Schema: schema("mt", "x"), Compose: mtCompose})
+	Squeeze     = dispatch.Register(&dispatch.Op[SqueezeDims]{Schema: schema("squeeze", "x"), View: squeezeView})
+	Unsqueeze   = dispatch.Register(&dispatch.Op[UnsqueezeDim]{Schema: schema("unsqueeze", "x"), View: unsqueezeView})
+	Expand      = dispatch.Register(&dispatch.Op[ViewShape]{Schema: schema("expand", "x"), View: expandView})
+	BroadcastTo = dispatch.Register(&dispatch.Op[ViewShape]{Schema: schema("broadcast_to", "x"), Compose: broadcastToCompose})
+	Narrow      = dispatch.Register(&dispatch.Op[NarrowRange]{Schema: schema("narrow", "x"), View: narrowView})
+	Slice       = dispatch.Register(&dispatch.Op[SliceRange]{Schema: schema("slice", "x"), View: sliceView})
+)
 
-func init() {
-	opView = Register(&Op{Name: "view", Args: []string{"x"}, View: viewView})
-	Register(&Op{Name: "reshape", Args: []string{"x"}, Compose: reshapeCompose})
-	Register(&Op{Name: "flatten", Args: []string{"x"}, Compose: func(in []*Tensor, _ any) (*Tensor, error) {
-		return reshapeCompose(in, ViewShape{Shape: []int{-1}})
-	}})
-	Register(&Op{Name: "permute", Args: []string{"x"}, View: permuteView})
-	opTranspose = Register(&Op{Name: "transpose", Args: []string{"x"}, View: transposeView})
-	Register(&Op{Name: "mt", Args: []string{"x"}, Compose: mtCompose})
-	Register(&Op{Name: "squeeze", Args: []string{"x"}, View: squeezeView})
-	Register(&Op{Name: "unsqueeze", Args: []string{"x"}, View: unsqueezeView})
-	opExpand = Register(&Op{Name: "expand", Args: []string{"x"}, View: expandView})
-	Register(&Op{Name: "broadcast_to", Args: []string{"x"}, Compose: func(in []*Tensor, attrs any) (*Tensor, error) {
-		return Call(opExpand, attrs, in[0])
-	}})
-	Register(&Op{Name: "narrow", Args: []string{"x"}, View: narrowView})
-	Register(&Op{Name: "slice", Args: []string{"x"}, View: sliceView})
+// schema is the schema of an op with the named tensor arguments.
+func schema(name string, args ...string) dispatch.Schema {
+	return dispatch.Schema{Name: name, Args: args}
 }
 
-// attrError is what a schema says when it gets attributes of the wrong type,
-// which only a caller that bypasses the root package can cause.
-func attrError(want string) error {
-	return &Error{Kind: ErrValue, Arg: "attrs", Detail: "must be a dispatch." + want}
+func flattenCompose(in []*dispatch.Tensor, _ dispatch.None) (*dispatch.Tensor, error) {
+	return reshapeCompose(in, ViewShape{Shape: []int{-1}})
+}
+
+func broadcastToCompose(in []*dispatch.Tensor, a ViewShape) (*dispatch.Tensor, error) {
+	return dispatch.Call(Expand, a, in[0])
 }
 
 // view makes the output layout, with offset 0 for an empty result so that
 // no later read can slice past the storage.
-func view(t *Tensor, shape, strides []int, offset int) *Tensor {
-	if Numel(shape) == 0 {
+func view(t *dispatch.Tensor, shape, strides []int, offset int) *dispatch.Tensor {
+	if dispatch.Numel(shape) == 0 {
 		offset = 0
 	}
 	return t.View(shape, strides, offset)
@@ -78,7 +82,7 @@ func InferShape(shape []int, n int) ([]int, error) {
 		case s == -1 && infer < 0:
 			infer = i
 		case s < 0:
-			return nil, &Error{Kind: ErrShape, Arg: "shape", Detail: "has size " + itoa(s) + " in " + FormatShape(shape),
+			return nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "shape", Detail: "has size " + itoa(s) + " in " + dispatch.FormatShape(shape),
 				Fix: "sizes are at least 0; one size may be -1 to be inferred"}
 		default:
 			known *= s
@@ -86,12 +90,12 @@ func InferShape(shape []int, n int) ([]int, error) {
 	}
 	if infer >= 0 {
 		if known == 0 || n%known != 0 {
-			return nil, &Error{Kind: ErrShape, Arg: "shape", Detail: FormatShape(shape) + " cannot hold " + itoa(n) + " elements",
+			return nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "shape", Detail: dispatch.FormatShape(shape) + " cannot hold " + itoa(n) + " elements",
 				Fix: "give sizes whose product divides the element count"}
 		}
 		out[infer] = n / known
 	} else if known != n {
-		return nil, &Error{Kind: ErrShape, Arg: "shape", Detail: "is " + FormatShape(shape) + ", which holds " + itoa(known) +
+		return nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "shape", Detail: "is " + dispatch.FormatShape(shape) + ", which holds " + itoa(known) +
 			" elements, but the tensor has " + itoa(n), Fix: "give a shape whose sizes multiply to the element count"}
 	}
 	return out, nil
@@ -102,12 +106,12 @@ func InferShape(shape []int, n int) ([]int, error) {
 // (aten/src/ATen/TensorUtils.cpp): old dims are cut into chunks that are
 // contiguous among themselves, and each chunk must be exactly covered by a
 // run of new dims.
-func ViewStrides(t *Tensor, shape []int) (strides []int, ok bool) {
+func ViewStrides(t *dispatch.Tensor, shape []int) (strides []int, ok bool) {
 	n := t.Numel()
 	if n <= 1 {
 		// Zero or one element: any strides address it; torch keeps them
 		// row-major.
-		return ContiguousStrides(shape), true
+		return dispatch.ContiguousStrides(shape), true
 	}
 	old, ostr := t.Shape, t.Strides
 	strides = make([]int, len(shape))
@@ -137,11 +141,7 @@ func ViewStrides(t *Tensor, shape []int) (strides []int, ok bool) {
 	return strides, true
 }
 
-func viewView(in []*Tensor, attrs any) (*Tensor, error) {
-	a, ok := attrs.(ViewShape)
-	if !ok {
-		return nil, attrError("ViewShape")
-	}
+func viewView(in []*dispatch.Tensor, a ViewShape) (*dispatch.Tensor, error) {
 	x := in[0]
 	shape, err := InferShape(a.Shape, x.Numel())
 	if err != nil {
@@ -149,7 +149,7 @@ func viewView(in []*Tensor, attrs any) (*Tensor, error) {
 	}
 	strides, ok := ViewStrides(x, shape)
 	if !ok {
-		return nil, &Error{Kind: ErrShape, Arg: "x", Detail: "has strides that cannot be viewed as " + FormatShape(shape),
+		return nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "x", Detail: "has strides that cannot be viewed as " + dispatch.FormatShape(shape),
 			Fix: "use Reshape, which copies when it must"}
 	}
 	return view(x, shape, strides, x.Offset), nil
@@ -157,32 +157,24 @@ func viewView(in []*Tensor, attrs any) (*Tensor, error) {
 
 // reshapeCompose is a view when the strides allow it and a contiguous copy
 // viewed otherwise; both paths are registered ops, so both are recorded.
-func reshapeCompose(in []*Tensor, attrs any) (*Tensor, error) {
-	a, ok := attrs.(ViewShape)
-	if !ok {
-		return nil, attrError("ViewShape")
-	}
+func reshapeCompose(in []*dispatch.Tensor, a ViewShape) (*dispatch.Tensor, error) {
 	x := in[0]
 	shape, err := InferShape(a.Shape, x.Numel())
 	if err != nil {
 		return nil, err
 	}
 	if _, ok := ViewStrides(x, shape); !ok {
-		if x, err = Call(Lookup("contiguous"), nil, x); err != nil {
+		if x, err = dispatch.Call(Contiguous, dispatch.None{}, x); err != nil {
 			return nil, err
 		}
 	}
-	return Call(opView, ViewShape{Shape: shape}, x)
+	return dispatch.Call(View, ViewShape{Shape: shape}, x)
 }
 
-func permuteView(in []*Tensor, attrs any) (*Tensor, error) {
-	a, ok := attrs.(Permute)
-	if !ok {
-		return nil, attrError("Permute")
-	}
+func permuteView(in []*dispatch.Tensor, a PermuteDims) (*dispatch.Tensor, error) {
 	x := in[0]
 	if len(a.Dims) != x.Rank() {
-		return nil, &Error{Kind: ErrValue, Arg: "dims", Detail: "has " + itoa(len(a.Dims)) + " dims for a tensor of rank " + itoa(x.Rank()),
+		return nil, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "dims", Detail: "has " + itoa(len(a.Dims)) + " dims for a tensor of rank " + itoa(x.Rank()),
 			Fix: "list every dim once, in the new order"}
 	}
 	if x.Rank() == 0 {
@@ -199,11 +191,7 @@ func permuteView(in []*Tensor, attrs any) (*Tensor, error) {
 	return view(x, shape, strides, x.Offset), nil
 }
 
-func transposeView(in []*Tensor, attrs any) (*Tensor, error) {
-	a, ok := attrs.(Transpose)
-	if !ok {
-		return nil, attrError("Transpose")
-	}
+func transposeView(in []*dispatch.Tensor, a TransposeDims) (*dispatch.Tensor, error) {
 	x := in[0]
 	d0, err := NormDim(a.Dim0, x.Rank(), "dim0")
 	if err != nil {
@@ -221,19 +209,15 @@ func transposeView(in []*Tensor, attrs any) (*Tensor, error) {
 	return view(x, shape, strides, x.Offset), nil
 }
 
-func mtCompose(in []*Tensor, _ any) (*Tensor, error) {
+func mtCompose(in []*dispatch.Tensor, _ dispatch.None) (*dispatch.Tensor, error) {
 	if r := in[0].Rank(); r < 2 {
-		return nil, &Error{Kind: ErrShape, Arg: "x", Detail: "has rank " + itoa(r) + " but mt needs at least 2",
+		return nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "x", Detail: "has rank " + itoa(r) + " but mt needs at least 2",
 			Fix: "use Unsqueeze to add a dim, or Transpose/Permute"}
 	}
-	return Call(opTranspose, Transpose{Dim0: -2, Dim1: -1}, in[0])
+	return dispatch.Call(Transpose, TransposeDims{Dim0: -2, Dim1: -1}, in[0])
 }
 
-func squeezeView(in []*Tensor, attrs any) (*Tensor, error) {
-	a, ok := attrs.(Squeeze)
-	if !ok {
-		return nil, attrError("Squeeze")
-	}
+func squeezeView(in []*dispatch.Tensor, a SqueezeDims) (*dispatch.Tensor, error) {
 	x := in[0]
 	drop := make([]bool, x.Rank())
 	if len(a.Dims) == 0 {
@@ -262,11 +246,7 @@ func squeezeView(in []*Tensor, attrs any) (*Tensor, error) {
 	return view(x, shape, strides, x.Offset), nil
 }
 
-func unsqueezeView(in []*Tensor, attrs any) (*Tensor, error) {
-	a, ok := attrs.(Unsqueeze)
-	if !ok {
-		return nil, attrError("Unsqueeze")
-	}
+func unsqueezeView(in []*dispatch.Tensor, a UnsqueezeDim) (*dispatch.Tensor, error) {
 	x := in[0]
 	d, err := NormDim(a.Dim, x.Rank()+1, "dim")
 	if err != nil {
@@ -282,22 +262,18 @@ func unsqueezeView(in []*Tensor, attrs any) (*Tensor, error) {
 	return view(x, shape, strides, x.Offset), nil
 }
 
-func expandView(in []*Tensor, attrs any) (*Tensor, error) {
-	a, ok := attrs.(ViewShape)
-	if !ok {
-		return nil, attrError("ViewShape")
-	}
+func expandView(in []*dispatch.Tensor, a ViewShape) (*dispatch.Tensor, error) {
 	x := in[0]
 	lead := len(a.Shape) - x.Rank()
 	if lead < 0 {
-		return nil, &Error{Kind: ErrShape, Arg: "shape", Detail: "is " + FormatShape(a.Shape) + ", of fewer dims than x's " + FormatShape(x.Shape),
+		return nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "shape", Detail: "is " + dispatch.FormatShape(a.Shape) + ", of fewer dims than x's " + dispatch.FormatShape(x.Shape),
 			Fix: "give at least as many sizes as x has dims"}
 	}
 	shape, strides := make([]int, len(a.Shape)), make([]int, len(a.Shape))
 	for i, s := range a.Shape {
 		if i < lead {
 			if s < 0 {
-				return nil, &Error{Kind: ErrShape, Arg: "shape", Detail: "has size " + itoa(s) + " at new leading dim " + itoa(i),
+				return nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "shape", Detail: "has size " + itoa(s) + " at new leading dim " + itoa(i),
 					Fix: "a new dim needs a size ≥ 0; -1 keeps only an existing size"}
 			}
 			shape[i] = s // a new leading dim repeats everything: stride 0
@@ -310,7 +286,7 @@ func expandView(in []*Tensor, attrs any) (*Tensor, error) {
 		case old == 1 && s >= 0:
 			shape[i] = s
 		default:
-			return nil, &Error{Kind: ErrShape, Arg: "shape", Expected: FormatShape(a.Shape), Found: FormatShape(x.Shape),
+			return nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "shape", Expected: dispatch.FormatShape(a.Shape), Found: dispatch.FormatShape(x.Shape),
 				Detail: "asks for size " + itoa(s) + " at dim " + itoa(i) + " where x has size " + itoa(old),
 				Fix:    "only size-1 dims expand; keep a size with -1"}
 		}
@@ -318,14 +294,10 @@ func expandView(in []*Tensor, attrs any) (*Tensor, error) {
 	return view(x, shape, strides, x.Offset), nil
 }
 
-func narrowView(in []*Tensor, attrs any) (*Tensor, error) {
-	a, ok := attrs.(Narrow)
-	if !ok {
-		return nil, attrError("Narrow")
-	}
+func narrowView(in []*dispatch.Tensor, a NarrowRange) (*dispatch.Tensor, error) {
 	x := in[0]
 	if x.Rank() == 0 {
-		return nil, &Error{Kind: ErrShape, Arg: "x", Detail: "is 0-d and has no dim to narrow", Fix: "use Unsqueeze first"}
+		return nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "x", Detail: "is 0-d and has no dim to narrow", Fix: "use Unsqueeze first"}
 	}
 	d, err := NormDim(a.Dim, x.Rank(), "dim")
 	if err != nil {
@@ -334,34 +306,30 @@ func narrowView(in []*Tensor, attrs any) (*Tensor, error) {
 	size := x.Shape[d]
 	start := a.Start
 	if start < -size || start > size {
-		return nil, &Error{Kind: ErrIndex, Arg: "start", Detail: "is " + itoa(start) + ", out of range for dim " + itoa(a.Dim) + " of size " + itoa(size),
+		return nil, &dispatch.Error{Kind: dispatch.ErrIndex, Arg: "start", Detail: "is " + itoa(start) + ", out of range for dim " + itoa(a.Dim) + " of size " + itoa(size),
 			Fix: "use a start in [" + itoa(-size) + ", " + itoa(size) + "]"}
 	}
 	if start < 0 {
 		start += size
 	}
 	if a.Length < 0 || start+a.Length > size {
-		return nil, &Error{Kind: ErrIndex, Arg: "length", Detail: "is " + itoa(a.Length) + "; start " + itoa(start) + " + length exceeds dim " + itoa(a.Dim) + " of size " + itoa(size),
+		return nil, &dispatch.Error{Kind: dispatch.ErrIndex, Arg: "length", Detail: "is " + itoa(a.Length) + "; start " + itoa(start) + " + length exceeds dim " + itoa(a.Dim) + " of size " + itoa(size),
 			Fix: "use a length in [0, " + itoa(size-start) + "]"}
 	}
 	return slicedView(x, d, start, a.Length, 1), nil
 }
 
-func sliceView(in []*Tensor, attrs any) (*Tensor, error) {
-	a, ok := attrs.(Slice)
-	if !ok {
-		return nil, attrError("Slice")
-	}
+func sliceView(in []*dispatch.Tensor, a SliceRange) (*dispatch.Tensor, error) {
 	x := in[0]
 	if x.Rank() == 0 {
-		return nil, &Error{Kind: ErrShape, Arg: "x", Detail: "is 0-d and has no dim to slice", Fix: "use Unsqueeze first"}
+		return nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "x", Detail: "is 0-d and has no dim to slice", Fix: "use Unsqueeze first"}
 	}
 	d, err := NormDim(a.Dim, x.Rank(), "dim")
 	if err != nil {
 		return nil, err
 	}
 	if a.Step < 1 {
-		return nil, &Error{Kind: ErrValue, Arg: "step", Detail: "is " + itoa(a.Step) + " but slices step forward",
+		return nil, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "step", Detail: "is " + itoa(a.Step) + " but slices step forward",
 			Fix: "use a step ≥ 1; reverse with Flip"}
 	}
 	size := x.Shape[d]
@@ -380,7 +348,7 @@ func sliceView(in []*Tensor, attrs any) (*Tensor, error) {
 }
 
 // slicedView keeps n elements of dim d from start, every step-th.
-func slicedView(x *Tensor, d, start, n, step int) *Tensor {
+func slicedView(x *dispatch.Tensor, d, start, n, step int) *dispatch.Tensor {
 	shape, strides := clone(x.Shape), clone(x.Strides)
 	shape[d] = n
 	strides[d] *= step

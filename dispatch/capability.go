@@ -1,0 +1,72 @@
+package dispatch
+
+// The optional interfaces a Backend may implement, for what only some
+// backends can do, as database/sql/driver's Pinger or SessionResetter are.
+// The root package asks for the interface and exposes each once
+// (lathe.EmptyCache, lathe.MemoryStats, lathe.SetAllowTF32, ...); a backend
+// without it gives ErrUnsupported, or nothing where there is nothing to do.
+
+// MemoryManager is a backend with a caching allocator.
+type MemoryManager interface {
+	// EmptyCache gives the memory that dev's pool keeps for reuse, and no
+	// tensor uses, back to the system once the work queued on dev is done
+	// (PyTorch's torch.cuda.empty_cache).
+	EmptyCache(dev Device) error
+	// MemoryStats returns dev's allocator figures.
+	MemoryStats(dev Device) (MemoryStats, error)
+}
+
+// MemoryStats are a device's allocator figures, in bytes and counts, over
+// lathe's own pool (other programs' use shows only in Free and Total).
+type MemoryStats struct {
+	// Allocated is the memory in blocks that tensors hold now (each
+	// block's size class, so at least the bytes asked for); PeakAllocated
+	// is its highest value. On the cpu, a buffer that the garbage
+	// collector reclaims without a Release is not subtracted: the cpu
+	// tracks none, to keep small ops cheap.
+	Allocated, PeakAllocated int64
+	// Cached is the memory in free blocks kept for reuse.
+	Cached int64
+	// Reserved is the memory lathe holds from the system, in use or
+	// cached; PeakReserved is its highest value.
+	Reserved, PeakReserved int64
+	// Segments is how many system allocations make up Reserved.
+	Segments int
+	// Allocs counts blocks handed out; CacheHits those that needed no new
+	// system allocation.
+	Allocs, CacheHits int64
+	// OOMRetries counts the times a full device made the pool give its
+	// cache back and try again.
+	OOMRetries int64
+	// Free and Total are the device's memory as its driver sees it (the
+	// machine's, for the cpu); 0 where the backend cannot tell.
+	Free, Total int64
+}
+
+// IndexTyper is a backend whose index dtype is not Int64: the dtype of the
+// indices its ops compute (argmax, max pooling's, one_hot).
+type IndexTyper interface {
+	IndexDType() DType
+}
+
+// SoftwareReporter is a backend whose devices may be emulated on the CPU
+// (lavapipe's Vulkan): there its speed is a correctness check only, so
+// benchmarks say so rather than quote a rate, and DefaultDevice passes it
+// over.
+type SoftwareReporter interface {
+	Software(index int) bool
+}
+
+// NumericOptions are the switches that trade precision for speed, set once
+// for every device (lathe.SetAllowTF32).
+type NumericOptions struct {
+	// AllowTF32 lets float32 matmul and convolution use TensorFloat-32
+	// (10-bit mantissa products) where the device has it, as
+	// torch.backends.cuda.matmul.allow_tf32. Off by default.
+	AllowTF32 bool
+}
+
+// NumericTuner is a backend that honours NumericOptions.
+type NumericTuner interface {
+	SetNumericOptions(NumericOptions)
+}
