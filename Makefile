@@ -18,7 +18,7 @@ vet: deps
 
 # The race detector over the layers that hold shared state.
 race: deps
-	$(GO) test -race -count=1 ./dispatch/... ./autodiff/...
+	$(GO) test -race -count=1 ./dispatch/... ./autodiff/... ./layout/...
 
 # The whole suite, then the matmul conformance cases again on gonum's BLAS
 # (the cpu backend uses OpenBLAS when it opens), so both GEMM paths stay tested.
@@ -40,7 +40,7 @@ refs: deps
 
 # A short fuzzing run of the shape rules.
 fuzz: deps
-	$(GO) test -run '^$$' -fuzz FuzzBroadcast -fuzztime 30s ./dispatch/
+	$(GO) test -run '^$$' -fuzz FuzzBroadcast -fuzztime 30s ./dispatch/ops/
 
 # The benchmark binary on every device that opens, then the Go benchmarks
 # (dispatch overhead, kernel rates). Results go to bench-out/ (git-ignored).

@@ -2,6 +2,7 @@ package lathe
 
 import (
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // host copies x's elements, in row-major order, into a new Go slice of its
@@ -12,7 +13,7 @@ func (x *Tensor) host(op string) (any, error) {
 	}
 	t := x.t
 	if !t.IsContiguous() {
-		c, err := dispatch.Call(opContiguous, nil, t)
+		c, err := dispatch.Call(ops.Contiguous, none, t)
 		if err != nil {
 			return nil, located(err, op)
 		}

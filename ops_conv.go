@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // Convolution, transposed convolution, and unfold/fold (im2col/col2im), as
@@ -12,13 +14,6 @@ import (
 // unfold and fold. On the cpu they run as im2col + GEMM. Gradients of every
 // order flow through them: their backward passes are ops with rules of
 // their own.
-
-var (
-	opConv       = mustOp("conv")
-	opConvInputB = mustOp("conv_input_backward")
-	opUnfold     = mustOp("unfold")
-	opFold       = mustOp("fold")
-)
 
 // Conv1d convolves x (N, C, L) with w (O, C/groups, k) and adds b (O),
 // or no bias when b is nil (torch.nn.functional.conv1d). Options: Stride,
@@ -119,7 +114,7 @@ func (x *Tensor) convTranspose(name string, nd int, w, b *Tensor, opts []WindowO
 				", which gives an output size below 1 with padding "+dispatch.FormatShape(a.Window.Padding), "use less padding or a larger input"))
 		}
 	}
-	y := relabel(apply(opConvInputB, a, x, w), name)
+	y := relabel(apply(ops.ConvInputBackward, a, x, w), name)
 	return addBias(name, y, b, w.t.Shape[1]*a.Groups)
 }
 
@@ -136,7 +131,7 @@ func (x *Tensor) Unfold(kernel []int, opts ...WindowOption) *Tensor {
 	if err != nil {
 		return failed(err)
 	}
-	return relabel(apply(opUnfold, dispatch.Unfold{Window: win}, x), name)
+	return relabel(apply(ops.Unfold, ops.UnfoldParams{Window: win}, x), name)
 }
 
 // Fold sums columns x (N, C·kh·kw, L) back into images (N, C, outputSize...),
@@ -155,21 +150,21 @@ func (x *Tensor) Fold(outputSize, kernel []int, opts ...WindowOption) *Tensor {
 	if !ok || len(outputSize) == 0 {
 		return failed(countError(name, "output_size", len(outputSize), 2))
 	}
-	return relabel(apply(opFold, dispatch.Unfold{Window: win, OutputSize: size}, x), name)
+	return relabel(apply(ops.Fold, ops.UnfoldParams{Window: win, OutputSize: size}, x), name)
 }
 
-func unfoldWindow(name string, kernel []int, opts []WindowOption) (dispatch.Window, error) {
+func unfoldWindow(name string, kernel []int, opts []WindowOption) (layout.Window, error) {
 	o := windowOpts(opts)
 	if o.samePadding || o.groupsSet || o.outputPadding != nil {
-		return dispatch.Window{}, errorf(name, ErrValue, "", "takes only Stride, Padding and Dilation", "drop the other options")
+		return layout.Window{}, errorf(name, ErrValue, "", "takes only Stride, Padding and Dilation", "drop the other options")
 	}
 	k, ok := spatial(kernel, 2, 0)
 	if !ok || len(kernel) == 0 {
-		return dispatch.Window{}, countError(name, "kernel_size", len(kernel), 2)
+		return layout.Window{}, countError(name, "kernel_size", len(kernel), 2)
 	}
 	a, err := convAttrs(name, o, 2)
 	if err != nil {
-		return dispatch.Window{}, err
+		return layout.Window{}, err
 	}
 	a.Window.Kernel = k
 	return a.Window, nil
@@ -200,7 +195,7 @@ func (x *Tensor) conv(name string, nd int, w, b *Tensor, opts []WindowOption) *T
 	if err != nil {
 		return failed(err)
 	}
-	y := relabel(apply(opConv, a, x, w), name)
+	y := relabel(apply(ops.Conv, a, x, w), name)
 	if y.err != nil {
 		return y
 	}
@@ -247,8 +242,8 @@ func padSame(name string, x, w *Tensor, o windowOptions, nd int) (*Tensor, windo
 }
 
 // convAttrs expands the options to one value per spatial dim.
-func convAttrs(name string, o windowOptions, nd int) (dispatch.Conv, error) {
-	var a dispatch.Conv
+func convAttrs(name string, o windowOptions, nd int) (ops.ConvParams, error) {
+	var a ops.ConvParams
 	var ok bool
 	for _, f := range []struct {
 		name string

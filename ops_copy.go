@@ -3,39 +3,35 @@ package lathe
 import (
 	"strconv"
 
-	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // Copy ops make new tensors from strided reads: Flip, Concat, Stack, Pad.
 // Split and Chunk return views.
 
-var (
-	opFlip, opConcat, opStack, opPad = mustOp("flip"), mustOp("concat"), mustOp("stack"), mustOp("pad")
-)
-
 // Flip returns a copy of x with the order of elements reversed along each
 // of dims (no dims: x unchanged, as torch.flip(x, [])).
 func (x *Tensor) Flip(dims ...int) *Tensor {
-	return apply(opFlip, dispatch.Flip{Dims: append([]int(nil), dims...)}, x)
+	return apply(ops.Flip, ops.FlipDims{Dims: append([]int(nil), dims...)}, x)
 }
 
 // Concat joins tensors of one dtype, device and rank along dim; their sizes
 // must agree in every other dim. Unlike torch 1.13, a 1-D empty tensor is
 // not skipped: it must have the others' rank like any argument.
 func Concat(tensors []*Tensor, dim int) *Tensor {
-	return apply(opConcat, dispatch.Concat{Dim: dim}, tensors...)
+	return apply(ops.Concat, ops.ConcatDim{Dim: dim}, tensors...)
 }
 
 // Stack joins tensors of one shape along a new dim, in [-rank-1, rank].
 func Stack(tensors []*Tensor, dim int) *Tensor {
-	return apply(opStack, dispatch.Concat{Dim: dim}, tensors...)
+	return apply(ops.Stack, ops.ConcatDim{Dim: dim}, tensors...)
 }
 
 // Pad is torch.nn.functional.pad's constant mode: pads holds (left, right)
 // pairs, the first for the last dim, the next for the one before, and so on;
 // new elements are value and a negative pad crops.
 func (x *Tensor) Pad(pads []int, value float64) *Tensor {
-	return apply(opPad, dispatch.Pad{Pads: append([]int(nil), pads...), Value: value}, x)
+	return apply(ops.Pad, ops.Padding{Pads: append([]int(nil), pads...), Value: value}, x)
 }
 
 // Split cuts x along dim into views of size elements each; the last is
@@ -92,7 +88,7 @@ func (x *Tensor) pieceDim(op string, dim int) (d, size int, err error) {
 	if x.t.Rank() == 0 {
 		return 0, 0, errorf(op, ErrShape, "x", "is 0-d but "+op+" needs at least one dim", "use Unsqueeze first")
 	}
-	d, err = dispatch.NormDim(dim, x.t.Rank(), "dim")
+	d, err = ops.NormDim(dim, x.t.Rank(), "dim")
 	if err != nil {
 		return 0, 0, located(err, op)
 	}
@@ -104,7 +100,7 @@ func (x *Tensor) pieces(op string, d int, sizes []int) ([]*Tensor, error) {
 	out := make([]*Tensor, len(sizes))
 	at := 0
 	for i, s := range sizes {
-		out[i] = apply(opNarrow, dispatch.Narrow{Dim: d, Start: at, Length: s}, x)
+		out[i] = apply(ops.Narrow, ops.NarrowRange{Dim: d, Start: at, Length: s}, x)
 		if out[i].err != nil {
 			return nil, located(out[i].err, op)
 		}

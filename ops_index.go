@@ -1,28 +1,22 @@
 package lathe
 
-import "github.com/lathe-ml/lathe/dispatch"
+import "github.com/lathe-ml/lathe/dispatch/ops"
 
 // Indexing ops. Index tensors are Int32 or Int64; an index outside
 // [0, size) is an ErrIndex error that names the value and the range
 // (negative indices do not wrap, as in torch's index_select and gather).
 
-var (
-	opIndexSelect, opGather, opScatter = mustOp("index_select"), mustOp("gather"), mustOp("scatter")
-	opScatterAdd, opMaskedFill         = mustOp("scatter_add"), mustOp("masked_fill")
-	opOneHot, opEmbedding              = mustOp("one_hot"), mustOp("embedding")
-)
-
 // IndexSelect picks the entries of dim named by index (1-D or 0-d): the
 // result has x's shape with that dim's size len(index).
 func (x *Tensor) IndexSelect(dim int, index *Tensor) *Tensor {
-	return apply(opIndexSelect, dispatch.IndexDim{Dim: dim}, x, index)
+	return apply(ops.IndexSelect, ops.IndexDim{Dim: dim}, x, index)
 }
 
 // Gather reads along dim: out[i][j][k] = x[index[i][j][k]][j][k] for dim 0,
 // and so on. index has x's rank and no larger size than x off dim; the
 // result has index's shape.
 func (x *Tensor) Gather(dim int, index *Tensor) *Tensor {
-	return apply(opGather, dispatch.IndexDim{Dim: dim}, x, index)
+	return apply(ops.Gather, ops.IndexDim{Dim: dim}, x, index)
 }
 
 // Scatter returns a copy of x with src written along dim where index says:
@@ -31,19 +25,19 @@ func (x *Tensor) Gather(dim int, index *Tensor) *Tensor {
 // a position, the last write in index's row-major order wins (torch leaves
 // it unspecified).
 func (x *Tensor) Scatter(dim int, index, src *Tensor) *Tensor {
-	return apply(opScatter, dispatch.IndexDim{Dim: dim}, x, index, src)
+	return apply(ops.Scatter, ops.IndexDim{Dim: dim}, x, index, src)
 }
 
 // ScatterAdd is Scatter that adds src to x's values instead of overwriting
 // them; repeated positions accumulate (Bool adds as logical or).
 func (x *Tensor) ScatterAdd(dim int, index, src *Tensor) *Tensor {
-	return apply(opScatterAdd, dispatch.IndexDim{Dim: dim}, x, index, src)
+	return apply(ops.ScatterAdd, ops.IndexDim{Dim: dim}, x, index, src)
 }
 
 // MaskedFill returns x with value where mask (Bool, broadcasting with x)
 // is true. As in torch, the result has the broadcast shape of x and mask.
 func (x *Tensor) MaskedFill(mask *Tensor, value float64) *Tensor {
-	return apply(opMaskedFill, dispatch.MaskedFill{Value: value}, x, mask)
+	return apply(ops.MaskedFill, ops.FillValue{Value: value}, x, mask)
 }
 
 // OneHot turns a tensor of class indices (Int32 or Int64) into a tensor of
@@ -71,7 +65,7 @@ func (x *Tensor) OneHot(numClasses int) *Tensor {
 		}
 		numClasses = int(max(top+1, 0)) // a negative class then fails in the kernel
 	}
-	return apply(opOneHot, dispatch.OneHot{NumClasses: numClasses}, x)
+	return apply(ops.OneHot, ops.OneHotClasses{NumClasses: numClasses}, x)
 }
 
 func maxOf[T int32 | int64](d []T) T {
@@ -86,5 +80,5 @@ func maxOf[T int32 | int64](d []T) T {
 // indices of any shape, as torch.nn.functional.embedding: the result has
 // shape indices.shape + [embedding_dim].
 func Embedding(indices, weight *Tensor) *Tensor {
-	return apply(opEmbedding, nil, indices, weight)
+	return apply(ops.Embedding, none, indices, weight)
 }

@@ -5,18 +5,13 @@ import (
 	"strconv"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // Interpolation: torch.nn.functional.interpolate.
 //
 //	y := x.Interpolate(lathe.ScaleFactor(2), lathe.Mode("bilinear"), lathe.AlignCorners())
 //	z := x.Interpolate(lathe.Size(7, 9), lathe.Mode("bicubic"))
-
-var (
-	opUpsampleNearest = mustOp("upsample_nearest")
-	opUpsampleLinear  = mustOp("upsample_linear")
-	opUpsampleBicubic = mustOp("upsample_bicubic")
-)
 
 // InterpOption sets an option of Interpolate.
 type InterpOption func(*interpOptions)
@@ -58,16 +53,16 @@ func RecomputeScaleFactor() InterpOption { return func(o *interpOptions) { o.rec
 // interpModes gives each mode its op, the input rank it needs (0: 3 to 5)
 // and whether it is nearest-exact.
 var interpModes = map[string]struct {
-	op    *dispatch.Op
+	op    *dispatch.Op[ops.Interp]
 	rank  int
 	exact bool
 }{
-	"nearest":       {opUpsampleNearest, 0, false},
-	"nearest-exact": {opUpsampleNearest, 0, true},
-	"linear":        {opUpsampleLinear, 3, false},
-	"bilinear":      {opUpsampleLinear, 4, false},
-	"trilinear":     {opUpsampleLinear, 5, false},
-	"bicubic":       {opUpsampleBicubic, 4, false},
+	"nearest":       {ops.UpsampleNearest.Forward, 0, false},
+	"nearest-exact": {ops.UpsampleNearest.Forward, 0, true},
+	"linear":        {ops.UpsampleLinear.Forward, 3, false},
+	"bilinear":      {ops.UpsampleLinear.Forward, 4, false},
+	"trilinear":     {ops.UpsampleLinear.Forward, 5, false},
+	"bicubic":       {ops.UpsampleBicubic.Forward, 4, false},
 }
 
 // Interpolate resamples the spatial dims of x, an (N, C, d1, ...) tensor
@@ -97,7 +92,7 @@ func (x *Tensor) Interpolate(opts ...InterpOption) *Tensor {
 		return failed(errorf(op, ErrValue, "mode", "is "+strconv.Quote(o.mode)+", not a mode lathe knows",
 			`use one of "nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear"`))
 	}
-	if o.alignCorners && m.op == opUpsampleNearest {
+	if o.alignCorners && m.op == ops.UpsampleNearest.Forward {
 		return failed(errorf(op, ErrValue, "align_corners", "is set with mode "+strconv.Quote(o.mode)+
 			", but only the interpolating modes have corners to align", "drop AlignCorners, or use a linear mode or bicubic"))
 	}
@@ -113,7 +108,7 @@ func (x *Tensor) Interpolate(opts ...InterpOption) *Tensor {
 		return failed(e)
 	}
 	k := len(shape) - 2
-	a := dispatch.Interp{AlignCorners: o.alignCorners, Exact: m.exact}
+	a := ops.Interp{AlignCorners: o.alignCorners, Exact: m.exact}
 	switch {
 	case o.size != nil && o.scale != nil:
 		return failed(errorf(op, ErrValue, "size", "and scale_factor are both given", "give only one of Size and ScaleFactor"))

@@ -1,8 +1,8 @@
 package lathe
 
-// Linear algebra.
+import "github.com/lathe-ml/lathe/dispatch/ops"
 
-var opMatMul = mustOp("matmul")
+// Linear algebra.
 
 // MatMul is the matrix product with torch.matmul's rules: two 1-D tensors
 // give their dot product (0-d); 2-D times 2-D is the matrix product; a 1-D
@@ -11,4 +11,4 @@ var opMatMul = mustOp("matmul")
 // dims and broadcast. Both must share a dtype; float32 and float64 run on
 // BLAS, integers on a plain loop that wraps on overflow. Shapes that do not
 // fit are ErrShape, naming the dims that must match.
-func (x *Tensor) MatMul(y *Tensor) *Tensor { return apply(opMatMul, nil, x, y) }
+func (x *Tensor) MatMul(y *Tensor) *Tensor { return apply(ops.MatMul, none, x, y) }

@@ -5,29 +5,28 @@ import (
 	"strconv"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // Neural-network building blocks. Each is a composite op: registered in
 // dispatch (so its arguments are validated and errors name it) and computed
 // from other ops, so that autodiff needs no rule of its own for it.
 
-// compose adapts a composite written with lathe's own methods to dispatch.
-func compose(f func(in []*Tensor, attrs any) *Tensor) func([]*dispatch.Tensor, any) (*dispatch.Tensor, error) {
-	return func(in []*dispatch.Tensor, attrs any) (*dispatch.Tensor, error) {
-		args := make([]*Tensor, len(in))
-		for i, t := range in {
-			args[i] = wrap(t)
-		}
-		out := f(args, attrs)
-		if out.err != nil {
-			return nil, out.err
-		}
-		return out.t, nil
-	}
-}
-
-func composite(name string, args []string, f func(in []*Tensor, attrs any) *Tensor) *dispatch.Op {
-	return dispatch.Register(&dispatch.Op{Name: name, Args: args, Compose: compose(f)})
+// composite registers an op computed by f, written with lathe's own
+// methods, from tensor arguments named args and attributes of type A.
+func composite[A any](name string, args []string, f func(in []*Tensor, a A) *Tensor) *dispatch.Op[A] {
+	return dispatch.Register(&dispatch.Op[A]{Schema: dispatch.Schema{Name: name, Args: args},
+		Compose: func(in []*dispatch.Tensor, a A) (*dispatch.Tensor, error) {
+			args := make([]*Tensor, len(in))
+			for i, t := range in {
+				args[i] = wrap(t)
+			}
+			out := f(args, a)
+			if out.err != nil {
+				return nil, out.err
+			}
+			return out.t, nil
+		}})
 }
 
 // Reduction says how a loss combines its per-element values.
@@ -63,33 +62,30 @@ func lossOpts(opts []LossOption) lossOptions {
 }
 
 var (
-	opSoftmax    = mustOp("softmax")
-	opLogSoftmax = mustOp("log_softmax")
-	opNLLLoss    = composite("nll_loss", []string{"x", "target"}, func(in []*Tensor, attrs any) *Tensor {
-		return nllLoss(in[0], in[1], attrs.(lossOptions))
-	})
-	opCrossEntropy = composite("cross_entropy", []string{"x", "target"}, func(in []*Tensor, attrs any) *Tensor {
+	opNLLLoss = withClassCheck(composite("nll_loss", []string{"x", "target"}, func(in []*Tensor, o lossOptions) *Tensor {
+		return nllLoss(in[0], in[1], o)
+	}))
+	opCrossEntropy = withClassCheck(composite("cross_entropy", []string{"x", "target"}, func(in []*Tensor, o lossOptions) *Tensor {
 		x := in[0]
 		classDim := 1
 		if x.Rank() == 1 {
 			classDim = 0
 		}
-		return nllLoss(x.LogSoftmax(classDim), in[1], attrs.(lossOptions))
-	})
-	opMSELoss = composite("mse_loss", []string{"x", "target"}, func(in []*Tensor, attrs any) *Tensor {
+		return nllLoss(x.LogSoftmax(classDim), in[1], o)
+	}))
+	opMSELoss = composite("mse_loss", []string{"x", "target"}, func(in []*Tensor, o lossOptions) *Tensor {
 		x, target := in[0], in[1]
 		if !slices.Equal(x.t.Shape, target.t.Shape) {
 			return failed(&Error{Kind: ErrShape, Arg: "target", Expected: dispatch.FormatShape(x.t.Shape), Found: dispatch.FormatShape(target.t.Shape),
 				Detail: "has shape " + dispatch.FormatShape(target.t.Shape) + " but the input has " + dispatch.FormatShape(x.t.Shape),
 				Fix:    "give a target of the input's shape (lathe does not broadcast losses)"})
 		}
-		return reduceLoss(x.Sub(target).Square(), attrs.(lossOptions).reduction, nil)
+		return reduceLoss(x.Sub(target).Square(), o.reduction, nil)
 	})
-	opLayerNorm = composite("layer_norm", []string{"x"}, func(in []*Tensor, attrs any) *Tensor {
-		return layerNorm(in[0], attrs.(layerNormAttrs))
+	opLayerNorm = composite("layer_norm", []string{"x"}, func(in []*Tensor, a layerNormAttrs) *Tensor {
+		return layerNorm(in[0], a)
 	})
-	opLayerNormAffine = composite("layer_norm_affine", []string{"x", "weight", "bias"}, func(in []*Tensor, attrs any) *Tensor {
-		a := attrs.(layerNormAttrs)
+	opLayerNormAffine = composite("layer_norm_affine", []string{"x", "weight", "bias"}, func(in []*Tensor, a layerNormAttrs) *Tensor {
 		for i, p := range in[1:] {
 			if !slices.Equal(p.t.Shape, a.shape) {
 				name := [...]string{"weight", "bias"}[i]
@@ -102,10 +98,10 @@ var (
 )
 
 // Softmax is exp(x) / Σ exp(x) along dim, computed stably.
-func (x *Tensor) Softmax(dim int) *Tensor { return apply(opSoftmax, dispatch.Scan{Dim: dim}, x) }
+func (x *Tensor) Softmax(dim int) *Tensor { return apply(ops.Softmax, ops.Scan{Dim: dim}, x) }
 
 // LogSoftmax is x - logsumexp(x) along dim, computed stably.
-func (x *Tensor) LogSoftmax(dim int) *Tensor { return apply(opLogSoftmax, dispatch.Scan{Dim: dim}, x) }
+func (x *Tensor) LogSoftmax(dim int) *Tensor { return apply(ops.LogSoftmax, ops.Scan{Dim: dim}, x) }
 
 // CrossEntropy is the loss of logits x ([N, C], [C], or [N, C, d1, ...])
 // against class indices target ([N], [], or [N, d1, ...]; Int64 or Int32),
@@ -123,6 +119,28 @@ func (x *Tensor) NLLLoss(target *Tensor, opts ...LossOption) *Tensor {
 // MSELoss is the mean (or sum, or none) of (x - target)²; the shapes must be equal.
 func (x *Tensor) MSELoss(target *Tensor, opts ...LossOption) *Tensor {
 	return apply(opMSELoss, lossOpts(opts), x, target)
+}
+
+// withClassCheck gives a class loss its value check: every target is a
+// class of x's class dim (1, or 0 for a single sample), or the ignored
+// index. It runs where the targets are, so a GPU does not wait for it
+// (dispatch's ValueCheck); the shapes and dtypes are the loss's own
+// checks.
+func withClassCheck(op *dispatch.Op[lossOptions]) *dispatch.Op[lossOptions] {
+	op.Checks = func(in []*dispatch.Tensor, o lossOptions) []dispatch.ValueCheck {
+		x, target := in[0], in[1]
+		if !target.DType.IsInt() || x.Rank() == 0 {
+			return nil
+		}
+		classes := x.Shape[min(1, x.Rank()-1)]
+		return []dispatch.ValueCheck{{Arg: 1, Max: int64(classes) - 1, Ignore: o.ignoreIndex, Ignoring: true,
+			Fail: func(v int64) *dispatch.Error {
+				return &Error{Kind: ErrIndex, Arg: "target", Found: strconv.FormatInt(v, 10),
+					Detail: "holds class " + strconv.FormatInt(v, 10) + ", out of range for the " + strconv.Itoa(classes) + " classes of x",
+					Fix:    "use classes in [0, " + strconv.Itoa(classes) + "), or the ignore index " + strconv.FormatInt(o.ignoreIndex, 10)}
+			}}}
+	}
+	return op
 }
 
 func nllLoss(logp, target *Tensor, o lossOptions) *Tensor {

@@ -16,16 +16,8 @@ import (
 // methods check the arguments first, so that every error names the op the
 // caller called and the argument at fault.
 
-// batchNormAttrs are the attributes of batch_norm and batch_norm_eval.
-type batchNormAttrs struct {
-	eps float64
-	// stats, when not nil, receives the batch's mean and biased variance
-	// (detached, shaped as the per-channel broadcast) from batch_norm, so
-	// that the running statistics are updated without a second pass over x.
-	stats *batchStats
-}
-
-type batchStats struct{ mean, variance *Tensor }
+// batchNormAttrs are the attributes of batch_norm.
+type batchNormAttrs struct{ eps float64 }
 
 type groupNormAttrs struct {
 	groups int
@@ -33,32 +25,19 @@ type groupNormAttrs struct {
 }
 
 var (
-	// batch_norm normalises x [N, C, ...] per channel by the statistics of
-	// the batch (the mean and the biased variance over every dim but 1),
-	// then applies weight and bias [C].
-	opBatchNorm = composite("batch_norm", []string{"x", "weight", "bias"}, func(in []*Tensor, attrs any) *Tensor {
-		a := attrs.(batchNormAttrs)
-		x := in[0]
-		dims := append([]int{0}, spatialDims(x.t.Rank())...)
-		mean, variance := x.MeanKeepDim(dims...), x.VarKeepDim(false, dims...)
-		if a.stats != nil {
-			a.stats.mean, a.stats.variance = mean.Detach(), variance.Detach()
-		}
-		return scaleShift(x, mean, variance, in[1], in[2], a.eps, channelShape(x.t.Rank(), x.t.Shape[1]))
-	})
-	// batch_norm_eval normalises x per channel by given statistics [C], then
-	// applies weight and bias [C].
-	opBatchNormEval = composite("batch_norm_eval", []string{"x", "running_mean", "running_var", "weight", "bias"},
-		func(in []*Tensor, attrs any) *Tensor {
+	// batch_norm normalises x [N, C, ...] per channel by statistics [C]
+	// (the batch's, which BatchNorm computes first in training, or the
+	// running ones), then applies weight and bias [C].
+	opBatchNorm = composite("batch_norm", []string{"x", "running_mean", "running_var", "weight", "bias"},
+		func(in []*Tensor, a batchNormAttrs) *Tensor {
 			x := in[0]
 			bcast := channelShape(x.t.Rank(), x.t.Shape[1])
-			return scaleShift(x, in[1].Reshape(bcast...), in[2].Reshape(bcast...), in[3], in[4], attrs.(batchNormAttrs).eps, bcast)
+			return scaleShift(x, in[1].Reshape(bcast...), in[2].Reshape(bcast...), in[3], in[4], a.eps, bcast)
 		})
 	// group_norm normalises x [N, C, ...] over each of its groups of C/G
 	// channels (with all their positions), per sample, then applies weight
 	// and bias [C].
-	opGroupNorm = composite("group_norm", []string{"x", "weight", "bias"}, func(in []*Tensor, attrs any) *Tensor {
-		a := attrs.(groupNormAttrs)
+	opGroupNorm = composite("group_norm", []string{"x", "weight", "bias"}, func(in []*Tensor, a groupNormAttrs) *Tensor {
 		x := in[0]
 		n, c := x.t.Shape[0], x.t.Shape[1]
 		per := 0 // elements per group; a reshape to -1 is ambiguous when x is empty
@@ -73,11 +52,11 @@ var (
 		stat := func(t *Tensor) *Tensor { return t.Expand(n, a.groups, c/a.groups).Reshape(perSample...) }
 		return scaleShift(x, stat(g.MeanKeepDim(2)), stat(g.VarKeepDim(false, 2)), in[1], in[2], a.eps, bcast)
 	})
-	opPixelShuffle = composite("pixel_shuffle", []string{"x"}, func(in []*Tensor, attrs any) *Tensor {
-		return pixelShuffle(in[0], attrs.(int), false)
+	opPixelShuffle = composite("pixel_shuffle", []string{"x"}, func(in []*Tensor, r int) *Tensor {
+		return pixelShuffle(in[0], r, false)
 	})
-	opPixelUnshuffle = composite("pixel_unshuffle", []string{"x"}, func(in []*Tensor, attrs any) *Tensor {
-		return pixelShuffle(in[0], attrs.(int), true)
+	opPixelUnshuffle = composite("pixel_unshuffle", []string{"x"}, func(in []*Tensor, r int) *Tensor {
+		return pixelShuffle(in[0], r, true)
 	})
 )
 
@@ -149,7 +128,7 @@ func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 	weight, bias = x.identityAffine(op, weight, bias, c)
 	a := batchNormAttrs{eps: eps}
 	if !training {
-		return apply(opBatchNormEval, a, x, runningMean, runningVar, weight, bias)
+		return apply(opBatchNorm, a, x, runningMean, runningVar, weight, bias)
 	}
 	n := 0
 	if c > 0 {
@@ -159,14 +138,15 @@ func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 		return failed(errorf(op, ErrShape, "x", "has shape "+dispatch.FormatShape(x.t.Shape)+
 			", one value per channel, so its batch variance is undefined", "train on more than one value per channel"))
 	}
-	if runningMean != nil {
-		a.stats = &batchStats{}
-	}
-	y := apply(opBatchNorm, a, x, weight, bias)
+	// The batch's statistics over every dim but 1: its mean and its biased
+	// variance, recorded so that the gradient flows through them too.
+	dims := append([]int{0}, spatialDims(x.t.Rank())...)
+	mean, variance := x.Mean(dims...), x.Var(false, dims...)
+	y := relabel(apply(opBatchNorm, a, x, mean, variance, weight, bias), op)
 	if y.err != nil || runningMean == nil || n == 0 {
 		return y
 	}
-	mean, variance, err := updateRunning(runningMean, runningVar, a.stats, momentum, n)
+	mean, variance, err = updateRunning(runningMean, runningVar, mean.Detach(), variance.Detach(), momentum, n)
 	if err != nil {
 		return failed(err)
 	}
@@ -177,12 +157,11 @@ func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 // updateRunning computes the running statistics after a batch of n values
 // per channel, outside the tape. The batch's variance is biased; the running
 // one takes it unbiased, n/(n-1) times larger, as PyTorch's does.
-func updateRunning(runningMean, runningVar *Tensor, batch *batchStats, momentum float64, n int) (mean, variance *Tensor, err error) {
-	c := runningMean.t.Shape
+func updateRunning(runningMean, runningVar, batchMean, batchVar *Tensor, momentum float64, n int) (mean, variance *Tensor, err error) {
 	NoGrad(func() {
-		mean = runningMean.MulScalar(1 - momentum).Add(batch.mean.Reshape(c...).MulScalar(momentum))
+		mean = runningMean.MulScalar(1 - momentum).Add(batchMean.MulScalar(momentum))
 		unbiased := float64(n) / float64(n-1)
-		variance = runningVar.MulScalar(1 - momentum).Add(batch.variance.Reshape(c...).MulScalar(momentum * unbiased))
+		variance = runningVar.MulScalar(1 - momentum).Add(batchVar.MulScalar(momentum * unbiased))
 	})
 	if err := mean.Err(); err != nil {
 		return nil, nil, err

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // Pooling over the spatial dims of an (N, C, d1, ..., dk) tensor, k = 1, 2
@@ -17,17 +19,6 @@ import (
 //
 // Every pooling has first and second derivatives: its backward pass is an
 // op with a gradient rule of its own (dispatch/ops_pool.go).
-
-var (
-	opAvgPool          = mustOp("avg_pool")
-	opAdaptiveAvgPool  = mustOp("adaptive_avg_pool")
-	opMaxPool          = mustOp("max_pool")
-	opAdaptiveMaxPool  = mustOp("adaptive_max_pool")
-	opMaxPoolIndices   = mustOp("max_pool_indices")
-	opAdaptiveMaxIndex = mustOp("adaptive_max_pool_indices")
-	opPoolGather       = mustOp("pool_gather")
-	opMaxUnpool        = mustOp("max_unpool")
-)
 
 // AvgPool1d is average pooling over the last dim of an (N, C, L) tensor
 // with a window of kernel (torch.nn.functional.avg_pool1d). Options:
@@ -149,14 +140,14 @@ func (x *Tensor) MaxUnpool2d(indices *Tensor, kernel int, opts ...WindowOption) 
 		if err != nil {
 			return failed(err)
 		}
-		return apply(opMaxUnpool, dispatch.PoolScatter{Size: size}, x, idx)
+		return apply(ops.MaxUnpool, ops.PoolScatter{Size: size}, x, idx)
 	})
 }
 
 // unpoolSize is the spatial size of a max unpooling of spatial sizes in:
 // the default, or the one asked for if a pooling could have given in from
 // it (PyTorch's _unpool_output_size: within the stride of the default).
-func unpoolSize(op string, w dispatch.Window, in, asked []int) ([]int, error) {
+func unpoolSize(op string, w layout.Window, in, asked []int) ([]int, error) {
 	size := make([]int, len(in))
 	for d, n := range in {
 		size[d] = (n-1)*w.Stride[d] - 2*w.Padding[d] + w.Kernel[d]
@@ -190,8 +181,8 @@ func (x *Tensor) avgPool(nd, kernel int, opts []WindowOption) *Tensor {
 	if o.divisorSet && o.divisor == 0 {
 		return failed(errorf(op, ErrValue, "divisor", "is 0", "use a non-zero divisor, or leave the option out to divide by the window's count"))
 	}
-	a := dispatch.AvgPool{Window: w, ExcludePadding: o.excludePad, Divisor: o.divisor}
-	return batched(x, nd, func(x *Tensor) *Tensor { return apply(opAvgPool, a, x) })
+	a := ops.AvgPoolParams{Window: w, ExcludePadding: o.excludePad, Divisor: o.divisor}
+	return batched(x, nd, func(x *Tensor) *Tensor { return apply(ops.AvgPool, a, x) })
 }
 
 func (x *Tensor) maxPool(nd, kernel int, opts []WindowOption, withIndices bool) (values, indices *Tensor) {
@@ -205,9 +196,9 @@ func (x *Tensor) maxPool(nd, kernel int, opts []WindowOption, withIndices bool) 
 		return failed(err), failed(err)
 	}
 	if !withIndices {
-		return batched(x, nd, func(x *Tensor) *Tensor { return apply(opMaxPool, w, x) }), nil
+		return batched(x, nd, func(x *Tensor) *Tensor { return apply(ops.MaxPool, w, x) }), nil
 	}
-	return x.gatherMax(nd, opMaxPoolIndices, w)
+	return gatherMax(x, nd, ops.MaxPoolIndices, w)
 }
 
 func (x *Tensor) adaptiveAvgPool(nd int, size []int) *Tensor {
@@ -219,7 +210,7 @@ func (x *Tensor) adaptiveAvgPool(nd int, size []int) *Tensor {
 	if err != nil {
 		return failed(err)
 	}
-	return batched(x, nd, func(x *Tensor) *Tensor { return apply(opAdaptiveAvgPool, dispatch.AdaptivePool{Size: s}, x) })
+	return batched(x, nd, func(x *Tensor) *Tensor { return apply(ops.AdaptiveAvgPool, ops.AdaptivePool{Size: s}, x) })
 }
 
 func (x *Tensor) adaptiveMaxPool(nd int, size []int, withIndices bool) (values, indices *Tensor) {
@@ -231,18 +222,18 @@ func (x *Tensor) adaptiveMaxPool(nd int, size []int, withIndices bool) (values, 
 	if err != nil {
 		return failed(err), failed(err)
 	}
-	a := dispatch.AdaptivePool{Size: s}
+	a := ops.AdaptivePool{Size: s}
 	if !withIndices {
-		return batched(x, nd, func(x *Tensor) *Tensor { return apply(opAdaptiveMaxPool, a, x) }), nil
+		return batched(x, nd, func(x *Tensor) *Tensor { return apply(ops.AdaptiveMaxPool, a, x) }), nil
 	}
-	return x.gatherMax(nd, opAdaptiveMaxIndex, a)
+	return gatherMax(x, nd, ops.AdaptiveMaxPoolIndices, a)
 }
 
 // gatherMax is max pooling with its indices, in the two ops that the
 // max_pool composite runs: the indices of the maxima, then the values
 // there, gathered so that the gradient flows to x.
-func (x *Tensor) gatherMax(nd int, indicesOp *dispatch.Op, attrs any) (values, indices *Tensor) {
-	indices = batched(x, nd, func(x *Tensor) *Tensor { return apply(indicesOp, attrs, x) })
+func gatherMax[A any](x *Tensor, nd int, indicesOp *dispatch.Op[A], a A) (values, indices *Tensor) {
+	indices = batched(x, nd, func(x *Tensor) *Tensor { return apply(indicesOp, a, x) })
 	if err := indices.Err(); err != nil {
 		return failed(err), indices
 	}
@@ -251,7 +242,7 @@ func (x *Tensor) gatherMax(nd int, indicesOp *dispatch.Op, attrs any) (values, i
 		if b != x {
 			idx = indices.Unsqueeze(0)
 		}
-		return apply(opPoolGather, nil, b, idx)
+		return apply(ops.PoolGather, none, b, idx)
 	})
 	return values, indices
 }
@@ -270,9 +261,9 @@ func adaptiveSize(op string, nd int, size []int) ([]int, error) {
 
 // poolWindow makes a pooling's window from its kernel size and options,
 // with PyTorch's defaults (stride = kernel), refusing the options that do
-// not apply. dispatch.Window.Check then checks the values.
-func poolWindow(op string, nd, kernel int, o windowOptions, avg bool) (dispatch.Window, error) {
-	var w dispatch.Window
+// not apply. layout.Window.Check then checks the values.
+func poolWindow(op string, nd, kernel int, o windowOptions, avg bool) (layout.Window, error) {
+	var w layout.Window
 	bad := func(opt, detail string) error {
 		return errorf(op, ErrValue, opt, detail, "leave the option out")
 	}

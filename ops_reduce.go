@@ -1,6 +1,9 @@
 package lathe
 
-import "github.com/lathe-ml/lathe/dispatch"
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+)
 
 // Reductions. Dims may be negative (counting from the end); no dims means
 // every dim, giving a 0-d tensor. The KeepDim forms keep each reduced dim as
@@ -8,14 +11,8 @@ import "github.com/lathe-ml/lathe/dispatch"
 // gives the op's identity, as in PyTorch: sum 0, prod 1, mean and var nan,
 // logsumexp -inf; max, min, argmax and argmin have none and return ErrShape.
 
-var (
-	opSum, opProd, opMean, opMax, opMin = mustOp("sum"), mustOp("prod"), mustOp("mean"), mustOp("max"), mustOp("min")
-	opVar, opStd, opLogSumExp           = mustOp("var"), mustOp("std"), mustOp("logsumexp")
-	opArgMax, opArgMin, opCumSum        = mustOp("argmax"), mustOp("argmin"), mustOp("cumsum")
-)
-
-func (x *Tensor) reduce(op *dispatch.Op, keep bool, correction int, dims []int) *Tensor {
-	return apply(op, dispatch.Reduce{Dims: dims, KeepDim: keep, Correction: correction}, x)
+func (x *Tensor) reduce(op *dispatch.Op[ops.Reduce], keep bool, correction int, dims []int) *Tensor {
+	return apply(op, ops.Reduce{Dims: dims, KeepDim: keep, Correction: correction}, x)
 }
 
 // Sum adds the elements over dims. Float32 sums accumulate in float64 and
@@ -23,42 +20,42 @@ func (x *Tensor) reduce(op *dispatch.Op, keep bool, correction int, dims []int) 
 // int32 sum wraps where it overflows int32 (PyTorch gives int64 instead;
 // lathe keeps dtypes and leaves the widening to an explicit Cast). Bool is
 // refused: cast to Int64 to count true values.
-func (x *Tensor) Sum(dims ...int) *Tensor { return x.reduce(opSum, false, 0, dims) }
+func (x *Tensor) Sum(dims ...int) *Tensor { return x.reduce(ops.Sum, false, 0, dims) }
 
 // SumKeepDim is Sum keeping the reduced dims as size 1.
-func (x *Tensor) SumKeepDim(dims ...int) *Tensor { return x.reduce(opSum, true, 0, dims) }
+func (x *Tensor) SumKeepDim(dims ...int) *Tensor { return x.reduce(ops.Sum, true, 0, dims) }
 
 // Prod multiplies the elements over dims, accumulating as Sum does (integer
 // products wrap).
-func (x *Tensor) Prod(dims ...int) *Tensor { return x.reduce(opProd, false, 0, dims) }
+func (x *Tensor) Prod(dims ...int) *Tensor { return x.reduce(ops.Prod, false, 0, dims) }
 
 // ProdKeepDim is Prod keeping the reduced dims as size 1.
-func (x *Tensor) ProdKeepDim(dims ...int) *Tensor { return x.reduce(opProd, true, 0, dims) }
+func (x *Tensor) ProdKeepDim(dims ...int) *Tensor { return x.reduce(ops.Prod, true, 0, dims) }
 
 // Mean is the average over dims, Sum divided by the count; floats only.
-func (x *Tensor) Mean(dims ...int) *Tensor { return x.reduce(opMean, false, 0, dims) }
+func (x *Tensor) Mean(dims ...int) *Tensor { return x.reduce(ops.Mean, false, 0, dims) }
 
 // MeanKeepDim is Mean keeping the reduced dims as size 1.
-func (x *Tensor) MeanKeepDim(dims ...int) *Tensor { return x.reduce(opMean, true, 0, dims) }
+func (x *Tensor) MeanKeepDim(dims ...int) *Tensor { return x.reduce(ops.Mean, true, 0, dims) }
 
 // Max is the largest element over dims (torch.amax); a NaN makes it NaN.
-func (x *Tensor) Max(dims ...int) *Tensor { return x.reduce(opMax, false, 0, dims) }
+func (x *Tensor) Max(dims ...int) *Tensor { return x.reduce(ops.Max, false, 0, dims) }
 
 // MaxKeepDim is Max keeping the reduced dims as size 1.
-func (x *Tensor) MaxKeepDim(dims ...int) *Tensor { return x.reduce(opMax, true, 0, dims) }
+func (x *Tensor) MaxKeepDim(dims ...int) *Tensor { return x.reduce(ops.Max, true, 0, dims) }
 
 // Min is the smallest element over dims (torch.amin); a NaN makes it NaN.
-func (x *Tensor) Min(dims ...int) *Tensor { return x.reduce(opMin, false, 0, dims) }
+func (x *Tensor) Min(dims ...int) *Tensor { return x.reduce(ops.Min, false, 0, dims) }
 
 // MinKeepDim is Min keeping the reduced dims as size 1.
-func (x *Tensor) MinKeepDim(dims ...int) *Tensor { return x.reduce(opMin, true, 0, dims) }
+func (x *Tensor) MinKeepDim(dims ...int) *Tensor { return x.reduce(ops.Min, true, 0, dims) }
 
 // LogSumExp is log Σ exp(x) over dims, computed shifted by the maximum so
 // that it neither overflows nor underflows; floats only.
-func (x *Tensor) LogSumExp(dims ...int) *Tensor { return x.reduce(opLogSumExp, false, 0, dims) }
+func (x *Tensor) LogSumExp(dims ...int) *Tensor { return x.reduce(ops.LogSumExp, false, 0, dims) }
 
 // LogSumExpKeepDim is LogSumExp keeping the reduced dims as size 1.
-func (x *Tensor) LogSumExpKeepDim(dims ...int) *Tensor { return x.reduce(opLogSumExp, true, 0, dims) }
+func (x *Tensor) LogSumExpKeepDim(dims ...int) *Tensor { return x.reduce(ops.LogSumExp, true, 0, dims) }
 
 func correction(unbiased bool) int {
 	if unbiased {
@@ -72,22 +69,22 @@ func correction(unbiased bool) int {
 // gives nan or inf, as in PyTorch. Computed in two passes in float64;
 // floats only.
 func (x *Tensor) Var(unbiased bool, dims ...int) *Tensor {
-	return x.reduce(opVar, false, correction(unbiased), dims)
+	return x.reduce(ops.Var, false, correction(unbiased), dims)
 }
 
 // VarKeepDim is Var keeping the reduced dims as size 1.
 func (x *Tensor) VarKeepDim(unbiased bool, dims ...int) *Tensor {
-	return x.reduce(opVar, true, correction(unbiased), dims)
+	return x.reduce(ops.Var, true, correction(unbiased), dims)
 }
 
 // Std is the square root of Var.
 func (x *Tensor) Std(unbiased bool, dims ...int) *Tensor {
-	return x.reduce(opStd, false, correction(unbiased), dims)
+	return x.reduce(ops.Std, false, correction(unbiased), dims)
 }
 
 // StdKeepDim is Std keeping the reduced dims as size 1.
 func (x *Tensor) StdKeepDim(unbiased bool, dims ...int) *Tensor {
-	return x.reduce(opStd, true, correction(unbiased), dims)
+	return x.reduce(ops.Std, true, correction(unbiased), dims)
 }
 
 // ArgMax is the index of the largest element, in the device's index dtype
@@ -95,19 +92,19 @@ func (x *Tensor) StdKeepDim(unbiased bool, dims ...int) *Tensor {
 // result); with one dim, along it. Ties give the
 // first index; NaN counts as larger than any number, so the first NaN wins,
 // as in PyTorch. More than one dim is ErrValue.
-func (x *Tensor) ArgMax(dims ...int) *Tensor { return x.reduce(opArgMax, false, 0, dims) }
+func (x *Tensor) ArgMax(dims ...int) *Tensor { return x.reduce(ops.ArgMax, false, 0, dims) }
 
 // ArgMaxKeepDim is ArgMax along dim, keeping it as size 1.
-func (x *Tensor) ArgMaxKeepDim(dim int) *Tensor { return x.reduce(opArgMax, true, 0, []int{dim}) }
+func (x *Tensor) ArgMaxKeepDim(dim int) *Tensor { return x.reduce(ops.ArgMax, true, 0, []int{dim}) }
 
 // ArgMin is ArgMax's counterpart for the smallest element (NaN again counts
 // as the extreme, so the first NaN wins).
-func (x *Tensor) ArgMin(dims ...int) *Tensor { return x.reduce(opArgMin, false, 0, dims) }
+func (x *Tensor) ArgMin(dims ...int) *Tensor { return x.reduce(ops.ArgMin, false, 0, dims) }
 
 // ArgMinKeepDim is ArgMin along dim, keeping it as size 1.
-func (x *Tensor) ArgMinKeepDim(dim int) *Tensor { return x.reduce(opArgMin, true, 0, []int{dim}) }
+func (x *Tensor) ArgMinKeepDim(dim int) *Tensor { return x.reduce(ops.ArgMin, true, 0, []int{dim}) }
 
 // CumSum is the running sum along dim, same shape and dtype as x. Floats
 // accumulate in float64 and integers in int64 (an int32 result wraps where
 // PyTorch would give int64).
-func (x *Tensor) CumSum(dim int) *Tensor { return apply(opCumSum, dispatch.Scan{Dim: dim}, x) }
+func (x *Tensor) CumSum(dim int) *Tensor { return apply(ops.CumSum, ops.Scan{Dim: dim}, x) }

@@ -1,80 +1,72 @@
 package lathe
 
-import "github.com/lathe-ml/lathe/dispatch"
+import "github.com/lathe-ml/lathe/dispatch/ops"
 
 // View ops: the result shares x's storage (no data moves), so they are cheap
 // and work on any layout, including views of views. Reshape and Flatten copy
 // only when x's strides cannot be viewed in the new shape.
 
-var (
-	opView, opReshape, opFlatten = mustOp("view"), mustOp("reshape"), mustOp("flatten")
-	opPermute, opTranspose, opMT = mustOp("permute"), mustOp("transpose"), mustOp("mt")
-	opSqueeze, opUnsqueeze       = mustOp("squeeze"), mustOp("unsqueeze")
-	opExpand, opBroadcastTo      = mustOp("expand"), mustOp("broadcast_to")
-	opNarrow, opSlice            = mustOp("narrow"), mustOp("slice")
-)
-
 // Reshape returns x with the given sizes (one may be -1, inferred from the
 // rest). It is a view when x's strides allow one, as torch.Tensor.view
 // would take, and otherwise a contiguous copy of x in the new shape.
 func (x *Tensor) Reshape(shape ...int) *Tensor {
-	return apply(opReshape, dispatch.ViewShape{Shape: append([]int(nil), shape...)}, x)
+	return apply(ops.Reshape, ops.ViewShape{Shape: append([]int(nil), shape...)}, x)
 }
 
 // View is Reshape that never copies: an ErrShape error where x's strides
 // cannot be laid out in the new shape (a transposed matrix flattened, say).
 func (x *Tensor) View(shape ...int) *Tensor {
-	return apply(opView, dispatch.ViewShape{Shape: append([]int(nil), shape...)}, x)
+	return apply(ops.View, ops.ViewShape{Shape: append([]int(nil), shape...)}, x)
 }
 
 // Flatten returns x as a 1-D tensor (a 0-d x gives one element), a view
 // where the strides allow.
-func (x *Tensor) Flatten() *Tensor { return apply(opFlatten, nil, x) }
+func (x *Tensor) Flatten() *Tensor { return apply(ops.Flatten, none, x) }
 
 // Permute reorders x's dims: dim i of the result is dim dims[i] of x.
 func (x *Tensor) Permute(dims ...int) *Tensor {
-	return apply(opPermute, dispatch.Permute{Dims: append([]int(nil), dims...)}, x)
+	return apply(ops.Permute, ops.PermuteDims{Dims: append([]int(nil), dims...)}, x)
 }
 
 // Transpose swaps dims d0 and d1.
 func (x *Tensor) Transpose(d0, d1 int) *Tensor {
-	return apply(opTranspose, dispatch.Transpose{Dim0: d0, Dim1: d1}, x)
+	return apply(ops.Transpose, ops.TransposeDims{Dim0: d0, Dim1: d1}, x)
 }
 
 // MT is the transpose of the last two dims (torch's Tensor.mT); x must have
 // rank at least 2.
-func (x *Tensor) MT() *Tensor { return apply(opMT, nil, x) }
+func (x *Tensor) MT() *Tensor { return apply(ops.MT, none, x) }
 
 // Squeeze removes size-1 dims: with no dims every one, else those named
 // that have size 1 (a named dim of another size stays, as in torch).
 func (x *Tensor) Squeeze(dims ...int) *Tensor {
-	return apply(opSqueeze, dispatch.Squeeze{Dims: append([]int(nil), dims...)}, x)
+	return apply(ops.Squeeze, ops.SqueezeDims{Dims: append([]int(nil), dims...)}, x)
 }
 
 // Unsqueeze inserts a size-1 dim at dim, in [-rank-1, rank].
 func (x *Tensor) Unsqueeze(dim int) *Tensor {
-	return apply(opUnsqueeze, dispatch.Unsqueeze{Dim: dim}, x)
+	return apply(ops.Unsqueeze, ops.UnsqueezeDim{Dim: dim}, x)
 }
 
 // Expand repeats size-1 dims to the sizes given (stride 0, no copy); -1
 // keeps a size, and new leading dims may be added.
 func (x *Tensor) Expand(shape ...int) *Tensor {
-	return apply(opExpand, dispatch.ViewShape{Shape: append([]int(nil), shape...)}, x)
+	return apply(ops.Expand, ops.ViewShape{Shape: append([]int(nil), shape...)}, x)
 }
 
 // BroadcastTo expands x to shape by NumPy's rule, as torch.broadcast_to.
 func (x *Tensor) BroadcastTo(shape ...int) *Tensor {
-	return apply(opBroadcastTo, dispatch.ViewShape{Shape: append([]int(nil), shape...)}, x)
+	return apply(ops.BroadcastTo, ops.ViewShape{Shape: append([]int(nil), shape...)}, x)
 }
 
 // Narrow keeps length elements of dim from start (negative start counts
 // from the end); start+length must not pass the dim's size.
 func (x *Tensor) Narrow(dim, start, length int) *Tensor {
-	return apply(opNarrow, dispatch.Narrow{Dim: dim, Start: start, Length: length}, x)
+	return apply(ops.Narrow, ops.NarrowRange{Dim: dim, Start: start, Length: length}, x)
 }
 
 // Slice is Python's x[start:stop:step] along dim: negative start and stop
 // count from the end and out-of-range ones are clamped; step is at least 1.
 func (x *Tensor) Slice(dim, start, stop, step int) *Tensor {
-	return apply(opSlice, dispatch.Slice{Dim: dim, Start: start, Stop: stop, Step: step}, x)
+	return apply(ops.Slice, ops.SliceRange{Dim: dim, Start: start, Stop: stop, Step: step}, x)
 }

@@ -2,6 +2,7 @@ package lathe
 
 import (
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // Tensor is an n-dimensional array on one device. A Tensor never changes
@@ -70,7 +71,7 @@ func (x *Tensor) Dim(d int) int {
 	if x.check("dim") != nil {
 		return -1
 	}
-	n, err := dispatch.NormDim(d, len(x.t.Shape), "dim")
+	n, err := ops.NormDim(d, len(x.t.Shape), "dim")
 	if err != nil || len(x.t.Shape) == 0 {
 		return -1
 	}
@@ -123,9 +124,9 @@ func (x *Tensor) Release() {
 	}
 }
 
-// apply runs a registered op on tensors, with the sticky-error rule: the
-// first failed argument's error is the result's.
-func apply(op *dispatch.Op, attrs any, args ...*Tensor) *Tensor {
+// apply runs an op with attributes a on tensors, with the sticky-error
+// rule: the first failed argument's error is the result's.
+func apply[A any](op *dispatch.Op[A], a A, args ...*Tensor) *Tensor {
 	in := make([]*dispatch.Tensor, len(args))
 	for i, a := range args {
 		if a == nil {
@@ -139,26 +140,18 @@ func apply(op *dispatch.Op, attrs any, args ...*Tensor) *Tensor {
 		}
 		in[i] = a.t
 	}
-	out, err := dispatch.Call(op, attrs, in...)
+	out, err := dispatch.Call(op, a, in...)
 	if err != nil {
 		return failed(err)
 	}
 	return wrap(out)
 }
 
-// mustOp fetches a registered op at init; a missing one is a bug in lathe.
-func mustOp(name string) *dispatch.Op {
-	op := dispatch.Lookup(name)
-	if op == nil {
-		panic("lathe: op " + name + " is not registered")
-	}
-	return op
-}
+// none is the attributes of an op that takes none.
+var none dispatch.None
 
-var (
-	opCast       = mustOp("cast")
-	opContiguous = mustOp("contiguous")
-)
+// unary runs a unary op with its default parameters.
+func unary(op *dispatch.Op[ops.Params], x *Tensor) *Tensor { return apply(op, ops.Params{}, x) }
 
 // Cast returns x converted to dtype dt (x itself if it has that dtype).
 // Float to integer truncates toward zero; nonzero is true; true is 1.
@@ -169,7 +162,7 @@ func (x *Tensor) Cast(dt DType) *Tensor {
 	if x.t.DType == dt {
 		return x
 	}
-	return apply(opCast, dispatch.CastTo{DType: dt}, x)
+	return apply(ops.Cast, ops.CastTo{DType: dt}, x)
 }
 
 // Contiguous returns x laid out in row-major order (x itself if it is).
@@ -180,11 +173,11 @@ func (x *Tensor) Contiguous() *Tensor {
 	if x.t.IsContiguous() {
 		return x
 	}
-	return apply(opContiguous, nil, x)
+	return apply(ops.Contiguous, none, x)
 }
 
 // Clone returns a copy of x with storage of its own.
-func (x *Tensor) Clone() *Tensor { return apply(opContiguous, nil, x) }
+func (x *Tensor) Clone() *Tensor { return apply(ops.Contiguous, none, x) }
 
 // To returns x on device dev (x itself if it is there already). This is the
 // one way data moves between devices.

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // Options shape a backward pass.
@@ -98,21 +99,19 @@ func accumulate(t, g *dispatch.Tensor, o Options) error {
 		// gradient is read by optimizers over and over, so give it a layout
 		// of its own, as PyTorch does.
 		var err error
-		withMode(o.CreateGraph, func() { m.grad, err = dispatch.Call(dispatch.Lookup("contiguous"), nil, g) })
+		withMode(o.CreateGraph, func() { m.grad, err = dispatch.Call(ops.Contiguous, dispatch.None{}, g) })
 		m.owned = own && err == nil
 		return err
 	}
 	var sum *dispatch.Tensor
 	var err error
-	withMode(o.CreateGraph, func() { sum, err = dispatch.Call(opAdd, nil, m.grad, g) })
+	withMode(o.CreateGraph, func() { sum, err = dispatch.Call(ops.Add, dispatch.None{}, m.grad, g) })
 	if err != nil {
 		return err
 	}
 	m.setGrad(sum, own)
 	return nil
 }
-
-var opAdd = dispatch.Lookup("add")
 
 // run is the backward walk: gradients flow from root through every node it
 // depends on, in reverse creation order, which is a topological order.
@@ -150,7 +149,7 @@ func run(op string, root *dispatch.Tensor, targets []*dispatch.Tensor, o Options
 	}
 	if !o.RetainGraph && !o.CreateGraph {
 		for _, n := range nodes {
-			n.freed, n.Inputs, n.Attrs = true, nil, nil
+			n.freed, n.Inputs = true, nil // Attrs stay: values, no tensors
 		}
 	}
 	return grads, nil
@@ -256,7 +255,7 @@ func step(n *Node, grads *gradSet, keep map[*dispatch.Tensor]bool) error {
 	if !keep[n.Out] {
 		grads.drop(grads.take(n.Out))
 	}
-	r := rules[n.Op.Name]
+	r := rules[n.Op]
 	if r == nil {
 		return gradError(n.Op.Name, "has no gradient rule", "file an issue; until then, compute it under lathe.NoGrad")
 	}
@@ -285,7 +284,7 @@ func step(n *Node, grads *gradSet, keep map[*dispatch.Tensor]bool) error {
 			}
 		}
 		if prev := grads.of[in]; prev != nil {
-			sum, err := dispatch.Call(opAdd, nil, prev, gi)
+			sum, err := dispatch.Call(ops.Add, dispatch.None{}, prev, gi)
 			if err != nil {
 				return err
 			}

@@ -2,9 +2,9 @@ package autodiff
 
 import (
 	"slices"
-	"sync"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // T is the tensor type rules work on.
@@ -17,21 +17,25 @@ type T = dispatch.Tensor
 // the whole rule.
 type Rule func(b *builder, n *Node, g *T) []*T
 
-var rules = map[string]Rule{}
+var rules = map[*dispatch.Schema]Rule{}
 
-// rule registers an op's gradient rule (from init; twice is a bug).
-func rule(name string, r Rule) {
-	if dispatch.Lookup(name) == nil {
-		panic("autodiff: rule for unknown op " + name)
+// rule registers the gradient rule of op (from init; twice is a bug).
+func rule[A any](op *dispatch.Op[A], r Rule) {
+	if rules[&op.Schema] != nil {
+		panic("autodiff: second rule for " + op.Name)
 	}
-	if rules[name] != nil {
-		panic("autodiff: second rule for " + name)
-	}
-	rules[name] = r
+	rules[&op.Schema] = r
+}
+
+// ruleWith registers a rule that reads the op's attributes: r gets them as
+// the A that the forward call passed, which the node holds (dispatch.Call
+// records the caller's A, so the assertion cannot fail).
+func ruleWith[A any](op *dispatch.Op[A], r func(b *builder, n *Node, a A, g *T) []*T) {
+	rule(op, func(b *builder, n *Node, g *T) []*T { return r(b, n, n.Attrs.(A), g) })
 }
 
 // HasRule reports whether op has a gradient rule (for coverage tests).
-func HasRule(op string) bool { return rules[op] != nil }
+func HasRule(op *dispatch.Schema) bool { return rules[op] != nil }
 
 // builder runs dispatch ops with a sticky error, so that a rule reads as
 // the formula it implements.
@@ -40,41 +44,19 @@ type builder struct {
 	made []*T // every tensor the rule's calls made, for gradSet.releaseMade
 }
 
-var (
-	opsMu    sync.RWMutex
-	opsCache = map[string]*dispatch.Op{}
-)
-
-func lookup(name string) *dispatch.Op {
-	opsMu.RLock()
-	op := opsCache[name]
-	opsMu.RUnlock()
-	if op == nil {
-		op = dispatch.Lookup(name)
-		opsMu.Lock()
-		opsCache[name] = op
-		opsMu.Unlock()
-	}
-	return op
-}
-
-// call runs op name on in; after an error it does nothing and returns nil.
-func (b *builder) call(name string, attrs any, in ...*T) *T {
+// call runs op with attributes a on in; after an error it does nothing and
+// returns nil.
+func call[A any](b *builder, op *dispatch.Op[A], a A, in ...*T) *T {
 	if b.err != nil {
 		return nil
 	}
 	for _, t := range in {
 		if t == nil {
-			b.err = gradError(name, "got a nil tensor inside a gradient rule", "this is a bug in lathe; please report it")
+			b.err = gradError(op.Name, "got a nil tensor inside a gradient rule", "this is a bug in lathe; please report it")
 			return nil
 		}
 	}
-	op := lookup(name)
-	if op == nil {
-		b.err = gradError(name, "is not a registered op", "this is a bug in lathe; please report it")
-		return nil
-	}
-	out, err := dispatch.Call(op, attrs, in...)
+	out, err := dispatch.Call(op, a, in...)
 	if err != nil {
 		b.err = err
 		return nil
@@ -83,11 +65,19 @@ func (b *builder) call(name string, attrs any, in ...*T) *T {
 	return out
 }
 
-func (b *builder) add(x, y *T) *T { return b.call("add", nil, x, y) }
-func (b *builder) sub(x, y *T) *T { return b.call("sub", nil, x, y) }
-func (b *builder) mul(x, y *T) *T { return b.call("mul", nil, x, y) }
-func (b *builder) div(x, y *T) *T { return b.call("div", nil, x, y) }
-func (b *builder) neg(x *T) *T    { return b.call("neg", nil, x) }
+// op runs an op that takes no attributes.
+func (b *builder) op(op *dispatch.Op[dispatch.None], in ...*T) *T {
+	return call(b, op, dispatch.None{}, in...)
+}
+
+// unary runs a unary op with its default parameters.
+func (b *builder) unary(op *dispatch.Op[ops.Params], x *T) *T { return call(b, op, ops.Params{}, x) }
+
+func (b *builder) add(x, y *T) *T { return b.op(ops.Add, x, y) }
+func (b *builder) sub(x, y *T) *T { return b.op(ops.Sub, x, y) }
+func (b *builder) mul(x, y *T) *T { return b.op(ops.Mul, x, y) }
+func (b *builder) div(x, y *T) *T { return b.op(ops.Div, x, y) }
+func (b *builder) neg(x *T) *T    { return b.unary(ops.Neg, x) }
 
 // scalar is a 0-d tensor of x's dtype and device holding v.
 func (b *builder) scalar(x *T, v float64) *T {
@@ -120,9 +110,9 @@ func (b *builder) sumTo(g *T, shape []int) *T {
 		}
 	}
 	if len(dims) > 0 {
-		g = b.call("sum", dispatch.Reduce{Dims: dims, KeepDim: true}, g)
+		g = call(b, ops.Sum, ops.Reduce{Dims: dims, KeepDim: true}, g)
 	}
-	return b.call("reshape", dispatch.ViewShape{Shape: append([]int{}, shape...)}, g)
+	return call(b, ops.Reshape, ops.ViewShape{Shape: append([]int{}, shape...)}, g)
 }
 
 // fullLike makes a tensor of t's shape, dtype and device filled with v.

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // Gradient mode is per goroutine, as PyTorch's is per thread: NoGrad in one
@@ -82,7 +83,7 @@ func checkFinite(t *dispatch.Tensor, phase string, n *Node) error {
 	c := t
 	if !t.IsContiguous() {
 		var err error
-		if c, err = dispatch.Call(dispatch.Lookup("contiguous"), nil, t); err != nil {
+		if c, err = dispatch.Call(ops.Contiguous, dispatch.None{}, t); err != nil {
 			return err
 		}
 	}

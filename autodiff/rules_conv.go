@@ -3,7 +3,7 @@ package autodiff
 import (
 	"slices"
 
-	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // Gradient rules of convolution and unfold/fold.
@@ -29,60 +29,56 @@ import (
 // (derivatives.yaml "im2col": col2im(grad, ...); "col2im": im2col(grad, ...)).
 
 func init() {
-	rule("conv", func(b *builder, n *Node, g *T) []*T {
+	ruleWith(ops.Conv, func(b *builder, n *Node, a ops.ConvParams, g *T) []*T {
 		x, w := n.Inputs[0], n.Inputs[1]
-		a := n.Attrs.(dispatch.Conv)
 		var gx, gw *T
 		if x.RequiresGrad {
-			gx = b.call("conv_input_backward", withInputSize(a, x), g, w)
+			gx = call(b, ops.ConvInputBackward, withInputSize(a, x), g, w)
 		}
 		if w.RequiresGrad {
-			gw = b.call("conv_weight_backward", withKernel(a, w), x, g)
+			gw = call(b, ops.ConvWeightBackward, withKernel(a, w), x, g)
 		}
 		return []*T{gx, gw}
 	})
-	rule("conv_input_backward", func(b *builder, n *Node, h *T) []*T {
+	ruleWith(ops.ConvInputBackward, func(b *builder, n *Node, a ops.ConvParams, h *T) []*T {
 		g, w := n.Inputs[0], n.Inputs[1]
-		a := n.Attrs.(dispatch.Conv)
 		var gg, gw *T
 		if g.RequiresGrad {
-			gg = b.call("conv", a, h, w)
+			gg = call(b, ops.Conv, a, h, w)
 		}
 		if w.RequiresGrad {
-			gw = b.call("conv_weight_backward", withKernel(a, w), h, g)
+			gw = call(b, ops.ConvWeightBackward, withKernel(a, w), h, g)
 		}
 		return []*T{gg, gw}
 	})
-	rule("conv_weight_backward", func(b *builder, n *Node, h *T) []*T {
+	ruleWith(ops.ConvWeightBackward, func(b *builder, n *Node, a ops.ConvParams, h *T) []*T {
 		x, g := n.Inputs[0], n.Inputs[1]
-		a := n.Attrs.(dispatch.Conv)
 		var gx, gg *T
 		if x.RequiresGrad {
-			gx = b.call("conv_input_backward", withInputSize(a, x), g, h)
+			gx = call(b, ops.ConvInputBackward, withInputSize(a, x), g, h)
 		}
 		if g.RequiresGrad {
-			gg = b.call("conv", a, x, h)
+			gg = call(b, ops.Conv, a, x, h)
 		}
 		return []*T{gx, gg}
 	})
-	rule("unfold", func(b *builder, n *Node, g *T) []*T {
-		a := n.Attrs.(dispatch.Unfold)
+	ruleWith(ops.Unfold, func(b *builder, n *Node, a ops.UnfoldParams, g *T) []*T {
 		a.OutputSize = slices.Clone(n.Inputs[0].Shape[2:])
-		return []*T{b.call("fold", a, g)}
+		return []*T{call(b, ops.Fold, a, g)}
 	})
-	rule("fold", func(b *builder, n *Node, g *T) []*T {
-		return []*T{b.call("unfold", n.Attrs, g)}
+	ruleWith(ops.Fold, func(b *builder, n *Node, a ops.UnfoldParams, g *T) []*T {
+		return []*T{call(b, ops.Unfold, a, g)}
 	})
 }
 
 // withInputSize is a with x's spatial size, for conv_input_backward.
-func withInputSize(a dispatch.Conv, x *T) dispatch.Conv {
+func withInputSize(a ops.ConvParams, x *T) ops.ConvParams {
 	a.InputSize = slices.Clone(x.Shape[2:])
 	return a
 }
 
 // withKernel is a with w's kernel size, for conv_weight_backward.
-func withKernel(a dispatch.Conv, w *T) dispatch.Conv {
-	a.Window = dispatch.ConvWindow(a, w.Shape)
+func withKernel(a ops.ConvParams, w *T) ops.ConvParams {
+	a.Window = a.WindowFor(w.Shape)
 	return a
 }

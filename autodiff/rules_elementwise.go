@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // Gradient rules of the elementwise ops. Formulas follow PyTorch's
@@ -19,85 +20,85 @@ func (b *builder) zerosLike(x *T) *T {
 	return z
 }
 
-func (b *builder) where(c, x, y *T) *T { return b.call("where", nil, c, x, y) }
+func (b *builder) where(c, x, y *T) *T { return b.op(ops.Where, c, x, y) }
 
 // cmpScalar compares x with the scalar v by op (gt, ge, eq, ...).
-func (b *builder) cmpScalar(op string, x *T, v float64) *T { return b.call(op, nil, x, b.scalar(x, v)) }
-
-func (b *builder) unary(op string, x *T) *T { return b.call(op, nil, x) }
+func (b *builder) cmpScalar(op *dispatch.Op[dispatch.None], x *T, v float64) *T {
+	return b.op(op, x, b.scalar(x, v))
+}
 
 func one(t *T) []*T { return []*T{t} }
 
 func init() {
 	// Piecewise constant: the gradient is zero (PyTorch's derivatives.yaml
 	// gives zeros_like for sign, floor, ceil and round).
-	for _, name := range []string{"sign", "floor", "ceil", "round"} {
-		rule(name, func(b *builder, n *Node, g *T) []*T { return one(b.zerosLike(n.Inputs[0])) })
+	for _, op := range []*dispatch.Op[ops.Params]{ops.Sign, ops.Floor, ops.Ceil, ops.Round} {
+		rule(op, func(b *builder, n *Node, g *T) []*T { return one(b.zerosLike(n.Inputs[0])) })
 	}
-	rule("neg", func(b *builder, n *Node, g *T) []*T { return one(b.neg(g)) })
-	rule("abs", func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, b.unary("sign", n.Inputs[0]))) })
-	rule("square", func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, b.mulScalar(n.Inputs[0], 2))) })
-	rule("relu", func(b *builder, n *Node, g *T) []*T {
+	rule(ops.Neg, func(b *builder, n *Node, g *T) []*T { return one(b.neg(g)) })
+	rule(ops.Abs, func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, b.unary(ops.Sign, n.Inputs[0]))) })
+	rule(ops.Square, func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, b.mulScalar(n.Inputs[0], 2))) })
+	rule(ops.ReLU, func(b *builder, n *Node, g *T) []*T {
 		x := n.Inputs[0]
-		return one(b.where(b.cmpScalar("gt", x, 0), g, b.scalar(g, 0)))
+		return one(b.where(b.cmpScalar(ops.Gt, x, 0), g, b.scalar(g, 0)))
 	})
-	rule("leaky_relu", func(b *builder, n *Node, g *T) []*T {
-		x, slope := n.Inputs[0], n.Attrs.(dispatch.Params).A
-		return one(b.where(b.cmpScalar("gt", x, 0), g, b.mulScalar(g, slope)))
+	ruleWith(ops.LeakyReLU, func(b *builder, n *Node, p ops.Params, g *T) []*T {
+		x, slope := n.Inputs[0], p.A
+		return one(b.where(b.cmpScalar(ops.Gt, x, 0), g, b.mulScalar(g, slope)))
 	})
-	rule("clamp", func(b *builder, n *Node, g *T) []*T {
-		x, p := n.Inputs[0], n.Attrs.(dispatch.Params)
-		inside := b.call("logical_and", nil, b.cmpScalar("ge", x, p.A), b.cmpScalar("le", x, p.B))
+	ruleWith(ops.Clamp, func(b *builder, n *Node, p ops.Params, g *T) []*T {
+		x := n.Inputs[0]
+		inside := b.op(ops.LogicalAnd, b.cmpScalar(ops.Ge, x, p.A), b.cmpScalar(ops.Le, x, p.B))
 		return one(b.where(inside, g, b.scalar(g, 0)))
 	})
-	rule("exp", func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, n.Out)) })
-	rule("expm1", func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, b.add(n.Out, b.scalar(g, 1)))) })
-	rule("log", func(b *builder, n *Node, g *T) []*T { return one(b.div(g, n.Inputs[0])) })
-	rule("log1p", func(b *builder, n *Node, g *T) []*T {
+	rule(ops.Exp, func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, n.Out)) })
+	rule(ops.Expm1, func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, b.add(n.Out, b.scalar(g, 1)))) })
+	rule(ops.Log, func(b *builder, n *Node, g *T) []*T { return one(b.div(g, n.Inputs[0])) })
+	rule(ops.Log1p, func(b *builder, n *Node, g *T) []*T {
 		return one(b.div(g, b.add(n.Inputs[0], b.scalar(g, 1))))
 	})
-	rule("sqrt", func(b *builder, n *Node, g *T) []*T { return one(b.div(g, b.mulScalar(n.Out, 2))) })
-	rule("rsqrt", func(b *builder, n *Node, g *T) []*T { // d x^-1/2 = -1/2 y³
+	rule(ops.Sqrt, func(b *builder, n *Node, g *T) []*T { return one(b.div(g, b.mulScalar(n.Out, 2))) })
+	rule(ops.Rsqrt, func(b *builder, n *Node, g *T) []*T { // d x^-1/2 = -1/2 y³
 		y := n.Out
 		return one(b.mul(g, b.mulScalar(b.mul(y, b.mul(y, y)), -0.5)))
 	})
-	rule("reciprocal", func(b *builder, n *Node, g *T) []*T { // -y²
+	rule(ops.Reciprocal, func(b *builder, n *Node, g *T) []*T { // -y²
 		return one(b.neg(b.mul(g, b.mul(n.Out, n.Out))))
 	})
-	rule("sin", func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, b.unary("cos", n.Inputs[0]))) })
-	rule("cos", func(b *builder, n *Node, g *T) []*T { return one(b.neg(b.mul(g, b.unary("sin", n.Inputs[0])))) })
-	rule("tanh", func(b *builder, n *Node, g *T) []*T { // 1 - y²
+	rule(ops.Sin, func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, b.unary(ops.Cos, n.Inputs[0]))) })
+	rule(ops.Cos, func(b *builder, n *Node, g *T) []*T { return one(b.neg(b.mul(g, b.unary(ops.Sin, n.Inputs[0])))) })
+	rule(ops.Tanh, func(b *builder, n *Node, g *T) []*T { // 1 - y²
 		return one(b.mul(g, b.sub(b.scalar(g, 1), b.mul(n.Out, n.Out))))
 	})
-	rule("sigmoid", func(b *builder, n *Node, g *T) []*T { // y(1 - y)
+	rule(ops.Sigmoid, func(b *builder, n *Node, g *T) []*T { // y(1 - y)
 		return one(b.mul(g, b.mul(n.Out, b.sub(b.scalar(g, 1), n.Out))))
 	})
-	rule("silu", func(b *builder, n *Node, g *T) []*T { // s(1 + x(1 - s)), s = sigmoid(x)
+	rule(ops.SiLU, func(b *builder, n *Node, g *T) []*T { // s(1 + x(1 - s)), s = sigmoid(x)
 		x := n.Inputs[0]
-		s := b.unary("sigmoid", x)
+		s := b.unary(ops.Sigmoid, x)
 		return one(b.mul(g, b.mul(s, b.add(b.scalar(g, 1), b.mul(x, b.sub(b.scalar(g, 1), s))))))
 	})
-	rule("softplus", func(b *builder, n *Node, g *T) []*T { // sigmoid(x), and 1 where softplus is linear
+	rule(ops.Softplus, func(b *builder, n *Node, g *T) []*T { // sigmoid(x), and 1 where softplus is linear
 		x := n.Inputs[0]
-		return one(b.where(b.cmpScalar("gt", x, 20), g, b.mul(g, b.unary("sigmoid", x))))
+		return one(b.where(b.cmpScalar(ops.Gt, x, 20), g, b.mul(g, b.unary(ops.Sigmoid, x))))
 	})
-	rule("erf", func(b *builder, n *Node, g *T) []*T { // 2/√π exp(-x²)
+	rule(ops.Erf, func(b *builder, n *Node, g *T) []*T { // 2/√π exp(-x²)
 		x := n.Inputs[0]
-		return one(b.mul(g, b.mulScalar(b.unary("exp", b.neg(b.mul(x, x))), 2/math.Sqrt(math.Pi))))
+		return one(b.mul(g, b.mulScalar(b.unary(ops.Exp, b.neg(b.mul(x, x))), 2/math.Sqrt(math.Pi))))
 	})
-	rule("gelu", func(b *builder, n *Node, g *T) []*T { // Φ(x) + x·φ(x)
+	rule(ops.GELU, func(b *builder, n *Node, g *T) []*T { // Φ(x) + x·φ(x)
 		x := n.Inputs[0]
-		cdf := b.mulScalar(b.add(b.scalar(x, 1), b.unary("erf", b.mulScalar(x, 1/math.Sqrt2))), 0.5)
-		pdf := b.mulScalar(b.unary("exp", b.mulScalar(b.mul(x, x), -0.5)), 1/math.Sqrt(2*math.Pi))
+		cdf := b.mulScalar(b.add(b.scalar(x, 1), b.unary(ops.Erf, b.mulScalar(x, 1/math.Sqrt2))), 0.5)
+		pdf := b.mulScalar(b.unary(ops.Exp, b.mulScalar(b.mul(x, x), -0.5)), 1/math.Sqrt(2*math.Pi))
 		return one(b.mul(g, b.add(cdf, b.mul(x, pdf))))
 	})
-	rule("gelu_tanh", func(b *builder, n *Node, g *T) []*T {
+	rule(ops.GELUTanh, func(b *builder, n *Node, g *T) []*T {
 		// With u = k(x + c·x³) and t = tanh(u):
 		// d/dx = ½(1 + t) + ½·x·(1 - t²)·k(1 + 3c·x²).
 		const k, c = 0.7978845608028654, 0.044715
 		x := n.Inputs[0]
 		x2 := b.mul(x, x)
-		t := b.unary("tanh", b.mulScalar(b.add(x, b.mulScalar(b.mul(x2, x), c)), k))
+		t := b.unary(ops.Tanh, b.mulScalar(b.add(x, b.mulScalar(b.mul(x2, x), c)), k))
 		one1 := b.scalar(x, 1)
 		left := b.mulScalar(b.add(one1, t), 0.5)
 		du := b.mulScalar(b.add(one1, b.mulScalar(x2, 3*c)), k)
@@ -105,58 +106,57 @@ func init() {
 		return one(b.mul(g, b.add(left, right)))
 	})
 
-	rule("add", func(b *builder, n *Node, g *T) []*T {
+	rule(ops.Add, func(b *builder, n *Node, g *T) []*T {
 		return []*T{b.sumTo(g, n.Inputs[0].Shape), b.sumTo(g, n.Inputs[1].Shape)}
 	})
-	rule("sub", func(b *builder, n *Node, g *T) []*T {
+	rule(ops.Sub, func(b *builder, n *Node, g *T) []*T {
 		return []*T{b.sumTo(g, n.Inputs[0].Shape), b.sumTo(b.neg(g), n.Inputs[1].Shape)}
 	})
-	rule("mul", func(b *builder, n *Node, g *T) []*T {
+	rule(ops.Mul, func(b *builder, n *Node, g *T) []*T {
 		x, y := n.Inputs[0], n.Inputs[1]
 		return []*T{b.sumTo(b.mul(g, y), x.Shape), b.sumTo(b.mul(g, x), y.Shape)}
 	})
-	rule("div", func(b *builder, n *Node, g *T) []*T { // 1/y and -x/y²
+	rule(ops.Div, func(b *builder, n *Node, g *T) []*T { // 1/y and -x/y²
 		x, y := n.Inputs[0], n.Inputs[1]
 		gx := b.div(g, y)
 		return []*T{b.sumTo(gx, x.Shape), b.sumTo(b.neg(b.div(b.mul(gx, x), y)), y.Shape)}
 	})
-	rule("pow", func(b *builder, n *Node, g *T) []*T {
+	rule(ops.Pow, func(b *builder, n *Node, g *T) []*T {
 		// d/dx = e·x^(e-1), zero where e = 0; d/de = x^e·log x, zero where
 		// x = 0 and e ≥ 0 (PyTorch's pow_backward and pow_backward_exponent).
 		x, e := n.Inputs[0], n.Inputs[1]
-		gx := b.mul(g, b.mul(e, b.call("pow", nil, x, b.sub(e, b.scalar(e, 1)))))
-		gx = b.where(b.cmpScalar("eq", e, 0), b.scalar(gx, 0), gx)
-		ge := b.mul(g, b.mul(n.Out, b.unary("log", x)))
-		mask := b.call("logical_and", nil, b.cmpScalar("eq", x, 0), b.cmpScalar("ge", e, 0))
+		gx := b.mul(g, b.mul(e, b.op(ops.Pow, x, b.sub(e, b.scalar(e, 1)))))
+		gx = b.where(b.cmpScalar(ops.Eq, e, 0), b.scalar(gx, 0), gx)
+		ge := b.mul(g, b.mul(n.Out, b.unary(ops.Log, x)))
+		mask := b.op(ops.LogicalAnd, b.cmpScalar(ops.Eq, x, 0), b.cmpScalar(ops.Ge, e, 0))
 		ge = b.where(mask, b.scalar(ge, 0), ge)
 		return []*T{b.sumTo(gx, x.Shape), b.sumTo(ge, e.Shape)}
 	})
 	// maximum and minimum send the gradient to the chosen argument and split
 	// it evenly on ties (derivatives.yaml's at::where(self == other, grad / 2, grad)).
-	for _, name := range []string{"maximum", "minimum"} {
-		win := map[string]string{"maximum": "gt", "minimum": "lt"}[name]
-		rule(name, func(b *builder, n *Node, g *T) []*T {
+	for op, win := range map[*dispatch.Op[dispatch.None]]*dispatch.Op[dispatch.None]{ops.Maximum: ops.Gt, ops.Minimum: ops.Lt} {
+		rule(op, func(b *builder, n *Node, g *T) []*T {
 			x, y := n.Inputs[0], n.Inputs[1]
 			half := b.mulScalar(g, 0.5)
-			tie := b.call("eq", nil, x, y)
+			tie := b.op(ops.Eq, x, y)
 			zero := b.scalar(g, 0) // where broadcasts it
-			gx := b.where(tie, half, b.where(b.call(win, nil, x, y), g, zero))
-			gy := b.where(tie, half, b.where(b.call(win, nil, y, x), g, zero))
+			gx := b.where(tie, half, b.where(b.op(win, x, y), g, zero))
+			gy := b.where(tie, half, b.where(b.op(win, y, x), g, zero))
 			return []*T{b.sumTo(gx, x.Shape), b.sumTo(gy, y.Shape)}
 		})
 	}
-	rule("atan2", func(b *builder, n *Node, g *T) []*T { // (y·g, -x·g) / (x² + y²) for atan2(x, y)
+	rule(ops.Atan2, func(b *builder, n *Node, g *T) []*T { // (y·g, -x·g) / (x² + y²) for atan2(x, y)
 		x, y := n.Inputs[0], n.Inputs[1]
 		d := b.div(g, b.add(b.mul(x, x), b.mul(y, y)))
 		return []*T{b.sumTo(b.mul(d, y), x.Shape), b.sumTo(b.neg(b.mul(d, x)), y.Shape)}
 	})
-	rule("where", func(b *builder, n *Node, g *T) []*T {
+	rule(ops.Where, func(b *builder, n *Node, g *T) []*T {
 		c, x, y := n.Inputs[0], n.Inputs[1], n.Inputs[2]
 		zero := b.scalar(g, 0) // where broadcasts it
 		return []*T{nil, b.sumTo(b.where(c, g, zero), x.Shape), b.sumTo(b.where(c, zero, g), y.Shape)}
 	})
-	rule("cast", func(b *builder, n *Node, g *T) []*T {
-		return one(b.call("cast", dispatch.CastTo{DType: n.Inputs[0].DType}, g))
+	rule(ops.Cast, func(b *builder, n *Node, g *T) []*T {
+		return one(call(b, ops.Cast, ops.CastTo{DType: n.Inputs[0].DType}, g))
 	})
-	rule("contiguous", func(b *builder, n *Node, g *T) []*T { return one(g) })
+	rule(ops.Contiguous, func(b *builder, n *Node, g *T) []*T { return one(g) })
 }

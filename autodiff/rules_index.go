@@ -1,8 +1,6 @@
 package autodiff
 
-import (
-	"github.com/lathe-ml/lathe/dispatch"
-)
+import "github.com/lathe-ml/lathe/dispatch/ops"
 
 // Gradient rules of the indexing ops. What gather and index_select read,
 // their backward adds back with scatter_add into zeros, so a repeated index
@@ -35,7 +33,7 @@ func (b *builder) padTo(t *T, shape []int) *T {
 	if !grow {
 		return t
 	}
-	return b.call("pad", dispatch.Pad{Pads: pads}, t)
+	return call(b, ops.Pad, ops.Padding{Pads: pads}, t)
 }
 
 // srcGrad is the gradient of scatter's and scatter_add's src: the gathered
@@ -43,53 +41,53 @@ func (b *builder) padTo(t *T, shape []int) *T {
 // grad.gather(dim, index)), padded with zeros where src is larger than
 // index, since those elements are never read. PyTorch 1.13 fails there
 // ("returned an invalid gradient"); lathe gives the zeros.
-func (b *builder) srcGrad(n *Node, g *T) *T {
+func (b *builder) srcGrad(n *Node, a ops.IndexDim, g *T) *T {
 	index, src := n.Inputs[1], n.Inputs[2]
 	if !src.RequiresGrad {
 		return nil
 	}
-	return b.padTo(b.call("gather", n.Attrs, g, index), src.Shape)
+	return b.padTo(call(b, ops.Gather, a, g, index), src.Shape)
 }
 
 func init() {
 	// index_select: derivatives.yaml "index_select": index_select_backward,
 	// zeros.index_add_(dim, index, grad), here a scatter_add with the index
 	// laid along dim and expanded over the other dims.
-	rule("index_select", func(b *builder, n *Node, g *T) []*T {
+	ruleWith(ops.IndexSelect, func(b *builder, n *Node, a ops.IndexDim, g *T) []*T {
 		x, index := n.Inputs[0], n.Inputs[1]
 		if x.Rank() == 0 {
 			return []*T{g, nil} // a 0-d x gives itself (the index can only be 0)
 		}
-		d := dispatch.IndexDimOf(x, n.Attrs)
+		d := a.Of(x)
 		lay := make([]int, x.Rank())
 		for i := range lay {
 			lay[i] = 1
 		}
 		lay[d] = index.Numel()
-		idx := b.call("expand", dispatch.ViewShape{Shape: append([]int{}, g.Shape...)}, b.reshapeTo(index, lay))
-		return []*T{b.call("scatter_add", dispatch.IndexDim{Dim: d}, b.zerosLike(x), idx, g), nil}
+		idx := call(b, ops.Expand, ops.ViewShape{Shape: append([]int{}, g.Shape...)}, b.reshapeTo(index, lay))
+		return []*T{call(b, ops.ScatterAdd, ops.IndexDim{Dim: d}, b.zerosLike(x), idx, g), nil}
 	})
 
 	// gather: derivatives.yaml "gather": gather_backward,
 	// zeros.scatter_add(dim, index, grad).
-	rule("gather", func(b *builder, n *Node, g *T) []*T {
+	ruleWith(ops.Gather, func(b *builder, n *Node, a ops.IndexDim, g *T) []*T {
 		x, index := n.Inputs[0], n.Inputs[1]
-		return []*T{b.call("scatter_add", n.Attrs, b.zerosLike(x), index, g), nil}
+		return []*T{call(b, ops.ScatterAdd, a, b.zerosLike(x), index, g), nil}
 	})
 
 	// scatter: derivatives.yaml "scatter.src": self = grad.scatter(dim,
 	// index, 0), the overwritten places get none.
-	rule("scatter", func(b *builder, n *Node, g *T) []*T {
+	ruleWith(ops.Scatter, func(b *builder, n *Node, a ops.IndexDim, g *T) []*T {
 		x, index := n.Inputs[0], n.Inputs[1]
 		var gx *T
 		if x.RequiresGrad {
-			gx = b.call("scatter", n.Attrs, g, index, b.zerosShape(g, index.Shape))
+			gx = call(b, ops.Scatter, a, g, index, b.zerosShape(g, index.Shape))
 		}
-		return []*T{gx, nil, b.srcGrad(n, g)}
+		return []*T{gx, nil, b.srcGrad(n, a, g)}
 	})
 
 	// scatter_add: derivatives.yaml "scatter_add": self = grad.
-	rule("scatter_add", func(b *builder, n *Node, g *T) []*T {
-		return []*T{g, nil, b.srcGrad(n, g)}
+	ruleWith(ops.ScatterAdd, func(b *builder, n *Node, a ops.IndexDim, g *T) []*T {
+		return []*T{g, nil, b.srcGrad(n, a, g)}
 	})
 }

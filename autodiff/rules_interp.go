@@ -1,6 +1,6 @@
 package autodiff
 
-import "github.com/lathe-ml/lathe/dispatch"
+import "github.com/lathe-ml/lathe/dispatch/ops"
 
 // Gradient rules of interpolation. Each upsample op is linear in its input,
 // so its vector-Jacobian product is a linear map too, and PyTorch makes it
@@ -12,16 +12,14 @@ import "github.com/lathe-ml/lathe/dispatch"
 // CreateGraph gives second derivatives through interpolation.
 
 func init() {
-	for _, name := range []string{"upsample_nearest", "upsample_linear", "upsample_bicubic"} {
-		rule(name, func(b *builder, n *Node, g *T) []*T {
-			a, _ := n.Attrs.(dispatch.Interp)
+	for _, u := range ops.Upsamples {
+		ruleWith(u.Forward, func(b *builder, n *Node, a ops.Interp, g *T) []*T {
 			a.InputSize = append([]int{}, n.Inputs[0].Shape[2:]...)
-			return one(b.call(name+"_backward", a, g))
+			return one(call(b, u.Backward, a, g))
 		})
-		rule(name+"_backward", func(b *builder, n *Node, g *T) []*T {
-			a, _ := n.Attrs.(dispatch.Interp)
+		ruleWith(u.Backward, func(b *builder, n *Node, a ops.Interp, g *T) []*T {
 			a.InputSize = nil
-			return one(b.call(name, a, g))
+			return one(call(b, u.Forward, a, g))
 		})
 	}
 }

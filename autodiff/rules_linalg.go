@@ -1,8 +1,6 @@
 package autodiff
 
-import (
-	"github.com/lathe-ml/lathe/dispatch"
-)
+import "github.com/lathe-ml/lathe/dispatch/ops"
 
 // Gradient rule of matmul. PyTorch's torch.matmul is a composite
 // (aten/src/ATen/native/LinearAlgebra.cpp: matmul reshapes to mm/bmm and
@@ -13,23 +11,23 @@ import (
 // two matrix products, and sum the broadcast batch dims back (sum_to).
 
 func init() {
-	rule("matmul", func(b *builder, n *Node, g *T) []*T {
+	rule(ops.MatMul, func(b *builder, n *Node, g *T) []*T {
 		x, y := n.Inputs[0], n.Inputs[1]
 		x2, y2 := x, y
 		if x.Rank() == 1 {
-			x2 = b.call("unsqueeze", dispatch.Unsqueeze{Dim: 0}, x) // [k] -> [1, k]
+			x2 = call(b, ops.Unsqueeze, ops.UnsqueezeDim{Dim: 0}, x) // [k] -> [1, k]
 		}
 		if y.Rank() == 1 {
-			y2 = b.call("unsqueeze", dispatch.Unsqueeze{Dim: 1}, y) // [k] -> [k, 1]
+			y2 = call(b, ops.Unsqueeze, ops.UnsqueezeDim{Dim: 1}, y) // [k] -> [k, 1]
 		}
 		// The output dropped the size-1 dims that promotion added; put them
 		// back: m last, then n before it.
 		g2 := g
 		if y.Rank() == 1 {
-			g2 = b.call("unsqueeze", dispatch.Unsqueeze{Dim: -1}, g2)
+			g2 = call(b, ops.Unsqueeze, ops.UnsqueezeDim{Dim: -1}, g2)
 		}
 		if x.Rank() == 1 {
-			g2 = b.call("unsqueeze", dispatch.Unsqueeze{Dim: -2}, g2)
+			g2 = call(b, ops.Unsqueeze, ops.UnsqueezeDim{Dim: -2}, g2)
 		}
 		// A gradient is made in its argument's layout: for a transposed
 		// view (a Linear layer's W.MT()) as the transpose of a row-major
@@ -39,17 +37,17 @@ func init() {
 		var gx, gy *T
 		if x.RequiresGrad {
 			if columnMajor(x2) {
-				gx = b.mT(b.call("matmul", nil, y2, b.mT(g2)))
+				gx = b.mT(b.op(ops.MatMul, y2, b.mT(g2)))
 			} else {
-				gx = b.call("matmul", nil, g2, b.mT(y2))
+				gx = b.op(ops.MatMul, g2, b.mT(y2))
 			}
 			gx = b.undoPromote(gx, x2, x)
 		}
 		if y.RequiresGrad {
 			if columnMajor(y2) {
-				gy = b.mT(b.call("matmul", nil, b.mT(g2), x2))
+				gy = b.mT(b.op(ops.MatMul, b.mT(g2), x2))
 			} else {
-				gy = b.call("matmul", nil, b.mT(x2), g2)
+				gy = b.op(ops.MatMul, b.mT(x2), g2)
 			}
 			gy = b.undoPromote(gy, y2, y)
 		}
@@ -65,7 +63,9 @@ func columnMajor(t *T) bool {
 }
 
 // mT swaps the last two dims.
-func (b *builder) mT(t *T) *T { return b.call("transpose", dispatch.Transpose{Dim0: -2, Dim1: -1}, t) }
+func (b *builder) mT(t *T) *T {
+	return call(b, ops.Transpose, ops.TransposeDims{Dim0: -2, Dim1: -1}, t)
+}
 
 // undoPromote sums a gradient of the promoted, batch-broadcast shape back
 // to the promoted argument's shape, then to the argument's own.
@@ -75,7 +75,7 @@ func (b *builder) undoPromote(g, promoted, arg *T) *T {
 	}
 	g = b.sumTo(g, promoted.Shape)
 	if arg.Rank() == 1 {
-		g = b.call("reshape", dispatch.ViewShape{Shape: append([]int{}, arg.Shape...)}, g)
+		g = call(b, ops.Reshape, ops.ViewShape{Shape: append([]int{}, arg.Shape...)}, g)
 	}
 	return g
 }

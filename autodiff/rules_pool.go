@@ -3,10 +3,10 @@ package autodiff
 import (
 	"slices"
 
-	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
-// Gradient rules of pooling (dispatch/ops_pool.go). Each backward pass is an
+// Gradient rules of pooling (dispatch/ops/pool.go). Each backward pass is an
 // op of its own, and each of those has a rule too, so that CreateGraph
 // gives second derivatives: the backward ops are linear in the incoming
 // gradient, and their gradient with respect to it is the forward op again
@@ -17,42 +17,41 @@ import (
 
 func init() {
 	// derivatives.yaml "avg_pool2d": self = avg_pool2d_backward(grad, ...).
-	rule("avg_pool", func(b *builder, n *Node, g *T) []*T {
-		a := n.Attrs.(dispatch.AvgPool)
+	ruleWith(ops.AvgPool, func(b *builder, n *Node, a ops.AvgPoolParams, g *T) []*T {
 		in := slices.Clone(n.Inputs[0].Shape[2:])
-		return []*T{b.call("avg_pool_backward", dispatch.AvgPoolBackward{AvgPool: a, InSize: in}, g)}
+		return []*T{call(b, ops.AvgPoolBackward, ops.AvgPoolBackwardParams{AvgPoolParams: a, InSize: in}, g)}
 	})
-	rule("avg_pool_backward", func(b *builder, n *Node, g *T) []*T {
-		return []*T{b.call("avg_pool", n.Attrs.(dispatch.AvgPoolBackward).AvgPool, g)}
+	ruleWith(ops.AvgPoolBackward, func(b *builder, n *Node, a ops.AvgPoolBackwardParams, g *T) []*T {
+		return []*T{call(b, ops.AvgPool, a.AvgPoolParams, g)}
 	})
 
 	// derivatives.yaml "_adaptive_avg_pool2d": self =
 	// _adaptive_avg_pool2d_backward(grad, self).
-	rule("adaptive_avg_pool", func(b *builder, n *Node, g *T) []*T {
+	rule(ops.AdaptiveAvgPool, func(b *builder, n *Node, g *T) []*T {
 		in := slices.Clone(n.Inputs[0].Shape[2:])
-		return []*T{b.call("adaptive_avg_pool_backward", dispatch.AdaptivePoolBackward{InSize: in}, g)}
+		return []*T{call(b, ops.AdaptiveAvgPoolBackward, ops.AdaptivePoolBackward{InSize: in}, g)}
 	})
-	rule("adaptive_avg_pool_backward", func(b *builder, n *Node, g *T) []*T {
+	rule(ops.AdaptiveAvgPoolBackward, func(b *builder, n *Node, g *T) []*T {
 		out := slices.Clone(n.Inputs[0].Shape[2:])
-		return []*T{b.call("adaptive_avg_pool", dispatch.AdaptivePool{Size: out}, g)}
+		return []*T{call(b, ops.AdaptiveAvgPool, ops.AdaptivePool{Size: out}, g)}
 	})
 
 	// pool_gather reads the values of max pooling (and adaptive max
 	// pooling) at their indices; derivatives.yaml "max_pool2d_with_indices":
 	// self = max_pool2d_with_indices_backward(grad, self, ..., indices), the
 	// incoming gradient added at the indices.
-	rule("pool_gather", func(b *builder, n *Node, g *T) []*T {
+	rule(ops.PoolGather, func(b *builder, n *Node, g *T) []*T {
 		x, idx := n.Inputs[0], n.Inputs[1]
-		return []*T{b.call("max_pool_backward", dispatch.PoolScatter{Size: slices.Clone(x.Shape[2:])}, g, idx), nil}
+		return []*T{call(b, ops.MaxPoolBackward, ops.PoolScatter{Size: slices.Clone(x.Shape[2:])}, g, idx), nil}
 	})
 	// derivatives.yaml "max_pool2d_with_indices_backward": grad_output =
 	// max_pool_double_backward(grad, indices, 2), a gather at the indices.
-	rule("max_pool_backward", func(b *builder, n *Node, g *T) []*T {
-		return []*T{b.call("pool_gather", nil, g, n.Inputs[1]), nil}
+	rule(ops.MaxPoolBackward, func(b *builder, n *Node, g *T) []*T {
+		return []*T{b.op(ops.PoolGather, g, n.Inputs[1]), nil}
 	})
 	// derivatives.yaml "max_unpool2d": self = max_pool_double_backward(grad,
 	// indices, 2): what was written at each index is read back there.
-	rule("max_unpool", func(b *builder, n *Node, g *T) []*T {
-		return []*T{b.call("pool_gather", nil, g, n.Inputs[1]), nil}
+	rule(ops.MaxUnpool, func(b *builder, n *Node, g *T) []*T {
+		return []*T{b.op(ops.PoolGather, g, n.Inputs[1]), nil}
 	})
 }

@@ -1,8 +1,6 @@
 package autodiff
 
-import (
-	"github.com/lathe-ml/lathe/dispatch"
-)
+import "github.com/lathe-ml/lathe/dispatch/ops"
 
 // Gradient rules of the view ops and of the copy ops flip, concat and pad.
 // Each undoes the layout change on the gradient (derivatives.yaml entries
@@ -11,7 +9,7 @@ import (
 
 // reshapeTo is g reshaped to shape (a copy only if g's strides need one).
 func (b *builder) reshapeTo(g *T, shape []int) *T {
-	return b.call("reshape", dispatch.ViewShape{Shape: append([]int{}, shape...)}, g)
+	return call(b, ops.Reshape, ops.ViewShape{Shape: append([]int{}, shape...)}, g)
 }
 
 // padDim pads (or, negative, crops) dim d of t by left and right zeros.
@@ -22,7 +20,7 @@ func (b *builder) padDim(t *T, d, left, right int) *T {
 	r := t.Rank()
 	pads := make([]int, 2*(r-d))
 	pads[2*(r-1-d)], pads[2*(r-1-d)+1] = left, right
-	return b.call("pad", dispatch.Pad{Pads: pads}, t)
+	return call(b, ops.Pad, ops.Padding{Pads: pads}, t)
 }
 
 // normDim is dim d of t normalised; an error sticks.
@@ -30,7 +28,7 @@ func (b *builder) normDim(d, rank int) int {
 	if b.err != nil {
 		return 0
 	}
-	nd, err := dispatch.NormDim(d, rank, "dim")
+	nd, err := ops.NormDim(d, rank, "dim")
 	if err != nil {
 		b.err = err
 	}
@@ -41,33 +39,36 @@ func init() {
 	// view, squeeze and unsqueeze only rename sizes: the gradient is
 	// reshaped back (derivatives.yaml "view": grad.reshape(self.sizes());
 	// "squeeze.dim": unsqueeze_to; "unsqueeze": grad.squeeze(dim)).
-	for _, name := range []string{"view", "squeeze", "unsqueeze"} {
-		rule(name, func(b *builder, n *Node, g *T) []*T { return one(b.reshapeTo(g, n.Inputs[0].Shape)) })
-	}
+	reshapeBack := func(b *builder, n *Node, g *T) []*T { return one(b.reshapeTo(g, n.Inputs[0].Shape)) }
+	rule(ops.View, reshapeBack)
+	rule(ops.Squeeze, reshapeBack)
+	rule(ops.Unsqueeze, reshapeBack)
 
 	// permute: the inverse permutation (derivatives.yaml "permute":
 	// permute_backwards).
-	rule("permute", func(b *builder, n *Node, g *T) []*T {
-		dims := n.Attrs.(dispatch.Permute).Dims
+	ruleWith(ops.Permute, func(b *builder, n *Node, a ops.PermuteDims, g *T) []*T {
+		dims := a.Dims
 		rank := n.Inputs[0].Rank()
 		inv := make([]int, len(dims))
 		for i, d := range dims {
 			inv[b.normDim(d, rank)] = i
 		}
-		return one(b.call("permute", dispatch.Permute{Dims: inv}, g))
+		return one(call(b, ops.Permute, ops.PermuteDims{Dims: inv}, g))
 	})
 
 	// transpose is its own inverse (derivatives.yaml "transpose.int").
-	rule("transpose", func(b *builder, n *Node, g *T) []*T { return one(b.call("transpose", n.Attrs, g)) })
+	ruleWith(ops.Transpose, func(b *builder, n *Node, a ops.TransposeDims, g *T) []*T {
+		return one(call(b, ops.Transpose, a, g))
+	})
 
 	// expand: sum over the expanded dims (derivatives.yaml "expand":
 	// at::sum_to(grad, self.sizes())).
-	rule("expand", func(b *builder, n *Node, g *T) []*T { return one(b.sumTo(g, n.Inputs[0].Shape)) })
+	rule(ops.Expand, func(b *builder, n *Node, g *T) []*T { return one(b.sumTo(g, n.Inputs[0].Shape)) })
 
 	// narrow and slice: the gradient in zeros elsewhere (derivatives.yaml
 	// "slice.Tensor": slice_backward).
-	rule("narrow", func(b *builder, n *Node, g *T) []*T {
-		x, a := n.Inputs[0], n.Attrs.(dispatch.Narrow)
+	ruleWith(ops.Narrow, func(b *builder, n *Node, a ops.NarrowRange, g *T) []*T {
+		x := n.Inputs[0]
 		d := b.normDim(a.Dim, x.Rank())
 		start := a.Start
 		if start < 0 {
@@ -75,8 +76,8 @@ func init() {
 		}
 		return one(b.padDim(g, d, start, x.Shape[d]-start-a.Length))
 	})
-	rule("slice", func(b *builder, n *Node, g *T) []*T {
-		x, a := n.Inputs[0], n.Attrs.(dispatch.Slice)
+	ruleWith(ops.Slice, func(b *builder, n *Node, a ops.SliceRange, g *T) []*T {
+		x := n.Inputs[0]
 		d := b.normDim(a.Dim, x.Rank())
 		if b.err != nil {
 			return nil
@@ -98,25 +99,25 @@ func init() {
 		// With a step s, element i goes to start + i·s: give each element
 		// s-1 zeros after it (a new dim padded, then merged), which spans
 		// count·s positions, then pad or crop that span into the dim.
-		u := b.padDim(b.call("unsqueeze", dispatch.Unsqueeze{Dim: d + 1}, g), d+1, 0, a.Step-1)
+		u := b.padDim(call(b, ops.Unsqueeze, ops.UnsqueezeDim{Dim: d + 1}, g), d+1, 0, a.Step-1)
 		spread := append([]int{}, g.Shape...)
 		spread[d] = count * a.Step
 		return one(b.padDim(b.reshapeTo(u, spread), d, start, size-start-count*a.Step))
 	})
 
 	// flip is its own inverse (derivatives.yaml "flip").
-	rule("flip", func(b *builder, n *Node, g *T) []*T { return one(b.call("flip", n.Attrs, g)) })
+	ruleWith(ops.Flip, func(b *builder, n *Node, a ops.FlipDims, g *T) []*T { return one(call(b, ops.Flip, a, g)) })
 
 	// concat: each input gets its stretch of the gradient (derivatives.yaml
 	// "cat": cat_tensors_backward).
-	rule("concat", func(b *builder, n *Node, g *T) []*T {
-		d := dispatch.ConcatDim(n.Inputs, n.Attrs)
+	ruleWith(ops.Concat, func(b *builder, n *Node, a ops.ConcatDim, g *T) []*T {
+		d := a.Of(n.Inputs)
 		out := make([]*T, len(n.Inputs))
 		off := 0
 		for i, t := range n.Inputs {
 			size := t.Shape[d]
 			if t.RequiresGrad {
-				out[i] = b.call("narrow", dispatch.Narrow{Dim: d, Start: off, Length: size}, g)
+				out[i] = call(b, ops.Narrow, ops.NarrowRange{Dim: d, Start: off, Length: size}, g)
 			}
 			off += size
 		}
@@ -126,12 +127,11 @@ func init() {
 	// pad: the same pads negated, which crops what was added and puts zeros
 	// where it cropped (derivatives.yaml "constant_pad_nd":
 	// constant_pad_nd_backward).
-	rule("pad", func(b *builder, n *Node, g *T) []*T {
-		p := n.Attrs.(dispatch.Pad)
+	ruleWith(ops.Pad, func(b *builder, n *Node, p ops.Padding, g *T) []*T {
 		neg := make([]int, len(p.Pads))
 		for i, v := range p.Pads {
 			neg[i] = -v
 		}
-		return one(b.call("pad", dispatch.Pad{Pads: neg}, g))
+		return one(call(b, ops.Pad, ops.Padding{Pads: neg}, g))
 	})
 }

@@ -10,7 +10,7 @@ import (
 // its inputs and output alive (the rules read them) until a backward pass
 // that does not retain the graph frees it.
 type Node struct {
-	Op     *dispatch.Op
+	Op     *dispatch.Schema
 	Inputs []*dispatch.Tensor
 	Out    *dispatch.Tensor
 	Attrs  any
@@ -33,7 +33,7 @@ func init() { dispatch.SetRecorder(record) }
 
 // record is the dispatch hook: Call invokes it after an op whose inputs
 // include one that requires a gradient.
-func record(op *dispatch.Op, in []*dispatch.Tensor, out *dispatch.Tensor, attrs any) error {
+func record(op *dispatch.Schema, in []*dispatch.Tensor, out *dispatch.Tensor, attrs any) error {
 	if !out.DType.IsFloat() || !GradEnabled() {
 		return nil // integer and bool results carry no gradient
 	}

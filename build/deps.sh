@@ -18,8 +18,8 @@ if [ "$(printf '%s\n%s\n' "$need_go" "$have_go" | sort -V | head -n1)" != "$need
 fi
 
 # Debian packages: a C compiler for cgo and the race detector, and a C++20
-# one that runs the CUDA kernels on the host in the tests (kernels/emu,
-# internal/cudaemu); OpenBLAS,
+# one that runs the CUDA kernels on the host in the tests
+# (internal/cudaemu); OpenBLAS,
 # which the cpu backend opens at run time for GEMM (gonum otherwise); PyTorch and
 # numpy from Debian for the reference script (build/torchref) and for
 # lathe-bench --vs-torch, under /usr/bin/python3; the Vulkan loader and the

@@ -9,8 +9,10 @@
 #   gpu/tree/           the files those read at run time, at their repository
 #                       paths (every testdata/ folder, build/bench_torch.py);
 #                       each test binary runs in gpu/tree/<its package>
-#   gpu/tree/kernels/   the CUDA C sources and the committed PTX (ptxas there,
-#                       and the kernel tests of backends/cuda read them)
+#   gpu/tree/kernels/   the CUDA C sources and the committed PTX (ptxas there;
+#                       backends/cuda's emulation test builds the host
+#                       emulation from them where there is g++, with simt.h
+#                       from its binary, internal/cudaemu)
 #   gpu/cache/lathe/dawn Dawn, where the wgpu backend is built and make deps
 #                       installed it; gpu/gl/ the Vulkan loader packages, where
 #                       .gl/ holds them (the device tool's README says how)

@@ -6,7 +6,9 @@
 # device tool brings that folder back) or to gpu/out.
 #
 #   ptxas      ptxas -arch=sm_90 on every committed PTX module
-#   cuda-unit  the backends/cuda tests on the real driver
+#   cuda-unit  the backends/cuda tests on the real driver (and, where the
+#              machine has g++, TestKernelsMatchCPU on the host emulation,
+#              built from gpu/tree/kernels by internal/cudaemu)
 #   conf-cuda  the conformance suite (TestConformance) on cuda:0
 #   grad-cuda  the gradient checks (TestGrad) on cuda:0
 #   conf-wgpu  both on wgpu:0, where the backend opens (Vulkan loader carried)

@@ -9,44 +9,56 @@ import (
 // Recorder is the hook through which autodiff records a tape entry. Call
 // invokes it after an op succeeds and only when some input requires a
 // gradient, so ops that no gradient flows through pay for one bool test per
-// argument.
-type Recorder func(op *Op, in []*Tensor, out *Tensor, attrs any) error
+// argument. attrs is the op's A as the caller passed it.
+type Recorder func(op *Schema, in []*Tensor, out *Tensor, attrs any) error
 
 var recorder atomic.Pointer[Recorder]
 
-// SetRecorder installs the tape hook (autodiff does, in its init).
-func SetRecorder(r Recorder) { recorder.Store(&r) }
+// SetRecorder installs the tape hook (autodiff does, in its init); nil
+// removes it.
+func SetRecorder(r Recorder) {
+	if r == nil {
+		recorder.Store(nil)
+		return
+	}
+	recorder.Store(&r)
+}
 
 // Call runs op on its arguments: validates each (nil, released, device),
 // lets the schema check dtypes, shapes and attributes, launches the kernel of
 // the arguments' device, and records a tape entry when gradients are wanted.
 // The op runs on the device of its first argument; an argument elsewhere is
 // an ErrDevice error, never a silent copy.
-func Call(op *Op, attrs any, in ...*Tensor) (*Tensor, error) {
-	if err := CheckArgs(op, in); err != nil {
+func Call[A any](op *Op[A], a A, in ...*Tensor) (*Tensor, error) {
+	if err := CheckArgs(&op.Schema, in); err != nil {
 		return nil, located(err, op.Name)
 	}
 	var (
 		out *Tensor
 		err error
 	)
-	switch {
-	case op.View != nil:
-		out, err = op.View(in, attrs)
-	case op.Compose != nil:
-		out, err = op.Compose(in, attrs)
+	switch op.runs {
+	case byView:
+		out, err = op.View(in, a)
+	case byComposing:
+		if op.Checks != nil {
+			if err := runChecks(op.Name, op.Checks(in, a), in); err != nil {
+				return nil, located(err, op.Name)
+			}
+		}
+		out, err = op.Compose(in, a)
 		if err != nil {
 			return nil, relabel(err, op.Name)
 		}
 		return out, nil // the ops it was built from were recorded themselves
 	default:
-		out, err = launch(op, in, attrs)
+		out, err = launch(op, in, a)
 	}
 	if err != nil {
 		return nil, located(err, op.Name)
 	}
 	if r := recorder.Load(); r != nil && anyRequiresGrad(in) {
-		if err := (*r)(op, in, out, attrs); err != nil {
+		if err := (*r)(&op.Schema, in, out, a); err != nil {
 			return nil, located(err, op.Name)
 		}
 	}
@@ -54,7 +66,7 @@ func Call(op *Op, attrs any, in ...*Tensor) (*Tensor, error) {
 }
 
 // CheckArgs is the validation that every op gets before it runs.
-func CheckArgs(op *Op, in []*Tensor) error {
+func CheckArgs(op *Schema, in []*Tensor) error {
 	if len(in) == 0 {
 		return &Error{Kind: ErrValue, Detail: "needs at least one tensor"}
 	}
@@ -65,12 +77,12 @@ func CheckArgs(op *Op, in []*Tensor) error {
 	for i, t := range in {
 		switch {
 		case t == nil:
-			return &Error{Kind: ErrValue, Arg: op.argName(i), Detail: "is nil", Fix: "pass a tensor made by a lathe constructor"}
+			return &Error{Kind: ErrValue, Arg: op.ArgName(i), Detail: "is nil", Fix: "pass a tensor made by a lathe constructor"}
 		case t.Released():
-			return &Error{Kind: ErrReleased, Arg: op.argName(i), Detail: "was released",
+			return &Error{Kind: ErrReleased, Arg: op.ArgName(i), Detail: "was released",
 				Fix: "do not use a tensor after Release; keep it, or take a view before releasing"}
 		case t.Device != dev:
-			name := op.argName(i)
+			name := op.ArgName(i)
 			return &Error{Kind: ErrDevice, Arg: name, Expected: dev.String(), Found: t.Device.String(),
 				Detail: "is on " + t.Device.String() + " but the op runs on " + dev.String(),
 				Fix:    "move it with " + name + ".To(" + dev.GoString() + ")"}
@@ -86,29 +98,44 @@ func (t *Tensor) deviceOrZero() Device {
 	return t.Device
 }
 
-// launch allocates the output that Infer describes and runs the kernel.
-func launch(op *Op, in []*Tensor, attrs any) (*Tensor, error) {
-	dt, shape, err := op.Infer(in, attrs)
+// launch allocates the output that Infer describes and runs the kernel of
+// the device and dtype, or says that there is none.
+func launch[A any](op *Op[A], in []*Tensor, a A) (*Tensor, error) {
+	dt, shape, err := op.Infer(in, a)
 	if err != nil {
 		return nil, err
 	}
 	dev := in[0].Device
 	k := op.kernels[dev.Kind]
-	if k == nil {
-		return nil, &Error{Kind: ErrUnsupported, Detail: "has no kernel on " + dev.String(),
-			Fix: "move the arguments to a device that has it, e.g. .To(lathe.CPU)"}
+	if k == nil || !op.Schema.kernels[dev.Kind].Has(in[0].DType) {
+		return nil, unsupported(dev, op.Name, in[0].DType, k == nil)
+	}
+	if op.Checks != nil {
+		if err := runChecks(op.Name, op.Checks(in, a), in); err != nil {
+			return nil, err
+		}
 	}
 	out, err := Empty(dev, dt, shape)
 	if err != nil {
 		return nil, err
 	}
-	err = k(out, in, attrs)
+	err = k(out, in, a)
 	runtime.KeepAlive(in) // no input's cleanup may free its buffer while the kernel reads it
 	if err != nil {
 		out.Release()
 		return nil, err
 	}
 	return out, nil
+}
+
+// unsupported is the error of a kernel that a device lacks: for the op on
+// the device at all, or for the dtype.
+func unsupported(dev Device, op string, dt DType, noKernel bool) *Error {
+	if noKernel {
+		return &Error{Kind: ErrUnsupported, Op: op, Found: dev.String(), Detail: "has no kernel on " + dev.String(),
+			Fix: "move the arguments to a device that has it, e.g. .To(lathe.CPU)"}
+	}
+	return Unsupported(dev, op, dt)
 }
 
 func anyRequiresGrad(in []*Tensor) bool {

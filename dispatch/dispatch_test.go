@@ -1,9 +1,12 @@
-package dispatch
+package dispatch_test
 
 import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // hostBackend is a test backend that keeps float64s in host memory under any
@@ -18,39 +21,39 @@ func (*hostBuf) Free() {}
 func (h hostBackend) Open(i int) error    { return nil }
 func (h hostBackend) Describe(int) string { return "test" }
 func (h hostBackend) Count() int          { return 1 }
-func (h hostBackend) Alloc(_ Device, _ DType, n int) (Buffer, error) {
+func (h hostBackend) Alloc(_ dispatch.Device, _ dispatch.DType, n int) (dispatch.Buffer, error) {
 	return &hostBuf{make([]float64, n)}, nil
 }
-func (h hostBackend) Upload(_ Device, data any) (Buffer, error) {
+func (h hostBackend) Upload(_ dispatch.Device, data any) (dispatch.Buffer, error) {
 	return &hostBuf{data.([]float64)}, nil
 }
-func (h hostBackend) Read(_ Device, b Buffer, _ DType, off, n int) (any, error) {
+func (h hostBackend) Read(_ dispatch.Device, b dispatch.Buffer, _ dispatch.DType, off, n int) (any, error) {
 	return b.(*hostBuf).data[off : off+n], nil
 }
-func (h hostBackend) Sync(Device) error { return nil }
+func (h hostBackend) Sync(dispatch.Device) error { return nil }
 
 // The test registers a host backend under the host's name and again under
 // "cuda" and "wgpu", as if they were GPUs.
 var (
-	testCUDA = Device{Kind: RegisterBackend("cuda", hostBackend{})}
-	testWGPU = Device{Kind: RegisterBackend("wgpu", hostBackend{})}
+	testCUDA = dispatch.Device{Kind: dispatch.RegisterBackend("cuda", hostBackend{})}
+	testWGPU = dispatch.Device{Kind: dispatch.RegisterBackend("wgpu", hostBackend{})}
 )
 
 func init() {
-	RegisterBackend("cpu", hostBackend{})
-	add := func(out *Tensor, in []*Tensor, _ any) error {
+	dispatch.RegisterBackend("cpu", hostBackend{})
+	add := func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		o := out.Storage.Buffer.(*hostBuf).data
 		for i := range o {
 			o[i] = in[0].Storage.Buffer.(*hostBuf).data[i] + in[1].Storage.Buffer.(*hostBuf).data[i]
 		}
 		return nil
 	}
-	RegisterKernel(Host, "add", add)
-	RegisterKernel(testCUDA.Kind, "add", add)
+	dispatch.RegisterKernel(dispatch.Host, ops.Add, 1<<dispatch.Float64, add)
+	dispatch.RegisterKernel(testCUDA.Kind, ops.Add, 1<<dispatch.Float64, add)
 }
 
-func host(t testing.TB, dev Device, vals ...float64) *Tensor {
-	x, err := Upload(dev, vals, Float64, []int{len(vals)})
+func host(t testing.TB, dev dispatch.Device, vals ...float64) *dispatch.Tensor {
+	x, err := dispatch.Upload(dev, vals, dispatch.Float64, []int{len(vals)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +61,8 @@ func host(t testing.TB, dev Device, vals ...float64) *Tensor {
 }
 
 func TestCallAdds(t *testing.T) {
-	add := Lookup("add")
-	out, err := Call(add, nil, host(t, Device{}, 1, 2), host(t, Device{}, 10, 20))
+	add := ops.Add
+	out, err := dispatch.Call(add, dispatch.None{}, host(t, dispatch.Device{}, 1, 2), host(t, dispatch.Device{}, 10, 20))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,39 +72,39 @@ func TestCallAdds(t *testing.T) {
 }
 
 func TestValidationErrors(t *testing.T) {
-	add := Lookup("add")
-	cpu := Device{}
+	add := ops.Add
+	cpu := dispatch.Device{}
 	released := host(t, cpu, 1)
 	released.Release()
-	ints, _ := Upload(cpu, []float64{1}, Int32, []int{1}) // dtype tag is what dispatch checks
+	ints, _ := dispatch.Upload(cpu, []float64{1}, dispatch.Int32, []int{1}) // dtype tag is what dispatch checks
 	cases := []struct {
 		name     string
-		in       []*Tensor
+		in       []*dispatch.Tensor
 		kind     error
 		contains []string
 	}{
-		{"device", []*Tensor{host(t, cpu, 1), host(t, testCUDA, 1)}, ErrDevice,
+		{"device", []*dispatch.Tensor{host(t, cpu, 1), host(t, testCUDA, 1)}, dispatch.ErrDevice,
 			[]string{`lathe: add: argument "rhs" is on cuda:0 but the op runs on cpu (move it with rhs.To(lathe.CPU))`}},
-		{"device/reversed", []*Tensor{host(t, testCUDA, 1), host(t, cpu, 1)}, ErrDevice,
+		{"device/reversed", []*dispatch.Tensor{host(t, testCUDA, 1), host(t, cpu, 1)}, dispatch.ErrDevice,
 			[]string{`argument "rhs" is on cpu but the op runs on cuda:0`, "rhs.To(lathe.CUDA(0))"}},
-		{"released", []*Tensor{host(t, cpu, 1), released}, ErrReleased, []string{`argument "rhs" was released`}},
-		{"nil", []*Tensor{nil, host(t, cpu, 1)}, ErrValue, []string{`argument "lhs" is nil`}},
-		{"shape", []*Tensor{host(t, cpu, 1, 2), host(t, cpu, 1, 2, 3)}, ErrShape,
+		{"released", []*dispatch.Tensor{host(t, cpu, 1), released}, dispatch.ErrReleased, []string{`argument "rhs" was released`}},
+		{"nil", []*dispatch.Tensor{nil, host(t, cpu, 1)}, dispatch.ErrValue, []string{`argument "lhs" is nil`}},
+		{"shape", []*dispatch.Tensor{host(t, cpu, 1, 2), host(t, cpu, 1, 2, 3)}, dispatch.ErrShape,
 			[]string{`argument "rhs" has shape [3], which does not broadcast with [2]`}},
-		{"dtype", []*Tensor{host(t, cpu, 1), ints}, ErrDType,
+		{"dtype", []*dispatch.Tensor{host(t, cpu, 1), ints}, dispatch.ErrDType,
 			[]string{`argument "rhs" is int32 but "lhs" is float64`, "Cast(lathe.Float64)"}},
-		{"arity", []*Tensor{host(t, cpu, 1)}, ErrValue, []string{"takes 2 tensors, got 1"}},
+		{"arity", []*dispatch.Tensor{host(t, cpu, 1)}, dispatch.ErrValue, []string{"takes 2 tensors, got 1"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out, err := Call(add, nil, c.in...)
+			out, err := dispatch.Call(add, dispatch.None{}, c.in...)
 			if err == nil {
 				t.Fatalf("no error; got %v", out)
 			}
 			if !errors.Is(err, c.kind) {
 				t.Errorf("error %q is not of kind %v", err, c.kind)
 			}
-			var e *Error
+			var e *dispatch.Error
 			if !errors.As(err, &e) || e.Op != "add" {
 				t.Errorf("error %q is not an *Error for op add", err)
 			}
@@ -118,26 +121,39 @@ func TestValidationErrors(t *testing.T) {
 }
 
 func TestNoKernel(t *testing.T) {
-	_, err := Call(Lookup("mul"), nil, host(t, testCUDA, 1), host(t, testCUDA, 2))
-	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "mul: has no kernel on cuda:0") {
+	_, err := dispatch.Call(ops.Mul, dispatch.None{}, host(t, testCUDA, 1), host(t, testCUDA, 2))
+	if !errors.Is(err, dispatch.ErrUnsupported) || !strings.Contains(err.Error(), "mul: has no kernel on cuda:0") {
 		t.Fatalf("got %v, want an ErrUnsupported naming mul and cuda:0", err)
+	}
+}
+
+// A device whose kernel lacks the argument's dtype says so, naming the op,
+// the dtype and the device, as it would on any backend.
+func TestNoKernelForDType(t *testing.T) {
+	f32, _ := dispatch.Upload(dispatch.Device{}, []float64{1}, dispatch.Float32, []int{1}) // the kernel is float64's
+	_, err := dispatch.Call(ops.Add, dispatch.None{}, f32, f32)
+	if !errors.Is(err, dispatch.ErrUnsupported) || !strings.Contains(err.Error(), "add: has no float32 kernel on cpu") {
+		t.Fatalf("got %v, want an ErrUnsupported naming add, float32 and cpu", err)
 	}
 }
 
 func TestRecorderOnlyWhenGradWanted(t *testing.T) {
 	var calls int
-	SetRecorder(func(op *Op, in []*Tensor, out *Tensor, _ any) error { calls++; return nil })
-	defer recorder.Store(nil)
-	add := Lookup("add")
-	a, b := host(t, Device{}, 1), host(t, Device{}, 2)
-	if _, err := Call(add, nil, a, b); err != nil {
+	dispatch.SetRecorder(func(op *dispatch.Schema, in []*dispatch.Tensor, out *dispatch.Tensor, _ any) error {
+		calls++
+		return nil
+	})
+	defer dispatch.SetRecorder(nil)
+	add := ops.Add
+	a, b := host(t, dispatch.Device{}, 1), host(t, dispatch.Device{}, 2)
+	if _, err := dispatch.Call(add, dispatch.None{}, a, b); err != nil {
 		t.Fatal(err)
 	}
 	if calls != 0 {
 		t.Fatalf("recorded %d entries for inputs that want no gradient", calls)
 	}
 	b.RequiresGrad = true
-	if _, err := Call(add, nil, a, b); err != nil {
+	if _, err := dispatch.Call(add, dispatch.None{}, a, b); err != nil {
 		t.Fatal(err)
 	}
 	if calls != 1 {
@@ -146,9 +162,9 @@ func TestRecorderOnlyWhenGradWanted(t *testing.T) {
 }
 
 func TestParseDevice(t *testing.T) {
-	good := map[string]Device{"cpu": {}, "cuda": testCUDA, "cuda:3": {testCUDA.Kind, 3}, "WGPU:0": testWGPU}
+	good := map[string]dispatch.Device{"cpu": {}, "cuda": testCUDA, "cuda:3": {testCUDA.Kind, 3}, "WGPU:0": testWGPU}
 	for s, want := range good {
-		if got, err := ParseDevice(s); err != nil || got != want {
+		if got, err := dispatch.ParseDevice(s); err != nil || got != want {
 			t.Errorf("ParseDevice(%q) = %v, %v; want %v", s, got, err, want)
 		}
 		if want.String() != strings.ToLower(s) && s != "cuda" {
@@ -156,106 +172,19 @@ func TestParseDevice(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"", "gpu", "cuda:-1", "cuda:x", "cpu:1"} {
-		if _, err := ParseDevice(s); !errors.Is(err, ErrValue) {
+		if _, err := dispatch.ParseDevice(s); !errors.Is(err, dispatch.ErrValue) {
 			t.Errorf("ParseDevice(%q) error = %v, want ErrValue", s, err)
 		}
 	}
 }
 
-func TestBroadcastShapes(t *testing.T) {
-	cases := []struct{ a, b, want []int }{
-		{[]int{3, 1}, []int{1, 4}, []int{3, 4}},
-		{[]int{}, []int{2, 3}, []int{2, 3}},
-		{[]int{5, 1, 3}, []int{4, 1}, []int{5, 4, 3}},
-		{[]int{0}, []int{1}, []int{0}},
-		{[]int{2}, []int{3}, nil},
-	}
-	for _, c := range cases {
-		got, ok := BroadcastShapes(c.a, c.b)
-		if c.want == nil {
-			if ok {
-				t.Errorf("BroadcastShapes(%v, %v) = %v, want no broadcast", c.a, c.b, got)
-			}
-			continue
-		}
-		if !ok || FormatShape(got) != FormatShape(c.want) {
-			t.Errorf("BroadcastShapes(%v, %v) = %v, %v; want %v", c.a, c.b, got, ok, c.want)
-		}
-	}
-}
-
-// numpyBroadcast is NumPy's rule written out independently of the code
-// under test: the result size of each aligned dim is the maximum, and the
-// shapes broadcast when every size is that maximum or 1.
-func numpyBroadcast(a, b []int) ([]int, bool) {
-	n := max(len(a), len(b))
-	pad := func(s []int) []int { return append(make([]int, n-len(s)), s...) }
-	pa, pb := pad(a), pad(b)
-	out := make([]int, n)
-	for i := range n {
-		x, y := max(pa[i], 0), max(pb[i], 0)
-		if i < n-len(a) {
-			x = 1
-		}
-		if i < n-len(b) {
-			y = 1
-		}
-		switch {
-		case x == y:
-			out[i] = x
-		case x == 1:
-			out[i] = y
-		case y == 1:
-			out[i] = x
-		default:
-			return nil, false
-		}
-	}
-	return out, true
-}
-
-// FuzzBroadcast checks the shape rule on any pair of small shapes: no panic,
-// and the result equals NumPy's rule.
-func FuzzBroadcast(f *testing.F) {
-	f.Add([]byte{3, 1}, []byte{1, 4})
-	f.Add([]byte{}, []byte{0, 2})
-	f.Add([]byte{5, 1, 3, 1}, []byte{7, 1})
-	f.Fuzz(func(t *testing.T, ab, bb []byte) {
-		if len(ab) > 8 || len(bb) > 8 {
-			return
-		}
-		shape := func(bs []byte) []int {
-			s := make([]int, len(bs))
-			for i, v := range bs {
-				s[i] = int(v % 6)
-			}
-			return s
-		}
-		a, b := shape(ab), shape(bb)
-		got, ok := BroadcastShapes(a, b)
-		want, wok := numpyBroadcast(a, b)
-		if ok != wok || (ok && FormatShape(got) != FormatShape(want)) {
-			t.Fatalf("BroadcastShapes(%v, %v) = %v, %v; NumPy gives %v, %v", a, b, got, ok, want, wok)
-		}
-		if ok {
-			// The rule must also hold through an op's schema, with no panic.
-			x := &Tensor{Shape: a, Strides: ContiguousStrides(a), DType: Float32}
-			y := &Tensor{Shape: b, Strides: ContiguousStrides(b), DType: Float32}
-			_, s, err := Lookup("add").Infer([]*Tensor{x, y}, nil)
-			if err != nil || FormatShape(s) != FormatShape(want) {
-				t.Fatalf("add's Infer(%v, %v) = %v, %v; want %v", a, b, s, err, want)
-			}
-		}
-	})
-}
-
 // BenchmarkCheckArgs measures the validation every op pays before launch.
 func BenchmarkCheckArgs(b *testing.B) {
-	add := Lookup("add")
-	in := []*Tensor{host(b, Device{}, 1), host(b, Device{}, 2)}
+	add := ops.Add
+	in := []*dispatch.Tensor{host(b, dispatch.Device{}, 1), host(b, dispatch.Device{}, 2)}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := CheckArgs(add, in); err != nil {
+		if err := dispatch.CheckArgs(&add.Schema, in); err != nil {
 			b.Fatal(err)
 		}
 	}

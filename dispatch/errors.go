@@ -44,6 +44,8 @@ type Error struct {
 	Err      error  // the cause, from a library or the OS, if any
 }
 
+// Error is the message: lathe: <op>: argument "<arg>" <detail>: <cause>
+// (<fix>) [called at file:line], each part present when set.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("lathe: ")
@@ -130,7 +132,31 @@ const modulePrefix = "github.com/lathe-ml/lathe"
 func CallSite() string {
 	var pcs [32]uintptr
 	n := runtime.Callers(2, pcs[:])
-	frames := runtime.CallersFrames(pcs[:n])
+	return siteOf(pcs[:n])
+}
+
+// Site is a call site captured now and written out only if an error needs
+// it: the program counters of the stack, which are cheap to take, where
+// CallSite's frame walk is not. A device's value check keeps one, since
+// its error may be reported ops later.
+type Site struct {
+	pcs [32]uintptr
+	n   int
+}
+
+// CaptureSite takes the current stack for a later Site.String.
+func CaptureSite() Site {
+	var s Site
+	s.n = runtime.Callers(2, s.pcs[:])
+	return s
+}
+
+// String is the captured call's "file:line", as CallSite gives it.
+func (s *Site) String() string { return siteOf(s.pcs[:s.n]) }
+
+// siteOf is the innermost frame of pcs outside lathe's library packages.
+func siteOf(pcs []uintptr) string {
+	frames := runtime.CallersFrames(pcs)
 	for {
 		f, more := frames.Next()
 		if !isLibraryFrame(f) {

@@ -5,110 +5,149 @@ import (
 	"sync"
 )
 
-// Kernel runs an op on one backend: it writes out (allocated by dispatch
-// with the shape and dtype that the op's Infer gave) from in. By the time a
-// kernel runs, every argument has been validated.
-type Kernel func(out *Tensor, in []*Tensor, attrs any) error
+// None is the attribute type of the ops that take no attributes.
+type None struct{}
 
-// Op is one entry of the registry: an op's schema and its implementations.
-// Exactly one of Infer (with kernels from the backends), View or Compose
-// says how the op runs.
-type Op struct {
+// Schema is what an op is apart from the type of its attributes: the names
+// that errors use, how it runs, and which devices and dtypes have kernels
+// for it. The tape and the error messages see an op through it.
+type Schema struct {
 	Name string
 	// Args names the tensor arguments, in order, for error messages. With
 	// Variadic, the op takes any number (at least one) named Args[0][i].
 	Args     []string
 	Variadic bool
 
+	runs    runs
+	kernels [maxKinds]DTypeSet // per device kind, the input dtypes that have a kernel
+}
+
+// runs is how an op computes its output.
+type runs uint8
+
+const (
+	byKernel    runs = iota // a backend's kernel fills an output that Infer describes
+	byView                  // a new layout over the input's storage
+	byComposing             // other ops, each validated and recorded
+)
+
+// Op is one op of the registry, with attributes of type A: the schema and
+// exactly one of Infer (with kernels from the backends), View or Compose.
+// An op is a value that the packages above dispatch hold and call
+// (ops.Add, ops.Sum); nothing looks one up by name on the way to a kernel,
+// and the attributes a kernel gets are the A that the caller passed.
+type Op[A any] struct {
+	Schema
+
 	// Infer checks dtypes, shapes and attributes and returns the output's
 	// dtype and shape. The backend's kernel then fills the output.
-	Infer func(in []*Tensor, attrs any) (DType, []int, error)
+	Infer func(in []*Tensor, a A) (DType, []int, error)
 	// View makes the output as a new layout over the input's storage
 	// (reshape, permute, narrow, ...); nothing is launched.
-	View func(in []*Tensor, attrs any) (*Tensor, error)
+	View func(in []*Tensor, a A) (*Tensor, error)
 	// Compose builds the output from other ops (layer_norm from mean, sub,
 	// var, div, ...). Those ops are validated and recorded one by one, so a
 	// composite needs no kernel and no gradient rule of its own.
-	Compose func(in []*Tensor, attrs any) (*Tensor, error)
+	Compose func(in []*Tensor, a A) (*Tensor, error)
+	// Checks, when set, gives the value checks of a call whose shapes and
+	// attributes Infer (or the view or composite) has accepted: the index
+	// ranges and the like that only the data can answer (check.go).
+	Checks func(in []*Tensor, a A) []ValueCheck
 
-	kernels [maxKinds]Kernel
+	kernels [maxKinds]Kernel[A]
 }
+
+// Kernel runs an op on one backend: it writes out (allocated by dispatch
+// with the shape and dtype that the op's Infer gave) from in. By the time a
+// kernel runs, every argument has been validated and in[0]'s dtype is one
+// that the kernel was registered for.
+type Kernel[A any] func(out *Tensor, in []*Tensor, a A) error
 
 var (
 	registryMu sync.RWMutex
-	registry   = map[string]*Op{}
+	registry   []*Schema
+	names      = map[string]bool{}
 )
 
-// Register adds an op to the registry and returns it, so that callers keep
-// the pointer and never look it up by name on the fast path. Registering a
-// name twice is a programming error and panics at init.
-func Register(op *Op) *Op {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if _, dup := registry[op.Name]; dup {
-		panic("dispatch: op " + op.Name + " registered twice")
-	}
+// Register adds an op to the registry and returns it. Packages register
+// their ops in package variables (ops.Add = dispatch.Register(...)), so a
+// program's ops are all known before main runs. A name registered twice,
+// or an op without exactly one of Infer, View and Compose, is a bug in
+// lathe and panics at init.
+func Register[A any](op *Op[A]) *Op[A] {
 	n := 0
-	for _, f := range []bool{op.Infer != nil, op.View != nil, op.Compose != nil} {
-		if f {
+	for _, set := range []bool{op.Infer != nil, op.View != nil, op.Compose != nil} {
+		if set {
 			n++
 		}
 	}
 	if n != 1 {
 		panic("dispatch: op " + op.Name + " needs exactly one of Infer, View or Compose")
 	}
-	registry[op.Name] = op
+	switch {
+	case op.View != nil:
+		op.runs = byView
+	case op.Compose != nil:
+		op.runs = byComposing
+	}
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if names[op.Name] {
+		panic("dispatch: op " + op.Name + " registered twice")
+	}
+	names[op.Name] = true
+	registry = append(registry, &op.Schema)
 	return op
 }
 
-// Lookup returns the op registered under name, or nil.
-func Lookup(name string) *Op {
+// Ops returns every registered op's schema, for tests that check coverage.
+func Ops() []*Schema {
 	registryMu.RLock()
 	defer registryMu.RUnlock()
-	return registry[name]
+	return append([]*Schema(nil), registry...)
 }
 
-// Ops returns every registered op's name, for tests that check coverage.
-func Ops() []*Op {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	out := make([]*Op, 0, len(registry))
-	for _, op := range registry {
-		out = append(out, op)
-	}
-	return out
-}
-
-// RegisterKernel gives op name a kernel on a device kind. Backends call it
-// from init; an unknown op or a second kernel for the same kind panics, since
-// either is a bug in lathe, not in a program that uses it.
-func RegisterKernel(kind DeviceKind, name string, k Kernel) {
-	op := Lookup(name)
-	if op == nil {
-		panic("dispatch: kernel for unknown op " + name)
-	}
-	if op.Infer == nil {
-		panic("dispatch: op " + name + " is a view or composite and takes no kernel")
+// RegisterKernel gives op a kernel on a device kind for inputs whose first
+// argument has a dtype in dtypes; a call with another dtype is
+// ErrUnsupported naming the op, the dtype and the device, on every
+// backend alike. Backends call it from init. A second kernel for the same
+// kind, or one for an op that is a view or a composite, is a bug in lathe
+// and panics.
+func RegisterKernel[A any](kind DeviceKind, op *Op[A], dtypes DTypeSet, k Kernel[A]) {
+	if op.runs != byKernel {
+		panic("dispatch: op " + op.Name + " is a view or composite and takes no kernel")
 	}
 	if op.kernels[kind] != nil {
-		panic("dispatch: second " + kind.String() + " kernel for op " + name)
+		panic("dispatch: second " + kind.String() + " kernel for op " + op.Name)
 	}
 	op.kernels[kind] = k
+	op.Schema.kernels[kind] = dtypes
 }
 
-// HasKernel reports whether a device kind can run op.
-func (op *Op) HasKernel(kind DeviceKind) bool { return op.Infer == nil || op.kernels[kind] != nil }
+// RunsKernel reports whether the op is computed by backends' kernels
+// (rather than being a view or a composite of other ops).
+func (s *Schema) RunsKernel() bool { return s.runs == byKernel }
 
-// argName is the name of the i-th tensor argument.
-func (op *Op) argName(i int) string {
-	if op.Variadic {
-		return op.Args[0] + "[" + strconv.Itoa(i) + "]"
+// Composite reports whether the op is computed from other ops, which are
+// recorded one by one (so it needs no gradient rule of its own).
+func (s *Schema) Composite() bool { return s.runs == byComposing }
+
+// HasKernel reports whether a device kind can run the op: a view or a
+// composite runs wherever its parts do; a kernel op needs a kernel.
+func (s *Schema) HasKernel(kind DeviceKind) bool {
+	return s.runs != byKernel || s.kernels[kind] != 0
+}
+
+// KernelDTypes is the set of input dtypes that kind has a kernel for.
+func (s *Schema) KernelDTypes(kind DeviceKind) DTypeSet { return s.kernels[kind] }
+
+// ArgName is the name of the i-th tensor argument, for errors.
+func (s *Schema) ArgName(i int) string {
+	if s.Variadic {
+		return s.Args[0] + "[" + strconv.Itoa(i) + "]"
 	}
-	if i < len(op.Args) {
-		return op.Args[i]
+	if i < len(s.Args) {
+		return s.Args[i]
 	}
 	return "#" + strconv.Itoa(i)
 }
-
-// ArgName is the exported form of argName, for schemas that report errors.
-func (op *Op) ArgName(i int) string { return op.argName(i) }

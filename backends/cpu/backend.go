@@ -79,5 +79,11 @@ func readOut[T any](b *buffer[T], offset, n int) []T {
 	return append([]T(nil), b.data[offset:offset+n]...)
 }
 
-// register adds a cpu kernel for op name.
-func register(name string, k dispatch.Kernel) { dispatch.RegisterKernel(kind, name, k) }
+// register adds a cpu kernel for op. The cpu has every dtype, so a kernel
+// takes all that the op's schema lets through.
+func register[A any](op *dispatch.Op[A], k dispatch.Kernel[A]) { registerFor(op, dispatch.AllTypes, k) }
+
+// registerFor adds a cpu kernel for op that takes the dtypes given.
+func registerFor[A any](op *dispatch.Op[A], dtypes dispatch.DTypeSet, k dispatch.Kernel[A]) {
+	dispatch.RegisterKernel(kind, op, dtypes, k)
+}

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // binaryKernel holds one binary op's element functions, one per dtype family;
@@ -74,7 +75,7 @@ func ipow(a, b int64) int64 {
 
 func init() {
 	kernels := binaryKernels()
-	for _, b := range dispatch.BinaryOps {
+	for _, b := range ops.BinaryOps {
 		name := b.Name
 		if name == "logical_and" || name == "logical_or" {
 			continue
@@ -88,11 +89,8 @@ func init() {
 		if op, ok := cmpOps[name]; ok {
 			cr = newCompareKernels(op)
 		}
-		register(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+		register(b.Op, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 			x, y := in[0], in[1]
-			if name == "pow" && x.DType.IsInt() && anyNegative(y) {
-				return dispatch.NegativeExponentError()
-			}
 			if cr != nil && cr.run(out, x, y) {
 				return nil
 			}
@@ -118,8 +116,8 @@ func init() {
 			return nil
 		})
 	}
-	register("logical_and", logical(func(a, b bool) bool { return a && b }))
-	register("logical_or", logical(func(a, b bool) bool { return a || b }))
+	register(ops.LogicalAnd, logical(func(a, b bool) bool { return a && b }))
+	register(ops.LogicalOr, logical(func(a, b bool) bool { return a || b }))
 }
 
 // arithKernels are add, sub, mul or div as row loops (arith.go), per dtype.
@@ -171,20 +169,9 @@ func compare(out, x, y *dispatch.Tensor, cf func(a, b float64) bool, ci func(a, 
 	}
 }
 
-func logical(f func(a, b bool) bool) dispatch.Kernel {
-	return func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+func logical(f func(a, b bool) bool) dispatch.Kernel[dispatch.None] {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		map2(out, truth(in[0]), truth(in[1]), f)
 		return nil
 	}
-}
-
-func anyNegative(t *dispatch.Tensor) bool {
-	neg := false
-	switch t.DType {
-	case dispatch.Int32:
-		walk(t, func(v int32) { neg = neg || v < 0 })
-	case dispatch.Int64:
-		walk(t, func(v int64) { neg = neg || v < 0 })
-	}
-	return neg
 }

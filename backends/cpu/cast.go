@@ -1,13 +1,16 @@
 package cpu
 
-import "github.com/lathe-ml/lathe/dispatch"
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+)
 
 func init() {
-	register("cast", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+	register(ops.Cast, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.CastTo) error {
 		castInto(out, in[0])
 		return nil
 	})
-	register("contiguous", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+	register(ops.Contiguous, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		castInto(out, in[0]) // same dtype: a strided copy
 		return nil
 	})
@@ -72,9 +75,9 @@ func copySame[T any](out, x *dispatch.Tensor) {
 		return
 	}
 	o, a := elems[T](out), elems[T](x)
-	l := newLayout(out, x)
-	last := len(l.shape) - 1
-	so, sa := l.strides[0][last], l.strides[1][last]
+	l := newStrided(out, x)
+	last := len(l.Shape) - 1
+	so, sa := l.Strides[0][last], l.Strides[1][last]
 	l.rows(func(offs []int, n int) {
 		oo, ao := offs[0], offs[1]
 		switch {

@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
 	"gonum.org/v1/gonum/blas"
 )
 
@@ -35,23 +37,21 @@ import (
 // 3-d convolutions share one loop nest.
 
 func init() {
-	register("conv", floatKernel("conv", convForward[float32], convForward[float64]))
-	register("conv_input_backward", floatKernel("conv_input_backward", convInputBackward[float32], convInputBackward[float64]))
-	register("conv_weight_backward", floatKernel("conv_weight_backward", convWeightBackward[float32], convWeightBackward[float64]))
-	register("unfold", floatKernel("unfold", unfold[float32], unfold[float64]))
-	register("fold", floatKernel("fold", fold[float32], fold[float64]))
+	registerFor(ops.Conv, dispatch.Floats, floatKernel(convForward[float32], convForward[float64]))
+	registerFor(ops.ConvInputBackward, dispatch.Floats, floatKernel(convInputBackward[float32], convInputBackward[float64]))
+	registerFor(ops.ConvWeightBackward, dispatch.Floats, floatKernel(convWeightBackward[float32], convWeightBackward[float64]))
+	registerFor(ops.Unfold, dispatch.Floats, floatKernel(unfold[float32], unfold[float64]))
+	registerFor(ops.Fold, dispatch.Floats, floatKernel(fold[float32], fold[float64]))
 }
 
-// floatKernel picks the float32 or float64 instance of a kernel.
-func floatKernel(name string, f32, f64 func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any)) dispatch.Kernel {
-	return func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		switch out.DType {
-		case dispatch.Float32:
-			f32(out, in, attrs)
-		case dispatch.Float64:
-			f64(out, in, attrs)
-		default:
-			return dispatch.Unsupported(out.Device, name, out.DType)
+// floatKernel picks the float32 or float64 instance of a kernel; it is
+// registered for those two dtypes only.
+func floatKernel[A any](f32, f64 func(out *dispatch.Tensor, in []*dispatch.Tensor, a A)) dispatch.Kernel[A] {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) error {
+		if out.DType == dispatch.Float32 {
+			f32(out, in, a)
+		} else {
+			f64(out, in, a)
 		}
 		return nil
 	}
@@ -84,7 +84,7 @@ type geom struct {
 	inSize, k, l                      int // elements of one channel of the image, of the kernel, of the output
 }
 
-func newGeom(w dispatch.Window, in, out []int) geom {
+func newGeom(w layout.Window, in, out []int) geom {
 	g := geom{inSize: 1, k: 1, l: 1}
 	lead := 3 - len(in)
 	for i := range 3 {
@@ -209,7 +209,7 @@ func (s *convShapes) cg() int { return s.c / s.groups }
 func (s *convShapes) og() int { return s.o / s.groups }
 func (s *convShapes) ck() int { return s.c / s.groups * s.g.k }
 
-func newConvShapes(x, y []int, win dispatch.Window, groups int) convShapes {
+func newConvShapes(x, y []int, win layout.Window, groups int) convShapes {
 	return convShapes{n: x[0], c: x[1], o: y[1], groups: groups, g: newGeom(win, x[2:], y[2:])}
 }
 
@@ -228,14 +228,13 @@ func perImage[T float](s *convShapes, f func(i int, col []T)) {
 }
 
 // convForward: y_n,g = W_g · im2col(x_n)_g for each image n and group g.
-func convForward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) {
-	a := attrs.(dispatch.Conv)
+func convForward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) {
 	x, relX := dense[T](in[0])
 	defer relX()
 	w, relW := dense[T](in[1])
 	defer relW()
 	y := span[T](out)
-	s := newConvShapes(in[0].Shape, out.Shape, dispatch.ConvWindow(a, in[1].Shape), a.Groups)
+	s := newConvShapes(in[0].Shape, out.Shape, a.WindowFor(in[1].Shape), a.Groups)
 	if s.ck() == 0 {
 		clear(y)
 		return
@@ -258,14 +257,13 @@ func convForward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, attrs any
 
 // convInputBackward: dx_n = col2im(W_gᵀ · g_n,g) over the groups, the
 // adjoint of convForward in x (and so the transposed convolution).
-func convInputBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) {
-	a := attrs.(dispatch.Conv)
+func convInputBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) {
 	gy, relG := dense[T](in[0])
 	defer relG()
 	w, relW := dense[T](in[1])
 	defer relW()
 	dx := span[T](out)
-	s := newConvShapes(out.Shape, in[0].Shape, dispatch.ConvWindow(a, in[1].Shape), a.Groups)
+	s := newConvShapes(out.Shape, in[0].Shape, a.WindowFor(in[1].Shape), a.Groups)
 	clear(dx)
 	if s.ck() == 0 || s.o == 0 {
 		return
@@ -291,8 +289,7 @@ func convInputBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, att
 // convWeightBackward: dW_g = Σ_n g_n,g · im2col(x_n)_gᵀ. Each worker sums
 // its images into a partial gradient of its own; the partials are added at
 // the end.
-func convWeightBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) {
-	a := attrs.(dispatch.Conv)
+func convWeightBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) {
 	x, relX := dense[T](in[0])
 	defer relX()
 	gy, relG := dense[T](in[1])
@@ -334,8 +331,7 @@ func convWeightBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, at
 }
 
 // unfold is im2col of each image: (N, C, H, W) to (N, C·K, L).
-func unfold[T float](out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) {
-	a := attrs.(dispatch.Unfold)
+func unfold[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a ops.UnfoldParams) {
 	x, rel := dense[T](in[0])
 	defer rel()
 	y := span[T](out)
@@ -350,8 +346,7 @@ func unfold[T float](out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) {
 
 // fold is col2im of each image: (N, C·K, L) to (N, C, H, W), summing
 // where windows overlap.
-func fold[T float](out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) {
-	a := attrs.(dispatch.Unfold)
+func fold[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a ops.UnfoldParams) {
 	x, rel := dense[T](in[0])
 	defer rel()
 	y := span[T](out)

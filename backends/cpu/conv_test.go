@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // TestIm2col checks im2col over random 1-, 2- and 3-d windows (strides
@@ -17,7 +17,7 @@ func TestIm2col(t *testing.T) {
 	checked := 0
 	for trial := range 300 {
 		nd := 1 + trial%3
-		w := dispatch.Window{Kernel: make([]int, nd), Stride: make([]int, nd), Padding: make([]int, nd), Dilation: make([]int, nd)}
+		w := layout.Window{Kernel: make([]int, nd), Stride: make([]int, nd), Padding: make([]int, nd), Dilation: make([]int, nd)}
 		in := make([]int, nd)
 		for i := range nd {
 			w.Kernel[i], w.Stride[i], w.Padding[i], w.Dilation[i] = 1+r.IntN(3), 1+r.IntN(3), r.IntN(4), 1+r.IntN(2)

@@ -1,6 +1,10 @@
 package cpu
 
-import "github.com/lathe-ml/lathe/dispatch"
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
+)
 
 // Copy kernels. Each is one strided copy (castInto between tensors of one
 // dtype) from a layout over the input into a layout over the fresh output:
@@ -9,11 +13,11 @@ import "github.com/lathe-ml/lathe/dispatch"
 // not counted views: they live only for the kernel's call.
 
 func init() {
-	register("flip", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+	register(ops.Flip, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.FlipDims) error {
 		x := in[0]
 		src := alias(x, x.Shape, append([]int(nil), x.Strides...), x.Offset)
 		if x.Numel() > 0 {
-			for _, d := range dispatch.FlipDims(x, attrs) {
+			for _, d := range a.Of(x) {
 				// Start at the last element of d and walk it backward.
 				src.Offset += (x.Shape[d] - 1) * x.Strides[d]
 				src.Strides[d] = -x.Strides[d]
@@ -22,8 +26,8 @@ func init() {
 		castInto(out, src)
 		return nil
 	})
-	register("concat", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		d := dispatch.ConcatDim(in, attrs)
+	register(ops.Concat, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConcatDim) error {
+		d := a.Of(in)
 		at := 0
 		for _, t := range in {
 			if t.Numel() > 0 {
@@ -34,13 +38,12 @@ func init() {
 		}
 		return nil
 	})
-	register("pad", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		a := attrs.(dispatch.Pad)
+	register(ops.Pad, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.Padding) error {
 		x := in[0]
 		fillValue(out, a.Value)
 		// The part of x that survives the crops goes to the part of out
 		// inside the pads.
-		shape, xSkip, outSkip, ok := dispatch.PadRegion(x, out, a.Pads)
+		shape, xSkip, outSkip, ok := layout.PadRegion(x, out, a.Pads)
 		if ok && dispatch.Numel(shape) > 0 {
 			castInto(alias(out, shape, out.Strides, out.Offset+outSkip), alias(x, shape, x.Strides, x.Offset+xSkip))
 		}

@@ -4,11 +4,12 @@ import (
 	"math"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // floatUnary gives each unary op's float function, built from its params.
 // Formulas follow PyTorch's definitions (torch.nn.functional docs).
-var floatUnary = map[string]func(p dispatch.Params) func(float64) float64{
+var floatUnary = map[string]func(p ops.Params) func(float64) float64{
 	"neg":        fixed(func(x float64) float64 { return -x }),
 	"abs":        fixed(math.Abs),
 	"sign":       fixed(signF),
@@ -44,7 +45,7 @@ var floatUnary = map[string]func(p dispatch.Params) func(float64) float64{
 		}
 		return math.Log1p(math.Exp(x))
 	}),
-	"leaky_relu": func(p dispatch.Params) func(float64) float64 {
+	"leaky_relu": func(p ops.Params) func(float64) float64 {
 		return func(x float64) float64 {
 			if x > 0 {
 				return x
@@ -52,7 +53,7 @@ var floatUnary = map[string]func(p dispatch.Params) func(float64) float64{
 			return x * p.A
 		}
 	},
-	"clamp": func(p dispatch.Params) func(float64) float64 {
+	"clamp": func(p ops.Params) func(float64) float64 {
 		return func(x float64) float64 {
 			if x != x {
 				return x
@@ -63,7 +64,7 @@ var floatUnary = map[string]func(p dispatch.Params) func(float64) float64{
 }
 
 // intUnary gives the unary ops that integer dtypes have.
-var intUnary = map[string]func(p dispatch.Params) func(int64) int64{
+var intUnary = map[string]func(p ops.Params) func(int64) int64{
 	"neg":    fixedInt(func(x int64) int64 { return -x }),
 	"abs":    fixedInt(func(x int64) int64 { return max(x, -x) }),
 	"sign":   fixedInt(func(x int64) int64 { return int64(cmpInt(x, 0)) }),
@@ -72,7 +73,7 @@ var intUnary = map[string]func(p dispatch.Params) func(int64) int64{
 	"floor":  fixedInt(func(x int64) int64 { return x }),
 	"ceil":   fixedInt(func(x int64) int64 { return x }),
 	"round":  fixedInt(func(x int64) int64 { return x }),
-	"clamp": func(p dispatch.Params) func(int64) int64 {
+	"clamp": func(p ops.Params) func(int64) int64 {
 		return func(x int64) int64 {
 			v := float64(x)
 			if v < p.A {
@@ -86,12 +87,12 @@ var intUnary = map[string]func(p dispatch.Params) func(int64) int64{
 	},
 }
 
-func fixed(f func(float64) float64) func(dispatch.Params) func(float64) float64 {
-	return func(dispatch.Params) func(float64) float64 { return f }
+func fixed(f func(float64) float64) func(ops.Params) func(float64) float64 {
+	return func(ops.Params) func(float64) float64 { return f }
 }
 
-func fixedInt(f func(int64) int64) func(dispatch.Params) func(int64) int64 {
-	return func(dispatch.Params) func(int64) int64 { return f }
+func fixedInt(f func(int64) int64) func(ops.Params) func(int64) int64 {
+	return func(ops.Params) func(int64) int64 { return f }
 }
 
 func signF(x float64) float64 {
@@ -133,10 +134,13 @@ func cmpInt(a, b int64) int {
 }
 
 func init() {
-	for _, u := range dispatch.UnaryOps {
+	for _, u := range ops.UnaryOps {
 		ff, fi := floatUnary[u.Name], intUnary[u.Name]
-		register(u.Name, func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-			p, _ := attrs.(dispatch.Params)
+		dtypes := u.DTypes
+		if fi == nil {
+			dtypes &= dispatch.Floats
+		}
+		registerFor(u.Op, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, p ops.Params) error {
 			x := in[0]
 			switch x.DType {
 			case dispatch.Float32:
@@ -152,27 +156,19 @@ func init() {
 				}
 				map1(out, x, ff(p))
 			case dispatch.Int32:
-				if fi == nil {
-					return dispatch.Unsupported(out.Device, u.Name, x.DType)
-				}
 				map1(out, x, viaInt[int32](fi(p)))
 			case dispatch.Int64:
-				if fi == nil {
-					return dispatch.Unsupported(out.Device, u.Name, x.DType)
-				}
 				map1(out, x, fi(p))
-			default:
-				return dispatch.Unsupported(out.Device, u.Name, x.DType)
 			}
 			return nil
 		})
 	}
-	register("logical_not", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+	register(ops.LogicalNot, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		x := truth(in[0])
 		map1(out, x, func(b bool) bool { return !b })
 		return nil
 	})
-	register("where", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+	register(ops.Where, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		c := in[0] // the schema makes it bool
 		switch out.DType {
 		case dispatch.Float32, dispatch.Int32:

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // Indexing kernels. Index tensors (Int32 or Int64, any layout) are first
@@ -13,54 +14,35 @@ import (
 // below need one index type only.
 
 func init() {
-	register("index_select", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+	register(ops.IndexSelect, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 		x, index := in[0], in[1]
 		if x.Rank() == 0 {
 			// torch keeps a 0-d x 0-d; every index must still be 0.
-			if _, err := indexValues(index, "index", 0, 1); err != nil {
-				return err
-			}
 			castInto(out, x)
 			return nil
 		}
-		d := dispatch.IndexDimOf(x, attrs)
-		idx, err := indexValues(index, "index", d, x.Shape[d])
-		if err != nil {
-			return err
-		}
+		d := a.Of(x)
+		idx := indexValues(index)
 		return withIndexKernels(x.DType, func(k indexKernels) { k.indexSelect(out, rowMajor(x), idx, d) })
 	})
-	register("gather", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+	register(ops.Gather, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 		x, index := in[0], in[1]
-		d := dispatch.IndexDimOf(x, attrs)
-		idx, err := indexValues(index, "index", d, sizeAt(x, d))
-		if err != nil {
-			return err
-		}
+		d := a.Of(x)
+		idx := indexValues(index)
 		return withIndexKernels(x.DType, func(k indexKernels) { k.gather(out, x, idx, d) })
 	})
-	for _, op := range []struct {
-		name string
-		add  bool
-	}{{"scatter", false}, {"scatter_add", true}} {
-		add := op.add
-		register(op.name, func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+	for op, add := range map[*dispatch.Op[ops.IndexDim]]bool{ops.Scatter: false, ops.ScatterAdd: true} {
+		register(op, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 			x, index, src := in[0], in[1], in[2]
-			d := dispatch.IndexDimOf(x, attrs)
-			idx, err := indexValues(index, "index", d, sizeAt(x, d))
-			if err != nil {
-				return err
-			}
+			d := a.Of(x)
+			idx := indexValues(index)
 			castInto(out, x) // out-of-place: start from a copy of x
 			return withIndexKernels(x.DType, func(k indexKernels) { k.scatter(out, src, idx, index.Shape, d, add) })
 		})
 	}
-	register("one_hot", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		nc := attrs.(dispatch.OneHot).NumClasses
-		idx, err := indexValues(in[0], "x", -1, nc)
-		if err != nil {
-			return err
-		}
+	register(ops.OneHot, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.OneHotClasses) error {
+		nc := a.NumClasses
+		idx := indexValues(in[0])
 		o := elems[int64](out)[out.Offset : out.Offset+out.Numel()]
 		clear(o)
 		for p, v := range idx {
@@ -70,29 +52,37 @@ func init() {
 	})
 }
 
-// sizeAt is the size of dim d, 1 for a 0-d tensor (whose one element dim 0
-// and -1 name, as in torch).
-func sizeAt(t *dispatch.Tensor, d int) int {
-	if t.Rank() == 0 {
-		return 1
-	}
-	return t.Shape[d]
-}
-
-// indexValues reads an index tensor in row-major order and checks that each
-// value is in [0, size) of dim d of the indexed tensor (d < 0: one_hot's
-// classes). The first value out of range is the error.
-func indexValues(t *dispatch.Tensor, arg string, d, size int) ([]int64, error) {
+// indexValues reads an index tensor in row-major order as int64s, for
+// loops that need one index type. dispatch has checked the values (the
+// op's ValueChecks, through CheckValues).
+func indexValues(t *dispatch.Tensor) []int64 {
 	idx := make([]int64, 0, t.Numel())
 	if t.DType == dispatch.Int32 {
 		walk(t, func(v int32) { idx = append(idx, int64(v)) })
 	} else {
 		walk(t, func(v int64) { idx = append(idx, v) })
 	}
-	if err := dispatch.CheckIndices(idx, arg, d, size); err != nil {
-		return nil, err
+	return idx
+}
+
+// CheckValues is dispatch's value check on the host, at once: the first
+// value of t in row-major order that c refuses is c's error.
+func (backend) CheckValues(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
+	bad, v := false, int64(0)
+	find := func(x int64) {
+		if !bad && c.Bad(x) {
+			bad, v = true, x
+		}
 	}
-	return idx, nil
+	if t.DType == dispatch.Int32 {
+		walk(t, func(x int32) { find(int64(x)) })
+	} else {
+		walk(t, find)
+	}
+	if bad {
+		return c.Error(v)
+	}
+	return nil
 }
 
 // rowMajor returns t itself if it is row-major, else a row-major copy.
@@ -182,9 +172,9 @@ func gatherAlong[T any](out, x *dispatch.Tensor, idx []int64, d int) {
 	xs := slices.Clone(x.Strides)
 	step := xs[d]
 	xs[d] = 0
-	l := layout{strides: [][]int{out.Strides, xs}, base: []int{out.Offset, x.Offset}}.collapse(out.Shape)
-	last := len(l.shape) - 1
-	so, sx := l.strides[0][last], l.strides[1][last]
+	l := stridedOf(out.Shape, [][]int{out.Strides, xs}, []int{out.Offset, x.Offset})
+	last := l.Rank() - 1
+	so, sx := l.Strides[0][last], l.Strides[1][last]
 	l.rows(func(offs []int, n int) {
 		for i := range n {
 			p := offs[0] + i*so
@@ -210,12 +200,9 @@ func scatterAlong[T any](out, src *dispatch.Tensor, idx []int64, ishape []int, d
 	os[d] = 0
 	pos := dispatch.ContiguousStrides(ishape)
 	last := func(v []int) []int { return append(append(slices.Clone(v[:d]), v[d+1:]...), v[d]) }
-	l := layout{
-		strides: [][]int{last(os), last(src.Strides), last(pos)},
-		base:    []int{out.Offset, src.Offset, 0},
-	}.collapse(last(ishape))
-	k := len(l.shape) - 1
-	so, ss, sp := l.strides[0][k], l.strides[1][k], l.strides[2][k]
+	l := stridedOf(last(ishape), [][]int{last(os), last(src.Strides), last(pos)}, []int{out.Offset, src.Offset, 0})
+	k := l.Rank() - 1
+	so, ss, sp := l.Strides[0][k], l.Strides[1][k], l.Strides[2][k]
 	l.rows(func(offs []int, n int) {
 		for i := range n {
 			p := offs[0] + i*so + int(idx[offs[2]+i*sp])*step

@@ -1,38 +1,37 @@
 package cpu
 
-import "github.com/lathe-ml/lathe/dispatch"
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
+)
 
 // Interpolation (upsample_nearest, upsample_linear, upsample_bicubic and
 // their backward ops). Every filter is separable: the output is the
 // tensor product of one 1-d filter per spatial dim, so the kernel resamples
 // one dim at a time (a pass), and the backward op runs the transposed passes
 // (scatter-adds) in the reverse order. A 1-d filter is a table of taps
-// (dispatch.Taps, PyTorch's formulas, shared with the other backends): for
+// (layout.Taps, PyTorch's formulas, shared with the other backends): for
 // each output index, K input indices and their weights (1 for nearest, 2
 // for linear, 4 for cubic), computed once per dim in the tensor's dtype.
 
 func init() {
-	for _, name := range []string{"upsample_nearest", "upsample_linear", "upsample_bicubic",
-		"upsample_nearest_backward", "upsample_linear_backward", "upsample_bicubic_backward"} {
-		filter, backward := dispatch.UpsampleFilter(name)
-		register(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-			a, _ := attrs.(dispatch.Interp)
-			switch out.DType {
-			case dispatch.Float32:
-				upsample[float32](out, in[0], a, filter, backward)
-			case dispatch.Float64:
-				upsample[float64](out, in[0], a, filter, backward)
-			default:
-				return dispatch.Unsupported(out.Device, name, out.DType)
-			}
-			return nil
-		})
+	for _, u := range ops.Upsamples {
+		for op, backward := range map[*dispatch.Op[ops.Interp]]bool{u.Forward: false, u.Backward: true} {
+			registerFor(op, dispatch.Floats, floatKernel(
+				func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.Interp) {
+					upsample[float32](out, in[0], a, u.Filter, backward)
+				},
+				func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.Interp) {
+					upsample[float64](out, in[0], a, u.Filter, backward)
+				}))
+		}
 	}
 }
 
 // upsample runs the forward op (x is the input) or the backward op (x is
 // the output's gradient) into the contiguous out.
-func upsample[T float](out, x *dispatch.Tensor, a dispatch.Interp, filter int, backward bool) {
+func upsample[T float](out, x *dispatch.Tensor, a ops.Interp, filter int, backward bool) {
 	if !x.IsContiguous() {
 		x = contiguous(x)
 		defer x.Release()
@@ -62,7 +61,7 @@ func upsample[T float](out, x *dispatch.Tensor, a dispatch.Interp, filter int, b
 	}
 	type pass struct {
 		dim int
-		tp  dispatch.Taps[T]
+		tp  layout.Taps[T]
 	}
 	var passes []pass
 	for _, d := range order {
@@ -70,7 +69,7 @@ func upsample[T float](out, x *dispatch.Tensor, a dispatch.Interp, filter int, b
 		if a.Scales != nil {
 			scale = a.Scales[d]
 		}
-		tp := dispatch.MakeTaps[T](filter, forwardIn[d], a.Size[d], scale, a.AlignCorners, a.Exact)
+		tp := layout.MakeTaps[T](filter, forwardIn[d], a.Size[d], scale, a.AlignCorners, a.Exact)
 		if !tp.Identity(forwardIn[d]) {
 			passes = append(passes, pass{d, tp})
 		}
@@ -104,7 +103,7 @@ func upsample[T float](out, x *dispatch.Tensor, a dispatch.Interp, filter int, b
 
 // gatherPass resamples the middle dim of src, (outer, n, inner), into dst,
 // (outer, m, inner): dst[o, j, i] = Σ_t w[j,t]·src[o, idx[j,t], i].
-func gatherPass[T float](dst, src []T, outer, inner, n, m int, tp dispatch.Taps[T]) {
+func gatherPass[T float](dst, src []T, outer, inner, n, m int, tp layout.Taps[T]) {
 	parallel(outer, m*inner*tp.K, func(lo, hi int) {
 		for o := lo; o < hi; o++ {
 			for j := range m {
@@ -131,7 +130,7 @@ func gatherPass[T float](dst, src []T, outer, inner, n, m int, tp dispatch.Taps[
 // scatterPass is gatherPass transposed: src is (outer, m, inner), a
 // gradient of gatherPass's output, and dst, (outer, n, inner), gets
 // dst[o, idx[j,t], i] += w[j,t]·src[o, j, i].
-func scatterPass[T float](dst, src []T, outer, inner, m, n int, tp dispatch.Taps[T]) {
+func scatterPass[T float](dst, src []T, outer, inner, m, n int, tp layout.Taps[T]) {
 	parallel(outer, m*inner*tp.K, func(lo, hi int) {
 		for o := lo; o < hi; o++ {
 			clear(dst[o*n*inner : (o+1)*n*inner])

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // BenchmarkUpsample: a batch of 32 3×64×64 float32 images to 128×128, and
@@ -13,12 +14,12 @@ func BenchmarkUpsample(b *testing.B) {
 	in := []int{32, 3, 64, 64}
 	for _, c := range []struct {
 		name string
-		op   string
-		a    dispatch.Interp
+		op   ops.Upsample
+		a    ops.Interp
 	}{
-		{"nearest", "upsample_nearest", dispatch.Interp{Size: []int{128, 128}}},
-		{"bilinear", "upsample_linear", dispatch.Interp{Size: []int{128, 128}}},
-		{"bicubic", "upsample_bicubic", dispatch.Interp{Size: []int{128, 128}}},
+		{"nearest", ops.UpsampleNearest, ops.Interp{Size: []int{128, 128}}},
+		{"bilinear", ops.UpsampleLinear, ops.Interp{Size: []int{128, 128}}},
+		{"bicubic", ops.UpsampleBicubic, ops.Interp{Size: []int{128, 128}}},
 	} {
 		x := tensorOf(dispatch.Float32, f32s(randomF64(dispatch.Numel(in))), in...)
 		g := tensorOf(dispatch.Float32, f32s(randomF64(32*3*128*128)), 32, 3, 128, 128)
@@ -26,11 +27,11 @@ func BenchmarkUpsample(b *testing.B) {
 		back.InputSize = in[2:]
 		for _, dir := range []struct {
 			name string
-			op   string
-			a    dispatch.Interp
+			op   *dispatch.Op[ops.Interp]
+			a    ops.Interp
 			x    *dispatch.Tensor
-		}{{"forward", c.op, c.a, x}, {"backward", c.op + "_backward", back, g}} {
-			op := dispatch.Lookup(dir.op)
+		}{{"forward", c.op.Forward, c.a, x}, {"backward", c.op.Backward, back, g}} {
+			op := dir.op
 			b.Run(c.name+"/"+dir.name, func(b *testing.B) {
 				for b.Loop() {
 					out, err := dispatch.Call(op, dir.a, dir.x)

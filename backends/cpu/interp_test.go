@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // The forward values are checked against PyTorch in internal/conformance
@@ -16,37 +17,37 @@ import (
 
 func TestUpsampleBackwardIsTranspose(t *testing.T) {
 	cases := []struct {
-		op    string
+		op    ops.Upsample
 		in    []int
-		attrs dispatch.Interp
+		attrs ops.Interp
 	}{
-		{"upsample_nearest", []int{2, 1, 5}, dispatch.Interp{Size: []int{8}}},
-		{"upsample_nearest", []int{1, 2, 4, 3}, dispatch.Interp{Size: []int{9, 2}, Exact: true}},
-		{"upsample_nearest", []int{1, 1, 3, 2, 2, 4}, dispatch.Interp{Size: []int{5, 3, 1, 7}, Scales: []float64{1.7, 1.5, 0.5, 1.9}}},
-		{"upsample_linear", []int{2, 1, 5}, dispatch.Interp{Size: []int{3}}},
-		{"upsample_linear", []int{1, 2, 4, 3}, dispatch.Interp{Size: []int{7, 5}, AlignCorners: true}},
-		{"upsample_linear", []int{1, 1, 3, 2, 2, 4}, dispatch.Interp{Size: []int{5, 3, 2, 2}, Scales: []float64{1.7, 1.5, 1, 0.6}}},
-		{"upsample_bicubic", []int{1, 2, 4, 3}, dispatch.Interp{Size: []int{7, 2}}},
-		{"upsample_bicubic", []int{1, 1, 3, 4}, dispatch.Interp{Size: []int{6, 9}, AlignCorners: true}},
-		{"upsample_bicubic", []int{1, 1, 3, 2, 4}, dispatch.Interp{Size: []int{5, 3, 2}, Scales: []float64{1.7, 1.5, 0.6}}},
-		{"upsample_bicubic", []int{2, 1, 1}, dispatch.Interp{Size: []int{4}}},
+		{ops.UpsampleNearest, []int{2, 1, 5}, ops.Interp{Size: []int{8}}},
+		{ops.UpsampleNearest, []int{1, 2, 4, 3}, ops.Interp{Size: []int{9, 2}, Exact: true}},
+		{ops.UpsampleNearest, []int{1, 1, 3, 2, 2, 4}, ops.Interp{Size: []int{5, 3, 1, 7}, Scales: []float64{1.7, 1.5, 0.5, 1.9}}},
+		{ops.UpsampleLinear, []int{2, 1, 5}, ops.Interp{Size: []int{3}}},
+		{ops.UpsampleLinear, []int{1, 2, 4, 3}, ops.Interp{Size: []int{7, 5}, AlignCorners: true}},
+		{ops.UpsampleLinear, []int{1, 1, 3, 2, 2, 4}, ops.Interp{Size: []int{5, 3, 2, 2}, Scales: []float64{1.7, 1.5, 1, 0.6}}},
+		{ops.UpsampleBicubic, []int{1, 2, 4, 3}, ops.Interp{Size: []int{7, 2}}},
+		{ops.UpsampleBicubic, []int{1, 1, 3, 4}, ops.Interp{Size: []int{6, 9}, AlignCorners: true}},
+		{ops.UpsampleBicubic, []int{1, 1, 3, 2, 4}, ops.Interp{Size: []int{5, 3, 2}, Scales: []float64{1.7, 1.5, 0.6}}},
+		{ops.UpsampleBicubic, []int{2, 1, 1}, ops.Interp{Size: []int{4}}},
 	}
 	for _, c := range cases {
-		t.Run(fmt.Sprintf("%s/%v->%v", c.op, c.in, c.attrs.Size), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%v->%v", c.op.Forward.Name, c.in, c.attrs.Size), func(t *testing.T) {
 			out := append(append([]int{}, c.in[:2]...), c.attrs.Size...)
 			x := tensorOf(dispatch.Float64, randomF64(dispatch.Numel(c.in)), c.in...)
 			y := tensorOf(dispatch.Float64, randomF64(dispatch.Numel(out) + 3)[3:], out...)
-			ax := denseF64(call(t, c.op, c.attrs, x))
+			ax := denseF64(call(t, c.op.Forward, c.attrs, x))
 			b := c.attrs
 			b.InputSize = c.in[2:]
-			aty := denseF64(call(t, c.op+"_backward", b, y))
+			aty := denseF64(call(t, c.op.Backward, b, y))
 			lhs, rhs := dot(ax, denseF64(y)), dot(denseF64(x), aty)
 			if math.Abs(lhs-rhs) > 1e-12*(1+math.Abs(lhs)) {
 				t.Errorf("<A x, y> = %v but <x, Aᵀ y> = %v", lhs, rhs)
 			}
 			// float32 runs the same code: it agrees with float64 to float32's precision.
 			x32 := tensorOf(dispatch.Float32, f32s(denseF64(x)), c.in...)
-			got := denseF64(call(t, c.op, c.attrs, x32))
+			got := denseF64(call(t, c.op.Forward, c.attrs, x32))
 			for i := range got {
 				if math.Abs(got[i]-ax[i]) > 1e-5 {
 					t.Fatalf("float32 [%d] = %v, float64 %v", i, got[i], ax[i])
@@ -62,9 +63,9 @@ func TestUpsampleNonContiguous(t *testing.T) {
 	x := tensorOf(dispatch.Float64, randomF64(24), 1, 2, 3, 4)
 	xt := dispatch.NewTensor(cpu0, dispatch.Float64, []int{1, 2, 4, 3}, x.Storage.Buffer)
 	xt.Strides = []int{24, 12, 1, 4}
-	a := dispatch.Interp{Size: []int{7, 5}}
-	got := denseF64(call(t, "upsample_bicubic", a, xt))
-	want := denseF64(call(t, "upsample_bicubic", a, contiguous(xt)))
+	a := ops.Interp{Size: []int{7, 5}}
+	got := denseF64(call(t, ops.UpsampleBicubic.Forward, a, xt))
+	want := denseF64(call(t, ops.UpsampleBicubic.Forward, a, contiguous(xt)))
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("[%d] = %v, want %v", i, got[i], want[i])
@@ -76,31 +77,30 @@ func TestUpsampleInferErrors(t *testing.T) {
 	x := tensorOf(dispatch.Float64, randomF64(20), 1, 1, 4, 5)
 	cases := []struct {
 		name  string
-		op    string
+		op    *dispatch.Op[ops.Interp]
 		in    *dispatch.Tensor
-		attrs any
+		attrs ops.Interp
 		kind  error
 		arg   string
 	}{
-		{"attrs", "upsample_linear", x, nil, dispatch.ErrValue, "attrs"},
-		{"rank", "upsample_linear", tensorOf(dispatch.Float64, randomF64(4), 2, 2), dispatch.Interp{Size: []int{4}}, dispatch.ErrShape, "x"},
-		{"dtype", "upsample_nearest", tensorOf(dispatch.Int64, make([]int64, 20), 1, 1, 4, 5), dispatch.Interp{Size: []int{2, 2}}, dispatch.ErrDType, "x"},
-		{"size_count", "upsample_linear", x, dispatch.Interp{Size: []int{4}}, dispatch.ErrValue, "size"},
-		{"size0", "upsample_bicubic", x, dispatch.Interp{Size: []int{4, 0}}, dispatch.ErrValue, "size"},
-		{"scales_count", "upsample_linear", x, dispatch.Interp{Size: []int{4, 4}, Scales: []float64{2}}, dispatch.ErrValue, "scale_factor"},
-		{"scale_nan", "upsample_linear", x, dispatch.Interp{Size: []int{4, 4}, Scales: []float64{2, math.NaN()}}, dispatch.ErrValue, "scale_factor"},
-		{"align_nearest", "upsample_nearest", x, dispatch.Interp{Size: []int{4, 4}, AlignCorners: true}, dispatch.ErrValue, "align_corners"},
-		{"exact_linear", "upsample_linear", x, dispatch.Interp{Size: []int{4, 4}, Exact: true}, dispatch.ErrValue, "exact"},
-		{"backward_input_size", "upsample_linear_backward", x, dispatch.Interp{Size: []int{4, 5}}, dispatch.ErrValue, "input_size"},
-		{"backward_grad_shape", "upsample_linear_backward", x, dispatch.Interp{Size: []int{4, 6}, InputSize: []int{2, 3}}, dispatch.ErrShape, "grad"},
-		{"empty_input", "upsample_linear", tensorOf(dispatch.Float64, []float64{}, 1, 1, 0, 5), dispatch.Interp{Size: []int{4, 4}}, dispatch.ErrShape, "x"},
+		{"rank", ops.UpsampleLinear.Forward, tensorOf(dispatch.Float64, randomF64(4), 2, 2), ops.Interp{Size: []int{4}}, dispatch.ErrShape, "x"},
+		{"dtype", ops.UpsampleNearest.Forward, tensorOf(dispatch.Int64, make([]int64, 20), 1, 1, 4, 5), ops.Interp{Size: []int{2, 2}}, dispatch.ErrDType, "x"},
+		{"size_count", ops.UpsampleLinear.Forward, x, ops.Interp{Size: []int{4}}, dispatch.ErrValue, "size"},
+		{"size0", ops.UpsampleBicubic.Forward, x, ops.Interp{Size: []int{4, 0}}, dispatch.ErrValue, "size"},
+		{"scales_count", ops.UpsampleLinear.Forward, x, ops.Interp{Size: []int{4, 4}, Scales: []float64{2}}, dispatch.ErrValue, "scale_factor"},
+		{"scale_nan", ops.UpsampleLinear.Forward, x, ops.Interp{Size: []int{4, 4}, Scales: []float64{2, math.NaN()}}, dispatch.ErrValue, "scale_factor"},
+		{"align_nearest", ops.UpsampleNearest.Forward, x, ops.Interp{Size: []int{4, 4}, AlignCorners: true}, dispatch.ErrValue, "align_corners"},
+		{"exact_linear", ops.UpsampleLinear.Forward, x, ops.Interp{Size: []int{4, 4}, Exact: true}, dispatch.ErrValue, "exact"},
+		{"backward_input_size", ops.UpsampleLinear.Backward, x, ops.Interp{Size: []int{4, 5}}, dispatch.ErrValue, "input_size"},
+		{"backward_grad_shape", ops.UpsampleLinear.Backward, x, ops.Interp{Size: []int{4, 6}, InputSize: []int{2, 3}}, dispatch.ErrShape, "grad"},
+		{"empty_input", ops.UpsampleLinear.Forward, tensorOf(dispatch.Float64, []float64{}, 1, 1, 0, 5), ops.Interp{Size: []int{4, 4}}, dispatch.ErrShape, "x"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := dispatch.Call(dispatch.Lookup(c.op), c.attrs, c.in)
+			_, err := dispatch.Call(c.op, c.attrs, c.in)
 			var e *dispatch.Error
-			if !errors.As(err, &e) || !errors.Is(err, c.kind) || e.Arg != c.arg || e.Op != c.op {
-				t.Fatalf("error %v, want kind %v on argument %q of %s", err, c.kind, c.arg, c.op)
+			if !errors.As(err, &e) || !errors.Is(err, c.kind) || e.Arg != c.arg || e.Op != c.op.Name {
+				t.Fatalf("error %v, want kind %v on argument %q of %s", err, c.kind, c.arg, c.op.Name)
 			}
 		})
 	}

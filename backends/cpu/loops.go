@@ -45,9 +45,9 @@ func map1[T, U any](out, x *dispatch.Tensor, f func(T) U) {
 		return
 	}
 	o, a := elems[U](out), elems[T](x)
-	l := newLayout(out, x)
-	last := len(l.shape) - 1
-	so, sa := l.strides[0][last], l.strides[1][last]
+	l := newStrided(out, x)
+	last := len(l.Shape) - 1
+	so, sa := l.Strides[0][last], l.Strides[1][last]
 	l.rows(func(offs []int, n int) {
 		oo, ao := offs[0], offs[1]
 		if so == 1 && sa == 1 {
@@ -107,9 +107,9 @@ func mapRows2[T, U any](out, x, y *dispatch.Tensor, r rows2[T, U]) {
 		return
 	}
 	o, a, b := elems[U](out), elems[T](x), elems[T](y)
-	l := newLayout(out, x, y)
-	last := len(l.shape) - 1
-	so, sa, sb := l.strides[0][last], l.strides[1][last], l.strides[2][last]
+	l := newStrided(out, x, y)
+	last := len(l.Shape) - 1
+	so, sa, sb := l.Strides[0][last], l.Strides[1][last], l.Strides[2][last]
 	l.rows(func(offs []int, n int) {
 		oo, ao, bo := offs[0], offs[1], offs[2]
 		switch {

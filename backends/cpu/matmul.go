@@ -1,11 +1,14 @@
 package cpu
 
 import (
-	"github.com/lathe-ml/lathe/dispatch"
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/gonum"
 	"os"
 	"strings"
+
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
 )
 
 // Matrix products. float32 and float64 go to gonum's BLAS (Sgemm, Dgemm),
@@ -70,14 +73,14 @@ func pickBLAS() (gemmFunc[float32], gemmFunc[float64], string) {
 	return s, d, desc
 }
 
-// matrices is a matmul argument as dispatch.Matrices, with its tensor.
+// matrices is a matmul argument as layout.Matrices, with its tensor.
 type matrices struct {
 	t *dispatch.Tensor
-	dispatch.Matrices
+	layout.Matrices
 }
 
 func asMatrices(t *dispatch.Tensor, lhs bool, batch []int) matrices {
-	return matrices{t, dispatch.AsMatrices(t, lhs, batch)}
+	return matrices{t, layout.AsMatrices(t, lhs, batch)}
 }
 
 // blasLayout says how BLAS reads a rows×cols matrix with strides rs, cs:
@@ -125,8 +128,8 @@ func offsets(bi int, batch []int, a, b matrices) (int, int) {
 }
 
 func init() {
-	register("matmul", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
-		batch, n, k, m, _, err := dispatch.MatMulShapes(in[0].Shape, in[1].Shape)
+	register(ops.MatMul, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+		batch, n, k, m, _, err := ops.MatMulShapes(in[0].Shape, in[1].Shape)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 )
@@ -63,7 +64,7 @@ func TestMatMulLayouts(t *testing.T) {
 		for ln, a := range lhs {
 			for rn, b := range rhs {
 				t.Run(fmt.Sprintf("matmul/%s/%s.%s", dt, ln, rn), func(t *testing.T) {
-					got := call(t, "matmul", nil, a, b)
+					got := call(t, ops.MatMul, dispatch.None{}, a, b)
 					if !slices.Equal(got.Shape, []int{2, n, m}) {
 						t.Fatalf("shape %v", got.Shape)
 					}
@@ -92,13 +93,13 @@ func TestMatMulTransposedByHand(t *testing.T) {
 		vec := dispatch.NewTensor(cpu0, dt, []int{2}, newBuffer(dt, 2))
 		castInto(vec, tensorOf(dispatch.Float64, []float64{1, 10}, 2))
 		t.Run("matmul/"+dt.String()+"/transposed.col", func(t *testing.T) {
-			if g := denseF64(call(t, "matmul", nil, tr, col)); !slices.Equal(g, []float64{4, 6}) {
+			if g := denseF64(call(t, ops.MatMul, dispatch.None{}, tr, col)); !slices.Equal(g, []float64{4, 6}) {
 				t.Fatalf("got %v, want [4 6]", g)
 			}
 		})
 		t.Run("matmul/"+dt.String()+"/vec.transposed", func(t *testing.T) {
 			// [1, 10]·[[1,3],[2,4]] = [21, 43]
-			if g := denseF64(call(t, "matmul", nil, vec, tr)); !slices.Equal(g, []float64{21, 43}) {
+			if g := denseF64(call(t, ops.MatMul, dispatch.None{}, vec, tr)); !slices.Equal(g, []float64{21, 43}) {
 				t.Fatalf("got %v, want [21 43]", g)
 			}
 		})
@@ -137,7 +138,7 @@ func TestBLASLayout(t *testing.T) {
 // BenchmarkMatMul measures square products through dispatch, as a user's
 // call runs them, in GFLOP/s (2n³ flops each).
 func BenchmarkMatMul(b *testing.B) {
-	op := dispatch.Lookup("matmul")
+	op := ops.MatMul
 	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64} {
 		for _, n := range []int{64, 256, 512, 1024} {
 			b.Run(fmt.Sprintf("%s/%d", dt, n), func(b *testing.B) {
@@ -145,7 +146,7 @@ func BenchmarkMatMul(b *testing.B) {
 				castInto(x, tensorOf(dispatch.Float64, randomF64(n*n), n, n))
 				b.ResetTimer()
 				for b.Loop() {
-					out, err := dispatch.Call(op, nil, x, x)
+					out, err := dispatch.Call(op, dispatch.None{}, x, x)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -4,6 +4,8 @@ import (
 	"math"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // Pooling kernels, one generic implementation for any number of spatial
@@ -22,50 +24,38 @@ import (
 // so that results match its bit for bit where it uses the same order.
 
 func init() {
-	register("avg_pool", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		a := attrs.(dispatch.AvgPool)
+	register(ops.AvgPool, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AvgPoolParams) error {
 		g := windowGeom(a.Window, in[0].Shape[2:], a.ExcludePadding)
 		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, a.Divisor, false) })
 	})
-	register("avg_pool_backward", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		a := attrs.(dispatch.AvgPoolBackward)
+	register(ops.AvgPoolBackward, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AvgPoolBackwardParams) error {
 		g := windowGeom(a.Window, a.InSize, a.ExcludePadding)
 		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, a.Divisor, true) })
 	})
-	register("adaptive_avg_pool", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		g := adaptiveGeom(in[0].Shape[2:], attrs.(dispatch.AdaptivePool).Size)
+	register(ops.AdaptiveAvgPool, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AdaptivePool) error {
+		g := adaptiveGeom(in[0].Shape[2:], a.Size)
 		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, 0, false) })
 	})
-	register("adaptive_avg_pool_backward", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		g := adaptiveGeom(attrs.(dispatch.AdaptivePoolBackward).InSize, in[0].Shape[2:])
+	register(ops.AdaptiveAvgPoolBackward, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AdaptivePoolBackward) error {
+		g := adaptiveGeom(a.InSize, in[0].Shape[2:])
 		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, 0, true) })
 	})
-	register("max_pool_indices", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		g := windowGeom(attrs.(dispatch.Window), in[0].Shape[2:], true)
+	register(ops.MaxPoolIndices, func(out *dispatch.Tensor, in []*dispatch.Tensor, w layout.Window) error {
+		g := windowGeom(w, in[0].Shape[2:], true)
 		return withPoolKernels(in[0].DType, func(k poolKernels) { k.argmax(out, rowMajor(in[0]), g) })
 	})
-	register("adaptive_max_pool_indices", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		g := adaptiveGeom(in[0].Shape[2:], attrs.(dispatch.AdaptivePool).Size)
+	register(ops.AdaptiveMaxPoolIndices, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AdaptivePool) error {
+		g := adaptiveGeom(in[0].Shape[2:], a.Size)
 		return withPoolKernels(in[0].DType, func(k poolKernels) { k.argmax(out, rowMajor(in[0]), g) })
 	})
-	register("pool_gather", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+	register(ops.PoolGather, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		x := in[0]
-		idx, err := poolIndexValues(in[1], x.Shape[2:])
-		if err != nil {
-			return err
-		}
+		idx := indexValues(in[1])
 		return withPoolKernels(x.DType, func(k poolKernels) { k.gather(out, rowMajor(x), idx) })
 	})
-	for _, op := range []struct {
-		name string
-		add  bool
-	}{{"max_pool_backward", true}, {"max_unpool", false}} {
-		add := op.add
-		register(op.name, func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-			idx, err := poolIndexValues(in[1], attrs.(dispatch.PoolScatter).Size)
-			if err != nil {
-				return err
-			}
+	for op, add := range map[*dispatch.Op[ops.PoolScatter]]bool{ops.MaxPoolBackward: true, ops.MaxUnpool: false} {
+		register(op, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.PoolScatter) error {
+			idx := indexValues(in[1])
 			return withPoolKernels(in[0].DType, func(k poolKernels) { k.scatter(out, rowMajor(in[0]), idx, add) })
 		})
 	}
@@ -106,13 +96,13 @@ func rowStrides(sizes []int) []int {
 // excludePad is set (count_include_pad=False), else its extent clipped to
 // the padded input: PyTorch's (min(start+k, n+pad) - start), which leaves
 // out the part of a ceil-mode window beyond the right padding.
-func windowGeom(w dispatch.Window, in []int, excludePad bool) *poolGeom {
+func windowGeom(w layout.Window, in []int, excludePad bool) *poolGeom {
 	st := rowStrides(in)
 	axes := make([]poolAxis, len(in))
 	for d, n := range in {
 		ax := &axes[d]
 		for o := range w.OutSize(d, n) {
-			lo, hi := dispatch.PoolTaps(w, d, o, n)
+			lo, hi := layout.PoolTaps(w, d, o, n)
 			start := o*w.Stride[d] - w.Padding[d]
 			ax.first = append(ax.first, len(ax.taps))
 			for k := lo; k < hi; k++ {
@@ -312,17 +302,4 @@ func poolScatter[T float](out, src *dispatch.Tensor, idx []int64, add bool) {
 			}
 		}
 	})
-}
-
-// poolIndexValues reads pooling indices row-major and checks each against
-// the size of a plane of the given spatial sizes.
-func poolIndexValues(t *dispatch.Tensor, spatial []int) ([]int64, error) {
-	idx := span[int64](rowMajor(t))
-	n := int64(dispatch.Numel(spatial))
-	for _, v := range idx {
-		if v < 0 || v >= n {
-			return nil, dispatch.PlaneError(v, spatial)
-		}
-	}
-	return idx, nil
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // BenchmarkPool measures the pooling kernels on a CNN-sized activation
@@ -14,29 +16,30 @@ import (
 func BenchmarkPool(b *testing.B) {
 	const n, c, h, w = 32, 64, 32, 32
 	x := tensorOf(dispatch.Float32, make([]float32, n*c*h*w), n, c, h, w)
-	win := func(k, s, p int) dispatch.Window {
-		return dispatch.Window{Kernel: []int{k, k}, Stride: []int{s, s}, Padding: []int{p, p}, Dilation: []int{1, 1}}
+	win := func(k, s, p int) layout.Window {
+		return layout.Window{Kernel: []int{k, k}, Stride: []int{s, s}, Padding: []int{p, p}, Dilation: []int{1, 1}}
 	}
 	max3 := win(3, 2, 1)
-	idx, err := dispatch.Call(dispatch.Lookup("max_pool_indices"), max3, x)
+	idx, err := dispatch.Call(ops.MaxPoolIndices, max3, x)
 	if err != nil {
 		b.Fatal(err)
 	}
 	g := tensorOf(dispatch.Float32, make([]float32, idx.Numel()), idx.Shape...)
 	for _, bc := range []struct {
-		name  string
-		op    string
-		attrs any
-		in    []*dispatch.Tensor
+		name string
+		call func() (*dispatch.Tensor, error)
 	}{
-		{"max_pool/3x3s2", "max_pool", max3, []*dispatch.Tensor{x}},
-		{"max_pool_backward/3x3s2", "max_pool_backward", dispatch.PoolScatter{Size: []int{h, w}}, []*dispatch.Tensor{g, idx}},
-		{"avg_pool/2x2", "avg_pool", dispatch.AvgPool{Window: win(2, 2, 0)}, []*dispatch.Tensor{x}},
+		{"max_pool/3x3s2", func() (*dispatch.Tensor, error) { return dispatch.Call(ops.MaxPool, max3, x) }},
+		{"max_pool_backward/3x3s2", func() (*dispatch.Tensor, error) {
+			return dispatch.Call(ops.MaxPoolBackward, ops.PoolScatter{Size: []int{h, w}}, g, idx)
+		}},
+		{"avg_pool/2x2", func() (*dispatch.Tensor, error) {
+			return dispatch.Call(ops.AvgPool, ops.AvgPoolParams{Window: win(2, 2, 0)}, x)
+		}},
 	} {
 		b.Run(fmt.Sprintf("f32/%s", bc.name), func(b *testing.B) {
-			op := dispatch.Lookup(bc.op)
 			for b.Loop() {
-				out, err := dispatch.Call(op, bc.attrs, bc.in...)
+				out, err := bc.call()
 				if err != nil {
 					b.Fatal(err)
 				}

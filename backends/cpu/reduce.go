@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // Reductions and cumsum. All of them are one loop family: the reduced dims
@@ -20,7 +22,7 @@ type runFunc[T, R any] func(d []T, off, n, s int) R
 // runs is a reduction laid out as a two-operand layout whose last dim is the
 // run: operand 0 is the output (stride 0 along the run), operand 1 the input.
 type runs struct {
-	l      layout
+	l      strided // not collapsed: the last dim is the run
 	n, s   int
 	outLen int
 }
@@ -45,11 +47,10 @@ func planRuns(x *dispatch.Tensor, dims []int) (runs, *dispatch.Tensor) {
 		n, s = dispatch.Numel(rShape), 1
 	}
 	outLen := dispatch.Numel(kShape)
-	l := layout{
-		shape:   append(append([]int{}, kShape...), n),
-		strides: [][]int{append(dispatch.ContiguousStrides(kShape), 0), append(append([]int{}, kStrides...), s)},
-		base:    []int{0, base},
-	}
+	l := strided{layout.Walk{
+		Shape:   append(append([]int{}, kShape...), n),
+		Strides: [][]int{append(dispatch.ContiguousStrides(kShape), 0), append(append([]int{}, kStrides...), s)},
+	}, []int{0, base}}
 	return runs{l: l, n: n, s: s, outLen: outLen}, tmp
 }
 
@@ -76,12 +77,9 @@ func oneRun(shape, strides []int) (n, s int, ok bool) {
 	if n = dispatch.Numel(shape); n == 0 {
 		return 0, 1, true // nothing is read
 	}
-	ms, mst := dispatch.MergeDims(shape, strides)
-	switch len(ms) {
-	case 0:
-		return n, 1, true
-	case 1:
-		return n, mst[0], true
+	w := layout.Walk{Shape: shape, Strides: [][]int{strides}}.Collapse()
+	if w.Rank() == 1 {
+		return n, w.Strides[0][0], true
 	}
 	return 0, 0, false // the caller copies
 }
@@ -123,12 +121,12 @@ func sumColumns[T, A number](out, x *dispatch.Tensor, dims []int) bool {
 		return false // the general path copies
 	}
 	r, _ := planRuns(x, dims)
-	k := len(r.l.shape) - 1 // kept dims
-	if k == 0 || r.n == 0 || r.s == 1 || r.l.strides[1][k-1] != 1 || r.l.shape[k-1] < 8 {
+	k := len(r.l.Shape) - 1 // kept dims
+	if k == 0 || r.n == 0 || r.s == 1 || r.l.Strides[1][k-1] != 1 || r.l.Shape[k-1] < 8 {
 		return false
 	}
 	const block = 256
-	cols := r.l.shape[k-1]
+	cols := r.l.Shape[k-1]
 	groups := r.outLen / cols
 	chunks := (cols + block - 1) / block
 	o, d := elems[T](out)[out.Offset:], elems[T](x)
@@ -138,8 +136,8 @@ func sumColumns[T, A number](out, x *dispatch.Tensor, dims []int) bool {
 			g, c := task/chunks, task%chunks
 			base := r.l.base[1]
 			for dim, rem := k-2, g; dim >= 0; dim-- {
-				base += (rem % r.l.shape[dim]) * r.l.strides[1][dim]
-				rem /= r.l.shape[dim]
+				base += (rem % r.l.Shape[dim]) * r.l.Strides[1][dim]
+				rem /= r.l.Shape[dim]
 			}
 			j0, j1 := c*block, min((c+1)*block, cols)
 			a := acc[:j1-j0]
@@ -329,7 +327,7 @@ func lseRun[T number](d []T, off, n, s int) T {
 }
 
 // reducer gives the run function of a reduction that keeps x's dtype.
-func reducer[T, A number](name string, r dispatch.Reduce) runFunc[T, T] {
+func reducer[T, A number](name string, r ops.Reduce) runFunc[T, T] {
 	switch name {
 	case "sum":
 		return sumRun[T, A]
@@ -349,7 +347,7 @@ func reducer[T, A number](name string, r dispatch.Reduce) runFunc[T, T] {
 	return nil
 }
 
-func reduceTyped[T, A number](name string, out, x *dispatch.Tensor, dims []int, r dispatch.Reduce) {
+func reduceTyped[T, A number](name string, out, x *dispatch.Tensor, dims []int, r ops.Reduce) {
 	switch name {
 	case "argmax", "argmin":
 		reduceInto(out, x, dims, argRun[T](name == "argmax"))
@@ -363,12 +361,11 @@ func reduceTyped[T, A number](name string, out, x *dispatch.Tensor, dims []int, 
 }
 
 func init() {
-	for _, op := range dispatch.ReduceOps {
+	for _, op := range ops.ReduceOps {
 		name := op.Name
-		register(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+		registerFor(op.Op, op.DTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, r ops.Reduce) error {
 			x := in[0]
-			r, _ := attrs.(dispatch.Reduce)
-			dims, _, err := dispatch.ReduceShape(x, r)
+			dims, _, err := ops.ReduceShape(x, r)
 			if err != nil {
 				return err
 			}
@@ -387,10 +384,9 @@ func init() {
 			return nil
 		})
 	}
-	register("cumsum", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+	register(ops.CumSum, func(out *dispatch.Tensor, in []*dispatch.Tensor, sc ops.Scan) error {
 		x := in[0]
-		sc, _ := attrs.(dispatch.Scan)
-		dim, err := dispatch.NormDim(sc.Dim, x.Rank(), "dim")
+		dim, err := ops.NormDim(sc.Dim, x.Rank(), "dim")
 		if err != nil {
 			return err
 		}
@@ -423,11 +419,10 @@ func cumsum[T, A number](out, x *dispatch.Tensor, dim int) {
 			shape, so, sx = append(shape, x.Shape[d]), append(so, out.Strides[d]), append(sx, x.Strides[d])
 		}
 	}
-	l := layout{
-		shape:   append(shape, x.Shape[dim]),
-		strides: [][]int{append(so, out.Strides[dim]), append(sx, x.Strides[dim])},
-		base:    []int{out.Offset, x.Offset},
-	}
+	l := strided{layout.Walk{ // not collapsed: the last dim is the scan
+		Shape:   append(shape, x.Shape[dim]),
+		Strides: [][]int{append(so, out.Strides[dim]), append(sx, x.Strides[dim])},
+	}, []int{out.Offset, x.Offset}}
 	o, d := elems[T](out), elems[T](x)
 	oStep, xStep := out.Strides[dim], x.Strides[dim]
 	l.rows(func(offs []int, n int) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // Internal tests: non-contiguous inputs, built by hand as views, since
@@ -39,11 +40,11 @@ func denseF64(t *dispatch.Tensor) []float64 {
 	return elems[float64](c)
 }
 
-func call(t *testing.T, name string, attrs any, in ...*dispatch.Tensor) *dispatch.Tensor {
+func call[A any](t *testing.T, op *dispatch.Op[A], a A, in ...*dispatch.Tensor) *dispatch.Tensor {
 	t.Helper()
-	out, err := dispatch.Call(dispatch.Lookup(name), attrs, in...)
+	out, err := dispatch.Call(op, a, in...)
 	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+		t.Fatalf("%s: %v", op.Name, err)
 	}
 	return out
 }
@@ -75,12 +76,12 @@ func TestReduceNonContiguous(t *testing.T) {
 		for vname, v := range views(base) {
 			dense := dispatch.NewTensor(cpu0, dt, slices.Clone(v.Shape), newBuffer(dt, v.Numel()))
 			castInto(dense, v)
-			ops := []string{"mean"}
-			for _, r := range dispatch.ReduceOps {
-				ops = append(ops, r.Name)
+			reductions := []*dispatch.Op[ops.Reduce]{ops.Mean}
+			for _, r := range ops.ReduceOps {
+				reductions = append(reductions, r.Op)
 			}
-			for _, op := range ops {
-				if !dt.IsFloat() && (op == "mean" || op == "var" || op == "std" || op == "logsumexp") {
+			for _, op := range reductions {
+				if !dt.IsFloat() && (op == ops.Mean || op == ops.Var || op == ops.Std || op == ops.LogSumExp) {
 					continue
 				}
 				dimSets := [][]int{nil, {0}, {1}, {-1}, {0, 1}}
@@ -88,16 +89,16 @@ func TestReduceNonContiguous(t *testing.T) {
 					dimSets = append(dimSets, []int{0, 2}, []int{2, 0, 1})
 				}
 				for _, dims := range dimSets {
-					if (op == "argmax" || op == "argmin") && len(dims) > 1 {
+					if (op == ops.ArgMax || op == ops.ArgMin) && len(dims) > 1 {
 						continue
 					}
 					for _, keep := range []bool{false, true} {
-						name := fmt.Sprintf("%s/%s/%s/dims%v", op, dt, vname, dims)
+						name := fmt.Sprintf("%s/%s/%s/dims%v", op.Name, dt, vname, dims)
 						if keep {
 							name += "/keepdim"
 						}
 						t.Run(name, func(t *testing.T) {
-							attrs := dispatch.Reduce{Dims: dims, KeepDim: keep, Correction: 1}
+							attrs := ops.Reduce{Dims: dims, KeepDim: keep, Correction: 1}
 							got, want := call(t, op, attrs, v), call(t, op, attrs, dense)
 							if !slices.Equal(got.Shape, want.Shape) {
 								t.Fatalf("shape %v, want %v", got.Shape, want.Shape)
@@ -114,8 +115,8 @@ func TestReduceNonContiguous(t *testing.T) {
 			}
 			for d := range v.Rank() {
 				t.Run(fmt.Sprintf("cumsum/%s/%s/dim%d", dt, vname, d), func(t *testing.T) {
-					g := denseF64(call(t, "cumsum", dispatch.Scan{Dim: d}, v))
-					w := denseF64(call(t, "cumsum", dispatch.Scan{Dim: d}, dense))
+					g := denseF64(call(t, ops.CumSum, ops.Scan{Dim: d}, v))
+					w := denseF64(call(t, ops.CumSum, ops.Scan{Dim: d}, dense))
 					for i := range w {
 						if math.Abs(g[i]-w[i]) > 1e-6*math.Max(1, math.Abs(w[i])) {
 							t.Fatalf("element %d = %v, want %v", i, g[i], w[i])
@@ -140,16 +141,16 @@ func TestReduceViewsByHand(t *testing.T) {
 		shape []int
 		want  []float64
 	}{
-		{"sum/transposed/dims[1]", call(t, "sum", dispatch.Reduce{Dims: []int{1}}, tr), []int{3}, []float64{5, 7, 9}},
-		{"sum/transposed/dims[0]/keepdim", call(t, "sum", dispatch.Reduce{Dims: []int{0}, KeepDim: true}, tr), []int{1, 2}, []float64{6, 15}},
-		{"max/transposed/dims[0]", call(t, "max", dispatch.Reduce{Dims: []int{0}}, tr), []int{2}, []float64{3, 6}},
-		{"argmax/transposed/flat", call(t, "argmax", dispatch.Reduce{}, tr), []int{}, []float64{5}}, // 6 is last in [1,4,2,5,3,6]
-		{"argmin/flipped", call(t, "argmin", dispatch.Reduce{}, flip), []int{}, []float64{5}},
-		{"prod/transposed/dims[1]", call(t, "prod", dispatch.Reduce{Dims: []int{1}}, tr), []int{3}, []float64{4, 10, 18}},
-		{"cumsum/transposed/dim0", call(t, "cumsum", dispatch.Scan{Dim: 0}, tr), []int{3, 2}, []float64{1, 4, 3, 9, 6, 15}},
-		{"cumsum/flipped", call(t, "cumsum", dispatch.Scan{Dim: 0}, flip), []int{6}, []float64{6, 11, 15, 18, 20, 21}},
-		{"var/transposed/dims[0]", call(t, "var", dispatch.Reduce{Dims: []int{0}, Correction: 1}, tr), []int{2}, []float64{1, 1}},
-		{"mean/transposed/dims[1]", call(t, "mean", dispatch.Reduce{Dims: []int{1}}, tr), []int{3}, []float64{2.5, 3.5, 4.5}},
+		{"sum/transposed/dims[1]", call(t, ops.Sum, ops.Reduce{Dims: []int{1}}, tr), []int{3}, []float64{5, 7, 9}},
+		{"sum/transposed/dims[0]/keepdim", call(t, ops.Sum, ops.Reduce{Dims: []int{0}, KeepDim: true}, tr), []int{1, 2}, []float64{6, 15}},
+		{"max/transposed/dims[0]", call(t, ops.Max, ops.Reduce{Dims: []int{0}}, tr), []int{2}, []float64{3, 6}},
+		{"argmax/transposed/flat", call(t, ops.ArgMax, ops.Reduce{}, tr), []int{}, []float64{5}}, // 6 is last in [1,4,2,5,3,6]
+		{"argmin/flipped", call(t, ops.ArgMin, ops.Reduce{}, flip), []int{}, []float64{5}},
+		{"prod/transposed/dims[1]", call(t, ops.Prod, ops.Reduce{Dims: []int{1}}, tr), []int{3}, []float64{4, 10, 18}},
+		{"cumsum/transposed/dim0", call(t, ops.CumSum, ops.Scan{Dim: 0}, tr), []int{3, 2}, []float64{1, 4, 3, 9, 6, 15}},
+		{"cumsum/flipped", call(t, ops.CumSum, ops.Scan{Dim: 0}, flip), []int{6}, []float64{6, 11, 15, 18, 20, 21}},
+		{"var/transposed/dims[0]", call(t, ops.Var, ops.Reduce{Dims: []int{0}, Correction: 1}, tr), []int{2}, []float64{1, 1}},
+		{"mean/transposed/dims[1]", call(t, ops.Mean, ops.Reduce{Dims: []int{1}}, tr), []int{3}, []float64{2.5, 3.5, 4.5}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -200,12 +201,12 @@ func TestReduceLarge(t *testing.T) {
 		got  *dispatch.Tensor
 		want []float64
 	}{
-		{"sum/dims[1]", call(t, "sum", dispatch.Reduce{Dims: []int{1}}, x), rowSum},
-		{"sum/3d/dims[1]", call(t, "sum", dispatch.Reduce{Dims: []int{1}}, x3), midSum},
-		{"mean/3d/dims[-2]", call(t, "mean", dispatch.Reduce{Dims: []int{-2}}, x3), scaled(midSum, 1.0/15)},
-		{"sum/dims[0]", call(t, "sum", dispatch.Reduce{Dims: []int{0}}, x), colSum},
-		{"argmax/dims[0]", call(t, "argmax", dispatch.Reduce{Dims: []int{0}}, x), colArg},
-		{"max/dims[0]", call(t, "max", dispatch.Reduce{Dims: []int{0}}, x), colMax},
+		{"sum/dims[1]", call(t, ops.Sum, ops.Reduce{Dims: []int{1}}, x), rowSum},
+		{"sum/3d/dims[1]", call(t, ops.Sum, ops.Reduce{Dims: []int{1}}, x3), midSum},
+		{"mean/3d/dims[-2]", call(t, ops.Mean, ops.Reduce{Dims: []int{-2}}, x3), scaled(midSum, 1.0/15)},
+		{"sum/dims[0]", call(t, ops.Sum, ops.Reduce{Dims: []int{0}}, x), colSum},
+		{"argmax/dims[0]", call(t, ops.ArgMax, ops.Reduce{Dims: []int{0}}, x), colArg},
+		{"max/dims[0]", call(t, ops.Max, ops.Reduce{Dims: []int{0}}, x), colMax},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -232,11 +233,11 @@ func scaled(v []float64, f float64) []float64 {
 func BenchmarkSum(b *testing.B) {
 	const n = 2048
 	x := tensorOf(dispatch.Float32, make([]float32, n*n), n, n)
-	op := dispatch.Lookup("sum")
+	op := ops.Sum
 	for _, dim := range []int{0, 1} {
 		b.Run(fmt.Sprintf("f32/%dx%d/dims[%d]", n, n, dim), func(b *testing.B) {
 			for b.Loop() {
-				out, err := dispatch.Call(op, dispatch.Reduce{Dims: []int{dim}}, x)
+				out, err := dispatch.Call(op, ops.Reduce{Dims: []int{dim}}, x)
 				if err != nil {
 					b.Fatal(err)
 				}

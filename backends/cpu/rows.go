@@ -145,9 +145,9 @@ func (c *compareKernels) run(out, x, y *dispatch.Tensor) bool {
 // tensor and a broadcast scalar zero) get loops of their own.
 func where[U uint8 | uint32 | uint64](out, cond, x, y *dispatch.Tensor) {
 	o, c, a, b := bitsOf[U](out), elems[bool](cond), bitsOf[U](x), bitsOf[U](y)
-	l := newLayout(out, cond, x, y)
-	last := len(l.shape) - 1
-	so, sc, sa, sb := l.strides[0][last], l.strides[1][last], l.strides[2][last], l.strides[3][last]
+	l := newStrided(out, cond, x, y)
+	last := len(l.Shape) - 1
+	so, sc, sa, sb := l.Strides[0][last], l.Strides[1][last], l.Strides[2][last], l.Strides[3][last]
 	l.rows(func(offs []int, n int) {
 		oo, co, ao, bo := offs[0], offs[1], offs[2], offs[3]
 		switch {

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // softmax and log_softmax: per row along the dim, one pass for the max, one
@@ -11,22 +12,17 @@ import (
 // accumulate), one to scale. Rows are spread over goroutines.
 
 func init() {
-	for _, name := range []string{"softmax", "log_softmax"} {
-		log := name == "log_softmax"
-		register(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+	for op, log := range map[*dispatch.Op[ops.Scan]]bool{ops.Softmax: false, ops.LogSoftmax: true} {
+		registerFor(op, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, sc ops.Scan) error {
 			x := in[0]
-			sc, _ := attrs.(dispatch.Scan)
-			dim, err := dispatch.NormDim(sc.Dim, x.Rank(), "dim")
+			dim, err := ops.NormDim(sc.Dim, x.Rank(), "dim")
 			if err != nil {
 				return err
 			}
-			switch x.DType {
-			case dispatch.Float32:
+			if x.DType == dispatch.Float32 {
 				softmax[float32](out, x, dim, log)
-			case dispatch.Float64:
+			} else {
 				softmax[float64](out, x, dim, log)
-			default:
-				return dispatch.Unsupported(out.Device, name, x.DType)
 			}
 			return nil
 		})

@@ -5,106 +5,64 @@ import (
 	"sync"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/layout"
 )
 
-// A layout describes k operands walked together over one shape: operand j's
-// element at index (i0, i1, ...) sits at base[j] + Σ i_d·strides[j][d]. All
-// elementwise kernels run over a layout, so strided views and broadcasting
-// (stride 0) cost no copy.
-type layout struct {
-	shape   []int
-	strides [][]int
-	base    []int
+// A strided is k operands walked together over one shape, each from its
+// own base offset: operand j's element at index (i0, i1, ...) sits at
+// base[j] + Σ i_d·Strides[j][d]. All elementwise kernels run over one, so
+// strided views and broadcasting (stride 0) cost no copy; the walk is
+// collapsed (layout.Walk), so that a contiguous case is one flat row.
+type strided struct {
+	layout.Walk
+	base []int
 }
 
-// newLayout builds the layout of out (contiguous) and the inputs broadcast to
-// out's shape, with size-1 dims dropped and mergeable neighbours merged, so
-// that a contiguous case becomes one flat row.
-func newLayout(out *dispatch.Tensor, in ...*dispatch.Tensor) layout {
-	k := len(in) + 1
-	l := layout{strides: make([][]int, k), base: make([]int, k)}
-	l.strides[0] = out.Strides
-	l.base[0] = out.Offset
+// newStrided is the walk of out (contiguous) and the inputs broadcast to
+// out's shape.
+func newStrided(out *dispatch.Tensor, in ...*dispatch.Tensor) strided {
+	base := make([]int, 1+len(in))
+	base[0] = out.Offset
 	for j, t := range in {
-		l.strides[j+1] = dispatch.BroadcastStrides(t, out.Shape)
-		l.base[j+1] = t.Offset
+		base[j+1] = t.Offset
 	}
-	return l.collapse(out.Shape)
+	return strided{layout.Broadcast(out, in...).Collapse(), base}
 }
 
-func (l layout) collapse(shape []int) layout {
-	k := len(l.strides)
-	var dims []int
-	for d, s := range shape {
-		if s != 1 {
-			dims = append(dims, d)
-		}
-	}
-	if len(dims) == 0 {
-		for _, s := range shape {
-			if s == 0 {
-				dims = []int{0} // an empty tensor: keep one dim of size 0
-				break
-			}
-		}
-	}
-	nshape := []int{}
-	nstr := make([][]int, k)
-	for _, d := range dims {
-		n := len(nshape)
-		merge := n > 0
-		for j := 0; merge && j < k; j++ {
-			merge = nstr[j][n-1] == l.strides[j][d]*shape[d]
-		}
-		if merge {
-			nshape[n-1] *= shape[d]
-			for j := range k {
-				nstr[j][n-1] = l.strides[j][d]
-			}
-			continue
-		}
-		nshape = append(nshape, shape[d])
-		for j := range k {
-			nstr[j] = append(nstr[j], l.strides[j][d])
-		}
-	}
-	if len(nshape) == 0 { // 0-d, or all sizes 1: one element
-		nshape = []int{1}
-		for j := range k {
-			nstr[j] = []int{1}
-		}
-	}
-	return layout{shape: nshape, strides: nstr, base: l.base}
+// stridedOf is the collapsed walk of shape by operands with the given
+// strides and base offsets.
+func stridedOf(shape []int, strides [][]int, base []int) strided {
+	return strided{layout.Walk{Shape: shape, Strides: strides}.Collapse(), base}
 }
 
 // rows calls row for every innermost row of the layout, with each operand's
 // offset at the row's start; the inner stride of operand j is
-// l.strides[j][last]. Large layouts are split across goroutines by rows, so
+// l.Strides[j][last]. Large layouts are split across goroutines by rows, so
 // row must only write its own elements.
-func (l layout) rows(row func(offs []int, n int)) {
-	last := len(l.shape) - 1
-	n := l.shape[last]
+func (l strided) rows(row func(offs []int, n int)) {
+	last := len(l.Shape) - 1
+	n := l.Shape[last]
 	nrows := 1
-	for _, s := range l.shape[:last] {
+	for _, s := range l.Shape[:last] {
 		nrows *= s
 	}
 	if n == 0 || nrows == 0 {
 		return
 	}
 	parallel(nrows, n, func(r0, r1 int) {
-		k := len(l.strides)
+		k := len(l.Strides)
 		offs := make([]int, k)
 		idx := make([]int, last)
 		// Position at row r0.
 		r := r0
 		for d := last - 1; d >= 0; d-- {
-			idx[d] = r % l.shape[d]
-			r /= l.shape[d]
+			idx[d] = r % l.Shape[d]
+			r /= l.Shape[d]
 		}
 		for j := range k {
 			offs[j] = l.base[j]
 			for d := range last {
-				offs[j] += idx[d] * l.strides[j][d]
+				offs[j] += idx[d] * l.Strides[j][d]
 			}
 		}
 		for r := r0; r < r1; r++ {
@@ -113,13 +71,13 @@ func (l layout) rows(row func(offs []int, n int)) {
 			for d := last - 1; d >= 0; d-- {
 				idx[d]++
 				for j := range k {
-					offs[j] += l.strides[j][d]
+					offs[j] += l.Strides[j][d]
 				}
-				if idx[d] < l.shape[d] {
+				if idx[d] < l.Shape[d] {
 					break
 				}
 				for j := range k {
-					offs[j] -= idx[d] * l.strides[j][d]
+					offs[j] -= idx[d] * l.Strides[j][d]
 				}
 				idx[d] = 0
 			}

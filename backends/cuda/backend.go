@@ -196,8 +196,16 @@ func (b *backend) Sync(dev dispatch.Device) error {
 	return d.sync()
 }
 
-// launchOn is launch's body: the kernel on dev's stream.
-func launchOn(dev dispatch.Device, mod, fn string, grid, block [3]uint32, shared uint32, args []any) error {
+// launch enqueues kernel fn of the PTX module mod (kernels/ptx/<mod>.ptx,
+// loaded once per device) on dev's stream, with grid and block sizes in
+// blocks and threads, shared bytes of dynamic shared memory, and the
+// kernel's parameters in order. Each argument is one of uint64 (a device
+// pointer), int32, uint32, int64, float32, float64, or a []byte holding a
+// struct passed by value, laid out as the kernel's C struct is (8-byte
+// aligned fields). A launch error is returned here; an error the kernel
+// hits while running is returned by the next Sync or read-back, naming the
+// op whose launch it was.
+func launch(dev dispatch.Device, mod, fn string, grid, block [3]uint32, shared uint32, args ...any) error {
 	d, err := opened(dev)
 	if err != nil {
 		return err
@@ -205,9 +213,11 @@ func launchOn(dev dispatch.Device, mod, fn string, grid, block [3]uint32, shared
 	return d.launch(mod, fn, grid, block, shared, args)
 }
 
-// scratchOn is scratch's body. The block goes back to the pool at once
-// when freed: later work on the stream runs after the work that used it.
-func scratchOn(dev dispatch.Device, n int) (uint64, func(), error) {
+// scratch returns n bytes of temporary device memory from dev's caching
+// allocator (for multi-pass reductions and the like) and the function that
+// gives it back. The block goes back to the pool at once when freed: later
+// work on the stream runs after the work that used it.
+func scratch(dev dispatch.Device, n int) (uint64, func(), error) {
 	d, err := opened(dev)
 	if err != nil {
 		return 0, func() {}, err
@@ -227,4 +237,14 @@ func scratchOn(dev dispatch.Device, n int) (uint64, func(), error) {
 // "major.minor".
 func versionString(v int) string {
 	return strconv.Itoa(v/1000) + "." + strconv.Itoa(v%1000/10)
+}
+
+// CheckValues is dispatch's value check, on the host: it reads t back,
+// which waits for the stream.
+func (*backend) CheckValues(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
+	vals, err := readInts(t)
+	if err != nil {
+		return err
+	}
+	return c.Scan(vals)
 }

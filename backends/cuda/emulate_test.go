@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os/exec"
-	"sort"
 	"testing"
 	"unsafe"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 	"github.com/lathe-ml/lathe/internal/cudaemu"
 )
 
@@ -25,17 +24,12 @@ func TestKernelsMatchCPU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("emulating the kernels takes a while")
 	}
-	if _, err := exec.LookPath("g++"); err != nil {
-		t.Skipf("no g++ (%v): the kernels cannot be emulated", err)
+	emu, err := cudaemu.Load("../..")
+	if errors.Is(err, cudaemu.ErrUnavailable) {
+		t.Skip(err)
 	}
-	dir := t.TempDir()
-	lib, err := cudaemu.Build("g++", "../..", dir)
 	if err != nil {
 		t.Fatal(err)
-	}
-	emu, err := cudaemu.Open(lib)
-	if err != nil {
-		t.Skip(err)
 	}
 	var allocs []uint64
 	oldE, oldA, oldB, oldR := enqueue, addressOf, borrow, readInts
@@ -56,16 +50,11 @@ func TestKernelsMatchCPU(t *testing.T) {
 			cudaemu.Free(p)
 		}
 	})
-	names := make([]string, 0, len(kernels))
-	for name := range kernels {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	byOp, registered := casesByOp()
 	rng := rand.New(rand.NewPCG(1, 2))
 	ran, errorsFound := 0, 0
-	for _, name := range names {
-		op := dispatch.Lookup(name)
-		for ci, c := range casesFor(name) {
+	for _, op := range registered {
+		for ci, c := range byOp[op] {
 			big := false
 			for _, x := range c.in {
 				big = big || x.Numel() > 1<<16
@@ -73,16 +62,16 @@ func TestKernelsMatchCPU(t *testing.T) {
 			if big {
 				continue
 			}
-			dt, shape, err := op.Infer(c.in, c.attrs)
+			dt, shape, err := c.infer(c.in)
 			if err != nil {
 				continue
 			}
-			label := fmt.Sprintf("%s#%d(%s)", name, ci, describe(c.in))
+			label := fmt.Sprintf("%s#%d(%s)", op.Name, ci, describe(c.in))
 			// The same data on both sides: a flat storage per input, viewed
 			// through the case's shape and strides.
 			var cpuIn, emuIn []*dispatch.Tensor
 			for ai, x := range c.in {
-				data := randomData(rng, x, name, ai)
+				data := randomData(rng, x, op, ai)
 				ct, err := dispatch.Upload(dispatch.Device{Kind: dispatch.Host}, decode(data, x.DType), x.DType, []int{len(data) / x.DType.Size()})
 				if err != nil {
 					t.Fatal(err)
@@ -95,13 +84,13 @@ func TestKernelsMatchCPU(t *testing.T) {
 				e.Storage = dispatch.NewStorage(emuBuffer{p})
 				emuIn = append(emuIn, e)
 			}
-			want, cpuErr := dispatch.Call(op, c.attrs, cpuIn...)
+			want, cpuErr := c.call(cpuIn)
 			outBytes := dispatch.Numel(shape) * dt.Size()
 			p := cudaemu.Alloc(outBytes)
 			allocs = append(allocs, p)
 			out := tensor(dt, shape)
 			out.Storage = dispatch.NewStorage(emuBuffer{p})
-			err = kernels[name](out, emuIn, c.attrs)
+			err = c.run(out, emuIn)
 			var ce, ke *dispatch.Error
 			switch {
 			case cpuErr != nil && (!errors.As(cpuErr, &ce) || !errors.As(err, &ke) || ce.Kind != ke.Kind):
@@ -164,7 +153,7 @@ func (emuBuffer) Free() {}
 // randomData is the bytes of a flat storage for x's view: small values, and
 // for index arguments (integer inputs after the first, and one_hot's) the
 // values 0 and 1, which every case's indexed sizes hold.
-func randomData(rng *rand.Rand, x *dispatch.Tensor, op string, arg int) []byte {
+func randomData(rng *rand.Rand, x *dispatch.Tensor, op *dispatch.Schema, arg int) []byte {
 	n := 1
 	for d, s := range x.Shape {
 		if s == 0 {
@@ -173,7 +162,7 @@ func randomData(rng *rand.Rand, x *dispatch.Tensor, op string, arg int) []byte {
 		}
 		n += (s - 1) * max(x.Strides[d], 0)
 	}
-	index := x.DType.IsInt() && (arg > 0 || op == "one_hot") && op != "pow" && !isBinary(op)
+	index := x.DType.IsInt() && (arg > 0 || op == &ops.OneHot.Schema) && !isBinary(op)
 	var b []byte
 	for range n {
 		switch x.DType {
@@ -200,13 +189,13 @@ func randomData(rng *rand.Rand, x *dispatch.Tensor, op string, arg int) []byte {
 	return b
 }
 
-func isBinary(op string) bool {
-	for _, b := range dispatch.BinaryOps {
-		if b.Name == op {
+func isBinary(op *dispatch.Schema) bool {
+	for _, b := range ops.BinaryOps {
+		if &b.Op.Schema == op {
 			return true
 		}
 	}
-	return op == "where"
+	return op == &ops.Where.Schema
 }
 
 // decode is data as the Go slice of dt.

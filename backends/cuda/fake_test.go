@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // TestFakeDriver runs the backend's cgo code end to end against stand-ins
@@ -267,7 +268,7 @@ func checkMatmul(t *testing.T, dev dispatch.Device) {
 					sb = upload(t, dev, hb, dt, c.sizeB)
 				}
 				a, bb := sa.View(c.va.shape, c.va.strides, c.va.offset), sb.View(c.vb.shape, c.vb.strides, c.vb.offset)
-				batch, n, k, m, shape, err := dispatch.MatMulShapes(a.Shape, bb.Shape)
+				batch, n, k, m, shape, err := ops.MatMulShapes(a.Shape, bb.Shape)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -276,7 +277,7 @@ func checkMatmul(t *testing.T, dev dispatch.Device) {
 					t.Fatal(err)
 				}
 				launches := d0(t).launches.Load()
-				if err := matmul(out, []*dispatch.Tensor{a, bb}, nil); err != nil {
+				if err := matmul(out, []*dispatch.Tensor{a, bb}, dispatch.None{}); err != nil {
 					t.Fatal(err)
 				}
 				op := *d0(t).lastOp.Load()
@@ -305,7 +306,7 @@ func checkMatmul(t *testing.T, dev dispatch.Device) {
 	t.Run("k=0 is zeros", func(t *testing.T) {
 		a, bb := upload(t, dev, []float32{}, dispatch.Float32, 3, 0), upload(t, dev, []float32{}, dispatch.Float32, 0, 2)
 		out := upload(t, dev, []float32{1, 2, 3, 4, 5, 6}, dispatch.Float32, 3, 2) // not zeros before
-		if err := matmul(out, []*dispatch.Tensor{a, bb}, nil); err != nil {
+		if err := matmul(out, []*dispatch.Tensor{a, bb}, dispatch.None{}); err != nil {
 			t.Fatal(err)
 		}
 		if got := read[float32](t, out); !slices.Equal(got, make([]float32, 6)) {
@@ -322,7 +323,7 @@ func checkMatmul(t *testing.T, dev dispatch.Device) {
 		a := upload(t, dev, []float32{x}, dispatch.Float32, 1, 1)
 		product := func() float32 {
 			out, _ := dispatch.Empty(dev, dispatch.Float32, []int{1, 1})
-			if err := matmul(out, []*dispatch.Tensor{a, a}, nil); err != nil {
+			if err := matmul(out, []*dispatch.Tensor{a, a}, dispatch.None{}); err != nil {
 				t.Fatal(err)
 			}
 			return read[float32](t, out)[0]
@@ -339,7 +340,7 @@ func checkMatmul(t *testing.T, dev dispatch.Device) {
 	t.Run("int32 needs its kernel", func(t *testing.T) {
 		a := upload(t, dev, []int32{1, 2}, dispatch.Int32, 1, 2)
 		out, _ := dispatch.Empty(dev, dispatch.Int32, []int{1, 1})
-		err := matmul(out, []*dispatch.Tensor{a, a.View([]int{2, 1}, []int{1, 1}, 0)}, nil)
+		err := matmul(out, []*dispatch.Tensor{a, a.View([]int{2, 1}, []int{1, 1}, 0)}, dispatch.None{})
 		if !errors.Is(err, dispatch.ErrUnsupported) || !strings.Contains(err.Error(), "matmul_tiled_i32") {
 			t.Fatalf("int32 matmul without its kernel: %v", err)
 		}

@@ -36,7 +36,7 @@ func gridRows(tasks, n int) (grid, block [3]uint32) {
 	return [3]uint32{uint32(min(max(tasks, 1), maxBlocks)), 1, 1}, [3]uint32{uint32(threads), 1, 1}
 }
 
-// The host functions of launch.go that the registrations call, through
+// The host side's functions that the registrations call (launch.go), through
 // variables so that the tests can record what would be launched without a
 // GPU (ops_test.go).
 var (
@@ -46,12 +46,13 @@ var (
 	readInts  = hostInts // the values checks.go checks, read back
 )
 
-// kernels holds every kernel registered by this package, by op name, for
-// the tests.
-var kernels = map[string]dispatch.Kernel{}
+// kernels holds every kernel registered by this package, a
+// dispatch.Kernel[A] by its op, for the tests, which call it with the op's
+// attributes (ops_test.go's call).
+var kernels = map[*dispatch.Schema]any{}
 
-// kernel registers k as op name's cuda kernel.
-func kernel(name string, k dispatch.Kernel) {
-	kernels[name] = k
-	register(name, k)
+// kernel registers k as op's cuda kernel for the dtypes in set.
+func kernel[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kernel[A]) {
+	kernels[&op.Schema] = k
+	register(op, set, k)
 }

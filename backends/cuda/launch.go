@@ -4,8 +4,9 @@ import "github.com/lathe-ml/lathe/dispatch"
 
 // This file is the contract between the host side of the backend (driver
 // binding, allocator, streams: owned by the host code) and the kernels'
-// registrations (ops_*.go: one file per op family, which only call these
-// functions). The host side replaces the bodies; the signatures stay.
+// registrations (ops_*.go: one file per op family). The registrations call
+// devicePtr and register here, and launch and scratch, which the host side
+// defines (backend.go; without cgo, nocgo.go's stubs).
 
 // devicePtr returns the device address of element 0 of t's view: its
 // storage's base address plus t.Offset elements.
@@ -18,25 +19,13 @@ func devicePtr(t *dispatch.Tensor) uint64 {
 	return b.ptr() + uint64(t.Offset)*uint64(size)
 }
 
-// launch enqueues kernel fn of the PTX module mod (kernels/ptx/<mod>.ptx,
-// loaded once per device) on dev's stream, with grid and block sizes in
-// blocks and threads, shared bytes of dynamic shared memory, and the
-// kernel's parameters in order. Each argument is one of uint64 (a device
-// pointer), int32, uint32, int64, float32, float64, or a []byte holding a
-// struct passed by value, laid out as the kernel's C struct is (8-byte
-// aligned fields). A launch error is returned here; an error the kernel
-// hits while running is returned by the next Sync or read-back, naming the
-// op whose launch it was.
-func launch(dev dispatch.Device, mod, fn string, grid, block [3]uint32, shared uint32, args ...any) error {
-	return launchOn(dev, mod, fn, grid, block, shared, args)
-}
+// dtypes are the dtypes the PTX has kernels for. A kernel registers the
+// part of them that it handles; dispatch refuses the others, for every
+// backend in the same words.
+const dtypes = dispatch.AllTypes
 
-// scratch returns n bytes of temporary device memory from dev's caching
-// allocator (for multi-pass reductions and the like) and the function that
-// gives it back once the work queued on the stream no longer needs it.
-func scratch(dev dispatch.Device, n int) (ptr uint64, free func(), err error) {
-	return scratchOn(dev, n)
+// register gives op a cuda kernel for inputs whose first argument has a
+// dtype in set.
+func register[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kernel[A]) {
+	dispatch.RegisterKernel(kind, op, set, k)
 }
-
-// register gives op name a cuda kernel.
-func register(name string, k dispatch.Kernel) { dispatch.RegisterKernel(kind, name, k) }

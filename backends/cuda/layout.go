@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // The kernels' by-value structs (kernels/cuda/lathe.cuh, matmul.cu) and the
@@ -54,60 +55,6 @@ func cBytes(v any) []byte {
 	return b
 }
 
-// walk is a shape walked by several operands, each with its own strides
-// (in elements; 0 along broadcast dims), as the cpu backend's layout.
-type walk struct {
-	shape   []int
-	strides [][]int
-}
-
-// collapse drops size-1 dims and merges each dim into the one before it
-// when every operand steps over it exactly, so that a contiguous walk
-// becomes one dim and most strided ones few. The row-major order of the
-// elements, and so each element's offset in every operand, is unchanged;
-// a walk of no dims (one element) stays so, and an empty one keeps a dim
-// of size 0.
-func (w walk) collapse() walk {
-	k := len(w.strides)
-	out := walk{shape: []int{}, strides: make([][]int, k)}
-	for j := range out.strides {
-		out.strides[j] = []int{}
-	}
-	for d, s := range w.shape {
-		if s == 0 {
-			return walk{shape: []int{0}, strides: zeros(k)}
-		}
-		if s == 1 {
-			continue
-		}
-		n := len(out.shape)
-		merge := n > 0
-		for j := 0; merge && j < k; j++ {
-			merge = out.strides[j][n-1] == w.strides[j][d]*s
-		}
-		if merge {
-			out.shape[n-1] *= s
-			for j := range k {
-				out.strides[j][n-1] = w.strides[j][d]
-			}
-			continue
-		}
-		out.shape = append(out.shape, s)
-		for j := range k {
-			out.strides[j] = append(out.strides[j], w.strides[j][d])
-		}
-	}
-	return out
-}
-
-func zeros(k int) [][]int {
-	z := make([][]int, k)
-	for j := range z {
-		z[j] = []int{0}
-	}
-	return z
-}
-
 // rankError is what a kernel returns for a walk past the kernels' rank.
 func rankError(rank int) *dispatch.Error {
 	return &dispatch.Error{Kind: dispatch.ErrUnsupported, Found: strconv.Itoa(rank) + " dims",
@@ -115,18 +62,19 @@ func rankError(rank int) *dispatch.Error {
 		Fix:    "make the tensor contiguous first (.Contiguous()) or reshape it to fewer dims"}
 }
 
-// layout is w collapsed and written as a cLayout.
-func (w walk) layout() (cLayout, error) {
-	c := w.collapse()
+// layoutOf is w collapsed (layout.Walk.Collapse) and written as a
+// cLayout of up to maxOperands operands.
+func layoutOf(w layout.Walk) (cLayout, error) {
+	c := w.Collapse()
 	var l cLayout
-	if len(c.shape) > maxRank {
-		return l, rankError(len(c.shape))
+	if c.Rank() > maxRank {
+		return l, rankError(c.Rank())
 	}
-	l.Rank = int64(len(c.shape))
-	for d, s := range c.shape {
+	l.Rank = int64(c.Rank())
+	for d, s := range c.Shape {
 		l.Shape[d] = int64(s)
-		for j := range c.strides {
-			l.Stride[j][d] = int64(c.strides[j][d])
+		for j := range c.Strides {
+			l.Stride[j][d] = int64(c.Strides[j][d])
 		}
 	}
 	return l, nil
@@ -134,26 +82,25 @@ func (w walk) layout() (cLayout, error) {
 
 // rows writes a cRows from the rows' walk (outer, both operands) and the
 // walk within a row (inner, both operands), each collapsed on its own.
-func rows(outer, inner walk) (cRows, error) {
-	o, in := outer.collapse(), inner.collapse()
+func rows(outer, inner layout.Walk) (cRows, error) {
+	o, in := outer.Collapse(), inner.Collapse()
 	var r cRows
-	if len(o.shape) > maxRank {
-		return r, rankError(len(o.shape))
-	}
-	if len(in.shape) > maxRank {
-		return r, rankError(len(in.shape))
-	}
-	r.OuterRank, r.InnerRank = int64(len(o.shape)), int64(len(in.shape))
-	for d, s := range o.shape {
-		r.OuterShape[d] = int64(s)
-		for j := range 2 {
-			r.OuterStride[j][d] = int64(o.strides[j][d])
+	for _, w := range []layout.Walk{o, in} {
+		if w.Rank() > maxRank {
+			return r, rankError(w.Rank())
 		}
 	}
-	for d, s := range in.shape {
+	r.OuterRank, r.InnerRank = int64(o.Rank()), int64(in.Rank())
+	for d, s := range o.Shape {
+		r.OuterShape[d] = int64(s)
+		for j := range 2 {
+			r.OuterStride[j][d] = int64(o.Strides[j][d])
+		}
+	}
+	for d, s := range in.Shape {
 		r.InnerShape[d] = int64(s)
 		for j := range 2 {
-			r.InnerStride[j][d] = int64(in.strides[j][d])
+			r.InnerStride[j][d] = int64(in.Strides[j][d])
 		}
 	}
 	return r, nil

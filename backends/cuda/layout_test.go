@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // cStructs are the Go mirrors of the kernels' by-value structs, the file
@@ -96,24 +98,65 @@ func TestCBytes(t *testing.T) {
 	}
 }
 
-func TestCollapse(t *testing.T) {
+// cLayoutOf is the cLayout of an already collapsed walk, by hand.
+func cLayoutOf(w layout.Walk) cLayout {
+	l := cLayout{Rank: int64(len(w.Shape))}
+	for d, s := range w.Shape {
+		l.Shape[d] = int64(s)
+		for j := range w.Strides {
+			l.Stride[j][d] = int64(w.Strides[j][d])
+		}
+	}
+	return l
+}
+
+// TestLayoutCollapse checks that a walk is written as the cLayout of its
+// collapsed form: contiguous runs merged, size-1 dims dropped, one element
+// as one dim of size 1 (the kernels read rank 0 alike) and an empty walk as
+// a dim of size 0.
+func TestLayoutCollapse(t *testing.T) {
+	type walk = layout.Walk
 	for _, c := range []struct {
 		name    string
 		in, out walk
 	}{
-		{"contiguous", walk{[]int{2, 3, 4}, [][]int{{12, 4, 1}, {12, 4, 1}}}, walk{[]int{24}, [][]int{{1}, {1}}}},
-		{"transposed", walk{[]int{3, 2}, [][]int{{2, 1}, {1, 3}}}, walk{[]int{3, 2}, [][]int{{2, 1}, {1, 3}}}},
-		{"broadcast row", walk{[]int{2, 3}, [][]int{{3, 1}, {0, 1}}}, walk{[]int{2, 3}, [][]int{{3, 1}, {0, 1}}}},
-		{"broadcast scalar", walk{[]int{2, 3}, [][]int{{3, 1}, {0, 0}}}, walk{[]int{6}, [][]int{{1}, {0}}}},
-		{"size-1 dims", walk{[]int{1, 4, 1}, [][]int{{4, 1, 1}, {9, 2, 7}}}, walk{[]int{4}, [][]int{{1}, {2}}}},
-		{"flipped", walk{[]int{2, 3}, [][]int{{3, 1}, {-3, -1}}}, walk{[]int{6}, [][]int{{1}, {-1}}}},
-		{"0-d", walk{[]int{}, [][]int{{}, {}}}, walk{[]int{}, [][]int{{}, {}}}},
-		{"empty", walk{[]int{3, 0}, [][]int{{0, 1}, {0, 1}}}, walk{[]int{0}, [][]int{{0}, {0}}}},
+		{"contiguous", walk{Shape: []int{2, 3, 4}, Strides: [][]int{{12, 4, 1}, {12, 4, 1}}}, walk{Shape: []int{24}, Strides: [][]int{{1}, {1}}}},
+		{"transposed", walk{Shape: []int{3, 2}, Strides: [][]int{{2, 1}, {1, 3}}}, walk{Shape: []int{3, 2}, Strides: [][]int{{2, 1}, {1, 3}}}},
+		{"broadcast row", walk{Shape: []int{2, 3}, Strides: [][]int{{3, 1}, {0, 1}}}, walk{Shape: []int{2, 3}, Strides: [][]int{{3, 1}, {0, 1}}}},
+		{"broadcast scalar", walk{Shape: []int{2, 3}, Strides: [][]int{{3, 1}, {0, 0}}}, walk{Shape: []int{6}, Strides: [][]int{{1}, {0}}}},
+		{"size-1 dims", walk{Shape: []int{1, 4, 1}, Strides: [][]int{{4, 1, 1}, {9, 2, 7}}}, walk{Shape: []int{4}, Strides: [][]int{{1}, {2}}}},
+		{"flipped", walk{Shape: []int{2, 3}, Strides: [][]int{{3, 1}, {-3, -1}}}, walk{Shape: []int{6}, Strides: [][]int{{1}, {-1}}}},
+		{"0-d", walk{Shape: []int{}, Strides: [][]int{{}, {}}}, walk{Shape: []int{1}, Strides: [][]int{{0}, {0}}}},
+		{"one element", walk{Shape: []int{1, 1}, Strides: [][]int{{1, 1}, {5, 7}}}, walk{Shape: []int{1}, Strides: [][]int{{0}, {0}}}},
+		{"empty", walk{Shape: []int{3, 0}, Strides: [][]int{{0, 1}, {0, 1}}}, walk{Shape: []int{0}, Strides: [][]int{{0}, {0}}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := c.in.collapse()
-			if !reflect.DeepEqual(got, c.out) {
-				t.Errorf("collapse(%v) = %v, want %v", c.in, got, c.out)
+			got, err := layoutOf(c.in)
+			if want := cLayoutOf(c.out); err != nil || got != want {
+				t.Errorf("layoutOf(%v) = %+v, %v; want %+v", c.in, got, err, want)
+			}
+		})
+	}
+}
+
+// TestRows checks a cRows's outer and inner walks, each collapsed on its
+// own: a 0-d tensor is one row of one element.
+func TestRows(t *testing.T) {
+	type walk = layout.Walk
+	for _, c := range []struct {
+		name         string
+		outer, inner walk
+		want         cRows
+	}{
+		{"0-d", walk{Strides: [][]int{{}, {}}}, walk{Strides: [][]int{{}, {}}},
+			cRows{OuterRank: 1, InnerRank: 1, OuterShape: [maxRank]int64{1}, InnerShape: [maxRank]int64{1}}},
+		{"rows of a [4,2,3] over its last two dims", walk{Shape: []int{4}, Strides: [][]int{{1}, {6}}}, walk{Shape: []int{2, 3}, Strides: [][]int{{0, 0}, {3, 1}}},
+			cRows{OuterRank: 1, InnerRank: 1, OuterShape: [maxRank]int64{4}, OuterStride: [2][maxRank]int64{{1}, {6}},
+				InnerShape: [maxRank]int64{6}, InnerStride: [2][maxRank]int64{{0}, {1}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got, err := rows(c.outer, c.inner); err != nil || got != c.want {
+				t.Errorf("rows = %+v, %v; want %+v", got, err, c.want)
 			}
 		})
 	}
@@ -122,16 +165,19 @@ func TestCollapse(t *testing.T) {
 // TestLayoutRank checks that a walk the kernels cannot take is an error,
 // not a silent truncation.
 func TestLayoutRank(t *testing.T) {
-	w := walk{shape: make([]int, 9), strides: [][]int{make([]int, 9)}}
-	for d := range w.shape {
-		w.shape[d] = 2
-		w.strides[0][d] = 3 << d // never mergeable
+	w := layout.Walk{Shape: make([]int, 9), Strides: [][]int{make([]int, 9)}}
+	for d := range w.Shape {
+		w.Shape[d] = 2
+		w.Strides[0][d] = 3 << d // never mergeable
 	}
-	if _, err := w.layout(); err == nil {
+	if _, err := layoutOf(w); err == nil {
 		t.Fatal("a 9-dim walk gave a layout")
 	}
-	w.shape, w.strides[0] = w.shape[:8], w.strides[0][:8]
-	l, err := w.layout()
+	if _, err := rows(w, layout.Walk{Strides: [][]int{nil}}); err == nil {
+		t.Fatal("a 9-dim walk gave rows")
+	}
+	w.Shape, w.Strides[0] = w.Shape[:8], w.Strides[0][:8]
+	l, err := layoutOf(w)
 	if err != nil || l.Rank != 8 || l.Stride[0][7] != 3<<7 {
 		t.Fatalf("8 dims: %+v, %v", l, err)
 	}

@@ -4,9 +4,11 @@ import (
 	"math"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
 )
 
-// Matrix products with torch.matmul's rules (dispatch.MatMulShapes):
+// Matrix products with torch.matmul's rules (ops.MatMulShapes):
 // float32 and float64 go to cuBLAS's strided-batched GEMM where cuBLAS
 // opens and each operand is a row- or column-major matrix; everything else
 // (integers, other strides, no cuBLAS) goes to the tiled PTX kernel, which
@@ -14,7 +16,7 @@ import (
 // their strides fold into one, else one call per index of the dims that do
 // not fold.
 
-func init() { register("matmul", matmul) }
+func init() { register(ops.MatMul, dispatch.Numeric, matmul) }
 
 // gemmArgs is one strided-batched GEMM in cuBLAS's column-major terms,
 // computing C = op(A)·op(B) for batch matrices.
@@ -47,16 +49,16 @@ var matmulKernels = map[dispatch.DType]string{
 	dispatch.Int32: "matmul_tiled_i32", dispatch.Int64: "matmul_tiled_i64",
 }
 
-// operand is a matmul argument as dispatch.Matrices, addressed from the
+// operand is a matmul argument as layout.Matrices, addressed from the
 // device address of its view's element 0 (devicePtr, which has the
 // view's offset in it already; Matrices.Offset is not used).
 type operand struct {
 	ptr uint64
-	dispatch.Matrices
+	layout.Matrices
 }
 
 func asOperand(t *dispatch.Tensor, lhs bool, batch []int) operand {
-	return operand{devicePtr(t), dispatch.AsMatrices(t, lhs, batch)}
+	return operand{devicePtr(t), layout.AsMatrices(t, lhs, batch)}
 }
 
 // batchPlan splits the batch dims into the ones looped over (outer) and
@@ -156,15 +158,12 @@ func rowMajorLayout(rows, cols, rs, cs int) (trans bool, ld int, ok bool) {
 	return false, 0, false
 }
 
-func matmul(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
-	batch, n, k, m, _, err := dispatch.MatMulShapes(in[0].Shape, in[1].Shape)
+func matmul(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+	batch, n, k, m, _, err := ops.MatMulShapes(in[0].Shape, in[1].Shape)
 	if err != nil {
 		return err
 	}
-	kernel, ok := matmulKernels[out.DType]
-	if !ok {
-		return dispatch.Unsupported(out.Device, "matmul", out.DType)
-	}
+	kernel := matmulKernels[out.DType] // registered for these dtypes only
 	size, _ := elemSize(out.DType)
 	nb := dispatch.Numel(batch)
 	if n == 0 || m == 0 || nb == 0 {
@@ -174,7 +173,7 @@ func matmul(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 		return zeroOn(out.Device, devicePtr(out), nb*n*m*size)
 	}
 	a, b := asOperand(in[0], true, batch), asOperand(in[1], false, batch)
-	c := operand{devicePtr(out), dispatch.Matrices{RowStride: m, ColStride: 1, Batch: dispatch.ContiguousStrides(batch)}}
+	c := operand{devicePtr(out), layout.Matrices{RowStride: m, ColStride: 1, Batch: dispatch.ContiguousStrides(batch)}}
 	for i := range c.Batch {
 		c.Batch[i] *= n * m
 	}

@@ -16,11 +16,11 @@ func unavailable() error {
 		Fix: "build with CGO_ENABLED=1; or use lathe.CPU"}
 }
 
-func launchOn(dispatch.Device, string, string, [3]uint32, [3]uint32, uint32, []any) error {
+func launch(dispatch.Device, string, string, [3]uint32, [3]uint32, uint32, ...any) error {
 	return unavailable()
 }
 
-func scratchOn(dispatch.Device, int) (uint64, func(), error) { return 0, func() {}, unavailable() }
+func scratch(dispatch.Device, int) (uint64, func(), error) { return 0, func() {}, unavailable() }
 
 func emptyCacheOn(dispatch.Device) error { return unavailable() }
 

@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // Convolution as on the cpu (backends/cpu/conv.go): unfold (im2col) of the
@@ -36,7 +38,7 @@ func (d convDims) cg() int { return d.c / d.groups }
 func (d convDims) og() int { return d.o / d.groups }
 func (d convDims) ck() int { return d.cg() * d.k }
 
-func newConvDims(x, y []int, w dispatch.Window, groups int) (convDims, error) {
+func newConvDims(x, y []int, w layout.Window, groups int) (convDims, error) {
 	g, err := poolGeom(x[2:], y[2:], &w, false, 0)
 	return convDims{n: x[0], c: x[1], o: y[1], groups: groups, k: dispatch.Numel(w.Kernel), l: dispatch.Numel(y[2:]), geom: g}, err
 }
@@ -75,26 +77,23 @@ func launchWindow(dev dispatch.Device, fn string, dt dispatch.DType, out, in uin
 }
 
 func init() {
-	kernel("conv", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		return named("conv", convForward(out, in[0], in[1], attrs.(dispatch.Conv)))
+	kernel(ops.Conv, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) error {
+		return named("conv", convForward(out, in[0], in[1], a))
 	})
-	kernel("conv_input_backward", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		return named("conv_input_backward", convInputBackward(out, in[0], in[1], attrs.(dispatch.Conv)))
+	kernel(ops.ConvInputBackward, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) error {
+		return named("conv_input_backward", convInputBackward(out, in[0], in[1], a))
 	})
-	kernel("conv_weight_backward", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		return named("conv_weight_backward", convWeightBackward(out, in[0], in[1], attrs.(dispatch.Conv)))
+	kernel(ops.ConvWeightBackward, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) error {
+		return named("conv_weight_backward", convWeightBackward(out, in[0], in[1], a))
 	})
 }
 
 // convForward: y[n, g] = W_g · col[n, g] for every image n and group g.
-func convForward(out, x, w *dispatch.Tensor, a dispatch.Conv) error {
-	if !x.DType.IsFloat() {
-		return dispatch.Unsupported(out.Device, "conv", x.DType)
-	}
+func convForward(out, x, w *dispatch.Tensor, a ops.ConvParams) error {
 	if out.Numel() == 0 {
 		return nil
 	}
-	d, err := newConvDims(x.Shape, out.Shape, dispatch.ConvWindow(a, w.Shape), a.Groups)
+	d, err := newConvDims(x.Shape, out.Shape, a.WindowFor(w.Shape), a.Groups)
 	if err != nil {
 		return err
 	}
@@ -128,14 +127,11 @@ func convForward(out, x, w *dispatch.Tensor, a dispatch.Conv) error {
 }
 
 // convInputBackward: dx[n] = fold(W_gᵀ · gy[n, g] over the groups).
-func convInputBackward(out, gy, w *dispatch.Tensor, a dispatch.Conv) error {
-	if !gy.DType.IsFloat() {
-		return dispatch.Unsupported(out.Device, "conv_input_backward", gy.DType)
-	}
+func convInputBackward(out, gy, w *dispatch.Tensor, a ops.ConvParams) error {
 	if out.Numel() == 0 {
 		return nil
 	}
-	d, err := newConvDims(out.Shape, gy.Shape, dispatch.ConvWindow(a, w.Shape), a.Groups)
+	d, err := newConvDims(out.Shape, gy.Shape, a.WindowFor(w.Shape), a.Groups)
 	if err != nil {
 		return err
 	}
@@ -175,10 +171,7 @@ func convInputBackward(out, gy, w *dispatch.Tensor, a dispatch.Conv) error {
 
 // convWeightBackward: dW_g = Σ_n gy[n, g] · col[n, g]ᵀ: the products per
 // image into scratch, then their sum over the batch.
-func convWeightBackward(out, x, gy *dispatch.Tensor, a dispatch.Conv) error {
-	if !x.DType.IsFloat() {
-		return dispatch.Unsupported(out.Device, "conv_weight_backward", x.DType)
-	}
+func convWeightBackward(out, x, gy *dispatch.Tensor, a ops.ConvParams) error {
 	if out.Numel() == 0 {
 		return nil
 	}
@@ -221,7 +214,7 @@ func convWeightBackward(out, x, gy *dispatch.Tensor, a dispatch.Conv) error {
 		}
 	}
 	// Sum the n images' parts: per rows (the weight's elements) of n each.
-	r, err := rows(walk{shape: []int{per}, strides: [][]int{{1}, {1}}}, walk{shape: []int{d.n}, strides: [][]int{{0}, {per}}})
+	r, err := rows(layout.Walk{Shape: []int{per}, Strides: [][]int{{1}, {1}}}, layout.Walk{Shape: []int{d.n}, Strides: [][]int{{0}, {per}}})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // Copies made of the strided copy (cast_<t>_<t>, elementwise.cu), as on the
@@ -13,20 +15,20 @@ import (
 // crops leave into the part of the output inside the pads.
 
 func init() {
-	kernel("flip", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+	kernel(ops.Flip, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.FlipDims) error {
 		x := in[0]
 		src := viewOf(x)
 		src.strides = slices.Clone(x.Strides)
 		if x.Numel() > 0 {
-			for _, d := range dispatch.FlipDims(x, attrs) {
+			for _, d := range a.Of(x) {
 				src = src.moved((x.Shape[d] - 1) * x.Strides[d])
 				src.strides[d] = -x.Strides[d]
 			}
 		}
 		return named("flip", copyInto(out.Device, viewOf(out), src))
 	})
-	kernel("concat", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		d := dispatch.ConcatDim(in, attrs)
+	kernel(ops.Concat, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConcatDim) error {
+		d := a.Of(in)
 		o := viewOf(out)
 		at := 0
 		for _, t := range in {
@@ -41,13 +43,12 @@ func init() {
 		}
 		return nil
 	})
-	kernel("pad", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		a := attrs.(dispatch.Pad)
+	kernel(ops.Pad, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.Padding) error {
 		x := in[0]
 		if err := fill(out, a.Value); err != nil {
 			return named("pad", err)
 		}
-		shape, xSkip, outSkip, ok := dispatch.PadRegion(x, out, a.Pads)
+		shape, xSkip, outSkip, ok := layout.PadRegion(x, out, a.Pads)
 		if !ok {
 			return nil // everything of x is cropped away
 		}

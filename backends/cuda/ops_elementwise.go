@@ -1,6 +1,10 @@
 package cuda
 
-import "github.com/lathe-ml/lathe/dispatch"
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
+)
 
 // The elementwise family (kernels/cuda/elementwise.cu): unary and binary
 // ops, where, the logical ops, cast and contiguous. Each launches the
@@ -47,7 +51,7 @@ func mapKernel(dev dispatch.Device, mod, fn, sfx string, out view, in []view, ex
 	if flat {
 		return enqueue(dev, mod, fn+"_"+sfx, g, b, 0, append(args, extra...)...)
 	}
-	l, err := broadcastWalk(out, in).layout()
+	l, err := layoutOf(broadcastWalk(out, in))
 	if err != nil {
 		return err
 	}
@@ -56,10 +60,10 @@ func mapKernel(dev dispatch.Device, mod, fn, sfx string, out view, in []view, ex
 }
 
 // broadcastWalk is the walk of out and the inputs over out's shape.
-func broadcastWalk(out view, in []view) walk {
-	w := walk{shape: out.shape, strides: [][]int{out.strides}}
+func broadcastWalk(out view, in []view) layout.Walk {
+	w := layout.Walk{Shape: out.shape, Strides: [][]int{out.strides}}
 	for _, v := range in {
-		w.strides = append(w.strides, v.broadcastTo(out.shape))
+		w.Strides = append(w.Strides, v.broadcastTo(out.shape))
 	}
 	return w
 }
@@ -91,59 +95,41 @@ func copyInto(dev dispatch.Device, dst, src view) error {
 }
 
 func init() {
-	for _, u := range dispatch.UnaryOps {
-		name, dtypes := u.Name, u.DTypes
-		kernel(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+	for _, u := range ops.UnaryOps {
+		name := u.Name
+		kernel(u.Op, u.DTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, p ops.Params) error {
+			// p is leaky_relu's slope, clamp's bounds; zero for the others.
 			x := in[0]
-			if !dtypes.Has(x.DType) || x.DType == dispatch.Bool {
-				return dispatch.Unsupported(out.Device, name, x.DType)
-			}
-			// leaky_relu's slope, clamp's bounds; zero for the others.
-			p, _ := attrs.(dispatch.Params)
 			return named(name, mapKernel(out.Device, "elementwise", name, suffix(x.DType), viewOf(out), []view{viewOf(x)}, p.A, p.B))
 		})
 	}
-	for _, b := range dispatch.BinaryOps {
-		name, dtypes := b.Name, b.DTypes
-		if name == "logical_and" || name == "logical_or" {
-			kernel(name, logical(name))
+	for _, b := range ops.BinaryOps {
+		op, name := b.Op, b.Name
+		if op == ops.LogicalAnd || op == ops.LogicalOr {
+			// Operands of any two dtypes (nonzero is true).
+			kernel(op, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+				return named(name, truthKernel(out, name, in))
+			})
 			continue
 		}
-		kernel(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
-			// Infer gave both the same dtype. An integer pow's negative
-			// exponent is an ErrValue, as on the cpu (checks.go).
-			x := in[0]
-			if !dtypes.Has(x.DType) {
-				return dispatch.Unsupported(out.Device, name, x.DType)
-			}
-			if name == "pow" {
-				if err := checkExponents(in[1]); err != nil {
-					return named(name, err)
-				}
-			}
-			return named(name, mapKernel(out.Device, "binary", name, suffix(x.DType), viewOf(out), views(in)))
+		kernel(op, b.DTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+			// Infer gave both the same dtype; dispatch checks an integer
+			// pow's exponents (checks.go).
+			return named(name, mapKernel(out.Device, "binary", name, suffix(in[0].DType), viewOf(out), views(in)))
 		})
 	}
-	kernel("where", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+	kernel(ops.Where, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		return named("where", mapKernel(out.Device, "binary", "where", suffix(out.DType), viewOf(out), views(in)))
 	})
-	kernel("logical_not", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+	kernel(ops.LogicalNot, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		return named("logical_not", truthKernel(out, "logical_not", in))
 	})
-	kernel("cast", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+	kernel(ops.Cast, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.CastTo) error {
 		return named("cast", copyInto(out.Device, viewOf(out), viewOf(in[0])))
 	})
-	kernel("contiguous", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+	kernel(ops.Contiguous, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		return named("contiguous", copyInto(out.Device, viewOf(out), viewOf(in[0])))
 	})
-}
-
-// logical is logical_and or logical_or, whose operands may be of any two
-// dtypes (nonzero is true).
-func logical(name string) dispatch.Kernel {
-	return func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
-		return named(name, truthKernel(out, name, in))
-	}
 }
 
 // truthKernel launches one of the logical kernels, which read each input's
@@ -155,7 +141,7 @@ func truthKernel(out *dispatch.Tensor, fn string, in []*dispatch.Tensor) error {
 		return nil
 	}
 	o, vs := viewOf(out), views(in)
-	l, err := broadcastWalk(o, vs).layout()
+	l, err := layoutOf(broadcastWalk(o, vs))
 	if err != nil {
 		return err
 	}

@@ -4,70 +4,61 @@ import (
 	"slices"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // Indexing (kernels/cuda/index.cu): index_select and gather are one gather
 // kernel, scatter and scatter_add one line-per-thread scatter, and one_hot.
 //
-// Index values are checked on the host first, as the cpu checks them
-// (checks.go), so that no kernel runs with one out of range.
+// Index values are dispatch's value checks (checks.go); the kernels skip
+// (or read 0 at) an index out of range, so a bad one never touches memory.
 
 func init() {
-	kernel("index_select", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+	kernel(ops.IndexSelect, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 		x, index := in[0], in[1]
 		if x.Rank() == 0 {
 			// torch keeps a 0-d x 0-d, reading its one element; every
 			// index must still be 0.
-			if err := checkIndices(index, "index", 0, 1); err != nil {
-				return named("index_select", err)
-			}
-			return named("index_select", gatherKernel(out, x, index, walk{shape: []int{}, strides: [][]int{{}, {}, {}}}, 0, 1))
+			return named("index_select", gatherKernel(out, x, index, layout.Walk{Strides: make([][]int, 3)}, 0, 1))
 		}
-		d := dispatch.IndexDimOf(x, attrs)
-		if err := checkIndices(index, "index", d, x.Shape[d]); err != nil {
-			return named("index_select", err)
-		}
+		d := a.Of(x)
 		xs := slices.Clone(x.Strides)
 		xs[d] = 0
 		is := make([]int, x.Rank())
 		if index.Rank() == 1 {
 			is[d] = index.Strides[0]
 		}
-		w := walk{shape: out.Shape, strides: [][]int{out.Strides, xs, is}}
+		w := layout.Walk{Shape: out.Shape, Strides: [][]int{out.Strides, xs, is}}
 		return named("index_select", gatherKernel(out, x, index, w, x.Strides[d], x.Shape[d]))
 	})
-	kernel("gather", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+	kernel(ops.Gather, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 		x, index := in[0], in[1]
 		xs, step, size := make([]int, index.Rank()), 0, 1
 		d := 0
 		if x.Rank() > 0 {
-			d = dispatch.IndexDimOf(x, attrs)
+			d = a.Of(x)
 			copy(xs, x.Strides)
 			step, size = xs[d], x.Shape[d]
 			xs[d] = 0
 		}
-		if err := checkIndices(index, "index", d, size); err != nil {
-			return named("gather", err)
-		}
-		w := walk{shape: out.Shape, strides: [][]int{out.Strides, xs, index.Strides}}
+		w := layout.Walk{Shape: out.Shape, Strides: [][]int{out.Strides, xs, index.Strides}}
 		return named("gather", gatherKernel(out, x, index, w, step, size))
 	})
-	for _, name := range []string{"scatter", "scatter_add"} {
-		kernel(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-			return named(name, scatterKernel(out, in[0], in[1], in[2], name, attrs))
+	for _, op := range []*dispatch.Op[ops.IndexDim]{ops.Scatter, ops.ScatterAdd} {
+		name := op.Name
+		kernel(op, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
+			return named(name, scatterKernel(out, in[0], in[1], in[2], name, a))
 		})
 	}
-	kernel("one_hot", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+	kernel(ops.OneHot, dispatch.Ints, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.OneHotClasses) error {
 		index := in[0]
-		classes := attrs.(dispatch.OneHot).NumClasses
-		if err := checkIndices(index, "x", -1, classes); err != nil {
-			return named("one_hot", err)
-		}
+		classes := a.NumClasses
 		n := out.Numel()
 		if n == 0 {
 			return nil
 		}
-		l, err := walk{shape: index.Shape, strides: [][]int{dispatch.ContiguousStrides(index.Shape), index.Strides}}.layout()
+		l, err := layoutOf(layout.Walk{Shape: index.Shape, Strides: [][]int{dispatch.ContiguousStrides(index.Shape), index.Strides}})
 		if err != nil {
 			return named("one_hot", err)
 		}
@@ -79,12 +70,12 @@ func init() {
 
 // gatherKernel launches gather_<dtype>: out[i] = x[off1 + idx[off2]*step]
 // over w (operands out, x with the indexed dim's stride 0, the index).
-func gatherKernel(out, x, index *dispatch.Tensor, w walk, step, size int) error {
+func gatherKernel(out, x, index *dispatch.Tensor, w layout.Walk, step, size int) error {
 	n := out.Numel()
 	if n == 0 {
 		return nil
 	}
-	l, err := w.layout()
+	l, err := layoutOf(w)
 	if err != nil {
 		return err
 	}
@@ -95,13 +86,11 @@ func gatherKernel(out, x, index *dispatch.Tensor, w walk, step, size int) error 
 
 // scatterKernel copies x into out, then launches scatter_<dtype> or
 // scatter_add_<dtype> with one thread per line of the index along the dim.
-func scatterKernel(out, x, index, src *dispatch.Tensor, name string, attrs any) error {
+func scatterKernel(out, x, index, src *dispatch.Tensor, name string, a ops.IndexDim) error {
 	d, size := 0, 1
 	if x.Rank() > 0 {
-		d, size = dispatch.IndexDimOf(x, attrs), x.Shape[dispatch.IndexDimOf(x, attrs)]
-	}
-	if err := checkIndices(index, "index", d, size); err != nil {
-		return err
+		d = a.Of(x)
+		size = x.Shape[d]
 	}
 	if err := copyInto(out.Device, viewOf(out), viewOf(x)); err != nil {
 		return err
@@ -113,11 +102,10 @@ func scatterKernel(out, x, index, src *dispatch.Tensor, name string, attrs any) 
 	// and the index; along the line each steps by its stride on the dim. A
 	// 0-d index is one line of one element, written at out's element 0 as
 	// on the cpu.
-	var w walk
-	w.strides = make([][]int, 3)
+	w := layout.Walk{Strides: make([][]int, 3)}
 	n, ostep, sstep, istep, size := 1, 0, 0, 0, 1
 	if index.Rank() > 0 {
-		d := dispatch.IndexDimOf(x, attrs)
+		d := a.Of(x)
 		if x.Rank() > 0 {
 			size = x.Shape[d]
 		}
@@ -126,17 +114,17 @@ func scatterKernel(out, x, index, src *dispatch.Tensor, name string, attrs any) 
 			if k == d {
 				continue
 			}
-			w.shape = append(w.shape, index.Shape[k])
-			w.strides[0] = append(w.strides[0], out.Strides[k])
-			w.strides[1] = append(w.strides[1], src.Strides[k])
-			w.strides[2] = append(w.strides[2], index.Strides[k])
+			w.Shape = append(w.Shape, index.Shape[k])
+			w.Strides[0] = append(w.Strides[0], out.Strides[k])
+			w.Strides[1] = append(w.Strides[1], src.Strides[k])
+			w.Strides[2] = append(w.Strides[2], index.Strides[k])
 		}
 	}
-	l, err := w.layout()
+	l, err := layoutOf(w)
 	if err != nil {
 		return err
 	}
-	nlines := dispatch.Numel(w.shape)
+	nlines := dispatch.Numel(w.Shape)
 	g, b := grid1(nlines)
 	return enqueue(out.Device, "index", name+"_"+suffix(x.DType), g, b, 0,
 		addressOf(out), addressOf(src), addressOf(index), int64(nlines), cBytes(&l),

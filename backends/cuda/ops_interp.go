@@ -1,6 +1,10 @@
 package cuda
 
-import "github.com/lathe-ml/lathe/dispatch"
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
+)
 
 // Interpolation (kernels/cuda/interp.cu): one separable pass per spatial
 // dim, as on the cpu (backends/cpu/interp.go), forward from the first dim
@@ -9,20 +13,17 @@ import "github.com/lathe-ml/lathe/dispatch"
 // pass between equal sizes is a copy, and is skipped as the cpu skips it.
 
 func init() {
-	for _, name := range []string{"upsample_nearest", "upsample_linear", "upsample_bicubic",
-		"upsample_nearest_backward", "upsample_linear_backward", "upsample_bicubic_backward"} {
-		filter, backward := dispatch.UpsampleFilter(name)
-		kernel(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-			a, _ := attrs.(dispatch.Interp)
-			return named(name, upsample(out, in[0], a, filter, backward))
-		})
+	for _, u := range ops.Upsamples {
+		for _, op := range []*dispatch.Op[ops.Interp]{u.Forward, u.Backward} {
+			name, filter, backward := op.Name, u.Filter, op == u.Backward
+			kernel(op, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.Interp) error {
+				return named(name, upsample(out, in[0], a, filter, backward))
+			})
+		}
 	}
 }
 
-func upsample(out, x *dispatch.Tensor, a dispatch.Interp, filter int, backward bool) error {
-	if !x.DType.IsFloat() {
-		return dispatch.Unsupported(out.Device, "upsample", x.DType)
-	}
+func upsample(out, x *dispatch.Tensor, a ops.Interp, filter int, backward bool) error {
 	if out.Numel() == 0 {
 		return nil
 	}
@@ -45,7 +46,7 @@ func upsample(out, x *dispatch.Tensor, a dispatch.Interp, filter int, backward b
 		if backward {
 			d = k - 1 - i
 		}
-		if !(filter == dispatch.FilterLinear && fwdIn[d] == a.Size[d]) {
+		if !(filter == layout.FilterLinear && fwdIn[d] == a.Size[d]) {
 			dims = append(dims, d)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // Pooling (kernels/cuda/pool.cu for the windows; index.cu's gather and
@@ -24,7 +26,7 @@ type cPoolGeom struct {
 
 // poolGeom is the geometry of pooling spatial sizes in to out; w is nil for
 // adaptive pooling.
-func poolGeom(in, out []int, w *dispatch.Window, exclude bool, divisor int) (cPoolGeom, error) {
+func poolGeom(in, out []int, w *layout.Window, exclude bool, divisor int) (cPoolGeom, error) {
 	var g cPoolGeom
 	if len(in) > maxPoolDims || len(in) != len(out) {
 		return g, &dispatch.Error{Kind: dispatch.ErrUnsupported, Found: strconv.Itoa(len(in)) + " spatial dims",
@@ -71,9 +73,6 @@ func rowMajor(t *dispatch.Tensor) (view, func(), error) {
 // poolKernel launches a window kernel mod/fn_<dtype>(out, x, n, geometry) over
 // the n elements of out, reading x row-major.
 func poolKernel(out, x *dispatch.Tensor, mod, fn string, g cPoolGeom) error {
-	if !x.DType.IsFloat() {
-		return dispatch.Unsupported(out.Device, fn, x.DType)
-	}
 	n := out.Numel()
 	if n == 0 {
 		return nil
@@ -88,69 +87,57 @@ func poolKernel(out, x *dispatch.Tensor, mod, fn string, g cPoolGeom) error {
 }
 
 func init() {
-	kernel("avg_pool", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		a := attrs.(dispatch.AvgPool)
+	kernel(ops.AvgPool, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AvgPoolParams) error {
 		g, err := poolGeom(in[0].Shape[2:], out.Shape[2:], &a.Window, a.ExcludePadding, a.Divisor)
 		if err != nil {
 			return named("avg_pool", err)
 		}
 		return named("avg_pool", poolKernel(out, in[0], "pool", "avg_pool", g))
 	})
-	kernel("avg_pool_backward", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		a := attrs.(dispatch.AvgPoolBackward)
+	kernel(ops.AvgPoolBackward, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AvgPoolBackwardParams) error {
 		g, err := poolGeom(a.InSize, in[0].Shape[2:], &a.Window, a.ExcludePadding, a.Divisor)
 		if err != nil {
 			return named("avg_pool_backward", err)
 		}
 		return named("avg_pool_backward", poolKernel(out, in[0], "pool", "avg_pool_backward", g))
 	})
-	kernel("adaptive_avg_pool", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		g, err := poolGeom(in[0].Shape[2:], attrs.(dispatch.AdaptivePool).Size, nil, false, 0)
+	kernel(ops.AdaptiveAvgPool, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AdaptivePool) error {
+		g, err := poolGeom(in[0].Shape[2:], a.Size, nil, false, 0)
 		if err != nil {
 			return named("adaptive_avg_pool", err)
 		}
 		return named("adaptive_avg_pool", poolKernel(out, in[0], "pool", "avg_pool", g))
 	})
-	kernel("adaptive_avg_pool_backward", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		g, err := poolGeom(attrs.(dispatch.AdaptivePoolBackward).InSize, in[0].Shape[2:], nil, false, 0)
+	kernel(ops.AdaptiveAvgPoolBackward, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AdaptivePoolBackward) error {
+		g, err := poolGeom(a.InSize, in[0].Shape[2:], nil, false, 0)
 		if err != nil {
 			return named("adaptive_avg_pool_backward", err)
 		}
 		return named("adaptive_avg_pool_backward", poolKernel(out, in[0], "pool", "avg_pool_backward", g))
 	})
-	kernel("max_pool_indices", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		w := attrs.(dispatch.Window)
+	kernel(ops.MaxPoolIndices, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, w layout.Window) error {
 		g, err := poolGeom(in[0].Shape[2:], out.Shape[2:], &w, false, 0)
 		if err != nil {
 			return named("max_pool_indices", err)
 		}
 		return named("max_pool_indices", poolKernel(out, in[0], "pool", "max_pool_indices", g))
 	})
-	kernel("adaptive_max_pool_indices", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		g, err := poolGeom(in[0].Shape[2:], attrs.(dispatch.AdaptivePool).Size, nil, false, 0)
+	kernel(ops.AdaptiveMaxPoolIndices, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AdaptivePool) error {
+		g, err := poolGeom(in[0].Shape[2:], a.Size, nil, false, 0)
 		if err != nil {
 			return named("adaptive_max_pool_indices", err)
 		}
 		return named("adaptive_max_pool_indices", poolKernel(out, in[0], "pool", "max_pool_indices", g))
 	})
-	// The indices are checked against the plane as the cpu checks them
-	// (checks.go): max_unpool's are the caller's.
-	kernel("pool_gather", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
-		if err := checkPlaneIndices(in[1], in[0].Shape[2:]); err != nil {
-			return named("pool_gather", err)
-		}
+	// The indices are dispatch's value checks (checks.go): max_unpool's
+	// are the caller's.
+	kernel(ops.PoolGather, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		return named("pool_gather", poolGather(out, in[0], in[1]))
 	})
-	kernel("max_pool_backward", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		if err := checkPlaneIndices(in[1], attrs.(dispatch.PoolScatter).Size); err != nil {
-			return named("max_pool_backward", err)
-		}
+	kernel(ops.MaxPoolBackward, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.PoolScatter) error {
 		return named("max_pool_backward", poolScatter(out, in[0], in[1], "scatter_add"))
 	})
-	kernel("max_unpool", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		if err := checkPlaneIndices(in[1], attrs.(dispatch.PoolScatter).Size); err != nil {
-			return named("max_unpool", err)
-		}
+	kernel(ops.MaxUnpool, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.PoolScatter) error {
 		return named("max_unpool", poolScatter(out, in[0], in[1], "scatter"))
 	})
 }
@@ -161,9 +148,6 @@ func planes(t *dispatch.Tensor) int { return t.Shape[0] * t.Shape[1] }
 // poolGather is out[p, j] = x[p, idx[p, j]] over flat plane indices: the
 // gather kernel over [planes, m], reading x as [planes, in] row-major.
 func poolGather(out, x, idx *dispatch.Tensor) error {
-	if !x.DType.IsFloat() {
-		return dispatch.Unsupported(out.Device, "pool_gather", x.DType)
-	}
 	n := out.Numel()
 	if n == 0 {
 		return nil
@@ -179,7 +163,7 @@ func poolGather(out, x, idx *dispatch.Tensor) error {
 	}
 	defer freeI()
 	p, in, m := planes(x), dispatch.Numel(x.Shape[2:]), dispatch.Numel(out.Shape[2:])
-	l, err := walk{shape: []int{p, m}, strides: [][]int{{m, 1}, {in, 0}, {m, 1}}}.layout()
+	l, err := layoutOf(layout.Walk{Shape: []int{p, m}, Strides: [][]int{{m, 1}, {in, 0}, {m, 1}}})
 	if err != nil {
 		return err
 	}
@@ -192,9 +176,6 @@ func poolGather(out, x, idx *dispatch.Tensor) error {
 // the flat plane indices: one thread per plane walks it in row-major order,
 // as the cpu does, so duplicates resolve the same way.
 func poolScatter(out, src, idx *dispatch.Tensor, fn string) error {
-	if !src.DType.IsFloat() {
-		return dispatch.Unsupported(out.Device, fn, src.DType)
-	}
 	if err := fill(out, 0); err != nil {
 		return err
 	}
@@ -212,7 +193,7 @@ func poolScatter(out, src, idx *dispatch.Tensor, fn string) error {
 	}
 	defer freeI()
 	p, m, size := planes(src), dispatch.Numel(src.Shape[2:]), dispatch.Numel(out.Shape[2:])
-	l, err := walk{shape: []int{p}, strides: [][]int{{size}, {m}, {m}}}.layout()
+	l, err := layoutOf(layout.Walk{Shape: []int{p}, Strides: [][]int{{size}, {m}, {m}}})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,8 @@ package cuda
 
 import (
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // Reductions and cumsum (kernels/cuda/reduce.cu). A reduction is laid out
@@ -56,47 +58,38 @@ func reduceRows(x *dispatch.Tensor, dims []int) (cRows, int, int, error) {
 	for _, d := range dims {
 		reduced[d] = true
 	}
-	var outer, inner walk
-	outer.strides, inner.strides = make([][]int, 2), make([][]int, 2)
+	outer, inner := layout.Walk{Strides: make([][]int, 2)}, layout.Walk{Strides: make([][]int, 2)}
 	for d, s := range x.Shape {
 		w := &outer
 		if reduced[d] {
 			w = &inner
 		}
-		w.shape = append(w.shape, s)
-		w.strides[1] = append(w.strides[1], x.Strides[d])
+		w.Shape = append(w.Shape, s)
+		w.Strides[1] = append(w.Strides[1], x.Strides[d])
 	}
-	outer.strides[0] = dispatch.ContiguousStrides(outer.shape)
-	inner.strides[0] = make([]int, len(inner.shape))
+	outer.Strides[0] = dispatch.ContiguousStrides(outer.Shape)
+	inner.Strides[0] = make([]int, len(inner.Shape))
 	r, err := rows(outer, inner)
-	return r, dispatch.Numel(outer.shape), dispatch.Numel(inner.shape), err
+	return r, dispatch.Numel(outer.Shape), dispatch.Numel(inner.Shape), err
 }
 
 func init() {
-	for _, op := range dispatch.ReduceOps {
-		name, dtypes := op.Name, op.DTypes
-		kernel(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+	for _, op := range ops.ReduceOps {
+		name := op.Name
+		kernel(op.Op, op.DTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, r ops.Reduce) error {
 			x := in[0]
-			if !dtypes.Has(x.DType) {
-				return dispatch.Unsupported(out.Device, name, x.DType)
-			}
-			r, _ := attrs.(dispatch.Reduce)
-			dims, _, err := dispatch.ReduceShape(x, r)
+			dims, _, err := ops.ReduceShape(x, r)
 			if err != nil {
 				return err
 			}
 			return named(name, reduce(out, x, name, dims, float64(r.Correction)))
 		})
 	}
-	kernel("cumsum", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+	kernel(ops.CumSum, dispatch.Numeric, func(out *dispatch.Tensor, in []*dispatch.Tensor, sc ops.Scan) error {
 		x := in[0]
-		sc, _ := attrs.(dispatch.Scan)
-		dim, err := dispatch.NormDim(sc.Dim, x.Rank(), "dim")
+		dim, err := ops.NormDim(sc.Dim, x.Rank(), "dim")
 		if err != nil {
 			return err
-		}
-		if !dispatch.Numeric.Has(x.DType) {
-			return dispatch.Unsupported(out.Device, "cumsum", x.DType)
 		}
 		r, nrows, n, err := alongRows(out, x, dim)
 		if err != nil || nrows*n == 0 {
@@ -152,17 +145,16 @@ func reduceLaunch(dev dispatch.Device, name, sfx string, out, x uint64, r cRows,
 // and softmax: the other dims outer, dim inner, each operand through its
 // own strides. A 0-d tensor is one row of one element.
 func alongRows(out, x *dispatch.Tensor, dim int) (cRows, int, int, error) {
-	var outer, inner walk
-	outer.strides, inner.strides = make([][]int, 2), make([][]int, 2)
+	outer, inner := layout.Walk{Strides: make([][]int, 2)}, layout.Walk{Strides: make([][]int, 2)}
 	for d, s := range x.Shape {
 		w := &outer
 		if d == dim {
 			w = &inner
 		}
-		w.shape = append(w.shape, s)
-		w.strides[0] = append(w.strides[0], out.Strides[d])
-		w.strides[1] = append(w.strides[1], x.Strides[d])
+		w.Shape = append(w.Shape, s)
+		w.Strides[0] = append(w.Strides[0], out.Strides[d])
+		w.Strides[1] = append(w.Strides[1], x.Strides[d])
 	}
 	r, err := rows(outer, inner)
-	return r, dispatch.Numel(outer.shape), dispatch.Numel(inner.shape), err
+	return r, dispatch.Numel(outer.Shape), dispatch.Numel(inner.Shape), err
 }

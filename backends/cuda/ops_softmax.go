@@ -1,19 +1,19 @@
 package cuda
 
-import "github.com/lathe-ml/lathe/dispatch"
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+)
 
 // softmax and log_softmax (kernels/cuda/softmax.cu): one block per row
 // along the dim, fused (max, sum of exponentials, write).
 
 func init() {
-	for _, name := range []string{"softmax", "log_softmax"} {
-		kernel(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+	for _, op := range []*dispatch.Op[ops.Scan]{ops.Softmax, ops.LogSoftmax} {
+		name := op.Name
+		kernel(op, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, sc ops.Scan) error {
 			x := in[0]
-			if !x.DType.IsFloat() {
-				return dispatch.Unsupported(out.Device, name, x.DType)
-			}
-			sc, _ := attrs.(dispatch.Scan)
-			dim, err := dispatch.NormDim(sc.Dim, x.Rank(), "dim")
+			dim, err := ops.NormDim(sc.Dim, x.Rank(), "dim")
 			if err != nil {
 				return err
 			}

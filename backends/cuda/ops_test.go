@@ -10,7 +10,9 @@ import (
 
 	_ "github.com/lathe-ml/lathe/backends/cpu" // for the coverage check
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 	"github.com/lathe-ml/lathe/kernels/ptx"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // No GPU is needed here: enqueue, addressOf and borrow are replaced by
@@ -92,14 +94,44 @@ func tensor(dt dispatch.DType, shape []int, strides ...int) *dispatch.Tensor {
 	return &dispatch.Tensor{Shape: shape, Strides: strides, DType: dt, Device: dispatch.Device{Kind: kind}}
 }
 
-// kcase is one call of a kernel.
+// kcase is one call of a kernel: the op, its inputs, and the op's Infer,
+// this package's value checks and kernel, and dispatch.Call, each with the
+// case's attributes, on inputs of the case's shapes.
 type kcase struct {
-	name  string
+	op    *dispatch.Schema
 	in    []*dispatch.Tensor
-	attrs any
+	infer func(in []*dispatch.Tensor) (dispatch.DType, []int, error)
+	run   func(out *dispatch.Tensor, in []*dispatch.Tensor) error
+	call  func(in []*dispatch.Tensor) (*dispatch.Tensor, error)
+}
+
+// caseOf is the case of op with attributes a on in.
+func caseOf[A any](op *dispatch.Op[A], a A, in ...*dispatch.Tensor) kcase {
+	return kcase{op: &op.Schema, in: in,
+		infer: func(in []*dispatch.Tensor) (dispatch.DType, []int, error) { return op.Infer(in, a) },
+		run: func(out *dispatch.Tensor, in []*dispatch.Tensor) error {
+			k, ok := kernels[&op.Schema].(dispatch.Kernel[A])
+			if !ok {
+				return fmt.Errorf("%s has no cuda kernel", op.Name)
+			}
+			b, _ := dispatch.BackendFor(kind)
+			if vc, ok := b.(dispatch.ValueChecker); ok && op.Checks != nil {
+				for _, c := range op.Checks(in, a) {
+					c.Op = op.Name
+					if err := vc.CheckValues(in[c.Arg], &c); err != nil {
+						return err
+					}
+				}
+			}
+			return k(out, in, a)
+		},
+		call: func(in []*dispatch.Tensor) (*dispatch.Tensor, error) { return dispatch.Call(op, a, in...) },
+	}
 }
 
 var allDTypes = []dispatch.DType{dispatch.Float32, dispatch.Float64, dispatch.Int32, dispatch.Int64, dispatch.Bool}
+
+var floatDTypes = []dispatch.DType{dispatch.Float32, dispatch.Float64}
 
 // layouts are the shapes each elementwise case is tried in: contiguous, a
 // transposed view, and a 0-d tensor.
@@ -107,190 +139,174 @@ func layouts(dt dispatch.DType) []*dispatch.Tensor {
 	return []*dispatch.Tensor{tensor(dt, []int{2, 3}), tensor(dt, []int{3, 2}, 1, 3), tensor(dt, []int{})}
 }
 
-func casesFor(name string) []kcase {
+// cases are the calls that the kernels are tested on, by op family.
+func cases() []kcase {
 	var cs []kcase
-	for _, u := range dispatch.UnaryOps {
-		if u.Name == name {
-			for _, dt := range allDTypes {
-				if u.DTypes.Has(dt) {
-					for _, x := range layouts(dt) {
-						cs = append(cs, kcase{name, []*dispatch.Tensor{x}, dispatch.Params{A: 0.5, B: 2}})
-					}
+	none := dispatch.None{}
+	for _, u := range ops.UnaryOps {
+		for _, dt := range allDTypes {
+			if u.DTypes.Has(dt) {
+				for _, x := range layouts(dt) {
+					cs = append(cs, caseOf(u.Op, ops.Params{A: 0.5, B: 2}, x))
 				}
 			}
-			return cs
 		}
 	}
-	for _, b := range dispatch.BinaryOps {
-		if b.Name == name {
-			for _, dt := range allDTypes {
-				if b.DTypes.Has(dt) {
-					cs = append(cs,
-						kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 3}), tensor(dt, []int{2, 3})}, nil},
-						kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 3}), tensor(dt, []int{3})}, nil},
-						kcase{name, []*dispatch.Tensor{tensor(dt, []int{3, 2}, 1, 3), tensor(dt, []int{})}, nil})
-				}
-			}
-			if strings.HasPrefix(name, "logical") {
-				cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dispatch.Float32, []int{2, 3}), tensor(dispatch.Int64, []int{3})}, nil})
-			}
-			return cs
-		}
-	}
-	for _, r := range dispatch.ReduceOps {
-		if r.Name == name {
-			for _, dt := range allDTypes {
-				if !r.DTypes.Has(dt) {
-					continue
-				}
+	for _, b := range ops.BinaryOps {
+		for _, dt := range allDTypes {
+			if b.DTypes.Has(dt) {
 				cs = append(cs,
-					kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 3})}, dispatch.Reduce{Dims: []int{1}}},
-					kcase{name, []*dispatch.Tensor{tensor(dt, []int{64, 4096})}, dispatch.Reduce{Dims: []int{0}}},
-					kcase{name, []*dispatch.Tensor{tensor(dt, []int{4096, 64}, 1, 4096)}, dispatch.Reduce{Dims: []int{1}, Correction: 1}},
-					kcase{name, []*dispatch.Tensor{tensor(dt, []int{1000, 1000})}, dispatch.Reduce{}},
-					kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 20000})}, dispatch.Reduce{Dims: []int{1}}}, // split in 2 blocks a row
-					kcase{name, []*dispatch.Tensor{tensor(dt, []int{})}, nil})
-				if !r.OneDim {
-					cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dt, []int{3, 4, 5, 6})}, dispatch.Reduce{Dims: []int{0, 2}, KeepDim: true}})
-				}
+					caseOf(b.Op, none, tensor(dt, []int{2, 3}), tensor(dt, []int{2, 3})),
+					caseOf(b.Op, none, tensor(dt, []int{2, 3}), tensor(dt, []int{3})),
+					caseOf(b.Op, none, tensor(dt, []int{3, 2}, 1, 3), tensor(dt, []int{})))
 			}
-			return cs
+		}
+		if b.Op == ops.LogicalAnd || b.Op == ops.LogicalOr {
+			cs = append(cs, caseOf(b.Op, none, tensor(dispatch.Float32, []int{2, 3}), tensor(dispatch.Int64, []int{3})))
 		}
 	}
-	switch name {
-	case "where":
+	for _, r := range ops.ReduceOps {
 		for _, dt := range allDTypes {
-			cs = append(cs,
-				kcase{name, []*dispatch.Tensor{tensor(dispatch.Bool, []int{2, 3}), tensor(dt, []int{2, 3}), tensor(dt, []int{2, 3})}, nil},
-				kcase{name, []*dispatch.Tensor{tensor(dispatch.Bool, []int{2, 1}), tensor(dt, []int{3}), tensor(dt, []int{})}, nil})
-		}
-	case "logical_not", "contiguous":
-		for _, dt := range allDTypes {
-			for _, x := range layouts(dt) {
-				cs = append(cs, kcase{name, []*dispatch.Tensor{x}, nil})
-			}
-		}
-	case "cast":
-		for _, from := range allDTypes {
-			for _, to := range allDTypes {
-				for _, x := range layouts(from) {
-					cs = append(cs, kcase{name, []*dispatch.Tensor{x}, dispatch.CastTo{DType: to}})
-				}
-			}
-		}
-	case "flip":
-		for _, dt := range allDTypes {
-			cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 3})}, dispatch.Flip{Dims: []int{0}}},
-				kcase{name, []*dispatch.Tensor{tensor(dt, []int{3, 2}, 1, 3)}, dispatch.Flip{Dims: []int{0, 1}}})
-		}
-	case "concat":
-		for _, dt := range allDTypes {
-			cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 3}), tensor(dt, []int{2, 1}), tensor(dt, []int{2, 0})}, dispatch.Concat{Dim: 1}})
-		}
-	case "pad":
-		for _, dt := range allDTypes {
-			cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 3})}, dispatch.Pad{Pads: []int{1, -1, 2, 0}, Value: 1}})
-		}
-	case "cumsum":
-		for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64, dispatch.Int32, dispatch.Int64} {
-			cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 3})}, dispatch.Scan{Dim: 1}},
-				kcase{name, []*dispatch.Tensor{tensor(dt, []int{3, 2}, 1, 3)}, dispatch.Scan{Dim: 0}},
-				kcase{name, []*dispatch.Tensor{tensor(dt, []int{})}, dispatch.Scan{Dim: 0}})
-		}
-	case "softmax", "log_softmax":
-		for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64} {
-			cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 300})}, dispatch.Scan{Dim: -1}},
-				kcase{name, []*dispatch.Tensor{tensor(dt, []int{5, 4, 3}, 1, 5, 20)}, dispatch.Scan{Dim: 1}})
-		}
-	case "index_select":
-		for _, dt := range allDTypes {
-			for _, it := range []dispatch.DType{dispatch.Int32, dispatch.Int64} {
-				cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dt, []int{4, 3}), tensor(it, []int{2})}, dispatch.IndexDim{Dim: 0}},
-					kcase{name, []*dispatch.Tensor{tensor(dt, []int{4, 3}), tensor(it, []int{})}, dispatch.IndexDim{Dim: 1}})
-			}
-		}
-	case "gather":
-		for _, dt := range allDTypes {
-			cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dt, []int{4, 3}), tensor(dispatch.Int64, []int{2, 3})}, dispatch.IndexDim{Dim: 1}})
-		}
-	case "scatter", "scatter_add":
-		for _, dt := range allDTypes {
-			cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dt, []int{4, 3}), tensor(dispatch.Int32, []int{2, 3}), tensor(dt, []int{2, 3})}, dispatch.IndexDim{Dim: 0}},
-				kcase{name, []*dispatch.Tensor{tensor(dt, []int{}), tensor(dispatch.Int64, []int{}), tensor(dt, []int{})}, dispatch.IndexDim{Dim: 0}})
-		}
-	case "avg_pool", "max_pool_indices", "avg_pool_backward", "adaptive_avg_pool", "adaptive_avg_pool_backward",
-		"adaptive_max_pool_indices", "pool_gather", "max_pool_backward", "max_unpool":
-		w := dispatch.Window{Kernel: []int{3, 2}, Stride: []int{2, 2}, Padding: []int{1, 0}, Dilation: []int{1, 1}}
-		for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64} {
-			x := tensor(dt, []int{2, 3, 7, 6})
-			xt := tensor(dt, []int{2, 3, 7, 6}, 126, 1, 18, 3) // channels-last: copied first
-			idx := tensor(dispatch.Int64, []int{2, 3, 4, 3})
-			g := tensor(dt, []int{2, 3, 4, 3})
-			switch name {
-			case "avg_pool":
-				cs = append(cs, kcase{name, []*dispatch.Tensor{x}, dispatch.AvgPool{Window: w, ExcludePadding: true}},
-					kcase{name, []*dispatch.Tensor{xt}, dispatch.AvgPool{Window: w, Divisor: 5}})
-			case "avg_pool_backward":
-				cs = append(cs, kcase{name, []*dispatch.Tensor{g}, dispatch.AvgPoolBackward{AvgPool: dispatch.AvgPool{Window: w}, InSize: []int{7, 6}}})
-			case "max_pool_indices":
-				cs = append(cs, kcase{name, []*dispatch.Tensor{x}, w}, kcase{name, []*dispatch.Tensor{xt}, w})
-			case "adaptive_avg_pool", "adaptive_max_pool_indices":
-				cs = append(cs, kcase{name, []*dispatch.Tensor{x}, dispatch.AdaptivePool{Size: []int{4, 3}}},
-					kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 3, 10})}, dispatch.AdaptivePool{Size: []int{3}}})
-			case "adaptive_avg_pool_backward":
-				cs = append(cs, kcase{name, []*dispatch.Tensor{g}, dispatch.AdaptivePoolBackward{InSize: []int{7, 6}}})
-			case "pool_gather":
-				cs = append(cs, kcase{name, []*dispatch.Tensor{x, idx}, nil}, kcase{name, []*dispatch.Tensor{xt, idx}, nil})
-			default:
-				cs = append(cs, kcase{name, []*dispatch.Tensor{g, idx}, dispatch.PoolScatter{Size: []int{7, 6}}})
-			}
-		}
-	case "unfold", "fold":
-		w := dispatch.Window{Kernel: []int{3, 2}, Stride: []int{2, 1}, Padding: []int{1, 0}, Dilation: []int{1, 2}}
-		for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64} {
-			if name == "unfold" {
-				cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 3, 7, 6})}, dispatch.Unfold{Window: w}},
-					kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 3, 7, 6}, 126, 1, 18, 3)}, dispatch.Unfold{Window: w}})
-			} else {
-				cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 18, 16})}, dispatch.Unfold{Window: w, OutputSize: []int{7, 6}}})
-			}
-		}
-	case "conv", "conv_input_backward", "conv_weight_backward":
-		w := dispatch.Window{Stride: []int{2, 1}, Padding: []int{1, 0}, Dilation: []int{1, 2}}
-		for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64} {
-			x, wt := tensor(dt, []int{2, 4, 7, 6}), tensor(dt, []int{6, 2, 3, 2}) // groups 2
-			gy := tensor(dt, []int{2, 6, 4, 4})
-			a := dispatch.Conv{Window: w, Groups: 2}
-			switch name {
-			case "conv":
-				cs = append(cs, kcase{name, []*dispatch.Tensor{x, wt}, a},
-					kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 4, 7, 6}, 168, 1, 24, 4), wt}, a})
-			case "conv_input_backward":
-				a.InputSize = []int{7, 6}
-				cs = append(cs, kcase{name, []*dispatch.Tensor{gy, wt}, a})
-			default:
-				wk := w
-				wk.Kernel = []int{3, 2}
-				cs = append(cs, kcase{name, []*dispatch.Tensor{x, gy}, dispatch.Conv{Window: wk, Groups: 2}})
-			}
-		}
-	case "upsample_nearest", "upsample_linear", "upsample_bicubic",
-		"upsample_nearest_backward", "upsample_linear_backward", "upsample_bicubic_backward":
-		for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64} {
-			if strings.HasSuffix(name, "_backward") {
-				cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 3, 7, 5})}, dispatch.Interp{Size: []int{7, 5}, InputSize: []int{3, 4}}},
-					kcase{name, []*dispatch.Tensor{tensor(dt, []int{1, 2, 9})}, dispatch.Interp{Size: []int{9}, InputSize: []int{4}, Scales: []float64{2.3}, AlignCorners: name != "upsample_nearest_backward"}})
+			if !r.DTypes.Has(dt) {
 				continue
 			}
-			cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 3, 3, 4})}, dispatch.Interp{Size: []int{7, 5}}},
-				kcase{name, []*dispatch.Tensor{tensor(dt, []int{2, 3, 3, 4}, 36, 1, 12, 3)}, dispatch.Interp{Size: []int{5, 4}, Scales: []float64{1.7, 1}}},
-				kcase{name, []*dispatch.Tensor{tensor(dt, []int{1, 2, 4})}, dispatch.Interp{Size: []int{9}, Scales: []float64{2.3}, AlignCorners: name != "upsample_nearest", Exact: name == "upsample_nearest"}},
-				kcase{name, []*dispatch.Tensor{tensor(dt, []int{1, 1, 2, 3, 4})}, dispatch.Interp{Size: []int{3, 3, 8}}})
+			cs = append(cs,
+				caseOf(r.Op, ops.Reduce{Dims: []int{1}}, tensor(dt, []int{2, 3})),
+				caseOf(r.Op, ops.Reduce{Dims: []int{0}}, tensor(dt, []int{64, 4096})),
+				caseOf(r.Op, ops.Reduce{Dims: []int{1}, Correction: 1}, tensor(dt, []int{4096, 64}, 1, 4096)),
+				caseOf(r.Op, ops.Reduce{}, tensor(dt, []int{1000, 1000})),
+				caseOf(r.Op, ops.Reduce{Dims: []int{1}}, tensor(dt, []int{2, 20000})), // split in 2 blocks a row
+				caseOf(r.Op, ops.Reduce{}, tensor(dt, []int{})))
+			if !r.OneDim {
+				cs = append(cs, caseOf(r.Op, ops.Reduce{Dims: []int{0, 2}, KeepDim: true}, tensor(dt, []int{3, 4, 5, 6})))
+			}
 		}
-	case "one_hot":
-		cs = append(cs, kcase{name, []*dispatch.Tensor{tensor(dispatch.Int64, []int{3, 2})}, dispatch.OneHot{NumClasses: 5}})
+	}
+	for _, dt := range allDTypes {
+		cs = append(cs,
+			caseOf(ops.Where, none, tensor(dispatch.Bool, []int{2, 3}), tensor(dt, []int{2, 3}), tensor(dt, []int{2, 3})),
+			caseOf(ops.Where, none, tensor(dispatch.Bool, []int{2, 1}), tensor(dt, []int{3}), tensor(dt, []int{})))
+		for _, x := range layouts(dt) {
+			cs = append(cs, caseOf(ops.LogicalNot, none, x), caseOf(ops.Contiguous, none, x))
+			for _, to := range allDTypes {
+				cs = append(cs, caseOf(ops.Cast, ops.CastTo{DType: to}, x))
+			}
+		}
+		cs = append(cs,
+			caseOf(ops.Flip, ops.FlipDims{Dims: []int{0}}, tensor(dt, []int{2, 3})),
+			caseOf(ops.Flip, ops.FlipDims{Dims: []int{0, 1}}, tensor(dt, []int{3, 2}, 1, 3)),
+			caseOf(ops.Concat, ops.ConcatDim{Dim: 1}, tensor(dt, []int{2, 3}), tensor(dt, []int{2, 1}), tensor(dt, []int{2, 0})),
+			caseOf(ops.Pad, ops.Padding{Pads: []int{1, -1, 2, 0}, Value: 1}, tensor(dt, []int{2, 3})))
+		for _, it := range []dispatch.DType{dispatch.Int32, dispatch.Int64} {
+			cs = append(cs,
+				caseOf(ops.IndexSelect, ops.IndexDim{Dim: 0}, tensor(dt, []int{4, 3}), tensor(it, []int{2})),
+				caseOf(ops.IndexSelect, ops.IndexDim{Dim: 1}, tensor(dt, []int{4, 3}), tensor(it, []int{})))
+		}
+		cs = append(cs, caseOf(ops.Gather, ops.IndexDim{Dim: 1}, tensor(dt, []int{4, 3}), tensor(dispatch.Int64, []int{2, 3})))
+		for _, op := range []*dispatch.Op[ops.IndexDim]{ops.Scatter, ops.ScatterAdd} {
+			cs = append(cs,
+				caseOf(op, ops.IndexDim{Dim: 0}, tensor(dt, []int{4, 3}), tensor(dispatch.Int32, []int{2, 3}), tensor(dt, []int{2, 3})),
+				caseOf(op, ops.IndexDim{Dim: 0}, tensor(dt, []int{}), tensor(dispatch.Int64, []int{}), tensor(dt, []int{})))
+		}
+	}
+	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64, dispatch.Int32, dispatch.Int64} {
+		cs = append(cs,
+			caseOf(ops.CumSum, ops.Scan{Dim: 1}, tensor(dt, []int{2, 3})),
+			caseOf(ops.CumSum, ops.Scan{Dim: 0}, tensor(dt, []int{3, 2}, 1, 3)),
+			caseOf(ops.CumSum, ops.Scan{Dim: 0}, tensor(dt, []int{})))
+	}
+	cs = append(cs, caseOf(ops.OneHot, ops.OneHotClasses{NumClasses: 5}, tensor(dispatch.Int64, []int{3, 2})))
+	for _, dt := range floatDTypes {
+		for _, op := range []*dispatch.Op[ops.Scan]{ops.Softmax, ops.LogSoftmax} {
+			cs = append(cs,
+				caseOf(op, ops.Scan{Dim: -1}, tensor(dt, []int{2, 300})),
+				caseOf(op, ops.Scan{Dim: 1}, tensor(dt, []int{5, 4, 3}, 1, 5, 20)))
+		}
+		cs = append(cs, poolCases(dt)...)
+		cs = append(cs, convCases(dt)...)
+		cs = append(cs, upsampleCases(dt)...)
 	}
 	return cs
+}
+
+// poolCases are the pooling and unfold/fold cases of one float dtype.
+func poolCases(dt dispatch.DType) []kcase {
+	w := layout.Window{Kernel: []int{3, 2}, Stride: []int{2, 2}, Padding: []int{1, 0}, Dilation: []int{1, 1}}
+	x := tensor(dt, []int{2, 3, 7, 6})
+	xt := tensor(dt, []int{2, 3, 7, 6}, 126, 1, 18, 3) // channels-last: copied first
+	idx := tensor(dispatch.Int64, []int{2, 3, 4, 3})
+	g := tensor(dt, []int{2, 3, 4, 3})
+	cs := []kcase{
+		caseOf(ops.AvgPool, ops.AvgPoolParams{Window: w, ExcludePadding: true}, x),
+		caseOf(ops.AvgPool, ops.AvgPoolParams{Window: w, Divisor: 5}, xt),
+		caseOf(ops.AvgPoolBackward, ops.AvgPoolBackwardParams{AvgPoolParams: ops.AvgPoolParams{Window: w}, InSize: []int{7, 6}}, g),
+		caseOf(ops.MaxPoolIndices, w, x),
+		caseOf(ops.MaxPoolIndices, w, xt),
+		caseOf(ops.AdaptiveAvgPoolBackward, ops.AdaptivePoolBackward{InSize: []int{7, 6}}, g),
+		caseOf(ops.PoolGather, dispatch.None{}, x, idx),
+		caseOf(ops.PoolGather, dispatch.None{}, xt, idx),
+		caseOf(ops.MaxPoolBackward, ops.PoolScatter{Size: []int{7, 6}}, g, idx),
+		caseOf(ops.MaxUnpool, ops.PoolScatter{Size: []int{7, 6}}, g, idx),
+	}
+	for _, op := range []*dispatch.Op[ops.AdaptivePool]{ops.AdaptiveAvgPool, ops.AdaptiveMaxPoolIndices} {
+		cs = append(cs,
+			caseOf(op, ops.AdaptivePool{Size: []int{4, 3}}, x),
+			caseOf(op, ops.AdaptivePool{Size: []int{3}}, tensor(dt, []int{2, 3, 10})))
+	}
+	uw := layout.Window{Kernel: []int{3, 2}, Stride: []int{2, 1}, Padding: []int{1, 0}, Dilation: []int{1, 2}}
+	return append(cs,
+		caseOf(ops.Unfold, ops.UnfoldParams{Window: uw}, tensor(dt, []int{2, 3, 7, 6})),
+		caseOf(ops.Unfold, ops.UnfoldParams{Window: uw}, tensor(dt, []int{2, 3, 7, 6}, 126, 1, 18, 3)),
+		caseOf(ops.Fold, ops.UnfoldParams{Window: uw, OutputSize: []int{7, 6}}, tensor(dt, []int{2, 18, 16})))
+}
+
+// convCases are the convolution cases of one float dtype: groups 2.
+func convCases(dt dispatch.DType) []kcase {
+	w := layout.Window{Stride: []int{2, 1}, Padding: []int{1, 0}, Dilation: []int{1, 2}}
+	x, wt := tensor(dt, []int{2, 4, 7, 6}), tensor(dt, []int{6, 2, 3, 2})
+	gy := tensor(dt, []int{2, 6, 4, 4})
+	a := ops.ConvParams{Window: w, Groups: 2}
+	ab := a
+	ab.InputSize = []int{7, 6}
+	wk := w
+	wk.Kernel = []int{3, 2}
+	return []kcase{
+		caseOf(ops.Conv, a, x, wt),
+		caseOf(ops.Conv, a, tensor(dt, []int{2, 4, 7, 6}, 168, 1, 24, 4), wt),
+		caseOf(ops.ConvInputBackward, ab, gy, wt),
+		caseOf(ops.ConvWeightBackward, ops.ConvParams{Window: wk, Groups: 2}, x, gy),
+	}
+}
+
+// upsampleCases are the interpolation cases of one float dtype.
+func upsampleCases(dt dispatch.DType) []kcase {
+	var cs []kcase
+	for _, u := range ops.Upsamples {
+		nearest := u.Filter == layout.FilterNearest
+		cs = append(cs,
+			caseOf(u.Forward, ops.Interp{Size: []int{7, 5}}, tensor(dt, []int{2, 3, 3, 4})),
+			caseOf(u.Forward, ops.Interp{Size: []int{5, 4}, Scales: []float64{1.7, 1}}, tensor(dt, []int{2, 3, 3, 4}, 36, 1, 12, 3)),
+			caseOf(u.Forward, ops.Interp{Size: []int{9}, Scales: []float64{2.3}, AlignCorners: !nearest, Exact: nearest}, tensor(dt, []int{1, 2, 4})),
+			caseOf(u.Forward, ops.Interp{Size: []int{3, 3, 8}}, tensor(dt, []int{1, 1, 2, 3, 4})),
+			caseOf(u.Backward, ops.Interp{Size: []int{7, 5}, InputSize: []int{3, 4}}, tensor(dt, []int{2, 3, 7, 5})),
+			caseOf(u.Backward, ops.Interp{Size: []int{9}, InputSize: []int{4}, Scales: []float64{2.3}, AlignCorners: !nearest}, tensor(dt, []int{1, 2, 9})))
+	}
+	return cs
+}
+
+// casesByOp is cases() by op, and the ops that have a cuda kernel of this
+// package, by name.
+func casesByOp() (map[*dispatch.Schema][]kcase, []*dispatch.Schema) {
+	by := map[*dispatch.Schema][]kcase{}
+	for _, c := range cases() {
+		by[c.op] = append(by[c.op], c)
+	}
+	var registered []*dispatch.Schema
+	for op := range kernels {
+		registered = append(registered, op)
+	}
+	sort.Slice(registered, func(i, j int) bool { return registered[i].Name < registered[j].Name })
+	return by, registered
 }
 
 // TestKernelsLaunchWhatThePTXHas runs every registered kernel on its cases
@@ -298,29 +314,28 @@ func casesFor(name string) []kcase {
 func TestKernelsLaunchWhatThePTXHas(t *testing.T) {
 	ents := entries(t)
 	log := recordLaunches(t)
-	names := make([]string, 0, len(kernels))
-	for name := range kernels {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	byOp, registered := casesByOp()
 	used := map[string]bool{}
-	for _, name := range names {
-		cs := casesFor(name)
+	for _, op := range registered {
+		cs := byOp[op]
 		if len(cs) == 0 {
-			t.Errorf("%s: no test cases", name)
+			t.Errorf("%s: no test cases", op.Name)
 			continue
 		}
-		op := dispatch.Lookup(name)
 		for _, c := range cs {
-			dt, shape, err := op.Infer(c.in, c.attrs)
+			dt, shape, err := c.infer(c.in)
 			if err != nil {
-				t.Errorf("%s: bad case %v: %v", name, c.in, err)
+				t.Errorf("%s: bad case %v: %v", op.Name, c.in, err)
 				continue
 			}
 			out := tensor(dt, shape)
 			*log = (*log)[:0]
-			label := fmt.Sprintf("%s(%s)", name, describe(c.in))
-			if err := kernels[name](out, c.in, c.attrs); err != nil {
+			label := fmt.Sprintf("%s(%s)", op.Name, describe(c.in))
+			if !op.KernelDTypes(kind).Has(c.in[0].DType) {
+				t.Errorf("%s: no kernel for %s, which the case takes", label, c.in[0].DType)
+				continue
+			}
+			if err := c.run(out, c.in); err != nil {
 				t.Errorf("%s: %v", label, err)
 				continue
 			}
@@ -333,7 +348,7 @@ func TestKernelsLaunchWhatThePTXHas(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d ops launched %d distinct kernels", len(names), len(used))
+	t.Logf("%d ops launched %d distinct kernels", len(registered), len(used))
 }
 
 func describe(in []*dispatch.Tensor) string {
@@ -382,14 +397,19 @@ var owed []string
 // for those listed in owed.
 func TestCoverage(t *testing.T) {
 	var missing []string
+	hasCPU := map[string]bool{}
 	for _, op := range dispatch.Ops() {
-		if op.Infer != nil && op.HasKernel(dispatch.Host) && !op.HasKernel(kind) && !slices.Contains(owed, op.Name) {
+		if !op.RunsKernel() || !op.HasKernel(dispatch.Host) {
+			continue
+		}
+		hasCPU[op.Name] = true
+		if !op.HasKernel(kind) && !slices.Contains(owed, op.Name) {
 			missing = append(missing, op.Name)
 		}
 	}
 	sort.Strings(missing)
 	for _, name := range owed {
-		if op := dispatch.Lookup(name); op == nil || !op.HasKernel(dispatch.Host) {
+		if !hasCPU[name] {
 			t.Errorf("owed lists %s, which is not an op with a cpu kernel", name)
 		}
 	}

@@ -1,14 +1,15 @@
 package cuda
 
-import "github.com/lathe-ml/lathe/dispatch"
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+)
 
 // unfold (im2col) and fold (col2im), kernels/cuda/unfold.cu. With the
-// host's matmul they are convolution's building blocks; conv and its
-// backward ops themselves are owed (see ops_test.go's owed).
+// tiled matmul kernel they are convolution's building blocks (ops_conv.go).
 
 func init() {
-	kernel("unfold", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		a := attrs.(dispatch.Unfold)
+	kernel(ops.Unfold, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.UnfoldParams) error {
 		x := in[0]
 		g, err := poolGeom(x.Shape[2:], a.Window.OutShape(x.Shape[2:]), &a.Window, false, 0)
 		if err != nil {
@@ -16,8 +17,7 @@ func init() {
 		}
 		return named("unfold", poolKernel(out, x, "unfold", "unfold", g))
 	})
-	kernel("fold", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		a := attrs.(dispatch.Unfold)
+	kernel(ops.Fold, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.UnfoldParams) error {
 		g, err := poolGeom(a.OutputSize, a.Window.OutShape(a.OutputSize), &a.Window, false, 0)
 		if err != nil {
 			return named("fold", err)

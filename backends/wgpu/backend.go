@@ -172,6 +172,9 @@ func (backend) Read(_ dispatch.Device, buf dispatch.Buffer, dt dispatch.DType, o
 			return nil, err
 		}
 	}
+	if err := d.drainChecks(); err != nil {
+		return nil, err
+	}
 	switch dt {
 	case dispatch.Float32:
 		return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(words))), n), nil
@@ -217,8 +220,12 @@ func (backend) Sync(dispatch.Device) error {
 		return err
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.sync()
+	err = d.sync()
+	d.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return d.drainChecks()
 }
 
 // byteSize writes a byte count for people.

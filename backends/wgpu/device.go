@@ -38,6 +38,12 @@ type device struct {
 	params   paramArena
 	pipes    map[string]C.WGPUComputePipeline
 	recorded []string // ops recorded since the last flush, for errors found at submission
+
+	// The value checks queued since the last read-back (checks.go), and
+	// the buffer their kernels write to. checkMu is taken before mu.
+	checkMu    sync.Mutex
+	checks     dispatch.CheckLog
+	checkSlots *dispatch.Tensor
 }
 
 var (

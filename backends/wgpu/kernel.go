@@ -2,10 +2,12 @@ package wgpu
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/kernels/wgsl"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // This file is what the op families (ops_*.go) build on: shaders rendered
@@ -41,20 +43,43 @@ func shaderFor(key, family string, data any) (*shader, error) {
 	return sh, nil
 }
 
-// register gives op name a wgpu kernel.
-func register(name string, k dispatch.Kernel) { dispatch.RegisterKernel(kind, name, k) }
+// The dtype sets of wgpu's kernels. WGSL has no 64-bit types, so a
+// tensor on wgpu:0 is float32, int32 or bool (a u32 word per element):
+// Alloc refuses the others, and no kernel meets them.
+const (
+	floatTypes   = dispatch.DTypeSet(1 << dispatch.Float32)
+	numericTypes = floatTypes | 1<<dispatch.Int32
+	allTypes     = numericTypes | 1<<dispatch.Bool
+)
 
-// wgslType is the WGSL element type that holds a dtype on wgpu:0.
-func wgslType(dt dispatch.DType) (string, bool) {
+// register gives op a wgpu kernel for a first argument of a dtype in set
+// (less those wgpu:0 cannot hold); dispatch refuses every other dtype with
+// its uniform ErrUnsupported, so a kernel never checks in[0]'s dtype.
+func register[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kernel[A]) {
+	dispatch.RegisterKernel(kind, op, set&allTypes, k)
+}
+
+// wgslType is the WGSL element type that holds a dtype on wgpu:0: f32, i32,
+// or u32 for bool.
+func wgslType(dt dispatch.DType) string {
 	switch dt {
 	case dispatch.Float32:
-		return "f32", true
+		return "f32"
 	case dispatch.Int32:
-		return "i32", true
-	case dispatch.Bool:
-		return "u32", true
+		return "i32"
 	}
-	return "", false
+	return "u32"
+}
+
+// wgslTypes is the set of dtypes whose WGSL types (wgslType) key exprs.
+func wgslTypes(exprs map[string]string) dispatch.DTypeSet {
+	var set dispatch.DTypeSet
+	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Int32, dispatch.Bool} {
+		if exprs[wgslType(dt)] != "" {
+			set |= 1 << dt
+		}
+	}
+	return set
 }
 
 // workgroup is the number of invocations per workgroup in every kernel.
@@ -71,31 +96,78 @@ func grid(n int) [3]uint32 {
 	return [3]uint32{uint32((groups + y - 1) / y), uint32(y), 1}
 }
 
-// maxRank is the largest rank a strided layout carries.
+// maxRank is the most dims of a walk that the prelude's layout words hold.
 const maxRank = 8
 
-// stridedParams are the parameter words of the prelude's layout: n, the
-// rank, out's shape, then for each argument its offset and its strides
-// broadcast to out's shape. Arguments of a rank past maxRank are refused.
-func stridedParams(op string, out *dispatch.Tensor, in ...*dispatch.Tensor) ([]uint32, error) {
-	rank := len(out.Shape)
-	if rank > maxRank {
-		return nil, &dispatch.Error{Op: op, Kind: dispatch.ErrUnsupported,
-			Detail: fmt.Sprintf("has rank %d on wgpu:0, which takes up to %d dims", rank, maxRank),
-			Fix:    "reshape to fewer dims"}
+// rankError is what a kernel returns for a walk that still has rank dims,
+// more than the most its parameters hold, once layout.Walk.Collapse has
+// merged what it can: a view whose dims step over storage unevenly.
+func rankError(rank, most int) *dispatch.Error {
+	return &dispatch.Error{Kind: dispatch.ErrUnsupported, Found: strconv.Itoa(rank) + " dims",
+		Detail: "needs " + strconv.Itoa(rank) + " dims that do not merge, but the wgpu kernels walk at most " + strconv.Itoa(most),
+		Fix:    "make the tensor contiguous first (.Contiguous()) or reshape it to fewer dims"}
+}
+
+// view is one operand of a walk: an element offset in its storage and one
+// stride per dim of the walk's shape (0 repeats an element, a negative
+// stride walks backward).
+type view struct {
+	offset  int
+	strides []int
+}
+
+// viewOf is t's own layout.
+func viewOf(t *dispatch.Tensor) view { return view{t.Offset, t.Strides} }
+
+// stridedParams are the prelude's layout words of an elementwise launch:
+// out (contiguous, so that item i is its element i) and each input
+// broadcast to out's shape, collapsed together; the inputs are the
+// layout's arguments, in order.
+func stridedParams(out *dispatch.Tensor, in ...*dispatch.Tensor) ([]uint32, error) {
+	w := layout.Broadcast(out, in...).Collapse()
+	w.Strides = w.Strides[1:]
+	offsets := make([]int, len(in))
+	for k, t := range in {
+		offsets[k] = t.Offset
 	}
-	p := make([]uint32, 10+9*len(in))
-	p[0] = uint32(out.Numel())
-	p[1] = uint32(rank)
-	for d, s := range out.Shape {
+	return layoutParams(w, offsets)
+}
+
+// walkParams are the prelude's layout words of a walk over shape with each
+// view as an argument, in order (collapsed, so item i is the i-th element
+// in row-major order over shape), followed by the kernel's extra words.
+func walkParams(shape []int, views []view, extra ...int) ([]uint32, error) {
+	w := layout.Walk{Shape: shape, Strides: make([][]int, len(views))}
+	offsets := make([]int, len(views))
+	for k, v := range views {
+		w.Strides[k], offsets[k] = v.strides, v.offset
+	}
+	return layoutParams(w.Collapse(), offsets, extra...)
+}
+
+// layoutParams writes a collapsed walk as the prelude's words: n, the rank
+// and the shape, then each argument's offset and strides (9 words each),
+// then extra from 10 + 9·len(offsets), each as int32 bits.
+func layoutParams(w layout.Walk, offsets []int, extra ...int) ([]uint32, error) {
+	if w.Rank() > maxRank {
+		return nil, rankError(w.Rank(), maxRank)
+	}
+	base := 10 + 9*len(offsets)
+	p := make([]uint32, base, base+len(extra))
+	p[0] = uint32(dispatch.Numel(w.Shape))
+	p[1] = uint32(w.Rank())
+	for d, s := range w.Shape {
 		p[2+d] = uint32(s)
 	}
-	for k, t := range in {
-		base := 10 + 9*k
-		p[base] = uint32(int32(t.Offset))
-		for d, s := range dispatch.BroadcastStrides(t, out.Shape) {
-			p[base+1+d] = uint32(int32(s))
+	for k, off := range offsets {
+		at := 10 + 9*k
+		p[at] = uint32(int32(off))
+		for d, s := range w.Strides[k] {
+			p[at+1+d] = uint32(int32(s))
 		}
+	}
+	for _, e := range extra {
+		p = append(p, uint32(int32(e)))
 	}
 	return p, nil
 }

@@ -1,6 +1,10 @@
 package wgpu
 
-import "github.com/lathe-ml/lathe/dispatch"
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
+)
 
 // Convolution, its two backward passes, unfold and fold (conv.wgsl): one
 // direct kernel per op over a window of up to three spatial dims, each a
@@ -11,91 +15,79 @@ import "github.com/lathe-ml/lathe/dispatch"
 // gives each weight element a workgroup that sums over the batch and the
 // window positions.
 func init() {
-	for _, op := range []string{"conv", "conv_input_backward", "conv_weight_backward"} {
-		register(op, convKernel(op))
+	for _, op := range []*dispatch.Op[ops.ConvParams]{ops.Conv, ops.ConvInputBackward, ops.ConvWeightBackward} {
+		register(op, floatTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) error {
+			var g convGeometry
+			switch op {
+			case ops.Conv:
+				x, w := in[0], in[1]
+				g = convGeometry{a.WindowFor(w.Shape), a.Groups, x.Shape[2:], out.Shape[2:], x.Shape[0], x.Shape[1], w.Shape[0]}
+			case ops.ConvInputBackward:
+				gr, w := in[0], in[1]
+				g = convGeometry{a.WindowFor(w.Shape), a.Groups, out.Shape[2:], gr.Shape[2:], gr.Shape[0], out.Shape[1], w.Shape[0]}
+			default:
+				x, gr := in[0], in[1]
+				g = convGeometry{a.Window, a.Groups, x.Shape[2:], gr.Shape[2:], x.Shape[0], x.Shape[1], gr.Shape[1]}
+			}
+			return conv(op.Name, out, in, g)
+		})
 	}
-	register("unfold", convKernel("unfold"))
-	register("fold", convKernel("fold"))
+	register(ops.Unfold, floatTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.UnfoldParams) error {
+		x := in[0]
+		return conv(ops.Unfold.Name, out, in, convGeometry{a.Window, 1, x.Shape[2:], a.Window.OutShape(x.Shape[2:]), x.Shape[0], x.Shape[1], 0})
+	})
+	register(ops.Fold, floatTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.UnfoldParams) error {
+		return conv(ops.Fold.Name, out, in, convGeometry{a.Window, 1, a.OutputSize, a.Window.OutShape(a.OutputSize), out.Shape[0], out.Shape[1], 0})
+	})
 }
 
 // spatialDims is the number of spatial dims the kernels of this family
 // take; fewer are padded to it with leading dims of size 1.
 const spatialDims = 3
 
-func convKernel(op string) dispatch.Kernel {
-	return func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		if out.DType != dispatch.Float32 {
-			return dispatch.Unsupported(out.Device, op, out.DType)
-		}
-		n := out.Numel()
-		if n == 0 {
-			return nil
-		}
-		var (
-			win            dispatch.Window
-			groups         = 1
-			image, windows []int // spatial sizes of the image and of the window positions
-			nb, c, o       int
-		)
-		switch op {
-		case "conv":
-			a := attrs.(dispatch.Conv)
-			x, w := in[0], in[1]
-			win, groups = dispatch.ConvWindow(a, w.Shape), a.Groups
-			image, windows = x.Shape[2:], out.Shape[2:]
-			nb, c, o = x.Shape[0], x.Shape[1], w.Shape[0]
-		case "conv_input_backward":
-			a := attrs.(dispatch.Conv)
-			g, w := in[0], in[1]
-			win, groups = dispatch.ConvWindow(a, w.Shape), a.Groups
-			image, windows = out.Shape[2:], g.Shape[2:]
-			nb, c, o = g.Shape[0], out.Shape[1], w.Shape[0]
-		case "conv_weight_backward":
-			a := attrs.(dispatch.Conv)
-			x, g := in[0], in[1]
-			win, groups = a.Window, a.Groups
-			image, windows = x.Shape[2:], g.Shape[2:]
-			nb, c, o = x.Shape[0], x.Shape[1], g.Shape[1]
-		case "unfold":
-			win = attrs.(dispatch.Unfold).Window
-			x := in[0]
-			image, windows = x.Shape[2:], win.OutShape(x.Shape[2:])
-			nb, c = x.Shape[0], x.Shape[1]
-		case "fold":
-			a := attrs.(dispatch.Unfold)
-			win = a.Window
-			image, windows = a.OutputSize, win.OutShape(a.OutputSize)
-			nb, c = out.Shape[0], out.Shape[1]
-		}
-		params := make([]uint32, 35)
-		params[0] = uint32(n)
-		params[1], params[2], params[3], params[4] = uint32(nb), uint32(c), uint32(o), uint32(groups)
-		lead := spatialDims - len(image)
-		for d := range spatialDims {
-			size, pos, k, s, pad, dil := 1, 1, 1, 1, 0, 1
-			if j := d - lead; j >= 0 {
-				size, pos, k = image[j], windows[j], win.Kernel[j]
-				s, pad, dil = win.Stride[j], win.Padding[j], win.Dilation[j]
-			}
-			for f, v := range []int{size, pos, k, s, pad, dil} {
-				params[5+3*f+d] = uint32(v)
-			}
-		}
-		for k, t := range in {
-			base := 23 + 6*k
-			params[base] = uint32(int32(t.Offset))
-			copy(params[base+1:base+6], windowStrides(t, op == "fold"))
-		}
-		sh, err := shaderFor("conv/"+op, "conv", struct{ Op string }{op})
-		if err != nil {
-			return err
-		}
-		groupsGrid := grid(n)
-		if op == "conv_weight_backward" {
-			groupsGrid = grid(n * workgroup) // a workgroup per element
-		}
-		return launch(op, sh, groupsGrid, params, append([]*dispatch.Tensor{out}, in...)...)
+// convGeometry is what conv.wgsl needs to know of an op of the family
+// beyond its tensors' layouts.
+type convGeometry struct {
+	win            layout.Window
+	groups         int
+	image, windows []int // spatial sizes of the image and of the window positions
+	nb, c, o       int   // batch, image channels, output channels (conv ops)
+}
+
+// conv launches conv.wgsl's kernel of op (its name) into out.
+func conv(op string, out *dispatch.Tensor, in []*dispatch.Tensor, g convGeometry) error {
+	n := out.Numel()
+	if n == 0 {
+		return nil
 	}
+	params := make([]uint32, 35)
+	params[0] = uint32(n)
+	params[1], params[2], params[3], params[4] = uint32(g.nb), uint32(g.c), uint32(g.o), uint32(g.groups)
+	lead := spatialDims - len(g.image)
+	for d := range spatialDims {
+		size, pos, k, s, pad, dil := 1, 1, 1, 1, 0, 1
+		if j := d - lead; j >= 0 {
+			size, pos, k = g.image[j], g.windows[j], g.win.Kernel[j]
+			s, pad, dil = g.win.Stride[j], g.win.Padding[j], g.win.Dilation[j]
+		}
+		for f, v := range []int{size, pos, k, s, pad, dil} {
+			params[5+3*f+d] = uint32(v)
+		}
+	}
+	for k, t := range in {
+		base := 23 + 6*k
+		params[base] = uint32(int32(t.Offset))
+		copy(params[base+1:base+6], windowStrides(t, op == ops.Fold.Name))
+	}
+	sh, err := shaderFor("conv/"+op, "conv", struct{ Op string }{op})
+	if err != nil {
+		return err
+	}
+	groupsGrid := grid(n)
+	if op == ops.ConvWeightBackward.Name {
+		groupsGrid = grid(n * workgroup) // a workgroup per element
+	}
+	return launch(op, sh, groupsGrid, params, append([]*dispatch.Tensor{out}, in...)...)
 }
 
 // windowStrides are the five stride words of an (N, C, d1, ..., dk)

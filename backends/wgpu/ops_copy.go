@@ -1,29 +1,46 @@
 package wgpu
 
-import "github.com/lathe-ml/lathe/dispatch"
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
+)
 
 // contiguous and cast are one kernel family (copy.wgsl): a strided read,
-// a conversion, a contiguous write.
+// a conversion, a contiguous write. fill, from the same file, writes one
+// word everywhere.
 func init() {
-	register("contiguous", copyKernel("contiguous"))
-	register("cast", copyKernel("cast"))
-}
-
-func copyKernel(op string) dispatch.Kernel {
-	return func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
-		return copyInto(op, out, in[0])
-	}
+	register(ops.Contiguous, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+		return copyInto(ops.Contiguous.Name, out, in[0])
+	})
+	// A cast to float64 or int64 never gets here: wgpu:0 cannot hold its
+	// output, and dispatch's Empty says so.
+	register(ops.Cast, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.CastTo) error {
+		return copyInto(ops.Cast.Name, out, in[0])
+	})
 }
 
 // copyInto writes x, converted to out's dtype, into the contiguous out.
 // The conversions are PyTorch's: float to int truncates toward zero,
 // nonzero is true, true is 1.
 func copyInto(op string, out, x *dispatch.Tensor) error {
-	to, ok1 := wgslType(out.DType)
-	from, ok2 := wgslType(x.DType)
-	if !ok1 || !ok2 {
-		return dispatch.Unsupported(out.Device, op, x.DType)
+	if layout.Broadcast(out, x).Collapse().Rank() > maxRank {
+		// Dims that do not merge, which the other kernels refuse: place
+		// takes them, and the conversion then reads a contiguous copy.
+		if out.DType == x.DType {
+			return place(op, out.Shape, out, viewOf(out), x, view{x.Offset, layout.BroadcastStrides(x, out.Shape)})
+		}
+		c, err := dispatch.Empty(x.Device, x.DType, x.Shape)
+		if err != nil {
+			return err
+		}
+		defer c.Release()
+		if err := copyInto(op, c, x); err != nil {
+			return err
+		}
+		x = c
 	}
+	to, from := wgslType(out.DType), wgslType(x.DType)
 	conv := "x"
 	switch {
 	case out.DType == x.DType:
@@ -50,9 +67,59 @@ func launchStrided(op string, sh *shader, out *dispatch.Tensor, in ...*dispatch.
 	if n == 0 {
 		return nil
 	}
-	params, err := stridedParams(op, out, in...)
+	params, err := stridedParams(out, in...)
 	if err != nil {
 		return err
 	}
 	return launch(op, sh, grid(n), params, append([]*dispatch.Tensor{out}, in...)...)
+}
+
+// place copies the elements of src at sv into dst at dv, both walked over
+// shape (layout.wgsl's place). It takes a walk of any rank: where more than
+// maxRank dims remain once collapsed (a view whose dims do not merge), it
+// launches once per index of the leading dims, so that a copy, which the
+// other kernels' rankError asks for, never fails for want of dims.
+func place(op string, shape []int, dst *dispatch.Tensor, dv view, src *dispatch.Tensor, sv view) error {
+	w := layout.Walk{Shape: shape, Strides: [][]int{dv.strides, sv.strides}}.Collapse()
+	n := dispatch.Numel(w.Shape)
+	if n == 0 {
+		return nil
+	}
+	sh, err := shaderFor("place", "place", nil)
+	if err != nil {
+		return err
+	}
+	lead := max(w.Rank()-maxRank, 0)
+	inner := layout.Walk{Shape: w.Shape[lead:], Strides: [][]int{w.Strides[0][lead:], w.Strides[1][lead:]}}
+	items := dispatch.Numel(inner.Shape)
+	for o := range n / items {
+		offsets := []int{dv.offset, sv.offset}
+		for d, rem := lead-1, o; d >= 0; d-- {
+			i := rem % w.Shape[d]
+			rem /= w.Shape[d]
+			offsets[0] += i * w.Strides[0][d]
+			offsets[1] += i * w.Strides[1][d]
+		}
+		params, err := layoutParams(inner, offsets)
+		if err != nil {
+			return err
+		}
+		if err := launch(op, sh, grid(items), params, dst, src); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fill sets every element of the contiguous t to the 32-bit word w.
+func fill(op string, t *dispatch.Tensor, w uint32) error {
+	n := t.Numel()
+	if n == 0 {
+		return nil
+	}
+	sh, err := shaderFor("fill", "fill", nil)
+	if err != nil {
+		return err
+	}
+	return launch(op, sh, grid(n), []uint32{uint32(n), w}, t)
 }

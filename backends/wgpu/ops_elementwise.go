@@ -8,9 +8,10 @@ import (
 	"strings"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
-// The elementwise ops (dispatch/ops_elementwise.go) are one kernel family,
+// The elementwise ops (dispatch/ops/elementwise.go) are one kernel family,
 // elementwise.wgsl: each op is a WGSL expression of its arguments, by the
 // WGSL type of the arguments, in the tables below; the template reads each
 // argument by its layout (flat, a scalar, or strided and broadcast) and
@@ -92,53 +93,52 @@ func truth(t, v string) string {
 	return v + " != 0u"
 }
 
+// logicalOps are the binary ops that combine their arguments' truths
+// (any dtypes, each by its own WGSL type), by their WGSL operator.
+var logicalOps = map[*dispatch.Op[dispatch.None]]string{ops.LogicalAnd: "&&", ops.LogicalOr: "||"}
+
 func init() {
-	for _, u := range dispatch.UnaryOps {
-		register(u.Name, unaryKernel(u.Name))
+	for _, u := range ops.UnaryOps {
+		exprs := unaryExprs[u.Name]
+		register(u.Op, u.DTypes&wgslTypes(exprs), unaryKernel(u.Op, exprs))
 	}
-	register("logical_not", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
-		t, ok := wgslType(in[0].DType)
-		if !ok {
-			return dispatch.Unsupported(out.Device, "logical_not", in[0].DType)
-		}
-		return runElementwise("logical_not", out, boolWord("!("+truth(t, "x")+")"), nil, operand{"x", in[0]})
+	register(ops.LogicalNot, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+		return runElementwise(ops.LogicalNot.Name, out, boolWord("!("+truth(wgslType(in[0].DType), "x")+")"), nil, operand{"x", in[0]})
 	})
-	for _, b := range dispatch.BinaryOps {
-		register(b.Name, binaryKernel(b.Name, b.Bool))
-	}
-	register("where", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
-		if _, ok := wgslType(out.DType); !ok {
-			return dispatch.Unsupported(out.Device, "where", out.DType)
+	for _, b := range ops.BinaryOps {
+		set := wgslTypes(binaryExprs[b.Name])
+		if _, ok := logicalOps[b.Op]; ok {
+			set = allTypes
 		}
-		return runElementwise("where", out, "select(y, x, c != 0u)", nil,
+		register(b.Op, b.DTypes&set, binaryKernel(b))
+	}
+	// cond is Bool (where's Infer checks it); x and y any dtype.
+	register(ops.Where, 1<<dispatch.Bool, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+		return runElementwise(ops.Where.Name, out, "select(y, x, c != 0u)", nil,
 			operand{"c", in[0]}, operand{"x", in[1]}, operand{"y", in[2]})
 	})
 }
 
-func unaryKernel(op string) dispatch.Kernel {
-	return func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+// unaryKernel is op's kernel, whose expressions by WGSL type are exprs; it
+// is registered for those types only.
+func unaryKernel(op *dispatch.Op[ops.Params], exprs map[string]string) dispatch.Kernel[ops.Params] {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, p ops.Params) error {
 		x := in[0]
-		t, _ := wgslType(x.DType)
-		expr := unaryExprs[op][t]
-		if expr == "" {
-			return dispatch.Unsupported(out.Device, op, x.DType)
-		}
-		p, _ := attrs.(dispatch.Params)
-		return runElementwise(op, out, expr, unaryAttrs(op, x.DType, p), operand{"x", x})
+		return runElementwise(op.Name, out, exprs[wgslType(x.DType)], unaryAttrs(op, x.DType, p), operand{"x", x})
 	}
 }
 
 // unaryAttrs are the attribute words of leaky_relu (its slope) and clamp
 // (its bounds; for ints those of clampi in elementwise.wgsl).
-func unaryAttrs(op string, dt dispatch.DType, p dispatch.Params) []uint32 {
+func unaryAttrs(op *dispatch.Op[ops.Params], dt dispatch.DType, p ops.Params) []uint32 {
 	switch {
-	case op == "leaky_relu":
+	case op == ops.LeakyReLU:
 		return []uint32{math.Float32bits(float32(p.A))}
-	case op == "clamp" && dt == dispatch.Float32:
+	case op == ops.Clamp && dt == dispatch.Float32:
 		// Rounding is monotonic, so clamping to the rounded bounds is the
 		// cpu's float64 clamp rounded once.
 		return []uint32{math.Float32bits(float32(p.A)), math.Float32bits(float32(p.B))}
-	case op == "clamp":
+	case op == ops.Clamp:
 		return intClampAttrs(p.A, p.B)
 	}
 	return nil
@@ -168,70 +168,26 @@ func intClampAttrs(lo, hi float64) []uint32 {
 	return []uint32{uint32(lw), uint32(hw), always}
 }
 
-func binaryKernel(op string, boolResult bool) dispatch.Kernel {
-	return func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
-		a, b := in[0], in[1]
-		ta, ok1 := wgslType(a.DType)
-		tb, ok2 := wgslType(b.DType)
-		if !ok1 || !ok2 {
-			return dispatch.Unsupported(out.Device, op, a.DType)
+// binaryKernel is b's kernel: an expression of binaryExprs by lhs's WGSL
+// type (registered for those types only), or for a logical op its
+// operator over each argument's truth.
+func binaryKernel(b ops.BinaryOp) dispatch.Kernel[dispatch.None] {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+		x, y := in[0], in[1]
+		tx := wgslType(x.DType)
+		expr := binaryExprs[b.Name][tx]
+		if op, ok := logicalOps[b.Op]; ok {
+			expr = "(" + truth(tx, "a") + ") " + op + " (" + truth(wgslType(y.DType), "b") + ")"
 		}
-		var expr string
-		switch op {
-		case "logical_and":
-			expr = "(" + truth(ta, "a") + ") && (" + truth(tb, "b") + ")"
-		case "logical_or":
-			expr = "(" + truth(ta, "a") + ") || (" + truth(tb, "b") + ")"
-		default:
-			expr = binaryExprs[op][ta]
-		}
-		if expr == "" {
-			return dispatch.Unsupported(out.Device, op, a.DType)
-		}
-		if op == "pow" && b.DType == dispatch.Int32 {
-			neg, err := anyNegative(op, b)
-			if err != nil {
-				return err
-			}
-			if neg {
-				return dispatch.NegativeExponentError()
-			}
-		}
-		if boolResult {
+		if b.Bool {
 			expr = boolWord(expr)
 		}
-		return runElementwise(op, out, expr, nil, operand{"a", a}, operand{"b", b})
+		return runElementwise(b.Name, out, expr, nil, operand{"a", x}, operand{"b", y})
 	}
 }
 
 // boolWord is the u32 word, 0 or 1, of a WGSL bool expression.
 func boolWord(cond string) string { return "select(0u, 1u, " + cond + ")" }
-
-// anyNegative reads an int exponent back to the host, as the cpu's pow
-// checks it before it computes: a shader cannot fail.
-func anyNegative(op string, t *dispatch.Tensor) (bool, error) {
-	if !t.IsContiguous() {
-		c, err := dispatch.Empty(t.Device, t.DType, t.Shape)
-		if err != nil {
-			return false, err
-		}
-		defer c.Release()
-		if err := copyInto(op, c, t); err != nil {
-			return false, err
-		}
-		t = c
-	}
-	data, err := dispatch.ReadHost(t)
-	if err != nil {
-		return false, err
-	}
-	for _, v := range data.([]int32) {
-		if v < 0 {
-			return true, nil
-		}
-	}
-	return false, nil
-}
 
 // operand is an argument of an elementwise shader and the name its
 // expression reads it by.
@@ -246,9 +202,9 @@ type elementwiseArg struct {
 	Binding, Base      int
 }
 
-// layout is how the shader finds an argument's elements (elementwise.wgsl):
-// flat and scalar save the strided walk of the index.
-func layout(t, out *dispatch.Tensor) string {
+// argLayout is how the shader finds an argument's elements
+// (elementwise.wgsl): flat and scalar save the strided walk of the index.
+func argLayout(t, out *dispatch.Tensor) string {
 	switch {
 	case t.Numel() == 1:
 		return "scalar"
@@ -266,7 +222,7 @@ func runElementwise(op string, out *dispatch.Tensor, expr string, attrs []uint32
 	if n == 0 {
 		return nil
 	}
-	outType, _ := wgslType(out.DType)
+	outType := wgslType(out.DType)
 	data := struct {
 		Out      string
 		Args     []elementwiseArg
@@ -277,8 +233,8 @@ func runElementwise(op string, out *dispatch.Tensor, expr string, attrs []uint32
 	tensors = append(tensors, out)
 	key := []string{"elementwise", op, outType}
 	for k, a := range args {
-		t, _ := wgslType(a.t.DType)
-		l := layout(a.t, out)
+		t := wgslType(a.t.DType)
+		l := argLayout(a.t, out)
 		data.Args = append(data.Args, elementwiseArg{Name: a.name, Type: t, Layout: l, Binding: 2 + k, Base: 10 + 9*k})
 		tensors = append(tensors, a.t)
 		key = append(key, t+":"+l)
@@ -287,7 +243,7 @@ func runElementwise(op string, out *dispatch.Tensor, expr string, attrs []uint32
 	if err != nil {
 		return err
 	}
-	params, err := stridedParams(op, out, tensors[1:]...)
+	params, err := stridedParams(out, tensors[1:]...)
 	if err != nil {
 		return err
 	}

@@ -3,181 +3,64 @@
 package wgpu
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // Indexing kernels (index.wgsl). Index tensors are int32 here: wgpu:0 has
 // no int64.
 //
-// A bad index is the cpu's error, ErrIndex naming the first value out of
-// range in row-major order, and it must be found before the op returns: an
-// error cannot come later, from a tensor already handed out. A shader cannot
-// return one, so each op runs index_check over its index first, which
-// records the first bad position in a one-word flag, then records its own
-// kernels (they stay inside their buffers whatever the index holds: WebGPU
-// bounds every access), and reads the flag back. The read is a wait for
-// the queue, one per op, but it moves 4 bytes instead of the index, and
-// checks on the device the values that the kernel reads there anyway. An
-// empty index needs no check and no wait.
+// A bad index is dispatch's value check (checks.go): queued on the device
+// before the op, reported with the next read-back. Whatever the index
+// holds, the kernels read and write only their own buffers: WebGPU bounds
+// every access.
 
 func init() {
-	register("index_select", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+	register(ops.IndexSelect, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 		x, index := in[0], in[1]
+		op := ops.IndexSelect.Name
 		if x.Rank() == 0 {
 			// torch keeps a 0-d x 0-d; every index must still be 0.
-			return checkedIndex("index_select", index, 0, 1, func() error { return copyInto("index_select", out, x) })
+			return copyInto(op, out, x)
 		}
-		d := dispatch.IndexDimOf(x, attrs)
+		d := a.Of(x)
 		// out[.., i, ..] = x[.., index[i], ..]: the index is read along d only.
 		along := make([]int, x.Rank())
 		if index.Rank() == 1 {
 			along[d] = index.Strides[0]
 		}
-		return checkedIndex("index_select", index, d, x.Shape[d], func() error {
-			return gatherInto("index_select", out, x, index, d, view{index.Offset, along})
-		})
+		return gatherInto(op, out, x, index, d, view{index.Offset, along})
 	})
-	register("gather", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+	register(ops.Gather, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 		x, index := in[0], in[1]
+		op := ops.Gather.Name
 		if x.Rank() == 0 {
-			return checkedIndex("gather", index, 0, 1, func() error { return copyInto("gather", out, x) })
+			return copyInto(op, out, x)
 		}
-		d := dispatch.IndexDimOf(x, attrs)
-		return checkedIndex("gather", index, d, x.Shape[d], func() error {
-			return gatherInto("gather", out, x, index, d, viewOf(index))
-		})
+		return gatherInto(op, out, x, index, a.Of(x), viewOf(index))
 	})
-	register("scatter", scatterKernel("scatter", false))
-	register("scatter_add", scatterKernel("scatter_add", true))
-	register("one_hot", func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		x, classes := in[0], attrs.(dispatch.OneHot).NumClasses
-		if out.DType != dispatch.Int32 {
-			return dispatch.Unsupported(out.Device, "one_hot", out.DType)
+	register(ops.Scatter, allTypes, scatterKernel(ops.Scatter.Name, false))
+	register(ops.ScatterAdd, allTypes, scatterKernel(ops.ScatterAdd.Name, true))
+	// x holds classes, in wgpu:0's index dtype, and out is of it too.
+	register(ops.OneHot, 1<<dispatch.Int32, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.OneHotClasses) error {
+		x, classes, op := in[0], a.NumClasses, ops.OneHot.Name
+		n := out.Numel()
+		if n == 0 {
+			return nil
 		}
-		bad := func(v int64) error { return dispatch.ClassError("x", v, classes) }
-		return checkedValues("one_hot", x, classes, bad, func() error {
-			n := out.Numel()
-			if n == 0 {
-				return nil
-			}
-			// x is read once per class: stride 0 along the new last dim.
-			params, err := walkParams("one_hot", out.Shape, []view{{x.Offset, append(slices.Clone(x.Strides), 0)}}, classes)
-			if err != nil {
-				return err
-			}
-			sh, err := shaderFor("one_hot", "one_hot", nil)
-			if err != nil {
-				return err
-			}
-			return launch("one_hot", sh, grid(n), params, out, x)
-		})
+		// x is read once per class: stride 0 along the new last dim.
+		params, err := walkParams(out.Shape, []view{{x.Offset, append(slices.Clone(x.Strides), 0)}}, classes)
+		if err != nil {
+			return err
+		}
+		sh, err := shaderFor("one_hot", "one_hot", nil)
+		if err != nil {
+			return err
+		}
+		return launch(op, sh, grid(n), params, out, x)
 	})
-}
-
-// view is a walk over a tensor's storage: an element offset and one stride
-// per dim of the walk's shape (0 repeats an element, a negative stride
-// walks backward).
-type view struct {
-	offset  int
-	strides []int
-}
-
-// viewOf is t's own layout.
-func viewOf(t *dispatch.Tensor) view { return view{t.Offset, t.Strides} }
-
-// walkParams are the prelude's layout words for a walk over shape with each
-// view as an argument, in order, followed by the kernel's extra words (at
-// 10 + 9·len(views)), each as int32 bits.
-func walkParams(op string, shape []int, views []view, extra ...int) ([]uint32, error) {
-	if len(shape) > maxRank {
-		return nil, &dispatch.Error{Op: op, Kind: dispatch.ErrUnsupported,
-			Detail: fmt.Sprintf("has rank %d on wgpu:0, which takes up to %d dims", len(shape), maxRank),
-			Fix:    "reshape to fewer dims"}
-	}
-	p := make([]uint32, 10+9*len(views), 10+9*len(views)+len(extra))
-	p[0] = uint32(dispatch.Numel(shape))
-	p[1] = uint32(len(shape))
-	for d, s := range shape {
-		p[2+d] = uint32(s)
-	}
-	for k, v := range views {
-		base := 10 + 9*k
-		p[base] = uint32(int32(v.offset))
-		for d, s := range v.strides {
-			p[base+1+d] = uint32(int32(s))
-		}
-	}
-	for _, w := range extra {
-		p = append(p, uint32(int32(w)))
-	}
-	return p, nil
-}
-
-// checkedIndex runs record, which records an op's kernels, after the check
-// of index's values against [0, size) of dim d, and returns the cpu's
-// IndexError for the first value out of range.
-func checkedIndex(op string, index *dispatch.Tensor, d, size int, record func() error) error {
-	bad := func(v int64) error { return dispatch.IndexError("index", v, d, size) }
-	return checkedValues(op, index, size, bad, record)
-}
-
-// checkedValues runs record after the check of index's values against
-// [0, size), and returns bad of the first value out of range.
-func checkedValues(op string, index *dispatch.Tensor, size int, bad func(v int64) error, record func() error) error {
-	if index.DType != dispatch.Int32 {
-		return dispatch.Unsupported(index.Device, op, index.DType)
-	}
-	n := index.Numel()
-	if n == 0 {
-		return record()
-	}
-	flag, err := dispatch.Upload(index.Device, []int32{-1}, dispatch.Int32, []int{1})
-	if err != nil {
-		return err
-	}
-	defer flag.Release()
-	params, err := walkParams(op, index.Shape, []view{viewOf(index)}, size)
-	if err != nil {
-		return err
-	}
-	sh, err := shaderFor("index_check", "index_check", nil)
-	if err != nil {
-		return err
-	}
-	if err := launch(op, sh, grid(n), params, flag, index); err != nil {
-		return err
-	}
-	if err := record(); err != nil {
-		return err
-	}
-	pos, err := readWord(flag, flag.Offset)
-	if err != nil || pos == -1 {
-		return err
-	}
-	// The bad value itself, for the message: one more word.
-	at := index.Offset
-	for k := index.Rank() - 1; k >= 0; k-- {
-		at += int(pos) % index.Shape[k] * index.Strides[k]
-		pos /= int32(index.Shape[k])
-	}
-	v, err := readWord(index, at)
-	if err != nil {
-		return err
-	}
-	return bad(int64(v))
-}
-
-// readWord reads element at of an int32 tensor's storage back, after the
-// work recorded before it.
-func readWord(t *dispatch.Tensor, at int) (int32, error) {
-	got, err := backend{}.Read(t.Device, t.Storage.Buffer, dispatch.Int32, at, 1)
-	if err != nil {
-		return 0, err
-	}
-	return got.([]int32)[0], nil
 }
 
 // gatherInto writes out[i] = x[... index[at(i)] ... along d], for out of
@@ -191,7 +74,7 @@ func gatherInto(op string, out, x, index *dispatch.Tensor, d int, iview view) er
 	xs := slices.Clone(x.Strides)
 	step := xs[d]
 	xs[d] = 0
-	params, err := walkParams(op, out.Shape, []view{{x.Offset, xs}, iview}, step)
+	params, err := walkParams(out.Shape, []view{{x.Offset, xs}, iview}, step)
 	if err != nil {
 		return err
 	}
@@ -204,28 +87,20 @@ func gatherInto(op string, out, x, index *dispatch.Tensor, d int, iview view) er
 
 // scatterKernel is scatter's kernel, or scatter_add's where add is set: out
 // starts as a copy of x, then src's elements go where the index says.
-func scatterKernel(op string, add bool) dispatch.Kernel {
-	return func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+func scatterKernel(op string, add bool) dispatch.Kernel[ops.IndexDim] {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 		x, index, src := in[0], in[1], in[2]
-		if _, ok := wgslType(x.DType); !ok {
-			return dispatch.Unsupported(out.Device, op, x.DType)
+		d := a.Of(x)
+		if err := copyInto(op, out, x); err != nil {
+			return err
 		}
-		d, size := dispatch.IndexDimOf(x, attrs), 1 // a 0-d x: its one element is index 0
-		if x.Rank() > 0 {
-			size = x.Shape[d]
+		if index.Numel() == 0 {
+			return nil
 		}
-		return checkedIndex(op, index, d, size, func() error {
-			if err := copyInto(op, out, x); err != nil {
-				return err
-			}
-			if index.Numel() == 0 {
-				return nil
-			}
-			if add && !walkLines(index, d) {
-				return scatterAddAtomic(out, src, index, d)
-			}
-			return scatterLines(op, add, out, src, index, d)
-		})
+		if add && !walkLines(index, d) {
+			return scatterAddAtomic(out, src, index, d)
+		}
+		return scatterLines(op, add, out, src, index, d)
 	}
 }
 
@@ -252,7 +127,7 @@ func dropDim(s []int, d int) []int { return append(slices.Clone(s[:d]), s[d+1:].
 // scatterLines launches the scatter shader with one item per line of the
 // index along d.
 func scatterLines(op string, add bool, out, src, index *dispatch.Tensor, d int) error {
-	t, _ := wgslType(out.DType)
+	t := wgslType(out.DType)
 	combine := "v"
 	switch {
 	case add && out.DType == dispatch.Bool:
@@ -274,7 +149,7 @@ func scatterLines(op string, add bool, out, src, index *dispatch.Tensor, d int) 
 			steps[k] = t.Strides[d]
 		}
 	}
-	params, err := walkParams(op, lines, views, length, steps[0], steps[1], steps[2])
+	params, err := walkParams(lines, views, length, steps[0], steps[1], steps[2])
 	if err != nil {
 		return err
 	}
@@ -298,7 +173,7 @@ func scatterAddAtomic(out, src, index *dispatch.Tensor, d int) error {
 	os := slices.Clone(out.Strides)
 	step := os[d]
 	os[d] = 0
-	params, err := walkParams("scatter_add", index.Shape, []view{{out.Offset, os}, viewOf(src), viewOf(index)}, step)
+	params, err := walkParams(index.Shape, []view{{out.Offset, os}, viewOf(src), viewOf(index)}, step)
 	if err != nil {
 		return err
 	}

@@ -4,30 +4,29 @@ import (
 	"math"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // Interpolation (interp.wgsl), as the cpu computes it (backends/cpu/interp.go):
 // every filter is separable, so the forward op resamples one spatial dim at
 // a time, first to last, and the backward op runs the transposed passes
 // last to first. Each pass's 1-d filter, a table of taps, is computed on
-// the host by dispatch.MakeTaps in float32, the cpu's own arithmetic, and
+// the host by layout.MakeTaps in float32, the cpu's own arithmetic, and
 // goes to the shader in its parameters; the backward pass gets the table transposed, so that it
 // too is a gather, adding in the cpu's order.
 func init() {
-	for _, name := range []string{"upsample_nearest", "upsample_linear", "upsample_bicubic",
-		"upsample_nearest_backward", "upsample_linear_backward", "upsample_bicubic_backward"} {
-		filter, backward := dispatch.UpsampleFilter(name)
-		register(name, func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-			if out.DType != dispatch.Float32 {
-				return dispatch.Unsupported(out.Device, name, out.DType)
-			}
-			return upsample(name, out, in[0], attrs.(dispatch.Interp), filter, backward)
-		})
+	for _, u := range ops.Upsamples {
+		for _, op := range []*dispatch.Op[ops.Interp]{u.Forward, u.Backward} {
+			register(op, floatTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.Interp) error {
+				return upsample(op.Name, out, in[0], a, u.Filter, op == u.Backward)
+			})
+		}
 	}
 }
 
-// taps is a pass's 1-d filter (dispatch.Taps, the cpu's own), in float32.
-type taps = dispatch.Taps[float32]
+// taps is a pass's 1-d filter (layout.Taps, the cpu's own), in float32.
+type taps = layout.Taps[float32]
 
 // forwardTable is the parameter table of a forward pass: the indices,
 // then the weights' bits.
@@ -68,7 +67,7 @@ func backwardTable(tp taps, in int) (table []uint32, entries int) {
 // upsample runs the forward op (x the input) or the backward op (x the
 // output's gradient) into the contiguous out, one pass per spatial dim
 // whose filter is not the identity.
-func upsample(op string, out, x *dispatch.Tensor, a dispatch.Interp, filter int, backward bool) error {
+func upsample(op string, out, x *dispatch.Tensor, a ops.Interp, filter int, backward bool) error {
 	if out.Numel() == 0 {
 		return nil
 	}
@@ -91,7 +90,7 @@ func upsample(op string, out, x *dispatch.Tensor, a dispatch.Interp, filter int,
 		if a.Scales != nil {
 			scale = a.Scales[d]
 		}
-		tp := dispatch.MakeTaps[float32](filter, forwardIn[d], a.Size[d], scale, a.AlignCorners, a.Exact)
+		tp := layout.MakeTaps[float32](filter, forwardIn[d], a.Size[d], scale, a.AlignCorners, a.Exact)
 		if !tp.Identity(forwardIn[d]) {
 			passes = append(passes, pass{d, tp})
 		}

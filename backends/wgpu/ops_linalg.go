@@ -3,9 +3,9 @@
 package wgpu
 
 import (
-	"fmt"
-
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // matmul is one tiled kernel (linalg.wgsl) for float32 and int32, batched
@@ -13,7 +13,7 @@ import (
 // their strides, as the cpu's gemm reads a transposed view through BLAS's
 // transpose flag, so no layout is copied first.
 func init() {
-	register("matmul", func(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+	register(ops.MatMul, numericTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		return matmul(out, in[0], in[1])
 	})
 }
@@ -25,11 +25,8 @@ const matmulTile = 64
 const maxBatchRank = 6
 
 func matmul(out, x, y *dispatch.Tensor) error {
-	t, ok := wgslType(out.DType)
-	if !ok || out.DType == dispatch.Bool {
-		return dispatch.Unsupported(out.Device, "matmul", out.DType)
-	}
-	batch, n, k, m, _, err := dispatch.MatMulShapes(x.Shape, y.Shape)
+	t := wgslType(out.DType)
+	batch, n, k, m, _, err := ops.MatMulShapes(x.Shape, y.Shape)
 	if err != nil {
 		return err
 	}
@@ -37,23 +34,24 @@ func matmul(out, x, y *dispatch.Tensor) error {
 	if n == 0 || m == 0 || nb == 0 {
 		return nil
 	}
-	if len(batch) > maxBatchRank {
-		return &dispatch.Error{Op: "matmul", Kind: dispatch.ErrUnsupported,
-			Detail: fmt.Sprintf("has %d batch dims on wgpu:0, which takes up to %d", len(batch), maxBatchRank),
-			Fix:    "reshape the batch dims into fewer"}
+	a, b := layout.AsMatrices(x, true, batch), layout.AsMatrices(y, false, batch)
+	// The batch walked by both operands, collapsed: the products stay in
+	// row-major batch order, which is out's (contiguous) order.
+	bw := layout.Walk{Shape: batch, Strides: [][]int{a.Batch, b.Batch}}.Collapse()
+	if bw.Rank() > maxBatchRank {
+		return rankError(bw.Rank(), maxBatchRank)
 	}
-	a, b := dispatch.AsMatrices(x, true, batch), dispatch.AsMatrices(y, false, batch)
 	rowTiles := (n + matmulTile - 1) / matmulTile
 	colTiles := (m + matmulTile - 1) / matmulTile
 	tiles := nb * rowTiles * colTiles
 	p := make([]uint32, 31)
-	for i, v := range []int{tiles, n, k, m, rowTiles, colTiles, a.Offset, a.RowStride, a.ColStride, b.Offset, b.RowStride, b.ColStride, len(batch)} {
+	for i, v := range []int{tiles, n, k, m, rowTiles, colTiles, a.Offset, a.RowStride, a.ColStride, b.Offset, b.RowStride, b.ColStride, bw.Rank()} {
 		p[i] = uint32(int32(v))
 	}
-	for d, s := range batch {
+	for d, s := range bw.Shape {
 		p[13+d] = uint32(s)
-		p[19+d] = uint32(int32(a.Batch[d]))
-		p[25+d] = uint32(int32(b.Batch[d]))
+		p[19+d] = uint32(int32(bw.Strides[0][d]))
+		p[25+d] = uint32(int32(bw.Strides[1][d]))
 	}
 	sh, err := shaderFor("matmul/"+t, "matmul", struct{ T string }{t})
 	if err != nil {

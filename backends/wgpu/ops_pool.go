@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // Pooling (pool.wgsl): one kernel over up to three spatial dims for each
@@ -14,15 +16,27 @@ import (
 // adds by a compare-exchange loop, and max_unpool picks the last item per
 // place by an atomic max, as the cpu's last write does.
 func init() {
-	register("avg_pool", poolKernel("avg_pool", "avg", false))
-	register("avg_pool_backward", poolKernel("avg_pool_backward", "avg_backward", false))
-	register("adaptive_avg_pool", poolKernel("adaptive_avg_pool", "avg", true))
-	register("adaptive_avg_pool_backward", poolKernel("adaptive_avg_pool_backward", "avg_backward", true))
-	register("max_pool_indices", poolKernel("max_pool_indices", "argmax", false))
-	register("adaptive_max_pool_indices", poolKernel("adaptive_max_pool_indices", "argmax", true))
-	register("pool_gather", poolGather)
-	register("max_pool_backward", maxPoolBackward)
-	register("max_unpool", maxUnpool)
+	register(ops.AvgPool, floatTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AvgPoolParams) error {
+		return windowPool(ops.AvgPool.Name, "avg", out, in[0], a, false)
+	})
+	register(ops.AvgPoolBackward, floatTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AvgPoolBackwardParams) error {
+		return windowPool(ops.AvgPoolBackward.Name, "avg_backward", out, in[0], a.AvgPoolParams, false)
+	})
+	register(ops.AdaptiveAvgPool, floatTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.AdaptivePool) error {
+		return windowPool(ops.AdaptiveAvgPool.Name, "avg", out, in[0], ops.AvgPoolParams{}, true)
+	})
+	register(ops.AdaptiveAvgPoolBackward, floatTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.AdaptivePoolBackward) error {
+		return windowPool(ops.AdaptiveAvgPoolBackward.Name, "avg_backward", out, in[0], ops.AvgPoolParams{}, true)
+	})
+	register(ops.MaxPoolIndices, floatTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, w layout.Window) error {
+		return windowPool(ops.MaxPoolIndices.Name, "argmax", out, in[0], ops.AvgPoolParams{Window: w, ExcludePadding: true}, false)
+	})
+	register(ops.AdaptiveMaxPoolIndices, floatTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.AdaptivePool) error {
+		return windowPool(ops.AdaptiveMaxPoolIndices.Name, "argmax", out, in[0], ops.AvgPoolParams{}, true)
+	})
+	register(ops.PoolGather, floatTypes, poolGather)
+	register(ops.MaxPoolBackward, floatTypes, maxPoolBackward)
+	register(ops.MaxUnpool, floatTypes, maxUnpool)
 }
 
 // poolDims refuses a pooling over more spatial dims than the kernels take.
@@ -35,65 +49,50 @@ func poolDims(op string, t *dispatch.Tensor) error {
 	return nil
 }
 
-// poolKernel is the kernel of op: kind avg, avg_backward or argmax, over
-// the sliding window of its attribute (AvgPool, AvgPoolBackward or Window)
+// windowPool runs the pooling of kind avg, avg_backward or argmax of src into
+// out, over the sliding window of avg (with its divisor and padding rule)
 // or, with adaptive, adaptive pooling's windows.
-func poolKernel(op, kind string, adaptive bool) dispatch.Kernel {
-	return func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
-		src := in[0]
-		if src.DType != dispatch.Float32 {
-			return dispatch.Unsupported(out.Device, op, src.DType)
-		}
-		if err := poolDims(op, src); err != nil {
-			return err
-		}
-		n := out.Numel()
-		if n == 0 {
-			return nil
-		}
-		// The pooling's input and output spatial sizes, whichever way
-		// this kernel runs.
-		pooled, pooling := src.Shape[2:], out.Shape[2:]
-		if kind == "avg_backward" {
-			pooled, pooling = out.Shape[2:], src.Shape[2:]
-		}
-		var avg dispatch.AvgPool
-		switch a := attrs.(type) {
-		case dispatch.AvgPool:
-			avg = a
-		case dispatch.AvgPoolBackward:
-			avg = a.AvgPool
-		case dispatch.Window:
-			avg = dispatch.AvgPool{Window: a, ExcludePadding: true}
-		}
-		params := make([]uint32, 28)
-		params[0] = uint32(n)
-		params[1] = uint32(out.Shape[1])
-		lead := spatialDims - len(pooled)
-		for d := range spatialDims {
-			size, pos, k, s, pad, dil := 1, 1, 1, 1, 0, 1
-			if j := d - lead; j >= 0 {
-				size, pos = pooled[j], pooling[j]
-				if !adaptive {
-					k, s, pad, dil = avg.Kernel[j], avg.Stride[j], avg.Padding[j], avg.Dilation[j]
-				}
-			}
-			for f, v := range []int{size, pos, k, s, pad, dil} {
-				params[2+3*f+d] = uint32(v)
-			}
-		}
-		if avg.ExcludePadding {
-			params[20] = 1
-		}
-		params[21] = uint32(int32(avg.Divisor))
-		params[22] = uint32(int32(src.Offset))
-		copy(params[23:28], windowStrides(src, false))
-		sh, err := shaderFor("pool/"+op, "pool", poolData{Op: kind, Adaptive: adaptive})
-		if err != nil {
-			return err
-		}
-		return launch(op, sh, grid(n), params, out, src)
+func windowPool(op, kind string, out, src *dispatch.Tensor, avg ops.AvgPoolParams, adaptive bool) error {
+	if err := poolDims(op, src); err != nil {
+		return err
 	}
+	n := out.Numel()
+	if n == 0 {
+		return nil
+	}
+	// The pooling's input and output spatial sizes, whichever way
+	// this kernel runs.
+	pooled, pooling := src.Shape[2:], out.Shape[2:]
+	if kind == "avg_backward" {
+		pooled, pooling = out.Shape[2:], src.Shape[2:]
+	}
+	params := make([]uint32, 28)
+	params[0] = uint32(n)
+	params[1] = uint32(out.Shape[1])
+	lead := spatialDims - len(pooled)
+	for d := range spatialDims {
+		size, pos, k, s, pad, dil := 1, 1, 1, 1, 0, 1
+		if j := d - lead; j >= 0 {
+			size, pos = pooled[j], pooling[j]
+			if !adaptive {
+				k, s, pad, dil = avg.Kernel[j], avg.Stride[j], avg.Padding[j], avg.Dilation[j]
+			}
+		}
+		for f, v := range []int{size, pos, k, s, pad, dil} {
+			params[2+3*f+d] = uint32(v)
+		}
+	}
+	if avg.ExcludePadding {
+		params[20] = 1
+	}
+	params[21] = uint32(int32(avg.Divisor))
+	params[22] = uint32(int32(src.Offset))
+	copy(params[23:28], windowStrides(src, false))
+	sh, err := shaderFor("pool/"+op, "pool", poolData{Op: kind, Adaptive: adaptive})
+	if err != nil {
+		return err
+	}
+	return launch(op, sh, grid(n), params, out, src)
 }
 
 // poolData specialises pool.wgsl.
@@ -128,22 +127,10 @@ func indexShader(op string) (*shader, error) {
 	return shaderFor("pool/"+op, "pool", poolData{Op: op})
 }
 
-// zero clears t's words.
-func zero(op string, t *dispatch.Tensor) error {
-	sh, err := indexShader("zero")
-	if err != nil {
-		return err
-	}
-	return launch(op, sh, grid(t.Numel()), []uint32{uint32(t.Numel())}, t)
-}
-
 // poolGather reads x's (n, c) plane at each index: the values of max
 // pooling.
-func poolGather(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+func poolGather(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 	x, idx := in[0], in[1]
-	if x.DType != dispatch.Float32 {
-		return dispatch.Unsupported(out.Device, "pool_gather", x.DType)
-	}
 	if err := poolDims("pool_gather", x); err != nil {
 		return err
 	}
@@ -159,18 +146,15 @@ func poolGather(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 
 // maxPoolBackward adds each incoming gradient at its index of the zeroed
 // out (max_pool2d_with_indices_backward).
-func maxPoolBackward(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+func maxPoolBackward(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.PoolScatter) error {
 	g, idx := in[0], in[1]
-	if g.DType != dispatch.Float32 {
-		return dispatch.Unsupported(out.Device, "max_pool_backward", g.DType)
-	}
 	if err := poolDims("max_pool_backward", g); err != nil {
 		return err
 	}
 	if out.Numel() == 0 {
 		return nil
 	}
-	if err := zero("max_pool_backward", out); err != nil {
+	if err := fill(ops.MaxPoolBackward.Name, out, 0); err != nil {
 		return err
 	}
 	if g.Numel() == 0 {
@@ -184,16 +168,9 @@ func maxPoolBackward(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 }
 
 // maxUnpool writes each value at its index of a zeroed out; where several
-// name one place, the last in row-major order wins, as on the cpu. Its
-// indices are the caller's, so they are checked: the first pass flags an
-// index outside its plane in a word that is read back, an ErrIndex as on
-// the cpu (and the only wait for the device in these kernels; the
-// backward ops read indices that this check or max pooling made).
-func maxUnpool(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
+// name one place, the last in row-major order wins, as on the cpu.
+func maxUnpool(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.PoolScatter) error {
 	x, idx := in[0], in[1]
-	if x.DType != dispatch.Float32 {
-		return dispatch.Unsupported(out.Device, "max_unpool", x.DType)
-	}
 	if err := poolDims("max_unpool", x); err != nil {
 		return err
 	}
@@ -201,25 +178,22 @@ func maxUnpool(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 		return nil
 	}
 	// winner holds, for each place of out, the last item that names it,
-	// plus one; then the flag word.
-	winner, err := dispatch.Empty(out.Device, dispatch.Int32, []int{out.Numel() + 1})
+	// plus one.
+	winner, err := dispatch.Empty(out.Device, dispatch.Int32, []int{out.Numel()})
 	if err != nil {
 		return err
 	}
 	defer winner.Release()
-	if err := zero("max_unpool", winner); err != nil {
+	if err := fill(ops.MaxUnpool.Name, winner, 0); err != nil {
 		return err
 	}
-	params := append(indexParams(x.Numel(), out, idx, x), uint32(out.Numel()))
+	params := indexParams(x.Numel(), out, idx, x)
 	if x.Numel() > 0 {
 		sh, err := indexShader("claim")
 		if err != nil {
 			return err
 		}
 		if err := launch("max_unpool", sh, grid(x.Numel()), params, winner, idx); err != nil {
-			return err
-		}
-		if err := checkUnpoolIndices(winner, idx, out.Shape[2:]); err != nil {
 			return err
 		}
 	}
@@ -229,41 +203,4 @@ func maxUnpool(out *dispatch.Tensor, in []*dispatch.Tensor, _ any) error {
 	}
 	params[0] = uint32(out.Numel())
 	return launch("max_unpool", sh, grid(out.Numel()), params, out, winner, x)
-}
-
-// checkUnpoolIndices reads the flag word of max_unpool's first pass and
-// gives the cpu's error for the index it names.
-func checkUnpoolIndices(winner, idx *dispatch.Tensor, spatial []int) error {
-	flag, err := readWords(winner, winner.Numel()-1, 1)
-	if err != nil {
-		return err
-	}
-	if flag[0] == 0 {
-		return nil
-	}
-	// The element of item flag-1 of the row-major index tensor.
-	item, at := int(flag[0])-1, idx.Offset
-	for d := idx.Rank() - 1; d >= 0; d-- {
-		at += item % idx.Shape[d] * idx.Strides[d]
-		item /= idx.Shape[d]
-	}
-	words, err := readWords(idx, at, 1)
-	if err != nil {
-		return err
-	}
-	e := dispatch.PlaneError(int64(int32(words[0])), spatial) // an int32 index, signed
-	e.Op = "max_unpool"
-	return e
-}
-
-// readWords copies n words from element offset of t's buffer (an
-// int32 tensor's).
-func readWords(t *dispatch.Tensor, offset, n int) ([]int32, error) {
-	v := t.View([]int{n}, []int{1}, offset)
-	defer v.Release()
-	raw, err := dispatch.ReadHost(v)
-	if err != nil {
-		return nil, err
-	}
-	return raw.([]int32), nil
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // Max pooling's kernels against the cpu's. wgpu:0's indices are int32
@@ -84,36 +86,44 @@ func same(t *testing.T, shape []int, data []float32) (cpu, gpu *dispatch.Tensor)
 func TestMaxPoolKernels(t *testing.T) {
 	openOrSkip(t)
 	type pooling struct {
-		name  string
-		op    string
-		attrs any
-		shape []int
+		name    string
+		indices func(x *dispatch.Tensor) (*dispatch.Tensor, error) // max_pool_indices or adaptive_max_pool_indices
+		shape   []int
 	}
-	w := func(k, s, p, d []int, ceil bool) dispatch.Window {
-		return dispatch.Window{Kernel: k, Stride: s, Padding: p, Dilation: d, CeilMode: ceil}
+	w := func(k, s, p, d []int, ceil bool) layout.Window {
+		return layout.Window{Kernel: k, Stride: s, Padding: p, Dilation: d, CeilMode: ceil}
+	}
+	sliding := func(k, s, p, d []int, ceil bool) func(*dispatch.Tensor) (*dispatch.Tensor, error) {
+		return func(x *dispatch.Tensor) (*dispatch.Tensor, error) {
+			return dispatch.Call(ops.MaxPoolIndices, w(k, s, p, d, ceil), x)
+		}
+	}
+	adaptive := func(size ...int) func(*dispatch.Tensor) (*dispatch.Tensor, error) {
+		return func(x *dispatch.Tensor) (*dispatch.Tensor, error) {
+			return dispatch.Call(ops.AdaptiveMaxPoolIndices, ops.AdaptivePool{Size: size}, x)
+		}
 	}
 	cases := []pooling{
-		{"2d", "max_pool_indices", w([]int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, false), []int{2, 3, 7, 6}},
-		{"2d/overlap_ceil", "max_pool_indices", w([]int{3, 2}, []int{1, 2}, []int{1, 0}, []int{1, 1}, true), []int{2, 2, 6, 7}},
-		{"2d/dilation", "max_pool_indices", w([]int{2, 2}, []int{1, 1}, []int{1, 1}, []int{2, 3}, false), []int{1, 2, 6, 7}},
-		{"1d", "max_pool_indices", w([]int{3}, []int{2}, []int{1}, []int{1}, true), []int{2, 3, 10}},
-		{"3d", "max_pool_indices", w([]int{2, 3, 2}, []int{2, 1, 2}, []int{1, 1, 0}, []int{1, 1, 1}, false), []int{1, 2, 4, 5, 6}},
-		{"adaptive2d", "adaptive_max_pool_indices", dispatch.AdaptivePool{Size: []int{3, 4}}, []int{2, 3, 7, 10}},
-		{"adaptive2d/up", "adaptive_max_pool_indices", dispatch.AdaptivePool{Size: []int{9, 5}}, []int{2, 3, 4, 3}},
+		{"2d", sliding([]int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, false), []int{2, 3, 7, 6}},
+		{"2d/overlap_ceil", sliding([]int{3, 2}, []int{1, 2}, []int{1, 0}, []int{1, 1}, true), []int{2, 2, 6, 7}},
+		{"2d/dilation", sliding([]int{2, 2}, []int{1, 1}, []int{1, 1}, []int{2, 3}, false), []int{1, 2, 6, 7}},
+		{"1d", sliding([]int{3}, []int{2}, []int{1}, []int{1}, true), []int{2, 3, 10}},
+		{"3d", sliding([]int{2, 3, 2}, []int{2, 1, 2}, []int{1, 1, 0}, []int{1, 1, 1}, false), []int{1, 2, 4, 5, 6}},
+		{"adaptive2d", adaptive(3, 4), []int{2, 3, 7, 10}},
+		{"adaptive2d/up", adaptive(9, 5), []int{2, 3, 4, 3}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(7, uint64(len(c.name))))
 			data := tiedData(rng, dispatch.Numel(c.shape))
 			xc, xg := same(t, c.shape, data)
-			op := dispatch.Lookup(c.op)
-			idxCPU, err := dispatch.Call(op, c.attrs, xc)
+			idxCPU, err := c.indices(xc)
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := hostValues[int64](t, idxCPU)
 
-			idxGPU, err := dispatch.Call(op, c.attrs, xg)
+			idxGPU, err := c.indices(xg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,12 +139,11 @@ func TestMaxPoolKernels(t *testing.T) {
 
 			// pool_gather at the same indices.
 			idxG := int32Indices(t, want, idxCPU.Shape)
-			gather := dispatch.Lookup("pool_gather")
-			vc, err := dispatch.Call(gather, nil, xc, idxCPU)
+			vc, err := dispatch.Call(ops.PoolGather, dispatch.None{}, xc, idxCPU)
 			if err != nil {
 				t.Fatal(err)
 			}
-			vg, err := dispatch.Call(gather, nil, xg, idxG)
+			vg, err := dispatch.Call(ops.PoolGather, dispatch.None{}, xg, idxG)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,9 +157,8 @@ func TestMaxPoolKernels(t *testing.T) {
 				g[i] = float32(rng.NormFloat64())
 			}
 			gc, gg := same(t, idxCPU.Shape, g)
-			size := dispatch.PoolScatter{Size: c.shape[2:]}
-			for _, name := range []string{"max_pool_backward", "max_unpool"} {
-				scatter := dispatch.Lookup(name)
+			size := ops.PoolScatter{Size: c.shape[2:]}
+			for _, scatter := range []*dispatch.Op[ops.PoolScatter]{ops.MaxPoolBackward, ops.MaxUnpool} {
 				sc, err := dispatch.Call(scatter, size, gc, idxCPU)
 				if err != nil {
 					t.Fatal(err)
@@ -159,7 +167,7 @@ func TestMaxPoolKernels(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				closeFloats(t, name, hostValues[float32](t, sg), hostValues[float32](t, sc))
+				closeFloats(t, scatter.Name, hostValues[float32](t, sg), hostValues[float32](t, sc))
 			}
 		})
 	}
@@ -185,7 +193,10 @@ func TestMaxUnpoolIndexRange(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = dispatch.Call(dispatch.Lookup("max_unpool"), dispatch.PoolScatter{Size: []int{4, 4}}, x, idx)
+		if _, err = dispatch.Call(ops.MaxUnpool, ops.PoolScatter{Size: []int{4, 4}}, x, idx); err == nil {
+			b, _ := dispatch.Open(onWGPU) // the indices are checked on the device, reported at the sync
+			err = b.Sync(onWGPU)
+		}
 		var le *dispatch.Error
 		if !errors.As(err, &le) || !errors.Is(err, dispatch.ErrIndex) || le.Found != fmt.Sprint(bad) {
 			t.Errorf("index %d: error %v, want an ErrIndex that found %d", bad, err, bad)

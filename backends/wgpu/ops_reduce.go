@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // The reductions and cumsum (reduce.wgsl). A reduction runs one workgroup
@@ -21,10 +23,10 @@ import (
 // cpu's int64 result rounded to int32 (wrapping is arithmetic mod 2^32).
 
 func init() {
-	for _, op := range dispatch.ReduceOps {
-		register(op.Name, reduceKernel(op.Name))
+	for _, r := range ops.ReduceOps {
+		register(r.Op, r.DTypes, reduceKernel(r.Name))
 	}
-	register("cumsum", cumsumKernel)
+	register(ops.CumSum, numericTypes, cumsumKernel)
 }
 
 // stateWords is the size in 32-bit words of each reduction's State (the
@@ -53,11 +55,10 @@ const (
 	perItemLen  = 64
 )
 
-func reduceKernel(op string) dispatch.Kernel {
-	return func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+func reduceKernel(op string) dispatch.Kernel[ops.Reduce] {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, r ops.Reduce) error {
 		x := in[0]
-		r, _ := attrs.(dispatch.Reduce)
-		dims, _, err := dispatch.ReduceShape(x, r)
+		dims, _, err := ops.ReduceShape(x, r)
 		if err != nil {
 			return err
 		}
@@ -67,20 +68,22 @@ func reduceKernel(op string) dispatch.Kernel {
 
 // reduce writes op of x over dims into the contiguous out.
 func reduce(op string, out, x *dispatch.Tensor, dims []int, correction int) error {
-	t, ok := wgslType(x.DType)
-	if !ok || x.DType == dispatch.Bool {
-		return dispatch.Unsupported(out.Device, op, x.DType)
-	}
-	outT, ok := wgslType(out.DType)
-	if !ok {
-		// argmax's int64 indices: wgpu:0 has no int64 tensor to hold them.
-		return dispatch.Unsupported(out.Device, op, out.DType)
-	}
+	return reduceTo(op, out, x, dims, correction, "out")
+}
+
+// reduceTo is reduce with dst "out", and with dst "partials" it writes
+// each row's unfinished State instead (stateWords[op] float32 words a row,
+// the words of reduce.wgsl's State in order).
+func reduceTo(op string, out, x *dispatch.Tensor, dims []int, correction int, dst string) error {
+	t, outT := wgslType(x.DType), wgslType(out.DType)
 	rows := out.Numel()
+	if dst == "partials" {
+		rows /= stateWords[op]
+	}
 	if rows == 0 {
 		return nil
 	}
-	l, err := splitLayout(op, x, dims)
+	l, err := splitLayout(x, dims)
 	if err != nil {
 		return err
 	}
@@ -91,8 +94,9 @@ func reduce(op string, out, x *dispatch.Tensor, dims []int, correction int) erro
 	}
 	chunk := (n + parts - 1) / parts
 	if parts == 1 {
-		perItem := rows >= perItemRows && (n <= perItemLen || l.columnWise())
-		sh, err := reduceShader(op, t, outT, perItem, "tensor", "out")
+		// The per-row form finishes its row; States come from workgroups.
+		perItem := dst == "out" && rows >= perItemRows && (n <= perItemLen || l.columnWise())
+		sh, err := reduceShader(op, t, outT, perItem, "tensor", dst)
 		if err != nil {
 			return err
 		}
@@ -118,7 +122,7 @@ func reduce(op string, out, x *dispatch.Tensor, dims []int, correction int) erro
 	if err := launch(op, sh, grid(rows*parts*workgroup), p, partials, x); err != nil {
 		return err
 	}
-	sh, err = reduceShader(op, t, outT, false, "partials", "out")
+	sh, err = reduceShader(op, t, outT, false, "partials", dst)
 	if err != nil {
 		return err
 	}
@@ -151,31 +155,26 @@ func (l reduceLayout) columnWise() bool {
 	return k > 0 && r > 0 && l.kStrides[k-1] == 1 && l.rStrides[r-1] != 1
 }
 
-func splitLayout(op string, x *dispatch.Tensor, dims []int) (reduceLayout, error) {
+func splitLayout(x *dispatch.Tensor, dims []int) (reduceLayout, error) {
 	reduced := make([]bool, x.Rank())
 	for _, d := range dims {
 		reduced[d] = true
 	}
-	var l reduceLayout
+	var kept, red layout.Walk
+	kept.Strides, red.Strides = make([][]int, 1), make([][]int, 1)
 	for d, size := range x.Shape {
+		w := &kept
 		if reduced[d] {
-			l.rShape, l.rStrides = append(l.rShape, size), append(l.rStrides, x.Strides[d])
-		} else {
-			l.kShape, l.kStrides = append(l.kShape, size), append(l.kStrides, x.Strides[d])
+			w = &red
 		}
+		w.Shape, w.Strides[0] = append(w.Shape, size), append(w.Strides[0], x.Strides[d])
 	}
-	l.kShape, l.kStrides = dispatch.MergeDims(l.kShape, l.kStrides)
-	l.rShape, l.rStrides = dispatch.MergeDims(l.rShape, l.rStrides)
-	if len(l.kShape) > maxRank || len(l.rShape) > maxRank {
-		return l, rankError(op, x.Rank())
+	kept, red = kept.Collapse(), red.Collapse()
+	l := reduceLayout{kShape: kept.Shape, kStrides: kept.Strides[0], rShape: red.Shape, rStrides: red.Strides[0]}
+	if r := max(kept.Rank(), red.Rank()); r > maxRank {
+		return l, rankError(r, maxRank)
 	}
 	return l, nil
-}
-
-func rankError(op string, rank int) error {
-	return &dispatch.Error{Op: op, Kind: dispatch.ErrUnsupported,
-		Detail: fmt.Sprintf("has rank %d on wgpu:0, which takes up to %d dims", rank, maxRank),
-		Fix:    "reshape to fewer dims"}
 }
 
 // reduceParams are the parameter words of reduce.wgsl's launch contract.
@@ -196,47 +195,48 @@ func reduceParams(rows, n, parts, chunk, offset int, l reduceLayout, correction 
 
 // lineParams lay x and the contiguous out as lines along dim (the
 // layout of cumsum and softmax): the number of lines and their length, the
-// offset and the steps along dim, then the other dims' shape and strides.
-func lineParams(op string, out, x *dispatch.Tensor, dim int) ([]uint32, int, error) {
-	if x.Rank() > maxRank+1 {
-		return nil, 0, rankError(op, x.Rank())
-	}
+// offset and the steps along dim, then the other dims' walk by x and out,
+// collapsed.
+func lineParams(out, x *dispatch.Tensor, dim int) ([]uint32, int, error) {
 	p := make([]uint32, 30)
 	p[2] = uint32(int32(x.Offset))
 	if x.Rank() == 0 {
 		p[0], p[1] = 1, 1
 		return p, 1, nil
 	}
+	others := layout.Walk{Strides: make([][]int, 2)}
+	for d, size := range x.Shape {
+		if d != dim {
+			others.Shape = append(others.Shape, size)
+			others.Strides[0] = append(others.Strides[0], x.Strides[d])
+			others.Strides[1] = append(others.Strides[1], out.Strides[d])
+		}
+	}
+	others = others.Collapse()
+	if others.Rank() > maxRank {
+		return nil, 0, rankError(others.Rank(), maxRank)
+	}
 	lines := x.Numel() / max(x.Shape[dim], 1)
 	p[0], p[1] = uint32(lines), uint32(x.Shape[dim])
 	p[3], p[4] = uint32(int32(x.Strides[dim])), uint32(int32(out.Strides[dim]))
-	k := 0
-	for d, size := range x.Shape {
-		if d == dim {
-			continue
-		}
-		p[6+k], p[14+k], p[22+k] = uint32(size), uint32(int32(x.Strides[d])), uint32(int32(out.Strides[d]))
-		k++
+	p[5] = uint32(others.Rank())
+	for d, size := range others.Shape {
+		p[6+d], p[14+d], p[22+d] = uint32(size), uint32(int32(others.Strides[0][d])), uint32(int32(others.Strides[1][d]))
 	}
-	p[5] = uint32(k)
 	return p, lines, nil
 }
 
-func cumsumKernel(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+func cumsumKernel(out *dispatch.Tensor, in []*dispatch.Tensor, sc ops.Scan) error {
 	x := in[0]
-	sc, _ := attrs.(dispatch.Scan)
-	dim, err := dispatch.NormDim(sc.Dim, x.Rank(), "dim")
+	dim, err := ops.NormDim(sc.Dim, x.Rank(), "dim")
 	if err != nil {
 		return err
 	}
-	t, ok := wgslType(x.DType)
-	if !ok || x.DType == dispatch.Bool {
-		return dispatch.Unsupported(out.Device, "cumsum", x.DType)
-	}
+	t := wgslType(x.DType)
 	if out.Numel() == 0 {
 		return nil
 	}
-	p, lines, err := lineParams("cumsum", out, x, dim)
+	p, lines, err := lineParams(out, x, dim)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	_ "github.com/lathe-ml/lathe/backends/cpu" // the reference results
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // The conformance cases are small; these check against the cpu the paths
@@ -141,29 +142,29 @@ func TestReduceLarge(t *testing.T) {
 		{reduceCase{"dim1[2000,3]", []int{2000, 3}, false}, []int{1}},     // short rows: a row per invocation
 		{reduceCase{"dims02[30,40,50]", []int{30, 40, 50}, false}, []int{0, 2}},
 	}
-	ops := []struct {
-		name       string
+	reductions := []struct {
+		op         *dispatch.Op[ops.Reduce]
 		correction int
 		data       func(*rand.Rand) float32
 		atol, rtol float64
 	}{
-		{"sum", 0, reduceUniform, 1e-3, 1e-5},
-		{"prod", 0, reduceNearOne, 0, 2e-3}, // f32 products: 1M roundings near 1 drift by 6e-4
-		{"max", 0, reduceUniform, 0, 0},
-		{"min", 0, reduceUniform, 0, 0},
-		{"var", 1, reduceUniform, 0, 1e-4},
-		{"var", 0, reduceUniform, 0, 1e-4},
-		{"std", 1, reduceUniform, 0, 1e-4},
-		{"logsumexp", 0, reduceUniform, 0, 1e-5},
+		{ops.Sum, 0, reduceUniform, 1e-3, 1e-5},
+		{ops.Prod, 0, reduceNearOne, 0, 2e-3}, // f32 products: 1M roundings near 1 drift by 6e-4
+		{ops.Max, 0, reduceUniform, 0, 0},
+		{ops.Min, 0, reduceUniform, 0, 0},
+		{ops.Var, 1, reduceUniform, 0, 1e-4},
+		{ops.Var, 0, reduceUniform, 0, 1e-4},
+		{ops.Std, 1, reduceUniform, 0, 1e-4},
+		{ops.LogSumExp, 0, reduceUniform, 0, 1e-5},
 	}
 	for _, l := range layouts {
-		for k, op := range ops {
-			t.Run(fmt.Sprintf("%s/c%d/%s", op.name, op.correction, l.c.name), func(t *testing.T) {
-				data := reduceRandom(dispatch.Numel(l.c.shape), uint64(k), op.data)
-				attrs := dispatch.Reduce{Dims: l.dims, Correction: op.correction}
-				want := reduceCall(t, op.name, attrs, reduceInput(t, reduceCPU, l.c, data, dispatch.Float32))
-				got := reduceCall(t, op.name, attrs, reduceInput(t, reduceGPU, l.c, data, dispatch.Float32))
-				reduceClose(t, reduceValues(t, got), reduceValues(t, want), op.atol, op.rtol)
+		for k, r := range reductions {
+			t.Run(fmt.Sprintf("%s/c%d/%s", r.op.Name, r.correction, l.c.name), func(t *testing.T) {
+				data := reduceRandom(dispatch.Numel(l.c.shape), uint64(k), r.data)
+				attrs := ops.Reduce{Dims: l.dims, Correction: r.correction}
+				want := reduceCall(t, r.op, attrs, reduceInput(t, reduceCPU, l.c, data, dispatch.Float32))
+				got := reduceCall(t, r.op, attrs, reduceInput(t, reduceGPU, l.c, data, dispatch.Float32))
+				reduceClose(t, reduceValues(t, got), reduceValues(t, want), r.atol, r.rtol)
 			})
 		}
 	}
@@ -177,10 +178,10 @@ func TestReduceInt32(t *testing.T) {
 	for i := range data {
 		data[i] = rng.Int32() // the sum wraps, as on the cpu
 	}
-	for _, op := range []string{"sum", "prod", "max", "min"} {
-		t.Run(op, func(t *testing.T) {
-			want := reduceCall(t, op, dispatch.Reduce{}, reduceInput(t, reduceCPU, c, data, dispatch.Int32))
-			got := reduceCall(t, op, dispatch.Reduce{}, reduceInput(t, reduceGPU, c, data, dispatch.Int32))
+	for _, op := range []*dispatch.Op[ops.Reduce]{ops.Sum, ops.Prod, ops.Max, ops.Min} {
+		t.Run(op.Name, func(t *testing.T) {
+			want := reduceCall(t, op, ops.Reduce{}, reduceInput(t, reduceCPU, c, data, dispatch.Int32))
+			got := reduceCall(t, op, ops.Reduce{}, reduceInput(t, reduceGPU, c, data, dispatch.Int32))
 			reduceClose(t, reduceValues(t, got), reduceValues(t, want), 0, 0)
 		})
 	}
@@ -206,13 +207,13 @@ func TestArgExtremes(t *testing.T) {
 			return reduceUniform(r)
 		})},
 	}
-	for _, op := range []string{"argmax", "argmin"} {
+	for _, op := range []*dispatch.Op[ops.Reduce]{ops.ArgMax, ops.ArgMin} {
 		for _, tc := range cases {
-			t.Run(op+"/"+tc.c.name, func(t *testing.T) {
-				r := dispatch.Reduce{Dims: tc.dims}
+			t.Run(op.Name+"/"+tc.c.name, func(t *testing.T) {
+				r := ops.Reduce{Dims: tc.dims}
 				want := reduceCall(t, op, r, reduceInput(t, reduceCPU, tc.c, tc.data, dispatch.Float32))
 				x := reduceInput(t, reduceGPU, tc.c, tc.data, dispatch.Float32)
-				dims, shape, err := dispatch.ReduceShape(x, r)
+				dims, shape, err := ops.ReduceShape(x, r)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -220,7 +221,7 @@ func TestArgExtremes(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := reduce(op, got, x, dims, 0); err != nil {
+				if err := reduce(op.Name, got, x, dims, 0); err != nil {
 					t.Fatal(err)
 				}
 				reduceClose(t, reduceValues(t, got), reduceValues(t, want), 0, 0)
@@ -244,11 +245,11 @@ func TestLines(t *testing.T) {
 		{reduceCase{"dim1[3000,7]", []int{3000, 7}, false}, 1}, // cumsum: a line per invocation
 		{reduceCase{"dim0/transposed[5,3000]", []int{5, 3000}, true}, 0},
 	}
-	for _, op := range []string{"cumsum", "softmax", "log_softmax"} {
+	for _, op := range []*dispatch.Op[ops.Scan]{ops.CumSum, ops.Softmax, ops.LogSoftmax} {
 		for k, tc := range cases {
-			t.Run(op+"/"+tc.c.name, func(t *testing.T) {
+			t.Run(op.Name+"/"+tc.c.name, func(t *testing.T) {
 				data := reduceRandom(dispatch.Numel(tc.c.shape), uint64(k), func(r *rand.Rand) float32 { return 10 * reduceUniform(r) })
-				sc := dispatch.Scan{Dim: tc.dim}
+				sc := ops.Scan{Dim: tc.dim}
 				want := reduceCall(t, op, sc, reduceInput(t, reduceCPU, tc.c, data, dispatch.Float32))
 				got := reduceCall(t, op, sc, reduceInput(t, reduceGPU, tc.c, data, dispatch.Float32))
 				reduceClose(t, reduceValues(t, got), reduceValues(t, want), 1e-3, 1e-5)
@@ -266,10 +267,10 @@ func TestLines(t *testing.T) {
 		}
 		data[3*n+7] = float32(math.Inf(-1))
 		c := reduceCase{fmt.Sprintf("special[5,%d]", n), []int{5, n}, false}
-		for _, op := range []string{"softmax", "log_softmax"} {
-			t.Run(op+"/"+c.name, func(t *testing.T) {
-				want := reduceCall(t, op, dispatch.Scan{Dim: 1}, reduceInput(t, reduceCPU, c, data, dispatch.Float32))
-				got := reduceCall(t, op, dispatch.Scan{Dim: 1}, reduceInput(t, reduceGPU, c, data, dispatch.Float32))
+		for _, op := range []*dispatch.Op[ops.Scan]{ops.Softmax, ops.LogSoftmax} {
+			t.Run(op.Name+"/"+c.name, func(t *testing.T) {
+				want := reduceCall(t, op, ops.Scan{Dim: 1}, reduceInput(t, reduceCPU, c, data, dispatch.Float32))
+				got := reduceCall(t, op, ops.Scan{Dim: 1}, reduceInput(t, reduceGPU, c, data, dispatch.Float32))
 				reduceClose(t, reduceValues(t, got), reduceValues(t, want), 1e-6, 1e-5)
 			})
 		}
@@ -280,15 +281,15 @@ func TestLines(t *testing.T) {
 		for i := range data {
 			data[i] = int32(i*7919%2001) - 1000
 		}
-		want := reduceCall(t, "cumsum", dispatch.Scan{Dim: 1}, reduceInput(t, reduceCPU, c, data, dispatch.Int32))
-		got := reduceCall(t, "cumsum", dispatch.Scan{Dim: 1}, reduceInput(t, reduceGPU, c, data, dispatch.Int32))
+		want := reduceCall(t, ops.CumSum, ops.Scan{Dim: 1}, reduceInput(t, reduceCPU, c, data, dispatch.Int32))
+		got := reduceCall(t, ops.CumSum, ops.Scan{Dim: 1}, reduceInput(t, reduceGPU, c, data, dispatch.Int32))
 		reduceClose(t, reduceValues(t, got), reduceValues(t, want), 0, 0)
 	})
 }
 
-func reduceCall(t *testing.T, op string, attrs any, x *dispatch.Tensor) *dispatch.Tensor {
+func reduceCall[A any](t *testing.T, op *dispatch.Op[A], attrs A, x *dispatch.Tensor) *dispatch.Tensor {
 	t.Helper()
-	out, err := dispatch.Call(dispatch.Lookup(op), attrs, x)
+	out, err := dispatch.Call(op, attrs, x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,20 +308,25 @@ func BenchmarkReduce(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	sum := func(r ops.Reduce) func() (*dispatch.Tensor, error) {
+		return func() (*dispatch.Tensor, error) { return dispatch.Call(ops.Sum, r, x) }
+	}
+	scan := func(op *dispatch.Op[ops.Scan]) func() (*dispatch.Tensor, error) {
+		return func() (*dispatch.Tensor, error) { return dispatch.Call(op, ops.Scan{Dim: 1}, x) }
+	}
 	for _, bc := range []struct {
-		name, op string
-		attrs    any
+		name string
+		run  func() (*dispatch.Tensor, error)
 	}{
-		{"sum/all", "sum", dispatch.Reduce{}},
-		{"sum/dims[1]", "sum", dispatch.Reduce{Dims: []int{1}}},
-		{"sum/dims[0]", "sum", dispatch.Reduce{Dims: []int{0}}},
-		{"softmax/dim1", "softmax", dispatch.Scan{Dim: 1}},
-		{"cumsum/dim1", "cumsum", dispatch.Scan{Dim: 1}},
+		{"sum/all", sum(ops.Reduce{})},
+		{"sum/dims[1]", sum(ops.Reduce{Dims: []int{1}})},
+		{"sum/dims[0]", sum(ops.Reduce{Dims: []int{0}})},
+		{"softmax/dim1", scan(ops.Softmax)},
+		{"cumsum/dim1", scan(ops.CumSum)},
 	} {
-		op := dispatch.Lookup(bc.op)
 		b.Run(fmt.Sprintf("f32/%dx%d/%s", n, n, bc.name), func(b *testing.B) {
 			for b.Loop() {
-				out, err := dispatch.Call(op, bc.attrs, x)
+				out, err := bc.run()
 				if err != nil {
 					b.Fatal(err)
 				}

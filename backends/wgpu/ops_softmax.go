@@ -1,6 +1,9 @@
 package wgpu
 
-import "github.com/lathe-ml/lathe/dispatch"
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+)
 
 // softmax and log_softmax (softmax.wgsl): one workgroup per line along the
 // dim, reading the strided input where it lies. A few long lines would
@@ -8,30 +11,25 @@ import "github.com/lathe-ml/lathe/dispatch"
 // elementwise pass instead.
 
 func init() {
-	for _, name := range []string{"softmax", "log_softmax"} {
-		register(name, softmaxKernel(name))
-	}
+	register(ops.Softmax, floatTypes, softmaxKernel(ops.Softmax.Name, false))
+	register(ops.LogSoftmax, floatTypes, softmaxKernel(ops.LogSoftmax.Name, true))
 }
 
-func softmaxKernel(op string) dispatch.Kernel {
-	return func(out *dispatch.Tensor, in []*dispatch.Tensor, attrs any) error {
+// softmaxKernel is softmax's kernel, or log_softmax's where log is set.
+func softmaxKernel(op string, log bool) dispatch.Kernel[ops.Scan] {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, sc ops.Scan) error {
 		x := in[0]
-		sc, _ := attrs.(dispatch.Scan)
-		dim, err := dispatch.NormDim(sc.Dim, x.Rank(), "dim")
+		dim, err := ops.NormDim(sc.Dim, x.Rank(), "dim")
 		if err != nil {
 			return err
-		}
-		if x.DType != dispatch.Float32 {
-			return dispatch.Unsupported(out.Device, op, x.DType)
 		}
 		if out.Numel() == 0 {
 			return nil
 		}
-		p, lines, err := lineParams(op, out, x, dim)
+		p, lines, err := lineParams(out, x, dim)
 		if err != nil {
 			return err
 		}
-		log := op == "log_softmax"
 		if x.Rank() > 0 && lines < splitBelowRows && x.Shape[dim] >= 2*partLen {
 			return softmaxSplit(op, out, x, dim, log)
 		}
@@ -43,22 +41,34 @@ func softmaxKernel(op string) dispatch.Kernel {
 	}
 }
 
-// softmaxSplit is softmax over few long lines: each line's logsumexp, in
-// parts, then exp(x - lse) (or x - lse) elementwise.
+// softmaxSplit is softmax over few long lines: each line's logsumexp
+// State (its maximum m and the sum s of exp(x - m)), in parts, then
+// exp(x - m) / s, or (x - m) - log(s), elementwise, as the fused kernel
+// computes them. The finished m + log(s), rounded to float32, would cost
+// the result an ulp of it: tens of ulp of softmax where |m| is large.
 func softmaxSplit(op string, out, x *dispatch.Tensor, dim int, log bool) error {
 	shape := append([]int{}, x.Shape...)
 	shape[dim] = 1
-	lse, err := dispatch.Empty(out.Device, dispatch.Float32, shape)
+	words := stateWords["logsumexp"]
+	states, err := dispatch.Empty(out.Device, dispatch.Float32, []int{dispatch.Numel(shape) * words})
 	if err != nil {
 		return err
 	}
-	defer lse.Release()
-	if err := reduce("logsumexp", lse, x, []int{dim}, 0); err != nil {
+	defer states.Release()
+	if err := reduceTo("logsumexp", states, x, []int{dim}, 0, "partials"); err != nil {
 		return err
 	}
+	// Each line's State seen as one element (its first word) of a tensor
+	// broadcast along dim.
+	strides := dispatch.ContiguousStrides(shape)
+	for d := range strides {
+		strides[d] *= words
+	}
+	line := states.View(shape, strides, 0)
+	defer line.Release()
 	sh, err := shaderFor(op+"/scale", "softmaxScale", struct{ Log bool }{log})
 	if err != nil {
 		return err
 	}
-	return launchStrided(op, sh, out, x, lse)
+	return launchStrided(op, sh, out, x, line)
 }

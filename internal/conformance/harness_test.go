@@ -121,6 +121,12 @@ func runCase(t *testing.T, dev lathe.Device, c *Case) {
 		if int32IndexRefusals[c.Name] && dev.Kind == lathe.WGPU(0).Kind {
 			t.Skipf("int32 indices are %s's index dtype, not an error there", dev)
 		}
+		if err == nil {
+			// A device checks values (indices, exponents) where they
+			// live and reports a bad one at the next sync, not from the
+			// op (dispatch's ValueChecker).
+			err = lathe.Synchronize(dev)
+		}
 		checkError(t, c, err)
 		return
 	}

@@ -2,6 +2,10 @@ package cudaemu
 
 import (
 	"bytes"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,7 +14,18 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
+
+// ErrUnavailable is the cause when the emulation cannot be built or opened
+// on this machine: no C++20 compiler (g++, or $CXX) or no cgo. Tests skip
+// on it; any other error of Load is a failure.
+var ErrUnavailable = errors.New("cudaemu: the CUDA host emulation is unavailable")
+
+// simt emulates the CUDA built-ins the kernels use (simt.h).
+//
+//go:embed simt.h
+var simt string
 
 // runtime is the C++ side of the library: the kernels' table, filled by
 // each module's translation unit, and the launch entry point.
@@ -50,24 +65,32 @@ extern "C" int lathe_emu_launch(const char *name, unsigned gx, unsigned gy, unsi
 }
 `
 
+// cxxFlags compile every translation unit. -O0: the kernels run on small
+// inputs, and optimising hundreds of template instantiations would be most
+// of the build.
+var cxxFlags = []string{"-std=c++20", "-O0", "-fPIC", "-pthread", "-w"}
+
 var entryRE = regexp.MustCompile(`\.visible \.entry (\w+)\(`)
 
-// Build compiles every kernels/cuda/*.cu (under root, the repository) with
-// cxx into dir/libcudaemu.so and returns its path. The kernels of each
-// module are found from its PTX (kernels/ptx), so the table holds exactly
-// what the backend can launch.
-func Build(cxx, root, dir string) (string, error) {
-	cudaDir, emuDir := filepath.Join(root, "kernels/cuda"), filepath.Join(root, "kernels/emu/testdata")
-	if err := os.WriteFile(filepath.Join(dir, "runtime.h"), []byte(runtime), 0o644); err != nil {
-		return "", err
+// sources are the library's C++ files by name: simt.h, runtime.h, the
+// entry point, and one file per module of kernels/ptx (under root, the
+// repository) that includes the module's kernels/cuda source and registers
+// the kernels its PTX has, so the table holds exactly what the backend can
+// launch.
+func sources(root string) (map[string]string, error) {
+	srcs := map[string]string{"simt.h": simt, "runtime.h": runtime, "entry.cpp": entryPoint}
+	ptxs, err := filepath.Glob(filepath.Join(root, "kernels/ptx/*.ptx"))
+	if err == nil && len(ptxs) == 0 {
+		err = fmt.Errorf("cudaemu: no PTX modules in %s", filepath.Join(root, "kernels/ptx"))
 	}
-	srcs := map[string]string{"entry.cpp": entryPoint}
-	ptxs, _ := filepath.Glob(filepath.Join(root, "kernels/ptx/*.ptx"))
+	if err != nil {
+		return nil, err
+	}
 	for _, p := range ptxs {
 		mod := strings.TrimSuffix(filepath.Base(p), ".ptx")
 		text, err := os.ReadFile(p)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "#include \"runtime.h\"\n#include \"%s.cu\"\n", mod)
@@ -76,39 +99,51 @@ func Build(cxx, root, dir string) (string, error) {
 		}
 		srcs[mod+".cpp"] = b.String()
 	}
-	names := make([]string, 0, len(srcs))
-	for n := range srcs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var wg sync.WaitGroup
-	errs := make([]error, len(names))
-	objs := make([]string, len(names))
-	for i, n := range names {
-		src := filepath.Join(dir, n)
-		if err := os.WriteFile(src, []byte(srcs[n]), 0o644); err != nil {
+	return srcs, nil
+}
+
+// build compiles srcs (with root's kernels/cuda on the include path) with
+// cxx into dir/libcudaemu.so, one translation unit per module in parallel,
+// and returns the library's path.
+func build(cxx, root, dir string, srcs map[string]string) (string, error) {
+	cudaDir := filepath.Join(root, "kernels/cuda")
+	var units []string
+	for n, text := range srcs {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(text), 0o644); err != nil {
 			return "", err
 		}
+		if strings.HasSuffix(n, ".cpp") {
+			units = append(units, n)
+		}
+	}
+	sort.Strings(units)
+	var wg sync.WaitGroup
+	errs := make([]error, len(units))
+	objs := make([]string, len(units))
+	for i, n := range units {
+		src := filepath.Join(dir, n)
 		objs[i] = strings.TrimSuffix(src, ".cpp") + ".o"
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cmd := exec.Command(cxx, "-std=c++20", "-O0", "-fPIC", "-pthread", "-w", "-I"+dir, "-I"+cudaDir, "-I"+emuDir, "-c", "-o", objs[i], src)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				errs[i] = fmt.Errorf("%s %s: %v\n%s", cxx, n, err, firstLines(out, 30))
+		wg.Go(func() {
+			args := append(cxxFlags[:len(cxxFlags):len(cxxFlags)], "-I"+dir, "-I"+cudaDir, "-c", "-o", objs[i], src)
+			if out, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("cudaemu: %s %s: %v\n%s", cxx, n, err, firstLines(out, 30))
+				if bytes.Contains(out, []byte("barrier")) && bytes.Contains(out, []byte("No such file")) {
+					errs[i] = fmt.Errorf("%w: %s has no C++20 <barrier>", ErrUnavailable, cxx)
+				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return "", err
-		}
+	if err := errors.Join(errs...); err != nil {
+		return "", err
 	}
 	lib := filepath.Join(dir, "libcudaemu.so")
 	args := append([]string{"-shared", "-pthread", "-o", lib}, objs...)
 	if out, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%s -shared: %v\n%s", cxx, err, out)
+		return "", fmt.Errorf("cudaemu: %s -shared: %v\n%s", cxx, err, out)
+	}
+	for _, o := range objs {
+		os.Remove(o)
 	}
 	return lib, nil
 }
@@ -119,4 +154,137 @@ func firstLines(b []byte, n int) []byte {
 		lines = lines[:n]
 	}
 	return bytes.Join(lines, []byte("\n"))
+}
+
+var loads sync.Map // absolute root -> func() (*Emulator, error)
+
+// Load returns the emulation of the kernels under root (the repository's
+// folder: kernels/cuda and kernels/ptx), compiled with the C++ compiler
+// $CXX (g++ where unset) and opened. A process builds it at most once per
+// root, and processes share builds through the user's cache folder
+// (lathe/cudaemu), keyed by a hash of every source, the compiler's version
+// and the flags, so a test run whose kernels have not changed builds
+// nothing. An error wraps ErrUnavailable where there is no compiler or no
+// cgo.
+func Load(root string) (*Emulator, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	f, _ := loads.LoadOrStore(abs, sync.OnceValues(func() (*Emulator, error) { return load(abs) }))
+	return f.(func() (*Emulator, error))()
+}
+
+func load(root string) (*Emulator, error) {
+	if !cgoEnabled {
+		return nil, fmt.Errorf("%w: opening the library needs cgo", ErrUnavailable)
+	}
+	cxx := os.Getenv("CXX")
+	if cxx == "" {
+		cxx = "g++"
+	}
+	path, err := exec.LookPath(cxx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: no C++ compiler (%v): install g++ to run the CUDA kernels on the host", ErrUnavailable, err)
+	}
+	version, err := exec.Command(path, "--version").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s --version: %v", ErrUnavailable, path, err)
+	}
+	srcs, err := sources(root)
+	if err != nil {
+		return nil, err
+	}
+	key, err := buildKey(root, path, version, srcs)
+	if err != nil {
+		return nil, err
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	base = filepath.Join(base, "lathe", "cudaemu")
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return nil, err
+	}
+	// The lock makes a second process wait for the first's build instead
+	// of repeating it; correctness does not depend on it, as a build is
+	// published by renaming its folder into place.
+	unlock := lock(filepath.Join(base, "lock"))
+	defer unlock()
+	lib := filepath.Join(base, key, "libcudaemu.so")
+	if fi, err := os.Stat(lib); err == nil {
+		if time.Since(fi.ModTime()) > 24*time.Hour {
+			now := time.Now()
+			os.Chtimes(lib, now, now) // marks it used, for prune; daily, so go test's cache sees no change
+		}
+	} else {
+		tmp, err := os.MkdirTemp(base, "build-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp) // gone after the rename, unless it failed
+		if _, err := build(path, root, tmp, srcs); err != nil {
+			return nil, err
+		}
+		if err := os.Rename(tmp, filepath.Join(base, key)); err != nil {
+			if _, err2 := os.Stat(lib); err2 != nil {
+				return nil, err // not another process's build in place
+			}
+		}
+		prune(base, key)
+	}
+	return Open(lib)
+}
+
+// buildKey hashes everything a build depends on: the compiler and its
+// version, the flags, the generated sources and every file of kernels/cuda.
+func buildKey(root, cxx string, version []byte, srcs map[string]string) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%q\x00", cxx, version, cxxFlags)
+	names := make([]string, 0, len(srcs))
+	for n := range srcs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(h, "%s\x00%d\x00%s", n, len(srcs[n]), srcs[n])
+	}
+	cudaDir := filepath.Join(root, "kernels/cuda")
+	entries, err := os.ReadDir(cudaDir)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries { // sorted by name
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(cudaDir, e.Name()))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "cuda/%s\x00%d\x00%s", e.Name(), len(b), b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:24], nil
+}
+
+// prune removes the cache's builds unused for a week (other worktrees'
+// and older sources') and build folders left by a killed process.
+func prune(base, keep string) {
+	entries, _ := os.ReadDir(base)
+	for _, e := range entries {
+		name := filepath.Join(base, e.Name())
+		if !e.IsDir() || e.Name() == keep {
+			continue
+		}
+		at, age := name, 7*24*time.Hour
+		if strings.HasPrefix(e.Name(), "build-") {
+			age = time.Hour
+		} else {
+			at = filepath.Join(name, "libcudaemu.so")
+		}
+		if fi, err := os.Stat(at); err == nil && time.Since(fi.ModTime()) > age {
+			os.RemoveAll(name)
+		}
+	}
 }

@@ -1,12 +1,5 @@
 //go:build cgo
 
-// Package cudaemu runs lathe's CUDA kernels on the host, for the cuda
-// backend's tests where there is no GPU: Build compiles kernels/cuda/*.cu
-// with the host's C++ compiler against kernels/emu/testdata/simt.h (a
-// std::thread per GPU thread) into a shared library, and an Emulator opens
-// it and launches kernels by name with the arguments the backend passes to
-// cuLaunchKernel. Device memory is host memory (Alloc). Slow: meant for
-// small tensors.
 package cudaemu
 
 /*
@@ -30,15 +23,22 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync"
 	"unsafe"
 )
+
+const cgoEnabled = true
+
+// launchMu makes launches one at a time: simt.h's grid, block and barrier
+// state is the library's, not a launch's.
+var launchMu sync.Mutex
 
 // Emulator is an opened emulation library.
 type Emulator struct {
 	launch unsafe.Pointer
 }
 
-// Open loads the library that Build wrote.
+// Open loads an emulation library (Load builds one and opens it).
 func Open(path string) (*Emulator, error) {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
@@ -93,6 +93,8 @@ func (e *Emulator) Launch(fn string, grid, block [3]uint32, args ...any) error {
 	}
 	cfn := C.CString(fn)
 	defer C.free(unsafe.Pointer(cfn))
+	launchMu.Lock()
+	defer launchMu.Unlock()
 	if r := C.lathe_emu_call(e.launch, cfn, C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
 		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]), &params[0]); r != 0 {
 		return fmt.Errorf("cudaemu: no kernel %s in the library", fn)

@@ -4,6 +4,8 @@ package cudaemu
 
 import "errors"
 
+const cgoEnabled = false
+
 // Emulator is unavailable without cgo.
 type Emulator struct{}
 

@@ -4,11 +4,16 @@ one_hot.
 Index tensors are i32 (wgpu:0 has no int64). gather and scatter move
 32-bit words, whatever the dtype, except where scatter_add adds.
 
-index_check: the first (row-major) position of an index value outside
-[0, size), by atomicMin into flag[0], which the host sets to 0xffffffff
-before and reads back after the op's kernels.
-Launch: one item per element of the index; the index is strided argument 0
-of the layout (over its own shape); p[19] is size.
+index_check: dispatch's value check (backends/wgpu/checks.go): the first
+(row-major) position of a value outside [min, max], unless it is the
+ignored value, by atomicMin into log[2·slot], which holds 0xffffffff (no
+bad value) until a check writes it; the host reads the log back with the
+next read-back.
+check_fetch: then copies the value at that position to log[2·slot + 1].
+Launch: index_check one item per element of the values, check_fetch one
+item; the values are strided argument 0 of the layout (over their own
+shape); p[19] is min, p[20] max, p[21] the ignored value, p[22] whether
+there is one, p[23] the slot (i32 each).
 
 gather: dst[i] = src[strided(0, i) + index[strided(1, i)] · step], the
 kernel of gather and index_select (whose index view repeats along every dim
@@ -45,8 +50,8 @@ argument 0 of the layout over dst's shape, with stride 0 along the last
 dim; p[19] is the number of classes.
 */}}
 {{define "index_check"}}{{template "prelude" .}}
-@group(0) @binding(1) var<storage, read_write> flag: array<atomic<u32>>;
-@group(0) @binding(2) var<storage, read> index: array<i32>;
+@group(0) @binding(1) var<storage, read_write> log: array<atomic<u32>>;
+@group(0) @binding(2) var<storage, read> values: array<i32>;
 
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -54,9 +59,24 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (i >= p[0]) {
         return;
     }
-    let v = index[strided(0u, i)];
-    if (v < 0 || v >= bitcast<i32>(p[19])) {
-        atomicMin(&flag[0], i);
+    let v = values[strided(0u, i)];
+    let outside = v < bitcast<i32>(p[19]) || v > bitcast<i32>(p[20]);
+    let ignored = p[22] != 0u && v == bitcast<i32>(p[21]);
+    if (outside && !ignored) {
+        atomicMin(&log[2u * p[23]], i);
+    }
+}
+{{end}}
+
+{{define "check_fetch"}}{{template "prelude" .}}
+@group(0) @binding(1) var<storage, read_write> log: array<u32>;
+@group(0) @binding(2) var<storage, read> values: array<i32>;
+
+@compute @workgroup_size(1)
+fn main() {
+    let pos = log[2u * p[23]];
+    if (pos != 0xffffffffu) {
+        log[2u * p[23] + 1u] = bitcast<u32>(values[strided(0u, pos)]);
     }
 }
 {{end}}

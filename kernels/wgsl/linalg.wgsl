@@ -18,7 +18,8 @@ Parameters (u32 words; strides and offsets are i32 bits):
   p[0] tiles, p[1] n, p[2] k, p[3] m, p[4] row tiles, p[5] column tiles,
   p[6..9) A's offset, row stride, column stride,
   p[9..12) B's offset, row stride, column stride,
-  p[12] the batch rank r (up to 6), p[13..19) the batch shape,
+  p[12] the batch rank r (up to 6, after the host collapses the batch
+  walk), p[13..19) the batch shape,
   p[19..25) A's batch strides, p[25..31) B's (0 where broadcast).
 */}}
 {{define "matmul"}}{{template "prelude" .}}

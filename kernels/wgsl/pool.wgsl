@@ -35,19 +35,19 @@ Index ops, over an index tensor (N, C, index sizes) whose values are flat
 places in the (n, c) planes of an addressed tensor (N, C, plane sizes):
   gather       out[item] = x[plane, idx[item]] (pool_gather; a = x)
   scatter_add  out[plane, idx[item]] += a[item] (max_pool_backward; out
-               zeroed first, added to by a compare-exchange loop)
+               zeroed first by copy.wgsl's fill, added to by a
+               compare-exchange loop)
   claim        winner[plane, idx[item]] = max over items + 1 (max_unpool's
                first pass, winner zeroed first: the last item wins, as the
-               cpu's last write does); an index outside its plane sets
-               the flag word winner[p[20]] to the last such item + 1
+               cpu's last write does)
   unpool       out[q] = a[winner[q] - 1], or 0 where no item went
-  zero         out[q] = 0 (the words of an f32 or i32 tensor)
-Parameters: p[0] items (the index tensor's elements; unpool and zero:
-out's), p[1] C, p[2..5) plane sizes, p[5..8) index sizes, p[8] a's offset
-and p[9..14) its strides over (N, C, d0, d1, d2), p[14] the indices'
-offset and p[15..20) their strides, in elements. Bindings: out (1), then
+Parameters: p[0] items (the index tensor's elements; unpool: out's), p[1]
+C, p[2..5) plane sizes, p[5..8) index sizes, p[8] a's offset and p[9..14)
+its strides over (N, C, d0, d1, d2), p[14] the indices' offset and
+p[15..20) their strides, in elements. Bindings: out (1), then
 a (gather: x) and the indices, or winner and a (unpool). An index outside
-its plane is skipped (gather: reads 0).
+its plane is skipped (gather: reads 0); dispatch's value check reports it
+(backends/wgpu/checks.go).
 */}}
 {{define "pool"}}{{template "prelude" .}}
 {{- if or (eq .Op "avg") (eq .Op "avg_backward") (eq .Op "argmax")}}
@@ -247,9 +247,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 {{end}}
 
 {{define "pool_index"}}
-{{- if eq .Op "zero"}}
-@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-{{- else if eq .Op "gather"}}
+{{- if eq .Op "gather"}}
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 @group(0) @binding(2) var<storage, read> a: array<f32>;
 @group(0) @binding(3) var<storage, read> idx: array<u32>;
@@ -302,9 +300,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (i >= p[0]) {
         return;
     }
-{{- if eq .Op "zero"}}
-    dst[i] = 0u;
-{{- else if eq .Op "gather"}}
+{{- if eq .Op "gather"}}
     let q = coords(i);
     let place = place_of(i);
     var v: f32 = 0.0;
@@ -336,8 +332,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let place = place_of(i);
     if (place < plane()) {
         atomicMax(&dst[(q[0] * p[1] + q[1]) * plane() + place], i + 1u);
-    } else {
-        atomicMax(&dst[p[20]], i + 1u); // the flag word: the last bad item + 1
     }
 {{- else if eq .Op "unpool"}}
     let w = winner[i];

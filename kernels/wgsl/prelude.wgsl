@@ -11,7 +11,9 @@ Launch contract shared by all kernels:
   at or past n return at once.
 - a strided argument k has its layout at p[10 + 9k]: the element offset,
   then one stride per dim (i32, 0 where broadcast) for the rank in p[1]
-  and the output shape in p[2 .. 10).
+  and the walk's shape (the output's) in p[2 .. 10). The host collapses
+  the walk first (layout.Walk.Collapse), so 8 slots hold any walk whose
+  dims merge to at most 8.
 */}}
 {{define "prelude"}}
 @group(0) @binding(0) var<storage, read> p: array<u32>;

@@ -320,8 +320,10 @@ fn finish(s: State) -> f32 {
 {{- end}}
 
 {{- if eq .Op "logsumexp"}}
+{{template "math"}}
 // The running maximum m and the sum s of exp(x - m), rescaled when m grows
-// (the streaming form of the max-shifted sum, so that no exp overflows).
+// (the streaming form of the max-shifted sum, so that no exp overflows),
+// with math.wgsl's expf and logf, as softmax has them.
 // -inf elements add nothing (s = 0 is the identity); a NaN or +inf maximum
 // is the result itself, and no elements (or only -inf) give -inf, as in
 // torch.logsumexp.
@@ -358,7 +360,7 @@ fn combine(a: State, b: State) -> State {
     if (m == inf()) {
         return State(m, 1.0);
     }
-    return State(m, a.s * exp(a.m - m) + b.s * exp(b.m - m));
+    return State(m, a.s * expf(a.m - m) + b.s * expf(b.m - m));
 }
 
 fn finish(s: State) -> f32 {
@@ -368,7 +370,7 @@ fn finish(s: State) -> f32 {
     if (notFinite(s.m)) {
         return s.m;
     }
-    return s.m + log(s.s);
+    return s.m + logf(s.s);
 }
 {{- end}}
 {{end}}

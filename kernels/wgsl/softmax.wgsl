@@ -5,7 +5,8 @@ whole line comes out NaN, as in PyTorch), a tree in workgroup memory gives
 it to every lane, then the same for the sum of exp(x - max) in f32 (the cpu
 sums in float64), and a third walk writes exp(x - max) / sum, or
 (x - max) - log(sum). Subtracting the maximum first keeps exp from
-overflowing.
+overflowing. exp and log are math.wgsl's expf and logf, as for the Exp and
+Log ops: WGSL's builtins are tens of ulp off on lavapipe.
 
 Data: .Log is true for log_softmax. Elements are f32.
 
@@ -15,19 +16,12 @@ cumsum's line layout (reduce.wgsl, "lines"; ops_reduce.go, lineParams). The
 output is contiguous at element 0.
 */}}
 {{define "softmax"}}{{template "prelude" .}}
+{{template "math"}}
 {{template "lines" .}}
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 @group(0) @binding(2) var<storage, read> src: array<f32>;
 
 var<workgroup> lanes: array<f32, 256>;
-
-// -inf comes from bits at run time: a constant expression may not be
-// infinite (WGSL refuses the shader).
-var<private> NEG_INF_BITS: u32 = 0xff800000u;
-
-fn isNaN(x: f32) -> bool {
-    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
-}
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -41,10 +35,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let os = bitcast<i32>(p[4]);
     let line = lineBase(w);
 
-    var m = bitcast<f32>(NEG_INF_BITS);
+    var m = -inf_f32();
     for (var j = lid; j < n; j = j + WG) {
         let v = src[u32(line.x + i32(j) * xs)];
-        if (v > m || isNaN(v)) {
+        if (v > m || is_nan(v)) {
             m = v;
         }
     }
@@ -54,7 +48,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (lid < s) {
             let a = lanes[lid];
             let b = lanes[lid + s];
-            if (b > a || isNaN(b)) {
+            if (b > a || is_nan(b)) {
                 lanes[lid] = b;
             }
         }
@@ -65,7 +59,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
     var sum = 0.0;
     for (var j = lid; j < n; j = j + WG) {
-        sum = sum + exp(src[u32(line.x + i32(j) * xs)] - m);
+        sum = sum + expf(src[u32(line.x + i32(j) * xs)] - m);
     }
     lanes[lid] = sum;
     workgroupBarrier();
@@ -78,14 +72,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     sum = lanes[0];
 
 {{- if .Log}}
-    let ls = log(sum);
+    let ls = logf(sum);
 {{- end}}
     for (var j = lid; j < n; j = j + WG) {
         let v = src[u32(line.x + i32(j) * xs)] - m;
 {{- if .Log}}
         dst[u32(line.y + i32(j) * os)] = v - ls;
 {{- else}}
-        dst[u32(line.y + i32(j) * os)] = exp(v) / sum;
+        dst[u32(line.y + i32(j) * os)] = expf(v) / sum;
 {{- end}}
     }
 }
@@ -93,23 +87,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 {{/*
 softmaxScale: the last pass of softmax over a few long lines, after
-logsumexp (reduce.wgsl) has reduced each line, in parallel parts, to
-lse = max + log(sum of exp(x - max)): out = exp(x - lse), or x - lse for
-log_softmax. A line whose lse is not finite (a NaN, a +inf, or only -inf)
-is NaN throughout, as the fused kernel's sum makes it.
+logsumexp (reduce.wgsl) has reduced each line, in parallel parts, to its
+State: the maximum m and the sum s of exp(x - m). out = exp(x - m) / s, or
+(x - m) - log(s) for log_softmax, as the fused kernel has them. A line
+whose m is not finite (a NaN or +inf) or whose s is 0 (only -inf) is NaN
+throughout, as the fused kernel's sum makes it.
 
 Data: .Log is true for log_softmax. Elements are f32.
 
 Launch: one item per output element (the prelude's numbering and strided
-layout): out contiguous at element 0, x strided (argument 0), lse the
-line's value broadcast along the dim (argument 1).
+layout): out contiguous at element 0, x strided (argument 0), and the
+line's State broadcast along the dim (argument 1): the layout gives the
+index of m, and s is the word after it.
 */}}
 {{define "softmaxScale"}}{{template "prelude" .}}
+{{template "math"}}
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 @group(0) @binding(2) var<storage, read> src: array<f32>;
-@group(0) @binding(3) var<storage, read> lse: array<f32>;
-
-var<private> NAN_BITS: u32 = 0x7fc00000u;
+@group(0) @binding(3) var<storage, read> states: array<f32>;
 
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -117,15 +112,18 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (i >= p[0]) {
         return;
     }
-    let l = lse[strided(1u, i)];
-    if ((bitcast<u32>(l) & 0x7f800000u) == 0x7f800000u) {
-        dst[i] = bitcast<f32>(NAN_BITS);
+    let at = strided(1u, i);
+    let m = states[at];
+    let s = states[at + 1u];
+    if (is_nan(m) || is_inf(m) || s == 0.0) {
+        dst[i] = nan_f32();
         return;
     }
+    let v = src[strided(0u, i)] - m;
 {{- if .Log}}
-    dst[i] = src[strided(0u, i)] - l;
+    dst[i] = v - logf(s);
 {{- else}}
-    dst[i] = exp(src[strided(0u, i)] - l);
+    dst[i] = expf(v) / s;
 {{- end}}
 }
 {{end}}

@@ -1,0 +1,122 @@
+//go:build cgo
+
+package wgpu
+
+/*
+#include "cdecl.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Value checks on the device (dispatch's ValueChecker): index_check walks
+// the values and records the row-major position of the first bad one in
+// the check's slot of a log buffer, and check_fetch copies that value
+// beside it. Nothing waits: the log is read back with the next read-back
+// or Synchronize, which returns the error of the first check that failed.
+// The indexing kernels bound every access whatever the values.
+
+// checkSlots is how many checks wgpu:0 queues between read-backs; one more
+// reads the log first, which waits for the device.
+const checkSlots = 4096
+
+// CheckValues queues c over t on the device.
+func (backend) CheckValues(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
+	d, err := open()
+	if err != nil {
+		return err
+	}
+	d.checkMu.Lock()
+	defer d.checkMu.Unlock()
+	if err := d.checkLog(); err != nil {
+		return err
+	}
+	if d.checks.Len() == checkSlots {
+		if err := d.drainChecksLocked(); err != nil {
+			return err
+		}
+	}
+	slot := d.checks.Add(c)
+	ignoring := 0
+	if c.Ignoring {
+		ignoring = 1
+	}
+	params, err := walkParams(t.Shape, []view{viewOf(t)}, int(clamp32(c.Min)), int(clamp32(c.Max)), int(clamp32(c.Ignore)), ignoring, slot)
+	if err != nil {
+		return err
+	}
+	for _, k := range []struct {
+		name  string
+		items int
+	}{{"index_check", t.Numel()}, {"check_fetch", 1}} {
+		sh, err := shaderFor(k.name, k.name, nil)
+		if err != nil {
+			return err
+		}
+		if err := launch(c.Op, sh, grid(k.items), params, d.checkSlots, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clamp32 is v within int32's range: wgpu's indices are int32, so a bound
+// past it is no bound.
+func clamp32(v int64) int32 { return int32(min(max(v, -1<<31), 1<<31-1)) }
+
+// checkLog makes the log buffer the first time, every slot empty (all
+// ones). Called with checkMu held.
+func (d *device) checkLog() error {
+	if d.checkSlots != nil {
+		return nil
+	}
+	dev := dispatch.Device{Kind: kind}
+	none := make([]int32, 2*checkSlots)
+	for i := range none {
+		none[i] = -1
+	}
+	t, err := dispatch.Upload(dev, none, dispatch.Int32, []int{2 * checkSlots})
+	if err != nil {
+		return err
+	}
+	d.checkSlots = t
+	return nil
+}
+
+// drainChecks reads the outcome of the checks queued so far.
+func (d *device) drainChecks() error {
+	d.checkMu.Lock()
+	defer d.checkMu.Unlock()
+	return d.drainChecksLocked()
+}
+
+// drainChecksLocked reads back the slots of the queued checks, empties
+// them and returns the error of the first that failed. checkMu is held, so
+// every queued check has its kernels recorded.
+func (d *device) drainChecksLocked() error {
+	n := d.checks.Len()
+	if n == 0 {
+		return nil
+	}
+	words := make([]uint32, 2*n)
+	b := d.checkSlots.Storage.Buffer.(*buffer)
+	if err := d.read(b, 0, words); err != nil {
+		return err
+	}
+	pos, val := make([]int64, n), make([]int64, n)
+	for i := range n {
+		pos[i], val[i] = int64(int32(words[2*i])), int64(int32(words[2*i+1]))
+	}
+	empty := make([]uint32, 2*n)
+	for i := range empty {
+		empty[i] = 0xffffffff
+	}
+	d.mu.Lock()
+	C.lw_write(d.c, b.buf, 0, unsafe.Pointer(&empty[0]), C.size_t(len(empty)*4))
+	d.mu.Unlock()
+	return d.checks.Outcome(n, pos, val)
+}

@@ -1,0 +1,224 @@
+package dispatch
+
+import (
+	"runtime"
+	"sync"
+)
+
+// Value checks: what an argument's shape cannot say but its values can,
+// such as an index out of range, a class outside [0, C) or a negative
+// integer exponent. An op's schema declares them (Op.Checks) and Call runs
+// them before the op, on the device where the values are: the cpu checks
+// on the host and the call fails at once; a GPU queues a check kernel that
+// writes the outcome to device memory, and the error comes back, with the
+// op and the user's call site, at the latest from the next read-back or
+// Synchronize, so that no check makes a device wait in the middle of a
+// step (PyTorch's device-side assert does the same, but kills the
+// process). The kernels of such ops stay inside their buffers whatever the
+// values, so a failed check leaves a result that is wrong, never memory
+// that is corrupt.
+
+// ValueCheck says that every value of an integer argument lies in
+// [Min, Max], except Ignore when Ignoring is set (a loss's ignore_index).
+type ValueCheck struct {
+	Arg      int   // the argument, an Int32 or Int64 tensor
+	Min, Max int64 // the values it may hold, both included
+	Ignore   int64 // a value outside [Min, Max] that is allowed too, when Ignoring
+	Ignoring bool
+	// Fail is the error for a value v outside the range; Error adds the op
+	// and the call site.
+	Fail func(v int64) *Error
+	// Op is the op whose call queued the check, which Call fills in.
+	Op   string
+	site Site
+}
+
+// Bad reports whether v breaks the check.
+func (c *ValueCheck) Bad(v int64) bool {
+	return (v < c.Min || v > c.Max) && !(c.Ignoring && v == c.Ignore)
+}
+
+// Error is the check's error for the first bad value v (in row-major
+// order), naming the op and the user's call, on every backend alike.
+func (c *ValueCheck) Error(v int64) *Error {
+	e := c.Fail(v)
+	e.Op = c.Op
+	if e.Site == "" {
+		e.Site = c.site.String()
+	}
+	return e
+}
+
+// ValueChecker is a backend that checks values where they live. On the
+// host, CheckValues returns c.Error at once for the first bad value of t;
+// a device queues the check behind the work already queued and returns
+// nil, and its next Sync or read-back returns the error of the first
+// check that failed since the last one.
+type ValueChecker interface {
+	CheckValues(t *Tensor, c *ValueCheck) error
+}
+
+// runChecks runs the checks of one call. A backend without a
+// ValueChecker has its values read back to the host and checked there.
+func runChecks(op string, checks []ValueCheck, in []*Tensor) error {
+	if len(checks) == 0 {
+		return nil
+	}
+	b, err := BackendFor(in[0].Device.Kind)
+	if err != nil {
+		return err
+	}
+	site := CaptureSite()
+	for i := range checks {
+		c := &checks[i]
+		t := in[c.Arg]
+		if t.Numel() == 0 {
+			continue
+		}
+		c.Op, c.site = op, site
+		if vc, ok := b.(ValueChecker); ok {
+			err = vc.CheckValues(t, c)
+		} else {
+			err = checkOnHost(t, c)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkOnHost reads t back and checks it: the way for a backend that
+// cannot check where its values are.
+func checkOnHost(t *Tensor, c *ValueCheck) error {
+	data, err := ReadStrided(t)
+	if err != nil {
+		return err
+	}
+	return c.Scan(data)
+}
+
+// Scan checks host values (a []int32 or []int64 in row-major order).
+func (c *ValueCheck) Scan(data any) error {
+	switch v := data.(type) {
+	case []int32:
+		for _, x := range v {
+			if c.Bad(int64(x)) {
+				return c.Error(int64(x))
+			}
+		}
+	case []int64:
+		for _, x := range v {
+			if c.Bad(x) {
+				return c.Error(x)
+			}
+		}
+	default:
+		return &Error{Kind: ErrDType, Detail: "a value check needs int32 or int64 values"}
+	}
+	return nil
+}
+
+// ReadStrided copies any tensor's elements to the host in row-major order,
+// as the Go slice of its dtype: it reads the span of storage that the view
+// covers and picks the view's elements out of it.
+func ReadStrided(t *Tensor) (any, error) {
+	if t.IsContiguous() {
+		return ReadHost(t)
+	}
+	span := 1
+	for d, n := range t.Shape {
+		if n == 0 {
+			return ReadHost(t)
+		}
+		span += (n - 1) * t.Strides[d] // views' strides are not negative
+	}
+	b, err := Open(t.Device)
+	if err != nil {
+		return nil, err
+	}
+	data, err := b.Read(t.Device, t.Storage.Buffer, t.DType, t.Offset, span)
+	runtime.KeepAlive(t)
+	if err != nil {
+		return nil, err
+	}
+	switch v := data.(type) {
+	case []float32:
+		return pick(v, t), nil
+	case []float64:
+		return pick(v, t), nil
+	case []int32:
+		return pick(v, t), nil
+	case []int64:
+		return pick(v, t), nil
+	case []bool:
+		return pick(v, t), nil
+	}
+	return nil, &Error{Kind: ErrDType, Detail: "cannot read a " + t.DType.String() + " view"}
+}
+
+// pick gathers a view's elements, row-major, from the storage span that
+// starts at its offset.
+func pick[T any](span []T, t *Tensor) []T {
+	out := make([]T, 0, t.Numel())
+	idx := make([]int, t.Rank())
+	for range t.Numel() {
+		at := 0
+		for d, i := range idx {
+			at += i * t.Strides[d]
+		}
+		out = append(out, span[at])
+		for d := len(idx) - 1; d >= 0; d-- {
+			if idx[d]++; idx[d] < t.Shape[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return out
+}
+
+// CheckLog is the host's half of a device's queued value checks: the
+// checks in the order they were queued since the outcomes were last read.
+// The device writes the outcome of check i to slot i of its own memory;
+// Outcome turns the slots it read back into the error of the first check
+// that failed. Its methods are safe from any goroutine.
+type CheckLog struct {
+	mu     sync.Mutex
+	checks []*ValueCheck
+}
+
+// NoBad is what a slot holds when its check found nothing wrong.
+const NoBad = -1
+
+// Add queues c and returns its slot.
+func (l *CheckLog) Add(c *ValueCheck) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cc := *c
+	l.checks = append(l.checks, &cc)
+	return len(l.checks) - 1
+}
+
+// Len is how many checks are queued.
+func (l *CheckLog) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.checks)
+}
+
+// Outcome takes the slots of the first n queued checks: for each, the
+// row-major position of its first bad value, or NoBad, and that value. It
+// forgets those checks and returns the error of the first one that failed.
+func (l *CheckLog) Outcome(n int, pos, val []int64) error {
+	l.mu.Lock()
+	checks := l.checks[:n:n]
+	l.checks = append([]*ValueCheck(nil), l.checks[n:]...)
+	l.mu.Unlock()
+	for i, c := range checks {
+		if pos[i] != NoBad {
+			return c.Error(val[i])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,165 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Elementwise ops: unary, binary with NumPy broadcasting, where, cast and
+// contiguous. Their schemas differ only in the dtypes they take and give,
+// so each is a line in a table.
+
+// Params holds the scalar attributes of the unary ops: leaky_relu's slope
+// (A), clamp's bounds (A, B; ±Inf where there is none). The other unary
+// ops take the zero value.
+type Params struct{ A, B float64 }
+
+// CastTo is the attribute of cast.
+type CastTo struct{ DType dispatch.DType }
+
+// The unary ops.
+var (
+	Neg, Abs, Sign, Square, ReLU              = unary("neg", Numeric), unary("abs", Numeric), unary("sign", Numeric), unary("square", Numeric), unary("relu", Numeric)
+	Floor, Ceil, Round, Clamp                 = unary("floor", Numeric), unary("ceil", Numeric), unary("round", Numeric), unary("clamp", Numeric)
+	Exp, Log, Log1p, Expm1, Sqrt, Rsqrt       = unary("exp", Floats), unary("log", Floats), unary("log1p", Floats), unary("expm1", Floats), unary("sqrt", Floats), unary("rsqrt", Floats)
+	Reciprocal, Sin, Cos, Tanh, Sigmoid       = unary("reciprocal", Floats), unary("sin", Floats), unary("cos", Floats), unary("tanh", Floats), unary("sigmoid", Floats)
+	LeakyReLU, GELU, GELUTanh, SiLU, Softplus = unary("leaky_relu", Floats), unary("gelu", Floats), unary("gelu_tanh", Floats), unary("silu", Floats), unary("softplus", Floats)
+	Erf                                       = unary("erf", Floats)
+)
+
+// LogicalNot is true where x is zero.
+var LogicalNot = dispatch.Register(&dispatch.Op[dispatch.None]{Schema: dispatch.Schema{Name: "logical_not", Args: []string{"x"}},
+	Infer: func(in []*dispatch.Tensor, _ dispatch.None) (dispatch.DType, []int, error) {
+		return dispatch.Bool, clone(in[0].Shape), nil
+	}})
+
+// The binary ops. Logical ops treat any nonzero value as true, as PyTorch
+// does, so their arguments need not share a dtype.
+var (
+	Add, Sub, Mul, Div, Pow = binary("add", Numeric, false), binary("sub", Numeric, false), binary("mul", Numeric, false), binary("div", Floats, false), withChecks(binary("pow", Numeric, false), powChecks)
+	Maximum, Minimum, Atan2 = binary("maximum", Numeric, false), binary("minimum", Numeric, false), binary("atan2", Floats, false)
+	Eq, Ne, Lt, Le, Gt, Ge  = binary("eq", AllTypes, true), binary("ne", AllTypes, true), binary("lt", Numeric, true), binary("le", Numeric, true), binary("gt", Numeric, true), binary("ge", Numeric, true)
+	LogicalAnd, LogicalOr   = binary("logical_and", AllTypes, true), binary("logical_or", AllTypes, true)
+)
+
+// Where is where(cond, x, y): x where cond is true, else y, broadcast.
+var Where = dispatch.Register(&dispatch.Op[dispatch.None]{Schema: dispatch.Schema{Name: "where", Args: []string{"cond", "x", "y"}}, Infer: whereInfer})
+
+// Cast converts to another dtype.
+var Cast = dispatch.Register(&dispatch.Op[CastTo]{Schema: dispatch.Schema{Name: "cast", Args: []string{"x"}}, Infer: castInfer})
+
+// Contiguous copies into row-major order.
+var Contiguous = dispatch.Register(&dispatch.Op[dispatch.None]{Schema: dispatch.Schema{Name: "contiguous", Args: []string{"x"}},
+	Infer: func(in []*dispatch.Tensor, _ dispatch.None) (dispatch.DType, []int, error) {
+		return in[0].DType, clone(in[0].Shape), nil
+	}})
+
+// UnaryOp is a unary op and the dtypes it takes.
+type UnaryOp struct {
+	*dispatch.Op[Params]
+	DTypes dispatch.DTypeSet
+}
+
+// BinaryOp is a binary op, the dtypes it takes and whether it gives Bool.
+type BinaryOp struct {
+	*dispatch.Op[dispatch.None]
+	DTypes dispatch.DTypeSet
+	Bool   bool
+}
+
+// UnaryOps and BinaryOps list the families, for backends that register a
+// kernel per op from one template: an op added here is missed by none.
+var (
+	UnaryOps  []UnaryOp
+	BinaryOps []BinaryOp
+)
+
+// The dtype sets of the schemas.
+const (
+	Floats   = dispatch.Floats
+	Ints     = dispatch.Ints
+	Numeric  = dispatch.Numeric
+	AllTypes = dispatch.AllTypes
+	Indices  = dispatch.Ints
+)
+
+func unary(name string, allowed dispatch.DTypeSet) *dispatch.Op[Params] {
+	op := dispatch.Register(&dispatch.Op[Params]{Schema: dispatch.Schema{Name: name, Args: []string{"x"}},
+		Infer: func(in []*dispatch.Tensor, _ Params) (dispatch.DType, []int, error) {
+			if err := checkDType(in[0], "x", allowed); err != nil {
+				return 0, nil, err
+			}
+			return in[0].DType, clone(in[0].Shape), nil
+		}})
+	UnaryOps = append(UnaryOps, UnaryOp{op, allowed})
+	return op
+}
+
+func binary(name string, allowed dispatch.DTypeSet, boolResult bool) *dispatch.Op[dispatch.None] {
+	names := func(i int) string { return [...]string{"lhs", "rhs"}[i] }
+	same := name != "logical_and" && name != "logical_or"
+	op := dispatch.Register(&dispatch.Op[dispatch.None]{Schema: dispatch.Schema{Name: name, Args: []string{"lhs", "rhs"}},
+		Infer: func(in []*dispatch.Tensor, _ dispatch.None) (dispatch.DType, []int, error) {
+			for i, t := range in {
+				if err := checkDType(t, names(i), allowed); err != nil {
+					return 0, nil, err
+				}
+			}
+			if same {
+				if err := sameDType(in, names, 0); err != nil {
+					return 0, nil, err
+				}
+			}
+			shape, err := broadcastAll(in, names)
+			if err != nil {
+				return 0, nil, err
+			}
+			dt := in[0].DType
+			if boolResult {
+				dt = dispatch.Bool
+			}
+			return dt, shape, nil
+		}})
+	BinaryOps = append(BinaryOps, BinaryOp{op, allowed, boolResult})
+	return op
+}
+
+func whereInfer(in []*dispatch.Tensor, _ dispatch.None) (dispatch.DType, []int, error) {
+	names := func(i int) string { return [...]string{"cond", "x", "y"}[i] }
+	if err := checkDType(in[0], "cond", 1<<dispatch.Bool); err != nil {
+		return 0, nil, err
+	}
+	if err := sameDType(in, names, 1); err != nil {
+		return 0, nil, err
+	}
+	shape, err := broadcastAll(in, names)
+	if err != nil {
+		return 0, nil, err
+	}
+	return in[1].DType, shape, nil
+}
+
+func castInfer(in []*dispatch.Tensor, to CastTo) (dispatch.DType, []int, error) {
+	if !to.DType.Valid() {
+		return 0, nil, &dispatch.Error{Kind: dispatch.ErrDType, Arg: "dtype", Detail: "is not a dtype", Fix: "use lathe.Float32, Float64, Int32, Int64 or Bool"}
+	}
+	return to.DType, clone(in[0].Shape), nil
+}
+
+func clone(s []int) []int { return append(make([]int, 0, len(s)), s...) }
+
+// withChecks gives op its value checks.
+func withChecks[A any](op *dispatch.Op[A], checks func([]*dispatch.Tensor, A) []dispatch.ValueCheck) *dispatch.Op[A] {
+	op.Checks = checks
+	return op
+}
+
+// powChecks refuses a negative exponent of an integer power, which an
+// integer result cannot hold (torch refuses it too).
+func powChecks(in []*dispatch.Tensor, _ dispatch.None) []dispatch.ValueCheck {
+	if !in[1].DType.IsInt() {
+		return nil
+	}
+	return []dispatch.ValueCheck{{Arg: 1, Max: math.MaxInt64, Fail: func(int64) *dispatch.Error { return NegativeExponentError() }}}
+}

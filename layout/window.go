@@ -1,0 +1,97 @@
+package layout
+
+import (
+	"strconv"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Window is the geometry of a window that slides over the spatial dims of an
+// (N, C, d1, ..., dk) tensor: convolution, pooling, unfold and fold share it.
+// Every slice has one entry per spatial dim.
+type Window struct {
+	Kernel   []int
+	Stride   []int
+	Padding  []int // zeros (or -inf for max pooling) on both sides
+	Dilation []int
+	CeilMode bool // pooling: round output sizes up (PyTorch's ceil_mode)
+}
+
+// Dims returns the number of spatial dims.
+func (w Window) Dims() int { return len(w.Kernel) }
+
+// Span returns the extent of the dilated kernel along dim i.
+func (w Window) Span(i int) int { return w.Dilation[i]*(w.Kernel[i]-1) + 1 }
+
+// OutSize returns the output size along spatial dim i for an input of size n,
+// as PyTorch computes it: floor((n + 2p - span) / s) + 1, or with CeilMode
+// the ceiling, less one when the last window would start in the right
+// padding. The result is below 1 when the window does not fit.
+func (w Window) OutSize(i, n int) int {
+	s, p := w.Stride[i], w.Padding[i]
+	room := n + 2*p - w.Span(i)
+	if room < 0 {
+		return 0
+	}
+	if !w.CeilMode {
+		return room/s + 1
+	}
+	out := (room+s-1)/s + 1
+	if (out-1)*s >= n+p {
+		out--
+	}
+	return out
+}
+
+// Check validates the window for an input whose spatial sizes are in: each
+// option has one entry per dim, kernel, stride and dilation are positive,
+// padding is not negative (and, for pooling, at most half the kernel), and
+// every output size is at least 1. Errors are ErrValue naming the option, or
+// ErrShape naming arg when the input is too small.
+func (w Window) Check(arg string, in []int, pooling bool) error {
+	nd := len(in)
+	for _, o := range []struct {
+		name string
+		vals []int
+		min  int
+	}{{"kernel_size", w.Kernel, 1}, {"stride", w.Stride, 1}, {"padding", w.Padding, 0}, {"dilation", w.Dilation, 1}} {
+		if len(o.vals) != nd {
+			return CountError(o.name, len(o.vals), nd)
+		}
+		for _, v := range o.vals {
+			if v < o.min {
+				return &dispatch.Error{Kind: dispatch.ErrValue, Arg: o.name, Detail: "is " + dispatch.FormatShape(o.vals) + ", below " + strconv.Itoa(o.min),
+					Found: dispatch.FormatShape(o.vals), Fix: "use values of at least " + strconv.Itoa(o.min)}
+			}
+		}
+	}
+	for i, n := range in {
+		if pooling && 2*w.Padding[i] > w.Kernel[i] {
+			return &dispatch.Error{Kind: dispatch.ErrValue, Arg: "padding", Detail: "is " + dispatch.FormatShape(w.Padding) + ", more than half the kernel " + dispatch.FormatShape(w.Kernel),
+				Fix: "use padding of at most kernel_size/2, as PyTorch requires"}
+		}
+		if w.OutSize(i, n) < 1 {
+			return &dispatch.Error{Kind: dispatch.ErrShape, Arg: arg,
+				Detail: "has spatial size " + dispatch.FormatShape(in) + ", too small for a window of " + dispatch.FormatShape(w.Kernel) +
+					" with padding " + dispatch.FormatShape(w.Padding) + " and dilation " + dispatch.FormatShape(w.Dilation),
+				Found: dispatch.FormatShape(in), Fix: "use a larger input, more padding or a smaller kernel"}
+		}
+	}
+	return nil
+}
+
+// CountError is the error of a per-dim option or size list arg that has n
+// values for nd spatial dims.
+func CountError(arg string, n, nd int) *dispatch.Error {
+	return &dispatch.Error{Kind: dispatch.ErrValue, Arg: arg, Detail: "has " + strconv.Itoa(n) + " values for " + strconv.Itoa(nd) + " spatial dims",
+		Expected: strconv.Itoa(nd), Found: strconv.Itoa(n), Fix: "give one value, or one per spatial dim"}
+}
+
+// OutShape returns the spatial output sizes for spatial input sizes in.
+func (w Window) OutShape(in []int) []int {
+	out := make([]int, len(in))
+	for i, n := range in {
+		out[i] = w.OutSize(i, n)
+	}
+	return out
+}

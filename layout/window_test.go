@@ -1,0 +1,53 @@
+package layout
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+func TestWindowOutSize(t *testing.T) {
+	// Sizes from torch.nn.functional.max_pool1d / conv1d on a length-n input.
+	for _, c := range []struct {
+		n, k, s, p, d int
+		ceil          bool
+		want          int
+	}{
+		{10, 3, 1, 0, 1, false, 8},
+		{10, 3, 2, 1, 1, false, 5},
+		{10, 3, 2, 0, 2, false, 3},
+		{6, 3, 2, 0, 1, false, 2},
+		{6, 3, 2, 0, 1, true, 3},  // the last partial window starts inside
+		{5, 2, 2, 1, 1, true, 3},  // a window starting in the right padding is dropped
+		{2, 3, 1, 0, 1, false, 0}, // does not fit
+	} {
+		w := Window{Kernel: []int{c.k}, Stride: []int{c.s}, Padding: []int{c.p}, Dilation: []int{c.d}, CeilMode: c.ceil}
+		if got := w.OutSize(0, c.n); got != c.want {
+			t.Errorf("%+v: OutSize = %d, want %d", c, got, c.want)
+		}
+	}
+}
+
+func TestWindowCheck(t *testing.T) {
+	ok := Window{Kernel: []int{3, 3}, Stride: []int{1, 1}, Padding: []int{1, 1}, Dilation: []int{1, 1}}
+	if err := ok.Check("x", []int{8, 8}, true); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		w    Window
+		in   []int
+		kind error
+	}{
+		"count":   {Window{Kernel: []int{3}, Stride: []int{1, 1}, Padding: []int{0, 0}, Dilation: []int{1, 1}}, []int{8, 8}, dispatch.ErrValue},
+		"stride0": {Window{Kernel: []int{3, 3}, Stride: []int{0, 1}, Padding: []int{0, 0}, Dilation: []int{1, 1}}, []int{8, 8}, dispatch.ErrValue},
+		"pad":     {Window{Kernel: []int{3, 3}, Stride: []int{1, 1}, Padding: []int{2, 0}, Dilation: []int{1, 1}}, []int{8, 8}, dispatch.ErrValue},
+		"small":   {Window{Kernel: []int{3, 3}, Stride: []int{1, 1}, Padding: []int{0, 0}, Dilation: []int{1, 1}}, []int{2, 8}, dispatch.ErrShape},
+	} {
+		err := c.w.Check("x", c.in, true)
+		var e *dispatch.Error
+		if !errors.As(err, &e) || !errors.Is(err, c.kind) {
+			t.Errorf("%s: got %v, want %v", name, err, c.kind)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package nn_test
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/nn"
+)
+
+// A Linear layer fits y = 2x - 1 by gradient descent with momentum.
+func ExampleLinear() {
+	lathe.Seed(1)
+	model := nn.NewLinear(1, 1, nn.WithDType(lathe.Float64))
+	opt, err := nn.NewSGD(model.Parameters(), 0.1, nn.Momentum(0.9))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	x := lathe.FromSlice(lathe.CPU, []float64{-1, -0.5, 0, 0.5, 1, 1.5}, 6, 1)
+	y := x.MulScalar(2).SubScalar(1)
+	for range 200 {
+		opt.ZeroGrad()
+		loss := nn.MSE(model.Forward(x), y)
+		if err := loss.Backward(); err != nil {
+			fmt.Println(err)
+			return
+		}
+		if err := opt.Step(); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	w, _ := model.Weight.Item()
+	b, _ := model.Bias.Item()
+	fmt.Printf("weight %.3f, bias %.3f\n", w, b)
+	// Output: weight 2.000, bias -1.000
+}
+
+// A small classifier: Sequential layers, cross-entropy and Adam. Each
+// index learns its own class.
+func ExampleSequential() {
+	lathe.Seed(2)
+	model := nn.Sequential(nn.NewEmbedding(4, 8), nn.ReLU{}, nn.NewLinear(8, 4))
+	for _, p := range model.Parameters() {
+		fmt.Println(p.Name, p.T.Shape())
+	}
+	opt, err := nn.NewAdam(model.Parameters(), 0.1, [2]float64{0.9, 0.999}, 1e-8, 0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	classes := lathe.FromSlice(lathe.CPU, []int32{0, 1, 2, 3}, 4)
+	for range 50 {
+		opt.ZeroGrad()
+		if err := nn.CrossEntropy(model.Forward(classes), classes).Backward(); err != nil {
+			fmt.Println(err)
+			return
+		}
+		if err := opt.Step(); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	predicted, err := model.Forward(classes).ArgMax(1).Cast(lathe.Int32).Int32s()
+	fmt.Println("predicted", predicted, err)
+	// Output:
+	// 0.weight [4 8]
+	// 2.weight [4 8]
+	// 2.bias [4]
+	// predicted [0 1 2 3] <nil>
+}
+
+// Save writes a model's parameters in the safetensors format, which
+// PyTorch reads too; Load reads them into a model of the same layout.
+func ExampleSave() {
+	lathe.Seed(3)
+	trained := nn.Sequential(nn.NewLinear(3, 2), nn.GELU{})
+	var file bytes.Buffer
+	if err := nn.Save(&file, trained); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fresh := nn.Sequential(nn.NewLinear(3, 2), nn.GELU{})
+	if err := nn.Load(&file, fresh); err != nil {
+		fmt.Println(err)
+		return
+	}
+	x := lathe.FromSlice(lathe.CPU, []float32{1, 2, 3}, 1, 3)
+	a, _ := trained.Forward(x).Float32s()
+	b, _ := fresh.Forward(x).Float32s()
+	fmt.Println("same outputs:", fmt.Sprint(a) == fmt.Sprint(b))
+	// Output: same outputs: true
+}
