@@ -18,7 +18,7 @@ vet: deps
 
 # The race detector over the layers that hold shared state.
 race: deps
-	$(GO) test -race -count=1 ./dispatch/... ./autodiff/... ./layout/...
+	$(GO) test -race -count=1 ./dispatch/... ./autodiff/... ./layout/... ./alloc/...
 
 # The whole suite, then the matmul conformance cases again on gonum's BLAS
 # (the cpu backend uses OpenBLAS when it opens), so both GEMM paths stay tested.
