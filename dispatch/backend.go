@@ -116,8 +116,12 @@ func Open(dev Device) (Backend, error) {
 	return b, nil
 }
 
-// Upload makes a contiguous tensor of shape on dev from host data.
+// Upload makes a contiguous tensor of shape on dev from host data, which
+// holds as many elements as shape.
 func Upload(dev Device, data any, dt DType, shape []int) (*Tensor, error) {
+	if _, ok := CheckedNumel(shape); !ok {
+		return nil, ShapeError("shape", shape)
+	}
 	b, err := Open(dev)
 	if err != nil {
 		return nil, err
@@ -129,13 +133,25 @@ func Upload(dev Device, data any, dt DType, shape []int) (*Tensor, error) {
 	return NewTensor(dev, dt, shape, buf), nil
 }
 
-// Empty makes a contiguous tensor of shape on dev with unspecified contents.
+// Empty makes a contiguous tensor of shape on dev with unspecified
+// contents. A shape that CheckedNumel refuses is an ErrShape error about
+// the op's result; one whose bytes the device cannot hold is the
+// backend's ErrOutOfMemory.
 func Empty(dev Device, dt DType, shape []int) (*Tensor, error) {
+	n, ok := CheckedNumel(shape)
+	if !ok {
+		return nil, ShapeError("", shape)
+	}
+	return empty(dev, dt, shape, n)
+}
+
+// empty is Empty for a shape of n elements that CheckedNumel has counted.
+func empty(dev Device, dt DType, shape []int, n int) (*Tensor, error) {
 	b, err := Open(dev)
 	if err != nil {
 		return nil, err
 	}
-	buf, err := b.Alloc(dev, dt, Numel(shape))
+	buf, err := b.Alloc(dev, dt, n)
 	if err != nil {
 		return nil, err
 	}

@@ -105,6 +105,12 @@ func launch[A any](op *Op[A], in []*Tensor, a A) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Every size an Infer gives is counted before a check or an allocation
+	// uses it, so that no product of sizes wraps unseen.
+	n, ok := CheckedNumel(shape)
+	if !ok {
+		return nil, ShapeError("", shape)
+	}
 	dev := in[0].Device
 	k := op.kernels[dev.Kind]
 	if k == nil || !op.Schema.kernels[dev.Kind].Has(in[0].DType) {
@@ -115,7 +121,7 @@ func launch[A any](op *Op[A], in []*Tensor, a A) (*Tensor, error) {
 			return nil, err
 		}
 	}
-	out, err := Empty(dev, dt, shape)
+	out, err := empty(dev, dt, shape, n)
 	if err != nil {
 		return nil, err
 	}

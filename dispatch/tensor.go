@@ -16,12 +16,16 @@ type Buffer interface {
 // Storage is a buffer shared by a tensor and its views, counted by them.
 type Storage struct {
 	Buffer Buffer
-	refs   atomic.Int32
+	// Len is how many elements the buffer holds: those of the tensor it
+	// was made for. No view addresses one outside [0, Len).
+	Len  int
+	refs atomic.Int32
 }
 
-// NewStorage wraps a fresh buffer, counted once for the tensor that gets it.
-func NewStorage(b Buffer) *Storage {
-	s := &Storage{Buffer: b}
+// NewStorage wraps a fresh buffer of n elements, counted once for the
+// tensor that gets it.
+func NewStorage(b Buffer, n int) *Storage {
+	s := &Storage{Buffer: b, Len: n}
 	s.refs.Store(1)
 	return s
 }
@@ -43,9 +47,9 @@ type Tensor struct {
 	Shape   []int
 	Strides []int
 	Offset  int
-	DType   DType
 	Device  Device
 	Storage *Storage
+	DType   DType // next to RequiresGrad, sharing its word, so that a tensor and its storage fit one size class
 
 	// RequiresGrad marks a tensor whose gradient is wanted: a leaf that asked
 	// for one, or the output of an op recorded on the tape.
@@ -95,7 +99,8 @@ func (t *Tensor) IsContiguous() bool {
 	return true
 }
 
-// NewTensor makes a contiguous tensor that owns a fresh storage. A device
+// NewTensor makes a contiguous tensor that owns a fresh storage: b holds
+// its elements, as many as shape has, which CheckedNumel must accept. A device
 // buffer's tensor gets a cleanup that holds the storage, which must then be
 // an allocation of its own (the cleanup must not keep the tensor alive).
 func NewTensor(dev Device, dt DType, shape []int, b Buffer) *Tensor {
@@ -107,12 +112,12 @@ func NewTensor(dev Device, dt DType, shape []int, b Buffer) *Tensor {
 			t Tensor
 			s Storage
 		}{}
-		both.s.Buffer = b
+		both.s.Buffer, both.s.Len = b, Numel(shape)
 		both.s.refs.Store(1)
 		t = &both.t
 		t.Shape, t.DType, t.Device, t.Storage = shape, dt, dev, &both.s
 	} else {
-		t = &Tensor{Shape: shape, DType: dt, Device: dev, Storage: NewStorage(b)}
+		t = &Tensor{Shape: shape, DType: dt, Device: dev, Storage: NewStorage(b, Numel(shape))}
 		t.cleanup = runtime.AddCleanup(t, (*Storage).release, t.Storage)
 	}
 	if len(shape) <= len(t.inline) {
@@ -123,12 +128,76 @@ func NewTensor(dev Device, dt DType, shape []int, b Buffer) *Tensor {
 	return t
 }
 
-// View makes a tensor that shares t's storage with another layout.
+// View makes a tensor that shares t's storage with another layout, one
+// that lathe's own code knows to fit (the layout of a tensor that exists,
+// a test's). A layout that CheckedView refuses is a bug in lathe, and View
+// panics rather than let a kernel read or write outside the storage; the
+// view ops call CheckedView and return its error.
 func (t *Tensor) View(shape, strides []int, offset int) *Tensor {
+	v, err := t.CheckedView(shape, strides, offset)
+	if err != nil {
+		panic("dispatch: " + err.Error())
+	}
+	return v
+}
+
+// CheckedView makes a tensor that shares t's storage with another layout
+// (sizes, strides in elements, offset), or returns an ErrShape error where
+// no view of the storage may have it: one stride per size, sizes that
+// CheckedNumel accepts, and every element it addresses inside the storage.
+// An empty view addresses none, and its offset lies in [0, Len].
+func (t *Tensor) CheckedView(shape, strides []int, offset int) (*Tensor, error) {
+	if err := t.checkView(shape, strides, offset); err != nil {
+		return nil, err
+	}
 	t.Storage.retain()
 	v := &Tensor{Shape: shape, Strides: strides, Offset: offset, DType: t.DType, Device: t.Device, Storage: t.Storage}
 	v.cleanup = runtime.AddCleanup(v, (*Storage).release, v.Storage)
-	return v
+	return v, nil
+}
+
+// checkView is CheckedView's check.
+func (t *Tensor) checkView(shape, strides []int, offset int) error {
+	n, ok := CheckedNumel(shape)
+	switch {
+	case !ok:
+		return ShapeError("", shape)
+	case len(strides) != len(shape):
+		return &Error{Kind: ErrShape, Detail: "has " + itoa(len(strides)) + " strides for the " + itoa(len(shape)) + " sizes of " + FormatShape(shape)}
+	case n == 0:
+		if offset < 0 || offset > t.Storage.Len {
+			return t.outside(shape, strides, offset)
+		}
+		return nil
+	}
+	// The first and last elements addressed, in int64 arithmetic that
+	// reports overflow rather than wrap.
+	lo, hi := offset, offset
+	for i, s := range shape {
+		step, ok := CheckedMul(s-1, strides[i])
+		if !ok {
+			return t.outside(shape, strides, offset)
+		}
+		if step < 0 {
+			lo, ok = CheckedAdd(lo, step)
+		} else {
+			hi, ok = CheckedAdd(hi, step)
+		}
+		if !ok {
+			return t.outside(shape, strides, offset)
+		}
+	}
+	if lo < 0 || hi >= t.Storage.Len {
+		return t.outside(shape, strides, offset)
+	}
+	return nil
+}
+
+func (t *Tensor) outside(shape, strides []int, offset int) *Error {
+	return &Error{Kind: ErrShape, Found: FormatShape(shape),
+		Detail: "would view " + FormatShape(shape) + " with strides " + FormatShape(strides) + " from offset " + itoa(offset) +
+			", which addresses elements outside its storage of " + itoa(t.Storage.Len),
+		Fix: "keep a view inside the tensor it is taken from"}
 }
 
 // ReadHost copies a contiguous tensor's elements to the host, as the Go

@@ -81,7 +81,7 @@ func TestKernelsMatchCPU(t *testing.T) {
 				allocs = append(allocs, p)
 				cudaemu.Write(p, data)
 				e := tensor(x.DType, x.Shape, x.Strides...)
-				e.Storage = dispatch.NewStorage(emuBuffer{p})
+				e.Storage = dispatch.NewStorage(emuBuffer{p}, len(data)/x.DType.Size())
 				emuIn = append(emuIn, e)
 			}
 			want, cpuErr := c.call(cpuIn)
@@ -89,7 +89,7 @@ func TestKernelsMatchCPU(t *testing.T) {
 			p := cudaemu.Alloc(outBytes)
 			allocs = append(allocs, p)
 			out := tensor(dt, shape)
-			out.Storage = dispatch.NewStorage(emuBuffer{p})
+			out.Storage = dispatch.NewStorage(emuBuffer{p}, dispatch.Numel(shape))
 			err = c.run(out, emuIn)
 			var ce, ke *dispatch.Error
 			switch {

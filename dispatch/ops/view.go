@@ -1,6 +1,10 @@
 package ops
 
-import "github.com/lathe-ml/lathe/dispatch"
+import (
+	"slices"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
 
 // View ops: new layouts over the input's storage. Nothing is launched, so
 // they run on any device; every one works on inputs that are views already
@@ -64,19 +68,21 @@ func broadcastToCompose(in []*dispatch.Tensor, a ViewShape) (*dispatch.Tensor, e
 }
 
 // view makes the output layout, with offset 0 for an empty result so that
-// no later read can slice past the storage.
-func view(t *dispatch.Tensor, shape, strides []int, offset int) *dispatch.Tensor {
-	if dispatch.Numel(shape) == 0 {
+// no later read can slice past the storage. dispatch refuses a layout
+// whose sizes overflow or that reaches outside the storage, so that no
+// mistake in a view's arithmetic can hand a kernel memory it does not own.
+func view(t *dispatch.Tensor, shape, strides []int, offset int) (*dispatch.Tensor, error) {
+	if n, ok := dispatch.CheckedNumel(shape); ok && n == 0 {
 		offset = 0
 	}
-	return t.View(shape, strides, offset)
+	return t.CheckedView(shape, strides, offset)
 }
 
 // InferShape resolves one -1 in shape against n elements and checks that the
 // sizes hold exactly n, as torch's infer_size does.
 func InferShape(shape []int, n int) ([]int, error) {
 	out := clone(shape)
-	infer, known := -1, 1
+	infer := -1
 	for i, s := range out {
 		switch {
 		case s == -1 && infer < 0:
@@ -84,9 +90,15 @@ func InferShape(shape []int, n int) ([]int, error) {
 		case s < 0:
 			return nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "shape", Detail: "has size " + itoa(s) + " in " + dispatch.FormatShape(shape),
 				Fix: "sizes are at least 0; one size may be -1 to be inferred"}
-		default:
-			known *= s
 		}
+	}
+	rest := out
+	if infer >= 0 {
+		rest = slices.Delete(clone(out), infer, infer+1)
+	}
+	known, ok := dispatch.CheckedNumel(rest)
+	if !ok {
+		return nil, dispatch.ShapeError("shape", shape)
 	}
 	if infer >= 0 {
 		if known == 0 || n%known != 0 {
@@ -152,7 +164,7 @@ func viewView(in []*dispatch.Tensor, a ViewShape) (*dispatch.Tensor, error) {
 		return nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "x", Detail: "has strides that cannot be viewed as " + dispatch.FormatShape(shape),
 			Fix: "use Reshape, which copies when it must"}
 	}
-	return view(x, shape, strides, x.Offset), nil
+	return view(x, shape, strides, x.Offset)
 }
 
 // reshapeCompose is a view when the strides allow it and a contiguous copy
@@ -178,7 +190,7 @@ func permuteView(in []*dispatch.Tensor, a PermuteDims) (*dispatch.Tensor, error)
 			Fix: "list every dim once, in the new order"}
 	}
 	if x.Rank() == 0 {
-		return view(x, []int{}, []int{}, x.Offset), nil
+		return view(x, []int{}, []int{}, x.Offset)
 	}
 	dims, err := NormDims(a.Dims, x.Rank(), "dims")
 	if err != nil {
@@ -188,7 +200,7 @@ func permuteView(in []*dispatch.Tensor, a PermuteDims) (*dispatch.Tensor, error)
 	for i, d := range dims {
 		shape[i], strides[i] = x.Shape[d], x.Strides[d]
 	}
-	return view(x, shape, strides, x.Offset), nil
+	return view(x, shape, strides, x.Offset)
 }
 
 func transposeView(in []*dispatch.Tensor, a TransposeDims) (*dispatch.Tensor, error) {
@@ -206,7 +218,7 @@ func transposeView(in []*dispatch.Tensor, a TransposeDims) (*dispatch.Tensor, er
 		shape[d0], shape[d1] = shape[d1], shape[d0]
 		strides[d0], strides[d1] = strides[d1], strides[d0]
 	}
-	return view(x, shape, strides, x.Offset), nil
+	return view(x, shape, strides, x.Offset)
 }
 
 func mtCompose(in []*dispatch.Tensor, _ dispatch.None) (*dispatch.Tensor, error) {
@@ -243,7 +255,7 @@ func squeezeView(in []*dispatch.Tensor, a SqueezeDims) (*dispatch.Tensor, error)
 			strides = append(strides, x.Strides[d])
 		}
 	}
-	return view(x, shape, strides, x.Offset), nil
+	return view(x, shape, strides, x.Offset)
 }
 
 func unsqueezeView(in []*dispatch.Tensor, a UnsqueezeDim) (*dispatch.Tensor, error) {
@@ -259,7 +271,7 @@ func unsqueezeView(in []*dispatch.Tensor, a UnsqueezeDim) (*dispatch.Tensor, err
 	}
 	shape := append(append(clone(x.Shape[:d]), 1), x.Shape[d:]...)
 	strides := append(append(clone(x.Strides[:d]), stride), x.Strides[d:]...)
-	return view(x, shape, strides, x.Offset), nil
+	return view(x, shape, strides, x.Offset)
 }
 
 func expandView(in []*dispatch.Tensor, a ViewShape) (*dispatch.Tensor, error) {
@@ -291,7 +303,7 @@ func expandView(in []*dispatch.Tensor, a ViewShape) (*dispatch.Tensor, error) {
 				Fix:    "only size-1 dims expand; keep a size with -1"}
 		}
 	}
-	return view(x, shape, strides, x.Offset), nil
+	return view(x, shape, strides, x.Offset)
 }
 
 func narrowView(in []*dispatch.Tensor, a NarrowRange) (*dispatch.Tensor, error) {
@@ -312,11 +324,11 @@ func narrowView(in []*dispatch.Tensor, a NarrowRange) (*dispatch.Tensor, error) 
 	if start < 0 {
 		start += size
 	}
-	if a.Length < 0 || start+a.Length > size {
+	if a.Length < 0 || a.Length > size-start {
 		return nil, &dispatch.Error{Kind: dispatch.ErrIndex, Arg: "length", Detail: "is " + itoa(a.Length) + "; start " + itoa(start) + " + length exceeds dim " + itoa(a.Dim) + " of size " + itoa(size),
 			Fix: "use a length in [0, " + itoa(size-start) + "]"}
 	}
-	return slicedView(x, d, start, a.Length, 1), nil
+	return slicedView(x, d, start, a.Length, 1)
 }
 
 func sliceView(in []*dispatch.Tensor, a SliceRange) (*dispatch.Tensor, error) {
@@ -344,13 +356,17 @@ func sliceView(in []*dispatch.Tensor, a SliceRange) (*dispatch.Tensor, error) {
 	if stop > start {
 		n = (stop-start-1)/a.Step + 1 // ceil, without overflow for a huge step
 	}
-	return slicedView(x, d, start, n, a.Step), nil
+	return slicedView(x, d, start, n, a.Step)
 }
 
-// slicedView keeps n elements of dim d from start, every step-th.
-func slicedView(x *dispatch.Tensor, d, start, n, step int) *dispatch.Tensor {
+// slicedView keeps n elements of dim d from start, every step-th. With
+// one element or none the step moves nowhere and the stride stays x's:
+// a step past the dim's size would otherwise overflow it.
+func slicedView(x *dispatch.Tensor, d, start, n, step int) (*dispatch.Tensor, error) {
 	shape, strides := clone(x.Shape), clone(x.Strides)
 	shape[d] = n
-	strides[d] *= step
+	if n > 1 {
+		strides[d] *= step // (n-1)·step < size: no overflow
+	}
 	return view(x, shape, strides, x.Offset+start*x.Strides[d])
 }

@@ -1,0 +1,142 @@
+package lathe
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestHostileSizes: sizes near and past what an int counts, and sizes that
+// count but whose bytes no device holds, are errors of the right kind on
+// every device, never a panic, a hang, a wrong count or Go's fatal out of
+// memory; and none of them allocates what it cannot keep, so the test
+// stays fast on a small machine. A nil kind means the call succeeds.
+func TestHostileSizes(t *testing.T) {
+	const huge = 1 << 40
+	expanded := func(dev Device, shape ...int) *Tensor {
+		ones := make([]int, len(shape))
+		for i := range ones {
+			ones[i] = 1
+		}
+		return Ones(dev, Float32, ones...).Expand(shape...)
+	}
+	cases := []struct {
+		name string
+		kind error // nil: no error
+		run  func(dev Device) *Tensor
+	}{
+		// Views (defect 3): no view reaches past its storage.
+		{"narrow/maxint", ErrIndex, func(dev Device) *Tensor { return Ones(dev, Float32, 4).Narrow(0, 1, math.MaxInt) }},
+		{"narrow/minint", ErrIndex, func(dev Device) *Tensor { return Ones(dev, Float32, 4).Narrow(0, math.MinInt, 1) }},
+		{"narrow/negative_length", ErrIndex, func(dev Device) *Tensor { return Ones(dev, Float32, 4).Narrow(0, 1, -1) }},
+		{"slice/stop_past_end", nil, func(dev Device) *Tensor { return Arange(dev, Float32, 0, 4, 1).Slice(0, 0, 11, 1) }},
+		{"slice/maxint_step", nil, func(dev Device) *Tensor { return Ones(dev, Float32, 4, 3).Slice(0, 1, math.MaxInt, math.MaxInt) }},
+		{"slice/minint_start", nil, func(dev Device) *Tensor { return Ones(dev, Float32, 4).Slice(0, math.MinInt, math.MaxInt, 1) }},
+		{"expand/overflow", ErrShape, func(dev Device) *Tensor { return expanded(dev, 1<<32, 1<<32) }},
+		{"expand/negative", ErrShape, func(dev Device) *Tensor { return Ones(dev, Float32, 1).Expand(-2) }},
+		{"view/overflow_of_empty", ErrShape, func(dev Device) *Tensor { return Zeros(dev, Float32, 0).View(1<<32, 1<<32) }},
+		{"reshape/inferred_overflow", ErrShape, func(dev Device) *Tensor { return Zeros(dev, Float32, 0).Reshape(-1, 1<<32, 1<<32) }},
+		{"unsqueeze/expanded", nil, func(dev Device) *Tensor {
+			return expanded(dev, 1<<31, 1<<31).Unsqueeze(1).Narrow(0, 1<<30, 2).Narrow(2, 1<<30, 2)
+		}},
+
+		// Counts (defect 4): a product of sizes that wraps is ErrShape.
+		{"zeros/overflow", ErrShape, func(dev Device) *Tensor { return Zeros(dev, Float32, huge, huge) }},
+		{"zeros/wraps_to_zero", ErrShape, func(dev Device) *Tensor { return Zeros(dev, Float32, 1<<32, 1<<32) }},
+		{"zeros/empty_of_huge", nil, func(dev Device) *Tensor { return Zeros(dev, Float32, 1<<32, 1<<32, 0) }},
+		{"ones/negative", ErrShape, func(dev Device) *Tensor { return Ones(dev, Float32, 2, -3) }},
+		{"rand/overflow", ErrShape, func(dev Device) *Tensor { return Rand(dev, Float32, huge, huge) }},
+		{"from_slice/overflow", ErrShape, func(dev Device) *Tensor { return FromSlice(dev, []float32{}, 0, -1, 1<<32, 1<<32) }},
+		{"sum/expanded_overflow", ErrShape, func(dev Device) *Tensor { return expanded(dev, 1<<32, 1<<32).Sum() }},
+		{"mean/expanded_overflow", ErrShape, func(dev Device) *Tensor { return expanded(dev, 1<<32, 1<<32).Mean() }},
+		{"matmul/outer_overflow", ErrShape, func(dev Device) *Tensor {
+			return expanded(dev, 1<<32, 1).MatMul(expanded(dev, 1, 1<<32))
+		}},
+		{"add/broadcast_overflow", ErrShape, func(dev Device) *Tensor { return expanded(dev, 1<<32, 1).Add(expanded(dev, 1, 1<<32)) }},
+		{"concat/overflow", ErrShape, func(dev Device) *Tensor {
+			return Concat([]*Tensor{expanded(dev, 1<<62), expanded(dev, 1<<62)}, 0)
+		}},
+		{"pad/maxint", ErrShape, func(dev Device) *Tensor { return Ones(dev, Float32, 2).Pad([]int{math.MaxInt, 1}, 0) }},
+		{"pad/minint", ErrShape, func(dev Device) *Tensor { return Ones(dev, Float32, 2).Pad([]int{math.MinInt, 0}, 0) }},
+		{"one_hot/maxint_classes", ErrShape, func(dev Device) *Tensor { return FromSlice(dev, []int32{1, 2}).OneHot(math.MaxInt) }},
+		{"conv2d/padding_1<<61", ErrShape, func(dev Device) *Tensor {
+			return Ones(dev, Float32, 1, 1, 2, 2).Conv2d(Ones(dev, Float32, 1, 1, 1, 1), nil, Padding(1<<61))
+		}},
+		{"conv_transpose2d/stride_1<<40", ErrShape, func(dev Device) *Tensor {
+			return Ones(dev, Float32, 1, 1, 2, 2).ConvTranspose2d(Ones(dev, Float32, 1, 1, 1, 1), nil, Stride(huge))
+		}},
+		{"conv_transpose2d/stride_1<<62", ErrShape, func(dev Device) *Tensor {
+			return Ones(dev, Float32, 1, 1, 3, 3).ConvTranspose2d(Ones(dev, Float32, 1, 1, 1, 1), nil, Stride(1<<62))
+		}},
+
+		// Bytes (defect 5): a count that fits, of more bytes than the
+		// device holds, is ErrOutOfMemory before anything is made.
+		{"contiguous/expanded_1e6x1e6", ErrOutOfMemory, func(dev Device) *Tensor { return expanded(dev, 1e6, 1e6).Contiguous() }},
+		{"matmul/outer_1e6", ErrOutOfMemory, func(dev Device) *Tensor { return expanded(dev, 1e6, 1).MatMul(expanded(dev, 1, 1e6)) }},
+		{"one_hot/1<<40_classes", ErrOutOfMemory, func(dev Device) *Tensor { return FromSlice(dev, []int32{1, 2}).OneHot(huge) }},
+		{"conv_transpose2d/stride_1<<20", ErrOutOfMemory, func(dev Device) *Tensor {
+			return Ones(dev, Float32, 1, 1, 2, 2).ConvTranspose2d(Ones(dev, Float32, 1, 1, 1, 1), nil, Stride(1<<20))
+		}},
+		{"pad/1<<40", ErrOutOfMemory, func(dev Device) *Tensor { return Ones(dev, Float32, 2).Pad([]int{huge, 0}, 0) }},
+	}
+	for _, dev := range Devices() {
+		for _, c := range cases {
+			t.Run(dev.String()+"/"+c.name, func(t *testing.T) {
+				y := c.run(dev)
+				err := y.Err()
+				if err == nil {
+					_, err = y.Cast(Float32).Float32s() // the result must also read back
+				}
+				switch {
+				case c.kind == nil && err != nil:
+					t.Fatalf("got %v, want no error", err)
+				case c.kind != nil && !errors.Is(err, c.kind):
+					t.Fatalf("got %v (shape %v), want a %v", err, y.Shape(), c.kind)
+				case err != nil && (!strings.HasPrefix(err.Error(), "lathe: ") || !strings.Contains(err.Error(), "[called at sizes_test.go:")):
+					t.Fatalf("error %q is not a lathe error located at the call", err)
+				}
+				if msg := fmt.Sprint(err); errors.Is(err, ErrOutOfMemory) && dev == CPU &&
+					(!strings.Contains(msg, "ask") || !strings.Contains(msg, " free") && !strings.Contains(msg, " available")) {
+					t.Errorf("error %q does not say what was asked and what is free", err)
+				}
+			})
+		}
+	}
+}
+
+// TestViewsStayInStorage: what the hostile views above give back is the
+// data they name, never another tensor's.
+func TestViewsStayInStorage(t *testing.T) {
+	for _, dev := range Devices() {
+		x := Arange(dev, Float32, 0, 4, 1)
+		other := Arange(dev, Float32, 100, 200, 1) // released memory a stray view could read
+		other.Release()
+		for name, v := range map[string]*Tensor{
+			"slice[0:11]":       x.Slice(0, 0, 11, 1),
+			"slice[1::maxint]":  x.Slice(0, 1, math.MaxInt, math.MaxInt),
+			"slice[minint:]":    x.Slice(0, math.MinInt, math.MaxInt, 1),
+			"narrow(1,3)":       x.Narrow(0, 1, 3),
+			"slice[4:]":         x.Slice(0, 4, math.MaxInt, 1),
+			"narrow(4,0)":       x.Narrow(0, 4, 0),
+			"unsqueeze+slice[]": x.Unsqueeze(0).Slice(1, 3, math.MaxInt, 5),
+		} {
+			want := map[string][]float32{
+				"slice[0:11]": {0, 1, 2, 3}, "slice[1::maxint]": {1}, "slice[minint:]": {0, 1, 2, 3},
+				"narrow(1,3)": {1, 2, 3}, "slice[4:]": {}, "narrow(4,0)": {}, "unsqueeze+slice[]": {3},
+			}[name]
+			got, err := v.Float32s()
+			if err != nil || len(got) != len(want) {
+				t.Errorf("%v/%s: %v, %v; want %v", dev, name, got, err, want)
+				continue
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Errorf("%v/%s: %v, want %v", dev, name, got, want)
+					break
+				}
+			}
+		}
+	}
+}
