@@ -58,17 +58,34 @@ func TestHostileSizes(t *testing.T) {
 		{"concat/overflow", ErrShape, func(dev Device) *Tensor {
 			return Concat([]*Tensor{expanded(dev, 1<<62), expanded(dev, 1<<62)}, 0)
 		}},
+		{"concat/wraps_to_zero", ErrShape, func(dev Device) *Tensor {
+			e := expanded(dev, 1<<62)
+			return Concat([]*Tensor{e, e, e, e}, 0)
+		}},
 		{"pad/maxint", ErrShape, func(dev Device) *Tensor { return Ones(dev, Float32, 2).Pad([]int{math.MaxInt, 1}, 0) }},
+		{"pad/wraps_to_zero", ErrShape, func(dev Device) *Tensor { return Ones(dev, Float32, 2).Pad([]int{math.MaxInt, math.MaxInt}, 0) }},
 		{"pad/minint", ErrShape, func(dev Device) *Tensor { return Ones(dev, Float32, 2).Pad([]int{math.MinInt, 0}, 0) }},
 		{"one_hot/maxint_classes", ErrShape, func(dev Device) *Tensor { return FromSlice(dev, []int32{1, 2}).OneHot(math.MaxInt) }},
 		{"conv2d/padding_1<<61", ErrShape, func(dev Device) *Tensor {
 			return Ones(dev, Float32, 1, 1, 2, 2).Conv2d(Ones(dev, Float32, 1, 1, 1, 1), nil, Padding(1<<61))
+		}},
+		{"conv2d/padding_1<<62", ErrValue, func(dev Device) *Tensor {
+			return Ones(dev, Float32, 1, 1, 2, 2).Conv2d(Ones(dev, Float32, 1, 1, 1, 1), nil, Padding(1<<62))
+		}},
+		{"conv2d/dilation_maxint", ErrValue, func(dev Device) *Tensor {
+			return Ones(dev, Float32, 1, 1, 4, 4).Conv2d(Ones(dev, Float32, 1, 1, 2, 2), nil, Dilation(math.MaxInt))
 		}},
 		{"conv_transpose2d/stride_1<<40", ErrShape, func(dev Device) *Tensor {
 			return Ones(dev, Float32, 1, 1, 2, 2).ConvTranspose2d(Ones(dev, Float32, 1, 1, 1, 1), nil, Stride(huge))
 		}},
 		{"conv_transpose2d/stride_1<<62", ErrShape, func(dev Device) *Tensor {
 			return Ones(dev, Float32, 1, 1, 3, 3).ConvTranspose2d(Ones(dev, Float32, 1, 1, 1, 1), nil, Stride(1<<62))
+		}},
+		{"max_pool1d/ceil_huge_stride", nil, func(dev Device) *Tensor {
+			return Ones(dev, Float32, 1, 1, 5).MaxPool1d(2, Stride(math.MaxInt), CeilMode())
+		}},
+		{"unfold/padding_1<<61", ErrShape, func(dev Device) *Tensor {
+			return Ones(dev, Float32, 1, 1, 2, 2).Unfold([]int{1}, Padding(1<<61))
 		}},
 
 		// Bytes (defect 5): a count that fits, of more bytes than the
@@ -80,6 +97,9 @@ func TestHostileSizes(t *testing.T) {
 			return Ones(dev, Float32, 1, 1, 2, 2).ConvTranspose2d(Ones(dev, Float32, 1, 1, 1, 1), nil, Stride(1<<20))
 		}},
 		{"pad/1<<40", ErrOutOfMemory, func(dev Device) *Tensor { return Ones(dev, Float32, 2).Pad([]int{huge, 0}, 0) }},
+		{"max_pool1d/expanded_1<<40", ErrOutOfMemory, func(dev Device) *Tensor {
+			return expanded(dev, 1, 1, huge).MaxPool1d(2, Padding(1)) // no loop over 2⁴⁰ windows first
+		}},
 	}
 	for _, dev := range Devices() {
 		for _, c := range cases {

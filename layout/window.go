@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -27,6 +28,8 @@ func (w Window) Span(i int) int { return w.Dilation[i]*(w.Kernel[i]-1) + 1 }
 // as PyTorch computes it: floor((n + 2p - span) / s) + 1, or with CeilMode
 // the ceiling, less one when the last window would start in the right
 // padding. The result is below 1 when the window does not fit.
+// Check has made sure that n + 2p and the span fit an int, and the rest
+// is written so that no step passes them.
 func (w Window) OutSize(i, n int) int {
 	s, p := w.Stride[i], w.Padding[i]
 	room := n + 2*p - w.Span(i)
@@ -36,8 +39,13 @@ func (w Window) OutSize(i, n int) int {
 	if !w.CeilMode {
 		return room/s + 1
 	}
-	out := (room+s-1)/s + 1
-	if (out-1)*s >= n+p {
+	out := room/s + 1
+	if room%s != 0 {
+		out++
+	}
+	// The last window starts at (out-1)·s - p: drop it if that is past the
+	// input, (out-1)·s ≥ n+p, which is out-1 > (n+p-1)/s for n+p ≥ 1.
+	if m := n + p; m < 1 || out-1 > (m-1)/s {
 		out--
 	}
 	return out
@@ -66,7 +74,10 @@ func (w Window) Check(arg string, in []int, pooling bool) error {
 		}
 	}
 	for i, n := range in {
-		if pooling && 2*w.Padding[i] > w.Kernel[i] {
+		if err := w.checkRange(i, n); err != nil {
+			return err
+		}
+		if pooling && w.Padding[i] > w.Kernel[i]/2 {
 			return &dispatch.Error{Kind: dispatch.ErrValue, Arg: "padding", Detail: "is " + dispatch.FormatShape(w.Padding) + ", more than half the kernel " + dispatch.FormatShape(w.Kernel),
 				Fix: "use padding of at most kernel_size/2, as PyTorch requires"}
 		}
@@ -76,6 +87,27 @@ func (w Window) Check(arg string, in []int, pooling bool) error {
 					" with padding " + dispatch.FormatShape(w.Padding) + " and dilation " + dispatch.FormatShape(w.Dilation),
 				Found: dispatch.FormatShape(in), Fix: "use a larger input, more padding or a smaller kernel"}
 		}
+	}
+	return nil
+}
+
+// checkRange refuses a window whose arithmetic along dim i, for an input
+// of size n, would pass what an int holds: the dilated kernel's span, or
+// the padded input n + 2p. Past them, the output size cannot overflow.
+func (w Window) checkRange(i, n int) error {
+	if w.Kernel[i]-1 > (math.MaxInt-1)/w.Dilation[i] {
+		arg, vals := "dilation", w.Dilation
+		if w.Dilation[i] == 1 {
+			arg, vals = "kernel_size", w.Kernel
+		}
+		return &dispatch.Error{Kind: dispatch.ErrValue, Arg: arg, Found: dispatch.FormatShape(vals),
+			Detail: "is " + dispatch.FormatShape(vals) + ": kernel " + dispatch.FormatShape(w.Kernel) + " dilated by " + dispatch.FormatShape(w.Dilation) +
+				" spans more elements than an int counts", Fix: "use a smaller kernel or dilation"}
+	}
+	if w.Padding[i] > (math.MaxInt-max(n, 0))/2 {
+		return &dispatch.Error{Kind: dispatch.ErrValue, Arg: "padding", Found: dispatch.FormatShape(w.Padding),
+			Detail: "is " + dispatch.FormatShape(w.Padding) + ": an input of size " + strconv.Itoa(n) + " padded on both sides has more elements than an int counts",
+			Fix:    "use less padding"}
 	}
 	return nil
 }

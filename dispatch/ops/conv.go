@@ -223,7 +223,15 @@ func unfoldInfer(in []*dispatch.Tensor, a UnfoldParams) (dispatch.DType, []int, 
 	if err := a.Window.Check("x", x.Shape[2:], false); err != nil {
 		return 0, nil, err
 	}
-	return x.DType, []int{x.Shape[0], x.Shape[1] * dispatch.Numel(a.Window.Kernel), dispatch.Numel(a.Window.OutShape(x.Shape[2:]))}, nil
+	// (N, C·k1·k2, L1·L2): products that the count of the output's shape
+	// would not see wrap (with N = 0, say).
+	windows := a.Window.OutShape(x.Shape[2:])
+	cols, ok1 := dispatch.CheckedNumel(append([]int{x.Shape[1]}, a.Window.Kernel...))
+	l, ok2 := dispatch.CheckedNumel(windows)
+	if !ok1 || !ok2 {
+		return 0, nil, dispatch.ShapeError("", slices.Concat(x.Shape[:2], a.Window.Kernel, windows))
+	}
+	return x.DType, []int{x.Shape[0], cols, l}, nil
 }
 
 func foldInfer(in []*dispatch.Tensor, a UnfoldParams) (dispatch.DType, []int, error) {
@@ -237,7 +245,16 @@ func foldInfer(in []*dispatch.Tensor, a UnfoldParams) (dispatch.DType, []int, er
 	if err := a.Window.Check("output_size", a.OutputSize, false); err != nil {
 		return 0, nil, err
 	}
-	k, l := dispatch.Numel(a.Window.Kernel), dispatch.Numel(a.Window.OutShape(a.OutputSize))
+	k, ok := dispatch.CheckedNumel(a.Window.Kernel)
+	if !ok {
+		return 0, nil, dispatch.ShapeError("kernel_size", a.Window.Kernel)
+	}
+	l, ok := dispatch.CheckedNumel(a.Window.OutShape(a.OutputSize))
+	if !ok {
+		return 0, nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "output_size", Found: dispatch.FormatShape(a.OutputSize),
+			Detail: "is " + dispatch.FormatShape(a.OutputSize) + ", which has more windows " + dispatch.FormatShape(a.Window.OutShape(a.OutputSize)) + " than an int counts",
+			Fix:    "use a smaller output_size or a larger stride"}
+	}
 	if x.Shape[1]%k != 0 || x.Shape[2] != l {
 		return 0, nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "x", Found: dispatch.FormatShape(x.Shape),
 			Detail: "has shape " + dispatch.FormatShape(x.Shape) + " but needs (N, C·" + itoa(k) + ", " + itoa(l) +

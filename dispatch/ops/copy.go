@@ -80,7 +80,12 @@ func concatInfer(in []*dispatch.Tensor, a ConcatDim) (dispatch.DType, []int, err
 					Fix:    "sizes must match except along dim " + itoa(a.Dim)}
 			}
 		}
-		shape[d] += t.Shape[d]
+		var ok bool
+		if shape[d], ok = dispatch.CheckedAdd(shape[d], t.Shape[d]); !ok {
+			return 0, nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: name(i), Found: dispatch.FormatShape(t.Shape),
+				Detail: "has shape " + dispatch.FormatShape(t.Shape) + ", which takes the sizes along dim " + itoa(a.Dim) + " past what an int counts",
+				Fix:    "concatenate fewer or smaller tensors"}
+		}
 	}
 	return first.DType, shape, nil
 }
@@ -124,10 +129,19 @@ func padInfer(in []*dispatch.Tensor, a Padding) (dispatch.DType, []int, error) {
 	shape := clone(x.Shape)
 	for i := 0; i < len(a.Pads); i += 2 {
 		d := x.Rank() - 1 - i/2
-		shape[d] += a.Pads[i] + a.Pads[i+1]
+		grown, ok := dispatch.CheckedAdd(shape[d], a.Pads[i])
+		if ok {
+			grown, ok = dispatch.CheckedAdd(grown, a.Pads[i+1])
+		}
+		if !ok {
+			return 0, nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "pads", Found: dispatch.FormatShape(a.Pads),
+				Detail: "is " + dispatch.FormatShape(a.Pads) + ", which takes dim " + itoa(d) + " of size " + itoa(x.Shape[d]) + " past what an int counts",
+				Fix:    "use smaller pads"}
+		}
+		shape[d] = grown
 		if shape[d] < 0 {
-			return 0, nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "pads", Detail: "crops dim " + itoa(d) + " of size " + itoa(x.Shape[d]) +
-				" by " + itoa(-a.Pads[i]-a.Pads[i+1]) + ", to a negative size", Fix: "crop at most the dim's size"}
+			return 0, nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "pads", Detail: "is " + dispatch.FormatShape(a.Pads) + ", which crops dim " + itoa(d) +
+				" of size " + itoa(x.Shape[d]) + " to a negative size", Fix: "crop at most the dim's size"}
 		}
 	}
 	return x.DType, shape, nil

@@ -217,8 +217,16 @@ func maxPoolIndicesInfer(in []*dispatch.Tensor, w layout.Window) (dispatch.DType
 	// With dilation a window can fall wholly in the padding (kernel 2,
 	// dilation 3, padding 1 over 2 elements reads places -1 and 2); it has
 	// no maximum, and PyTorch returns an index outside the input there.
+	// Only a window that starts in the left padding can: every window
+	// starts before the input's end (OutSize drops one that would not), so
+	// any other has its first tap inside. Looking at those alone keeps a
+	// huge (expanded) input from costing a loop over every window here.
 	for d, n := range sp {
-		for o := range w.OutSize(d, n) {
+		inPad := 0 // windows 0..inPad-1 start in the left padding
+		if p := w.Padding[d]; p > 0 {
+			inPad = (p-1)/w.Stride[d] + 1
+		}
+		for o := range min(inPad, w.OutSize(d, n)) {
 			lo, hi := layout.PoolTaps(w, d, o, n)
 			if lo >= hi {
 				return 0, nil, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "dilation", Found: dispatch.FormatShape(w.Dilation),
