@@ -3,18 +3,21 @@ package lathe
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 
+	"github.com/lathe-ml/lathe/alloc"
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
-// checkShape refuses negative sizes and resolves one -1 against n elements
-// (n < 0: no -1 allowed).
+// checkShape refuses negative sizes and sizes whose product passes what an
+// int counts, and resolves one -1 against n elements (n < 0: no -1
+// allowed).
 func checkShape(op string, shape []int, n int) ([]int, error) {
 	out := append([]int{}, shape...)
 	infer := -1
-	known := 1
 	for i, s := range out {
 		switch {
 		case s == -1 && n >= 0 && infer < 0:
@@ -22,9 +25,15 @@ func checkShape(op string, shape []int, n int) ([]int, error) {
 		case s < 0:
 			return nil, errorf(op, ErrShape, "shape", "has size "+strconv.Itoa(s)+" in "+dispatch.FormatShape(shape),
 				"sizes are at least 0; one size may be -1 to be inferred")
-		default:
-			known *= s
 		}
+	}
+	rest := out
+	if infer >= 0 {
+		rest = slices.Delete(slices.Clone(out), infer, infer+1)
+	}
+	known, ok := dispatch.CheckedNumel(rest)
+	if !ok {
+		return nil, located(dispatch.ShapeError("shape", shape), op)
 	}
 	if infer >= 0 {
 		if known == 0 || n%known != 0 {
@@ -75,16 +84,36 @@ func Zeros(dev Device, dt DType, shape ...int) *Tensor { return full("zeros", de
 // Ones makes a tensor of ones.
 func Ones(dev Device, dt DType, shape ...int) *Tensor { return full("ones", dev, dt, 1, shape) }
 
+// full makes the tensor on the device: one element uploaded, expanded to
+// the shape and copied there. The device's allocator sizes the copy, so a
+// shape it cannot hold is its ErrOutOfMemory, saying what was asked and
+// what is free, and no host slice of the whole tensor is ever made.
 func full(op string, dev Device, dt DType, v float64, shape []int) *Tensor {
 	s, err := checkShape(op, shape, -1)
 	if err != nil {
 		return failed(err)
 	}
-	data, err := filled(op, dt, dispatch.Numel(s), v)
+	data, err := filled(op, dt, 1, v)
 	if err != nil {
 		return failed(err)
 	}
-	return upload(op, dev, data, dt, s)
+	one, err := dispatch.Upload(dev, data, dt, []int{})
+	if err != nil {
+		return failed(located(err, op))
+	}
+	defer one.Release()
+	all, err := dispatch.Call(ops.Expand, ops.ViewShape{Shape: s}, one)
+	if err != nil {
+		return failed(located(err, op))
+	}
+	defer all.Release()
+	t, err := dispatch.Call(ops.Contiguous, none, all)
+	if err != nil {
+		e := *located(err, op)
+		e.Op = op // the copy is how zeros works, not what the caller called
+		return failed(&e)
+	}
+	return wrap(t)
 }
 
 // filled makes host data of n elements equal to v, refusing a value the
@@ -126,9 +155,17 @@ func Arange(dev Device, dt DType, start, stop, step float64) *Tensor {
 	if step == 0 || math.IsNaN(step) || math.IsInf(start, 0) || math.IsInf(stop, 0) {
 		return failed(errorf("arange", ErrValue, "step", "must be finite and nonzero, and start and stop finite", ""))
 	}
-	n := int(math.Ceil((stop - start) / step))
-	if n < 0 {
+	count := math.Ceil((stop - start) / step)
+	if count < 0 {
 		return failed(errorf("arange", ErrValue, "step", "has the wrong sign for the range from start to stop", "swap start and stop or negate step"))
+	}
+	if count >= math.MaxInt { // 2⁶³ as a float64: int(count) would not fit
+		return failed(errorf("arange", ErrShape, "stop", "gives "+strconv.FormatFloat(count, 'g', 3, 64)+" elements from start "+ftoa(start)+
+			" by step "+ftoa(step)+", more than an int counts", "use a shorter range or a larger step"))
+	}
+	n := int(count)
+	if err := checkHost("arange", "stop", n, 8+dt.Size()); err != nil { // 8: the float64 values made first
+		return failed(err)
 	}
 	vals := make([]float64, n)
 	for i := range vals {
@@ -142,11 +179,45 @@ func Eye(dev Device, dt DType, n int) *Tensor {
 	if n < 0 {
 		return failed(errorf("eye", ErrShape, "n", "is "+strconv.Itoa(n), "use n ≥ 0"))
 	}
-	vals := make([]float64, n*n)
+	nn, ok := dispatch.CheckedMul(n, n)
+	if !ok {
+		return failed(located(dispatch.ShapeError("n", []int{n, n}), "eye"))
+	}
+	if err := checkHost("eye", "n", nn, 8+dt.Size()); err != nil {
+		return failed(err)
+	}
+	vals := make([]float64, nn)
 	for i := range n {
 		vals[i*n+i] = 1
 	}
 	return hostTensor("eye", dev, dt, vals, []int{n, n})
+}
+
+// checkHost refuses to make n elements of size bytes each in host memory
+// (the values a constructor computes there before the upload) where the
+// bytes pass what an int counts or what the machine has available: an
+// ErrOutOfMemory error saying how much was asked and what is free, where
+// Go would stop the program with its fatal out of memory. arg names the
+// argument that gave the size.
+func checkHost(op, arg string, n, size int) error {
+	bytes, ok := dispatch.CheckedMul(n, size)
+	if ok && bytes < 1<<20 {
+		return nil // less than reading /proc/meminfo costs to find out
+	}
+	avail, total := alloc.HostMemory()
+	free := ""
+	if total > 0 {
+		free = "; the machine has " + alloc.FormatBytes(avail) + " available of " + alloc.FormatBytes(total)
+	}
+	switch {
+	case !ok:
+		return errorf(op, ErrOutOfMemory, arg, "asks for "+strconv.Itoa(n)+" × "+strconv.Itoa(size)+
+			" bytes of host memory, more than an int counts"+free, "use a smaller size")
+	case total > 0 && int64(bytes) > avail:
+		return errorf(op, ErrOutOfMemory, arg, "asks for "+alloc.FormatBytes(int64(bytes))+" of host memory for the values"+free,
+			"use a smaller size, or free memory that other programs hold")
+	}
+	return nil
 }
 
 // hostTensor converts float64 host values to dt and uploads them.
@@ -217,6 +288,9 @@ func random(op string, dev Device, dt DType, shape []int, draw64 func(*rand.Rand
 		return failed(err)
 	}
 	n := dispatch.Numel(s)
+	if err := checkHost(op, "shape", n, dt.Size()); err != nil {
+		return failed(err)
+	}
 	rngMu.Lock()
 	var data any
 	if dt == Float32 {

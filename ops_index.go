@@ -1,6 +1,11 @@
 package lathe
 
-import "github.com/lathe-ml/lathe/dispatch/ops"
+import (
+	"math"
+	"strconv"
+
+	"github.com/lathe-ml/lathe/dispatch/ops"
+)
 
 // Indexing ops. Index tensors are Int32 or Int64; an index outside
 // [0, size) is an ErrIndex error that names the value and the range
@@ -62,6 +67,10 @@ func (x *Tensor) OneHot(numClasses int) *Tensor {
 			top = int64(maxOf(d))
 		case []int64:
 			top = maxOf(d)
+		}
+		if top == math.MaxInt64 {
+			return failed(errorf("one_hot", ErrShape, "x", "holds class "+strconv.FormatInt(top, 10)+", so its max + 1 classes are more than an int counts",
+				"pass numClasses explicitly"))
 		}
 		numClasses = int(max(top+1, 0)) // a negative class then fails in the kernel
 	}

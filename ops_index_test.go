@@ -2,6 +2,7 @@ package lathe
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -212,6 +213,10 @@ func TestOneHot(t *testing.T) {
 		{"one_hot/float", FromSlice(CPU, []float32{0}).OneHot(2).Err(), ErrDType},
 		{"one_hot/empty/infer", Zeros(CPU, Int64, 0).OneHot(-1).Err(), ErrValue},
 		{"one_hot/bad-count", i64s(0).OneHot(-2).Err(), ErrValue},
+		// Classes inferred from the values: 2⁴⁰ of them do not fit in
+		// memory, and max + 1 for the largest int64 does not fit an int.
+		{"one_hot/infer/class-2^40", i64s(1, 1<<40).OneHot(-1).Err(), ErrOutOfMemory},
+		{"one_hot/infer/class-maxint64", i64s(1, math.MaxInt64).OneHot(-1).Err(), ErrShape},
 	})
 }
 

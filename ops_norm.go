@@ -336,7 +336,21 @@ func checkShuffle(op string, x *Tensor, r int, inverse bool) error {
 	if n < 3 {
 		return errorf(op, ErrShape, "x", "has shape "+dispatch.FormatShape(s)+" but the op takes [..., C, H, W]", "give at least 3 dims")
 	}
-	if !inverse && s[n-3]%(r*r) != 0 {
+	// r², the channels times r² and the height and width times r are
+	// sizes of the op's views: none may pass what an int counts.
+	rr, ok := dispatch.CheckedMul(r, r)
+	if ok && inverse {
+		_, ok = dispatch.CheckedMul(s[n-3], rr)
+	} else if ok {
+		_, ok1 := dispatch.CheckedMul(s[n-2], r)
+		_, ok2 := dispatch.CheckedMul(s[n-1], r)
+		ok = ok1 && ok2
+	}
+	if !ok {
+		return errorf(op, ErrValue, name, "is "+strconv.Itoa(r)+", which takes the sizes of x "+dispatch.FormatShape(s)+" past what an int counts",
+			"use a smaller factor")
+	}
+	if !inverse && s[n-3]%rr != 0 {
 		return errorf(op, ErrShape, "x", "has "+strconv.Itoa(s[n-3])+" channels (shape "+dispatch.FormatShape(s)+"), not a multiple of "+
 			name+"² = "+strconv.Itoa(r*r), "give channels divisible by the square of the factor")
 	}

@@ -51,6 +51,9 @@ func TestHostileSizes(t *testing.T) {
 		{"from_slice/overflow", ErrShape, func(dev Device) *Tensor { return FromSlice(dev, []float32{}, 0, -1, 1<<32, 1<<32) }},
 		{"sum/expanded_overflow", ErrShape, func(dev Device) *Tensor { return expanded(dev, 1<<32, 1<<32).Sum() }},
 		{"mean/expanded_overflow", ErrShape, func(dev Device) *Tensor { return expanded(dev, 1<<32, 1<<32).Mean() }},
+		{"eye/overflow", ErrShape, func(dev Device) *Tensor { return Eye(dev, Float32, 1<<33) }},
+		{"arange/1e300", ErrShape, func(dev Device) *Tensor { return Arange(dev, Float32, 0, 1e300, 1) }},
+		{"arange/inf_span", ErrShape, func(dev Device) *Tensor { return Arange(dev, Float32, -1e308, 1e308, 1) }},
 		{"matmul/outer_overflow", ErrShape, func(dev Device) *Tensor {
 			return expanded(dev, 1<<32, 1).MatMul(expanded(dev, 1, 1<<32))
 		}},
@@ -87,9 +90,17 @@ func TestHostileSizes(t *testing.T) {
 		{"unfold/padding_1<<61", ErrShape, func(dev Device) *Tensor {
 			return Ones(dev, Float32, 1, 1, 2, 2).Unfold([]int{1}, Padding(1<<61))
 		}},
+		{"pixel_shuffle/1<<32", ErrValue, func(dev Device) *Tensor { return Ones(dev, Float32, 1, 4, 2, 2).PixelShuffle(1 << 32) }},
+		{"pixel_unshuffle/1<<32", ErrValue, func(dev Device) *Tensor { return Ones(dev, Float32, 1, 1, 2, 2).PixelUnshuffle(1 << 32) }},
 
 		// Bytes (defect 5): a count that fits, of more bytes than the
 		// device holds, is ErrOutOfMemory before anything is made.
+		{"zeros/1e6x1e6", ErrOutOfMemory, func(dev Device) *Tensor { return Zeros(dev, Float32, 1e6, 1e6) }},
+		{"full/maxint", ErrOutOfMemory, func(dev Device) *Tensor { return Full(dev, Int32, 7, math.MaxInt) }},
+		{"rand/1e6x1e6", ErrOutOfMemory, func(dev Device) *Tensor { return Rand(dev, Float32, 1e6, 1e6) }},
+		{"randn/maxint", ErrOutOfMemory, func(dev Device) *Tensor { return RandN(dev, Float32, math.MaxInt) }},
+		{"eye/3e9", ErrOutOfMemory, func(dev Device) *Tensor { return Eye(dev, Float32, 3e9) }},
+		{"arange/5e18", ErrOutOfMemory, func(dev Device) *Tensor { return Arange(dev, Float32, 0, 5e18, 1) }},
 		{"contiguous/expanded_1e6x1e6", ErrOutOfMemory, func(dev Device) *Tensor { return expanded(dev, 1e6, 1e6).Contiguous() }},
 		{"matmul/outer_1e6", ErrOutOfMemory, func(dev Device) *Tensor { return expanded(dev, 1e6, 1).MatMul(expanded(dev, 1, 1e6)) }},
 		{"one_hot/1<<40_classes", ErrOutOfMemory, func(dev Device) *Tensor { return FromSlice(dev, []int32{1, 2}).OneHot(huge) }},
@@ -97,8 +108,15 @@ func TestHostileSizes(t *testing.T) {
 			return Ones(dev, Float32, 1, 1, 2, 2).ConvTranspose2d(Ones(dev, Float32, 1, 1, 1, 1), nil, Stride(1<<20))
 		}},
 		{"pad/1<<40", ErrOutOfMemory, func(dev Device) *Tensor { return Ones(dev, Float32, 2).Pad([]int{huge, 0}, 0) }},
+		{"interpolate/1<<31", ErrOutOfMemory, func(dev Device) *Tensor {
+			return Ones(dev, Float32, 1, 1, 2, 2).Interpolate(Size(1<<31, 1<<31))
+		}},
+		{"adaptive_avg_pool2d/1<<31", ErrOutOfMemory, func(dev Device) *Tensor { return Ones(dev, Float32, 1, 1, 2, 2).AdaptiveAvgPool2d(1 << 31) }},
 		{"max_pool1d/expanded_1<<40", ErrOutOfMemory, func(dev Device) *Tensor {
 			return expanded(dev, 1, 1, huge).MaxPool1d(2, Padding(1)) // no loop over 2⁴⁰ windows first
+		}},
+		{"concat/expanded", ErrOutOfMemory, func(dev Device) *Tensor {
+			return Concat([]*Tensor{expanded(dev, 1<<61), expanded(dev, 1<<61), expanded(dev, 1<<61)}, 0)
 		}},
 	}
 	for _, dev := range Devices() {
@@ -157,6 +175,42 @@ func TestViewsStayInStorage(t *testing.T) {
 					break
 				}
 			}
+		}
+	}
+}
+
+// TestFullFillsOnDevice: Zeros, Ones and Full fill on the device, from
+// one uploaded element, with every dtype the device has, and refuse a value
+// the dtype cannot hold as before.
+func TestFullFillsOnDevice(t *testing.T) {
+	for _, dev := range Devices() {
+		junk := Full(dev, Float32, 9, 4, 5) // memory a reused buffer may hold
+		junk.Release()
+		for _, c := range []struct {
+			x    *Tensor
+			want []float64
+		}{
+			{Zeros(dev, Float32, 4, 5), make([]float64, 20)},
+			{Ones(dev, Int32, 2, 1, 2), []float64{1, 1, 1, 1}},
+			{Full(dev, Int32, -7, 3), []float64{-7, -7, -7}},
+			{Full(dev, Bool, 2, 2), []float64{1, 1}},
+			{Full(dev, Float32, 2.5), []float64{2.5}},
+			{Full(dev, Float32, 1, 3, 0), nil},
+		} {
+			got, err := c.x.Cast(Float32).Float32s()
+			if err != nil || len(got) != len(c.want) {
+				t.Errorf("%v: %v, %v; want %v", dev, got, err, c.want)
+				continue
+			}
+			for i := range got {
+				if float64(got[i]) != c.want[i] {
+					t.Errorf("%v: %v, want %v", dev, got, c.want)
+					break
+				}
+			}
+		}
+		if err := Full(dev, Int32, 1.5, 2).Err(); !errors.Is(err, ErrDType) {
+			t.Errorf("%v: Full(Int32, 1.5): %v, want an ErrDType", dev, err)
 		}
 	}
 }

@@ -19,8 +19,9 @@ type Linear struct {
 // lathe.Seed first for a reproducible model.
 func NewLinear(in, out int, opts ...Option) *Linear {
 	o := layerOptions(opts)
-	if in < 0 || out < 0 {
-		err := lathe.Failed(nnError("linear", lathe.ErrShape, "", "has in="+strconv.Itoa(in)+", out="+strconv.Itoa(out), "use sizes ≥ 0"))
+	if in < 0 || out < 0 || (out > 0 && in > math.MaxInt/out) {
+		err := lathe.Failed(nnError("linear", lathe.ErrShape, "", "has in="+strconv.Itoa(in)+", out="+strconv.Itoa(out)+
+			", which must be ≥ 0 and make a weight of at most MaxInt elements", "use smaller sizes"))
 		l := &Linear{Weight: err}
 		if !o.noBias {
 			l.Bias = err

@@ -227,3 +227,22 @@ func TestBadLayerErrors(t *testing.T) {
 		t.Fatalf("integer parameters: %v, want ErrDType", err)
 	}
 }
+
+// TestHugeLayers: a layer whose parameters cannot be counted, or whose
+// bytes the machine cannot hold, fails with an error; it was Go's fatal
+// out of memory.
+func TestHugeLayers(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		m    Module
+		kind error
+	}{
+		{"linear/2^40x2^40", NewLinear(1<<40, 1<<40), lathe.ErrShape},
+		{"linear/2^40x1", NewLinear(1<<40, 1), lathe.ErrOutOfMemory},
+		{"linear/1x2^40", NewLinear(1, 1<<40), lathe.ErrOutOfMemory},
+	} {
+		if err := Err(c.m); !errors.Is(err, c.kind) {
+			t.Errorf("%s: %v, want a %v", c.name, err, c.kind)
+		}
+	}
+}

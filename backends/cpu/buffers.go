@@ -157,7 +157,11 @@ func elemSize[T any]() int64 {
 func get[T any](p *alloc.Pool[*buffer[T]], n int) (*buffer[T], error) {
 	size := elemSize[T]()
 	if int64(n) > math.MaxInt64/size {
-		return nil, &dispatch.Error{Kind: dispatch.ErrOutOfMemory, Detail: fmt.Sprintf("cpu: out of memory: %d elements of %d bytes are more bytes than any machine has", n, size)}
+		detail := fmt.Sprintf("cpu: out of memory: asked for %d elements of %d bytes, more bytes than an int64 counts", n, size)
+		if free, total, err := (hostMemory[T]{}).Info(); err == nil && total > 0 {
+			detail += "; the device has " + alloc.FormatBytes(free) + " free of " + alloc.FormatBytes(total)
+		}
+		return nil, &dispatch.Error{Kind: dispatch.ErrOutOfMemory, Detail: detail, Fix: "use a smaller tensor"}
 	}
 	blk, err := p.Alloc(int64(n) * size)
 	if err != nil {
