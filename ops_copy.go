@@ -50,11 +50,7 @@ func (x *Tensor) Split(size, dim int) ([]*Tensor, error) {
 	case n == 0:
 		return x.pieces("split", d, []int{0})
 	}
-	var sizes []int
-	for at := 0; at < n; at += size {
-		sizes = append(sizes, min(size, n-at))
-	}
-	return x.pieces("split", d, sizes)
+	return x.cut("split", "size", d, n, size, (n-1)/size+1)
 }
 
 // Chunk cuts x along dim into at most n views of ceil(size/n) elements, as
@@ -69,15 +65,31 @@ func (x *Tensor) Chunk(n, dim int) ([]*Tensor, error) {
 		return nil, errorf("chunk", ErrValue, "n", "is "+strconv.Itoa(n), "use n ≥ 1")
 	}
 	if size == 0 {
-		return x.pieces("chunk", d, make([]int, n))
+		return x.cut("chunk", "n", d, 0, 0, n) // n empty pieces, as torch.chunk gives
 	}
-	step := (size + n - 1) / n
-	var sizes []int
-	for at := 0; at < size; at += step {
-		sizes = append(sizes, min(step, size-at))
-	}
-	return x.pieces("chunk", d, sizes)
+	step := (size-1)/n + 1 // ceil(size/n): size+n-1 would overflow for a huge n
+	return x.cut("chunk", "n", d, size, step, (size-1)/step+1)
 }
+
+// cut narrows x along d, of the given size, into count consecutive views
+// of step elements, the last one what is left. Every piece is a tensor
+// (an expanded dim of 2⁴⁰ cut by 1 would be 2⁴⁰ of them), so a count that
+// host memory cannot hold is refused (about arg) before any is made.
+func (x *Tensor) cut(op, arg string, d, size, step, count int) ([]*Tensor, error) {
+	if err := checkHost(op, arg, count, pieceBytes); err != nil {
+		return nil, err
+	}
+	sizes := make([]int, count)
+	for i, at := 0, 0; i < count; i++ {
+		sizes[i] = min(step, size-at)
+		at += sizes[i]
+	}
+	return x.pieces(op, d, sizes)
+}
+
+// pieceBytes is about what one piece of Split or Chunk costs: its two
+// handles and their shapes and strides.
+const pieceBytes = 256
 
 // pieceDim checks x and dim for Split and Chunk and returns the dim and its
 // size.

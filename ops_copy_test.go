@@ -2,6 +2,7 @@ package lathe
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strconv"
 	"testing"
@@ -151,6 +152,13 @@ func TestSplitChunk(t *testing.T) {
 		{"chunk/6(gives5)", func() ([]*Tensor, error) { return x.Chunk(6, 0) }, "1,1,1,1,1,"},
 		{"chunk/1", func() ([]*Tensor, error) { return x.Chunk(1, 0) }, "5,"},
 		{"chunk/empty", func() ([]*Tensor, error) { return Zeros(CPU, Float32, 0).Chunk(3, 0) }, "0,0,0,"},
+		// n+size-1 overflowed: the step was 0 and Chunk looped for ever.
+		{"chunk/maxint", func() ([]*Tensor, error) { return x.Chunk(math.MaxInt, 0) }, "1,1,1,1,1,"},
+		{"chunk/maxint-1", func() ([]*Tensor, error) { return x.Chunk(math.MaxInt-1, 0) }, "1,1,1,1,1,"},
+		{"split/maxint", func() ([]*Tensor, error) { return x.Split(math.MaxInt, 0) }, "5,"},
+		{"split/3/expanded-maxint", func() ([]*Tensor, error) {
+			return Ones(CPU, Float32, 1).Expand(math.MaxInt).Split(1<<62, 0)
+		}, "4611686018427387904,4611686018427387903,"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ps, err := c.pieces()
@@ -188,6 +196,9 @@ func TestSplitChunk(t *testing.T) {
 		{"split/0d", errOf(Scalar(CPU, float32(1)).Split(1, 0)), ErrShape},
 		{"chunk/n0", errOf(x.Chunk(0, 0)), ErrValue},
 		{"chunk/dim", errOf(x.Chunk(2, -3)), ErrIndex},
+		// More pieces than memory holds: each is a tensor of its own.
+		{"chunk/empty/maxint", errOf(Zeros(CPU, Float32, 0).Chunk(math.MaxInt, 0)), ErrOutOfMemory},
+		{"split/1/expanded-2^40", errOf(Ones(CPU, Float32, 1).Expand(1<<40).Split(1, 0)), ErrOutOfMemory},
 	})
 	if _, err := x.Reshape(7).Split(1, 0); !errors.Is(err, ErrShape) {
 		t.Errorf("split of a failed tensor: %v, want its error", err)
