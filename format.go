@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // Printing follows torch's repr: nested brackets aligned under each other,
@@ -19,29 +20,54 @@ const (
 )
 
 // String prints x as PyTorch does, e.g. tensor([[1., 2.], [3., 4.]]).
-// A failed tensor prints its error.
+// A failed tensor prints its error. Past 1000 elements only the summary
+// is read from the device (the first and last three of each long dim), so
+// printing a huge tensor, even an expanded one that no memory could hold
+// whole, costs no more than printing a small one; an empty tensor prints
+// as tensor([], size=(2, 0)), whatever its sizes.
 func (x *Tensor) String() string {
 	if err := x.check("string"); err != nil {
 		return "tensor(<failed: " + err.Error() + ">)"
 	}
-	data, err := x.host("string")
-	if err != nil {
-		return "tensor(<failed: " + err.Error() + ">)"
-	}
-	vals := asFloat64s(data)
 	shape := x.t.Shape
-	summarise := len(vals) > printThreshold
-	fmtv := elementFormat(x.t.DType, shownValues(vals, shape, summarise))
-	width := 0
-	for _, v := range shownValues(vals, shape, summarise) {
-		width = max(width, len(fmtv(v)))
-	}
 	var b strings.Builder
 	b.WriteString("tensor(")
-	writeNested(&b, vals, shape, dispatch.ContiguousStrides(shape), 0, 0, len("tensor("), summarise,
-		func(v float64) string { s := fmtv(v); return strings.Repeat(" ", width-len(s)) + s })
-	if len(vals) == 0 && len(shape) > 1 {
-		b.WriteString(", size=" + strings.ReplaceAll(dispatch.FormatShape(shape), " ", ""))
+	if x.t.Numel() == 0 {
+		b.WriteString("[]")
+		if len(shape) > 1 {
+			b.WriteString(", size=(")
+			for i, n := range shape {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(strconv.Itoa(n))
+			}
+			b.WriteString(")")
+		}
+	} else {
+		summarise := x.t.Numel() > printThreshold
+		shown, err := x.summary(summarise)
+		if err != nil {
+			return "tensor(<failed: " + err.Error() + ">)"
+		}
+		data, err := shown.host("string")
+		shown.Release()
+		if err != nil {
+			return "tensor(<failed: " + err.Error() + ">)"
+		}
+		vals := asFloat64s(data)
+		fmtv := elementFormat(x.t.DType, vals)
+		width := 0
+		for _, v := range vals {
+			width = max(width, len(fmtv(v)))
+		}
+		cut := make([]bool, len(shape))
+		for d, n := range shape {
+			cut[d] = summarise && n > 2*printEdge
+		}
+		sshape := shown.t.Shape
+		writeNested(&b, vals, sshape, dispatch.ContiguousStrides(sshape), cut, 0, 0, len("tensor("),
+			func(v float64) string { s := fmtv(v); return strings.Repeat(" ", width-len(s)) + s })
 	}
 	if dt := x.t.DType; dt != Float32 && dt != Int64 && dt != Bool {
 		b.WriteString(", dtype=" + dt.String())
@@ -53,7 +79,46 @@ func (x *Tensor) String() string {
 	return b.String()
 }
 
-func writeNested(b *strings.Builder, vals []float64, shape, strides []int, dim, off, indent int, summarise bool, f func(float64) string) {
+// summary is x itself, or with summarise, x with each dim longer than
+// 2·printEdge cut to its first and last printEdge entries, taken on the
+// device (torch's get_summarized_data), so that only what is printed is
+// read back. The caller releases the result.
+func (x *Tensor) summary(summarise bool) (*Tensor, error) {
+	t := x.t.View(x.t.Shape, x.t.Strides, x.t.Offset)
+	if !summarise {
+		return wrap(t), nil
+	}
+	for d, n := range x.t.Shape {
+		if n <= 2*printEdge {
+			continue
+		}
+		head, err := dispatch.Call(ops.Narrow, ops.NarrowRange{Dim: d, Start: 0, Length: printEdge}, t)
+		if err != nil {
+			t.Release()
+			return nil, located(err, "string")
+		}
+		tail, err := dispatch.Call(ops.Narrow, ops.NarrowRange{Dim: d, Start: n - printEdge, Length: printEdge}, t)
+		if err != nil {
+			head.Release()
+			t.Release()
+			return nil, located(err, "string")
+		}
+		both, err := dispatch.Call(ops.Concat, ops.ConcatDim{Dim: d}, head, tail)
+		head.Release()
+		tail.Release()
+		t.Release()
+		if err != nil {
+			return nil, located(err, "string")
+		}
+		t = both
+	}
+	return wrap(t), nil
+}
+
+// writeNested writes the values of shape (row-major in vals, with strides)
+// in nested brackets; where cut[dim] is set, "..." stands between the
+// first and last printEdge entries of that dim.
+func writeNested(b *strings.Builder, vals []float64, shape, strides []int, cut []bool, dim, off, indent int, f func(float64) string) {
 	if len(shape) == 0 {
 		b.WriteString(f(vals[0]))
 		return
@@ -61,18 +126,17 @@ func writeNested(b *strings.Builder, vals []float64, shape, strides []int, dim, 
 	b.WriteByte('[')
 	n := shape[dim]
 	for i := 0; i < n; i++ {
-		if summarise && n > 2*printEdge && i == printEdge {
+		if cut[dim] && i == printEdge {
 			if dim == len(shape)-1 {
 				b.WriteString("..., ")
 			} else {
 				b.WriteString("...,\n" + strings.Repeat(" ", indent+dim+1))
 			}
-			i = n - printEdge
 		}
 		if dim == len(shape)-1 {
 			b.WriteString(f(vals[off+i*strides[dim]]))
 		} else {
-			writeNested(b, vals, shape, strides, dim+1, off+i*strides[dim], indent, summarise, f)
+			writeNested(b, vals, shape, strides, cut, dim+1, off+i*strides[dim], indent, f)
 		}
 		if i < n-1 {
 			b.WriteByte(',')
@@ -84,31 +148,6 @@ func writeNested(b *strings.Builder, vals []float64, shape, strides []int, dim, 
 		}
 	}
 	b.WriteByte(']')
-}
-
-// shownValues lists the elements that will be printed, so that widths and
-// the number format depend only on them, as in torch.
-func shownValues(vals []float64, shape []int, summarise bool) []float64 {
-	if !summarise {
-		return vals
-	}
-	var out []float64
-	var walk func(dim, off int)
-	strides := dispatch.ContiguousStrides(shape)
-	walk = func(dim, off int) {
-		if dim == len(shape) {
-			out = append(out, vals[off])
-			return
-		}
-		for i := 0; i < shape[dim]; i++ {
-			if shape[dim] > 2*printEdge && i == printEdge {
-				i = shape[dim] - printEdge
-			}
-			walk(dim+1, off+i*strides[dim])
-		}
-	}
-	walk(0, 0)
-	return out
 }
 
 func elementFormat(dt DType, vals []float64) func(float64) string {
