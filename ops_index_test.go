@@ -30,6 +30,10 @@ func TestIndexSelect(t *testing.T) {
 		{"index_select/negative", x.IndexSelect(0, i64s(0, -1)).Err(), ErrIndex},
 		{"index_select/too-big", x.IndexSelect(1, i64s(4)).Err(), ErrIndex},
 		{"index_select/0d-x/too-big", Scalar(CPU, float32(1)).IndexSelect(0, i64s(1)).Err(), ErrIndex},
+		// A 0-d x takes exactly one index, as in PyTorch ≥ 2 ("Index to
+		// scalar can have only 1 value").
+		{"index_select/0d-x/three-indices", Scalar(CPU, float32(1)).IndexSelect(0, i64s(0, 0, 0)).Err(), ErrIndex},
+		{"index_select/0d-x/no-index", Scalar(CPU, float32(1)).IndexSelect(0, FromSlice(CPU, []int64{})).Err(), ErrIndex},
 		{"index_select/float-index", x.IndexSelect(0, FromSlice(CPU, []float32{0})).Err(), ErrDType},
 		{"index_select/2d-index", x.IndexSelect(0, idx2).Err(), ErrShape},
 		{"index_select/dim", x.IndexSelect(2, i64s(0)).Err(), ErrIndex},

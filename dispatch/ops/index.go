@@ -114,7 +114,14 @@ func indexSelectInfer(in []*dispatch.Tensor, a IndexDim) (dispatch.DType, []int,
 		return 0, nil, err
 	}
 	if x.Rank() == 0 {
-		return x.DType, []int{}, nil // torch keeps a 0-d x 0-d
+		// torch keeps a 0-d x 0-d, and so takes exactly one index
+		// (PyTorch ≥ 2: "Index to scalar can have only 1 value").
+		if n := index.Numel(); n != 1 {
+			return 0, nil, &dispatch.Error{Kind: dispatch.ErrIndex, Arg: "index", Expected: "1 index", Found: itoa(n) + " indices",
+				Detail: "holds " + itoa(n) + " indices, but x is 0-d and takes exactly one (0)",
+				Fix:    "pass a single index, or Unsqueeze x to select several"}
+		}
+		return x.DType, []int{}, nil
 	}
 	shape := clone(x.Shape)
 	shape[d] = index.Numel()
