@@ -18,7 +18,7 @@ type Buffered interface {
 
 // Buffers lists m's buffers, or nil when it has none.
 func Buffers(m Module) []Param {
-	if b, ok := m.(Buffered); ok {
+	if b, ok := m.(Buffered); ok && !isNil(b) {
 		return b.Buffers()
 	}
 	return nil
@@ -30,6 +30,9 @@ func state(m Module) []Param { return append(slices.Clone(m.Parameters()), Buffe
 
 // Buffers lists each child's buffers under "<index>.<name>".
 func (s *Seq) Buffers() []Param {
+	if s == nil {
+		return nil
+	}
 	var out []Param
 	for i, m := range s.Modules {
 		for _, p := range Buffers(m) {

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"errors"
+	"reflect"
 	"strconv"
 
 	"github.com/lathe-ml/lathe"
@@ -33,8 +34,11 @@ type Param struct {
 }
 
 // Err returns the first error among m's parameters (a layer made with a bad
-// size, say), or nil.
+// size, say), or that m (or a child of a Seq) is nil, or nil.
 func Err(m Module) error {
+	if isNil(m) {
+		return nilModule("err", "m")
+	}
 	for _, p := range m.Parameters() {
 		if p.T == nil {
 			return nnError("parameters", lathe.ErrValue, p.Name, "is nil", "build layers with the nn constructors")
@@ -152,18 +156,33 @@ type Seq struct {
 // Sequential chains modules in order.
 func Sequential(mods ...Module) *Seq { return &Seq{Modules: mods} }
 
-// Forward runs the modules in order.
+// Forward runs the modules in order; a nil one fails the result.
 func (s *Seq) Forward(x *lathe.Tensor) *lathe.Tensor {
-	for _, m := range s.Modules {
+	if s == nil {
+		return lathe.Failed(nilModule("sequential", "s"))
+	}
+	for i, m := range s.Modules {
+		if isNil(m) {
+			return lathe.Failed(nilModule("sequential", "modules["+strconv.Itoa(i)+"]"))
+		}
 		x = m.Forward(x)
 	}
 	return x
 }
 
-// Parameters lists each child's parameters under "<index>.<name>".
+// Parameters lists each child's parameters under "<index>.<name>". A nil
+// child is listed as a parameter "<index>" with a nil T, which Err, Save,
+// Load and the optimizers report.
 func (s *Seq) Parameters() []Param {
+	if s == nil {
+		return nil
+	}
 	var out []Param
 	for i, m := range s.Modules {
+		if isNil(m) {
+			out = append(out, Param{Name: strconv.Itoa(i)})
+			continue
+		}
 		for _, p := range m.Parameters() {
 			out = append(out, Param{Name: strconv.Itoa(i) + "." + p.Name, T: p.T})
 		}
@@ -174,11 +193,39 @@ func (s *Seq) Parameters() []Param {
 // To moves every child's parameters and buffers to dev.
 func (s *Seq) To(dev lathe.Device) error { return moveParams(state(s), dev) }
 
-// Train sets every child's mode.
+// Train sets every child's mode (a nil child has none).
 func (s *Seq) Train(on bool) {
-	for _, m := range s.Modules {
-		m.Train(on)
+	if s == nil {
+		return
 	}
+	for _, m := range s.Modules {
+		if !isNil(m) {
+			m.Train(on)
+		}
+	}
+}
+
+// isNil reports whether v is nil or holds a nil pointer (a nil *Linear
+// passed as a Module, a nil *bytes.Buffer as an io.Writer): calling its
+// methods would crash rather than fail.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Interface, reflect.Chan:
+		return r.IsNil()
+	}
+	return false
+}
+
+// nilModule is the error of a nil module, reader or writer arg.
+func nilModule(op, arg string) *lathe.Error {
+	fix := "build modules with the nn constructors"
+	if arg == "r" || arg == "w" {
+		fix = "pass a reader or writer that exists"
+	}
+	return nnError(op, lathe.ErrValue, arg, "is nil", fix)
 }
 
 // nnError is a located *lathe.Error about nn's own checks.

@@ -49,6 +49,12 @@ type stEntry struct {
 // w in the safetensors format, named as Parameters and Buffers name them,
 // in name order.
 func Save(w io.Writer, m Module) error {
+	switch {
+	case isNil(w):
+		return nilModule("save", "w")
+	case isNil(m):
+		return nilModule("save", "m")
+	}
 	ps := state(m)
 	slices.SortFunc(ps, func(a, b Param) int { return cmpString(a.Name, b.Name) })
 	header := map[string]stEntry{}
@@ -158,6 +164,12 @@ func encode(t *lathe.Tensor) ([]byte, error) {
 // it rebind the tensors, each on its own device. On any error m is
 // unchanged. Errors name the tensor at fault.
 func Load(r io.Reader, m Module) error {
+	switch {
+	case isNil(r):
+		return nilModule("load", "r")
+	case isNil(m):
+		return nilModule("load", "m")
+	}
 	ps := state(m)
 	if err := Err(m); err != nil {
 		return err
