@@ -214,3 +214,32 @@ func TestFullFillsOnDevice(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelTemporaries: a cpu kernel's own copy of an expanded input (to
+// contiguous rows for BLAS, for interpolation, for im2col) can be far
+// larger than any tensor; the pool's refusal is
+// the op's ErrOutOfMemory, where the copy was made outside the pool, and
+// Go's fatal out of memory followed.
+func TestKernelTemporaries(t *testing.T) {
+	const n = 1 << 18 // an expanded n×n float32 is 256 GiB
+	expanded := func(shape ...int) *Tensor {
+		ones := make([]int, len(shape))
+		for i := range ones {
+			ones[i] = 1
+		}
+		return Ones(CPU, Float32, ones...).Expand(shape...)
+	}
+	for name, y := range map[string]*Tensor{
+		"interpolate": expanded(1, 1, n*n).Interpolate(Size(2)),
+		"matmul":      expanded(n, n).MatMul(Ones(CPU, Float32, n, 1)),
+		"conv1d":      expanded(1, n, n).Conv1d(Ones(CPU, Float32, 1, n, 1), nil),
+	} {
+		if err := y.Err(); !errors.Is(err, ErrOutOfMemory) {
+			t.Errorf("%s: %v, want an ErrOutOfMemory", name, err)
+		}
+	}
+	// The pool and the ops are fine afterwards.
+	if v, err := Ones(CPU, Float32, 2, 3).Sum().Item(); err != nil || v != 6 {
+		t.Errorf("a sum after the refusals: %v, %v", v, err)
+	}
+}

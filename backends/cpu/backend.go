@@ -83,7 +83,19 @@ func readOut[T any](b *buffer[T], offset, n int) []T {
 // takes all that the op's schema lets through.
 func register[A any](op *dispatch.Op[A], k dispatch.Kernel[A]) { registerFor(op, dispatch.AllTypes, k) }
 
-// registerFor adds a cpu kernel for op that takes the dtypes given.
+// registerFor adds a cpu kernel for op that takes the dtypes given. A
+// temporary that the pool refuses (newBuffer) is the kernel's error.
 func registerFor[A any](op *dispatch.Op[A], dtypes dispatch.DTypeSet, k dispatch.Kernel[A]) {
-	dispatch.RegisterKernel(kind, op, dtypes, k)
+	dispatch.RegisterKernel(kind, op, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				ref, ok := r.(refusal)
+				if !ok {
+					panic(r)
+				}
+				err = ref.err
+			}
+		}()
+		return k(out, in, a)
+	})
 }

@@ -205,28 +205,24 @@ func orNil[T any](b *buffer[T], err error) (dispatch.Buffer, error) {
 }
 
 // newBuffer is a buffer for kernels' own temporaries, whose dtype is one
-// of the five (bool stands in for any other, as a zero value would) and
-// whose size is that of a tensor that exists already, so the pool's refusal
-// (which a kernel has no way to return) cannot happen; were it to, the
-// buffer is a plain slice outside the pool.
+// of the five (bool stands in for any other, as a zero value would). Its
+// size can pass any tensor's (the contiguous copy of an expanded input),
+// so the pool may refuse it; newBuffer then panics with the refusal, and
+// the wrapper that registerFor gives every kernel returns it as the
+// kernel's error, as encoding/json unwinds its encoder's errors: no kernel
+// that makes a temporary needs an error path of its own. Call it on the
+// kernel's own goroutine, not in a parallel worker.
 func newBuffer(dt dispatch.DType, n int) dispatch.Buffer {
 	b, ok, err := pooled(dt, n)
 	if !ok {
-		dt = dispatch.Bool
-		b, _, err = pooled(dt, n)
+		b, _, err = pooled(dispatch.Bool, n)
 	}
-	if err == nil {
-		return b
+	if err != nil {
+		panic(refusal{err})
 	}
-	switch dt {
-	case dispatch.Float32:
-		return &buffer[float32]{data: make([]float32, n)}
-	case dispatch.Float64:
-		return &buffer[float64]{data: make([]float64, n)}
-	case dispatch.Int32:
-		return &buffer[int32]{data: make([]int32, n)}
-	case dispatch.Int64:
-		return &buffer[int64]{data: make([]int64, n)}
-	}
-	return &buffer[bool]{data: make([]bool, n)}
+	return b
 }
+
+// refusal is the pool's error for a kernel's temporary, on its way to the
+// kernel's caller.
+type refusal struct{ err error }
