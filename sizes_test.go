@@ -216,7 +216,7 @@ func TestFullFillsOnDevice(t *testing.T) {
 }
 
 // TestKernelTemporaries: a cpu kernel's own copy of an expanded input (to
-// contiguous rows for BLAS, for interpolation, for im2col) can be far
+// contiguous rows for BLAS, for interpolation, for im2col, for indexing) can be far
 // larger than any tensor; the pool's refusal is
 // the op's ErrOutOfMemory, where the copy was made outside the pool, and
 // Go's fatal out of memory followed.
@@ -230,9 +230,10 @@ func TestKernelTemporaries(t *testing.T) {
 		return Ones(CPU, Float32, ones...).Expand(shape...)
 	}
 	for name, y := range map[string]*Tensor{
-		"interpolate": expanded(1, 1, n*n).Interpolate(Size(2)),
-		"matmul":      expanded(n, n).MatMul(Ones(CPU, Float32, n, 1)),
-		"conv1d":      expanded(1, n, n).Conv1d(Ones(CPU, Float32, 1, n, 1), nil),
+		"interpolate":  expanded(1, 1, n*n).Interpolate(Size(2)),
+		"matmul":       expanded(n, n).MatMul(Ones(CPU, Float32, n, 1)),
+		"conv1d":       expanded(1, n, n).Conv1d(Ones(CPU, Float32, 1, n, 1), nil),
+		"index_select": expanded(n, n).IndexSelect(0, FromSlice(CPU, []int32{0})),
 	} {
 		if err := y.Err(); !errors.Is(err, ErrOutOfMemory) {
 			t.Errorf("%s: %v, want an ErrOutOfMemory", name, err)

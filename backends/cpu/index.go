@@ -90,8 +90,7 @@ func rowMajor(t *dispatch.Tensor) *dispatch.Tensor {
 	if t.IsContiguous() {
 		return t
 	}
-	b, _ := backend{}.Alloc(t.Device, t.DType, t.Numel()) // cannot fail for a valid dtype
-	c := dispatch.NewTensor(t.Device, t.DType, slices.Clone(t.Shape), b)
+	c := dispatch.NewTensor(t.Device, t.DType, slices.Clone(t.Shape), newBuffer(t.DType, t.Numel())) // an expanded t's copy may be refused
 	castInto(c, t)
 	return c
 }
