@@ -244,3 +244,30 @@ func TestKernelTemporaries(t *testing.T) {
 		t.Errorf("a sum after the refusals: %v, %v", v, err)
 	}
 }
+
+// TestHugeWindowSteps: a stride near MaxInt behaves as any stride past the
+// input does (the same windows), on every device; the cpu's im2col
+// computed ceil(a/s) as (a+s-1)/s, which overflowed and sliced out of
+// range.
+func TestHugeWindowSteps(t *testing.T) {
+	for _, dev := range Devices() {
+		x := Arange(dev, Float32, 0, 24, 1).Reshape(1, 1, 24)
+		w := FromSlice(CPU, []float32{1, 10}, 1, 1, 2).To(dev)
+		for name, f := range map[string]func(s int) *Tensor{
+			"conv1d":                  func(s int) *Tensor { return x.Conv1d(w, nil, Stride(s)) },
+			"conv1d/padding+dilation": func(s int) *Tensor { return x.Conv1d(w, nil, Stride(s), Padding(3), Dilation(2)) },
+			"max_pool1d/padding+ceil": func(s int) *Tensor { return x.MaxPool1d(3, Stride(s), Padding(1), CeilMode()) },
+			"avg_pool1d/padding":      func(s int) *Tensor { return x.AvgPool1d(3, Stride(s), Padding(1)) },
+			"unfold/padding":          func(s int) *Tensor { return x.Reshape(1, 1, 4, 6).Unfold([]int{2}, Stride(s), Padding(1)) },
+		} {
+			want, err := f(100).Float32s()
+			if err != nil {
+				t.Fatalf("%v/%s: %v", dev, name, err)
+			}
+			got, err := f(math.MaxInt).Float32s()
+			if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%v/%s: stride MaxInt gives %v, %v; stride 100 gives %v", dev, name, got, err, want)
+			}
+		}
+	}
+}

@@ -111,13 +111,16 @@ func (g *geom) pointwise() bool {
 // element's offset less the padding.
 func (g *geom) reach(i, off int) (lo, hi int) {
 	s, n := g.stride[i], g.in[i]
+	// ceil(a/s) for a > 0 is (a-1)/s + 1: a+s-1 overflows for a stride
+	// near MaxInt. The window's check keeps n - off, at most n + padding,
+	// inside an int.
 	if off < 0 {
-		lo = (-off + s - 1) / s
+		lo = (-off-1)/s + 1
 	}
 	if n-off <= 0 {
 		return lo, lo
 	}
-	hi = min((n-off+s-1)/s, g.out[i])
+	hi = min((n-off-1)/s+1, g.out[i])
 	return min(lo, hi), hi
 }
 
