@@ -67,6 +67,8 @@ func TestHostileSizes(t *testing.T) {
 		}},
 		{"pad/maxint", ErrShape, func(dev Device) *Tensor { return Ones(dev, Float32, 2).Pad([]int{math.MaxInt, 1}, 0) }},
 		{"pad/wraps_to_zero", ErrShape, func(dev Device) *Tensor { return Ones(dev, Float32, 2).Pad([]int{math.MaxInt, math.MaxInt}, 0) }},
+		{"pad/minint_to_empty", nil, func(dev Device) *Tensor { return expanded(dev, 1<<62).Pad([]int{math.MinInt, 1 << 62}, 0) }},
+		{"pad/minint_to_one", nil, func(dev Device) *Tensor { return expanded(dev, 1<<62).Pad([]int{math.MinInt, 1<<62 + 1}, 0) }},
 		{"pad/minint", ErrShape, func(dev Device) *Tensor { return Ones(dev, Float32, 2).Pad([]int{math.MinInt, 0}, 0) }},
 		{"one_hot/maxint_classes", ErrShape, func(dev Device) *Tensor { return FromSlice(dev, []int32{1, 2}).OneHot(math.MaxInt) }},
 		{"conv2d/padding_1<<61", ErrShape, func(dev Device) *Tensor {

@@ -13,11 +13,14 @@ func PadRegion(x, out *dispatch.Tensor, pads []int) (shape []int, xSkip, outSkip
 	for i := 0; i < len(pads); i += 2 {
 		d := x.Rank() - 1 - i/2
 		left, right := pads[i], pads[i+1]
-		shape[d] = x.Shape[d] - max(-left, 0) - max(-right, 0)
+		// A crop past the dim's size takes all of it, -max(pad, -size):
+		// -pad itself overflows for a pad of MinInt.
+		cropLeft, cropRight := -max(min(left, 0), -x.Shape[d]), -max(min(right, 0), -x.Shape[d])
+		shape[d] = x.Shape[d] - cropLeft - cropRight
 		if shape[d] <= 0 {
 			return nil, 0, 0, false
 		}
-		xSkip += max(-left, 0) * x.Strides[d]
+		xSkip += cropLeft * x.Strides[d]
 		outSkip += max(left, 0) * out.Strides[d]
 	}
 	return shape, xSkip, outSkip, true
