@@ -155,5 +155,5 @@ func empty(dev Device, dt DType, shape []int, n int) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewTensor(dev, dt, shape, buf), nil
+	return newTensor(dev, dt, shape, n, buf), nil
 }

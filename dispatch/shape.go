@@ -26,24 +26,24 @@ func FormatShape(shape []int) string {
 // with a size of 0 has no elements, whatever its other sizes, as in
 // PyTorch (an empty [2³², 2³², 0] tensor is a tensor).
 func CheckedNumel(shape []int) (n int, ok bool) {
-	n = 1
+	n, empty, over := 1, false, false
 	for _, s := range shape {
-		if s <= 0 {
-			if s < 0 {
-				return 0, false
-			}
-			n = 0
-		}
-	}
-	if n == 0 {
-		return 0, true
-	}
-	for _, s := range shape {
-		hi, lo := bits.Mul64(uint64(n), uint64(s))
-		if hi != 0 || lo > math.MaxInt {
+		switch {
+		case s < 0:
 			return 0, false
+		case s == 0:
+			empty = true
+		default:
+			hi, lo := bits.Mul64(uint64(n), uint64(s))
+			over = over || hi != 0 || lo > math.MaxInt
+			n = int(lo)
 		}
-		n = int(lo)
+	}
+	switch {
+	case empty:
+		return 0, true
+	case over:
+		return 0, false
 	}
 	return n, true
 }

@@ -104,6 +104,11 @@ func (t *Tensor) IsContiguous() bool {
 // buffer's tensor gets a cleanup that holds the storage, which must then be
 // an allocation of its own (the cleanup must not keep the tensor alive).
 func NewTensor(dev Device, dt DType, shape []int, b Buffer) *Tensor {
+	return newTensor(dev, dt, shape, Numel(shape), b)
+}
+
+// newTensor is NewTensor for a shape of n elements.
+func newTensor(dev Device, dt DType, shape []int, n int, b Buffer) *Tensor {
 	var t *Tensor
 	if _, onHeap := b.(HeapBuffer); onHeap {
 		// No cleanup will hold the storage, so it can share the tensor's
@@ -112,12 +117,12 @@ func NewTensor(dev Device, dt DType, shape []int, b Buffer) *Tensor {
 			t Tensor
 			s Storage
 		}{}
-		both.s.Buffer, both.s.Len = b, Numel(shape)
+		both.s.Buffer, both.s.Len = b, n
 		both.s.refs.Store(1)
 		t = &both.t
 		t.Shape, t.DType, t.Device, t.Storage = shape, dt, dev, &both.s
 	} else {
-		t = &Tensor{Shape: shape, DType: dt, Device: dev, Storage: NewStorage(b, Numel(shape))}
+		t = &Tensor{Shape: shape, DType: dt, Device: dev, Storage: NewStorage(b, n)}
 		t.cleanup = runtime.AddCleanup(t, (*Storage).release, t.Storage)
 	}
 	if len(shape) <= len(t.inline) {
