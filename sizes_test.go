@@ -181,17 +181,28 @@ func TestViewsStayInStorage(t *testing.T) {
 	}
 }
 
-// TestFullFillsOnDevice: Zeros, Ones and Full fill on the device, from
-// one uploaded element, with every dtype the device has, and refuse a value
-// the dtype cannot hold as before.
+// TestFullFillsOnDevice: Zeros, Ones and Full fill on the device past
+// 64 KiB, from one uploaded element, and on the host below, with every
+// dtype the device has, and refuse a value the dtype cannot hold as
+// before.
 func TestFullFillsOnDevice(t *testing.T) {
+	repeat := func(v float64, n int) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = v
+		}
+		return out
+	}
 	for _, dev := range Devices() {
-		junk := Full(dev, Float32, 9, 4, 5) // memory a reused buffer may hold
+		junk := Full(dev, Float32, 9, 300, 100) // memory a reused buffer may hold
 		junk.Release()
 		for _, c := range []struct {
 			x    *Tensor
 			want []float64
 		}{
+			{Zeros(dev, Float32, 300, 100), repeat(0, 30000)},
+			{Full(dev, Int32, -3, 100, 3, 100), repeat(-3, 30000)},
+			{Full(dev, Bool, 1, 100000), repeat(1, 100000)},
 			{Zeros(dev, Float32, 4, 5), make([]float64, 20)},
 			{Ones(dev, Int32, 2, 1, 2), []float64{1, 1, 1, 1}},
 			{Full(dev, Int32, -7, 3), []float64{-7, -7, -7}},
