@@ -118,10 +118,18 @@ func CreateGraph() GradOption { return func(o *autodiff.Options) { o.CreateGraph
 // AllowUnused makes Grad return nil for an input the result does not use.
 func AllowUnused() GradOption { return func(o *autodiff.Options) { o.AllowUnused = true } }
 
-// WithGradient gives the gradient of a result that is not a scalar.
+// WithGradient gives the gradient of a result that is not a scalar. It
+// must have the result's shape, dtype and device; a failed g fails the
+// pass with g's error, and a nil or zero one with an ErrValue.
 func WithGradient(g *Tensor) GradOption {
 	return func(o *autodiff.Options) {
-		if g != nil && g.err == nil {
+		switch {
+		case g == nil || (g.t == nil && g.err == nil):
+			o.Err = errorf("", ErrValue, "gradient", "is a nil or zero Tensor",
+				"pass the result's gradient, or leave WithGradient out for a one-element result")
+		case g.err != nil:
+			o.Err = g.err
+		default:
 			o.Seed = g.t
 		}
 	}

@@ -13,6 +13,9 @@ import (
 type Options struct {
 	// Seed is the gradient of the result; nil means 1 for a one-element result.
 	Seed *dispatch.Tensor
+	// Err is an option's own error (a gradient given as a failed tensor,
+	// say): the pass returns it before it starts.
+	Err error
 	// RetainGraph keeps the graph for another backward pass.
 	RetainGraph bool
 	// CreateGraph records the backward pass, so its gradients can be
@@ -116,6 +119,9 @@ func accumulate(t, g *dispatch.Tensor, o Options) error {
 // run is the backward walk: gradients flow from root through every node it
 // depends on, in reverse creation order, which is a topological order.
 func run(op string, root *dispatch.Tensor, targets []*dispatch.Tensor, o Options) (*gradSet, error) {
+	if o.Err != nil {
+		return nil, o.Err
+	}
 	if root == nil {
 		return nil, gradError(op, "has no result to differentiate", "")
 	}
@@ -167,8 +173,9 @@ func withMode(record bool, f func()) {
 func seedFor(op string, root, seed *dispatch.Tensor) (*dispatch.Tensor, error) {
 	if seed == nil {
 		if root.Numel() != 1 {
-			return nil, gradError(op, "the result has shape "+dispatch.FormatShape(root.Shape)+", not one element, so its gradient must be given",
-				"reduce it to a scalar (e.g. .Sum()), or pass lathe.WithGradient(g)")
+			shape := dispatch.FormatShape(root.Shape)
+			return nil, gradError(op, "the result has shape "+shape+", not one element, and no gradient of it was given",
+				"pass its gradient with lathe.WithGradient(g), g of shape "+shape+", or reduce the result to one element (e.g. .Sum())")
 		}
 		return fullLike(root, 1)
 	}
