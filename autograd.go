@@ -1,8 +1,6 @@
 package lathe
 
 import (
-	"slices"
-
 	"github.com/lathe-ml/lathe/autodiff"
 	"github.com/lathe-ml/lathe/dispatch"
 )
@@ -54,22 +52,21 @@ func (x *Tensor) ZeroGrad() {
 
 // SetGrad replaces leaf x's accumulated gradient with g, or forgets it when
 // g is nil, as assigning torch's x.grad does. g must have x's shape, dtype
-// and device. Optimizers and gradient clipping (package nn) use it. x takes
-// g over, as it does the gradients Backward makes: the next ZeroGrad or
-// SetGrad releases it (unless g is part of a recorded graph).
+// and device (a gradient that has not is ErrShape, ErrDType or ErrDevice).
+// Optimizers and gradient clipping (package nn) use it. x takes g over, as
+// it does the gradients Backward makes: the next ZeroGrad or SetGrad
+// releases it (unless g is part of a recorded graph).
 func (x *Tensor) SetGrad(g *Tensor) error {
 	if err := x.check("set_grad"); err != nil {
 		return err
 	}
 	var gt *dispatch.Tensor
 	if g != nil {
-		if err := g.check("set_grad"); err != nil {
-			return err
-		}
-		if !slices.Equal(g.t.Shape, x.t.Shape) || g.t.DType != x.t.DType || g.t.Device != x.t.Device {
-			return errorf("set_grad", ErrShape, "g", "is "+g.t.DType.String()+dispatch.FormatShape(g.t.Shape)+" on "+g.t.Device.String()+
-				" but the tensor is "+x.t.DType.String()+dispatch.FormatShape(x.t.Shape)+" on "+x.t.Device.String(),
-				"give a gradient of the tensor's shape, dtype and device")
+		switch {
+		case g.err != nil:
+			return g.err
+		case g.t == nil:
+			return errorf("set_grad", ErrValue, "g", "is a zero Tensor", "pass a gradient made by a lathe op, or nil to forget the gradient")
 		}
 		gt = g.t
 	}
@@ -88,18 +85,24 @@ func (x *Tensor) Detach() *Tensor {
 }
 
 // OnGrad registers a hook on leaf x that sees each gradient before it is
-// accumulated; it may return a replacement (to clip it, say) or nil to keep it.
+// accumulated; it may return a replacement (to clip it, say) of the
+// gradient's shape, dtype and device, or nil to keep it. A failed
+// replacement fails the backward pass with its error, and a zero Tensor
+// with an ErrValue.
 func (x *Tensor) OnGrad(hook func(g *Tensor) *Tensor) {
 	if x.check("on_grad") != nil {
 		return
 	}
 	autodiff.OnGrad(x.t, func(g *dispatch.Tensor) (*dispatch.Tensor, error) {
 		r := hook(wrap(g))
-		if r == nil {
+		switch {
+		case r == nil:
 			return nil, nil
-		}
-		if r.err != nil {
+		case r.err != nil:
 			return nil, r.err
+		case r.t == nil:
+			return nil, errorf("backward", ErrValue, "hook result", "is a zero Tensor, not a gradient",
+				"return a tensor of the gradient's shape, dtype and device, or nil to keep the gradient")
 		}
 		return r.t, nil
 	})

@@ -117,11 +117,17 @@ func Detach(t *dispatch.Tensor) *dispatch.Tensor {
 }
 
 // SetGrad replaces a leaf's accumulated gradient with g (nil forgets it), as
-// assigning torch's x.grad does; optimizers and gradient clipping use it.
+// assigning torch's x.grad does; optimizers and gradient clipping use it. g
+// must be live and have t's device, dtype and shape.
 func SetGrad(t, g *dispatch.Tensor) error {
 	if !IsLeaf(t) || !t.RequiresGrad {
 		return &dispatch.Error{Kind: dispatch.ErrGrad, Op: "set_grad", Detail: "needs a leaf that requires a gradient",
 			Fix: "call RequireGrad on the tensor first; only leaves keep a gradient"}
+	}
+	if g != nil {
+		if err := matches("set_grad", "g", "the tensor", g, t); err != nil {
+			return err
+		}
 	}
 	m := metaOf(t)
 	if m == nil {
