@@ -88,7 +88,7 @@ func (x *Tensor) Detach() *Tensor {
 // accumulated; it may return a replacement (to clip it, say) of the
 // gradient's shape, dtype and device, or nil to keep it. A failed
 // replacement fails the backward pass with its error, and a zero Tensor
-// with an ErrValue.
+// with an ErrValue; a failed pass changes no leaf's gradient.
 func (x *Tensor) OnGrad(hook func(g *Tensor) *Tensor) {
 	if x.check("on_grad") != nil {
 		return
@@ -150,6 +150,9 @@ func gradOptions(opts []GradOption) autodiff.Options {
 // WithGradient is given) with respect to every leaf that requires one and
 // adds it to that leaf's Grad. Without RetainGraph the graph is freed, and
 // a second Backward through it is an ErrGrad error.
+//
+// A pass that fails (a hook's error, say) changes no leaf's Grad and frees
+// no graph, so it can run again.
 func (x *Tensor) Backward(opts ...GradOption) error {
 	if err := x.check("backward"); err != nil {
 		return err

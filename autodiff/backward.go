@@ -26,139 +26,189 @@ type Options struct {
 	AllowUnused bool
 }
 
+// frees reports whether a pass with these options frees the graph.
+func (o Options) frees() bool { return !o.RetainGraph && !o.CreateGraph }
+
 func gradError(op, detail, fix string) *dispatch.Error {
 	return &dispatch.Error{Kind: dispatch.ErrGrad, Op: op, Detail: detail, Fix: fix}
 }
 
 // Backward accumulates d root / d leaf into every leaf that requires a
-// gradient and that root depends on.
+// gradient and that root depends on. It does so for all of them or, when
+// it fails, for none: a failed pass leaves every leaf's gradient and the
+// graph as they were, so that it can run again.
 func Backward(root *dispatch.Tensor, o Options) error {
-	grads, err := run("backward", root, nil, o)
+	p, err := run("backward", root, nil, o)
 	if err != nil {
 		return err
 	}
-	defer grads.finish(nil)
-	for t, g := range grads.of {
-		if !IsLeaf(t) || !t.RequiresGrad {
-			continue
-		}
-		if err := accumulate(t, g, o); err != nil {
-			return err
-		}
-	}
-	return nil
+	err = accumulate(p.grads, o)
+	p.end(err == nil)
+	p.grads.finish(nil)
+	return err
 }
 
 // GradOf returns d root / d x for each x in inputs, leaving every leaf's
 // accumulated gradient as it was.
 func GradOf(root *dispatch.Tensor, inputs []*dispatch.Tensor, o Options) ([]*dispatch.Tensor, error) {
-	grads, err := run("grad", root, inputs, o)
+	p, err := run("grad", root, inputs, o)
 	if err != nil {
 		return nil, err
 	}
-	keep := map[*T]bool{}
-	for _, x := range inputs {
-		keep[x] = true
-	}
-	grads.finish(keep) // the gradients asked for are the caller's now
 	out := make([]*dispatch.Tensor, len(inputs))
+	keep := map[*T]bool{}
 	for i, x := range inputs {
-		out[i] = grads.of[x]
+		out[i] = p.grads.of[x]
+		keep[x] = true
 		if out[i] == nil && !o.AllowUnused {
+			p.end(false)
+			p.grads.finish(nil)
 			return nil, &dispatch.Error{Kind: dispatch.ErrGrad, Op: "grad", Arg: "inputs[" + itoa(i) + "]",
 				Detail: "is not used in computing the result, so it has no gradient", Fix: "drop it, or pass lathe.AllowUnused()"}
 		}
 	}
+	p.end(true)
+	p.grads.finish(keep) // the gradients asked for are the caller's now
 	return out, nil
 }
 
-func accumulate(t, g *dispatch.Tensor, o Options) error {
-	m := metaOf(t)
-	for _, h := range m.hooks {
-		ng, err := h(g)
-		if err != nil {
-			return err
+// leafGrad is one leaf's part of a pass: its meta, the gradient the pass
+// gives it (after the hooks), and what its accumulated gradient becomes.
+type leafGrad struct {
+	m          *meta
+	g, next    *T
+	nextIsMade bool // next is a tensor made for it (not g itself)
+}
+
+// accumulate adds each leaf's gradient in grads to the leaf, all or none:
+// the hooks run first, then every new gradient is made, and only when all
+// of them are does any go in place.
+func accumulate(grads *gradSet, o Options) error {
+	var buf [8]leafGrad // a model's parameters, mostly: no allocation per step
+	leaves := buf[:0]
+	for t, g := range grads.of {
+		if !IsLeaf(t) || !t.RequiresGrad {
+			continue
 		}
-		if ng != nil {
-			// A hook may replace the gradient, not move or reshape it.
-			if err := matches("backward", "hook result", "the tensor it is the gradient of", ng, t); err != nil {
+		m := metaOf(t)
+		for _, h := range m.hooks {
+			ng, err := h(g)
+			if err != nil {
 				return err
 			}
-			g = ng
+			if ng != nil {
+				// A hook may replace the gradient, not move or reshape it.
+				if err := matches("backward", "hook result", "the tensor it is the gradient of", ng, t); err != nil {
+					return err
+				}
+				g = ng
+			}
 		}
+		leaves = append(leaves, leafGrad{m: m, g: g})
 	}
 	own := !o.CreateGraph // a recorded gradient is part of a graph: never release it
-	if m.grad == nil {
-		if g.IsContiguous() {
-			m.grad, m.owned = g, false
-			if own {
-				// A handle of its own, which ZeroGrad may release; the
-				// pass releases g's.
-				m.grad, m.owned = g.View(g.Shape, g.Strides, g.Offset), true
+	for i := range leaves {
+		if err := leaves[i].make(o.CreateGraph); err != nil {
+			for _, l := range leaves[:i] {
+				if l.nextIsMade {
+					l.next.Release()
+				}
 			}
-			return nil
+			return err
 		}
+	}
+	for _, l := range leaves {
+		l.m.setGrad(l.next, own)
+	}
+	return nil
+}
+
+// make computes what l's leaf's gradient becomes, recording the op if the
+// pass is recorded.
+func (l *leafGrad) make(record bool) error {
+	g := l.g
+	var err error
+	switch {
+	case l.m.grad != nil:
+		withMode(record, func() { l.next, err = dispatch.Call(ops.Add, dispatch.None{}, l.m.grad, g) })
+	case !g.IsContiguous():
 		// Rules such as sum's and expand's give stride-0 views; a stored
 		// gradient is read by optimizers over and over, so give it a layout
 		// of its own, as PyTorch does.
-		var err error
-		withMode(o.CreateGraph, func() { m.grad, err = dispatch.Call(ops.Contiguous, dispatch.None{}, g) })
-		m.owned = own && err == nil
-		return err
+		withMode(record, func() { l.next, err = dispatch.Call(ops.Contiguous, dispatch.None{}, g) })
+	case !record:
+		// A handle of its own, which ZeroGrad may release; the pass
+		// releases g's.
+		l.next = g.View(g.Shape, g.Strides, g.Offset)
+	default:
+		l.next = g
+		return nil
 	}
-	var sum *dispatch.Tensor
-	var err error
-	withMode(o.CreateGraph, func() { sum, err = dispatch.Call(ops.Add, dispatch.None{}, m.grad, g) })
-	if err != nil {
-		return err
+	l.nextIsMade = err == nil
+	return err
+}
+
+// pass is a backward walk that has run: its gradients, and the nodes it
+// went through, which end frees when the pass succeeded and frees the graph.
+type pass struct {
+	grads *gradSet
+	nodes []*Node
+	frees bool
+}
+
+// end frees the pass's nodes if it frees the graph and succeeded; a pass
+// that failed leaves the graph for another.
+func (p *pass) end(ok bool) {
+	if !ok || !p.frees {
+		return
 	}
-	m.setGrad(sum, own)
-	return nil
+	for _, n := range p.nodes {
+		n.freed, n.Inputs = true, nil // Attrs stay: values, no tensors
+	}
 }
 
 // run is the backward walk: gradients flow from root through every node it
 // depends on, in reverse creation order, which is a topological order.
-func run(op string, root *dispatch.Tensor, targets []*dispatch.Tensor, o Options) (*gradSet, error) {
+func run(op string, root *dispatch.Tensor, targets []*dispatch.Tensor, o Options) (pass, error) {
 	if o.Err != nil {
-		return nil, o.Err
+		return pass{}, o.Err
 	}
 	if root == nil {
-		return nil, gradError(op, "has no result to differentiate", "")
+		return pass{}, gradError(op, "has no result to differentiate", "")
 	}
 	if root.Released() {
-		return nil, &dispatch.Error{Kind: dispatch.ErrReleased, Op: op, Detail: "the result was released", Fix: "call Backward before Release"}
+		return pass{}, &dispatch.Error{Kind: dispatch.ErrReleased, Op: op, Detail: "the result was released", Fix: "call Backward before Release"}
 	}
 	if !root.RequiresGrad {
-		return nil, gradError(op, "the result does not require a gradient: no leaf it was computed from asked for one",
+		return pass{}, gradError(op, "the result does not require a gradient: no leaf it was computed from asked for one",
 			"call RequireGrad on the parameters before the forward pass, and run it outside NoGrad")
 	}
 	seed, err := seedFor(op, root, o.Seed)
 	if err != nil {
-		return nil, err
+		return pass{}, err
 	}
 	grads := newGradSet(!o.CreateGraph)
 	if seed != o.Seed {
 		grads.made[seed] = true
 	}
+	grads.set(root, seed)
 	nodes, err := collect(op, root)
 	if err != nil {
-		return nil, err
+		grads.finish(nil)
+		return pass{}, err
 	}
+	p := pass{grads: grads, nodes: nodes, frees: o.frees()}
 	keep := map[*dispatch.Tensor]bool{}
 	for _, t := range targets {
 		keep[t] = true
 	}
-	grads.set(root, seed)
 	withMode(o.CreateGraph, func() { err = propagate(nodes, grads, keep) })
 	if err != nil {
-		return nil, err
+		p.end(false)
+		grads.finish(nil)
+		return pass{}, err
 	}
-	if !o.RetainGraph && !o.CreateGraph {
-		for _, n := range nodes {
-			n.freed, n.Inputs = true, nil // Attrs stay: values, no tensors
-		}
-	}
-	return grads, nil
+	return p, nil
 }
 
 // withMode runs f recording (record) or not, for this goroutine.
