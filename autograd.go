@@ -10,7 +10,9 @@ import (
 // accumulates d result / d leaf into each leaf's Grad.
 
 // RequireGrad marks x as a leaf whose gradient Backward accumulates, and
-// returns x. Only float tensors have gradients.
+// returns x. Only float tensors have gradients. On a tensor that already
+// requires one it changes nothing, so goroutines that share a parameter
+// may each call it; mark a tensor before other goroutines use it.
 func (x *Tensor) RequireGrad() *Tensor {
 	if err := x.check("require_grad"); err != nil {
 		return failed(err)
@@ -152,7 +154,11 @@ func gradOptions(opts []GradOption) autodiff.Options {
 // a second Backward through it is an ErrGrad error.
 //
 // A pass that fails (a hook's error, say) changes no leaf's Grad and frees
-// no graph, so it can run again.
+// no graph, so it can run again. Passes may run in several goroutines at
+// once: those that share a leaf add to its Grad one after the other, none
+// lost, as in PyTorch. Passes through one graph at once must all retain it
+// (RetainGraph); one that would free a graph that another is running
+// through, or run through one that another is freeing, is an ErrGrad error.
 func (x *Tensor) Backward(opts ...GradOption) error {
 	if err := x.check("backward"); err != nil {
 		return err

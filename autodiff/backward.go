@@ -80,9 +80,12 @@ type leafGrad struct {
 	nextIsMade bool // next is a tensor made for it (not g itself)
 }
 
-// accumulate adds each leaf's gradient in grads to the leaf, all or none:
-// the hooks run first, then every new gradient is made, and only when all
-// of them are does any go in place.
+// accumulate adds each leaf's gradient in grads to the leaf, all or none.
+// The hooks run first, outside any lock (a hook may read a gradient); then
+// the pass locks its leaves, in the order of their ids so that two passes
+// sharing leaves cannot deadlock, computes every new gradient, and only when
+// all of them are made puts them in place. A pass in another goroutine that
+// shares a leaf adds its gradient before or after, never in between.
 func accumulate(grads *gradSet, o Options) error {
 	var buf [8]leafGrad // a model's parameters, mostly: no allocation per step
 	leaves := buf[:0]
@@ -90,8 +93,8 @@ func accumulate(grads *gradSet, o Options) error {
 		if !IsLeaf(t) || !t.RequiresGrad {
 			continue
 		}
-		m := metaOf(t)
-		for _, h := range m.hooks {
+		m := leafMeta(t)
+		for _, h := range m.hooksOf() {
 			ng, err := h(g)
 			if err != nil {
 				return err
@@ -106,6 +109,17 @@ func accumulate(grads *gradSet, o Options) error {
 		}
 		leaves = append(leaves, leafGrad{m: m, g: g})
 	}
+	if len(leaves) > 1 {
+		slices.SortFunc(leaves, func(a, b leafGrad) int { return cmp.Compare(a.m.id, b.m.id) })
+	}
+	for _, l := range leaves {
+		l.m.mu.Lock()
+	}
+	defer func() {
+		for _, l := range leaves {
+			l.m.mu.Unlock()
+		}
+	}()
 	own := !o.CreateGraph // a recorded gradient is part of a graph: never release it
 	for i := range leaves {
 		if err := leaves[i].make(o.CreateGraph); err != nil {
@@ -124,7 +138,7 @@ func accumulate(grads *gradSet, o Options) error {
 }
 
 // make computes what l's leaf's gradient becomes, recording the op if the
-// pass is recorded.
+// pass is recorded; the caller holds l.m.mu.
 func (l *leafGrad) make(record bool) error {
 	g := l.g
 	var err error
@@ -149,21 +163,19 @@ func (l *leafGrad) make(record bool) error {
 }
 
 // pass is a backward walk that has run: its gradients, and the nodes it
-// went through, which end frees when the pass succeeded and frees the graph.
+// claimed, which it hands back with end.
 type pass struct {
 	grads *gradSet
 	nodes []*Node
 	frees bool
 }
 
-// end frees the pass's nodes if it frees the graph and succeeded; a pass
-// that failed leaves the graph for another.
+// end hands back the pass's nodes: freed if it frees the graph and
+// succeeded, as they were otherwise. The root's node, claimed first, goes
+// last, so that passes from one root meet at it and one of them succeeds.
 func (p *pass) end(ok bool) {
-	if !ok || !p.frees {
-		return
-	}
-	for _, n := range p.nodes {
-		n.freed, n.Inputs = true, nil // Attrs stay: values, no tensors
+	for _, n := range slices.Backward(p.nodes) {
+		n.release(p.frees, ok)
 	}
 }
 
@@ -192,7 +204,7 @@ func run(op string, root *dispatch.Tensor, targets []*dispatch.Tensor, o Options
 		grads.made[seed] = true
 	}
 	grads.set(root, seed)
-	nodes, err := collect(op, root)
+	nodes, err := collect(op, root, o.frees())
 	if err != nil {
 		grads.finish(nil)
 		return pass{}, err
@@ -255,9 +267,22 @@ func matches(op, arg, whose string, g, t *dispatch.Tensor) error {
 	return nil
 }
 
-// collect lists the nodes root depends on, newest first.
-func collect(op string, root *dispatch.Tensor) ([]*Node, error) {
-	var nodes []*Node
+// collect lists the nodes root depends on, newest first, claiming each for
+// the pass (see Node.state) before it reads the node's inputs. A pass that
+// frees the graph claims its nodes alone; passes that retain it share them.
+// So a pass that would free a graph that another pass is running through,
+// or run through one that another pass is freeing, fails with ErrGrad, as
+// a pass through a graph that an earlier one freed does, and never races
+// with it.
+func collect(op string, root *dispatch.Tensor, frees bool) (nodes []*Node, err error) {
+	defer func() {
+		if err != nil {
+			for _, n := range slices.Backward(nodes) {
+				n.release(frees, false)
+			}
+			nodes = nil
+		}
+	}()
 	seen := map[*Node]bool{}
 	stack := []*dispatch.Tensor{root}
 	for len(stack) > 0 {
@@ -268,19 +293,18 @@ func collect(op string, root *dispatch.Tensor) ([]*Node, error) {
 			continue
 		}
 		n := m.node
-		if n.freed {
-			return nil, gradError(op, "runs backward through a graph that an earlier backward pass freed (at "+n.Op.Name+")",
-				"pass lathe.RetainGraph() to the earlier Backward, or recompute the forward pass")
+		if err := n.claim(op, frees); err != nil {
+			return nodes, err
 		}
+		seen[n] = true
+		nodes = append(nodes, n)
 		for i, in := range n.Inputs {
 			if in.Released() {
-				return nil, &dispatch.Error{Kind: dispatch.ErrReleased, Op: op, Arg: n.Op.ArgName(i),
+				return nodes, &dispatch.Error{Kind: dispatch.ErrReleased, Op: op, Arg: n.Op.ArgName(i),
 					Detail: "of " + n.Op.Name + " was released before the backward pass that needs it",
 					Fix:    "release tensors of a graph only after Backward"}
 			}
 		}
-		seen[n] = true
-		nodes = append(nodes, n)
 		for _, in := range n.Inputs {
 			if in.RequiresGrad {
 				stack = append(stack, in)
@@ -289,6 +313,46 @@ func collect(op string, root *dispatch.Tensor) ([]*Node, error) {
 	}
 	slices.SortFunc(nodes, func(a, b *Node) int { return cmp.Compare(b.seq, a.seq) })
 	return nodes, nil
+}
+
+// claim enters n for a pass that frees the graph (alone) or retains it
+// (with other such passes).
+func (n *Node) claim(op string, frees bool) error {
+	for {
+		s := n.state.Load()
+		switch {
+		case s == nodeFreed:
+			return gradError(op, "runs backward through a graph that an earlier backward pass freed (at "+n.Op.Name+")",
+				"pass lathe.RetainGraph() to the earlier Backward, or recompute the forward pass")
+		case s == nodeClaimed:
+			return gradError(op, "runs backward through a graph (at "+n.Op.Name+") that another backward pass, running now, frees",
+				"pass lathe.RetainGraph() to every backward pass that runs through a graph at the same time as another")
+		case s > 0 && frees:
+			return gradError(op, "would free a graph (at "+n.Op.Name+") that another backward pass is running through now",
+				"pass lathe.RetainGraph() to every backward pass that runs through a graph at the same time as another")
+		}
+		next := s + 1
+		if frees {
+			next = nodeClaimed
+		}
+		if n.state.CompareAndSwap(s, next) {
+			return nil
+		}
+	}
+}
+
+// release leaves n after claim: freed, if the pass frees the graph and
+// succeeded; as it was before the claim otherwise.
+func (n *Node) release(frees, ok bool) {
+	switch {
+	case !frees:
+		n.state.Add(-1)
+	case ok:
+		n.Inputs = nil // Attrs stay: values, no tensors
+		n.state.Store(nodeFreed)
+	default:
+		n.state.Store(0)
+	}
 }
 
 func propagate(nodes []*Node, grads *gradSet, keep map[*dispatch.Tensor]bool) error {
