@@ -104,6 +104,28 @@ func TestValueChecksOnTheEmulation(t *testing.T) {
 			t.Errorf("the ignored value was reported: %v", err)
 		}
 	})
+	t.Run("10 dims", func(t *testing.T) {
+		// Dims that do not merge: the check walks a contiguous copy. Bad
+		// values at row-major positions 700 (8) and 300 (7), and 100 in a
+		// gap of the storage, which the view does not hold.
+		idx := deepView(dispatch.Int64)
+		storage := make([]int64, 29525)
+		offset := func(i int) int { // i's bits as base-3 digits
+			o := 0
+			for d, s := 0, 1; d < 10; d, s = d+1, s*3 {
+				o += (i >> d & 1) * s
+			}
+			return o
+		}
+		storage[offset(700)], storage[offset(300)], storage[2] = 8, 7, 100
+		idx.Storage = emuTensor(t, dispatch.Int64, storage, []int{len(storage)}, nil).Storage
+		if err := check(t, idx); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.drain(); err == nil || !strings.Contains(err.Error(), "holds 7,") {
+			t.Errorf("drain: %v, want the error for the value 7", err)
+		}
+	})
 	t.Run("full", func(t *testing.T) {
 		small := newCheckQueue(mem, 3)
 		checksOn = func(dispatch.Device) (*checkQueue, error) { return small, nil }

@@ -286,3 +286,43 @@ func compare(t *testing.T, label string, dt dispatch.DType, got []byte, want any
 		t.Errorf("%s: %d elements differ in all (dtype %s)", label, bad, dt)
 	}
 }
+
+// TestContiguousOfAnyRank copies a 10-dim view whose dims do not merge,
+// which the kernels' layouts (8 dims) cannot walk at once: contiguous, the
+// fix rankError gives, launches once per index of the 2 leading dims.
+func TestContiguousOfAnyRank(t *testing.T) {
+	emulate(t)
+	x := deepView(dispatch.Int64)
+	storage := make([]int64, 29525)
+	for i := range storage {
+		storage[i] = int64(i)
+	}
+	x.Storage = emuTensor(t, dispatch.Int64, storage, []int{len(storage)}, nil).Storage
+	launches := 0
+	run := enqueue
+	enqueue = func(dev dispatch.Device, mod, fn string, grid, block [3]uint32, shared uint32, args ...any) error {
+		launches++
+		return run(dev, mod, fn, grid, block, shared, args...)
+	}
+	p := cudaemu.Alloc(8 * 1024)
+	t.Cleanup(func() { cudaemu.Free(p) })
+	out := tensor(dispatch.Int64, x.Shape)
+	out.Storage = dispatch.NewStorage(emuBuffer{p})
+	if err := caseOf(ops.Contiguous, dispatch.None{}, x).run(out, []*dispatch.Tensor{x}); err != nil {
+		t.Fatal(err)
+	}
+	if launches != 4 {
+		t.Errorf("%d launches, want 4 (one per index of the 2 dims past 8)", launches)
+	}
+	// Element i's offset is i's bits read as base-3 digits.
+	got := cudaemu.Read(p, 8*1024)
+	for i := range 1024 {
+		want := 0
+		for d, s := 0, 1; d < 10; d, s = d+1, s*3 {
+			want += (i >> d & 1) * s
+		}
+		if g := int64(binary.LittleEndian.Uint64(got[8*i:])); g != int64(want) {
+			t.Fatalf("element %d = %d, want %d", i, g, want)
+		}
+	}
+}

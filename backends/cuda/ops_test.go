@@ -164,6 +164,17 @@ func layouts(dt dispatch.DType) []*dispatch.Tensor {
 	return []*dispatch.Tensor{tensor(dt, []int{2, 3}), tensor(dt, []int{3, 2}, 1, 3), tensor(dt, []int{})}
 }
 
+// deepView is a 10-dim view whose dims do not merge: each of size 2, with
+// strides 3^9 ... 3^0, so its 1024 elements are spread over a storage of
+// 29525 with gaps between them.
+func deepView(dt dispatch.DType) *dispatch.Tensor {
+	shape, strides := make([]int, 10), make([]int, 10)
+	for d, s := 9, 1; d >= 0; d, s = d-1, s*3 {
+		shape[d], strides[d] = 2, s
+	}
+	return tensor(dt, shape, strides...)
+}
+
 // cases are the calls that the kernels are tested on, by op family.
 func cases() []kcase {
 	var cs []kcase
@@ -217,6 +228,10 @@ func cases() []kcase {
 				cs = append(cs, caseOf(ops.Cast, ops.CastTo{DType: to}, x))
 			}
 		}
+		// Copies take views of any rank, launched once per index of the
+		// dims past the kernels' 8 (ops_elementwise.go's copyInto).
+		deep := deepView(dt)
+		cs = append(cs, caseOf(ops.Contiguous, none, deep), caseOf(ops.Cast, ops.CastTo{DType: dispatch.Float64}, deep))
 		cs = append(cs,
 			caseOf(ops.Flip, ops.FlipDims{Dims: []int{0}}, tensor(dt, []int{2, 3})),
 			caseOf(ops.Flip, ops.FlipDims{Dims: []int{0, 1}}, tensor(dt, []int{3, 2}, 1, 3)),
