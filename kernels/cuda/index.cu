@@ -109,7 +109,8 @@ extern "C" __global__ void one_hot(i64 *out, const void *idx, i64 n, Layout L, i
 //   (operand 0 of L, over the values' own shape, so that i is the
 //   row-major position), a value outside [lo, hi] that is not ignore (when
 //   ignoring is nonzero) takes atomicMin(slot[0], i). Any 1-D grid of 1-D
-//   blocks; slot 16-byte aligned, values with T's alignment.
+//   blocks; slot 8-byte aligned (the host's slots are 16 bytes apart),
+//   values with T's alignment.
 // check_fetch_<i32|i64>(u64 *slot, const T *values, Layout L): then writes
 //   the value at position slot[0] to slot[1], if there is one. Launched
 //   after index_check on the same stream, with the same values and L, as
