@@ -188,3 +188,44 @@ func PoolTaps(w Window, d, o, n int) (lo, hi int) {
 	}
 	return lo, max(lo, hi)
 }
+
+// Pass is one separable pass of an upsample op: spatial dim Dim goes from
+// size From to size To through Taps, the forward filter of that dim (a
+// backward pass applies it transposed, as a scatter-add).
+type Pass[T Float] struct {
+	Dim      int
+	From, To int
+	Taps     Taps[T]
+}
+
+// UpsamplePasses plans an upsample op as separable passes, one per
+// spatial dim whose filter is not the identity: forward from the first dim
+// to the last, backward from the last to the first (the transpose of a
+// product reverses it). spatial is the spatial shape of the op's tensor
+// argument (the forward op's input, or the backward op's incoming
+// gradient); size is the forward output's spatial size, inputSize the
+// forward input's (backward only), scales the caller's scale factors (nil
+// or 0 for none). No passes means a copy.
+func UpsamplePasses[T Float](filter int, spatial, size, inputSize []int, scales []float64, alignCorners, exact, backward bool) []Pass[T] {
+	from, to, forwardIn := spatial, size, spatial
+	if backward {
+		from, to, forwardIn = size, inputSize, inputSize
+	}
+	k := len(spatial)
+	var passes []Pass[T]
+	for i := range k {
+		d := i
+		if backward {
+			d = k - 1 - i
+		}
+		scale := 0.0
+		if scales != nil {
+			scale = scales[d]
+		}
+		tp := MakeTaps[T](filter, forwardIn[d], size[d], scale, alignCorners, exact)
+		if !tp.Identity(forwardIn[d]) {
+			passes = append(passes, Pass[T]{Dim: d, From: from[d], To: to[d], Taps: tp})
+		}
+	}
+	return passes
+}

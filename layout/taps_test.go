@@ -38,3 +38,25 @@ func TestPoolTaps(t *testing.T) {
 		}
 	}
 }
+
+// UpsamplePasses: forward passes first dim to last, backward last to
+// first, with the sizes each goes between; an identity filter has none.
+func TestUpsamplePasses(t *testing.T) {
+	dims := func(ps []Pass[float64]) (out [][3]int) {
+		for _, p := range ps {
+			out = append(out, [3]int{p.Dim, p.From, p.To})
+		}
+		return out
+	}
+	fwd := UpsamplePasses[float64](FilterLinear, []int{4, 5, 6}, []int{8, 5, 3}, nil, nil, false, false, false)
+	if got, want := dims(fwd), [][3]int{{0, 4, 8}, {2, 6, 3}}; !slices.Equal(got, want) {
+		t.Errorf("forward passes %v, want %v (dim 1 keeps its size: none)", got, want)
+	}
+	back := UpsamplePasses[float64](FilterLinear, []int{8, 5, 3}, []int{8, 5, 3}, []int{4, 5, 6}, nil, false, false, true)
+	if got, want := dims(back), [][3]int{{2, 3, 6}, {0, 8, 4}}; !slices.Equal(got, want) {
+		t.Errorf("backward passes %v, want %v", got, want)
+	}
+	if ps := UpsamplePasses[float64](FilterNearest, []int{3}, []int{3}, nil, nil, false, false, false); len(ps) != 0 {
+		t.Errorf("nearest 3 -> 3 is a copy, got %d passes", len(ps))
+	}
+}

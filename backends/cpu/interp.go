@@ -36,50 +36,20 @@ func upsample[T float](out, x *dispatch.Tensor, a ops.Interp, filter int, backwa
 		x = contiguous(x)
 		defer x.Release()
 	}
-	// Each pass maps spatial sizes from → to; the filters always map the
-	// forward op's input sizes to its output sizes (a.Size).
-	k := x.Rank() - 2
-	from, to, forwardIn := x.Shape[2:], a.Size, x.Shape[2:]
-	if backward {
-		from, to, forwardIn = a.Size, a.InputSize, a.InputSize
-	}
-	// The dims in the order of their passes: first to last forward, last to
-	// first backward (the transpose of a product reverses it).
-	order := make([]int, k)
-	for i := range order {
-		order[i] = i
-		if backward {
-			order[i] = k - 1 - i
-		}
-	}
-	// cur is the shape after the passes so far, with N and C as one dim.
-	cur := append([]int{x.Shape[0] * x.Shape[1]}, from...)
 	src := span[T](x)
 	dst := span[T](out)
 	if len(dst) == 0 {
 		return
 	}
-	type pass struct {
-		dim int
-		tp  layout.Taps[T]
-	}
-	var passes []pass
-	for _, d := range order {
-		scale := 0.0
-		if a.Scales != nil {
-			scale = a.Scales[d]
-		}
-		tp := layout.MakeTaps[T](filter, forwardIn[d], a.Size[d], scale, a.AlignCorners, a.Exact)
-		if !tp.Identity(forwardIn[d]) {
-			passes = append(passes, pass{d, tp})
-		}
-	}
+	passes := layout.UpsamplePasses[T](filter, x.Shape[2:], a.Size, a.InputSize, a.Scales, a.AlignCorners, a.Exact, backward)
 	if len(passes) == 0 {
 		copy(dst, src)
 		return
 	}
+	// cur is the shape after the passes so far, with N and C as one dim.
+	cur := append([]int{x.Shape[0] * x.Shape[1]}, x.Shape[2:]...)
 	for p, ps := range passes {
-		d := ps.dim
+		d := ps.Dim
 		outer, inner := 1, 1
 		for _, s := range cur[:d+1] {
 			outer *= s
@@ -88,14 +58,14 @@ func upsample[T float](out, x *dispatch.Tensor, a ops.Interp, filter int, backwa
 			inner *= s
 		}
 		next := dst
-		cur[d+1] = to[d]
+		cur[d+1] = ps.To
 		if p < len(passes)-1 {
 			next = make([]T, dispatch.Numel(cur))
 		}
 		if backward {
-			scatterPass(next, src, outer, inner, from[d], to[d], ps.tp)
+			scatterPass(next, src, outer, inner, ps.From, ps.To, ps.Taps)
 		} else {
-			gatherPass(next, src, outer, inner, from[d], to[d], ps.tp)
+			gatherPass(next, src, outer, inner, ps.From, ps.To, ps.Taps)
 		}
 		src = next
 	}

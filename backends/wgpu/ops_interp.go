@@ -71,30 +71,7 @@ func upsample(op string, out, x *dispatch.Tensor, a ops.Interp, filter int, back
 	if out.Numel() == 0 {
 		return nil
 	}
-	k := x.Rank() - 2
-	from, to, forwardIn := x.Shape[2:], a.Size, x.Shape[2:]
-	if backward {
-		from, to, forwardIn = a.Size, a.InputSize, a.InputSize
-	}
-	type pass struct {
-		dim int
-		tp  taps
-	}
-	var passes []pass
-	for i := range k {
-		d := i
-		if backward {
-			d = k - 1 - i // the transpose of a product reverses it
-		}
-		scale := 0.0
-		if a.Scales != nil {
-			scale = a.Scales[d]
-		}
-		tp := layout.MakeTaps[float32](filter, forwardIn[d], a.Size[d], scale, a.AlignCorners, a.Exact)
-		if !tp.Identity(forwardIn[d]) {
-			passes = append(passes, pass{d, tp})
-		}
-	}
+	passes := layout.UpsamplePasses[float32](filter, x.Shape[2:], a.Size, a.InputSize, a.Scales, a.AlignCorners, a.Exact, backward)
 	if len(passes) == 0 {
 		return copyInto(op, out, x)
 	}
@@ -120,10 +97,9 @@ func upsample(op string, out, x *dispatch.Tensor, a ops.Interp, filter int, back
 	}
 	// cur is the shape after the passes so far.
 	cur := append([]int(nil), x.Shape...)
-	copy(cur[2:], from)
 	for p, ps := range passes {
-		d := ps.dim + 2
-		n, m := cur[d], to[ps.dim]
+		d := ps.Dim + 2
+		n, m := ps.From, ps.To
 		inner := dispatch.Numel(cur[d+1:])
 		cur[d] = m
 		next := out
@@ -134,11 +110,11 @@ func upsample(op string, out, x *dispatch.Tensor, a ops.Interp, filter int, back
 		}
 		items := next.Numel()
 		var table []uint32
-		count := ps.tp.K
+		count := ps.Taps.K
 		if backward {
-			table, count = backwardTable(ps.tp, m)
+			table, count = backwardTable(ps.Taps, m)
 		} else {
-			table = forwardTable(ps.tp)
+			table = forwardTable(ps.Taps)
 		}
 		params := append([]uint32{uint32(items), uint32(inner), uint32(m), uint32(n), uint32(count), uint32(src.Offset), 0, 0}, table...)
 		if err := launch(op, sh, grid(items), params, next, src); err != nil {
