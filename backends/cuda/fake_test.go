@@ -421,11 +421,21 @@ func d0(t *testing.T) *device {
 	return d
 }
 
+// fakeMemoryChecks goes through dispatch.MemoryManager, the capability
+// that lathe.EmptyCache and lathe.MemoryStats ask every backend for.
 func fakeMemoryChecks(t *testing.T, dev dispatch.Device) {
-	if err := cudaBackend.EmptyCache(dev); err != nil {
+	b, err := dispatch.BackendFor(kind)
+	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := memoryStatsOn(dev)
+	mm, ok := b.(dispatch.MemoryManager)
+	if !ok {
+		t.Fatal("the cuda backend is not a dispatch.MemoryManager")
+	}
+	if err := mm.EmptyCache(dev); err != nil {
+		t.Fatal(err)
+	}
+	st, err := mm.MemoryStats(dev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -444,7 +454,7 @@ func fakeMemoryChecks(t *testing.T, dev dispatch.Device) {
 	// The collections on the way (a 64 MiB device is under pressure from
 	// 4 MiB on) may hand back slabs of tensors that earlier checks dropped,
 	// so what the pool reserves besides the 50 MiB is at most base.
-	if st, _ := memoryStatsOn(dev); st.OOMRetries != 1 || st.Reserved < 50<<20 || st.Reserved > base+50<<20 {
+	if st, _ := mm.MemoryStats(dev); st.OOMRetries != 1 || st.Reserved < 50<<20 || st.Reserved > base+50<<20 {
 		t.Errorf("after the retry: %+v (reserved before %d)", st, base)
 	}
 	_, err = cudaBackend.Alloc(dev, dispatch.Float32, (30<<20)/4)
@@ -457,10 +467,10 @@ func fakeMemoryChecks(t *testing.T, dev dispatch.Device) {
 		}
 	}
 	b50.Free()
-	if err := cudaBackend.EmptyCache(dev); err != nil {
+	if err := mm.EmptyCache(dev); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := memoryStatsOn(dev); st.Reserved > base || st.Allocated > base || st.PeakAllocated < 50<<20 {
+	if st, _ := mm.MemoryStats(dev); st.Reserved > base || st.Allocated > base || st.PeakAllocated < 50<<20 {
 		t.Errorf("after EmptyCache: %+v", st)
 	}
 }
