@@ -142,4 +142,6 @@ func (v view) contiguous() bool {
 
 // broadcastTo is v's strides broadcast to shape (NumPy's rules: missing
 // leading dims and size-1 dims get stride 0).
-func (v view) broadcastTo(shape []int) []int { return layout.BroadcastStridesOf(v.shape, v.strides, shape) }
+func (v view) broadcastTo(shape []int) []int {
+	return layout.BroadcastStridesOf(v.shape, v.strides, shape)
+}
