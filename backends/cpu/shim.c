@@ -1,18 +1,65 @@
 //go:build cgo
 
-package cpu
-
-/*
-#cgo CFLAGS: -O2 -Wno-psabi
-#cgo LDFLAGS: -lm
+// The C of the cpu backend, declared in cdecl.h and called only from
+// cgo.go: OpenBLAS's GEMMs, reached through dlopen, and the AVX2 loops of a
+// float32 sum and a float32 softmax row. Nothing here keeps a pointer it
+// is given past the call.
+#include <dlfcn.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "cdecl.h"
+
+// ---- OpenBLAS ----
+
+// The few CBLAS entry points lathe uses, found with dlopen so that lathe
+// builds and runs without OpenBLAS (then gonum does the work). Values of
+// the CBLAS enums: CblasRowMajor 101, CblasNoTrans 111, CblasTrans 112.
+typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *, int, float, float *, int);
+typedef void (*dgemm_fn)(int, int, int, int, int, int, double, const double *, int, const double *, int, double, double *, int);
+typedef char *(*config_fn)(void);
+typedef void (*threads_fn)(int);
+
+static sgemm_fn lathe_sgemm_p;
+static dgemm_fn lathe_dgemm_p;
+static config_fn lathe_config_p;
+
+// lathe_blas_open returns NULL on success, else dlerror's text.
+const char *lathe_blas_open(const char *path) {
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) return dlerror();
+	lathe_sgemm_p = (sgemm_fn)dlsym(h, "cblas_sgemm");
+	lathe_dgemm_p = (dgemm_fn)dlsym(h, "cblas_dgemm");
+	lathe_config_p = (config_fn)dlsym(h, "openblas_get_config");
+	// One thread per call: lathe splits a lone product over its own
+	// goroutines (rowSplit in matmul.go), and keeps OpenBLAS's spinning
+	// workers off the cores that its other kernels run on.
+	threads_fn set_threads = (threads_fn)dlsym(h, "openblas_set_num_threads");
+	if (set_threads) set_threads(1);
+	if (!lathe_sgemm_p || !lathe_dgemm_p) return "no cblas_sgemm or cblas_dgemm in the library";
+	return NULL;
+}
+
+const char *lathe_blas_config(void) { return lathe_config_p ? lathe_config_p() : "unknown"; }
+
+void lathe_sgemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
+                 const float *b, int ldb, float beta, float *c, int ldc) {
+	lathe_sgemm_p(101, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void lathe_dgemm(int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
+                 const double *b, int ldb, double beta, double *c, int ldc) {
+	lathe_dgemm_p(101, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+// ---- AVX2 loops ----
 
 // Loops that the Go compiler leaves scalar and that dominate a whole op's
 // time: a float32 sum and a float32 softmax row. They are written with GCC's
 // vector extensions and compiled for AVX2 with FMA by a target attribute
 // on each function, the rest of the package's C staying baseline x86-64; a
-// machine without AVX2 never calls them (Go checks lathe_has_avx2 first).
+// machine without AVX2 never calls them (cgo.go checks lathe_has_avx2 first).
 // Accumulation is in float64 lanes, as the Go reductions accumulate.
 
 typedef float v8f __attribute__((vector_size(32)));
@@ -22,7 +69,7 @@ typedef int v8i __attribute__((vector_size(32)));
 
 #define AVX2 __attribute__((target("avx2,fma")))
 
-static int lathe_has_avx2(void) {
+int lathe_has_avx2(void) {
 	__builtin_cpu_init();
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
@@ -58,7 +105,7 @@ AVX2 static inline v8f pick(v8i mask, v8f a, v8f b) {
 	return out;
 }
 
-AVX2 static double lathe_sum_f32(const float *x, ptrdiff_t n) {
+AVX2 double lathe_sum_f32(const float *x, ptrdiff_t n) {
 	v4d a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
 	ptrdiff_t i = 0;
 	for (; i + 16 <= n; i += 16) {
@@ -102,7 +149,7 @@ AVX2 static inline v8f exp8(v8f x) {
 // lathe_softmax_f32 writes softmax (or log-softmax) of the n values at src
 // to dst. It returns 0 without writing when the row holds a NaN, which the
 // caller's general path handles.
-AVX2 static int lathe_softmax_f32(float *dst, const float *src, ptrdiff_t n, int log) {
+AVX2 int lathe_softmax_f32(float *dst, const float *src, ptrdiff_t n, int log) {
 	if (n < 8) return 0;
 	v8f vm = load8(src);
 	v8i nan = {0};
@@ -145,37 +192,4 @@ AVX2 static int lathe_softmax_f32(float *dst, const float *src, ptrdiff_t n, int
 	for (i = 0; i + 8 <= n; i += 8) store8(dst + i, affine8(load8(dst + i), inv, 0));
 	for (; i < n; i++) dst[i] = (float)((double)dst[i] * inv);
 	return 1;
-}
-*/
-import "C"
-
-import "unsafe"
-
-// vectorMin is the size below which the Go loops win: a cgo call costs
-// tens of nanoseconds.
-const vectorMin = 256
-
-// haveAVX2 says whether this machine runs the C loops.
-var haveAVX2 = C.lathe_has_avx2() != 0
-
-// sumFloat32 is the float64 sum of v.
-func sumFloat32(v []float32) float64 {
-	if len(v) == 0 || !haveAVX2 {
-		return sumFloat32Go(v)
-	}
-	return float64(C.lathe_sum_f32((*C.float)(unsafe.Pointer(&v[0])), C.ptrdiff_t(len(v))))
-}
-
-// softmaxRowFloat32 writes the softmax (or log-softmax) of src to dst,
-// which has src's length, and reports whether it did: a row with a NaN or
-// an infinite max is left to the general path.
-func softmaxRowFloat32(dst, src []float32, log bool) bool {
-	if !haveAVX2 || len(src) < vectorMin || len(dst) < len(src) {
-		return false
-	}
-	l := C.int(0)
-	if log {
-		l = 1
-	}
-	return C.lathe_softmax_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(src)), l) != 0
 }
