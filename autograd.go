@@ -12,7 +12,7 @@ import (
 // RequireGrad marks x as a leaf whose gradient Backward accumulates, and
 // returns x. Only float tensors have gradients. On a tensor that already
 // requires one it changes nothing, so goroutines that share a parameter
-// may each call it; mark a tensor before other goroutines use it.
+// may each call it, also while others run ops on it.
 func (x *Tensor) RequireGrad() *Tensor {
 	if err := x.check("require_grad"); err != nil {
 		return failed(err)
@@ -24,7 +24,7 @@ func (x *Tensor) RequireGrad() *Tensor {
 }
 
 // RequiresGrad reports whether gradients flow to or through x.
-func (x *Tensor) RequiresGrad() bool { return x.check("requires_grad") == nil && x.t.RequiresGrad }
+func (x *Tensor) RequiresGrad() bool { return x.check("requires_grad") == nil && x.t.RequiresGrad.Load() }
 
 // IsLeaf reports whether x was made by no recorded op.
 func (x *Tensor) IsLeaf() bool { return x.check("is_leaf") == nil && autodiff.IsLeaf(x.t) }

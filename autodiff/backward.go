@@ -90,7 +90,7 @@ func accumulate(grads *gradSet, o Options) error {
 	var buf [8]leafGrad // a model's parameters, mostly: no allocation per step
 	leaves := buf[:0]
 	for t, g := range grads.of {
-		if !IsLeaf(t) || !t.RequiresGrad {
+		if !IsLeaf(t) || !t.RequiresGrad.Load() {
 			continue
 		}
 		m := leafMeta(t)
@@ -191,7 +191,7 @@ func run(op string, root *dispatch.Tensor, targets []*dispatch.Tensor, o Options
 	if root.Released() {
 		return pass{}, &dispatch.Error{Kind: dispatch.ErrReleased, Op: op, Detail: "the result was released", Fix: "call Backward before Release"}
 	}
-	if !root.RequiresGrad {
+	if !root.RequiresGrad.Load() {
 		return pass{}, gradError(op, "the result does not require a gradient: no leaf it was computed from asked for one",
 			"call RequireGrad on the parameters before the forward pass, and run it outside NoGrad")
 	}
@@ -306,7 +306,7 @@ func collect(op string, root *dispatch.Tensor, frees bool) (nodes []*Node, err e
 			}
 		}
 		for _, in := range n.Inputs {
-			if in.RequiresGrad {
+			if in.RequiresGrad.Load() {
 				stack = append(stack, in)
 			}
 		}
@@ -391,7 +391,7 @@ func step(n *Node, grads *gradSet, keep map[*dispatch.Tensor]bool) error {
 		return &c
 	}
 	for i, in := range n.Inputs {
-		if i >= len(gin) || gin[i] == nil || !in.RequiresGrad {
+		if i >= len(gin) || gin[i] == nil || !in.RequiresGrad.Load() {
 			continue
 		}
 		gi := gin[i]

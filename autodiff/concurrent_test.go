@@ -234,3 +234,33 @@ func TestSharedLeafFromManyGoroutines(t *testing.T) {
 		}
 	})
 }
+
+// TestMarkWhileShared marks a tensor as a leaf while other goroutines run
+// ops on it: under -race the flag they read may not race with the mark.
+func TestMarkWhileShared(t *testing.T) {
+	x := lathe.Ones(lathe.CPU, lathe.Float32, 4)
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				if err := x.MulScalar(2).Err(); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		}()
+	}
+	x.RequireGrad()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("worker %d: %v", i, err)
+		}
+	}
+	if !x.RequiresGrad() {
+		t.Fatal("x is not marked")
+	}
+}

@@ -22,7 +22,7 @@
 // SetGrad, ZeroGrad and OnGrad take the same mutex. Passes that share
 // graph nodes claim them: any number that retain the graph, or one that
 // frees it; a pass that finds its claim taken fails with ErrGrad instead of
-// racing with the one that frees the graph. A tensor must be marked with
-// RequireGrad before other goroutines use it; marking it again writes
-// nothing, so every goroutine may do so.
+// racing with the one that frees the graph. A tensor may be marked with
+// RequireGrad at any time, also while other goroutines run ops on it;
+// marking it again writes nothing.
 package autodiff

@@ -66,7 +66,7 @@ func record(op *dispatch.Schema, in []*dispatch.Tensor, out *dispatch.Tensor, at
 			return err
 		}
 	}
-	out.RequiresGrad = true
+	out.RequiresGrad.Store(true)
 	out.Autograd = &meta{node: n}
 	return nil
 }
@@ -82,8 +82,8 @@ var leafMu sync.Mutex
 
 // RequireGrad marks t as a leaf whose gradient Backward accumulates. A
 // tensor that already requires a gradient is left as it is (and not written
-// to), so RequireGrad on a parameter that several goroutines share is
-// safe once one of them has marked it, or before it is shared.
+// to); marking is serialised and the flag that ops read is atomic, so
+// goroutines may mark a tensor they share while others run ops on it.
 func RequireGrad(t *dispatch.Tensor) error {
 	if !t.DType.IsFloat() {
 		return &dispatch.Error{Kind: dispatch.ErrGrad, Op: "require_grad", Detail: "cannot take a gradient of a " + t.DType.String() + " tensor",
@@ -91,11 +91,11 @@ func RequireGrad(t *dispatch.Tensor) error {
 	}
 	leafMu.Lock()
 	defer leafMu.Unlock()
-	if t.RequiresGrad && metaOf(t) != nil {
+	if t.RequiresGrad.Load() && metaOf(t) != nil {
 		return nil // a leaf already, or a recorded op's output: its gradient flows
 	}
 	leafMetaLocked(t)
-	t.RequiresGrad = true
+	t.RequiresGrad.Store(true)
 	return nil
 }
 
@@ -182,7 +182,7 @@ func Detach(t *dispatch.Tensor) *dispatch.Tensor {
 // assigning torch's x.grad does; optimizers and gradient clipping use it. g
 // must be live and have t's device, dtype and shape.
 func SetGrad(t, g *dispatch.Tensor) error {
-	if !IsLeaf(t) || !t.RequiresGrad {
+	if !IsLeaf(t) || !t.RequiresGrad.Load() {
 		return &dispatch.Error{Kind: dispatch.ErrGrad, Op: "set_grad", Detail: "needs a leaf that requires a gradient",
 			Fix: "call RequireGrad on the tensor first; only leaves keep a gradient"}
 	}
@@ -196,6 +196,6 @@ func SetGrad(t, g *dispatch.Tensor) error {
 	defer m.mu.Unlock()
 	// g is handed over (optimizers and clipping pass tensors they made),
 	// unless it is part of a graph, which may still need it.
-	m.setGrad(g, g != nil && !g.RequiresGrad)
+	m.setGrad(g, g != nil && !g.RequiresGrad.Load())
 	return nil
 }
