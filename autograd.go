@@ -24,7 +24,9 @@ func (x *Tensor) RequireGrad() *Tensor {
 }
 
 // RequiresGrad reports whether gradients flow to or through x.
-func (x *Tensor) RequiresGrad() bool { return x.check("requires_grad") == nil && x.t.RequiresGrad.Load() }
+func (x *Tensor) RequiresGrad() bool {
+	return x.check("requires_grad") == nil && x.t.RequiresGrad.Load()
+}
 
 // IsLeaf reports whether x was made by no recorded op.
 func (x *Tensor) IsLeaf() bool { return x.check("is_leaf") == nil && autodiff.IsLeaf(x.t) }
