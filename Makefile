@@ -5,7 +5,7 @@
 GO ?= go
 export CGO_ENABLED := 1
 
-.PHONY: all deps test vet race unit refs bench fuzz kernels
+.PHONY: all deps test vet race unit refs bench fuzz fuzz-short soak kernels
 
 all: test
 
@@ -26,7 +26,7 @@ unit: deps
 	$(GO) test -count=1 ./...
 	LATHE_BLAS=gonum $(GO) test -count=1 -run 'TestConformance/cpu/matmul' ./internal/conformance/
 
-test: vet race unit
+test: vet race unit fuzz-short
 
 # Compile the CUDA kernels (kernels/cuda/*.cu) to PTX (kernels/ptx/*.ptx)
 # with NVRTC from .deps/cuda; the PTX is committed, and `make test` checks
@@ -38,9 +38,23 @@ kernels: deps
 refs: deps
 	/usr/bin/python3 build/torchref/gen.py
 
-# A short fuzzing run of the shape rules.
+# The fuzz targets, as package:name: the shape rules, safetensors files,
+# and one per op family (DESIGN.md, Tests). Plain `go test` runs each one's
+# seed corpus (testdata/fuzz/); `make fuzz` fuzzes each for FUZZTIME, and
+# `make test` for a few seconds each (fuzz-short). What the fuzzer finds is
+# written to the package's testdata/fuzz/<target>/, to commit with the fix.
+FUZZ_TARGETS := ./dispatch/ops:FuzzBroadcast ./nn:FuzzLoad .:FuzzElementwise .:FuzzViews \
+	.:FuzzReduce .:FuzzIndex .:FuzzWindow .:FuzzCast
+FUZZTIME ?= 30s
+
 fuzz: deps
-	$(GO) test -run '^$$' -fuzz FuzzBroadcast -fuzztime 30s ./dispatch/ops/
+	@for t in $(FUZZ_TARGETS); do \
+		echo "== $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) $${t%%:*} || exit 1; \
+	done
+
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 
 # The benchmark binary on every device that opens, then the Go benchmarks
 # (dispatch overhead, kernel rates). Results go to bench-out/ (git-ignored).
