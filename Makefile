@@ -56,6 +56,12 @@ fuzz: deps
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 
+# The soak run (nn/soak_test.go, build tag soak): 10,000 training steps on
+# the cpu and 1,000 on wgpu:0, with the pool's bytes, the heap, the RSS and
+# the goroutines required flat. Not part of make test.
+soak: deps
+	$(GO) test -tags soak -run '^TestSoak$$' -count=1 -timeout 30m -v ./nn/
+
 # The benchmark binary on every device that opens, then the Go benchmarks
 # (dispatch overhead, kernel rates). Results go to bench-out/ (git-ignored).
 bench: deps
