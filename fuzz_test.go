@@ -157,7 +157,9 @@ func fzSaturate(x, lo, hi float64) float64 {
 	return math.Trunc(x)
 }
 
-// fzGPU is wgpu:0 where it opens.
+// fzGPU is wgpu:0 where it opens. Each target calls it before f.Fuzz, so
+// that a fuzzing worker opens the device (a second or two) before it runs
+// inputs, not inside one, where the fuzzer's deadline may find it.
 var fzGPU = sync.OnceValue(func() *Device {
 	d := WGPU(0)
 	if Ones(d, Float32, 1).Err() != nil {
