@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 func loadGradCases(t *testing.T) []*GradCase {
@@ -91,18 +92,20 @@ func TestGrad(t *testing.T) {
 	for _, info := range lathe.DeviceStatus() {
 		t.Run(info.Device.String(), func(t *testing.T) {
 			if !info.Available {
-				t.Skipf("%s is unavailable: %s", info.Device, info.Detail)
+				testenv.SkipDevice(t, info.Device.String(), "%s is unavailable: %s", info.Device, info.Detail)
 			}
 			narrow := !hasWideTypes(info.Device)
+			var n testenv.Count
+			defer func() { testenv.Record("gradients", info.Device.String(), n.Run, n.Skipped, n.Failed) }()
 			for _, c := range cases {
 				// A device without float64 runs the float64 cases in
 				// float32, so that every rule runs on it too.
-				if n := c.Narrow(); narrow && n != nil {
-					c = n
+				if nc := c.Narrow(); narrow && nc != nil {
+					c = nc
 				}
-				t.Run(c.Name, func(t *testing.T) { runGrad(t, info.Device, c, false) })
+				n.Case(t, c.Name, func(t *testing.T) { runGrad(t, info.Device, c, false) })
 				if c.HVP != nil {
-					t.Run(c.Name+"/hvp", func(t *testing.T) { runGrad(t, info.Device, c, true) })
+					n.Case(t, c.Name+"/hvp", func(t *testing.T) { runGrad(t, info.Device, c, true) })
 				}
 			}
 		})
@@ -285,11 +288,13 @@ func toFloat64s(v any) []float64 {
 // Finite differences in float32 would measure rounding, not the gradient.
 func TestGradFiniteDiff(t *testing.T) {
 	dev := lathe.CPU
+	var n testenv.Count
+	defer func() { testenv.Record("finite differences", dev.String(), n.Run, n.Skipped, n.Failed) }()
 	for _, c := range loadGradCases(t) {
 		if c.NonSmooth || !allFloat64(c) {
 			continue
 		}
-		t.Run(c.Name, func(t *testing.T) {
+		n.Case(t, c.Name, func(t *testing.T) {
 			if piecewiseConstant[c.Op] {
 				checkZeroGrad(t, dev, c)
 				return

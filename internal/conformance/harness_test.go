@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 const dataDir = "../../testdata/conformance"
@@ -74,23 +75,27 @@ func TestCoverage(t *testing.T) {
 }
 
 // TestConformance runs every case on every device lathe knows of. A device
-// this machine cannot open is skipped with its reason, never passed.
+// this machine cannot open is skipped with its reason, never passed, and
+// fails the test where the run requires it (internal/testenv); the cases run
+// and skipped on each device go to the run's summary.
 func TestConformance(t *testing.T) {
 	cases := loadCases(t)
 	for _, info := range lathe.DeviceStatus() {
 		t.Run(info.Device.String(), func(t *testing.T) {
 			if !info.Available {
-				t.Skipf("%s is unavailable: %s", info.Device, info.Detail)
+				testenv.SkipDevice(t, info.Device.String(), "%s is unavailable: %s", info.Device, info.Detail)
 			}
 			t.Logf("%s: %s", info.Device, info.Detail)
 			narrow := !hasWideTypes(info.Device)
+			var n testenv.Count
+			defer func() { testenv.Record("conformance", info.Device.String(), n.Run, n.Skipped, n.Failed) }()
 			for _, c := range cases {
 				// A device without 64-bit types runs the 64-bit cases in
 				// float32 and int32 (Case.Narrow).
-				if n := c.Narrow(); narrow && n != nil {
-					c = n
+				if nc := c.Narrow(); narrow && nc != nil {
+					c = nc
 				}
-				t.Run(c.Name, func(t *testing.T) { runCase(t, info.Device, c) })
+				n.Case(t, c.Name, func(t *testing.T) { runCase(t, info.Device, c) })
 			}
 		})
 	}
