@@ -179,7 +179,7 @@ func forward(t *testing.T, dev lathe.Device, c *GradCase, in []*lathe.Tensor) *l
 	}
 	tol := Tolerance(c.Op, c.Output.DType)
 	if c.Narrowed {
-		tol = NarrowedTolerance(false)
+		tol = NarrowedTolerance(c.Op, false)
 	}
 	if err := compareTol(got[0], c.Output, tol); err != nil {
 		t.Errorf("forward: %v", err)
@@ -206,7 +206,7 @@ func runGrad(t *testing.T, dev lathe.Device, c *GradCase, second bool) {
 		for k, i := range pos {
 			tol := GradTolerance(c.Op, c.Grads[i].DType)
 			if c.Narrowed {
-				tol = NarrowedTolerance(false)
+				tol = NarrowedTolerance(c.Op, false)
 			}
 			if err := compareGrad(gs[k], c.Grads[i], tol); err != nil {
 				t.Errorf("gradient of input %d: %v", i, err)
@@ -241,7 +241,7 @@ func runGrad(t *testing.T, dev lathe.Device, c *GradCase, second bool) {
 	for k, i := range pos {
 		tol := HVPTolerance(c.Op, c.HVP[i].DType)
 		if c.Narrowed {
-			tol = NarrowedTolerance(true)
+			tol = NarrowedTolerance(c.Op, true)
 		}
 		if err := compareGrad(acc[k], c.HVP[i], tol); err != nil {
 			t.Errorf("Hessian-vector product for input %d: %v", i, err)

@@ -155,7 +155,7 @@ func runCase(t *testing.T, dev lathe.Device, c *Case) {
 		}
 		tol := Tolerance(c.Op, want[i].DType)
 		if c.Narrowed {
-			tol = NarrowedTolerance(false)
+			tol = NarrowedTolerance(c.Op, false)
 		}
 		if err := compareTol(got[i], want[i], tol); err != nil {
 			t.Errorf("%s%v", label, err)
