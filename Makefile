@@ -14,7 +14,7 @@ REQUIRE_DEVICES ?= cpu,wgpu:0$(if $(wildcard /dev/nvidia0),$(comma)cuda:0)
 # Where the tests append what each device ran (git-ignored).
 SUMMARY := out/test-summary.tsv
 
-.PHONY: all deps test vet race unit refs bench fuzz kernels
+.PHONY: all deps test vet race unit refs bench fuzz kernels mutants
 
 all: test
 
@@ -53,6 +53,12 @@ kernels: deps
 # Regenerate the PyTorch reference data under testdata/ (needs python3-torch).
 refs: deps
 	/usr/bin/python3 build/torchref/gen.py
+
+# Plants the bugs listed in build/mutants.txt one at a time in a scratch
+# copy of the tree and reports which the suite catches (killed) and which it
+# misses (survived); not part of make test (minutes). Logs in out/mutants/.
+mutants: deps
+	LATHE_REQUIRE_DEVICES=$(REQUIRE_DEVICES) build/mutants.sh
 
 # A short fuzzing run of the shape rules.
 fuzz: deps
