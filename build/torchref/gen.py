@@ -5,7 +5,8 @@ Each op family's cases go to testdata/conformance/<family>.json, which
 internal/conformance loads and runs on every device lathe can open. A case has
 a name ("add/f32/bcast[3,1]x[1,4]"), an op key that the Go table maps to a
 lathe call, attrs, inputs, and either the output torch computed in the case's
-dtype or the kind of error lathe must return. See README.md for the format
+dtype or the kind of error lathe must return; then literals.py writes the
+reference values of the unit tests outside the suite. See README.md for the format
 and how to run it; refcase.py holds the table and the encoding, and one
 module per group of families holds their cases.
 
@@ -23,6 +24,7 @@ from conv import conv, grad_conv  # noqa: E402
 from elementwise import binary, elementwise  # noqa: E402
 from gradtensor import grad  # noqa: E402
 from interp import grad_interp, interp_cases  # noqa: E402
+import literals  # noqa: E402
 from nn import nn  # noqa: E402
 from norm import grad_norm, norm  # noqa: E402
 from pool import grad_pool, pool  # noqa: E402
@@ -43,6 +45,8 @@ def main():
         size += os.path.getsize(path)
         print(f"{os.path.relpath(path, root)}: {n} cases, {os.path.getsize(path)} bytes")
     print(f"total: {total} cases, {size} bytes")
+    # The unit tests' reference values outside the suite (literals.py).
+    literals.main()
 
 
 if __name__ == "__main__":
