@@ -70,7 +70,7 @@ func report(out io.Writer, devs map[string]*device, suites []string, require str
 	for _, s := range suites {
 		fmt.Fprintf(w, "\t%s", s)
 	}
-	fmt.Fprint(w, "\ttests skipped: device unavailable\n")
+	fmt.Fprint(w, "\ttests that could not open it\n")
 	var notes []string
 	for _, n := range names {
 		d := devs[n]
@@ -96,7 +96,11 @@ func report(out io.Writer, devs map[string]*device, suites []string, require str
 		}
 		fmt.Fprintf(w, "\t%d\n", len(d.unavailable))
 		if len(d.unavailable) > 0 {
-			notes = append(notes, fmt.Sprintf("%s (required: %s): %d tests skipped (%s): %s", n, req, len(d.unavailable),
+			what := "skipped, as it is not required"
+			if d.required {
+				what = "failed, as it is required"
+			}
+			notes = append(notes, fmt.Sprintf("%s: %d tests %s (%s): %s", n, len(d.unavailable), what,
 				strings.Join(first(d.unavailable, 3), ", "), clip(d.reason, 160)))
 		}
 		switch {

@@ -22,7 +22,7 @@ func TestReport(t *testing.T) {
 		bad     string // "" for a run that passes
 		table   []string
 	}{
-		{"cpu,wgpu:0", "", []string{"cpu     yes       15/1 (1 failed)", "wgpu:0  yes       8/2", "cuda:0  no        -", "cuda:0 (required: no): 1 tests skipped (TestConformance/cuda:0): no driver"}},
+		{"cpu,wgpu:0", "", []string{"cpu     yes       15/1 (1 failed)", "wgpu:0  yes       8/2", "cuda:0  no        -", "cuda:0: 1 tests skipped, as it is not required (TestConformance/cuda:0): no driver"}},
 		{"cpu,cuda:0", "cuda:0 is required but 1 tests could not open it", nil},
 		{"cpu,wgpu:1", "wgpu:1 is required but no conformance case ran on it", nil},
 	} {
