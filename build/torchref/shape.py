@@ -144,6 +144,12 @@ def views():
     fam.case("cast/f32tof32/[3]", "cast", [r([3])], lambda x: x.float(), {"dtype": "float32"})
     fam.case("cast/f32/0d", "cast", [r([])], lambda x: x.double(), {"dtype": "float64"})
     fam.case("cast/f32/empty", "cast", [r([0, 2])], lambda x: x.int(), {"dtype": "int32"})
+    # A value the dtype cannot hold: torch raises "value cannot be converted
+    # to type int without overflow".
+    fam.case("pad/i32/value3e9/error", "pad", [rnd([3], "int32")], lambda x: F.pad(x, [1, 1], value=3e9),
+             {"pads": [1, 1], "value": 3e9}, error="value")
+    fam.case("pad/f32/value1e39/error", "pad", [rnd([3], "float32")], lambda x: F.pad(x, [1, 1], value=1e39),
+             {"pads": [1, 1], "value": 1e39}, error="value")
     return fam
 
 
@@ -230,4 +236,9 @@ def indexing():
     fam.case("one_hot/f32/error", "one_hot", [f([3])], lambda i: F.one_hot(i, 3), {"num_classes": 3}, error="dtype")
     fam.case("embedding/f32/out_of_range/error", "embedding", [idx([0, 5]), f([5, 2])], F.embedding, error="index")
     fam.case("embedding/f32/weight1d/error", "embedding", [idx([0, 1]), f([5])], F.embedding, error="shape")
+    # A value the dtype cannot hold: torch raises, as for pad.
+    fam.case("masked_fill/i32/value3e9/error", "masked_fill", [rnd([3], "int32"), rnd([3], "bool")],
+             lambda x, m: x.masked_fill(m, 3e9), {"value": 3e9}, error="value")
+    fam.case("masked_fill/i32/nan/error", "masked_fill", [rnd([3], "int32"), rnd([3], "bool")],
+             lambda x, m: x.masked_fill(m, NAN), {"value": NAN}, error="value")
     return fam
