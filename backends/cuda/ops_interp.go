@@ -9,8 +9,8 @@ import (
 // Interpolation (kernels/cuda/interp.cu): one separable pass per spatial
 // dim, as on the cpu (backends/cpu/interp.go), forward from the first dim
 // to the last and backward from the last to the first (the transpose of a
-// product reverses it), through scratch memory between passes. A linear
-// pass between equal sizes is a copy, and is skipped as the cpu skips it.
+// product reverses it), through scratch memory between passes. A pass
+// whose filter copies is skipped as the cpu skips it (layout.UpsamplePasses).
 
 func init() {
 	for _, u := range ops.Upsamples {
@@ -33,24 +33,16 @@ func upsample(out, x *dispatch.Tensor, a ops.Interp, filter int, backward bool) 
 		return err
 	}
 	defer freeSrc()
-	k := x.Rank() - 2
-	// Each pass maps sizes from -> to along its dim; fwdIn and fwdOut are
-	// the forward op's sizes, which the taps are computed from.
-	from, to, fwdIn := x.Shape[2:], a.Size, x.Shape[2:]
+	// Each pass maps sizes from -> to along its dim; fwdIn is the forward
+	// op's input size, which the kernel computes the taps from. The passes
+	// are the cpu's and wgpu's (layout.UpsamplePasses), which skip a dim
+	// whose filter copies (linear, or nearest, between equal sizes).
+	from, fwdIn := x.Shape[2:], x.Shape[2:]
 	if backward {
-		from, to, fwdIn = a.Size, a.InputSize, a.InputSize
+		from, fwdIn = a.Size, a.InputSize
 	}
-	var dims []int
-	for i := range k {
-		d := i
-		if backward {
-			d = k - 1 - i
-		}
-		if !(filter == layout.FilterLinear && fwdIn[d] == a.Size[d]) {
-			dims = append(dims, d)
-		}
-	}
-	if len(dims) == 0 {
+	passes := layout.UpsamplePasses[float64](filter, x.Shape[2:], a.Size, a.InputSize, a.Scales, a.AlignCorners, a.Exact, backward)
+	if len(passes) == 0 {
 		return copyInto(dev, viewOf(out), src)
 	}
 	cur := append([]int{x.Shape[0] * x.Shape[1]}, from...)
@@ -59,12 +51,13 @@ func upsample(out, x *dispatch.Tensor, a ops.Interp, filter int, backward bool) 
 	if backward {
 		fn = "interp_backward_" + suffix(dt)
 	}
-	for p, d := range dims {
+	for p, pass := range passes {
+		d := pass.Dim
 		outer, inner := dispatch.Numel(cur[:d+1]), dispatch.Numel(cur[d+2:])
-		cur[d+1] = to[d]
+		cur[d+1] = pass.To
 		total := dispatch.Numel(cur)
 		next := addressOf(out)
-		if p < len(dims)-1 {
+		if p < len(passes)-1 {
 			tmp, free, err := borrow(dev, max(total*dt.Size(), 1))
 			if err != nil {
 				return err

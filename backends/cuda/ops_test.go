@@ -301,7 +301,13 @@ func upsampleCases(dt dispatch.DType) []kcase {
 			caseOf(u.Forward, ops.Interp{Size: []int{9}, Scales: []float64{2.3}, AlignCorners: !nearest, Exact: nearest}, tensor(dt, []int{1, 2, 4})),
 			caseOf(u.Forward, ops.Interp{Size: []int{3, 3, 8}}, tensor(dt, []int{1, 1, 2, 3, 4})),
 			caseOf(u.Backward, ops.Interp{Size: []int{7, 5}, InputSize: []int{3, 4}}, tensor(dt, []int{2, 3, 7, 5})),
-			caseOf(u.Backward, ops.Interp{Size: []int{9}, InputSize: []int{4}, Scales: []float64{2.3}, AlignCorners: !nearest}, tensor(dt, []int{1, 2, 9})))
+			caseOf(u.Backward, ops.Interp{Size: []int{9}, InputSize: []int{4}, Scales: []float64{2.3}, AlignCorners: !nearest}, tensor(dt, []int{1, 2, 9})),
+			// A scale whose output size is the input's, or twice it:
+			// nearest copies, or halves the index (issue 15, defect 18).
+			caseOf(u.Forward, ops.Interp{Size: []int{3, 5}, Scales: []float64{1.25, 1.25}}, tensor(dt, []int{2, 3, 3, 4})),
+			caseOf(u.Forward, ops.Interp{Size: []int{10}, Scales: []float64{2.1}}, tensor(dt, []int{1, 2, 5})),
+			caseOf(u.Backward, ops.Interp{Size: []int{3, 5}, InputSize: []int{3, 4}, Scales: []float64{1.25, 1.25}}, tensor(dt, []int{2, 3, 3, 5})),
+			caseOf(u.Backward, ops.Interp{Size: []int{10}, InputSize: []int{5}, Scales: []float64{2.1}}, tensor(dt, []int{1, 2, 10})))
 	}
 	return cs
 }
