@@ -84,6 +84,13 @@ func TestMSEAndNLL(t *testing.T) {
 	assertClose(t, "nll", values(t, NLL(logp, lathe.FromSlice(lathe.CPU, []int64{1}, 1))), []float64{math.Log(4)}, 1e-15)
 }
 
+// released returns a released float32 tensor of the shape.
+func released(shape ...int) *lathe.Tensor {
+	x := lathe.Zeros(lathe.CPU, lathe.Float32, shape...)
+	x.Release()
+	return x
+}
+
 func TestLossErrors(t *testing.T) {
 	logits := lathe.Zeros(lathe.CPU, lathe.Float32, 2, 3)
 	tg := lathe.FromSlice(lathe.CPU, []int64{0, 1}, 2)
@@ -100,6 +107,10 @@ func TestLossErrors(t *testing.T) {
 		{"bce/shape", BCEWithLogits(logits, lathe.Zeros(lathe.CPU, lathe.Float32, 3)), lathe.ErrShape},
 		{"bce/dtype", BCEWithLogits(logits, lathe.Zeros(lathe.CPU, lathe.Float64, 2, 3)), lathe.ErrDType},
 		{"mse/shape", MSE(logits, lathe.Zeros(lathe.CPU, lathe.Float32, 3)), lathe.ErrShape},
+		// A released argument is ErrReleased, not a shape mismatch (issue 15, defect 14).
+		{"bce/released_input", BCEWithLogits(released(2, 3), lathe.Zeros(lathe.CPU, lathe.Float32, 2, 3)), lathe.ErrReleased},
+		{"bce/released_target", BCEWithLogits(logits, released(2, 3)), lathe.ErrReleased},
+		{"ce/smoothing/released_logits", CrossEntropy(released(2, 3), tg, LabelSmoothing(0.1)), lathe.ErrReleased},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

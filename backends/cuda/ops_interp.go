@@ -9,8 +9,8 @@ import (
 // Interpolation (kernels/cuda/interp.cu): one separable pass per spatial
 // dim, as on the cpu (backends/cpu/interp.go), forward from the first dim
 // to the last and backward from the last to the first (the transpose of a
-// product reverses it), through scratch memory between passes. A pass
-// whose filter copies is skipped as the cpu skips it (layout.UpsamplePasses).
+// product reverses it), through scratch memory between passes. A linear
+// pass between equal sizes is a copy, and is skipped as the cpu skips it.
 
 func init() {
 	for _, u := range ops.Upsamples {
@@ -33,28 +33,25 @@ func upsample(out, x *dispatch.Tensor, a ops.Interp, filter int, backward bool) 
 		return err
 	}
 	defer freeSrc()
-	// Each pass maps sizes from -> to along its dim; fwdIn is the forward
-	// op's input size, which the kernel computes the taps from. The passes
-	// are the cpu's and wgpu's (layout.UpsamplePasses), which skip a dim
-	// whose filter copies (linear, or nearest, between equal sizes).
-	from, fwdIn := x.Shape[2:], x.Shape[2:]
-	if backward {
-		from, fwdIn = a.Size, a.InputSize
-	}
+	// The passes as every backend plans them (layout.UpsamplePasses); the
+	// kernel computes each pass's taps itself, from the forward op's sizes.
 	passes := layout.UpsamplePasses[float64](filter, x.Shape[2:], a.Size, a.InputSize, a.Scales, a.AlignCorners, a.Exact, backward)
 	if len(passes) == 0 {
 		return copyInto(dev, viewOf(out), src)
 	}
-	cur := append([]int{x.Shape[0] * x.Shape[1]}, from...)
+	cur := append([]int{x.Shape[0] * x.Shape[1]}, x.Shape[2:]...)
 	ptr := src.ptr
 	fn := "interp_" + suffix(dt)
 	if backward {
 		fn = "interp_backward_" + suffix(dt)
 	}
-	for p, pass := range passes {
-		d := pass.Dim
+	for p, ps := range passes {
+		d, fwdIn := ps.Dim, ps.From
+		if backward {
+			fwdIn = ps.To
+		}
 		outer, inner := dispatch.Numel(cur[:d+1]), dispatch.Numel(cur[d+2:])
-		cur[d+1] = pass.To
+		cur[d+1] = ps.To
 		total := dispatch.Numel(cur)
 		next := addressOf(out)
 		if p < len(passes)-1 {
@@ -71,7 +68,7 @@ func upsample(out, x *dispatch.Tensor, a ops.Interp, filter int, backward bool) 
 		}
 		g, b := grid1(total)
 		if err := enqueue(dev, "interp", fn, g, b, 0, next, ptr, int64(total), int64(outer), int64(inner),
-			int64(fwdIn[d]), int64(a.Size[d]), int32(filter), scale, boolArg(a.AlignCorners), boolArg(a.Exact)); err != nil {
+			int64(fwdIn), int64(a.Size[d]), int32(filter), scale, boolArg(a.AlignCorners), boolArg(a.Exact)); err != nil {
 			return err
 		}
 		ptr = next
