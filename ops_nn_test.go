@@ -3,6 +3,8 @@ package lathe
 import (
 	"errors"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -96,6 +98,31 @@ func TestDropoutTrain(t *testing.T) {
 	for i := range y {
 		if y[i] != again[i] {
 			t.Fatal("dropout is not reproducible after Seed")
+		}
+	}
+}
+
+// A Reduction that is none of ReduceMean, ReduceSum and ReduceNone is an
+// ErrValue naming it (issue 15, defect 16), as torch's
+// F.cross_entropy(x, t, reduction="foo") is a ValueError; it once meant
+// the mean.
+func TestInvalidReduction(t *testing.T) {
+	for _, dev := range Devices() {
+		x := Zeros(dev, Float32, 2, 3)
+		target := FromSlice(CPU, []int32{0, 1}).To(dev)
+		for _, r := range []Reduction{7, -1, ReduceNone + 1} {
+			for name, got := range map[string]*Tensor{
+				"cross_entropy": x.CrossEntropy(target, WithReduction(r)),
+				"nll_loss":      x.NLLLoss(target, WithReduction(r)),
+				"mse_loss":      x.MSELoss(x, WithReduction(r)),
+			} {
+				err := got.Err()
+				var e *Error
+				if !errors.Is(err, ErrValue) || !errors.As(err, &e) || e.Arg != "reduction" || e.Op != name ||
+					!strings.Contains(err.Error(), strconv.Itoa(int(r))) {
+					t.Errorf("%s: %s with reduction %d: error %v, want an ErrValue of %s naming the reduction and its value", dev, name, r, err, name)
+				}
+			}
 		}
 	}
 }
