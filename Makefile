@@ -5,7 +5,16 @@
 GO ?= go
 export CGO_ENABLED := 1
 
-.PHONY: all deps test vet race unit refs bench fuzz fuzz-short soak kernels
+# The devices `make deps` installs, which `make test` requires: a test that
+# cannot open one fails instead of skipping (internal/testenv). cuda:0 only
+# where the machine has an NVIDIA GPU; a device not listed may be skipped,
+# and the summary at the end of `make test` names every skip.
+comma := ,
+REQUIRE_DEVICES ?= cpu,wgpu:0$(if $(wildcard /dev/nvidia0),$(comma)cuda:0)
+# Where the tests append what each device ran (git-ignored).
+SUMMARY := out/test-summary.tsv
+
+.PHONY: all deps test vet race unit refs bench fuzz fuzz-short soak kernels mutants
 
 all: test
 
@@ -16,15 +25,22 @@ vet: deps
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
+vet race unit: export LATHE_REQUIRE_DEVICES := $(REQUIRE_DEVICES)
+
 # The race detector over the layers that hold shared state.
 race: deps
 	$(GO) test -race -count=1 ./dispatch/... ./autodiff/... ./layout/... ./alloc/...
 
 # The whole suite, then the matmul conformance cases again on gonum's BLAS
-# (the cpu backend uses OpenBLAS when it opens), so both GEMM paths stay tested.
+# (the cpu backend uses OpenBLAS when it opens), so both GEMM paths stay
+# tested; last, the cases run and skipped on each device (build/testsummary),
+# printed whether the suite passed or not.
 unit: deps
-	$(GO) test -count=1 ./...
-	LATHE_BLAS=gonum $(GO) test -count=1 -run 'TestConformance/cpu/matmul' ./internal/conformance/
+	@mkdir -p $(dir $(SUMMARY)) && rm -f $(SUMMARY) $(SUMMARY).failed
+	LATHE_TEST_SUMMARY=$(abspath $(SUMMARY)) $(GO) test -count=1 ./... || touch $(SUMMARY).failed
+	LATHE_BLAS=gonum $(GO) test -count=1 -run 'TestConformance/cpu/matmul' ./internal/conformance/ || touch $(SUMMARY).failed
+	$(GO) run ./build/testsummary $(SUMMARY)
+	@if [ -e $(SUMMARY).failed ]; then echo "unit: FAIL (see the go test output above)"; exit 1; fi
 
 test: vet race unit fuzz-short
 
@@ -46,6 +62,12 @@ refs: deps
 FUZZ_TARGETS := ./dispatch/ops:FuzzBroadcast ./nn:FuzzLoad .:FuzzElementwise .:FuzzViews \
 	.:FuzzReduce .:FuzzIndex .:FuzzWindow .:FuzzCast
 FUZZTIME ?= 30s
+
+# Plants the bugs listed in build/mutants.txt one at a time in a scratch
+# copy of the tree and reports which the suite catches (killed) and which it
+# misses (survived); not part of make test (minutes). Logs in out/mutants/.
+mutants: deps
+	LATHE_REQUIRE_DEVICES=$(REQUIRE_DEVICES) build/mutants.sh
 
 fuzz: deps
 	@for t in $(FUZZ_TARGETS); do \

@@ -24,23 +24,34 @@ func (w Window) Dims() int { return len(w.Kernel) }
 func (w Window) Span(i int) int { return w.Dilation[i]*(w.Kernel[i]-1) + 1 }
 
 // OutSize returns the output size along spatial dim i for an input of size n,
-// as PyTorch computes it: floor((n + 2p - span) / s) + 1, or with CeilMode
-// the ceiling, less one when the last window would start in the right
-// padding. The result is below 1 when the window does not fit.
+// as PyTorch computes it (pooling_output_shape in ATen's Pool.h):
+// floor((n + 2p - span) / s) + 1, or with CeilMode the ceiling, less one
+// when the last window would start in the right padding. Both round toward
+// -∞, so that in ceil mode a window longer than the padded input still
+// counts when it starts inside (n = 3, kernel 4, stride 4: one window, as
+// torch's max_pool1d(x, 4, ceil_mode=True)); the kernels clip it to the
+// input (PoolTaps) and the average's count to the right padding. The
+// result is 0 when no window fits.
 func (w Window) OutSize(i, n int) int {
 	s, p := w.Stride[i], w.Padding[i]
 	room := n + 2*p - w.Span(i)
-	if room < 0 {
-		return 0
+	if w.CeilMode {
+		room += s - 1
 	}
-	if !w.CeilMode {
-		return room/s + 1
-	}
-	out := (room+s-1)/s + 1
-	if (out-1)*s >= n+p {
+	out := floorDiv(room, s) + 1
+	if w.CeilMode && (out-1)*s >= n+p {
 		out--
 	}
-	return out
+	return max(out, 0)
+}
+
+// floorDiv is a/b rounded toward -∞ (b > 0), ATen's div_rtn.
+func floorDiv(a, b int) int {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
 }
 
 // Check validates the window for an input whose spatial sizes are in: each

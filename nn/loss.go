@@ -36,6 +36,17 @@ func lossConfigOf(opts []LossOption) lossConfig {
 	return c
 }
 
+// check refuses an invalid reduction before a loss computes anything;
+// lathe's own losses refuse it too, and BCEWithLogits and label smoothing
+// reduce here.
+func (c lossConfig) check(op string) error {
+	if c.reduction.Valid() {
+		return nil
+	}
+	return nnError(op, lathe.ErrValue, "reduction", "is "+c.reduction.String()+", which is none of ReduceMean, ReduceSum and ReduceNone",
+		"pass lathe.ReduceMean, lathe.ReduceSum or lathe.ReduceNone")
+}
+
 func (c lossConfig) lathe() []lathe.LossOption {
 	return []lathe.LossOption{lathe.WithReduction(c.reduction), lathe.IgnoreIndex(c.ignoreIndex)}
 }
@@ -48,6 +59,9 @@ func (c lossConfig) lathe() []lathe.LossOption {
 // PyTorch's cross_entropy_loss_label_smoothing.
 func CrossEntropy(logits, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
 	c := lossConfigOf(opts)
+	if err := c.check("cross_entropy"); err != nil {
+		return lathe.Failed(err)
+	}
 	if !(c.smoothing >= 0 && c.smoothing <= 1) {
 		return lathe.Failed(nnError("cross_entropy", lathe.ErrValue, "label_smoothing", "is "+strconv.FormatFloat(c.smoothing, 'g', -1, 64),
 			"use a value in [0, 1]"))
@@ -111,6 +125,9 @@ func BCEWithLogits(x, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
 	if !slices.Equal(x.Shape(), target.Shape()) {
 		return lathe.Failed(nnError("bce_with_logits", lathe.ErrShape, "target", "has shape "+shapeString(target.Shape())+
 			" but the input has "+shapeString(x.Shape()), "give a target of the input's shape"))
+	}
+	if err := c.check("bce_with_logits"); err != nil {
+		return lathe.Failed(err)
 	}
 	loss := x.MaximumScalar(0).Sub(x.Mul(target)).Add(x.Abs().Neg().Exp().Log1p())
 	switch c.reduction {

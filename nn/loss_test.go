@@ -143,3 +143,21 @@ func TestLossGradientsMatchTorch(t *testing.T) {
 			-0.16666666666666666, 0.16666666666666666, 0.0}, 1e-14)
 	})
 }
+
+// An invalid Reduction is an ErrValue in every loss (issue 15, defect 16).
+func TestInvalidReduction(t *testing.T) {
+	x := lathe.Zeros(lathe.CPU, lathe.Float32, 2, 3)
+	tg := lathe.FromSlice(lathe.CPU, []int64{0, 1}, 2)
+	for name, got := range map[string]*lathe.Tensor{
+		"cross_entropy":           CrossEntropy(x, tg, Reduction(7)),
+		"cross_entropy/smoothing": CrossEntropy(x, tg, Reduction(7), LabelSmoothing(0.1)),
+		"nll_loss":                NLL(x, tg, Reduction(7)),
+		"mse_loss":                MSE(x, x, Reduction(7)),
+		"bce_with_logits":         BCEWithLogits(x, x, Reduction(7)),
+	} {
+		var e *lathe.Error
+		if err := got.Err(); !errors.Is(err, lathe.ErrValue) || !errors.As(err, &e) || e.Arg != "reduction" {
+			t.Errorf("%s with reduction 7: error %v, want an ErrValue about the reduction", name, err)
+		}
+	}
+}

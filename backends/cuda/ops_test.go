@@ -288,6 +288,18 @@ func poolCases(dt dispatch.DType) []kcase {
 		caseOf(ops.MaxPoolBackward, ops.PoolScatter{Size: []int{7, 6}}, g, idx),
 		caseOf(ops.MaxUnpool, ops.PoolScatter{Size: []int{7, 6}}, g, idx),
 	}
+	// Ceil mode's windows longer than the padded input (issue 15, defect
+	// 17): [2, 2] pooled by 4×3 windows with padding (1, 0) is one window,
+	// clipped to the input and, for the count, to the right padding.
+	lw := layout.Window{Kernel: []int{4, 3}, Stride: []int{4, 3}, Padding: []int{1, 0}, Dilation: []int{1, 1}, CeilMode: true}
+	ld := layout.Window{Kernel: []int{2, 2}, Stride: []int{2, 2}, Padding: []int{0, 0}, Dilation: []int{3, 1}, CeilMode: true}
+	small, gs := tensor(dt, []int{2, 3, 2, 2}), tensor(dt, []int{2, 3, 1, 1})
+	cs = append(cs,
+		caseOf(ops.AvgPool, ops.AvgPoolParams{Window: lw}, small),
+		caseOf(ops.AvgPool, ops.AvgPoolParams{Window: lw, ExcludePadding: true}, small),
+		caseOf(ops.AvgPoolBackward, ops.AvgPoolBackwardParams{AvgPoolParams: ops.AvgPoolParams{Window: lw}, InSize: []int{2, 2}}, gs),
+		caseOf(ops.MaxPoolIndices, lw, small),
+		caseOf(ops.MaxPoolIndices, ld, tensor(dt, []int{2, 3, 3, 1})))
 	for _, op := range []*dispatch.Op[ops.AdaptivePool]{ops.AdaptiveAvgPool, ops.AdaptiveMaxPoolIndices} {
 		cs = append(cs,
 			caseOf(op, ops.AdaptivePool{Size: []int{4, 3}}, x),
@@ -329,7 +341,13 @@ func upsampleCases(dt dispatch.DType) []kcase {
 			caseOf(u.Forward, ops.Interp{Size: []int{9}, Scales: []float64{2.3}, AlignCorners: !nearest, Exact: nearest}, tensor(dt, []int{1, 2, 4})),
 			caseOf(u.Forward, ops.Interp{Size: []int{3, 3, 8}}, tensor(dt, []int{1, 1, 2, 3, 4})),
 			caseOf(u.Backward, ops.Interp{Size: []int{7, 5}, InputSize: []int{3, 4}}, tensor(dt, []int{2, 3, 7, 5})),
-			caseOf(u.Backward, ops.Interp{Size: []int{9}, InputSize: []int{4}, Scales: []float64{2.3}, AlignCorners: !nearest}, tensor(dt, []int{1, 2, 9})))
+			caseOf(u.Backward, ops.Interp{Size: []int{9}, InputSize: []int{4}, Scales: []float64{2.3}, AlignCorners: !nearest}, tensor(dt, []int{1, 2, 9})),
+			// A scale whose output size is the input's, or twice it:
+			// nearest copies, or halves the index (issue 15, defect 18).
+			caseOf(u.Forward, ops.Interp{Size: []int{3, 5}, Scales: []float64{1.25, 1.25}}, tensor(dt, []int{2, 3, 3, 4})),
+			caseOf(u.Forward, ops.Interp{Size: []int{10}, Scales: []float64{2.1}}, tensor(dt, []int{1, 2, 5})),
+			caseOf(u.Backward, ops.Interp{Size: []int{3, 5}, InputSize: []int{3, 4}, Scales: []float64{1.25, 1.25}}, tensor(dt, []int{2, 3, 3, 5})),
+			caseOf(u.Backward, ops.Interp{Size: []int{10}, InputSize: []int{5}, Scales: []float64{2.1}}, tensor(dt, []int{1, 2, 10})))
 	}
 	return cs
 }
