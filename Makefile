@@ -5,7 +5,16 @@
 GO ?= go
 export CGO_ENABLED := 1
 
-.PHONY: all deps test vet race unit refs bench fuzz kernels
+# The devices `make deps` installs, which `make test` requires: a test that
+# cannot open one fails instead of skipping (internal/testenv). cuda:0 only
+# where the machine has an NVIDIA GPU; a device not listed may be skipped,
+# and the summary at the end of `make test` names every skip.
+comma := ,
+REQUIRE_DEVICES ?= cpu,wgpu:0$(if $(wildcard /dev/nvidia0),$(comma)cuda:0)
+# Where the tests append what each device ran (git-ignored).
+SUMMARY := out/test-summary.tsv
+
+.PHONY: all deps test vet race unit refs bench fuzz fuzz-short soak kernels mutants
 
 all: test
 
@@ -16,17 +25,24 @@ vet: deps
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
+vet race unit: export LATHE_REQUIRE_DEVICES := $(REQUIRE_DEVICES)
+
 # The race detector over the layers that hold shared state.
 race: deps
 	$(GO) test -race -count=1 ./dispatch/... ./autodiff/... ./layout/... ./alloc/...
 
 # The whole suite, then the matmul conformance cases again on gonum's BLAS
-# (the cpu backend uses OpenBLAS when it opens), so both GEMM paths stay tested.
+# (the cpu backend uses OpenBLAS when it opens), so both GEMM paths stay
+# tested; last, the cases run and skipped on each device (build/testsummary),
+# printed whether the suite passed or not.
 unit: deps
-	$(GO) test -count=1 ./...
-	LATHE_BLAS=gonum $(GO) test -count=1 -run 'TestConformance/cpu/matmul' ./internal/conformance/
+	@mkdir -p $(dir $(SUMMARY)) && rm -f $(SUMMARY) $(SUMMARY).failed
+	LATHE_TEST_SUMMARY=$(abspath $(SUMMARY)) $(GO) test -count=1 ./... || touch $(SUMMARY).failed
+	LATHE_BLAS=gonum $(GO) test -count=1 -run 'TestConformance/cpu/matmul' ./internal/conformance/ || touch $(SUMMARY).failed
+	$(GO) run ./build/testsummary $(SUMMARY)
+	@if [ -e $(SUMMARY).failed ]; then echo "unit: FAIL (see the go test output above)"; exit 1; fi
 
-test: vet race unit
+test: vet race unit fuzz-short
 
 # Compile the CUDA kernels (kernels/cuda/*.cu) to PTX (kernels/ptx/*.ptx)
 # with NVRTC from .deps/cuda; the PTX is committed, and `make test` checks
@@ -38,9 +54,35 @@ kernels: deps
 refs: deps
 	/usr/bin/python3 build/torchref/gen.py
 
-# A short fuzzing run of the shape rules.
+# The fuzz targets, as package:name: the shape rules, safetensors files,
+# and one per op family (DESIGN.md, Tests). Plain `go test` runs each one's
+# seed corpus (testdata/fuzz/); `make fuzz` fuzzes each for FUZZTIME, and
+# `make test` for a few seconds each (fuzz-short). What the fuzzer finds is
+# written to the package's testdata/fuzz/<target>/, to commit with the fix.
+FUZZ_TARGETS := ./dispatch/ops:FuzzBroadcast ./nn:FuzzLoad .:FuzzElementwise .:FuzzViews \
+	.:FuzzReduce .:FuzzIndex .:FuzzWindow .:FuzzCast
+FUZZTIME ?= 30s
+
+# Plants the bugs listed in build/mutants.txt one at a time in a scratch
+# copy of the tree and reports which the suite catches (killed) and which it
+# misses (survived); not part of make test (minutes). Logs in out/mutants/.
+mutants: deps
+	LATHE_REQUIRE_DEVICES=$(REQUIRE_DEVICES) build/mutants.sh
+
 fuzz: deps
-	$(GO) test -run '^$$' -fuzz FuzzBroadcast -fuzztime 30s ./dispatch/ops/
+	@for t in $(FUZZ_TARGETS); do \
+		echo "== $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) $${t%%:*} || exit 1; \
+	done
+
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=3s
+
+# The soak run (nn/soak_test.go, build tag soak): 10,000 training steps on
+# the cpu and 1,000 on wgpu:0, with the pool's bytes, the heap, the RSS and
+# the goroutines required flat. Not part of make test.
+soak: deps
+	$(GO) test -tags soak -run '^TestSoak$$' -count=1 -timeout 30m -v ./nn/
 
 # The benchmark binary on every device that opens, then the Go benchmarks
 # (dispatch overhead, kernel rates). Results go to bench-out/ (git-ignored).

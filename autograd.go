@@ -1,8 +1,6 @@
 package lathe
 
 import (
-	"slices"
-
 	"github.com/lathe-ml/lathe/autodiff"
 	"github.com/lathe-ml/lathe/dispatch"
 )
@@ -12,7 +10,9 @@ import (
 // accumulates d result / d leaf into each leaf's Grad.
 
 // RequireGrad marks x as a leaf whose gradient Backward accumulates, and
-// returns x. Only float tensors have gradients.
+// returns x. Only float tensors have gradients. On a tensor that already
+// requires one it changes nothing, so goroutines that share a parameter
+// may each call it, also while others run ops on it.
 func (x *Tensor) RequireGrad() *Tensor {
 	if err := x.check("require_grad"); err != nil {
 		return failed(err)
@@ -24,7 +24,9 @@ func (x *Tensor) RequireGrad() *Tensor {
 }
 
 // RequiresGrad reports whether gradients flow to or through x.
-func (x *Tensor) RequiresGrad() bool { return x.check("requires_grad") == nil && x.t.RequiresGrad }
+func (x *Tensor) RequiresGrad() bool {
+	return x.check("requires_grad") == nil && x.t.RequiresGrad.Load()
+}
 
 // IsLeaf reports whether x was made by no recorded op.
 func (x *Tensor) IsLeaf() bool { return x.check("is_leaf") == nil && autodiff.IsLeaf(x.t) }
@@ -54,22 +56,21 @@ func (x *Tensor) ZeroGrad() {
 
 // SetGrad replaces leaf x's accumulated gradient with g, or forgets it when
 // g is nil, as assigning torch's x.grad does. g must have x's shape, dtype
-// and device. Optimizers and gradient clipping (package nn) use it. x takes
-// g over, as it does the gradients Backward makes: the next ZeroGrad or
-// SetGrad releases it (unless g is part of a recorded graph).
+// and device (a gradient that has not is ErrShape, ErrDType or ErrDevice).
+// Optimizers and gradient clipping (package nn) use it. x takes g over, as
+// it does the gradients Backward makes: the next ZeroGrad or SetGrad
+// releases it (unless g is part of a recorded graph).
 func (x *Tensor) SetGrad(g *Tensor) error {
 	if err := x.check("set_grad"); err != nil {
 		return err
 	}
 	var gt *dispatch.Tensor
 	if g != nil {
-		if err := g.check("set_grad"); err != nil {
-			return err
-		}
-		if !slices.Equal(g.t.Shape, x.t.Shape) || g.t.DType != x.t.DType || g.t.Device != x.t.Device {
-			return errorf("set_grad", ErrShape, "g", "is "+g.t.DType.String()+dispatch.FormatShape(g.t.Shape)+" on "+g.t.Device.String()+
-				" but the tensor is "+x.t.DType.String()+dispatch.FormatShape(x.t.Shape)+" on "+x.t.Device.String(),
-				"give a gradient of the tensor's shape, dtype and device")
+		switch {
+		case g.err != nil:
+			return g.err
+		case g.t == nil:
+			return errorf("set_grad", ErrValue, "g", "is a zero Tensor", "pass a gradient made by a lathe op, or nil to forget the gradient")
 		}
 		gt = g.t
 	}
@@ -88,18 +89,24 @@ func (x *Tensor) Detach() *Tensor {
 }
 
 // OnGrad registers a hook on leaf x that sees each gradient before it is
-// accumulated; it may return a replacement (to clip it, say) or nil to keep it.
+// accumulated; it may return a replacement (to clip it, say) of the
+// gradient's shape, dtype and device, or nil to keep it. A failed
+// replacement fails the backward pass with its error, and a zero Tensor
+// with an ErrValue; a failed pass changes no leaf's gradient.
 func (x *Tensor) OnGrad(hook func(g *Tensor) *Tensor) {
 	if x.check("on_grad") != nil {
 		return
 	}
 	autodiff.OnGrad(x.t, func(g *dispatch.Tensor) (*dispatch.Tensor, error) {
 		r := hook(wrap(g))
-		if r == nil {
+		switch {
+		case r == nil:
 			return nil, nil
-		}
-		if r.err != nil {
+		case r.err != nil:
 			return nil, r.err
+		case r.t == nil:
+			return nil, errorf("backward", ErrValue, "hook result", "is a zero Tensor, not a gradient",
+				"return a tensor of the gradient's shape, dtype and device, or nil to keep the gradient")
 		}
 		return r.t, nil
 	})
@@ -118,10 +125,18 @@ func CreateGraph() GradOption { return func(o *autodiff.Options) { o.CreateGraph
 // AllowUnused makes Grad return nil for an input the result does not use.
 func AllowUnused() GradOption { return func(o *autodiff.Options) { o.AllowUnused = true } }
 
-// WithGradient gives the gradient of a result that is not a scalar.
+// WithGradient gives the gradient of a result that is not a scalar. It
+// must have the result's shape, dtype and device; a failed g fails the
+// pass with g's error, and a nil or zero one with an ErrValue.
 func WithGradient(g *Tensor) GradOption {
 	return func(o *autodiff.Options) {
-		if g != nil && g.err == nil {
+		switch {
+		case g == nil || (g.t == nil && g.err == nil):
+			o.Err = errorf("", ErrValue, "gradient", "is a nil or zero Tensor",
+				"pass the result's gradient, or leave WithGradient out for a one-element result")
+		case g.err != nil:
+			o.Err = g.err
+		default:
 			o.Seed = g.t
 		}
 	}
@@ -139,6 +154,13 @@ func gradOptions(opts []GradOption) autodiff.Options {
 // WithGradient is given) with respect to every leaf that requires one and
 // adds it to that leaf's Grad. Without RetainGraph the graph is freed, and
 // a second Backward through it is an ErrGrad error.
+//
+// A pass that fails (a hook's error, say) changes no leaf's Grad and frees
+// no graph, so it can run again. Passes may run in several goroutines at
+// once: those that share a leaf add to its Grad one after the other, none
+// lost, as in PyTorch. Passes through one graph at once must all retain it
+// (RetainGraph); one that would free a graph that another is running
+// through, or run through one that another is freeing, is an ErrGrad error.
 func (x *Tensor) Backward(opts ...GradOption) error {
 	if err := x.check("backward"); err != nil {
 		return err

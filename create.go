@@ -130,11 +130,13 @@ func full(op string, dev Device, dt DType, v float64, shape []int) *Tensor {
 const smallFill = 64 << 10
 
 // filled makes host data of n elements equal to v, refusing a value the
-// dtype cannot hold exactly (1.5 in an int32 tensor) rather than rounding it.
+// dtype cannot hold (3e9 in int32, ops.CheckScalar) or hold exactly (1.5 in
+// int32) rather than wrapping or rounding it.
 func filled(op string, dt DType, n int, v float64) (any, error) {
-	if dt.IsInt() && v != math.Trunc(v) {
-		return nil, errorf(op, ErrDType, "value", strconv.FormatFloat(v, 'g', -1, 64)+" is not an integer but the dtype is "+dt.String(),
-			"use a float dtype or an integral value")
+	if dt.Valid() {
+		if err := ops.CheckScalar(dt, v, "value"); err != nil {
+			return nil, located(err, op)
+		}
 	}
 	switch dt {
 	case Float32:

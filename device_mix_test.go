@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // openWGPU returns wgpu:0, or skips the test by name with the reason.
@@ -14,12 +16,12 @@ func openWGPU(t *testing.T) lathe.Device {
 	for _, info := range lathe.DeviceStatus() {
 		if info.Device == lathe.WGPU(0) {
 			if !info.Available {
-				t.Skipf("wgpu:0 is unavailable: %s", info.Detail)
+				testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable: %s", info.Detail)
 			}
 			return info.Device
 		}
 	}
-	t.Skip("wgpu:0 is not listed by lathe.DeviceStatus")
+	testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is not listed by lathe.DeviceStatus")
 	return lathe.Device{}
 }
 

@@ -28,7 +28,7 @@ func TestErrorsAreValues(t *testing.T) {
 		{"zero/receiver", zero.Neg(), ErrValue, "nil or zero tensor"},
 		{"unavailable", Zeros(CUDA(0), Float32, 2), ErrUnavailable, "zeros: cuda is unavailable"},
 		{"unavailable/to", x.To(CUDA(64)), ErrUnavailable, "to: cuda"}, // no machine has 65 GPUs
-		{"scalar/int", FromSlice(CPU, []int32{1}).AddScalar(0.5), ErrDType, "0.5 is not an integer"},
+		{"scalar/int", FromSlice(CPU, []int32{1}).AddScalar(0.5), ErrDType, `argument "scalar" is 0.5, not an integer`},
 		{"shape/from_slice", FromSlice(CPU, []float32{1, 2, 3}, 2, 2), ErrShape, "holds 4 elements, but the data has 3"},
 		{"shape/negative", Zeros(CPU, Float32, 2, -3), ErrShape, "has size -3"},
 		{"clamp/bounds", x.Clamp(2, 1), ErrValue, "needs lo ≤ hi"},

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
+
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // TestMemoryOnEveryDevice: EmptyCache and MemoryStats answer on every
@@ -21,7 +23,7 @@ func TestMemoryOnEveryDevice(t *testing.T) {
 				if _, err := MemoryStats(dev); !errors.Is(err, ErrUnavailable) {
 					t.Errorf("MemoryStats = %v, want ErrUnavailable", err)
 				}
-				t.Skipf("%v cannot be opened here: %v", dev, info.Err)
+				testenv.SkipDevice(t, dev.String(), "%v cannot be opened here: %v", dev, info.Err)
 			}
 			ones := Ones(dev, Float32, 1000)
 			x := ones.MulScalar(2) // a buffer from the pool (Ones may wrap host data)
@@ -111,7 +113,7 @@ func TestHugeResultIsAnError(t *testing.T) {
 		dev := info.Device
 		t.Run(dev.String(), func(t *testing.T) {
 			if !info.Available {
-				t.Skipf("%v cannot be opened here: %v", dev, info.Err)
+				testenv.SkipDevice(t, dev.String(), "%v cannot be opened here: %v", dev, info.Err)
 			}
 			one := Ones(dev, Float32, 1, 1)
 			err := one.Expand(1<<20, 1<<20).Contiguous().Err()

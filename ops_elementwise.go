@@ -154,7 +154,11 @@ func (x *Tensor) LogicalOr(y *Tensor) *Tensor { return apply(ops.LogicalOr, none
 func Where(cond, x, y *Tensor) *Tensor { return apply(ops.Where, none, cond, x, y) }
 
 // Scalar forms: the scalar becomes a 0-d tensor of x's dtype on x's device
-// and broadcasts. An integer tensor takes only integral scalars.
+// and broadcasts. An integer tensor takes only integral scalars in its
+// dtype's range (an ErrValue past it, where torch would promote); a float
+// tensor rounds the scalar to its dtype, as torch does. Comparisons are
+// exact whatever the scalar, as torch's: an int32 tensor is below 3e9 and
+// never equal to 1.5.
 
 // AddScalar is x + s.
 func (x *Tensor) AddScalar(s float64) *Tensor { return x.withScalar(ops.Add, s) }
@@ -199,16 +203,32 @@ func (x *Tensor) withScalar(op *dispatch.Op[dispatch.None], s float64) *Tensor {
 	if err := x.check(op.Name); err != nil {
 		return failed(err)
 	}
+	switch op {
+	case ops.Eq, ops.Ne, ops.Lt, ops.Le, ops.Gt, ops.Ge:
+		bound, all, constant := ops.CompareScalar(op, x.t.DType, s)
+		if constant {
+			return full(op.Name, x.t.Device, Bool, b2f(all), x.t.Shape)
+		}
+		s = bound
+	default:
+		if err := ops.CheckOperand(op, x.t.DType, s, "scalar"); err != nil {
+			return failed(located(err, op.Name))
+		}
+	}
 	return apply(op, none, x, x.scalarLike(op.Name, s))
 }
 
-// scalarLike makes a 0-d tensor of x's dtype and device holding s.
+// scalarLike makes a 0-d tensor of x's dtype and device holding s, which
+// that dtype holds (the caller has checked) or, a float one, rounds.
 func (x *Tensor) scalarLike(op string, s float64) *Tensor {
-	data, err := filled(op, x.t.DType, 1, s)
-	if err != nil {
-		return failed(err)
+	return upload(op, x.t.Device, ops.ScalarData(x.t.DType, s), x.t.DType, []int{})
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
 	}
-	return upload(op, x.t.Device, data, x.t.DType, []int{})
+	return 0
 }
 
 // fullLike makes a tensor of x's dtype and device with the given shape.

@@ -37,7 +37,9 @@ func Size(s ...int) InterpOption { return func(o *interpOptions) { o.size = s } 
 // ScaleFactor sets the output's spatial sizes to floor(input size · f):
 // one factor for every spatial dim, or one per dim. As in PyTorch, the
 // factor itself (not the ratio of the sizes it gives) maps output
-// coordinates to input ones, unless RecomputeScaleFactor is set.
+// coordinates to input ones, unless RecomputeScaleFactor is set; but, as
+// PyTorch's nearest_idx, "nearest" copies a dim whose size the factor
+// leaves as it was (3 by 1.25) and halves the index where it doubles it.
 func ScaleFactor(f ...float64) InterpOption { return func(o *interpOptions) { o.scale = f } }
 
 // AlignCorners makes the linear modes and bicubic map the centres of the

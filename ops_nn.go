@@ -38,6 +38,31 @@ const (
 	ReduceNone                  // no reduction: one value per element or sample
 )
 
+// String names the reduction as Go spells it ("ReduceSum"), or
+// "Reduction(7)" for a value that is none of them.
+func (r Reduction) String() string {
+	switch r {
+	case ReduceMean:
+		return "ReduceMean"
+	case ReduceSum:
+		return "ReduceSum"
+	case ReduceNone:
+		return "ReduceNone"
+	}
+	return "Reduction(" + strconv.Itoa(int(r)) + ")"
+}
+
+// Valid reports whether r is ReduceMean, ReduceSum or ReduceNone.
+func (r Reduction) Valid() bool { return r == ReduceMean || r == ReduceSum || r == ReduceNone }
+
+// reductionError is the error of a loss given an invalid reduction, which
+// PyTorch refuses too (F.mse_loss(x, y, reduction="foo") is a ValueError).
+func reductionError(r Reduction) *Error {
+	return &Error{Kind: ErrValue, Arg: "reduction", Found: r.String(),
+		Detail: "is " + r.String() + ", which is none of ReduceMean, ReduceSum and ReduceNone",
+		Fix:    "pass lathe.ReduceMean, lathe.ReduceSum or lathe.ReduceNone"}
+}
+
 // LossOption sets an option of a loss function.
 type LossOption func(*lossOptions)
 
@@ -66,6 +91,9 @@ var (
 		return nllLoss(in[0], in[1], o)
 	}))
 	opCrossEntropy = withClassCheck(composite("cross_entropy", []string{"x", "target"}, func(in []*Tensor, o lossOptions) *Tensor {
+		if !o.reduction.Valid() {
+			return failed(reductionError(o.reduction))
+		}
 		x := in[0]
 		classDim := 1
 		if x.Rank() == 1 {
@@ -75,6 +103,9 @@ var (
 	}))
 	opMSELoss = composite("mse_loss", []string{"x", "target"}, func(in []*Tensor, o lossOptions) *Tensor {
 		x, target := in[0], in[1]
+		if !o.reduction.Valid() {
+			return failed(reductionError(o.reduction))
+		}
 		if !slices.Equal(x.t.Shape, target.t.Shape) {
 			return failed(&Error{Kind: ErrShape, Arg: "target", Expected: dispatch.FormatShape(x.t.Shape), Found: dispatch.FormatShape(target.t.Shape),
 				Detail: "has shape " + dispatch.FormatShape(target.t.Shape) + " but the input has " + dispatch.FormatShape(x.t.Shape),
@@ -148,6 +179,9 @@ func nllLoss(logp, target *Tensor, o lossOptions) *Tensor {
 	// log_softmax on a device without it): pass its error on.
 	if logp.err != nil {
 		return logp
+	}
+	if !o.reduction.Valid() {
+		return failed(reductionError(o.reduction))
 	}
 	if !target.t.DType.IsInt() {
 		return failed(&Error{Kind: ErrDType, Arg: "target", Found: target.t.DType.String(),

@@ -3,49 +3,43 @@ package lathe
 import (
 	"errors"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 )
 
-// Reference values from PyTorch 1.13 (torch.nn.functional, float64).
+// TestNNValues checks the losses and norms against torch.nn.functional in
+// float64 (torchNN, written by build/torchref/literals.py).
 func TestNNValues(t *testing.T) {
 	logits := FromSlice(CPU, []float64{1, 2, 3, 1000, 0, -1000}, 2, 3)
 	target := FromSlice(CPU, []int64{2, 0})
-	cases := []struct {
-		name string
-		got  *Tensor
-		want []float64
-	}{
-		{"log_softmax/large", logits.LogSoftmax(1), []float64{-2.4076059644443806, -1.4076059644443804, -0.4076059644443804, 0, -1000, -2000}},
-		{"softmax/rows_sum_to_one", logits.Softmax(-1).Sum(1), []float64{1, 1}},
-		{"cross_entropy/mean", logits.CrossEntropy(target), []float64{0.2038029822221902}},
-		{"cross_entropy/none", logits.CrossEntropy(target, WithReduction(ReduceNone)), []float64{0.4076059644443804, 0}},
-		{"cross_entropy/sum", logits.CrossEntropy(target, WithReduction(ReduceSum)), []float64{0.4076059644443804}},
-		{"cross_entropy/ignore", logits.CrossEntropy(FromSlice(CPU, []int64{2, -100})), []float64{0.4076059644443804}},
-		{"nll_loss/single", FromSlice(CPU, []float64{-0.5, -1, -2}).NLLLoss(Scalar(CPU, int64(1))), []float64{1}},
-		{"mse_loss", FromSlice(CPU, []float64{1, 2, 3}).MSELoss(FromSlice(CPU, []float64{1, 0, 0})), []float64{13.0 / 3}},
-		{"layer_norm", FromSlice(CPU, []float64{1, 2, 4, 0, 0, 3}, 2, 3).LayerNorm([]int{3}, nil, nil, 1e-5),
-			[]float64{-1.069041531450298, -0.2672603828625746, 1.3363019143128718, -0.7071050134262237, -0.7071050134262237, 1.4142100268524473}},
-		{"layer_norm/affine", FromSlice(CPU, []float64{1, 2, 4}, 1, 3).LayerNorm([]int{3}, FromSlice(CPU, []float64{2, 2, 2}), FromSlice(CPU, []float64{1, 1, 1}), 1e-5),
-			[]float64{1 - 2*1.069041531450298, 1 - 2*0.2672603828625746, 1 + 2*1.3363019143128718}},
-		{"dropout/eval", logits.Dropout(0.5, false), []float64{1, 2, 3, 1000, 0, -1000}},
+	ln := FromSlice(CPU, []float64{1, 2, 4, 0, 0, 3}, 2, 3)
+	cases := map[string]*Tensor{
+		"log_softmax/large":       logits.LogSoftmax(1),
+		"softmax/rows_sum_to_one": logits.Softmax(-1).Sum(1),
+		"cross_entropy/mean":      logits.CrossEntropy(target),
+		"cross_entropy/none":      logits.CrossEntropy(target, WithReduction(ReduceNone)),
+		"cross_entropy/sum":       logits.CrossEntropy(target, WithReduction(ReduceSum)),
+		"cross_entropy/ignore":    logits.CrossEntropy(FromSlice(CPU, []int64{2, -100})),
+		"nll_loss/single":         FromSlice(CPU, []float64{-0.5, -1, -2}).NLLLoss(Scalar(CPU, int64(1))),
+		"mse_loss":                FromSlice(CPU, []float64{1, 2, 3}).MSELoss(FromSlice(CPU, []float64{1, 0, 0})),
+		"layer_norm":              ln.LayerNorm([]int{3}, nil, nil, 1e-5),
+		"layer_norm/affine": ln.Narrow(0, 0, 1).LayerNorm([]int{3}, FromSlice(CPU, []float64{2, 2, 2}),
+			FromSlice(CPU, []float64{1, 1, 1}), 1e-5),
+		"dropout/eval": logits.Dropout(0.5, false),
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got, err := c.got.Float64s()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) != len(c.want) {
-				t.Fatalf("got %v, want %v", got, c.want)
-			}
-			for i := range got {
-				if math.Abs(got[i]-c.want[i]) > 1e-12*max(1, math.Abs(c.want[i])) {
-					t.Fatalf("got %v, want %v", got, c.want)
-				}
-			}
+	for _, name := range nnValueNames {
+		t.Run(name, func(t *testing.T) {
+			want := torchRef(t, torchNN, name)
+			checkValues(t, cases[name], want.Shape, want.Values, 1e-12)
 		})
 	}
 }
+
+// nnValueNames are TestNNValues' cases, in order.
+var nnValueNames = []string{"log_softmax/large", "softmax/rows_sum_to_one", "cross_entropy/mean", "cross_entropy/none",
+	"cross_entropy/sum", "cross_entropy/ignore", "nll_loss/single", "mse_loss", "layer_norm", "layer_norm/affine",
+	"dropout/eval"}
 
 func TestNNErrors(t *testing.T) {
 	x := Zeros(CPU, Float32, 2, 3)
@@ -104,6 +98,31 @@ func TestDropoutTrain(t *testing.T) {
 	for i := range y {
 		if y[i] != again[i] {
 			t.Fatal("dropout is not reproducible after Seed")
+		}
+	}
+}
+
+// A Reduction that is none of ReduceMean, ReduceSum and ReduceNone is an
+// ErrValue naming it (issue 15, defect 16), as torch's
+// F.cross_entropy(x, t, reduction="foo") is a ValueError; it once meant
+// the mean.
+func TestInvalidReduction(t *testing.T) {
+	for _, dev := range Devices() {
+		x := Zeros(dev, Float32, 2, 3)
+		target := FromSlice(CPU, []int32{0, 1}).To(dev)
+		for _, r := range []Reduction{7, -1, ReduceNone + 1} {
+			for name, got := range map[string]*Tensor{
+				"cross_entropy": x.CrossEntropy(target, WithReduction(r)),
+				"nll_loss":      x.NLLLoss(target, WithReduction(r)),
+				"mse_loss":      x.MSELoss(x, WithReduction(r)),
+			} {
+				err := got.Err()
+				var e *Error
+				if !errors.Is(err, ErrValue) || !errors.As(err, &e) || e.Arg != "reduction" || e.Op != name ||
+					!strings.Contains(err.Error(), strconv.Itoa(int(r))) {
+					t.Errorf("%s: %s with reduction %d: error %v, want an ErrValue of %s naming the reduction and its value", dev, name, r, err, name)
+				}
+			}
 		}
 	}
 }

@@ -120,7 +120,7 @@ func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 		if err := x.checkChannels(op, p.name, p.t, c); err != nil {
 			return failed(err)
 		}
-		if p.running && p.t != nil && p.t.t.RequiresGrad {
+		if p.running && p.t != nil && p.t.t.RequiresGrad.Load() {
 			return failed(errorf(op, ErrValue, p.name, "requires a gradient, but running statistics are not differentiable",
 				"pass "+p.name+".Detach()"))
 		}

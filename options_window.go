@@ -58,7 +58,9 @@ func Groups(g int) WindowOption {
 }
 
 // CeilMode rounds a pooling output size up instead of down, so a last
-// partial window that starts inside the input (or its left padding) counts.
+// partial window that starts inside the input (or its left padding) counts,
+// even one longer than the padded input (PyTorch's ceil_mode: a length-3
+// input pooled by 4 gives one window of the 3 elements).
 func CeilMode() WindowOption { return func(o *windowOptions) { o.ceilMode = true } }
 
 // ExcludePadding makes average pooling divide by the number of input

@@ -13,6 +13,9 @@ import (
 type Options struct {
 	// Seed is the gradient of the result; nil means 1 for a one-element result.
 	Seed *dispatch.Tensor
+	// Err is an option's own error (a gradient given as a failed tensor,
+	// say): the pass returns it before it starts.
+	Err error
 	// RetainGraph keeps the graph for another backward pass.
 	RetainGraph bool
 	// CreateGraph records the backward pass, so its gradients can be
@@ -23,136 +26,201 @@ type Options struct {
 	AllowUnused bool
 }
 
+// frees reports whether a pass with these options frees the graph.
+func (o Options) frees() bool { return !o.RetainGraph && !o.CreateGraph }
+
 func gradError(op, detail, fix string) *dispatch.Error {
 	return &dispatch.Error{Kind: dispatch.ErrGrad, Op: op, Detail: detail, Fix: fix}
 }
 
 // Backward accumulates d root / d leaf into every leaf that requires a
-// gradient and that root depends on.
+// gradient and that root depends on. It does so for all of them or, when
+// it fails, for none: a failed pass leaves every leaf's gradient and the
+// graph as they were, so that it can run again.
 func Backward(root *dispatch.Tensor, o Options) error {
-	grads, err := run("backward", root, nil, o)
+	p, err := run("backward", root, nil, o)
 	if err != nil {
 		return err
 	}
-	defer grads.finish(nil)
-	for t, g := range grads.of {
-		if !IsLeaf(t) || !t.RequiresGrad {
-			continue
-		}
-		if err := accumulate(t, g, o); err != nil {
-			return err
-		}
-	}
-	return nil
+	err = accumulate(p.grads, o)
+	p.end(err == nil)
+	p.grads.finish(nil)
+	return err
 }
 
 // GradOf returns d root / d x for each x in inputs, leaving every leaf's
 // accumulated gradient as it was.
 func GradOf(root *dispatch.Tensor, inputs []*dispatch.Tensor, o Options) ([]*dispatch.Tensor, error) {
-	grads, err := run("grad", root, inputs, o)
+	p, err := run("grad", root, inputs, o)
 	if err != nil {
 		return nil, err
 	}
-	keep := map[*T]bool{}
-	for _, x := range inputs {
-		keep[x] = true
-	}
-	grads.finish(keep) // the gradients asked for are the caller's now
 	out := make([]*dispatch.Tensor, len(inputs))
+	keep := map[*T]bool{}
 	for i, x := range inputs {
-		out[i] = grads.of[x]
+		out[i] = p.grads.of[x]
+		keep[x] = true
 		if out[i] == nil && !o.AllowUnused {
+			p.end(false)
+			p.grads.finish(nil)
 			return nil, &dispatch.Error{Kind: dispatch.ErrGrad, Op: "grad", Arg: "inputs[" + itoa(i) + "]",
 				Detail: "is not used in computing the result, so it has no gradient", Fix: "drop it, or pass lathe.AllowUnused()"}
 		}
 	}
+	p.end(true)
+	p.grads.finish(keep) // the gradients asked for are the caller's now
 	return out, nil
 }
 
-func accumulate(t, g *dispatch.Tensor, o Options) error {
-	m := metaOf(t)
-	for _, h := range m.hooks {
-		ng, err := h(g)
-		if err != nil {
-			return err
+// leafGrad is one leaf's part of a pass: its meta, the gradient the pass
+// gives it (after the hooks), and what its accumulated gradient becomes.
+type leafGrad struct {
+	m          *meta
+	g, next    *T
+	nextIsMade bool // next is a tensor made for it (not g itself)
+}
+
+// accumulate adds each leaf's gradient in grads to the leaf, all or none.
+// The hooks run first, outside any lock (a hook may read a gradient); then
+// the pass locks its leaves, in the order of their ids so that two passes
+// sharing leaves cannot deadlock, computes every new gradient, and only when
+// all of them are made puts them in place. A pass in another goroutine that
+// shares a leaf adds its gradient before or after, never in between.
+func accumulate(grads *gradSet, o Options) error {
+	var buf [8]leafGrad // a model's parameters, mostly: no allocation per step
+	leaves := buf[:0]
+	for t, g := range grads.of {
+		if !IsLeaf(t) || !t.RequiresGrad.Load() {
+			continue
 		}
-		if ng != nil {
-			// A hook may replace the gradient, not move or reshape it.
-			if err := matches("backward", "hook result", "the tensor it is the gradient of", ng, t); err != nil {
+		m := leafMeta(t)
+		for _, h := range m.hooksOf() {
+			ng, err := h(g)
+			if err != nil {
 				return err
 			}
-			g = ng
+			if ng != nil {
+				// A hook may replace the gradient, not move or reshape it.
+				if err := matches("backward", "hook result", "the tensor it is the gradient of", ng, t); err != nil {
+					return err
+				}
+				g = ng
+			}
+		}
+		leaves = append(leaves, leafGrad{m: m, g: g})
+	}
+	if len(leaves) > 1 {
+		slices.SortFunc(leaves, func(a, b leafGrad) int { return cmp.Compare(a.m.id, b.m.id) })
+	}
+	for _, l := range leaves {
+		l.m.mu.Lock()
+	}
+	defer func() {
+		for _, l := range leaves {
+			l.m.mu.Unlock()
+		}
+	}()
+	own := !o.CreateGraph // a recorded gradient is part of a graph: never release it
+	for i := range leaves {
+		if err := leaves[i].make(o.CreateGraph); err != nil {
+			for _, l := range leaves[:i] {
+				if l.nextIsMade {
+					l.next.Release()
+				}
+			}
+			return err
 		}
 	}
-	own := !o.CreateGraph // a recorded gradient is part of a graph: never release it
-	if m.grad == nil {
-		if g.IsContiguous() {
-			m.grad, m.owned = g, false
-			if own {
-				// A handle of its own, which ZeroGrad may release; the
-				// pass releases g's.
-				m.grad, m.owned = g.View(g.Shape, g.Strides, g.Offset), true
-			}
-			return nil
-		}
+	for _, l := range leaves {
+		l.m.setGrad(l.next, own)
+	}
+	return nil
+}
+
+// make computes what l's leaf's gradient becomes, recording the op if the
+// pass is recorded; the caller holds l.m.mu.
+func (l *leafGrad) make(record bool) error {
+	g := l.g
+	var err error
+	switch {
+	case l.m.grad != nil:
+		withMode(record, func() { l.next, err = dispatch.Call(ops.Add, dispatch.None{}, l.m.grad, g) })
+	case !g.IsContiguous():
 		// Rules such as sum's and expand's give stride-0 views; a stored
 		// gradient is read by optimizers over and over, so give it a layout
 		// of its own, as PyTorch does.
-		var err error
-		withMode(o.CreateGraph, func() { m.grad, err = dispatch.Call(ops.Contiguous, dispatch.None{}, g) })
-		m.owned = own && err == nil
-		return err
+		withMode(record, func() { l.next, err = dispatch.Call(ops.Contiguous, dispatch.None{}, g) })
+	case !record:
+		// A handle of its own, which ZeroGrad may release; the pass
+		// releases g's.
+		l.next = g.View(g.Shape, g.Strides, g.Offset)
+	default:
+		l.next = g
+		return nil
 	}
-	var sum *dispatch.Tensor
-	var err error
-	withMode(o.CreateGraph, func() { sum, err = dispatch.Call(ops.Add, dispatch.None{}, m.grad, g) })
-	if err != nil {
-		return err
+	l.nextIsMade = err == nil
+	return err
+}
+
+// pass is a backward walk that has run: its gradients, and the nodes it
+// claimed, which it hands back with end.
+type pass struct {
+	grads *gradSet
+	nodes []*Node
+	frees bool
+}
+
+// end hands back the pass's nodes: freed if it frees the graph and
+// succeeded, as they were otherwise. The root's node, claimed first, goes
+// last, so that passes from one root meet at it and one of them succeeds.
+func (p *pass) end(ok bool) {
+	for _, n := range slices.Backward(p.nodes) {
+		n.release(p.frees, ok)
 	}
-	m.setGrad(sum, own)
-	return nil
 }
 
 // run is the backward walk: gradients flow from root through every node it
 // depends on, in reverse creation order, which is a topological order.
-func run(op string, root *dispatch.Tensor, targets []*dispatch.Tensor, o Options) (*gradSet, error) {
+func run(op string, root *dispatch.Tensor, targets []*dispatch.Tensor, o Options) (pass, error) {
+	if o.Err != nil {
+		return pass{}, o.Err
+	}
 	if root == nil {
-		return nil, gradError(op, "has no result to differentiate", "")
+		return pass{}, gradError(op, "has no result to differentiate", "")
 	}
 	if root.Released() {
-		return nil, &dispatch.Error{Kind: dispatch.ErrReleased, Op: op, Detail: "the result was released", Fix: "call Backward before Release"}
+		return pass{}, &dispatch.Error{Kind: dispatch.ErrReleased, Op: op, Detail: "the result was released", Fix: "call Backward before Release"}
 	}
-	if !root.RequiresGrad {
-		return nil, gradError(op, "the result does not require a gradient: no leaf it was computed from asked for one",
+	if !root.RequiresGrad.Load() {
+		return pass{}, gradError(op, "the result does not require a gradient: no leaf it was computed from asked for one",
 			"call RequireGrad on the parameters before the forward pass, and run it outside NoGrad")
 	}
 	seed, err := seedFor(op, root, o.Seed)
 	if err != nil {
-		return nil, err
+		return pass{}, err
 	}
 	grads := newGradSet(!o.CreateGraph)
 	if seed != o.Seed {
 		grads.made[seed] = true
 	}
-	nodes, err := collect(op, root)
+	grads.set(root, seed)
+	nodes, err := collect(op, root, o.frees())
 	if err != nil {
-		return nil, err
+		grads.finish(nil)
+		return pass{}, err
 	}
+	p := pass{grads: grads, nodes: nodes, frees: o.frees()}
 	keep := map[*dispatch.Tensor]bool{}
 	for _, t := range targets {
 		keep[t] = true
 	}
-	grads.set(root, seed)
 	withMode(o.CreateGraph, func() { err = propagate(nodes, grads, keep) })
 	if err != nil {
-		return nil, err
+		p.end(false)
+		grads.finish(nil)
+		return pass{}, err
 	}
-	if !o.RetainGraph && !o.CreateGraph {
-		for _, n := range nodes {
-			n.freed, n.Inputs = true, nil // Attrs stay: values, no tensors
-		}
-	}
-	return grads, nil
+	return p, nil
 }
 
 // withMode runs f recording (record) or not, for this goroutine.
@@ -167,8 +235,9 @@ func withMode(record bool, f func()) {
 func seedFor(op string, root, seed *dispatch.Tensor) (*dispatch.Tensor, error) {
 	if seed == nil {
 		if root.Numel() != 1 {
-			return nil, gradError(op, "the result has shape "+dispatch.FormatShape(root.Shape)+", not one element, so its gradient must be given",
-				"reduce it to a scalar (e.g. .Sum()), or pass lathe.WithGradient(g)")
+			shape := dispatch.FormatShape(root.Shape)
+			return nil, gradError(op, "the result has shape "+shape+", not one element, and no gradient of it was given",
+				"pass its gradient with lathe.WithGradient(g), g of shape "+shape+", or reduce the result to one element (e.g. .Sum())")
 		}
 		return fullLike(root, 1)
 	}
@@ -198,9 +267,22 @@ func matches(op, arg, whose string, g, t *dispatch.Tensor) error {
 	return nil
 }
 
-// collect lists the nodes root depends on, newest first.
-func collect(op string, root *dispatch.Tensor) ([]*Node, error) {
-	var nodes []*Node
+// collect lists the nodes root depends on, newest first, claiming each for
+// the pass (see Node.state) before it reads the node's inputs. A pass that
+// frees the graph claims its nodes alone; passes that retain it share them.
+// So a pass that would free a graph that another pass is running through,
+// or run through one that another pass is freeing, fails with ErrGrad, as
+// a pass through a graph that an earlier one freed does, and never races
+// with it.
+func collect(op string, root *dispatch.Tensor, frees bool) (nodes []*Node, err error) {
+	defer func() {
+		if err != nil {
+			for _, n := range slices.Backward(nodes) {
+				n.release(frees, false)
+			}
+			nodes = nil
+		}
+	}()
 	seen := map[*Node]bool{}
 	stack := []*dispatch.Tensor{root}
 	for len(stack) > 0 {
@@ -211,27 +293,66 @@ func collect(op string, root *dispatch.Tensor) ([]*Node, error) {
 			continue
 		}
 		n := m.node
-		if n.freed {
-			return nil, gradError(op, "runs backward through a graph that an earlier backward pass freed (at "+n.Op.Name+")",
-				"pass lathe.RetainGraph() to the earlier Backward, or recompute the forward pass")
+		if err := n.claim(op, frees); err != nil {
+			return nodes, err
 		}
+		seen[n] = true
+		nodes = append(nodes, n)
 		for i, in := range n.Inputs {
 			if in.Released() {
-				return nil, &dispatch.Error{Kind: dispatch.ErrReleased, Op: op, Arg: n.Op.ArgName(i),
+				return nodes, &dispatch.Error{Kind: dispatch.ErrReleased, Op: op, Arg: n.Op.ArgName(i),
 					Detail: "of " + n.Op.Name + " was released before the backward pass that needs it",
 					Fix:    "release tensors of a graph only after Backward"}
 			}
 		}
-		seen[n] = true
-		nodes = append(nodes, n)
 		for _, in := range n.Inputs {
-			if in.RequiresGrad {
+			if in.RequiresGrad.Load() {
 				stack = append(stack, in)
 			}
 		}
 	}
 	slices.SortFunc(nodes, func(a, b *Node) int { return cmp.Compare(b.seq, a.seq) })
 	return nodes, nil
+}
+
+// claim enters n for a pass that frees the graph (alone) or retains it
+// (with other such passes).
+func (n *Node) claim(op string, frees bool) error {
+	for {
+		s := n.state.Load()
+		switch {
+		case s == nodeFreed:
+			return gradError(op, "runs backward through a graph that an earlier backward pass freed (at "+n.Op.Name+")",
+				"pass lathe.RetainGraph() to the earlier Backward, or recompute the forward pass")
+		case s == nodeClaimed:
+			return gradError(op, "runs backward through a graph (at "+n.Op.Name+") that another backward pass, running now, frees",
+				"pass lathe.RetainGraph() to every backward pass that runs through a graph at the same time as another")
+		case s > 0 && frees:
+			return gradError(op, "would free a graph (at "+n.Op.Name+") that another backward pass is running through now",
+				"pass lathe.RetainGraph() to every backward pass that runs through a graph at the same time as another")
+		}
+		next := s + 1
+		if frees {
+			next = nodeClaimed
+		}
+		if n.state.CompareAndSwap(s, next) {
+			return nil
+		}
+	}
+}
+
+// release leaves n after claim: freed, if the pass frees the graph and
+// succeeded; as it was before the claim otherwise.
+func (n *Node) release(frees, ok bool) {
+	switch {
+	case !frees:
+		n.state.Add(-1)
+	case ok:
+		n.Inputs = nil // Attrs stay: values, no tensors
+		n.state.Store(nodeFreed)
+	default:
+		n.state.Store(0)
+	}
 }
 
 func propagate(nodes []*Node, grads *gradSet, keep map[*dispatch.Tensor]bool) error {
@@ -270,7 +391,7 @@ func step(n *Node, grads *gradSet, keep map[*dispatch.Tensor]bool) error {
 		return &c
 	}
 	for i, in := range n.Inputs {
-		if i >= len(gin) || gin[i] == nil || !in.RequiresGrad {
+		if i >= len(gin) || gin[i] == nil || !in.RequiresGrad.Load() {
 			continue
 		}
 		gi := gin[i]

@@ -11,4 +11,18 @@
 // device and, when the backward pass is itself recorded (CreateGraph), give
 // gradients of gradients. Composite ops (the losses, layer_norm)
 // need no rule: the ops they are built from were recorded one by one.
+//
+// Backward passes may run in several goroutines at once, as PyTorch's may
+// in several threads. A pass adds to its leaves all or nothing: it runs the
+// hooks and makes every leaf's new gradient before it stores any, so a
+// failed pass changes no leaf and leaves the graph for a retry. Each leaf's
+// gradient is behind a mutex of its own, which a pass takes (for all its
+// leaves, in one order) around that last step, so passes that share a
+// leaf (a parameter) add to it one after the other and none is lost; Grad,
+// SetGrad, ZeroGrad and OnGrad take the same mutex. Passes that share
+// graph nodes claim them: any number that retain the graph, or one that
+// frees it; a pass that finds its claim taken fails with ErrGrad instead of
+// racing with the one that frees the graph. A tensor may be marked with
+// RequireGrad at any time, also while other goroutines run ops on it;
+// marking it again writes nothing.
 package autodiff

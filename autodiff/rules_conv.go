@@ -32,10 +32,10 @@ func init() {
 	ruleWith(ops.Conv, func(b *builder, n *Node, a ops.ConvParams, g *T) []*T {
 		x, w := n.Inputs[0], n.Inputs[1]
 		var gx, gw *T
-		if x.RequiresGrad {
+		if x.RequiresGrad.Load() {
 			gx = call(b, ops.ConvInputBackward, withInputSize(a, x), g, w)
 		}
-		if w.RequiresGrad {
+		if w.RequiresGrad.Load() {
 			gw = call(b, ops.ConvWeightBackward, withKernel(a, w), x, g)
 		}
 		return []*T{gx, gw}
@@ -43,10 +43,10 @@ func init() {
 	ruleWith(ops.ConvInputBackward, func(b *builder, n *Node, a ops.ConvParams, h *T) []*T {
 		g, w := n.Inputs[0], n.Inputs[1]
 		var gg, gw *T
-		if g.RequiresGrad {
+		if g.RequiresGrad.Load() {
 			gg = call(b, ops.Conv, a, h, w)
 		}
-		if w.RequiresGrad {
+		if w.RequiresGrad.Load() {
 			gw = call(b, ops.ConvWeightBackward, withKernel(a, w), h, g)
 		}
 		return []*T{gg, gw}
@@ -54,10 +54,10 @@ func init() {
 	ruleWith(ops.ConvWeightBackward, func(b *builder, n *Node, a ops.ConvParams, h *T) []*T {
 		x, g := n.Inputs[0], n.Inputs[1]
 		var gx, gg *T
-		if x.RequiresGrad {
+		if x.RequiresGrad.Load() {
 			gx = call(b, ops.ConvInputBackward, withInputSize(a, x), g, h)
 		}
-		if g.RequiresGrad {
+		if g.RequiresGrad.Load() {
 			gg = call(b, ops.Conv, a, x, h)
 		}
 		return []*T{gx, gg}

@@ -43,7 +43,7 @@ func (b *builder) padTo(t *T, shape []int) *T {
 // ("returned an invalid gradient"); lathe gives the zeros.
 func (b *builder) srcGrad(n *Node, a ops.IndexDim, g *T) *T {
 	index, src := n.Inputs[1], n.Inputs[2]
-	if !src.RequiresGrad {
+	if !src.RequiresGrad.Load() {
 		return nil
 	}
 	return b.padTo(call(b, ops.Gather, a, g, index), src.Shape)
@@ -80,7 +80,7 @@ func init() {
 	ruleWith(ops.Scatter, func(b *builder, n *Node, a ops.IndexDim, g *T) []*T {
 		x, index := n.Inputs[0], n.Inputs[1]
 		var gx *T
-		if x.RequiresGrad {
+		if x.RequiresGrad.Load() {
 			gx = call(b, ops.Scatter, a, g, index, b.zerosShape(g, index.Shape))
 		}
 		return []*T{gx, nil, b.srcGrad(n, a, g)}

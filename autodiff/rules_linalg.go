@@ -35,7 +35,7 @@ func init() {
 		// row-major like W, and storing it copies nothing (PyTorch's
 		// mm_mat2_backward chooses the same way).
 		var gx, gy *T
-		if x.RequiresGrad {
+		if x.RequiresGrad.Load() {
 			if columnMajor(x2) {
 				gx = b.mT(b.op(ops.MatMul, y2, b.mT(g2)))
 			} else {
@@ -43,7 +43,7 @@ func init() {
 			}
 			gx = b.undoPromote(gx, x2, x)
 		}
-		if y.RequiresGrad {
+		if y.RequiresGrad.Load() {
 			if columnMajor(y2) {
 				gy = b.mT(b.op(ops.MatMul, b.mT(g2), x2))
 			} else {

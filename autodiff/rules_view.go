@@ -116,7 +116,7 @@ func init() {
 		off := 0
 		for i, t := range n.Inputs {
 			size := t.Shape[d]
-			if t.RequiresGrad {
+			if t.RequiresGrad.Load() {
 				out[i] = call(b, ops.Narrow, ops.NarrowRange{Dim: d, Start: off, Length: size}, g)
 			}
 			off += size

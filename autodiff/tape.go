@@ -1,6 +1,7 @@
 package autodiff
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -16,16 +17,37 @@ type Node struct {
 	Attrs  any
 	seq    uint64 // creation order: inputs always come before outputs
 	site   string // the user's call site, kept in anomaly mode
-	freed  bool
+	// state says which backward passes are running through the node: how
+	// many that retain the graph (0 or more), or nodeClaimed for one that
+	// will free it, or nodeFreed after it did. A pass changes it (claim,
+	// end) before it reads Inputs and after it is done with them, so passes
+	// in several goroutines share a graph without a race: see collect.
+	state atomic.Int32
 }
 
-// meta is what autodiff keeps on a tensor (dispatch.Tensor.Autograd).
+const (
+	nodeFreed   = -1
+	nodeClaimed = -2
+)
+
+// meta is what autodiff keeps on a tensor (dispatch.Tensor.Autograd). node
+// and id never change once the tensor is shared; the gradient state of a
+// leaf, which backward passes, optimizers and hooks in several goroutines
+// may touch at once, is behind mu, as PyTorch's AccumulateGrad is behind
+// a mutex per leaf.
 type meta struct {
-	node  *Node            // the op that made the tensor; nil for a leaf
+	node *Node  // the op that made the tensor; nil for a leaf
+	id   uint64 // a leaf's place in the order in which passes lock leaves
+
+	mu    sync.Mutex
 	grad  *dispatch.Tensor // a leaf's accumulated gradient
 	owned bool             // grad is autodiff's to release when replaced
-	hooks []func(g *dispatch.Tensor) (*dispatch.Tensor, error)
+	hooks []Hook
 }
+
+// A Hook sees a leaf's gradient before it is accumulated and may replace
+// it by returning another tensor (nil keeps it).
+type Hook func(g *dispatch.Tensor) (*dispatch.Tensor, error)
 
 var seq atomic.Uint64
 
@@ -44,7 +66,7 @@ func record(op *dispatch.Schema, in []*dispatch.Tensor, out *dispatch.Tensor, at
 			return err
 		}
 	}
-	out.RequiresGrad = true
+	out.RequiresGrad.Store(true)
 	out.Autograd = &meta{node: n}
 	return nil
 }
@@ -54,20 +76,46 @@ func metaOf(t *dispatch.Tensor) *meta {
 	return m
 }
 
-// RequireGrad marks t as a leaf whose gradient Backward accumulates.
+// leafMu serialises marking tensors as leaves, so that goroutines sharing a
+// tensor may all call RequireGrad on it: only the first writes to it.
+var leafMu sync.Mutex
+
+// RequireGrad marks t as a leaf whose gradient Backward accumulates. A
+// tensor that already requires a gradient is left as it is (and not written
+// to); marking is serialised and the flag that ops read is atomic, so
+// goroutines may mark a tensor they share while others run ops on it.
 func RequireGrad(t *dispatch.Tensor) error {
 	if !t.DType.IsFloat() {
 		return &dispatch.Error{Kind: dispatch.ErrGrad, Op: "require_grad", Detail: "cannot take a gradient of a " + t.DType.String() + " tensor",
 			Fix: "only float tensors have gradients: cast it with .Cast(lathe.Float32)"}
 	}
-	if m := metaOf(t); m != nil && m.node != nil {
-		return nil // already the output of a recorded op: its gradient flows
+	leafMu.Lock()
+	defer leafMu.Unlock()
+	if t.RequiresGrad.Load() && metaOf(t) != nil {
+		return nil // a leaf already, or a recorded op's output: its gradient flows
 	}
-	t.RequiresGrad = true
-	if metaOf(t) == nil {
-		t.Autograd = &meta{}
-	}
+	leafMetaLocked(t)
+	t.RequiresGrad.Store(true)
 	return nil
+}
+
+// leafMeta returns t's meta, making a leaf's if it has none.
+func leafMeta(t *dispatch.Tensor) *meta {
+	if m := metaOf(t); m != nil {
+		return m
+	}
+	leafMu.Lock()
+	defer leafMu.Unlock()
+	return leafMetaLocked(t)
+}
+
+func leafMetaLocked(t *dispatch.Tensor) *meta {
+	m := metaOf(t)
+	if m == nil {
+		m = &meta{id: seq.Add(1)}
+		t.Autograd = m
+	}
+	return m
 }
 
 // IsLeaf reports whether t was made by no recorded op.
@@ -78,24 +126,29 @@ func IsLeaf(t *dispatch.Tensor) bool {
 
 // Grad returns a leaf's accumulated gradient, or nil.
 func Grad(t *dispatch.Tensor) *dispatch.Tensor {
-	if m := metaOf(t); m != nil {
-		return m.grad
+	m := metaOf(t)
+	if m == nil {
+		return nil
 	}
-	return nil
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.grad
 }
 
 // ZeroGrad forgets a leaf's accumulated gradient, releasing it unless it
 // is part of a recorded graph.
 func ZeroGrad(t *dispatch.Tensor) {
 	if m := metaOf(t); m != nil {
+		m.mu.Lock()
 		m.setGrad(nil, false)
+		m.mu.Unlock()
 	}
 }
 
 // setGrad replaces the accumulated gradient, releasing the old one if it is
 // autodiff's: that is how a training loop's gradient buffers go back to the
 // pool. A handle from Grad is therefore valid until the next ZeroGrad,
-// SetGrad or accumulation; Clone it to keep it longer.
+// SetGrad or accumulation; Clone it to keep it longer. The caller holds m.mu.
 func (m *meta) setGrad(g *dispatch.Tensor, owned bool) {
 	if m.owned && m.grad != nil && m.grad != g {
 		m.grad.Release()
@@ -105,10 +158,19 @@ func (m *meta) setGrad(g *dispatch.Tensor, owned bool) {
 
 // OnGrad adds a hook that sees (and may replace, by returning another
 // tensor) a leaf's gradient before it is accumulated.
-func OnGrad(t *dispatch.Tensor, hook func(g *dispatch.Tensor) (*dispatch.Tensor, error)) {
+func OnGrad(t *dispatch.Tensor, hook Hook) {
 	if m := metaOf(t); m != nil {
+		m.mu.Lock()
 		m.hooks = append(m.hooks, hook)
+		m.mu.Unlock()
 	}
+}
+
+// hooksOf returns the hooks registered on m so far.
+func (m *meta) hooksOf() []Hook {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.hooks
 }
 
 // Detach returns a view of t's data that is not part of any graph.
@@ -117,19 +179,23 @@ func Detach(t *dispatch.Tensor) *dispatch.Tensor {
 }
 
 // SetGrad replaces a leaf's accumulated gradient with g (nil forgets it), as
-// assigning torch's x.grad does; optimizers and gradient clipping use it.
+// assigning torch's x.grad does; optimizers and gradient clipping use it. g
+// must be live and have t's device, dtype and shape.
 func SetGrad(t, g *dispatch.Tensor) error {
-	if !IsLeaf(t) || !t.RequiresGrad {
+	if !IsLeaf(t) || !t.RequiresGrad.Load() {
 		return &dispatch.Error{Kind: dispatch.ErrGrad, Op: "set_grad", Detail: "needs a leaf that requires a gradient",
 			Fix: "call RequireGrad on the tensor first; only leaves keep a gradient"}
 	}
-	m := metaOf(t)
-	if m == nil {
-		m = &meta{}
-		t.Autograd = m
+	if g != nil {
+		if err := matches("set_grad", "g", "the tensor", g, t); err != nil {
+			return err
+		}
 	}
+	m := leafMeta(t)
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	// g is handed over (optimizers and clipping pass tensors they made),
 	// unless it is part of a graph, which may still need it.
-	m.setGrad(g, g != nil && !g.RequiresGrad)
+	m.setGrad(g, g != nil && !g.RequiresGrad.Load())
 	return nil
 }

@@ -71,6 +71,14 @@ func TestBackwardErrors(t *testing.T) {
 		{"int_leaf", lathe.FromSlice(lathe.CPU, []int32{1}).RequireGrad().Err(), lathe.ErrGrad, "only float tensors"},
 		{"seed_shape", x.Exp().Backward(lathe.WithGradient(lathe.Ones(lathe.CPU, lathe.Float64, 3))), lathe.ErrShape, "gradient"},
 		{"seed_dtype", x.Exp().Backward(lathe.WithGradient(lathe.Ones(lathe.CPU, lathe.Float32, 2))), lathe.ErrDType, "gradient"},
+		// A gradient that failed is its own error, not "none given" (a
+		// non-scalar result) nor ones (a scalar one): issue 15, defect 13.
+		{"seed_failed/scalar", x.Exp().Sum().Backward(lathe.WithGradient(lathe.Ones(lathe.CPU, lathe.Float64, 3).Reshape(7))), lathe.ErrShape, "reshape"},
+		{"seed_failed/non_scalar", x.Exp().Backward(lathe.WithGradient(lathe.Ones(lathe.CPU, lathe.Float64, 3).Reshape(7))), lathe.ErrShape, "reshape"},
+		{"seed_nil", x.Exp().Sum().Backward(lathe.WithGradient(nil)), lathe.ErrValue, `"gradient"`},
+		{"seed_zero", x.Exp().Backward(lathe.WithGradient(&lathe.Tensor{})), lathe.ErrValue, `"gradient"`},
+		{"grad/seed_failed", gradErr(lathe.Grad(x.Exp().Sum(), []*lathe.Tensor{x}, lathe.WithGradient(lathe.Ones(lathe.CPU, lathe.Float64, 3).Reshape(7)))), lathe.ErrShape, "reshape"},
+		{"grad/non_scalar", gradErr(lathe.Grad(x.Exp(), []*lathe.Tensor{x})), lathe.ErrGrad, "WithGradient"},
 	}
 	released := scalar(2).RequireGrad()
 	y := released.Exp()
@@ -89,6 +97,8 @@ func TestBackwardErrors(t *testing.T) {
 		})
 	}
 }
+
+func gradErr(_ []*lathe.Tensor, err error) error { return err }
 
 func TestGradSecondOrder(t *testing.T) {
 	x := scalar(1.5).RequireGrad()

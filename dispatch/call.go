@@ -146,7 +146,7 @@ func unsupported(dev Device, op string, dt DType, noKernel bool) *Error {
 
 func anyRequiresGrad(in []*Tensor) bool {
 	for _, t := range in {
-		if t.RequiresGrad {
+		if t.RequiresGrad.Load() {
 			return true
 		}
 	}

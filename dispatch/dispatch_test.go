@@ -152,7 +152,7 @@ func TestRecorderOnlyWhenGradWanted(t *testing.T) {
 	if calls != 0 {
 		t.Fatalf("recorded %d entries for inputs that want no gradient", calls)
 	}
-	b.RequiresGrad = true
+	b.RequiresGrad.Store(true)
 	if _, err := dispatch.Call(add, dispatch.None{}, a, b); err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,9 @@ type Tensor struct {
 
 	// RequiresGrad marks a tensor whose gradient is wanted: a leaf that asked
 	// for one, or the output of an op recorded on the tape.
-	RequiresGrad bool
+	// It is atomic so that a leaf that goroutines share may be marked while
+	// they run ops on it.
+	RequiresGrad atomic.Bool
 	// Autograd is owned by the autodiff package (the tape node that made the
 	// tensor, its accumulated gradient); dispatch only carries it.
 	Autograd any

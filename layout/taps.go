@@ -106,17 +106,27 @@ func areaSource[T Float](s T, j int, alignCorners, cubic bool) T {
 // (PyTorch's nearest_neighbor_compute_source_index and
 // nearest_neighbor_exact_compute_source_index; the exact one forms
 // (j+0.5)·s in float64 and rounds it to float32 before the floor).
+// Nearest is UpSample.h's nearest_idx: an output of the input's size
+// copies it and one of twice its size takes j/2, whatever scale factor
+// gave that size (H = 3 by 1.25 is a copy where floor(j/1.25) is not).
+// torch 1.13's cpu backward and its channels-last forward take that rule;
+// its contiguous forward kernel does not, so that its gradient is not the
+// derivative of its output there: lathe takes the rule both ways.
 func nearestTaps[T Float](in, out int, scale float64, exact bool) Taps[T] {
 	s := inverseScale[float32](in, out, scale)
 	tp := Taps[T]{K: 1, Idx: make([]int, out), W: make([]T, out)}
 	for j := range out {
-		var src float32
-		if exact {
-			src = float32((float64(j) + 0.5) * float64(s))
-		} else {
-			src = float32(j) * s
+		switch {
+		case exact:
+			tp.Idx[j] = int(math.Floor(float64(float32((float64(j) + 0.5) * float64(s)))))
+		case out == in:
+			tp.Idx[j] = j
+		case out == 2*in:
+			tp.Idx[j] = j / 2
+		default:
+			tp.Idx[j] = int(math.Floor(float64(float32(j) * s)))
 		}
-		tp.Idx[j] = min(int(math.Floor(float64(src))), in-1)
+		tp.Idx[j] = min(tp.Idx[j], in-1)
 		tp.W[j] = 1
 	}
 	return tp

@@ -60,3 +60,32 @@ func TestUpsamplePasses(t *testing.T) {
 		t.Errorf("nearest 3 -> 3 is a copy, got %d passes", len(ps))
 	}
 }
+
+// Nearest's taps are UpSample.h's nearest_idx: an output of the input's
+// size copies it and one of twice its size halves the index, whatever the
+// scale factor that gave the size (H = 3 with scale 1.25 copies, 5 with
+// 2.1 gives 0 0 1 1 2 ...); other sizes take floor(j / scale). The exact
+// mode's nearest_exact_idx has no such cases.
+func TestNearestTapsSpecialSizes(t *testing.T) {
+	for _, c := range []struct {
+		in, out int
+		scale   float64
+		exact   bool
+		want    []int
+	}{
+		{3, 3, 1.25, false, []int{0, 1, 2}},
+		{5, 5, 1.1, false, []int{0, 1, 2, 3, 4}},
+		{5, 10, 2.1, false, []int{0, 0, 1, 1, 2, 2, 3, 3, 4, 4}},
+		{4, 5, 1.25, false, []int{0, 0, 1, 2, 3}},
+		{5, 11, 2.3, false, []int{0, 0, 0, 1, 1, 2, 2, 3, 3, 3, 4}},
+		{4, 4, 1.2, true, []int{0, 1, 2, 2}},
+	} {
+		tp := MakeTaps[float64](FilterNearest, c.in, c.out, c.scale, false, c.exact)
+		if !slices.Equal(tp.Idx, c.want) {
+			t.Errorf("nearest(exact=%v) %d -> %d, scale %g: indices %v, want %v", c.exact, c.in, c.out, c.scale, tp.Idx, c.want)
+		}
+	}
+	if ps := UpsamplePasses[float64](FilterNearest, []int{3, 4}, []int{3, 5}, nil, []float64{1.25, 1.25}, false, false, false); len(ps) != 1 || ps[0].Dim != 1 {
+		t.Errorf("nearest [3, 4] -> [3, 5] by 1.25: %d passes, want one, of dim 1 (dim 0 is a copy)", len(ps))
+	}
+}

@@ -82,15 +82,21 @@ func (w Walk) Rank() int { return len(w.Shape) }
 
 // BroadcastStrides returns t's strides over the broadcast shape: a
 // broadcast dimension gets stride 0, so a kernel reads the same element.
-// shape must be one that t broadcasts to (NumPy's rule: missing leading
-// dims and size-1 dims get stride 0).
+// shape must be one that t broadcasts to.
 func BroadcastStrides(t *dispatch.Tensor, shape []int) []int {
-	strides := make([]int, len(shape))
-	off := len(shape) - len(t.Shape)
-	for i := range t.Shape {
-		if t.Shape[i] != 1 {
-			strides[off+i] = t.Strides[i]
+	return BroadcastStridesOf(t.Shape, t.Strides, shape)
+}
+
+// BroadcastStridesOf is BroadcastStrides of a layout given as its shape
+// and strides (NumPy's rule: missing leading dims and size-1 dims get
+// stride 0).
+func BroadcastStridesOf(shape, strides, to []int) []int {
+	out := make([]int, len(to))
+	off := len(to) - len(shape)
+	for i := range shape {
+		if shape[i] != 1 {
+			out[off+i] = strides[i]
 		}
 	}
-	return strides
+	return out
 }

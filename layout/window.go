@@ -25,30 +25,49 @@ func (w Window) Dims() int { return len(w.Kernel) }
 func (w Window) Span(i int) int { return w.Dilation[i]*(w.Kernel[i]-1) + 1 }
 
 // OutSize returns the output size along spatial dim i for an input of size n,
-// as PyTorch computes it: floor((n + 2p - span) / s) + 1, or with CeilMode
-// the ceiling, less one when the last window would start in the right
-// padding. The result is below 1 when the window does not fit.
-// Check has made sure that n + 2p and the span fit an int, and the rest
-// is written so that no step passes them.
+// as PyTorch computes it (pooling_output_shape in ATen's Pool.h):
+// floor((n + 2p - span) / s) + 1, or with CeilMode the ceiling, less one
+// when the last window would start in the right padding. Both round toward
+// -∞, so that in ceil mode a window longer than the padded input still
+// counts when it starts inside (n = 3, kernel 4, stride 4: one window, as
+// torch's max_pool1d(x, 4, ceil_mode=True)); the kernels clip it to the
+// input (PoolTaps) and the average's count to the right padding. The
+// result is 0 when no window fits. Check has made sure that n + 2p and the
+// span fit an int, and no step here passes them: ATen's room + s - 1 and
+// (out-1)·s overflow for a stride near MaxInt.
 func (w Window) OutSize(i, n int) int {
 	s, p := w.Stride[i], w.Padding[i]
 	room := n + 2*p - w.Span(i)
-	if room < 0 {
-		return 0
-	}
 	if !w.CeilMode {
-		return room/s + 1
+		return max(floorDiv(room, s)+1, 0)
 	}
-	out := room/s + 1
-	if room%s != 0 {
-		out++
+	q := ceilDiv(room, s) // out - 1
+	// Drop the last window if it starts past the input: q·s ≥ n+p, which
+	// for q > 0 is q > (n+p-1)/s when n+p ≥ 1 (and always when n+p is 0);
+	// for q ≤ 0, |q·s| is at most |room|.
+	m := n + p
+	if q <= 0 && q*s >= m || q > 0 && (m < 1 || q > (m-1)/s) {
+		q--
 	}
-	// The last window starts at (out-1)·s - p: drop it if that is past the
-	// input, (out-1)·s ≥ n+p, which is out-1 > (n+p-1)/s for n+p ≥ 1.
-	if m := n + p; m < 1 || out-1 > (m-1)/s {
-		out--
+	return max(q+1, 0)
+}
+
+// ceilDiv is a/b rounded toward +∞ (b > 0).
+func ceilDiv(a, b int) int {
+	q := a / b
+	if a%b != 0 && a > 0 {
+		q++
 	}
-	return out
+	return q
+}
+
+// floorDiv is a/b rounded toward -∞ (b > 0), ATen's div_rtn.
+func floorDiv(a, b int) int {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
 }
 
 // Check validates the window for an input whose spatial sizes are in: each

@@ -36,6 +36,17 @@ func lossConfigOf(opts []LossOption) lossConfig {
 	return c
 }
 
+// check refuses an invalid reduction before a loss computes anything;
+// lathe's own losses refuse it too, and BCEWithLogits and label smoothing
+// reduce here.
+func (c lossConfig) check(op string) error {
+	if c.reduction.Valid() {
+		return nil
+	}
+	return nnError(op, lathe.ErrValue, "reduction", "is "+c.reduction.String()+", which is none of ReduceMean, ReduceSum and ReduceNone",
+		"pass lathe.ReduceMean, lathe.ReduceSum or lathe.ReduceNone")
+}
+
 func (c lossConfig) lathe() []lathe.LossOption {
 	return []lathe.LossOption{lathe.WithReduction(c.reduction), lathe.IgnoreIndex(c.ignoreIndex)}
 }
@@ -48,6 +59,9 @@ func (c lossConfig) lathe() []lathe.LossOption {
 // PyTorch's cross_entropy_loss_label_smoothing.
 func CrossEntropy(logits, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
 	c := lossConfigOf(opts)
+	if err := c.check("cross_entropy"); err != nil {
+		return lathe.Failed(err)
+	}
 	if !(c.smoothing >= 0 && c.smoothing <= 1) {
 		return lathe.Failed(nnError("cross_entropy", lathe.ErrValue, "label_smoothing", "is "+strconv.FormatFloat(c.smoothing, 'g', -1, 64),
 			"use a value in [0, 1]"))
@@ -55,7 +69,7 @@ func CrossEntropy(logits, target *lathe.Tensor, opts ...LossOption) *lathe.Tenso
 	if c.smoothing == 0 {
 		return logits.CrossEntropy(target, c.lathe()...)
 	}
-	if err := logits.Err(); err != nil {
+	if err := usable("cross_entropy", "input", logits); err != nil {
 		return lathe.Failed(err)
 	}
 	classDim := 1
@@ -102,15 +116,18 @@ func MSE(x, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
 // binary_cross_entropy_with_logits without weights).
 func BCEWithLogits(x, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
 	c := lossConfigOf(opts)
-	if err := x.Err(); err != nil {
+	if err := usable("bce_with_logits", "input", x); err != nil {
 		return lathe.Failed(err)
 	}
-	if err := target.Err(); err != nil {
+	if err := usable("bce_with_logits", "target", target); err != nil {
 		return lathe.Failed(err)
 	}
 	if !slices.Equal(x.Shape(), target.Shape()) {
 		return lathe.Failed(nnError("bce_with_logits", lathe.ErrShape, "target", "has shape "+shapeString(target.Shape())+
 			" but the input has "+shapeString(x.Shape()), "give a target of the input's shape"))
+	}
+	if err := c.check("bce_with_logits"); err != nil {
+		return lathe.Failed(err)
 	}
 	loss := x.MaximumScalar(0).Sub(x.Mul(target)).Add(x.Abs().Neg().Exp().Log1p())
 	switch c.reduction {
@@ -120,6 +137,19 @@ func BCEWithLogits(x, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
 		return loss.Sum()
 	}
 	return loss
+}
+
+// usable returns the error that stops a loss from using t: t's own, or
+// that it was released (Err does not say so, and Shape is then nil, which
+// a shape check would misreport as a mismatch).
+func usable(op, arg string, t *lathe.Tensor) error {
+	if err := t.Err(); err != nil {
+		return err
+	}
+	if t.Rank() < 0 {
+		return nnError(op, lathe.ErrReleased, arg, "was released", "do not use a tensor after Release")
+	}
+	return nil
 }
 
 func shapeString(s []int) string {

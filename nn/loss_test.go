@@ -84,6 +84,13 @@ func TestMSEAndNLL(t *testing.T) {
 	assertClose(t, "nll", values(t, NLL(logp, lathe.FromSlice(lathe.CPU, []int64{1}, 1))), []float64{math.Log(4)}, 1e-15)
 }
 
+// released returns a released float32 tensor of the shape.
+func released(shape ...int) *lathe.Tensor {
+	x := lathe.Zeros(lathe.CPU, lathe.Float32, shape...)
+	x.Release()
+	return x
+}
+
 func TestLossErrors(t *testing.T) {
 	logits := lathe.Zeros(lathe.CPU, lathe.Float32, 2, 3)
 	tg := lathe.FromSlice(lathe.CPU, []int64{0, 1}, 2)
@@ -100,6 +107,10 @@ func TestLossErrors(t *testing.T) {
 		{"bce/shape", BCEWithLogits(logits, lathe.Zeros(lathe.CPU, lathe.Float32, 3)), lathe.ErrShape},
 		{"bce/dtype", BCEWithLogits(logits, lathe.Zeros(lathe.CPU, lathe.Float64, 2, 3)), lathe.ErrDType},
 		{"mse/shape", MSE(logits, lathe.Zeros(lathe.CPU, lathe.Float32, 3)), lathe.ErrShape},
+		// A released argument is ErrReleased, not a shape mismatch (issue 15, defect 14).
+		{"bce/released_input", BCEWithLogits(released(2, 3), lathe.Zeros(lathe.CPU, lathe.Float32, 2, 3)), lathe.ErrReleased},
+		{"bce/released_target", BCEWithLogits(logits, released(2, 3)), lathe.ErrReleased},
+		{"ce/smoothing/released_logits", CrossEntropy(released(2, 3), tg, LabelSmoothing(0.1)), lathe.ErrReleased},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -131,4 +142,22 @@ func TestLossGradientsMatchTorch(t *testing.T) {
 		assertClose(t, "grad", values(t, x.Grad()), []float64{-0.0629234447996909, 0.030404253967726058, 0.10876235447040557,
 			-0.16666666666666666, 0.16666666666666666, 0.0}, 1e-14)
 	})
+}
+
+// An invalid Reduction is an ErrValue in every loss (issue 15, defect 16).
+func TestInvalidReduction(t *testing.T) {
+	x := lathe.Zeros(lathe.CPU, lathe.Float32, 2, 3)
+	tg := lathe.FromSlice(lathe.CPU, []int64{0, 1}, 2)
+	for name, got := range map[string]*lathe.Tensor{
+		"cross_entropy":           CrossEntropy(x, tg, Reduction(7)),
+		"cross_entropy/smoothing": CrossEntropy(x, tg, Reduction(7), LabelSmoothing(0.1)),
+		"nll_loss":                NLL(x, tg, Reduction(7)),
+		"mse_loss":                MSE(x, x, Reduction(7)),
+		"bce_with_logits":         BCEWithLogits(x, x, Reduction(7)),
+	} {
+		var e *lathe.Error
+		if err := got.Err(); !errors.Is(err, lathe.ErrValue) || !errors.As(err, &e) || e.Arg != "reduction" {
+			t.Errorf("%s with reduction 7: error %v, want an ErrValue about the reduction", name, err)
+		}
+	}
 }

@@ -12,14 +12,15 @@ func TestUpsample(t *testing.T) {
 	cases := []struct {
 		name string
 		up   *Upsample
-		want []float64 // torch.nn.Upsample's output
+		want []float64 // torch.nn.Upsample's output (build/torchref/literals.py)
 	}{
-		{"nearest/scale2", NewUpsample(lathe.ScaleFactor(2)),
-			[]float64{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}},
+		{"nearest/scale2", NewUpsample(lathe.ScaleFactor(2)), torchUpsample["nearest/scale2"]},
 		{"bilinear/size3/align_corners", NewUpsample(lathe.Size(3), lathe.Mode("bilinear"), lathe.AlignCorners()),
-			[]float64{1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4}},
-		{"bilinear/size[1,3]", NewUpsample(lathe.Size(1, 3), lathe.Mode("bilinear")),
-			[]float64{2, 2.5, 3}},
+			torchUpsample["bilinear/size3/align_corners"]},
+		{"bilinear/size[1,3]", NewUpsample(lathe.Size(1, 3), lathe.Mode("bilinear")), torchUpsample["bilinear/size[1,3]"]},
+	}
+	if len(cases) != len(torchUpsample) {
+		t.Errorf("%d cases, %d torch references", len(cases), len(torchUpsample))
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"math"
+
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
 )
@@ -17,7 +19,8 @@ func init() {
 }
 
 // castInto writes x converted to out's dtype. Float to int truncates toward
-// zero, nonzero is true, true is 1: PyTorch's conversions.
+// zero (floatToInt32 past the range), nonzero is true, true is 1: PyTorch's
+// conversions.
 func castInto(out, x *dispatch.Tensor) {
 	if out.DType == x.DType {
 		switch x.DType {
@@ -103,12 +106,40 @@ func castFrom[S number](out, x *dispatch.Tensor) {
 	case dispatch.Float64:
 		map1(out, x, func(v S) float64 { return float64(v) })
 	case dispatch.Int32:
+		if x.DType.IsFloat() {
+			map1(out, x, func(v S) int32 { return floatToInt32(float64(v)) })
+			return
+		}
 		map1(out, x, func(v S) int32 { return int32(v) })
 	case dispatch.Int64:
+		if x.DType.IsFloat() {
+			map1(out, x, func(v S) int64 { return floatToInt64(float64(v)) })
+			return
+		}
 		map1(out, x, func(v S) int64 { return int64(v) })
 	case dispatch.Bool:
 		map1(out, x, func(v S) bool { return v != 0 })
 	}
+}
+
+// floatToInt32 and floatToInt64 convert as torch does on x86 (cvttss2si):
+// truncation toward zero, and the most negative integer for NaN and for
+// a value that truncates outside the integer's range (Inf, 3e9 to int32).
+// Go leaves that case to the machine (amd64 gives this value, arm64
+// saturates), so it is spelled out; the wgpu and cuda kernels give the
+// same.
+func floatToInt32(f float64) int32 {
+	if !(f > -1<<31-1 && f < 1<<31) {
+		return math.MinInt32
+	}
+	return int32(f)
+}
+
+func floatToInt64(f float64) int64 {
+	if !(f >= -1<<63 && f < 1<<63) {
+		return math.MinInt64
+	}
+	return int64(f)
 }
 
 // truth returns x as a Bool tensor (itself if it is one), for logical ops.

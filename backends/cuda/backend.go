@@ -184,16 +184,26 @@ func (b *backend) Read(dev dispatch.Device, buf dispatch.Buffer, dt dispatch.DTy
 			return nil, err
 		}
 	}
+	// The stream has run up to the copy, value checks and all: their
+	// slots come back at once.
+	if err := d.checks.drain(); err != nil {
+		return nil, err
+	}
 	finish()
 	return out, nil
 }
 
+// Sync waits for the work queued on dev and returns the error of the
+// first value check that failed since the last read-back or Sync.
 func (b *backend) Sync(dev dispatch.Device) error {
 	d, err := opened(dev)
 	if err != nil {
 		return err
 	}
-	return d.sync()
+	if err := d.sync(); err != nil {
+		return err
+	}
+	return d.checks.drain()
 }
 
 // launch enqueues kernel fn of the PTX module mod (kernels/ptx/<mod>.ptx,
@@ -239,12 +249,13 @@ func versionString(v int) string {
 	return strconv.Itoa(v/1000) + "." + strconv.Itoa(v%1000/10)
 }
 
-// CheckValues is dispatch's value check, on the host: it reads t back,
-// which waits for the stream.
+// CheckValues is dispatch's value check, on the device: it queues c's
+// kernels on t's stream and returns nil at once; the next read-back or
+// Sync returns the error of the first check that failed (checks.go).
 func (*backend) CheckValues(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
-	vals, err := readInts(t)
+	q, err := checksOn(t.Device)
 	if err != nil {
 		return err
 	}
-	return c.Scan(vals)
+	return q.add(t, c)
 }

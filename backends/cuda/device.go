@@ -30,7 +30,8 @@ type device struct {
 	totalMem     int64
 	driverVer    int
 
-	pool *alloc.Pool[uint64]
+	pool   *alloc.Pool[uint64]
+	checks *checkQueue // the value checks queued since the last drain (checks.go)
 
 	// lastOp is the kernel launched last and launches counts launches since
 	// the last successful wait for the stream: a kernel's fault surfaces
@@ -92,6 +93,7 @@ func openDevice(drv *driver, index int) (*device, error) {
 		return nil, d.openError("cuStreamCreate", r)
 	}
 	d.pool = alloc.New[uint64](memory{d}, alloc.Config{Device: d.id.String(), Classes: classes, Slab: slabBytes})
+	d.checks = newCheckQueue(deviceSlots{d}, checkSlots)
 	d.openBLAS()
 	return d, nil
 }
@@ -295,16 +297,31 @@ func (d *device) download(raw []byte, src uint64) error {
 	return nil
 }
 
-// zero sets n bytes at dst to 0, queued on the stream.
-func (d *device) zero(dst uint64, n int) error {
+// memset sets n bytes at dst to v, queued on the stream.
+func (d *device) memset(dst uint64, v byte, n int) error {
 	if n == 0 {
 		return nil
 	}
-	if r := d.drv.memset8(d.ctx, dst, 0, n, d.stream); r != cudaSuccess {
-		return d.streamError("zeroing "+formatBytes(int64(n)), "cuMemsetD8Async", r)
+	if r := d.drv.memset8(d.ctx, dst, v, n, d.stream); r != cudaSuccess {
+		return d.streamError("setting "+formatBytes(int64(n)), "cuMemsetD8Async", r)
 	}
 	return nil
 }
+
+// deviceSlots is the memory of a device's value checks (checks.go's
+// slotMemory): a block of its pool, kept, and set and read on its stream.
+type deviceSlots struct{ d *device }
+
+func (m deviceSlots) alloc(n int) (uint64, error) {
+	blk, err := m.d.pool.Alloc(int64(n))
+	if err != nil {
+		return 0, err
+	}
+	return (&buffer{blk: blk}).ptr(), nil
+}
+
+func (m deviceSlots) fill(p uint64, b byte, n int) error { return m.d.memset(p, b, n) }
+func (m deviceSlots) read(dst []byte, p uint64) error    { return m.d.download(dst, p) }
 
 // function returns kernel fn of module mod, loading the module on first use.
 // d.mu is held.
@@ -436,5 +453,14 @@ func zeroOn(dev dispatch.Device, dst uint64, n int) error {
 	if err != nil {
 		return err
 	}
-	return d.zero(dst, n)
+	return d.memset(dst, 0, n)
+}
+
+// checksOf is dev's queue of value checks.
+func checksOf(dev dispatch.Device) (*checkQueue, error) {
+	d, err := opened(dev)
+	if err != nil {
+		return nil, err
+	}
+	return d.checks, nil
 }

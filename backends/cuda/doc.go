@@ -7,7 +7,10 @@
 // which all of lathe's work is queued in order: ops return as soon as their
 // kernels are queued, and read-back and Sync wait. Kernels are PTX from
 // kernels/ptx, JIT-compiled once per device with cuModuleLoadDataEx when
-// first launched; matrix products go to cuBLAS where it opens. Memory
+// first launched; matrix products go to cuBLAS where it opens. dispatch's
+// value checks (an index out of range, say) are kernels queued before the
+// op, whose outcome the next read-back or Sync reads back (checks.go), so
+// no check waits for the stream. Memory
 // comes from lathe's one caching allocator (package alloc), a pool per
 // device over the driver's cuMemAlloc, cuMemFree, cuStreamSynchronize and
 // cuMemGetInfo (device.go), whose figures lathe.MemoryStats reports and

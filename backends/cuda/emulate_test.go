@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -21,31 +22,9 @@ import (
 // the registrations' layouts and compositions (pad, concat, conv, the
 // reductions' rows, ...) and the kernels together, end to end.
 func TestKernelsMatchCPU(t *testing.T) {
-	if testing.Short() {
-		t.Skip("emulating the kernels takes a while")
-	}
-	emu, err := cudaemu.Load("../..")
-	if errors.Is(err, cudaemu.ErrUnavailable) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	emulate(t)
 	var allocs []uint64
-	oldE, oldA, oldB, oldR := enqueue, addressOf, borrow, readInts
-	enqueue = func(_ dispatch.Device, mod, fn string, grid, block [3]uint32, _ uint32, args ...any) error {
-		return emu.Launch(fn, grid, block, args...)
-	}
-	addressOf = func(t *dispatch.Tensor) uint64 {
-		return t.Storage.Buffer.(emuBuffer).ptr + uint64(int64(t.Offset*t.DType.Size()))
-	}
-	borrow = func(_ dispatch.Device, n int) (uint64, func(), error) {
-		p := cudaemu.Alloc(n)
-		return p, func() { cudaemu.Free(p) }, nil
-	}
-	readInts = func(x *dispatch.Tensor) ([]int64, error) { return emuInts(x), nil }
 	t.Cleanup(func() {
-		enqueue, addressOf, borrow, readInts = oldE, oldA, oldB, oldR
 		for _, p := range allocs {
 			cudaemu.Free(p)
 		}
@@ -116,39 +95,75 @@ func TestKernelsMatchCPU(t *testing.T) {
 	t.Logf("%d cases matched the cpu backend, and %d gave its error", ran, errorsFound)
 }
 
-// emuInts reads an integer tensor of the emulation in row-major order.
-func emuInts(x *dispatch.Tensor) []int64 {
-	size := x.DType.Size()
-	out := make([]int64, 0, x.Numel())
-	idx := make([]int, x.Rank())
-	for range x.Numel() {
-		at := x.Offset
-		for d, i := range idx {
-			at += i * x.Strides[d]
-		}
-		b := cudaemu.Read(x.Storage.Buffer.(emuBuffer).ptr+uint64(at*size), size)
-		var v int64
-		for k := size - 1; k >= 0; k-- {
-			v = v<<8 | int64(b[k])
-		}
-		if size == 4 {
-			v = int64(int32(v))
-		}
-		out = append(out, v)
-		for d := x.Rank() - 1; d >= 0; d-- {
-			if idx[d]++; idx[d] < x.Shape[d] {
-				break
-			}
-			idx[d] = 0
-		}
+// emulate points the launch hooks at the host emulation for the rest of
+// the test: kernels run as they are enqueued, tensors of emuBuffer are its
+// memory, and the value checks queue on slots in its memory (emuSlots),
+// the queue that it returns. It skips the test where the emulation cannot
+// be built, or under -short.
+func emulate(t *testing.T) *checkQueue {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("emulating the kernels takes a while")
 	}
-	return out
+	emu, err := cudaemu.Load("../..")
+	if errors.Is(err, cudaemu.ErrUnavailable) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := &emuSlots{}
+	q := newCheckQueue(mem, checkSlots)
+	oldE, oldA, oldB, oldC := enqueue, addressOf, borrow, checksOn
+	enqueue = func(_ dispatch.Device, mod, fn string, grid, block [3]uint32, _ uint32, args ...any) error {
+		return emu.Launch(fn, grid, block, args...)
+	}
+	addressOf = func(t *dispatch.Tensor) uint64 {
+		return t.Storage.Buffer.(emuBuffer).ptr + uint64(int64(t.Offset*t.DType.Size()))
+	}
+	borrow = func(_ dispatch.Device, n int) (uint64, func(), error) {
+		p := cudaemu.Alloc(n)
+		return p, func() { cudaemu.Free(p) }, nil
+	}
+	checksOn = func(dispatch.Device) (*checkQueue, error) { return q, nil }
+	t.Cleanup(func() {
+		enqueue, addressOf, borrow, checksOn = oldE, oldA, oldB, oldC
+		for _, p := range mem.allocs {
+			cudaemu.Free(p)
+		}
+	})
+	return q
 }
 
 // emuBuffer is a tensor's memory in the emulation.
 type emuBuffer struct{ ptr uint64 }
 
 func (emuBuffer) Free() {}
+
+// emuSlots is the value checks' slot memory in the emulation, where a
+// kernel has run by the time enqueue returns: read needs no wait. It
+// counts the reads, which on a device are the checks' only waits.
+type emuSlots struct {
+	allocs []uint64
+	reads  int
+}
+
+func (m *emuSlots) alloc(n int) (uint64, error) {
+	p := cudaemu.Alloc(n)
+	m.allocs = append(m.allocs, p)
+	return p, nil
+}
+
+func (m *emuSlots) fill(p uint64, b byte, n int) error {
+	cudaemu.Write(p, bytes.Repeat([]byte{b}, n))
+	return nil
+}
+
+func (m *emuSlots) read(dst []byte, p uint64) error {
+	m.reads++
+	copy(dst, cudaemu.Read(p, len(dst)))
+	return nil
+}
 
 // randomData is the bytes of a flat storage for x's view: small values, and
 // for index arguments (integer inputs after the first, and one_hot's) the
@@ -269,5 +284,45 @@ func compare(t *testing.T, label string, dt dispatch.DType, got []byte, want any
 	}
 	if bad > 3 {
 		t.Errorf("%s: %d elements differ in all (dtype %s)", label, bad, dt)
+	}
+}
+
+// TestContiguousOfAnyRank copies a 10-dim view whose dims do not merge,
+// which the kernels' layouts (8 dims) cannot walk at once: contiguous, the
+// fix rankError gives, launches once per index of the 2 leading dims.
+func TestContiguousOfAnyRank(t *testing.T) {
+	emulate(t)
+	x := deepView(dispatch.Int64)
+	storage := make([]int64, 29525)
+	for i := range storage {
+		storage[i] = int64(i)
+	}
+	x.Storage = emuTensor(t, dispatch.Int64, storage, []int{len(storage)}, nil).Storage
+	launches := 0
+	run := enqueue
+	enqueue = func(dev dispatch.Device, mod, fn string, grid, block [3]uint32, shared uint32, args ...any) error {
+		launches++
+		return run(dev, mod, fn, grid, block, shared, args...)
+	}
+	p := cudaemu.Alloc(8 * 1024)
+	t.Cleanup(func() { cudaemu.Free(p) })
+	out := tensor(dispatch.Int64, x.Shape)
+	out.Storage = dispatch.NewStorage(emuBuffer{p}, 1024)
+	if err := caseOf(ops.Contiguous, dispatch.None{}, x).run(out, []*dispatch.Tensor{x}); err != nil {
+		t.Fatal(err)
+	}
+	if launches != 4 {
+		t.Errorf("%d launches, want 4 (one per index of the 2 dims past 8)", launches)
+	}
+	// Element i's offset is i's bits read as base-3 digits.
+	got := cudaemu.Read(p, 8*1024)
+	for i := range 1024 {
+		want := 0
+		for d, s := 0, 1; d < 10; d, s = d+1, s*3 {
+			want += (i >> d & 1) * s
+		}
+		if g := int64(binary.LittleEndian.Uint64(got[8*i:])); g != int64(want) {
+			t.Fatalf("element %d = %d, want %d", i, g, want)
+		}
 	}
 }

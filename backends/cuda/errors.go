@@ -35,6 +35,7 @@ type DriverError struct {
 	Text    string // its description: "out of memory"
 }
 
+// Error says which call returned which status, in the library's words.
 func (e *DriverError) Error() string {
 	name := e.Name
 	if name == "" {

@@ -54,7 +54,7 @@ func TestFakeDriver(t *testing.T) {
 
 // fakeModules are the stand-in's modules: text that its
 // cuModuleLoadDataEx accepts, or refuses when it says BROKEN.
-var fakeModules = map[string]string{"fake": "fake kernels", "matmul": "fake matmul", "broken": "BROKEN"}
+var fakeModules = map[string]string{"fake": "fake kernels", "matmul": "fake matmul", "index": "fake checks", "broken": "BROKEN"}
 
 // realDevice is true where checkMatmul runs on a GPU, whose rounding under
 // TF32 the test does not predict.
@@ -86,6 +86,7 @@ func fakeDriverChecks(t *testing.T) {
 	t.Run("copies", func(t *testing.T) { fakeCopies(t, dev) })
 	t.Run("launch", func(t *testing.T) { fakeLaunch(t, dev) })
 	t.Run("matmul", func(t *testing.T) { checkMatmul(t, dev) })
+	t.Run("value checks", func(t *testing.T) { fakeValueChecks(t, dev) })
 	t.Run("memory", func(t *testing.T) { fakeMemoryChecks(t, dev) })
 	t.Run("dropped tensors", func(t *testing.T) { fakeDroppedTensors(t, dev) })
 	t.Run("concurrent", func(t *testing.T) { fakeConcurrent(t, dev) })
@@ -189,6 +190,63 @@ func fakeLaunch(t *testing.T, dev dispatch.Device) {
 		t.Fatalf("scratch: %#x %v", p, err)
 	}
 	free()
+}
+
+// fakeValueChecks queues value checks through the driver (the stand-in's
+// index_check and check_fetch keep their contract) and reads their outcome
+// with Sync and with a read-back: the first bad value in row-major order,
+// once, and nothing from clean checks; a full log drains itself.
+func fakeValueChecks(t *testing.T, dev dispatch.Device) {
+	checkOf := func(idx *dispatch.Tensor) *dispatch.ValueCheck {
+		c := ops.IndexSelect.Checks([]*dispatch.Tensor{tensor(dispatch.Float32, []int{5, 2}), idx}, ops.IndexDim{Dim: 0})[0]
+		c.Op = ops.IndexSelect.Name
+		return &c
+	}
+	queue := func(idx *dispatch.Tensor) {
+		t.Helper()
+		if err := cudaBackend.CheckValues(idx, checkOf(idx)); err != nil {
+			t.Fatalf("CheckValues: %v", err)
+		}
+	}
+	// Row-major the view holds 1 6 / 5 2: its first bad value is 6, the
+	// storage's is 5.
+	s := upload(t, dev, []int32{1, 5, 6, 2}, dispatch.Int32, 4)
+	bad := s.View([]int{2, 2}, []int{1, 2}, 0)
+	good := upload(t, dev, []int64{0, 4, 2}, dispatch.Int64, 3)
+	want := "lathe: index_select: argument \"index\" holds 6"
+	queue(good)
+	queue(bad)
+	if err := cudaBackend.Sync(dev); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Sync after a bad check: %v, want %q", err, want)
+	}
+	if err := cudaBackend.Sync(dev); err != nil {
+		t.Errorf("a second Sync: %v", err)
+	}
+	queue(bad)
+	if _, err := dispatch.ReadHost(good); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a read-back after a bad check: %v, want %q", err, want)
+	}
+	queue(good)
+	if got := read[int64](t, good); !slices.Equal(got, []int64{0, 4, 2}) {
+		t.Errorf("a read-back after a clean check: %v", got)
+	}
+	q := d0(t).checks
+	for range checkSlots - 1 {
+		queue(good)
+	}
+	queue(bad)
+	if err := cudaBackend.CheckValues(good, checkOf(good)); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("the check past a full log: %v, want %q", err, want)
+	}
+	if n := q.log.Len(); n != 0 {
+		t.Errorf("%d checks logged after the full log drained", n)
+	}
+	if err := cudaBackend.Sync(dev); err != nil {
+		t.Errorf("Sync after the drain: %v", err)
+	}
+	s.Release()
+	bad.Release()
+	good.Release()
 }
 
 // refMatMul is a row-major reference over torch.matmul's shapes, from host
@@ -363,11 +421,21 @@ func d0(t *testing.T) *device {
 	return d
 }
 
+// fakeMemoryChecks goes through dispatch.MemoryManager, the capability
+// that lathe.EmptyCache and lathe.MemoryStats ask every backend for.
 func fakeMemoryChecks(t *testing.T, dev dispatch.Device) {
-	if err := cudaBackend.EmptyCache(dev); err != nil {
+	b, err := dispatch.BackendFor(kind)
+	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := memoryStatsOn(dev)
+	mm, ok := b.(dispatch.MemoryManager)
+	if !ok {
+		t.Fatal("the cuda backend is not a dispatch.MemoryManager")
+	}
+	if err := mm.EmptyCache(dev); err != nil {
+		t.Fatal(err)
+	}
+	st, err := mm.MemoryStats(dev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +454,7 @@ func fakeMemoryChecks(t *testing.T, dev dispatch.Device) {
 	// The collections on the way (a 64 MiB device is under pressure from
 	// 4 MiB on) may hand back slabs of tensors that earlier checks dropped,
 	// so what the pool reserves besides the 50 MiB is at most base.
-	if st, _ := memoryStatsOn(dev); st.OOMRetries != 1 || st.Reserved < 50<<20 || st.Reserved > base+50<<20 {
+	if st, _ := mm.MemoryStats(dev); st.OOMRetries != 1 || st.Reserved < 50<<20 || st.Reserved > base+50<<20 {
 		t.Errorf("after the retry: %+v (reserved before %d)", st, base)
 	}
 	_, err = cudaBackend.Alloc(dev, dispatch.Float32, (30<<20)/4)
@@ -399,10 +467,10 @@ func fakeMemoryChecks(t *testing.T, dev dispatch.Device) {
 		}
 	}
 	b50.Free()
-	if err := cudaBackend.EmptyCache(dev); err != nil {
+	if err := mm.EmptyCache(dev); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := memoryStatsOn(dev); st.Reserved > base || st.Allocated > base || st.PeakAllocated < 50<<20 {
+	if st, _ := mm.MemoryStats(dev); st.Reserved > base || st.Allocated > base || st.PeakAllocated < 50<<20 {
 		t.Errorf("after EmptyCache: %+v", st)
 	}
 }
@@ -442,8 +510,9 @@ func fakeFault(t *testing.T, dev dispatch.Device) {
 	}
 }
 
-// fakeConcurrent runs uploads, launches, read-backs and frees from many
-// goroutines at once (with -race, a check of the backend's locking).
+// fakeConcurrent runs uploads, launches, value checks, read-backs and frees
+// from many goroutines at once (with -race, a check of the backend's
+// locking).
 func fakeConcurrent(t *testing.T, dev dispatch.Device) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
@@ -467,6 +536,12 @@ func fakeConcurrent(t *testing.T, dev dispatch.Device) {
 					errs <- err
 					return
 				}
+				idx, _ := dispatch.Upload(dev, []int32{int32(g), int32(i)}, dispatch.Int32, []int{2})
+				if err := cudaBackend.CheckValues(idx, &dispatch.ValueCheck{Max: 40, Op: "index_select"}); err != nil {
+					errs <- err
+					return
+				}
+				idx.Release()
 				got, err := dispatch.ReadHost(y)
 				if err != nil {
 					errs <- err

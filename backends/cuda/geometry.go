@@ -36,14 +36,15 @@ func gridRows(tasks, n int) (grid, block [3]uint32) {
 	return [3]uint32{uint32(min(max(tasks, 1), maxBlocks)), 1, 1}, [3]uint32{uint32(threads), 1, 1}
 }
 
-// The host side's functions that the registrations call (launch.go), through
-// variables so that the tests can record what would be launched without a
-// GPU (ops_test.go).
+// The host side's functions that the registrations and the value checks
+// call (launch.go), through variables so that the tests can record what
+// would be launched without a GPU (ops_test.go), or run it on the host
+// emulation (emulate_test.go).
 var (
 	enqueue   = launch
 	addressOf = devicePtr
 	borrow    = scratch
-	readInts  = hostInts // the values checks.go checks, read back
+	checksOn  = checksOf // a device's queue of value checks (checks.go)
 )
 
 // kernels holds every kernel registered by this package, a

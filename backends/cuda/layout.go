@@ -143,12 +143,5 @@ func (v view) contiguous() bool {
 // broadcastTo is v's strides broadcast to shape (NumPy's rules: missing
 // leading dims and size-1 dims get stride 0).
 func (v view) broadcastTo(shape []int) []int {
-	s := make([]int, len(shape))
-	off := len(shape) - len(v.shape)
-	for i := range v.shape {
-		if v.shape[i] != 1 {
-			s[off+i] = v.strides[i]
-		}
-	}
-	return s
+	return layout.BroadcastStridesOf(v.shape, v.strides, shape)
 }

@@ -31,3 +31,5 @@ func memoryStatsOn(dispatch.Device) (dispatch.MemoryStats, error) {
 func gemmOn(dispatch.Device, dispatch.DType, gemmArgs) (bool, error) { return false, unavailable() }
 
 func zeroOn(dispatch.Device, uint64, int) error { return unavailable() }
+
+func checksOf(dispatch.Device) (*checkQueue, error) { return nil, unavailable() }

@@ -90,8 +90,32 @@ func views(ts []*dispatch.Tensor) []view {
 
 // copyInto writes src into dst (of src's shape), converting the dtype if
 // they differ: cast_<from>_<to>, which for one dtype is the strided copy.
+// It takes any rank: where more than maxRank dims remain once collapsed (a
+// view whose dims do not merge), it launches once per index of the leading
+// dims, as wgpu's place does, so that a copy, which rankError asks for,
+// never fails for want of dims.
 func copyInto(dev dispatch.Device, dst, src view) error {
-	return mapKernel(dev, "elementwise", "cast", suffix(src.dtype)+"_"+suffix(dst.dtype), dst, []view{src})
+	sfx := suffix(src.dtype) + "_" + suffix(dst.dtype)
+	w := layout.Walk{Shape: dst.shape, Strides: [][]int{dst.strides, src.strides}}.Collapse()
+	lead := w.Rank() - maxRank
+	if lead <= 0 {
+		return mapKernel(dev, "elementwise", "cast", sfx, dst, []view{src})
+	}
+	outer := w.Shape[:lead]
+	for o := range dispatch.Numel(outer) {
+		d, s := dst, src
+		for k, rem := lead-1, o; k >= 0; k-- {
+			i := rem % outer[k]
+			rem /= outer[k]
+			d, s = d.moved(i*w.Strides[0][k]), s.moved(i*w.Strides[1][k])
+		}
+		d.shape, s.shape = w.Shape[lead:], w.Shape[lead:]
+		d.strides, s.strides = w.Strides[0][lead:], w.Strides[1][lead:]
+		if err := mapKernel(dev, "elementwise", "cast", sfx, d, []view{s}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func init() {

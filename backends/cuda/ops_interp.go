@@ -33,38 +33,28 @@ func upsample(out, x *dispatch.Tensor, a ops.Interp, filter int, backward bool) 
 		return err
 	}
 	defer freeSrc()
-	k := x.Rank() - 2
-	// Each pass maps sizes from -> to along its dim; fwdIn and fwdOut are
-	// the forward op's sizes, which the taps are computed from.
-	from, to, fwdIn := x.Shape[2:], a.Size, x.Shape[2:]
-	if backward {
-		from, to, fwdIn = a.Size, a.InputSize, a.InputSize
-	}
-	var dims []int
-	for i := range k {
-		d := i
-		if backward {
-			d = k - 1 - i
-		}
-		if !(filter == layout.FilterLinear && fwdIn[d] == a.Size[d]) {
-			dims = append(dims, d)
-		}
-	}
-	if len(dims) == 0 {
+	// The passes as every backend plans them (layout.UpsamplePasses); the
+	// kernel computes each pass's taps itself, from the forward op's sizes.
+	passes := layout.UpsamplePasses[float64](filter, x.Shape[2:], a.Size, a.InputSize, a.Scales, a.AlignCorners, a.Exact, backward)
+	if len(passes) == 0 {
 		return copyInto(dev, viewOf(out), src)
 	}
-	cur := append([]int{x.Shape[0] * x.Shape[1]}, from...)
+	cur := append([]int{x.Shape[0] * x.Shape[1]}, x.Shape[2:]...)
 	ptr := src.ptr
 	fn := "interp_" + suffix(dt)
 	if backward {
 		fn = "interp_backward_" + suffix(dt)
 	}
-	for p, d := range dims {
+	for p, ps := range passes {
+		d, fwdIn := ps.Dim, ps.From
+		if backward {
+			fwdIn = ps.To
+		}
 		outer, inner := dispatch.Numel(cur[:d+1]), dispatch.Numel(cur[d+2:])
-		cur[d+1] = to[d]
+		cur[d+1] = ps.To
 		total := dispatch.Numel(cur)
 		next := addressOf(out)
-		if p < len(dims)-1 {
+		if p < len(passes)-1 {
 			tmp, free, err := borrow(dev, max(total*dt.Size(), 1))
 			if err != nil {
 				return err
@@ -78,7 +68,7 @@ func upsample(out, x *dispatch.Tensor, a ops.Interp, filter int, backward bool) 
 		}
 		g, b := grid1(total)
 		if err := enqueue(dev, "interp", fn, g, b, 0, next, ptr, int64(total), int64(outer), int64(inner),
-			int64(fwdIn[d]), int64(a.Size[d]), int32(filter), scale, boolArg(a.AlignCorners), boolArg(a.Exact)); err != nil {
+			int64(fwdIn), int64(a.Size[d]), int32(filter), scale, boolArg(a.AlignCorners), boolArg(a.Exact)); err != nil {
 			return err
 		}
 		ptr = next

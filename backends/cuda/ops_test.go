@@ -41,9 +41,24 @@ func recordLaunches(t *testing.T) *[]launched {
 	addressOf = func(t *dispatch.Tensor) uint64 { return 1<<32 + uint64(t.Offset*t.DType.Size()) }
 	freed := 0
 	borrow = func(_ dispatch.Device, n int) (uint64, func(), error) { return 1 << 40, func() { freed++ }, nil }
-	readInts = func(t *dispatch.Tensor) ([]int64, error) { return make([]int64, t.Numel()), nil } // every index 0
-	t.Cleanup(func() { enqueue, addressOf, borrow = oldE, oldA, oldB })
+	q := newCheckQueue(recordedSlots{}, checkSlots)
+	oldC := checksOn
+	checksOn = func(dispatch.Device) (*checkQueue, error) { return q, nil }
+	t.Cleanup(func() { enqueue, addressOf, borrow, checksOn = oldE, oldA, oldB, oldC })
 	return &log
+}
+
+// recordedSlots is slot memory for recorded launches, which do not run:
+// every check reads back as passed.
+type recordedSlots struct{}
+
+func (recordedSlots) alloc(int) (uint64, error)    { return 1 << 44, nil }
+func (recordedSlots) fill(uint64, byte, int) error { return nil }
+func (recordedSlots) read(dst []byte, _ uint64) error {
+	for i := range dst {
+		dst[i] = 0xff
+	}
+	return nil
 }
 
 // entry is a PTX kernel's parameter list, as kinds: "u64", "u32", "f64",
@@ -95,8 +110,9 @@ func tensor(dt dispatch.DType, shape []int, strides ...int) *dispatch.Tensor {
 }
 
 // kcase is one call of a kernel: the op, its inputs, and the op's Infer,
-// this package's value checks and kernel, and dispatch.Call, each with the
-// case's attributes, on inputs of the case's shapes.
+// this package's value checks and kernel (then a drain of the checks, as
+// the next read-back makes), and dispatch.Call, each with the case's
+// attributes, on inputs of the case's shapes.
 type kcase struct {
 	op    *dispatch.Schema
 	in    []*dispatch.Tensor
@@ -123,7 +139,16 @@ func caseOf[A any](op *dispatch.Op[A], a A, in ...*dispatch.Tensor) kcase {
 					}
 				}
 			}
-			return k(out, in, a)
+			err := k(out, in, a)
+			q, qerr := checksOn(out.Device)
+			if qerr != nil {
+				return qerr
+			}
+			// A failed check comes first, as the cpu reports it before the op.
+			if derr := q.drain(); derr != nil {
+				return derr
+			}
+			return err
 		},
 		call: func(in []*dispatch.Tensor) (*dispatch.Tensor, error) { return dispatch.Call(op, a, in...) },
 	}
@@ -137,6 +162,17 @@ var floatDTypes = []dispatch.DType{dispatch.Float32, dispatch.Float64}
 // transposed view, and a 0-d tensor.
 func layouts(dt dispatch.DType) []*dispatch.Tensor {
 	return []*dispatch.Tensor{tensor(dt, []int{2, 3}), tensor(dt, []int{3, 2}, 1, 3), tensor(dt, []int{})}
+}
+
+// deepView is a 10-dim view whose dims do not merge: each of size 2, with
+// strides 3^9 ... 3^0, so its 1024 elements are spread over a storage of
+// 29525 with gaps between them.
+func deepView(dt dispatch.DType) *dispatch.Tensor {
+	shape, strides := make([]int, 10), make([]int, 10)
+	for d, s := 9, 1; d >= 0; d, s = d-1, s*3 {
+		shape[d], strides[d] = 2, s
+	}
+	return tensor(dt, shape, strides...)
 }
 
 // cases are the calls that the kernels are tested on, by op family.
@@ -192,6 +228,10 @@ func cases() []kcase {
 				cs = append(cs, caseOf(ops.Cast, ops.CastTo{DType: to}, x))
 			}
 		}
+		// Copies take views of any rank, launched once per index of the
+		// dims past the kernels' 8 (ops_elementwise.go's copyInto).
+		deep := deepView(dt)
+		cs = append(cs, caseOf(ops.Contiguous, none, deep), caseOf(ops.Cast, ops.CastTo{DType: dispatch.Float64}, deep))
 		cs = append(cs,
 			caseOf(ops.Flip, ops.FlipDims{Dims: []int{0}}, tensor(dt, []int{2, 3})),
 			caseOf(ops.Flip, ops.FlipDims{Dims: []int{0, 1}}, tensor(dt, []int{3, 2}, 1, 3)),
@@ -248,6 +288,18 @@ func poolCases(dt dispatch.DType) []kcase {
 		caseOf(ops.MaxPoolBackward, ops.PoolScatter{Size: []int{7, 6}}, g, idx),
 		caseOf(ops.MaxUnpool, ops.PoolScatter{Size: []int{7, 6}}, g, idx),
 	}
+	// Ceil mode's windows longer than the padded input (issue 15, defect
+	// 17): [2, 2] pooled by 4×3 windows with padding (1, 0) is one window,
+	// clipped to the input and, for the count, to the right padding.
+	lw := layout.Window{Kernel: []int{4, 3}, Stride: []int{4, 3}, Padding: []int{1, 0}, Dilation: []int{1, 1}, CeilMode: true}
+	ld := layout.Window{Kernel: []int{2, 2}, Stride: []int{2, 2}, Padding: []int{0, 0}, Dilation: []int{3, 1}, CeilMode: true}
+	small, gs := tensor(dt, []int{2, 3, 2, 2}), tensor(dt, []int{2, 3, 1, 1})
+	cs = append(cs,
+		caseOf(ops.AvgPool, ops.AvgPoolParams{Window: lw}, small),
+		caseOf(ops.AvgPool, ops.AvgPoolParams{Window: lw, ExcludePadding: true}, small),
+		caseOf(ops.AvgPoolBackward, ops.AvgPoolBackwardParams{AvgPoolParams: ops.AvgPoolParams{Window: lw}, InSize: []int{2, 2}}, gs),
+		caseOf(ops.MaxPoolIndices, lw, small),
+		caseOf(ops.MaxPoolIndices, ld, tensor(dt, []int{2, 3, 3, 1})))
 	for _, op := range []*dispatch.Op[ops.AdaptivePool]{ops.AdaptiveAvgPool, ops.AdaptiveMaxPoolIndices} {
 		cs = append(cs,
 			caseOf(op, ops.AdaptivePool{Size: []int{4, 3}}, x),
@@ -289,7 +341,13 @@ func upsampleCases(dt dispatch.DType) []kcase {
 			caseOf(u.Forward, ops.Interp{Size: []int{9}, Scales: []float64{2.3}, AlignCorners: !nearest, Exact: nearest}, tensor(dt, []int{1, 2, 4})),
 			caseOf(u.Forward, ops.Interp{Size: []int{3, 3, 8}}, tensor(dt, []int{1, 1, 2, 3, 4})),
 			caseOf(u.Backward, ops.Interp{Size: []int{7, 5}, InputSize: []int{3, 4}}, tensor(dt, []int{2, 3, 7, 5})),
-			caseOf(u.Backward, ops.Interp{Size: []int{9}, InputSize: []int{4}, Scales: []float64{2.3}, AlignCorners: !nearest}, tensor(dt, []int{1, 2, 9})))
+			caseOf(u.Backward, ops.Interp{Size: []int{9}, InputSize: []int{4}, Scales: []float64{2.3}, AlignCorners: !nearest}, tensor(dt, []int{1, 2, 9})),
+			// A scale whose output size is the input's, or twice it:
+			// nearest copies, or halves the index (issue 15, defect 18).
+			caseOf(u.Forward, ops.Interp{Size: []int{3, 5}, Scales: []float64{1.25, 1.25}}, tensor(dt, []int{2, 3, 3, 4})),
+			caseOf(u.Forward, ops.Interp{Size: []int{10}, Scales: []float64{2.1}}, tensor(dt, []int{1, 2, 5})),
+			caseOf(u.Backward, ops.Interp{Size: []int{3, 5}, InputSize: []int{3, 4}, Scales: []float64{1.25, 1.25}}, tensor(dt, []int{2, 3, 3, 5})),
+			caseOf(u.Backward, ops.Interp{Size: []int{10}, InputSize: []int{5}, Scales: []float64{2.1}}, tensor(dt, []int{1, 2, 10})))
 	}
 	return cs
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
+
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // TestRealDevice runs where cuda:0 opens (make gpu-check on a lent GPU):
@@ -16,7 +18,7 @@ import (
 func TestRealDevice(t *testing.T) {
 	dev := dispatch.Device{Kind: kind}
 	if err := cudaBackend.Open(0); err != nil {
-		t.Skipf("cuda:0 is unavailable: %v", err)
+		testenv.SkipDevice(t, "cuda:0", "cuda:0 is unavailable: %v", err)
 	}
 	t.Logf("cuda:0: %s", cudaBackend.Describe(0))
 	realDevice = true

@@ -2,12 +2,6 @@
 
 package wgpu
 
-/*
-#include <stdlib.h>
-#include "cdecl.h"
-*/
-import "C"
-
 import (
 	"fmt"
 	"unsafe"
@@ -57,7 +51,7 @@ func (backend) Describe(int) string {
 
 func software() bool {
 	d, err := open()
-	return err == nil && d.c.adapterType == C.WGPUAdapterType_CPU
+	return err == nil && d.c.software()
 }
 
 // elemBytes is the size of an element on wgpu:0, or an error for the
@@ -87,7 +81,7 @@ func (backend) Alloc(_ dispatch.Device, dt dispatch.DType, n int) (dispatch.Buff
 // tensor past the device's binding limit cannot be bound whole by any
 // shader. The pool is called without d.mu: its calls to Dawn take it.
 func (d *device) alloc(n, size uint64) (*buffer, error) {
-	if limit := uint64(d.limits.maxStorageBufferBindingSize); n > limit/size {
+	if limit := d.limits.maxStorageBufferBindingSize; n > limit/size {
 		return nil, &dispatch.Error{Kind: dispatch.ErrOutOfMemory,
 			Detail: fmt.Sprintf("a tensor of %d elements of %d bytes is larger than wgpu:0 can bind to a shader (maxStorageBufferBindingSize is %s)", n, size, byteSize(limit)),
 			Fix:    "split the tensor, or run this op on the cpu"}
@@ -101,30 +95,20 @@ func (d *device) alloc(n, size uint64) (*buffer, error) {
 }
 
 func (backend) Upload(_ dispatch.Device, data any) (dispatch.Buffer, error) {
-	var raw unsafe.Pointer
-	var n int
+	// The data as 32-bit words, the host's own memory where it has that size.
+	var words []uint32
 	switch v := data.(type) {
 	case []float32:
-		n = len(v)
-		if n > 0 {
-			raw = unsafe.Pointer(&v[0])
-		}
+		words = unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
 	case []int32:
-		n = len(v)
-		if n > 0 {
-			raw = unsafe.Pointer(&v[0])
-		}
+		words = unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
 	case []bool:
 		// One 32-bit word per element: WGSL has no 8-bit storage.
-		words := make([]uint32, len(v))
+		words = make([]uint32, len(v))
 		for i, b := range v {
 			if b {
 				words[i] = 1
 			}
-		}
-		n = len(v)
-		if n > 0 {
-			raw = unsafe.Pointer(&words[0])
 		}
 	case []float64:
 		_, err := elemBytes(dispatch.Float64)
@@ -139,14 +123,14 @@ func (backend) Upload(_ dispatch.Device, data any) (dispatch.Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := d.alloc(uint64(n), 4)
+	b, err := d.alloc(uint64(len(words)), 4)
 	if err != nil {
 		return nil, err
 	}
 	d.mu.Lock()
-	if n > 0 {
+	if len(words) > 0 {
 		// Dawn copies the data before the call returns.
-		C.lw_write(d.c, b.buf, 0, raw, C.size_t(n*4))
+		d.c.write(b.buf, 0, words)
 	}
 	err = d.flush()
 	d.mu.Unlock()
@@ -205,11 +189,8 @@ func (d *device) read(b *buffer, offset uint64, dst []uint32) error {
 	if err := d.flush(); err != nil {
 		return err
 	}
-	msg := (*C.char)(C.calloc(msgLen, 1))
-	defer C.free(unsafe.Pointer(msg))
-	// dst is Go memory that C writes only during this call.
-	if C.lw_read(d.c, b.buf, C.uint64_t(offset), unsafe.Pointer(&dst[0]), C.size_t(size), staging.Handle, msg, msgLen) != 0 {
-		return &dispatch.Error{Kind: dispatch.ErrUnavailable, Detail: "reading back from wgpu:0: " + cstr(msg)}
+	if err := d.c.read(b.buf, offset, dst, staging.Handle); err != nil {
+		return &dispatch.Error{Kind: dispatch.ErrUnavailable, Detail: "reading back from wgpu:0: " + err.Error()}
 	}
 	return d.takeError("read")
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // BenchmarkDispatch is the cost of one small op on wgpu:0 (recorded, then
@@ -13,7 +15,7 @@ func BenchmarkDispatch(b *testing.B) {
 	dev := lathe.WGPU(0)
 	x := lathe.FromSlice(dev, []float32{1, 2, 3, 4}, 2, 2).Transpose(0, 1)
 	if err := x.Err(); err != nil {
-		b.Skipf("wgpu:0 is unavailable: %v", err)
+		testenv.SkipDevice(b, "wgpu:0", "wgpu:0 is unavailable: %v", err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {

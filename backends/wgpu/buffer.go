@@ -2,15 +2,8 @@
 
 package wgpu
 
-/*
-#include <stdlib.h>
-#include "cdecl.h"
-*/
-import "C"
-
 import (
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/lathe-ml/lathe/alloc"
 	"github.com/lathe-ml/lathe/dispatch"
@@ -20,11 +13,11 @@ import (
 // tensor's bytes, a block of the device's pool (lathe's one caching
 // allocator, package alloc).
 type buffer struct {
-	buf   C.WGPUBuffer
+	buf   gpuBuffer
 	class uint64 // the buffer's real size in bytes
 	bytes uint64 // the bytes the tensor asked for
-	blk   alloc.Block[C.WGPUBuffer]
-	pool  *alloc.Pool[C.WGPUBuffer]
+	blk   alloc.Block[gpuBuffer]
+	pool  *alloc.Pool[gpuBuffer]
 	freed atomic.Bool
 }
 
@@ -53,10 +46,10 @@ const (
 
 func newPools(d *device) {
 	d.cache = alloc.NewCap(cacheLimit)
-	d.pool = alloc.New[C.WGPUBuffer](memory{d, C.LW_USAGE_STORAGE | C.LW_USAGE_COPY_SRC | C.LW_USAGE_COPY_DST},
+	d.pool = alloc.New[gpuBuffer](memory{d, usageStorage | usageCopySrc | usageCopyDst},
 		alloc.Config{Device: "wgpu:0", Classes: classes, Cap: d.cache})
 	// Read-back buffers are always freed, never dropped: no collection.
-	d.staging = alloc.New[C.WGPUBuffer](memory{d, C.LW_USAGE_MAP_READ | C.LW_USAGE_COPY_DST},
+	d.staging = alloc.New[gpuBuffer](memory{d, usageMapRead | usageCopyDst},
 		alloc.Config{Device: "wgpu:0", Classes: classes, Cap: alloc.NewCap(stagingLimit), Pressure: -1})
 }
 
@@ -65,7 +58,7 @@ func newPools(d *device) {
 // while it calls a pool.
 type memory struct {
 	d     *device
-	usage C.WGPUFlags
+	usage bufferUsage
 }
 
 // Alloc makes a Dawn buffer. On a software adapter it first checks the
@@ -74,9 +67,9 @@ type memory struct {
 // else. (Buffers under 1 MiB go unchecked: reading /proc/meminfo takes tens
 // of microseconds, and the pool's collections bound what dropped tensors
 // hold.)
-func (m memory) Alloc(size int64) (C.WGPUBuffer, error) {
+func (m memory) Alloc(size int64) (gpuBuffer, error) {
 	d := m.d
-	if d.c.adapterType == C.WGPUAdapterType_CPU && size >= 1<<20 {
+	if d.c.software() && size >= 1<<20 {
 		if avail, total := alloc.HostMemory(); total > 0 && size+total/8 > avail {
 			return nil, &dispatch.Error{Kind: dispatch.ErrOutOfMemory,
 				Detail: "wgpu:0 (a software adapter) leaves the machine's last eighth of memory free: a buffer of " +
@@ -87,12 +80,12 @@ func (m memory) Alloc(size int64) (C.WGPUBuffer, error) {
 	defer d.mu.Unlock()
 	// An error pending from earlier work is theirs, for the next flush to
 	// report; one that appears now is this buffer's.
-	pending := d.c.error_type != 0 || d.c.lost != 0
-	b := C.lw_buffer(d.c, C.uint64_t(size), m.usage)
+	pending := d.c.errorPending()
+	b := d.c.newBuffer(uint64(size), m.usage)
 	if !pending {
 		if err := d.takeError("alloc"); err != nil {
 			if b != nil {
-				C.lw_buffer_free(b)
+				freeBuffer(b)
 			}
 			return nil, err
 		}
@@ -103,10 +96,10 @@ func (m memory) Alloc(size int64) (C.WGPUBuffer, error) {
 	return b, nil
 }
 
-func (m memory) Free(b C.WGPUBuffer) error {
+func (m memory) Free(b gpuBuffer) error {
 	m.d.mu.Lock()
 	defer m.d.mu.Unlock()
-	C.lw_buffer_free(b)
+	freeBuffer(b)
 	return nil
 }
 
@@ -117,10 +110,8 @@ func (m memory) Drain() error {
 	d := m.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	msg := (*C.char)(C.calloc(msgLen, 1))
-	defer C.free(unsafe.Pointer(msg))
-	if C.lw_wait(d.c, msg, msgLen) != 0 {
-		return &dispatch.Error{Kind: dispatch.ErrUnavailable, Detail: "waiting for wgpu:0: " + cstr(msg)}
+	if err := d.c.wait(); err != nil {
+		return &dispatch.Error{Kind: dispatch.ErrUnavailable, Detail: "waiting for wgpu:0: " + err.Error()}
 	}
 	return nil
 }
@@ -128,7 +119,7 @@ func (m memory) Drain() error {
 // Info is the machine's memory on a software adapter; WebGPU reports none
 // for a GPU.
 func (m memory) Info() (free, total int64, err error) {
-	if m.d.c.adapterType == C.WGPUAdapterType_CPU {
+	if m.d.c.software() {
 		free, total = alloc.HostMemory()
 	}
 	return free, total, nil

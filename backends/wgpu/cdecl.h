@@ -272,7 +272,7 @@ typedef struct WGPUComputePassDescriptor {
 	const void *timestampWrites;
 } WGPUComputePassDescriptor;
 
-// ---- lathe's shim (shim.c): what the Go side calls ----
+// ---- lathe's shim (shim.c): what the Go side (dawn.go) calls ----
 
 // lw_open loads the library at path and looks up every function lathe
 // uses; it returns NULL or a static message naming what failed.

@@ -2,16 +2,7 @@
 
 package wgpu
 
-/*
-#include "cdecl.h"
-*/
-import "C"
-
-import (
-	"unsafe"
-
-	"github.com/lathe-ml/lathe/dispatch"
-)
+import "github.com/lathe-ml/lathe/dispatch"
 
 // Value checks on the device (dispatch's ValueChecker): index_check walks
 // the values and records the row-major position of the first bad one in
@@ -116,7 +107,7 @@ func (d *device) drainChecksLocked() error {
 		empty[i] = 0xffffffff
 	}
 	d.mu.Lock()
-	C.lw_write(d.c, b.buf, 0, unsafe.Pointer(&empty[0]), C.size_t(len(empty)*4))
+	d.c.write(b.buf, 0, empty)
 	d.mu.Unlock()
 	return d.checks.Outcome(n, pos, val)
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/lathe-ml/lathe/dispatch"
+
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // device opens wgpu:0 or skips the test with the reason.
@@ -18,7 +20,7 @@ func testDevice(t *testing.T) *device {
 	t.Helper()
 	d, err := open()
 	if err != nil {
-		t.Skipf("wgpu:0 is unavailable: %v", err)
+		testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable: %v", err)
 	}
 	return d
 }

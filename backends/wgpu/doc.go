@@ -17,4 +17,14 @@
 // Ops are recorded into one command encoder and submitted together when
 // data is read back, written, or synchronized; an error Dawn finds in a
 // submission names the ops it held.
+//
+// The files: cdecl.h declares the part of webgpu.h that lathe uses and
+// shim.c's functions, shim.c opens Dawn and makes its multi-call
+// sequences, and dawn.go, the one file that imports "C", wraps each of
+// them; the rest is plain Go over those wrappers: device.go (the one
+// device, its errors and submissions), backend.go (the dispatch.Backend),
+// buffer.go (tensor buffers and the pools), launch.go (pipelines and
+// dispatches), checks.go (value checks), kernel.go and ops_*.go (the
+// kernels), library.go (finding Dawn and lavapipe). Without cgo, nocgo.go
+// registers wgpu as unavailable.
 package wgpu

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // TestIndexAgainstCPU runs the indexing and layout ops on wgpu:0 with int32
@@ -19,7 +21,7 @@ import (
 func TestIndexAgainstCPU(t *testing.T) {
 	dev := lathe.WGPU(0)
 	if !available(dev) {
-		t.Skip("wgpu:0 is unavailable")
+		testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable")
 	}
 	lathe.Seed(7)
 	x345 := lathe.RandN(lathe.CPU, lathe.Float32, 3, 4, 5)
@@ -173,7 +175,7 @@ func TestIndexAgainstCPU(t *testing.T) {
 func TestOneHotWGPU(t *testing.T) {
 	dev := lathe.WGPU(0)
 	if !available(dev) {
-		t.Skip("wgpu:0 is unavailable")
+		testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable")
 	}
 	x := lathe.FromSlice(lathe.CPU, []int32{0, 3, 1, 1, 2, 0}, 2, 3)
 	cases := []struct {
@@ -268,7 +270,7 @@ func sameResult(got, want *lathe.Tensor, tol float64) error {
 func TestIndexGradAgainstCPU(t *testing.T) {
 	dev := lathe.WGPU(0)
 	if !available(dev) {
-		t.Skip("wgpu:0 is unavailable")
+		testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable")
 	}
 	lathe.Seed(11)
 	x := lathe.RandN(lathe.CPU, lathe.Float32, 4, 5)

@@ -2,15 +2,8 @@
 
 package wgpu
 
-/*
-#include <stdlib.h>
-#include "cdecl.h"
-*/
-import "C"
-
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/lathe-ml/lathe/dispatch"
 )
@@ -21,7 +14,7 @@ import (
 // cannot share a slot. After a submission the slots are free again, since
 // the queue runs later writes after the work already submitted.
 type paramArena struct {
-	buf   C.WGPUBuffer
+	buf   gpuBuffer
 	size  uint64
 	align uint64
 	next  uint64
@@ -31,8 +24,8 @@ const arenaBytes = 1 << 20
 
 func (a *paramArena) init(d *device) error {
 	a.size = arenaBytes
-	a.align = max(uint64(d.limits.minStorageBufferOffsetAlignment), 4)
-	a.buf = C.lw_buffer(d.c, arenaBytes, C.LW_USAGE_STORAGE|C.LW_USAGE_COPY_DST)
+	a.align = max(d.limits.minStorageBufferOffsetAlignment, 4)
+	a.buf = d.c.newBuffer(arenaBytes, usageStorage|usageCopyDst)
 	if a.buf == nil {
 		return unavailable("the parameter buffer could not be made", d.takeError("init"))
 	}
@@ -55,20 +48,14 @@ func (a *paramArena) slot(d *device, n uint64) (uint64, error) {
 
 // pipeline returns the compiled pipeline of a shader, compiling it the
 // first time its key is seen.
-func (d *device) pipeline(op string, sh *shader) (C.WGPUComputePipeline, error) {
+func (d *device) pipeline(op string, sh *shader) (gpuPipeline, error) {
 	if p, ok := d.pipes[sh.key]; ok {
 		return p, nil
 	}
-	code := C.CString(sh.code)
-	defer C.free(unsafe.Pointer(code))
-	label := C.CString(sh.key)
-	defer C.free(unsafe.Pointer(label))
-	msg := (*C.char)(C.calloc(msgLen, 1))
-	defer C.free(unsafe.Pointer(msg))
-	p := C.lw_pipeline(d.c, code, C.size_t(len(sh.code)), label, msg, msgLen)
-	if p == nil {
+	p, err := d.c.pipeline(sh.code, sh.key)
+	if err != nil {
 		return nil, &dispatch.Error{Op: op, Kind: dispatch.ErrUnsupported,
-			Detail: "wgpu:0 could not compile the shader " + sh.key + ": " + cstr(msg)}
+			Detail: "wgpu:0 could not compile the shader " + sh.key + ": " + err.Error()}
 	}
 	d.pipes[sh.key] = p
 	return p, nil
@@ -91,15 +78,9 @@ func launch(op string, sh *shader, groups [3]uint32, params []uint32, tensors ..
 		return err
 	}
 	n := len(tensors) + 1
-	if n > 16 {
-		return fmt.Errorf("wgpu: %s binds %d buffers, more than 16", op, n)
+	if n > maxBindings {
+		return fmt.Errorf("wgpu: %s binds %d buffers, more than %d", op, n, maxBindings)
 	}
-	bufs := (*[16]C.WGPUBuffer)(C.calloc(16, C.size_t(unsafe.Sizeof(C.WGPUBuffer(nil)))))
-	defer C.free(unsafe.Pointer(bufs))
-	offs := (*[16]C.uint64_t)(C.calloc(16, 8))
-	defer C.free(unsafe.Pointer(offs))
-	sizes := (*[16]C.uint64_t)(C.calloc(16, 8))
-	defer C.free(unsafe.Pointer(sizes))
 	words := params
 	if len(words) == 0 {
 		words = []uint32{0}
@@ -109,20 +90,16 @@ func launch(op string, sh *shader, groups [3]uint32, params []uint32, tensors ..
 	if err != nil {
 		return err
 	}
-	C.lw_write_params(d.c, d.params.buf, C.uint64_t(off), unsafe.Pointer(&words[0]), C.size_t(pbytes))
-	bufs[0] = d.params.buf
-	offs[0] = C.uint64_t(off)
-	sizes[0] = C.uint64_t(pbytes)
-	bindLimit := uint64(d.limits.maxStorageBufferBindingSize) &^ 3
+	d.c.writeParams(d.params.buf, off, words)
+	var binds [maxBindings]binding
+	binds[0] = binding{buf: d.params.buf, offset: off, size: pbytes}
+	bindLimit := d.limits.maxStorageBufferBindingSize &^ 3
 	for i, t := range tensors {
 		b := t.Storage.Buffer.(*buffer)
-		bufs[1+i] = b.buf
-		sizes[1+i] = C.uint64_t(min(b.class, bindLimit))
+		binds[1+i] = binding{buf: b.buf, size: min(b.class, bindLimit)}
 	}
-	msg := (*C.char)(C.calloc(msgLen, 1))
-	defer C.free(unsafe.Pointer(msg))
-	if C.lw_dispatch(d.c, p, C.int(n), &bufs[0], &offs[0], &sizes[0], C.uint32_t(groups[0]), C.uint32_t(groups[1]), C.uint32_t(groups[2]), msg, msgLen) != 0 {
-		return &dispatch.Error{Op: op, Kind: dispatch.ErrUnsupported, Detail: "wgpu:0 refused the dispatch of " + sh.key + ": " + cstr(msg)}
+	if err := d.c.dispatch(p, binds[:n], groups); err != nil {
+		return &dispatch.Error{Op: op, Kind: dispatch.ErrUnsupported, Detail: "wgpu:0 refused the dispatch of " + sh.key + ": " + err.Error()}
 	}
 	d.recorded = append(d.recorded, op)
 	return d.takeError(op)

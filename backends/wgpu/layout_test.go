@@ -9,6 +9,8 @@ import (
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
+
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // Walks of ten dims against the cpu. The kernels' parameters hold eight
@@ -82,7 +84,7 @@ func hostFloats(t *testing.T, x *dispatch.Tensor) []float64 {
 
 func TestRank10(t *testing.T) {
 	if _, err := dispatch.Open(wgpu0); err != nil {
-		t.Skipf("wgpu:0 is unavailable: %v", err)
+		testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable: %v", err)
 	}
 	none := dispatch.None{}
 	x := rankArg(t, []int{2, 1, 3, 1, 2, 1, 2, 1, 2, 2}, nil)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // BenchmarkMatmulWGPU times float32 matrix products on wgpu:0, each waited
@@ -14,7 +15,7 @@ import (
 func BenchmarkMatmulWGPU(b *testing.B) {
 	dev := lathe.WGPU(0)
 	if !available(dev) {
-		b.Skip("wgpu:0 is unavailable")
+		testenv.SkipDevice(b, "wgpu:0", "wgpu:0 is unavailable")
 	}
 	for _, c := range []struct {
 		name string

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // TestMatmulAgainstCPU checks what the conformance cases leave out: sizes
@@ -13,7 +15,7 @@ import (
 func TestMatmulAgainstCPU(t *testing.T) {
 	dev := lathe.WGPU(0)
 	if !available(dev) {
-		t.Skip("wgpu:0 is unavailable")
+		testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable")
 	}
 	lathe.Seed(5)
 	a := lathe.RandN(lathe.CPU, lathe.Float32, 70, 130)

@@ -10,13 +10,15 @@ import (
 
 	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/backends/wgpu"
+
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 func openWGPU(t *testing.T) lathe.Device {
 	t.Helper()
 	dev := lathe.WGPU(0)
 	if err := lathe.Zeros(dev, lathe.Float32, 1).Err(); err != nil {
-		t.Skipf("wgpu:0 is unavailable: %v", err)
+		testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable: %v", err)
 	}
 	return dev
 }

@@ -60,7 +60,7 @@ func conv(op string, out *dispatch.Tensor, in []*dispatch.Tensor, g convGeometry
 	if n == 0 {
 		return nil
 	}
-	params := make([]uint32, 35)
+	params := make([]uint32, 36) // p[35], padZero's word, stays 0
 	params[0] = uint32(n)
 	params[1], params[2], params[3], params[4] = uint32(g.nb), uint32(g.c), uint32(g.o), uint32(g.groups)
 	lead := spatialDims - len(g.image)

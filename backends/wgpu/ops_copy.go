@@ -21,7 +21,8 @@ func init() {
 }
 
 // copyInto writes x, converted to out's dtype, into the contiguous out.
-// The conversions are PyTorch's: float to int truncates toward zero,
+// The conversions are PyTorch's: float to int truncates toward zero (the
+// most negative int where that is out of range, or for NaN, as on x86),
 // nonzero is true, true is 1.
 func copyInto(op string, out, x *dispatch.Tensor) error {
 	if layout.Broadcast(out, x).Collapse().Rank() > maxRank {
@@ -50,6 +51,13 @@ func copyInto(op string, out, x *dispatch.Tensor) error {
 		conv = "select(0u, 1u, (bitcast<u32>(x) & 0x7fffffffu) != 0u)"
 	case out.DType == dispatch.Bool:
 		conv = "select(0u, 1u, x != 0)"
+	case out.DType == dispatch.Int32 && x.DType == dispatch.Float32:
+		// WGSL's i32(x) saturates (to 2147483520, the largest float32
+		// below 2³¹); the cpu and torch on x86 give the most negative
+		// int32 for NaN and for what truncates outside int32's range,
+		// |x| ≥ 2³¹ (bits 0x4f000000). Tested on the bits, which no
+		// compiler takes for a NaN comparison.
+		conv = "select(i32(x), bitcast<i32>(0x80000000u), (bitcast<u32>(x) & 0x7fffffffu) >= 0x4f000000u)"
 	default:
 		conv = to + "(x)"
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // wgpuOrSkip returns wgpu:0, or skips where this machine cannot open it.
@@ -16,12 +18,12 @@ func wgpuOrSkip(t *testing.T) lathe.Device {
 	for _, info := range lathe.DeviceStatus() {
 		if info.Device == lathe.WGPU(0) {
 			if !info.Available {
-				t.Skipf("wgpu:0 is unavailable: %s", info.Detail)
+				testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable: %s", info.Detail)
 			}
 			return info.Device
 		}
 	}
-	t.Skip("no wgpu backend")
+	testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is not listed by lathe.DeviceStatus")
 	return lathe.Device{}
 }
 

@@ -11,6 +11,8 @@ import (
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
 	"github.com/lathe-ml/lathe/layout"
+
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // The convolution, pooling and interpolation kernels are checked here
@@ -83,7 +85,7 @@ func floats(t *testing.T, x *dispatch.Tensor) []float32 {
 
 func runNNCases(t *testing.T, cases []nnCase) {
 	if _, err := dispatch.Open(wgpu0); err != nil {
-		t.Skipf("wgpu:0 is unavailable: %v", err)
+		testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable: %v", err)
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

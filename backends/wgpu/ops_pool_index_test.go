@@ -10,6 +10,8 @@ import (
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
 	"github.com/lathe-ml/lathe/layout"
+
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // Max pooling's kernels against the cpu's. wgpu:0's indices are int32
@@ -23,7 +25,7 @@ var (
 func openOrSkip(t *testing.T) {
 	t.Helper()
 	if _, err := dispatch.Open(onWGPU); err != nil {
-		t.Skipf("wgpu:0 is unavailable: %v", err)
+		testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable: %v", err)
 	}
 }
 

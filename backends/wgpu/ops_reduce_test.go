@@ -11,6 +11,8 @@ import (
 	_ "github.com/lathe-ml/lathe/backends/cpu" // the reference results
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
+
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // The conformance cases are small; these check against the cpu the paths
@@ -29,7 +31,7 @@ var (
 func needReduceDevice(t *testing.T) {
 	t.Helper()
 	if _, err := dispatch.Open(reduceGPU); err != nil {
-		t.Skipf("wgpu:0 is unavailable: %v", err)
+		testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable: %v", err)
 	}
 }
 
@@ -301,7 +303,7 @@ func reduceCall[A any](t *testing.T, op *dispatch.Op[A], attrs A, x *dispatch.Te
 // GB/s of input read, each iteration waiting for the device.
 func BenchmarkReduce(b *testing.B) {
 	if _, err := dispatch.Open(reduceGPU); err != nil {
-		b.Skipf("wgpu:0 is unavailable: %v", err)
+		testenv.SkipDevice(b, "wgpu:0", "wgpu:0 is unavailable: %v", err)
 	}
 	const n = 1024
 	x, err := dispatch.Upload(reduceGPU, make([]float32, n*n), dispatch.Float32, []int{n, n})

@@ -2,7 +2,8 @@
 
 // The C half of the wgpu backend: Dawn opened with dlopen, and the few
 // multi-call sequences (instance, adapter, device; a compute pass; a
-// read-back) done here so that each costs the Go side one cgo call.
+// read-back) done here so that each costs the Go side one cgo call. The Go
+// half is dawn.go, one thin wrapper per function.
 // Callbacks write into C memory (struct lw_wait, struct lw_device), never
 // into Go memory, and never call back into Go.
 #include <dlfcn.h>

@@ -6,6 +6,8 @@ import (
 
 	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/nn"
+
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // TestTrainingStepReusesBuffers: once a training step has run, the steps
@@ -18,7 +20,7 @@ func TestTrainingStepReusesBuffers(t *testing.T) {
 	lathe.Seed(1)
 	model := nn.Sequential(nn.NewLinear(64, 32), nn.ReLU{}, nn.NewLinear(32, 10))
 	if err := model.To(dev); err != nil {
-		t.Skipf("wgpu:0 is unavailable: %v", err)
+		testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable: %v", err)
 	}
 	opt, err := nn.NewSGD(model.Parameters(), 0.01)
 	if err != nil {

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from grad import GradFamily
-from refcase import FLOATS, SHORT, Family, L, rnd, shp
+from refcase import FLOATS, INF, NAN, SHORT, Family, L, rnd, shp, vals
 
 CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
 
@@ -158,6 +158,18 @@ def conv():
              error="shape")
     fam.case("fold/f32/windows/error", "fold", [f([1, 4, 5])], fold_fn([3, 3], [2, 2]),
              win_attrs([2, 2], size=[3, 3]), error="shape")
+    # A tap over the padding multiplies a zero, as torch's im2col does: a
+    # NaN or infinite weight makes every output that it touches NaN, the
+    # border included.
+    for dt in FLOATS:
+        s = SHORT[dt]
+        w2 = [[[[NAN, 1, 1], [1, -2, 1], [1, 1, INF]]]]
+        fam.case(f"conv2d/{s}/special_w/padding1", "conv2d", [rnd([1, 1, 3, 3], dt), vals(w2, dt), None], *c2(padding=1))
+        fam.case(f"conv2d/{s}/special_w/padding2/dilation2", "conv2d", [rnd([1, 1, 3, 4], dt), vals(w2, dt), None],
+                 *c2(padding=2, dilation=2))
+        fam.case(f"conv1d/{s}/special_w/padding2/stride2", "conv1d", [rnd([1, 2, 5], dt), vals([[[1, INF, 1], [NAN, 1, 1]]], dt),
+                                                                      None],
+                 conv_fn(1, stride=2, padding=2), conv_attrs(1, stride=2, padding=2))
     return fam
 
 
@@ -184,4 +196,13 @@ def grad_conv():
     fam.gcase("conv_transpose2d/f32/[1,2,3,3]x[2,3,3,3]/stride2", "conv_transpose2d",
               [f([1, 2, 3, 3]), f([2, 3, 3, 3]), f([3])], tconv_fn(stride=2, output_padding=1),
               tconv_attrs(stride=2, output_padding=1), hvp=True)
+    # The weight gradient multiplies the padding's zeros too, as torch's
+    # im2col product does: an infinite or NaN upstream value at the border
+    # makes NaN every weight whose tap lies over the padding there.
+    up = vals([[[[INF, 1, 1], [1, 1, 1], [1, 1, NAN]]]], "float32")
+    fam.gcase("conv2d/f32/special_upstream/padding1", "conv2d", [f([1, 1, 3, 3]), f([1, 1, 3, 3]), None],
+              conv_fn(2, padding=1), conv_attrs(2, padding=1), upstream=up)
+    fam.gcase("conv1d/f32/special_upstream/padding2/stride2", "conv1d", [f([1, 2, 5]), f([2, 2, 3]), f([2])],
+              conv_fn(1, stride=2, padding=2), conv_attrs(1, stride=2, padding=2),
+              upstream=vals([[[1, 1, NAN, 1], [INF, 1, 1, -INF]]], "float32"))
     return fam

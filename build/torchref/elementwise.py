@@ -96,6 +96,9 @@ SCALAR = [  # op key, torch function of (x, s), scalars for floats, scalars for 
 ]
 
 
+COMPARE = ("eq_scalar", "ne_scalar", "lt_scalar", "le_scalar", "gt_scalar", "ge_scalar")
+
+
 def binary():
     fam = Family("binary", 2)
     for op, fn, ld, rd, extra in BINARY:
@@ -155,6 +158,19 @@ def binary():
             for s in is_:
                 fam.case(f"{op}/{SHORT[dt]}/s={s}/[3,4]", op, [rnd([3, 4], dt, "small")],
                          lambda x, s=s, fn=fn: fn(x, s), {"s": float(s)})
-        # lathe makes the scalar a tensor of x's dtype, so 2.5 cannot meet int32.
-        fam.case(f"{op}/i32/s=2.5/error", op, [rnd([3], "int32")], attrs={"s": 2.5}, error="dtype")
+        if op in COMPARE:
+            # A comparison with a scalar is exact, as torch's: 2.5 meets int32.
+            fam.case(f"{op}/i32/s=2.5/[3]", op, [rnd([3], "int32")], lambda x, fn=fn: fn(x, 2.5), {"s": 2.5})
+        else:
+            # lathe makes the scalar a tensor of x's dtype, so 2.5 cannot meet int32.
+            fam.case(f"{op}/i32/s=2.5/error", op, [rnd([3], "int32")], attrs={"s": 2.5}, error="dtype")
+    x = vals([-2**31, -3, -1, 0, 1, 2, 3, 2**31 - 1], "int32")
+    for op, fn, _, _ in SCALAR:
+        if op in COMPARE:
+            # Past int32's range too (x < 3e9 is all true), and NaN is unordered.
+            for s in (-0.5, 3e9, -3e9, INF, NAN):
+                fam.case(f"{op}/i32/s={s}/extremes", op, [x], lambda x, s=s, fn=fn: fn(x, s), {"s": s})
+        elif op != "div_scalar":
+            # 3e9 is out of int32's range, where torch would promote.
+            fam.case(f"{op}/i32/s=3e9/error", op, [rnd([3], "int32")], attrs={"s": 3e9}, error="value")
     return fam

@@ -5,7 +5,8 @@ Each op family's cases go to testdata/conformance/<family>.json, which
 internal/conformance loads and runs on every device lathe can open. A case has
 a name ("add/f32/bcast[3,1]x[1,4]"), an op key that the Go table maps to a
 lathe call, attrs, inputs, and either the output torch computed in the case's
-dtype or the kind of error lathe must return. See README.md for the format
+dtype or the kind of error lathe must return; then literals.py writes the
+reference values of the unit tests outside the suite. See README.md for the format
 and how to run it; refcase.py holds the table and the encoding, and one
 module per group of families holds their cases.
 
@@ -23,11 +24,13 @@ from conv import conv, grad_conv  # noqa: E402
 from elementwise import binary, elementwise  # noqa: E402
 from gradtensor import grad  # noqa: E402
 from interp import grad_interp, interp_cases  # noqa: E402
+import literals  # noqa: E402
 from nn import nn  # noqa: E402
 from norm import grad_norm, norm  # noqa: E402
 from pool import grad_pool, pool  # noqa: E402
 from reduce import matmul, reductions  # noqa: E402
 from shape import indexing, views  # noqa: E402
+from stress import stress  # noqa: E402
 
 
 def main():
@@ -36,12 +39,14 @@ def main():
     os.makedirs(folder, exist_ok=True)
     total, size = 0, 0
     for make in (elementwise, binary, reductions, matmul, views, indexing, nn, grad,
-                 pool, grad_pool, interp_cases, grad_interp, norm, grad_norm, conv, grad_conv):
+                 pool, grad_pool, interp_cases, grad_interp, norm, grad_norm, conv, grad_conv, stress):
         path, n = make().write(folder)
         total += n
         size += os.path.getsize(path)
         print(f"{os.path.relpath(path, root)}: {n} cases, {os.path.getsize(path)} bytes")
     print(f"total: {total} cases, {size} bytes")
+    # The unit tests' reference values outside the suite (literals.py).
+    literals.main()
 
 
 if __name__ == "__main__":

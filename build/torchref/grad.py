@@ -47,7 +47,7 @@ def distinct(shape, dt, domain="any"):
 
 
 class GradFamily(Family):
-    def gcase(self, name, op, inputs, fn, attrs=None, hvp=False, nonsmooth=False):
+    def gcase(self, name, op, inputs, fn, attrs=None, hvp=False, nonsmooth=False, upstream=None):
         assert name not in self.seen, name
         self.seen.add(name)
         ts = [i.t if isinstance(i, L) else i for i in inputs]
@@ -55,7 +55,7 @@ class GradFamily(Family):
                   for t in ts]
         diff = [t for t in leaves if t is not None and t.requires_grad]
         out = fn(*leaves)
-        w = rnd(list(out.shape), {torch.float32: "float32", torch.float64: "float64"}[out.dtype])
+        w = upstream if upstream is not None else rnd(list(out.shape), {torch.float32: "float32", torch.float64: "float64"}[out.dtype])
         gs = torch.autograd.grad(out, diff, w, create_graph=hvp, allow_unused=True)
         gs = [torch.zeros_like(x) if g is None else g for x, g in zip(diff, gs)]
         c = {"name": name, "op": op, "attrs": {k: enc_attr(v) for k, v in (attrs or {}).items()},

@@ -207,6 +207,14 @@ def nn(fam):
       {"normalized_shape": [3, 4], "eps": 1e-3})
     g("layer_norm/f64/transposed[4,3]/[3]", "layer_norm", [L(x([4, 3]), "transposed"), x([3]), x([3])], ln([3], 1e-5),
       {"normalized_shape": [3], "eps": 1e-5})
+    # Ignored targets get no gradient, and a mean divides by the others.
+    for red in ("mean", "sum", "none"):
+        g(f"cross_entropy/f64/{red}/ignore-100[5,4]", "cross_entropy", [rnd([5, 4], "float64", "wide"),
+          idx([3, -100, 0, -100, 1])], lambda x, t, r=red: F.cross_entropy(x, t, reduction=r), {"reduction": red},
+          hvp=red == "mean")
+        g(f"nll_loss/f64/{red}/ignore2[5,4]", "nll_loss", [F.log_softmax(rnd([5, 4], "float64", "wide"), 1),
+          idx([2, 1, 2, 0, 3])], lambda x, t, r=red: F.nll_loss(x, t, reduction=r, ignore_index=2),
+          {"reduction": red, "ignore_index": 2})
 
 
 def grad():

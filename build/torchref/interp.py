@@ -13,10 +13,16 @@ for every spatial dim, or one per dim), and `align_corners` and
   x for the upstream gradient w, as a function of (x, w): the backward op
   itself, whose gradient with respect to w is the forward op.
 
-Not in the gradient cases: nearest with a scale factor whose output is
-exactly twice the input but that is not 2 (say 2.1 on 4 pixels). There
-torch 1.13's backward takes the ratio of the sizes and its forward the
-factor, so its gradient is not the derivative of its output; lathe's is.
+Nearest with a scale factor follows UpSample.h's nearest_idx: an output
+of the input's size copies it, one of twice its size halves the index
+(H = 3 with scale 1.25 is a copy, 5 with 2.1 reads 0 0 1 1 2 ...), and
+other sizes read floor(j / scale). torch 1.13's cpu applies that rule in
+its backward and in its channels-last forward, but its contiguous forward
+kernel (and so every 1-d forward) applies floor(j / scale) to those sizes
+too, so that its gradient is not the derivative of its output there. lathe
+follows nearest_idx in both directions, and the reference of a nearest
+forward with a scale factor is torch's channels-last kernel's (a 1-d input
+taken as (N, C, L, 1)).
 """
 
 import torch
@@ -61,8 +67,21 @@ def interp(attrs):
             kw["align_corners"] = attrs["align_corners"]
         if "recompute_scale_factor" in attrs:
             kw["recompute_scale_factor"] = attrs["recompute_scale_factor"]
+        if kw["mode"] == "nearest" and "scale_factor" in kw and not kw.get("recompute_scale_factor"):
+            return nearest_idx_forward(x, kw)
         return F.interpolate(x, **kw)
     return fn
+
+
+def nearest_idx_forward(x, kw):
+    """F.interpolate(x, **kw) in nearest mode with a scale factor, through
+    torch's channels-last kernel, whose indices are nearest_idx's."""
+    scale = kw["scale_factor"]
+    if x.dim() == 3:
+        kw = dict(kw, scale_factor=(scale, 1.0))
+        return F.interpolate(x.unsqueeze(-1).contiguous(memory_format=torch.channels_last), **kw).squeeze(-1)
+    fmt = torch.channels_last if x.dim() == 4 else torch.channels_last_3d
+    return F.interpolate(x.contiguous(memory_format=fmt), **kw)
 
 
 def variants():
@@ -75,6 +94,12 @@ def variants():
                     if ac:
                         a["align_corners"] = True
                     yield f"{mode}{'/ac' if ac else ''}/{what}", rank, what, a
+
+
+# Nearest with scale factors whose output is the input's size or twice it,
+# in some dims: (input shape, scale factors).
+NEAREST_SPECIAL = [([1, 2, 3], [1.25]), ([1, 2, 5], [2.1]), ([1, 2, 3, 4], [1.25]), ([1, 2, 5, 3], [2.1, 1.2]),
+                   ([1, 2, 3, 3, 4], [1.25, 2.2, 1.25])]
 
 
 def interp_cases():
@@ -119,6 +144,11 @@ def interp_cases():
     # lathe interpolates floats only (torch's nearest also takes integers).
     fam.case("interpolate/i64/error/dtype", "interpolate", [rnd([2, 2, 5], "int64")], None,
              {"mode": "nearest", "size": [4]}, error="dtype")
+    # Scale factors that give the input's size, or twice it.
+    for shape, scale in NEAREST_SPECIAL:
+        a = {"mode": "nearest", "scale_factor": scale}
+        fam.case(f"interpolate/f64/nearest/scale{shp(scale)}{shp(shape)}", "interpolate", [rnd(shape, "float64")],
+                 interp(a), a)
     return fam
 
 
@@ -152,4 +182,8 @@ def grad_interp():
     a = {"mode": "bicubic", "size": [5, 6], "align_corners": True}
     fam.gcase("interpolate/f64/bicubic/ac/transposed[1,2,3,4]", "interpolate",
               [L(rnd([1, 2, 3, 4], "float64"), "transposed")], interp(a), a)
+    for shape, scale in NEAREST_SPECIAL:
+        a = {"mode": "nearest", "scale_factor": scale}
+        fam.gcase(f"interpolate/f64/nearest/scale{shp(scale)}{shp(shape)}", "interpolate", [rnd(shape, "float64")],
+                  interp(a), a)
     return fam

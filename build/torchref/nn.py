@@ -76,4 +76,35 @@ def nn():
              lambda x, w, b: F.layer_norm(x, [3], w, b), {"normalized_shape": [3], "eps": 1e-5}, error="shape")
     fam.case("layer_norm/f32/weight_shape/error", "layer_norm", [f([3, 4]), f([3]), None],
              lambda x, w, b: F.layer_norm(x, [4], w, b), {"normalized_shape": [4], "eps": 1e-5}, error="shape")
+    ignored(fam)
     return fam
+
+
+def ignored(fam):
+    """Class losses with ignored targets: the default -100 mixed in, another
+    ignore_index, every target ignored (a mean over nothing is nan), and
+    targets of a [N, C, d] input."""
+    ce = lambda ii=-100: (lambda x, t, r: F.cross_entropy(x, t, reduction=r, ignore_index=ii))
+    nll = lambda ii=-100: (lambda x, t, r: F.nll_loss(x, t, reduction=r, ignore_index=ii))
+    for red in ("mean", "sum", "none"):
+        for dt in FLOATS:
+            p = f"/{SHORT[dt]}/{red}"
+            a = {"reduction": red}
+            logits = lambda shape, dt=dt: rnd(shape, dt, "wide")
+            logp = lambda shape, dt=dt: F.log_softmax(rnd(shape, dt, "wide"), 1)
+            for op, make, fn in (("cross_entropy", logits, ce), ("nll_loss", logp, nll)):
+                fam.case(f"{op}{p}/ignore-100[6,4]", op, [make([6, 4]), idx([1, -100, 3, -100, 0, 3])],
+                         lambda x, t, r=red, fn=fn: fn()(x, t, r), a)
+                fam.case(f"{op}{p}/ignore2[6,4]", op, [make([6, 4]), idx([2, 1, 2, 3, 0, 2])],
+                         lambda x, t, r=red, fn=fn: fn(2)(x, t, r), dict(a, ignore_index=2))
+                fam.case(f"{op}{p}/all_ignored[3,4]", op, [make([3, 4]), idx([-100, -100, -100])],
+                         lambda x, t, r=red, fn=fn: fn()(x, t, r), a)
+                fam.case(f"{op}{p}/ignore-100[2,3,4]", op, [make([2, 3, 4]), idx([[0, -100, 2, 1], [-100, -100, 1, 0]])],
+                         lambda x, t, r=red, fn=fn: fn()(x, t, r), a)
+    fam.case("cross_entropy/f32/mean/ignore-100/i32_target", "cross_entropy",
+             [rnd([4, 3], "float32", "wide"), idx([2, -100, 0, -100], "int32")],
+             lambda x, t: F.cross_entropy(x, t.long()), {"reduction": "mean"})
+    # -100 is a class index like any other once ignore_index is another.
+    fam.case("cross_entropy/f32/mean/ignore2/-100/error", "cross_entropy",
+             [rnd([3, 4], "float32"), idx([1, -100, 2])], lambda x, t: F.cross_entropy(x, t, ignore_index=2),
+             {"reduction": "mean", "ignore_index": 2}, error="index")

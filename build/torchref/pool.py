@@ -145,7 +145,44 @@ def pool():
     fam.case("adaptive_max_pool2d_with_indices/f64/specials", "adaptive_max_pool2d_with_indices", [special],
              lambda x: F.adaptive_max_pool2d(x, [3, 2], return_indices=True), {"output_size": [3, 2]})
     errors(fam)
+    # Ceil mode counts a window longer than the padded input when it starts
+    # inside (torch's pooling_output_shape: the ceiling of a negative room),
+    # clipped to the input and, for the average's count, to the right
+    # padding; without ceil mode the input is too small.
+    for dt in FLOATS:
+        s = SHORT[dt]
+        for nd, shape, a in LONG_WINDOWS:
+            kind = "avg" if a.get("avg") or "count_include_pad" in a or "divisor" in a else "max"
+            a = {k: v for k, v in a.items() if k != "avg"}
+            op = f"{kind}_pool{nd}d" + ("_with_indices" if kind == "max" else "")
+            fam.case(f"{op}/{s}/{shp(shape)}/long/{name_of(a)}", op, [rnd(shape, dt)], pool_fn(kind, nd, a, kind == "max"), a)
+    a = {"kernel": [4]}
+    fam.case("avg_pool1d/long_without_ceil/error", "avg_pool1d", [rnd([1, 1, 3], "float32")], pool_fn("avg", 1, a), a,
+             error="shape")
+    # lathe-only: torch's max_pool1d gives an empty result for an output size of 0.
+    fam.case("max_pool1d/long_without_ceil/error", "max_pool1d", [rnd([1, 1, 3], "float32")], attrs=a, error="shape")
     return fam
+
+
+# Windows longer than the padded input, in ceil mode: (dims, input shape,
+# attributes; "avg": True marks an average pooling plan).
+LONG_WINDOWS = [
+    (1, [1, 2, 3], {"kernel": [4], "ceil_mode": True, "avg": True}),
+    (1, [1, 2, 3], {"kernel": [4], "ceil_mode": True}),
+    (1, [1, 1, 3], {"kernel": [10], "ceil_mode": True, "avg": True}),
+    (1, [1, 1, 3], {"kernel": [6], "padding": [1], "ceil_mode": True, "avg": True}),
+    (1, [1, 1, 3], {"kernel": [6], "padding": [1], "ceil_mode": True, "count_include_pad": False}),
+    (1, [1, 1, 3], {"kernel": [6], "padding": [1], "ceil_mode": True}),
+    (1, [1, 2, 3], {"kernel": [2], "dilation": [3], "ceil_mode": True}),
+    (2, [1, 2, 2, 3], {"kernel": [3], "ceil_mode": True, "avg": True}),
+    (2, [1, 2, 2, 3], {"kernel": [3], "ceil_mode": True}),
+    (2, [1, 1, 2, 3], {"kernel": [5, 3], "padding": [2, 1], "ceil_mode": True, "avg": True}),
+    (2, [1, 1, 2, 3], {"kernel": [5, 3], "padding": [2, 1], "ceil_mode": True, "count_include_pad": False}),
+    (2, [1, 1, 2, 3], {"kernel": [3], "ceil_mode": True, "divisor": 2}),
+    (2, [1, 1, 2, 3], {"kernel": [2], "dilation": [2], "ceil_mode": True}),
+    (2, [1, 2, 5, 2], {"kernel": [2, 3], "stride": [2, 3], "dilation": [1, 2], "padding": [0, 1], "ceil_mode": True}),
+    (3, [1, 1, 2, 2, 2], {"kernel": [3], "ceil_mode": True}),
+]
 
 
 def errors(fam):
@@ -244,4 +281,15 @@ def grad_pool():
       adaptive_fn("max", 2, a), a)
     g("avg_pool2d/f64/transposed[1,2,5,6]", "avg_pool2d", [L(rnd([1, 2, 5, 6], "float64"), "transposed")],
       pool_fn("avg", 2, {"kernel": [2], "stride": [1]}), {"kernel": [2], "stride": [1]})
+    # Windows longer than the padded input, in ceil mode.
+    for a in ({"kernel": [4], "ceil_mode": True}, {"kernel": [6], "padding": [1], "ceil_mode": True}):
+        g(f"avg_pool1d/f64/[1,1,3]/long/{name_of(a)}", "avg_pool1d", [rnd([1, 1, 3], "float64")], pool_fn("avg", 1, a), a)
+        g(f"max_pool1d/f64/[1,1,3]/long/{name_of(a)}", "max_pool1d", [distinct([1, 1, 3], "float64")],
+          pool_fn("max", 1, a), a)
+    a = {"kernel": [5, 3], "padding": [2, 1], "ceil_mode": True, "square": True}
+    g(f"avg_pool2d/f64/[1,1,2,3]/long/{name_of(a)}", "avg_pool2d", [rnd([1, 1, 2, 3], "float64")], pool_fn("avg", 2, a),
+      a, hvp=True)
+    a = {"kernel": [3], "ceil_mode": True, "square": True}
+    g(f"max_pool2d/f64/[1,1,2,3]/long/{name_of(a)}", "max_pool2d", [distinct([1, 1, 2, 3], "float64")],
+      pool_fn("max", 2, a), a, hvp=True)
     return fam

@@ -2,6 +2,7 @@
 (see gen.py for what a case is).
 """
 
+import base64
 import json
 import math
 import os
@@ -72,6 +73,44 @@ class L:
         self.t, self.layout = t, layout
 
 
+M32 = 0xFFFFFFFF
+
+
+def hash32(seed, n):
+    """A multiply-xorshift mix of seed and i = 0..n-1, in uint32 arithmetic;
+    internal/conformance (cases.go, hash) computes the same."""
+    h = (np.arange(n, dtype=np.uint64) * 0x9E3779B1 + seed * 0x85EBCA77 + 0x165667B1) & M32
+    h ^= h >> 15
+    h = (h * 0x2C1B3C6D) & M32
+    h ^= h >> 12
+    h = (h * 0x297A2D39) & M32
+    h ^= h >> 15
+    return h
+
+
+class G:
+    """An input that both sides generate (cases.go, Gen), so that a long one
+    costs no bytes: element i of the row-major storage is
+    choices[h(i) % len(choices)], or (h(i) % levels - levels // 2) * step +
+    offset. A power-of-two step keeps the values exact in float32, so any
+    order of summing them is exact while the partial sums stay below 2^24
+    steps."""
+
+    def __init__(self, shape, dt, seed, levels=4096, step=2.0 ** -9, offset=0.0, choices=None):
+        self.shape, self.dt, self.layout = list(shape), dt, "contiguous"
+        n = int(np.prod(self.shape)) if self.shape else 1
+        h = hash32(seed, n)
+        if choices is not None:
+            v = np.asarray(choices, dtype=np.float64)[h % len(choices)]
+            self.spec = {"seed": seed, "choices": [float(c) for c in choices]}
+        else:
+            v = (h % levels).astype(np.int64) - levels // 2
+            v = v.astype(np.float64) * step + offset
+            self.spec = {"seed": seed, "levels": levels, "step": step, "offset": offset}
+        self.t = torch.from_numpy(v).reshape(self.shape).to(DTYPES[dt])
+        assert torch.equal(self.t.double(), torch.from_numpy(v).reshape(self.shape)), "not exact in " + dt
+
+
 # ---- encoding --------------------------------------------------------------
 
 def enc_scalar(v, dt):
@@ -93,9 +132,22 @@ def enc_scalar(v, dt):
     return v
 
 
+# Outputs with more elements than this are stored as base64 little-endian
+# bytes rather than JSON numbers (cases.go, B64).
+B64_OVER = 4096
+
+
+def enc_b64(t):
+    a = t.contiguous().numpy()
+    a = a.astype(a.dtype.newbyteorder("<"))
+    return {"dtype": NAMES[t.dtype], "shape": list(t.shape), "b64": base64.b64encode(a.tobytes()).decode()}
+
+
 def enc_tensor(t, layout="contiguous"):
     dt = NAMES[t.dtype]
     shape = list(t.shape)
+    if layout == "contiguous" and t.numel() > B64_OVER and dt != "bool":
+        return enc_b64(t)
     if layout == "transposed":
         store = t.transpose(-1, -2).contiguous()
     elif layout == "strided":
@@ -115,6 +167,10 @@ def enc_tensor(t, layout="contiguous"):
     if layout != "contiguous":
         d["layout"] = layout
     return d
+
+
+def enc_gen(g):
+    return {"dtype": g.dt, "shape": g.shape, "gen": g.spec}
 
 
 def enc_attr(v):
@@ -140,10 +196,10 @@ class Family:
         """
         assert name not in self.seen, name
         self.seen.add(name)
-        ts = [i.t if isinstance(i, L) else i for i in inputs]
+        ts = [i.t if isinstance(i, (L, G)) else i for i in inputs]
         c = {"name": name, "op": op, "attrs": {k: enc_attr(v) for k, v in (attrs or {}).items()},
-             "inputs": [None if i is None else enc_tensor(i.t, i.layout) if isinstance(i, L)
-                        else enc_tensor(i) for i in inputs]}
+             "inputs": [None if i is None else enc_gen(i) if isinstance(i, G)
+                        else enc_tensor(i.t, i.layout) if isinstance(i, L) else enc_tensor(i) for i in inputs]}
         if error is not None:
             c["error"] = error
             if fn is not None:

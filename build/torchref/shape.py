@@ -135,15 +135,30 @@ def views():
              ("float64", "float32", [1.0 / 3, 1e-50, 1e50, -INF, NAN]), ("float32", "float64", [0.1, -2.5, INF, NAN]),
              ("float64", "int64", [3.99, -3.99, 1e12]), ("int32", "float32", [1, -7, 16777217]),
              ("int64", "int32", [5, -5, 2**31 - 1]), ("int32", "int64", [3, -3]), ("int32", "bool", [0, 2, -1]),
-             ("bool", "float64", [True, False]), ("bool", "int32", [True, False]), ("int64", "float64", [2**53 + 1, -9])]
+             ("bool", "float64", [True, False]), ("bool", "int32", [True, False]), ("int64", "float64", [2**53 + 1, -9]),
+             # Past the integer's range, and NaN: torch on x86 (cvttss2si)
+             # gives the most negative integer, as lathe does on every device.
+             ("float32", "int32", [INF, -INF, NAN, 3e9, -3e9, 2147483648.0, 2147483520.0, -2147483648.0, -2.5]),
+             ("float64", "int32", [INF, NAN, 3e9, -2147483649.0, 1e10, -2147483648.9, -7.5]),
+             ("float32", "int64", [INF, -INF, NAN, 1e19, -1e19, 3e9, 9.2233715e18]),
+             ("float64", "int64", [INF, NAN, 9.3e18, -9.3e18, -9223372036854775808.0, 9.2233720368547748e18])]
     for src, to, v in casts:
-        fam.case(f"cast/{SHORT[src]}to{SHORT[to]}", "cast", [vals(v, src)], lambda x, to=to: x.to(DTYPES[to]), {"dtype": to})
+        name = f"cast/{SHORT[src]}to{SHORT[to]}"
+        if name in fam.seen:
+            name += "/out_of_range"
+        fam.case(name, "cast", [vals(v, src)], lambda x, to=to: x.to(DTYPES[to]), {"dtype": to})
     fam.case("cast/f32tof64/transposed[2,3]", "cast", [L(r([2, 3]), "transposed")], lambda x: x.double(), {"dtype": "float64"})
     fam.case("cast/i32tof32/strided[2,3]", "cast", [L(rnd([2, 3], "int32"), "strided")], lambda x: x.float(),
              {"dtype": "float32"})
     fam.case("cast/f32tof32/[3]", "cast", [r([3])], lambda x: x.float(), {"dtype": "float32"})
     fam.case("cast/f32/0d", "cast", [r([])], lambda x: x.double(), {"dtype": "float64"})
     fam.case("cast/f32/empty", "cast", [r([0, 2])], lambda x: x.int(), {"dtype": "int32"})
+    # A value the dtype cannot hold: torch raises "value cannot be converted
+    # to type int without overflow".
+    fam.case("pad/i32/value3e9/error", "pad", [rnd([3], "int32")], lambda x: F.pad(x, [1, 1], value=3e9),
+             {"pads": [1, 1], "value": 3e9}, error="value")
+    fam.case("pad/f32/value1e39/error", "pad", [rnd([3], "float32")], lambda x: F.pad(x, [1, 1], value=1e39),
+             {"pads": [1, 1], "value": 1e39}, error="value")
     return fam
 
 
@@ -230,4 +245,9 @@ def indexing():
     fam.case("one_hot/f32/error", "one_hot", [f([3])], lambda i: F.one_hot(i, 3), {"num_classes": 3}, error="dtype")
     fam.case("embedding/f32/out_of_range/error", "embedding", [idx([0, 5]), f([5, 2])], F.embedding, error="index")
     fam.case("embedding/f32/weight1d/error", "embedding", [idx([0, 1]), f([5])], F.embedding, error="shape")
+    # A value the dtype cannot hold: torch raises, as for pad.
+    fam.case("masked_fill/i32/value3e9/error", "masked_fill", [rnd([3], "int32"), rnd([3], "bool")],
+             lambda x, m: x.masked_fill(m, 3e9), {"value": 3e9}, error="value")
+    fam.case("masked_fill/i32/nan/error", "masked_fill", [rnd([3], "int32"), rnd([3], "bool")],
+             lambda x, m: x.masked_fill(m, NAN), {"value": NAN}, error="value")
     return fam

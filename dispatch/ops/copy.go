@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"math"
 	"slices"
 	"strconv"
 
@@ -145,16 +144,6 @@ func padInfer(in []*dispatch.Tensor, a Padding) (dispatch.DType, []int, error) {
 		}
 	}
 	return x.DType, shape, nil
-}
-
-// CheckScalar refuses a fill value that dtype dt cannot hold exactly (1.5 in
-// an int tensor) rather than truncating it, as lathe's constructors do.
-func CheckScalar(dt dispatch.DType, v float64, arg string) error {
-	if dt.IsInt() && v != math.Trunc(v) {
-		return &dispatch.Error{Kind: dispatch.ErrDType, Arg: arg, Detail: "is " + ftoa(v) + ", not an integer, but the tensor is " + dt.String(),
-			Fix: "use an integral value or a float tensor"}
-	}
-	return nil
 }
 
 func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -213,26 +213,11 @@ func maskedFillCompose(in []*dispatch.Tensor, a FillValue) (*dispatch.Tensor, er
 	if err := CheckScalar(x.DType, a.Value, "value"); err != nil {
 		return nil, err
 	}
-	s, err := dispatch.Upload(x.Device, scalarData(x.DType, a.Value), x.DType, []int{})
+	s, err := dispatch.Upload(x.Device, ScalarData(x.DType, a.Value), x.DType, []int{})
 	if err != nil {
 		return nil, err
 	}
 	return dispatch.Call(Where, dispatch.None{}, mask, s, x)
-}
-
-// scalarData is one element of dtype dt holding v, as host data for Upload.
-func scalarData(dt dispatch.DType, v float64) any {
-	switch dt {
-	case dispatch.Float32:
-		return []float32{float32(v)}
-	case dispatch.Float64:
-		return []float64{v}
-	case dispatch.Int32:
-		return []int32{int32(v)}
-	case dispatch.Int64:
-		return []int64{int64(v)}
-	}
-	return []bool{v != 0}
 }
 
 // embeddingCompose is torch.nn.functional.embedding: the rows of weight

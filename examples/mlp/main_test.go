@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // TestTrainShort runs 20 epochs (a fraction of a second on two cores) and
@@ -42,7 +44,7 @@ func TestTrainWGPU(t *testing.T) {
 	gpu := lathe.WGPU(0)
 	for _, info := range lathe.DeviceStatus() {
 		if info.Device == gpu && !info.Available {
-			t.Skipf("wgpu:0 is unavailable: %s", info.Detail)
+			testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable: %s", info.Detail)
 		}
 	}
 	cfg := DefaultConfig()

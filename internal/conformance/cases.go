@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"bytes"
+	"encoding/base64"
+	binenc "encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -49,6 +51,14 @@ type Tensor struct {
 	// "strided" (Data has the last dim doubled, and the case takes
 	// .Slice(-1, 0, 2n, 2) of it).
 	Layout string `json:"layout"`
+	// Gen, where set, stands for Data: the storage is made by a formula
+	// that build/torchref computes too (Gen.Values), so that a long input
+	// costs no bytes in the JSON.
+	Gen *Gen `json:"gen"`
+	// B64, where set, stands for Data: the storage as little-endian
+	// elements of the dtype (float64 and int64 ones where the case was
+	// narrowed), base64-encoded, which keeps a long output compact.
+	B64 string `json:"b64"`
 	// rounded marks a float64 tensor narrowed to float32 (Case.Narrow):
 	// its values are rounded to float32, past its range to ±inf, as a
 	// float32 computation rounds them; other float32 data must fit.
@@ -269,12 +279,18 @@ func (t *Tensor) StorageShape() ([]int, error) {
 	return s, nil
 }
 
-// Values decodes Data into a Go slice of the dtype's element type
-// ([]float32, []float64, []int32, []int64 or []bool).
+// Values decodes Data (or Gen, or B64) into a Go slice of the dtype's
+// element type ([]float32, []float64, []int32, []int64 or []bool).
 func (t *Tensor) Values() (any, error) {
 	dt, err := parseDType(t.DType)
 	if err != nil {
 		return nil, err
+	}
+	switch {
+	case t.Gen != nil:
+		return t.generated(dt)
+	case t.B64 != "":
+		return t.decoded(dt)
 	}
 	n := len(t.Data)
 	bad := func(i int) error { return fmt.Errorf("element %d (%v) is not a %s", i, t.Data[i], t.DType) }
@@ -427,4 +443,169 @@ func keepIntList(orig, narrowed []*Tensor) []*Tensor {
 		narrowed[i] = keepInts(orig[i], narrowed[i])
 	}
 	return narrowed
+}
+
+// Gen describes generated storage: element i is Choices[h(i) mod
+// len(Choices)], or without choices (h(i) mod Levels - Levels/2)·Step +
+// Offset, where h is a 32-bit integer hash of Seed and i. With a step that
+// is a power of two the values are exact in float32, so both sides make the
+// same tensor and PyTorch's result is the reference for it.
+type Gen struct {
+	Seed    uint32    `json:"seed"`
+	Levels  uint32    `json:"levels"`
+	Step    float64   `json:"step"`
+	Offset  float64   `json:"offset"`
+	Choices []float64 `json:"choices"`
+}
+
+// hash is refcase.py's hash32: a multiply-xorshift mix of seed and i.
+func hash(seed uint32, i int) uint32 {
+	h := uint32(i)*0x9E3779B1 + seed*0x85EBCA77 + 0x165667B1
+	h ^= h >> 15
+	h *= 0x2C1B3C6D
+	h ^= h >> 12
+	h *= 0x297A2D39
+	h ^= h >> 15
+	return h
+}
+
+// Values makes n elements.
+func (g *Gen) Values(n int) ([]float64, error) {
+	if len(g.Choices) == 0 && (g.Levels == 0 || g.Step == 0) {
+		return nil, fmt.Errorf("gen %+v: want choices, or levels and a step", *g)
+	}
+	out := make([]float64, n)
+	for i := range out {
+		h := hash(g.Seed, i)
+		if len(g.Choices) > 0 {
+			out[i] = g.Choices[h%uint32(len(g.Choices))]
+		} else {
+			out[i] = float64(int64(h%g.Levels)-int64(g.Levels/2))*g.Step + g.Offset
+		}
+	}
+	return out, nil
+}
+
+// storageLen is the number of stored elements (the storage shape's product).
+func (t *Tensor) storageLen() (int, error) {
+	s, err := t.StorageShape()
+	if err != nil {
+		return 0, err
+	}
+	n := 1
+	for _, d := range s {
+		n *= d
+	}
+	return n, nil
+}
+
+// generated is Values for a Gen tensor: float32 values rounded once from
+// the formula's float64 (exact for a power-of-two step), integers exact.
+func (t *Tensor) generated(dt lathe.DType) (any, error) {
+	n, err := t.storageLen()
+	if err != nil {
+		return nil, err
+	}
+	v, err := t.Gen.Values(n)
+	if err != nil {
+		return nil, err
+	}
+	switch dt {
+	case lathe.Float32:
+		out := make([]float32, n)
+		for i, x := range v {
+			if out[i] = float32(x); float64(out[i]) != x && !t.rounded {
+				return nil, fmt.Errorf("generated element %d (%v) is not a float32", i, x)
+			}
+		}
+		return out, nil
+	case lathe.Float64:
+		return v, nil
+	case lathe.Int32, lathe.Int64:
+		out := make([]int64, n)
+		for i, x := range v {
+			if out[i] = int64(x); float64(out[i]) != x || (dt == lathe.Int32 && out[i] != int64(int32(out[i]))) {
+				return nil, fmt.Errorf("generated element %d (%v) is not a %s", i, x, dt)
+			}
+		}
+		if dt == lathe.Int64 {
+			return out, nil
+		}
+		return narrowInts(out), nil
+	}
+	return nil, fmt.Errorf("gen: no generated %s", dt)
+}
+
+// decoded is Values for a B64 tensor. The element width follows from the
+// byte count: 8 where a float64 or int64 reference was narrowed.
+func (t *Tensor) decoded(dt lathe.DType) (any, error) {
+	n, err := t.storageLen()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := base64.StdEncoding.DecodeString(t.B64)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 || len(raw)%n != 0 || (len(raw)/n != 4 && len(raw)/n != 8) {
+		return nil, fmt.Errorf("b64: %d bytes for %d elements of %s", len(raw), n, dt)
+	}
+	wide := len(raw)/n == 8
+	at := func(i int) uint64 {
+		if wide {
+			return binenc.LittleEndian.Uint64(raw[8*i:])
+		}
+		return uint64(binenc.LittleEndian.Uint32(raw[4*i:]))
+	}
+	switch dt {
+	case lathe.Float32:
+		if wide && !t.rounded {
+			return nil, fmt.Errorf("b64: float64 data for a float32 tensor")
+		}
+		out := make([]float32, n)
+		for i := range out {
+			if wide {
+				out[i] = float32(math.Float64frombits(at(i)))
+			} else {
+				out[i] = math.Float32frombits(uint32(at(i)))
+			}
+		}
+		return out, nil
+	case lathe.Float64:
+		if !wide {
+			return nil, fmt.Errorf("b64: float32 data for a float64 tensor")
+		}
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = math.Float64frombits(at(i))
+		}
+		return out, nil
+	case lathe.Int32, lathe.Int64:
+		out := make([]int64, n)
+		for i := range out {
+			if wide {
+				out[i] = int64(at(i))
+			} else {
+				out[i] = int64(int32(uint32(at(i))))
+			}
+		}
+		if dt == lathe.Int64 {
+			return out, nil
+		}
+		for i, v := range out {
+			if v != int64(int32(v)) {
+				return nil, fmt.Errorf("b64: element %d (%d) is not an int32", i, v)
+			}
+		}
+		return narrowInts(out), nil
+	}
+	return nil, fmt.Errorf("b64: no encoded %s", dt)
+}
+
+func narrowInts(v []int64) []int32 {
+	out := make([]int32, len(v))
+	for i, x := range v {
+		out[i] = int32(x)
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 func loadGradCases(t *testing.T) []*GradCase {
@@ -91,18 +92,20 @@ func TestGrad(t *testing.T) {
 	for _, info := range lathe.DeviceStatus() {
 		t.Run(info.Device.String(), func(t *testing.T) {
 			if !info.Available {
-				t.Skipf("%s is unavailable: %s", info.Device, info.Detail)
+				testenv.SkipDevice(t, info.Device.String(), "%s is unavailable: %s", info.Device, info.Detail)
 			}
 			narrow := !hasWideTypes(info.Device)
+			var n testenv.Count
+			defer func() { testenv.Record("gradients", info.Device.String(), n.Run, n.Skipped, n.Failed) }()
 			for _, c := range cases {
 				// A device without float64 runs the float64 cases in
 				// float32, so that every rule runs on it too.
-				if n := c.Narrow(); narrow && n != nil {
-					c = n
+				if nc := c.Narrow(); narrow && nc != nil {
+					c = nc
 				}
-				t.Run(c.Name, func(t *testing.T) { runGrad(t, info.Device, c, false) })
+				n.Case(t, c.Name, func(t *testing.T) { runGrad(t, info.Device, c, false) })
 				if c.HVP != nil {
-					t.Run(c.Name+"/hvp", func(t *testing.T) { runGrad(t, info.Device, c, true) })
+					n.Case(t, c.Name+"/hvp", func(t *testing.T) { runGrad(t, info.Device, c, true) })
 				}
 			}
 		})
@@ -149,7 +152,7 @@ func mustInput(t *testing.T, dev lathe.Device, spec *Tensor, what string) *lathe
 	t.Helper()
 	x, err := makeInput(dev, spec)
 	switch {
-	case errors.Is(err, lathe.ErrUnsupported):
+	case errors.Is(err, lathe.ErrUnsupported) && lacksDType(dev, spec.DType):
 		t.Skipf("%s: %s has no %s: %v", what, dev, spec.DType, err)
 	case err != nil:
 		t.Fatalf("%s: %v", what, err)
@@ -158,15 +161,15 @@ func mustInput(t *testing.T, dev lathe.Device, spec *Tensor, what string) *lathe
 }
 
 // forward runs the case's op on in and checks its output against torch's.
-func forward(t *testing.T, c *GradCase, in []*lathe.Tensor) *lathe.Tensor {
+func forward(t *testing.T, dev lathe.Device, c *GradCase, in []*lathe.Tensor) *lathe.Tensor {
 	t.Helper()
 	attrs := c.Attrs
 	got, err := ops[c.Op](&attrs, in)
 	if aerr := attrs.Err(); aerr != nil {
 		t.Fatalf("bad case data: %v", aerr)
 	}
-	if errors.Is(err, lathe.ErrUnsupported) && usesWideDType(&c.Case) {
-		t.Skipf("the device lacks a dtype of this case: %v", err)
+	if dt := missingDType(dev, &c.Case, err); dt != "" {
+		t.Skipf("%s has no %s, which this case uses: %v", dev, dt, err)
 	}
 	if err != nil {
 		t.Fatalf("forward: %v", err)
@@ -176,7 +179,7 @@ func forward(t *testing.T, c *GradCase, in []*lathe.Tensor) *lathe.Tensor {
 	}
 	tol := Tolerance(c.Op, c.Output.DType)
 	if c.Narrowed {
-		tol = NarrowedTolerance(false)
+		tol = NarrowedTolerance(c.Op, false)
 	}
 	if err := compareTol(got[0], c.Output, tol); err != nil {
 		t.Errorf("forward: %v", err)
@@ -197,13 +200,13 @@ func firstGrad(t *testing.T, dev lathe.Device, c *GradCase, out *lathe.Tensor, x
 
 func runGrad(t *testing.T, dev lathe.Device, c *GradCase, second bool) {
 	in, xs, pos := gradInputs(t, dev, c)
-	out := forward(t, c, in)
+	out := forward(t, dev, c, in)
 	if !second {
 		gs := firstGrad(t, dev, c, out, xs)
 		for k, i := range pos {
 			tol := GradTolerance(c.Op, c.Grads[i].DType)
 			if c.Narrowed {
-				tol = NarrowedTolerance(false)
+				tol = NarrowedTolerance(c.Op, false)
 			}
 			if err := compareGrad(gs[k], c.Grads[i], tol); err != nil {
 				t.Errorf("gradient of input %d: %v", i, err)
@@ -238,7 +241,7 @@ func runGrad(t *testing.T, dev lathe.Device, c *GradCase, second bool) {
 	for k, i := range pos {
 		tol := HVPTolerance(c.Op, c.HVP[i].DType)
 		if c.Narrowed {
-			tol = NarrowedTolerance(true)
+			tol = NarrowedTolerance(c.Op, true)
 		}
 		if err := compareGrad(acc[k], c.HVP[i], tol); err != nil {
 			t.Errorf("Hessian-vector product for input %d: %v", i, err)
@@ -285,11 +288,13 @@ func toFloat64s(v any) []float64 {
 // Finite differences in float32 would measure rounding, not the gradient.
 func TestGradFiniteDiff(t *testing.T) {
 	dev := lathe.CPU
+	var n testenv.Count
+	defer func() { testenv.Record("finite differences", dev.String(), n.Run, n.Skipped, n.Failed) }()
 	for _, c := range loadGradCases(t) {
 		if c.NonSmooth || !allFloat64(c) {
 			continue
 		}
-		t.Run(c.Name, func(t *testing.T) {
+		n.Case(t, c.Name, func(t *testing.T) {
 			if piecewiseConstant[c.Op] {
 				checkZeroGrad(t, dev, c)
 				return
@@ -305,7 +310,7 @@ func TestGradFiniteDiff(t *testing.T) {
 				}
 			}
 			in, xs, pos := gradInputs(t, dev, c)
-			gs := firstGrad(t, dev, c, forward(t, c, in), xs)
+			gs := firstGrad(t, dev, c, forward(t, dev, c, in), xs)
 			for k, i := range pos {
 				got := make([]float64, len(fd[i]))
 				if gs[k] != nil {
@@ -339,7 +344,7 @@ func allFloat64(c *GradCase) bool {
 // zero, in torch's data and in lathe.
 func checkZeroGrad(t *testing.T, dev lathe.Device, c *GradCase) {
 	in, xs, pos := gradInputs(t, dev, c)
-	gs := firstGrad(t, dev, c, forward(t, c, in), xs)
+	gs := firstGrad(t, dev, c, forward(t, dev, c, in), xs)
 	for k, i := range pos {
 		got := []float64{}
 		if gs[k] != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 const dataDir = "../../testdata/conformance"
@@ -74,23 +75,27 @@ func TestCoverage(t *testing.T) {
 }
 
 // TestConformance runs every case on every device lathe knows of. A device
-// this machine cannot open is skipped with its reason, never passed.
+// this machine cannot open is skipped with its reason, never passed, and
+// fails the test where the run requires it (internal/testenv); the cases run
+// and skipped on each device go to the run's summary.
 func TestConformance(t *testing.T) {
 	cases := loadCases(t)
 	for _, info := range lathe.DeviceStatus() {
 		t.Run(info.Device.String(), func(t *testing.T) {
 			if !info.Available {
-				t.Skipf("%s is unavailable: %s", info.Device, info.Detail)
+				testenv.SkipDevice(t, info.Device.String(), "%s is unavailable: %s", info.Device, info.Detail)
 			}
 			t.Logf("%s: %s", info.Device, info.Detail)
 			narrow := !hasWideTypes(info.Device)
+			var n testenv.Count
+			defer func() { testenv.Record("conformance", info.Device.String(), n.Run, n.Skipped, n.Failed) }()
 			for _, c := range cases {
 				// A device without 64-bit types runs the 64-bit cases in
 				// float32 and int32 (Case.Narrow).
-				if n := c.Narrow(); narrow && n != nil {
-					c = n
+				if nc := c.Narrow(); narrow && nc != nil {
+					c = nc
 				}
-				t.Run(c.Name, func(t *testing.T) { runCase(t, info.Device, c) })
+				n.Case(t, c.Name, func(t *testing.T) { runCase(t, info.Device, c) })
 			}
 		})
 	}
@@ -105,7 +110,7 @@ func runCase(t *testing.T, dev lathe.Device, c *Case) {
 	for i, spec := range c.Inputs {
 		x, err := makeInput(dev, spec)
 		switch {
-		case errors.Is(err, lathe.ErrUnsupported):
+		case errors.Is(err, lathe.ErrUnsupported) && lacksDType(dev, spec.DType):
 			t.Skipf("input %d: %s has no %s: %v", i, dev, spec.DType, err)
 		case err != nil:
 			t.Fatalf("input %d: %v", i, err)
@@ -131,8 +136,8 @@ func runCase(t *testing.T, dev lathe.Device, c *Case) {
 		return
 	}
 	if err != nil {
-		if errors.Is(err, lathe.ErrUnsupported) && usesWideDType(c) {
-			t.Skipf("%s lacks a dtype of this case: %v", dev, err)
+		if dt := missingDType(dev, c, err); dt != "" {
+			t.Skipf("%s has no %s, which this case uses: %v", dev, dt, err)
 		}
 		t.Fatalf("unexpected error: %v", err)
 	}
@@ -150,7 +155,7 @@ func runCase(t *testing.T, dev lathe.Device, c *Case) {
 		}
 		tol := Tolerance(c.Op, want[i].DType)
 		if c.Narrowed {
-			tol = NarrowedTolerance(false)
+			tol = NarrowedTolerance(c.Op, false)
 		}
 		if err := compareTol(got[i], want[i], tol); err != nil {
 			t.Errorf("%s%v", label, err)
@@ -185,15 +190,47 @@ func checkError(t *testing.T, c *Case, err error) {
 	}
 }
 
-// usesWideDType reports whether a case has a float64 or int64 tensor, which
-// some devices (wgpu) do not have.
-func usesWideDType(c *Case) bool {
-	for _, s := range append(append(append([]*Tensor{}, c.Inputs...), c.Outputs...), c.Output) {
-		if s != nil && (s.DType == "float64" || s.DType == "int64") {
-			return true
+// missingDType names a dtype of case c that dev does not have, where the op
+// failed with ErrUnsupported for want of it; "" where the device has every
+// dtype of the case, so that an op which wrongly says unsupported (a cpu
+// float64 matmul) fails the case instead of skipping it.
+func missingDType(dev lathe.Device, c *Case, err error) string {
+	if !errors.Is(err, lathe.ErrUnsupported) {
+		return ""
+	}
+	for _, dt := range caseDTypes(c) {
+		if lacksDType(dev, dt) {
+			return dt
 		}
 	}
-	return false
+	return ""
+}
+
+// caseDTypes lists the dtypes of a case's tensors and of its "dtype"
+// attribute (a cast's target).
+func caseDTypes(c *Case) []string {
+	var dts []string
+	for _, s := range append(append(append([]*Tensor{}, c.Inputs...), c.Outputs...), c.Output) {
+		if s != nil && !slices.Contains(dts, s.DType) {
+			dts = append(dts, s.DType)
+		}
+	}
+	if dt, ok := c.Attrs.m["dtype"].(string); ok && !slices.Contains(dts, dt) {
+		dts = append(dts, dt)
+	}
+	return dts
+}
+
+// lacksDType asks the device whether it has tensors of dtype dt at all, by
+// making one: an op's own ErrUnsupported is not taken as the answer.
+func lacksDType(dev lathe.Device, dt string) bool {
+	d, err := parseDType(dt)
+	if err != nil {
+		return false
+	}
+	x := lathe.Zeros(dev, d, 1)
+	defer x.Release()
+	return errors.Is(x.Err(), lathe.ErrUnsupported)
 }
 
 // makeInput builds a case's input on dev: the stored data, then the view its
@@ -364,6 +401,40 @@ func exact[T comparable](got, want []T, note func(int, any, any)) {
 	for i := range want {
 		if got[i] != want[i] {
 			note(i, got[i], want[i])
+		}
+	}
+}
+
+// TestSkipsOnlyMissingDTypes: an op that says ErrUnsupported skips a case
+// only on a device that has no tensors of one of the case's dtypes. A cpu
+// float64 matmul that wrongly said unsupported must fail, not skip as "cpu
+// lacks a dtype of this case".
+func TestSkipsOnlyMissingDTypes(t *testing.T) {
+	c := &Case{Name: "matmul/f64/[2,3]x[3,2]", Op: "matmul",
+		Inputs: []*Tensor{{DType: "float64", Shape: []int{2, 3}}, {DType: "int64", Shape: []int{3, 2}}},
+		Output: &Tensor{DType: "float64", Shape: []int{2, 2}}}
+	unsupported := fmt.Errorf("lathe: matmul: %w", lathe.ErrUnsupported)
+	if dt := missingDType(lathe.CPU, c, unsupported); dt != "" {
+		t.Errorf("cpu: an unsupported float64 matmul is skipped as cpu lacking %s; it must fail", dt)
+	}
+	if dt := missingDType(lathe.CPU, c, errors.New("other")); dt != "" {
+		t.Errorf("cpu: another error skips as lacking %s", dt)
+	}
+	cast := &Case{Name: "cast/f32tof64", Op: "cast", Inputs: []*Tensor{{DType: "float32"}}}
+	if err := cast.Attrs.UnmarshalJSON([]byte(`{"dtype":"float64"}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, info := range lathe.DeviceStatus() {
+		if !info.Available || hasWideTypes(info.Device) {
+			continue
+		}
+		// A device without 64-bit types (wgpu) skips both: the inputs'
+		// float64, and the cast's target.
+		if dt := missingDType(info.Device, c, unsupported); dt != "float64" {
+			t.Errorf("%s: missing dtype %q, want float64", info.Device, dt)
+		}
+		if dt := missingDType(info.Device, cast, unsupported); dt != "float64" {
+			t.Errorf("%s: cast to float64: missing dtype %q, want float64", info.Device, dt)
 		}
 	}
 }

@@ -120,10 +120,10 @@ var moreOps = map[string]opFunc{
 		return one(in[0].LogSoftmax(a.Int("dim")))
 	},
 	"cross_entropy": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
-		return one(in[0].CrossEntropy(in[1], reduction(a, lathe.WithReduction, lathe.ReduceMean, lathe.ReduceSum, lathe.ReduceNone)))
+		return one(in[0].CrossEntropy(in[1], classLossOpts(a)...))
 	},
 	"nll_loss": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
-		return one(in[0].NLLLoss(in[1], reduction(a, lathe.WithReduction, lathe.ReduceMean, lathe.ReduceSum, lathe.ReduceNone)))
+		return one(in[0].NLLLoss(in[1], classLossOpts(a)...))
 	},
 	"mse_loss": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
 		return one(in[0].MSELoss(in[1], reduction(a, lathe.WithReduction, lathe.ReduceMean, lathe.ReduceSum, lathe.ReduceNone)))
@@ -131,6 +131,16 @@ var moreOps = map[string]opFunc{
 	"layer_norm": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
 		return one(in[0].LayerNorm(a.Ints("normalized_shape"), in[1], in[2], a.Float("eps")))
 	},
+}
+
+// classLossOpts are a class loss's options: its reduction, and the ignored
+// target where the case names one (torch's default, -100, where not).
+func classLossOpts(a *Attrs) []lathe.LossOption {
+	opts := []lathe.LossOption{reduction(a, lathe.WithReduction, lathe.ReduceMean, lathe.ReduceSum, lathe.ReduceNone)}
+	if a.Has("ignore_index") {
+		opts = append(opts, lathe.IgnoreIndex(a.Int("ignore_index")))
+	}
+	return opts
 }
 
 // reduce calls f(dims...) or, with keepdim, keep(dims...); no dims is all.

@@ -3,6 +3,7 @@ package cudaemu_test
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -163,6 +164,45 @@ func TestElementwise(t *testing.T) {
 		h.launch("cast_bool_f64", 1, 32, d, put[uint8](h, 1, 0), int64(2))
 		if g := get[float64](d, 2); g[0] != 1 || g[1] != 0 {
 			t.Errorf("cast bool->f64 (true, false) = %v", g)
+		}
+	})
+
+	t.Run("cast/out-of-range", func(t *testing.T) {
+		// What truncates outside the integer's range, and NaN, gives the
+		// most negative integer, as the cpu and torch on x86 do, not what
+		// the GPU's cvt.rzi gives (saturation, NaN to 0); on the host
+		// emulation C++ leaves it undefined, so elementwise.cu spells it
+		// out (kernels/ptx's TestCastsTestTheRange checks the PTX does).
+		inf := math.Inf(1)
+		f32 := []float32{float32(inf), float32(-inf), float32(nan), 3e9, -3e9, 1 << 31, -1 << 31, -2.5, 2147483520}
+		f64 := []float64{inf, nan, 1e19, -1e19, 1 << 63, -1 << 63, 2147483647.9, -2147483648.9, -2147483649, 9.2233720368547748e18}
+		min32, min64 := int32(math.MinInt32), int64(math.MinInt64)
+		for _, c := range []struct {
+			fn   string
+			x    uint64
+			n    int
+			want []int64
+		}{
+			{"cast_f32_i32", put(h, f32...), 9, []int64{int64(min32), int64(min32), int64(min32), int64(min32), int64(min32), int64(min32), int64(min32), -2, 2147483520}},
+			{"cast_f32_i64", put(h, f32...), 9, []int64{min64, min64, min64, 3e9, -3e9, 1 << 31, -1 << 31, -2, 2147483520}},
+			{"cast_f64_i32", put(h, f64...), 10, []int64{int64(min32), int64(min32), int64(min32), int64(min32), int64(min32), int64(min32), 2147483647, int64(min32), int64(min32), int64(min32)}},
+			{"cast_f64_i64", put(h, f64...), 10, []int64{min64, min64, min64, min64, min64, min64, 2147483647, -2147483648, -2147483649, 9223372036854774784}},
+		} {
+			var got []int64
+			if strings.HasSuffix(c.fn, "i32") {
+				out := zeros[int32](h, c.n)
+				h.launch(c.fn, 1, 32, out, c.x, int64(c.n))
+				for _, v := range get[int32](out, c.n) {
+					got = append(got, int64(v))
+				}
+			} else {
+				out := zeros[int64](h, c.n)
+				h.launch(c.fn, 1, 32, out, c.x, int64(c.n))
+				got = get[int64](out, c.n)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("%s = %v, want %v", c.fn, got, c.want)
+			}
 		}
 	})
 

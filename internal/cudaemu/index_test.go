@@ -86,3 +86,66 @@ func TestIndex(t *testing.T) {
 		}
 	})
 }
+
+// The value checks' kernels: the first bad value in row-major order of a
+// strided view, found by many threads of several blocks through atomicMin,
+// the ignored value passed over, and a slot left all ones where nothing is
+// bad.
+func TestValueCheck(t *testing.T) {
+	h := newHost(t)
+	// A [3,4] view of a transposed [4,3] storage: element (r, c) is at
+	// storage[c*3 + r]. Row-major, the values are 7, -1, 5, 2 / 0, 9, -1, 3 /
+	// 4, 1, 8, 6; those outside [0, 5] but -1 (ignored) are 7, 9, 8, 6, the
+	// first at position 0 ... unless it is ignored too.
+	rows := [][]int64{{7, -1, 5, 2}, {0, 9, -1, 3}, {4, 1, 8, 6}}
+	storage := make([]int32, 12)
+	for r, row := range rows {
+		for c, v := range row {
+			storage[c*3+r] = int32(v)
+		}
+	}
+	L := layout([]int64{3, 4}, []int64{1, 3})
+	cases := []struct {
+		name             string
+		lo, hi, ignore   int64
+		ignoring         int32
+		wantPos, wantVal int64
+	}{
+		{"first", 0, 5, -1, 1, 0, 7},
+		{"ignore-absent", 0, 7, -1, 0, 1, -1},
+		{"ignored", -1, 6, 7, 1, 5, 9},
+		{"clean", -1, 9, 0, 0, -1, -1},
+	}
+	for _, c := range cases {
+		for _, sfx := range []string{"i32", "i64"} {
+			t.Run(c.name+"/"+sfx, func(t *testing.T) {
+				var values uint64
+				if sfx == "i32" {
+					values = put(h, storage...)
+				} else {
+					wide := make([]int64, len(storage))
+					for i, v := range storage {
+						wide[i] = int64(v)
+					}
+					values = put(h, wide...)
+				}
+				slot := put[int64](h, -1, -1)
+				// 2 blocks of 3 threads: each thread sees several values.
+				h.launch("index_check_"+sfx, 2, 3, slot, values, int64(12), L, c.lo, c.hi, c.ignore, c.ignoring)
+				h.launch("check_fetch_"+sfx, 1, 1, slot, values, L)
+				if got := get[int64](slot, 2); got[0] != c.wantPos || got[1] != c.wantVal {
+					t.Errorf("slot = %v, want [%d %d]", got, c.wantPos, c.wantVal)
+				}
+			})
+		}
+	}
+	t.Run("int64-past-int32", func(t *testing.T) {
+		values := put[int64](h, 1, 1<<40, 2, -1<<40)
+		slot := put[int64](h, -1, -1)
+		h.launch("index_check_i64", 1, 32, slot, values, int64(4), layout([]int64{4}, []int64{1}), int64(0), int64(1<<31), int64(0), int32(0))
+		h.launch("check_fetch_i64", 1, 1, slot, values, layout([]int64{4}, []int64{1}))
+		if got := get[int64](slot, 2); got[0] != 1 || got[1] != 1<<40 {
+			t.Errorf("slot = %v, want [1 %d]", got, int64(1<<40))
+		}
+	})
+}

@@ -145,6 +145,15 @@ void launch(dim3 grid, dim3 block, F body) {
 			}
 }
 
+// atomicMin on a 64-bit word, as CUDA's (sm_35 on): the old value. The
+// block's threads are host threads, so it is a compare-exchange loop.
+inline unsigned long long atomicMin(unsigned long long *p, unsigned long long v) {
+	unsigned long long old = __atomic_load_n(p, __ATOMIC_RELAXED);
+	while (v < old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+	}
+	return old;
+}
+
 // The round-to-nearest arithmetic intrinsics (the host does not contract).
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fsub_rn(float a, float b) { return a - b; }

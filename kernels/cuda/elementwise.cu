@@ -192,10 +192,15 @@ LATHE_NUMERIC(LATHE_NUMERIC_UNARY)
 LATHE_FLOATS(LATHE_FLOAT_UNARIES)
 
 // ---- Casts and copies: cast_<from>_<to>. Float to integer truncates toward
-// zero, nonzero is true, true is 1 (PyTorch's conversions). A float outside
-// the integer's range (or NaN) converts as the hardware's cvt does
-// (saturating; NaN to 0): Go leaves that case undefined, so the cpu result
-// differs there. cast_<t>_<t> is the strided copy that contiguous, flip,
+// zero, nonzero is true, true is 1 (PyTorch's conversions). A float that
+// truncates outside the integer's range, or NaN, gives the most negative
+// integer, as the cpu backend and torch on x86 (cvttss2si) do. Neither
+// plain C++ conversion gives that here: on the GPU, (int)f compiles to PTX's
+// cvt.rzi.s32.f32 (cvt.rzi.s64.f64 ...), which saturates (3e9 to
+// 2147483647, -Inf to the most negative, NaN to 0), while the host
+// emulation's C++ conversion of such a value is undefined (x86 happens to
+// give the cpu's value); so Convert tests the range itself and converts
+// only what fits. cast_<t>_<t> is the strided copy that contiguous, flip,
 // concat and pad are made of. The contiguous form "cast_<from>_<to>" needs
 // both contiguous; "cast_strided_<from>_<to>" walks a Layout of out, x.
 
@@ -204,6 +209,25 @@ template <typename To> struct Convert {
 };
 template <> struct Convert<u8> {
 	template <typename From> __device__ u8 operator()(From v) const { return v != 0 ? 1 : 0; }
+};
+// A float converts to i32 or i64 only where it truncates into the range,
+// lo - 1 < v < hi + 1, tested in double, where those bounds are exact
+// (-2^31 - 1 and 2^31; for i64, -2^63 ≤ v < 2^63: -2^63 - 1 is not a
+// double, and every double above -2^63 truncates into the range). NaN
+// fails the test.
+template <> struct Convert<i32> {
+	template <typename From> __device__ i32 operator()(From v) const { return (i32)v; }
+	__device__ i32 operator()(float v) const { return (*this)((double)v); }
+	__device__ i32 operator()(double v) const {
+		return v > -2147483649.0 && v < 2147483648.0 ? (i32)v : -2147483647 - 1;
+	}
+};
+template <> struct Convert<i64> {
+	template <typename From> __device__ i64 operator()(From v) const { return (i64)v; }
+	__device__ i64 operator()(float v) const { return (*this)((double)v); }
+	__device__ i64 operator()(double v) const {
+		return v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? (i64)v : -9223372036854775807LL - 1;
+	}
 };
 
 template <typename From, typename To>

@@ -1,11 +1,13 @@
-// index.cu: index_select, gather, scatter, scatter_add and one_hot. The
-// semantics are lathe's cpu kernels' (backends/cpu/index.go). Index tensors
-// are int32 or int64 (ikind 3 or 4, lathe's dispatch.DType numbering), read
-// through their own strides. Whether an index is in [0, size) depends on the
-// data, which the host has not read: a kernel that meets one out of range
-// does not touch memory with it (a gathered element is 0, a scattered one is
-// skipped), so a bad index cannot corrupt or fault; reporting it as the
-// cpu's IndexError is owed to the host side (see backends/cuda/ops_index.go).
+// index.cu: index_select, gather, scatter, scatter_add and one_hot, and the
+// value checks that report their bad indices. The semantics are lathe's cpu
+// kernels' (backends/cpu/index.go). Index tensors are int32 or int64 (ikind
+// 3 or 4, lathe's dispatch.DType numbering), read through their own
+// strides. Whether an index is in [0, size) depends on the data, which the
+// host has not read: a kernel that meets one out of range does not touch
+// memory with it (a gathered element is 0, a scattered one is skipped), so a
+// bad index cannot corrupt or fault; the check kernels at the end of the
+// file, queued before the op, record it for the host to report
+// (backends/cuda/checks.go).
 //
 // Launch contract common to the file: a 1-D grid of 1-D blocks of any size,
 // grid-stride loops; pointers with their dtype's natural alignment.
@@ -94,3 +96,50 @@ extern "C" __global__ void one_hot(i64 *out, const void *idx, i64 n, Layout L, i
 		out[q] = index_at(idx, off[1], ikind) == c ? 1 : 0;
 	}
 }
+
+// ---- Value checks (dispatch's ValueCheck; the host side is
+// backends/cuda/checks.go). A check's slot is two u64 words in device
+// memory: slot[0] the row-major position of the first bad value, all ones
+// (no bad value) until a check writes it, and slot[1] that value as an i64.
+// The host sets a slot to all ones before its check and reads it back at
+// the next drain (a read-back or Synchronize), so nothing waits here.
+//
+// index_check_<i32|i64>(u64 *slot, const T *values, i64 n, Layout L,
+//   i64 lo, i64 hi, i64 ignore, i32 ignoring): for each of the n values
+//   (operand 0 of L, over the values' own shape, so that i is the
+//   row-major position), a value outside [lo, hi] that is not ignore (when
+//   ignoring is nonzero) takes atomicMin(slot[0], i). Any 1-D grid of 1-D
+//   blocks; slot 8-byte aligned (the host's slots are 16 bytes apart),
+//   values with T's alignment.
+// check_fetch_<i32|i64>(u64 *slot, const T *values, Layout L): then writes
+//   the value at position slot[0] to slot[1], if there is one. Launched
+//   after index_check on the same stream, with the same values and L, as
+//   one block of one thread.
+template <typename T>
+__device__ void index_check(u64 *slot, const T *values, i64 n, const Layout &L, i64 lo, i64 hi, i64 ignore,
+			    i32 ignoring) {
+	LATHE_FOR(i, n) {
+		i64 off[1];
+		offsets_of<1>(L, i, off);
+		i64 v = values[off[0]];
+		if ((v < lo || v > hi) && !(ignoring && v == ignore)) atomicMin(slot, (u64)i);
+	}
+}
+
+template <typename T>
+__device__ void check_fetch(u64 *slot, const T *values, const Layout &L) {
+	if (blockIdx.x != 0 || threadIdx.x != 0 || slot[0] == ~(u64)0) return;
+	i64 off[1];
+	offsets_of<1>(L, (i64)slot[0], off);
+	slot[1] = (u64)(i64)values[off[0]];
+}
+
+#define LATHE_CHECK(T, sfx)                                                                                        \
+	extern "C" __global__ void index_check_##sfx(u64 *slot, const T *values, i64 n, Layout L, i64 lo, i64 hi, \
+						     i64 ignore, i32 ignoring) {                                  \
+		index_check<T>(slot, values, n, L, lo, hi, ignore, ignoring);                                    \
+	}                                                                                                          \
+	extern "C" __global__ void check_fetch_##sfx(u64 *slot, const T *values, Layout L) {                      \
+		check_fetch<T>(slot, values, L);                                                                  \
+	}
+LATHE_INTS(LATHE_CHECK)

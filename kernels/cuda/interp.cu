@@ -64,9 +64,20 @@ template <typename T> __device__ __forceinline__ T cubic_far(T x) {
 template <typename T>
 __device__ int taps_of(int filter, i64 in, i64 out, double scale, bool align, bool exact, i64 j, i64 (&idx)[4], T (&w)[4]) {
 	if (filter == 0) {
-		float s = inverse_scale<float>(in, out, scale);
-		float src = exact ? (float)__dmul_rn((double)j + 0.5, (double)s) : __fmul_rn((float)j, s);
-		i64 i = (i64)floorf(src);
+		// Nearest is UpSample.h's nearest_idx, as layout's nearestTaps:
+		// an output of the input's size copies it, one of twice its size
+		// takes j/2, whatever scale gave that size; nearest-exact has no
+		// such cases.
+		i64 i;
+		if (!exact && out == in) {
+			i = j;
+		} else if (!exact && out == 2 * in) {
+			i = j / 2;
+		} else {
+			float s = inverse_scale<float>(in, out, scale);
+			float src = exact ? (float)__dmul_rn((double)j + 0.5, (double)s) : __fmul_rn((float)j, s);
+			i = (i64)floorf(src);
+		}
 		idx[0] = i < in - 1 ? i : in - 1;
 		w[0] = 1;
 		return 1;

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -147,5 +148,29 @@ func TestModule(t *testing.T) {
 	}
 	if _, ok := Module("no_such_module"); ok {
 		t.Error(`Module("no_such_module") reports a module`)
+	}
+}
+
+// TestCastsTestTheRange: a float-to-integer cast compiles to cvt.rzi,
+// which saturates past the integer's range (3e9 to 2147483647) and gives
+// 0 for NaN, where the cpu and torch on x86 give the most negative
+// integer; elementwise.cu's Convert tests the range itself, so every such
+// cast entry compares the float before it converts (issue 15, defect 15).
+func TestCastsTestTheRange(t *testing.T) {
+	src, err := os.ReadFile("elementwise.ptx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := regexp.MustCompile(`(?s)\.visible \.entry (cast_(?:strided_)?f(?:32|64)_i(?:32|64))\((.*?)\n}`)
+	compare := regexp.MustCompile(`setp\.\w+\.f(?:32|64)\s`)
+	found := 0
+	for _, m := range entry.FindAllSubmatch(src, -1) {
+		found++
+		if !compare.Match(m[2]) {
+			t.Errorf("%s converts with no float comparison: cvt's saturation decides out-of-range values", m[1])
+		}
+	}
+	if found != 8 {
+		t.Errorf("found %d float-to-integer cast entries, want 8", found)
 	}
 }

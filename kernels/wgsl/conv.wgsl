@@ -13,6 +13,7 @@ Parameters (u32 words):
   p[11..14) kernel, p[14..17) stride, p[17..20) padding, p[20..23) dilation
   p[23]     offset of argument a, p[24..29) its strides (i32), five dims
   p[29]     offset of argument b, p[30..35) its strides (i32), five dims
+  p[35]     0, the padding's value (padZero)
 Arguments: conv a = x (N, C, in), b = w (O, C/G, k);
 conv_input_backward a = g (N, O, out), b = w; conv_weight_backward
 a = x, b = g; unfold a = x; fold a = x (N, C·K, L) with its three strides
@@ -58,6 +59,7 @@ fn at(base: u32, i0: i32, i1: i32, i2: i32, i3: i32, i4: i32) -> u32 {
 
 const A: u32 = 23u;
 const B: u32 = 29u;
+const ZERO: u32 = 35u;
 
 // CHUNK is the positions along dim 2 that one invocation of
 // conv_weight_backward sums at a time.
@@ -87,8 +89,30 @@ fn inside(d: u32, i: i32) -> bool {
     return i >= 0 && i < insz(d);
 }
 
+// padZero is the padding's value, 0, as a value the compiler cannot see
+// (a parameter word that is always 0): a literal 0.0·w could be folded to
+// 0, where the product must be NaN for a NaN or infinite w.
+fn padZero() -> f32 {
+    return bitcast<f32>(p[ZERO]);
+}
+
 {{if eq .Op "conv_weight_backward"}}
 var<workgroup> part: array<f32, 256>;
+
+// padded is the sum of g·0 over the positions [lo, hi) of row (n, oc,
+// o0, o1) of g: 0, or NaN where one of them is infinite or NaN.
+fn padded(n: i32, oc: i32, o0: i32, o1: i32, lo: i32, hi: i32) -> f32 {
+    var s: f32 = 0.0;
+    if (lo >= hi) {
+        return s;
+    }
+    var gi = at(B, n, oc, o0, o1, lo);
+    for (var o2 = lo; o2 < hi; o2 = o2 + 1) {
+        s = s + b[gi] * padZero();
+        gi = u32(i32(gi) + bitcast<i32>(p[B + 5u]));
+    }
+    return s;
+}
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -129,9 +153,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let n = q / outsz(0u);
         let i0 = source(0u, o0, k0);
         let i1 = source(1u, o1, k1);
+        // The chunk's positions whose tap lies over the padding multiply
+        // its zero, as the cpu's product with im2col's columns does (an
+        // infinite or NaN g there makes dw NaN); the others read x.
+        let start = j % chunks * CHUNK;
+        let end = min(outsz(2u), start + CHUNK);
         if (!inside(0u, i0) || !inside(1u, i1) || first >= last) {
+            acc = acc + padded(n, oc, o0, o1, start, end);
             continue;
         }
+        acc = acc + padded(n, oc, o0, o1, start, first) + padded(n, oc, o0, o1, last, end);
         var gi = at(B, n, oc, o0, o1, first);
         var xi = at(A, n, c, i0, i1, first * stride(2u) + off);
         let gstep = bitcast<i32>(p[B + 5u]);
@@ -172,24 +203,22 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let n = r / no();
     let cg = nc() / ngroups();
     let c0 = oc / (no() / ngroups()) * cg;
+    // A tap over the padding multiplies a zero, as the cpu's im2col and
+    // torch do: 0·NaN and 0·Inf are NaN. The zero is read, not a literal,
+    // so that no compiler folds the product away.
     var acc: f32 = 0.0;
     for (var ci = 0; ci < cg; ci = ci + 1) {
         for (var k0 = 0; k0 < kern(0u); k0 = k0 + 1) {
             let i0 = source(0u, o0, k0);
-            if (!inside(0u, i0)) {
-                continue;
-            }
             for (var k1 = 0; k1 < kern(1u); k1 = k1 + 1) {
                 let i1 = source(1u, o1, k1);
-                if (!inside(1u, i1)) {
-                    continue;
-                }
                 for (var k2 = 0; k2 < kern(2u); k2 = k2 + 1) {
                     let i2 = source(2u, o2, k2);
-                    if (!inside(2u, i2)) {
-                        continue;
+                    var xv = padZero();
+                    if (inside(0u, i0) && inside(1u, i1) && inside(2u, i2)) {
+                        xv = a[at(A, n, c0 + ci, i0, i1, i2)];
                     }
-                    acc = acc + a[at(A, n, c0 + ci, i0, i1, i2)] * b[at(B, oc, ci, k0, k1, k2)];
+                    acc = acc + xv * b[at(B, oc, ci, k0, k1, k2)];
                 }
             }
         }

@@ -124,11 +124,51 @@ static void fault(void **p, unsigned int grid[3], unsigned int block[3]) { stick
 MATMUL(float, matmul_f32)
 MATMUL(double, matmul_f64)
 
+// The value checks' contract (kernels/cuda/index.cu): index_check_<t>(u64
+// *slot, const T *values, i64 n, Layout L, i64 lo, i64 hi, i64 ignore,
+// i32 ignoring) puts the least row-major position of a bad value in
+// slot[0]; check_fetch_<t>(slot, values, L) copies that value to slot[1].
+struct layout { long long rank, shape[8], stride[4][8], offset[4]; };
+static long long offset0(const struct layout *L, long long i) {
+	long long off = L->offset[0];
+	for (int d = (int)L->rank - 1; d >= 0; d--) {
+		off += (i % L->shape[d]) * L->stride[0][d];
+		i /= L->shape[d];
+	}
+	return off;
+}
+#define CHECK(T, SFX)                                                                                   \
+	static void index_check_##SFX(void **p, unsigned int grid[3], unsigned int block[3]) {          \
+		unsigned long long *slot = (unsigned long long *)(uintptr_t)*(CUdeviceptr *)p[0];       \
+		const T *v = (const T *)(uintptr_t)*(CUdeviceptr *)p[1];                                \
+		long long n = *(long long *)p[2];                                                       \
+		const struct layout *L = p[3];                                                          \
+		long long lo = *(long long *)p[4], hi = *(long long *)p[5], ignore = *(long long *)p[6]; \
+		int ignoring = *(int *)p[7];                                                            \
+		for (long long i = 0; i < n; i++) {                                                     \
+			long long x = v[offset0(L, i)];                                                 \
+			if ((x < lo || x > hi) && !(ignoring && x == ignore) && (unsigned long long)i < slot[0]) \
+				slot[0] = i;                                                            \
+		}                                                                                       \
+	}                                                                                               \
+	static void check_fetch_##SFX(void **p, unsigned int grid[3], unsigned int block[3]) {          \
+		unsigned long long *slot = (unsigned long long *)(uintptr_t)*(CUdeviceptr *)p[0];       \
+		const T *v = (const T *)(uintptr_t)*(CUdeviceptr *)p[1];                                \
+		if (grid[0] * block[0] != 1) return;                                                    \
+		if (slot[0] != ~0ULL) slot[1] = (unsigned long long)(long long)v[offset0(p[2], slot[0])]; \
+	}
+CHECK(int, i32)
+CHECK(long long, i64)
+
 static struct fn fns[] = {
 	{"axpy", axpy, 5, {8, 8, 8, 4, 24}},
 	{"fault", fault, 0, {0}},
 	{"matmul_tiled_f32", matmul_f32, 8, {8, 8, 8, 8, 8, 8, 8, 72}},
 	{"matmul_tiled_f64", matmul_f64, 8, {8, 8, 8, 8, 8, 8, 8, 72}},
+	{"index_check_i32", index_check_i32, 8, {8, 8, 8, 360, 8, 8, 8, 4}},
+	{"index_check_i64", index_check_i64, 8, {8, 8, 8, 360, 8, 8, 8, 4}},
+	{"check_fetch_i32", check_fetch_i32, 3, {8, 8, 360}},
+	{"check_fetch_i64", check_fetch_i64, 3, {8, 8, 360}},
 };
 
 CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
@@ -207,6 +247,7 @@ CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, void *s) {
 }
 CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, void *s) {
 	NEED_CTX();
+	if (s != &the_stream) return INVALID_VALUE;
 	memset((void *)(uintptr_t)dst, v, n);
 	return OK;
 }

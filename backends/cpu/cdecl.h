@@ -1,0 +1,31 @@
+// Every C declaration of lathe's cpu backend: the functions of shim.c that
+// cgo.go calls. No OpenBLAS or vector header is needed to build.
+#ifndef LATHE_CPU_CDECL_H
+#define LATHE_CPU_CDECL_H
+
+#include <stddef.h>
+
+// lathe_blas_open opens the OpenBLAS library at path and looks up
+// cblas_sgemm and cblas_dgemm, setting OpenBLAS to one thread; it returns
+// NULL, or dlerror's text or the missing symbol.
+const char *lathe_blas_open(const char *path);
+// lathe_blas_config is OpenBLAS's build description, or "unknown".
+const char *lathe_blas_config(void);
+// lathe_sgemm and lathe_dgemm are cblas_sgemm and cblas_dgemm on row-major
+// matrices; ta and tb are CblasNoTrans (111) or CblasTrans (112).
+void lathe_sgemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
+                 const float *b, int ldb, float beta, float *c, int ldc);
+void lathe_dgemm(int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
+                 const double *b, int ldb, double beta, double *c, int ldc);
+
+// lathe_has_avx2 reports whether the CPU has AVX2 and FMA: the two loops
+// below may be called only where it does.
+int lathe_has_avx2(void);
+// lathe_sum_f32 is the sum of the n values at x, accumulated in float64.
+double lathe_sum_f32(const float *x, ptrdiff_t n);
+// lathe_softmax_f32 writes the softmax (log != 0: log-softmax) of the n
+// values at src to dst and returns 1; it returns 0 without writing for a
+// row of fewer than 8 values, with a NaN, or with an infinite max.
+int lathe_softmax_f32(float *dst, const float *src, ptrdiff_t n, int log);
+
+#endif

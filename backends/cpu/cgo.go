@@ -1,0 +1,89 @@
+//go:build cgo
+
+package cpu
+
+/*
+#cgo CFLAGS: -O2 -Wno-psabi
+#cgo LDFLAGS: -ldl -lm
+#include <stdlib.h>
+#include "cdecl.h"
+*/
+import "C"
+
+import (
+	"os"
+	"strings"
+	"unsafe"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+// The binding: every call into the package's C (shim.c, declared in
+// cdecl.h) is here, as a thin wrapper, and no C type leaves this file.
+// Go slices are passed to C for the call's duration only, as cgo allows.
+// Without cgo, nocgo.go stands in for each wrapper.
+
+// openBLAS opens the OpenBLAS library ($LATHE_OPENBLAS_LIB, else the
+// soname that Debian's libopenblas0 installs) and returns its GEMMs and a
+// description, or the reason it could not.
+func openBLAS() (gemmFunc[float32], gemmFunc[float64], string, string) {
+	path := os.Getenv("LATHE_OPENBLAS_LIB")
+	if path == "" {
+		path = "libopenblas.so.0"
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	if msg := C.lathe_blas_open(cpath); msg != nil {
+		return nil, nil, "", path + ": " + C.GoString(msg)
+	}
+	desc := "OpenBLAS (" + path + ", " + strings.TrimSpace(C.GoString(C.lathe_blas_config())) + ")"
+	return openSgemm, openDgemm, desc, ""
+}
+
+func cblasTrans(t blas.Transpose) C.int {
+	if t == blas.NoTrans {
+		return 111
+	}
+	return 112
+}
+
+func openSgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	C.lathe_sgemm(cblasTrans(tA), cblasTrans(tB), C.int(m), C.int(n), C.int(k), C.float(alpha),
+		(*C.float)(unsafe.Pointer(unsafe.SliceData(a))), C.int(lda), (*C.float)(unsafe.Pointer(unsafe.SliceData(b))), C.int(ldb),
+		C.float(beta), (*C.float)(unsafe.Pointer(unsafe.SliceData(c))), C.int(ldc))
+}
+
+func openDgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	C.lathe_dgemm(cblasTrans(tA), cblasTrans(tB), C.int(m), C.int(n), C.int(k), C.double(alpha),
+		(*C.double)(unsafe.Pointer(unsafe.SliceData(a))), C.int(lda), (*C.double)(unsafe.Pointer(unsafe.SliceData(b))), C.int(ldb),
+		C.double(beta), (*C.double)(unsafe.Pointer(unsafe.SliceData(c))), C.int(ldc))
+}
+
+// vectorMin is the size below which the Go loops win: a cgo call costs
+// tens of nanoseconds.
+const vectorMin = 256
+
+// haveAVX2 says whether this machine runs the C loops.
+var haveAVX2 = C.lathe_has_avx2() != 0
+
+// sumFloat32 is the float64 sum of v.
+func sumFloat32(v []float32) float64 {
+	if len(v) == 0 || !haveAVX2 {
+		return sumFloat32Go(v)
+	}
+	return float64(C.lathe_sum_f32((*C.float)(unsafe.Pointer(&v[0])), C.ptrdiff_t(len(v))))
+}
+
+// softmaxRowFloat32 writes the softmax (or log-softmax) of src to dst,
+// which has src's length, and reports whether it did: a row with a NaN or
+// an infinite max is left to the general path.
+func softmaxRowFloat32(dst, src []float32, log bool) bool {
+	if !haveAVX2 || len(src) < vectorMin || len(dst) < len(src) {
+		return false
+	}
+	l := C.int(0)
+	if log {
+		l = 1
+	}
+	return C.lathe_softmax_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(src)), l) != 0
+}

@@ -1,0 +1,17 @@
+//go:build !cgo
+
+package cpu
+
+// Without cgo there is no C: gonum does the matrix products and the Go
+// loops all the rest. These stand in for cgo.go's wrappers.
+
+// openBLAS is unavailable in a build without cgo: gonum does the work.
+func openBLAS() (gemmFunc[float32], gemmFunc[float64], string, string) {
+	return nil, nil, "", "built without cgo"
+}
+
+const vectorMin = 1 << 62
+
+func sumFloat32(v []float32) float64 { return sumFloat32Go(v) }
+
+func softmaxRowFloat32(dst, src []float32, log bool) bool { return false }

@@ -1,0 +1,195 @@
+//go:build cgo
+
+// The C of the cpu backend, declared in cdecl.h and called only from
+// cgo.go: OpenBLAS's GEMMs, reached through dlopen, and the AVX2 loops of a
+// float32 sum and a float32 softmax row. Nothing here keeps a pointer it
+// is given past the call.
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdecl.h"
+
+// ---- OpenBLAS ----
+
+// The few CBLAS entry points lathe uses, found with dlopen so that lathe
+// builds and runs without OpenBLAS (then gonum does the work). Values of
+// the CBLAS enums: CblasRowMajor 101, CblasNoTrans 111, CblasTrans 112.
+typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *, int, float, float *, int);
+typedef void (*dgemm_fn)(int, int, int, int, int, int, double, const double *, int, const double *, int, double, double *, int);
+typedef char *(*config_fn)(void);
+typedef void (*threads_fn)(int);
+
+static sgemm_fn lathe_sgemm_p;
+static dgemm_fn lathe_dgemm_p;
+static config_fn lathe_config_p;
+
+// lathe_blas_open returns NULL on success, else dlerror's text.
+const char *lathe_blas_open(const char *path) {
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) return dlerror();
+	lathe_sgemm_p = (sgemm_fn)dlsym(h, "cblas_sgemm");
+	lathe_dgemm_p = (dgemm_fn)dlsym(h, "cblas_dgemm");
+	lathe_config_p = (config_fn)dlsym(h, "openblas_get_config");
+	// One thread per call: lathe splits a lone product over its own
+	// goroutines (rowSplit in matmul.go), and keeps OpenBLAS's spinning
+	// workers off the cores that its other kernels run on.
+	threads_fn set_threads = (threads_fn)dlsym(h, "openblas_set_num_threads");
+	if (set_threads) set_threads(1);
+	if (!lathe_sgemm_p || !lathe_dgemm_p) return "no cblas_sgemm or cblas_dgemm in the library";
+	return NULL;
+}
+
+const char *lathe_blas_config(void) { return lathe_config_p ? lathe_config_p() : "unknown"; }
+
+void lathe_sgemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
+                 const float *b, int ldb, float beta, float *c, int ldc) {
+	lathe_sgemm_p(101, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void lathe_dgemm(int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
+                 const double *b, int ldb, double beta, double *c, int ldc) {
+	lathe_dgemm_p(101, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+// ---- AVX2 loops ----
+
+// Loops that the Go compiler leaves scalar and that dominate a whole op's
+// time: a float32 sum and a float32 softmax row. They are written with GCC's
+// vector extensions and compiled for AVX2 with FMA by a target attribute
+// on each function, the rest of the package's C staying baseline x86-64; a
+// machine without AVX2 never calls them (cgo.go checks lathe_has_avx2 first).
+// Accumulation is in float64 lanes, as the Go reductions accumulate.
+
+typedef float v8f __attribute__((vector_size(32)));
+typedef float v4f __attribute__((vector_size(16)));
+typedef double v4d __attribute__((vector_size(32)));
+typedef int v8i __attribute__((vector_size(32)));
+
+#define AVX2 __attribute__((target("avx2,fma")))
+
+int lathe_has_avx2(void) {
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+AVX2 static inline v8f load8(const float *p) { v8f v; memcpy(&v, p, sizeof v); return v; }
+AVX2 static inline void store8(float *p, v8f v) { memcpy(p, &v, sizeof v); }
+
+// Adds the two halves of v to a and b in float64.
+AVX2 static inline void add_wide(v8f v, v4d *a, v4d *b) {
+	v4f lo = __builtin_shufflevector(v, v, 0, 1, 2, 3), hi = __builtin_shufflevector(v, v, 4, 5, 6, 7);
+	*a += __builtin_convertvector(lo, v4d);
+	*b += __builtin_convertvector(hi, v4d);
+}
+
+AVX2 static inline double hsum(v4d a) { return (a[0] + a[1]) + (a[2] + a[3]); }
+
+// affine8 is v·a + b in float64, rounded once to float32.
+AVX2 static inline v8f affine8(v8f v, double a, double b) {
+	v4f lo = __builtin_shufflevector(v, v, 0, 1, 2, 3), hi = __builtin_shufflevector(v, v, 4, 5, 6, 7);
+	v4f rl = __builtin_convertvector(__builtin_convertvector(lo, v4d) * a + b, v4f);
+	v4f rh = __builtin_convertvector(__builtin_convertvector(hi, v4d) * a + b, v4f);
+	return __builtin_shufflevector(rl, rh, 0, 1, 2, 3, 4, 5, 6, 7);
+}
+
+// pick is mask ? a : b lane by lane (C has no vector ?:).
+AVX2 static inline v8f pick(v8i mask, v8f a, v8f b) {
+	v8i ia, ib, r;
+	memcpy(&ia, &a, sizeof ia);
+	memcpy(&ib, &b, sizeof ib);
+	r = (mask & ia) | (~mask & ib);
+	v8f out;
+	memcpy(&out, &r, sizeof out);
+	return out;
+}
+
+AVX2 double lathe_sum_f32(const float *x, ptrdiff_t n) {
+	v4d a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+	ptrdiff_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		add_wide(load8(x + i), &a0, &a1);
+		add_wide(load8(x + i + 8), &a2, &a3);
+	}
+	double s = hsum((a0 + a1) + (a2 + a3));
+	for (; i < n; i++) s += x[i];
+	return s;
+}
+
+// e^x for x ≤ 0 (softmax subtracts the row's max): x = k·ln2 + r with
+// |r| ≤ ln2/2, e^r by its Taylor series to r⁷ in Horner form, times 2^k
+// applied as two factors so that results down to float32's smallest
+// subnormal come out right. Below about -103.97 the result is 0.
+AVX2 static inline v8f exp8(v8f x) {
+	v8i under = x < -104.0f;
+	v8f lo = pick(under, (v8f){0} - 104.0f, x);
+	v8f kf = __builtin_convertvector(__builtin_convertvector(lo * 1.44269504088896341f - 0.5f, v8i), v8f);
+	// convertvector truncates toward zero; lo·log2e - 0.5 ≤ 0 rounds to nearest
+	v8f r = lo - kf * 0.693145751953125f;  // ln2's high part: exact in float32
+	r = r - kf * 1.428606820309417232e-06f; // and the rest
+	v8f p = (v8f){0} + 1.0f / 5040;
+	p = p * r + 1.0f / 720;
+	p = p * r + 1.0f / 120;
+	p = p * r + 1.0f / 24;
+	p = p * r + 1.0f / 6;
+	p = p * r + 0.5f;
+	p = p * r + 1.0f;
+	p = p * r + 1.0f;
+	v8i k = __builtin_convertvector(kf, v8i);
+	v8i k1 = k >> 1, k2 = k - k1; // each ≥ -75, so 2^k1 and 2^k2 are normal
+	v8f s1, s2;
+	v8i b1 = (k1 + 127) << 23, b2 = (k2 + 127) << 23;
+	memcpy(&s1, &b1, sizeof s1);
+	memcpy(&s2, &b2, sizeof s2);
+	v8f e = p * s1 * s2;
+	return pick(under, (v8f){0}, e);
+}
+
+// lathe_softmax_f32 writes softmax (or log-softmax) of the n values at src
+// to dst. It returns 0 without writing when the row holds a NaN, which the
+// caller's general path handles.
+AVX2 int lathe_softmax_f32(float *dst, const float *src, ptrdiff_t n, int log) {
+	if (n < 8) return 0;
+	v8f vm = load8(src);
+	v8i nan = {0};
+	ptrdiff_t i = 8;
+	for (; i + 8 <= n; i += 8) {
+		v8f v = load8(src + i);
+		nan |= v != v;
+		vm = pick(v > vm, v, vm);
+	}
+	nan |= vm != vm;
+	float m = vm[0];
+	for (int j = 1; j < 8; j++) m = vm[j] > m ? vm[j] : m;
+	for (; i < n; i++) {
+		if (src[i] != src[i]) return 0;
+		m = src[i] > m ? src[i] : m;
+	}
+	for (int j = 0; j < 8; j++) if (nan[j]) return 0;
+	if (m == __builtin_inff() || m == -__builtin_inff()) return 0; // inf - inf: the general path's NaN rules
+
+	v4d a0 = {0}, a1 = {0};
+	double tail = 0;
+	for (i = 0; i + 8 <= n; i += 8) {
+		v8f e = exp8(load8(src + i) - m);
+		if (!log) store8(dst + i, e);
+		add_wide(e, &a0, &a1);
+	}
+	for (; i < n; i++) {
+		v8f e = exp8((v8f){src[i] - m});
+		if (!log) dst[i] = e[0];
+		tail += e[0];
+	}
+	double sum = hsum(a0 + a1) + tail;
+	if (log) {
+		double ls = __builtin_log(sum);
+		for (i = 0; i + 8 <= n; i += 8) store8(dst + i, affine8(load8(src + i) - m, 1, -ls));
+		for (; i < n; i++) dst[i] = (float)((double)(src[i] - m) - ls);
+		return 1;
+	}
+	double inv = 1 / sum;
+	for (i = 0; i + 8 <= n; i += 8) store8(dst + i, affine8(load8(dst + i), inv, 0));
+	for (; i < n; i++) dst[i] = (float)((double)dst[i] * inv);
+	return 1;
+}

@@ -1,0 +1,157 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Scalars meet tensors in fills (full, masked_fill, pad's value), as the
+// operand of a binary op (add_scalar, lt_scalar, ...) and in comparisons.
+// A scalar is a float64; the rules here say when a dtype holds it and how
+// a comparison with one that it does not hold still gives the exact
+// answer, as PyTorch's does.
+
+// CheckScalar refuses a value v that dtype dt cannot hold: one outside an
+// integer dtype's range (NaN and ±Inf included) or a finite one beyond
+// float32's, an ErrValue naming arg, v and the range, as PyTorch's
+// checked_convert ("value cannot be converted to type int without
+// overflow": torch.full((2,), 3e9, dtype=torch.int32), masked_fill, F.pad);
+// and a fraction in an integer dtype (1.5 in an int tensor), an ErrDType,
+// where torch would truncate it. Unlike torch 1.13, 2⁶³ is refused for
+// int64: it is past int64's largest value though float64 rounds that up
+// to it.
+func CheckScalar(dt dispatch.DType, v float64, arg string) error {
+	if !holds(dt, v) {
+		return &dispatch.Error{Kind: dispatch.ErrValue, Arg: arg, Found: ftoa(v),
+			Detail: "is " + ftoa(v) + ", outside " + dt.String() + "'s range " + rangeOf(dt),
+			Fix:    "use a value in the range or a wider dtype"}
+	}
+	if dt.IsInt() && v != math.Trunc(v) {
+		return &dispatch.Error{Kind: dispatch.ErrDType, Arg: arg, Found: ftoa(v), Detail: "is " + ftoa(v) + ", not an integer, but the tensor is " + dt.String(),
+			Fix: "use an integral value or a float tensor"}
+	}
+	return nil
+}
+
+// CheckOperand is CheckScalar for the scalar operand of binary op
+// (add_scalar, maximum_scalar): an integer dtype must hold it, while a
+// float one rounds it, to ±Inf past its range, as torch's float32 + 1e39
+// does. A dtype that op does not take is left to op's own error (div of
+// an int32 is a dtype error, whatever the scalar).
+func CheckOperand(op *dispatch.Op[dispatch.None], dt dispatch.DType, v float64, arg string) error {
+	if !dt.IsInt() {
+		return nil
+	}
+	for _, b := range BinaryOps {
+		if b.Op == op && !b.DTypes.Has(dt) {
+			return nil
+		}
+	}
+	return CheckScalar(dt, v, arg)
+}
+
+// ScalarData is one element of dtype dt holding v, as host data for
+// Upload; v is one that CheckScalar or CheckOperand took.
+func ScalarData(dt dispatch.DType, v float64) any {
+	switch dt {
+	case dispatch.Float32:
+		return []float32{float32(v)}
+	case dispatch.Float64:
+		return []float64{v}
+	case dispatch.Int32:
+		return []int32{int32(v)}
+	case dispatch.Int64:
+		return []int64{int64(v)}
+	}
+	return []bool{v != 0}
+}
+
+// CompareScalar says how to compare a tensor of dtype dt with the scalar
+// s by op (Eq, Ne, Lt, Le, Gt or Ge) exactly: either as op against bound,
+// a value that dt holds, which gives the same answer for every element of
+// dt, or, where every element gives one answer, that answer (constant
+// true). PyTorch's comparisons are exact: torch.ones(2, dtype=torch.int32)
+// < 3e9 is all true and == 1.5 all false, and NaN is unordered (only ne
+// holds). An integer dtype rounds the scalar to the integer that keeps the
+// answer (x < 1.5 is x < 2, x ≤ 1.5 is x ≤ 1) and answers alone past its
+// range; Bool is the integers 0 and 1. A float dtype takes s as its own
+// operand would (rounded, as torch's float32 comparison does), and so does
+// an op that does not take dt, whose own error then says so.
+func CompareScalar(op *dispatch.Op[dispatch.None], dt dispatch.DType, s float64) (bound float64, all, constant bool) {
+	lo, end := intRange(dt)
+	if end == 0 || (dt == dispatch.Bool && op != Eq && op != Ne) {
+		return s, false, false
+	}
+	if math.IsNaN(s) {
+		return 0, op == Ne, true
+	}
+	// x and the bound are integers in [lo, end).
+	switch op {
+	case Eq, Ne:
+		if s != math.Trunc(s) || s < lo || s >= end {
+			return 0, op == Ne, true
+		}
+		return s, false, false
+	case Lt, Ge: // x < s ⟺ x < ⌈s⌉; x ≥ s ⟺ x ≥ ⌈s⌉
+		c := math.Ceil(s)
+		switch {
+		case c >= end: // x < c for every x
+			return 0, op == Lt, true
+		case c <= lo: // x ≥ c for every x
+			return 0, op == Ge, true
+		}
+		return c, false, false
+	case Le, Gt: // x ≤ s ⟺ x ≤ ⌊s⌋; x > s ⟺ x > ⌊s⌋
+		f := math.Floor(s)
+		switch {
+		case f >= end-1: // x ≤ f for every x (for int64, end-1 rounds to end: no f lies between)
+			return 0, op == Le, true
+		case f < lo: // x > f for every x
+			return 0, op == Gt, true
+		}
+		return f, false, false
+	}
+	return s, false, false
+}
+
+// holds reports whether dtype dt holds v without overflow.
+func holds(dt dispatch.DType, v float64) bool {
+	switch dt {
+	case dispatch.Float32:
+		return math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) <= math.MaxFloat32
+	case dispatch.Int32, dispatch.Int64:
+		// Within [lo, end-1], as torch checks (2147483647.5 is out); for
+		// int64, end-1 rounds to end, which is out too.
+		lo, end := intRange(dt)
+		return v >= lo && v <= end-1 && v < end // false for NaN
+	}
+	return true
+}
+
+// intRange is the least value of an integer dtype (or Bool) and one past
+// its greatest, both exact in float64; end is 0 for the float dtypes.
+func intRange(dt dispatch.DType) (lo, end float64) {
+	switch dt {
+	case dispatch.Int32:
+		return math.MinInt32, 1 << 31
+	case dispatch.Int64:
+		return math.MinInt64, 1 << 63
+	case dispatch.Bool:
+		return 0, 2
+	}
+	return 0, 0
+}
+
+// rangeOf writes dt's range for an error.
+func rangeOf(dt dispatch.DType) string {
+	switch dt {
+	case dispatch.Int32:
+		return "[-2147483648, 2147483647]"
+	case dispatch.Int64:
+		return "[-9223372036854775808, 9223372036854775807]"
+	case dispatch.Float32:
+		return "[-3.4028235e+38, 3.4028235e+38] and ±Inf"
+	}
+	return "of every value"
+}

@@ -1,0 +1,70 @@
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSkipDevice runs a test that skips for an unopened device in a child
+// process: with the device required it fails, without it skips, and both
+// times the summary names the test, the device and the reason.
+func TestSkipDevice(t *testing.T) {
+	if os.Getenv("TESTENV_CHILD") == "1" {
+		SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable: %s", "no Dawn here")
+		t.Log("reached past SkipDevice")
+		return
+	}
+	for _, c := range []struct {
+		require      string
+		fails        bool
+		summaryState string
+	}{
+		{"cpu,wgpu:0", true, "required"},
+		{"cpu, wgpu:0 ", true, "required"},
+		{"cpu", false, "skipped"},
+		{"", false, "skipped"},
+		{"wgpu:1", false, "skipped"},
+	} {
+		summary := filepath.Join(t.TempDir(), "summary.tsv")
+		cmd := exec.Command(os.Args[0], "-test.run=^TestSkipDevice$", "-test.v")
+		cmd.Env = append(os.Environ(), "TESTENV_CHILD=1", RequireEnv+"="+c.require, SummaryEnv+"="+summary)
+		out, err := cmd.CombinedOutput()
+		if failed := err != nil; failed != c.fails {
+			t.Errorf("%s=%q: failed %v, want %v:\n%s", RequireEnv, c.require, failed, c.fails, out)
+		}
+		if strings.Contains(string(out), "reached past SkipDevice") {
+			t.Errorf("%s=%q: the test went on past SkipDevice:\n%s", RequireEnv, c.require, out)
+		}
+		if !c.fails && !strings.Contains(string(out), "--- SKIP: TestSkipDevice") {
+			t.Errorf("%s=%q: the test did not skip:\n%s", RequireEnv, c.require, out)
+		}
+		b, err := os.ReadFile(summary)
+		if err != nil {
+			t.Fatalf("%s=%q: %v", RequireEnv, c.require, err)
+		}
+		want := "unavailable\tTestSkipDevice\twgpu:0\t" + c.summaryState + "\twgpu:0 is unavailable: no Dawn here\n"
+		if string(b) != want {
+			t.Errorf("%s=%q: summary %q, want %q", RequireEnv, c.require, b, want)
+		}
+	}
+}
+
+func TestCount(t *testing.T) {
+	summary := filepath.Join(t.TempDir(), "summary.tsv")
+	t.Setenv(SummaryEnv, summary)
+	var c Count
+	c.Case(t, "runs", func(t *testing.T) {})
+	c.Case(t, "skips", func(t *testing.T) { t.Skip("not here") })
+	c.Case(t, "runs again", func(t *testing.T) {})
+	if c != (Count{Run: 2, Skipped: 1}) {
+		t.Errorf("count %+v, want 2 run and 1 skipped", c)
+	}
+	Record("suite", "cpu", c.Run, c.Skipped, c.Failed)
+	b, err := os.ReadFile(summary)
+	if err != nil || string(b) != "cases\tsuite\tcpu\t2\t1\t0\n" {
+		t.Errorf("summary %q (%v)", b, err)
+	}
+}
