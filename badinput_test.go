@@ -71,14 +71,6 @@ func biF(dev Device, shape ...int) *Tensor {
 
 const biHuge = 1 << 20 // two of these make 2^40 elements: more than any device holds
 
-// biChecksFirst is why the huge case of the ops with value checks over an
-// index the size of their output cannot run yet: dispatch runs an op's
-// value checks before it allocates the output, so the cpu walks all 2^40
-// indices (for tens of minutes) before it says ErrOutOfMemory, and wgpu
-// queues a check kernel of more workgroups than Dawn allows, whose refusal
-// surfaces at a later read-back of unrelated tensors.
-const biChecksFirst = "found by this table: value checks run before the output is allocated (cpu walks 2^40 indices; wgpu's check kernel exceeds Dawn's workgroup limit and the error lands on a later op)"
-
 func biUnary(f func(*Tensor) *Tensor) biOp {
 	return biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
 		call: func(a []*Tensor) *Tensor { return f(a[0]) }, kinds: "f",
@@ -198,7 +190,7 @@ func biOps() map[string]biOp {
 			call: func(a []*Tensor) *Tensor { return a[0].Gather(1, a[1]) }, kinds: "ai",
 			huge: func(dev Device) *Tensor {
 				return biBig(dev, biHuge, biHuge).Gather(1, Zeros(dev, Int32, 1, 1).Expand(biHuge, biHuge))
-			}, hugeSkip: biChecksFirst},
+			}},
 		"scatter": {args: func(dev Device) []*Tensor {
 			return []*Tensor{biF(dev, 2, 3), biIdx(dev, []int32{0, 2, 1, 1}, 2, 2), biF(dev, 2, 2)}
 		}, call: func(a []*Tensor) *Tensor { return a[0].Scatter(1, a[1], a[2]) }, kinds: "fis",
@@ -247,7 +239,7 @@ func biOps() map[string]biOp {
 			huge: func(dev Device) *Tensor {
 				idx := biPoolIndices(dev)
 				return apply(ops.PoolGather, none, biF(dev, 1, 1, 4, 4), Zeros(dev, idx.DType(), 1, 1, 1, 1).Expand(1, 1, biHuge, biHuge))
-			}, hugeSkip: biChecksFirst},
+			}},
 		"max_pool_backward": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 1, 1, 2, 2), biPoolIndices(dev)} },
 			call: func(a []*Tensor) *Tensor {
 				return apply(ops.MaxPoolBackward, ops.PoolScatter{Size: []int{4, 4}}, a...)

@@ -116,14 +116,17 @@ func launch[A any](op *Op[A], in []*Tensor, a A) (*Tensor, error) {
 	if k == nil || !op.Schema.kernels[dev.Kind].Has(in[0].DType) {
 		return nil, unsupported(dev, op.Name, in[0].DType, k == nil)
 	}
-	if op.Checks != nil {
-		if err := runChecks(op.Name, op.Checks(in, a), in); err != nil {
-			return nil, err
-		}
-	}
+	// The output first: an op whose result no device can hold fails at
+	// once, before a value check walks its (maybe expanded, vast) indices.
 	out, err := empty(dev, dt, shape, n)
 	if err != nil {
 		return nil, err
+	}
+	if op.Checks != nil {
+		if err := runChecks(op.Name, op.Checks(in, a), in); err != nil {
+			out.Release()
+			return nil, err
+		}
 	}
 	err = k(out, in, a)
 	runtime.KeepAlive(in) // no input's cleanup may free its buffer while the kernel reads it
