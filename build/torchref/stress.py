@@ -107,6 +107,8 @@ def long_rows(fam):
             if dt == "float64" and shape != [3000, 2]:
                 continue  # float32 covers the rest in half the bytes
             for op, fn in (("softmax", F.softmax), ("log_softmax", F.log_softmax), ("cumsum", torch.cumsum)):
+                if op == "log_softmax" and shape == [70000]:
+                    continue  # softmax's kernel, and it would take the file past 1.5 MB
                 fam.case(f"{op}/{SHORT[dt]}/long{shp(shape)}/dim{d}", op, [G(shape, dt, next(seed))],
                          lambda x, d=d, fn=fn: fn(x, d), {"dim": d})
     for dt, step, shapes in (("int32", 1.0, (([2, 3000], 1), ([3000, 2], 0))), ("int64", 2.0 ** 31, (([3000, 2], 0),))):
