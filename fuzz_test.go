@@ -157,6 +157,35 @@ func fzSaturate(x, lo, hi float64) float64 {
 	return math.Trunc(x)
 }
 
+// fzScalarKind is the kind with which a tensor of dt refuses the scalar
+// v as a fill value or an arithmetic operand, or nil where it takes it
+// (ops.CheckScalar, written again): an integer dtype takes only integers
+// in its range (ErrValue past it, NaN and ±Inf included, as PyTorch's
+// "value cannot be converted to type int without overflow"; ErrDType for
+// a fraction, where torch would truncate a fill or promote an operand),
+// float32 any value but a finite one past its range (ErrValue, as torch),
+// float64 and Bool any value.
+func fzScalarKind(dt DType, v float64) error {
+	switch dt {
+	case Int32, Int64:
+		lo, end := float64(math.MinInt32), float64(1<<31)
+		if dt == Int64 {
+			lo, end = math.MinInt64, 1<<63
+		}
+		switch {
+		case !(v >= lo && v <= end-1 && v < end): // 2147483647.5 is out; NaN too
+			return ErrValue
+		case v != math.Trunc(v):
+			return ErrDType
+		}
+	case Float32:
+		if !math.IsInf(v, 0) && math.Abs(v) > math.MaxFloat32 {
+			return ErrValue
+		}
+	}
+	return nil
+}
+
 // fzGPU is wgpu:0 where it opens. Each target calls it before f.Fuzz, so
 // that a fuzzing worker opens the device (a second or two) before it runs
 // inputs, not inside one, where the fuzzer's deadline may find it.

@@ -176,3 +176,73 @@ func TestIntEdges(t *testing.T) {
 		t.Errorf("int pow with a negative exponent in a strided view: error %v, want an ErrValue", err)
 	}
 }
+
+// TestPowSpecials holds float32 pow on the cpu and on wgpu:0 to Go's
+// math.Pow (which the cpu rounds from) where the answer is exact: IEEE's
+// special cases, and a negative base with |y| ≥ 2²⁴, where every float32
+// is an even integer, so the sign is + and the magnitude is |x|^y (1 for
+// -1, where math.wgsl's powf once split y·log2|x| = y·0 and got NaN past
+// 8e34, issue 15 defect 15).
+func TestPowSpecials(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	negZero := math.Copysign(0, -1)
+	cases := []struct{ x, y, want float64 }{
+		{-1, 1e34, 1}, {-1, -1e34, 1}, {-1, 3e38, 1}, {-1, -3e38, 1},
+		{-1, 1 << 24, 1}, {-1, 1<<24 + 2, 1}, {-1, -(1<<24 + 2), 1}, {-1, 1<<24 - 1, -1},
+		{-1, 3, -1}, {-1, 0.5, nan}, {-1, inf, 1}, {-1, -inf, 1},
+		{-2, 1e30, inf}, {-0.5, 1e30, 0}, {-2, -1e30, 0}, {-0.5, -1e30, inf},
+		{-2, 1 << 24, inf}, {-0.5, 1 << 24, 0}, {2, 3e38, inf}, {0.5, 3e38, 0},
+		{nan, 0, 1}, {nan, negZero, 1}, {inf, 0, 1}, {1, nan, 1}, {1, inf, 1}, {1, -inf, 1},
+		{nan, 1, nan}, {2, nan, nan}, {0.5, inf, 0}, {0.5, -inf, inf}, {2, inf, inf}, {2, -inf, 0},
+		{0, -1, inf}, {negZero, -1, -inf}, {negZero, -2, inf}, {negZero, 3, negZero}, {negZero, 2, 0},
+		{0, -inf, inf}, {0, inf, 0}, {inf, -1, 0}, {inf, 0.5, inf},
+		{-inf, 3, -inf}, {-inf, 2, inf}, {-inf, -3, negZero}, {-inf, -2, 0}, {-inf, 0.5, inf},
+	}
+	xs, ys := make([]float32, len(cases)), make([]float32, len(cases))
+	for i, c := range cases {
+		xs[i], ys[i] = float32(c.x), float32(c.y)
+		if g := float32(math.Pow(float64(xs[i]), float64(ys[i]))); !samePow(g, c.want) {
+			t.Fatalf("the table says pow(%g, %g) = %g, Go's math.Pow %g", c.x, c.y, c.want, g)
+		}
+	}
+	check := func(t *testing.T, form string, got []float32, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", form, err)
+		}
+		for i, c := range cases {
+			if !samePow(got[i], c.want) {
+				t.Errorf("%s: pow(%g, %g) = %g, want %g", form, c.x, c.y, got[i], c.want)
+			}
+		}
+	}
+	for _, dev := range []lathe.Device{lathe.CPU, lathe.WGPU(0)} {
+		t.Run(dev.String(), func(t *testing.T) {
+			if dev != lathe.CPU {
+				wgpuOrSkip(t)
+			}
+			x, y := lathe.FromSlice(dev, xs, len(xs)), lathe.FromSlice(dev, ys, len(ys))
+			got, err := x.Pow(y).Float32s()
+			check(t, "pow", got, err)
+			// The scalar form, one exponent at a time, as the fuzzer calls it.
+			got = make([]float32, len(cases))
+			for i := range cases {
+				v, err := lathe.FromSlice(dev, xs[i:i+1], 1).PowScalar(float64(ys[i])).Float32s()
+				if err != nil {
+					t.Fatalf("pow_scalar(%g): %v", ys[i], err)
+				}
+				got[i] = v[0]
+			}
+			check(t, "pow_scalar", got, nil)
+		})
+	}
+}
+
+// samePow reports whether got is want: NaN for NaN, and a zero of want's
+// sign.
+func samePow(got float32, want float64) bool {
+	if math.IsNaN(want) {
+		return math.IsNaN(float64(got))
+	}
+	return float64(got) == want && math.Signbit(float64(got)) == math.Signbit(want)
+}

@@ -112,6 +112,23 @@ func TestElementwise(t *testing.T) {
 		}
 	})
 
+	t.Run("pow/f32-negative-base-past-2^24", func(t *testing.T) {
+		// Every float32 past 2^24 is an even integer: the sign is +, and
+		// -1 to it is 1 however large (wgpu's powf once gave NaN past
+		// 8e34, issue 15 defect 15); m_pow is powf, which knows it.
+		inf := math.Inf(1)
+		a := []float32{-1, -1, -1, -1, -1, -2, -0.5, -1}
+		b := []float32{1e34, -1e34, 3e38, 1<<24 + 2, float32(inf), 1e30, 1e30, 1<<24 - 1}
+		want := []float32{1, 1, 1, 1, 1, float32(inf), 0, -1}
+		out := zeros[float32](h, len(a))
+		h.launch("pow_f32", 1, 32, out, put(h, a...), put(h, b...), int64(len(a)))
+		for i, g := range get[float32](out, len(a)) {
+			if g != want[i] {
+				t.Errorf("pow(%g, %g) = %g, want %g", a[i], b[i], g, want[i])
+			}
+		}
+	})
+
 	t.Run("compare/nan", func(t *testing.T) {
 		// Bool bytes; NaN compares false but for ne.
 		x, y := put[float32](h, 1, float32(nan), 2), put[float32](h, 1, float32(nan), 3)

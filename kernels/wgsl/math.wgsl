@@ -431,14 +431,21 @@ fn powf(x: f32, y: f32) -> f32 {
         if (x > 0.0) {
             return select(inf_f32(), 0.0, y < 0.0);
         }
-        // Pow(-Inf, y) = Pow(-0, -y).
+        // Pow(-Inf, y) = Pow(-0, -y). The zero's sign comes from its
+        // bits: a select of 0.0 and -0.0 gave +0 on lavapipe (Tint or
+        // Mesa drops the literal's sign).
         if (y < 0.0) {
-            return select(0.0, -0.0, odd);
+            return bitcast<f32>(select(0u, 0x80000000u, odd));
         }
         return select(inf_f32(), -inf_f32(), odd);
     }
     if (x < 0.0 && !integral) {
         return nan_f32();
+    }
+    if (x == -1.0) {
+        // log2|x| is 0, so y·log2|x| would be y·0, whose split of y
+        // overflows (4097·y) into NaN past 8e34; every y past 2²⁴ is even.
+        return select(1.0, -1.0, odd);
     }
     let r = exp2_ext(mul_ext(y, log2_ext(abs(x))));
     return select(r, -r, x < 0.0 && odd);
@@ -507,9 +514,11 @@ fn log2_ext(a: f32) -> vec2<f32> {
     return two_sum(r.x, r.y + lo);
 }
 
-// mul_ext is y·l for a float32 y and a double-float l.
+// mul_ext is y·l for a finite float32 y and a double-float l. Where the
+// product is far past float32's range, or l is 0 (then y might be past
+// 8e34, whose split overflows), it is y·l.x alone.
 fn mul_ext(y: f32, l: vec2<f32>) -> vec2<f32> {
-    if (abs(y * l.x) > 1024.0) { // far past float32's range: no split
+    if (l.x == 0.0 || abs(y * l.x) > 1024.0) {
         return vec2<f32>(y * l.x, 0.0);
     }
     let p = two_prod(y, l.x);
