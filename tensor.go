@@ -154,7 +154,9 @@ var none dispatch.None
 func unary(op *dispatch.Op[ops.Params], x *Tensor) *Tensor { return apply(op, ops.Params{}, x) }
 
 // Cast returns x converted to dtype dt (x itself if it has that dtype).
-// Float to integer truncates toward zero; nonzero is true; true is 1.
+// Float to integer truncates toward zero, and NaN or a value outside the
+// integer's range gives its minimum (as PyTorch on x86 does), on every
+// device; nonzero is true; true is 1.
 func (x *Tensor) Cast(dt DType) *Tensor {
 	if err := x.check("cast"); err != nil {
 		return failed(err)
