@@ -30,6 +30,13 @@ var (
 	stSizes = map[lathe.DType]int{lathe.Float32: 4, lathe.Float64: 8, lathe.Int32: 4, lathe.Int64: 8, lathe.Bool: 1}
 )
 
+// stOthers are the dtypes of the safetensors format (its reference
+// implementation's Dtype enum) that lathe has no dtype for yet: a file
+// holding one is well formed, and Load says which tensor and dtype it cannot
+// hold rather than calling the file damaged.
+var stOthers = []string{"U8", "I8", "I16", "U16", "U32", "U64", "F16", "BF16", "C64",
+	"F4", "F6_E2M3", "F6_E3M2", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ"}
+
 func stDType(name string) (lathe.DType, bool) {
 	for dt, n := range stNames {
 		if n == name {
@@ -190,7 +197,13 @@ func Load(r io.Reader, m Module) error {
 		if !ok {
 			return loadError(lathe.ErrValue, p.Name, "is missing from the file", "save the same model, or build the model the file was saved from")
 		}
-		dt, _ := stDType(e.DType)
+		dt, ok := stDType(e.DType)
+		if !ok { // parseEntry let it through: a safetensors dtype lathe lacks
+			err := loadError(lathe.ErrDType, p.Name, "is "+e.DType+", which lathe cannot hold yet",
+				"save the tensors as F32, F64, I32, I64 or BOOL, e.g. after PyTorch's .float()")
+			err.Expected, err.Found = stNames[p.T.DType()], e.DType
+			return err
+		}
 		if dt != p.T.DType() {
 			return &lathe.Error{Op: "load", Kind: lathe.ErrDType, Arg: p.Name, Expected: stNames[p.T.DType()], Found: e.DType,
 				Detail: "is " + e.DType + " in the file but " + stNames[p.T.DType()] + " in the model", Fix: "build the model with the file's dtype"}
@@ -351,7 +364,8 @@ func headerError(name string, err error) *lathe.Error {
 }
 
 // parseEntry decodes one tensor's entry strictly: every field present, no
-// unknown field, a known dtype, sizes ≥ 0 and begin ≤ end.
+// unknown field, a dtype of the format (lathe's or not), sizes ≥ 0 and
+// begin ≤ end.
 func parseEntry(raw json.RawMessage) (stEntry, error) {
 	var e struct {
 		DType   *string   `json:"dtype"`
@@ -369,8 +383,8 @@ func parseEntry(raw json.RawMessage) (stEntry, error) {
 	case len(*e.Offsets) != 2 || (*e.Offsets)[0] > (*e.Offsets)[1]:
 		return stEntry{}, errors.New("data_offsets must be [begin, end] with begin ≤ end")
 	}
-	if _, ok := stDType(*e.DType); !ok {
-		return stEntry{}, errors.New("dtype " + strconv.Quote(*e.DType) + " is not one lathe has (F32, F64, I32, I64, BOOL)")
+	if _, ok := stDType(*e.DType); !ok && !slices.Contains(stOthers, *e.DType) {
+		return stEntry{}, errors.New("dtype " + strconv.Quote(*e.DType) + " is not a safetensors dtype")
 	}
 	for _, s := range *e.Shape {
 		if s < 0 {

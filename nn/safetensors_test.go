@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -166,7 +167,7 @@ func TestLoadDamaged(t *testing.T) {
 		{"entry-not-object", "a", stFile(`{"a":7,"b":`+entry("F32", "[1]", "[8,12]")+`}`, data)},
 		{"unknown-field", "a", stFile(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"x":1},"b":`+entry("F32", "[1]", "[8,12]")+`}`, data)},
 		{"missing-field", "a", stFile(`{"a":{"dtype":"F32","shape":[2]},"b":`+entry("F32", "[1]", "[8,12]")+`}`, data)},
-		{"unknown-dtype", "a", stFile(`{"a":`+entry("F16", "[2]", "[0,4]")+`,"b":`+entry("F32", "[1]", "[4,8]")+`}`, data[:8])},
+		{"unknown-dtype", "a", stFile(`{"a":`+entry("F17", "[2]", "[0,4]")+`,"b":`+entry("F32", "[1]", "[4,8]")+`}`, data[:8])},
 		{"wrong-dtype", "a", stFile(`{"a":`+entry("F64", "[2]", "[0,16]")+`,"b":`+entry("F32", "[1]", "[16,20]")+`}`, make([]byte, 20))},
 		{"wrong-shape", "a", stFile(`{"a":`+entry("F32", "[1,2]", "[0,8]")+`,"b":`+entry("F32", "[1]", "[8,12]")+`}`, data)},
 		{"negative-size", "a", stFile(`{"a":`+entry("F32", "[-2]", "[0,8]")+`,"b":`+entry("F32", "[1]", "[8,12]")+`}`, data)},
@@ -209,6 +210,49 @@ func TestLoadDamaged(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// A tensor in a dtype of the format that lathe lacks is an ErrDType that
+// names the tensor and the dtype, not a damaged file; a dtype string the
+// format does not have is still damage (an ErrValue).
+func TestLoadDTypeLatheLacks(t *testing.T) {
+	model := func() tensors {
+		return tensors{{"w", lathe.FromSlice(lathe.CPU, []float32{1, 2}, 2)}}
+	}
+	file := func(dt string, size int) []byte {
+		header := `{"w":{"dtype":"` + dt + `","shape":[2],"data_offsets":[0,` + strconv.Itoa(2*size) + `]}}`
+		return stFile(header, make([]byte, 2*size))
+	}
+	for _, c := range []struct {
+		dt   string
+		size int // bytes per element (sub-byte dtypes: 1, enough for the test)
+	}{
+		{"F16", 2}, {"BF16", 2}, {"I8", 1}, {"U8", 1}, {"I16", 2}, {"U16", 2}, {"U32", 4}, {"U64", 8},
+		{"C64", 8}, {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"F8_E8M0", 1}, {"F4", 1}, {"F6_E2M3", 1},
+	} {
+		t.Run(c.dt, func(t *testing.T) {
+			m := model()
+			err := Load(bytes.NewReader(file(c.dt, c.size)), m)
+			var le *lathe.Error
+			if !errors.As(err, &le) || !errors.Is(err, lathe.ErrDType) {
+				t.Fatalf("got %v, want an ErrDType", err)
+			}
+			if want := `argument "w" is ` + c.dt + `, which lathe cannot hold yet`; le.Arg != "w" || le.Found != c.dt || !strings.Contains(err.Error(), want) {
+				t.Fatalf("error %q (arg %q, found %q) does not say %q", err, le.Arg, le.Found, want)
+			}
+			if got, _ := m[0].T.Float32s(); !slices.Equal(got, []float32{1, 2}) {
+				t.Fatalf("a failed load changed w to %v", got)
+			}
+		})
+	}
+	for _, dt := range []string{"F17", "f16", "FLOAT16", "", "F8"} {
+		t.Run("unknown/"+dt, func(t *testing.T) {
+			err := Load(bytes.NewReader(file(dt, 2)), model())
+			if !errors.Is(err, lathe.ErrValue) || !strings.Contains(err.Error(), "not a safetensors dtype") {
+				t.Fatalf("got %v, want an ErrValue for a dtype the format lacks", err)
+			}
+		})
+	}
 }
 
 // Every truncation and every single-byte change of a real file either loads

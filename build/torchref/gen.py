@@ -24,6 +24,7 @@ from conv import conv, grad_conv  # noqa: E402
 from elementwise import binary, elementwise  # noqa: E402
 from gradtensor import grad  # noqa: E402
 from interp import grad_interp, interp_cases  # noqa: E402
+import half  # noqa: E402
 import literals  # noqa: E402
 from nn import nn  # noqa: E402
 from norm import grad_norm, norm  # noqa: E402
@@ -47,6 +48,8 @@ def main():
     print(f"total: {total} cases, {size} bytes")
     # The unit tests' reference values outside the suite (literals.py).
     literals.main()
+    # internal/half's float16 and bfloat16 roundings (half.py).
+    half.main()
 
 
 if __name__ == "__main__":
