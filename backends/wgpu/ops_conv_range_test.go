@@ -31,3 +31,24 @@ func TestConvWindowPastI32(t *testing.T) {
 		t.Fatalf("wgpu:0: %v, want ErrUnsupported", err)
 	}
 }
+
+// TestPoolWindowPastI32: max pooling in ceil mode with kernel and stride
+// MaxInt over 3 elements is one window of all three (index 1 here) on the
+// cpu and ErrUnsupported on wgpu:0, whose pool.wgsl took them as u32
+// words and read outside the input (found by FuzzWindow).
+func TestPoolWindowPastI32(t *testing.T) {
+	openOrSkip(t)
+	const big = 1<<63 - 1
+	w := layout.Window{Kernel: []int{big}, Stride: []int{big}, Padding: []int{0}, Dilation: []int{1}, CeilMode: true}
+	xc, xg := same(t, []int{1, 1, 3}, []float32{1, 2, -3})
+	idx, err := dispatch.Call(ops.MaxPoolIndices, w, xc)
+	if err != nil {
+		t.Fatalf("cpu: %v", err)
+	}
+	if v := hostValues[int64](t, idx); len(v) != 1 || v[0] != 1 {
+		t.Fatalf("cpu: %v, want [1]", v)
+	}
+	if _, err := dispatch.Call(ops.MaxPoolIndices, w, xg); !errors.Is(err, dispatch.ErrUnsupported) {
+		t.Fatalf("wgpu:0: %v, want ErrUnsupported", err)
+	}
+}
