@@ -47,8 +47,8 @@ func (x *Tensor) ConvTranspose1d(w, b *Tensor, opts ...WindowOption) *Tensor {
 // (torch.nn.functional.conv_transpose2d): the gradient of Conv2d with
 // respect to its input, so each output size is (H-1)·stride - 2·padding +
 // dilation·(k-1) + output_padding + 1. Options: Stride, Padding, Dilation,
-// Groups, OutputPadding. lathe takes output_padding below the stride (PyTorch
-// also takes it below the dilation, where the extra row is all bias).
+// Groups, OutputPadding, which must be below the stride or the dilation,
+// as PyTorch requires.
 func (x *Tensor) ConvTranspose2d(w, b *Tensor, opts ...WindowOption) *Tensor {
 	return x.convTranspose("conv_transpose2d", 2, w, b, opts)
 }
@@ -58,6 +58,26 @@ func (x *Tensor) ConvTranspose2d(w, b *Tensor, opts ...WindowOption) *Tensor {
 // (torch.nn.functional.conv_transpose3d); see ConvTranspose2d.
 func (x *Tensor) ConvTranspose3d(w, b *Tensor, opts ...WindowOption) *Tensor {
 	return x.convTranspose("conv_transpose3d", 3, w, b, opts)
+}
+
+// transposedSize is a transposed convolution's output size along one dim,
+// (n-1)·s - 2p + d·(k-1) + op + 1, and false where a step passes an int
+// (the terms are added with -2p first, so that for n ≥ 1 and k ≥ 1 a
+// step that overflows means the size does).
+func transposedSize(n, k, s, p, d, op int) (int, bool) {
+	a, ok1 := dispatch.CheckedMul(n-1, s)
+	p2, ok2 := dispatch.CheckedMul(2, p)
+	b, ok3 := dispatch.CheckedMul(d, k-1)
+	if !ok1 || !ok2 || !ok3 {
+		return 0, false
+	}
+	size, ok := a, true
+	for _, t := range []int{-p2, b, op, 1} {
+		if size, ok = dispatch.CheckedAdd(size, t); !ok {
+			return 0, false
+		}
+	}
+	return size, true
 }
 
 // convTranspose is conv_input_backward with the output size that the
@@ -103,16 +123,44 @@ func (x *Tensor) convTranspose(name string, nd int, w, b *Tensor, opts []WindowO
 		}
 	}
 	a.InputSize = make([]int, nd)
+	pads := make([]int, 2*nd) // F.pad's order: the last dim's pair first
 	for i := range nd {
-		if op[i] < 0 || op[i] >= a.Window.Stride[i] {
+		s, d := a.Window.Stride[i], a.Window.Dilation[i]
+		// PyTorch: "output padding must be smaller than either stride or
+		// dilation" (conv_transpose's shape check in Convolution.cpp).
+		if op[i] < 0 || op[i] >= s && op[i] >= d {
 			return failed(errorf(name, ErrValue, "output_padding", "is "+dispatch.FormatShape(op)+
-				", but each value must be at least 0 and below the stride "+dispatch.FormatShape(a.Window.Stride), "use output_padding < stride"))
+				", but each value must be at least 0 and below the stride "+dispatch.FormatShape(a.Window.Stride)+
+				" or the dilation "+dispatch.FormatShape(a.Window.Dilation), "use output_padding < max(stride, dilation)"))
 		}
-		a.InputSize[i] = (x.t.Shape[2+i]-1)*a.Window.Stride[i] - 2*a.Window.Padding[i] + a.Window.Dilation[i]*(w.t.Shape[2+i]-1) + op[i] + 1
-		if a.InputSize[i] < 1 {
+		if x.t.Shape[2+i] < 1 {
+			// As conv_input_backward would find, and PyTorch says but for
+			// an empty batch: output_padding past the stride would have
+			// the zeros below give x a window.
+			return failed(errorf(name, ErrShape, "x", "has shape "+dispatch.FormatShape(x.t.Shape)+", with an empty spatial dim",
+				"give x at least one element in each spatial dim"))
+		}
+		size, ok := transposedSize(x.t.Shape[2+i], w.t.Shape[2+i], s, a.Window.Padding[i], d, op[i])
+		if !ok {
+			return failed(errorf(name, ErrShape, "x", "has shape "+dispatch.FormatShape(x.t.Shape)+
+				", which gives an output size past what an int counts with kernel "+dispatch.FormatShape(w.t.Shape[2:])+
+				", stride "+dispatch.FormatShape(a.Window.Stride)+" and dilation "+dispatch.FormatShape(a.Window.Dilation),
+				"use a smaller kernel, stride or dilation"))
+		}
+		if size < 1 {
 			return failed(errorf(name, ErrShape, "x", "has shape "+dispatch.FormatShape(x.t.Shape)+
 				", which gives an output size below 1 with padding "+dispatch.FormatShape(a.Window.Padding), "use less padding or a larger input"))
 		}
+		a.InputSize[i] = size
+		// output_padding at or past the stride (below the dilation) makes
+		// an output that conv over it would slide op/s windows further
+		// over than x has: x gets them as zeros, which add nothing, so
+		// that conv_input_backward's rule (g is conv's output of
+		// InputSize) holds and every device runs its usual kernel.
+		pads[2*(nd-1-i)+1] = op[i] / s
+	}
+	if slices.Max(pads) > 0 {
+		x = x.Pad(pads, 0)
 	}
 	y := relabel(apply(ops.ConvInputBackward, a, x, w), name)
 	return addBias(name, y, b, w.t.Shape[1]*a.Groups)

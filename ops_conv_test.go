@@ -41,6 +41,8 @@ func TestConvErrors(t *testing.T) {
 		{"conv2d/too_small", x.Conv2d(Zeros(CPU, Float32, 3, 2, 6, 6), nil), ErrShape, "x"},
 		{"conv_transpose2d/same", x.ConvTranspose2d(Zeros(CPU, Float32, 2, 3, 3, 3), nil, PaddingSame()), ErrValue, "padding"},
 		{"conv_transpose2d/output_padding", x.ConvTranspose2d(Zeros(CPU, Float32, 2, 3, 3, 3), nil, OutputPadding(1)), ErrValue, "output_padding"},
+		{"conv_transpose2d/output_padding_at_dilation", x.ConvTranspose2d(Zeros(CPU, Float32, 2, 3, 3, 3), nil, Stride(2), Dilation(2), OutputPadding(2)), ErrValue, "output_padding"},
+		{"conv_transpose1d/size_overflow", Zeros(CPU, Float32, 1, 2, 5).ConvTranspose1d(Zeros(CPU, Float32, 2, 3, 3), nil, Stride(math.MaxInt/2)), ErrShape, "x"},
 		{"conv_transpose2d/padding", x.ConvTranspose2d(Zeros(CPU, Float32, 2, 3, 1, 1), nil, Padding(3)), ErrShape, "x"},
 		{"conv_transpose2d/channels", x.ConvTranspose2d(Zeros(CPU, Float32, 3, 3, 3, 3), nil), ErrShape, "w"},
 		{"conv_transpose2d/dtype", x.ConvTranspose2d(Zeros(CPU, Float64, 2, 3, 3, 3), nil), ErrDType, "w"},
@@ -75,6 +77,52 @@ func TestConvErrors(t *testing.T) {
 	// The user reads the op they called, not the op it is built on.
 	if err := x.Conv2d(Zeros(CPU, Float32, 3, 1, 3, 3), nil).Err(); !strings.HasPrefix(err.Error(), "lathe: conv2d: ") {
 		t.Errorf("error %q does not name conv2d", err)
+	}
+}
+
+// TestConvTransposeOutputPaddingPastStride: output_padding at or past the
+// stride but below the dilation, which PyTorch takes; with padding, the
+// extra places hold taps of the last input places, not only zeros. The
+// values are torch 1.13's, in float64:
+//
+//	x = torch.tensor([[[1., 2., -3.]]], dtype=torch.float64, requires_grad=True)
+//	w = torch.tensor([.5, -1., 2., 1.5, .25, -2.], dtype=torch.float64).reshape(1, 2, 3).requires_grad_()
+//	y = F.conv_transpose1d(x, w, stride=2, padding=3, dilation=3, output_padding=2)
+//	g = torch.arange(y.numel(), dtype=torch.float64).reshape(y.shape)
+//	gx, gw = torch.autograd.grad(y, (x, w), g)
+//	x2 = torch.arange(6., dtype=torch.float64).reshape(1, 1, 2, 3) - 2
+//	w2 = torch.tensor([1., -2., .5, 3.], dtype=torch.float64).reshape(1, 1, 2, 2)
+//	y2 = F.conv_transpose2d(x2, w2, stride=(1, 2), padding=(1, 0), dilation=(3, 1), output_padding=(2, 1))
+func TestConvTransposeOutputPaddingPastStride(t *testing.T) {
+	devices := []Device{CPU}
+	if gpu := fzGPU(); gpu != nil {
+		devices = append(devices, *gpu)
+	}
+	for _, dev := range devices {
+		for _, dt := range []DType{Float64, Float32} {
+			if dev != CPU && dt == Float64 {
+				continue // wgpu has no float64
+			}
+			t.Run(dev.String()+"/"+dt.String(), func(t *testing.T) {
+				x := FromSlice(CPU, []float64{1, 2, -3}, 1, 1, 3).Cast(dt).To(dev).RequireGrad()
+				w := FromSlice(CPU, []float64{.5, -1, 2, 1.5, .25, -2}, 1, 2, 3).Cast(dt).To(dev).RequireGrad()
+				y := x.ConvTranspose1d(w, nil, Stride(2), Padding(3), Dilation(3), OutputPadding(2))
+				checkValues(t, y, []int{1, 2, 7}, []float64{-1, -1.5, -2, 2, 3, 4, 0, 0.25, -4.5, 0.5, -2, -0.75, -4, 0}, 1e-5)
+				g := Arange(dev, dt, 0, 14, 1).Reshape(1, 2, 7)
+				gs, err := Grad(y, []*Tensor{x, w}, WithGradient(g))
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkValues(t, gs[0], []int{1, 1, 3}, []float64{-12.25, -13.75, 11.25}, 1e-5)
+				checkValues(t, gs[1], []int{1, 2, 3}, []float64{-3, -8, 13, -24, -8, 34}, 1e-5)
+
+				x2 := Arange(dev, dt, -2, 4, 1).Reshape(1, 1, 2, 3)
+				w2 := FromSlice(CPU, []float64{1, -2, .5, 3}, 1, 1, 2, 2).Cast(dt).To(dev)
+				y2 := x2.ConvTranspose2d(w2, nil, Stride(1, 2), Padding(1, 0), Dilation(3, 1), OutputPadding(2, 1))
+				checkValues(t, y2, []int{1, 1, 5, 7}, []float64{1, -2, 2, -4, 3, -6, 0, 0, 0, 0, 0, 0, 0, 0,
+					-1, -6, -0.5, -3, 0, 0, 0, 0.5, 3, 1, 6, 1.5, 9, 0, 0, 0, 0, 0, 0, 0, 0}, 1e-5)
+			})
+		}
 	}
 }
 

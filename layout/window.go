@@ -72,8 +72,8 @@ func floorDiv(a, b int) int {
 
 // Check validates the window for an input whose spatial sizes are in: each
 // option has one entry per dim, kernel, stride and dilation are positive,
-// padding is not negative (and, for pooling, at most half the kernel), and
-// every output size is at least 1. Errors are ErrValue naming the option, or
+// padding is not negative (and, for pooling, at most half the kernel, and
+// the input not empty), and every output size is at least 1. Errors are ErrValue naming the option, or
 // ErrShape naming arg when the input is too small.
 func (w Window) Check(arg string, in []int, pooling bool) error {
 	nd := len(in)
@@ -93,6 +93,13 @@ func (w Window) Check(arg string, in []int, pooling bool) error {
 		}
 	}
 	for i, n := range in {
+		if pooling && n < 1 {
+			// PyTorch's pool*_shape_check: "Expected 3D or 4D (batch mode)
+			// tensor with optional 0 dim batch size", whatever the padding.
+			return &dispatch.Error{Kind: dispatch.ErrShape, Arg: arg, Found: dispatch.FormatShape(in),
+				Detail: "has spatial size " + dispatch.FormatShape(in) + " but pooling needs every spatial dim non-empty",
+				Fix:    "pass an input with at least one element in each spatial dim"}
+		}
 		if err := w.checkRange(i, n); err != nil {
 			return err
 		}

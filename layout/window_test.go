@@ -61,6 +61,10 @@ func TestWindowCheck(t *testing.T) {
 		"small":   {Window{Kernel: []int{3, 3}, Stride: []int{1, 1}, Padding: []int{0, 0}, Dilation: []int{1, 1}}, []int{2, 8}, dispatch.ErrShape},
 		"small/ceil/stride1": {Window{Kernel: []int{4}, Stride: []int{1}, Padding: []int{0}, Dilation: []int{1}, CeilMode: true}, []int{3},
 			dispatch.ErrShape},
+		// torch.nn.functional.avg_pool1d(torch.zeros(1, 1, 0), 2, padding=1)
+		// refuses the empty input, whose padding alone has a window.
+		"empty/padded":      {Window{Kernel: []int{2}, Stride: []int{2}, Padding: []int{1}, Dilation: []int{1}}, []int{0}, dispatch.ErrShape},
+		"empty/padded/ceil": {Window{Kernel: []int{2, 2}, Stride: []int{1, 1}, Padding: []int{1, 1}, Dilation: []int{1, 1}, CeilMode: true}, []int{3, 0}, dispatch.ErrShape},
 	} {
 		err := c.w.Check("x", c.in, true)
 		var e *dispatch.Error

@@ -219,15 +219,52 @@ func newConvShapes(x, y []int, win layout.Window, groups int) convShapes {
 // perImage runs f over the batch on goroutines, giving each worker a
 // column buffer of its own (nil when the window is pointwise).
 func perImage[T float](s *convShapes, f func(i int, col []T)) {
-	parallel(s.n, s.o*s.ck()*s.g.l, func(lo, hi int) {
-		var col []T
-		if !s.g.pointwise() {
-			col = make([]T, s.c*s.g.k*s.g.l)
-		}
+	cost := s.o * s.ck() * s.g.l
+	cols, chunk, release := columns[T](s, cost)
+	defer release()
+	parallel(s.n, cost, func(lo, hi int) {
+		col := cols[lo/chunk]
 		for i := lo; i < hi; i++ {
 			f(i, col)
 		}
 	})
+}
+
+// columns makes the column buffers of the workers that parallel(s.n, cost,
+// ...) starts, worker i/chunk taking image i's; they are nil when the
+// window is pointwise. They are made here, on the kernel's goroutine, where
+// newBuffer's refusal unwinds: c·k·l elements can pass what memory (or an
+// int) holds for a long or dilated kernel over an expanded input. release
+// gives them back to the pool.
+func columns[T float](s *convShapes, cost int) (cols [][]T, chunk int, release func()) {
+	workers, chunk := split(s.n, cost)
+	cols = make([][]T, workers)
+	var bufs []*dispatch.Tensor
+	release = func() {
+		for _, b := range bufs {
+			b.Release()
+		}
+	}
+	if s.g.pointwise() || s.n == 0 {
+		return cols, chunk, release
+	}
+	size, ok := dispatch.CheckedNumel([]int{s.c, s.g.k, s.g.l})
+	if !ok {
+		panic(refusal{&dispatch.Error{Kind: dispatch.ErrOutOfMemory, Found: dispatch.FormatShape([]int{s.c, s.g.k, s.g.l}),
+			Detail: "cpu: out of memory: a convolution's column matrix (channels, kernel, windows) has more elements than an int counts",
+			Fix:    "use a smaller kernel or input"}})
+	}
+	var z T
+	dt := dispatch.Float64
+	if _, ok := any(z).(float32); ok {
+		dt = dispatch.Float32
+	}
+	for w := range cols {
+		buf := dispatch.NewTensor(dispatch.Device{Kind: kind}, dt, []int{size}, newBuffer(dt, size))
+		bufs = append(bufs, buf)
+		cols[w] = span[T](buf)
+	}
+	return cols, chunk, release
 }
 
 // convForward: y_n,g = W_g · im2col(x_n)_g for each image n and group g.
@@ -306,12 +343,12 @@ func convWeightBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a 
 	gemm := gemmOf[T]()
 	l, og, ck := s.g.l, s.og(), s.ck()
 	var mu sync.Mutex
-	parallel(s.n, s.o*ck*l, func(lo, hi int) {
+	cost := s.o * ck * l
+	cols, chunk, release := columns[T](&s, cost)
+	defer release()
+	parallel(s.n, cost, func(lo, hi int) {
 		part := make([]T, len(dw))
-		var col []T
-		if !s.g.pointwise() {
-			col = make([]T, s.c*s.g.k*l)
-		}
+		col := cols[lo/chunk]
 		for i := lo; i < hi; i++ {
 			img := x[i*s.c*s.g.inSize : (i+1)*s.c*s.g.inSize]
 			c := col

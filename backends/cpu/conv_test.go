@@ -1,10 +1,13 @@
 package cpu
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 	"github.com/lathe-ml/lathe/layout"
 )
 
@@ -79,5 +82,28 @@ func TestIm2col(t *testing.T) {
 	}
 	if checked < 200 {
 		t.Fatalf("only %d of 300 random windows fit their inputs", checked)
+	}
+}
+
+// TestConvColumnsPastAnInt: a window whose column matrix (channels ×
+// kernel × windows) has more elements than an int counts, over an empty
+// batch, gives the empty result (one image is refused, its output being as
+// large): the workers' column buffers were made with make from the wrapped
+// count, which panicked (makeslice) though no image needed one.
+func TestConvColumnsPastAnInt(t *testing.T) {
+	const p = 1 << 31 // 2^32 + 2 windows a dim
+	a := ops.ConvParams{Window: layout.Window{Stride: []int{1, 1}, Padding: []int{p, p}, Dilation: []int{1, 1}}, Groups: 1}
+	w := tensorOf(dispatch.Float32, []float32{1, 2, 3, 4}, 1, 1, 2, 2)
+	for _, n := range []int{0, 1} {
+		x := tensorOf(dispatch.Float32, make([]float32, n*9), n, 1, 3, 3)
+		y, err := dispatch.Call(ops.Conv, a, x, w)
+		switch {
+		case n == 0 && err != nil:
+			t.Errorf("batch 0: %v, want an empty result", err)
+		case n == 0 && y.Numel() != 0:
+			t.Errorf("batch 0: shape %v, want an empty result", y.Shape)
+		case n == 1 && !errors.Is(err, dispatch.ErrShape) && !errors.Is(err, dispatch.ErrOutOfMemory):
+			t.Errorf("batch 1: %v, want ErrShape or ErrOutOfMemory", err)
+		}
 	}
 }

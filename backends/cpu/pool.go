@@ -24,41 +24,54 @@ import (
 // so that results match its bit for bit where it uses the same order.
 
 func init() {
-	register(ops.AvgPool, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AvgPoolParams) error {
+	registerPool(ops.AvgPool, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AvgPoolParams) error {
 		g := windowGeom(a.Window, in[0].Shape[2:], a.ExcludePadding)
 		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, a.Divisor, false) })
 	})
-	register(ops.AvgPoolBackward, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AvgPoolBackwardParams) error {
+	registerPool(ops.AvgPoolBackward, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AvgPoolBackwardParams) error {
 		g := windowGeom(a.Window, a.InSize, a.ExcludePadding)
 		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, a.Divisor, true) })
 	})
-	register(ops.AdaptiveAvgPool, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AdaptivePool) error {
+	registerPool(ops.AdaptiveAvgPool, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AdaptivePool) error {
 		g := adaptiveGeom(in[0].Shape[2:], a.Size)
 		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, 0, false) })
 	})
-	register(ops.AdaptiveAvgPoolBackward, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AdaptivePoolBackward) error {
+	registerPool(ops.AdaptiveAvgPoolBackward, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AdaptivePoolBackward) error {
 		g := adaptiveGeom(a.InSize, in[0].Shape[2:])
 		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, 0, true) })
 	})
-	register(ops.MaxPoolIndices, func(out *dispatch.Tensor, in []*dispatch.Tensor, w layout.Window) error {
+	registerPool(ops.MaxPoolIndices, func(out *dispatch.Tensor, in []*dispatch.Tensor, w layout.Window) error {
 		g := windowGeom(w, in[0].Shape[2:], true)
 		return withPoolKernels(in[0].DType, func(k poolKernels) { k.argmax(out, rowMajor(in[0]), g) })
 	})
-	register(ops.AdaptiveMaxPoolIndices, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AdaptivePool) error {
+	registerPool(ops.AdaptiveMaxPoolIndices, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AdaptivePool) error {
 		g := adaptiveGeom(in[0].Shape[2:], a.Size)
 		return withPoolKernels(in[0].DType, func(k poolKernels) { k.argmax(out, rowMajor(in[0]), g) })
 	})
-	register(ops.PoolGather, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+	registerPool(ops.PoolGather, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		x := in[0]
 		idx := indexValues(in[1])
 		return withPoolKernels(x.DType, func(k poolKernels) { k.gather(out, rowMajor(x), idx) })
 	})
 	for op, add := range map[*dispatch.Op[ops.PoolScatter]]bool{ops.MaxPoolBackward: true, ops.MaxUnpool: false} {
-		register(op, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.PoolScatter) error {
+		registerPool(op, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.PoolScatter) error {
 			idx := indexValues(in[1])
 			return withPoolKernels(in[0].DType, func(k poolKernels) { k.scatter(out, rowMajor(in[0]), idx, add) })
 		})
 	}
+}
+
+// registerPool registers a pooling kernel that does nothing for an empty
+// result: its geometry is laid out per output place whatever the planes,
+// so that adaptive pooling of an empty batch to size 2^40 walked 2^40
+// windows (found by FuzzWindow).
+func registerPool[A any](op *dispatch.Op[A], k dispatch.Kernel[A]) {
+	register(op, func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) error {
+		if out.Numel() == 0 {
+			return nil
+		}
+		return k(out, in, a)
+	})
 }
 
 // poolAxis is the geometry of one spatial dim: window o reads the input

@@ -49,3 +49,17 @@ func BenchmarkPool(b *testing.B) {
 		})
 	}
 }
+
+// TestPoolEmptyResult: pooling an empty batch to a size near int's edge
+// gives the empty result at once: the kernels laid out their geometry,
+// one window per output place, whatever the planes (adaptive_avg_pool of
+// [0, 4, 3] to 2^40 walked 2^40 windows; found by FuzzWindow).
+func TestPoolEmptyResult(t *testing.T) {
+	x := tensorOf(dispatch.Float32, []float32{}, 0, 4, 3)
+	for _, op := range []*dispatch.Op[ops.AdaptivePool]{ops.AdaptiveAvgPool, ops.AdaptiveMaxPoolIndices} {
+		y, err := dispatch.Call(op, ops.AdaptivePool{Size: []int{1 << 40}}, x)
+		if err != nil || y.Numel() != 0 {
+			t.Errorf("%s: %v, %v; want an empty result", op.Name, y, err)
+		}
+	}
+}

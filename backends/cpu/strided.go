@@ -89,17 +89,28 @@ func (l strided) rows(row func(offs []int, n int)) {
 // calling goroutine: starting goroutines costs more than small work.
 const minParallel = 1 << 15
 
+// split is how parallel shares out n tasks of cost each: the goroutines
+// (1: inline on the caller's) and the tasks of each but the last, so that
+// task i runs on goroutine i/chunk.
+func split(n, cost int) (workers, chunk int) {
+	workers = runtime.GOMAXPROCS(0)
+	if workers < 2 || n < 2 || n*cost < minParallel {
+		return 1, max(n, 1)
+	}
+	workers = min(workers, n, n*cost/(minParallel/2))
+	chunk = (n + workers - 1) / workers
+	return (n + chunk - 1) / chunk, chunk
+}
+
 // parallel splits [0, n) tasks of cost each into chunks across GOMAXPROCS
 // goroutines when the total work is large, and runs fn inline otherwise.
 func parallel(n, cost int, fn func(lo, hi int)) {
-	workers := runtime.GOMAXPROCS(0)
-	if workers < 2 || n < 2 || n*cost < minParallel {
+	workers, chunk := split(n, cost)
+	if workers < 2 {
 		fn(0, n)
 		return
 	}
-	workers = min(workers, n, n*cost/(minParallel/2))
 	var wg sync.WaitGroup
-	chunk := (n + workers - 1) / workers
 	for lo := 0; lo < n; lo += chunk {
 		hi := min(lo+chunk, n)
 		wg.Add(1)

@@ -1,6 +1,8 @@
 package wgpu
 
 import (
+	"math"
+
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
 	"github.com/lathe-ml/lathe/layout"
@@ -54,6 +56,27 @@ type convGeometry struct {
 	nb, c, o       int   // batch, image channels, output channels (conv ops)
 }
 
+// fitsI32 reports whether conv.wgsl's i32 arithmetic over one spatial dim
+// holds every place it forms: window position times stride, kernel tap
+// times dilation, plus the image and the padding on both sides bound them
+// all. The parameters went in as u32 words, so that a padding and dilation
+// of 2^40 became 0 and a transposed conv summed the wrong taps.
+func fitsI32(size, windows, k, s, pad, dil int) bool {
+	a, ok1 := dispatch.CheckedMul(max(windows-1, 0), s)
+	b, ok2 := dispatch.CheckedMul(max(k-1, 0), dil)
+	if !ok1 || !ok2 {
+		return false
+	}
+	sum := 0
+	for _, v := range []int{a, b, size, pad, pad} {
+		var ok bool
+		if sum, ok = dispatch.CheckedAdd(sum, v); !ok {
+			return false
+		}
+	}
+	return sum <= math.MaxInt32
+}
+
 // conv launches conv.wgsl's kernel of op (its name) into out.
 func conv(op string, out *dispatch.Tensor, in []*dispatch.Tensor, g convGeometry) error {
 	n := out.Numel()
@@ -63,6 +86,15 @@ func conv(op string, out *dispatch.Tensor, in []*dispatch.Tensor, g convGeometry
 	params := make([]uint32, 36) // p[35], padZero's word, stays 0
 	params[0] = uint32(n)
 	params[1], params[2], params[3], params[4] = uint32(g.nb), uint32(g.c), uint32(g.o), uint32(g.groups)
+	for j := range g.image {
+		if !fitsI32(g.image[j], g.windows[j], g.win.Kernel[j], g.win.Stride[j], g.win.Padding[j], g.win.Dilation[j]) {
+			return &dispatch.Error{Op: op, Kind: dispatch.ErrUnsupported, Found: dispatch.FormatShape(g.win.Kernel),
+				Detail: "wgpu:0: a window of kernel " + dispatch.FormatShape(g.win.Kernel) + ", stride " + dispatch.FormatShape(g.win.Stride) +
+					", padding " + dispatch.FormatShape(g.win.Padding) + " and dilation " + dispatch.FormatShape(g.win.Dilation) +
+					" over " + dispatch.FormatShape(g.image) + " reaches places past what conv.wgsl's i32 arithmetic counts",
+				Fix: "run this op on the cpu"}
+		}
+	}
 	lead := spatialDims - len(g.image)
 	for d := range spatialDims {
 		size, pos, k, s, pad, dil := 1, 1, 1, 1, 0, 1

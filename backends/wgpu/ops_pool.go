@@ -1,6 +1,8 @@
 package wgpu
 
 import (
+	"math"
+
 	"fmt"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -65,6 +67,21 @@ func windowPool(op, kind string, out, src *dispatch.Tensor, avg ops.AvgPoolParam
 	pooled, pooling := src.Shape[2:], out.Shape[2:]
 	if kind == "avg_backward" {
 		pooled, pooling = out.Shape[2:], src.Shape[2:]
+	}
+	for j := range pooled {
+		fits := !adaptive && fitsI32(pooled[j], pooling[j], avg.Kernel[j], avg.Stride[j], avg.Padding[j], avg.Dilation[j])
+		if adaptive {
+			// pool.wgsl's window forms (o+1)·n for o < m.
+			p, ok := dispatch.CheckedMul(pooled[j]+1, pooling[j]+1)
+			fits = ok && p <= math.MaxInt32
+		}
+		if !fits {
+			return &dispatch.Error{Op: op, Kind: dispatch.ErrUnsupported, Found: dispatch.FormatShape(avg.Kernel),
+				Detail: "wgpu:0: a pooling window of kernel " + dispatch.FormatShape(avg.Kernel) + ", stride " + dispatch.FormatShape(avg.Stride) +
+					", padding " + dispatch.FormatShape(avg.Padding) + " and dilation " + dispatch.FormatShape(avg.Dilation) + " from " +
+					dispatch.FormatShape(pooled) + " to " + dispatch.FormatShape(pooling) + " reaches places past what pool.wgsl's i32 arithmetic counts",
+				Fix: "run this op on the cpu"}
+		}
 	}
 	params := make([]uint32, 28)
 	params[0] = uint32(n)
