@@ -2,7 +2,6 @@ package lathe
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -23,8 +22,8 @@ import (
 //     or fails with the same kind;
 //   - a view never reaches outside its storage.
 //
-// Inputs that fall in a class of issue 15 that is still open are skipped
-// with the defect named (fzKnown), so the fuzzer looks elsewhere.
+// No input is skipped for a known defect: every class that issue 15 named
+// is fixed, and the oracle says what lathe does for it.
 
 // fzReader hands out the fuzzer's bytes as choices; past the end every
 // choice is 0.
@@ -353,20 +352,6 @@ func fzWant(t *testing.T, label string, out *Tensor, refuse error, shape []int, 
 
 // errAny is a refusal of any kind, for fzWant.
 var errAny = errors.New("any kind")
-
-// fzKnown skips an input that falls in a class of issue 15 that is still
-// open, naming the defect, so the fuzzer moves on.
-func fzKnown(t *testing.T, defect int, what string, args ...any) {
-	t.Helper()
-	t.Skipf("issue 15 defect %d: %s", defect, fmt.Sprintf(what, args...))
-}
-
-// fzNew skips an input in a class that fuzzing found and no issue names
-// yet (the report of the session that added it lists them).
-func fzNew(t *testing.T, what string) {
-	t.Helper()
-	t.Skip("found by fuzzing, not yet filed: " + what)
-}
 
 // fzProdOverflows reports whether a product of sizes passes int's range,
 // which lathe refuses (ErrShape) unless a size of 0 makes the shape empty.

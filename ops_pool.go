@@ -44,7 +44,9 @@ func (x *Tensor) AvgPool3d(kernel int, opts ...WindowOption) *Tensor {
 // MaxPool1d is max pooling over the last dim of an (N, C, L) tensor
 // (torch.nn.functional.max_pool1d), padded with -inf. Options: Stride
 // (default: kernel), Padding (at most half the kernel), Dilation, CeilMode,
-// KernelSize. A NaN in a window is its maximum.
+// KernelSize. A NaN in a window is its maximum. A dilated window that reads
+// only padding has no maximum and is an ErrValue (PyTorch returns -inf there
+// with an index outside the plane, which its backward writes through).
 func (x *Tensor) MaxPool1d(kernel int, opts ...WindowOption) *Tensor {
 	v, _ := x.maxPool(1, kernel, opts, false)
 	return v

@@ -287,10 +287,11 @@ func fuzzPool(t *testing.T, r *fzReader, x *Tensor, shape []int, nd int, isMax b
 	ok := k >= 1 && s >= 1 && d >= 1 && p >= 0 && 2*p <= k && x.DType() != Int32
 	for _, in := range shape[2:] {
 		o, fits := fzWindowOut(in, k, max(s, 1), p, d, ceil)
-		if isMax && ok && fits && fzPaddingOnly(in, o, k, s, p, d) {
-			fzNew(t, "max_pool refuses a dilated window that reads only padding; PyTorch gives -inf there")
-		}
-		ok = ok && fits && in >= 1
+		// A dilated window that reads only padding has no maximum: lathe
+		// refuses it (PyTorch 1.13 gives -inf with an index outside the
+		// plane, which its own backward then writes through).
+		padOnly := isMax && ok && fits && fzPaddingOnly(in, o, k, s, p, d)
+		ok = ok && fits && in >= 1 && !padOnly
 		want = append(want, o)
 	}
 	call := func(in []*Tensor) *Tensor {
