@@ -183,7 +183,7 @@ func TestLoadDamaged(t *testing.T) {
 		{"extra-tensor", "c", stFile(good[:len(good)-1]+`,"c":`+entry("F32", "[0]", "[12,12]")+`}`, data)},
 		{"duplicate-name", "a", stFile(`{"a":`+entry("F32", "[2]", "[0,8]")+`,"a":`+entry("F32", "[2]", "[0,8]")+`,"b":`+entry("F32", "[1]", "[8,12]")+`}`, data)},
 		{"bad-metadata", "__metadata__", stFile(`{"__metadata__":{"format":1},`+good[1:], data)},
-		{"data-truncated", "", stFile(good, data[:11])},
+		{"data-truncated", "b", stFile(good, data[:11])},
 		{"trailing-bytes", "", stFile(good, append(slices.Clone(data), 0))},
 	}
 	for _, c := range cases {
