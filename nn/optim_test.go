@@ -73,7 +73,7 @@ func toDType(t *testing.T, v []float64, dt lathe.DType, shape ...int) *lathe.Ten
 	return x
 }
 
-func values(t *testing.T, x *lathe.Tensor) []float64 {
+func values(t testing.TB, x *lathe.Tensor) []float64 {
 	t.Helper()
 	x = x.Cast(lathe.Float64)
 	v, err := x.Float64s()
