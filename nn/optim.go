@@ -10,6 +10,11 @@ import (
 )
 
 // Optimizer updates parameters from their gradients.
+//
+// Gradients accumulate, as in PyTorch: Backward adds to the gradient a
+// parameter already has, so several Backward calls before a Step (the
+// micro-batches of one large batch, each loss scaled by its share) sum
+// their gradients, and ZeroGrad starts a new sum.
 type Optimizer interface {
 	// Step updates every parameter that has a gradient, from that gradient,
 	// under lathe.NoGrad. Either every parameter is updated or, on error,

@@ -263,3 +263,35 @@ func TestOptimizerRefusesOthersOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestGradientAccumulation: Backward adds to the gradient a parameter
+// already has, as PyTorch's does, so that two half batches' backward
+// passes, each loss halved, before one Step give the step of the whole
+// batch; ZeroGrad is what starts a new sum.
+func TestGradientAccumulation(t *testing.T) {
+	x := lathe.FromSlice(lathe.CPU, []float64{0.5, -1, 2, 1.5, 0.25, -0.75, -2, 1}, 4, 2)
+	y := lathe.FromSlice(lathe.CPU, []float64{1, 0, 0, 1}, 4, 1)
+	run := func(accumulate bool) [][]float64 {
+		lathe.Seed(7)
+		m := NewLinear(2, 1, WithDType(lathe.Float64))
+		opt, err := NewSGD(m.Parameters(), 0.1, Momentum(0.9)) // a step linear in the gradient
+		mustOK(t, err)
+		for range 3 {
+			opt.ZeroGrad()
+			if accumulate {
+				for _, rows := range [][2]int{{0, 2}, {2, 2}} {
+					xs, ys := x.Narrow(0, rows[0], rows[1]), y.Narrow(0, rows[0], rows[1])
+					mustOK(t, MSE(m.Forward(xs), ys).MulScalar(0.5).Backward())
+				}
+			} else {
+				mustOK(t, MSE(m.Forward(x), y).Backward())
+			}
+			mustOK(t, opt.Step())
+		}
+		return [][]float64{values(t, m.Weight), values(t, m.Bias)}
+	}
+	whole, halves := run(false), run(true)
+	for i := range whole {
+		assertClose(t, "parameter", halves[i], whole[i], 1e-15)
+	}
+}

@@ -62,16 +62,25 @@ func Save(w io.Writer, m Module) error {
 	case isNil(m):
 		return nilModule("save", "m")
 	}
-	ps := state(m)
+	return writeSafetensors("save", w, state(m), nil)
+}
+
+// writeSafetensors writes the tensors ps, in name order, and meta (when not
+// empty) as the header's __metadata__.
+func writeSafetensors(op string, w io.Writer, ps []Param, meta map[string]string) error {
+	ps = slices.Clone(ps)
 	slices.SortFunc(ps, func(a, b Param) int { return cmp.Compare(a.Name, b.Name) })
-	header := map[string]stEntry{}
+	header := map[string]any{}
+	if len(meta) > 0 {
+		header["__metadata__"] = meta
+	}
 	var data []byte
 	for i, p := range ps {
 		if p.Name == "" || p.Name == "__metadata__" || (i > 0 && ps[i-1].Name == p.Name) {
-			return nnError("save", lathe.ErrValue, p.Name, "is not a usable or unique tensor name", "")
+			return nnError(op, lathe.ErrValue, p.Name, "is not a usable or unique tensor name", "")
 		}
 		if p.T == nil {
-			return nnError("save", lathe.ErrValue, p.Name, "is nil", "")
+			return nnError(op, lathe.ErrValue, p.Name, "is nil", "")
 		}
 		b, err := encode(p.T)
 		if err != nil {
@@ -86,7 +95,7 @@ func Save(w io.Writer, m Module) error {
 	}
 	js, err := json.Marshal(header) // a map marshals in key order
 	if err != nil {
-		return wrapErr("save", err)
+		return wrapErr(op, err)
 	}
 	// Pad the header with spaces to a multiple of 8, as the reference writer
 	// does, so the data that follows is aligned.
@@ -97,7 +106,7 @@ func Save(w io.Writer, m Module) error {
 	binary.LittleEndian.PutUint64(n[:], uint64(len(js)))
 	for _, b := range [][]byte{n[:], js, data} {
 		if _, err := w.Write(b); err != nil {
-			return wrapErr("save", err)
+			return wrapErr(op, err)
 		}
 	}
 	return nil
@@ -383,58 +392,64 @@ func shape64String(s []int64) string {
 // readHeader reads and checks the header: its length, its JSON (an object
 // without duplicate names), and each entry's own fields.
 func readHeader(r io.Reader) (map[string]stEntry, error) {
+	entries, _, err := readHeaderMeta(r)
+	return entries, err
+}
+
+// readHeaderMeta is readHeader that also returns the __metadata__ map.
+func readHeaderMeta(r io.Reader) (map[string]stEntry, map[string]string, error) {
 	var nb [8]byte
 	if _, err := io.ReadFull(r, nb[:]); err != nil {
-		return nil, loadError(lathe.ErrValue, "", "is too short to hold a header length", "the file is damaged or not safetensors")
+		return nil, nil, loadError(lathe.ErrValue, "", "is too short to hold a header length", "the file is damaged or not safetensors")
 	}
 	n := binary.LittleEndian.Uint64(nb[:])
 	if n < 2 || n > maxHeader {
-		return nil, loadError(lathe.ErrValue, "", "has a header length of "+strconv.FormatUint(n, 10)+" bytes", "the file is damaged or not safetensors")
+		return nil, nil, loadError(lathe.ErrValue, "", "has a header length of "+strconv.FormatUint(n, 10)+" bytes", "the file is damaged or not safetensors")
 	}
 	js := make([]byte, n)
 	if _, err := io.ReadFull(r, js); err != nil {
-		return nil, loadError(lathe.ErrValue, "", "is truncated inside its "+strconv.FormatUint(n, 10)+"-byte header", "the file is damaged")
+		return nil, nil, loadError(lathe.ErrValue, "", "is truncated inside its "+strconv.FormatUint(n, 10)+"-byte header", "the file is damaged")
 	}
 	dec := json.NewDecoder(bytes.NewReader(js))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, loadError(lathe.ErrValue, "", "has a header that is not a JSON object", "the file is damaged or not safetensors")
+		return nil, nil, loadError(lathe.ErrValue, "", "has a header that is not a JSON object", "the file is damaged or not safetensors")
 	}
 	entries := map[string]stEntry{}
+	var meta map[string]string
 	seen := map[string]bool{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, headerError("", err)
+			return nil, nil, headerError("", err)
 		}
 		name := tok.(string) // object keys are always strings
 		if seen[name] {
-			return nil, loadError(lathe.ErrValue, name, "appears twice in the header", "the file is damaged")
+			return nil, nil, loadError(lathe.ErrValue, name, "appears twice in the header", "the file is damaged")
 		}
 		seen[name] = true
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, headerError(name, err)
+			return nil, nil, headerError(name, err)
 		}
 		if name == "__metadata__" {
-			var meta map[string]string
 			if err := json.Unmarshal(raw, &meta); err != nil {
-				return nil, headerError(name, err)
+				return nil, nil, headerError(name, err)
 			}
 			continue
 		}
 		e, err := parseEntry(raw)
 		if err != nil {
-			return nil, headerError(name, err)
+			return nil, nil, headerError(name, err)
 		}
 		entries[name] = e
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, headerError("", err)
+		return nil, nil, headerError("", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, loadError(lathe.ErrValue, "", "has more than one JSON value in its header", "the file is damaged")
+		return nil, nil, loadError(lathe.ErrValue, "", "has more than one JSON value in its header", "the file is damaged")
 	}
-	return entries, nil
+	return entries, meta, nil
 }
 
 func headerError(name string, err error) *lathe.Error {
