@@ -16,11 +16,14 @@ import (
 // RunningMean and RunningVar are state, not parameters: Parameters leaves
 // them out (so optimizers do not see them) and Buffers lists them (so Save,
 // Load and To include them). Each training step rebinds the two handles to
-// the new statistics. PyTorch's num_batches_tracked is not kept: it serves
-// only momentum=None, the cumulative average, which lathe does not offer.
+// the new statistics, and NumBatchesTracked to one more step, so that a
+// state_dict of PyTorch's BatchNorm2d loads strictly. (PyTorch reads the
+// count only for momentum=None, the cumulative average, which lathe does not
+// offer.)
 type BatchNorm2d struct {
 	Weight, Bias            *lathe.Tensor // [C]: ones and zeros at first
 	RunningMean, RunningVar *lathe.Tensor // [C]: zeros and ones at first
+	NumBatchesTracked       *lathe.Tensor // int64, 0-d: the training steps taken (none in a layer built without NewBatchNorm2d)
 	Momentum                float64       // the weight of a batch in the running statistics (0.1)
 	Eps                     float64       // added to the variance (1e-5)
 	Eval                    bool          // true after Train(false)
@@ -34,26 +37,46 @@ func NewBatchNorm2d(channels int, opts ...Option) *BatchNorm2d {
 	o := layerOptions(opts)
 	if channels < 1 {
 		err := lathe.Failed(nnError("batch_norm2d", lathe.ErrShape, "channels", "is "+strconv.Itoa(channels), "use at least one channel"))
-		return &BatchNorm2d{Weight: err, Bias: err, RunningMean: err, RunningVar: err, Momentum: 0.1, Eps: 1e-5}
+		return &BatchNorm2d{Weight: err, Bias: err, RunningMean: err, RunningVar: err, NumBatchesTracked: err, Momentum: 0.1, Eps: 1e-5}
 	}
 	return &BatchNorm2d{
 		Weight:      newParam(lathe.Ones(lathe.CPU, o.dtype, channels), o),
 		Bias:        newParam(lathe.Zeros(lathe.CPU, o.dtype, channels), o),
 		RunningMean: lathe.Zeros(lathe.CPU, o.dtype, channels).To(o.device),
 		RunningVar:  lathe.Ones(lathe.CPU, o.dtype, channels).To(o.device),
-		Momentum:    0.1,
-		Eps:         1e-5,
+		// int64 whatever the layer's dtype, as PyTorch's.
+		NumBatchesTracked: lathe.Scalar(lathe.CPU, int64(0)).To(o.device),
+		Momentum:          0.1,
+		Eps:               1e-5,
 	}
 }
 
-// Forward normalises x [N, C, H, W], updating the running statistics in
-// training mode.
+// Forward normalises x [N, C, H, W], updating the running statistics and
+// the step count in training mode. A step that fails updates neither.
 func (b *BatchNorm2d) Forward(x *lathe.Tensor) *lathe.Tensor {
 	if x.Err() == nil && x.Rank() != 4 {
 		return lathe.Failed(nnError("batch_norm2d", lathe.ErrShape, "x", "has shape "+shapeString(x.Shape())+" but BatchNorm2d takes [N, C, H, W]",
 			"use a 4-d input (x.Unsqueeze(0) for a single image)"))
 	}
-	return x.BatchNorm(b.RunningMean, b.RunningVar, b.Weight, b.Bias, !b.Eval, b.Momentum, b.Eps)
+	if b.Eval || b.NumBatchesTracked == nil {
+		return x.BatchNorm(b.RunningMean, b.RunningVar, b.Weight, b.Bias, !b.Eval, b.Momentum, b.Eps)
+	}
+	// The next count is made first, so that a count that cannot be made
+	// fails the step before the running statistics move.
+	var count *lathe.Tensor
+	lathe.NoGrad(func() { count = b.NumBatchesTracked.AddScalar(1) })
+	if err := count.Err(); err != nil {
+		return lathe.Failed(err)
+	}
+	y := x.BatchNorm(b.RunningMean, b.RunningVar, b.Weight, b.Bias, true, b.Momentum, b.Eps)
+	if y.Err() != nil {
+		count.Release()
+		return y
+	}
+	if err := rebind(b.NumBatchesTracked, count, nil); err != nil {
+		return lathe.Failed(err)
+	}
+	return y
 }
 
 // Parameters lists "weight" and "bias".
@@ -61,10 +84,15 @@ func (b *BatchNorm2d) Parameters() []Param {
 	return []Param{{Name: "weight", T: b.Weight}, {Name: "bias", T: b.Bias}}
 }
 
-// Buffers lists the running statistics under their state-dict names,
-// "running_mean" and "running_var".
+// Buffers lists the running statistics and the step count under their
+// state-dict names, "running_mean", "running_var" and
+// "num_batches_tracked" (the count only where the layer has one).
 func (b *BatchNorm2d) Buffers() []Param {
-	return []Param{{Name: "running_mean", T: b.RunningMean}, {Name: "running_var", T: b.RunningVar}}
+	ps := []Param{{Name: "running_mean", T: b.RunningMean}, {Name: "running_var", T: b.RunningVar}}
+	if b.NumBatchesTracked != nil {
+		ps = append(ps, Param{Name: "num_batches_tracked", T: b.NumBatchesTracked})
+	}
+	return ps
 }
 
 // To moves the parameters and the running statistics to dev.

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math"
 	"testing"
@@ -72,6 +73,7 @@ func TestBatchNorm2dTrainThenEval(t *testing.T) {
 	checkClose(t, "running var", bn.RunningVar, bnRunningVar)
 	checkClose(t, "weight", bn.Weight, bnWeight)
 	checkClose(t, "bias", bn.Bias, bnBias)
+	checkCount(t, bn, 2) // nn_norm_ref.py: num_batches_tracked = 2, int64
 	if bn.RunningMean.RequiresGrad() {
 		t.Error("the running mean requires a gradient")
 	}
@@ -80,6 +82,7 @@ func TestBatchNorm2dTrainThenEval(t *testing.T) {
 	m.Train(false)
 	checkClose(t, "eval output", m.Forward(seq(1.1, 0, 1, 3, 2, 3)), bnEvalY)
 	checkClose(t, "running mean after eval", bn.RunningMean, bnRunningMean)
+	checkCount(t, bn, 2)
 	m.Train(true)
 	if bn.Eval {
 		t.Error("Train(true) left the layer in evaluation mode")
@@ -145,4 +148,50 @@ func TestBatchNorm2dSaveLoad(t *testing.T) {
 	if fresh.RunningMean.RequiresGrad() {
 		t.Error("a loaded running mean requires a gradient")
 	}
+}
+
+// checkCount checks BatchNorm2d's num_batches_tracked: an int64 0-d tensor
+// holding want.
+func checkCount(t *testing.T, bn *BatchNorm2d, want int64) {
+	t.Helper()
+	c := bn.NumBatchesTracked
+	if c.DType() != lathe.Int64 || c.Rank() != 0 {
+		t.Fatalf("num_batches_tracked is %v of shape %v, want a 0-d int64", c.DType(), c.Shape())
+	}
+	got, err := c.Int64s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != want {
+		t.Fatalf("num_batches_tracked = %d, want %d", got[0], want)
+	}
+}
+
+// TestBatchNorm2dStateDict: a file laid out as PyTorch's state_dict of a
+// BatchNorm2d (its five names, num_batches_tracked an I64 scalar) loads
+// strictly, count included; a failed step leaves the count where it was.
+func TestBatchNorm2dStateDict(t *testing.T) {
+	header := `{"0.bias":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},` +
+		`"0.num_batches_tracked":{"dtype":"I64","shape":[],"data_offsets":[8,16]},` +
+		`"0.running_mean":{"dtype":"F32","shape":[2],"data_offsets":[16,24]},` +
+		`"0.running_var":{"dtype":"F32","shape":[2],"data_offsets":[24,32]},` +
+		`"0.weight":{"dtype":"F32","shape":[2],"data_offsets":[32,40]}}`
+	var data []byte
+	data = appendF32(appendF32(data, 0.5), -0.5)
+	data = binary.LittleEndian.AppendUint64(data, 7)
+	data = appendF32(appendF32(data, 0.25), 0.75)
+	data = appendF32(appendF32(data, 2), 3)
+	data = appendF32(appendF32(data, 1.5), 2.5)
+	bn := NewBatchNorm2d(2)
+	if err := Load(bytes.NewReader(stFile(header, data)), Sequential(bn)); err != nil {
+		t.Fatal(err)
+	}
+	checkCount(t, bn, 7)
+	checkClose(t, "loaded running var", bn.RunningVar, []float64{2, 3})
+	bn.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 2, 1, 2))
+	checkCount(t, bn, 8)
+	if err := bn.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 3, 1, 2)).Err(); !errors.Is(err, lathe.ErrShape) {
+		t.Fatalf("a step on 3 channels: %v, want ErrShape", err)
+	}
+	checkCount(t, bn, 8)
 }

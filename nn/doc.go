@@ -1,7 +1,9 @@
 // Package nn holds neural-network building blocks on top of lathe: layers
 // (Linear, Embedding, LayerNorm, Dropout, activations, Sequential), losses,
-// optimizers (SGD, Adam, AdamW), gradient clipping, and saving and loading
-// parameters in the safetensors format. It uses only lathe's public API,
+// optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) and learning-rate
+// schedulers, gradient clipping, and saving and loading parameters, and an
+// optimizer's and its schedulers' state (SaveOptimizer, LoadOptimizer), in
+// the safetensors format. It uses only lathe's public API,
 // so it is an example of what the engine offers any caller.
 //
 // # Parameters and updates

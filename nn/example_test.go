@@ -45,7 +45,7 @@ func ExampleSequential() {
 	for _, p := range model.Parameters() {
 		fmt.Println(p.Name, p.T.Shape())
 	}
-	opt, err := nn.NewAdam(model.Parameters(), 0.1, [2]float64{0.9, 0.999}, 1e-8, 0)
+	opt, err := nn.NewAdam(model.Parameters(), 0.1)
 	if err != nil {
 		fmt.Println(err)
 		return

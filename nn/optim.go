@@ -2,12 +2,19 @@ package nn
 
 import (
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/lathe-ml/lathe"
 )
 
 // Optimizer updates parameters from their gradients.
+//
+// Gradients accumulate, as in PyTorch: Backward adds to the gradient a
+// parameter already has, so several Backward calls before a Step (the
+// micro-batches of one large batch, each loss scaled by its share) sum
+// their gradients, and ZeroGrad starts a new sum.
 type Optimizer interface {
 	// Step updates every parameter that has a gradient, from that gradient,
 	// under lathe.NoGrad. Either every parameter is updated or, on error,
@@ -16,14 +23,28 @@ type Optimizer interface {
 	// ZeroGrad forgets every parameter's gradient (torch's
 	// zero_grad(set_to_none=True)).
 	ZeroGrad()
+	// LearningRate is the learning rate the next Step uses (torch's
+	// param_groups[0]["lr"]).
+	LearningRate() float64
+	// SetLearningRate sets the learning rate of the next steps; the
+	// schedulers (StepLR, ...) call it once per epoch.
+	SetLearningRate(lr float64)
 }
 
-// paramSet is what every optimizer keeps: the handles it updates.
+// paramSet is what every optimizer keeps: the handles it updates and the
+// learning rate, the one hyperparameter that schedulers change.
 type paramSet struct {
 	params []Param
+	// LR is the learning rate; schedulers set it through SetLearningRate.
+	LR float64
+	// initialLR is torch's param_groups[0]["initial_lr"]: the learning rate
+	// when the first scheduler attached to the optimizer, which every later
+	// one takes as its base.
+	initialLR    float64
+	hasInitialLR bool
 }
 
-func newParamSet(op string, params []Param) (paramSet, error) {
+func newParamSet(op string, params []Param, lr float64) (paramSet, error) {
 	if len(params) == 0 {
 		return paramSet{}, nnError(op, lathe.ErrValue, "params", "is empty", "pass the model's Parameters()")
 	}
@@ -38,7 +59,10 @@ func newParamSet(op string, params []Param) (paramSet, error) {
 			return paramSet{}, nnError(op, lathe.ErrValue, p.Name, "is not a float leaf tensor", "optimize parameters, not results of ops")
 		}
 	}
-	return paramSet{params: append([]Param(nil), params...)}, nil
+	if err := checkHyper(op, "lr", lr, lr >= 0); err != nil {
+		return paramSet{}, err
+	}
+	return paramSet{params: append([]Param(nil), params...), LR: lr}, nil
 }
 
 // ZeroGrad forgets every parameter's gradient.
@@ -47,6 +71,14 @@ func (s *paramSet) ZeroGrad() {
 		p.T.ZeroGrad()
 	}
 }
+
+// LearningRate returns the learning rate of the next Step.
+func (s *paramSet) LearningRate() float64 { return s.LR }
+
+// SetLearningRate sets the learning rate of the next steps.
+func (s *paramSet) SetLearningRate(lr float64) { s.LR = lr }
+
+func (s *paramSet) base() *paramSet { return s }
 
 // update is one parameter's new value and state, made before any handle is
 // rebound so that a failing step changes nothing.
@@ -60,6 +92,9 @@ type update struct {
 // step runs f for each parameter with a gradient under NoGrad, then rebinds
 // the parameters and hands the new states to commit.
 func (s *paramSet) step(f func(i int, p, g *lathe.Tensor) (next *lathe.Tensor, state []*lathe.Tensor), commit func(u update)) error {
+	if err := checkHyper("step", "lr", s.LR, s.LR >= 0); err != nil {
+		return err // set by SetLearningRate, which cannot refuse it
+	}
 	var ups []update
 	var err error
 	lathe.NoGrad(func() {
@@ -100,6 +135,104 @@ func checkHyper(op, name string, v float64, ok bool) error {
 	return nnError(op, lathe.ErrValue, name, "is "+strconv.FormatFloat(v, 'g', -1, 64), "")
 }
 
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// An OptimOption sets a hyperparameter of an optimizer constructor other
+// than the learning rate (NewSGD, NewAdam, NewAdamW, NewRMSprop,
+// NewAdagrad). Each option says which optimizers take it; passing one to
+// another optimizer is an ErrValue that names it, as PyTorch's constructors
+// refuse an unknown keyword.
+type OptimOption struct {
+	name string
+	set  func(*optimConfig)
+}
+
+// optimConfig holds every optimizer's hyperparameters, PyTorch's defaults
+// filled in by the constructor before the options run.
+type optimConfig struct {
+	betas                     [2]float64
+	eps, weightDecay          float64
+	momentum, dampening       float64
+	alpha, lrDecay, initAccum float64
+	nesterov, centered        bool
+}
+
+// Momentum sets the momentum factor μ (SGD, RMSprop; 0 by default).
+func Momentum(mu float64) OptimOption {
+	return OptimOption{"momentum", func(c *optimConfig) { c.momentum = mu }}
+}
+
+// Nesterov switches on Nesterov momentum (SGD; needs momentum > 0 and no
+// dampening).
+func Nesterov() OptimOption {
+	return OptimOption{"nesterov", func(c *optimConfig) { c.nesterov = true }}
+}
+
+// Dampening sets the dampening of momentum (SGD; 0 by default).
+func Dampening(d float64) OptimOption {
+	return OptimOption{"dampening", func(c *optimConfig) { c.dampening = d }}
+}
+
+// WeightDecay sets the weight decay (every optimizer): the L2 penalty wd·p
+// added to the gradient, or for AdamW the decoupled decay p·(1 - lr·wd).
+// It is 0 by default, 1e-2 for AdamW.
+func WeightDecay(wd float64) OptimOption {
+	return OptimOption{"weight_decay", func(c *optimConfig) { c.weightDecay = wd }}
+}
+
+// Betas sets Adam's and AdamW's moment decay rates (0.9, 0.999 by default).
+func Betas(b1, b2 float64) OptimOption {
+	return OptimOption{"betas", func(c *optimConfig) { c.betas = [2]float64{b1, b2} }}
+}
+
+// Eps sets the term added to the denominator for numerical stability
+// (Adam, AdamW, RMSprop: 1e-8 by default; Adagrad: 1e-10).
+func Eps(eps float64) OptimOption { return OptimOption{"eps", func(c *optimConfig) { c.eps = eps }} }
+
+// Alpha sets RMSprop's smoothing constant, the decay of its running mean of
+// squared gradients (0.99 by default).
+func Alpha(a float64) OptimOption { return OptimOption{"alpha", func(c *optimConfig) { c.alpha = a }} }
+
+// Centered makes RMSprop normalize by the gradient's estimated variance
+// (its mean square less its squared mean) instead of its mean square.
+func Centered() OptimOption {
+	return OptimOption{"centered", func(c *optimConfig) { c.centered = true }}
+}
+
+// LRDecay sets Adagrad's learning-rate decay: step t uses
+// lr / (1 + (t-1)·lrDecay) (0 by default).
+func LRDecay(d float64) OptimOption {
+	return OptimOption{"lr_decay", func(c *optimConfig) { c.lrDecay = d }}
+}
+
+// InitialAccumulator sets the value Adagrad's sum of squared gradients
+// starts from (torch's initial_accumulator_value, 0 by default).
+func InitialAccumulator(v float64) OptimOption {
+	return OptimOption{"initial_accumulator_value", func(c *optimConfig) { c.initAccum = v }}
+}
+
+// configure applies opts to c, refusing an option that op does not take.
+func configure(op string, c *optimConfig, opts []OptimOption, takes ...string) error {
+	for _, o := range opts {
+		if o.set == nil {
+			return nnError(op, lathe.ErrValue, "opts", "holds a zero OptimOption", "make options with nn.Momentum, nn.Betas, ...")
+		}
+		if !slices.Contains(takes, o.name) {
+			return nnError(op, lathe.ErrValue, o.name, "is not an option of "+op,
+				op+" takes "+strings.Join(takes, ", "))
+		}
+		o.set(c)
+	}
+	return nil
+}
+
 // SGD is stochastic gradient descent with optional momentum, Nesterov
 // momentum, weight decay and dampening, with torch.optim.SGD's update:
 //
@@ -109,51 +242,42 @@ func checkHyper(op, name string, v float64, ok bool) error {
 //	p = p - lr·d
 type SGD struct {
 	paramSet
-	LR                               float64
 	Momentum, Dampening, WeightDecay float64
 	Nesterov                         bool
 	buf                              []*lathe.Tensor
 }
 
-// SGDOption sets an option of NewSGD.
-type SGDOption func(*SGD)
-
-// Momentum sets the momentum factor μ (0 by default).
-func Momentum(mu float64) SGDOption { return func(s *SGD) { s.Momentum = mu } }
-
-// Nesterov switches on Nesterov momentum (needs momentum > 0 and no dampening).
-func Nesterov() SGDOption { return func(s *SGD) { s.Nesterov = true } }
-
-// WeightDecay sets the L2 penalty added to the gradient (0 by default).
-func WeightDecay(wd float64) SGDOption { return func(s *SGD) { s.WeightDecay = wd } }
-
-// Dampening sets the dampening of momentum (0 by default).
-func Dampening(d float64) SGDOption { return func(s *SGD) { s.Dampening = d } }
-
-// NewSGD makes an SGD optimizer over params with learning rate lr.
-func NewSGD(params []Param, lr float64, opts ...SGDOption) (*SGD, error) {
-	ps, err := newParamSet("sgd", params)
+// NewSGD makes an SGD optimizer over params with learning rate lr. It takes
+// the options Momentum, Dampening, WeightDecay and Nesterov.
+func NewSGD(params []Param, lr float64, opts ...OptimOption) (*SGD, error) {
+	var c optimConfig
+	if err := configure("sgd", &c, opts, "momentum", "dampening", "weight_decay", "nesterov"); err != nil {
+		return nil, err
+	}
+	ps, err := newParamSet("sgd", params, lr)
 	if err != nil {
 		return nil, err
 	}
-	s := &SGD{paramSet: ps, LR: lr, buf: make([]*lathe.Tensor, len(ps.params))}
-	for _, f := range opts {
-		f(s)
+	s := &SGD{paramSet: ps, Momentum: c.momentum, Dampening: c.dampening, WeightDecay: c.weightDecay, Nesterov: c.nesterov,
+		buf: make([]*lathe.Tensor, len(ps.params))}
+	if err := s.check(); err != nil {
+		return nil, err
 	}
-	for _, c := range []error{
-		checkHyper("sgd", "lr", lr, lr >= 0),
+	return s, nil
+}
+
+func (s *SGD) check() error {
+	if err := firstErr(
 		checkHyper("sgd", "momentum", s.Momentum, s.Momentum >= 0),
 		checkHyper("sgd", "weight_decay", s.WeightDecay, s.WeightDecay >= 0),
 		checkHyper("sgd", "dampening", s.Dampening, true),
-	} {
-		if c != nil {
-			return nil, c
-		}
+	); err != nil {
+		return err
 	}
 	if s.Nesterov && (s.Momentum <= 0 || s.Dampening != 0) {
-		return nil, nnError("sgd", lathe.ErrValue, "nesterov", "needs momentum > 0 and zero dampening", "")
+		return nnError("sgd", lathe.ErrValue, "nesterov", "needs momentum > 0 and zero dampening", "")
 	}
-	return s, nil
+	return nil
 }
 
 // Step applies one SGD update.
@@ -192,45 +316,61 @@ func (s *SGD) Step() error {
 // AdamW is the same with decoupled weight decay.
 type Adam struct {
 	paramSet
-	LR, Eps, WeightDecay float64
-	Betas                [2]float64
-	decoupled            bool
-	steps                []int
-	m, v                 []*lathe.Tensor
+	Eps, WeightDecay float64
+	Betas            [2]float64
+	decoupled        bool
+	steps            []int
+	m, v             []*lathe.Tensor
 }
 
-// NewAdam makes an Adam optimizer (torch's defaults are lr 1e-3, betas
-// {0.9, 0.999}, eps 1e-8, weight decay 0).
-func NewAdam(params []Param, lr float64, betas [2]float64, eps, weightDecay float64) (*Adam, error) {
-	return newAdam("adam", params, lr, betas, eps, weightDecay, false)
+// NewAdam makes an Adam optimizer over params with learning rate lr
+// (torch's default is 1e-3). It takes the options Betas (0.9, 0.999 by
+// default), Eps (1e-8) and WeightDecay (0).
+func NewAdam(params []Param, lr float64, opts ...OptimOption) (*Adam, error) {
+	return newAdam("adam", params, lr, opts, 0, false)
 }
 
 // NewAdamW makes an AdamW optimizer: Adam whose weight decay multiplies the
 // parameter by 1 - lr·wd before the update instead of entering the gradient
-// (torch.optim.AdamW; its default weight decay is 1e-2).
-func NewAdamW(params []Param, lr float64, betas [2]float64, eps, weightDecay float64) (*Adam, error) {
-	return newAdam("adamw", params, lr, betas, eps, weightDecay, true)
+// (torch.optim.AdamW). It takes the options of NewAdam; its WeightDecay is
+// 1e-2 by default.
+func NewAdamW(params []Param, lr float64, opts ...OptimOption) (*Adam, error) {
+	return newAdam("adamw", params, lr, opts, 1e-2, true)
 }
 
-func newAdam(op string, params []Param, lr float64, betas [2]float64, eps, wd float64, decoupled bool) (*Adam, error) {
-	ps, err := newParamSet(op, params)
+func newAdam(op string, params []Param, lr float64, opts []OptimOption, wd float64, decoupled bool) (*Adam, error) {
+	c := optimConfig{betas: [2]float64{0.9, 0.999}, eps: 1e-8, weightDecay: wd}
+	if err := configure(op, &c, opts, "betas", "eps", "weight_decay"); err != nil {
+		return nil, err
+	}
+	ps, err := newParamSet(op, params, lr)
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range []error{
-		checkHyper(op, "lr", lr, lr >= 0),
-		checkHyper(op, "eps", eps, eps >= 0),
-		checkHyper(op, "betas[0]", betas[0], betas[0] >= 0 && betas[0] < 1),
-		checkHyper(op, "betas[1]", betas[1], betas[1] >= 0 && betas[1] < 1),
-		checkHyper(op, "weight_decay", wd, wd >= 0),
-	} {
-		if c != nil {
-			return nil, c
-		}
-	}
 	n := len(ps.params)
-	return &Adam{paramSet: ps, LR: lr, Betas: betas, Eps: eps, WeightDecay: wd, decoupled: decoupled,
-		steps: make([]int, n), m: make([]*lathe.Tensor, n), v: make([]*lathe.Tensor, n)}, nil
+	a := &Adam{paramSet: ps, Betas: c.betas, Eps: c.eps, WeightDecay: c.weightDecay, decoupled: decoupled,
+		steps: make([]int, n), m: make([]*lathe.Tensor, n), v: make([]*lathe.Tensor, n)}
+	if err := a.check(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *Adam) kind() string {
+	if a.decoupled {
+		return "adamw"
+	}
+	return "adam"
+}
+
+func (a *Adam) check() error {
+	op := a.kind()
+	return firstErr(
+		checkHyper(op, "eps", a.Eps, a.Eps >= 0),
+		checkHyper(op, "betas[0]", a.Betas[0], a.Betas[0] >= 0 && a.Betas[0] < 1),
+		checkHyper(op, "betas[1]", a.Betas[1], a.Betas[1] >= 0 && a.Betas[1] < 1),
+		checkHyper(op, "weight_decay", a.WeightDecay, a.WeightDecay >= 0),
+	)
 }
 
 // Step applies one Adam (or AdamW) update. The operations follow

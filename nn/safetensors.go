@@ -2,13 +2,13 @@ package nn
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 
 	"github.com/lathe-ml/lathe"
@@ -62,16 +62,25 @@ func Save(w io.Writer, m Module) error {
 	case isNil(m):
 		return nilModule("save", "m")
 	}
-	ps := state(m)
-	slices.SortFunc(ps, func(a, b Param) int { return cmpString(a.Name, b.Name) })
-	header := map[string]stEntry{}
+	return writeSafetensors("save", w, state(m), nil)
+}
+
+// writeSafetensors writes the tensors ps, in name order, and meta (when not
+// empty) as the header's __metadata__.
+func writeSafetensors(op string, w io.Writer, ps []Param, meta map[string]string) error {
+	ps = slices.Clone(ps)
+	slices.SortFunc(ps, func(a, b Param) int { return cmp.Compare(a.Name, b.Name) })
+	header := map[string]any{}
+	if len(meta) > 0 {
+		header["__metadata__"] = meta
+	}
 	var data []byte
 	for i, p := range ps {
 		if p.Name == "" || p.Name == "__metadata__" || (i > 0 && ps[i-1].Name == p.Name) {
-			return nnError("save", lathe.ErrValue, p.Name, "is not a usable or unique tensor name", "")
+			return nnError(op, lathe.ErrValue, p.Name, "is not a usable or unique tensor name", "")
 		}
 		if p.T == nil {
-			return nnError("save", lathe.ErrValue, p.Name, "is nil", "")
+			return nnError(op, lathe.ErrValue, p.Name, "is nil", "")
 		}
 		b, err := encode(p.T)
 		if err != nil {
@@ -86,7 +95,7 @@ func Save(w io.Writer, m Module) error {
 	}
 	js, err := json.Marshal(header) // a map marshals in key order
 	if err != nil {
-		return wrapErr("save", err)
+		return wrapErr(op, err)
 	}
 	// Pad the header with spaces to a multiple of 8, as the reference writer
 	// does, so the data that follows is aligned.
@@ -97,20 +106,10 @@ func Save(w io.Writer, m Module) error {
 	binary.LittleEndian.PutUint64(n[:], uint64(len(js)))
 	for _, b := range [][]byte{n[:], js, data} {
 		if _, err := w.Write(b); err != nil {
-			return wrapErr("save", err)
+			return wrapErr(op, err)
 		}
 	}
 	return nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // encode gives t's elements as little-endian bytes.
@@ -163,19 +162,55 @@ func encode(t *lathe.Tensor) ([]byte, error) {
 	return out, nil
 }
 
+// A LoadOption changes how Load matches a file to a model.
+type LoadOption func(*loadOptions)
+
+type loadOptions struct {
+	nonStrict bool
+	keys      *Keys
+	cast      bool
+}
+
+// Keys lists the names that a non-strict Load passed over, as PyTorch's
+// load_state_dict(strict=False) returns them, each sorted.
+type Keys struct {
+	Missing    []string // in the model but not in the file: left as they were
+	Unexpected []string // in the file but not in the model: not read
+}
+
+// NonStrict lets Load read a file that lacks some of the model's tensors or
+// holds others, as PyTorch's load_state_dict(strict=False) does: it loads
+// the tensors that both have and, when keys is not nil, sets *keys to the
+// names it passed over. A tensor that both have must still match in shape,
+// and in dtype unless CastDType is given too; the file must still be whole.
+func NonStrict(keys *Keys) LoadOption {
+	return func(o *loadOptions) { o.nonStrict, o.keys = true, keys }
+}
+
+// CastDType lets Load read a tensor whose dtype in the file differs from the
+// model's, converting it to the model's dtype as Cast does (PyTorch's
+// load_state_dict copies into the parameter's dtype the same way).
+func CastDType() LoadOption { return func(o *loadOptions) { o.cast = true } }
+
 // Load reads a safetensors file written for m (by Save, or by PyTorch's
 // safetensors with the same state-dict names) into m's parameters and
 // buffers. It checks everything first: the header's size and JSON, that the
-// file has exactly m's tensors with their dtypes and shapes, that the
-// offsets tile the data exactly and that nothing follows it; only then does
-// it rebind the tensors, each on its own device. On any error m is
-// unchanged. Errors name the tensor at fault.
-func Load(r io.Reader, m Module) error {
+// file has exactly m's tensors (unless NonStrict) with their dtypes (unless
+// CastDType) and shapes, that the offsets tile the data exactly and that
+// nothing follows it; only then does it rebind the tensors, each on its own
+// device. On any error m is unchanged. Errors name the tensor at fault.
+func Load(r io.Reader, m Module, opts ...LoadOption) error {
 	switch {
 	case isNil(r):
 		return nilModule("load", "r")
 	case isNil(m):
 		return nilModule("load", "m")
+	}
+	var o loadOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
 	}
 	ps := state(m)
 	if err := Err(m); err != nil {
@@ -185,89 +220,146 @@ func Load(r io.Reader, m Module) error {
 	if err != nil {
 		return err
 	}
-	type span struct {
-		name       string
-		begin, end uint64
-	}
-	var spans []span
-	want := map[string]Param{}
+	var keys Keys
+	var load []Param // the model's tensors that the file holds
+	inModel := map[string]bool{}
 	for _, p := range ps {
-		want[p.Name] = p
+		inModel[p.Name] = true
 		e, ok := entries[p.Name]
 		if !ok {
-			return loadError(lathe.ErrValue, p.Name, "is missing from the file", "save the same model, or build the model the file was saved from")
+			if !o.nonStrict {
+				return loadError(lathe.ErrValue, p.Name, "is missing from the file", "save the same model, or build the model the file was saved from (or load with nn.NonStrict)")
+			}
+			keys.Missing = append(keys.Missing, p.Name)
+			continue
 		}
-		dt, ok := stDType(e.DType)
-		if !ok { // parseEntry let it through: a safetensors dtype lathe lacks
-			err := loadError(lathe.ErrDType, p.Name, "is "+e.DType+", which lathe cannot hold yet",
-				"save the tensors as F32, F64, I32, I64 or BOOL, e.g. after PyTorch's .float()")
-			err.Expected, err.Found = stNames[p.T.DType()], e.DType
+		if err := checkEntry(p, e, o.cast); err != nil {
 			return err
 		}
-		if dt != p.T.DType() {
-			return &lathe.Error{Op: "load", Kind: lathe.ErrDType, Arg: p.Name, Expected: stNames[p.T.DType()], Found: e.DType,
-				Detail: "is " + e.DType + " in the file but " + stNames[p.T.DType()] + " in the model", Fix: "build the model with the file's dtype"}
-		}
-		if !sameShape(e.Shape, p.T.Shape()) {
-			return &lathe.Error{Op: "load", Kind: lathe.ErrShape, Arg: p.Name, Expected: shapeString(p.T.Shape()), Found: shape64String(e.Shape),
-				Detail: "has shape " + shape64String(e.Shape) + " in the file but " + shapeString(p.T.Shape()) + " in the model",
-				Fix:    "build the model with the file's sizes"}
-		}
-		size := uint64(p.T.Numel() * stSizes[dt])
-		if e.Offsets[1]-e.Offsets[0] != size {
-			return loadError(lathe.ErrValue, p.Name, "has data_offsets ["+strconv.FormatUint(e.Offsets[0], 10)+", "+
-				strconv.FormatUint(e.Offsets[1], 10)+"] but its dtype and shape need "+strconv.FormatUint(size, 10)+" bytes", "")
-		}
-		spans = append(spans, span{p.Name, e.Offsets[0], e.Offsets[1]})
+		load = append(load, p)
 	}
 	for name := range entries {
-		if _, ok := want[name]; !ok {
-			return loadError(lathe.ErrValue, name, "is in the file but not in the model", "build the model the file was saved from")
+		if !inModel[name] {
+			if !o.nonStrict {
+				return loadError(lathe.ErrValue, name, "is in the file but not in the model", "build the model the file was saved from (or load with nn.NonStrict)")
+			}
+			keys.Unexpected = append(keys.Unexpected, name)
 		}
 	}
-	// The data must be covered exactly: sorted by offset, each tensor begins
-	// where the one before ends.
-	sort.Slice(spans, func(i, j int) bool {
-		if spans[i].begin != spans[j].begin {
-			return spans[i].begin < spans[j].begin
+	data, err := readData(r, entries, inModel)
+	if err != nil {
+		return err
+	}
+	next := make([]*lathe.Tensor, len(load))
+	for i, p := range load {
+		e := entries[p.Name]
+		dt, _ := stDType(e.DType)
+		t := decode(data[p.Name], dt, p.T.Shape())
+		if dt != p.T.DType() {
+			t = t.Cast(p.T.DType())
 		}
-		return spans[i].end < spans[j].end
-	})
-	var at uint64
-	for i, s := range spans {
-		switch {
-		case s.begin < at:
-			return loadError(lathe.ErrValue, s.name, "overlaps "+strconv.Quote(spans[i-1].name)+" in the data", "the file is damaged")
-		case s.begin > at:
-			return loadError(lathe.ErrValue, s.name, "begins at byte "+strconv.FormatUint(s.begin, 10)+", leaving a gap after byte "+
-				strconv.FormatUint(at, 10), "the file is damaged")
-		}
-		at = s.end
-	}
-	// at is now the data's length, bounded by the model's size.
-	data := make([]byte, at)
-	if n, err := io.ReadFull(r, data); err != nil {
-		return loadError(lathe.ErrValue, "", "is truncated: the data has "+strconv.Itoa(n)+" bytes but the header needs "+
-			strconv.FormatUint(at, 10), "the file is damaged")
-	}
-	var one [1]byte
-	if n, _ := io.ReadFull(r, one[:]); n != 0 {
-		return loadError(lathe.ErrValue, "", "has bytes after the last tensor's data", "the file is damaged")
-	}
-	next := make([]*lathe.Tensor, len(ps))
-	for i, p := range ps {
-		o := entries[p.Name].Offsets
-		next[i] = decode(data[o[0]:o[1]], p.T.DType(), p.T.Shape()).To(p.T.Device())
+		next[i] = t.To(p.T.Device())
 		if err := next[i].Err(); err != nil {
 			return err
 		}
 	}
-	for i, p := range ps {
+	for i, p := range load {
 		if err := rebind(p.T, next[i], nil); err != nil {
 			return err
 		}
 	}
+	if o.keys != nil {
+		slices.Sort(keys.Missing)
+		slices.Sort(keys.Unexpected)
+		*o.keys = keys
+	}
 	return nil
+}
+
+// checkEntry checks a file's entry for the model's tensor p: a dtype lathe
+// holds (p's own unless cast), p's shape, and data_offsets that span the
+// bytes that dtype and shape need.
+func checkEntry(p Param, e stEntry, cast bool) error {
+	dt, ok := stDType(e.DType)
+	if !ok { // parseEntry let it through: a safetensors dtype lathe lacks
+		err := loadError(lathe.ErrDType, p.Name, "is "+e.DType+", which lathe cannot hold yet",
+			"save the tensors as F32, F64, I32, I64 or BOOL, e.g. after PyTorch's .float()")
+		err.Expected, err.Found = stNames[p.T.DType()], e.DType
+		return err
+	}
+	if dt != p.T.DType() && !cast {
+		return &lathe.Error{Op: "load", Kind: lathe.ErrDType, Arg: p.Name, Expected: stNames[p.T.DType()], Found: e.DType,
+			Detail: "is " + e.DType + " in the file but " + stNames[p.T.DType()] + " in the model",
+			Fix:    "build the model with the file's dtype, or load with nn.CastDType()"}
+	}
+	if !sameShape(e.Shape, p.T.Shape()) {
+		return &lathe.Error{Op: "load", Kind: lathe.ErrShape, Arg: p.Name, Expected: shapeString(p.T.Shape()), Found: shape64String(e.Shape),
+			Detail: "has shape " + shape64String(e.Shape) + " in the file but " + shapeString(p.T.Shape()) + " in the model",
+			Fix:    "build the model with the file's sizes"}
+	}
+	size := uint64(p.T.Numel() * stSizes[dt])
+	if e.Offsets[1]-e.Offsets[0] != size {
+		return loadError(lathe.ErrValue, p.Name, "has data_offsets ["+strconv.FormatUint(e.Offsets[0], 10)+", "+
+			strconv.FormatUint(e.Offsets[1], 10)+"] but its dtype and shape need "+strconv.FormatUint(size, 10)+" bytes", "")
+	}
+	return nil
+}
+
+// readData reads the data that follows the header: the bytes of each
+// wanted entry, keyed by name, skipping the others without holding them.
+// The entries must tile the data exactly, sorted by offset each beginning
+// where the one before ends, and nothing may follow the last. What is held
+// is bounded by the wanted entries, which checkEntry sized by the model.
+func readData(r io.Reader, entries map[string]stEntry, wanted map[string]bool) (map[string][]byte, error) {
+	names := make([]string, 0, len(entries))
+	for name := range entries {
+		names = append(names, name)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		ea, eb := entries[a].Offsets, entries[b].Offsets
+		if c := cmp.Compare(ea[0], eb[0]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(ea[1], eb[1]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	data := map[string][]byte{}
+	var at uint64
+	for i, name := range names {
+		begin, end := entries[name].Offsets[0], entries[name].Offsets[1]
+		switch {
+		case begin < at:
+			return nil, loadError(lathe.ErrValue, name, "overlaps "+strconv.Quote(names[i-1])+" in the data", "the file is damaged")
+		case begin > at:
+			return nil, loadError(lathe.ErrValue, name, "begins at byte "+strconv.FormatUint(begin, 10)+", leaving a gap after byte "+
+				strconv.FormatUint(at, 10), "the file is damaged")
+		}
+		var err error
+		n := end - begin
+		if wanted[name] {
+			b := make([]byte, n)
+			var got int
+			got, err = io.ReadFull(r, b)
+			n = uint64(got)
+			data[name] = b
+		} else {
+			var got int64
+			got, err = io.CopyN(io.Discard, r, int64(min(n, math.MaxInt64)))
+			n = uint64(got)
+		}
+		if err != nil {
+			return nil, loadError(lathe.ErrValue, name, "is truncated: the data ends at byte "+strconv.FormatUint(at+n, 10)+
+				" but the header needs "+strconv.FormatUint(end, 10), "the file is damaged")
+		}
+		at = end
+	}
+	var one [1]byte
+	if n, _ := io.ReadFull(r, one[:]); n != 0 {
+		return nil, loadError(lathe.ErrValue, "", "has bytes after the last tensor's data", "the file is damaged")
+	}
+	return data, nil
 }
 
 func loadError(kind error, name, detail, fix string) *lathe.Error {
@@ -300,58 +392,64 @@ func shape64String(s []int64) string {
 // readHeader reads and checks the header: its length, its JSON (an object
 // without duplicate names), and each entry's own fields.
 func readHeader(r io.Reader) (map[string]stEntry, error) {
+	entries, _, err := readHeaderMeta(r)
+	return entries, err
+}
+
+// readHeaderMeta is readHeader that also returns the __metadata__ map.
+func readHeaderMeta(r io.Reader) (map[string]stEntry, map[string]string, error) {
 	var nb [8]byte
 	if _, err := io.ReadFull(r, nb[:]); err != nil {
-		return nil, loadError(lathe.ErrValue, "", "is too short to hold a header length", "the file is damaged or not safetensors")
+		return nil, nil, loadError(lathe.ErrValue, "", "is too short to hold a header length", "the file is damaged or not safetensors")
 	}
 	n := binary.LittleEndian.Uint64(nb[:])
 	if n < 2 || n > maxHeader {
-		return nil, loadError(lathe.ErrValue, "", "has a header length of "+strconv.FormatUint(n, 10)+" bytes", "the file is damaged or not safetensors")
+		return nil, nil, loadError(lathe.ErrValue, "", "has a header length of "+strconv.FormatUint(n, 10)+" bytes", "the file is damaged or not safetensors")
 	}
 	js := make([]byte, n)
 	if _, err := io.ReadFull(r, js); err != nil {
-		return nil, loadError(lathe.ErrValue, "", "is truncated inside its "+strconv.FormatUint(n, 10)+"-byte header", "the file is damaged")
+		return nil, nil, loadError(lathe.ErrValue, "", "is truncated inside its "+strconv.FormatUint(n, 10)+"-byte header", "the file is damaged")
 	}
 	dec := json.NewDecoder(bytes.NewReader(js))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, loadError(lathe.ErrValue, "", "has a header that is not a JSON object", "the file is damaged or not safetensors")
+		return nil, nil, loadError(lathe.ErrValue, "", "has a header that is not a JSON object", "the file is damaged or not safetensors")
 	}
 	entries := map[string]stEntry{}
+	var meta map[string]string
 	seen := map[string]bool{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, headerError("", err)
+			return nil, nil, headerError("", err)
 		}
 		name := tok.(string) // object keys are always strings
 		if seen[name] {
-			return nil, loadError(lathe.ErrValue, name, "appears twice in the header", "the file is damaged")
+			return nil, nil, loadError(lathe.ErrValue, name, "appears twice in the header", "the file is damaged")
 		}
 		seen[name] = true
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, headerError(name, err)
+			return nil, nil, headerError(name, err)
 		}
 		if name == "__metadata__" {
-			var meta map[string]string
 			if err := json.Unmarshal(raw, &meta); err != nil {
-				return nil, headerError(name, err)
+				return nil, nil, headerError(name, err)
 			}
 			continue
 		}
 		e, err := parseEntry(raw)
 		if err != nil {
-			return nil, headerError(name, err)
+			return nil, nil, headerError(name, err)
 		}
 		entries[name] = e
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, headerError("", err)
+		return nil, nil, headerError("", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, loadError(lathe.ErrValue, "", "has more than one JSON value in its header", "the file is damaged")
+		return nil, nil, loadError(lathe.ErrValue, "", "has more than one JSON value in its header", "the file is damaged")
 	}
-	return entries, nil
+	return entries, meta, nil
 }
 
 func headerError(name string, err error) *lathe.Error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -37,7 +38,7 @@ func save(t *testing.T, m Module) []byte {
 	return buf.Bytes()
 }
 
-func snapshot(t *testing.T, m Module) map[string][]float64 {
+func snapshot(t testing.TB, m Module) map[string][]float64 {
 	t.Helper()
 	out := map[string][]float64{}
 	for _, p := range m.Parameters() {
@@ -183,7 +184,7 @@ func TestLoadDamaged(t *testing.T) {
 		{"extra-tensor", "c", stFile(good[:len(good)-1]+`,"c":`+entry("F32", "[0]", "[12,12]")+`}`, data)},
 		{"duplicate-name", "a", stFile(`{"a":`+entry("F32", "[2]", "[0,8]")+`,"a":`+entry("F32", "[2]", "[0,8]")+`,"b":`+entry("F32", "[1]", "[8,12]")+`}`, data)},
 		{"bad-metadata", "__metadata__", stFile(`{"__metadata__":{"format":1},`+good[1:], data)},
-		{"data-truncated", "", stFile(good, data[:11])},
+		{"data-truncated", "b", stFile(good, data[:11])},
 		{"trailing-bytes", "", stFile(good, append(slices.Clone(data), 0))},
 	}
 	for _, c := range cases {
@@ -281,8 +282,25 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Add(buf.Bytes())
 	f.Add(stFile(`{}`, nil))
+	before := snapshot(f, seqModel(2))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_ = Load(bytes.NewReader(b), seqModel(2))
+		// Strict, non-strict, and non-strict casting: a failed Load leaves
+		// the model as it was; a non-strict one names as missing only
+		// tensors the model has and left alone.
+		for _, opts := range [][]LoadOption{nil, {NonStrict(nil)}, {NonStrict(nil), CastDType()}} {
+			m := seqModel(2)
+			var keys Keys
+			if opts != nil {
+				opts[0] = NonStrict(&keys)
+			}
+			err := Load(bytes.NewReader(b), m, opts...)
+			after := snapshot(t, m)
+			for name, v := range before {
+				if (err != nil || slices.Contains(keys.Missing, name)) && !slices.Equal(after[name], v) {
+					t.Fatalf("Load(%d options) changed %s though it %s", len(opts), name, map[bool]string{true: "failed: " + fmt.Sprint(err), false: "was missing"}[err != nil])
+				}
+			}
+		}
 	})
 }
 

@@ -49,7 +49,7 @@ func TestTrainRegression(t *testing.T) {
 func TestTrainEveryLayer(t *testing.T) {
 	lathe.Seed(5)
 	m := Sequential(NewEmbedding(6, 8), NewLayerNorm([]int{8}, 1e-5), GELU{}, NewDropout(0.1), NewLinear(8, 6))
-	opt, err := NewAdamW(m.Parameters(), 0.05, [2]float64{0.9, 0.999}, 1e-8, 0.01)
+	opt, err := NewAdamW(m.Parameters(), 0.05, WeightDecay(0.01))
 	if err != nil {
 		t.Fatal(err)
 	}

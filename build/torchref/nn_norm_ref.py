@@ -37,6 +37,7 @@ show("bn/running_mean", bn.running_mean)
 show("bn/running_var", bn.running_var)
 show("bn/weight", bn.weight)
 show("bn/bias", bn.bias)
+print("bn/num_batches_tracked =", int(bn.num_batches_tracked), bn.num_batches_tracked.dtype, list(bn.state_dict()))
 bn.eval()
 show("bn/eval/y", bn(seq([1, 3, 2, 3], 1.1)))
 

@@ -88,7 +88,7 @@ func Train(cfg Config) (Result, error) {
 	if err := model.To(cfg.Device); err != nil {
 		return Result{}, err
 	}
-	opt, err := nn.NewAdam(model.Parameters(), cfg.LR, [2]float64{0.9, 0.999}, 1e-8, 0)
+	opt, err := nn.NewAdam(model.Parameters(), cfg.LR)
 	if err != nil {
 		return Result{}, err
 	}

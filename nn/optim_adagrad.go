@@ -1,0 +1,69 @@
+package nn
+
+import "github.com/lathe-ml/lathe"
+
+// Adagrad is torch.optim.Adagrad (PyTorch 1.13, dense gradients):
+//
+//	g = g + wd·p
+//	s = s + g²   (s starts at the initial accumulator value)
+//	p = p - lr/(1 + (t-1)·lrDecay) · g / (√s + eps)
+type Adagrad struct {
+	paramSet
+	LRDecay, WeightDecay, InitialAccumulator, Eps float64
+	steps                                         []int
+	sum                                           []*lathe.Tensor
+}
+
+// NewAdagrad makes an Adagrad optimizer over params with learning rate lr
+// (torch's default is 1e-2). It takes the options LRDecay (0 by default),
+// WeightDecay (0), InitialAccumulator (0) and Eps (1e-10).
+func NewAdagrad(params []Param, lr float64, opts ...OptimOption) (*Adagrad, error) {
+	c := optimConfig{eps: 1e-10}
+	if err := configure("adagrad", &c, opts, "lr_decay", "weight_decay", "initial_accumulator_value", "eps"); err != nil {
+		return nil, err
+	}
+	ps, err := newParamSet("adagrad", params, lr)
+	if err != nil {
+		return nil, err
+	}
+	n := len(ps.params)
+	a := &Adagrad{paramSet: ps, LRDecay: c.lrDecay, WeightDecay: c.weightDecay, InitialAccumulator: c.initAccum, Eps: c.eps,
+		steps: make([]int, n), sum: make([]*lathe.Tensor, n)}
+	if err := a.check(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *Adagrad) check() error {
+	return firstErr(
+		checkHyper("adagrad", "lr_decay", a.LRDecay, a.LRDecay >= 0),
+		checkHyper("adagrad", "weight_decay", a.WeightDecay, a.WeightDecay >= 0),
+		checkHyper("adagrad", "initial_accumulator_value", a.InitialAccumulator, a.InitialAccumulator >= 0),
+		checkHyper("adagrad", "eps", a.Eps, a.Eps >= 0),
+	)
+}
+
+// Step applies one Adagrad update, op for op as torch/optim/adagrad.py's
+// _single_tensor_adagrad, so that float32 rounds as PyTorch's does. torch
+// makes the accumulator when the optimizer is built; here it is made at the
+// parameter's first step, from the same value.
+func (a *Adagrad) Step() error {
+	return a.step(func(i int, p, g *lathe.Tensor) (*lathe.Tensor, []*lathe.Tensor) {
+		t := a.steps[i] + 1
+		if a.WeightDecay != 0 {
+			g = g.Add(p.MulScalar(a.WeightDecay))
+		}
+		clr := a.LR / (1 + float64(t-1)*a.LRDecay)
+		s := a.sum[i]
+		if s == nil {
+			s = lathe.Full(p.Device(), p.DType(), a.InitialAccumulator, p.Shape()...)
+		}
+		s = s.Add(g.Mul(g)) // addcmul with value 1
+		std := s.Sqrt().AddScalar(a.Eps)
+		return p.Add(g.MulScalar(-clr).Div(std)), []*lathe.Tensor{s} // addcdiv: (value·g)/std
+	}, func(u update) {
+		a.steps[u.i]++
+		a.sum[u.i] = u.state[0]
+	})
+}

@@ -1,0 +1,84 @@
+package nn
+
+import "github.com/lathe-ml/lathe"
+
+// RMSprop is torch.optim.RMSprop (PyTorch 1.13):
+//
+//	g = g + wd·p
+//	v = α·v + (1-α)·g²
+//	ḡ = α·ḡ + (1-α)·g;  d = √(v - ḡ²) + eps   (centered)
+//	d = √v + eps                            (otherwise)
+//	b = μ·b + g/d;  p = p - lr·b            (momentum > 0)
+//	p = p - lr·g/d                          (otherwise)
+type RMSprop struct {
+	paramSet
+	Alpha, Eps, WeightDecay, Momentum float64
+	Centered                          bool
+	steps                             []int
+	squareAvg, gradAvg, buf           []*lathe.Tensor
+}
+
+// NewRMSprop makes an RMSprop optimizer over params with learning rate lr
+// (torch's default is 1e-2). It takes the options Alpha (0.99 by default),
+// Eps (1e-8), WeightDecay (0), Momentum (0) and Centered.
+func NewRMSprop(params []Param, lr float64, opts ...OptimOption) (*RMSprop, error) {
+	c := optimConfig{alpha: 0.99, eps: 1e-8}
+	if err := configure("rmsprop", &c, opts, "alpha", "eps", "weight_decay", "momentum", "centered"); err != nil {
+		return nil, err
+	}
+	ps, err := newParamSet("rmsprop", params, lr)
+	if err != nil {
+		return nil, err
+	}
+	n := len(ps.params)
+	r := &RMSprop{paramSet: ps, Alpha: c.alpha, Eps: c.eps, WeightDecay: c.weightDecay, Momentum: c.momentum, Centered: c.centered,
+		steps: make([]int, n), squareAvg: make([]*lathe.Tensor, n), gradAvg: make([]*lathe.Tensor, n), buf: make([]*lathe.Tensor, n)}
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *RMSprop) check() error {
+	return firstErr(
+		checkHyper("rmsprop", "alpha", r.Alpha, r.Alpha >= 0),
+		checkHyper("rmsprop", "eps", r.Eps, r.Eps >= 0),
+		checkHyper("rmsprop", "weight_decay", r.WeightDecay, r.WeightDecay >= 0),
+		checkHyper("rmsprop", "momentum", r.Momentum, r.Momentum >= 0),
+	)
+}
+
+// Step applies one RMSprop update, op for op as torch/optim/rmsprop.py's
+// _single_tensor_rmsprop, so that float32 rounds as PyTorch's does.
+func (r *RMSprop) Step() error {
+	a := r.Alpha
+	return r.step(func(i int, p, g *lathe.Tensor) (*lathe.Tensor, []*lathe.Tensor) {
+		if r.WeightDecay != 0 {
+			g = g.Add(p.MulScalar(r.WeightDecay))
+		}
+		zeros := func(t *lathe.Tensor) *lathe.Tensor {
+			if t != nil {
+				return t
+			}
+			return lathe.Zeros(p.Device(), p.DType(), p.Shape()...)
+		}
+		sq := zeros(r.squareAvg[i]).MulScalar(a).Add(g.MulScalar(1 - a).Mul(g)) // addcmul: (value·g)·g
+		var ga, avg *lathe.Tensor
+		if r.Centered {
+			ga = zeros(r.gradAvg[i]).MulScalar(a).Add(g.MulScalar(1 - a))
+			avg = sq.Sub(ga.Mul(ga)).Sqrt() // addcmul with value -1: (-1·ḡ)·ḡ is -(ḡ·ḡ) exactly
+		} else {
+			avg = sq.Sqrt()
+		}
+		avg = avg.AddScalar(r.Eps)
+		var buf *lathe.Tensor
+		if r.Momentum > 0 {
+			buf = zeros(r.buf[i]).MulScalar(r.Momentum).Add(g.Div(avg)) // addcdiv with value 1
+			return p.Add(buf.MulScalar(-r.LR)), []*lathe.Tensor{sq, ga, buf}
+		}
+		return p.Add(g.MulScalar(-r.LR).Div(avg)), []*lathe.Tensor{sq, ga, buf} // addcdiv: (value·g)/avg
+	}, func(u update) {
+		r.steps[u.i]++
+		r.squareAvg[u.i], r.gradAvg[u.i], r.buf[u.i] = u.state[0], u.state[1], u.state[2]
+	})
+}

@@ -1,0 +1,429 @@
+package nn
+
+import (
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// Saving and loading where training stands. SaveOptimizer writes one
+// safetensors file: each parameter's state tensors as
+// "state.<i>.<name>" (i the parameter's place in the optimizer, the names
+// PyTorch's state_dict uses: momentum_buffer, exp_avg, exp_avg_sq,
+// square_avg, grad_avg, sum), and in __metadata__ the optimizer's kind,
+// its parameters' names, its hyperparameters (lr among them, which the
+// schedulers move), each parameter's step count ("state.<i>.step") and
+// each scheduler's position ("scheduler.<j>.last_epoch", ...). Floats are
+// written so that they read back exactly.
+
+// hyper is one hyperparameter of an optimizer, by torch's name.
+type hyper struct {
+	name string
+	f    *float64
+	b    *bool
+}
+
+// slot is one per-parameter state tensor of an optimizer.
+type slot struct {
+	name string
+	ts   *[]*lathe.Tensor
+}
+
+// statefulOptim is an optimizer of this package, described for saving.
+type statefulOptim interface {
+	Optimizer
+	base() *paramSet
+	kind() string
+	hypers() []hyper
+	slots() []slot
+	counts() *[]int // nil: no step counts
+	check() error
+}
+
+func (s *SGD) kind() string { return "sgd" }
+func (s *SGD) hypers() []hyper {
+	return []hyper{{"lr", &s.LR, nil}, {"momentum", &s.Momentum, nil}, {"dampening", &s.Dampening, nil},
+		{"weight_decay", &s.WeightDecay, nil}, {"nesterov", nil, &s.Nesterov}}
+}
+func (s *SGD) slots() []slot  { return []slot{{"momentum_buffer", &s.buf}} }
+func (s *SGD) counts() *[]int { return nil }
+
+func (a *Adam) hypers() []hyper {
+	return []hyper{{"lr", &a.LR, nil}, {"beta1", &a.Betas[0], nil}, {"beta2", &a.Betas[1], nil}, {"eps", &a.Eps, nil},
+		{"weight_decay", &a.WeightDecay, nil}}
+}
+func (a *Adam) slots() []slot  { return []slot{{"exp_avg", &a.m}, {"exp_avg_sq", &a.v}} }
+func (a *Adam) counts() *[]int { return &a.steps }
+
+func (r *RMSprop) kind() string { return "rmsprop" }
+func (r *RMSprop) hypers() []hyper {
+	return []hyper{{"lr", &r.LR, nil}, {"alpha", &r.Alpha, nil}, {"eps", &r.Eps, nil}, {"weight_decay", &r.WeightDecay, nil},
+		{"momentum", &r.Momentum, nil}, {"centered", nil, &r.Centered}}
+}
+func (r *RMSprop) slots() []slot {
+	return []slot{{"square_avg", &r.squareAvg}, {"grad_avg", &r.gradAvg}, {"momentum_buffer", &r.buf}}
+}
+func (r *RMSprop) counts() *[]int { return &r.steps }
+
+func (a *Adagrad) kind() string { return "adagrad" }
+func (a *Adagrad) hypers() []hyper {
+	return []hyper{{"lr", &a.LR, nil}, {"lr_decay", &a.LRDecay, nil}, {"weight_decay", &a.WeightDecay, nil},
+		{"initial_accumulator_value", &a.InitialAccumulator, nil}, {"eps", &a.Eps, nil}}
+}
+func (a *Adagrad) slots() []slot  { return []slot{{"sum", &a.sum}} }
+func (a *Adagrad) counts() *[]int { return &a.steps }
+
+// A Resumable scheduler is one whose position SaveOptimizer can save and
+// LoadOptimizer restore: every LRScheduler of this package, and
+// ReduceLROnPlateau. Its settings (step size, gamma, ...) come from its
+// constructor, not from the file.
+type Resumable interface {
+	LastLR() float64
+	Epoch() int
+	schedState() []field
+	schedKind() string
+}
+
+// field is one number of a scheduler's state.
+type field struct {
+	name string
+	f    *float64
+	i    *int
+}
+
+func (c *schedCore) schedState() []field {
+	return []field{{"last_epoch", nil, &c.lastEpoch}, {"step_count", nil, &c.stepCount}, {"base_lr", &c.baseLR, nil},
+		{"last_lr", &c.lastLR, nil}}
+}
+
+func (s *StepLR) schedKind() string            { return "StepLR" }
+func (s *MultiStepLR) schedKind() string       { return "MultiStepLR" }
+func (s *ExponentialLR) schedKind() string     { return "ExponentialLR" }
+func (s *CosineAnnealingLR) schedKind() string { return "CosineAnnealingLR" }
+func (s *LinearLR) schedKind() string          { return "LinearLR" }
+func (s *OneCycleLR) schedKind() string        { return "OneCycleLR" }
+func (s *SequentialLR) schedKind() string      { return "SequentialLR" }
+
+// schedState of a SequentialLR holds its children's too, as "<k>.<name>".
+func (s *SequentialLR) schedState() []field {
+	fs := s.schedCore.schedState()
+	for k, x := range s.scheds {
+		for _, f := range x.(Resumable).schedState() {
+			f.name = strconv.Itoa(k) + "." + f.name
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
+
+func (s *ReduceLROnPlateau) schedKind() string { return "ReduceLROnPlateau" }
+func (s *ReduceLROnPlateau) schedState() []field {
+	return []field{{"best", &s.best, nil}, {"num_bad_epochs", nil, &s.badEpochs}, {"cooldown_counter", nil, &s.cooldownLeft},
+		{"last_epoch", nil, &s.lastEpoch}, {"last_lr", &s.lastLR, nil}}
+}
+
+func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+func asStateful(op string, opt Optimizer) (statefulOptim, error) {
+	if isNil(opt) {
+		return nil, nnError(op, lathe.ErrValue, "opt", "is nil", "")
+	}
+	o, ok := opt.(statefulOptim)
+	if !ok {
+		return nil, nnError(op, lathe.ErrValue, "opt", "is not an optimizer of package nn", "save the state of your own optimizer yourself")
+	}
+	return o, nil
+}
+
+// SaveOptimizer writes opt's state, and the position of each scheduler in
+// scheds, to w in the safetensors format, so that LoadOptimizer can resume
+// training exactly where it stands (PyTorch's optimizer.state_dict() and
+// scheduler.state_dict(), in one file). Save the model beside it with Save.
+func SaveOptimizer(w io.Writer, opt Optimizer, scheds ...Resumable) error {
+	const op = "save_optimizer"
+	if isNil(w) {
+		return nilModule(op, "w")
+	}
+	o, err := asStateful(op, opt)
+	if err != nil {
+		return err
+	}
+	ps := o.base()
+	meta := map[string]string{"optimizer": o.kind(), "params": strconv.Itoa(len(ps.params)),
+		"schedulers": strconv.Itoa(len(scheds))}
+	for _, h := range o.hypers() {
+		if h.f != nil {
+			meta[h.name] = fmtFloat(*h.f)
+		} else {
+			meta[h.name] = strconv.FormatBool(*h.b)
+		}
+	}
+	if ps.hasInitialLR {
+		meta["initial_lr"] = fmtFloat(ps.initialLR)
+	}
+	var ts []Param
+	for i, p := range ps.params {
+		prefix := "state." + strconv.Itoa(i) + "."
+		meta["param."+strconv.Itoa(i)] = p.Name
+		if c := o.counts(); c != nil {
+			meta[prefix+"step"] = strconv.Itoa((*c)[i])
+		}
+		for _, sl := range o.slots() {
+			if t := (*sl.ts)[i]; t != nil {
+				ts = append(ts, Param{prefix + sl.name, t})
+			}
+		}
+	}
+	for j, s := range scheds {
+		if isNil(s) {
+			return nnError(op, lathe.ErrValue, "scheds["+strconv.Itoa(j)+"]", "is nil", "")
+		}
+		prefix := "scheduler." + strconv.Itoa(j) + "."
+		meta[prefix+"kind"] = s.schedKind()
+		for _, f := range s.schedState() {
+			if f.f != nil {
+				meta[prefix+f.name] = fmtFloat(*f.f)
+			} else {
+				meta[prefix+f.name] = strconv.Itoa(*f.i)
+			}
+		}
+	}
+	return writeSafetensors(op, w, ts, meta)
+}
+
+// LoadOptimizer reads a file that SaveOptimizer wrote into opt and scheds,
+// which must be of the kinds saved, opt over parameters of the same names,
+// shapes and dtypes, in the same order. Everything is read and checked
+// first; on any error opt and scheds are unchanged. The state tensors go
+// to each parameter's device.
+func LoadOptimizer(r io.Reader, opt Optimizer, scheds ...Resumable) error {
+	const op = "load_optimizer"
+	if isNil(r) {
+		return nilModule(op, "r")
+	}
+	o, err := asStateful(op, opt)
+	if err != nil {
+		return err
+	}
+	bad := func(arg, detail string) error {
+		return nnError(op, lathe.ErrValue, arg, detail, "load into the optimizer and schedulers the file was saved from, made the same way")
+	}
+	entries, meta, err := readHeaderMeta(r)
+	if err != nil {
+		return err
+	}
+	get := func(key string) (string, error) {
+		v, ok := meta[key]
+		if !ok {
+			return "", bad(key, "is missing from the file's metadata")
+		}
+		return v, nil
+	}
+	getFloat := func(key string) (float64, error) {
+		v, err := get(key)
+		if err != nil {
+			return 0, err
+		}
+		f, perr := strconv.ParseFloat(v, 64)
+		if perr != nil {
+			return 0, bad(key, "is "+strconv.Quote(v)+", not a number")
+		}
+		return f, nil
+	}
+	getInt := func(key string) (int, error) {
+		v, err := get(key)
+		if err != nil {
+			return 0, err
+		}
+		n, perr := strconv.Atoi(v)
+		if perr != nil {
+			return 0, bad(key, "is "+strconv.Quote(v)+", not an integer")
+		}
+		return n, nil
+	}
+	ps := o.base()
+	if k, err := get("optimizer"); err != nil {
+		return err
+	} else if k != o.kind() {
+		return bad("optimizer", "is "+strconv.Quote(k)+" in the file but the optimizer is "+o.kind())
+	}
+	if n, err := getInt("params"); err != nil {
+		return err
+	} else if n != len(ps.params) {
+		return bad("params", "are "+strconv.Itoa(n)+" in the file but "+strconv.Itoa(len(ps.params))+" in the optimizer")
+	}
+	for i, p := range ps.params {
+		if name, err := get("param." + strconv.Itoa(i)); err != nil {
+			return err
+		} else if name != p.Name {
+			return bad("param."+strconv.Itoa(i), "is "+strconv.Quote(name)+" in the file but "+strconv.Quote(p.Name)+" in the optimizer")
+		}
+	}
+	if n, err := getInt("schedulers"); err != nil {
+		return err
+	} else if n != len(scheds) {
+		return bad("schedulers", "are "+strconv.Itoa(n)+" in the file but "+strconv.Itoa(len(scheds))+" were passed")
+	}
+
+	// The optimizer's numbers.
+	hs := o.hypers()
+	hf := make([]float64, len(hs))
+	hb := make([]bool, len(hs))
+	for k, h := range hs {
+		if h.f != nil {
+			if hf[k], err = getFloat(h.name); err != nil {
+				return err
+			}
+			continue
+		}
+		v, err := get(h.name)
+		if err != nil {
+			return err
+		}
+		if hb[k], err = strconv.ParseBool(v); err != nil {
+			return bad(h.name, "is "+strconv.Quote(v)+", not true or false")
+		}
+	}
+	initial, hasInitial := 0.0, false
+	if _, ok := meta["initial_lr"]; ok {
+		if initial, err = getFloat("initial_lr"); err != nil {
+			return err
+		}
+		hasInitial = true
+	}
+	var counts []int
+	if c := o.counts(); c != nil {
+		counts = make([]int, len(ps.params))
+		for i := range counts {
+			key := "state." + strconv.Itoa(i) + ".step"
+			if counts[i], err = getInt(key); err != nil {
+				return err
+			}
+			if counts[i] < 0 {
+				return bad(key, "is negative")
+			}
+		}
+	}
+
+	// The state tensors: each one a slot of a parameter, of its shape and
+	// dtype.
+	slots := o.slots()
+	want := map[string]bool{}
+	where := map[string][2]int{} // name: parameter, slot
+	for name, e := range entries {
+		i, sl, ok := parseStateName(name, len(ps.params), slots)
+		if !ok {
+			return bad(name, "is not a state tensor of this optimizer")
+		}
+		if err := checkEntry(Param{name, ps.params[i].T}, e, false); err != nil {
+			return err // a dtype or shape not the parameter's
+		}
+		want[name], where[name] = true, [2]int{i, sl}
+	}
+	data, err := readData(r, entries, want)
+	if err != nil {
+		return err
+	}
+	staged := make([][]*lathe.Tensor, len(slots))
+	for k := range staged {
+		staged[k] = make([]*lathe.Tensor, len(ps.params))
+	}
+	for name, at := range where {
+		p := ps.params[at[0]].T
+		dt, _ := stDType(entries[name].DType)
+		t := decode(data[name], dt, p.Shape()).To(p.Device())
+		if err := t.Err(); err != nil {
+			return err
+		}
+		staged[at[1]][at[0]] = t
+	}
+
+	// The schedulers' numbers.
+	type schedSet struct {
+		f   field
+		fv  float64
+		iv  int
+		key string
+	}
+	var sets []schedSet
+	for j, s := range scheds {
+		prefix := "scheduler." + strconv.Itoa(j) + "."
+		if isNil(s) {
+			return nnError(op, lathe.ErrValue, "scheds["+strconv.Itoa(j)+"]", "is nil", "")
+		}
+		if k, err := get(prefix + "kind"); err != nil {
+			return err
+		} else if k != s.schedKind() {
+			return bad(prefix+"kind", "is "+k+" in the file but "+s.schedKind()+" was passed")
+		}
+		for _, f := range s.schedState() {
+			st := schedSet{f: f, key: prefix + f.name}
+			if f.f != nil {
+				st.fv, err = getFloat(st.key)
+			} else {
+				st.iv, err = getInt(st.key)
+			}
+			if err != nil {
+				return err
+			}
+			sets = append(sets, st)
+		}
+	}
+
+	// Check the hyperparameters as the constructor does, then commit.
+	oldF, oldB := make([]float64, len(hs)), make([]bool, len(hs))
+	for k, h := range hs {
+		if h.f != nil {
+			oldF[k], *h.f = *h.f, hf[k]
+		} else {
+			oldB[k], *h.b = *h.b, hb[k]
+		}
+	}
+	if err := firstErr(checkHyper(op, "lr", ps.LR, ps.LR >= 0), o.check()); err != nil {
+		for k, h := range hs {
+			if h.f != nil {
+				*h.f = oldF[k]
+			} else {
+				*h.b = oldB[k]
+			}
+		}
+		return err
+	}
+	ps.initialLR, ps.hasInitialLR = initial, hasInitial
+	for k, sl := range slots {
+		copy(*sl.ts, staged[k])
+	}
+	if c := o.counts(); c != nil {
+		copy(*c, counts)
+	}
+	for _, st := range sets {
+		if st.f.f != nil {
+			*st.f.f = st.fv
+		} else {
+			*st.f.i = st.iv
+		}
+	}
+	return nil
+}
+
+// parseStateName splits "state.<i>.<slot>" into the parameter and the
+// slot's index.
+func parseStateName(name string, n int, slots []slot) (int, int, bool) {
+	rest, ok := strings.CutPrefix(name, "state.")
+	if !ok {
+		return 0, 0, false
+	}
+	num, sl, ok := strings.Cut(rest, ".")
+	i, err := strconv.Atoi(num)
+	if !ok || err != nil || i < 0 || i >= n || strconv.Itoa(i) != num {
+		return 0, 0, false
+	}
+	for k, s := range slots {
+		if s.name == sl {
+			return i, k, true
+		}
+	}
+	return 0, 0, false
+}
