@@ -138,30 +138,10 @@ func filled(op string, dt DType, n int, v float64) (any, error) {
 			return nil, located(err, op)
 		}
 	}
-	switch dt {
-	case Float32:
-		return fill(n, float32(v)), nil
-	case Float64:
-		return fill(n, v), nil
-	case Int32:
-		return fill(n, int32(v)), nil
-	case Int64:
-		return fill(n, int64(v)), nil
-	case Bool:
-		return fill(n, v != 0), nil
+	if data := ops.FilledData(dt, n, v); data != nil {
+		return data, nil
 	}
-	return nil, errorf(op, ErrDType, "dtype", "is not a dtype", "use lathe.Float32, Float64, Int32, Int64 or Bool")
-}
-
-func fill[T Element](n int, v T) []T {
-	d := make([]T, n)
-	var zero T
-	if v != zero {
-		for i := range d {
-			d[i] = v
-		}
-	}
-	return d
+	return nil, errorf(op, ErrDType, "dtype", "is not a dtype", "use one of lathe's dtypes, such as lathe.Float32")
 }
 
 // Arange makes the 1-D tensor start, start+step, ... up to but not including
@@ -237,34 +217,11 @@ func checkHost(op, arg string, n, size int) error {
 
 // hostTensor converts float64 host values to dt and uploads them.
 func hostTensor(op string, dev Device, dt DType, vals []float64, shape []int) *Tensor {
-	var data any
-	switch dt {
-	case Float32:
-		data = convert[float32](vals)
-	case Float64:
-		data = vals
-	case Int32:
-		data = convert[int32](vals)
-	case Int64:
-		data = convert[int64](vals)
-	case Bool:
-		b := make([]bool, len(vals))
-		for i, v := range vals {
-			b[i] = v != 0
-		}
-		data = b
-	default:
-		return failed(errorf(op, ErrDType, "dtype", "is not a dtype", "use lathe.Float32, Float64, Int32, Int64 or Bool"))
+	data := ops.HostData(dt, vals)
+	if data == nil {
+		return failed(errorf(op, ErrDType, "dtype", "is not a dtype", "use one of lathe's dtypes, such as lathe.Float32"))
 	}
 	return upload(op, dev, data, dt, shape)
-}
-
-func convert[T float32 | int32 | int64](vals []float64) []T {
-	out := make([]T, len(vals))
-	for i, v := range vals {
-		out[i] = T(v)
-	}
-	return out
 }
 
 // The generator behind Rand, RandN and Dropout: one seeded stream per
@@ -283,8 +240,18 @@ func Seed(seed uint64) {
 
 // Rand makes a float tensor of values uniform on [0, 1).
 func Rand(dev Device, dt DType, shape ...int) *Tensor {
-	return random("rand", dev, dt, shape, (*rand.Rand).Float64, (*rand.Rand).Float32)
+	draw32 := (*rand.Rand).Float32
+	if bits := halfDigits[dt]; bits != 0 {
+		// A multiple of 2^-bits, as torch draws a half: rounding a float32
+		// draw could give 1.
+		draw32 = func(r *rand.Rand) float32 { return float32(r.Uint32()>>(32-bits)) / float32(uint32(1)<<bits) }
+	}
+	return random("rand", dev, dt, shape, (*rand.Rand).Float64, draw32)
 }
+
+// halfDigits is the significand bits of the 16-bit floats, with the
+// implicit one.
+var halfDigits = map[DType]int{Float16: 11, BFloat16: 8}
 
 // RandN makes a float tensor of standard normal values.
 func RandN(dev Device, dt DType, shape ...int) *Tensor {
@@ -308,12 +275,15 @@ func random(op string, dev Device, dt DType, shape []int, draw64 func(*rand.Rand
 	}
 	rngMu.Lock()
 	var data any
-	if dt == Float32 {
+	if dt != Float64 { // a 16-bit float rounds a float32 draw, as torch.rand(dtype=torch.half) does
 		d := make([]float32, n)
 		for i := range d {
 			d[i] = draw32(rng)
 		}
 		data = d
+		if dt != Float32 {
+			data = ops.HostData(dt, widen(d))
+		}
 	} else {
 		d := make([]float64, n)
 		for i := range d {

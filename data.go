@@ -3,6 +3,7 @@ package lathe
 import (
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/internal/half"
 )
 
 // host copies x's elements, in row-major order, into a new Go slice of its
@@ -45,8 +46,37 @@ func values[T Element](x *Tensor, op string) ([]T, error) {
 	return data.([]T), nil
 }
 
-// Float32s returns a float32 tensor's elements in row-major order.
-func (x *Tensor) Float32s() ([]float32, error) { return values[float32](x, "float32s") }
+// Float32s returns a float32 tensor's elements in row-major order. A
+// float16 or bfloat16 tensor's are widened to float32, which is exact.
+func (x *Tensor) Float32s() ([]float32, error) {
+	if x.Err() == nil && dispatch.Halves.Has(x.t.DType) {
+		data, err := x.host("float32s")
+		if err != nil {
+			return nil, err
+		}
+		return halfFloat32s(data), nil
+	}
+	return values[float32](x, "float32s")
+}
+
+// halfFloat32s widens host data of a 16-bit float dtype to float32s.
+func halfFloat32s(data any) []float32 {
+	switch d := data.(type) {
+	case []half.Float16:
+		return convertEach(d, half.Float16.Float32)
+	case []half.BFloat16:
+		return convertEach(d, half.BFloat16.Float32)
+	}
+	return nil
+}
+
+func convertEach[T, U any](d []T, f func(T) U) []U {
+	out := make([]U, len(d))
+	for i, v := range d {
+		out[i] = f(v)
+	}
+	return out
+}
 
 // Float64s returns a float64 tensor's elements in row-major order.
 func (x *Tensor) Float64s() ([]float64, error) { return values[float64](x, "float64s") }
@@ -59,6 +89,12 @@ func (x *Tensor) Int64s() ([]int64, error) { return values[int64](x, "int64s") }
 
 // Bools returns a bool tensor's elements in row-major order.
 func (x *Tensor) Bools() ([]bool, error) { return values[bool](x, "bools") }
+
+// Int8s returns an int8 tensor's elements in row-major order.
+func (x *Tensor) Int8s() ([]int8, error) { return values[int8](x, "int8s") }
+
+// Uint8s returns a uint8 tensor's elements in row-major order.
+func (x *Tensor) Uint8s() ([]uint8, error) { return values[uint8](x, "uint8s") }
 
 // Item returns the value of a one-element tensor of any dtype as a float64
 // (true is 1), as PyTorch's item does.
@@ -88,6 +124,12 @@ func asFloat64s(data any) []float64 {
 		return widen(d)
 	case []int64:
 		return widen(d)
+	case []int8:
+		return widen(d)
+	case []uint8:
+		return widen(d)
+	case []half.Float16, []half.BFloat16:
+		return widen(halfFloat32s(d))
 	case []bool:
 		out := make([]float64, len(d))
 		for i, b := range d {
@@ -100,7 +142,7 @@ func asFloat64s(data any) []float64 {
 	return nil
 }
 
-func widen[T float32 | int32 | int64](d []T) []float64 {
+func widen[T float32 | int32 | int64 | int8 | uint8](d []T) []float64 {
 	out := make([]float64, len(d))
 	for i, v := range d {
 		out[i] = float64(v)

@@ -119,23 +119,9 @@ func (b *builder) sumTo(g *T, shape []int) *T {
 func fullLike(t *T, v float64) (*T, error) { return fullLikeShape(t, v, append([]int{}, t.Shape...)) }
 
 func fullLikeShape(t *T, v float64, shape []int) (*T, error) {
-	n := dispatch.Numel(shape)
-	var data any
-	switch t.DType {
-	case dispatch.Float32:
-		d := make([]float32, n)
-		for i := range d {
-			d[i] = float32(v)
-		}
-		data = d
-	case dispatch.Float64:
-		d := make([]float64, n)
-		for i := range d {
-			d[i] = v
-		}
-		data = d
-	default:
+	if !t.DType.IsFloat() {
 		return nil, gradError("backward", "cannot make a "+t.DType.String()+" gradient", "")
 	}
+	data := ops.FilledData(t.DType, dispatch.Numel(shape), v)
 	return dispatch.Upload(t.Device, data, t.DType, shape)
 }

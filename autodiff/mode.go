@@ -10,6 +10,7 @@ import (
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/internal/half"
 )
 
 // Gradient mode is per goroutine, as PyTorch's is per thread: NoGrad in one
@@ -100,6 +101,14 @@ func checkFinite(t *dispatch.Tensor, phase string, n *Node) error {
 	case []float64:
 		for _, v := range d {
 			bad = bad || math.IsNaN(v) || math.IsInf(v, 0)
+		}
+	case []half.Float16:
+		for _, v := range d {
+			bad = bad || v&0x7c00 == 0x7c00 // exponent all ones: Inf or NaN
+		}
+	case []half.BFloat16:
+		for _, v := range d {
+			bad = bad || v&0x7f80 == 0x7f80
 		}
 	}
 	if !bad {

@@ -22,9 +22,11 @@ type Backend interface {
 	Count() int
 	// Alloc returns a buffer of n elements of dt, contents unspecified.
 	Alloc(dev Device, dt DType, n int) (Buffer, error)
-	// Upload copies host data (a []float32, []float64, []int32, []int64 or
-	// []bool) into a new buffer. The backend may keep the slice (the cpu
-	// backend does), so the caller hands it over.
+	// Upload copies host data (a []float32, []float64, []int32, []int64,
+	// []bool, []int8, []uint8, or a []half.Float16 or []half.BFloat16 of
+	// package internal/half for the 16-bit floats) into a new buffer. The
+	// backend may keep the slice (the cpu backend does), so the caller
+	// hands it over.
 	Upload(dev Device, data any) (Buffer, error)
 	// Read copies n elements from offset of a buffer to a new host slice of
 	// the dtype's Go type.
@@ -126,6 +128,9 @@ func Upload(dev Device, data any, dt DType, shape []int) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := holds(b, dev, dt); err != nil {
+		return nil, err
+	}
 	buf, err := b.Upload(dev, data)
 	if err != nil {
 		return nil, err
@@ -149,6 +154,9 @@ func Empty(dev Device, dt DType, shape []int) (*Tensor, error) {
 func empty(dev Device, dt DType, shape []int, n int) (*Tensor, error) {
 	b, err := Open(dev)
 	if err != nil {
+		return nil, err
+	}
+	if err := holds(b, dev, dt); err != nil {
 		return nil, err
 	}
 	buf, err := b.Alloc(dev, dt, n)

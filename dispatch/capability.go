@@ -76,3 +76,22 @@ type NumericOptions struct {
 type NumericTuner interface {
 	SetNumericOptions(NumericOptions)
 }
+
+// Holder is a backend that can store only some dtypes. dispatch asks it
+// before every allocation and upload, so that a tensor of a dtype the
+// device cannot hold (float16 on wgpu:0 today) is never made: the op, the
+// constructor or the To that would make one fails with ErrUnsupported
+// naming the dtype and the device, as a missing kernel does. A backend
+// without the interface holds every dtype.
+type Holder interface {
+	Holds(dt DType) bool
+}
+
+// holds refuses dt on dev where dev's backend b cannot store it.
+func holds(b Backend, dev Device, dt DType) error {
+	if h, ok := b.(Holder); ok && !h.Holds(dt) {
+		return &Error{Kind: ErrUnsupported, Found: dt.String(), Detail: "has no " + dt.String() + " kernel on " + dev.String() + " (it cannot hold " + dt.String() + " tensors)",
+			Fix: "run it on the cpu, or cast to a dtype that " + dev.String() + " has"}
+	}
+	return nil
+}

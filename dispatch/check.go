@@ -21,7 +21,7 @@ import (
 // ValueCheck says that every value of an integer argument lies in
 // [Min, Max], except Ignore when Ignoring is set (a loss's ignore_index).
 type ValueCheck struct {
-	Arg      int   // the argument, an Int32 or Int64 tensor
+	Arg      int   // the argument, a tensor of an integer dtype
 	Min, Max int64 // the values it may hold, both included
 	Ignore   int64 // a value outside [Min, Max] that is allowed too, when Ignoring
 	Ignoring bool
@@ -113,8 +113,21 @@ func (c *ValueCheck) Scan(data any) error {
 				return c.Error(x)
 			}
 		}
+	case []int8:
+		return scanInts(c, v)
+	case []uint8:
+		return scanInts(c, v)
 	default:
-		return &Error{Kind: ErrDType, Detail: "a value check needs int32 or int64 values"}
+		return &Error{Kind: ErrDType, Detail: "a value check needs integer values"}
+	}
+	return nil
+}
+
+func scanInts[T int8 | uint8](c *ValueCheck, v []T) error {
+	for _, x := range v {
+		if c.Bad(int64(x)) {
+			return c.Error(int64(x))
+		}
 	}
 	return nil
 }

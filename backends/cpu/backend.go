@@ -5,6 +5,7 @@ import (
 	"runtime"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/internal/half"
 )
 
 type backend struct{}
@@ -48,6 +49,14 @@ func (backend) Upload(_ dispatch.Device, data any) (dispatch.Buffer, error) {
 		return &buffer[int64]{data: d}, nil
 	case []bool:
 		return &buffer[bool]{data: d}, nil
+	case []half.Float16:
+		return &buffer[half.Float16]{data: d}, nil
+	case []half.BFloat16:
+		return &buffer[half.BFloat16]{data: d}, nil
+	case []int8:
+		return &buffer[int8]{data: d}, nil
+	case []uint8:
+		return &buffer[uint8]{data: d}, nil
 	}
 	return nil, &dispatch.Error{Kind: dispatch.ErrDType, Detail: fmt.Sprintf("cannot hold host data of type %T", data)}
 }
@@ -63,6 +72,14 @@ func (backend) Read(_ dispatch.Device, b dispatch.Buffer, _ dispatch.DType, offs
 	case *buffer[int64]:
 		return readOut(b, offset, n), nil
 	case *buffer[bool]:
+		return readOut(b, offset, n), nil
+	case *buffer[half.Float16]:
+		return readOut(b, offset, n), nil
+	case *buffer[half.BFloat16]:
+		return readOut(b, offset, n), nil
+	case *buffer[int8]:
+		return readOut(b, offset, n), nil
+	case *buffer[uint8]:
 		return readOut(b, offset, n), nil
 	}
 	return nil, &dispatch.Error{Kind: dispatch.ErrDType, Detail: "unknown buffer"}
@@ -83,9 +100,22 @@ func readOut[T any](b *buffer[T], offset, n int) []T {
 // takes all that the op's schema lets through.
 func register[A any](op *dispatch.Op[A], k dispatch.Kernel[A]) { registerFor(op, dispatch.AllTypes, k) }
 
-// registerFor adds a cpu kernel for op that takes the dtypes given. A
-// temporary that the pool refuses (newBuffer) is the kernel's error.
+// registerFor adds a cpu kernel for op that takes the dtypes given. k is
+// written for the wide dtypes (dispatch.Wide) only: an argument or a result
+// of a 16-bit float or an 8-bit integer reaches it widened to float32 or
+// int32 and comes back rounded once (viaCompute), so a set that holds
+// float16 takes it only where it holds float32 too, and int8 only with
+// int32 (computable). A temporary that the pool refuses (newBuffer) is the
+// kernel's error.
 func registerFor[A any](op *dispatch.Op[A], dtypes dispatch.DTypeSet, k dispatch.Kernel[A]) {
+	registerNative(op, computable(dtypes), viaCompute(k))
+}
+
+// registerNative adds a cpu kernel for op that handles every dtype in
+// dtypes itself, the narrow ones included: the ops that move elements
+// without computing on them (contiguous, cast, where), which must keep
+// every bit.
+func registerNative[A any](op *dispatch.Op[A], dtypes dispatch.DTypeSet, k dispatch.Kernel[A]) {
 	dispatch.RegisterKernel(kind, op, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) (err error) {
 		defer func() {
 			if r := recover(); r != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lathe-ml/lathe/alloc"
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/internal/half"
 )
 
 // A buffer is a cpu tensor's memory: one Go slice of the dtype's type. A
@@ -41,7 +42,7 @@ func (b *buffer[T]) Free() {
 // The cpu's pool numbers: classes of a 64-byte cache line up to 1 MiB,
 // then of a 4 KiB page (Go's allocator gives a large slice whole pages
 // anyway), so that a buffer nobody releases, as most forward activations
-// are, wastes almost nothing; up to 1 GiB cached over the five element types
+// are, wastes almost nothing; up to 1 GiB cached over the element types
 // (enough for the working set of a training step, not so much that an idle
 // program holds gigabytes); memory past the cap goes to the garbage
 // collector at once. A pool per element type, since a buffer is a typed
@@ -55,8 +56,25 @@ var (
 		i32 *alloc.Pool[*buffer[int32]]
 		i64 *alloc.Pool[*buffer[int64]]
 		b   *alloc.Pool[*buffer[bool]]
-	}{newPool[float32](), newPool[float64](), newPool[int32](), newPool[int64](), newPool[bool]()}
+		f16 *alloc.Pool[*buffer[half.Float16]]
+		bf  *alloc.Pool[*buffer[half.BFloat16]]
+		i8  *alloc.Pool[*buffer[int8]]
+		u8  *alloc.Pool[*buffer[uint8]]
+	}{newPool[float32](), newPool[float64](), newPool[int32](), newPool[int64](), newPool[bool](),
+		newPool[half.Float16](), newPool[half.BFloat16](), newPool[int8](), newPool[uint8]()}
 )
+
+// pool is what EmptyCache and MemoryStats need of a pool of any element
+// type.
+type pool interface {
+	EmptyCache() error
+	Stats() dispatch.MemoryStats
+}
+
+// allPools lists the pools, one per element type.
+func allPools() []pool {
+	return []pool{pools.f32, pools.f64, pools.i32, pools.i64, pools.b, pools.f16, pools.bf, pools.i8, pools.u8}
+}
 
 const defaultCacheLimit = 1 << 30
 
@@ -118,11 +136,9 @@ func (backend) EmptyCache(dispatch.Device) error {
 }
 
 func emptyCache() {
-	pools.f32.EmptyCache()
-	pools.f64.EmptyCache()
-	pools.i32.EmptyCache()
-	pools.i64.EmptyCache()
-	pools.b.EmptyCache()
+	for _, p := range allPools() {
+		p.EmptyCache() // hostMemory's Drain cannot fail
+	}
 }
 
 // MemoryStats reports the pools' figures, summed over the element types
@@ -130,7 +146,8 @@ func emptyCache() {
 // the cpu device may use.
 func (backend) MemoryStats(dispatch.Device) (dispatch.MemoryStats, error) {
 	var s dispatch.MemoryStats
-	for _, p := range []dispatch.MemoryStats{pools.f32.Stats(), pools.f64.Stats(), pools.i32.Stats(), pools.i64.Stats(), pools.b.Stats()} {
+	for _, pl := range allPools() {
+		p := pl.Stats()
 		s.Allocated += p.Allocated
 		s.PeakAllocated += p.PeakAllocated
 		s.Cached += p.Cached
@@ -190,6 +207,14 @@ func pooled(dt dispatch.DType, n int) (b dispatch.Buffer, ok bool, err error) {
 		b, err = orNil(get(pools.i64, n))
 	case dispatch.Bool:
 		b, err = orNil(get(pools.b, n))
+	case dispatch.Float16:
+		b, err = orNil(get(pools.f16, n))
+	case dispatch.BFloat16:
+		b, err = orNil(get(pools.bf, n))
+	case dispatch.Int8:
+		b, err = orNil(get(pools.i8, n))
+	case dispatch.Uint8:
+		b, err = orNil(get(pools.u8, n))
 	default:
 		return nil, false, nil
 	}
@@ -205,7 +230,7 @@ func orNil[T any](b *buffer[T], err error) (dispatch.Buffer, error) {
 }
 
 // newBuffer is a buffer for kernels' own temporaries, whose dtype is one
-// of the five (bool stands in for any other, as a zero value would). Its
+// of the cpu's (bool stands in for any other, as a zero value would). Its
 // size can pass any tensor's (the contiguous copy of an expanded input),
 // so the pool may refuse it; newBuffer then panics with the refusal, and
 // the wrapper that registerFor gives every kernel returns it as the

@@ -5,14 +5,15 @@ import (
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/internal/half"
 )
 
 func init() {
-	register(ops.Cast, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.CastTo) error {
+	registerNative(ops.Cast, dispatch.AllTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.CastTo) error {
 		castInto(out, in[0])
 		return nil
 	})
-	register(ops.Contiguous, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+	registerNative(ops.Contiguous, dispatch.AllTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		castInto(out, in[0]) // same dtype: a strided copy
 		return nil
 	})
@@ -20,8 +21,32 @@ func init() {
 
 // castInto writes x converted to out's dtype. Float to int truncates toward
 // zero (floatToInt32 past the range), nonzero is true, true is 1: PyTorch's
-// conversions.
+// conversions. A narrow dtype converts through its compute dtype (narrow.go):
+// float16 to bfloat16 widens exactly and rounds once; float64 to float16
+// rounds to float32 first, as c10::Half's conversion from double does; a
+// float to int8 or uint8 truncates to int32 as above and keeps the low 8
+// bits, which is what torch's static_cast gives on x86 (300.7 is 44, -1 as
+// uint8 is 255, NaN and ±Inf are 0).
 func castInto(out, x *dispatch.Tensor) {
+	if out.DType != x.DType && (narrow(out.DType) || narrow(x.DType)) {
+		if narrow(x.DType) {
+			w := widened(x)
+			defer w.Release()
+			x = w
+		}
+		if !narrow(out.DType) {
+			castInto(out, x)
+			return
+		}
+		if c := computeOf(out.DType); x.DType != c {
+			tmp := dispatch.NewTensor(out.Device, c, out.Shape, newBuffer(c, out.Numel()))
+			defer tmp.Release()
+			castInto(tmp, x)
+			x = tmp
+		}
+		narrowInto(out, x)
+		return
+	}
 	if out.DType == x.DType {
 		switch x.DType {
 		case dispatch.Float32:
@@ -34,6 +59,14 @@ func castInto(out, x *dispatch.Tensor) {
 			copySame[int64](out, x)
 		case dispatch.Bool:
 			copySame[bool](out, x)
+		case dispatch.Float16:
+			copySame[half.Float16](out, x)
+		case dispatch.BFloat16:
+			copySame[half.BFloat16](out, x)
+		case dispatch.Int8:
+			copySame[int8](out, x)
+		case dispatch.Uint8:
+			copySame[uint8](out, x)
 		}
 		return
 	}

@@ -168,14 +168,17 @@ func init() {
 		map1(out, x, func(b bool) bool { return !b })
 		return nil
 	})
-	register(ops.Where, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+	// where moves bits, so it takes every dtype as it is: by element size.
+	registerNative(ops.Where, dispatch.AllTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		c := in[0] // the schema makes it bool
-		switch out.DType {
-		case dispatch.Float32, dispatch.Int32:
+		switch out.DType.Size() {
+		case 4:
 			where[uint32](out, c, in[1], in[2])
-		case dispatch.Float64, dispatch.Int64:
+		case 8:
 			where[uint64](out, c, in[1], in[2])
-		case dispatch.Bool:
+		case 2:
+			where[uint16](out, c, in[1], in[2])
+		case 1:
 			where[uint8](out, c, in[1], in[2])
 		}
 		return nil

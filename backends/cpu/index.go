@@ -74,9 +74,14 @@ func (backend) CheckValues(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
 			bad, v = true, x
 		}
 	}
-	if t.DType == dispatch.Int32 {
+	switch t.DType {
+	case dispatch.Int32:
 		walk(t, func(x int32) { find(int64(x)) })
-	} else {
+	case dispatch.Int8: // pow's exponent
+		walk(t, func(x int8) { find(int64(x)) })
+	case dispatch.Uint8:
+		walk(t, func(x uint8) { find(int64(x)) })
+	default:
 		walk(t, find)
 	}
 	if bad {

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/internal/half"
 )
 
 // Row loops for the elementwise ops that training spends its time in
@@ -143,7 +144,7 @@ func (c *compareKernels) run(out, x, y *dispatch.Tensor) bool {
 // unsigned integer of the element's size) with a mask instead of a branch, since masks
 // from data are unpredictable; the runs that gradient rules make (a mask, a
 // tensor and a broadcast scalar zero) get loops of their own.
-func where[U uint8 | uint32 | uint64](out, cond, x, y *dispatch.Tensor) {
+func where[U uint8 | uint16 | uint32 | uint64](out, cond, x, y *dispatch.Tensor) {
 	o, c, a, b := bitsOf[U](out), elems[bool](cond), bitsOf[U](x), bitsOf[U](y)
 	l := newStrided(out, cond, x, y)
 	last := len(l.Shape) - 1
@@ -180,11 +181,11 @@ func where[U uint8 | uint32 | uint64](out, cond, x, y *dispatch.Tensor) {
 
 // mask is all ones for true and zero for false, without a branch: a Go
 // bool is one byte holding 0 or 1.
-func mask[U uint8 | uint32 | uint64](c bool) U { return -U(*(*uint8)(unsafe.Pointer(&c))) }
+func mask[U uint8 | uint16 | uint32 | uint64](c bool) U { return -U(*(*uint8)(unsafe.Pointer(&c))) }
 
 // bitsOf is a cpu tensor's storage as unsigned integers of its element
 // size, for loops that move elements without looking at them.
-func bitsOf[U uint8 | uint32 | uint64](t *dispatch.Tensor) []U {
+func bitsOf[U uint8 | uint16 | uint32 | uint64](t *dispatch.Tensor) []U {
 	var data unsafe.Pointer
 	var n int
 	switch b := t.Storage.Buffer.(type) {
@@ -197,6 +198,14 @@ func bitsOf[U uint8 | uint32 | uint64](t *dispatch.Tensor) []U {
 	case *buffer[int64]:
 		data, n = unsafe.Pointer(unsafe.SliceData(b.data)), len(b.data)
 	case *buffer[bool]:
+		data, n = unsafe.Pointer(unsafe.SliceData(b.data)), len(b.data)
+	case *buffer[half.Float16]:
+		data, n = unsafe.Pointer(unsafe.SliceData(b.data)), len(b.data)
+	case *buffer[half.BFloat16]:
+		data, n = unsafe.Pointer(unsafe.SliceData(b.data)), len(b.data)
+	case *buffer[int8]:
+		data, n = unsafe.Pointer(unsafe.SliceData(b.data)), len(b.data)
+	case *buffer[uint8]:
 		data, n = unsafe.Pointer(unsafe.SliceData(b.data)), len(b.data)
 	}
 	return unsafe.Slice((*U)(data), n)

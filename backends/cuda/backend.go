@@ -125,6 +125,10 @@ func (b *backend) Describe(index int) string {
 	return d.describe()
 }
 
+// Holds reports whether a cuda device can hold dt: the dtypes that the PTX
+// has kernels for (dispatch.Holder).
+func (b *backend) Holds(dt dispatch.DType) bool { return dtypes.Has(dt) }
+
 func (b *backend) Alloc(dev dispatch.Device, dt dispatch.DType, n int) (dispatch.Buffer, error) {
 	d, err := opened(dev)
 	if err != nil {

@@ -19,13 +19,15 @@ func devicePtr(t *dispatch.Tensor) uint64 {
 	return b.ptr() + uint64(t.Offset)*uint64(size)
 }
 
-// dtypes are the dtypes the PTX has kernels for. A kernel registers the
-// part of them that it handles; dispatch refuses the others, for every
-// backend in the same words.
-const dtypes = dispatch.AllTypes
+// dtypes are the dtypes the PTX has kernels for: not yet float16,
+// bfloat16, int8 or uint8, which the device cannot hold either (Holds). A
+// kernel registers the part of them that it handles; dispatch refuses the
+// others, for every backend in the same words.
+const dtypes = dispatch.Wide
 
 // register gives op a cuda kernel for inputs whose first argument has a
-// dtype in set.
+// dtype in set, less those the PTX has none for: a schema set such as
+// dispatch.Floats may hold dtypes that no kernel here computes.
 func register[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kernel[A]) {
-	dispatch.RegisterKernel(kind, op, set, k)
+	dispatch.RegisterKernel(kind, op, set&dtypes, k)
 }

@@ -26,6 +26,7 @@ from gradtensor import grad  # noqa: E402
 from interp import grad_interp, interp_cases  # noqa: E402
 import half  # noqa: E402
 import literals  # noqa: E402
+from narrow import narrow  # noqa: E402
 from nn import nn  # noqa: E402
 from norm import grad_norm, norm  # noqa: E402
 from pool import grad_pool, pool  # noqa: E402
@@ -40,7 +41,7 @@ def main():
     os.makedirs(folder, exist_ok=True)
     total, size = 0, 0
     for make in (elementwise, binary, reductions, matmul, views, indexing, nn, grad,
-                 pool, grad_pool, interp_cases, grad_interp, norm, grad_norm, conv, grad_conv, stress):
+                 pool, grad_pool, interp_cases, grad_interp, norm, grad_norm, conv, grad_conv, stress, narrow):
         path, n = make().write(folder)
         total += n
         size += os.path.getsize(path)

@@ -15,11 +15,16 @@ import torch
 torch.set_num_threads(1)
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "int32": torch.int32,
-          "int64": torch.int64, "bool": torch.bool}
-SHORT = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64", "bool": "bool"}
+          "int64": torch.int64, "bool": torch.bool, "float16": torch.float16,
+          "bfloat16": torch.bfloat16, "int8": torch.int8, "uint8": torch.uint8}
+SHORT = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64", "bool": "bool",
+         "float16": "f16", "bfloat16": "bf16", "int8": "i8", "uint8": "u8"}
 NAMES = {v: k for k, v in DTYPES.items()}
 FLOATS = ["float32", "float64"]
 INTS = ["int32", "int64"]
+# The narrow dtypes (narrow.py): 16-bit floats and 8-bit integers.
+HALVES = ["float16", "bfloat16"]
+BYTES = ["int8", "uint8"]
 INF = math.inf
 NAN = math.nan
 # Floats that exercise the edges of most ops: signed zeros, round-half ties,
@@ -116,7 +121,7 @@ class G:
 def enc_scalar(v, dt):
     if dt == "bool":
         return bool(v)
-    if dt in INTS:
+    if dt in INTS or dt in BYTES:
         return int(v)
     v = float(v)
     if math.isnan(v):
@@ -160,7 +165,7 @@ def enc_tensor(t, layout="contiguous"):
         store = t
     # Check that the view the Go side will take gives back t.
     back = store.transpose(-1, -2) if layout == "transposed" else store[..., ::2] if layout == "strided" else store
-    same = (lambda a, b: torch.equal(a.nan_to_num(7.0), b.nan_to_num(7.0))) if dt in FLOATS else torch.equal
+    same = (lambda a, b: torch.equal(a.nan_to_num(7.0), b.nan_to_num(7.0))) if dt in FLOATS + HALVES else torch.equal
     assert list(back.shape) == shape and same(back, t), layout
     d = {"dtype": dt, "shape": shape,
          "data": [enc_scalar(v, dt) for v in store.flatten().tolist()]}

@@ -81,7 +81,7 @@ const (
 	Ints     = dispatch.Ints
 	Numeric  = dispatch.Numeric
 	AllTypes = dispatch.AllTypes
-	Indices  = dispatch.Ints
+	Indices  = dispatch.Indices
 )
 
 func unary(name string, allowed dispatch.DTypeSet) *dispatch.Op[Params] {
@@ -142,7 +142,7 @@ func whereInfer(in []*dispatch.Tensor, _ dispatch.None) (dispatch.DType, []int, 
 
 func castInfer(in []*dispatch.Tensor, to CastTo) (dispatch.DType, []int, error) {
 	if !to.DType.Valid() {
-		return 0, nil, &dispatch.Error{Kind: dispatch.ErrDType, Arg: "dtype", Detail: "is not a dtype", Fix: "use lathe.Float32, Float64, Int32, Int64 or Bool"}
+		return 0, nil, &dispatch.Error{Kind: dispatch.ErrDType, Arg: "dtype", Detail: "is not a dtype", Fix: "use one of lathe's dtypes, such as lathe.Float32"}
 	}
 	return to.DType, clone(in[0].Shape), nil
 }

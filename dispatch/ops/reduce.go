@@ -156,11 +156,9 @@ func meanCompose(in []*dispatch.Tensor, r Reduce) (*dispatch.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	var data any = []float64{float64(n)}
-	if x.DType == dispatch.Float32 {
-		data = []float32{float32(n)}
-	}
-	count, err := dispatch.Upload(x.Device, data, x.DType, []int{})
+	// In a 16-bit float the count rounds past 2048 (float16) or 256
+	// (bfloat16), as the sum does.
+	count, err := dispatch.Upload(x.Device, ScalarData(x.DType, float64(n)), x.DType, []int{})
 	if err != nil {
 		return nil, err
 	}

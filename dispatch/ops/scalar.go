@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/internal/half"
 )
 
 // Scalars meet tensors in fills (full, masked_fill, pad's value), as the
@@ -53,18 +54,79 @@ func CheckOperand(op *dispatch.Op[dispatch.None], dt dispatch.DType, v float64, 
 
 // ScalarData is one element of dtype dt holding v, as host data for
 // Upload; v is one that CheckScalar or CheckOperand took.
-func ScalarData(dt dispatch.DType, v float64) any {
+func ScalarData(dt dispatch.DType, v float64) any { return FilledData(dt, 1, v) }
+
+// FilledData is n elements of dtype dt, each v converted as HostData
+// converts, as host data for Upload (nil for an invalid dtype).
+func FilledData(dt dispatch.DType, n int, v float64) any {
 	switch dt {
 	case dispatch.Float32:
-		return []float32{float32(v)}
+		return filled(n, float32(v))
 	case dispatch.Float64:
-		return []float64{v}
+		return filled(n, v)
 	case dispatch.Int32:
-		return []int32{int32(v)}
+		return filled(n, int32(v))
 	case dispatch.Int64:
-		return []int64{int64(v)}
+		return filled(n, int64(v))
+	case dispatch.Bool:
+		return filled(n, v != 0)
+	case dispatch.Int8:
+		return filled(n, int8(v))
+	case dispatch.Uint8:
+		return filled(n, uint8(v))
+	case dispatch.Float16:
+		return filled(n, half.Float16(half.Float16FromFloat32(float32(v))))
+	case dispatch.BFloat16:
+		return filled(n, half.BFloat16(half.BFloat16FromFloat32(float32(v))))
 	}
-	return []bool{v != 0}
+	return nil
+}
+
+// HostData converts float64 values to host data of dtype dt for Upload
+// (nil for an invalid dtype): an integer truncates (the caller has checked
+// the range), nonzero is true, and a 16-bit float rounds through float32,
+// as c10::Half(float(v)) rounds a Python number.
+func HostData(dt dispatch.DType, vals []float64) any {
+	switch dt {
+	case dispatch.Float32:
+		return convert(vals, func(v float64) float32 { return float32(v) })
+	case dispatch.Float64:
+		return append([]float64(nil), vals...)
+	case dispatch.Int32:
+		return convert(vals, func(v float64) int32 { return int32(v) })
+	case dispatch.Int64:
+		return convert(vals, func(v float64) int64 { return int64(v) })
+	case dispatch.Bool:
+		return convert(vals, func(v float64) bool { return v != 0 })
+	case dispatch.Int8:
+		return convert(vals, func(v float64) int8 { return int8(v) })
+	case dispatch.Uint8:
+		return convert(vals, func(v float64) uint8 { return uint8(v) })
+	case dispatch.Float16:
+		return convert(vals, func(v float64) half.Float16 { return half.Float16(half.Float16FromFloat32(float32(v))) })
+	case dispatch.BFloat16:
+		return convert(vals, func(v float64) half.BFloat16 { return half.BFloat16(half.BFloat16FromFloat32(float32(v))) })
+	}
+	return nil
+}
+
+func filled[T comparable](n int, v T) []T {
+	d := make([]T, n)
+	var zero T
+	if v != zero {
+		for i := range d {
+			d[i] = v
+		}
+	}
+	return d
+}
+
+func convert[T any](vals []float64, f func(float64) T) []T {
+	out := make([]T, len(vals))
+	for i, v := range vals {
+		out[i] = f(v)
+	}
+	return out
 }
 
 // CompareScalar says how to compare a tensor of dtype dt with the scalar
@@ -120,7 +182,13 @@ func holds(dt dispatch.DType, v float64) bool {
 	switch dt {
 	case dispatch.Float32:
 		return math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) <= math.MaxFloat32
-	case dispatch.Int32, dispatch.Int64:
+	case dispatch.Float16:
+		// torch.full((1,), 65505., dtype=torch.float16) overflows; 65504
+		// is the largest float16.
+		return math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) <= 65504
+	case dispatch.BFloat16:
+		return math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) <= maxBFloat16
+	case dispatch.Int32, dispatch.Int64, dispatch.Int8, dispatch.Uint8:
 		// Within [lo, end-1], as torch checks (2147483647.5 is out); for
 		// int64, end-1 rounds to end, which is out too.
 		lo, end := intRange(dt)
@@ -137,6 +205,10 @@ func intRange(dt dispatch.DType) (lo, end float64) {
 		return math.MinInt32, 1 << 31
 	case dispatch.Int64:
 		return math.MinInt64, 1 << 63
+	case dispatch.Int8:
+		return math.MinInt8, 1 << 7
+	case dispatch.Uint8:
+		return 0, 1 << 8
 	case dispatch.Bool:
 		return 0, 2
 	}
@@ -150,8 +222,19 @@ func rangeOf(dt dispatch.DType) string {
 		return "[-2147483648, 2147483647]"
 	case dispatch.Int64:
 		return "[-9223372036854775808, 9223372036854775807]"
+	case dispatch.Int8:
+		return "[-128, 127]"
+	case dispatch.Uint8:
+		return "[0, 255]"
 	case dispatch.Float32:
 		return "[-3.4028235e+38, 3.4028235e+38] and ±Inf"
+	case dispatch.Float16:
+		return "[-65504, 65504] and ±Inf"
+	case dispatch.BFloat16:
+		return "[-3.3895314e+38, 3.3895314e+38] and ±Inf"
 	}
 	return "of every value"
 }
+
+// maxBFloat16 is the largest finite bfloat16, 0x1.fep127.
+const maxBFloat16 = 0x1.fep127

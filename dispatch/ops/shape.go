@@ -115,7 +115,7 @@ func sameDType(in []*dispatch.Tensor, names func(int) string, from int) error {
 }
 
 func firstOf(s dispatch.DTypeSet) dispatch.DType {
-	for d := dispatch.Float32; d <= dispatch.Bool; d++ {
+	for d := dispatch.Float32; d.Valid(); d++ {
 		if s.Has(d) {
 			return d
 		}

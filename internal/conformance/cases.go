@@ -232,6 +232,14 @@ func parseDType(s string) (lathe.DType, error) {
 		return lathe.Int64, nil
 	case "bool":
 		return lathe.Bool, nil
+	case "float16":
+		return lathe.Float16, nil
+	case "bfloat16":
+		return lathe.BFloat16, nil
+	case "int8":
+		return lathe.Int8, nil
+	case "uint8":
+		return lathe.Uint8, nil
 	}
 	return lathe.DType(0), fmt.Errorf("unknown dtype %q", s)
 }
@@ -280,11 +288,16 @@ func (t *Tensor) StorageShape() ([]int, error) {
 }
 
 // Values decodes Data (or Gen, or B64) into a Go slice of the dtype's
-// element type ([]float32, []float64, []int32, []int64 or []bool).
+// element type ([]float32, []float64, []int32, []int64, []bool, []int8 or
+// []uint8); a float16 or bfloat16 tensor's values come as []float32,
+// which holds them exactly (makeInput casts them to the dtype).
 func (t *Tensor) Values() (any, error) {
 	dt, err := parseDType(t.DType)
 	if err != nil {
 		return nil, err
+	}
+	if narrowDType(dt) {
+		return t.narrowValues(dt)
 	}
 	switch {
 	case t.Gen != nil:
@@ -608,4 +621,50 @@ func narrowInts(v []int64) []int32 {
 		out[i] = int32(x)
 	}
 	return out
+}
+
+// narrowDType reports whether dt is one of the narrow dtypes, which the
+// cases give as data only (no gen, no b64).
+func narrowDType(dt lathe.DType) bool {
+	return dt == lathe.Float16 || dt == lathe.BFloat16 || dt == lathe.Int8 || dt == lathe.Uint8
+}
+
+// narrowValues decodes the data of a float16 or bfloat16 tensor into
+// float32s (each exact: the JSON holds the 16-bit value's own decimal) and
+// of an int8 or uint8 one into its Go type, refusing a value the dtype does
+// not hold.
+func (t *Tensor) narrowValues(dt lathe.DType) (any, error) {
+	if t.Gen != nil || t.B64 != "" {
+		return nil, fmt.Errorf("%s data must be listed, not generated or b64", t.DType)
+	}
+	bad := func(i int) error { return fmt.Errorf("element %d (%v) is not a %s", i, t.Data[i], t.DType) }
+	switch dt {
+	case lathe.Float16, lathe.BFloat16:
+		out := make([]float32, len(t.Data))
+		for i, v := range t.Data {
+			f, err := parseFloat(v, 64)
+			if err != nil || (float64(float32(f)) != f && !math.IsNaN(f)) {
+				return nil, bad(i)
+			}
+			out[i] = float32(f)
+		}
+		return out, nil
+	}
+	lo, hi := int64(math.MinInt8), int64(math.MaxInt8)
+	if dt == lathe.Uint8 {
+		lo, hi = 0, math.MaxUint8
+	}
+	i8, u8 := make([]int8, len(t.Data)), make([]uint8, len(t.Data))
+	for i, v := range t.Data {
+		num, ok := v.(json.Number)
+		x, err := strconv.ParseInt(string(num), 10, 64)
+		if !ok || err != nil || x < lo || x > hi {
+			return nil, bad(i)
+		}
+		i8[i], u8[i] = int8(x), uint8(x)
+	}
+	if dt == lathe.Int8 {
+		return i8, nil
+	}
+	return u8, nil
 }

@@ -259,6 +259,13 @@ func makeInput(dev lathe.Device, spec *Tensor) (*lathe.Tensor, error) {
 		x = fromSlice(dev, d, shape)
 	case []bool:
 		x = fromSlice(dev, d, shape)
+	case []int8:
+		x = fromSlice(dev, d, shape)
+	case []uint8:
+		x = fromSlice(dev, d, shape)
+	}
+	if dt, _ := parseDType(spec.DType); dt == lathe.Float16 || dt == lathe.BFloat16 {
+		x = x.Cast(dt) // exact: the values are the dtype's own
 	}
 	if err := x.Err(); err != nil {
 		return nil, err
@@ -341,8 +348,12 @@ func compareTol(got *lathe.Tensor, want *Tensor, tol Tol) error {
 	}
 	var gv any
 	switch wdt {
-	case lathe.Float32:
+	case lathe.Float32, lathe.Float16, lathe.BFloat16: // a 16-bit float widens exactly
 		gv, err = got.Float32s()
+	case lathe.Int8:
+		gv, err = got.Int8s()
+	case lathe.Uint8:
+		gv, err = got.Uint8s()
 	case lathe.Float64:
 		gv, err = got.Float64s()
 	case lathe.Int32:
@@ -390,6 +401,10 @@ func compareTol(got *lathe.Tensor, want *Tensor, tol Tol) error {
 		exact(gv.([]int64), w, note)
 	case []bool:
 		exact(gv.([]bool), w, note)
+	case []int8:
+		exact(gv.([]int8), w, note)
+	case []uint8:
+		exact(gv.([]uint8), w, note)
 	}
 	if n > 0 {
 		return fmt.Errorf("%d of %d values differ (rtol %g atol %g): %s", n, want.Numel(), tol.RTol, tol.ATol, strings.Join(bad, "; "))

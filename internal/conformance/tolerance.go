@@ -19,13 +19,29 @@ type Tol struct{ RTol, ATol float64 }
 // their atol is set against the size of the terms (inputs here are O(1) and
 // at most 64 terms), not the size of the result.
 var (
+	//
+	// The 16-bit floats: lathe and torch both compute in float32 and round
+	// the result once, so they agree unless their float32 results (an ulp
+	// or two apart, as above) straddle a rounding boundary of the 16-bit
+	// format: then they are one 16-bit ulp apart, at most 2^-10 of the
+	// value for float16 and 2^-7 for bfloat16. The atol covers results
+	// near zero, whose spacing is finer than the rtol says. A sum of up to
+	// 64 terms of O(1) (reductions, matmul, softmax, conv) is rounded once
+	// as well, from float32 sums in another order: one ulp of the result,
+	// with an atol of one ulp of the terms for cancellation.
 	defaultTol = map[string]Tol{
-		"float32": {RTol: 1e-5, ATol: 1e-6},
-		"float64": {RTol: 1e-12, ATol: 1e-12},
+		"float32":  {RTol: 1e-5, ATol: 1e-6},
+		"float64":  {RTol: 1e-12, ATol: 1e-12},
+		"float16":  {RTol: 1e-3, ATol: 1e-6},
+		"bfloat16": {RTol: 8e-3, ATol: 1e-6},
 	}
 
-	accumulating   = Tol{RTol: 1e-5, ATol: 1e-5}   // float32
-	accumulating64 = Tol{RTol: 1e-12, ATol: 1e-12} // float64: 64 terms of O(1) stay far below this
+	accumulating     = Tol{RTol: 1e-5, ATol: 1e-5}   // float32
+	accumulating64   = Tol{RTol: 1e-12, ATol: 1e-12} // float64: 64 terms of O(1) stay far below this
+	accumulatingHalf = map[string]Tol{
+		"float16":  {RTol: 1e-3, ATol: 1e-3},
+		"bfloat16": {RTol: 8e-3, ATol: 8e-3},
+	}
 
 	opTol = map[string]map[string]Tol{
 		// Variance subtracts the mean: cancellation costs digits.
@@ -40,6 +56,11 @@ var (
 	}
 )
 
+// halfVariance are the ops of opTol whose 16-bit results take the
+// accumulating tolerance: a variance (or a convolution, a sum of many
+// products) is rounded once from float32 too.
+var halfVariance = map[string]bool{"var": true, "std": true, "layer_norm": true, "conv2d": true, "avg_pool2d": true}
+
 // accumulatingOps are the ops whose results are sums of many terms.
 var accumulatingOps = map[string]bool{
 	"sum": true, "mean": true, "prod": true, "logsumexp": true, "cumsum": true, "matmul": true,
@@ -52,10 +73,18 @@ func Tolerance(op, dt string) Tol {
 		return t
 	}
 	if accumulatingOps[op] {
-		if dt == "float32" {
+		switch dt {
+		case "float32":
 			return accumulating
+		case "float16", "bfloat16":
+			return accumulatingHalf[dt]
 		}
 		return accumulating64
+	}
+	if halfVariance[op] {
+		if t, ok := accumulatingHalf[dt]; ok {
+			return t
+		}
 	}
 	return defaultTol[dt]
 }

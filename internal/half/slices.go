@@ -49,3 +49,18 @@ func Float32sToBFloat16s(dst []uint16, src []float32) int {
 	}
 	return n
 }
+
+// Float16 and BFloat16 are one element of each format as its 16 bits: the
+// Go types of host data of lathe's float16 and bfloat16 tensors (what a
+// backend's Upload takes and Read gives, and the cpu backend stores), two
+// types so that a slice of either says which format it holds.
+type (
+	Float16  uint16
+	BFloat16 uint16
+)
+
+// Float32 widens h exactly.
+func (h Float16) Float32() float32 { return Float16ToFloat32(uint16(h)) }
+
+// Float32 widens h exactly.
+func (h BFloat16) Float32() float32 { return BFloat16ToFloat32(uint16(h)) }
