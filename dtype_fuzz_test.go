@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/internal/half"
 )
 
 // FuzzCast draws a cast between any two dtypes (and sometimes to a value
@@ -24,8 +25,8 @@ func FuzzCast(f *testing.F) {
 	fzGPU() // open wgpu:0 in each worker before its first input, not during it
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := &fzReader{b: data}
-		from := fzDTypes[r.intn(len(fzDTypes))]
-		to := fzDTypes[r.intn(len(fzDTypes))]
+		from := fzCastDTypes[r.intn(len(fzCastDTypes))]
+		to := fzCastDTypes[r.intn(len(fzCastDTypes))]
 		bad := r.intn(32) == 0
 		if bad {
 			to = DType(r.intn(256))
@@ -88,6 +89,10 @@ func FuzzCast(f *testing.F) {
 	})
 }
 
+// fzCastDTypes are the dtypes FuzzCast draws: every one lathe has, the
+// narrow ones too (which the other targets' oracles do not know yet).
+var fzCastDTypes = append(slices.Clone(fzDTypes), Float16, BFloat16, Int8, Uint8)
+
 // fzCastRef is PyTorch's value of v (of dtype from) cast to dtype to, and
 // whether PyTorch defines it.
 func fzCastRef(v float64, from, to DType) (float64, bool) {
@@ -101,6 +106,22 @@ func fzCastRef(v float64, from, to DType) (float64, bool) {
 		return float64(float32(v)), true
 	case to == Float64:
 		return v, true
+	case to == Float16: // through float32, as torch 1.13 rounds a float64
+		return float64(half.Float16ToFloat32(half.Float16FromFloat32(float32(v)))), true
+	case to == BFloat16:
+		return float64(half.BFloat16ToFloat32(half.BFloat16FromFloat32(float32(v)))), true
+	case to == Int8 || to == Uint8:
+		// A float truncates to int32 first (NaN and values past its
+		// range give its minimum), then keeps the low 8 bits, as torch on
+		// x86; an integer keeps its low 8 bits.
+		if from.IsFloat() {
+			v, _ = fzCastRef(v, from, Int32)
+		}
+		i := int64(v)
+		if to == Int8 {
+			return float64(int8(i)), true
+		}
+		return float64(uint8(i)), true
 	case from.IsFloat():
 		t := math.Trunc(v)
 		lo, end := float64(math.MinInt32), float64(1<<31) // end: the first value past the range
@@ -123,9 +144,11 @@ func fzWider(dt DType) DType {
 	switch dt {
 	case Float32:
 		return Float64
+	case Float16, BFloat16:
+		return Float32
 	case Int32:
 		return Int64
-	case Bool:
+	case Bool, Int8, Uint8:
 		return Int32
 	}
 	return dt

@@ -136,6 +136,18 @@ func fzTensor(v []float64, dt DType, shape []int) *Tensor {
 			out[i] = int64(fzSaturate(x, -1<<62, 1<<62))
 		}
 		return FromSlice(CPU, out).Reshape(shape...)
+	case Int8, Uint8:
+		lo, hi := -128.0, 127.0
+		if dt == Uint8 {
+			lo, hi = 0, 255
+		}
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = math.Trunc(fzSaturate(x, lo, hi))
+		}
+		return FromSlice(CPU, out).Reshape(shape...).Cast(dt)
+	case Float16, BFloat16:
+		return FromSlice(CPU, slices.Clone(v)).Reshape(shape...).Cast(dt)
 	}
 	out := make([]bool, len(v))
 	for i, x := range v {
