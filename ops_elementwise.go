@@ -259,7 +259,26 @@ func binary(op *dispatch.Op[dispatch.None], x, y *Tensor) *Tensor {
 	if err != nil {
 		return failed(located(err, op.Name))
 	}
+	if dt == Bool && boolByInt32(op) {
+		out := promoted(op, Int32, x, y)
+		if out.err == nil && out.t.DType != Bool {
+			out = apply(ops.Cast, ops.CastTo{DType: Bool}, out)
+		}
+		return out
+	}
 	return promoted(op, dt, x, y)
+}
+
+// boolByInt32 reports whether op, which has no bool kernel, takes two
+// bools as torch does by computing in int32: add is or, mul and, maximum
+// or, minimum and (nonzero is true), and the comparisons order false
+// before true.
+func boolByInt32(op *dispatch.Op[dispatch.None]) bool {
+	switch op {
+	case ops.Add, ops.Mul, ops.Maximum, ops.Minimum, ops.Lt, ops.Le, ops.Gt, ops.Ge:
+		return true
+	}
+	return false
 }
 
 // promoted runs op on args, the last two cast to dt (where's x and y to
