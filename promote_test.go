@@ -175,3 +175,73 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// TestPromotedGrad: the casts that promotion inserts are on the tape, so
+// each input's gradient comes back in its own dtype: d/dx of
+// (x + y).sum() for a float32 x and a float64 y is float32 ones and
+// float64 ones, as torch's. Mul, Div and Where of mixed dtypes match
+// central differences in float64, through the float32 input's rounding.
+func TestPromotedGrad(t *testing.T) {
+	x := FromSlice(CPU, []float32{1.5, -2, 0.25}).RequireGrad()
+	y := FromSlice(CPU, []float64{2, 0.5, -3}).RequireGrad()
+	if err := x.Add(y).Sum().Backward(); err != nil {
+		t.Fatal(err)
+	}
+	gx, errx := x.Grad().Float32s()
+	gy, erry := y.Grad().Float64s()
+	if errx != nil || erry != nil || x.Grad().DType() != Float32 || y.Grad().DType() != Float64 {
+		t.Fatalf("grads %v %v (%v, %v), want float32 and float64", x.Grad().DType(), y.Grad().DType(), errx, erry)
+	}
+	for i := range gx {
+		if gx[i] != 1 || gy[i] != 1 {
+			t.Fatalf("grads %v %v, want ones", gx, gy)
+		}
+	}
+	// A 0-d float64 does not lift a float32 x: the gradient stays float32,
+	// and the 0-d's is the sum, in float64.
+	x.ZeroGrad()
+	s := Scalar(CPU, 3.0).RequireGrad()
+	out := x.Mul(s)
+	if out.DType() != Float32 {
+		t.Fatalf("float32 · 0-d float64 is %v, want float32", out.DType())
+	}
+	if err := out.Sum().Backward(); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := s.Grad().Float64s(); err != nil || s.Grad().DType() != Float64 || g[0] != -0.25 {
+		t.Fatalf("d/ds of sum(x·s) is %v %v (%v), want float64 -0.25", s.Grad().DType(), g, err)
+	}
+
+	// Central differences in y (float64; x is fixed, its float32 values
+	// exact in float64).
+	cond := FromSlice(CPU, []bool{true, false, true})
+	fns := map[string]func(x, y *Tensor) *Tensor{
+		"mul":   func(x, y *Tensor) *Tensor { return x.Mul(y).Mul(y) },
+		"div":   func(x, y *Tensor) *Tensor { return x.Div(y) },
+		"where": func(x, y *Tensor) *Tensor { return Where(cond, x, y.Mul(y)) },
+	}
+	yv := []float64{2, 0.5, -3}
+	for name, f := range fns {
+		y := FromSlice(CPU, yv).RequireGrad()
+		x := FromSlice(CPU, []float32{1.5, -2, 0.25}).RequireGrad()
+		if err := f(x, y).Sum().Backward(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		g, _ := y.Grad().Float64s()
+		if x.Grad().DType() != Float32 {
+			t.Errorf("%s: x's grad is %v, want float32", name, x.Grad().DType())
+		}
+		for i := range yv {
+			const h = 1e-6
+			at := func(d float64) float64 {
+				v := append([]float64(nil), yv...)
+				v[i] += d
+				s, _ := f(FromSlice(CPU, []float32{1.5, -2, 0.25}), FromSlice(CPU, v)).Sum().Float64s()
+				return s[0]
+			}
+			if fd := (at(h) - at(-h)) / (2 * h); math.Abs(fd-g[i]) > 1e-6*max(1, math.Abs(fd)) {
+				t.Errorf("%s: d/dy[%d] is %v, central difference %v", name, i, g[i], fd)
+			}
+		}
+	}
+}
