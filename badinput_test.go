@@ -170,7 +170,7 @@ func biOps() map[string]biOp {
 			call: func(a []*Tensor) *Tensor { return a[0].LogicalNot() }, kinds: "a",
 			huge: func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).LogicalNot() }},
 		"where": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3).GtScalar(1), biF(dev, 2, 3), biF(dev, 3)} },
-			call: func(a []*Tensor) *Tensor { return Where(a[0], a[1], a[2]) }, kinds: "cfs",
+			call: func(a []*Tensor) *Tensor { return Where(a[0], a[1], a[2]) }, kinds: "caa",
 			huge: func(dev Device) *Tensor {
 				return Where(Ones(dev, Bool, 1).Expand(biHuge, biHuge), biF(dev, 1), biF(dev, 1))
 			}},
@@ -312,7 +312,7 @@ func biOps() map[string]biOp {
 				return biBig(dev, biHuge, biHuge).CrossEntropy(Zeros(dev, Int32, 1).Expand(biHuge))
 			}},
 		"mse_loss": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 2, 3)} },
-			call: func(a []*Tensor) *Tensor { return a[0].MSELoss(a[1]) }, kinds: "fs",
+			call: func(a []*Tensor) *Tensor { return a[0].MSELoss(a[1]) }, kinds: "aa",
 			huge: func(dev Device) *Tensor {
 				return biBig(dev, biHuge, biHuge).MSELoss(biBig(dev, biHuge, biHuge))
 			}},
@@ -361,10 +361,11 @@ func biOps() map[string]biOp {
 		f     func(x, y *Tensor) *Tensor
 		kinds string
 	}{
-		{"add", (*Tensor).Add, "fs"}, {"sub", (*Tensor).Sub, "fs"}, {"mul", (*Tensor).Mul, "fs"}, {"div", (*Tensor).Div, "fs"},
-		{"pow", (*Tensor).Pow, "fs"}, {"maximum", (*Tensor).Maximum, "fs"}, {"minimum", (*Tensor).Minimum, "fs"},
-		{"atan2", (*Tensor).Atan2, "fs"}, {"eq", (*Tensor).Eq, "ss"}, {"ne", (*Tensor).Ne, "ss"},
-		{"lt", (*Tensor).Lt, "fs"}, {"le", (*Tensor).Le, "fs"}, {"gt", (*Tensor).Gt, "fs"}, {"ge", (*Tensor).Ge, "fs"},
+		// Binary ops promote any dtypes (sub refuses bool, as torch's -).
+		{"add", (*Tensor).Add, "aa"}, {"sub", (*Tensor).Sub, "ff"}, {"mul", (*Tensor).Mul, "aa"}, {"div", (*Tensor).Div, "aa"},
+		{"pow", (*Tensor).Pow, "aa"}, {"maximum", (*Tensor).Maximum, "aa"}, {"minimum", (*Tensor).Minimum, "aa"},
+		{"atan2", (*Tensor).Atan2, "aa"}, {"eq", (*Tensor).Eq, "aa"}, {"ne", (*Tensor).Ne, "aa"},
+		{"lt", (*Tensor).Lt, "aa"}, {"le", (*Tensor).Le, "aa"}, {"gt", (*Tensor).Gt, "aa"}, {"ge", (*Tensor).Ge, "aa"},
 		{"logical_and", (*Tensor).LogicalAnd, "aa"}, {"logical_or", (*Tensor).LogicalOr, "aa"},
 	} {
 		t[b.name] = biBinary(b.f, b.kinds)

@@ -11,8 +11,11 @@
 //	y := x.MatMul(w).Add(b).ReLU().Sum(1)
 //	vals, err := y.Float32s() // the first error anywhere up the chain
 //
-// lathe does not move data or promote dtypes behind the caller's back: a
-// tensor on another device, or of another dtype, is an error with the fix.
+// lathe does not move data behind the caller's back: a tensor on another
+// device is an error with the fix. Elementwise ops promote dtypes as
+// PyTorch's torch.result_type (an int32 and a float32 tensor add in
+// float32); the ops that torch does not promote (matmul, convolution,
+// layer_norm's weight, ...) refuse another dtype with the fix.
 //
 // Importing lathe links every backend; Devices lists those this machine can
 // open and DeviceStatus says why the others cannot be.

@@ -20,9 +20,9 @@ func Example() {
 // failure on, and reading data returns the first error with its fix.
 func Example_errors() {
 	x := lathe.Ones(lathe.CPU, lathe.Float32, 2, 3)
-	y := x.Add(lathe.Ones(lathe.CPU, lathe.Float64, 3)).Exp()
+	y := x.MatMul(lathe.Ones(lathe.CPU, lathe.Float64, 3, 2)).Exp()
 	_, err := y.Float32s()
 	var e *lathe.Error
 	fmt.Println(errors.Is(err, lathe.ErrDType), errors.As(err, &e), e.Op, e.Arg)
-	// Output: true true add rhs
+	// Output: true true matmul rhs
 }

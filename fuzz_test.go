@@ -173,7 +173,8 @@ func fzSaturate(x, lo, hi float64) float64 {
 // (ops.CheckScalar, written again): an integer dtype takes only integers
 // in its range (ErrValue past it, NaN and ±Inf included, as PyTorch's
 // "value cannot be converted to type int without overflow"; ErrDType for
-// a fraction, where torch would truncate a fill or promote an operand),
+// a fraction, where torch would truncate a fill; an arithmetic operand
+// with a fraction promotes instead, and never meets this rule),
 // float32 any value but a finite one past its range (ErrValue, as torch),
 // float64 and Bool any value.
 func fzScalarKind(dt DType, v float64) error {

@@ -7,8 +7,15 @@ import (
 	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
-// Elementwise ops. Binary ops broadcast as NumPy does and need both
-// arguments of one dtype (lathe does not promote); comparisons give Bool.
+// Elementwise ops. Binary ops broadcast as NumPy does and promote dtypes
+// as PyTorch's torch.result_type (dispatch.ResultType): an int32 and a
+// float32 tensor add in float32, a float32 and a float64 one in float64,
+// while a 0-d tensor or a Go scalar lifts only across categories (bool <
+// integer < float): a float32 tensor plus a 0-d float64 is float32, an
+// int32 tensor plus 2.5 is float32. The operands are cast to that dtype
+// before the kernel, and the casts are recorded, so each input's gradient
+// comes back in its own dtype. Comparisons compute in that dtype and give
+// Bool.
 
 // Neg is -x.
 func (x *Tensor) Neg() *Tensor { return unary(ops.Neg, x) }
@@ -100,47 +107,48 @@ func (x *Tensor) Clamp(lo, hi float64) *Tensor {
 func (x *Tensor) LogicalNot() *Tensor { return apply(ops.LogicalNot, none, x) }
 
 // Add is x + y, broadcast.
-func (x *Tensor) Add(y *Tensor) *Tensor { return apply(ops.Add, none, x, y) }
+func (x *Tensor) Add(y *Tensor) *Tensor { return binary(ops.Add, x, y) }
 
 // Sub is x - y, broadcast.
-func (x *Tensor) Sub(y *Tensor) *Tensor { return apply(ops.Sub, none, x, y) }
+func (x *Tensor) Sub(y *Tensor) *Tensor { return binary(ops.Sub, x, y) }
 
 // Mul is x·y, broadcast.
-func (x *Tensor) Mul(y *Tensor) *Tensor { return apply(ops.Mul, none, x, y) }
+func (x *Tensor) Mul(y *Tensor) *Tensor { return binary(ops.Mul, x, y) }
 
-// Div is x / y, broadcast; floats only (true division, as torch.div).
-func (x *Tensor) Div(y *Tensor) *Tensor { return apply(ops.Div, none, x, y) }
+// Div is x / y, broadcast: true division, as torch.div, so integers
+// divide in float32 (DefaultFloat).
+func (x *Tensor) Div(y *Tensor) *Tensor { return binary(ops.Div, x, y) }
 
 // Pow is xʸ, broadcast; an integer power refuses a negative exponent.
-func (x *Tensor) Pow(y *Tensor) *Tensor { return apply(ops.Pow, none, x, y) }
+func (x *Tensor) Pow(y *Tensor) *Tensor { return binary(ops.Pow, x, y) }
 
 // Maximum is the larger of x and y, broadcast; a NaN in either gives NaN.
-func (x *Tensor) Maximum(y *Tensor) *Tensor { return apply(ops.Maximum, none, x, y) }
+func (x *Tensor) Maximum(y *Tensor) *Tensor { return binary(ops.Maximum, x, y) }
 
 // Minimum is the smaller of x and y, broadcast; a NaN in either gives NaN.
-func (x *Tensor) Minimum(y *Tensor) *Tensor { return apply(ops.Minimum, none, x, y) }
+func (x *Tensor) Minimum(y *Tensor) *Tensor { return binary(ops.Minimum, x, y) }
 
 // Atan2 is atan(x/y) in the quadrant that the signs of both give, as
 // torch.atan2(x, y), broadcast.
-func (x *Tensor) Atan2(y *Tensor) *Tensor { return apply(ops.Atan2, none, x, y) }
+func (x *Tensor) Atan2(y *Tensor) *Tensor { return binary(ops.Atan2, x, y) }
 
 // Eq is x == y, broadcast, as Bool.
-func (x *Tensor) Eq(y *Tensor) *Tensor { return apply(ops.Eq, none, x, y) }
+func (x *Tensor) Eq(y *Tensor) *Tensor { return binary(ops.Eq, x, y) }
 
 // Ne is x != y, broadcast, as Bool.
-func (x *Tensor) Ne(y *Tensor) *Tensor { return apply(ops.Ne, none, x, y) }
+func (x *Tensor) Ne(y *Tensor) *Tensor { return binary(ops.Ne, x, y) }
 
 // Lt is x < y, broadcast, as Bool.
-func (x *Tensor) Lt(y *Tensor) *Tensor { return apply(ops.Lt, none, x, y) }
+func (x *Tensor) Lt(y *Tensor) *Tensor { return binary(ops.Lt, x, y) }
 
 // Le is x ≤ y, broadcast, as Bool.
-func (x *Tensor) Le(y *Tensor) *Tensor { return apply(ops.Le, none, x, y) }
+func (x *Tensor) Le(y *Tensor) *Tensor { return binary(ops.Le, x, y) }
 
 // Gt is x > y, broadcast, as Bool.
-func (x *Tensor) Gt(y *Tensor) *Tensor { return apply(ops.Gt, none, x, y) }
+func (x *Tensor) Gt(y *Tensor) *Tensor { return binary(ops.Gt, x, y) }
 
 // Ge is x ≥ y, broadcast, as Bool.
-func (x *Tensor) Ge(y *Tensor) *Tensor { return apply(ops.Ge, none, x, y) }
+func (x *Tensor) Ge(y *Tensor) *Tensor { return binary(ops.Ge, x, y) }
 
 // LogicalAnd is x && y as Bool, with any nonzero value true; the dtypes
 // may differ.
@@ -150,15 +158,19 @@ func (x *Tensor) LogicalAnd(y *Tensor) *Tensor { return apply(ops.LogicalAnd, no
 // differ.
 func (x *Tensor) LogicalOr(y *Tensor) *Tensor { return apply(ops.LogicalOr, none, x, y) }
 
-// Where picks x where cond is true and y elsewhere, broadcasting all three.
-func Where(cond, x, y *Tensor) *Tensor { return apply(ops.Where, none, cond, x, y) }
+// Where picks x where cond is true and y elsewhere, broadcasting all three;
+// x and y promote as a binary op's operands.
+func Where(cond, x, y *Tensor) *Tensor { return promoted(ops.Where, dispatch.InvalidDType, cond, x, y) }
 
-// Scalar forms: the scalar becomes a 0-d tensor of x's dtype on x's device
-// and broadcasts. An integer tensor takes only integral scalars in its
-// dtype's range (an ErrValue past it, where torch would promote); a float
-// tensor rounds the scalar to its dtype, as torch does. Comparisons are
-// exact whatever the scalar, as torch's: an int32 tensor is below 3e9 and
-// never equal to 1.5.
+// Scalar forms: s is a Go number, an integer where it has no fraction (2)
+// and a float otherwise (2.5, NaN, ±Inf) (ops.ScalarOperand), and promotes
+// as torch's Python scalars: it does not lift x within x's category (a
+// float32 x stays float32, an int32 x plus 1 stays int32) but does across
+// (an int32 x plus 2.5 is float32, a bool x plus 2 is int64). An integer
+// that the result's dtype cannot hold is an ErrValue (3e9 for int32),
+// where torch would wrap it; a float result rounds s to its dtype, as
+// torch does. Comparisons are exact whatever the scalar, as torch's: an
+// int32 tensor is below 3e9 and never equal to 1.5.
 
 // AddScalar is x + s.
 func (x *Tensor) AddScalar(s float64) *Tensor { return x.withScalar(ops.Add, s) }
@@ -205,15 +217,28 @@ func (x *Tensor) withScalar(op *dispatch.Op[dispatch.None], s float64) *Tensor {
 	}
 	switch op {
 	case ops.Eq, ops.Ne, ops.Lt, ops.Le, ops.Gt, ops.Ge:
+		if x.t.DType == Bool && op != ops.Eq && op != ops.Ne {
+			// false < true as 0 < 1, as torch's; exact, as every comparison below
+			if x = x.promoteTo(op.Name, "self", Int32); x.err != nil {
+				return x
+			}
+		}
 		bound, all, constant := ops.CompareScalar(op, x.t.DType, s)
 		if constant {
 			return full(op.Name, x.t.Device, Bool, b2f(all), x.t.Shape)
 		}
-		s = bound
-	default:
-		if err := ops.CheckOperand(op, x.t.DType, s, "scalar"); err != nil {
-			return failed(located(err, op.Name))
-		}
+		return apply(op, none, x, x.scalarLike(op.Name, bound))
+	}
+	dt, err := ops.BinaryDType(op, dispatch.OperandOf(x.t), ops.ScalarOperand(s))
+	if err != nil {
+		return failed(located(err, op.Name))
+	}
+	if err := ops.CheckOperand(op, dt, s, "scalar"); err != nil {
+		return failed(located(err, op.Name))
+	}
+	x = x.promoteTo(op.Name, "self", dt)
+	if x.err != nil {
+		return x
 	}
 	return apply(op, none, x, x.scalarLike(op.Name, s))
 }
@@ -222,6 +247,88 @@ func (x *Tensor) withScalar(op *dispatch.Op[dispatch.None], s float64) *Tensor {
 // that dtype holds (the caller has checked) or, a float one, rounds.
 func (x *Tensor) scalarLike(op string, s float64) *Tensor {
 	return upload(op, x.t.Device, ops.ScalarData(x.t.DType, s), x.t.DType, []int{})
+}
+
+// binary runs a binary op on x and y cast to the dtype it computes in
+// (ops.BinaryDType).
+func binary(op *dispatch.Op[dispatch.None], x, y *Tensor) *Tensor {
+	if !promotable(x, y) {
+		return apply(op, none, x, y) // apply and dispatch report the fault
+	}
+	dt, err := ops.BinaryDType(op, dispatch.OperandOf(x.t), dispatch.OperandOf(y.t))
+	if err != nil {
+		return failed(located(err, op.Name))
+	}
+	if dt == Bool && boolByInt32(op) {
+		out := promoted(op, Int32, x, y)
+		if out.err == nil && out.t.DType != Bool {
+			out = apply(ops.Cast, ops.CastTo{DType: Bool}, out)
+		}
+		return out
+	}
+	return promoted(op, dt, x, y)
+}
+
+// boolByInt32 reports whether op, which has no bool kernel, takes two
+// bools as torch does by computing in int32: add is or, mul and, maximum
+// or, minimum and (nonzero is true), and the comparisons order false
+// before true.
+func boolByInt32(op *dispatch.Op[dispatch.None]) bool {
+	switch op {
+	case ops.Add, ops.Mul, ops.Maximum, ops.Minimum, ops.Lt, ops.Le, ops.Gt, ops.Ge:
+		return true
+	}
+	return false
+}
+
+// promoted runs op on args, the last two cast to dt (where's x and y to
+// their result type when dt is InvalidDType; the logical ops' as they
+// are).
+func promoted(op *dispatch.Op[dispatch.None], dt DType, args ...*Tensor) *Tensor {
+	if !promotable(args...) {
+		return apply(op, none, args...)
+	}
+	pair := args[len(args)-2:]
+	if op == ops.Where {
+		dt = dispatch.ResultType(dispatch.OperandOf(pair[0].t), dispatch.OperandOf(pair[1].t))
+	}
+	if dt.Valid() {
+		names := op.Args[len(op.Args)-2:]
+		for i, a := range pair {
+			if pair[i] = a.promoteTo(op.Name, names[i], dt); pair[i].err != nil {
+				return pair[i]
+			}
+		}
+	}
+	return apply(op, none, args...)
+}
+
+// promotable reports whether args are live tensors on one device, whose
+// dtypes promotion may look at; otherwise the op's own checks say what is
+// wrong before any cast runs.
+func promotable(args ...*Tensor) bool {
+	for _, a := range args {
+		if a == nil || a.err != nil || a.t == nil || a.t.Released() || a.t.Device != args[0].t.Device {
+			return false
+		}
+	}
+	return true
+}
+
+// promoteTo casts x, the argument arg of op, to dt, recorded as any cast
+// is; a device without dt (float64 on wgpu) fails naming op.
+func (x *Tensor) promoteTo(op, arg string, dt DType) *Tensor {
+	if x.t.DType == dt {
+		return x
+	}
+	t, err := dispatch.Call(ops.Cast, ops.CastTo{DType: dt}, x.t)
+	if err != nil {
+		e := *located(err, "cast")
+		e.Op, e.Arg = op, arg
+		e.Detail = "promotes to " + dt.String() + " (from " + x.t.DType.String() + "), and the cast " + e.Detail
+		return failed(&e)
+	}
+	return wrap(t)
 }
 
 func b2f(b bool) float64 {

@@ -3,6 +3,7 @@ package lathe
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -12,8 +13,8 @@ import (
 // FuzzElementwise draws a unary, binary, scalar or where op, dtypes,
 // shapes that broadcast (or almost), strided inputs and values with NaN,
 // infinities and the edges of float32 and int32, and holds the result to
-// the schema's rule (dtype sets, NumPy broadcasting, Bool for
-// comparisons), to the same op on inputs expanded and copied beforehand
+// the schema's rule (dtype sets, promotion as torch.result_type from
+// torch's own table, NumPy broadcasting, Bool for comparisons), to the same op on inputs expanded and copied beforehand
 // (the broadcasting paths against the plain one), and to wgpu:0.
 func FuzzElementwise(f *testing.F) {
 	f.Add([]byte{1, 0, 0, 2, 3, 1, 2, 3, 9, 9, 9, 9, 9, 9, 9, 9})
@@ -114,22 +115,28 @@ func fuzzBinary(t *testing.T, r *fzReader) {
 	sb := fzBroadcastPartner(r, sa)
 	x, y := fzOperand(r, dt, sa), fzOperand(r, dt2, sb)
 	label := b.Name + "/" + dt.String() + dispatch.FormatShape(sa) + "," + dt2.String() + dispatch.FormatShape(sb)
-	if b.Name == "pow" && dt.IsInt() && dt == dt2 {
+	if b.Name == "pow" && (dt.IsInt() || dt == Bool) && dt2.IsInt() {
 		// An integer power overflows as the dtype wraps; only the
 		// device's wrapping may differ, so compare small exponents.
 		y = y.Abs().MinimumScalar(3).MaximumScalar(0) // |MinInt32| wraps to itself
 	}
-	call := func(in []*Tensor) *Tensor { return apply(b.Op, none, in[0], in[1]) }
+	call := func(in []*Tensor) *Tensor { return binary(b.Op, in[0], in[1]) }
 	out := fzDiff(t, label, fzElementwiseTol, call, x, y)
 	shape, ok := fzBroadcast(sa, sb)
+	// The dtypes promote as torch's (fzBinaryDType); logical ops take any.
 	var refuse error
+	compute := fzBinaryDType(b.Name, fzOperandName(dt, sa), fzOperandName(dt2, sb))
+	logical := b.Name == "logical_and" || b.Name == "logical_or"
+	if logical {
+		compute = dispatch.InvalidDType
+	}
 	switch {
-	case !b.DTypes.Has(dt) || !b.DTypes.Has(dt2) || (dt != dt2 && b.Name != "logical_and" && b.Name != "logical_or"):
+	case !logical && (compute == dispatch.InvalidDType || !b.DTypes.Has(compute) && !(compute == Bool && fzBoolByInt32[b.Name])):
 		refuse = ErrDType
 	case !ok:
 		refuse = ErrShape
 	}
-	want := dt
+	want := compute
 	if b.Bool {
 		want = Bool
 	}
@@ -138,10 +145,55 @@ func fuzzBinary(t *testing.T, r *fzReader) {
 		return
 	}
 	// Broadcasting in the kernel gives what the same op gives on the
-	// inputs expanded and copied first.
-	plain := call([]*Tensor{x.Expand(shape...).Contiguous(), y.Expand(shape...).Contiguous()})
+	// inputs expanded and copied first, cast to the dtype it computed in
+	// (an expanded 0-d operand is 0-d no more, and would promote as a
+	// tensor).
+	xe, ye := x.Expand(shape...).Contiguous(), y.Expand(shape...).Contiguous()
+	if compute.Valid() {
+		xe, ye = xe.Cast(compute), ye.Cast(compute)
+	}
+	plain := call([]*Tensor{xe, ye})
 	fzSame(t, label+" vs expanded copies", out, plain, 0)
 }
+
+// fzOperandName is a tensor operand as promote.py writes it: its dtype,
+// with [] for a 0-d one.
+func fzOperandName(dt DType, shape []int) string {
+	if len(shape) == 0 {
+		return dt.String() + "[]"
+	}
+	return dt.String()
+}
+
+// fzResultType is torch.result_type of two operands, from torch's own
+// table (promote_torchref_test.go).
+func fzResultType(lhs, rhs string) DType {
+	for _, c := range torchResultTypes {
+		if c.LHS == lhs && c.RHS == rhs {
+			return promoteDType(c.Result)
+		}
+	}
+	panic("no torch result type for " + lhs + ", " + rhs)
+}
+
+// fzBinaryDType is the dtype that the binary op named op computes in, or
+// InvalidDType where torch refuses (sub of a bool): the result type, a
+// float for div and atan2.
+func fzBinaryDType(op, lhs, rhs string) DType {
+	if op == "sub" && (strings.HasPrefix(lhs, "bool") || strings.HasPrefix(rhs, "bool") || rhs == "true") {
+		return dispatch.InvalidDType
+	}
+	dt := fzResultType(lhs, rhs)
+	if (op == "div" || op == "atan2") && !dt.IsFloat() {
+		dt = Float32
+	}
+	return dt
+}
+
+// fzBoolByInt32 are the ops that take two bools as torch does, though
+// they have no bool kernel.
+var fzBoolByInt32 = map[string]bool{"add": true, "mul": true, "maximum": true, "minimum": true,
+	"lt": true, "le": true, "gt": true, "ge": true}
 
 // fzBroadcast is NumPy's rule, written again here.
 func fzBroadcast(a, b []int) ([]int, bool) {
@@ -188,26 +240,31 @@ func fuzzScalar(t *testing.T, r *fzReader) {
 	shape := r.shape(4, 64)
 	x := fzOperand(r, dt, shape)
 	s := r.value()
-	if op.name == "pow_scalar" && dt.IsInt() {
+	if op.name == "pow_scalar" && (dt.IsInt() || dt == Bool) {
 		s = math.Min(math.Abs(s), 3) // as in fuzzBinary: wrapping aside (NaN stays NaN)
 	}
 	label := op.name + "/" + dt.String() + dispatch.FormatShape(shape)
 	out := fzDiff(t, label, fzElementwiseTol, func(in []*Tensor) *Tensor { return op.f(in[0], s) }, x)
-	// The rule: a dtype that the op does not take is its own error; an
-	// arithmetic operand is a value of x's dtype (fzScalarKind), which
-	// does not promote as torch would; a comparison takes any scalar and
-	// is exact, as torch's.
+	// The rule: s is an integer where it has no fraction and a float
+	// otherwise (2 and 2.5 to torch), and promotes as torch's scalars
+	// (fzBinaryDType); a dtype that the op does not take is its own error,
+	// and an integer the result's dtype cannot hold an ErrValue
+	// (fzScalarKind); a comparison takes any scalar and is exact, as
+	// torch's.
 	var refuse error
 	b := ops.BinaryOps[slices.IndexFunc(ops.BinaryOps, func(b ops.BinaryOp) bool { return b.Name+"_scalar" == op.name })]
-	switch {
-	case !b.DTypes.Has(dt):
-		refuse = ErrDType
-	case !op.bool:
-		refuse = fzScalarKind(dt, s)
+	scalar := "2"
+	if s != math.Trunc(s) || math.IsInf(s, 0) {
+		scalar = "2.5"
 	}
-	want := dt
-	if op.bool {
+	want := fzBinaryDType(b.Name, fzOperandName(dt, shape), scalar)
+	switch {
+	case op.bool:
 		want = Bool
+	case want == dispatch.InvalidDType || !b.DTypes.Has(want):
+		refuse = ErrDType
+	case want.IsInt():
+		refuse = fzScalarKind(want, s)
 	}
 	fzWant(t, label, out, refuse, shape, want)
 	if !op.bool || out.Err() != nil {
@@ -257,8 +314,12 @@ func fuzzWhere(t *testing.T, r *fzReader) {
 	}
 	sc := r.shape(3, 27)
 	sx, sy := fzBroadcastPartner(r, sc), fzBroadcastPartner(r, sc)
-	c, x, y := fzOperand(r, cdt, sc), fzOperand(r, dt, sx), fzOperand(r, dt, sy)
-	label := "where/" + cdt.String() + dispatch.FormatShape(sc) + "," + dt.String() + dispatch.FormatShape(sx) + dispatch.FormatShape(sy)
+	dt2 := dt
+	if r.intn(4) == 0 {
+		dt2 = fzDTypes[r.intn(len(fzDTypes))]
+	}
+	c, x, y := fzOperand(r, cdt, sc), fzOperand(r, dt, sx), fzOperand(r, dt2, sy)
+	label := "where/" + cdt.String() + dispatch.FormatShape(sc) + "," + dt.String() + dispatch.FormatShape(sx) + "," + dt2.String() + dispatch.FormatShape(sy)
 	out := fzDiff(t, label, 0, func(in []*Tensor) *Tensor { return Where(in[0], in[1], in[2]) }, c, x, y)
 	shape, ok := fzBroadcast(sc, sx)
 	if ok {
@@ -271,5 +332,5 @@ func fuzzWhere(t *testing.T, r *fzReader) {
 	case !ok:
 		refuse = ErrShape
 	}
-	fzWant(t, label, out, refuse, shape, dt)
+	fzWant(t, label, out, refuse, shape, fzResultType(fzOperandName(dt, sx), fzOperandName(dt2, sy)))
 }

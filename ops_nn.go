@@ -111,7 +111,14 @@ var (
 				Detail: "has shape " + dispatch.FormatShape(target.t.Shape) + " but the input has " + dispatch.FormatShape(x.t.Shape),
 				Fix:    "give a target of the input's shape (lathe does not broadcast losses)"})
 		}
-		return reduceLoss(x.Sub(target).Square(), o.reduction, nil)
+		// torch.nn.functional.mse_loss promotes x and target as a binary
+		// op does (a float32 x and a float64 target give float64), and
+		// takes a bool target as numbers.
+		dt := dispatch.ResultType(dispatch.OperandOf(x.t), dispatch.OperandOf(target.t))
+		if dt == Bool || dt.IsInt() {
+			dt = dispatch.DefaultFloat
+		}
+		return reduceLoss(x.promoteTo("mse_loss", "x", dt).Sub(target.promoteTo("mse_loss", "target", dt)).Square(), o.reduction, nil)
 	})
 	opLayerNorm = composite("layer_norm", []string{"x"}, func(in []*Tensor, a layerNormAttrs) *Tensor {
 		return layerNorm(in[0], a)
@@ -123,6 +130,11 @@ var (
 				return failed(&Error{Kind: ErrShape, Arg: name, Detail: "has shape " + dispatch.FormatShape(p.t.Shape) +
 					" but normalized_shape is " + dispatch.FormatShape(a.shape), Fix: "give " + name + " the normalized shape"})
 			}
+		}
+		// torch refuses a weight or bias of another dtype than x's
+		// ("expected scalar type Float but found Double"), not promoting.
+		if err := sameDTypeAs("layer_norm", in[0], in[1:], "weight", "bias"); err != nil {
+			return failed(err)
 		}
 		return layerNorm(in[0], a).Mul(in[1]).Add(in[2])
 	})
@@ -294,4 +306,17 @@ func (x *Tensor) Dropout(p float64, train bool) *Tensor {
 	}
 	keep := Rand(x.t.Device, x.t.DType, x.t.Shape...).GeScalar(p).Cast(x.t.DType)
 	return x.Mul(keep).MulScalar(1 / (1 - p))
+}
+
+// sameDTypeAs refuses a parameter whose dtype is not x's, for the
+// composites that torch does not promote.
+func sameDTypeAs(op string, x *Tensor, params []*Tensor, names ...string) error {
+	for i, p := range params {
+		if p.t.DType != x.t.DType {
+			return &Error{Kind: ErrDType, Arg: names[i], Expected: x.t.DType.String(), Found: p.t.DType.String(),
+				Detail: "is " + p.t.DType.String() + " but x is " + x.t.DType.String() + " (" + op + " does not promote, as torch's)",
+				Fix:    "cast it with .Cast(" + x.t.DType.GoString() + ")"}
+		}
+	}
+	return nil
 }

@@ -164,13 +164,17 @@ func TestCompareScalarExact(t *testing.T) {
 				t.Errorf("%s: bool == %g gives %v (%v), != gives %v (%v); want %v, %v", dev, c.s, eq, err1, ne, err2, c.eq, c.ne)
 			}
 		}
-		// Only eq and ne take a bool tensor, and div only floats, whatever
-		// the scalar.
-		if err := b.LtScalar(3e9).Err(); !errors.Is(err, ErrDType) {
-			t.Errorf("%s: bool < 3e9 gives %v, want ErrDType", dev, err)
+		// A bool tensor compares as 0 and 1, and an int32 divides in
+		// float32, as torch's.
+		if got, err := b.LtScalar(3e9).Bools(); err != nil || !got[0] || !got[1] {
+			t.Errorf("%s: bool < 3e9 gives %v (%v), want all true", dev, got, err)
 		}
-		if err := Ones(dev, Int32, 2).DivScalar(3e9).Err(); !errors.Is(err, ErrDType) {
-			t.Errorf("%s: int32 / 3e9 gives %v, want ErrDType", dev, err)
+		if got, err := b.GeScalar(0.5).Bools(); err != nil || got[0] || !got[1] {
+			t.Errorf("%s: bool ≥ 0.5 gives %v (%v), want [false true]", dev, got, err)
+		}
+		q := Ones(dev, Int32, 2).DivScalar(4)
+		if got, err := q.Float32s(); err != nil || q.DType() != Float32 || got[0] != 0.25 {
+			t.Errorf("%s: int32 / 4 gives %v %v (%v), want float32 0.25", dev, q.DType(), got, err)
 		}
 	}
 }

@@ -105,7 +105,6 @@ func TestLossErrors(t *testing.T) {
 		{"ce/smoothing/target-shape", CrossEntropy(logits, lathe.FromSlice(lathe.CPU, []int64{0, 1, 2}, 3), LabelSmoothing(0.1)), lathe.ErrShape},
 		{"nll/smoothing", NLL(logits, tg, LabelSmoothing(0.1)), lathe.ErrValue},
 		{"bce/shape", BCEWithLogits(logits, lathe.Zeros(lathe.CPU, lathe.Float32, 3)), lathe.ErrShape},
-		{"bce/dtype", BCEWithLogits(logits, lathe.Zeros(lathe.CPU, lathe.Float64, 2, 3)), lathe.ErrDType},
 		{"mse/shape", MSE(logits, lathe.Zeros(lathe.CPU, lathe.Float32, 3)), lathe.ErrShape},
 		// A released argument is ErrReleased, not a shape mismatch (issue 15, defect 14).
 		{"bce/released_input", BCEWithLogits(released(2, 3), lathe.Zeros(lathe.CPU, lathe.Float32, 2, 3)), lathe.ErrReleased},
@@ -118,6 +117,10 @@ func TestLossErrors(t *testing.T) {
 				t.Fatalf("got %v, want %v", err, c.kind)
 			}
 		})
+	}
+	// A float64 target promotes the loss to float64, as torch's.
+	if l := BCEWithLogits(logits, lathe.Zeros(lathe.CPU, lathe.Float64, 2, 3)); l.Err() != nil || l.DType() != lathe.Float64 {
+		t.Errorf("bce of float32 logits and a float64 target: %v %v, want float64", l.DType(), l.Err())
 	}
 }
 

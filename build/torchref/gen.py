@@ -25,6 +25,7 @@ from elementwise import binary, elementwise  # noqa: E402
 from gradtensor import grad  # noqa: E402
 from interp import grad_interp, interp_cases  # noqa: E402
 import half  # noqa: E402
+import promote  # noqa: E402
 import literals  # noqa: E402
 from narrow import narrow  # noqa: E402
 from nn import nn  # noqa: E402
@@ -51,6 +52,8 @@ def main():
     literals.main()
     # internal/half's float16 and bfloat16 roundings (half.py).
     half.main()
+    # The type promotion tables of promote_test.go (promote.py).
+    promote.main()
 
 
 if __name__ == "__main__":

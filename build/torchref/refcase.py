@@ -197,7 +197,8 @@ class Family:
         """Add a case. fn computes torch's result from the input tensors.
 
         With error and fn, torch must raise too; with error and no fn the case
-        is lathe-only (lathe refuses what torch would promote).
+        is lathe-only (lathe refuses what torch would not: 3e9 added to int32,
+        which torch wraps).
         """
         assert name not in self.seen, name
         self.seen.add(name)

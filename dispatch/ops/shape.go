@@ -101,8 +101,10 @@ func checkDType(t *dispatch.Tensor, arg string, allowed dispatch.DTypeSet) error
 		Detail: "is " + t.DType.String() + " but the op takes " + allowed.String(), Fix: fix}
 }
 
-// sameDType refuses arguments whose dtypes differ from the first's: lathe
-// does not promote types behind the caller's back.
+// sameDType refuses arguments whose dtypes differ from the first's: a
+// kernel takes one dtype. The root package casts the operands of the ops
+// that promote (ops.BinaryDType) before they get here; the others refuse,
+// as torch's matmul and convolutions do.
 func sameDType(in []*dispatch.Tensor, names func(int) string, from int) error {
 	for i := from + 1; i < len(in); i++ {
 		if in[i].DType != in[from].DType {

@@ -28,7 +28,8 @@ type Case struct {
 	Outputs []*Tensor `json:"outputs"`
 	// Error is the kind lathe must return: "shape", "dtype", "index" or
 	// "value". TorchRaises says torch refuses the call too; when false the
-	// case is lathe's own rule (lathe does not promote dtypes).
+	// case is lathe's own rule (an integer scalar past the dtype's range,
+	// which torch wraps; a concat of mixed dtypes).
 	Error       string `json:"error"`
 	TorchRaises bool   `json:"torch_raises"`
 	File        string `json:"-"` // the JSON file it came from
