@@ -271,7 +271,7 @@ func biOps() map[string]biOp {
 			func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).View(biHuge * biHuge) }),
 		"reshape": biView(func(x *Tensor) *Tensor { return x.Reshape(3, 2) },
 			func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).Reshape(biHuge*biHuge, 1) }),
-		"flatten": biView((*Tensor).Flatten, func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).Flatten() }),
+		"flatten": biView(func(x *Tensor) *Tensor { return x.Flatten(1, -1) }, func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).Flatten() }),
 		"permute": biView(func(x *Tensor) *Tensor { return x.Permute(1, 0) },
 			func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).Permute(1, 0) }),
 		"transpose": biView(func(x *Tensor) *Tensor { return x.Transpose(0, 1) },

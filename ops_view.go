@@ -1,6 +1,10 @@
 package lathe
 
-import "github.com/lathe-ml/lathe/dispatch/ops"
+import (
+	"strconv"
+
+	"github.com/lathe-ml/lathe/dispatch/ops"
+)
 
 // View ops: the result shares x's storage (no data moves), so they are cheap
 // and work on any layout, including views of views. Reshape and Flatten copy
@@ -19,9 +23,22 @@ func (x *Tensor) View(shape ...int) *Tensor {
 	return apply(ops.View, ops.ViewShape{Shape: append([]int(nil), shape...)}, x)
 }
 
-// Flatten returns x as a 1-D tensor (a 0-d x gives one element), a view
-// where the strides allow.
-func (x *Tensor) Flatten() *Tensor { return apply(ops.Flatten, none, x) }
+// Flatten returns x with dims start to end (both included, either may be
+// negative) made one, a view where the strides allow, as torch.flatten.
+// With no dims it flattens all, to a 1-D tensor (a 0-d x gives one
+// element); Flatten(1, -1) keeps the batch dim, as nn.Flatten. Other than
+// none or two dims is an ErrValue.
+func (x *Tensor) Flatten(dims ...int) *Tensor {
+	a := ops.FlattenDims{Start: 0, End: -1}
+	switch len(dims) {
+	case 0:
+	case 2:
+		a = ops.FlattenDims{Start: dims[0], End: dims[1]}
+	default:
+		return failed(errorf("flatten", ErrValue, "dims", "has "+strconv.Itoa(len(dims))+" dims", "pass none (flatten all) or two: start and end"))
+	}
+	return apply(ops.Flatten, a, x)
+}
 
 // Permute reorders x's dims: dim i of the result is dim dims[i] of x.
 func (x *Tensor) Permute(dims ...int) *Tensor {

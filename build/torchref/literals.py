@@ -176,6 +176,14 @@ MATMUL = {
 }
 
 
+LINSPACE_DTYPES = {"float32": torch.float32, "float64": torch.float64, "int32": torch.int32, "int64": torch.int64}
+LINSPACE = [("float32", 0.0, 1.0, 5), ("float32", 0.0, 1.0, 7), ("float32", -3.3, 7.1, 11), ("float32", 1.0, 1.0, 4),
+            ("float32", 5.0, -5.0, 6), ("float32", 0.1, 0.7, 1), ("float32", 2.0, 3.0, 0), ("float32", -1e10, 3.7, 9),
+            ("float32", 0.0, 1.0, 1000),
+            ("float64", 0.0, 1.0, 7), ("float64", -1e10, 3.7, 9), ("float64", 0.1, 0.7, 10),
+            ("int64", 0.0, 10.0, 4), ("int64", -5.0, 5.0, 4), ("int64", 2.7, -3.9, 5), ("int32", 10.0, 0.0, 3)]
+
+
 def lathe_root():
     x = torch.tensor(REDUCE_DATA, dtype=f64).reshape(2, 3, 4)
     xi = torch.tensor(REDUCE_INTS, dtype=torch.int64).reshape(2, 3, 4)
@@ -194,6 +202,10 @@ def lathe_root():
                 [(k, value(v)) for k, v in nn_values().items()]),
         mapping("torchMatMul", "torchValue", "// torchMatMul holds torch.matmul's results on matmulData operands.",
                 [(k, value(torch.matmul(matmul_data(a), matmul_data(b)))) for k, (a, b) in MATMUL.items()]),
+        mapping("torchLinspace", "torchValue", "// torchLinspace holds torch.linspace(start, end, steps, dtype=...), keyed\n"
+                "// dtype/start,end,steps.",
+                [(f"{d}/{a!r},{b!r},{n}", value(torch.linspace(a, b, n, dtype=LINSPACE_DTYPES[d]).double()))
+                 for d, a, b, n in LINSPACE]),
     ]
     intro = ("// torchValue is a result PyTorch computed: its shape, and its elements\n"
              "// as float64s (indices and integers exactly).\n"

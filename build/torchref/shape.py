@@ -90,6 +90,16 @@ def views():
     for shape in ([2, 3, 4], [], [0, 3]):
         fam.case(f"flatten/f32/{shp(shape)}", "flatten", [r(shape)], lambda x: x.flatten())
     fam.case("flatten/f32/transposed[3,4]", "flatten", [L(r([3, 4]), "transposed")], lambda x: x.flatten())
+    for shape, a, b in (([2, 3, 4], 1, -1), ([2, 3, 4, 5], 1, 2), ([2, 3, 4], -2, -1), ([2, 3], 0, 0),
+                        ([], 0, -1), ([2, 0, 3], 0, 1)):
+        fam.case(f"flatten/f32/{shp(shape)}/{a},{b}", "flatten", [r(shape)], lambda x, a=a, b=b: x.flatten(a, b),
+                 {"start": a, "end": b})
+    fam.case("flatten/f32/transposed[3,4]/1,1", "flatten", [L(r([3, 4]), "transposed")], lambda x: x.flatten(1, 1),
+             {"start": 1, "end": 1})
+    fam.case("flatten/f32/[2,3,4]/2,1/error", "flatten", [r([2, 3, 4])], lambda x: x.flatten(2, 1),
+             {"start": 2, "end": 1}, error="value")
+    fam.case("flatten/f32/[2,3]/0,2/error", "flatten", [r([2, 3])], lambda x: x.flatten(0, 2),
+             {"start": 0, "end": 2}, error="index")
     for shape, dims in (([3, 4], [0]), ([3, 4], [-1]), ([2, 3, 4], [0, 2]), ([], []), ([0, 2], [1])):
         fam.case(f"flip/f32/{shp(shape)}/{shp(dims)}", "flip", [r(shape)], lambda x, d=dims: x.flip(d), {"dims": dims})
     fam.case("flip/f32/strided[2,3]/[1]", "flip", [L(r([2, 3]), "strided")], lambda x: x.flip(1), {"dims": [1]})

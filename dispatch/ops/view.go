@@ -2,6 +2,7 @@ package ops
 
 import (
 	"slices"
+	"strconv"
 
 	"github.com/lathe-ml/lathe/dispatch"
 )
@@ -15,6 +16,10 @@ import (
 // the target sizes (one -1 is inferred by view and reshape; -1 keeps a size
 // in expand).
 type ViewShape struct{ Shape []int }
+
+// FlattenDims is the attribute of flatten: the first and last dim (either
+// may be negative) of the run that becomes one; {0, -1} flattens all.
+type FlattenDims struct{ Start, End int }
 
 // PermuteDims is the attribute of permute: dim i of the result is dim Dims[i].
 type PermuteDims struct{ Dims []int }
@@ -42,7 +47,7 @@ type SliceRange struct{ Dim, Start, Stop, Step int }
 var (
 	View        = dispatch.Register(&dispatch.Op[ViewShape]{Schema: schema("view", "x"), View: viewView})
 	Reshape     = dispatch.Register(&dispatch.Op[ViewShape]{Schema: schema("reshape", "x"), Compose: reshapeCompose})
-	Flatten     = dispatch.Register(&dispatch.Op[dispatch.None]{Schema: schema("flatten", "x"), Compose: flattenCompose})
+	Flatten     = dispatch.Register(&dispatch.Op[FlattenDims]{Schema: schema("flatten", "x"), Compose: flattenCompose})
 	Permute     = dispatch.Register(&dispatch.Op[PermuteDims]{Schema: schema("permute", "x"), View: permuteView})
 	Transpose   = dispatch.Register(&dispatch.Op[TransposeDims]{Schema: schema("transpose", "x"), View: transposeView})
 	MT          = dispatch.Register(&dispatch.Op[dispatch.None]{Schema: schema("mt", "x"), Compose: mtCompose})
@@ -59,8 +64,25 @@ func schema(name string, args ...string) dispatch.Schema {
 	return dispatch.Schema{Name: name, Args: args}
 }
 
-func flattenCompose(in []*dispatch.Tensor, _ dispatch.None) (*dispatch.Tensor, error) {
-	return reshapeCompose(in, ViewShape{Shape: []int{-1}})
+func flattenCompose(in []*dispatch.Tensor, a FlattenDims) (*dispatch.Tensor, error) {
+	x := in[0]
+	start, err := NormDim(a.Start, x.Rank(), "start_dim")
+	if err != nil {
+		return nil, err
+	}
+	end, err := NormDim(a.End, x.Rank(), "end_dim")
+	if err != nil {
+		return nil, err
+	}
+	if start > end {
+		return nil, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "start_dim",
+			Detail: "is dim " + strconv.Itoa(start) + ", after end_dim (dim " + strconv.Itoa(end) + ")", Fix: "flatten from an earlier dim to a later one"}
+	}
+	if x.Rank() == 0 {
+		return reshapeCompose(in, ViewShape{Shape: []int{1}}) // as PyTorch: one element, 1-D
+	}
+	shape := append(clone(x.Shape[:start]), dispatch.Numel(x.Shape[start:end+1])) // fits: x's numel does
+	return reshapeCompose(in, ViewShape{Shape: append(shape, x.Shape[end+1:]...)})
 }
 
 func broadcastToCompose(in []*dispatch.Tensor, a ViewShape) (*dispatch.Tensor, error) {

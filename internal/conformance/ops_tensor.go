@@ -75,7 +75,12 @@ var moreOps = map[string]opFunc{
 	"slice": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
 		return one(in[0].Slice(a.Int("dim"), a.Int("start"), a.Int("stop"), a.Int("step")))
 	},
-	"flatten": unary((*lathe.Tensor).Flatten),
+	"flatten": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		if a.Has("start") {
+			return one(in[0].Flatten(a.Int("start"), a.Int("end")))
+		}
+		return one(in[0].Flatten())
+	},
 	"flip": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
 		return one(in[0].Flip(a.Ints("dims")...))
 	},

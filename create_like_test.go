@@ -1,0 +1,120 @@
+package lathe
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestLinspaceMatchesTorch: every case of torchLinspace (literals.py), on
+// the cpu and on wgpu:0 where the dtype exists there, bit for bit.
+func TestLinspaceMatchesTorch(t *testing.T) {
+	dtypes := map[string]DType{"float32": Float32, "float64": Float64, "int32": Int32, "int64": Int64}
+	for key, want := range torchLinspace {
+		name, args, _ := strings.Cut(key, "/")
+		f := strings.Split(args, ",")
+		start, _ := strconv.ParseFloat(f[0], 64)
+		end, _ := strconv.ParseFloat(f[1], 64)
+		steps, _ := strconv.Atoi(f[2])
+		for _, dev := range biDevices(t) {
+			got := Linspace(dev, dtypes[name], start, end, steps)
+			if errors.Is(got.Err(), ErrUnsupported) && dev != CPU {
+				continue // a dtype that device lacks
+			}
+			v, err := got.To(CPU).Cast(Float64).Float64s()
+			if err != nil {
+				t.Fatalf("%s on %v: %v", key, dev, err)
+			}
+			// torch's vectorised kernel rounds some places differently
+			// (it steps from the start of each SIMD block): a few ulps
+			// of the range's larger end; integers exactly.
+			tol := 0.0
+			if dt := dtypes[name]; dt.IsFloat() {
+				ulp := map[DType]float64{Float32: 0x1p-23, Float64: 0x1p-52}[dt]
+				tol = 4 * ulp * max(math.Abs(start), math.Abs(end))
+			}
+			if !slices.Equal(got.Shape(), want.Shape) || len(v) != len(want.Values) {
+				t.Fatalf("%s on %v: shape %v, want %v", key, dev, got.Shape(), want.Shape)
+			}
+			for i := range v {
+				if math.Abs(v[i]-want.Values[i]) > tol {
+					t.Errorf("%s on %v: [%d] = %v, want %v (±%v)", key, dev, i, v[i], want.Values[i], tol)
+					break
+				}
+			}
+		}
+	}
+}
+
+func TestLinspaceErrors(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		got  *Tensor
+		kind error
+	}{
+		{"negative steps", Linspace(CPU, Float32, 0, 1, -1), ErrValue},
+		{"infinite end", Linspace(CPU, Float32, 0, math.Inf(1), 3), ErrValue},
+		{"NaN start", Linspace(CPU, Float64, math.NaN(), 1, 3), ErrValue},
+		{"bool", Linspace(CPU, Bool, 0, 1, 3), ErrDType},
+		{"huge", Linspace(CPU, Float32, 0, 1, math.MaxInt), ErrOutOfMemory},
+	} {
+		if err := c.got.Err(); !errors.Is(err, c.kind) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.kind)
+		}
+	}
+}
+
+// TestLikeConstructors: each takes x's shape, dtype and device, and a
+// failed or released x gives an error naming the op.
+func TestLikeConstructors(t *testing.T) {
+	for _, dev := range biDevices(t) {
+		x := Zeros(dev, Float32, 2, 3).Transpose(0, 1) // a view: the result is contiguous
+		for name, got := range map[string]*Tensor{
+			"zeros_like": ZerosLike(x), "ones_like": OnesLike(x), "full_like": FullLike(x, -2.5),
+			"rand_like": RandLike(x), "randn_like": RandNLike(x),
+		} {
+			if err := got.Err(); err != nil {
+				t.Fatalf("%s on %v: %v", name, dev, err)
+			}
+			if got.Device() != dev || got.DType() != Float32 || !slices.Equal(got.Shape(), []int{3, 2}) {
+				t.Errorf("%s on %v: %v %v %v, want x's", name, dev, got.Device(), got.DType(), got.Shape())
+			}
+			v, _ := got.Float32s()
+			want := map[string]float32{"zeros_like": 0, "ones_like": 1, "full_like": -2.5}
+			if w, ok := want[name]; ok && slices.ContainsFunc(v, func(e float32) bool { return e != w }) {
+				t.Errorf("%s on %v: %v", name, dev, v)
+			}
+		}
+	}
+	dead := Ones(CPU, Int32, 2)
+	dead.Release()
+	for name, got := range map[string]*Tensor{
+		"zeros_like": ZerosLike(dead), "full_like": FullLike(dead, 1), "rand_like": RandLike(dead), "randn_like": RandNLike(dead),
+	} {
+		if err := got.Err(); !errors.Is(err, ErrReleased) || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s of a released tensor: %v", name, err)
+		}
+	}
+	if err := FullLike(Ones(CPU, Int32, 2), 3e9).Err(); !errors.Is(err, ErrValue) {
+		t.Errorf("full_like of int32 with 3e9: %v, want ErrValue", err)
+	}
+	if err := RandLike(Ones(CPU, Int32, 2)).Err(); !errors.Is(err, ErrDType) {
+		t.Errorf("rand_like of int32: %v, want ErrDType", err)
+	}
+}
+
+func TestFlattenDimsErrors(t *testing.T) {
+	x := Zeros(CPU, Float32, 2, 3)
+	if err := x.Flatten(0).Err(); !errors.Is(err, ErrValue) {
+		t.Errorf("Flatten(0): %v, want ErrValue", err)
+	}
+	if err := x.Flatten(1, 0).Err(); !errors.Is(err, ErrValue) {
+		t.Errorf("Flatten(1, 0): %v, want ErrValue", err)
+	}
+	if err := x.Flatten(0, 5).Err(); !errors.Is(err, ErrIndex) {
+		t.Errorf("Flatten(0, 5): %v, want ErrIndex", err)
+	}
+}
