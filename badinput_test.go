@@ -51,8 +51,8 @@ func biBig(dev Device, shape ...int) *Tensor {
 	return Ones(dev, Float32, 1).Reshape(slices.Repeat([]int{1}, len(shape))...).Expand(shape...)
 }
 
-// biIdx is an index tensor of the device's index dtype (Int32 is taken
-// everywhere; wgpu has no Int64).
+// biIdx is an index tensor of int32s, which every indexing op takes as it
+// takes int64s.
 func biIdx(dev Device, v []int32, shape ...int) *Tensor {
 	return FromSlice(CPU, v, shape...).To(dev)
 }

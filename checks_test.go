@@ -36,11 +36,21 @@ func TestValueChecksOnEveryDevice(t *testing.T) {
 			return Embedding(FromSlice(CPU, []int32{2, 7}, 2).To(dev), Ones(dev, Float32, 6, 3))
 		}},
 		{"max_unpool", ErrIndex, func(dev Device) *Tensor {
-			idx := FromSlice(CPU, []int32{0, 2, 16, 15}, 1, 1, 2, 2).To(dev)
-			if dev == CPU {
-				idx = idx.Cast(Int64) // the cpu's pooling indices
-			}
+			idx := FromSlice(CPU, []int64{0, 2, 16, 15}, 1, 1, 2, 2).To(dev)
 			return Ones(dev, Float32, 1, 1, 2, 2).MaxUnpool2d(idx, 2)
+		}},
+		// int64 values whose low word alone is in range are out of it.
+		{"index_select/int64_past_2^32", ErrIndex, func(dev Device) *Tensor {
+			return Arange(dev, Float32, 0, 12, 1).Reshape(3, 4).IndexSelect(1, FromSlice(CPU, []int64{0, 1<<32 + 1}, 2).To(dev))
+		}},
+		{"gather/int64_negative", ErrIndex, func(dev Device) *Tensor {
+			return Ones(dev, Float32, 2, 4).Gather(1, FromSlice(CPU, []int64{0, 1, -1 << 32, 3}, 2, 2).To(dev))
+		}},
+		{"pow/int64_negative_exponent", ErrValue, func(dev Device) *Tensor {
+			return FromSlice(CPU, []int64{2, 3}, 2).To(dev).Pow(FromSlice(CPU, []int64{1, -1 << 40}, 2).To(dev))
+		}},
+		{"cross_entropy/int64_target", ErrIndex, func(dev Device) *Tensor {
+			return Ones(dev, Float32, 3, 4).CrossEntropy(FromSlice(CPU, []int64{1, 1<<32 + 2, 0}, 3).To(dev))
 		}},
 		{"pow/negative_exponent", ErrValue, func(dev Device) *Tensor {
 			return FromSlice(CPU, []int32{2, 3}, 2).To(dev).Pow(FromSlice(CPU, []int32{1, -2}, 2).To(dev))

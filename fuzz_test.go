@@ -254,8 +254,7 @@ func fzClose(got, want, tol float64) bool {
 }
 
 // fzSame checks that a device's result (or error) matches the cpu's:
-// the same kind of error, or the same shape and values within tol. An
-// index dtype may differ (wgpu's indices are int32).
+// the same kind of error, or the same dtype, shape and values within tol.
 func fzSame(t *testing.T, label string, cpu, dev *Tensor, tol float64) {
 	t.Helper()
 	ce, de := cpu.Err(), dev.Err()
@@ -266,7 +265,7 @@ func fzSame(t *testing.T, label string, cpu, dev *Tensor, tol float64) {
 	}
 	if ce == nil && de != nil && errors.Is(de, ErrUnsupported) {
 		fzKind(t, label, de)
-		return // a kernel or dtype the device lacks (wgpu has no 64-bit types)
+		return // a kernel or dtype the device lacks (wgpu has no float64)
 	}
 	if ce != nil || de != nil {
 		if ce == nil || de == nil {
@@ -280,7 +279,7 @@ func fzSame(t *testing.T, label string, cpu, dev *Tensor, tol float64) {
 	if !slices.Equal(cpu.Shape(), dev.Shape()) {
 		t.Fatalf("%s: cpu shape %v, device shape %v", label, cpu.Shape(), dev.Shape())
 	}
-	if cd, dd := cpu.DType(), dev.DType(); cd != dd && !(cd == Int64 && dd == Int32) {
+	if cd, dd := cpu.DType(), dev.DType(); cd != dd {
 		t.Fatalf("%s: cpu dtype %v, device dtype %v", label, cd, dd)
 	}
 	cv, err := fzHost(cpu)
@@ -300,7 +299,7 @@ func fzSame(t *testing.T, label string, cpu, dev *Tensor, tol float64) {
 }
 
 // fzOnDevice moves the cpu inputs to dev, or reports false where dev lacks
-// one's dtype (wgpu has no 64-bit types).
+// one's dtype (wgpu has no float64).
 func fzOnDevice(dev Device, in ...*Tensor) ([]*Tensor, bool) {
 	out := make([]*Tensor, len(in))
 	for i, x := range in {

@@ -46,7 +46,7 @@ func (x *Tensor) MaskedFill(mask *Tensor, value float64) *Tensor {
 }
 
 // OneHot turns a tensor of class indices (Int32 or Int64) into a tensor of
-// the device's index dtype (Int64; Int32 on wgpu) with a new last dim of numClasses, 1 at each class and 0 elsewhere.
+// Int64 (on every device, as PyTorch) with a new last dim of numClasses, 1 at each class and 0 elsewhere.
 // numClasses -1 means the largest class + 1, as torch.nn.functional.one_hot.
 func (x *Tensor) OneHot(numClasses int) *Tensor {
 	if err := x.check("one_hot"); err != nil {

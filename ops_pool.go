@@ -67,15 +67,15 @@ func (x *Tensor) MaxPool3d(kernel int, opts ...WindowOption) *Tensor {
 }
 
 // MaxPool1dWithIndices is MaxPool1d that also returns the index of each
-// maximum within its (n, c) plane (return_indices=True), in the device's
-// index dtype (Int64; Int32 on wgpu), which MaxUnpool takes.
+// maximum within its (n, c) plane (return_indices=True), as Int64 on every
+// device, which MaxUnpool takes.
 func (x *Tensor) MaxPool1dWithIndices(kernel int, opts ...WindowOption) (values, indices *Tensor) {
 	return x.maxPool(1, kernel, opts, true)
 }
 
 // MaxPool2dWithIndices is MaxPool2d that also returns the index of each
 // maximum within its (n, c) plane, row-major over H×W (return_indices=True),
-// in the device's index dtype (Int64; Int32 on wgpu), which MaxUnpool2d takes.
+// as Int64 on every device, which MaxUnpool2d takes.
 func (x *Tensor) MaxPool2dWithIndices(kernel int, opts ...WindowOption) (values, indices *Tensor) {
 	return x.maxPool(2, kernel, opts, true)
 }
@@ -109,7 +109,7 @@ func (x *Tensor) AdaptiveMaxPool2d(size ...int) *Tensor {
 }
 
 // AdaptiveMaxPool2dWithIndices is AdaptiveMaxPool2d that also returns the
-// index (Int64; Int32 on wgpu) of each maximum within its (n, c) plane.
+// index (Int64, on every device) of each maximum within its (n, c) plane.
 func (x *Tensor) AdaptiveMaxPool2dWithIndices(size ...int) (values, indices *Tensor) {
 	return x.adaptiveMaxPool(2, size, true)
 }

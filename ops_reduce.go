@@ -87,8 +87,8 @@ func (x *Tensor) StdKeepDim(unbiased bool, dims ...int) *Tensor {
 	return x.reduce(ops.Std, true, correction(unbiased), dims)
 }
 
-// ArgMax is the index of the largest element, in the device's index dtype
-// (Int64; Int32 on wgpu): with no dim, into the flattened tensor (a 0-d
+// ArgMax is the index of the largest element, as an Int64 on every
+// device (PyTorch's index dtype): with no dim, into the flattened tensor (a 0-d
 // result); with one dim, along it. Ties give the
 // first index; NaN counts as larger than any number, so the first NaN wins,
 // as in PyTorch. More than one dim is ErrValue.

@@ -188,7 +188,7 @@ func int32sTo64(v []int32) []int64 {
 }
 
 // skipWithoutInt64 skips a test of int64 tensors on a device that has none
-// (wgpu: WGSL has no 64-bit types).
+// (every device lathe opens has int64; wgpu holds it as two 32-bit words).
 func skipWithoutInt64(t *testing.T, dev Device) {
 	t.Helper()
 	if err := Zeros(dev, Int64).Err(); err != nil {

@@ -142,7 +142,7 @@ func promoteCheck(dev Device, got *Tensor, lhs, rhs, dtype string, values []floa
 	vals, err := got.Cast(Float32).Float32s()
 	if got.DType() == Float64 || got.DType() == Int64 {
 		var v64 []float64
-		v64, err = got.Cast(Float64).Float64s()
+		v64, err = got.To(CPU).Cast(Float64).Float64s() // wgpu:0 has int64 but no float64
 		vals = nil
 		for _, v := range v64 {
 			vals = append(vals, float32(v))

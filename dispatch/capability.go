@@ -49,12 +49,6 @@ type MemoryStats struct {
 	Free, Total int64
 }
 
-// IndexTyper is a backend whose index dtype is not Int64: the dtype of the
-// indices its ops compute (argmax, max pooling's, one_hot).
-type IndexTyper interface {
-	IndexDType() DType
-}
-
 // SoftwareReporter is a backend whose devices may be emulated on the CPU
 // (lavapipe's Vulkan): there its speed is a correctness check only, so
 // benchmarks say so rather than quote a rate, and DefaultDevice passes it

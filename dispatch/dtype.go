@@ -4,10 +4,12 @@ package dispatch
 type DType uint8
 
 // The dtypes lathe knows, named as PyTorch names them. Not every backend
-// has every one: float64 and int64 do not exist in WGSL, so the wgpu
-// backend refuses them with ErrUnsupported, and a backend without kernels
-// for the 16-bit floats or the 8-bit integers refuses those the same way
-// (Holder). New dtypes go at the end, so that a DType's value never changes.
+// has every one: float64 does not exist in WGSL, so the wgpu backend refuses
+// it with ErrUnsupported (int64 it holds as two 32-bit words), and a backend
+// without kernels for the 16-bit floats or the 8-bit integers refuses those
+// the same way (Holder). Indices that ops compute (argmax, max pooling's,
+// one_hot) are Int64 on every device, as in PyTorch. New dtypes go at the
+// end, so that a DType's value never changes.
 const (
 	InvalidDType DType = iota
 	Float32
@@ -110,16 +112,4 @@ func (s DTypeSet) String() string {
 		}
 	}
 	return out
-}
-
-// IndexDType is the dtype of the indices that ops compute on dev (argmax,
-// max pooling's indices, one_hot): Int64, as in PyTorch, on every device
-// whose backend does not say otherwise (IndexTyper).
-func IndexDType(dev Device) DType {
-	if b, err := BackendFor(dev.Kind); err == nil {
-		if it, ok := b.(IndexTyper); ok {
-			return it.IndexDType()
-		}
-	}
-	return Int64
 }

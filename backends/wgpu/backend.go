@@ -18,9 +18,6 @@ var kind = dispatch.RegisterBackend("wgpu", backend{})
 // and benchmarks say so rather than quote a rate.
 func (backend) Software(int) bool { return software() }
 
-// IndexDType is Int32: WGSL has no 64-bit integers.
-func (backend) IndexDType() dispatch.DType { return dispatch.Int32 }
-
 // Count is 1 when Dawn opens a device: one instance and one device per
 // process, whatever adapters the machine has.
 func (backend) Count() int {
@@ -54,15 +51,17 @@ func software() bool {
 	return err == nil && d.c.software()
 }
 
-// elemBytes is the size of an element on wgpu:0, or an error for the
-// dtypes WGSL lacks.
+// elemBytes is the size of an element on wgpu:0 (int64 as two 32-bit
+// words, int64.wgsl), or an error for float64, which WGSL lacks.
 func elemBytes(dt dispatch.DType) (uint64, error) {
 	switch dt {
 	case dispatch.Float32, dispatch.Int32, dispatch.Bool:
 		return 4, nil
+	case dispatch.Int64:
+		return 8, nil
 	}
-	return 0, &dispatch.Error{Kind: dispatch.ErrUnsupported, Detail: dt.String() + " does not exist on wgpu:0 (WGSL has no 64-bit types)",
-		Fix: "cast to float32 or int32 on the cpu before moving the tensor"}
+	return 0, &dispatch.Error{Kind: dispatch.ErrUnsupported, Detail: dt.String() + " does not exist on wgpu:0 (WGSL has no 64-bit floats)",
+		Fix: "cast to float32 on the cpu before moving the tensor"}
 }
 
 func (backend) Alloc(_ dispatch.Device, dt dispatch.DType, n int) (dispatch.Buffer, error) {
@@ -110,11 +109,12 @@ func (backend) Upload(_ dispatch.Device, data any) (dispatch.Buffer, error) {
 				words[i] = 1
 			}
 		}
+	case []int64:
+		// Two words per element, low first: the host's own bytes
+		// (int64.wgsl).
+		words = unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(v))), 2*len(v))
 	case []float64:
 		_, err := elemBytes(dispatch.Float64)
-		return nil, err
-	case []int64:
-		_, err := elemBytes(dispatch.Int64)
 		return nil, err
 	default:
 		return nil, &dispatch.Error{Kind: dispatch.ErrDType, Detail: fmt.Sprintf("cannot hold host data of type %T", data)}
@@ -150,9 +150,28 @@ func (backend) Read(_ dispatch.Device, buf dispatch.Buffer, dt dispatch.DType, o
 	if err != nil {
 		return nil, err
 	}
+	size, err := elemBytes(dt)
+	if err != nil {
+		return nil, err
+	}
+	if dt == dispatch.Int64 {
+		// Allocated as int64s, so the words are 8-byte aligned for the
+		// view below.
+		out := make([]int64, n)
+		if n > 0 {
+			words := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(out))), 2*n)
+			if err := d.read(b, uint64(offset)*size, words); err != nil {
+				return nil, err
+			}
+		}
+		if err := d.drainChecks(); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
 	words := make([]uint32, n)
 	if n > 0 {
-		if err := d.read(b, uint64(offset)*4, words); err != nil {
+		if err := d.read(b, uint64(offset)*size, words); err != nil {
 			return nil, err
 		}
 	}
@@ -171,8 +190,7 @@ func (backend) Read(_ dispatch.Device, buf dispatch.Buffer, dt dispatch.DType, o
 		}
 		return out, nil
 	}
-	_, err = elemBytes(dt)
-	return nil, err
+	return nil, &dispatch.Error{Kind: dispatch.ErrDType, Detail: "cannot read " + dt.String() + " from wgpu:0"}
 }
 
 // read copies len(dst) words from byte offset of b, after every op

@@ -7,7 +7,9 @@ import "github.com/lathe-ml/lathe/dispatch"
 // Value checks on the device (dispatch's ValueChecker): index_check walks
 // the values and records the row-major position of the first bad one in
 // the check's slot of a log buffer, and check_fetch copies that value
-// beside it. Nothing waits: the log is read back with the next read-back
+// beside it, as an int64 (two words), whatever the values' dtype: int32
+// and int64 values compare with the bounds as int64s (index.wgsl), so an
+// int64 past 2³² is out of range, never wrapped into it. Nothing waits: the log is read back with the next read-back
 // or Synchronize, which returns the error of the first check that failed.
 // The indexing kernels bound every access whatever the values.
 
@@ -36,15 +38,20 @@ func (backend) CheckValues(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
 	if c.Ignoring {
 		ignoring = 1
 	}
-	params, err := walkParams(t.Shape, []view{viewOf(t)}, int(clamp32(c.Min)), int(clamp32(c.Max)), int(clamp32(c.Ignore)), ignoring, slot)
+	params, err := walkParams(t.Shape, []view{viewOf(t)})
 	if err != nil {
 		return err
 	}
+	for _, v := range []int64{c.Min, c.Max, c.Ignore} {
+		params = append(params, uint32(v), uint32(uint64(v)>>32))
+	}
+	params = append(params, uint32(ignoring), uint32(slot))
+	data := struct{ I string }{wgslType(t.DType)}
 	for _, k := range []struct {
 		name  string
 		items int
 	}{{"index_check", t.Numel()}, {"check_fetch", 1}} {
-		sh, err := shaderFor(k.name, k.name, nil)
+		sh, err := shaderFor(k.name+"/"+data.I, k.name, data)
 		if err != nil {
 			return err
 		}
@@ -55,9 +62,9 @@ func (backend) CheckValues(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
 	return nil
 }
 
-// clamp32 is v within int32's range: wgpu's indices are int32, so a bound
-// past it is no bound.
-func clamp32(v int64) int32 { return int32(min(max(v, -1<<31), 1<<31-1)) }
+// logWords is the words of a check's slot: the position of the first bad
+// value (all ones for none), then the value's low and high words.
+const logWords = 3
 
 // checkLog makes the log buffer the first time, every slot empty (all
 // ones). Called with checkMu held.
@@ -66,11 +73,11 @@ func (d *device) checkLog() error {
 		return nil
 	}
 	dev := dispatch.Device{Kind: kind}
-	none := make([]int32, 2*checkSlots)
+	none := make([]int32, logWords*checkSlots)
 	for i := range none {
 		none[i] = -1
 	}
-	t, err := dispatch.Upload(dev, none, dispatch.Int32, []int{2 * checkSlots})
+	t, err := dispatch.Upload(dev, none, dispatch.Int32, []int{logWords * checkSlots})
 	if err != nil {
 		return err
 	}
@@ -93,16 +100,17 @@ func (d *device) drainChecksLocked() error {
 	if n == 0 {
 		return nil
 	}
-	words := make([]uint32, 2*n)
+	words := make([]uint32, logWords*n)
 	b := d.checkSlots.Storage.Buffer.(*buffer)
 	if err := d.read(b, 0, words); err != nil {
 		return err
 	}
 	pos, val := make([]int64, n), make([]int64, n)
 	for i := range n {
-		pos[i], val[i] = int64(int32(words[2*i])), int64(int32(words[2*i+1]))
+		w := words[logWords*i:]
+		pos[i], val[i] = int64(int32(w[0])), int64(uint64(w[1])|uint64(w[2])<<32)
 	}
-	empty := make([]uint32, 2*n)
+	empty := make([]uint32, logWords*n)
 	for i := range empty {
 		empty[i] = 0xffffffff
 	}

@@ -9,10 +9,13 @@
 // installs beside Dawn in lathe's folder of the user cache dir; that is how
 // CI runs the real shaders.
 //
-// WGSL has neither 64-bit floats nor 64-bit integers: float64 and int64
-// tensors cannot be made on wgpu:0 (ErrUnsupported naming the dtype), so
-// int64 class targets are cast to int32 on the cpu before they move. Bool
-// tensors are stored as one 32-bit word per element.
+// WGSL has neither 64-bit floats nor 64-bit integers. float64 tensors
+// cannot be made on wgpu:0 (ErrUnsupported naming the dtype); an int64 is
+// two 32-bit words, low first (the host's bytes), whose arithmetic,
+// comparisons and conversions are kernels/wgsl/int64.wgsl's, so int64
+// indices, targets and the indices ops return (int64 on every device)
+// work as on the cpu. Bool tensors are stored as one 32-bit word per
+// element.
 //
 // Ops are recorded into one command encoder and submitted together when
 // data is read back, written, or synchronized; an error Dawn finds in a

@@ -13,16 +13,22 @@ import (
 )
 
 // TestIndexAgainstCPU runs the indexing and layout ops on wgpu:0 with int32
-// indices, which most conformance cases lack (torch's indices are int64,
-// which wgpu:0 cannot hold), and compares each result with the cpu's, which
-// the conformance suite checks against PyTorch. The comparison is exact:
-// the kernels move words, and scatter_add adds in the cpu's order. Errors
-// must be the cpu's too, message included.
+// indices, which most conformance cases lack (torch's indices are int64),
+// and with int64 ones, and compares each result with the cpu's, which the
+// conformance suite checks against PyTorch. The comparison is exact: the
+// kernels move words, and scatter_add adds in the cpu's order. Errors must
+// be the cpu's too, message included.
 func TestIndexAgainstCPU(t *testing.T) {
 	dev := lathe.WGPU(0)
 	if !available(dev) {
 		testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable")
 	}
+	for _, dt := range []lathe.DType{lathe.Int32, lathe.Int64} {
+		t.Run(dt.String(), func(t *testing.T) { indexAgainstCPU(t, dev, dt) })
+	}
+}
+
+func indexAgainstCPU(t *testing.T, dev lathe.Device, idt lathe.DType) {
 	lathe.Seed(7)
 	x345 := lathe.RandN(lathe.CPU, lathe.Float32, 3, 4, 5)
 	x34 := lathe.RandN(lathe.CPU, lathe.Float32, 3, 4)
@@ -30,9 +36,10 @@ func TestIndexAgainstCPU(t *testing.T) {
 	many := lathe.RandN(lathe.CPU, lathe.Float32, 300)
 	ints := lathe.Arange(lathe.CPU, lathe.Int32, 0, 12, 1).Reshape(3, 4)
 	bools := lathe.FromSlice(lathe.CPU, []bool{true, false, false, true, true, false}, 2, 3)
-	idx := func(v ...int32) *lathe.Tensor { return lathe.FromSlice(lathe.CPU, v) }
-	idx2 := func(r, c int, v ...int32) *lathe.Tensor { return lathe.FromSlice(lathe.CPU, v, r, c) }
-	spread := make([]int32, 300) // 300 values into 5 places: long lines of sums
+	idx := func(v ...int32) *lathe.Tensor { return lathe.FromSlice(lathe.CPU, v).Cast(idt) }
+	idx2 := func(r, c int, v ...int32) *lathe.Tensor { return lathe.FromSlice(lathe.CPU, v, r, c).Cast(idt) }
+	wide := lathe.FromSlice(lathe.CPU, edges64[:24], 4, 6) // int64 data past 32 bits
+	spread := make([]int32, 300)                           // 300 values into 5 places: long lines of sums
 	for i := range spread {
 		spread[i] = int32(i*7) % 5
 	}
@@ -57,7 +64,7 @@ func TestIndexAgainstCPU(t *testing.T) {
 			return on(x345).IndexSelect(1, on(idx(3, 9, 0, 9, 2, 9)).Slice(0, 0, 6, 2))
 		}, 0},
 		{"index_select/0d_index", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
-			return on(x34).IndexSelect(1, lathe.Scalar(on(x34).Device(), int32(3)))
+			return on(x34).IndexSelect(1, lathe.Scalar(on(x34).Device(), int32(3)).Cast(idt))
 		}, 0},
 		{"index_select/empty_index", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
 			return on(x34).IndexSelect(0, on(idx()))
@@ -87,7 +94,7 @@ func TestIndexAgainstCPU(t *testing.T) {
 			return on(x34).Gather(1, on(idx2(2, 3, 3, 0, 1, 2, 2, 1)).MT())
 		}, 0},
 		{"gather/3d/dim1", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
-			return on(x345).Gather(1, on(lathe.FromSlice(lathe.CPU, []int32{3, 0, 1, 2, 2, 1, 0, 3, 3, 3, 0, 0}, 3, 1, 4)))
+			return on(x345).Gather(1, on(lathe.FromSlice(lathe.CPU, []int32{3, 0, 1, 2, 2, 1, 0, 3, 3, 3, 0, 0}, 3, 1, 4).Cast(idt)))
 		}, 0},
 		{"gather/bad_later/error", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
 			return on(x34).Gather(1, on(idx2(2, 2, 0, 1, 9, -3)))
@@ -109,17 +116,17 @@ func TestIndexAgainstCPU(t *testing.T) {
 		}, 0},
 		// Few long lines: the atomic kernel.
 		{"scatter_add/long_line", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
-			return on(lathe.Zeros(lathe.CPU, lathe.Float32, 5)).ScatterAdd(0, on(lathe.FromSlice(lathe.CPU, spread)), on(many))
+			return on(lathe.Zeros(lathe.CPU, lathe.Float32, 5)).ScatterAdd(0, on(lathe.FromSlice(lathe.CPU, spread).Cast(idt)), on(many))
 		}, 1e-5},
 		{"scatter_add/long_lines/dim0", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
-			return on(x34).ScatterAdd(0, on(lathe.FromSlice(lathe.CPU, thirds, 100, 2)), on(many).Reshape(100, 3).MT().MT())
+			return on(x34).ScatterAdd(0, on(lathe.FromSlice(lathe.CPU, thirds, 100, 2).Cast(idt)), on(many).Reshape(100, 3).MT().MT())
 		}, 1e-5},
 		{"scatter_add/long_line/int32", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
-			return on(lathe.Zeros(lathe.CPU, lathe.Int32, 5)).ScatterAdd(0, on(lathe.FromSlice(lathe.CPU, spread)), on(spreadInts))
+			return on(lathe.Zeros(lathe.CPU, lathe.Int32, 5)).ScatterAdd(0, on(lathe.FromSlice(lathe.CPU, spread).Cast(idt)), on(spreadInts))
 		}, 0},
 		{"scatter_add/long_line/bool", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
 			f := on(lathe.FromSlice(lathe.CPU, make([]bool, 5)))
-			return f.ScatterAdd(0, on(lathe.FromSlice(lathe.CPU, spread)), on(spreadInts.GtScalar(100)))
+			return f.ScatterAdd(0, on(lathe.FromSlice(lathe.CPU, spread).Cast(idt)), on(spreadInts.GtScalar(100)))
 		}, 0},
 		{"scatter_add/int32", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
 			return on(ints).ScatterAdd(1, on(idx2(3, 2, 1, 1, 0, 3, 2, 2)), on(ints))
@@ -129,7 +136,29 @@ func TestIndexAgainstCPU(t *testing.T) {
 		}, 0},
 		{"scatter_add/0d", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
 			one := on(lathe.Scalar(lathe.CPU, float32(1)))
-			return one.ScatterAdd(0, on(lathe.Scalar(lathe.CPU, int32(0))), one)
+			return one.ScatterAdd(0, on(lathe.Scalar(lathe.CPU, int32(0)).Cast(idt)), one)
+		}, 0},
+		{"index_select/int64", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(wide).IndexSelect(1, on(idx(5, 0, 3)))
+		}, 0},
+		{"gather/int64", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(wide).Gather(0, on(idx2(2, 6, 3, 0, 1, 2, 2, 1, 0, 3, 3, 3, 0, 0)))
+		}, 0},
+		{"scatter/int64", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(wide).Scatter(1, on(idx2(2, 3, 5, 0, 5, 1, 1, 2)), on(wide).Neg())
+		}, 0},
+		{"scatter_add/int64", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(wide).ScatterAdd(1, on(idx2(2, 3, 5, 0, 5, 1, 1, 2)), on(wide))
+		}, 0},
+		{"scatter_add/long_line/int64", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			big := on(spreadInts.Cast(lathe.Int64)).MulScalar(1<<33 + 12345)
+			return on(wide.Narrow(0, 0, 1).Reshape(6).Narrow(0, 0, 5)).ScatterAdd(0, on(lathe.FromSlice(lathe.CPU, spread).Cast(idt)), big)
+		}, 0},
+		{"index/past_2^32/error", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(x34).IndexSelect(0, on(lathe.FromSlice(lathe.CPU, []int64{1, 1<<32 + 1})))
+		}, 0},
+		{"gather/negative_high/error", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(x34).Gather(1, on(lathe.FromSlice(lathe.CPU, []int64{0, -1<<32 + 2}, 1, 2)))
 		}, 0},
 		{"embedding", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
 			return lathe.Embedding(on(idx2(2, 3, 2, 0, 2, 1, 1, 3)), on(x345).Reshape(-1, 5))
@@ -170,14 +199,21 @@ func TestIndexAgainstCPU(t *testing.T) {
 	}
 }
 
-// TestOneHotWGPU compares one_hot with the cpu's: int32 classes on wgpu:0
-// (its index dtype) against the cpu's int64 ones, errors included.
+// TestOneHotWGPU compares one_hot with the cpu's, int32 and int64 classes,
+// errors included: int64 results on both.
 func TestOneHotWGPU(t *testing.T) {
 	dev := lathe.WGPU(0)
 	if !available(dev) {
 		testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable")
 	}
-	x := lathe.FromSlice(lathe.CPU, []int32{0, 3, 1, 1, 2, 0}, 2, 3)
+	for _, dt := range []lathe.DType{lathe.Int32, lathe.Int64} {
+		t.Run(dt.String(), func(t *testing.T) { oneHotAgainstCPU(t, dev, dt) })
+	}
+}
+
+func oneHotAgainstCPU(t *testing.T, dev lathe.Device, dt lathe.DType) {
+	x := lathe.FromSlice(lathe.CPU, []int64{0, 3, 1, 1, 2, 0}, 2, 3).Cast(dt)
+	big := lathe.FromSlice(lathe.CPU, []int64{1, 1<<32 + 1}).Cast(dt) // wraps to 1 as an int32
 	cases := []struct {
 		name string
 		run  func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor
@@ -185,8 +221,9 @@ func TestOneHotWGPU(t *testing.T) {
 		{"[2,3]/4", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor { return on(x).OneHot(4) }},
 		{"transposed/max+1", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor { return on(x).MT().OneHot(-1) }},
 		{"0d", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
-			return on(lathe.Scalar(lathe.CPU, int32(2))).OneHot(3)
+			return on(lathe.Scalar(lathe.CPU, int64(2)).Cast(dt)).OneHot(3)
 		}},
+		{"past_2^32", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor { return on(big).OneHot(3) }},
 		{"empty", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor { return on(x).Narrow(0, 0, 0).OneHot(3) }},
 		{"out_of_range/error", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor { return on(x).OneHot(3) }},
 		{"zero_classes/error", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor { return on(x).OneHot(0) }},
@@ -197,12 +234,6 @@ func TestOneHotWGPU(t *testing.T) {
 			got := c.run(func(x *lathe.Tensor) *lathe.Tensor { return x.To(dev) })
 			if strings.HasSuffix(c.name, "/error") && want.Err() == nil {
 				t.Fatal("the cpu gives no error")
-			}
-			if got.Err() == nil {
-				if got.DType() != lathe.Int32 {
-					t.Fatalf("dtype %s, want int32 (wgpu:0's index dtype)", got.DType())
-				}
-				got = got.To(lathe.CPU).Cast(lathe.Int64)
 			}
 			if err := sameResult(got, want, 0); err != nil {
 				t.Error(err)

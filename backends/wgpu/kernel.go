@@ -43,14 +43,18 @@ func shaderFor(key, family string, data any) (*shader, error) {
 	return sh, nil
 }
 
-// The dtype sets of wgpu's kernels. WGSL has no 64-bit types, so a
-// tensor on wgpu:0 is float32, int32 or bool (a u32 word per element):
-// Alloc refuses the others, and no kernel meets them.
+// The dtype sets of wgpu's kernels. A tensor on wgpu:0 is float32, int32,
+// bool (a u32 word per element) or int64 (two u32 words, int64.wgsl);
+// WGSL has no float64, so Alloc refuses it and no kernel meets it.
 const (
 	floatTypes   = dispatch.DTypeSet(1 << dispatch.Float32)
-	numericTypes = floatTypes | 1<<dispatch.Int32
+	int32Types   = floatTypes | 1<<dispatch.Int32
+	numericTypes = int32Types | 1<<dispatch.Int64
 	allTypes     = numericTypes | 1<<dispatch.Bool
 )
+
+// i64 is the WGSL type that holds an int64 (int64.wgsl): low word first.
+const i64 = "vec2<u32>"
 
 // register gives op a wgpu kernel for a first argument of a dtype in set
 // (less those wgpu:0 cannot hold); dispatch refuses every other dtype with
@@ -60,13 +64,25 @@ func register[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kerne
 }
 
 // wgslType is the WGSL element type that holds a dtype on wgpu:0: f32, i32,
-// or u32 for bool.
+// i64 (vec2<u32>) for int64, or u32 for bool.
 func wgslType(dt dispatch.DType) string {
 	switch dt {
 	case dispatch.Float32:
 		return "f32"
 	case dispatch.Int32:
 		return "i32"
+	case dispatch.Int64:
+		return i64
+	}
+	return "u32"
+}
+
+// wordType is the WGSL type of the words that hold one element of dt, for
+// the kernels that move elements without reading them (place, gather,
+// scatter, fill): u32, or vec2<u32> for int64.
+func wordType(dt dispatch.DType) string {
+	if dt == dispatch.Int64 {
+		return i64
 	}
 	return "u32"
 }
@@ -74,7 +90,7 @@ func wgslType(dt dispatch.DType) string {
 // wgslTypes is the set of dtypes whose WGSL types (wgslType) key exprs.
 func wgslTypes(exprs map[string]string) dispatch.DTypeSet {
 	var set dispatch.DTypeSet
-	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Int32, dispatch.Bool} {
+	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Int32, dispatch.Int64, dispatch.Bool} {
 		if exprs[wgslType(dt)] != "" {
 			set |= 1 << dt
 		}

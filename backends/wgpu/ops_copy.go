@@ -13,8 +13,8 @@ func init() {
 	register(ops.Contiguous, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		return copyInto(ops.Contiguous.Name, out, in[0])
 	})
-	// A cast to float64 or int64 never gets here: wgpu:0 cannot hold its
-	// output, and dispatch's Empty says so.
+	// A cast to float64 never gets here: wgpu:0 cannot hold its output,
+	// and dispatch's Empty says so.
 	register(ops.Cast, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.CastTo) error {
 		return copyInto(ops.Cast.Name, out, in[0])
 	})
@@ -42,30 +42,42 @@ func copyInto(op string, out, x *dispatch.Tensor) error {
 		x = c
 	}
 	to, from := wgslType(out.DType), wgslType(x.DType)
-	conv := "x"
-	switch {
-	case out.DType == x.DType:
-	case out.DType == dispatch.Bool && x.DType == dispatch.Float32:
-		// On the bits: shader compilers may take x != 0.0 to be false
-		// for NaN (lavapipe does), and NaN is true.
-		conv = "select(0u, 1u, (bitcast<u32>(x) & 0x7fffffffu) != 0u)"
-	case out.DType == dispatch.Bool:
-		conv = "select(0u, 1u, x != 0)"
-	case out.DType == dispatch.Int32 && x.DType == dispatch.Float32:
-		// WGSL's i32(x) saturates (to 2147483520, the largest float32
-		// below 2³¹); the cpu and torch on x86 give the most negative
-		// int32 for NaN and for what truncates outside int32's range,
-		// |x| ≥ 2³¹ (bits 0x4f000000). Tested on the bits, which no
-		// compiler takes for a NaN comparison.
-		conv = "select(i32(x), bitcast<i32>(0x80000000u), (bitcast<u32>(x) & 0x7fffffffu) >= 0x4f000000u)"
-	default:
-		conv = to + "(x)"
-	}
+	conv := convExpr(out.DType, x.DType)
 	sh, err := shaderFor("copy/"+from+"->"+to, "copy", struct{ Out, In, Conv string }{to, from, conv})
 	if err != nil {
 		return err
 	}
 	return launchStrided(op, sh, out, x)
+}
+
+// convExpr is the WGSL expression that converts x of dtype from to dtype
+// to, as the cpu's cast does (backends/cpu/cast.go); int64's conversions
+// are int64.wgsl's.
+func convExpr(to, from dispatch.DType) string {
+	switch {
+	case to == from:
+		return "x"
+	case to == dispatch.Bool && from == dispatch.Float32:
+		// On the bits: shader compilers may take x != 0.0 to be false
+		// for NaN (lavapipe does), and NaN is true.
+		return "select(0u, 1u, (bitcast<u32>(x) & 0x7fffffffu) != 0u)"
+	case to == dispatch.Bool && from == dispatch.Int64:
+		return "select(0u, 1u, i64_nonzero(x))"
+	case to == dispatch.Bool:
+		return "select(0u, 1u, x != 0)"
+	case to == dispatch.Int32 && from == dispatch.Float32:
+		// WGSL's i32(x) saturates (to 2147483520, the largest float32
+		// below 2³¹); the cpu and torch on x86 give the most negative
+		// int32 for NaN and for what truncates outside int32's range,
+		// |x| ≥ 2³¹ (bits 0x4f000000). Tested on the bits, which no
+		// compiler takes for a NaN comparison.
+		return "select(i32(x), bitcast<i32>(0x80000000u), (bitcast<u32>(x) & 0x7fffffffu) >= 0x4f000000u)"
+	case from == dispatch.Int64:
+		return map[dispatch.DType]string{dispatch.Float32: "i64_to_f32(x)", dispatch.Int32: "i64_to_i32(x)"}[to]
+	case to == dispatch.Int64:
+		return map[dispatch.DType]string{dispatch.Float32: "i64_of_f32(x)", dispatch.Int32: "i64_of_i32(x)", dispatch.Bool: "i64_of_u32(x)"}[from]
+	}
+	return wgslType(to) + "(x)"
 }
 
 // launchStrided runs an elementwise shader with one item per element of
@@ -93,7 +105,8 @@ func place(op string, shape []int, dst *dispatch.Tensor, dv view, src *dispatch.
 	if n == 0 {
 		return nil
 	}
-	sh, err := shaderFor("place", "place", nil)
+	w0 := wordType(dst.DType)
+	sh, err := shaderFor("place/"+w0, "place", struct{ T string }{w0})
 	if err != nil {
 		return err
 	}
@@ -119,15 +132,17 @@ func place(op string, shape []int, dst *dispatch.Tensor, dv view, src *dispatch.
 	return nil
 }
 
-// fill sets every element of the contiguous t to the 32-bit word w.
-func fill(op string, t *dispatch.Tensor, w uint32) error {
+// fill sets every element of the contiguous t to the word w: one 32-bit
+// word, or for int64 w's two words, low first.
+func fill(op string, t *dispatch.Tensor, w uint64) error {
 	n := t.Numel()
 	if n == 0 {
 		return nil
 	}
-	sh, err := shaderFor("fill", "fill", nil)
+	wt := wordType(t.DType)
+	sh, err := shaderFor("fill/"+wt, "fill", struct{ T string }{wt})
 	if err != nil {
 		return err
 	}
-	return launch(op, sh, grid(n), []uint32{uint32(n), w}, t)
+	return launch(op, sh, grid(n), []uint32{uint32(n), uint32(w), uint32(w >> 32)}, t)
 }

@@ -27,15 +27,15 @@ import (
 // lacks an int form where the cpu has none. Attributes are the template's
 // attr_f32(j) / attr_i32(j), filled in by unaryAttrs.
 var unaryExprs = map[string]map[string]string{
-	"neg":    numeric("-x"),
-	"abs":    numeric("abs(x)"),
-	"sign":   {"f32": "select(select(0.0, -1.0, x < 0.0), 1.0, x > 0.0)", "i32": "select(select(0, -1, x < 0), 1, x > 0)"},
-	"square": numeric("x * x"),
-	"relu":   {"f32": "select(0.0, x, x > 0.0 || is_nan(x))", "i32": "max(x, 0)"},
-	"floor":  {"f32": "floor(x)", "i32": "x"},
-	"ceil":   {"f32": "ceil(x)", "i32": "x"},
-	"round":  {"f32": "round(x)", "i32": "x"}, // WGSL's round is half to even, as torch.round
-	"clamp":  {"f32": "select(min(max(x, attr_f32(0)), attr_f32(1)), x, is_nan(x))", "i32": "clampi(x)"},
+	"neg":    numeric("-x", "i64_neg(x)"),
+	"abs":    numeric("abs(x)", "i64_abs(x)"),
+	"sign":   {"f32": "select(select(0.0, -1.0, x < 0.0), 1.0, x > 0.0)", "i32": "select(select(0, -1, x < 0), 1, x > 0)", i64: "i64_sign(x)"},
+	"square": numeric("x * x", "i64_mul(x, x)"),
+	"relu":   {"f32": "select(0.0, x, x > 0.0 || is_nan(x))", "i32": "max(x, 0)", i64: "select(x, vec2<u32>(0u, 0u), i64_negative(x))"},
+	"floor":  {"f32": "floor(x)", "i32": "x", i64: "x"},
+	"ceil":   {"f32": "ceil(x)", "i32": "x", i64: "x"},
+	"round":  {"f32": "round(x)", "i32": "x", i64: "x"}, // WGSL's round is half to even, as torch.round
+	"clamp":  {"f32": "select(min(max(x, attr_f32(0)), attr_f32(1)), x, is_nan(x))", "i32": "clampi(x)", i64: "clampl(x)"},
 
 	"exp":        floats("expf(x)"),
 	"log":        floats("logf(x)"),
@@ -62,24 +62,29 @@ var unaryExprs = map[string]map[string]string{
 // binaryExprs are the binary ops' expressions of a and b, by their WGSL
 // type; the Bool-result ops' expressions are bool, stored as 0 or 1.
 var binaryExprs = map[string]map[string]string{
-	"add": numeric("a + b"),
-	"sub": numeric("a - b"),
-	"mul": numeric("a * b"),
+	"add": numeric("a + b", "i64_add(a, b)"),
+	"sub": numeric("a - b", "i64_sub(a, b)"),
+	"mul": numeric("a * b", "i64_mul(a, b)"),
 	"div": floats("a / b"),
-	"pow": {"f32": "powf(a, b)", "i32": "powi(a, b)"},
+	"pow": {"f32": "powf(a, b)", "i32": "powi(a, b)", i64: "powl(a, b)"},
 	// A NaN in either argument is the result, as in torch.maximum.
-	"maximum": {"f32": "select(b, a, is_nan(a) || a > b)", "i32": "max(a, b)"},
-	"minimum": {"f32": "select(b, a, is_nan(a) || a < b)", "i32": "min(a, b)"},
+	"maximum": {"f32": "select(b, a, is_nan(a) || a > b)", "i32": "max(a, b)", i64: "i64_max(a, b)"},
+	"minimum": {"f32": "select(b, a, is_nan(a) || a < b)", "i32": "min(a, b)", i64: "i64_min(a, b)"},
 	"atan2":   floats("atan2f(a, b)"),
 
 	// ne is !(a == b), which is true for NaN however a compiler orders it.
-	"eq": anyType("a == b"), "ne": anyType("!(a == b)"),
-	"lt": numeric("a < b"), "le": numeric("a <= b"), "gt": numeric("a > b"), "ge": numeric("a >= b"),
+	"eq": anyType("a == b", "i64_eq(a, b)"), "ne": anyType("!(a == b)", "!i64_eq(a, b)"),
+	"lt": numeric("a < b", "i64_lt(a, b)"), "le": numeric("a <= b", "i64_le(a, b)"),
+	"gt": numeric("a > b", "i64_lt(b, a)"), "ge": numeric("a >= b", "i64_le(b, a)"),
 }
 
-func floats(e string) map[string]string  { return map[string]string{"f32": e} }
-func numeric(e string) map[string]string { return map[string]string{"f32": e, "i32": e} }
-func anyType(e string) map[string]string { return map[string]string{"f32": e, "i32": e, "u32": e} }
+// floats is an expression of float32 alone; numeric one of float32 and
+// int32 (e) and of int64 (e64, int64.wgsl's functions); anyType adds bool.
+func floats(e string) map[string]string       { return map[string]string{"f32": e} }
+func numeric(e, e64 string) map[string]string { return map[string]string{"f32": e, "i32": e, i64: e64} }
+func anyType(e, e64 string) map[string]string {
+	return map[string]string{"f32": e, "i32": e, i64: e64, "u32": e}
+}
 
 // truth is the WGSL condition that a value v of WGSL type t is nonzero,
 // which the logical ops take as true (NaN included, as PyTorch).
@@ -89,6 +94,8 @@ func truth(t, v string) string {
 		return "(bitcast<u32>(" + v + ") & 0x7fffffffu) != 0u" // not v != 0.0, which a compiler may make false for NaN
 	case "i32":
 		return v + " != 0"
+	case i64:
+		return "i64_nonzero(" + v + ")"
 	}
 	return v + " != 0u"
 }
@@ -138,10 +145,39 @@ func unaryAttrs(op *dispatch.Op[ops.Params], dt dispatch.DType, p ops.Params) []
 		// Rounding is monotonic, so clamping to the rounded bounds is the
 		// cpu's float64 clamp rounded once.
 		return []uint32{math.Float32bits(float32(p.A)), math.Float32bits(float32(p.B))}
+	case op == ops.Clamp && dt == dispatch.Int64:
+		return int64ClampAttrs(p.A, p.B)
 	case op == ops.Clamp:
 		return intClampAttrs(p.A, p.B)
 	}
 	return nil
+}
+
+// int64ClampAttrs gives clampl its words, as intClampAttrs gives clampi
+// its: the bounds ceil(lo) and floor(hi) as int64s (two words each, low
+// first) and the word of bounds past int64's range, where the cpu's
+// result is the bound converted to int64, which for a float past the
+// range is the most negative int64 (cvttsd2si, as Go on amd64 gives).
+// The comparisons are exact in int64, where the cpu's compare x as a
+// float64: the two differ only for |x| past 2⁵³ within an ulp of a bound.
+func int64ClampAttrs(lo, hi float64) []uint32 {
+	var always uint32
+	l, h := math.Ceil(lo), math.Floor(hi)
+	lw, hw := int64(math.MinInt64), int64(math.MaxInt64)
+	switch {
+	case l >= 1<<63:
+		always |= 1
+	case l > math.MinInt64:
+		lw = int64(l)
+	}
+	switch {
+	case h < math.MinInt64:
+		always |= 2
+		hw = math.MinInt64
+	case h < 1<<63:
+		hw = int64(h)
+	}
+	return []uint32{uint32(lw), uint32(uint64(lw) >> 32), uint32(hw), uint32(uint64(hw) >> 32), always}
 }
 
 // intClampAttrs gives clampi its words: an int x is below lo when it is

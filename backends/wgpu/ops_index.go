@@ -9,8 +9,9 @@ import (
 	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
-// Indexing kernels (index.wgsl). Index tensors are int32 here: wgpu:0 has
-// no int64.
+// Indexing kernels (index.wgsl). Index tensors are int32 or int64 (the
+// kernels read either, indexData), and one_hot gives int64, as on every
+// device.
 //
 // A bad index is dispatch's value check (checks.go): queued on the device
 // before the op, reported with the next read-back. Whatever the index
@@ -43,8 +44,8 @@ func init() {
 	})
 	register(ops.Scatter, allTypes, scatterKernel(ops.Scatter.Name, false))
 	register(ops.ScatterAdd, allTypes, scatterKernel(ops.ScatterAdd.Name, true))
-	// x holds classes, in wgpu:0's index dtype, and out is of it too.
-	register(ops.OneHot, 1<<dispatch.Int32, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.OneHotClasses) error {
+	// x holds classes, int32 or int64; out is int64.
+	register(ops.OneHot, dispatch.Indices, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.OneHotClasses) error {
 		x, classes, op := in[0], a.NumClasses, ops.OneHot.Name
 		n := out.Numel()
 		if n == 0 {
@@ -55,12 +56,28 @@ func init() {
 		if err != nil {
 			return err
 		}
-		sh, err := shaderFor("one_hot", "one_hot", nil)
+		data := indexData(out, x, 2)
+		sh, err := shaderFor("one_hot/"+data.I, "one_hot", data)
 		if err != nil {
 			return err
 		}
 		return launch(op, sh, grid(n), params, out, x)
 	})
+}
+
+// indexKernel is what the index kernels' templates see (index.wgsl): the
+// element words .T of out, the index's WGSL type .I and its binding, and
+// scatter's and scatter_add_atomic's fields.
+type indexKernel struct {
+	T, I         string
+	IndexBinding int
+	Combine      string
+	Float, Int64 bool
+	A, Op        string
+}
+
+func indexData(out, index *dispatch.Tensor, binding int) indexKernel {
+	return indexKernel{T: wordType(out.DType), I: wgslType(index.DType), IndexBinding: binding}
 }
 
 // gatherInto writes out[i] = x[... index[at(i)] ... along d], for out of
@@ -78,7 +95,8 @@ func gatherInto(op string, out, x, index *dispatch.Tensor, d int, iview view) er
 	if err != nil {
 		return err
 	}
-	sh, err := shaderFor("gather", "gather", nil)
+	data := indexData(out, index, 3)
+	sh, err := shaderFor("gather/"+data.T+"/"+data.I, "gather", data)
 	if err != nil {
 		return err
 	}
@@ -127,15 +145,19 @@ func dropDim(s []int, d int) []int { return append(slices.Clone(s[:d]), s[d+1:].
 // scatterLines launches the scatter shader with one item per line of the
 // index along d.
 func scatterLines(op string, add bool, out, src, index *dispatch.Tensor, d int) error {
-	t := wgslType(out.DType)
-	combine := "v"
+	data := indexData(out, index, 3)
+	data.T = wgslType(out.DType)
 	switch {
 	case add && out.DType == dispatch.Bool:
-		combine = "old | v" // torch's bool add
+		data.Combine = "old | v" // torch's bool add
+	case add && out.DType == dispatch.Int64:
+		data.Combine = "i64_add(old, v)"
 	case add:
-		combine = "old + v"
+		data.Combine = "old + v"
+	default:
+		data.Combine = "v"
 	}
-	sh, err := shaderFor("scatter/"+op+"/"+t, "scatter", struct{ T, Combine string }{t, combine})
+	sh, err := shaderFor("scatter/"+op+"/"+data.T+"/"+data.I, "scatter", data)
 	if err != nil {
 		return err
 	}
@@ -159,14 +181,13 @@ func scatterLines(op string, add bool, out, src, index *dispatch.Tensor, d int) 
 // scatterAddAtomic launches scatter_add_atomic with one item per element
 // of the index (of rank 1 or more).
 func scatterAddAtomic(out, src, index *dispatch.Tensor, d int) error {
-	data := struct {
-		Float bool
-		A, Op string
-	}{out.DType == dispatch.Float32, "u32", "atomicOr"}
+	data := indexData(out, index, 3)
+	data.Float, data.Int64 = out.DType == dispatch.Float32, out.DType == dispatch.Int64
+	data.A, data.Op = "u32", "atomicOr"
 	if out.DType == dispatch.Int32 {
 		data.A, data.Op = "i32", "atomicAdd"
 	}
-	sh, err := shaderFor("scatter_add_atomic/"+out.DType.String(), "scatter_add_atomic", data)
+	sh, err := shaderFor("scatter_add_atomic/"+out.DType.String()+"/"+data.I, "scatter_add_atomic", data)
 	if err != nil {
 		return err
 	}

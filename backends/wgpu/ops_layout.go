@@ -12,7 +12,8 @@ import (
 
 // Layout copies (layout.wgsl and copy.wgsl): flip, concat and pad make a
 // fresh tensor from strided reads of their inputs, as the cpu's do. They
-// move 32-bit words, so one shader serves every dtype of wgpu:0.
+// move words (32 bits, or int64's two), so one shader serves every dtype
+// of wgpu:0.
 
 func init() {
 	register(ops.Flip, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.FlipDims) error {
@@ -55,14 +56,16 @@ func init() {
 	})
 }
 
-// fillWord is the 32-bit word that holds v in dtype dt on wgpu:0
-// (pad's Infer has checked that dt holds v exactly).
-func fillWord(dt dispatch.DType, v float64) uint32 {
+// fillWord is the word that holds v in dtype dt on wgpu:0, 32 bits or
+// int64's 64 (pad's Infer has checked that dt holds v exactly).
+func fillWord(dt dispatch.DType, v float64) uint64 {
 	switch dt {
 	case dispatch.Float32:
-		return math.Float32bits(float32(v))
+		return uint64(math.Float32bits(float32(v)))
 	case dispatch.Int32:
-		return uint32(int32(v))
+		return uint64(uint32(int32(v)))
+	case dispatch.Int64:
+		return uint64(int64(v))
 	}
 	if v != 0 {
 		return 1

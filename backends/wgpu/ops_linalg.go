@@ -9,9 +9,10 @@ import (
 )
 
 // matmul is one tiled kernel (linalg.wgsl) for float32 and int32, batched
-// over torch.matmul's broadcast batch dims. It reads both operands through
-// their strides, as the cpu's gemm reads a transposed view through BLAS's
-// transpose flag, so no layout is copied first.
+// over torch.matmul's broadcast batch dims, and an element per invocation
+// for int64 (matmul_i64). Each reads both operands through their strides,
+// as the cpu's gemm reads a transposed view through BLAS's transpose flag,
+// so no layout is copied first.
 func init() {
 	register(ops.MatMul, numericTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		return matmul(out, in[0], in[1])
@@ -52,6 +53,14 @@ func matmul(out, x, y *dispatch.Tensor) error {
 		p[13+d] = uint32(s)
 		p[19+d] = uint32(int32(bw.Strides[0][d]))
 		p[25+d] = uint32(int32(bw.Strides[1][d]))
+	}
+	if out.DType == dispatch.Int64 {
+		p[0] = uint32(nb * n * m)
+		sh, err := shaderFor("matmul_i64", "matmul_i64", nil)
+		if err != nil {
+			return err
+		}
+		return launch("matmul", sh, grid(nb*n*m), p, out, x, y)
 	}
 	sh, err := shaderFor("matmul/"+t, "matmul", struct{ T string }{t})
 	if err != nil {

@@ -13,7 +13,8 @@ import (
 // Pooling (pool.wgsl): one kernel over up to three spatial dims for each
 // op. The backward pass of average pooling is a gather over the windows
 // that read each input place, so it needs no float atomics. Max pooling's
-// ops address places by int32 indices (dispatch.IndexDType); max_pool_backward, whose indices
+// ops address places by int64 indices, as on every device;
+// max_pool_backward, whose indices
 // may name one place from several windows (or anything, from a caller),
 // adds by a compare-exchange loop, and max_unpool picks the last item per
 // place by an atomic max, as the cpu's last write does.

@@ -14,8 +14,8 @@ import (
 	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
-// Max pooling's kernels against the cpu's. wgpu:0's indices are int32
-// (dispatch.IndexDType), the cpu's int64: the values must be the same.
+// Max pooling's kernels against the cpu's: int64 indices on both, the
+// same values.
 
 var (
 	onCPU  = cpu0
@@ -29,14 +29,10 @@ func openOrSkip(t *testing.T) {
 	}
 }
 
-// int32Indices puts indices on wgpu:0 in its index dtype.
-func int32Indices(t *testing.T, vals []int64, shape []int) *dispatch.Tensor {
+// wgpuIndices puts int64 indices on wgpu:0.
+func wgpuIndices(t *testing.T, vals []int64, shape []int) *dispatch.Tensor {
 	t.Helper()
-	narrow := make([]int32, len(vals))
-	for i, v := range vals {
-		narrow[i] = int32(v)
-	}
-	x, err := dispatch.Upload(onWGPU, narrow, dispatch.Int32, shape)
+	x, err := dispatch.Upload(onWGPU, vals, dispatch.Int64, shape)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,18 +125,18 @@ func TestMaxPoolKernels(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if idxGPU.DType != dispatch.Int32 {
-				t.Fatalf("indices are %s on wgpu:0, want int32", idxGPU.DType)
+			if idxGPU.DType != dispatch.Int64 {
+				t.Fatalf("indices are %s on wgpu:0, want int64", idxGPU.DType)
 			}
-			got := hostValues[int32](t, idxGPU)
+			got := hostValues[int64](t, idxGPU)
 			for i := range want {
-				if int64(got[i]) != want[i] {
+				if got[i] != want[i] {
 					t.Fatalf("index %d: %d, want %d (window values %v)", i, got[i], want[i], data[:min(len(data), 16)])
 				}
 			}
 
 			// pool_gather at the same indices.
-			idxG := int32Indices(t, want, idxCPU.Shape)
+			idxG := wgpuIndices(t, want, idxCPU.Shape)
 			vc, err := dispatch.Call(ops.PoolGather, dispatch.None{}, xc, idxCPU)
 			if err != nil {
 				t.Fatal(err)
@@ -186,11 +182,12 @@ func closeFloats(t *testing.T, what string, got, want []float32) {
 }
 
 // max_unpool's indices are the caller's: one outside its plane is an
-// ErrIndex naming it, as on the cpu, negative ones included.
+// ErrIndex naming it, as on the cpu, negative ones included, and int64s
+// whose low word alone would be in range.
 func TestMaxUnpoolIndexRange(t *testing.T) {
 	openOrSkip(t)
-	for _, bad := range []int64{16, -1, 1 << 30} {
-		idx := int32Indices(t, []int64{0, 5, bad, 15}, []int{1, 1, 2, 2})
+	for _, bad := range []int64{16, -1, 1 << 30, 1<<32 + 3, -1<<32 + 3, math.MinInt64, math.MaxInt64} {
+		idx := wgpuIndices(t, []int64{0, 5, bad, 15}, []int{1, 1, 2, 2})
 		x, err := dispatch.Upload(onWGPU, []float32{1, 2, 3, 4}, dispatch.Float32, []int{1, 1, 2, 2})
 		if err != nil {
 			t.Fatal(err)

@@ -20,7 +20,9 @@ import (
 // Floats accumulate in f32 where the cpu accumulates in float64: the tree
 // keeps the error to a few ulps of the sum's magnitude, not the cpu's one
 // rounding. int32 sums and products wrap in i32, which is exactly the
-// cpu's int64 result rounded to int32 (wrapping is arithmetic mod 2^32).
+// cpu's int64 result rounded to int32 (wrapping is arithmetic mod 2^32);
+// int64 sums and products carry between the words (int64.wgsl) and wrap as
+// the cpu's. Argmax and argmin give int64 indices on every input dtype.
 
 func init() {
 	for _, r := range ops.ReduceOps {
@@ -30,10 +32,21 @@ func init() {
 }
 
 // stateWords is the size in 32-bit words of each reduction's State (the
-// partial results of a split row).
+// partial results of a split row) over 32-bit elements; stateWordsOf
+// gives it for any dtype.
 var stateWords = map[string]int{
 	"sum": 1, "prod": 1, "max": 1, "min": 1,
 	"argmax": 2, "argmin": 2, "var": 3, "std": 3, "logsumexp": 2,
+}
+
+// stateWordsOf is the size in 32-bit words of op's State over elements
+// of dt: an int64 is two words, and WGSL aligns argmax's struct of an
+// int64 and an index to 8 bytes (16 in all).
+func stateWordsOf(op string, dt dispatch.DType) int {
+	if dt == dispatch.Int64 {
+		return 2 * stateWords[op]
+	}
+	return stateWords[op]
 }
 
 const (
@@ -72,13 +85,13 @@ func reduce(op string, out, x *dispatch.Tensor, dims []int, correction int) erro
 }
 
 // reduceTo is reduce with dst "out", and with dst "partials" it writes
-// each row's unfinished State instead (stateWords[op] float32 words a row,
+// each row's unfinished State instead (stateWordsOf(op, x.DType) words a row,
 // the words of reduce.wgsl's State in order).
 func reduceTo(op string, out, x *dispatch.Tensor, dims []int, correction int, dst string) error {
 	t, outT := wgslType(x.DType), wgslType(out.DType)
 	rows := out.Numel()
 	if dst == "partials" {
-		rows /= stateWords[op]
+		rows /= stateWordsOf(op, x.DType)
 	}
 	if rows == 0 {
 		return nil
@@ -109,7 +122,7 @@ func reduceTo(op string, out, x *dispatch.Tensor, dims []int, correction int, ds
 
 	// Pass 1: each part of each row into a State of partials; pass 2: each
 	// row's parts, a contiguous run, into its result.
-	partials, err := dispatch.Empty(out.Device, dispatch.Float32, []int{rows * parts * stateWords[op]})
+	partials, err := dispatch.Empty(out.Device, dispatch.Float32, []int{rows * parts * stateWordsOf(op, x.DType)})
 	if err != nil {
 		return err
 	}

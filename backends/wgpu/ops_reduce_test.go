@@ -19,9 +19,9 @@ import (
 // they do not reach: rows split in two passes (a whole sum of 1M elements,
 // a few long strided rows), a row per invocation, reduced dims that do not
 // merge, lines longer than a workgroup for cumsum and softmax, and argmax
-// and argmin through the kernel with int32 indices (wgpu's index dtype;
-// the cpu's are int64). The helpers carry the family's name, since the
-// package's other test files are written alongside.
+// and argmin through the kernel (int64 indices, as the cpu's). The helpers
+// carry the family's name, since the package's other test files are
+// written alongside.
 
 var (
 	reduceGPU = dispatch.Device{Kind: kind}
@@ -219,7 +219,7 @@ func TestArgExtremes(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := dispatch.Empty(reduceGPU, dispatch.Int32, shape)
+				got, err := dispatch.Empty(reduceGPU, dispatch.Int64, shape)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -298,7 +298,7 @@ func buildMLPStep(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, erro
 	if err != nil {
 		return nil, err
 	}
-	classes := make([]int32, batch) // int32: every device has it (wgpu:0 has no int64)
+	classes := make([]int32, batch) // int32, as the benchmark has always measured
 	for i := range classes {
 		classes[i] = int32(i % out)
 	}

@@ -194,7 +194,7 @@ func oneHotInfer(in []*dispatch.Tensor, a OneHotClasses) (dispatch.DType, []int,
 	if a.NumClasses < 0 {
 		return 0, nil, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "num_classes", Detail: "is " + itoa(a.NumClasses), Fix: "use a count ≥ 0, or -1 for max + 1"}
 	}
-	return dispatch.IndexDType(in[0].Device), append(clone(in[0].Shape), a.NumClasses), nil
+	return dispatch.Int64, append(clone(in[0].Shape), a.NumClasses), nil
 }
 
 // maskedFillCompose is where(mask, value, x), with value a 0-d tensor of x's

@@ -187,7 +187,7 @@ func adaptivePoolInfer(indices bool) func([]*dispatch.Tensor, AdaptivePool) (dis
 		}
 		dt := x.DType
 		if indices {
-			dt = dispatch.IndexDType(x.Device)
+			dt = dispatch.Int64
 		}
 		return dt, poolShape(x, a.Size), nil
 	}
@@ -235,16 +235,16 @@ func maxPoolIndicesInfer(in []*dispatch.Tensor, w layout.Window) (dispatch.DType
 			}
 		}
 	}
-	return dispatch.IndexDType(x.Device), poolShape(x, w.OutShape(sp)), nil
+	return dispatch.Int64, poolShape(x, w.OutShape(sp)), nil
 }
 
 // poolIndices checks an index tensor of pool_gather, max_pool_backward or
-// max_unpool against the pooled tensor t (of the same N and C): the
-// device's index dtype and the same rank.
+// max_unpool against the pooled tensor t (of the same N and C): int64, as
+// max pooling gives on every device, and the same rank.
 func poolIndices(idx, t *dispatch.Tensor, tname string) error {
-	if want := dispatch.IndexDType(t.Device); idx.DType != want {
+	if want := dispatch.Int64; idx.DType != want {
 		return &dispatch.Error{Kind: dispatch.ErrDType, Arg: "indices", Expected: want.String(), Found: idx.DType.String(),
-			Detail: "is " + idx.DType.String() + " but pooling indices on " + t.Device.String() + " are " + want.String(),
+			Detail: "is " + idx.DType.String() + " but pooling indices are " + want.String(),
 			Fix:    "pass the indices that max pooling returned, or cast with .Cast(" + want.GoString() + ")"}
 	}
 	if idx.Rank() != t.Rank() || idx.Shape[0] != t.Shape[0] || idx.Shape[1] != t.Shape[1] {

@@ -130,7 +130,7 @@ func reduceInfer(allowed dispatch.DTypeSet, noEmpty, indices, oneDim bool) func(
 		}
 		dt := x.DType
 		if indices {
-			dt = dispatch.IndexDType(x.Device)
+			dt = dispatch.Int64
 		}
 		return dt, shape, nil
 	}

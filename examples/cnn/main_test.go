@@ -1,8 +1,13 @@
 package main
 
 import (
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/lathe-ml/lathe"
+
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // TestTrainShort trains on half the default data for three epochs (half a
@@ -29,6 +34,28 @@ func TestTrainShort(t *testing.T) {
 	}
 	if lines := strings.Count(log.String(), "\n"); lines != cfg.Epochs {
 		t.Errorf("%d progress lines, want one per epoch (%d)", lines, cfg.Epochs)
+	}
+}
+
+// TestTrainWGPU runs a short epoch on wgpu:0: the program is the cpu's,
+// unchanged (its labels are int64, as ArgMax's and the loss's targets are
+// on every device), and the loss must come out finite.
+func TestTrainWGPU(t *testing.T) {
+	gpu := lathe.WGPU(0)
+	for _, info := range lathe.DeviceStatus() {
+		if info.Device == gpu && !info.Available {
+			testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable: %s", info.Detail)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.Train, cfg.Test, cfg.Epochs, cfg.Device = 64, 32, 1, gpu
+	res, err := Train(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("1 epoch on wgpu:0: loss %.4f, test accuracy %.1f%%, %v", res.Loss, 100*res.TestAccuracy, res.Elapsed)
+	if math.IsNaN(res.Loss) || math.IsInf(res.Loss, 0) || res.TestAccuracy < 0 || res.TestAccuracy > 1 {
+		t.Errorf("loss %v, accuracy %v", res.Loss, res.TestAccuracy)
 	}
 }
 

@@ -50,8 +50,8 @@ type Result struct {
 // Spiral makes classes arms of points points each: point i of arm k is at
 // radius r = i/points and angle 4k + 4r plus N(0, 0.2²) noise, as in the
 // CS231n spiral. It returns [n, 2] coordinates and n labels. The labels
-// (and the minibatch indices) are int32, which every device has: wgpu:0
-// has no int64.
+// (and the minibatch indices) are int32, which every indexing op and loss
+// takes as it takes int64.
 func Spiral(points, classes int, seed uint64) ([]float32, []int32) {
 	rng := rand.New(rand.NewPCG(seed, 0x5350))
 	xs := make([]float32, 0, 2*points*classes)
@@ -137,7 +137,7 @@ func accuracy(m nn.Module, x, y *lathe.Tensor) (float64, error) {
 	var acc float64
 	var err error
 	lathe.NoGrad(func() {
-		// ArgMax gives the device's index dtype (Int64, or Int32 on wgpu).
+		// ArgMax gives Int64 on every device.
 		pred := m.Forward(x).ArgMax(1)
 		acc, err = pred.Eq(y.Cast(pred.DType())).Cast(lathe.Float32).Mean().Item()
 	})

@@ -33,9 +33,9 @@ type Case struct {
 	Error       string `json:"error"`
 	TorchRaises bool   `json:"torch_raises"`
 	File        string `json:"-"` // the JSON file it came from
-	// Narrowed marks a 64-bit case run in 32 bits on a device without
-	// float64 and int64 (Narrow), checked against the 64-bit reference
-	// with NarrowedTolerance.
+	// Narrowed marks a float64 case run in float32 on a device without
+	// float64 (Narrow), checked against the float64 reference with
+	// NarrowedTolerance.
 	Narrowed bool `json:"-"`
 }
 
@@ -369,12 +369,11 @@ func (t *Tensor) Numel() int {
 	return n
 }
 
-// narrowing turns a case's 64-bit tensors into 32-bit ones, for a device
-// without float64 and int64 (wgpu): float64 becomes float32 (each value
-// rounded once) and int64 int32. It records whether anything was 64-bit
-// and whether the case can be narrowed at all.
+// narrowing turns a case's float64 tensors into float32 ones (each value
+// rounded once), for a device without float64 (wgpu, which has every
+// other dtype, int64 included). It records whether anything was float64.
 type narrowing struct {
-	wide, refused bool
+	wide bool
 }
 
 func (n *narrowing) tensor(t *Tensor) *Tensor {
@@ -382,14 +381,8 @@ func (n *narrowing) tensor(t *Tensor) *Tensor {
 		return nil
 	}
 	u := *t
-	switch t.DType {
-	case "float64":
+	if t.DType == "float64" {
 		u.DType, u.rounded, n.wide = "float32", true, true
-	case "int64":
-		u.DType, n.wide = "int32", true
-		if _, err := u.Values(); err != nil {
-			n.refused = true // a value past int32
-		}
 	}
 	return &u
 }
@@ -406,9 +399,9 @@ func (n *narrowing) list(ts []*Tensor) []*Tensor {
 }
 
 // done reports whether the narrowed case means what c means: it had a
-// 64-bit tensor; it does not mix float32 with float64 or ask an op to make
-// a 64-bit tensor (a cast), which narrowing would turn into another case;
-// and no int64 value is past int32.
+// float64 tensor; it does not mix float32 with float64 or cast to float64
+// or int64 (whose integers a float64 input rounded to float32 would
+// change), which narrowing would turn into another case.
 func (n *narrowing) done(c *Case) bool {
 	f32, f64 := false, false
 	for _, t := range c.Inputs {
@@ -417,46 +410,22 @@ func (n *narrowing) done(c *Case) bool {
 		}
 	}
 	dt, _ := c.Attrs.m["dtype"].(string)
-	return n.wide && !n.refused && !(f32 && f64) && dt != "float64" && dt != "int64" && c.Error != "dtype"
+	return n.wide && !(f32 && f64) && dt != "float64" && dt != "int64" && c.Error != "dtype"
 }
 
-// Narrow returns c in float32 and int32 for a device without 64-bit types,
-// marked Narrowed, or nil where c has no 64-bit tensor or would mean
-// another case narrowed (see narrowing.done). Expected int64 results stay
-// int64: the harness reads the device's int32 indices against them.
+// Narrow returns c in float32 for a device without float64, marked
+// Narrowed, or nil where c has no float64 tensor or would mean another
+// case narrowed (see narrowing.done).
 func (c *Case) Narrow() *Case {
 	var nw narrowing
 	n := *c
 	n.Inputs, n.Output = nw.list(c.Inputs), nw.tensor(c.Output)
 	n.Outputs = nw.list(c.Outputs)
-	for _, t := range append([]*Tensor{c.Output}, c.Outputs...) {
-		if t != nil && t.DType == "int64" {
-			// Keep the expected int64: the harness compares the device's
-			// int32 result (dispatch.IndexDType) with it.
-			n.Output, n.Outputs = keepInts(c.Output, n.Output), keepIntList(c.Outputs, n.Outputs)
-			break
-		}
-	}
 	if !nw.done(c) {
 		return nil
 	}
 	n.Narrowed = true
 	return &n
-}
-
-// keepInts is narrowed, but with orig's dtype where orig is int64.
-func keepInts(orig, narrowed *Tensor) *Tensor {
-	if orig != nil && orig.DType == "int64" {
-		return orig
-	}
-	return narrowed
-}
-
-func keepIntList(orig, narrowed []*Tensor) []*Tensor {
-	for i := range narrowed {
-		narrowed[i] = keepInts(orig[i], narrowed[i])
-	}
-	return narrowed
 }
 
 // Gen describes generated storage: element i is Choices[h(i) mod

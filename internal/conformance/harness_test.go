@@ -90,8 +90,8 @@ func TestConformance(t *testing.T) {
 			var n testenv.Count
 			defer func() { testenv.Record("conformance", info.Device.String(), n.Run, n.Skipped, n.Failed) }()
 			for _, c := range cases {
-				// A device without 64-bit types runs the 64-bit cases in
-				// float32 and int32 (Case.Narrow).
+				// A device without float64 runs the float64 cases in
+				// float32 (Case.Narrow).
 				if nc := c.Narrow(); narrow && nc != nil {
 					c = nc
 				}
@@ -123,9 +123,6 @@ func runCase(t *testing.T, dev lathe.Device, c *Case) {
 		t.Fatalf("bad case data: %v", aerr)
 	}
 	if c.Error != "" {
-		if int32IndexRefusals[c.Name] && dev.Kind == lathe.WGPU(0).Kind {
-			t.Skipf("int32 indices are %s's index dtype, not an error there", dev)
-		}
 		if err == nil {
 			// A device checks values (indices, exponents) where they
 			// live and reports a bad one at the next sync, not from the
@@ -162,11 +159,6 @@ func runCase(t *testing.T, dev lathe.Device, c *Case) {
 		}
 	}
 }
-
-// int32IndexRefusals are the error cases in which torch refuses int32
-// indices because its index dtype is int64; on a device whose index dtype
-// is int32 (wgpu, dispatch.IndexDType) those indices are the right ones.
-var int32IndexRefusals = map[string]bool{"max_unpool2d/i32_indices/error": true}
 
 var errorKinds = map[string]error{
 	"shape": lathe.ErrShape, "dtype": lathe.ErrDType, "index": lathe.ErrIndex, "value": lathe.ErrValue,
@@ -315,15 +307,6 @@ func compare(op string, got *lathe.Tensor, want *Tensor) error {
 	return compareTol(got, want, Tolerance(op, want.DType))
 }
 
-// widen copies int32s into int64s.
-func widen(v []int32) []int64 {
-	out := make([]int64, len(v))
-	for i, x := range v {
-		out[i] = int64(x)
-	}
-	return out
-}
-
 // compareTol is compare with a given tolerance for floats.
 func compareTol(got *lathe.Tensor, want *Tensor, tol Tol) error {
 	if err := got.Err(); err != nil {
@@ -333,10 +316,7 @@ func compareTol(got *lathe.Tensor, want *Tensor, tol Tol) error {
 	if err != nil {
 		return err
 	}
-	// Indices are the device's index dtype: PyTorch's int64, or int32 on
-	// wgpu, which has no 64-bit integers (dispatch.IndexDType).
-	narrowIndices := wdt == lathe.Int64 && got.DType() == lathe.Int32 && got.Device().Kind == lathe.WGPU(0).Kind
-	if got.DType() != wdt && !narrowIndices {
+	if got.DType() != wdt {
 		return fmt.Errorf("dtype %s, want %s", got.DType(), wdt)
 	}
 	if !slices.Equal(got.Shape(), want.Shape) {
@@ -359,13 +339,7 @@ func compareTol(got *lathe.Tensor, want *Tensor, tol Tol) error {
 	case lathe.Int32:
 		gv, err = got.Int32s()
 	case lathe.Int64:
-		if narrowIndices {
-			var g32 []int32
-			g32, err = got.Int32s()
-			gv = widen(g32)
-		} else {
-			gv, err = got.Int64s()
-		}
+		gv, err = got.Int64s()
 	case lathe.Bool:
 		gv, err = got.Bools()
 	}
@@ -443,7 +417,7 @@ func TestSkipsOnlyMissingDTypes(t *testing.T) {
 		if !info.Available || hasWideTypes(info.Device) {
 			continue
 		}
-		// A device without 64-bit types (wgpu) skips both: the inputs'
+		// A device without float64 (wgpu) skips both: the inputs'
 		// float64, and the cast's target.
 		if dt := missingDType(info.Device, c, unsupported); dt != "float64" {
 			t.Errorf("%s: missing dtype %q, want float64", info.Device, dt)

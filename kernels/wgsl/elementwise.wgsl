@@ -1,7 +1,8 @@
 {{/*
 elementwise: out[i] = Expr(args at i), for the unary ops, the binary ops
 and where. Data:
-  .Out        the WGSL type of out (f32, i32, u32 for bool);
+  .Out        the WGSL type of out (f32, i32, vec2<u32> for int64, u32 for
+              bool);
   .Args       the arguments: .Name (the name Expr reads it by), .Type,
               .Binding, .Layout and .Base, the index of its layout words;
   .Expr       the op's WGSL expression of the arguments (the table in
@@ -17,7 +18,8 @@ words after the layout, from p[10 + 9·len(Args)]: attr_f32(j) and
 attr_i32(j) read word j of them.
 
 The float functions the table's expressions call (expf, powf, erff, ...)
-are math.wgsl's; powi and clampi, for int32, are here.
+are math.wgsl's, the int64 ones (i64_add, i64_lt, ...) int64.wgsl's; powi
+and clampi, for int32, and powl and clampl, for int64, are here.
 */}}
 {{define "elementwise"}}{{template "prelude" .}}
 @group(0) @binding(1) var<storage, read_write> dst: array<{{.Out}}>;
@@ -29,6 +31,7 @@ fn attr_f32(j: u32) -> f32 { return bitcast<f32>(p[ATTRS + j]); }
 fn attr_i32(j: u32) -> i32 { return bitcast<i32>(p[ATTRS + j]); }
 
 {{template "math"}}
+{{template "int64"}}
 // powi is integer power by squaring, wrapping as the cpu's does; negative
 // exponents are refused before the launch.
 fn powi(a: i32, b: i32) -> i32 {
@@ -48,6 +51,25 @@ fn powi(a: i32, b: i32) -> i32 {
     return r;
 }
 
+// powl is powi of int64s (int64.wgsl's wrapping products), over the bits
+// of the exponent.
+fn powl(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    var r = vec2<u32>(1u, 0u);
+    var base = a;
+    var e = b;
+    loop {
+        if (i64_negative(e) || !i64_nonzero(e)) {
+            break;
+        }
+        if ((e.x & 1u) != 0u) {
+            r = i64_mul(r, base);
+        }
+        base = i64_mul(base, base);
+        e = u64_shr(e, 1u);
+    }
+    return r;
+}
+
 // clampi is clamp of an int: attribute words 0 and 1 are the bounds
 // ceil(lo) and floor(hi), word 2 has bit 0 set where every x is below lo
 // and bit 1 where every x is above hi (bounds past int32's range).
@@ -59,6 +81,21 @@ fn clampi(x: i32) -> i32 {
         return lo;
     }
     if (x > hi || (always & 2u) != 0u) {
+        return hi;
+    }
+    return x;
+}
+
+// clampl is clampi of an int64 (attribute words: lo and hi, two words
+// each, low first, then the word of bounds past int64's range).
+fn clampl(x: vec2<u32>) -> vec2<u32> {
+    let lo = vec2<u32>(p[ATTRS], p[ATTRS + 1u]);
+    let hi = vec2<u32>(p[ATTRS + 2u], p[ATTRS + 3u]);
+    let always = p[ATTRS + 4u];
+    if (i64_lt(x, lo) || (always & 1u) != 0u) {
+        return lo;
+    }
+    if (i64_lt(hi, x) || (always & 2u) != 0u) {
         return hi;
     }
     return x;

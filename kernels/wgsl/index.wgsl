@@ -1,23 +1,30 @@
 {{/*
 Indexing kernels: index_check, gather, scatter, scatter_add_atomic and
 one_hot.
-Index tensors are i32 (wgpu:0 has no int64). gather and scatter move
-32-bit words, whatever the dtype, except where scatter_add adds.
+Index tensors are int32 or int64; .I is their WGSL type (i32, or
+vec2<u32> for int64, int64.wgsl) and index_at(k) reads element k of
+binding index as an i32 (an int64's low word: an index whose high word
+matters is out of range, which the value check reports; the access stays
+bounded whatever it reads). gather and scatter move elements as words
+(.T: u32, or vec2<u32> for int64), whatever the dtype, except where
+scatter_add adds.
 
 index_check: dispatch's value check (backends/wgpu/checks.go): the first
 (row-major) position of a value outside [min, max], unless it is the
-ignored value, by atomicMin into log[2·slot], which holds 0xffffffff (no
+ignored value, by atomicMin into log[3·slot], which holds 0xffffffff (no
 bad value) until a check writes it; the host reads the log back with the
 next read-back.
-check_fetch: then copies the value at that position to log[2·slot + 1].
+check_fetch: then copies the value at that position to log[3·slot + 1]
+(its low word) and log[3·slot + 2] (its high word). Values (.I) are int32
+or int64 and compare as int64s, so that no value is wrapped into range.
 Launch: index_check one item per element of the values, check_fetch one
 item; the values are strided argument 0 of the layout (over their own
-shape); p[19] is min, p[20] max, p[21] the ignored value, p[22] whether
-there is one, p[23] the slot (i32 each).
+shape); p[19..21) is min, p[21..23) max, p[23..25) the ignored value (each
+an int64, low word first), p[25] whether there is one, p[26] the slot.
 
 gather: dst[i] = src[strided(0, i) + index[strided(1, i)] · step], the
 kernel of gather and index_select (whose index view repeats along every dim
-but dim, through strides of 0).
+but dim, through strides of 0). Data: .T, .I.
 Launch: one item per element of the contiguous dst; src's view has stride 0
 along dim, and step (p[28], i32) is src's real stride there.
 
@@ -29,7 +36,8 @@ elements of dst (they differ off dim), and the writes that can land on one
 element happen in one invocation, in order. So scatter keeps the last write
 and scatter_add sums in row-major order, both deterministic, with no
 atomics. It serves scatter, and scatter_add where the index has many lines
-or short ones (ops_index.go's walkLines). Data: .T is the element type, .Combine the expression of old and v.
+or short ones (ops_index.go's walkLines). Data: .T is the element type, .I
+the index's, .Combine the expression of old and v.
 Launch: one item per line; the walk is over the index's shape without dim,
 arguments dst (0), src (1), index (2); p[37] is the line's length, p[38..41)
 the steps along dim of dst, src and the index (i32).
@@ -38,20 +46,41 @@ scatter_add_atomic: scatter_add with one item per element of the index, for
 an index of few long lines, which the line walk would leave to few
 invocations: dst[o + index[x] · ostep] += src[s] as an atomic add (i32), or
 (f32) a compare-exchange loop on the bits of the sum, whose order is then
-the hardware's; bool is an atomic or. Data: .Float says f32, .Op the atomic
-of the other dtypes (atomicAdd, atomicOr), .A the word type (i32 or u32).
+the hardware's; bool is an atomic or; int64 (.Int64) adds its low words
+atomically and then its high words with the carry that its own low add
+made, which sums to the exact int64 total mod 2⁶⁴ in any order. Data:
+.Float says f32, .Int64 int64, .Op the atomic of the other dtypes
+(atomicAdd, atomicOr), .A the word type (i32 or u32), .I the index's.
 Launch: one item per element of the index; the walk is over the index's
 shape, arguments dst (0, stride 0 along dim), src (1), index (2); p[37] is
 dst's stride along dim (i32).
 
-one_hot: dst[i] = 1 where x's class at i / classes is i % classes, else 0.
-Launch: one item per element of the contiguous i32 dst; x is strided
-argument 0 of the layout over dst's shape, with stride 0 along the last
-dim; p[19] is the number of classes.
+one_hot: dst[i] = 1 where the class at i / classes is i % classes, else 0.
+Launch: one item per element of the contiguous int64 dst; the classes
+(binding index, .I) are strided argument 0 of the layout over dst's
+shape, with stride 0 along the last dim; p[19] is the number of classes.
 */}}
+{{define "index_read"}}
+{{template "int64"}}
+@group(0) @binding({{.IndexBinding}}) var<storage, read> index: array<{{.I}}>;
+
+fn index_at(k: u32) -> i32 {
+{{- if eq .I "i32"}}
+    return index[k];
+{{- else}}
+    return i64_to_i32(index[k]);
+{{- end}}
+}
+{{end}}
+
 {{define "index_check"}}{{template "prelude" .}}
+{{template "int64"}}
 @group(0) @binding(1) var<storage, read_write> log: array<atomic<u32>>;
-@group(0) @binding(2) var<storage, read> values: array<i32>;
+@group(0) @binding(2) var<storage, read> values: array<{{.I}}>;
+
+fn p64(k: u32) -> vec2<u32> {
+    return vec2<u32>(p[k], p[k + 1u]);
+}
 
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -59,40 +88,50 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (i >= p[0]) {
         return;
     }
+{{- if eq .I "i32"}}
+    let v = i64_of_i32(values[strided(0u, i)]);
+{{- else}}
     let v = values[strided(0u, i)];
-    let outside = v < bitcast<i32>(p[19]) || v > bitcast<i32>(p[20]);
-    let ignored = p[22] != 0u && v == bitcast<i32>(p[21]);
+{{- end}}
+    let outside = i64_lt(v, p64(19u)) || i64_lt(p64(21u), v);
+    let ignored = p[25] != 0u && i64_eq(v, p64(23u));
     if (outside && !ignored) {
-        atomicMin(&log[2u * p[23]], i);
+        atomicMin(&log[3u * p[26]], i);
     }
 }
 {{end}}
 
 {{define "check_fetch"}}{{template "prelude" .}}
+{{template "int64"}}
 @group(0) @binding(1) var<storage, read_write> log: array<u32>;
-@group(0) @binding(2) var<storage, read> values: array<i32>;
+@group(0) @binding(2) var<storage, read> values: array<{{.I}}>;
 
 @compute @workgroup_size(1)
 fn main() {
-    let pos = log[2u * p[23]];
+    let pos = log[3u * p[26]];
     if (pos != 0xffffffffu) {
-        log[2u * p[23] + 1u] = bitcast<u32>(values[strided(0u, pos)]);
+{{- if eq .I "i32"}}
+        let v = i64_of_i32(values[strided(0u, pos)]);
+{{- else}}
+        let v = values[strided(0u, pos)];
+{{- end}}
+        log[3u * p[26] + 1u] = v.x;
+        log[3u * p[26] + 2u] = v.y;
     }
 }
 {{end}}
 
 {{define "gather"}}{{template "prelude" .}}
-@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-@group(0) @binding(2) var<storage, read> src: array<u32>;
-@group(0) @binding(3) var<storage, read> index: array<i32>;
-
+@group(0) @binding(1) var<storage, read_write> dst: array<{{.T}}>;
+@group(0) @binding(2) var<storage, read> src: array<{{.T}}>;
+{{template "index_read" .}}
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = item(gid, nwg);
     if (i >= p[0]) {
         return;
     }
-    let k = index[strided(1u, i)];
+    let k = index_at(strided(1u, i));
     dst[i] = src[u32(bitcast<i32>(strided(0u, i)) + k * bitcast<i32>(p[28]))];
 }
 {{end}}
@@ -100,8 +139,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 {{define "scatter"}}{{template "prelude" .}}
 @group(0) @binding(1) var<storage, read_write> dst: array<{{.T}}>;
 @group(0) @binding(2) var<storage, read> src: array<{{.T}}>;
-@group(0) @binding(3) var<storage, read> index: array<i32>;
-
+{{template "index_read" .}}
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = item(gid, nwg);
@@ -115,7 +153,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let sstep = bitcast<i32>(p[39]);
     let xstep = bitcast<i32>(p[40]);
     for (var t = 0; t < i32(p[37]); t = t + 1) {
-        let at = u32(o + index[u32(x + t * xstep)] * ostep);
+        let at = u32(o + index_at(u32(x + t * xstep)) * ostep);
         let old = dst[at];
         let v = src[u32(s + t * sstep)];
         dst[at] = {{.Combine}};
@@ -125,16 +163,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 
 {{define "scatter_add_atomic"}}{{template "prelude" .}}
 @group(0) @binding(1) var<storage, read_write> dst: array<atomic<{{.A}}>>;
-@group(0) @binding(2) var<storage, read> src: array<{{.A}}>;
-@group(0) @binding(3) var<storage, read> index: array<i32>;
-
+@group(0) @binding(2) var<storage, read> src: array<{{if .Int64}}vec2<u32>{{else}}{{.A}}{{end}}>;
+{{template "index_read" .}}
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = item(gid, nwg);
     if (i >= p[0]) {
         return;
     }
-    let at = u32(bitcast<i32>(strided(0u, i)) + index[strided(2u, i)] * bitcast<i32>(p[37]));
+    let at = u32(bitcast<i32>(strided(0u, i)) + index_at(strided(2u, i)) * bitcast<i32>(p[37]));
     let v = src[strided(1u, i)];
 {{- if .Float}}
     var old = atomicLoad(&dst[at]);
@@ -145,6 +182,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         }
         old = r.old_value;
     }
+{{- else if .Int64}}
+    let lo = atomicAdd(&dst[2u * at], v.x);
+    atomicAdd(&dst[2u * at + 1u], v.y + select(0u, 1u, lo + v.x < lo));
 {{- else}}
     {{.Op}}(&dst[at], v);
 {{- end}}
@@ -152,15 +192,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 {{end}}
 
 {{define "one_hot"}}{{template "prelude" .}}
-@group(0) @binding(1) var<storage, read_write> dst: array<i32>;
-@group(0) @binding(2) var<storage, read> x: array<i32>;
-
+@group(0) @binding(1) var<storage, read_write> dst: array<vec2<u32>>;
+{{template "index_read" .}}
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = item(gid, nwg);
     if (i >= p[0]) {
         return;
     }
-    dst[i] = select(0, 1, x[strided(0u, i)] == i32(i % p[19]));
+    dst[i] = vec2<u32>(select(0u, 1u, index_at(strided(0u, i)) == i32(i % p[19])), 0u);
 }
 {{end}}

@@ -125,3 +125,56 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     }
 }
 {{end}}
+
+{{/*
+matmul_i64: matmul of int64 (int64.wgsl's products and sums, which wrap as
+the cpu's do). WGSL has no vectors of int64s for the tiled kernel's
+blocks, so each invocation computes one output element, reading its row of
+A and column of B through their strides.
+
+Launch: one item per output element (b, i, j), row-major, items at or past
+p[0] return. Parameters are matmul's, but p[0] is the number of output
+elements (p[4] and p[5] unused).
+*/}}
+{{define "matmul_i64"}}{{template "prelude" .}}
+{{template "int64"}}
+@group(0) @binding(1) var<storage, read_write> dst: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read> lhs: array<vec2<u32>>;
+@group(0) @binding(3) var<storage, read> rhs: array<vec2<u32>>;
+
+fn si(w: u32) -> i32 {
+    return bitcast<i32>(w);
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let e = item(gid, nwg);
+    if (e >= p[0]) {
+        return;
+    }
+    let n = p[1];
+    let k = p[2];
+    let m = p[3];
+    let j = e % m;
+    let i = e / m % n;
+    var b = e / m / n;
+    var aoff = si(p[6]);
+    var boff = si(p[9]);
+    for (var d = i32(p[12]) - 1; d >= 0; d = d - 1) {
+        let size = p[13u + u32(d)];
+        let c = i32(b % size);
+        b = b / size;
+        aoff = aoff + c * si(p[19u + u32(d)]);
+        boff = boff + c * si(p[25u + u32(d)]);
+    }
+    let arow = aoff + i32(i) * si(p[7]);
+    let bcol = boff + i32(j) * si(p[11]);
+    var acc = vec2<u32>(0u, 0u);
+    for (var t = 0u; t < k; t = t + 1u) {
+        let a = lhs[u32(arow + i32(t) * si(p[8]))];
+        let bv = rhs[u32(bcol + i32(t) * si(p[10]))];
+        acc = i64_add(acc, i64_mul(a, bv));
+    }
+    dst[e] = acc;
+}
+{{end}}

@@ -4,9 +4,10 @@ with leading dims of size 1 and a window of 1). Data: .Op is avg (the
 average), avg_backward (its adjoint), argmax (the place of each window's
 maximum: max_pool_indices, adaptive_max_pool_indices), or one of the
 index ops below; .Adaptive picks adaptive pooling's windows over the
-sliding window's. Indices are int32 (dispatch.IndexDType of wgpu), read as
-u32 words so that a negative one lies past every plane. float32 values
-only.
+sliding window's. Indices are int64, as on every device (int64.wgsl's
+vec2<u32>, low word first): an index whose high word is not 0 (past 2³²,
+or negative) lies outside every plane, and so does a low word, read as a
+u32, past the plane. float32 values only.
 
 Window ops (avg, avg_backward, argmax):
 
@@ -59,7 +60,7 @@ its plane is skipped (gather: reads 0); dispatch's value check reports it
 
 {{define "pool_window"}}
 {{- if eq .Op "argmax"}}
-@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec2<u32>>;
 {{- else}}
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 {{- end}}
@@ -212,7 +213,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             }
         }
     }
-    dst[e] = u32(place);
+    dst[e] = vec2<u32>(u32(place), 0u);
 {{- else}}
     let i2 = r % insz(2u); r = r / insz(2u);
     let i1 = r % insz(1u); r = r / insz(1u);
@@ -250,14 +251,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 {{- if eq .Op "gather"}}
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 @group(0) @binding(2) var<storage, read> a: array<f32>;
-@group(0) @binding(3) var<storage, read> idx: array<u32>;
+@group(0) @binding(3) var<storage, read> idx: array<vec2<u32>>;
 {{- else if eq .Op "scatter_add"}}
 @group(0) @binding(1) var<storage, read_write> dst: array<atomic<u32>>;
 @group(0) @binding(2) var<storage, read> a: array<f32>;
-@group(0) @binding(3) var<storage, read> idx: array<u32>;
+@group(0) @binding(3) var<storage, read> idx: array<vec2<u32>>;
 {{- else if eq .Op "claim"}}
 @group(0) @binding(1) var<storage, read_write> dst: array<atomic<u32>>;
-@group(0) @binding(2) var<storage, read> idx: array<u32>;
+@group(0) @binding(2) var<storage, read> idx: array<vec2<u32>>;
 {{- else if eq .Op "unpool"}}
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 @group(0) @binding(2) var<storage, read> winner: array<u32>;
@@ -287,10 +288,11 @@ fn coords(i: u32) -> array<u32, 5> {
 
 {{- if or (eq .Op "gather") (eq .Op "scatter_add") (eq .Op "claim")}}
 // place_of is the place that item i's index names in its plane, or plane()
-// where it lies outside (a negative index included).
+// where it lies outside (a negative index included: its high word is set).
 fn place_of(i: u32) -> u32 {
     let q = coords(i);
-    return min(idx[element(14u, q[0], q[1], vec3<u32>(q[2], q[3], q[4]))], plane());
+    let v = idx[element(14u, q[0], q[1], vec3<u32>(q[2], q[3], q[4]))];
+    return select(min(v.x, plane()), plane(), v.y != 0u);
 }
 {{- end}}
 

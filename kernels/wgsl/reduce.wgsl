@@ -7,8 +7,8 @@ reduced either by a workgroup each, with a tree over its 256 lanes in
 workgroup memory, or, where there are many short or column-wise rows, by
 one invocation each.
 
-Data: .T is the input's WGSL element type (f32 or i32), .OutT the
-output's, .Op the reduction, .PerItem the invocation-per-row form, .Src
+Data: .T is the input's WGSL element type (f32, i32, or vec2<u32> for
+int64, whose arithmetic is int64.wgsl's), .OutT the output's, .Op the reduction, .PerItem the invocation-per-row form, .Src
 "tensor" (read the strided input) or "partials" (read States a first pass
 wrote), .Dst "out" (write finished results) or "partials" (write States for
 a second pass); the per-row form reads a tensor and writes out.
@@ -144,6 +144,23 @@ fn inf() -> f32 {
     return bitcast<f32>(INF_BITS);
 }
 
+// t_lt, t_eq, t_add and t_mul are <, ==, + and * of .T: int64.wgsl's for
+// int64, whose sums and products wrap as the cpu's do.
+{{- if eq .T "vec2<u32>"}}
+{{template "int64"}}
+fn t_lt(a: {{.T}}, b: {{.T}}) -> bool { return i64_lt(a, b); }
+fn t_eq(a: {{.T}}, b: {{.T}}) -> bool { return i64_eq(a, b); }
+fn t_add(a: {{.T}}, b: {{.T}}) -> {{.T}} { return i64_add(a, b); }
+fn t_mul(a: {{.T}}, b: {{.T}}) -> {{.T}} { return i64_mul(a, b); }
+fn t_of(v: i32) -> {{.T}} { return i64_of_i32(v); }
+{{- else}}
+fn t_lt(a: {{.T}}, b: {{.T}}) -> bool { return a < b; }
+fn t_eq(a: {{.T}}, b: {{.T}}) -> bool { return a == b; }
+fn t_add(a: {{.T}}, b: {{.T}}) -> {{.T}} { return a + b; }
+fn t_mul(a: {{.T}}, b: {{.T}}) -> {{.T}} { return a * b; }
+fn t_of(v: i32) -> {{.T}} { return {{.T}}(v); }
+{{- end}}
+
 fn isNaN(x: {{.T}}) -> bool {
 {{- if eq .T "f32"}}
     return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
@@ -166,13 +183,21 @@ fn lowest() -> f32 {
 fn highest() -> f32 {
     return inf();
 }
-{{- else}}
+{{- else if eq .T "i32"}}
 fn lowest() -> i32 {
     return bitcast<i32>(0x80000000u);
 }
 
 fn highest() -> i32 {
     return 0x7fffffff;
+}
+{{- else}}
+fn lowest() -> {{.T}} {
+    return vec2<u32>(0u, 0x80000000u);
+}
+
+fn highest() -> {{.T}} {
+    return vec2<u32>(0xffffffffu, 0x7fffffffu);
 }
 {{- end}}
 
@@ -190,23 +215,24 @@ fn finish(s: State) -> {{.OutT}} {
 
 {{- if eq .Op "sum"}}
 // Floats add in f32 (the cpu adds in float64); int32 adds wrap, which
-// is the int64 sum the cpu computes rounded to int32, exactly.
+// is the int64 sum the cpu computes rounded to int32, exactly; int64 adds
+// carry and wrap, as the cpu's.
 fn identity() -> State {
-    return {{.T}}(0);
+    return t_of(0);
 }
 
 fn combine(a: State, b: State) -> State {
-    return a + b;
+    return t_add(a, b);
 }
 {{- end}}
 
 {{- if eq .Op "prod"}}
 fn identity() -> State {
-    return {{.T}}(1);
+    return t_of(1);
 }
 
 fn combine(a: State, b: State) -> State {
-    return a * b;
+    return t_mul(a, b);
 }
 {{- end}}
 
@@ -223,7 +249,7 @@ fn combine(a: State, b: State) -> State {
     if (isNaN(b)) {
         return b;
     }
-    return select(b, a, a {{if eq .Op "max"}}>={{else}}<={{end}} b);
+    return select(b, a, !t_lt({{if eq .Op "max"}}a, b{{else}}b, a{{end}}));
 }
 {{- end}}
 
@@ -251,10 +277,10 @@ fn wins(a: State, b: State) -> bool {
     if (an || bn) {
         return select(an, a.i <= b.i, an && bn);
     }
-    if (a.v == b.v) {
+    if (t_eq(a.v, b.v)) {
         return a.i <= b.i;
     }
-    return a.v {{if eq .Op "argmax"}}>{{else}}<{{end}} b.v;
+    return t_lt({{if eq .Op "argmax"}}b.v, a.v{{else}}a.v, b.v{{end}});
 }
 
 fn combine(a: State, b: State) -> State {
@@ -265,7 +291,11 @@ fn combine(a: State, b: State) -> State {
 }
 
 fn finish(s: State) -> {{.OutT}} {
+{{- if eq .OutT "vec2<u32>"}}
+    return vec2<u32>(s.i, 0u);
+{{- else}}
     return {{.OutT}}(s.i);
+{{- end}}
 }
 {{- end}}
 
@@ -381,13 +411,14 @@ line. Lane l scans the l-th chunk of ceil(len / 256) consecutive elements
 twice: once for its total, and, after an inclusive scan of the 256 totals
 in workgroup memory (Hillis and Steele's doubling), once more from the
 total of the chunks before it, writing each sum. Floats add in f32 (the cpu
-adds in float64), int32 wraps as the cpu's int64 sum rounded to int32 does.
+adds in float64), int32 wraps as the cpu's int64 sum rounded to int32 does,
+int64 carries and wraps as the cpu's.
 
 Many short lines would leave most of such a workgroup idle; with .PerItem
 each invocation scans one line in order instead.
 
-Data: .T is the element type (f32 or i32); .PerItem the invocation-per-line
-form.
+Data: .T is the element type (f32, i32, or vec2<u32> for int64); .PerItem
+the invocation-per-line form.
 
 Launch: workgroup w (w = wid.y * nwg.x + wid.x; at or past p[0] return) is
 line w, the row-major index over every dim but the scanned one; with
@@ -403,6 +434,15 @@ Parameters are the line layout (ops_reduce.go, lineParams):
 @group(0) @binding(1) var<storage, read_write> dst: array<{{.T}}>;
 @group(0) @binding(2) var<storage, read> src: array<{{.T}}>;
 
+// add and zero are + and 0 of .T: int64.wgsl's for int64, which carries.
+{{- if eq .T "vec2<u32>"}}
+{{template "int64"}}
+fn add(a: {{.T}}, b: {{.T}}) -> {{.T}} { return i64_add(a, b); }
+{{- else}}
+fn add(a: {{.T}}, b: {{.T}}) -> {{.T}} { return a + b; }
+{{- end}}
+fn zero() -> {{.T}} { return {{.T}}(); }
+
 {{- if .PerItem}}
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -413,9 +453,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let xs = bitcast<i32>(p[3]);
     let os = bitcast<i32>(p[4]);
     let line = lineBase(w);
-    var acc = {{.T}}(0);
+    var acc = zero();
     for (var j = 0u; j < p[1]; j = j + 1u) {
-        acc = acc + src[u32(line.x + i32(j) * xs)];
+        acc = add(acc, src[u32(line.x + i32(j) * xs)]);
         dst[u32(line.y + i32(j) * os)] = acc;
     }
 }
@@ -436,24 +476,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let xs = bitcast<i32>(p[3]);
     let os = bitcast<i32>(p[4]);
     let line = lineBase(w);
-    var t = {{.T}}(0);
+    var t = zero();
     for (var j = lo; j < hi; j = j + 1u) {
-        t = t + src[u32(line.x + i32(j) * xs)];
+        t = add(t, src[u32(line.x + i32(j) * xs)]);
     }
     totals[lid] = t;
     workgroupBarrier();
     for (var off = 1u; off < WG; off = off * 2u) {
         var v = totals[lid];
         if (lid >= off) {
-            v = v + totals[lid - off];
+            v = add(v, totals[lid - off]);
         }
         workgroupBarrier();
         totals[lid] = v;
         workgroupBarrier();
     }
-    var acc = select({{.T}}(0), totals[max(lid, 1u) - 1u], lid > 0u);
+    var acc = select(zero(), totals[max(lid, 1u) - 1u], lid > 0u);
     for (var j = lo; j < hi; j = j + 1u) {
-        acc = acc + src[u32(line.x + i32(j) * xs)];
+        acc = add(acc, src[u32(line.x + i32(j) * xs)]);
         dst[u32(line.y + i32(j) * os)] = acc;
     }
 }
