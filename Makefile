@@ -95,9 +95,19 @@ bench: deps
 # binaries, lathe-bench and the PTX into gpu/ (git-ignored); on the lent GPU
 # machine, which has no Go, `make gpu-check` runs only what gpu/ holds and
 # prints a summary table last.
-.PHONY: gpu-build gpu-check
+.PHONY: gpu-build gpu-check gpu-check-selftest ptx-archs
 gpu-build: deps
 	@build/gpu-build.sh
 
 gpu-check:
 	@build/gpu-check.sh
+
+# gpu-check.sh's logic (deadline, summary rows as steps end, failures for a
+# missing binary or an unopened device) against stand-ins; about 40 s.
+gpu-check-selftest:
+	@build/gpu-check-selftest.sh
+
+# ptxas on every PTX module for each architecture from sm_70 to sm_90
+# (.deps/cuda's ptxas 11.8 or one on PATH); skipped by name without one.
+ptx-archs:
+	@build/ptxas-archs.sh kernels/ptx; rc=$$?; [ $$rc -eq 2 ] && exit 0; exit $$rc

@@ -27,8 +27,8 @@ func TestErrorsAreValues(t *testing.T) {
 		{"nil/arg", x.Add(nil), ErrValue, `add: argument "rhs" is nil`},
 		{"nil/receiver", nilT.Exp(), ErrValue, `exp: argument "x" is nil`},
 		{"zero/receiver", zero.Neg(), ErrValue, "nil or zero tensor"},
-		{"unavailable", Zeros(CUDA(0), Float32, 2), ErrUnavailable, "zeros: cuda is unavailable"},
-		{"unavailable/to", x.To(CUDA(64)), ErrUnavailable, "to: cuda"}, // no machine has 65 GPUs
+		{"unavailable", Zeros(CUDA(64), Float32, 2), ErrUnavailable, "zeros: cuda"}, // cuda:0 opens on a GPU machine
+		{"unavailable/to", x.To(CUDA(64)), ErrUnavailable, "to: cuda"},              // no machine has 65 GPUs
 		{"scalar/int", FromSlice(CPU, []int32{1}).AddScalar(3e9), ErrValue, `argument "scalar" is 3e+09, outside int32's range`},
 		{"shape/from_slice", FromSlice(CPU, []float32{1, 2, 3}, 2, 2), ErrShape, "holds 4 elements, but the data has 3"},
 		{"shape/negative", Zeros(CPU, Float32, 2, -3), ErrShape, "has size -3"},

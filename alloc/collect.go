@@ -57,3 +57,9 @@ func waitForCleanups(limit time.Duration) {
 		time.Sleep(50 * time.Microsecond)
 	}
 }
+
+// Collect runs the garbage collector and waits (a moment at most) for the
+// cleanups of unreachable tensors, which give their blocks back to their
+// pools: for a backend that is about to hand its device back (a process's
+// end), so that only the memory of live tensors remains.
+func Collect() { collectGarbage() }

@@ -56,6 +56,14 @@ type Config struct {
 	// GOGC=100 sets the heap's), at most half the room left on the device,
 	// and never below the floor.
 	Pressure int64
+	// NoCache turns the caching off, for memory checkers such as
+	// compute-sanitizer, which see only the device's own allocations (an
+	// access past a tensor's end inside a slab or a larger cached block
+	// is invisible to them): each Alloc is a device allocation of exactly
+	// the bytes asked for, and Free gives it back at once, after Drain
+	// (so Free waits for the device). PyTorch's
+	// PYTORCH_NO_CUDA_MEMORY_CACHING=1 is the same switch.
+	NoCache bool
 	// Heap is set for memory that is the Go heap's (the cpu's): no queued
 	// work uses it, and a block nobody frees is reclaimed by the garbage
 	// collector without a Free, so the pool's figures bound nothing. A
@@ -140,7 +148,7 @@ type segment[H any] struct {
 // Pool is one device's caching allocator. Its methods are safe to call
 // from any goroutine (a buffer is freed by whoever releases its last
 // tensor, the garbage collector's cleanup goroutine included), and Free
-// never waits for the device.
+// never waits for the device (but with Config.NoCache).
 type Pool[H any] struct {
 	mem   Memory[H]
 	cfg   Config
@@ -160,6 +168,9 @@ func New[H any](mem Memory[H], cfg Config) *Pool[H] {
 	if cfg.Slab > 0 && (cfg.Classes.Small > cfg.Slab/2 || cfg.Slab%cfg.Classes.Align != 0) {
 		panic("alloc: a slab must hold two slots of the largest small class, in whole Align steps")
 	}
+	if cfg.NoCache {
+		cfg.Slab = 0
+	}
 	p := &Pool[H]{mem: mem, cfg: cfg, free: map[int64]*[]Block[H]{}}
 	p.total.Store(-1)
 	return p
@@ -171,6 +182,9 @@ func New[H any](mem Memory[H], cfg Config) *Pool[H] {
 func (p *Pool[H]) Alloc(n int64) (Block[H], error) {
 	if n < 0 {
 		return Block[H]{}, &dispatch.Error{Kind: dispatch.ErrValue, Detail: fmt.Sprintf("%s: cannot allocate %d bytes", p.cfg.Device, n)}
+	}
+	if p.cfg.NoCache {
+		return p.grow(n, max(n, 1))
 	}
 	class := p.cfg.Classes.Class(max(n, 1))
 	p.mu.Lock()
@@ -201,14 +215,26 @@ func (p *Pool[H]) Alloc(n int64) (Block[H], error) {
 	return p.grow(n, class)
 }
 
-// Free puts a block back in the cache, or, for heap memory past the cap,
-// gives it back at once. A zero Block is ignored.
+// Free puts a block back in the cache, or, for heap memory past the cap or
+// a pool with Config.NoCache, gives it back at once. A zero Block is
+// ignored.
 func (p *Pool[H]) Free(b Block[H]) {
 	if b.Size == 0 {
 		return
 	}
 	p.mu.Lock()
 	p.st.Allocated -= b.Size
+	if p.cfg.NoCache {
+		p.st.Reserved -= b.Size
+		p.st.Segments--
+		p.mu.Unlock()
+		// A failed Drain (a kernel's fault) keeps the memory, which queued
+		// work may still use; the device is broken by then anyway.
+		if p.cfg.Heap || p.mem.Drain() == nil {
+			p.mem.Free(b.Handle)
+		}
+		return
+	}
 	if b.seg != nil {
 		b.seg.used--
 	}

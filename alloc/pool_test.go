@@ -343,3 +343,44 @@ func TestBestFitAmongManyClasses(t *testing.T) {
 		t.Fatalf("a 1 TiB miss took %v", d)
 	}
 }
+
+// TestNoCache: with the caching off every block is a device allocation of
+// the bytes asked for, and Free gives it back at once, after the queued
+// work that may use it; a failed drain keeps it.
+func TestNoCache(t *testing.T) {
+	mem := newFake(64 << 20)
+	p := New[uint64](mem, Config{Device: "fake:0", Classes: cudaClasses, Slab: 2 << 20, Pressure: -1, NoCache: true})
+	a, err := p.Alloc(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Alloc(3 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mem.live[a.Handle] != 100 || mem.live[b.Handle] != 3<<20 || a.seg != nil {
+		t.Fatalf("allocations %v, want 100 bytes and 3 MiB, no slab", mem.live)
+	}
+	mem.use(a.Handle)
+	p.Free(a)
+	if got := mem.log(); !slices.Equal(got, []string{"alloc", "alloc", "drain", "free"}) {
+		t.Errorf("calls %v, want the drain before the free", got)
+	}
+	if len(mem.early) != 0 {
+		t.Errorf("freed while queued work used it: %v", mem.early)
+	}
+	c, _ := p.Alloc(100)
+	if c.Handle == a.Handle || mem.mallocs != 3 {
+		t.Errorf("a freed block was reused (%d mallocs)", mem.mallocs)
+	}
+	p.Free(c)
+	mem.drainErr = errors.New("a kernel's fault")
+	p.Free(b)
+	if _, ok := mem.live[b.Handle]; !ok {
+		t.Errorf("a block was freed after a failed drain")
+	}
+	st := p.Stats()
+	if st.Cached != 0 || st.Allocated != 0 || st.Reserved != 0 || st.Segments != 0 {
+		t.Errorf("stats %+v, want nothing cached, held or reserved", st)
+	}
+}

@@ -13,10 +13,12 @@
 #                       backends/cuda's emulation test builds the host
 #                       emulation from them where there is g++, with simt.h
 #                       from its binary, internal/cudaemu)
-#   gpu/cache/lathe/dawn Dawn, where the wgpu backend is built and make deps
-#                       installed it; gpu/gl/ the Vulkan loader packages, where
+#   gpu/cache/lathe/dawn Dawn, and gpu/cache/lathe/mesa lavapipe, where the
+#                       wgpu backend is built and make deps installed them
+#                       (gzipped); gpu/gl/ the Vulkan loader packages, where
 #                       .gl/ holds them (the device tool's README says how)
-#   gpu/gpu-check.sh    the script that runs it all; gpu/MANIFEST what was built
+#   gpu/gpu-check.sh    the script that runs it all, with ptxas-archs.sh;
+#                       gpu/MANIFEST what was built
 #
 # The binaries link only glibc (cgo) and open libcuda, cuBLAS and the rest
 # with dlopen, so they run on the GPU machine as built here (x86-64).
@@ -66,15 +68,20 @@ if ls kernels/ptx/*.ptx >/dev/null 2>&1; then
 	cp kernels/ptx/*.ptx gpu/tree/kernels/ptx/
 	cp kernels/cuda/* gpu/tree/kernels/cuda/
 fi
-# wgpu's libraries, where that backend is more than its stub.
+# wgpu's libraries, where that backend is more than its stub: Dawn, and
+# Mesa's lavapipe, so that wgpu:0 runs there on the GPU's own Vulkan driver
+# or, where the machine has none, on lavapipe (never on Dawn's Null
+# backend, which the backend refuses).
 if [ "$(ls backends/wgpu/*.go | wc -l)" -gt 1 ]; then
-	dawn=${XDG_CACHE_HOME:-$HOME/.cache}/lathe/dawn
-	if [ -d "$dawn" ]; then
-		mkdir -p gpu/cache/lathe
-		cp -r "$dawn" gpu/cache/lathe/
-	else
-		echo "gpu-build: no Dawn in $dawn (make deps installs it): wgpu:0 will be skipped there"
-	fi
+	for lib in dawn mesa; do
+		src=${XDG_CACHE_HOME:-$HOME/.cache}/lathe/$lib
+		if [ -d "$src" ]; then
+			mkdir -p gpu/cache/lathe
+			cp -r "$src" gpu/cache/lathe/
+		else
+			echo "gpu-build: no $lib in $src (make deps installs it): wgpu:0 may fail there"
+		fi
+	done
 fi
 # The Vulkan loader and GL dispatch packages the GPU machine lacks (the
 # device tool's README): fetched once into .gl/ (git-ignored) with a
@@ -90,13 +97,15 @@ if ls .gl/*.deb >/dev/null 2>&1; then
 	cp .gl/*.deb gpu/gl/
 fi
 # What travels is limited: gzip the binaries (each embeds the 4 MB of PTX,
-# text that compresses tenfold) and Dawn; gpu-check.sh unpacks them.
+# text that compresses tenfold), Dawn and lavapipe; gpu-check.sh unpacks
+# them and makes the binaries executable again.
 gzip -9 gpu/bin/*
-[ -d gpu/cache/lathe/dawn ] && gzip -9 gpu/cache/lathe/dawn/*.so
-cp build/gpu-check.sh gpu/gpu-check.sh
+find gpu/cache -name '*.so*' -type f -exec gzip -9 {} + 2>/dev/null || true
+cp build/gpu-check.sh build/ptxas-archs.sh gpu/
 git rev-parse HEAD >gpu/COMMIT 2>/dev/null || true
 
 size=$(du -sb gpu | cut -f1)
+du -sh gpu/bin gpu/cache gpu/gl gpu/tree 2>/dev/null | sed 's/^/gpu-build:   /'
 echo "gpu-build: gpu/ holds $((size >> 20)) MiB ($(ls gpu/tree/kernels/ptx | wc -l) PTX files, commit $(cat gpu/COMMIT 2>/dev/null))"
 if [ "$size" -gt "$limit" ]; then
 	echo "gpu-build: gpu/ is over $((limit >> 20)) MiB: too big to travel with the $((tree >> 20)) MiB working tree" >&2

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/internal/testenv"
 	"github.com/lathe-ml/lathe/nn"
 )
 
@@ -14,14 +15,14 @@ import (
 // (go test -race -run TestConcurrentTraining ./nn/). Backward into shared
 // leaves is autodiff/concurrent_test.go's.
 
-// eachDevice runs f on the cpu and on wgpu:0, skipping wgpu:0 by name where
-// it does not open.
+// eachDevice runs f on the cpu, cuda:0 and wgpu:0, skipping a GPU by name
+// where it does not open (failing where LATHE_REQUIRE_DEVICES names it).
 func eachDevice(t *testing.T, f func(t *testing.T, dev lathe.Device)) {
-	for _, dev := range []lathe.Device{lathe.CPU, lathe.WGPU(0)} {
+	for _, dev := range []lathe.Device{lathe.CPU, lathe.CUDA(0), lathe.WGPU(0)} {
 		t.Run(dev.String(), func(t *testing.T) {
 			for _, info := range lathe.DeviceStatus() {
 				if info.Device == dev && !info.Available {
-					t.Skipf("%s is unavailable: %s", dev, info.Detail)
+					testenv.SkipDevice(t, dev.String(), "%s is unavailable: %s", dev, info.Detail)
 				}
 			}
 			f(t, dev)

@@ -51,6 +51,7 @@ typedef struct {
 	CUresult (*deviceGetAttribute)(int *, int, CUdevice);
 	CUresult (*deviceTotalMem)(size_t *, CUdevice);                 // cuDeviceTotalMem_v2
 	CUresult (*primaryCtxRetain)(CUcontext *, CUdevice);
+	CUresult (*primaryCtxRelease)(CUdevice);                        // cuDevicePrimaryCtxRelease_v2
 	CUresult (*ctxSetCurrent)(CUcontext);
 	CUresult (*streamCreate)(CUstream *, unsigned int);
 	CUresult (*streamSynchronize)(CUstream);
@@ -87,6 +88,7 @@ typedef struct {
 	// Optional (cuBLAS 11.4.2 on): NULL where the library is older.
 	const char *(*getStatusName)(cublasStatus_t);
 	const char *(*getStatusString)(cublasStatus_t);
+	cublasStatus_t (*destroy)(cublasHandle_t);                      // cublasDestroy_v2
 } lathe_cublas;
 
 #define LATHE_IN_CTX(l, ctx) do { CUresult r_ = (l)->ctxSetCurrent(ctx); if (r_ != 0) return r_; } while (0)
@@ -107,6 +109,7 @@ static CUresult lathe_cu_device_name(lathe_cuda *l, char *buf, int len, CUdevice
 static CUresult lathe_cu_device_attribute(lathe_cuda *l, int *v, int attr, CUdevice d) { return l->deviceGetAttribute(v, attr, d); }
 static CUresult lathe_cu_device_total_mem(lathe_cuda *l, size_t *bytes, CUdevice d) { return l->deviceTotalMem(bytes, d); }
 static CUresult lathe_cu_primary_ctx_retain(lathe_cuda *l, CUcontext *c, CUdevice d) { return l->primaryCtxRetain(c, d); }
+static CUresult lathe_cu_primary_ctx_release(lathe_cuda *l, CUdevice d) { return l->primaryCtxRelease(d); }
 
 static CUresult lathe_cu_stream_create(lathe_cuda *l, CUcontext c, CUstream *s) {
 	LATHE_IN_CTX(l, c);
@@ -204,6 +207,10 @@ static cublasStatus_t lathe_cublas_create(lathe_cublas *b, lathe_cuda *l, CUcont
 	if ((st = b->create(h)) != 0) return st;
 	if ((st = b->setStream(*h, s)) != 0) return st;
 	return b->getVersion(*h, version);
+}
+static cublasStatus_t lathe_cublas_destroy(lathe_cublas *b, lathe_cuda *l, CUcontext c, CUresult *cuErr, cublasHandle_t h) {
+	LATHE_BLAS_IN_CTX(l, c, cuErr);
+	return b->destroy ? b->destroy(h) : 0;
 }
 // C = alpha·op(A)·op(B) + beta·C over a strided batch, column-major, with
 // the math mode set first (0: CUBLAS_DEFAULT_MATH, which keeps float32

@@ -128,8 +128,9 @@ func TestValueChecksOnTheEmulation(t *testing.T) {
 	})
 	t.Run("full", func(t *testing.T) {
 		small := newCheckQueue(mem, 3)
+		prev := checksOn
 		checksOn = func(dispatch.Device) (*checkQueue, error) { return small, nil }
-		defer func() { checksOn = func(dispatch.Device) (*checkQueue, error) { return q, nil } }()
+		t.Cleanup(func() { checksOn = prev })
 		// Three checks fill it, the second bad; the fourth drains it first
 		// and gets the second's error, without being queued.
 		for _, idx := range []*dispatch.Tensor{clean(dispatch.Int64), bad(dispatch.Int64), clean(dispatch.Int64)} {

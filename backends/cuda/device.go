@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -30,8 +31,9 @@ type device struct {
 	totalMem     int64
 	driverVer    int
 
-	pool   *alloc.Pool[uint64]
-	checks *checkQueue // the value checks queued since the last drain (checks.go)
+	pool    *alloc.Pool[uint64]
+	noCache bool        // the pool caches nothing (noCachingEnv)
+	checks  *checkQueue // the value checks queued since the last drain (checks.go)
 
 	// lastOp is the kernel launched last and launches counts launches since
 	// the last successful wait for the stream: a kernel's fault surfaces
@@ -92,7 +94,8 @@ func openDevice(drv *driver, index int) (*device, error) {
 	if d.stream, r = drv.streamCreate(d.ctx); r != cudaSuccess {
 		return nil, d.openError("cuStreamCreate", r)
 	}
-	d.pool = alloc.New[uint64](memory{d}, alloc.Config{Device: d.id.String(), Classes: classes, Slab: slabBytes})
+	d.noCache = os.Getenv(noCachingEnv) == "1"
+	d.pool = alloc.New[uint64](memory{d}, alloc.Config{Device: d.id.String(), Classes: classes, Slab: slabBytes, NoCache: d.noCache})
 	d.checks = newCheckQueue(deviceSlots{d}, checkSlots)
 	d.openBLAS()
 	return d, nil
@@ -127,6 +130,9 @@ func (d *device) openBLAS() {
 func (d *device) describe() string {
 	s := fmt.Sprintf("%s, compute capability %d.%d, %d SMs, %s, CUDA driver %s (%s)",
 		d.name, d.major, d.minor, d.sms, formatBytes(d.totalMem), versionString(d.driverVer), d.drv.path)
+	if d.noCache {
+		s += ", no caching allocator (" + noCachingEnv + "=1)"
+	}
 	if d.blas != nil {
 		v := d.blasVer
 		return s + fmt.Sprintf(", matmul by cuBLAS %d.%d.%d (%s)", v/10000, v%10000/100, v%100, d.blas.path)
@@ -143,6 +149,12 @@ func (d *device) describe() string {
 var classes = alloc.Classes{Align: 512, Small: 1 << 20, Large: 2 << 20}
 
 const slabBytes = 2 << 20
+
+// noCachingEnv set to 1 turns the caching allocator off (alloc's
+// Config.NoCache, as PYTORCH_NO_CUDA_MEMORY_CACHING=1 does PyTorch's), so
+// that compute-sanitizer sees each tensor as its own allocation: an access
+// past a tensor's end inside a 2 MiB slab is invisible to it otherwise.
+const noCachingEnv = "LATHE_CUDA_NO_CACHING"
 
 // memory is the pool's view of the device (alloc.Memory): the driver's
 // calls, and the stream to drain before memory goes back to the driver.

@@ -110,6 +110,7 @@ func openDriver() (*driver, error) {
 		{"cuDeviceGetAttribute", unsafe.Pointer(&f.deviceGetAttribute), false},
 		{"cuDeviceTotalMem_v2", unsafe.Pointer(&f.deviceTotalMem), false},
 		{"cuDevicePrimaryCtxRetain", unsafe.Pointer(&f.primaryCtxRetain), false},
+		{"cuDevicePrimaryCtxRelease_v2", unsafe.Pointer(&f.primaryCtxRelease), false},
 		{"cuCtxSetCurrent", unsafe.Pointer(&f.ctxSetCurrent), false},
 		{"cuStreamCreate", unsafe.Pointer(&f.streamCreate), false},
 		{"cuStreamSynchronize", unsafe.Pointer(&f.streamSynchronize), false},
@@ -194,6 +195,13 @@ func (d *driver) primaryCtxRetain(dev cuDevice) (cuContext, cuResult) {
 	var c C.CUcontext
 	r := C.lathe_cu_primary_ctx_retain(d.fns, &c, dev)
 	return c, cuResult(r)
+}
+
+// primaryCtxRelease gives back what primaryCtxRetain took; at the last
+// release the driver destroys the context with all it holds (and a memory
+// checker reports what was never freed).
+func (d *driver) primaryCtxRelease(dev cuDevice) cuResult {
+	return cuResult(C.lathe_cu_primary_ctx_release(d.fns, dev))
 }
 
 func (d *driver) streamCreate(ctx cuContext) (cuStream, cuResult) {
@@ -370,6 +378,7 @@ func openCublas() (*cublas, error) {
 		{"cublasDgemmStridedBatched", unsafe.Pointer(&f.dgemmStridedBatched), false},
 		{"cublasGetStatusName", unsafe.Pointer(&f.getStatusName), true},
 		{"cublasGetStatusString", unsafe.Pointer(&f.getStatusString), true},
+		{"cublasDestroy_v2", unsafe.Pointer(&f.destroy), true},
 	}
 	path, err := openLibrary("cuBLAS", cublasCandidates(), syms)
 	if err != nil {
@@ -391,6 +400,13 @@ func (b *cublas) create(d *driver, ctx cuContext, s cuStream) (h blasHandle, ver
 	var ce C.CUresult
 	st := C.lathe_cublas_create(b.fns, d.fns, ctx, &ce, &h, s, &v)
 	return h, int(v), int(st), cuResult(ce)
+}
+
+// destroy frees the handle and its workspace.
+func (b *cublas) destroy(d *driver, ctx cuContext, h blasHandle) (status int, cuErr cuResult) {
+	var ce C.CUresult
+	st := C.lathe_cublas_destroy(b.fns, d.fns, ctx, &ce, h)
+	return int(st), cuResult(ce)
 }
 
 func blasOp(t bool) C.int {

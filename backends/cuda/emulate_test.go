@@ -300,6 +300,7 @@ func TestContiguousOfAnyRank(t *testing.T) {
 	x.Storage = emuTensor(t, dispatch.Int64, storage, []int{len(storage)}, nil).Storage
 	launches := 0
 	run := enqueue
+	t.Cleanup(func() { enqueue = run })
 	enqueue = func(dev dispatch.Device, mod, fn string, grid, block [3]uint32, shared uint32, args ...any) error {
 		launches++
 		return run(dev, mod, fn, grid, block, shared, args...)

@@ -29,6 +29,23 @@ func TestFakeDriver(t *testing.T) {
 		fakeDriverChecks(t)
 		return
 	}
+	runFakeChild(t, "TestFakeDriver")
+}
+
+// TestFakeDriverNoCaching: with LATHE_CUDA_NO_CACHING=1 each tensor is its
+// own driver allocation, freed at its release, and Close gives everything
+// back and releases the primary context.
+func TestFakeDriverNoCaching(t *testing.T) {
+	if os.Getenv("LATHE_FAKE_CUDA_CHILD") == "1" {
+		fakeNoCachingChecks(t)
+		return
+	}
+	runFakeChild(t, "TestFakeDriverNoCaching", noCachingEnv+"=1")
+}
+
+// runFakeChild builds the stand-ins and runs test in a child process of
+// this test binary against them, with env added.
+func runFakeChild(t *testing.T, test string, env ...string) {
 	cc, err := exec.LookPath(os.Getenv("CC"))
 	if os.Getenv("CC") == "" || err != nil {
 		if cc, err = exec.LookPath("cc"); err != nil {
@@ -42,14 +59,68 @@ func TestFakeDriver(t *testing.T) {
 			t.Fatalf("building %s: %v\n%s", lib, err, out)
 		}
 	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestFakeDriver$", "-test.v", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run", "^"+test+"$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), "LATHE_FAKE_CUDA_CHILD=1",
 		"LATHE_CUDA_LIB="+filepath.Join(dir, "fakecuda.so"), "LATHE_CUBLAS_LIB="+filepath.Join(dir, "fakecublas.so"))
+	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestFakeDriver") {
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+test) {
 		t.Fatalf("the checks against the stand-in driver failed (%v):\n%s", err, out)
 	}
 	t.Logf("%s", out)
+}
+
+func fakeNoCachingChecks(t *testing.T) {
+	old := moduleSource
+	t.Cleanup(func() { moduleSource = old })
+	moduleSource = func(name string) ([]byte, bool) {
+		s, ok := fakeModules[name]
+		return append([]byte(s), 0), ok
+	}
+	dev := dispatch.Device{Kind: kind}
+	if err := cudaBackend.Open(0); err != nil {
+		t.Fatal(err)
+	}
+	if desc := cudaBackend.Describe(0); !strings.Contains(desc, "no caching allocator") {
+		t.Errorf("Describe: %q does not say that the cache is off", desc)
+	}
+	d := d0(t)
+	free0, _, _ := d.memInfo()
+	x := upload(t, dev, []float32{1, 2, 3}, dispatch.Float32, 3)
+	y := upload(t, dev, make([]float32, 300_000), dispatch.Float32, 300_000)
+	free1, _, _ := d.memInfo()
+	if used := free0 - free1; used != 12+1_200_000 {
+		t.Errorf("the driver gave %d bytes for 12 and 1,200,000", used)
+	}
+	if got := read[float32](t, x); !slices.Equal(got, []float32{1, 2, 3}) {
+		t.Errorf("read back %v", got)
+	}
+	x.Release()
+	y.Release()
+	if free2, _, _ := d.memInfo(); free2 != free0 {
+		t.Errorf("after the releases the driver has %d bytes free, want %d", free2, free0)
+	}
+	// A value check allocates its slots; Close frees them with the rest.
+	idx := upload(t, dev, []int64{0, 1}, dispatch.Int64, 2)
+	if err := cudaBackend.CheckValues(idx, &dispatch.ValueCheck{Op: "gather", Min: 0, Max: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := d.memInfo(); err == nil {
+		t.Errorf("the context still works after Close released it")
+	}
+	// Open makes a new one, with all the memory free.
+	if err := cudaBackend.Open(0); err != nil {
+		t.Fatal(err)
+	}
+	if free, total, err := d0(t).memInfo(); err != nil || free != total {
+		t.Errorf("after Close %d of %d bytes free (%v), want all", free, total, err)
+	}
+	if err := Close(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // fakeModules are the stand-in's modules: text that its
@@ -57,10 +128,12 @@ func TestFakeDriver(t *testing.T) {
 var fakeModules = map[string]string{"fake": "fake kernels", "matmul": "fake matmul", "index": "fake checks", "broken": "BROKEN"}
 
 // realDevice is true where checkMatmul runs on a GPU, whose rounding under
-// TF32 the test does not predict.
+// TF32 the test does not predict, with the real PTX, which has every kernel.
 var realDevice bool
 
 func fakeDriverChecks(t *testing.T) {
+	old := moduleSource
+	t.Cleanup(func() { moduleSource = old })
 	moduleSource = func(name string) ([]byte, bool) {
 		s, ok := fakeModules[name]
 		return append([]byte(s), 0), ok
@@ -399,6 +472,17 @@ func checkMatmul(t *testing.T, dev dispatch.Device) {
 		a := upload(t, dev, []int32{1, 2}, dispatch.Int32, 1, 2)
 		out, _ := dispatch.Empty(dev, dispatch.Int32, []int{1, 1})
 		err := matmul(out, []*dispatch.Tensor{a, a.View([]int{2, 1}, []int{1, 1}, 0)}, dispatch.None{})
+		if realDevice {
+			// The real PTX has matmul_tiled_i32: [1 2]·[1 2]ᵀ = 5.
+			if err != nil {
+				t.Fatalf("int32 matmul: %v", err)
+			}
+			if got := read[int32](t, out); !slices.Equal(got, []int32{5}) {
+				t.Fatalf("int32 matmul: %v, want [5]", got)
+			}
+			return
+		}
+		// The stand-in's modules lack it.
 		if !errors.Is(err, dispatch.ErrUnsupported) || !strings.Contains(err.Error(), "matmul_tiled_i32") {
 			t.Fatalf("int32 matmul without its kernel: %v", err)
 		}

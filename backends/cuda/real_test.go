@@ -21,7 +21,10 @@ func TestRealDevice(t *testing.T) {
 		testenv.SkipDevice(t, "cuda:0", "cuda:0 is unavailable: %v", err)
 	}
 	t.Logf("cuda:0: %s", cudaBackend.Describe(0))
-	realDevice = true
+	// LATHE_CUDA_LIB may name the stand-in (testdata/fakecuda.c), which
+	// runs no kernel of the real PTX: the checks then expect what it does.
+	realDevice = d0(t).name != "Fake GPU"
+	t.Cleanup(func() { realDevice = false })
 	t.Run("copies", func(t *testing.T) { fakeCopies(t, dev) })
 	t.Run("matmul", func(t *testing.T) { checkMatmul(t, dev) })
 	t.Run("out of memory", func(t *testing.T) {
@@ -29,11 +32,9 @@ func TestRealDevice(t *testing.T) {
 		if !errors.Is(err, dispatch.ErrOutOfMemory) || !strings.Contains(err.Error(), "out of memory: asked for") {
 			t.Fatalf("1 PiB: %v", err)
 		}
+		// More than the device's total is refused before any driver call
+		// (alloc's grow, step 1), so OOMRetries stays as it was.
 		t.Logf("%v", err)
-		st, err := memoryStatsOn(dev)
-		if err != nil || st.OOMRetries < 1 {
-			t.Fatalf("stats %+v %v", st, err)
-		}
 	})
 	t.Run("reuse", func(t *testing.T) {
 		a, _ := cudaBackend.Alloc(dev, dispatch.Float32, 3<<20)

@@ -10,6 +10,7 @@ enum { SUCCESS = 0, INVALID_VALUE = 7 };
 static int handle, mathMode = -1;
 
 cublasStatus_t cublasCreate_v2(void **h) { *h = &handle; return SUCCESS; }
+cublasStatus_t cublasDestroy_v2(void *h) { return h == &handle ? SUCCESS : INVALID_VALUE; }
 cublasStatus_t cublasSetStream_v2(void *h, void *s) { return s ? SUCCESS : INVALID_VALUE; }
 cublasStatus_t cublasSetMathMode(void *h, int mode) { mathMode = mode; return SUCCESS; }
 cublasStatus_t cublasGetVersion_v2(void *h, int *v) { *v = 130100; return SUCCESS; }

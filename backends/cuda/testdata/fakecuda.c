@@ -57,8 +57,12 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
 	return INVALID_VALUE;
 }
 CUresult cuDeviceTotalMem_v2(size_t *n, int d) { *n = capacity; return OK; }
-CUresult cuDevicePrimaryCtxRetain(void **c, int d) { *c = &the_ctx; return OK; }
-CUresult cuCtxSetCurrent(void *c) { current = c; return OK; }
+// The primary context lives while retained; a call in it after the last
+// release fails, as in a destroyed context.
+static int retained;
+CUresult cuDevicePrimaryCtxRetain(void **c, int d) { retained++; *c = &the_ctx; return OK; }
+CUresult cuDevicePrimaryCtxRelease_v2(int d) { if (retained == 0) return INVALID_CONTEXT; retained--; return OK; }
+CUresult cuCtxSetCurrent(void *c) { current = c == &the_ctx && retained == 0 ? NULL : c; return OK; }
 CUresult cuStreamCreate(void **s, unsigned int flags) {
 	NEED_CTX();
 	if (flags != 1) return INVALID_VALUE; // lathe asks for CU_STREAM_NON_BLOCKING
