@@ -59,6 +59,11 @@ type options struct {
 	noBias bool
 	window []lathe.WindowOption // convolutions: stride, padding, dilation (nn/conv.go)
 	groups int                  // convolutions: channel groups; 0 means 1
+
+	// recurrent layers (nn/rnn.go)
+	numLayers                 int // 0 means 1
+	batchFirst, bidirectional bool
+	dropout                   float64
 }
 
 // WithDType makes the layer's parameters of dtype dt (lathe.Float32 by

@@ -1,0 +1,344 @@
+package nn
+
+import (
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// RNNWeights are one layer's weights in one direction, with PyTorch's
+// shapes: WeightIH [G·hidden, in], WeightHH [G·hidden, hidden], BiasIH and
+// BiasHH [G·hidden] (nil without a bias), where G is the number of gates
+// (4 for LSTM, in the order i, f, g, o; 3 for GRU, in the order r, z, n).
+type RNNWeights struct {
+	WeightIH, WeightHH, BiasIH, BiasHH *lathe.Tensor
+}
+
+// RNNBase is what LSTM and GRU share (torch.nn.RNNBase): the sizes, the
+// options and the weights, Weights[layer·D + d] for direction d (0 forward,
+// 1 backward) of D.
+type RNNBase struct {
+	InputSize, HiddenSize, NumLayers int
+	BatchFirst, Bidirectional        bool
+	// Dropout is the probability of dropping each element of a layer's
+	// output before the next layer (not after the last), in training mode.
+	Dropout float64
+	Eval    bool // true after Train(false)
+	Weights []RNNWeights
+
+	kind rnnKind
+}
+
+// LSTM is a multi-layer long short-term memory network (torch.nn.LSTM).
+// Per time step, with σ the sigmoid and ⊙ the elementwise product:
+//
+//	i = σ(W_ii x + b_ii + W_hi h + b_hi)    f = σ(W_if x + b_if + W_hf h + b_hf)
+//	g = tanh(W_ig x + b_ig + W_hg h + b_hg) o = σ(W_io x + b_io + W_ho h + b_ho)
+//	c' = f ⊙ c + i ⊙ g                      h' = o ⊙ tanh(c')
+type LSTM struct{ RNNBase }
+
+// GRU is a multi-layer gated recurrent unit network (torch.nn.GRU). Per
+// time step:
+//
+//	r = σ(W_ir x + b_ir + W_hr h + b_hr)    z = σ(W_iz x + b_iz + W_hz h + b_hz)
+//	n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn))
+//	h' = (1 - z) ⊙ n + z ⊙ h
+type GRU struct{ RNNBase }
+
+// NumLayers stacks n recurrent layers, each fed the previous one's output
+// (torch's num_layers; 1 by default).
+func NumLayers(n int) Option { return func(o *options) { o.numLayers = n } }
+
+// BatchFirst makes a recurrent layer take and return (batch, seq, feature)
+// rather than (seq, batch, feature); the states keep the batch second.
+func BatchFirst() Option { return func(o *options) { o.batchFirst = true } }
+
+// Bidirectional adds a second direction that reads the sequence backwards;
+// the output concatenates both directions' hidden states.
+func Bidirectional() Option { return func(o *options) { o.bidirectional = true } }
+
+// InterLayerDropout drops each element of every layer's output but the last
+// with probability p in training mode (torch's dropout argument).
+func InterLayerDropout(p float64) Option { return func(o *options) { o.dropout = p } }
+
+// NewLSTM makes an LSTM from in features to hidden, initialised as PyTorch
+// does: every weight and bias U(-1/√hidden, 1/√hidden). Options: NumLayers,
+// BatchFirst, Bidirectional, InterLayerDropout, NoBias, WithDType, OnDevice.
+func NewLSTM(in, hidden int, opts ...Option) *LSTM {
+	return &LSTM{newRNNBase(kindLSTM, in, hidden, opts)}
+}
+
+// NewGRU makes a GRU as NewLSTM makes an LSTM.
+func NewGRU(in, hidden int, opts ...Option) *GRU {
+	return &GRU{newRNNBase(kindGRU, in, hidden, opts)}
+}
+
+func newRNNBase(kind rnnKind, in, hidden int, opts []Option) RNNBase {
+	o := layerOptions(opts)
+	layers := o.numLayers
+	if layers == 0 {
+		layers = 1
+	}
+	r := RNNBase{InputSize: in, HiddenSize: hidden, NumLayers: layers, BatchFirst: o.batchFirst,
+		Bidirectional: o.bidirectional, Dropout: o.dropout, kind: kind}
+	dirs := r.dirs()
+	r.Weights = make([]RNNWeights, max(layers, 1)*dirs)
+	var detail string
+	switch {
+	case in < 1 || hidden < 1 || layers < 1:
+		detail = "has input_size " + strconv.Itoa(in) + ", hidden_size " + strconv.Itoa(hidden) +
+			", num_layers " + strconv.Itoa(layers) + "; each must be at least 1"
+	case !(o.dropout >= 0 && o.dropout <= 1):
+		detail = "has dropout " + strconv.FormatFloat(o.dropout, 'g', -1, 64) + ", which must be in [0, 1]"
+	case kind.gates()*hidden > math.MaxInt32 || in > math.MaxInt32:
+		detail = "has sizes too large for a weight"
+	}
+	if detail != "" {
+		err := lathe.Failed(nnError(kind.String(), lathe.ErrValue, "", detail, "give positive sizes and a dropout probability"))
+		for i := range r.Weights {
+			r.Weights[i] = RNNWeights{WeightIH: err, WeightHH: err}
+			if !o.noBias {
+				r.Weights[i].BiasIH, r.Weights[i].BiasHH = err, err
+			}
+		}
+		return r
+	}
+	bound := 1 / math.Sqrt(float64(hidden))
+	g := kind.gates() * hidden
+	for l := range layers {
+		lin := in
+		if l > 0 {
+			lin = hidden * dirs
+		}
+		for d := range dirs {
+			w := &r.Weights[l*dirs+d]
+			// torch's reset_parameters draws the tensors in state-dict order.
+			w.WeightIH = newParam(uniform(o.dtype, bound, g, lin), o)
+			w.WeightHH = newParam(uniform(o.dtype, bound, g, hidden), o)
+			if !o.noBias {
+				w.BiasIH = newParam(uniform(o.dtype, bound, g), o)
+				w.BiasHH = newParam(uniform(o.dtype, bound, g), o)
+			}
+		}
+	}
+	return r
+}
+
+func (r *RNNBase) dirs() int {
+	if r.Bidirectional {
+		return 2
+	}
+	return 1
+}
+
+// Parameters lists, for each layer k and direction (the backward one with
+// the suffix "_reverse"), "weight_ih_l<k>", "weight_hh_l<k>", "bias_ih_l<k>"
+// and "bias_hh_l<k>", PyTorch's state-dict names and order.
+func (r *RNNBase) Parameters() []Param {
+	var ps []Param
+	dirs := r.dirs()
+	for i, w := range r.Weights {
+		sfx := "_l" + strconv.Itoa(i/dirs)
+		if i%dirs == 1 {
+			sfx += "_reverse"
+		}
+		ps = append(ps, Param{"weight_ih" + sfx, w.WeightIH}, Param{"weight_hh" + sfx, w.WeightHH})
+		if w.BiasIH != nil {
+			ps = append(ps, Param{"bias_ih" + sfx, w.BiasIH}, Param{"bias_hh" + sfx, w.BiasHH})
+		}
+	}
+	return ps
+}
+
+// To moves the weights to dev.
+func (r *RNNBase) To(dev lathe.Device) error { return moveParams(r.Parameters(), dev) }
+
+// Train switches the dropout between layers on (true) or off (false).
+func (r *RNNBase) Train(on bool) { r.Eval = !on }
+
+// Forward returns the output of the last layer for every time step:
+// (seq, batch, D·hidden), (batch, seq, D·hidden) with BatchFirst, or
+// (seq, D·hidden) for an unbatched (seq, in) x; the states start at zero.
+func (l *LSTM) Forward(x *lathe.Tensor) *lathe.Tensor {
+	out, _, _ := l.ForwardState(x, nil, nil)
+	return out
+}
+
+// ForwardState runs the LSTM from the states h0 and c0, each
+// (NumLayers·D, batch, hidden), or (NumLayers·D, hidden) for an unbatched
+// x; nil means zeros. It returns the output, as Forward does, and the
+// final states hn and cn in h0's shape.
+func (l *LSTM) ForwardState(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor) {
+	return l.run(x, h0, c0)
+}
+
+// Forward returns the output of the last layer for every time step, as
+// LSTM's Forward does.
+func (g *GRU) Forward(x *lathe.Tensor) *lathe.Tensor {
+	out, _ := g.ForwardState(x, nil)
+	return out
+}
+
+// ForwardState runs the GRU from the state h0 ((NumLayers·D, batch,
+// hidden), or (NumLayers·D, hidden) for an unbatched x; nil means zeros) and
+// returns the output and the final state hn in h0's shape.
+func (g *GRU) ForwardState(x, h0 *lathe.Tensor) (out, hn *lathe.Tensor) {
+	out, hn, _ = g.run(x, h0, nil)
+	return out, hn
+}
+
+// run is the forward pass of every layer and direction, composed of lathe
+// ops so that it runs on any device and autodiff differentiates it (to any
+// order). Each direction computes its input projection for all time steps
+// in one matmul, then steps through time.
+func (r *RNNBase) run(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor) {
+	op := r.kind.String()
+	fail := func(err error) (out, hn, cn *lathe.Tensor) {
+		f := lathe.Failed(wrapErr(op, err))
+		return f, f, f
+	}
+	if r == nil {
+		return fail(nilModule(op, "r"))
+	}
+	if err := x.Err(); err != nil {
+		return fail(err)
+	}
+	for _, p := range r.Parameters() {
+		if err := p.T.Err(); err != nil {
+			return fail(err)
+		}
+	}
+	dirs := r.dirs()
+	if r.NumLayers < 1 || len(r.Weights) != r.NumLayers*dirs {
+		return fail(nnError(op, lathe.ErrValue, "Weights", "has "+strconv.Itoa(len(r.Weights))+" entries for "+
+			strconv.Itoa(r.NumLayers)+" layers of "+strconv.Itoa(dirs)+" directions", "build the layer with NewLSTM or NewGRU"))
+	}
+	batched := x.Rank() == 3
+	if !batched && x.Rank() != 2 {
+		return fail(nnError(op, lathe.ErrShape, "x", "is "+strconv.Itoa(x.Rank())+"-d", "give (seq, batch, in), (batch, seq, in) with BatchFirst, or (seq, in)"))
+	}
+	if x.Dim(-1) != r.InputSize {
+		return fail(nnError(op, lathe.ErrShape, "x", "has "+strconv.Itoa(x.Dim(-1))+" features but input_size is "+strconv.Itoa(r.InputSize),
+			"give x's last dim the layer's input size"))
+	}
+	switch {
+	case !batched:
+		x = x.Unsqueeze(1)
+	case r.BatchFirst:
+		x = x.Transpose(0, 1)
+	}
+	steps, batch, H := x.Dim(0), x.Dim(1), r.HiddenSize
+	if steps < 1 {
+		return fail(nnError(op, lathe.ErrShape, "x", "has an empty sequence", "give at least one time step"))
+	}
+	states := [2]*lathe.Tensor{h0, c0}
+	for i, s := range states {
+		if s == nil {
+			continue
+		}
+		if err := s.Err(); err != nil {
+			return fail(err)
+		}
+		want := []int{r.NumLayers * dirs, batch, H}
+		if !batched {
+			want = []int{r.NumLayers * dirs, H}
+		}
+		if !slices.Equal(s.Shape(), want) {
+			return fail(nnError(op, lathe.ErrShape, [2]string{"h0", "c0"}[i], "has shape "+shapeString(s.Shape())+", want "+shapeString(want),
+				"give (num_layers·directions, batch, hidden), or (num_layers·directions, hidden) for an unbatched x"))
+		}
+		if !batched {
+			states[i] = s.Unsqueeze(1)
+		}
+	}
+	zero := lathe.Zeros(x.Device(), x.DType(), batch, H)
+	var hs, cs []*lathe.Tensor
+	for l := range r.NumLayers {
+		if l > 0 && !r.Eval && r.Dropout > 0 {
+			x = x.Dropout(r.Dropout, true)
+		}
+		outs := make([]*lathe.Tensor, dirs)
+		for d := range dirs {
+			k := l*dirs + d
+			h, c := zero, zero
+			if states[0] != nil {
+				h = states[0].Narrow(0, k, 1).Squeeze(0)
+			}
+			if states[1] != nil {
+				c = states[1].Narrow(0, k, 1).Squeeze(0)
+			}
+			w := r.Weights[k]
+			gi := affine(x, w.WeightIH, w.BiasIH)
+			ys := make([]*lathe.Tensor, steps)
+			for i := range steps {
+				t := i
+				if d == 1 {
+					t = steps - 1 - i
+				}
+				h, c = r.kind.step(w, gi.Narrow(0, t, 1).Squeeze(0), h, c, H)
+				ys[t] = h
+			}
+			outs[d] = lathe.Stack(ys, 0)
+			hs, cs = append(hs, h), append(cs, c)
+		}
+		x = outs[0]
+		if dirs == 2 {
+			x = lathe.Concat(outs, 2)
+		}
+	}
+	hn, cn = lathe.Stack(hs, 0), lathe.Stack(cs, 0)
+	switch {
+	case !batched:
+		x, hn, cn = x.Squeeze(1), hn.Squeeze(1), cn.Squeeze(1)
+	case r.BatchFirst:
+		x = x.Transpose(0, 1)
+	}
+	if r.kind != kindLSTM {
+		cn = nil
+	}
+	return x, hn, cn
+}
+
+// affine is x·Wᵀ + b (b may be nil).
+func affine(x, w, b *lathe.Tensor) *lathe.Tensor {
+	y := x.MatMul(w.MT())
+	if b != nil {
+		y = y.Add(b)
+	}
+	return y
+}
+
+// rnnKind is the cell of a recurrent layer.
+type rnnKind int
+
+const (
+	kindLSTM rnnKind = iota
+	kindGRU
+)
+
+func (k rnnKind) String() string { return [...]string{"lstm", "gru"}[k] }
+
+// gates is the number of hidden-sized blocks in the weights' first dim.
+func (k rnnKind) gates() int { return [...]int{4, 3}[k] }
+
+// step advances one time step from the states h and c (c is unused by
+// GRU), given gi = x·W_ihᵀ + b_ih for this step ([batch, G·H]). The gate
+// order and the GRU's reset of W_hn h + b_hn (not of h) are PyTorch's
+// (torch.nn.LSTM and torch.nn.GRU docs; aten/src/ATen/native/RNN.cpp).
+func (k rnnKind) step(w RNNWeights, gi, h, c *lathe.Tensor, H int) (h2, c2 *lathe.Tensor) {
+	gh := affine(h, w.WeightHH, w.BiasHH)
+	gate := func(g *lathe.Tensor, j int) *lathe.Tensor { return g.Narrow(-1, j*H, H) }
+	if k == kindLSTM {
+		g := gi.Add(gh)
+		i, f, cand, o := gate(g, 0).Sigmoid(), gate(g, 1).Sigmoid(), gate(g, 2).Tanh(), gate(g, 3).Sigmoid()
+		c2 = f.Mul(c).Add(i.Mul(cand))
+		return o.Mul(c2.Tanh()), c2
+	}
+	r := gate(gi, 0).Add(gate(gh, 0)).Sigmoid()
+	z := gate(gi, 1).Add(gate(gh, 1)).Sigmoid()
+	n := gate(gi, 2).Add(r.Mul(gate(gh, 2))).Tanh()
+	// (1 - z)·n + z·h, written as n + z·(h - n).
+	return n.Add(z.Mul(h.Sub(n))), c
+}

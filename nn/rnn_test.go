@@ -1,0 +1,332 @@
+package nn
+
+import (
+	"bytes"
+	"errors"
+	"maps"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/internal/testenv"
+)
+
+// rnnRefCase is one case's reference from build/torchref/rnn_ref.py: the
+// state-dict names and the values by key ("out", "hn", "cn", "grad/x",
+// "grad/<param>", "grad2/<param>").
+type rnnRefCase struct {
+	names []string
+	v     map[string][]float64
+}
+
+// rnnCase is a configuration of rnn_ref.py's CASES, by the same name.
+type rnnCase struct {
+	gru                   bool
+	in, hidden            int
+	steps, batch          int // batch 0: unbatched
+	opts                  []Option
+	layers, dirs          int
+	batchFirst, withState bool
+}
+
+var rnnCases = map[string]rnnCase{
+	"lstm/l1":                    {false, 3, 4, 5, 2, nil, 1, 1, false, false},
+	"lstm/l2/h0":                 {false, 3, 4, 4, 2, []Option{NumLayers(2)}, 2, 1, false, true},
+	"lstm/bidir/batch_first/h0":  {false, 3, 4, 4, 3, []Option{Bidirectional(), BatchFirst()}, 1, 2, true, true},
+	"lstm/l2/bidir/nobias":       {false, 2, 3, 4, 2, []Option{NumLayers(2), Bidirectional(), NoBias()}, 2, 2, false, false},
+	"lstm/l2/bidir/unbatched/h0": {false, 3, 2, 3, 0, []Option{NumLayers(2), Bidirectional()}, 2, 2, false, true},
+	"gru/l1":                     {true, 3, 4, 5, 2, nil, 1, 1, false, false},
+	"gru/l2/h0":                  {true, 3, 4, 4, 2, []Option{NumLayers(2)}, 2, 1, false, true},
+	"gru/bidir/batch_first/h0":   {true, 3, 4, 4, 3, []Option{Bidirectional(), BatchFirst()}, 1, 2, true, true},
+	"gru/l2/bidir/nobias":        {true, 2, 3, 4, 2, []Option{NumLayers(2), Bidirectional(), NoBias()}, 2, 2, false, false},
+	"gru/l2/bidir/unbatched/h0":  {true, 3, 2, 3, 0, []Option{NumLayers(2), Bidirectional()}, 2, 2, false, true},
+}
+
+// recurrent is LSTM or GRU behind one call that returns cn nil for a GRU.
+type recurrent interface {
+	Module
+	run(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor)
+}
+
+// setSeqWeights gives the k-th parameter (from offset) 0.5·sin(0.37·i +
+// 0.2 + 0.1·k), as rnn_ref.py's set_weights does, in dtype dt on dev.
+func setSeqWeights(t *testing.T, ps []Param, offset int, dt lathe.DType, dev lathe.Device) {
+	t.Helper()
+	for k, p := range ps {
+		v := seq(0.37, 0.2+0.1*float64(k+offset), p.T.Shape()...).MulScalar(0.5).Cast(dt).To(dev)
+		if err := rebind(p.T, v, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// rnnRun builds case c's module in dt on dev with the reference weights,
+// runs it forward and back, and returns its values under rnnRefCase's keys.
+func rnnRun(t *testing.T, c rnnCase, dt lathe.DType, dev lathe.Device) (map[string]*lathe.Tensor, []Param) {
+	t.Helper()
+	opts := append(slices.Clone(c.opts), WithDType(dt), OnDevice(dev))
+	var m recurrent
+	if c.gru {
+		m = NewGRU(c.in, c.hidden, opts...)
+	} else {
+		m = NewLSTM(c.in, c.hidden, opts...)
+	}
+	ps := m.Parameters()
+	setSeqWeights(t, ps, 0, dt, dev)
+	xshape := []int{c.steps, c.batch, c.in}
+	sshape := []int{c.layers * c.dirs, c.batch, c.hidden}
+	switch {
+	case c.batch == 0:
+		xshape, sshape = []int{c.steps, c.in}, []int{c.layers * c.dirs, c.hidden}
+	case c.batchFirst:
+		xshape = []int{c.batch, c.steps, c.in}
+	}
+	mk := func(scale, shift float64, shape []int) *lathe.Tensor {
+		return seq(scale, shift, shape...).MulScalar(0.5).Cast(dt).To(dev).RequireGrad()
+	}
+	x := seq(0.5, 0.3, xshape...).MulScalar(1.5).Cast(dt).To(dev).RequireGrad()
+	inputs := []*lathe.Tensor{x}
+	var h0, c0 *lathe.Tensor
+	if c.withState {
+		h0 = mk(0.41, 1, sshape)
+		inputs = append(inputs, h0)
+		if !c.gru {
+			c0 = mk(0.29, 2, sshape)
+			inputs = append(inputs, c0)
+		}
+	}
+	out, hn, cn := m.run(x, h0, c0)
+	w := func(y *lathe.Tensor, scale, shift float64) *lathe.Tensor {
+		return y.Mul(seq(scale, shift, y.Shape()...).Cast(dt).To(dev)).Sum()
+	}
+	loss := w(out, 0.23, 0.7).Add(w(hn, 0.31, 1.3))
+	got := map[string]*lathe.Tensor{"out": out, "hn": hn}
+	if cn != nil {
+		loss = loss.Add(w(cn, 0.17, 0.4))
+		got["cn"] = cn
+	}
+	names := []string{"x", "h0", "c0"}[:len(inputs)]
+	params := make([]*lathe.Tensor, len(ps))
+	for i, p := range ps {
+		names, params[i] = append(names, p.Name), p.T
+	}
+	grads, err := lathe.Grad(loss, append(inputs, params...), lathe.CreateGraph())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range grads {
+		got["grad/"+names[i]] = g
+	}
+	grads2, err := lathe.Grad(grads[0].Square().Sum(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range grads2 {
+		got["grad2/"+ps[i].Name] = g
+	}
+	return got, ps
+}
+
+// checkRef compares every reference value of ref with got's, within tol
+// relative to max(1, |want|), and returns the largest difference.
+func checkRef(t *testing.T, got map[string]*lathe.Tensor, ref map[string][]float64, tol float64) float64 {
+	t.Helper()
+	worst := 0.0
+	for _, k := range slices.Sorted(maps.Keys(ref)) {
+		want := ref[k]
+		g, ok := got[k]
+		if !ok {
+			t.Errorf("%s: the reference has it, lathe does not", k)
+			continue
+		}
+		v := values(t, g.To(lathe.CPU))
+		if len(v) != len(want) {
+			t.Errorf("%s: %d values, want %d", k, len(v), len(want))
+			continue
+		}
+		for i := range v {
+			d := math.Abs(v[i] - want[i])
+			worst = max(worst, d)
+			if !(d <= tol*max(1, math.Abs(want[i]))) {
+				t.Errorf("%s: [%d] is %.17g, want %.17g (diff %.3g)", k, i, v[i], want[i], d)
+				break
+			}
+		}
+	}
+	for k := range got {
+		if _, ok := ref[k]; !ok {
+			t.Errorf("%s: lathe has it, the reference does not", k)
+		}
+	}
+	return worst
+}
+
+// LSTM and GRU against torch.nn.LSTM/GRU on exchanged weights: outputs,
+// final states, first- and second-order gradients, and state-dict names.
+func TestRNNMatchesTorch(t *testing.T) {
+	for _, name := range slices.Sorted(maps.Keys(rnnCases)) {
+		t.Run(name, func(t *testing.T) {
+			ref, ok := rnnRef[name]
+			if !ok {
+				t.Fatal("no reference: run build/torchref/rnn_ref.py")
+			}
+			got, ps := rnnRun(t, rnnCases[name], lathe.Float64, lathe.CPU)
+			var names []string
+			for _, p := range ps {
+				names = append(names, p.Name)
+			}
+			if !slices.Equal(names, ref.names) {
+				t.Errorf("parameter names %v, torch's state_dict has %v", names, ref.names)
+			}
+			worst := checkRef(t, got, ref.v, 1e-10)
+			t.Logf("max abs diff %.3g", worst)
+		})
+	}
+	for name := range rnnRef {
+		if _, ok := rnnCases[name]; !ok {
+			t.Errorf("%s: a reference without its case", name)
+		}
+	}
+}
+
+// The same cases in float32 on wgpu:0 (Dawn; lavapipe where there is no
+// GPU), within 1e-4.
+func TestRNNMatchesTorchWGPU(t *testing.T) {
+	dev := lathe.WGPU(0)
+	for _, info := range lathe.DeviceStatus() {
+		if info.Device == dev && !info.Available {
+			testenv.SkipDevice(t, dev.String(), "%s is unavailable: %s", dev, info.Detail)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(rnnCases)) {
+		t.Run(name, func(t *testing.T) {
+			got, _ := rnnRun(t, rnnCases[name], lathe.Float32, dev)
+			worst := checkRef(t, got, rnnRef[name].v, 1e-4)
+			t.Logf("max abs diff %.3g", worst)
+		})
+	}
+}
+
+// Embedding → LSTM → Linear → CrossEntropy, a small language model, against
+// the same model in torch (rnn_ref.py's lm).
+func TestLSTMLanguageModel(t *testing.T) {
+	f64 := WithDType(lathe.Float64)
+	m := Sequential(NewEmbedding(7, 4, f64), NewLSTM(4, 5, NumLayers(2), BatchFirst(), f64), NewLinear(5, 7, f64))
+	setSeqWeights(t, m.Parameters(), 0, lathe.Float64, lathe.CPU)
+	tok, tgt := make([]int64, 6), make([]int64, 6)
+	for i := range tok {
+		tok[i], tgt[i] = int64((3*i+1)%7), int64((5*i+2)%7)
+	}
+	logits := m.Forward(lathe.FromSlice(lathe.CPU, tok, 2, 3))
+	loss := CrossEntropy(logits.Reshape(6, 7), lathe.FromSlice(lathe.CPU, tgt, 6))
+	if err := loss.Backward(); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*lathe.Tensor{"logits": logits, "loss": loss}
+	for _, p := range m.Parameters() {
+		got["grad/"+p.Name] = p.T.Grad()
+	}
+	t.Logf("max abs diff %.3g", checkRef(t, got, rnnLMRef, 1e-10))
+}
+
+// Save writes PyTorch's state-dict names; Load restores the weights into a
+// fresh layer, which then computes the same output.
+func TestRNNSaveLoad(t *testing.T) {
+	for _, gru := range []bool{false, true} {
+		opts := []Option{NumLayers(2), Bidirectional(), WithDType(lathe.Float64)}
+		mk := func() Module {
+			if gru {
+				return NewGRU(3, 4, opts...)
+			}
+			return NewLSTM(3, 4, opts...)
+		}
+		lathe.Seed(1)
+		a := mk()
+		var buf bytes.Buffer
+		if err := Save(&buf, a); err != nil {
+			t.Fatal(err)
+		}
+		lathe.Seed(2)
+		b := mk()
+		if err := Load(bytes.NewReader(buf.Bytes()), b); err != nil {
+			t.Fatal(err)
+		}
+		x := seq(0.5, 0.3, 4, 2, 3)
+		checkClose(t, "output after load", b.Forward(x), values(t, a.Forward(x)))
+		names := []string{"weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0",
+			"weight_ih_l0_reverse", "weight_hh_l0_reverse", "bias_ih_l0_reverse", "bias_hh_l0_reverse",
+			"weight_ih_l1", "weight_hh_l1", "bias_ih_l1", "bias_hh_l1",
+			"weight_ih_l1_reverse", "weight_hh_l1_reverse", "bias_ih_l1_reverse", "bias_hh_l1_reverse"}
+		for _, n := range names {
+			if !bytes.Contains(buf.Bytes(), []byte(`"`+n+`"`)) {
+				t.Errorf("the file has no tensor %q", n)
+			}
+		}
+	}
+}
+
+func TestRNNShapesAndInit(t *testing.T) {
+	l := NewLSTM(3, 5, NumLayers(2), Bidirectional())
+	if got := l.Weights[2].WeightIH.Shape(); !slices.Equal(got, []int{20, 10}) {
+		t.Errorf("layer 1's weight_ih is %v, want [20 10]", got)
+	}
+	for _, p := range l.Parameters() {
+		v := values(t, p.T)
+		for _, x := range v {
+			if math.Abs(x) > 1/math.Sqrt(5) {
+				t.Fatalf("%s has %v outside ±1/√hidden", p.Name, x)
+			}
+		}
+	}
+	g := NewGRU(3, 5, BatchFirst())
+	out, hn := g.ForwardState(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 7, 3), nil)
+	if !slices.Equal(out.Shape(), []int{2, 7, 5}) || !slices.Equal(hn.Shape(), []int{1, 2, 5}) {
+		t.Errorf("out %v hn %v, want [2 7 5] and [1 2 5]", out.Shape(), hn.Shape())
+	}
+}
+
+// Dropout between layers acts in training mode only.
+func TestRNNDropout(t *testing.T) {
+	l := NewLSTM(3, 4, NumLayers(2), InterLayerDropout(0.5), WithDType(lathe.Float64))
+	x := seq(0.5, 0.3, 4, 2, 3)
+	l.Train(false)
+	a, b := values(t, l.Forward(x)), values(t, l.Forward(x))
+	if !slices.Equal(a, b) {
+		t.Error("evaluation mode is not deterministic")
+	}
+	l.Train(true)
+	lathe.Seed(3)
+	if c := values(t, l.Forward(x)); slices.Equal(a, c) {
+		t.Error("training mode with dropout 0.5 gave the evaluation output")
+	}
+}
+
+func TestRNNErrors(t *testing.T) {
+	l := NewLSTM(3, 4)
+	cases := []struct {
+		name string
+		got  *lathe.Tensor
+		kind error
+	}{
+		{"lstm/rank4", l.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 1, 2, 3, 3)), lathe.ErrShape},
+		{"lstm/features", l.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 2, 4)), lathe.ErrShape},
+		{"lstm/empty_seq", l.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 0, 2, 3)), lathe.ErrShape},
+		{"lstm/h0_shape", func() *lathe.Tensor {
+			_, hn, _ := l.ForwardState(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 2, 3), lathe.Zeros(lathe.CPU, lathe.Float32, 1, 3, 4), nil)
+			return hn
+		}(), lathe.ErrShape},
+		{"lstm/hidden0", NewLSTM(3, 0).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 2, 3)), lathe.ErrValue},
+		{"gru/dropout", NewGRU(3, 4, InterLayerDropout(2)).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 2, 3)), lathe.ErrValue},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := c.got.Err(); !errors.Is(err, c.kind) {
+				t.Fatalf("error %v, want kind %v", err, c.kind)
+			}
+		})
+	}
+	if err := Err(NewGRU(0, 4)); err == nil {
+		t.Error("Err of a GRU with input size 0 is nil")
+	}
+}
