@@ -1,7 +1,7 @@
 // Package nn holds neural-network building blocks on top of lathe: layers
-// (Linear, Embedding, LayerNorm, Dropout, activations, Sequential,
-// recurrent LSTM and GRU), losses,
-// optimizers (SGD, Adam, AdamW, RMSprop, Adagrad) and learning-rate
+// (Linear, Embedding, LayerNorm, Dropout, activations, Sequential, the
+// recurrent LSTM and GRU and their cells), losses, optimizers (SGD, Adam,
+// AdamW, RMSprop, Adagrad) and learning-rate
 // schedulers, gradient clipping, and saving and loading parameters, and an
 // optimizer's and its schedulers' state (SaveOptimizer, LoadOptimizer), in
 // the safetensors format. It uses only lathe's public API,

@@ -171,6 +171,10 @@ func (l *LSTM) Forward(x *lathe.Tensor) *lathe.Tensor {
 // x; nil means zeros. It returns the output, as Forward does, and the
 // final states hn and cn in h0's shape.
 func (l *LSTM) ForwardState(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor) {
+	if l == nil {
+		f := lathe.Failed(nilModule("lstm", "l"))
+		return f, f, f
+	}
 	return l.run(x, h0, c0)
 }
 
@@ -185,6 +189,10 @@ func (g *GRU) Forward(x *lathe.Tensor) *lathe.Tensor {
 // hidden), or (NumLayers·D, hidden) for an unbatched x; nil means zeros) and
 // returns the output and the final state hn in h0's shape.
 func (g *GRU) ForwardState(x, h0 *lathe.Tensor) (out, hn *lathe.Tensor) {
+	if g == nil {
+		f := lathe.Failed(nilModule("gru", "g"))
+		return f, f
+	}
 	out, hn, _ = g.run(x, h0, nil)
 	return out, hn
 }
@@ -198,9 +206,6 @@ func (r *RNNBase) run(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor) {
 	fail := func(err error) (out, hn, cn *lathe.Tensor) {
 		f := lathe.Failed(wrapErr(op, err))
 		return f, f, f
-	}
-	if r == nil {
-		return fail(nilModule(op, "r"))
 	}
 	if err := x.Err(); err != nil {
 		return fail(err)
@@ -341,4 +346,143 @@ func (k rnnKind) step(w RNNWeights, gi, h, c *lathe.Tensor, H int) (h2, c2 *lath
 	n := gate(gi, 2).Add(r.Mul(gate(gh, 2))).Tanh()
 	// (1 - z)·n + z·h, written as n + z·(h - n).
 	return n.Add(z.Mul(h.Sub(n))), c
+}
+
+// RNNCellBase is what LSTMCell and GRUCell share (torch.nn.RNNCellBase):
+// one time step of one layer, with the weights of RNNWeights under the
+// state-dict names "weight_ih", "weight_hh", "bias_ih" and "bias_hh".
+type RNNCellBase struct {
+	InputSize, HiddenSize int
+	RNNWeights
+
+	kind rnnKind
+}
+
+// LSTMCell is one step of an LSTM layer (torch.nn.LSTMCell).
+type LSTMCell struct{ RNNCellBase }
+
+// GRUCell is one step of a GRU layer (torch.nn.GRUCell).
+type GRUCell struct{ RNNCellBase }
+
+// NewLSTMCell makes an LSTMCell from in features to hidden, initialised as
+// NewLSTM does. Options: NoBias, WithDType, OnDevice.
+func NewLSTMCell(in, hidden int, opts ...Option) *LSTMCell {
+	return &LSTMCell{newRNNCellBase(kindLSTM, in, hidden, opts)}
+}
+
+// NewGRUCell makes a GRUCell as NewLSTMCell makes an LSTMCell.
+func NewGRUCell(in, hidden int, opts ...Option) *GRUCell {
+	return &GRUCell{newRNNCellBase(kindGRU, in, hidden, opts)}
+}
+
+func newRNNCellBase(kind rnnKind, in, hidden int, opts []Option) RNNCellBase {
+	one := func(o *options) { o.numLayers, o.bidirectional, o.dropout = 1, false, 0 }
+	r := newRNNBase(kind, in, hidden, append(slices.Clone(opts), one))
+	return RNNCellBase{InputSize: in, HiddenSize: hidden, RNNWeights: r.Weights[0], kind: kind}
+}
+
+// Parameters lists "weight_ih", "weight_hh" and, with a bias, "bias_ih"
+// and "bias_hh".
+func (c *RNNCellBase) Parameters() []Param {
+	ps := []Param{{"weight_ih", c.WeightIH}, {"weight_hh", c.WeightHH}}
+	if c.BiasIH != nil {
+		ps = append(ps, Param{"bias_ih", c.BiasIH}, Param{"bias_hh", c.BiasHH})
+	}
+	return ps
+}
+
+// To moves the weights to dev.
+func (c *RNNCellBase) To(dev lathe.Device) error { return moveParams(c.Parameters(), dev) }
+
+// Train does nothing: a cell acts the same in both modes.
+func (c *RNNCellBase) Train(bool) {}
+
+// Forward returns the hidden state after one step from zero states.
+func (c *LSTMCell) Forward(x *lathe.Tensor) *lathe.Tensor {
+	h, _ := c.Step(x, nil, nil)
+	return h
+}
+
+// Step advances x ([batch, in], or [in] unbatched) one step from the states
+// h and c ([batch, hidden], or [hidden]; nil means zeros) and returns the
+// new ones.
+func (c *LSTMCell) Step(x, h, cc *lathe.Tensor) (h2, c2 *lathe.Tensor) {
+	if c == nil {
+		f := lathe.Failed(nilModule("lstm_cell", "c"))
+		return f, f
+	}
+	_, h2, c2 = c.run(x, h, cc)
+	return h2, c2
+}
+
+// Forward returns the hidden state after one step from a zero state.
+func (c *GRUCell) Forward(x *lathe.Tensor) *lathe.Tensor { return c.Step(x, nil) }
+
+// Step advances x ([batch, in], or [in] unbatched) one step from the state
+// h ([batch, hidden], or [hidden]; nil means zeros) and returns the new one.
+func (c *GRUCell) Step(x, h *lathe.Tensor) *lathe.Tensor {
+	if c == nil {
+		return lathe.Failed(nilModule("gru_cell", "c"))
+	}
+	_, h2, _ := c.run(x, h, nil)
+	return h2
+}
+
+// run checks the arguments and takes one step; out is always nil (it has
+// run's signature of the sequence layers, for the tests).
+func (c *RNNCellBase) run(x, h, cc *lathe.Tensor) (out, h2, c2 *lathe.Tensor) {
+	op := c.kind.String() + "_cell"
+	fail := func(err error) (out, hn, cn *lathe.Tensor) {
+		f := lathe.Failed(wrapErr(op, err))
+		return nil, f, f
+	}
+	if err := x.Err(); err != nil {
+		return fail(err)
+	}
+	for _, p := range c.Parameters() {
+		if err := p.T.Err(); err != nil {
+			return fail(err)
+		}
+	}
+	batched := x.Rank() == 2
+	if !batched && x.Rank() != 1 {
+		return fail(nnError(op, lathe.ErrShape, "x", "is "+strconv.Itoa(x.Rank())+"-d", "give (batch, in) or (in)"))
+	}
+	if x.Dim(-1) != c.InputSize {
+		return fail(nnError(op, lathe.ErrShape, "x", "has "+strconv.Itoa(x.Dim(-1))+" features but input_size is "+strconv.Itoa(c.InputSize),
+			"give x's last dim the cell's input size"))
+	}
+	if !batched {
+		x = x.Unsqueeze(0)
+	}
+	H := c.HiddenSize
+	states := [2]*lathe.Tensor{h, cc}
+	for i, s := range states {
+		if s == nil {
+			states[i] = lathe.Zeros(x.Device(), x.DType(), x.Dim(0), H)
+			continue
+		}
+		if err := s.Err(); err != nil {
+			return fail(err)
+		}
+		want := []int{x.Dim(0), H}
+		if !batched {
+			want = []int{H}
+		}
+		if !slices.Equal(s.Shape(), want) {
+			return fail(nnError(op, lathe.ErrShape, [2]string{"h", "c"}[i], "has shape "+shapeString(s.Shape())+", want "+shapeString(want),
+				"give (batch, hidden), or (hidden) for an unbatched x"))
+		}
+		if !batched {
+			states[i] = s.Unsqueeze(0)
+		}
+	}
+	h2, c2 = c.kind.step(c.RNNWeights, affine(x, c.WeightIH, c.BiasIH), states[0], states[1], H)
+	if !batched {
+		h2, c2 = h2.Squeeze(0), c2.Squeeze(0)
+	}
+	if c.kind != kindLSTM {
+		c2 = nil
+	}
+	return nil, h2, c2
 }

@@ -54,10 +54,21 @@ CASES = [
     ("gru/bidir/batch_first/h0", "gru", 3, 4, 4, 3, dict(bidirectional=True, batch_first=True), True),
     ("gru/l2/bidir/nobias", "gru", 2, 3, 4, 2, dict(num_layers=2, bidirectional=True, bias=False), False),
     ("gru/l2/bidir/unbatched/h0", "gru", 3, 2, 3, 0, dict(num_layers=2, bidirectional=True), True),
+    ("lstm_cell/h0", "lstm_cell", 3, 4, 1, 2, {}, True),
+    ("lstm_cell/nobias", "lstm_cell", 3, 4, 1, 2, dict(bias=False), False),
+    ("lstm_cell/unbatched/h0", "lstm_cell", 3, 4, 1, 0, {}, True),
+    ("gru_cell/h0", "gru_cell", 3, 4, 1, 2, {}, True),
+    ("gru_cell/nobias", "gru_cell", 3, 4, 1, 2, dict(bias=False), False),
+    ("gru_cell/unbatched/h0", "gru_cell", 3, 4, 1, 0, {}, True),
 ]
 
 
 def case(name, mode, inp, hidden, steps, batch, kw, with_h0):
+    """A cell (steps 1) takes x of (batch, in) and states of (batch, hidden),
+    without the seq dim and the layers' dim, and returns no output beside
+    its states."""
+    if mode.endswith("_cell"):
+        return cell_case(name, mode, inp, hidden, batch, kw, with_h0)
     cls = torch.nn.LSTM if mode == "lstm" else torch.nn.GRU
     m = cls(inp, hidden, **kw).to(f64)
     set_weights(m)
@@ -82,7 +93,31 @@ def case(name, mode, inp, hidden, steps, batch, kw, with_h0):
             states = (h0, c0)
     out, st = m(x, states)
     hn, cn = (st if mode == "lstm" else (st, None))
-    loss = (out * seq(list(out.shape), 0.23, 0.7)).sum() + (hn * seq(list(hn.shape), 0.31, 1.3)).sum()
+    return finish(name, m, inputs, out, hn, cn)
+
+
+def cell_case(name, mode, inp, hidden, batch, kw, with_h0):
+    m = (torch.nn.LSTMCell if mode == "lstm_cell" else torch.nn.GRUCell)(inp, hidden, **kw).to(f64)
+    set_weights(m)
+    xshape, sshape = ([batch, inp], [batch, hidden]) if batch else ([inp], [hidden])
+    x = (seq(xshape, 0.5, 0.3) * 1.5).requires_grad_()
+    inputs = [x]
+    states = None
+    if with_h0:
+        h0 = (seq(sshape, 0.41, 1.0) * 0.5).requires_grad_()
+        c0 = (seq(sshape, 0.29, 2.0) * 0.5).requires_grad_()
+        inputs += [h0, c0] if mode == "lstm_cell" else [h0]
+        states = (h0, c0) if mode == "lstm_cell" else h0
+    st = m(x, states)
+    hn, cn = (st if mode == "lstm_cell" else (st, None))
+    return finish(name, m, inputs, None, hn, cn)
+
+
+def finish(name, m, inputs, out, hn, cn):
+    """The entries of L = Σ out·u + Σ hn·v (+ Σ cn·w) (no out for a cell)."""
+    loss = (hn * seq(list(hn.shape), 0.31, 1.3)).sum()
+    if out is not None:
+        loss = (out * seq(list(out.shape), 0.23, 0.7)).sum() + loss
     if cn is not None:
         loss = loss + (cn * seq(list(cn.shape), 0.17, 0.4)).sum()
     names = [n for n, _ in m.named_parameters()]
@@ -90,7 +125,7 @@ def case(name, mode, inp, hidden, steps, batch, kw, with_h0):
     grads = torch.autograd.grad(loss, inputs + params, create_graph=True)
     gx = grads[0]
     grads2 = torch.autograd.grad((gx * gx).sum(), params)
-    entries = [("out", out), ("hn", hn)]
+    entries = ([] if out is None else [("out", out)]) + [("hn", hn)]
     if cn is not None:
         entries.append(("cn", cn))
     for n, g in zip(["x", "h0", "c0"][:len(inputs)] + names, grads):
