@@ -10,6 +10,7 @@ import (
 	"github.com/lathe-ml/lathe/alloc"
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/internal/half"
 )
 
 // checkShape refuses negative sizes and sizes whose product passes what an
@@ -292,5 +293,30 @@ func random(op string, dev Device, dt DType, shape []int, draw64 func(*rand.Rand
 		data = d
 	}
 	rngMu.Unlock()
+	return upload(op, dev, data, dt, s)
+}
+
+// FromHalfBits makes a float16 or bfloat16 tensor (dt) on dev from a copy
+// of bits, each element's 16 bits as HalfBits gives them, kept as they are
+// (no rounding, NaN payloads included). With no shape it is 1-D;
+// otherwise the sizes must multiply to len(bits), and one may be -1.
+func FromHalfBits(dev Device, dt DType, bits []uint16, shape ...int) *Tensor {
+	const op = "from_half_bits"
+	if !dispatch.Halves.Has(dt) {
+		return failed(errorf(op, ErrDType, "dt", "is "+dt.String()+", not a 16-bit float dtype", "use lathe.Float16 or lathe.BFloat16"))
+	}
+	if len(shape) == 0 {
+		shape = []int{len(bits)}
+	}
+	s, err := checkShape(op, shape, len(bits))
+	if err != nil {
+		return failed(err)
+	}
+	var data any
+	if dt == Float16 {
+		data = convertEach(bits, func(b uint16) half.Float16 { return half.Float16(b) })
+	} else {
+		data = convertEach(bits, func(b uint16) half.BFloat16 { return half.BFloat16(b) })
+	}
 	return upload(op, dev, data, dt, s)
 }

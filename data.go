@@ -149,3 +149,29 @@ func widen[T float32 | int32 | int64 | int8 | uint8](d []T) []float64 {
 	}
 	return out
 }
+
+// HalfBits returns a float16 or bfloat16 tensor's elements, in row-major
+// order, as their 16 bits, untouched: what Float32s would widen, including
+// a NaN's payload and its signalling bit, which a round trip through
+// float32 would quiet. It is the storage that safetensors and torch's
+// .view(torch.int16) see.
+func (x *Tensor) HalfBits() ([]uint16, error) {
+	if err := x.check("half_bits"); err != nil {
+		return nil, err
+	}
+	if !dispatch.Halves.Has(x.t.DType) {
+		return nil, errorf("half_bits", ErrDType, "", "needs a float16 or bfloat16 tensor, got "+x.t.DType.String(),
+			"convert it first with .Cast(lathe.Float16) or .Cast(lathe.BFloat16)")
+	}
+	data, err := x.host("half_bits")
+	if err != nil {
+		return nil, err
+	}
+	switch d := data.(type) {
+	case []half.Float16:
+		return convertEach(d, func(h half.Float16) uint16 { return uint16(h) }), nil
+	case []half.BFloat16:
+		return convertEach(d, func(h half.BFloat16) uint16 { return uint16(h) }), nil
+	}
+	return nil, errorf("half_bits", ErrDType, "", "got host data of an unexpected type for "+x.t.DType.String(), "")
+}

@@ -26,15 +26,17 @@ import (
 const maxHeader = 100_000_000
 
 var (
-	stNames = map[lathe.DType]string{lathe.Float32: "F32", lathe.Float64: "F64", lathe.Int32: "I32", lathe.Int64: "I64", lathe.Bool: "BOOL"}
-	stSizes = map[lathe.DType]int{lathe.Float32: 4, lathe.Float64: 8, lathe.Int32: 4, lathe.Int64: 8, lathe.Bool: 1}
+	stNames = map[lathe.DType]string{lathe.Float32: "F32", lathe.Float64: "F64", lathe.Int32: "I32", lathe.Int64: "I64", lathe.Bool: "BOOL",
+		lathe.Float16: "F16", lathe.BFloat16: "BF16", lathe.Int8: "I8", lathe.Uint8: "U8"}
+	stSizes = map[lathe.DType]int{lathe.Float32: 4, lathe.Float64: 8, lathe.Int32: 4, lathe.Int64: 8, lathe.Bool: 1,
+		lathe.Float16: 2, lathe.BFloat16: 2, lathe.Int8: 1, lathe.Uint8: 1}
 )
 
 // stOthers are the dtypes of the safetensors format (its reference
 // implementation's Dtype enum) that lathe has no dtype for yet: a file
 // holding one is well formed, and Load says which tensor and dtype it cannot
 // hold rather than calling the file damaged.
-var stOthers = []string{"U8", "I8", "I16", "U16", "U32", "U64", "F16", "BF16", "C64",
+var stOthers = []string{"I16", "U16", "U32", "U64", "C64",
 	"F4", "F6_E2M3", "F6_E3M2", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ"}
 
 func stDType(name string) (lathe.DType, bool) {
@@ -156,6 +158,30 @@ func encode(t *lathe.Tensor) ([]byte, error) {
 		for _, v := range d {
 			out = append(out, map[bool]byte{false: 0, true: 1}[v])
 		}
+	case lathe.Float16, lathe.BFloat16:
+		// The bits as stored, not widened and rounded back, so a NaN's
+		// payload and signalling bit reach the file as they are.
+		d, err := t.HalfBits()
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range d {
+			out = binary.LittleEndian.AppendUint16(out, v)
+		}
+	case lathe.Int8:
+		d, err := t.Int8s()
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range d {
+			out = append(out, byte(v))
+		}
+	case lathe.Uint8:
+		d, err := t.Uint8s()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d...)
 	default:
 		return nil, t.Err()
 	}
@@ -189,7 +215,10 @@ func NonStrict(keys *Keys) LoadOption {
 
 // CastDType lets Load read a tensor whose dtype in the file differs from the
 // model's, converting it to the model's dtype as Cast does (PyTorch's
-// load_state_dict copies into the parameter's dtype the same way).
+// load_state_dict copies into the parameter's dtype the same way): F16 or
+// BF16 weights into a float32 model exactly, F32 into a float16 or
+// bfloat16 model rounded to nearest even. A NaN that goes through float32
+// comes out quiet; without a cast, Load and Save keep every bit.
 func CastDType() LoadOption { return func(o *loadOptions) { o.cast = true } }
 
 // Load reads a safetensors file written for m (by Save, or by PyTorch's
@@ -283,7 +312,7 @@ func checkEntry(p Param, e stEntry, cast bool) error {
 	dt, ok := stDType(e.DType)
 	if !ok { // parseEntry let it through: a safetensors dtype lathe lacks
 		err := loadError(lathe.ErrDType, p.Name, "is "+e.DType+", which lathe cannot hold yet",
-			"save the tensors as F32, F64, I32, I64 or BOOL, e.g. after PyTorch's .float()")
+			"save the tensors as F32, F64, F16, BF16, I64, I32, I8, U8 or BOOL, e.g. after PyTorch's .float()")
 		err.Expected, err.Found = stNames[p.T.DType()], e.DType
 		return err
 	}
@@ -504,6 +533,19 @@ func decode(b []byte, dt lathe.DType, shape []int) *lathe.Tensor {
 		return fromBytes(b, 4, shape, func(b []byte) int32 { return int32(binary.LittleEndian.Uint32(b)) })
 	case lathe.Int64:
 		return fromBytes(b, 8, shape, func(b []byte) int64 { return int64(binary.LittleEndian.Uint64(b)) })
+	case lathe.Int8:
+		return fromBytes(b, 1, shape, func(b []byte) int8 { return int8(b[0]) })
+	case lathe.Uint8:
+		return fromBytes(b, 1, shape, func(b []byte) uint8 { return b[0] })
+	case lathe.Float16, lathe.BFloat16:
+		bits := make([]uint16, len(b)/2)
+		for i := range bits {
+			bits[i] = binary.LittleEndian.Uint16(b[2*i:])
+		}
+		if len(shape) == 0 {
+			return lathe.FromHalfBits(lathe.CPU, dt, bits, 1).Reshape()
+		}
+		return lathe.FromHalfBits(lathe.CPU, dt, bits, shape...)
 	}
 	return fromBytes(b, 1, shape, func(b []byte) bool { return b[0] != 0 })
 }

@@ -77,7 +77,12 @@ func TestSaveLoadEveryDType(t *testing.T) {
 			{"i32", lathe.FromSlice(lathe.CPU, []int32{-7, int32(f), math.MaxInt32}, 3, 1)},
 			{"i64", lathe.FromSlice(lathe.CPU, []int64{math.MinInt64, int64(f)}, 2)},
 			{"bool", lathe.FromSlice(lathe.CPU, []bool{true, false, f != 0}, 3)},
+			{"f16", lathe.FromSlice(lathe.CPU, []float32{-0.5, 65504, float32(f)}, 3).Cast(lathe.Float16)},
+			{"bf16", lathe.FromSlice(lathe.CPU, []float32{1e38, float32(f)}, 1, 2).Cast(lathe.BFloat16)},
+			{"i8", lathe.FromSlice(lathe.CPU, []int8{-128, 127, int8(f)}, 3)},
+			{"u8", lathe.FromSlice(lathe.CPU, []uint8{0, 255, uint8(f)}, 3)},
 			{"scalar", lathe.Scalar(lathe.CPU, f)},
+			{"scalar_bf16", lathe.Scalar(lathe.CPU, float32(f)).Cast(lathe.BFloat16)},
 			{"empty", lathe.Zeros(lathe.CPU, lathe.Float32, 0, 4)},
 		}
 	}
@@ -228,7 +233,7 @@ func TestLoadDTypeLatheLacks(t *testing.T) {
 		dt   string
 		size int // bytes per element (sub-byte dtypes: 1, enough for the test)
 	}{
-		{"F16", 2}, {"BF16", 2}, {"I8", 1}, {"U8", 1}, {"I16", 2}, {"U16", 2}, {"U32", 4}, {"U64", 8},
+		{"I16", 2}, {"U16", 2}, {"U32", 4}, {"U64", 8},
 		{"C64", 8}, {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"F8_E8M0", 1}, {"F4", 1}, {"F6_E2M3", 1},
 	} {
 		t.Run(c.dt, func(t *testing.T) {
@@ -282,6 +287,21 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Add(buf.Bytes())
 	f.Add(stFile(`{}`, nil))
+	// The same tensors in bfloat16 and float16, which the casting Load reads.
+	for _, dt := range []lathe.DType{lathe.BFloat16, lathe.Float16} {
+		var narrow tensors
+		for _, p := range seqModel(1).Parameters() {
+			narrow = append(narrow, Param{p.Name, p.T.Detach().Cast(dt)})
+		}
+		var nb bytes.Buffer
+		if err := Save(&nb, narrow); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(nb.Bytes())
+	}
+	if b, err := os.ReadFile("testdata/torch_narrow.safetensors"); err == nil {
+		f.Add(b)
+	}
 	before := snapshot(f, seqModel(2))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Strict, non-strict, and non-strict casting: a failed Load leaves
