@@ -51,6 +51,14 @@ func biBig(dev Device, shape ...int) *Tensor {
 	return Ones(dev, Float32, 1).Reshape(slices.Repeat([]int{1}, len(shape))...).Expand(shape...)
 }
 
+// biPadMode is the row of pad in a mode other than constant; its huge
+// case pads an expanded view to an output that no device holds.
+func biPadMode(mode string) biOp {
+	return biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
+		call: func(a []*Tensor) *Tensor { return a[0].Pad([]int{1, 1}, 0, PadMode(mode)) }, kinds: "a",
+		huge: func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).Pad([]int{1, 1}, 0, PadMode(mode)) }}
+}
+
 // biIdx is an index tensor of int32s, which every indexing op takes as it
 // takes int64s.
 func biIdx(dev Device, v []int32, shape ...int) *Tensor {
@@ -166,6 +174,9 @@ func biOps() map[string]biOp {
 		"pad": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
 			call: func(a []*Tensor) *Tensor { return a[0].Pad([]int{1, 1}, 0) }, kinds: "a",
 			huge: func(dev Device) *Tensor { return biF(dev, 2, 3).Pad([]int{1 << 40, 0}, 0) }},
+		"pad_reflect":   biPadMode("reflect"),
+		"pad_replicate": biPadMode("replicate"),
+		"pad_circular":  biPadMode("circular"),
 		"logical_not": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
 			call: func(a []*Tensor) *Tensor { return a[0].LogicalNot() }, kinds: "a",
 			huge: func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).LogicalNot() }},
