@@ -95,7 +95,11 @@ var moreOps = map[string]opFunc{
 		return in[0].Chunk(a.Int("n"), a.Int("dim"))
 	},
 	"pad": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
-		return one(in[0].Pad(a.Ints("pads"), a.Float("value")))
+		var opts []lathe.PadOption
+		if a.Has("mode") {
+			opts = append(opts, lathe.PadMode(a.Str("mode")))
+		}
+		return one(squared(a, in[0].Pad(a.Ints("pads"), a.Float("value"), opts...)))
 	},
 
 	"index_select": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
