@@ -322,6 +322,21 @@ func biOps() map[string]biOp {
 			huge: func(dev Device) *Tensor {
 				return biBig(dev, biHuge, biHuge).CrossEntropy(Zeros(dev, Int32, 1).Expand(biHuge))
 			}},
+		"nll_loss_weighted": {args: func(dev Device) []*Tensor {
+			return []*Tensor{biF(dev, 2, 3).LogSoftmax(1), biIdx(dev, []int32{2, 0}, 2), biF(dev, 3)}
+		},
+			call: func(a []*Tensor) *Tensor { return a[0].NLLLoss(a[1], ClassWeights(a[2])) }, kinds: "fiS",
+			huge: func(dev Device) *Tensor {
+				return biBig(dev, biHuge, biHuge).NLLLoss(Zeros(dev, Int32, 1).Expand(biHuge), ClassWeights(Ones(dev, Float32, biHuge)),
+					WithReduction(ReduceNone))
+			}, hugeOK: true},
+		"cross_entropy_weighted": {args: func(dev Device) []*Tensor {
+			return []*Tensor{biF(dev, 2, 3), biIdx(dev, []int32{2, 0}, 2), biF(dev, 3)}
+		},
+			call: func(a []*Tensor) *Tensor { return a[0].CrossEntropy(a[1], ClassWeights(a[2])) }, kinds: "fiS",
+			huge: func(dev Device) *Tensor {
+				return biBig(dev, biHuge, biHuge).CrossEntropy(Zeros(dev, Int32, 1).Expand(biHuge), ClassWeights(Ones(dev, Float32, biHuge)))
+			}},
 		"mse_loss": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 2, 3)} },
 			call: func(a []*Tensor) *Tensor { return a[0].MSELoss(a[1]) }, kinds: "aa",
 			huge: func(dev Device) *Tensor {
