@@ -51,6 +51,14 @@ func biBig(dev Device, shape ...int) *Tensor {
 	return Ones(dev, Float32, 1).Reshape(slices.Repeat([]int{1}, len(shape))...).Expand(shape...)
 }
 
+// biPadMode is the row of pad in a mode other than constant; its huge
+// case pads an expanded view to an output that no device holds.
+func biPadMode(mode string) biOp {
+	return biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
+		call: func(a []*Tensor) *Tensor { return a[0].Pad([]int{1, 1}, 0, PadMode(mode)) }, kinds: "a",
+		huge: func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).Pad([]int{1, 1}, 0, PadMode(mode)) }}
+}
+
 // biIdx is an index tensor of int32s, which every indexing op takes as it
 // takes int64s.
 func biIdx(dev Device, v []int32, shape ...int) *Tensor {
@@ -166,6 +174,9 @@ func biOps() map[string]biOp {
 		"pad": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
 			call: func(a []*Tensor) *Tensor { return a[0].Pad([]int{1, 1}, 0) }, kinds: "a",
 			huge: func(dev Device) *Tensor { return biF(dev, 2, 3).Pad([]int{1 << 40, 0}, 0) }},
+		"pad_reflect":   biPadMode("reflect"),
+		"pad_replicate": biPadMode("replicate"),
+		"pad_circular":  biPadMode("circular"),
 		"logical_not": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
 			call: func(a []*Tensor) *Tensor { return a[0].LogicalNot() }, kinds: "a",
 			huge: func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).LogicalNot() }},
@@ -310,6 +321,21 @@ func biOps() map[string]biOp {
 			call: func(a []*Tensor) *Tensor { return a[0].CrossEntropy(a[1]) }, kinds: "fi",
 			huge: func(dev Device) *Tensor {
 				return biBig(dev, biHuge, biHuge).CrossEntropy(Zeros(dev, Int32, 1).Expand(biHuge))
+			}},
+		"nll_loss_weighted": {args: func(dev Device) []*Tensor {
+			return []*Tensor{biF(dev, 2, 3).LogSoftmax(1), biIdx(dev, []int32{2, 0}, 2), biF(dev, 3)}
+		},
+			call: func(a []*Tensor) *Tensor { return a[0].NLLLoss(a[1], ClassWeights(a[2])) }, kinds: "fiS",
+			huge: func(dev Device) *Tensor {
+				return biBig(dev, biHuge, biHuge).NLLLoss(Zeros(dev, Int32, 1).Expand(biHuge), ClassWeights(Ones(dev, Float32, biHuge)),
+					WithReduction(ReduceNone))
+			}, hugeOK: true},
+		"cross_entropy_weighted": {args: func(dev Device) []*Tensor {
+			return []*Tensor{biF(dev, 2, 3), biIdx(dev, []int32{2, 0}, 2), biF(dev, 3)}
+		},
+			call: func(a []*Tensor) *Tensor { return a[0].CrossEntropy(a[1], ClassWeights(a[2])) }, kinds: "fiS",
+			huge: func(dev Device) *Tensor {
+				return biBig(dev, biHuge, biHuge).CrossEntropy(Zeros(dev, Int32, 1).Expand(biHuge), ClassWeights(Ones(dev, Float32, biHuge)))
 			}},
 		"mse_loss": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 2, 3)} },
 			call: func(a []*Tensor) *Tensor { return a[0].MSELoss(a[1]) }, kinds: "aa",

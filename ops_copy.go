@@ -3,6 +3,7 @@ package lathe
 import (
 	"strconv"
 
+	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
@@ -27,12 +28,81 @@ func Stack(tensors []*Tensor, dim int) *Tensor {
 	return apply(ops.Stack, ops.ConcatDim{Dim: dim}, tensors...)
 }
 
-// Pad is torch.nn.functional.pad's constant mode: pads holds (left, right)
-// pairs, the first for the last dim, the next for the one before, and so on;
-// new elements are value and a negative pad crops.
-func (x *Tensor) Pad(pads []int, value float64) *Tensor {
-	return apply(ops.Pad, ops.Padding{Pads: append([]int(nil), pads...), Value: value}, x)
+// Pad is torch.nn.functional.pad: pads holds (left, right) pairs, the
+// first for the last dim, the next for the one before, and so on, and a
+// negative pad crops. In constant mode (the default) the new elements are
+// value; PadMode chooses another mode, which fills them from x's own
+// elements and takes value 0, as torch does:
+//
+//	y := x.Pad([]int{1, 1, 2, 2}, 0, lathe.PadMode("reflect"))
+//
+// torch 1.13 pads in reflect and replicate mode only 2-D..5-D inputs, in
+// their last 1..3 dims, and in circular mode every dim but the first two;
+// lathe pads any dims of any rank in every mode, and gives torch's values
+// wherever torch gives any.
+func (x *Tensor) Pad(pads []int, value float64, opts ...PadOption) *Tensor {
+	var o padOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	a := ops.Padding{Pads: append([]int(nil), pads...), Value: value}
+	switch o.mode {
+	case "", "constant":
+		return apply(ops.Pad, a, x)
+	case "reflect", "replicate", "circular":
+		if err := x.checkPadHost(pads); err != nil {
+			return failed(err)
+		}
+	}
+	switch o.mode {
+	case "reflect":
+		return apply(ops.ReflectPad, a, x)
+	case "replicate":
+		return apply(ops.ReplicatePad, a, x)
+	case "circular":
+		return apply(ops.CircularPad, a, x)
+	}
+	if x != nil && x.err != nil {
+		return x
+	}
+	return failed(errorf("pad", ErrValue, "mode", "is "+strconv.Quote(o.mode), `use "constant", "reflect", "replicate" or "circular"`))
 }
+
+// checkPadHost refuses the pads of a mode whose indices (one int64 per
+// element of each padded dim, computed in host memory before the upload)
+// the machine cannot hold. Sizes that overflow or go below 0 are left to
+// the op, which says so.
+func (x *Tensor) checkPadHost(pads []int) error {
+	if x == nil || x.err != nil || x.t == nil || len(pads)%2 != 0 || len(pads)/2 > x.t.Rank() {
+		return nil
+	}
+	for i := 0; i+1 < len(pads); i += 2 {
+		out, ok := dispatch.CheckedAdd(x.t.Shape[x.t.Rank()-1-i/2], pads[i])
+		if ok {
+			out, ok = dispatch.CheckedAdd(out, pads[i+1])
+		}
+		if ok && out > 0 {
+			if err := checkHost("pad", "pads", out, 8); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// PadOption sets an option of Pad.
+type PadOption func(*padOptions)
+
+type padOptions struct{ mode string }
+
+// PadMode sets how Pad fills the new elements, by PyTorch's name:
+// "constant" (the default: with value), "reflect" (x mirrored at each
+// edge, the edge not repeated; each pad less than its dim's size),
+// "replicate" (the edge element repeated) or "circular" (x wrapped around;
+// each pad at most its dim's size). The last three are composites of
+// index_select, so they run on every device, and their gradients are
+// index_select's.
+func PadMode(m string) PadOption { return func(o *padOptions) { o.mode = m } }
 
 // Split cuts x along dim into views of size elements each; the last is
 // smaller when size does not divide the dim (torch.split with an int).

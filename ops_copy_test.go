@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -46,6 +47,9 @@ func TestCopiesEveryDType(t *testing.T) {
 		fill := 9.0
 		add("pad/last", x.Pad([]int{1, 0}, fill), []int{2, 4}, []float64{9, 0, 1, 2, 9, 3, 4, 5})
 		add("pad/crop", x.Pad([]int{-1, 2, 1, -1}, fill), []int{2, 4}, []float64{9, 9, 9, 9, 1, 2, 9, 9})
+		add("pad/reflect", x.Pad([]int{1, 1}, 0, PadMode("reflect")), []int{2, 5}, []float64{1, 0, 1, 2, 1, 4, 3, 4, 5, 4})
+		add("pad/replicate", x.Pad([]int{1, 1}, 0, PadMode("replicate")), []int{2, 5}, []float64{0, 0, 1, 2, 2, 3, 3, 4, 5, 5})
+		add("pad/circular", x.Pad([]int{1, 1}, 0, PadMode("circular")), []int{2, 5}, []float64{2, 0, 1, 2, 0, 5, 3, 4, 5, 3})
 		add("index_select/dim1", x.IndexSelect(1, FromSlice(CPU, []int64{2, 0, 2})), []int{2, 3}, []float64{2, 0, 2, 5, 3, 5})
 		add("gather/dim0", x.Gather(0, FromSlice(CPU, []int32{1, 0, 1}, 1, 3)), []int{1, 3}, []float64{3, 1, 5})
 		add("scatter/dim1", Zeros(CPU, d.dt, 2, 3).Scatter(1, FromSlice(CPU, []int64{2, 0}, 2, 1), x), []int{2, 3},
@@ -227,5 +231,41 @@ func TestPad(t *testing.T) {
 	})
 	if got := x.Pad([]int{0, 0}, 0); vwSameStorage(x, got) || !slices.Equal(got.Shape(), []int{2, 3}) {
 		t.Error("pad must copy")
+	}
+}
+
+// TestPadModes checks what the conformance cases (pad.json) do not: the
+// mode names, dims that torch 1.13 will not pad, and the refusals' kinds.
+func TestPadModes(t *testing.T) {
+	x := vwSeq(Float32, 2, 3)
+	mode := func(m string) PadOption { return PadMode(m) }
+	vwRun(t, []vwCase{
+		{"pad/constant", x.Pad([]int{1, 0}, 7, mode("constant")), []int{2, 4}, []float64{7, 0, 1, 2, 7, 3, 4, 5}},
+		{"pad/reflect/1-d", vwSeq(Float32, 4).Pad([]int{3, 2}, 0, mode("reflect")), []int{9}, []float64{3, 2, 1, 0, 1, 2, 3, 2, 1}},
+		{"pad/reflect/crop", vwSeq(Float32, 4).Pad([]int{-3, 3}, 0, mode("reflect")), []int{4}, []float64{3, 2, 1, 0}},
+		{"pad/replicate/both-dims", x.Pad([]int{0, 1, 1, 0}, 0, mode("replicate")), []int{3, 4},
+			[]float64{0, 1, 2, 2, 0, 1, 2, 2, 3, 4, 5, 5}},
+		{"pad/circular/crop-then-wrap", vwSeq(Float32, 4).Pad([]int{-1, 2}, 0, mode("circular")), []int{5}, []float64{1, 2, 3, 1, 2}},
+		{"pad/circular/crop-all", vwSeq(Float32, 4).Pad([]int{-2, -2}, 0, mode("circular")), []int{0}, nil},
+		{"pad/reflect/none", x.Pad([]int{0, 0}, 0, mode("reflect")), []int{2, 3}, seqF(6)},
+		{"pad/replicate/empty-unpadded", Zeros(CPU, Float32, 2, 0).Pad([]int{0, 0}, 0, mode("replicate")), []int{2, 0}, nil},
+	})
+	vwRunErr(t, []vwErrCase{
+		{"pad/mode-unknown", x.Pad([]int{1, 1}, 0, mode("mirror")).Err(), ErrValue},
+		{"pad/reflect/value", x.Pad([]int{1, 1}, 1, mode("reflect")).Err(), ErrValue},
+		{"pad/reflect/odd", x.Pad([]int{1}, 0, mode("reflect")).Err(), ErrValue},
+		{"pad/reflect/too-many", x.Pad([]int{1, 1, 1, 1, 1, 1}, 0, mode("reflect")).Err(), ErrValue},
+		{"pad/reflect/pad=size", x.Pad([]int{0, 3}, 0, mode("reflect")).Err(), ErrShape},
+		{"pad/reflect/negative-size", x.Pad([]int{-2, -2}, 0, mode("reflect")).Err(), ErrShape},
+		{"pad/replicate/empty", Zeros(CPU, Float32, 2, 0).Pad([]int{1, 0}, 0, mode("replicate")).Err(), ErrShape},
+		{"pad/circular/twice-around", x.Pad([]int{4, 0}, 0, mode("circular")).Err(), ErrShape},
+		{"pad/circular/crop-all-then-pad", x.Pad([]int{-3, 1}, 0, mode("circular")).Err(), ErrShape},
+		{"pad/replicate/host-indices", x.Pad([]int{1 << 50, 0}, 0, mode("replicate")).Err(), ErrOutOfMemory},
+		{"pad/replicate/overflow", x.Pad([]int{math.MaxInt, 1}, 0, mode("replicate")).Err(), ErrShape},
+		{"pad/failed-input", x.Reshape(7).Pad([]int{1, 1}, 0, mode("mirror")).Err(), ErrShape},
+	})
+	err := x.Pad([]int{1, 1}, 0, mode("mirror")).Err()
+	if err == nil || !strings.HasPrefix(err.Error(), `lathe: pad: argument "mode"`) {
+		t.Errorf("unknown mode: %v", err)
 	}
 }

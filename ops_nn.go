@@ -69,6 +69,7 @@ type LossOption func(*lossOptions)
 type lossOptions struct {
 	reduction   Reduction
 	ignoreIndex int64
+	weight      *Tensor // class weights of nll_loss and cross_entropy; nil for none
 }
 
 // WithReduction sets how the loss is reduced (ReduceMean by default).
@@ -77,6 +78,13 @@ func WithReduction(r Reduction) LossOption { return func(o *lossOptions) { o.red
 // IgnoreIndex sets the class target that contributes nothing to a class loss
 // and is left out of the mean (-100 by default, as in PyTorch).
 func IgnoreIndex(i int) LossOption { return func(o *lossOptions) { o.ignoreIndex = int64(i) } }
+
+// ClassWeights gives each class of NLLLoss and CrossEntropy a weight (a
+// [C] tensor of x's dtype and device; nil for none, the default): each
+// target's loss is scaled by its class's weight, and the mean divides by
+// the sum of the weights of the targets not ignored, as PyTorch's weight
+// argument does.
+func ClassWeights(w *Tensor) LossOption { return func(o *lossOptions) { o.weight = w } }
 
 func lossOpts(opts []LossOption) lossOptions {
 	o := lossOptions{reduction: ReduceMean, ignoreIndex: -100}
@@ -91,15 +99,17 @@ var (
 		return nllLoss(in[0], in[1], o)
 	}))
 	opCrossEntropy = withClassCheck(composite("cross_entropy", []string{"x", "target"}, func(in []*Tensor, o lossOptions) *Tensor {
-		if !o.reduction.Valid() {
-			return failed(reductionError(o.reduction))
-		}
-		x := in[0]
-		classDim := 1
-		if x.Rank() == 1 {
-			classDim = 0
-		}
-		return nllLoss(x.LogSoftmax(classDim), in[1], o)
+		return crossEntropy(in[0], in[1], o)
+	}))
+	// The weighted losses take the weight as a third argument, so that
+	// dispatch checks its device and liveness like the others'.
+	opNLLLossWeighted = withClassCheck(composite("nll_loss_weighted", []string{"x", "target", "weight"}, func(in []*Tensor, o lossOptions) *Tensor {
+		o.weight = in[2]
+		return nllLoss(in[0], in[1], o)
+	}))
+	opCrossEntropyWeighted = withClassCheck(composite("cross_entropy_weighted", []string{"x", "target", "weight"}, func(in []*Tensor, o lossOptions) *Tensor {
+		o.weight = in[2]
+		return crossEntropy(in[0], in[1], o)
 	}))
 	opMSELoss = composite("mse_loss", []string{"x", "target"}, func(in []*Tensor, o lossOptions) *Tensor {
 		x, target := in[0], in[1]
@@ -150,13 +160,21 @@ func (x *Tensor) LogSoftmax(dim int) *Tensor { return apply(ops.LogSoftmax, ops.
 // against class indices target ([N], [], or [N, d1, ...]; Int64 or Int32),
 // as torch.nn.functional.cross_entropy with class-index targets.
 func (x *Tensor) CrossEntropy(target *Tensor, opts ...LossOption) *Tensor {
-	return apply(opCrossEntropy, lossOpts(opts), x, target)
+	o := lossOpts(opts)
+	if o.weight != nil {
+		return apply(opCrossEntropyWeighted, o, x, target, o.weight)
+	}
+	return apply(opCrossEntropy, o, x, target)
 }
 
 // NLLLoss is the negative log-likelihood of log-probabilities x against
 // class indices target, shaped as for CrossEntropy.
 func (x *Tensor) NLLLoss(target *Tensor, opts ...LossOption) *Tensor {
-	return apply(opNLLLoss, lossOpts(opts), x, target)
+	o := lossOpts(opts)
+	if o.weight != nil {
+		return apply(opNLLLossWeighted, o, x, target, o.weight)
+	}
+	return apply(opNLLLoss, o, x, target)
 }
 
 // MSELoss is the mean (or sum, or none) of (x - target)²; the shapes must be equal.
@@ -184,6 +202,38 @@ func withClassCheck(op *dispatch.Op[lossOptions]) *dispatch.Op[lossOptions] {
 			}}}
 	}
 	return op
+}
+
+func crossEntropy(x, target *Tensor, o lossOptions) *Tensor {
+	if !o.reduction.Valid() {
+		return failed(reductionError(o.reduction))
+	}
+	classDim := 1
+	if x.Rank() == 1 {
+		classDim = 0
+	}
+	return nllLoss(x.LogSoftmax(classDim), target, o)
+}
+
+// classWeights checks w as the class weights of x (a [C] tensor of x's
+// dtype, C the size of x's class dim) and returns the weight of each
+// target's class, 0 where the target is ignoreIndex, shaped as target.
+func classWeights(x, target, w *Tensor, ignoreIndex int64) (*Tensor, error) {
+	classes := x.t.Shape[min(1, x.t.Rank()-1)]
+	if w.t.Rank() != 1 || w.t.Shape[0] != classes {
+		return nil, &Error{Kind: ErrShape, Arg: "weight", Expected: dispatch.FormatShape([]int{classes}), Found: dispatch.FormatShape(w.t.Shape),
+			Detail: "has shape " + dispatch.FormatShape(w.t.Shape) + " but x has " + strconv.Itoa(classes) + " classes",
+			Fix:    "give one weight per class"}
+	}
+	if w.t.DType != x.t.DType {
+		return nil, &Error{Kind: ErrDType, Arg: "weight", Expected: x.t.DType.String(), Found: w.t.DType.String(),
+			Detail: "is " + w.t.DType.String() + " but x is " + x.t.DType.String(), Fix: "cast it with .Cast(lathe." + x.t.DType.GoString() + ")"}
+	}
+	keep := target.NeScalar(float64(ignoreIndex))
+	safe := Where(keep, target, target.fullLike("nll_loss", 0, nil))
+	wt := w.IndexSelect(0, safe.Reshape(-1)).Reshape(target.t.Shape...)
+	out := Where(keep, wt, wt.fullLike("nll_loss", 0, nil))
+	return out, out.err
 }
 
 func nllLoss(logp, target *Tensor, o lossOptions) *Tensor {
@@ -219,8 +269,20 @@ func nllLoss(logp, target *Tensor, o lossOptions) *Tensor {
 	picked := logp.Gather(1, safe.Unsqueeze(1)).Squeeze(1)
 	zero := logp.fullLike("nll_loss", 0, nil)
 	loss := Where(keep, picked.Neg(), zero)
+	var wt *Tensor // each target's class weight, 0 where ignored
+	if o.weight != nil {
+		var err error
+		if wt, err = classWeights(logp, target, o.weight, o.ignoreIndex); err != nil {
+			return failed(err)
+		}
+		loss = loss.Mul(wt)
+	}
 	if single && o.reduction == ReduceNone {
 		loss = loss.Squeeze(0)
+	}
+	if wt != nil && o.reduction == ReduceMean {
+		// torch's nll_loss: Σ w[t]·loss / Σ w[t] over the targets kept.
+		return loss.Sum().Div(wt.Sum())
 	}
 	return reduceLoss(loss, o.reduction, keep)
 }

@@ -14,6 +14,7 @@ type lossConfig struct {
 	reduction   lathe.Reduction
 	ignoreIndex int
 	smoothing   float64
+	weight      *lathe.Tensor
 }
 
 // Reduction sets how the loss combines its per-element values
@@ -27,6 +28,12 @@ func IgnoreIndex(i int) LossOption { return func(c *lossConfig) { c.ignoreIndex 
 // LabelSmoothing mixes the one-hot target with the uniform distribution
 // over classes, with weight eps in [0, 1] (CrossEntropy only).
 func LabelSmoothing(eps float64) LossOption { return func(c *lossConfig) { c.smoothing = eps } }
+
+// Weight gives each class of CrossEntropy and NLL a weight (a [C] tensor
+// of the input's dtype and device), as PyTorch's weight argument: see
+// lathe.ClassWeights. With LabelSmoothing, the smoothing term weighs each
+// class too.
+func Weight(w *lathe.Tensor) LossOption { return func(c *lossConfig) { c.weight = w } }
 
 func lossConfigOf(opts []LossOption) lossConfig {
 	c := lossConfig{reduction: lathe.ReduceMean, ignoreIndex: -100}
@@ -48,15 +55,17 @@ func (c lossConfig) check(op string) error {
 }
 
 func (c lossConfig) lathe() []lathe.LossOption {
-	return []lathe.LossOption{lathe.WithReduction(c.reduction), lathe.IgnoreIndex(c.ignoreIndex)}
+	return []lathe.LossOption{lathe.WithReduction(c.reduction), lathe.IgnoreIndex(c.ignoreIndex), lathe.ClassWeights(c.weight)}
 }
 
 // CrossEntropy is the loss of logits ([N, C], [C] or [N, C, d1, ...])
 // against class indices target ([N], [] or [N, d1, ...]; Int64 or Int32), as
 // torch.nn.functional.cross_entropy. With LabelSmoothing(ε) it is
-// (1-ε)·nll + ε/C · Σ_c -log p_c, the second term zero for ignored targets
-// and, for the mean, divided by the number of targets not ignored, as in
-// PyTorch's cross_entropy_loss_label_smoothing.
+// (1-ε)·nll + ε/C · Σ_c -w_c·log p_c (w_c the class weights, 1 without
+// Weight), the second term zero for ignored targets and, for the mean,
+// divided by the sum of the weights of the targets not ignored (their
+// number without Weight), as in PyTorch 1.13's
+// cross_entropy_loss_label_smoothing.
 func CrossEntropy(logits, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
 	c := lossConfigOf(opts)
 	if err := c.check("cross_entropy"); err != nil {
@@ -79,14 +88,23 @@ func CrossEntropy(logits, target *lathe.Tensor, opts ...LossOption) *lathe.Tenso
 	logp := logits.LogSoftmax(classDim)
 	nll := logp.NLLLoss(target, c.lathe()...)
 	if err := nll.Err(); err != nil {
-		return nll // the target's shape and dtype were checked there
+		return nll // the target's shape and dtype, and the weight, were checked there
 	}
 	keep := target.NeScalar(float64(c.ignoreIndex))
-	smooth := logp.Sum(classDim).Neg()
+	terms, count := logp, keep.Cast(logp.DType())
+	if c.weight != nil {
+		// The weight along the class dim: [C] then a 1 per dim after it.
+		shape := append([]int{c.weight.Dim(0)}, slices.Repeat([]int{1}, logits.Rank()-classDim-1)...)
+		terms = logp.Mul(c.weight.Reshape(shape...))
+		safe := lathe.Where(keep, target, lathe.Zeros(target.Device(), target.DType(), target.Shape()...))
+		wt := c.weight.IndexSelect(0, safe.Reshape(-1)).Reshape(target.Shape()...)
+		count = lathe.Where(keep, wt, lathe.Zeros(wt.Device(), wt.DType(), wt.Shape()...))
+	}
+	smooth := terms.Sum(classDim).Neg()
 	smooth = lathe.Where(keep, smooth, lathe.Zeros(smooth.Device(), smooth.DType(), smooth.Shape()...))
 	switch c.reduction {
 	case lathe.ReduceMean:
-		smooth = smooth.Sum().Div(keep.Cast(smooth.DType()).Sum())
+		smooth = smooth.Sum().Div(count.Sum())
 	case lathe.ReduceSum:
 		smooth = smooth.Sum()
 	}

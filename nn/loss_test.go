@@ -104,6 +104,9 @@ func TestLossErrors(t *testing.T) {
 		{"ce/smoothing/float-target", CrossEntropy(logits, lathe.Zeros(lathe.CPU, lathe.Float32, 2), LabelSmoothing(0.1)), lathe.ErrDType},
 		{"ce/smoothing/target-shape", CrossEntropy(logits, lathe.FromSlice(lathe.CPU, []int64{0, 1, 2}, 3), LabelSmoothing(0.1)), lathe.ErrShape},
 		{"nll/smoothing", NLL(logits, tg, LabelSmoothing(0.1)), lathe.ErrValue},
+		{"ce/smoothing/weight-size", CrossEntropy(logits, tg, LabelSmoothing(0.1), Weight(lathe.Ones(lathe.CPU, lathe.Float32, 2))), lathe.ErrShape},
+		{"ce/smoothing/weight-dtype", CrossEntropy(logits, tg, LabelSmoothing(0.1), Weight(lathe.Ones(lathe.CPU, lathe.Float64, 3))), lathe.ErrDType},
+		{"ce/smoothing/released-weight", CrossEntropy(logits, tg, LabelSmoothing(0.1), Weight(released(3))), lathe.ErrReleased},
 		{"bce/shape", BCEWithLogits(logits, lathe.Zeros(lathe.CPU, lathe.Float32, 3)), lathe.ErrShape},
 		{"mse/shape", MSE(logits, lathe.Zeros(lathe.CPU, lathe.Float32, 3)), lathe.ErrShape},
 		// A released argument is ErrReleased, not a shape mismatch (issue 15, defect 14).

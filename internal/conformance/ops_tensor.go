@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/nn"
 )
 
 // The table entries of the reductions, matmul, views, copies, indexing and
@@ -95,7 +96,11 @@ var moreOps = map[string]opFunc{
 		return in[0].Chunk(a.Int("n"), a.Int("dim"))
 	},
 	"pad": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
-		return one(in[0].Pad(a.Ints("pads"), a.Float("value")))
+		var opts []lathe.PadOption
+		if a.Has("mode") {
+			opts = append(opts, lathe.PadMode(a.Str("mode")))
+		}
+		return one(squared(a, in[0].Pad(a.Ints("pads"), a.Float("value"), opts...)))
 	},
 
 	"index_select": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
@@ -125,10 +130,21 @@ var moreOps = map[string]opFunc{
 		return one(in[0].LogSoftmax(a.Int("dim")))
 	},
 	"cross_entropy": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
-		return one(in[0].CrossEntropy(in[1], classLossOpts(a)...))
+		if a.Has("label_smoothing") { // nn's: the root package has no smoothing
+			opts := []nn.LossOption{reduction(a, nn.Reduction, lathe.ReduceMean, lathe.ReduceSum, lathe.ReduceNone),
+				nn.LabelSmoothing(a.Float("label_smoothing"))}
+			if a.Has("ignore_index") {
+				opts = append(opts, nn.IgnoreIndex(a.Int("ignore_index")))
+			}
+			if a.Has("weight") {
+				opts = append(opts, nn.Weight(classWeight(a, in[0])))
+			}
+			return one(nn.CrossEntropy(in[0], in[1], opts...))
+		}
+		return one(in[0].CrossEntropy(in[1], classLossOpts(a, in)...))
 	},
 	"nll_loss": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
-		return one(in[0].NLLLoss(in[1], classLossOpts(a)...))
+		return one(in[0].NLLLoss(in[1], classLossOpts(a, in)...))
 	},
 	"mse_loss": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
 		return one(in[0].MSELoss(in[1], reduction(a, lathe.WithReduction, lathe.ReduceMean, lathe.ReduceSum, lathe.ReduceNone)))
@@ -140,12 +156,23 @@ var moreOps = map[string]opFunc{
 
 // classLossOpts are a class loss's options: its reduction, and the ignored
 // target where the case names one (torch's default, -100, where not).
-func classLossOpts(a *Attrs) []lathe.LossOption {
+// classLossOpts are the options of cross_entropy and nll_loss: reduction,
+// ignore_index and weight.
+func classLossOpts(a *Attrs, in []*lathe.Tensor) []lathe.LossOption {
 	opts := []lathe.LossOption{reduction(a, lathe.WithReduction, lathe.ReduceMean, lathe.ReduceSum, lathe.ReduceNone)}
 	if a.Has("ignore_index") {
 		opts = append(opts, lathe.IgnoreIndex(a.Int("ignore_index")))
 	}
+	if a.Has("weight") {
+		opts = append(opts, lathe.ClassWeights(classWeight(a, in[0])))
+	}
 	return opts
+}
+
+// classWeight is the attribute weight (torch's class weights, a list, since
+// torch takes no gradient for them) as a tensor of x's dtype and device.
+func classWeight(a *Attrs, x *lathe.Tensor) *lathe.Tensor {
+	return lathe.FromSlice(lathe.CPU, a.Floats("weight")).Cast(x.DType()).To(x.Device())
 }
 
 // reduce calls f(dims...) or, with keepdim, keep(dims...); no dims is all.
