@@ -86,6 +86,38 @@ func init() {
 		x := n.Inputs[0]
 		return one(b.mul(g, b.mulScalar(b.unary(ops.Exp, b.neg(b.mul(x, x))), 2/math.Sqrt(math.Pi))))
 	})
+	// The inverse and hyperbolic trigonometric functions, as derivatives.yaml
+	// writes them (asin: (1 - x²)^-½, acos: its negative, tan: 1 + y²,
+	// asinh: (x² + 1)^-½, acosh: (x² - 1)^-½, atanh: 1/(1 - x²)).
+	rule(ops.Tan, func(b *builder, n *Node, g *T) []*T {
+		return one(b.mul(g, b.add(b.scalar(g, 1), b.mul(n.Out, n.Out))))
+	})
+	rule(ops.Asin, func(b *builder, n *Node, g *T) []*T {
+		x := n.Inputs[0]
+		return one(b.mul(g, b.unary(ops.Rsqrt, b.sub(b.scalar(x, 1), b.mul(x, x)))))
+	})
+	rule(ops.Acos, func(b *builder, n *Node, g *T) []*T {
+		x := n.Inputs[0]
+		return one(b.neg(b.mul(g, b.unary(ops.Rsqrt, b.sub(b.scalar(x, 1), b.mul(x, x))))))
+	})
+	rule(ops.Atan, func(b *builder, n *Node, g *T) []*T {
+		x := n.Inputs[0]
+		return one(b.div(g, b.add(b.mul(x, x), b.scalar(x, 1))))
+	})
+	rule(ops.Sinh, func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, b.unary(ops.Cosh, n.Inputs[0]))) })
+	rule(ops.Cosh, func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, b.unary(ops.Sinh, n.Inputs[0]))) })
+	rule(ops.Asinh, func(b *builder, n *Node, g *T) []*T {
+		x := n.Inputs[0]
+		return one(b.mul(g, b.unary(ops.Rsqrt, b.add(b.mul(x, x), b.scalar(x, 1)))))
+	})
+	rule(ops.Acosh, func(b *builder, n *Node, g *T) []*T {
+		x := n.Inputs[0]
+		return one(b.mul(g, b.unary(ops.Rsqrt, b.sub(b.mul(x, x), b.scalar(x, 1)))))
+	})
+	rule(ops.Atanh, func(b *builder, n *Node, g *T) []*T {
+		x := n.Inputs[0]
+		return one(b.div(g, b.sub(b.scalar(x, 1), b.mul(x, x))))
+	})
 	rule(ops.GELU, func(b *builder, n *Node, g *T) []*T { // Φ(x) + x·φ(x)
 		x := n.Inputs[0]
 		cdf := b.mulScalar(b.add(b.scalar(x, 1), b.unary(ops.Erf, b.mulScalar(x, 1/math.Sqrt2))), 0.5)

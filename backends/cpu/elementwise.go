@@ -31,6 +31,17 @@ var floatUnary = map[string]func(p ops.Params) func(float64) float64{
 	"sigmoid":    fixed(sigmoid),
 	"silu":       fixed(func(x float64) float64 { return x * sigmoid(x) }),
 	"erf":        fixed(math.Erf),
+	// The inverse and hyperbolic trigonometric functions are NaN outside
+	// their domains (asin, acos and atanh past ±1, acosh below 1), as torch's.
+	"asin":  fixed(math.Asin),
+	"acos":  fixed(math.Acos),
+	"atan":  fixed(math.Atan),
+	"tan":   fixed(math.Tan),
+	"sinh":  fixed(math.Sinh),
+	"cosh":  fixed(math.Cosh),
+	"asinh": fixed(math.Asinh),
+	"acosh": fixed(math.Acosh),
+	"atanh": fixed(math.Atanh),
 	// gelu(x) = x·Φ(x), Φ the normal CDF; gelu_tanh is PyTorch's
 	// approximate="tanh" form.
 	"gelu": fixed(func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }),

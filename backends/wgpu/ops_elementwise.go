@@ -50,6 +50,15 @@ var unaryExprs = map[string]map[string]string{
 	"sigmoid":    floats("sigmoidf(x)"),
 	"silu":       floats("siluf(x)"),
 	"erf":        floats("erff(x)"),
+	"tan":        floats("tanf(x)"),
+	"asin":       floats("asinf(x)"),
+	"acos":       floats("acosf(x)"),
+	"atan":       floats("atanf(x)"),
+	"sinh":       floats("sinhf(x)"),
+	"cosh":       floats("coshf(x)"),
+	"asinh":      floats("asinhf(x)"),
+	"acosh":      floats("acoshf(x)"),
+	"atanh":      floats("atanhf(x)"),
 	"leaky_relu": floats("select(x * attr_f32(0), x, x > 0.0)"),
 	// gelu is x·Φ(x) = x/2·(1 + erf(x/√2)); gelu_tanh's x/2·(1 + tanh(z))
 	// is x·sigmoid(2z), which keeps its digits where tanh(z) is near -1.

@@ -26,6 +26,8 @@ var (
 	Reciprocal, Sin, Cos, Tanh, Sigmoid       = unary("reciprocal", Floats), unary("sin", Floats), unary("cos", Floats), unary("tanh", Floats), unary("sigmoid", Floats)
 	LeakyReLU, GELU, GELUTanh, SiLU, Softplus = unary("leaky_relu", Floats), unary("gelu", Floats), unary("gelu_tanh", Floats), unary("silu", Floats), unary("softplus", Floats)
 	Erf                                       = unary("erf", Floats)
+	Asin, Acos, Atan, Tan                     = unary("asin", Floats), unary("acos", Floats), unary("atan", Floats), unary("tan", Floats)
+	Sinh, Cosh, Asinh, Acosh, Atanh           = unary("sinh", Floats), unary("cosh", Floats), unary("asinh", Floats), unary("acosh", Floats), unary("atanh", Floats)
 )
 
 // LogicalNot is true where x is zero.

@@ -101,6 +101,17 @@ LATHE_FLOAT_UNARY(Sin, m_sin(x))
 LATHE_FLOAT_UNARY(Cos, m_cos(x))
 LATHE_FLOAT_UNARY(Tanh, m_tanh(x))
 LATHE_FLOAT_UNARY(Erf, m_erf(x))
+// The inverse and hyperbolic trigonometric functions, NaN outside their
+// domains as the C library's (and torch's).
+LATHE_FLOAT_UNARY(Tan, m_tan(x))
+LATHE_FLOAT_UNARY(Asin, m_asin(x))
+LATHE_FLOAT_UNARY(Acos, m_acos(x))
+LATHE_FLOAT_UNARY(Atan, m_atan(x))
+LATHE_FLOAT_UNARY(Sinh, m_sinh(x))
+LATHE_FLOAT_UNARY(Cosh, m_cosh(x))
+LATHE_FLOAT_UNARY(Asinh, m_asinh(x))
+LATHE_FLOAT_UNARY(Acosh, m_acosh(x))
+LATHE_FLOAT_UNARY(Atanh, m_atanh(x))
 #undef LATHE_FLOAT_UNARY
 
 // sigmoid, evaluated so that exp never overflows.
@@ -187,7 +198,16 @@ __device__ void unary_strided(T *out, const T *x, i64 n, const Layout &L, double
 	LATHE_UNARY(T, sfx, gelu_tanh, GeluTanh)     \
 	LATHE_UNARY(T, sfx, silu, Silu)              \
 	LATHE_UNARY(T, sfx, softplus, Softplus)      \
-	LATHE_UNARY(T, sfx, erf, Erf)
+	LATHE_UNARY(T, sfx, erf, Erf)                \
+	LATHE_UNARY(T, sfx, tan, Tan)                \
+	LATHE_UNARY(T, sfx, asin, Asin)              \
+	LATHE_UNARY(T, sfx, acos, Acos)              \
+	LATHE_UNARY(T, sfx, atan, Atan)              \
+	LATHE_UNARY(T, sfx, sinh, Sinh)              \
+	LATHE_UNARY(T, sfx, cosh, Cosh)              \
+	LATHE_UNARY(T, sfx, asinh, Asinh)            \
+	LATHE_UNARY(T, sfx, acosh, Acosh)            \
+	LATHE_UNARY(T, sfx, atanh, Atanh)
 LATHE_NUMERIC(LATHE_NUMERIC_UNARY)
 LATHE_FLOATS(LATHE_FLOAT_UNARIES)
 
