@@ -114,7 +114,16 @@ func (x *Tensor) GELU() *Tensor { return unary(ops.GELU, x) }
 func (x *Tensor) GELUTanh() *Tensor { return unary(ops.GELUTanh, x) }
 
 // Softplus is log(1+exp(x)), linear above 20 (PyTorch's beta=1, threshold=20).
-func (x *Tensor) Softplus() *Tensor { return unary(ops.Softplus, x) }
+func (x *Tensor) Softplus() *Tensor { return x.SoftplusWith(1, 20) }
+
+// SoftplusWith is torch.nn.functional.softplus(x, beta, threshold):
+// log(1 + exp(beta·x))/beta, and x where beta·x > threshold.
+func (x *Tensor) SoftplusWith(beta, threshold float64) *Tensor {
+	if beta == 0 || math.IsNaN(beta) || math.IsNaN(threshold) {
+		return failed(errorf("softplus", ErrValue, "", "needs a nonzero beta and a threshold, got beta="+ftoa(beta)+" threshold="+ftoa(threshold), ""))
+	}
+	return apply(ops.Softplus, ops.Params{A: beta, B: threshold}, x)
+}
 
 // LeakyReLU is x for x > 0 and slope·x otherwise (PyTorch's default slope is 0.01).
 func (x *Tensor) LeakyReLU(slope float64) *Tensor {

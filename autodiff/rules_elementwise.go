@@ -78,9 +78,11 @@ func init() {
 		s := b.unary(ops.Sigmoid, x)
 		return one(b.mul(g, b.mul(s, b.add(b.scalar(g, 1), b.mul(x, b.sub(b.scalar(g, 1), s))))))
 	})
-	rule(ops.Softplus, func(b *builder, n *Node, g *T) []*T { // sigmoid(x), and 1 where softplus is linear
-		x := n.Inputs[0]
-		return one(b.where(b.cmpScalar(ops.Gt, x, 20), g, b.mul(g, b.unary(ops.Sigmoid, x))))
+	ruleWith(ops.Softplus, func(b *builder, n *Node, p ops.Params, g *T) []*T {
+		// sigmoid(beta·x), and 1 where softplus is linear (beta·x > threshold),
+		// as derivatives.yaml's softplus_backward.
+		bx := b.mulScalar(n.Inputs[0], p.A)
+		return one(b.where(b.cmpScalar(ops.Gt, bx, p.B), g, b.mul(g, b.unary(ops.Sigmoid, bx))))
 	})
 	rule(ops.Erf, func(b *builder, n *Node, g *T) []*T { // 2/√π exp(-x²)
 		x := n.Inputs[0]

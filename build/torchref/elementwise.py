@@ -91,6 +91,14 @@ def elementwise():
         for dt in FLOATS:
             edges = TRIG_EDGES + (TRIG_EDGES64 if dt == "float64" else [])
             fam.case(f"{op}/{SHORT[dt]}/edges", op, [vals(edges, dt)], fn)
+    # softplus with its beta and threshold (issue 19): where beta·x crosses
+    # the threshold, a negative beta, and the specials.
+    for beta, thr in ((2.0, 20.0), (0.5, 3.0), (-1.5, 10.0), (1.0, 1.0)):
+        f = lambda x, beta=beta, thr=thr: F.softplus(x, beta, thr)
+        unary_cases(fam, "softplus_with", f, "wide", False, {"beta": beta, "threshold": thr},
+                    f"/beta={beta},threshold={thr}")
+    fam.case("softplus_with/f32/beta=0", "softplus_with", [rnd([3], "float32")], attrs={"beta": 0.0, "threshold": 20.0},
+             error="value")
     return fam
 
 

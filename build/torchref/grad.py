@@ -95,6 +95,13 @@ def trig(fam):
         fam.gcase(f"{op}/f64/0d", op, [r([], "float64")], fn, hvp=True)
         fam.gcase(f"{op}/f64/transposed[3,4]", op, [L(r([3, 4], "float64"), "transposed")], fn)
         fam.gcase(f"{op}/f32/[3,4]", op, [r([3, 4], "float32")], fn, hvp=True)
+    for beta, thr in ((2.0, 20.0), (0.5, 3.0), (-1.5, 10.0)):
+        f = lambda x, beta=beta, thr=thr: F.softplus(x, beta, thr)
+        a = {"beta": beta, "threshold": thr}
+        fam.gcase(f"softplus_with/f64/beta={beta},threshold={thr}/[3,4]", "softplus_with",
+                  [off(rnd([3, 4], "float64", "wide"))], f, a, hvp=True)
+        fam.gcase(f"softplus_with/f32/beta={beta},threshold={thr}/[3,4]", "softplus_with",
+                  [off(rnd([3, 4], "float32", "wide"))], f, a)
 
 
 def elementwise(fam):

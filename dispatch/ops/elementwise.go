@@ -11,8 +11,8 @@ import (
 // so each is a line in a table.
 
 // Params holds the scalar attributes of the unary ops: leaky_relu's slope
-// (A), clamp's bounds (A, B; ±Inf where there is none). The other unary
-// ops take the zero value.
+// (A), clamp's bounds (A, B; ±Inf where there is none), softplus's beta
+// (A) and threshold (B). The other unary ops take the zero value.
 type Params struct{ A, B float64 }
 
 // CastTo is the attribute of cast.

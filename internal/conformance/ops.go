@@ -25,6 +25,9 @@ var ops = map[string]opFunc{
 	"leaky_relu": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
 		return one(in[0].LeakyReLU(a.Float("slope")))
 	},
+	"softplus_with": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].SoftplusWith(a.Float("beta"), a.Float("threshold")))
+	},
 	"clamp": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
 		return one(in[0].Clamp(a.Float("lo"), a.Float("hi")))
 	},

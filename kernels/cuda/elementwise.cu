@@ -140,9 +140,13 @@ struct GeluTanh {
 		return (F)0.5 * x * ((F)1 + m_tanh(c * (x + (F)0.044715 * x * x * x)));
 	}
 };
-// softplus with PyTorch's defaults beta=1, threshold=20: linear above it.
+// softplus(x; beta = a, threshold = b): log1p(exp(beta x))/beta, and x
+// where beta x > threshold (torch.nn.functional.softplus).
 struct Softplus {
-	template <typename F> __device__ F operator()(F x, double, double) const { return x > (F)20 ? x : m_log1p(m_exp(x)); }
+	template <typename F> __device__ F operator()(F x, double a, double b) const {
+		F beta = (F)a, bx = x * beta;
+		return bx > (F)b ? x : m_log1p(m_exp(bx)) / beta;
+	}
 };
 
 // Contract: see the file comment. n elements; a, b as above.
