@@ -377,6 +377,9 @@ func biOps() map[string]biOp {
 		{"sin", (*Tensor).Sin}, {"cos", (*Tensor).Cos}, {"tanh", (*Tensor).Tanh}, {"sigmoid", (*Tensor).Sigmoid},
 		{"gelu", (*Tensor).GELU}, {"gelu_tanh", (*Tensor).GELUTanh}, {"silu", (*Tensor).SiLU},
 		{"softplus", (*Tensor).Softplus}, {"erf", (*Tensor).Erf},
+		{"tan", (*Tensor).Tan}, {"asin", (*Tensor).Asin}, {"acos", (*Tensor).Acos}, {"atan", (*Tensor).Atan},
+		{"sinh", (*Tensor).Sinh}, {"cosh", (*Tensor).Cosh}, {"asinh", (*Tensor).Asinh},
+		{"acosh", (*Tensor).Acosh}, {"atanh", (*Tensor).Atanh},
 		{"leaky_relu", func(x *Tensor) *Tensor { return x.LeakyReLU(0.1) }},
 		{"clamp", func(x *Tensor) *Tensor { return x.Clamp(0.5, 1) }},
 	} {

@@ -80,6 +80,33 @@ func (x *Tensor) SiLU() *Tensor { return unary(ops.SiLU, x) }
 // Erf is the error function, 2/√π ∫₀ˣ e^(-t²) dt.
 func (x *Tensor) Erf() *Tensor { return unary(ops.Erf, x) }
 
+// Tan is the tangent of x, in radians.
+func (x *Tensor) Tan() *Tensor { return unary(ops.Tan, x) }
+
+// Asin is the arcsine of x, in [-π/2, π/2]; NaN where |x| > 1.
+func (x *Tensor) Asin() *Tensor { return unary(ops.Asin, x) }
+
+// Acos is the arccosine of x, in [0, π]; NaN where |x| > 1.
+func (x *Tensor) Acos() *Tensor { return unary(ops.Acos, x) }
+
+// Atan is the arctangent of x, in [-π/2, π/2].
+func (x *Tensor) Atan() *Tensor { return unary(ops.Atan, x) }
+
+// Sinh is the hyperbolic sine.
+func (x *Tensor) Sinh() *Tensor { return unary(ops.Sinh, x) }
+
+// Cosh is the hyperbolic cosine.
+func (x *Tensor) Cosh() *Tensor { return unary(ops.Cosh, x) }
+
+// Asinh is the inverse hyperbolic sine.
+func (x *Tensor) Asinh() *Tensor { return unary(ops.Asinh, x) }
+
+// Acosh is the inverse hyperbolic cosine; NaN below 1.
+func (x *Tensor) Acosh() *Tensor { return unary(ops.Acosh, x) }
+
+// Atanh is the inverse hyperbolic tangent: ±Inf at ±1, NaN where |x| > 1.
+func (x *Tensor) Atanh() *Tensor { return unary(ops.Atanh, x) }
+
 // GELU is x·Φ(x) with Φ the standard normal CDF (PyTorch's approximate="none").
 func (x *Tensor) GELU() *Tensor { return unary(ops.GELU, x) }
 
@@ -87,7 +114,16 @@ func (x *Tensor) GELU() *Tensor { return unary(ops.GELU, x) }
 func (x *Tensor) GELUTanh() *Tensor { return unary(ops.GELUTanh, x) }
 
 // Softplus is log(1+exp(x)), linear above 20 (PyTorch's beta=1, threshold=20).
-func (x *Tensor) Softplus() *Tensor { return unary(ops.Softplus, x) }
+func (x *Tensor) Softplus() *Tensor { return x.SoftplusWith(1, 20) }
+
+// SoftplusWith is torch.nn.functional.softplus(x, beta, threshold):
+// log(1 + exp(beta·x))/beta, and x where beta·x > threshold.
+func (x *Tensor) SoftplusWith(beta, threshold float64) *Tensor {
+	if beta == 0 || math.IsNaN(beta) || math.IsNaN(threshold) {
+		return failed(errorf("softplus", ErrValue, "", "needs a nonzero beta and a threshold, got beta="+ftoa(beta)+" threshold="+ftoa(threshold), ""))
+	}
+	return apply(ops.Softplus, ops.Params{A: beta, B: threshold}, x)
+}
 
 // LeakyReLU is x for x > 0 and slope·x otherwise (PyTorch's default slope is 0.01).
 func (x *Tensor) LeakyReLU(slope float64) *Tensor {

@@ -78,13 +78,47 @@ func init() {
 		s := b.unary(ops.Sigmoid, x)
 		return one(b.mul(g, b.mul(s, b.add(b.scalar(g, 1), b.mul(x, b.sub(b.scalar(g, 1), s))))))
 	})
-	rule(ops.Softplus, func(b *builder, n *Node, g *T) []*T { // sigmoid(x), and 1 where softplus is linear
-		x := n.Inputs[0]
-		return one(b.where(b.cmpScalar(ops.Gt, x, 20), g, b.mul(g, b.unary(ops.Sigmoid, x))))
+	ruleWith(ops.Softplus, func(b *builder, n *Node, p ops.Params, g *T) []*T {
+		// sigmoid(beta·x), and 1 where softplus is linear (beta·x > threshold),
+		// as derivatives.yaml's softplus_backward.
+		bx := b.mulScalar(n.Inputs[0], p.A)
+		return one(b.where(b.cmpScalar(ops.Gt, bx, p.B), g, b.mul(g, b.unary(ops.Sigmoid, bx))))
 	})
 	rule(ops.Erf, func(b *builder, n *Node, g *T) []*T { // 2/√π exp(-x²)
 		x := n.Inputs[0]
 		return one(b.mul(g, b.mulScalar(b.unary(ops.Exp, b.neg(b.mul(x, x))), 2/math.Sqrt(math.Pi))))
+	})
+	// The inverse and hyperbolic trigonometric functions, as derivatives.yaml
+	// writes them (asin: (1 - x²)^-½, acos: its negative, tan: 1 + y²,
+	// asinh: (x² + 1)^-½, acosh: (x² - 1)^-½, atanh: 1/(1 - x²)).
+	rule(ops.Tan, func(b *builder, n *Node, g *T) []*T {
+		return one(b.mul(g, b.add(b.scalar(g, 1), b.mul(n.Out, n.Out))))
+	})
+	rule(ops.Asin, func(b *builder, n *Node, g *T) []*T {
+		x := n.Inputs[0]
+		return one(b.mul(g, b.unary(ops.Rsqrt, b.sub(b.scalar(x, 1), b.mul(x, x)))))
+	})
+	rule(ops.Acos, func(b *builder, n *Node, g *T) []*T {
+		x := n.Inputs[0]
+		return one(b.neg(b.mul(g, b.unary(ops.Rsqrt, b.sub(b.scalar(x, 1), b.mul(x, x))))))
+	})
+	rule(ops.Atan, func(b *builder, n *Node, g *T) []*T {
+		x := n.Inputs[0]
+		return one(b.div(g, b.add(b.mul(x, x), b.scalar(x, 1))))
+	})
+	rule(ops.Sinh, func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, b.unary(ops.Cosh, n.Inputs[0]))) })
+	rule(ops.Cosh, func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, b.unary(ops.Sinh, n.Inputs[0]))) })
+	rule(ops.Asinh, func(b *builder, n *Node, g *T) []*T {
+		x := n.Inputs[0]
+		return one(b.mul(g, b.unary(ops.Rsqrt, b.add(b.mul(x, x), b.scalar(x, 1)))))
+	})
+	rule(ops.Acosh, func(b *builder, n *Node, g *T) []*T {
+		x := n.Inputs[0]
+		return one(b.mul(g, b.unary(ops.Rsqrt, b.sub(b.mul(x, x), b.scalar(x, 1)))))
+	})
+	rule(ops.Atanh, func(b *builder, n *Node, g *T) []*T {
+		x := n.Inputs[0]
+		return one(b.div(g, b.sub(b.scalar(x, 1), b.mul(x, x))))
 	})
 	rule(ops.GELU, func(b *builder, n *Node, g *T) []*T { // Φ(x) + x·φ(x)
 		x := n.Inputs[0]

@@ -31,6 +31,17 @@ var floatUnary = map[string]func(p ops.Params) func(float64) float64{
 	"sigmoid":    fixed(sigmoid),
 	"silu":       fixed(func(x float64) float64 { return x * sigmoid(x) }),
 	"erf":        fixed(math.Erf),
+	// The inverse and hyperbolic trigonometric functions are NaN outside
+	// their domains (asin, acos and atanh past ±1, acosh below 1), as torch's.
+	"asin":  fixed(math.Asin),
+	"acos":  fixed(math.Acos),
+	"atan":  fixed(math.Atan),
+	"tan":   fixed(math.Tan),
+	"sinh":  fixed(math.Sinh),
+	"cosh":  fixed(math.Cosh),
+	"asinh": fixed(math.Asinh),
+	"acosh": fixed(math.Acosh),
+	"atanh": fixed(math.Atanh),
 	// gelu(x) = x·Φ(x), Φ the normal CDF; gelu_tanh is PyTorch's
 	// approximate="tanh" form.
 	"gelu": fixed(func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }),
@@ -38,13 +49,16 @@ var floatUnary = map[string]func(p ops.Params) func(float64) float64{
 		const c = 0.7978845608028654 // √(2/π)
 		return 0.5 * x * (1 + math.Tanh(c*(x+0.044715*x*x*x)))
 	}),
-	// softplus with PyTorch's default beta=1, threshold=20: linear above it.
-	"softplus": fixed(func(x float64) float64 {
-		if x > 20 {
-			return x
+	// softplus(x; beta, threshold) is log1p(exp(beta·x))/beta, and x where
+	// beta·x > threshold (torch.nn.functional.softplus).
+	"softplus": func(p ops.Params) func(float64) float64 {
+		return func(x float64) float64 {
+			if x*p.A > p.B {
+				return x
+			}
+			return math.Log1p(math.Exp(x*p.A)) / p.A
 		}
-		return math.Log1p(math.Exp(x))
-	}),
+	},
 	"leaky_relu": func(p ops.Params) func(float64) float64 {
 		return func(x float64) float64 {
 			if x > 0 {

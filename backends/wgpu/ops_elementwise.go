@@ -50,13 +50,23 @@ var unaryExprs = map[string]map[string]string{
 	"sigmoid":    floats("sigmoidf(x)"),
 	"silu":       floats("siluf(x)"),
 	"erf":        floats("erff(x)"),
+	"tan":        floats("tanf(x)"),
+	"asin":       floats("asinf(x)"),
+	"acos":       floats("acosf(x)"),
+	"atan":       floats("atanf(x)"),
+	"sinh":       floats("sinhf(x)"),
+	"cosh":       floats("coshf(x)"),
+	"asinh":      floats("asinhf(x)"),
+	"acosh":      floats("acoshf(x)"),
+	"atanh":      floats("atanhf(x)"),
 	"leaky_relu": floats("select(x * attr_f32(0), x, x > 0.0)"),
 	// gelu is x·Φ(x) = x/2·(1 + erf(x/√2)); gelu_tanh's x/2·(1 + tanh(z))
 	// is x·sigmoid(2z), which keeps its digits where tanh(z) is near -1.
 	"gelu":      floats("0.5 * x * one_plus_erf(x * 0.70710678118654752)"),
 	"gelu_tanh": floats("x * sigmoidf(1.5957691216057308 * (x + 0.044715 * x * x * x))"),
-	// softplus with PyTorch's beta=1, threshold=20: linear above it.
-	"softplus": floats("select(log1pf(expf(x)), x, x > 20.0)"),
+	// softplus(x; beta, threshold): log1p(exp(beta·x))/beta, and x where
+	// beta·x > threshold; beta = 1 gives exactly log1p(exp(x)).
+	"softplus": floats("select(log1pf(expf(attr_f32(0) * x)) / attr_f32(0), x, attr_f32(0) * x > attr_f32(1))"),
 }
 
 // binaryExprs are the binary ops' expressions of a and b, by their WGSL
@@ -141,6 +151,8 @@ func unaryAttrs(op *dispatch.Op[ops.Params], dt dispatch.DType, p ops.Params) []
 	switch {
 	case op == ops.LeakyReLU:
 		return []uint32{math.Float32bits(float32(p.A))}
+	case op == ops.Softplus:
+		return []uint32{math.Float32bits(float32(p.A)), math.Float32bits(float32(p.B))}
 	case op == ops.Clamp && dt == dispatch.Float32:
 		// Rounding is monotonic, so clamping to the rounded bounds is the
 		// cpu's float64 clamp rounded once.

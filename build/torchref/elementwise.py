@@ -21,6 +21,30 @@ UNARY = [  # op key, torch function, input domain, takes ints
 ]
 
 
+# The inverse and hyperbolic trigonometric functions (issue 19), after the
+# others so that the others' inputs stay as they were: op key, torch
+# function, input domain (values), input domain (gradients).
+TRIG = [
+    ("tan", torch.tan, "any", "any"), ("asin", torch.asin, "unit", "unit"), ("acos", torch.acos, "unit", "unit"),
+    ("atan", torch.atan, "wide", "wide"), ("sinh", torch.sinh, "wide", "any"), ("cosh", torch.cosh, "wide", "any"),
+    ("asinh", torch.asinh, "wide", "wide"), ("acosh", torch.acosh, "gt1", "gt1"), ("atanh", torch.atanh, "unit", "unit"),
+]
+
+# Their edges: domain edges (±1), just inside and past them, tiny values
+# (where the functions are x), near float32's overflow of sinh and cosh
+# (89.416), large magnitudes, and the float specials. Each is exact in
+# float32, so that a device without float64 runs the float64 case on the
+# same inputs (a float64 1e30 rounded to float32 has another tangent).
+TRIG_EDGES = [1.0, -1.0, 1 - 2**-11, -(1 - 2**-11), 1 + 2**-10, -(1 + 2**-10), 2**-100, -2**-100, 2**-27, -2**-27,
+              2**-13, 2.0, 4096.5, 88.5, 89.5, -89.5, 710.0, 1e10, -1e10, 2.0**100, 1.5 * 2.0**127, -1.5 * 2.0**127,
+              0.0, -0.0, INF, -INF, NAN]
+# And in float64 only: torch's float32 sinh and cosh overflow to ±Inf from
+# 88.72 on, where exp(|x|) does, though they are finite up to 89.416;
+# lathe gives the finite value (backends/wgpu's TestFloatAccuracy holds
+# float32 there to the exact one).
+TRIG_EDGES64 = [-89.25, 89.0]
+
+
 def unary_cases(fam, op, fn, domain, ints, attrs=None, tag=""):
     """The float cases of a unary op, and its int cases (ints True), its
     lathe-only int dtype error (ints False) or neither (ints None)."""
@@ -62,6 +86,19 @@ def elementwise():
         fam.case(f"logical_not/{SHORT[dt]}/[3,4]", "logical_not", [rnd([3, 4], dt, "halves")], torch.logical_not)
     fam.case("logical_not/f32/special", "logical_not", [vals(SPECIALS, "float32")], torch.logical_not)
     fam.case("logical_not/bool/0d", "logical_not", [vals(True, "bool")], torch.logical_not)
+    for op, fn, domain, _ in TRIG:
+        unary_cases(fam, op, fn, domain, False)
+        for dt in FLOATS:
+            edges = TRIG_EDGES + (TRIG_EDGES64 if dt == "float64" else [])
+            fam.case(f"{op}/{SHORT[dt]}/edges", op, [vals(edges, dt)], fn)
+    # softplus with its beta and threshold (issue 19): where beta·x crosses
+    # the threshold, a negative beta, and the specials.
+    for beta, thr in ((2.0, 20.0), (0.5, 3.0), (-1.5, 10.0), (1.0, 1.0)):
+        f = lambda x, beta=beta, thr=thr: F.softplus(x, beta, thr)
+        unary_cases(fam, "softplus_with", f, "wide", False, {"beta": beta, "threshold": thr},
+                    f"/beta={beta},threshold={thr}")
+    fam.case("softplus_with/f32/beta=0", "softplus_with", [rnd([3], "float32")], attrs={"beta": 0.0, "threshold": 20.0},
+             error="value")
     return fam
 
 

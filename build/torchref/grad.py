@@ -24,12 +24,13 @@ off the three-decimal grid, or checks that no two compared values tie.
 import torch
 import torch.nn.functional as F
 
-from elementwise import UNARY
+from elementwise import TRIG, UNARY
 from refcase import INF, SHORT, Family, L, enc_attr, enc_tensor, rnd, vals
 
 # Unary ops whose second derivative is worth checking (smooth and not linear).
 SMOOTH = {"square", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tanh",
-          "sigmoid", "silu", "softplus", "erf", "gelu", "gelu_tanh"}
+          "sigmoid", "silu", "softplus", "erf", "gelu", "gelu_tanh",
+          "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"}
 
 
 def off(t):
@@ -82,6 +83,25 @@ class GradFamily(Family):
         it = iter(ts)
         return [enc_tensor(next(it).detach().contiguous()) if x is not None and x.requires_grad else None
                 for x in leaves]
+
+
+def trig(fam):
+    """The inverse and hyperbolic trigonometric functions' gradients and
+    Hessian-vector products (a part of its own, last, so that the other
+    parts' inputs stay as they were)."""
+    for op, fn, _, domain in TRIG:
+        r = lambda s, d, domain=domain: rnd(s, d, domain)
+        fam.gcase(f"{op}/f64/[3,4]", op, [r([3, 4], "float64")], fn, hvp=True)
+        fam.gcase(f"{op}/f64/0d", op, [r([], "float64")], fn, hvp=True)
+        fam.gcase(f"{op}/f64/transposed[3,4]", op, [L(r([3, 4], "float64"), "transposed")], fn)
+        fam.gcase(f"{op}/f32/[3,4]", op, [r([3, 4], "float32")], fn, hvp=True)
+    for beta, thr in ((2.0, 20.0), (0.5, 3.0), (-1.5, 10.0)):
+        f = lambda x, beta=beta, thr=thr: F.softplus(x, beta, thr)
+        a = {"beta": beta, "threshold": thr}
+        fam.gcase(f"softplus_with/f64/beta={beta},threshold={thr}/[3,4]", "softplus_with",
+                  [off(rnd([3, 4], "float64", "wide"))], f, a, hvp=True)
+        fam.gcase(f"softplus_with/f32/beta={beta},threshold={thr}/[3,4]", "softplus_with",
+                  [off(rnd([3, 4], "float32", "wide"))], f, a)
 
 
 def elementwise(fam):

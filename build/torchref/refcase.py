@@ -52,6 +52,8 @@ def rnd(shape, dt, domain="any"):
         x = x.abs() * 0.9 - 0.9
     elif domain == "nonzero":
         x = torch.where(x < 0, x - 0.25, x + 0.25)
+    elif domain == "gt1":  # acosh's domain, clear of its pole at 1
+        x = x.abs() + 1.1
     elif domain == "unit":
         x = torch.rand(shape, dtype=torch.float64) * 1.8 - 0.9
     elif domain == "halves":  # few distinct values, so comparisons tie

@@ -11,8 +11,8 @@ import (
 // so each is a line in a table.
 
 // Params holds the scalar attributes of the unary ops: leaky_relu's slope
-// (A), clamp's bounds (A, B; ±Inf where there is none). The other unary
-// ops take the zero value.
+// (A), clamp's bounds (A, B; ±Inf where there is none), softplus's beta
+// (A) and threshold (B). The other unary ops take the zero value.
 type Params struct{ A, B float64 }
 
 // CastTo is the attribute of cast.
@@ -26,6 +26,8 @@ var (
 	Reciprocal, Sin, Cos, Tanh, Sigmoid       = unary("reciprocal", Floats), unary("sin", Floats), unary("cos", Floats), unary("tanh", Floats), unary("sigmoid", Floats)
 	LeakyReLU, GELU, GELUTanh, SiLU, Softplus = unary("leaky_relu", Floats), unary("gelu", Floats), unary("gelu_tanh", Floats), unary("silu", Floats), unary("softplus", Floats)
 	Erf                                       = unary("erf", Floats)
+	Asin, Acos, Atan, Tan                     = unary("asin", Floats), unary("acos", Floats), unary("atan", Floats), unary("tan", Floats)
+	Sinh, Cosh, Asinh, Acosh, Atanh           = unary("sinh", Floats), unary("cosh", Floats), unary("asinh", Floats), unary("acosh", Floats), unary("atanh", Floats)
 )
 
 // LogicalNot is true where x is zero.

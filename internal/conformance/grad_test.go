@@ -24,6 +24,7 @@ func loadGradCases(t *testing.T) []*GradCase {
 var differentiable = strings.Fields(`
 	neg abs sign exp log log1p expm1 sqrt rsqrt square reciprocal sin cos tanh sigmoid relu silu softplus erf
 	floor ceil round gelu gelu_tanh leaky_relu clamp
+	tan asin acos atan sinh cosh asinh acosh atanh softplus_with
 	add sub mul div pow maximum minimum atan2 where cast contiguous
 	add_scalar sub_scalar mul_scalar div_scalar pow_scalar maximum_scalar minimum_scalar
 	sum mean prod max min var std logsumexp cumsum matmul

@@ -18,9 +18,15 @@ var ops = map[string]opFunc{
 	"softplus": unary((*lathe.Tensor).Softplus), "erf": unary((*lathe.Tensor).Erf),
 	"floor": unary((*lathe.Tensor).Floor), "ceil": unary((*lathe.Tensor).Ceil), "round": unary((*lathe.Tensor).Round),
 	"gelu": unary((*lathe.Tensor).GELU), "gelu_tanh": unary((*lathe.Tensor).GELUTanh),
+	"tan": unary((*lathe.Tensor).Tan), "asin": unary((*lathe.Tensor).Asin), "acos": unary((*lathe.Tensor).Acos),
+	"atan": unary((*lathe.Tensor).Atan), "sinh": unary((*lathe.Tensor).Sinh), "cosh": unary((*lathe.Tensor).Cosh),
+	"asinh": unary((*lathe.Tensor).Asinh), "acosh": unary((*lathe.Tensor).Acosh), "atanh": unary((*lathe.Tensor).Atanh),
 	"logical_not": unary((*lathe.Tensor).LogicalNot),
 	"leaky_relu": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
 		return one(in[0].LeakyReLU(a.Float("slope")))
+	},
+	"softplus_with": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].SoftplusWith(a.Float("beta"), a.Float("threshold")))
 	},
 	"clamp": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
 		return one(in[0].Clamp(a.Float("lo"), a.Float("hi")))

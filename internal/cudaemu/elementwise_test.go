@@ -231,7 +231,11 @@ func TestElementwise(t *testing.T) {
 		got := map[string][]float64{}
 		for _, op := range []string{"sigmoid", "silu", "softplus", "gelu", "gelu_tanh", "leaky_relu"} {
 			out := zeros[float64](h, len(x))
-			h.launch(op+"_f64", 1, 32, out, xp, int64(len(x)), 0.1, 0.0) // a: leaky_relu's slope
+			a, b := 0.1, 0.0 // a: leaky_relu's slope
+			if op == "softplus" {
+				a, b = 1, 20 // beta, threshold: torch's defaults
+			}
+			h.launch(op+"_f64", 1, 32, out, xp, int64(len(x)), a, b)
 			got[op] = get[float64](out, len(x))
 		}
 		for i, v := range x {

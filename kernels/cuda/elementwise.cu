@@ -101,6 +101,17 @@ LATHE_FLOAT_UNARY(Sin, m_sin(x))
 LATHE_FLOAT_UNARY(Cos, m_cos(x))
 LATHE_FLOAT_UNARY(Tanh, m_tanh(x))
 LATHE_FLOAT_UNARY(Erf, m_erf(x))
+// The inverse and hyperbolic trigonometric functions, NaN outside their
+// domains as the C library's (and torch's).
+LATHE_FLOAT_UNARY(Tan, m_tan(x))
+LATHE_FLOAT_UNARY(Asin, m_asin(x))
+LATHE_FLOAT_UNARY(Acos, m_acos(x))
+LATHE_FLOAT_UNARY(Atan, m_atan(x))
+LATHE_FLOAT_UNARY(Sinh, m_sinh(x))
+LATHE_FLOAT_UNARY(Cosh, m_cosh(x))
+LATHE_FLOAT_UNARY(Asinh, m_asinh(x))
+LATHE_FLOAT_UNARY(Acosh, m_acosh(x))
+LATHE_FLOAT_UNARY(Atanh, m_atanh(x))
 #undef LATHE_FLOAT_UNARY
 
 // sigmoid, evaluated so that exp never overflows.
@@ -129,9 +140,13 @@ struct GeluTanh {
 		return (F)0.5 * x * ((F)1 + m_tanh(c * (x + (F)0.044715 * x * x * x)));
 	}
 };
-// softplus with PyTorch's defaults beta=1, threshold=20: linear above it.
+// softplus(x; beta = a, threshold = b): log1p(exp(beta x))/beta, and x
+// where beta x > threshold (torch.nn.functional.softplus).
 struct Softplus {
-	template <typename F> __device__ F operator()(F x, double, double) const { return x > (F)20 ? x : m_log1p(m_exp(x)); }
+	template <typename F> __device__ F operator()(F x, double a, double b) const {
+		F beta = (F)a, bx = x * beta;
+		return bx > (F)b ? x : m_log1p(m_exp(bx)) / beta;
+	}
 };
 
 // Contract: see the file comment. n elements; a, b as above.
@@ -187,7 +202,16 @@ __device__ void unary_strided(T *out, const T *x, i64 n, const Layout &L, double
 	LATHE_UNARY(T, sfx, gelu_tanh, GeluTanh)     \
 	LATHE_UNARY(T, sfx, silu, Silu)              \
 	LATHE_UNARY(T, sfx, softplus, Softplus)      \
-	LATHE_UNARY(T, sfx, erf, Erf)
+	LATHE_UNARY(T, sfx, erf, Erf)                \
+	LATHE_UNARY(T, sfx, tan, Tan)                \
+	LATHE_UNARY(T, sfx, asin, Asin)              \
+	LATHE_UNARY(T, sfx, acos, Acos)              \
+	LATHE_UNARY(T, sfx, atan, Atan)              \
+	LATHE_UNARY(T, sfx, sinh, Sinh)              \
+	LATHE_UNARY(T, sfx, cosh, Cosh)              \
+	LATHE_UNARY(T, sfx, asinh, Asinh)            \
+	LATHE_UNARY(T, sfx, acosh, Acosh)            \
+	LATHE_UNARY(T, sfx, atanh, Atanh)
 LATHE_NUMERIC(LATHE_NUMERIC_UNARY)
 LATHE_FLOATS(LATHE_FLOAT_UNARIES)
 

@@ -1,6 +1,6 @@
 {{/*
 math: float32 functions for every kernel that needs exp, log, pow, sin,
-cos, erf or tanh, written out rather than WGSL's builtins: WebGPU lacks
+cos, tan, erf, tanh or the inverse and hyperbolic trigonometric functions, written out rather than WGSL's builtins: WebGPU lacks
 erf, expm1 and log1p; it allows exp, log, sin, cos and atan2 errors of
 thousands of ulp (lavapipe's are 56 to 350 ulp, and sin and cos lose every
 digit past 1e5), leaves atan2 of zeros and pow of a negative base
@@ -305,50 +305,80 @@ fn reduce_payne_hanek(a: f32) -> Reduced {
     return Reduced(sign * f * 1.5707963267948966, q & 3);
 }
 
-fn sin_quadrant(x: f32, shift: i32) -> f32 {
+// reduce_pi2 reduces a finite x by π/2: Cody and Waite's reduction for
+// |x| ≤ 1e5, Payne and Hanek's past it.
+fn reduce_pi2(x: f32) -> Reduced {
     let a = abs(x);
+    if (a <= 1e5) {
+        return reduce_cody_waite(x);
+    }
+    var k = reduce_payne_hanek(a);
+    if (x < 0.0) { // sin(-a) = -sin(a), cos(-a) = cos(a)
+        k.r = -k.r;
+        k.q = (4 - k.q) & 3;
+    }
+    return k;
+}
+
+// sin_reduced is sin r for |r| ≤ π/4 by its Taylor series to r¹¹
+// (truncation below 1e-11).
+fn sin_reduced(r: f32) -> f32 {
+    let t = r * r;
+    var p = -1.0 / 39916800.0;
+    p = p * t + 1.0 / 362880.0;
+    p = p * t - 1.0 / 5040.0;
+    p = p * t + 1.0 / 120.0;
+    p = p * t - 1.0 / 6.0;
+    return r + r * t * p;
+}
+
+// cos_reduced is cos r for |r| ≤ π/4 by its Taylor series to r¹²
+// (truncation below 1e-12).
+fn cos_reduced(r: f32) -> f32 {
+    let t = r * r;
+    var p = 1.0 / 479001600.0;
+    p = p * t - 1.0 / 3628800.0;
+    p = p * t + 1.0 / 40320.0;
+    p = p * t - 1.0 / 720.0;
+    p = p * t + 1.0 / 24.0;
+    p = p * t - 0.5;
+    return 1.0 + t * p;
+}
+
+fn sin_quadrant(x: f32, shift: i32) -> f32 {
     if (is_nan(x) || is_inf(x)) {
         return nan_f32();
     }
-    var k: Reduced;
-    if (a <= 1e5) {
-        k = reduce_cody_waite(x);
-    } else {
-        k = reduce_payne_hanek(a);
-        if (x < 0.0) { // sin(-a) = -sin(a), cos(-a) = cos(a)
-            k.r = -k.r;
-            k.q = (4 - k.q) & 3;
-        }
-    }
-    let r = k.r;
+    let k = reduce_pi2(x);
     let q = (k.q + shift) & 3;
-    let t = r * r;
     var v: f32;
     if ((q & 1) == 0) {
-        // sin r by its Taylor series to r¹¹ (truncation below 1e-11).
-        var p = -1.0 / 39916800.0;
-        p = p * t + 1.0 / 362880.0;
-        p = p * t - 1.0 / 5040.0;
-        p = p * t + 1.0 / 120.0;
-        p = p * t - 1.0 / 6.0;
-        v = r + r * t * p;
+        v = sin_reduced(k.r);
     } else {
-        // cos r by its Taylor series to r¹² (truncation below 1e-12).
-        var p = 1.0 / 479001600.0;
-        p = p * t - 1.0 / 3628800.0;
-        p = p * t + 1.0 / 40320.0;
-        p = p * t - 1.0 / 720.0;
-        p = p * t + 1.0 / 24.0;
-        p = p * t - 0.5;
-        v = 1.0 + t * p;
+        v = cos_reduced(k.r);
     }
     return select(v, -v, (q & 2) != 0);
 }
 
-// atanf is atan(t) for t in [0, 1]: past tan(π/8) it is π/4 + atan(u) with
+// tanf is sin r / cos r on an even quadrant and -cos r / sin r on an odd
+// one (tan(r + π/2) = -cot r), from the same reduction as sinf.
+fn tanf(x: f32) -> f32 {
+    if (is_nan(x) || is_inf(x)) {
+        return nan_f32();
+    }
+    let k = reduce_pi2(x);
+    let s = sin_reduced(k.r);
+    let c = cos_reduced(k.r);
+    if ((k.q & 1) == 0) {
+        return s / c;
+    }
+    return -c / s;
+}
+
+// atan01 is atan(t) for t in [0, 1]: past tan(π/8) it is π/4 + atan(u) with
 // u = (t-1)/(t+1); atan(u) for |u| ≤ tan(π/8) by its series to u²³
 // (truncation below 1e-9).
-fn atanf(t: f32) -> f32 {
+fn atan01(t: f32) -> f32 {
     var u = t;
     var base = 0.0;
     if (t > 0.41421356237309505) {
@@ -370,6 +400,155 @@ fn atanf(t: f32) -> f32 {
     return base + (u + u * w * p);
 }
 
+// atanf is atan01(|x|), or π/2 - atan01(1/|x|) past 1, with x's sign.
+fn atanf(x: f32) -> f32 {
+    let a = abs(x);
+    var r: f32;
+    if (a <= 1.0) {
+        r = atan01(a);
+    } else if (is_nan(x)) {
+        return x;
+    } else {
+        r = 1.5707963267948966 - atan01(1.0 / a);
+    }
+    return select(r, -r, x < 0.0);
+}
+
+// asinf is atan(x/√(1 - x²)), with 1 - x² as (1 - |x|)(1 + |x|), whose
+// first factor is exact near 1 (Sterbenz); NaN past ±1.
+fn asinf(x: f32) -> f32 {
+    let a = abs(x);
+    if (!(a <= 1.0)) {
+        return nan_f32();
+    }
+    if (a == 1.0) {
+        return select(1.5707963267948966, -1.5707963267948966, x < 0.0);
+    }
+    return atanf(x / sqrt((1.0 - a) * (1.0 + a)));
+}
+
+// acosf is 2·atan(√((1 - x)/(1 + x))): 1 - x is exact near 1 and 1 + x
+// near -1, where acos is steep; NaN past ±1.
+fn acosf(x: f32) -> f32 {
+    if (!(abs(x) <= 1.0)) {
+        return nan_f32();
+    }
+    if (x == -1.0) {
+        return 3.14159265358979;
+    }
+    return 2.0 * atan01_or_more(sqrt((1.0 - x) / (1.0 + x)));
+}
+
+// atan01_or_more is atan(t) for t ≥ 0.
+fn atan01_or_more(t: f32) -> f32 {
+    if (t <= 1.0) {
+        return atan01(t);
+    }
+    return 1.5707963267948966 - atan01(1.0 / t);
+}
+
+// exp_half is exp(a)/2 for 88 ≤ a ≤ 89.42, where exp(a) overflows but
+// exp(a)/2 does not: expf's reduction with the half in the power of 2.
+fn exp_half(a: f32) -> f32 {
+    let n = round(a * 1.4426950408889634);
+    let r = (a - n * 0.693115234375) - n * 3.1946183298714459e-05;
+    return ldexp(exp_reduced(r), i32(n) - 1);
+}
+
+// sinh_cosh_overflow is the least float32 a whose cosh(a), and sinh(a),
+// rounds to +Inf in float32 (ln(2·FLT_MAX) is just below it).
+const sinh_cosh_overflow = 89.41599273681640625;
+
+// sinhf is (E + E/(E + 1))/2 with E = expm1(|x|), which keeps its digits
+// near 0, and exp(|x|)/2 past 88; x's sign.
+fn sinhf(x: f32) -> f32 {
+    let a = abs(x);
+    var r: f32;
+    if (is_nan(x)) {
+        return x;
+    } else if (a >= sinh_cosh_overflow) {
+        r = inf_f32();
+    } else if (a >= 88.0) {
+        r = exp_half(a);
+    } else {
+        let e = expm1f(a);
+        r = 0.5 * (e + e / (e + 1.0));
+    }
+    return select(r, -r, x < 0.0);
+}
+
+// coshf is (e + 1/e)/2 with e = exp(|x|), and exp(|x|)/2 past 88.
+fn coshf(x: f32) -> f32 {
+    let a = abs(x);
+    if (is_nan(x)) {
+        return x;
+    }
+    if (a >= sinh_cosh_overflow) {
+        return inf_f32();
+    }
+    if (a >= 88.0) {
+        return exp_half(a);
+    }
+    let e = expf(a);
+    return 0.5 * (e + 1.0 / e);
+}
+
+// asinhf follows fdlibm's s_asinh.c: |x| itself below 2⁻¹², where
+// x³/6 is under half an ulp; log1p(a + a²/(1 + √(1 + a²))) below 2;
+// log(2a + 1/(a + √(a² + 1))) below 2¹²; log(a) + ln2 past it, where a²
+// would overflow. x's sign.
+fn asinhf(x: f32) -> f32 {
+    let a = abs(x);
+    var r: f32;
+    if (a < 0.000244140625) {
+        return x;
+    } else if (a < 2.0) {
+        let a2 = a * a;
+        r = log1pf(a + a2 / (1.0 + sqrt(1.0 + a2)));
+    } else if (a < 4096.0) {
+        r = logf(2.0 * a + 1.0 / (a + sqrt(a * a + 1.0)));
+    } else {
+        r = logf(a) + 0.69314718055994531; // and NaN, +Inf
+    }
+    return select(r, -r, x < 0.0);
+}
+
+// acoshf follows fdlibm's e_acosh.c: log1p(t + √(2t + t²)), t = x - 1
+// (exact) below 2; log(2x - 1/(x + √(x² - 1))) below 2¹²; log(x) + ln2
+// past it. NaN below 1.
+fn acoshf(x: f32) -> f32 {
+    if (!(x >= 1.0)) {
+        return nan_f32();
+    }
+    if (x < 2.0) {
+        let t = x - 1.0;
+        return log1pf(t + sqrt(2.0 * t + t * t));
+    }
+    if (x < 4096.0) {
+        return logf(2.0 * x - 1.0 / (x + sqrt(x * x - 1.0)));
+    }
+    return logf(x) + 0.69314718055994531;
+}
+
+// atanhf is log1p(2a/(1 - a))/2 for a = |x|, 1 - a exact past ½
+// (Sterbenz), x's sign: ±Inf at ±1, NaN past.
+fn atanhf(x: f32) -> f32 {
+    let a = abs(x);
+    if (!(a <= 1.0)) {
+        return nan_f32();
+    }
+    if (a < 0.000244140625) {
+        return x;
+    }
+    var r: f32;
+    if (a == 1.0) {
+        r = inf_f32();
+    } else {
+        r = 0.5 * log1pf(2.0 * a / (1.0 - a));
+    }
+    return select(r, -r, x < 0.0);
+}
+
 // atan2f has IEEE's (and Go's math.Atan2's) special cases, which WGSL's
 // atan2 leaves undefined for zeros and infinities: the angle of the
 // smaller over the larger magnitude, mirrored into the quadrant of (x, y).
@@ -385,9 +564,9 @@ fn atan2f(y: f32, x: f32) -> f32 {
     } else if (is_inf(ay) && is_inf(ax)) {
         a = 0.78539816339744831;
     } else if (ay <= ax) {
-        a = atanf(ay / ax);
+        a = atan01(ay / ax);
     } else {
-        a = 1.5707963267948966 - atanf(ax / ay);
+        a = 1.5707963267948966 - atan01(ax / ay);
     }
     if (bitcast<i32>(x) < 0) { // x < 0 or x = -0
         a = 3.14159265358979 - a;
