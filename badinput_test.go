@@ -235,6 +235,14 @@ func biOps() map[string]biOp {
 		"matmul": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 3, 2)} },
 			call: func(a []*Tensor) *Tensor { return a[0].MatMul(a[1]) }, kinds: "fs",
 			huge: func(dev Device) *Tensor { return biBig(dev, biHuge, 1).MatMul(biBig(dev, 1, biHuge)) }},
+		"linear": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 4, 3), biF(dev, 4)} },
+			call: func(a []*Tensor) *Tensor { return a[0].Linear(a[1], a[2]) }, kinds: "fsS",
+			huge: func(dev Device) *Tensor {
+				return biBig(dev, biHuge, 1).Linear(biBig(dev, biHuge, 1), biBig(dev, biHuge))
+			}},
+		"linear_no_bias": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 4, 3)} },
+			call: func(a []*Tensor) *Tensor { return a[0].Linear(a[1], nil) }, kinds: "fs",
+			huge: func(dev Device) *Tensor { return biBig(dev, biHuge, 1).Linear(biBig(dev, biHuge, 1), nil) }},
 		"avg_pool":                  biPool(func(x *Tensor) *Tensor { return x.AvgPool2d(2) }),
 		"max_pool":                  biPool(func(x *Tensor) *Tensor { return x.MaxPool2d(2) }),
 		"max_pool_indices":          biPool(func(x *Tensor) *Tensor { _, i := x.MaxPool2dWithIndices(2); return i }),

@@ -86,6 +86,10 @@ func (x *Tensor) convTranspose(name string, nd int, w, b *Tensor, opts []WindowO
 	if err := checkAll(name, x, w, b); err != nil {
 		return failed(err)
 	}
+	x, w, b, err := autocastConv(name, &ops.ConvInputBackward.Schema, x, w, b)
+	if err != nil {
+		return failed(err)
+	}
 	o := windowOpts(opts)
 	if o.samePadding {
 		return failed(errorf(name, ErrValue, "padding", `is "same", which a transposed convolution does not take`, "give the padding in numbers"))
@@ -223,6 +227,10 @@ func (x *Tensor) conv(name string, nd int, w, b *Tensor, opts []WindowOption) *T
 	if err := checkAll(name, x, w, b); err != nil {
 		return failed(err)
 	}
+	x, w, b, err := autocastConv(name, &ops.Conv.Schema, x, w, b)
+	if err != nil {
+		return failed(err)
+	}
 	o := windowOpts(opts)
 	if o.outputPadding != nil {
 		return failed(errorf(name, ErrValue, "output_padding", "is for transposed convolutions only", "drop OutputPadding, or use ConvTranspose2d"))
@@ -248,6 +256,16 @@ func (x *Tensor) conv(name string, nd int, w, b *Tensor, opts []WindowOption) *T
 		return y
 	}
 	return addBias(name, y, b, y.t.Shape[1])
+}
+
+// autocastConv casts a convolution's x, w and b (nil for none) as
+// Autocast casts the convolution op s.
+func autocastConv(name string, s *dispatch.Schema, x, w, b *Tensor) (*Tensor, *Tensor, *Tensor, error) {
+	c, err := autocastInputs(s, x, w, b)
+	if err != nil {
+		return nil, nil, nil, located(err, name)
+	}
+	return c[0], c[1], c[2], nil
 }
 
 // padSame turns PaddingSame into numbers as PyTorch does: a total of

@@ -1,6 +1,9 @@
 package lathe
 
-import "github.com/lathe-ml/lathe/dispatch/ops"
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+)
 
 // Linear algebra.
 
@@ -12,3 +15,35 @@ import "github.com/lathe-ml/lathe/dispatch/ops"
 // BLAS, integers on a plain loop that wraps on overflow. Shapes that do not
 // fit are ErrShape, naming the dims that must match.
 func (x *Tensor) MatMul(y *Tensor) *Tensor { return apply(ops.MatMul, none, x, y) }
+
+// Linear is x·wᵀ + b, as torch.nn.functional.linear: x is [..., in], w is
+// [out, in] and b, if not nil, [out]. It is one op (so that Autocast casts
+// the bias with x and w, as torch's linear), made of MatMul and Add; in
+// float16 and bfloat16 the bias is added in float32 and the sum rounded
+// once, as a fused addmm.
+func (x *Tensor) Linear(w, b *Tensor) *Tensor {
+	if b == nil {
+		return apply(opLinear, none, x, w)
+	}
+	return apply(opLinearBias, none, x, w, b)
+}
+
+var (
+	opLinear = composite("linear_no_bias", []string{"x", "w"}, func(in []*Tensor, _ dispatch.None) *Tensor {
+		return in[0].MatMul(in[1].MT())
+	})
+	opLinearBias = composite("linear", []string{"x", "w", "b"}, func(in []*Tensor, _ dispatch.None) *Tensor {
+		x, b := in[0], in[2]
+		if b.t.DType != x.t.DType {
+			return failed(errorf("linear", ErrDType, "b", "is "+b.t.DType.String()+" but \"x\" is "+x.t.DType.String(),
+				"cast it with .Cast("+x.t.DType.GoString()+")"))
+		}
+		if dispatch.Halves.Has(x.t.DType) {
+			// Add the bias before the one rounding, as a fused addmm (cuBLAS's
+			// with beta 1) does: the 16-bit values widen to float32 exactly.
+			f := Float32
+			return x.Cast(f).MatMul(in[1].Cast(f).MT()).Add(b.Cast(f)).Cast(x.t.DType)
+		}
+		return x.MatMul(in[1].MT()).Add(b)
+	})
+)

@@ -127,6 +127,17 @@ func (x *Tensor) Release() {
 // apply runs an op with attributes a on tensors, with the sticky-error
 // rule: the first failed argument's error is the result's.
 func apply[A any](op *dispatch.Op[A], a A, args ...*Tensor) *Tensor {
+	if autocastActive.Load() != 0 {
+		out, ok := autocastCall(&op.Schema, args, func(cast []*Tensor) *Tensor { return call(op, a, cast) })
+		if ok {
+			return out
+		}
+	}
+	return call(op, a, args)
+}
+
+// call is apply without autocast.
+func call[A any](op *dispatch.Op[A], a A, args []*Tensor) *Tensor {
 	in := make([]*dispatch.Tensor, len(args))
 	for i, a := range args {
 		if a == nil {

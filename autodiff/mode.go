@@ -1,23 +1,21 @@
 package autodiff
 
 import (
-	"bytes"
 	"math"
-	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/internal/goid"
 	"github.com/lathe-ml/lathe/internal/half"
 )
 
 // Gradient mode is per goroutine, as PyTorch's is per thread: NoGrad in one
 // goroutine must not stop another from recording. Go has no goroutine-local
-// storage, so the goroutines inside NoGrad are kept in a set, and the set is
-// consulted only while it is non-empty and an op wants a gradient: the
-// common path pays one atomic load.
+// storage, so the goroutines inside NoGrad are kept in a set by id
+// (internal/goid), and the set is consulted only while it is non-empty and
+// an op wants a gradient: the common path pays one atomic load.
 var (
 	noGradActive atomic.Int64
 	noGradMu     sync.Mutex
@@ -27,7 +25,7 @@ var (
 // NoGrad runs f with recording off for the calling goroutine (goroutines
 // that f starts record as usual).
 func NoGrad(f func()) {
-	id := goid()
+	id := goid.Current()
 	noGradMu.Lock()
 	noGradDepth[id]++
 	noGradMu.Unlock()
@@ -48,24 +46,10 @@ func GradEnabled() bool {
 	if noGradActive.Load() == 0 {
 		return true
 	}
-	id := goid()
+	id := goid.Current()
 	noGradMu.Lock()
 	defer noGradMu.Unlock()
 	return noGradDepth[id] == 0
-}
-
-// goid reads the calling goroutine's id from its stack header
-// ("goroutine 17 [running]:"); it costs about a microsecond, which is why
-// GradEnabled calls it only while some NoGrad is active.
-func goid() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	b = bytes.TrimPrefix(b, []byte("goroutine "))
-	if i := bytes.IndexByte(b, ' '); i > 0 {
-		b = b[:i]
-	}
-	id, _ := strconv.ParseUint(string(b), 10, 64)
-	return id
 }
 
 var anomaly atomic.Bool

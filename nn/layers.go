@@ -46,11 +46,7 @@ func uniform(dt lathe.DType, bound float64, shape ...int) *lathe.Tensor {
 
 // Forward computes x·Wᵀ + b; x is [..., in].
 func (l *Linear) Forward(x *lathe.Tensor) *lathe.Tensor {
-	y := x.MatMul(l.Weight.MT())
-	if l.Bias != nil {
-		y = y.Add(l.Bias)
-	}
-	return y
+	return x.Linear(l.Weight, l.Bias)
 }
 
 // Parameters lists "weight" and, if there is one, "bias".

@@ -26,6 +26,8 @@ from gradtensor import grad  # noqa: E402
 from interp import grad_interp, interp_cases  # noqa: E402
 import half  # noqa: E402
 import promote  # noqa: E402
+import autocast  # noqa: E402
+import gradscaler  # noqa: E402
 import literals  # noqa: E402
 from narrow import narrow  # noqa: E402
 from nn import nn  # noqa: E402
@@ -57,6 +59,10 @@ def main():
     half.main()
     # The type promotion tables of promote_test.go (promote.py).
     promote.main()
+    # Autocast's linear, matmul and gradients (autocast.py).
+    autocast.main()
+    # nn.GradScaler's steps (gradscaler.py).
+    gradscaler.main()
 
 
 if __name__ == "__main__":

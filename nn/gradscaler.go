@@ -1,0 +1,137 @@
+package nn
+
+import (
+	"math"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// GradScaler scales a float16 loss so that its small gradients do not flush
+// to zero, and undoes the scale before the optimizer steps, as PyTorch
+// 1.13's torch.cuda.amp.GradScaler (torch/cuda/amp/grad_scaler.py, and
+// _amp_update_scale_ for Update):
+//
+//	loss := scaler.Scale(loss)         // loss·scale
+//	loss.Backward()
+//	scaler.Unscale(opt)                // optional: before ClipGradNorm
+//	stepped, err := scaler.Step(opt)   // skips opt.Step if a gradient is Inf or NaN
+//	scaler.Update()                    // backs off, or grows every GrowthInterval clean steps
+//
+// A GradScaler works with lathe's own optimizers (SGD, Adam, ...), whose
+// parameters it reaches through the optimizer. It is for one goroutine.
+type GradScaler struct {
+	// GrowthFactor multiplies the scale after GrowthInterval steps in a row
+	// without Inf or NaN; BackoffFactor multiplies it after a step with one.
+	GrowthFactor, BackoffFactor float64
+	GrowthInterval              int
+
+	scale   float32 // float32, as torch's scale tensor
+	tracker int     // clean steps since the last growth or backoff
+	// per optimizer since the last Update: unscaled, and what it found
+	unscaled map[Optimizer]bool
+	foundInf map[Optimizer]bool
+}
+
+// NewGradScaler returns a GradScaler with torch's defaults: scale 2¹⁶,
+// growth factor 2, backoff factor 0.5, growth interval 2000.
+func NewGradScaler() *GradScaler {
+	return &GradScaler{GrowthFactor: 2, BackoffFactor: 0.5, GrowthInterval: 2000, scale: 65536,
+		unscaled: map[Optimizer]bool{}, foundInf: map[Optimizer]bool{}}
+}
+
+// CurrentScale returns the scale (torch's get_scale).
+func (s *GradScaler) CurrentScale() float64 { return float64(s.scale) }
+
+// Scale returns loss multiplied by the scale (torch's scale(outputs)).
+func (s *GradScaler) Scale(loss *lathe.Tensor) *lathe.Tensor {
+	return loss.MulScalar(float64(s.scale))
+}
+
+// Unscale divides the gradients of opt's parameters by the scale (times
+// the float32 reciprocal, as torch's unscale_) and records whether any was
+// Inf or NaN. A second Unscale of opt before Update is an ErrValue, as in
+// torch; on any error nothing changes.
+func (s *GradScaler) Unscale(opt Optimizer) error {
+	if s.unscaled[opt] {
+		return nnError("unscale", lathe.ErrValue, "opt", "was unscaled already since the last Update",
+			"call Unscale once per step, before Step, and Update after Step")
+	}
+	ps := paramsOf(opt)
+	if ps == nil {
+		return nnError("unscale", lathe.ErrValue, "opt", "is not one of package nn's optimizers", "use nn.NewSGD, nn.NewAdam, ...")
+	}
+	inv := float64(float32(1 / float64(s.scale)))
+	found := false
+	grads := make([]*lathe.Tensor, len(ps.params))
+	var err error
+	lathe.NoGrad(func() {
+		for i, p := range ps.params {
+			g := p.T.Grad()
+			if g == nil {
+				continue
+			}
+			// Inf·0 and NaN·0 are NaN: one number per gradient says whether
+			// any element is not finite.
+			var probe []float32
+			if probe, err = g.MulScalar(0).Sum().Cast(lathe.Float32).Float32s(); err != nil {
+				return
+			}
+			found = found || math.IsNaN(float64(probe[0]))
+			if grads[i] = g.MulScalar(inv); grads[i].Err() != nil {
+				err = grads[i].Err()
+				return
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for i, p := range ps.params {
+		if grads[i] != nil {
+			if err := p.T.SetGrad(grads[i]); err != nil {
+				return err
+			}
+		}
+	}
+	s.unscaled[opt], s.foundInf[opt] = true, found
+	return nil
+}
+
+// Step unscales opt's gradients if Unscale has not, then calls opt.Step
+// unless a gradient held Inf or NaN. stepped says whether it did.
+func (s *GradScaler) Step(opt Optimizer) (stepped bool, err error) {
+	if !s.unscaled[opt] {
+		if err := s.Unscale(opt); err != nil {
+			return false, err
+		}
+	}
+	if s.foundInf[opt] {
+		return false, nil
+	}
+	if err := opt.Step(); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// Update sets the scale for the next step: times BackoffFactor if any
+// optimizer found Inf or NaN since the last Update, else times
+// GrowthFactor once GrowthInterval steps in a row were clean (torch's
+// _amp_update_scale_); then it forgets the step's unscaling.
+func (s *GradScaler) Update() {
+	inf := false
+	for _, f := range s.foundInf {
+		inf = inf || f
+	}
+	if inf {
+		s.scale = float32(float64(s.scale) * s.BackoffFactor)
+		s.tracker = 0
+	} else if s.tracker++; s.tracker >= s.GrowthInterval {
+		if grown := float32(float64(s.scale) * s.GrowthFactor); !math.IsInf(float64(grown), 0) {
+			s.scale = grown
+		}
+		s.tracker = 0
+	}
+	clear(s.unscaled)
+	clear(s.foundInf)
+}

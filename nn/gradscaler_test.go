@@ -1,0 +1,105 @@
+package nn
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// TestGradScalerTorch repeats build/torchref/gradscaler.py's steps: the
+// scale each step runs with, the skipped steps and the parameters.
+func TestGradScalerTorch(t *testing.T) {
+	r := torchGradScaler
+	w := lathe.FromSlice(lathe.CPU, r.W0, 2, 3).RequireGrad()
+	b := lathe.FromSlice(lathe.CPU, r.B0, 2).RequireGrad()
+	x, y := lathe.FromSlice(lathe.CPU, r.X, 4, 3), lathe.FromSlice(lathe.CPU, r.Y, 4, 2)
+	l := &Linear{Weight: w, Bias: b}
+	opt, err := NewSGD(l.Parameters(), 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewGradScaler()
+	s.GrowthInterval = 2
+	for step := range r.Stepped {
+		opt.ZeroGrad()
+		if got := s.CurrentScale(); got != float64(r.Scales[step]) {
+			t.Fatalf("step %d: scale %v, torch %v", step, got, r.Scales[step])
+		}
+		if err := s.Scale(l.Forward(x).MSELoss(y)).Backward(); err != nil {
+			t.Fatal(err)
+		}
+		if step == 1 || step == 4 {
+			g, err := w.Grad().Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			g[1] = float32(math.Inf(1))
+			if err := w.SetGrad(lathe.FromSlice(lathe.CPU, g, 2, 3)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		stepped, err := s.Step(opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stepped != r.Stepped[step] {
+			t.Errorf("step %d: stepped %v, torch %v", step, stepped, r.Stepped[step])
+		}
+		s.Update()
+		for _, c := range []struct {
+			name string
+			p    *lathe.Tensor
+			want []float32
+		}{{"w", w, r.W[step*6 : step*6+6]}, {"b", b, r.B[step*2 : step*2+2]}} {
+			got, err := c.p.Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range got {
+				if d := math.Abs(float64(got[i] - c.want[i])); d > 1e-6 {
+					t.Errorf("step %d: %s[%d] = %v, torch %v", step, c.name, i, got[i], c.want[i])
+				}
+			}
+		}
+	}
+}
+
+func TestGradScalerRules(t *testing.T) {
+	s := NewGradScaler()
+	if s.CurrentScale() != 65536 || s.GrowthFactor != 2 || s.BackoffFactor != 0.5 || s.GrowthInterval != 2000 {
+		t.Fatalf("defaults %v %v %v %v, want torch's 65536 2 0.5 2000", s.CurrentScale(), s.GrowthFactor, s.BackoffFactor, s.GrowthInterval)
+	}
+	for i := 0; i < 1999; i++ {
+		s.Update()
+	}
+	if s.CurrentScale() != 65536 {
+		t.Fatalf("grew before 2000 clean steps: %v", s.CurrentScale())
+	}
+	s.Update()
+	if s.CurrentScale() != 131072 {
+		t.Fatalf("after 2000 clean steps: %v, want 131072", s.CurrentScale())
+	}
+	w := lathe.Ones(lathe.CPU, lathe.Float32, 2).RequireGrad()
+	opt, err := NewSGD([]Param{{Name: "w", T: w}}, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Scale(w.Sum()).Backward(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Unscale(opt); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := w.Grad().Float32s()
+	if g[0] != 1 || g[1] != 1 {
+		t.Fatalf("unscaled grad %v, want [1 1]", g)
+	}
+	if err := s.Unscale(opt); !errors.Is(err, lathe.ErrValue) {
+		t.Fatalf("second Unscale: %v, want ErrValue", err)
+	}
+	if stepped, err := s.Step(opt); !stepped || err != nil {
+		t.Fatalf("Step: %v %v", stepped, err)
+	}
+}
