@@ -118,13 +118,29 @@ func copyInto(dev dispatch.Device, dst, src view) error {
 	return nil
 }
 
+// trigOps are the unary ops whose kernels trig.cu holds (module "trig");
+// unary.cu holds the others (module "unary"). Two modules keep each PTX
+// file small; kernels/cuda/unary.cuh's macros list the same split.
+var trigOps = map[string]bool{
+	"sin": true, "cos": true, "tan": true, "asin": true, "acos": true, "atan": true,
+	"sinh": true, "cosh": true, "tanh": true, "asinh": true, "acosh": true, "atanh": true,
+}
+
+// unaryModule is the module that holds unary op name's kernels.
+func unaryModule(name string) string {
+	if trigOps[name] {
+		return "trig"
+	}
+	return "unary"
+}
+
 func init() {
 	for _, u := range ops.UnaryOps {
 		name := u.Name
 		kernel(u.Op, u.DTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, p ops.Params) error {
 			// p is leaky_relu's slope, clamp's bounds; zero for the others.
 			x := in[0]
-			return named(name, mapKernel(out.Device, "elementwise", name, suffix(x.DType), viewOf(out), []view{viewOf(x)}, p.A, p.B))
+			return named(name, mapKernel(out.Device, unaryModule(name), name, suffix(x.DType), viewOf(out), []view{viewOf(x)}, p.A, p.B))
 		})
 	}
 	for _, b := range ops.BinaryOps {

@@ -1,9 +1,9 @@
 // binary.cu: binary ops, where and the logical ops. One template per
 // family, instantiated per op and dtype. The semantics are those of
 // lathe's cpu kernels (backends/cpu/binary.go, elementwise.go); where they
-// differ, the comment says so. (The unary ops, casts and fill are
-// elementwise.cu's: one module each keeps either under ptxas's and the
-// repository's comfortable sizes.)
+// differ, the comment says so. (The unary ops are unary.cu's and
+// trig.cu's, casts and fill elementwise.cu's: a module each keeps every
+// PTX file under ptxas's and the repository's comfortable sizes.)
 //
 // Launch contract of every kernel in this file: a 1-D grid of 1-D blocks
 // (the host uses 256 threads and caps the grid; any shape works, as every

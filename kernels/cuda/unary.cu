@@ -1,0 +1,7 @@
+// unary.cu: the numeric unary ops for every numeric dtype and the float
+// ones (exp, log, the activations, ...) for float32 and float64; the
+// trigonometric and hyperbolic functions are trig.cu's. See unary.cuh.
+#include "unary.cuh"
+
+LATHE_NUMERIC(LATHE_NUMERIC_UNARY)
+LATHE_FLOATS(LATHE_FLOAT_UNARIES)
