@@ -6,8 +6,8 @@ import (
 	"github.com/lathe-ml/lathe/layout"
 )
 
-// The elementwise family (kernels/cuda/elementwise.cu): unary and binary
-// ops, where, the logical ops, cast and contiguous. Each launches the
+// The elementwise family (kernels/cuda/unary.cu, trig.cu, binary.cu and
+// elementwise.cu): unary and binary ops, where, the logical ops, cast and contiguous. Each launches the
 // kernel's contiguous form when every operand is contiguous with the
 // output's shape, and its strided form over a collapsed layout otherwise.
 
@@ -33,7 +33,8 @@ func named(op string, err error) error {
 // mapKernel launches fn_<sfx> of module mod (everything contiguous and of
 // out's shape) or fn_strided_<sfx> with a layout of out and the inputs
 // broadcast to it, as (out, in..., n, [layout], extra...): the signature
-// of every kernel of elementwise.cu and binary.cu but the logical ops.
+// of every kernel of unary.cu, trig.cu, elementwise.cu and binary.cu but
+// the logical ops.
 // Nothing is launched for an empty out.
 func mapKernel(dev dispatch.Device, mod, fn, sfx string, out view, in []view, extra ...any) error {
 	n := dispatch.Numel(out.shape)

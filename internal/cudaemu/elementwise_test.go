@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// elementwise.cu's and binary.cu's kernels on the cases whose semantics are
+// unary.cu's, elementwise.cu's and binary.cu's kernels on the cases whose semantics are
 // easy to get wrong. (where's broadcast condition and scalar y, and flip's
 // backward read from a moved pointer, are TestKernelsMatchCPU's cases
 // where/[2,1],[3],[] and flip, on every dtype.)
