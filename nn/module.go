@@ -64,6 +64,7 @@ type options struct {
 	numLayers                 int // 0 means 1
 	batchFirst, bidirectional bool
 	dropout                   float64
+	nonlinearity              string // RNN: "tanh" (or "") or "relu"
 }
 
 // WithDType makes the layer's parameters of dtype dt (lathe.Float32 by
