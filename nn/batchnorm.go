@@ -113,8 +113,10 @@ type GroupNorm struct {
 }
 
 // NewGroupNorm makes a GroupNorm of channels channels in groups groups, with
-// weight ones and bias zeros. PyTorch's default eps is 1e-5.
-func NewGroupNorm(groups, channels int, eps float64, opts ...Option) *GroupNorm {
+// weight ones, bias zeros and PyTorch's eps 1e-5 (set Eps on the result for
+// another).
+func NewGroupNorm(groups, channels int, opts ...Option) *GroupNorm {
+	const eps = 1e-5
 	o := layerOptions(opts)
 	if groups < 1 || channels < 1 || channels%groups != 0 {
 		err := lathe.Failed(nnError("group_norm", lathe.ErrValue, "groups", "is "+strconv.Itoa(groups)+" for "+strconv.Itoa(channels)+" channels",

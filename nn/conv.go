@@ -17,36 +17,30 @@ type Conv2d struct {
 	Groups       int
 }
 
-// WithWindow gives a convolution layer its stride, padding and dilation
-// (lathe.Stride, lathe.Padding, lathe.PaddingSame, lathe.Dilation).
-func WithWindow(opts ...lathe.WindowOption) Option {
-	return func(o *options) { o.window = append(o.window, opts...) }
-}
-
-// WithGroups splits a convolution layer's channels into g groups (torch's
-// groups; g equal to in is a depthwise convolution).
-func WithGroups(g int) Option { return func(o *options) { o.groups = g } }
-
-// NewConv2d makes a Conv2d from in to out channels with a kernel of size
-// kernel (one value, or kh and kw), initialised as PyTorch does:
-// kaiming_uniform_(a=√5) for the weight, which is U(-1/√fan_in, 1/√fan_in)
-// with fan_in = in/groups·kh·kw, and the bias from the same range. Values
-// come from lathe's seeded stream, so call lathe.Seed first for a
-// reproducible model.
-func NewConv2d(in, out int, kernel []int, opts ...Option) *Conv2d {
+// NewConv2d makes a Conv2d from in to out channels with a kernel×kernel
+// window (KernelSize(kh, kw) for another shape), initialised as PyTorch
+// does: kaiming_uniform_(a=√5) for the weight, which is U(-1/√fan_in,
+// 1/√fan_in) with fan_in = in/groups·kh·kw, and the bias from the same
+// range. Values come from lathe's seeded stream, so call lathe.Seed first
+// for a reproducible model. Options: Stride, Padding, PaddingSame,
+// Dilation, Groups, KernelSize, NoBias, WithDType, OnDevice.
+func NewConv2d(in, out, kernel int, opts ...Option) *Conv2d {
 	o := layerOptions(opts)
-	groups := max(o.groups, 1)
-	k := kernel
-	if len(k) == 1 {
-		k = []int{k[0], k[0]}
+	groups := 1
+	if o.groupsSet {
+		groups = o.groups
+	}
+	k := []int{kernel, kernel}
+	if o.kernel != nil {
+		k = o.kernel
 	}
 	var detail string
 	switch {
 	case len(k) != 2:
-		detail = "has kernel " + strconv.Itoa(len(kernel)) + " sizes; it takes one, or kh and kw"
-	case in < 1 || out < 1 || k[0] < 1 || k[1] < 1 || o.groups < 0:
+		detail = "has KernelSize of " + strconv.Itoa(len(k)) + " sizes; it takes kh and kw"
+	case in < 1 || out < 1 || k[0] < 1 || k[1] < 1 || groups < 1:
 		detail = "has in=" + strconv.Itoa(in) + ", out=" + strconv.Itoa(out) + ", kernel " + strconv.Itoa(k[0]) + "×" + strconv.Itoa(k[1]) +
-			", groups " + strconv.Itoa(o.groups) + "; each must be at least 1"
+			", groups " + strconv.Itoa(groups) + "; each must be at least 1"
 	case in%groups != 0 || out%groups != 0:
 		detail = "has in=" + strconv.Itoa(in) + " and out=" + strconv.Itoa(out) + ", which groups " + strconv.Itoa(groups) + " must both divide"
 	}

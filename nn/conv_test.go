@@ -16,7 +16,7 @@ func TestConv2dMatchesTorch(t *testing.T) {
 	want := torchConv2d
 	for _, dt := range []lathe.DType{lathe.Float64, lathe.Float32} {
 		t.Run(dt.String(), func(t *testing.T) {
-			c := NewConv2d(2, 2, []int{2, 1}, WithDType(dt), WithWindow(lathe.Stride(2, 1), lathe.Padding(1)))
+			c := NewConv2d(2, 2, 0, KernelSize(2, 1), WithDType(dt), Stride(2, 1), Padding(1))
 			c.Weight = toDType(t, []float64{0.1, -0.2, 0.3, 0.4, 0.5, -0.6, 0.7, 0.8}, dt, 2, 2, 2, 1)
 			c.Bias = toDType(t, []float64{0.01, -0.02}, dt, 2)
 			x := lathe.Arange(lathe.CPU, dt, 0, 18, 1).DivScalar(10).Reshape(1, 2, 3, 3)
@@ -35,7 +35,7 @@ func TestConv2dMatchesTorch(t *testing.T) {
 
 func TestConv2dInit(t *testing.T) {
 	lathe.Seed(7)
-	c := NewConv2d(4, 6, []int{3}, WithGroups(2))
+	c := NewConv2d(4, 6, 3, Groups(2))
 	if !slices.Equal(c.Weight.Shape(), []int{6, 2, 3, 3}) || !slices.Equal(c.Bias.Shape(), []int{6}) {
 		t.Fatalf("weight %v, bias %v", c.Weight.Shape(), c.Bias.Shape())
 	}
@@ -65,22 +65,23 @@ func TestConv2dInit(t *testing.T) {
 	if g := c.Bias.Grad(); g == nil || !slices.Equal(g.Shape(), []int{6}) {
 		t.Fatalf("bias gradient %v", g)
 	}
-	if ps := NewConv2d(3, 4, []int{2}, NoBias()).Parameters(); len(ps) != 1 {
+	if ps := NewConv2d(3, 4, 2, NoBias()).Parameters(); len(ps) != 1 {
 		t.Fatalf("NoBias gave %d parameters", len(ps))
 	}
 }
 
 func TestConv2dErrors(t *testing.T) {
 	for name, c := range map[string]*Conv2d{
-		"groups":  NewConv2d(3, 4, []int{3}, WithGroups(2)),
-		"kernel":  NewConv2d(3, 4, []int{3, 3, 3}),
-		"zero_in": NewConv2d(0, 4, []int{3}),
+		"groups":  NewConv2d(3, 4, 3, Groups(2)),
+		"kernel":  NewConv2d(3, 4, 3, KernelSize(3, 3, 3)),
+		"zero_in": NewConv2d(0, 4, 3),
+		"groups0": NewConv2d(3, 4, 3, Groups(0)),
 	} {
 		if err := c.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 1, 3, 5, 5)).Err(); !errors.Is(err, lathe.ErrValue) {
 			t.Errorf("%s: error %v, want ErrValue", name, err)
 		}
 	}
-	c := NewConv2d(3, 4, []int{3})
+	c := NewConv2d(3, 4, 3)
 	if err := c.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 1, 2, 5, 5)).Err(); !errors.Is(err, lathe.ErrShape) {
 		t.Errorf("wrong channels: error %v, want ErrShape", err)
 	}

@@ -1,6 +1,6 @@
 // Package nn holds neural-network building blocks on top of lathe: layers
 // (Linear, Embedding, LayerNorm, Dropout, activations, Sequential, the
-// recurrent LSTM and GRU and their cells), losses, optimizers (SGD, Adam,
+// recurrent RNN, LSTM and GRU and their cells), losses, optimizers (SGD, Adam,
 // AdamW, RMSprop, Adagrad) and learning-rate
 // schedulers, gradient clipping, and saving and loading parameters, and an
 // optimizer's and its schedulers' state (SaveOptimizer, LoadOptimizer), in
@@ -25,6 +25,30 @@
 // each training step (outside the tape); they are state, not parameters, so
 // optimizers leave them out. Buffers lists them, and Save, Load and To
 // include them.
+//
+// # Constructors
+//
+// Every layer constructor takes the sizes PyTorch requires positionally,
+// and everything else as Option values named for PyTorch's keyword
+// arguments:
+//
+//	nn.NewLinear(in, out, nn.NoBias())
+//	nn.NewConv2d(in, out, 3, nn.Stride(2), nn.Padding(1), nn.Groups(2))
+//	nn.NewConv2d(in, out, 0, nn.KernelSize(3, 5)) // a (3, 5) kernel
+//	nn.NewMaxPool2d(3, nn.Stride(2), nn.CeilMode())
+//	nn.NewUpsample(nn.ScaleFactor(2), nn.Mode("bilinear"))
+//	nn.NewLSTM(in, hidden, nn.NumLayers(2), nn.BatchFirst())
+//
+// WithDType, OnDevice and NoBias apply to every layer with parameters. The
+// window and interpolation options hand their values to lathe's options of
+// the same names, which the op checks when Forward runs. Numeric constants
+// that only Forward reads (Eps of the norm layers, 1e-5, and BatchNorm2d's
+// Momentum, 0.1) are exported fields with PyTorch's defaults: set them on
+// the result.
+//
+// A custom module embeds Base and registers its parameters, buffers and
+// children by name; Base provides Parameters, Buffers, To and Train, so the
+// module only writes Forward.
 //
 // Layers are built without returning errors, so that they compose in
 // Sequential; a bad size leaves the parameter a failed tensor, and that

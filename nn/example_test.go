@@ -92,3 +92,47 @@ func ExampleSave() {
 	fmt.Println("same outputs:", fmt.Sprint(a) == fmt.Sprint(b))
 	// Output: same outputs: true
 }
+
+// scaled is a custom module: a Linear child and a parameter of its own,
+// with the bookkeeping from an embedded nn.Base.
+type scaled struct {
+	nn.Base
+	proj  *nn.Linear
+	scale *lathe.Tensor
+}
+
+func newScaled() *scaled {
+	s := &scaled{proj: nn.NewLinear(3, 2)}
+	s.RegisterModule("proj", s.proj)
+	s.scale = s.Register("scale", lathe.Full(lathe.CPU, lathe.Float32, 2, 2))
+	s.RegisterBuffer("calls", lathe.Scalar(lathe.CPU, int64(0)))
+	return s
+}
+
+func (s *scaled) Forward(x *lathe.Tensor) *lathe.Tensor { return s.proj.Forward(x).Mul(s.scale) }
+
+// A custom module embeds nn.Base, registers what it holds, and gets
+// Parameters, Buffers, To and Train with PyTorch's state-dict names.
+func ExampleBase() {
+	lathe.Seed(4)
+	m := newScaled()
+	for _, p := range m.Parameters() {
+		fmt.Println("parameter", p.Name, p.T.Shape())
+	}
+	for _, p := range m.Buffers() {
+		fmt.Println("buffer", p.Name)
+	}
+	if err := m.To(lathe.CPU); err != nil {
+		fmt.Println(err)
+		return
+	}
+	m.Train(false)
+	y := m.Forward(lathe.Ones(lathe.CPU, lathe.Float32, 1, 3))
+	fmt.Println(y.Shape(), m.Training(), nn.Err(m))
+	// Output:
+	// parameter proj.weight [2 3]
+	// parameter proj.bias [2]
+	// parameter scale [2]
+	// buffer calls
+	// [1 2] false <nil>
+}

@@ -43,8 +43,8 @@ func TestWGANGradientPenaltyMatchesTorch(t *testing.T) {
 	}
 	f64 := WithDType(lathe.Float64)
 	critic := Sequential(
-		NewConv2d(1, 4, []int{3}, f64, WithWindow(lathe.Padding(1))), LeakyReLU{Slope: 0.2}, NewAvgPool2d(2),
-		NewConv2d(4, 8, []int{3}, f64, WithWindow(lathe.Stride(2), lathe.Padding(1))), LeakyReLU{Slope: 0.2}, NewMaxPool2d(2),
+		NewConv2d(1, 4, 3, f64, Padding(1)), LeakyReLU{Slope: 0.2}, NewAvgPool2d(2),
+		NewConv2d(4, 8, 3, f64, Stride(2), Padding(1)), LeakyReLU{Slope: 0.2}, NewMaxPool2d(2),
 		Flatten{}, NewLinear(8, 1, f64))
 	params := critic.Parameters()
 	for _, p := range params {

@@ -99,12 +99,13 @@ type LayerNorm struct {
 }
 
 // NewLayerNorm makes a LayerNorm over trailing dims of the given shape, with
-// weight ones and bias zeros. PyTorch's default eps is 1e-5.
-func NewLayerNorm(shape []int, eps float64, opts ...Option) *LayerNorm {
+// weight ones, bias zeros and PyTorch's eps 1e-5 (set Eps on the result for
+// another).
+func NewLayerNorm(shape []int, opts ...Option) *LayerNorm {
 	o := layerOptions(opts)
 	return &LayerNorm{
 		Shape:  append([]int(nil), shape...),
-		Eps:    eps,
+		Eps:    1e-5,
 		Weight: newParam(lathe.Ones(lathe.CPU, o.dtype, shape...), o),
 		Bias:   newParam(lathe.Zeros(lathe.CPU, o.dtype, shape...), o),
 	}

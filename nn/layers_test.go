@@ -79,7 +79,7 @@ func TestLinearInit(t *testing.T) {
 }
 
 func TestParameterNames(t *testing.T) {
-	m := Sequential(NewLinear(2, 4), ReLU{}, NewLayerNorm([]int{4}, 1e-5), NewDropout(0.1), NewLinear(4, 3, NoBias()), Sequential(NewEmbedding(5, 3)))
+	m := Sequential(NewLinear(2, 4), ReLU{}, NewLayerNorm([]int{4}), NewDropout(0.1), NewLinear(4, 3, NoBias()), Sequential(NewEmbedding(5, 3)))
 	var names []string
 	for _, p := range m.Parameters() {
 		names = append(names, p.Name)
@@ -91,7 +91,7 @@ func TestParameterNames(t *testing.T) {
 }
 
 func TestLayerNormAndEmbedding(t *testing.T) {
-	n := NewLayerNorm([]int{2}, 1e-5, WithDType(lathe.Float64))
+	n := NewLayerNorm([]int{2}, WithDType(lathe.Float64))
 	assertClose(t, "weight", values(t, n.Weight), []float64{1, 1}, 0)
 	assertClose(t, "bias", values(t, n.Bias), []float64{0, 0}, 0)
 	y := n.Forward(toDType(t, []float64{1, 3, -2, 2}, lathe.Float64, 2, 2))
@@ -183,7 +183,7 @@ func TestFlatten(t *testing.T) {
 }
 
 func TestModuleTo(t *testing.T) {
-	m := Sequential(NewLinear(2, 2), NewLayerNorm([]int{2}, 1e-5))
+	m := Sequential(NewLinear(2, 2), NewLayerNorm([]int{2}))
 	w := m.Parameters()[0].T
 	if err := w.Backward(lathe.WithGradient(lathe.Ones(lathe.CPU, lathe.Float32, 2, 2))); err != nil {
 		t.Fatal(err)

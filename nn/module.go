@@ -57,13 +57,18 @@ type options struct {
 	dtype  lathe.DType
 	device lathe.Device
 	noBias bool
-	window []lathe.WindowOption // convolutions: stride, padding, dilation (nn/conv.go)
-	groups int                  // convolutions: channel groups; 0 means 1
+	// windowed layers and Upsample (nn/options.go)
+	window    []lathe.WindowOption
+	interp    []lathe.InterpOption
+	kernel    []int // KernelSize: one size per dim
+	groups    int
+	groupsSet bool // Groups was given (Groups(0) is an error, not the default)
 
 	// recurrent layers (nn/rnn.go)
 	numLayers                 int // 0 means 1
 	batchFirst, bidirectional bool
 	dropout                   float64
+	nonlinearity              string // RNN: "tanh" (or "") or "relu"
 }
 
 // WithDType makes the layer's parameters of dtype dt (lathe.Float32 by

@@ -3,8 +3,9 @@ package nn
 import "github.com/lathe-ml/lathe"
 
 // Pooling layers: parameterless modules over (N, C, H, W) inputs that hold
-// a pooling's size and options (lathe's WindowOption, named as PyTorch
-// names the arguments) and apply it in Forward.
+// a pooling's size and options (nn's Stride, Padding... which hold lathe's
+// WindowOption, named as PyTorch names the arguments) and apply it in
+// Forward.
 
 // MaxPool2d is max pooling as a module (torch.nn.MaxPool2d): Kernel and the
 // options of lathe.Tensor.MaxPool2d (Stride, defaulting to the kernel,
@@ -15,10 +16,23 @@ type MaxPool2d struct {
 	Options []lathe.WindowOption
 }
 
-// NewMaxPool2d makes a MaxPool2d layer: NewMaxPool2d(3, lathe.Stride(2),
-// lathe.Padding(1)).
-func NewMaxPool2d(kernel int, opts ...lathe.WindowOption) *MaxPool2d {
-	return &MaxPool2d{Kernel: kernel, Options: opts}
+// NewMaxPool2d makes a MaxPool2d layer: NewMaxPool2d(3, nn.Stride(2),
+// nn.Padding(1)). Options: Stride, Padding, Dilation, CeilMode, KernelSize.
+func NewMaxPool2d(kernel int, opts ...Option) *MaxPool2d {
+	return &MaxPool2d{Kernel: kernel, Options: poolOptions(opts)}
+}
+
+// poolOptions is the lathe options that opts give a pooling.
+func poolOptions(opts []Option) []lathe.WindowOption {
+	o := layerOptions(opts)
+	w := o.window
+	if o.kernel != nil {
+		w = append(w, lathe.KernelSize(o.kernel...))
+	}
+	if o.groupsSet {
+		w = append(w, lathe.Groups(o.groups)) // which the op reports
+	}
+	return w
 }
 
 // Forward max-pools x.
@@ -35,9 +49,10 @@ type AvgPool2d struct {
 	Options []lathe.WindowOption
 }
 
-// NewAvgPool2d makes an AvgPool2d layer: NewAvgPool2d(2).
-func NewAvgPool2d(kernel int, opts ...lathe.WindowOption) *AvgPool2d {
-	return &AvgPool2d{Kernel: kernel, Options: opts}
+// NewAvgPool2d makes an AvgPool2d layer: NewAvgPool2d(2). Options: Stride,
+// Padding, CeilMode, ExcludePadding, Divisor, KernelSize.
+func NewAvgPool2d(kernel int, opts ...Option) *AvgPool2d {
+	return &AvgPool2d{Kernel: kernel, Options: poolOptions(opts)}
 }
 
 // Forward average-pools x.

@@ -82,7 +82,7 @@ func poolInput() []float64 {
 }
 
 func poolSeq() *Seq {
-	return Sequential(NewMaxPool2d(3, lathe.Stride(1), lathe.Padding(1)), NewAvgPool2d(2, lathe.CeilMode()),
+	return Sequential(NewMaxPool2d(3, Stride(1), Padding(1)), NewAvgPool2d(2, CeilMode()),
 		NewAdaptiveAvgPool2d(2, 1))
 }
 
@@ -140,9 +140,9 @@ func TestPoolModulesHaveNoParameters(t *testing.T) {
 func TestPoolModulesErrors(t *testing.T) {
 	x := lathe.Zeros(lathe.CPU, lathe.Float32, 1, 1, 4, 4)
 	for name, m := range map[string]Module{
-		"maxpool/padding":  NewMaxPool2d(2, lathe.Padding(2)),
-		"maxpool/divisor":  NewMaxPool2d(2, lathe.Divisor(2)),
-		"avgpool/dilation": NewAvgPool2d(2, lathe.Dilation(2)),
+		"maxpool/padding":  NewMaxPool2d(2, Padding(2)),
+		"maxpool/divisor":  NewMaxPool2d(2, Divisor(2)),
+		"avgpool/dilation": NewAvgPool2d(2, Dilation(2)),
 		"avgpool/kernel":   NewAvgPool2d(5),
 		"adaptive/size0":   NewAdaptiveAvgPool2d(0),
 		"adaptive/three":   NewAdaptiveAvgPool2d(1, 2, 3),

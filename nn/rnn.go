@@ -11,12 +11,13 @@ import (
 // RNNWeights are one layer's weights in one direction, with PyTorch's
 // shapes: WeightIH [G·hidden, in], WeightHH [G·hidden, hidden], BiasIH and
 // BiasHH [G·hidden] (nil without a bias), where G is the number of gates
-// (4 for LSTM, in the order i, f, g, o; 3 for GRU, in the order r, z, n).
+// (4 for LSTM, in the order i, f, g, o; 3 for GRU, in the order r, z, n;
+// 1 for RNN).
 type RNNWeights struct {
 	WeightIH, WeightHH, BiasIH, BiasHH *lathe.Tensor
 }
 
-// RNNBase is what LSTM and GRU share (torch.nn.RNNBase): the sizes, the
+// RNNBase is what RNN, LSTM and GRU share (torch.nn.RNNBase): the sizes, the
 // options and the weights, Weights[layer·D + d] for direction d (0 forward,
 // 1 backward) of D.
 type RNNBase struct {
@@ -30,6 +31,12 @@ type RNNBase struct {
 
 	kind rnnKind
 }
+
+// RNN is a multi-layer Elman network (torch.nn.RNN). Per time step, with
+// act tanh or, with Nonlinearity("relu"), ReLU:
+//
+//	h' = act(W_ih x + b_ih + W_hh h + b_hh)
+type RNN struct{ RNNBase }
 
 // LSTM is a multi-layer long short-term memory network (torch.nn.LSTM).
 // Per time step, with σ the sigmoid and ⊙ the elementwise product:
@@ -63,6 +70,18 @@ func Bidirectional() Option { return func(o *options) { o.bidirectional = true }
 // with probability p in training mode (torch's dropout argument).
 func InterLayerDropout(p float64) Option { return func(o *options) { o.dropout = p } }
 
+// Nonlinearity picks an RNN's or RNNCell's activation, "tanh" (the
+// default) or "relu" (torch's nonlinearity argument).
+func Nonlinearity(name string) Option { return func(o *options) { o.nonlinearity = name } }
+
+// NewRNN makes an RNN from in features to hidden, initialised as PyTorch
+// does: every weight and bias U(-1/√hidden, 1/√hidden). Options:
+// Nonlinearity, NumLayers, BatchFirst, Bidirectional, InterLayerDropout,
+// NoBias, WithDType, OnDevice.
+func NewRNN(in, hidden int, opts ...Option) *RNN {
+	return &RNN{newRNNBase(kindRNNTanh, in, hidden, opts)}
+}
+
 // NewLSTM makes an LSTM from in features to hidden, initialised as PyTorch
 // does: every weight and bias U(-1/√hidden, 1/√hidden). Options: NumLayers,
 // BatchFirst, Bidirectional, InterLayerDropout, NoBias, WithDType, OnDevice.
@@ -77,6 +96,18 @@ func NewGRU(in, hidden int, opts ...Option) *GRU {
 
 func newRNNBase(kind rnnKind, in, hidden int, opts []Option) RNNBase {
 	o := layerOptions(opts)
+	badAct := false
+	if kind == kindRNNTanh {
+		switch o.nonlinearity {
+		case "", "tanh":
+		case "relu":
+			kind = kindRNNReLU
+		default:
+			badAct = true
+		}
+	} else if o.nonlinearity != "" {
+		badAct = true
+	}
 	layers := o.numLayers
 	if layers == 0 {
 		layers = 1
@@ -92,11 +123,13 @@ func newRNNBase(kind rnnKind, in, hidden int, opts []Option) RNNBase {
 			", num_layers " + strconv.Itoa(layers) + "; each must be at least 1"
 	case !(o.dropout >= 0 && o.dropout <= 1):
 		detail = "has dropout " + strconv.FormatFloat(o.dropout, 'g', -1, 64) + ", which must be in [0, 1]"
+	case badAct:
+		detail = "has nonlinearity " + strconv.Quote(o.nonlinearity) + "; only an RNN takes one, \"tanh\" or \"relu\""
 	case kind.gates()*hidden > math.MaxInt32 || in > math.MaxInt32:
 		detail = "has sizes too large for a weight"
 	}
 	if detail != "" {
-		err := lathe.Failed(nnError(kind.String(), lathe.ErrValue, "", detail, "give positive sizes and a dropout probability"))
+		err := lathe.Failed(nnError(kind.String(), lathe.ErrValue, "", detail, "give positive sizes, a dropout probability and a known nonlinearity"))
 		for i := range r.Weights {
 			r.Weights[i] = RNNWeights{WeightIH: err, WeightHH: err}
 			if !o.noBias {
@@ -180,6 +213,25 @@ func (l *LSTM) ForwardState(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor)
 
 // Forward returns the output of the last layer for every time step, as
 // LSTM's Forward does.
+func (r *RNN) Forward(x *lathe.Tensor) *lathe.Tensor {
+	out, _ := r.ForwardState(x, nil)
+	return out
+}
+
+// ForwardState runs the RNN from the state h0 ((NumLayers·D, batch,
+// hidden), or (NumLayers·D, hidden) for an unbatched x; nil means zeros) and
+// returns the output and the final state hn in h0's shape.
+func (r *RNN) ForwardState(x, h0 *lathe.Tensor) (out, hn *lathe.Tensor) {
+	if r == nil {
+		f := lathe.Failed(nilModule("rnn", "r"))
+		return f, f
+	}
+	out, hn, _ = r.run(x, h0, nil)
+	return out, hn
+}
+
+// Forward returns the output of the last layer for every time step, as
+// LSTM's Forward does.
 func (g *GRU) Forward(x *lathe.Tensor) *lathe.Tensor {
 	out, _ := g.ForwardState(x, nil)
 	return out
@@ -218,7 +270,7 @@ func (r *RNNBase) run(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor) {
 	dirs := r.dirs()
 	if r.NumLayers < 1 || len(r.Weights) != r.NumLayers*dirs {
 		return fail(nnError(op, lathe.ErrValue, "Weights", "has "+strconv.Itoa(len(r.Weights))+" entries for "+
-			strconv.Itoa(r.NumLayers)+" layers of "+strconv.Itoa(dirs)+" directions", "build the layer with NewLSTM or NewGRU"))
+			strconv.Itoa(r.NumLayers)+" layers of "+strconv.Itoa(dirs)+" directions", "build the layer with NewRNN, NewLSTM or NewGRU"))
 	}
 	batched := x.Rank() == 3
 	if !batched && x.Rank() != 2 {
@@ -321,12 +373,14 @@ type rnnKind int
 const (
 	kindLSTM rnnKind = iota
 	kindGRU
+	kindRNNTanh
+	kindRNNReLU
 )
 
-func (k rnnKind) String() string { return [...]string{"lstm", "gru"}[k] }
+func (k rnnKind) String() string { return [...]string{"lstm", "gru", "rnn", "rnn"}[k] }
 
 // gates is the number of hidden-sized blocks in the weights' first dim.
-func (k rnnKind) gates() int { return [...]int{4, 3}[k] }
+func (k rnnKind) gates() int { return [...]int{4, 3, 1, 1}[k] }
 
 // step advances one time step from the states h and c (c is unused by
 // GRU), given gi = x·W_ihᵀ + b_ih for this step ([batch, G·H]). The gate
@@ -334,6 +388,12 @@ func (k rnnKind) gates() int { return [...]int{4, 3}[k] }
 // (torch.nn.LSTM and torch.nn.GRU docs; aten/src/ATen/native/RNN.cpp).
 func (k rnnKind) step(w RNNWeights, gi, h, c *lathe.Tensor, H int) (h2, c2 *lathe.Tensor) {
 	gh := affine(h, w.WeightHH, w.BiasHH)
+	switch k {
+	case kindRNNTanh:
+		return gi.Add(gh).Tanh(), c
+	case kindRNNReLU:
+		return gi.Add(gh).ReLU(), c
+	}
 	gate := func(g *lathe.Tensor, j int) *lathe.Tensor { return g.Narrow(-1, j*H, H) }
 	if k == kindLSTM {
 		g := gi.Add(gh)
@@ -348,7 +408,7 @@ func (k rnnKind) step(w RNNWeights, gi, h, c *lathe.Tensor, H int) (h2, c2 *lath
 	return n.Add(z.Mul(h.Sub(n))), c
 }
 
-// RNNCellBase is what LSTMCell and GRUCell share (torch.nn.RNNCellBase):
+// RNNCellBase is what RNNCell, LSTMCell and GRUCell share (torch.nn.RNNCellBase):
 // one time step of one layer, with the weights of RNNWeights under the
 // state-dict names "weight_ih", "weight_hh", "bias_ih" and "bias_hh".
 type RNNCellBase struct {
@@ -358,11 +418,20 @@ type RNNCellBase struct {
 	kind rnnKind
 }
 
+// RNNCell is one step of an RNN layer (torch.nn.RNNCell).
+type RNNCell struct{ RNNCellBase }
+
 // LSTMCell is one step of an LSTM layer (torch.nn.LSTMCell).
 type LSTMCell struct{ RNNCellBase }
 
 // GRUCell is one step of a GRU layer (torch.nn.GRUCell).
 type GRUCell struct{ RNNCellBase }
+
+// NewRNNCell makes an RNNCell from in features to hidden, initialised as
+// NewRNN does. Options: Nonlinearity, NoBias, WithDType, OnDevice.
+func NewRNNCell(in, hidden int, opts ...Option) *RNNCell {
+	return &RNNCell{newRNNCellBase(kindRNNTanh, in, hidden, opts)}
+}
 
 // NewLSTMCell makes an LSTMCell from in features to hidden, initialised as
 // NewLSTM does. Options: NoBias, WithDType, OnDevice.
@@ -378,7 +447,7 @@ func NewGRUCell(in, hidden int, opts ...Option) *GRUCell {
 func newRNNCellBase(kind rnnKind, in, hidden int, opts []Option) RNNCellBase {
 	one := func(o *options) { o.numLayers, o.bidirectional, o.dropout = 1, false, 0 }
 	r := newRNNBase(kind, in, hidden, append(slices.Clone(opts), one))
-	return RNNCellBase{InputSize: in, HiddenSize: hidden, RNNWeights: r.Weights[0], kind: kind}
+	return RNNCellBase{InputSize: in, HiddenSize: hidden, RNNWeights: r.Weights[0], kind: r.kind}
 }
 
 // Parameters lists "weight_ih", "weight_hh" and, with a bias, "bias_ih"
@@ -413,6 +482,19 @@ func (c *LSTMCell) Step(x, h, cc *lathe.Tensor) (h2, c2 *lathe.Tensor) {
 	}
 	_, h2, c2 = c.run(x, h, cc)
 	return h2, c2
+}
+
+// Forward returns the hidden state after one step from a zero state.
+func (c *RNNCell) Forward(x *lathe.Tensor) *lathe.Tensor { return c.Step(x, nil) }
+
+// Step advances x ([batch, in], or [in] unbatched) one step from the state
+// h ([batch, hidden], or [hidden]; nil means zeros) and returns the new one.
+func (c *RNNCell) Step(x, h *lathe.Tensor) *lathe.Tensor {
+	if c == nil {
+		return lathe.Failed(nilModule("rnn_cell", "c"))
+	}
+	_, h2, _ := c.run(x, h, nil)
+	return h2
 }
 
 // Forward returns the hidden state after one step from a zero state.

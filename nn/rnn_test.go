@@ -22,7 +22,7 @@ type rnnRefCase struct {
 
 // rnnCase is a configuration of rnn_ref.py's CASES, by the same name.
 type rnnCase struct {
-	gru                   bool
+	kind                  rnnKind // kindRNNTanh for RNN and RNNCell; Nonlinearity in opts
 	in, hidden            int
 	steps, batch          int // batch 0: unbatched
 	opts                  []Option
@@ -32,25 +32,33 @@ type rnnCase struct {
 }
 
 var rnnCases = map[string]rnnCase{
-	"lstm/l1":                    {false, 3, 4, 5, 2, nil, 1, 1, false, false, false},
-	"lstm/l2/h0":                 {false, 3, 4, 4, 2, []Option{NumLayers(2)}, 2, 1, false, true, false},
-	"lstm/bidir/batch_first/h0":  {false, 3, 4, 4, 3, []Option{Bidirectional(), BatchFirst()}, 1, 2, true, true, false},
-	"lstm/l2/bidir/nobias":       {false, 2, 3, 4, 2, []Option{NumLayers(2), Bidirectional(), NoBias()}, 2, 2, false, false, false},
-	"lstm/l2/bidir/unbatched/h0": {false, 3, 2, 3, 0, []Option{NumLayers(2), Bidirectional()}, 2, 2, false, true, false},
-	"gru/l1":                     {true, 3, 4, 5, 2, nil, 1, 1, false, false, false},
-	"gru/l2/h0":                  {true, 3, 4, 4, 2, []Option{NumLayers(2)}, 2, 1, false, true, false},
-	"gru/bidir/batch_first/h0":   {true, 3, 4, 4, 3, []Option{Bidirectional(), BatchFirst()}, 1, 2, true, true, false},
-	"gru/l2/bidir/nobias":        {true, 2, 3, 4, 2, []Option{NumLayers(2), Bidirectional(), NoBias()}, 2, 2, false, false, false},
-	"gru/l2/bidir/unbatched/h0":  {true, 3, 2, 3, 0, []Option{NumLayers(2), Bidirectional()}, 2, 2, false, true, false},
-	"lstm_cell/h0":               {false, 3, 4, 1, 2, nil, 1, 1, false, true, true},
-	"lstm_cell/nobias":           {false, 3, 4, 1, 2, []Option{NoBias()}, 1, 1, false, false, true},
-	"lstm_cell/unbatched/h0":     {false, 3, 4, 1, 0, nil, 1, 1, false, true, true},
-	"gru_cell/h0":                {true, 3, 4, 1, 2, nil, 1, 1, false, true, true},
-	"gru_cell/nobias":            {true, 3, 4, 1, 2, []Option{NoBias()}, 1, 1, false, false, true},
-	"gru_cell/unbatched/h0":      {true, 3, 4, 1, 0, nil, 1, 1, false, true, true},
+	"lstm/l1":                    {kindLSTM, 3, 4, 5, 2, nil, 1, 1, false, false, false},
+	"lstm/l2/h0":                 {kindLSTM, 3, 4, 4, 2, []Option{NumLayers(2)}, 2, 1, false, true, false},
+	"lstm/bidir/batch_first/h0":  {kindLSTM, 3, 4, 4, 3, []Option{Bidirectional(), BatchFirst()}, 1, 2, true, true, false},
+	"lstm/l2/bidir/nobias":       {kindLSTM, 2, 3, 4, 2, []Option{NumLayers(2), Bidirectional(), NoBias()}, 2, 2, false, false, false},
+	"lstm/l2/bidir/unbatched/h0": {kindLSTM, 3, 2, 3, 0, []Option{NumLayers(2), Bidirectional()}, 2, 2, false, true, false},
+	"gru/l1":                     {kindGRU, 3, 4, 5, 2, nil, 1, 1, false, false, false},
+	"gru/l2/h0":                  {kindGRU, 3, 4, 4, 2, []Option{NumLayers(2)}, 2, 1, false, true, false},
+	"gru/bidir/batch_first/h0":   {kindGRU, 3, 4, 4, 3, []Option{Bidirectional(), BatchFirst()}, 1, 2, true, true, false},
+	"gru/l2/bidir/nobias":        {kindGRU, 2, 3, 4, 2, []Option{NumLayers(2), Bidirectional(), NoBias()}, 2, 2, false, false, false},
+	"gru/l2/bidir/unbatched/h0":  {kindGRU, 3, 2, 3, 0, []Option{NumLayers(2), Bidirectional()}, 2, 2, false, true, false},
+	"lstm_cell/h0":               {kindLSTM, 3, 4, 1, 2, nil, 1, 1, false, true, true},
+	"lstm_cell/nobias":           {kindLSTM, 3, 4, 1, 2, []Option{NoBias()}, 1, 1, false, false, true},
+	"lstm_cell/unbatched/h0":     {kindLSTM, 3, 4, 1, 0, nil, 1, 1, false, true, true},
+	"gru_cell/h0":                {kindGRU, 3, 4, 1, 2, nil, 1, 1, false, true, true},
+	"gru_cell/nobias":            {kindGRU, 3, 4, 1, 2, []Option{NoBias()}, 1, 1, false, false, true},
+	"gru_cell/unbatched/h0":      {kindGRU, 3, 4, 1, 0, nil, 1, 1, false, true, true},
+	"rnn/l1":                     {kindRNNTanh, 3, 4, 5, 2, nil, 1, 1, false, false, false},
+	"rnn/relu/l2/h0":             {kindRNNTanh, 3, 4, 4, 2, []Option{Nonlinearity("relu"), NumLayers(2)}, 2, 1, false, true, false},
+	"rnn/bidir/batch_first/h0":   {kindRNNTanh, 3, 4, 4, 3, []Option{Bidirectional(), BatchFirst()}, 1, 2, true, true, false},
+	"rnn/relu/l2/bidir/nobias":   {kindRNNTanh, 2, 3, 4, 2, []Option{Nonlinearity("relu"), NumLayers(2), Bidirectional(), NoBias()}, 2, 2, false, false, false},
+	"rnn/l2/bidir/unbatched/h0":  {kindRNNTanh, 3, 2, 3, 0, []Option{NumLayers(2), Bidirectional()}, 2, 2, false, true, false},
+	"rnn_cell/h0":                {kindRNNTanh, 3, 4, 1, 2, nil, 1, 1, false, true, true},
+	"rnn_cell/relu/nobias":       {kindRNNTanh, 3, 4, 1, 2, []Option{Nonlinearity("relu"), NoBias()}, 1, 1, false, false, true},
+	"rnn_cell/relu/unbatched/h0": {kindRNNTanh, 3, 4, 1, 0, []Option{Nonlinearity("relu")}, 1, 1, false, true, true},
 }
 
-// recurrent is LSTM or GRU behind one call that returns cn nil for a GRU.
+// recurrent is RNN, LSTM or GRU behind one call that returns cn nil for a GRU.
 type recurrent interface {
 	Module
 	run(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor)
@@ -75,14 +83,18 @@ func rnnRun(t *testing.T, c rnnCase, dt lathe.DType, dev lathe.Device) (map[stri
 	opts := append(slices.Clone(c.opts), WithDType(dt), OnDevice(dev))
 	var m recurrent
 	switch {
-	case c.cell && c.gru:
+	case c.cell && c.kind == kindGRU:
 		m = NewGRUCell(c.in, c.hidden, opts...)
-	case c.cell:
+	case c.cell && c.kind == kindLSTM:
 		m = NewLSTMCell(c.in, c.hidden, opts...)
-	case c.gru:
+	case c.cell:
+		m = NewRNNCell(c.in, c.hidden, opts...)
+	case c.kind == kindGRU:
 		m = NewGRU(c.in, c.hidden, opts...)
-	default:
+	case c.kind == kindLSTM:
 		m = NewLSTM(c.in, c.hidden, opts...)
+	default:
+		m = NewRNN(c.in, c.hidden, opts...)
 	}
 	ps := m.Parameters()
 	setSeqWeights(t, ps, 0, dt, dev)
@@ -106,7 +118,7 @@ func rnnRun(t *testing.T, c rnnCase, dt lathe.DType, dev lathe.Device) (map[stri
 	if c.withState {
 		h0 = mk(0.41, 1, sshape)
 		inputs = append(inputs, h0)
-		if !c.gru {
+		if c.kind == kindLSTM {
 			c0 = mk(0.29, 2, sshape)
 			inputs = append(inputs, c0)
 		}
@@ -137,11 +149,16 @@ func rnnRun(t *testing.T, c rnnCase, dt lathe.DType, dev lathe.Device) (map[stri
 	for i, g := range grads {
 		got["grad/"+names[i]] = g
 	}
-	grads2, err := lathe.Grad(grads[0].Square().Sum(), params)
+	// ReLU's derivative is piecewise constant, so ∂L/∂x of a ReLU RNN may
+	// not depend on a weight at all: torch records a zero, lathe nothing.
+	grads2, err := lathe.Grad(grads[0].Square().Sum(), params, lathe.AllowUnused())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, g := range grads2 {
+		if g == nil {
+			g = lathe.Zeros(dev, dt, ps[i].T.Shape()...)
+		}
 		got["grad2/"+ps[i].Name] = g
 	}
 	return got, ps
@@ -181,7 +198,7 @@ func checkRef(t *testing.T, got map[string]*lathe.Tensor, ref map[string][]float
 	return worst
 }
 
-// LSTM and GRU against torch.nn.LSTM/GRU on exchanged weights: outputs,
+// RNN, LSTM and GRU against torch.nn.RNN/LSTM/GRU on exchanged weights: outputs,
 // final states, first- and second-order gradients, and state-dict names.
 func TestRNNMatchesTorch(t *testing.T) {
 	for _, name := range slices.Sorted(maps.Keys(rnnCases)) {
@@ -252,11 +269,14 @@ func TestLSTMLanguageModel(t *testing.T) {
 // Save writes PyTorch's state-dict names; Load restores the weights into a
 // fresh layer, which then computes the same output.
 func TestRNNSaveLoad(t *testing.T) {
-	for _, gru := range []bool{false, true} {
+	for _, kind := range []rnnKind{kindLSTM, kindGRU, kindRNNTanh} {
 		opts := []Option{NumLayers(2), Bidirectional(), WithDType(lathe.Float64)}
 		mk := func() Module {
-			if gru {
+			switch kind {
+			case kindGRU:
 				return NewGRU(3, 4, opts...)
+			case kindRNNTanh:
+				return NewRNN(3, 4, opts...)
 			}
 			return NewLSTM(3, 4, opts...)
 		}
@@ -341,6 +361,12 @@ func TestRNNErrors(t *testing.T) {
 		{"lstm_cell/rank3", NewLSTMCell(3, 4).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 1, 2, 3)), lathe.ErrShape},
 		{"gru_cell/h_shape", NewGRUCell(3, 4).Step(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 3), lathe.Zeros(lathe.CPU, lathe.Float32, 4)), lathe.ErrShape},
 		{"gru/dropout", NewGRU(3, 4, InterLayerDropout(2)).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 2, 3)), lathe.ErrValue},
+		{"rnn/nonlinearity", NewRNN(3, 4, Nonlinearity("sigmoid")).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 2, 3)), lathe.ErrValue},
+		{"lstm/nonlinearity", NewLSTM(3, 4, Nonlinearity("relu")).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 2, 3)), lathe.ErrValue},
+		{"rnn_cell/nonlinearity", NewRNNCell(3, 4, Nonlinearity("gelu")).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 3)), lathe.ErrValue},
+		{"rnn/nil", (*RNN)(nil).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 2, 3)), lathe.ErrValue},
+		{"rnn_cell/nil", (*RNNCell)(nil).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 3)), lathe.ErrValue},
+		{"rnn_cell/h_shape", NewRNNCell(3, 4).Step(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 3), lathe.Zeros(lathe.CPU, lathe.Float32, 4)), lathe.ErrShape},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

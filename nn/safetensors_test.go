@@ -26,7 +26,7 @@ func (ts tensors) Train(bool)                            {}
 
 func seqModel(seed uint64) *Seq {
 	lathe.Seed(seed)
-	return Sequential(NewLinear(3, 2), ReLU{}, NewLayerNorm([]int{2}, 1e-5))
+	return Sequential(NewLinear(3, 2), ReLU{}, NewLayerNorm([]int{2}))
 }
 
 func save(t *testing.T, m Module) []byte {

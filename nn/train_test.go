@@ -48,7 +48,7 @@ func TestTrainRegression(t *testing.T) {
 // copy computes the same outputs.
 func TestTrainEveryLayer(t *testing.T) {
 	lathe.Seed(5)
-	m := Sequential(NewEmbedding(6, 8), NewLayerNorm([]int{8}, 1e-5), GELU{}, NewDropout(0.1), NewLinear(8, 6))
+	m := Sequential(NewEmbedding(6, 8), NewLayerNorm([]int{8}), GELU{}, NewDropout(0.1), NewLinear(8, 6))
 	opt, err := NewAdamW(m.Parameters(), 0.05, WeightDecay(0.01))
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestTrainEveryLayer(t *testing.T) {
 		t.Fatal(err)
 	}
 	lathe.Seed(99)
-	c := Sequential(NewEmbedding(6, 8), NewLayerNorm([]int{8}, 1e-5), GELU{}, NewDropout(0.1), NewLinear(8, 6))
+	c := Sequential(NewEmbedding(6, 8), NewLayerNorm([]int{8}), GELU{}, NewDropout(0.1), NewLinear(8, 6))
 	c.Train(false)
 	if err := Load(&buf, c); err != nil {
 		t.Fatal(err)

@@ -3,10 +3,11 @@ package nn
 import "github.com/lathe-ml/lathe"
 
 // Upsample resamples the spatial dims of its input, as torch.nn.Upsample:
-// its options are those of lathe's Interpolate (Size or ScaleFactor, Mode,
-// AlignCorners, RecomputeScaleFactor), and it has no parameters.
+// its options (Size or ScaleFactor, Mode, AlignCorners,
+// RecomputeScaleFactor) are those of lathe's Interpolate, and it has no
+// parameters.
 //
-//	up := nn.NewUpsample(lathe.ScaleFactor(2), lathe.Mode("bilinear"))
+//	up := nn.NewUpsample(nn.ScaleFactor(2), nn.Mode("bilinear"))
 type Upsample struct {
 	activation
 	Options []lathe.InterpOption
@@ -15,8 +16,8 @@ type Upsample struct {
 // NewUpsample returns an Upsample with Interpolate's options. They are
 // checked when Forward runs, against its input: a bad one gives a failed
 // output naming it.
-func NewUpsample(opts ...lathe.InterpOption) *Upsample {
-	return &Upsample{Options: append([]lathe.InterpOption{}, opts...)}
+func NewUpsample(opts ...Option) *Upsample {
+	return &Upsample{Options: append([]lathe.InterpOption{}, layerOptions(opts).interp...)}
 }
 
 // Forward interpolates x.

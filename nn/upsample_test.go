@@ -14,10 +14,10 @@ func TestUpsample(t *testing.T) {
 		up   *Upsample
 		want []float64 // torch.nn.Upsample's output (build/torchref/literals.py)
 	}{
-		{"nearest/scale2", NewUpsample(lathe.ScaleFactor(2)), torchUpsample["nearest/scale2"]},
-		{"bilinear/size3/align_corners", NewUpsample(lathe.Size(3), lathe.Mode("bilinear"), lathe.AlignCorners()),
+		{"nearest/scale2", NewUpsample(ScaleFactor(2)), torchUpsample["nearest/scale2"]},
+		{"bilinear/size3/align_corners", NewUpsample(Size(3), Mode("bilinear"), AlignCorners()),
 			torchUpsample["bilinear/size3/align_corners"]},
-		{"bilinear/size[1,3]", NewUpsample(lathe.Size(1, 3), lathe.Mode("bilinear")), torchUpsample["bilinear/size[1,3]"]},
+		{"bilinear/size[1,3]", NewUpsample(Size(1, 3), Mode("bilinear")), torchUpsample["bilinear/size[1,3]"]},
 	}
 	if len(cases) != len(torchUpsample) {
 		t.Errorf("%d cases, %d torch references", len(cases), len(torchUpsample))
@@ -61,7 +61,7 @@ func TestUpsample(t *testing.T) {
 		})
 	}
 	// A bad option is a failed output naming it, not a panic.
-	err := NewUpsample(lathe.Size(3), lathe.Mode("bicubic"), lathe.RecomputeScaleFactor()).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 1, 3)).Err()
+	err := NewUpsample(Size(3), Mode("bicubic"), RecomputeScaleFactor()).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 1, 3)).Err()
 	var le *lathe.Error
 	if !errors.As(err, &le) || !errors.Is(err, lathe.ErrShape) || le.Arg != "x" {
 		t.Errorf("bicubic on a 2-d input gave %v, want ErrShape naming x", err)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reference values for nn's LSTM and GRU, by PyTorch 1.13. Writes
+"""Reference values for nn's RNN, LSTM and GRU, by PyTorch 1.13. Writes
 nn/rnn_torchref_test.go:
 
     rnnRef    per case of rnnCases (nn/rnn_test.go): the output, the final
@@ -60,6 +60,14 @@ CASES = [
     ("gru_cell/h0", "gru_cell", 3, 4, 1, 2, {}, True),
     ("gru_cell/nobias", "gru_cell", 3, 4, 1, 2, dict(bias=False), False),
     ("gru_cell/unbatched/h0", "gru_cell", 3, 4, 1, 0, {}, True),
+    ("rnn/l1", "rnn", 3, 4, 5, 2, {}, False),
+    ("rnn/relu/l2/h0", "rnn", 3, 4, 4, 2, dict(nonlinearity="relu", num_layers=2), True),
+    ("rnn/bidir/batch_first/h0", "rnn", 3, 4, 4, 3, dict(bidirectional=True, batch_first=True), True),
+    ("rnn/relu/l2/bidir/nobias", "rnn", 2, 3, 4, 2, dict(nonlinearity="relu", num_layers=2, bidirectional=True, bias=False), False),
+    ("rnn/l2/bidir/unbatched/h0", "rnn", 3, 2, 3, 0, dict(num_layers=2, bidirectional=True), True),
+    ("rnn_cell/h0", "rnn_cell", 3, 4, 1, 2, {}, True),
+    ("rnn_cell/relu/nobias", "rnn_cell", 3, 4, 1, 2, dict(nonlinearity="relu", bias=False), False),
+    ("rnn_cell/relu/unbatched/h0", "rnn_cell", 3, 4, 1, 0, dict(nonlinearity="relu"), True),
 ]
 
 
@@ -69,7 +77,7 @@ def case(name, mode, inp, hidden, steps, batch, kw, with_h0):
     its states."""
     if mode.endswith("_cell"):
         return cell_case(name, mode, inp, hidden, batch, kw, with_h0)
-    cls = torch.nn.LSTM if mode == "lstm" else torch.nn.GRU
+    cls = dict(lstm=torch.nn.LSTM, gru=torch.nn.GRU, rnn=torch.nn.RNN)[mode]
     m = cls(inp, hidden, **kw).to(f64)
     set_weights(m)
     dirs = 2 if kw.get("bidirectional") else 1
@@ -97,7 +105,8 @@ def case(name, mode, inp, hidden, steps, batch, kw, with_h0):
 
 
 def cell_case(name, mode, inp, hidden, batch, kw, with_h0):
-    m = (torch.nn.LSTMCell if mode == "lstm_cell" else torch.nn.GRUCell)(inp, hidden, **kw).to(f64)
+    cls = dict(lstm_cell=torch.nn.LSTMCell, gru_cell=torch.nn.GRUCell, rnn_cell=torch.nn.RNNCell)[mode]
+    m = cls(inp, hidden, **kw).to(f64)
     set_weights(m)
     xshape, sshape = ([batch, inp], [batch, hidden]) if batch else ([inp], [hidden])
     x = (seq(xshape, 0.5, 0.3) * 1.5).requires_grad_()
@@ -167,7 +176,7 @@ def main():
     for c in CASES:
         lines += case(*c)
     lines.append("}\n")
-    intro = ("// LSTM's and GRU's reference values, from build/torchref/rnn_ref.py.\n")
+    intro = ("// RNN's, LSTM's and GRU's reference values, from build/torchref/rnn_ref.py.\n")
     write("nn/rnn_torchref_test.go", "nn", intro, ["\n".join(lines), lm()], "build/torchref/rnn_ref.py")
 
 

@@ -318,7 +318,7 @@ type resBlockNet struct {
 
 func newResBlockNet(channels, width, classes int, dt lathe.DType) *resBlockNet {
 	conv := func(in int) nn.Module {
-		return nn.NewConv2d(in, width, []int{3}, nn.WithDType(dt), nn.WithWindow(lathe.Padding(1)))
+		return nn.NewConv2d(in, width, 3, nn.WithDType(dt), nn.Padding(1))
 	}
 	bn := func() nn.Module { return nn.NewBatchNorm2d(width, nn.WithDType(dt)) }
 	return &resBlockNet{

@@ -52,7 +52,7 @@ type Result struct {
 func Model(classes int) *nn.Seq {
 	block := func(in, out int) []nn.Module {
 		return []nn.Module{
-			nn.NewConv2d(in, out, []int{3}, nn.WithWindow(lathe.Padding(1))),
+			nn.NewConv2d(in, out, 3, nn.Padding(1)),
 			nn.NewBatchNorm2d(out),
 			nn.ReLU{},
 			nn.NewMaxPool2d(2),

@@ -1,0 +1,142 @@
+package nn
+
+import "github.com/lathe-ml/lathe"
+
+// Base is the bookkeeping of a custom module. Embed it, register the
+// module's parameters, buffers and child modules by name in its
+// constructor, and write Forward: Parameters, Buffers, To and Train come
+// from Base, with PyTorch's state-dict naming ("scale", "proj.weight") in
+// registration order, so Save, Load and the optimizers work unchanged.
+//
+//	type Scaled struct {
+//		nn.Base
+//		Proj  *nn.Linear
+//		Scale *lathe.Tensor
+//	}
+//
+//	func NewScaled(in, out int) *Scaled {
+//		s := &Scaled{Proj: nn.NewLinear(in, out)}
+//		s.RegisterModule("proj", s.Proj)
+//		s.Scale = s.Register("scale", lathe.Ones(lathe.CPU, lathe.Float32, out))
+//		return s
+//	}
+//
+// Base holds the same handles as the module's fields, so an optimizer step
+// or To, which rebind a handle in place, changes both.
+type Base struct {
+	entries []baseEntry
+	names   map[string]bool
+	eval    bool
+}
+
+type baseEntry struct {
+	name   string
+	t      *lathe.Tensor // a parameter or a buffer
+	buffer bool
+	m      Module // a child; t is nil
+}
+
+// Register adds t as the parameter name, marked to require a gradient, and
+// returns the handle to keep in the module's field. A nil t, or a name that
+// is empty or registered before, gives a failed parameter that Err, Save
+// and the optimizers report.
+func (b *Base) Register(name string, t *lathe.Tensor) *lathe.Tensor {
+	if t != nil && t.Err() == nil && t.DType().IsFloat() {
+		t = t.RequireGrad()
+	}
+	return b.add(baseEntry{name: name, t: t})
+}
+
+// RegisterBuffer adds t as the buffer name: state that Save, Load and To
+// include but optimizers do not see (BatchNorm2d's running statistics are
+// buffers). It returns t, or a failed tensor as Register does.
+func (b *Base) RegisterBuffer(name string, t *lathe.Tensor) *lathe.Tensor {
+	return b.add(baseEntry{name: name, t: t, buffer: true})
+}
+
+// RegisterModule adds m as the child name: its parameters and buffers are
+// listed under "<name>.", To moves them and Train sets its mode. A nil m,
+// or a name as Register refuses, is listed as a failed parameter name.
+func (b *Base) RegisterModule(name string, m Module) {
+	err := b.checkName(name)
+	if err == nil && isNil(m) {
+		err = nilModule("register", name)
+	}
+	if err != nil {
+		b.entries = append(b.entries, baseEntry{name: name, t: lathe.Failed(err)})
+		return
+	}
+	b.entries = append(b.entries, baseEntry{name: name, m: m})
+}
+
+func (b *Base) add(e baseEntry) *lathe.Tensor {
+	err := b.checkName(e.name)
+	if err == nil && e.t == nil {
+		err = nnError("register", lathe.ErrValue, e.name, "is nil", "register a tensor")
+	}
+	if err != nil {
+		e.t, e.buffer = lathe.Failed(err), false // a parameter, so that Err sees it
+	}
+	b.entries = append(b.entries, e)
+	return e.t
+}
+
+func (b *Base) checkName(name string) *lathe.Error {
+	if name == "" || b.names[name] {
+		return nnError("register", lathe.ErrValue, "name", "is \""+name+"\", which is empty or registered before",
+			"give each parameter, buffer and child its own name")
+	}
+	if b.names == nil {
+		b.names = map[string]bool{}
+	}
+	b.names[name] = true
+	return nil
+}
+
+// Parameters lists the registered parameters and the children's, in
+// registration order; a child's under "<name>.".
+func (b *Base) Parameters() []Param { return b.list(false) }
+
+// Buffers lists the registered buffers and the children's, as Parameters
+// does.
+func (b *Base) Buffers() []Param { return b.list(true) }
+
+func (b *Base) list(buffers bool) []Param {
+	var out []Param
+	for _, e := range b.entries {
+		if e.m == nil {
+			if e.buffer == buffers {
+				out = append(out, Param{Name: e.name, T: e.t})
+			}
+			continue
+		}
+		sub := e.m.Parameters()
+		if buffers {
+			sub = Buffers(e.m)
+		}
+		for _, p := range sub {
+			out = append(out, Param{Name: e.name + "." + p.Name, T: p.T})
+		}
+	}
+	return out
+}
+
+// To moves every parameter and buffer, the children's too, to dev; a
+// failure leaves them all where they were.
+func (b *Base) To(dev lathe.Device) error {
+	return moveParams(append(b.Parameters(), b.Buffers()...), dev)
+}
+
+// Train sets the module's mode and every child's.
+func (b *Base) Train(on bool) {
+	b.eval = !on
+	for _, e := range b.entries {
+		if e.m != nil {
+			e.m.Train(on)
+		}
+	}
+}
+
+// Training reports whether the module is in training mode (the default),
+// for a Forward that acts differently in the two.
+func (b *Base) Training() bool { return !b.eval }
