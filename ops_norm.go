@@ -89,8 +89,16 @@ func scaleShift(x, mean, variance, weight, bias *Tensor, eps float64, bcast []in
 // too). Out of training, x is normalised by runningMean and runningVar,
 // which must be given. On any error, and after an empty batch (as in
 // PyTorch), the statistics are left as they were.
+//
+// A float16 or bfloat16 x with float32 statistics, weight and bias (a
+// convolution's output under Autocast into a float32 BatchNorm2d) is
+// normalised in float32 and the result has x's dtype, as PyTorch's
+// mixed-type batch_norm (batch_norm_use_mixed_type in Normalization.cpp).
 func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64) *Tensor {
 	const op = "batch_norm"
+	if x.err == nil && mixedHalfNorm(x, runningMean, runningVar, weight, bias) {
+		return relabel(x.Cast(Float32).BatchNorm(runningMean, runningVar, weight, bias, training, momentum, eps).Cast(x.DType()), op)
+	}
 	c, err := x.checkNorm(op, runningMean, runningVar, weight, bias)
 	if err != nil {
 		return failed(err)
@@ -152,6 +160,25 @@ func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 	}
 	*runningMean, *runningVar = *mean, *variance
 	return y
+}
+
+// mixedHalfNorm reports whether x is float16 or bfloat16 and every given
+// one of ps is float32.
+func mixedHalfNorm(x *Tensor, ps ...*Tensor) bool {
+	if dt := x.DType(); dt != Float16 && dt != BFloat16 {
+		return false
+	}
+	given := false
+	for _, p := range ps {
+		if p == nil {
+			continue
+		}
+		if p.err != nil || p.DType() != Float32 {
+			return false
+		}
+		given = true
+	}
+	return given
 }
 
 // updateRunning computes the running statistics after a batch of n values

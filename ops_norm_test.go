@@ -55,6 +55,44 @@ func TestBatchNormRunningStats(t *testing.T) {
 	}
 }
 
+// TestBatchNormMixedHalf: a 16-bit x with float32 statistics and affine
+// parameters is normalised in float32 and comes out in x's dtype, with the
+// same running statistics and a float32 weight gradient, as torch's
+// mixed-type batch_norm.
+func TestBatchNormMixedHalf(t *testing.T) {
+	xs := []float32{1, 2, 3, 5, 0, 4, -1, 0.5}
+	for _, dt := range []DType{Float16, BFloat16} {
+		t.Run(dt.String(), func(t *testing.T) {
+			x := FromSlice(CPU, xs, 4, 2).Cast(dt)
+			ref := x.Cast(Float32)
+			w := Ones(CPU, Float32, 2).RequireGrad()
+			mean, variance := Zeros(CPU, Float32, 2), Ones(CPU, Float32, 2)
+			refMean, refVar := Zeros(CPU, Float32, 2), Ones(CPU, Float32, 2)
+			y := x.BatchNorm(mean, variance, w, nil, true, 0.1, 1e-5)
+			want, err := ref.BatchNorm(refMean, refVar, nil, nil, true, 0.1, 1e-5).Cast(dt).Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := y.Float32s(); err != nil || y.DType() != dt || !slices.Equal(got, want) {
+				t.Fatalf("y is %v %v (%v), want %v %v", y.DType(), got, err, dt, want)
+			}
+			for _, p := range [][2]*Tensor{{mean, refMean}, {variance, refVar}} {
+				got, _ := p[0].Float32s()
+				w, _ := p[1].Float32s()
+				if p[0].DType() != Float32 || !slices.Equal(got, w) {
+					t.Errorf("running statistic %v %v, want float32 %v", p[0].DType(), got, w)
+				}
+			}
+			if err := y.Sum().Backward(); err != nil {
+				t.Fatal(err)
+			}
+			if g := w.Grad(); g == nil || g.DType() != Float32 {
+				t.Errorf("weight gradient %v, want float32", g)
+			}
+		})
+	}
+}
+
 func TestBatchNormErrorKeepsStats(t *testing.T) {
 	x := Zeros(CPU, Float32, 2, 3)
 	mean, variance := Zeros(CPU, Float32, 3), Ones(CPU, Float32, 3)

@@ -13,7 +13,9 @@ between two of lathe's and machine drift falls on both alike. Requests:
   {"op": "release"}                  drop the workload
 
 Every reply has "ok"; a failed one has "error". A spec is {kind, dtype,
-dims}, and each kind here is built as lathe-bench's workloads.go builds it.
+dims, amp}, and each kind here is built as lathe-bench's workloads.go builds
+it; a training step with amp ("bf16", "f16") runs its forward and loss under
+torch.autocast in that dtype.
 The process ends at the end of its input.
 """
 
@@ -31,7 +33,18 @@ except ImportError as e:  # reported by hello, so lathe-bench can go on
 
 
 def dtype_of(name):
-    return {"f32": torch.float32, "f64": torch.float64}[name]
+    return {"f32": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16, "f16": torch.float16}[name]
+
+
+def build_matmul_checked(dev, dt, dims):
+    step = build_matmul(dev, dt, dims)
+    try:
+        step()
+    except RuntimeError as e:
+        # torch 1.13's cpu has no float16 matmul (addmm_impl_cpu_ is not
+        # implemented for Half); say so rather than pass on the bare error.
+        raise RuntimeError("torch %s on %s has no %s matmul (%s)" % (torch.__version__, dev, dt, e)) from None
+    return step
 
 
 def build_matmul(dev, dt, dims):
@@ -61,11 +74,14 @@ def build_softmax(dev, dt, dims):
     return lambda: torch.softmax(a, dim=-1)
 
 
-def training_step(model, opt, x, y):
+def training_step(model, opt, x, y, amp=None):
     """One step of classifier training, as lathe-bench's trainingStep."""
+    kind = "cuda" if x.is_cuda else "cpu"
+    enabled = amp is not None
 
     def step():
-        loss = F.cross_entropy(model(x), y)
+        with torch.autocast(kind, dtype=dtype_of(amp) if enabled else None, enabled=enabled):
+            loss = F.cross_entropy(model(x), y)
         # set_to_none, as lathe's ZeroGrad forgets the gradient
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -74,7 +90,7 @@ def training_step(model, opt, x, y):
     return step
 
 
-def build_mlp_step(dev, dt, dims):
+def build_mlp_step(dev, dt, dims, amp=None):
     batch, n_in, hidden, n_out = dims
     torch.manual_seed(1)
     model = torch.nn.Sequential(
@@ -84,7 +100,7 @@ def build_mlp_step(dev, dt, dims):
     x = torch.randn(batch, n_in, dtype=dt, device=dev)
     y = (torch.arange(batch) % n_out).to(dev)
 
-    return training_step(model, opt, x, y)
+    return training_step(model, opt, x, y, amp)
 
 
 class ResBlockNet(torch.nn.Module):
@@ -104,7 +120,7 @@ class ResBlockNet(torch.nn.Module):
         return self.head(F.relu(h + self.body(h)))
 
 
-def build_resblock_step(dev, dt, dims):
+def build_resblock_step(dev, dt, dims, amp=None):
     batch, c_in, size, width, classes = dims
     torch.manual_seed(1)
     model = ResBlockNet(c_in, width, classes).to(device=dev, dtype=dt)
@@ -112,7 +128,7 @@ def build_resblock_step(dev, dt, dims):
     x = torch.randn(batch, c_in, size, size, dtype=dt, device=dev)
     y = (torch.arange(batch) % classes).to(dev)
 
-    return training_step(model, opt, x, y)
+    return training_step(model, opt, x, y, amp)
 
 
 def build_add1(grad):
@@ -125,8 +141,8 @@ def build_add1(grad):
 
 
 BUILDERS = {
-    "matmul": build_matmul,
-    "bmm": build_matmul,
+    "matmul": build_matmul_checked,
+    "bmm": build_matmul_checked,
     "add": build_add,
     "chain": build_chain,
     "sum": build_sum,
@@ -201,7 +217,8 @@ def handle(req, state):
             return {"ok": False, "error": "bench_torch.py has no workload kind %r" % spec["kind"]}
         if device.startswith("cuda") and not torch.cuda.is_available():
             return {"ok": False, "error": "this torch has no CUDA device"}
-        bench = Bench(build(device, dtype_of(spec["dtype"]), spec["dims"]), device)
+        kw = {"amp": spec["amp"]} if spec.get("amp") else {}
+        bench = Bench(build(device, dtype_of(spec["dtype"]), spec["dims"], **kw), device)
         bench.calibrate(req.get("warmup", 2), req.get("target_s", 0.025))
         state["bench"] = bench
         return {"ok": True, "reps": bench.reps}

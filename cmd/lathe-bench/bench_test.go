@@ -58,6 +58,9 @@ func TestQuickRunVsTorch(t *testing.T) {
 	}
 	rep := runQuick(t, true)
 	for _, r := range rep.Rows {
+		if r.Spec.DType == "f16" && strings.Contains(r.NoTorch, "no torch.float16 matmul") {
+			continue // torch 1.13's cpu has no float16 matmul; the row says so
+		}
 		if r.Torch == nil || r.Torch.Err != "" || r.Torch.Median <= 0 {
 			t.Errorf("%s: no PyTorch figure: %+v %s", r.Workload, r.Torch, r.NoTorch)
 		}

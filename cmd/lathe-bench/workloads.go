@@ -13,8 +13,11 @@ import (
 // for every kind here, keyed by the same name.
 type spec struct {
 	Kind  string `json:"kind"`
-	DType string `json:"dtype"` // "f32" or "f64"
+	DType string `json:"dtype"` // "f32", "f64", "bf16" or "f16"
 	Dims  []int  `json:"dims"`
+	// AMP is "bf16" or "f16" for a training step whose forward and loss
+	// run under lathe.Autocast (torch.autocast) in that dtype; "" for none.
+	AMP string `json:"amp,omitempty"`
 }
 
 // unit says how a workload's rate follows from its time per step.
@@ -55,6 +58,8 @@ func table(quick bool) []workload {
 		return []workload{
 			matmul("f32", 256, 256, 256),
 			matmul("f64", 256, 256, 256),
+			matmul("bf16", 256, 256, 256),
+			matmul("f16", 256, 256, 256),
 			matmul("f32", 128, 784, 256),
 			matmul("f32", 128, 256, 10),
 			bmm("f32", 8, 64, 64, 64),
@@ -63,7 +68,9 @@ func table(quick bool) []workload {
 			elementwise("sum", "sum", 1, 1<<20),
 			softmax(256, 1024),
 			mlpStep(128, 784, 256, 10),
+			amp("bf16", mlpStep(128, 784, 256, 10)),
 			resBlockStep(4, 3, 16, 8, 10),
+			amp("bf16", resBlockStep(4, 3, 16, 8, 10)),
 			dispatchAdd(false),
 			dispatchAdd(true),
 		}
@@ -78,6 +85,8 @@ func table(quick bool) []workload {
 		matmul("f64", 512, 512, 512),
 		matmul("f64", 1024, 1024, 1024),
 		matmul("f64", 2048, 2048, 2048),
+		matmul("bf16", 256, 256, 256),
+		matmul("f16", 256, 256, 256),
 		matmul("f32", 128, 784, 256), // the MLP's first layer
 		matmul("f32", 128, 256, 10),  // and its second
 		bmm("f32", 32, 128, 128, 128),
@@ -86,19 +95,16 @@ func table(quick bool) []workload {
 		elementwise("sum", "sum", 1, 1<<24),
 		softmax(4096, 1024),
 		mlpStep(128, 784, 256, 10),
+		amp("bf16", mlpStep(128, 784, 256, 10)),
 		resBlockStep(32, 3, 32, 16, 10),
+		amp("bf16", resBlockStep(32, 3, 32, 16, 10)),
 		dispatchAdd(false),
 		dispatchAdd(true),
 	}
 }
 
-// dtypeSize is the bytes of one element.
-func dtypeSize(dt string) int {
-	if dt == "f64" {
-		return 8
-	}
-	return 4
-}
+// dtypes are the spec's dtype names, as bench_torch.py's dtype_of has them.
+var dtypes = map[string]lathe.DType{"f32": lathe.Float32, "f64": lathe.Float64, "bf16": lathe.BFloat16, "f16": lathe.Float16}
 
 // matmul is [m,k]·[k,n]: 2mkn flops.
 func matmul(dt string, m, k, n int) workload {
@@ -106,14 +112,14 @@ func matmul(dt string, m, k, n int) workload {
 	if m != k || k != n {
 		name = fmt.Sprintf("matmul %s %dx%d·%dx%d", dt, m, k, k, n)
 	}
-	return workload{Name: name, Family: "matmul", spec: spec{"matmul", dt, []int{m, k, n}},
+	return workload{Name: name, Family: "matmul", spec: spec{Kind: "matmul", DType: dt, Dims: []int{m, k, n}},
 		Unit: flops, Work: 2 * float64(m) * float64(k) * float64(n)}
 }
 
 // bmm is b products [m,k]·[k,n].
 func bmm(dt string, b, m, k, n int) workload {
 	return workload{Name: fmt.Sprintf("bmm %s %dx%dx%d·%dx%d", dt, b, m, k, k, n), Family: "matmul",
-		spec: spec{"bmm", dt, []int{b, m, k, n}},
+		spec: spec{Kind: "bmm", DType: dt, Dims: []int{b, m, k, n}},
 		Unit: flops, Work: 2 * float64(b) * float64(m) * float64(k) * float64(n)}
 }
 
@@ -122,20 +128,20 @@ func bmm(dt string, b, m, k, n int) workload {
 // move it (the unfused chain moves more, which is what it measures).
 func elementwise(kind, label string, tensors, n int) workload {
 	return workload{Name: fmt.Sprintf("%s f32 %s", label, count(n)), Family: "memory",
-		spec: spec{kind, "f32", []int{n}}, Unit: memBytes, Work: float64(tensors * 4 * n)}
+		spec: spec{Kind: kind, DType: "f32", Dims: []int{n}}, Unit: memBytes, Work: float64(tensors * 4 * n)}
 }
 
 // softmax is over the last dim of [rows, cols]: one read and one write.
 func softmax(rows, cols int) workload {
 	return workload{Name: fmt.Sprintf("softmax f32 %dx%d", rows, cols), Family: "memory",
-		spec: spec{"softmax", "f32", []int{rows, cols}}, Unit: memBytes, Work: float64(2 * 4 * rows * cols)}
+		spec: spec{Kind: "softmax", DType: "f32", Dims: []int{rows, cols}}, Unit: memBytes, Work: float64(2 * 4 * rows * cols)}
 }
 
 // mlpStep is one training step of in-hidden-out with ReLU at batch rows:
 // forward, cross-entropy, backward and SGD, on package nn.
 func mlpStep(batch, in, hidden, out int) workload {
 	return workload{Name: fmt.Sprintf("mlp step %d-%d-%d b%d", in, hidden, out, batch), Family: "mlp",
-		spec: spec{"mlp_step", "f32", []int{batch, in, hidden, out}}, Unit: perStep}
+		spec: spec{Kind: "mlp_step", DType: "f32", Dims: []int{batch, in, hidden, out}}, Unit: perStep}
 }
 
 // resBlockStep is a training step of a stem convolution and one ResNet
@@ -144,13 +150,21 @@ func mlpStep(batch, in, hidden, out int) workload {
 // and SGD, at batch images of channels×size×size, width channels inside.
 func resBlockStep(batch, channels, size, width, classes int) workload {
 	return workload{Name: fmt.Sprintf("resnet block b%d %dx%dx%d w%d", batch, channels, size, size, width), Family: "conv",
-		spec: spec{"resblock_step", "f32", []int{batch, channels, size, width, classes}}, Unit: perStep}
+		spec: spec{Kind: "resblock_step", DType: "f32", Dims: []int{batch, channels, size, width, classes}}, Unit: perStep}
+}
+
+// amp is w, a training step on float32 parameters, with its forward and
+// loss under lathe.Autocast to dt (torch.autocast on PyTorch's side).
+func amp(dt string, w workload) workload {
+	w.Name += " amp " + dt
+	w.AMP = dt
+	return w
 }
 
 // dispatchAdd is a 1-element add, the cost of an op that does no work;
 // grad makes an input require a gradient so that each add records a node.
 func dispatchAdd(grad bool) workload {
-	w := workload{Name: "add 1 element", Family: "dispatch", spec: spec{"add1", "f32", []int{1}}, Unit: perStep}
+	w := workload{Name: "add 1 element", Family: "dispatch", spec: spec{Kind: "add1", DType: "f32", Dims: []int{1}}, Unit: perStep}
 	if grad {
 		w.Name, w.Kind = "add 1 element, recording", "add1_grad"
 	}
@@ -175,18 +189,20 @@ type prepared struct {
 	release func()
 }
 
-// builders make a spec's inputs on a device, one per kind.
-var builders = map[string]func(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error){
-	"matmul":        buildMatMul,
-	"bmm":           buildMatMul,
-	"add":           buildBinary(func(a, b *lathe.Tensor) *lathe.Tensor { return a.Add(b) }),
-	"chain":         buildChain,
-	"sum":           buildSum,
-	"softmax":       buildSoftmax,
+// builders make a spec's inputs on a device, one per kind. amp is the
+// Autocast dtype of a training step (zero for none); the other kinds do
+// not take one.
+var builders = map[string]func(dev lathe.Device, dt, amp lathe.DType, dims []int) (*prepared, error){
+	"matmul":        noAMP(buildMatMul),
+	"bmm":           noAMP(buildMatMul),
+	"add":           noAMP(buildBinary(func(a, b *lathe.Tensor) *lathe.Tensor { return a.Add(b) })),
+	"chain":         noAMP(buildChain),
+	"sum":           noAMP(buildSum),
+	"softmax":       noAMP(buildSoftmax),
 	"mlp_step":      buildMLPStep,
 	"resblock_step": buildResBlockStep,
-	"add1":          buildAdd1(false),
-	"add1_grad":     buildAdd1(true),
+	"add1":          noAMP(buildAdd1(false)),
+	"add1_grad":     noAMP(buildAdd1(true)),
 }
 
 // prepare builds w on dev.
@@ -195,11 +211,27 @@ func prepare(w workload, dev lathe.Device) (*prepared, error) {
 	if !ok {
 		return nil, fmt.Errorf("no lathe builder for workload kind %q", w.Kind)
 	}
-	dt := lathe.Float32
-	if w.DType == "f64" {
-		dt = lathe.Float64
+	dt, ok := dtypes[w.DType]
+	if !ok {
+		return nil, fmt.Errorf("workload %s: no dtype %q", w.Name, w.DType)
 	}
-	return build(dev, dt, w.Dims)
+	var amp lathe.DType
+	if w.AMP != "" {
+		if amp, ok = dtypes[w.AMP]; !ok {
+			return nil, fmt.Errorf("workload %s: no autocast dtype %q", w.Name, w.AMP)
+		}
+	}
+	return build(dev, dt, amp, w.Dims)
+}
+
+// noAMP is a builder for a kind that takes no autocast dtype.
+func noAMP(build func(lathe.Device, lathe.DType, []int) (*prepared, error)) func(lathe.Device, lathe.DType, lathe.DType, []int) (*prepared, error) {
+	return func(dev lathe.Device, dt, amp lathe.DType, dims []int) (*prepared, error) {
+		if amp != 0 {
+			return nil, fmt.Errorf("a workload of this kind does not run under autocast (%v)", amp)
+		}
+		return build(dev, dt, dims)
+	}
 }
 
 // consume ends a step: it reports t's error and gives t's memory back, so
@@ -287,7 +319,7 @@ func buildSoftmax(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, erro
 // buildMLPStep is a training step as examples/mlp writes one: nn.Linear,
 // ReLU, nn.Linear, cross-entropy, backward, SGD at lr 0.01. dims is
 // [batch, in, hidden, out].
-func buildMLPStep(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error) {
+func buildMLPStep(dev lathe.Device, dt, amp lathe.DType, dims []int) (*prepared, error) {
 	batch, in, hidden, out := dims[0], dims[1], dims[2], dims[3]
 	lathe.Seed(1)
 	model := nn.Sequential(nn.NewLinear(in, hidden, nn.WithDType(dt)), nn.ReLU{}, nn.NewLinear(hidden, out, nn.WithDType(dt)))
@@ -307,7 +339,7 @@ func buildMLPStep(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, erro
 	if err != nil {
 		return nil, err
 	}
-	return &prepared{step: trainingStep(model.Forward, opt, x, y), release: release}, nil
+	return &prepared{step: trainingStep(model.Forward, opt, x, y, amp), release: release}, nil
 }
 
 // resBlockNet is the model of resBlockStep, as build/bench_torch.py's
@@ -337,7 +369,7 @@ func (m *resBlockNet) all() *nn.Seq { return nn.Sequential(m.stem, m.body, m.hea
 
 // buildResBlockStep is resBlockStep's step; dims is [batch, channels,
 // size, width, classes].
-func buildResBlockStep(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error) {
+func buildResBlockStep(dev lathe.Device, dt, amp lathe.DType, dims []int) (*prepared, error) {
 	batch, channels, size, width, classes := dims[0], dims[1], dims[2], dims[3], dims[4]
 	lathe.Seed(1)
 	model := newResBlockNet(channels, width, classes, dt)
@@ -357,14 +389,23 @@ func buildResBlockStep(dev lathe.Device, dt lathe.DType, dims []int) (*prepared,
 	if err != nil {
 		return nil, err
 	}
-	return &prepared{step: trainingStep(model.Forward, opt, x, y), release: release}, nil
+	return &prepared{step: trainingStep(model.Forward, opt, x, y, amp), release: release}, nil
 }
 
 // trainingStep is one step of classifier training as examples/mlp writes
 // it: cross-entropy of forward(x) against y, backward, an optimizer step.
-func trainingStep(forward func(*lathe.Tensor) *lathe.Tensor, opt *nn.SGD, x, y *lathe.Tensor) func() error {
+// With amp (Float16 or BFloat16) the forward and the loss run under
+// lathe.Autocast, as torch.autocast's recipe has them; the scaling that
+// float16 wants is not measured.
+func trainingStep(forward func(*lathe.Tensor) *lathe.Tensor, opt *nn.SGD, x, y *lathe.Tensor, amp lathe.DType) func() error {
 	return func() error {
-		loss := nn.CrossEntropy(forward(x), y)
+		var loss *lathe.Tensor
+		fwd := func() { loss = nn.CrossEntropy(forward(x), y) }
+		if amp == 0 {
+			fwd()
+		} else if err := lathe.Autocast(amp, fwd); err != nil {
+			return err
+		}
 		opt.ZeroGrad()
 		err := loss.Backward()
 		loss.Release()

@@ -5,10 +5,17 @@
 // in about a second on two cpu cores; a spiral is not linearly separable,
 // so this needs the hidden layer.
 //
+// With -amp bf16 or -amp f16 the forward pass and the loss run under
+// lathe.Autocast in that dtype (mixed precision, as torch.autocast) while
+// the parameters and Adam's state stay float32; with f16 a nn.GradScaler
+// scales the loss and steps the optimizer, torch's recipe for float16.
+//
 //	go run ./examples/mlp -epochs 60 -device cpu
+//	go run ./examples/mlp -amp bf16
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -32,6 +39,7 @@ type Config struct {
 	LR      float64      // Adam's learning rate
 	Seed    uint64       // seeds the data, the initialisation and the shuffles
 	Device  lathe.Device // where the model and data live
+	AMP     lathe.DType  // Float16 or BFloat16: run the forward under Autocast; zero: float32
 	Log     io.Writer    // progress lines go here (nil: nowhere)
 }
 
@@ -70,6 +78,9 @@ func Spiral(points, classes int, seed uint64) ([]float32, []int32) {
 // Train runs cfg and reports the final loss and accuracy.
 func Train(cfg Config) (Result, error) {
 	start := time.Now()
+	if err := checkAMP(cfg.Device, cfg.AMP); err != nil {
+		return Result{}, err
+	}
 	logf := func(format string, a ...any) {
 		if cfg.Log != nil {
 			fmt.Fprintf(cfg.Log, format, a...)
@@ -93,6 +104,11 @@ func Train(cfg Config) (Result, error) {
 		return Result{}, err
 	}
 
+	var scaler *nn.GradScaler
+	if cfg.AMP == lathe.Float16 {
+		scaler = nn.NewGradScaler()
+	}
+
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5348))
 	var res Result
 	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
@@ -105,12 +121,14 @@ func Train(cfg Config) (Result, error) {
 				idx = append(idx, int32(i))
 			}
 			it := lathe.FromSlice(cfg.Device, idx, len(idx))
-			loss := nn.CrossEntropy(model.Forward(x.IndexSelect(0, it)), y.IndexSelect(0, it))
-			opt.ZeroGrad()
-			if err := loss.Backward(); err != nil {
+			var loss *lathe.Tensor
+			if err := autocast(cfg.AMP, func() {
+				loss = nn.CrossEntropy(model.Forward(x.IndexSelect(0, it)), y.IndexSelect(0, it))
+			}); err != nil {
 				return res, err
 			}
-			if err := opt.Step(); err != nil {
+			opt.ZeroGrad()
+			if err := step(loss, opt, scaler); err != nil {
 				return res, err
 			}
 			l, err := loss.Item()
@@ -120,7 +138,7 @@ func Train(cfg Config) (Result, error) {
 			total += l * float64(len(idx))
 		}
 		res.Loss = total / float64(n)
-		if res.Accuracy, err = accuracy(model, x, y); err != nil {
+		if res.Accuracy, err = accuracy(model, x, y, cfg.AMP); err != nil {
 			return res, err
 		}
 		logf("%s epoch %3d/%d  loss %.4f  accuracy %5.1f%%\n", bar(epoch, cfg.Epochs), epoch, cfg.Epochs, res.Loss, 100*res.Accuracy)
@@ -129,19 +147,41 @@ func Train(cfg Config) (Result, error) {
 	return res, nil
 }
 
+// step computes the gradients of loss and steps opt; with a scaler, on a
+// scaled loss through the scaler (which skips the step if a gradient
+// overflowed float16), as torch's GradScaler recipe.
+func step(loss *lathe.Tensor, opt nn.Optimizer, scaler *nn.GradScaler) error {
+	if scaler == nil {
+		if err := loss.Backward(); err != nil {
+			return err
+		}
+		return opt.Step()
+	}
+	if err := scaler.Scale(loss).Backward(); err != nil {
+		return err
+	}
+	if _, err := scaler.Step(opt); err != nil {
+		return err
+	}
+	scaler.Update()
+	return nil
+}
+
 // accuracy is the share of points whose largest logit is their class,
-// computed without recording a graph.
-func accuracy(m nn.Module, x, y *lathe.Tensor) (float64, error) {
+// computed without recording a graph, under Autocast as training is.
+func accuracy(m nn.Module, x, y *lathe.Tensor, amp lathe.DType) (float64, error) {
 	m.Train(false)
 	defer m.Train(true)
 	var acc float64
-	var err error
+	var err, aerr error
 	lathe.NoGrad(func() {
-		// ArgMax gives Int64 on every device.
-		pred := m.Forward(x).ArgMax(1)
-		acc, err = pred.Eq(y.Cast(pred.DType())).Cast(lathe.Float32).Mean().Item()
+		aerr = autocast(amp, func() {
+			// ArgMax gives Int64 on every device.
+			pred := m.Forward(x).ArgMax(1)
+			acc, err = pred.Eq(y.Cast(pred.DType())).Cast(lathe.Float32).Mean().Item()
+		})
 	})
-	return acc, err
+	return acc, errors.Join(aerr, err)
 }
 
 // bar draws the run's progress as [=====>    ].
@@ -163,10 +203,18 @@ func main() {
 	flag.IntVar(&cfg.Hidden, "hidden", cfg.Hidden, "hidden units")
 	flag.Float64Var(&cfg.LR, "lr", cfg.LR, "Adam's learning rate")
 	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed")
+	amp := flag.String("amp", "", "mixed precision: bf16 or f16 (default: off, float32)")
 	flag.Parse()
 	d, err := lathe.DefaultDevice()
 	if *dev != "" {
 		d, err = lathe.ParseDevice(*dev)
+	}
+	if err == nil {
+		cfg.AMP, err = parseAMP(*amp)
+	}
+	if err == nil {
+		// Before any training, so that a device without the dtype fails now.
+		err = checkAMP(d, cfg.AMP)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mlp:", err)
@@ -178,5 +226,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mlp:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("final loss %.4f, accuracy %.1f%% in %v on %v\n", res.Loss, 100*res.Accuracy, res.Elapsed.Round(time.Millisecond), cfg.Device)
+	fmt.Printf("final loss %.4f, accuracy %.1f%% in %v on %v%s\n", res.Loss, 100*res.Accuracy, res.Elapsed.Round(time.Millisecond), cfg.Device, ampNote(cfg.AMP))
 }
