@@ -96,7 +96,7 @@ func scaleShift(x, mean, variance, weight, bias *Tensor, eps float64, bcast []in
 // mixed-type batch_norm (batch_norm_use_mixed_type in Normalization.cpp).
 func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64) *Tensor {
 	const op = "batch_norm"
-	if x.err == nil && mixedHalfNorm(x, runningMean, runningVar, weight, bias) {
+	if x.check(op) == nil && mixedHalfNorm(x, runningMean, runningVar, weight, bias) {
 		return relabel(x.Cast(Float32).BatchNorm(runningMean, runningVar, weight, bias, training, momentum, eps).Cast(x.DType()), op)
 	}
 	c, err := x.checkNorm(op, runningMean, runningVar, weight, bias)
