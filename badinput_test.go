@@ -401,7 +401,8 @@ func biOps() map[string]biOp {
 		// Binary ops promote any dtypes (sub refuses bool, as torch's -).
 		{"add", (*Tensor).Add, "aa"}, {"sub", (*Tensor).Sub, "ff"}, {"mul", (*Tensor).Mul, "aa"}, {"div", (*Tensor).Div, "aa"},
 		{"pow", (*Tensor).Pow, "aa"}, {"maximum", (*Tensor).Maximum, "aa"}, {"minimum", (*Tensor).Minimum, "aa"},
-		{"atan2", (*Tensor).Atan2, "aa"}, {"eq", (*Tensor).Eq, "aa"}, {"ne", (*Tensor).Ne, "aa"},
+		{"atan2", (*Tensor).Atan2, "aa"}, {"remainder", (*Tensor).Remainder, "aa"}, {"fmod", (*Tensor).FMod, "aa"},
+		{"eq", (*Tensor).Eq, "aa"}, {"ne", (*Tensor).Ne, "aa"},
 		{"lt", (*Tensor).Lt, "aa"}, {"le", (*Tensor).Le, "aa"}, {"gt", (*Tensor).Gt, "aa"}, {"ge", (*Tensor).Ge, "aa"},
 		{"logical_and", (*Tensor).LogicalAnd, "aa"}, {"logical_or", (*Tensor).LogicalOr, "aa"},
 	} {

@@ -35,6 +35,9 @@ func TestErrorsAreValues(t *testing.T) {
 		{"clamp/bounds", x.Clamp(2, 1), ErrValue, "needs lo ≤ hi"},
 		{"rand/int", Rand(CPU, Int32, 2), ErrDType, "random values are float"},
 		{"pow/int/negative", FromSlice(CPU, []int32{2}).Pow(FromSlice(CPU, []int32{-1})), ErrValue, "negative exponent"},
+		{"remainder/int/zero", FromSlice(CPU, []int64{5, 2}).Remainder(FromSlice(CPU, []int64{3, 0})), ErrValue,
+			`lathe: remainder: argument "rhs" is zero, and an integer cannot be divided by zero`},
+		{"fmod/int/zero", FromSlice(CPU, []int32{5}).FModScalar(0), ErrValue, `lathe: fmod: argument "rhs" is zero`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

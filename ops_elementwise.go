@@ -168,6 +168,15 @@ func (x *Tensor) Minimum(y *Tensor) *Tensor { return binary(ops.Minimum, x, y) }
 // torch.atan2(x, y), broadcast.
 func (x *Tensor) Atan2(y *Tensor) *Tensor { return binary(ops.Atan2, x, y) }
 
+// Remainder is x - floor(x/y)·y with the sign of y, as torch.remainder
+// (Python's %), broadcast: a float y of 0 gives NaN, an integer one is an
+// ErrValue (torch's ZeroDivisionError).
+func (x *Tensor) Remainder(y *Tensor) *Tensor { return binary(ops.Remainder, x, y) }
+
+// FMod is x - trunc(x/y)·y with the sign of x, as torch.fmod (C's fmod),
+// broadcast: a float y of 0 gives NaN, an integer one is an ErrValue.
+func (x *Tensor) FMod(y *Tensor) *Tensor { return binary(ops.FMod, x, y) }
+
 // Eq is x == y, broadcast, as Bool.
 func (x *Tensor) Eq(y *Tensor) *Tensor { return binary(ops.Eq, x, y) }
 
@@ -228,6 +237,12 @@ func (x *Tensor) MaximumScalar(s float64) *Tensor { return x.withScalar(ops.Maxi
 
 // MinimumScalar is min(x, s).
 func (x *Tensor) MinimumScalar(s float64) *Tensor { return x.withScalar(ops.Minimum, s) }
+
+// RemainderScalar is x.Remainder(s): the sign of s.
+func (x *Tensor) RemainderScalar(s float64) *Tensor { return x.withScalar(ops.Remainder, s) }
+
+// FModScalar is x.FMod(s): the sign of x.
+func (x *Tensor) FModScalar(s float64) *Tensor { return x.withScalar(ops.FMod, s) }
 
 // EqScalar is x == s, as Bool.
 func (x *Tensor) EqScalar(s float64) *Tensor { return x.withScalar(ops.Eq, s) }

@@ -184,6 +184,21 @@ func init() {
 		d := b.div(g, b.add(b.mul(x, x), b.mul(y, y)))
 		return []*T{b.sumTo(b.mul(d, y), x.Shape), b.sumTo(b.neg(b.mul(d, x)), y.Shape)}
 	})
+	// remainder and fmod are x - q·y for q = floor(x/y) and trunc(x/y), flat
+	// between its jumps: the gradients are g and -q·g (derivatives.yaml's
+	// remainder and fmod entries, with rounding_mode floor and trunc).
+	for op, trunc := range map[*dispatch.Op[dispatch.None]]bool{ops.Remainder: false, ops.FMod: true} {
+		rule(op, func(b *builder, n *Node, g *T) []*T {
+			x, y := n.Inputs[0], n.Inputs[1]
+			q := b.div(x, y)
+			if trunc {
+				q = b.where(b.cmpScalar(ops.Lt, q, 0), b.unary(ops.Ceil, q), b.unary(ops.Floor, q))
+			} else {
+				q = b.unary(ops.Floor, q)
+			}
+			return []*T{b.sumTo(g, x.Shape), b.sumTo(b.neg(b.mul(g, q)), y.Shape)}
+		})
+	}
 	rule(ops.Where, func(b *builder, n *Node, g *T) []*T {
 		c, x, y := n.Inputs[0], n.Inputs[1], n.Inputs[2]
 		zero := b.scalar(g, 0) // where broadcasts it

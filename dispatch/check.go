@@ -19,12 +19,14 @@ import (
 // that is corrupt.
 
 // ValueCheck says that every value of an integer argument lies in
-// [Min, Max], except Ignore when Ignoring is set (a loss's ignore_index).
+// [Min, Max], except Ignore when Ignoring is set (a loss's ignore_index),
+// or, when Outside is set, that none does (an integer divisor's zero).
 type ValueCheck struct {
 	Arg      int   // the argument, a tensor of an integer dtype
-	Min, Max int64 // the values it may hold, both included
+	Min, Max int64 // the values it may hold, both included (those it may not, when Outside)
 	Ignore   int64 // a value outside [Min, Max] that is allowed too, when Ignoring
 	Ignoring bool
+	Outside  bool // the values must lie outside [Min, Max] instead
 	// Fail is the error for a value v outside the range; Error adds the op
 	// and the call site.
 	Fail func(v int64) *Error
@@ -35,7 +37,20 @@ type ValueCheck struct {
 
 // Bad reports whether v breaks the check.
 func (c *ValueCheck) Bad(v int64) bool {
-	return (v < c.Min || v > c.Max) && !(c.Ignoring && v == c.Ignore)
+	return (v < c.Min || v > c.Max) != c.Outside && !(c.Ignoring && v == c.Ignore)
+}
+
+// Flags are Ignoring (bit 0) and Outside (bit 1) as one word, as the
+// devices' check kernels take them.
+func (c *ValueCheck) Flags() int32 {
+	f := int32(0)
+	if c.Ignoring {
+		f |= 1
+	}
+	if c.Outside {
+		f |= 2
+	}
+	return f
 }
 
 // Error is the check's error for the first bad value v (in row-major

@@ -51,6 +51,9 @@ func binaryKernels() map[string]binaryKernel {
 	k["atan2"] = binaryKernel{f32: via64x2[float32](math.Atan2), f64: math.Atan2}
 	k["pow"] = binaryKernel{f32: via64x2[float32](math.Pow), f64: math.Pow,
 		i32: func(a, b int32) int32 { return int32(ipow(int64(a), int64(b))) }, i64: ipow}
+	k["fmod"] = binaryKernel{f32: via64x2[float32](math.Mod), f64: math.Mod, i32: fmodInt[int32], i64: fmodInt[int64]}
+	k["remainder"] = binaryKernel{f32: remainder(via64x2[float32](math.Mod)), f64: remainder(math.Mod),
+		i32: remainder(fmodInt[int32]), i64: remainder(fmodInt[int64])}
 	k["eq"] = binaryKernel{cmpF: func(a, b float64) bool { return a == b }, cmpI: func(a, b int64) bool { return a == b }}
 	k["ne"] = binaryKernel{cmpF: func(a, b float64) bool { return a != b }, cmpI: func(a, b int64) bool { return a != b }}
 	k["lt"] = binaryKernel{cmpF: func(a, b float64) bool { return a < b }, cmpI: func(a, b int64) bool { return a < b }}
@@ -58,6 +61,30 @@ func binaryKernels() map[string]binaryKernel {
 	k["gt"] = binaryKernel{cmpF: func(a, b float64) bool { return a > b }, cmpI: func(a, b int64) bool { return a > b }}
 	k["ge"] = binaryKernel{cmpF: func(a, b float64) bool { return a >= b }, cmpI: func(a, b int64) bool { return a >= b }}
 	return k
+}
+
+// fmodInt is C's integer %, which truncates, as Go's does; callers have
+// refused a zero divisor, for which it gives 0 rather than panic. (Go's %
+// gives 0 for the least integer over -1.)
+func fmodInt[T int32 | int64](a, b T) T {
+	if b == 0 {
+		return 0
+	}
+	return a % b
+}
+
+// remainder is torch.remainder from fmod: a nonzero remainder whose sign
+// is not b's moves by b, so the result takes b's sign (ATen's
+// BinaryOpsKernel.cpp). math.Mod, C's fmod, is exact, and float32's is
+// float64's rounded back, which it holds exactly.
+func remainder[T number](fmod func(a, b T) T) func(a, b T) T {
+	return func(a, b T) T {
+		m := fmod(a, b)
+		if m != 0 && (b < 0) != (m < 0) {
+			m += b
+		}
+		return m
+	}
 }
 
 // ipow is integer power by squaring; callers have refused negative exponents.

@@ -115,13 +115,9 @@ func (q *checkQueue) add(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
 		return err
 	}
 	slot := q.slots + uint64(q.log.Add(c)*slotBytes)
-	ignoring := int32(0)
-	if c.Ignoring {
-		ignoring = 1
-	}
 	g, b := grid1(n)
 	if err := enqueue(t.Device, "index", "index_check_"+sfx, g, b, 0,
-		slot, values.ptr, int64(n), cBytes(&l), c.Min, c.Max, c.Ignore, ignoring); err != nil {
+		slot, values.ptr, int64(n), cBytes(&l), c.Min, c.Max, c.Ignore, c.Flags()); err != nil {
 		return err
 	}
 	one := [3]uint32{1, 1, 1}

@@ -104,6 +104,34 @@ func TestValueChecksOnTheEmulation(t *testing.T) {
 			t.Errorf("the ignored value was reported: %v", err)
 		}
 	})
+	t.Run("zero-divisor", func(t *testing.T) {
+		// remainder's check (Outside [0, 0]): the first zero, with the
+		// cpu's text; a divisor without one passes.
+		for _, dt := range []dispatch.DType{dispatch.Int32, dispatch.Int64} {
+			for _, c := range []struct {
+				values []int64
+				bad    bool
+			}{{[]int64{3, -1, 0, 2}, true}, {[]int64{3, -1, 5, 2}, false}} {
+				y := emuTensor(t, dt, c.values, []int{2, 2}, nil)
+				vcs := ops.Remainder.Checks([]*dispatch.Tensor{y, y}, dispatch.None{})
+				if len(vcs) != 1 {
+					t.Fatalf("%s remainder declares %d checks, want 1", dt, len(vcs))
+				}
+				vcs[0].Op = ops.Remainder.Name
+				if err := vc.CheckValues(y, &vcs[0]); err != nil {
+					t.Fatal(err)
+				}
+				err := q.drain()
+				want := `lathe: remainder: argument "rhs" is zero, and an integer cannot be divided by zero`
+				if c.bad && (!errors.Is(err, dispatch.ErrValue) || !strings.Contains(err.Error(), want)) {
+					t.Errorf("%s %v: drain: %v, want %q", dt, c.values, err, want)
+				}
+				if !c.bad && err != nil {
+					t.Errorf("%s %v: drain: %v, want none", dt, c.values, err)
+				}
+			}
+		}
+	})
 	t.Run("10 dims", func(t *testing.T) {
 		// Dims that do not merge: the check walks a contiguous copy. Bad
 		// values at row-major positions 700 (8) and 300 (7), and 100 in a

@@ -34,10 +34,6 @@ func (backend) CheckValues(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
 		}
 	}
 	slot := d.checks.Add(c)
-	ignoring := 0
-	if c.Ignoring {
-		ignoring = 1
-	}
 	params, err := walkParams(t.Shape, []view{viewOf(t)})
 	if err != nil {
 		return err
@@ -45,7 +41,7 @@ func (backend) CheckValues(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
 	for _, v := range []int64{c.Min, c.Max, c.Ignore} {
 		params = append(params, uint32(v), uint32(uint64(v)>>32))
 	}
-	params = append(params, uint32(ignoring), uint32(slot))
+	params = append(params, uint32(c.Flags()), uint32(slot))
 	data := struct{ I string }{wgslType(t.DType)}
 	for _, k := range []struct {
 		name  string

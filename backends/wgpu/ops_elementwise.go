@@ -78,9 +78,11 @@ var binaryExprs = map[string]map[string]string{
 	"div": floats("a / b"),
 	"pow": {"f32": "powf(a, b)", "i32": "powi(a, b)", i64: "powl(a, b)"},
 	// A NaN in either argument is the result, as in torch.maximum.
-	"maximum": {"f32": "select(b, a, is_nan(a) || a > b)", "i32": "max(a, b)", i64: "i64_max(a, b)"},
-	"minimum": {"f32": "select(b, a, is_nan(a) || a < b)", "i32": "min(a, b)", i64: "i64_min(a, b)"},
-	"atan2":   floats("atan2f(a, b)"),
+	"maximum":   {"f32": "select(b, a, is_nan(a) || a > b)", "i32": "max(a, b)", i64: "i64_max(a, b)"},
+	"minimum":   {"f32": "select(b, a, is_nan(a) || a < b)", "i32": "min(a, b)", i64: "i64_min(a, b)"},
+	"atan2":     floats("atan2f(a, b)"),
+	"fmod":      {"f32": "fmodf(a, b)", "i32": "fmodi(a, b)", i64: "fmodl(a, b)"},
+	"remainder": {"f32": "remainderf(a, b)", "i32": "remainderi(a, b)", i64: "remainderl(a, b)"},
 
 	// ne is !(a == b), which is true for NaN however a compiler orders it.
 	"eq": anyType("a == b", "i64_eq(a, b)"), "ne": anyType("!(a == b)", "!i64_eq(a, b)"),

@@ -5,6 +5,7 @@ package wgpu_test
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/lathe-ml/lathe"
@@ -183,6 +184,17 @@ func TestIntEdges(t *testing.T) {
 	_, err := lathe.FromSlice(dev, []int32{1, 2, 3, 4}, 2, 2).Pow(neg).Int32s()
 	if !errors.Is(err, lathe.ErrValue) {
 		t.Errorf("int pow with a negative exponent in a strided view: error %v, want an ErrValue", err)
+	}
+	// So is an integer divisor of zero, with the cpu's text (the cpu
+	// fails at the call, the device at the read-back).
+	for _, dt := range []lathe.DType{lathe.Int32, lathe.Int64} {
+		x := lathe.FromSlice(dev, []int32{5, -7, 3, 4}, 2, 2).Cast(dt)
+		zero := lathe.FromSlice(dev, []int32{2, 3, 0, -2}, 2, 2).Cast(dt).Transpose(0, 1)
+		_, err := x.Remainder(zero).Cast(lathe.Int64).Int64s()
+		_, cpuErr := x.To(lathe.CPU).Remainder(zero.To(lathe.CPU)).Cast(lathe.Int64).Int64s()
+		if !errors.Is(err, lathe.ErrValue) || cpuErr == nil || !strings.HasPrefix(err.Error(), strings.Split(cpuErr.Error(), " [called")[0]) {
+			t.Errorf("%s remainder by zero: error %v, want the cpu's %v", dt, err, cpuErr)
+		}
 	}
 }
 

@@ -3,7 +3,7 @@
 import torch
 import torch.nn.functional as F
 
-from refcase import FLOATS, INF, INTS, NAN, SHORT, SPECIALS, Family, L, rnd, vals
+from refcase import DTYPES, FLOATS, INF, INTS, NAN, SHORT, SPECIALS, Family, L, rnd, vals
 
 
 # ---- elementwise --------------------------------------------------------------
@@ -222,4 +222,83 @@ def binary():
             fam.case(f"{op}/i32xf32", op, [rnd([2, 3], "int32", "small"), rnd([2, 3], "float32", rd)], fn)
             fam.case(f"{op}/boolxi32", op, [rnd([2, 3], "bool"), rnd([2, 3], "int32", "nonneg")], fn,
                      error="dtype" if op == "sub" else None)
+    remainder_cases(fam)
     return fam
+
+
+# remainder and fmod (after the other binary cases, so that their inputs
+# stay as they were): op key, torch function, scalar op key.
+REMAINDER = [("remainder", torch.remainder, "remainder_scalar"), ("fmod", torch.fmod, "fmod_scalar")]
+
+# Specials on both sides: signed zeros (a zero divisor gives NaN), ±Inf
+# (an infinite divisor gives x, or x + y where the signs differ, for
+# remainder) and NaN.
+REM_SPECIALS = [0.0, -0.0, 1.5, -1.5, 5.25, -5.25, INF, -INF, NAN]
+
+# Large and small magnitudes, each exact in float32 (so that a device
+# without float64 runs the float64 case on the same inputs), whose
+# quotients are far past 2²⁴: fmod is exact, never x - trunc(x/y)·y.
+REM_LARGE_X = [1.5 * 2.0**127, -1.5 * 2.0**127, 1.5 * 2.0**100, 2.0**60 + 2.0**40, 1e10, -1e10, 7.0, 2.0**-20]
+REM_LARGE_Y = [3.0, -7.0, 0.375, 3 * 2.0**-10, -1e10]
+
+
+def dyadic(shape, dt, scale, nonzero=False):
+    """Seeded floats that are multiples of 2⁻⁶, exact in float32, so that
+    fmod and remainder give one result in float32 and float64 and a device
+    without float64 narrows the float64 cases exactly."""
+    x = torch.round(torch.randn(shape, dtype=torch.float64) * scale * 64) / 64
+    if nonzero:
+        x = torch.where(x < 0, x - 0.25, x + 0.25)
+    return x.to(DTYPES[dt])
+
+
+def int_divisor(shape, dt):
+    """Seeded nonzero integers in [-9, 9]."""
+    q = rnd(shape, dt)
+    return torch.where(q == 0, torch.full_like(q, 4), q)
+
+
+def remainder_cases(fam):
+    for op, fn, sop in REMAINDER:
+        for dt in FLOATS:
+            p = f"{op}/{SHORT[dt]}"
+            r = lambda s, d=dt: dyadic(s, d, 8)
+            q = lambda s, d=dt: dyadic(s, d, 2, nonzero=True)
+            fam.case(f"{p}/same[3,4]", op, [r([3, 4]), q([3, 4])], fn)
+            fam.case(f"{p}/bcast[3,1]x[1,4]", op, [r([3, 1]), q([1, 4])], fn)
+            fam.case(f"{p}/0dx[2,3]", op, [r([]), q([2, 3])], fn)
+            fam.case(f"{p}/empty[0,3]x[1,3]", op, [r([0, 3]), q([1, 3])], fn)
+            fam.case(f"{p}/transposed[3,4]", op, [L(r([3, 4]), "transposed"), q([3, 4])], fn)
+            fam.case(f"{p}/strided[2,3]", op, [r([2, 3]), L(q([2, 3]), "strided")], fn)
+            n = len(REM_SPECIALS)
+            fam.case(f"{p}/special[{n},1]x[1,{n}]", op,
+                     [vals(REM_SPECIALS, dt, [n, 1]), vals(REM_SPECIALS, dt, [1, n])], fn)
+            nx, ny = len(REM_LARGE_X), len(REM_LARGE_Y)
+            fam.case(f"{p}/large[{nx},1]x[1,{ny}]", op,
+                     [vals(REM_LARGE_X, dt, [nx, 1]), vals(REM_LARGE_Y, dt, [1, ny])], fn)
+            fam.case(f"{p}/shape[2,3]x[4]", op, [r([2, 3]), q([4])], fn, error="shape")
+            for s in (2.5, -1.5, 0.0):
+                f = lambda x, s=s: fn(x, s)
+                fam.case(f"{sop}/{SHORT[dt]}/s={s}/[3,4]", sop, [r([3, 4])], f, {"s": s})
+            fam.case(f"{sop}/{SHORT[dt]}/s=2.5/special", sop, [vals(REM_SPECIALS, dt)], lambda x: fn(x, 2.5),
+                     {"s": 2.5})
+        for dt in INTS:
+            p = f"{op}/{SHORT[dt]}"
+            fam.case(f"{p}/same[3,4]", op, [rnd([3, 4], dt), int_divisor([3, 4], dt)], fn)
+            fam.case(f"{p}/bcast[3,1]x[1,4]", op, [rnd([3, 1], dt), int_divisor([1, 4], dt)], fn)
+            fam.case(f"{p}/0dx[2,3]", op, [rnd([], dt), int_divisor([2, 3], dt)], fn)
+            fam.case(f"{p}/strided[2,3]", op, [L(rnd([2, 3], dt), "transposed"), L(int_divisor([2, 3], dt), "strided")], fn)
+            bits = 31 if dt == "int32" else 63
+            x = [-2**bits, -2**bits + 1, -7, -1, 0, 1, 7, 2**bits - 1]
+            y = [-2**bits, -3, 2, 5, 2**bits - 1]  # not -1: the least integer over -1 traps in C
+            fam.case(f"{p}/extremes[8,1]x[1,5]", op, [vals(x, dt, [8, 1]), vals(y, dt, [1, 5])], fn)
+            # An integer divisor of zero: torch raises ZeroDivisionError.
+            fam.case(f"{p}/zero_divisor", op, [vals([5, -3, 2], dt), vals([2, 0, 1], dt)], fn, error="value")
+            for s in (3, -2):
+                fam.case(f"{sop}/{SHORT[dt]}/s={s}/[3,4]", sop, [rnd([3, 4], dt)], lambda x, s=s: fn(x, s),
+                         {"s": float(s)})
+            fam.case(f"{sop}/{SHORT[dt]}/s=0", sop, [rnd([3], dt)], lambda x: fn(x, 0), {"s": 0.0}, error="value")
+        # Mixed dtypes promote as the other binary ops: int32 with float32
+        # is float32, and an int32 with a fractional scalar too.
+        fam.case(f"{op}/i32xf32", op, [rnd([2, 3], "int32"), dyadic([2, 3], "float32", 2, nonzero=True)], fn)
+        fam.case(f"{sop}/i32/s=2.5/[3]", sop, [rnd([3], "int32")], lambda x: fn(x, 2.5), {"s": 2.5})

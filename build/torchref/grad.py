@@ -104,6 +104,23 @@ def trig(fam):
                   [off(rnd([3, 4], "float32", "wide"))], f, a)
 
 
+def remainder(fam):
+    """remainder's and fmod's gradients, 1 and -floor(x/y) or -trunc(x/y)
+    (a part of its own, last, so that the other parts' inputs stay as they
+    were). The lhs is off the three-decimal grid, so no quotient sits on a
+    jump. Piecewise linear: no Hessian-vector product."""
+    for op, fn in (("remainder", torch.remainder), ("fmod", torch.fmod)):
+        r = lambda s, d="float64": off(rnd(s, d, "wide"))
+        q = lambda s, d="float64": rnd(s, d, "nonzero")
+        fam.gcase(f"{op}/f64/same[3,4]", op, [r([3, 4]), q([3, 4])], fn)
+        fam.gcase(f"{op}/f64/bcast[3,1]x[1,4]", op, [r([3, 1]), q([1, 4])], fn)
+        fam.gcase(f"{op}/f64/0dx[2,3]", op, [r([]), q([2, 3])], fn)
+        fam.gcase(f"{op}/f64/transposed[3,4]", op, [L(r([3, 4]), "transposed"), q([3, 4])], fn)
+        fam.gcase(f"{op}/f32/same[3,4]", op, [r([3, 4], "float32"), q([3, 4], "float32")], fn)
+        fam.gcase(f"{op}_scalar/f64/s=-1.5/[3,4]", f"{op}_scalar", [r([3, 4])], lambda x, fn=fn: fn(x, -1.5),
+                  {"s": -1.5})
+
+
 def elementwise(fam):
     kinked = {"abs", "sign", "relu", "floor", "ceil", "round"}
     for op, fn, domain, _ in UNARY:

@@ -4,7 +4,7 @@ the nn composites (grad.py has the format and the elementwise ones)."""
 import torch
 import torch.nn.functional as F
 
-from grad import GradFamily, distinct, elementwise, off, trig
+from grad import GradFamily, distinct, elementwise, off, remainder, trig
 from reduce import rattrs, reduce_fn, rname
 from refcase import SHORT, L, idx, rnd, shp, vals
 from shape import slicer
@@ -219,6 +219,6 @@ def nn(fam):
 
 def grad():
     fam = GradFamily("grad", 8)
-    for part in (elementwise, reductions, matmul, views, indexing, nn, trig):
+    for part in (elementwise, reductions, matmul, views, indexing, nn, trig, remainder):
         part(fam)
     return fam

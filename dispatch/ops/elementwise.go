@@ -43,6 +43,7 @@ var (
 	Maximum, Minimum, Atan2 = binary("maximum", Numeric, false), binary("minimum", Numeric, false), binary("atan2", Floats, false)
 	Eq, Ne, Lt, Le, Gt, Ge  = binary("eq", AllTypes, true), binary("ne", AllTypes, true), binary("lt", Numeric, true), binary("le", Numeric, true), binary("gt", Numeric, true), binary("ge", Numeric, true)
 	LogicalAnd, LogicalOr   = binary("logical_and", AllTypes, true), binary("logical_or", AllTypes, true)
+	Remainder, FMod         = withChecks(binary("remainder", Numeric, false), divisorChecks), withChecks(binary("fmod", Numeric, false), divisorChecks)
 )
 
 // Where is where(cond, x, y): x where cond is true, else y, broadcast.
@@ -164,4 +165,21 @@ func powChecks(in []*dispatch.Tensor, _ dispatch.None) []dispatch.ValueCheck {
 		return nil
 	}
 	return []dispatch.ValueCheck{{Arg: 1, Max: math.MaxInt64, Fail: func(int64) *dispatch.Error { return NegativeExponentError() }}}
+}
+
+// divisorChecks refuses an integer divisor of zero, as torch's
+// ZeroDivisionError does; a float one gives NaN.
+func divisorChecks(in []*dispatch.Tensor, _ dispatch.None) []dispatch.ValueCheck {
+	if !in[1].DType.IsInt() {
+		return nil
+	}
+	return []dispatch.ValueCheck{{Arg: 1, Outside: true, Fail: func(int64) *dispatch.Error { return DivisionByZeroError() }}}
+}
+
+// DivisionByZeroError is remainder's and fmod's error for an integer
+// divisor of zero (torch's ZeroDivisionError).
+func DivisionByZeroError() *dispatch.Error {
+	return &dispatch.Error{Kind: dispatch.ErrValue, Arg: "rhs", Found: "0",
+		Detail: "is zero, and an integer cannot be divided by zero (torch raises ZeroDivisionError)",
+		Fix:    "make the divisor nonzero, or cast to a float dtype, where it gives NaN"}
 }

@@ -27,6 +27,7 @@ var differentiable = strings.Fields(`
 	tan asin acos atan sinh cosh asinh acosh atanh softplus_with
 	add sub mul div pow maximum minimum atan2 where cast contiguous
 	add_scalar sub_scalar mul_scalar div_scalar pow_scalar maximum_scalar minimum_scalar
+	remainder fmod remainder_scalar fmod_scalar
 	sum mean prod max min var std logsumexp cumsum matmul
 	reshape permute transpose mt squeeze unsqueeze expand broadcast_to narrow slice flatten flip concat stack pad
 	index_select gather scatter scatter_add masked_fill embedding

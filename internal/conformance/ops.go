@@ -35,8 +35,9 @@ var ops = map[string]opFunc{
 	"add": binary((*lathe.Tensor).Add), "sub": binary((*lathe.Tensor).Sub), "mul": binary((*lathe.Tensor).Mul),
 	"div": binary((*lathe.Tensor).Div), "pow": binary((*lathe.Tensor).Pow),
 	"maximum": binary((*lathe.Tensor).Maximum), "minimum": binary((*lathe.Tensor).Minimum),
-	"atan2": binary((*lathe.Tensor).Atan2),
-	"eq":    binary((*lathe.Tensor).Eq), "ne": binary((*lathe.Tensor).Ne), "lt": binary((*lathe.Tensor).Lt),
+	"atan2":     binary((*lathe.Tensor).Atan2),
+	"remainder": binary((*lathe.Tensor).Remainder), "fmod": binary((*lathe.Tensor).FMod),
+	"eq": binary((*lathe.Tensor).Eq), "ne": binary((*lathe.Tensor).Ne), "lt": binary((*lathe.Tensor).Lt),
 	"le": binary((*lathe.Tensor).Le), "gt": binary((*lathe.Tensor).Gt), "ge": binary((*lathe.Tensor).Ge),
 	"logical_and": binary((*lathe.Tensor).LogicalAnd), "logical_or": binary((*lathe.Tensor).LogicalOr),
 	"where": func(_ *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
@@ -50,6 +51,7 @@ var ops = map[string]opFunc{
 	"eq_scalar": scalar((*lathe.Tensor).EqScalar), "ne_scalar": scalar((*lathe.Tensor).NeScalar),
 	"lt_scalar": scalar((*lathe.Tensor).LtScalar), "le_scalar": scalar((*lathe.Tensor).LeScalar),
 	"gt_scalar": scalar((*lathe.Tensor).GtScalar), "ge_scalar": scalar((*lathe.Tensor).GeScalar),
+	"remainder_scalar": scalar((*lathe.Tensor).RemainderScalar), "fmod_scalar": scalar((*lathe.Tensor).FModScalar),
 
 	"cast":       func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) { return one(in[0].Cast(a.DType("dtype"))) },
 	"contiguous": unary((*lathe.Tensor).Contiguous),

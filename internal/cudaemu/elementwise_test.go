@@ -266,6 +266,70 @@ func TestElementwise(t *testing.T) {
 		}
 	})
 
+	t.Run("remainder-fmod/specials-and-large", func(t *testing.T) {
+		// fmod is C's (exact: Go's math.Mod), remainder moves a remainder
+		// whose sign is not y's by y (ATen's rule): an infinite y gives x
+		// or ±Inf, a zero y NaN, and quotients far past 2^53 stay exact.
+		inf := math.Inf(1)
+		vals := []float64{0, negZero, 1.5, -1.5, 5.25, -5.25, inf, -inf, nan, 1.5 * 0x1p127, -1e10, 0x1p-20, 3 * 0x1p-10}
+		var xs, ys []float64
+		for _, x := range vals {
+			for _, y := range vals {
+				xs, ys = append(xs, x), append(ys, y)
+			}
+		}
+		n := len(xs)
+		for _, op := range []string{"fmod", "remainder"} {
+			ref := func(x, y float64) float64 {
+				m := math.Mod(x, y)
+				if op == "remainder" && m != 0 && (y < 0) != (m < 0) {
+					m += y
+				}
+				return m
+			}
+			out := zeros[float64](h, n)
+			h.launch(op+"_f64", 1, 64, out, put(h, xs...), put(h, ys...), int64(n))
+			x32, y32 := make([]float32, n), make([]float32, n)
+			for i := range xs {
+				x32[i], y32[i] = float32(xs[i]), float32(ys[i])
+			}
+			out32 := zeros[float32](h, n)
+			h.launch(op+"_f32", 1, 64, out32, put(h, x32...), put(h, y32...), int64(n))
+			g32 := get[float32](out32, n)
+			for i, g := range get[float64](out, n) {
+				if want := ref(xs[i], ys[i]); !same(g, want, 0) {
+					t.Errorf("%s_f64(%g, %g) = %g, want %g", op, xs[i], ys[i], g, want)
+				}
+				m := float32(math.Mod(float64(x32[i]), float64(y32[i]))) // exact in float32
+				if op == "remainder" && m != 0 && (y32[i] < 0) != (m < 0) {
+					m += y32[i]
+				}
+				if !same(float64(g32[i]), float64(m), 0) {
+					t.Errorf("%s_f32(%g, %g) = %g, want %g", op, x32[i], y32[i], g32[i], m)
+				}
+			}
+		}
+	})
+
+	t.Run("remainder-fmod/int-extremes", func(t *testing.T) {
+		// Truncating %, and remainder's sign rule; the least int64 over -1
+		// is 0, and a zero divisor (refused before a launch) 0, never a trap.
+		xs := []int64{math.MinInt64, math.MinInt64, -7, -7, 7, 7, math.MaxInt64, 5, math.MinInt64}
+		ys := []int64{-1, 3, 2, -2, -3, 3, math.MinInt64, 0, math.MaxInt64}
+		wantF := []int64{0, -2, -1, -1, 1, 1, math.MaxInt64, 0, -1}
+		wantR := []int64{0, 1, 1, -1, -2, 1, -1, 0, math.MaxInt64 - 1}
+		for _, c := range []struct {
+			op   string
+			want []int64
+		}{{"fmod", wantF}, {"remainder", wantR}} {
+			out := zeros[int64](h, len(xs))
+			h.launch(c.op+"_i64", 1, 32, out, put(h, xs...), put(h, ys...), int64(len(xs)))
+			if g := get[int64](out, len(xs)); !slices.Equal(g, c.want) {
+				t.Errorf("%s_i64(%v, %v) = %v, want %v", c.op, xs, ys, g, c.want)
+			}
+		}
+	})
+
 	t.Run("fill/grid-stride", func(t *testing.T) {
 		out := zeros[int32](h, 5)
 		h.launch("fill_i32", 2, 2, out, int64(5), -7.0) // 4 threads for 5 elements

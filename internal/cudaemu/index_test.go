@@ -108,13 +108,17 @@ func TestValueCheck(t *testing.T) {
 	cases := []struct {
 		name             string
 		lo, hi, ignore   int64
-		ignoring         int32
+		flags            int32 // bit 0 ignoring, bit 1 outside (dispatch's ValueCheck.Flags)
 		wantPos, wantVal int64
 	}{
 		{"first", 0, 5, -1, 1, 0, 7},
 		{"ignore-absent", 0, 7, -1, 0, 1, -1},
 		{"ignored", -1, 6, 7, 1, 5, 9},
 		{"clean", -1, 9, 0, 0, -1, -1},
+		{"outside-zero", 0, 0, 0, 2, 4, 0},    // a zero divisor
+		{"outside-range", -1, 1, 0, 2, 1, -1}, // none in [-1, 1]
+		{"outside-ignored", -1, 1, -1, 3, 4, 0},
+		{"outside-clean", 10, 20, 0, 2, -1, -1},
 	}
 	for _, c := range cases {
 		for _, sfx := range []string{"i32", "i64"} {
@@ -131,7 +135,7 @@ func TestValueCheck(t *testing.T) {
 				}
 				slot := put[int64](h, -1, -1)
 				// 2 blocks of 3 threads: each thread sees several values.
-				h.launch("index_check_"+sfx, 2, 3, slot, values, int64(12), L, c.lo, c.hi, c.ignore, c.ignoring)
+				h.launch("index_check_"+sfx, 2, 3, slot, values, int64(12), L, c.lo, c.hi, c.ignore, c.flags)
 				h.launch("check_fetch_"+sfx, 1, 1, slot, values, L)
 				if got := get[int64](slot, 2); got[0] != c.wantPos || got[1] != c.wantVal {
 					t.Errorf("slot = %v, want [%d %d]", got, c.wantPos, c.wantVal)

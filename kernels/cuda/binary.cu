@@ -44,6 +44,22 @@ struct Minimum {
 struct Atan2 {
 	template <typename F> __device__ F operator()(F a, F b) const { return m_atan2(a, b); }
 };
+// fmod is C's (exact; the sign of a), and remainder torch.remainder's rule
+// on it (ATen's BinaryOpsKernel.cpp): a nonzero remainder whose sign is not
+// b's moves by b, so the result takes b's sign. An integer zero divisor is
+// refused before the launch (dispatch's value check); the kernel gives 0
+// for it, and for the least integer over -1, rather than trap.
+struct FMod {
+	__device__ float operator()(float a, float b) const { return fmodf(a, b); }
+	__device__ double operator()(double a, double b) const { return fmod(a, b); }
+	template <typename T> __device__ T operator()(T a, T b) const { return (b == 0 || b == -1) ? (T)0 : (T)(a % b); }
+};
+struct Remainder {
+	template <typename T> __device__ T operator()(T a, T b) const {
+		T m = FMod()(a, b);
+		return (m != 0 && ((b < 0) != (m < 0))) ? (T)(m + b) : m;
+	}
+};
 struct Pow {
 	__device__ float operator()(float a, float b) const { return m_pow(a, b); }
 	__device__ double operator()(double a, double b) const { return m_pow(a, b); }
@@ -108,6 +124,8 @@ __device__ void binary_strided(R *out, const T *x, const T *y, i64 n, const Layo
 	LATHE_BINARY(T, T, sfx, sub, Sub)          \
 	LATHE_BINARY(T, T, sfx, mul, Mul)          \
 	LATHE_BINARY(T, T, sfx, pow, Pow)          \
+	LATHE_BINARY(T, T, sfx, fmod, FMod)        \
+	LATHE_BINARY(T, T, sfx, remainder, Remainder) \
 	LATHE_BINARY(T, T, sfx, maximum, Maximum)  \
 	LATHE_BINARY(T, T, sfx, minimum, Minimum)  \
 	LATHE_BINARY(T, u8, sfx, lt, Lt)           \

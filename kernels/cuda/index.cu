@@ -105,10 +105,11 @@ extern "C" __global__ void one_hot(i64 *out, const void *idx, i64 n, Layout L, i
 // the next drain (a read-back or Synchronize), so nothing waits here.
 //
 // index_check_<i32|i64>(u64 *slot, const T *values, i64 n, Layout L,
-//   i64 lo, i64 hi, i64 ignore, i32 ignoring): for each of the n values
+//   i64 lo, i64 hi, i64 ignore, i32 flags): for each of the n values
 //   (operand 0 of L, over the values' own shape, so that i is the
-//   row-major position), a value outside [lo, hi] that is not ignore (when
-//   ignoring is nonzero) takes atomicMin(slot[0], i). Any 1-D grid of 1-D
+//   row-major position), a value outside [lo, hi] (inside it, where bit 1
+//   of flags, dispatch's Outside, is set) that is not ignore (when bit 0
+//   is set) takes atomicMin(slot[0], i). Any 1-D grid of 1-D
 //   blocks; slot 8-byte aligned (the host's slots are 16 bytes apart),
 //   values with T's alignment.
 // check_fetch_<i32|i64>(u64 *slot, const T *values, Layout L): then writes
@@ -117,12 +118,13 @@ extern "C" __global__ void one_hot(i64 *out, const void *idx, i64 n, Layout L, i
 //   one block of one thread.
 template <typename T>
 __device__ void index_check(u64 *slot, const T *values, i64 n, const Layout &L, i64 lo, i64 hi, i64 ignore,
-			    i32 ignoring) {
+			    i32 flags) {
+	bool inside_bad = (flags & 2) != 0;
 	LATHE_FOR(i, n) {
 		i64 off[1];
 		offsets_of<1>(L, i, off);
 		i64 v = values[off[0]];
-		if ((v < lo || v > hi) && !(ignoring && v == ignore)) atomicMin(slot, (u64)i);
+		if ((v < lo || v > hi) != inside_bad && !((flags & 1) && v == ignore)) atomicMin(slot, (u64)i);
 	}
 }
 
@@ -136,8 +138,8 @@ __device__ void check_fetch(u64 *slot, const T *values, const Layout &L) {
 
 #define LATHE_CHECK(T, sfx)                                                                                        \
 	extern "C" __global__ void index_check_##sfx(u64 *slot, const T *values, i64 n, Layout L, i64 lo, i64 hi, \
-						     i64 ignore, i32 ignoring) {                                  \
-		index_check<T>(slot, values, n, L, lo, hi, ignore, ignoring);                                    \
+						     i64 ignore, i32 flags) {                                     \
+		index_check<T>(slot, values, n, L, lo, hi, ignore, flags);                                       \
 	}                                                                                                          \
 	extern "C" __global__ void check_fetch_##sfx(u64 *slot, const T *values, Layout L) {                      \
 		check_fetch<T>(slot, values, L);                                                                  \

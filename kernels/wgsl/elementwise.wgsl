@@ -18,8 +18,9 @@ words after the layout, from p[10 + 9·len(Args)]: attr_f32(j) and
 attr_i32(j) read word j of them.
 
 The float functions the table's expressions call (expf, powf, erff, ...)
-are math.wgsl's, the int64 ones (i64_add, i64_lt, ...) int64.wgsl's; powi
-and clampi, for int32, and powl and clampl, for int64, are here.
+are math.wgsl's, the int64 ones (i64_add, i64_lt, ...) int64.wgsl's; powi,
+clampi, fmodi and remainderi, for int32, and powl, clampl, fmodl and remainderl, for
+int64, are here.
 */}}
 {{define "elementwise"}}{{template "prelude" .}}
 @group(0) @binding(1) var<storage, read_write> dst: array<{{.Out}}>;
@@ -49,6 +50,46 @@ fn powi(a: i32, b: i32) -> i32 {
         e = e >> 1u;
     }
     return r;
+}
+
+// fmodi and remainderi are fmod and remainder of int32s: % truncates, as
+// C's does, and remainder moves a remainder whose sign is not b's by b
+// (ATen's rule). A zero b is refused before the launch; WGSL's % gives a
+// defined value for it and for the least int32 over -1, never a trap.
+fn fmodi(a: i32, b: i32) -> i32 {
+    return select(a % b, 0, b == 0 || b == -1);
+}
+
+fn remainderi(a: i32, b: i32) -> i32 {
+    let m = fmodi(a, b);
+    return select(m, m + b, m != 0 && ((b < 0) != (m < 0)));
+}
+
+// fmodl and remainderl are fmodi and remainderi of int64s: |a| mod |b| by
+// long division, a bit of |a| at a time from the top (the partial
+// remainder stays below |b| ≤ 2⁶³, so doubling it never overflows), with
+// a's sign. |b| and |a| are unsigned, so the least int64 is 2⁶³.
+fn fmodl(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    if (!i64_nonzero(b)) {
+        return vec2<u32>(0u, 0u);
+    }
+    let x = i64_abs(a);
+    let d = i64_abs(b);
+    var r = vec2<u32>(0u, 0u);
+    for (var k = 63u; k < 64u; k--) {
+        let w = select(x.x, x.y, k >= 32u);
+        r = u64_shl(r, 1u);
+        r.x = r.x | ((w >> (k & 31u)) & 1u);
+        if (!(r.y < d.y || (r.y == d.y && r.x < d.x))) {
+            r = i64_sub(r, d);
+        }
+    }
+    return select(r, i64_neg(r), i64_negative(a));
+}
+
+fn remainderl(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let m = fmodl(a, b);
+    return select(m, i64_add(m, b), i64_nonzero(m) && (i64_negative(b) != i64_negative(m)));
 }
 
 // powl is powi of int64s (int64.wgsl's wrapping products), over the bits

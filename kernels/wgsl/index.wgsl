@@ -10,8 +10,8 @@ bounded whatever it reads). gather and scatter move elements as words
 scatter_add adds.
 
 index_check: dispatch's value check (backends/wgpu/checks.go): the first
-(row-major) position of a value outside [min, max], unless it is the
-ignored value, by atomicMin into log[3·slot], which holds 0xffffffff (no
+(row-major) position of a value outside [min, max] (inside it, where the
+check's Outside flag is set), unless it is the ignored value, by atomicMin into log[3·slot], which holds 0xffffffff (no
 bad value) until a check writes it; the host reads the log back with the
 next read-back.
 check_fetch: then copies the value at that position to log[3·slot + 1]
@@ -20,7 +20,8 @@ or int64 and compare as int64s, so that no value is wrapped into range.
 Launch: index_check one item per element of the values, check_fetch one
 item; the values are strided argument 0 of the layout (over their own
 shape); p[19..21) is min, p[21..23) max, p[23..25) the ignored value (each
-an int64, low word first), p[25] whether there is one, p[26] the slot.
+an int64, low word first), p[25] the check's flags (bit 0: there is an ignored value; bit 1:
+Outside), p[26] the slot.
 
 gather: dst[i] = src[strided(0, i) + index[strided(1, i)] · step], the
 kernel of gather and index_select (whose index view repeats along every dim
@@ -94,8 +95,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let v = values[strided(0u, i)];
 {{- end}}
     let outside = i64_lt(v, p64(19u)) || i64_lt(p64(21u), v);
-    let ignored = p[25] != 0u && i64_eq(v, p64(23u));
-    if (outside && !ignored) {
+    let ignored = (p[25] & 1u) != 0u && i64_eq(v, p64(23u));
+    if (outside != ((p[25] & 2u) != 0u) && !ignored) {
         atomicMin(&log[3u * p[26]], i);
     }
 }

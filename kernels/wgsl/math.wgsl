@@ -1,6 +1,6 @@
 {{/*
 math: float32 functions for every kernel that needs exp, log, pow, sin,
-cos, tan, erf, tanh or the inverse and hyperbolic trigonometric functions, written out rather than WGSL's builtins: WebGPU lacks
+cos, tan, erf, tanh, fmod or the inverse and hyperbolic trigonometric functions, written out rather than WGSL's builtins: WebGPU lacks
 erf, expm1 and log1p; it allows exp, log, sin, cos and atan2 errors of
 thousands of ulp (lavapipe's are 56 to 350 ulp, and sin and cos lose every
 digit past 1e5), leaves atan2 of zeros and pow of a negative base
@@ -547,6 +547,40 @@ fn atanhf(x: f32) -> f32 {
         r = 0.5 * log1pf(2.0 * a / (1.0 - a));
     }
     return select(r, -r, x < 0.0);
+}
+
+// fmodf is C's fmod, exactly (WGSL's % on floats is a - b·trunc(a/b),
+// which loses the remainder of large quotients): |a| less the largest
+// |b|·2ᵏ not above it, over and over; each s so taken is in [r/2, r], so
+// r - s is exact (Sterbenz), and there is at most one per binade between
+// |a| and |b|. The sign is a's; a zero or NaN b, an infinite or NaN a give
+// NaN, and an infinite b gives a.
+fn fmodf(a: f32, b: f32) -> f32 {
+    if (is_nan(a) || is_nan(b) || is_inf(a) || b == 0.0) {
+        return nan_f32();
+    }
+    let d = abs(b);
+    var r = abs(a);
+    if (is_inf(b) || r < d) {
+        return a;
+    }
+    let ed = frexp(d).exp;
+    for (var k = 0; k < 300 && r >= d; k++) {
+        var s = ldexp(d, frexp(r).exp - ed);
+        if (s > r) {
+            s = s * 0.5;
+        }
+        r = r - s;
+    }
+    return select(r, -r, a < 0.0);
+}
+
+// remainderf is torch.remainder's float rule: fmod, plus b where the
+// remainder is nonzero and its sign is not b's (ATen's
+// BinaryOpsKernel.cpp), so the result takes b's sign.
+fn remainderf(a: f32, b: f32) -> f32 {
+    let m = fmodf(a, b);
+    return select(m, m + b, !is_nan(m) && m != 0.0 && ((b < 0.0) != (m < 0.0)));
 }
 
 // atan2f has IEEE's (and Go's math.Atan2's) special cases, which WGSL's
