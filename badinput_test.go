@@ -280,6 +280,7 @@ func biOps() map[string]biOp {
 		"var":         biReduce(func(x *Tensor, d int) *Tensor { return x.Var(true, d) }),
 		"std":         biReduce(func(x *Tensor, d int) *Tensor { return x.Std(true, d) }),
 		"logsumexp":   biReduce(func(x *Tensor, d int) *Tensor { return x.LogSumExp(d) }),
+		"vector_norm": biReduce(func(x *Tensor, d int) *Tensor { return x.Norm(2, d) }),
 		"argmax":      biReduce(func(x *Tensor, d int) *Tensor { return x.ArgMax(d) }),
 		"argmin":      biReduce(func(x *Tensor, d int) *Tensor { return x.ArgMin(d) }),
 		"cumsum":      biReduce(func(x *Tensor, d int) *Tensor { return x.CumSum(d) }),

@@ -91,8 +91,10 @@ func vectorNorm(x *Tensor, a vectorNormAttrs) *Tensor {
 	sum := func(t *Tensor) *Tensor { return t.reduce(ops.Sum, a.keep, 0, a.dims) }
 	switch {
 	case p == 0:
-		// A comparison carries no gradient, so this one is 0.
-		return sum(x.NeScalar(0).Cast(x.t.DType))
+		// 1 where x is not 0 (NaN included), else sign(x) = 0, whose
+		// gradient is 0: the count stays connected to x, so that its
+		// gradient is zeros (PyTorch's) rather than none.
+		return sum(Where(x.NeScalar(0), x.scalarLike(op, 1), x.Sign()))
 	case p == 1:
 		return sum(x.Abs())
 	case math.IsInf(p, 1):
@@ -113,6 +115,9 @@ func vectorNorm(x *Tensor, a vectorNormAttrs) *Tensor {
 
 // rootSafe is s^(1/p) for s ≥ 0, with 0 and a zero gradient where s is 0.
 func rootSafe(op string, s *Tensor, p float64) *Tensor {
+	if s.err != nil {
+		return s // the sum's error (a result too large to allocate)
+	}
 	zero := s.EqScalar(0)
 	safe := Where(zero, s.scalarLike(op, 1), s)
 	var r *Tensor
