@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from grad import GradFamily
-from refcase import SHORT, Family, L, rnd, shp
+from refcase import DTYPES, INF, NAN, SHORT, Family, L, rnd, shp
 
 
 def running(c):
@@ -146,6 +146,7 @@ def norm():
       {"r": 0}, error="value")
     c("pixel_unshuffle/f64/err/height3_r2", "pixel_unshuffle", [x([1, 1, 3, 4])], lambda t: F.pixel_unshuffle(t, 2),
       {"r": 2}, error="shape")
+    vector_norm(fam)
     return fam
 
 
@@ -187,4 +188,101 @@ def grad_norm():
       {"r": 2}, hvp=True)
     g("pixel_unshuffle/f64/[2,1,3,6]/r3", "pixel_unshuffle", [x([2, 1, 3, 6])], lambda t: F.pixel_unshuffle(t, 3),
       {"r": 3})
+    grad_vector_norm(fam)
     return fam
+
+
+# ---- vector_norm (appended after the cases above, so that their inputs stay
+# as they were) ---------------------------------------------------------------
+
+PS = [("p2", 2.0), ("p1", 1.0), ("inf", INF), ("-inf", -INF), ("p0", 0.0), ("p3", 3.0), ("p0.5", 0.5),
+      ("p1.5", 1.5), ("p-1", -1.0)]
+
+
+def vn_attrs(p, dims=None, keepdim=False):
+    a = {"p": float(p), "keepdim": keepdim}
+    if dims is not None:
+        a["dims"] = list(dims)
+    return a
+
+
+def vn_fn(p, dims=None, keepdim=False):
+    return lambda t: torch.linalg.vector_norm(t, p, dims, keepdim)
+
+
+def vector_norm(fam):
+    """torch.linalg.vector_norm's values: each p over all dims, some dims
+    (negative ones too), keepdim, zeros, ties, empty tensors, overflow and
+    the errors torch raises."""
+    c = fam.case
+    for dt in ("float64", "float32"):
+        s = SHORT[dt]
+        for pn, p in PS:
+            for shape, dims, keep in (([5], None, False), ([3, 4], [1], False), ([3, 4], [-2], True),
+                                      ([2, 3, 4], [0, 2], False), ([2, 3, 4], [-1, 0], True), ([2, 3], None, True)):
+                d = "all" if dims is None else ",".join(map(str, dims))
+                k = "/keepdim" if keep else ""
+                c(f"vector_norm/{s}/{pn}/{shp(shape)}/dims{d}{k}", "vector_norm", [rnd(shape, dt)],
+                  vn_fn(p, dims, keep), vn_attrs(p, dims, keep))
+        # Zeros: a zero row, and zero elements among others.
+        z = rnd([3, 4], dt)
+        z[1] = 0
+        z[0, 2] = 0
+        for pn, p in PS:
+            c(f"vector_norm/{s}/{pn}/zeros[3,4]/dims1", "vector_norm", [z.clone()], vn_fn(p, [1]), vn_attrs(p, [1]))
+    # torch does not rescale: the squares overflow float32 and the norm is inf.
+    c("vector_norm/f32/p2/overflow", "vector_norm", [torch.tensor([1e30, 1e30, 1.0], dtype=torch.float32)],
+      vn_fn(2.0), vn_attrs(2.0))
+    x = lambda shape: rnd(shape, "float64")
+    c("vector_norm/f64/p2/transposed[3,4]/dims0", "vector_norm", [L(x([3, 4]), "transposed")], vn_fn(2.0, [0]),
+      vn_attrs(2.0, [0]))
+    c("vector_norm/f64/p2/0d", "vector_norm", [torch.tensor(-2.5, dtype=torch.float64)], vn_fn(2.0), vn_attrs(2.0))
+    ties = torch.tensor([[3.0, -3.0, 1.0], [-2.0, 2.0, 2.0]], dtype=torch.float64)
+    c("vector_norm/f64/inf/ties", "vector_norm", [ties], vn_fn(INF, [1]), vn_attrs(INF, [1]))
+    c("vector_norm/f64/nan", "vector_norm", [torch.tensor([1.0, NAN, -2.0], dtype=torch.float64)],
+      vn_fn(2.0), vn_attrs(2.0))
+    for pn, p in (("p2", 2.0), ("p1", 1.0), ("p0", 0.0), ("p3", 3.0), ("p0.5", 0.5)):
+        c(f"vector_norm/f64/{pn}/empty[0]", "vector_norm", [x([0])], vn_fn(p), vn_attrs(p))
+        c(f"vector_norm/f64/{pn}/empty[2,0]/dims1", "vector_norm", [x([2, 0])], vn_fn(p, [1]), vn_attrs(p, [1]))
+    for pn, p in (("inf", INF), ("-inf", -INF), ("p-1", -1.0)):
+        c(f"vector_norm/f64/{pn}/err/empty[0]", "vector_norm", [x([0])], vn_fn(p), vn_attrs(p), error="shape")
+        c(f"vector_norm/f64/{pn}/err/empty[0,3]/dims0", "vector_norm", [x([0, 3])], vn_fn(p, [0]),
+          vn_attrs(p, [0]), error="shape")
+    c("vector_norm/f64/inf/empty[0,3]/dims1", "vector_norm", [x([0, 3])], vn_fn(INF, [1]), vn_attrs(INF, [1]))
+    c("vector_norm/i64/err/dtype", "vector_norm", [torch.arange(4)], vn_fn(2.0), vn_attrs(2.0), error="dtype")
+    c("vector_norm/f64/err/dim2_of_rank2", "vector_norm", [x([2, 3])], vn_fn(2.0, [2]), vn_attrs(2.0, [2]),
+      error="index")
+
+
+def grad_vector_norm(fam):
+    """vector_norm's gradients, against torch's norm_backward: every p, dims
+    and keepdim, zero rows and zero elements (masked to 0), ties of the ±Inf
+    norms (shared evenly), and Hessian-vector products away from zeros
+    where the Hessian is not 0 (torch's is an unallocated zero tensor for
+    p = 0, 1 and ±Inf, which the format cannot hold)."""
+    g = fam.gcase
+    for pn, p in PS:
+        smooth = p not in (0.0, 1.0, INF, -INF)
+        for shape, dims, keep, h in (([5], None, False, True), ([3, 4], [-1], False, True),
+                                     ([2, 3, 4], [0, 2], True, False)):
+            d = "all" if dims is None else ",".join(map(str, dims))
+            k = "/keepdim" if keep else ""
+            g(f"vector_norm/f64/{pn}/{shp(shape)}/dims{d}{k}", "vector_norm", [rnd(shape, "float64")],
+              vn_fn(p, dims, keep), vn_attrs(p, dims, keep), hvp=h and smooth)
+        z = rnd([3, 4], "float64")
+        z[1] = 0
+        z[0, 2] = 0
+        g(f"vector_norm/f64/{pn}/zeros[3,4]/dims1", "vector_norm", [z], vn_fn(p, [1]), vn_attrs(p, [1]))
+        g(f"vector_norm/f32/{pn}/[3,4]/dims1", "vector_norm", [rnd([3, 4], "float32")], vn_fn(p, [1]),
+          vn_attrs(p, [1]), hvp=smooth)
+    ties = torch.tensor([[3.0, -3.0, 1.0], [-2.0, 2.0, 2.0], [0.5, -4.0, 4.0]], dtype=torch.float64)
+    for pn, p in (("inf", INF), ("-inf", -INF)):
+        g(f"vector_norm/f64/{pn}/ties/dims1", "vector_norm", [ties.clone()], vn_fn(p, [1]), vn_attrs(p, [1]),
+          nonsmooth=True)
+        g(f"vector_norm/f64/{pn}/ties/all", "vector_norm", [ties.clone()], vn_fn(p), vn_attrs(p), nonsmooth=True)
+    # No Hessian here: torch's is NaN at a zero 2-norm (its double backward
+    # divides the masked 0 by the norm), lathe's 0.
+    g("vector_norm/f64/p2/zeros[4]", "vector_norm", [torch.zeros(4, dtype=torch.float64)], vn_fn(2.0),
+      vn_attrs(2.0))
+    g("vector_norm/f64/p2/empty[2,0]/dims1", "vector_norm", [rnd([2, 0], "float64")], vn_fn(2.0, [1]),
+      vn_attrs(2.0, [1]))

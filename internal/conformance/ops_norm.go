@@ -2,7 +2,8 @@ package conformance
 
 import "github.com/lathe-ml/lathe"
 
-// The table entries of the channel normalisations and the pixel shuffles
+// The table entries of the channel normalisations, the pixel shuffles and
+// the vector norms
 // (cases from build/torchref/norm.py).
 
 func init() {
@@ -36,6 +37,12 @@ var normOps = map[string]opFunc{
 	},
 	"pixel_unshuffle": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
 		return one(in[0].PixelUnshuffle(a.Int("r")))
+	},
+	"vector_norm": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		if a.Bool("keepdim") {
+			return one(in[0].NormKeepDim(a.Float("p"), a.Ints("dims")...))
+		}
+		return one(in[0].Norm(a.Float("p"), a.Ints("dims")...))
 	},
 }
 
