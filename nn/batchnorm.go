@@ -34,9 +34,12 @@ type BatchNorm2d struct {
 // variance ones, momentum 0.1, eps 1e-5; in training mode. Set Momentum and
 // Eps on the result for others.
 func NewBatchNorm2d(channels int, opts ...Option) *BatchNorm2d {
-	o := layerOptions(opts)
-	if channels < 1 {
-		err := lathe.Failed(nnError("batch_norm2d", lathe.ErrShape, "channels", "is "+strconv.Itoa(channels), "use at least one channel"))
+	o, optErr := layerOptions("BatchNorm2d", opts)
+	if optErr == nil && channels < 1 {
+		optErr = nnError("batch_norm2d", lathe.ErrShape, "channels", "is "+strconv.Itoa(channels), "use at least one channel")
+	}
+	if optErr != nil {
+		err := lathe.Failed(optErr)
 		return &BatchNorm2d{Weight: err, Bias: err, RunningMean: err, RunningVar: err, NumBatchesTracked: err, Momentum: 0.1, Eps: 1e-5}
 	}
 	return &BatchNorm2d{
@@ -117,10 +120,13 @@ type GroupNorm struct {
 // another).
 func NewGroupNorm(groups, channels int, opts ...Option) *GroupNorm {
 	const eps = 1e-5
-	o := layerOptions(opts)
-	if groups < 1 || channels < 1 || channels%groups != 0 {
-		err := lathe.Failed(nnError("group_norm", lathe.ErrValue, "groups", "is "+strconv.Itoa(groups)+" for "+strconv.Itoa(channels)+" channels",
-			"use at least one channel and a number of groups that divides the channels"))
+	o, optErr := layerOptions("GroupNorm", opts)
+	if optErr == nil && (groups < 1 || channels < 1 || channels%groups != 0) {
+		optErr = nnError("group_norm", lathe.ErrValue, "groups", "is "+strconv.Itoa(groups)+" for "+strconv.Itoa(channels)+" channels",
+			"use at least one channel and a number of groups that divides the channels")
+	}
+	if optErr != nil {
+		err := lathe.Failed(optErr)
 		return &GroupNorm{Groups: groups, Eps: eps, Weight: err, Bias: err}
 	}
 	return &GroupNorm{

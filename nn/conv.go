@@ -25,7 +25,7 @@ type Conv2d struct {
 // for a reproducible model. Options: Stride, Padding, PaddingSame,
 // Dilation, Groups, KernelSize, NoBias, WithDType, OnDevice.
 func NewConv2d(in, out, kernel int, opts ...Option) *Conv2d {
-	o := layerOptions(opts)
+	o, optErr := layerOptions("Conv2d", opts)
 	groups := 1
 	if o.groupsSet {
 		groups = o.groups
@@ -44,8 +44,11 @@ func NewConv2d(in, out, kernel int, opts ...Option) *Conv2d {
 	case in%groups != 0 || out%groups != 0:
 		detail = "has in=" + strconv.Itoa(in) + " and out=" + strconv.Itoa(out) + ", which groups " + strconv.Itoa(groups) + " must both divide"
 	}
-	if detail != "" {
-		err := lathe.Failed(nnError("conv2d", lathe.ErrValue, "", detail, "give positive sizes that groups divides"))
+	if detail != "" && optErr == nil {
+		optErr = nnError("conv2d", lathe.ErrValue, "", detail, "give positive sizes that groups divides")
+	}
+	if optErr != nil {
+		err := lathe.Failed(optErr)
 		c := &Conv2d{Weight: err}
 		if !o.noBias {
 			c.Bias = err

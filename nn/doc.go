@@ -39,9 +39,12 @@
 //	nn.NewUpsample(nn.ScaleFactor(2), nn.Mode("bilinear"))
 //	nn.NewLSTM(in, hidden, nn.NumLayers(2), nn.BatchFirst())
 //
-// WithDType, OnDevice and NoBias apply to every layer with parameters. The
-// window and interpolation options hand their values to lathe's options of
-// the same names, which the op checks when Forward runs. Numeric constants
+// WithDType and OnDevice apply to every layer with parameters, NoBias to
+// every one with a bias. A constructor refuses an option it does not take
+// (Mode to NewConv2d): the layer comes back failed with an ErrValue that
+// names the option, as PyTorch refuses an unknown keyword. The window and
+// interpolation options hand their values to lathe's options of the same
+// names, which the op checks when Forward runs. Numeric constants
 // that only Forward reads (Eps of the norm layers, 1e-5, and BatchNorm2d's
 // Momentum, 0.1) are exported fields with PyTorch's defaults: set them on
 // the result.

@@ -18,10 +18,13 @@ type Linear struct {
 // bias from the same range. Values come from lathe's seeded stream, so call
 // lathe.Seed first for a reproducible model.
 func NewLinear(in, out int, opts ...Option) *Linear {
-	o := layerOptions(opts)
-	if in < 0 || out < 0 || (out > 0 && in > math.MaxInt/out) {
-		err := lathe.Failed(nnError("linear", lathe.ErrShape, "", "has in="+strconv.Itoa(in)+", out="+strconv.Itoa(out)+
-			", which must be ≥ 0 and make a weight of at most MaxInt elements", "use smaller sizes"))
+	o, optErr := layerOptions("Linear", opts)
+	if optErr == nil && (in < 0 || out < 0 || (out > 0 && in > math.MaxInt/out)) {
+		optErr = nnError("linear", lathe.ErrShape, "", "has in="+strconv.Itoa(in)+", out="+strconv.Itoa(out)+
+			", which must be ≥ 0 and make a weight of at most MaxInt elements", "use smaller sizes")
+	}
+	if optErr != nil {
+		err := lathe.Failed(optErr)
 		l := &Linear{Weight: err}
 		if !o.noBias {
 			l.Bias = err
@@ -73,7 +76,10 @@ type Embedding struct {
 // NewEmbedding makes an Embedding of num rows of size dim, initialised
 // N(0, 1) as PyTorch does.
 func NewEmbedding(num, dim int, opts ...Option) *Embedding {
-	o := layerOptions(opts)
+	o, err := layerOptions("Embedding", opts)
+	if err != nil {
+		return &Embedding{Weight: lathe.Failed(err)}
+	}
 	return &Embedding{Weight: newParam(lathe.RandN(lathe.CPU, o.dtype, num, dim), o)}
 }
 
@@ -102,7 +108,11 @@ type LayerNorm struct {
 // weight ones, bias zeros and PyTorch's eps 1e-5 (set Eps on the result for
 // another).
 func NewLayerNorm(shape []int, opts ...Option) *LayerNorm {
-	o := layerOptions(opts)
+	o, err := layerOptions("LayerNorm", opts)
+	if err != nil {
+		f := lathe.Failed(err)
+		return &LayerNorm{Shape: append([]int(nil), shape...), Eps: 1e-5, Weight: f, Bias: f}
+	}
 	return &LayerNorm{
 		Shape:  append([]int(nil), shape...),
 		Eps:    1e-5,
@@ -160,6 +170,29 @@ func (activation) To(lathe.Device) error { return nil }
 
 // Train does nothing: an activation acts the same in both modes.
 func (activation) Train(bool) {}
+
+// parameterless is the bookkeeping of a layer without parameters that
+// takes options (the poolings, Upsample). A constructor that refused an
+// option sets failed; the layer then lists it as the parameter "options",
+// so that Err, Save and the optimizers report it as they report a failed
+// parameter of any layer, and Forward returns the error.
+type parameterless struct {
+	activation
+	failed *lathe.Tensor
+}
+
+func refused(err *lathe.Error) parameterless { return parameterless{failed: lathe.Failed(err)} }
+
+// Parameters is empty, or the failed "options" of a refused option.
+func (p parameterless) Parameters() []Param {
+	if p.failed == nil {
+		return nil
+	}
+	return []Param{{Name: "options", T: p.failed}}
+}
+
+// fail is a fresh failed result with the refusal's error.
+func (p parameterless) fail() *lathe.Tensor { return lathe.Failed(p.failed.Err()) }
 
 // ReLU is max(x, 0) as a module.
 type ReLU struct{ activation }

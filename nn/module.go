@@ -3,7 +3,9 @@ package nn
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/lathe-ml/lathe"
 )
@@ -50,8 +52,15 @@ func Err(m Module) error {
 	return nil
 }
 
-// Option sets an option of a layer constructor.
-type Option func(*options)
+// Option sets an option of a layer constructor. Each option carries
+// torch's keyword for it, and layerSpecs says which keywords each layer
+// takes; passing an option to a layer that does not take it (Mode to
+// NewConv2d) is an ErrValue that names it, as PyTorch's constructors refuse
+// an unknown keyword.
+type Option struct {
+	name string
+	set  func(*options)
+}
 
 type options struct {
 	dtype  lathe.DType
@@ -73,20 +82,76 @@ type options struct {
 
 // WithDType makes the layer's parameters of dtype dt (lathe.Float32 by
 // default; lathe.Float64 is the other choice).
-func WithDType(dt lathe.DType) Option { return func(o *options) { o.dtype = dt } }
+func WithDType(dt lathe.DType) Option {
+	return Option{"dtype", func(o *options) { o.dtype = dt }}
+}
 
 // OnDevice makes the layer's parameters on dev (lathe.CPU by default).
-func OnDevice(dev lathe.Device) Option { return func(o *options) { o.device = dev } }
+func OnDevice(dev lathe.Device) Option {
+	return Option{"device", func(o *options) { o.device = dev }}
+}
 
 // NoBias leaves out the layer's additive bias (torch's bias=False).
-func NoBias() Option { return func(o *options) { o.noBias = true } }
+func NoBias() Option { return Option{"bias", func(o *options) { o.noBias = true }} }
 
-func layerOptions(opts []Option) options {
-	o := options{dtype: lathe.Float32, device: lathe.CPU}
-	for _, f := range opts {
-		f(&o)
+// A layerSpec names a layer constructor's op (the prefix of its errors)
+// and the options it takes, by torch's keyword.
+type layerSpec struct {
+	layer, op string
+	takes     []string
+}
+
+// layerSpecs is the one list of which layer takes which option.
+var layerSpecs = func() []layerSpec {
+	params := []string{"dtype", "device"}
+	withBias := append([]string{"bias"}, params...)
+	recurrent := append([]string{"num_layers", "batch_first", "bidirectional", "dropout"}, withBias...)
+	return []layerSpec{
+		{"Linear", "linear", withBias},
+		{"Embedding", "embedding", params},
+		{"LayerNorm", "layer_norm", params},
+		{"BatchNorm2d", "batch_norm2d", params},
+		{"GroupNorm", "group_norm", params},
+		{"Conv2d", "conv2d", append([]string{"kernel_size", "stride", "padding", "dilation", "groups"}, withBias...)},
+		{"MaxPool2d", "max_pool2d", []string{"kernel_size", "stride", "padding", "dilation", "ceil_mode"}},
+		{"AvgPool2d", "avg_pool2d", []string{"kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"}},
+		{"Upsample", "upsample", []string{"size", "scale_factor", "mode", "align_corners", "recompute_scale_factor"}},
+		{"RNN", "rnn", append([]string{"nonlinearity"}, recurrent...)},
+		{"LSTM", "lstm", recurrent},
+		{"GRU", "gru", recurrent},
+		{"RNNCell", "rnn_cell", append([]string{"nonlinearity"}, withBias...)},
+		{"LSTMCell", "lstm_cell", withBias},
+		{"GRUCell", "gru_cell", withBias},
 	}
-	return o
+}()
+
+// layerOptions applies opts for the named layer (a name in layerSpecs),
+// PyTorch's defaults first; an option the layer does not take, or a zero
+// Option, is an ErrValue for the constructor to fail the layer with.
+func layerOptions(layer string, opts []Option) (options, *lathe.Error) {
+	o := options{dtype: lathe.Float32, device: lathe.CPU}
+	i := slices.IndexFunc(layerSpecs, func(s layerSpec) bool { return s.layer == layer })
+	spec := layerSpecs[i]
+	for _, opt := range opts {
+		if opt.set == nil {
+			return o, nnError(spec.op, lathe.ErrValue, "opts", "holds a zero Option", "make options with nn.Stride, nn.NoBias, ...")
+		}
+		if !slices.Contains(spec.takes, opt.name) {
+			var owners []string
+			for _, s := range layerSpecs {
+				if slices.Contains(s.takes, opt.name) {
+					owners = append(owners, s.layer+"'s")
+				}
+			}
+			fix := spec.layer + " takes " + strings.Join(spec.takes, ", ")
+			if len(owners) > 0 && len(owners) <= 3 { // more (dtype's) would drown the fix
+				fix = "it is " + strings.Join(owners, ", ") + "; " + fix
+			}
+			return o, nnError(spec.op, lathe.ErrValue, opt.name, "is not an option of "+spec.layer, fix)
+		}
+		opt.set(&o)
+	}
+	return o, nil
 }
 
 // newParam uploads an initial value made on the cpu to the layer's device

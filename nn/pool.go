@@ -11,7 +11,7 @@ import "github.com/lathe-ml/lathe"
 // options of lathe.Tensor.MaxPool2d (Stride, defaulting to the kernel,
 // Padding, Dilation, CeilMode).
 type MaxPool2d struct {
-	activation
+	parameterless
 	Kernel  int
 	Options []lathe.WindowOption
 }
@@ -19,24 +19,29 @@ type MaxPool2d struct {
 // NewMaxPool2d makes a MaxPool2d layer: NewMaxPool2d(3, nn.Stride(2),
 // nn.Padding(1)). Options: Stride, Padding, Dilation, CeilMode, KernelSize.
 func NewMaxPool2d(kernel int, opts ...Option) *MaxPool2d {
-	return &MaxPool2d{Kernel: kernel, Options: poolOptions(opts)}
+	w, p := poolOptions("MaxPool2d", opts)
+	return &MaxPool2d{parameterless: p, Kernel: kernel, Options: w}
 }
 
-// poolOptions is the lathe options that opts give a pooling.
-func poolOptions(opts []Option) []lathe.WindowOption {
-	o := layerOptions(opts)
+// poolOptions is the lathe options that opts give a pooling, or the
+// refusal of one.
+func poolOptions(layer string, opts []Option) ([]lathe.WindowOption, parameterless) {
+	o, err := layerOptions(layer, opts)
+	if err != nil {
+		return nil, refused(err)
+	}
 	w := o.window
 	if o.kernel != nil {
 		w = append(w, lathe.KernelSize(o.kernel...))
 	}
-	if o.groupsSet {
-		w = append(w, lathe.Groups(o.groups)) // which the op reports
-	}
-	return w
+	return w, parameterless{}
 }
 
 // Forward max-pools x.
 func (m *MaxPool2d) Forward(x *lathe.Tensor) *lathe.Tensor {
+	if m.failed != nil {
+		return m.fail()
+	}
 	return x.MaxPool2d(m.Kernel, m.Options...)
 }
 
@@ -44,7 +49,7 @@ func (m *MaxPool2d) Forward(x *lathe.Tensor) *lathe.Tensor {
 // the options of lathe.Tensor.AvgPool2d (Stride, Padding, CeilMode,
 // ExcludePadding, Divisor).
 type AvgPool2d struct {
-	activation
+	parameterless
 	Kernel  int
 	Options []lathe.WindowOption
 }
@@ -52,11 +57,15 @@ type AvgPool2d struct {
 // NewAvgPool2d makes an AvgPool2d layer: NewAvgPool2d(2). Options: Stride,
 // Padding, CeilMode, ExcludePadding, Divisor, KernelSize.
 func NewAvgPool2d(kernel int, opts ...Option) *AvgPool2d {
-	return &AvgPool2d{Kernel: kernel, Options: poolOptions(opts)}
+	w, p := poolOptions("AvgPool2d", opts)
+	return &AvgPool2d{parameterless: p, Kernel: kernel, Options: w}
 }
 
 // Forward average-pools x.
 func (m *AvgPool2d) Forward(x *lathe.Tensor) *lathe.Tensor {
+	if m.failed != nil {
+		return m.fail()
+	}
 	return x.AvgPool2d(m.Kernel, m.Options...)
 }
 

@@ -56,46 +56,56 @@ type GRU struct{ RNNBase }
 
 // NumLayers stacks n recurrent layers, each fed the previous one's output
 // (torch's num_layers; 1 by default).
-func NumLayers(n int) Option { return func(o *options) { o.numLayers = n } }
+func NumLayers(n int) Option { return Option{"num_layers", func(o *options) { o.numLayers = n }} }
 
 // BatchFirst makes a recurrent layer take and return (batch, seq, feature)
 // rather than (seq, batch, feature); the states keep the batch second.
-func BatchFirst() Option { return func(o *options) { o.batchFirst = true } }
+func BatchFirst() Option { return Option{"batch_first", func(o *options) { o.batchFirst = true }} }
 
 // Bidirectional adds a second direction that reads the sequence backwards;
 // the output concatenates both directions' hidden states.
-func Bidirectional() Option { return func(o *options) { o.bidirectional = true } }
+func Bidirectional() Option {
+	return Option{"bidirectional", func(o *options) { o.bidirectional = true }}
+}
 
 // InterLayerDropout drops each element of every layer's output but the last
 // with probability p in training mode (torch's dropout argument).
-func InterLayerDropout(p float64) Option { return func(o *options) { o.dropout = p } }
+func InterLayerDropout(p float64) Option {
+	return Option{"dropout", func(o *options) { o.dropout = p }}
+}
 
 // Nonlinearity picks an RNN's or RNNCell's activation, "tanh" (the
 // default) or "relu" (torch's nonlinearity argument).
-func Nonlinearity(name string) Option { return func(o *options) { o.nonlinearity = name } }
+func Nonlinearity(name string) Option {
+	return Option{"nonlinearity", func(o *options) { o.nonlinearity = name }}
+}
 
 // NewRNN makes an RNN from in features to hidden, initialised as PyTorch
 // does: every weight and bias U(-1/√hidden, 1/√hidden). Options:
 // Nonlinearity, NumLayers, BatchFirst, Bidirectional, InterLayerDropout,
 // NoBias, WithDType, OnDevice.
 func NewRNN(in, hidden int, opts ...Option) *RNN {
-	return &RNN{newRNNBase(kindRNNTanh, in, hidden, opts)}
+	o, err := layerOptions("RNN", opts)
+	return &RNN{newRNNBase(kindRNNTanh, in, hidden, o, err)}
 }
 
 // NewLSTM makes an LSTM from in features to hidden, initialised as PyTorch
 // does: every weight and bias U(-1/√hidden, 1/√hidden). Options: NumLayers,
 // BatchFirst, Bidirectional, InterLayerDropout, NoBias, WithDType, OnDevice.
 func NewLSTM(in, hidden int, opts ...Option) *LSTM {
-	return &LSTM{newRNNBase(kindLSTM, in, hidden, opts)}
+	o, err := layerOptions("LSTM", opts)
+	return &LSTM{newRNNBase(kindLSTM, in, hidden, o, err)}
 }
 
 // NewGRU makes a GRU as NewLSTM makes an LSTM.
 func NewGRU(in, hidden int, opts ...Option) *GRU {
-	return &GRU{newRNNBase(kindGRU, in, hidden, opts)}
+	o, err := layerOptions("GRU", opts)
+	return &GRU{newRNNBase(kindGRU, in, hidden, o, err)}
 }
 
-func newRNNBase(kind rnnKind, in, hidden int, opts []Option) RNNBase {
-	o := layerOptions(opts)
+// newRNNBase builds the weights from the options layerOptions gave, or
+// fails them with optErr, its refusal of an option.
+func newRNNBase(kind rnnKind, in, hidden int, o options, optErr *lathe.Error) RNNBase {
 	badAct := false
 	if kind == kindRNNTanh {
 		switch o.nonlinearity {
@@ -105,8 +115,6 @@ func newRNNBase(kind rnnKind, in, hidden int, opts []Option) RNNBase {
 		default:
 			badAct = true
 		}
-	} else if o.nonlinearity != "" {
-		badAct = true
 	}
 	layers := o.numLayers
 	if layers == 0 {
@@ -124,12 +132,15 @@ func newRNNBase(kind rnnKind, in, hidden int, opts []Option) RNNBase {
 	case !(o.dropout >= 0 && o.dropout <= 1):
 		detail = "has dropout " + strconv.FormatFloat(o.dropout, 'g', -1, 64) + ", which must be in [0, 1]"
 	case badAct:
-		detail = "has nonlinearity " + strconv.Quote(o.nonlinearity) + "; only an RNN takes one, \"tanh\" or \"relu\""
+		detail = "has nonlinearity " + strconv.Quote(o.nonlinearity) + "; it is \"tanh\" or \"relu\""
 	case kind.gates()*hidden > math.MaxInt32 || in > math.MaxInt32:
 		detail = "has sizes too large for a weight"
 	}
-	if detail != "" {
-		err := lathe.Failed(nnError(kind.String(), lathe.ErrValue, "", detail, "give positive sizes, a dropout probability and a known nonlinearity"))
+	if detail != "" && optErr == nil {
+		optErr = nnError(kind.String(), lathe.ErrValue, "", detail, "give positive sizes, a dropout probability and a known nonlinearity")
+	}
+	if optErr != nil {
+		err := lathe.Failed(optErr)
 		for i := range r.Weights {
 			r.Weights[i] = RNNWeights{WeightIH: err, WeightHH: err}
 			if !o.noBias {
@@ -430,23 +441,25 @@ type GRUCell struct{ RNNCellBase }
 // NewRNNCell makes an RNNCell from in features to hidden, initialised as
 // NewRNN does. Options: Nonlinearity, NoBias, WithDType, OnDevice.
 func NewRNNCell(in, hidden int, opts ...Option) *RNNCell {
-	return &RNNCell{newRNNCellBase(kindRNNTanh, in, hidden, opts)}
+	return &RNNCell{newRNNCellBase("RNNCell", kindRNNTanh, in, hidden, opts)}
 }
 
 // NewLSTMCell makes an LSTMCell from in features to hidden, initialised as
 // NewLSTM does. Options: NoBias, WithDType, OnDevice.
 func NewLSTMCell(in, hidden int, opts ...Option) *LSTMCell {
-	return &LSTMCell{newRNNCellBase(kindLSTM, in, hidden, opts)}
+	return &LSTMCell{newRNNCellBase("LSTMCell", kindLSTM, in, hidden, opts)}
 }
 
 // NewGRUCell makes a GRUCell as NewLSTMCell makes an LSTMCell.
 func NewGRUCell(in, hidden int, opts ...Option) *GRUCell {
-	return &GRUCell{newRNNCellBase(kindGRU, in, hidden, opts)}
+	return &GRUCell{newRNNCellBase("GRUCell", kindGRU, in, hidden, opts)}
 }
 
-func newRNNCellBase(kind rnnKind, in, hidden int, opts []Option) RNNCellBase {
-	one := func(o *options) { o.numLayers, o.bidirectional, o.dropout = 1, false, 0 }
-	r := newRNNBase(kind, in, hidden, append(slices.Clone(opts), one))
+// newRNNCellBase is newRNNBase's one layer, one direction: a cell takes
+// none of the options that would give it more.
+func newRNNCellBase(layer string, kind rnnKind, in, hidden int, opts []Option) RNNCellBase {
+	o, err := layerOptions(layer, opts)
+	r := newRNNBase(kind, in, hidden, o, err)
 	return RNNCellBase{InputSize: in, HiddenSize: hidden, RNNWeights: r.Weights[0], kind: r.kind}
 }
 

@@ -9,16 +9,26 @@ import "github.com/lathe-ml/lathe"
 //
 //	up := nn.NewUpsample(nn.ScaleFactor(2), nn.Mode("bilinear"))
 type Upsample struct {
-	activation
+	parameterless
 	Options []lathe.InterpOption
 }
 
 // NewUpsample returns an Upsample with Interpolate's options. They are
 // checked when Forward runs, against its input: a bad one gives a failed
-// output naming it.
+// output naming it. An option that is not Interpolate's fails the layer:
+// Err reports it, and Forward returns it.
 func NewUpsample(opts ...Option) *Upsample {
-	return &Upsample{Options: append([]lathe.InterpOption{}, layerOptions(opts).interp...)}
+	o, err := layerOptions("Upsample", opts)
+	if err != nil {
+		return &Upsample{parameterless: refused(err)}
+	}
+	return &Upsample{Options: append([]lathe.InterpOption{}, o.interp...)}
 }
 
 // Forward interpolates x.
-func (u *Upsample) Forward(x *lathe.Tensor) *lathe.Tensor { return x.Interpolate(u.Options...) }
+func (u *Upsample) Forward(x *lathe.Tensor) *lathe.Tensor {
+	if u.failed != nil {
+		return u.fail()
+	}
+	return x.Interpolate(u.Options...)
+}
