@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/examples/internal/amp"
 	"github.com/lathe-ml/lathe/nn"
 )
 
@@ -76,7 +77,7 @@ func Model(classes int) *nn.Seq {
 // Train runs cfg and reports the final loss and the held-out accuracy.
 func Train(cfg Config) (Result, error) {
 	start := time.Now()
-	if err := checkAMP(cfg.Device, cfg.AMP); err != nil {
+	if err := amp.Check(cfg.Device, cfg.AMP); err != nil {
 		return Result{}, err
 	}
 	logf := func(format string, a ...any) {
@@ -127,13 +128,13 @@ func Train(cfg Config) (Result, error) {
 			}
 			it := lathe.FromSlice(cfg.Device, idx, len(idx))
 			var loss *lathe.Tensor
-			if err := autocast(cfg.AMP, func() {
+			if err := amp.Run(cfg.AMP, func() {
 				loss = nn.CrossEntropy(model.Forward(x.IndexSelect(0, it)), y.IndexSelect(0, it))
 			}); err != nil {
 				return res, err
 			}
 			opt.ZeroGrad()
-			if err := step(loss, opt, scaler); err != nil {
+			if err := amp.Step(loss, opt, scaler); err != nil {
 				return res, err
 			}
 			l, err := loss.Item()
@@ -152,36 +153,16 @@ func Train(cfg Config) (Result, error) {
 	return res, nil
 }
 
-// step computes the gradients of loss and steps opt; with a scaler, on a
-// scaled loss through the scaler (which skips the step if a gradient
-// overflowed float16), as torch's GradScaler recipe.
-func step(loss *lathe.Tensor, opt nn.Optimizer, scaler *nn.GradScaler) error {
-	if scaler == nil {
-		if err := loss.Backward(); err != nil {
-			return err
-		}
-		return opt.Step()
-	}
-	if err := scaler.Scale(loss).Backward(); err != nil {
-		return err
-	}
-	if _, err := scaler.Step(opt); err != nil {
-		return err
-	}
-	scaler.Update()
-	return nil
-}
-
 // accuracy is the share of images whose largest logit is their class, in
 // evaluation mode (batch norm on its running statistics), recording
 // nothing, under Autocast as training is.
-func accuracy(m nn.Module, x, y *lathe.Tensor, amp lathe.DType) (float64, error) {
+func accuracy(m nn.Module, x, y *lathe.Tensor, dt lathe.DType) (float64, error) {
 	m.Train(false)
 	defer m.Train(true)
 	var acc float64
 	var err, aerr error
 	lathe.NoGrad(func() {
-		aerr = autocast(amp, func() {
+		aerr = amp.Run(dt, func() {
 			acc, err = m.Forward(x).ArgMax(1).Eq(y).Cast(lathe.Float32).Mean().Item()
 		})
 	})
@@ -196,18 +177,18 @@ func main() {
 	flag.Float64Var(&cfg.Noise, "noise", cfg.Noise, "pixel noise (standard deviation)")
 	flag.Float64Var(&cfg.LR, "lr", cfg.LR, "Adam's learning rate")
 	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed")
-	amp := flag.String("amp", "", "mixed precision: bf16 or f16 (default: off, float32)")
+	ampFlag := flag.String("amp", "", "mixed precision: bf16 or f16 (default: off, float32)")
 	flag.Parse()
 	d, err := lathe.DefaultDevice()
 	if *dev != "" {
 		d, err = lathe.ParseDevice(*dev)
 	}
 	if err == nil {
-		cfg.AMP, err = parseAMP(*amp)
+		cfg.AMP, err = amp.Parse(*ampFlag)
 	}
 	if err == nil {
 		// Before any training, so that a device without the dtype fails now.
-		err = checkAMP(d, cfg.AMP)
+		err = amp.Check(d, cfg.AMP)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cnn:", err)
@@ -219,5 +200,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, "cnn:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("final loss %.4f, test accuracy %.1f%% in %v on %v%s\n", res.Loss, 100*res.TestAccuracy, res.Elapsed.Round(time.Millisecond), cfg.Device, ampNote(cfg.AMP))
+	fmt.Printf("final loss %.4f, test accuracy %.1f%% in %v on %v%s\n", res.Loss, 100*res.TestAccuracy, res.Elapsed.Round(time.Millisecond), cfg.Device, amp.Note(cfg.AMP))
 }

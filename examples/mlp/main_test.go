@@ -127,19 +127,6 @@ func TestAMPRefusedOnWGPU(t *testing.T) {
 	}
 }
 
-func TestParseAMP(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want lathe.DType
-		ok   bool
-	}{{"", 0, true}, {"off", 0, true}, {"bf16", lathe.BFloat16, true}, {"f16", lathe.Float16, true}, {"f32", 0, false}} {
-		got, err := parseAMP(tc.in)
-		if got != tc.want || (err == nil) != tc.ok {
-			t.Errorf("parseAMP(%q) = %v, %v", tc.in, got, err)
-		}
-	}
-}
-
 // TestTrainIsReproducible: the same seed gives the same run.
 func TestTrainIsReproducible(t *testing.T) {
 	cfg := DefaultConfig()
