@@ -35,6 +35,7 @@ from norm import grad_norm, norm  # noqa: E402
 from pool import grad_pool, pool  # noqa: E402
 from reduce import matmul, reductions  # noqa: E402
 from shape import indexing, views  # noqa: E402
+from shapeops import grad_shape_ops, shape_ops  # noqa: E402
 from lossweight import grad_loss_weight, loss_weight  # noqa: E402
 from pad import grad_pad, pad  # noqa: E402
 from stress import stress  # noqa: E402
@@ -47,7 +48,7 @@ def main():
     total, size = 0, 0
     for make in (elementwise, binary, reductions, matmul, views, indexing, nn, grad,
                  pool, grad_pool, interp_cases, grad_interp, norm, grad_norm, conv, grad_conv, stress, narrow,
-                 pad, grad_pad, loss_weight, grad_loss_weight):
+                 pad, grad_pad, loss_weight, grad_loss_weight, shape_ops, grad_shape_ops):
         path, n = make().write(folder)
         total += n
         size += os.path.getsize(path)
