@@ -249,6 +249,22 @@ func cases() []kcase {
 				caseOf(op, ops.IndexDim{Dim: 0}, tensor(dt, []int{}), tensor(dispatch.Int64, []int{}), tensor(dt, []int{})))
 		}
 	}
+	// The launches of the root package's tril, triu and repeats, which are
+	// composites: the mask (an [rows] int row against a [rows, 1] column),
+	// the where of a batch over it with a 0-d zero, and the copy of a
+	// repeat's expanded view ([2, 3] as [r0=2 (stride 0), 2, r1=3 (stride
+	// 0), 3]) and of repeat_interleave's ([2, 3, 2 (stride 0)]).
+	for _, it := range []dispatch.DType{dispatch.Int32, dispatch.Int64} {
+		cs = append(cs,
+			caseOf(ops.Le, none, tensor(it, []int{5}), tensor(it, []int{4, 1})),
+			caseOf(ops.Ge, none, tensor(it, []int{5}), tensor(it, []int{4, 1})))
+	}
+	for _, dt := range allDTypes {
+		cs = append(cs,
+			caseOf(ops.Where, none, tensor(dispatch.Bool, []int{4, 5}), tensor(dt, []int{2, 4, 5}), tensor(dt, []int{})),
+			caseOf(ops.Contiguous, none, tensor(dt, []int{2, 2, 3, 3}, 0, 3, 0, 1)),
+			caseOf(ops.Contiguous, none, tensor(dt, []int{2, 3, 2}, 3, 1, 0)))
+	}
 	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64, dispatch.Int32, dispatch.Int64} {
 		cs = append(cs,
 			caseOf(ops.CumSum, ops.Scan{Dim: 1}, tensor(dt, []int{2, 3})),
