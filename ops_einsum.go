@@ -467,10 +467,41 @@ func einsumPair(a, b einsumOperand, keep map[int]bool, size map[int]int) einsumO
 		out.x = x.Mul(y)
 		return out
 	}
-	x := a.arrange(batch, left, sum).Reshape(nb, nl, nk)
-	y := b.arrange(batch, sum, right).Reshape(nb, nk, nr)
+	// Each side is laid out in the order its dims already have where it
+	// can (k before q in a [.., k, q] operand, say) and transposed as a
+	// view, so that the reshape to three dims copies nothing where x is
+	// contiguous: bhqd,bhkd->bhqk reads k as [bh, k, d]ᵀ, not a copy.
+	var x, y *Tensor
+	if a.before(sum, left) {
+		x = a.arrange(batch, sum, left).Reshape(nb, nk, nl).MT()
+	} else {
+		x = a.arrange(batch, left, sum).Reshape(nb, nl, nk)
+	}
+	if b.before(right, sum) {
+		y = b.arrange(batch, right, sum).Reshape(nb, nr, nk).MT()
+	} else {
+		y = b.arrange(batch, sum, right).Reshape(nb, nk, nr)
+	}
 	out.x = x.MatMul(y).Reshape(slices.Concat(bs, ls, rs)...)
 	return out
+}
+
+// before says whether every dim of o labelled in first comes before every
+// dim labelled in second (false if either is empty).
+func (o einsumOperand) before(first, second []int) bool {
+	if len(first) == 0 || len(second) == 0 {
+		return false
+	}
+	last := -1
+	for _, l := range first {
+		last = max(last, slices.Index(o.labels, l))
+	}
+	for _, l := range second {
+		if slices.Index(o.labels, l) < last {
+			return false
+		}
+	}
+	return true
 }
 
 func fill(s []int, v int) []int {
