@@ -69,7 +69,8 @@ var opEinsum = dispatch.Register(&dispatch.Op[*einsumPlan]{
 //
 // With two operands the work is one batched MatMul; more are contracted
 // left to right. The operands must share a dtype (ErrDType, as torch) that
-// MatMul and Sum run in. Errors: an ErrValue naming the equation and the
+// MatMul and Sum run in: bool operands, which torch takes, are refused
+// (ErrDType) where a letter is summed. Errors: an ErrValue naming the equation and the
 // position of a character that is no subscript, a bad ellipsis or arrow, an
 // output letter that is repeated or in no operand, or a count of operands
 // that differs from the equation's; an ErrShape naming the operand whose

@@ -122,7 +122,9 @@ var opRepeat = composite("repeat", []string{"x"}, func(in []*Tensor, a repeatAtt
 // longer than x's rank (the leading counts repeat new dims of size 1), not
 // shorter (ErrValue, as torch; Tile pads them instead); a count of 0 gives
 // an empty dim, a negative count is an ErrValue. The result is one new
-// copy of x's elements in x's dtype; the gradient sums the copies.
+// copy of x's elements in x's dtype (a view of x where every count is 1,
+// which is the same to a caller, tensors being immutable); the gradient
+// sums the copies.
 func (x *Tensor) Repeat(reps ...int) *Tensor {
 	const op = "repeat"
 	if err := x.check(op); err != nil {
