@@ -1,0 +1,114 @@
+package dist
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The MPI tests run this test binary under mpirun: TestMPI/<scenario>
+// starts `mpirun -np 2 --oversubscribe <this binary> -test.run
+// ^TestMPIWorker$` with LATHE_DIST_SCENARIO set, and each rank runs the
+// scenario's checks in TestMPIWorker. A machine without mpirun skips them
+// by name (`make deps` installs Open MPI).
+
+const scenarioEnv = "LATHE_DIST_SCENARIO"
+
+// scenarios are the worker checks, by name.
+var scenarios = map[string]func(t *testing.T, g *Group){}
+
+// TestMPIWorker is one rank of a scenario; it does nothing outside mpirun.
+func TestMPIWorker(t *testing.T) {
+	name := os.Getenv(scenarioEnv)
+	if name == "" {
+		t.Skip("runs only as a rank under mpirun (TestMPI starts it)")
+	}
+	f := scenarios[name]
+	if f == nil {
+		t.Fatalf("no scenario %q", name)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	g, err := Init(ctx, Config{})
+	if err != nil {
+		t.Fatalf("init: %v", err)
+	}
+	if g.Size() != 2 || g.engine != MPI {
+		t.Errorf("group %v: want 2 ranks over MPI", g)
+	}
+	defer func() {
+		if err := g.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	}()
+	f(t, g)
+}
+
+// mpirun returns the command line that starts n ranks of this test binary
+// in scenario, or skips t where there is no mpirun.
+func mpirun(t *testing.T, n int, scenario string, args ...string) *exec.Cmd {
+	t.Helper()
+	path, err := exec.LookPath("mpirun")
+	if err != nil {
+		t.Skip("no mpirun on PATH: Open MPI's openmpi-bin and libopenmpi3, which `make deps` installs")
+	}
+	if err := openMPI(); err != nil {
+		t.Skipf("mpirun is here but lathe cannot open Open MPI: %v", err)
+	}
+	argv := []string{"-np", itoa(n), "--oversubscribe"}
+	if os.Geteuid() == 0 {
+		argv = append(argv, "--allow-run-as-root")
+	}
+	// Shared memory between the ranks without CMA, which a container's
+	// ptrace rules often refuse.
+	argv = append(argv, "--mca", "btl", "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none")
+	argv = append(argv, os.Args[0], "-test.run", "^TestMPIWorker$", "-test.v", "-test.count=1")
+	argv = append(argv, args...)
+	cmd := exec.Command(path, argv...)
+	cmd.Env = append(os.Environ(), scenarioEnv+"="+scenario)
+	return cmd
+}
+
+// runRanks runs scenario on n ranks and fails t unless every rank passed.
+func runRanks(t *testing.T, n int, scenario string) string {
+	t.Helper()
+	cmd := mpirun(t, n, scenario)
+	out, err := runWithin(cmd, 90*time.Second)
+	if err != nil || strings.Count(out, "--- PASS: TestMPIWorker") != n {
+		t.Fatalf("mpirun -np %d %s: %v\n%s", n, scenario, err, out)
+	}
+	return out
+}
+
+// runWithin runs cmd, killing it after d.
+func runWithin(cmd *exec.Cmd, d time.Duration) (string, error) {
+	var b strings.Builder
+	cmd.Stdout, cmd.Stderr = &b, &b
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return b.String(), err
+	case <-time.After(d):
+		cmd.Process.Kill()
+		<-done
+		return b.String(), context.DeadlineExceeded
+	}
+}
+
+func TestMPI(t *testing.T) {
+	for _, name := range []string{"collectives"} {
+		t.Run(name, func(t *testing.T) {
+			out := runRanks(t, 2, name)
+			if testing.Verbose() {
+				t.Log(out)
+			}
+		})
+	}
+}
