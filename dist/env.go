@@ -1,6 +1,7 @@
 package dist
 
 import (
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -108,4 +109,9 @@ func firstErr(errs ...error) error {
 		}
 	}
 	return nil
+}
+
+// newPerm is a permutation of 0..n-1 that depends on seed and stream only.
+func newPerm(seed, stream uint64, n int) []int {
+	return rand.New(rand.NewPCG(seed, stream)).Perm(n)
 }

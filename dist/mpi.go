@@ -163,7 +163,7 @@ type mpiEngine struct {
 	// broken is set when a started operation did not finish by its
 	// deadline: MPI cannot take a collective back, so the communicator's
 	// sequence is lost for good. Every later call returns it.
-	broken error
+	broken *lathe.Error
 	bmu    sync.Mutex
 	// stuck keeps the pinned buffers of operations that never finished:
 	// MPI may still write to them, so they must never be moved or reused.
@@ -216,10 +216,18 @@ func (e *mpiEngine) describe() string {
 
 func (e *mpiEngine) place() (int, int) { return e.rank, e.size }
 
+// brokenErr is the error of every call on a broken group: a new one, at
+// the caller's site, whose cause is the call that broke it.
 func (e *mpiEngine) brokenErr() error {
 	e.bmu.Lock()
 	defer e.bmu.Unlock()
-	return e.broken
+	if e.broken == nil {
+		return nil
+	}
+	err := lathe.NewError("", lathe.ErrUnavailable, "", "cannot run: the group is unusable since an earlier call failed",
+		"close the group and end the job (every process must start again)")
+	err.Err = e.broken
+	return err
 }
 
 // wait polls req until it completes, fails or ctx ends. Polling is
@@ -265,9 +273,7 @@ func (e *mpiEngine) fail(err *lathe.Error, pin *runtime.Pinner) error {
 		e.stuck = append(e.stuck, pin)
 	}
 	if e.broken == nil {
-		b := *err
-		b.Detail = "the group is unusable: an earlier call, " + b.Detail
-		e.broken = &b
+		e.broken = err
 	}
 	return err
 }

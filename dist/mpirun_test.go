@@ -2,6 +2,7 @@ package dist
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -49,7 +50,7 @@ func TestMPIWorker(t *testing.T) {
 
 // mpirun returns the command line that starts n ranks of this test binary
 // in scenario, or skips t where there is no mpirun.
-func mpirun(t *testing.T, n int, scenario string, args ...string) *exec.Cmd {
+func mpirun(t *testing.T, n int, scenario string, mpiArgs ...string) *exec.Cmd {
 	t.Helper()
 	path, err := exec.LookPath("mpirun")
 	if err != nil {
@@ -65,8 +66,8 @@ func mpirun(t *testing.T, n int, scenario string, args ...string) *exec.Cmd {
 	// Shared memory between the ranks without CMA, which a container's
 	// ptrace rules often refuse.
 	argv = append(argv, "--mca", "btl", "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none")
+	argv = append(argv, mpiArgs...)
 	argv = append(argv, os.Args[0], "-test.run", "^TestMPIWorker$", "-test.v", "-test.count=1")
-	argv = append(argv, args...)
 	cmd := exec.Command(path, argv...)
 	cmd.Env = append(os.Environ(), scenarioEnv+"="+scenario)
 	return cmd
@@ -102,8 +103,11 @@ func runWithin(cmd *exec.Cmd, d time.Duration) (string, error) {
 	}
 }
 
+// TestMPI runs the scenarios on two ranks: the collectives for every dtype
+// and op, with values checked (collectives_test.go); DDP against one
+// process (ddp_test.go); and peers that leave (peer_test.go).
 func TestMPI(t *testing.T) {
-	for _, name := range []string{"collectives"} {
+	for _, name := range []string{"collectives", "ddp", "peer-exits"} {
 		t.Run(name, func(t *testing.T) {
 			out := runRanks(t, 2, name)
 			if testing.Verbose() {
@@ -111,4 +115,22 @@ func TestMPI(t *testing.T) {
 			}
 		})
 	}
+	// A rank that dies without a word to MPI: with --enable-recovery
+	// mpirun lets the job go on, and the survivor's all-reduce ends with
+	// an error by its deadline (and it finalizes and exits cleanly).
+	t.Run("peer-crashes/enable-recovery", func(t *testing.T) {
+		out, err := runWithin(mpirun(t, 2, "peer-crashes", "--enable-recovery"), 60*time.Second)
+		if err != nil || !strings.Contains(out, "rank 0: all_reduce ended") || strings.Contains(out, "--- FAIL") {
+			t.Fatalf("mpirun: %v\n%s", err, out)
+		}
+	})
+	// By default mpirun itself ends the whole job when a rank dies: the
+	// survivor is stopped by its launcher, not left hanging.
+	t.Run("peer-crashes/default", func(t *testing.T) {
+		start := time.Now()
+		out, err := runWithin(mpirun(t, 2, "peer-crashes"), 60*time.Second)
+		if err == nil || errors.Is(err, context.DeadlineExceeded) || strings.Contains(out, "--- FAIL") {
+			t.Fatalf("mpirun after %v: %v, want it to end the job with an error\n%s", time.Since(start), err, out)
+		}
+	})
 }
