@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lathe-ml/lathe/internal/mpitest"
 )
 
 // The MPI tests run this test binary under mpirun: TestMPI/<scenario>
@@ -48,59 +50,28 @@ func TestMPIWorker(t *testing.T) {
 	f(t, g)
 }
 
-// mpirun returns the command line that starts n ranks of this test binary
-// in scenario, or skips t where there is no mpirun.
+// mpirun returns the command that starts n ranks of this test binary in
+// scenario, or skips t where there is no Open MPI.
 func mpirun(t *testing.T, n int, scenario string, mpiArgs ...string) *exec.Cmd {
 	t.Helper()
-	path, err := exec.LookPath("mpirun")
-	if err != nil {
-		t.Skip("no mpirun on PATH: Open MPI's openmpi-bin and libopenmpi3, which `make deps` installs")
-	}
+	cmd := mpitest.Command(t, n, "TestMPIWorker", []string{scenarioEnv + "=" + scenario}, mpiArgs...)
 	if err := openMPI(); err != nil {
+		if mpitest.Required() {
+			t.Fatal(err)
+		}
 		t.Skipf("mpirun is here but lathe cannot open Open MPI: %v", err)
 	}
-	argv := []string{"-np", itoa(n), "--oversubscribe"}
-	if os.Geteuid() == 0 {
-		argv = append(argv, "--allow-run-as-root")
-	}
-	// Shared memory between the ranks without CMA, which a container's
-	// ptrace rules often refuse.
-	argv = append(argv, "--mca", "btl", "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none")
-	argv = append(argv, mpiArgs...)
-	argv = append(argv, os.Args[0], "-test.run", "^TestMPIWorker$", "-test.v", "-test.count=1")
-	cmd := exec.Command(path, argv...)
-	cmd.Env = append(os.Environ(), scenarioEnv+"="+scenario)
 	return cmd
 }
 
 // runRanks runs scenario on n ranks and fails t unless every rank passed.
 func runRanks(t *testing.T, n int, scenario string) string {
 	t.Helper()
-	cmd := mpirun(t, n, scenario)
-	out, err := runWithin(cmd, 90*time.Second)
-	if err != nil || strings.Count(out, "--- PASS: TestMPIWorker") != n {
+	out, err := mpitest.Run(mpirun(t, n, scenario), 90*time.Second)
+	if err != nil || mpitest.Passed(out, "TestMPIWorker") != n {
 		t.Fatalf("mpirun -np %d %s: %v\n%s", n, scenario, err, out)
 	}
 	return out
-}
-
-// runWithin runs cmd, killing it after d.
-func runWithin(cmd *exec.Cmd, d time.Duration) (string, error) {
-	var b strings.Builder
-	cmd.Stdout, cmd.Stderr = &b, &b
-	if err := cmd.Start(); err != nil {
-		return "", err
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return b.String(), err
-	case <-time.After(d):
-		cmd.Process.Kill()
-		<-done
-		return b.String(), context.DeadlineExceeded
-	}
 }
 
 // TestMPI runs the scenarios on two ranks: the collectives for every dtype
@@ -119,7 +90,7 @@ func TestMPI(t *testing.T) {
 	// mpirun lets the job go on, and the survivor's all-reduce ends with
 	// an error by its deadline (and it finalizes and exits cleanly).
 	t.Run("peer-crashes/enable-recovery", func(t *testing.T) {
-		out, err := runWithin(mpirun(t, 2, "peer-crashes", "--enable-recovery"), 60*time.Second)
+		out, err := mpitest.Run(mpirun(t, 2, "peer-crashes", "--enable-recovery"), 60*time.Second)
 		if err != nil || !strings.Contains(out, "rank 0: all_reduce ended") || strings.Contains(out, "--- FAIL") {
 			t.Fatalf("mpirun: %v\n%s", err, out)
 		}
@@ -128,7 +99,7 @@ func TestMPI(t *testing.T) {
 	// survivor is stopped by its launcher, not left hanging.
 	t.Run("peer-crashes/default", func(t *testing.T) {
 		start := time.Now()
-		out, err := runWithin(mpirun(t, 2, "peer-crashes"), 60*time.Second)
+		out, err := mpitest.Run(mpirun(t, 2, "peer-crashes"), 60*time.Second)
 		if err == nil || errors.Is(err, context.DeadlineExceeded) || strings.Contains(out, "--- FAIL") {
 			t.Fatalf("mpirun after %v: %v, want it to end the job with an error\n%s", time.Since(start), err, out)
 		}
