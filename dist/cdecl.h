@@ -56,3 +56,34 @@ int lathe_mpi_isend(uintptr_t comm, const void *buf, int count, int type, int de
 int lathe_mpi_irecv(uintptr_t comm, void *buf, int count, int type, int src, int tag, uintptr_t *req);
 int lathe_mpi_test(uintptr_t *req, int *done);
 int lathe_mpi_cancel(uintptr_t *req);
+
+// ---- NCCL ----
+
+// ncclDataType_t and ncclRedOp_t values (nccl.h, NCCL 2.x), and
+// ncclResult_t's: 0 is ncclSuccess, 7 ncclInProgress.
+enum {
+	LATHE_NCCL_INT8 = 0, LATHE_NCCL_UINT8 = 1, LATHE_NCCL_INT32 = 2, LATHE_NCCL_UINT32 = 3, LATHE_NCCL_INT64 = 4,
+	LATHE_NCCL_UINT64 = 5, LATHE_NCCL_FLOAT16 = 6, LATHE_NCCL_FLOAT32 = 7, LATHE_NCCL_FLOAT64 = 8, LATHE_NCCL_BFLOAT16 = 9,
+};
+enum { LATHE_NCCL_SUM = 0, LATHE_NCCL_PROD = 1, LATHE_NCCL_MAX = 2, LATHE_NCCL_MIN = 3, LATHE_NCCL_AVG = 4 };
+enum { LATHE_NCCL_UNIQUE_ID_BYTES = 128 }; // NCCL_UNIQUE_ID_BYTES: ncclUniqueId is a struct of that many chars
+
+// lathe_nccl_open loads the library at path; NULL on success, else what
+// failed. Device addresses are 64-bit (CUdeviceptr), comms and streams
+// opaque pointers carried as uintptr_t.
+const char *lathe_nccl_open(const char *path);
+int lathe_nccl_version(int *version);
+const char *lathe_nccl_error_string(int result);
+int lathe_nccl_get_unique_id(char *id);
+int lathe_nccl_comm_init_rank(uintptr_t *comm, int nranks, const char *id, int rank);
+int lathe_nccl_comm_destroy(uintptr_t comm);
+int lathe_nccl_comm_abort(uintptr_t comm);
+int lathe_nccl_comm_async_error(uintptr_t comm, int *result);
+int lathe_nccl_group_start(void);
+int lathe_nccl_group_end(void);
+int lathe_nccl_all_reduce(uint64_t send, uint64_t recv, size_t count, int type, int op, uintptr_t comm, uintptr_t stream);
+int lathe_nccl_broadcast(uint64_t send, uint64_t recv, size_t count, int type, int root, uintptr_t comm, uintptr_t stream);
+int lathe_nccl_all_gather(uint64_t send, uint64_t recv, size_t count, int type, uintptr_t comm, uintptr_t stream);
+int lathe_nccl_reduce_scatter(uint64_t send, uint64_t recv, size_t count, int type, int op, uintptr_t comm, uintptr_t stream);
+int lathe_nccl_send(uint64_t send, size_t count, int type, int peer, uintptr_t comm, uintptr_t stream);
+int lathe_nccl_recv(uint64_t recv, size_t count, int type, int peer, uintptr_t comm, uintptr_t stream);
