@@ -14,7 +14,7 @@ REQUIRE_DEVICES ?= cpu,wgpu:0$(if $(wildcard /dev/nvidia0),$(comma)cuda:0)
 # Where the tests append what each device ran (git-ignored).
 SUMMARY := out/test-summary.tsv
 
-.PHONY: all deps test vet race unit refs bench fuzz fuzz-short soak kernels mutants
+.PHONY: all deps test vet race unit mpi refs bench fuzz fuzz-short soak kernels mutants
 
 all: test
 
@@ -37,12 +37,19 @@ race: deps
 # printed whether the suite passed or not.
 unit: deps
 	@mkdir -p $(dir $(SUMMARY)) && rm -f $(SUMMARY) $(SUMMARY).failed
-	LATHE_TEST_SUMMARY=$(abspath $(SUMMARY)) $(GO) test -count=1 ./... || touch $(SUMMARY).failed
+	LATHE_TEST_SUMMARY=$(abspath $(SUMMARY)) $(GO) test -count=1 -skip '^TestMPI$$' ./... || touch $(SUMMARY).failed
 	LATHE_BLAS=gonum $(GO) test -count=1 -run 'TestConformance/cpu/matmul' ./internal/conformance/ || touch $(SUMMARY).failed
 	$(GO) run ./build/testsummary $(SUMMARY)
 	@if [ -e $(SUMMARY).failed ]; then echo "unit: FAIL (see the go test output above)"; exit 1; fi
 
-test: vet race unit fuzz-short
+# package dist's tests on two ranks under Open MPI's mpirun (collectives
+# for every dtype and op, DDP against one process, peers that leave), in
+# their own run: `make deps` installs Open MPI, so here a missing mpirun
+# fails (LATHE_REQUIRE_MPI) instead of skipping. About 15 s.
+mpi: deps
+	LATHE_REQUIRE_MPI=1 $(GO) test -count=1 -run '^TestMPI$$' ./dist/ ./examples/ddp/
+
+test: vet race unit mpi fuzz-short
 
 # Compile the CUDA kernels (kernels/cuda/*.cu) to PTX (kernels/ptx/*.ptx)
 # with NVRTC from .deps/cuda; the PTX is committed, and `make test` checks

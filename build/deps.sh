@@ -24,8 +24,10 @@ fi
 # numpy from Debian for the reference script (build/torchref) and for
 # lathe-bench --vs-torch, under /usr/bin/python3; the Vulkan loader and the
 # libraries that Mesa's lavapipe links (build/deps-wgpu.sh fetches lavapipe
-# itself, which Debian 12 ships too old for Dawn).
-packages=(gcc g++ libc6-dev libopenblas0 python3-torch python3-numpy
+# itself, which Debian 12 ships too old for Dawn); Open MPI 4.1, whose
+# libmpi.so.40 package dist opens at run time for cpu collectives and whose
+# mpirun starts the MPI tests' ranks.
+packages=(gcc g++ libc6-dev libopenblas0 python3-torch python3-numpy libopenmpi3 openmpi-bin
 	libvulkan1 libllvm15 libelf1 libexpat1 libwayland-client0 libx11-xcb1 libxcb-dri3-0 libxcb-present0
 	libxcb-randr0 libxcb-shm0 libxcb-sync1 libxcb-xfixes0 libxcb1 libxshmfence1 libzstd1 zlib1g)
 missing=()

@@ -1,0 +1,264 @@
+package dist
+
+import (
+	"context"
+	"time"
+
+	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/nn"
+)
+
+// DataParallel is a model trained by every rank of a group on its own
+// share of each batch, as torch.nn.parallel.DistributedDataParallel: the
+// ranks start from rank 0's parameters and buffers, each computes the
+// gradient of its share, and SyncGradients (or Backward) replaces every
+// rank's gradients by their mean over the ranks, so that each rank's
+// optimizer takes the same step, the one that one process would take on
+// the whole batch. Buffers (batch norm's running statistics) are
+// broadcast from rank 0 before each training-mode Forward, as torch's
+// broadcast_buffers does.
+//
+// The gradients are averaged after the backward pass, in buckets of at
+// most BucketBytes (one all-reduce per bucket), not overlapped with it:
+// lathe's gradient hooks run when the pass stores the leaves' gradients,
+// at its very end, so a hook-started all-reduce would gain nothing.
+//
+// DataParallel is an nn.Module (and nn.Buffered): its Parameters are the
+// model's, for the optimizer.
+type DataParallel struct {
+	Model nn.Module
+	// BucketBytes is the most gradient bytes one all-reduce carries
+	// (torch's bucket_cap_mb, 25 MiB).
+	BucketBytes int
+	// Timeout bounds the buffer broadcast in Forward, which takes no
+	// context (10 minutes).
+	Timeout time.Duration
+
+	g *Group
+}
+
+// DDP wraps model for data-parallel training on g: it broadcasts model's
+// parameters and buffers from rank 0 to every rank (by ctx's deadline),
+// so every rank starts from the same model. Make the optimizer after DDP,
+// from its Parameters. A failed model (nn.Err) or one whose tensors are
+// not on g's device is an error, returned on every rank.
+func DDP(ctx context.Context, g *Group, model nn.Module) (*DataParallel, error) {
+	const op = "ddp"
+	if err := g.usable(op, ctx); err != nil {
+		return nil, err
+	}
+	if err := nn.Err(model); err != nil {
+		return nil, err
+	}
+	d := &DataParallel{Model: model, BucketBytes: 25 << 20, Timeout: 10 * time.Minute, g: g}
+	if err := d.broadcast(ctx, op, append(model.Parameters(), nn.Buffers(model)...)); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// broadcast replaces each tensor of ps by rank 0's, keeping RequireGrad.
+func (d *DataParallel) broadcast(ctx context.Context, op string, ps []nn.Param) error {
+	next := make([]*lathe.Tensor, len(ps))
+	for i, p := range ps {
+		b, err := d.g.Broadcast(ctx, p.T.Detach(), 0)
+		if err != nil {
+			for _, t := range next[:i] {
+				t.Release()
+			}
+			return opError(op, err)
+		}
+		next[i] = b
+	}
+	for i, p := range ps {
+		n := next[i]
+		if p.T.RequiresGrad() {
+			n = n.Detach().RequireGrad()
+			next[i].Release() // the detached view keeps the data
+		}
+		p.T.Release()
+		*p.T = *n
+	}
+	return nil
+}
+
+// Forward runs the model on x, first broadcasting the buffers from rank 0
+// in training mode. A failed broadcast gives a failed tensor.
+func (d *DataParallel) Forward(x *lathe.Tensor) *lathe.Tensor {
+	if bufs := nn.Buffers(d.Model); len(bufs) > 0 && d.training() {
+		ctx, cancel := context.WithTimeout(context.Background(), d.Timeout)
+		defer cancel()
+		if err := d.broadcast(ctx, "forward", bufs); err != nil {
+			return lathe.Failed(err)
+		}
+	}
+	return d.Model.Forward(x)
+}
+
+// training says whether the model is in training mode, as far as a module
+// tells (nn.Base and the layers with a mode report it).
+func (d *DataParallel) training() bool {
+	if m, ok := d.Model.(interface{ Training() bool }); ok {
+		return m.Training()
+	}
+	return true
+}
+
+// SyncBuffers broadcasts the model's buffers from rank 0 now.
+func (d *DataParallel) SyncBuffers(ctx context.Context) error {
+	if err := d.g.usable("sync_buffers", ctx); err != nil {
+		return err
+	}
+	return d.broadcast(ctx, "sync_buffers", nn.Buffers(d.Model))
+}
+
+// Backward runs loss.Backward(opts...) and then SyncGradients(ctx).
+func (d *DataParallel) Backward(ctx context.Context, loss *lathe.Tensor, opts ...lathe.GradOption) error {
+	if err := loss.Backward(opts...); err != nil {
+		return err
+	}
+	return d.SyncGradients(ctx)
+}
+
+// SyncGradients replaces each parameter's gradient by its mean over the
+// ranks. A parameter without a gradient on some ranks counts as a zero
+// gradient there; one without a gradient on every rank keeps none (so the
+// optimizer skips it, as it would in one process). Every rank must call
+// it, after its backward pass; an error leaves the gradients as they were
+// on every rank where the exchange failed before it began, and is
+// returned on every rank.
+func (d *DataParallel) SyncGradients(ctx context.Context) error {
+	const op = "sync_gradients"
+	if err := d.g.usable(op, ctx); err != nil {
+		return err
+	}
+	ps := d.Model.Parameters()
+	// Which parameters have a gradient on some rank.
+	has := make([]uint8, len(ps))
+	for i, p := range ps {
+		if p.T.Grad() != nil {
+			has[i] = 1
+		}
+	}
+	any, err := d.g.AllReduce(ctx, lathe.FromSlice(d.g.dev, has), Max)
+	if err != nil {
+		return opError(op, err)
+	}
+	anyHas, err := any.Uint8s()
+	any.Release()
+	if err != nil {
+		return opError(op, err)
+	}
+	// Buckets: runs of parameters of one dtype, up to BucketBytes each.
+	type bucket struct {
+		idx   []int
+		bytes int
+	}
+	var buckets []bucket
+	open := map[lathe.DType]int{} // dtype → index of its open bucket
+	for i, p := range ps {
+		if anyHas[i] == 0 {
+			continue
+		}
+		dt, n := p.T.DType(), p.T.Numel()*p.T.DType().Size()
+		b, ok := open[dt]
+		if !ok || buckets[b].bytes+n > max(d.BucketBytes, 1) && len(buckets[b].idx) > 0 {
+			buckets = append(buckets, bucket{})
+			b = len(buckets) - 1
+			open[dt] = b
+		}
+		buckets[b].idx = append(buckets[b].idx, i)
+		buckets[b].bytes += n
+	}
+	grads := make([]*lathe.Tensor, len(ps))
+	for _, b := range buckets {
+		flat := make([]*lathe.Tensor, len(b.idx))
+		for k, i := range b.idx {
+			g := ps[i].T.Grad()
+			if g == nil {
+				g = lathe.Zeros(d.g.dev, ps[i].T.DType(), ps[i].T.Shape()...)
+			}
+			flat[k] = g.Reshape(-1)
+		}
+		cat := lathe.Concat(flat, 0)
+		mean, err := d.g.AllReduce(ctx, cat, Mean)
+		cat.Release()
+		if err != nil {
+			return opError(op, err)
+		}
+		off := 0
+		for _, i := range b.idx {
+			n := ps[i].T.Numel()
+			grads[i] = mean.Narrow(0, off, n).Reshape(ps[i].T.Shape()...)
+			off += n
+		}
+		mean.Release() // the views keep the data
+	}
+	for i, p := range ps {
+		if grads[i] != nil {
+			if err := p.T.SetGrad(grads[i]); err != nil {
+				return opError(op, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Parameters are the model's.
+func (d *DataParallel) Parameters() []nn.Param { return d.Model.Parameters() }
+
+// Buffers are the model's.
+func (d *DataParallel) Buffers() []nn.Param { return nn.Buffers(d.Model) }
+
+// To moves the model; the group's collectives then need its tensors on
+// the group's device still.
+func (d *DataParallel) To(dev lathe.Device) error { return d.Model.To(dev) }
+
+// Train switches the model's training mode.
+func (d *DataParallel) Train(on bool) { d.Model.Train(on) }
+
+// Sampler splits the indices of a data set of N items among the ranks of
+// a group, as torch.utils.data.DistributedSampler: every epoch each rank
+// gets its own ⌈N/Size⌉ indices (padded by repeating the first ones so
+// that all ranks take the same number of steps), or ⌊N/Size⌋ with
+// DropLast; shuffled the same way on every rank (by Seed and the epoch)
+// when Shuffle is set.
+type Sampler struct {
+	N, Rank, Size int
+	Shuffle       bool
+	Seed          uint64
+	DropLast      bool
+}
+
+// NewSampler is a shuffling Sampler of n items for g's rank.
+func NewSampler(g *Group, n int) *Sampler {
+	return &Sampler{N: n, Rank: g.Rank(), Size: g.Size(), Shuffle: true}
+}
+
+// Indices are this rank's indices for epoch, in the order to visit them.
+func (s *Sampler) Indices(epoch int) []int {
+	if s.N <= 0 || s.Size <= 0 || s.Rank < 0 || s.Rank >= s.Size {
+		return nil
+	}
+	idx := make([]int, s.N)
+	for i := range idx {
+		idx[i] = i
+	}
+	if s.Shuffle {
+		idx = newPerm(s.Seed, uint64(epoch), s.N)
+	}
+	per := (s.N + s.Size - 1) / s.Size
+	if s.DropLast {
+		per = s.N / s.Size
+	}
+	total := per * s.Size
+	for len(idx) < total {
+		idx = append(idx, idx[:min(total-len(idx), len(idx))]...)
+	}
+	idx = idx[:total]
+	out := make([]int, 0, per)
+	for i := s.Rank; i < total; i += s.Size {
+		out = append(out, idx[i])
+	}
+	return out
+}

@@ -1,0 +1,190 @@
+package dist
+
+import (
+	"context"
+	"sync"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// Engine names a transport.
+type Engine string
+
+// The engines.
+const (
+	// Auto picks MPI for cpu tensors under mpirun, NCCL for cuda tensors,
+	// and no transport for a job of one.
+	Auto Engine = ""
+	// MPI is Open MPI (libmpi.so.40), for cpu tensors.
+	MPI Engine = "mpi"
+	// NCCL is NVIDIA's collectives library (libnccl.so.2), for cuda tensors.
+	NCCL Engine = "nccl"
+)
+
+// Config says how to build a group. The zero Config is a group of cpu
+// tensors over whatever the launcher set up.
+type Config struct {
+	// Device is where the group's tensors live: lathe.CPU (the zero
+	// value), or lathe.CUDA(i) for NCCL, where i is usually the launcher's
+	// local rank (Env().LocalRank).
+	Device lathe.Device
+	// Engine forces a transport; Auto chooses by device and launcher.
+	Engine Engine
+}
+
+// Group is a set of processes that run collectives together, as
+// torch.distributed's process group. Every process of the job makes one
+// with Init, and calls the group's collectives in the same order with
+// tensors of matching shapes: a collective is a meeting of all ranks.
+//
+// A Group is safe for use by several goroutines, but collectives from
+// several goroutines must still be issued in the same order on every rank,
+// which in practice means one goroutine per group. Every call takes a
+// context: a call that a slow, hung or dead peer holds up ends by the
+// context's deadline with an error (wrapping context.DeadlineExceeded)
+// instead of hanging. A collective cannot be taken back once started, so
+// after such an error the group is unusable, and every later call returns
+// an error saying so; Recv alone stays usable after its deadline.
+type Group struct {
+	rank, size, localRank int
+	dev                   lathe.Device
+	engine                Engine
+	host                  hostEngine // for cpu tensors
+	env                   Environment
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// Init makes this process's group from the launcher's environment (Env):
+// under mpirun, over MPI; as a lone process, a group of one that needs no
+// transport. It waits, by ctx's deadline, for every process of the job to
+// start. A launcher variable that does not parse is an ErrValue; an engine
+// that does not open here (no Open MPI, no NCCL, a build without cgo) is
+// an ErrUnavailable with the reason; a device the engine does not serve is
+// an ErrDevice.
+func Init(ctx context.Context, cfg Config) (*Group, error) {
+	env, err := Env()
+	if err != nil {
+		return nil, err
+	}
+	g := &Group{rank: env.Rank, size: env.Size, localRank: env.LocalRank, dev: cfg.Device, env: env}
+	if ctx == nil {
+		return nil, lathe.NewError("init", lathe.ErrValue, "ctx", "is nil", "pass context.Background() or a context with a deadline")
+	}
+	engine := cfg.Engine
+	if engine == Auto {
+		switch {
+		case cfg.Device.Kind == lathe.CUDA(0).Kind:
+			engine = NCCL
+		case env.Launcher == MPIRun:
+			engine = MPI
+		}
+	}
+	g.engine = engine
+	switch engine {
+	case Auto:
+		if cfg.Device != lathe.CPU {
+			return nil, deviceError("init", "cfg.Device", cfg.Device, "the group's engines serve cpu (MPI) and cuda (NCCL) tensors",
+				"use lathe.CPU or a cuda device")
+		}
+		if env.Size > 1 {
+			return nil, lathe.NewError("init", lathe.ErrUnavailable, "", "a job of "+itoa(env.Size)+" cpu processes started by "+string(env.Launcher)+
+				" has no transport: lathe's cpu engine is MPI, which needs mpirun", "launch with mpirun -np N")
+		}
+		g.host = selfEngine{}
+	case MPI:
+		if cfg.Device != lathe.CPU {
+			return nil, deviceError("init", "cfg.Device", cfg.Device, "the MPI engine moves cpu tensors", "use lathe.CPU, or the NCCL engine for cuda tensors")
+		}
+		e, err := newMPIEngine(ctx)
+		if err != nil {
+			return nil, err
+		}
+		g.host = e
+		g.rank, g.size = e.place()
+	case NCCL:
+		return nil, newNCCLGroup(ctx, g)
+	default:
+		return nil, lathe.NewError("init", lathe.ErrValue, "cfg.Engine", "is "+string(engine)+", not an engine lathe has", "use dist.Auto, dist.MPI or dist.NCCL")
+	}
+	return g, nil
+}
+
+// Rank is this process's place in the group, from 0 to Size()-1.
+func (g *Group) Rank() int { return g.rank }
+
+// Size is how many processes the group has.
+func (g *Group) Size() int { return g.size }
+
+// LocalRank is this process's place among the group's processes on its
+// machine, as the launcher said: the index of the GPU it should use.
+func (g *Group) LocalRank() int { return g.localRank }
+
+// Device is where the group's tensors live.
+func (g *Group) Device() lathe.Device { return g.dev }
+
+// String describes the group: rank, size, engine and library.
+func (g *Group) String() string {
+	if g == nil {
+		return "dist.Group(nil)"
+	}
+	return "rank " + itoa(g.rank) + " of " + itoa(g.size) + " on " + g.dev.String() + " over " + g.host.describe()
+}
+
+// Barrier returns once every process of the group has called it (or
+// ctx's deadline passes, with an error).
+func (g *Group) Barrier(ctx context.Context) error {
+	const op = "barrier"
+	if err := g.usable(op, ctx); err != nil {
+		return err
+	}
+	// The header exchange that opens every collective is a barrier, and
+	// checks that every rank called Barrier.
+	_, err := g.agree(ctx, &call{op: op, kind: kindBarrier}, true)
+	return err
+}
+
+// Close ends the group. When it is the last group of a process that
+// lathe's MPI engine initialised, it finalizes MPI, which waits for the
+// other processes to finalize too (mpirun counts a process that exits
+// without it as failed). Using a closed group is an ErrValue; closing it
+// again does nothing.
+func (g *Group) Close() error {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil
+	}
+	g.closed = true
+	if err := g.host.close(); err != nil {
+		return opError("close", err)
+	}
+	return nil
+}
+
+// usable checks the group and the context before a call.
+func (g *Group) usable(op string, ctx context.Context) error {
+	if g == nil || g.host == nil {
+		return lathe.NewError(op, lathe.ErrValue, "g", "is a nil or zero group", "make groups with dist.Init")
+	}
+	if ctx == nil {
+		return lathe.NewError(op, lathe.ErrValue, "ctx", "is nil", "pass context.Background() or a context with a deadline")
+	}
+	g.mu.Lock()
+	closed := g.closed
+	g.mu.Unlock()
+	if closed {
+		return lathe.NewError(op, lathe.ErrValue, "g", "is closed", "use the group before Close")
+	}
+	return nil
+}
+
+func deviceError(op, arg string, dev lathe.Device, detail, fix string) error {
+	e := lathe.NewError(op, lathe.ErrDevice, arg, "is "+dev.String()+", but "+detail, fix)
+	e.Found = dev.String()
+	return e
+}

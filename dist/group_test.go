@@ -1,0 +1,211 @@
+package dist
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// clearLaunchEnv unsets every launcher variable for the test.
+func clearLaunchEnv(t *testing.T) {
+	for _, v := range []string{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+		"RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"} {
+		t.Setenv(v, "")
+		unsetenv(t, v)
+	}
+}
+
+func TestEnv(t *testing.T) {
+	cases := []struct {
+		name string
+		env  map[string]string
+		want Environment
+		kind error
+	}{
+		{"alone", nil, Environment{Launcher: Alone, Size: 1}, nil},
+		{"mpirun", map[string]string{"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "4", "OMPI_COMM_WORLD_LOCAL_RANK": "1"},
+			Environment{Launcher: MPIRun, Rank: 1, Size: 4, LocalRank: 1}, nil},
+		{"torchrun", map[string]string{"RANK": "3", "WORLD_SIZE": "8", "LOCAL_RANK": "3", "MASTER_ADDR": "node0", "MASTER_PORT": "29400"},
+			Environment{Launcher: TorchRun, Rank: 3, Size: 8, LocalRank: 3, MasterAddr: "node0", MasterPort: 29400}, nil},
+		{"torchrun/default-port", map[string]string{"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1"},
+			Environment{Launcher: TorchRun, Rank: 0, Size: 2, MasterAddr: "127.0.0.1", MasterPort: 29500}, nil},
+		{"mpirun-first", map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2", "RANK": "5"},
+			Environment{Launcher: MPIRun, Rank: 0, Size: 2}, nil},
+		{"bad/rank-word", map[string]string{"RANK": "one", "WORLD_SIZE": "2", "MASTER_ADDR": "x"}, Environment{}, lathe.ErrValue},
+		{"bad/rank-past-size", map[string]string{"OMPI_COMM_WORLD_RANK": "2", "OMPI_COMM_WORLD_SIZE": "2"}, Environment{}, lathe.ErrValue},
+		{"bad/negative-rank", map[string]string{"RANK": "-1", "WORLD_SIZE": "2", "MASTER_ADDR": "x"}, Environment{}, lathe.ErrValue},
+		{"bad/zero-size", map[string]string{"RANK": "0", "WORLD_SIZE": "0"}, Environment{}, lathe.ErrValue},
+		{"bad/no-size", map[string]string{"RANK": "0"}, Environment{}, lathe.ErrValue},
+		{"bad/no-master", map[string]string{"RANK": "0", "WORLD_SIZE": "2"}, Environment{}, lathe.ErrValue},
+		{"bad/port", map[string]string{"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "x", "MASTER_PORT": "70000"}, Environment{}, lathe.ErrValue},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			clearLaunchEnv(t)
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			got, err := Env()
+			if c.kind != nil {
+				if !errors.Is(err, c.kind) {
+					t.Fatalf("Env() = %+v, %v; want a %v", got, err, c.kind)
+				}
+				return
+			}
+			if err != nil || got != c.want {
+				t.Fatalf("Env() = %+v, %v; want %+v", got, err, c.want)
+			}
+		})
+	}
+}
+
+// A lone process is a group of one: every collective is the identity, and
+// the checks are those of a real group.
+func TestGroupOfOne(t *testing.T) {
+	clearLaunchEnv(t)
+	ctx := context.Background()
+	g, err := Init(ctx, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if g.Rank() != 0 || g.Size() != 1 || g.Device() != lathe.CPU {
+		t.Fatalf("group %v", g)
+	}
+	x := lathe.FromSlice(lathe.CPU, []float32{1, 2, 3, 4, 5, 6}, 3, 2)
+	for _, op := range []ReduceOp{Sum, Mean, Max, Min} {
+		y, err := g.AllReduce(ctx, x, op)
+		expect(t, "all_reduce/"+op.String(), y, err, lathe.Float32, []int{3, 2}, []float64{1, 2, 3, 4, 5, 6})
+		y, err = g.ReduceScatter(ctx, x, op)
+		expect(t, "reduce_scatter/"+op.String(), y, err, lathe.Float32, []int{3, 2}, []float64{1, 2, 3, 4, 5, 6})
+	}
+	y, err := g.Broadcast(ctx, x, 0)
+	expect(t, "broadcast", y, err, lathe.Float32, []int{3, 2}, []float64{1, 2, 3, 4, 5, 6})
+	y, err = g.AllGather(ctx, x)
+	expect(t, "all_gather", y, err, lathe.Float32, []int{3, 2}, []float64{1, 2, 3, 4, 5, 6})
+	h := x.Cast(lathe.BFloat16)
+	y, err = g.AllReduce(ctx, h, Mean)
+	expect(t, "all_reduce/bf16/mean", y, err, lathe.BFloat16, []int{3, 2}, []float64{1, 2, 3, 4, 5, 6})
+	if err := g.Barrier(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Send(ctx, x, 0); !errors.Is(err, lathe.ErrValue) {
+		t.Errorf("send to self: %v", err)
+	}
+}
+
+// The bad-input table: every public entry point refuses what a caller
+// can get wrong with the right kind of error.
+func TestBadInput(t *testing.T) {
+	clearLaunchEnv(t)
+	ctx := context.Background()
+	g, err := Init(ctx, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := lathe.Zeros(lathe.CPU, lathe.Float32, 2)
+	released.Release()
+	failed := lathe.Failed(lathe.NewError("test", lathe.ErrShape, "", "failed on purpose", ""))
+	ints := lathe.Zeros(lathe.CPU, lathe.Int32, 2)
+	ok := lathe.Zeros(lathe.CPU, lathe.Float32, 2)
+	var nilGroup *Group
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_ = cancelled
+	cases := []struct {
+		name string
+		kind error
+		f    func() error
+	}{
+		{"all_reduce/nil", lathe.ErrValue, func() error { _, err := g.AllReduce(ctx, nil, Sum); return err }},
+		{"all_reduce/failed", lathe.ErrShape, func() error { _, err := g.AllReduce(ctx, failed, Sum); return err }},
+		{"all_reduce/released", lathe.ErrReleased, func() error { _, err := g.AllReduce(ctx, released, Sum); return err }},
+		{"all_reduce/mean-int", lathe.ErrDType, func() error { _, err := g.AllReduce(ctx, ints, Mean); return err }},
+		{"all_reduce/op", lathe.ErrValue, func() error { _, err := g.AllReduce(ctx, ok, ReduceOp(9)); return err }},
+		{"all_reduce/nil-ctx", lathe.ErrValue, func() error { _, err := g.AllReduce(nil, ok, Sum); return err }}, //nolint:staticcheck
+		{"all_reduce/nil-group", lathe.ErrValue, func() error { _, err := nilGroup.AllReduce(ctx, ok, Sum); return err }},
+		{"broadcast/root", lathe.ErrIndex, func() error { _, err := g.Broadcast(ctx, ok, 1); return err }},
+		{"broadcast/negative-root", lathe.ErrIndex, func() error { _, err := g.Broadcast(ctx, ok, -1); return err }},
+		{"broadcast/released", lathe.ErrReleased, func() error { _, err := g.Broadcast(ctx, released, 0); return err }},
+		{"all_gather/failed", lathe.ErrShape, func() error { _, err := g.AllGather(ctx, failed); return err }},
+		{"reduce_scatter/0-d", lathe.ErrShape, func() error { _, err := g.ReduceScatter(ctx, lathe.Scalar(lathe.CPU, float32(1)), Sum); return err }},
+		{"send/peer", lathe.ErrIndex, func() error { return g.Send(ctx, ok, 3) }},
+		{"recv/peer", lathe.ErrIndex, func() error { _, err := g.Recv(ctx, -1); return err }},
+		{"ddp/nil-model", lathe.ErrValue, func() error { _, err := DDP(ctx, g, nil); return err }},
+		{"init/engine", lathe.ErrValue, func() error { _, err := Init(ctx, Config{Engine: "gloo"}); return err }},
+		{"init/mpi-on-cuda", lathe.ErrDevice, func() error { _, err := Init(ctx, Config{Engine: MPI, Device: lathe.CUDA(0)}); return err }},
+		{"init/wgpu", lathe.ErrDevice, func() error { _, err := Init(ctx, Config{Device: lathe.WGPU(0)}); return err }},
+		{"init/nil-ctx", lathe.ErrValue, func() error { _, err := Init(nil, Config{}); return err }}, //nolint:staticcheck
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.f()
+			if !errors.Is(err, c.kind) {
+				t.Fatalf("got %v, want a %v", err, c.kind)
+			}
+			var le *lathe.Error
+			if !errors.As(err, &le) || le.Op == "" {
+				t.Fatalf("%v is not a *lathe.Error with its op", err)
+			}
+		})
+	}
+	// A tensor on a device the group was not built for.
+	if w := lathe.Zeros(lathe.WGPU(0), lathe.Float32, 2); w.Err() == nil {
+		if _, err := g.AllReduce(ctx, w, Sum); !errors.Is(err, lathe.ErrDevice) {
+			t.Errorf("all_reduce of a wgpu:0 tensor on a cpu group: %v", err)
+		}
+	} else {
+		t.Logf("wgpu:0 does not open here (%v): the wrong-device case runs with the cuda device instead", w.Err())
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.AllReduce(ctx, ok, Sum); !errors.Is(err, lathe.ErrValue) {
+		t.Errorf("all_reduce on a closed group: %v", err)
+	}
+	if err := g.Close(); err != nil {
+		t.Errorf("second close: %v", err)
+	}
+}
+
+func TestSampler(t *testing.T) {
+	for _, c := range []struct {
+		n, size  int
+		dropLast bool
+		per      int
+	}{{10, 3, false, 4}, {10, 3, true, 3}, {9, 3, false, 3}, {2, 4, false, 1}, {0, 2, false, 0}, {1, 1, false, 1}} {
+		seen := map[int]int{}
+		for r := range c.size {
+			s := &Sampler{N: c.n, Rank: r, Size: c.size, Shuffle: true, Seed: 5, DropLast: c.dropLast}
+			idx := s.Indices(2)
+			if len(idx) != c.per {
+				t.Fatalf("%+v: rank %d gets %d indices, want %d", c, r, len(idx), c.per)
+			}
+			if !slices.Equal(idx, s.Indices(2)) {
+				t.Fatalf("%+v: the same epoch gives another order", c)
+			}
+			for _, i := range idx {
+				if i < 0 || i >= c.n {
+					t.Fatalf("%+v: index %d", c, i)
+				}
+				seen[i]++
+			}
+		}
+		// Every item is visited (but for DropLast's tail), and only the
+		// padding repeats one.
+		if !c.dropLast && len(seen) != c.n {
+			t.Fatalf("%+v: %d of %d items visited", c, len(seen), c.n)
+		}
+	}
+	a := (&Sampler{N: 100, Size: 2, Shuffle: true}).Indices(0)
+	b := (&Sampler{N: 100, Size: 2, Shuffle: true}).Indices(1)
+	if slices.Equal(a, b) {
+		t.Fatal("two epochs shuffle alike")
+	}
+	if got := (&Sampler{N: 5, Size: 2}).Indices(0); !slices.Equal(got, []int{0, 2, 4}) {
+		t.Fatalf("unshuffled rank 0 of 2 over 5: %v", got)
+	}
+}

@@ -1,0 +1,151 @@
+package dist
+
+import (
+	"unsafe"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// A tensor travels as its elements' bytes in row-major order: float16 and
+// bfloat16 as their 16 bits, bool as one byte 0 or 1. Reductions of the
+// 16-bit floats run in float32 (collectives.go casts before and after), so
+// their sums are rounded once, at the end.
+
+// elemOf is the engine type that carries dt.
+func elemOf(dt lathe.DType) elemType {
+	switch dt {
+	case lathe.Float32:
+		return tFloat32
+	case lathe.Float64:
+		return tFloat64
+	case lathe.Int32:
+		return tInt32
+	case lathe.Int64:
+		return tInt64
+	case lathe.Int8:
+		return tInt8
+	case lathe.Uint8, lathe.Bool:
+		return tUint8
+	case lathe.Float16, lathe.BFloat16:
+		return tUint16
+	}
+	return tByte
+}
+
+func asBytes[T any](v []T) []byte {
+	if len(v) == 0 {
+		return []byte{}
+	}
+	var z T
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*int(unsafe.Sizeof(z)))
+}
+
+// fromBytes views b as []T; b came from make([]T) through asBytes or
+// newHost, so it is aligned for T.
+func fromBytes[T any](b []byte) []T {
+	var z T
+	if len(b) == 0 {
+		return []T{}
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/int(unsafe.Sizeof(z)))
+}
+
+// toHost reads x's elements (waiting for its device, making a copy of a
+// strided view) into a host buffer.
+func toHost(x *lathe.Tensor) (hostBuf, error) {
+	dt := x.DType()
+	var b []byte
+	var err error
+	switch dt {
+	case lathe.Float32:
+		var v []float32
+		v, err = x.Float32s()
+		b = asBytes(v)
+	case lathe.Float64:
+		var v []float64
+		v, err = x.Float64s()
+		b = asBytes(v)
+	case lathe.Int32:
+		var v []int32
+		v, err = x.Int32s()
+		b = asBytes(v)
+	case lathe.Int64:
+		var v []int64
+		v, err = x.Int64s()
+		b = asBytes(v)
+	case lathe.Int8:
+		var v []int8
+		v, err = x.Int8s()
+		b = asBytes(v)
+	case lathe.Uint8:
+		b, err = x.Uint8s()
+	case lathe.Bool:
+		var v []bool
+		v, err = x.Bools()
+		b = make([]byte, len(v))
+		for i, t := range v {
+			if t {
+				b[i] = 1
+			}
+		}
+	case lathe.Float16, lathe.BFloat16:
+		var v []uint16
+		v, err = x.HalfBits()
+		b = asBytes(v)
+	default:
+		err = lathe.NewError("", lathe.ErrDType, "x", "has dtype "+dt.String()+", which no engine carries", "cast it to a dtype lathe has")
+	}
+	return hostBuf{b: b, t: elemOf(dt)}, err
+}
+
+// newHost is an n-element buffer for dt, allocated as its Go type so that
+// fromBytes may view it.
+func newHost(dt lathe.DType, n int) hostBuf {
+	var b []byte
+	switch t := elemOf(dt); t.size() {
+	case 8:
+		b = asBytes(make([]int64, n))
+	case 4:
+		b = asBytes(make([]int32, n))
+	case 2:
+		b = asBytes(make([]uint16, n))
+	default:
+		b = make([]byte, n)
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return hostBuf{b: b, t: elemOf(dt)}
+}
+
+// tensorOf makes a tensor of dt and shape on dev from h.
+func tensorOf(dev lathe.Device, dt lathe.DType, shape []int, h hostBuf) *lathe.Tensor {
+	if len(shape) == 0 { // the constructors read no shape as 1-D
+		t := tensorOf(dev, dt, []int{1}, h)
+		defer t.Release()
+		return t.Reshape()
+	}
+	switch dt {
+	case lathe.Float32:
+		return lathe.FromSlice(dev, fromBytes[float32](h.b), shape...)
+	case lathe.Float64:
+		return lathe.FromSlice(dev, fromBytes[float64](h.b), shape...)
+	case lathe.Int32:
+		return lathe.FromSlice(dev, fromBytes[int32](h.b), shape...)
+	case lathe.Int64:
+		return lathe.FromSlice(dev, fromBytes[int64](h.b), shape...)
+	case lathe.Int8:
+		return lathe.FromSlice(dev, fromBytes[int8](h.b), shape...)
+	case lathe.Uint8:
+		return lathe.FromSlice(dev, h.b, shape...)
+	case lathe.Bool:
+		v := make([]bool, len(h.b))
+		for i, c := range h.b {
+			v[i] = c != 0
+		}
+		return lathe.FromSlice(dev, v, shape...)
+	case lathe.Float16, lathe.BFloat16:
+		return lathe.FromHalfBits(dev, dt, fromBytes[uint16](h.b), shape...)
+	}
+	return lathe.Failed(lathe.NewError("", lathe.ErrDType, "", "dtype "+dt.String()+" has no host form", ""))
+}
