@@ -139,7 +139,6 @@ func (x *Tensor) extremeDim(op string, arg func(*Tensor, int) *Tensor, dim int, 
 	if keep || x.t.Rank() == 0 {
 		return values, idx
 	}
-	indices = idx.Squeeze(d)
-	idx.Release()
-	return values.Squeeze(d), indices
+	// idx stays alive: the tape's gather holds it for the backward pass.
+	return values.Squeeze(d), idx.Squeeze(d)
 }

@@ -210,3 +210,26 @@ func TestSortErrors(t *testing.T) {
 }
 
 func second(_, b *lathe.Tensor) error { return b.Err() }
+
+// TestSortFamilyOnBadTensors: nil, released and failed tensors give errors
+// from every function of the family, never a panic.
+func TestSortFamilyOnBadTensors(t *testing.T) {
+	released := lathe.Zeros(lathe.CPU, lathe.Float32, 3)
+	released.Release()
+	bad := lathe.Zeros(lathe.CPU, lathe.Float32, 3).Reshape(4)
+	calls := map[string]func(x *lathe.Tensor) error{
+		"argsort": func(x *lathe.Tensor) error { return x.ArgSort(0, false).Err() },
+		"sort":    func(x *lathe.Tensor) error { v, i := x.Sort(0, false); return errors.Join(v.Err(), i.Err()) },
+		"topk":    func(x *lathe.Tensor) error { v, i := x.TopK(1, 0, true); return errors.Join(v.Err(), i.Err()) },
+		"maxdim":  func(x *lathe.Tensor) error { v, i := x.MaxDim(0, false); return errors.Join(v.Err(), i.Err()) },
+		"mindim":  func(x *lathe.Tensor) error { v, i := x.MinDim(0, true); return errors.Join(v.Err(), i.Err()) },
+	}
+	for name, f := range calls {
+		for what, x := range map[string]*lathe.Tensor{"nil": nil, "zero": {}, "released": released, "failed": bad} {
+			var le *lathe.Error
+			if err := f(x); !errors.As(err, &le) {
+				t.Errorf("%s on a %s tensor: err = %v, want a *lathe.Error", name, what, err)
+			}
+		}
+	}
+}
