@@ -69,11 +69,9 @@ func (x *Tensor) TopK(k, dim int, largest bool) (values, indices *Tensor) {
 			"cast it with .Cast(lathe.Int32) first")
 		return failed(err), failed(err)
 	}
-	d, err := ops.NormDim(dim, x.t.Rank(), "dim")
+	d, err := sortDim(op, dim, x.t.Rank())
 	if err != nil {
-		e := failed(err)
-		e = relabel(e, op)
-		return e, e
+		return failed(err), failed(err)
 	}
 	n := 1
 	if x.t.Rank() > 0 {
@@ -121,10 +119,9 @@ func (x *Tensor) extremeDim(op string, arg func(*Tensor, int) *Tensor, dim int, 
 	if err := x.check(op); err != nil {
 		return failed(err), failed(err)
 	}
-	d, err := ops.NormDim(dim, x.t.Rank(), "dim")
+	d, err := sortDim(op, dim, x.t.Rank())
 	if err != nil {
-		e := relabel(failed(err), op)
-		return e, e
+		return failed(err), failed(err)
 	}
 	keys := x
 	if x.t.DType == Bool {
@@ -141,4 +138,16 @@ func (x *Tensor) extremeDim(op string, arg func(*Tensor, int) *Tensor, dim int, 
 	}
 	// idx stays alive: the tape's gather holds it for the backward pass.
 	return values.Squeeze(d), idx.Squeeze(d)
+}
+
+// sortDim is dim counted from the front, or the ErrIndex of op that names
+// the caller's line.
+func sortDim(op string, dim, rank int) (int, error) {
+	d, err := ops.NormDim(dim, rank, "dim")
+	if e, ok := err.(*dispatch.Error); ok {
+		c := *e
+		c.Op, c.Site = op, dispatch.CallSite()
+		return 0, &c
+	}
+	return d, err
 }
