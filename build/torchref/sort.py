@@ -17,7 +17,7 @@ max are gathers, linear in x, so their own Hessian is zero.
 import torch
 
 from grad import GradFamily
-from refcase import FLOATS, INTS, INF, NAN, SHORT, Family, G, L, rnd, shp, vals
+from refcase import DTYPES, FLOATS, INTS, INF, NAN, SHORT, Family, G, L, rnd, shp, vals
 
 I64_MIN, I64_MAX = -2 ** 63, 2 ** 63 - 1
 
@@ -180,6 +180,34 @@ def sort():
         c(f"{key}/f32/specials", key, [vals(specials, "float32")], max_fn(op, 1, False), {"dim": 1, "keepdim": False})
         c(f"{key}/f32/empty[3,0]/dim0", key, [rnd([3, 0], "float32")], max_fn(op, 0, False),
           {"dim": 0, "keepdim": False})
+
+    # The narrow dtypes, which the cpu holds (the other devices skip these
+    # cases). torch 1.13 has no cpu topk for float16, so it has none here.
+    for dt in ("float16", "bfloat16", "int8", "uint8"):
+        s = SHORT[dt]
+
+        def mk(shape, dt=dt):
+            if dt in ("int8", "uint8"):
+                return torch.randint(-4 if dt == "int8" else 0, 5, shape, dtype=DTYPES[dt])
+            return rnd(shape, "float64", "halves").to(DTYPES[dt])
+        for desc in (False, True):
+            d = "desc" if desc else "asc"
+            a = {"dim": 1, "descending": desc}
+            c(f"sort/{s}/{d}/[3,6]/dim1", "sort", [mk([3, 6])], sort_fn(1, desc), a)
+            c(f"sort/{s}/{d}/transposed[4,3]/dim0", "sort", [L(mk([4, 3]), "transposed")], sort_fn(0, desc),
+              {"dim": 0, "descending": desc})
+        if dt != "float16":
+            for largest in (True, False):
+                lg = "largest" if largest else "smallest"
+                c(f"topk/{s}/{lg}/[3,6]/k3", "topk", [mk([3, 6])], topk_fn(3, 1, largest),
+                  {"k": 3, "dim": 1, "largest": largest})
+        for op in ("max", "min"):
+            c(f"{op}_dim/{s}/[3,6]/dim1", f"{op}_dim", [mk([3, 6])], max_fn(op, 1, False), {"dim": 1, "keepdim": False})
+    for dt in ("float16", "bfloat16"):
+        for desc in (False, True):
+            d = "desc" if desc else "asc"
+            c(f"sort/{SHORT[dt]}/{d}/specials", "sort", [vals(specials, dt)], sort_fn(1, desc),
+              {"dim": 1, "descending": desc})
     return fam
 
 
