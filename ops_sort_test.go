@@ -14,7 +14,8 @@ import (
 // The sort family against a direct transcription of torch's rule
 // (a stable sort of the line, NaN largest, ±0 equal), on random data full
 // of ties, on the cpu and wgpu:0: every dtype each device has, lines of
-// length 1 to 5000 (wgpu's one-workgroup path and its merge passes),
+// length 1 to 5000 (each of wgpu's paths: an invocation per line up to 16,
+// rank counting up to 256, one workgroup up to 1024, merge passes past it),
 // every dim, both directions and non-contiguous views. The conformance
 // suite (testdata/conformance/sort.json) checks the same ops against
 // torch itself.
@@ -93,7 +94,7 @@ func TestArgSortMatchesStableSort(t *testing.T) {
 	for _, dev := range sortDevices(t) {
 		for _, dt := range []lathe.DType{lathe.Float32, lathe.Float64, lathe.Int32, lathe.Int64, lathe.Bool,
 			lathe.Float16, lathe.BFloat16, lathe.Int8, lathe.Uint8} {
-			for _, n := range []int{1, 2, 3, 7, 256, 1000, 1025, 3000, 5000} {
+			for _, n := range []int{1, 2, 3, 7, 16, 17, 100, 256, 257, 1000, 1025, 3000, 5000} {
 				for _, desc := range []bool{false, true} {
 					rows := max(1, min(5, 4000/n))
 					name := fmt.Sprintf("%s/%s/[%d,%d]/desc=%v", dev, dt, rows, n, desc)

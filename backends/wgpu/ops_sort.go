@@ -8,16 +8,19 @@ import (
 	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
-// argsort (sort.wgsl): each line along the dim is cut into blocks of up to
-// sortBlock elements, which one workgroup each sorts in workgroup memory
-// with a bitonic network; a line of at most sortBlock elements is done
-// then (one launch, O(n log² n) work per line). Longer lines go through
-// scratch memory, sorted (key, index) runs that each argsort_merge pass
-// merges pairwise, one invocation per element placing itself by a binary
-// search in the other run; the last pass writes the int64 indices.
-// O(n log² B + n log n · log(n/B)) work and 1 + ceil(log2(n/B)) launches
-// for a line of n > B = sortBlock. Ties are broken by index, so the result
-// is the stable order on every path.
+// argsort (sort.wgsl). A line of at most sortItemMax elements is sorted
+// by one invocation (an insertion sort, O(n²)); one of at most sortRankMax
+// by rank counting, an invocation per element (O(n²) per line, no
+// barriers). A longer one is cut into
+// blocks of up to sortBlock elements, which one workgroup each sorts in
+// workgroup memory with a bitonic network; a line of at most sortBlock
+// elements is done then (one launch, O(n log² n) work per line). Longer
+// lines go through scratch memory, sorted (key, index) runs that each
+// argsort_merge pass merges pairwise, one invocation per element placing
+// itself by a binary search in the other run; the last pass writes the
+// int64 indices. O(n log² B + n log n · log(n/B)) work and
+// 1 + ceil(log2(n/B)) launches for a line of n > B = sortBlock. Ties are
+// broken by index, so the result is the stable order on every path.
 
 func init() {
 	register(ops.ArgSort, allTypes, argsortKernel)
@@ -26,6 +29,16 @@ func init() {
 // sortBlock is the longest line sorted in one workgroup: three u32 arrays
 // of it fill 12 KiB of the 16 KiB of workgroup memory WebGPU guarantees.
 const sortBlock = 1024
+
+// sortItemMax is the longest line that one invocation sorts by itself
+// (an insertion sort, O(n²)): shorter lines would leave most of a
+// workgroup's 256 lanes idle.
+const sortItemMax = 16
+
+// sortRankMax is the longest line sorted by rank counting, one invocation
+// per element (O(n²) per line but no barrier: on lavapipe a workgroup's
+// barriers cost more than the counting does at these lengths).
+const sortRankMax = 256
 
 func argsortKernel(out *dispatch.Tensor, in []*dispatch.Tensor, s ops.SortDim) error {
 	x := in[0]
@@ -57,6 +70,23 @@ func argsortKernel(out *dispatch.Tensor, in []*dispatch.Tensor, s ops.SortDim) e
 		return &dispatch.Error{Kind: dispatch.ErrUnsupported, Found: fmt.Sprint(lines*n, " elements"),
 			Detail: "sorts more elements than the wgpu kernel's 32-bit scratch offsets reach",
 			Fix:    "sort in parts (e.g. Split along another dim) or on the cpu"}
+	}
+	if n <= sortItemMax {
+		sh, err := shaderFor(fmt.Sprintf("argsort_item/%s", t), "argsort_item", struct {
+			T string
+			B int
+		}{t, sortItemMax})
+		if err != nil {
+			return err
+		}
+		return launch("argsort", sh, grid(lines), p, out, x)
+	}
+	if n <= sortRankMax {
+		sh, err := shaderFor(fmt.Sprintf("argsort_rank/%s", t), "argsort_rank", struct{ T string }{t})
+		if err != nil {
+			return err
+		}
+		return launch("argsort", sh, grid(lines*n), p, out, x)
 	}
 	data := struct {
 		T             string

@@ -31,12 +31,25 @@ the triple to the next scratch, or, in the last pass (.Final), its index as
 an int64 to dst. O(n log n) work per pass, log2(n / B) passes: the whole
 sort is O(n log² B + n log n log(n / B)).
 
+argsort_item: one invocation per line, for lines of at most .B (16)
+elements, which a workgroup each would leave mostly idle: an insertion
+sort in private memory, O(n²) compares per line, then the indices to dst.
+
+argsort_rank: one invocation per element, for lines of at most 256: the
+element's place is the count of the line's elements that sort before it
+(rank by count, O(n) per element, O(n²) per line, no barriers), and it
+writes its own index there.
+
 Data: .T the element type (f32, i32, u32 for bool, vec2<u32> for int64);
 .W the scratch words per element; .B the block size; .Direct and .Final as
 above.
 
 Launch: argsort_block: workgroup g (g = wid.y * nwg.x + wid.x) is block
 g % p[31] of line g / p[31]; at or past p[0] lines it returns.
+argsort_item: item w (the prelude's numbering) is line w; at or past p[0]
+it returns.
+argsort_rank: item i is element i % p[1] of line i / p[1], as in
+argsort_merge.
 argsort_merge: item i (the prelude's numbering) is element i % p[1] of line
 i / p[1]; at or past p[0]·p[1] it returns.
 Parameters are the line layout (ops_reduce.go, lineParams):
@@ -212,5 +225,68 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 {{- end}}
     dst[o + {{.W}}u - 1u] = me.z;
 {{- end}}
+}
+{{end}}
+
+{{define "argsort_item"}}{{template "prelude" .}}
+{{template "lines" .}}
+@group(0) @binding(1) var<storage, read_write> dst: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read> src: array<{{.T}}>;
+{{template "argsort_key" .}}
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let w = item(gid, nwg);
+    if (w >= p[0]) {
+        return;
+    }
+    let n = p[1];
+    let line = lineBase(w);
+    let xs = bitcast<i32>(p[3]);
+    let os = bitcast<i32>(p[4]);
+    let flip = select(0u, 0xffffffffu, p[30] != 0u);
+    var e: array<vec3<u32>, {{.B}}>;
+    for (var j = 0u; j < n; j = j + 1u) {
+        let k = key(src[u32(line.x + i32(j) * xs)]);
+        let cur = vec3<u32>(k.x ^ flip, k.y ^ flip, j);
+        var i = j;
+        while (i > 0u && before(cur, e[i - 1u])) {
+            e[i] = e[i - 1u];
+            i = i - 1u;
+        }
+        e[i] = cur;
+    }
+    for (var j = 0u; j < n; j = j + 1u) {
+        dst[u32(line.y + i32(j) * os)] = vec2<u32>(e[j].z, 0u);
+    }
+}
+{{end}}
+
+{{define "argsort_rank"}}{{template "prelude" .}}
+{{template "lines" .}}
+@group(0) @binding(1) var<storage, read_write> dst: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read> src: array<{{.T}}>;
+{{template "argsort_key" .}}
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = item(gid, nwg);
+    let n = p[1];
+    if (i >= p[0] * n) {
+        return;
+    }
+    let w = i / n;
+    let pos = i % n;
+    let line = lineBase(w);
+    let xs = bitcast<i32>(p[3]);
+    let flip = select(0u, 0xffffffffu, p[30] != 0u);
+    let k = key(src[u32(line.x + i32(pos) * xs)]);
+    let me = vec3<u32>(k.x ^ flip, k.y ^ flip, pos);
+    var rank = 0u;
+    for (var j = 0u; j < n; j = j + 1u) {
+        let o = key(src[u32(line.x + i32(j) * xs)]);
+        if (before(vec3<u32>(o.x ^ flip, o.y ^ flip, j), me)) {
+            rank = rank + 1u;
+        }
+    }
+    dst[u32(line.y + i32(rank) * bitcast<i32>(p[4]))] = vec2<u32>(pos, 0u);
 }
 {{end}}
