@@ -99,6 +99,12 @@ func biReduce(f func(x *Tensor, dim int) *Tensor) biOp {
 		huge: func(dev Device) *Tensor { return f(biBig(dev, biHuge, biHuge, 2), 2) }}
 }
 
+// biAnyDType is row r for an op that takes every dtype, bool too.
+func biAnyDType(r biOp) biOp {
+	r.kinds = "a"
+	return r
+}
+
 func biView(f func(*Tensor) *Tensor, huge func(dev Device) *Tensor) biOp {
 	return biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
 		call: func(a []*Tensor) *Tensor { return f(a[0]) }, kinds: "a", huge: huge, hugeOK: true}
@@ -299,6 +305,7 @@ func biOps() map[string]biOp {
 		"argmax":      biReduce(func(x *Tensor, d int) *Tensor { return x.ArgMax(d) }),
 		"argmin":      biReduce(func(x *Tensor, d int) *Tensor { return x.ArgMin(d) }),
 		"cumsum":      biReduce(func(x *Tensor, d int) *Tensor { return x.CumSum(d) }),
+		"argsort":     biAnyDType(biReduce(func(x *Tensor, d int) *Tensor { return x.ArgSort(d, true) })),
 		"softmax":     biReduce(func(x *Tensor, d int) *Tensor { return x.Softmax(d) }),
 		"log_softmax": biReduce(func(x *Tensor, d int) *Tensor { return x.LogSoftmax(d) }),
 

@@ -271,6 +271,14 @@ func cases() []kcase {
 			caseOf(ops.CumSum, ops.Scan{Dim: 0}, tensor(dt, []int{3, 2}, 1, 3)),
 			caseOf(ops.CumSum, ops.Scan{Dim: 0}, tensor(dt, []int{})))
 	}
+	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64, dispatch.Int32, dispatch.Int64, dispatch.Bool} {
+		cs = append(cs,
+			caseOf(ops.ArgSort, ops.SortDim{Dim: 1}, tensor(dt, []int{2, 3})),
+			caseOf(ops.ArgSort, ops.SortDim{Dim: 0, Descending: true}, tensor(dt, []int{5, 2}, 1, 5)),
+			caseOf(ops.ArgSort, ops.SortDim{Dim: -1}, tensor(dt, []int{})),
+			// Past one block: the merge passes, through a transposed input.
+			caseOf(ops.ArgSort, ops.SortDim{Dim: 0, Descending: true}, tensor(dt, []int{2100, 2}, 1, 2100)))
+	}
 	cs = append(cs, caseOf(ops.OneHot, ops.OneHotClasses{NumClasses: 5}, tensor(dispatch.Int64, []int{3, 2})))
 	for _, dt := range floatDTypes {
 		for _, op := range []*dispatch.Op[ops.Scan]{ops.Softmax, ops.LogSoftmax} {

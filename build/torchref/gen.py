@@ -39,6 +39,7 @@ from shapeops import grad_shape_ops, shape_ops  # noqa: E402
 from lossweight import grad_loss_weight, loss_weight  # noqa: E402
 from pad import grad_pad, pad  # noqa: E402
 from stress import stress  # noqa: E402
+from sort import grad_sort, sort  # noqa: E402
 
 
 def main():
@@ -48,7 +49,7 @@ def main():
     total, size = 0, 0
     for make in (elementwise, binary, reductions, matmul, views, indexing, nn, grad,
                  pool, grad_pool, interp_cases, grad_interp, norm, grad_norm, conv, grad_conv, stress, narrow,
-                 pad, grad_pad, loss_weight, grad_loss_weight, shape_ops, grad_shape_ops):
+                 pad, grad_pad, loss_weight, grad_loss_weight, shape_ops, grad_shape_ops, sort, grad_sort):
         path, n = make().write(folder)
         total += n
         size += os.path.getsize(path)

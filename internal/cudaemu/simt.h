@@ -70,6 +70,16 @@ inline double __longlong_as_double(long long i) {
 	std::memcpy(&d, &i, 8);
 	return d;
 }
+inline int __float_as_int(float f) {
+	int i;
+	std::memcpy(&i, &f, 4);
+	return i;
+}
+inline long long __double_as_longlong(double d) {
+	long long i;
+	std::memcpy(&i, &d, 8);
+	return i;
+}
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 
