@@ -369,6 +369,20 @@ func biOps() map[string]biOp {
 				c := biHuge * biHuge / 2
 				return biBig(dev, 2, c).BatchNorm(nil, nil, biBig(dev, c), biBig(dev, c), true, 0.1, 1e-5)
 			}},
+		"scaled_dot_product_attention": {args: func(dev Device) []*Tensor {
+			return []*Tensor{biF(dev, 2, 3, 4), biF(dev, 2, 5, 4), biF(dev, 2, 5, 2)}
+		}, call: func(a []*Tensor) *Tensor { return ScaledDotProductAttention(a[0], a[1], a[2]) }, kinds: "fss",
+			huge: func(dev Device) *Tensor {
+				return ScaledDotProductAttention(biBig(dev, biHuge, biHuge, 1, 1), biF(dev, 1, 1, 1), biF(dev, 1, 1, 1))
+			}},
+		"scaled_dot_product_attention_masked": {args: func(dev Device) []*Tensor {
+			return []*Tensor{biF(dev, 2, 3, 4), biF(dev, 2, 5, 4), biF(dev, 2, 5, 2), biF(dev, 3, 5)}
+		}, call: func(a []*Tensor) *Tensor { return ScaledDotProductAttention(a[0], a[1], a[2], AttentionMask(a[3])) },
+			kinds: "fssS",
+			huge: func(dev Device) *Tensor {
+				return ScaledDotProductAttention(biBig(dev, biHuge, biHuge, 1, 1), biF(dev, 1, 1, 1), biF(dev, 1, 1, 1),
+					AttentionMask(biF(dev, 1, 1)))
+			}},
 		"group_norm": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 4, 3), biF(dev, 4), biF(dev, 4)} },
 			call: func(a []*Tensor) *Tensor { return a[0].GroupNorm(2, a[1], a[2], 1e-5) }, kinds: "fSS",
 			huge: func(dev Device) *Tensor {

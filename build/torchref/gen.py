@@ -38,6 +38,7 @@ from shape import indexing, views  # noqa: E402
 from lossweight import grad_loss_weight, loss_weight  # noqa: E402
 from pad import grad_pad, pad  # noqa: E402
 from stress import stress  # noqa: E402
+from attention import attention, grad_attention  # noqa: E402
 
 
 def main():
@@ -47,7 +48,7 @@ def main():
     total, size = 0, 0
     for make in (elementwise, binary, reductions, matmul, views, indexing, nn, grad,
                  pool, grad_pool, interp_cases, grad_interp, norm, grad_norm, conv, grad_conv, stress, narrow,
-                 pad, grad_pad, loss_weight, grad_loss_weight):
+                 pad, grad_pad, loss_weight, grad_loss_weight, attention, grad_attention):
         path, n = make().write(folder)
         total += n
         size += os.path.getsize(path)
