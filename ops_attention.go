@@ -118,7 +118,54 @@ func ScaledDotProductAttention(q, k, v *Tensor, opts ...AttentionOption) *Tensor
 	if o.mask != nil {
 		return relabel(apply(opAttentionMasked, a, q, k, v, o.mask), sdpaName)
 	}
+	if a.dropout == 0 && fusedAttention(q.t.Device, q.t.DType) {
+		return relabel(attentionFused(q, k, v, a), sdpaName)
+	}
 	return relabel(apply(opAttention, a, q, k, v), sdpaName)
+}
+
+// fusedAttention reports whether dev has the fused attention kernel
+// (ops.Attention) for dt.
+func fusedAttention(dev Device, dt DType) bool {
+	return ops.Attention.KernelDTypes(dev.Kind).Has(dt) && ops.AttentionBackward.KernelDTypes(dev.Kind).Has(dt)
+}
+
+// attentionFused runs attention as the fused op: q, k and v brought to
+// [N, H, L, E] (the batch dims broadcast and flattened), the result's
+// logsumexp column dropped, and the batch dims restored. Its gradient is
+// the op's own rule; the views' rules sum it over broadcast dims.
+func attentionFused(q, k, v *Tensor, a attentionAttrs) *Tensor {
+	g, err := attentionShapes(q.t.Shape, k.t.Shape, v.t.Shape, nil)
+	if err != nil {
+		return failed(err)
+	}
+	r := g.rank
+	batch := []int{}
+	if r > 3 {
+		batch = g.scores[:r-3]
+	}
+	n := 1
+	for _, b := range batch {
+		n *= b
+	}
+	canon := func(x *Tensor, h, l, e int) *Tensor {
+		x = x.Reshape(padShape(x.t.Shape, r)...)
+		if r > 3 {
+			x = x.Expand(append(slices.Clone(batch), h, l, e)...)
+		}
+		return x.Reshape(n, h, l, e)
+	}
+	scale := a.scale
+	if math.IsInf(scale, 1) { // E = 0: the scores are 0 whatever the scale
+		scale = 1
+	}
+	out := apply(ops.Attention, ops.AttentionParams{Scale: scale, Causal: a.causal},
+		canon(q, g.hq, g.lq, g.e), canon(k, g.hk, g.lk, g.e), canon(v, g.hk, g.lk, g.ev))
+	if out.err != nil {
+		return out
+	}
+	shape := append(slices.Clone(g.scores[:len(g.scores)-1]), g.ev)
+	return out.Narrow(-1, 0, g.ev).Reshape(shape...)
 }
 
 // attentionGeometry is what checkAttention finds of the shapes: the rank

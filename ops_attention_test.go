@@ -119,3 +119,136 @@ func TestAttentionErrors(t *testing.T) {
 		}
 	}
 }
+
+// attnCase is a shape for the fused-against-composite tests: sizes past
+// one block of the cpu kernel (64 queries, 128 keys) in each direction.
+type attnCase struct {
+	name    string
+	q, k, v []int
+	opts    []AttentionOption
+}
+
+func attnCases() []attnCase {
+	return []attnCase{
+		{"plain", []int{2, 2, 150, 16}, []int{2, 2, 300, 16}, []int{2, 2, 300, 8}, nil},
+		{"causal/lq<lk", []int{1, 2, 70, 8}, []int{1, 2, 260, 8}, []int{1, 2, 260, 8}, []AttentionOption{IsCausal()}},
+		{"causal/lq>lk", []int{1, 1, 200, 8}, []int{1, 1, 130, 8}, []int{1, 1, 130, 4}, []AttentionOption{IsCausal()}},
+		{"gqa/bcast", []int{2, 4, 65, 8}, []int{1, 2, 129, 8}, []int{1, 2, 129, 8}, []AttentionOption{AttentionScale(0.7)}},
+		{"rank3", []int{3, 9, 5}, []int{3, 11, 5}, []int{3, 11, 2}, []AttentionOption{IsCausal()}},
+		{"lk0", []int{1, 2, 3, 4}, []int{1, 2, 0, 4}, []int{1, 2, 0, 3}, nil},
+	}
+}
+
+// sdpaComposite is ScaledDotProductAttention on the composite path.
+func sdpaComposite(q, k, v *Tensor, opts ...AttentionOption) *Tensor {
+	var o attentionOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	a, err := checkAttention(q, k, v, o)
+	if err != nil {
+		return failed(err)
+	}
+	return apply(opAttention, a, q, k, v)
+}
+
+func attnClose(t *testing.T, what string, got, want *Tensor, tol float64) {
+	t.Helper()
+	g, err := got.Cast(Float64).Float64s()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	w, err := want.Cast(Float64).Float64s()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if len(g) != len(w) {
+		t.Fatalf("%s: %d values, want %d", what, len(g), len(w))
+	}
+	for i := range g {
+		if d := math.Abs(g[i] - w[i]); !(d <= tol*(1+math.Abs(w[i]))) {
+			t.Fatalf("%s: [%d] = %g, want %g (tolerance %g)", what, i, g[i], w[i], tol)
+		}
+	}
+}
+
+// TestAttentionFused holds the fused cpu kernels (forward and backward) to
+// the composite: values, gradients of q, k and v, and the Hessian-vector
+// products of the recorded backward; and, in float64, that Hessian-vector
+// product to central finite differences of the fused backward.
+func TestAttentionFused(t *testing.T) {
+	for _, dt := range []DType{Float64, Float32} {
+		if !fusedAttention(CPU, dt) {
+			t.Fatalf("the cpu has no fused attention for %s", dt)
+		}
+		tol := 1e-10
+		if dt == Float32 {
+			tol = 2e-5
+		}
+		for _, c := range attnCases() {
+			t.Run(dt.String()+"/"+c.name, func(t *testing.T) {
+				Seed(3)
+				q, k, v := RandN(CPU, dt, c.q...), RandN(CPU, dt, c.k...), RandN(CPU, dt, c.v...)
+				xs := []*Tensor{q.RequireGrad(), k.RequireGrad(), v.RequireGrad()}
+				fused := ScaledDotProductAttention(q, k, v, c.opts...)
+				comp := sdpaComposite(q, k, v, c.opts...)
+				attnClose(t, "forward", fused, comp, tol)
+				w := RandNLike(fused)
+				gf, err := Grad(fused.Mul(w).Sum(), xs, CreateGraph())
+				if err != nil {
+					t.Fatal(err)
+				}
+				gc, err := Grad(comp.Mul(w).Sum(), xs, CreateGraph())
+				if err != nil {
+					t.Fatal(err)
+				}
+				plain, err := Grad(ScaledDotProductAttention(q, k, v, c.opts...).Mul(w).Sum(), xs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				us := []*Tensor{RandNLike(q), RandNLike(k), RandNLike(v)}
+				dot := func(gs []*Tensor) *Tensor {
+					s := gs[0].Mul(us[0]).Sum()
+					for i := 1; i < 3; i++ {
+						s = s.Add(gs[i].Mul(us[i]).Sum())
+					}
+					return s
+				}
+				hf, err := Grad(dot(gf), xs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				hc, err := Grad(dot(gc), xs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, name := range []string{"q", "k", "v"} {
+					attnClose(t, "grad "+name+" (kernel)", plain[i], gc[i], 10*tol)
+					attnClose(t, "grad "+name+" (recorded)", gf[i], gc[i], 10*tol)
+					attnClose(t, "hvp "+name, hf[i], hc[i], 10*tol)
+				}
+				if dt != Float64 {
+					return
+				}
+				// (∇f(x+εu) - ∇f(x-εu)) / 2ε with the kernel's gradient.
+				const eps = 1e-5
+				shifted := func(sign float64) []*Tensor {
+					var ys []*Tensor
+					for i, x := range xs {
+						ys = append(ys, x.Detach().Add(us[i].MulScalar(sign*eps)).RequireGrad())
+					}
+					g, err := Grad(ScaledDotProductAttention(ys[0], ys[1], ys[2], c.opts...).Mul(w).Sum(), ys)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return g
+				}
+				plus, minus := shifted(1), shifted(-1)
+				for i, name := range []string{"q", "k", "v"} {
+					fd := plus[i].Sub(minus[i]).MulScalar(1 / (2 * eps))
+					attnClose(t, "hvp "+name+" vs finite differences", hf[i], fd, 1e-6)
+				}
+			})
+		}
+	}
+}
