@@ -154,11 +154,11 @@ func sdpaComposite(q, k, v *Tensor, opts ...AttentionOption) *Tensor {
 
 func attnClose(t *testing.T, what string, got, want *Tensor, tol float64) {
 	t.Helper()
-	g, err := got.Cast(Float64).Float64s()
+	g, err := got.To(CPU).Cast(Float64).Float64s()
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-	w, err := want.Cast(Float64).Float64s()
+	w, err := want.To(CPU).Cast(Float64).Float64s()
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
@@ -177,18 +177,30 @@ func attnClose(t *testing.T, what string, got, want *Tensor, tol float64) {
 // products of the recorded backward; and, in float64, that Hessian-vector
 // product to central finite differences of the fused backward.
 func TestAttentionFused(t *testing.T) {
-	for _, dt := range []DType{Float64, Float32} {
-		if !fusedAttention(CPU, dt) {
-			t.Fatalf("the cpu has no fused attention for %s", dt)
+	for _, dev := range biDevices(t) {
+		for _, dt := range []DType{Float64, Float32} {
+			if dev != CPU && dt == Float64 {
+				continue // float64 is the cpu's (and cuda's)
+			}
+			if !fusedAttention(dev, dt) {
+				t.Errorf("%s has no fused attention for %s", dev, dt)
+				continue
+			}
+			testAttentionFused(t, dev, dt)
 		}
-		tol := 1e-10
-		if dt == Float32 {
-			tol = 2e-5
-		}
+	}
+}
+
+func testAttentionFused(t *testing.T, dev Device, dt DType) {
+	tol := 1e-10
+	if dt == Float32 {
+		tol = 2e-5
+	}
+	{
 		for _, c := range attnCases() {
-			t.Run(dt.String()+"/"+c.name, func(t *testing.T) {
+			t.Run(dev.String()+"/"+dt.String()+"/"+c.name, func(t *testing.T) {
 				Seed(3)
-				q, k, v := RandN(CPU, dt, c.q...), RandN(CPU, dt, c.k...), RandN(CPU, dt, c.v...)
+				q, k, v := RandN(dev, dt, c.q...), RandN(dev, dt, c.k...), RandN(dev, dt, c.v...)
 				xs := []*Tensor{q.RequireGrad(), k.RequireGrad(), v.RequireGrad()}
 				fused := ScaledDotProductAttention(q, k, v, c.opts...)
 				comp := sdpaComposite(q, k, v, c.opts...)
