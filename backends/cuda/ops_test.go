@@ -286,11 +286,35 @@ func cases() []kcase {
 				caseOf(op, ops.Scan{Dim: -1}, tensor(dt, []int{2, 300})),
 				caseOf(op, ops.Scan{Dim: 1}, tensor(dt, []int{5, 4, 3}, 1, 5, 20)))
 		}
+		cs = append(cs, attentionCases(dt)...)
 		cs = append(cs, poolCases(dt)...)
 		cs = append(cs, convCases(dt)...)
 		cs = append(cs, upsampleCases(dt)...)
 	}
 	return cs
+}
+
+// attentionCases are the fused attention's cases of one float dtype: more
+// rows than a block (64) and a tile (32), grouped heads, causal masking
+// with Lq above and below Lk, a transposed (copied) query, and E = 0.
+func attentionCases(dt dispatch.DType) []kcase {
+	var cs []kcase
+	for _, c := range []struct {
+		n, hq, hk, lq, lk, e, ev int
+		causal                   bool
+	}{
+		{1, 2, 1, 70, 40, 5, 3, false},
+		{2, 2, 2, 33, 70, 4, 2, true},
+		{1, 1, 1, 80, 20, 3, 3, true},
+		{1, 2, 2, 3, 5, 0, 2, false},
+	} {
+		a := ops.AttentionParams{Scale: 0.6, Causal: c.causal}
+		q, k := tensor(dt, []int{c.n, c.hq, c.lq, c.e}), tensor(dt, []int{c.n, c.hk, c.lk, c.e})
+		v, o := tensor(dt, []int{c.n, c.hk, c.lk, c.ev}), tensor(dt, []int{c.n, c.hq, c.lq, c.ev + 1})
+		cs = append(cs, caseOf(ops.Attention, a, q, k, v), caseOf(ops.AttentionBackward, a, q, k, v, o, o))
+	}
+	qt := tensor(dt, []int{1, 2, 6, 4}, 48, 1, 2, 12) // a transposed view: copied row-major first
+	return append(cs, caseOf(ops.Attention, ops.AttentionParams{Scale: 1}, qt, tensor(dt, []int{1, 1, 5, 4}), tensor(dt, []int{1, 1, 5, 2})))
 }
 
 // poolCases are the pooling and unfold/fold cases of one float dtype.

@@ -1,0 +1,342 @@
+package cpu
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"gonum.org/v1/gonum/blas"
+)
+
+// Fused attention (ops.Attention, ops.AttentionBackward), blocked as
+// FlashAttention-2 (Dao 2023, algorithms 1 and 2). The forward takes a
+// block of attnBlockQ query rows of one (batch, head) at a time and walks
+// the keys in blocks of attnBlockK: the block's scores are one small GEMM,
+// an online softmax (the running max m and sum l per row, the accumulated
+// output rescaled by exp(m_old - m_new)) turns them into probabilities in
+// place, and a second GEMM adds their product with the value block. A
+// worker holds attnBlockQ·attnBlockK scores and attnBlockQ·Ev outputs, never
+// Lq×Lk. The backward recomputes the probabilities of each block from the
+// saved logsumexp, P = exp(scale·q·k - lse), in two passes with no atomics:
+// one over key blocks that sums dV = Pᵀ·dO and dK = scale·dSᵀ·Q over every
+// query block (and every query head of a grouped key head), and one over
+// query blocks that sums dQ = scale·dS·K, where dS = P∘(dP - D), dP = dO·Vᵀ
+// and D = rowsum(dO∘O) - dlse (the logsumexp's own gradient, which is P
+// per score, enters there). Blocks of (batch·head, block) go to workers
+// that take the next one from a shared counter, heaviest first under causal
+// masking, so that uneven blocks balance.
+
+const (
+	attnBlockQ = 64
+	attnBlockK = 128
+)
+
+func init() {
+	registerFor(ops.Attention, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AttentionParams) error {
+		g, err := ops.AttentionShapes(in[0], in[1], in[2])
+		if err != nil {
+			return err
+		}
+		if out.DType == dispatch.Float32 {
+			attentionForward(out, in, g, a, sgemm)
+		} else {
+			attentionForward(out, in, g, a, dgemm)
+		}
+		return nil
+	})
+	registerFor(ops.AttentionBackward, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AttentionParams) error {
+		g, err := ops.AttentionShapes(in[0], in[1], in[2])
+		if err != nil {
+			return err
+		}
+		if out.DType == dispatch.Float32 {
+			attentionBackward(out, in, g, a, sgemm)
+		} else {
+			attentionBackward(out, in, g, a, dgemm)
+		}
+		return nil
+	})
+}
+
+// mm is C = alpha·op(A)·op(B) + beta·C for m×n C, with the empty cases
+// that a BLAS may refuse (a zero size, a leading dim of 0) handled here.
+func mm[T float](gemm gemmFunc[T], tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		if beta == 0 {
+			for r := range m {
+				clear(c[r*ldc : r*ldc+n])
+			}
+		}
+		return
+	}
+	gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// attnWork runs fn on workers that take tasks 0..tasks-1 from next.
+func attnWork(tasks, cost int, fn func(next func() (int, bool))) {
+	var ctr atomic.Int64
+	next := func() (int, bool) {
+		t := int(ctr.Add(1) - 1)
+		return t, t < tasks
+	}
+	workers := min(runtime.GOMAXPROCS(0), tasks)
+	if workers < 2 || tasks*cost < minParallel {
+		fn(next)
+		return
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() { defer wg.Done(); fn(next) }()
+	}
+	wg.Wait()
+}
+
+// keysOf is how many keys of a block starting at j0 (of bk) query row i
+// may attend to.
+func keysOf(causal bool, i, j0, bk int) int {
+	if !causal {
+		return bk
+	}
+	return max(0, min(bk, i+1-j0))
+}
+
+// attnBlock is one (batch, head, block) task: task t of nb blocks per
+// head, in reverse order when reverse is set: under causal masking a
+// head's last query blocks are its heaviest, and go first.
+func attnBlock(t, nb int, reverse bool) (nh, b int) {
+	nh, b = t/nb, t%nb
+	if reverse {
+		b = nb - 1 - b
+	}
+	return nh, b
+}
+
+func attentionForward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g ops.AttentionGeometry, a ops.AttentionParams, gemm gemmFunc[T]) {
+	q, rq := dense[T](in[0])
+	defer rq()
+	k, rk := dense[T](in[1])
+	defer rk()
+	v, rv := dense[T](in[2])
+	defer rv()
+	o := span[T](out)
+	group := 1
+	if g.Hk > 0 {
+		group = g.Hq / g.Hk
+	}
+	w := g.Ev + 1
+	nqb := (g.Lq + attnBlockQ - 1) / attnBlockQ
+	tasks := g.N * g.Hq * nqb
+	if tasks == 0 {
+		return
+	}
+	attnWork(tasks, attnBlockQ*g.Lk*(g.E+g.Ev+8), func(next func() (int, bool)) {
+		s := make([]T, attnBlockQ*attnBlockK)
+		acc := make([]T, attnBlockQ*g.Ev)
+		m := make([]float64, attnBlockQ)
+		l := make([]float64, attnBlockQ)
+		for t, ok := next(); ok; t, ok = next() {
+			nh, qb := attnBlock(t, nqb, a.Causal)
+			n, h := nh/g.Hq, nh%g.Hq
+			hk := h / group
+			i0 := qb * attnBlockQ
+			bq := min(attnBlockQ, g.Lq-i0)
+			qp := q[((n*g.Hq+h)*g.Lq+i0)*g.E:]
+			kp := k[(n*g.Hk+hk)*g.Lk*g.E:]
+			vp := v[(n*g.Hk+hk)*g.Lk*g.Ev:]
+			for r := range bq {
+				m[r], l[r] = math.Inf(-1), 0
+			}
+			clear(acc)
+			kEnd := g.Lk
+			if a.Causal {
+				kEnd = min(g.Lk, i0+bq)
+			}
+			for j0 := 0; j0 < kEnd; j0 += attnBlockK {
+				bk := min(attnBlockK, kEnd-j0)
+				mm(gemm, blas.NoTrans, blas.Trans, bq, bk, g.E, T(a.Scale), qp, g.E, kp[j0*g.E:], g.E, 0, s, attnBlockK)
+				for r := range bq {
+					row := s[r*attnBlockK : r*attnBlockK+bk]
+					lim := keysOf(a.Causal, i0+r, j0, bk)
+					mx := m[r]
+					for _, x := range row[:lim] {
+						if f := float64(x); f > mx {
+							mx = f
+						}
+					}
+					corr := 1.0
+					if mx != m[r] {
+						corr = math.Exp(m[r] - mx) // 0 for the first block a row sees
+					}
+					sum := 0.0
+					for c := range row[:lim] {
+						p := math.Exp(float64(row[c]) - mx)
+						if math.IsInf(mx, -1) {
+							p = 0 // every score so far -Inf: nothing yet to weigh
+						}
+						row[c] = T(p)
+						sum += p
+					}
+					clear(row[lim:])
+					l[r] = l[r]*corr + sum
+					m[r] = mx
+					if corr != 1 {
+						ar := acc[r*g.Ev : (r+1)*g.Ev]
+						for e := range ar {
+							ar[e] *= T(corr)
+						}
+					}
+				}
+				mm(gemm, blas.NoTrans, blas.NoTrans, bq, g.Ev, bk, 1, s, attnBlockK, vp[j0*g.Ev:], g.Ev, 1, acc, g.Ev)
+			}
+			op := o[((n*g.Hq+h)*g.Lq+i0)*w:]
+			for r := range bq {
+				dst := op[r*w : (r+1)*w]
+				if g.Lk == 0 {
+					// No key: zeros, as softmax over nothing times an
+					// empty value gives; the logsumexp is -Inf. (A row
+					// whose scores are all -Inf divides 0 by 0: NaN, as
+					// the softmax gives.)
+					clear(dst[:g.Ev])
+					dst[g.Ev] = T(math.Inf(-1))
+					continue
+				}
+				inv := 1 / l[r]
+				for e, x := range acc[r*g.Ev : (r+1)*g.Ev] {
+					dst[e] = T(float64(x) * inv)
+				}
+				dst[g.Ev] = T(m[r] + math.Log(l[r]))
+			}
+		}
+	})
+}
+
+// attnProbs recomputes a block's probabilities P = exp(scale·q·k - lse)
+// in s (bq×bk, row stride attnBlockK), 0 where causal masking hides a key.
+func attnProbs[T float](gemm gemmFunc[T], s, qp, kp, res []T, g ops.AttentionGeometry, a ops.AttentionParams, i0, bq, j0, bk int) {
+	w := g.Ev + 1
+	mm(gemm, blas.NoTrans, blas.Trans, bq, bk, g.E, T(a.Scale), qp, g.E, kp[j0*g.E:], g.E, 0, s, attnBlockK)
+	for r := range bq {
+		row := s[r*attnBlockK : r*attnBlockK+bk]
+		lim := keysOf(a.Causal, i0+r, j0, bk)
+		lse := float64(res[r*w+g.Ev])
+		for c := range row[:lim] {
+			row[c] = T(math.Exp(float64(row[c]) - lse))
+		}
+		clear(row[lim:])
+	}
+}
+
+// attnDS turns dP (in dp) into dS = P∘(dP - D) in place.
+func attnDS[T float](dp, p []T, d []float64, bq, bk int) {
+	for r := range bq {
+		pr, dr := p[r*attnBlockK:r*attnBlockK+bk], dp[r*attnBlockK:r*attnBlockK+bk]
+		for c := range dr {
+			dr[c] = T(float64(pr[c]) * (float64(dr[c]) - d[r]))
+		}
+	}
+}
+
+func attentionBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g ops.AttentionGeometry, a ops.AttentionParams, gemm gemmFunc[T]) {
+	q, rq := dense[T](in[0])
+	defer rq()
+	k, rk := dense[T](in[1])
+	defer rk()
+	v, rv := dense[T](in[2])
+	defer rv()
+	res, rr := dense[T](in[3])
+	defer rr()
+	gr, rg := dense[T](in[4])
+	defer rg()
+	dst := span[T](out)
+	nq, nk := g.N*g.Hq*g.Lq*g.E, g.N*g.Hk*g.Lk*g.E
+	dq, dk, dv := dst[:nq], dst[nq:nq+nk], dst[nq+nk:]
+	clear(dst)
+	group := 1
+	if g.Hk > 0 {
+		group = g.Hq / g.Hk
+	}
+	w := g.Ev + 1
+	// D = rowsum(dO∘O) - dlse, one per query row.
+	rows := g.N * g.Hq * g.Lq
+	d := make([]float64, rows)
+	parallel(rows, w, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			o, gi := res[i*w:(i+1)*w], gr[i*w:(i+1)*w]
+			s := 0.0
+			for e := range g.Ev {
+				s += float64(gi[e]) * float64(o[e])
+			}
+			d[i] = s - float64(gi[g.Ev])
+		}
+	})
+	nqb := (g.Lq + attnBlockQ - 1) / attnBlockQ
+	nkb := (g.Lk + attnBlockK - 1) / attnBlockK
+	scale := T(a.Scale)
+	// Keys: dV and dK of one key block, over every query block of every
+	// query head that uses it.
+	attnWork(g.N*g.Hk*nkb, group*g.Lq*attnBlockK*(2*g.E+2*g.Ev+8), func(next func() (int, bool)) {
+		s := make([]T, attnBlockQ*attnBlockK)
+		dp := make([]T, attnBlockQ*attnBlockK)
+		for t, ok := next(); ok; t, ok = next() {
+			nh, kb := attnBlock(t, nkb, false)
+			n, hk := nh/g.Hk, nh%g.Hk
+			j0 := kb * attnBlockK
+			bk := min(attnBlockK, g.Lk-j0)
+			kp := k[(n*g.Hk+hk)*g.Lk*g.E:]
+			vp := v[(n*g.Hk+hk)*g.Lk*g.Ev:]
+			dkp := dk[((n*g.Hk+hk)*g.Lk+j0)*g.E:]
+			dvp := dv[((n*g.Hk+hk)*g.Lk+j0)*g.Ev:]
+			for h := hk * group; h < (hk+1)*group; h++ {
+				first := 0
+				if a.Causal {
+					first = j0 / attnBlockQ
+				}
+				for qb := first; qb < nqb; qb++ {
+					i0 := qb * attnBlockQ
+					bq := min(attnBlockQ, g.Lq-i0)
+					row := (n*g.Hq+h)*g.Lq + i0
+					qp, rp, gp := q[row*g.E:], res[row*w:], gr[row*w:]
+					attnProbs(gemm, s, qp, kp, rp, g, a, i0, bq, j0, bk)
+					mm(gemm, blas.Trans, blas.NoTrans, bk, g.Ev, bq, 1, s, attnBlockK, gp, w, 1, dvp, g.Ev)
+					mm(gemm, blas.NoTrans, blas.Trans, bq, bk, g.Ev, 1, gp, w, vp[j0*g.Ev:], g.Ev, 0, dp, attnBlockK)
+					attnDS(dp, s, d[row:], bq, bk)
+					mm(gemm, blas.Trans, blas.NoTrans, bk, g.E, bq, scale, dp, attnBlockK, qp, g.E, 1, dkp, g.E)
+				}
+			}
+		}
+	})
+	// Queries: dQ of one query block, over the key blocks it sees.
+	attnWork(g.N*g.Hq*nqb, attnBlockQ*g.Lk*(2*g.E+g.Ev+8), func(next func() (int, bool)) {
+		s := make([]T, attnBlockQ*attnBlockK)
+		dp := make([]T, attnBlockQ*attnBlockK)
+		for t, ok := next(); ok; t, ok = next() {
+			nh, qb := attnBlock(t, nqb, a.Causal)
+			n, h := nh/g.Hq, nh%g.Hq
+			hk := h / group
+			i0 := qb * attnBlockQ
+			bq := min(attnBlockQ, g.Lq-i0)
+			row := (n*g.Hq+h)*g.Lq + i0
+			qp, rp, gp, dqp := q[row*g.E:], res[row*w:], gr[row*w:], dq[row*g.E:]
+			kp := k[(n*g.Hk+hk)*g.Lk*g.E:]
+			vp := v[(n*g.Hk+hk)*g.Lk*g.Ev:]
+			kEnd := g.Lk
+			if a.Causal {
+				kEnd = min(g.Lk, i0+bq)
+			}
+			for j0 := 0; j0 < kEnd; j0 += attnBlockK {
+				bk := min(attnBlockK, kEnd-j0)
+				attnProbs(gemm, s, qp, kp, rp, g, a, i0, bq, j0, bk)
+				mm(gemm, blas.NoTrans, blas.Trans, bq, bk, g.Ev, 1, gp, w, vp[j0*g.Ev:], g.Ev, 0, dp, attnBlockK)
+				attnDS(dp, s, d[row:], bq, bk)
+				mm(gemm, blas.NoTrans, blas.NoTrans, bq, g.E, bk, scale, dp, attnBlockK, kp[j0*g.E:], g.E, 1, dqp, g.E)
+			}
+		}
+	})
+}

@@ -1,0 +1,144 @@
+package ops
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Fused scaled dot-product attention (FlashAttention: Dao et al. 2022,
+// "FlashAttention: Fast and Memory-Efficient Exact Attention with
+// IO-Awareness", and Dao 2023, "FlashAttention-2"). A kernel walks the keys
+// in blocks with an online softmax (a running max and sum per query row),
+// so it never holds the Lq×Lk scores, and returns with each output row the
+// row's logsumexp, from which the backward recomputes the probabilities
+// block by block.
+//
+// The inputs are canonical: q [N, Hq, Lq, E], k [N, Hk, Lk, E] and
+// v [N, Hk, Lk, Ev], Hk dividing Hq (query head h uses key and value head
+// h/(Hq/Hk)); the root package brings torch's shapes (broadcast batch
+// dims, rank 2 or 3) to these.
+var (
+	// Attention gives [N, Hq, Lq, Ev+1]: each row's output in its first
+	// Ev columns and its logsumexp (natural log of Σ exp(scale·q·k), over
+	// the keys the row may attend to; -Inf where there are none) in the
+	// last.
+	Attention = dispatch.Register(&dispatch.Op[AttentionParams]{Schema: schema("attention", "query", "key", "value"),
+		Infer: attentionInfer})
+	// AttentionBackward takes q, k, v, the forward's result (output and
+	// logsumexp, [N, Hq, Lq, Ev+1]) and the gradient of that result (of
+	// the output and of the logsumexp), and gives the gradients of q, k
+	// and v one after the other in one flat tensor of
+	// N·Hq·Lq·E + N·Hk·Lk·E + N·Hk·Lk·Ev elements.
+	AttentionBackward = dispatch.Register(&dispatch.Op[AttentionParams]{
+		Schema: schema("attention_backward", "query", "key", "value", "out", "grad"), Infer: attentionBackwardInfer})
+)
+
+// AttentionParams are the attributes of the fused attention ops: the
+// factor of the scores and causal masking (query i attends to keys j ≤ i).
+type AttentionParams struct {
+	Scale  float64
+	Causal bool
+}
+
+// AttentionGeometry is the sizes of a canonical attention call.
+type AttentionGeometry struct {
+	N, Hq, Hk, Lq, Lk, E, Ev int
+}
+
+// AttentionShapes checks the canonical shapes of q, k and v.
+func AttentionShapes(q, k, v *dispatch.Tensor) (AttentionGeometry, error) {
+	names := func(i int) string { return [...]string{"query", "key", "value"}[i] }
+	var g AttentionGeometry
+	for i, t := range []*dispatch.Tensor{q, k, v} {
+		if err := checkDType(t, names(i), Floats); err != nil {
+			return g, err
+		}
+		if t.Rank() != 4 {
+			return g, &dispatch.Error{Kind: dispatch.ErrShape, Arg: names(i), Found: dispatch.FormatShape(t.Shape),
+				Detail: "has shape " + dispatch.FormatShape(t.Shape) + " but the fused op takes [N, H, L, E]",
+				Fix:    "call lathe.ScaledDotProductAttention, which brings any shape to this one"}
+		}
+	}
+	if err := sameDType([]*dispatch.Tensor{q, k, v}, names, 0); err != nil {
+		return g, err
+	}
+	g = AttentionGeometry{N: q.Shape[0], Hq: q.Shape[1], Hk: k.Shape[1], Lq: q.Shape[2], Lk: k.Shape[2], E: q.Shape[3], Ev: v.Shape[3]}
+	bad := func(arg, detail string) error {
+		return &dispatch.Error{Kind: dispatch.ErrShape, Arg: arg, Detail: "has shape " + detail + " (query " +
+			dispatch.FormatShape(q.Shape) + ", key " + dispatch.FormatShape(k.Shape) + ", value " + dispatch.FormatShape(v.Shape) + ")",
+			Fix: "give query [N, Hq, Lq, E], key [N, Hk, Lk, E] and value [N, Hk, Lk, Ev] with Hk dividing Hq"}
+	}
+	switch {
+	case k.Shape[0] != g.N || v.Shape[0] != g.N:
+		return g, bad("key", "a batch unlike query's")
+	case k.Shape[3] != g.E:
+		return g, bad("key", "an embedding size unlike query's")
+	case v.Shape[1] != g.Hk || v.Shape[2] != g.Lk:
+		return g, bad("value", "heads or a sequence length unlike key's")
+	case g.Hk == 0 && g.Hq != 0 || g.Hk != 0 && g.Hq%g.Hk != 0:
+		return g, bad("key", strconv.Itoa(g.Hk)+" heads, which do not divide query's "+strconv.Itoa(g.Hq))
+	}
+	return g, nil
+}
+
+func checkAttentionParams(a AttentionParams) error {
+	if !(a.Scale > 0) || math.IsInf(a.Scale, 1) {
+		return &dispatch.Error{Kind: dispatch.ErrValue, Arg: "scale", Detail: "is " + strconv.FormatFloat(a.Scale, 'g', -1, 64),
+			Fix: "give a finite scale > 0"}
+	}
+	return nil
+}
+
+func attentionInfer(in []*dispatch.Tensor, a AttentionParams) (dispatch.DType, []int, error) {
+	g, err := AttentionShapes(in[0], in[1], in[2])
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := checkAttentionParams(a); err != nil {
+		return 0, nil, err
+	}
+	return in[0].DType, []int{g.N, g.Hq, g.Lq, g.Ev + 1}, nil
+}
+
+func attentionBackwardInfer(in []*dispatch.Tensor, a AttentionParams) (dispatch.DType, []int, error) {
+	g, err := AttentionShapes(in[0], in[1], in[2])
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := checkAttentionParams(a); err != nil {
+		return 0, nil, err
+	}
+	want := []int{g.N, g.Hq, g.Lq, g.Ev + 1}
+	for i, t := range in[3:] {
+		name := [...]string{"out", "grad"}[i]
+		if t.DType != in[0].DType {
+			return 0, nil, &dispatch.Error{Kind: dispatch.ErrDType, Arg: name, Expected: in[0].DType.String(), Found: t.DType.String(),
+				Detail: "is " + t.DType.String() + " but query is " + in[0].DType.String(), Fix: "give the forward's result and its gradient"}
+		}
+		if !equalShapes(t.Shape, want) {
+			return 0, nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: name, Expected: dispatch.FormatShape(want), Found: dispatch.FormatShape(t.Shape),
+				Detail: "has shape " + dispatch.FormatShape(t.Shape) + " but the forward's result is " + dispatch.FormatShape(want),
+				Fix:    "give the forward's result and its gradient"}
+		}
+	}
+	n := g.N * g.Hq * g.Lq * g.E
+	m, ok := dispatch.CheckedNumel([]int{g.N, g.Hk, g.Lk, g.E + g.Ev})
+	if !ok {
+		return 0, nil, dispatch.ShapeError("", []int{g.N, g.Hk, g.Lk, g.E + g.Ev})
+	}
+	return in[0].DType, []int{n + m}, nil
+}
+
+func equalShapes(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

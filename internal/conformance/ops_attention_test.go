@@ -1,0 +1,3 @@
+package conformance
+
+func init() { differentiable = append(differentiable, "sdpa") }

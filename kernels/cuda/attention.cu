@@ -1,0 +1,263 @@
+// attention.cu: fused scaled dot-product attention (ops.Attention and
+// ops.AttentionBackward), tiled over the sequence with FlashAttention's
+// online softmax (Dao et al. 2022; the backward as FlashAttention-2, Dao
+// 2023). The semantics are the cpu kernel's (backends/cpu/attention.go):
+// q [N, Hq, Lq, E], k [N, Hk, Lk, E], v [N, Hk, Lk, Ev], all row-major;
+// query head h uses key head h / (Hq / Hk); causal masking lets query i see
+// keys j <= i. The forward writes out [N, Hq, Lq, Ev + 1]: each row's output
+// and, in its last column, its logsumexp (-inf where there is no key).
+// Scores, the running max and sum and the probabilities are double; the
+// output accumulates in the dtype, as the cpu's GEMMs do.
+//
+// Each thread owns one row (a query row forward and for dQ, a key row for
+// dK and dV) and keeps its ATT_TILE scores of the current tile in local
+// memory; the tile of the other side's rows is staged through shared
+// memory ATT_DC columns at a time, so any E and Ev work and nothing of size
+// Lq x Lk exists. A block's loop bounds depend only on the block, so every
+// thread reaches each __syncthreads.
+//
+// Launch contracts (grid: a 1-D grid of any size, a grid-stride loop over
+// tiles; blocks of exactly ATT_ROWS threads; static shared memory only):
+//   attention_fwd_<f32|f64>(F *out, const F *q, const F *k, const F *v,
+//       i64 N, i64 Hq, i64 Hk, i64 Lq, i64 Lk, i64 E, i64 Ev, double scale,
+//       i64 causal): tiles of ATT_ROWS query rows, N * Hq * ceil(Lq / ATT_ROWS).
+//   attention_bwd_delta_<f32|f64>(F *d, const F *out, const F *grad,
+//       i64 rows, i64 Ev): d[r] = sum(grad[r, :Ev] * out[r, :Ev]) -
+//       grad[r, Ev] over the rows of out and grad ([rows, Ev + 1]); any
+//       block size, a grid-stride loop over rows.
+//   attention_bwd_dkv_<f32|f64>(F *dk, F *dv, const F *q, const F *k,
+//       const F *v, const F *out, const F *grad, const F *d, i64 N, i64 Hq,
+//       i64 Hk, i64 Lq, i64 Lk, i64 E, i64 Ev, double scale, i64 causal):
+//       tiles of ATT_ROWS key rows, N * Hk * ceil(Lk / ATT_ROWS); d is the
+//       delta kernel's result.
+//   attention_bwd_dq_<f32|f64>(F *dq, const F *q, const F *k, const F *v,
+//       const F *out, const F *grad, i64 N, i64 Hq, i64 Hk, i64 Lq, i64 Lk,
+//       i64 E, i64 Ev, double scale, i64 causal): tiles as the forward's.
+#include "lathe.cuh"
+
+#define ATT_ROWS 64 // threads per block: rows a block owns
+#define ATT_TILE 32 // rows of the other side per tile
+#define ATT_DC 32   // columns staged in shared memory at a time
+
+// The host emulation (internal/cudaemu) has no CUDA min and max for i64.
+__device__ inline i64 imin(i64 a, i64 b) { return a < b ? a : b; }
+__device__ inline i64 imax(i64 a, i64 b) { return a > b ? a : b; }
+
+// stage copies rows [r0, r0 + nr) (of ATT_TILE at most), columns
+// [c0, c0 + nc) of the row-major matrix src (row stride ld) into tile,
+// zeros past the ends. Every thread of the block calls it.
+template <typename F>
+__device__ void stage(F (*tile)[ATT_DC + 1], const F *src, i64 ld, i64 r0, int nr, i64 c0, int nc) {
+	__syncthreads(); // the tile's last readers are done
+	for (int x = threadIdx.x; x < ATT_TILE * ATT_DC; x += blockDim.x) {
+		int rr = x / ATT_DC, cc = x % ATT_DC;
+		tile[rr][cc] = (rr < nr && cc < nc) ? src[(r0 + rr) * ld + c0 + cc] : (F)0;
+	}
+	__syncthreads();
+}
+
+// dots adds to s[rr] the dot product of row (length n, unit stride) with
+// each of the nr rows of the matrix src (row stride ld) starting at r0,
+// staged through tile. Every thread calls it; only live ones add.
+template <typename F>
+__device__ void dots(double *s, F (*tile)[ATT_DC + 1], const F *row, bool live, const F *src, i64 ld, i64 r0, int nr, i64 n) {
+	for (i64 c0 = 0; c0 < n; c0 += ATT_DC) {
+		int nc = (int)imin(ATT_DC, n - c0);
+		stage(tile, src, ld, r0, nr, c0, nc);
+		if (!live) continue;
+		for (int rr = 0; rr < nr; rr++) {
+			F acc = 0;
+			for (int cc = 0; cc < nc; cc++) acc += row[c0 + cc] * tile[rr][cc];
+			s[rr] += (double)acc;
+		}
+	}
+}
+
+// axpy sets dst[c] = dst[c] * keep + alpha * sum_rr w[rr] * src[r0 + rr][c]
+// for the n columns of dst (unit stride), the rows of src staged through
+// tile. Every thread calls it; only live ones write.
+template <typename F>
+__device__ void axpy(F *dst, double keep, double alpha, const double *w, F (*tile)[ATT_DC + 1], bool live, const F *src, i64 ld,
+		     i64 r0, int nr, i64 n) {
+	for (i64 c0 = 0; c0 < n; c0 += ATT_DC) {
+		int nc = (int)imin(ATT_DC, n - c0);
+		stage(tile, src, ld, r0, nr, c0, nc);
+		if (!live) continue;
+		for (int cc = 0; cc < nc; cc++) {
+			double a = 0;
+			for (int rr = 0; rr < nr; rr++) a += w[rr] * (double)tile[rr][cc];
+			dst[c0 + cc] = (F)((double)dst[c0 + cc] * keep + alpha * a);
+		}
+	}
+}
+
+// keys is how many keys of a tile starting at j0 (of nr) query row i sees.
+__device__ inline int keys(bool causal, i64 i, i64 j0, int nr) {
+	if (!causal) return nr;
+	return (int)imax(0, imin(nr, i + 1 - j0));
+}
+
+template <typename F>
+__device__ void attention_fwd(F *out, const F *q, const F *k, const F *v, i64 N, i64 Hq, i64 Hk, i64 Lq, i64 Lk, i64 E, i64 Ev,
+			      double scale, bool causal) {
+	__shared__ F tile[ATT_TILE][ATT_DC + 1];
+	i64 group = Hk > 0 ? Hq / Hk : 1, W = Ev + 1;
+	i64 nqb = (Lq + ATT_ROWS - 1) / ATT_ROWS;
+	for (i64 t = blockIdx.x; t < N * Hq * nqb; t += gridDim.x) {
+		i64 nh = t / nqb, i0 = (t % nqb) * ATT_ROWS;
+		i64 n = nh / Hq, h = nh % Hq, hk = h / group;
+		i64 i = i0 + threadIdx.x;
+		bool live = i < Lq;
+		const F *qr = q + ((n * Hq + h) * Lq + (live ? i : 0)) * E;
+		const F *kh = k + (n * Hk + hk) * Lk * E, *vh = v + (n * Hk + hk) * Lk * Ev;
+		F *orow = out + ((n * Hq + h) * Lq + (live ? i : 0)) * W;
+		if (live)
+			for (i64 e = 0; e < Ev; e++) orow[e] = 0;
+		double m = -inf_f64(), l = 0;
+		i64 kEnd = causal ? imin(Lk, imin(Lq, i0 + ATT_ROWS)) : Lk;
+		for (i64 j0 = 0; j0 < kEnd; j0 += ATT_TILE) {
+			int nr = (int)imin(ATT_TILE, kEnd - j0);
+			double s[ATT_TILE];
+			for (int rr = 0; rr < ATT_TILE; rr++) s[rr] = 0;
+			dots(s, tile, qr, live, kh, E, j0, nr, E);
+			int lim = live ? keys(causal, i, j0, nr) : 0;
+			double mx = m;
+			for (int rr = 0; rr < lim; rr++) {
+				s[rr] *= scale;
+				if (s[rr] > mx) mx = s[rr];
+			}
+			double corr = mx != m ? exp(m - mx) : 1.0, sum = 0;
+			for (int rr = 0; rr < ATT_TILE; rr++) {
+				double p = (rr < lim && mx != -inf_f64()) ? exp(s[rr] - mx) : 0.0;
+				s[rr] = p;
+				sum += p;
+			}
+			l = l * corr + sum;
+			m = mx;
+			axpy(orow, corr, 1.0, s, tile, live, vh, Ev, j0, nr, Ev);
+		}
+		if (!live) continue;
+		if (Lk == 0) {
+			orow[Ev] = (F)-inf_f64(); // no key: zeros and a logsumexp of -inf
+			continue;
+		}
+		for (i64 e = 0; e < Ev; e++) orow[e] = (F)((double)orow[e] / l);
+		orow[Ev] = (F)(m + log(l));
+	}
+}
+
+template <typename F>
+__device__ void attention_bwd_delta(F *d, const F *out, const F *grad, i64 rows, i64 Ev) {
+	LATHE_FOR(r, rows) {
+		const F *o = out + r * (Ev + 1), *g = grad + r * (Ev + 1);
+		double s = 0;
+		for (i64 e = 0; e < Ev; e++) s += (double)g[e] * (double)o[e];
+		d[r] = (F)(s - (double)g[Ev]);
+	}
+}
+
+template <typename F>
+__device__ void attention_bwd_dkv(F *dk, F *dv, const F *q, const F *k, const F *v, const F *out, const F *grad, const F *d, i64 N,
+				  i64 Hq, i64 Hk, i64 Lq, i64 Lk, i64 E, i64 Ev, double scale, bool causal) {
+	__shared__ F tile[ATT_TILE][ATT_DC + 1];
+	__shared__ double lse[ATT_TILE], delta[ATT_TILE];
+	i64 group = Hk > 0 ? Hq / Hk : 1, W = Ev + 1;
+	i64 nkb = (Lk + ATT_ROWS - 1) / ATT_ROWS;
+	for (i64 t = blockIdx.x; t < N * Hk * nkb; t += gridDim.x) {
+		i64 nh = t / nkb, j0 = (t % nkb) * ATT_ROWS;
+		i64 n = nh / Hk, hk = nh % Hk;
+		i64 j = j0 + threadIdx.x;
+		bool live = j < Lk;
+		const F *kr = k + ((n * Hk + hk) * Lk + (live ? j : 0)) * E;
+		const F *vr = v + ((n * Hk + hk) * Lk + (live ? j : 0)) * Ev;
+		F *dkr = dk + ((n * Hk + hk) * Lk + (live ? j : 0)) * E;
+		F *dvr = dv + ((n * Hk + hk) * Lk + (live ? j : 0)) * Ev;
+		if (live) {
+			for (i64 e = 0; e < E; e++) dkr[e] = 0;
+			for (i64 e = 0; e < Ev; e++) dvr[e] = 0;
+		}
+		for (i64 h = hk * group; h < (hk + 1) * group; h++) {
+			i64 rowh = (n * Hq + h) * Lq;
+			const F *qh = q + rowh * E, *oh = out + rowh * W, *gh = grad + rowh * W;
+			for (i64 i0 = causal ? j0 / ATT_TILE * ATT_TILE : 0; i0 < Lq; i0 += ATT_TILE) {
+				int nr = (int)imin(ATT_TILE, Lq - i0);
+				__syncthreads(); // the last tile's readers of lse and delta are done
+				for (int x = threadIdx.x; x < ATT_TILE; x += blockDim.x) {
+					lse[x] = x < nr ? (double)oh[(i0 + x) * W + Ev] : 0.0;
+					delta[x] = x < nr ? (double)d[rowh + i0 + x] : 0.0;
+				}
+				double s[ATT_TILE], dp[ATT_TILE];
+				for (int rr = 0; rr < ATT_TILE; rr++) s[rr] = dp[rr] = 0;
+				dots(s, tile, kr, live, qh, E, i0, nr, E);
+				dots(dp, tile, vr, live, gh, W, i0, nr, Ev);
+				for (int rr = 0; rr < ATT_TILE; rr++) {
+					bool seen = live && rr < nr && (!causal || i0 + rr >= j);
+					double p = seen ? exp(s[rr] * scale - lse[rr]) : 0.0;
+					s[rr] = p;
+					dp[rr] = p * (dp[rr] - delta[rr]);
+				}
+				axpy(dvr, 1.0, 1.0, s, tile, live, gh, W, i0, nr, Ev);
+				axpy(dkr, 1.0, scale, dp, tile, live, qh, E, i0, nr, E);
+			}
+		}
+	}
+}
+
+template <typename F>
+__device__ void attention_bwd_dq(F *dq, const F *q, const F *k, const F *v, const F *out, const F *grad, i64 N, i64 Hq, i64 Hk, i64 Lq,
+				 i64 Lk, i64 E, i64 Ev, double scale, bool causal) {
+	__shared__ F tile[ATT_TILE][ATT_DC + 1];
+	i64 group = Hk > 0 ? Hq / Hk : 1, W = Ev + 1;
+	i64 nqb = (Lq + ATT_ROWS - 1) / ATT_ROWS;
+	for (i64 t = blockIdx.x; t < N * Hq * nqb; t += gridDim.x) {
+		i64 nh = t / nqb, i0 = (t % nqb) * ATT_ROWS;
+		i64 n = nh / Hq, h = nh % Hq, hk = h / group;
+		i64 i = i0 + threadIdx.x;
+		bool live = i < Lq;
+		i64 row = (n * Hq + h) * Lq + (live ? i : 0);
+		const F *qr = q + row * E, *orow = out + row * W, *gr = grad + row * W;
+		const F *kh = k + (n * Hk + hk) * Lk * E, *vh = v + (n * Hk + hk) * Lk * Ev;
+		F *dqr = dq + row * E;
+		double lse = 0, delta = 0;
+		if (live) {
+			for (i64 e = 0; e < E; e++) dqr[e] = 0;
+			for (i64 e = 0; e < Ev; e++) delta += (double)gr[e] * (double)orow[e];
+			delta -= (double)gr[Ev];
+			lse = (double)orow[Ev];
+		}
+		i64 kEnd = causal ? imin(Lk, imin(Lq, i0 + ATT_ROWS)) : Lk;
+		for (i64 j0 = 0; j0 < kEnd; j0 += ATT_TILE) {
+			int nr = (int)imin(ATT_TILE, kEnd - j0);
+			double s[ATT_TILE], ds[ATT_TILE];
+			for (int rr = 0; rr < ATT_TILE; rr++) s[rr] = ds[rr] = 0;
+			dots(s, tile, qr, live, kh, E, j0, nr, E);
+			dots(ds, tile, gr, live, vh, Ev, j0, nr, Ev);
+			int lim = live ? keys(causal, i, j0, nr) : 0;
+			for (int rr = 0; rr < ATT_TILE; rr++) {
+				double p = rr < lim ? exp(s[rr] * scale - lse) : 0.0;
+				ds[rr] = p * (ds[rr] - delta);
+			}
+			axpy(dqr, 1.0, scale, ds, tile, live, kh, E, j0, nr, E);
+		}
+	}
+}
+
+#define LATHE_ATTENTION(F, sfx)                                                                                               \
+	extern "C" __global__ void attention_fwd_##sfx(F *out, const F *q, const F *k, const F *v, i64 N, i64 Hq, i64 Hk,    \
+						      i64 Lq, i64 Lk, i64 E, i64 Ev, double scale, i64 causal) {        \
+		attention_fwd<F>(out, q, k, v, N, Hq, Hk, Lq, Lk, E, Ev, scale, causal != 0);                                \
+	}                                                                                                                     \
+	extern "C" __global__ void attention_bwd_delta_##sfx(F *d, const F *out, const F *grad, i64 rows, i64 Ev) {         \
+		attention_bwd_delta<F>(d, out, grad, rows, Ev);                                                              \
+	}                                                                                                                     \
+	extern "C" __global__ void attention_bwd_dkv_##sfx(F *dk, F *dv, const F *q, const F *k, const F *v, const F *out,   \
+							  const F *grad, const F *d, i64 N, i64 Hq, i64 Hk, i64 Lq, i64 Lk,  \
+							  i64 E, i64 Ev, double scale, i64 causal) {                         \
+		attention_bwd_dkv<F>(dk, dv, q, k, v, out, grad, d, N, Hq, Hk, Lq, Lk, E, Ev, scale, causal != 0);         \
+	}                                                                                                                     \
+	extern "C" __global__ void attention_bwd_dq_##sfx(F *dq, const F *q, const F *k, const F *v, const F *out,           \
+							 const F *grad, i64 N, i64 Hq, i64 Hk, i64 Lq, i64 Lk, i64 E, i64 Ev, \
+							 double scale, i64 causal) {                                         \
+		attention_bwd_dq<F>(dq, q, k, v, out, grad, N, Hq, Hk, Lq, Lk, E, Ev, scale, causal != 0);                  \
+	}
+LATHE_FLOATS(LATHE_ATTENTION)

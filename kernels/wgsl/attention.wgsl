@@ -1,0 +1,402 @@
+{{/*
+Fused scaled dot-product attention (ops.Attention, ops.AttentionBackward),
+the design of kernels/cuda/attention.cu in f32: each invocation owns one
+row (a query row forward and for dQ, a key row for dK and dV) and holds the
+TILE scores of the current tile of the other side's rows, which are staged
+through workgroup memory DC columns at a time, with the online softmax
+(running max and sum) of FlashAttention (Dao et al. 2022; backward as
+FlashAttention-2). Nothing of size Lq x Lk exists. exp and log are
+math.wgsl's expf and logf.
+
+Data: .Kind is "fwd", "delta", "dkv" or "dq".
+
+Parameters: p[0] the workgroups' tiles (the delta kernel: its rows), p[1]
+N, p[2] Hq, p[3] Hk, p[4] Lq, p[5] Lk, p[6] E, p[7] Ev, p[8] the scale (f32
+bits), p[9] causal (0 or 1), p[10] dst's element offset; then per input a
+layout of five words, the element offset and the strides of its four dims
+(n, h, row, column): q at 11, k at 16, v at 21, the forward's result at 26
+and its gradient at 31 (the backward's).
+
+Launch: workgroups of ROWS (64) invocations; workgroup t = wid.y * nwg.x +
+wid.x is tile t (at or past p[0] it returns: the whole workgroup, so the
+barriers stay in uniform control flow): fwd and dq tiles are ROWS query
+rows of one (n, h), N * Hq * ceil(Lq / ROWS) of them; dkv tiles ROWS key
+rows of one (n, hk). dst is contiguous from p[10]: fwd writes [N, Hq, Lq,
+Ev + 1]; the backward's dst is the flat [dq | dk | dv]; delta writes one
+value per query row into its own buffer (binding 7, read by dkv).
+*/}}
+{{define "attention"}}{{template "prelude" .}}
+{{template "math"}}
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+@group(0) @binding(2) var<storage, read> q: array<f32>;
+@group(0) @binding(3) var<storage, read> k: array<f32>;
+@group(0) @binding(4) var<storage, read> v: array<f32>;
+{{- if ne .Kind "fwd"}}
+@group(0) @binding(5) var<storage, read> res: array<f32>;
+@group(0) @binding(6) var<storage, read> gr: array<f32>;
+{{- end}}
+{{- if eq .Kind "dkv"}}
+@group(0) @binding(7) var<storage, read> dd: array<f32>;
+{{- end}}
+
+const ROWS: u32 = 64u;
+const TILE: u32 = 32u;
+const DC: u32 = 32u;
+
+var<workgroup> tile: array<f32, 1056>; // TILE x (DC + 1)
+
+// at is the element index of [n, h, r, c] of the input whose layout is at
+// p[l].
+fn at(l: u32, n: u32, h: u32, r: u32, c: u32) -> u32 {
+    return u32(bitcast<i32>(p[l]) + i32(n) * bitcast<i32>(p[l + 1u]) + i32(h) * bitcast<i32>(p[l + 2u]) +
+        i32(r) * bitcast<i32>(p[l + 3u]) + i32(c) * bitcast<i32>(p[l + 4u]));
+}
+
+// load reads element [n, h, r, c] of input which: 0 q, 1 k, 2 v, 3 the
+// forward's result, 4 its gradient.
+fn load(which: u32, n: u32, h: u32, r: u32, c: u32) -> f32 {
+    switch which {
+        case 0u: { return q[at(11u, n, h, r, c)]; }
+        case 1u: { return k[at(16u, n, h, r, c)]; }
+        case 2u: { return v[at(21u, n, h, r, c)]; }
+{{- if ne .Kind "fwd"}}
+        case 3u: { return res[at(26u, n, h, r, c)]; }
+        case 4u: { return gr[at(31u, n, h, r, c)]; }
+{{- end}}
+        default: { return 0.0; }
+    }
+}
+
+// stage copies rows [r0, r0 + nr) and columns [c0, c0 + nc) of input
+// which at (n, h) into tile, zeros past the ends. Called by the whole
+// workgroup.
+fn stage(which: u32, n: u32, h: u32, r0: u32, nr: u32, c0: u32, nc: u32, lid: u32) {
+    workgroupBarrier();
+    for (var x = lid; x < TILE * DC; x = x + ROWS) {
+        let rr = x / DC;
+        let cc = x % DC;
+        var val = 0.0;
+        if (rr < nr && cc < nc) {
+            val = load(which, n, h, r0 + rr, c0 + cc);
+        }
+        tile[rr * (DC + 1u) + cc] = val;
+    }
+    workgroupBarrier();
+}
+
+fn keys(causal: bool, i: u32, j0: u32, nr: u32) -> u32 {
+    if (!causal) {
+        return nr;
+    }
+    if (i + 1u <= j0) {
+        return 0u;
+    }
+    return min(nr, i + 1u - j0);
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let t = wid.y * nwg.x + wid.x;
+    if (t >= p[0]) {
+        return;
+    }
+    let N = p[1];
+    let Hq = p[2];
+    let Hk = p[3];
+    let Lq = p[4];
+    let Lk = p[5];
+    let E = p[6];
+    let Ev = p[7];
+    let scale = bitcast<f32>(p[8]);
+    let causal = p[9] != 0u;
+    let base = p[10];
+    var group = 1u;
+    if (Hk > 0u) {
+        group = Hq / Hk;
+    }
+    let W = Ev + 1u;
+{{- if eq .Kind "delta"}}
+    // One query row per invocation: D = rowsum(dO * O) - dlse.
+    let r = t * ROWS + lid;
+    if (r >= Lq * Hq * N) {
+        return;
+    }
+    let n = r / (Hq * Lq);
+    let h = (r / Lq) % Hq;
+    let i = r % Lq;
+    var s = 0.0;
+    for (var e = 0u; e < Ev; e = e + 1u) {
+        s = s + load(4u, n, h, i, e) * load(3u, n, h, i, e);
+    }
+    dst[base + r] = s - load(4u, n, h, i, Ev);
+{{- else if eq .Kind "fwd"}}
+    let nqb = (Lq + ROWS - 1u) / ROWS;
+    let nh = t / nqb;
+    let i0 = (t % nqb) * ROWS;
+    let n = nh / Hq;
+    let h = nh % Hq;
+    let hk = h / group;
+    let i = i0 + lid;
+    let live = i < Lq;
+    let orow = base + ((n * Hq + h) * Lq + i) * W;
+    var m = -inf_f32();
+    var l = 0.0;
+    var kEnd = Lk;
+    if (causal) {
+        kEnd = min(Lk, min(Lq, i0 + ROWS));
+    }
+    if (live) {
+        for (var e = 0u; e < Ev; e = e + 1u) {
+            dst[orow + e] = 0.0;
+        }
+    }
+    for (var j0 = 0u; j0 < kEnd; j0 = j0 + TILE) {
+        let nr = min(TILE, kEnd - j0);
+        var s: array<f32, 32>;
+        for (var rr = 0u; rr < TILE; rr = rr + 1u) {
+            s[rr] = 0.0;
+        }
+        for (var c0 = 0u; c0 < E; c0 = c0 + DC) {
+            let nc = min(DC, E - c0);
+            stage(1u, n, hk, j0, nr, c0, nc, lid);
+            if (live) {
+                for (var cc = 0u; cc < nc; cc = cc + 1u) {
+                    let x = load(0u, n, h, i, c0 + cc);
+                    for (var rr = 0u; rr < nr; rr = rr + 1u) {
+                        s[rr] = s[rr] + x * tile[rr * (DC + 1u) + cc];
+                    }
+                }
+            }
+        }
+        var lim = 0u;
+        if (live) {
+            lim = keys(causal, i, j0, nr);
+        }
+        var mx = m;
+        for (var rr = 0u; rr < lim; rr = rr + 1u) {
+            s[rr] = s[rr] * scale;
+            mx = max(mx, s[rr]);
+        }
+        var corr = 1.0;
+        if (mx != m) {
+            corr = expf(m - mx);
+        }
+        var sum = 0.0;
+        for (var rr = 0u; rr < TILE; rr = rr + 1u) {
+            var pr = 0.0;
+            if (rr < lim && mx != -inf_f32()) {
+                pr = expf(s[rr] - mx);
+            }
+            s[rr] = pr;
+            sum = sum + pr;
+        }
+        l = l * corr + sum;
+        m = mx;
+        for (var c0 = 0u; c0 < Ev; c0 = c0 + DC) {
+            let nc = min(DC, Ev - c0);
+            stage(2u, n, hk, j0, nr, c0, nc, lid);
+            if (live) {
+                for (var cc = 0u; cc < nc; cc = cc + 1u) {
+                    var a = 0.0;
+                    for (var rr = 0u; rr < nr; rr = rr + 1u) {
+                        a = a + s[rr] * tile[rr * (DC + 1u) + cc];
+                    }
+                    dst[orow + c0 + cc] = dst[orow + c0 + cc] * corr + a;
+                }
+            }
+        }
+    }
+    if (live) {
+        if (Lk == 0u) {
+            dst[orow + Ev] = -inf_f32();
+        } else {
+            for (var e = 0u; e < Ev; e = e + 1u) {
+                dst[orow + e] = dst[orow + e] / l;
+            }
+            dst[orow + Ev] = m + logf(l);
+        }
+    }
+{{- else if eq .Kind "dq"}}
+    let nqb = (Lq + ROWS - 1u) / ROWS;
+    let nh = t / nqb;
+    let i0 = (t % nqb) * ROWS;
+    let n = nh / Hq;
+    let h = nh % Hq;
+    let hk = h / group;
+    let i = i0 + lid;
+    let live = i < Lq;
+    let dqr = base + ((n * Hq + h) * Lq + i) * E;
+    var lse = 0.0;
+    var delta = 0.0;
+    if (live) {
+        for (var e = 0u; e < E; e = e + 1u) {
+            dst[dqr + e] = 0.0;
+        }
+        for (var e = 0u; e < Ev; e = e + 1u) {
+            delta = delta + load(4u, n, h, i, e) * load(3u, n, h, i, e);
+        }
+        delta = delta - load(4u, n, h, i, Ev);
+        lse = load(3u, n, h, i, Ev);
+    }
+    var kEnd = Lk;
+    if (causal) {
+        kEnd = min(Lk, min(Lq, i0 + ROWS));
+    }
+    for (var j0 = 0u; j0 < kEnd; j0 = j0 + TILE) {
+        let nr = min(TILE, kEnd - j0);
+        var s: array<f32, 32>;
+        var ds: array<f32, 32>;
+        for (var rr = 0u; rr < TILE; rr = rr + 1u) {
+            s[rr] = 0.0;
+            ds[rr] = 0.0;
+        }
+        for (var c0 = 0u; c0 < E; c0 = c0 + DC) {
+            let nc = min(DC, E - c0);
+            stage(1u, n, hk, j0, nr, c0, nc, lid);
+            if (live) {
+                for (var cc = 0u; cc < nc; cc = cc + 1u) {
+                    let x = load(0u, n, h, i, c0 + cc);
+                    for (var rr = 0u; rr < nr; rr = rr + 1u) {
+                        s[rr] = s[rr] + x * tile[rr * (DC + 1u) + cc];
+                    }
+                }
+            }
+        }
+        for (var c0 = 0u; c0 < Ev; c0 = c0 + DC) {
+            let nc = min(DC, Ev - c0);
+            stage(2u, n, hk, j0, nr, c0, nc, lid);
+            if (live) {
+                for (var cc = 0u; cc < nc; cc = cc + 1u) {
+                    let x = load(4u, n, h, i, c0 + cc);
+                    for (var rr = 0u; rr < nr; rr = rr + 1u) {
+                        ds[rr] = ds[rr] + x * tile[rr * (DC + 1u) + cc];
+                    }
+                }
+            }
+        }
+        var lim = 0u;
+        if (live) {
+            lim = keys(causal, i, j0, nr);
+        }
+        for (var rr = 0u; rr < TILE; rr = rr + 1u) {
+            var pr = 0.0;
+            if (rr < lim) {
+                pr = expf(s[rr] * scale - lse);
+            }
+            ds[rr] = pr * (ds[rr] - delta);
+        }
+        for (var c0 = 0u; c0 < E; c0 = c0 + DC) {
+            let nc = min(DC, E - c0);
+            stage(1u, n, hk, j0, nr, c0, nc, lid);
+            if (live) {
+                for (var cc = 0u; cc < nc; cc = cc + 1u) {
+                    var a = 0.0;
+                    for (var rr = 0u; rr < nr; rr = rr + 1u) {
+                        a = a + ds[rr] * tile[rr * (DC + 1u) + cc];
+                    }
+                    dst[dqr + c0 + cc] = dst[dqr + c0 + cc] + scale * a;
+                }
+            }
+        }
+    }
+{{- else}}
+    // dkv: one key row per invocation, over every query row of every
+    // query head of its key head.
+    let nkb = (Lk + ROWS - 1u) / ROWS;
+    let nh = t / nkb;
+    let j0 = (t % nkb) * ROWS;
+    let n = nh / Hk;
+    let hk = nh % Hk;
+    let j = j0 + lid;
+    let live = j < Lk;
+    let nq = N * Hq * Lq * E;
+    let dkr = base + nq + ((n * Hk + hk) * Lk + j) * E;
+    let dvr = base + nq + N * Hk * Lk * E + ((n * Hk + hk) * Lk + j) * Ev;
+    if (live) {
+        for (var e = 0u; e < E; e = e + 1u) {
+            dst[dkr + e] = 0.0;
+        }
+        for (var e = 0u; e < Ev; e = e + 1u) {
+            dst[dvr + e] = 0.0;
+        }
+    }
+    for (var h = hk * group; h < (hk + 1u) * group; h = h + 1u) {
+        var first = 0u;
+        if (causal) {
+            first = j0 / TILE * TILE;
+        }
+        for (var i0 = first; i0 < Lq; i0 = i0 + TILE) {
+            let nr = min(TILE, Lq - i0);
+            var s: array<f32, 32>;
+            var dp: array<f32, 32>;
+            for (var rr = 0u; rr < TILE; rr = rr + 1u) {
+                s[rr] = 0.0;
+                dp[rr] = 0.0;
+            }
+            for (var c0 = 0u; c0 < E; c0 = c0 + DC) {
+                let nc = min(DC, E - c0);
+                stage(0u, n, h, i0, nr, c0, nc, lid);
+                if (live) {
+                    for (var cc = 0u; cc < nc; cc = cc + 1u) {
+                        let x = load(1u, n, hk, j, c0 + cc);
+                        for (var rr = 0u; rr < nr; rr = rr + 1u) {
+                            s[rr] = s[rr] + x * tile[rr * (DC + 1u) + cc];
+                        }
+                    }
+                }
+            }
+            for (var c0 = 0u; c0 < Ev; c0 = c0 + DC) {
+                let nc = min(DC, Ev - c0);
+                stage(4u, n, h, i0, nr, c0, nc, lid);
+                if (live) {
+                    for (var cc = 0u; cc < nc; cc = cc + 1u) {
+                        let x = load(2u, n, hk, j, c0 + cc);
+                        for (var rr = 0u; rr < nr; rr = rr + 1u) {
+                            dp[rr] = dp[rr] + x * tile[rr * (DC + 1u) + cc];
+                        }
+                    }
+                }
+            }
+            for (var rr = 0u; rr < TILE; rr = rr + 1u) {
+                var pr = 0.0;
+                if (live && rr < nr && (!causal || i0 + rr >= j)) {
+                    let row = (n * Hq + h) * Lq + i0 + rr;
+                    pr = expf(s[rr] * scale - load(3u, n, h, i0 + rr, Ev));
+                    dp[rr] = pr * (dp[rr] - dd[row]);
+                } else {
+                    dp[rr] = 0.0;
+                }
+                s[rr] = pr;
+            }
+            for (var c0 = 0u; c0 < Ev; c0 = c0 + DC) {
+                let nc = min(DC, Ev - c0);
+                stage(4u, n, h, i0, nr, c0, nc, lid);
+                if (live) {
+                    for (var cc = 0u; cc < nc; cc = cc + 1u) {
+                        var a = 0.0;
+                        for (var rr = 0u; rr < nr; rr = rr + 1u) {
+                            a = a + s[rr] * tile[rr * (DC + 1u) + cc];
+                        }
+                        dst[dvr + c0 + cc] = dst[dvr + c0 + cc] + a;
+                    }
+                }
+            }
+            for (var c0 = 0u; c0 < E; c0 = c0 + DC) {
+                let nc = min(DC, E - c0);
+                stage(0u, n, h, i0, nr, c0, nc, lid);
+                if (live) {
+                    for (var cc = 0u; cc < nc; cc = cc + 1u) {
+                        var a = 0.0;
+                        for (var rr = 0u; rr < nr; rr = rr + 1u) {
+                            a = a + dp[rr] * tile[rr * (DC + 1u) + cc];
+                        }
+                        dst[dkr + c0 + cc] = dst[dkr + c0 + cc] + scale * a;
+                    }
+                }
+            }
+        }
+    }
+{{- end}}
+}
+{{end}}

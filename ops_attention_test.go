@@ -1,0 +1,266 @@
+package lathe
+
+import (
+	"errors"
+	"math"
+	"testing"
+)
+
+// TestAttentionDropout checks AttentionDropout's weights: with q = 0 every
+// weight is 1/Lk, and with v the identity the output is the weight matrix,
+// so each element is 0 (dropped, with probability p) or 1/(Lk·(1-p)). The
+// fraction dropped must be p within five standard deviations, and the draw
+// must repeat under the same Seed and change under another.
+func TestAttentionDropout(t *testing.T) {
+	const l, p = 128, 0.3
+	for _, dev := range biDevices(t) {
+		t.Run(dev.String(), func(t *testing.T) {
+			q := Zeros(dev, Float32, 2, l, 8)
+			k := RandN(dev, Float32, 2, l, 8)
+			v := Eye(dev, Float32, l).Unsqueeze(0).Expand(2, l, l)
+			run := func(seed uint64) []float32 {
+				Seed(seed)
+				out := ScaledDotProductAttention(q, k, v, AttentionDropout(p))
+				got, err := out.Float32s()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return got
+			}
+			a := run(7)
+			kept := float32(1 / (l * (1 - p)))
+			dropped := 0
+			for i, x := range a {
+				switch {
+				case x == 0:
+					dropped++
+				case math.Abs(float64(x-kept)) > 1e-6:
+					t.Fatalf("weight %d is %g, want 0 or %g", i, x, kept)
+				}
+			}
+			n := float64(len(a))
+			frac := float64(dropped) / n
+			if sd := math.Sqrt(p * (1 - p) / n); math.Abs(frac-p) > 5*sd {
+				t.Errorf("dropped %.4f of the weights, want %.2f ± %.4f", frac, p, 5*sd)
+			}
+			b, c := run(7), run(8)
+			same, diff := true, false
+			for i := range a {
+				same = same && a[i] == b[i]
+				diff = diff || a[i] != c[i]
+			}
+			if !same {
+				t.Error("the same Seed gave another draw")
+			}
+			if !diff {
+				t.Error("another Seed gave the same draw")
+			}
+			// p = 0 is no dropout: the exact mean of v's rows.
+			out, err := ScaledDotProductAttention(q, k, v, AttentionDropout(0)).Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, x := range out {
+				if math.Abs(float64(x)-1.0/l) > 1e-6 {
+					t.Fatalf("p = 0: weight %d is %g, want %g", i, x, 1.0/l)
+				}
+			}
+		})
+	}
+}
+
+// TestAttentionErrors checks the refusals that the conformance cases do
+// not reach: options out of range, foreign devices, nil and failed inputs.
+func TestAttentionErrors(t *testing.T) {
+	q, k, v := RandN(CPU, Float32, 2, 3, 4), RandN(CPU, Float32, 2, 5, 4), RandN(CPU, Float32, 2, 5, 4)
+	bad := Zeros(CPU, Float32, 2).Reshape(3)
+	for _, c := range []struct {
+		name string
+		out  *Tensor
+		kind error
+		arg  string
+	}{
+		{"dropout-0.1", ScaledDotProductAttention(q, k, v, AttentionDropout(-0.1)), ErrValue, "dropout_p"},
+		{"dropout1", ScaledDotProductAttention(q, k, v, AttentionDropout(1)), ErrValue, "dropout_p"},
+		{"dropoutNaN", ScaledDotProductAttention(q, k, v, AttentionDropout(math.NaN())), ErrValue, "dropout_p"},
+		{"scaleInf", ScaledDotProductAttention(q, k, v, AttentionScale(math.Inf(1))), ErrValue, "scale"},
+		{"scaleNaN", ScaledDotProductAttention(q, k, v, AttentionScale(math.NaN())), ErrValue, "scale"},
+		{"nil query", ScaledDotProductAttention(nil, k, v), ErrValue, "query"},
+		{"nil key", ScaledDotProductAttention(q, nil, v), ErrValue, "key"},
+		{"failed value", ScaledDotProductAttention(q, k, bad), ErrShape, ""},
+		{"failed mask", ScaledDotProductAttention(q, k, v, AttentionMask(bad)), ErrShape, ""},
+		{"float64 key", ScaledDotProductAttention(q, k.Cast(Float64), v), ErrDType, "key"},
+		{"mask dtype", ScaledDotProductAttention(q, k, v, AttentionMask(Zeros(CPU, Float64, 3, 5))), ErrDType, "attn_mask"},
+	} {
+		err := c.out.Err()
+		var e *Error
+		switch {
+		case !errors.Is(err, c.kind):
+			t.Errorf("%s: error %v, want kind %v", c.name, err, c.kind)
+		case !errors.As(err, &e):
+			t.Errorf("%s: %T is not a *lathe.Error", c.name, err)
+		case c.arg != "" && e.Arg != c.arg:
+			t.Errorf("%s: error %v names argument %q, want %q", c.name, err, e.Arg, c.arg)
+		}
+	}
+	released := RandN(CPU, Float32, 2, 5, 4)
+	released.Release()
+	if err := ScaledDotProductAttention(q, k, released).Err(); !errors.Is(err, ErrReleased) {
+		t.Errorf("released value: %v, want ErrReleased", err)
+	}
+	for _, s := range DeviceStatus() {
+		if !s.Available || s.Device == CPU {
+			continue
+		}
+		err := ScaledDotProductAttention(q, k, v.To(s.Device)).Err()
+		var e *Error
+		if !errors.As(err, &e) || !errors.Is(err, ErrDevice) || e.Arg != "value" {
+			t.Errorf("value on %s: %v, want ErrDevice naming value", s.Device, err)
+		}
+	}
+}
+
+// attnCase is a shape for the fused-against-composite tests: sizes past
+// one block of the cpu kernel (64 queries, 128 keys) in each direction.
+type attnCase struct {
+	name    string
+	q, k, v []int
+	opts    []AttentionOption
+}
+
+func attnCases() []attnCase {
+	return []attnCase{
+		{"plain", []int{2, 2, 150, 16}, []int{2, 2, 300, 16}, []int{2, 2, 300, 8}, nil},
+		{"causal/lq<lk", []int{1, 2, 70, 8}, []int{1, 2, 260, 8}, []int{1, 2, 260, 8}, []AttentionOption{IsCausal()}},
+		{"causal/lq>lk", []int{1, 1, 200, 8}, []int{1, 1, 130, 8}, []int{1, 1, 130, 4}, []AttentionOption{IsCausal()}},
+		{"gqa/bcast", []int{2, 4, 65, 8}, []int{1, 2, 129, 8}, []int{1, 2, 129, 8}, []AttentionOption{AttentionScale(0.7)}},
+		{"rank3", []int{3, 9, 5}, []int{3, 11, 5}, []int{3, 11, 2}, []AttentionOption{IsCausal()}},
+		{"lk0", []int{1, 2, 3, 4}, []int{1, 2, 0, 4}, []int{1, 2, 0, 3}, nil},
+	}
+}
+
+// sdpaComposite is ScaledDotProductAttention on the composite path.
+func sdpaComposite(q, k, v *Tensor, opts ...AttentionOption) *Tensor {
+	var o attentionOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	a, err := checkAttention(q, k, v, o)
+	if err != nil {
+		return failed(err)
+	}
+	return apply(opAttention, a, q, k, v)
+}
+
+func attnClose(t *testing.T, what string, got, want *Tensor, tol float64) {
+	t.Helper()
+	g, err := got.To(CPU).Cast(Float64).Float64s()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	w, err := want.To(CPU).Cast(Float64).Float64s()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if len(g) != len(w) {
+		t.Fatalf("%s: %d values, want %d", what, len(g), len(w))
+	}
+	for i := range g {
+		if d := math.Abs(g[i] - w[i]); !(d <= tol*(1+math.Abs(w[i]))) {
+			t.Fatalf("%s: [%d] = %g, want %g (tolerance %g)", what, i, g[i], w[i], tol)
+		}
+	}
+}
+
+// TestAttentionFused holds the fused cpu kernels (forward and backward) to
+// the composite: values, gradients of q, k and v, and the Hessian-vector
+// products of the recorded backward; and, in float64, that Hessian-vector
+// product to central finite differences of the fused backward.
+func TestAttentionFused(t *testing.T) {
+	for _, dev := range biDevices(t) {
+		for _, dt := range []DType{Float64, Float32} {
+			if dev != CPU && dt == Float64 {
+				continue // float64 is the cpu's (and cuda's)
+			}
+			if !fusedAttention(dev, dt) {
+				t.Errorf("%s has no fused attention for %s", dev, dt)
+				continue
+			}
+			testAttentionFused(t, dev, dt)
+		}
+	}
+}
+
+func testAttentionFused(t *testing.T, dev Device, dt DType) {
+	tol := 1e-10
+	if dt == Float32 {
+		tol = 2e-5
+	}
+	{
+		for _, c := range attnCases() {
+			t.Run(dev.String()+"/"+dt.String()+"/"+c.name, func(t *testing.T) {
+				Seed(3)
+				q, k, v := RandN(dev, dt, c.q...), RandN(dev, dt, c.k...), RandN(dev, dt, c.v...)
+				xs := []*Tensor{q.RequireGrad(), k.RequireGrad(), v.RequireGrad()}
+				fused := ScaledDotProductAttention(q, k, v, c.opts...)
+				comp := sdpaComposite(q, k, v, c.opts...)
+				attnClose(t, "forward", fused, comp, tol)
+				w := RandNLike(fused)
+				gf, err := Grad(fused.Mul(w).Sum(), xs, CreateGraph())
+				if err != nil {
+					t.Fatal(err)
+				}
+				gc, err := Grad(comp.Mul(w).Sum(), xs, CreateGraph())
+				if err != nil {
+					t.Fatal(err)
+				}
+				plain, err := Grad(ScaledDotProductAttention(q, k, v, c.opts...).Mul(w).Sum(), xs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				us := []*Tensor{RandNLike(q), RandNLike(k), RandNLike(v)}
+				dot := func(gs []*Tensor) *Tensor {
+					s := gs[0].Mul(us[0]).Sum()
+					for i := 1; i < 3; i++ {
+						s = s.Add(gs[i].Mul(us[i]).Sum())
+					}
+					return s
+				}
+				hf, err := Grad(dot(gf), xs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				hc, err := Grad(dot(gc), xs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, name := range []string{"q", "k", "v"} {
+					attnClose(t, "grad "+name+" (kernel)", plain[i], gc[i], 10*tol)
+					attnClose(t, "grad "+name+" (recorded)", gf[i], gc[i], 10*tol)
+					attnClose(t, "hvp "+name, hf[i], hc[i], 10*tol)
+				}
+				if dt != Float64 {
+					return
+				}
+				// (∇f(x+εu) - ∇f(x-εu)) / 2ε with the kernel's gradient.
+				const eps = 1e-5
+				shifted := func(sign float64) []*Tensor {
+					var ys []*Tensor
+					for i, x := range xs {
+						ys = append(ys, x.Detach().Add(us[i].MulScalar(sign*eps)).RequireGrad())
+					}
+					g, err := Grad(ScaledDotProductAttention(ys[0], ys[1], ys[2], c.opts...).Mul(w).Sum(), ys)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return g
+				}
+				plus, minus := shifted(1), shifted(-1)
+				for i, name := range []string{"q", "k", "v"} {
+					fd := plus[i].Sub(minus[i]).MulScalar(1 / (2 * eps))
+					attnClose(t, "hvp "+name+" vs finite differences", hf[i], fd, 1e-6)
+				}
+			})
+		}
+	}
+}
