@@ -162,6 +162,11 @@ func (m *MultiheadAttention) attend(n attnArgs, query, key, value *lathe.Tensor,
 	if err := Err(m); err != nil {
 		return fail(err)
 	}
+	for _, p := range m.Parameters() {
+		if err := tensorArg(n.op, p.Name, p.T); err != nil { // a released one
+			return fail(err)
+		}
+	}
 	e, h := m.EmbedDim, m.NumHeads
 	if e <= 0 || h <= 0 || e%h != 0 || m.InProjWeight.Rank() != 2 || m.InProjWeight.Dim(0) != 3*e {
 		return fail(nnError(n.op, lathe.ErrValue, "m", "has EmbedDim "+strconv.Itoa(e)+" and NumHeads "+strconv.Itoa(h)+" that do not fit its weights",

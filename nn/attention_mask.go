@@ -21,7 +21,7 @@ func (m *MultiheadAttention) scoreMask(n attnArgs, masks AttentionMasks, b, l, s
 	dev, dt := query.Device(), query.DType()
 	var blocked, added *lathe.Tensor
 	if a := masks.Attn; a != nil {
-		if err := maskArg(n.op, n.attn, a, dev); err != nil {
+		if err := maskArg(n, n.attn, a, dev); err != nil {
 			return nil, false, err
 		}
 		if !slices.Equal(a.Shape(), []int{l, t}) && !slices.Equal(a.Shape(), []int{b * h, l, t}) {
@@ -38,12 +38,15 @@ func (m *MultiheadAttention) scoreMask(n attnArgs, masks AttentionMasks, b, l, s
 		}
 	}
 	if p := masks.KeyPadding; p != nil {
-		if err := maskArg(n.op, n.keyPadding, p, dev); err != nil {
+		if err := maskArg(n, n.keyPadding, p, dev); err != nil {
 			return nil, false, err
 		}
-		if p.DType() != lathe.Bool || !slices.Equal(p.Shape(), []int{b, t}) {
-			return nil, false, nnError(n.op, lathe.ErrShape, n.keyPadding, "is "+p.DType().String()+" "+shapeString(p.Shape())+
-				" but must be Bool [B, S] = "+shapeString([]int{b, t}), "give a Bool mask, true for each key to ignore")
+		if p.DType() != lathe.Bool {
+			return nil, false, nnError(n.op, lathe.ErrDType, n.keyPadding, "is "+p.DType().String(), "give a Bool mask, true for each key to ignore")
+		}
+		if !slices.Equal(p.Shape(), []int{b, t}) {
+			return nil, false, nnError(n.op, lathe.ErrShape, n.keyPadding, "has shape "+shapeString(p.Shape())+" but must be [B, S] = "+
+				shapeString([]int{b, t}), "give one flag per batch element and key")
 		}
 		blocked = orMask(blocked, p.Reshape(b, 1, 1, t))
 	}
@@ -65,7 +68,8 @@ func (m *MultiheadAttention) scoreMask(n attnArgs, masks AttentionMasks, b, l, s
 }
 
 // maskArg checks that a mask is a live Bool or float tensor on dev.
-func maskArg(op, arg string, t *lathe.Tensor, dev lathe.Device) error {
+func maskArg(n attnArgs, arg string, t *lathe.Tensor, dev lathe.Device) error {
+	op := n.op
 	if err := tensorArg(op, arg, t); err != nil {
 		return err
 	}
@@ -73,7 +77,7 @@ func maskArg(op, arg string, t *lathe.Tensor, dev lathe.Device) error {
 		return nnError(op, lathe.ErrDType, arg, "is "+dt.String(), "give a Bool mask (true: may not attend) or a float one added to the scores")
 	}
 	if t.Device() != dev {
-		return nnError(op, lathe.ErrDevice, arg, "is on "+t.Device().String()+" but the query is on "+dev.String(), "move "+arg+" with To("+dev.String()+")")
+		return nnError(op, lathe.ErrDevice, arg, "is on "+t.Device().String()+" but "+n.query+" is on "+dev.String(), "move "+arg+" with To("+dev.String()+")")
 	}
 	return nil
 }

@@ -237,6 +237,9 @@ var (
 // It is there so that the layer is a Module, which Save, Load and the
 // optimizers take.
 func (l *TransformerDecoderLayer) Forward(*lathe.Tensor) *lathe.Tensor {
+	if err := Err(l); err != nil {
+		return lathe.Failed(err)
+	}
 	return lathe.Failed(nnError(decoderOp, lathe.ErrValue, "memory", "is missing: Forward takes one tensor",
 		"call Decode(tgt, memory, tgtMasks, memoryMasks)"))
 }
