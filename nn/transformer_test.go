@@ -332,3 +332,33 @@ func TestTransformerBadInputs(t *testing.T) {
 		t.Error("Err of an encoder layer with 3 heads for width 8 is nil")
 	}
 }
+
+// Empty batches and sequences pass through with their shapes and
+// gradients; float16 and bfloat16 layers run and stay near float32's.
+func TestTransformerEmptyAndHalf(t *testing.T) {
+	lathe.Seed(19)
+	enc := NewTransformerEncoderLayer(8, 2, DimFeedforward(16), DropoutProb(0))
+	for _, shape := range [][]int{{0, 5, 8}, {2, 0, 8}} {
+		x := lathe.Zeros(lathe.CPU, lathe.Float32, shape...).RequireGrad()
+		for _, masks := range []AttentionMasks{{Causal: true}, {KeyPadding: lathe.Zeros(lathe.CPU, lathe.Bool, shape[0], shape[1])}} {
+			y := enc.Encode(x, masks)
+			if !slices.Equal(y.Shape(), shape) {
+				t.Fatalf("%v: shape %v, error %v", shape, y.Shape(), y.Err())
+			}
+			if err := y.Sum().Backward(); err != nil {
+				t.Fatalf("%v: backward: %v", shape, err)
+			}
+		}
+	}
+	x := lathe.RandN(lathe.CPU, lathe.Float32, 2, 5, 8)
+	masks := AttentionMasks{Causal: true, KeyPadding: lathe.FromSlice(lathe.CPU, []bool{false, false, false, false, false, false, false, false, true, true}, 2, 5)}
+	want := values(t, enc.Encode(x, masks))
+	for _, dt := range []lathe.DType{lathe.Float16, lathe.BFloat16} {
+		half := NewTransformerEncoderLayer(8, 2, DimFeedforward(16), DropoutProb(0), WithDType(dt))
+		for i, p := range half.Parameters() {
+			*p.T = *enc.Parameters()[i].T.Detach().Cast(dt).RequireGrad()
+		}
+		got := values(t, half.Encode(x.Cast(dt), masks))
+		assertClose(t, dt.String(), got, want, 0.05)
+	}
+}

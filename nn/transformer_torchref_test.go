@@ -21,7 +21,8 @@ import (
 // a module's weights under torch's state-dict names, its inputs and masks,
 // and torch's output and gradients of L = Σ out·u (+ Σ weights·uw) in
 // float64. Each case is loaded into lathe's module with Load and run in
-// float64 and float32 on the cpu and in float32 on wgpu:0.
+// float64 and float32 on the cpu and cuda:0 and in float32 on wgpu:0 (a
+// device that does not open is skipped by name).
 
 // torchCase is one reference file: its metadata, its bytes (for Load) and
 // its ref.* tensors on the cpu.
@@ -233,7 +234,8 @@ func TestTransformerMatchesTorch(t *testing.T) {
 		dt  lathe.DType
 		dev lathe.Device
 		tol float64
-	}{{lathe.Float64, lathe.CPU, 1e-10}, {lathe.Float32, lathe.CPU, 1e-4}, {lathe.Float32, lathe.WGPU(0), 1e-4}} {
+	}{{lathe.Float64, lathe.CPU, 1e-10}, {lathe.Float32, lathe.CPU, 1e-4}, {lathe.Float32, lathe.WGPU(0), 1e-4},
+		{lathe.Float64, lathe.CUDA(0), 1e-10}, {lathe.Float32, lathe.CUDA(0), 1e-4}} {
 		t.Run(cfg.dev.String()+"/"+cfg.dt.String(), func(t *testing.T) {
 			for _, info := range lathe.DeviceStatus() {
 				if info.Device == cfg.dev && !info.Available {
