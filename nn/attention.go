@@ -21,9 +21,10 @@ type MultiheadAttention struct {
 	// Dropout is the probability of dropping an attention weight in
 	// training mode (torch's dropout).
 	Dropout float64
-	// RotaryBase, when above 0, rotates queries and keys by rotary position
-	// embeddings of that base after the projection (see ApplyRotary); 0,
-	// the default, is torch's module, without them.
+	// RotaryBase, when not 0, rotates queries and keys by rotary position
+	// embeddings of that base (above 1; 10000 is the usual) after the
+	// projection, at positions from 0, or from the cached length in Step
+	// (see ApplyRotary); 0, the default, is torch's module, without them.
 	RotaryBase float64
 
 	InProjWeight, InProjBias *lathe.Tensor
@@ -168,7 +169,7 @@ func (m *MultiheadAttention) attend(n attnArgs, query, key, value *lathe.Tensor,
 		}
 	}
 	e, h := m.EmbedDim, m.NumHeads
-	if e <= 0 || h <= 0 || e%h != 0 || m.InProjWeight.Rank() != 2 || m.InProjWeight.Dim(0) != 3*e {
+	if e <= 0 || h <= 0 || e%h != 0 || m.InProjWeight.Rank() != 2 || m.InProjWeight.Dim(0) != 3*e || m.OutProj == nil {
 		return fail(nnError(n.op, lathe.ErrValue, "m", "has EmbedDim "+strconv.Itoa(e)+" and NumHeads "+strconv.Itoa(h)+" that do not fit its weights",
 			"build the layer with NewMultiheadAttention"))
 	}
@@ -188,7 +189,7 @@ func (m *MultiheadAttention) attend(n attnArgs, query, key, value *lathe.Tensor,
 	d := e / h
 	heads := func(x *lathe.Tensor, n int) *lathe.Tensor { return x.Reshape(b, n, h, d).Transpose(1, 2) }
 	q, k, v = heads(q, l), heads(k, s), heads(v, s)
-	if m.RotaryBase > 0 {
+	if m.RotaryBase != 0 { // ApplyRotary refuses a base that is not above 1
 		q, k = ApplyRotary(q, offset, m.RotaryBase), ApplyRotary(k, offset, m.RotaryBase)
 	}
 	if cache != nil && cache.K != nil {

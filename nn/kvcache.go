@@ -11,7 +11,10 @@ import (
 // (after rotary embedding, where the layer has it), nil while empty. Each
 // Step appends the new tokens' keys and values, so a token's projection
 // is computed once. A cache belongs to one layer and one sequence batch;
-// the zero value is an empty cache.
+// the zero value is an empty cache. Appending copies the cache (lathe's
+// tensors never change in place), so n steps move O(n²) elements; and a
+// cache filled outside lathe.NoGrad keeps every step's graph alive, so
+// generate under NoGrad.
 type KVCache struct {
 	K, V *lathe.Tensor
 }

@@ -96,6 +96,16 @@ type feedForwardBlock struct {
 	Activation       Module
 }
 
+func (f feedForwardBlock) missing() bool {
+	return isNil(f.Linear1) || isNil(f.Linear2) || isNil(f.Dropout) || isNil(f.Activation)
+}
+
+// missingPart is the error of a layer built by hand without one of its
+// sublayers, which Forward would otherwise dereference.
+func missingPart(op, constructor string) *lathe.Error {
+	return nnError(op, lathe.ErrValue, "l", "lacks a sublayer (a nil field)", "build the layer with "+constructor)
+}
+
 func (f feedForwardBlock) forward(x *lathe.Tensor) *lathe.Tensor {
 	return f.Linear2.Forward(f.Dropout.Forward(f.Activation.Forward(f.Linear1.Forward(x))))
 }
@@ -161,6 +171,9 @@ func (l *TransformerEncoderLayer) Encode(src *lathe.Tensor, masks AttentionMasks
 	}
 	if err := Err(l); err != nil {
 		return lathe.Failed(err)
+	}
+	if isNil(l.SelfAttn) || l.feedForwardBlock.missing() || isNil(l.Norm1) || isNil(l.Norm2) || isNil(l.Dropout1) || isNil(l.Dropout2) {
+		return lathe.Failed(missingPart(encoderOp, "NewTransformerEncoderLayer"))
 	}
 	if err := l.SelfAttn.checkInputs(encoderArgs, src, src, src); err != nil {
 		return lathe.Failed(err)
@@ -254,6 +267,10 @@ func (l *TransformerDecoderLayer) Decode(tgt, memory *lathe.Tensor, tgtMasks, me
 	}
 	if err := Err(l); err != nil {
 		return lathe.Failed(err)
+	}
+	if isNil(l.SelfAttn) || isNil(l.MultiheadAttn) || l.feedForwardBlock.missing() || isNil(l.Norm1) || isNil(l.Norm2) || isNil(l.Norm3) ||
+		isNil(l.Dropout1) || isNil(l.Dropout2) || isNil(l.Dropout3) {
+		return lathe.Failed(missingPart(decoderOp, "NewTransformerDecoderLayer"))
 	}
 	if err := l.MultiheadAttn.checkInputs(decoderCrossArgs, tgt, memory, memory); err != nil {
 		return lathe.Failed(err)

@@ -292,6 +292,15 @@ func TestTransformerBadInputs(t *testing.T) {
 			return m.Forward(x(2, 5, 8))
 		}(), lathe.ErrReleased, ``},
 		{"mha/nil", (*MultiheadAttention)(nil).Forward(x(2, 5, 8)), lathe.ErrValue, `multihead_attention`},
+		{"mha/by_hand", (&MultiheadAttention{EmbedDim: 8, NumHeads: 2, InProjWeight: x(24, 8)}).Forward(x(2, 5, 8)), lathe.ErrValue, `argument "m"`},
+		{"mha/rotary_base", func() *lathe.Tensor {
+			m := NewMultiheadAttention(8, 2)
+			m.RotaryBase = -1
+			return m.Forward(x(2, 5, 8))
+		}(), lathe.ErrValue, `argument "base"`},
+		{"encoder/by_hand", (&TransformerEncoderLayer{SelfAttn: mha}).Forward(x(2, 5, 8)), lathe.ErrValue, `transformer_encoder_layer: argument "l"`},
+		{"decoder/by_hand", (&TransformerDecoderLayer{}).Decode(x(2, 5, 8), x(2, 4, 8), AttentionMasks{}, AttentionMasks{}), lathe.ErrValue,
+			`transformer_decoder_layer: argument "l"`},
 		{"mha/step_nil_cache", mha.Step(x(2, 1, 8), nil), lathe.ErrValue, `argument "cache"`},
 		{"mha/step_batch", mha.Step(x(3, 1, 8), &cache), lathe.ErrShape, `argument "cache"`},
 		{"mha/step_dtype", mha.Step(lathe.Zeros(lathe.CPU, lathe.Float64, 2, 1, 8), &cache), lathe.ErrShape, `argument "cache"`},
