@@ -7,7 +7,10 @@ import (
 // The narrow dtypes (float16, bfloat16, int8, uint8) are stored packed in
 // u32 words (elemBytes, Upload, Read) and computed wide through
 // dispatch.ViaCompute, whose comment gives the rules; wgpu brings its
-// storage and convert, one kernel family (convert.wgsl).
+// storage and convert, one kernel family (convert.wgsl). The conversions
+// are integer code on the bits, not WGSL's f16 type: lavapipe's adapter
+// reports shader-f16 (feature 0x0b of this Dawn), but an adapter need not,
+// and f16 arithmetic would not be the cpu's float32-then-round-once.
 
 // packed is how a narrow dtype sits in a u32 word: its width in bits and
 // the prefix of its conversion functions in convert.wgsl.
