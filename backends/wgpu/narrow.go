@@ -10,7 +10,8 @@ import (
 // storage and convert, one kernel family (convert.wgsl). The conversions
 // are integer code on the bits, not WGSL's f16 type: lavapipe's adapter
 // reports shader-f16 (feature 0x0b of this Dawn), but an adapter need not,
-// and f16 arithmetic would not be the cpu's float32-then-round-once.
+// and WGSL leaves to the implementation which neighbour an inexact
+// conversion to f16 gives and what a NaN becomes.
 
 // packed is how a narrow dtype sits in a u32 word: its width in bits and
 // the prefix of its conversion functions in convert.wgsl.
