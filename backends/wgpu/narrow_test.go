@@ -239,3 +239,40 @@ func TestNarrowViewsMidWord(t *testing.T) {
 		}
 	}
 }
+
+// TestNarrowConcurrent runs narrow-dtype ops from many goroutines at once
+// on wgpu:0 (conversions, temporaries and packed writes interleaved in one
+// queue) and wants each goroutine's own cpu result.
+func TestNarrowConcurrent(t *testing.T) {
+	dev := narrowDevice(t)
+	dts := []lathe.DType{lathe.Float16, lathe.BFloat16, lathe.Int8, lathe.Uint8}
+	run := func(d lathe.Device, g int) ([]float32, error) {
+		dt := dts[g%len(dts)]
+		vals := make([]float32, 37+g)
+		for i := range vals {
+			vals[i] = float32((i*7+g)%23) - 11.5
+		}
+		x := lathe.FromSlice(d, vals).Cast(dt)
+		y := x.Narrow(0, 1, len(vals)-2).Mul(x.Narrow(0, 0, len(vals)-2)).Add(x.Narrow(0, 2, len(vals)-2))
+		return y.Cast(lathe.Float32).Float32s()
+	}
+	const goroutines = 16
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		go func() {
+			want, err := run(lathe.CPU, g)
+			if err == nil {
+				var got []float32
+				if got, err = run(dev, g); err == nil && !slices.Equal(got, want) {
+					err = fmt.Errorf("goroutine %d (%s): %v, want the cpu's %v", g, dts[g%len(dts)], got, want)
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range goroutines {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
