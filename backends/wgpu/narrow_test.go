@@ -38,7 +38,8 @@ var halfFormats = []struct {
 // TestNarrowWidenEveryPattern: each of the 65,536 float16 and bfloat16 bit
 // patterns survives the trip to wgpu:0 and back bit for bit (storage), and
 // widens there to the cpu's float32 bits: subnormals, ±0, ±Inf, NaN
-// payloads quieted as the cpu quiets them.
+// payloads quieted as the cpu quiets them; and a copy gives each pattern
+// back, a signaling NaN quieted.
 func TestNarrowWidenEveryPattern(t *testing.T) {
 	dev := narrowDevice(t)
 	bits := make([]uint16, 1<<16)
@@ -70,6 +71,32 @@ func TestNarrowWidenEveryPattern(t *testing.T) {
 			}
 			if bad > 0 {
 				t.Errorf("%d of 65536 patterns differ", bad)
+			}
+			// A copy (here of a transposed view) goes through float32
+			// too: every pattern comes back as it was, but a signaling
+			// NaN, which comes back quiet.
+			moved, err := x.Reshape(256, 256).MT().Contiguous().MT().Contiguous().Reshape(-1).HalfBits()
+			if err != nil {
+				t.Fatal(err)
+			}
+			quiet := uint16(0x0200)
+			if f.dt == lathe.BFloat16 {
+				quiet = 0x0040
+			}
+			bad = 0
+			for i, h := range bits {
+				want := h
+				if f.narrow(f.widen(h)) != h { // a signaling NaN
+					want = h | quiet
+				}
+				if moved[i] != want {
+					if bad++; bad <= 5 {
+						t.Errorf("%#04x copied is %#04x, want %#04x", h, moved[i], want)
+					}
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%d of 65536 patterns changed in a copy", bad)
 			}
 		})
 	}
