@@ -106,8 +106,8 @@ var (
 //
 // dtype must be Float16 or BFloat16, else Autocast returns an ErrDType and
 // does not call f. Nested calls apply the innermost dtype and restore the
-// outer one on return, also when f panics. Only the cpu computes in float16
-// and bfloat16 today: on wgpu and cuda the cast to dtype inside an op under
+// outer one on return, also when f panics. The cpu and cuda compute in
+// float16 and bfloat16 today: on wgpu the cast to dtype inside an op under
 // Autocast is an ErrUnsupported, as any 16-bit tensor there is.
 func Autocast(dtype DType, f func()) error {
 	if dtype != Float16 && dtype != BFloat16 {
