@@ -19,12 +19,11 @@ func convert(dev dispatch.Device, dst dispatch.Buffer, to dispatch.DType, dstOff
 	return enqueue(dev, "narrow", "convert_"+suffix(from)+"_"+suffix(to), g, b, 0, addressOf(out), addressOf(x), int64(n))
 }
 
-// computing is the dispatch.Backend that dispatch.ViaCompute and
-// dispatch.Widened allocate their wide temporaries from: cuda's caching
+// computing is the dispatch.Allocator that dispatch.ViaCompute and
+// dispatch.Widened take their wide temporaries from: cuda's caching
 // allocator, through the allocate hook so that the tests can give them
-// recorded or emulated memory. ViaCompute calls nothing else of it; the
-// embedded Backend is nil.
-type computing struct{ dispatch.Backend }
+// recorded or emulated memory.
+type computing struct{}
 
 func (computing) Alloc(dev dispatch.Device, dt dispatch.DType, n int) (dispatch.Buffer, error) {
 	return allocate(dev, dt, n)
