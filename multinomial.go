@@ -1,0 +1,171 @@
+package lathe
+
+import (
+	"cmp"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// maxCategories is torch's limit on a distribution's categories, 2^24
+// (FLOAT32_MAX_CONSECUTIVE_INT in its Distributions.cpp), kept so that a
+// program that runs on lathe runs on torch.
+const maxCategories = 1 << 24
+
+// Multinomial draws numSamples category indices from each row of probs,
+// as torch.multinomial(probs, numSamples, replacement): probs is a 1-D
+// tensor of weights (a result of [numSamples]) or a 2-D tensor of rows of
+// them (a result of [rows, numSamples]), of a float dtype, each weight
+// finite and ≥ 0 and each row's sum > 0; rows need not sum to 1. Category
+// i of a row is drawn with probability weight i over the row's sum. With
+// replacement a category may come again; without it numSamples is at most
+// the row's length, the samples are distinct, and once a row's categories
+// of nonzero weight are all drawn the rest come from its zero-weight ones
+// in random order (torch 1.13 also returns them, in an unspecified order).
+// The indices are Int64, on probs' device.
+//
+// Multinomial syncs: it reads probs back to the host, draws there from the
+// stream that Seed resets, and uploads the indices. A bad weight or
+// argument is ErrValue (a bad rank ErrShape, an integer dtype ErrDType)
+// and draws nothing. The result is integer and leaves the tape, as in
+// torch: no gradient flows back to probs through it.
+func Multinomial(probs *Tensor, numSamples int, replacement bool) *Tensor {
+	const op = "multinomial"
+	if err := probs.check(op); err != nil {
+		return failed(err)
+	}
+	shape := probs.t.Shape
+	switch {
+	case len(shape) != 1 && len(shape) != 2:
+		return failed(errorf(op, ErrShape, "probs", "has shape "+dispatch.FormatShape(shape)+", but multinomial takes a 1-D or 2-D tensor of weights",
+			"give one distribution as a vector or a batch of them as the rows of a matrix"))
+	case !probs.t.DType.IsFloat():
+		return failed(errorf(op, ErrDType, "probs", "is "+probs.t.DType.String()+", but multinomial takes float weights",
+			"cast them with .Cast(lathe.Float32)"))
+	case numSamples <= 0:
+		return failed(errorf(op, ErrValue, "numSamples", "is "+strconv.Itoa(numSamples), "draw at least one sample"))
+	}
+	categories := shape[len(shape)-1]
+	rows := 1
+	if len(shape) == 2 {
+		rows = shape[0]
+	}
+	switch {
+	case !replacement && numSamples > categories:
+		return failed(errorf(op, ErrValue, "numSamples", "is "+strconv.Itoa(numSamples)+", more than the "+strconv.Itoa(categories)+
+			" categories, without replacement", "draw at most one sample per category, or pass replacement true"))
+	case categories > maxCategories:
+		return failed(errorf(op, ErrValue, "probs", "has "+strconv.Itoa(categories)+" categories, more than torch's 2^24",
+			"use fewer categories"))
+	}
+	outShape := []int{numSamples}
+	if len(shape) == 2 {
+		outShape = []int{rows, numSamples}
+	}
+	if _, ok := dispatch.CheckedNumel(outShape); !ok {
+		return failed(located(dispatch.ShapeError("numSamples", outShape), op))
+	}
+	if err := checkHost(op, "numSamples", rows*numSamples, 8); err != nil {
+		return failed(err)
+	}
+	data, err := probs.host(op)
+	if err != nil {
+		return failed(err)
+	}
+	weights := asFloat64s(data) // a copy of probs' (ReadHost copies), which checkWeights scales in place
+	for r := range rows {
+		if err := checkWeights(weights[r*categories:(r+1)*categories], r, len(shape) == 2); err != nil {
+			return failed(err)
+		}
+	}
+	return drawAndUpload(op, probs.t.Device, Int64, outShape, func(rng *rand.Rand) any {
+		out := make([]int64, rows*numSamples)
+		for r := range rows {
+			w, samples := weights[r*categories:(r+1)*categories], out[r*numSamples:(r+1)*numSamples]
+			if replacement || numSamples == 1 {
+				drawWithReplacement(rng, w, samples)
+			} else {
+				drawWithoutReplacement(rng, w, samples)
+			}
+		}
+		return out
+	})
+}
+
+// checkWeights refuses a row with a negative, infinite or NaN weight, or
+// whose weights are all 0 (an empty row too), as torch does, and then
+// scales the row by its largest weight, so that its sum (at most its
+// length) cannot overflow and a row of subnormal weights draws as well
+// as any.
+func checkWeights(w []float64, row int, batched bool) error {
+	const op = "multinomial"
+	where := ""
+	if batched {
+		where = " of row " + strconv.Itoa(row)
+	}
+	most := 0.0
+	for i, v := range w {
+		if !(v >= 0) || math.IsInf(v, 1) {
+			return errorf(op, ErrValue, "probs", "has the weight "+ftoa(v)+" at category "+strconv.Itoa(i)+where+
+				", but weights are finite and ≥ 0", "clean the weights, e.g. with softmax of finite logits")
+		}
+		most = max(most, v)
+	}
+	if most == 0 {
+		return errorf(op, ErrValue, "probs", "has weights that sum to 0"+where+", which is no distribution",
+			"give each row at least one positive weight")
+	}
+	for i := range w {
+		w[i] /= most
+	}
+	return nil
+}
+
+// drawWithReplacement fills samples with independent draws from the
+// weights w: a uniform draw over the running sums, found by bisection.
+func drawWithReplacement(rng *rand.Rand, w []float64, samples []int64) {
+	cum := make([]float64, len(w))
+	sum := 0.0
+	for i, v := range w {
+		sum += v
+		cum[i] = sum
+	}
+	for s := range samples {
+		u := rng.Float64() * sum
+		// The first running sum past u belongs to a category of positive
+		// weight (a zero weight repeats the sum before it). u*sum can
+		// round up to sum itself: then the last category of positive
+		// weight, which is the one holding the top of the range.
+		i := sort.Search(len(cum), func(i int) bool { return cum[i] > u })
+		if i == len(cum) {
+			i = slices.IndexFunc(cum, func(c float64) bool { return c == sum })
+		}
+		samples[s] = int64(i)
+	}
+}
+
+// drawWithoutReplacement draws len(samples) distinct categories, each
+// next one with probability its weight over the weights left: the
+// categories with the largest keys w/E, E exponential (Efraimidis and
+// Spirakis, "Weighted random sampling with a reservoir", 2006; torch
+// 1.13's multinomial takes the same top-k). A zero weight's key is -E,
+// below every positive weight's and in random order among the zeros.
+func drawWithoutReplacement(rng *rand.Rand, w []float64, samples []int64) {
+	keys := make([]float64, len(w))
+	order := make([]int64, len(w))
+	for i, v := range w {
+		e := rng.ExpFloat64()
+		if v > 0 {
+			keys[i] = v / e
+		} else {
+			keys[i] = -e
+		}
+		order[i] = int64(i)
+	}
+	slices.SortFunc(order, func(a, b int64) int { return cmp.Compare(keys[b], keys[a]) })
+	copy(samples, order)
+}
