@@ -100,8 +100,7 @@ func randInt(op string, dev Device, dt DType, low, high int64, shape []int) *Ten
 }
 
 // RandPerm makes a random permutation of 0, 1, ..., n-1 in dtype dt, as
-// torch.randperm(n, dtype=dt): every order equally likely (a
-// Fisher–Yates shuffle). dt must hold n-1 exactly: Int8 up to n = 128,
+// torch.randperm(n, dtype=dt): every order equally likely. dt must hold n-1 exactly: Int8 up to n = 128,
 // Uint8 256, Float16 2049, BFloat16 257 (torch rounds past it and repeats
 // values; lathe refuses), Float32 2^24+1; Bool is ErrDType. The
 // permutation is drawn on the host from the stream that Seed resets, then
@@ -121,17 +120,35 @@ func RandPerm(dev Device, dt DType, n int) *Tensor {
 		return failed(errorf(op, ErrValue, "n", "is "+strconv.Itoa(n)+", but "+dt.String()+" holds the integers only up to "+
 			itoa64(most)+" exactly", "use a smaller n or a wider dtype"))
 	}
-	if err := checkHost(op, "n", n, 8+dt.Size()); err != nil {
+	if err := checkHost(op, "n", n, 8); err != nil { // 8: the widest of the slices made, int64 or float64
 		return failed(err)
 	}
 	return drawAndUpload(op, dev, dt, s, func(r *rand.Rand) any {
-		v := make([]int64, n)
-		for i := range v {
-			v[i] = int64(i)
+		// The wide dtypes are shuffled as they are, since n may be 2^24
+		// and more; the same draws give the same order in every dtype.
+		switch dt {
+		case Int64:
+			return permutation[int64](r, n)
+		case Int32:
+			return permutation[int32](r, n)
+		case Float32:
+			return permutation[float32](r, n)
+		case Float64:
+			return permutation[float64](r, n)
 		}
-		r.Shuffle(n, func(i, j int) { v[i], v[j] = v[j], v[i] })
-		return intData(dt, v)
+		return intData(dt, permutation[int64](r, n)) // n ≤ 2049
 	})
+}
+
+// permutation is 0, 1, ..., n-1 in a random order, every order equally
+// likely (math/rand's Fisher–Yates shuffle).
+func permutation[T int32 | int64 | float32 | float64](r *rand.Rand, n int) []T {
+	v := make([]T, n)
+	for i := range v {
+		v[i] = T(i)
+	}
+	r.Shuffle(n, func(i, j int) { v[i], v[j] = v[j], v[i] })
+	return v
 }
 
 // exactInts is the range of integers that dt holds, each exactly and all

@@ -41,6 +41,7 @@ from pad import grad_pad, pad  # noqa: E402
 from stress import stress  # noqa: E402
 from sort import grad_sort, sort  # noqa: E402
 from attention import attention, grad_attention  # noqa: E402
+import sampling  # noqa: E402
 
 
 def main():
@@ -67,6 +68,8 @@ def main():
     autocast.main()
     # nn.GradScaler's steps (gradscaler.py).
     gradscaler.main()
+    # Which arguments torch's randint, randperm and multinomial take (sampling.py).
+    sampling.main()
 
 
 if __name__ == "__main__":
