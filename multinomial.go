@@ -74,7 +74,7 @@ func Multinomial(probs *Tensor, numSamples int, replacement bool) *Tensor {
 	}
 	data, err := probs.host(op)
 	if err != nil {
-		return failed(err)
+		return relabel(failed(err), op) // a view's copy that failed says so, under the caller's op
 	}
 	weights := asFloat64s(data) // a copy of probs' (ReadHost copies), which checkWeights scales in place
 	for r := range rows {
@@ -103,9 +103,9 @@ func Multinomial(probs *Tensor, numSamples int, replacement bool) *Tensor {
 // as any.
 func checkWeights(w []float64, row int, batched bool) error {
 	const op = "multinomial"
-	where := ""
+	where, in := "", ""
 	if batched {
-		where = " of row " + strconv.Itoa(row)
+		where, in = " of row "+strconv.Itoa(row), " in row "+strconv.Itoa(row)
 	}
 	most := 0.0
 	for i, v := range w {
@@ -116,7 +116,7 @@ func checkWeights(w []float64, row int, batched bool) error {
 		most = max(most, v)
 	}
 	if most == 0 {
-		return errorf(op, ErrValue, "probs", "has weights that sum to 0"+where+", which is no distribution",
+		return errorf(op, ErrValue, "probs", "has weights that sum to 0"+in+", which is no distribution",
 			"give each row at least one positive weight")
 	}
 	for i := range w {

@@ -528,3 +528,54 @@ func TestRandomConcurrent(t *testing.T) {
 		runs[at] = nil // each run once
 	}
 }
+
+// TestRandomErrors: each refusal's kind and the argument it names.
+func TestRandomErrors(t *testing.T) {
+	w := func(v ...float32) *lathe.Tensor { return lathe.FromSlice(lathe.CPU, v) }
+	released := lathe.Ones(lathe.CPU, lathe.Float32, 3)
+	released.Release()
+	for _, c := range []struct {
+		name string
+		out  *lathe.Tensor
+		kind error
+		arg  string
+	}{
+		{"randint/low=high", lathe.RandInt(lathe.CPU, lathe.Int64, 2, 2, 3), lathe.ErrValue, "high"},
+		{"randint/low>high", lathe.RandInt(lathe.CPU, lathe.Int64, 3, 2, 3), lathe.ErrValue, "high"},
+		{"randint/int8-range", lathe.RandInt(lathe.CPU, lathe.Int8, -129, 0, 3), lathe.ErrValue, "high"},
+		{"randint/uint8-negative", lathe.RandInt(lathe.CPU, lathe.Uint8, -1, 3, 3), lathe.ErrValue, "high"},
+		{"randint/bool-range", lathe.RandInt(lathe.CPU, lathe.Bool, 0, 3, 3), lathe.ErrValue, "high"},
+		{"randint/float16-inexact", lathe.RandInt(lathe.CPU, lathe.Float16, 0, 2050, 3), lathe.ErrValue, "high"},
+		{"randint/bad-dtype", lathe.RandInt(lathe.CPU, lathe.DType(99), 0, 2, 3), lathe.ErrDType, "dtype"},
+		{"randint/negative-size", lathe.RandInt(lathe.CPU, lathe.Int64, 0, 2, 3, -1), lathe.ErrShape, "shape"},
+		{"randint/huge", lathe.RandInt(lathe.CPU, lathe.Int64, 0, 2, 1<<40, 1<<20), lathe.ErrOutOfMemory, "shape"},
+		{"randint_like/released", lathe.RandIntLike(released, 0, 2), lathe.ErrReleased, ""},
+		{"randint_like/nil", lathe.RandIntLike(nil, 0, 2), lathe.ErrValue, ""},
+		{"randint_like/range", lathe.RandIntLike(lathe.Zeros(lathe.CPU, lathe.Uint8, 2), 0, 300), lathe.ErrValue, "high"},
+		{"randperm/negative", lathe.RandPerm(lathe.CPU, lathe.Int64, -1), lathe.ErrShape, "shape"},
+		{"randperm/bool", lathe.RandPerm(lathe.CPU, lathe.Bool, 2), lathe.ErrDType, "dtype"},
+		{"randperm/int8-129", lathe.RandPerm(lathe.CPU, lathe.Int8, 129), lathe.ErrValue, "n"},
+		{"randperm/huge", lathe.RandPerm(lathe.CPU, lathe.Int64, 1<<60), lathe.ErrOutOfMemory, "n"},
+		{"multinomial/nil", lathe.Multinomial(nil, 1, true), lathe.ErrValue, ""},
+		{"multinomial/released", lathe.Multinomial(released, 1, true), lathe.ErrReleased, ""},
+		{"multinomial/0-d", lathe.Multinomial(lathe.Scalar(lathe.CPU, float32(1)), 1, true), lathe.ErrShape, "probs"},
+		{"multinomial/3-d", lathe.Multinomial(lathe.Ones(lathe.CPU, lathe.Float32, 2, 2, 2), 1, true), lathe.ErrShape, "probs"},
+		{"multinomial/int", lathe.Multinomial(lathe.Ones(lathe.CPU, lathe.Int64, 3), 1, true), lathe.ErrDType, "probs"},
+		{"multinomial/0-samples", lathe.Multinomial(w(1, 2), 0, true), lathe.ErrValue, "numSamples"},
+		{"multinomial/-1-samples", lathe.Multinomial(w(1, 2), -1, false), lathe.ErrValue, "numSamples"},
+		{"multinomial/too-many", lathe.Multinomial(w(1, 2), 3, false), lathe.ErrValue, "numSamples"},
+		{"multinomial/negative", lathe.Multinomial(w(1, -2), 1, true), lathe.ErrValue, "probs"},
+		{"multinomial/nan", lathe.Multinomial(w(1, float32(math.NaN())), 1, false), lathe.ErrValue, "probs"},
+		{"multinomial/inf", lathe.Multinomial(w(1, float32(math.Inf(1))), 2, true), lathe.ErrValue, "probs"},
+		{"multinomial/zero-sum", lathe.Multinomial(w(0, 0), 1, true), lathe.ErrValue, "probs"},
+		{"multinomial/empty", lathe.Multinomial(w(), 1, true), lathe.ErrValue, "probs"},
+		{"multinomial/categories", lathe.Multinomial(lathe.Zeros(lathe.CPU, lathe.Float32, 1<<24+1), 1, true), lathe.ErrValue, "probs"},
+		{"multinomial/huge", lathe.Multinomial(w(1, 2), 1<<60, true), lathe.ErrOutOfMemory, "numSamples"},
+	} {
+		var e *lathe.Error
+		err := c.out.Err()
+		if !errors.As(err, &e) || !errors.Is(err, c.kind) || e.Arg != c.arg {
+			t.Errorf("%s: %v, want kind %v naming argument %q", c.name, err, c.kind, c.arg)
+		}
+	}
+}
