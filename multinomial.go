@@ -76,62 +76,86 @@ func Multinomial(probs *Tensor, numSamples int, replacement bool) *Tensor {
 	if err != nil {
 		return relabel(failed(err), op) // a view's copy that failed says so, under the caller's op
 	}
-	weights := asFloat64s(data) // a copy of probs' (ReadHost copies), which checkWeights scales in place
-	for r := range rows {
-		if err := checkWeights(weights[r*categories:(r+1)*categories], r, len(shape) == 2); err != nil {
-			return failed(err)
-		}
+	var draw func(*rand.Rand) []int64
+	switch d := data.(type) {
+	case []float64:
+		draw, err = sampler(d, rows, numSamples, replacement, len(shape) == 2)
+	case []float32:
+		draw, err = sampler(d, rows, numSamples, replacement, len(shape) == 2)
+	default: // float16 and bfloat16, widened exactly
+		draw, err = sampler(halfFloat32s(d), rows, numSamples, replacement, len(shape) == 2)
 	}
-	return drawAndUpload(op, probs.t.Device, Int64, outShape, func(rng *rand.Rand) any {
+	if err != nil {
+		return failed(err)
+	}
+	return drawAndUpload(op, probs.t.Device, Int64, outShape, func(rng *rand.Rand) any { return draw(rng) })
+}
+
+// sampler checks the weights w, rows of them in a row-major slice, and
+// returns the draw of numSamples from each row, which cannot fail.
+func sampler[T float32 | float64](w []T, rows, numSamples int, replacement, batched bool) (func(*rand.Rand) []int64, error) {
+	categories := len(w) / max(rows, 1)
+	scale := make([]float64, rows)
+	for r := range rows {
+		most, err := checkWeights(w[r*categories:(r+1)*categories], r, batched)
+		if err != nil {
+			return nil, err
+		}
+		// A power of two near 1/most: multiplying by it is exact, keeps
+		// a row's sum (then below its length) from overflowing, and
+		// brings subnormal weights to full precision.
+		_, e := math.Frexp(most)
+		scale[r] = math.Ldexp(1, min(max(-e, -1000), 1000))
+	}
+	return func(rng *rand.Rand) []int64 {
 		out := make([]int64, rows*numSamples)
+		keys := make([]float64, categories) // a row's running sums or keys, reused
 		for r := range rows {
-			w, samples := weights[r*categories:(r+1)*categories], out[r*numSamples:(r+1)*numSamples]
+			row, samples := w[r*categories:(r+1)*categories], out[r*numSamples:(r+1)*numSamples]
 			if replacement || numSamples == 1 {
-				drawWithReplacement(rng, w, samples)
+				drawWithReplacement(rng, row, scale[r], keys, samples)
 			} else {
-				drawWithoutReplacement(rng, w, samples)
+				drawWithoutReplacement(rng, row, scale[r], keys, samples)
 			}
 		}
 		return out
-	})
+	}, nil
 }
 
 // checkWeights refuses a row with a negative, infinite or NaN weight, or
-// whose weights are all 0 (an empty row too), as torch does, and then
-// scales the row by its largest weight, so that its sum (at most its
-// length) cannot overflow and a row of subnormal weights draws as well
-// as any.
-func checkWeights(w []float64, row int, batched bool) error {
+// whose weights are all 0 (an empty row too), as torch does, and returns
+// the largest weight.
+func checkWeights[T float32 | float64](w []T, row int, batched bool) (most float64, err error) {
 	const op = "multinomial"
-	where, in := "", ""
-	if batched {
-		where, in = " of row "+strconv.Itoa(row), " in row "+strconv.Itoa(row)
-	}
-	most := 0.0
 	for i, v := range w {
-		if !(v >= 0) || math.IsInf(v, 1) {
-			return errorf(op, ErrValue, "probs", "has the weight "+ftoa(v)+" at category "+strconv.Itoa(i)+where+
+		if !(v >= 0) || math.IsInf(float64(v), 1) {
+			return 0, errorf(op, ErrValue, "probs", "has the weight "+ftoa(float64(v))+" at category "+strconv.Itoa(i)+rowName(" of", row, batched)+
 				", but weights are finite and ≥ 0", "clean the weights, e.g. with softmax of finite logits")
 		}
-		most = max(most, v)
+		most = max(most, float64(v))
 	}
 	if most == 0 {
-		return errorf(op, ErrValue, "probs", "has weights that sum to 0"+in+", which is no distribution",
+		return 0, errorf(op, ErrValue, "probs", "has weights that sum to 0"+rowName(" in", row, batched)+", which is no distribution",
 			"give each row at least one positive weight")
 	}
-	for i := range w {
-		w[i] /= most
+	return most, nil
+}
+
+// rowName is " of row 3" (prep " of") where probs has rows, else "".
+func rowName(prep string, row int, batched bool) string {
+	if !batched {
+		return ""
 	}
-	return nil
+	return prep + " row " + strconv.Itoa(row)
 }
 
 // drawWithReplacement fills samples with independent draws from the
-// weights w: a uniform draw over the running sums, found by bisection.
-func drawWithReplacement(rng *rand.Rand, w []float64, samples []int64) {
-	cum := make([]float64, len(w))
+// weights w (times scale): a uniform draw over the running sums (made in
+// cum), found by bisection.
+func drawWithReplacement[T float32 | float64](rng *rand.Rand, w []T, scale float64, cum []float64, samples []int64) {
 	sum := 0.0
 	for i, v := range w {
-		sum += v
+		sum += float64(v) * scale
 		cum[i] = sum
 	}
 	for s := range samples {
@@ -154,13 +178,12 @@ func drawWithReplacement(rng *rand.Rand, w []float64, samples []int64) {
 // Spirakis, "Weighted random sampling with a reservoir", 2006; torch
 // 1.13's multinomial takes the same top-k). A zero weight's key is -E,
 // below every positive weight's and in random order among the zeros.
-func drawWithoutReplacement(rng *rand.Rand, w []float64, samples []int64) {
-	keys := make([]float64, len(w))
+func drawWithoutReplacement[T float32 | float64](rng *rand.Rand, w []T, scale float64, keys []float64, samples []int64) {
 	order := make([]int64, len(w))
 	for i, v := range w {
 		e := rng.ExpFloat64()
 		if v > 0 {
-			keys[i] = v / e
+			keys[i] = float64(v) * scale / e
 		} else {
 			keys[i] = -e
 		}

@@ -1,0 +1,31 @@
+package lathe_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// BenchmarkMultinomial is a decoder's sampling step on the cpu (a batch of
+// 8 rows of a 50000-token vocabulary, one sample each) and a larger draw
+// without replacement. torch.multinomial on the same shapes, for the ratio:
+// build/torchref has no timing script; time it with timeit as the commit
+// that added this says.
+func BenchmarkMultinomial(b *testing.B) {
+	for _, c := range []struct {
+		rows, categories, samples int
+		replacement               bool
+	}{
+		{8, 50000, 1, false}, {8, 50000, 64, true}, {8, 1000, 100, false},
+	} {
+		b.Run(fmt.Sprintf("%dx%d/k%d/replacement=%v", c.rows, c.categories, c.samples, c.replacement), func(b *testing.B) {
+			probs := lathe.Rand(lathe.CPU, lathe.Float32, c.rows, c.categories)
+			for b.Loop() {
+				if err := lathe.Multinomial(probs, c.samples, c.replacement).Err(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
