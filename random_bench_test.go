@@ -8,10 +8,9 @@ import (
 )
 
 // BenchmarkMultinomial is a decoder's sampling step on the cpu (a batch of
-// 8 rows of a 50000-token vocabulary, one sample each) and a larger draw
-// without replacement. torch.multinomial on the same shapes, for the ratio:
-// build/torchref has no timing script; time it with timeit as the commit
-// that added this says.
+// 8 rows of a 50000-token vocabulary, one sample each) and larger draws
+// with and without replacement. For the ratio to torch.multinomial run
+// lathe-bench --filter multinomial --vs-torch (cmd/lathe-bench).
 func BenchmarkMultinomial(b *testing.B) {
 	for _, c := range []struct {
 		rows, categories, samples int
