@@ -107,16 +107,26 @@ func sampler[T float32 | float64](w []T, rows, numSamples int, replacement, batc
 		_, e := math.Frexp(most)
 		scale[r] = math.Ldexp(1, min(max(-e, -1000), 1000))
 	}
+	if replacement || numSamples == 1 {
+		// The running sums take nothing from the stream: made here, they
+		// keep the stream's lock for the draws alone.
+		cum := make([]float64, len(w))
+		for r := range rows {
+			runningSums(w[r*categories:(r+1)*categories], scale[r], cum[r*categories:(r+1)*categories])
+		}
+		return func(rng *rand.Rand) []int64 {
+			out := make([]int64, rows*numSamples)
+			for r := range rows {
+				drawFromSums(rng, cum[r*categories:(r+1)*categories], out[r*numSamples:(r+1)*numSamples])
+			}
+			return out
+		}, nil
+	}
 	return func(rng *rand.Rand) []int64 {
 		out := make([]int64, rows*numSamples)
-		keys := make([]float64, categories) // a row's running sums or keys, reused
+		keys := make([]float64, categories) // a row's keys, reused
 		for r := range rows {
-			row, samples := w[r*categories:(r+1)*categories], out[r*numSamples:(r+1)*numSamples]
-			if replacement || numSamples == 1 {
-				drawWithReplacement(rng, row, scale[r], keys, samples)
-			} else {
-				drawWithoutReplacement(rng, row, scale[r], keys, samples)
-			}
+			drawWithoutReplacement(rng, w[r*categories:(r+1)*categories], scale[r], keys, out[r*numSamples:(r+1)*numSamples])
 		}
 		return out
 	}, nil
@@ -149,15 +159,20 @@ func rowName(prep string, row int, batched bool) string {
 	return prep + " row " + strconv.Itoa(row)
 }
 
-// drawWithReplacement fills samples with independent draws from the
-// weights w (times scale): a uniform draw over the running sums (made in
-// cum), found by bisection.
-func drawWithReplacement[T float32 | float64](rng *rand.Rand, w []T, scale float64, cum []float64, samples []int64) {
+// runningSums fills cum with the running sums of the weights w times scale.
+func runningSums[T float32 | float64](w []T, scale float64, cum []float64) {
 	sum := 0.0
 	for i, v := range w {
 		sum += float64(v) * scale
 		cum[i] = sum
 	}
+}
+
+// drawFromSums fills samples with independent draws from the weights
+// whose running sums are cum: a uniform draw below the total, found by
+// bisection.
+func drawFromSums(rng *rand.Rand, cum []float64, samples []int64) {
+	sum := cum[len(cum)-1]
 	for s := range samples {
 		u := rng.Float64() * sum
 		// The first running sum past u belongs to a category of positive

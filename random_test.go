@@ -508,24 +508,34 @@ func TestMultinomialNoGrad(t *testing.T) {
 // run of the stream, the same runs as the calls made one after another.
 func TestRandomConcurrent(t *testing.T) {
 	const calls = 16
-	lathe.Seed(31)
-	var runs [][]int64
-	for range calls {
-		runs = append(runs, intsOf(t, lathe.RandInt(lathe.CPU, lathe.Int64, 0, 1<<62, 64)))
-	}
-	lathe.Seed(31)
-	got := make([][]int64, calls)
-	var wg sync.WaitGroup
-	for i := range calls {
-		wg.Go(func() { got[i], _ = lathe.RandInt(lathe.CPU, lathe.Int64, 0, 1<<62, 64).Int64s() })
-	}
-	wg.Wait()
-	for i, g := range got {
-		at := slices.IndexFunc(runs, func(r []int64) bool { return slices.Equal(r, g) })
-		if at < 0 {
-			t.Fatalf("goroutine %d drew %v, which is no run of the stream", i, g)
-		}
-		runs[at] = nil // each run once
+	probs := lathe.FromSlice(lathe.CPU, []float32{1, 2, 3, 4, 5, 6, 7, 8}, 2, 4)
+	for name, draw := range map[string]func() *lathe.Tensor{
+		"randint":                 func() *lathe.Tensor { return lathe.RandInt(lathe.CPU, lathe.Int64, 0, 1<<62, 64) },
+		"randperm":                func() *lathe.Tensor { return lathe.RandPerm(lathe.CPU, lathe.Int64, 64) },
+		"multinomial/replacement": func() *lathe.Tensor { return lathe.Multinomial(probs, 32, true) },
+		"multinomial/without":     func() *lathe.Tensor { return lathe.Multinomial(probs, 4, false) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			lathe.Seed(31)
+			var runs [][]int64
+			for range calls {
+				runs = append(runs, intsOf(t, draw()))
+			}
+			lathe.Seed(31)
+			got := make([][]int64, calls)
+			var wg sync.WaitGroup
+			for i := range calls {
+				wg.Go(func() { got[i], _ = draw().Int64s() })
+			}
+			wg.Wait()
+			for i, g := range got {
+				at := slices.IndexFunc(runs, func(r []int64) bool { return r != nil && slices.Equal(r, g) })
+				if at < 0 {
+					t.Fatalf("goroutine %d drew %v, which is no run of the stream", i, g)
+				}
+				runs[at] = nil // each run once
+			}
+		})
 	}
 }
 
