@@ -10,9 +10,9 @@ import (
 )
 
 // Every random value lathe makes (Rand, RandN, Dropout, RandInt, RandPerm,
-// Multinomial) is drawn on the host from one seeded stream per process, so
-// that a program that calls Seed gets the same numbers every run, on every
-// device, and then uploaded.
+// Multinomial) is drawn on the host, from one seeded stream per process,
+// and then uploaded, so that a program that calls Seed gets the same
+// numbers every run, on every device.
 var (
 	rngMu sync.Mutex
 	pcg   = rand.NewPCG(0x6c617468, 0x65)
@@ -100,11 +100,12 @@ func randInt(op string, dev Device, dt DType, low, high int64, shape []int) *Ten
 }
 
 // RandPerm makes a random permutation of 0, 1, ..., n-1 in dtype dt, as
-// torch.randperm(n, dtype=dt): every order equally likely. dt must hold n-1 exactly: Int8 up to n = 128,
-// Uint8 256, Float16 2049, BFloat16 257 (torch rounds past it and repeats
-// values; lathe refuses), Float32 2^24+1; Bool is ErrDType. The
-// permutation is drawn on the host from the stream that Seed resets, then
-// uploaded to dev.
+// torch.randperm(n, dtype=dt): every order equally likely. dt must hold
+// n-1 exactly: Int8 up to n = 128, Uint8 256, Float16 2049, BFloat16 257
+// (torch rounds past it and repeats values; lathe refuses), Float32
+// 2^24+1; a larger n is ErrValue, and Bool is ErrDType. The permutation
+// is drawn on the host from the stream that Seed resets, then uploaded to
+// dev.
 func RandPerm(dev Device, dt DType, n int) *Tensor {
 	const op = "randperm"
 	s, err := checkShape(op, []int{n}, -1)
