@@ -1,7 +1,6 @@
 package lathe
 
 import (
-	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -194,7 +193,6 @@ func drawFromSums(rng *rand.Rand, cum []float64, samples []int64) {
 // 1.13's multinomial takes the same top-k). A zero weight's key is -E,
 // below every positive weight's and in random order among the zeros.
 func drawWithoutReplacement[T float32 | float64](rng *rand.Rand, w []T, scale float64, keys []float64, samples []int64) {
-	order := make([]int64, len(w))
 	for i, v := range w {
 		e := rng.ExpFloat64()
 		if v > 0 {
@@ -202,8 +200,50 @@ func drawWithoutReplacement[T float32 | float64](rng *rand.Rand, w []T, scale fl
 		} else {
 			keys[i] = -e
 		}
-		order[i] = int64(i)
 	}
-	slices.SortFunc(order, func(a, b int64) int { return cmp.Compare(keys[b], keys[a]) })
-	copy(samples, order)
+	largestKeys(keys, samples)
+}
+
+// largestKeys fills top with the indices of the len(top) largest keys,
+// largest first, keeping them in a min-heap as it scans (n log k, where a
+// sort of all n would cost n log n: a few candidates from a vocabulary).
+func largestKeys(keys []float64, top []int64) {
+	k := len(top)
+	heap := top[:0]
+	less := func(a, b int64) bool { return keys[a] < keys[b] || keys[a] == keys[b] && a > b } // a later index loses a tie
+	down := func(i int) {
+		for {
+			least, l, r := i, 2*i+1, 2*i+2
+			if l < len(heap) && less(heap[l], heap[least]) {
+				least = l
+			}
+			if r < len(heap) && less(heap[r], heap[least]) {
+				least = r
+			}
+			if least == i {
+				return
+			}
+			heap[i], heap[least] = heap[least], heap[i]
+			i = least
+		}
+	}
+	for i := range keys {
+		c := int64(i)
+		switch {
+		case len(heap) < k:
+			heap = append(heap, c)
+			for j := len(heap) - 1; j > 0 && less(heap[j], heap[(j-1)/2]); j = (j - 1) / 2 {
+				heap[j], heap[(j-1)/2] = heap[(j-1)/2], heap[j]
+			}
+		case less(heap[0], c):
+			heap[0] = c
+			down(0)
+		}
+	}
+	slices.SortFunc(top, func(a, b int64) int {
+		if less(b, a) {
+			return -1
+		}
+		return 1
+	})
 }

@@ -16,7 +16,7 @@ func BenchmarkMultinomial(b *testing.B) {
 		rows, categories, samples int
 		replacement               bool
 	}{
-		{8, 50000, 1, false}, {8, 50000, 64, true}, {8, 1000, 100, false},
+		{8, 50000, 1, false}, {8, 50000, 64, true}, {8, 50000, 16, false}, {8, 1000, 100, false},
 	} {
 		b.Run(fmt.Sprintf("%dx%d/k%d/replacement=%v", c.rows, c.categories, c.samples, c.replacement), func(b *testing.B) {
 			probs := lathe.Rand(lathe.CPU, lathe.Float32, c.rows, c.categories)
