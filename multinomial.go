@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/lathe-ml/lathe/dispatch"
 )
@@ -94,60 +95,97 @@ func Multinomial(probs *Tensor, numSamples int, replacement bool) *Tensor {
 // returns the draw of numSamples from each row, which cannot fail.
 func sampler[T float32 | float64](w []T, rows, numSamples int, replacement, batched bool) (func(*rand.Rand) []int64, error) {
 	categories := len(w) / max(rows, 1)
+	var cum []float64
+	if replacement || numSamples == 1 {
+		// The running sums take nothing from the stream: made here, in
+		// the checks' pass, they keep the stream's lock for the draws
+		// alone.
+		cum = floats(len(w))
+	}
 	scale := make([]float64, rows)
 	for r := range rows {
-		most, err := checkWeights(w[r*categories:(r+1)*categories], r, batched)
+		row := w[r*categories : (r+1)*categories]
+		var sums []float64
+		if cum != nil {
+			sums = cum[r*categories : (r+1)*categories]
+		}
+		most, sum, err := checkWeights(row, sums, r, batched)
 		if err != nil {
+			if cum != nil {
+				floatBuffers.Put(&cum)
+			}
 			return nil, err
 		}
-		// A power of two near 1/most: multiplying by it is exact, keeps
-		// a row's sum (then below its length) from overflowing, and
-		// brings subnormal weights to full precision.
-		_, e := math.Frexp(most)
-		scale[r] = math.Ldexp(1, min(max(-e, -1000), 1000))
-	}
-	if replacement || numSamples == 1 {
-		// The running sums take nothing from the stream: made here, they
-		// keep the stream's lock for the draws alone.
-		cum := make([]float64, len(w))
-		for r := range rows {
-			runningSums(w[r*categories:(r+1)*categories], scale[r], cum[r*categories:(r+1)*categories])
+		scale[r] = 1
+		if math.IsInf(sum, 1) || sum < 0x1p-900 {
+			// float64 weights whose sum overflows, or so small that they
+			// lose precision: scaled by a power of two near 1/most, which
+			// is exact and leaves each draw as it would be without
+			// overflow or underflow.
+			_, e := math.Frexp(most)
+			scale[r] = math.Ldexp(1, min(max(-e, -1000), 1000))
+			if sums != nil {
+				runningSums(row, scale[r], sums)
+			}
 		}
+	}
+	if cum != nil {
 		return func(rng *rand.Rand) []int64 {
 			out := make([]int64, rows*numSamples)
 			for r := range rows {
 				drawFromSums(rng, cum[r*categories:(r+1)*categories], out[r*numSamples:(r+1)*numSamples])
 			}
+			floatBuffers.Put(&cum)
 			return out
 		}, nil
 	}
 	return func(rng *rand.Rand) []int64 {
 		out := make([]int64, rows*numSamples)
-		keys := make([]float64, categories) // a row's keys, reused
+		keys := floats(categories) // a row's keys, reused
 		for r := range rows {
 			drawWithoutReplacement(rng, w[r*categories:(r+1)*categories], scale[r], keys, out[r*numSamples:(r+1)*numSamples])
 		}
+		floatBuffers.Put(&keys)
 		return out
 	}, nil
 }
 
+// floatBuffers holds the buffers of Multinomial's running sums and keys,
+// so that a decoder's steps reuse them: a fresh 3 MB for 8 rows of 50000
+// costs more in page faults than the sums themselves.
+var floatBuffers sync.Pool
+
+// floats is a buffer of n float64s (of any contents) from floatBuffers.
+func floats(n int) []float64 {
+	if b, ok := floatBuffers.Get().(*[]float64); ok && cap(*b) >= n {
+		return (*b)[:n]
+	}
+	return make([]float64, n)
+}
+
 // checkWeights refuses a row with a negative, infinite or NaN weight, or
 // whose weights are all 0 (an empty row too), as torch does, and returns
-// the largest weight.
-func checkWeights[T float32 | float64](w []T, row int, batched bool) (most float64, err error) {
+// the largest weight and their sum; it writes the running sums to sums,
+// unless that is nil, in the same pass.
+func checkWeights[T float32 | float64](w []T, sums []float64, row int, batched bool) (most, sum float64, err error) {
 	const op = "multinomial"
 	for i, v := range w {
-		if !(v >= 0) || math.IsInf(float64(v), 1) {
-			return 0, errorf(op, ErrValue, "probs", "has the weight "+ftoa(float64(v))+" at category "+strconv.Itoa(i)+rowName(" of", row, batched)+
+		x := float64(v)
+		if !(x >= 0) || math.IsInf(x, 1) {
+			return 0, 0, errorf(op, ErrValue, "probs", "has the weight "+ftoa(x)+" at category "+strconv.Itoa(i)+rowName(" of", row, batched)+
 				", but weights are finite and ≥ 0", "clean the weights, e.g. with softmax of finite logits")
 		}
-		most = max(most, float64(v))
+		most = max(most, x)
+		sum += x
+		if sums != nil {
+			sums[i] = sum
+		}
 	}
 	if most == 0 {
-		return 0, errorf(op, ErrValue, "probs", "has weights that sum to 0"+rowName(" in", row, batched)+", which is no distribution",
+		return 0, 0, errorf(op, ErrValue, "probs", "has weights that sum to 0"+rowName(" in", row, batched)+", which is no distribution",
 			"give each row at least one positive weight")
 	}
-	return most, nil
+	return most, sum, nil
 }
 
 // rowName is " of row 3" (prep " of") where probs has rows, else "".
