@@ -448,8 +448,8 @@ func TestRandomFailedCallKeepsStream(t *testing.T) {
 		"multinomial/too-many": func() *lathe.Tensor { return lathe.Multinomial(probs, 4, false) },
 	}
 	if err := lathe.Zeros(lathe.WGPU(0), lathe.Float32, 1).Err(); err == nil {
-		// wgpu has no float64 and no int8: the upload after the draw fails.
-		calls["randint/wgpu-int8"] = func() *lathe.Tensor { return lathe.RandInt(lathe.WGPU(0), lathe.Int8, 0, 10, 4) }
+		// wgpu has no float64: the upload after the draw fails.
+		calls["randint/wgpu-float64"] = func() *lathe.Tensor { return lathe.RandInt(lathe.WGPU(0), lathe.Float64, 0, 10, 4) }
 		calls["randperm/wgpu-float64"] = func() *lathe.Tensor { return lathe.RandPerm(lathe.WGPU(0), lathe.Float64, 10) }
 		calls["rand/wgpu-float64"] = func() *lathe.Tensor { return lathe.Rand(lathe.WGPU(0), lathe.Float64, 10) }
 	}
