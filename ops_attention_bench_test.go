@@ -57,7 +57,7 @@ const attnPeakHeads = 8
 // forward and backward step over its inputs: the cpu pool's peak bytes
 // (what tensors held; the kernels' per-worker scratch of a few blocks and
 // one float64 per query row are Go memory outside the pool) and the growth
-// of the process's maximum resident set, which sees everything.
+// of the process's peak resident set (VmHWM), which sees everything.
 type attnPeak struct{ pool, rss int64 }
 
 // TestAttentionPeakMemory shows that the fused attention's memory is linear
@@ -95,7 +95,7 @@ func TestAttentionPeakMemory(t *testing.T) {
 		var prev attnPeak
 		for _, l := range []int{512, 1024, 2048, 4096} {
 			p := peak("fused", l, causal)
-			t.Logf("fused causal=%t L=%d: pool peak %.2f MiB (%.0f bytes per query row), max RSS +%.1f MiB",
+			t.Logf("fused causal=%t L=%d: pool peak %.2f MiB (%.0f bytes per query row), peak RSS +%.1f MiB",
 				causal, l, mib(p.pool), float64(p.pool)/float64(attnPeakHeads*l), mib(p.rss))
 			if prev.pool > 0 && float64(p.pool) > 2.5*float64(prev.pool) {
 				t.Errorf("fused causal=%t L=%d: pool peak %d bytes, more than 2.5× the %d of L=%d: not linear in L",
@@ -106,7 +106,7 @@ func TestAttentionPeakMemory(t *testing.T) {
 	}
 	small, large := peak("composite", 512, false), peak("composite", 1024, false)
 	for i, p := range []attnPeak{small, large} {
-		t.Logf("composite L=%d: pool peak %.2f MiB, max RSS +%.1f MiB", 512<<i, mib(p.pool), mib(p.rss))
+		t.Logf("composite L=%d: pool peak %.2f MiB, peak RSS +%.1f MiB", 512<<i, mib(p.pool), mib(p.rss))
 	}
 	if float64(large.pool) < 3*float64(small.pool) {
 		t.Errorf("composite: pool peak %d bytes at L=1024, under 3× the %d of L=512: the contrast is gone", large.pool, small.pool)
@@ -134,11 +134,11 @@ func attnPeakChild(t *testing.T, c string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rss := maxRSS()
+	rss := resetPeakRSS()
 	attnStep(t, q, k, v, path == "composite", opts...)
 	after, err := MemoryStats(CPU)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Printf("attention peak: pool %d rss %d\n", after.PeakAllocated-before.Allocated, maxRSS()-rss)
+	fmt.Printf("attention peak: pool %d rss %d\n", after.PeakAllocated-before.Allocated, peakRSS()-rss)
 }

@@ -8,7 +8,8 @@ runs the forward and the gradients of q, k and v of the output's sum, as
 lathe-bench's sdpa rows do, and reports how much its maximum resident set
 grew over the step (getrusage; tracemalloc does not see torch's allocator,
 and a fresh process per length keeps one length's peak from hiding the
-next). The paths:
+next; Linux carries maxrss across exec, but this parent never imports
+torch, so its few MiB stay under the child's baseline). The paths:
 
   composite  softmax(q·kᵀ·scale + mask)·v, as build/bench_torch.py's build_sdpa
   aten       torch._C._nn._scaled_dot_product_attention, the private op of
