@@ -11,12 +11,12 @@ import (
 
 // attnStep is one training step of attention on the cpu: forward, and the
 // gradients of q, k and v of the output's sum.
-func attnStep(tb testing.TB, q, k, v *Tensor, composite bool) {
+func attnStep(tb testing.TB, q, k, v *Tensor, composite bool, opts ...AttentionOption) {
 	var out *Tensor
 	if composite {
-		out = sdpaComposite(q, k, v)
+		out = sdpaComposite(q, k, v, opts...)
 	} else {
-		out = ScaledDotProductAttention(q, k, v)
+		out = ScaledDotProductAttention(q, k, v, opts...)
 	}
 	gs, err := Grad(out.Sum(), []*Tensor{q, k, v})
 	if err != nil {
@@ -49,67 +49,96 @@ func BenchmarkAttention(b *testing.B) {
 	}
 }
 
+// attnPeakHeads is the head count of the peak-memory test: lathe-bench's
+// attention rows (batch 1, 8 heads of 64, float32).
+const attnPeakHeads = 8
+
+// attnPeak is what a child of TestAttentionPeakMemory measured of one
+// forward and backward step over its inputs: the cpu pool's peak bytes
+// (what tensors held; the kernels' per-worker scratch of a few blocks and
+// one float64 per query row are Go memory outside the pool) and the growth
+// of the process's peak resident set (VmHWM), which sees everything.
+type attnPeak struct{ pool, rss int64 }
+
 // TestAttentionPeakMemory shows that the fused attention's memory is linear
-// in the sequence length: each length runs in a fresh process (the cpu's
-// peak statistic never goes down), which reports the peak bytes that a
-// forward and backward step of one head (E = 64, float32) allocated over
-// its inputs. Doubling L must not much more than double it; the composite,
-// which holds L×L scores and probabilities, is run once for contrast.
+// in the sequence length: each length runs in a fresh process (the peak
+// statistics never go down), which reports its peaks for one forward and
+// backward step of [1, 8, L, 64] float32, causal and not. Doubling L must
+// not take the pool's peak past 2.5× (linear doubles it; quadratic would
+// quadruple it). The composite, which holds 8×L×L scores and
+// probabilities and their gradients, is run at 512 and 1024 for contrast,
+// and must grow at least 3× there: quadratic.
 func TestAttentionPeakMemory(t *testing.T) {
-	if l := os.Getenv("LATHE_ATTN_PEAK_L"); l != "" {
-		attnPeakChild(t, l)
+	if c := os.Getenv("LATHE_ATTN_PEAK"); c != "" {
+		attnPeakChild(t, c)
 		return
 	}
 	if testing.Short() {
 		t.Skip("runs a child process per length")
 	}
-	peak := func(l int, composite bool) int64 {
+	peak := func(path string, l int, causal bool) attnPeak {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestAttentionPeakMemory$", "-test.v")
-		cmd.Env = append(os.Environ(), "LATHE_ATTN_PEAK_L="+strconv.Itoa(l), "LATHE_ATTN_PEAK_COMPOSITE="+strconv.FormatBool(composite))
+		cmd.Env = append(os.Environ(), fmt.Sprintf("LATHE_ATTN_PEAK=%s,%d,%t", path, l, causal))
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("L=%d: %v\n%s", l, err, out)
+			t.Fatalf("%s L=%d: %v\n%s", path, l, err, out)
 		}
-		_, after, ok := strings.Cut(string(out), "peak bytes: ")
-		if !ok {
-			t.Fatalf("L=%d: no peak in the child's output:\n%s", l, out)
+		var p attnPeak
+		_, after, ok := strings.Cut(string(out), "attention peak: ")
+		if _, err := fmt.Sscanf(after, "pool %d rss %d", &p.pool, &p.rss); !ok || err != nil {
+			t.Fatalf("%s L=%d: no peak in the child's output (%v):\n%s", path, l, err, out)
 		}
-		n, err := strconv.ParseInt(strings.Fields(after)[0], 10, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
+		return p
 	}
-	var prev int64
-	for _, l := range []int{512, 1024, 2048, 4096} {
-		p := peak(l, false)
-		t.Logf("fused L=%d: peak %d bytes (%.2f MiB, %.0f bytes per query row)", l, p, float64(p)/(1<<20), float64(p)/float64(l))
-		if prev > 0 && float64(p) > 2.5*float64(prev) {
-			t.Errorf("L=%d: peak %d bytes, more than 2.5× the %d of L=%d: not linear in L", l, p, prev, l/2)
+	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
+	for _, causal := range []bool{false, true} {
+		var prev attnPeak
+		for _, l := range []int{512, 1024, 2048, 4096} {
+			p := peak("fused", l, causal)
+			t.Logf("fused causal=%t L=%d: pool peak %.2f MiB (%.0f bytes per query row), peak RSS +%.1f MiB",
+				causal, l, mib(p.pool), float64(p.pool)/float64(attnPeakHeads*l), mib(p.rss))
+			if prev.pool > 0 && float64(p.pool) > 2.5*float64(prev.pool) {
+				t.Errorf("fused causal=%t L=%d: pool peak %d bytes, more than 2.5× the %d of L=%d: not linear in L",
+					causal, l, p.pool, prev.pool, l/2)
+			}
+			prev = p
 		}
-		prev = p
 	}
-	c := peak(1024, true)
-	t.Logf("composite L=1024: peak %d bytes (%.2f MiB)", c, float64(c)/(1<<20))
+	small, large := peak("composite", 512, false), peak("composite", 1024, false)
+	for i, p := range []attnPeak{small, large} {
+		t.Logf("composite L=%d: pool peak %.2f MiB, peak RSS +%.1f MiB", 512<<i, mib(p.pool), mib(p.rss))
+	}
+	if float64(large.pool) < 3*float64(small.pool) {
+		t.Errorf("composite: pool peak %d bytes at L=1024, under 3× the %d of L=512: the contrast is gone", large.pool, small.pool)
+	}
 }
 
-func attnPeakChild(t *testing.T, ls string) {
-	l, err := strconv.Atoi(ls)
-	if err != nil {
-		t.Fatal(err)
+// attnPeakChild runs one step as c ("fused|composite,L,causal") says and
+// prints its peaks.
+func attnPeakChild(t *testing.T, c string) {
+	var path string
+	var l int
+	var causal bool
+	if _, err := fmt.Sscanf(strings.ReplaceAll(c, ",", " "), "%s %d %t", &path, &l, &causal); err != nil {
+		t.Fatalf("LATHE_ATTN_PEAK=%q: %v", c, err)
 	}
 	const e = 64
 	Seed(1)
-	q, k, v := RandN(CPU, Float32, 1, 1, l, e).RequireGrad(), RandN(CPU, Float32, 1, 1, l, e).RequireGrad(),
-		RandN(CPU, Float32, 1, 1, l, e).RequireGrad()
+	q, k, v := RandN(CPU, Float32, 1, attnPeakHeads, l, e).RequireGrad(), RandN(CPU, Float32, 1, attnPeakHeads, l, e).RequireGrad(),
+		RandN(CPU, Float32, 1, attnPeakHeads, l, e).RequireGrad()
+	var opts []AttentionOption
+	if causal {
+		opts = append(opts, IsCausal())
+	}
 	before, err := MemoryStats(CPU)
 	if err != nil {
 		t.Fatal(err)
 	}
-	attnStep(t, q, k, v, os.Getenv("LATHE_ATTN_PEAK_COMPOSITE") == "true")
+	rss := resetPeakRSS()
+	attnStep(t, q, k, v, path == "composite", opts...)
 	after, err := MemoryStats(CPU)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Printf("peak bytes: %d\n", after.PeakAllocated-before.Allocated)
+	fmt.Printf("attention peak: pool %d rss %d\n", after.PeakAllocated-before.Allocated, peakRSS()-rss)
 }

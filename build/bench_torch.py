@@ -146,6 +146,28 @@ def build_multinomial(dev, dt, dims):
     return lambda: torch.multinomial(probs, samples, replacement == 1).cpu()
 
 
+def build_sdpa(dev, dt, dims):
+    """Attention's training step, as lathe-bench's buildAttention, with the
+    composite softmax(q·kᵀ·scale + mask)·v: torch 1.13 has no public
+    scaled_dot_product_attention, and its private
+    aten::_scaled_dot_product_attention is the same math on the cpu."""
+    batch, heads, l, e, causal = dims
+    torch.manual_seed(1)
+    q, k, v = (torch.randn(batch, heads, l, e, dtype=dt, device=dev, requires_grad=True) for _ in range(3))
+    scale = 1 / math.sqrt(e)
+    # made once, as a caller would keep it: -inf above the diagonal
+    mask = torch.full((l, l), float("-inf"), dtype=dt, device=dev).triu(1) if causal else None
+
+    def step():
+        s = q @ k.transpose(-2, -1) * scale
+        if mask is not None:
+            s = s + mask
+        out = torch.softmax(s, dim=-1) @ v
+        torch.autograd.grad(out.sum(), [q, k, v])
+
+    return step
+
+
 BUILDERS = {
     "matmul": build_matmul_checked,
     "bmm": build_matmul_checked,
@@ -158,6 +180,7 @@ BUILDERS = {
     "add1": build_add1(False),
     "add1_grad": build_add1(True),
     "multinomial": build_multinomial,
+    "sdpa": build_sdpa,
 }
 
 

@@ -160,7 +160,7 @@ func run(cfg config, out io.Writer, p *progress) (*report, error) {
 			r := measureRow(cfg, w, dev, torch, func(round int) {
 				step := "warming up"
 				if round >= 0 {
-					step = fmt.Sprintf("sample %d/%d", round+1, cfg.Samples)
+					step = fmt.Sprintf("sample %d/%d", round+1, w.samples(cfg.Samples))
 				}
 				p.update(fmt.Sprintf("[%d/%d] %s on %v", i*len(devs)+j+1, total, w.Name, dev), step)
 			})
@@ -238,7 +238,7 @@ func measureRow(cfg config, w workload, dev lathe.Device, torch *torchChild, pro
 		ts = s.(*torchSampler)
 		samplers = append(samplers, ts)
 	}
-	samples, errs := alternate(samplers, cfg.Samples, progress)
+	samples, errs := alternate(samplers, w.samples(cfg.Samples), progress)
 	r.Lathe = summarise(w, ls.reps, samples[0])
 	if errs[0] != nil {
 		r.Lathe.Err = errs[0].Error()

@@ -37,6 +37,18 @@ type workload struct {
 	spec
 	Unit unit
 	Work float64 // flops or bytes per step (perStep: unused)
+	// MaxSamples caps --samples for a row whose one step takes seconds
+	// (attention at long sequences, where PyTorch's composite alone takes
+	// most of a minute), so that make bench stays minutes long; 0: none.
+	MaxSamples int
+}
+
+// samples is how many samples the row takes when --samples asks for n.
+func (w workload) samples(n int) int {
+	if w.MaxSamples > 0 {
+		return min(n, w.MaxSamples)
+	}
+	return n
 }
 
 // families are the charts, in order, with what their bars show.
@@ -49,6 +61,7 @@ var families = []struct {
 	{"conv", "ResNet block training step, batch 32 of 3x32x32 (µs per step, lower is better)"},
 	{"dispatch", "dispatch overhead (µs per op, lower is better)"},
 	{"sampling", "sampling from a decoder's vocabulary (µs per step, lower is better)"},
+	{"attention", "scaled-dot-product attention forward+backward, 8 heads of 64 (GFLOP/s, higher is better; torch: the unfused composite)"},
 }
 
 // table lists the workloads. Adding one is a line here (and, for a new
@@ -75,6 +88,7 @@ func table(quick bool) []workload {
 			dispatchAdd(false),
 			dispatchAdd(true),
 			multinomial(8, 50000, 1, false),
+			attention(2, 256, 64, true),
 		}
 	}
 	return []workload{
@@ -104,6 +118,14 @@ func table(quick bool) []workload {
 		dispatchAdd(true),
 		multinomial(8, 50000, 1, false),
 		multinomial(8, 50000, 64, true),
+		attention(8, 512, 64, false),
+		attention(8, 1024, 64, false),
+		attention(8, 2048, 64, false),
+		attention(8, 4096, 64, false),
+		attention(8, 512, 64, true),
+		attention(8, 1024, 64, true),
+		attention(8, 2048, 64, true),
+		attention(8, 4096, 64, true),
 	}
 }
 
@@ -188,6 +210,31 @@ func multinomial(rows, categories, samples int, replacement bool) workload {
 	return w
 }
 
+// attention is a training step of ScaledDotProductAttention on float32
+// q, k, v of [1, heads, l, e]: the forward and the gradients of q, k and v
+// of the output's sum. PyTorch 1.13 has no public
+// scaled_dot_product_attention, so its side is the composite
+// softmax(q·kᵀ·scale + mask)·v, which holds heads·l² scores (as torch's
+// private aten::_scaled_dot_product_attention does on the cpu, where it is
+// the same math); the row's name says so. The flops are the seven l×l×e
+// products (two forward, five backward, as the fused kernel recomputes the
+// probabilities), half of them under causal masking, which needs only the
+// lower triangle.
+func attention(heads, l, e int, causal bool) workload {
+	name := fmt.Sprintf("sdpa f32 h%d L%d E%d fwd+bwd", heads, l, e)
+	c, work := 0, 7*2*float64(heads)*float64(l)*float64(l)*float64(e)
+	if causal {
+		name += " causal"
+		c, work = 1, work/2
+	}
+	w := workload{Name: name + " (torch: composite)", Family: "attention",
+		spec: spec{Kind: "sdpa", DType: "f32", Dims: []int{1, heads, l, e, c}}, Unit: flops, Work: work}
+	if l >= 2048 {
+		w.MaxSamples = 3
+	}
+	return w
+}
+
 // count writes n as 4M or 16M when it is a power-of-two number of Mi.
 func count(n int) string {
 	switch {
@@ -221,6 +268,7 @@ var builders = map[string]func(dev lathe.Device, dt, amp lathe.DType, dims []int
 	"add1":          noAMP(buildAdd1(false)),
 	"add1_grad":     noAMP(buildAdd1(true)),
 	"multinomial":   noAMP(buildMultinomial),
+	"sdpa":          noAMP(buildAttention),
 }
 
 // prepare builds w on dev.
@@ -448,6 +496,35 @@ func buildAdd1(grad bool) func(lathe.Device, lathe.DType, []int) (*prepared, err
 		}
 		return &prepared{step: func() error { return consume(a.Add(b)) }, release: release}, nil
 	}
+}
+
+// buildAttention is attention's step; dims is [batch, heads, l, e,
+// causal (0 or 1)].
+func buildAttention(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error) {
+	batch, heads, l, e := dims[0], dims[1], dims[2], dims[3]
+	var opts []lathe.AttentionOption
+	if dims[4] != 0 {
+		opts = append(opts, lathe.IsCausal())
+	}
+	lathe.Seed(1)
+	q := lathe.RandN(dev, dt, batch, heads, l, e).RequireGrad()
+	k := lathe.RandN(dev, dt, batch, heads, l, e).RequireGrad()
+	v := lathe.RandN(dev, dt, batch, heads, l, e).RequireGrad()
+	release, err := inputs(q, k, v)
+	if err != nil {
+		return nil, err
+	}
+	return &prepared{step: func() error {
+		out := lathe.ScaledDotProductAttention(q, k, v, opts...)
+		loss := out.Sum()
+		grads, err := lathe.Grad(loss, []*lathe.Tensor{q, k, v})
+		for _, g := range grads {
+			g.Release()
+		}
+		loss.Release()
+		out.Release()
+		return err
+	}, release: release}, nil
 }
 
 // rateUnit names a unit for the table and charts.
