@@ -84,7 +84,14 @@ func GridSample(x, grid *Tensor, opts ...GridOption) *Tensor {
 		return failed(errorf(op, ErrValue, "padding_mode", "is "+strconv.Quote(o.padding)+", not a padding mode",
 			`use "zeros", "border" or "reflection"`))
 	}
-	return relabel(apply(ops.GridSampler, a, x, grid), op)
+	y := apply(ops.GridSampler, a, x, grid)
+	if e, ok := y.err.(*Error); ok && e.Op == ops.GridSampler.Name {
+		// The op's own refusal: name the function the caller called.
+		c := *e
+		c.Op = op
+		return failed(&c)
+	}
+	return relabel(y, op)
 }
 
 // AffineGrid is torch.nn.functional.affine_grid: the sampling grid of the
