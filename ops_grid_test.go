@@ -252,3 +252,36 @@ func TestGridSampleConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestGridSampleSpecialGrads runs the backward at NaN, ±Inf and ±1e30 grid
+// values in every mode and padding: the corner indices of such points are
+// never cast from a non-finite float, so the gradient is computed (no
+// error, no panic), and x's gradient is finite.
+func TestGridSampleSpecialGrads(t *testing.T) {
+	special := []float64{math.NaN(), 0.3, math.Inf(1), -0.2, math.Inf(-1), 0.9, 1e30, -1e30, 0.1, 0.4, -1, 1}
+	for _, k := range []int{2, 3} {
+		for _, mode := range []string{"bilinear", "nearest"} {
+			for _, padding := range []string{"zeros", "border", "reflection"} {
+				xShape, gShape := []int{1, 2, 3, 4}, []int{1, 2, 3, 2}
+				if k == 3 {
+					xShape, gShape = []int{1, 2, 2, 3, 4}, []int{1, 1, 2, 2, 3}
+				}
+				x := FromSlice(CPU, randomF64(rand.New(rand.NewPCG(1, 1)), numel(xShape)), xShape...).RequireGrad()
+				g := FromSlice(CPU, special, gShape...).RequireGrad()
+				d, err := Grad(GridSample(x, g, GridMode(mode), GridPadding(padding)).Square().Sum(), []*Tensor{x, g}, CreateGraph())
+				if err != nil {
+					t.Fatalf("%dd %s %s: %v", k, mode, padding, err)
+				}
+				if _, err := Grad(d[0].Sum().Add(d[1].Sum()), []*Tensor{x, g}); err != nil {
+					t.Fatalf("%dd %s %s, second order: %v", k, mode, padding, err)
+				}
+				v, _ := d[0].Float64s()
+				for i, e := range v {
+					if math.IsNaN(e) || math.IsInf(e, 0) {
+						t.Errorf("%dd %s %s: x's gradient [%d] is %v", k, mode, padding, i, e)
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package autodiff
 
 import (
+	"math"
+
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
 )
@@ -46,6 +48,7 @@ func init() {
 // weight's derivative along coordinate j (bilinear only).
 type gridCorner struct {
 	index   *T
+	valid   *T // (N, 1, P) bool: the pixel lies inside x
 	weight  *T
 	dweight []*T
 }
@@ -83,8 +86,11 @@ func (b *builder) gridSampling(x, grid *T, a ops.GridSample) *gridSampling {
 		sizes[j], strides[j] = x.Shape[k+1-j], stride
 		stride *= sizes[j]
 		gj := b.reshapeTo(call(b, ops.Narrow, ops.NarrowRange{Dim: k + 1, Start: j, Length: 1}, grid), []int{nb, 1, points})
-		c0, slope := b.gridSource(Detach(gj), sizes[j], a)
+		c0, slope := b.gridSource(Detach(gj), sizes[j], k, a)
 		s.slopes = append(s.slopes, slope)
+		// A non-finite grid value has slope 0 and must not make 0·Inf.
+		finite := b.cmpScalar(ops.Lt, b.unary(ops.Abs, Detach(gj)), math.Inf(1))
+		gj = b.where(finite, gj, b.scalar(gj, 0))
 		coord[j] = b.add(b.mul(slope, gj), b.sub(c0, b.mul(slope, Detach(gj))))
 		if a.Mode == ops.GridNearest {
 			pixel[j] = b.nearestPixel(c0, k)
@@ -118,7 +124,7 @@ func (b *builder) gridSampling(x, grid *T, a ops.GridSample) *gridSampling {
 				valid, index = b.op(ops.LogicalAnd, valid, in), b.add(index, flat)
 			}
 		}
-		c := gridCorner{index: call(b, ops.Expand, expand, index)}
+		c := gridCorner{index: call(b, ops.Expand, expand, index), valid: valid}
 		zero := b.scalar(x, 0)
 		if a.Mode == ops.GridNearest {
 			c.weight = b.where(valid, b.scalar(x, 1), zero)
@@ -164,7 +170,9 @@ func (s *gridSampling) inputGrad(g *T) *T {
 	gf := b.reshapeTo(g, []int{s.x.Shape[0], s.x.Shape[1], s.points})
 	acc := b.zerosLike(s.flatX)
 	for _, c := range s.corners {
-		acc = call(b, ops.ScatterAdd, ops.IndexDim{Dim: 2}, acc, c.index, b.mul(gf, c.weight))
+		// An outside pixel gets nothing, not 0·g (which is NaN for a NaN g),
+		// as torch's backward skips it.
+		acc = call(b, ops.ScatterAdd, ops.IndexDim{Dim: 2}, acc, c.index, b.where(c.valid, b.mul(gf, c.weight), b.scalar(gf, 0)))
 	}
 	return b.reshapeTo(acc, s.x.Shape)
 }
@@ -207,7 +215,7 @@ func (s *gridSampling) gridGrad(g *T) *T {
 // it (backends/cpu/grid.go, gridSource; GridSampler.h's
 // grid_sampler_compute_source_index and its _set_grad variants). g must
 // not require a gradient: both results are constants of the graph.
-func (b *builder) gridSource(g *T, size int, a ops.GridSample) (c, slope *T) {
+func (b *builder) gridSource(g *T, size, k int, a ops.GridSample) (c, slope *T) {
 	scale, shift := float64(size)/2, -0.5
 	if a.AlignCorners {
 		scale, shift = float64(size-1)/2, 0
@@ -245,7 +253,13 @@ func (b *builder) gridSource(g *T, size int, a ops.GridSample) (c, slope *T) {
 	// the slope is 0 at the limits themselves too).
 	inside := b.op(ops.LogicalAnd, b.cmpScalar(ops.Gt, c, 0), b.cmpScalar(ops.Lt, c, float64(size-1)))
 	slope = b.where(inside, slope, b.scalar(c, 0))
-	c = call(b, ops.Clamp, ops.Params{A: 0, B: float64(size - 1)}, c)
+	// NaN reads pixel 0 in 2-d and the last pixel in 3-d, as the kernels read it.
+	nan := float64(size - 1)
+	if k == 2 {
+		nan = 0
+	}
+	clamped := call(b, ops.Clamp, ops.Params{A: 0, B: float64(size - 1)}, c)
+	c = b.where(b.op(ops.Ne, c, c), b.scalar(c, nan), clamped)
 	return c, slope
 }
 
