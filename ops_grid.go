@@ -21,7 +21,9 @@ type gridOptions struct {
 }
 
 // GridMode sets how GridSample reads between pixels, by PyTorch's name:
-// "bilinear" (the default; trilinear for 5-d input) or "nearest".
+// "bilinear" (the default; trilinear for 5-d input), "nearest" or
+// "bicubic" (4-d input only; Keys' kernel with A = -0.75 over 4×4 pixels,
+// each padded by itself).
 func GridMode(m string) GridOption { return func(o *gridOptions) { o.mode = m } }
 
 // GridPadding sets what GridSample reads outside the input, by PyTorch's
@@ -34,7 +36,7 @@ func GridPadding(p string) GridOption { return func(o *gridOptions) { o.padding 
 func GridAlignCorners() GridOption { return func(o *gridOptions) { o.alignCorners = true } }
 
 var (
-	gridModes    = map[string]int{"bilinear": ops.GridBilinear, "nearest": ops.GridNearest}
+	gridModes    = map[string]int{"bilinear": ops.GridBilinear, "nearest": ops.GridNearest, "bicubic": ops.GridBicubic}
 	gridPaddings = map[string]int{"zeros": ops.GridZeros, "border": ops.GridBorder, "reflection": ops.GridReflection}
 )
 
@@ -49,8 +51,8 @@ var (
 // NaN (bilinear, 2-d) or 0; with border or reflection, the first pixel in
 // 2-d and the last in 3-d.
 //
-// Errors: an unknown mode or padding is ErrValue naming the option
-// ("bicubic" is not implemented); x and grid of other ranks or a grid
+// Errors: an unknown mode or padding, or bicubic on 5-d input, is ErrValue
+// naming the option; x and grid of other ranks or a grid
 // whose last dim or batch does not fit is ErrShape; x and grid must be
 // floats of one dtype (ErrDType) on one device (ErrDevice).
 func GridSample(x, grid *Tensor, opts ...GridOption) *Tensor {
@@ -74,11 +76,8 @@ func GridSample(x, grid *Tensor, opts ...GridOption) *Tensor {
 	a := ops.GridSample{AlignCorners: o.alignCorners}
 	var ok bool
 	if a.Mode, ok = gridModes[o.mode]; !ok {
-		fix := `use "bilinear" or "nearest"`
-		if o.mode == "bicubic" {
-			fix = `lathe has no bicubic grid sampling yet; use "bilinear" or "nearest"`
-		}
-		return failed(errorf(op, ErrValue, "mode", "is "+strconv.Quote(o.mode)+", not a grid sampling mode", fix))
+		return failed(errorf(op, ErrValue, "mode", "is "+strconv.Quote(o.mode)+", not a grid sampling mode",
+			`use "bilinear", "nearest" or "bicubic"`))
 	}
 	if a.Padding, ok = gridPaddings[o.padding]; !ok {
 		return failed(errorf(op, ErrValue, "padding_mode", "is "+strconv.Quote(o.padding)+", not a padding mode",

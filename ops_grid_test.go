@@ -48,69 +48,74 @@ func randomF64(r *rand.Rand, n int) []float64 {
 
 // TestGridSampleSecondOrder checks, in float64, that the Hessian-vector
 // product of L = Σ w·GridSample(x, grid) along (vx, vg) is the central
-// difference of the first derivatives along (vx, vg), for every padding
-// and both ranks: the mixed x-grid terms and bilinear's grid-grid cross
-// terms included.
+// difference of the first derivatives along (vx, vg), for every padding,
+// both ranks, bilinear and bicubic: the mixed x-grid terms and the
+// grid-grid terms included.
 func TestGridSampleSecondOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 7))
 	shapes := []struct{ x, grid []int }{{[]int{2, 2, 3, 4}, []int{2, 3, 2, 2}}, {[]int{1, 2, 3, 2, 3}, []int{1, 2, 2, 2, 3}}}
 	for _, sh := range shapes {
-		for _, padding := range []string{"zeros", "border", "reflection"} {
-			for _, align := range []bool{false, true} {
-				name := fmt.Sprintf("%dd/%s/align=%v", len(sh.x)-2, padding, align)
-				t.Run(name, func(t *testing.T) {
-					opts := []GridOption{GridPadding(padding)}
-					if align {
-						opts = append(opts, GridAlignCorners())
+		for _, mode := range []string{"bilinear", "bicubic"} {
+			for _, padding := range []string{"zeros", "border", "reflection"} {
+				for _, align := range []bool{false, true} {
+					if mode == "bicubic" && len(sh.x) == 5 {
+						continue
 					}
-					nx, ng := numel(sh.x), numel(sh.grid)
-					k := sh.grid[len(sh.grid)-1]
-					x0, g0 := randomF64(r, nx), gridValues(r, ng/k, k, sh.x[2:], align)
-					vx, vg := randomF64(r, nx), randomF64(r, ng)
-					outShape := append(append([]int{}, sh.x[:2]...), sh.grid[1:len(sh.grid)-1]...)
-					w := FromSlice(CPU, randomF64(r, numel(outShape)), outShape...)
-					// grads at x + h·vx, grid + h·vg, without a graph.
-					grads := func(h float64, create bool) ([]*Tensor, []*Tensor) {
-						xs, gs := make([]float64, nx), make([]float64, ng)
-						for i := range xs {
-							xs[i] = x0[i] + h*vx[i]
+					name := fmt.Sprintf("%dd/%s/%s/align=%v", len(sh.x)-2, mode, padding, align)
+					t.Run(name, func(t *testing.T) {
+						opts := []GridOption{GridMode(mode), GridPadding(padding)}
+						if align {
+							opts = append(opts, GridAlignCorners())
 						}
-						for i := range gs {
-							gs[i] = g0[i] + h*vg[i]
+						nx, ng := numel(sh.x), numel(sh.grid)
+						k := sh.grid[len(sh.grid)-1]
+						x0, g0 := randomF64(r, nx), gridValues(r, ng/k, k, sh.x[2:], align)
+						vx, vg := randomF64(r, nx), randomF64(r, ng)
+						outShape := append(append([]int{}, sh.x[:2]...), sh.grid[1:len(sh.grid)-1]...)
+						w := FromSlice(CPU, randomF64(r, numel(outShape)), outShape...)
+						// grads at x + h·vx, grid + h·vg, without a graph.
+						grads := func(h float64, create bool) ([]*Tensor, []*Tensor) {
+							xs, gs := make([]float64, nx), make([]float64, ng)
+							for i := range xs {
+								xs[i] = x0[i] + h*vx[i]
+							}
+							for i := range gs {
+								gs[i] = g0[i] + h*vg[i]
+							}
+							x := FromSlice(CPU, xs, sh.x...).RequireGrad()
+							g := FromSlice(CPU, gs, sh.grid...).RequireGrad()
+							var o []GradOption
+							if create {
+								o = append(o, CreateGraph())
+							}
+							d, err := Grad(GridSample(x, g, opts...), []*Tensor{x, g}, append(o, WithGradient(w))...)
+							if err != nil {
+								t.Fatal(err)
+							}
+							return []*Tensor{x, g}, d
 						}
-						x := FromSlice(CPU, xs, sh.x...).RequireGrad()
-						g := FromSlice(CPU, gs, sh.grid...).RequireGrad()
-						var o []GradOption
-						if create {
-							o = append(o, CreateGraph())
-						}
-						d, err := Grad(GridSample(x, g, opts...), []*Tensor{x, g}, append(o, WithGradient(w))...)
+						in, d := grads(0, true)
+						dot := d[0].Mul(FromSlice(CPU, vx, sh.x...)).Sum().Add(d[1].Mul(FromSlice(CPU, vg, sh.grid...)).Sum())
+						hvp, err := Grad(dot, in)
 						if err != nil {
 							t.Fatal(err)
 						}
-						return []*Tensor{x, g}, d
-					}
-					in, d := grads(0, true)
-					dot := d[0].Mul(FromSlice(CPU, vx, sh.x...)).Sum().Add(d[1].Mul(FromSlice(CPU, vg, sh.grid...)).Sum())
-					hvp, err := Grad(dot, in)
-					if err != nil {
-						t.Fatal(err)
-					}
-					const h = 1e-6
-					_, plus := grads(h, false)
-					_, minus := grads(-h, false)
-					for i, what := range []string{"x", "grid"} {
-						got, _ := hvp[i].Float64s()
-						p, _ := plus[i].Float64s()
-						m, _ := minus[i].Float64s()
-						for j := range got {
-							fd := (p[j] - m[j]) / (2 * h)
-							if math.Abs(got[j]-fd) > 1e-6+1e-6*math.Abs(fd) {
-								t.Errorf("HVP for %s[%d] = %.10g, finite difference %.10g", what, j, got[j], fd)
+						const h = 1e-6
+						_, plus := grads(h, false)
+						_, minus := grads(-h, false)
+						for i, what := range []string{"x", "grid"} {
+							got, _ := hvp[i].Float64s()
+							p, _ := plus[i].Float64s()
+							m, _ := minus[i].Float64s()
+							for j := range got {
+								fd := (p[j] - m[j]) / (2 * h)
+								if math.Abs(got[j]-fd) > 1e-6+1e-6*math.Abs(fd) {
+									t.Errorf("HVP for %s[%d] = %.10g, finite difference %.10g", what, j, got[j], fd)
+								}
 							}
 						}
-					}
-				})
+					})
+				}
 			}
 		}
 	}
@@ -138,7 +143,7 @@ func TestGridSampleErrors(t *testing.T) {
 		{"nil grid", GridSample(x, nil), ErrValue, "grid"},
 		{"released grid", GridSample(x, released), ErrReleased, "grid"},
 		{"unknown mode", GridSample(x, g, GridMode("area")), ErrValue, "mode"},
-		{"bicubic", GridSample(x, g, GridMode("bicubic")), ErrValue, "mode"},
+		{"bicubic on 5-d", GridSample(Zeros(CPU, Float32, 1, 2, 2, 3, 4), Zeros(CPU, Float32, 1, 1, 2, 2, 3), GridMode("bicubic")), ErrValue, "mode"},
 		{"unknown padding", GridSample(x, g, GridPadding("circular")), ErrValue, "padding_mode"},
 		{"3-d x", GridSample(Zeros(CPU, Float32, 2, 3, 4), Zeros(CPU, Float32, 2, 4, 2)), ErrShape, "x"},
 		{"grid rank", GridSample(x, Zeros(CPU, Float32, 1, 2, 2, 2, 2)), ErrShape, "grid"},

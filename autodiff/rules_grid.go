@@ -9,11 +9,13 @@ import (
 
 // The gradient of grid_sampler, as torch's grid_sampler_2d_backward and
 // _3d_backward compute it (GridSampler.cpp), written as dispatch calls:
-// gather the 2^k corner pixels of every output point, scatter-add
-// g·weight back to them for x, and for the grid sum g times each corner
-// times its weight's derivative along each coordinate, times the slope of
-// the coordinate map (the unnormalisation's scale, with reflection's sign
-// and 0 where clipping holds the coordinate still).
+// gather the pixels every output point reads (its nearest, the 2^k around
+// it, or bicubic's 4×4), scatter-add g·weight back to them for x, and for
+// the grid sum g times each pixel times its weight's derivative along each
+// coordinate, times the slope of the coordinate map (the unnormalisation's
+// scale, with reflection's sign and 0 where clipping holds the coordinate
+// still; bicubic pads its taps, not the coordinate, so its slope is the
+// scale alone).
 //
 // Why a composite and not a backward op with kernels: torch 1.13 has no
 // derivative of grid_sampler's backward ("derivative for
@@ -42,7 +44,7 @@ func init() {
 	})
 }
 
-// gridCorner is one of the 2^k pixels around every output point: its flat
+// gridCorner is one of the pixels every output point reads: its flat
 // index into x's spatial plane, broadcast over the channels (N, C, P), and
 // its weight (N, 1, P), 0 where the pixel lies outside x. dweight[j] is the
 // weight's derivative along coordinate j (bilinear only).
@@ -99,25 +101,21 @@ func (b *builder) gridSampling(x, grid *T, a ops.GridSample) *gridSampling {
 		}
 	}
 	expand := ops.ViewShape{Shape: []int{nb, ch, points}}
-	corners := 1 << k
-	if a.Mode == ops.GridNearest {
-		corners = 1
+	taps := make([][]gridTap, k)
+	for j := range k {
+		taps[j] = b.gridTaps(coord[j], pixel[j], sizes[j], k, a)
 	}
-	for corner := range corners {
+	// Every corner: one tap per dim, tap[j] of dim j.
+	tap := make([]int, k)
+	for {
 		var valid, index *T
-		factors := make([]*T, k) // the weight's factor along each dim (bilinear)
-		for j := range k {
-			at := pixel[j]
-			if a.Mode != ops.GridNearest {
-				t := b.sub(coord[j], pixel[j])
-				factors[j] = b.sub(b.scalar(t, 1), t)
-				if corner>>j&1 == 1 {
-					at, factors[j] = b.add(pixel[j], b.scalar(at, 1)), t
-				}
-			}
-			in := b.op(ops.LogicalAnd, b.cmpScalar(ops.Ge, at, 0), b.cmpScalar(ops.Le, at, float64(sizes[j]-1)))
+		factors, dfactors := make([]*T, k), make([]*T, k)
+		for j, tp := range tap {
+			t := taps[j][tp]
+			factors[j], dfactors[j] = t.weight, t.dweight
+			in := b.op(ops.LogicalAnd, b.cmpScalar(ops.Ge, t.at, 0), b.cmpScalar(ops.Le, t.at, float64(sizes[j]-1)))
 			// Outside pixels read pixel 0, with weight 0, so the index stays in range.
-			flat := b.mul(call(b, ops.Cast, ops.CastTo{DType: dispatch.Int64}, b.where(in, at, b.scalar(at, 0))), b.int64Scalar(at, strides[j]))
+			flat := b.mul(call(b, ops.Cast, ops.CastTo{DType: dispatch.Int64}, b.where(in, t.at, b.scalar(t.at, 0))), b.int64Scalar(t.at, strides[j]))
 			if j == 0 {
 				valid, index = in, flat
 			} else {
@@ -128,22 +126,79 @@ func (b *builder) gridSampling(x, grid *T, a ops.GridSample) *gridSampling {
 		zero := b.scalar(x, 0)
 		if a.Mode == ops.GridNearest {
 			c.weight = b.where(valid, b.scalar(x, 1), zero)
-			s.corners = append(s.corners, c)
-			continue
-		}
-		c.weight = b.where(valid, product(b, factors, -1), zero)
-		for i := range k {
-			// d/dt_i of Π_j factor_j: the other factors, times +1 for the
-			// high pixel (factor t) and -1 for the low one (factor 1 - t).
-			sign := -1.0
-			if corner>>i&1 == 1 {
-				sign = 1
+		} else {
+			c.weight = b.where(valid, product(b, factors, -1), zero)
+			for i := range k {
+				// d/dt_i of Π_j factor_j.
+				c.dweight = append(c.dweight, b.where(valid, b.mul(dfactors[i], product(b, factors, i)), zero))
 			}
-			c.dweight = append(c.dweight, b.where(valid, b.mulScalar(product(b, factors, i), sign), zero))
 		}
 		s.corners = append(s.corners, c)
+		j := 0
+		for ; j < k; j++ {
+			if tap[j]++; tap[j] < len(taps[j]) {
+				break
+			}
+			tap[j] = 0
+		}
+		if j == k {
+			break
+		}
 	}
 	return s
+}
+
+// gridTap is one of the pixels a point reads along one dim: where (off the
+// graph), its weight factor and the factor's derivative along the
+// fraction t (on it).
+type gridTap struct{ at, weight, dweight *T }
+
+// gridTaps are the taps along one dim of a point whose coordinate is coord
+// and floor (or nearest pixel) pixel: the nearest pixel alone; the floor
+// and the next with weights 1 - t and t; or bicubic's four at -1..2 from
+// the floor, each padded by itself (backends/cpu/grid.go, cubicPoint), with
+// Keys' weights.
+func (b *builder) gridTaps(coord, pixel *T, size, k int, a ops.GridSample) []gridTap {
+	if a.Mode == ops.GridNearest {
+		return []gridTap{{at: pixel}}
+	}
+	t := b.sub(coord, pixel)
+	if a.Mode == ops.GridBilinear {
+		return []gridTap{
+			{pixel, b.sub(b.scalar(t, 1), t), b.scalar(t, -1)},
+			{b.add(pixel, b.scalar(pixel, 1)), t, b.scalar(t, 1)},
+		}
+	}
+	// UpSample.h's cubic_convolution1 (near taps, |x| ≤ 1) and 2 (far
+	// taps, 1 < |x| < 2), A = -0.75, and their derivatives, at the
+	// distances t + 1, t, 1 - t and 2 - t.
+	const A = -0.75
+	near, dnear := []float64{A + 2, -(A + 3), 0, 1}, []float64{3 * (A + 2), -2 * (A + 3), 0}
+	far, dfar := []float64{A, -5 * A, 8 * A, -4 * A}, []float64{3 * A, -10 * A, 8 * A}
+	one := b.scalar(t, 1)
+	dist := []*T{b.add(t, one), t, b.sub(one, t), b.sub(b.scalar(t, 2), t)}
+	out := make([]gridTap, 4)
+	for i, d := range dist {
+		w, dw := near, dnear
+		if i == 0 || i == 3 {
+			w, dw = far, dfar
+		}
+		at, _ := b.gridPad(b.add(pixel, b.scalar(pixel, float64(i-1))), size, k, a)
+		out[i] = gridTap{at: at, weight: b.horner(d, w), dweight: b.horner(d, dw)}
+		if i >= 2 { // the distance falls as t grows
+			out[i].dweight = b.neg(out[i].dweight)
+		}
+	}
+	return out
+}
+
+// horner is the polynomial with coefficients c (highest first) at x.
+func (b *builder) horner(x *T, c []float64) *T {
+	p := b.scalar(x, c[0])
+	for _, ci := range c[1:] {
+		p = b.add(b.mul(p, x), b.scalar(x, ci))
+	}
+	return p
 }
 
 // product is the product of the factors but the one at skip.
@@ -212,9 +267,10 @@ func (s *gridSampling) gridGrad(g *T) *T {
 
 // gridSource is the source coordinate of the normalised coordinates g
 // along a dim of the given size and its slope dc/dg, as the kernels compute
-// it (backends/cpu/grid.go, gridSource; GridSampler.h's
-// grid_sampler_compute_source_index and its _set_grad variants). g must
-// not require a gradient: both results are constants of the graph.
+// it (backends/cpu/grid.go, gridUnnormalize and gridPad; GridSampler.h's
+// grid_sampler_compute_source_index and its _set_grad variants); bicubic
+// pads its taps instead, so its slope is the unnormalisation's alone. g
+// must not require a gradient: both results are constants of the graph.
 func (b *builder) gridSource(g *T, size, k int, a ops.GridSample) (c, slope *T) {
 	scale, shift := float64(size)/2, -0.5
 	if a.AlignCorners {
@@ -224,7 +280,18 @@ func (b *builder) gridSource(g *T, size, k int, a ops.GridSample) (c, slope *T) 
 	if shift != 0 {
 		c = b.add(c, b.scalar(c, shift))
 	}
-	slope = b.scalar(g, scale)
+	if a.Mode == ops.GridBicubic {
+		return c, b.scalar(g, scale)
+	}
+	c, slope = b.gridPad(c, size, k, a)
+	return c, b.mulScalar(slope, scale)
+}
+
+// gridPad applies the padding mode to the pixel coordinates c (which must
+// not require a gradient) and gives the slope of that map: reflection, then
+// clipping (GridSampler.h, compute_coordinates).
+func (b *builder) gridPad(c *T, size, k int, a ops.GridSample) (*T, *T) {
+	slope := b.scalar(c, 1)
 	if a.Padding == ops.GridZeros {
 		return c, slope
 	}
@@ -235,7 +302,7 @@ func (b *builder) gridSource(g *T, size, k int, a ops.GridSample) (c, slope *T) 
 			low, period = 0, float64(2*(size-1))
 		}
 		if period == 0 {
-			return b.zerosLike(c), b.scalar(g, 0)
+			return b.zerosLike(c), b.scalar(c, 0)
 		}
 		d := b.sub(c, b.scalar(c, low))
 		dist := b.unary(ops.Abs, d)

@@ -8,9 +8,10 @@ import (
 )
 
 // grid_sampler (torch.nn.functional.grid_sample) over 2 or 3 spatial dims:
-// each output point reads its grid vector, maps every component to a source
-// coordinate along its dim (gridSource), and takes the nearest pixel or
-// the 2^k pixels around it. Its gradient is a composite of other ops
+// each output point reads its grid vector, maps every component to pixels
+// along its dim (gridUnnormalize), pads that coordinate (gridPad), and takes
+// the nearest pixel or the 2^k pixels around it; bicubic (2-d) pads each of
+// the 4×4 pixels around the unpadded coordinate instead. Its gradient is a composite of other ops
 // (autodiff/rules_grid.go), so there is no backward kernel.
 
 func init() {
@@ -50,11 +51,15 @@ func gridSample[T float](out, x, grid *dispatch.Tensor, a ops.GridSample) {
 		var src [3]T
 		for q := lo; q < hi; q++ {
 			b, p := q/points, q%points
-			for j := range k {
-				src[j] = gridSource(gs[q*k+j], size[j], k, a)
-			}
 			img := xs[b*c*plane : (b+1)*c*plane]
 			o := dst[b*c*points+p:]
+			if a.Mode == ops.GridBicubic {
+				cubicPoint(o, points, img, plane, c, gridUnnormalize(gs[q*2], size[0], a), gridUnnormalize(gs[q*2+1], size[1], a), size, a)
+				continue
+			}
+			for j := range k {
+				src[j] = gridPad(gridUnnormalize(gs[q*k+j], size[j], a), size[j], k, a)
+			}
 			if a.Mode == ops.GridNearest {
 				nearestPoint(o, points, img, plane, c, src[:k], size, stride)
 			} else {
@@ -64,23 +69,27 @@ func gridSample[T float](out, x, grid *dispatch.Tensor, a ops.GridSample) {
 	})
 }
 
-// gridSource maps g, a normalised coordinate in [-1, 1] along a dim of the
-// given size, to a source coordinate in pixels, with the padding mode's
-// reflection and clipping (GridSampler.h, grid_sampler_compute_source_index;
-// the 2-d form of the unnormalisation is its vectorised cpu kernel's).
+// gridUnnormalize maps g, a normalised coordinate in [-1, 1] along a dim of
+// the given size, to a coordinate in pixels (GridSampler.h,
+// grid_sampler_unnormalize, in the form of its vectorised cpu kernel).
+func gridUnnormalize[T float](g T, size int, a ops.GridSample) T {
+	if a.AlignCorners {
+		return (g + 1) * (T(size-1) / 2)
+	}
+	return (g+1)*(T(size)/2) - 0.5
+}
+
+// gridPad applies the padding mode to c, a coordinate in pixels along a
+// dim of the given size: reflection, then clipping (GridSampler.h,
+// compute_coordinates). Bilinear and nearest pad the source coordinate,
+// bicubic each of its taps.
 //
 // A NaN grid value follows torch 1.13's cpu kernels, which disagree
 // between ranks: with border or reflection padding it becomes pixel 0 in
 // 2-d (the vectorised kernel clips with max(NaN, 0) = 0) and the last pixel
 // in 3-d (std::min(limit, std::max(NaN, 0)) = limit); with zeros padding it
 // stays NaN, for the sampler to deal with.
-func gridSource[T float](g T, size, k int, a ops.GridSample) T {
-	var c T
-	if a.AlignCorners {
-		c = (g + 1) * (T(size-1) / 2)
-	} else {
-		c = (g+1)*(T(size)/2) - 0.5
-	}
+func gridPad[T float](c T, size, k int, a ops.GridSample) T {
 	if a.Padding == ops.GridZeros {
 		return c
 	}
@@ -203,5 +212,52 @@ func linearPoint[T float](o []T, points int, img []T, plane, c int, src []T, siz
 		for ch := range c {
 			o[ch*points] += w * img[ch*plane+at]
 		}
+	}
+}
+
+// cubicA is the bicubic kernel's parameter (PyTorch's, as in upsampling).
+const cubicA = -0.75
+
+// cubicWeights are the weights of the taps at -1, 0, 1 and 2 pixels from
+// the floor for a fraction t (UpSample.h, get_cubic_upsample_coefficients).
+func cubicWeights[T float](t T) [4]T {
+	a := T(cubicA)
+	near := func(x T) T { return ((a+2)*x-(a+3))*x*x + 1 }
+	far := func(x T) T { return ((a*x-5*a)*x+8*a)*x - 4*a }
+	return [4]T{far(t + 1), near(t), near(1 - t), far(1 - t + 1)}
+}
+
+// cubicPoint writes one output point of every channel, bicubic (2-d
+// only): the 4×4 pixels around (ix, iy), each tap padded by itself
+// (GridSamplerKernel.cpp, get_value_bounded) and read as 0 outside, rows
+// weighted by x's weights first, then the rows by y's. A non-finite
+// coordinate gives NaN weights, and NaN, in every padding mode.
+func cubicPoint[T float](o []T, points int, img []T, plane, c int, ix, iy T, size [3]int, a ops.GridSample) {
+	fx, fy := T(math.Floor(float64(ix))), T(math.Floor(float64(iy)))
+	wx, wy := cubicWeights(ix-fx), cubicWeights(iy-fy)
+	var col [4]int
+	var colIn [4]bool
+	for i := range 4 {
+		x := gridPad(fx-1+T(i), size[0], 2, a)
+		colIn[i] = inside(x, size[0])
+		if colIn[i] {
+			col[i] = int(x)
+		}
+	}
+	for ch := range c {
+		var acc T
+		for r := range 4 {
+			y := gridPad(fy-1+T(r), size[1], 2, a)
+			var row T
+			for i := range 4 {
+				var v T
+				if colIn[i] && inside(y, size[1]) {
+					v = img[ch*plane+int(y)*size[0]+col[i]]
+				}
+				row += v * wx[i]
+			}
+			acc += row * wy[r]
+		}
+		o[ch*points] = acc
 	}
 }

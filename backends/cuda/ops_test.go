@@ -296,7 +296,8 @@ func cases() []kcase {
 }
 
 // gridCases are grid_sampler's cases of one float dtype: every mode and
-// padding, 2-d and 3-d, aligned or not, and a transposed (copied) x.
+// padding, 2-d and 3-d (bicubic 2-d), aligned or not, and a transposed
+// (copied) x.
 func gridCases(dt dispatch.DType) []kcase {
 	var cs []kcase
 	for mode := range 2 {
@@ -306,6 +307,10 @@ func gridCases(dt dispatch.DType) []kcase {
 				caseOf(ops.GridSampler, a, tensor(dt, []int{2, 3, 4, 5}), tensor(dt, []int{2, 3, 4, 2})),
 				caseOf(ops.GridSampler, a, tensor(dt, []int{1, 2, 3, 4, 3}), tensor(dt, []int{1, 2, 2, 3, 3})))
 		}
+	}
+	for padding := range 3 {
+		cs = append(cs, caseOf(ops.GridSampler, ops.GridSample{Mode: ops.GridBicubic, Padding: padding, AlignCorners: padding == 2},
+			tensor(dt, []int{2, 3, 4, 5}), tensor(dt, []int{2, 3, 4, 2})))
 	}
 	return append(cs, caseOf(ops.GridSampler, ops.GridSample{Padding: 2}, tensor(dt, []int{2, 3, 5, 4}, 60, 20, 1, 5), tensor(dt, []int{2, 6, 1, 2})))
 }

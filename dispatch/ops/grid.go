@@ -21,6 +21,7 @@ import (
 const (
 	GridBilinear = 0
 	GridNearest  = 1
+	GridBicubic  = 2 // 2-d only
 
 	GridZeros      = 0
 	GridBorder     = 1
@@ -29,7 +30,7 @@ const (
 
 // GridSample is grid_sampler's attribute.
 type GridSample struct {
-	Mode         int // GridBilinear or GridNearest
+	Mode         int // GridBilinear, GridNearest or GridBicubic
 	Padding      int // GridZeros, GridBorder or GridReflection
 	AlignCorners bool
 }
@@ -50,9 +51,9 @@ func gridSamplerInfer(in []*dispatch.Tensor, a GridSample) (dispatch.DType, []in
 			Detail: "is " + grid.DType.String() + " but x is " + x.DType.String() + "; they must have the same dtype",
 			Fix:    "cast grid with .Cast(" + x.DType.GoString() + ")"}
 	}
-	if a.Mode != GridBilinear && a.Mode != GridNearest {
+	if a.Mode < GridBilinear || a.Mode > GridBicubic {
 		return 0, nil, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "mode", Found: strconv.Itoa(a.Mode),
-			Detail: "is " + strconv.Itoa(a.Mode) + ", not a sampling mode", Fix: "use GridBilinear or GridNearest"}
+			Detail: "is " + strconv.Itoa(a.Mode) + ", not a sampling mode", Fix: "use GridBilinear, GridNearest or GridBicubic"}
 	}
 	if a.Padding < GridZeros || a.Padding > GridReflection {
 		return 0, nil, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "padding_mode", Found: strconv.Itoa(a.Padding),
@@ -65,6 +66,11 @@ func gridSamplerInfer(in []*dispatch.Tensor, a GridSample) (dispatch.DType, []in
 			Fix:    "add the batch and channel dims, e.g. with Unsqueeze(0)"}
 	}
 	k := r - 2
+	if a.Mode == GridBicubic && k != 2 {
+		return 0, nil, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "mode", Found: "bicubic",
+			Detail: "is bicubic, which samples 4-d input only, but x is " + strconv.Itoa(r) + "-d",
+			Fix:    "use bilinear (trilinear) or nearest for 5-d input"}
+	}
 	if grid.Rank() != r || grid.Shape[r-1] != k {
 		want := "(N, Ho, Wo, 2)"
 		if k == 3 {

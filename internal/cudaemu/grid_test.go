@@ -10,7 +10,8 @@ import (
 // kernels decide and a transcription would get wrong: NaN (pixel 0 in 2-d
 // and the last pixel in 3-d under border and reflection, NaN or 0 under
 // zeros), ±1e30 (clipped, folded, or outside), and nearest's ties (to even
-// in 2-d, away from zero in 3-d). The expected values are torch 1.13's, on
+// in 2-d, away from zero in 3-d); bicubic, whose NaN gives NaN in every
+// padding mode (its weights are NaN). The expected values are torch 1.13's, on
 // x = 1, 2, ... laid out (1, 1, 3, 3) or (1, 1, 3, 3, 3) (made with
 // F.grid_sample in torch 1.13).
 
@@ -39,6 +40,12 @@ func TestGridSampleSpecials(t *testing.T) {
 			"nearest border true":       {4.0, 2.0, 1.0, 6.0, 4.0, 9.0, 2.0, 4.0, 6.0},
 			"nearest reflection false":  {4.0, 2.0, 1.0, 4.0, 4.0, 9.0, 2.0, 4.0, 6.0},
 			"nearest reflection true":   {4.0, 2.0, 1.0, 4.0, 4.0, 9.0, 2.0, 4.0, 6.0},
+			"bicubic zeros false":       {nan, nan, nan, 0.0, 0.0, 10.1521759033, 2.78515625, 4.61328125, 6.44140625},
+			"bicubic zeros true":        {nan, nan, nan, 0.0, 0.0, 8.9892578125, 3.40625, 4.78125, 6.15625},
+			"bicubic border false":      {nan, nan, nan, 6.62690625, 4.62690625, 8.234375, 2.57421875, 4.19140625, 5.80859375},
+			"bicubic border true":       {nan, nan, nan, 6.42825, 4.42825, 7.375, 3.21875, 4.40625, 5.59375},
+			"bicubic reflection false":  {nan, nan, nan, 4.62690625, 4.62690625, 8.234375, 2.57421875, 4.19140625, 5.80859375},
+			"bicubic reflection true":   {nan, nan, nan, 4.4485, 4.4485, 7.75, 2.9375, 4.3125, 5.6875},
 		},
 		3: {
 			"bilinear zeros false":      {0.0, 0.0, 0.0, 0.0, 0.0, 23.75, 13.25, 14.75, 18.5},
@@ -55,7 +62,7 @@ func TestGridSampleSpecials(t *testing.T) {
 			"nearest reflection true":   {15.0, 17.0, 27.0, skip, skip, 27.0, 14.0, 15.0, 23.0},
 		},
 	}
-	modes := map[string]int32{"bilinear": 0, "nearest": 1}
+	modes := map[string]int32{"bilinear": 0, "nearest": 1, "bicubic": 2}
 	paddings := map[string]int32{"zeros": 0, "border": 1, "reflection": 2}
 	for _, k := range []int{2, 3} {
 		plane := 1
