@@ -133,7 +133,11 @@ func AffineGrid(theta *Tensor, size []int, alignCorners bool) *Tensor {
 	spatial := size[2:]
 	points := 1
 	for _, s := range spatial {
-		points *= s
+		var ok bool
+		if points, ok = dispatch.CheckedMul(points, s); !ok {
+			return failed(errorf(op, ErrOutOfMemory, "size", "is "+dispatch.FormatShape(size)+", more grid points than an int counts",
+				"use a smaller size"))
+		}
 	}
 	if err := checkHost(op, "size", points, 8*(k+1)); err != nil {
 		return failed(err)
