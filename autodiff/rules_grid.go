@@ -47,7 +47,7 @@ func init() {
 // gridCorner is one of the pixels every output point reads: its flat
 // index into x's spatial plane, broadcast over the channels (N, C, P), and
 // its weight (N, 1, P), 0 where the pixel lies outside x. dweight[j] is the
-// weight's derivative along coordinate j (bilinear only).
+// weight's derivative along coordinate j (none for nearest).
 type gridCorner struct {
 	index   *T
 	valid   *T // (N, 1, P) bool: the pixel lies inside x
@@ -88,9 +88,13 @@ func (b *builder) gridSampling(x, grid *T, a ops.GridSample) *gridSampling {
 		sizes[j], strides[j] = x.Shape[k+1-j], stride
 		stride *= sizes[j]
 		gj := b.reshapeTo(call(b, ops.Narrow, ops.NarrowRange{Dim: k + 1, Start: j, Length: 1}, grid), []int{nb, 1, points})
+		if b.err != nil {
+			return s
+		}
 		c0, slope := b.gridSource(Detach(gj), sizes[j], k, a)
 		s.slopes = append(s.slopes, slope)
-		// A non-finite grid value has slope 0 and must not make 0·Inf.
+		// A non-finite grid value stays out of slope·grid (0·Inf is NaN):
+		// its coordinate is c0 alone.
 		finite := b.cmpScalar(ops.Lt, b.unary(ops.Abs, Detach(gj)), math.Inf(1))
 		gj = b.where(finite, gj, b.scalar(gj, 0))
 		coord[j] = b.add(b.mul(slope, gj), b.sub(c0, b.mul(slope, Detach(gj))))
@@ -240,7 +244,7 @@ func (s *gridSampling) gridGrad(g *T) *T {
 	if b.err != nil {
 		return nil
 	}
-	if s.corners[0].dweight == nil {
+	if len(s.corners) == 0 || s.corners[0].dweight == nil {
 		return b.zerosLike(s.grid)
 	}
 	k := len(s.slopes)
