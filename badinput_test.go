@@ -445,6 +445,10 @@ func biOps() map[string]biOp {
 		"multinomial": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
 			call: func(a []*Tensor) *Tensor { return Multinomial(a[0], 2, false) }, kinds: "f",
 			huge: func(dev Device) *Tensor { return Multinomial(biBig(dev, biHuge, biHuge), 1, true) }},
+		"grid_sampler": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 1, 2, 3, 4), biF(dev, 1, 2, 5, 2)} },
+			call: func(a []*Tensor) *Tensor { return GridSample(a[0], a[1], GridPadding("reflection")) }, kinds: "fs",
+			// A grid of 2^40 points over one element: the output no device holds.
+			huge: func(dev Device) *Tensor { return GridSample(biF(dev, 1, 1, 2, 2), biBig(dev, 1, biHuge, biHuge, 2)) }},
 	}
 	for _, u := range []struct {
 		name string

@@ -305,8 +305,29 @@ func cases() []kcase {
 		cs = append(cs, poolCases(dt)...)
 		cs = append(cs, convCases(dt)...)
 		cs = append(cs, upsampleCases(dt)...)
+		cs = append(cs, gridCases(dt)...)
 	}
 	return cs
+}
+
+// gridCases are grid_sampler's cases of one float dtype: every mode and
+// padding, 2-d and 3-d (bicubic 2-d), aligned or not, and a transposed
+// (copied) x.
+func gridCases(dt dispatch.DType) []kcase {
+	var cs []kcase
+	for mode := range 2 {
+		for padding := range 3 {
+			a := ops.GridSample{Mode: mode, Padding: padding, AlignCorners: padding == 1}
+			cs = append(cs,
+				caseOf(ops.GridSampler, a, tensor(dt, []int{2, 3, 4, 5}), tensor(dt, []int{2, 3, 4, 2})),
+				caseOf(ops.GridSampler, a, tensor(dt, []int{1, 2, 3, 4, 3}), tensor(dt, []int{1, 2, 2, 3, 3})))
+		}
+	}
+	for padding := range 3 {
+		cs = append(cs, caseOf(ops.GridSampler, ops.GridSample{Mode: ops.GridBicubic, Padding: padding, AlignCorners: padding == 2},
+			tensor(dt, []int{2, 3, 4, 5}), tensor(dt, []int{2, 3, 4, 2})))
+	}
+	return append(cs, caseOf(ops.GridSampler, ops.GridSample{Padding: 2}, tensor(dt, []int{2, 3, 5, 4}, 60, 20, 1, 5), tensor(dt, []int{2, 6, 1, 2})))
 }
 
 // attentionCases are the fused attention's cases of one float dtype: more

@@ -43,6 +43,7 @@ from sort import grad_sort, sort  # noqa: E402
 from attention import attention, grad_attention  # noqa: E402
 import transformer_ref  # noqa: E402
 import sampling  # noqa: E402
+from grid import grad_grid, grid_cases  # noqa: E402
 
 
 def main():
@@ -53,7 +54,7 @@ def main():
     for make in (elementwise, binary, reductions, matmul, views, indexing, nn, grad,
                  pool, grad_pool, interp_cases, grad_interp, norm, grad_norm, conv, grad_conv, stress, narrow,
                  pad, grad_pad, loss_weight, grad_loss_weight, shape_ops, grad_shape_ops, sort, grad_sort,
-                 attention, grad_attention):
+                 attention, grad_attention, grid_cases, grad_grid):
         path, n = make().write(folder)
         total += n
         size += os.path.getsize(path)
