@@ -41,6 +41,7 @@ from pad import grad_pad, pad  # noqa: E402
 from stress import stress  # noqa: E402
 from sort import grad_sort, sort  # noqa: E402
 from attention import attention, grad_attention  # noqa: E402
+from selection import grad_select, select  # noqa: E402  (select.py would be the stdlib module)
 
 
 def main():
@@ -51,7 +52,7 @@ def main():
     for make in (elementwise, binary, reductions, matmul, views, indexing, nn, grad,
                  pool, grad_pool, interp_cases, grad_interp, norm, grad_norm, conv, grad_conv, stress, narrow,
                  pad, grad_pad, loss_weight, grad_loss_weight, shape_ops, grad_shape_ops, sort, grad_sort,
-                 attention, grad_attention):
+                 attention, grad_attention, select, grad_select):
         path, n = make().write(folder)
         total += n
         size += os.path.getsize(path)

@@ -25,8 +25,8 @@ func nonzeroCompose(in []*dispatch.Tensor, _ dispatch.None) (*dispatch.Tensor, e
 	if err != nil {
 		return nil, err
 	}
-	rank := x.Rank()
-	coords := make([]int64, 0, countTrue(set)*rank)
+	rank, n := x.Rank(), countTrue(set)
+	coords := make([]int64, 0, n*rank)
 	at := make([]int64, rank) // the coordinates of element i, counted up as i goes
 	for _, on := range set {
 		if on {
@@ -39,7 +39,7 @@ func nonzeroCompose(in []*dispatch.Tensor, _ dispatch.None) (*dispatch.Tensor, e
 			at[d] = 0
 		}
 	}
-	return dispatch.Upload(x.Device, coords, dispatch.Int64, []int{len(coords) / max(rank, 1), rank})
+	return dispatch.Upload(x.Device, coords, dispatch.Int64, []int{n, rank})
 }
 
 // maskedSelectCompose is torch.masked_select(x, mask): the elements of x
