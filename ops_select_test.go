@@ -429,3 +429,29 @@ func ExampleTensor_Index() {
 	// tensor([ 9., 10., 11.])
 	// tensor([1, 3]) tensor([1, 3])
 }
+
+// TestSelectHugeIndex gives index and index_put expanded index tensors
+// of more elements than any device holds: each is refused at once
+// (ErrShape where the count overflows an int, ErrOutOfMemory where no
+// device holds it), without walking the elements to check them.
+func TestSelectHugeIndex(t *testing.T) {
+	const huge = 1 << 20
+	for _, dev := range sortDevices(t) {
+		x := lathe.Ones(dev, lathe.Float32, 1).Reshape(1, 1).Expand(3, huge)
+		over := lathe.Zeros(dev, lathe.Int32, 1, 1, 1).Expand(huge, huge, huge)
+		vast := lathe.Zeros(dev, lathe.Int32, 1, 1).Expand(huge, huge)
+		for _, c := range []struct {
+			name string
+			out  *lathe.Tensor
+			kind error
+		}{
+			{"index/overflow", x.Index(over), lathe.ErrShape},
+			{"index/vast", x.Index(vast), lathe.ErrOutOfMemory},
+			{"index_put/vast", x.IndexPut([]*lathe.Tensor{vast}, lathe.Ones(dev, lathe.Float32), true), lathe.ErrOutOfMemory},
+		} {
+			if err := c.out.Err(); !errors.Is(err, c.kind) {
+				t.Errorf("%s/%s: %v, want kind %v", dev, c.name, err, c.kind)
+			}
+		}
+	}
+}

@@ -96,12 +96,28 @@ func newIndexing(x *dispatch.Tensor, indices []*dispatch.Tensor, dims []int) (*i
 			ix.rest = append(ix.rest, d)
 		}
 	}
+	if shape := ix.resultShape(); !fitsInt(shape) {
+		return nil, dispatch.ShapeError("indices", shape)
+	}
 	return ix, nil
+}
+
+func fitsInt(shape []int) bool {
+	_, ok := dispatch.CheckedNumel(shape)
+	return ok
 }
 
 // checks are the value checks of the index tensors, or none where
 // newIndexing refuses the call (the composite then reports why).
 func (ix *indexing) checks(first int) []dispatch.ValueCheck {
+	// Checks run before the composite, so that no part reads a bad
+	// index; but a check walks every element of an index, and an expanded
+	// one may have more than any device holds. The composite's first part
+	// is the Int64 linear index of that many elements: where the device
+	// cannot hold it, skip the walk and let that part report ErrOutOfMemory.
+	if reserve(ix.x.Device, ix.bshape) != nil {
+		return nil
+	}
 	var cs []dispatch.ValueCheck
 	for k, d := range ix.dims {
 		size, name := ix.x.Shape[d], IndexArg(d)

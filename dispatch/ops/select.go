@@ -26,6 +26,9 @@ func nonzeroCompose(in []*dispatch.Tensor, _ dispatch.None) (*dispatch.Tensor, e
 		return nil, err
 	}
 	rank, n := x.Rank(), countTrue(set)
+	if err := reserve(x.Device, []int{n, rank}); err != nil {
+		return nil, err
+	}
 	coords := make([]int64, 0, n*rank)
 	at := make([]int64, rank) // the coordinates of element i, counted up as i goes
 	for _, on := range set {
@@ -67,7 +70,11 @@ func maskedSelectCompose(in []*dispatch.Tensor, _ dispatch.None) (*dispatch.Tens
 	if err != nil {
 		return nil, err
 	}
-	at := make([]int64, 0, countTrue(set))
+	n := countTrue(set)
+	if err := reserve(x.Device, []int{n}); err != nil {
+		return nil, err
+	}
+	at := make([]int64, 0, n)
 	for i, on := range set {
 		if on {
 			at = append(at, int64(i))
@@ -105,6 +112,19 @@ func readMask(t *dispatch.Tensor) ([]bool, error) {
 		return nil, err
 	}
 	return data.([]bool), nil
+}
+
+// reserve checks that dev can hold an Int64 tensor of shape before the
+// host builds its data, so that a result too large is ErrOutOfMemory from
+// the device's allocator rather than a failed host allocation, which Go
+// cannot recover from.
+func reserve(dev dispatch.Device, shape []int) error {
+	t, err := dispatch.Empty(dev, dispatch.Int64, shape)
+	if err != nil {
+		return err
+	}
+	t.Release()
+	return nil
 }
 
 func countTrue(set []bool) int {
