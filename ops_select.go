@@ -63,11 +63,21 @@ func (x *Tensor) Unique(sorted, returnInverse, returnCounts bool) (values, inver
 	flat := relabel(x.Reshape(-1), op)
 	perm := relabel(flat.ArgSort(0, false), op)
 	sortedX := relabel(flat.Gather(0, perm), op)
+	starts, groups := []int64{}, make([]int64, x.t.Numel())
+	var at *Tensor // starts on the device
+	defer func() {
+		// The steps go back to the pool now unless the tape holds them
+		// (x needs a gradient: values are gathered from it).
+		if !x.RequiresGrad() {
+			for _, t := range []*Tensor{flat, perm, sortedX, at} {
+				t.Release()
+			}
+		}
+	}()
 	if err := sortedX.Err(); err != nil {
 		return fail(err)
 	}
 	n := x.t.Numel()
-	starts, groups := []int64{}, make([]int64, n)
 	if n > 0 {
 		step := relabel(sortedX.Narrow(0, 1, n-1).Ne(sortedX.Narrow(0, 0, n-1)), op)
 		data, err := step.host(op)
@@ -83,11 +93,15 @@ func (x *Tensor) Unique(sorted, returnInverse, returnCounts bool) (values, inver
 			groups[i+1] = int64(len(starts) - 1)
 		}
 	}
-	values = relabel(sortedX.IndexSelect(0, FromSlice(dev, starts, len(starts))), op)
+	at = FromSlice(dev, starts, len(starts))
+	values = relabel(sortedX.IndexSelect(0, at), op)
 	if returnInverse {
-		g := FromSlice(dev, groups, n)
-		inverse = relabel(Zeros(dev, Int64, n).Scatter(0, perm, g).Reshape(x.t.Shape...), op)
-		g.Release()
+		g, zeros := FromSlice(dev, groups, n), Zeros(dev, Int64, n)
+		flatInverse := zeros.Scatter(0, perm, g)
+		inverse = relabel(flatInverse.Reshape(x.t.Shape...), op)
+		for _, t := range []*Tensor{g, zeros, flatInverse} {
+			t.Release() // the reshape, a view, keeps the inverse's storage
+		}
 	}
 	if returnCounts {
 		c := make([]int64, len(starts))

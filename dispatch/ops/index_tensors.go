@@ -180,7 +180,11 @@ func (ix *indexing) flat() (*dispatch.Tensor, error) {
 	for _, d := range ix.dims {
 		n *= ix.x.Shape[d]
 	}
-	return dispatch.Call(Reshape, ViewShape{Shape: append([]int{n}, ix.restSizes()...)}, t)
+	out, err := dispatch.Call(Reshape, ViewShape{Shape: append([]int{n}, ix.restSizes()...)}, t)
+	if t != ix.x {
+		dropUnrecorded(ix.x, t)
+	}
+	return out, err
 }
 
 func (ix *indexing) restSizes() []int {
@@ -194,39 +198,78 @@ func (ix *indexing) restSizes() []int {
 // linear is the flat index into flat() that the index tensors name, of
 // shape bshape, as Int64: the sum of each index (negatives wrapped by
 // remainder, which is floor-mod in torch and here) times the product of
-// the sizes of the indexed dims after its own.
+// the sizes of the indexed dims after its own. Indices need no gradient,
+// so no tape holds the steps on the way, and each goes back to the pool
+// as soon as the next is made.
 func (ix *indexing) linear() (*dispatch.Tensor, error) {
 	var lin *dispatch.Tensor
 	stride := 1
+	step := func(op *dispatch.Op[dispatch.None], t *dispatch.Tensor, v int) (*dispatch.Tensor, error) {
+		next, err := ix.scalarOp(op, t, v)
+		ix.drop(t)
+		return next, err
+	}
 	for k := len(ix.dims) - 1; k >= 0; k-- {
 		size := ix.x.Shape[ix.dims[k]]
 		i, err := ix.indices[k], error(nil)
 		if i.DType != dispatch.Int64 { // an Int32 index, widened so that the sum cannot wrap
 			if i, err = dispatch.Call(Cast, CastTo{DType: dispatch.Int64}, i); err != nil {
+				ix.drop(lin)
 				return nil, err
 			}
 		}
 		if size > 0 { // else i is empty (the checks refused any value)
-			if i, err = ix.scalarOp(Remainder, i, size); err != nil {
+			if i, err = step(Remainder, i, size); err != nil {
+				ix.drop(lin)
 				return nil, err
 			}
 		}
 		if stride != 1 {
-			if i, err = ix.scalarOp(Mul, i, stride); err != nil {
+			if i, err = step(Mul, i, stride); err != nil {
+				ix.drop(lin)
 				return nil, err
 			}
 		}
 		if lin == nil {
 			lin = i
-		} else if lin, err = dispatch.Call(Add, dispatch.None{}, i, lin); err != nil {
-			return nil, err
+		} else {
+			sum, err := dispatch.Call(Add, dispatch.None{}, i, lin)
+			ix.drop(i)
+			ix.drop(lin)
+			if err != nil {
+				return nil, err
+			}
+			lin = sum
 		}
 		stride *= size
 	}
 	if !slices.Equal(lin.Shape, ix.bshape) {
-		return dispatch.Call(Expand, ViewShape{Shape: ix.bshape}, lin)
+		wide, err := dispatch.Call(Expand, ViewShape{Shape: ix.bshape}, lin)
+		ix.drop(lin) // the view keeps the storage
+		return wide, err
 	}
 	return lin, nil
+}
+
+// drop releases an intermediate of the index arithmetic: never one of the
+// caller's index tensors.
+func (ix *indexing) drop(t *dispatch.Tensor) {
+	if t != nil && !slices.Contains(ix.indices, t) {
+		t.Release()
+	}
+}
+
+// dropUnrecorded releases intermediates of a composite whose data input
+// src needs no gradient: then no tape entry holds them, and their memory
+// goes back to the pool now rather than when the collector finds them
+// (views of them keep the storage as long as they need it).
+func dropUnrecorded(src *dispatch.Tensor, ts ...*dispatch.Tensor) {
+	if src.RequiresGrad.Load() {
+		return
+	}
+	for _, t := range ts {
+		t.Release()
+	}
 }
 
 // scalarOp is op(t, v) with v an Int64 0-d tensor on t's device.
@@ -301,21 +344,32 @@ func indexCompose(in []*dispatch.Tensor, a IndexedDims) (*dispatch.Tensor, error
 	}
 	lin, err := ix.linear()
 	if err != nil {
+		dropUnrecorded(ix.x, src)
 		return nil, err
 	}
 	flatIdx, err := dispatch.Call(Reshape, ViewShape{Shape: []int{-1}}, lin)
 	if err != nil {
+		ix.drop(lin)
+		dropUnrecorded(ix.x, src)
 		return nil, err
 	}
+	ix.drop(lin) // flatIdx, a view, keeps the storage
 	got, err := dispatch.Call(IndexSelect, IndexDim{Dim: 0}, src, flatIdx)
+	dropUnrecorded(ix.x, flatIdx) // else index_select's tape entry holds it
 	if err != nil {
 		return nil, err
 	}
 	out, err := dispatch.Call(Reshape, ViewShape{Shape: append(slices.Clone(ix.bshape), ix.restSizes()...)}, got)
-	if err != nil || ix.placeB(true) == nil {
-		return out, err
+	if err == nil && ix.placeB(true) != nil {
+		view := out
+		out, err = dispatch.Call(Permute, PermuteDims{Dims: ix.placeB(true)}, view)
+		dropUnrecorded(ix.x, view)
 	}
-	return dispatch.Call(Permute, PermuteDims{Dims: ix.placeB(true)}, out)
+	if src != ix.x {
+		dropUnrecorded(ix.x, src)
+	}
+	dropUnrecorded(ix.x, got)
+	return out, err
 }
 
 // indexPutCompose is torch.index_put(x, indices, values, accumulate):
@@ -343,23 +397,73 @@ func indexPutCompose(in []*dispatch.Tensor, a IndexPutAttrs) (*dispatch.Tensor, 
 			Detail: "has shape " + dispatch.FormatShape(values.Shape) + ", which does not broadcast to x[indices]'s " + dispatch.FormatShape(want),
 			Fix:    "give values a shape that broadcasts to " + dispatch.FormatShape(want)}
 	}
-	v, err := dispatch.Call(Expand, ViewShape{Shape: want}, values)
+	// The steps' results, released on return where no tape entry holds
+	// them (neither x nor values needs a gradient).
+	var steps []*dispatch.Tensor
+	defer func() {
+		if !x.RequiresGrad.Load() && !values.RequiresGrad.Load() {
+			for _, t := range steps {
+				t.Release()
+			}
+		}
+	}()
+	then := func(t *dispatch.Tensor, err error) (*dispatch.Tensor, error) {
+		if err == nil {
+			steps = append(steps, t)
+		}
+		return t, err
+	}
+	v, err := then(dispatch.Call(Expand, ViewShape{Shape: want}, values))
 	if err != nil {
 		return nil, err
 	}
 	if perm := ix.placeB(false); perm != nil {
-		if v, err = dispatch.Call(Permute, PermuteDims{Dims: perm}, v); err != nil {
+		if v, err = then(dispatch.Call(Permute, PermuteDims{Dims: perm}, v)); err != nil {
 			return nil, err
 		}
 	}
 	rows := append([]int{dispatch.Numel(ix.bshape)}, ix.restSizes()...)
-	if v, err = dispatch.Call(Reshape, ViewShape{Shape: rows}, v); err != nil {
+	if v, err = then(dispatch.Call(Reshape, ViewShape{Shape: rows}, v)); err != nil {
 		return nil, err
 	}
-	dst, err := ix.flat()
+	dst, err := then(ix.flat())
 	if err != nil {
 		return nil, err
 	}
+	idx, err := ix.rowIndex(rows)
+	if err != nil {
+		return nil, err
+	}
+	steps = append(steps, idx)
+	op := Scatter
+	if a.Accumulate {
+		op = ScatterAdd
+	}
+	out, err := dispatch.Call(op, IndexDim{Dim: 0}, dst, idx, v)
+	if err != nil {
+		return nil, err
+	}
+	steps = append(steps, out)
+	sizes := make([]int, 0, x.Rank())
+	for _, d := range ix.dims {
+		sizes = append(sizes, x.Shape[d])
+	}
+	shaped, err := dispatch.Call(Reshape, ViewShape{Shape: append(sizes, ix.restSizes()...)}, out)
+	perm, same := ix.front()
+	if err != nil || same {
+		return shaped, err
+	}
+	steps = append(steps, shaped)
+	back := make([]int, len(perm))
+	for i, d := range perm {
+		back[d] = i
+	}
+	return dispatch.Call(Permute, PermuteDims{Dims: back}, shaped)
+}
+
+// rowIndex is the linear index laid along dim 0 of rows and expanded over
+// the other dims, as scatter takes it (an expanded view: no copy).
+func (ix *indexing) rowIndex(rows []int) (*dispatch.Tensor, error) {
 	lin, err := ix.linear()
 	if err != nil {
 		return nil, err
@@ -369,35 +473,12 @@ func indexPutCompose(in []*dispatch.Tensor, a IndexPutAttrs) (*dispatch.Tensor, 
 		lay[i] = 1
 	}
 	lay[0] = rows[0]
-	idx, err := dispatch.Call(Reshape, ViewShape{Shape: lay}, lin)
+	col, err := dispatch.Call(Reshape, ViewShape{Shape: lay}, lin)
+	ix.drop(lin) // col, a view, keeps the storage
 	if err != nil {
 		return nil, err
 	}
-	if idx, err = dispatch.Call(Expand, ViewShape{Shape: rows}, idx); err != nil {
-		return nil, err
-	}
-	op := Scatter
-	if a.Accumulate {
-		op = ScatterAdd
-	}
-	out, err := dispatch.Call(op, IndexDim{Dim: 0}, dst, idx, v)
-	if err != nil {
-		return nil, err
-	}
-	sizes := make([]int, 0, x.Rank())
-	for _, d := range ix.dims {
-		sizes = append(sizes, x.Shape[d])
-	}
-	if out, err = dispatch.Call(Reshape, ViewShape{Shape: append(sizes, ix.restSizes()...)}, out); err != nil {
-		return nil, err
-	}
-	perm, same := ix.front()
-	if same {
-		return out, nil
-	}
-	back := make([]int, len(perm))
-	for i, d := range perm {
-		back[d] = i
-	}
-	return dispatch.Call(Permute, PermuteDims{Dims: back}, out)
+	idx, err := dispatch.Call(Expand, ViewShape{Shape: rows}, col)
+	ix.drop(col)
+	return idx, err
 }

@@ -67,6 +67,7 @@ func maskedSelectCompose(in []*dispatch.Tensor, _ dispatch.None) (*dispatch.Tens
 		return nil, err
 	}
 	set, err := readMask(m)
+	m.Release() // a view: mask keeps its storage
 	if err != nil {
 		return nil, err
 	}
@@ -86,13 +87,18 @@ func maskedSelectCompose(in []*dispatch.Tensor, _ dispatch.None) (*dispatch.Tens
 	}
 	xs, err := dispatch.Call(Expand, ViewShape{Shape: shape}, x)
 	if err != nil {
+		index.Release()
 		return nil, err
 	}
 	flat, err := dispatch.Call(Reshape, ViewShape{Shape: []int{-1}}, xs)
+	dropUnrecorded(x, xs) // else the tape's reshape entry holds it
 	if err != nil {
+		index.Release()
 		return nil, err
 	}
-	return dispatch.Call(IndexSelect, IndexDim{Dim: 0}, flat, index)
+	out, err := dispatch.Call(IndexSelect, IndexDim{Dim: 0}, flat, index)
+	dropUnrecorded(x, flat, index) // else index_select's entry holds them
+	return out, err
 }
 
 // readMask is t != 0 in row-major order on the host: the one sync of
