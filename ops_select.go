@@ -1,6 +1,7 @@
 package lathe
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -128,6 +129,9 @@ func pick(want bool, t *Tensor) *Tensor {
 // tensors, as torch's advanced indexing: the index tensors broadcast
 // together to a shape B, indices[d] picks along dim d of x, and a nil
 // index (or a dim past the last index) is a full slice (torch's ":").
+// A Bool mask indexes as many dims as it has (their sizes, exactly) with
+// the coordinates of its true elements, as torch does; it syncs once to
+// count them (Nonzero).
 // Negative indices count from the end; any outside [-size, size) is
 // ErrIndex, checked before anything is read. The result is B in place of
 // the indexed dims when they are adjacent, and B first (then x's other
@@ -160,26 +164,47 @@ func (x *Tensor) IndexPut(indices []*Tensor, values *Tensor, accumulate bool) *T
 	return namedOperands(apply(ops.IndexPut, a, append([]*Tensor{x, values}, idx...)...), dims, "x", "values")
 }
 
-// indexTensors checks the index list and returns its non-nil tensors and
-// the dims they index.
+// indexTensors checks the index list and returns the integer index
+// tensors and the dims they index. A Bool mask indexes as many dims as it
+// has, with the columns of its Nonzero (torch's rule), which syncs once.
 func (x *Tensor) indexTensors(op string, indices []*Tensor) ([]int, []*Tensor, error) {
 	if err := x.check(op); err != nil {
 		return nil, nil, err
 	}
 	var dims []int
 	var idx []*Tensor
-	for d, t := range indices {
+	dim := 0 // the dim of x that the next entry indexes
+	for p, t := range indices {
 		if t == nil {
+			dim++
 			continue
 		}
 		if err := t.check(op); err != nil {
 			return nil, nil, err
 		}
-		dims, idx = append(dims, d), append(idx, t)
+		if t.t.DType != Bool {
+			dims, idx = append(dims, dim), append(idx, t)
+			dim++
+			continue
+		}
+		k := t.t.Rank()
+		if k == 0 || dim+k > x.t.Rank() || !slices.Equal(t.t.Shape, x.t.Shape[dim:dim+k]) {
+			return nil, nil, errorf(op, ErrShape, ops.IndexArg(p), "is a mask of shape "+dispatch.FormatShape(t.t.Shape)+
+				", which does not match x's "+dispatch.FormatShape(x.t.Shape)+" from dim "+strconv.Itoa(dim),
+				"give a mask the sizes of the dims it indexes (a 0-d mask is not supported)")
+		}
+		at := relabel(t.Nonzero(), op)
+		if err := at.Err(); err != nil {
+			return nil, nil, err
+		}
+		for j := range k {
+			dims, idx = append(dims, dim+j), append(idx, at.Narrow(1, j, 1).Squeeze(1))
+		}
+		dim += k
 	}
 	switch {
-	case len(indices) > x.t.Rank():
-		return nil, nil, errorf(op, ErrIndex, "indices", "has "+strconv.Itoa(len(indices))+" entries but x has shape "+
+	case dim > x.t.Rank():
+		return nil, nil, errorf(op, ErrIndex, "indices", "has entries for "+strconv.Itoa(dim)+" dims but x has shape "+
 			dispatch.FormatShape(x.t.Shape), "pass at most one index per dim of x")
 	case len(idx) == 0:
 		return nil, nil, errorf(op, ErrValue, "indices", "holds no index tensor",

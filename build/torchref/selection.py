@@ -165,9 +165,19 @@ def select():
     c("index/err/bcast", "index", [rnd([5, 4], "float32"), idx([0, 1]), idx([0, 1, 2])], index_fn, error="shape")
     c("index/err/float_index", "index", [rnd([5, 4], "float32"), rnd([2], "float32")], index_fn, error="dtype")
     c("index/err/0d_x", "index", [rnd([], "float32"), idx([0])], index_fn, error="index")
-    # torch takes a bool index as a mask; lathe asks for MaskedSelect or
-    # Nonzero's columns instead (lathe-only case).
-    c("index/err/bool_index", "index", [rnd([3], "float32"), rnd([3], "bool")], error="dtype")
+    # Bool masks: each indexes as many dims as it has.
+    for dt in FLOATS + INTS:
+        s = SHORT[dt]
+        c(f"index/{s}/mask[3,4]", "index", [rnd([3, 4], dt), rnd([3, 4], "bool")], index_fn)
+        c(f"index/{s}/[3,4,2]/mask[3,4]", "index", [rnd([3, 4, 2], dt), rnd([3, 4], "bool")], index_fn)
+        c(f"index/{s}/[2,3,4]/slice,mask[3,4]", "index", [rnd([2, 3, 4], dt), None, rnd([3, 4], "bool")], index_fn)
+        c(f"index/{s}/[3,4]/mask[3],i1", "index", [rnd([3, 4], dt), vals([True, False, True], "bool"), idx([-1])],
+          index_fn)
+        c(f"index/{s}/mask/none", "index", [rnd([3, 4], dt), torch.zeros([3, 4], dtype=torch.bool)], index_fn)
+        c(f"index/{s}/mask/all", "index", [rnd([3, 4], dt), torch.ones([3, 4], dtype=torch.bool)], index_fn)
+    c("index/err/mask_shape", "index", [rnd([3, 4], "float32"), rnd([4], "bool")], index_fn, error="shape")
+    c("index/err/mask_too_many_dims", "index", [rnd([3, 4], "float32"), idx([0]), rnd([4, 1], "bool")], index_fn,
+      error="shape")
 
     # index_put: accumulate with repeats, overwrite without, broadcasting
     # values, full slices, errors.
@@ -195,6 +205,11 @@ def select():
           index_put_fn(True), a)
         c(f"index_put/{s}/accTrue/repeats2d", "index_put", [x([3, 3]), x([5]), idx([0, 2, 0, 0, 2]), idx([1, 1, 1, -2, 1])],
           index_put_fn(True), a)
+    for acc in (False, True):
+        c(f"index_put/f32/acc{acc}/mask[3,4]", "index_put", [rnd([3, 4], "float32"), rnd([], "float32"),
+                                                          rnd([3, 4], "bool")], index_put_fn(acc), {"accumulate": acc})
+        c(f"index_put/f32/acc{acc}/[3,4,2]/mask[3,4]", "index_put",
+          [rnd([3, 4, 2], "float32"), rnd([2], "float32"), rnd([3, 4], "bool")], index_put_fn(acc), {"accumulate": acc})
     c("index_put/bool/accFalse", "index_put", [rnd([5], "bool"), rnd([2], "bool"), idx([1, 3])], index_put_fn(False),
       {"accumulate": False})
     c("index_put/f32/i32", "index_put", [rnd([5, 4], "float32"), rnd([3], "float32"), idx([4, 0, -2], "int32"),
@@ -244,6 +259,10 @@ def grad_select():
                   sq(index_put_fn(acc), square), b, hvp=square)
             g(f"index_put/{s}/accTrue/repeats{tag}", "index_put", [x([4, 3]), x([5, 3]), idx([1, 1, 0, 1, 2])],
               sq(index_put_fn(True), square), dict(a, accumulate=True), hvp=square)
+        g(f"index/{s}/[3,4,2]/mask[3,4]", "index", [x([3, 4, 2]), rnd([3, 4], "bool")], sq(index_fn, True),
+          {"square": True}, hvp=True)
+        g(f"index_put/{s}/accTrue/mask[3,4]", "index_put", [x([3, 4]), x([]), rnd([3, 4], "bool")],
+          sq(index_put_fn(True), True), {"accumulate": True, "square": True}, hvp=True)
         g(f"masked_select/{s}/none", "masked_select", [x([2, 3]), torch.zeros([2, 3], dtype=torch.bool)],
           torch.masked_select)
         g(f"masked_select/{s}/transposed", "masked_select", [L(x([3, 4]), "transposed"), rnd([4, 3], "bool").t()],
