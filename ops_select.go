@@ -64,7 +64,7 @@ func (x *Tensor) Unique(sorted, returnInverse, returnCounts bool) (values, inver
 	flat := relabel(x.Reshape(-1), op)
 	perm := relabel(flat.ArgSort(0, false), op)
 	sortedX := relabel(flat.Gather(0, perm), op)
-	starts, groups := []int64{}, make([]int64, x.t.Numel())
+	var starts, groups []int64
 	var at *Tensor // starts on the device
 	defer func() {
 		// The steps go back to the pool now unless the tape holds them
@@ -78,7 +78,16 @@ func (x *Tensor) Unique(sorted, returnInverse, returnCounts bool) (values, inver
 	if err := sortedX.Err(); err != nil {
 		return fail(err)
 	}
+	// The groups are n Int64s built on the host, then uploaded: ask the
+	// device for them first, so that too many is ErrOutOfMemory rather
+	// than a failed host allocation, which Go cannot recover from.
 	n := x.t.Numel()
+	room, err := dispatch.Empty(dev, dispatch.Int64, []int{n})
+	if err != nil {
+		return fail(located(err, op))
+	}
+	room.Release()
+	starts, groups = []int64{}, make([]int64, n)
 	if n > 0 {
 		step := relabel(sortedX.Narrow(0, 1, n-1).Ne(sortedX.Narrow(0, 0, n-1)), op)
 		data, err := step.host(op)
