@@ -148,11 +148,12 @@ func pick(want bool, t *Tensor) *Tensor {
 // into x's shape, repeated indices accumulating.
 func (x *Tensor) Index(indices ...*Tensor) *Tensor {
 	const op = "index"
-	dims, idx, err := x.indexTensors(op, indices)
+	dims, places, idx, err := x.indexTensors(op, indices)
 	if err != nil {
 		return failed(err)
 	}
-	return namedOperands(apply(ops.Index, ops.IndexedDims{Dims: dims}, append([]*Tensor{x}, idx...)...), dims, "x")
+	a := ops.IndexedDims{Dims: dims, Places: places}
+	return namedOperands(apply(ops.Index, a, append([]*Tensor{x}, idx...)...), places, "x")
 }
 
 // IndexPut is torch.index_put(x, indices, values, accumulate), out of
@@ -165,23 +166,22 @@ func (x *Tensor) Index(indices ...*Tensor) *Tensor {
 // accumulate) and to values (the gradient read back at their places).
 func (x *Tensor) IndexPut(indices []*Tensor, values *Tensor, accumulate bool) *Tensor {
 	const op = "index_put"
-	dims, idx, err := x.indexTensors(op, indices)
+	dims, places, idx, err := x.indexTensors(op, indices)
 	if err != nil {
 		return failed(err)
 	}
-	a := ops.IndexPutAttrs{Dims: dims, Accumulate: accumulate}
-	return namedOperands(apply(ops.IndexPut, a, append([]*Tensor{x, values}, idx...)...), dims, "x", "values")
+	a := ops.IndexPutAttrs{Dims: dims, Places: places, Accumulate: accumulate}
+	return namedOperands(apply(ops.IndexPut, a, append([]*Tensor{x, values}, idx...)...), places, "x", "values")
 }
 
 // indexTensors checks the index list and returns the integer index
-// tensors and the dims they index. A Bool mask indexes as many dims as it
-// has, with the columns of its Nonzero (torch's rule), which syncs once.
-func (x *Tensor) indexTensors(op string, indices []*Tensor) ([]int, []*Tensor, error) {
+// tensors, the dims they index and their places in the list. A Bool mask
+// indexes as many dims as it has, with the columns of its Nonzero
+// (torch's rule), which syncs once.
+func (x *Tensor) indexTensors(op string, indices []*Tensor) (dims, places []int, idx []*Tensor, err error) {
 	if err := x.check(op); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	var dims []int
-	var idx []*Tensor
 	dim := 0 // the dim of x that the next entry indexes
 	for p, t := range indices {
 		if t == nil {
@@ -189,44 +189,44 @@ func (x *Tensor) indexTensors(op string, indices []*Tensor) ([]int, []*Tensor, e
 			continue
 		}
 		if err := t.check(op); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if t.t.DType != Bool {
-			dims, idx = append(dims, dim), append(idx, t)
+			dims, places, idx = append(dims, dim), append(places, p), append(idx, t)
 			dim++
 			continue
 		}
 		k := t.t.Rank()
 		if k == 0 || dim+k > x.t.Rank() || !slices.Equal(t.t.Shape, x.t.Shape[dim:dim+k]) {
-			return nil, nil, errorf(op, ErrShape, ops.IndexArg(p), "is a mask of shape "+dispatch.FormatShape(t.t.Shape)+
+			return nil, nil, nil, errorf(op, ErrShape, ops.IndexArg(p), "is a mask of shape "+dispatch.FormatShape(t.t.Shape)+
 				", which does not match x's "+dispatch.FormatShape(x.t.Shape)+" from dim "+strconv.Itoa(dim),
 				"give a mask the sizes of the dims it indexes (a 0-d mask is not supported)")
 		}
 		at := relabel(t.Nonzero(), op)
 		if err := at.Err(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		for j := range k {
-			dims, idx = append(dims, dim+j), append(idx, at.Narrow(1, j, 1).Squeeze(1))
+			dims, places, idx = append(dims, dim+j), append(places, p), append(idx, at.Narrow(1, j, 1).Squeeze(1))
 		}
 		dim += k
 	}
 	switch {
 	case dim > x.t.Rank():
-		return nil, nil, errorf(op, ErrIndex, "indices", "has entries for "+strconv.Itoa(dim)+" dims but x has shape "+
+		return nil, nil, nil, errorf(op, ErrIndex, "indices", "has entries for "+strconv.Itoa(dim)+" dims but x has shape "+
 			dispatch.FormatShape(x.t.Shape), "pass at most one index per dim of x")
 	case len(idx) == 0:
-		return nil, nil, errorf(op, ErrValue, "indices", "holds no index tensor",
+		return nil, nil, nil, errorf(op, ErrValue, "indices", "holds no index tensor",
 			"pass at least one index tensor; nil entries are full slices")
 	}
-	return dims, idx, nil
+	return dims, places, idx, nil
 }
 
 // namedOperands gives the operand that a dispatch error names
 // ("operands[i]") its name in the caller's terms: first the leading
-// arguments, then the index tensors, as "indices[d]" by their place in
+// arguments, then the index tensors, as "indices[p]" by their place in
 // the caller's list.
-func namedOperands(t *Tensor, dims []int, lead ...string) *Tensor {
+func namedOperands(t *Tensor, places []int, lead ...string) *Tensor {
 	e, ok := t.err.(*Error)
 	if !ok || !strings.HasPrefix(e.Arg, "operands[") {
 		return t
@@ -239,8 +239,8 @@ func namedOperands(t *Tensor, dims []int, lead ...string) *Tensor {
 	switch {
 	case i < len(lead):
 		c.Arg = lead[i]
-	case i-len(lead) < len(dims):
-		c.Arg = ops.IndexArg(dims[i-len(lead)])
+	case i-len(lead) < len(places):
+		c.Arg = ops.IndexArg(places[i-len(lead)])
 	}
 	c.Fix = strings.ReplaceAll(c.Fix, e.Arg, c.Arg)
 	return failed(&c)

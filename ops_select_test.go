@@ -320,6 +320,9 @@ func TestSelectErrors(t *testing.T) {
 			{"values_nil", func() *lathe.Tensor { return x.IndexPut([]*lathe.Tensor{i(0)}, nil, true) }, lathe.ErrValue, `argument "values" is nil`},
 			{"mask_dtype", func() *lathe.Tensor { return x.MaskedSelect(x) }, lathe.ErrDType, `masked_select: argument "mask" is float32`},
 			{"mask_shape", func() *lathe.Tensor { return x.MaskedSelect(lathe.Zeros(dev, lathe.Bool, 3)) }, lathe.ErrShape, "does not broadcast"},
+			{"after_mask", func() *lathe.Tensor {
+				return lathe.Zeros(dev, lathe.Float32, 3, 4, 2).Index(lathe.Ones(dev, lathe.Bool, 3, 4), i(5))
+			}, lathe.ErrIndex, `argument "indices[1]" holds 5, out of range for dim 2 of size 2`},
 			{"nil_x", func() *lathe.Tensor { return (*lathe.Tensor)(nil).Nonzero() }, lathe.ErrValue, "nonzero"},
 		} {
 			t.Run(dev.String()+"/"+c.name, func(t *testing.T) {

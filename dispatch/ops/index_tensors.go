@@ -23,15 +23,17 @@ import (
 // them, B comes first.
 
 // IndexedDims is the attribute of index: the dim of x that each index
-// tensor (in[1:]) indexes, ascending.
-type IndexedDims struct{ Dims []int }
+// tensor (in[1:]) indexes, ascending, and for error messages each one's
+// place in the caller's list (a Bool mask's columns share the mask's; nil
+// means the dims).
+type IndexedDims struct{ Dims, Places []int }
 
 // IndexPutAttrs is the attribute of index_put: the dims the index tensors
-// (in[2:]) index, and whether values add to x's elements (torch's
-// accumulate) instead of replacing them.
+// (in[2:]) index and their places, as IndexedDims, and whether values add
+// to x's elements (torch's accumulate) instead of replacing them.
 type IndexPutAttrs struct {
-	Dims       []int
-	Accumulate bool
+	Dims, Places []int
+	Accumulate   bool
 }
 
 // The operands of index are x then the index tensors; of index_put, x,
@@ -41,9 +43,9 @@ var (
 	IndexPut = dispatch.Register(&dispatch.Op[IndexPutAttrs]{Schema: dispatch.Schema{Name: "index_put", Args: []string{"operands"}, Variadic: true}, Compose: indexPutCompose, Checks: indexPutChecks})
 )
 
-// IndexArg is the name errors give the index tensor for dim d: the
-// caller's position in x[i0, i1, ...].
-func IndexArg(d int) string { return "indices[" + itoa(d) + "]" }
+// IndexArg is the name errors give the index tensor at place p of the
+// caller's list, x[i0, i1, ...].
+func IndexArg(p int) string { return "indices[" + itoa(p) + "]" }
 
 // indexing is what index and index_put share: x, its index tensors and
 // the dims they index, once checked.
@@ -51,13 +53,17 @@ type indexing struct {
 	x       *dispatch.Tensor
 	indices []*dispatch.Tensor
 	dims    []int
-	rest    []int // x's dims that no index tensor indexes, ascending
-	bshape  []int // the index tensors' broadcast shape
+	names   []string // each index tensor's, for errors
+	rest    []int    // x's dims that no index tensor indexes, ascending
+	bshape  []int    // the index tensors' broadcast shape
 }
 
 // newIndexing checks dims and the index tensors' dtypes and shapes.
-func newIndexing(x *dispatch.Tensor, indices []*dispatch.Tensor, dims []int) (*indexing, error) {
-	if len(dims) == 0 || len(dims) != len(indices) {
+func newIndexing(x *dispatch.Tensor, indices []*dispatch.Tensor, dims, places []int) (*indexing, error) {
+	if places == nil {
+		places = dims
+	}
+	if len(dims) == 0 || len(dims) != len(indices) || len(places) != len(dims) {
 		return nil, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "indices", Detail: "names no index tensor", Fix: "pass at least one index tensor"}
 	}
 	if dims[len(dims)-1] >= x.Rank() || !slices.IsSorted(dims) || dims[0] < 0 || len(slices.Compact(slices.Clone(dims))) != len(dims) {
@@ -67,11 +73,12 @@ func newIndexing(x *dispatch.Tensor, indices []*dispatch.Tensor, dims []int) (*i
 	}
 	ix := &indexing{x: x, indices: indices, dims: dims}
 	for k, t := range indices {
-		name := IndexArg(dims[k])
+		name := IndexArg(places[k])
+		ix.names = append(ix.names, name)
 		if t.DType == dispatch.Bool {
 			return nil, &dispatch.Error{Kind: dispatch.ErrDType, Arg: name, Expected: Indices.String(), Found: t.DType.String(),
 				Detail: "is a bool mask but index takes integer index tensors",
-				Fix:    "select with x.MaskedSelect(mask), or index with the columns of mask.Nonzero()"}
+				Fix:    "index with the columns of mask.Nonzero() (lathe's Tensor.Index does so)"}
 		}
 		if err := checkDType(t, name, Indices); err != nil {
 			return nil, err
@@ -120,7 +127,7 @@ func (ix *indexing) checks(first int) []dispatch.ValueCheck {
 	}
 	var cs []dispatch.ValueCheck
 	for k, d := range ix.dims {
-		size, name := ix.x.Shape[d], IndexArg(d)
+		size, name := ix.x.Shape[d], ix.names[k]
 		cs = append(cs, dispatch.ValueCheck{Arg: first + k, Min: -int64(size), Max: int64(size) - 1,
 			Fail: func(v int64) *dispatch.Error { return WrapIndexError(name, v, d, size) }})
 	}
@@ -135,7 +142,7 @@ func WrapIndexError(arg string, v int64, dim, size int) *dispatch.Error {
 }
 
 func indexChecks(in []*dispatch.Tensor, a IndexedDims) []dispatch.ValueCheck {
-	ix, err := newIndexing(in[0], in[1:], a.Dims)
+	ix, err := newIndexing(in[0], in[1:], a.Dims, a.Places)
 	if err != nil {
 		return nil
 	}
@@ -146,7 +153,7 @@ func indexPutChecks(in []*dispatch.Tensor, a IndexPutAttrs) []dispatch.ValueChec
 	if len(in) < 2 {
 		return nil
 	}
-	ix, err := newIndexing(in[0], in[2:], a.Dims)
+	ix, err := newIndexing(in[0], in[2:], a.Dims, a.Places)
 	if err != nil {
 		return nil
 	}
@@ -334,7 +341,7 @@ func (ix *indexing) placeB(toResult bool) []int {
 // indexCompose is x[indices]: index_select of the linear indices from
 // flat(), reshaped to B + the other dims and permuted into torch's layout.
 func indexCompose(in []*dispatch.Tensor, a IndexedDims) (*dispatch.Tensor, error) {
-	ix, err := newIndexing(in[0], in[1:], a.Dims)
+	ix, err := newIndexing(in[0], in[1:], a.Dims, a.Places)
 	if err != nil {
 		return nil, err
 	}
@@ -383,7 +390,7 @@ func indexPutCompose(in []*dispatch.Tensor, a IndexPutAttrs) (*dispatch.Tensor, 
 		return nil, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "indices", Detail: "names no index tensor", Fix: "pass at least one index tensor"}
 	}
 	x, values := in[0], in[1]
-	ix, err := newIndexing(x, in[2:], a.Dims)
+	ix, err := newIndexing(x, in[2:], a.Dims, a.Places)
 	if err != nil {
 		return nil, err
 	}
