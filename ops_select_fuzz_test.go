@@ -9,10 +9,11 @@ import (
 	"github.com/lathe-ml/lathe/dispatch"
 )
 
-// FuzzSelect draws masked_select (masks broadcasting or not), nonzero and
-// index (1-D index tensors of one length, full slices anywhere, indices
-// mostly in [-size, size), else just outside it or at an integer's edge)
-// over every dtype, strided or not. A bad shape or index must be refused
+// FuzzSelect draws masked_select (masks broadcasting or not), nonzero,
+// index and index_put with accumulate (1-D index tensors of one length,
+// full slices anywhere, indices mostly in [-size, size), else just
+// outside it or at an integer's edge) over every dtype, strided or not
+// (index_put's values are halves, so that sums in any order are exact). A bad shape or index must be refused
 // with its kind (an index on wgpu:0 at the read-back), and the result must
 // be what a loop here picks, on the cpu and on wgpu:0.
 func FuzzSelect(f *testing.F) {
@@ -23,7 +24,7 @@ func FuzzSelect(f *testing.F) {
 	fzGPU() // open wgpu:0 in each worker before its first input, not during it
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := &fzReader{b: data}
-		switch r.intn(3) {
+		switch r.intn(4) {
 		case 0:
 			fuzzMaskedSelect(t, r)
 		case 1:
@@ -87,7 +88,11 @@ func fuzzNonzero(t *testing.T, r *fzReader) {
 func fuzzIndexTensors(t *testing.T, r *fzReader) {
 	dt := fzDTypes[r.intn(len(fzDTypes))]
 	xs := r.shape(3, 64)
+	put := r.intn(2) == 0 && dt != Bool
 	x := fzOperand(r, dt, xs)
+	if put { // halves, so that sums in any order are exact and never wrap
+		x = fzTensor(fzHalves(r, dispatch.Numel(xs)), dt, xs)
+	}
 	n := r.small(5)
 	entries := r.small(len(xs) + 2) // one past the rank sometimes
 	indices := make([]*Tensor, entries)
@@ -123,7 +128,29 @@ func fuzzIndexTensors(t *testing.T, r *fzReader) {
 		indices[d], some = fzTensor(v, dti, []int{n}), true
 	}
 	label := fmt.Sprintf("index %v%v by %d entries of %d", dt, xs, entries, n)
-	out := fzDiff(t, label, 0, func(in []*Tensor) *Tensor { return in[0].Index(in[1:]...) }, append([]*Tensor{x}, indices...)...)
+	var values *Tensor
+	var shape []int
+	var ref []float64
+	if some && entries <= len(xs) && inRange {
+		shape, ref = fzIndexRef(x, xs, vals, n)
+	}
+	call := func(in []*Tensor) *Tensor { return in[0].Index(in[1:]...) }
+	args := append([]*Tensor{x}, indices...)
+	if put {
+		label = "index_put " + label
+		vs := shape
+		if vs == nil {
+			vs = []int{1}
+		}
+		values = fzTensor(fzHalves(r, dispatch.Numel(vs)), dt, vs)
+		v, _ := fzHost(values) // as the dtype holds them
+		call = func(in []*Tensor) *Tensor { return in[0].IndexPut(in[2:], in[1], true) }
+		args = append([]*Tensor{x, values}, indices...)
+		if shape != nil { // the call is valid
+			ref, shape = fzIndexPutRef(x, xs, vals, n, v, dt), xs
+		}
+	}
+	out := fzDiff(t, label, 0, call, args...)
 	switch {
 	case entries > len(xs):
 		fzWant(t, label, out, ErrIndex, nil, dt)
@@ -132,12 +159,7 @@ func fuzzIndexTensors(t *testing.T, r *fzReader) {
 		fzWant(t, label, out, ErrValue, nil, dt)
 		return
 	}
-	if !inRange {
-		fzIndexWant(t, label, out, nil, false, nil, nil, 0)
-		return
-	}
-	shape, ref := fzIndexRef(x, xs, vals, n)
-	fzIndexWant(t, label, out, nil, true, shape, ref, 0)
+	fzIndexWant(t, label, out, nil, inRange, shape, ref, 0)
 }
 
 // fzIndexRef is x[vals...] by torch's rule for index lists of one length n
@@ -201,4 +223,28 @@ func fzIndexRef(x *Tensor, xs []int, vals [][]int, n int) ([]int, []float64) {
 			return shape, ref
 		}
 	}
+}
+
+// fzIndexPutRef is x with v (laid out as x[vals...]) added at the places
+// that fzIndexRef reads, in dtype dt.
+func fzIndexPutRef(x *Tensor, xs []int, vals [][]int, n int, v []float64, dt DType) []float64 {
+	places := make([]float64, dispatch.Numel(xs))
+	for i := range places {
+		places[i] = float64(i)
+	}
+	out, _ := fzHost(x)
+	_, where := fzIndexRef(fzTensor(places, Float64, xs), xs, vals, n)
+	for i, p := range where {
+		out[int(p)] = fzAdd(out[int(p)], v[i], dt)
+	}
+	return out
+}
+
+// fzHalves is n multiples of a half in [-4, 4].
+func fzHalves(r *fzReader, n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = float64(int(r.byte())%17-8) / 2
+	}
+	return v
 }
