@@ -1,6 +1,7 @@
 """Cases for the data-dependent selections and advanced indexing: nonzero,
 masked_select, unique, index (x[i0, i1, ...]) and index_put, forward ones
-(select.json) and gradient ones (grad_select.json).
+(select.json) and gradient ones (grad_select.json). (The module is not
+select.py: that name is Python's own select module, which wins the import.)
 
 An index case's inputs are x then one entry per indexed dim, None for a full
 slice (torch's ":"); an index_put case's are x, values, then the same.
