@@ -20,6 +20,10 @@ func launch(dispatch.Device, string, string, [3]uint32, [3]uint32, uint32, ...an
 	return unavailable()
 }
 
+func bufferOn(dispatch.Device, dispatch.DType, int) (dispatch.Buffer, error) {
+	return nil, unavailable()
+}
+
 func scratch(dispatch.Device, int) (uint64, func(), error) { return 0, func() {}, unavailable() }
 
 func emptyCacheOn(dispatch.Device) error { return unavailable() }
@@ -33,6 +37,3 @@ func gemmOn(dispatch.Device, dispatch.DType, gemmArgs) (bool, error) { return fa
 func zeroOn(dispatch.Device, uint64, int) error { return unavailable() }
 
 func checksOf(dispatch.Device) (*checkQueue, error) { return nil, unavailable() }
-
-// Close has nothing to hand back without cgo.
-func Close() error { return nil }
