@@ -140,6 +140,12 @@ def build_add1(grad):
     return build
 
 
+def build_multinomial(dev, dt, dims):
+    rows, categories, samples, replacement = dims
+    probs = torch.randn(rows, categories, dtype=dt, device=dev).softmax(-1)
+    return lambda: torch.multinomial(probs, samples, replacement == 1).cpu()
+
+
 BUILDERS = {
     "matmul": build_matmul_checked,
     "bmm": build_matmul_checked,
@@ -151,6 +157,7 @@ BUILDERS = {
     "resblock_step": build_resblock_step,
     "add1": build_add1(False),
     "add1_grad": build_add1(True),
+    "multinomial": build_multinomial,
 }
 
 
