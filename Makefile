@@ -72,7 +72,7 @@ refs: deps
 # What the fuzzer finds is
 # written to the package's testdata/fuzz/<target>/, to commit with the fix.
 FUZZ_TARGETS := ./dispatch/ops:FuzzBroadcast ./nn:FuzzLoad .:FuzzElementwise .:FuzzViews \
-	.:FuzzReduce .:FuzzIndex .:FuzzWindow .:FuzzCast .:FuzzRandom
+	.:FuzzReduce .:FuzzIndex .:FuzzWindow .:FuzzCast .:FuzzRandom .:FuzzSelect
 FUZZTIME ?= 30s
 
 # Plants the bugs listed in build/mutants.txt one at a time in a scratch

@@ -449,6 +449,29 @@ func biOps() map[string]biOp {
 			call: func(a []*Tensor) *Tensor { return GridSample(a[0], a[1], GridPadding("reflection")) }, kinds: "fs",
 			// A grid of 2^40 points over one element: the output no device holds.
 			huge: func(dev Device) *Tensor { return GridSample(biF(dev, 1, 1, 2, 2), biBig(dev, 1, biHuge, biHuge, 2)) }},
+		"nonzero": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
+			call: func(a []*Tensor) *Tensor { return a[0].Nonzero() }, kinds: "a",
+			huge: func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).Nonzero() }},
+		"masked_select": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 3).GtScalar(1)} },
+			call: func(a []*Tensor) *Tensor { return a[0].MaskedSelect(a[1]) }, kinds: "ac",
+			huge: func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).MaskedSelect(Ones(dev, Bool, 1)) }},
+		"unique": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
+			call: func(a []*Tensor) *Tensor { _, inv, _ := a[0].Unique(true, true, true); return inv }, kinds: "a",
+			huge: func(dev Device) *Tensor { v, _, _ := biBig(dev, biHuge, biHuge).Unique(true, false, false); return v }},
+		// A nil index is a full slice, so the index arguments may be nil
+		// (not both: then the call holds no index, ErrValue).
+		"index": {args: func(dev Device) []*Tensor {
+			return []*Tensor{biF(dev, 3, 2), biIdx(dev, []int32{2, 0}, 2), biIdx(dev, []int32{1, -1}, 2)}
+		}, call: func(a []*Tensor) *Tensor { return a[0].Index(a[1], a[2]) }, kinds: "aII",
+			huge: func(dev Device) *Tensor {
+				return biF(dev, 3, biHuge).Index(Zeros(dev, Int32, 1).Expand(biHuge))
+			}},
+		"index_put": {args: func(dev Device) []*Tensor {
+			return []*Tensor{biF(dev, 3, 2), biF(dev, 2), biIdx(dev, []int32{2, -3}, 2)}
+		}, call: func(a []*Tensor) *Tensor { return a[0].IndexPut([]*Tensor{a[2]}, a[1], true) }, kinds: "asI",
+			huge: func(dev Device) *Tensor {
+				return biBig(dev, biHuge, biHuge).IndexPut([]*Tensor{Zeros(dev, Int32, 1)}, biF(dev, 1), false)
+			}},
 	}
 	for _, u := range []struct {
 		name string

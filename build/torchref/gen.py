@@ -44,6 +44,7 @@ from attention import attention, grad_attention  # noqa: E402
 import transformer_ref  # noqa: E402
 import sampling  # noqa: E402
 from grid import grad_grid, grid_cases  # noqa: E402
+from selection import grad_select, select  # noqa: E402  (select.py would be the stdlib module)
 
 
 def main():
@@ -54,7 +55,7 @@ def main():
     for make in (elementwise, binary, reductions, matmul, views, indexing, nn, grad,
                  pool, grad_pool, interp_cases, grad_interp, norm, grad_norm, conv, grad_conv, stress, narrow,
                  pad, grad_pad, loss_weight, grad_loss_weight, shape_ops, grad_shape_ops, sort, grad_sort,
-                 attention, grad_attention, grid_cases, grad_grid):
+                 attention, grad_attention, grid_cases, grad_grid, select, grad_select):
         path, n = make().write(folder)
         total += n
         size += os.path.getsize(path)

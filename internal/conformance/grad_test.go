@@ -33,7 +33,8 @@ var differentiable = strings.Fields(`
 	index_select gather scatter scatter_add masked_fill embedding
 	softmax log_softmax cross_entropy nll_loss mse_loss layer_norm
 	avg_pool1d avg_pool2d avg_pool3d max_pool1d max_pool2d max_pool3d adaptive_avg_pool1d adaptive_avg_pool2d adaptive_avg_pool3d
-	adaptive_max_pool2d max_unpool2d`)
+	adaptive_max_pool2d max_unpool2d
+	masked_select index index_put`)
 
 // piecewiseConstant are the ops whose gradient is zero wherever it exists;
 // a finite difference across one of their jumps means nothing, so their
