@@ -41,6 +41,7 @@ from pad import grad_pad, pad  # noqa: E402
 from stress import stress  # noqa: E402
 from sort import grad_sort, sort  # noqa: E402
 from attention import attention, grad_attention  # noqa: E402
+import gpt  # noqa: E402
 
 
 def main():
@@ -67,6 +68,8 @@ def main():
     autocast.main()
     # nn.GradScaler's steps (gradscaler.py).
     gradscaler.main()
+    # examples/gpt/model's weights, logits, gradients and AdamW losses (gpt.py).
+    gpt.main()
 
 
 if __name__ == "__main__":
