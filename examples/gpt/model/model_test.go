@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -57,5 +58,54 @@ func TestForwardRefusesBadTokens(t *testing.T) {
 				t.Errorf("rotary=%v %s: loss error %v, want a lathe error", rotary, name, err)
 			}
 		}
+	}
+}
+
+func TestGenerate(t *testing.T) {
+	lathe.Seed(3)
+	g, err := New(Config{Vocab: 7, Context: 4, Layers: 1, Heads: 2, Dim: 8, Rotary: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// TopK 1 is greedy decoding: each token is the argmax of the logits at
+	// the last position of the (cropped) window.
+	out, err := g.Generate([]int64{1, 2}, 6, Sampling{Temperature: 1, TopK: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 8 || out[0] != 1 || out[1] != 2 {
+		t.Fatalf("Generate = %v, want the prompt [1 2] and 6 tokens", out)
+	}
+	for i := 2; i < len(out); i++ {
+		window := out[max(0, i-g.Context):i]
+		logits, err := g.Forward(lathe.FromSlice(lathe.CPU, window, 1, len(window))).Float32s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := logits[(len(window)-1)*g.Vocab:]
+		best := 0
+		for j, v := range last {
+			if v > last[best] {
+				best = j
+			}
+		}
+		if out[i] != int64(best) {
+			t.Errorf("token %d is %d, want the argmax %d", i, out[i], best)
+		}
+	}
+	for name, s := range map[string]Sampling{
+		"temperature 0": {Temperature: 0},
+		"NaN":           {Temperature: math.NaN()},
+		"top-k -1":      {Temperature: 1, TopK: -1},
+	} {
+		if _, err := g.Generate([]int64{1}, 1, s); !errors.Is(err, lathe.ErrValue) {
+			t.Errorf("%s: error %v, want ErrValue", name, err)
+		}
+	}
+	if _, err := g.Generate(nil, 1, Sampling{Temperature: 1}); !errors.Is(err, lathe.ErrValue) {
+		t.Errorf("empty prompt: error %v, want ErrValue", err)
+	}
+	if _, err := g.Generate([]int64{9}, 1, Sampling{Temperature: 1}); err == nil {
+		t.Errorf("a token outside the vocabulary: no error")
 	}
 }
