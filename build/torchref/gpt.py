@@ -14,7 +14,8 @@ names. For each variant it writes to examples/gpt/model/testdata/:
                                parameter, and the losses of 20 AdamW steps
                                from those weights
 
-model_torchref_test.go loads the weights with nn.Load and compares. Torch
+model_torchref_test.go loads the weights with nn.Load and compares.
+build/bench_torch.py imports GPT from here for lathe-bench's GPT rows. Torch
 1.13 has no scaled_dot_product_attention, so attention here is its
 definition: softmax(q·kᵀ/√d with the future masked to -inf)·v. Run with
 /usr/bin/python3 build/torchref/gpt.py (gen.py runs it too); the output is
@@ -29,7 +30,6 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-torch.set_num_threads(1)
 f64 = torch.float64
 
 # The config of the reference: small enough that the testdata stays a few
@@ -181,6 +181,7 @@ def variant(rotary, seed):
 
 
 def main():
+    torch.set_num_threads(1)
     root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     folder = os.path.join(root, "examples", "gpt", "model", "testdata")
     os.makedirs(folder, exist_ok=True)

@@ -27,6 +27,7 @@ const (
 	flops    unit = iota // Work is floating-point operations per step: GFLOP/s
 	memBytes             // Work is bytes read and written per step: GB/s
 	perStep              // the rate is the time per step itself, in µs
+	tokens               // Work is tokens per step: tokens/s
 )
 
 // workload is one row of the benchmark: a spec, the chart it belongs to, and
@@ -36,7 +37,7 @@ type workload struct {
 	Family string // one chart per family
 	spec
 	Unit unit
-	Work float64 // flops or bytes per step (perStep: unused)
+	Work float64 // flops, bytes or tokens per step (perStep: unused)
 }
 
 // families are the charts, in order, with what their bars show.
@@ -48,6 +49,8 @@ var families = []struct {
 	{"mlp", "MLP training step 784-256-10 (µs per step, lower is better)"},
 	{"conv", "ResNet block training step, batch 32 of 3x32x32 (µs per step, lower is better)"},
 	{"dispatch", "dispatch overhead (µs per op, lower is better)"},
+	{"gpt", "GPT training step, examples/gpt's model (µs per step, lower is better)"},
+	{"gpt-generate", "GPT generation over a full context window (tokens/s, higher is better)"},
 }
 
 // table lists the workloads. Adding one is a line here (and, for a new
@@ -73,6 +76,8 @@ func table(quick bool) []workload {
 			amp("bf16", resBlockStep(4, 3, 16, 8, 10)),
 			dispatchAdd(false),
 			dispatchAdd(true),
+			gptStep(4, 32, 2, 32),
+			gptGenerate(32, 2, 32),
 		}
 	}
 	return []workload{
@@ -100,6 +105,8 @@ func table(quick bool) []workload {
 		amp("bf16", resBlockStep(32, 3, 32, 16, 10)),
 		dispatchAdd(false),
 		dispatchAdd(true),
+		gptStep(8, 64, 4, 64),
+		gptGenerate(64, 4, 64),
 	}
 }
 
@@ -203,6 +210,8 @@ var builders = map[string]func(dev lathe.Device, dt, amp lathe.DType, dims []int
 	"resblock_step": buildResBlockStep,
 	"add1":          noAMP(buildAdd1(false)),
 	"add1_grad":     noAMP(buildAdd1(true)),
+	"gpt_step":      noAMP(buildGPTStep),
+	"gpt_generate":  noAMP(buildGPTGenerate),
 }
 
 // prepare builds w on dev.
@@ -439,6 +448,8 @@ func (u unit) String() string {
 		return "GFLOP/s"
 	case memBytes:
 		return "GB/s"
+	case tokens:
+		return "tokens/s"
 	}
 	return "µs/step"
 }
@@ -448,6 +459,8 @@ func (w workload) rate(secondsPerStep float64) float64 {
 	switch w.Unit {
 	case flops, memBytes:
 		return w.Work / secondsPerStep / 1e9
+	case tokens:
+		return w.Work / secondsPerStep
 	}
 	return secondsPerStep * 1e6
 }
