@@ -2,8 +2,11 @@ package model
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/lathe-ml/lathe"
@@ -107,5 +110,35 @@ func TestGenerate(t *testing.T) {
 	}
 	if _, err := g.Generate([]int64{9}, 1, Sampling{Temperature: 1}); err == nil {
 		t.Errorf("a token outside the vocabulary: no error")
+	}
+}
+
+// TestGenerateConcurrently runs greedy generation from several goroutines
+// on one model: the model is only read, so each gets the same tokens.
+func TestGenerateConcurrently(t *testing.T) {
+	lathe.Seed(4)
+	g, err := New(Config{Vocab: 7, Context: 4, Layers: 1, Heads: 2, Dim: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	greedy := Sampling{Temperature: 1, TopK: 1}
+	want, err := g.Generate([]int64{3}, 5, greedy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() {
+			got, err := g.Generate([]int64{3}, 5, greedy)
+			if err == nil && !slices.Equal(got, want) {
+				err = fmt.Errorf("goroutine %d: %v, want %v", i, got, want)
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Error(err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/lathe-ml/lathe"
@@ -58,7 +59,7 @@ func fromRef(t *testing.T, variant string, r torchRef, dt lathe.DType, dev lathe
 	for _, p := range g.Parameters() {
 		names = append(names, p.Name)
 	}
-	if !equalStrings(names, r.Names) {
+	if !slices.Equal(names, r.Names) {
 		t.Fatalf("parameter names\n%v\nwant torch's\n%v", names, r.Names)
 	}
 	f, err := os.Open("testdata/gpt_" + variant + ".safetensors")
@@ -206,16 +207,4 @@ func compare(t *testing.T, what string, got *lathe.Tensor, want []float64, tol f
 		t.Errorf("%s: max error %.3g > %g (scale %.3g)", what, worst, tol, scale)
 	}
 	return worst
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
