@@ -13,6 +13,10 @@
 // Training is AdamW with a linear warmup, printing the loss every -log
 // steps and the validation loss every -eval steps; sampling draws -sample
 // characters at -temperature among the -topk most likely (lathe's TopK).
+// The default run (1000 steps of 16 windows of 64 characters; 4 layers,
+// 4 heads, d_model 64, 210k parameters) takes the validation loss from 4.56,
+// about ln 98 (a uniform guess), to 1.86 in about four minutes on two cpu
+// cores, and its samples look like Go.
 //
 //	go run ./examples/gpt                   # the default run, a few minutes on the cpu
 //	go run ./examples/gpt -rotary -device wgpu:0
