@@ -228,14 +228,29 @@ func hostTensor(op string, dev Device, dt DType, vals []float64, shape []int) *T
 // The generator behind Rand, RandN and Dropout: one seeded stream per
 // process, so a program that calls Seed gets the same numbers every run.
 var (
-	rngMu sync.Mutex
-	rng   = rand.New(rand.NewPCG(0x6c617468, 0x65))
+	rngMu  sync.Mutex
+	rngPCG = rand.NewPCG(0x6c617468, 0x65)
+	rng    = rand.New(rngPCG)
 )
 
 // Seed resets the random stream that Rand, RandN and Dropout draw from.
 func Seed(seed uint64) {
 	rngMu.Lock()
-	rng = rand.New(rand.NewPCG(seed, 0x65))
+	rngPCG.Seed(seed, 0x65)
+	rngMu.Unlock()
+}
+
+// rngState is the random stream's position, for Checkpoint to draw the
+// same numbers again; setRNGState puts the stream back there.
+func rngState() rand.PCG {
+	rngMu.Lock()
+	defer rngMu.Unlock()
+	return *rngPCG
+}
+
+func setRNGState(s rand.PCG) {
+	rngMu.Lock()
+	*rngPCG = s
 	rngMu.Unlock()
 }
 

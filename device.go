@@ -1,6 +1,7 @@
 package lathe
 
 import (
+	"errors"
 	"os"
 	"sync"
 
@@ -85,6 +86,29 @@ func Synchronize(dev Device) error {
 		return located(err, "synchronize")
 	}
 	return nil
+}
+
+// Close hands back the driver state that backends hold for the life of
+// the process (cuda's primary contexts, pinned staging memory, the cuBLAS
+// handle), after waiting for their queued work, so that a memory checker
+// such as compute-sanitizer reports only what live tensors still hold. Call
+// it at the very end: a tensor made before Close must not be used after it
+// (a later op opens the device anew). Backends with nothing to hand back
+// are skipped.
+func Close() error {
+	var errs []error
+	for _, k := range dispatch.Kinds() {
+		b, err := dispatch.BackendFor(k)
+		if err != nil {
+			continue
+		}
+		if c, ok := b.(dispatch.Closer); ok {
+			if err := c.Close(); err != nil {
+				errs = append(errs, located(err, "close"))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // IsSoftware reports whether dev is emulated on the CPU (wgpu:0 on Mesa's

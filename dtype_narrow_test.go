@@ -142,10 +142,13 @@ func TestNarrowGrad(t *testing.T) {
 	}
 }
 
-// TestNarrowRefusedElsewhere checks that a device without kernels for the
-// narrow dtypes refuses them with ErrUnsupported naming the dtype and the
-// device, before anything is made, rather than computing garbage.
-func TestNarrowRefusedElsewhere(t *testing.T) {
+// TestNarrowOnEveryDevice checks each device's narrow dtypes through the
+// root API: making, casting and moving a tensor either gives the cpu's
+// elements, bit for bit, or (on a device without kernels for the dtype)
+// fails with ErrUnsupported naming the dtype and the device, before
+// anything is made, rather than computing garbage. wgpu:0 holds them all
+// (backends/wgpu/narrow_test.go checks its conversions).
+func TestNarrowOnEveryDevice(t *testing.T) {
 	for _, info := range lathe.DeviceStatus() {
 		if info.Device == lathe.CPU {
 			continue
@@ -155,15 +158,24 @@ func TestNarrowRefusedElsewhere(t *testing.T) {
 				t.Skipf("%s is unavailable: %s", info.Device, info.Detail)
 			}
 			dev := info.Device
+			vals := []float32{1, -2.5, 300.7, 1e-6}
 			for _, dt := range []lathe.DType{lathe.Float16, lathe.BFloat16, lathe.Int8, lathe.Uint8} {
-				for what, x := range map[string]*lathe.Tensor{
-					"zeros": lathe.Zeros(dev, dt, 3),
-					"cast":  lathe.FromSlice(dev, []float32{1, 2}).Cast(dt),
-					"to":    lathe.Zeros(lathe.CPU, dt, 2).To(dev),
+				for what, build := range map[string]func(lathe.Device) *lathe.Tensor{
+					"zeros": func(d lathe.Device) *lathe.Tensor { return lathe.Zeros(d, dt, 3) },
+					"cast":  func(d lathe.Device) *lathe.Tensor { return lathe.FromSlice(d, vals).Cast(dt) },
+					"to":    func(d lathe.Device) *lathe.Tensor { return lathe.FromSlice(lathe.CPU, vals).Cast(dt).To(d) },
 				} {
-					err := x.Err()
-					if !errors.Is(err, lathe.ErrUnsupported) || !strings.Contains(err.Error(), dt.String()) || !strings.Contains(err.Error(), dev.String()) {
-						t.Errorf("%s of %s: %v, want ErrUnsupported naming %s and %s", what, dt, err, dt, dev)
+					x := build(dev)
+					if err := x.Err(); err != nil {
+						if !errors.Is(err, lathe.ErrUnsupported) || !strings.Contains(err.Error(), dt.String()) || !strings.Contains(err.Error(), dev.String()) {
+							t.Errorf("%s of %s: %v, want the cpu's elements or an ErrUnsupported naming %s and %s", what, dt, err, dt, dev)
+						}
+						continue
+					}
+					got, err := x.Cast(lathe.Float32).Float32s()
+					want, werr := build(lathe.CPU).Cast(lathe.Float32).Float32s()
+					if err != nil || werr != nil || !slices.Equal(got, want) {
+						t.Errorf("%s of %s: %v, %v; want the cpu's %v, %v", what, dt, got, err, want, werr)
 					}
 				}
 			}

@@ -124,3 +124,16 @@ func TestHugeResultIsAnError(t *testing.T) {
 		})
 	}
 }
+
+// Close hands back what the backends hold; on a machine where only cpu and
+// wgpu open there is nothing to hand back, and the cpu keeps working after.
+func TestCloseLeavesTheCPUWorking(t *testing.T) {
+	if err := Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	x := FromSlice(CPU, []float32{1, 2}, 2)
+	got, err := x.Add(x).Float32s()
+	if err != nil || got[0] != 2 || got[1] != 4 {
+		t.Fatalf("x+x after Close = %v, %v; want [2 4]", got, err)
+	}
+}

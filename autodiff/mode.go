@@ -41,6 +41,27 @@ func NoGrad(f func()) {
 	f()
 }
 
+// EnableGrad runs f with recording on for the calling goroutine, also
+// inside NoGrad (torch.enable_grad): a checkpoint's recomputation records
+// inside a backward pass that does not.
+func EnableGrad(f func()) {
+	id := goid.Current()
+	noGradMu.Lock()
+	depth := noGradDepth[id]
+	delete(noGradDepth, id)
+	noGradMu.Unlock()
+	noGradActive.Add(-int64(depth))
+	defer func() {
+		noGradActive.Add(int64(depth))
+		noGradMu.Lock()
+		if depth > 0 {
+			noGradDepth[id] = depth
+		}
+		noGradMu.Unlock()
+	}()
+	f()
+}
+
 // GradEnabled reports whether ops on the calling goroutine are recorded.
 func GradEnabled() bool {
 	if noGradActive.Load() == 0 {

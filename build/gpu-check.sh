@@ -229,7 +229,7 @@ do_memcheck() {
 	cs=$(command -v compute-sanitizer) || { why="no compute-sanitizer on PATH or in /usr/local/cuda/bin"; return; }
 	[ -x "$bin" ] || { why="$bin is missing or not executable"; return; }
 	# The caching allocator off: each tensor its own allocation, so an
-	# access past its end is outside any; TestMain's cuda.Close releases
+	# access past its end is outside any; TestMain's lathe.Close releases
 	# the context, where the leak check reports.
 	(cd "$G/tree/internal/conformance" && LATHE_CUDA_NO_CACHING=1 LATHE_REQUIRE_DEVICES=cpu,cuda:0 \
 		timeout -k 5 "$limit" "$cs" --tool memcheck --leak-check full --error-exitcode 86 \

@@ -71,6 +71,14 @@ type NumericTuner interface {
 	SetNumericOptions(NumericOptions)
 }
 
+// Closer is a backend that holds driver state a process can hand back
+// before it exits (contexts, pinned memory, library handles), so that a
+// memory checker's leak report sees only what tensors still hold.
+// lathe.Close calls it on every registered backend.
+type Closer interface {
+	Close() error
+}
+
 // Holder is a backend that can store only some dtypes. dispatch asks it
 // before every allocation and upload, so that a tensor of a dtype the
 // device cannot hold (float16 on wgpu:0 today) is never made: the op, the

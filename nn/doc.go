@@ -1,6 +1,8 @@
 // Package nn holds neural-network building blocks on top of lathe: layers
-// (Linear, Embedding, LayerNorm, Dropout, activations, Sequential, the
-// recurrent RNN, LSTM and GRU and their cells), losses, optimizers (SGD, Adam,
+// (Linear, Embedding, LayerNorm, RMSNorm, Dropout, activations, Sequential,
+// the recurrent RNN, LSTM and GRU and their cells, MultiheadAttention with
+// rotary embeddings and a KVCache, the transformer encoder and decoder
+// layers), losses, optimizers (SGD, Adam,
 // AdamW, RMSprop, Adagrad) and learning-rate
 // schedulers, gradient clipping, and saving and loading parameters, and an
 // optimizer's and its schedulers' state (SaveOptimizer, LoadOptimizer), in

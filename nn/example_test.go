@@ -136,3 +136,26 @@ func ExampleBase() {
 	// buffer calls
 	// [1 2] false <nil>
 }
+
+// A pre-norm encoder layer over a padded batch, and token-by-token
+// generation through a MultiheadAttention with rotary embeddings and a
+// KVCache: each step attends to every token before it.
+func ExampleTransformerEncoderLayer() {
+	lathe.Seed(3)
+	enc := nn.NewTransformerEncoderLayer(16, 4, nn.DimFeedforward(32), nn.NormFirst())
+	x := lathe.RandN(lathe.CPU, lathe.Float32, 2, 5, 16)
+	pad := lathe.FromSlice(lathe.CPU, []bool{false, false, false, false, false, false, false, false, true, true}, 2, 5)
+	y := enc.Encode(x, nn.AttentionMasks{KeyPadding: pad, Causal: true})
+	fmt.Println("encoded", y.Shape(), y.Err())
+
+	attn := nn.NewMultiheadAttention(16, 4)
+	attn.RotaryBase = 10000
+	var cache nn.KVCache
+	for pos := range 5 {
+		attn.Step(x.Narrow(1, pos, 1), &cache)
+	}
+	fmt.Println("cached", cache.K.Shape())
+	// Output:
+	// encoded [2 5 16] <nil>
+	// cached [2 4 5 4]
+}

@@ -78,6 +78,15 @@ type options struct {
 	batchFirst, bidirectional bool
 	dropout                   float64
 	nonlinearity              string // RNN: "tanh" (or "") or "relu"
+	dropoutSet                bool   // dropout was given (the transformer layers' default is 0.1)
+
+	// transformer layers (nn/transformer.go)
+	dimFeedforward    int
+	dimFeedforwardSet bool
+	activation        string // "" (relu), "relu" or "gelu"
+	layerNormEps      float64
+	layerNormEpsSet   bool
+	normFirst         bool
 }
 
 // WithDType makes the layer's parameters of dtype dt (lathe.Float32 by
@@ -106,6 +115,7 @@ var layerSpecs = func() []layerSpec {
 	params := []string{"dtype", "device"}
 	withBias := append([]string{"bias"}, params...)
 	recurrent := append([]string{"num_layers", "batch_first", "bidirectional", "dropout"}, withBias...)
+	transformer := append([]string{"dim_feedforward", "dropout", "activation", "layer_norm_eps", "norm_first"}, params...)
 	return []layerSpec{
 		{"Linear", "linear", withBias},
 		{"Embedding", "embedding", params},
@@ -122,6 +132,10 @@ var layerSpecs = func() []layerSpec {
 		{"RNNCell", "rnn_cell", append([]string{"nonlinearity"}, withBias...)},
 		{"LSTMCell", "lstm_cell", withBias},
 		{"GRUCell", "gru_cell", withBias},
+		{"RMSNorm", "rms_norm", params},
+		{"MultiheadAttention", "multihead_attention", append([]string{"dropout"}, withBias...)},
+		{"TransformerEncoderLayer", "transformer_encoder_layer", transformer},
+		{"TransformerDecoderLayer", "transformer_decoder_layer", transformer},
 	}
 }()
 

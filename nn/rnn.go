@@ -71,7 +71,7 @@ func Bidirectional() Option {
 // InterLayerDropout drops each element of every layer's output but the last
 // with probability p in training mode (torch's dropout argument).
 func InterLayerDropout(p float64) Option {
-	return Option{"dropout", func(o *options) { o.dropout = p }}
+	return Option{"dropout", func(o *options) { o.dropout, o.dropoutSet = p, true }}
 }
 
 // Nonlinearity picks an RNN's or RNNCell's activation, "tanh" (the

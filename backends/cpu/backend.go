@@ -103,12 +103,12 @@ func register[A any](op *dispatch.Op[A], k dispatch.Kernel[A]) { registerFor(op,
 // registerFor adds a cpu kernel for op that takes the dtypes given. k is
 // written for the wide dtypes (dispatch.Wide) only: an argument or a result
 // of a 16-bit float or an 8-bit integer reaches it widened to float32 or
-// int32 and comes back rounded once (viaCompute), so a set that holds
+// int32 and comes back rounded once (dispatch.ViaCompute), so a set that holds
 // float16 takes it only where it holds float32 too, and int8 only with
-// int32 (computable). A temporary that the pool refuses (newBuffer) is the
+// int32 (dispatch.Computable). A temporary that the pool refuses (newBuffer) is the
 // kernel's error.
 func registerFor[A any](op *dispatch.Op[A], dtypes dispatch.DTypeSet, k dispatch.Kernel[A]) {
-	registerNative(op, computable(dtypes), viaCompute(k))
+	registerNative(op, dispatch.Computable(dtypes), dispatch.ViaCompute(backend{}, convert, k))
 }
 
 // registerNative adds a cpu kernel for op that handles every dtype in

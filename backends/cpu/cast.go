@@ -28,17 +28,17 @@ func init() {
 // bits, which is what torch's static_cast gives on x86 (300.7 is 44, -1 as
 // uint8 is 255, NaN and ±Inf are 0).
 func castInto(out, x *dispatch.Tensor) {
-	if out.DType != x.DType && (narrow(out.DType) || narrow(x.DType)) {
-		if narrow(x.DType) {
+	if out.DType != x.DType && (dispatch.Narrow(out.DType) || dispatch.Narrow(x.DType)) {
+		if dispatch.Narrow(x.DType) {
 			w := widened(x)
 			defer w.Release()
 			x = w
 		}
-		if !narrow(out.DType) {
+		if !dispatch.Narrow(out.DType) {
 			castInto(out, x)
 			return
 		}
-		if c := computeOf(out.DType); x.DType != c {
+		if c := dispatch.ComputeOf(out.DType); x.DType != c {
 			tmp := dispatch.NewTensor(out.Device, c, out.Shape, newBuffer(c, out.Numel()))
 			defer tmp.Release()
 			castInto(tmp, x)

@@ -5,125 +5,46 @@ import (
 	"github.com/lathe-ml/lathe/internal/half"
 )
 
-// The narrow dtypes, float16, bfloat16, int8 and uint8, are storage types on
-// the cpu: a kernel loads them into a compute dtype (float32 for the 16-bit
-// floats, int32 for the 8-bit integers), computes as it does for that dtype
-// and stores its result rounded once, as PyTorch's cpu kernels do with
-// their opmath type. One path serves every kernel (viaCompute), so no
-// kernel has a copy per narrow dtype:
-//
-//   - Widening is exact, so comparisons, max/min, argmax, indexing and
-//     copies see the values themselves.
-//   - A float result rounds to the nearest float16 or bfloat16, ties to
-//     even (package half); a sum, a product, a mean's sum, a matmul, a
-//     softmax or a convolution accumulates in float32 and rounds once at
-//     the end, as at::sum and at::mm do for torch.half on the cpu.
-//   - An integer result keeps its low 8 bits, two's complement: int8's
-//     127 + 1 is -128 and uint8's 0 - 1 is 255, PyTorch's wrapping. That
-//     is exact for every op that the integer kernels have (add, sub, mul,
-//     pow, sums, products and matmul are ring operations, whose low 8 bits
-//     depend only on their operands' low 8 bits; max, min, abs, sign, clamp
-//     and the comparisons keep the values).
+// The narrow dtypes (float16, bfloat16, int8, uint8) are stored narrow and
+// computed wide through dispatch.ViaCompute, whose comment gives the
+// rules; the cpu brings its storage and convert.
 
-// narrow reports whether the cpu stores dt narrower than it computes it.
-func narrow(dt dispatch.DType) bool { return (dispatch.Halves | dispatch.Bytes).Has(dt) }
-
-// computeOf is the dtype that a kernel computes dt in.
-func computeOf(dt dispatch.DType) dispatch.DType {
-	switch {
-	case dispatch.Halves.Has(dt):
-		return dispatch.Float32
-	case dispatch.Bytes.Has(dt):
-		return dispatch.Int32
+// convert is the cpu's dispatch.Converter.
+func convert(dev dispatch.Device, dst dispatch.Buffer, to dispatch.DType, dstOff int, src dispatch.Buffer, from dispatch.DType, srcOff, n int) error {
+	out := &dispatch.Tensor{Shape: []int{n}, Strides: []int{1}, Offset: dstOff, DType: to, Device: dev, Storage: &dispatch.Storage{Buffer: dst, Len: dstOff + n}}
+	x := &dispatch.Tensor{Shape: []int{n}, Strides: []int{1}, Offset: srcOff, DType: from, Device: dev, Storage: &dispatch.Storage{Buffer: src, Len: srcOff + n}}
+	if dispatch.Narrow(from) {
+		widenInto(out, x)
+	} else {
+		narrowInto(out, x)
 	}
-	return dt
+	return nil
 }
 
-// computable is the part of set that a kernel written for set's wide
-// dtypes computes through viaCompute: the narrow dtypes whose compute
-// dtype it has.
-func computable(set dispatch.DTypeSet) dispatch.DTypeSet {
-	out := set & dispatch.Wide
-	if set.Has(dispatch.Float32) {
-		out |= set & dispatch.Halves
-	}
-	if set.Has(dispatch.Int32) {
-		out |= set & dispatch.Bytes
-	}
-	return out
-}
-
-// viaCompute runs k, a kernel for the wide dtypes, on arguments and a
-// result of any dtype: each narrow argument widened to its compute dtype
-// (the span of storage it addresses, so a broadcast view stays small),
-// and a narrow result computed into a temporary of its compute dtype, then
-// rounded into out once. A call with no narrow tensor goes straight to k.
-func viaCompute[A any](k dispatch.Kernel[A]) dispatch.Kernel[A] {
-	return func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) error {
-		some := narrow(out.DType)
-		for _, t := range in {
-			some = some || narrow(t.DType)
-		}
-		if !some {
-			return k(out, in, a)
-		}
-		wide := make([]*dispatch.Tensor, len(in))
-		for i, t := range in {
-			wide[i] = t
-			if narrow(t.DType) {
-				wide[i] = widened(t)
-				defer wide[i].Release()
-			}
-		}
-		o := out
-		if narrow(out.DType) {
-			c := computeOf(out.DType)
-			o = dispatch.NewTensor(out.Device, c, out.Shape, newBuffer(c, out.Numel()))
-			defer o.Release()
-		}
-		if err := k(o, wide, a); err != nil {
-			return err
-		}
-		if o != out {
-			narrowInto(out, o)
-		}
-		return nil
-	}
-}
-
-// widened is t (of a narrow dtype) in its compute dtype, exactly, with t's
-// shape and strides over a new buffer that holds the span of t's storage
-// that t addresses.
+// widened is t (of a narrow dtype) in its compute dtype, for a kernel that
+// moves narrow elements itself (cast); a temporary the pool refuses
+// unwinds as newBuffer's do.
 func widened(t *dispatch.Tensor) *dispatch.Tensor {
-	c := computeOf(t.DType)
-	lo, hi := t.Offset, t.Offset+1
-	for d, s := range t.Shape {
-		if s == 0 {
-			lo, hi = t.Offset, t.Offset
-			break
-		}
-		if st := t.Strides[d]; st < 0 {
-			lo += (s - 1) * st
-		} else {
-			hi += (s - 1) * st
-		}
+	w, err := dispatch.Widened(backend{}, convert, t)
+	if err != nil {
+		panic(refusal{err})
 	}
-	n := hi - lo
-	w := dispatch.NewTensor(t.Device, c, []int{n}, newBuffer(c, n))
-	src := alias(t, []int{n}, []int{1}, lo)
-	switch t.DType {
+	return w
+}
+
+// widenInto writes x, of a narrow dtype, into out, of its compute dtype and
+// x's shape (any layouts), exactly.
+func widenInto(out, x *dispatch.Tensor) {
+	switch x.DType {
 	case dispatch.Float16:
-		map1(w, src, half.Float16.Float32)
+		map1(out, x, half.Float16.Float32)
 	case dispatch.BFloat16:
-		map1(w, src, half.BFloat16.Float32)
+		map1(out, x, half.BFloat16.Float32)
 	case dispatch.Int8:
-		map1(w, src, func(v int8) int32 { return int32(v) })
+		map1(out, x, func(v int8) int32 { return int32(v) })
 	case dispatch.Uint8:
-		map1(w, src, func(v uint8) int32 { return int32(v) })
+		map1(out, x, func(v uint8) int32 { return int32(v) })
 	}
-	v := w.View(t.Shape, t.Strides, t.Offset-lo)
-	w.Release()
-	return v
 }
 
 // narrowInto rounds x, of out's compute dtype and shape (any layout), into

@@ -19,9 +19,8 @@ import (
 // another library in the process holds it. Device memory that live
 // tensors still hold is what the checker reports. A tensor on a closed
 // device must not be used again; a later Open opens the device anew.
-// The test binaries call it after their tests (TestMain).
-func Close() error {
-	b := cudaBackend
+// lathe.Close calls it (the test binaries do, after their tests).
+func (b *backend) Close() error {
 	b.mu.Lock()
 	slots := b.devices
 	b.devices = map[int]*deviceSlot{}

@@ -105,7 +105,7 @@ func fakeNoCachingChecks(t *testing.T) {
 	if err := cudaBackend.CheckValues(idx, &dispatch.ValueCheck{Op: "gather", Min: 0, Max: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if err := Close(); err != nil {
+	if err := cudaBackend.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := d.memInfo(); err == nil {
@@ -118,7 +118,7 @@ func fakeNoCachingChecks(t *testing.T) {
 	if free, total, err := d0(t).memInfo(); err != nil || free != total {
 		t.Errorf("after Close %d of %d bytes free (%v), want all", free, total, err)
 	}
-	if err := Close(); err != nil {
+	if err := cudaBackend.Close(); err != nil {
 		t.Fatal(err)
 	}
 }

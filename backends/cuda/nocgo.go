@@ -33,6 +33,3 @@ func gemmOn(dispatch.Device, dispatch.DType, gemmArgs) (bool, error) { return fa
 func zeroOn(dispatch.Device, uint64, int) error { return unavailable() }
 
 func checksOf(dispatch.Device) (*checkQueue, error) { return nil, unavailable() }
-
-// Close has nothing to hand back without cgo.
-func Close() error { return nil }

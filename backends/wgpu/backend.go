@@ -7,11 +7,16 @@ import (
 	"unsafe"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/internal/half"
 )
 
 type backend struct{}
 
-var kind = dispatch.RegisterBackend("wgpu", backend{})
+// registered is the backend that dispatch knows as wgpu, which register's
+// kernels allocate their temporaries from (nocgo.go's without cgo).
+var registered dispatch.Backend = backend{}
+
+var kind = dispatch.RegisterBackend("wgpu", registered)
 
 // Software reports whether wgpu:0 runs on a CPU adapter (lavapipe, which
 // runs Vulkan on the CPU): there its speed is a correctness check only,
@@ -52,13 +57,18 @@ func software() bool {
 }
 
 // elemBytes is the size of an element on wgpu:0 (int64 as two 32-bit
-// words, int64.wgsl), or an error for float64, which WGSL lacks.
+// words, int64.wgsl; the narrow dtypes packed in words, narrow.go), or an
+// error for float64, which WGSL lacks.
 func elemBytes(dt dispatch.DType) (uint64, error) {
 	switch dt {
 	case dispatch.Float32, dispatch.Int32, dispatch.Bool:
 		return 4, nil
 	case dispatch.Int64:
 		return 8, nil
+	case dispatch.Float16, dispatch.BFloat16:
+		return 2, nil
+	case dispatch.Int8, dispatch.Uint8:
+		return 1, nil
 	}
 	return 0, &dispatch.Error{Kind: dispatch.ErrUnsupported, Detail: dt.String() + " does not exist on wgpu:0 (WGSL has no 64-bit floats)",
 		Fix: "cast to float32 on the cpu before moving the tensor"}
@@ -85,7 +95,8 @@ func (d *device) alloc(n, size uint64) (*buffer, error) {
 			Detail: fmt.Sprintf("a tensor of %d elements of %d bytes is larger than wgpu:0 can bind to a shader (maxStorageBufferBindingSize is %s)", n, size, byteSize(limit)),
 			Fix:    "split the tensor, or run this op on the cpu"}
 	}
-	bytes := n * size
+	// Whole words: shaders bind every buffer as an array of u32.
+	bytes := (n*size + 3) &^ 3
 	blk, err := d.pool.Alloc(int64(max(bytes, 4)))
 	if err != nil {
 		return nil, err
@@ -113,6 +124,14 @@ func (backend) Upload(_ dispatch.Device, data any) (dispatch.Buffer, error) {
 		// Two words per element, low first: the host's own bytes
 		// (int64.wgsl).
 		words = unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(v))), 2*len(v))
+	case []half.Float16:
+		words = packWords(v)
+	case []half.BFloat16:
+		words = packWords(v)
+	case []int8:
+		words = packWords(v)
+	case []uint8:
+		words = packWords(v)
 	case []float64:
 		_, err := elemBytes(dispatch.Float64)
 		return nil, err
@@ -153,6 +172,16 @@ func (backend) Read(_ dispatch.Device, buf dispatch.Buffer, dt dispatch.DType, o
 	size, err := elemBytes(dt)
 	if err != nil {
 		return nil, err
+	}
+	switch dt {
+	case dispatch.Float16:
+		return readPacked[half.Float16](d, b, offset, n)
+	case dispatch.BFloat16:
+		return readPacked[half.BFloat16](d, b, offset, n)
+	case dispatch.Int8:
+		return readPacked[int8](d, b, offset, n)
+	case dispatch.Uint8:
+		return readPacked[uint8](d, b, offset, n)
 	}
 	if dt == dispatch.Int64 {
 		// Allocated as int64s, so the words are 8-byte aligned for the

@@ -8,9 +8,11 @@ import "github.com/lathe-ml/lathe/dispatch"
 // the values and records the row-major position of the first bad one in
 // the check's slot of a log buffer, and check_fetch copies that value
 // beside it, as an int64 (two words), whatever the values' dtype: int32
-// and int64 values compare with the bounds as int64s (index.wgsl), so an
-// int64 past 2³² is out of range, never wrapped into it. Nothing waits: the log is read back with the next read-back
-// or Synchronize, which returns the error of the first check that failed.
+// and int64 values (int8 and uint8 widened to int32) compare with the
+// bounds as int64s (index.wgsl), so an int64 past 2³² is out of range,
+// never wrapped into it. Nothing waits: the log is read back with the
+// next read-back or Synchronize, which returns the error of the first
+// check that failed.
 // The indexing kernels bound every access whatever the values.
 
 // checkSlots is how many checks wgpu:0 queues between read-backs; one more
@@ -32,6 +34,17 @@ func (backend) CheckValues(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
 		if err := d.drainChecksLocked(); err != nil {
 			return err
 		}
+	}
+	if dispatch.Narrow(t.DType) {
+		// The kernels read 32-bit values: check t widened, exactly
+		// (narrow.go). Released once the check is queued, which the
+		// pool's ordering allows (buffer.go's Free).
+		w, err := dispatch.Widened(registered, convert, t)
+		if err != nil {
+			return err
+		}
+		defer w.Release()
+		t = w
 	}
 	slot := d.checks.Add(c)
 	params, err := walkParams(t.Shape, []view{viewOf(t)})

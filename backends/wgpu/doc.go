@@ -15,7 +15,11 @@
 // comparisons and conversions are kernels/wgsl/int64.wgsl's, so int64
 // indices, targets and the indices ops return (int64 on every device)
 // work as on the cpu. Bool tensors are stored as one 32-bit word per
-// element.
+// element. WGSL has no 8- or 16-bit storage either: float16 and bfloat16
+// are packed two to a word, int8 and uint8 four, and every kernel gets
+// them widened to float32 or int32 and rounds its result once
+// (dispatch.ViaCompute over narrow.go's convert, kernels/wgsl/convert.wgsl),
+// so they compute exactly as the cpu's do.
 //
 // Ops are recorded into one command encoder and submitted together when
 // data is read back, written, or synchronized; an error Dawn finds in a
@@ -28,6 +32,7 @@
 // device, its errors and submissions), backend.go (the dispatch.Backend),
 // buffer.go (tensor buffers and the pools), launch.go (pipelines and
 // dispatches), checks.go (value checks), kernel.go and ops_*.go (the
-// kernels), library.go (finding Dawn and lavapipe). Without cgo, nocgo.go
+// kernels), narrow.go and packed.go (the narrow dtypes' conversion and
+// storage), library.go (finding Dawn and lavapipe). Without cgo, nocgo.go
 // registers wgpu as unavailable.
 package wgpu

@@ -44,11 +44,14 @@ func shaderFor(key, family string, data any) (*shader, error) {
 }
 
 // The dtype sets of wgpu's kernels. A tensor on wgpu:0 is float32, int32,
-// bool (a u32 word per element) or int64 (two u32 words, int64.wgsl);
-// WGSL has no float64, so Alloc refuses it and no kernel meets it.
+// bool (a u32 word per element), int64 (two u32 words, int64.wgsl) or a
+// narrow dtype packed in u32 words (float16 and bfloat16 two to a word,
+// int8 and uint8 four), which the kernels see widened to float32 or int32
+// (register); WGSL has no float64, so Alloc refuses it and no kernel meets
+// it.
 const (
-	floatTypes   = dispatch.DTypeSet(1 << dispatch.Float32)
-	int32Types   = floatTypes | 1<<dispatch.Int32
+	floatTypes   = dispatch.DTypeSet(1<<dispatch.Float32) | dispatch.Halves
+	int32Types   = floatTypes | 1<<dispatch.Int32 | dispatch.Bytes
 	numericTypes = int32Types | 1<<dispatch.Int64
 	allTypes     = numericTypes | 1<<dispatch.Bool
 )
@@ -58,9 +61,18 @@ const i64 = "vec2<u32>"
 
 // register gives op a wgpu kernel for a first argument of a dtype in set
 // (less those wgpu:0 cannot hold); dispatch refuses every other dtype with
-// its uniform ErrUnsupported, so a kernel never checks in[0]'s dtype.
+// its uniform ErrUnsupported, so a kernel never checks in[0]'s dtype. k is
+// written for the wide dtypes only: a float16, bfloat16, int8 or uint8
+// argument or result reaches it widened to float32 or int32 and comes back
+// rounded once (dispatch.ViaCompute through convert, narrow.go), so set
+// takes a narrow dtype only where it holds its compute dtype too
+// (dispatch.Computable). The kernels that only move elements (contiguous,
+// cast, index_select, gather, where, cat, ...) go the same way: widening
+// is exact and rounding a widened value gives its bits back, but for a
+// signaling NaN, which comes back quiet as on the cpu's kernels that
+// compute.
 func register[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kernel[A]) {
-	dispatch.RegisterKernel(kind, op, set&allTypes, k)
+	dispatch.RegisterKernel(kind, op, dispatch.Computable(set&allTypes), dispatch.ViaCompute(registered, convert, k))
 }
 
 // wgslType is the WGSL element type that holds a dtype on wgpu:0: f32, i32,
@@ -87,7 +99,8 @@ func wordType(dt dispatch.DType) string {
 	return "u32"
 }
 
-// wgslTypes is the set of dtypes whose WGSL types (wgslType) key exprs.
+// wgslTypes is the set of dtypes whose WGSL types (wgslType) key exprs,
+// with the narrow dtypes that compute in them (register).
 func wgslTypes(exprs map[string]string) dispatch.DTypeSet {
 	var set dispatch.DTypeSet
 	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Int32, dispatch.Int64, dispatch.Bool} {
@@ -95,7 +108,7 @@ func wgslTypes(exprs map[string]string) dispatch.DTypeSet {
 			set |= 1 << dt
 		}
 	}
-	return set
+	return set | dispatch.Halves | dispatch.Bytes
 }
 
 // workgroup is the number of invocations per workgroup in every kernel.

@@ -4,8 +4,10 @@ package wgpu
 
 import "github.com/lathe-ml/lathe/dispatch"
 
-var kind = dispatch.RegisterBackend("wgpu", dispatch.Unavailable("wgpu",
-	"this program was built without cgo (CGO_ENABLED=0), and the wgpu backend calls Dawn through cgo"))
+var registered = dispatch.Unavailable("wgpu",
+	"this program was built without cgo (CGO_ENABLED=0), and the wgpu backend calls Dawn through cgo")
+
+var kind = dispatch.RegisterBackend("wgpu", registered)
 
 // launch is never reached without cgo: the backend is unavailable, so
 // dispatch runs no wgpu kernel.

@@ -41,6 +41,7 @@ from pad import grad_pad, pad  # noqa: E402
 from stress import stress  # noqa: E402
 from sort import grad_sort, sort  # noqa: E402
 from attention import attention, grad_attention  # noqa: E402
+import transformer_ref  # noqa: E402
 import gpt  # noqa: E402
 
 
@@ -68,6 +69,8 @@ def main():
     autocast.main()
     # nn.GradScaler's steps (gradscaler.py).
     gradscaler.main()
+    # nn's transformer layers (transformer_ref.py).
+    transformer_ref.main()
     # examples/gpt/model's weights, logits, gradients and AdamW losses (gpt.py).
     gpt.main()
 

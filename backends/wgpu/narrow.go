@@ -1,0 +1,64 @@
+package wgpu
+
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// The narrow dtypes (float16, bfloat16, int8, uint8) are stored packed in
+// u32 words (elemBytes, Upload, Read) and computed wide through
+// dispatch.ViaCompute, whose comment gives the rules; wgpu brings its
+// storage and convert, one kernel family (convert.wgsl). The conversions
+// are integer code on the bits, not WGSL's f16 type: lavapipe's adapter
+// reports shader-f16 (feature 0x0b of this Dawn), but an adapter need not,
+// and WGSL leaves to the implementation which neighbour an inexact
+// conversion to f16 gives and what a NaN becomes.
+
+// packed is how a narrow dtype sits in a u32 word: its width in bits and
+// the prefix of its conversion functions in convert.wgsl.
+type packed struct {
+	bits int
+	name string
+}
+
+var packings = map[dispatch.DType]packed{
+	dispatch.Float16:  {16, "f16"},
+	dispatch.BFloat16: {16, "bf16"},
+	dispatch.Int8:     {8, "i8"},
+	dispatch.Uint8:    {8, "u8"},
+}
+
+// convert is wgpu's dispatch.Converter: one launch of convert.wgsl,
+// widening when from is narrow and narrowing into to otherwise. Both
+// buffers are wgpu's, as dispatch checked for the op that asks.
+func convert(dev dispatch.Device, dst dispatch.Buffer, to dispatch.DType, dstOff int, src dispatch.Buffer, from dispatch.DType, srcOff, n int) error {
+	if n == 0 {
+		return nil
+	}
+	widen := dispatch.Narrow(from)
+	narrow := to
+	if widen {
+		narrow = from
+	}
+	pk := packings[narrow]
+	dir := "narrow"
+	if widen {
+		dir = "widen"
+	}
+	sh, err := shaderFor("convert/"+pk.name+"/"+dir, "convert",
+		struct {
+			Name  string
+			Bits  int
+			Widen bool
+		}{pk.name, pk.bits, widen})
+	if err != nil {
+		return err
+	}
+	items := n
+	if !widen {
+		per := 32 / pk.bits
+		items = (dstOff+n-1)/per - dstOff/per + 1
+	}
+	out := &dispatch.Tensor{Device: dev, DType: to, Storage: &dispatch.Storage{Buffer: dst}}
+	in := &dispatch.Tensor{Device: dev, DType: from, Storage: &dispatch.Storage{Buffer: src}}
+	return launch("convert", sh, grid(items), []uint32{uint32(items), uint32(dstOff), uint32(srcOff), uint32(n)}, out, in)
+}

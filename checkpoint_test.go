@@ -1,0 +1,198 @@
+package lathe
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/lathe-ml/lathe/alloc"
+	"github.com/lathe-ml/lathe/internal/testenv"
+)
+
+// mlpBlock is a checkpointed function's body: tanh(x·w1 + b1)·w2, with
+// dropout where drop is set.
+func mlpBlock(drop bool) func(xs ...*Tensor) *Tensor {
+	return func(xs ...*Tensor) *Tensor {
+		h := xs[0].MatMul(xs[1]).Add(xs[2]).Tanh()
+		if drop {
+			h = h.Dropout(0.5, true)
+		}
+		return h.MatMul(xs[3])
+	}
+}
+
+// checkpointCase runs sum((f(2·x0, w1, b1, w2))²) forward and backward,
+// through Checkpoint or not, and returns every leaf's gradient and the
+// random stream's next draw.
+func checkpointCase(t *testing.T, checkpoint, drop bool) ([][]float64, float64) {
+	t.Helper()
+	Seed(11)
+	x0 := RandN(CPU, Float64, 4, 8).RequireGrad()
+	w1 := RandN(CPU, Float64, 8, 16).RequireGrad()
+	b1 := RandN(CPU, Float64, 16).RequireGrad()
+	w2 := RandN(CPU, Float64, 16, 8).RequireGrad()
+	x := x0.MulScalar(2)
+	f := mlpBlock(drop)
+	var y *Tensor
+	if checkpoint {
+		y = Checkpoint(f, x, w1, b1, w2)
+	} else {
+		y = f(x, w1, b1, w2)
+	}
+	if err := y.Mul(y).Sum().Backward(); err != nil {
+		t.Fatalf("backward (checkpoint %v): %v", checkpoint, err)
+	}
+	var grads [][]float64
+	for _, p := range []*Tensor{x0, w1, b1, w2} {
+		g, err := p.Grad().Float64s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		grads = append(grads, g)
+	}
+	next, err := Rand(CPU, Float64, 1).Float64s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return grads, next[0]
+}
+
+// A checkpointed block gives the plain block's gradients bit for bit (the
+// same ops run in the same order), dropout's mask replayed in backward,
+// and leaves the random stream where the plain run leaves it.
+func TestCheckpointGradientsMatch(t *testing.T) {
+	for _, drop := range []bool{false, true} {
+		want, wantNext := checkpointCase(t, false, drop)
+		got, gotNext := checkpointCase(t, true, drop)
+		for i := range want {
+			if !slices.Equal(got[i], want[i]) {
+				t.Errorf("dropout %v: gradient %d through Checkpoint = %v, want %v", drop, i, got[i][:3], want[i][:3])
+			}
+		}
+		if gotNext != wantNext {
+			t.Errorf("dropout %v: the stream's next draw after a checkpointed step is %v, want %v", drop, gotNext, wantNext)
+		}
+	}
+}
+
+// A function that returns an argument unchanged passes its gradient
+// through; one whose inputs need no gradient records nothing.
+func TestCheckpointEdgeCases(t *testing.T) {
+	x := FromSlice(CPU, []float64{1, 2, 3}, 3).RequireGrad()
+	h := x.MulScalar(3)
+	y := Checkpoint(func(xs ...*Tensor) *Tensor { return xs[0] }, h)
+	if err := y.Sum().Backward(); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := x.Grad().Float64s(); !slices.Equal(g, []float64{3, 3, 3}) {
+		t.Errorf("gradient through an identity checkpoint = %v, want [3 3 3]", g)
+	}
+	if v, _ := h.Float64s(); !slices.Equal(v, []float64{3, 6, 9}) {
+		t.Errorf("the argument after backward = %v, want it untouched", v)
+	}
+	c := FromSlice(CPU, []float64{1, 2}, 2)
+	if z := Checkpoint(func(xs ...*Tensor) *Tensor { return xs[0].Exp() }, c); z.Err() != nil || z.RequiresGrad() {
+		t.Errorf("a checkpoint of tensors that need no gradient = %v (requires grad %v), want a plain result", z.Err(), z.RequiresGrad())
+	}
+}
+
+// What a caller can get wrong is an error, and a failed backward pass
+// changes no gradient.
+func TestCheckpointErrors(t *testing.T) {
+	w := FromSlice(CPU, []float64{1, 2}, 2).RequireGrad()
+	hidden := FromSlice(CPU, []float64{3, 4}, 2).RequireGrad()
+	y := Checkpoint(func(xs ...*Tensor) *Tensor { return xs[0].Mul(hidden) }, w)
+	if err := y.Sum().Backward(); !errors.Is(err, ErrGrad) {
+		t.Errorf("a parameter read from the closure but not passed: %v, want ErrGrad", err)
+	}
+	if w.Grad() != nil || hidden.Grad() != nil {
+		t.Errorf("the failed pass left gradients behind")
+	}
+
+	y = Checkpoint(func(xs ...*Tensor) *Tensor { return xs[0].Mul(xs[0]) }, w)
+	if _, err := Grad(y.Sum(), []*Tensor{w}, CreateGraph()); !errors.Is(err, ErrGrad) {
+		t.Errorf("CreateGraph through a checkpoint: %v, want ErrGrad", err)
+	}
+
+	if z := Checkpoint(nil, w); !errors.Is(z.Err(), ErrValue) {
+		t.Errorf("nil f: %v, want ErrValue", z.Err())
+	}
+	if z := Checkpoint(func(...*Tensor) *Tensor { return nil }, w); !errors.Is(z.Err(), ErrValue) {
+		t.Errorf("f returning nil: %v, want ErrValue", z.Err())
+	}
+	if z := Checkpoint(func(xs ...*Tensor) *Tensor { return xs[0] }, (*Tensor)(nil)); z.Err() == nil {
+		t.Errorf("a nil argument was accepted")
+	}
+
+	v := FromSlice(CPU, []float64{1, 2}, 2).RequireGrad()
+	h := v.MulScalar(2)
+	y = Checkpoint(func(xs ...*Tensor) *Tensor { return xs[0].Exp() }, h)
+	h.Release()
+	if err := y.Sum().Backward(); !errors.Is(err, ErrReleased) {
+		t.Errorf("an input released before backward: %v, want ErrReleased", err)
+	}
+
+	calls := 0
+	u := FromSlice(CPU, []float64{1, 2}, 2).RequireGrad()
+	y = Checkpoint(func(xs ...*Tensor) *Tensor {
+		calls++
+		if calls > 1 {
+			return xs[0].Sum()
+		}
+		return xs[0].Exp()
+	}, u)
+	if err := y.Sum().Backward(); !errors.Is(err, ErrGrad) {
+		t.Errorf("a recomputation of another shape: %v, want ErrGrad", err)
+	}
+}
+
+// A checkpoint keeps none of its function's intermediate results between
+// forward and backward: on wgpu:0, whose pool counts what live tensors
+// hold once the garbage collector has run, a chain of eight tanh holds
+// eight blocks plainly and one (its result) through Checkpoint.
+func TestCheckpointKeepsNoActivations(t *testing.T) {
+	dev := WGPU(0)
+	for _, info := range DeviceStatus() {
+		if info.Device == dev && !info.Available {
+			testenv.SkipDevice(t, dev.String(), "%s is unavailable: %s", dev, info.Detail)
+		}
+	}
+	const n = 1 << 16
+	live := func() int64 {
+		alloc.Collect()
+		s, err := MemoryStats(dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Allocated
+	}
+	chain := func(xs ...*Tensor) *Tensor {
+		h := xs[0]
+		for range 8 {
+			h = h.Tanh()
+		}
+		return h
+	}
+	x := RandN(dev, Float32, n).RequireGrad()
+	for _, checkpoint := range []bool{false, true} {
+		base := live()
+		var y *Tensor
+		if checkpoint {
+			y = Checkpoint(chain, x)
+		} else {
+			y = chain(x)
+		}
+		held := (live() - base) / (4 * n)
+		if err := y.Sum().Backward(); err != nil {
+			t.Fatal(err)
+		}
+		x.ZeroGrad()
+		want := int64(8)
+		if checkpoint {
+			want = 1
+		}
+		if held != want {
+			t.Errorf("checkpoint %v: the forward pass holds %d blocks of the input's size, want %d", checkpoint, held, want)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package nn
+
+import (
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// scoreMask checks masks against the scores' shape [B, H, L, T], T =
+// offset + s keys (offset of them cached), and merges them into one mask
+// for the scores as torch's F.multi_head_attention_forward does: a Bool
+// result is true where a query may not attend, a float one is added to
+// the scores (the Bool masks folded in as -Inf). causal reports that the
+// only mask is the causal one of a square self-attention, which the fused
+// kernel applies itself (lathe.IsCausal) when no weights are wanted.
+func (m *MultiheadAttention) scoreMask(n attnArgs, masks AttentionMasks, b, l, s, offset int, query *lathe.Tensor, needWeights bool) (
+	mask *lathe.Tensor, causal bool, err error) {
+	h, t := m.NumHeads, offset+s
+	dev, dt := query.Device(), query.DType()
+	var blocked, added *lathe.Tensor
+	if a := masks.Attn; a != nil {
+		if err := maskArg(n, n.attn, a, dev); err != nil {
+			return nil, false, err
+		}
+		if !slices.Equal(a.Shape(), []int{l, t}) && !slices.Equal(a.Shape(), []int{b * h, l, t}) {
+			return nil, false, nnError(n.op, lathe.ErrShape, n.attn, "has shape "+shapeString(a.Shape())+" but the scores are "+
+				shapeString([]int{b, h, l, t}), "give a mask of [L, S] = "+shapeString([]int{l, t})+", or [B·heads, L, S] = "+shapeString([]int{b * h, l, t}))
+		}
+		if a.Rank() == 3 {
+			a = a.Reshape(b, h, l, t)
+		}
+		if a.DType() == lathe.Bool {
+			blocked = a
+		} else {
+			added = a.Cast(dt)
+		}
+	}
+	if p := masks.KeyPadding; p != nil {
+		if err := maskArg(n, n.keyPadding, p, dev); err != nil {
+			return nil, false, err
+		}
+		if p.DType() != lathe.Bool {
+			return nil, false, nnError(n.op, lathe.ErrDType, n.keyPadding, "is "+p.DType().String(), "give a Bool mask, true for each key to ignore")
+		}
+		if !slices.Equal(p.Shape(), []int{b, t}) {
+			return nil, false, nnError(n.op, lathe.ErrShape, n.keyPadding, "has shape "+shapeString(p.Shape())+" but must be [B, S] = "+
+				shapeString([]int{b, t}), "give one flag per batch element and key")
+		}
+		blocked = orMask(blocked, p.Reshape(b, 1, 1, t))
+	}
+	if masks.Causal {
+		if blocked == nil && added == nil && !needWeights && l == t {
+			return nil, true, nil
+		}
+		if l > 1 { // one query, the last position, sees every key
+			blocked = orMask(blocked, causalBlocked(dev, l, t))
+		}
+	}
+	switch {
+	case added != nil && blocked != nil:
+		return added.MaskedFill(blocked, math.Inf(-1)), false, nil
+	case added != nil:
+		return added, false, nil
+	}
+	return blocked, false, nil
+}
+
+// maskArg checks that a mask is a live Bool or float tensor on dev.
+func maskArg(n attnArgs, arg string, t *lathe.Tensor, dev lathe.Device) error {
+	op := n.op
+	if err := tensorArg(op, arg, t); err != nil {
+		return err
+	}
+	if dt := t.DType(); dt != lathe.Bool && !dt.IsFloat() {
+		return nnError(op, lathe.ErrDType, arg, "is "+dt.String(), "give a Bool mask (true: may not attend) or a float one added to the scores")
+	}
+	if t.Device() != dev {
+		return nnError(op, lathe.ErrDevice, arg, "is on "+t.Device().String()+" but "+n.query+" is on "+dev.String(), "move "+arg+" with To("+dev.String()+")")
+	}
+	return nil
+}
+
+func orMask(a, b *lathe.Tensor) *lathe.Tensor {
+	if a == nil {
+		return b
+	}
+	return a.LogicalOr(b)
+}
+
+// causalBlocked is the Bool [l, t] mask, true where query i may not attend
+// to key j: j > i + t - l (the queries are the last l of t positions).
+func causalBlocked(dev lathe.Device, l, t int) *lathe.Tensor {
+	if l > math.MaxInt/max(t, 1) {
+		return lathe.Failed(nnError("causal_mask", lathe.ErrShape, "", "has "+strconv.Itoa(l)+"×"+strconv.Itoa(t)+" elements", "use shorter sequences"))
+	}
+	data := make([]bool, l*t)
+	for i := range l {
+		for j := max(i+t-l+1, 0); j < t; j++ {
+			data[i*t+j] = true
+		}
+	}
+	return lathe.FromSlice(dev, data, l, t)
+}
