@@ -16,6 +16,7 @@ import (
 type Block struct {
 	nn.Base
 	heads  int
+	rotary bool          // turn queries and keys by position (nn.ApplyRotary)
 	Norm1  *nn.LayerNorm // ln_1
 	QKV    *nn.Linear    // attn.qkv: [3·Dim, Dim], the query, key and value projections stacked
 	Proj   *nn.Linear    // attn.proj: [Dim, Dim]
@@ -30,6 +31,7 @@ func newBlock(c Config) *Block {
 	residual := 0.02 / math.Sqrt(2*float64(max(c.Layers, 1)))
 	b := &Block{
 		heads:  c.Heads,
+		rotary: c.Rotary,
 		Norm1:  nn.NewLayerNorm([]int{c.Dim}, nn.WithDType(c.DType)),
 		QKV:    linear(c.DType, c.Dim, 3*c.Dim, 0.02),
 		Proj:   linear(c.DType, c.Dim, c.Dim, residual),
@@ -46,18 +48,16 @@ func newBlock(c Config) *Block {
 	return b
 }
 
-// Forward runs the block with learned positions (none inside it).
-func (b *Block) Forward(h *lathe.Tensor) *lathe.Tensor { return b.forward(h, nil) }
-
-func (b *Block) forward(h *lathe.Tensor, rope *rotary) *lathe.Tensor {
-	h = h.Add(b.attention(b.Norm1.Forward(h), rope))
+// Forward runs the block on the residual stream h [B, L, Dim].
+func (b *Block) Forward(h *lathe.Tensor) *lathe.Tensor {
+	h = h.Add(b.attention(b.Norm1.Forward(h)))
 	return h.Add(b.FCProj.Forward(b.FC.Forward(b.Norm2.Forward(h)).GELU()))
 }
 
 // attention is causal self-attention over x [B, L, Dim]: split into heads
-// [B, H, L, Dim/H], rotate queries and keys by position when rope is set,
-// attend, and merge the heads back.
-func (b *Block) attention(x *lathe.Tensor, rope *rotary) *lathe.Tensor {
+// [B, H, L, Dim/H], rotate queries and keys by position with rotary
+// positions, attend, and merge the heads back.
+func (b *Block) attention(x *lathe.Tensor) *lathe.Tensor {
 	s := x.Shape()
 	if len(s) != 3 {
 		return x.Linear(b.QKV.Weight, b.QKV.Bias) // the layer's own shape error
@@ -70,12 +70,17 @@ func (b *Block) attention(x *lathe.Tensor, rope *rotary) *lathe.Tensor {
 	q := heads(qkv.Narrow(2, 0, dim))
 	k := heads(qkv.Narrow(2, dim, dim))
 	v := heads(qkv.Narrow(2, 2*dim, dim))
-	if rope != nil {
-		q, k = rope.apply(q), rope.apply(k)
+	if b.rotary {
+		// GPT-NeoX's "rotate half" convention, as build/torchref/gpt.py's
+		// rotate_half: x·cos(pθ) + [-x₂, x₁]·sin(pθ), θᵢ = 10000^(-2i/D).
+		q, k = nn.ApplyRotary(q, 0, ropeBase), nn.ApplyRotary(k, 0, ropeBase)
 	}
 	y := lathe.ScaledDotProductAttention(q, k, v, lathe.IsCausal())
 	return b.Proj.Forward(y.Transpose(1, 2).Reshape(bsz, l, dim))
 }
+
+// ropeBase is RoFormer's base of the rotary frequencies.
+const ropeBase = 10000
 
 // linear is a Linear layer with N(0, std²) weights and a zero bias.
 func linear(dt lathe.DType, in, out int, std float64) *nn.Linear {

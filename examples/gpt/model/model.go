@@ -43,7 +43,7 @@ func (c Config) check() *lathe.Error {
 }
 
 // GPT is a decoder-only transformer (GPT-2's layout): token embeddings
-// plus learned positions (or rotary positions inside attention), Layers
+// plus learned positions (or rotary positions in attention, nn.ApplyRotary), Layers
 // pre-norm blocks of causal self-attention and an MLP, a final LayerNorm,
 // and an output head tied to the token embeddings. Its state-dict names
 // are those of build/torchref/gpt.py's torch module, so weights move
@@ -102,15 +102,12 @@ func (g *GPT) Forward(tokens *lathe.Tensor) *lathe.Tensor {
 			"pass [batch, length] with 1 ≤ length ≤ Context ("+strconv.Itoa(g.Context)+"); crop longer sequences to their last Context tokens"))
 	}
 	h := g.TokEmb.Forward(tokens)
-	var rope *rotary
-	if g.Rotary {
-		rope = newRotary(tokens.Device(), g.DType, s[1], g.Dim/g.Heads)
-	} else {
+	if !g.Rotary {
 		pos := lathe.Arange(tokens.Device(), lathe.Int64, 0, float64(s[1]), 1)
 		h = h.Add(g.PosEmb.Forward(pos))
 	}
 	for _, b := range g.Blocks {
-		h = b.forward(h, rope)
+		h = b.Forward(h)
 	}
 	// The head shares the token table (weight tying, as GPT-2): logits are
 	// h·Eᵀ, torch's F.linear(h, tok_emb.weight).
