@@ -106,9 +106,9 @@ var (
 //
 // dtype must be Float16 or BFloat16, else Autocast returns an ErrDType and
 // does not call f. Nested calls apply the innermost dtype and restore the
-// outer one on return, also when f panics. Only the cpu computes in float16
-// and bfloat16 today: on wgpu and cuda the cast to dtype inside an op under
-// Autocast is an ErrUnsupported, as any 16-bit tensor there is.
+// outer one on return, also when f panics. Every device computes in
+// float16 and bfloat16: the cpu, cuda and wgpu store them in 16 bits and
+// compute them in float32 between conversions.
 func Autocast(dtype DType, f func()) error {
 	if dtype != Float16 && dtype != BFloat16 {
 		return errorf("autocast", ErrDType, "dtype", "is "+dtype.String()+" but autocast computes in float16 or bfloat16",

@@ -429,6 +429,22 @@ func biOps() map[string]biOp {
 			huge: func(dev Device) *Tensor {
 				return biBig(dev, biHuge, biHuge, 1).GroupNorm(biHuge, nil, nil, 1e-5)
 			}},
+		// RandInt and RandPerm take no tensor: their cases are the valid
+		// call and a size no host or device holds.
+		"randint": {args: func(Device) []*Tensor { return nil },
+			call: func([]*Tensor) *Tensor { return RandInt(CPU, Int64, 0, 10, 2, 3) },
+			huge: func(dev Device) *Tensor { return RandInt(dev, Int64, 0, 10, biHuge, biHuge) }},
+		"randperm": {args: func(Device) []*Tensor { return nil },
+			call: func([]*Tensor) *Tensor { return RandPerm(CPU, Int64, 6) },
+			huge: func(dev Device) *Tensor { return RandPerm(dev, Int64, biHuge*biHuge) }},
+		"randint_like": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
+			call: func(a []*Tensor) *Tensor { return RandIntLike(a[0], 0, 2) }, kinds: "a",
+			huge: func(dev Device) *Tensor { return RandIntLike(biBig(dev, biHuge, biHuge), 0, 2) }},
+		// A huge view of weights must be read back to the host, which
+		// cannot hold it.
+		"multinomial": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
+			call: func(a []*Tensor) *Tensor { return Multinomial(a[0], 2, false) }, kinds: "f",
+			huge: func(dev Device) *Tensor { return Multinomial(biBig(dev, biHuge, biHuge), 1, true) }},
 	}
 	for _, u := range []struct {
 		name string

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/lathe-ml/lathe/alloc"
 	"github.com/lathe-ml/lathe/dispatch"
@@ -225,35 +224,6 @@ func hostTensor(op string, dev Device, dt DType, vals []float64, shape []int) *T
 	return upload(op, dev, data, dt, shape)
 }
 
-// The generator behind Rand, RandN and Dropout: one seeded stream per
-// process, so a program that calls Seed gets the same numbers every run.
-var (
-	rngMu  sync.Mutex
-	rngPCG = rand.NewPCG(0x6c617468, 0x65)
-	rng    = rand.New(rngPCG)
-)
-
-// Seed resets the random stream that Rand, RandN and Dropout draw from.
-func Seed(seed uint64) {
-	rngMu.Lock()
-	rngPCG.Seed(seed, 0x65)
-	rngMu.Unlock()
-}
-
-// rngState is the random stream's position, for Checkpoint to draw the
-// same numbers again; setRNGState puts the stream back there.
-func rngState() rand.PCG {
-	rngMu.Lock()
-	defer rngMu.Unlock()
-	return *rngPCG
-}
-
-func setRNGState(s rand.PCG) {
-	rngMu.Lock()
-	*rngPCG = s
-	rngMu.Unlock()
-}
-
 // Rand makes a float tensor of values uniform on [0, 1).
 func Rand(dev Device, dt DType, shape ...int) *Tensor {
 	draw32 := (*rand.Rand).Float32
@@ -289,26 +259,23 @@ func random(op string, dev Device, dt DType, shape []int, draw64 func(*rand.Rand
 	if err := checkHost(op, "shape", n, dt.Size()); err != nil {
 		return failed(err)
 	}
-	rngMu.Lock()
-	var data any
-	if dt != Float64 { // a 16-bit float rounds a float32 draw, as torch.rand(dtype=torch.half) does
+	return drawAndUpload(op, dev, dt, s, func(r *rand.Rand) any {
+		if dt == Float64 {
+			d := make([]float64, n)
+			for i := range d {
+				d[i] = draw64(r)
+			}
+			return d
+		}
 		d := make([]float32, n)
 		for i := range d {
-			d[i] = draw32(rng)
+			d[i] = draw32(r)
 		}
-		data = d
-		if dt != Float32 {
-			data = ops.HostData(dt, widen(d))
+		if dt != Float32 { // a 16-bit float rounds a float32 draw, as torch.rand(dtype=torch.half) does
+			return ops.HostData(dt, widen(d))
 		}
-	} else {
-		d := make([]float64, n)
-		for i := range d {
-			d[i] = draw64(rng)
-		}
-		data = d
-	}
-	rngMu.Unlock()
-	return upload(op, dev, data, dt, s)
+		return d
+	})
 }
 
 // FromHalfBits makes a float16 or bfloat16 tensor (dt) on dev from a copy

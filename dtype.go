@@ -9,8 +9,8 @@ type DType = dispatch.DType
 // WebGPU. Float16 and BFloat16 are stored in 16 bits and computed in
 // float32, rounding each op's result once (to nearest even), as PyTorch
 // does on the CPU; Int8 and Uint8 are stored in 8 bits, and their
-// arithmetic wraps, as PyTorch's does. The four run on the cpu; the other
-// devices refuse them with ErrUnsupported for now.
+// arithmetic wraps, as PyTorch's does. The four run on every device,
+// computed by the float32 and int32 kernels between conversions.
 const (
 	Float32  = dispatch.Float32
 	Float64  = dispatch.Float64

@@ -141,6 +141,12 @@ def build_add1(grad):
     return build
 
 
+def build_multinomial(dev, dt, dims):
+    rows, categories, samples, replacement = dims
+    probs = torch.randn(rows, categories, dtype=dt, device=dev).softmax(-1)
+    return lambda: torch.multinomial(probs, samples, replacement == 1).cpu()
+
+
 def gpt_model(dev, dt, dims):
     """examples/gpt's model as build/torchref/gpt.py writes it (learned
     positions; attention as softmax(q·kᵀ/√d masked)·v, since torch 1.13 has
@@ -201,6 +207,7 @@ BUILDERS = {
     "resblock_step": build_resblock_step,
     "add1": build_add1(False),
     "add1_grad": build_add1(True),
+    "multinomial": build_multinomial,
     "gpt_step": build_gpt_step,
     "gpt_generate": build_gpt_generate,
 }

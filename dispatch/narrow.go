@@ -50,6 +50,12 @@ func Computable(set DTypeSet) DTypeSet {
 	return out
 }
 
+// An Allocator makes the temporaries that ViaCompute and Widened need: a
+// Backend is one, and a backend may pass a smaller type of its own.
+type Allocator interface {
+	Alloc(dev Device, dt DType, n int) (Buffer, error)
+}
+
 // A Converter copies n consecutive elements of src, of dtype from, starting
 // at element srcOff, into n consecutive elements of dst, of dtype to,
 // starting at dstOff, on dev: exactly from a narrow dtype to its compute
@@ -65,7 +71,7 @@ type Converter func(dev Device, dst Buffer, to DType, dstOff int, src Buffer, fr
 // rounded into out (contiguous, as dispatch allocates it) once. b allocates the temporaries and convert moves
 // elements between the dtypes. A call with no narrow tensor goes straight
 // to k; one whose temporary b refuses returns the refusal.
-func ViaCompute[A any](b Backend, convert Converter, k Kernel[A]) Kernel[A] {
+func ViaCompute[A any](b Allocator, convert Converter, k Kernel[A]) Kernel[A] {
 	return func(out *Tensor, in []*Tensor, a A) error {
 		some := Narrow(out.DType)
 		for _, t := range in {
@@ -111,7 +117,7 @@ func ViaCompute[A any](b Backend, convert Converter, k Kernel[A]) Kernel[A] {
 // Widened is t (of a narrow dtype) in its compute dtype, exactly, with t's
 // shape and strides over a new buffer that holds the span of t's storage
 // that t addresses. The caller releases it.
-func Widened(b Backend, convert Converter, t *Tensor) (*Tensor, error) {
+func Widened(b Allocator, convert Converter, t *Tensor) (*Tensor, error) {
 	lo, hi := t.Offset, t.Offset+1
 	for d, s := range t.Shape {
 		if s == 0 {

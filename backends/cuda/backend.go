@@ -125,8 +125,8 @@ func (b *backend) Describe(index int) string {
 	return d.describe()
 }
 
-// Holds reports whether a cuda device can hold dt: the dtypes that the PTX
-// has kernels for (dispatch.Holder).
+// Holds reports whether a cuda device can hold dt: every dtype, the narrow
+// ones computed wide (launch.go's dtypes; dispatch.Holder).
 func (b *backend) Holds(dt dispatch.DType) bool { return dtypes.Has(dt) }
 
 func (b *backend) Alloc(dev dispatch.Device, dt dispatch.DType, n int) (dispatch.Buffer, error) {
@@ -150,6 +150,11 @@ func (b *backend) Alloc(dev dispatch.Device, dt dispatch.DType, n int) (dispatch
 		return nil, err
 	}
 	return &buffer{blk: blk, home: d.pool}, nil
+}
+
+// bufferOn is Alloc of the process's backend, for the allocate hook.
+func bufferOn(dev dispatch.Device, dt dispatch.DType, n int) (dispatch.Buffer, error) {
+	return cudaBackend.Alloc(dev, dt, n)
 }
 
 func (b *backend) Upload(dev dispatch.Device, data any) (dispatch.Buffer, error) {

@@ -63,11 +63,13 @@ func newCheckQueue(mem slotMemory, size int) *checkQueue {
 // add queues c over the values of t and returns at once, unless the queue
 // is full: it drains first (a wait), and returns the error of an earlier
 // check that failed, if one did, without queuing c (the op does not run).
+//
+// An int8 or uint8 tensor (an integer pow's exponents) is checked widened
+// to int32, exactly; the temporary goes back to the pool once the check is
+// queued, as borrow's does.
 func (q *checkQueue) add(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
-	var sfx string
 	switch t.DType {
-	case dispatch.Int32, dispatch.Int64:
-		sfx = suffix(t.DType)
+	case dispatch.Int32, dispatch.Int64, dispatch.Int8, dispatch.Uint8:
 	default:
 		return dispatch.Unsupported(t.Device, c.Op, t.DType)
 	}
@@ -75,6 +77,12 @@ func (q *checkQueue) add(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
 	if n == 0 {
 		return nil
 	}
+	t, release, err := widened(t)
+	if err != nil {
+		return err
+	}
+	defer release()
+	sfx := suffix(t.DType)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.slots == 0 {

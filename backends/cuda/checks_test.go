@@ -209,6 +209,6 @@ func emuTensor(t *testing.T, dt dispatch.DType, vals []int64, shape, strides []i
 	t.Cleanup(func() { cudaemu.Free(p) })
 	cudaemu.Write(p, raw)
 	x := tensor(dt, shape, strides...)
-	x.Storage = dispatch.NewStorage(emuBuffer{p}, len(vals))
+	x.Storage = dispatch.NewStorage(emuBuffer{ptr: p}, len(vals))
 	return x
 }

@@ -17,11 +17,19 @@
 // whose cache lathe.EmptyCache hands back, through the backend's
 // dispatch.MemoryManager methods.
 //
+// Every dtype is held. The kernels compute float32, float64, int32, int64
+// and bool; float16, bfloat16, int8 and uint8 are stored narrow and reach
+// the same kernels widened to float32 or int32, their results rounded once
+// (dispatch.ViaCompute, which register wraps every kernel in), by the
+// conversion kernels of narrow.cu (narrow.go). Native half kernels, which
+// would skip the conversions' passes and temporaries, are owed.
+//
 // The files: cdecl.h holds every C declaration and driver.go every call
 // into C; backend.go and device.go are the dispatch.Backend; buffer.go,
 // params.go, hostdata.go and errors.go are plain Go (a tensor's block,
 // kernel parameter layout and launch checks, host data, error
 // translation), tested without a GPU; launch.go is the contract that the
-// kernels' registrations (ops_*.go) are written against. Without cgo,
+// kernels' registrations (ops_*.go) are written against, and narrow.go
+// the narrow dtypes' conversions. Without cgo,
 // nocgo.go registers cuda as unavailable.
 package cuda

@@ -13,6 +13,7 @@ import (
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
 	"github.com/lathe-ml/lathe/internal/cudaemu"
+	"github.com/lathe-ml/lathe/internal/half"
 )
 
 // TestKernelsMatchCPU runs every registered kernel, launches and all, on the
@@ -22,6 +23,14 @@ import (
 // the registrations' layouts and compositions (pad, concat, conv, the
 // reductions' rows, ...) and the kernels together, end to end.
 func TestKernelsMatchCPU(t *testing.T) {
+	matchCPU(t, func(narrow bool) bool { return !narrow }, nil)
+}
+
+// matchCPU runs the cases that keep takes (told whether the case has a
+// narrow dtype) on the emulation and compares them with the cpu backend;
+// exact says which ops' narrow float results must match bit for bit (nil:
+// none).
+func matchCPU(t *testing.T, keep func(narrow bool) bool, exact map[*dispatch.Schema]bool) {
 	emulate(t)
 	var allocs []uint64
 	t.Cleanup(func() {
@@ -45,6 +54,13 @@ func TestKernelsMatchCPU(t *testing.T) {
 			if err != nil {
 				continue
 			}
+			narrow := dispatch.Narrow(dt)
+			for _, x := range c.in {
+				narrow = narrow || dispatch.Narrow(x.DType)
+			}
+			if !keep(narrow) {
+				continue
+			}
 			label := fmt.Sprintf("%s#%d(%s)", op.Name, ci, describe(c.in))
 			// The same data on both sides: a flat storage per input, viewed
 			// through the case's shape and strides.
@@ -60,7 +76,7 @@ func TestKernelsMatchCPU(t *testing.T) {
 				allocs = append(allocs, p)
 				cudaemu.Write(p, data)
 				e := tensor(x.DType, x.Shape, x.Strides...)
-				e.Storage = dispatch.NewStorage(emuBuffer{p}, len(data)/x.DType.Size())
+				e.Storage = dispatch.NewStorage(emuBuffer{ptr: p}, len(data)/x.DType.Size())
 				emuIn = append(emuIn, e)
 			}
 			want, cpuErr := c.call(cpuIn)
@@ -68,7 +84,7 @@ func TestKernelsMatchCPU(t *testing.T) {
 			p := cudaemu.Alloc(outBytes)
 			allocs = append(allocs, p)
 			out := tensor(dt, shape)
-			out.Storage = dispatch.NewStorage(emuBuffer{p}, dispatch.Numel(shape))
+			out.Storage = dispatch.NewStorage(emuBuffer{ptr: p}, dispatch.Numel(shape))
 			err = c.run(out, emuIn)
 			var ce, ke *dispatch.Error
 			switch {
@@ -88,7 +104,7 @@ func TestKernelsMatchCPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			compare(t, label, dt, cudaemu.Read(p, outBytes), wantData)
+			compare(t, label, dt, cudaemu.Read(p, outBytes), wantData, exact[op])
 			ran++
 		}
 	}
@@ -126,7 +142,12 @@ func emulate(t *testing.T) *checkQueue {
 		return p, func() { cudaemu.Free(p) }, nil
 	}
 	checksOn = func(dispatch.Device) (*checkQueue, error) { return q, nil }
+	oldM := allocate
+	allocate = func(_ dispatch.Device, dt dispatch.DType, n int) (dispatch.Buffer, error) {
+		return emuBuffer{ptr: cudaemu.Alloc(n * dt.Size()), owned: true}, nil
+	}
 	t.Cleanup(func() {
+		allocate = oldM
 		enqueue, addressOf, borrow, checksOn = oldE, oldA, oldB, oldC
 		for _, p := range mem.allocs {
 			cudaemu.Free(p)
@@ -135,10 +156,19 @@ func emulate(t *testing.T) *checkQueue {
 	return q
 }
 
-// emuBuffer is a tensor's memory in the emulation.
-type emuBuffer struct{ ptr uint64 }
+// emuBuffer is a tensor's memory in the emulation; an owned one (a wide
+// temporary of dispatch.ViaCompute) is freed with its tensor, the others
+// when the test ends.
+type emuBuffer struct {
+	ptr   uint64
+	owned bool
+}
 
-func (emuBuffer) Free() {}
+func (b emuBuffer) Free() {
+	if b.owned {
+		cudaemu.Free(b.ptr)
+	}
+}
 
 // emuSlots is the value checks' slot memory in the emulation, where a
 // kernel has run by the time enqueue returns: read needs no wait. It
@@ -215,6 +245,14 @@ func randomData(rng *rand.Rand, x *dispatch.Tensor, op *dispatch.Schema, arg int
 			b = binary.LittleEndian.AppendUint64(b, uint64(v))
 		case dispatch.Bool:
 			b = append(b, byte(rng.IntN(2)))
+		case dispatch.Float16:
+			b = binary.LittleEndian.AppendUint16(b, half.Float16FromFloat32(float32(float(i))))
+		case dispatch.BFloat16:
+			b = binary.LittleEndian.AppendUint16(b, half.BFloat16FromFloat32(float32(float(i))))
+		case dispatch.Int8:
+			b = append(b, byte(int8(rng.IntN(11)-5)))
+		case dispatch.Uint8:
+			b = append(b, byte(rng.IntN(11)))
 		}
 	}
 	return b
@@ -241,6 +279,14 @@ func decode(data []byte, dt dispatch.DType) any {
 		return unsafe.Slice((*int32)(unsafe.Pointer(&data[0])), n)
 	case dispatch.Int64:
 		return unsafe.Slice((*int64)(unsafe.Pointer(&data[0])), n)
+	case dispatch.Float16:
+		return unsafe.Slice((*half.Float16)(unsafe.Pointer(&data[0])), n)
+	case dispatch.BFloat16:
+		return unsafe.Slice((*half.BFloat16)(unsafe.Pointer(&data[0])), n)
+	case dispatch.Int8:
+		return unsafe.Slice((*int8)(unsafe.Pointer(&data[0])), n)
+	case dispatch.Uint8:
+		return data[:n]
 	}
 	return unsafe.Slice((*bool)(unsafe.Pointer(&data[0])), n)
 }
@@ -248,8 +294,11 @@ func decode(data []byte, dt dispatch.DType) any {
 // compare checks got (the emulation's bytes) against want (the cpu's
 // slice): integers and bools exactly, floats within a few ulps of their
 // precision (the float32 kernels use single-precision functions where the
-// cpu rounds float64 ones), NaN matching NaN.
-func compare(t *testing.T, label string, dt dispatch.DType, got []byte, want any) {
+// cpu rounds float64 ones), NaN matching NaN. A 16-bit float result is
+// one rounding of such a float32, so it may differ by its own ulp, unless
+// exact: an op whose float32 result is correctly rounded on both sides
+// (add, a copy, a cast) must give the cpu's bits.
+func compare(t *testing.T, label string, dt dispatch.DType, got []byte, want any, exact bool) {
 	t.Helper()
 	bad := 0
 	report := func(i int, g, w any) {
@@ -295,6 +344,32 @@ func compare(t *testing.T, label string, dt dispatch.DType, got []byte, want any
 				report(i, g, v)
 			}
 		}
+	case []half.Float16:
+		for i, v := range w {
+			g := half.Float16(binary.LittleEndian.Uint16(got[2*i:]))
+			if !sameHalf(uint16(g), uint16(v), g.Float32(), v.Float32(), exact, 1.0/1024) {
+				report(i, g.Float32(), v.Float32())
+			}
+		}
+	case []half.BFloat16:
+		for i, v := range w {
+			g := half.BFloat16(binary.LittleEndian.Uint16(got[2*i:]))
+			if !sameHalf(uint16(g), uint16(v), g.Float32(), v.Float32(), exact, 1.0/128) {
+				report(i, g.Float32(), v.Float32())
+			}
+		}
+	case []int8:
+		for i, v := range w {
+			if g := int8(got[i]); g != v {
+				report(i, g, v)
+			}
+		}
+	case []uint8:
+		for i, v := range w {
+			if g := got[i]; g != v {
+				report(i, g, v)
+			}
+		}
 	default:
 		t.Fatalf("%s: cpu result is a %T", label, want)
 	}
@@ -324,7 +399,7 @@ func TestContiguousOfAnyRank(t *testing.T) {
 	p := cudaemu.Alloc(8 * 1024)
 	t.Cleanup(func() { cudaemu.Free(p) })
 	out := tensor(dispatch.Int64, x.Shape)
-	out.Storage = dispatch.NewStorage(emuBuffer{p}, 1024)
+	out.Storage = dispatch.NewStorage(emuBuffer{ptr: p}, 1024)
 	if err := caseOf(ops.Contiguous, dispatch.None{}, x).run(out, []*dispatch.Tensor{x}); err != nil {
 		t.Fatal(err)
 	}

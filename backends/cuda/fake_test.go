@@ -125,7 +125,7 @@ func fakeNoCachingChecks(t *testing.T) {
 
 // fakeModules are the stand-in's modules: text that its
 // cuModuleLoadDataEx accepts, or refuses when it says BROKEN.
-var fakeModules = map[string]string{"fake": "fake kernels", "matmul": "fake matmul", "index": "fake checks", "broken": "BROKEN"}
+var fakeModules = map[string]string{"fake": "fake kernels", "matmul": "fake matmul", "index": "fake checks", "narrow": "fake conversions", "broken": "BROKEN"}
 
 // realDevice is true where checkMatmul runs on a GPU, whose rounding under
 // TF32 the test does not predict, with the real PTX, which has every kernel.
@@ -160,6 +160,7 @@ func fakeDriverChecks(t *testing.T) {
 	t.Run("launch", func(t *testing.T) { fakeLaunch(t, dev) })
 	t.Run("matmul", func(t *testing.T) { checkMatmul(t, dev) })
 	t.Run("value checks", func(t *testing.T) { fakeValueChecks(t, dev) })
+	t.Run("narrow dtypes", func(t *testing.T) { fakeNarrow(t, dev) })
 	t.Run("memory", func(t *testing.T) { fakeMemoryChecks(t, dev) })
 	t.Run("dropped tensors", func(t *testing.T) { fakeDroppedTensors(t, dev) })
 	t.Run("concurrent", func(t *testing.T) { fakeConcurrent(t, dev) })

@@ -45,6 +45,7 @@ var (
 	addressOf = devicePtr
 	borrow    = scratch
 	checksOn  = checksOf // a device's queue of value checks (checks.go)
+	allocate  = bufferOn // a buffer for dispatch.ViaCompute's wide temporaries (narrow.go)
 )
 
 // kernels holds every kernel registered by this package, a
@@ -52,8 +53,9 @@ var (
 // attributes (ops_test.go's call).
 var kernels = map[*dispatch.Schema]any{}
 
-// kernel registers k as op's cuda kernel for the dtypes in set.
+// kernel registers k as op's cuda kernel for the dtypes in set (register,
+// which gives it the narrow dtypes too), and keeps what it registered for
+// the tests.
 func kernel[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kernel[A]) {
-	kernels[&op.Schema] = k
-	register(op, set, k)
+	kernels[&op.Schema] = register(op, set, k)
 }

@@ -19,15 +19,23 @@ func devicePtr(t *dispatch.Tensor) uint64 {
 	return b.ptr() + uint64(t.Offset)*uint64(size)
 }
 
-// dtypes are the dtypes the PTX has kernels for: not yet float16,
-// bfloat16, int8 or uint8, which the device cannot hold either (Holds). A
-// kernel registers the part of them that it handles; dispatch refuses the
-// others, for every backend in the same words.
-const dtypes = dispatch.Wide
+// dtypes are the dtypes a cuda device holds (Holds): every dtype. The PTX
+// kernels compute the wide ones; the narrow ones (float16, bfloat16, int8,
+// uint8) are stored narrow and computed in float32 or int32 by the same
+// kernels, through dispatch.ViaCompute and narrow.cu's conversions
+// (narrow.go). Native half kernels, which would skip the conversions'
+// passes and the wide temporaries, are owed.
+const dtypes = dispatch.AllTypes
 
-// register gives op a cuda kernel for inputs whose first argument has a
-// dtype in set, less those the PTX has none for: a schema set such as
-// dispatch.Floats may hold dtypes that no kernel here computes.
-func register[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kernel[A]) {
-	dispatch.RegisterKernel(kind, op, set&dtypes, k)
+// register gives op a cuda kernel, k, for inputs whose first argument has
+// a dtype in set, and returns the kernel it registered. k is written for
+// set's wide dtypes; a narrow one reaches it widened and comes back rounded
+// once (dispatch.ViaCompute), so a set that holds float32 takes the 16-bit
+// floats too, and one that holds int32 the 8-bit integers
+// (dispatch.Computable). dispatch refuses the other dtypes, for every
+// backend in the same words.
+func register[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kernel[A]) dispatch.Kernel[A] {
+	wrapped := dispatch.ViaCompute(computing{}, convert, k)
+	dispatch.RegisterKernel(kind, op, dispatch.Computable(set), wrapped)
+	return wrapped
 }

@@ -20,6 +20,10 @@ func launch(dispatch.Device, string, string, [3]uint32, [3]uint32, uint32, ...an
 	return unavailable()
 }
 
+func bufferOn(dispatch.Device, dispatch.DType, int) (dispatch.Buffer, error) {
+	return nil, unavailable()
+}
+
 func scratch(dispatch.Device, int) (uint64, func(), error) { return 0, func() {}, unavailable() }
 
 func emptyCacheOn(dispatch.Device) error { return unavailable() }

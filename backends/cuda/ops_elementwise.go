@@ -12,7 +12,8 @@ import (
 // output's shape, and its strided form over a collapsed layout otherwise.
 
 // suffixes are the kernels' dtype suffixes, by dispatch.DType.
-var suffixes = [...]string{dispatch.Float32: "f32", dispatch.Float64: "f64", dispatch.Int32: "i32", dispatch.Int64: "i64", dispatch.Bool: "bool"}
+var suffixes = [...]string{dispatch.Float32: "f32", dispatch.Float64: "f64", dispatch.Int32: "i32", dispatch.Int64: "i64", dispatch.Bool: "bool",
+	dispatch.Float16: "f16", dispatch.BFloat16: "bf16", dispatch.Int8: "i8", dispatch.Uint8: "u8"}
 
 // suffix is dt's kernel suffix, or "" for an invalid dtype.
 func suffix(dt dispatch.DType) string {

@@ -42,11 +42,18 @@ func recordLaunches(t *testing.T) *[]launched {
 	freed := 0
 	borrow = func(_ dispatch.Device, n int) (uint64, func(), error) { return 1 << 40, func() { freed++ }, nil }
 	q := newCheckQueue(recordedSlots{}, checkSlots)
-	oldC := checksOn
+	oldC, oldM := checksOn, allocate
 	checksOn = func(dispatch.Device) (*checkQueue, error) { return q, nil }
-	t.Cleanup(func() { enqueue, addressOf, borrow, checksOn = oldE, oldA, oldB, oldC })
+	allocate = func(dispatch.Device, dispatch.DType, int) (dispatch.Buffer, error) { return recordedBuffer{}, nil }
+	t.Cleanup(func() { enqueue, addressOf, borrow, checksOn, allocate = oldE, oldA, oldB, oldC, oldM })
 	return &log
 }
+
+// recordedBuffer is a wide temporary of dispatch.ViaCompute for recorded
+// launches, whose addresses addressOf makes up.
+type recordedBuffer struct{}
+
+func (recordedBuffer) Free() {}
 
 // recordedSlots is slot memory for recorded launches, which do not run:
 // every check reads back as passed.
@@ -106,7 +113,14 @@ func tensor(dt dispatch.DType, shape []int, strides ...int) *dispatch.Tensor {
 	if strides == nil {
 		strides = dispatch.ContiguousStrides(shape)
 	}
-	return &dispatch.Tensor{Shape: shape, Strides: strides, DType: dt, Device: dispatch.Device{Kind: kind}}
+	// A recorded storage of the view's span, which dispatch.Widened reads
+	// (the emulation's tests replace it with memory).
+	span := 1
+	for d, s := range shape {
+		span += (s - 1) * strides[d]
+	}
+	storage := dispatch.NewStorage(recordedBuffer{}, max(span, 0))
+	return &dispatch.Tensor{Shape: shape, Strides: strides, DType: dt, Device: dispatch.Device{Kind: kind}, Storage: storage}
 }
 
 // kcase is one call of a kernel: the op, its inputs, and the op's Infer,
@@ -280,6 +294,7 @@ func cases() []kcase {
 			caseOf(ops.ArgSort, ops.SortDim{Dim: 0, Descending: true}, tensor(dt, []int{2100, 2}, 1, 2100)))
 	}
 	cs = append(cs, caseOf(ops.OneHot, ops.OneHotClasses{NumClasses: 5}, tensor(dispatch.Int64, []int{3, 2})))
+	cs = append(cs, narrowCases()...)
 	for _, dt := range floatDTypes {
 		for _, op := range []*dispatch.Op[ops.Scan]{ops.Softmax, ops.LogSoftmax} {
 			cs = append(cs,

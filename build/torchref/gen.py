@@ -42,6 +42,7 @@ from stress import stress  # noqa: E402
 from sort import grad_sort, sort  # noqa: E402
 from attention import attention, grad_attention  # noqa: E402
 import transformer_ref  # noqa: E402
+import sampling  # noqa: E402
 import gpt  # noqa: E402
 
 
@@ -71,6 +72,8 @@ def main():
     gradscaler.main()
     # nn's transformer layers (transformer_ref.py).
     transformer_ref.main()
+    # Which arguments torch's randint, randperm and multinomial take (sampling.py).
+    sampling.main()
     # examples/gpt/model's weights, logits, gradients and AdamW losses (gpt.py).
     gpt.main()
 

@@ -194,13 +194,6 @@ const softwareWork = 2e8
 
 // unsuited says why w is not measured on dev, or "".
 func unsuited(w workload, dev lathe.Device) string {
-	if dev != lathe.CPU {
-		for _, dt := range []string{w.spec.DType, w.spec.AMP} {
-			if dt == "bf16" || dt == "f16" {
-				return dev.String() + " has no " + dtypes[dt].String() + " (lathe computes float16 and bfloat16 on the cpu only)"
-			}
-		}
-	}
 	if dev.Kind == lathe.WGPU(0).Kind {
 		if w.spec.DType == "f64" {
 			return "wgpu:0 has no float64 (WGSL has no 64-bit types)"

@@ -49,6 +49,7 @@ var families = []struct {
 	{"mlp", "MLP training step 784-256-10 (µs per step, lower is better)"},
 	{"conv", "ResNet block training step, batch 32 of 3x32x32 (µs per step, lower is better)"},
 	{"dispatch", "dispatch overhead (µs per op, lower is better)"},
+	{"sampling", "sampling from a decoder's vocabulary (µs per step, lower is better)"},
 	{"gpt", "GPT training step, examples/gpt's model (µs per step, lower is better)"},
 	{"gpt-generate", "GPT generation over a full context window (tokens/s, higher is better)"},
 }
@@ -76,6 +77,7 @@ func table(quick bool) []workload {
 			amp("bf16", resBlockStep(4, 3, 16, 8, 10)),
 			dispatchAdd(false),
 			dispatchAdd(true),
+			multinomial(8, 50000, 1, false),
 			gptStep(4, 32, 2, 32),
 			gptGenerate(32, 2, 32),
 		}
@@ -105,6 +107,8 @@ func table(quick bool) []workload {
 		amp("bf16", resBlockStep(32, 3, 32, 16, 10)),
 		dispatchAdd(false),
 		dispatchAdd(true),
+		multinomial(8, 50000, 1, false),
+		multinomial(8, 50000, 64, true),
 		gptStep(8, 64, 4, 64),
 		gptGenerate(64, 4, 64),
 	}
@@ -178,6 +182,19 @@ func dispatchAdd(grad bool) workload {
 	return w
 }
 
+// multinomial draws samples token ids from each of rows rows of softmax
+// probabilities over a vocabulary of categories (torch.multinomial), the
+// indices read back to the host as a decoder reads them.
+func multinomial(rows, categories, samples int, replacement bool) workload {
+	w := workload{Name: fmt.Sprintf("multinomial %dx%d k%d", rows, categories, samples), Family: "sampling",
+		spec: spec{Kind: "multinomial", DType: "f32", Dims: []int{rows, categories, samples, 0}}, Unit: perStep}
+	if replacement {
+		w.Name += " with replacement"
+		w.Dims[3] = 1
+	}
+	return w
+}
+
 // count writes n as 4M or 16M when it is a power-of-two number of Mi.
 func count(n int) string {
 	switch {
@@ -210,6 +227,7 @@ var builders = map[string]func(dev lathe.Device, dt, amp lathe.DType, dims []int
 	"resblock_step": buildResBlockStep,
 	"add1":          noAMP(buildAdd1(false)),
 	"add1_grad":     noAMP(buildAdd1(true)),
+	"multinomial":   noAMP(buildMultinomial),
 	"gpt_step":      noAMP(buildGPTStep),
 	"gpt_generate":  noAMP(buildGPTGenerate),
 }
@@ -472,4 +490,20 @@ func (w workload) unitName() string {
 		return "µs/op"
 	}
 	return w.Unit.String()
+}
+
+// buildMultinomial is dims [rows, categories, samples, replacement (0 or
+// 1)]: Multinomial of softmax probabilities, its indices read back.
+func buildMultinomial(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error) {
+	probs := lathe.RandN(dev, dt, dims[0], dims[1]).Softmax(-1)
+	release, err := inputs(probs)
+	if err != nil {
+		return nil, err
+	}
+	return &prepared{step: func() error {
+		idx := lathe.Multinomial(probs, dims[2], dims[3] == 1)
+		_, err := idx.Int64s()
+		idx.Release()
+		return err
+	}, release: release}, nil
 }

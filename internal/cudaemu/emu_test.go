@@ -104,9 +104,10 @@ func argKind(a any) string {
 	return fmt.Sprintf("%T", a)
 }
 
-// elem is a dtype's Go type as the kernels store it (bool as a uint8).
+// elem is a dtype's Go type as the kernels store it (bool as a uint8, a
+// 16-bit float as its bits, uint16), or a float32's bits (uint32).
 type elem interface {
-	~float32 | ~float64 | ~int32 | ~int64 | ~uint8
+	~float32 | ~float64 | ~int32 | ~int64 | ~uint8 | ~int8 | ~uint16 | ~uint32
 }
 
 // put copies xs to new device memory.

@@ -21,6 +21,8 @@ typedef unsigned long long u64;
 typedef int i32;
 typedef unsigned int u32;
 typedef unsigned char u8;
+typedef signed char i8;
+typedef unsigned short u16;
 
 // The largest rank a layout describes; the host refuses higher ranks.
 #define LATHE_MAX_RANK 8

@@ -164,6 +164,22 @@ static long long offset0(const struct layout *L, long long i) {
 CHECK(int, i32)
 CHECK(long long, i64)
 
+// The narrow dtypes' conversions (kernels/cuda/narrow.cu):
+// convert_<from>_<to>(To *out, const From *x, i64 n), contiguous. The
+// stand-in converts float16 with the C compiler's _Float16 (round to
+// nearest even), an implementation independent of narrow.cu's bits.
+#define CONVERT(From, To, NAME)                                                 \
+	static void NAME(void **p, unsigned int grid[3], unsigned int block[3]) { \
+		To *out = (To *)(uintptr_t)*(CUdeviceptr *)p[0];                  \
+		const From *x = (const From *)(uintptr_t)*(CUdeviceptr *)p[1];    \
+		long long n = *(long long *)p[2];                                 \
+		for (long long i = 0; i < n; i++) out[i] = (To)x[i];              \
+	}
+CONVERT(_Float16, float, convert_f16_f32)
+CONVERT(float, _Float16, convert_f32_f16)
+CONVERT(signed char, int, convert_i8_i32)
+CONVERT(unsigned int, signed char, convert_i32_i8) // the low 8 bits (gcc converts out-of-range values modulo 2^8)
+
 static struct fn fns[] = {
 	{"axpy", axpy, 5, {8, 8, 8, 4, 24}},
 	{"fault", fault, 0, {0}},
@@ -173,6 +189,10 @@ static struct fn fns[] = {
 	{"index_check_i64", index_check_i64, 8, {8, 8, 8, 360, 8, 8, 8, 4}},
 	{"check_fetch_i32", check_fetch_i32, 3, {8, 8, 360}},
 	{"check_fetch_i64", check_fetch_i64, 3, {8, 8, 360}},
+	{"convert_f16_f32", convert_f16_f32, 3, {8, 8, 8}},
+	{"convert_f32_f16", convert_f32_f16, 3, {8, 8, 8}},
+	{"convert_i8_i32", convert_i8_i32, 3, {8, 8, 8}},
+	{"convert_i32_i8", convert_i32_i8, 3, {8, 8, 8}},
 };
 
 CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
