@@ -12,7 +12,7 @@
 //
 // Training is AdamW with a linear warmup, printing the loss every -log
 // steps and the validation loss every -eval steps; sampling draws -sample
-// characters at -temperature among the -topk most likely (lathe's TopK).
+// characters at -temperature among the -topk most likely (lathe's TopK, then lathe.Multinomial).
 // The default run (1000 steps of 16 windows of 64 characters; 4 layers,
 // 4 heads, d_model 64, 210k parameters) takes the validation loss from 4.56,
 // about ln 98 (a uniform guess), to 1.86 in about four minutes on two cpu
@@ -178,7 +178,7 @@ func Train(cfg Config) (Result, error) {
 
 	if cfg.Sample > 0 {
 		s := cfg.Sampling
-		s.Rand = rand.New(rand.NewPCG(cfg.Seed, 0x736d70))
+		lathe.Seed(cfg.Seed) // Generate draws from lathe's stream: the same sample for the same model
 		out, err := g.Generate(encode([]byte(cfg.Prompt)), cfg.Sample, s)
 		if err != nil {
 			return res, err

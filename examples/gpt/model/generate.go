@@ -1,7 +1,6 @@
 package model
 
 import (
-	"math/rand/v2"
 	"strconv"
 
 	"github.com/lathe-ml/lathe"
@@ -9,15 +8,15 @@ import (
 
 // Sampling says how Generate draws each token.
 type Sampling struct {
-	Temperature float64    // divides the logits; > 0 (1 keeps the model's distribution, less sharpens it)
-	TopK        int        // draw among the TopK most likely tokens; 0 or more than Vocab means all
-	Rand        *rand.Rand // the stream of the draws; nil: a fixed seed
+	Temperature float64 // divides the logits; > 0 (1 keeps the model's distribution, less sharpens it)
+	TopK        int     // draw among the TopK most likely tokens; 0 or more than Vocab means all
 }
 
 // Generate appends n tokens to prompt, one at a time: the model reads the
 // last Context tokens, and the next token is drawn from the softmax of its
 // last position's logits divided by Temperature, among the TopK largest
-// (lathe's TopK). It runs without recording gradients, on the device of the
+// (lathe's TopK), by lathe.Multinomial, from the stream that lathe.Seed
+// resets. It runs without recording gradients, on the device of the
 // model's parameters, and returns prompt's tokens followed by the new ones.
 func (g *GPT) Generate(prompt []int64, n int, s Sampling) ([]int64, error) {
 	switch {
@@ -35,10 +34,6 @@ func (g *GPT) Generate(prompt []int64, n int, s Sampling) ([]int64, error) {
 	if k == 0 || k > g.Vocab {
 		k = g.Vocab
 	}
-	rng := s.Rand
-	if rng == nil {
-		rng = rand.New(rand.NewPCG(1, 2))
-	}
 	dev := g.TokEmb.Weight.Device()
 	out := append([]int64(nil), prompt...)
 	var err error
@@ -46,7 +41,7 @@ func (g *GPT) Generate(prompt []int64, n int, s Sampling) ([]int64, error) {
 		for range n {
 			window := out[max(0, len(out)-g.Context):]
 			var next int64
-			if next, err = g.next(lathe.FromSlice(dev, window, 1, len(window)), k, s.Temperature, rng); err != nil {
+			if next, err = g.next(lathe.FromSlice(dev, window, 1, len(window)), k, s.Temperature); err != nil {
 				return
 			}
 			out = append(out, next)
@@ -55,32 +50,16 @@ func (g *GPT) Generate(prompt []int64, n int, s Sampling) ([]int64, error) {
 	return out, err
 }
 
-// next draws the token that follows x [1, L].
-func (g *GPT) next(x *lathe.Tensor, k int, temperature float64, rng *rand.Rand) (int64, error) {
+// next draws the token that follows x [1, L]: one of the k largest logits
+// of the last position, by Multinomial over their softmax at temperature.
+func (g *GPT) next(x *lathe.Tensor, k int, temperature float64) (int64, error) {
 	l := x.Shape()[1]
 	logits := g.Forward(x).Narrow(1, l-1, 1).Reshape(g.Vocab)
 	values, indices := logits.TopK(k, 0, true)
-	probs, err := values.DivScalar(temperature).Softmax(0).To(lathe.CPU).Cast(lathe.Float64).Float64s()
+	pick := lathe.Multinomial(values.DivScalar(temperature).Softmax(0), 1, false)
+	ids, err := indices.IndexSelect(0, pick).Int64s()
 	if err != nil {
 		return 0, err
 	}
-	ids, err := indices.Int64s()
-	if err != nil {
-		return 0, err
-	}
-	return ids[drawCategorical(probs, rng)], nil
-}
-
-// drawCategorical draws index i with probability probs[i] (which sum to
-// 1 up to rounding) by inverting the cumulative sum on the host.
-// lathe.Multinomial (branch random) will replace it once it lands.
-func drawCategorical(probs []float64, rng *rand.Rand) int {
-	u := rng.Float64()
-	for i, p := range probs {
-		if u < p {
-			return i
-		}
-		u -= p
-	}
-	return len(probs) - 1 // rounding left u just past the sum
+	return ids[0], nil
 }

@@ -142,3 +142,51 @@ func TestGenerateConcurrently(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestGenerateTopK draws with TopK 3 through lathe.Multinomial: every token
+// is among its position's three largest logits, more than one of them
+// occurs, and lathe.Seed repeats the draws.
+func TestGenerateTopK(t *testing.T) {
+	lathe.Seed(5)
+	g, err := New(Config{Vocab: 11, Context: 6, Layers: 1, Heads: 2, Dim: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Sampling{Temperature: 2, TopK: 3}
+	lathe.Seed(6)
+	out, err := g.Generate([]int64{1, 2}, 40, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lathe.Seed(6)
+	again, err := g.Generate([]int64{1, 2}, 40, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(out, again) {
+		t.Errorf("the same seed drew\n%v\nthen\n%v", out, again)
+	}
+	ranks := map[int]int{}
+	for i := 2; i < len(out); i++ {
+		window := out[max(0, i-g.Context):i]
+		logits, err := g.Forward(lathe.FromSlice(lathe.CPU, window, 1, len(window))).Float32s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := logits[(len(window)-1)*g.Vocab:]
+		rank := 0 // how many logits are larger than the drawn token's
+		for _, v := range last {
+			if v > last[out[i]] {
+				rank++
+			}
+		}
+		if rank >= 3 {
+			t.Errorf("token %d (%d) has rank %d, outside the top 3", i, out[i], rank)
+		}
+		ranks[rank]++
+	}
+	if len(ranks) < 2 {
+		t.Errorf("every draw had the same rank (%v): not sampling", ranks)
+	}
+	t.Logf("ranks of 40 draws among the top 3: %v", ranks)
+}
