@@ -15,8 +15,9 @@
 // characters at -temperature among the -topk most likely (lathe's TopK, then lathe.Multinomial).
 // The default run (1000 steps of 16 windows of 64 characters; 4 layers,
 // 4 heads, d_model 64, 210k parameters) takes the validation loss from 4.56,
-// about ln 98 (a uniform guess), to 1.86 in about four minutes on two cpu
-// cores, and its samples look like Go.
+// about ln 98 (a uniform guess), to about 1.9 in two to four minutes on two
+// cpu cores, and its samples look like Go. The text grows with the
+// repository, so these figures move a little from commit to commit.
 //
 //	go run ./examples/gpt                   # the default run, a few minutes on the cpu
 //	go run ./examples/gpt -rotary -device wgpu:0
