@@ -21,6 +21,7 @@ The process ends at the end of its input.
 
 import json
 import math
+import os
 import sys
 import time
 
@@ -168,6 +169,55 @@ def build_sdpa(dev, dt, dims):
     return step
 
 
+def gpt_model(dev, dt, dims):
+    """examples/gpt's model as build/torchref/gpt.py writes it (learned
+    positions; attention as softmax(q·kᵀ/√d masked)·v, since torch 1.13 has
+    no scaled_dot_product_attention)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "torchref"))
+    from gpt import GPT  # noqa: E402
+
+    _, context, layers, dim, heads, vocab = dims
+    torch.manual_seed(1)
+    return GPT(vocab, context, layers, heads, dim, rotary=False).to(device=dev, dtype=dt)
+
+
+def build_gpt_step(dev, dt, dims):
+    """A GPT training step as examples/gpt's: next-token cross-entropy,
+    backward, AdamW."""
+    batch, context, _, _, _, vocab = dims
+    model = gpt_model(dev, dt, dims)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3, betas=(0.9, 0.95), weight_decay=0.1)
+    tokens = (torch.arange(batch * (context + 1)) * 7 % vocab).reshape(batch, context + 1).to(dev)
+    x, y = tokens[:, :-1], tokens[:, 1:]
+
+    def step():
+        loss = F.cross_entropy(model(x).reshape(-1, vocab), y.reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def build_gpt_generate(dev, dt, dims):
+    """One generated token, as model.GPT.Generate: the logits of a full
+    window of context tokens, the top 20, softmax at temperature 0.8, one
+    draw; the window then slides by the new token."""
+    _, context, _, _, _, vocab = dims
+    model = gpt_model(dev, dt, dims)
+    window = [(i * 7) % vocab for i in range(context)]
+
+    def step():
+        with torch.no_grad():
+            logits = model(torch.tensor([window], device=dev))[0, -1]
+            values, indices = logits.topk(20)
+            j = torch.multinomial((values / 0.8).softmax(0), 1)
+            window.append(int(indices[j]))
+            del window[0]
+
+    return step
+
+
 BUILDERS = {
     "matmul": build_matmul_checked,
     "bmm": build_matmul_checked,
@@ -181,6 +231,8 @@ BUILDERS = {
     "add1_grad": build_add1(True),
     "multinomial": build_multinomial,
     "sdpa": build_sdpa,
+    "gpt_step": build_gpt_step,
+    "gpt_generate": build_gpt_generate,
 }
 
 

@@ -45,6 +45,7 @@ import transformer_ref  # noqa: E402
 import sampling  # noqa: E402
 from grid import grad_grid, grid_cases  # noqa: E402
 from selection import grad_select, select  # noqa: E402  (select.py would be the stdlib module)
+import gpt  # noqa: E402
 
 
 def main():
@@ -75,6 +76,8 @@ def main():
     transformer_ref.main()
     # Which arguments torch's randint, randperm and multinomial take (sampling.py).
     sampling.main()
+    # examples/gpt/model's weights, logits, gradients and AdamW losses (gpt.py).
+    gpt.main()
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ const (
 	flops    unit = iota // Work is floating-point operations per step: GFLOP/s
 	memBytes             // Work is bytes read and written per step: GB/s
 	perStep              // the rate is the time per step itself, in µs
+	tokens               // Work is tokens per step: tokens/s
 )
 
 // workload is one row of the benchmark: a spec, the chart it belongs to, and
@@ -36,7 +37,7 @@ type workload struct {
 	Family string // one chart per family
 	spec
 	Unit unit
-	Work float64 // flops or bytes per step (perStep: unused)
+	Work float64 // flops, bytes or tokens per step (perStep: unused)
 	// MaxSamples caps --samples for a row whose one step takes seconds
 	// (attention at long sequences, where PyTorch's composite alone takes
 	// most of a minute), so that make bench stays minutes long; 0: none.
@@ -62,6 +63,8 @@ var families = []struct {
 	{"dispatch", "dispatch overhead (µs per op, lower is better)"},
 	{"sampling", "sampling from a decoder's vocabulary (µs per step, lower is better)"},
 	{"attention", "scaled-dot-product attention forward+backward, 8 heads of 64 (GFLOP/s, higher is better; torch: the unfused composite)"},
+	{"gpt", "GPT training step, examples/gpt's model (µs per step, lower is better)"},
+	{"gpt-generate", "GPT generation over a full context window (tokens/s, higher is better)"},
 }
 
 // table lists the workloads. Adding one is a line here (and, for a new
@@ -89,6 +92,8 @@ func table(quick bool) []workload {
 			dispatchAdd(true),
 			multinomial(8, 50000, 1, false),
 			attention(2, 256, 64, true),
+			gptStep(4, 32, 2, 32),
+			gptGenerate(32, 2, 32),
 		}
 	}
 	return []workload{
@@ -126,6 +131,8 @@ func table(quick bool) []workload {
 		attention(8, 1024, 64, true),
 		attention(8, 2048, 64, true),
 		attention(8, 4096, 64, true),
+		gptStep(8, 64, 4, 64),
+		gptGenerate(64, 4, 64),
 	}
 }
 
@@ -269,6 +276,8 @@ var builders = map[string]func(dev lathe.Device, dt, amp lathe.DType, dims []int
 	"add1_grad":     noAMP(buildAdd1(true)),
 	"multinomial":   noAMP(buildMultinomial),
 	"sdpa":          noAMP(buildAttention),
+	"gpt_step":      noAMP(buildGPTStep),
+	"gpt_generate":  noAMP(buildGPTGenerate),
 }
 
 // prepare builds w on dev.
@@ -534,6 +543,8 @@ func (u unit) String() string {
 		return "GFLOP/s"
 	case memBytes:
 		return "GB/s"
+	case tokens:
+		return "tokens/s"
 	}
 	return "µs/step"
 }
@@ -543,6 +554,8 @@ func (w workload) rate(secondsPerStep float64) float64 {
 	switch w.Unit {
 	case flops, memBytes:
 		return w.Work / secondsPerStep / 1e9
+	case tokens:
+		return w.Work / secondsPerStep
 	}
 	return secondsPerStep * 1e6
 }
