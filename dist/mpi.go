@@ -231,14 +231,18 @@ func (e *mpiEngine) brokenErr() error {
 }
 
 // wait polls req until it completes, fails or ctx ends. Polling is
-// MPI_Test under the process's lock, first as fast as the scheduler
-// allows (a small message between processes on one machine takes
-// microseconds), then backing off to sleeps of up to 100 µs. pin holds the
-// buffers MPI is using: unpinned once the request is done, kept for good
-// if it never is.
+// MPI_Test under the process's lock, as fast as the scheduler allows for
+// the first second, then backing off to sleeps of up to 100 µs. A
+// non-blocking collective moves only inside MPI calls, so a sleep between
+// tests stalls it: sleeping from the 64th test on made a 1 KB all-reduce
+// on two local ranks take 1.8 ms instead of 39 µs, and 64 MB 1.7 s instead
+// of 0.7 s. Open MPI's own blocking calls spin the same way; the back-off
+// only keeps a hung peer from holding a core until the deadline. pin holds
+// the buffers MPI is using: unpinned once the request is done, kept for
+// good if it never is.
 func (e *mpiEngine) wait(ctx context.Context, call string, req C.uintptr_t, pin *runtime.Pinner) error {
-	var sleep time.Duration
-	for i := 0; ; i++ {
+	pace := newPacer()
+	for {
 		var done C.int
 		mpiProc.mu.Lock()
 		rc := C.lathe_mpi_test(&req, &done)
@@ -255,14 +259,26 @@ func (e *mpiEngine) wait(ctx context.Context, call string, req C.uintptr_t, pin 
 		if ctx.Err() != nil {
 			return e.fail(timeoutError(call, ctx, true), pin)
 		}
-		switch {
-		case i < 64:
-			runtime.Gosched()
-		default:
-			sleep = min(max(2*sleep, time.Microsecond), 100*time.Microsecond)
-			time.Sleep(sleep)
-		}
+		pace.pause()
 	}
+}
+
+// pacer spaces the MPI_Test calls of one wait (see wait): as fast as the
+// scheduler allows for the first second, then sleeps growing to 100 µs.
+type pacer struct {
+	start time.Time
+	sleep time.Duration
+}
+
+func newPacer() pacer { return pacer{start: time.Now()} }
+
+func (p *pacer) pause() {
+	if time.Since(p.start) < time.Second {
+		runtime.Gosched()
+		return
+	}
+	p.sleep = min(max(2*p.sleep, time.Microsecond), 100*time.Microsecond)
+	time.Sleep(p.sleep)
 }
 
 // fail marks the group broken by err, keeping pin's buffers pinned.
@@ -386,7 +402,8 @@ func (e *mpiEngine) recv(ctx context.Context, buf hostBuf, src, tag int) error {
 	}
 	// Wait on a context that never ends, polling ctx here, so that a
 	// deadline cancels the receive instead of breaking the group.
-	for sleep := time.Duration(0); ; {
+	pace := newPacer()
+	for {
 		var done C.int
 		mpiProc.mu.Lock()
 		rc := C.lathe_mpi_test(&req, &done)
@@ -412,8 +429,7 @@ func (e *mpiEngine) recv(ctx context.Context, buf hostBuf, src, tag int) error {
 			e.bmu.Unlock()
 			return timeoutError("MPI_Irecv", ctx, false)
 		}
-		sleep = min(max(2*sleep, time.Microsecond), 100*time.Microsecond)
-		time.Sleep(sleep)
+		pace.pause()
 	}
 }
 
