@@ -121,6 +121,9 @@ func writePlot(path string, rep *report) error {
 			heights = append(heights, h)
 		}
 	}
+	if len(charts) == 0 {
+		return fmt.Errorf("plot: no measured row is in a family")
+	}
 	total := legendHeight
 	for _, h := range heights {
 		total += h
@@ -129,6 +132,15 @@ func writePlot(path string, rep *report) error {
 	if err != nil {
 		return err
 	}
+	// A chart with narrower row labels is inset by the difference, so that
+	// every chart's value axis starts at the same x. (Padding the labels
+	// with spaces would not do: an SVG viewer drops leading spaces.)
+	widths := make([]vg.Length, len(charts))
+	for i, p := range charts {
+		widths[i] = rowLabelWidth(p)
+	}
+	widest := slices.Max(widths)
+
 	dc := draw.New(c)
 	top := total
 	band := dc
@@ -139,7 +151,7 @@ func writePlot(path string, rep *report) error {
 		sub := dc
 		sub.Min.Y, sub.Max.Y = top-heights[i], top
 		// A margin, so that the last tick label stays inside.
-		p.Draw(draw.Crop(sub, margin, -2*margin, margin, -margin))
+		p.Draw(draw.Crop(sub, margin+widest-widths[i], -2*margin, margin, -margin))
 		top -= heights[i]
 	}
 	f, err := os.Create(path)
@@ -243,6 +255,15 @@ func familyChart(title string, rows []row, all []series) (*plot.Plot, vg.Length,
 	p.X.Max = labelRoom * xmax
 	h := chartPad + vg.Length(len(names))*(vg.Length(len(ss))*barWidth+groupGap)
 	return p, h, nil
+}
+
+// rowLabelWidth is the width of p's widest row label.
+func rowLabelWidth(p *plot.Plot) vg.Length {
+	var w vg.Length
+	for _, t := range p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max) {
+		w = max(w, p.Y.Tick.Label.Width(t.Label))
+	}
+	return w
 }
 
 // spreadBars are the whiskers over one series' bars: from the rate at
