@@ -7,9 +7,10 @@
 // Each row is warmed up, calibrated so that a sample lasts about
 // --min-sample, and sampled --samples times with a device sync at both ends
 // of each sample. The table shows the median time per step, the spread (the
-// interquartile range over the median), the rate (GFLOP/s for matmul, GB/s
-// for memory-bound ops, µs per step or op otherwise) and the ratio of
-// lathe's median time to PyTorch's (below 1: lathe is faster).
+// interquartile range over the median), the rate (the work over the median
+// time: GFLOP/s for matmul, GB/s for memory-bound ops, tokens/s, steps/s or
+// ops/s otherwise) and the ratio of lathe's median time to PyTorch's (below
+// 1: lathe is faster).
 //
 //	lathe-bench [--devices all|cpu,wgpu:0,cuda:0] [--samples 10] [--quick]
 //	            [--filter REGEXP] [--vs-torch] [--json FILE] [--plot FILE.svg|png]
@@ -73,25 +74,50 @@ type row struct {
 	TimeRatio float64 `json:"time_ratio_lathe_over_torch,omitempty"`
 }
 
+// description is the paragraph that -h prints before the flags.
+const description = `lathe-bench times lathe's workloads on each device, beside PyTorch's.
+
+It measures matmul, elementwise ops, reductions, softmax, training steps,
+dispatch overhead, sampling, attention and a GPT on the devices asked for, and
+prints a table: for each workload on each device the median time per step, its
+interquartile range, and the rate (the work over that time: GFLOP/s, GB/s,
+tokens/s or steps/s). With --vs-torch it measures the same workloads in
+PyTorch in the same run, samples alternating, and prints lathe's time over
+torch's. --json keeps every sample; --plot draws one bar chart per family.`
+
+// newFlags defines lathe-bench's flags on a new flag set that fills cfg
+// and devices, and whose -h prints the description first.
+func newFlags(cfg *config, devices *string, onError flag.ErrorHandling) *flag.FlagSet {
+	fs := flag.NewFlagSet("lathe-bench", onError)
+	fs.StringVar(devices, "devices", "", `comma-separated devices, e.g. cpu,wgpu:0,cuda:0, or "all" for every device that opens (default: lathe.DefaultDevice, which LATHE_DEVICE sets)`)
+	fs.IntVar(&cfg.Samples, "samples", 0, "timed samples per row (default 10, 3 with --quick)")
+	fs.IntVar(&cfg.Warmup, "warmup", 2, "warm-up steps before calibrating")
+	fs.DurationVar(&cfg.MinSample, "min-sample", 0, "steps per sample are chosen so a sample lasts about this long (default 25ms, 5ms with --quick)")
+	fs.BoolVar(&cfg.Quick, "quick", false, "small sizes and few samples: a few seconds in all")
+	fs.StringVar(&cfg.Filter, "filter", "", "only the workloads whose name matches this regular expression")
+	fs.BoolVar(&cfg.VsTorch, "vs-torch", false, "run the same workloads in PyTorch, alternating samples, and print lathe/torch")
+	fs.StringVar(&cfg.Python, "python", "/usr/bin/python3", "the python that has torch, for --vs-torch")
+	fs.StringVar(&cfg.TorchScript, "torch-script", "", "path of build/bench_torch.py (default: found above the working directory)")
+	fs.StringVar(&cfg.JSON, "json", "", "write every sample, median and the machine's description to this file")
+	fs.StringVar(&cfg.Plot, "plot", "", "draw one chart per workload family, lathe beside PyTorch, to this .svg or .png")
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "%s\n\nusage: lathe-bench [flags]\n\n", description)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
 func main() {
 	cfg := config{}
-	devices := flag.String("devices", "", `comma-separated devices, e.g. cpu,wgpu:0,cuda:0, or "all" for every device that opens (default: lathe.DefaultDevice, which LATHE_DEVICE sets)`)
-	flag.IntVar(&cfg.Samples, "samples", 0, "timed samples per row (default 10, 3 with --quick)")
-	flag.IntVar(&cfg.Warmup, "warmup", 2, "warm-up steps before calibrating")
-	flag.DurationVar(&cfg.MinSample, "min-sample", 0, "steps per sample are chosen so a sample lasts about this long (default 25ms, 5ms with --quick)")
-	flag.BoolVar(&cfg.Quick, "quick", false, "small sizes and few samples: a few seconds in all")
-	flag.StringVar(&cfg.Filter, "filter", "", "only the workloads whose name matches this regular expression")
-	flag.BoolVar(&cfg.VsTorch, "vs-torch", false, "run the same workloads in PyTorch, alternating samples, and print lathe/torch")
-	flag.StringVar(&cfg.Python, "python", "/usr/bin/python3", "the python that has torch, for --vs-torch")
-	flag.StringVar(&cfg.TorchScript, "torch-script", "", "path of build/bench_torch.py (default: found above the working directory)")
-	flag.StringVar(&cfg.JSON, "json", "", "write every sample, median and the machine's description to this file")
-	flag.StringVar(&cfg.Plot, "plot", "", "draw one chart per workload family, lathe beside PyTorch, to this .svg or .png")
-	flag.Parse()
+	devices := new(string)
+	fs := newFlags(&cfg, devices, flag.ExitOnError)
+	fs.Parse(os.Args[1:])
 	if *devices != "" {
 		cfg.Devices = strings.Split(*devices, ",")
 	}
-	if flag.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "lathe-bench: unexpected arguments %q\n", flag.Args())
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "lathe-bench: unexpected arguments %q\n", fs.Args())
 		os.Exit(2)
 	}
 	if _, err := run(cfg, os.Stdout, newProgress(os.Stderr)); err != nil {

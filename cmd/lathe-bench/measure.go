@@ -108,7 +108,11 @@ type measurement struct {
 	Q1      float64   `json:"q1_s"`
 	Q3      float64   `json:"q3_s"`
 	Rate    float64   `json:"rate"` // the row's unit, at the median
-	Err     string    `json:"error,omitempty"`
+	// The rate at the quartiles of the time: the rate's spread, as the
+	// plot's whiskers show it (RateAtQ1 is the higher).
+	RateAtQ1 float64 `json:"rate_at_q1"`
+	RateAtQ3 float64 `json:"rate_at_q3"`
+	Err      string  `json:"error,omitempty"`
 }
 
 // summarise fills the order statistics and the rate from samples.
@@ -120,7 +124,7 @@ func summarise(w workload, reps int, samples []float64) *measurement {
 	s := slices.Sorted(slices.Values(samples))
 	m.Min, m.Max = s[0], s[len(s)-1]
 	m.Median, m.Q1, m.Q3 = quantile(s, 0.5), quantile(s, 0.25), quantile(s, 0.75)
-	m.Rate = w.rate(m.Median)
+	m.Rate, m.RateAtQ1, m.RateAtQ3 = w.rate(m.Median), w.rate(m.Q1), w.rate(m.Q3)
 	return m
 }
 

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -33,9 +35,9 @@ func printTable(out io.Writer, rep *report) {
 		width = max(width, utf8.RuneCountInString(r.Workload))
 	}
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', tabwriter.AlignRight)
-	header := []string{pad("workload", width), "device", "lathe", "spread", "lathe rate"}
+	header := []string{pad("workload", width), "device", "lathe time/step", "IQR", "lathe rate"}
 	if withTorch {
-		header = append(header, "torch", "spread", "torch rate", "time lathe/torch")
+		header = append(header, "torch time/step", "IQR", "torch rate", "lathe/torch time")
 	}
 	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
 	for _, r := range rep.Rows {
@@ -67,41 +69,72 @@ func printTable(out io.Writer, rep *report) {
 	tw.Flush()
 
 	fmt.Fprintln(out)
-	fmt.Fprintln(out, "lathe, torch: median time per step; spread: interquartile range over the median; rate at the median.")
+	fmt.Fprintln(out, "time/step: the median over the samples of the time of one step; IQR: the interquartile range of those times over the median;")
+	fmt.Fprintln(out, "rate: the row's work over the median time (GFLOP/s, GB/s, tokens/s; steps/s or ops/s where the work is the step itself).")
 	if withTorch {
-		fmt.Fprintln(out, "time lathe/torch: lathe's median time over PyTorch's (below 1: lathe is faster).")
+		fmt.Fprintln(out, "lathe/torch time: lathe's median time over PyTorch's (below 1: lathe is faster).")
 	}
-	skips := map[string]bool{}
+	var notes rowNotes
 	for _, r := range rep.Rows {
+		key := r.Workload + " on " + r.Device
 		if r.Skipped != "" {
-			if line := r.Device + " skipped rows: " + r.Skipped; !skips[line] {
-				skips[line] = true
-				fmt.Fprintln(out, line)
-			}
+			notes.add("skipped", r.Skipped, key)
 			continue
 		}
 		if r.Lathe.Err != "" {
-			fmt.Fprintf(out, "%s on %s: lathe failed: %s\n", r.Workload, r.Device, r.Lathe.Err)
+			notes.add("lathe failed", r.Lathe.Err, key)
 		}
 		if r.Torch != nil && r.Torch.Err != "" {
-			fmt.Fprintf(out, "%s on %s: torch failed: %s\n", r.Workload, r.Device, firstLine(r.Torch.Err))
+			notes.add("torch failed", firstLine(r.Torch.Err), key)
 		}
 		if r.NoTorch != "" && m.NoTorch == "" {
-			fmt.Fprintf(out, "%s on %s: no torch figures: %s\n", r.Workload, r.Device, firstLine(r.NoTorch))
+			notes.add("no torch figures", firstLine(r.NoTorch), key)
 		}
+	}
+	notes.print(out)
+}
+
+// rowNotes gathers what happened to rows (skipped, failed, no torch
+// figures), so that rows that share the same reason make one line.
+type rowNotes struct {
+	notes []rowNote
+}
+
+type rowNote struct {
+	what, why string
+	rows      []string
+}
+
+// add notes that row had what happen to it, because of why.
+func (n *rowNotes) add(what, why, row string) {
+	for i := range n.notes {
+		if n.notes[i].what == what && n.notes[i].why == why {
+			n.notes[i].rows = append(n.notes[i].rows, row)
+			return
+		}
+	}
+	n.notes = append(n.notes, rowNote{what: what, why: why, rows: []string{row}})
+}
+
+// print writes one line per reason, in the order the reasons first came:
+// "what: row: why", or with several rows "what (n rows: a, b): why".
+func (n *rowNotes) print(out io.Writer) {
+	for _, e := range n.notes {
+		if len(e.rows) == 1 {
+			fmt.Fprintf(out, "%s: %s: %s\n", e.what, e.rows[0], e.why)
+			continue
+		}
+		fmt.Fprintf(out, "%s (%d rows: %s): %s\n", e.what, len(e.rows), strings.Join(e.rows, ", "), e.why)
 	}
 }
 
-// measurementCells are a measurement's median, spread and rate.
+// measurementCells are a measurement's median time, its spread and its
+// rate.
 func measurementCells(m *measurement, unit string) []string {
 	if m == nil || len(m.Samples) == 0 {
 		return []string{"failed", "", ""}
 	}
-	rate := fmt.Sprintf("%.1f %s", m.Rate, unit)
-	if strings.HasPrefix(unit, "µs") {
-		rate = barLabel(m.Rate) + " " + unit
-	}
-	return []string{seconds(m.Median), fmt.Sprintf("%.1f%%", 100*m.spread()), rate}
+	return []string{seconds(m.Median), fmt.Sprintf("%.1f%%", 100*m.spread()), shortNumber(m.Rate) + " " + unit}
 }
 
 // seconds writes a duration with three significant digits in a unit that
@@ -116,6 +149,25 @@ func seconds(s float64) string {
 		return fmt.Sprintf("%.3g µs", s*1e6)
 	}
 	return fmt.Sprintf("%.3g ns", s*1e9)
+}
+
+// shortNumber writes v with at most three significant digits and an SI
+// suffix past a thousand: 25k, 19.1k, 3.7M, 2.5, 0.01 (for the table's
+// rates, the bars' labels and the plot's ticks).
+func shortNumber(v float64) string {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	// Round first, so that 999.7 becomes 1k, not 1000.
+	v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	suffix := ""
+	for _, s := range []string{"k", "M", "G", "T"} {
+		if math.Abs(v) < 1000 {
+			break
+		}
+		v, suffix = v/1000, s
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64) + suffix
 }
 
 // pad left-aligns s in a right-aligned table.

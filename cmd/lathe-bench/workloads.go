@@ -26,7 +26,7 @@ type unit int
 const (
 	flops    unit = iota // Work is floating-point operations per step: GFLOP/s
 	memBytes             // Work is bytes read and written per step: GB/s
-	perStep              // the rate is the time per step itself, in µs
+	perStep              // the work is the step itself: steps/s (ops/s for dispatch rows)
 	tokens               // Work is tokens per step: tokens/s
 )
 
@@ -37,7 +37,7 @@ type workload struct {
 	Family string // one chart per family
 	spec
 	Unit unit
-	Work float64 // flops, bytes or tokens per step (perStep: unused)
+	Work float64 // flops, bytes or tokens per step (perStep: unused, the work is the step)
 	// MaxSamples caps --samples for a row whose one step takes seconds
 	// (attention at long sequences, where PyTorch's composite alone takes
 	// most of a minute), so that make bench stays minutes long; 0: none.
@@ -52,19 +52,20 @@ func (w workload) samples(n int) int {
 	return n
 }
 
-// families are the charts, in order, with what their bars show.
+// families are the charts, in order, with what their rows are (the plot
+// adds the unit; the rows' names carry their shapes).
 var families = []struct {
 	Name, Title string
 }{
-	{"matmul", "matmul and batched matmul (GFLOP/s, higher is better)"},
-	{"memory", "memory-bound ops (GB/s, higher is better)"},
-	{"mlp", "MLP training step 784-256-10 (µs per step, lower is better)"},
-	{"conv", "ResNet block training step, batch 32 of 3x32x32 (µs per step, lower is better)"},
-	{"dispatch", "dispatch overhead (µs per op, lower is better)"},
-	{"sampling", "sampling from a decoder's vocabulary (µs per step, lower is better)"},
-	{"attention", "scaled-dot-product attention forward+backward, 8 heads of 64 (GFLOP/s, higher is better; torch: the unfused composite)"},
-	{"gpt", "GPT training step, examples/gpt's model (µs per step, lower is better)"},
-	{"gpt-generate", "GPT generation over a full context window (tokens/s, higher is better)"},
+	{"matmul", "matmul and batched matmul"},
+	{"memory", "memory-bound ops"},
+	{"mlp", "MLP training step"},
+	{"conv", "ResNet block training step"},
+	{"dispatch", "dispatch overhead: a 1-element add"},
+	{"sampling", "sampling from a decoder's vocabulary"},
+	{"attention", "scaled-dot-product attention forward+backward (torch: the unfused composite)"},
+	{"gpt", "GPT training step, examples/gpt's model"},
+	{"gpt-generate", "GPT generation over a full context window"},
 }
 
 // table lists the workloads. Adding one is a line here (and, for a new
@@ -546,10 +547,11 @@ func (u unit) String() string {
 	case tokens:
 		return "tokens/s"
 	}
-	return "µs/step"
+	return "steps/s"
 }
 
-// rate is the workload's figure for a time per step: GFLOP/s, GB/s or µs.
+// rate is the workload's work over a time per step: GFLOP/s, GB/s,
+// tokens/s or steps/s.
 func (w workload) rate(secondsPerStep float64) float64 {
 	switch w.Unit {
 	case flops, memBytes:
@@ -557,14 +559,14 @@ func (w workload) rate(secondsPerStep float64) float64 {
 	case tokens:
 		return w.Work / secondsPerStep
 	}
-	return secondsPerStep * 1e6
+	return 1 / secondsPerStep
 }
 
-// unitName is the unit of w's rate as the table shows it: per op for
-// dispatch rows, per step otherwise.
+// unitName is the unit of w's rate as the table shows it: ops for
+// dispatch rows, steps otherwise.
 func (w workload) unitName() string {
 	if w.Unit == perStep && strings.HasPrefix(w.Kind, "add1") {
-		return "µs/op"
+		return "ops/s"
 	}
 	return w.Unit.String()
 }
