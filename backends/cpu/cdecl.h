@@ -27,5 +27,8 @@ double lathe_sum_f32(const float *x, ptrdiff_t n);
 // values at src to dst and returns 1; it returns 0 without writing for a
 // row of fewer than 8 values, with a NaN, or with an infinite max.
 int lathe_softmax_f32(float *dst, const float *src, ptrdiff_t n, int log);
+// lathe_erf_f32 writes erf (gelu != 0: gelu) of the n values at src to dst,
+// from erf32.go's polynomial table (pieces) and saturation point.
+void lathe_erf_f32(float *dst, const float *src, ptrdiff_t n, const double *pieces, double saturate, int gelu);
 
 #endif

@@ -87,3 +87,19 @@ func softmaxRowFloat32(dst, src []float32, log bool) bool {
 	}
 	return C.lathe_softmax_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(src)), l) != 0
 }
+
+// erfRowFloat32 writes erf (or gelu) of src to dst, which has src's length,
+// and reports whether it did: short rows and machines without AVX2 are left
+// to the Go loop.
+func erfRowFloat32(dst, src []float32, gelu bool) bool {
+	if !haveAVX2 || len(src) < vectorMin || len(dst) < len(src) {
+		return false
+	}
+	g := C.int(0)
+	if gelu {
+		g = 1
+	}
+	C.lathe_erf_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(src)),
+		(*C.double)(unsafe.Pointer(&erf32Pieces[0])), C.double(erf32Saturate), g)
+	return true
+}

@@ -162,6 +162,10 @@ func init() {
 					mapRows1(out, x, reluRows[float32], reluF32)
 					return nil
 				}
+				if f, ok := float32Unary[u.Name]; ok {
+					mapRows1(out, x, f.rows, f.at)
+					return nil
+				}
 				map1(out, x, via64[float32](ff(p)))
 			case dispatch.Float64:
 				if u.Name == "relu" {

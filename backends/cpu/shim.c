@@ -193,3 +193,28 @@ AVX2 int lathe_softmax_f32(float *dst, const float *src, ptrdiff_t n, int log) {
 	for (; i < n; i++) dst[i] = (float)((double)dst[i] * inv);
 	return 1;
 }
+
+// erf from the polynomials of erf32.go (the table comes from there: one
+// erfPiece of 12 doubles, mid then 11 coefficients, per [i, i+1)); the same
+// float64 arithmetic as erf64Poly, compiled with FMA and without a call per
+// element, which is where the Go loop spent its time.
+AVX2 static inline double erf_poly(double x, const double *pieces, double saturate) {
+	double a = __builtin_fabs(x);
+	if (!(a < saturate)) return a != a ? x : __builtin_copysign(1.0, x);
+	const double *p = pieces + 12 * (int)a, *c = p + 1;
+	double t = a - p[0], t2 = t * t, t4 = t2 * t2;
+	double lo = (c[0] + c[1] * t) + (c[2] + c[3] * t) * t2 + ((c[4] + c[5] * t) + (c[6] + c[7] * t) * t2) * t4;
+	double hi = (c[8] + c[9] * t) + c[10] * t2;
+	return x * (lo + hi * (t4 * t4));
+}
+
+AVX2 void lathe_erf_f32(float *dst, const float *src, ptrdiff_t n, const double *pieces, double saturate, int gelu) {
+	if (gelu) {
+		for (ptrdiff_t i = 0; i < n; i++) {
+			double v = src[i];
+			dst[i] = (float)(0.5 * v * (1 + erf_poly(v * 0.70710678118654752440, pieces, saturate)));
+		}
+		return;
+	}
+	for (ptrdiff_t i = 0; i < n; i++) dst[i] = (float)erf_poly(src[i], pieces, saturate);
+}
