@@ -98,8 +98,11 @@ if ls .gl/*.deb >/dev/null 2>&1; then
 fi
 # What travels is limited: gzip the binaries (each embeds the 4 MB of PTX,
 # text that compresses tenfold), Dawn and lavapipe; gpu-check.sh unpacks
-# them and makes the binaries executable again.
+# every .gz under gpu/ and makes the binaries executable again.
 gzip -9 gpu/bin/*
+# The tree's large files too (the conformance JSON and the PTX, text that
+# compresses about tenfold): gpu-check.sh's gunzip restores them in place.
+find gpu/tree -type f -size +4k -exec gzip -9 {} +
 find gpu/cache -name '*.so*' -type f -exec gzip -9 {} + 2>/dev/null || true
 cp build/gpu-check.sh build/ptxas-archs.sh gpu/
 git rev-parse HEAD >gpu/COMMIT 2>/dev/null || true
