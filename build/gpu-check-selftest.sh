@@ -41,7 +41,7 @@ printf '#!/bin/sh\necho "BenchmarkMatmulWGPU/256 20 1 ns/op 12.5 GFLOP/s"\n' | g
 chmod +x "$G"/bin/*.test "$t/path/ptxas"
 # nn.test and lathe-bench are missing.
 
-PATH=$t/path:$PATH OUT=$t/out GPU_DIR=$G GPU_CHECK_DEADLINE=45 bash "$G/gpu-check.sh" >"$t/stdout" 2>&1 &
+PATH=$t/path:$PATH OUT=$t/out GPU_DIR=$G GPU_CHECK_DEADLINE=45 GPU_CHECK_DRY=0 bash "$G/gpu-check.sh" >"$t/stdout" 2>&1 &
 pid=$!
 sleep 12
 during=$(cat "$t/out/summary.txt")
@@ -68,7 +68,7 @@ expect "the last line" 'step\(s\) failed'
 # A missing binary with time left.
 rm -f "$t/out/summary.txt"
 mv "$G/bin/lathe.test" "$G/bin/nn.test"
-PATH=$t/path:$PATH OUT=$t/out GPU_DIR=$G GPU_CHECK_DEADLINE=45 timeout 10 bash "$G/gpu-check.sh" >/dev/null 2>&1
+PATH=$t/path:$PATH OUT=$t/out GPU_DIR=$G GPU_CHECK_DEADLINE=45 GPU_CHECK_DRY=0 timeout 10 bash "$G/gpu-check.sh" >/dev/null 2>&1
 expect "a missing binary fails" '^\| root +\| fail .*lathe.test is missing' "$(cat "$t/out/summary.txt")"
 if [ $fails -ne 0 ]; then
 	echo "--- summary.txt:"; echo "$sum"; echo "--- stdout:"; cat "$t/stdout"
