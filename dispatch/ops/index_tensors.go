@@ -314,28 +314,23 @@ func (ix *indexing) placeB(toResult bool) []int {
 	}
 	nb, nr := len(ix.bshape), len(ix.rest)
 	perm := make([]int, 0, nb+nr)
-	if toResult {
-		for i := range before {
-			perm = append(perm, nb+i)
-		}
-		for i := range nb {
-			perm = append(perm, i)
-		}
-		for i := before; i < nr; i++ {
-			perm = append(perm, nb+i)
-		}
-		return perm
+	for i := range before {
+		perm = append(perm, nb+i)
 	}
 	for i := range nb {
-		perm = append(perm, before+i)
-	}
-	for i := range before {
 		perm = append(perm, i)
 	}
 	for i := before; i < nr; i++ {
 		perm = append(perm, nb+i)
 	}
-	return perm
+	if toResult {
+		return perm
+	}
+	back := make([]int, len(perm))
+	for to, from := range perm {
+		back[from] = to
+	}
+	return back
 }
 
 // indexCompose is x[indices]: index_select of the linear indices from
