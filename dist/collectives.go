@@ -19,6 +19,7 @@ const (
 	Min                  // element-wise minimum; on bool, logical and
 )
 
+// String is the op's name: sum, mean, max or min.
 func (o ReduceOp) String() string {
 	switch o {
 	case Sum:
