@@ -41,23 +41,10 @@ func TestTrainShort(t *testing.T) {
 // the same seed gives the same initial weights and minibatches, and the
 // float32 arithmetic differs only in rounding.
 func TestTrainWGPU(t *testing.T) {
-	gpu := lathe.WGPU(0)
-	for _, info := range lathe.DeviceStatus() {
-		if info.Device == gpu && !info.Available {
-			testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable: %s", info.Detail)
-		}
-	}
+	requireWGPU(t)
 	cfg := DefaultConfig()
 	cfg.Epochs = 20
-	onCPU, err := Train(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Device = gpu
-	onGPU, err := Train(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	onCPU, onGPU := trainOnBoth(t, cfg)
 	t.Logf("20 epochs on wgpu:0: loss %.4f, accuracy %.1f%%, %v (cpu: %.4f, %.1f%%, %v)",
 		onGPU.Loss, 100*onGPU.Accuracy, onGPU.Elapsed, onCPU.Loss, 100*onCPU.Accuracy, onCPU.Elapsed)
 	if !(onGPU.Accuracy >= 0.92) || math.Abs(onGPU.Accuracy-onCPU.Accuracy) > 0.02 {
@@ -99,6 +86,32 @@ func TestTrainAMP(t *testing.T) {
 	}
 }
 
+// requireWGPU skips t, by name, where wgpu:0 cannot open (and fails it
+// where the run requires wgpu:0).
+func requireWGPU(t *testing.T) {
+	t.Helper()
+	for _, info := range lathe.DeviceStatus() {
+		if info.Device == lathe.WGPU(0) && !info.Available {
+			testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable: %s", info.Detail)
+		}
+	}
+}
+
+// trainOnBoth runs cfg on the cpu and then on wgpu:0.
+func trainOnBoth(t *testing.T, cfg Config) (onCPU, onGPU Result) {
+	t.Helper()
+	cfg.Device = lathe.CPU
+	onCPU, err := Train(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Device = lathe.WGPU(0)
+	if onGPU, err = Train(cfg); err != nil {
+		t.Fatal(err)
+	}
+	return onCPU, onGPU
+}
+
 // TestTrainAMPWGPU trains TestTrainAMP's runs, shortened to 8 epochs, on
 // wgpu:0, whose float16 and bfloat16 are stored packed and computed in
 // float32 as the cpu's are, and wants the cpu's result under the same
@@ -107,25 +120,12 @@ func TestTrainAMP(t *testing.T) {
 // 20 epochs: loss 0.1175 and 0.1173 on both devices, bfloat16 and
 // float16).
 func TestTrainAMPWGPU(t *testing.T) {
-	gpu := lathe.WGPU(0)
-	for _, info := range lathe.DeviceStatus() {
-		if info.Device == gpu && !info.Available {
-			testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable: %s", info.Detail)
-		}
-	}
+	requireWGPU(t)
 	for _, dt := range []lathe.DType{lathe.BFloat16, lathe.Float16} {
 		t.Run(dt.String(), func(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.Epochs, cfg.AMP = 8, dt
-			onCPU, err := Train(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.Device = gpu
-			onGPU, err := Train(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			onCPU, onGPU := trainOnBoth(t, cfg)
 			t.Logf("8 epochs on wgpu:0 under autocast to %v: loss %.4f, accuracy %.1f%%, %v (cpu: %.4f, %.1f%%, %v)",
 				dt, onGPU.Loss, 100*onGPU.Accuracy, onGPU.Elapsed, onCPU.Loss, 100*onCPU.Accuracy, onCPU.Elapsed)
 			if !(math.Abs(onGPU.Loss-onCPU.Loss) <= 0.03) {
