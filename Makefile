@@ -33,12 +33,16 @@ race: deps
 
 # The whole suite, then the matmul conformance cases again on gonum's BLAS
 # (the cpu backend uses OpenBLAS when it opens), so both GEMM paths stay
-# tested; last, the cases run and skipped on each device (build/testsummary),
+# tested, and the cpu's conformance and gradient cases with every buffer
+# filled with NaN bits (LATHE_CPU_POISON), since the cpu pool does not
+# clear what it reuses and a kernel must write all it reads of its output;
+# last, the cases run and skipped on each device (build/testsummary),
 # printed whether the suite passed or not.
 unit: deps
 	@mkdir -p $(dir $(SUMMARY)) && rm -f $(SUMMARY) $(SUMMARY).failed
 	LATHE_TEST_SUMMARY=$(abspath $(SUMMARY)) $(GO) test -count=1 -skip '^TestMPI$$' ./... || touch $(SUMMARY).failed
 	LATHE_BLAS=gonum $(GO) test -count=1 -run 'TestConformance/cpu/matmul' ./internal/conformance/ || touch $(SUMMARY).failed
+	LATHE_CPU_POISON=1 $(GO) test -count=1 -run 'TestConformance/cpu|TestGrad$$/cpu|TestGradFiniteDiff|TestGradCases' ./internal/conformance/ || touch $(SUMMARY).failed
 	$(GO) run ./build/testsummary $(SUMMARY)
 	@if [ -e $(SUMMARY).failed ]; then echo "unit: FAIL (see the go test output above)"; exit 1; fi
 

@@ -168,9 +168,14 @@ func elemSize[T any]() int64 {
 	return int64(unsafe.Sizeof(v))
 }
 
-// get returns a zeroed buffer of n elements from p. Zeroing a reused
-// buffer keeps the contract of a fresh Go slice, which kernels that
-// accumulate into their output rely on.
+// get returns a buffer of n elements from p, its contents unspecified
+// (dispatch.Backend's contract): a reused block holds what its last tensor
+// left. Most kernels write every element of their output, and clearing
+// megabytes that are about to be overwritten cost an elementwise op on
+// 16M floats as much as the op itself; a kernel that accumulates into its
+// output clears it first (zeroed). LATHE_CPU_POISON=1 fills every buffer
+// with NaN bits (true for Bool) instead, which the tests run under to find
+// a kernel that reads an element before writing it.
 func get[T any](p *alloc.Pool[*buffer[T]], n int) (*buffer[T], error) {
 	size := elemSize[T]()
 	if int64(n) > math.MaxInt64/size {
@@ -186,14 +191,43 @@ func get[T any](p *alloc.Pool[*buffer[T]], n int) (*buffer[T], error) {
 	}
 	b := blk.Handle
 	b.data = b.data[:n]
-	if b.home != nil { // from the cache; new memory is zeroed already
-		clear(b.data)
+	if poison {
+		fillPoison(b.data)
 	}
 	b.home = p
 	return b, nil
 }
 
-// pooled returns a zeroed buffer of n elements of dtype dt; ok is false
+// poison is LATHE_CPU_POISON=1, read once: see get.
+var poison = os.Getenv("LATHE_CPU_POISON") == "1"
+
+// fillPoison sets every byte of v to 0xFF (a NaN in each float type, -1 in
+// each signed integer), or every bool to true.
+func fillPoison[T any](v []T) {
+	if b, ok := any(v).([]bool); ok {
+		for i := range b {
+			b[i] = true
+		}
+		return
+	}
+	if len(v) == 0 {
+		return
+	}
+	bytes := unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*int(elemSize[T]()))
+	for i := range bytes {
+		bytes[i] = 0xFF
+	}
+}
+
+// zeroed is the data of a buffer that a kernel accumulates into, cleared.
+func zeroed[T any](t *dispatch.Tensor) []T {
+	d := elems[T](t)
+	clear(d)
+	return d
+}
+
+// pooled returns a buffer of n elements of dtype dt (contents unspecified:
+// see get); ok is false
 // for a dtype the cpu does not hold.
 func pooled(dt dispatch.DType, n int) (b dispatch.Buffer, ok bool, err error) {
 	switch dt {
