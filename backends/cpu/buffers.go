@@ -173,7 +173,7 @@ func elemSize[T any]() int64 {
 // left. Most kernels write every element of their output, and clearing
 // megabytes that are about to be overwritten cost an elementwise op on
 // 16M floats as much as the op itself; a kernel that accumulates into its
-// output clears it first (zeroed). LATHE_CPU_POISON=1 fills every buffer
+// output clears it first. LATHE_CPU_POISON=1 fills every buffer
 // with NaN bits (true for Bool) instead, which the tests run under to find
 // a kernel that reads an element before writing it.
 func get[T any](p *alloc.Pool[*buffer[T]], n int) (*buffer[T], error) {
@@ -217,13 +217,6 @@ func fillPoison[T any](v []T) {
 	for i := range bytes {
 		bytes[i] = 0xFF
 	}
-}
-
-// zeroed is the data of a buffer that a kernel accumulates into, cleared.
-func zeroed[T any](t *dispatch.Tensor) []T {
-	d := elems[T](t)
-	clear(d)
-	return d
 }
 
 // pooled returns a buffer of n elements of dtype dt (contents unspecified:
