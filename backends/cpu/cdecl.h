@@ -21,12 +21,14 @@ void lathe_dgemm(int ta, int tb, int m, int n, int k, double alpha, const double
 // lathe_has_avx2 reports whether the CPU has AVX2 and FMA: the two loops
 // below may be called only where it does.
 int lathe_has_avx2(void);
-// lathe_sum_f32 is the sum of the n values at x, accumulated in float64.
+// lathe_sum_f32 is the sum of the n values at x: float32 lanes over
+// blocks, the blocks' sums added in float64.
 double lathe_sum_f32(const float *x, ptrdiff_t n);
-// lathe_softmax_f32 writes the softmax (log != 0: log-softmax) of the n
-// values at src to dst and returns 1; it returns 0 without writing for a
-// row of fewer than 8 values, with a NaN, or with an infinite max.
-int lathe_softmax_f32(float *dst, const float *src, ptrdiff_t n, int log);
+// lathe_softmax_f32 writes the softmax (log != 0: log-softmax) of rows
+// consecutive rows of n values at src to dst, and returns how many rows
+// it wrote before the first it left unwritten: a row of fewer than 8
+// values, with a NaN, or with an infinite max.
+ptrdiff_t lathe_softmax_f32(float *dst, const float *src, ptrdiff_t rows, ptrdiff_t n, int log);
 // lathe_erf_f32 writes erf (gelu != 0: gelu) of the n values at src to dst,
 // from erf32.go's polynomial table (pieces) and saturation point.
 void lathe_erf_f32(float *dst, const float *src, ptrdiff_t n, const double *pieces, double saturate, int gelu);

@@ -74,18 +74,21 @@ func sumFloat32(v []float32) float64 {
 	return float64(C.lathe_sum_f32((*C.float)(unsafe.Pointer(&v[0])), C.ptrdiff_t(len(v))))
 }
 
-// softmaxRowFloat32 writes the softmax (or log-softmax) of src to dst,
-// which has src's length, and reports whether it did: a row with a NaN or
-// an infinite max is left to the general path.
-func softmaxRowFloat32(dst, src []float32, log bool) bool {
-	if !haveAVX2 || len(src) < vectorMin || len(dst) < len(src) {
-		return false
+// softmaxRowsFloat32 writes the softmax (or log-softmax) of consecutive
+// rows of n values of src to dst, which has src's length, and returns how
+// many rows it wrote before the first it left to the general path: a row
+// with a NaN or an infinite max, or every row where the rows are short or
+// the machine has no AVX2.
+func softmaxRowsFloat32(dst, src []float32, n int, log bool) int {
+	if !haveAVX2 || n < vectorMin || len(dst) < len(src) || len(src) < n {
+		return 0
 	}
 	l := C.int(0)
 	if log {
 		l = 1
 	}
-	return C.lathe_softmax_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(src)), l) != 0
+	return int(C.lathe_softmax_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])),
+		C.ptrdiff_t(len(src)/n), C.ptrdiff_t(n), l))
 }
 
 // erfRowFloat32 writes erf (or gelu) of src to dst, which has src's length,

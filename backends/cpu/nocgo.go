@@ -14,6 +14,6 @@ const vectorMin = 1 << 62
 
 func sumFloat32(v []float32) float64 { return sumFloat32Go(v) }
 
-func softmaxRowFloat32(dst, src []float32, log bool) bool { return false }
+func softmaxRowsFloat32(dst, src []float32, n int, log bool) int { return 0 }
 
 func erfRowFloat32(dst, src []float32, gelu bool) bool { return false }

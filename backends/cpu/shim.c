@@ -60,7 +60,6 @@ void lathe_dgemm(int ta, int tb, int m, int n, int k, double alpha, const double
 // vector extensions and compiled for AVX2 with FMA by a target attribute
 // on each function, the rest of the package's C staying baseline x86-64; a
 // machine without AVX2 never calls them (cgo.go checks lathe_has_avx2 first).
-// Accumulation is in float64 lanes, as the Go reductions accumulate.
 
 typedef float v8f __attribute__((vector_size(32)));
 typedef float v4f __attribute__((vector_size(16)));
@@ -105,14 +104,33 @@ AVX2 static inline v8f pick(v8i mask, v8f a, v8f b) {
 	return out;
 }
 
+// lathe_sum_f32 adds blocks of sumBlock values in float32 lanes (32 lanes,
+// each adding sumBlock/32 values, then the lanes added pairwise) and adds
+// the blocks' sums in float64: a cascade, as PyTorch's cpu sum. Each value
+// then goes through at most sumBlock/32 + 5 float32 roundings, so the
+// error is at most about 13·2⁻²⁴·Σ|x| however long x is, and the loop reads
+// float32 at memory speed instead of widening every value to float64
+// (which halved its speed).
+enum { sumBlock = 256 };
+
+AVX2 static inline float hsum8(v8f v) {
+	v4f h = __builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7);
+	return (h[0] + h[2]) + (h[1] + h[3]);
+}
+
 AVX2 double lathe_sum_f32(const float *x, ptrdiff_t n) {
-	v4d a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+	double s = 0;
 	ptrdiff_t i = 0;
-	for (; i + 16 <= n; i += 16) {
-		add_wide(load8(x + i), &a0, &a1);
-		add_wide(load8(x + i + 8), &a2, &a3);
+	for (; i + sumBlock <= n; i += sumBlock) {
+		v8f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+		for (ptrdiff_t j = i; j < i + sumBlock; j += 32) {
+			a0 += load8(x + j);
+			a1 += load8(x + j + 8);
+			a2 += load8(x + j + 16);
+			a3 += load8(x + j + 24);
+		}
+		s += hsum8((a0 + a1) + (a2 + a3));
 	}
-	double s = hsum((a0 + a1) + (a2 + a3));
 	for (; i < n; i++) s += x[i];
 	return s;
 }
@@ -146,10 +164,14 @@ AVX2 static inline v8f exp8(v8f x) {
 	return pick(under, (v8f){0}, e);
 }
 
-// lathe_softmax_f32 writes softmax (or log-softmax) of the n values at src
-// to dst. It returns 0 without writing when the row holds a NaN, which the
-// caller's general path handles.
-AVX2 int lathe_softmax_f32(float *dst, const float *src, ptrdiff_t n, int log) {
+// softmax_row writes softmax (or log-softmax) of the n values at src to
+// dst. It returns 0 without writing when the row holds a NaN or its max is
+// infinite, which the caller's general path handles. The exponentials
+// are summed as lathe_sum_f32 sums (float32 lanes in blocks, the blocks in
+// float64) and softmax scales them in float32, so no pass widens a value;
+// log-softmax subtracts the log of the sum in float64, where float32 would
+// lose the digits of a result near zero.
+AVX2 static int softmax_row(float *dst, const float *src, ptrdiff_t n, int log) {
 	if (n < 8) return 0;
 	v8f vm = load8(src);
 	v8i nan = {0};
@@ -169,29 +191,48 @@ AVX2 int lathe_softmax_f32(float *dst, const float *src, ptrdiff_t n, int log) {
 	for (int j = 0; j < 8; j++) if (nan[j]) return 0;
 	if (m == __builtin_inff() || m == -__builtin_inff()) return 0; // inf - inf: the general path's NaN rules
 
-	v4d a0 = {0}, a1 = {0};
-	double tail = 0;
-	for (i = 0; i + 8 <= n; i += 8) {
-		v8f e = exp8(load8(src + i) - m);
-		if (!log) store8(dst + i, e);
-		add_wide(e, &a0, &a1);
+	double sum = 0;
+	for (i = 0; i + 8 <= n;) {
+		v8f a0 = {0}, a1 = {0};
+		ptrdiff_t end = i + sumBlock < n ? i + sumBlock : n;
+		for (; i + 16 <= end; i += 16) {
+			v8f e0 = exp8(load8(src + i) - m), e1 = exp8(load8(src + i + 8) - m);
+			if (!log) store8(dst + i, e0), store8(dst + i + 8, e1);
+			a0 += e0;
+			a1 += e1;
+		}
+		if (i + 8 <= end) {
+			v8f e = exp8(load8(src + i) - m);
+			if (!log) store8(dst + i, e);
+			a0 += e;
+			i += 8;
+		}
+		sum += hsum8(a0 + a1);
 	}
 	for (; i < n; i++) {
 		v8f e = exp8((v8f){src[i] - m});
 		if (!log) dst[i] = e[0];
-		tail += e[0];
+		sum += e[0];
 	}
-	double sum = hsum(a0 + a1) + tail;
 	if (log) {
 		double ls = __builtin_log(sum);
 		for (i = 0; i + 8 <= n; i += 8) store8(dst + i, affine8(load8(src + i) - m, 1, -ls));
 		for (; i < n; i++) dst[i] = (float)((double)(src[i] - m) - ls);
 		return 1;
 	}
-	double inv = 1 / sum;
-	for (i = 0; i + 8 <= n; i += 8) store8(dst + i, affine8(load8(dst + i), inv, 0));
-	for (; i < n; i++) dst[i] = (float)((double)dst[i] * inv);
+	float inv = (float)(1 / sum);
+	for (i = 0; i + 8 <= n; i += 8) store8(dst + i, load8(dst + i) * inv);
+	for (; i < n; i++) dst[i] *= inv;
 	return 1;
+}
+
+// lathe_softmax_f32 runs softmax_row over rows consecutive rows of n
+// values, one cgo call for many rows, and returns how many it wrote before
+// the first that it left to the caller (rows when it wrote them all).
+AVX2 ptrdiff_t lathe_softmax_f32(float *dst, const float *src, ptrdiff_t rows, ptrdiff_t n, int log) {
+	for (ptrdiff_t r = 0; r < rows; r++)
+		if (!softmax_row(dst + r * n, src + r * n, n, log)) return r;
+	return rows;
 }
 
 // erf from the polynomials of erf32.go (the table comes from there: one

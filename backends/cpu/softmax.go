@@ -51,25 +51,22 @@ func softmax[T float](out, x *dispatch.Tensor, dim int, log bool) {
 	rows := len(src) / n
 	parallel(rows, 4*n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			base := (r/inner)*n*inner + r%inner
-			softmaxRow(dst, src, base, n, inner, log)
+			if d, ok := any(dst).([]float32); ok && inner == 1 {
+				// The vector loop takes the rows up to one it leaves
+				// to the general path (a NaN, an infinite max).
+				r += softmaxRowsFloat32(d[r*n:hi*n], any(src).([]float32)[r*n:hi*n], n, log)
+				if r == hi {
+					break
+				}
+			}
+			softmaxRowGo(dst, src, (r/inner)*n*inner+r%inner, n, inner, log)
 		}
 	})
 }
 
-// softmaxRow handles the n elements at base, base+s, ... The max is
+// softmaxRowGo handles the n elements at base, base+s, ... The max is
 // subtracted before exp so that it cannot overflow; a NaN anywhere in the
 // row makes the whole row NaN, as in PyTorch.
-func softmaxRow[T float](dst, src []T, base, n, s int, log bool) {
-	if d, ok := any(dst).([]float32); ok && s == 1 {
-		if softmaxRowFloat32(d[base:base+n], any(src).([]float32)[base:base+n], log) {
-			return
-		}
-	}
-	softmaxRowGo(dst, src, base, n, s, log)
-}
-
-// softmaxRowGo is softmaxRow's general path, in Go.
 func softmaxRowGo[T float](dst, src []T, base, n, s int, log bool) {
 	m := src[base]
 	for j := 1; j < n; j++ {
