@@ -29,6 +29,11 @@ double lathe_sum_f32(const float *x, ptrdiff_t n);
 // it wrote before the first it left unwritten: a row of fewer than 8
 // values, with a NaN, or with an infinite max.
 ptrdiff_t lathe_softmax_f32(float *dst, const float *src, ptrdiff_t rows, ptrdiff_t n, int log);
+// lathe_arith_f32 writes op(p[i], q[i]) (op(p[i], s) where q is NULL) to
+// dst for i < n, op numbered as arith.go's arithOp (add, sub, mul, div).
+void lathe_arith_f32(int op, float *dst, const float *p, const float *q, float s, ptrdiff_t n);
+// lathe_relu_f32 writes max(x, 0) of the n values at src to dst.
+void lathe_relu_f32(float *dst, const float *src, ptrdiff_t n);
 // lathe_erf_f32 writes erf (gelu != 0: gelu) of the n values at src to dst,
 // from erf32.go's polynomial table (pieces) and saturation point.
 void lathe_erf_f32(float *dst, const float *src, ptrdiff_t n, const double *pieces, double saturate, int gelu);

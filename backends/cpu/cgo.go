@@ -91,6 +91,31 @@ func softmaxRowsFloat32(dst, src []float32, n int, log bool) int {
 		C.ptrdiff_t(len(src)/n), C.ptrdiff_t(n), l))
 }
 
+// arithFloat32 writes op(p[i], q[i]) to dst (op(p[i], s) where q is nil)
+// and reports whether it did: short rows and machines without AVX2 are
+// left to the Go loop. p, and q unless nil, have dst's length.
+func arithFloat32(op arithOp, dst, p, q []float32, s float32) bool {
+	if !haveAVX2 || len(dst) < vectorMin {
+		return false
+	}
+	var qp *C.float
+	if q != nil {
+		qp = (*C.float)(unsafe.Pointer(&q[0]))
+	}
+	C.lathe_arith_f32(C.int(op), (*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&p[0])), qp, C.float(s), C.ptrdiff_t(len(dst)))
+	return true
+}
+
+// reluFloat32 writes max(src[i], 0) to dst, which has src's length, and
+// reports whether it did, as arithFloat32.
+func reluFloat32(dst, src []float32) bool {
+	if !haveAVX2 || len(dst) < vectorMin {
+		return false
+	}
+	C.lathe_relu_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(dst)))
+	return true
+}
+
 // erfRowFloat32 writes erf (or gelu) of src to dst, which has src's length,
 // and reports whether it did: short rows and machines without AVX2 are left
 // to the Go loop.

@@ -16,4 +16,8 @@ func sumFloat32(v []float32) float64 { return sumFloat32Go(v) }
 
 func softmaxRowsFloat32(dst, src []float32, n int, log bool) int { return 0 }
 
+func arithFloat32(op arithOp, dst, p, q []float32, s float32) bool { return false }
+
+func reluFloat32(dst, src []float32) bool { return false }
+
 func erfRowFloat32(dst, src []float32, gelu bool) bool { return false }

@@ -216,6 +216,9 @@ func bitsOf[U uint8 | uint16 | uint32 | uint64](t *dispatch.Tensor) []U {
 // either sign a branch is mispredicted half the time.
 func reluRows[T float](dst, src []T) {
 	src = src[:len(dst)]
+	if d, ok := any(dst).([]float32); ok && reluFloat32(d, any(src).([]float32)) {
+		return
+	}
 	for i, v := range src {
 		dst[i] = max(v, 0)
 	}

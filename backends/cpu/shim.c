@@ -135,6 +135,45 @@ AVX2 double lathe_sum_f32(const float *x, ptrdiff_t n) {
 	return s;
 }
 
+// lathe_arith_f32 writes op(p[i], q[i]) to dst[i] for i < n (op(p[i], s)
+// where q is NULL): IEEE's float32 add, sub, mul and div, lane by lane,
+// so the results are the Go loops' (arith.go) bit for bit, at eight lanes
+// a step. The ops are numbered as arith.go's arithOp.
+enum { arithAdd, arithSub, arithMul, arithDiv };
+
+#define ARITH_LOOP(OP) \
+	do { \
+		if (!q) { \
+			v8f sv = (v8f){0} + s; \
+			for (; i + 8 <= n; i += 8) store8(dst + i, load8(p + i) OP sv); \
+			for (; i < n; i++) dst[i] = p[i] OP s; \
+		} else { \
+			for (; i + 8 <= n; i += 8) store8(dst + i, load8(p + i) OP load8(q + i)); \
+			for (; i < n; i++) dst[i] = p[i] OP q[i]; \
+		} \
+	} while (0)
+
+AVX2 void lathe_arith_f32(int op, float *dst, const float *p, const float *q, float s, ptrdiff_t n) {
+	ptrdiff_t i = 0;
+	switch (op) {
+	case arithAdd: ARITH_LOOP(+); break;
+	case arithSub: ARITH_LOOP(-); break;
+	case arithMul: ARITH_LOOP(*); break;
+	case arithDiv: ARITH_LOOP(/); break;
+	}
+}
+
+// lathe_relu_f32 writes max(x, 0) of the n values at src to dst, with Go's
+// max: NaN stays NaN and -0 gives +0.
+AVX2 void lathe_relu_f32(float *dst, const float *src, ptrdiff_t n) {
+	ptrdiff_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		v8f v = load8(src + i);
+		store8(dst + i, pick(v <= 0, (v8f){0}, v));
+	}
+	for (; i < n; i++) dst[i] = src[i] <= 0 ? 0 : src[i];
+}
+
 // e^x for x ≤ 0 (softmax subtracts the row's max): x = k·ln2 + r with
 // |r| ≤ ln2/2, e^r by its Taylor series to r⁷ in Horner form, times 2^k
 // applied as two factors so that results down to float32's smallest

@@ -156,3 +156,66 @@ func TestSoftmaxRowsResume(t *testing.T) {
 		out.Release()
 	}
 }
+
+// specialFloat32s are values whose arithmetic has edge cases: signed
+// zeros, infinities, NaN, subnormals and the extremes.
+var specialFloat32s = []float32{0, float32(math.Copysign(0, -1)), 1, -1, float32(math.Inf(1)), float32(math.Inf(-1)),
+	float32(math.NaN()), math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32, math.MaxFloat32, -math.MaxFloat32, 1e-38, 3.5}
+
+// TestArithFloat32 checks the vector add, sub, mul, div and relu against
+// the per-element Go functions bit for bit (NaN as any NaN), on rows of
+// every length around the vector width, against a row and a scalar.
+func TestArithFloat32(t *testing.T) {
+	if !haveAVX2 || vectorMin > 1<<20 {
+		t.Skip("no vector path on this machine or build")
+	}
+	same := func(a, b float32) bool {
+		return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	pickValue := func() float32 {
+		if rng.IntN(3) == 0 {
+			return specialFloat32s[rng.IntN(len(specialFloat32s))]
+		}
+		return float32(rng.NormFloat64() * 1e3)
+	}
+	scalarOps := map[arithOp]func(a, b float32) float32{
+		opAdd: func(a, b float32) float32 { return a + b }, opSub: func(a, b float32) float32 { return a - b },
+		opMul: func(a, b float32) float32 { return a * b }, opDiv: func(a, b float32) float32 { return a / b },
+	}
+	for _, n := range []int{vectorMin, vectorMin + 1, vectorMin + 7, vectorMin + 8, 1000} {
+		p, q, dst := make([]float32, n), make([]float32, n), make([]float32, n)
+		for i := range p {
+			p[i], q[i] = pickValue(), pickValue()
+		}
+		for op, f := range scalarOps {
+			for _, scalar := range []bool{false, true} {
+				s := q[3]
+				qq := q
+				if scalar {
+					qq = nil
+				}
+				if !arithFloat32(op, dst, p, qq, s) {
+					t.Fatalf("op %d n %d: refused", op, n)
+				}
+				for i := range dst {
+					want := f(p[i], s)
+					if !scalar {
+						want = f(p[i], q[i])
+					}
+					if !same(dst[i], want) {
+						t.Fatalf("op %d n %d scalar %v: [%d] %g ∘ %g = %g, want %g", op, n, scalar, i, p[i], q[i], dst[i], want)
+					}
+				}
+			}
+		}
+		if !reluFloat32(dst, p) {
+			t.Fatalf("relu n %d: refused", n)
+		}
+		for i, v := range p {
+			if want := max(v, 0); !same(dst[i], want) {
+				t.Fatalf("relu n %d: [%d] relu(%g) = %g, want %g", n, i, v, dst[i], want)
+			}
+		}
+	}
+}
