@@ -174,15 +174,7 @@ func attentionForward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g op
 					if mx != m[r] {
 						corr = math.Exp(m[r] - mx) // 0 for the first block a row sees
 					}
-					sum := 0.0
-					for c := range row[:lim] {
-						p := math.Exp(float64(row[c]) - mx)
-						if math.IsInf(mx, -1) {
-							p = 0 // every score so far -Inf: nothing yet to weigh
-						}
-						row[c] = T(p)
-						sum += p
-					}
+					sum := expRow(row[:lim], mx) // zeros while every score so far is -Inf: nothing yet to weigh
 					clear(row[lim:])
 					l[r] = l[r]*corr + sum
 					m[r] = mx
@@ -217,6 +209,30 @@ func attentionForward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g op
 	})
 }
 
+// expRow replaces each score x of row by e^(x - shift) and returns their
+// sum: shift is the row's running max (the forward) or its logsumexp (the
+// backward), both values of T, so x - shift ≤ 0 but for rounding; a shift
+// of -Inf (every score so far -Inf) gives zeros. float32 rows go to an AVX2
+// loop, whose e^x is float32's (shim.c's exp8), where the machine has one.
+func expRow[T float](row []T, shift float64) float64 {
+	if r, ok := any(row).([]float32); ok {
+		if sum, ok := expRowFloat32(r, float32(shift)); ok {
+			return sum
+		}
+	}
+	if math.IsInf(shift, -1) {
+		clear(row)
+		return 0
+	}
+	sum := 0.0
+	for c, x := range row {
+		p := math.Exp(float64(x) - shift)
+		row[c] = T(p)
+		sum += p
+	}
+	return sum
+}
+
 // attnProbs recomputes a block's probabilities P = exp(scale·q·k - lse)
 // in s (bq×bk, row stride attnBlockK), 0 where causal masking hides a key.
 func attnProbs[T float](gemm gemmFunc[T], s, qp, kp, res []T, g ops.AttentionGeometry, a ops.AttentionParams, i0, bq, j0, bk int) {
@@ -225,10 +241,7 @@ func attnProbs[T float](gemm gemmFunc[T], s, qp, kp, res []T, g ops.AttentionGeo
 	for r := range bq {
 		row := s[r*attnBlockK : r*attnBlockK+bk]
 		lim := keysOf(a.Causal, i0+r, j0, bk)
-		lse := float64(res[r*w+g.Ev])
-		for c := range row[:lim] {
-			row[c] = T(math.Exp(float64(row[c]) - lse))
-		}
+		expRow(row[:lim], float64(res[r*w+g.Ev]))
 		clear(row[lim:])
 	}
 }

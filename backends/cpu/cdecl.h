@@ -29,6 +29,10 @@ double lathe_sum_f32(const float *x, ptrdiff_t n);
 // it wrote before the first it left unwritten: a row of fewer than 8
 // values, with a NaN, or with an infinite max.
 ptrdiff_t lathe_softmax_f32(float *dst, const float *src, ptrdiff_t rows, ptrdiff_t n, int log);
+// lathe_exp_f32 replaces each of the n values x at row by e^(x - shift),
+// for x - shift ≤ 0, and returns their sum (zeros and 0 for a shift of
+// -Inf).
+double lathe_exp_f32(float *row, ptrdiff_t n, float shift);
 // lathe_arith_f32 writes op(p[i], q[i]) (op(p[i], s) where q is NULL) to
 // dst for i < n, op numbered as arith.go's arithOp (add, sub, mul, div).
 void lathe_arith_f32(int op, float *dst, const float *p, const float *q, float s, ptrdiff_t n);

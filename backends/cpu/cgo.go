@@ -91,6 +91,16 @@ func softmaxRowsFloat32(dst, src []float32, n int, log bool) int {
 		C.ptrdiff_t(len(src)/n), C.ptrdiff_t(n), l))
 }
 
+// expRowFloat32 replaces each x of row by e^(x - shift), for x - shift ≤ 0,
+// and returns their sum; ok is false, and row unchanged, where the machine
+// has no AVX2 or the row is too short to pay for the call.
+func expRowFloat32(row []float32, shift float32) (sum float64, ok bool) {
+	if !haveAVX2 || len(row) < 16 {
+		return 0, false
+	}
+	return float64(C.lathe_exp_f32((*C.float)(unsafe.Pointer(&row[0])), C.ptrdiff_t(len(row)), C.float(shift))), true
+}
+
 // arithFloat32 writes op(p[i], q[i]) to dst (op(p[i], s) where q is nil)
 // and reports whether it did: short rows and machines without AVX2 are
 // left to the Go loop. p, and q unless nil, have dst's length.

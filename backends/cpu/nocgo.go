@@ -16,6 +16,8 @@ func sumFloat32(v []float32) float64 { return sumFloat32Go(v) }
 
 func softmaxRowsFloat32(dst, src []float32, n int, log bool) int { return 0 }
 
+func expRowFloat32(row []float32, shift float32) (float64, bool) { return 0, false }
+
 func arithFloat32(op arithOp, dst, p, q []float32, s float32) bool { return false }
 
 func reluFloat32(dst, src []float32) bool { return false }

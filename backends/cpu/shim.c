@@ -203,6 +203,36 @@ AVX2 static inline v8f exp8(v8f x) {
 	return pick(under, (v8f){0}, e);
 }
 
+// lathe_exp_f32 replaces each of the n values x at row by e^(x - shift)
+// and returns their sum in float64: the probabilities of a block of
+// attention scores (shift their max or their logsumexp, so x - shift ≤ 0
+// but for an ulp of rounding, which exp8 takes). A row whose shift is -Inf
+// (every score -Inf) gets zeros, as nothing yet weighs.
+AVX2 double lathe_exp_f32(float *row, ptrdiff_t n, float shift) {
+	if (shift == -__builtin_inff()) {
+		memset(row, 0, n * sizeof *row);
+		return 0;
+	}
+	double sum = 0;
+	ptrdiff_t i = 0;
+	for (; i + 8 <= n;) {
+		v8f a = {0};
+		ptrdiff_t end = i + sumBlock < n ? i + sumBlock : n;
+		for (; i + 8 <= end; i += 8) {
+			v8f e = exp8(load8(row + i) - shift);
+			store8(row + i, e);
+			a += e;
+		}
+		sum += hsum8(a);
+	}
+	for (; i < n; i++) {
+		v8f e = exp8((v8f){row[i] - shift});
+		row[i] = e[0];
+		sum += e[0];
+	}
+	return sum;
+}
+
 // softmax_row writes softmax (or log-softmax) of the n values at src to
 // dst. It returns 0 without writing when the row holds a NaN or its max is
 // infinite, which the caller's general path handles. The exponentials

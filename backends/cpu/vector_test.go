@@ -219,3 +219,41 @@ func TestArithFloat32(t *testing.T) {
 		}
 	}
 }
+
+// TestExpRowFloat32 checks the vector e^(x - shift) of attention's blocks
+// against math.Exp to two float32 ulps (or below float32's smallest normal),
+// its sum against the float64 sum, and that a shift of -Inf gives zeros.
+func TestExpRowFloat32(t *testing.T) {
+	if !haveAVX2 || vectorMin > 1<<20 {
+		t.Skip("no vector path on this machine or build")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{16, 17, 64, 127, 1000} {
+		row := make([]float32, n)
+		for i := range row {
+			row[i] = float32(40 * (rng.Float64() - 0.9))
+		}
+		row[0] = float32(math.Inf(-1))
+		shift := float32(4.25)
+		want, wantSum := make([]float32, n), 0.0
+		for i, x := range row {
+			e := math.Exp(float64(x - shift))
+			want[i], wantSum = float32(e), wantSum+e
+		}
+		sum, ok := expRowFloat32(row, shift)
+		if !ok {
+			t.Fatalf("n %d: refused", n)
+		}
+		for i, v := range row {
+			if ulps(v, want[i]) > 2 && math.Abs(float64(v-want[i])) > 1e-38 {
+				t.Fatalf("n %d: [%d] = %g, want %g", n, i, v, want[i])
+			}
+		}
+		if math.Abs(sum-wantSum) > 1e-6*wantSum {
+			t.Errorf("n %d: sum %g, want %g", n, sum, wantSum)
+		}
+		if sum, _ := expRowFloat32(row, float32(math.Inf(-1))); sum != 0 || row[5] != 0 {
+			t.Errorf("n %d: shift -Inf gave sum %g, [5] = %g; want zeros", n, sum, row[5])
+		}
+	}
+}
