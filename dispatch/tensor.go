@@ -112,7 +112,7 @@ func NewTensor(dev Device, dt DType, shape []int, b Buffer) *Tensor {
 // newTensor is NewTensor for a shape of n elements.
 func newTensor(dev Device, dt DType, shape []int, n int, b Buffer) *Tensor {
 	var t *Tensor
-	if _, onHeap := b.(HeapBuffer); onHeap {
+	if h, ok := b.(HeapBuffer); ok && h.OnGoHeap() {
 		// No cleanup will hold the storage, so it can share the tensor's
 		// allocation: one fewer per op.
 		both := &struct {
@@ -220,15 +220,19 @@ func ReadHost(t *Tensor) (any, error) {
 }
 
 // HeapBuffer is a Buffer whose memory is the Go heap's (the cpu backend's
-// slices). The garbage collector reclaims it with its last tensor, so the
-// tensor that owns it needs no cleanup, which would cost more than the small
-// ops it runs; Release still hands it back to the backend's pool at once.
-// Views always get one: a view that nobody releases (the transposed weight
-// a layer's forward pass makes, held by the tape) would otherwise keep its
+// slices). Where OnGoHeap is true, the garbage collector reclaims it with
+// its last tensor, so the tensor that owns it needs no cleanup, which would
+// cost more than the small ops it runs; Release still hands it back to the
+// backend's pool at once. A large buffer says false and gets the cleanup:
+// handing it back to the pool when its tensor dies unreleased (a forward
+// activation, dropped with the graph after Backward) spares the next step
+// a fresh allocation, which Go zeroes, and the collector the work. Views
+// always get one: a view that nobody releases (the transposed weight a
+// layer's forward pass makes, held by the tape) would otherwise keep its
 // storage's count above zero, and the buffer out of the pool, for good.
 type HeapBuffer interface {
 	Buffer
-	OnGoHeap()
+	OnGoHeap() bool
 }
 
 // ContiguousStrides returns row-major strides for shape.

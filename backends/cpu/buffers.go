@@ -21,17 +21,24 @@ import (
 // never pooled: the caller may still hold it.
 //
 // The pool's handle is the buffer itself, so a buffer from the cache costs
-// no allocation at all; one that nobody releases is the garbage
+// no allocation at all. A small one that nobody releases is the garbage
 // collector's, with no cleanup (dispatch.HeapBuffer), which would cost more
-// than the small ops it runs.
+// than the small ops it runs; a large one comes back to the pool through
+// its tensor's cleanup.
 type buffer[T any] struct {
 	data []T                     // a slice of the whole block: cap(data) elements
 	home *alloc.Pool[*buffer[T]] // nil: not pooled
 }
 
-// OnGoHeap tells dispatch that an unreleased buffer is the garbage
-// collector's to reclaim, with no cleanup needed.
-func (*buffer[T]) OnGoHeap() {}
+// OnGoHeap tells dispatch whether an unreleased buffer is the garbage
+// collector's to reclaim with no cleanup (dispatch.HeapBuffer): a small
+// one is, a large one goes back to the pool.
+func (b *buffer[T]) OnGoHeap() bool { return int64(cap(b.data))*elemSize[T]() < cleanupMin }
+
+// cleanupMin is the size from which an unreleased buffer is worth a
+// cleanup: a new buffer of that size costs Go more to allocate and zero
+// (and the collector to scan past) than the cleanup costs.
+const cleanupMin = 16 << 10
 
 func (b *buffer[T]) Free() {
 	if b.home != nil {

@@ -6,8 +6,10 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lathe-ml/lathe/dispatch"
 )
@@ -117,4 +119,29 @@ func TestCPUMemoryVariable(t *testing.T) {
 			t.Errorf("LATHE_CPU_MEMORY=%s: %v\n%s\nwant %q", c.env, err, out, c.want)
 		}
 	}
+}
+
+// TestUnreleasedLargeBufferReturns: a large tensor that dies unreleased (a
+// forward activation dropped with its graph) goes back to the pool when the
+// collector finds it, while a small one is left to the collector.
+func TestUnreleasedLargeBufferReturns(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		back bool
+	}{{cleanupMin / 4 * 4, true}, {cleanupMin/4 - 64, false}} {
+		emptyCache()
+		func() { dispatch.NewTensor(cpu0, dispatch.Float32, []int{c.n}, newBuffer(dispatch.Float32, c.n)) }()
+		var cached int64
+		for range 20 {
+			runtime.GC()
+			if cached, _, _ = cacheStats(); cached != 0 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if got := cached != 0; got != c.back {
+			t.Errorf("%d float32s dropped unreleased: %d bytes cached after collections, want back in the pool: %v", c.n, cached, c.back)
+		}
+	}
+	emptyCache()
 }
