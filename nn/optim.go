@@ -89,6 +89,34 @@ type update struct {
 	state []*lathe.Tensor
 }
 
+// scratch holds an update's temporaries, released together once its new
+// value and state are made, so that the pool serves the next step from
+// them instead of the garbage collector taking them (an optimizer makes a
+// dozen per parameter per step).
+type scratch []*lathe.Tensor
+
+// t keeps x to release with the rest and returns it.
+func (s *scratch) t(x *lathe.Tensor) *lathe.Tensor {
+	*s = append(*s, x)
+	return x
+}
+
+func (s scratch) release() {
+	for _, x := range s {
+		x.Release()
+	}
+}
+
+// replace sets an optimizer's state slot to next and releases what it
+// held: the optimizer's own tensor, which no other handle holds (state
+// leaves the optimizer only as copies, through SaveOptimizer).
+func replace(slot **lathe.Tensor, next *lathe.Tensor) {
+	if old := *slot; old != nil && old != next {
+		old.Release()
+	}
+	*slot = next
+}
+
 // step runs f for each parameter with a gradient under NoGrad, then rebinds
 // the parameters and hands the new states to commit.
 func (s *paramSet) step(f func(i int, p, g *lathe.Tensor) (next *lathe.Tensor, state []*lathe.Tensor), commit func(u update)) error {
@@ -283,27 +311,27 @@ func (s *SGD) check() error {
 // Step applies one SGD update.
 func (s *SGD) Step() error {
 	return s.step(func(i int, p, g *lathe.Tensor) (*lathe.Tensor, []*lathe.Tensor) {
+		var tmp scratch
+		defer tmp.release()
 		d := g
 		if s.WeightDecay != 0 {
-			d = d.Add(p.MulScalar(s.WeightDecay))
+			d = tmp.t(d.Add(tmp.t(p.MulScalar(s.WeightDecay))))
 		}
 		var buf *lathe.Tensor
 		if s.Momentum != 0 {
 			if buf = s.buf[i]; buf == nil {
 				buf = d.Clone() // d may be the gradient, which ZeroGrad releases (torch clones too)
 			} else {
-				buf = buf.MulScalar(s.Momentum).Add(d.MulScalar(1 - s.Dampening))
+				buf = tmp.t(buf.MulScalar(s.Momentum)).Add(tmp.t(d.MulScalar(1 - s.Dampening)))
 			}
 			if s.Nesterov {
-				d = d.Add(buf.MulScalar(s.Momentum))
+				d = tmp.t(d.Add(tmp.t(buf.MulScalar(s.Momentum))))
 			} else {
 				d = buf
 			}
 		}
-		step := d.MulScalar(s.LR)
-		defer step.Release() // a temporary: back to the pool for the next step
-		return p.Sub(step), []*lathe.Tensor{buf}
-	}, func(u update) { s.buf[u.i] = u.state[0] })
+		return p.Sub(tmp.t(d.MulScalar(s.LR))), []*lathe.Tensor{buf}
+	}, func(u update) { replace(&s.buf[u.i], u.state[0]) })
 }
 
 // Adam is the Adam optimizer with torch.optim.Adam's update (PyTorch 1.13,
@@ -380,27 +408,30 @@ func (a *Adam) Step() error {
 	b1, b2 := a.Betas[0], a.Betas[1]
 	return a.step(func(i int, p, g *lathe.Tensor) (*lathe.Tensor, []*lathe.Tensor) {
 		t := a.steps[i] + 1
+		var tmp scratch
+		defer tmp.release()
 		if a.WeightDecay != 0 {
 			if a.decoupled {
-				p = p.MulScalar(1 - a.LR*a.WeightDecay)
+				p = tmp.t(p.MulScalar(1 - a.LR*a.WeightDecay))
 			} else {
-				g = g.Add(p.MulScalar(a.WeightDecay))
+				g = tmp.t(g.Add(tmp.t(p.MulScalar(a.WeightDecay))))
 			}
 		}
 		m, v := a.m[i], a.v[i]
 		if m == nil {
-			m = lathe.Zeros(p.Device(), p.DType(), p.Shape()...)
+			m = tmp.t(lathe.Zeros(p.Device(), p.DType(), p.Shape()...))
 			v = m
 		}
-		m = m.MulScalar(b1).Add(g.MulScalar(1 - b1))
-		v = v.MulScalar(b2).Add(g.MulScalar(1 - b2).Mul(g)) // addcmul: (value·g)·g
+		m = tmp.t(m.MulScalar(b1)).Add(tmp.t(g.MulScalar(1 - b1)))
+		v = tmp.t(v.MulScalar(b2)).Add(tmp.t(tmp.t(g.MulScalar(1 - b2)).Mul(g))) // addcmul: (value·g)·g
 		bc1 := 1 - math.Pow(b1, float64(t))
 		bc2 := 1 - math.Pow(b2, float64(t))
 		stepSize := a.LR / bc1
-		denom := v.Sqrt().DivScalar(math.Sqrt(bc2)).AddScalar(a.Eps)
-		return p.Add(m.MulScalar(-stepSize).Div(denom)), []*lathe.Tensor{m, v} // addcdiv: (value·m)/denom
+		denom := tmp.t(tmp.t(tmp.t(v.Sqrt()).DivScalar(math.Sqrt(bc2))).AddScalar(a.Eps))
+		return p.Add(tmp.t(tmp.t(m.MulScalar(-stepSize)).Div(denom))), []*lathe.Tensor{m, v} // addcdiv: (value·m)/denom
 	}, func(u update) {
 		a.steps[u.i]++
-		a.m[u.i], a.v[u.i] = u.state[0], u.state[1]
+		replace(&a.m[u.i], u.state[0])
+		replace(&a.v[u.i], u.state[1])
 	})
 }

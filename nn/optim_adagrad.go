@@ -51,19 +51,21 @@ func (a *Adagrad) check() error {
 func (a *Adagrad) Step() error {
 	return a.step(func(i int, p, g *lathe.Tensor) (*lathe.Tensor, []*lathe.Tensor) {
 		t := a.steps[i] + 1
+		var tmp scratch
+		defer tmp.release()
 		if a.WeightDecay != 0 {
-			g = g.Add(p.MulScalar(a.WeightDecay))
+			g = tmp.t(g.Add(tmp.t(p.MulScalar(a.WeightDecay))))
 		}
 		clr := a.LR / (1 + float64(t-1)*a.LRDecay)
 		s := a.sum[i]
 		if s == nil {
-			s = lathe.Full(p.Device(), p.DType(), a.InitialAccumulator, p.Shape()...)
+			s = tmp.t(lathe.Full(p.Device(), p.DType(), a.InitialAccumulator, p.Shape()...))
 		}
-		s = s.Add(g.Mul(g)) // addcmul with value 1
-		std := s.Sqrt().AddScalar(a.Eps)
-		return p.Add(g.MulScalar(-clr).Div(std)), []*lathe.Tensor{s} // addcdiv: (value·g)/std
+		s = s.Add(tmp.t(g.Mul(g))) // addcmul with value 1
+		std := tmp.t(tmp.t(s.Sqrt()).AddScalar(a.Eps))
+		return p.Add(tmp.t(tmp.t(g.MulScalar(-clr)).Div(std))), []*lathe.Tensor{s} // addcdiv: (value·g)/std
 	}, func(u update) {
 		a.steps[u.i]++
-		a.sum[u.i] = u.state[0]
+		replace(&a.sum[u.i], u.state[0])
 	})
 }

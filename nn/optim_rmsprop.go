@@ -53,32 +53,36 @@ func (r *RMSprop) check() error {
 func (r *RMSprop) Step() error {
 	a := r.Alpha
 	return r.step(func(i int, p, g *lathe.Tensor) (*lathe.Tensor, []*lathe.Tensor) {
+		var tmp scratch
+		defer tmp.release()
 		if r.WeightDecay != 0 {
-			g = g.Add(p.MulScalar(r.WeightDecay))
+			g = tmp.t(g.Add(tmp.t(p.MulScalar(r.WeightDecay))))
 		}
 		zeros := func(t *lathe.Tensor) *lathe.Tensor {
 			if t != nil {
 				return t
 			}
-			return lathe.Zeros(p.Device(), p.DType(), p.Shape()...)
+			return tmp.t(lathe.Zeros(p.Device(), p.DType(), p.Shape()...))
 		}
-		sq := zeros(r.squareAvg[i]).MulScalar(a).Add(g.MulScalar(1 - a).Mul(g)) // addcmul: (value·g)·g
+		sq := tmp.t(zeros(r.squareAvg[i]).MulScalar(a)).Add(tmp.t(tmp.t(g.MulScalar(1 - a)).Mul(g))) // addcmul: (value·g)·g
 		var ga, avg *lathe.Tensor
 		if r.Centered {
-			ga = zeros(r.gradAvg[i]).MulScalar(a).Add(g.MulScalar(1 - a))
-			avg = sq.Sub(ga.Mul(ga)).Sqrt() // addcmul with value -1: (-1·ḡ)·ḡ is -(ḡ·ḡ) exactly
+			ga = tmp.t(zeros(r.gradAvg[i]).MulScalar(a)).Add(tmp.t(g.MulScalar(1 - a)))
+			avg = tmp.t(tmp.t(sq.Sub(tmp.t(ga.Mul(ga)))).Sqrt()) // addcmul with value -1: (-1·ḡ)·ḡ is -(ḡ·ḡ) exactly
 		} else {
-			avg = sq.Sqrt()
+			avg = tmp.t(sq.Sqrt())
 		}
-		avg = avg.AddScalar(r.Eps)
+		avg = tmp.t(avg.AddScalar(r.Eps))
 		var buf *lathe.Tensor
 		if r.Momentum > 0 {
-			buf = zeros(r.buf[i]).MulScalar(r.Momentum).Add(g.Div(avg)) // addcdiv with value 1
-			return p.Add(buf.MulScalar(-r.LR)), []*lathe.Tensor{sq, ga, buf}
+			buf = tmp.t(zeros(r.buf[i]).MulScalar(r.Momentum)).Add(tmp.t(g.Div(avg))) // addcdiv with value 1
+			return p.Add(tmp.t(buf.MulScalar(-r.LR))), []*lathe.Tensor{sq, ga, buf}
 		}
-		return p.Add(g.MulScalar(-r.LR).Div(avg)), []*lathe.Tensor{sq, ga, buf} // addcdiv: (value·g)/avg
+		return p.Add(tmp.t(tmp.t(g.MulScalar(-r.LR)).Div(avg))), []*lathe.Tensor{sq, ga, buf} // addcdiv: (value·g)/avg
 	}, func(u update) {
 		r.steps[u.i]++
-		r.squareAvg[u.i], r.gradAvg[u.i], r.buf[u.i] = u.state[0], u.state[1], u.state[2]
+		replace(&r.squareAvg[u.i], u.state[0])
+		replace(&r.gradAvg[u.i], u.state[1])
+		replace(&r.buf[u.i], u.state[2])
 	})
 }
