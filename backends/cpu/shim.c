@@ -6,6 +6,7 @@
 // is given past the call.
 #include <dlfcn.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,16 +142,33 @@ AVX2 double lathe_sum_f32(const float *x, ptrdiff_t n) {
 // a step. The ops are numbered as arith.go's arithOp.
 enum { arithAdd, arithSub, arithMul, arithDiv };
 
+// A row of 16 MiB or more (one goroutine's part of a 32 MiB output) is
+// too large to be read again from the cache by the next op, so its stores
+// go straight to memory (non-temporal: no read of each destination line
+// first), after a scalar head that aligns dst to 32 bytes: a third less
+// memory traffic for a+b on 16M floats. Smaller rows keep ordinary
+// stores, since an elementwise chain reads each result back at once, from
+// the cache (streaming at 1 MiB made (a*b+c).relu on 4M floats 20% slower).
+enum { streamMin = 1 << 22 };
+
+AVX2 static inline void stream8(float *p, v8f v) { __builtin_ia32_movntps256(p, v); }
+
 #define ARITH_LOOP(OP) \
 	do { \
-		if (!q) { \
-			v8f sv = (v8f){0} + s; \
+		v8f sv = (v8f){0} + s; \
+		if (n >= streamMin) { \
+			for (; i < n && ((uintptr_t)(dst + i) & 31) != 0; i++) dst[i] = p[i] OP (q ? q[i] : s); \
+			if (!q) \
+				for (; i + 8 <= n; i += 8) stream8(dst + i, load8(p + i) OP sv); \
+			else \
+				for (; i + 8 <= n; i += 8) stream8(dst + i, load8(p + i) OP load8(q + i)); \
+			__builtin_ia32_sfence(); \
+		} else if (!q) { \
 			for (; i + 8 <= n; i += 8) store8(dst + i, load8(p + i) OP sv); \
-			for (; i < n; i++) dst[i] = p[i] OP s; \
 		} else { \
 			for (; i + 8 <= n; i += 8) store8(dst + i, load8(p + i) OP load8(q + i)); \
-			for (; i < n; i++) dst[i] = p[i] OP q[i]; \
 		} \
+		for (; i < n; i++) dst[i] = p[i] OP (q ? q[i] : s); \
 	} while (0)
 
 AVX2 void lathe_arith_f32(int op, float *dst, const float *p, const float *q, float s, ptrdiff_t n) {

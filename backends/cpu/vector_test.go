@@ -183,8 +183,15 @@ func TestArithFloat32(t *testing.T) {
 		opAdd: func(a, b float32) float32 { return a + b }, opSub: func(a, b float32) float32 { return a - b },
 		opMul: func(a, b float32) float32 { return a * b }, opDiv: func(a, b float32) float32 { return a / b },
 	}
-	for _, n := range []int{vectorMin, vectorMin + 1, vectorMin + 7, vectorMin + 8, 1000} {
-		p, q, dst := make([]float32, n), make([]float32, n), make([]float32, n)
+	// The last two sizes take the streaming stores (shim.c's streamMin),
+	// the last one with dst off the 32-byte alignment.
+	for k, n := range []int{vectorMin, vectorMin + 1, vectorMin + 7, vectorMin + 8, 1000, 1<<22 + 13, 1<<22 + 13} {
+		p, q, dst := make([]float32, n), make([]float32, n), make([]float32, n+1)
+		if k == 6 {
+			dst = dst[1:]
+		} else {
+			dst = dst[:n]
+		}
 		for i := range p {
 			p[i], q[i] = pickValue(), pickValue()
 		}
