@@ -60,6 +60,14 @@ def build_add(dev, dt, dims):
     return lambda: torch.add(a, b)
 
 
+def build_add_out(dev, dt, dims):
+    # torch.add into a tensor it holds: the kernel alone, as lathe's add
+    # into a block from its pool, without build_add's allocator.
+    a, b = torch.rand(*dims, dtype=dt, device=dev), torch.rand(*dims, dtype=dt, device=dev)
+    c = torch.empty(*dims, dtype=dt, device=dev)
+    return lambda: torch.add(a, b, out=c)
+
+
 def build_chain(dev, dt, dims):
     a, b, c = (torch.randn(*dims, dtype=dt, device=dev) for _ in range(3))
     return lambda: (a * b + c).relu()
@@ -222,6 +230,7 @@ BUILDERS = {
     "matmul": build_matmul_checked,
     "bmm": build_matmul_checked,
     "add": build_add,
+    "add_out": build_add_out,
     "chain": build_chain,
     "sum": build_sum,
     "softmax": build_softmax,

@@ -113,6 +113,7 @@ func table(quick bool) []workload {
 		matmul("f32", 128, 256, 10),  // and its second
 		bmm("f32", 32, 128, 128, 128),
 		elementwise("add", "a+b", 3, 1<<24),
+		elementwise("add_out", "a+b (torch: out=)", 3, 1<<24),
 		elementwise("chain", "(a*b+c).relu", 4, 1<<22),
 		elementwise("sum", "sum", 1, 1<<24),
 		softmax(4096, 1024),
@@ -265,9 +266,15 @@ type prepared struct {
 // Autocast dtype of a training step (zero for none); the other kinds do
 // not take one.
 var builders = map[string]func(dev lathe.Device, dt, amp lathe.DType, dims []int) (*prepared, error){
-	"matmul":        noAMP(buildMatMul),
-	"bmm":           noAMP(buildMatMul),
-	"add":           noAMP(buildBinary(func(a, b *lathe.Tensor) *lathe.Tensor { return a.Add(b) })),
+	"matmul": noAMP(buildMatMul),
+	"bmm":    noAMP(buildMatMul),
+	"add":    noAMP(buildBinary(func(a, b *lathe.Tensor) *lathe.Tensor { return a.Add(b) })),
+	// add_out is add measured against torch.add(a, b, out=c): lathe's
+	// result comes from its pool, a block the last step released, as
+	// torch's out= writes into a block it holds; torch's allocating add
+	// (the add row) also pays its allocator, which returns large blocks to
+	// the system and takes page faults on the next, or not, by history.
+	"add_out":       noAMP(buildBinary(func(a, b *lathe.Tensor) *lathe.Tensor { return a.Add(b) })),
 	"chain":         noAMP(buildChain),
 	"sum":           noAMP(buildSum),
 	"softmax":       noAMP(buildSoftmax),
