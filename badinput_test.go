@@ -385,6 +385,17 @@ func biOps() map[string]biOp {
 			huge: func(dev Device) *Tensor {
 				return biBig(dev, biHuge, biHuge, 1).LayerNorm([]int{1}, biF(dev, 1), biF(dev, 1), 1e-5)
 			}},
+		"native_layer_norm": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 3), biF(dev, 3)} },
+			call: func(a []*Tensor) *Tensor { return apply(ops.LayerNorm, ops.LayerNormParams{Eps: 1e-5}, a...) }, kinds: "fss",
+			huge: func(dev Device) *Tensor {
+				return apply(ops.LayerNorm, ops.LayerNormParams{Eps: 1e-5}, biBig(dev, biHuge*biHuge, 1), biF(dev, 1), biF(dev, 1))
+			}, kernel: &ops.LayerNorm.Schema},
+		"native_layer_norm_backward": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 3), biF(dev, 2, 3)} },
+			call: func(a []*Tensor) *Tensor { return apply(ops.LayerNormBackward, ops.LayerNormParams{Eps: 1e-5}, a...) }, kinds: "fss",
+			huge: func(dev Device) *Tensor {
+				big := biBig(dev, biHuge*biHuge, 1)
+				return apply(ops.LayerNormBackward, ops.LayerNormParams{Eps: 1e-5}, big, biF(dev, 1), big)
+			}, kernel: &ops.LayerNormBackward.Schema},
 		"batch_norm": {args: func(dev Device) []*Tensor {
 			return []*Tensor{biF(dev, 2, 3, 4), Zeros(dev, Float32, 3), Ones(dev, Float32, 3), biF(dev, 3), biF(dev, 3)}
 		}, call: func(a []*Tensor) *Tensor {

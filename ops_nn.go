@@ -131,7 +131,7 @@ var (
 		return reduceLoss(x.promoteTo("mse_loss", "x", dt).Sub(target.promoteTo("mse_loss", "target", dt)).Square(), o.reduction, nil)
 	})
 	opLayerNorm = composite("layer_norm", []string{"x"}, func(in []*Tensor, a layerNormAttrs) *Tensor {
-		return layerNorm(in[0], a)
+		return layerNormAffine(in[0], nil, nil, a)
 	})
 	opLayerNormAffine = composite("layer_norm_affine", []string{"x", "weight", "bias"}, func(in []*Tensor, a layerNormAttrs) *Tensor {
 		for i, p := range in[1:] {
@@ -146,7 +146,7 @@ var (
 		if err := sameDTypeAs("layer_norm", in[0], in[1:], "weight", "bias"); err != nil {
 			return failed(err)
 		}
-		return layerNorm(in[0], a).Mul(in[1]).Add(in[2])
+		return layerNormAffine(in[0], in[1], in[2], a)
 	})
 )
 
@@ -329,15 +329,73 @@ func (x *Tensor) LayerNorm(normalizedShape []int, weight, bias *Tensor, eps floa
 	return apply(opLayerNormAffine, a, x, weight, bias)
 }
 
-func layerNorm(x *Tensor, a layerNormAttrs) *Tensor {
+// layerNormAffine is layer_norm with weight and bias (nil for none): the
+// fused op where x's device has its kernels for x's dtype, the composite
+// (layerNorm, then mul and add) elsewhere.
+func layerNormAffine(x, weight, bias *Tensor, a layerNormAttrs) *Tensor {
+	if err := checkLayerNorm(x, a); err != nil {
+		return failed(err)
+	}
+	if fusedLayerNorm(x.t.Device, x.t.DType) {
+		return layerNormFused(x, weight, bias, a)
+	}
+	y := layerNorm(x, a)
+	if weight != nil {
+		y = y.Mul(weight).Add(bias)
+	}
+	return y
+}
+
+// fusedLayerNorm reports whether dev has the fused layer norm kernels
+// (ops.LayerNorm and its backward) for dt.
+func fusedLayerNorm(dev Device, dt DType) bool {
+	return ops.LayerNorm.KernelDTypes(dev.Kind).Has(dt) && ops.LayerNormBackward.KernelDTypes(dev.Kind).Has(dt)
+}
+
+// layerNormFused runs layer_norm as the fused op on x viewed as [rows, D],
+// D the normalized shape's size, with weight and bias as [D] (ones and
+// zeros when there are none). x has been checked (checkLayerNorm). Its
+// gradient is the op's own rule; the reshapes' rules bring it back to x's
+// shape (and copy a non-contiguous x, as the reshape does).
+func layerNormFused(x, weight, bias *Tensor, a layerNormAttrs) *Tensor {
+	r, n := x.t.Rank(), len(a.shape)
+	rows, d := 1, 1
+	for _, s := range x.t.Shape[:r-n] {
+		rows *= s
+	}
+	for _, s := range a.shape {
+		d *= s
+	}
+	if weight == nil {
+		weight, bias = x.fullLike("layer_norm", 1, []int{d}), x.fullLike("layer_norm", 0, []int{d})
+	} else {
+		weight, bias = weight.Reshape(d), bias.Reshape(d)
+	}
+	y := apply(ops.LayerNorm, ops.LayerNormParams{Eps: a.eps}, x.Reshape(rows, d), weight, bias)
+	return y.Reshape(x.t.Shape...)
+}
+
+// checkLayerNorm checks x's shape against normalized_shape, and eps.
+func checkLayerNorm(x *Tensor, a layerNormAttrs) error {
 	r, n := x.t.Rank(), len(a.shape)
 	if n == 0 || n > r || !slices.Equal(x.t.Shape[r-n:], a.shape) {
-		return failed(&Error{Kind: ErrShape, Arg: "x", Detail: "has shape " + dispatch.FormatShape(x.t.Shape) +
-			", which does not end in normalized_shape " + dispatch.FormatShape(a.shape), Fix: "pass the sizes of x's last dims"})
+		return &Error{Kind: ErrShape, Arg: "x", Detail: "has shape " + dispatch.FormatShape(x.t.Shape) +
+			", which does not end in normalized_shape " + dispatch.FormatShape(a.shape), Fix: "pass the sizes of x's last dims"}
 	}
 	if !(a.eps >= 0) {
-		return failed(&Error{Kind: ErrValue, Arg: "eps", Detail: "is " + strconv.FormatFloat(a.eps, 'g', -1, 64), Fix: "use eps ≥ 0, e.g. 1e-5"})
+		return &Error{Kind: ErrValue, Arg: "eps", Detail: "is " + strconv.FormatFloat(a.eps, 'g', -1, 64), Fix: "use eps ≥ 0, e.g. 1e-5"}
 	}
+	return nil
+}
+
+// layerNorm is the normalisation as a composite of mean, sub, mul and
+// rsqrt: the path of the devices and dtypes without the fused op, and the
+// reference that the fused op is tested against.
+func layerNorm(x *Tensor, a layerNormAttrs) *Tensor {
+	if err := checkLayerNorm(x, a); err != nil {
+		return failed(err)
+	}
+	r, n := x.t.Rank(), len(a.shape)
 	dims := make([]int, n)
 	for i := range dims {
 		dims[i] = r - n + i

@@ -530,10 +530,11 @@ func checkLaunch(t *testing.T, label string, ents map[string]map[string]entry, l
 	}
 }
 
-// owed are the ops that have a cpu kernel and no cuda kernel: none (matmul
-// is the host side's, matmul.go: cuBLAS, falling back to the tiled PTX
-// kernel matmul_tiled_<dtype>, which conv uses here).
-var owed []string
+// owed are the ops that have a cpu kernel and no cuda kernel (matmul is
+// the host side's, matmul.go: cuBLAS, falling back to the tiled PTX kernel
+// matmul_tiled_<dtype>, which conv uses here): the fused layer norm, whose
+// public op, Tensor.LayerNorm, runs as its composite on cuda.
+var owed = []string{"native_layer_norm", "native_layer_norm_backward"}
 
 // TestCoverage checks that every op with a cpu kernel has a cuda one, but
 // for those listed in owed.

@@ -1,0 +1,96 @@
+package ops
+
+import (
+	"strconv"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Fused layer normalisation (torch's native_layer_norm and
+// native_layer_norm_backward). One kernel reads a row for its mean and
+// variance and writes (x - mean)·rstd·weight + bias, where the composite of
+// mean, sub, mul, rsqrt and add made six full-size temporaries and as many
+// passes; the backward is one kernel too.
+//
+// The inputs are canonical: x [rows, D] (the root package flattens the
+// leading dims and the normalised ones), weight [D] and bias [D], always
+// given (the root passes ones and zeros for an op without them), so that a
+// kernel has one shape to serve. The forward saves neither mean nor rstd:
+// the backward recomputes them from x, one more pass over a row that it
+// reads anyway, so that the forward's result stays a plain tensor of x's
+// shape and the recomputation is the forward's own code, bit for bit.
+var (
+	// LayerNorm gives (x - mean)/√(var + eps)·weight + bias per row of x,
+	// with the biased variance, shaped as x.
+	LayerNorm = dispatch.Register(&dispatch.Op[LayerNormParams]{
+		Schema: schema("native_layer_norm", "x", "weight", "bias"), Infer: layerNormInfer})
+	// LayerNormBackward takes x, weight and the gradient of the forward's
+	// result, and gives the gradients of x, weight and bias one after the
+	// other in one flat tensor of rows·D + 2·D elements.
+	LayerNormBackward = dispatch.Register(&dispatch.Op[LayerNormParams]{
+		Schema: schema("native_layer_norm_backward", "x", "weight", "grad"), Infer: layerNormBackwardInfer})
+)
+
+// LayerNormParams are the attributes of the fused layer norm ops: eps, added
+// to the variance (≥ 0).
+type LayerNormParams struct {
+	Eps float64
+}
+
+// LayerNormShapes checks x, weight and a third argument (bias of the
+// forward, grad of the backward, of x's shape when rowShaped) and returns
+// x's rows and D.
+func LayerNormShapes(x, weight, third *dispatch.Tensor, thirdName string, rowShaped bool, a LayerNormParams) (rows, d int, err error) {
+	names := func(i int) string { return [...]string{"x", "weight", thirdName}[i] }
+	in := []*dispatch.Tensor{x, weight, third}
+	for i, t := range in {
+		if err := checkDType(t, names(i), Floats); err != nil {
+			return 0, 0, err
+		}
+	}
+	if err := sameDType(in, names, 0); err != nil {
+		return 0, 0, err
+	}
+	if x.Rank() != 2 {
+		return 0, 0, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "x", Found: dispatch.FormatShape(x.Shape),
+			Detail: "has shape " + dispatch.FormatShape(x.Shape) + " but the fused op takes [rows, D]",
+			Fix:    "call Tensor.LayerNorm, which brings any shape to this one"}
+	}
+	rows, d = x.Shape[0], x.Shape[1]
+	for i, t := range in[1:] {
+		want := []int{d}
+		if i == 1 && rowShaped {
+			want = x.Shape
+		}
+		if !equalShapes(t.Shape, want) {
+			return 0, 0, &dispatch.Error{Kind: dispatch.ErrShape, Arg: names(i + 1), Expected: dispatch.FormatShape(want),
+				Found:  dispatch.FormatShape(t.Shape),
+				Detail: "has shape " + dispatch.FormatShape(t.Shape) + " but x " + dispatch.FormatShape(x.Shape) + " needs " + dispatch.FormatShape(want),
+				Fix:    "give weight and bias [D] and a gradient of x's shape"}
+		}
+	}
+	if !(a.Eps >= 0) {
+		return 0, 0, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "eps", Detail: "is " + strconv.FormatFloat(a.Eps, 'g', -1, 64),
+			Fix: "use eps ≥ 0, e.g. 1e-5"}
+	}
+	return rows, d, nil
+}
+
+func layerNormInfer(in []*dispatch.Tensor, a LayerNormParams) (dispatch.DType, []int, error) {
+	if _, _, err := LayerNormShapes(in[0], in[1], in[2], "bias", false, a); err != nil {
+		return 0, nil, err
+	}
+	return in[0].DType, clone(in[0].Shape), nil
+}
+
+func layerNormBackwardInfer(in []*dispatch.Tensor, a LayerNormParams) (dispatch.DType, []int, error) {
+	rows, d, err := LayerNormShapes(in[0], in[1], in[2], "grad", true, a)
+	if err != nil {
+		return 0, nil, err
+	}
+	n, ok := dispatch.CheckedNumel([]int{rows + 2, d})
+	if !ok {
+		return 0, nil, dispatch.ShapeError("", []int{rows + 2, d})
+	}
+	return in[0].DType, []int{n}, nil
+}
