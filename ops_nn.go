@@ -368,8 +368,11 @@ func layerNormFused(x, weight, bias *Tensor, a layerNormAttrs) *Tensor {
 	}
 	if weight == nil {
 		weight, bias = x.fullLike("layer_norm", 1, []int{d}), x.fullLike("layer_norm", 0, []int{d})
-	} else {
+	} else if n > 1 {
 		weight, bias = weight.Reshape(d), bias.Reshape(d)
+	}
+	if r == 2 && n == 1 {
+		return apply(ops.LayerNorm, ops.LayerNormParams{Eps: a.eps}, x, weight, bias)
 	}
 	y := apply(ops.LayerNorm, ops.LayerNormParams{Eps: a.eps}, x.Reshape(rows, d), weight, bias)
 	return y.Reshape(x.t.Shape...)

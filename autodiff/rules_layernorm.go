@@ -22,8 +22,13 @@ func init() {
 			return layerNormGrads(b, x, w, g, a)
 		}
 		flat := call(b, ops.LayerNormBackward, a, x, w, g)
+		// Each gradient is a view of flat: dx reshaped to [rows, D], dw and
+		// db, [D] as flat is 1-d, as they are.
 		part := func(start int, t *T) *T {
 			v := call(b, ops.Narrow, ops.NarrowRange{Dim: 0, Start: start, Length: t.Numel()}, flat)
+			if t.Rank() == 1 {
+				return v
+			}
 			return call(b, ops.Reshape, ops.ViewShape{Shape: append([]int{}, t.Shape...)}, v)
 		}
 		return []*T{part(0, x), part(x.Numel(), w), part(x.Numel()+w.Numel(), w)}

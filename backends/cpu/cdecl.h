@@ -41,5 +41,13 @@ void lathe_relu_f32(float *dst, const float *src, ptrdiff_t n);
 // lathe_erf_f32 writes erf (gelu != 0: gelu) of the n values at src to dst,
 // from erf32.go's polynomial table (pieces) and saturation point.
 void lathe_erf_f32(float *dst, const float *src, ptrdiff_t n, const double *pieces, double saturate, int gelu);
+// lathe_layer_norm_f32 writes the layer norm of rows consecutive rows of d
+// values at x to y: (x - mean)·rstd·w + b, with w and b of d values.
+void lathe_layer_norm_f32(float *y, const float *x, const float *w, const float *b, ptrdiff_t rows, ptrdiff_t d, double eps);
+// lathe_layer_norm_backward_f32 writes the gradient of x of rows
+// consecutive rows (d values each, g the result's gradient) to dx, and
+// adds each row's g·x̂ to pw and g to pb (d float64s each).
+void lathe_layer_norm_backward_f32(float *dx, double *pw, double *pb, const float *x, const float *w, const float *g,
+                                   ptrdiff_t rows, ptrdiff_t d, double eps);
 
 #endif

@@ -141,3 +141,33 @@ func erfRowFloat32(dst, src []float32, gelu bool) bool {
 		(*C.double)(unsafe.Pointer(&erf32Pieces[0])), C.double(erf32Saturate), g)
 	return true
 }
+
+// layerNormRowsFloat32 writes the layer norm of the rows of d values of x
+// to y (x's length) and reports whether it did; machines without AVX2 are
+// left to the Go loop. The choice depends on the machine only, so that the
+// backward recomputes a row's statistics with the forward's code.
+func layerNormRowsFloat32(y, x, w, b []float32, d int, eps float64) bool {
+	if !haveAVX2 {
+		return false
+	}
+	if len(x) > 0 {
+		C.lathe_layer_norm_f32((*C.float)(unsafe.Pointer(&y[0])), (*C.float)(unsafe.Pointer(&x[0])), (*C.float)(unsafe.Pointer(&w[0])),
+			(*C.float)(unsafe.Pointer(&b[0])), C.ptrdiff_t(len(x)/d), C.ptrdiff_t(d), C.double(eps))
+	}
+	return true
+}
+
+// layerNormBackwardRowsFloat32 writes the gradient of x of the rows of x
+// and g to dx, adds their g·x̂ to pw and g to pb, and reports whether it
+// did, as layerNormRowsFloat32.
+func layerNormBackwardRowsFloat32(dx []float32, pw, pb []float64, x, w, g []float32, d int, eps float64) bool {
+	if !haveAVX2 {
+		return false
+	}
+	if len(x) > 0 {
+		C.lathe_layer_norm_backward_f32((*C.float)(unsafe.Pointer(&dx[0])), (*C.double)(unsafe.Pointer(&pw[0])),
+			(*C.double)(unsafe.Pointer(&pb[0])), (*C.float)(unsafe.Pointer(&x[0])), (*C.float)(unsafe.Pointer(&w[0])),
+			(*C.float)(unsafe.Pointer(&g[0])), C.ptrdiff_t(len(x)/d), C.ptrdiff_t(d), C.double(eps))
+	}
+	return true
+}

@@ -56,19 +56,38 @@ func init() {
 }
 
 // lnStats is a row's mean and 1/√(var + eps), var the biased variance.
+// Each sum runs in four lanes (elements j mod 4), added at the end: one
+// float64 accumulator would wait on the latency of every add before it.
 func lnStats[T float](row []T, eps float64) (mean, rstd float64) {
-	s := 0.0
-	for _, v := range row {
-		s += float64(v)
+	n := len(row)
+	var a0, a1, a2, a3 float64
+	j := 0
+	for ; j+4 <= n; j += 4 {
+		r := row[j : j+4 : j+4]
+		a0 += float64(r[0])
+		a1 += float64(r[1])
+		a2 += float64(r[2])
+		a3 += float64(r[3])
 	}
-	n := float64(len(row))
-	mean = s / n
-	q := 0.0
-	for _, v := range row {
-		c := float64(v) - mean
-		q += c * c
+	for ; j < n; j++ {
+		a0 += float64(row[j])
 	}
-	return mean, 1 / math.Sqrt(q/n+eps)
+	mean = (a0 + a1 + a2 + a3) / float64(n)
+	a0, a1, a2, a3 = 0, 0, 0, 0
+	j = 0
+	for ; j+4 <= n; j += 4 {
+		r := row[j : j+4 : j+4]
+		c0, c1, c2, c3 := float64(r[0])-mean, float64(r[1])-mean, float64(r[2])-mean, float64(r[3])-mean
+		a0 += c0 * c0
+		a1 += c1 * c1
+		a2 += c2 * c2
+		a3 += c3 * c3
+	}
+	for ; j < n; j++ {
+		c := float64(row[j]) - mean
+		a0 += c * c
+	}
+	return mean, 1 / math.Sqrt((a0+a1+a2+a3)/float64(n)+eps)
 }
 
 func layerNormForward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, rows, d int, eps float64) {
@@ -83,14 +102,23 @@ func layerNormForward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, rows
 	defer rb()
 	y := span[T](out)
 	parallel(rows, 3*d, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			xr, yr := x[r*d:(r+1)*d], y[r*d:(r+1)*d]
-			mean, rstd := lnStats(xr, eps)
-			for j, v := range xr {
-				yr[j] = T((float64(v)-mean)*rstd*float64(w[j]) + float64(b[j]))
-			}
+		yr, xr := y[lo*d:hi*d], x[lo*d:hi*d]
+		if y32, ok := any(yr).([]float32); ok && layerNormRowsFloat32(y32, any(xr).([]float32), any(w).([]float32), any(b).([]float32), d, eps) {
+			return
 		}
+		layerNormRows(yr, xr, w, b, d, eps)
 	})
+}
+
+// layerNormRows writes the layer norm of the rows of d values of x to y.
+func layerNormRows[T float](y, x, w, b []T, d int, eps float64) {
+	for r := 0; r+d <= len(x); r += d {
+		xr, yr := x[r:r+d], y[r:r+d]
+		mean, rstd := lnStats(xr, eps)
+		for j, v := range xr {
+			yr[j] = T((float64(v)-mean)*rstd*float64(w[j]) + float64(b[j]))
+		}
+	}
 }
 
 func layerNormBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, rows, d int, eps float64) {
@@ -115,25 +143,13 @@ func layerNormBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, row
 	parallel(chunks, chunk*d*6, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			pw, pb := partial[c*2*d:(c*2+1)*d], partial[(c*2+1)*d:(c+1)*2*d]
-			for r := c * chunk; r < min(rows, (c+1)*chunk); r++ {
-				xr, gr, dxr := x[r*d:(r+1)*d], g[r*d:(r+1)*d], dx[r*d:(r+1)*d]
-				mean, rstd := lnStats(xr, eps)
-				s1, s2 := 0.0, 0.0 // Σ dx̂, Σ dx̂·x̂
-				for j, v := range xr {
-					xh := (float64(v) - mean) * rstd
-					gj := float64(gr[j])
-					dxh := gj * float64(w[j])
-					s1 += dxh
-					s2 += dxh * xh
-					pw[j] += gj * xh
-					pb[j] += gj
-				}
-				m1, m2 := s1/float64(d), s2/float64(d)
-				for j, v := range xr {
-					xh := (float64(v) - mean) * rstd
-					dxr[j] = T(rstd * (float64(gr[j])*float64(w[j]) - m1 - xh*m2))
-				}
+			r0, r1 := c*chunk*d, min(rows, (c+1)*chunk)*d
+			xc, gc, dxc := x[r0:r1], g[r0:r1], dx[r0:r1]
+			if dx32, ok := any(dxc).([]float32); ok &&
+				layerNormBackwardRowsFloat32(dx32, pw, pb, any(xc).([]float32), any(w).([]float32), any(gc).([]float32), d, eps) {
+				continue
 			}
+			layerNormBackwardRows(dxc, pw, pb, xc, w, gc, d, eps)
 		}
 	})
 	for j := range d {
@@ -143,5 +159,44 @@ func layerNormBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, row
 			sb += partial[(c*2+1)*d+j]
 		}
 		dw[j], db[j] = T(sw), T(sb)
+	}
+}
+
+// layerNormBackwardRows writes the gradient of x of the rows of d values
+// of x and g to dx, and adds their g·x̂ to pw and g to pb.
+func layerNormBackwardRows[T float](dx []T, pw, pb []float64, x, w, g []T, d int, eps float64) {
+	for r := 0; r+d <= len(x); r += d {
+		xr, gr, dxr := x[r:r+d], g[r:r+d], dx[r:r+d]
+		mean, rstd := lnStats(xr, eps)
+		// Σ dx̂ and Σ dx̂·x̂ in two lanes each (even and odd j), so that
+		// each add need not wait for the one before.
+		var s1, s2, t1, t2 float64
+		j := 0
+		for ; j+2 <= d; j += 2 {
+			xh0, xh1 := (float64(xr[j])-mean)*rstd, (float64(xr[j+1])-mean)*rstd
+			g0, g1 := float64(gr[j]), float64(gr[j+1])
+			dxh0, dxh1 := g0*float64(w[j]), g1*float64(w[j+1])
+			s1 += dxh0
+			t1 += dxh1
+			s2 += dxh0 * xh0
+			t2 += dxh1 * xh1
+			pw[j] += g0 * xh0
+			pw[j+1] += g1 * xh1
+			pb[j] += g0
+			pb[j+1] += g1
+		}
+		if j < d {
+			xh, gj := (float64(xr[j])-mean)*rstd, float64(gr[j])
+			dxh := gj * float64(w[j])
+			s1 += dxh
+			s2 += dxh * xh
+			pw[j] += gj * xh
+			pb[j] += gj
+		}
+		m1, m2 := (s1+t1)/float64(d), (s2+t2)/float64(d)
+		for j, v := range xr {
+			xh := (float64(v) - mean) * rstd
+			dxr[j] = T(rstd * (float64(gr[j])*float64(w[j]) - m1 - xh*m2))
+		}
 	}
 }

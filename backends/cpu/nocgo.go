@@ -23,3 +23,9 @@ func arithFloat32(op arithOp, dst, p, q []float32, s float32) bool { return fals
 func reluFloat32(dst, src []float32) bool { return false }
 
 func erfRowFloat32(dst, src []float32, gelu bool) bool { return false }
+
+func layerNormRowsFloat32(y, x, w, b []float32, d int, eps float64) bool { return false }
+
+func layerNormBackwardRowsFloat32(dx []float32, pw, pb []float64, x, w, g []float32, d int, eps float64) bool {
+	return false
+}

@@ -346,3 +346,122 @@ AVX2 void lathe_erf_f32(float *dst, const float *src, ptrdiff_t n, const double 
 	}
 	for (ptrdiff_t i = 0; i < n; i++) dst[i] = (float)erf_poly(src[i], pieces, saturate);
 }
+
+// Layer norm over consecutive float32 rows of d values (layernorm.go has
+// the formulas). The loops are bound by conversions between float32 and
+// float64 (one vcvtps2pd or vcvtpd2ps per four values, at one a cycle), so
+// float64 is kept where it buys accuracy and no further: a row's mean and
+// variance are float64 sums, and x - mean is taken in float64 and rounded
+// once, so that a row far from zero loses nothing to cancellation; the
+// products after that are float32's, as torch's float kernel computes them.
+// The backward's row sums Σ dx̂ and Σ dx̂·x̂ are float32 lanes over blocks
+// of sumBlock values, the blocks added in float64 (lathe_sum_f32's
+// cascade: at most sumBlock/8 + 3 float32 roundings per term), and its dw
+// and db partials are float64.
+
+AVX2 static inline v4d widen4(const float *p) {
+	v4f v;
+	memcpy(&v, p, sizeof v);
+	return __builtin_ia32_cvtps2pd256(v); // GCC lowers __builtin_convertvector here to 128-bit halves
+}
+
+AVX2 static inline v4d widen_lo(v8f v) { return __builtin_ia32_cvtps2pd256(__builtin_shufflevector(v, v, 0, 1, 2, 3)); }
+AVX2 static inline v4d widen_hi(v8f v) { return __builtin_ia32_cvtps2pd256(__builtin_shufflevector(v, v, 4, 5, 6, 7)); }
+
+AVX2 static inline void narrow4(float *p, v4d v) {
+	v4f f = __builtin_ia32_cvtpd2ps256(v);
+	memcpy(p, &f, sizeof f);
+}
+
+AVX2 static inline v4d load4d(const double *p) { v4d v; memcpy(&v, p, sizeof v); return v; }
+AVX2 static inline void store4d(double *p, v4d v) { memcpy(p, &v, sizeof v); }
+
+// rounded returns v as it is, but the compiler may not fuse the product
+// that made it into a later add: dx̂ = g·w must be the same rounded float
+// in the row's sum Σ dx̂ and in dx̂ - mean(dx̂), or a row of one value,
+// whose gradient is 0, gets rstd times a product's rounding error.
+AVX2 static inline v8f rounded8(v8f v) {
+	__asm__("" : "+x"(v));
+	return v;
+}
+
+AVX2 static inline float rounded1(float v) {
+	__asm__("" : "+x"(v));
+	return v;
+}
+
+// ln_center writes x - mean (float64, rounded once) of a row to c and
+// returns 1/√(var + eps), var the biased variance: two passes, the second
+// over x - mean, which does not cancel as Σx² - (Σx)²/d would.
+AVX2 static inline double ln_center(const float *x, float *c, ptrdiff_t d, double eps) {
+	v4d a0 = {0}, a1 = {0};
+	ptrdiff_t j = 0;
+	for (; j + 8 <= d; j += 8) {
+		a0 += widen4(x + j);
+		a1 += widen4(x + j + 4);
+	}
+	double s = hsum(a0 + a1);
+	for (; j < d; j++) s += x[j];
+	double m = s / d;
+	a0 = (v4d){0}, a1 = (v4d){0};
+	for (j = 0; j + 8 <= d; j += 8) {
+		v4d c0 = widen4(x + j) - m, c1 = widen4(x + j + 4) - m;
+		a0 += c0 * c0;
+		a1 += c1 * c1;
+		narrow4(c + j, c0);
+		narrow4(c + j + 4, c1);
+	}
+	double q = hsum(a0 + a1);
+	for (; j < d; j++) {
+		double cj = x[j] - m;
+		q += cj * cj;
+		c[j] = (float)cj;
+	}
+	return 1 / __builtin_sqrt(q / d + eps);
+}
+
+AVX2 void lathe_layer_norm_f32(float *y, const float *x, const float *w, const float *b, ptrdiff_t rows, ptrdiff_t d, double eps) {
+	for (ptrdiff_t r = 0; r < rows; r++, x += d, y += d) {
+		float rs = (float)ln_center(x, y, d, eps);
+		ptrdiff_t j = 0;
+		for (; j + 8 <= d; j += 8) store8(y + j, load8(y + j) * rs * load8(w + j) + load8(b + j));
+		for (; j < d; j++) y[j] = y[j] * rs * w[j] + b[j];
+	}
+}
+
+AVX2 void lathe_layer_norm_backward_f32(float *dx, double *pw, double *pb, const float *x, const float *w, const float *g,
+                                        ptrdiff_t rows, ptrdiff_t d, double eps) {
+	for (ptrdiff_t r = 0; r < rows; r++, x += d, g += d, dx += d) {
+		// dx holds x - mean, then x̂, then the gradient.
+		float rs = (float)ln_center(x, dx, d, eps);
+		double t1 = 0, t2 = 0; // Σ dx̂, Σ dx̂·x̂
+		ptrdiff_t j = 0;
+		while (j + 8 <= d) {
+			v8f a1 = {0}, a2 = {0};
+			ptrdiff_t end = j + sumBlock < d ? j + sumBlock : d;
+			for (; j + 8 <= end; j += 8) {
+				v8f xh = load8(dx + j) * rs, gv = load8(g + j), dxh = rounded8(gv * load8(w + j)), gx = gv * xh;
+				store8(dx + j, xh);
+				a1 += dxh;
+				a2 += dxh * xh;
+				store4d(pw + j, load4d(pw + j) + widen_lo(gx));
+				store4d(pw + j + 4, load4d(pw + j + 4) + widen_hi(gx));
+				store4d(pb + j, load4d(pb + j) + widen_lo(gv));
+				store4d(pb + j + 4, load4d(pb + j + 4) + widen_hi(gv));
+			}
+			t1 += hsum8(a1);
+			t2 += hsum8(a2);
+		}
+		for (; j < d; j++) {
+			float xh = dx[j] * rs, dxh = rounded1(g[j] * w[j]);
+			dx[j] = xh;
+			t1 += dxh;
+			t2 += dxh * xh;
+			pw[j] += g[j] * xh;
+			pb[j] += g[j];
+		}
+		float m1 = (float)(t1 / d), m2 = (float)(t2 / d);
+		for (j = 0; j + 8 <= d; j += 8) store8(dx + j, (rounded8(load8(g + j) * load8(w + j)) - m1 - load8(dx + j) * m2) * rs);
+		for (; j < d; j++) dx[j] = (rounded1(g[j] * w[j]) - m1 - dx[j] * m2) * rs;
+	}
+}
