@@ -40,26 +40,42 @@ func lnComposite(x, w, b *Tensor, shape []int, eps float64) *Tensor {
 	return y
 }
 
-// TestLayerNormFused holds the fused cpu kernels (forward and backward) to
-// the composite: values, the gradients of x, weight and bias by the kernel
+// TestLayerNormFused holds the fused kernels (forward and backward; the
+// cpu's, wgpu's) to the composite on the same device: values, the gradients of x, weight and bias by the kernel
 // and by the recorded backward, and the Hessian-vector products of the
 // recorded backward; and, in float64, that Hessian-vector product to central
 // finite differences of the kernel's gradient.
 func TestLayerNormFused(t *testing.T) {
-	for _, dt := range []DType{Float64, Float32} {
-		if !fusedLayerNorm(CPU, dt) {
-			t.Fatalf("cpu has no fused layer norm for %s", dt)
+	for _, dev := range biDevices(t) {
+		for _, dt := range []DType{Float64, Float32} {
+			if dev != CPU && dt == Float64 {
+				continue // float64 is the cpu's (and cuda's)
+			}
+			if !fusedLayerNorm(dev, dt) {
+				if dev.Kind != cudaKind {
+					t.Errorf("%s has no fused layer norm for %s", dev, dt)
+				} else {
+					t.Logf("%s has no fused layer norm for %s: LayerNorm runs as the composite there (cuda owes the kernel)", dev, dt)
+				}
+				continue
+			}
+			testLayerNormFused(t, dev, dt)
 		}
+	}
+}
+
+func testLayerNormFused(t *testing.T, dev Device, dt DType) {
+	{
 		tol := 1e-12
 		if dt == Float32 {
 			tol = 2e-5
 		}
 		for _, c := range lnCases() {
-			t.Run(dt.String()+"/"+c.name, func(t *testing.T) {
+			t.Run(dev.String()+"/"+dt.String()+"/"+c.name, func(t *testing.T) {
 				Seed(5)
-				x := RandN(CPU, dt, c.x...)
+				x := RandN(dev, dt, c.x...)
 				if c.transp {
-					x = RandN(CPU, dt, c.x[1], c.x[0]).Transpose(0, 1)
+					x = RandN(dev, dt, c.x[1], c.x[0]).Transpose(0, 1)
 				}
 				// A shifted, scaled x: the mean and variance are not 0 and 1
 				// to start with.
@@ -67,11 +83,11 @@ func TestLayerNormFused(t *testing.T) {
 				xs := []*Tensor{x}
 				var w, b *Tensor
 				if c.affine >= 1 {
-					w = RandN(CPU, dt, c.norm...).RequireGrad()
+					w = RandN(dev, dt, c.norm...).RequireGrad()
 					xs = append(xs, w)
 				}
 				if c.affine == 2 {
-					b = RandN(CPU, dt, c.norm...).RequireGrad()
+					b = RandN(dev, dt, c.norm...).RequireGrad()
 					xs = append(xs, b)
 				}
 				const eps = 1e-5
@@ -171,16 +187,27 @@ func lnCloseOrNil(t *testing.T, what string, got, want, like *Tensor, tol float6
 // kernel widened to float32 and come back rounded once: the result is the
 // float32 layer norm of the same values, rounded, and so are its gradients.
 func TestLayerNormFusedHalf(t *testing.T) {
-	for _, dt := range []DType{BFloat16, Float16} {
-		if !fusedLayerNorm(CPU, dt) {
-			t.Fatalf("cpu has no fused layer norm for %s", dt)
+	for _, dev := range biDevices(t) {
+		for _, dt := range []DType{BFloat16, Float16} {
+			if !fusedLayerNorm(dev, dt) {
+				if dev.Kind != cudaKind {
+					t.Errorf("%s has no fused layer norm for %s", dev, dt)
+				}
+				continue
+			}
+			testLayerNormFusedHalf(t, dev, dt)
 		}
-		t.Run(dt.String(), func(t *testing.T) {
+	}
+}
+
+func testLayerNormFusedHalf(t *testing.T, dev Device, dt DType) {
+	{
+		t.Run(dev.String()+"/"+dt.String(), func(t *testing.T) {
 			Seed(6)
-			x := RandN(CPU, Float32, 16, 32).Cast(dt).RequireGrad()
-			w := RandN(CPU, Float32, 32).Cast(dt).RequireGrad()
-			b := RandN(CPU, Float32, 32).Cast(dt).RequireGrad()
-			g := RandN(CPU, Float32, 16, 32).Cast(dt)
+			x := RandN(dev, Float32, 16, 32).Cast(dt).RequireGrad()
+			w := RandN(dev, Float32, 32).Cast(dt).RequireGrad()
+			b := RandN(dev, Float32, 32).Cast(dt).RequireGrad()
+			g := RandN(dev, Float32, 16, 32).Cast(dt)
 			xs := []*Tensor{x, w, b}
 			y := x.LayerNorm([]int{32}, w, b, 1e-5)
 			if y.DType() != dt {

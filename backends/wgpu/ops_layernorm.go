@@ -1,0 +1,78 @@
+package wgpu
+
+import (
+	"math"
+
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+)
+
+// The fused layer norm (layernorm.wgsl): the forward, one workgroup per
+// row; the backward in two kernels, dx per row (which leaves each row's
+// mean and rstd in a scratch buffer) and then dw and db per column. Inputs
+// are read through their strides.
+
+func init() {
+	register(ops.LayerNorm, floatTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.LayerNormParams) error {
+		rows, d, err := ops.LayerNormShapes(in[0], in[1], in[2], "bias", false, a)
+		if err != nil || out.Numel() == 0 {
+			return err
+		}
+		return lnLaunch("fwd", rows, lnParams(rows, rows, d, a, out, in), out, in...)
+	})
+	register(ops.LayerNormBackward, floatTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.LayerNormParams) error {
+		rows, d, err := ops.LayerNormShapes(in[0], in[1], in[2], "grad", true, a)
+		if err != nil || out.Numel() == 0 {
+			return err
+		}
+		stats, err := dispatch.Empty(out.Device, dispatch.Float32, []int{max(2*rows, 1)})
+		if err != nil {
+			return err
+		}
+		defer stats.Release()
+		if rows > 0 {
+			if err := lnLaunch("dx", rows, lnParams(rows, rows, d, a, out, in), out, in[0], in[1], in[2], stats); err != nil {
+				return err
+			}
+		}
+		return lnLaunch("dwb", d, lnParams(d, rows, d, a, out, in), out, in[0], in[2], stats)
+	})
+}
+
+// lnParams are the kernels' parameter words (layernorm.wgsl): the work
+// items, D, dst's offset, eps, the rows, and each input's offset and
+// strides (x [rows, D], w [D], and b [D] or g [rows, D]).
+func lnParams(items, rows, d int, a ops.LayerNormParams, out *dispatch.Tensor, in []*dispatch.Tensor) []uint32 {
+	p := make([]uint32, 13)
+	p[0], p[1], p[2] = uint32(items), uint32(d), uint32(out.Offset)
+	p[3] = math.Float32bits(float32(a.Eps))
+	p[4] = uint32(rows)
+	x, w, third := in[0], in[1], in[2]
+	p[5], p[6], p[7] = uint32(int32(x.Offset)), uint32(int32(x.Strides[0])), uint32(int32(x.Strides[1]))
+	p[8], p[9] = uint32(int32(w.Offset)), uint32(int32(w.Strides[0]))
+	p[10] = uint32(int32(third.Offset))
+	if third.Rank() == 2 {
+		p[11], p[12] = uint32(int32(third.Strides[0])), uint32(int32(third.Strides[1]))
+	} else {
+		p[12] = uint32(int32(third.Strides[0]))
+	}
+	return p
+}
+
+// lnLaunch runs one pass of layernorm.wgsl: a workgroup per row for fwd
+// and dx, an invocation per column for dwb.
+func lnLaunch(pass string, items int, p []uint32, out *dispatch.Tensor, in ...*dispatch.Tensor) error {
+	op := ops.LayerNorm.Name
+	if pass != "fwd" {
+		op = ops.LayerNormBackward.Name
+	}
+	sh, err := shaderFor("layer_norm/"+pass, "layerNorm", struct{ Pass string }{pass})
+	if err != nil {
+		return err
+	}
+	n := items * workgroup
+	if pass == "dwb" {
+		n = items
+	}
+	return launch(op, sh, grid(n), p, append([]*dispatch.Tensor{out}, in...)...)
+}
