@@ -24,6 +24,9 @@ func lnCases() []lnCase {
 		// with a last chunk short.
 		{"chunks[3000,7]", []int{3000, 7}, []int{7}, 2, false},
 		{"1d", []int{33}, []int{33}, 2, false},
+		// Rows past 64 values: a workgroup per row on wgpu (shorter rows
+		// take an invocation each).
+		{"wide[6,300]", []int{6, 300}, []int{300}, 2, false},
 	}
 }
 

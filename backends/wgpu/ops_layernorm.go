@@ -1,6 +1,7 @@
 package wgpu
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -8,7 +9,8 @@ import (
 )
 
 // The fused layer norm (layernorm.wgsl): the forward, one workgroup per
-// row; the backward in two kernels, dx per row (which leaves each row's
+// row (an invocation per row for rows of at most perItemLen values); the
+// backward in two kernels, dx per row (which leaves each row's
 // mean and rstd in a scratch buffer) and then dw and db per column. Inputs
 // are read through their strides.
 
@@ -66,13 +68,18 @@ func lnLaunch(pass string, items int, p []uint32, out *dispatch.Tensor, in ...*d
 	if pass != "fwd" {
 		op = ops.LayerNormBackward.Name
 	}
-	sh, err := shaderFor("layer_norm/"+pass, "layerNorm", struct{ Pass string }{pass})
+	// Rows as short as reduce's per-item ones take an invocation each.
+	perItem := pass == "dwb" || p[1] <= perItemLen
+	sh, err := shaderFor(fmt.Sprintf("layer_norm/%s/peritem=%v", pass, perItem), "layerNorm", struct {
+		Pass    string
+		PerItem bool
+	}{pass, perItem})
 	if err != nil {
 		return err
 	}
-	n := items * workgroup
-	if pass == "dwb" {
-		n = items
+	n := items
+	if !perItem {
+		n = items * workgroup
 	}
 	return launch(op, sh, grid(n), p, append([]*dispatch.Tensor{out}, in...)...)
 }

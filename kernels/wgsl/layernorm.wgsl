@@ -24,8 +24,13 @@ stride; b's row stride is 0). dst is [rows, D] for fwd; for the backward it
 is the flat result: dx at 0 ([rows, D], row-major), dw at rows·D, db at
 rows·D + D.
 
+.PerItem (fwd and dx): an invocation per row instead of a workgroup, for
+rows of at most 64 values, which would leave most of a workgroup's lanes
+idle (and, on lavapipe, pay for every barrier of the trees once per lane).
+
 Launch: fwd and dx: workgroup w (w = wid.y * nwg.x + wid.x; at or past
-p[0] return) is row w; dwb: the prelude's items, item j column j.
+p[0] return) is row w, or with .PerItem the prelude's item w; dwb: the
+prelude's items, item j column j.
 */}}
 {{define "layerNorm"}}{{template "prelude" .}}
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
@@ -54,6 +59,23 @@ fn at_w(j: u32) -> u32 {
     return u32(bitcast<i32>(p[8]) + i32(j) * bitcast<i32>(p[9]));
 }
 
+{{- if .PerItem}}
+
+// An invocation per row: it walks the whole row, and its sums are its own.
+const STEP: u32 = 1u;
+
+fn tree_sum(lid: u32, v: f32) -> f32 {
+    return v;
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let r = item(gid, nwg);
+    let lid = 0u;
+{{- else}}
+
+const STEP: u32 = WG;
+
 var<workgroup> lanes: array<f32, 256>;
 
 // tree_sum is the sum of every lane's v, given to every lane.
@@ -75,37 +97,38 @@ fn tree_sum(lid: u32, v: f32) -> f32 {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let r = wid.y * nwg.x + wid.x;
+{{- end}}
     if (r >= p[0]) {
         return;
     }
     let d = p[1];
     let n = f32(d);
     var s = 0.0;
-    for (var j = lid; j < d; j = j + WG) {
+    for (var j = lid; j < d; j = j + STEP) {
         s = s + x[at_x(r, j)];
     }
     let mean = tree_sum(lid, s) / n;
     var q = 0.0;
-    for (var j = lid; j < d; j = j + WG) {
+    for (var j = lid; j < d; j = j + STEP) {
         let c = x[at_x(r, j)] - mean;
         q = q + c * c;
     }
     let rstd = 1.0 / sqrt(tree_sum(lid, q) / n + bitcast<f32>(p[3]));
 {{- if eq .Pass "fwd"}}
-    for (var j = lid; j < d; j = j + WG) {
+    for (var j = lid; j < d; j = j + STEP) {
         dst[p[2] + r * d + j] = (x[at_x(r, j)] - mean) * rstd * wt[at_w(j)] + third[at_third(r, j)];
     }
 {{- else}}
     var s1 = 0.0;
     var s2 = 0.0;
-    for (var j = lid; j < d; j = j + WG) {
+    for (var j = lid; j < d; j = j + STEP) {
         let dxh = third[at_third(r, j)] * wt[at_w(j)];
         s1 = s1 + dxh;
         s2 = s2 + dxh * (x[at_x(r, j)] - mean) * rstd;
     }
     let m1 = tree_sum(lid, s1) / n;
     let m2 = tree_sum(lid, s2) / n;
-    for (var j = lid; j < d; j = j + WG) {
+    for (var j = lid; j < d; j = j + STEP) {
         let xh = (x[at_x(r, j)] - mean) * rstd;
         let dxh = third[at_third(r, j)] * wt[at_w(j)];
         dst[p[2] + r * d + j] = rstd * (dxh - m1 - xh * m2);
