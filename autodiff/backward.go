@@ -200,6 +200,7 @@ func run(op string, root *dispatch.Tensor, targets []*dispatch.Tensor, o Options
 		return pass{}, err
 	}
 	grads := newGradSet(!o.CreateGraph)
+	grads.record = o.CreateGraph && GradEnabled()
 	if seed != o.Seed {
 		grads.made[seed] = true
 	}
@@ -380,7 +381,7 @@ func step(n *Node, grads *gradSet, keep map[*dispatch.Tensor]bool) error {
 	if r == nil {
 		return gradError(n.Op.Name, "has no gradient rule", "file an issue; until then, compute it under lathe.NoGrad")
 	}
-	b := &builder{}
+	b := &builder{record: grads.record}
 	gin := r(b, n, g)
 	grads.releaseMade(b.made, gin)
 	if b.err != nil {

@@ -42,6 +42,9 @@ func HasRule(op *dispatch.Schema) bool { return rules[op] != nil }
 type builder struct {
 	err  error
 	made []*T // every tensor the rule's calls made, for gradSet.releaseMade
+	// record says that the rule's ops are recorded (a CreateGraph pass):
+	// a rule whose backward is a kernel must then use differentiable ops.
+	record bool
 }
 
 // call runs op with attributes a on in; after an error it does nothing and

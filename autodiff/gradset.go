@@ -11,6 +11,12 @@ type gradSet struct {
 	refs map[*T]int  // how many entries (and rules running) hold each gradient
 	made map[*T]bool // gradients this pass made, which it may release
 	free bool        // the pass is not recorded, so it releases what it made
+	// record is set when the pass's rules are recorded (CreateGraph, on a
+	// goroutine that records): the rules with a kernel for their backward
+	// (attention, layer norm) then compute it with differentiable ops. The
+	// pass reads it once, where GradEnabled inside a plain pass (under
+	// NoGrad) would read the goroutine's id for every rule.
+	record bool
 }
 
 func newGradSet(free bool) *gradSet {

@@ -24,7 +24,7 @@ import (
 func init() {
 	ruleWith(ops.Attention, func(b *builder, n *Node, a ops.AttentionParams, g *T) []*T {
 		q, k, v := n.Inputs[0], n.Inputs[1], n.Inputs[2]
-		if GradEnabled() {
+		if b.record {
 			return attentionGrads(b, q, k, v, g, a)
 		}
 		flat := call(b, ops.AttentionBackward, a, q, k, v, n.Out, g)

@@ -18,7 +18,7 @@ import (
 func init() {
 	ruleWith(ops.LayerNorm, func(b *builder, n *Node, a ops.LayerNormParams, g *T) []*T {
 		x, w := n.Inputs[0], n.Inputs[1]
-		if GradEnabled() {
+		if b.record {
 			return layerNormGrads(b, x, w, g, a)
 		}
 		flat := call(b, ops.LayerNormBackward, a, x, w, g)
