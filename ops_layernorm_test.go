@@ -8,7 +8,7 @@ type lnCase struct {
 	x      []int
 	norm   []int
 	affine int  // 0 none, 1 weight only, 2 weight and bias
-	transp bool // x is the transpose of a contiguous tensor
+	transp bool // x is a contiguous tensor with its first two dims swapped
 }
 
 func lnCases() []lnCase {
@@ -18,6 +18,9 @@ func lnCases() []lnCase {
 		{"rows0", []int{0, 7}, []int{7}, 2, false},
 		{"norm2d", []int{3, 4, 5}, []int{4, 5}, 2, false},
 		{"transposed", []int{5, 6}, []int{6}, 2, true},
+		// Leading dims that do not merge into one row stride.
+		{"transposed3d", []int{3, 4, 5}, []int{5}, 2, true},
+		{"transposed3d/norm2d", []int{3, 4, 5}, []int{4, 5}, 2, true},
 		{"nil", []int{4, 9}, []int{9}, 0, false},
 		{"weight_only", []int{4, 9}, []int{9}, 1, false},
 		// Past one chunk of the backward's dw/db partials (8192/7 rows),
@@ -78,7 +81,8 @@ func testLayerNormFused(t *testing.T, dev Device, dt DType) {
 				Seed(5)
 				x := RandN(dev, dt, c.x...)
 				if c.transp {
-					x = RandN(dev, dt, c.x[1], c.x[0]).Transpose(0, 1)
+					swapped := append([]int{c.x[1], c.x[0]}, c.x[2:]...)
+					x = RandN(dev, dt, swapped...).Transpose(0, 1)
 				}
 				// A shifted, scaled x: the mean and variance are not 0 and 1
 				// to start with.

@@ -352,17 +352,14 @@ func fusedLayerNorm(dev Device, dt DType) bool {
 	return ops.LayerNorm.KernelDTypes(dev.Kind).Has(dt) && ops.LayerNormBackward.KernelDTypes(dev.Kind).Has(dt)
 }
 
-// layerNormFused runs layer_norm as the fused op on x viewed as [rows, D],
-// D the normalized shape's size, with weight and bias as [D] (ones and
-// zeros when there are none). x has been checked (checkLayerNorm). Its
-// gradient is the op's own rule; the reshapes' rules bring it back to x's
-// shape (and copy a non-contiguous x, as the reshape does).
+// layerNormFused runs layer_norm as the fused op, over x's last dim, with
+// weight and bias as [D] (ones and zeros when there are none). A normalized
+// shape of several dims is merged into one, x viewed as [rows, D], and its
+// gradient comes back through the reshapes' rules. x has been checked
+// (checkLayerNorm).
 func layerNormFused(x, weight, bias *Tensor, a layerNormAttrs) *Tensor {
 	r, n := x.t.Rank(), len(a.shape)
-	rows, d := 1, 1
-	for _, s := range x.t.Shape[:r-n] {
-		rows *= s
-	}
+	d := 1
 	for _, s := range a.shape {
 		d *= s
 	}
@@ -371,8 +368,12 @@ func layerNormFused(x, weight, bias *Tensor, a layerNormAttrs) *Tensor {
 	} else if n > 1 {
 		weight, bias = weight.Reshape(d), bias.Reshape(d)
 	}
-	if r == 2 && n == 1 {
+	if n == 1 {
 		return apply(ops.LayerNorm, ops.LayerNormParams{Eps: a.eps}, x, weight, bias)
+	}
+	rows := 1
+	for _, s := range x.t.Shape[:r-n] {
+		rows *= s
 	}
 	y := apply(ops.LayerNorm, ops.LayerNormParams{Eps: a.eps}, x.Reshape(rows, d), weight, bias)
 	return y.Reshape(x.t.Shape...)

@@ -22,8 +22,8 @@ func init() {
 			return layerNormGrads(b, x, w, g, a)
 		}
 		flat := call(b, ops.LayerNormBackward, a, x, w, g)
-		// Each gradient is a view of flat: dx reshaped to [rows, D], dw and
-		// db, [D] as flat is 1-d, as they are.
+		// Each gradient is a view of flat: dx reshaped to x's shape, dw
+		// and db, [D] as flat is 1-d, as they are.
 		part := func(start int, t *T) *T {
 			v := call(b, ops.Narrow, ops.NarrowRange{Dim: 0, Start: start, Length: t.Numel()}, flat)
 			if t.Rank() == 1 {
@@ -41,10 +41,20 @@ func init() {
 }
 
 // layerNormGrads is the fused layer norm's gradient as dispatch calls, for
-// a backward that is itself recorded. x and g are [rows, D], w is [D].
+// a backward that is itself recorded. x and g are [..., D], w is [D].
 func layerNormGrads(b *builder, x, w, g *T, a ops.LayerNormParams) []*T {
-	rowMean := func(t *T) *T { return call(b, ops.Mean, ops.Reduce{Dims: []int{1}, KeepDim: true}, t) }
-	colSum := func(t *T) *T { return call(b, ops.Sum, ops.Reduce{Dims: []int{0}}, t) }
+	last := x.Rank() - 1
+	lead := make([]int, last) // the dims summed over for dw and db
+	for i := range lead {
+		lead[i] = i
+	}
+	rowMean := func(t *T) *T { return call(b, ops.Mean, ops.Reduce{Dims: []int{last}, KeepDim: true}, t) }
+	colSum := func(t *T) *T {
+		if last == 0 {
+			return t
+		}
+		return call(b, ops.Sum, ops.Reduce{Dims: lead}, t)
+	}
 	xc := b.sub(x, rowMean(x))
 	rstd := b.unary(ops.Rsqrt, b.add(rowMean(b.mul(xc, xc)), b.scalar(x, a.Eps)))
 	xh := b.mul(xc, rstd)

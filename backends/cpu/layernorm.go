@@ -8,7 +8,7 @@ import (
 )
 
 // Fused layer norm (ops.LayerNorm, ops.LayerNormBackward) over the rows of
-// a [rows, D] x. A row's mean and variance are two passes over it (the
+// an x of shape [..., D] (read contiguous, copied first if it is not). A row's mean and variance are two passes over it (the
 // centred second pass, not Σx² - (Σx)²/D, which cancels), accumulated in
 // float64 for float32 rows too: the error is bounded by D·2⁻⁵³ relative,
 // below torch's float32 cascade sum. The backward recomputes them with the

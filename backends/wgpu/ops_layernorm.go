@@ -20,6 +20,12 @@ func init() {
 		if err != nil || out.Numel() == 0 {
 			return err
 		}
+		x, done, err := lnRowable(ops.LayerNorm.Name, in[0])
+		if err != nil {
+			return err
+		}
+		defer done()
+		in = []*dispatch.Tensor{x, in[1], in[2]}
 		return lnLaunch("fwd", rows, lnParams(rows, rows, d, a, out, in), out, in...)
 	})
 	register(ops.LayerNormBackward, floatTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.LayerNormParams) error {
@@ -27,6 +33,17 @@ func init() {
 		if err != nil || out.Numel() == 0 {
 			return err
 		}
+		x, doneX, err := lnRowable(ops.LayerNormBackward.Name, in[0])
+		if err != nil {
+			return err
+		}
+		defer doneX()
+		g, doneG, err := lnRowable(ops.LayerNormBackward.Name, in[2])
+		if err != nil {
+			return err
+		}
+		defer doneG()
+		in = []*dispatch.Tensor{x, in[1], g}
 		stats, err := dispatch.Empty(out.Device, dispatch.Float32, []int{max(2*rows, 1)})
 		if err != nil {
 			return err
@@ -41,22 +58,61 @@ func init() {
 	})
 }
 
+// lnRowStride is the stride between t's rows, its dims but the last merged
+// into one, and whether they merge (a view that they do not, a transpose of
+// leading dims, must be copied first).
+func lnRowStride(t *dispatch.Tensor) (int, bool) {
+	rs, n := 0, 1 // the merged dim's stride, and its size so far
+	for i := t.Rank() - 2; i >= 0; i-- {
+		if t.Shape[i] == 1 {
+			continue
+		}
+		if n == 1 {
+			rs = t.Strides[i]
+		} else if t.Strides[i] != rs*n {
+			return 0, false
+		}
+		n *= t.Shape[i]
+	}
+	return rs, true
+}
+
+// lnRowable is t, or a contiguous copy of it where its rows do not merge
+// (lnRowStride), and what releases the copy.
+func lnRowable(op string, t *dispatch.Tensor) (*dispatch.Tensor, func(), error) {
+	if _, ok := lnRowStride(t); ok {
+		return t, func() {}, nil
+	}
+	c, err := dispatch.Empty(t.Device, dispatch.Float32, t.Shape)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := copyInto(op, c, t); err != nil {
+		c.Release()
+		return nil, nil, err
+	}
+	return c, c.Release, nil
+}
+
 // lnParams are the kernels' parameter words (layernorm.wgsl): the work
 // items, D, dst's offset, eps, the rows, and each input's offset and
-// strides (x [rows, D], w [D], and b [D] or g [rows, D]).
+// strides (x [..., D] as rows, w [D], and b [D] or g, x's shape). x and g
+// have rows that merge (lnRowable).
 func lnParams(items, rows, d int, a ops.LayerNormParams, out *dispatch.Tensor, in []*dispatch.Tensor) []uint32 {
 	p := make([]uint32, 13)
 	p[0], p[1], p[2] = uint32(items), uint32(d), uint32(out.Offset)
 	p[3] = math.Float32bits(float32(a.Eps))
 	p[4] = uint32(rows)
 	x, w, third := in[0], in[1], in[2]
-	p[5], p[6], p[7] = uint32(int32(x.Offset)), uint32(int32(x.Strides[0])), uint32(int32(x.Strides[1]))
+	xs, _ := lnRowStride(x)
+	p[5], p[6], p[7] = uint32(int32(x.Offset)), uint32(int32(xs)), uint32(int32(x.Strides[x.Rank()-1]))
 	p[8], p[9] = uint32(int32(w.Offset)), uint32(int32(w.Strides[0]))
 	p[10] = uint32(int32(third.Offset))
-	if third.Rank() == 2 {
-		p[11], p[12] = uint32(int32(third.Strides[0])), uint32(int32(third.Strides[1]))
+	if third.Rank() == x.Rank() && third.Rank() > 1 {
+		ts, _ := lnRowStride(third)
+		p[11], p[12] = uint32(int32(ts)), uint32(int32(third.Strides[third.Rank()-1]))
 	} else {
-		p[12] = uint32(int32(third.Strides[0]))
+		p[12] = uint32(int32(third.Strides[third.Rank()-1]))
 	}
 	return p
 }

@@ -12,21 +12,26 @@ import (
 // mean, sub, mul, rsqrt and add made six full-size temporaries and as many
 // passes; the backward is one kernel too.
 //
-// The inputs are canonical: x [rows, D] (the root package flattens the
-// leading dims and the normalised ones), weight [D] and bias [D], always
-// given (the root passes ones and zeros for an op without them), so that a
-// kernel has one shape to serve. The forward saves neither mean nor rstd:
+// The inputs are canonical: x [..., D], normalised over its last dim (the
+// root package merges a normalized shape of several dims into one), as
+// rows of D values, rows the product of the other dims; weight [D] and
+// bias [D], always given (the root passes ones and zeros for an op
+// without them). x keeps its shape, so that the common call (GPT's, over
+// the last dim) makes no view: a view's handle would hold the result's
+// buffer until the collector ran, and the next call would take a fresh one
+// from the system instead of the pool. The forward saves neither mean nor rstd:
 // the backward recomputes them from x, one more pass over a row that it
 // reads anyway, so that the forward's result stays a plain tensor of x's
 // shape and the recomputation is the forward's own code, bit for bit.
 var (
-	// LayerNorm gives (x - mean)/√(var + eps)·weight + bias per row of x,
-	// with the biased variance, shaped as x.
+	// LayerNorm gives (x - mean)/√(var + eps)·weight + bias per row of x
+	// (along its last dim), with the biased variance, shaped as x.
 	LayerNorm = dispatch.Register(&dispatch.Op[LayerNormParams]{
 		Schema: schema("native_layer_norm", "x", "weight", "bias"), Infer: layerNormInfer})
 	// LayerNormBackward takes x, weight and the gradient of the forward's
 	// result, and gives the gradients of x, weight and bias one after the
-	// other in one flat tensor of rows·D + 2·D elements.
+	// other in one flat tensor of rows·D + 2·D elements (dx row-major, as
+	// x's shape).
 	LayerNormBackward = dispatch.Register(&dispatch.Op[LayerNormParams]{
 		Schema: schema("native_layer_norm_backward", "x", "weight", "grad"), Infer: layerNormBackwardInfer})
 )
@@ -39,7 +44,7 @@ type LayerNormParams struct {
 
 // LayerNormShapes checks x, weight and a third argument (bias of the
 // forward, grad of the backward, of x's shape when rowShaped) and returns
-// x's rows and D.
+// x's rows (the product of its dims but the last) and D (its last dim).
 func LayerNormShapes(x, weight, third *dispatch.Tensor, thirdName string, rowShaped bool, a LayerNormParams) (rows, d int, err error) {
 	names := func(i int) string { return [...]string{"x", "weight", thirdName}[i] }
 	in := []*dispatch.Tensor{x, weight, third}
@@ -51,12 +56,15 @@ func LayerNormShapes(x, weight, third *dispatch.Tensor, thirdName string, rowSha
 	if err := sameDType(in, names, 0); err != nil {
 		return 0, 0, err
 	}
-	if x.Rank() != 2 {
+	if x.Rank() == 0 {
 		return 0, 0, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "x", Found: dispatch.FormatShape(x.Shape),
-			Detail: "has shape " + dispatch.FormatShape(x.Shape) + " but the fused op takes [rows, D]",
+			Detail: "has shape [] but the fused op takes [..., D]",
 			Fix:    "call Tensor.LayerNorm, which brings any shape to this one"}
 	}
-	rows, d = x.Shape[0], x.Shape[1]
+	rows, d = 1, x.Shape[x.Rank()-1]
+	for _, s := range x.Shape[:x.Rank()-1] {
+		rows *= s
+	}
 	for i, t := range in[1:] {
 		want := []int{d}
 		if i == 1 && rowShaped {

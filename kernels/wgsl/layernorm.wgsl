@@ -1,6 +1,8 @@
 {{/*
 layerNorm: the fused layer norm (ops.LayerNorm, ops.LayerNormBackward) over
-the rows of a [rows, D] x, f32, read through its strides.
+the rows of an x of shape [..., D], f32, read through its strides (its
+leading dims merged into one row stride; ops_layernorm.go copies an x or g
+whose dims do not merge).
 
 .Pass "fwd": y = (x - mean)·rstd·w + b, one workgroup per row. The lanes
 stride over the row for Σx, a tree in workgroup memory gives the mean to
@@ -20,9 +22,9 @@ Parameters: p[0] work items (rows for fwd and dx, D for dwb), p[1] D,
 p[2] dst's element offset, p[3] eps (f32 bits), p[4] rows; x at p[5]
 (offset, row stride, column stride); w at p[8] (offset, stride); the third
 tensor (b for fwd, g for the backward) at p[10] (offset, row stride, column
-stride; b's row stride is 0). dst is [rows, D] for fwd; for the backward it
-is the flat result: dx at 0 ([rows, D], row-major), dw at rows·D, db at
-rows·D + D.
+stride; b's row stride is 0). dst is x's shape, contiguous, for fwd; for
+the backward it is the flat result: dx at 0 (row-major), dw at rows·D, db
+at rows·D + D.
 
 .PerItem (fwd and dx): an invocation per row instead of a workgroup, for
 rows of at most 64 values, which would leave most of a workgroup's lanes
