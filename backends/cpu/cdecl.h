@@ -38,6 +38,13 @@ double lathe_exp_f32(float *row, ptrdiff_t n, float shift);
 void lathe_arith_f32(int op, float *dst, const float *p, const float *q, float s, ptrdiff_t n);
 // lathe_relu_f32 writes max(x, 0) of the n values at src to dst.
 void lathe_relu_f32(float *dst, const float *src, ptrdiff_t n);
+// lathe_has_f16c reports whether the CPU has AVX2 and F16C, which the two
+// conversions below need.
+int lathe_has_f16c(void);
+// lathe_widen16 writes the float32 values of n float16s (bf: bfloat16s) at
+// src to dst; lathe_narrow16 rounds n float32s to them, to nearest even.
+void lathe_widen16(float *dst, const unsigned short *src, ptrdiff_t n, int bf);
+void lathe_narrow16(unsigned short *dst, const float *src, ptrdiff_t n, int bf);
 // lathe_erf_f32 writes erf (gelu != 0: gelu) of the n values at src to dst,
 // from erf32.go's polynomial table (pieces) and saturation point.
 void lathe_erf_f32(float *dst, const float *src, ptrdiff_t n, const double *pieces, double saturate, int gelu);

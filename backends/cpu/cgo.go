@@ -126,6 +126,37 @@ func reluFloat32(dst, src []float32) bool {
 	return true
 }
 
+// haveF16C says whether this machine runs the 16-bit float conversions
+// in C.
+var haveF16C = C.lathe_has_f16c() != 0
+
+// widen16 writes the float32 values of src's 16-bit floats (bfloat16 where
+// bf, else float16) to dst, which has src's length, and reports whether it
+// did: short rows and machines without F16C are left to the Go loop.
+func widen16(dst []float32, src []uint16, bf bool) bool {
+	if !haveF16C || len(dst) < vectorMin {
+		return false
+	}
+	C.lathe_widen16((*C.float)(unsafe.Pointer(&dst[0])), (*C.ushort)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(dst)), cBool(bf))
+	return true
+}
+
+// narrow16 rounds src to 16-bit floats in dst, as widen16.
+func narrow16(dst []uint16, src []float32, bf bool) bool {
+	if !haveF16C || len(dst) < vectorMin {
+		return false
+	}
+	C.lathe_narrow16((*C.ushort)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(dst)), cBool(bf))
+	return true
+}
+
+func cBool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // erfRowFloat32 writes erf (or gelu) of src to dst, which has src's length,
 // and reports whether it did: short rows and machines without AVX2 are left
 // to the Go loop.

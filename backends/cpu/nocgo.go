@@ -22,4 +22,10 @@ func arithFloat32(op arithOp, dst, p, q []float32, s float32) bool { return fals
 
 func reluFloat32(dst, src []float32) bool { return false }
 
+const haveAVX2, haveF16C = false, false
+
+func widen16(dst []float32, src []uint16, bf bool) bool { return false }
+
+func narrow16(dst []uint16, src []float32, bf bool) bool { return false }
+
 func erfRowFloat32(dst, src []float32, gelu bool) bool { return false }

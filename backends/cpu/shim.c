@@ -192,6 +192,94 @@ AVX2 void lathe_relu_f32(float *dst, const float *src, ptrdiff_t n) {
 	for (; i < n; i++) dst[i] = src[i] <= 0 ? 0 : src[i];
 }
 
+// ---- 16-bit float conversions ----
+
+// lathe_widen16 writes the float32 values of the n 16-bit floats at src to
+// dst, and lathe_narrow16 rounds n float32s to 16-bit floats (to nearest
+// even), bit for bit as internal/half does: bf != 0 for bfloat16 (integer
+// lane arithmetic), else float16 (F16C's vcvtph2ps and vcvtps2ph, which
+// quiet a NaN and keep its sign and top payload bits, as half does). They
+// run where cgo.go's haveF16C is set.
+
+typedef unsigned int v8u __attribute__((vector_size(32)));
+typedef short v8h __attribute__((vector_size(16)));
+typedef unsigned short v8us __attribute__((vector_size(16)));
+
+#define F16C __attribute__((target("avx2,f16c")))
+
+int lathe_has_f16c(void) {
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+}
+
+// bf16 → f32: the bits moved up 16; a NaN gets the quiet bit.
+F16C static inline v8u widen_bf16(v8us h) {
+	v8u b = __builtin_convertvector(h, v8u) << 16;
+	v8u nan = (b & 0x7fffffff) > 0x7f800000;
+	return b | (nan & 0x00400000);
+}
+
+// f32 → bf16: round the dropped 16 bits to nearest even; a NaN keeps its
+// top bits and gets the quiet bit (the rounding add could carry it away).
+F16C static inline v8us narrow_bf16(v8u b) {
+	v8u nan = (b & 0x7fffffff) > 0x7f800000;
+	v8u r = (b + 0x7fff + ((b >> 16) & 1)) >> 16;
+	v8u q = (b >> 16) | 0x0040;
+	return __builtin_convertvector((nan & q) | (~nan & r), v8us);
+}
+
+F16C void lathe_widen16(float *dst, const unsigned short *src, ptrdiff_t n, int bf) {
+	ptrdiff_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		v8us h;
+		memcpy(&h, src + i, sizeof h);
+		v8f f;
+		if (bf) {
+			v8u b = widen_bf16(h);
+			memcpy(&f, &b, sizeof f);
+		} else {
+			v8h hs;
+			memcpy(&hs, &h, sizeof hs);
+			f = __builtin_ia32_vcvtph2ps256(hs);
+		}
+		store8(dst + i, f);
+	}
+	for (; i < n; i++) {
+		v8us h = {src[i]};
+		v8f f;
+		if (bf) {
+			v8u b = widen_bf16(h);
+			memcpy(&f, &b, sizeof f);
+		} else {
+			v8h hs;
+			memcpy(&hs, &h, sizeof hs);
+			f = __builtin_ia32_vcvtph2ps256(hs);
+		}
+		dst[i] = f[0];
+	}
+}
+
+F16C static inline v8us narrow8(v8f f, int bf) {
+	if (bf) {
+		v8u b;
+		memcpy(&b, &f, sizeof b);
+		return narrow_bf16(b);
+	}
+	v8h h = __builtin_ia32_vcvtps2ph256(f, 0); // 0: round to nearest even
+	v8us u;
+	memcpy(&u, &h, sizeof u);
+	return u;
+}
+
+F16C void lathe_narrow16(unsigned short *dst, const float *src, ptrdiff_t n, int bf) {
+	ptrdiff_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		v8us h = narrow8(load8(src + i), bf);
+		memcpy(dst + i, &h, sizeof h);
+	}
+	for (; i < n; i++) dst[i] = narrow8((v8f){src[i]}, bf)[0];
+}
+
 // e^x for x ≤ 0 (softmax subtracts the row's max): x = k·ln2 + r with
 // |r| ≤ ln2/2, e^r by its Taylor series to r⁷ in Horner form, times 2^k
 // applied as two factors so that results down to float32's smallest
