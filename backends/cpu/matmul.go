@@ -179,6 +179,13 @@ func gemm[T float](out, x, y *dispatch.Tensor, batch []int, n, k, m int, f gemmF
 		tB, ldb, _ = blasLayout(k, m, b.RowStride, b.ColStride)
 	}
 	ad, bd := elems[T](a.t), elems[T](b.t)
+	if nb > 1 && foldsIntoRows(a, b, batch, n, tA, lda) {
+		// A stack of row-major matrices times one matrix (a Linear layer
+		// on [batch, seq, in]) is one product of nb·n rows: one call,
+		// which packs b once instead of once per matrix, as torch.matmul
+		// folds it.
+		n, nb = nb*n, 1
+	}
 	if nb == 1 {
 		f = wideOf(f)
 	}
@@ -188,6 +195,29 @@ func gemm[T float](out, x, y *dispatch.Tensor, batch []int, n, k, m int, f gemmF
 			f(tA, tB, n, m, k, 1, ad[oa:], lda, bd[ob:], ldb, 0, c[bi*n*m:(bi+1)*n*m], max(m, 1))
 		}
 	})
+}
+
+// foldsIntoRows reports whether a's matrices, over the batch, are one
+// row-major matrix of nb·n rows (each matrix's rows follow the last one's
+// at the same stride) and b is the same matrix for every batch index, so
+// that the batched product is one product.
+func foldsIntoRows(a, b matrices, batch []int, n int, tA blas.Transpose, lda int) bool {
+	if tA != blas.NoTrans {
+		return false
+	}
+	for _, s := range b.Batch {
+		if s != 0 {
+			return false
+		}
+	}
+	want := n * lda
+	for d := len(batch) - 1; d >= 0; d-- {
+		if a.Batch[d] != want {
+			return false
+		}
+		want *= batch[d]
+	}
+	return true
 }
 
 // intMatMul is the integer product: a plain i-p-j loop (the inner loop runs

@@ -32,8 +32,10 @@ func naiveMatMul(a, b []float64, nb, n, k, m int) []float64 {
 }
 
 // TestMatMulLayouts multiplies views that BLAS reads in place (row-major,
-// column-major = transposed, with offsets and padded leading dims) and ones
-// it cannot (every other column, broadcast rows), against the naive loop.
+// column-major = transposed, with offsets and padded leading dims), ones
+// it cannot (every other column, broadcast rows) and a batch that folds
+// into one product (a stacked lhs times a shared rhs), against the naive
+// loop.
 func TestMatMulLayouts(t *testing.T) {
 	const n, k, m = 5, 7, 6
 	data := randomF64(4 * 64)
@@ -60,6 +62,10 @@ func TestMatMulLayouts(t *testing.T) {
 			"padded-ld":       base.View([]int{2, k, m}, []int{k * 8, 1, 8}, 90),
 			"broadcast-row":   base.View([]int{2, k, m}, []int{m, 0, 1}, 7),
 			"every-other-row": base.View([]int{2, k, m}, []int{2 * k * m, 2 * m, 1}, 0),
+			// One matrix for the whole batch (a Linear layer's weight),
+			// which a stacked lhs folds into one product (foldsIntoRows).
+			"shared-row-major": base.View([]int{2, k, m}, []int{0, m, 1}, 110),
+			"shared-col-major": base.View([]int{2, k, m}, []int{0, 1, k}, 111),
 		}
 		for ln, a := range lhs {
 			for rn, b := range rhs {
