@@ -329,7 +329,7 @@ func (m *MultiheadAttention) checkInputs(n attnArgs, query, key, value *lathe.Te
 		switch {
 		case t.Rank() != 3 || t.Dim(2) != size:
 			return nnError(n.op, lathe.ErrShape, arg, "has shape "+shapeString(t.Shape())+" but the layer takes "+layout+strconv.Itoa(size)+"]",
-				"give "+arg+" the layer's feature size "+strconv.Itoa(size)+" as its last dim ("+layout[1:len(layout)-2]+")")
+				"give "+arg+" the shape "+layout+strconv.Itoa(size)+"]")
 		case t.DType() != dt:
 			return nnError(n.op, lathe.ErrDType, arg, "is "+t.DType().String()+" but the layer's weights are "+dt.String(),
 				"cast "+arg+" to "+dt.String())
