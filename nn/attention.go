@@ -140,16 +140,21 @@ func DropoutProb(p float64) Option {
 	return Option{"dropout", func(o *options) { o.dropout, o.dropoutSet = p, true }}
 }
 
-// Forward is self-attention of x, [B, L, E], without masks.
+// Forward is self-attention of x, [B, L, E] ([L, B, E] where SeqFirst),
+// without masks. A layer with KDim or VDim other than EmbedDim takes keys
+// and values apart from queries: use Attend.
 func (m *MultiheadAttention) Forward(x *lathe.Tensor) *lathe.Tensor {
 	return m.Attend(x, x, x, AttentionMasks{})
 }
 
-// Attend is attention of query [B, L, E] over key and value [B, S, E]
-// with the given masks; the result is [B, L, E]. Passing the same tensor
-// as query, key and value projects it with one matmul. Without a mask but
-// Causal, or with none, it runs lathe.ScaledDotProductAttention's fused
-// kernel where the device has one.
+// Attend is attention of query [B, L, E] over key [B, S, KDim] and value
+// [B, S, VDim] with the given masks; the result is [B, L, E]. Where the
+// layer is SeqFirst every tensor has its sequence dim first ([L, B, E]),
+// and the masks are as in batch-first. Passing the same tensor as query,
+// key and value projects it with one matmul. Without a mask but Causal,
+// or with none, and without appended keys (AddBiasKV, AddZeroAttn), it
+// runs lathe.ScaledDotProductAttention's fused kernel where the device
+// has one.
 func (m *MultiheadAttention) Attend(query, key, value *lathe.Tensor, masks AttentionMasks) *lathe.Tensor {
 	out, _ := m.attend(mhaArgs, query, key, value, masks, noWeights, nil)
 	return out
@@ -158,7 +163,8 @@ func (m *MultiheadAttention) Attend(query, key, value *lathe.Tensor, masks Atten
 // AttendWeights is Attend that also returns the attention weights (after
 // dropout, as torch's need_weights=True): [B, L, S] averaged over the
 // heads when averageHeads (torch's average_attn_weights=True), else
-// [B, NumHeads, L, S].
+// [B, NumHeads, L, S]; S counts the keys AddBiasKV and AddZeroAttn append,
+// as torch's weights do. The weights are batch-first in either layout.
 func (m *MultiheadAttention) AttendWeights(query, key, value *lathe.Tensor, masks AttentionMasks, averageHeads bool) (out, weights *lathe.Tensor) {
 	want := perHeadWeights
 	if averageHeads {

@@ -170,8 +170,9 @@ func (l *TransformerEncoderLayer) Forward(src *lathe.Tensor) *lathe.Tensor {
 	return l.Encode(src, AttentionMasks{})
 }
 
-// Encode encodes src, [B, L, d_model], with the self-attention's masks
-// (torch's src_mask, src_key_padding_mask and is_causal).
+// Encode encodes src, [B, L, d_model] ([L, B, d_model] where SeqFirst),
+// with the self-attention's masks (torch's src_mask, src_key_padding_mask
+// and is_causal).
 func (l *TransformerEncoderLayer) Encode(src *lathe.Tensor, masks AttentionMasks) *lathe.Tensor {
 	return l.encode(encoderArgs, src, masks)
 }
@@ -271,9 +272,10 @@ func (l *TransformerDecoderLayer) Forward(*lathe.Tensor) *lathe.Tensor {
 }
 
 // Decode runs the layer on tgt, [B, L, d_model], attending to memory,
-// [B, S, d_model]: tgtMasks are the self-attention's (torch's tgt_mask,
-// tgt_key_padding_mask, tgt_is_causal), memoryMasks the attention to
-// memory's (memory_mask, memory_key_padding_mask).
+// [B, S, d_model] (both seq-first where SeqFirst): tgtMasks are the
+// self-attention's (torch's tgt_mask, tgt_key_padding_mask,
+// tgt_is_causal), memoryMasks the attention to memory's (memory_mask,
+// memory_key_padding_mask).
 func (l *TransformerDecoderLayer) Decode(tgt, memory *lathe.Tensor, tgtMasks, memoryMasks AttentionMasks) *lathe.Tensor {
 	return l.decode(decoderSelfArgs, decoderCrossArgs, tgt, memory, tgtMasks, memoryMasks)
 }
