@@ -1,7 +1,9 @@
 package wgpu_test
 
 import (
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/nn"
@@ -34,10 +36,23 @@ func BenchmarkDispatch(b *testing.B) {
 // about what lathe-bench's 25 ms sample holds of a 1-element add.
 const syncEvery = 1024
 
+// cpuTime is the CPU time the process has used so far, in all its threads
+// (lavapipe's among them).
+func cpuTime() time.Duration {
+	var u syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &u) != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
+
 // BenchmarkDispatchSynced is a 1-element add on wgpu:0 with a wait for the
 // device after every syncEvery adds, inside the timed region, so that a
 // result is lathe's overhead, Dawn's encoding and submission, and the
-// adapter's execution of the dispatch: what an op costs a program.
+// adapter's execution of the dispatch: what an op costs a program. It also
+// reports the process's CPU time per op (cpu-ns/op, lavapipe's threads
+// included), which a machine shared with other work disturbs less than
+// the wall clock.
 func BenchmarkDispatchSynced(b *testing.B) {
 	dev := lathe.WGPU(0)
 	x, y := lathe.Full(dev, lathe.Float32, 1, 1), lathe.Full(dev, lathe.Float32, 2, 1)
@@ -46,6 +61,7 @@ func BenchmarkDispatchSynced(b *testing.B) {
 	}
 	b.ReportAllocs()
 	i := 0
+	cpu0 := cpuTime()
 	for b.Loop() {
 		z := x.Add(y)
 		z.Release()
@@ -58,6 +74,7 @@ func BenchmarkDispatchSynced(b *testing.B) {
 	if err := lathe.Synchronize(dev); err != nil {
 		b.Fatal(err)
 	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkMLPStepSynced is lathe-bench's "mlp step 784-256-10 b128" on
