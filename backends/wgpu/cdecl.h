@@ -281,6 +281,9 @@ const char *lw_open(const char *path);
 // library loaded later that needs its soname finds this copy.
 const char *lw_preload(const char *path);
 
+// LW_INFLIGHT is the most submissions lw_flush leaves running.
+#define LW_INFLIGHT 4
+
 // lw_device is the one instance, adapter, device and queue of the process,
 // with the errors Dawn reported through its callbacks since the last take.
 typedef struct lw_device {
@@ -305,6 +308,14 @@ typedef struct lw_device {
 	WGPUCommandEncoder encoder;
 	int passes;
 	WGPUComputePassEncoder pass;
+	// The submissions that may still be running, oldest first, as futures
+	// of their completion: lw_flush waits for the oldest before it submits
+	// past LW_INFLIGHT of them, so that a program that records without ever
+	// waiting cannot run ahead of the device without bound (Dawn frees a
+	// submission's bind groups and descriptor sets only once a wait has
+	// seen it done).
+	WGPUFuture inflight[LW_INFLIGHT];
+	int inflight_n;
 	// The parameter arena (launch.go): params_host holds the parameter
 	// words of the ops recorded since the last submission, params_next
 	// bytes of them, which lw_flush writes into params_buf with one queue

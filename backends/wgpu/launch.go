@@ -156,5 +156,14 @@ func launch(op string, sh *shader, groups [3]uint32, params []uint32, tensors ..
 		return &dispatch.Error{Op: op, Kind: dispatch.ErrUnsupported, Detail: "wgpu:0 refused the dispatch of " + sh.key + ": " + err.Error()}
 	}
 	d.recorded = append(d.recorded, op)
+	if len(d.recorded) >= maxRecorded {
+		return d.flush()
+	}
 	return d.takeError(op)
 }
+
+// maxRecorded is the most ops a submission holds. Submitting them in
+// batches lets the device start on them while more are recorded, and
+// bounds what unfinished work holds: lw_flush waits for the submission
+// LW_INFLIGHT back, so at most a few thousand ops' bind groups are alive.
+const maxRecorded = 1024

@@ -159,6 +159,15 @@ static void on_done(WGPUEnum status, WGPUStringView message, void *u1, void *u2)
 	w->done = 1;
 }
 
+// A submission's completion: lw_flush and lw_wait only wait for it, and a
+// failure is a lost device, which on_lost reports.
+static void on_submitted(WGPUEnum status, WGPUStringView message, void *u1, void *u2) {
+	(void)status;
+	(void)message;
+	(void)u1;
+	(void)u2;
+}
+
 // Errors that no scope caught: kept (the first one) until the Go side takes it.
 static void on_error(WGPUDevice const *device, WGPUEnum type, WGPUStringView message, void *u1, void *u2) {
 	lw_device *d = u1;
@@ -284,6 +293,19 @@ static void end_pass(lw_device *d) {
 	}
 }
 
+// reap_oldest waits for the oldest submission still tracked and forgets
+// it. A wait that times out forgets it too: the next lw_wait reports a
+// device that does not finish its work. Waiting is also what lets Dawn
+// recycle what finished work held (bind groups' descriptor sets, upload
+// staging): lavapipe maps memory for each descriptor set, so a program
+// that recorded ops without ever waiting reached the kernel's limit on
+// mappings (vm.max_map_count, 65530) after some 60 000 ops and crashed.
+static void reap_oldest(lw_device *d) {
+	await(d, d->inflight[0]);
+	d->inflight_n--;
+	memmove(&d->inflight[0], &d->inflight[1], (size_t)d->inflight_n * sizeof d->inflight[0]);
+}
+
 void lw_flush(lw_device *d) {
 	// The ops' parameters, in one write that the queue runs before the
 	// commands submitted below; the arena is free again after it, since
@@ -301,8 +323,13 @@ void lw_flush(lw_device *d) {
 	d->encoder = NULL;
 	d->passes = 0;
 	if (cb != NULL) {
+		if (d->inflight_n == LW_INFLIGHT) {
+			reap_oldest(d);
+		}
 		p_wgpuQueueSubmit(d->queue, 1, &cb);
 		p_wgpuCommandBufferRelease(cb);
+		WGPUQueueWorkDoneCallbackInfo done = {NULL, WGPUCallbackMode_WaitAnyOnly, on_submitted, NULL, NULL};
+		d->inflight[d->inflight_n++] = p_wgpuQueueOnSubmittedWorkDone(d->queue, done);
 	}
 }
 
@@ -373,6 +400,10 @@ int lw_wait(lw_device *d, char *msg, size_t msglen) {
 	if (w.status != WGPUQueueWorkDoneStatus_Success) {
 		snprintf(msg, msglen, "the queue's work failed (status %u): %s", w.status, w.message);
 		return 2;
+	}
+	// Every submission is done: their futures complete at once.
+	while (d->inflight_n > 0) {
+		reap_oldest(d);
 	}
 	return 0;
 }
