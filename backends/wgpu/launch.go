@@ -132,9 +132,10 @@ func launch(op string, sh *shader, groups [3]uint32, params []uint32, tensors ..
 			Detail: fmt.Sprintf("wgpu:0 refused the dispatch of %s: it binds %d buffers, but the shader declares %d (at most %d)", sh.key, n, p.bindings, maxBindings)}
 	}
 	for _, g := range groups {
-		if g == 0 || g > d.limits.maxComputeWorkgroupsPerDimension {
+		// (0 is valid: a dispatch of no workgroups does nothing.)
+		if g > d.limits.maxComputeWorkgroupsPerDimension {
 			return &dispatch.Error{Op: op, Kind: dispatch.ErrUnsupported,
-				Detail: fmt.Sprintf("wgpu:0 refused the dispatch of %s: workgroups %v, each must be 1 to maxComputeWorkgroupsPerDimension (%d)", sh.key, groups, d.limits.maxComputeWorkgroupsPerDimension)}
+				Detail: fmt.Sprintf("wgpu:0 refused the dispatch of %s: workgroups %v, more than maxComputeWorkgroupsPerDimension (%d) in a dimension", sh.key, groups, d.limits.maxComputeWorkgroupsPerDimension)}
 		}
 	}
 	words := params
