@@ -2,7 +2,9 @@ package cpu
 
 import (
 	"os"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
@@ -33,33 +35,84 @@ var (
 	sgemmWide, dgemmWide   = wide(sgemm), wide(dgemm)
 )
 
-// wide is rowSplit of an OpenBLAS GEMM; gonum splits a product itself.
+// wide is blockSplit of an OpenBLAS GEMM; gonum splits a product itself.
 func wide[T float](g gemmFunc[T]) gemmFunc[T] {
 	if strings.HasPrefix(blasName, "gonum") {
 		return g
 	}
-	return rowSplit(g)
+	return blockSplit(g)
 }
 
-// rowSplit runs a GEMM as blocks of C's rows on goroutines, each a
-// single-threaded OpenBLAS call. Measured on the 2-core development
-// machine against OpenBLAS's own two threads: one lone product is about as
-// fast at n=512 and 2048 and 20% slower at 1024 (14.4 against 11.9 ms,
-// medians of five runs: both packs B once per block); but where lathe runs
-// products side by side (convolution's images, batches) its goroutines and
-// OpenBLAS's spinning workers no longer fight over the cores, and a ResNet
-// block's training step takes 43 ms instead of 75.
-func rowSplit[T float](gemm gemmFunc[T]) gemmFunc[T] {
+// Threading. OpenBLAS stays at one thread for good, and lathe splits a lone
+// product itself (blockSplit), so that no global state is set per call
+// (openblas_set_num_threads is one setting for the whole process, which
+// concurrent callers would fight over) and no OpenBLAS worker spins on a
+// core that lathe's goroutines need. Measured on the 2-core development
+// machine, float32, the two interleaved call by call (TestGemmPathTiming
+// style, best and median of each): on an idle moment OpenBLAS's two
+// threads are a little faster for mid sizes (n=256: 124 against 138 µs
+// best; n=512: 0.93 against 1.19 ms) and slower at n=1024 (18.8 against
+// 14.2 ms); with the machine loaded (load average 15) they wait on each
+// other (medians: n=512 2.94 against 1.86 ms, 128x784·784x256 0.93
+// against 0.47 ms, n=1024 44.7 against 21.0 ms), where the split falls
+// back to about one single-threaded call. So the split it is, for every
+// product; a batch of products (matmul's batch dims, convolution's images)
+// runs single-threaded calls side by side instead.
+
+// splitMinWork is the product size m·n·k below which a GEMM runs as one
+// call on the caller's goroutine, and blockSplit gives each block at least
+// half of it: 2^20 multiply-adds take OpenBLAS about 10 µs on one core, a
+// few times what handing half of them to another goroutine costs (waking
+// an idle P, then the wait).
+const splitMinWork = 1 << 20
+
+// blockSplit runs a GEMM as blocks of C on goroutines, one block per core
+// and each a single-threaded call, the caller's goroutine taking the first
+// rather than waiting idle. It cuts C's rows, or its columns where C is
+// wider than tall (a 16-row C, as a convolution's, cut in two rows of 8
+// would waste OpenBLAS's 16-row kernel). Each block packs the whole of the
+// operand it shares, which costs little beside its product.
+func blockSplit[T float](gemm gemmFunc[T]) gemmFunc[T] {
 	return func(tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-		parallel(m, n*k, func(lo, hi int) {
-			off := lo * lda // row lo of op(A): a row of A, or a column of Aᵀ's storage
-			if tA != blas.NoTrans {
-				off = lo
+		cut := max(m, n)
+		work := float64(m) * float64(n) * float64(k) // an int could overflow
+		workers := min(runtime.GOMAXPROCS(0), cut/splitAlign, int(min(work/(splitMinWork/2), 1<<20)))
+		if workers < 2 {
+			gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			return
+		}
+		// Blocks of a multiple of splitAlign rows or columns, the last
+		// taking what is left.
+		chunk := (cut + workers - 1) / workers
+		chunk = (chunk + splitAlign - 1) / splitAlign * splitAlign
+		block := func(lo, hi int) {
+			if m >= n { // rows lo..hi of C: of op(A) a row block of A, or a column block of Aᵀ's storage
+				off := lo * lda
+				if tA != blas.NoTrans {
+					off = lo
+				}
+				gemm(tA, tB, hi-lo, n, k, alpha, a[off:], lda, b, ldb, beta, c[lo*ldc:], ldc)
+				return
 			}
-			gemm(tA, tB, hi-lo, n, k, alpha, a[off:], lda, b, ldb, beta, c[lo*ldc:], ldc)
-		})
+			off := lo // columns lo..hi of C: of op(B) a column block of B, or a row block of Bᵀ's storage
+			if tB != blas.NoTrans {
+				off = lo * ldb
+			}
+			gemm(tA, tB, m, hi-lo, k, alpha, a, lda, b[off:], ldb, beta, c[lo:], ldc)
+		}
+		var wg sync.WaitGroup
+		for lo := chunk; lo < cut; lo += chunk {
+			wg.Add(1)
+			go func() { defer wg.Done(); block(lo, min(lo+chunk, cut)) }()
+		}
+		defer wg.Wait()
+		block(0, min(chunk, cut))
 	}
 }
+
+// splitAlign is the granularity of blockSplit's cuts: OpenBLAS's float32
+// kernels work in 16-row (and 4- to 16-column) strips on x86.
+const splitAlign = 16
 
 func pickBLAS() (gemmFunc[float32], gemmFunc[float64], string) {
 	gonumS, gonumD := gonum.Implementation{}.Sgemm, gonum.Implementation{}.Dgemm

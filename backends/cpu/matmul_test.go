@@ -158,34 +158,45 @@ func BenchmarkMatMul(b *testing.B) {
 	}
 }
 
-// TestRowSplit checks that a product split into row blocks is the product:
-// both layouts of A, a C with a leading dimension wider than its rows, and
-// beta = 1, over a size large enough to be split.
-func TestRowSplit(t *testing.T) {
-	const m, n, k, ldc = 67, 130, 90, 140
+// TestBlockSplit checks that a product split into blocks is the product:
+// cut by rows (C taller than wide) and by columns (wider than tall), every
+// layout of A and B, a C with a leading dimension wider than its rows, and
+// beta = 1, over sizes large enough to be split; and a product too small
+// to split.
+func TestBlockSplit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	a, b := make([]float64, m*k), make([]float64, k*n)
-	for i := range a {
-		a[i] = rng.NormFloat64()
-	}
-	for i := range b {
-		b[i] = rng.NormFloat64()
-	}
 	plain := gonum.Implementation{}.Dgemm
-	for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
-		lda := k
-		if tA == blas.Trans {
-			lda = m // a holds Aᵀ, k×m
+	for _, sz := range []struct{ m, n, k int }{{200, 90, 100}, {50, 230, 100}, {33, 17, 9}} {
+		a, b := make([]float64, sz.m*sz.k), make([]float64, sz.k*sz.n)
+		for i := range a {
+			a[i] = rng.NormFloat64()
 		}
-		want, got := make([]float64, m*ldc), make([]float64, m*ldc)
-		for i := range want {
-			want[i], got[i] = float64(i%7), float64(i%7)
+		for i := range b {
+			b[i] = rng.NormFloat64()
 		}
-		plain(tA, blas.NoTrans, m, n, k, 0.5, a, lda, b, n, 1, want, ldc)
-		rowSplit(plain)(tA, blas.NoTrans, m, n, k, 0.5, a, lda, b, n, 1, got, ldc)
-		for i := range want {
-			if math.Abs(got[i]-want[i]) > 1e-12 {
-				t.Fatalf("tA=%v: c[%d] = %v, want %v", tA, i, got[i], want[i])
+		ldc := sz.n + 3
+		for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+			for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+				lda, ldb := sz.k, sz.n
+				if tA == blas.Trans {
+					lda = sz.m // a holds Aᵀ, k×m
+				}
+				if tB == blas.Trans {
+					ldb = sz.k // b holds Bᵀ, n×k
+				}
+				t.Run(fmt.Sprintf("%dx%dx%d/%c%c", sz.m, sz.n, sz.k, tA, tB), func(t *testing.T) {
+					want, got := make([]float64, sz.m*ldc), make([]float64, sz.m*ldc)
+					for i := range want {
+						want[i], got[i] = float64(i%7), float64(i%7)
+					}
+					plain(tA, tB, sz.m, sz.n, sz.k, 0.5, a, lda, b, ldb, 1, want, ldc)
+					blockSplit(plain)(tA, tB, sz.m, sz.n, sz.k, 0.5, a, lda, b, ldb, 1, got, ldc)
+					for i := range want {
+						if math.Abs(got[i]-want[i]) > 1e-12 {
+							t.Fatalf("c[%d] = %v, want %v", i, got[i], want[i])
+						}
+					}
+				})
 			}
 		}
 	}
