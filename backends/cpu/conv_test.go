@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -67,17 +68,25 @@ func TestIm2col(t *testing.T) {
 		for i := range cv {
 			cv[i] = r.NormFloat64()
 		}
-		back := make([]float64, len(x))
-		col2im(back, cv, c, &g)
-		var lhs, rhs float64
+		var lhs float64
 		for i := range col {
 			lhs += col[i] * cv[i]
 		}
-		for i := range x {
-			rhs += x[i] * back[i]
-		}
-		if math.Abs(lhs-rhs) > 1e-12*max(1, math.Abs(lhs)) {
-			t.Fatalf("window %+v on %v: ⟨im2col x, c⟩ = %v but ⟨x, col2im c⟩ = %v", w, in, lhs, rhs)
+		// col2im of a column matrix it must leave alone, and of scratch.
+		for _, scratch := range []bool{false, true} {
+			back := make([]float64, len(x))
+			cs := slices.Clone(cv)
+			col2im(back, cs, c, &g, scratch)
+			if !scratch && !slices.Equal(cs, cv) {
+				t.Fatalf("window %+v on %v: col2im changed its column matrix", w, in)
+			}
+			var rhs float64
+			for i := range x {
+				rhs += x[i] * back[i]
+			}
+			if math.Abs(lhs-rhs) > 1e-12*max(1, math.Abs(lhs)) {
+				t.Fatalf("window %+v on %v (scratch %v): ⟨im2col x, c⟩ = %v but ⟨x, col2im c⟩ = %v", w, in, scratch, lhs, rhs)
+			}
 		}
 	}
 	if checked < 200 {
