@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -114,5 +115,36 @@ func TestConvColumnsPastAnInt(t *testing.T) {
 		case n == 1 && !errors.Is(err, dispatch.ErrShape) && !errors.Is(err, dispatch.ErrOutOfMemory):
 			t.Errorf("batch 1: %v, want ErrShape or ErrOutOfMemory", err)
 		}
+	}
+}
+
+// BenchmarkIm2col measures im2col and col2im (over scratch columns, as the
+// input gradient runs it) per image, in GB/s of column matrix.
+func BenchmarkIm2col(b *testing.B) {
+	for _, sh := range []struct{ c, h, k, s, p int }{{16, 32, 3, 1, 1}, {64, 56, 3, 1, 1}, {64, 56, 3, 2, 1}} {
+		w := layout.Window{Kernel: []int{sh.k, sh.k}, Stride: []int{sh.s, sh.s}, Padding: []int{sh.p, sh.p}, Dilation: []int{1, 1}}
+		in := []int{sh.h, sh.h}
+		g := newGeom(w, in, w.OutShape(in))
+		x := make([]float32, sh.c*g.inSize)
+		for i := range x {
+			x[i] = float32(i % 11)
+		}
+		col := make([]float32, sh.c*g.k*g.l)
+		name := fmt.Sprintf("c%d_%dx%d_k%d_s%d", sh.c, sh.h, sh.h, sh.k, sh.s)
+		gbs := func(b *testing.B) {
+			b.ReportMetric(float64(len(col)*4)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+		}
+		b.Run("im2col/"+name, func(b *testing.B) {
+			for b.Loop() {
+				im2col(col, x, sh.c, &g)
+			}
+			gbs(b)
+		})
+		b.Run("col2im/"+name, func(b *testing.B) {
+			for b.Loop() {
+				col2im(x, col, sh.c, &g, true)
+			}
+			gbs(b)
+		})
 	}
 }

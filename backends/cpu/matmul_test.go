@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -198,6 +200,42 @@ func TestBlockSplit(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkGEMMThreads measures one float32 product split over the cores
+// by blockSplit (single-threaded OpenBLAS calls, as lathe runs it) against
+// OpenBLAS's own threads, the choice that matmul.go explains; run both in
+// the same minute, since the machine's load moves them apart.
+func BenchmarkGEMMThreads(b *testing.B) {
+	if strings.HasPrefix(blasName, "gonum") {
+		b.Skip("no OpenBLAS: " + blasName)
+	}
+	for _, d := range [][3]int{{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {128, 784, 256}, {128, 256, 10}} {
+		m, k, n := d[0], d[1], d[2]
+		a, bm, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+		for i := range a {
+			a[i] = float32(i%17) / 17
+		}
+		for i := range bm {
+			bm[i] = float32(i%13) / 13
+		}
+		for _, v := range []struct {
+			name    string
+			threads int
+			f       gemmFunc[float32]
+		}{{"split", 1, sgemmWide}, {"openblas-threads", runtime.GOMAXPROCS(0), sgemm}} {
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", v.name, m, k, n), func(b *testing.B) {
+				if !setBLASThreads(v.threads) {
+					b.Skip("OpenBLAS has no openblas_set_num_threads")
+				}
+				defer setBLASThreads(1)
+				for b.Loop() {
+					v.f(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, k, bm, n, 0, c, n)
+				}
+				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
 		}
 	}
 }
