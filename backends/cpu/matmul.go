@@ -68,47 +68,72 @@ const splitMinWork = 1 << 20
 
 // blockSplit runs a GEMM as blocks of C on goroutines, one block per core
 // and each a single-threaded call, the caller's goroutine taking the first
-// rather than waiting idle. It cuts C's rows, or its columns where C is
-// wider than tall (a 16-row C, as a convolution's, cut in two rows of 8
-// would waste OpenBLAS's 16-row kernel). Each block packs the whole of the
-// operand it shares, which costs little beside its product.
+// rather than waiting idle. Each block packs its rows of op(A) and its
+// columns of op(B), so the blocks form the grid (gridFor) that packs the
+// least: on two cores C's rows are cut, or its columns where C is wider
+// than tall (a 16-row C, as a convolution's, cut in two rows of 8 would
+// waste OpenBLAS's 16-row kernel); on many cores a grid of both, rather
+// than 64 strips that each pack the whole of B.
 func blockSplit[T float](gemm gemmFunc[T]) gemmFunc[T] {
 	return func(tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-		cut := max(m, n)
 		work := float64(m) * float64(n) * float64(k) // an int could overflow
-		workers := min(runtime.GOMAXPROCS(0), cut/splitAlign, int(min(work/(splitMinWork/2), 1<<20)))
-		if workers < 2 {
+		workers := min(runtime.GOMAXPROCS(0), int(min(work/(splitMinWork/2), 1<<20)))
+		pr, pc := gridFor(m, n, workers)
+		if pr*pc < 2 {
 			gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 			return
 		}
-		// Blocks of a multiple of splitAlign rows or columns, the last
-		// taking what is left.
-		chunk := (cut + workers - 1) / workers
-		chunk = (chunk + splitAlign - 1) / splitAlign * splitAlign
-		block := func(lo, hi int) {
-			if m >= n { // rows lo..hi of C: of op(A) a row block of A, or a column block of Aᵀ's storage
-				off := lo * lda
-				if tA != blas.NoTrans {
-					off = lo
-				}
-				gemm(tA, tB, hi-lo, n, k, alpha, a[off:], lda, b, ldb, beta, c[lo*ldc:], ldc)
-				return
+		// Blocks of a multiple of splitAlign rows and columns, the last
+		// of each taking what is left.
+		rows, cols := alignUp((m+pr-1)/pr), alignUp((n+pc-1)/pc)
+		block := func(r0, c0 int) {
+			r1, c1 := min(r0+rows, m), min(c0+cols, n)
+			offA := r0 * lda // rows r0..r1 of op(A): a row block of A, or a column block of Aᵀ's storage
+			if tA != blas.NoTrans {
+				offA = r0
 			}
-			off := lo // columns lo..hi of C: of op(B) a column block of B, or a row block of Bᵀ's storage
+			offB := c0 // columns c0..c1 of op(B): a column block of B, or a row block of Bᵀ's storage
 			if tB != blas.NoTrans {
-				off = lo * ldb
+				offB = c0 * ldb
 			}
-			gemm(tA, tB, m, hi-lo, k, alpha, a, lda, b[off:], ldb, beta, c[lo:], ldc)
+			gemm(tA, tB, r1-r0, c1-c0, k, alpha, a[offA:], lda, b[offB:], ldb, beta, c[r0*ldc+c0:], ldc)
 		}
 		var wg sync.WaitGroup
-		for lo := chunk; lo < cut; lo += chunk {
-			wg.Add(1)
-			go func() { defer wg.Done(); block(lo, min(lo+chunk, cut)) }()
+		for r0 := 0; r0 < m; r0 += rows {
+			for c0 := 0; c0 < n; c0 += cols {
+				if r0 == 0 && c0 == 0 {
+					continue
+				}
+				wg.Add(1)
+				go func() { defer wg.Done(); block(r0, c0) }()
+			}
 		}
 		defer wg.Wait()
-		block(0, min(chunk, cut))
+		block(0, 0)
 	}
 }
+
+// gridFor is the grid of at most workers blocks, pr rows by pc columns,
+// that blockSplit cuts an m×n C into: as many blocks as there are workers
+// where each keeps splitAlign rows and columns a side, and of those grids
+// the one whose blocks pack the least of A and B (m/pr + n/pc rows and
+// columns a block, each k long).
+func gridFor(m, n, workers int) (pr, pc int) {
+	pr, pc = 1, 1
+	for r := workers; r >= 1; r-- { // from the most rows: a tie keeps C's rows whole
+		c := workers / r
+		if r > 1 && m/r < splitAlign || c > 1 && n/c < splitAlign {
+			continue
+		}
+		if r*c > pr*pc || r*c == pr*pc && (m+r-1)/r+(n+c-1)/c < (m+pr-1)/pr+(n+pc-1)/pc {
+			pr, pc = r, c
+		}
+	}
+	return pr, pc
+}
+
+// alignUp rounds x up to a multiple of splitAlign.
+func alignUp(x int) int { return (x + splitAlign - 1) / splitAlign * splitAlign }
 
 // splitAlign is the granularity of blockSplit's cuts: OpenBLAS's float32
 // kernels work in 16-row (and 4- to 16-column) strips on x86.

@@ -164,11 +164,19 @@ func BenchmarkMatMul(b *testing.B) {
 // cut by rows (C taller than wide) and by columns (wider than tall), every
 // layout of A and B, a C with a leading dimension wider than its rows, and
 // beta = 1, over sizes large enough to be split; and a product too small
-// to split.
+// to split; on 2, 3 and 8 cores, so that grids of blocks are cut too.
 func TestBlockSplit(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{2, 3, 8} {
+		runtime.GOMAXPROCS(procs) // the grids of more cores than this machine has
+		testBlockSplit(t, procs)
+	}
+}
+
+func testBlockSplit(t *testing.T, procs int) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	plain := gonum.Implementation{}.Dgemm
-	for _, sz := range []struct{ m, n, k int }{{200, 90, 100}, {50, 230, 100}, {33, 17, 9}} {
+	for _, sz := range []struct{ m, n, k int }{{200, 90, 100}, {50, 230, 100}, {33, 17, 9}, {130, 140, 120}} {
 		a, b := make([]float64, sz.m*sz.k), make([]float64, sz.k*sz.n)
 		for i := range a {
 			a[i] = rng.NormFloat64()
@@ -186,7 +194,7 @@ func TestBlockSplit(t *testing.T) {
 				if tB == blas.Trans {
 					ldb = sz.k // b holds Bᵀ, n×k
 				}
-				t.Run(fmt.Sprintf("%dx%dx%d/%c%c", sz.m, sz.n, sz.k, tA, tB), func(t *testing.T) {
+				t.Run(fmt.Sprintf("procs%d/%dx%dx%d/%c%c", procs, sz.m, sz.n, sz.k, tA, tB), func(t *testing.T) {
 					want, got := make([]float64, sz.m*ldc), make([]float64, sz.m*ldc)
 					for i := range want {
 						want[i], got[i] = float64(i%7), float64(i%7)
@@ -200,6 +208,23 @@ func TestBlockSplit(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+func TestGridFor(t *testing.T) {
+	cases := []struct{ m, n, workers, pr, pc int }{
+		{256, 256, 2, 2, 1},    // a tie keeps C's rows whole
+		{128, 256, 2, 1, 2},    // wider than tall: columns
+		{16, 1024, 2, 1, 2},    // 8-row blocks would be too thin
+		{2048, 2048, 64, 8, 8}, // not 64 strips that each pack all of B
+		{4096, 64, 8, 8, 1},
+		{20, 20, 8, 1, 1}, // too small a side to cut
+		{256, 256, 3, 3, 1},
+	}
+	for _, c := range cases {
+		if pr, pc := gridFor(c.m, c.n, c.workers); pr != c.pr || pc != c.pc {
+			t.Errorf("gridFor(%d, %d, %d) = %d×%d, want %d×%d", c.m, c.n, c.workers, pr, pc, c.pr, c.pc)
 		}
 	}
 }
