@@ -48,9 +48,9 @@ func wide[T float](g gemmFunc[T]) gemmFunc[T] {
 // (openblas_set_num_threads is one setting for the whole process, which
 // concurrent callers would fight over) and no OpenBLAS worker spins on a
 // core that lathe's goroutines need. Measured on the 2-core development
-// machine, float32, the two interleaved call by call (TestGemmPathTiming
-// style, best and median of each): on an idle moment OpenBLAS's two
-// threads are a little faster for mid sizes (n=256: 124 against 138 µs
+// machine, float32, the two interleaved call by call, best and median of
+// each (BenchmarkGEMMThreads runs the same pair): at the quietest moments
+// OpenBLAS's two threads are a little faster for mid sizes (n=256: 124 against 138 µs
 // best; n=512: 0.93 against 1.19 ms) and slower at n=1024 (18.8 against
 // 14.2 ms); with the machine loaded (load average 15) they wait on each
 // other (medians: n=512 2.94 against 1.86 ms, 128x784·784x256 0.93
@@ -61,7 +61,7 @@ func wide[T float](g gemmFunc[T]) gemmFunc[T] {
 
 // splitMinWork is the product size m·n·k below which a GEMM runs as one
 // call on the caller's goroutine, and blockSplit gives each block at least
-// half of it: 2^20 multiply-adds take OpenBLAS about 10 µs on one core, a
+// half of it: 2^20 multiply-adds take OpenBLAS about 14 µs on one core, a
 // few times what handing half of them to another goroutine costs (waking
 // an idle P, then the wait).
 const splitMinWork = 1 << 20
