@@ -11,6 +11,10 @@
 const char *lathe_blas_open(const char *path);
 // lathe_blas_config is OpenBLAS's build description, or "unknown".
 const char *lathe_blas_config(void);
+// lathe_blas_threads sets OpenBLAS's thread count (openblas_set_num_threads)
+// and returns 1, or returns 0 where the library has no such function. Only
+// the benchmark that compares OpenBLAS's threads with lathe's split calls it.
+int lathe_blas_threads(int n);
 // lathe_sgemm and lathe_dgemm are cblas_sgemm and cblas_dgemm on row-major
 // matrices; ta and tb are CblasNoTrans (111) or CblasTrans (112).
 void lathe_sgemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,

@@ -40,6 +40,11 @@ func openBLAS() (gemmFunc[float32], gemmFunc[float64], string, string) {
 	return openSgemm, openDgemm, desc, ""
 }
 
+// setBLASThreads sets OpenBLAS's thread count, global state of the
+// library, and reports whether it could: for BenchmarkGEMMThreads, which
+// measures OpenBLAS's threads against blockSplit; lathe runs it at one.
+func setBLASThreads(n int) bool { return C.lathe_blas_threads(C.int(n)) != 0 }
+
 func cblasTrans(t blas.Transpose) C.int {
 	if t == blas.NoTrans {
 		return 111

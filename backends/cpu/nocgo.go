@@ -12,6 +12,8 @@ func openBLAS() (gemmFunc[float32], gemmFunc[float64], string, string) {
 
 const vectorMin = 1 << 62
 
+func setBLASThreads(n int) bool { return false }
+
 func sumFloat32(v []float32) float64 { return sumFloat32Go(v) }
 
 func softmaxRowsFloat32(dst, src []float32, n int, log bool) int { return 0 }

@@ -25,6 +25,7 @@ typedef void (*threads_fn)(int);
 static sgemm_fn lathe_sgemm_p;
 static dgemm_fn lathe_dgemm_p;
 static config_fn lathe_config_p;
+static threads_fn lathe_threads_p;
 
 // lathe_blas_open returns NULL on success, else dlerror's text.
 const char *lathe_blas_open(const char *path) {
@@ -34,15 +35,21 @@ const char *lathe_blas_open(const char *path) {
 	lathe_dgemm_p = (dgemm_fn)dlsym(h, "cblas_dgemm");
 	lathe_config_p = (config_fn)dlsym(h, "openblas_get_config");
 	// One thread per call: lathe splits a lone product over its own
-	// goroutines (rowSplit in matmul.go), and keeps OpenBLAS's spinning
+	// goroutines (blockSplit in matmul.go), and keeps OpenBLAS's spinning
 	// workers off the cores that its other kernels run on.
-	threads_fn set_threads = (threads_fn)dlsym(h, "openblas_set_num_threads");
-	if (set_threads) set_threads(1);
+	lathe_threads_p = (threads_fn)dlsym(h, "openblas_set_num_threads");
+	if (lathe_threads_p) lathe_threads_p(1);
 	if (!lathe_sgemm_p || !lathe_dgemm_p) return "no cblas_sgemm or cblas_dgemm in the library";
 	return NULL;
 }
 
 const char *lathe_blas_config(void) { return lathe_config_p ? lathe_config_p() : "unknown"; }
+
+int lathe_blas_threads(int n) {
+	if (!lathe_threads_p) return 0;
+	lathe_threads_p(n);
+	return 1;
+}
 
 void lathe_sgemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
                  const float *b, int ldb, float beta, float *c, int ldc) {
