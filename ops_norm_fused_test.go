@@ -29,6 +29,7 @@ var bnCases = []bnCase{
 	{name: "rank5", shape: []int{2, 2, 3, 2, 2}},
 	{name: "empty-batch", shape: []int{0, 3, 4}},
 	{name: "one-channel", shape: []int{5, 1, 6}},
+	{name: "no-channels", shape: []int{2, 0, 3}},
 	{name: "transposed-rank2", shape: []int{4, 3}, perm: []int{1, 0}},
 	{name: "permuted-rank4", shape: []int{2, 3, 4, 5}, perm: []int{0, 3, 1, 2}},
 }

@@ -10,8 +10,9 @@ import (
 // Fused batch norm (ops.BatchNormMoments, ops.BatchNormApply,
 // ops.BatchNormBackward) on x read as [N, C, S], contiguous (copied first
 // if it is not). The per-channel sums (the moments, the backward's Σg and
-// Σg·(x - mean)) run a channel per task, in float64 and in a fixed order,
-// so that the result does not depend on how many cores share the work; the
+// Σg·(x - mean)) run a block of channels per task, in float64 and in a
+// fixed order (forPlanes), so that the result does not depend on how many
+// cores share the work; the
 // elementwise passes run an (n, c) plane of S elements per task with the
 // channel's coefficients hoisted out of the loop. Only float32 and float64
 // have the kernels: the 16-bit floats take the composite, as on the
@@ -68,19 +69,29 @@ func batchNormMoments[T float](out, x *dispatch.Tensor, g ops.BatchNormGeometry)
 	o := span[T](out)
 	m := float64(g.N * g.S)
 	parallel(g.C, 2*g.N*g.S, func(lo, hi int) {
-		for c := lo; c < hi; c++ {
-			var sum float64
-			for n := range g.N {
-				sum += sum64(xs[(n*g.C+c)*g.S:][:g.S])
-			}
-			mean := sum / m // NaN for an empty batch, as torch's mean of nothing
-			var dev float64
-			for n := range g.N {
-				dev += sqdev64(xs[(n*g.C+c)*g.S:][:g.S], mean)
-			}
-			o[c], o[g.C+c] = T(mean), T(dev/m)
+		mean, dev := make([]float64, hi-lo), make([]float64, hi-lo)
+		forPlanes(g, lo, hi, func(c, off int) { mean[c-lo] += sum64(xs[off:][:g.S]) })
+		for i := range mean {
+			mean[i] /= m // NaN for an empty batch, as torch's mean of nothing
+		}
+		forPlanes(g, lo, hi, func(c, off int) { dev[c-lo] += sqdev64(xs[off:][:g.S], mean[c-lo]) })
+		for i := range mean {
+			o[lo+i], o[g.C+lo+i] = T(mean[i]), T(dev[i]/m)
 		}
 	})
+}
+
+// forPlanes calls f with the channel and the offset of every (n, c) plane
+// of the channels [lo, hi), n outer: a sample's planes of those channels are
+// one run of x, so that the walk is sequential, and each channel's planes
+// come in the order of n whatever [lo, hi) is, so that sums over them do
+// not depend on how the channels were shared out.
+func forPlanes(g ops.BatchNormGeometry, lo, hi int, f func(c, off int)) {
+	for n := range g.N {
+		for c := lo; c < hi; c++ {
+			f(c, (n*g.C+c)*g.S)
+		}
+	}
 }
 
 // batchNormApply writes x·s + t per channel with s = weight/√(var + eps)
@@ -130,15 +141,14 @@ func batchNormBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 	// Per channel: dx = a·g + k·(x - mean) + d.
 	coefA, coefK, coefD := make([]T, g.C), make([]T, g.C), make([]T, g.C)
 	parallel(g.C, 2*m, func(lo, hi int) {
+		sg, sgx := make([]float64, hi-lo), make([]float64, hi-lo)
+		forPlanes(g, lo, hi, func(c, off int) {
+			a, b := sumProd64(gs[off:][:g.S], xs[off:][:g.S], float64(mean[c]))
+			sg[c-lo] += a
+			sgx[c-lo] += b
+		})
 		for c := lo; c < hi; c++ {
-			mu := float64(mean[c])
-			var sg, sgx float64
-			for n := range g.N {
-				off := (n*g.C + c) * g.S
-				s, sx := sumProd64(gs[off:][:g.S], xs[off:][:g.S], mu)
-				sg += s
-				sgx += sx
-			}
+			sg, sgx := sg[c-lo], sgx[c-lo]
 			invstd := 1 / math.Sqrt(float64(variance[c])+a.Eps)
 			w := float64(weight[c])
 			dbias[c] = T(sg)
@@ -222,23 +232,27 @@ func sqdev64[T float](v []T, mean float64) float64 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// sumProd64 is Σg and Σg·(x - mean) in float64, over two accumulators
-// each. x has g's length.
+// sumProd64 is Σg and Σg·(x - mean) in float64, as sum64. x has g's
+// length.
 func sumProd64[T float](g, x []T, mean float64) (sg, sgx float64) {
 	x = x[:len(g)]
-	var a0, a1, b0, b1 float64
+	var a0, a1, a2, a3, b0, b1, b2, b3 float64
 	i := 0
-	for ; i+2 <= len(g); i += 2 {
-		g0, g1 := float64(g[i]), float64(g[i+1])
+	for ; i+4 <= len(g); i += 4 {
+		g0, g1, g2, g3 := float64(g[i]), float64(g[i+1]), float64(g[i+2]), float64(g[i+3])
 		a0 += g0
 		a1 += g1
+		a2 += g2
+		a3 += g3
 		b0 += g0 * (float64(x[i]) - mean)
 		b1 += g1 * (float64(x[i+1]) - mean)
+		b2 += g2 * (float64(x[i+2]) - mean)
+		b3 += g3 * (float64(x[i+3]) - mean)
 	}
 	for ; i < len(g); i++ {
 		gi := float64(g[i])
 		a0 += gi
 		b0 += gi * (float64(x[i]) - mean)
 	}
-	return a0 + a1, b0 + b1
+	return (a0 + a1) + (a2 + a3), (b0 + b1) + (b2 + b3)
 }
