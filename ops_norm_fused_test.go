@@ -27,6 +27,8 @@ var bnCases = []bnCase{
 	{name: "rank3", shape: []int{3, 2, 5}},
 	{name: "rank4", shape: []int{2, 3, 4, 5}},
 	{name: "rank5", shape: []int{2, 2, 3, 2, 2}},
+	// Planes of 320 values, which the AVX2 loops take (vectorMin).
+	{name: "rank4-long-planes", shape: []int{2, 3, 16, 20}},
 	{name: "empty-batch", shape: []int{0, 3, 4}},
 	{name: "one-channel", shape: []int{5, 1, 6}},
 	{name: "no-channels", shape: []int{2, 0, 3}},

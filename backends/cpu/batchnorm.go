@@ -70,11 +70,11 @@ func batchNormMoments[T float](out, x *dispatch.Tensor, g ops.BatchNormGeometry)
 	m := float64(g.N * g.S)
 	parallel(g.C, 2*g.N*g.S, func(lo, hi int) {
 		mean, dev := make([]float64, hi-lo), make([]float64, hi-lo)
-		forPlanes(g, lo, hi, func(c, off int) { mean[c-lo] += sum64(xs[off:][:g.S]) })
+		forPlanes(g, lo, hi, func(c, off int) { mean[c-lo] += planeSum(xs[off:][:g.S]) })
 		for i := range mean {
 			mean[i] /= m // NaN for an empty batch, as torch's mean of nothing
 		}
-		forPlanes(g, lo, hi, func(c, off int) { dev[c-lo] += sqdev64(xs[off:][:g.S], mean[c-lo]) })
+		forPlanes(g, lo, hi, func(c, off int) { dev[c-lo] += planeSqDev(xs[off:][:g.S], mean[c-lo]) })
 		for i := range mean {
 			o[lo+i], o[g.C+lo+i] = T(mean[i]), T(dev[i]/m)
 		}
@@ -111,6 +111,9 @@ func batchNormApply[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g ops.
 		for p := lo; p < hi; p++ {
 			s, t := scale[p%g.C], shift[p%g.C]
 			dst, src := o[p*g.S:][:g.S], xs[p*g.S:][:g.S]
+			if d, ok := any(dst).([]float32); ok && bnApplyFloat32(d, any(src).([]float32), float32(s), float32(t)) {
+				continue
+			}
 			for i, v := range src {
 				dst[i] = v*s + t
 			}
@@ -143,7 +146,7 @@ func batchNormBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 	parallel(g.C, 2*m, func(lo, hi int) {
 		sg, sgx := make([]float64, hi-lo), make([]float64, hi-lo)
 		forPlanes(g, lo, hi, func(c, off int) {
-			a, b := sumProd64(gs[off:][:g.S], xs[off:][:g.S], float64(mean[c]))
+			a, b := planeSumProd(gs[off:][:g.S], xs[off:][:g.S], float64(mean[c]))
 			sg[c-lo] += a
 			sgx[c-lo] += b
 		})
@@ -176,6 +179,10 @@ func batchNormBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 			}
 			ck, cd, mu := coefK[c], coefD[c], mean[c]
 			xp := xs[p*g.S:][:g.S]
+			if d, ok := any(dst).([]float32); ok &&
+				bnGradFloat32(d, any(gp).([]float32), any(xp).([]float32), float32(ca), float32(ck), float32(mu), float32(cd)) {
+				continue
+			}
 			for i, v := range gp {
 				dst[i] = ca*v + ck*(xp[i]-mu) + cd
 			}
@@ -195,6 +202,36 @@ func channels[T float](t *dispatch.Tensor) []T {
 		v[i] = e[t.Offset+i*t.Strides[0]]
 	}
 	return v
+}
+
+// planeSum, planeSqDev and planeSumProd are sum64, sqdev64 and sumProd64
+// by the AVX2 loops (shim.c) where v is float32, long enough and the
+// machine has them: the same float64 sums, in another order.
+func planeSum[T float](v []T) float64 {
+	if v32, ok := any(v).([]float32); ok {
+		if s, _, ok := bnMomentsFloat32(v32, 0); ok {
+			return s
+		}
+	}
+	return sum64(v)
+}
+
+func planeSqDev[T float](v []T, mean float64) float64 {
+	if v32, ok := any(v).([]float32); ok {
+		if _, q, ok := bnMomentsFloat32(v32, mean); ok {
+			return q
+		}
+	}
+	return sqdev64(v, mean)
+}
+
+func planeSumProd[T float](g, x []T, mean float64) (sg, sgx float64) {
+	if g32, ok := any(g).([]float32); ok {
+		if s, p, ok := bnSumProdFloat32(g32, any(x).([]float32), mean); ok {
+			return s, p
+		}
+	}
+	return sumProd64(g, x, mean)
 }
 
 // sum64 is Σv in float64, over four accumulators so that the adds do not

@@ -23,3 +23,11 @@ func arithFloat32(op arithOp, dst, p, q []float32, s float32) bool { return fals
 func reluFloat32(dst, src []float32) bool { return false }
 
 func erfRowFloat32(dst, src []float32, gelu bool) bool { return false }
+
+func bnMomentsFloat32(v []float32, shift float64) (s, q float64, ok bool) { return 0, 0, false }
+
+func bnSumProdFloat32(g, x []float32, shift float64) (s, p float64, ok bool) { return 0, 0, false }
+
+func bnApplyFloat32(dst, src []float32, a, b float32) bool { return false }
+
+func bnGradFloat32(dst, g, x []float32, a, k, mean, d float32) bool { return false }
