@@ -172,6 +172,9 @@ func batchNormBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 			dst, gp := dx[p*g.S:][:g.S], gs[p*g.S:][:g.S]
 			ca := coefA[c]
 			if !a.Training {
+				if d, ok := any(dst).([]float32); ok && bnApplyFloat32(d, any(gp).([]float32), float32(ca), 0) {
+					continue
+				}
 				for i, v := range gp {
 					dst[i] = ca * v
 				}
