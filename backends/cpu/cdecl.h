@@ -53,4 +53,16 @@ void lathe_narrow16(unsigned short *dst, const float *src, ptrdiff_t n, int bf);
 // from erf32.go's polynomial table (pieces) and saturation point.
 void lathe_erf_f32(float *dst, const float *src, ptrdiff_t n, const double *pieces, double saturate, int gelu);
 
+// lathe_bn_moments_f32 sets out[0] = Σ(x - shift), out[1] = Σ(x - shift)²
+// over the n values at x, in float64.
+void lathe_bn_moments_f32(const float *x, ptrdiff_t n, double shift, double *out);
+// lathe_bn_sumprod_f32 sets out[0] = Σg, out[1] = Σg·(x - shift) over the n
+// values at g and x, in float64.
+void lathe_bn_sumprod_f32(const float *g, const float *x, ptrdiff_t n, double shift, double *out);
+// lathe_bn_apply_f32 writes x·a + b of the n values at src to dst.
+void lathe_bn_apply_f32(float *dst, const float *src, ptrdiff_t n, float a, float b);
+// lathe_bn_grad_f32 writes a·g + k·(x - mean) + d of the n values at g and
+// x to dst.
+void lathe_bn_grad_f32(float *dst, const float *g, const float *x, ptrdiff_t n, float a, float k, float mean, float d);
+
 #endif

@@ -177,3 +177,48 @@ func erfRowFloat32(dst, src []float32, gelu bool) bool {
 		(*C.double)(unsafe.Pointer(&erf32Pieces[0])), C.double(erf32Saturate), g)
 	return true
 }
+
+// bnMomentsFloat32 is Σ(x - shift) and Σ(x - shift)² of v in float64; ok
+// is false where the machine has no AVX2 or v is too short to pay for the
+// call.
+func bnMomentsFloat32(v []float32, shift float64) (s, q float64, ok bool) {
+	if !haveAVX2 || len(v) < vectorMin {
+		return 0, 0, false
+	}
+	var out [2]float64
+	C.lathe_bn_moments_f32((*C.float)(unsafe.Pointer(&v[0])), C.ptrdiff_t(len(v)), C.double(shift), (*C.double)(unsafe.Pointer(&out[0])))
+	return out[0], out[1], true
+}
+
+// bnSumProdFloat32 is Σg and Σg·(x - shift) in float64, x of g's length,
+// as bnMomentsFloat32.
+func bnSumProdFloat32(g, x []float32, shift float64) (s, p float64, ok bool) {
+	if !haveAVX2 || len(g) < vectorMin || len(x) < len(g) {
+		return 0, 0, false
+	}
+	var out [2]float64
+	C.lathe_bn_sumprod_f32((*C.float)(unsafe.Pointer(&g[0])), (*C.float)(unsafe.Pointer(&x[0])), C.ptrdiff_t(len(g)), C.double(shift),
+		(*C.double)(unsafe.Pointer(&out[0])))
+	return out[0], out[1], true
+}
+
+// bnApplyFloat32 writes src·a + b to dst, which has src's length, and
+// reports whether it did, as arithFloat32.
+func bnApplyFloat32(dst, src []float32, a, b float32) bool {
+	if !haveAVX2 || len(src) < vectorMin || len(dst) < len(src) {
+		return false
+	}
+	C.lathe_bn_apply_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(src)), C.float(a), C.float(b))
+	return true
+}
+
+// bnGradFloat32 writes a·g + k·(x - mean) + d to dst; g and x have dst's
+// length. It reports whether it did, as arithFloat32.
+func bnGradFloat32(dst, g, x []float32, a, k, mean, d float32) bool {
+	if !haveAVX2 || len(dst) < vectorMin || len(g) < len(dst) || len(x) < len(dst) {
+		return false
+	}
+	C.lathe_bn_grad_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&g[0])), (*C.float)(unsafe.Pointer(&x[0])),
+		C.ptrdiff_t(len(dst)), C.float(a), C.float(k), C.float(mean), C.float(d))
+	return true
+}

@@ -441,3 +441,76 @@ AVX2 void lathe_erf_f32(float *dst, const float *src, ptrdiff_t n, const double 
 	}
 	for (ptrdiff_t i = 0; i < n; i++) dst[i] = (float)erf_poly(src[i], pieces, saturate);
 }
+
+// ---- batch norm (batchnorm.go) ----
+
+// Widens the two halves of v to float64 and subtracts shift from each.
+AVX2 static inline void widen_shift(v8f v, v4d shift, v4d *lo, v4d *hi) {
+	*lo = __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3), v4d) - shift;
+	*hi = __builtin_convertvector(__builtin_shufflevector(v, v, 4, 5, 6, 7), v4d) - shift;
+}
+
+// lathe_bn_moments_f32 sets out[0] to Σ(x - shift) and out[1] to
+// Σ(x - shift)² over the n values at x, every value widened to float64
+// and the sums kept in float64 lanes, as batchnorm.go's Go loops.
+AVX2 void lathe_bn_moments_f32(const float *x, ptrdiff_t n, double shift, double *out) {
+	v4d sh = (v4d){0} + shift, s0 = {0}, s1 = {0}, q0 = {0}, q1 = {0};
+	ptrdiff_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		v4d lo, hi;
+		widen_shift(load8(x + i), sh, &lo, &hi);
+		s0 += lo;
+		s1 += hi;
+		q0 += lo * lo;
+		q1 += hi * hi;
+	}
+	double s = hsum(s0 + s1), q = hsum(q0 + q1);
+	for (; i < n; i++) {
+		double d = (double)x[i] - shift;
+		s += d;
+		q += d * d;
+	}
+	out[0] = s;
+	out[1] = q;
+}
+
+// lathe_bn_sumprod_f32 sets out[0] to Σg and out[1] to Σg·(x - shift)
+// over the n values at g and x, in float64 lanes.
+AVX2 void lathe_bn_sumprod_f32(const float *g, const float *x, ptrdiff_t n, double shift, double *out) {
+	v4d sh = (v4d){0} + shift, zero = {0}, s0 = {0}, s1 = {0}, p0 = {0}, p1 = {0};
+	ptrdiff_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		v4d glo, ghi, xlo, xhi;
+		widen_shift(load8(g + i), zero, &glo, &ghi);
+		widen_shift(load8(x + i), sh, &xlo, &xhi);
+		s0 += glo;
+		s1 += ghi;
+		p0 += glo * xlo;
+		p1 += ghi * xhi;
+	}
+	double s = hsum(s0 + s1), p = hsum(p0 + p1);
+	for (; i < n; i++) {
+		s += g[i];
+		p += (double)g[i] * ((double)x[i] - shift);
+	}
+	out[0] = s;
+	out[1] = p;
+}
+
+// lathe_bn_apply_f32 writes x·a + b of the n values at src to dst, in
+// float32 lanes as the Go loop.
+AVX2 void lathe_bn_apply_f32(float *dst, const float *src, ptrdiff_t n, float a, float b) {
+	v8f av = (v8f){0} + a, bv = (v8f){0} + b;
+	ptrdiff_t i = 0;
+	for (; i + 8 <= n; i += 8) store8(dst + i, load8(src + i) * av + bv);
+	for (; i < n; i++) dst[i] = src[i] * a + b;
+}
+
+// lathe_bn_grad_f32 writes a·g + k·(x - mean) + d of the n values at g and
+// x to dst, in float32 lanes as the Go loop.
+AVX2 void lathe_bn_grad_f32(float *dst, const float *g, const float *x, ptrdiff_t n, float a, float k, float mean, float d) {
+	v8f av = (v8f){0} + a, kv = (v8f){0} + k, mv = (v8f){0} + mean, dv = (v8f){0} + d;
+	ptrdiff_t i = 0;
+	for (; i + 8 <= n; i += 8) store8(dst + i, load8(g + i) * av + kv * (load8(x + i) - mv) + dv);
+	for (; i < n; i++) dst[i] = a * g[i] + k * (x[i] - mean) + d;
+}
