@@ -514,3 +514,14 @@ AVX2 void lathe_bn_grad_f32(float *dst, const float *g, const float *x, ptrdiff_
 	for (; i + 8 <= n; i += 8) store8(dst + i, load8(g + i) * av + kv * (load8(x + i) - mv) + dv);
 	for (; i < n; i++) dst[i] = a * g[i] + k * (x[i] - mean) + d;
 }
+
+// lathe_gelu_backward_f32 is gelu_backward, g·(Φ(x) + x·φ(x)), in float64
+// rounded once, as geluBackward32 in activation_backward.go computes it.
+AVX2 void lathe_gelu_backward_f32(float *dst, const float *g, const float *x, ptrdiff_t n, const double *pieces, double saturate) {
+	for (ptrdiff_t i = 0; i < n; i++) {
+		double v = x[i];
+		double cdf = 0.5 * (1 + erf_poly(v * 0.70710678118654752440, pieces, saturate));
+		double pdf = __builtin_exp(-0.5 * v * v) * 0.39894228040143267794;
+		dst[i] = (float)(g[i] * (cdf + v * pdf));
+	}
+}

@@ -13,6 +13,7 @@
 // whose operand 0 is out and whose operands 1.. are the inputs, broadcast to
 // out's shape (stride 0). Pointers need only the dtype's natural alignment.
 #include "lathe.cuh"
+#include "unary.cuh" // sigmoid, for silu_backward
 
 // ---- Binary ops: R op(T a, T b), R being T or bool (u8).
 
@@ -82,6 +83,37 @@ struct Pow {
 		return r;
 	}
 };
+// The activations' backward ops, g * f'(x) (derivatives.yaml's
+// gelu_backward, approximate "none" and "tanh", and silu_backward), in
+// PyTorch's arithmetic: gelu' = Phi(x) + x phi(x); with u = k(x + c x^3)
+// and t = tanh(u), gelu_tanh' = (1 + t)/2 + x/2 (1 - t^2) k(1 + 3c x^2);
+// silu' = s(1 + x(1 - s)), s = sigmoid(x).
+struct GeluBackward {
+	template <typename F> __device__ F operator()(F g, F x) const {
+		const F rsqrt2 = (F)0.70710678118654752440, rsqrt2pi = (F)0.39894228040143267794;
+		F cdf = (F)0.5 * ((F)1 + m_erf(x * rsqrt2));
+		F pdf = m_exp((F)-0.5 * x * x) * rsqrt2pi;
+		return g * (cdf + x * pdf);
+	}
+};
+// gelu_tanh's takes (1 + t)/2 as p = sigmoid(2u) and (1 - t)/2 as q =
+// sigmoid(-2u), from exp(-2|u|), as the cpu's does: 1 + t loses digits where
+// t nears -1.
+struct GeluTanhBackward {
+	template <typename F> __device__ F operator()(F g, F x) const {
+		const F k = (F)0.7978845608028654, c = (F)0.044715;
+		F x2 = x * x, u = k * (x + c * x2 * x), e = m_exp((F)-2 * m_abs(u));
+		F big = (F)1 / ((F)1 + e), small = e / ((F)1 + e);
+		F p = u < 0 ? small : big, q = u < 0 ? big : small;
+		return g * (p + (F)2 * x * p * q * k * ((F)1 + (F)3 * c * x2));
+	}
+};
+struct SiluBackward {
+	template <typename F> __device__ F operator()(F g, F x) const {
+		F s = sigmoid(x);
+		return g * s * ((F)1 + x * ((F)1 - s));
+	}
+};
 
 #define LATHE_COMPARE(Name, op) \
 	struct Name {           \
@@ -134,7 +166,10 @@ __device__ void binary_strided(R *out, const T *x, const T *y, i64 n, const Layo
 	LATHE_BINARY(T, u8, sfx, ge, Ge)
 #define LATHE_FLOAT_BINARY(T, sfx)         \
 	LATHE_BINARY(T, T, sfx, div, Div)  \
-	LATHE_BINARY(T, T, sfx, atan2, Atan2)
+	LATHE_BINARY(T, T, sfx, atan2, Atan2) \
+	LATHE_BINARY(T, T, sfx, gelu_backward, GeluBackward) \
+	LATHE_BINARY(T, T, sfx, gelu_tanh_backward, GeluTanhBackward) \
+	LATHE_BINARY(T, T, sfx, silu_backward, SiluBackward)
 #define LATHE_EQUALITY(T, sfx)            \
 	LATHE_BINARY(T, u8, sfx, eq, Eq)  \
 	LATHE_BINARY(T, u8, sfx, ne, Ne)
