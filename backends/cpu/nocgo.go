@@ -40,4 +40,4 @@ func bnApplyFloat32(dst, src []float32, a, b float32) bool { return false }
 
 func bnGradFloat32(dst, g, x []float32, a, k, mean, d float32) bool { return false }
 
-func geluBackwardFloat32(dst, g, x []float32) bool { return false }
+func actBackwardFloat32(op actOp, dst, g, x []float32) bool { return false }

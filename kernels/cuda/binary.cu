@@ -13,7 +13,6 @@
 // whose operand 0 is out and whose operands 1.. are the inputs, broadcast to
 // out's shape (stride 0). Pointers need only the dtype's natural alignment.
 #include "lathe.cuh"
-#include "unary.cuh" // sigmoid, for silu_backward
 
 // ---- Binary ops: R op(T a, T b), R being T or bool (u8).
 
@@ -84,10 +83,12 @@ struct Pow {
 	}
 };
 // The activations' backward ops, g * f'(x) (derivatives.yaml's
-// gelu_backward, approximate "none" and "tanh", and silu_backward), in
-// PyTorch's arithmetic: gelu' = Phi(x) + x phi(x); with u = k(x + c x^3)
-// and t = tanh(u), gelu_tanh' = (1 + t)/2 + x/2 (1 - t^2) k(1 + 3c x^2);
-// silu' = s(1 + x(1 - s)), s = sigmoid(x).
+// gelu_backward, approximate "none" and "tanh", and silu_backward), as the
+// cpu's (backends/cpu/activation_backward.go): gelu' = Phi(x) + x phi(x);
+// with u = k(x + c x^3) and t = tanh(u), gelu_tanh' = (1 + t)/2 + x/2 (1 -
+// t^2) k(1 + 3c x^2), taken as p + 2x p q k(1 + 3c x^2) with p = (1 + t)/2 =
+// sigmoid(2u) and q = (1 - t)/2 = sigmoid(-2u), since 1 + t loses digits
+// where t nears -1; silu' = s(1 + x(1 - s)), s = sigmoid(x).
 struct GeluBackward {
 	template <typename F> __device__ F operator()(F g, F x) const {
 		const F rsqrt2 = (F)0.70710678118654752440, rsqrt2pi = (F)0.39894228040143267794;
@@ -96,22 +97,26 @@ struct GeluBackward {
 		return g * (cdf + x * pdf);
 	}
 };
-// gelu_tanh's takes (1 + t)/2 as p = sigmoid(2u) and (1 - t)/2 as q =
-// sigmoid(-2u), from exp(-2|u|), as the cpu's does: 1 + t loses digits where
-// t nears -1.
+// sigmoids sets p = sigmoid(w) and q = sigmoid(-w), both from exp(-|w|), so
+// that neither loses digits where the other nears 1.
+template <typename F> __device__ __forceinline__ void sigmoids(F w, F &p, F &q) {
+	F e = m_exp(-m_abs(w)), big = (F)1 / ((F)1 + e), small = e / ((F)1 + e);
+	p = w < 0 ? small : big;
+	q = w < 0 ? big : small;
+}
 struct GeluTanhBackward {
 	template <typename F> __device__ F operator()(F g, F x) const {
 		const F k = (F)0.7978845608028654, c = (F)0.044715;
-		F x2 = x * x, u = k * (x + c * x2 * x), e = m_exp((F)-2 * m_abs(u));
-		F big = (F)1 / ((F)1 + e), small = e / ((F)1 + e);
-		F p = u < 0 ? small : big, q = u < 0 ? big : small;
+		F x2 = x * x, p, q;
+		sigmoids((F)2 * k * (x + c * x2 * x), p, q);
 		return g * (p + (F)2 * x * p * q * k * ((F)1 + (F)3 * c * x2));
 	}
 };
 struct SiluBackward {
 	template <typename F> __device__ F operator()(F g, F x) const {
-		F s = sigmoid(x);
-		return g * s * ((F)1 + x * ((F)1 - s));
+		F s, r;
+		sigmoids(x, s, r);
+		return g * s * ((F)1 + x * r);
 	}
 };
 
