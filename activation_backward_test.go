@@ -3,6 +3,7 @@ package lathe
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -171,5 +172,47 @@ func TestActivationBackwardComposite(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestActivationBackwardRules checks the backward ops' own gradient rules
+// (for grad, f'(x); for x, grad·f”(x)) against central differences of the
+// op in float64 on the cpu, at points on both sides of each f”s zeros.
+func TestActivationBackwardRules(t *testing.T) {
+	xs := []float64{-4.5, -2.25, -1.1, -0.75, -0.3, 0.2, 0.9, 1.7, 3.1}
+	gs := []float64{0.7, -1.3, 2.1, 1, -0.4, 1.6, -2.2, 0.5, 1.2}
+	ws := []float64{1.1, 0.6, -0.8, 1.5, 2, -1.2, 0.3, -0.9, 0.45}
+	const h = 1e-6
+	for _, op := range actBackwardOps {
+		t.Run(op.Name, func(t *testing.T) {
+			g := FromSlice(CPU, gs, len(gs)).RequireGrad()
+			x := FromSlice(CPU, xs, len(xs)).RequireGrad()
+			w := FromSlice(CPU, ws, len(ws))
+			d, err := Grad(apply(op, none, g, x), []*Tensor{g, x}, WithGradient(w))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, name := range []string{"grad", "x"} {
+				got, err := d[k].Float64s()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range xs {
+					at := func(delta float64) float64 {
+						gv, xv := slices.Clone(gs), slices.Clone(xs)
+						[][]float64{gv, xv}[k][i] += delta
+						v, err := apply(op, none, FromSlice(CPU, gv, len(gv)), FromSlice(CPU, xv, len(xv))).Float64s()
+						if err != nil {
+							t.Fatal(err)
+						}
+						return ws[i] * v[i]
+					}
+					want := (at(h) - at(-h)) / (2 * h)
+					if math.Abs(got[i]-want) > 1e-7*(1+math.Abs(want)) {
+						t.Errorf("d/d%s at x = %g, g = %g: the rule gives %.12g, the central difference %.12g", name, xs[i], gs[i], got[i], want)
+					}
+				}
+			}
+		})
 	}
 }
