@@ -529,6 +529,11 @@ func biOps() map[string]biOp {
 	} {
 		t[b.name] = biBinary(b.f, b.kinds)
 	}
+	// The activations' backward ops (grad, x), which only gradient rules
+	// call, without promotion: x takes grad's dtype.
+	for _, op := range []*dispatch.Op[dispatch.None]{ops.GELUBackward, ops.GELUTanhBackward, ops.SiLUBackward} {
+		t[op.Name] = biBinary(func(g, x *Tensor) *Tensor { return apply(op, none, g, x) }, "fs")
+	}
 	return t
 }
 

@@ -222,3 +222,14 @@ func bnGradFloat32(dst, g, x []float32, a, k, mean, d float32) bool {
 		C.ptrdiff_t(len(dst)), C.float(a), C.float(k), C.float(mean), C.float(d))
 	return true
 }
+
+// actBackwardFloat32 writes op's backward, g[i]·f'(x[i]), to dst, which g
+// and x match in length, and reports whether it did, as erfRowFloat32.
+func actBackwardFloat32(op actOp, dst, g, x []float32) bool {
+	if !haveAVX2 || len(dst) < vectorMin {
+		return false
+	}
+	C.lathe_act_backward_f32(C.int(op), (*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&g[0])), (*C.float)(unsafe.Pointer(&x[0])),
+		C.ptrdiff_t(len(dst)), (*C.double)(unsafe.Pointer(&erf32Pieces[0])), C.double(erf32Saturate))
+	return true
+}

@@ -39,3 +39,5 @@ func bnSumProdFloat32(g, x []float32, shift float64) (s, p float64, ok bool) { r
 func bnApplyFloat32(dst, src []float32, a, b float32) bool { return false }
 
 func bnGradFloat32(dst, g, x []float32, a, k, mean, d float32) bool { return false }
+
+func actBackwardFloat32(op actOp, dst, g, x []float32) bool { return false }

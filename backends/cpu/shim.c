@@ -417,31 +417,6 @@ AVX2 ptrdiff_t lathe_softmax_f32(float *dst, const float *src, ptrdiff_t rows, p
 	return rows;
 }
 
-// erf from the polynomials of erf32.go (the table comes from there: one
-// erfPiece of 12 doubles, mid then 11 coefficients, per [i, i+1)); the same
-// float64 arithmetic as erf64Poly, compiled with FMA and without a call per
-// element, which is where the Go loop spent its time.
-AVX2 static inline double erf_poly(double x, const double *pieces, double saturate) {
-	double a = __builtin_fabs(x);
-	if (!(a < saturate)) return a != a ? x : __builtin_copysign(1.0, x);
-	const double *p = pieces + 12 * (int)a, *c = p + 1;
-	double t = a - p[0], t2 = t * t, t4 = t2 * t2;
-	double lo = (c[0] + c[1] * t) + (c[2] + c[3] * t) * t2 + ((c[4] + c[5] * t) + (c[6] + c[7] * t) * t2) * t4;
-	double hi = (c[8] + c[9] * t) + c[10] * t2;
-	return x * (lo + hi * (t4 * t4));
-}
-
-AVX2 void lathe_erf_f32(float *dst, const float *src, ptrdiff_t n, const double *pieces, double saturate, int gelu) {
-	if (gelu) {
-		for (ptrdiff_t i = 0; i < n; i++) {
-			double v = src[i];
-			dst[i] = (float)(0.5 * v * (1 + erf_poly(v * 0.70710678118654752440, pieces, saturate)));
-		}
-		return;
-	}
-	for (ptrdiff_t i = 0; i < n; i++) dst[i] = (float)erf_poly(src[i], pieces, saturate);
-}
-
 // ---- batch norm (batchnorm.go) ----
 
 // Widens the two halves of v to float64 and subtracts shift from each.
@@ -513,4 +488,192 @@ AVX2 void lathe_bn_grad_f32(float *dst, const float *g, const float *x, ptrdiff_
 	ptrdiff_t i = 0;
 	for (; i + 8 <= n; i += 8) store8(dst + i, load8(g + i) * av + kv * (load8(x + i) - mv) + dv);
 	for (; i < n; i++) dst[i] = a * g[i] + k * (x[i] - mean) + d;
+}
+
+// ---- erf, gelu and the activations' backward ops, float32 in float64 lanes ----
+
+// erf and gelu (erf32.go), and gelu_backward, gelu_tanh_backward and
+// silu_backward (activation_backward.go gives the formulas), four values at
+// a time, computed in float64 and rounded once, as the Go functions compute
+// them; exp and erf are polynomials here rather than calls, so that the
+// loops have none.
+typedef long long v4l __attribute__((vector_size(32)));
+typedef int v4i __attribute__((vector_size(16)));
+
+AVX2 static inline v4d pick4d(v4l mask, v4d a, v4d b) {
+	v4l ia, ib, r;
+	memcpy(&ia, &a, sizeof ia);
+	memcpy(&ib, &b, sizeof ib);
+	r = (mask & ia) | (~mask & ib);
+	v4d out;
+	memcpy(&out, &r, sizeof out);
+	return out;
+}
+
+AVX2 static inline v4d splat4d(double v) { return (v4d){v, v, v, v}; }
+
+// exp4d is e^y for y ≤ 0 (and NaN): y = k·ln2 + r with |r| ≤ ln2/2 (ln2
+// split as fdlibm's, so k·hi is exact), e^r by its Taylor series to r¹¹
+// (truncation below 7e-15), times 2^k built in the exponent bits. Below
+// -700 the result is 0, where e^y < 1e-304 is nothing to the float32
+// results it enters.
+AVX2 static inline v4d exp4d(v4d y) {
+	v4l under = y < -700.0;
+	v4d lo = pick4d(under, splat4d(-700.0), y);
+	v4i k = __builtin_convertvector(lo * 1.4426950408889634 - 0.5, v4i); // truncation: rounds lo·log2e ≤ 0 to nearest
+	v4d kf = __builtin_convertvector(k, v4d);
+	v4d r = (lo - kf * 6.93147180369123816490e-01) - kf * 1.90821492927058770002e-10;
+	v4d p = splat4d(1.0 / 39916800);
+	p = p * r + 1.0 / 3628800;
+	p = p * r + 1.0 / 362880;
+	p = p * r + 1.0 / 40320;
+	p = p * r + 1.0 / 5040;
+	p = p * r + 1.0 / 720;
+	p = p * r + 1.0 / 120;
+	p = p * r + 1.0 / 24;
+	p = p * r + 1.0 / 6;
+	p = p * r + 0.5;
+	p = p * r + 1.0;
+	p = p * r + 1.0;
+	v4l bits = (__builtin_convertvector(k, v4l) + 1023) << 52;
+	v4d s;
+	memcpy(&s, &bits, sizeof s);
+	return pick4d(under, splat4d(0), p * s);
+}
+
+// erf4d is erf from the polynomials of erf32.go on four lanes: the same
+// float64 arithmetic as erf64Poly, with FMA. tab[j] holds coefficient j
+// (mid, then c[0..10]) of the four pieces (erf32.go's table: one erfPiece
+// of 12 doubles per [i, i+1)), one per lane of a vector, and each lane
+// takes its piece's with one vpermd (the piece index doubled, for the two
+// 32-bit halves of a double) instead of a load by index: a third faster
+// than a scalar loop over the table.
+typedef int v8i_ __attribute__((vector_size(32)));
+
+AVX2 static inline v4d erf4d(v4d z, const v4d *tab, double saturate) {
+	v4l signbit = (v4l){0} + (long long)0x8000000000000000ULL;
+	v4l zb;
+	memcpy(&zb, &z, sizeof zb);
+	v4l ab = zb & ~signbit;
+	v4d a;
+	memcpy(&a, &ab, sizeof a);
+	v4l inside = a < saturate; // false for NaN
+	v4d ac = pick4d(inside, a, splat4d(0));
+	// Lane k's 64 bits are the dwords 2i and 2i + 1, i its piece.
+	v4l idx = __builtin_convertvector(__builtin_convertvector(ac, v4i), v4l);
+	v4l pl = idx * 0x200000002LL + 0x100000000LL;
+	v8i_ perm;
+	memcpy(&perm, &pl, sizeof perm);
+	v4d c[12];
+	for (int j = 0; j < 12; j++) {
+		v8i_ tj, cj;
+		memcpy(&tj, &tab[j], sizeof tj);
+		cj = __builtin_ia32_permvarsi256(tj, perm);
+		memcpy(&c[j], &cj, sizeof cj);
+	}
+	v4d t = ac - c[0], t2 = t * t, t4 = t2 * t2;
+	v4d lo = (c[1] + c[2] * t) + (c[3] + c[4] * t) * t2 + ((c[5] + c[6] * t) + (c[7] + c[8] * t) * t2) * t4;
+	v4d hi = (c[9] + c[10] * t) + c[11] * t2;
+	v4d poly = z * (lo + hi * (t4 * t4));
+	// Saturated: ±1 with z's sign; NaN: z.
+	v4l oneb = (zb & signbit) | 0x3ff0000000000000LL;
+	v4d one;
+	memcpy(&one, &oneb, sizeof one);
+	return pick4d(inside, poly, pick4d(z != z, z, one));
+}
+
+// act_backward4 is op's g·f'(x) on four lanes (op numbered as
+// activation_backward.go's actOp: gelu, gelu_tanh, silu).
+AVX2 static inline v4d act_backward4(int op, v4d g, v4d x, const v4d *tab, double saturate) {
+	if (op == 0) {
+		v4d cdf = 0.5 * (1 + erf4d(x * 0.70710678118654752440, tab, saturate));
+		v4d pdf = exp4d(-0.5 * x * x) * 0.39894228040143267794;
+		return g * (cdf + x * pdf);
+	}
+	// gelu_tanh and silu: p = sigmoid(w) and q = sigmoid(-w), from e = e^-|w|,
+	// for w = 2u and w = x.
+	v4d x2 = x * x, w = x;
+	if (op == 1) w = 2 * 0.79788456080286535588 * (x + 0.044715 * x2 * x);
+	v4l wb, signbit = (v4l){0} + (long long)0x8000000000000000ULL;
+	memcpy(&wb, &w, sizeof wb);
+	v4l nab = wb | signbit; // -|w|, NaN stays NaN
+	v4d na;
+	memcpy(&na, &nab, sizeof na);
+	v4d e = exp4d(na);
+	v4d big = 1 / (1 + e), small = e / (1 + e);
+	v4l neg = w < 0;
+	v4d p = pick4d(neg, small, big), q = pick4d(neg, big, small);
+	if (op == 1) return g * (p + 2 * x * p * q * 0.79788456080286535588 * (1 + 3 * 0.044715 * x2));
+	return g * p * (1 + x * q);
+}
+
+AVX2 static inline v4d widen4(const float *p) {
+	v4f v;
+	memcpy(&v, p, sizeof v);
+	return __builtin_convertvector(v, v4d);
+}
+
+// erf_table transposes erf32.go's pieces into erf4d's tab.
+AVX2 static inline void erf_table(v4d tab[12], const double *pieces) {
+	for (int j = 0; j < 12; j++) tab[j] = (v4d){pieces[j], pieces[12 + j], pieces[24 + j], pieces[36 + j]};
+}
+
+// erf_or_gelu4 is erf, or gelu = x/2·(1 + erf(x/√2)), on four lanes.
+AVX2 static inline v4d erf_or_gelu4(int gelu, v4d v, const v4d *tab, double saturate) {
+	if (gelu) return 0.5 * v * (1 + erf4d(v * 0.70710678118654752440, tab, saturate));
+	return erf4d(v, tab, saturate);
+}
+
+// erf_rows is lathe_erf_f32 for one of erf and gelu; the tail goes through
+// the same lanes, so that every length gives the same values.
+AVX2 static inline void erf_rows(int gelu, float *dst, const float *src, ptrdiff_t n, const v4d *tab, double saturate) {
+	ptrdiff_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		v4f r = __builtin_convertvector(erf_or_gelu4(gelu, widen4(src + i), tab, saturate), v4f);
+		memcpy(dst + i, &r, sizeof r);
+	}
+	if (i < n) {
+		float st[4] = {0}, rt[4];
+		memcpy(st, src + i, (n - i) * sizeof *src);
+		v4f r = __builtin_convertvector(erf_or_gelu4(gelu, widen4(st), tab, saturate), v4f);
+		memcpy(rt, &r, sizeof r);
+		memcpy(dst + i, rt, (n - i) * sizeof *dst);
+	}
+}
+
+AVX2 void lathe_erf_f32(float *dst, const float *src, ptrdiff_t n, const double *pieces, double saturate, int gelu) {
+	v4d tab[12];
+	erf_table(tab, pieces);
+	if (gelu)
+		erf_rows(1, dst, src, n, tab, saturate);
+	else
+		erf_rows(0, dst, src, n, tab, saturate);
+}
+
+// act_backward_rows is lathe_act_backward_f32 for one op, so that the op's
+// test leaves the loop.
+AVX2 static inline void act_backward_rows(int op, float *dst, const float *g, const float *x, ptrdiff_t n, const v4d *tab, double saturate) {
+	ptrdiff_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		v4f r = __builtin_convertvector(act_backward4(op, widen4(g + i), widen4(x + i), tab, saturate), v4f);
+		memcpy(dst + i, &r, sizeof r);
+	}
+	if (i < n) { // the tail through the same lanes, so every length gives the same values
+		float gt[4] = {0}, xt[4] = {0}, rt[4];
+		memcpy(gt, g + i, (n - i) * sizeof *g);
+		memcpy(xt, x + i, (n - i) * sizeof *x);
+		v4f r = __builtin_convertvector(act_backward4(op, widen4(gt), widen4(xt), tab, saturate), v4f);
+		memcpy(rt, &r, sizeof r);
+		memcpy(dst + i, rt, (n - i) * sizeof *dst);
+	}
+}
+
+AVX2 void lathe_act_backward_f32(int op, float *dst, const float *g, const float *x, ptrdiff_t n, const double *pieces, double saturate) {
+	v4d tab[12];
+	erf_table(tab, pieces);
+	switch (op) {
+	case 0: act_backward_rows(0, dst, g, x, n, tab, saturate); break;
+	case 1: act_backward_rows(1, dst, g, x, n, tab, saturate); break;
+	case 2: act_backward_rows(2, dst, g, x, n, tab, saturate); break;
+	}
 }
