@@ -11,7 +11,7 @@ import (
 )
 
 // The activations' backward ops (gelu_backward, gelu_tanh_backward,
-// silu_backward), which only gradient rules call: their values against
+// silu_backward, relu_backward), which only gradient rules call: their values against
 // PyTorch's, and against the composite of basic ops that the rules were
 // before, on every device that opens (the cuda kernels against the cpu's
 // in backends/cuda's emulation).
@@ -30,10 +30,11 @@ var (
 		"silu_backward": {-0.018489648887288268, 0.009112253302943796, -0.17620821203033923, 0.1574000555032465,
 			-0.32504851587168526, 1.5, 0.4858350077391621, -1.8553410237429737, 1.0994011113415267, 0.5061632162957624,
 			-1.0006361397152408},
+		"relu_backward": {0, 0, 0, 0, 0, 0, 0.75, -2, 1, 0.5, -1}, // threshold_backward(g, x, 0)
 	}
 )
 
-var actBackwardOps = []*dispatch.Op[dispatch.None]{ops.GELUBackward, ops.GELUTanhBackward, ops.SiLUBackward}
+var actBackwardOps = []*dispatch.Op[dispatch.None]{ops.GELUBackward, ops.GELUTanhBackward, ops.SiLUBackward, ops.ReLUBackward}
 
 // actBackwardClose says whether got is want within the tolerance of dt:
 // for float32 a few ulps of the value, and 1e-7·|g| where the terms of f'
@@ -96,6 +97,8 @@ func actBackwardComposite(op *dispatch.Op[dispatch.None], g, x *Tensor) *Tensor 
 		du := one(x).Add(x2.MulScalar(3 * c)).MulScalar(k)
 		right := x.MulScalar(0.5).Mul(one(x).Sub(tt.Mul(tt)).Mul(du))
 		return g.Mul(left.Add(right))
+	case ops.ReLUBackward:
+		return Where(x.Gt(ZerosLike(x)), g.Add(x.MulScalar(0)), ZerosLike(g.Add(x.MulScalar(0))))
 	}
 	s := x.Sigmoid()
 	return g.Mul(s.Mul(one(x).Add(x.Mul(one(x).Sub(s)))))

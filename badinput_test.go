@@ -531,7 +531,7 @@ func biOps() map[string]biOp {
 	}
 	// The activations' backward ops (grad, x), which only gradient rules
 	// call, without promotion: x takes grad's dtype.
-	for _, op := range []*dispatch.Op[dispatch.None]{ops.GELUBackward, ops.GELUTanhBackward, ops.SiLUBackward} {
+	for _, op := range []*dispatch.Op[dispatch.None]{ops.GELUBackward, ops.GELUTanhBackward, ops.SiLUBackward, ops.ReLUBackward} {
 		t[op.Name] = biBinary(func(g, x *Tensor) *Tensor { return apply(op, none, g, x) }, "fs")
 	}
 	return t

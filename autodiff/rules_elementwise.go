@@ -40,7 +40,16 @@ func init() {
 	rule(ops.Square, func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, b.mulScalar(n.Inputs[0], 2))) })
 	rule(ops.ReLU, func(b *builder, n *Node, g *T) []*T {
 		x := n.Inputs[0]
-		return one(b.where(b.cmpScalar(ops.Gt, x, 0), g, b.scalar(g, 0)))
+		if !x.DType.IsFloat() {
+			return one(b.where(b.cmpScalar(ops.Gt, x, 0), g, b.scalar(g, 0)))
+		}
+		return one(b.op(ops.ReLUBackward, g, x)) // derivatives.yaml's threshold_backward(grad, self, 0)
+	})
+	// relu_backward(g, x) is linear in g and flat in x (relu'' = 0 where
+	// it exists): its gradient is relu_backward(gg, x) for g and 0 for x.
+	rule(ops.ReLUBackward, func(b *builder, n *Node, gg *T) []*T {
+		g, x := n.Inputs[0], n.Inputs[1]
+		return []*T{b.sumTo(b.op(ops.ReLUBackward, gg, x), g.Shape), b.zerosLike(x)}
 	})
 	ruleWith(ops.LeakyReLU, func(b *builder, n *Node, p ops.Params, g *T) []*T {
 		x, slope := n.Inputs[0], p.A

@@ -75,6 +75,35 @@ func siluBackward(g, x float64) float64 {
 	return g * s * (1 + x*r)
 }
 
+// reluBackward is g where x > 0, else 0 (a NaN x gives 0), as the where
+// that relu's rule was.
+func reluBackward[T float](g, x T) T {
+	if x > 0 {
+		return g
+	}
+	return 0
+}
+
+// reluBackwardRows is relu_backward's float32 kernel as row loops: the
+// AVX2 loop for long runs.
+var reluBackwardRows = rows2[float32, float32]{
+	vv: func(dst, g, x []float32) {
+		g, x = g[:len(dst)], x[:len(dst)]
+		if reluBackwardFloat32(dst, g, x) {
+			return
+		}
+		for i := range dst {
+			dst[i] = reluBackward(g[i], x[i])
+		}
+	},
+	vs: func(dst, g []float32, x float32) {
+		for i := range dst {
+			dst[i] = reluBackward(g[i], x)
+		}
+	},
+	at: reluBackward[float32],
+}
+
 // actBackwardRows is op's float32 kernel as row loops for mapRows2: the C
 // loop for long runs, f (the float64 function, or geluBackward32) per
 // element otherwise.
@@ -104,4 +133,5 @@ var float32Binary = map[string]rows2[float32, float32]{
 	"gelu_backward":      actBackwardRows(actGELU, geluBackward32),
 	"gelu_tanh_backward": actBackwardRows(actGELUTanh, via64x2[float32](geluTanhBackward)),
 	"silu_backward":      actBackwardRows(actSiLU, via64x2[float32](siluBackward)),
+	"relu_backward":      reluBackwardRows,
 }

@@ -23,7 +23,8 @@ func TestActBackwardRows(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		f    func(g, x float64) float64
-	}{{"gelu_backward", geluBackward}, {"gelu_tanh_backward", geluTanhBackward}, {"silu_backward", siluBackward}} {
+	}{{"gelu_backward", geluBackward}, {"gelu_tanh_backward", geluTanhBackward}, {"silu_backward", siluBackward},
+		{"relu_backward", reluBackward[float64]}} {
 		rows := float32Binary[c.name]
 		for _, n := range append(lengths(300), 4096) {
 			g, x, dst := make([]float32, n), make([]float32, n), make([]float32, n)
@@ -68,7 +69,7 @@ func BenchmarkActBackward32(b *testing.B) {
 	for i := range x {
 		g[i], x[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
 	}
-	for _, name := range []string{"gelu_backward", "gelu_tanh_backward", "silu_backward"} {
+	for _, name := range []string{"gelu_backward", "gelu_tanh_backward", "silu_backward", "relu_backward"} {
 		rows := float32Binary[name]
 		b.Run(name+"/rows", func(b *testing.B) {
 			b.SetBytes(8 << 16)

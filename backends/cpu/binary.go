@@ -57,6 +57,7 @@ func binaryKernels() map[string]binaryKernel {
 	k["gelu_backward"] = binaryKernel{f32: geluBackward32, f64: geluBackward}
 	k["gelu_tanh_backward"] = binaryKernel{f32: via64x2[float32](geluTanhBackward), f64: geluTanhBackward}
 	k["silu_backward"] = binaryKernel{f32: via64x2[float32](siluBackward), f64: siluBackward}
+	k["relu_backward"] = binaryKernel{f32: reluBackward[float32], f64: reluBackward[float64]}
 	k["eq"] = binaryKernel{cmpF: func(a, b float64) bool { return a == b }, cmpI: func(a, b int64) bool { return a == b }}
 	k["ne"] = binaryKernel{cmpF: func(a, b float64) bool { return a != b }, cmpI: func(a, b int64) bool { return a != b }}
 	k["lt"] = binaryKernel{cmpF: func(a, b float64) bool { return a < b }, cmpI: func(a, b int64) bool { return a < b }}

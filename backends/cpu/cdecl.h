@@ -41,6 +41,8 @@ double lathe_exp_f32(float *row, ptrdiff_t n, float shift);
 // dst for i < n, op numbered as arith.go's arithOp (add, sub, mul, div).
 void lathe_arith_f32(int op, float *dst, const float *p, const float *q, float s, ptrdiff_t n);
 // lathe_relu_f32 writes max(x, 0) of the n values at src to dst.
+// lathe_relu_backward_f32 writes g[i] where x[i] > 0, else 0, to dst.
+void lathe_relu_backward_f32(float *dst, const float *g, const float *x, ptrdiff_t n);
 void lathe_relu_f32(float *dst, const float *src, ptrdiff_t n);
 // lathe_has_f16c reports whether the CPU has AVX2 and F16C, which the two
 // conversions below need.

@@ -121,6 +121,17 @@ func arithFloat32(op arithOp, dst, p, q []float32, s float32) bool {
 	return true
 }
 
+// reluBackwardFloat32 writes g[i] where x[i] > 0, else 0, to dst (g and x
+// of its length) and reports whether it did, as arithFloat32.
+func reluBackwardFloat32(dst, g, x []float32) bool {
+	if !haveAVX2 || len(dst) < vectorMin {
+		return false
+	}
+	C.lathe_relu_backward_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&g[0])),
+		(*C.float)(unsafe.Pointer(&x[0])), C.ptrdiff_t(len(dst)))
+	return true
+}
+
 // reluFloat32 writes max(src[i], 0) to dst, which has src's length, and
 // reports whether it did, as arithFloat32.
 func reluFloat32(dst, src []float32) bool {

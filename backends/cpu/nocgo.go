@@ -22,6 +22,8 @@ func expRowFloat32(row []float32, shift float32) (float64, bool) { return 0, fal
 
 func arithFloat32(op arithOp, dst, p, q []float32, s float32) bool { return false }
 
+func reluBackwardFloat32(dst, g, x []float32) bool { return false }
+
 func reluFloat32(dst, src []float32) bool { return false }
 
 const haveAVX2, haveF16C = false, false

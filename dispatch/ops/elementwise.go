@@ -47,14 +47,17 @@ var (
 )
 
 // The backward ops of the activations: grad·f'(x) in one kernel, for f
-// gelu, gelu_tanh and silu, as PyTorch's gelu_backward (with approximate
-// "none" and "tanh") and silu_backward (derivatives.yaml). Only gradient
-// rules call them: they are not part of the public API. Without them a
-// rule is a chain of a dozen ops, each with a tensor of its own.
+// gelu, gelu_tanh, silu and relu, as PyTorch's gelu_backward (with
+// approximate "none" and "tanh"), silu_backward and threshold_backward at
+// 0 (derivatives.yaml). Only gradient rules call them: they are not part
+// of the public API. Without them a rule is a chain of ops (a dozen for
+// gelu; a compare, a scalar and a where for relu), each with a tensor of
+// its own.
 var (
 	GELUBackward     = backward("gelu_backward")
 	GELUTanhBackward = backward("gelu_tanh_backward")
 	SiLUBackward     = backward("silu_backward")
+	ReLUBackward     = backward("relu_backward")
 )
 
 // Where is where(cond, x, y): x where cond is true, else y, broadcast.

@@ -112,6 +112,9 @@ struct GeluTanhBackward {
 		return g * (p + (F)2 * x * p * q * k * ((F)1 + (F)3 * c * x2));
 	}
 };
+struct ReluBackward { // g where x > 0 (a NaN x gives 0), relu's gradient
+	template <typename F> __device__ F operator()(F g, F x) const { return x > (F)0 ? g : (F)0; }
+};
 struct SiluBackward {
 	template <typename F> __device__ F operator()(F g, F x) const {
 		F s, r;
@@ -174,7 +177,8 @@ __device__ void binary_strided(R *out, const T *x, const T *y, i64 n, const Layo
 	LATHE_BINARY(T, T, sfx, atan2, Atan2) \
 	LATHE_BINARY(T, T, sfx, gelu_backward, GeluBackward) \
 	LATHE_BINARY(T, T, sfx, gelu_tanh_backward, GeluTanhBackward) \
-	LATHE_BINARY(T, T, sfx, silu_backward, SiluBackward)
+	LATHE_BINARY(T, T, sfx, silu_backward, SiluBackward) \
+	LATHE_BINARY(T, T, sfx, relu_backward, ReluBackward)
 #define LATHE_EQUALITY(T, sfx)            \
 	LATHE_BINARY(T, u8, sfx, eq, Eq)  \
 	LATHE_BINARY(T, u8, sfx, ne, Ne)
