@@ -21,8 +21,11 @@ all: test
 deps:
 	@build/deps.sh
 
+# vet twice: with cgo, and without it, the build every backend's nocgo.go
+# stands in for (lathe builds and runs on gonum and the pure-Go loops).
 vet: deps
 	$(GO) vet ./...
+	CGO_ENABLED=0 $(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 vet race unit: export LATHE_REQUIRE_DEVICES := $(REQUIRE_DEVICES)

@@ -406,6 +406,28 @@ func biOps() map[string]biOp {
 				c := biHuge * biHuge / 2
 				return biBig(dev, 2, c).BatchNorm(nil, nil, biBig(dev, c), biBig(dev, c), true, 0.1, 1e-5)
 			}},
+		"batch_norm_moments": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3, 4)} },
+			call: func(a []*Tensor) *Tensor { return apply(ops.BatchNormMoments, none, a...) }, kinds: "f",
+			huge:   func(dev Device) *Tensor { return apply(ops.BatchNormMoments, none, biBig(dev, 2, biHuge*biHuge/2)) },
+			kernel: &ops.BatchNormMoments.Schema},
+		"batch_norm_apply": {args: func(dev Device) []*Tensor {
+			return []*Tensor{biF(dev, 2, 3, 4), biF(dev, 3), biF(dev, 3), biF(dev, 3), biF(dev, 3)}
+		}, call: func(a []*Tensor) *Tensor {
+			return apply(ops.BatchNormApply, ops.BatchNormParams{Eps: 1e-5, Training: true}, a...)
+		}, kinds: "fssss",
+			huge: func(dev Device) *Tensor {
+				c := biBig(dev, 3)
+				return apply(ops.BatchNormApply, ops.BatchNormParams{Eps: 1e-5}, biBig(dev, biHuge, 3, biHuge), c, c, c, c)
+			}, kernel: &ops.BatchNormApply.Schema},
+		"batch_norm_backward": {args: func(dev Device) []*Tensor {
+			return []*Tensor{biF(dev, 2, 3, 4), biF(dev, 3), biF(dev, 3), biF(dev, 3), biF(dev, 2, 3, 4)}
+		}, call: func(a []*Tensor) *Tensor {
+			return apply(ops.BatchNormBackward, ops.BatchNormParams{Eps: 1e-5, Training: true}, a...)
+		}, kinds: "fssss",
+			huge: func(dev Device) *Tensor {
+				c, big := biBig(dev, 3), biBig(dev, biHuge, 3, biHuge)
+				return apply(ops.BatchNormBackward, ops.BatchNormParams{Eps: 1e-5, Training: true}, big, c, c, c, big)
+			}, kernel: &ops.BatchNormBackward.Schema},
 		"attention": {args: func(dev Device) []*Tensor {
 			return []*Tensor{biF(dev, 1, 2, 3, 4), biF(dev, 1, 1, 5, 4), biF(dev, 1, 1, 5, 2)}
 		}, call: func(a []*Tensor) *Tensor { return apply(ops.Attention, ops.AttentionParams{Scale: 0.5}, a...) }, kinds: "fss",
@@ -517,6 +539,11 @@ func biOps() map[string]biOp {
 		{"logical_and", (*Tensor).LogicalAnd, "aa"}, {"logical_or", (*Tensor).LogicalOr, "aa"},
 	} {
 		t[b.name] = biBinary(b.f, b.kinds)
+	}
+	// The activations' backward ops (grad, x), which only gradient rules
+	// call, without promotion: x takes grad's dtype.
+	for _, op := range []*dispatch.Op[dispatch.None]{ops.GELUBackward, ops.GELUTanhBackward, ops.SiLUBackward, ops.ReLUBackward} {
+		t[op.Name] = biBinary(func(g, x *Tensor) *Tensor { return apply(op, none, g, x) }, "fs")
 	}
 	return t
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // Normalisation over channels (batch norm, group norm) and the pixel
@@ -14,7 +15,10 @@ import (
 // permute, so that every backend runs it with kernels it already has and
 // autodiff differentiates it, to any order, with the rules of those ops. The
 // methods check the arguments first, so that every error names the op the
-// caller called and the argument at fault.
+// caller called and the argument at fault. Batch norm runs as the fused ops
+// of dispatch/ops/batchnorm.go where the device has their kernels (the
+// cpu, float32 and float64); the composite is the reference they are
+// tested against, and the path everywhere else.
 
 // batchNormAttrs are the attributes of batch_norm.
 type batchNormAttrs struct{ eps float64 }
@@ -95,9 +99,18 @@ func scaleShift(x, mean, variance, weight, bias *Tensor, eps float64, bcast []in
 // normalised in float32 and the result has x's dtype, as PyTorch's
 // mixed-type batch_norm (batch_norm_use_mixed_type in Normalization.cpp).
 func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64) *Tensor {
+	return x.batchNorm(runningMean, runningVar, weight, bias, training, momentum, eps, true)
+}
+
+// batchNorm is BatchNorm, run as the fused ops where mayFuse is set and
+// the device has their kernels for x's dtype (fusedBatchNorm), and as the
+// composite otherwise: the devices and dtypes without the kernels, and the
+// tests that hold the fused ops to it.
+func (x *Tensor) batchNorm(runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64, mayFuse bool) *Tensor {
 	const op = "batch_norm"
 	if x.check(op) == nil && mixedHalfNorm(x, runningMean, runningVar, weight, bias) {
-		return relabel(x.Cast(Float32).BatchNorm(runningMean, runningVar, weight, bias, training, momentum, eps).Cast(x.DType()), op)
+		y := x.Cast(Float32).batchNorm(runningMean, runningVar, weight, bias, training, momentum, eps, mayFuse)
+		return relabel(y.Cast(x.DType()), op)
 	}
 	c, err := x.checkNorm(op, runningMean, runningVar, weight, bias)
 	if err != nil {
@@ -134,9 +147,12 @@ func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 		}
 	}
 	weight, bias = x.identityAffine(op, weight, bias, c)
-	a := batchNormAttrs{eps: eps}
+	fused := mayFuse && fusedBatchNorm(x.t.Device, x.t.DType)
 	if !training {
-		return apply(opBatchNorm, a, x, runningMean, runningVar, weight, bias)
+		if fused {
+			return relabel(apply(ops.BatchNormApply, ops.BatchNormParams{Eps: eps}, x, runningMean, runningVar, weight, bias), op)
+		}
+		return apply(opBatchNorm, batchNormAttrs{eps: eps}, x, runningMean, runningVar, weight, bias)
 	}
 	n := 0
 	if c > 0 {
@@ -146,20 +162,59 @@ func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 		return failed(errorf(op, ErrShape, "x", "has shape "+dispatch.FormatShape(x.t.Shape)+
 			", one value per channel, so its batch variance is undefined", "train on more than one value per channel"))
 	}
-	// The batch's statistics over every dim but 1: its mean and its biased
-	// variance, recorded so that the gradient flows through them too.
-	dims := append([]int{0}, spatialDims(x.t.Rank())...)
-	mean, variance := x.Mean(dims...), x.Var(false, dims...)
-	y := relabel(apply(opBatchNorm, a, x, mean, variance, weight, bias), op)
+	var y, mean, variance *Tensor
+	if fused {
+		y, mean, variance = batchNormTrainFused(x, weight, bias, eps)
+	} else {
+		y, mean, variance = batchNormTrainComposite(x, weight, bias, eps)
+	}
+	y = relabel(y, op)
 	if y.err != nil || runningMean == nil || n == 0 {
 		return y
 	}
-	mean, variance, err = updateRunning(runningMean, runningVar, mean.Detach(), variance.Detach(), momentum, n)
+	mean, variance, err = updateRunning(runningMean, runningVar, mean, variance, momentum, n)
 	if err != nil {
 		return failed(err)
 	}
 	*runningMean, *runningVar = *mean, *variance
 	return y
+}
+
+// fusedBatchNorm reports whether dev has the fused batch norm kernels
+// (ops.BatchNormMoments, ops.BatchNormApply, ops.BatchNormBackward) for dt.
+func fusedBatchNorm(dev Device, dt DType) bool {
+	for _, s := range []*dispatch.Schema{&ops.BatchNormMoments.Schema, &ops.BatchNormApply.Schema, &ops.BatchNormBackward.Schema} {
+		if !s.KernelDTypes(dev.Kind).Has(dt) {
+			return false
+		}
+	}
+	return true
+}
+
+// batchNormTrainFused normalises x by its batch's statistics with the
+// fused ops: the moments, outside the tape, then the normalisation, whose
+// gradient (autodiff's rule of batch_norm_apply in training) goes through
+// them. It returns y and the batch's mean and biased variance, detached.
+func batchNormTrainFused(x, weight, bias *Tensor, eps float64) (y, mean, variance *Tensor) {
+	moments := apply(ops.BatchNormMoments, none, x.Detach())
+	if moments.err != nil {
+		return moments, nil, nil
+	}
+	c := x.t.Shape[1]
+	mean, variance = moments.Narrow(0, 0, 1).Reshape(c), moments.Narrow(0, 1, 1).Reshape(c)
+	y = apply(ops.BatchNormApply, ops.BatchNormParams{Eps: eps, Training: true}, x, mean, variance, weight, bias)
+	return y, mean, variance
+}
+
+// batchNormTrainComposite is batchNormTrainFused as the composite: the
+// batch's statistics over every dim but 1, its mean and its biased
+// variance, recorded so that the gradient flows through them too, then
+// batch_norm. The statistics it returns are detached.
+func batchNormTrainComposite(x, weight, bias *Tensor, eps float64) (y, mean, variance *Tensor) {
+	dims := append([]int{0}, spatialDims(x.t.Rank())...)
+	mean, variance = x.Mean(dims...), x.Var(false, dims...)
+	y = apply(opBatchNorm, batchNormAttrs{eps: eps}, x, mean, variance, weight, bias)
+	return y, mean.Detach(), variance.Detach()
 }
 
 // mixedHalfNorm reports whether x is float16 or bfloat16 and every given

@@ -176,21 +176,3 @@ func closeAll(got, want []float64, tol float64) bool {
 	}
 	return true
 }
-
-// BenchmarkBatchNorm is a training step of batch norm on a ResNet-sized
-// activation ([32, 16, 32, 32] float32): forward with the running-stat
-// update, then backward to x, weight and bias.
-func BenchmarkBatchNorm(b *testing.B) {
-	x := RandN(CPU, Float32, 32, 16, 32, 32).RequireGrad()
-	w, bias := Ones(CPU, Float32, 16).RequireGrad(), Zeros(CPU, Float32, 16).RequireGrad()
-	mean, variance := Zeros(CPU, Float32, 16), Ones(CPU, Float32, 16)
-	bytes := float64(x.Numel() * 4)
-	b.ResetTimer()
-	for range b.N {
-		y := x.BatchNorm(mean, variance, w, bias, true, 0.1, 1e-5)
-		if err := y.Sum().Backward(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(bytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
-}

@@ -40,7 +40,16 @@ func init() {
 	rule(ops.Square, func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, b.mulScalar(n.Inputs[0], 2))) })
 	rule(ops.ReLU, func(b *builder, n *Node, g *T) []*T {
 		x := n.Inputs[0]
-		return one(b.where(b.cmpScalar(ops.Gt, x, 0), g, b.scalar(g, 0)))
+		if !x.DType.IsFloat() {
+			return one(b.where(b.cmpScalar(ops.Gt, x, 0), g, b.scalar(g, 0)))
+		}
+		return one(b.op(ops.ReLUBackward, g, x)) // derivatives.yaml's threshold_backward(grad, self, 0)
+	})
+	// relu_backward(g, x) is linear in g and flat in x (relu'' = 0 where
+	// it exists): its gradient is relu_backward(gg, x) for g and 0 for x.
+	rule(ops.ReLUBackward, func(b *builder, n *Node, gg *T) []*T {
+		g, x := n.Inputs[0], n.Inputs[1]
+		return []*T{b.sumTo(b.op(ops.ReLUBackward, gg, x), g.Shape), b.zerosLike(x)}
 	})
 	ruleWith(ops.LeakyReLU, func(b *builder, n *Node, p ops.Params, g *T) []*T {
 		x, slope := n.Inputs[0], p.A
@@ -72,11 +81,6 @@ func init() {
 	})
 	rule(ops.Sigmoid, func(b *builder, n *Node, g *T) []*T { // y(1 - y)
 		return one(b.mul(g, b.mul(n.Out, b.sub(b.scalar(g, 1), n.Out))))
-	})
-	rule(ops.SiLU, func(b *builder, n *Node, g *T) []*T { // s(1 + x(1 - s)), s = sigmoid(x)
-		x := n.Inputs[0]
-		s := b.unary(ops.Sigmoid, x)
-		return one(b.mul(g, b.mul(s, b.add(b.scalar(g, 1), b.mul(x, b.sub(b.scalar(g, 1), s))))))
 	})
 	ruleWith(ops.Softplus, func(b *builder, n *Node, p ops.Params, g *T) []*T {
 		// sigmoid(beta·x), and 1 where softplus is linear (beta·x > threshold),
@@ -120,24 +124,40 @@ func init() {
 		x := n.Inputs[0]
 		return one(b.div(g, b.sub(b.scalar(x, 1), b.mul(x, x))))
 	})
-	rule(ops.GELU, func(b *builder, n *Node, g *T) []*T { // Φ(x) + x·φ(x)
-		x := n.Inputs[0]
-		cdf := b.mulScalar(b.add(b.scalar(x, 1), b.unary(ops.Erf, b.mulScalar(x, 1/math.Sqrt2))), 0.5)
+	// The activations' gradients are their backward ops, one kernel each
+	// (derivatives.yaml's gelu: gelu_backward, silu: silu_backward), and
+	// those have rules of their own, so that the gradient is differentiable
+	// again.
+	rule(ops.GELU, func(b *builder, n *Node, g *T) []*T { return one(b.op(ops.GELUBackward, g, n.Inputs[0])) })
+	rule(ops.GELUTanh, func(b *builder, n *Node, g *T) []*T { return one(b.op(ops.GELUTanhBackward, g, n.Inputs[0])) })
+	rule(ops.SiLU, func(b *builder, n *Node, g *T) []*T { return one(b.op(ops.SiLUBackward, g, n.Inputs[0])) })
+	// f_backward(g, x) = g·f'(x): its gradient is f_backward(gg, x) for g
+	// and gg·g·f''(x) for x (derivatives.yaml's gelu_backward entry, whose
+	// x gradient is gelu_double_backward).
+	activationBackward := func(op *dispatch.Op[dispatch.None], second func(b *builder, x *T) *T) {
+		rule(op, func(b *builder, n *Node, gg *T) []*T {
+			g, x := n.Inputs[0], n.Inputs[1]
+			return []*T{b.sumTo(b.op(op, gg, x), g.Shape), b.sumTo(b.mul(b.mul(gg, g), second(b, x)), x.Shape)}
+		})
+	}
+	activationBackward(ops.GELUBackward, func(b *builder, x *T) *T { // φ(x)·(2 - x²), φ the normal density
 		pdf := b.mulScalar(b.unary(ops.Exp, b.mulScalar(b.mul(x, x), -0.5)), 1/math.Sqrt(2*math.Pi))
-		return one(b.mul(g, b.add(cdf, b.mul(x, pdf))))
+		return b.mul(pdf, b.sub(b.scalar(x, 2), b.mul(x, x)))
 	})
-	rule(ops.GELUTanh, func(b *builder, n *Node, g *T) []*T {
-		// With u = k(x + c·x³) and t = tanh(u):
-		// d/dx = ½(1 + t) + ½·x·(1 - t²)·k(1 + 3c·x²).
+	activationBackward(ops.GELUTanhBackward, func(b *builder, x *T) *T {
+		// gelu_tanh(x) = ½x(1 + t), t = tanh(u), u = k(x + c·x³), so
+		// gelu_tanh' = ½(1 + t) + ½x(1 - t²)u' and
+		// gelu_tanh'' = (1 - t²)(u' - x·t·u'² + ½x·u''), u' = k(1 + 3c·x²), u'' = 6kc·x.
 		const k, c = 0.7978845608028654, 0.044715
-		x := n.Inputs[0]
 		x2 := b.mul(x, x)
 		t := b.unary(ops.Tanh, b.mulScalar(b.add(x, b.mulScalar(b.mul(x2, x), c)), k))
-		one1 := b.scalar(x, 1)
-		left := b.mulScalar(b.add(one1, t), 0.5)
-		du := b.mulScalar(b.add(one1, b.mulScalar(x2, 3*c)), k)
-		right := b.mul(b.mulScalar(x, 0.5), b.mul(b.sub(one1, b.mul(t, t)), du))
-		return one(b.mul(g, b.add(left, right)))
+		du := b.mulScalar(b.add(b.scalar(x, 1), b.mulScalar(x2, 3*c)), k)
+		inner := b.add(b.sub(du, b.mul(b.mul(x, t), b.mul(du, du))), b.mulScalar(x2, 3*k*c))
+		return b.mul(b.sub(b.scalar(x, 1), b.mul(t, t)), inner)
+	})
+	activationBackward(ops.SiLUBackward, func(b *builder, x *T) *T { // s(1 - s)(2 + x(1 - 2s)), s = sigmoid(x)
+		s := b.unary(ops.Sigmoid, x)
+		return b.mul(b.mul(s, b.sub(b.scalar(x, 1), s)), b.add(b.scalar(x, 2), b.mul(x, b.sub(b.scalar(x, 1), b.mulScalar(s, 2)))))
 	})
 
 	rule(ops.Add, func(b *builder, n *Node, g *T) []*T {

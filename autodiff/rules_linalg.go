@@ -44,15 +44,35 @@ func init() {
 			gx = b.undoPromote(gx, x2, x)
 		}
 		if y.RequiresGrad.Load() {
+			xr, gr := x2, g2
+			if y2.Rank() == 2 && x2.Rank() > 2 {
+				// One matrix shared by a batch (a Linear layer's weight
+				// on [batch, seq, in]): its gradient is one product over
+				// all the batch's rows, xᵀ·g with x as [rows, k] and g as
+				// [rows, m], as torch.matmul folds it, not a product per
+				// batch index and then their sum.
+				xr, gr = b.rowsOf(x2), b.rowsOf(g2)
+			}
 			if columnMajor(y2) {
-				gy = b.mT(b.op(ops.MatMul, b.mT(g2), x2))
+				gy = b.mT(b.op(ops.MatMul, b.mT(gr), xr))
 			} else {
-				gy = b.op(ops.MatMul, b.mT(x2), g2)
+				gy = b.op(ops.MatMul, b.mT(xr), gr)
 			}
 			gy = b.undoPromote(gy, y2, y)
 		}
 		return []*T{gx, gy}
 	})
+}
+
+// rowsOf is t [..., r, c] as the matrix [(...)·r, c] (a copy only where
+// its layout cannot be reshaped).
+func (b *builder) rowsOf(t *T) *T {
+	r := t.Rank()
+	rows := 1
+	for _, d := range t.Shape[:r-1] {
+		rows *= d
+	}
+	return call(b, ops.Reshape, ops.ViewShape{Shape: []int{rows, t.Shape[r-1]}}, t)
 }
 
 // columnMajor reports whether t's last two dims are laid out transposed:

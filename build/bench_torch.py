@@ -226,6 +226,42 @@ def build_gpt_generate(dev, dt, dims):
     return step
 
 
+def build_gpt_generate_cached(dev, dt, dims):
+    """context-1 generated tokens from a prompt of one, as model.GPT.Generate
+    within the context: each token is one position's forward, its learned
+    position at its index, each layer's attention over its past keys and
+    values concatenated with the new ones (a cache of our own: gpt.py's
+    module has none), and no mask since the query is the last position;
+    then the top 20, softmax at temperature 0.8, one draw."""
+    _, context, _, dim, heads, vocab = dims
+    model = gpt_model(dev, dt, dims)
+    hd = dim // heads
+
+    def position(token, pos, past):
+        h = model.tok_emb(torch.tensor([[token]], device=dev)) + model.pos_emb(torch.tensor([pos], device=dev))
+        for i, b in enumerate(model.blocks):
+            q, k, v = b.attn.qkv(b.ln_1(h)).split(dim, dim=2)
+            q, k, v = (t.reshape(1, 1, heads, hd).transpose(1, 2) for t in (q, k, v))
+            if past[i] is not None:
+                k, v = torch.cat([past[i][0], k], 2), torch.cat([past[i][1], v], 2)
+            past[i] = (k, v)
+            y = (q @ k.transpose(-2, -1) / math.sqrt(hd)).softmax(-1) @ v
+            h = h + b.attn.proj(y.transpose(1, 2).reshape(1, 1, dim))
+            h = h + b.mlp(b.ln_2(h))
+        return F.linear(model.ln_f(h), model.tok_emb.weight)[0, -1]
+
+    def step():
+        with torch.no_grad():
+            past = [None] * len(model.blocks)
+            tokens = [0]
+            for pos in range(context - 1):
+                values, indices = position(tokens[-1], pos, past).topk(20)
+                j = torch.multinomial((values / 0.8).softmax(0), 1)
+                tokens.append(int(indices[j]))
+
+    return step
+
+
 BUILDERS = {
     "matmul": build_matmul_checked,
     "bmm": build_matmul_checked,
@@ -242,6 +278,7 @@ BUILDERS = {
     "sdpa": build_sdpa,
     "gpt_step": build_gpt_step,
     "gpt_generate": build_gpt_generate,
+    "gpt_generate_cached": build_gpt_generate_cached,
 }
 
 

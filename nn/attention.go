@@ -7,17 +7,22 @@ import (
 	"github.com/lathe-ml/lathe"
 )
 
-// MultiheadAttention is torch.nn.MultiheadAttention with batch_first=True:
-// inputs and outputs are [B, L, E]. The query, key and value projections
-// are the three row blocks of InProjWeight ([3E, E]) and InProjBias ([3E]),
+// MultiheadAttention is torch.nn.MultiheadAttention. Inputs and outputs
+// are batch-first, [B, L, E] (torch's batch_first=True), unless SeqFirst
+// ([L, B, E], torch's default). The query, key and value projections are
+// the three row blocks of InProjWeight ([3E, E]) and InProjBias ([3E]),
 // the output projection is OutProj, as torch names them in a state dict
 // (in_proj_weight, in_proj_bias, out_proj.weight, out_proj.bias), so a
-// torch checkpoint loads with Load. Keys and values have the query's
-// embedding size (torch's kdim = vdim = embed_dim); torch's bias_k, bias_v
-// and add_zero_attn are not offered.
+// torch checkpoint loads with Load. Keys and values of other feature
+// sizes than E (the KDim and VDim options) are projected by QProjWeight,
+// KProjWeight and VProjWeight instead (q_proj_weight, ...), and AddBiasKV
+// and AddZeroAttn append keys to every sequence, as torch's options do.
 type MultiheadAttention struct {
 	Base
 	EmbedDim, NumHeads int
+	// KDim and VDim are the keys' and values' feature sizes (torch's kdim
+	// and vdim; EmbedDim by default, and 0 means EmbedDim).
+	KDim, VDim int
 	// Dropout is the probability of dropping an attention weight in
 	// training mode (torch's dropout).
 	Dropout float64
@@ -26,9 +31,22 @@ type MultiheadAttention struct {
 	// projection, at positions from 0, or from the cached length in Step
 	// (see ApplyRotary); 0, the default, is torch's module, without them.
 	RotaryBase float64
+	// AddZeroAttn appends a zero key and value to each head's (torch's
+	// add_zero_attn), after BiasK and BiasV where the layer has them.
+	AddZeroAttn bool
+	// SeqFirst says inputs and outputs are [L, B, E] (torch's
+	// batch_first=False); attention weights are [B, ...] either way.
+	SeqFirst bool
 
-	InProjWeight, InProjBias *lathe.Tensor
-	OutProj                  *Linear
+	// InProjWeight is nil where KDim or VDim is not EmbedDim; then the
+	// projections are QProjWeight [E, E], KProjWeight [E, KDim] and
+	// VProjWeight [E, VDim], and InProjBias still holds the three biases.
+	InProjWeight, InProjBias              *lathe.Tensor
+	QProjWeight, KProjWeight, VProjWeight *lathe.Tensor
+	// BiasK and BiasV, [1, 1, E], are the key and value AddBiasKV appends
+	// to every sequence (torch's bias_k, bias_v); nil without it.
+	BiasK, BiasV *lathe.Tensor
+	OutProj      *Linear
 }
 
 // AttentionMasks says which keys each query may attend to, with torch's
@@ -53,15 +71,30 @@ type AttentionMasks struct {
 const mhaOp = "multihead_attention"
 
 // NewMultiheadAttention makes a MultiheadAttention of embedDim split over
-// numHeads heads, which must divide it, initialised as torch does:
-// InProjWeight xavier-uniform, OutProj's weight as Linear's, both biases
-// zero. It takes NoBias, DropoutProb, WithDType and OnDevice.
+// numHeads heads, which must divide it, initialised as torch does: the
+// input projections xavier-uniform, OutProj's weight as Linear's, both
+// biases zero, BiasK and BiasV xavier-normal. It takes NoBias,
+// DropoutProb, KDim, VDim, AddBiasKV, AddZeroAttn, SeqFirst, WithDType and
+// OnDevice. Parameters are listed in torch's order.
 func NewMultiheadAttention(embedDim, numHeads int, opts ...Option) *MultiheadAttention {
 	o, err := layerOptions("MultiheadAttention", opts)
 	if err == nil {
 		err = checkHeads(mhaOp, "embed_dim", "num_heads", embedDim, numHeads, o)
 	}
-	m := &MultiheadAttention{EmbedDim: embedDim, NumHeads: numHeads, Dropout: o.dropout}
+	kdim, vdim := embedDim, embedDim
+	for i, n := range []int{o.kdim, o.vdim} {
+		switch {
+		case err != nil:
+		case n < 0 || n > math.MaxInt/max(embedDim, 1)/4:
+			err = nnError(mhaOp, lathe.ErrShape, [...]string{"kdim", "vdim"}[i], "is "+strconv.Itoa(n), "give a feature size > 0 whose weights fit in memory")
+		case n > 0 && i == 0:
+			kdim = n
+		case n > 0:
+			vdim = n
+		}
+	}
+	m := &MultiheadAttention{EmbedDim: embedDim, NumHeads: numHeads, KDim: kdim, VDim: vdim, Dropout: o.dropout,
+		AddZeroAttn: o.addZeroAttn, SeqFirst: o.seqFirst}
 	if err != nil {
 		f := lathe.Failed(err)
 		m.InProjWeight = m.Register("in_proj_weight", f)
@@ -70,10 +103,12 @@ func NewMultiheadAttention(embedDim, numHeads int, opts ...Option) *MultiheadAtt
 		return m
 	}
 	e := embedDim
-	bound := math.Sqrt(6 / float64(e+3*e)) // xavier_uniform_ of a [3E, E] weight
-	m.InProjWeight = m.Register("in_proj_weight", newParam(uniform(o.dtype, bound, 3*e, e), o))
+	m.newProjections(o)
 	if !o.noBias {
 		m.InProjBias = m.Register("in_proj_bias", newParam(lathe.Zeros(lathe.CPU, o.dtype, 3*e), o))
+	}
+	if o.addBiasKV {
+		m.newBiasKV(o)
 	}
 	m.OutProj = &Linear{Weight: newParam(uniform(o.dtype, 1/math.Sqrt(float64(e)), e, e), o)}
 	if !o.noBias {
@@ -105,16 +140,21 @@ func DropoutProb(p float64) Option {
 	return Option{"dropout", func(o *options) { o.dropout, o.dropoutSet = p, true }}
 }
 
-// Forward is self-attention of x, [B, L, E], without masks.
+// Forward is self-attention of x, [B, L, E] ([L, B, E] where SeqFirst),
+// without masks. A layer with KDim or VDim other than EmbedDim takes keys
+// and values apart from queries: use Attend.
 func (m *MultiheadAttention) Forward(x *lathe.Tensor) *lathe.Tensor {
 	return m.Attend(x, x, x, AttentionMasks{})
 }
 
-// Attend is attention of query [B, L, E] over key and value [B, S, E]
-// with the given masks; the result is [B, L, E]. Passing the same tensor
-// as query, key and value projects it with one matmul. Without a mask but
-// Causal, or with none, it runs lathe.ScaledDotProductAttention's fused
-// kernel where the device has one.
+// Attend is attention of query [B, L, E] over key [B, S, KDim] and value
+// [B, S, VDim] with the given masks; the result is [B, L, E]. Where the
+// layer is SeqFirst every tensor has its sequence dim first ([L, B, E]),
+// and the masks are as in batch-first. Passing the same tensor as query,
+// key and value projects it with one matmul. Without a mask but Causal,
+// or with none, and without appended keys (AddBiasKV, AddZeroAttn), it
+// runs lathe.ScaledDotProductAttention's fused kernel where the device
+// has one.
 func (m *MultiheadAttention) Attend(query, key, value *lathe.Tensor, masks AttentionMasks) *lathe.Tensor {
 	out, _ := m.attend(mhaArgs, query, key, value, masks, noWeights, nil)
 	return out
@@ -123,7 +163,8 @@ func (m *MultiheadAttention) Attend(query, key, value *lathe.Tensor, masks Atten
 // AttendWeights is Attend that also returns the attention weights (after
 // dropout, as torch's need_weights=True): [B, L, S] averaged over the
 // heads when averageHeads (torch's average_attn_weights=True), else
-// [B, NumHeads, L, S].
+// [B, NumHeads, L, S]; S counts the keys AddBiasKV and AddZeroAttn append,
+// as torch's weights do. The weights are batch-first in either layout.
 func (m *MultiheadAttention) AttendWeights(query, key, value *lathe.Tensor, masks AttentionMasks, averageHeads bool) (out, weights *lathe.Tensor) {
 	want := perHeadWeights
 	if averageHeads {
@@ -169,19 +210,18 @@ func (m *MultiheadAttention) attend(n attnArgs, query, key, value *lathe.Tensor,
 		}
 	}
 	e, h := m.EmbedDim, m.NumHeads
-	if e <= 0 || h <= 0 || e%h != 0 || m.InProjWeight.Rank() != 2 || m.InProjWeight.Dim(0) != 3*e || m.OutProj == nil {
-		return fail(nnError(n.op, lathe.ErrValue, "m", "has EmbedDim "+strconv.Itoa(e)+" and NumHeads "+strconv.Itoa(h)+" that do not fit its weights",
-			"build the layer with NewMultiheadAttention"))
-	}
 	if err := m.checkInputs(n, query, key, value); err != nil {
 		return fail(err)
+	}
+	if m.SeqFirst { // to [B, L, E], keeping self-attention's one tensor one
+		query, key, value = batchFirst(query, key, value)
 	}
 	b, l, s := query.Dim(0), query.Dim(1), key.Dim(1)
 	offset := 0
 	if cache != nil {
 		offset = cache.Len()
 	}
-	mask, causal, err := m.scoreMask(n, masks, b, l, s, offset, query, want != noWeights)
+	mask, causal, err := m.scoreMask(n, masks, b, l, s, offset, m.extraKeys(), query, want != noWeights)
 	if err != nil {
 		return fail(err)
 	}
@@ -196,6 +236,8 @@ func (m *MultiheadAttention) attend(n attnArgs, query, key, value *lathe.Tensor,
 		k = lathe.Concat([]*lathe.Tensor{cache.K, k}, 2)
 		v = lathe.Concat([]*lathe.Tensor{cache.V, v}, 2)
 	}
+	cachedK, cachedV := k, v // the appended keys are the layer's, not the sequence's
+	k, v = m.appendKeys(k, v)
 	dropout := 0.0
 	if m.Training() {
 		dropout = m.Dropout
@@ -235,41 +277,78 @@ func (m *MultiheadAttention) attend(n attnArgs, query, key, value *lathe.Tensor,
 		}
 	}
 	out = m.OutProj.Forward(o.Transpose(1, 2).Reshape(b, l, e))
+	if m.SeqFirst {
+		out = out.Transpose(0, 1)
+	}
 	if err := out.Err(); err != nil {
 		return fail(err)
 	}
 	if cache != nil {
-		cache.K, cache.V = k, v
+		cache.K, cache.V = cachedK, cachedV
 	}
 	return out, weights
 }
 
-// checkInputs checks query [B, L, E] and key, value [B, S, E]: live float
-// tensors of the weights' dtype and device.
+// batchFirst transposes [L, B, E] inputs to [B, L, E]; a tensor passed as
+// two of them stays one, so that project sees self-attention.
+func batchFirst(query, key, value *lathe.Tensor) (q, k, v *lathe.Tensor) {
+	q = query.Transpose(0, 1)
+	k, v = q, q
+	if key != query {
+		k = key.Transpose(0, 1)
+	}
+	switch value {
+	case key:
+		v = k
+	case query:
+		v = q
+	default:
+		v = value.Transpose(0, 1)
+	}
+	return q, k, v
+}
+
+// checkInputs checks query [B, L, E], key [B, S, KDim] and value [B, S,
+// VDim] ([L, B, E] and so on where SeqFirst): live float tensors of the
+// weights' dtype and device.
 func (m *MultiheadAttention) checkInputs(n attnArgs, query, key, value *lathe.Tensor) error {
-	e, dt, dev := m.EmbedDim, m.InProjWeight.DType(), m.InProjWeight.Device()
+	if err := m.checkSizes(n.op); err != nil {
+		return err
+	}
+	kd, vd := m.kvDims()
+	w := m.InProjWeight
+	if w == nil {
+		w = m.QProjWeight
+	}
+	dt, dev := w.DType(), w.Device()
+	bd, sd := m.batchDim(), 1-m.batchDim()
+	layout := "[batch, seq, "
+	if m.SeqFirst {
+		layout = "[seq, batch, "
+	}
 	for i, t := range []*lathe.Tensor{query, key, value} {
 		arg := [...]string{n.query, n.key, n.value}[i]
+		size := [...]int{m.EmbedDim, kd, vd}[i]
 		if err := tensorArg(n.op, arg, t); err != nil {
 			return err
 		}
 		switch {
-		case t.Rank() != 3 || t.Dim(2) != e:
-			return nnError(n.op, lathe.ErrShape, arg, "has shape "+shapeString(t.Shape())+" but the layer takes [batch, seq, "+strconv.Itoa(e)+"]",
-				"give "+arg+" the layer's embedding size "+strconv.Itoa(e)+" as its last dim (batch first)")
+		case t.Rank() != 3 || t.Dim(2) != size:
+			return nnError(n.op, lathe.ErrShape, arg, "has shape "+shapeString(t.Shape())+" but the layer takes "+layout+strconv.Itoa(size)+"]",
+				"give "+arg+" the shape "+layout+strconv.Itoa(size)+"]")
 		case t.DType() != dt:
 			return nnError(n.op, lathe.ErrDType, arg, "is "+t.DType().String()+" but the layer's weights are "+dt.String(),
 				"cast "+arg+" to "+dt.String())
 		case t.Device() != dev:
 			return nnError(n.op, lathe.ErrDevice, arg, "is on "+t.Device().String()+" but the layer's weights are on "+dev.String(),
 				"move "+arg+" with To("+dev.String()+")")
-		case t.Dim(0) != query.Dim(0):
-			return nnError(n.op, lathe.ErrShape, arg, "has batch "+strconv.Itoa(t.Dim(0))+" but "+n.query+" has "+strconv.Itoa(query.Dim(0)),
+		case t.Dim(bd) != query.Dim(bd):
+			return nnError(n.op, lathe.ErrShape, arg, "has batch "+strconv.Itoa(t.Dim(bd))+" but "+n.query+" has "+strconv.Itoa(query.Dim(bd)),
 				"give query, key and value one batch size")
 		}
 	}
-	if key.Dim(1) != value.Dim(1) {
-		return nnError(n.op, lathe.ErrShape, n.value, "has "+strconv.Itoa(value.Dim(1))+" positions but "+n.key+" has "+strconv.Itoa(key.Dim(1)),
+	if key.Dim(sd) != value.Dim(sd) {
+		return nnError(n.op, lathe.ErrShape, n.value, "has "+strconv.Itoa(value.Dim(sd))+" positions but "+n.key+" has "+strconv.Itoa(key.Dim(sd)),
 			"give key and value one sequence length")
 	}
 	return nil
@@ -280,11 +359,19 @@ func (m *MultiheadAttention) checkInputs(n attnArgs, query, key, value *lathe.Te
 func (m *MultiheadAttention) project(query, key, value *lathe.Tensor) (q, k, v *lathe.Tensor) {
 	e := m.EmbedDim
 	rows := func(from, n int) (w, b *lathe.Tensor) {
-		w = m.InProjWeight.Narrow(0, from*e, n*e)
+		if m.InProjWeight != nil {
+			w = m.InProjWeight.Narrow(0, from*e, n*e)
+		}
 		if m.InProjBias != nil {
 			b = m.InProjBias.Narrow(0, from*e, n*e)
 		}
 		return w, b
+	}
+	if m.InProjWeight == nil { // torch's _in_projection: a weight each, the bias in thirds
+		_, bq := rows(0, 1)
+		_, bk := rows(1, 1)
+		_, bv := rows(2, 1)
+		return query.Linear(m.QProjWeight, bq), key.Linear(m.KProjWeight, bk), value.Linear(m.VProjWeight, bv)
 	}
 	if query == key && key == value {
 		qkv := query.Linear(m.InProjWeight, m.InProjBias)

@@ -14,8 +14,10 @@ import (
 // result is true where a query may not attend, a float one is added to
 // the scores (the Bool masks folded in as -Inf). causal reports that the
 // only mask is the causal one of a square self-attention, which the fused
-// kernel applies itself (lathe.IsCausal) when no weights are wanted.
-func (m *MultiheadAttention) scoreMask(n attnArgs, masks AttentionMasks, b, l, s, offset int, query *lathe.Tensor, needWeights bool) (
+// kernel applies itself (lathe.IsCausal) when no weights are wanted. The
+// masks cover the sequence's keys; the extra keys the layer appends
+// (BiasK, the zero key) are open to every query, as torch pads its masks.
+func (m *MultiheadAttention) scoreMask(n attnArgs, masks AttentionMasks, b, l, s, offset, extra int, query *lathe.Tensor, needWeights bool) (
 	mask *lathe.Tensor, causal bool, err error) {
 	h, t := m.NumHeads, offset+s
 	dev, dt := query.Device(), query.DType()
@@ -51,7 +53,7 @@ func (m *MultiheadAttention) scoreMask(n attnArgs, masks AttentionMasks, b, l, s
 		blocked = orMask(blocked, p.Reshape(b, 1, 1, t))
 	}
 	if masks.Causal {
-		if blocked == nil && added == nil && !needWeights && l == t {
+		if blocked == nil && added == nil && !needWeights && l == t && extra == 0 {
 			return nil, true, nil
 		}
 		if l > 1 { // one query, the last position, sees every key
@@ -60,11 +62,13 @@ func (m *MultiheadAttention) scoreMask(n attnArgs, masks AttentionMasks, b, l, s
 	}
 	switch {
 	case added != nil && blocked != nil:
-		return added.MaskedFill(blocked, math.Inf(-1)), false, nil
+		mask = added.MaskedFill(blocked, math.Inf(-1))
 	case added != nil:
-		return added, false, nil
+		mask = added
+	default:
+		mask = blocked
 	}
-	return blocked, false, nil
+	return padMask(mask, extra), false, nil
 }
 
 // maskArg checks that a mask is a live Bool or float tensor on dev.

@@ -2,7 +2,7 @@
 // (Linear, Embedding, LayerNorm, RMSNorm, Dropout, activations, Sequential,
 // the recurrent RNN, LSTM and GRU and their cells, MultiheadAttention with
 // rotary embeddings and a KVCache, the transformer encoder and decoder
-// layers), losses, optimizers (SGD, Adam,
+// layers, their stacks and Transformer), losses, optimizers (SGD, Adam,
 // AdamW, RMSprop, Adagrad) and learning-rate
 // schedulers, gradient clipping, and saving and loading parameters, and an
 // optimizer's and its schedulers' state (SaveOptimizer, LoadOptimizer), in
@@ -40,6 +40,7 @@
 //	nn.NewMaxPool2d(3, nn.Stride(2), nn.CeilMode())
 //	nn.NewUpsample(nn.ScaleFactor(2), nn.Mode("bilinear"))
 //	nn.NewLSTM(in, hidden, nn.NumLayers(2), nn.BatchFirst())
+//	nn.NewMultiheadAttention(e, heads, nn.KDim(k), nn.AddBiasKV(), nn.SeqFirst())
 //
 // WithDType and OnDevice apply to every layer with parameters, NoBias to
 // every one with a bias. A constructor refuses an option it does not take
@@ -54,6 +55,11 @@
 // A custom module embeds Base and registers its parameters, buffers and
 // children by name; Base provides Parameters, Buffers, To and Train, so the
 // module only writes Forward.
+//
+// Layout: the recurrent layers are seq-first by default, as in PyTorch
+// (BatchFirst changes it); MultiheadAttention, the transformer layers,
+// their stacks and Transformer are batch-first, [batch, seq, feature], the
+// layout lathe's attention ops take (SeqFirst gives PyTorch's default).
 //
 // Layers are built without returning errors, so that they compose in
 // Sequential; a bad size leaves the parameter a failed tensor, and that

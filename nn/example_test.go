@@ -159,3 +159,30 @@ func ExampleTransformerEncoderLayer() {
 	// encoded [2 5 16] <nil>
 	// cached [2 4 5 4]
 }
+
+// A small encoder-decoder Transformer (torch's nn.Transformer) over a
+// padded source batch, decoding a target causally with torch's square
+// subsequent mask; its parameters have torch's state-dict names.
+func ExampleTransformer() {
+	lathe.Seed(4)
+	model := nn.NewTransformer(16, 4, nn.NumEncoderLayers(2), nn.NumDecoderLayers(2), nn.DimFeedforward(32), nn.DropoutProb(0))
+	src := lathe.RandN(lathe.CPU, lathe.Float32, 2, 6, 16) // [batch, source length, d_model]
+	tgt := lathe.RandN(lathe.CPU, lathe.Float32, 2, 4, 16) // [batch, target length, d_model]
+	pad := lathe.FromSlice(lathe.CPU, []bool{
+		false, false, false, false, false, false,
+		false, false, false, false, true, true, // the second source ends in two pads
+	}, 2, 6)
+	out := model.Transform(src, tgt,
+		nn.AttentionMasks{KeyPadding: pad},
+		nn.AttentionMasks{Attn: nn.GenerateSquareSubsequentMask(4, lathe.CPU)}, // or Causal: true
+		nn.AttentionMasks{KeyPadding: pad})
+	fmt.Println("out", out.Shape(), out.Err())
+
+	params := model.Parameters()
+	fmt.Println(len(params), "parameters:", params[0].Name, "...", params[len(params)-1].Name)
+	fmt.Println(out.Sum().Backward())
+	// Output:
+	// out [2 4 16] <nil>
+	// 64 parameters: encoder.layers.0.self_attn.in_proj_weight ... decoder.norm.bias
+	// <nil>
+}

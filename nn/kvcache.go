@@ -39,13 +39,16 @@ func (c *KVCache) Reset() {
 
 var stepArgs = attnArgs{mhaOp, "x", "x", "x", "attn_mask", "key_padding_mask"}
 
-// Step is causal self-attention of x, [B, n, E], the next n tokens of the
+// Step is causal self-attention of x, [B, n, E] ([n, B, E] where the layer
+// is SeqFirst), the next n tokens of the
 // sequences whose earlier tokens cache holds: their keys and values are
 // appended to the cache, and each new token attends to every cached token
 // and to the new ones up to itself. Rotary embeddings take the cached
 // length as the position offset. Steps of one token at a time give the
 // same outputs, position by position, as Attend with Causal over the
-// whole sequence. On an error the cache is left as it was.
+// whole sequence. BiasK and the zero key, where the layer has them, are
+// appended after the cached keys at every step and are not cached. On an
+// error the cache is left as it was.
 func (m *MultiheadAttention) Step(x *lathe.Tensor, cache *KVCache) *lathe.Tensor {
 	const arg = "cache"
 	if cache == nil {
@@ -60,12 +63,13 @@ func (m *MultiheadAttention) Step(x *lathe.Tensor, cache *KVCache) *lathe.Tensor
 				return lathe.Failed(err)
 			}
 		}
-		want := []int{x.Dim(0), m.NumHeads, cache.Len(), m.EmbedDim / max(m.NumHeads, 1)}
+		batch := x.Dim(m.batchDim())
+		want := []int{batch, m.NumHeads, cache.Len(), m.EmbedDim / max(m.NumHeads, 1)}
 		for _, t := range []*lathe.Tensor{cache.K, cache.V} {
 			if s := t.Shape(); len(s) != 4 || s[0] != want[0] || s[1] != want[1] || s[2] != want[2] || s[3] != want[3] ||
 				t.Device() != x.Device() || t.DType() != x.DType() {
 				return lathe.Failed(nnError(mhaOp, lathe.ErrShape, arg, "holds "+t.DType().String()+" "+shapeString(s)+" on "+t.Device().String()+", which does not fit "+
-					shapeString(want)+" for x, "+x.DType().String()+" of batch "+strconv.Itoa(x.Dim(0))+" on "+x.Device().String(),
+					shapeString(want)+" for x, "+x.DType().String()+" of batch "+strconv.Itoa(batch)+" on "+x.Device().String(),
 					"use one cache per layer and batch of sequences (Reset it for new ones)"))
 			}
 		}

@@ -87,6 +87,15 @@ type options struct {
 	layerNormEps      float64
 	layerNormEpsSet   bool
 	normFirst         bool
+	seqFirst          bool // SeqFirst: [L, B, E] (torch's batch_first=False); BatchFirst clears it
+
+	// MultiheadAttention (nn/attention_options.go)
+	kdim, vdim             int // 0: embed_dim
+	addBiasKV, addZeroAttn bool
+
+	// the transformer stacks (nn/transformer_model.go)
+	numEncoderLayers, numDecoderLayers       int
+	numEncoderLayersSet, numDecoderLayersSet bool
 }
 
 // WithDType makes the layer's parameters of dtype dt (lathe.Float32 by
@@ -115,7 +124,7 @@ var layerSpecs = func() []layerSpec {
 	params := []string{"dtype", "device"}
 	withBias := append([]string{"bias"}, params...)
 	recurrent := append([]string{"num_layers", "batch_first", "bidirectional", "dropout"}, withBias...)
-	transformer := append([]string{"dim_feedforward", "dropout", "activation", "layer_norm_eps", "norm_first"}, params...)
+	transformer := append([]string{"dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first", "norm_first"}, params...)
 	return []layerSpec{
 		{"Linear", "linear", withBias},
 		{"Embedding", "embedding", params},
@@ -133,9 +142,10 @@ var layerSpecs = func() []layerSpec {
 		{"LSTMCell", "lstm_cell", withBias},
 		{"GRUCell", "gru_cell", withBias},
 		{"RMSNorm", "rms_norm", params},
-		{"MultiheadAttention", "multihead_attention", append([]string{"dropout"}, withBias...)},
+		{"MultiheadAttention", "multihead_attention", append([]string{"dropout", "add_bias_kv", "add_zero_attn", "kdim", "vdim", "batch_first"}, withBias...)},
 		{"TransformerEncoderLayer", "transformer_encoder_layer", transformer},
 		{"TransformerDecoderLayer", "transformer_decoder_layer", transformer},
+		{"Transformer", "transformer", append([]string{"num_encoder_layers", "num_decoder_layers"}, transformer...)},
 	}
 }()
 

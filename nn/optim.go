@@ -101,8 +101,10 @@ func (s *scratch) t(x *lathe.Tensor) *lathe.Tensor {
 	return x
 }
 
-func (s scratch) release() {
-	for _, x := range s {
+// release releases every tensor kept. It takes a pointer so that
+// "defer tmp.release()" sees the tensors kept after the defer.
+func (s *scratch) release() {
+	for _, x := range *s {
 		x.Release()
 	}
 }

@@ -36,6 +36,12 @@ var everyOption = map[string]Option{
 	"activation":             Activation("gelu"),
 	"layer_norm_eps":         LayerNormEps(1e-6),
 	"norm_first":             NormFirst(),
+	"kdim":                   KDim(3),
+	"vdim":                   VDim(3),
+	"add_bias_kv":            AddBiasKV(),
+	"add_zero_attn":          AddZeroAttn(),
+	"num_encoder_layers":     NumEncoderLayers(1),
+	"num_decoder_layers":     NumDecoderLayers(1),
 }
 
 // every layer constructor that takes options, by its layerSpecs name.
@@ -59,6 +65,7 @@ var everyLayer = map[string]func(...Option) Module{
 	"MultiheadAttention":      func(o ...Option) Module { return NewMultiheadAttention(4, 2, o...) },
 	"TransformerEncoderLayer": func(o ...Option) Module { return NewTransformerEncoderLayer(4, 2, o...) },
 	"TransformerDecoderLayer": func(o ...Option) Module { return NewTransformerDecoderLayer(4, 2, o...) },
+	"Transformer":             func(o ...Option) Module { return NewTransformer(4, 2, o...) },
 }
 
 // Every constructor refuses every option it does not take with an ErrValue

@@ -60,7 +60,11 @@ func NumLayers(n int) Option { return Option{"num_layers", func(o *options) { o.
 
 // BatchFirst makes a recurrent layer take and return (batch, seq, feature)
 // rather than (seq, batch, feature); the states keep the batch second.
-func BatchFirst() Option { return Option{"batch_first", func(o *options) { o.batchFirst = true }} }
+// MultiheadAttention and the transformer layers are batch-first by
+// default; there it undoes an earlier SeqFirst.
+func BatchFirst() Option {
+	return Option{"batch_first", func(o *options) { o.batchFirst, o.seqFirst = true, false }}
+}
 
 // Bidirectional adds a second direction that reads the sequence backwards;
 // the output concatenates both directions' hidden states.

@@ -69,3 +69,49 @@ func TestMLPStepReusesBuffers(t *testing.T) {
 		t.Errorf("a steady-state step allocates %d bytes; want under 1 MiB (gradient and parameter buffers should come from the pool)", perStep)
 	}
 }
+
+// TestOptimizerStepsFromPool checks that every optimizer, with each of its
+// state-keeping options, takes a steady step's tensors from the cpu pool:
+// the temporaries of an update and the state it replaces go back to the
+// pool, so after warm-up no step asks for new memory.
+func TestOptimizerStepsFromPool(t *testing.T) {
+	makers := map[string]func(ps []Param) (Optimizer, error){
+		"sgd momentum nesterov wd": func(ps []Param) (Optimizer, error) {
+			return NewSGD(ps, 0.01, Momentum(0.9), Nesterov(), WeightDecay(1e-4))
+		},
+		"adam wd":          func(ps []Param) (Optimizer, error) { return NewAdam(ps, 1e-3, WeightDecay(1e-4)) },
+		"adamw":            func(ps []Param) (Optimizer, error) { return NewAdamW(ps, 1e-3) },
+		"rmsprop centered": func(ps []Param) (Optimizer, error) { return NewRMSprop(ps, 1e-3, Centered(), Momentum(0.9)) },
+		"adagrad wd":       func(ps []Param) (Optimizer, error) { return NewAdagrad(ps, 1e-2, WeightDecay(1e-4)) },
+	}
+	for name, make := range makers {
+		t.Run(name, func(t *testing.T) {
+			lathe.Seed(2)
+			model := NewLinear(64, 32)
+			for _, p := range model.Parameters() {
+				if err := p.T.SetGrad(lathe.RandN(lathe.CPU, lathe.Float32, p.T.Shape()...)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			opt, err := make(model.Parameters())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				if err := opt.Step(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, _ := lathe.MemoryStats(lathe.CPU)
+			for range 5 {
+				if err := opt.Step(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			after, _ := lathe.MemoryStats(lathe.CPU)
+			if misses := (after.Allocs - after.CacheHits) - (before.Allocs - before.CacheHits); misses != 0 {
+				t.Errorf("5 steady steps asked for new memory %d times; want every buffer from the pool", misses)
+			}
+		})
+	}
+}

@@ -10,9 +10,11 @@ import (
 // The transformer layers of "Attention Is All You Need" (Vaswani et al.,
 // 2017) as torch.nn.TransformerEncoderLayer and TransformerDecoderLayer
 // (torch 1.13) with batch_first=True: inputs and outputs are [B, L,
-// d_model]. Their parameters have torch's state-dict names (self_attn.*,
-// multihead_attn.*, linear1, linear2, norm1 to norm3), so a torch
-// checkpoint loads with Load.
+// d_model], or [L, B, d_model] with SeqFirst (torch's default). Their
+// parameters have torch's state-dict names (self_attn.*, multihead_attn.*,
+// linear1, linear2, norm1 to norm3), so a torch checkpoint loads with
+// Load. The layout lives in the attention sublayers (their SeqFirst): the
+// rest of a layer acts on the last dim alone.
 
 // DimFeedforward sets the inner size of a transformer layer's feed-forward
 // block (torch's dim_feedforward; 2048 by default).
@@ -79,7 +81,11 @@ func transformerOptions(layer, op string, dModel, nhead int, opts []Option) (tra
 
 // newAttention is a layer's MultiheadAttention: its dropout, no rotary.
 func (p transformerParts) newAttention(dModel, nhead int) *MultiheadAttention {
-	return NewMultiheadAttention(dModel, nhead, append([]Option{DropoutProb(p.o.dropout)}, p.params...)...)
+	opts := append([]Option{DropoutProb(p.o.dropout)}, p.params...)
+	if p.o.seqFirst {
+		opts = append(opts, SeqFirst())
+	}
+	return NewMultiheadAttention(dModel, nhead, opts...)
 }
 
 func (p transformerParts) newNorm(dModel int) *LayerNorm {
@@ -126,8 +132,9 @@ const encoderOp = "transformer_encoder_layer"
 
 // NewTransformerEncoderLayer makes an encoder layer of width dModel with
 // nhead heads (which must divide dModel). It takes DimFeedforward,
-// DropoutProb, Activation, LayerNormEps, NormFirst, WithDType and OnDevice,
-// with torch's defaults (2048, 0.1, "relu", 1e-5, post-norm).
+// DropoutProb, Activation, LayerNormEps, NormFirst, SeqFirst, WithDType and
+// OnDevice, with torch's defaults (2048, 0.1, "relu", 1e-5, post-norm) but
+// lathe's batch-first layout.
 func NewTransformerEncoderLayer(dModel, nhead int, opts ...Option) *TransformerEncoderLayer {
 	l := &TransformerEncoderLayer{}
 	p, err := transformerOptions("TransformerEncoderLayer", encoderOp, dModel, nhead, opts)
@@ -163,23 +170,30 @@ func (l *TransformerEncoderLayer) Forward(src *lathe.Tensor) *lathe.Tensor {
 	return l.Encode(src, AttentionMasks{})
 }
 
-// Encode encodes src, [B, L, d_model], with the self-attention's masks
-// (torch's src_mask, src_key_padding_mask and is_causal).
+// Encode encodes src, [B, L, d_model] ([L, B, d_model] where SeqFirst),
+// with the self-attention's masks (torch's src_mask, src_key_padding_mask
+// and is_causal).
 func (l *TransformerEncoderLayer) Encode(src *lathe.Tensor, masks AttentionMasks) *lathe.Tensor {
+	return l.encode(encoderArgs, src, masks)
+}
+
+// encode is Encode with the names its errors give: the layer's, or those
+// of the stack that runs it.
+func (l *TransformerEncoderLayer) encode(n attnArgs, src *lathe.Tensor, masks AttentionMasks) *lathe.Tensor {
 	if l == nil {
-		return lathe.Failed(nilModule(encoderOp, "l"))
+		return lathe.Failed(nilModule(n.op, "l"))
 	}
 	if err := Err(l); err != nil {
 		return lathe.Failed(err)
 	}
 	if isNil(l.SelfAttn) || l.feedForwardBlock.missing() || isNil(l.Norm1) || isNil(l.Norm2) || isNil(l.Dropout1) || isNil(l.Dropout2) {
-		return lathe.Failed(missingPart(encoderOp, "NewTransformerEncoderLayer"))
+		return lathe.Failed(missingPart(n.op, "NewTransformerEncoderLayer"))
 	}
-	if err := l.SelfAttn.checkInputs(encoderArgs, src, src, src); err != nil {
+	if err := l.SelfAttn.checkInputs(n, src, src, src); err != nil {
 		return lathe.Failed(err)
 	}
 	selfAttention := func(x *lathe.Tensor) *lathe.Tensor {
-		out, _ := l.SelfAttn.attend(encoderArgs, x, x, x, masks, noWeights, nil)
+		out, _ := l.SelfAttn.attend(n, x, x, x, masks, noWeights, nil)
 		return l.Dropout1.Forward(out)
 	}
 	feedForward := func(x *lathe.Tensor) *lathe.Tensor { return l.Dropout2.Forward(l.forward(x)) }
@@ -258,29 +272,38 @@ func (l *TransformerDecoderLayer) Forward(*lathe.Tensor) *lathe.Tensor {
 }
 
 // Decode runs the layer on tgt, [B, L, d_model], attending to memory,
-// [B, S, d_model]: tgtMasks are the self-attention's (torch's tgt_mask,
-// tgt_key_padding_mask, tgt_is_causal), memoryMasks the attention to
-// memory's (memory_mask, memory_key_padding_mask).
+// [B, S, d_model] (both seq-first where SeqFirst): tgtMasks are the
+// self-attention's (torch's tgt_mask, tgt_key_padding_mask,
+// tgt_is_causal), memoryMasks the attention to memory's (memory_mask,
+// memory_key_padding_mask).
 func (l *TransformerDecoderLayer) Decode(tgt, memory *lathe.Tensor, tgtMasks, memoryMasks AttentionMasks) *lathe.Tensor {
+	return l.decode(decoderSelfArgs, decoderCrossArgs, tgt, memory, tgtMasks, memoryMasks)
+}
+
+// decode is Decode with the names its errors give, as encode.
+func (l *TransformerDecoderLayer) decode(self, cross attnArgs, tgt, memory *lathe.Tensor, tgtMasks, memoryMasks AttentionMasks) *lathe.Tensor {
 	if l == nil {
-		return lathe.Failed(nilModule(decoderOp, "l"))
+		return lathe.Failed(nilModule(self.op, "l"))
 	}
 	if err := Err(l); err != nil {
 		return lathe.Failed(err)
 	}
 	if isNil(l.SelfAttn) || isNil(l.MultiheadAttn) || l.feedForwardBlock.missing() || isNil(l.Norm1) || isNil(l.Norm2) || isNil(l.Norm3) ||
 		isNil(l.Dropout1) || isNil(l.Dropout2) || isNil(l.Dropout3) {
-		return lathe.Failed(missingPart(decoderOp, "NewTransformerDecoderLayer"))
+		return lathe.Failed(missingPart(self.op, "NewTransformerDecoderLayer"))
 	}
-	if err := l.MultiheadAttn.checkInputs(decoderCrossArgs, tgt, memory, memory); err != nil {
+	if err := l.MultiheadAttn.checkInputs(cross, tgt, memory, memory); err != nil {
 		return lathe.Failed(err)
 	}
+	if l.SelfAttn.SeqFirst != l.MultiheadAttn.SeqFirst {
+		return lathe.Failed(nnError(self.op, lathe.ErrValue, "l", "has a seq-first and a batch-first attention", "give SelfAttn and MultiheadAttn one SeqFirst"))
+	}
 	selfAttention := func(x *lathe.Tensor) *lathe.Tensor {
-		out, _ := l.SelfAttn.attend(decoderSelfArgs, x, x, x, tgtMasks, noWeights, nil)
+		out, _ := l.SelfAttn.attend(self, x, x, x, tgtMasks, noWeights, nil)
 		return l.Dropout1.Forward(out)
 	}
 	crossAttention := func(x *lathe.Tensor) *lathe.Tensor {
-		out, _ := l.MultiheadAttn.attend(decoderCrossArgs, x, memory, memory, memoryMasks, noWeights, nil)
+		out, _ := l.MultiheadAttn.attend(cross, x, memory, memory, memoryMasks, noWeights, nil)
 		return l.Dropout2.Forward(out)
 	}
 	feedForward := func(x *lathe.Tensor) *lathe.Tensor { return l.Dropout3.Forward(l.forward(x)) }

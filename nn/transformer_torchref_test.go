@@ -35,7 +35,7 @@ type torchCase struct {
 
 func readTorchCases(t *testing.T) []torchCase {
 	paths, err := filepath.Glob("testdata/transformer/*.safetensors")
-	if err != nil || len(paths) < 20 {
+	if err != nil || len(paths) < 31 {
 		t.Fatalf("reference files: %d, %v (run build/torchref/transformer_ref.py)", len(paths), err)
 	}
 	var cases []torchCase
@@ -127,8 +127,19 @@ func (c torchCase) run(t *testing.T, dt lathe.DType, dev lathe.Device) map[strin
 		tgt := AttentionMasks{Attn: c.on("tgt_mask", dt, dev), KeyPadding: c.on("tgt_key_padding_mask", dt, dev), Causal: causal}
 		mem := AttentionMasks{Attn: c.on("memory_mask", dt, dev), KeyPadding: c.on("memory_key_padding_mask", dt, dev)}
 		m, run = l, func() (*lathe.Tensor, *lathe.Tensor) { return l.Decode(x, memory, tgt, mem), nil }
+	case "encoder_stack", "decoder_stack", "transformer":
+		m, run = c.stack(t, kind, layer, params, input, dt, dev)
 	case "mha", "mha_rotary":
-		a := NewMultiheadAttention(e, h, params...)
+		opts := params
+		for key, opt := range map[string]Option{"add_bias_kv": AddBiasKV(), "add_zero_attn": AddZeroAttn(), "seq_first": SeqFirst()} {
+			if c.meta[key] == "1" {
+				opts = append(opts, opt)
+			}
+		}
+		if _, ok := c.meta["kdim"]; ok {
+			opts = append(opts, KDim(c.int(t, "kdim")), VDim(c.int(t, "vdim")))
+		}
+		a := NewMultiheadAttention(e, h, opts...)
 		key, value := x, x
 		if k := input("key"); k != nil {
 			key, value = k, k
@@ -191,6 +202,45 @@ func (c torchCase) run(t *testing.T, dt lathe.DType, dev lathe.Device) map[strin
 		got["grad."+names[i]] = g
 	}
 	return got
+}
+
+// stack builds the case's TransformerEncoder, TransformerDecoder or
+// Transformer and its run, with torch's masks; layer holds the layers'
+// options.
+func (c torchCase) stack(t *testing.T, kind string, layer, params []Option, input func(string) *lathe.Tensor, dt lathe.DType, dev lathe.Device) (
+	Module, func() (*lathe.Tensor, *lathe.Tensor)) {
+	e, h, n := c.int(t, "d_model"), c.int(t, "nhead"), c.int(t, "num_layers")
+	layer = append(layer, LayerNormEps(c.float(t, "eps")))
+	if c.meta["seq_first"] == "1" {
+		layer = append(layer, SeqFirst())
+	}
+	var norm *LayerNorm
+	if c.meta["norm"] == "1" {
+		norm = NewLayerNorm([]int{e}, params...)
+	}
+	causal := c.meta["causal"] == "1"
+	x := input("x")
+	switch kind {
+	case "encoder_stack":
+		s := NewTransformerEncoder(func() *TransformerEncoderLayer { return NewTransformerEncoderLayer(e, h, layer...) }, n, norm)
+		masks := AttentionMasks{Attn: c.on("mask", dt, dev), KeyPadding: c.on("src_key_padding_mask", dt, dev), Causal: causal}
+		return s, func() (*lathe.Tensor, *lathe.Tensor) { return s.Encode(x, masks), nil }
+	case "decoder_stack":
+		s := NewTransformerDecoder(func() *TransformerDecoderLayer { return NewTransformerDecoderLayer(e, h, layer...) }, n, norm)
+		memory := input("memory")
+		tgt := AttentionMasks{Attn: c.on("tgt_mask", dt, dev), KeyPadding: c.on("tgt_key_padding_mask", dt, dev), Causal: causal}
+		mem := AttentionMasks{Attn: c.on("memory_mask", dt, dev), KeyPadding: c.on("memory_key_padding_mask", dt, dev)}
+		return s, func() (*lathe.Tensor, *lathe.Tensor) { return s.Decode(x, memory, tgt, mem), nil }
+	}
+	m := NewTransformer(e, h, append(layer, NumEncoderLayers(n), NumDecoderLayers(c.int(t, "num_decoder_layers")))...)
+	tgt := input("tgt")
+	tgtMasks := AttentionMasks{Attn: c.on("tgt_mask", dt, dev), KeyPadding: c.on("tgt_key_padding_mask", dt, dev)}
+	if c.meta["square_mask"] == "1" { // torch's generate_square_subsequent_mask, made by lathe's
+		tgtMasks.Attn = GenerateSquareSubsequentMask(tgt.Dim(1-m.Decoder.Layers[0].SelfAttn.batchDim()), dev)
+	}
+	src := AttentionMasks{Attn: c.on("src_mask", dt, dev), KeyPadding: c.on("src_key_padding_mask", dt, dev)}
+	mem := AttentionMasks{Attn: c.on("memory_mask", dt, dev), KeyPadding: c.on("memory_key_padding_mask", dt, dev)}
+	return m, func() (*lathe.Tensor, *lathe.Tensor) { return m.Transform(x, tgt, src, tgtMasks, mem), nil }
 }
 
 // compare checks every ref out, weights and grad.* against got, within

@@ -54,6 +54,10 @@ func binaryKernels() map[string]binaryKernel {
 	k["fmod"] = binaryKernel{f32: via64x2[float32](math.Mod), f64: math.Mod, i32: fmodInt[int32], i64: fmodInt[int64]}
 	k["remainder"] = binaryKernel{f32: remainder(via64x2[float32](math.Mod)), f64: remainder(math.Mod),
 		i32: remainder(fmodInt[int32]), i64: remainder(fmodInt[int64])}
+	k["gelu_backward"] = binaryKernel{f32: geluBackward32, f64: geluBackward}
+	k["gelu_tanh_backward"] = binaryKernel{f32: via64x2[float32](geluTanhBackward), f64: geluTanhBackward}
+	k["silu_backward"] = binaryKernel{f32: via64x2[float32](siluBackward), f64: siluBackward}
+	k["relu_backward"] = binaryKernel{f32: reluBackward[float32], f64: reluBackward[float64]}
 	k["eq"] = binaryKernel{cmpF: func(a, b float64) bool { return a == b }, cmpI: func(a, b int64) bool { return a == b }}
 	k["ne"] = binaryKernel{cmpF: func(a, b float64) bool { return a != b }, cmpI: func(a, b int64) bool { return a != b }}
 	k["lt"] = binaryKernel{cmpF: func(a, b float64) bool { return a < b }, cmpI: func(a, b int64) bool { return a < b }}
@@ -116,8 +120,13 @@ func init() {
 		if op, ok := cmpOps[name]; ok {
 			cr = newCompareKernels(op)
 		}
+		rows32, hasRows32 := float32Binary[name]
 		register(b.Op, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 			x, y := in[0], in[1]
+			if hasRows32 && x.DType == dispatch.Float32 {
+				mapRows2(out, x, y, rows32)
+				return nil
+			}
 			if cr != nil && cr.run(out, x, y) {
 				return nil
 			}

@@ -11,6 +11,10 @@
 const char *lathe_blas_open(const char *path);
 // lathe_blas_config is OpenBLAS's build description, or "unknown".
 const char *lathe_blas_config(void);
+// lathe_blas_threads sets OpenBLAS's thread count (openblas_set_num_threads)
+// and returns 1, or returns 0 where the library has no such function. Only
+// the benchmark that compares OpenBLAS's threads with lathe's split calls it.
+int lathe_blas_threads(int n);
 // lathe_sgemm and lathe_dgemm are cblas_sgemm and cblas_dgemm on row-major
 // matrices; ta and tb are CblasNoTrans (111) or CblasTrans (112).
 void lathe_sgemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
@@ -37,10 +41,35 @@ double lathe_exp_f32(float *row, ptrdiff_t n, float shift);
 // dst for i < n, op numbered as arith.go's arithOp (add, sub, mul, div).
 void lathe_arith_f32(int op, float *dst, const float *p, const float *q, float s, ptrdiff_t n);
 // lathe_relu_f32 writes max(x, 0) of the n values at src to dst.
+// lathe_relu_backward_f32 writes g[i] where x[i] > 0, else 0, to dst.
+void lathe_relu_backward_f32(float *dst, const float *g, const float *x, ptrdiff_t n);
 void lathe_relu_f32(float *dst, const float *src, ptrdiff_t n);
+// lathe_has_f16c reports whether the CPU has AVX2 and F16C, which the two
+// conversions below need.
+int lathe_has_f16c(void);
+// lathe_widen16 writes the float32 values of n float16s (bf: bfloat16s) at
+// src to dst; lathe_narrow16 rounds n float32s to them, to nearest even.
+void lathe_widen16(float *dst, const unsigned short *src, ptrdiff_t n, int bf);
+void lathe_narrow16(unsigned short *dst, const float *src, ptrdiff_t n, int bf);
 // lathe_erf_f32 writes erf (gelu != 0: gelu) of the n values at src to dst,
 // from erf32.go's polynomial table (pieces) and saturation point.
 void lathe_erf_f32(float *dst, const float *src, ptrdiff_t n, const double *pieces, double saturate, int gelu);
+// lathe_act_backward_f32 writes g[i]·f'(x[i]) for i < n to dst, f gelu (op
+// 0), gelu_tanh (1) or silu (2), with erf from the same table as
+// lathe_erf_f32.
+void lathe_act_backward_f32(int op, float *dst, const float *g, const float *x, ptrdiff_t n, const double *pieces, double saturate);
+
+// lathe_bn_moments_f32 sets out[0] = Σ(x - shift), out[1] = Σ(x - shift)²
+// over the n values at x, in float64.
+void lathe_bn_moments_f32(const float *x, ptrdiff_t n, double shift, double *out);
+// lathe_bn_sumprod_f32 sets out[0] = Σg, out[1] = Σg·(x - shift) over the n
+// values at g and x, in float64.
+void lathe_bn_sumprod_f32(const float *g, const float *x, ptrdiff_t n, double shift, double *out);
+// lathe_bn_apply_f32 writes x·a + b of the n values at src to dst.
+void lathe_bn_apply_f32(float *dst, const float *src, ptrdiff_t n, float a, float b);
+// lathe_bn_grad_f32 writes a·g + k·(x - mean) + d of the n values at g and
+// x to dst.
+void lathe_bn_grad_f32(float *dst, const float *g, const float *x, ptrdiff_t n, float a, float k, float mean, float d);
 // lathe_layer_norm_f32 writes the layer norm of rows consecutive rows of d
 // values at x to y: (x - mean)·rstd·w + b, with w and b of d values.
 void lathe_layer_norm_f32(float *y, const float *x, const float *w, const float *b, ptrdiff_t rows, ptrdiff_t d, double eps);

@@ -40,6 +40,11 @@ func openBLAS() (gemmFunc[float32], gemmFunc[float64], string, string) {
 	return openSgemm, openDgemm, desc, ""
 }
 
+// setBLASThreads sets OpenBLAS's thread count, global state of the
+// library, and reports whether it could: for BenchmarkGEMMThreads, which
+// measures OpenBLAS's threads against blockSplit; lathe runs it at one.
+func setBLASThreads(n int) bool { return C.lathe_blas_threads(C.int(n)) != 0 }
+
 func cblasTrans(t blas.Transpose) C.int {
 	if t == blas.NoTrans {
 		return 111
@@ -116,6 +121,17 @@ func arithFloat32(op arithOp, dst, p, q []float32, s float32) bool {
 	return true
 }
 
+// reluBackwardFloat32 writes g[i] where x[i] > 0, else 0, to dst (g and x
+// of its length) and reports whether it did, as arithFloat32.
+func reluBackwardFloat32(dst, g, x []float32) bool {
+	if !haveAVX2 || len(dst) < vectorMin {
+		return false
+	}
+	C.lathe_relu_backward_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&g[0])),
+		(*C.float)(unsafe.Pointer(&x[0])), C.ptrdiff_t(len(dst)))
+	return true
+}
+
 // reluFloat32 writes max(src[i], 0) to dst, which has src's length, and
 // reports whether it did, as arithFloat32.
 func reluFloat32(dst, src []float32) bool {
@@ -124,6 +140,37 @@ func reluFloat32(dst, src []float32) bool {
 	}
 	C.lathe_relu_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(dst)))
 	return true
+}
+
+// haveF16C says whether this machine runs the 16-bit float conversions
+// in C.
+var haveF16C = C.lathe_has_f16c() != 0
+
+// widen16 writes the float32 values of src's 16-bit floats (bfloat16 where
+// bf, else float16) to dst, which has src's length, and reports whether it
+// did: short rows and machines without F16C are left to the Go loop.
+func widen16(dst []float32, src []uint16, bf bool) bool {
+	if !haveF16C || len(dst) < vectorMin {
+		return false
+	}
+	C.lathe_widen16((*C.float)(unsafe.Pointer(&dst[0])), (*C.ushort)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(dst)), cBool(bf))
+	return true
+}
+
+// narrow16 rounds src to 16-bit floats in dst, as widen16.
+func narrow16(dst []uint16, src []float32, bf bool) bool {
+	if !haveF16C || len(dst) < vectorMin {
+		return false
+	}
+	C.lathe_narrow16((*C.ushort)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(dst)), cBool(bf))
+	return true
+}
+
+func cBool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // erfRowFloat32 writes erf (or gelu) of src to dst, which has src's length,
@@ -139,6 +186,62 @@ func erfRowFloat32(dst, src []float32, gelu bool) bool {
 	}
 	C.lathe_erf_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(src)),
 		(*C.double)(unsafe.Pointer(&erf32Pieces[0])), C.double(erf32Saturate), g)
+	return true
+}
+
+// bnMomentsFloat32 is Σ(x - shift) and Σ(x - shift)² of v in float64; ok
+// is false where the machine has no AVX2 or v is too short to pay for the
+// call.
+func bnMomentsFloat32(v []float32, shift float64) (s, q float64, ok bool) {
+	if !haveAVX2 || len(v) < vectorMin {
+		return 0, 0, false
+	}
+	var out [2]float64
+	C.lathe_bn_moments_f32((*C.float)(unsafe.Pointer(&v[0])), C.ptrdiff_t(len(v)), C.double(shift), (*C.double)(unsafe.Pointer(&out[0])))
+	return out[0], out[1], true
+}
+
+// bnSumProdFloat32 is Σg and Σg·(x - shift) in float64, x of g's length,
+// as bnMomentsFloat32.
+func bnSumProdFloat32(g, x []float32, shift float64) (s, p float64, ok bool) {
+	if !haveAVX2 || len(g) < vectorMin || len(x) < len(g) {
+		return 0, 0, false
+	}
+	var out [2]float64
+	C.lathe_bn_sumprod_f32((*C.float)(unsafe.Pointer(&g[0])), (*C.float)(unsafe.Pointer(&x[0])), C.ptrdiff_t(len(g)), C.double(shift),
+		(*C.double)(unsafe.Pointer(&out[0])))
+	return out[0], out[1], true
+}
+
+// bnApplyFloat32 writes src·a + b to dst, which has src's length, and
+// reports whether it did, as arithFloat32.
+func bnApplyFloat32(dst, src []float32, a, b float32) bool {
+	if !haveAVX2 || len(src) < vectorMin || len(dst) < len(src) {
+		return false
+	}
+	C.lathe_bn_apply_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(src)), C.float(a), C.float(b))
+	return true
+}
+
+// bnGradFloat32 writes a·g + k·(x - mean) + d to dst; g and x have dst's
+// length. It reports whether it did, as arithFloat32.
+func bnGradFloat32(dst, g, x []float32, a, k, mean, d float32) bool {
+	if !haveAVX2 || len(dst) < vectorMin || len(g) < len(dst) || len(x) < len(dst) {
+		return false
+	}
+	C.lathe_bn_grad_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&g[0])), (*C.float)(unsafe.Pointer(&x[0])),
+		C.ptrdiff_t(len(dst)), C.float(a), C.float(k), C.float(mean), C.float(d))
+	return true
+}
+
+// actBackwardFloat32 writes op's backward, g[i]·f'(x[i]), to dst, which g
+// and x match in length, and reports whether it did, as erfRowFloat32.
+func actBackwardFloat32(op actOp, dst, g, x []float32) bool {
+	if !haveAVX2 || len(dst) < vectorMin {
+		return false
+	}
+	C.lathe_act_backward_f32(C.int(op), (*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&g[0])), (*C.float)(unsafe.Pointer(&x[0])),
+		C.ptrdiff_t(len(dst)), (*C.double)(unsafe.Pointer(&erf32Pieces[0])), C.double(erf32Saturate))
 	return true
 }
 

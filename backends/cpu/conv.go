@@ -27,11 +27,17 @@ import (
 // One GEMM over the whole batch's columns side by side, (C·K) × (N·L), was
 // tried and measured slower on the ResNet-block benchmark (185 ms against
 // 110 ms): its column matrix (19 MB there) streams through memory twice.
-// So were rounds of one image per core (im2col on goroutines) whose GEMMs ran one at a time on
-// OpenBLAS's threads (95 ms against 86). What does help is OpenBLAS on one
-// thread (OPENBLAS_NUM_THREADS=1: 57 ms), since its idle threads spin on
-// the cores that lathe's goroutines need; that is a setting for the whole
-// backend (matmul too), not for convolution alone.
+// The GEMMs alone say the same (single-threaded OpenBLAS, time per image,
+// best of many; 16 channels, 3×3, 32×32): forward 47 µs alone, 53 µs in a
+// batch of 8, 58-64 in one of 32; input gradient 45, 63, 68; weight
+// gradient 66, 69, 83; the gather and scatter of the output between
+// (N, O, L) and (O, N·L) would come on top. Batching pays only where an
+// image's L is tiny (a 4×4 output at 128 channels: 56 µs alone, 35 in a
+// batch of 16; at 8×8 it no longer does), which no benchmark here has.
+// So were rounds of one image per core (im2col on goroutines) whose GEMMs
+// ran one at a time on OpenBLAS's threads (95 ms against 86). What does
+// help is OpenBLAS on one thread, since its idle threads spin on the cores
+// that lathe's goroutines need; matmul.go keeps it so for the whole backend.
 //
 // Spatial dims are padded to three (size 1, kernel 1) so that 1-, 2- and
 // 3-d convolutions share one loop nest.
@@ -124,30 +130,33 @@ func (g *geom) reach(i, off int) (lo, hi int) {
 	return min(lo, hi), hi
 }
 
-// windows calls f for each channel c, kernel element and output row: the
-// row of the column matrix is (c·K + k)·L + o0·out1·out2 + o1·out2 (where
-// f writes or reads out2 values) and the input row is c·inSize + (i0·in1 +
-// i1)·in2; ok is false where the output row lies over the padding of dim
-// 0 or 1. lo, hi and off say which output positions of dim 2 read the input
-// and at which offset (position o reads input o·stride2 + off).
-func (g *geom) windows(c int, f func(col, img int, ok bool, lo, hi, off int)) {
+// planes calls f for each channel ch, kernel element and output position
+// of dim 0: a plane of out1 rows of out2 values of the column matrix,
+// starting at element col (row (ch·K + k)·L + o0·out1·out2 of the matrix
+// read flat). Rows a ≤ o1 < b of the plane read the input (the others lie
+// over the padding of dim 0 or 1), row o1 reading the input from element
+// img + o1·step; positions lo ≤ o < hi of a row read it, position o at
+// o·stride2 + off of that input row.
+func (g *geom) planes(c int, f func(col, img, step, a, b, lo, hi, off int)) {
 	for ch := range c {
 		kk := 0
 		for k0 := range g.kernel[0] {
 			for k1 := range g.kernel[1] {
+				off1 := k1*g.dil[1] - g.pad[1]
+				a, b := g.reach(1, off1)
 				for k2 := range g.kernel[2] {
-					row := (ch*g.k + kk) * g.l
+					col := (ch*g.k + kk) * g.l
 					kk++
 					off2 := k2*g.dil[2] - g.pad[2]
 					lo, hi := g.reach(2, off2)
 					for o0 := range g.out[0] {
 						i0 := o0*g.stride[0] + k0*g.dil[0] - g.pad[0]
-						for o1 := range g.out[1] {
-							i1 := o1*g.stride[1] + k1*g.dil[1] - g.pad[1]
-							ok := i0 >= 0 && i0 < g.in[0] && i1 >= 0 && i1 < g.in[1]
-							f(row, ch*g.inSize+(i0*g.in[1]+i1)*g.in[2], ok, lo, hi, off2)
-							row += g.out[2]
+						a, b := a, b
+						if i0 < 0 || i0 >= g.in[0] {
+							a, b = 0, 0
 						}
+						f(col, ch*g.inSize+(i0*g.in[1]+off1)*g.in[2], g.stride[1]*g.in[2], a, b, lo, hi, off2)
+						col += g.out[1] * g.out[2]
 					}
 				}
 			}
@@ -155,48 +164,98 @@ func (g *geom) windows(c int, f func(col, img int, ok bool, lo, hi, off int)) {
 	}
 }
 
-// im2col writes the column matrix of img (c channels) into col.
+// im2col writes the column matrix of img (c channels) into col. Where
+// strides 1 and 2 are 1 and dim 2 keeps its size (a "same" convolution's
+// padding) a plane's rows read the input at one distance, so the plane is
+// one copy, and only the |off| values per row that it wrapped over from the
+// next input row are cleared: a row of a small image is too short for the
+// copy per row to pay its way.
 func im2col[T float](col, img []T, c int, g *geom) {
 	n, s := g.out[2], g.stride[2]
-	g.windows(c, func(r, base int, ok bool, lo, hi, off int) {
-		dst := col[r : r+n]
-		if !ok || lo >= hi {
-			clear(dst)
+	flat := s == 1 && g.stride[1] == 1 && n == g.in[2]
+	g.planes(c, func(c0, i0, step, a, b, lo, hi, off int) {
+		plane := col[c0 : c0+g.out[1]*n]
+		clear(plane[:a*n])
+		clear(plane[b*n:])
+		if lo >= hi {
+			clear(plane[a*n : b*n])
 			return
 		}
-		clear(dst[:lo])
-		src := img[base+lo*s+off:]
-		if s == 1 {
-			copy(dst[lo:hi], src)
-		} else {
-			for o := lo; o < hi; o++ {
-				dst[o] = src[(o-lo)*s]
+		if flat && b > a {
+			copy(plane[a*n+lo:(b-1)*n+hi], img[i0+a*step+lo+off:])
+			for o1 := a; o1 < b; o1++ {
+				row := plane[o1*n : (o1+1)*n]
+				clear(row[:lo])
+				clear(row[hi:])
 			}
+			return
 		}
-		clear(dst[hi:])
+		for o1 := a; o1 < b; o1++ {
+			row := plane[o1*n : (o1+1)*n]
+			src := img[i0+o1*step+lo*s+off:]
+			clear(row[:lo])
+			if s == 1 {
+				copy(row[lo:hi], src)
+			} else {
+				src = src[:(hi-lo-1)*s+1]
+				for o := lo; o < hi; o++ {
+					row[o] = src[(o-lo)*s]
+				}
+			}
+			clear(row[hi:])
+		}
 	})
 }
 
 // col2im adds the column matrix col back into img (c channels): the
-// adjoint of im2col, so overlapping windows sum.
-func col2im[T float](img, col []T, c int, g *geom) {
+// adjoint of im2col, so overlapping windows sum. Where col is scratch,
+// which col2im may overwrite, and im2col's rows would be one copy a plane,
+// a plane is one add too, its wrapped-over values zeroed first: the add
+// then runs in vector lanes (addTo) instead of a Go loop per short row.
+func col2im[T float](img, col []T, c int, g *geom, scratch bool) {
 	n, s := g.out[2], g.stride[2]
-	g.windows(c, func(r, base int, ok bool, lo, hi, off int) {
-		if !ok || lo >= hi {
+	flat := scratch && s == 1 && g.stride[1] == 1 && n == g.in[2]
+	g.planes(c, func(c0, i0, step, a, b, lo, hi, off int) {
+		if lo >= hi || a >= b {
 			return
 		}
-		src := col[r : r+n]
-		dst := img[base+lo*s+off:]
-		if s == 1 {
-			for i, v := range src[lo:hi] {
-				dst[i] += v
+		if flat {
+			for o1 := a; o1 < b; o1++ {
+				row := col[c0+o1*n : c0+(o1+1)*n]
+				clear(row[:lo])
+				clear(row[hi:])
 			}
+			src := col[c0+a*n+lo : c0+(b-1)*n+hi]
+			addTo(img[i0+a*step+lo+off:][:len(src)], src)
 			return
 		}
-		for o := lo; o < hi; o++ {
-			dst[(o-lo)*s] += src[o]
+		for o1 := a; o1 < b; o1++ {
+			src := col[c0+o1*n+lo : c0+o1*n+hi]
+			dst := img[i0+o1*step+lo*s+off:]
+			if s == 1 {
+				dst = dst[:len(src)]
+				for i, v := range src {
+					dst[i] += v
+				}
+				continue
+			}
+			dst = dst[:(len(src)-1)*s+1]
+			for i, v := range src {
+				dst[i*s] += v
+			}
 		}
 	})
+}
+
+// addTo adds src to dst, which has src's length: in vector lanes for a
+// long enough float32 row, in a Go loop otherwise.
+func addTo[T float](dst, src []T) {
+	if d, ok := any(dst).([]float32); ok && arithFloat32(opAdd, d, d, any(src).([]float32), 0) {
+		return
+	}
+	for i, v := range src {
+		dst[i] += v
+	}
 }
 
 // convShapes is what the three conv kernels share: batch, channels in and
@@ -321,14 +380,19 @@ func convInputBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a o
 				0, col[gi*ck*l:], l)
 		}
 		if !direct {
-			col2im(img, col, s.c, &s.g)
+			col2im(img, col, s.c, &s.g, true)
 		}
 	})
 }
 
 // convWeightBackward: dW_g = Σ_n g_n,g · im2col(x_n)_gᵀ. Each worker sums
 // its images into a partial gradient of its own; the partials are added at
-// the end.
+// the end. Where a group has more column rows than output channels (as a
+// 3×3 kernel makes it: 144 against 16 at 16 channels) a worker sums the
+// transpose, col_g · g_n,gᵀ, instead: OpenBLAS runs the product with the
+// longer side as its rows a quarter faster (16×144 by 1024: 67 µs; 144×16
+// by 1024: 51 µs, one core), and the partials are transposed as they are
+// added.
 func convWeightBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) {
 	x, relX := dense[T](in[0])
 	defer relX()
@@ -342,6 +406,7 @@ func convWeightBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a 
 	}
 	gemm := gemmOf[T]()
 	l, og, ck := s.g.l, s.og(), s.ck()
+	tr := ck > og
 	var mu sync.Mutex
 	cost := s.o * ck * l
 	cols, chunk, release := columns[T](&s, cost)
@@ -358,15 +423,30 @@ func convWeightBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a 
 				im2col(c, img, s.c, &s.g)
 			}
 			for gi := range s.groups {
-				gemm(blas.NoTrans, blas.Trans, og, ck, l, 1, gy[(i*s.o+gi*og)*l:], l, c[gi*ck*l:], l,
-					1, part[gi*og*ck:], ck)
+				gg, cg, pg := gy[(i*s.o+gi*og)*l:], c[gi*ck*l:], part[gi*og*ck:]
+				if tr {
+					gemm(blas.NoTrans, blas.Trans, ck, og, l, 1, cg, l, gg, l, 1, pg, og)
+				} else {
+					gemm(blas.NoTrans, blas.Trans, og, ck, l, 1, gg, l, cg, l, 1, pg, ck)
+				}
 			}
 		}
 		mu.Lock()
-		for j, v := range part {
-			dw[j] += v
+		defer mu.Unlock()
+		if !tr {
+			for j, v := range part {
+				dw[j] += v
+			}
+			return
 		}
-		mu.Unlock()
+		for gi := range s.groups {
+			pg, dg := part[gi*og*ck:(gi+1)*og*ck], dw[gi*og*ck:(gi+1)*og*ck]
+			for j := range ck {
+				for o, v := range pg[j*og : (j+1)*og] {
+					dg[o*ck+j] += v
+				}
+			}
+		}
 	})
 }
 
@@ -395,7 +475,7 @@ func fold[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a ops.UnfoldPara
 	c := out.Shape[1]
 	parallel(out.Shape[0], c*g.k*g.l, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			col2im(y[i*c*g.inSize:(i+1)*c*g.inSize], x[i*c*g.k*g.l:(i+1)*c*g.k*g.l], c, &g)
+			col2im(y[i*c*g.inSize:(i+1)*c*g.inSize], x[i*c*g.k*g.l:(i+1)*c*g.k*g.l], c, &g, false)
 		}
 	})
 }

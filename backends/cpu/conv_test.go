@@ -2,8 +2,10 @@ package cpu
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -67,17 +69,25 @@ func TestIm2col(t *testing.T) {
 		for i := range cv {
 			cv[i] = r.NormFloat64()
 		}
-		back := make([]float64, len(x))
-		col2im(back, cv, c, &g)
-		var lhs, rhs float64
+		var lhs float64
 		for i := range col {
 			lhs += col[i] * cv[i]
 		}
-		for i := range x {
-			rhs += x[i] * back[i]
-		}
-		if math.Abs(lhs-rhs) > 1e-12*max(1, math.Abs(lhs)) {
-			t.Fatalf("window %+v on %v: ⟨im2col x, c⟩ = %v but ⟨x, col2im c⟩ = %v", w, in, lhs, rhs)
+		// col2im of a column matrix it must leave alone, and of scratch.
+		for _, scratch := range []bool{false, true} {
+			back := make([]float64, len(x))
+			cs := slices.Clone(cv)
+			col2im(back, cs, c, &g, scratch)
+			if !scratch && !slices.Equal(cs, cv) {
+				t.Fatalf("window %+v on %v: col2im changed its column matrix", w, in)
+			}
+			var rhs float64
+			for i := range x {
+				rhs += x[i] * back[i]
+			}
+			if math.Abs(lhs-rhs) > 1e-12*max(1, math.Abs(lhs)) {
+				t.Fatalf("window %+v on %v (scratch %v): ⟨im2col x, c⟩ = %v but ⟨x, col2im c⟩ = %v", w, in, scratch, lhs, rhs)
+			}
 		}
 	}
 	if checked < 200 {
@@ -105,5 +115,36 @@ func TestConvColumnsPastAnInt(t *testing.T) {
 		case n == 1 && !errors.Is(err, dispatch.ErrShape) && !errors.Is(err, dispatch.ErrOutOfMemory):
 			t.Errorf("batch 1: %v, want ErrShape or ErrOutOfMemory", err)
 		}
+	}
+}
+
+// BenchmarkIm2col measures im2col and col2im (over scratch columns, as the
+// input gradient runs it) per image, in GB/s of column matrix.
+func BenchmarkIm2col(b *testing.B) {
+	for _, sh := range []struct{ c, h, k, s, p int }{{16, 32, 3, 1, 1}, {64, 56, 3, 1, 1}, {64, 56, 3, 2, 1}} {
+		w := layout.Window{Kernel: []int{sh.k, sh.k}, Stride: []int{sh.s, sh.s}, Padding: []int{sh.p, sh.p}, Dilation: []int{1, 1}}
+		in := []int{sh.h, sh.h}
+		g := newGeom(w, in, w.OutShape(in))
+		x := make([]float32, sh.c*g.inSize)
+		for i := range x {
+			x[i] = float32(i % 11)
+		}
+		col := make([]float32, sh.c*g.k*g.l)
+		name := fmt.Sprintf("c%d_%dx%d_k%d_s%d", sh.c, sh.h, sh.h, sh.k, sh.s)
+		gbs := func(b *testing.B) {
+			b.ReportMetric(float64(len(col)*4)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+		}
+		b.Run("im2col/"+name, func(b *testing.B) {
+			for b.Loop() {
+				im2col(col, x, sh.c, &g)
+			}
+			gbs(b)
+		})
+		b.Run("col2im/"+name, func(b *testing.B) {
+			for b.Loop() {
+				col2im(x, col, sh.c, &g, true)
+			}
+			gbs(b)
+		})
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -32,8 +34,10 @@ func naiveMatMul(a, b []float64, nb, n, k, m int) []float64 {
 }
 
 // TestMatMulLayouts multiplies views that BLAS reads in place (row-major,
-// column-major = transposed, with offsets and padded leading dims) and ones
-// it cannot (every other column, broadcast rows), against the naive loop.
+// column-major = transposed, with offsets and padded leading dims), ones
+// it cannot (every other column, broadcast rows) and a batch that folds
+// into one product (a stacked lhs times a shared rhs), against the naive
+// loop.
 func TestMatMulLayouts(t *testing.T) {
 	const n, k, m = 5, 7, 6
 	data := randomF64(4 * 64)
@@ -60,6 +64,10 @@ func TestMatMulLayouts(t *testing.T) {
 			"padded-ld":       base.View([]int{2, k, m}, []int{k * 8, 1, 8}, 90),
 			"broadcast-row":   base.View([]int{2, k, m}, []int{m, 0, 1}, 7),
 			"every-other-row": base.View([]int{2, k, m}, []int{2 * k * m, 2 * m, 1}, 0),
+			// One matrix for the whole batch (a Linear layer's weight),
+			// which a stacked lhs folds into one product (foldsIntoRows).
+			"shared-row-major": base.View([]int{2, k, m}, []int{0, m, 1}, 110),
+			"shared-col-major": base.View([]int{2, k, m}, []int{0, 1, k}, 111),
 		}
 		for ln, a := range lhs {
 			for rn, b := range rhs {
@@ -158,35 +166,107 @@ func BenchmarkMatMul(b *testing.B) {
 	}
 }
 
-// TestRowSplit checks that a product split into row blocks is the product:
-// both layouts of A, a C with a leading dimension wider than its rows, and
-// beta = 1, over a size large enough to be split.
-func TestRowSplit(t *testing.T) {
-	const m, n, k, ldc = 67, 130, 90, 140
+// TestBlockSplit checks that a product split into blocks is the product:
+// cut by rows (C taller than wide) and by columns (wider than tall), every
+// layout of A and B, a C with a leading dimension wider than its rows, and
+// beta = 1, over sizes large enough to be split; and a product too small
+// to split; on 2, 3 and 8 cores, so that grids of blocks are cut too.
+func TestBlockSplit(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{2, 3, 8} {
+		runtime.GOMAXPROCS(procs) // the grids of more cores than this machine has
+		testBlockSplit(t, procs)
+	}
+}
+
+func testBlockSplit(t *testing.T, procs int) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	a, b := make([]float64, m*k), make([]float64, k*n)
-	for i := range a {
-		a[i] = rng.NormFloat64()
-	}
-	for i := range b {
-		b[i] = rng.NormFloat64()
-	}
 	plain := gonum.Implementation{}.Dgemm
-	for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
-		lda := k
-		if tA == blas.Trans {
-			lda = m // a holds Aᵀ, k×m
+	for _, sz := range []struct{ m, n, k int }{{200, 90, 100}, {50, 230, 100}, {33, 17, 9}, {130, 140, 120}} {
+		a, b := make([]float64, sz.m*sz.k), make([]float64, sz.k*sz.n)
+		for i := range a {
+			a[i] = rng.NormFloat64()
 		}
-		want, got := make([]float64, m*ldc), make([]float64, m*ldc)
-		for i := range want {
-			want[i], got[i] = float64(i%7), float64(i%7)
+		for i := range b {
+			b[i] = rng.NormFloat64()
 		}
-		plain(tA, blas.NoTrans, m, n, k, 0.5, a, lda, b, n, 1, want, ldc)
-		rowSplit(plain)(tA, blas.NoTrans, m, n, k, 0.5, a, lda, b, n, 1, got, ldc)
-		for i := range want {
-			if math.Abs(got[i]-want[i]) > 1e-12 {
-				t.Fatalf("tA=%v: c[%d] = %v, want %v", tA, i, got[i], want[i])
+		ldc := sz.n + 3
+		for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+			for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {
+				lda, ldb := sz.k, sz.n
+				if tA == blas.Trans {
+					lda = sz.m // a holds Aᵀ, k×m
+				}
+				if tB == blas.Trans {
+					ldb = sz.k // b holds Bᵀ, n×k
+				}
+				t.Run(fmt.Sprintf("procs%d/%dx%dx%d/%c%c", procs, sz.m, sz.n, sz.k, tA, tB), func(t *testing.T) {
+					want, got := make([]float64, sz.m*ldc), make([]float64, sz.m*ldc)
+					for i := range want {
+						want[i], got[i] = float64(i%7), float64(i%7)
+					}
+					plain(tA, tB, sz.m, sz.n, sz.k, 0.5, a, lda, b, ldb, 1, want, ldc)
+					blockSplit(plain)(tA, tB, sz.m, sz.n, sz.k, 0.5, a, lda, b, ldb, 1, got, ldc)
+					for i := range want {
+						if math.Abs(got[i]-want[i]) > 1e-12 {
+							t.Fatalf("c[%d] = %v, want %v", i, got[i], want[i])
+						}
+					}
+				})
 			}
+		}
+	}
+}
+
+func TestGridFor(t *testing.T) {
+	cases := []struct{ m, n, workers, pr, pc int }{
+		{256, 256, 2, 2, 1},    // a tie keeps C's rows whole
+		{128, 256, 2, 1, 2},    // wider than tall: columns
+		{16, 1024, 2, 1, 2},    // 8-row blocks would be too thin
+		{2048, 2048, 64, 8, 8}, // not 64 strips that each pack all of B
+		{4096, 64, 8, 8, 1},
+		{20, 20, 8, 1, 1}, // too small a side to cut
+		{256, 256, 3, 3, 1},
+	}
+	for _, c := range cases {
+		if pr, pc := gridFor(c.m, c.n, c.workers); pr != c.pr || pc != c.pc {
+			t.Errorf("gridFor(%d, %d, %d) = %d×%d, want %d×%d", c.m, c.n, c.workers, pr, pc, c.pr, c.pc)
+		}
+	}
+}
+
+// BenchmarkGEMMThreads measures one float32 product split over the cores
+// by blockSplit (single-threaded OpenBLAS calls, as lathe runs it) against
+// OpenBLAS's own threads, the choice that matmul.go explains; run both in
+// the same minute, since the machine's load moves them apart.
+func BenchmarkGEMMThreads(b *testing.B) {
+	if strings.HasPrefix(blasName, "gonum") {
+		b.Skip("no OpenBLAS: " + blasName)
+	}
+	for _, d := range [][3]int{{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {128, 784, 256}, {128, 256, 10}} {
+		m, k, n := d[0], d[1], d[2]
+		a, bm, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+		for i := range a {
+			a[i] = float32(i%17) / 17
+		}
+		for i := range bm {
+			bm[i] = float32(i%13) / 13
+		}
+		for _, v := range []struct {
+			name    string
+			threads int
+			f       gemmFunc[float32]
+		}{{"split", 1, sgemmWide}, {"openblas-threads", runtime.GOMAXPROCS(0), sgemm}} {
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", v.name, m, k, n), func(b *testing.B) {
+				if !setBLASThreads(v.threads) {
+					b.Skip("OpenBLAS has no openblas_set_num_threads")
+				}
+				defer setBLASThreads(1)
+				for b.Loop() {
+					v.f(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, k, bm, n, 0, c, n)
+				}
+				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
 		}
 	}
 }

@@ -12,6 +12,8 @@ func openBLAS() (gemmFunc[float32], gemmFunc[float64], string, string) {
 
 const vectorMin = 1 << 62
 
+func setBLASThreads(n int) bool { return false }
+
 func sumFloat32(v []float32) float64 { return sumFloat32Go(v) }
 
 func softmaxRowsFloat32(dst, src []float32, n int, log bool) int { return 0 }
@@ -20,9 +22,27 @@ func expRowFloat32(row []float32, shift float32) (float64, bool) { return 0, fal
 
 func arithFloat32(op arithOp, dst, p, q []float32, s float32) bool { return false }
 
+func reluBackwardFloat32(dst, g, x []float32) bool { return false }
+
 func reluFloat32(dst, src []float32) bool { return false }
 
+const haveAVX2, haveF16C = false, false
+
+func widen16(dst []float32, src []uint16, bf bool) bool { return false }
+
+func narrow16(dst []uint16, src []float32, bf bool) bool { return false }
+
 func erfRowFloat32(dst, src []float32, gelu bool) bool { return false }
+
+func bnMomentsFloat32(v []float32, shift float64) (s, q float64, ok bool) { return 0, 0, false }
+
+func bnSumProdFloat32(g, x []float32, shift float64) (s, p float64, ok bool) { return 0, 0, false }
+
+func bnApplyFloat32(dst, src []float32, a, b float32) bool { return false }
+
+func bnGradFloat32(dst, g, x []float32, a, k, mean, d float32) bool { return false }
+
+func actBackwardFloat32(op actOp, dst, g, x []float32) bool { return false }
 
 func layerNormRowsFloat32(y, x, w, b []float32, d int, eps float64) bool { return false }
 

@@ -157,6 +157,40 @@ func sumColumns[T, A number](out, x *dispatch.Tensor, dims []int) bool {
 	return true
 }
 
+// sumPanels sums when each output's elements lie in n1 contiguous runs of
+// n2 at one stride: a sum over dims 0, 2 and 3 of [N, C, H, W] (the bias
+// gradient of a convolution, batch norm's statistics), whose reduced dims
+// form no single run. Each run is summed where it lies (the vector sum for
+// float32), instead of the reduced dims being copied together first. It
+// reports false when the layout is not of that kind.
+func sumPanels[T, A number](out, x *dispatch.Tensor, dims []int) bool {
+	kShape, kStrides, rShape, rStrides := splitDims(x, dims)
+	if dispatch.Numel(rShape) == 0 {
+		return false
+	}
+	w := layout.Walk{Shape: rShape, Strides: [][]int{rStrides}}.Collapse()
+	if w.Rank() != 2 || w.Strides[0][1] != 1 {
+		return false
+	}
+	n1, s1, n2 := w.Shape[0], w.Strides[0][0], w.Shape[1]
+	o, d := elems[T](out)[out.Offset:], elems[T](x)
+	parallel(dispatch.Numel(kShape), n1*n2, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			base := x.Offset
+			for dim, rem := len(kShape)-1, i; dim >= 0; dim-- {
+				base += (rem % kShape[dim]) * kStrides[dim]
+				rem /= kShape[dim]
+			}
+			var acc A
+			for j := range n1 {
+				acc += accumulate[T, A](d, base+j*s1, n2, 1)
+			}
+			o[i] = T(acc)
+		}
+	})
+	return true
+}
+
 // sumRun is the sum, accumulated in A and rounded once to T.
 func sumRun[T, A number](d []T, off, n, s int) T {
 	if s == 1 && n >= minSplitSum {
@@ -352,7 +386,7 @@ func reduceTyped[T, A number](name string, out, x *dispatch.Tensor, dims []int, 
 	case "argmax", "argmin":
 		reduceInto(out, x, dims, argRun[T](name == "argmax"))
 	case "sum":
-		if !sumColumns[T, A](out, x, dims) {
+		if !sumColumns[T, A](out, x, dims) && !sumPanels[T, A](out, x, dims) {
 			reduceInto(out, x, dims, sumRun[T, A])
 		}
 	default:

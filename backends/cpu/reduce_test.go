@@ -279,3 +279,33 @@ func TestExp32(t *testing.T) {
 		t.Errorf("exp32(-inf), exp32(nan) = %v, %v", exp32(math.Inf(-1)), exp32(math.NaN()))
 	}
 }
+
+// TestSumPanels checks the sum over dims 0, 2 and 3 of [N, C, H, W] (each
+// output's elements in N contiguous runs of H·W, sumPanels' layout), and
+// over dims 0 and 2 of a 3-D tensor, against a float64 loop, with runs long
+// enough for the vector sum.
+func TestSumPanels(t *testing.T) {
+	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64} {
+		for _, c := range []struct {
+			shape, dims []int
+		}{{[]int{3, 4, 17, 19}, []int{0, 2, 3}}, {[]int{5, 3, 300}, []int{0, 2}}, {[]int{2, 1, 7}, []int{0, 2}}} {
+			n := dispatch.Numel(c.shape)
+			data := randomF64(n)
+			x := dispatch.NewTensor(cpu0, dt, c.shape, newBuffer(dt, n))
+			castInto(x, tensorOf(dispatch.Float64, data, c.shape...))
+			got := denseF64(call(t, ops.Sum, ops.Reduce{Dims: c.dims}, x))
+			channels, inner := c.shape[1], dispatch.Numel(c.shape[2:])
+			for ch := range channels {
+				want := 0.0
+				for b := range c.shape[0] {
+					for i := range inner {
+						want += data[(b*channels+ch)*inner+i]
+					}
+				}
+				if math.Abs(got[ch]-want) > 1e-5*math.Max(1, math.Abs(want)) {
+					t.Fatalf("%v %v sum over %v: [%d] = %v, want %v", dt, c.shape, c.dims, ch, got[ch], want)
+				}
+			}
+		}
+	}
+}

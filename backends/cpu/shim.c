@@ -25,6 +25,7 @@ typedef void (*threads_fn)(int);
 static sgemm_fn lathe_sgemm_p;
 static dgemm_fn lathe_dgemm_p;
 static config_fn lathe_config_p;
+static threads_fn lathe_threads_p;
 
 // lathe_blas_open returns NULL on success, else dlerror's text.
 const char *lathe_blas_open(const char *path) {
@@ -34,15 +35,21 @@ const char *lathe_blas_open(const char *path) {
 	lathe_dgemm_p = (dgemm_fn)dlsym(h, "cblas_dgemm");
 	lathe_config_p = (config_fn)dlsym(h, "openblas_get_config");
 	// One thread per call: lathe splits a lone product over its own
-	// goroutines (rowSplit in matmul.go), and keeps OpenBLAS's spinning
+	// goroutines (blockSplit in matmul.go), and keeps OpenBLAS's spinning
 	// workers off the cores that its other kernels run on.
-	threads_fn set_threads = (threads_fn)dlsym(h, "openblas_set_num_threads");
-	if (set_threads) set_threads(1);
+	lathe_threads_p = (threads_fn)dlsym(h, "openblas_set_num_threads");
+	if (lathe_threads_p) lathe_threads_p(1);
 	if (!lathe_sgemm_p || !lathe_dgemm_p) return "no cblas_sgemm or cblas_dgemm in the library";
 	return NULL;
 }
 
 const char *lathe_blas_config(void) { return lathe_config_p ? lathe_config_p() : "unknown"; }
+
+int lathe_blas_threads(int n) {
+	if (!lathe_threads_p) return 0;
+	lathe_threads_p(n);
+	return 1;
+}
 
 void lathe_sgemm(int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda,
                  const float *b, int ldb, float beta, float *c, int ldc) {
@@ -181,6 +188,14 @@ AVX2 void lathe_arith_f32(int op, float *dst, const float *p, const float *q, fl
 	}
 }
 
+// lathe_relu_backward_f32 writes g[i] where x[i] > 0, else 0 (a NaN x
+// gives 0), to dst for i < n: relu's gradient in one pass.
+AVX2 void lathe_relu_backward_f32(float *dst, const float *g, const float *x, ptrdiff_t n) {
+	ptrdiff_t i = 0;
+	for (; i + 8 <= n; i += 8) store8(dst + i, pick(load8(x + i) > 0, load8(g + i), (v8f){0}));
+	for (; i < n; i++) dst[i] = x[i] > 0 ? g[i] : 0;
+}
+
 // lathe_relu_f32 writes max(x, 0) of the n values at src to dst, with Go's
 // max: NaN stays NaN and -0 gives +0.
 AVX2 void lathe_relu_f32(float *dst, const float *src, ptrdiff_t n) {
@@ -190,6 +205,94 @@ AVX2 void lathe_relu_f32(float *dst, const float *src, ptrdiff_t n) {
 		store8(dst + i, pick(v <= 0, (v8f){0}, v));
 	}
 	for (; i < n; i++) dst[i] = src[i] <= 0 ? 0 : src[i];
+}
+
+// ---- 16-bit float conversions ----
+
+// lathe_widen16 writes the float32 values of the n 16-bit floats at src to
+// dst, and lathe_narrow16 rounds n float32s to 16-bit floats (to nearest
+// even), bit for bit as internal/half does: bf != 0 for bfloat16 (integer
+// lane arithmetic), else float16 (F16C's vcvtph2ps and vcvtps2ph, which
+// quiet a NaN and keep its sign and top payload bits, as half does). They
+// run where cgo.go's haveF16C is set.
+
+typedef unsigned int v8u __attribute__((vector_size(32)));
+typedef short v8h __attribute__((vector_size(16)));
+typedef unsigned short v8us __attribute__((vector_size(16)));
+
+#define F16C __attribute__((target("avx2,f16c")))
+
+int lathe_has_f16c(void) {
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+}
+
+// bf16 → f32: the bits moved up 16; a NaN gets the quiet bit.
+F16C static inline v8u widen_bf16(v8us h) {
+	v8u b = __builtin_convertvector(h, v8u) << 16;
+	v8u nan = (b & 0x7fffffff) > 0x7f800000;
+	return b | (nan & 0x00400000);
+}
+
+// f32 → bf16: round the dropped 16 bits to nearest even; a NaN keeps its
+// top bits and gets the quiet bit (the rounding add could carry it away).
+F16C static inline v8us narrow_bf16(v8u b) {
+	v8u nan = (b & 0x7fffffff) > 0x7f800000;
+	v8u r = (b + 0x7fff + ((b >> 16) & 1)) >> 16;
+	v8u q = (b >> 16) | 0x0040;
+	return __builtin_convertvector((nan & q) | (~nan & r), v8us);
+}
+
+F16C void lathe_widen16(float *dst, const unsigned short *src, ptrdiff_t n, int bf) {
+	ptrdiff_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		v8us h;
+		memcpy(&h, src + i, sizeof h);
+		v8f f;
+		if (bf) {
+			v8u b = widen_bf16(h);
+			memcpy(&f, &b, sizeof f);
+		} else {
+			v8h hs;
+			memcpy(&hs, &h, sizeof hs);
+			f = __builtin_ia32_vcvtph2ps256(hs);
+		}
+		store8(dst + i, f);
+	}
+	for (; i < n; i++) {
+		v8us h = {src[i]};
+		v8f f;
+		if (bf) {
+			v8u b = widen_bf16(h);
+			memcpy(&f, &b, sizeof f);
+		} else {
+			v8h hs;
+			memcpy(&hs, &h, sizeof hs);
+			f = __builtin_ia32_vcvtph2ps256(hs);
+		}
+		dst[i] = f[0];
+	}
+}
+
+F16C static inline v8us narrow8(v8f f, int bf) {
+	if (bf) {
+		v8u b;
+		memcpy(&b, &f, sizeof b);
+		return narrow_bf16(b);
+	}
+	v8h h = __builtin_ia32_vcvtps2ph256(f, 0); // 0: round to nearest even
+	v8us u;
+	memcpy(&u, &h, sizeof u);
+	return u;
+}
+
+F16C void lathe_narrow16(unsigned short *dst, const float *src, ptrdiff_t n, int bf) {
+	ptrdiff_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		v8us h = narrow8(load8(src + i), bf);
+		memcpy(dst + i, &h, sizeof h);
+	}
+	for (; i < n; i++) dst[i] = narrow8((v8f){src[i]}, bf)[0];
 }
 
 // e^x for x ≤ 0 (softmax subtracts the row's max): x = k·ln2 + r with
@@ -322,29 +425,268 @@ AVX2 ptrdiff_t lathe_softmax_f32(float *dst, const float *src, ptrdiff_t rows, p
 	return rows;
 }
 
-// erf from the polynomials of erf32.go (the table comes from there: one
-// erfPiece of 12 doubles, mid then 11 coefficients, per [i, i+1)); the same
-// float64 arithmetic as erf64Poly, compiled with FMA and without a call per
-// element, which is where the Go loop spent its time.
-AVX2 static inline double erf_poly(double x, const double *pieces, double saturate) {
-	double a = __builtin_fabs(x);
-	if (!(a < saturate)) return a != a ? x : __builtin_copysign(1.0, x);
-	const double *p = pieces + 12 * (int)a, *c = p + 1;
-	double t = a - p[0], t2 = t * t, t4 = t2 * t2;
-	double lo = (c[0] + c[1] * t) + (c[2] + c[3] * t) * t2 + ((c[4] + c[5] * t) + (c[6] + c[7] * t) * t2) * t4;
-	double hi = (c[8] + c[9] * t) + c[10] * t2;
-	return x * (lo + hi * (t4 * t4));
+// ---- batch norm (batchnorm.go) ----
+
+// Widens the two halves of v to float64 and subtracts shift from each.
+AVX2 static inline void widen_shift(v8f v, v4d shift, v4d *lo, v4d *hi) {
+	*lo = __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3), v4d) - shift;
+	*hi = __builtin_convertvector(__builtin_shufflevector(v, v, 4, 5, 6, 7), v4d) - shift;
+}
+
+// lathe_bn_moments_f32 sets out[0] to Σ(x - shift) and out[1] to
+// Σ(x - shift)² over the n values at x, every value widened to float64
+// and the sums kept in float64 lanes, as batchnorm.go's Go loops.
+AVX2 void lathe_bn_moments_f32(const float *x, ptrdiff_t n, double shift, double *out) {
+	v4d sh = (v4d){0} + shift, s0 = {0}, s1 = {0}, q0 = {0}, q1 = {0};
+	ptrdiff_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		v4d lo, hi;
+		widen_shift(load8(x + i), sh, &lo, &hi);
+		s0 += lo;
+		s1 += hi;
+		q0 += lo * lo;
+		q1 += hi * hi;
+	}
+	double s = hsum(s0 + s1), q = hsum(q0 + q1);
+	for (; i < n; i++) {
+		double d = (double)x[i] - shift;
+		s += d;
+		q += d * d;
+	}
+	out[0] = s;
+	out[1] = q;
+}
+
+// lathe_bn_sumprod_f32 sets out[0] to Σg and out[1] to Σg·(x - shift)
+// over the n values at g and x, in float64 lanes.
+AVX2 void lathe_bn_sumprod_f32(const float *g, const float *x, ptrdiff_t n, double shift, double *out) {
+	v4d sh = (v4d){0} + shift, zero = {0}, s0 = {0}, s1 = {0}, p0 = {0}, p1 = {0};
+	ptrdiff_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		v4d glo, ghi, xlo, xhi;
+		widen_shift(load8(g + i), zero, &glo, &ghi);
+		widen_shift(load8(x + i), sh, &xlo, &xhi);
+		s0 += glo;
+		s1 += ghi;
+		p0 += glo * xlo;
+		p1 += ghi * xhi;
+	}
+	double s = hsum(s0 + s1), p = hsum(p0 + p1);
+	for (; i < n; i++) {
+		s += g[i];
+		p += (double)g[i] * ((double)x[i] - shift);
+	}
+	out[0] = s;
+	out[1] = p;
+}
+
+// lathe_bn_apply_f32 writes x·a + b of the n values at src to dst, in
+// float32 lanes as the Go loop.
+AVX2 void lathe_bn_apply_f32(float *dst, const float *src, ptrdiff_t n, float a, float b) {
+	v8f av = (v8f){0} + a, bv = (v8f){0} + b;
+	ptrdiff_t i = 0;
+	for (; i + 8 <= n; i += 8) store8(dst + i, load8(src + i) * av + bv);
+	for (; i < n; i++) dst[i] = src[i] * a + b;
+}
+
+// lathe_bn_grad_f32 writes a·g + k·(x - mean) + d of the n values at g and
+// x to dst, in float32 lanes as the Go loop.
+AVX2 void lathe_bn_grad_f32(float *dst, const float *g, const float *x, ptrdiff_t n, float a, float k, float mean, float d) {
+	v8f av = (v8f){0} + a, kv = (v8f){0} + k, mv = (v8f){0} + mean, dv = (v8f){0} + d;
+	ptrdiff_t i = 0;
+	for (; i + 8 <= n; i += 8) store8(dst + i, load8(g + i) * av + kv * (load8(x + i) - mv) + dv);
+	for (; i < n; i++) dst[i] = a * g[i] + k * (x[i] - mean) + d;
+}
+
+// ---- erf, gelu and the activations' backward ops, float32 in float64 lanes ----
+
+// erf and gelu (erf32.go), and gelu_backward, gelu_tanh_backward and
+// silu_backward (activation_backward.go gives the formulas), four values at
+// a time, computed in float64 and rounded once, as the Go functions compute
+// them; exp and erf are polynomials here rather than calls, so that the
+// loops have none.
+typedef long long v4l __attribute__((vector_size(32)));
+typedef int v4i __attribute__((vector_size(16)));
+
+AVX2 static inline v4d pick4d(v4l mask, v4d a, v4d b) {
+	v4l ia, ib, r;
+	memcpy(&ia, &a, sizeof ia);
+	memcpy(&ib, &b, sizeof ib);
+	r = (mask & ia) | (~mask & ib);
+	v4d out;
+	memcpy(&out, &r, sizeof out);
+	return out;
+}
+
+AVX2 static inline v4d splat4d(double v) { return (v4d){v, v, v, v}; }
+
+// exp4d is e^y for y ≤ 0 (and NaN): y = k·ln2 + r with |r| ≤ ln2/2 (ln2
+// split as fdlibm's, so k·hi is exact), e^r by its Taylor series to r¹¹
+// (truncation below 7e-15), times 2^k built in the exponent bits. Below
+// -700 the result is 0, where e^y < 1e-304 is nothing to the float32
+// results it enters.
+AVX2 static inline v4d exp4d(v4d y) {
+	v4l under = y < -700.0;
+	v4d lo = pick4d(under, splat4d(-700.0), y);
+	v4i k = __builtin_convertvector(lo * 1.4426950408889634 - 0.5, v4i); // truncation: rounds lo·log2e ≤ 0 to nearest
+	v4d kf = __builtin_convertvector(k, v4d);
+	v4d r = (lo - kf * 6.93147180369123816490e-01) - kf * 1.90821492927058770002e-10;
+	v4d p = splat4d(1.0 / 39916800);
+	p = p * r + 1.0 / 3628800;
+	p = p * r + 1.0 / 362880;
+	p = p * r + 1.0 / 40320;
+	p = p * r + 1.0 / 5040;
+	p = p * r + 1.0 / 720;
+	p = p * r + 1.0 / 120;
+	p = p * r + 1.0 / 24;
+	p = p * r + 1.0 / 6;
+	p = p * r + 0.5;
+	p = p * r + 1.0;
+	p = p * r + 1.0;
+	v4l bits = (__builtin_convertvector(k, v4l) + 1023) << 52;
+	v4d s;
+	memcpy(&s, &bits, sizeof s);
+	return pick4d(under, splat4d(0), p * s);
+}
+
+// erf4d is erf from the polynomials of erf32.go on four lanes: the same
+// float64 arithmetic as erf64Poly, with FMA. tab[j] holds coefficient j
+// (mid, then c[0..10]) of the four pieces (erf32.go's table: one erfPiece
+// of 12 doubles per [i, i+1)), one per lane of a vector, and each lane
+// takes its piece's with one vpermd (the piece index doubled, for the two
+// 32-bit halves of a double) instead of a load by index: a third faster
+// than a scalar loop over the table.
+typedef int v8i_ __attribute__((vector_size(32)));
+
+AVX2 static inline v4d erf4d(v4d z, const v4d *tab, double saturate) {
+	v4l signbit = (v4l){0} + (long long)0x8000000000000000ULL;
+	v4l zb;
+	memcpy(&zb, &z, sizeof zb);
+	v4l ab = zb & ~signbit;
+	v4d a;
+	memcpy(&a, &ab, sizeof a);
+	v4l inside = a < saturate; // false for NaN
+	v4d ac = pick4d(inside, a, splat4d(0));
+	// Lane k's 64 bits are the dwords 2i and 2i + 1, i its piece.
+	v4l idx = __builtin_convertvector(__builtin_convertvector(ac, v4i), v4l);
+	v4l pl = idx * 0x200000002LL + 0x100000000LL;
+	v8i_ perm;
+	memcpy(&perm, &pl, sizeof perm);
+	v4d c[12];
+	for (int j = 0; j < 12; j++) {
+		v8i_ tj, cj;
+		memcpy(&tj, &tab[j], sizeof tj);
+		cj = __builtin_ia32_permvarsi256(tj, perm);
+		memcpy(&c[j], &cj, sizeof cj);
+	}
+	v4d t = ac - c[0], t2 = t * t, t4 = t2 * t2;
+	v4d lo = (c[1] + c[2] * t) + (c[3] + c[4] * t) * t2 + ((c[5] + c[6] * t) + (c[7] + c[8] * t) * t2) * t4;
+	v4d hi = (c[9] + c[10] * t) + c[11] * t2;
+	v4d poly = z * (lo + hi * (t4 * t4));
+	// Saturated: ±1 with z's sign; NaN: z.
+	v4l oneb = (zb & signbit) | 0x3ff0000000000000LL;
+	v4d one;
+	memcpy(&one, &oneb, sizeof one);
+	return pick4d(inside, poly, pick4d(z != z, z, one));
+}
+
+// act_backward4 is op's g·f'(x) on four lanes (op numbered as
+// activation_backward.go's actOp: gelu, gelu_tanh, silu).
+AVX2 static inline v4d act_backward4(int op, v4d g, v4d x, const v4d *tab, double saturate) {
+	if (op == 0) {
+		v4d cdf = 0.5 * (1 + erf4d(x * 0.70710678118654752440, tab, saturate));
+		v4d pdf = exp4d(-0.5 * x * x) * 0.39894228040143267794;
+		return g * (cdf + x * pdf);
+	}
+	// gelu_tanh and silu: p = sigmoid(w) and q = sigmoid(-w), from e = e^-|w|,
+	// for w = 2u and w = x.
+	v4d x2 = x * x, w = x;
+	if (op == 1) w = 2 * 0.79788456080286535588 * (x + 0.044715 * x2 * x);
+	v4l wb, signbit = (v4l){0} + (long long)0x8000000000000000ULL;
+	memcpy(&wb, &w, sizeof wb);
+	v4l nab = wb | signbit; // -|w|, NaN stays NaN
+	v4d na;
+	memcpy(&na, &nab, sizeof na);
+	v4d e = exp4d(na);
+	v4d big = 1 / (1 + e), small = e / (1 + e);
+	v4l neg = w < 0;
+	v4d p = pick4d(neg, small, big), q = pick4d(neg, big, small);
+	if (op == 1) return g * (p + 2 * x * p * q * 0.79788456080286535588 * (1 + 3 * 0.044715 * x2));
+	return g * p * (1 + x * q);
+}
+
+// widen4 is four floats as doubles, by one vcvtps2pd: GCC lowers
+// __builtin_convertvector from v4f to v4d to two 128-bit halves, which made
+// the layer norm loops, bound by conversions, twice as slow.
+AVX2 static inline v4d widen4(const float *p) {
+	v4f v;
+	memcpy(&v, p, sizeof v);
+	return __builtin_ia32_cvtps2pd256(v);
+}
+
+// erf_table transposes erf32.go's pieces into erf4d's tab.
+AVX2 static inline void erf_table(v4d tab[12], const double *pieces) {
+	for (int j = 0; j < 12; j++) tab[j] = (v4d){pieces[j], pieces[12 + j], pieces[24 + j], pieces[36 + j]};
+}
+
+// erf_or_gelu4 is erf, or gelu = x/2·(1 + erf(x/√2)), on four lanes.
+AVX2 static inline v4d erf_or_gelu4(int gelu, v4d v, const v4d *tab, double saturate) {
+	if (gelu) return 0.5 * v * (1 + erf4d(v * 0.70710678118654752440, tab, saturate));
+	return erf4d(v, tab, saturate);
+}
+
+// erf_rows is lathe_erf_f32 for one of erf and gelu; the tail goes through
+// the same lanes, so that every length gives the same values.
+AVX2 static inline void erf_rows(int gelu, float *dst, const float *src, ptrdiff_t n, const v4d *tab, double saturate) {
+	ptrdiff_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		v4f r = __builtin_convertvector(erf_or_gelu4(gelu, widen4(src + i), tab, saturate), v4f);
+		memcpy(dst + i, &r, sizeof r);
+	}
+	if (i < n) {
+		float st[4] = {0}, rt[4];
+		memcpy(st, src + i, (n - i) * sizeof *src);
+		v4f r = __builtin_convertvector(erf_or_gelu4(gelu, widen4(st), tab, saturate), v4f);
+		memcpy(rt, &r, sizeof r);
+		memcpy(dst + i, rt, (n - i) * sizeof *dst);
+	}
 }
 
 AVX2 void lathe_erf_f32(float *dst, const float *src, ptrdiff_t n, const double *pieces, double saturate, int gelu) {
-	if (gelu) {
-		for (ptrdiff_t i = 0; i < n; i++) {
-			double v = src[i];
-			dst[i] = (float)(0.5 * v * (1 + erf_poly(v * 0.70710678118654752440, pieces, saturate)));
-		}
-		return;
+	v4d tab[12];
+	erf_table(tab, pieces);
+	if (gelu)
+		erf_rows(1, dst, src, n, tab, saturate);
+	else
+		erf_rows(0, dst, src, n, tab, saturate);
+}
+
+// act_backward_rows is lathe_act_backward_f32 for one op, so that the op's
+// test leaves the loop.
+AVX2 static inline void act_backward_rows(int op, float *dst, const float *g, const float *x, ptrdiff_t n, const v4d *tab, double saturate) {
+	ptrdiff_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		v4f r = __builtin_convertvector(act_backward4(op, widen4(g + i), widen4(x + i), tab, saturate), v4f);
+		memcpy(dst + i, &r, sizeof r);
 	}
-	for (ptrdiff_t i = 0; i < n; i++) dst[i] = (float)erf_poly(src[i], pieces, saturate);
+	if (i < n) { // the tail through the same lanes, so every length gives the same values
+		float gt[4] = {0}, xt[4] = {0}, rt[4];
+		memcpy(gt, g + i, (n - i) * sizeof *g);
+		memcpy(xt, x + i, (n - i) * sizeof *x);
+		v4f r = __builtin_convertvector(act_backward4(op, widen4(gt), widen4(xt), tab, saturate), v4f);
+		memcpy(rt, &r, sizeof r);
+		memcpy(dst + i, rt, (n - i) * sizeof *dst);
+	}
+}
+
+AVX2 void lathe_act_backward_f32(int op, float *dst, const float *g, const float *x, ptrdiff_t n, const double *pieces, double saturate) {
+	v4d tab[12];
+	erf_table(tab, pieces);
+	switch (op) {
+	case 0: act_backward_rows(0, dst, g, x, n, tab, saturate); break;
+	case 1: act_backward_rows(1, dst, g, x, n, tab, saturate); break;
+	case 2: act_backward_rows(2, dst, g, x, n, tab, saturate); break;
+	}
 }
 
 // Layer norm over consecutive float32 rows of d values (layernorm.go has
@@ -358,12 +700,6 @@ AVX2 void lathe_erf_f32(float *dst, const float *src, ptrdiff_t n, const double 
 // of sumBlock values, the blocks added in float64 (lathe_sum_f32's
 // cascade: at most sumBlock/8 + 3 float32 roundings per term), and its dw
 // and db partials are float64.
-
-AVX2 static inline v4d widen4(const float *p) {
-	v4f v;
-	memcpy(&v, p, sizeof v);
-	return __builtin_ia32_cvtps2pd256(v); // GCC lowers __builtin_convertvector here to 128-bit halves
-}
 
 AVX2 static inline v4d widen_lo(v8f v) { return __builtin_ia32_cvtps2pd256(__builtin_shufflevector(v, v, 0, 1, 2, 3)); }
 AVX2 static inline v4d widen_hi(v8f v) { return __builtin_ia32_cvtps2pd256(__builtin_shufflevector(v, v, 4, 5, 6, 7)); }

@@ -104,6 +104,8 @@ func split(n, cost int) (workers, chunk int) {
 
 // parallel splits [0, n) tasks of cost each into chunks across GOMAXPROCS
 // goroutines when the total work is large, and runs fn inline otherwise.
+// The caller's goroutine runs the first chunk itself rather than wait idle
+// for a goroutine to be scheduled in its place.
 func parallel(n, cost int, fn func(lo, hi int)) {
 	workers, chunk := split(n, cost)
 	if workers < 2 {
@@ -111,10 +113,11 @@ func parallel(n, cost int, fn func(lo, hi int)) {
 		return
 	}
 	var wg sync.WaitGroup
-	for lo := 0; lo < n; lo += chunk {
+	for lo := chunk; lo < n; lo += chunk {
 		hi := min(lo+chunk, n)
 		wg.Add(1)
 		go func() { defer wg.Done(); fn(lo, hi) }()
 	}
-	wg.Wait()
+	defer wg.Wait() // should fn panic here, the other chunks still end first
+	fn(0, chunk)
 }

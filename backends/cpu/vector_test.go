@@ -264,3 +264,65 @@ func TestExpRowFloat32(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchNormLoopsFloat32 checks batch norm's AVX2 loops (shim.c) against
+// batchnorm.go's Go loops: the float64 sums to 1e-12 of their scale (the
+// order differs), the float32 results to two roundings of their terms'
+// scale (C fuses a multiply and an add that Go rounds twice), on lengths
+// around the vector width.
+func TestBatchNormLoopsFloat32(t *testing.T) {
+	if !haveAVX2 || vectorMin > 1<<20 {
+		t.Skip("no vector path in this build or on this machine")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	near := func(got, want, scale float64) bool { return math.Abs(got-want) <= 1e-12*max(scale, 1) }
+	for _, n := range []int{vectorMin, vectorMin + 1, vectorMin + 7, 1000, 4099} {
+		x, g := make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i], g[i] = float32(3+rng.NormFloat64()), float32(rng.NormFloat64())
+		}
+		const shift = 3.1
+		s, q, ok := bnMomentsFloat32(x, shift)
+		if !ok {
+			t.Fatalf("n=%d: the moments loop refused", n)
+		}
+		abs := 0.0
+		for _, v := range x {
+			abs += math.Abs(float64(v))
+		}
+		if want := sum64(x) - shift*float64(n); !near(s, want, abs) {
+			t.Errorf("n=%d: Σ(x - shift) %v, want %v", n, s, want)
+		}
+		if want := sqdev64(x, shift); !near(q, want, want) {
+			t.Errorf("n=%d: Σ(x - shift)² %v, want %v", n, q, want)
+		}
+		sg, sgx, ok := bnSumProdFloat32(g, x, shift)
+		wg, wgx := sumProd64(g, x, shift)
+		if !ok || !near(sg, wg, float64(n)) || !near(sgx, wgx, float64(n)) {
+			t.Errorf("n=%d: Σg, Σg·(x - shift) %v %v (%v), want %v %v", n, sg, sgx, ok, wg, wgx)
+		}
+		dst := make([]float32, n)
+		const a, b, k, d, mean = float32(0.7), float32(-1.3), float32(0.05), float32(0.2), float32(3)
+		if !bnApplyFloat32(dst, x, a, b) {
+			t.Fatalf("n=%d: the apply loop refused", n)
+		}
+		// Two float32 roundings of the terms' scale apart: the result
+		// may be far smaller than its terms.
+		within := func(got, want float32, terms float64) bool { return math.Abs(float64(got-want)) <= 0x1p-22*terms }
+		for i, v := range x {
+			if want := v*a + b; !within(dst[i], want, math.Abs(float64(v*a))+math.Abs(float64(b))) {
+				t.Fatalf("n=%d: apply[%d] = %v, want %v", n, i, dst[i], want)
+			}
+		}
+		if !bnGradFloat32(dst, g, x, a, k, mean, d) {
+			t.Fatalf("n=%d: the grad loop refused", n)
+		}
+		for i := range x {
+			want := float32(float64(a)*float64(g[i]) + float64(k)*float64(x[i]-mean) + float64(d))
+			terms := math.Abs(float64(a*g[i])) + math.Abs(float64(k*(x[i]-mean))) + math.Abs(float64(d))
+			if !within(dst[i], want, terms) {
+				t.Fatalf("n=%d: grad[%d] = %v, want %v", n, i, dst[i], want)
+			}
+		}
+	}
+}

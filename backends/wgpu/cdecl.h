@@ -281,6 +281,9 @@ const char *lw_open(const char *path);
 // library loaded later that needs its soname finds this copy.
 const char *lw_preload(const char *path);
 
+// LW_INFLIGHT is the most submissions lw_flush leaves running.
+#define LW_INFLIGHT 4
+
 // lw_device is the one instance, adapter, device and queue of the process,
 // with the errors Dawn reported through its callbacks since the last take.
 typedef struct lw_device {
@@ -298,9 +301,34 @@ typedef struct lw_device {
 	int lost;
 	char lost_message[512];
 	// The open command encoder that ops are recorded into, and how many
-	// passes it holds; submitted by lw_flush.
+	// commands it holds; submitted by lw_flush. pass is the compute pass
+	// open in it, which successive dispatches share (Dawn orders the
+	// dispatches of a pass as it orders passes), ended by anything else
+	// recorded: a copy or the submission.
 	WGPUCommandEncoder encoder;
 	int passes;
+	WGPUComputePassEncoder pass;
+	// The submissions that may still be running, oldest first, as futures
+	// of their completion: lw_flush waits for the oldest before it submits
+	// past LW_INFLIGHT of them, so that a program that records without ever
+	// waiting cannot run ahead of the device without bound (Dawn frees a
+	// submission's bind groups and descriptor sets only once a wait has
+	// seen it done).
+	WGPUFuture inflight[LW_INFLIGHT];
+	int inflight_n;
+	// The parameter arena (launch.go): params_host holds the parameter
+	// words of the ops recorded since the last submission, params_next
+	// bytes of them, which lw_flush writes into params_buf with one queue
+	// write just before it submits them.
+	WGPUBuffer params_buf;
+	uint32_t *params_host;
+	uint64_t params_next;
+	// The bindings of the next lw_dispatch, filled by the Go side, and the
+	// message of a dispatch that Dawn refused.
+	WGPUBuffer bind_buffers[16];
+	uint64_t bind_offsets[16];
+	uint64_t bind_sizes[16];
+	char dispatch_message[2048];
 } lw_device;
 
 // lw_init makes the instance, asks for an adapter (refusing Dawn's Null
@@ -311,21 +339,22 @@ int lw_init(lw_device *d, char *msg, size_t msglen);
 WGPUBuffer lw_buffer(lw_device *d, uint64_t size, WGPUFlags usage);
 void lw_buffer_free(WGPUBuffer b);
 int lw_write(lw_device *d, WGPUBuffer b, uint64_t offset, const void *data, size_t size);
-// lw_write_params writes an op's parameters into its own slot of the
-// parameter arena without a flush: no recorded op reads that slot.
-int lw_write_params(lw_device *d, WGPUBuffer b, uint64_t offset, const void *data, size_t size);
 int lw_read(lw_device *d, WGPUBuffer src, uint64_t offset, void *dst, size_t size, WGPUBuffer staging, char *msg, size_t msglen);
 
 // lw_pipeline compiles WGSL (entry point "main") into a compute pipeline
 // with its bind group layout made from the shader; NULL and Dawn's message on error.
 WGPUComputePipeline lw_pipeline(lw_device *d, const char *code, size_t codelen, const char *label, char *msg, size_t msglen);
 
-// lw_dispatch records one compute pass: pipeline, bind group 0 made of the
-// n buffers (binding i = buffers[i], whole buffer from offsets[i] for sizes[i] bytes),
-// and x*y*z workgroups; nonzero and Dawn's message when the bind group does
-// not fit the shader (then nothing is recorded).
-int lw_dispatch(lw_device *d, WGPUComputePipeline p, int n, WGPUBuffer *buffers, uint64_t *offsets, uint64_t *sizes,
-                uint32_t x, uint32_t y, uint32_t z, char *msg, size_t msglen);
+// lw_layout returns the layout of p's bind group 0 (made from the shader),
+// which the caller keeps as long as p.
+WGPUBindGroupLayout lw_layout(WGPUComputePipeline p);
+
+// lw_dispatch records one dispatch in the open compute pass: pipeline p,
+// bind group 0 of layout made of the n bindings in d->bind_* (binding i is
+// bind_sizes[i] bytes of bind_buffers[i] from bind_offsets[i]), and x*y*z
+// workgroups; nonzero and Dawn's message in d->dispatch_message when Dawn
+// refuses the bind group (then nothing is recorded).
+int lw_dispatch(lw_device *d, WGPUComputePipeline p, WGPUBindGroupLayout layout, int n, uint32_t x, uint32_t y, uint32_t z);
 // lw_copy records a buffer-to-buffer copy.
 int lw_copy(lw_device *d, WGPUBuffer src, uint64_t srcOffset, WGPUBuffer dst, uint64_t dstOffset, uint64_t size);
 // lw_flush submits the open encoder, if any.

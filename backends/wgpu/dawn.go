@@ -29,6 +29,7 @@ import (
 type (
 	gpuBuffer   = C.WGPUBuffer          // a Dawn buffer
 	gpuPipeline = C.WGPUComputePipeline // a compiled compute pipeline
+	gpuLayout   = C.WGPUBindGroupLayout // a pipeline's bind group layout
 )
 
 // bufferUsage is a set of WebGPU buffer usage flags.
@@ -96,14 +97,16 @@ func (c *dawn) software() bool { return c.adapterType == C.WGPUAdapterType_CPU }
 
 // deviceLimits are the device's limits that lathe reads (of WGPULimits).
 type deviceLimits struct {
-	maxStorageBufferBindingSize     uint64
-	minStorageBufferOffsetAlignment uint64
+	maxStorageBufferBindingSize      uint64
+	minStorageBufferOffsetAlignment  uint64
+	maxComputeWorkgroupsPerDimension uint32
 }
 
 func (c *dawn) deviceLimits() deviceLimits {
 	return deviceLimits{
-		maxStorageBufferBindingSize:     uint64(c.limits.maxStorageBufferBindingSize),
-		minStorageBufferOffsetAlignment: uint64(c.limits.minStorageBufferOffsetAlignment),
+		maxStorageBufferBindingSize:      uint64(c.limits.maxStorageBufferBindingSize),
+		minStorageBufferOffsetAlignment:  uint64(c.limits.minStorageBufferOffsetAlignment),
+		maxComputeWorkgroupsPerDimension: uint32(c.limits.maxComputeWorkgroupsPerDimension),
 	}
 }
 
@@ -177,10 +180,25 @@ func (c *dawn) write(b gpuBuffer, offset uint64, words []uint32) {
 	C.lw_write(c.ptr(), b, C.uint64_t(offset), unsafe.Pointer(unsafe.SliceData(words)), C.size_t(len(words)*4))
 }
 
-// writeParams writes words to b at byte offset through the queue, without
-// submitting (lw_write_params). Dawn copies the words before it returns.
-func (c *dawn) writeParams(b gpuBuffer, offset uint64, words []uint32) {
-	C.lw_write_params(c.ptr(), b, C.uint64_t(offset), unsafe.Pointer(unsafe.SliceData(words)), C.size_t(len(words)*4))
+// initParams makes the parameter arena's host words (C memory, never
+// freed, as the device is not) and hands them and buf to the shim, which
+// writes the used part into buf before each submission (lw_flush).
+func (c *dawn) initParams(buf gpuBuffer, size uint64) {
+	c.params_buf = buf
+	c.params_host = (*C.uint32_t)(C.calloc(C.size_t(size), 1))
+	c.params_next = 0
+}
+
+// paramsNext is the first byte of the arena that no recorded op uses; the
+// shim sets it back to 0 when it submits.
+func (c *dawn) paramsNext() uint64 { return uint64(c.params_next) }
+
+// putParams copies words into the arena's host words at byte offset off
+// (4-aligned, within the arena) and marks the arena used up to next.
+func (c *dawn) putParams(off, next uint64, words []uint32) {
+	host := unsafe.Slice((*uint32)(unsafe.Pointer(c.params_host)), (off/4)+uint64(len(words)))
+	copy(host[off/4:], words)
+	c.params_next = C.uint64_t(next)
 }
 
 // read copies len(dst) words from byte offset of src into dst through the
@@ -220,25 +238,20 @@ type binding struct {
 	offset, size uint64
 }
 
-// dispatch records one compute pass of p over groups workgroups, with
-// binds[i] at binding i of group 0 (lw_dispatch). The error is Dawn's
-// message where the bind group does not fit the shader; then nothing is
-// recorded.
-func (c *dawn) dispatch(p gpuPipeline, binds []binding, groups [3]uint32) error {
-	bufs := (*[maxBindings]C.WGPUBuffer)(C.calloc(maxBindings, C.size_t(unsafe.Sizeof(C.WGPUBuffer(nil)))))
-	defer C.free(unsafe.Pointer(bufs))
-	offs := (*[maxBindings]C.uint64_t)(C.calloc(maxBindings, 8))
-	defer C.free(unsafe.Pointer(offs))
-	sizes := (*[maxBindings]C.uint64_t)(C.calloc(maxBindings, 8))
-	defer C.free(unsafe.Pointer(sizes))
+// layoutOf returns the layout of p's bind group 0 (lw_layout), which lives
+// as long as p.
+func layoutOf(p gpuPipeline) gpuLayout { return C.lw_layout(p) }
+
+// dispatch records one dispatch of p over groups workgroups, with binds[i]
+// at binding i of group 0, a group of layout, p's (lw_dispatch). The
+// error is Dawn's message where it refuses the bind group; then nothing
+// is recorded.
+func (c *dawn) dispatch(p gpuPipeline, layout gpuLayout, binds []binding, groups [3]uint32) error {
 	for i, b := range binds {
-		bufs[i], offs[i], sizes[i] = b.buf, C.uint64_t(b.offset), C.uint64_t(b.size)
+		c.bind_buffers[i], c.bind_offsets[i], c.bind_sizes[i] = b.buf, C.uint64_t(b.offset), C.uint64_t(b.size)
 	}
-	msg := cMessage()
-	defer C.free(unsafe.Pointer(msg))
-	if C.lw_dispatch(c.ptr(), p, C.int(len(binds)), &bufs[0], &offs[0], &sizes[0],
-		C.uint32_t(groups[0]), C.uint32_t(groups[1]), C.uint32_t(groups[2]), msg, msgLen) != 0 {
-		return errors.New(C.GoString(msg))
+	if C.lw_dispatch(c.ptr(), p, layout, C.int(len(binds)), C.uint32_t(groups[0]), C.uint32_t(groups[1]), C.uint32_t(groups[2])) != 0 {
+		return errors.New(C.GoString(&c.dispatch_message[0]))
 	}
 	return nil
 }

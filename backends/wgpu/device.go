@@ -28,7 +28,7 @@ type device struct {
 	cache    *alloc.Cap             // the cap on pool's cached bytes
 	staging  *alloc.Pool[gpuBuffer] // read-back buffers
 	params   paramArena
-	pipes    map[string]gpuPipeline
+	pipes    map[string]*pipe
 	recorded []string // ops recorded since the last flush, for errors found at submission
 
 	// The value checks queued since the last read-back (checks.go), and
@@ -56,7 +56,7 @@ func unavailable(detail string, cause error) error {
 }
 
 func newDevice() (*device, error) {
-	d := &device{pipes: map[string]gpuPipeline{}}
+	d := &device{pipes: map[string]*pipe{}}
 	var tried []string
 	for _, path := range libraryCandidates() {
 		err := openDawn(path)
@@ -122,7 +122,6 @@ func (d *device) takeError(op string) error {
 // naming the ops it held.
 func (d *device) flush() error {
 	d.c.flush()
-	d.params.reset()
 	ops := d.recorded
 	d.recorded = d.recorded[:0]
 	if err := d.takeError(batchName(ops)); err != nil {

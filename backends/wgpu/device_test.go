@@ -73,6 +73,98 @@ func TestValidationErrorNamesTheOp(t *testing.T) {
 	stillWorks(t, x)
 }
 
+// TestRefusedBindGroupRecordsNothing: a bind group that passes launch's
+// own checks but that Dawn refuses (binding 2 is declared but unused, so
+// the layout Dawn makes from the shader lacks it) fails its own op, naming
+// it, and leaves the ops recorded before it in the same submission intact:
+// recording it would have made the whole command encoder invalid.
+func TestRefusedBindGroupRecordsNothing(t *testing.T) {
+	testDevice(t)
+	x := uploadF32(t, []float32{1, 2, 3})
+	double := &shader{key: "test/double", code: `
+@group(0) @binding(0) var<storage, read> p: array<u32>;
+@group(0) @binding(1) var<storage, read_write> a: array<f32>;
+@compute @workgroup_size(1) fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+	if (id.x < 3u) { a[id.x] = a[id.x] * 2.0 + f32(p[0]); }
+}`}
+	unused := &shader{key: "test/unused-binding", code: `
+@group(0) @binding(0) var<storage, read> p: array<u32>;
+@group(0) @binding(1) var<storage, read_write> a: array<f32>;
+@group(0) @binding(2) var<storage, read_write> b: array<f32>;
+@compute @workgroup_size(1) fn main() { a[0] = f32(p[0]); }`}
+	if err := launch("double", double, [3]uint32{3, 1, 1}, nil, x); err != nil {
+		t.Fatal(err)
+	}
+	err := launch("unused_binding_op", unused, [3]uint32{1, 1, 1}, nil, x, x)
+	var de *dispatch.Error
+	if !errors.As(err, &de) || de.Op != "unused_binding_op" || !errors.Is(err, dispatch.ErrUnsupported) {
+		t.Fatalf("the refused launch: %v, want an ErrUnsupported naming unused_binding_op", err)
+	}
+	t.Logf("the refused launch: %v", err)
+	v, err := backend{}.Read(x.Device, x.Storage.Buffer, dispatch.Float32, 0, 3)
+	if err != nil {
+		t.Fatalf("reading back after the refused launch: %v", err)
+	}
+	if got := v.([]float32); got[0] != 2 || got[1] != 4 || got[2] != 6 {
+		t.Fatalf("the op recorded before the refused one gave %v, want [2 4 6]", got)
+	}
+}
+
+// TestLaunchChecks: what launch checks before Dawn sees a dispatch (the
+// number of bindings against the shader's, the workgroups against the
+// device's limit) fails the op, naming it and the limit, and records
+// nothing, so the op recorded before it still runs.
+func TestLaunchChecks(t *testing.T) {
+	d := testDevice(t)
+	x := uploadF32(t, []float32{1, 2, 3})
+	double := &shader{key: "test/double", code: `
+@group(0) @binding(0) var<storage, read> p: array<u32>;
+@group(0) @binding(1) var<storage, read_write> a: array<f32>;
+@compute @workgroup_size(1) fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+	if (id.x < 3u) { a[id.x] = a[id.x] * 2.0 + f32(p[0]); }
+}`}
+	if err := launch("double", double, [3]uint32{3, 1, 1}, nil, x); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		groups [3]uint32
+		args   []*dispatch.Tensor
+		want   string
+	}{
+		{"bindings", [3]uint32{1, 1, 1}, []*dispatch.Tensor{x, x}, "the shader declares 2"},
+		{"workgroups", [3]uint32{d.limits.maxComputeWorkgroupsPerDimension + 1, 1, 1}, []*dispatch.Tensor{x}, "maxComputeWorkgroupsPerDimension"},
+	} {
+		err := launch("checked_op", double, c.groups, nil, c.args...)
+		var de *dispatch.Error
+		if !errors.As(err, &de) || de.Op != "checked_op" || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error naming checked_op that says %q", c.name, err, c.want)
+		}
+	}
+	v, err := backend{}.Read(x.Device, x.Storage.Buffer, dispatch.Float32, 0, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.([]float32); got[0] != 2 || got[1] != 4 || got[2] != 6 {
+		t.Fatalf("the op recorded before the refused ones gave %v, want [2 4 6]", got)
+	}
+}
+
+func TestDeclaredBindings(t *testing.T) {
+	for _, c := range []struct {
+		code string
+		want int
+	}{
+		{"", 0},
+		{"@group(0) @binding(0) var<storage, read> p: array<u32>;", 1},
+		{"@group(0) @binding(0) var a: x;\n@group(0) @binding( 3 ) var b: y;\n@group(0) @binding(1) var c: z;", 4},
+	} {
+		if got := declaredBindings(c.code); got != c.want {
+			t.Errorf("declaredBindings(%q) = %d, want %d", c.code, got, c.want)
+		}
+	}
+}
+
 func stillWorks(t *testing.T, x *dispatch.Tensor) {
 	t.Helper()
 	v, err := backend{}.Read(x.Device, x.Storage.Buffer, dispatch.Float32, 0, 3)

@@ -4,7 +4,9 @@ package wgpu_test
 
 import (
 	"fmt"
+	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,5 +134,40 @@ func TestConcurrentReleaseAndRead(t *testing.T) {
 		case <-timeout:
 			t.Fatal("goroutines sharing wgpu:0 did not finish in 2 minutes: deadlock")
 		}
+	}
+}
+
+// TestRecordingWithoutWaitingStaysBounded: a program that records small
+// ops and never waits for wgpu:0 keeps a bounded amount of unfinished work.
+// Dawn frees the descriptor sets of finished work only when a wait sees it
+// done, and lavapipe maps memory for each set, so such a program once
+// gained a mapping per op until it reached vm.max_map_count (65530) and
+// crashed inside Dawn. The count of the process's mappings is the measure.
+func TestRecordingWithoutWaitingStaysBounded(t *testing.T) {
+	dev := openWGPU(t)
+	mappings := func() int {
+		b, err := os.ReadFile("/proc/self/maps")
+		if err != nil {
+			t.Skipf("no /proc/self/maps to count mappings in: %v", err)
+		}
+		return strings.Count(string(b), "\n")
+	}
+	x := lathe.FromSlice(dev, []float32{1, 2, 3, 4}, 2, 2).Transpose(0, 1)
+	record := func(n int) {
+		for range n {
+			x.Contiguous().Release()
+		}
+	}
+	record(5000) // the steady state's descriptor pools
+	before := mappings()
+	const n = 20000
+	record(n)
+	grown := mappings() - before
+	if err := lathe.Synchronize(dev); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d more ops recorded without a wait added %d mappings", n, grown)
+	if grown > n/4 {
+		t.Errorf("%d ops recorded without a wait added %d mappings: unfinished work is not bounded", n, grown)
 	}
 }

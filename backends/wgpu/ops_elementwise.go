@@ -83,6 +83,11 @@ var binaryExprs = map[string]map[string]string{
 	"atan2":     floats("atan2f(a, b)"),
 	"fmod":      {"f32": "fmodf(a, b)", "i32": "fmodi(a, b)", i64: "fmodl(a, b)"},
 	"remainder": {"f32": "remainderf(a, b)", "i32": "remainderi(a, b)", i64: "remainderl(a, b)"},
+	// The activations' backward ops: grad·f'(x), f' from math.wgsl.
+	"gelu_backward":      floats("a * gelu_grad(b)"),
+	"gelu_tanh_backward": floats("a * gelu_tanh_grad(b)"),
+	"silu_backward":      floats("a * silu_grad(b)"),
+	"relu_backward":      floats("select(0.0, a, b > 0.0)"),
 
 	// ne is !(a == b), which is true for NaN however a compiler orders it.
 	"eq": anyType("a == b", "i64_eq(a, b)"), "ne": anyType("!(a == b)", "!i64_eq(a, b)"),

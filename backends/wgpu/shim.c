@@ -159,6 +159,15 @@ static void on_done(WGPUEnum status, WGPUStringView message, void *u1, void *u2)
 	w->done = 1;
 }
 
+// A submission's completion: lw_flush and lw_wait only wait for it, and a
+// failure is a lost device, which on_lost reports.
+static void on_submitted(WGPUEnum status, WGPUStringView message, void *u1, void *u2) {
+	(void)status;
+	(void)message;
+	(void)u1;
+	(void)u2;
+}
+
 // Errors that no scope caught: kept (the first one) until the Go side takes it.
 static void on_error(WGPUDevice const *device, WGPUEnum type, WGPUStringView message, void *u1, void *u2) {
 	lw_device *d = u1;
@@ -274,17 +283,53 @@ void lw_buffer_free(WGPUBuffer b) {
 	p_wgpuBufferRelease(b);
 }
 
+// end_pass ends the open compute pass, if any, so that the encoder can
+// record something else or finish.
+static void end_pass(lw_device *d) {
+	if (d->pass != NULL) {
+		p_wgpuComputePassEncoderEnd(d->pass);
+		p_wgpuComputePassEncoderRelease(d->pass);
+		d->pass = NULL;
+	}
+}
+
+// reap_oldest waits for the oldest submission still tracked and forgets
+// it. A wait that times out forgets it too: the next lw_wait reports a
+// device that does not finish its work. Waiting is also what lets Dawn
+// recycle what finished work held (bind groups' descriptor sets, upload
+// staging): lavapipe maps memory for each descriptor set, so a program
+// that recorded ops without ever waiting reached the kernel's limit on
+// mappings (vm.max_map_count, 65530) after some 60 000 ops and crashed.
+static void reap_oldest(lw_device *d) {
+	await(d, d->inflight[0]);
+	d->inflight_n--;
+	memmove(&d->inflight[0], &d->inflight[1], (size_t)d->inflight_n * sizeof d->inflight[0]);
+}
+
 void lw_flush(lw_device *d) {
+	// The ops' parameters, in one write that the queue runs before the
+	// commands submitted below; the arena is free again after it, since
+	// the queue runs later writes after this submission.
+	if (d->params_next > 0) {
+		p_wgpuQueueWriteBuffer(d->queue, d->params_buf, 0, d->params_host, d->params_next);
+		d->params_next = 0;
+	}
 	if (d->encoder == NULL) {
 		return;
 	}
+	end_pass(d);
 	WGPUCommandBuffer cb = p_wgpuCommandEncoderFinish(d->encoder, NULL);
 	p_wgpuCommandEncoderRelease(d->encoder);
 	d->encoder = NULL;
 	d->passes = 0;
 	if (cb != NULL) {
+		if (d->inflight_n == LW_INFLIGHT) {
+			reap_oldest(d);
+		}
 		p_wgpuQueueSubmit(d->queue, 1, &cb);
 		p_wgpuCommandBufferRelease(cb);
+		WGPUQueueWorkDoneCallbackInfo done = {NULL, WGPUCallbackMode_WaitAnyOnly, on_submitted, NULL, NULL};
+		d->inflight[d->inflight_n++] = p_wgpuQueueOnSubmittedWorkDone(d->queue, done);
 	}
 }
 
@@ -293,11 +338,6 @@ void lw_flush(lw_device *d) {
 // buffer's old contents (a pooled buffer may be reused).
 int lw_write(lw_device *d, WGPUBuffer b, uint64_t offset, const void *data, size_t size) {
 	lw_flush(d);
-	p_wgpuQueueWriteBuffer(d->queue, b, offset, data, size);
-	return 0;
-}
-
-int lw_write_params(lw_device *d, WGPUBuffer b, uint64_t offset, const void *data, size_t size) {
 	p_wgpuQueueWriteBuffer(d->queue, b, offset, data, size);
 	return 0;
 }
@@ -314,6 +354,7 @@ int lw_copy(lw_device *d, WGPUBuffer src, uint64_t srcOffset, WGPUBuffer dst, ui
 	if (e == NULL) {
 		return 1;
 	}
+	end_pass(d);
 	p_wgpuCommandEncoderCopyBufferToBuffer(e, src, srcOffset, dst, dstOffset, size);
 	d->passes++;
 	return 0;
@@ -360,6 +401,10 @@ int lw_wait(lw_device *d, char *msg, size_t msglen) {
 		snprintf(msg, msglen, "the queue's work failed (status %u): %s", w.status, w.message);
 		return 2;
 	}
+	// Every submission is done: their futures complete at once.
+	while (d->inflight_n > 0) {
+		reap_oldest(d);
+	}
 	return 0;
 }
 
@@ -400,8 +445,11 @@ WGPUComputePipeline lw_pipeline(lw_device *d, const char *code, size_t codelen, 
 	return p;
 }
 
-int lw_dispatch(lw_device *d, WGPUComputePipeline p, int n, WGPUBuffer *buffers, uint64_t *offsets, uint64_t *sizes,
-                uint32_t x, uint32_t y, uint32_t z, char *msg, size_t msglen) {
+WGPUBindGroupLayout lw_layout(WGPUComputePipeline p) { return p_wgpuComputePipelineGetBindGroupLayout(p, 0); }
+
+int lw_dispatch(lw_device *d, WGPUComputePipeline p, WGPUBindGroupLayout layout, int n, uint32_t x, uint32_t y, uint32_t z) {
+	char *msg = d->dispatch_message;
+	size_t msglen = sizeof d->dispatch_message;
 	WGPUBindGroupEntry entries[16];
 	if (n > 16) {
 		snprintf(msg, msglen, "%d bindings, more than 16", n);
@@ -410,24 +458,41 @@ int lw_dispatch(lw_device *d, WGPUComputePipeline p, int n, WGPUBuffer *buffers,
 	memset(entries, 0, sizeof entries);
 	for (int i = 0; i < n; i++) {
 		entries[i].binding = (uint32_t)i;
-		entries[i].buffer = buffers[i];
-		entries[i].offset = offsets[i];
-		entries[i].size = sizes[i];
+		entries[i].buffer = d->bind_buffers[i];
+		entries[i].offset = d->bind_offsets[i];
+		entries[i].size = d->bind_sizes[i];
 	}
 	// A bind group that does not fit the shader would make the whole
 	// command encoder invalid, and with it every op recorded before this
-	// one: catch it here, in a scope of its own, and record nothing.
-	p_wgpuDevicePushErrorScope(d->device, WGPUErrorFilter_Validation);
-	WGPUBindGroupLayout layout = p_wgpuComputePipelineGetBindGroupLayout(p, 0);
+	// one. The Go side checked what it can (launch.go); anything Dawn still
+	// refuses reaches on_error during the call that finds it, so an error
+	// that appears during the creation is this group's: record nothing.
+	// (An error scope pushed and popped around it says the same, but its
+	// pop waits for Dawn's event loop, tens of microseconds.) Where an
+	// error is already pending from earlier work, only a scope can tell
+	// them apart.
+	int scoped = d->error_type != 0;
+	if (scoped) {
+		p_wgpuDevicePushErrorScope(d->device, WGPUErrorFilter_Validation);
+	}
 	WGPUBindGroupDescriptor bdesc = {0};
 	bdesc.layout = layout;
 	bdesc.entryCount = (size_t)n;
 	bdesc.entries = entries;
 	WGPUBindGroup group = p_wgpuDeviceCreateBindGroup(d->device, &bdesc);
-	p_wgpuBindGroupLayoutRelease(layout);
-	if (pop_scope(d, msg, msglen) != 0 || group == NULL) {
+	int refused = 0;
+	if (scoped) {
+		refused = pop_scope(d, msg, msglen) != 0;
+	} else if (d->error_type != 0) {
+		snprintf(msg, msglen, "%s", d->error_message);
+		d->error_type = 0;
+		refused = 1;
+	}
+	if (refused || group == NULL) {
 		if (group != NULL) {
 			p_wgpuBindGroupRelease(group);
+		} else if (!refused) {
+			snprintf(msg, msglen, "Dawn made no bind group and gave no reason");
 		}
 		return 2;
 	}
@@ -437,14 +502,14 @@ int lw_dispatch(lw_device *d, WGPUComputePipeline p, int n, WGPUBuffer *buffers,
 		snprintf(msg, msglen, "no command encoder");
 		return 3;
 	}
-	WGPUComputePassEncoder pass = p_wgpuCommandEncoderBeginComputePass(e, NULL);
-	p_wgpuComputePassEncoderSetPipeline(pass, p);
-	p_wgpuComputePassEncoderSetBindGroup(pass, 0, group, 0, NULL);
-	p_wgpuComputePassEncoderDispatchWorkgroups(pass, x, y, z);
-	p_wgpuComputePassEncoderEnd(pass);
-	p_wgpuComputePassEncoderRelease(pass);
+	if (d->pass == NULL) {
+		d->pass = p_wgpuCommandEncoderBeginComputePass(e, NULL);
+		d->passes++;
+	}
+	p_wgpuComputePassEncoderSetPipeline(d->pass, p);
+	p_wgpuComputePassEncoderSetBindGroup(d->pass, 0, group, 0, NULL);
+	p_wgpuComputePassEncoderDispatchWorkgroups(d->pass, x, y, z);
 	// Dawn keeps what the recorded commands use alive until they ran.
 	p_wgpuBindGroupRelease(group);
-	d->passes++;
 	return 0;
 }

@@ -136,6 +136,61 @@ class RMSNorm(torch.nn.Module):
         return x * torch.rsqrt(x.pow(2).mean(dims, keepdim=True) + eps) * self.weight
 
 
+def run_stack(kind, cfg, meta, inputs):
+    """TransformerEncoder, TransformerDecoder (num_layers copies of a layer
+    and an optional final LayerNorm) or nn.Transformer, in the layout of
+    cfg's seq_first. Returns the module and its output."""
+    n, seq_first, norm_first = cfg.get("num_layers", 2), cfg.get("seq_first", False), cfg.get("norm_first", False)
+    act = cfg.get("activation", "relu")
+    meta.update(num_layers=str(n), seq_first=str(int(seq_first)), norm_first=str(int(norm_first)), activation=act,
+                eps=repr(1e-5), norm=str(int(cfg.get("norm", True))))
+
+    def seq(t, name):
+        shape = (t, B, E) if seq_first else (B, t, E)
+        inputs[name] = torch.randn(shape, dtype=f64, requires_grad=True)
+        return inputs[name]
+    masks = cfg.get("masks", {})
+    layer_args = (E, H, FF, 0.0, act)
+    layer_kw = dict(batch_first=not seq_first, norm_first=norm_first, dtype=f64)
+    norm = torch.nn.LayerNorm(E, dtype=f64) if cfg.get("norm", True) else None
+    if kind == "encoder_stack":
+        m = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(*layer_args, **layer_kw), n, norm,
+                                        enable_nested_tensor=False)
+        mask = masks.get("mask")
+        if cfg.get("causal"):
+            meta["causal"] = "1"
+            mask = causal(L)
+        src = seq(L, "x")
+        set_weights(m)
+        out = m(src, mask=mask, src_key_padding_mask=masks.get("src_key_padding_mask"))
+    elif kind == "decoder_stack":
+        m = torch.nn.TransformerDecoder(torch.nn.TransformerDecoderLayer(*layer_args, **layer_kw), n, norm)
+        tgt_mask = masks.get("tgt_mask")
+        if cfg.get("causal"):
+            meta["causal"] = "1"
+            tgt_mask = causal(L)
+        tgt, memory = seq(L, "x"), seq(S, "memory")
+        set_weights(m)
+        out = m(tgt, memory, tgt_mask=tgt_mask, memory_mask=masks.get("memory_mask"),
+                tgt_key_padding_mask=masks.get("tgt_key_padding_mask"),
+                memory_key_padding_mask=masks.get("memory_key_padding_mask"))
+    else:
+        m = torch.nn.Transformer(E, H, n, cfg.get("num_decoder_layers", n), FF, 0.0, act,
+                                 batch_first=not seq_first, norm_first=norm_first, dtype=f64)
+        meta["num_decoder_layers"] = str(cfg.get("num_decoder_layers", n))
+        tgt_mask = masks.get("tgt_mask")
+        if cfg.get("square_mask"):  # lathe makes it with GenerateSquareSubsequentMask
+            meta["square_mask"] = "1"
+            tgt_mask = torch.nn.Transformer.generate_square_subsequent_mask(S)
+        src, tgt = seq(L, "x"), seq(S, "tgt")
+        set_weights(m)
+        out = m(src, tgt, src_mask=masks.get("src_mask"), tgt_mask=tgt_mask, memory_mask=masks.get("memory_mask"),
+                src_key_padding_mask=masks.get("src_key_padding_mask"),
+                tgt_key_padding_mask=masks.get("tgt_key_padding_mask"),
+                memory_key_padding_mask=masks.get("memory_key_padding_mask"))
+    return m, out
+
+
 def run_case(name, seed, kind, **cfg):
     torch.manual_seed(seed)
     meta = {"kind": kind, "d_model": str(E), "nhead": str(H), "dim_feedforward": str(FF)}
@@ -170,21 +225,40 @@ def run_case(name, seed, kind, **cfg):
                 tgt_key_padding_mask=masks.get("tgt_key_padding_mask"),
                 memory_key_padding_mask=masks.get("memory_key_padding_mask"))
     elif kind == "mha":
-        m = torch.nn.MultiheadAttention(E, H, batch_first=True, dtype=f64)
+        kdim, vdim, seq_first = cfg.get("kdim", E), cfg.get("vdim", E), cfg.get("seq_first", False)
+        m = torch.nn.MultiheadAttention(E, H, batch_first=not seq_first, kdim=kdim, vdim=vdim,
+                                        add_bias_kv=cfg.get("add_bias_kv", False),
+                                        add_zero_attn=cfg.get("add_zero_attn", False), dtype=f64)
+        for k in ("kdim", "vdim", "seq_first", "add_bias_kv", "add_zero_attn"):  # only where given: older cases keep their bytes
+            if k in cfg:
+                meta[k] = str(int(cfg[k]))
+
+        def seq(n, d):  # an input of n positions and d features in the module's layout
+            shape = (n, B, d) if seq_first else (B, n, d)
+            return torch.randn(shape, dtype=f64, requires_grad=True)
+        if seq_first:
+            x = inputs["x"] = seq(L, E)
         key = value = x
         if cfg.get("cross"):
-            key = torch.randn(B, S, E, dtype=f64, requires_grad=True)
+            key = seq(S, kdim)
             inputs["key"] = key
             value = key
             if cfg.get("distinct_value"):
-                value = torch.randn(B, S, E, dtype=f64, requires_grad=True)
+                value = seq(S, vdim)
                 inputs["value"] = value
         need = cfg.get("need_weights", "none")
         meta["need_weights"] = need
         masks = cfg.get("masks", {})
+        attn_mask = masks.get("attn_mask")
+        if cfg.get("causal"):
+            meta["causal"] = "1"
+            attn_mask = causal(L)
         set_weights(m)
         out, weights = m(x, key, value, key_padding_mask=masks.get("key_padding_mask"), need_weights=need != "none",
-                         attn_mask=masks.get("attn_mask"), average_attn_weights=need == "avg")
+                         attn_mask=attn_mask, average_attn_weights=need == "avg")
+    elif kind in ("encoder_stack", "decoder_stack", "transformer"):
+        m, out = run_stack(kind, cfg, meta, inputs)
+        masks = cfg.get("masks", {})
     elif kind == "mha_rotary":
         m = torch.nn.MultiheadAttention(E, H, batch_first=True, dtype=f64)
         meta.update(rotary_base=repr(cfg["base"]), causal=str(int(cfg["causal"])))
@@ -248,6 +322,33 @@ def cases():
     yield "mha_rotary/base100", "mha_rotary", dict(base=100.0, causal=False)
     yield "rms_norm/default_eps", "rms_norm", dict(shape=[E])
     yield "rms_norm/two_dims", "rms_norm", dict(shape=[L, E], eps=1e-3)
+    # MultiheadAttention's options
+    yield "mha/kdim_vdim/seq_first/float_mask/key_padding/weights_avg", "mha", dict(
+        cross=True, distinct_value=True, kdim=6, vdim=5, seq_first=True, need_weights="avg",
+        masks=dict(attn_mask=float_mask((L, S)), key_padding_mask=padding(S)))
+    yield "mha/kdim_vdim_equal/bias_kv", "mha", dict(cross=True, kdim=6, vdim=6, add_bias_kv=True)
+    yield "mha/bias_kv/zero_attn/bool_mask_3d/key_padding/weights_per_head", "mha", dict(
+        cross=True, add_bias_kv=True, add_zero_attn=True, need_weights="per_head",
+        masks=dict(attn_mask=bool_mask((B * H, L, S)), key_padding_mask=padding(S)))
+    yield "mha/self/bias_kv/causal", "mha", dict(add_bias_kv=True, causal=True)
+    yield "mha/self/zero_attn/seq_first/key_padding", "mha", dict(add_zero_attn=True, seq_first=True,
+                                                                masks=dict(key_padding_mask=kpm))
+    # the stacks and nn.Transformer
+    yield "encoder_stack/post/norm/causal/key_padding", "encoder_stack", dict(
+        num_layers=3, causal=True, masks=dict(src_key_padding_mask=kpm))
+    yield "encoder_stack/pre/gelu/no_norm/mask_float_3d/seq_first", "encoder_stack", dict(
+        norm_first=True, activation="gelu", norm=False, seq_first=True, masks=dict(mask=float_mask((B * H, L, L))))
+    yield "decoder_stack/post/norm/masks", "decoder_stack", dict(masks=dict(
+        tgt_mask=bool_mask((L, L)), memory_mask=float_mask((L, S)), tgt_key_padding_mask=kpm,
+        memory_key_padding_mask=padding(S)))
+    yield "decoder_stack/pre/causal/seq_first/memory_key_padding", "decoder_stack", dict(
+        norm_first=True, causal=True, seq_first=True, masks=dict(memory_key_padding_mask=padding(S)))
+    yield "transformer/post/square_mask/key_padding", "transformer", dict(
+        num_layers=2, num_decoder_layers=3, square_mask=True,
+        masks=dict(src_key_padding_mask=kpm, memory_key_padding_mask=kpm))
+    yield "transformer/pre/gelu/seq_first/masks", "transformer", dict(
+        norm_first=True, activation="gelu", seq_first=True,
+        masks=dict(src_mask=bool_mask((L, L)), memory_mask=float_mask((S, L)), tgt_key_padding_mask=padding(S)))
 
 
 def bench():

@@ -65,7 +65,7 @@ var families = []struct {
 	{"sampling", "sampling from a decoder's vocabulary"},
 	{"attention", "scaled-dot-product attention forward+backward (torch: the unfused composite)"},
 	{"gpt", "GPT training step, examples/gpt's model"},
-	{"gpt-generate", "GPT generation over a full context window"},
+	{"gpt-generate", "GPT generation: a full context window per token, and with a KV cache within the context"},
 }
 
 // table lists the workloads. Adding one is a line here (and, for a new
@@ -95,6 +95,7 @@ func table(quick bool) []workload {
 			attention(2, 256, 64, true),
 			gptStep(4, 32, 2, 32),
 			gptGenerate(32, 2, 32),
+			gptGenerateCached(32, 2, 32),
 		}
 	}
 	return []workload{
@@ -135,6 +136,7 @@ func table(quick bool) []workload {
 		attention(8, 4096, 64, true),
 		gptStep(8, 64, 4, 64),
 		gptGenerate(64, 4, 64),
+		gptGenerateCached(64, 4, 64),
 	}
 }
 
@@ -274,18 +276,19 @@ var builders = map[string]func(dev lathe.Device, dt, amp lathe.DType, dims []int
 	// torch's out= writes into a block it holds; torch's allocating add
 	// (the add row) also pays its allocator, which returns large blocks to
 	// the system and takes page faults on the next, or not, by history.
-	"add_out":       noAMP(buildBinary(func(a, b *lathe.Tensor) *lathe.Tensor { return a.Add(b) })),
-	"chain":         noAMP(buildChain),
-	"sum":           noAMP(buildSum),
-	"softmax":       noAMP(buildSoftmax),
-	"mlp_step":      buildMLPStep,
-	"resblock_step": buildResBlockStep,
-	"add1":          noAMP(buildAdd1(false)),
-	"add1_grad":     noAMP(buildAdd1(true)),
-	"multinomial":   noAMP(buildMultinomial),
-	"sdpa":          noAMP(buildAttention),
-	"gpt_step":      noAMP(buildGPTStep),
-	"gpt_generate":  noAMP(buildGPTGenerate),
+	"add_out":             noAMP(buildBinary(func(a, b *lathe.Tensor) *lathe.Tensor { return a.Add(b) })),
+	"chain":               noAMP(buildChain),
+	"sum":                 noAMP(buildSum),
+	"softmax":             noAMP(buildSoftmax),
+	"mlp_step":            buildMLPStep,
+	"resblock_step":       buildResBlockStep,
+	"add1":                noAMP(buildAdd1(false)),
+	"add1_grad":           noAMP(buildAdd1(true)),
+	"multinomial":         noAMP(buildMultinomial),
+	"sdpa":                noAMP(buildAttention),
+	"gpt_step":            noAMP(buildGPTStep),
+	"gpt_generate":        noAMP(buildGPTGenerate),
+	"gpt_generate_cached": noAMP(buildGPTGenerateCached),
 }
 
 // prepare builds w on dev.

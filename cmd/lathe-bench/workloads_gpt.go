@@ -24,10 +24,23 @@ func gptStep(batch, context, layers, dim int) workload {
 // gptGenerate is one token of examples/gpt's Generate from a full window
 // of context tokens (top 20 at temperature 0.8), the steady state of
 // generating text longer than the context: one forward over the window per
-// token, since the model keeps no cache of keys and values.
+// token, since past the context the window slides and no cached key or
+// value stays right (model.GPT.Generate says why).
 func gptGenerate(context, layers, dim int) workload {
 	return workload{Name: fmt.Sprintf("gpt generate ctx%d l%d d%d", context, layers, dim), Family: "gpt-generate",
 		spec: spec{Kind: "gpt_generate", DType: "f32", Dims: []int{1, context, layers, dim, 4, gptVocab}}, Unit: tokens, Work: 1}
+}
+
+// gptGenerateCached is examples/gpt's Generate of context-1 tokens from a
+// prompt of one (top 20 at temperature 0.8), within the context, where it
+// keeps a KV cache: a step is the whole sequence, a one-token prefill and
+// context-2 forwards of one position, and the rate is per token.
+// build/bench_torch.py's side keeps a cache of its own, each layer's past
+// keys and values concatenated with the new ones, as the row's name says.
+func gptGenerateCached(context, layers, dim int) workload {
+	return workload{Name: fmt.Sprintf("gpt generate with KV cache ctx%d l%d d%d (%d tokens; torch: cat past k,v)", context, layers, dim, context-1),
+		Family: "gpt-generate", spec: spec{Kind: "gpt_generate_cached", DType: "f32", Dims: []int{1, context, layers, dim, 4, gptVocab}},
+		Unit: tokens, Work: float64(context - 1)}
 }
 
 func newBenchGPT(dev lathe.Device, dt lathe.DType, dims []int) (*model.GPT, error) {
@@ -97,6 +110,22 @@ func buildGPTGenerate(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, 
 		}
 		window = out[1:]
 		return nil
+	}
+	return &prepared{step: step, release: func() {}}, nil
+}
+
+// buildGPTGenerateCached is gptGenerateCached's step: a sequence of
+// context-1 new tokens from the one-token prompt bench_torch.py starts from.
+func buildGPTGenerateCached(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error) {
+	context := dims[1]
+	g, err := newBenchGPT(dev, dt, dims)
+	if err != nil {
+		return nil, err
+	}
+	sampling := model.Sampling{Temperature: 0.8, TopK: 20}
+	step := func() error {
+		_, err := g.Generate([]int64{0}, context-1, sampling)
+		return err
 	}
 	return &prepared{step: step, release: func() {}}, nil
 }

@@ -46,6 +46,20 @@ var (
 	Remainder, FMod         = withChecks(binary("remainder", Numeric, false), divisorChecks), withChecks(binary("fmod", Numeric, false), divisorChecks)
 )
 
+// The backward ops of the activations: grad·f'(x) in one kernel, for f
+// gelu, gelu_tanh, silu and relu, as PyTorch's gelu_backward (with
+// approximate "none" and "tanh"), silu_backward and threshold_backward at
+// 0 (derivatives.yaml). Only gradient rules call them: they are not part
+// of the public API. Without them a rule is a chain of ops (a dozen for
+// gelu; a compare, a scalar and a where for relu), each with a tensor of
+// its own.
+var (
+	GELUBackward     = backward("gelu_backward")
+	GELUTanhBackward = backward("gelu_tanh_backward")
+	SiLUBackward     = backward("silu_backward")
+	ReLUBackward     = backward("relu_backward")
+)
+
 // Where is where(cond, x, y): x where cond is true, else y, broadcast.
 var Where = dispatch.Register(&dispatch.Op[dispatch.None]{Schema: dispatch.Schema{Name: "where", Args: []string{"cond", "x", "y"}}, Infer: whereInfer})
 
@@ -100,9 +114,18 @@ func unary(name string, allowed dispatch.DTypeSet) *dispatch.Op[Params] {
 }
 
 func binary(name string, allowed dispatch.DTypeSet, boolResult bool) *dispatch.Op[dispatch.None] {
-	names := func(i int) string { return [...]string{"lhs", "rhs"}[i] }
+	return binaryArgs(name, [2]string{"lhs", "rhs"}, allowed, boolResult)
+}
+
+// backward is an activation's backward op, (grad, x), of floats.
+func backward(name string) *dispatch.Op[dispatch.None] {
+	return binaryArgs(name, [2]string{"grad", "x"}, Floats, false)
+}
+
+func binaryArgs(name string, args [2]string, allowed dispatch.DTypeSet, boolResult bool) *dispatch.Op[dispatch.None] {
+	names := func(i int) string { return args[i] }
 	same := name != "logical_and" && name != "logical_or"
-	op := dispatch.Register(&dispatch.Op[dispatch.None]{Schema: dispatch.Schema{Name: name, Args: []string{"lhs", "rhs"}},
+	op := dispatch.Register(&dispatch.Op[dispatch.None]{Schema: dispatch.Schema{Name: name, Args: args[:]},
 		Infer: func(in []*dispatch.Tensor, _ dispatch.None) (dispatch.DType, []int, error) {
 			for i, t := range in {
 				if err := checkDType(t, names(i), allowed); err != nil {

@@ -82,6 +82,46 @@ struct Pow {
 		return r;
 	}
 };
+// The activations' backward ops, g * f'(x) (derivatives.yaml's
+// gelu_backward, approximate "none" and "tanh", and silu_backward), as the
+// cpu's (backends/cpu/activation_backward.go): gelu' = Phi(x) + x phi(x);
+// with u = k(x + c x^3) and t = tanh(u), gelu_tanh' = (1 + t)/2 + x/2 (1 -
+// t^2) k(1 + 3c x^2), taken as p + 2x p q k(1 + 3c x^2) with p = (1 + t)/2 =
+// sigmoid(2u) and q = (1 - t)/2 = sigmoid(-2u), since 1 + t loses digits
+// where t nears -1; silu' = s(1 + x(1 - s)), s = sigmoid(x).
+struct GeluBackward {
+	template <typename F> __device__ F operator()(F g, F x) const {
+		const F rsqrt2 = (F)0.70710678118654752440, rsqrt2pi = (F)0.39894228040143267794;
+		F cdf = (F)0.5 * ((F)1 + m_erf(x * rsqrt2));
+		F pdf = m_exp((F)-0.5 * x * x) * rsqrt2pi;
+		return g * (cdf + x * pdf);
+	}
+};
+// sigmoids sets p = sigmoid(w) and q = sigmoid(-w), both from exp(-|w|), so
+// that neither loses digits where the other nears 1.
+template <typename F> __device__ __forceinline__ void sigmoids(F w, F &p, F &q) {
+	F e = m_exp(-m_abs(w)), big = (F)1 / ((F)1 + e), small = e / ((F)1 + e);
+	p = w < 0 ? small : big;
+	q = w < 0 ? big : small;
+}
+struct GeluTanhBackward {
+	template <typename F> __device__ F operator()(F g, F x) const {
+		const F k = (F)0.7978845608028654, c = (F)0.044715;
+		F x2 = x * x, p, q;
+		sigmoids((F)2 * k * (x + c * x2 * x), p, q);
+		return g * (p + (F)2 * x * p * q * k * ((F)1 + (F)3 * c * x2));
+	}
+};
+struct ReluBackward { // g where x > 0 (a NaN x gives 0), relu's gradient
+	template <typename F> __device__ F operator()(F g, F x) const { return x > (F)0 ? g : (F)0; }
+};
+struct SiluBackward {
+	template <typename F> __device__ F operator()(F g, F x) const {
+		F s, r;
+		sigmoids(x, s, r);
+		return g * s * ((F)1 + x * r);
+	}
+};
 
 #define LATHE_COMPARE(Name, op) \
 	struct Name {           \
@@ -134,7 +174,11 @@ __device__ void binary_strided(R *out, const T *x, const T *y, i64 n, const Layo
 	LATHE_BINARY(T, u8, sfx, ge, Ge)
 #define LATHE_FLOAT_BINARY(T, sfx)         \
 	LATHE_BINARY(T, T, sfx, div, Div)  \
-	LATHE_BINARY(T, T, sfx, atan2, Atan2)
+	LATHE_BINARY(T, T, sfx, atan2, Atan2) \
+	LATHE_BINARY(T, T, sfx, gelu_backward, GeluBackward) \
+	LATHE_BINARY(T, T, sfx, gelu_tanh_backward, GeluTanhBackward) \
+	LATHE_BINARY(T, T, sfx, silu_backward, SiluBackward) \
+	LATHE_BINARY(T, T, sfx, relu_backward, ReluBackward)
 #define LATHE_EQUALITY(T, sfx)            \
 	LATHE_BINARY(T, u8, sfx, eq, Eq)  \
 	LATHE_BINARY(T, u8, sfx, ne, Ne)

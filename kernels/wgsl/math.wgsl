@@ -161,6 +161,37 @@ fn siluf(x: f32) -> f32 {
     return x * sigmoidf(x);
 }
 
+// The activations' derivatives, for their backward ops (derivatives.yaml's
+// gelu_backward and silu_backward), as the cpu's
+// (backends/cpu/activation_backward.go): gelu' = Φ(x) + x·φ(x); with u =
+// k(x + c·x³) and t = tanh(u), gelu_tanh' = ½(1 + t) + ½x(1 - t²)·k(1 +
+// 3c·x²), taken as p + 2x·p·q·k(1 + 3c·x²) with p = ½(1 + t) = sigmoid(2u)
+// and q = ½(1 - t) = sigmoid(-2u), since 1 + t loses digits where t nears
+// -1; silu' = s(1 + x(1 - s)), s = sigmoid(x).
+fn gelu_grad(x: f32) -> f32 {
+    return 0.5 * one_plus_erf(x * 0.70710678118654752) + x * (0.3989422804014327 * expf(-0.5 * x * x));
+}
+
+// sigmoids is (sigmoid(w), sigmoid(-w)), both from exp(-|w|), so that
+// neither loses digits where the other nears 1.
+fn sigmoids(w: f32) -> vec2<f32> {
+    let e = expf(-abs(w));
+    let big = 1.0 / (1.0 + e);
+    let small = e / (1.0 + e);
+    return select(vec2<f32>(big, small), vec2<f32>(small, big), w < 0.0);
+}
+
+fn gelu_tanh_grad(x: f32) -> f32 {
+    let x2 = x * x;
+    let s = sigmoids(1.5957691216057308 * (x + 0.044715 * x2 * x));
+    return s.x + 2.0 * x * s.x * s.y * 0.7978845608028654 * (1.0 + 0.134145 * x2);
+}
+
+fn silu_grad(x: f32) -> f32 {
+    let s = sigmoids(x);
+    return s.x * (1.0 + x * s.y);
+}
+
 // erfc_tail is erfc(a) for a ≥ 1: exp(-a²)·h(1/a)/a, with h(s) =
 // a·erfc(a)·exp(a²) a least-squares polynomial in s - 0.55 over s in
 // [0.1, 1] (relative error 1e-8 in float64, an ulp in float32); past a = 10

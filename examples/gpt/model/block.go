@@ -49,34 +49,72 @@ func newBlock(c Config) *Block {
 }
 
 // Forward runs the block on the residual stream h [B, L, Dim].
-func (b *Block) Forward(h *lathe.Tensor) *lathe.Tensor {
-	h = h.Add(b.attention(b.Norm1.Forward(h)))
-	return h.Add(b.FCProj.Forward(b.FC.Forward(b.Norm2.Forward(h)).GELU()))
+func (b *Block) Forward(h *lathe.Tensor) *lathe.Tensor { return b.forward(h, nil, nil) }
+
+// forward is Forward for positions that follow those cache holds (nil: no
+// cache, positions from 0), appending their keys and values to it; s
+// collects the temporaries (see scratch).
+func (b *Block) forward(h *lathe.Tensor, cache *nn.KVCache, s *scratch) *lathe.Tensor {
+	h = s.add(h.Add(s.add(b.attention(s.add(b.Norm1.Forward(h)), cache, s))))
+	return h.Add(s.add(b.FCProj.Forward(s.add(s.add(b.FC.Forward(s.add(b.Norm2.Forward(h)))).GELU()))))
 }
 
 // attention is causal self-attention over x [B, L, Dim]: split into heads
 // [B, H, L, Dim/H], rotate queries and keys by position with rotary
-// positions, attend, and merge the heads back.
-func (b *Block) attention(x *lathe.Tensor) *lathe.Tensor {
-	s := x.Shape()
-	if len(s) != 3 {
+// positions, attend, and merge the heads back. With a cache, x's positions
+// follow the cache's: its keys and values come first (rotated at their own
+// positions when they were appended), x's are appended to it, and x's
+// query i attends to every cached key and to x's keys up to i.
+func (b *Block) attention(x *lathe.Tensor, cache *nn.KVCache, s *scratch) *lathe.Tensor {
+	shape := x.Shape()
+	if len(shape) != 3 {
 		return x.Linear(b.QKV.Weight, b.QKV.Bias) // the layer's own shape error
 	}
-	bsz, l, dim := s[0], s[1], s[2]
-	heads := func(t *lathe.Tensor) *lathe.Tensor {
-		return t.Reshape(bsz, l, b.heads, dim/b.heads).Transpose(1, 2)
+	bsz, l, dim := shape[0], shape[1], shape[2]
+	offset := cache.Len()
+	qkv := s.add(b.QKV.Forward(x))
+	// heads is the part at column `at` of qkv split into heads; its
+	// intermediate views go to s, the result is the caller's.
+	heads := func(at int) *lathe.Tensor {
+		return s.add(s.add(qkv.Narrow(2, at, dim)).Reshape(bsz, l, b.heads, dim/b.heads)).Transpose(1, 2)
 	}
-	qkv := b.QKV.Forward(x)
-	q := heads(qkv.Narrow(2, 0, dim))
-	k := heads(qkv.Narrow(2, dim, dim))
-	v := heads(qkv.Narrow(2, 2*dim, dim))
+	q, k, v := s.add(heads(0)), heads(dim), heads(2*dim)
 	if b.rotary {
 		// GPT-NeoX's "rotate half" convention, as build/torchref/gpt.py's
-		// rotate_half: x·cos(pθ) + [-x₂, x₁]·sin(pθ), θᵢ = 10000^(-2i/D).
-		q, k = nn.ApplyRotary(q, 0, ropeBase), nn.ApplyRotary(k, 0, ropeBase)
+		// rotate_half: x·cos(pθ) + [-x₂, x₁]·sin(pθ), θᵢ = 10000^(-2i/D),
+		// at the absolute positions offset…offset+L-1.
+		q = s.add(nn.ApplyRotary(q, offset, ropeBase))
+		k = nn.ApplyRotary(s.add(k), offset, ropeBase)
 	}
-	y := lathe.ScaledDotProductAttention(q, k, v, lathe.IsCausal())
-	return b.Proj.Forward(y.Transpose(1, 2).Reshape(bsz, l, dim))
+	switch {
+	case cache == nil:
+		s.add(k)
+		s.add(v)
+	case offset == 0:
+		cache.K, cache.V = k, v
+	default:
+		// lathe's tensors do not change in place, so appending is a copy
+		// (nn.KVCache says so); the cache's old tensors are released.
+		ck := lathe.Concat([]*lathe.Tensor{cache.K, s.add(k)}, 2)
+		cv := lathe.Concat([]*lathe.Tensor{cache.V, s.add(v)}, 2)
+		cache.K.Release()
+		cache.V.Release()
+		cache.K, cache.V, k, v = ck, cv, ck, cv
+	}
+	var opts []lathe.AttentionOption
+	switch {
+	case offset == 0:
+		opts = append(opts, lathe.IsCausal())
+	case l > 1:
+		// Query i sits at position offset+i, so it may attend to keys j ≤
+		// offset+i: the lower triangle shifted right by offset (IsCausal's
+		// triangle is aligned at the top left, which is wrong here).
+		opts = append(opts, lathe.AttentionMask(s.add(s.add(lathe.Ones(x.Device(), lathe.Bool, l, offset+l)).Tril(offset))))
+	}
+	// One new position after cached ones is the last: it attends to
+	// every key, so it needs no mask.
+	y := s.add(lathe.ScaledDotProductAttention(q, k, v, opts...))
+	return b.Proj.Forward(s.add(s.add(y.Transpose(1, 2)).Reshape(bsz, l, dim)))
 }
 
 // ropeBase is RoFormer's base of the rotary frequencies.

@@ -4,6 +4,8 @@
 // rotary positions and an output head tied to the token embeddings.
 // build/torchref/gpt.py is the same model in PyTorch, under the same
 // parameter names; the tests check that the two agree on logits, loss,
-// every gradient and 20 AdamW steps. The example's training program and
-// lathe-bench's GPT rows both build this model.
+// every gradient and 20 AdamW steps. Generate samples with a KV cache
+// (nn.KVCache, one per block) while the sequence fits the context, and
+// draws the tokens a full forward per token would. The example's training
+// program and lathe-bench's GPT rows both build this model.
 package model

@@ -101,16 +101,35 @@ func (g *GPT) Forward(tokens *lathe.Tensor) *lathe.Tensor {
 		return lathe.Failed(lathe.NewError("gpt", lathe.ErrShape, "tokens", "has shape "+shapeString(s),
 			"pass [batch, length] with 1 ≤ length ≤ Context ("+strconv.Itoa(g.Context)+"); crop longer sequences to their last Context tokens"))
 	}
-	h := g.TokEmb.Forward(tokens)
+	return g.head(g.hidden(tokens, 0, nil, nil))
+}
+
+// hidden is the residual stream after the blocks, [B, L, Dim], for tokens
+// [B, L] at positions offset…offset+L-1. With caches (one per block, each
+// holding offset positions) each block reads its cached keys and values and
+// appends tokens'; s collects the temporaries, the result among them (see
+// scratch).
+func (g *GPT) hidden(tokens *lathe.Tensor, offset int, caches []nn.KVCache, s *scratch) *lathe.Tensor {
+	l := tokens.Shape()[1]
+	h := s.add(g.TokEmb.Forward(tokens))
 	if !g.Rotary {
-		pos := lathe.Arange(tokens.Device(), lathe.Int64, 0, float64(s[1]), 1)
-		h = h.Add(g.PosEmb.Forward(pos))
+		pos := s.add(lathe.Arange(tokens.Device(), lathe.Int64, float64(offset), float64(offset+l), 1))
+		h = s.add(h.Add(s.add(g.PosEmb.Forward(pos))))
 	}
-	for _, b := range g.Blocks {
-		h = b.Forward(h)
+	for i, b := range g.Blocks {
+		var c *nn.KVCache
+		if caches != nil {
+			c = &caches[i]
+		}
+		h = s.add(b.forward(h, c, s))
 	}
-	// The head shares the token table (weight tying, as GPT-2): logits are
-	// h·Eᵀ, torch's F.linear(h, tok_emb.weight).
+	return h
+}
+
+// head maps the residual stream h to logits. It shares the token table
+// (weight tying, as GPT-2): logits are LayerNorm(h)·Eᵀ, torch's
+// F.linear(ln_f(h), tok_emb.weight).
+func (g *GPT) head(h *lathe.Tensor) *lathe.Tensor {
 	return g.NormF.Forward(h).Linear(g.TokEmb.Weight, nil)
 }
 

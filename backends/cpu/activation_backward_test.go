@@ -1,0 +1,89 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestActBackwardRows compares the float32 backward ops, on runs of every
+// length up to 300 and one of 4096 (the C loop from vectorMin on, where the
+// machine has AVX2, and the Go loop below it), with the float64 functions
+// (math.Erf and math.Exp) rounded to float32: within an ulp, or of 2e-8·|g|,
+// below half an ulp of g. That is gelu_backward's bound where the terms of
+// gelu' cancel (x near -0.75), and below x = -5.54, where erf32's polynomial
+// gives erf = -1 and so drops Φ(x) < 1.5e-8, as gelu does (and PyTorch's
+// float32 1 + erf). Infinities and NaN give torch's NaN.
+func TestActBackwardRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	ulps := func(a, b float32) uint32 {
+		x, y := math.Float32bits(a), math.Float32bits(b)
+		return max(x, y) - min(x, y)
+	}
+	for _, c := range []struct {
+		name string
+		f    func(g, x float64) float64
+	}{{"gelu_backward", geluBackward}, {"gelu_tanh_backward", geluTanhBackward}, {"silu_backward", siluBackward},
+		{"relu_backward", reluBackward[float64]}} {
+		rows := float32Binary[c.name]
+		for _, n := range append(lengths(300), 4096) {
+			g, x, dst := make([]float32, n), make([]float32, n), make([]float32, n)
+			for i := range x {
+				g[i] = float32(rng.NormFloat64())
+				x[i] = float32(rng.NormFloat64() * 4)
+			}
+			if n > 8 {
+				x[0], x[1], x[2], x[3], x[4] = float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), -7, 3e30
+			}
+			rows.vv(dst, g, x)
+			for i := range dst {
+				want := float32(c.f(float64(g[i]), float64(x[i])))
+				got := dst[i]
+				if want != want {
+					if got == got {
+						t.Fatalf("%s, n=%d: (%g, %g) gives %g, want NaN", c.name, n, g[i], x[i], got)
+					}
+					continue
+				}
+				if ulps(got, want) > 1 && math.Abs(float64(got-want)) > 2e-8*math.Abs(float64(g[i])) {
+					t.Fatalf("%s, n=%d: (%g, %g) gives %g, want %g (%d ulps)", c.name, n, g[i], x[i], got, want, ulps(got, want))
+				}
+			}
+		}
+	}
+}
+
+func lengths(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// BenchmarkActBackward32 is each float32 backward op on 64K values, one
+// thread: the row loop against the per-element Go function.
+func BenchmarkActBackward32(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	g, x, dst := make([]float32, 1<<16), make([]float32, 1<<16), make([]float32, 1<<16)
+	for i := range x {
+		g[i], x[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+	}
+	for _, name := range []string{"gelu_backward", "gelu_tanh_backward", "silu_backward", "relu_backward"} {
+		rows := float32Binary[name]
+		b.Run(name+"/rows", func(b *testing.B) {
+			b.SetBytes(8 << 16)
+			for b.Loop() {
+				rows.vv(dst, g, x)
+			}
+		})
+		b.Run(name+"/go", func(b *testing.B) {
+			b.SetBytes(8 << 16)
+			for b.Loop() {
+				for i := range dst {
+					dst[i] = rows.at(g[i], x[i])
+				}
+			}
+		})
+	}
+}

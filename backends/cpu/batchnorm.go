@@ -1,0 +1,298 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+)
+
+// Fused batch norm (ops.BatchNormMoments, ops.BatchNormApply,
+// ops.BatchNormBackward) on x read as [N, C, S], contiguous (copied first
+// if it is not). The per-channel sums (the moments, the backward's Σg and
+// Σg·(x - mean)) run a block of channels per task, in float64 and in a
+// fixed order (forPlanes), so that the result does not depend on how many
+// cores share the work; the
+// elementwise passes run an (n, c) plane of S elements per task with the
+// channel's coefficients hoisted out of the loop. Only float32 and float64
+// have the kernels: the 16-bit floats take the composite, as on the
+// devices without these ops.
+
+const bnDTypes = dispatch.DTypeSet(1<<dispatch.Float32 | 1<<dispatch.Float64)
+
+func init() {
+	registerFor(ops.BatchNormMoments, bnDTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+		g, err := ops.BatchNormShape(in[0])
+		if err != nil {
+			return err
+		}
+		if out.DType == dispatch.Float32 {
+			batchNormMoments[float32](out, in[0], g)
+		} else {
+			batchNormMoments[float64](out, in[0], g)
+		}
+		return nil
+	})
+	registerFor(ops.BatchNormApply, bnDTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.BatchNormParams) error {
+		g, err := ops.BatchNormShape(in[0])
+		if err != nil {
+			return err
+		}
+		if out.DType == dispatch.Float32 {
+			batchNormApply[float32](out, in, g, a)
+		} else {
+			batchNormApply[float64](out, in, g, a)
+		}
+		return nil
+	})
+	registerFor(ops.BatchNormBackward, bnDTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.BatchNormParams) error {
+		g, err := ops.BatchNormShape(in[0])
+		if err != nil {
+			return err
+		}
+		if out.DType == dispatch.Float32 {
+			batchNormBackward[float32](out, in, g, a)
+		} else {
+			batchNormBackward[float64](out, in, g, a)
+		}
+		return nil
+	})
+}
+
+// batchNormMoments writes each channel's mean and biased variance, two
+// passes over the channel (the sum, then the squared deviations from the
+// mean): one pass of Σx² - (Σx)²/M cancels when the mean is large next to
+// the spread, even in float64 for float64 data.
+func batchNormMoments[T float](out, x *dispatch.Tensor, g ops.BatchNormGeometry) {
+	xs, release := dense[T](x)
+	defer release()
+	o := span[T](out)
+	m := float64(g.N * g.S)
+	parallel(g.C, 2*g.N*g.S, func(lo, hi int) {
+		mean, dev := make([]float64, hi-lo), make([]float64, hi-lo)
+		forPlanes(g, lo, hi, func(c, off int) { mean[c-lo] += planeSum(xs[off:][:g.S]) })
+		for i := range mean {
+			mean[i] /= m // NaN for an empty batch, as torch's mean of nothing
+		}
+		forPlanes(g, lo, hi, func(c, off int) { dev[c-lo] += planeSqDev(xs[off:][:g.S], mean[c-lo]) })
+		for i := range mean {
+			o[lo+i], o[g.C+lo+i] = T(mean[i]), T(dev[i]/m)
+		}
+	})
+}
+
+// forPlanes calls f with the channel and the offset of every (n, c) plane
+// of the channels [lo, hi), n outer: a sample's planes of those channels are
+// one run of x, so that the walk is sequential, and each channel's planes
+// come in the order of n whatever [lo, hi) is, so that sums over them do
+// not depend on how the channels were shared out.
+func forPlanes(g ops.BatchNormGeometry, lo, hi int, f func(c, off int)) {
+	for n := range g.N {
+		for c := lo; c < hi; c++ {
+			f(c, (n*g.C+c)*g.S)
+		}
+	}
+}
+
+// batchNormApply writes x·s + t per channel with s = weight/√(var + eps)
+// and t = bias - mean·s (computed in float64 per channel), as the
+// composite's scaleShift and PyTorch's cpu kernel: one pass over x.
+func batchNormApply[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g ops.BatchNormGeometry, a ops.BatchNormParams) {
+	xs, release := dense[T](in[0])
+	defer release()
+	mean, variance, weight, bias := channels[T](in[1]), channels[T](in[2]), channels[T](in[3]), channels[T](in[4])
+	scale, shift := make([]T, g.C), make([]T, g.C)
+	for c := range g.C {
+		s := float64(weight[c]) / math.Sqrt(float64(variance[c])+a.Eps)
+		scale[c], shift[c] = T(s), T(float64(bias[c])-float64(mean[c])*s)
+	}
+	o := span[T](out)
+	parallel(g.N*g.C, g.S, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			s, t := scale[p%g.C], shift[p%g.C]
+			dst, src := o[p*g.S:][:g.S], xs[p*g.S:][:g.S]
+			if d, ok := any(dst).([]float32); ok && bnApplyFloat32(d, any(src).([]float32), float32(s), float32(t)) {
+				continue
+			}
+			for i, v := range src {
+				dst[i] = v*s + t
+			}
+		}
+	})
+}
+
+// batchNormBackward writes dx, dweight and dbias one after the other, as
+// PyTorch's batch_norm_backward_cpu: with invstd = 1/√(var + eps),
+// xhat = (x - mean)·invstd and M = N·S,
+//
+//	dbias = Σg    dweight = Σg·xhat
+//	dx = weight·invstd·(g - dbias/M - xhat·dweight/M)   (training)
+//	dx = weight·invstd·g                                 (mean and var constant)
+//
+// The training dx is weight·invstd·g + k·(x - mean) + d per channel, with
+// k = -weight·invstd³·Σg·(x - mean)/M and d = -weight·invstd·Σg/M.
+func batchNormBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g ops.BatchNormGeometry, a ops.BatchNormParams) {
+	xs, releaseX := dense[T](in[0])
+	defer releaseX()
+	gs, releaseG := dense[T](in[4])
+	defer releaseG()
+	mean, variance, weight := channels[T](in[1]), channels[T](in[2]), channels[T](in[3])
+	o := span[T](out)
+	numel := g.N * g.C * g.S
+	dx, dweight, dbias := o[:numel], o[numel:numel+g.C], o[numel+g.C:]
+	m := g.N * g.S
+	// Per channel: dx = a·g + k·(x - mean) + d.
+	coefA, coefK, coefD := make([]T, g.C), make([]T, g.C), make([]T, g.C)
+	parallel(g.C, 2*m, func(lo, hi int) {
+		sg, sgx := make([]float64, hi-lo), make([]float64, hi-lo)
+		forPlanes(g, lo, hi, func(c, off int) {
+			a, b := planeSumProd(gs[off:][:g.S], xs[off:][:g.S], float64(mean[c]))
+			sg[c-lo] += a
+			sgx[c-lo] += b
+		})
+		for c := lo; c < hi; c++ {
+			sg, sgx := sg[c-lo], sgx[c-lo]
+			invstd := 1 / math.Sqrt(float64(variance[c])+a.Eps)
+			w := float64(weight[c])
+			dbias[c] = T(sg)
+			dweight[c] = 0 // an empty batch: the sums are 0 but invstd may be NaN
+			if m > 0 {
+				dweight[c] = T(sgx * invstd)
+			}
+			coefA[c] = T(w * invstd)
+			if a.Training && m > 0 {
+				coefK[c] = T(-w * invstd * invstd * invstd * sgx / float64(m))
+				coefD[c] = T(-w * invstd * sg / float64(m))
+			}
+		}
+	})
+	parallel(g.N*g.C, g.S, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			c := p % g.C
+			dst, gp := dx[p*g.S:][:g.S], gs[p*g.S:][:g.S]
+			ca := coefA[c]
+			if !a.Training {
+				if d, ok := any(dst).([]float32); ok && bnApplyFloat32(d, any(gp).([]float32), float32(ca), 0) {
+					continue
+				}
+				for i, v := range gp {
+					dst[i] = ca * v
+				}
+				continue
+			}
+			ck, cd, mu := coefK[c], coefD[c], mean[c]
+			xp := xs[p*g.S:][:g.S]
+			if d, ok := any(dst).([]float32); ok &&
+				bnGradFloat32(d, any(gp).([]float32), any(xp).([]float32), float32(ca), float32(ck), float32(mu), float32(cd)) {
+				continue
+			}
+			for i, v := range gp {
+				dst[i] = ca*v + ck*(xp[i]-mu) + cd
+			}
+		}
+	})
+}
+
+// channels is the elements of a [C] tensor, copied if it is strided (a
+// view of the moments' rows is not).
+func channels[T float](t *dispatch.Tensor) []T {
+	if t.IsContiguous() {
+		return span[T](t)
+	}
+	v := make([]T, t.Shape[0])
+	e := elems[T](t)
+	for i := range v {
+		v[i] = e[t.Offset+i*t.Strides[0]]
+	}
+	return v
+}
+
+// planeSum, planeSqDev and planeSumProd are sum64, sqdev64 and sumProd64
+// by the AVX2 loops (shim.c) where v is float32, long enough and the
+// machine has them: the same float64 sums, in another order.
+func planeSum[T float](v []T) float64 {
+	if v32, ok := any(v).([]float32); ok {
+		if s, _, ok := bnMomentsFloat32(v32, 0); ok {
+			return s
+		}
+	}
+	return sum64(v)
+}
+
+func planeSqDev[T float](v []T, mean float64) float64 {
+	if v32, ok := any(v).([]float32); ok {
+		if _, q, ok := bnMomentsFloat32(v32, mean); ok {
+			return q
+		}
+	}
+	return sqdev64(v, mean)
+}
+
+func planeSumProd[T float](g, x []T, mean float64) (sg, sgx float64) {
+	if g32, ok := any(g).([]float32); ok {
+		if s, p, ok := bnSumProdFloat32(g32, any(x).([]float32), mean); ok {
+			return s, p
+		}
+	}
+	return sumProd64(g, x, mean)
+}
+
+// sum64 is Σv in float64, over four accumulators so that the adds do not
+// wait on each other.
+func sum64[T float](v []T) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		s0 += float64(v[i])
+		s1 += float64(v[i+1])
+		s2 += float64(v[i+2])
+		s3 += float64(v[i+3])
+	}
+	for ; i < len(v); i++ {
+		s0 += float64(v[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// sqdev64 is Σ(v - mean)² in float64, as sum64.
+func sqdev64[T float](v []T, mean float64) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		d0, d1, d2, d3 := float64(v[i])-mean, float64(v[i+1])-mean, float64(v[i+2])-mean, float64(v[i+3])-mean
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; i < len(v); i++ {
+		d := float64(v[i]) - mean
+		s0 += d * d
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// sumProd64 is Σg and Σg·(x - mean) in float64, as sum64. x has g's
+// length.
+func sumProd64[T float](g, x []T, mean float64) (sg, sgx float64) {
+	x = x[:len(g)]
+	var a0, a1, a2, a3, b0, b1, b2, b3 float64
+	i := 0
+	for ; i+4 <= len(g); i += 4 {
+		g0, g1, g2, g3 := float64(g[i]), float64(g[i+1]), float64(g[i+2]), float64(g[i+3])
+		a0 += g0
+		a1 += g1
+		a2 += g2
+		a3 += g3
+		b0 += g0 * (float64(x[i]) - mean)
+		b1 += g1 * (float64(x[i+1]) - mean)
+		b2 += g2 * (float64(x[i+2]) - mean)
+		b3 += g3 * (float64(x[i+3]) - mean)
+	}
+	for ; i < len(g); i++ {
+		gi := float64(g[i])
+		a0 += gi
+		b0 += gi * (float64(x[i]) - mean)
+	}
+	return (a0 + a1) + (a2 + a3), (b0 + b1) + (b2 + b3)
+}
