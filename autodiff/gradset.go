@@ -13,7 +13,7 @@ type gradSet struct {
 	free bool        // the pass is not recorded, so it releases what it made
 	// record is set when the pass's rules are recorded (CreateGraph, on a
 	// goroutine that records): the rules with a kernel for their backward
-	// (attention, layer norm) then compute it with differentiable ops. The
+	// (attention, layer norm, batch norm) then compute it with differentiable ops. The
 	// pass reads it once, where GradEnabled inside a plain pass (under
 	// NoGrad) would read the goroutine's id for every rule.
 	record bool

@@ -23,7 +23,7 @@ import "github.com/lathe-ml/lathe/dispatch/ops"
 func init() {
 	ruleWith(ops.BatchNormApply, func(b *builder, n *Node, a ops.BatchNormParams, g *T) []*T {
 		x, mean, variance, w := n.Inputs[0], n.Inputs[1], n.Inputs[2], n.Inputs[3]
-		if GradEnabled() {
+		if b.record {
 			return batchNormGrads(b, x, mean, variance, w, g, a)
 		}
 		flat := call(b, ops.BatchNormBackward, a, x, mean, variance, w, g)
