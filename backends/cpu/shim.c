@@ -243,35 +243,27 @@ F16C static inline v8us narrow_bf16(v8u b) {
 	return __builtin_convertvector((nan & q) | (~nan & r), v8us);
 }
 
+// widen8 is the float32 values of eight 16-bit floats.
+F16C static inline v8f widen8(v8us h, int bf) {
+	v8f f;
+	if (bf) {
+		v8u b = widen_bf16(h);
+		memcpy(&f, &b, sizeof f);
+		return f;
+	}
+	v8h hs;
+	memcpy(&hs, &h, sizeof hs);
+	return __builtin_ia32_vcvtph2ps256(hs);
+}
+
 F16C void lathe_widen16(float *dst, const unsigned short *src, ptrdiff_t n, int bf) {
 	ptrdiff_t i = 0;
 	for (; i + 8 <= n; i += 8) {
 		v8us h;
 		memcpy(&h, src + i, sizeof h);
-		v8f f;
-		if (bf) {
-			v8u b = widen_bf16(h);
-			memcpy(&f, &b, sizeof f);
-		} else {
-			v8h hs;
-			memcpy(&hs, &h, sizeof hs);
-			f = __builtin_ia32_vcvtph2ps256(hs);
-		}
-		store8(dst + i, f);
+		store8(dst + i, widen8(h, bf));
 	}
-	for (; i < n; i++) {
-		v8us h = {src[i]};
-		v8f f;
-		if (bf) {
-			v8u b = widen_bf16(h);
-			memcpy(&f, &b, sizeof f);
-		} else {
-			v8h hs;
-			memcpy(&hs, &h, sizeof hs);
-			f = __builtin_ia32_vcvtph2ps256(hs);
-		}
-		dst[i] = f[0];
-	}
+	for (; i < n; i++) dst[i] = widen8((v8us){src[i]}, bf)[0];
 }
 
 F16C static inline v8us narrow8(v8f f, int bf) {
