@@ -99,7 +99,27 @@ func (hostMemory[T]) Alloc(size int64) (b *buffer[T], err error) {
 			b, err = nil, &dispatch.Error{Kind: dispatch.ErrOutOfMemory, Detail: "cpu: a slice of " + fmt.Sprint(size) + " bytes is more than Go can allocate"}
 		}
 	}()
-	return &buffer[T]{data: make([]T, size/elemSize[T]())}, nil
+	n := size / elemSize[T]()
+	if size <= smallBlock {
+		// One allocation for the buffer and its elements: the smallest
+		// class is most of what a small op asks for.
+		s := new(smallBuffer[T])
+		s.data = unsafe.Slice((*T)(unsafe.Pointer(&s.elems)), n)
+		return &s.buffer, nil
+	}
+	return &buffer[T]{data: make([]T, n)}, nil
+}
+
+// smallBlock is the pool's smallest class (classes.Align), which a buffer
+// of smallBuffer holds in itself.
+const smallBlock = 64
+
+// smallBuffer is a buffer whose elements lie in the same allocation. The
+// element types hold no pointers, so the bytes can be any of them; the
+// array follows two words, so it is aligned for every one.
+type smallBuffer[T any] struct {
+	buffer[T]
+	elems [smallBlock]byte
 }
 
 func (hostMemory[T]) Free(*buffer[T]) error { return nil }

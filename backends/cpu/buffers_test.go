@@ -145,3 +145,29 @@ func TestUnreleasedLargeBufferReturns(t *testing.T) {
 	}
 	emptyCache()
 }
+
+// TestSmallBufferInOneAllocation: a buffer of the smallest class holds its
+// elements itself (one allocation), for each element size, and comes back
+// from the pool like any other.
+func TestSmallBufferInOneAllocation(t *testing.T) {
+	for _, dt := range []dispatch.DType{dispatch.Float64, dispatch.Float32, dispatch.Float16, dispatch.Bool, dispatch.Int8} {
+		emptyCache()
+		n := smallBlock / int(dt.Size())
+		b := newBuffer(dt, n)
+		x := dispatch.NewTensor(cpu0, dt, []int{n}, b)
+		castInto(x, tensorOf(dispatch.Float64, []float64{1, 0, 1, 1, 0, 1, 1, 1}[:min(n, 8)], min(n, 8)).View([]int{n}, []int{0}, 0))
+		got := denseF64(x)
+		if len(got) != n || got[0] != 1 {
+			t.Errorf("%v: a small buffer holds %v", dt, got)
+		}
+		x.Release()
+	}
+	for name, alloc := range map[string]func(){
+		"float32": func() { hostMemory[float32]{}.Alloc(smallBlock) },
+		"float64": func() { hostMemory[float64]{}.Alloc(smallBlock) },
+	} {
+		if n := testing.AllocsPerRun(20, alloc); n != 1 {
+			t.Errorf("%s: new memory of the smallest class took %v allocations, want 1", name, n)
+		}
+	}
+}
