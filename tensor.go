@@ -138,24 +138,42 @@ func apply[A any](op *dispatch.Op[A], a A, args ...*Tensor) *Tensor {
 
 // call is apply without autocast.
 func call[A any](op *dispatch.Op[A], a A, args []*Tensor) *Tensor {
-	in := make([]*dispatch.Tensor, len(args))
-	for i, a := range args {
-		if a == nil {
-			continue // dispatch names the nil argument
-		}
-		if a.err != nil {
+	// The result's handle and the argument list dispatch reads are one
+	// allocation (the list escapes: dispatch passes it to function
+	// values); the list is cleared after the call, so that the result does
+	// not keep its arguments alive. Nothing keeps the list: autodiff copies
+	// what it records (dispatch.Recorder).
+	r := new(result)
+	in := r.in[:0]
+	if len(args) > len(r.in) {
+		in = make([]*dispatch.Tensor, 0, len(args))
+	}
+	for _, a := range args {
+		switch {
+		case a == nil:
+			in = append(in, nil) // dispatch names the nil argument
+		case a.err != nil:
 			return failed(a.err)
-		}
-		if a.t == nil {
+		case a.t == nil:
 			return failed(nilTensorErr(op.Name))
+		default:
+			in = append(in, a.t)
 		}
-		in[i] = a.t
 	}
 	out, err := dispatch.Call(op, a, in...)
+	r.in = [len(r.in)]*dispatch.Tensor{}
 	if err != nil {
-		return failed(err)
+		r.err = err
+	} else {
+		r.t = out
 	}
-	return wrap(out)
+	return &r.Tensor
+}
+
+// result is a handle with room for the arguments of the op that makes it.
+type result struct {
+	Tensor
+	in [3]*dispatch.Tensor
 }
 
 // none is the attributes of an op that takes none.

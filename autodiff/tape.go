@@ -1,6 +1,7 @@
 package autodiff
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -59,7 +60,7 @@ func record(op *dispatch.Schema, in []*dispatch.Tensor, out *dispatch.Tensor, at
 	if !out.DType.IsFloat() || !GradEnabled() {
 		return nil // integer and bool results carry no gradient
 	}
-	n := &Node{Op: op, Inputs: in, Out: out, Attrs: attrs, seq: seq.Add(1)}
+	n := &Node{Op: op, Inputs: slices.Clone(in), Out: out, Attrs: attrs, seq: seq.Add(1)} // in is the caller's (dispatch.Recorder)
 	if anomaly.Load() {
 		n.site = dispatch.CallSite()
 		if err := checkFinite(out, "forward", n); err != nil {

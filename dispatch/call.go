@@ -9,7 +9,9 @@ import (
 // Recorder is the hook through which autodiff records a tape entry. Call
 // invokes it after an op succeeds and only when some input requires a
 // gradient, so ops that no gradient flows through pay for one bool test per
-// argument. attrs is the op's A as the caller passed it.
+// argument. attrs is the op's A as the caller passed it. in is the caller's
+// slice, which the caller may reuse once Call returns: a recorder that
+// keeps the inputs copies it.
 type Recorder func(op *Schema, in []*Tensor, out *Tensor, attrs any) error
 
 var recorder atomic.Pointer[Recorder]
