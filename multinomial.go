@@ -168,6 +168,12 @@ func floats(n int) []float64 {
 // the largest weight and their sum; it writes the running sums to sums,
 // unless that is nil, in the same pass.
 func checkWeights[T float32 | float64](w []T, sums []float64, row int, batched bool) (most, sum float64, err error) {
+	if len(w) >= 4*minChunk {
+		if most, sum, ok := weightsFour(w, sums); ok {
+			return most, sum, nil
+		}
+		// A bad weight somewhere: the serial pass below names the first.
+	}
 	const op = "multinomial"
 	for i, v := range w {
 		x := float64(v)
@@ -186,6 +192,60 @@ func checkWeights[T float32 | float64](w []T, sums []float64, row int, batched b
 			"give each row at least one positive weight")
 	}
 	return most, sum, nil
+}
+
+// minChunk is the row length per chain below which weightsFour's four
+// chains and fix-up pass cost more than they save.
+const minChunk = 1024
+
+// weightsFour is checkWeights' pass over a long row as four interleaved
+// chains, one per quarter of the row: a running sum is a chain of adds,
+// each waiting for the last, and four independent chains keep the adder
+// busy. Each quarter's running sums then get the sums of the quarters
+// before it added. ok is false where a weight is negative, infinite or NaN
+// (the caller's serial pass then names it) or all are 0.
+func weightsFour[T float32 | float64](w []T, sums []float64) (most, sum float64, ok bool) {
+	q := len(w) / 4
+	var s, m [4]float64
+	bad := false
+	for i := range q {
+		for c := range 4 {
+			x := float64(w[c*q+i])
+			bad = bad || !(x >= 0) || math.IsInf(x, 1)
+			m[c] = max(m[c], x)
+			s[c] += x
+			if sums != nil {
+				sums[c*q+i] = s[c]
+			}
+		}
+	}
+	for i := 4 * q; i < len(w); i++ { // the last quarter's tail
+		x := float64(w[i])
+		bad = bad || !(x >= 0) || math.IsInf(x, 1)
+		m[3] = max(m[3], x)
+		s[3] += x
+		if sums != nil {
+			sums[i] = s[3]
+		}
+	}
+	most = max(m[0], m[1], m[2], m[3])
+	if bad || most == 0 {
+		return 0, 0, false
+	}
+	if sums != nil {
+		off := 0.0
+		for c := 1; c < 4; c++ {
+			off += s[c-1]
+			end := (c + 1) * q
+			if c == 3 {
+				end = len(w)
+			}
+			for i := c * q; i < end; i++ {
+				sums[i] += off
+			}
+		}
+	}
+	return most, s[0] + s[1] + s[2] + s[3], true
 }
 
 // rowName is " of row 3" (prep " of") where probs has rows, else "".

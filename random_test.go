@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -587,5 +588,38 @@ func TestRandomErrors(t *testing.T) {
 		if !errors.As(err, &e) || !errors.Is(err, c.kind) || e.Arg != c.arg {
 			t.Errorf("%s: %v, want kind %v naming argument %q", c.name, err, c.kind, c.arg)
 		}
+	}
+}
+
+// TestMultinomialLongRows: rows long enough for the four-chain pass over
+// the weights (checkWeights' weightsFour) draw only the categories of
+// positive weight, at each quarter's edges too, in proportion, and a bad
+// weight is named by its first category, wherever the quarters put it.
+func TestMultinomialLongRows(t *testing.T) {
+	lathe.Seed(8)
+	const n = 10003
+	w := make([]float64, n)
+	heavy := []int{0, 2500, 2501, 5000, 7499, 10002} // quarter edges: n/4 = 2500
+	for i, c := range heavy {
+		w[c] = float64(i + 1)
+	}
+	counts := make([]int, len(heavy))
+	for _, v := range intsOf(t, lathe.Multinomial(lathe.FromSlice(lathe.CPU, w), 6000, true)) {
+		i := slices.Index(heavy, int(v))
+		if i < 0 {
+			t.Fatalf("drew category %d, whose weight is 0", v)
+		}
+		counts[i]++
+	}
+	want := make([]float64, len(heavy))
+	for i := range want {
+		want[i] = float64(i+1) / 21
+	}
+	checkChiSquare(t, "multinomial over a row of 10003 with six positive weights", counts, want)
+
+	w[7000], w[9000], w[3000] = -1, math.NaN(), math.Inf(1)
+	err := lathe.Multinomial(lathe.FromSlice(lathe.CPU, w), 1, true).Err()
+	if err == nil || !strings.Contains(err.Error(), "category 3000") {
+		t.Errorf("weights with +Inf at 3000, -1 at 7000 and NaN at 9000: %v, want an error naming category 3000", err)
 	}
 }
