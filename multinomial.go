@@ -206,46 +206,53 @@ const minChunk = 1024
 // (the caller's serial pass then names it) or all are 0.
 func weightsFour[T float32 | float64](w []T, sums []float64) (most, sum float64, ok bool) {
 	q := len(w) / 4
-	var s, m [4]float64
-	bad := false
-	for i := range q {
-		for c := range 4 {
-			x := float64(w[c*q+i])
-			bad = bad || !(x >= 0) || math.IsInf(x, 1)
-			m[c] = max(m[c], x)
-			s[c] += x
-			if sums != nil {
-				sums[c*q+i] = s[c]
-			}
+	bounds := [5]int{0, q, 2 * q, 3 * q, len(w)}
+	w0, w1, w2, w3 := w[:q], w[q:2*q], w[2*q:3*q], w[3*q:3*q+q]
+	// Each chain keeps its sum, largest and smallest weight. Go's max and
+	// min keep a NaN, so the checks come after the loop, which has no
+	// branch: a NaN or a negative weight leaves the smallest below 0 or
+	// NaN, +Inf leaves the largest infinite.
+	var s0, s1, s2, s3, m0, m1, m2, m3, l0, l1, l2, l3 float64
+	if sums != nil {
+		u0, u1, u2, u3 := sums[:q], sums[q:2*q], sums[2*q:3*q], sums[3*q:3*q+q]
+		for i := range w0 {
+			x0, x1, x2, x3 := float64(w0[i]), float64(w1[i]), float64(w2[i]), float64(w3[i])
+			s0, s1, s2, s3 = s0+x0, s1+x1, s2+x2, s3+x3
+			u0[i], u1[i], u2[i], u3[i] = s0, s1, s2, s3
+			m0, m1, m2, m3 = max(m0, x0), max(m1, x1), max(m2, x2), max(m3, x3)
+			l0, l1, l2, l3 = min(l0, x0), min(l1, x1), min(l2, x2), min(l3, x3)
+		}
+	} else {
+		for i := range w0 {
+			x0, x1, x2, x3 := float64(w0[i]), float64(w1[i]), float64(w2[i]), float64(w3[i])
+			s0, s1, s2, s3 = s0+x0, s1+x1, s2+x2, s3+x3
+			m0, m1, m2, m3 = max(m0, x0), max(m1, x1), max(m2, x2), max(m3, x3)
+			l0, l1, l2, l3 = min(l0, x0), min(l1, x1), min(l2, x2), min(l3, x3)
 		}
 	}
 	for i := 4 * q; i < len(w); i++ { // the last quarter's tail
 		x := float64(w[i])
-		bad = bad || !(x >= 0) || math.IsInf(x, 1)
-		m[3] = max(m[3], x)
-		s[3] += x
+		s3 += x
 		if sums != nil {
-			sums[i] = s[3]
+			sums[i] = s3
 		}
+		m3, l3 = max(m3, x), min(l3, x)
 	}
-	most = max(m[0], m[1], m[2], m[3])
-	if bad || most == 0 {
+	most = max(m0, m1, m2, m3)
+	if !(min(l0, l1, l2, l3) >= 0) || !(most <= math.MaxFloat64) || most == 0 {
 		return 0, 0, false
 	}
 	if sums != nil {
 		off := 0.0
-		for c := 1; c < 4; c++ {
-			off += s[c-1]
-			end := (c + 1) * q
-			if c == 3 {
-				end = len(w)
-			}
-			for i := c * q; i < end; i++ {
-				sums[i] += off
+		for c, sc := range [3]float64{s0, s1, s2} {
+			off += sc
+			part := sums[bounds[c+1]:bounds[c+2]]
+			for i := range part {
+				part[i] += off
 			}
 		}
 	}
-	return most, s[0] + s[1] + s[2] + s[3], true
+	return most, s0 + s1 + s2 + s3, true
 }
 
 // rowName is " of row 3" (prep " of") where probs has rows, else "".
