@@ -37,8 +37,8 @@ var floatUnary = map[string]func(p ops.Params) func(float64) float64{
 	"acos":  fixed(math.Acos),
 	"atan":  fixed(math.Atan),
 	"tan":   fixed(math.Tan),
-	"sinh":  fixed(math.Sinh),
-	"cosh":  fixed(math.Cosh),
+	"sinh":  fixed(sinh),
+	"cosh":  fixed(cosh),
 	"asinh": fixed(math.Asinh),
 	"acosh": fixed(math.Acosh),
 	"atanh": fixed(math.Atanh),
@@ -75,6 +75,31 @@ var floatUnary = map[string]func(p ops.Params) func(float64) float64{
 			return math.Min(math.Max(x, p.A), p.B)
 		}
 	},
+}
+
+// sinh and cosh are math.Sinh and math.Cosh but finite up to 710.4758,
+// where the results are: those take e^|x|/2 as Exp(|x|)/2, which overflows
+// from 709.78 (so does torch). Past 709, e^-|x| is below float64's
+// precision and both are e^|x|/2, taken as (e^(|x|/2) / 2) * e^(|x|/2),
+// as glibc's and CUDA's do it.
+func sinh(x float64) float64 {
+	if math.Abs(x) > 709 {
+		return math.Copysign(halfExp(math.Abs(x)), x)
+	}
+	return math.Sinh(x)
+}
+
+func cosh(x float64) float64 {
+	if math.Abs(x) > 709 {
+		return halfExp(math.Abs(x))
+	}
+	return math.Cosh(x)
+}
+
+// halfExp is e^a/2 for a > 709, without overflowing before it.
+func halfExp(a float64) float64 {
+	h := math.Exp(a / 2)
+	return h / 2 * h
 }
 
 // intUnary gives the unary ops that integer dtypes have.
