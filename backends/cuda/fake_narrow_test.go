@@ -21,6 +21,21 @@ import (
 // bit for bit the cpu's (also from 8 goroutines at once), an int8 value
 // check, and every temporary back in the pool.
 func fakeNarrow(t *testing.T, dev dispatch.Device) {
+	// The device's value-check slots are allocated at its first check and
+	// kept for its life: a passing int32 check first, so that they are in
+	// before's figure (on a real device this subtest may be the first to
+	// check values).
+	ok := upload(t, dev, []int32{2, 0}, dispatch.Int32, 2)
+	c := ops.Pow.Checks([]*dispatch.Tensor{ok, ok}, dispatch.None{})[0]
+	c.Op = ops.Pow.Name
+	if err := cudaBackend.CheckValues(ok, &c); err != nil {
+		t.Fatalf("CheckValues of int32: %v", err)
+	}
+	if err := cudaBackend.Sync(dev); err != nil {
+		t.Fatalf("Sync after a passing int32 check: %v", err)
+	}
+	ok.Release()
+
 	before, err := cudaBackend.MemoryStats(dev)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +95,7 @@ func fakeNarrow(t *testing.T, dev dispatch.Device) {
 	// An int8 exponent's value check runs on the exponents widened to
 	// int32, and names the bad value.
 	e := upload(t, dev, []int8{2, 0, -3, 1}, dispatch.Int8, 4)
-	c := ops.Pow.Checks([]*dispatch.Tensor{e, e}, dispatch.None{})[0]
+	c = ops.Pow.Checks([]*dispatch.Tensor{e, e}, dispatch.None{})[0]
 	c.Op = ops.Pow.Name
 	if err := cudaBackend.CheckValues(e, &c); err != nil {
 		t.Fatalf("CheckValues of int8: %v", err)
