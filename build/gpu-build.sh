@@ -56,7 +56,7 @@ echo "gpu-build: go build ./cmd/lathe-bench -> gpu/bin/lathe-bench"
 "$GO" build "${flags[@]}" -o gpu/bin/lathe-bench ./cmd/lathe-bench
 
 # What the tests and the benchmark read, at the paths they read it from.
-git ls-files -z -- 'testdata/**' '*/testdata/**' build/bench_torch.py |
+git ls-files -z -- 'testdata/**' '*/testdata/**' build/bench_torch.py build/torchref/gpt.py |
 	while IFS= read -r -d '' f; do
 		mkdir -p "gpu/tree/$(dirname "$f")"
 		cp "$f" "gpu/tree/$f"

@@ -230,9 +230,16 @@ do_memcheck() {
 	[ -x "$bin" ] || { why="$bin is missing or not executable"; return; }
 	# The caching allocator off: each tensor its own allocation, so an
 	# access past its end is outside any; TestMain's lathe.Close releases
-	# the context, where the leak check reports.
+	# the context, where the leak check reports. API errors are not
+	# reported: the backend asks cuFuncGetParamInfo for one parameter past
+	# a kernel's last, whose CUDA_ERROR_INVALID_VALUE is how the driver
+	# says where the list ends (the first H200 run counted 49 of those as
+	# its only "errors"); an API error the backend does not expect is a Go
+	# error and fails the tests anyway.
+	local api=()
+	"$cs" --help 2>&1 | grep -q -- '--report-api-errors' && api=(--report-api-errors no)
 	(cd "$G/tree/internal/conformance" && LATHE_CUDA_NO_CACHING=1 LATHE_REQUIRE_DEVICES=cpu,cuda:0 \
-		timeout -k 5 "$limit" "$cs" --tool memcheck --leak-check full --error-exitcode 86 \
+		timeout -k 5 "$limit" "$cs" --tool memcheck --leak-check full --error-exitcode 86 "${api[@]}" \
 		"$bin" -test.count=1 -test.v \
 		-test.run '^TestConformance$/^cuda:0$/^(matmul|sum|softmax|add|index_select|gather)') >"$out" 2>&1
 	rc=$?
@@ -253,7 +260,7 @@ do_memcheck() {
 }
 
 do_bench() {
-	local py="" bin=$G/bin/lathe-bench args=(--devices cuda:0 --quick --json "$logdir/bench.json")
+	local py="" bin=$G/bin/lathe-bench args=(--devices cuda:0 --json "$logdir/bench.json")
 	[ -e "$bin" ] || { why="$bin is missing (make gpu-build)"; return; }
 	[ -x "$bin" ] || { why="$bin is not executable"; return; }
 	for p in python3 /opt/torch/.venv/bin/python3 /usr/bin/python3; do
@@ -268,13 +275,16 @@ do_bench() {
 	cat "$logdir/bench.txt" >>"$LOG"
 	if grep -q 'cuda:0 skipped' "$logdir/bench.txt"; then
 		why="cuda:0 did not open: $(grep -m1 'cuda:0 skipped' "$logdir/bench.txt" | cut -c1-200)"
-	elif [ "$rc" -eq 0 ]; then status=pass why="--quick${py:+, vs torch ($py)}; table in bench.txt"
+	elif [ "$rc" -eq 0 ]; then status=pass why="every row${py:+, vs torch ($py)}; table in bench.txt"
 	else why="exit $rc"; fi
 }
 
-# Each step's own budget, cut to the deadline: 60+60+110+80+90+40+45+45+60+45
-# = 635 s asked of 520, so the last steps are cut first when the early
+# Each step's own budget, cut to the deadline: 60+60+110+80+45+45+60+120+90+40
+# = 710 s asked of 520, so the last steps are cut first when the early
 # ones run long (the device tool's 600 s would otherwise kill the run).
+# The cuda steps come first: they are what the GPU machine is for. The
+# first H200 run (2026-12-04) took 101 s in all, with the quick benchmark;
+# the whole benchmark took 35 s more.
 #
 # On a machine with no NVIDIA GPU (no /dev/nvidia0 and no nvidia-smi: a
 # dry run of the check here), the cuda steps are reported as skipped, by
@@ -298,13 +308,13 @@ gpustep cuda-unit do_unit 60
 [ "$dry" = 1 ] || describe cuda:0 cuda-unit
 gpustep conf-cuda do_conf_cuda 110
 gpustep grad-cuda do_grad_cuda 80
-step conf-wgpu do_conf_wgpu 90
-describe wgpu:0 conf-wgpu
-step wgpu-mm do_wgpu_matmul 40
 gpustep root do_root 45
 gpustep nn do_nn 45
 gpustep memcheck do_memcheck 60
-gpustep bench do_bench 45
+gpustep bench do_bench 120
+step conf-wgpu do_conf_wgpu 90
+describe wgpu:0 conf-wgpu
+step wgpu-mm do_wgpu_matmul 40
 
 {
 	echo
