@@ -9,22 +9,62 @@ import (
 )
 
 // Convolution as on the cpu (backends/cpu/conv.go): unfold (im2col) of the
-// batch into a scratch column matrix, then one batched product per group
-// with the tiled matmul kernel (kernels/cuda/matmul.cu), every image of the
-// batch at once. The input gradient is the transposed product folded back
+// batch into a scratch column matrix, then one batched product per group,
+// every image of the batch at once: by cuBLAS where the device has it, else
+// with the tiled matmul kernel (kernels/cuda/matmul.cu), which needs nothing
+// but the PTX. The input gradient is the transposed product folded back
 // (col2im); the weight gradient is the products per image, summed over the
-// batch with the sum reduction. The host side's cuBLAS GEMM would be faster
-// for the products; these kernels need nothing but the PTX.
+// batch with the sum reduction.
 
-// matmulTiled launches matmul_tiled_<dtype>: C[b] = A[b] B[b] for batch
-// products of M x K by K x N, each operand through its strides s.
-func matmulTiled(dev dispatch.Device, dt dispatch.DType, a, b, c uint64, m, n, k, batch int, s cMatmulStrides) error {
+// batchedProduct is C[b] = A[b] B[b] for batch products of M x K by K x N,
+// each operand through its strides s (batch, row, column; a batch stride
+// of 0 broadcasts).
+func batchedProduct(dev dispatch.Device, dt dispatch.DType, a, b, c uint64, m, n, k, batch int, s cMatmulStrides) error {
 	if m == 0 || n == 0 || batch == 0 {
 		return nil
+	}
+	// Not used: no cuBLAS (an error too, where the device did not open,
+	// which the launch below reports as matmul's does).
+	if used, err := gemmStrided(dev, dt, a, b, c, m, n, k, batch, s); used {
+		return err
 	}
 	grid := [3]uint32{blocksFor(n, 16), uint32(min(max((m+15)/16, 1), 65535)), uint32(min(batch, 65535))}
 	return enqueue(dev, "matmul", "matmul_tiled_"+suffix(dt), grid, [3]uint32{16, 16, 1}, 0,
 		a, b, c, int64(m), int64(n), int64(k), int64(batch), cBytes(&s))
+}
+
+// gemmStrided is batchedProduct by cuBLAS's strided-batched GEMM; used is
+// false where the device has no cuBLAS or stridedGemm refuses, and then
+// err means nothing.
+func gemmStrided(dev dispatch.Device, dt dispatch.DType, a, b, c uint64, m, n, k, batch int, s cMatmulStrides) (used bool, err error) {
+	if dt != dispatch.Float32 && dt != dispatch.Float64 {
+		return false, nil
+	}
+	g, ok := stridedGemm(a, b, c, m, n, k, batch, s)
+	if !ok {
+		return false, nil
+	}
+	return gemmOn(dev, dt, g)
+}
+
+// stridedGemm is the column-major GEMM that computes batchedProduct; ok is
+// false where an operand is not a BLAS matrix (conv's always are), a size
+// passes cuBLAS's int, or k is 0. As in matmul, row-major C = A·B is
+// column-major Cᵀ = Bᵀ·Aᵀ: the same memory with the operands swapped.
+func stridedGemm(a, b, c uint64, m, n, k, batch int, s cMatmulStrides) (g gemmArgs, ok bool) {
+	tA, lda, okA := rowMajorLayout(m, k, int(s.A[1]), int(s.A[2]))
+	tB, ldb, okB := rowMajorLayout(k, n, int(s.B[1]), int(s.B[2]))
+	tC, ldc, okC := rowMajorLayout(m, n, int(s.C[1]), int(s.C[2]))
+	if k == 0 || !okA || !okB || !okC || tC || !fitsInt32(m, n, k, lda, ldb, ldc, batch) {
+		return gemmArgs{}, false
+	}
+	return gemmArgs{
+		transA: tB, transB: tA, m: n, n: m, k: k,
+		a: b, lda: ldb, strideA: s.B[0],
+		b: a, ldb: lda, strideB: s.A[0],
+		c: c, ldc: ldc, strideC: s.C[0],
+		batch: batch,
+	}, true
 }
 
 // convDims are a convolution's sizes: batch, channels in and out, groups,
@@ -118,7 +158,7 @@ func convForward(out, x, w *dispatch.Tensor, a ops.ConvParams) error {
 			B: [3]int64{int64(d.c * d.k * l), int64(l), 1},
 			C: [3]int64{int64(d.o * l), int64(l), 1},
 		}
-		if err := matmulTiled(dev, dt, wv.ptr+uint64(int64(g*og*ck)*size), col+uint64(int64(g*ck*l)*size),
+		if err := batchedProduct(dev, dt, wv.ptr+uint64(int64(g*og*ck)*size), col+uint64(int64(g*ck*l)*size),
 			addressOf(out)+uint64(int64(g*og*l)*size), og, l, ck, d.n, s); err != nil {
 			return err
 		}
@@ -161,7 +201,7 @@ func convInputBackward(out, gy, w *dispatch.Tensor, a ops.ConvParams) error {
 			B: [3]int64{int64(d.o * l), int64(l), 1},
 			C: [3]int64{int64(d.c * d.k * l), int64(l), 1},
 		}
-		if err := matmulTiled(dev, dt, wv.ptr+uint64(int64(g*og*ck)*size), gv.ptr+uint64(int64(g*og*l)*size),
+		if err := batchedProduct(dev, dt, wv.ptr+uint64(int64(g*og*ck)*size), gv.ptr+uint64(int64(g*og*l)*size),
 			col+uint64(int64(g*ck*l)*size), ck, l, og, d.n, s); err != nil {
 			return err
 		}
@@ -208,7 +248,7 @@ func convWeightBackward(out, x, gy *dispatch.Tensor, a ops.ConvParams) error {
 			B: [3]int64{int64(d.c * d.k * l), 1, int64(l)}, // col_g read transposed
 			C: [3]int64{int64(per), int64(ck), 1},
 		}
-		if err := matmulTiled(dev, dt, gv.ptr+uint64(int64(g*og*l)*size), col+uint64(int64(g*ck*l)*size),
+		if err := batchedProduct(dev, dt, gv.ptr+uint64(int64(g*og*l)*size), col+uint64(int64(g*ck*l)*size),
 			parts+uint64(int64(g*og*ck)*size), og, ck, l, d.n, s); err != nil {
 			return err
 		}
