@@ -97,3 +97,18 @@ func holds(b Backend, dev Device, dt DType) error {
 	}
 	return nil
 }
+
+// StreamSharer is a backend whose devices run queued work on a native
+// stream that other libraries can queue on too (cuda: a CUstream, which
+// NCCL and cuDNN take as their cudaStream_t), so that their work is
+// ordered with lathe's without a wait.
+type StreamSharer interface {
+	// WithStream runs f on a locked OS thread with dev's context current,
+	// passing dev's stream; the work f queues on it runs after every op
+	// queued before the call, and before every op queued after.
+	WithStream(dev Device, f func(stream uintptr) error) error
+	// DeviceAddress is the device address of t's element 0, with its
+	// view's offset. It stays valid while t is alive; memory that work on
+	// the stream still uses is reused only by later work on it.
+	DeviceAddress(t *Tensor) (uint64, error)
+}

@@ -111,6 +111,9 @@ static CUresult lathe_cu_device_total_mem(lathe_cuda *l, size_t *bytes, CUdevice
 static CUresult lathe_cu_primary_ctx_retain(lathe_cuda *l, CUcontext *c, CUdevice d) { return l->primaryCtxRetain(c, d); }
 static CUresult lathe_cu_primary_ctx_release(lathe_cuda *l, CUdevice d) { return l->primaryCtxRelease(d); }
 
+// Makes c current on the calling thread for the calls that follow there
+// (backend.WithStream locks the goroutine to the thread around them).
+static CUresult lathe_cu_ctx_set_current(lathe_cuda *l, CUcontext c) { return l->ctxSetCurrent(c); }
 static CUresult lathe_cu_stream_create(lathe_cuda *l, CUcontext c, CUstream *s) {
 	LATHE_IN_CTX(l, c);
 	return l->streamCreate(s, LATHE_CU_STREAM_NON_BLOCKING);

@@ -230,6 +230,11 @@ func (d *driver) moduleLoad(ctx cuContext, ptx []byte) (cuModule, string, cuResu
 	return m, strings.TrimSpace(C.GoString(log)), cuResult(r)
 }
 
+// setCurrent makes ctx current on the calling OS thread.
+func (d *driver) setCurrent(ctx cuContext) cuResult {
+	return cuResult(C.lathe_cu_ctx_set_current(d.fns, ctx))
+}
+
 func (d *driver) moduleFunction(ctx cuContext, m cuModule, name string) (cuFunction, cuResult) {
 	cs := C.CString(name)
 	defer C.free(unsafe.Pointer(cs))
