@@ -3,8 +3,8 @@
 # (which has CUDA, PyTorch and no Go): into gpu/ (git-ignored), which the
 # device tool carries (`carry: ["gpu"]`), well under its 64 MiB.
 #
-#   gpu/bin/*.test.gz   go test -c binaries (gzipped, as Dawn is): the conformance suite, the root
-#                       package, nn, backends/cuda (and backends/wgpu if it has tests)
+#   gpu/bin/*.test.xz   go test -c binaries (xz, as Dawn is): the conformance suite, the root
+#                       package, nn, backends/cuda, dist (NCCL) and backends/wgpu
 #   gpu/bin/lathe-bench the benchmark
 #   gpu/tree/           the files those read at run time, at their repository
 #                       paths (every testdata/ folder, build/bench_torch.py);
@@ -15,7 +15,7 @@
 #                       from its binary, internal/cudaemu)
 #   gpu/cache/lathe/dawn Dawn, and gpu/cache/lathe/mesa lavapipe, where the
 #                       wgpu backend is built and make deps installed them
-#                       (gzipped); gpu/gl/ the Vulkan loader packages, where
+#                       (xz); gpu/gl/ the Vulkan loader packages, where
 #                       .gl/ holds them (the device tool's README says how)
 #   gpu/gpu-check.sh    the script that runs it all, with ptxas-archs.sh;
 #                       gpu/MANIFEST what was built
@@ -40,7 +40,7 @@ mkdir -p gpu/bin gpu/tree/kernels/ptx gpu/tree/kernels/cuda
 flags=(-trimpath -ldflags=-s\ -w)
 
 # Test binaries: name = package path with / as _ (. is the root package).
-pkgs=(./internal/conformance . ./nn ./backends/cuda)
+pkgs=(./internal/conformance . ./nn ./backends/cuda ./dist)
 if ls backends/wgpu/*_test.go >/dev/null 2>&1; then
 	pkgs+=(./backends/wgpu)
 fi
@@ -96,14 +96,20 @@ if ls .gl/*.deb >/dev/null 2>&1; then
 	mkdir -p gpu/gl
 	cp .gl/*.deb gpu/gl/
 fi
-# What travels is limited: gzip the binaries (each embeds the 4 MB of PTX,
-# text that compresses tenfold), Dawn and lavapipe; gpu-check.sh unpacks
-# every .gz under gpu/ and makes the binaries executable again.
-gzip -9 gpu/bin/*
-# The tree's large files too (the conformance JSON and the PTX, text that
-# compresses about tenfold): gpu-check.sh's gunzip restores them in place.
+# What travels is limited: compress the binaries (each embeds the 4 MB of
+# PTX, text that compresses tenfold), Dawn and lavapipe with xz, a third
+# smaller than gzip -9 here (the root package's test binary: 4.1 MB
+# against 5.9), where xz is installed; gpu-check.sh unpacks every .xz and
+# .gz under gpu/ (with python3's lzma where the GPU machine has no xz) and
+# makes the binaries executable again.
+pack() {
+	if command -v xz >/dev/null; then xz -9 -T0 "$@"; else gzip -9 "$@"; fi
+}
+pack gpu/bin/*
+find gpu/cache -name '*.so*' -type f -print0 2>/dev/null | while IFS= read -r -d '' f; do pack "$f"; done
+# The tree's large files too (the conformance JSON and the PTX): gzip,
+# which they need no more than.
 find gpu/tree -type f -size +4k -exec gzip -9 {} +
-find gpu/cache -name '*.so*' -type f -exec gzip -9 {} + 2>/dev/null || true
 cp build/gpu-check.sh build/ptxas-archs.sh gpu/
 git rev-parse HEAD >gpu/COMMIT 2>/dev/null || true
 

@@ -2,7 +2,8 @@
 # A self-test of gpu-check.sh's logic, with stand-ins for everything it
 # runs (make gpu-check-selftest; about 40 s, no GPU, no Go): a test binary
 # that passes on cuda:0, one whose device does not open, one that hangs,
-# one that is missing, and a ptxas that refuses sm_70 and sm_72 as CUDA
+# one that is missing, one packed with xz on a machine whose xz fails (the
+# python3 fallback), and a ptxas that refuses sm_70 and sm_72 as CUDA
 # 13's does. It checks the rows of summary.txt: present while the run is
 # still going (the hang), the hang cut by the deadline, the steps after it
 # failed as not run, a missing binary and an unopened device failed.
@@ -38,7 +39,12 @@ exit 1
 X
 printf '#!/bin/sh\nexec sleep 1000\n' >"$G/bin/lathe.test"
 printf '#!/bin/sh\necho "BenchmarkMatmulWGPU/256 20 1 ns/op 12.5 GFLOP/s"\n' | gzip >"$G/bin/backends_wgpu.test.gz"
-chmod +x "$G"/bin/*.test "$t/path/ptxas"
+# The cuda test binary travels as .xz, and this machine's xz is broken (a
+# stand-in that fails): gpu-check must fall back to python3's lzma.
+python3 -c 'import lzma, sys; d = open(sys.argv[1], "rb").read(); open(sys.argv[1] + ".xz", "wb").write(lzma.compress(d))' "$G/bin/backends_cuda.test"
+rm "$G/bin/backends_cuda.test"
+printf '#!/bin/sh\nexit 1\n' >"$t/path/xz"
+chmod +x "$G"/bin/*.test "$t/path/ptxas" "$t/path/xz"
 # nn.test and lathe-bench are missing.
 
 PATH=$t/path:$PATH OUT=$t/out GPU_DIR=$G GPU_CHECK_DEADLINE=45 GPU_CHECK_DRY=0 bash "$G/gpu-check.sh" >"$t/stdout" 2>&1 &
@@ -56,6 +62,7 @@ expect() { # what pattern [text]
 	fi
 }
 expect "a row written while the run goes on" '^\| cuda-unit +\| pass' "$during"
+expect "an .xz binary unpacked without xz runs" '^\| cuda-unit +\| pass'
 expect "ptxas reports the toolkit's refusal" '^\| ptxas +\| pass .*refuses sm_70.*sm_72.*the toolkit'
 expect "the cuda:0 Describe line" 'cuda:0: Stand-in H200'
 expect "an unopened device fails" '^\| conf-cuda +\| fail .*cuda:0 did not open'

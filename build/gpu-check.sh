@@ -14,6 +14,7 @@
 #   conf-wgpu  both on wgpu:0 (the NVIDIA Vulkan driver where the machine
 #              has one, else the carried lavapipe; the row says which)
 #   wgpu-mm    the WGSL matmul's rate on wgpu:0
+#   nccl       dist's one-rank NCCL group on cuda:0 (TestNCCLOneRank)
 #   root, nn   the root package's and nn's tests, with cuda:0 required
 #   memcheck   compute-sanitizer memcheck (caching allocator off, leak
 #              check at the context's release) on a slice of conf-cuda
@@ -38,10 +39,18 @@ if [ -z "$G" ] || [ ! -d "$G/bin" ]; then
 	echo "gpu-check: no gpu/ folder: run make gpu-build first (here), then carry gpu/ to the GPU machine" >&2
 	exit 2
 fi
-# gpu-build gzips the binaries, Dawn and lavapipe to travel (the PTX that
-# each test binary embeds compresses tenfold): unpack them once, and make
-# the binaries executable again (the carried copy may lose the bit).
+# gpu-build packs the binaries, Dawn and lavapipe with xz (gzip where it
+# had no xz) to travel (the PTX that each test binary embeds compresses
+# tenfold): unpack them once, with python3's lzma where this machine has no
+# working xz, and make the binaries executable again (the carried copy may
+# lose the bit).
 find "$G" -name '*.gz' -type f -exec gunzip -f {} + 2>/dev/null
+find "$G" -name '*.xz' -type f -print0 | while IFS= read -r -d '' f; do
+	xz -d -f "$f" 2>/dev/null || python3 -c '
+import lzma, shutil, sys
+with lzma.open(sys.argv[1]) as src, open(sys.argv[1][:-3], "wb") as dst:
+    shutil.copyfileobj(src, dst)' "$f" && rm -f "$f"
+done
 chmod +x "$G"/bin/* 2>/dev/null
 logdir=${OUT:-$G/out}
 mkdir -p "$logdir"
@@ -221,6 +230,19 @@ do_wgpu_matmul() {
 		why="exit $rc, no GFLOP/s line: $(grep -m1 -E 'required here|unavailable|FAIL' "$out" | cut -c1-200)"
 	fi
 }
+# NCCL's collectives on cuda:0 (dist's TestNCCLOneRank: one GPU holds one
+# NCCL rank): libnccl.so.2 from the system, else PyTorch's wheel.
+do_nccl() {
+	if [ -z "${LATHE_NCCL_LIB:-}" ]; then
+		local f
+		for f in $(ldconfig -p 2>/dev/null | grep -o '/[^ ]*libnccl\.so\.2$') \
+			$(find /usr/local /opt /usr/lib -name 'libnccl.so.2' 2>/dev/null | sort); do
+			if [ -e "$f" ]; then export LATHE_NCCL_LIB=$f; break; fi
+		done
+	fi
+	needpass=TestNCCLOneRank stepenv="LATHE_REQUIRE_DEVICES=cpu,cuda:0,nccl" gotest nccl dist.test dist cuda:0 -test.run '^TestNCCLOneRank$'
+	why="${LATHE_NCCL_LIB:-no libnccl.so.2 found}; $why"
+}
 do_root() { stepenv="LATHE_DEVICE=cuda:0" gotest root lathe.test . cuda:0; }
 do_nn() { stepenv="LATHE_DEVICE=cuda:0" gotest nn nn.test nn cuda:0; }
 
@@ -279,8 +301,8 @@ do_bench() {
 	else why="exit $rc"; fi
 }
 
-# Each step's own budget, cut to the deadline: 60+60+110+80+45+45+60+120+90+40
-# = 710 s asked of 520, so the last steps are cut first when the early
+# Each step's own budget, cut to the deadline: 60+60+110+80+45+45+45+60+120+90+40
+# = 755 s asked of 520, so the last steps are cut first when the early
 # ones run long (the device tool's 600 s would otherwise kill the run).
 # The cuda steps come first: they are what the GPU machine is for. The
 # first H200 run (2026-12-04) took 101 s in all, with the quick benchmark;
@@ -308,6 +330,7 @@ gpustep cuda-unit do_unit 60
 [ "$dry" = 1 ] || describe cuda:0 cuda-unit
 gpustep conf-cuda do_conf_cuda 110
 gpustep grad-cuda do_grad_cuda 80
+gpustep nccl do_nccl 45
 gpustep root do_root 45
 gpustep nn do_nn 45
 gpustep memcheck do_memcheck 60

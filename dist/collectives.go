@@ -75,12 +75,30 @@ type call struct {
 	dt     lathe.DType   // x's dtype as the caller gave it
 	work   lathe.DType   // the dtype the data travels in: dt, or float32 for a 16-bit float reduction
 	shape  []int
-	data   hostBuf
+	data   hostBuf         // x's elements on the host (host engines)
+	count  int             // x's elements
+	temps  []*lathe.Tensor // casts and copies made for the call, released when it is queued
 	err    error
 }
 
+// onDevice says whether c's data moves on the device: a collective of a
+// group with a device engine (NCCL). Barriers and Send and Recv use the
+// host engine in every group.
+func (g *Group) onDevice(c *call) bool {
+	return g.comm != nil && c.kind >= kindAllReduce && c.kind <= kindReduceScatter
+}
+
+// release frees the temporaries c made.
+func (c *call) release() {
+	for _, t := range c.temps {
+		t.Release()
+	}
+	c.temps = nil
+}
+
 // prepare checks x (alive, on the group's device, a dtype the op takes)
-// and reads it to the host.
+// and reads it to the host, or, for a device engine, makes it contiguous;
+// the caller releases c once its data is queued.
 func (g *Group) prepare(c *call, x *lathe.Tensor) {
 	if err := x.Err(); err != nil {
 		c.err = err
@@ -109,13 +127,25 @@ func (g *Group) prepare(c *call, x *lathe.Tensor) {
 	}
 	if reducing && (c.dt == lathe.Float16 || c.dt == lathe.BFloat16) {
 		c.x, c.work = x.Cast(lathe.Float32), lathe.Float32
-		defer c.x.Release()
+		c.temps = append(c.temps, c.x)
 	}
-	if c.data, c.err = toHost(c.x); c.err != nil {
-		return
+	if g.onDevice(c) {
+		if !c.x.IsContiguous() {
+			c.x = c.x.Contiguous()
+			c.temps = append(c.temps, c.x)
+		}
+		if c.err = c.x.Err(); c.err != nil {
+			return
+		}
+		c.count = c.x.Numel()
+	} else {
+		if c.data, c.err = toHost(c.x); c.err != nil {
+			return
+		}
+		c.count = c.data.n()
 	}
-	if c.data.n() > maxCount {
-		c.err = lathe.NewError(c.op, lathe.ErrShape, "x", "has "+itoa(c.data.n())+" elements, more than one call moves (2³¹-1)",
+	if c.count > maxCount {
+		c.err = lathe.NewError(c.op, lathe.ErrShape, "x", "has "+itoa(c.count)+" elements, more than one call moves (2³¹-1)",
 			"split it, with x.Chunk, into parts below that")
 	}
 }
@@ -264,8 +294,12 @@ func (g *Group) AllReduce(ctx context.Context, x *lathe.Tensor, op ReduceOp) (*l
 		return nil, err
 	}
 	g.prepare(c, x)
+	defer c.release()
 	if _, err := g.agree(ctx, c, true); err != nil {
 		return nil, err
+	}
+	if g.onDevice(c) {
+		return g.allReduceDevice(ctx, c)
 	}
 	work := c.work
 	out := newHost(work, c.data.n())
@@ -302,8 +336,12 @@ func (g *Group) Broadcast(ctx context.Context, x *lathe.Tensor, root int) (*lath
 	} else {
 		g.prepare(c, x)
 	}
+	defer c.release()
 	if _, err := g.agree(ctx, c, true); err != nil {
 		return nil, err
+	}
+	if g.onDevice(c) {
+		return g.broadcastDevice(ctx, c)
 	}
 	if err := g.host.broadcast(ctx, c.data, root); err != nil {
 		return nil, opError(c.op, err)
@@ -323,6 +361,7 @@ func (g *Group) AllGather(ctx context.Context, x *lathe.Tensor) (*lathe.Tensor, 
 		return nil, err
 	}
 	g.prepare(c, x)
+	defer c.release()
 	if c.err == nil && len(c.shape) == 0 {
 		c.shape = []int{1}
 	}
@@ -345,6 +384,9 @@ func (g *Group) AllGather(ctx context.Context, x *lathe.Tensor) (*lathe.Tensor, 
 		return nil, lathe.NewError(c.op, lathe.ErrShape, "x", "would gather "+itoa(total)+" elements, more than one call moves (2³¹-1)",
 			"gather smaller parts")
 	}
+	if g.onDevice(c) {
+		return g.allGatherDevice(ctx, c, counts, rows)
+	}
 	out := newHost(c.dt, total)
 	if err := g.host.allGather(ctx, c.data, out, counts); err != nil {
 		return nil, opError(c.op, err)
@@ -364,6 +406,7 @@ func (g *Group) ReduceScatter(ctx context.Context, x *lathe.Tensor, op ReduceOp)
 		return nil, err
 	}
 	g.prepare(c, x)
+	defer c.release()
 	if c.err == nil && len(c.shape) == 0 {
 		c.err = lathe.NewError(c.op, lathe.ErrShape, "x", "is 0-d, and its first dim is what ranks share", "reshape it to [1] or more")
 	}
@@ -377,6 +420,9 @@ func (g *Group) ReduceScatter(ctx context.Context, x *lathe.Tensor, op ReduceOp)
 	counts := make([]int, g.size)
 	for r := range counts {
 		counts[r] = (rows/g.size + b2i(r < rows%g.size)) * rowLen
+	}
+	if g.onDevice(c) {
+		return g.reduceScatterDevice(ctx, c, counts)
 	}
 	work := c.work
 	out := newHost(work, counts[g.rank])

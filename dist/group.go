@@ -49,11 +49,13 @@ type Group struct {
 	rank, size, localRank int
 	dev                   lathe.Device
 	engine                Engine
-	host                  hostEngine // for cpu tensors
+	host                  hostEngine   // cpu tensors, and every group's headers
+	comm                  deviceEngine // cuda tensors (NCCL); nil in a cpu group
 	env                   Environment
 
 	mu     sync.Mutex
 	closed bool
+	broken bool // a device collective passed its deadline and was aborted
 }
 
 // Init makes this process's group from the launcher's environment (Env):
@@ -104,7 +106,9 @@ func Init(ctx context.Context, cfg Config) (*Group, error) {
 		g.host = e
 		g.rank, g.size = e.place()
 	case NCCL:
-		return nil, newNCCLGroup(ctx, g)
+		if err := newNCCLGroup(ctx, g); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, lathe.NewError("init", lathe.ErrValue, "cfg.Engine", "is "+string(engine)+", not an engine lathe has", "use dist.Auto, dist.MPI or dist.NCCL")
 	}
@@ -160,7 +164,14 @@ func (g *Group) Close() error {
 		return nil
 	}
 	g.closed = true
-	if err := g.host.close(); err != nil {
+	var err error
+	if g.comm != nil {
+		err = lathe.WithStream(g.dev, func(uintptr) error { return g.comm.destroy() })
+	}
+	if herr := g.host.close(); err == nil {
+		err = herr
+	}
+	if err != nil {
 		return opError("close", err)
 	}
 	return nil
@@ -175,10 +186,14 @@ func (g *Group) usable(op string, ctx context.Context) error {
 		return lathe.NewError(op, lathe.ErrValue, "ctx", "is nil", "pass context.Background() or a context with a deadline")
 	}
 	g.mu.Lock()
-	closed := g.closed
+	closed, broken := g.closed, g.broken
 	g.mu.Unlock()
 	if closed {
 		return lathe.NewError(op, lathe.ErrValue, "g", "is closed", "use the group before Close")
+	}
+	if broken {
+		return lathe.NewError(op, lathe.ErrUnavailable, "g", "is unusable: a collective passed its deadline and NCCL's communicator was aborted",
+			"close the group and end the job (every process must start again)")
 	}
 	return nil
 }

@@ -138,6 +138,7 @@ func TestBadInput(t *testing.T) {
 		{"init/engine", lathe.ErrValue, func() error { _, err := Init(ctx, Config{Engine: "gloo"}); return err }},
 		{"init/mpi-on-cuda", lathe.ErrDevice, func() error { _, err := Init(ctx, Config{Engine: MPI, Device: lathe.CUDA(0)}); return err }},
 		{"init/wgpu", lathe.ErrDevice, func() error { _, err := Init(ctx, Config{Device: lathe.WGPU(0)}); return err }},
+		{"init/nccl-on-cpu", lathe.ErrDevice, func() error { _, err := Init(ctx, Config{Engine: NCCL}); return err }},
 		{"init/nil-ctx", lathe.ErrValue, func() error { _, err := Init(nil, Config{}); return err }}, //nolint:staticcheck
 	}
 	for _, c := range cases {

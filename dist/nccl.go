@@ -9,6 +9,7 @@ package dist
 import "C"
 
 import (
+	"context"
 	"os"
 	"sync"
 	"unsafe"
@@ -92,6 +93,47 @@ func ncclOpOf(op ReduceOp, dt lathe.DType) C.int {
 // ncclID is an ncclUniqueId: rank 0 makes it, every rank gets a copy
 // (store.go), and ncclCommInitRank takes it.
 type ncclID [C.LATHE_NCCL_UNIQUE_ID_BYTES]byte
+
+// ncclJoin makes this rank's communicator: rank 0's unique id goes to
+// every rank over the group's host engine, then each joins with the
+// group's device current (ncclCommInitRank takes the runtime's current
+// device). Joining waits for every rank; past ctx's deadline it returns an
+// error, and the join that may still finish is left to the process's end.
+func ncclJoin(ctx context.Context, g *Group) (deviceEngine, error) {
+	var id ncclID
+	if g.rank == 0 {
+		var err error
+		if id, err = ncclUniqueID(); err != nil {
+			return nil, err
+		}
+	}
+	if err := g.host.broadcast(ctx, hostBuf{b: id[:], t: tByte}, 0); err != nil {
+		return nil, opError("init", err)
+	}
+	type joined struct {
+		c   ncclComm
+		err error
+	}
+	done := make(chan joined, 1)
+	go func() {
+		var j joined
+		j.err = lathe.WithStream(g.dev, func(uintptr) error {
+			var err error
+			j.c, err = ncclInitRank(id, g.size, g.rank)
+			return err
+		})
+		done <- j
+	}()
+	select {
+	case j := <-done:
+		if j.err != nil {
+			return nil, opError("init", j.err)
+		}
+		return j.c, nil
+	case <-ctx.Done():
+		return nil, opError("init", timeoutError("ncclCommInitRank", ctx, false))
+	}
+}
 
 func ncclUniqueID() (ncclID, error) {
 	var id ncclID

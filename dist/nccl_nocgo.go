@@ -2,7 +2,11 @@
 
 package dist
 
-import "github.com/lathe-ml/lathe"
+import (
+	"context"
+
+	"github.com/lathe-ml/lathe"
+)
 
 // Without cgo there is no way to call NCCL: the engine is unavailable.
 
@@ -12,3 +16,6 @@ func ncclOpen() error {
 }
 
 func ncclDescribe() string { return "" }
+
+// ncclJoin is never reached: ncclOpen fails first.
+func ncclJoin(context.Context, *Group) (deviceEngine, error) { return nil, ncclOpen() }
