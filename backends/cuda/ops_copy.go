@@ -65,6 +65,6 @@ func fill(out *dispatch.Tensor, v float64) error {
 	if n == 0 {
 		return nil
 	}
-	g, b := grid1(n)
+	g, b := gridDense(out.Device, n, viewOf(out), nil)
 	return enqueue(out.Device, "elementwise", "fill_"+suffix(out.DType), g, b, 0, addressOf(out), int64(n), v)
 }
