@@ -15,7 +15,7 @@ func convert(dev dispatch.Device, dst dispatch.Buffer, to dispatch.DType, dstOff
 	}
 	out := &dispatch.Tensor{Offset: dstOff, DType: to, Device: dev, Storage: &dispatch.Storage{Buffer: dst, Len: dstOff + n}}
 	x := &dispatch.Tensor{Offset: srcOff, DType: from, Device: dev, Storage: &dispatch.Storage{Buffer: src, Len: srcOff + n}}
-	g, b := grid1(n)
+	g, b := gridDense(dev, n, viewOf(out), []view{viewOf(x)})
 	return enqueue(dev, "narrow", "convert_"+suffix(from)+"_"+suffix(to), g, b, 0, addressOf(out), addressOf(x), int64(n))
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/lathe-ml/lathe/internal/half"
 )
 
 // The dense forms of the elementwise kernels (kernels/cuda/dense.cuh's
@@ -237,6 +239,23 @@ func TestDenseUnaryAndCast(t *testing.T) {
 	unaryDense(t, h, "cast_bool_f32", false, func(i int) uint8 { return b2u(i%3 != 0) }, func(x uint8) float32 { return float32(b2u(x != 0)) }, -9)
 	unaryDense(t, h, "cast_f64_bool", false, f64, func(x float64) uint8 { return b2u(x != 0) }, 9)
 	unaryDense(t, h, "cast_bool_bool", false, func(i int) uint8 { return uint8(i % 3) }, func(x uint8) uint8 { return b2u(x != 0) }, 9)
+}
+
+// TestDenseNarrowConversions: narrow.cu's conversions, which every
+// float16, bfloat16, int8 and uint8 op's operands and result pass through,
+// are dense_map too (vectors of 4: 8 or 4 bytes of the narrow side);
+// TestNarrowConversions checks their rules on aligned whole vectors, this
+// their tails and misaligned views.
+func TestDenseNarrowConversions(t *testing.T) {
+	h := newHost(t)
+	bits16 := func(i int) uint16 { return uint16(i*2053 + 0x3bff) } // normals, subnormals, Inf, NaN as i grows
+	bits32 := func(i int) uint32 { return math.Float32bits(floats32(i, 0)) + uint32(i)*0x1001 }
+	unaryDense(t, h, "convert_f16_f32", false, bits16, func(b uint16) uint32 { return math.Float32bits(half.Float16ToFloat32(b)) }, 9)
+	unaryDense(t, h, "convert_bf16_f32", false, bits16, func(b uint16) uint32 { return math.Float32bits(half.BFloat16ToFloat32(b)) }, 9)
+	unaryDense(t, h, "convert_f32_f16", false, bits32, func(b uint32) uint16 { return half.Float16FromFloat32(math.Float32frombits(b)) }, 9)
+	unaryDense(t, h, "convert_f32_bf16", false, bits32, func(b uint32) uint16 { return half.BFloat16FromFloat32(math.Float32frombits(b)) }, 9)
+	unaryDense(t, h, "convert_i32_i8", false, func(i int) int32 { return int32(i*77 - 300) }, func(v int32) int8 { return int8(v) }, 9)
+	unaryDense(t, h, "convert_u8_i32", false, func(i int) uint8 { return uint8(i * 37) }, func(v uint8) int32 { return int32(v) }, 9)
 }
 
 func TestDenseFill(t *testing.T) {
