@@ -37,6 +37,19 @@ func TestElementwise64MatchCPU(t *testing.T) {
 	matchCPU(t, func(op *dispatch.Schema, narrow bool) bool { return !narrow && elementwiseOp(op) }, nil)
 }
 
+// TestElementwiseChunksMatchCPU runs the elementwise families' cases,
+// narrow dtypes included, with the kernels' 32-bit limit lowered to 20
+// elements, so that the dense launches past it go in chunks (denseChunk:
+// 16 elements, or none where a period does not divide one, and the walk
+// takes the 64-bit strided form), as a tensor past 2^31 elements does, and
+// the narrow conversions too.
+func TestElementwiseChunksMatchCPU(t *testing.T) {
+	old := fits32
+	fits32 = 20
+	t.Cleanup(func() { fits32 = old })
+	matchCPU(t, func(op *dispatch.Schema, _ bool) bool { return elementwiseOp(op) }, nil)
+}
+
 // elementwiseOp says whether op's cuda kernel is one of mapKernel's.
 func elementwiseOp(op *dispatch.Schema) bool {
 	for _, u := range ops.UnaryOps {

@@ -13,8 +13,9 @@ import (
 //   - dense, "<fn>_<sfx>": out contiguous and every input contiguous of
 //     out's shape, or for the binary ops and where also a single element or
 //     a run of out's trailing dims (a periodic operand); it moves 16 bytes
-//     per access where the pointers are aligned, and its grid is sized to
-//     the multiprocessors;
+//     per access where the pointers are aligned, its grid is sized to the
+//     multiprocessors, and its index is 32-bit: past 2^31 elements it is
+//     launched once per chunk (denseChunk);
 //   - strided32, "<fn>_strided32_<sfx>": any other layout whose index and
 //     offsets fit in 31 bits, unravelled by multiplications;
 //   - strided, "<fn>_strided_<sfx>": the rest, in 64 bits.
@@ -51,19 +52,32 @@ func mapKernel(dev dispatch.Device, mod, fn, sfx string, periodic bool, out view
 	if n == 0 {
 		return nil
 	}
+	if periods, ok := densePeriods(out, in, n, periodic); ok {
+		if chunk := denseChunk(n, periods); chunk > 0 {
+			return forChunks(n, chunk, func(start, m int) error {
+				// A chunk starts at a multiple of every period below n:
+				// those inputs start at their element 0 again.
+				args := []any{out.moved(start).ptr}
+				var ps []any
+				for k, v := range in {
+					if p := periods[k]; p == n {
+						args, ps = append(args, v.moved(start).ptr), append(ps, int64(m))
+					} else {
+						args, ps = append(args, v.ptr), append(ps, int64(p))
+					}
+				}
+				args = append(args, int64(m))
+				if periodic {
+					args = append(args, ps...)
+				}
+				g, b := gridDense(dev, m, out, in)
+				return enqueue(dev, mod, fn+"_"+sfx, g, b, 0, append(args, extra...)...)
+			})
+		}
+	}
 	args := []any{out.ptr}
 	for _, v := range in {
 		args = append(args, v.ptr)
-	}
-	if periods, ok := densePeriods(out, in, n, periodic); ok {
-		args = append(args, int64(n))
-		if periodic {
-			for _, p := range periods {
-				args = append(args, int64(p))
-			}
-		}
-		g, b := gridDense(dev, n, out, in)
-		return enqueue(dev, mod, fn+"_"+sfx, g, b, 0, append(args, extra...)...)
 	}
 	l, err := layoutOf(broadcastWalk(out, in))
 	if err != nil {
@@ -106,6 +120,46 @@ func densePeriods(out view, in []view, n int, periodic bool) ([]int, bool) {
 		}
 	}
 	return periods, true
+}
+
+// denseChunk is the most elements one dense launch over n takes, whose
+// inputs have the periods given: n where n fits the kernels' 32-bit index
+// (fits32); past it, the largest multiple of 16 (so that each chunk starts
+// on a 16-byte boundary where the tensors do) and of every period below n
+// (so that a periodic input starts its period again) that fits; 0 where
+// no multiple fits, and the launch takes the strided form.
+func denseChunk(n int, periods []int) int {
+	if n <= fits32 {
+		return n
+	}
+	l := 16
+	for _, p := range periods {
+		if p != n {
+			l = l / gcd(l, p) * p
+			if l > fits32 {
+				return 0
+			}
+		}
+	}
+	return fits32 / l * l
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// forChunks calls f(start, m) for the chunks [start, start+m) of [0, n),
+// each chunk elements long but the last.
+func forChunks(n, chunk int, f func(start, m int) error) error {
+	for start := 0; start < n; start += chunk {
+		if err := f(start, min(chunk, n-start)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // trailing says whether shape, without its leading 1s, is the last dims of

@@ -77,6 +77,52 @@ func TestElementwiseForms(t *testing.T) {
 	}
 }
 
+// TestDenseChunks checks the launches of a dense op past the kernels'
+// 32-bit index (fits32, lowered here): chunks of a multiple of 16 and of
+// every period below n, the inputs of out's shape moved with out, a
+// periodic one not; and the strided form where no such multiple fits.
+func TestDenseChunks(t *testing.T) {
+	log := recordLaunches(t)
+	old := fits32
+	fits32 = 40
+	t.Cleanup(func() { fits32 = old })
+	f32 := dispatch.Float32
+	add := kernels[&ops.Add.Schema].(dispatch.Kernel[dispatch.None])
+	x, bias := tensor(f32, []int{3, 16}), tensor(f32, []int{16})
+	if err := add(tensor(f32, []int{3, 16}), []*dispatch.Tensor{x, bias}, dispatch.None{}); err != nil {
+		t.Fatal(err)
+	}
+	base, b := uint64(1<<32), uint64(1<<32) // recordLaunches' addresses: every tensor at 1<<32
+	want := []string{
+		fmt.Sprint("add_f32", []any{base, base, b, int64(32), int64(32), int64(16)}),
+		fmt.Sprint("add_f32", []any{base + 128, base + 128, b, int64(16), int64(16), int64(16)}),
+	}
+	var got []string
+	for _, l := range *log {
+		got = append(got, fmt.Sprint(l.fn, l.args))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("[3,16] + [16] past 40 elements launched\n%v\nwant\n%v", got, want)
+	}
+	*log = (*log)[:0]
+	// A period of 24 and vectors of 16: their least common multiple, 48,
+	// is past 40.
+	if err := add(tensor(f32, []int{3, 24}), []*dispatch.Tensor{tensor(f32, []int{3, 24}), tensor(f32, []int{24})}, dispatch.None{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(*log) != 1 || (*log)[0].fn != "add_strided_f32" {
+		t.Errorf("[3,24] + [24] past 40 elements launched %v, want one add_strided_f32", *log)
+	}
+	// At the real limit: 2^40 elements, a scalar and a row of 3072.
+	fits32 = old
+	if got, want := denseChunk(1<<40, []int{1 << 40, 1, 3 * 1024}), (1<<31-1)/3072*3072; got != want {
+		t.Errorf("denseChunk(2^40, rows of 3072) = %d, want %d", got, want)
+	}
+	if got := denseChunk(100, []int{100, 1}); got != 100 {
+		t.Errorf("denseChunk(100) = %d, want 100 (one launch)", got)
+	}
+}
+
 // TestGridDense checks the dense grid: a thread per 16-byte vector of the
 // widest operand, capped at denseWaves rounds of full multiprocessors.
 func TestGridDense(t *testing.T) {

@@ -8,8 +8,8 @@
 // Launch contract of every kernel in this file: a 1-D grid of 1-D blocks
 // (the host uses 256 threads and caps the grid; any shape works, as every
 // loop is grid-stride over the n output elements). n >= 0. The dense forms
-// ("<op>_<dtype>", dense.cuh's dense_map) need out contiguous and each
-// input contiguous with a period p (1 <= p <= n, p dividing n): input k's
+// ("<op>_<dtype>", dense.cuh's dense_map) need n < 2^31, out contiguous and
+// each input contiguous with a period p (1 <= p <= n, p dividing n): input k's
 // element for out[i] is at i mod p_k, so p = n is an input of out's shape,
 // p = 1 a single element, and p = the size of out's trailing dims a row
 // broadcast along the leading ones (a bias); they move a vector of 16

@@ -12,7 +12,8 @@
 // the op compute-bound. The host (backends/cuda/ops_elementwise.go) picks:
 //   - the dense form (out contiguous; each input contiguous and either of
 //     out's shape, a single element, or out's trailing dims, i.e. periodic
-//     in the flat index): vector loop where the pointers allow, scalar rest;
+//     in the flat index): vector loop where the pointers allow, scalar rest,
+//     32-bit indices (a launch past 2^31 elements is split by the host);
 //   - the strided32 form (a Layout32) where n and every operand's reach fit
 //     in 31 bits;
 //   - the 64-bit strided form (lathe.cuh's Layout) otherwise.
@@ -59,26 +60,28 @@ template <typename T, int N> __device__ __forceinline__ bool aligned(const T *p)
 // step, ... with one division when a thread starts (none where i < p, as
 // for an operand of out's shape) and none per element: a grid-stride step
 // is below p once reduced, so one subtraction wraps j. cur is the vector
-// last loaded.
+// last loaded. Indices are 32-bit (the host splits a launch past 2^31
+// elements), which keeps the loop's registers few enough for every
+// thread of a multiprocessor to be resident.
 template <typename T, int N> struct Operand {
 	const T *__restrict__ x;
-	i64 p, j, step;
+	u32 p, j, step;
 	Vec<T, N> cur;
 
-	__device__ __forceinline__ Operand(const T *__restrict__ x, i64 p) : x(x), p(p), j(0), step(0) {}
+	__device__ __forceinline__ Operand(const T *__restrict__ x, i64 p) : x(x), p((u32)p), j(0), step(0) {}
 	// reduce is a mod p; p is 0 only for n = 0, where nothing is read.
-	__device__ __forceinline__ i64 reduce(i64 a) const { return p <= 1 ? 0 : a < p ? a : a % p; }
+	__device__ __forceinline__ u32 reduce(u32 a) const { return p <= 1 ? 0 : a < p ? a : a % p; }
 	// vectorizable says whether the operand can be read as Vecs at the
 	// output's vector boundaries (i a multiple of N, i + N <= n): a single
 	// element always can (read once and repeated); one of out's shape, or
 	// of a period of whole vectors, when x is aligned.
-	__device__ __forceinline__ bool vectorizable(i64 n) const { return p == 1 || ((p == n || p % N == 0) && aligned<T, N>(x)); }
-	__device__ __forceinline__ void start(i64 i, i64 stride) {
+	__device__ __forceinline__ bool vectorizable(u32 n) const { return p == 1 || ((p == n || p % N == 0) && aligned<T, N>(x)); }
+	__device__ __forceinline__ void start(u32 i, u32 stride) {
 		j = reduce(i);
 		step = reduce(stride);
 	}
 	__device__ __forceinline__ void next() {
-		j += step;
+		j += step; // below 2p - 1 < 2^32
 		if (j >= p) j -= p;
 	}
 	__device__ __forceinline__ void load() {
@@ -93,11 +96,6 @@ template <typename T, int N> struct Operand {
 	__device__ __forceinline__ T at() const { return x[j]; }
 };
 
-// The grid-stride geometry of the dense forms, in 64 bits: the host caps
-// the grid at a few blocks per multiprocessor, so a thread loops.
-__device__ __forceinline__ i64 thread_index() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
-__device__ __forceinline__ i64 thread_count() { return (i64)blockDim.x * gridDim.x; }
-
 // LATHE_EACH evaluates expr once per operand of the pack in, in order (a
 // C++14 pack expansion; the array is never read).
 #define LATHE_EACH(expr)                 \
@@ -107,25 +105,28 @@ __device__ __forceinline__ i64 thread_count() { return (i64)blockDim.x * gridDim
 	}
 
 // dense_map is the dense form of every elementwise family: out[i] =
-// f(in_k[i mod p_k]...) for i in [0, n), out contiguous. Where out and
+// f(in_k[i mod p_k]...) for i in [0, n), out contiguous, n < 2^31 (the
+// host splits a longer launch: backends/cuda's denseChunk). Where out and
 // every operand allow it, the first n - n mod N elements go as Vecs of N
 // (one 16-byte access per operand at most), each thread taking whole
 // vectors in a grid-stride loop; the rest (the tail, or everything when a
 // pointer is misaligned) one element per thread. out may be an input
 // exactly (each element is read and written by one thread, the read
-// first); it must not overlap one partially.
+// first); it must not overlap one partially. Index arithmetic is 32-bit:
+// with the grid below 2^24 threads, no sum below wraps.
 template <int N, typename R, typename F, typename... In>
-__device__ __forceinline__ void dense_map(R *__restrict__ out, i64 n, F f, In... in) {
-	i64 t = thread_index(), threads = thread_count();
+__device__ __forceinline__ void dense_map(R *__restrict__ out, i64 n64, F f, In... in) {
+	u32 n = (u32)n64;
+	u32 t = blockIdx.x * blockDim.x + threadIdx.x, threads = blockDim.x * gridDim.x;
 	bool vec = aligned<R, N>(out);
 	LATHE_EACH(vec = vec && in.vectorizable(n));
-	i64 nv = vec ? n / N : 0;
+	u32 nv = vec ? n / N : 0;
 	LATHE_EACH(in.start(t * N, threads * N));
 	// Not unrolled: a full grid keeps 16 bytes per operand in flight per
 	// thread, which is enough, and unrolling every op and dtype's loops
 	// made the modules 2.5 times as large and their JIT 4 times as slow.
 #pragma unroll 1
-	for (i64 v = t; v < nv; v += threads) {
+	for (u32 v = t; v < nv; v += threads) {
 		LATHE_EACH(in.load());
 		Vec<R, N> r;
 #pragma unroll
@@ -135,7 +136,7 @@ __device__ __forceinline__ void dense_map(R *__restrict__ out, i64 n, F f, In...
 	}
 	LATHE_EACH(in.start(nv * N + t, threads));
 #pragma unroll 1
-	for (i64 i = nv * N + t; i < n; i += threads) {
+	for (u32 i = nv * N + t; i < n; i += threads) {
 		out[i] = f(in.at()...);
 		LATHE_EACH(in.next());
 	}

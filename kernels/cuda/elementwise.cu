@@ -7,8 +7,8 @@
 // Launch contract of every kernel in this file: a 1-D grid of 1-D blocks
 // (the host uses 256 threads and caps the grid; any shape works, as every
 // loop is grid-stride over the n output elements). n >= 0. The contiguous
-// forms ("<op>_<dtype>") need out and the inputs contiguous and of the
-// output's shape, and move a vector of 16 bytes of the wider type per
+// forms ("<op>_<dtype>") need n < 2^31 and out and the inputs contiguous
+// and of the output's shape, and move a vector of 16 bytes of the wider type per
 // access where every pointer is aligned to its vector (dense.cuh's
 // dense_map); the strided forms
 // ("<op>_strided_<dtype>") take a Layout whose operand 0 is out and whose

@@ -23,7 +23,7 @@
 //
 // Launch contract of every kernel here, convert_<from>_<to>(out, x, n): a
 // 1-D grid of 1-D blocks, any shape (a grid-stride loop over n elements);
-// n >= 0; out and x contiguous, n elements each, at their dtype's natural
+// 0 <= n < 2^31; out and x contiguous, n elements each, at their dtype's natural
 // alignment, not overlapping. A float is passed as its bits (u32 for
 // float32, u16 for the 16-bit floats). It is dense.cuh's dense_map: where
 // both pointers are aligned to their vectors (4 elements: 16 bytes of the

@@ -6,7 +6,7 @@
 // The semantics are those of lathe's cpu kernels
 // (backends/cpu/elementwise.go); where they differ, the comment says so.
 // Launch contract: elementwise.cu's (a 1-D grid-stride loop over n; the
-// contiguous form "<op>_<dtype>", 16 bytes per access where out and x are
+// contiguous form "<op>_<dtype>" (n < 2^31), 16 bytes per access where out and x are
 // 16-byte aligned (dense.cuh); the strided "<op>_strided_<dtype>" with a Layout,
 // and "<op>_strided32_<dtype>" with a Layout32, whose operand 0 is out and
 // 1 is x).
