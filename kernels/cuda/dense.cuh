@@ -18,8 +18,11 @@
 //     in 31 bits;
 //   - the 64-bit strided form (lathe.cuh's Layout) otherwise.
 // What the host emulation cannot show: that Vec accesses compile to
-// ld.global.v4/v2 (kernels/ptx's tests check the PTX has them), coalescing,
-// occupancy, and the speed of any of it.
+// ld.global.v4/v2 (kernels/ptx's tests check the PTX has them), coalescing
+// (a warp's 32 Vecs are 512 consecutive bytes), occupancy (ptxas -v for
+// sm_90 gave the float32 binary ops' dense form 32 registers, so all 2048
+// threads of a multiprocessor can be resident; the 64-bit loop had 44),
+// and the speed of any of it, which is unmeasured: the H200 run is owed.
 #pragma once
 #include "lathe.cuh"
 
