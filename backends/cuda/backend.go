@@ -232,6 +232,16 @@ func launch(dev dispatch.Device, mod, fn string, grid, block [3]uint32, shared u
 	return d.launch(mod, fn, grid, block, shared, args)
 }
 
+// multiprocessorsOf is dev's multiprocessor count, or 0 where it does not
+// open (the launch that follows reports why).
+func multiprocessorsOf(dev dispatch.Device) int {
+	d, err := opened(dev)
+	if err != nil {
+		return 0
+	}
+	return d.sms
+}
+
 // scratch returns n bytes of temporary device memory from dev's caching
 // allocator (for multi-pass reductions and the like) and the function that
 // gives it back. The block goes back to the pool at once when freed: later

@@ -23,14 +23,48 @@ import (
 // the registrations' layouts and compositions (pad, concat, conv, the
 // reductions' rows, ...) and the kernels together, end to end.
 func TestKernelsMatchCPU(t *testing.T) {
-	matchCPU(t, func(narrow bool) bool { return !narrow }, nil)
+	matchCPU(t, func(_ *dispatch.Schema, narrow bool) bool { return !narrow }, nil)
 }
 
-// matchCPU runs the cases that keep takes (told whether the case has a
-// narrow dtype) on the emulation and compares them with the cpu backend;
+// TestElementwise64MatchCPU runs the elementwise families' cases that take
+// a strided form (a transposed view, a broadcast column) with the 32-bit
+// walk turned off (fits32 = 0), so that the 64-bit strided kernels, which
+// only tensors past 2^31 elements reach, are checked against the cpu too.
+func TestElementwise64MatchCPU(t *testing.T) {
+	old := fits32
+	fits32 = 0
+	t.Cleanup(func() { fits32 = old })
+	matchCPU(t, func(op *dispatch.Schema, narrow bool) bool { return !narrow && elementwiseOp(op) }, nil)
+}
+
+// TestElementwiseChunksMatchCPU runs the elementwise families' cases,
+// narrow dtypes included, with the kernels' 32-bit limit lowered to 20
+// elements, so that the dense launches past it go in chunks (denseChunk:
+// 16 elements, or none where a period does not divide one, and the walk
+// takes the 64-bit strided form), as a tensor past 2^31 elements does, and
+// the narrow conversions too.
+func TestElementwiseChunksMatchCPU(t *testing.T) {
+	old := fits32
+	fits32 = 20
+	t.Cleanup(func() { fits32 = old })
+	matchCPU(t, func(op *dispatch.Schema, _ bool) bool { return elementwiseOp(op) }, nil)
+}
+
+// elementwiseOp says whether op's cuda kernel is one of mapKernel's.
+func elementwiseOp(op *dispatch.Schema) bool {
+	for _, u := range ops.UnaryOps {
+		if &u.Op.Schema == op {
+			return true
+		}
+	}
+	return isBinary(op) || op == &ops.Cast.Schema || op == &ops.Contiguous.Schema
+}
+
+// matchCPU runs the cases that keep takes (told the op and whether the
+// case has a narrow dtype) on the emulation and compares them with the cpu backend;
 // exact says which ops' narrow float results must match bit for bit (nil:
 // none).
-func matchCPU(t *testing.T, keep func(narrow bool) bool, exact map[*dispatch.Schema]bool) {
+func matchCPU(t *testing.T, keep func(op *dispatch.Schema, narrow bool) bool, exact map[*dispatch.Schema]bool) {
 	emulate(t)
 	var allocs []uint64
 	t.Cleanup(func() {
@@ -58,7 +92,7 @@ func matchCPU(t *testing.T, keep func(narrow bool) bool, exact map[*dispatch.Sch
 			for _, x := range c.in {
 				narrow = narrow || dispatch.Narrow(x.DType)
 			}
-			if !keep(narrow) {
+			if !keep(op, narrow) {
 				continue
 			}
 			label := fmt.Sprintf("%s#%d(%s)", op.Name, ci, describe(c.in))
@@ -71,11 +105,12 @@ func matchCPU(t *testing.T, keep func(narrow bool) bool, exact map[*dispatch.Sch
 				if err != nil {
 					t.Fatal(err)
 				}
-				cpuIn = append(cpuIn, ct.View(x.Shape, x.Strides, 0))
+				cpuIn = append(cpuIn, ct.View(x.Shape, x.Strides, x.Offset))
 				p := cudaemu.Alloc(len(data))
 				allocs = append(allocs, p)
 				cudaemu.Write(p, data)
 				e := tensor(x.DType, x.Shape, x.Strides...)
+				e.Offset = x.Offset
 				e.Storage = dispatch.NewStorage(emuBuffer{ptr: p}, len(data)/x.DType.Size())
 				emuIn = append(emuIn, e)
 			}
@@ -142,12 +177,13 @@ func emulate(t *testing.T) *checkQueue {
 		return p, func() { cudaemu.Free(p) }, nil
 	}
 	checksOn = func(dispatch.Device) (*checkQueue, error) { return q, nil }
-	oldM := allocate
+	oldM, oldS := allocate, multiprocessors
 	allocate = func(_ dispatch.Device, dt dispatch.DType, n int) (dispatch.Buffer, error) {
 		return emuBuffer{ptr: cudaemu.Alloc(n * dt.Size()), owned: true}, nil
 	}
+	multiprocessors = func(dispatch.Device) int { return 0 }
 	t.Cleanup(func() {
-		allocate = oldM
+		allocate, multiprocessors = oldM, oldS
 		enqueue, addressOf, borrow, checksOn = oldE, oldA, oldB, oldC
 		for _, p := range mem.allocs {
 			cudaemu.Free(p)
@@ -195,7 +231,8 @@ func (m *emuSlots) read(dst []byte, p uint64) error {
 	return nil
 }
 
-// randomData is the bytes of a flat storage for x's view: small values, and
+// randomData is the bytes of a flat storage for x's view (from element 0,
+// its offset included): small values, and
 // for index arguments (integer inputs after the first, and one_hot's) the
 // values 0 and 1, which every case's indexed sizes hold.
 func randomData(rng *rand.Rand, x *dispatch.Tensor, op *dispatch.Schema, arg int) []byte {
@@ -207,6 +244,7 @@ func randomData(rng *rand.Rand, x *dispatch.Tensor, op *dispatch.Schema, arg int
 		}
 		n += (s - 1) * max(x.Strides[d], 0)
 	}
+	n += x.Offset
 	index := x.DType.IsInt() && (arg > 0 || op == &ops.OneHot.Schema) && !isBinary(op)
 	// Attention's backward recomputes exp(score - lse) from the forward's
 	// logsumexp column (the last of argument 3): a random one would make

@@ -21,6 +21,36 @@ func grid1(n int) (grid, block [3]uint32) {
 	return [3]uint32{blocksFor(n, blockThreads), 1, 1}, [3]uint32{blockThreads, 1, 1}
 }
 
+// denseWaves is how many full-occupancy rounds of blocks a dense
+// elementwise grid holds at most: several, so that a kernel whose registers
+// let fewer blocks reside per multiprocessor still ends in balanced rounds,
+// and few enough that each thread takes a few vectors (the grid-stride
+// loop) rather than paying a block's start for one.
+const denseWaves = 4
+
+// defaultSMs stands in for the multiprocessor count where the device cannot
+// say (the recorded and emulated launches of the tests): an H200's.
+const defaultSMs = 132
+
+// gridDense is the geometry of a dense elementwise kernel (dense.cuh's
+// dense_map) over n elements of out and the inputs: one thread per
+// 16-byte vector of the widest operand, in blocks of blockThreads, capped
+// at denseWaves rounds of the blocks that fill every multiprocessor
+// (2048 threads each on sm_70 to sm_90).
+func gridDense(dev dispatch.Device, n int, out view, in []view) (grid, block [3]uint32) {
+	size := out.dtype.Size()
+	for _, v := range in {
+		size = max(size, v.dtype.Size())
+	}
+	vectors := (n + 16/size - 1) / (16 / size)
+	sms := multiprocessors(dev)
+	if sms <= 0 {
+		sms = defaultSMs
+	}
+	blocks := min(max((vectors+blockThreads-1)/blockThreads, 1), sms*(2048/blockThreads)*denseWaves, maxBlocks)
+	return [3]uint32{uint32(blocks), 1, 1}, [3]uint32{blockThreads, 1, 1}
+}
+
 // blocksFor is ceil(n / per) blocks, at least 1 and at most maxBlocks.
 func blocksFor(n, per int) uint32 {
 	b := (n + per - 1) / per
@@ -46,6 +76,9 @@ var (
 	borrow    = scratch
 	checksOn  = checksOf // a device's queue of value checks (checks.go)
 	allocate  = bufferOn // a buffer for dispatch.ViaCompute's wide temporaries (narrow.go)
+	// multiprocessors is a device's multiprocessor count, 0 where it
+	// cannot say (backend.go; nocgo.go).
+	multiprocessors = multiprocessorsOf
 )
 
 // kernels holds every kernel registered by this package, a

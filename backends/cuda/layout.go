@@ -40,6 +40,17 @@ type cRows struct {
 	Offset      [2]int64
 }
 
+// cLayout32 is struct Layout32 (kernels/cuda/dense.cuh): a cLayout whose
+// index and offsets fit in 31 bits, each dim's size with its divisor by
+// multiplication (magic, shift). Every field is 4 bytes.
+type cLayout32 struct {
+	Rank   int32
+	Shape  [maxRank]uint32
+	Magic  [maxRank]uint32
+	Shift  [maxRank]uint32
+	Stride [maxOperands][maxRank]int32
+}
+
 // cMatmulStrides is struct MatmulStrides: the batch, row and column
 // strides of A, B and C, in elements.
 type cMatmulStrides struct {
@@ -78,6 +89,50 @@ func layoutOf(w layout.Walk) (cLayout, error) {
 		}
 	}
 	return l, nil
+}
+
+// fits32 is the most a strided32 kernel's index or offset may be: 2^31 - 1
+// (a variable so that the tests can send small walks down the 64-bit path).
+var fits32 = 1<<31 - 1
+
+// layout32Of is l as a cLayout32 for a walk of n elements, and whether it
+// fits: n and every operand's farthest offset (the sum over dims of
+// (size-1)·|stride|, which bounds every partial sum, whatever the strides'
+// signs) at most 2^31 - 1. l's offsets must be 0, as layoutOf writes them.
+func layout32Of(l cLayout, n int) (cLayout32, bool) {
+	var c cLayout32
+	if n > fits32 {
+		return c, false
+	}
+	c.Rank = int32(l.Rank)
+	for k := range maxOperands {
+		var reach int64
+		for d := range int(l.Rank) {
+			s := l.Stride[k][d]
+			reach += (l.Shape[d] - 1) * max(s, -s)
+			if reach > int64(fits32) {
+				return c, false
+			}
+			c.Stride[k][d] = int32(s)
+		}
+	}
+	for d := range int(l.Rank) {
+		c.Shape[d] = uint32(l.Shape[d])
+		c.Magic[d], c.Shift[d] = divisor32(uint32(l.Shape[d]))
+	}
+	return c, true
+}
+
+// divisor32 is the (magic, shift) pair with which dense.cuh's offsets32_of
+// divides by d (1 <= d < 2^31) for dividends below 2^31: q = (umulhi(i,
+// magic) + i) >> shift, shift the least s with 2^s >= d and magic
+// floor(2^32·(2^s - d)/d) + 1, which is below 2^32 as 2^s < 2d (Granlund
+// and Montgomery, PLDI 1994).
+func divisor32(d uint32) (magic, shift uint32) {
+	for uint64(1)<<shift < uint64(d) {
+		shift++
+	}
+	return uint32((uint64(1)<<32*(uint64(1)<<shift-uint64(d)))/uint64(d) + 1), shift
 }
 
 // rows writes a cRows from the rows' walk (outer, both operands) and the

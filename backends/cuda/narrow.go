@@ -15,8 +15,11 @@ func convert(dev dispatch.Device, dst dispatch.Buffer, to dispatch.DType, dstOff
 	}
 	out := &dispatch.Tensor{Offset: dstOff, DType: to, Device: dev, Storage: &dispatch.Storage{Buffer: dst, Len: dstOff + n}}
 	x := &dispatch.Tensor{Offset: srcOff, DType: from, Device: dev, Storage: &dispatch.Storage{Buffer: src, Len: srcOff + n}}
-	g, b := grid1(n)
-	return enqueue(dev, "narrow", "convert_"+suffix(from)+"_"+suffix(to), g, b, 0, addressOf(out), addressOf(x), int64(n))
+	o, v := viewOf(out), viewOf(x)
+	return forChunks(n, denseChunk(n, nil), func(start, m int) error { // 32-bit index: chunks past 2^31
+		g, b := gridDense(dev, m, o, []view{v})
+		return enqueue(dev, "narrow", "convert_"+suffix(from)+"_"+suffix(to), g, b, 0, o.moved(start).ptr, v.moved(start).ptr, int64(m))
+	})
 }
 
 // computing is the dispatch.Allocator that dispatch.ViaCompute and

@@ -20,7 +20,7 @@ import (
 // integer ones and the exact ops' float16 and bfloat16 results must be the
 // cpu's bit for bit, the others within one ulp of the 16-bit float.
 func TestNarrowKernelsMatchCPU(t *testing.T) {
-	matchCPU(t, func(narrow bool) bool { return narrow }, exactOps())
+	matchCPU(t, func(_ *dispatch.Schema, narrow bool) bool { return narrow }, exactOps())
 }
 
 // exactOps are the ops whose float32 result is correctly rounded (or a

@@ -20,6 +20,8 @@ func launch(dispatch.Device, string, string, [3]uint32, [3]uint32, uint32, ...an
 	return unavailable()
 }
 
+func multiprocessorsOf(dispatch.Device) int { return 0 }
+
 func bufferOn(dispatch.Device, dispatch.DType, int) (dispatch.Buffer, error) {
 	return nil, unavailable()
 }

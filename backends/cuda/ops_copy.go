@@ -65,6 +65,9 @@ func fill(out *dispatch.Tensor, v float64) error {
 	if n == 0 {
 		return nil
 	}
-	g, b := grid1(n)
-	return enqueue(out.Device, "elementwise", "fill_"+suffix(out.DType), g, b, 0, addressOf(out), int64(n), v)
+	o := viewOf(out)
+	return forChunks(n, denseChunk(n, nil), func(start, m int) error { // 32-bit index: chunks past 2^31
+		g, b := gridDense(out.Device, m, o, nil)
+		return enqueue(out.Device, "elementwise", "fill_"+suffix(out.DType), g, b, 0, o.moved(start).ptr, int64(m), v)
+	})
 }

@@ -7,9 +7,18 @@ import (
 )
 
 // The elementwise family (kernels/cuda/unary.cu, trig.cu, binary.cu and
-// elementwise.cu): unary and binary ops, where, the logical ops, cast and contiguous. Each launches the
-// kernel's contiguous form when every operand is contiguous with the
-// output's shape, and its strided form over a collapsed layout otherwise.
+// elementwise.cu): unary and binary ops, where, the logical ops, cast and
+// contiguous. Each launches one of three forms of its kernel (the launch
+// contracts are in the .cu files; why, in dense.cuh):
+//   - dense, "<fn>_<sfx>": out contiguous and every input contiguous of
+//     out's shape, or for the binary ops and where also a single element or
+//     a run of out's trailing dims (a periodic operand); it moves 16 bytes
+//     per access where the pointers are aligned, its grid is sized to the
+//     multiprocessors, and its index is 32-bit: past 2^31 elements it is
+//     launched once per chunk (denseChunk);
+//   - strided32, "<fn>_strided32_<sfx>": any other layout whose index and
+//     offsets fit in 31 bits, unravelled by multiplications;
+//   - strided, "<fn>_strided_<sfx>": the rest, in 64 bits.
 
 // suffixes are the kernels' dtype suffixes, by dispatch.DType.
 var suffixes = [...]string{dispatch.Float32: "f32", dispatch.Float64: "f64", dispatch.Int32: "i32", dispatch.Int64: "i64", dispatch.Bool: "bool",
@@ -31,34 +40,136 @@ func named(op string, err error) error {
 	return err
 }
 
-// mapKernel launches fn_<sfx> of module mod (everything contiguous and of
-// out's shape) or fn_strided_<sfx> with a layout of out and the inputs
-// broadcast to it, as (out, in..., n, [layout], extra...): the signature
-// of every kernel of unary.cu, trig.cu, elementwise.cu and binary.cu but
-// the logical ops.
-// Nothing is launched for an empty out.
-func mapKernel(dev dispatch.Device, mod, fn, sfx string, out view, in []view, extra ...any) error {
+// mapKernel launches fn over out and the inputs broadcast to it, in the
+// dense form where the layouts allow, else strided32 or strided (see the
+// top of this file), as (out, in..., n, [periods... | layout], extra...):
+// the signature of every kernel of unary.cu, trig.cu, elementwise.cu and
+// binary.cu but the logical ops. periodic says whether the dense form takes
+// a period per input (the binary ops and where); without it an input must
+// be of out's shape. Nothing is launched for an empty out.
+func mapKernel(dev dispatch.Device, mod, fn, sfx string, periodic bool, out view, in []view, extra ...any) error {
 	n := dispatch.Numel(out.shape)
 	if n == 0 {
 		return nil
 	}
-	flat := out.contiguous()
+	if periods, ok := densePeriods(out, in, n, periodic); ok {
+		if chunk := denseChunk(n, periods); chunk > 0 {
+			return forChunks(n, chunk, func(start, m int) error {
+				// A chunk starts at a multiple of every period below n:
+				// those inputs start at their element 0 again.
+				args := []any{out.moved(start).ptr}
+				var ps []any
+				for k, v := range in {
+					if p := periods[k]; p == n {
+						args, ps = append(args, v.moved(start).ptr), append(ps, int64(m))
+					} else {
+						args, ps = append(args, v.ptr), append(ps, int64(p))
+					}
+				}
+				args = append(args, int64(m))
+				if periodic {
+					args = append(args, ps...)
+				}
+				g, b := gridDense(dev, m, out, in)
+				return enqueue(dev, mod, fn+"_"+sfx, g, b, 0, append(args, extra...)...)
+			})
+		}
+	}
 	args := []any{out.ptr}
 	for _, v := range in {
 		args = append(args, v.ptr)
-		flat = flat && v.contiguous() && sameShape(v.shape, out.shape)
-	}
-	args = append(args, int64(n))
-	g, b := grid1(n)
-	if flat {
-		return enqueue(dev, mod, fn+"_"+sfx, g, b, 0, append(args, extra...)...)
 	}
 	l, err := layoutOf(broadcastWalk(out, in))
 	if err != nil {
 		return err
 	}
-	args = append(args, cBytes(&l))
+	g, b := grid1(n)
+	if l32, ok := layout32Of(l, n); ok {
+		args = append(args, int32(n), cBytes(&l32))
+		return enqueue(dev, mod, fn+"_strided32_"+sfx, g, b, 0, append(args, extra...)...)
+	}
+	args = append(args, int64(n), cBytes(&l))
 	return enqueue(dev, mod, fn+"_strided_"+sfx, g, b, 0, append(args, extra...)...)
+}
+
+// densePeriods says whether out (of n elements) and the inputs fit the
+// dense form, and each input's period: the count of output elements after
+// which it repeats in the flat index. Out must be contiguous; an input
+// contiguous of out's shape has period n; with periodic, a single element
+// has period 1, and a contiguous input whose shape (without its leading
+// 1s) is out's trailing dims, such as a bias [C] of a [B, C] out, has its
+// own size as its period.
+func densePeriods(out view, in []view, n int, periodic bool) ([]int, bool) {
+	if !out.contiguous() {
+		return nil, false
+	}
+	periods := make([]int, len(in))
+	for k, v := range in {
+		m := dispatch.Numel(v.shape)
+		switch {
+		case v.contiguous() && sameShape(v.shape, out.shape):
+			periods[k] = n
+		case !periodic:
+			return nil, false
+		case m == 1:
+			periods[k] = 1
+		case v.contiguous() && trailing(v.shape, out.shape):
+			periods[k] = m
+		default:
+			return nil, false
+		}
+	}
+	return periods, true
+}
+
+// denseChunk is the most elements one dense launch over n takes, whose
+// inputs have the periods given: n where n fits the kernels' 32-bit index
+// (fits32); past it, the largest multiple of 16 (so that each chunk starts
+// on a 16-byte boundary where the tensors do) and of every period below n
+// (so that a periodic input starts its period again) that fits; 0 where
+// no multiple fits, and the launch takes the strided form.
+func denseChunk(n int, periods []int) int {
+	if n <= fits32 {
+		return n
+	}
+	l := 16
+	for _, p := range periods {
+		if p != n {
+			l = l / gcd(l, p) * p
+			if l > fits32 {
+				return 0
+			}
+		}
+	}
+	return fits32 / l * l
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// forChunks calls f(start, m) for the chunks [start, start+m) of [0, n),
+// each chunk elements long but the last.
+func forChunks(n, chunk int, f func(start, m int) error) error {
+	for start := 0; start < n; start += chunk {
+		if err := f(start, min(chunk, n-start)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// trailing says whether shape, without its leading 1s, is the last dims of
+// of: an operand of that shape, broadcast to of, repeats every
+// Numel(shape) elements.
+func trailing(shape, of []int) bool {
+	for len(shape) > 0 && shape[0] == 1 {
+		shape = shape[1:]
+	}
+	return len(shape) <= len(of) && sameShape(shape, of[len(of)-len(shape):])
 }
 
 // broadcastWalk is the walk of out and the inputs over out's shape.
@@ -101,7 +212,7 @@ func copyInto(dev dispatch.Device, dst, src view) error {
 	w := layout.Walk{Shape: dst.shape, Strides: [][]int{dst.strides, src.strides}}.Collapse()
 	lead := w.Rank() - maxRank
 	if lead <= 0 {
-		return mapKernel(dev, "elementwise", "cast", sfx, dst, []view{src})
+		return mapKernel(dev, "elementwise", "cast", sfx, false, dst, []view{src})
 	}
 	outer := w.Shape[:lead]
 	for o := range dispatch.Numel(outer) {
@@ -113,7 +224,7 @@ func copyInto(dev dispatch.Device, dst, src view) error {
 		}
 		d.shape, s.shape = w.Shape[lead:], w.Shape[lead:]
 		d.strides, s.strides = w.Strides[0][lead:], w.Strides[1][lead:]
-		if err := mapKernel(dev, "elementwise", "cast", sfx, d, []view{s}); err != nil {
+		if err := mapKernel(dev, "elementwise", "cast", sfx, false, d, []view{s}); err != nil {
 			return err
 		}
 	}
@@ -142,7 +253,7 @@ func init() {
 		kernel(u.Op, u.DTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, p ops.Params) error {
 			// p is leaky_relu's slope, clamp's bounds; zero for the others.
 			x := in[0]
-			return named(name, mapKernel(out.Device, unaryModule(name), name, suffix(x.DType), viewOf(out), []view{viewOf(x)}, p.A, p.B))
+			return named(name, mapKernel(out.Device, unaryModule(name), name, suffix(x.DType), false, viewOf(out), []view{viewOf(x)}, p.A, p.B))
 		})
 	}
 	for _, b := range ops.BinaryOps {
@@ -157,11 +268,11 @@ func init() {
 		kernel(op, b.DTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 			// Infer gave both the same dtype; dispatch checks an integer
 			// pow's exponents (checks.go).
-			return named(name, mapKernel(out.Device, "binary", name, suffix(in[0].DType), viewOf(out), views(in)))
+			return named(name, mapKernel(out.Device, "binary", name, suffix(in[0].DType), true, viewOf(out), views(in)))
 		})
 	}
 	kernel(ops.Where, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
-		return named("where", mapKernel(out.Device, "binary", "where", suffix(out.DType), viewOf(out), views(in)))
+		return named("where", mapKernel(out.Device, "binary", "where", suffix(out.DType), true, viewOf(out), views(in)))
 	})
 	kernel(ops.LogicalNot, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		return named("logical_not", truthKernel(out, "logical_not", in))

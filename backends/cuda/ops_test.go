@@ -45,7 +45,11 @@ func recordLaunches(t *testing.T) *[]launched {
 	oldC, oldM := checksOn, allocate
 	checksOn = func(dispatch.Device) (*checkQueue, error) { return q, nil }
 	allocate = func(dispatch.Device, dispatch.DType, int) (dispatch.Buffer, error) { return recordedBuffer{}, nil }
-	t.Cleanup(func() { enqueue, addressOf, borrow, checksOn, allocate = oldE, oldA, oldB, oldC, oldM })
+	oldS := multiprocessors
+	multiprocessors = func(dispatch.Device) int { return 0 } // defaultSMs: no device is opened
+	t.Cleanup(func() {
+		enqueue, addressOf, borrow, checksOn, allocate, multiprocessors = oldE, oldA, oldB, oldC, oldM, oldS
+	})
 	return &log
 }
 
@@ -172,10 +176,21 @@ var allDTypes = []dispatch.DType{dispatch.Float32, dispatch.Float64, dispatch.In
 
 var floatDTypes = []dispatch.DType{dispatch.Float32, dispatch.Float64}
 
-// layouts are the shapes each elementwise case is tried in: contiguous, a
-// transposed view, and a 0-d tensor.
+// layouts are the shapes each elementwise case is tried in: contiguous (6
+// elements: a 16-byte vector of float32 and a tail), a transposed view, a
+// 0-d tensor, and a contiguous view one element into its storage (off a
+// 16-byte boundary: the dense kernels' scalar loop).
 func layouts(dt dispatch.DType) []*dispatch.Tensor {
-	return []*dispatch.Tensor{tensor(dt, []int{2, 3}), tensor(dt, []int{3, 2}, 1, 3), tensor(dt, []int{})}
+	return []*dispatch.Tensor{tensor(dt, []int{2, 3}), tensor(dt, []int{3, 2}, 1, 3), tensor(dt, []int{}), offsetView(dt, []int{7}, 1)}
+}
+
+// offsetView is a contiguous view of shape at element offset off of its
+// storage.
+func offsetView(dt dispatch.DType, shape []int, off int) *dispatch.Tensor {
+	t := tensor(dt, shape)
+	t.Offset = off
+	t.Storage = dispatch.NewStorage(recordedBuffer{}, dispatch.Numel(shape)+off)
+	return t
 }
 
 // deepView is a 10-dim view whose dims do not merge: each of size 2, with
@@ -205,10 +220,17 @@ func cases() []kcase {
 	for _, b := range ops.BinaryOps {
 		for _, dt := range allDTypes {
 			if b.DTypes.Has(dt) {
+				// The dense form with periods n, a row and one element
+				// (whole vectors or not, aligned or not), and the strided
+				// form for a transposed x and a broadcast column.
 				cs = append(cs,
 					caseOf(b.Op, none, tensor(dt, []int{2, 3}), tensor(dt, []int{2, 3})),
 					caseOf(b.Op, none, tensor(dt, []int{2, 3}), tensor(dt, []int{3})),
-					caseOf(b.Op, none, tensor(dt, []int{3, 2}, 1, 3), tensor(dt, []int{})))
+					caseOf(b.Op, none, tensor(dt, []int{3, 2}, 1, 3), tensor(dt, []int{})),
+					caseOf(b.Op, none, offsetView(dt, []int{7}, 1), tensor(dt, []int{7})),
+					caseOf(b.Op, none, tensor(dt, []int{}), tensor(dt, []int{3, 8})),
+					caseOf(b.Op, none, tensor(dt, []int{3, 16}), offsetView(dt, []int{1, 16}, 1)),
+					caseOf(b.Op, none, tensor(dt, []int{2, 8}), tensor(dt, []int{2, 1})))
 			}
 		}
 		if b.Op == ops.LogicalAnd || b.Op == ops.LogicalOr {
@@ -235,7 +257,8 @@ func cases() []kcase {
 	for _, dt := range allDTypes {
 		cs = append(cs,
 			caseOf(ops.Where, none, tensor(dispatch.Bool, []int{2, 3}), tensor(dt, []int{2, 3}), tensor(dt, []int{2, 3})),
-			caseOf(ops.Where, none, tensor(dispatch.Bool, []int{2, 1}), tensor(dt, []int{3}), tensor(dt, []int{})))
+			caseOf(ops.Where, none, tensor(dispatch.Bool, []int{2, 1}), tensor(dt, []int{3}), tensor(dt, []int{})),
+			caseOf(ops.Where, none, tensor(dispatch.Bool, []int{16}), tensor(dt, []int{3, 16}), tensor(dt, []int{})))
 		for _, x := range layouts(dt) {
 			cs = append(cs, caseOf(ops.LogicalNot, none, x), caseOf(ops.Contiguous, none, x))
 			for _, to := range allDTypes {

@@ -88,8 +88,8 @@ func TestElementwise(t *testing.T) {
 	t.Run("maximum-minimum/nan-either-side", func(t *testing.T) {
 		x, y := put(h, nan, 1, 3), put(h, 1, nan, 2)
 		mx, mn := zeros[float64](h, 3), zeros[float64](h, 3)
-		h.launch("maximum_f64", 1, 32, mx, x, y, int64(3))
-		h.launch("minimum_f64", 1, 32, mn, x, y, int64(3))
+		h.launch("maximum_f64", 1, 32, mx, x, y, int64(3), int64(3), int64(3))
+		h.launch("minimum_f64", 1, 32, mn, x, y, int64(3), int64(3), int64(3))
 		if g := get[float64](mx, 3); !math.IsNaN(g[0]) || !math.IsNaN(g[1]) || g[2] != 3 {
 			t.Errorf("maximum = %v, want [NaN NaN 3]", g)
 		}
@@ -104,7 +104,7 @@ func TestElementwise(t *testing.T) {
 		a, b := []int64{3, 2, 1, -1, -1, 5}, []int64{4, 64, -3, -3, -2, -1}
 		want := []int64{81, 0, 1, -1, 1, 0}
 		out := zeros[int64](h, 6)
-		h.launch("pow_i64", 1, 32, out, put(h, a...), put(h, b...), int64(6))
+		h.launch("pow_i64", 1, 32, out, put(h, a...), put(h, b...), int64(6), int64(6), int64(6))
 		for i, g := range get[int64](out, 6) {
 			if g != want[i] {
 				t.Errorf("pow(%d, %d) = %d, want %d", a[i], b[i], g, want[i])
@@ -121,7 +121,7 @@ func TestElementwise(t *testing.T) {
 		b := []float32{1e34, -1e34, 3e38, 1<<24 + 2, float32(inf), 1e30, 1e30, 1<<24 - 1}
 		want := []float32{1, 1, 1, 1, 1, float32(inf), 0, -1}
 		out := zeros[float32](h, len(a))
-		h.launch("pow_f32", 1, 32, out, put(h, a...), put(h, b...), int64(len(a)))
+		h.launch("pow_f32", 1, 32, out, put(h, a...), put(h, b...), int64(len(a)), int64(len(a)), int64(len(a)))
 		for i, g := range get[float32](out, len(a)) {
 			if g != want[i] {
 				t.Errorf("pow(%g, %g) = %g, want %g", a[i], b[i], g, want[i])
@@ -133,9 +133,9 @@ func TestElementwise(t *testing.T) {
 		// Bool bytes; NaN compares false but for ne.
 		x, y := put[float32](h, 1, float32(nan), 2), put[float32](h, 1, float32(nan), 3)
 		eq, ne, lt := zeros[uint8](h, 3), zeros[uint8](h, 3), zeros[uint8](h, 3)
-		h.launch("eq_f32", 1, 32, eq, x, y, int64(3))
-		h.launch("ne_f32", 1, 32, ne, x, y, int64(3))
-		h.launch("lt_f32", 1, 32, lt, x, y, int64(3))
+		h.launch("eq_f32", 1, 32, eq, x, y, int64(3), int64(3), int64(3))
+		h.launch("ne_f32", 1, 32, ne, x, y, int64(3), int64(3), int64(3))
+		h.launch("lt_f32", 1, 32, lt, x, y, int64(3), int64(3), int64(3))
 		ge, gn, gl := get[uint8](eq, 3), get[uint8](ne, 3), get[uint8](lt, 3)
 		if ge[0] != 1 || ge[1] != 0 || ge[2] != 0 || gn[1] != 1 || gl[2] != 1 || gl[0] != 0 {
 			t.Errorf("(1, NaN, 2) vs (1, NaN, 3): eq %v, ne %v, lt %v", ge, gn, gl)
@@ -288,13 +288,13 @@ func TestElementwise(t *testing.T) {
 				return m
 			}
 			out := zeros[float64](h, n)
-			h.launch(op+"_f64", 1, 64, out, put(h, xs...), put(h, ys...), int64(n))
+			h.launch(op+"_f64", 1, 64, out, put(h, xs...), put(h, ys...), int64(n), int64(n), int64(n))
 			x32, y32 := make([]float32, n), make([]float32, n)
 			for i := range xs {
 				x32[i], y32[i] = float32(xs[i]), float32(ys[i])
 			}
 			out32 := zeros[float32](h, n)
-			h.launch(op+"_f32", 1, 64, out32, put(h, x32...), put(h, y32...), int64(n))
+			h.launch(op+"_f32", 1, 64, out32, put(h, x32...), put(h, y32...), int64(n), int64(n), int64(n))
 			g32 := get[float32](out32, n)
 			for i, g := range get[float64](out, n) {
 				if want := ref(xs[i], ys[i]); !same(g, want, 0) {
@@ -323,7 +323,7 @@ func TestElementwise(t *testing.T) {
 			want []int64
 		}{{"fmod", wantF}, {"remainder", wantR}} {
 			out := zeros[int64](h, len(xs))
-			h.launch(c.op+"_i64", 1, 32, out, put(h, xs...), put(h, ys...), int64(len(xs)))
+			h.launch(c.op+"_i64", 1, 32, out, put(h, xs...), put(h, ys...), int64(len(xs)), int64(len(xs)), int64(len(xs)))
 			if g := get[int64](out, len(xs)); !slices.Equal(g, c.want) {
 				t.Errorf("%s_i64(%v, %v) = %v, want %v", c.op, xs, ys, g, c.want)
 			}

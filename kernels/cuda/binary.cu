@@ -7,12 +7,21 @@
 //
 // Launch contract of every kernel in this file: a 1-D grid of 1-D blocks
 // (the host uses 256 threads and caps the grid; any shape works, as every
-// loop is grid-stride over the n output elements). n >= 0. The contiguous
-// forms ("<op>_<dtype>") need out and the inputs contiguous and of the
-// output's shape; the strided forms ("<op>_strided_<dtype>") take a Layout
-// whose operand 0 is out and whose operands 1.. are the inputs, broadcast to
-// out's shape (stride 0). Pointers need only the dtype's natural alignment.
-#include "lathe.cuh"
+// loop is grid-stride over the n output elements). n >= 0. The dense forms
+// ("<op>_<dtype>", dense.cuh's dense_map) need n < 2^31, out contiguous and
+// each input contiguous with a period p (1 <= p <= n, p dividing n): input k's
+// element for out[i] is at i mod p_k, so p = n is an input of out's shape,
+// p = 1 a single element, and p = the size of out's trailing dims a row
+// broadcast along the leading ones (a bias); they move a vector of 16
+// bytes of the wider type per access where out and the inputs are aligned
+// to their vectors (a single element need not be) and each p is 1, n or a
+// multiple of the vector's elements, and one element at a time otherwise. The strided forms ("<op>_strided_<dtype>") take a
+// Layout whose operand 0 is out and whose operands 1.. are the inputs,
+// broadcast to out's shape (stride 0); "<op>_strided32_<dtype>" the same
+// walk as a Layout32, for n and offsets below 2^31. Pointers need only the
+// dtype's natural alignment. out may be an input exactly, never overlap one
+// partially.
+#include "dense.cuh"
 
 // ---- Binary ops: R op(T a, T b), R being T or bool (u8).
 
@@ -136,9 +145,9 @@ LATHE_COMPARE(Ge, >=)
 #undef LATHE_COMPARE
 
 template <typename T, typename R, typename Op>
-__device__ void binary_contig(R *out, const T *x, const T *y, i64 n) {
-	Op op;
-	LATHE_FOR(i, n) out[i] = op(x[i], y[i]);
+__device__ void binary_contig(R *__restrict__ out, const T *__restrict__ x, const T *__restrict__ y, i64 n, i64 px, i64 py) {
+	const int N = Width<typename Wider<T, R>::type>::value;
+	dense_map<N>(out, n, Op(), Operand<T, N>(x, px), Operand<T, N>(y, py));
 }
 
 template <typename T, typename R, typename Op>
@@ -151,12 +160,26 @@ __device__ void binary_strided(R *out, const T *x, const T *y, i64 n, const Layo
 	}
 }
 
+template <typename T, typename R, typename Op>
+__device__ void binary_strided32(R *out, const T *x, const T *y, i32 n, const Layout32 &L) {
+	Op op;
+	LATHE_FOR32(i, n) {
+		i32 off[3];
+		offsets32_of<3>(L, i, off);
+		out[off[0]] = op(x[off[1]], y[off[2]]);
+	}
+}
+
 #define LATHE_BINARY(T, R, sfx, name, Op)                                                                        \
-	extern "C" __global__ void name##_##sfx(R *out, const T *x, const T *y, i64 n) {                        \
-		binary_contig<T, R, Op>(out, x, y, n);                                                           \
+	extern "C" __global__ void name##_##sfx(R *__restrict__ out, const T *__restrict__ x, const T *__restrict__ y, \
+	                                        i64 n, i64 px, i64 py) {                                         \
+		binary_contig<T, R, Op>(out, x, y, n, px, py);                                                   \
 	}                                                                                                        \
 	extern "C" __global__ void name##_strided_##sfx(R *out, const T *x, const T *y, i64 n, Layout L) {      \
 		binary_strided<T, R, Op>(out, x, y, n, L);                                                       \
+	}                                                                                                        \
+	extern "C" __global__ void name##_strided32_##sfx(R *out, const T *x, const T *y, i32 n, Layout32 L) {  \
+		binary_strided32<T, R, Op>(out, x, y, n, L);                                                     \
 	}
 
 #define LATHE_ARITH(T, sfx)                        \
@@ -189,11 +212,18 @@ LATHE_FLOATS(LATHE_FLOAT_BINARY)
 LATHE_ALL(LATHE_EQUALITY)
 
 // ---- where(cond, x, y): cond is bool. Contract as the binary ops, with
-// cond as operand 1, x as 2, y as 3 of the strided form's layout.
+// cond as operand 1, x as 2, y as 3 of the strided forms' layouts, and a
+// period for each in the dense form (pc, px, py).
+
+struct Select {
+	template <typename T> __device__ __forceinline__ T operator()(u8 c, T x, T y) const { return c ? x : y; }
+};
 
 template <typename T>
-__device__ void where_contig(T *out, const u8 *c, const T *x, const T *y, i64 n) {
-	LATHE_FOR(i, n) out[i] = c[i] ? x[i] : y[i];
+__device__ void where_contig(T *__restrict__ out, const u8 *__restrict__ c, const T *__restrict__ x, const T *__restrict__ y,
+                             i64 n, i64 pc, i64 px, i64 py) {
+	const int N = Width<T>::value;
+	dense_map<N>(out, n, Select(), Operand<u8, N>(c, pc), Operand<T, N>(x, px), Operand<T, N>(y, py));
 }
 
 template <typename T>
@@ -205,12 +235,25 @@ __device__ void where_strided(T *out, const u8 *c, const T *x, const T *y, i64 n
 	}
 }
 
+template <typename T>
+__device__ void where_strided32(T *out, const u8 *c, const T *x, const T *y, i32 n, const Layout32 &L) {
+	LATHE_FOR32(i, n) {
+		i32 off[4];
+		offsets32_of<4>(L, i, off);
+		out[off[0]] = c[off[1]] ? x[off[2]] : y[off[3]];
+	}
+}
+
 #define LATHE_WHERE(T, sfx)                                                                                   \
-	extern "C" __global__ void where_##sfx(T *out, const u8 *c, const T *x, const T *y, i64 n) {         \
-		where_contig<T>(out, c, x, y, n);                                                             \
+	extern "C" __global__ void where_##sfx(T *__restrict__ out, const u8 *__restrict__ c, const T *__restrict__ x,  \
+	                                       const T *__restrict__ y, i64 n, i64 pc, i64 px, i64 py) {     \
+		where_contig<T>(out, c, x, y, n, pc, px, py);                                                 \
 	}                                                                                                     \
 	extern "C" __global__ void where_strided_##sfx(T *out, const u8 *c, const T *x, const T *y, i64 n, Layout L) { \
 		where_strided<T>(out, c, x, y, n, L);                                                         \
+	}                                                                                                     \
+	extern "C" __global__ void where_strided32_##sfx(T *out, const u8 *c, const T *x, const T *y, i32 n, Layout32 L) { \
+		where_strided32<T>(out, c, x, y, n, L);                                                       \
 	}
 LATHE_ALL(LATHE_WHERE)
 

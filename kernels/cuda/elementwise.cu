@@ -7,11 +7,15 @@
 // Launch contract of every kernel in this file: a 1-D grid of 1-D blocks
 // (the host uses 256 threads and caps the grid; any shape works, as every
 // loop is grid-stride over the n output elements). n >= 0. The contiguous
-// forms ("<op>_<dtype>") need out and the inputs contiguous and of the
-// output's shape; the strided forms ("<op>_strided_<dtype>") take a Layout
-// whose operand 0 is out and whose operands 1.. are the inputs, broadcast to
-// out's shape (stride 0). Pointers need only the dtype's natural alignment.
-#include "lathe.cuh"
+// forms ("<op>_<dtype>") need n < 2^31 and out and the inputs contiguous
+// and of the output's shape, and move a vector of 16 bytes of the wider type per
+// access where every pointer is aligned to its vector (dense.cuh's
+// dense_map); the strided forms
+// ("<op>_strided_<dtype>") take a Layout whose operand 0 is out and whose
+// operands 1.. are the inputs, broadcast to out's shape (stride 0), and
+// "<op>_strided32_<dtype>" the same walk as a Layout32, for n and offsets
+// below 2^31. Pointers need only the dtype's natural alignment.
+#include "dense.cuh"
 
 // ---- Casts and copies: cast_<from>_<to>. Float to integer truncates toward
 // zero, nonzero is true, true is 1 (PyTorch's conversions). A float that
@@ -53,9 +57,9 @@ template <> struct Convert<i64> {
 };
 
 template <typename From, typename To>
-__device__ void cast_contig(To *out, const From *x, i64 n) {
-	Convert<To> cv;
-	LATHE_FOR(i, n) out[i] = cv(x[i]);
+__device__ void cast_contig(To *__restrict__ out, const From *__restrict__ x, i64 n) {
+	const int N = Width<typename Wider<From, To>::type>::value;
+	dense_map<N>(out, n, Convert<To>(), Operand<From, N>(x, n));
 }
 
 template <typename From, typename To>
@@ -68,12 +72,25 @@ __device__ void cast_strided(To *out, const From *x, i64 n, const Layout &L) {
 	}
 }
 
+template <typename From, typename To>
+__device__ void cast_strided32(To *out, const From *x, i32 n, const Layout32 &L) {
+	Convert<To> cv;
+	LATHE_FOR32(i, n) {
+		i32 off[2];
+		offsets32_of<2>(L, i, off);
+		out[off[0]] = cv(x[off[1]]);
+	}
+}
+
 #define LATHE_CAST(From, fs, To, ts)                                                                       \
-	extern "C" __global__ void cast_##fs##_##ts(To *out, const From *x, i64 n) {                      \
+	extern "C" __global__ void cast_##fs##_##ts(To *__restrict__ out, const From *__restrict__ x, i64 n) { \
 		cast_contig<From, To>(out, x, n);                                                          \
 	}                                                                                                  \
 	extern "C" __global__ void cast_strided_##fs##_##ts(To *out, const From *x, i64 n, Layout L) {    \
 		cast_strided<From, To>(out, x, n, L);                                                      \
+	}                                                                                                  \
+	extern "C" __global__ void cast_strided32_##fs##_##ts(To *out, const From *x, i32 n, Layout32 L) { \
+		cast_strided32<From, To>(out, x, n, L);                                                    \
 	}
 #define LATHE_CAST_FROM(From, fs)               \
 	LATHE_CAST(From, fs, float, f32)        \
@@ -84,13 +101,19 @@ __device__ void cast_strided(To *out, const From *x, i64 n, const Layout &L) {
 LATHE_ALL(LATHE_CAST_FROM)
 
 // ---- fill_<dtype>: out[0, n) (contiguous) = v, given as float64 (the host
-// has checked that the dtype holds it exactly). Any grid.
+// has checked that the dtype holds it exactly). Any grid; 16-byte stores
+// where out is 16-byte aligned.
+
+// Constant is a fill's value, as dense_map calls it (no operands).
+template <typename T> struct Constant {
+	T t;
+	__device__ __forceinline__ T operator()() const { return t; }
+};
 
 template <typename T>
-__device__ void fill(T *out, i64 n, double v) {
+__device__ void fill(T *__restrict__ out, i64 n, double v) {
 	Convert<T> cv;
-	T t = cv(v);
-	LATHE_FOR(i, n) out[i] = t;
+	dense_map<Width<T>::value>(out, n, Constant<T>{cv(v)});
 }
 
 #define LATHE_FILL(T, sfx) \

@@ -23,10 +23,14 @@
 //
 // Launch contract of every kernel here, convert_<from>_<to>(out, x, n): a
 // 1-D grid of 1-D blocks, any shape (a grid-stride loop over n elements);
-// n >= 0; out and x contiguous, n elements each, at their dtype's natural
+// 0 <= n < 2^31; out and x contiguous, n elements each, at their dtype's natural
 // alignment, not overlapping. A float is passed as its bits (u32 for
-// float32, u16 for the 16-bit floats).
-#include "lathe.cuh"
+// float32, u16 for the 16-bit floats). It is dense.cuh's dense_map: where
+// both pointers are aligned to their vectors (4 elements: 16 bytes of the
+// wide side, 8 or 4 of the narrow), one vector access each, else one
+// element at a time; every narrow op's operands and result pass through
+// these, so they run at the memory's speed as the ops themselves do.
+#include "dense.cuh"
 
 // Bits of float32 and float16 (bias 127 and 15; 23 and 10 significand bits).
 #define F32_INF 0x7f800000u
@@ -107,13 +111,19 @@ __device__ __forceinline__ i32 u8_to_i32(u8 v) { return v; }
 __device__ __forceinline__ i8 i32_to_i8(i32 v) { return (i8)(u8)((u32)v & 0xffu); }
 __device__ __forceinline__ u8 i32_to_u8(i32 v) { return (u8)((u32)v & 0xffu); }
 
+// Rule is a conversion function as dense_map calls it.
+template <typename From, typename To, To (*rule)(From)> struct Rule {
+	__device__ __forceinline__ To operator()(From v) const { return rule(v); }
+};
+
 template <typename From, typename To, To (*rule)(From)>
-__device__ void convert(To *out, const From *x, i64 n) {
-	LATHE_FOR(i, n) out[i] = rule(x[i]);
+__device__ void convert(To *__restrict__ out, const From *__restrict__ x, i64 n) {
+	const int N = Width<typename Wider<From, To>::type>::value;
+	dense_map<N>(out, n, Rule<From, To, rule>(), Operand<From, N>(x, n));
 }
 
 #define LATHE_CONVERT(From, fs, To, ts, rule)                                                  \
-	extern "C" __global__ void convert_##fs##_##ts(To *out, const From *x, i64 n) { \
+	extern "C" __global__ void convert_##fs##_##ts(To *__restrict__ out, const From *__restrict__ x, i64 n) { \
 		convert<From, To, rule>(out, x, n);                                            \
 	}
 LATHE_CONVERT(u16, f16, u32, f32, f16_to_f32)

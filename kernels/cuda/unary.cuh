@@ -6,10 +6,12 @@
 // The semantics are those of lathe's cpu kernels
 // (backends/cpu/elementwise.go); where they differ, the comment says so.
 // Launch contract: elementwise.cu's (a 1-D grid-stride loop over n; the
-// contiguous form "<op>_<dtype>", the strided "<op>_strided_<dtype>" with a
-// Layout whose operand 0 is out and 1 is x).
+// contiguous form "<op>_<dtype>" (n < 2^31), 16 bytes per access where out and x are
+// 16-byte aligned (dense.cuh); the strided "<op>_strided_<dtype>" with a Layout,
+// and "<op>_strided32_<dtype>" with a Layout32, whose operand 0 is out and
+// 1 is x).
 #pragma once
-#include "lathe.cuh"
+#include "dense.cuh"
 
 // ---- Unary ops. Each is a function object with one call per dtype family;
 // a and b are the op's scalar parameters (leaky_relu's slope; clamp's
@@ -147,11 +149,17 @@ struct Softplus {
 	}
 };
 
+// Unary is op with its scalar parameters bound, as dense_map calls it.
+template <typename T, typename Op> struct Unary {
+	Op op;
+	double a, b;
+	__device__ __forceinline__ T operator()(T x) const { return op(x, a, b); }
+};
+
 // Contract: see the file comment. n elements; a, b as above.
 template <typename T, typename Op>
-__device__ void unary_contig(T *out, const T *x, i64 n, double a, double b) {
-	Op op;
-	LATHE_FOR(i, n) out[i] = op(x[i], a, b);
+__device__ void unary_contig(T *__restrict__ out, const T *__restrict__ x, i64 n, double a, double b) {
+	dense_map<Width<T>::value>(out, n, Unary<T, Op>{Op(), a, b}, Operand<T, Width<T>::value>(x, n));
 }
 
 template <typename T, typename Op>
@@ -164,12 +172,25 @@ __device__ void unary_strided(T *out, const T *x, i64 n, const Layout &L, double
 	}
 }
 
+template <typename T, typename Op>
+__device__ void unary_strided32(T *out, const T *x, i32 n, const Layout32 &L, double a, double b) {
+	Op op;
+	LATHE_FOR32(i, n) {
+		i32 off[2];
+		offsets32_of<2>(L, i, off);
+		out[off[0]] = op(x[off[1]], a, b);
+	}
+}
+
 #define LATHE_UNARY(T, sfx, name, Op)                                                                       \
-	extern "C" __global__ void name##_##sfx(T *out, const T *x, i64 n, double a, double b) {           \
+	extern "C" __global__ void name##_##sfx(T *__restrict__ out, const T *__restrict__ x, i64 n, double a, double b) { \
 		unary_contig<T, Op>(out, x, n, a, b);                                                       \
 	}                                                                                                   \
 	extern "C" __global__ void name##_strided_##sfx(T *out, const T *x, i64 n, Layout L, double a, double b) { \
 		unary_strided<T, Op>(out, x, n, L, a, b);                                                   \
+	}                                                                                                   \
+	extern "C" __global__ void name##_strided32_##sfx(T *out, const T *x, i32 n, Layout32 L, double a, double b) { \
+		unary_strided32<T, Op>(out, x, n, L, a, b);                                                 \
 	}
 
 // The ops every numeric dtype has, the float-only ones (unary.cu), and the
