@@ -1,0 +1,385 @@
+// norm.cu: the fused layer norm and batch norm (dispatch/ops/layernorm.go,
+// batchnorm.go). The semantics are lathe's cpu kernels'
+// (backends/cpu/layernorm.go, batchnorm.go), whose comments give the
+// formulas and their sources: every mean, variance and gradient sum is
+// accumulated in float64 (for float32 data too), the variance is the
+// centred second pass over the data (not Σx² - (Σx)²/M, which cancels), the
+// layer norm backward recomputes a row's statistics with the forward's own
+// code (ln_stats), and every sum over rows or samples is taken in a fixed
+// order that depends on the shape alone: partial sums per chunk of rows
+// (col_partial), then a block per column or channel that adds the chunks'
+// partials (channel_total). There are no atomics, so a result is the same
+// bits on every run and every GPU. NaN propagates through the sums.
+//
+// Every pointer is to a contiguous (row-major) tensor: the host copies a
+// strided input first (backends/cuda/ops_norm.go). Indices are i64.
+//
+// What the host emulation cannot show, and the launch contracts below are
+// written for: every read of x and g is coalesced (a block's threads read
+// consecutive elements of a row, or consecutive columns of a row chunk),
+// the elementwise batch norm passes find each element's channel without a
+// division in the loop (channel_walk), and the reductions' sizes (block
+// per row, chunks of at least lnMinChunk rows, a few blocks per
+// multiprocessor) are chosen on the host so that an H200's 132
+// multiprocessors have work. A layer norm row is read three times by its
+// block (mean, centred squares, write) and the backward's five times: the
+// repeats of a row of D ≤ 8K float32 hit L1, so the DRAM traffic is one
+// read of x (and g) and one write.
+#include "lathe.cuh"
+
+// NormPair is two float64 sums carried together (Σg and Σg·x̂; a single sum
+// leaves b at 0); NormPairSum adds two.
+struct NormPair {
+	double a, b;
+};
+struct NormPairSum {
+	__device__ NormPair operator()(NormPair x, NormPair y) const {
+		NormPair r;
+		r.a = x.a + y.a;
+		r.b = x.b + y.b;
+		return r;
+	}
+};
+struct NormSum {
+	__device__ double operator()(double x, double y) const { return x + y; }
+};
+
+// ---- Layer norm over rows of d contiguous elements.
+
+// ln_stats is row xr's mean and 1/√(var + eps), the biased variance, the
+// same in every thread of the block: the forward's and the backward's.
+template <typename F>
+__device__ void ln_stats(const F *xr, i64 d, double eps, double &mean, double &rstd) {
+	double s = 0;
+	for (i64 j = threadIdx.x; j < d; j += blockDim.x) s += (double)xr[j];
+	mean = block_broadcast(block_reduce(s, NormSum())) / (double)d;
+	double q = 0;
+	for (i64 j = threadIdx.x; j < d; j += blockDim.x) {
+		double c = (double)xr[j] - mean;
+		q += c * c;
+	}
+	q = block_broadcast(block_reduce(q, NormSum()));
+	rstd = 1.0 / sqrt(q / (double)d + eps);
+}
+
+// Launch contract of layer_norm_<dtype>(F *y, const F *x, const F *w,
+//   const F *b, i64 rows, i64 d, double eps):
+// y, x [rows, d], w, b [d], all contiguous; d >= 1. One block per row, a
+// grid-stride loop over rows (1-D grid of any size); blockDim.x a multiple
+// of 32, at most 1024 (the host takes min(d rounded up to 32, 256), and the
+// backward's dx kernel must be launched with the same block size so that
+// its statistics are the forward's bits).
+template <typename F>
+__device__ void layer_norm(F *y, const F *x, const F *w, const F *b, i64 rows, i64 d, double eps) {
+	for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
+		const F *xr = x + r * d;
+		F *yr = y + r * d;
+		double mean, rstd;
+		ln_stats(xr, d, eps, mean, rstd);
+		for (i64 j = threadIdx.x; j < d; j += blockDim.x)
+			yr[j] = (F)(((double)xr[j] - mean) * rstd * (double)w[j] + (double)b[j]);
+	}
+}
+
+// Launch contract of layer_norm_bwd_dx_<dtype>(F *dx, double *stats,
+//   const F *x, const F *w, const F *g, i64 rows, i64 d, double eps):
+// as layer_norm's (the same block size for the same d); g and dx [rows, d].
+// Writes each row's dx = rstd·(g·w - mean(g·w) - x̂·mean(g·w·x̂)) and its
+// mean and rstd to stats[2r], stats[2r+1] (scratch of 2·rows float64s),
+// which layer_norm_bwd_dwb then reads.
+template <typename F>
+__device__ void layer_norm_bwd_dx(F *dx, double *stats, const F *x, const F *w, const F *g, i64 rows, i64 d,
+				  double eps) {
+	for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
+		const F *xr = x + r * d, *gr = g + r * d;
+		F *dxr = dx + r * d;
+		double mean, rstd;
+		ln_stats(xr, d, eps, mean, rstd);
+		NormPair s = {0, 0};
+		for (i64 j = threadIdx.x; j < d; j += blockDim.x) {
+			double xh = ((double)xr[j] - mean) * rstd, dxh = (double)gr[j] * (double)w[j];
+			s.a += dxh;
+			s.b += dxh * xh;
+		}
+		s = block_broadcast(block_reduce(s, NormPairSum()));
+		double m1 = s.a / (double)d, m2 = s.b / (double)d;
+		for (i64 j = threadIdx.x; j < d; j += blockDim.x) {
+			double xh = ((double)xr[j] - mean) * rstd;
+			dxr[j] = (F)(rstd * ((double)gr[j] * (double)w[j] - m1 - xh * m2));
+		}
+		if (threadIdx.x == 0) {
+			stats[2 * r] = mean;
+			stats[2 * r + 1] = rstd;
+		}
+	}
+}
+
+// ---- Column sums over chunks of rows, and their totals per channel.
+
+// col_partial: x is read as [n, k] (row-major). Block (blockIdx.x, p) sums
+// fn's pair over the rows [p·chunk, min(n, (p+1)·chunk)) of each of its
+// columns, one thread per column (consecutive threads, consecutive
+// columns: coalesced), in row order, and writes it to partial[p·k + col].
+// The column's channel col / s is found once per column. Launch: grid.y =
+// ceil(n / chunk) (at most 65535), grid.x any (a grid-stride loop over
+// columns), blocks of any size.
+template <typename Fn>
+__device__ void col_partial(NormPair *partial, i64 n, i64 k, i64 s, i64 chunk, Fn fn) {
+	i64 p = blockIdx.y, n0 = p * chunk, n1 = n0 + chunk < n ? n0 + chunk : n;
+	for (i64 col = (i64)blockIdx.x * blockDim.x + threadIdx.x; col < k; col += (i64)gridDim.x * blockDim.x) {
+		i64 c = col / s;
+		NormPair acc = {0, 0};
+		for (i64 r = n0; r < n1; r++) {
+			NormPair v = fn(r * k + col, r, c);
+			acc.a += v.a;
+			acc.b += v.b;
+		}
+		partial[p * k + col] = acc;
+	}
+}
+
+// channel_total is channel c's total of the partials that col_partial
+// wrote for its s columns (c·s ... c·s + s - 1) over np chunks of rows,
+// valid in thread 0, in a fixed tree order (the block's size is the
+// host's function of np·s). Every thread of the block calls it;
+// blockDim.x a multiple of 32.
+__device__ __forceinline__ NormPair channel_total(const NormPair *partial, i64 np, i64 k, i64 s, i64 c) {
+	NormPair acc = {0, 0};
+	for (i64 j = threadIdx.x; j < np * s; j += blockDim.x) {
+		i64 p = j / s; // the partials are few next to x: a division here costs little
+		NormPair v = partial[p * k + c * s + (j - p * s)];
+		acc.a += v.a;
+		acc.b += v.b;
+	}
+	return block_reduce(acc, NormPairSum());
+}
+
+// The per-element terms that col_partial sums.
+template <typename F> struct LnDwDb { // Σ g·x̂ and Σ g of a layer norm column
+	const F *x, *g;
+	const double *stats;
+	__device__ NormPair operator()(i64 i, i64 r, i64) const {
+		double gi = (double)g[i], xh = ((double)x[i] - stats[2 * r]) * stats[2 * r + 1];
+		NormPair v = {gi * xh, gi};
+		return v;
+	}
+};
+template <typename F> struct BnSum { // Σ x
+	const F *x;
+	__device__ NormPair operator()(i64 i, i64, i64) const {
+		NormPair v = {(double)x[i], 0};
+		return v;
+	}
+};
+template <typename F> struct BnSqDev { // Σ (x - mean)², the mean in float64
+	const F *x;
+	const double *mean;
+	__device__ NormPair operator()(i64 i, i64, i64 c) const {
+		double d = (double)x[i] - mean[c];
+		NormPair v = {d * d, 0};
+		return v;
+	}
+};
+template <typename F> struct BnSumProd { // Σ g and Σ g·(x - mean), the mean a tensor of F
+	const F *x, *g, *mean;
+	__device__ NormPair operator()(i64 i, i64, i64 c) const {
+		double gi = (double)g[i];
+		NormPair v = {gi, gi * ((double)x[i] - (double)mean[c])};
+		return v;
+	}
+};
+
+// Launch contract of layer_norm_bwd_dwb_<dtype>(NormPair *partial,
+//   const double *stats, const F *x, const F *g, i64 rows, i64 d, i64 chunk):
+// col_partial's, over x and g [rows, d] with layer_norm_bwd_dx's stats.
+// Launch contract of layer_norm_bwd_finish_<dtype>(F *dw, F *db,
+//   const NormPair *partial, i64 np, i64 d): a block per column (a
+// grid-stride loop over the d columns; blockDim.x a multiple of 32, at most
+// 1024) adds its np partials (np = 0: rows was 0, and dw = db = 0).
+template <typename F>
+__device__ void layer_norm_bwd_finish(F *dw, F *db, const NormPair *partial, i64 np, i64 d) {
+	for (i64 j = blockIdx.x; j < d; j += gridDim.x) {
+		NormPair t = channel_total(partial, np, d, 1, j);
+		if (threadIdx.x == 0) {
+			dw[j] = (F)t.a;
+			db[j] = (F)t.b;
+		}
+	}
+}
+
+// ---- Batch norm over x [N, C, S] (contiguous), read as [N, K = C·S] for
+// the sums: the partials of batch_norm_sum, batch_norm_sqdev and
+// batch_norm_sumprod follow col_partial's contract (n = N, k = K, s = S),
+// and the kernels that total them channel_total's, a block per channel (a
+// grid-stride loop over the C channels; blockDim.x a multiple of 32, at
+// most 1024).
+
+// batch_norm_mean_<dtype>(F *out, double *mean, const NormPair *partial,
+//   i64 np, i64 c, i64 s, double m): out[ch] and mean[ch] (scratch, read by
+// batch_norm_sqdev) are the channel's Σx / m, NaN when m (N·S) is 0.
+template <typename F>
+__device__ void batch_norm_mean(F *out, double *mean, const NormPair *partial, i64 np, i64 c, i64 s, double m) {
+	for (i64 ch = blockIdx.x; ch < c; ch += gridDim.x) {
+		NormPair t = channel_total(partial, np, c * s, s, ch);
+		if (threadIdx.x == 0) {
+			double v = t.a / m;
+			mean[ch] = v;
+			out[ch] = (F)v;
+		}
+	}
+}
+
+// batch_norm_var_<dtype>(F *out, const NormPair *partial, i64 np, i64 c,
+//   i64 s, double m): out[ch] is the channel's Σ(x - mean)² / m.
+template <typename F>
+__device__ void batch_norm_var(F *out, const NormPair *partial, i64 np, i64 c, i64 s, double m) {
+	for (i64 ch = blockIdx.x; ch < c; ch += gridDim.x) {
+		NormPair t = channel_total(partial, np, c * s, s, ch);
+		if (threadIdx.x == 0) out[ch] = (F)(t.a / m);
+	}
+}
+
+// batch_norm_coef_<dtype>(F *dweight, F *dbias, F *coef, const NormPair
+//   *partial, const F *mean, const F *var, const F *w, i64 np, i64 c, i64 s,
+//   double m, double eps, i64 training): from the channel's Σg and
+// Σg·(x - mean), dbias and dweight, and the coefficients of dx = a·g +
+// k·(x - mean) + d in coef [4, C] (rows a, k, mean, d; scratch), computed
+// as the cpu's batchNormBackward computes them, operation for operation.
+template <typename F>
+__device__ void batch_norm_coef(F *dweight, F *dbias, F *coef, const NormPair *partial, const F *mean, const F *var,
+				const F *w, i64 np, i64 c, i64 s, double m, double eps, i64 training) {
+	for (i64 ch = blockIdx.x; ch < c; ch += gridDim.x) {
+		NormPair t = channel_total(partial, np, c * s, s, ch);
+		if (threadIdx.x == 0) {
+			double sg = t.a, sgx = t.b;
+			double invstd = 1 / sqrt((double)var[ch] + eps), wc = (double)w[ch];
+			dbias[ch] = (F)sg;
+			dweight[ch] = m > 0 ? (F)(sgx * invstd) : (F)0; // an empty batch: invstd may be NaN
+			coef[ch] = (F)(wc * invstd);
+			coef[c + ch] = training && m > 0 ? (F)(-wc * invstd * invstd * invstd * sgx / m) : (F)0;
+			coef[2 * c + ch] = mean[ch];
+			coef[3 * c + ch] = training && m > 0 ? (F)(-wc * invstd * sg / m) : (F)0;
+		}
+	}
+}
+
+// batch_norm_scale_shift_<dtype>(F *coef, const F *mean, const F *var,
+//   const F *w, const F *b, i64 c, double eps): coef [2, C] (scratch) gets
+// s = w/√(var + eps) and t = b - mean·s, computed in float64 and rounded,
+// as the cpu's batchNormApply. One thread per channel, a grid-stride loop
+// (1-D grid and blocks of any size).
+template <typename F>
+__device__ void batch_norm_scale_shift(F *coef, const F *mean, const F *var, const F *w, const F *b, i64 c,
+				       double eps) {
+	LATHE_FOR(ch, c) {
+		double sc = (double)w[ch] / sqrt((double)var[ch] + eps);
+		coef[ch] = (F)sc;
+		coef[c + ch] = (F)((double)b[ch] - (double)mean[ch] * sc);
+	}
+}
+
+// channel_walk calls fn(i, ch) for this thread's elements i of a grid-stride
+// loop over [0, n) of x [N, C, S], ch the channel of i. It divides once, for
+// the first element, and then steps the (channel, position) pair by the
+// loop's stride with adds and compares, so the loop has no 64-bit division
+// (which costs some 70 instructions, more than the element's memory time).
+// c, s >= 1.
+template <typename Fn>
+__device__ void channel_walk(i64 n, i64 c, i64 s, Fn fn) {
+	i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= n) return;
+	i64 step = (i64)blockDim.x * gridDim.x;
+	i64 plane = i / s, pos = i - plane * s, ch = plane % c;
+	i64 stepPlanes = step / s, stepPos = step - stepPlanes * s, stepCh = stepPlanes % c;
+	for (; i < n; i += step) {
+		fn(i, ch);
+		pos += stepPos;
+		ch += stepCh;
+		if (pos >= s) {
+			pos -= s;
+			ch++;
+		}
+		if (ch >= c) ch -= c;
+	}
+}
+
+template <typename F> struct BnAffine { // y = x·a + b per channel
+	F *y;
+	const F *x, *a, *b;
+	__device__ void operator()(i64 i, i64 ch) const { y[i] = x[i] * a[ch] + b[ch]; }
+};
+template <typename F> struct BnGrad { // dx = a·g + k·(x - mean) + d per channel (coef [4, C])
+	F *dx;
+	const F *g, *x, *coef;
+	i64 c;
+	__device__ void operator()(i64 i, i64 ch) const {
+		dx[i] = coef[ch] * g[i] + coef[c + ch] * (x[i] - coef[2 * c + ch]) + coef[3 * c + ch];
+	}
+};
+
+// Launch contracts of batch_norm_affine_<dtype>(F *y, const F *x,
+//   const F *a, const F *b, i64 n, i64 c, i64 s) (y = x·a[ch] + b[ch]) and
+// batch_norm_grad_<dtype>(F *dx, const F *g, const F *x, const F *coef,
+//   i64 n, i64 c, i64 s): elementwise over the n = N·C·S elements of x [N,
+// C, S], grid-stride (1-D grid and blocks of any size); c, s >= 1.
+
+#define LATHE_NORM(F, sfx)                                                                                        \
+	extern "C" __global__ void layer_norm_##sfx(F *y, const F *x, const F *w, const F *b, i64 rows, i64 d,       \
+						    double eps) {                                                    \
+		layer_norm<F>(y, x, w, b, rows, d, eps);                                                          \
+	}                                                                                                         \
+	extern "C" __global__ void layer_norm_bwd_dx_##sfx(F *dx, double *stats, const F *x, const F *w, const F *g, \
+							   i64 rows, i64 d, double eps) {                            \
+		layer_norm_bwd_dx<F>(dx, stats, x, w, g, rows, d, eps);                                           \
+	}                                                                                                         \
+	extern "C" __global__ void layer_norm_bwd_dwb_##sfx(NormPair *partial, const double *stats, const F *x,      \
+							    const F *g, i64 rows, i64 d, i64 chunk) {               \
+		LnDwDb<F> fn = {x, g, stats};                                                                     \
+		col_partial(partial, rows, d, 1, chunk, fn);                                                      \
+	}                                                                                                         \
+	extern "C" __global__ void layer_norm_bwd_finish_##sfx(F *dw, F *db, const NormPair *partial, i64 np, i64 d) { \
+		layer_norm_bwd_finish<F>(dw, db, partial, np, d);                                                 \
+	}                                                                                                         \
+	extern "C" __global__ void batch_norm_sum_##sfx(NormPair *partial, const F *x, i64 n, i64 k, i64 s,          \
+							i64 chunk) {                                                  \
+		BnSum<F> fn = {x};                                                                                \
+		col_partial(partial, n, k, s, chunk, fn);                                                         \
+	}                                                                                                         \
+	extern "C" __global__ void batch_norm_sqdev_##sfx(NormPair *partial, const F *x, const double *mean, i64 n,  \
+							  i64 k, i64 s, i64 chunk) {                                  \
+		BnSqDev<F> fn = {x, mean};                                                                        \
+		col_partial(partial, n, k, s, chunk, fn);                                                         \
+	}                                                                                                         \
+	extern "C" __global__ void batch_norm_sumprod_##sfx(NormPair *partial, const F *x, const F *g,              \
+							    const F *mean, i64 n, i64 k, i64 s, i64 chunk) {        \
+		BnSumProd<F> fn = {x, g, mean};                                                                   \
+		col_partial(partial, n, k, s, chunk, fn);                                                         \
+	}                                                                                                         \
+	extern "C" __global__ void batch_norm_mean_##sfx(F *out, double *mean, const NormPair *partial, i64 np,      \
+							 i64 c, i64 s, double m) {                                    \
+		batch_norm_mean<F>(out, mean, partial, np, c, s, m);                                              \
+	}                                                                                                         \
+	extern "C" __global__ void batch_norm_var_##sfx(F *out, const NormPair *partial, i64 np, i64 c, i64 s,       \
+							double m) {                                                   \
+		batch_norm_var<F>(out, partial, np, c, s, m);                                                     \
+	}                                                                                                         \
+	extern "C" __global__ void batch_norm_coef_##sfx(F *dweight, F *dbias, F *coef, const NormPair *partial,     \
+							 const F *mean, const F *var, const F *w, i64 np, i64 c,      \
+							 i64 s, double m, double eps, i64 training) {                 \
+		batch_norm_coef<F>(dweight, dbias, coef, partial, mean, var, w, np, c, s, m, eps, training);      \
+	}                                                                                                         \
+	extern "C" __global__ void batch_norm_scale_shift_##sfx(F *coef, const F *mean, const F *var, const F *w,    \
+								const F *b, i64 c, double eps) {                      \
+		batch_norm_scale_shift<F>(coef, mean, var, w, b, c, eps);                                         \
+	}                                                                                                         \
+	extern "C" __global__ void batch_norm_affine_##sfx(F *y, const F *x, const F *a, const F *b, i64 n, i64 c,   \
+							   i64 s) {                                                   \
+		BnAffine<F> fn = {y, x, a, b};                                                                    \
+		channel_walk(n, c, s, fn);                                                                        \
+	}                                                                                                         \
+	extern "C" __global__ void batch_norm_grad_##sfx(F *dx, const F *g, const F *x, const F *coef, i64 n, i64 c, \
+							 i64 s) {                                                     \
+		BnGrad<F> fn = {dx, g, x, coef, c};                                                               \
+		channel_walk(n, c, s, fn);                                                                        \
+	}
+LATHE_FLOATS(LATHE_NORM)
