@@ -1,8 +1,14 @@
 package cuda
 
 import (
+	"encoding/binary"
+	"math"
+	"testing"
+	"unsafe"
+
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/internal/cudaemu"
 )
 
 // normCases are the fused layer norm and batch norm cases (ops_norm.go):
@@ -55,4 +61,90 @@ func normCases() []kcase {
 		}
 	}
 	return cs
+}
+
+// TestNormNaN runs the norm kernels on the emulation with a NaN in x or in
+// the gradient and compares with the cpu, NaN for NaN: a NaN spoils its
+// row (layer norm), its channel (batch norm) and the column sums it enters,
+// and nothing else.
+func TestNormNaN(t *testing.T) {
+	emulate(t)
+	nan := math.NaN()
+	x := []float64{1, 2, 3, 4, 5, 6, nan, 8, 9, 10, -1, 0, 2, 7, 3} // [3, 5]: row 1; as [2, 3, 2]: channel 0
+	g := []float64{0.5, -1, 2, 0, 1, 3, 1, -2, 0.25, 1, 2, 1, 0, nan, 1}
+	w, b := []float64{1, 2, -1, 0.5, 3}, []float64{0, 1, 0, -1, 2}
+	ln := ops.LayerNormParams{Eps: 1e-5}
+	type arg struct {
+		vals  []float64
+		shape []int
+	}
+	x2, x3, g3 := arg{x, []int{3, 5}}, arg{x[:12], []int{2, 3, 2}}, arg{g[:12], []int{2, 3, 2}}
+	c3 := func(v ...float64) arg { return arg{v, []int{3}} }
+	mean, variance := c3(0.5, 1, -1), c3(2, 0.5, 1)
+	for _, c := range []struct {
+		name string
+		k    func(in []*dispatch.Tensor) kcase
+		args []arg
+	}{
+		{"layer_norm/x", func(in []*dispatch.Tensor) kcase { return caseOf(ops.LayerNorm, ln, in...) }, []arg{x2, {w, []int{5}}, {b, []int{5}}}},
+		{"layer_norm_backward/x", func(in []*dispatch.Tensor) kcase { return caseOf(ops.LayerNormBackward, ln, in...) },
+			[]arg{x2, {w, []int{5}}, {g, []int{3, 5}}}},
+		{"layer_norm_backward/g", func(in []*dispatch.Tensor) kcase { return caseOf(ops.LayerNormBackward, ln, in...) },
+			[]arg{{g, []int{3, 5}}, {w, []int{5}}, {g, []int{3, 5}}}},
+		{"batch_norm_moments", func(in []*dispatch.Tensor) kcase { return caseOf(ops.BatchNormMoments, dispatch.None{}, in...) }, []arg{x3}},
+		{"batch_norm_apply", func(in []*dispatch.Tensor) kcase {
+			return caseOf(ops.BatchNormApply, ops.BatchNormParams{Eps: 1e-5}, in...)
+		}, []arg{x3, mean, variance, c3(1, 2, 3), c3(0, 1, 0)}},
+		{"batch_norm_backward", func(in []*dispatch.Tensor) kcase {
+			return caseOf(ops.BatchNormBackward, ops.BatchNormParams{Eps: 1e-5, Training: true}, in...)
+		}, []arg{x3, mean, variance, c3(1, 2, 3), g3}},
+	} {
+		var emuIn, cpuIn []*dispatch.Tensor
+		for _, a := range c.args {
+			raw := unsafe.Slice((*byte)(unsafe.Pointer(&a.vals[0])), 8*len(a.vals))
+			p := cudaemu.Alloc(len(raw))
+			t.Cleanup(func() { cudaemu.Free(p) })
+			cudaemu.Write(p, raw)
+			e := tensor(dispatch.Float64, a.shape)
+			e.Storage = dispatch.NewStorage(emuBuffer{ptr: p}, len(a.vals))
+			emuIn = append(emuIn, e)
+			ct, err := dispatch.Upload(dispatch.Device{Kind: dispatch.Host}, a.vals, dispatch.Float64, a.shape)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cpuIn = append(cpuIn, ct)
+		}
+		k := c.k(emuIn)
+		dt, shape, err := k.infer(emuIn)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		n := dispatch.Numel(shape)
+		p := cudaemu.Alloc(8 * n)
+		t.Cleanup(func() { cudaemu.Free(p) })
+		out := tensor(dt, shape)
+		out.Storage = dispatch.NewStorage(emuBuffer{ptr: p}, n)
+		if err := k.run(out, emuIn); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		want, err := c.k(cpuIn).call(cpuIn)
+		if err != nil {
+			t.Fatalf("%s: cpu: %v", c.name, err)
+		}
+		wantData, err := dispatch.ReadHost(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := cudaemu.Read(p, 8*n)
+		compare(t, c.name, dt, got, wantData, false)
+		nans := 0
+		for i := range n {
+			if math.IsNaN(math.Float64frombits(binary.LittleEndian.Uint64(got[8*i:]))) {
+				nans++
+			}
+		}
+		if nans == 0 || nans == n {
+			t.Errorf("%s: %d of %d results are NaN: the case should spoil some and not all", c.name, nans, n)
+		}
+	}
 }
