@@ -46,6 +46,15 @@ func colPlan(n, k int) (grid, block [3]uint32, chunk, np int) {
 	return [3]uint32{uint32(min(max(tiles, 1), maxBlocks)), uint32(max(np, 1)), 1}, [3]uint32{uint32(threads), 1, 1}, chunk, np
 }
 
+// lnGrid is the launch of the layer norm's row kernels: a block per row,
+// of a thread per 16-byte group of the row's elements up to blockThreads.
+// The forward and the backward's dx kernel take the same for the same d,
+// so that the backward's statistics are the forward's bits.
+func lnGrid(rows, d int, dt dispatch.DType) (grid, block [3]uint32) {
+	per := 16 / dt.Size()
+	return gridRows(rows, (d+per-1)/per)
+}
+
 // at is the device address of element i of a row-major buffer of dt at p.
 func at(p uint64, dt dispatch.DType, i int) uint64 { return p + uint64(i*dt.Size()) }
 
@@ -61,7 +70,7 @@ func init() {
 			return named(op, err)
 		}
 		defer free()
-		g, b := gridRows(rows, d)
+		g, b := lnGrid(rows, d, out.DType)
 		return named(op, enqueue(out.Device, "norm", "layer_norm_"+suffix(out.DType), g, b, 0,
 			addressOf(out), vs[0].ptr, vs[1].ptr, vs[2].ptr, int64(rows), int64(d), a.Eps))
 	})
@@ -121,7 +130,7 @@ func layerNormBackward(out *dispatch.Tensor, in []*dispatch.Tensor, rows, d int,
 			return err
 		}
 		defer freeStats()
-		g, b := gridRows(rows, d)
+		g, b := lnGrid(rows, d, dt)
 		if err := enqueue(dev, "norm", "layer_norm_bwd_dx_"+sfx, g, b, 0, dx, stats, x, w, gr, int64(rows), int64(d), eps); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package cuda
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -25,6 +26,7 @@ func normCases() []kcase {
 			tensor(dt, []int{0, 5}),             // no rows
 			tensor(dt, []int{2, 3, 300}),        // D past a block
 			tensor(dt, []int{130, 7}),           // dw and db over 5 chunks of rows
+			tensor(dt, []int{5, 6}),             // rows 16-byte aligned or not: a group of 16 bytes and a tail
 			tensor(dt, []int{5, 3}, 1, 5),       // transposed: copied first
 			tensor(dt, []int{2, 2, 4}, 0, 4, 1), // rows that repeat (a stride-0 dim)
 		} {
@@ -145,6 +147,59 @@ func TestNormNaN(t *testing.T) {
 		}
 		if nans == 0 || nans == n {
 			t.Errorf("%s: %d of %d results are NaN: the case should spoil some and not all", c.name, nans, n)
+		}
+	}
+}
+
+// TestLayerNormAlignment runs the layer norm and its backward on the same
+// rows at a 16-byte aligned address (16-byte loads) and one element past
+// it (one load per element): the results must be the same bits, since a
+// row's statistics are summed in the same order either way, which is what
+// lets the backward recompute the forward's statistics from a copy of x.
+func TestLayerNormAlignment(t *testing.T) {
+	emulate(t)
+	const rows, d = 3, 37
+	vals := make([]float64, rows*d+1)
+	for i := range vals {
+		vals[i] = math.Sin(float64(i)*1.7) * math.Pow(10, float64(i%7-3))
+	}
+	ln := ops.LayerNormParams{Eps: 1e-5}
+	results := make([][][]byte, 2)
+	for off := range 2 {
+		at := func(data []float64, shape []int, offset int) *dispatch.Tensor {
+			raw := unsafe.Slice((*byte)(unsafe.Pointer(&data[0])), 8*len(data))
+			p := cudaemu.Alloc(len(raw)) // calloc: 16-byte aligned
+			t.Cleanup(func() { cudaemu.Free(p) })
+			cudaemu.Write(p, raw)
+			e := tensor(dispatch.Float64, shape)
+			e.Offset = offset
+			e.Storage = dispatch.NewStorage(emuBuffer{ptr: p}, len(data))
+			return e
+		}
+		shifted := func(v []float64) []float64 { return append(make([]float64, off), v...) }
+		x := at(shifted(vals[:rows*d]), []int{rows, d}, off)
+		w, b := at(shifted(vals[1:d+1]), []int{d}, off), at(shifted(vals[2:d+2]), []int{d}, off)
+		g := at(shifted(vals[1:rows*d+1]), []int{rows, d}, off)
+		for _, c := range []kcase{caseOf(ops.LayerNorm, ln, x, w, b), caseOf(ops.LayerNormBackward, ln, x, w, g)} {
+			_, shape, err := c.infer(c.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := dispatch.Numel(shape)
+			p := cudaemu.Alloc(8*n + 8)
+			t.Cleanup(func() { cudaemu.Free(p) })
+			out := tensor(dispatch.Float64, shape)
+			out.Offset = off
+			out.Storage = dispatch.NewStorage(emuBuffer{ptr: p}, n+1)
+			if err := c.run(out, c.in); err != nil {
+				t.Fatal(err)
+			}
+			results[off] = append(results[off], cudaemu.Read(p+uint64(8*off), 8*n))
+		}
+	}
+	for i, name := range []string{"layer_norm", "layer_norm_backward"} {
+		if !slices.Equal(results[0][i], results[1][i]) {
+			t.Errorf("%s: the aligned and the unaligned rows give different bits", name)
 		}
 	}
 }

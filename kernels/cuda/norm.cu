@@ -45,45 +45,119 @@ struct NormSum {
 };
 
 // ---- Layer norm over rows of d contiguous elements.
+//
+// A row is read in groups of LN_V(F) consecutive elements (16 bytes), thread
+// t of the block taking groups t, t + blockDim.x, ...: one 16-byte load per
+// group where the row is 16-byte aligned, else one load per element, and
+// each thread adds its elements in the same order either way, so that a
+// row's statistics do not depend on where its copy lies (the backward's x
+// may be a fresh copy where the forward's was a view).
+
+#define LN_V(F) ((int)(16 / sizeof(F)))
+
+template <typename F> struct alignas(16) Vec16 {
+	F v[16 / sizeof(F)];
+};
+
+__device__ __forceinline__ bool aligned16(const void *p) { return ((u64)p & 15) == 0; }
+
+// load_group is group g of the row at p (d elements): v[u] is element
+// g·V + u, 0 past the row's end.
+template <typename F>
+__device__ __forceinline__ void load_group(const F *p, i64 g, i64 d, bool aligned, F (&v)[16 / sizeof(F)]) {
+	i64 j = g * LN_V(F);
+	if (aligned && j + LN_V(F) <= d) {
+		Vec16<F> t = *(const Vec16<F> *)(p + j);
+#pragma unroll
+		for (int u = 0; u < LN_V(F); u++) v[u] = t.v[u];
+	} else {
+#pragma unroll
+		for (int u = 0; u < LN_V(F); u++) v[u] = j + u < d ? p[j + u] : (F)0;
+	}
+}
 
 // ln_stats is row xr's mean and 1/√(var + eps), the biased variance, the
 // same in every thread of the block: the forward's and the backward's.
 template <typename F>
 __device__ void ln_stats(const F *xr, i64 d, double eps, double &mean, double &rstd) {
+	const int V = LN_V(F);
+	bool al = aligned16(xr);
 	double s = 0;
-	for (i64 j = threadIdx.x; j < d; j += blockDim.x) s += (double)xr[j];
+	for (i64 g = threadIdx.x; g * V < d; g += blockDim.x) {
+		F v[V];
+		load_group(xr, g, d, al, v);
+#pragma unroll
+		for (int u = 0; u < V; u++)
+			if (g * V + u < d) s += (double)v[u];
+	}
 	mean = block_broadcast(block_reduce(s, NormSum())) / (double)d;
 	double q = 0;
-	for (i64 j = threadIdx.x; j < d; j += blockDim.x) {
-		double c = (double)xr[j] - mean;
-		q += c * c;
+	for (i64 g = threadIdx.x; g * V < d; g += blockDim.x) {
+		F v[V];
+		load_group(xr, g, d, al, v);
+#pragma unroll
+		for (int u = 0; u < V; u++) {
+			double c = (double)v[u] - mean;
+			if (g * V + u < d) q += c * c;
+		}
 	}
 	q = block_broadcast(block_reduce(q, NormSum()));
 	rstd = 1.0 / sqrt(q / (double)d + eps);
+}
+
+// ln_affine is one output of the forward, rs being (F)rstd. float64 as the
+// cpu's Go loop: (x - mean)·rstd·w + b, rounded once. float32 as the cpu's
+// AVX2 loop (lathe_layer_norm_f32): x - mean in float64 rounded to float32,
+// then ·rs·w + b in float32; two conversions an element where the float64
+// form takes four, and a Hopper SM converts between float32 and float64 at
+// 16 an clock, a quarter of its float64 rate: with the statistics' two,
+// six would hold the kernel near that limit at DRAM's speed.
+__device__ __forceinline__ float ln_affine(float x, double mean, double, float rs, float w, float b) {
+	return (float)((double)x - mean) * rs * w + b;
+}
+__device__ __forceinline__ double ln_affine(double x, double mean, double rstd, double, double w, double b) {
+	return (x - mean) * rstd * w + b;
 }
 
 // Launch contract of layer_norm_<dtype>(F *y, const F *x, const F *w,
 //   const F *b, i64 rows, i64 d, double eps):
 // y, x [rows, d], w, b [d], all contiguous; d >= 1. One block per row, a
 // grid-stride loop over rows (1-D grid of any size); blockDim.x a multiple
-// of 32, at most 1024 (the host takes min(d rounded up to 32, 256), and the
-// backward's dx kernel must be launched with the same block size so that
-// its statistics are the forward's bits).
+// of 32, at most 1024 (the host takes min(d/LN_V rounded up to 32, 256),
+// and the backward's dx kernel must be launched with the same block size
+// so that its statistics are the forward's bits). 16-byte loads and stores
+// where a row and w and b are 16-byte aligned (d a multiple of LN_V).
 template <typename F>
 __device__ void layer_norm(F *y, const F *x, const F *w, const F *b, i64 rows, i64 d, double eps) {
+	const int V = LN_V(F);
 	for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
 		const F *xr = x + r * d;
 		F *yr = y + r * d;
 		double mean, rstd;
 		ln_stats(xr, d, eps, mean, rstd);
-		for (i64 j = threadIdx.x; j < d; j += blockDim.x)
-			yr[j] = (F)(((double)xr[j] - mean) * rstd * (double)w[j] + (double)b[j]);
+		F rs = (F)rstd;
+		bool al = aligned16(xr) && aligned16(yr) && aligned16(w) && aligned16(b);
+		for (i64 g = threadIdx.x; g * V < d; g += blockDim.x) {
+			i64 j = g * V;
+			if (al && j + V <= d) {
+				Vec16<F> xv = *(const Vec16<F> *)(xr + j), wv = *(const Vec16<F> *)(w + j),
+					 bv = *(const Vec16<F> *)(b + j), yv;
+#pragma unroll
+				for (int u = 0; u < V; u++) yv.v[u] = ln_affine(xv.v[u], mean, rstd, rs, wv.v[u], bv.v[u]);
+				*(Vec16<F> *)(yr + j) = yv;
+			} else {
+#pragma unroll
+				for (int u = 0; u < V; u++)
+					if (j + u < d) yr[j + u] = ln_affine(xr[j + u], mean, rstd, rs, w[j + u], b[j + u]);
+			}
+		}
 	}
 }
 
 // Launch contract of layer_norm_bwd_dx_<dtype>(F *dx, double *stats,
 //   const F *x, const F *w, const F *g, i64 rows, i64 d, double eps):
-// as layer_norm's (the same block size for the same d); g and dx [rows, d].
+// as layer_norm's (the same block size for the same d, 16-byte accesses
+// where x, g, w and dx are aligned); g and dx [rows, d].
 // Writes each row's dx = rstd·(g·w - mean(g·w) - x̂·mean(g·w·x̂)) and its
 // mean and rstd to stats[2r], stats[2r+1] (scratch of 2·rows float64s),
 // which layer_norm_bwd_dwb then reads.
@@ -95,17 +169,44 @@ __device__ void layer_norm_bwd_dx(F *dx, double *stats, const F *x, const F *w, 
 		F *dxr = dx + r * d;
 		double mean, rstd;
 		ln_stats(xr, d, eps, mean, rstd);
+		const int V = LN_V(F);
+		bool al = aligned16(xr) && aligned16(gr) && aligned16(w), alo = al && aligned16(dxr);
 		NormPair s = {0, 0};
-		for (i64 j = threadIdx.x; j < d; j += blockDim.x) {
-			double xh = ((double)xr[j] - mean) * rstd, dxh = (double)gr[j] * (double)w[j];
-			s.a += dxh;
-			s.b += dxh * xh;
+		for (i64 q = threadIdx.x; q * V < d; q += blockDim.x) {
+			F xv[V], gv[V], wv[V];
+			load_group(xr, q, d, al, xv);
+			load_group(gr, q, d, al, gv);
+			load_group(w, q, d, al, wv);
+#pragma unroll
+			for (int u = 0; u < V; u++) {
+				double xh = ((double)xv[u] - mean) * rstd, dxh = (double)gv[u] * (double)wv[u];
+				if (q * V + u < d) {
+					s.a += dxh;
+					s.b += dxh * xh;
+				}
+			}
 		}
 		s = block_broadcast(block_reduce(s, NormPairSum()));
 		double m1 = s.a / (double)d, m2 = s.b / (double)d;
-		for (i64 j = threadIdx.x; j < d; j += blockDim.x) {
-			double xh = ((double)xr[j] - mean) * rstd;
-			dxr[j] = (F)(rstd * ((double)gr[j] * (double)w[j] - m1 - xh * m2));
+		for (i64 q = threadIdx.x; q * V < d; q += blockDim.x) {
+			F xv[V], gv[V], wv[V];
+			Vec16<F> out;
+			load_group(xr, q, d, al, xv);
+			load_group(gr, q, d, al, gv);
+			load_group(w, q, d, al, wv);
+#pragma unroll
+			for (int u = 0; u < V; u++) {
+				double xh = ((double)xv[u] - mean) * rstd;
+				out.v[u] = (F)(rstd * ((double)gv[u] * (double)wv[u] - m1 - xh * m2));
+			}
+			i64 j = q * V;
+			if (alo && j + V <= d) {
+				*(Vec16<F> *)(dxr + j) = out;
+			} else {
+#pragma unroll
+				for (int u = 0; u < V; u++)
+					if (j + u < d) dxr[j + u] = out.v[u];
+			}
 		}
 		if (threadIdx.x == 0) {
 			stats[2 * r] = mean;
