@@ -55,6 +55,26 @@ func lnGrid(rows, d int, dt dispatch.DType) (grid, block [3]uint32) {
 	return gridRows(rows, (d+per-1)/per)
 }
 
+// channelGrid is the launch of norm.cu's elementwise batch norm passes
+// over n elements of planes of s, and their vec argument: by 16-byte
+// groups (a thread each) where s is a multiple of a group and every
+// pointer is 16-byte aligned, by elements otherwise.
+func channelGrid(n, s int, dt dispatch.DType, ptrs ...uint64) (grid, block [3]uint32, vec int64) {
+	per := 16 / dt.Size()
+	if s%per != 0 {
+		grid, block = grid1(n)
+		return grid, block, 0
+	}
+	for _, p := range ptrs {
+		if p%16 != 0 {
+			grid, block = grid1(n)
+			return grid, block, 0
+		}
+	}
+	grid, block = grid1(n / per)
+	return grid, block, 1
+}
+
 // at is the device address of element i of a row-major buffer of dt at p.
 func at(p uint64, dt dispatch.DType, i int) uint64 { return p + uint64(i*dt.Size()) }
 
@@ -206,9 +226,10 @@ func batchNormApply(out *dispatch.Tensor, in []*dispatch.Tensor, g ops.BatchNorm
 		return err
 	}
 	n := out.Numel()
-	eg, eb := grid1(n)
-	return enqueue(dev, "norm", "batch_norm_affine_"+sfx, eg, eb, 0, addressOf(out), vs[0].ptr, coef, at(coef, dt, g.C),
-		int64(n), int64(g.C), int64(g.S))
+	y := addressOf(out)
+	eg, eb, vec := channelGrid(n, g.S, dt, y, vs[0].ptr)
+	return enqueue(dev, "norm", "batch_norm_affine_"+sfx, eg, eb, 0, y, vs[0].ptr, coef, at(coef, dt, g.C),
+		int64(n), int64(g.C), int64(g.S), vec)
 }
 
 // batchNormBackward writes dx, dweight and dbias to out: the channels' Σg
@@ -255,10 +276,10 @@ func batchNormBackward(out *dispatch.Tensor, in []*dispatch.Tensor, g ops.BatchN
 	if n == 0 {
 		return nil
 	}
-	eg, eb := grid1(n)
+	eg, eb, vec := channelGrid(n, g.S, dt, dx, gr, x)
 	if a.Training {
-		return enqueue(dev, "norm", "batch_norm_grad_"+sfx, eg, eb, 0, dx, gr, x, coef, int64(n), int64(g.C), int64(g.S))
+		return enqueue(dev, "norm", "batch_norm_grad_"+sfx, eg, eb, 0, dx, gr, x, coef, int64(n), int64(g.C), int64(g.S), vec)
 	}
 	return enqueue(dev, "norm", "batch_norm_affine_"+sfx, eg, eb, 0, dx, gr, coef, at(coef, dt, 3*g.C),
-		int64(n), int64(g.C), int64(g.S))
+		int64(n), int64(g.C), int64(g.S), vec)
 }

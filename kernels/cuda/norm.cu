@@ -230,7 +230,8 @@ __device__ void col_partial(NormPair *partial, i64 n, i64 k, i64 s, i64 chunk, F
 	for (i64 col = (i64)blockIdx.x * blockDim.x + threadIdx.x; col < k; col += (i64)gridDim.x * blockDim.x) {
 		i64 c = col / s;
 		NormPair acc = {0, 0};
-		for (i64 r = n0; r < n1; r++) {
+#pragma unroll 4
+		for (i64 r = n0; r < n1; r++) { // unrolled: four rows' loads in flight before their adds
 			NormPair v = fn(r * k + col, r, c);
 			acc.a += v.a;
 			acc.b += v.b;
@@ -404,10 +405,20 @@ __device__ void channel_walk(i64 n, i64 c, i64 s, Fn fn) {
 	}
 }
 
+// BnAffine and BnGrad are the elementwise batch norm passes: operator()
+// writes element i, group() the LN_V(F) elements of 16-byte group q (all of
+// one channel: S is a multiple of LN_V(F)) with one load per operand.
 template <typename F> struct BnAffine { // y = x·a + b per channel
 	F *y;
 	const F *x, *a, *b;
 	__device__ void operator()(i64 i, i64 ch) const { y[i] = x[i] * a[ch] + b[ch]; }
+	__device__ void group(i64 q, i64 ch) const {
+		Vec16<F> xv = ((const Vec16<F> *)x)[q], yv;
+		F ac = a[ch], bc = b[ch];
+#pragma unroll
+		for (int u = 0; u < LN_V(F); u++) yv.v[u] = xv.v[u] * ac + bc;
+		((Vec16<F> *)y)[q] = yv;
+	}
 };
 template <typename F> struct BnGrad { // dx = a·g + k·(x - mean) + d per channel (coef [4, C])
 	F *dx;
@@ -416,13 +427,39 @@ template <typename F> struct BnGrad { // dx = a·g + k·(x - mean) + d per chann
 	__device__ void operator()(i64 i, i64 ch) const {
 		dx[i] = coef[ch] * g[i] + coef[c + ch] * (x[i] - coef[2 * c + ch]) + coef[3 * c + ch];
 	}
+	__device__ void group(i64 q, i64 ch) const {
+		Vec16<F> gv = ((const Vec16<F> *)g)[q], xv = ((const Vec16<F> *)x)[q], dv;
+		F ca = coef[ch], ck = coef[c + ch], mu = coef[2 * c + ch], cd = coef[3 * c + ch];
+#pragma unroll
+		for (int u = 0; u < LN_V(F); u++) dv.v[u] = ca * gv.v[u] + ck * (xv.v[u] - mu) + cd;
+		((Vec16<F> *)dx)[q] = dv;
+	}
+};
+template <typename Fn> struct Grouped {
+	Fn fn;
+	__device__ void operator()(i64 q, i64 ch) const { fn.group(q, ch); }
 };
 
+// channel_pass walks fn over the n elements of x [N, C, S]: by 16-byte
+// groups when vec (S a multiple of LN_V(F) and every pointer 16-byte
+// aligned: the host checks), by elements otherwise.
+template <typename F, typename Fn>
+__device__ void channel_pass(i64 n, i64 c, i64 s, i64 vec, Fn fn) {
+	if (vec) {
+		Grouped<Fn> gfn = {fn};
+		channel_walk(n / LN_V(F), c, s / LN_V(F), gfn);
+	} else {
+		channel_walk(n, c, s, fn);
+	}
+}
+
 // Launch contracts of batch_norm_affine_<dtype>(F *y, const F *x,
-//   const F *a, const F *b, i64 n, i64 c, i64 s) (y = x·a[ch] + b[ch]) and
-// batch_norm_grad_<dtype>(F *dx, const F *g, const F *x, const F *coef,
-//   i64 n, i64 c, i64 s): elementwise over the n = N·C·S elements of x [N,
-// C, S], grid-stride (1-D grid and blocks of any size); c, s >= 1.
+//   const F *a, const F *b, i64 n, i64 c, i64 s, i64 vec) (y = x·a[ch] +
+// b[ch]) and batch_norm_grad_<dtype>(F *dx, const F *g, const F *x,
+//   const F *coef, i64 n, i64 c, i64 s, i64 vec): elementwise over the n =
+// N·C·S elements of x [N, C, S], grid-stride (1-D grid and blocks of any
+// size; the host sizes the grid by groups when vec); c, s >= 1. vec as
+// channel_pass's.
 
 #define LATHE_NORM(F, sfx)                                                                                        \
 	extern "C" __global__ void layer_norm_##sfx(F *y, const F *x, const F *w, const F *b, i64 rows, i64 d,       \
@@ -474,13 +511,13 @@ template <typename F> struct BnGrad { // dx = a·g + k·(x - mean) + d per chann
 		batch_norm_scale_shift<F>(coef, mean, var, w, b, c, eps);                                         \
 	}                                                                                                         \
 	extern "C" __global__ void batch_norm_affine_##sfx(F *y, const F *x, const F *a, const F *b, i64 n, i64 c,   \
-							   i64 s) {                                                   \
+							   i64 s, i64 vec) {                                          \
 		BnAffine<F> fn = {y, x, a, b};                                                                    \
-		channel_walk(n, c, s, fn);                                                                        \
+		channel_pass<F>(n, c, s, vec, fn);                                                                \
 	}                                                                                                         \
 	extern "C" __global__ void batch_norm_grad_##sfx(F *dx, const F *g, const F *x, const F *coef, i64 n, i64 c, \
-							 i64 s) {                                                     \
+							 i64 s, i64 vec) {                                            \
 		BnGrad<F> fn = {dx, g, x, coef, c};                                                               \
-		channel_walk(n, c, s, fn);                                                                        \
+		channel_pass<F>(n, c, s, vec, fn);                                                                \
 	}
 LATHE_FLOATS(LATHE_NORM)
