@@ -154,13 +154,37 @@ __device__ void layer_norm(F *y, const F *x, const F *w, const F *b, i64 rows, i
 	}
 }
 
+// ln_mul is g·w rounded to F and never fused into the add that follows
+// (nvcc contracts a·b + c into one fma): the backward's Σ dx̂ and each
+// dx̂ - mean(dx̂) must see the same dx̂, so that a row of one value gets a
+// gradient of exactly 0, not rstd times the product's rounding error.
+__device__ __forceinline__ float ln_mul(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double ln_mul(double a, double b) { return __dmul_rn(a, b); }
+
+// ln_dx is one element of the backward's dx, from the row's statistics and
+// m1 = mean(dx̂), m2 = mean(dx̂·x̂) (both rounded to F; rs is (F)rstd).
+// float64 as the cpu's Go loop: rstd·(dx̂ - m1 - x̂·m2) with x̂ = (x -
+// mean)·rstd. float32 as the cpu's AVX2 loop (lathe_layer_norm_backward_f32):
+// x - mean in float64 rounded to float32, the rest in float32, two
+// conversions an element where the float64 form takes four (see
+// ln_affine).
+__device__ __forceinline__ float ln_dx(float x, float g, float w, double mean, double, float rs, float m1, float m2) {
+	float xh = (float)((double)x - mean) * rs;
+	return (ln_mul(g, w) - m1 - xh * m2) * rs;
+}
+__device__ __forceinline__ double ln_dx(double x, double g, double w, double mean, double rstd, double, double m1,
+					double m2) {
+	double xh = (x - mean) * rstd;
+	return rstd * (ln_mul(g, w) - m1 - xh * m2);
+}
+
 // Launch contract of layer_norm_bwd_dx_<dtype>(F *dx, double *stats,
 //   const F *x, const F *w, const F *g, i64 rows, i64 d, double eps):
 // as layer_norm's (the same block size for the same d, 16-byte accesses
 // where x, g, w and dx are aligned); g and dx [rows, d].
-// Writes each row's dx = rstd·(g·w - mean(g·w) - x̂·mean(g·w·x̂)) and its
-// mean and rstd to stats[2r], stats[2r+1] (scratch of 2·rows float64s),
-// which layer_norm_bwd_dwb then reads.
+// Writes each row's dx = rstd·(g·w - mean(g·w) - x̂·mean(g·w·x̂)) (ln_dx;
+// the sums in float64) and its mean and rstd to stats[2r], stats[2r+1]
+// (scratch of 2·rows float64s), which layer_norm_bwd_dwb then reads.
 template <typename F>
 __device__ void layer_norm_bwd_dx(F *dx, double *stats, const F *x, const F *w, const F *g, i64 rows, i64 d,
 				  double eps) {
@@ -179,7 +203,7 @@ __device__ void layer_norm_bwd_dx(F *dx, double *stats, const F *x, const F *w, 
 			load_group(w, q, d, al, wv);
 #pragma unroll
 			for (int u = 0; u < V; u++) {
-				double xh = ((double)xv[u] - mean) * rstd, dxh = (double)gv[u] * (double)wv[u];
+				double xh = ((double)xv[u] - mean) * rstd, dxh = (double)ln_mul(gv[u], wv[u]);
 				if (q * V + u < d) {
 					s.a += dxh;
 					s.b += dxh * xh;
@@ -187,7 +211,7 @@ __device__ void layer_norm_bwd_dx(F *dx, double *stats, const F *x, const F *w, 
 			}
 		}
 		s = block_broadcast(block_reduce(s, NormPairSum()));
-		double m1 = s.a / (double)d, m2 = s.b / (double)d;
+		F rs = (F)rstd, m1 = (F)(s.a / (double)d), m2 = (F)(s.b / (double)d);
 		for (i64 q = threadIdx.x; q * V < d; q += blockDim.x) {
 			F xv[V], gv[V], wv[V];
 			Vec16<F> out;
@@ -195,10 +219,7 @@ __device__ void layer_norm_bwd_dx(F *dx, double *stats, const F *x, const F *w, 
 			load_group(gr, q, d, al, gv);
 			load_group(w, q, d, al, wv);
 #pragma unroll
-			for (int u = 0; u < V; u++) {
-				double xh = ((double)xv[u] - mean) * rstd;
-				out.v[u] = (F)(rstd * ((double)gv[u] * (double)wv[u] - m1 - xh * m2));
-			}
+			for (int u = 0; u < V; u++) out.v[u] = ln_dx(xv[u], gv[u], wv[u], mean, rstd, rs, m1, m2);
 			i64 j = q * V;
 			if (alo && j + V <= d) {
 				*(Vec16<F> *)(dxr + j) = out;
