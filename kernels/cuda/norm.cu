@@ -9,22 +9,28 @@
 // order that depends on the shape alone: partial sums per chunk of rows
 // (col_partial), then a block per column or channel that adds the chunks'
 // partials (channel_total). There are no atomics, so a result is the same
-// bits on every run and every GPU. NaN propagates through the sums.
+// bits on every run and every GPU. NaN propagates through the sums. The
+// float32 layer norm's per-element passes, after the float64 statistics,
+// are the cpu's AVX2 loops' (ln_affine, ln_dx).
 //
 // Every pointer is to a contiguous (row-major) tensor: the host copies a
 // strided input first (backends/cuda/ops_norm.go). Indices are i64.
 //
 // What the host emulation cannot show, and the launch contracts below are
 // written for: every read of x and g is coalesced (a block's threads read
-// consecutive elements of a row, or consecutive columns of a row chunk),
-// the elementwise batch norm passes find each element's channel without a
-// division in the loop (channel_walk), and the reductions' sizes (block
-// per row, chunks of at least lnMinChunk rows, a few blocks per
-// multiprocessor) are chosen on the host so that an H200's 132
-// multiprocessors have work. A layer norm row is read three times by its
-// block (mean, centred squares, write) and the backward's five times: the
-// repeats of a row of D ≤ 8K float32 hit L1, so the DRAM traffic is one
-// read of x (and g) and one write.
+// consecutive 16-byte groups of a row, or consecutive columns of a row
+// chunk), 16-byte loads and stores where the data is aligned, the
+// elementwise batch norm passes find each element's channel without a
+// division in the loop (channel_walk), and the reductions' sizes (block per
+// row, chunks of at least colMinChunk rows, about 1024 blocks) are chosen
+// on the host (ops_norm.go) so that an H200's 132 multiprocessors have
+// work. A layer norm row is read three times by its block (mean, centred
+// squares, write) and four times by the backward's dx kernel: the repeats
+// of a row of D ≤ 8K float32 hit L1, so the DRAM traffic is one read of x
+// (and g) and one write. What it does not do: a row of more than ~8K
+// elements is re-read from L2; few rows of a huge D leave most
+// multiprocessors idle (a block per row); batch norm's moments read x
+// twice (the centred second pass).
 #include "lathe.cuh"
 
 // NormPair is two float64 sums carried together (Σg and Σg·x̂; a single sum
