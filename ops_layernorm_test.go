@@ -58,11 +58,7 @@ func TestLayerNormFused(t *testing.T) {
 				continue // float64 is the cpu's (and cuda's)
 			}
 			if !fusedLayerNorm(dev, dt) {
-				if dev.Kind != cudaKind {
-					t.Errorf("%s has no fused layer norm for %s", dev, dt)
-				} else {
-					t.Logf("%s has no fused layer norm for %s: LayerNorm runs as the composite there (cuda owes the kernel)", dev, dt)
-				}
+				t.Errorf("%s has no fused layer norm for %s", dev, dt)
 				continue
 			}
 			testLayerNormFused(t, dev, dt)
@@ -197,9 +193,7 @@ func TestLayerNormFusedHalf(t *testing.T) {
 	for _, dev := range biDevices(t) {
 		for _, dt := range []DType{BFloat16, Float16} {
 			if !fusedLayerNorm(dev, dt) {
-				if dev.Kind != cudaKind {
-					t.Errorf("%s has no fused layer norm for %s", dev, dt)
-				}
+				t.Errorf("%s has no fused layer norm for %s", dev, dt)
 				continue
 			}
 			testLayerNormFusedHalf(t, dev, dt)

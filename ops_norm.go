@@ -17,7 +17,7 @@ import (
 // methods check the arguments first, so that every error names the op the
 // caller called and the argument at fault. Batch norm runs as the fused ops
 // of dispatch/ops/batchnorm.go where the device has their kernels (the
-// cpu, float32 and float64); the composite is the reference they are
+// cpu and cuda, float32 and float64); the composite is the reference they are
 // tested against, and the path everywhere else.
 
 // batchNormAttrs are the attributes of batch_norm.

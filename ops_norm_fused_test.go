@@ -36,11 +36,11 @@ var bnCases = []bnCase{
 	{name: "permuted-rank4", shape: []int{2, 3, 4, 5}, perm: []int{0, 3, 1, 2}},
 }
 
-// bnInput is x of c.shape and dtype dt (values around 3, so that the
-// statistics' centring matters), requiring a gradient.
-func bnInput(c bnCase, dt DType) *Tensor {
+// bnInput is x of c.shape and dtype dt on dev (values around 3, so that
+// the statistics' centring matters), requiring a gradient.
+func bnInput(dev Device, c bnCase, dt DType) *Tensor {
 	if c.perm == nil {
-		return RandN(CPU, dt, c.shape...).AddScalar(3).Detach().RequireGrad()
+		return RandN(dev, dt, c.shape...).AddScalar(3).Detach().RequireGrad()
 	}
 	// The base has the shape that the permutation brings to c.shape; the
 	// view, detached, is a leaf that is not contiguous.
@@ -48,7 +48,7 @@ func bnInput(c bnCase, dt DType) *Tensor {
 	for i, p := range c.perm {
 		base[p] = c.shape[i]
 	}
-	x := RandN(CPU, dt, base...).AddScalar(3).Permute(c.perm...).Detach().RequireGrad()
+	x := RandN(dev, dt, base...).AddScalar(3).Permute(c.perm...).Detach().RequireGrad()
 	if x.IsContiguous() {
 		panic("bnInput: the view is contiguous")
 	}
@@ -66,8 +66,8 @@ func bnStep(t *testing.T, x, w, b, g *Tensor, training, fused bool) bnResult {
 	t.Helper()
 	c := x.Shape()[1]
 	dt := x.DType()
-	mean := Full(CPU, dt, 0.5, c)
-	variance := Full(CPU, dt, 2, c)
+	mean := Full(x.Device(), dt, 0.5, c)
+	variance := Full(x.Device(), dt, 2, c)
 	y := x.batchNorm(mean, variance, w, b, training, 0.1, 1e-5, fused)
 	wrt := []*Tensor{x}
 	if w != nil {
@@ -97,11 +97,25 @@ func bnStep(t *testing.T, x, w, b, g *Tensor, training, fused bool) bnResult {
 	return r
 }
 
+// TestBatchNormFusedMatchesComposite holds the fused kernels of every
+// device that has them (the cpu's, cuda's) to the composite on the same
+// device.
 func TestBatchNormFusedMatchesComposite(t *testing.T) {
-	for _, dt := range []DType{Float32, Float64} {
-		if !fusedBatchNorm(CPU, dt) {
-			t.Fatalf("the cpu has no fused batch norm for %v", dt)
+	for _, dev := range biDevices(t) {
+		for _, dt := range []DType{Float32, Float64} {
+			if !fusedBatchNorm(dev, dt) {
+				if dev == CPU || dev.Kind == cudaKind {
+					t.Errorf("%s has no fused batch norm for %v", dev, dt)
+				}
+				continue // wgpu runs batch norm as the composite
+			}
+			testBatchNormFused(t, dev, dt)
 		}
+	}
+}
+
+func testBatchNormFused(t *testing.T, dev Device, dt DType) {
+	{
 		tol := 1e-10
 		if dt == Float32 {
 			tol = 1e-4
@@ -109,17 +123,17 @@ func TestBatchNormFusedMatchesComposite(t *testing.T) {
 		for _, c := range bnCases {
 			for _, training := range []bool{true, false} {
 				for _, affine := range []bool{true, false} {
-					name := fmt.Sprintf("%v/%s/training=%v/affine=%v", dt, c.name, training, affine)
+					name := fmt.Sprintf("%s/%v/%s/training=%v/affine=%v", dev, dt, c.name, training, affine)
 					t.Run(name, func(t *testing.T) {
 						Seed(7)
-						x := bnInput(c, dt)
+						x := bnInput(dev, c, dt)
 						ch := c.shape[1]
 						var w, b *Tensor
 						if affine {
-							w, b = RandN(CPU, dt, ch).RequireGrad(), RandN(CPU, dt, ch).RequireGrad()
+							w, b = RandN(dev, dt, ch).RequireGrad(), RandN(dev, dt, ch).RequireGrad()
 						}
 						// A gradient that is itself a strided view.
-						g := RandN(CPU, dt, slices.Concat(c.shape[1:2], c.shape[:1], c.shape[2:])...).Transpose(0, 1)
+						g := RandN(dev, dt, slices.Concat(c.shape[1:2], c.shape[:1], c.shape[2:])...).Transpose(0, 1)
 						got := bnStep(t, x, w, b, g, training, true)
 						want := bnStep(t, x, w, b, g, training, false)
 						for _, p := range []struct {

@@ -83,6 +83,25 @@ def build_softmax(dev, dt, dims):
     return lambda: torch.softmax(a, dim=-1)
 
 
+def build_layer_norm(dev, dt, dims):
+    x = torch.randn(*dims, dtype=dt, device=dev)
+    w = torch.randn(dims[-1], dtype=dt, device=dev)
+    b = torch.randn(dims[-1], dtype=dt, device=dev)
+    return lambda: torch.nn.functional.layer_norm(x, dims[-1:], w, b, 1e-5)
+
+
+def build_batch_norm(dev, dt, dims):
+    """Batch norm in training, with running statistics, as lathe-bench's
+    buildBatchNorm."""
+    x = torch.randn(*dims, dtype=dt, device=dev)
+    c = dims[1]
+    w = torch.randn(c, dtype=dt, device=dev)
+    b = torch.randn(c, dtype=dt, device=dev)
+    mean = torch.zeros(c, dtype=dt, device=dev)
+    var = torch.ones(c, dtype=dt, device=dev)
+    return lambda: torch.nn.functional.batch_norm(x, mean, var, w, b, training=True, momentum=0.1, eps=1e-5)
+
+
 def training_step(model, opt, x, y, amp=None):
     """One step of classifier training, as lathe-bench's trainingStep."""
     kind = "cuda" if x.is_cuda else "cpu"
@@ -270,6 +289,8 @@ BUILDERS = {
     "chain": build_chain,
     "sum": build_sum,
     "softmax": build_softmax,
+    "layer_norm": build_layer_norm,
+    "batch_norm": build_batch_norm,
     "mlp_step": build_mlp_step,
     "resblock_step": build_resblock_step,
     "add1": build_add1(False),

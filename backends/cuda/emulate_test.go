@@ -251,6 +251,7 @@ func randomData(rng *rand.Rand, x *dispatch.Tensor, op *dispatch.Schema, arg int
 	// the probabilities vast and their differences all rounding. Smaller
 	// values and a logsumexp of 2 keep them those of a real forward.
 	attn := op == &ops.Attention.Schema || op == &ops.AttentionBackward.Schema
+	bnVar := op == &ops.BatchNormApply.Schema || op == &ops.BatchNormBackward.Schema
 	sd := 2.0
 	if attn {
 		sd = 0.5
@@ -260,6 +261,9 @@ func randomData(rng *rand.Rand, x *dispatch.Tensor, op *dispatch.Schema, arg int
 		f := rng.NormFloat64() * sd
 		if attn && arg == 3 && i%x.Shape[len(x.Shape)-1] == x.Shape[len(x.Shape)-1]-1 {
 			f = 2
+		}
+		if bnVar && arg == 2 {
+			f = math.Abs(f) + 0.1 // a variance: a negative one would make the channel NaN on both sides
 		}
 		return f
 	}

@@ -318,6 +318,7 @@ func cases() []kcase {
 	}
 	cs = append(cs, caseOf(ops.OneHot, ops.OneHotClasses{NumClasses: 5}, tensor(dispatch.Int64, []int{3, 2})))
 	cs = append(cs, narrowCases()...)
+	cs = append(cs, normCases()...)
 	for _, dt := range floatDTypes {
 		for _, op := range []*dispatch.Op[ops.Scan]{ops.Softmax, ops.LogSoftmax} {
 			cs = append(cs,
@@ -555,12 +556,8 @@ func checkLaunch(t *testing.T, label string, ents map[string]map[string]entry, l
 
 // owed are the ops that have a cpu kernel and no cuda kernel (matmul is
 // the host side's, matmul.go: cuBLAS, falling back to the tiled PTX kernel
-// matmul_tiled_<dtype>, which conv uses here): the fused batch norm ops,
-// whose public op, BatchNorm, runs as its composite where they are
-// missing (fusedBatchNorm in the root package), and the fused layer norm,
-// whose public op, Tensor.LayerNorm, runs as its composite on cuda.
-var owed = []string{"batch_norm_apply", "batch_norm_backward", "batch_norm_moments",
-	"native_layer_norm", "native_layer_norm_backward"}
+// matmul_tiled_<dtype>, which conv uses here): none at present.
+var owed = []string{}
 
 // TestCoverage checks that every op with a cpu kernel has a cuda one, but
 // for those listed in owed.

@@ -85,6 +85,8 @@ func table(quick bool) []workload {
 			elementwise("chain", "(a*b+c).relu", 4, 1<<20),
 			elementwise("sum", "sum", 1, 1<<20),
 			softmax(256, 1024),
+			layerNorm(256, 1024),
+			batchNorm(4, 8, 16, 16),
 			mlpStep(128, 784, 256, 10),
 			amp("bf16", mlpStep(128, 784, 256, 10)),
 			resBlockStep(4, 3, 16, 8, 10),
@@ -118,6 +120,8 @@ func table(quick bool) []workload {
 		elementwise("chain", "(a*b+c).relu", 4, 1<<22),
 		elementwise("sum", "sum", 1, 1<<24),
 		softmax(4096, 1024),
+		layerNorm(8192, 1024),
+		batchNorm(32, 64, 56, 56),
 		mlpStep(128, 784, 256, 10),
 		amp("bf16", mlpStep(128, 784, 256, 10)),
 		resBlockStep(32, 3, 32, 16, 10),
@@ -172,6 +176,21 @@ func elementwise(kind, label string, tensors, n int) workload {
 func softmax(rows, cols int) workload {
 	return workload{Name: fmt.Sprintf("softmax f32 %dx%d", rows, cols), Family: "memory",
 		spec: spec{Kind: "softmax", DType: "f32", Dims: []int{rows, cols}}, Unit: memBytes, Work: float64(2 * 4 * rows * cols)}
+}
+
+// layerNorm is the layer norm (with weight and bias) over the last dim of
+// [rows, cols]: one read and one write, as a fused kernel moves them.
+func layerNorm(rows, cols int) workload {
+	return workload{Name: fmt.Sprintf("layer_norm f32 %dx%d", rows, cols), Family: "memory",
+		spec: spec{Kind: "layer_norm", DType: "f32", Dims: []int{rows, cols}}, Unit: memBytes, Work: float64(2 * 4 * rows * cols)}
+}
+
+// batchNorm is the batch norm in training of [n, c, h, w] (the batch's
+// statistics, the normalisation with weight and bias, the running
+// statistics' update): x counted read once and y written once.
+func batchNorm(n, c, h, w int) workload {
+	return workload{Name: fmt.Sprintf("batch_norm train f32 %dx%dx%dx%d", n, c, h, w), Family: "memory",
+		spec: spec{Kind: "batch_norm", DType: "f32", Dims: []int{n, c, h, w}}, Unit: memBytes, Work: float64(2 * 4 * n * c * h * w)}
 }
 
 // mlpStep is one training step of in-hidden-out with ReLU at batch rows:
@@ -280,6 +299,8 @@ var builders = map[string]func(dev lathe.Device, dt, amp lathe.DType, dims []int
 	"chain":               noAMP(buildChain),
 	"sum":                 noAMP(buildSum),
 	"softmax":             noAMP(buildSoftmax),
+	"layer_norm":          noAMP(buildLayerNorm),
+	"batch_norm":          noAMP(buildBatchNorm),
 	"mlp_step":            buildMLPStep,
 	"resblock_step":       buildResBlockStep,
 	"add1":                noAMP(buildAdd1(false)),
@@ -400,6 +421,30 @@ func buildSoftmax(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, erro
 		return nil, err
 	}
 	return &prepared{step: func() error { return consume(a.Softmax(-1)) }, release: release}, nil
+}
+
+func buildLayerNorm(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error) {
+	d := dims[len(dims)-1]
+	x, w, b := lathe.RandN(dev, dt, dims...), lathe.RandN(dev, dt, d), lathe.RandN(dev, dt, d)
+	release, err := inputs(x, w, b)
+	if err != nil {
+		return nil, err
+	}
+	return &prepared{step: func() error { return consume(x.LayerNorm([]int{d}, w, b, 1e-5)) }, release: release}, nil
+}
+
+// buildBatchNorm runs BatchNorm in training, which rebinds the running
+// statistics to new tensors each step, as nn.BatchNorm2d's training does
+// (torch updates its in place).
+func buildBatchNorm(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error) {
+	c := dims[1]
+	x, w, b := lathe.RandN(dev, dt, dims...), lathe.RandN(dev, dt, c), lathe.RandN(dev, dt, c)
+	mean, variance := lathe.Zeros(dev, dt, c), lathe.Ones(dev, dt, c)
+	release, err := inputs(x, w, b, mean, variance)
+	if err != nil {
+		return nil, err
+	}
+	return &prepared{step: func() error { return consume(x.BatchNorm(mean, variance, w, b, true, 0.1, 1e-5)) }, release: release}, nil
 }
 
 // buildMLPStep is a training step as examples/mlp writes one: nn.Linear,
