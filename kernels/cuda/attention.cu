@@ -242,6 +242,110 @@ __device__ void attention_bwd_dq(F *dq, const F *q, const F *k, const F *v, cons
 	}
 }
 
+// ---- The rows kernels of the GEMM path (backends/cuda/ops_attention.go's
+// attentionGEMM): cuBLAS computes the raw scores S = Q Kᵀ of a chunk of
+// (batch, key head) pairs, each pair's rows being its group of query heads'
+// rows one after another (rows of [group * Lq, Lk]); these kernels turn a
+// row of scores into probabilities (the forward) or into P and dS (the
+// backward) in place, and cuBLAS does the rest.
+//
+// One block per row, a grid-stride loop over rows. A thread reads every
+// blockDim.x-th score of the row, so a warp's loads and stores are 32
+// consecutive elements: coalesced, 128 bytes per warp for float32. What the
+// emulation cannot show: these kernels are bound by memory (the forward
+// reads a row twice, the second time from L2 for rows of up to tens of
+// KiB, and writes it once; the backward reads two and writes two), so on an
+// H200 they should run near its copy bandwidth when enough rows are in
+// flight (rows >> 132 SMs x 8 blocks); float4 loads would cut the
+// instruction count further. The row index and the causal limit are
+// computed once per row (64-bit); the inner loop steps a 32-bit index.
+//
+// Launch contracts (grid: 1-D, any size; blocks: a multiple of 32 threads,
+// at most 1024, as block_reduce needs; no dynamic shared memory):
+//   attention_rows_fwd_<f32|f64>(F *s, F *lse, i64 rows, i64 Lq, i64 Lk,
+//       i64 W, double scale, i64 causal): s is rows x Lk (row-major) of
+//       raw scores q·k; row r is query i = r % Lq (a chunk starts at a
+//       multiple of Lq), which sees keys j < lim = causal ? min(Lk, i + 1)
+//       : Lk. Each row becomes softmax(scale * s) over its first lim
+//       entries and 0 past them, and lse[r * W] its logsumexp (the out's
+//       last column: W = Ev + 1). Lk >= 1. A row whose scores are all
+//       -inf gets NaN probabilities and a logsumexp of -inf, as the cpu
+//       and the fused kernel give.
+//   attention_rows_bwd_<f32|f64>(F *s, F *dp, const F *lse, const F *d,
+//       i64 rows, i64 Lq, i64 Lk, i64 W, double scale, i64 causal): s as
+//       above, dp the rows' dO·Vᵀ; lse[r * W] the forward's logsumexp and
+//       d[r] = rowsum(dO∘O) - dlse (attention_bwd_delta). Each s becomes
+//       P = exp(scale * s - lse) (0 past lim, and where lse is -inf) and
+//       each dp becomes scale * P * (dp - d[r]): dS with the scale that dQ
+//       and dK both carry folded in.
+
+// RowStat is a running (max, sum of exp(x - max)) of a row's scores.
+template <typename F>
+struct RowStat {
+	F m;
+	typename Accum<F>::type l;
+};
+
+// AddStat merges two running stats; a max of -inf has nothing to weigh
+// (its sum is 0), which keeps exp(-inf - -inf) out.
+struct AddStat {
+	template <typename F>
+	__device__ __forceinline__ RowStat<F> operator()(RowStat<F> a, RowStat<F> b) const {
+		F m = a.m > b.m ? a.m : b.m;
+		typename Accum<F>::type l = 0;
+		if (a.m != -inf_f64()) l += a.l * m_exp(a.m - m);
+		if (b.m != -inf_f64()) l += b.l * m_exp(b.m - m);
+		return RowStat<F>{m, l};
+	}
+};
+
+// row_lim is how many keys of its row query i sees.
+__device__ __forceinline__ int row_lim(bool causal, i64 i, i64 Lk) { return (int)(causal ? imin(Lk, i + 1) : Lk); }
+
+template <typename F>
+__device__ void attention_rows_fwd(F *s, F *lse, i64 rows, i64 Lq, i64 Lk, i64 W, double scale, bool causal) {
+	F sc = (F)scale;
+	for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
+		F *row = s + r * Lk;
+		int lim = row_lim(causal, r % Lq, Lk), n = (int)Lk;
+		RowStat<F> st{(F)-inf_f64(), 0};
+		for (int j = threadIdx.x; j < lim; j += blockDim.x) {
+			F x = row[j] * sc;
+			if (x > st.m) { // a new max: rescale what was summed
+				st.l = (st.m != -inf_f64() ? st.l * m_exp(st.m - x) : 0) + 1;
+				st.m = x;
+			} else if (st.m != -inf_f64()) {
+				st.l += m_exp(x - st.m); // NaN stays NaN
+			}
+		}
+		st = block_broadcast(block_reduce(st, AddStat()));
+		// An infinite max makes its own probability inf/inf: NaN, as the
+		// cpu's exp(inf - inf) makes the whole row.
+		if (st.m == inf_f64()) st.l = nan_f64();
+		double inv = 1.0 / (double)st.l;
+		for (int j = threadIdx.x; j < n; j += blockDim.x)
+			row[j] = j < lim ? (F)((double)m_exp(row[j] * sc - st.m) * inv) : (F)0;
+		if (threadIdx.x == 0) lse[r * W] = (F)((double)st.m + log((double)st.l));
+	}
+}
+
+template <typename F>
+__device__ void attention_rows_bwd(F *s, F *dp, const F *lse, const F *d, i64 rows, i64 Lq, i64 Lk, i64 W, double scale,
+				   bool causal) {
+	F sc = (F)scale;
+	for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
+		F *srow = s + r * Lk, *drow = dp + r * Lk;
+		int lim = row_lim(causal, r % Lq, Lk), n = (int)Lk;
+		F shift = lse[r * W], delta = d[r];
+		if (shift == -inf_f64()) lim = 0; // no probability: the cpu's zeros
+		for (int j = threadIdx.x; j < n; j += blockDim.x) {
+			F p = j < lim ? m_exp(srow[j] * sc - shift) : (F)0;
+			srow[j] = p;
+			drow[j] = sc * p * (drow[j] - delta);
+		}
+	}
+}
+
 #define LATHE_ATTENTION(F, sfx)                                                                                               \
 	extern "C" __global__ void attention_fwd_##sfx(F *out, const F *q, const F *k, const F *v, i64 N, i64 Hq, i64 Hk,    \
 						      i64 Lq, i64 Lk, i64 E, i64 Ev, double scale, i64 causal) {        \
@@ -259,5 +363,13 @@ __device__ void attention_bwd_dq(F *dq, const F *q, const F *k, const F *v, cons
 							 const F *grad, i64 N, i64 Hq, i64 Hk, i64 Lq, i64 Lk, i64 E, i64 Ev, \
 							 double scale, i64 causal) {                                         \
 		attention_bwd_dq<F>(dq, q, k, v, out, grad, N, Hq, Hk, Lq, Lk, E, Ev, scale, causal != 0);                  \
+	}                                                                                                                     \
+	extern "C" __global__ void attention_rows_fwd_##sfx(F *s, F *lse, i64 rows, i64 Lq, i64 Lk, i64 W, double scale,     \
+							   i64 causal) {                                                     \
+		attention_rows_fwd<F>(s, lse, rows, Lq, Lk, W, scale, causal != 0);                                          \
+	}                                                                                                                     \
+	extern "C" __global__ void attention_rows_bwd_##sfx(F *s, F *dp, const F *lse, const F *d, i64 rows, i64 Lq,         \
+							   i64 Lk, i64 W, double scale, i64 causal) {                        \
+		attention_rows_bwd<F>(s, dp, lse, d, rows, Lq, Lk, W, scale, causal != 0);                                   \
 	}
 LATHE_FLOATS(LATHE_ATTENTION)
