@@ -293,8 +293,8 @@ struct AddStat {
 	__device__ __forceinline__ RowStat<F> operator()(RowStat<F> a, RowStat<F> b) const {
 		F m = a.m > b.m ? a.m : b.m;
 		typename Accum<F>::type l = 0;
-		if (a.m != -inf_f64()) l += a.l * m_exp(a.m - m);
-		if (b.m != -inf_f64()) l += b.l * m_exp(b.m - m);
+		if (a.m != (F)-inf_f64()) l += a.l * m_exp(a.m - m);
+		if (b.m != (F)-inf_f64()) l += b.l * m_exp(b.m - m);
 		return RowStat<F>{m, l};
 	}
 };
@@ -304,27 +304,30 @@ __device__ __forceinline__ int row_lim(bool causal, i64 i, i64 Lk) { return (int
 
 template <typename F>
 __device__ void attention_rows_fwd(F *s, F *lse, i64 rows, i64 Lq, i64 Lk, i64 W, double scale, bool causal) {
-	F sc = (F)scale;
+	// The per-element work stays in F (a thread sums its few scores in F;
+	// the block's tree sums in Accum): float32-to-float64 conversions run
+	// at a sixteenth of float32's rate on an H200.
+	const F sc = (F)scale, ninf = (F)-inf_f64();
 	for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
 		F *row = s + r * Lk;
 		int lim = row_lim(causal, r % Lq, Lk), n = (int)Lk;
-		RowStat<F> st{(F)-inf_f64(), 0};
+		F m = ninf, l = 0;
 		for (int j = threadIdx.x; j < lim; j += blockDim.x) {
 			F x = row[j] * sc;
-			if (x > st.m) { // a new max: rescale what was summed
-				st.l = (st.m != -inf_f64() ? st.l * m_exp(st.m - x) : 0) + 1;
-				st.m = x;
-			} else if (st.m != -inf_f64()) {
-				st.l += m_exp(x - st.m); // NaN stays NaN
+			if (x > m) { // a new max: rescale what was summed
+				l = (m != ninf ? l * m_exp(m - x) : (F)0) + (F)1;
+				m = x;
+			} else if (m != ninf) {
+				l += m_exp(x - m); // NaN stays NaN
 			}
 		}
-		st = block_broadcast(block_reduce(st, AddStat()));
+		RowStat<F> st = block_broadcast(block_reduce(RowStat<F>{m, l}, AddStat()));
 		// An infinite max makes its own probability inf/inf: NaN, as the
 		// cpu's exp(inf - inf) makes the whole row.
-		if (st.m == inf_f64()) st.l = nan_f64();
-		double inv = 1.0 / (double)st.l;
+		if (st.m == -ninf) st.l = nan_f64();
+		const F inv = (F)(1.0 / (double)st.l);
 		for (int j = threadIdx.x; j < n; j += blockDim.x)
-			row[j] = j < lim ? (F)((double)m_exp(row[j] * sc - st.m) * inv) : (F)0;
+			row[j] = j < lim ? m_exp(row[j] * sc - st.m) * inv : (F)0;
 		if (threadIdx.x == 0) lse[r * W] = (F)((double)st.m + log((double)st.l));
 	}
 }
@@ -332,12 +335,12 @@ __device__ void attention_rows_fwd(F *s, F *lse, i64 rows, i64 Lq, i64 Lk, i64 W
 template <typename F>
 __device__ void attention_rows_bwd(F *s, F *dp, const F *lse, const F *d, i64 rows, i64 Lq, i64 Lk, i64 W, double scale,
 				   bool causal) {
-	F sc = (F)scale;
+	const F sc = (F)scale;
 	for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
 		F *srow = s + r * Lk, *drow = dp + r * Lk;
 		int lim = row_lim(causal, r % Lq, Lk), n = (int)Lk;
 		F shift = lse[r * W], delta = d[r];
-		if (shift == -inf_f64()) lim = 0; // no probability: the cpu's zeros
+		if (shift == (F)-inf_f64()) lim = 0; // no probability: the cpu's zeros
 		for (int j = threadIdx.x; j < n; j += blockDim.x) {
 			F p = j < lim ? m_exp(srow[j] * sc - shift) : (F)0;
 			srow[j] = p;
