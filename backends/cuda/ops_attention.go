@@ -129,7 +129,6 @@ func rowMajorAll(ts []*dispatch.Tensor) ([]view, func(), error) {
 // each a block of rows = group·Lq query rows (its query heads' rows are
 // consecutive in q, in the out and in the gradient), taken chunk at a time.
 type attnPlan struct {
-	g           ops.AttentionGeometry
 	dt          dispatch.DType
 	size        int // bytes per element
 	pairs, rows int // N·Hk pairs of rows query rows each
@@ -137,8 +136,8 @@ type attnPlan struct {
 	perPair     int // bytes of one pair's scores
 	scale       float64
 	causal      int64
-	rowsKernel  [3]uint32
-	rowsThreads [3]uint32
+	rowsGrid    [3]uint32
+	rowsBlock   [3]uint32
 }
 
 // planAttention is the GEMM path's plan, ok false where the fused kernels
@@ -150,7 +149,7 @@ func planAttention(out *dispatch.Tensor, g ops.AttentionGeometry, a ops.Attentio
 	if dt != dispatch.Float32 && dt != dispatch.Float64 || min(g.N, g.Hq, g.Lq, g.Lk, g.E, g.Ev) == 0 {
 		return attnPlan{}, false
 	}
-	p := attnPlan{g: g, dt: dt, size: dt.Size(), pairs: g.N * g.Hk, rows: g.Hq / g.Hk * g.Lq, scale: a.Scale}
+	p := attnPlan{dt: dt, size: dt.Size(), pairs: g.N * g.Hk, rows: g.Hq / g.Hk * g.Lq, scale: a.Scale}
 	if a.Causal {
 		p.causal = 1
 	}
@@ -160,36 +159,16 @@ func planAttention(out *dispatch.Tensor, g ops.AttentionGeometry, a ops.Attentio
 		return attnPlan{}, false
 	}
 	// A block per row: one warp for short rows, up to blockThreads.
-	p.rowsKernel, p.rowsThreads = gridRows(p.chunk*p.rows, g.Lk)
+	p.rowsGrid, p.rowsBlock = gridRows(p.chunk*p.rows, g.Lk)
 	return p, true
 }
 
-// mat is a GEMM operand in row-major terms: element (r, c) of matrix b is
-// at ptr + (b·stride + r·ld + c) elements, or, trans, the matrix is stored
-// transposed (element (r, c) at c·ld + r).
-type mat struct {
-	ptr    uint64
-	ld     int
-	stride int
-	trans  bool
-}
-
-// at is the operand moved by off elements.
-func (m mat) at(off, size int) mat { m.ptr += uint64(off * size); return m }
-
-// product runs C = A·B for count m×n matrices C (A m×k, B k×n) on cuBLAS.
-// cuBLAS is column-major: row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ,
-// the same memory, so B goes first (matmul.go does the same).
+// product is the package's product in p's dtype; blasOn said the device
+// has cuBLAS.
 func (p attnPlan) product(dev dispatch.Device, m, n, k int, a, b, c mat, count int) error {
-	used, err := gemm(dev, p.dt, gemmArgs{
-		transA: b.trans, transB: a.trans, m: n, n: m, k: k,
-		a: b.ptr, lda: b.ld, strideA: int64(b.stride),
-		b: a.ptr, ldb: a.ld, strideB: int64(a.stride),
-		c: c.ptr, ldc: c.ld, strideC: int64(c.stride),
-		batch: count,
-	})
+	used, err := product(dev, p.dt, m, n, k, a, b, c, count)
 	if err == nil && !used {
-		err = errNoBLAS // blasOn said it had cuBLAS
+		err = errNoBLAS
 	}
 	return err
 }
@@ -218,7 +197,7 @@ func attentionGEMM(out *dispatch.Tensor, vs []view, g ops.AttentionGeometry, a o
 			return true, err
 		}
 		lse := o.ptr + uint64((b0*rows*w+g.Ev)*size) // the out's last column
-		if err := enqueue(dev, "attention", "attention_rows_fwd_"+suffix(p.dt), p.rowsKernel, p.rowsThreads, 0,
+		if err := enqueue(dev, "attention", "attention_rows_fwd_"+suffix(p.dt), p.rowsGrid, p.rowsBlock, 0,
 			s, lse, int64(n*rows), int64(g.Lq), int64(g.Lk), int64(w), p.scale, p.causal); err != nil {
 			return true, err
 		}
@@ -269,7 +248,7 @@ func attentionGEMMBackward(out *dispatch.Tensor, vs []view, d uint64, g ops.Atte
 			return true, err
 		}
 		lse := vs[3].ptr + uint64((b0*rows*w+g.Ev)*size)
-		if err := enqueue(dev, "attention", "attention_rows_bwd_"+suffix(p.dt), p.rowsKernel, p.rowsThreads, 0,
+		if err := enqueue(dev, "attention", "attention_rows_bwd_"+suffix(p.dt), p.rowsGrid, p.rowsBlock, 0,
 			s, dp, lse, d+uint64(b0*rows*size), int64(n*rows), int64(g.Lq), int64(g.Lk), int64(w), p.scale, p.causal); err != nil {
 			return true, err
 		}
