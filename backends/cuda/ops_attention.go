@@ -23,6 +23,10 @@ import (
 
 const attnRows = 64
 
+// The rows kernels' geometry: at most attnRowThreads threads a row, each
+// loading attnUnroll elements at a time (ATT_UNROLL in attention.cu).
+const attnRowThreads, attnUnroll = 128, 4
+
 // attnScratchCap bounds the GEMM path's score scratch per chunk, in bytes
 // (a variable so that the tests can force chunks of one pair).
 var attnScratchCap = 1 << 30
@@ -158,8 +162,13 @@ func planAttention(out *dispatch.Tensor, g ops.AttentionGeometry, a ops.Attentio
 	if p.chunk == 0 || !fitsInt32(p.rows, g.Lk, g.E, g.Ev+1, p.chunk, p.chunk*p.rows) || !blasOn(out.Device) {
 		return attnPlan{}, false
 	}
-	// A block per row: one warp for short rows, up to blockThreads.
-	p.rowsGrid, p.rowsBlock = gridRows(p.chunk*p.rows, g.Lk)
+	// A block per row, of enough warps that each thread has attnUnroll
+	// elements (the rows kernels' loads in flight), at most
+	// attnRowThreads: 32 elements a thread at Lk = 4096, and the rows
+	// (group·Lq per pair) fill the SMs many times over.
+	threads := min(max((g.Lk/attnUnroll+31)/32*32, 32), attnRowThreads)
+	p.rowsGrid = [3]uint32{blocksFor(p.chunk*p.rows, 1), 1, 1}
+	p.rowsBlock = [3]uint32{uint32(threads), 1, 1}
 	return p, true
 }
 

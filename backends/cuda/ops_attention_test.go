@@ -13,8 +13,8 @@ import (
 )
 
 // attnGEMMCases are the GEMM path's shapes: grouped heads, Lq above and
-// below Lk, Ev != E, rows longer than a block of the rows kernel (256),
-// and the shapes that take the fused kernels (Lk = 0, E = 0).
+// below Lk, Ev != E, rows longer than a block of the rows kernel (128) and
+// than four, and the shapes that take the fused kernels (Lk = 0, E = 0).
 var attnGEMMCases = []struct {
 	n, hq, hk, lq, lk, e, ev int
 	causal                   bool
@@ -26,6 +26,10 @@ var attnGEMMCases = []struct {
 	{2, 4, 2, 9, 300, 3, 5, false, true},
 	{1, 3, 3, 300, 7, 2, 2, true, true},
 	{2, 2, 1, 6, 6, 4, 4, true, true},
+	// Rows past four blocks of the rows kernel (128 threads): its unrolled
+	// loops, and causal rows that see more than 512 keys but not all.
+	{1, 2, 1, 3, 1100, 3, 2, false, true},
+	{1, 1, 1, 530, 540, 2, 1, true, true},
 	{1, 2, 2, 3, 0, 4, 2, false, false},
 	{1, 2, 2, 3, 5, 0, 2, false, false},
 }
@@ -197,6 +201,10 @@ func TestAttentionGEMMPath(t *testing.T) {
 	for _, dt := range floatDTypes {
 		for _, c := range attnGEMMCases {
 			for _, chunked := range []bool{false, true} {
+				pairs := c.n * c.hk
+				if chunked && pairs == 1 {
+					continue // one pair is one chunk
+				}
 				name := fmt.Sprintf("%s/n%d.hq%d.hk%d.lq%d.lk%d.e%d.ev%d.causal=%v/chunked=%v", dt, c.n, c.hq, c.hk, c.lq, c.lk, c.e, c.ev, c.causal, chunked)
 				t.Run(name, func(t *testing.T) {
 					// room sets the cap, when chunked, to bufs buffers of one
@@ -230,7 +238,6 @@ func TestAttentionGEMMPath(t *testing.T) {
 					}
 					calls := useEmuGEMM(t, true)
 					got := runEmu(t, fwd, emuIn)
-					pairs := c.n * c.hk
 					if wantCalls := map[bool]int{false: 2, true: 2 * pairs}[chunked]; c.gemm && *calls != wantCalls {
 						t.Errorf("forward: %d GEMMs, want %d", *calls, wantCalls)
 					} else if !c.gemm && *calls != 0 {
