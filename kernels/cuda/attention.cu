@@ -1,7 +1,10 @@
-// attention.cu: fused scaled dot-product attention (ops.Attention and
-// ops.AttentionBackward), tiled over the sequence with FlashAttention's
-// online softmax (Dao et al. 2022; the backward as FlashAttention-2, Dao
-// 2023). The semantics are the cpu kernel's (backends/cpu/attention.go):
+// attention.cu: scaled dot-product attention (ops.Attention and
+// ops.AttentionBackward). Two families: the rows kernels of the GEMM path
+// (below, after the fused kernels), which the host runs between cuBLAS
+// products where the device has cuBLAS, and the fused kernels, which do
+// everything where it has not. The fused kernels are tiled over the
+// sequence with FlashAttention's online softmax (Dao et al. 2022; the
+// backward as FlashAttention-2, Dao 2023). The semantics are the cpu kernel's (backends/cpu/attention.go):
 // q [N, Hq, Lq, E], k [N, Hk, Lk, E], v [N, Hk, Lk, Ev], all row-major;
 // query head h uses key head h / (Hq / Hk); causal masking lets query i see
 // keys j <= i. The forward writes out [N, Hq, Lq, Ev + 1]: each row's output
