@@ -10,6 +10,7 @@ import (
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
 	"github.com/lathe-ml/lathe/internal/cudaemu"
+	"github.com/lathe-ml/lathe/internal/half"
 )
 
 // attnGEMMCases are the GEMM path's shapes: grouped heads, Lq above and
@@ -132,10 +133,15 @@ func emuFloats(t *testing.T, dt dispatch.DType, vals []float64, shape []int) *di
 	t.Helper()
 	var raw []byte
 	for _, v := range vals {
-		if dt == dispatch.Float32 {
+		switch dt {
+		case dispatch.Float32:
 			raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(float32(v)))
-		} else {
+		case dispatch.Float64:
 			raw = binary.LittleEndian.AppendUint64(raw, math.Float64bits(v))
+		case dispatch.Float16:
+			raw = binary.LittleEndian.AppendUint16(raw, half.Float16FromFloat32(float32(v)))
+		case dispatch.BFloat16:
+			raw = binary.LittleEndian.AppendUint16(raw, half.BFloat16FromFloat32(float32(v)))
 		}
 	}
 	p := cudaemu.Alloc(len(raw))
@@ -150,18 +156,48 @@ func emuFloats(t *testing.T, dt dispatch.DType, vals []float64, shape []int) *di
 func hostFloats(t *testing.T, dt dispatch.DType, vals []float64, shape []int) *dispatch.Tensor {
 	t.Helper()
 	var data any = vals
-	if dt == dispatch.Float32 {
-		f := make([]float32, len(vals))
-		for i, v := range vals {
-			f[i] = float32(v)
-		}
-		data = f
+	switch dt {
+	case dispatch.Float32:
+		data = convertAll(vals, func(v float64) float32 { return float32(v) })
+	case dispatch.Float16:
+		data = convertAll(vals, func(v float64) half.Float16 { return half.Float16(half.Float16FromFloat32(float32(v))) })
+	case dispatch.BFloat16:
+		data = convertAll(vals, func(v float64) half.BFloat16 { return half.BFloat16(half.BFloat16FromFloat32(float32(v))) })
 	}
 	x, err := dispatch.Upload(dispatch.Device{Kind: dispatch.Host}, data, dt, shape)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return x
+}
+
+func convertAll[T any](vals []float64, f func(float64) T) []T {
+	out := make([]T, len(vals))
+	for i, v := range vals {
+		out[i] = f(v)
+	}
+	return out
+}
+
+// floatsOf is a float slice of the cpu's (ReadHost's) as float64s.
+func floatsOf(data any) []float64 {
+	switch w := data.(type) {
+	case []float32:
+		return widen(w, func(v float32) float64 { return float64(v) })
+	case []half.Float16:
+		return widen(w, func(v half.Float16) float64 { return float64(v.Float32()) })
+	case []half.BFloat16:
+		return widen(w, func(v half.BFloat16) float64 { return float64(v.Float32()) })
+	}
+	return data.([]float64)
+}
+
+func widen[T any](w []T, f func(T) float64) []float64 {
+	out := make([]float64, len(w))
+	for i, v := range w {
+		out[i] = f(v)
+	}
+	return out
 }
 
 // runEmu runs c's kernel on the emulation into a fresh out and returns its
@@ -187,7 +223,8 @@ func runEmu(t *testing.T, c kcase, in []*dispatch.Tensor) []byte {
 // TestAttentionGEMMPath runs attention's GEMM path (the rows kernels on the
 // emulation, the products on emuGEMM) forward and backward and compares it
 // with the fused kernels (the same device without cuBLAS) and the cpu, on
-// every case once whole and once in chunks of one (batch, key head) pair.
+// every case once whole and once in chunks of one (batch, key head) pair,
+// and on one case in each 16-bit float.
 func TestAttentionGEMMPath(t *testing.T) {
 	emulate(t)
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -198,12 +235,14 @@ func TestAttentionGEMMPath(t *testing.T) {
 		}
 		return v
 	}
-	for _, dt := range floatDTypes {
-		for _, c := range attnGEMMCases {
+	// The 16-bit floats compute in float32 (dispatch.ViaCompute), so on
+	// the GEMM path too: one grouped case each.
+	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64, dispatch.Float16, dispatch.BFloat16} {
+		for ci, c := range attnGEMMCases {
 			for _, chunked := range []bool{false, true} {
 				pairs := c.n * c.hk
-				if chunked && pairs == 1 {
-					continue // one pair is one chunk
+				if chunked && pairs == 1 || dispatch.Narrow(dt) && (ci > 0 || chunked) {
+					continue // one pair is one chunk; one case of a 16-bit float
 				}
 				name := fmt.Sprintf("%s/n%d.hq%d.hk%d.lq%d.lk%d.e%d.ev%d.causal=%v/chunked=%v", dt, c.n, c.hq, c.hk, c.lq, c.lk, c.e, c.ev, c.causal, chunked)
 				t.Run(name, func(t *testing.T) {
@@ -255,15 +294,7 @@ func TestAttentionGEMMPath(t *testing.T) {
 					// The backward at the cpu's forward (a real logsumexp)
 					// with a gradient for its every column.
 					oShape := []int{c.n, c.hq, c.lq, c.ev + 1}
-					o := make([]float64, dispatch.Numel(oShape))
-					for i := range o {
-						switch w := wantData.(type) {
-						case []float32:
-							o[i] = float64(w[i])
-						case []float64:
-							o[i] = w[i]
-						}
-					}
+					o := floatsOf(wantData)
 					gr := normal(len(o), 1)
 					emuB := append(emuIn[:3:3], emuFloats(t, dt, o, oShape), emuFloats(t, dt, gr, oShape))
 					cpuB := append(cpuIn[:3:3], hostFloats(t, dt, o, oShape), hostFloats(t, dt, gr, oShape))
