@@ -79,7 +79,7 @@ var (
 	// multiprocessors is a device's multiprocessor count, 0 where it
 	// cannot say (backend.go; nocgo.go).
 	multiprocessors = multiprocessorsOf
-	gemm            = gemmOn  // a cuBLAS product (attention's GEMM path; matmul calls gemmOn)
+	gemm            = gemmOn  // a cuBLAS product (conv's and attention's; matmul calls gemmOn)
 	blasOn          = hasBLAS // whether a device has cuBLAS
 )
 

@@ -184,10 +184,19 @@ func matmul(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error 
 		tA, lda, okA := rowMajorLayout(n, k, a.RowStride, a.ColStride)
 		tB, ldb, okB := rowMajorLayout(k, m, b.RowStride, b.ColStride)
 		if okA && okB && fitsInt32(n, m, k, lda, ldb, plan.count) {
+			// Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: the same memory
+			// with the operands swapped, so cuBLAS gets B first and m, n
+			// exchanged, and C needs no transpose.
+			used := false
 			err := plan.each(func(oa, ob, oc int) error {
-				used, err := product(out.Device, out.DType, n, m, k,
-					mat{at(a, oa), lda, plan.strides[0], tA}, mat{at(b, ob), ldb, plan.strides[1], tB},
-					mat{at(c, oc), m, plan.strides[2], false}, plan.count)
+				var err error
+				used, err = gemmOn(out.Device, out.DType, gemmArgs{
+					transA: tB, transB: tA, m: m, n: n, k: k,
+					a: at(b, ob), lda: ldb, strideA: int64(plan.strides[1]),
+					b: at(a, oa), ldb: lda, strideB: int64(plan.strides[0]),
+					c: at(c, oc), ldc: m, strideC: int64(plan.strides[2]),
+					batch: plan.count,
+				})
 				if !used {
 					return errNoBLAS
 				}
@@ -221,34 +230,6 @@ func matmul(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error 
 			}
 		}
 		return nil
-	})
-}
-
-// mat is a cuBLAS product's operand in row-major terms: element (r, c) of
-// batch matrix b is at ptr + (b·stride + r·ld + c) elements, or, trans,
-// the matrix is stored transposed (element (r, c) at c·ld + r).
-type mat struct {
-	ptr    uint64
-	ld     int
-	stride int
-	trans  bool
-}
-
-// at is the operand moved by off elements of size bytes.
-func (m mat) at(off, size int) mat { m.ptr += uint64(off * size); return m }
-
-// product runs C = A·B for count m×n matrices C (A m×k, B k×n, row-major
-// terms) on cuBLAS; used is false where dev has no cuBLAS. cuBLAS is
-// column-major: row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ, the same
-// memory with the operands swapped, so cuBLAS gets B first and m, n
-// exchanged, and C needs no transpose.
-func product(dev dispatch.Device, dt dispatch.DType, m, n, k int, a, b, c mat, count int) (used bool, err error) {
-	return gemm(dev, dt, gemmArgs{
-		transA: b.trans, transB: a.trans, m: n, n: m, k: k,
-		a: b.ptr, lda: b.ld, strideA: int64(b.stride),
-		b: a.ptr, ldb: a.ld, strideB: int64(a.stride),
-		c: c.ptr, ldc: c.ld, strideC: int64(c.stride),
-		batch: count,
 	})
 }
 

@@ -172,10 +172,36 @@ func planAttention(out *dispatch.Tensor, g ops.AttentionGeometry, a ops.Attentio
 	return p, true
 }
 
-// product is the package's product in p's dtype; blasOn said the device
-// has cuBLAS.
+// mat is a product's operand in row-major terms: element (r, c) of batch
+// matrix b is at ptr + (b·stride + r·ld + c) elements, or, trans, the
+// matrix is stored transposed (element (r, c) at c·ld + r).
+type mat struct {
+	ptr    uint64
+	ld     int
+	stride int
+	trans  bool
+}
+
+// at is the operand moved by off elements of size bytes.
+func (m mat) at(off, size int) mat { m.ptr += uint64(off * size); return m }
+
+// strides are m's batch, row and column strides.
+func (m mat) strides() [3]int64 {
+	if m.trans {
+		return [3]int64{int64(m.stride), 1, int64(m.ld)}
+	}
+	return [3]int64{int64(m.stride), int64(m.ld), 1}
+}
+
+// product runs C = A·B for count m×n matrices C (A m×k, B k×n) on cuBLAS
+// (stridedGemm, conv's mapping to the column-major call); planAttention
+// has checked that cuBLAS is there and takes the sizes.
 func (p attnPlan) product(dev dispatch.Device, m, n, k int, a, b, c mat, count int) error {
-	used, err := product(dev, p.dt, m, n, k, a, b, c, count)
+	g, ok := stridedGemm(a.ptr, b.ptr, c.ptr, m, n, k, count, cMatmulStrides{a.strides(), b.strides(), c.strides()})
+	if !ok {
+		return &dispatch.Error{Kind: dispatch.ErrUnsupported, Detail: "a product cuBLAS does not take"}
+	}
+	used, err := gemm(dev, p.dt, g)
 	if err == nil && !used {
 		err = errNoBLAS
 	}

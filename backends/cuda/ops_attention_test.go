@@ -35,36 +35,39 @@ var attnGEMMCases = []struct {
 	{1, 2, 2, 3, 5, 0, 2, false, false},
 }
 
-// emuGEMM is a column-major reference strided-batched GEMM on the
-// emulation's memory with cuBLAS's contract (as testdata/fakecublas.c's:
-// leading dimensions below the stored rows are refused), accumulating in
-// the dtype; it counts its calls. C's elements between its columns (the
-// out's logsumexp column) are left as they were.
+// emuGEMM is cuBLAS's strided-batched GEMM on the emulation's memory: the
+// spans of A, B and C read into one flat memory for runColumnMajor (the
+// reference interpreter of cuBLAS's semantics, ops_conv_test.go) and C's
+// written back, so that C's elements between its columns (the out's
+// logsumexp column) stay as they were. It refuses what cuBLAS refuses (as
+// testdata/fakecublas.c does: leading dims below the stored rows) and
+// counts its calls.
 func emuGEMM(calls *int) func(dispatch.Device, dispatch.DType, gemmArgs) (bool, error) {
 	return func(_ dispatch.Device, dt dispatch.DType, g gemmArgs) (bool, error) {
 		*calls++
-		rows := func(t bool, r, c int) int { return map[bool]int{false: r, true: c}[t] }
-		if g.m < 0 || g.n < 0 || g.k < 0 || g.batch < 0 || g.lda < max(1, rows(g.transA, g.m, g.k)) ||
-			g.ldb < max(1, rows(g.transB, g.k, g.n)) || g.ldc < max(1, g.m) {
+		stored := func(t bool, r, c int) int { return map[bool]int{false: r, true: c}[t] }
+		if g.m < 0 || g.n < 0 || g.k < 0 || g.batch < 0 || g.lda < max(1, stored(g.transA, g.m, g.k)) ||
+			g.ldb < max(1, stored(g.transB, g.k, g.n)) || g.ldc < max(1, g.m) {
 			return true, fmt.Errorf("cublas: invalid value in %+v", g)
 		}
-		if g.m == 0 || g.n == 0 || g.batch == 0 {
-			return true, nil
+		if g.m == 0 || g.n == 0 || g.batch == 0 || g.k == 0 {
+			return true, fmt.Errorf("emuGEMM: an empty product %+v, which attention does not make", g)
 		}
 		size := dt.Size()
-		// span reads the elements a batch of stored r×c matrices covers.
-		span := func(p uint64, ld int, stride int64, r, c int) (int, []float64) {
-			n := int(stride)*(g.batch-1) + ld*(c-1) + r
+		var mem []float64
+		// span appends the elements a batch of stored column-major r×c
+		// matrices at p covers to mem, and returns where they start.
+		span := func(p uint64, ld int, stride int64, r, c int) (at, n int) {
+			at, n = len(mem), int(stride)*(g.batch-1)+ld*(c-1)+r
 			raw := cudaemu.Read(p, n*size)
-			vals := make([]float64, n)
-			for i := range vals {
+			for i := range n {
 				if dt == dispatch.Float32 {
-					vals[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])))
+					mem = append(mem, float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))))
 				} else {
-					vals[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
+					mem = append(mem, math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:])))
 				}
 			}
-			return n, vals
+			return at, n
 		}
 		ar, ac := g.m, g.k
 		if g.transA {
@@ -74,38 +77,14 @@ func emuGEMM(calls *int) func(dispatch.Device, dispatch.DType, gemmArgs) (bool, 
 		if g.transB {
 			br, bc = bc, br
 		}
-		var a, b []float64
-		if g.k > 0 {
-			_, a = span(g.a, g.lda, g.strideA, ar, ac)
-			_, b = span(g.b, g.ldb, g.strideB, br, bc)
-		}
-		nc, c := span(g.c, g.ldc, g.strideC, g.m, g.n)
-		for bt := range g.batch {
-			for i := range g.m {
-				for j := range g.n {
-					var acc32 float32
-					var acc64 float64
-					for p := range g.k {
-						ai := int(g.strideA)*bt + i + p*g.lda
-						if g.transA {
-							ai = int(g.strideA)*bt + p + i*g.lda
-						}
-						bi := int(g.strideB)*bt + p + j*g.ldb
-						if g.transB {
-							bi = int(g.strideB)*bt + j + p*g.ldb
-						}
-						acc32 += float32(a[ai]) * float32(b[bi])
-						acc64 += a[ai] * b[bi]
-					}
-					if dt == dispatch.Float32 {
-						acc64 = float64(acc32)
-					}
-					c[int(g.strideC)*bt+i+j*g.ldc] = acc64
-				}
-			}
-		}
+		flat := g
+		aAt, _ := span(g.a, g.lda, g.strideA, ar, ac)
+		bAt, _ := span(g.b, g.ldb, g.strideB, br, bc)
+		cAt, nc := span(g.c, g.ldc, g.strideC, g.m, g.n)
+		flat.a, flat.b, flat.c = uint64(aAt), uint64(bAt), uint64(cAt)
+		runColumnMajor(mem, flat)
 		raw := make([]byte, nc*size)
-		for i, v := range c {
+		for i, v := range mem[cAt:] {
 			if dt == dispatch.Float32 {
 				binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(float32(v)))
 			} else {
