@@ -459,6 +459,12 @@ func gemmOn(dev dispatch.Device, dt dispatch.DType, g gemmArgs) (bool, error) {
 	return d.gemm(dt, g)
 }
 
+// hasBLAS is whether dev opens and has cuBLAS.
+func hasBLAS(dev dispatch.Device) bool {
+	d, err := opened(dev)
+	return err == nil && d.blas != nil
+}
+
 // zeroOn fills n bytes at dst on dev with zeros.
 func zeroOn(dev dispatch.Device, dst uint64, n int) error {
 	d, err := opened(dev)

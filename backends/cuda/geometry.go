@@ -79,6 +79,8 @@ var (
 	// multiprocessors is a device's multiprocessor count, 0 where it
 	// cannot say (backend.go; nocgo.go).
 	multiprocessors = multiprocessorsOf
+	gemm            = gemmOn  // a cuBLAS product (conv's and attention's; matmul calls gemmOn)
+	blasOn          = hasBLAS // whether a device has cuBLAS
 )
 
 // kernels holds every kernel registered by this package, a

@@ -36,6 +36,8 @@ func memoryStatsOn(dispatch.Device) (dispatch.MemoryStats, error) {
 
 func gemmOn(dispatch.Device, dispatch.DType, gemmArgs) (bool, error) { return false, unavailable() }
 
+func hasBLAS(dispatch.Device) bool { return false }
+
 func zeroOn(dispatch.Device, uint64, int) error { return unavailable() }
 
 func checksOf(dispatch.Device) (*checkQueue, error) { return nil, unavailable() }

@@ -44,7 +44,7 @@ func gemmStrided(dev dispatch.Device, dt dispatch.DType, a, b, c uint64, m, n, k
 	if !ok {
 		return false, nil
 	}
-	return gemmOn(dev, dt, g)
+	return gemm(dev, dt, g)
 }
 
 // stridedGemm is the column-major GEMM that computes batchedProduct; ok is

@@ -1,7 +1,10 @@
-// attention.cu: fused scaled dot-product attention (ops.Attention and
-// ops.AttentionBackward), tiled over the sequence with FlashAttention's
-// online softmax (Dao et al. 2022; the backward as FlashAttention-2, Dao
-// 2023). The semantics are the cpu kernel's (backends/cpu/attention.go):
+// attention.cu: scaled dot-product attention (ops.Attention and
+// ops.AttentionBackward). Two families: the rows kernels of the GEMM path
+// (below, after the fused kernels), which the host runs between cuBLAS
+// products where the device has cuBLAS, and the fused kernels, which do
+// everything where it has not. The fused kernels are tiled over the
+// sequence with FlashAttention's online softmax (Dao et al. 2022; the
+// backward as FlashAttention-2, Dao 2023). The semantics are the cpu kernel's (backends/cpu/attention.go):
 // q [N, Hq, Lq, E], k [N, Hk, Lk, E], v [N, Hk, Lk, Ev], all row-major;
 // query head h uses key head h / (Hq / Hk); causal masking lets query i see
 // keys j <= i. The forward writes out [N, Hq, Lq, Ev + 1]: each row's output
@@ -242,6 +245,166 @@ __device__ void attention_bwd_dq(F *dq, const F *q, const F *k, const F *v, cons
 	}
 }
 
+// ---- The rows kernels of the GEMM path (backends/cuda/ops_attention.go's
+// attentionGEMM): cuBLAS computes the raw scores S = Q Kᵀ of a chunk of
+// (batch, key head) pairs, each pair's rows being its group of query heads'
+// rows one after another (rows of [group * Lq, Lk]); these kernels turn a
+// row of scores into probabilities (the forward) or into P and dS (the
+// backward) in place, and cuBLAS does the rest.
+//
+// One block per row, a grid-stride loop over rows. A thread reads every
+// blockDim.x-th score of the row, so a warp's loads and stores are 32
+// consecutive elements: coalesced, 128 bytes per warp for float32. What the
+// emulation cannot show: these kernels are bound by memory (the forward
+// reads a row twice, the second time from L2 for rows of up to tens of
+// KiB, and writes it once; the backward reads two and writes two; masked
+// elements are written, never read), so on an H200 they should run near
+// its copy bandwidth when enough rows are in flight (rows >> 132 SMs x 8
+// blocks) and each thread has ATT_UNROLL loads in flight; float4 loads
+// would cut the instruction count further. The row index and the causal
+// limit are computed once per row (64-bit); the inner loops step 32-bit
+// indices.
+//
+// Launch contracts (grid: 1-D, any size; blocks: a multiple of 32 threads,
+// at most 1024, as block_reduce needs; no dynamic shared memory):
+//   attention_rows_fwd_<f32|f64>(F *s, F *lse, i64 rows, i64 Lq, i64 Lk,
+//       i64 W, double scale, i64 causal): s is rows x Lk (row-major) of
+//       raw scores q·k; row r is query i = r % Lq (a chunk starts at a
+//       multiple of Lq), which sees keys j < lim = causal ? min(Lk, i + 1)
+//       : Lk. Each row becomes softmax(scale * s) over its first lim
+//       entries and 0 past them, and lse[r * W] its logsumexp (the out's
+//       last column: W = Ev + 1). Lk >= 1. A row whose scores are all
+//       -inf gets NaN probabilities and a logsumexp of -inf, as the cpu
+//       and the fused kernel give.
+//   attention_rows_bwd_<f32|f64>(F *s, F *dp, const F *lse, const F *d,
+//       i64 rows, i64 Lq, i64 Lk, i64 W, double scale, i64 causal): s as
+//       above, dp the rows' dO·Vᵀ; lse[r * W] the forward's logsumexp and
+//       d[r] = rowsum(dO∘O) - dlse (attention_bwd_delta). Each s becomes
+//       P = exp(scale * s - lse) (0 past lim, and where lse is -inf) and
+//       each dp becomes scale * P * (dp - d[r]): dS with the scale that dQ
+//       and dK both carry folded in (0 past lim, where dp is not read).
+
+// RowStat is a running (max, sum of exp(x - max)) of a row's scores.
+template <typename F>
+struct RowStat {
+	F m;
+	typename Accum<F>::type l;
+};
+
+// AddStat merges two running stats; a max of -inf has nothing to weigh
+// (its sum is 0), which keeps exp(-inf - -inf) out.
+struct AddStat {
+	template <typename F>
+	__device__ __forceinline__ RowStat<F> operator()(RowStat<F> a, RowStat<F> b) const {
+		F m = a.m > b.m ? a.m : b.m;
+		typename Accum<F>::type l = 0;
+		if (a.m != (F)-inf_f64()) l += a.l * m_exp(a.m - m);
+		if (b.m != (F)-inf_f64()) l += b.l * m_exp(b.m - m);
+		return RowStat<F>{m, l};
+	}
+};
+
+// row_lim is how many keys of its row query i sees.
+__device__ __forceinline__ int row_lim(bool causal, i64 i, i64 Lk) { return (int)(causal ? imin(Lk, i + 1) : Lk); }
+
+// ATT_UNROLL is how many of a row's elements a thread loads before it uses
+// any: one load in flight per thread (2048 per SM, 8 KiB of float32) is
+// well short of what an H200 needs in flight per SM to reach its bandwidth
+// (about 4.3 TB/s x ~0.6 us over 132 SMs: ~20 KiB), four are not.
+#define ATT_UNROLL 4
+
+// add_score adds score x to a thread's running max m and sum l (of
+// exp(score - m)); a max of -inf has nothing to rescale.
+template <typename F>
+__device__ __forceinline__ void add_score(F &m, F &l, F x, F ninf) {
+	if (x > m) { // a new max: rescale what was summed
+		l = (m != ninf ? l * m_exp(m - x) : (F)0) + (F)1;
+		m = x;
+	} else if (m != ninf) {
+		l += m_exp(x - m); // NaN stays NaN
+	}
+}
+
+// zero_tail zeros a row's masked elements [lim, n), a thread's share.
+template <typename F>
+__device__ __forceinline__ void zero_tail(F *row, int lim, int n) {
+	int step = blockDim.x, j = lim / step * step + threadIdx.x;
+	for (j = j < lim ? j + step : j; j < n; j += step) row[j] = (F)0;
+}
+
+template <typename F>
+__device__ void attention_rows_fwd(F *s, F *lse, i64 rows, i64 Lq, i64 Lk, i64 W, double scale, bool causal) {
+	// The per-element work stays in F (a thread sums its few scores in F;
+	// the block's tree sums in Accum): float32-to-float64 conversions run
+	// at a sixteenth of float32's rate on an H200.
+	const F sc = (F)scale, ninf = (F)-inf_f64();
+	const int step = blockDim.x;
+	for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
+		F *row = s + r * Lk;
+		int lim = row_lim(causal, r % Lq, Lk), n = (int)Lk, j = threadIdx.x;
+		F m = ninf, l = 0;
+		for (; j + (ATT_UNROLL - 1) * step < lim; j += ATT_UNROLL * step) {
+			F x[ATT_UNROLL];
+#pragma unroll
+			for (int u = 0; u < ATT_UNROLL; u++) x[u] = row[j + u * step];
+#pragma unroll
+			for (int u = 0; u < ATT_UNROLL; u++) add_score(m, l, x[u] * sc, ninf);
+		}
+		for (; j < lim; j += step) add_score(m, l, row[j] * sc, ninf);
+		RowStat<F> st = block_broadcast(block_reduce(RowStat<F>{m, l}, AddStat()));
+		// An infinite max makes its own probability inf/inf: NaN, as the
+		// cpu's exp(inf - inf) makes the whole row.
+		if (st.m == -ninf) st.l = nan_f64();
+		const F inv = (F)(1.0 / (double)st.l);
+		m = st.m;
+		for (j = threadIdx.x; j + (ATT_UNROLL - 1) * step < lim; j += ATT_UNROLL * step) {
+			F x[ATT_UNROLL];
+#pragma unroll
+			for (int u = 0; u < ATT_UNROLL; u++) x[u] = row[j + u * step];
+#pragma unroll
+			for (int u = 0; u < ATT_UNROLL; u++) row[j + u * step] = m_exp(x[u] * sc - m) * inv;
+		}
+		for (; j < lim; j += step) row[j] = m_exp(row[j] * sc - m) * inv;
+		zero_tail(row, lim, n);
+		if (threadIdx.x == 0) lse[r * W] = (F)((double)st.m + log((double)st.l));
+	}
+}
+
+template <typename F>
+__device__ void attention_rows_bwd(F *s, F *dp, const F *lse, const F *d, i64 rows, i64 Lq, i64 Lk, i64 W, double scale,
+				   bool causal) {
+	const F sc = (F)scale;
+	const int step = blockDim.x;
+	for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
+		F *srow = s + r * Lk, *drow = dp + r * Lk;
+		int lim = row_lim(causal, r % Lq, Lk), n = (int)Lk, j = threadIdx.x;
+		F shift = lse[r * W], delta = d[r];
+		if (shift == (F)-inf_f64()) lim = 0; // no probability: the cpu's zeros
+		for (; j + (ATT_UNROLL - 1) * step < lim; j += ATT_UNROLL * step) {
+			F x[ATT_UNROLL], g[ATT_UNROLL];
+#pragma unroll
+			for (int u = 0; u < ATT_UNROLL; u++) {
+				x[u] = srow[j + u * step];
+				g[u] = drow[j + u * step];
+			}
+#pragma unroll
+			for (int u = 0; u < ATT_UNROLL; u++) {
+				F p = m_exp(x[u] * sc - shift);
+				srow[j + u * step] = p;
+				drow[j + u * step] = sc * p * (g[u] - delta);
+			}
+		}
+		for (; j < lim; j += step) {
+			F p = m_exp(srow[j] * sc - shift);
+			srow[j] = p;
+			drow[j] = sc * p * (drow[j] - delta);
+		}
+		// Masked scores: P and dS are 0 (their dP is not read).
+		zero_tail(srow, lim, n);
+		zero_tail(drow, lim, n);
+	}
+}
+
 #define LATHE_ATTENTION(F, sfx)                                                                                               \
 	extern "C" __global__ void attention_fwd_##sfx(F *out, const F *q, const F *k, const F *v, i64 N, i64 Hq, i64 Hk,    \
 						      i64 Lq, i64 Lk, i64 E, i64 Ev, double scale, i64 causal) {        \
@@ -259,5 +422,13 @@ __device__ void attention_bwd_dq(F *dq, const F *q, const F *k, const F *v, cons
 							 const F *grad, i64 N, i64 Hq, i64 Hk, i64 Lq, i64 Lk, i64 E, i64 Ev, \
 							 double scale, i64 causal) {                                         \
 		attention_bwd_dq<F>(dq, q, k, v, out, grad, N, Hq, Hk, Lq, Lk, E, Ev, scale, causal != 0);                  \
+	}                                                                                                                     \
+	extern "C" __global__ void attention_rows_fwd_##sfx(F *s, F *lse, i64 rows, i64 Lq, i64 Lk, i64 W, double scale,     \
+							   i64 causal) {                                                     \
+		attention_rows_fwd<F>(s, lse, rows, Lq, Lk, W, scale, causal != 0);                                          \
+	}                                                                                                                     \
+	extern "C" __global__ void attention_rows_bwd_##sfx(F *s, F *dp, const F *lse, const F *d, i64 rows, i64 Lq,         \
+							   i64 Lk, i64 W, double scale, i64 causal) {                        \
+		attention_rows_bwd<F>(s, dp, lse, d, rows, Lq, Lk, W, scale, causal != 0);                                   \
 	}
 LATHE_FLOATS(LATHE_ATTENTION)
