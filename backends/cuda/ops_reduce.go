@@ -1,6 +1,8 @@
 package cuda
 
 import (
+	"strings"
+
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
 	"github.com/lathe-ml/lathe/layout"
@@ -123,22 +125,61 @@ func reduceLaunch(dev dispatch.Device, name, sfx string, out, x uint64, r cRows,
 		g, b := grid1(nrows)
 		return enqueue(dev, mod, name+"_thread_"+sfx, g, b, 0, out, x, rb, int64(nrows), int64(n), corr)
 	}
-	g, b := gridRows(nrows*p.splits, n/p.splits)
+	// Rows of contiguous elements take the kernel that reads them as
+	// 16-byte vectors with no index arithmetic (reduce.cuh, reduce_contig);
+	// its blocks need a thread per vector, not per element.
+	stride, contig := r.runs(1)
+	contig = contig && n/p.splits < 1<<30 // it counts within a split in 32 bits
+	fn, threads := name+"_block_"+sfx, n/p.splits
+	args := []any{out, x, rb}
+	if contig {
+		w := 4 // elements per 16-byte vector
+		if strings.HasSuffix(sfx, "64") {
+			w = 2
+		}
+		fn, threads = name+"_contig_"+sfx, (n/p.splits+w-1)/w
+		args = []any{out, x}
+	}
+	args = append(args, int64(nrows), int64(n))
+	if contig {
+		args = append(args, stride[1])
+	}
+	g, b := gridRows(nrows*p.splits, threads)
 	if p.splits == 1 {
-		return enqueue(dev, mod, name+"_block_"+sfx, g, b, 0,
-			out, x, rb, int64(nrows), int64(n), int64(1), uint64(0), corr)
+		return enqueue(dev, mod, fn, g, b, 0, append(args, int64(1), uint64(0), corr)...)
 	}
 	partial, free, err := borrow(dev, nrows*p.splits*accBytes)
 	if err != nil {
 		return err
 	}
 	defer free() // the allocator reuses it only after the queued kernels
-	if err := enqueue(dev, mod, name+"_block_"+sfx, g, b, 0,
-		out, x, rb, int64(nrows), int64(n), int64(p.splits), partial, corr); err != nil {
+	if err := enqueue(dev, mod, fn, g, b, 0, append(args, int64(p.splits), partial, corr)...); err != nil {
 		return err
 	}
 	g, b = gridRows(nrows, p.splits)
 	return enqueue(dev, mod, name+"_finish_"+sfx, g, b, 0, out, partial, int64(nrows), int64(p.splits), corr)
+}
+
+// runs reports whether r's rows are runs of contiguous elements in its
+// first k operands (1: the input, operand 1, alone; 2: the output too), each
+// row starting a fixed stride after the one before, as the contiguous fast
+// paths (reduce_contig, softmax_contig) read them, and gives each operand's
+// row stride. Collapse has merged whatever dims can be: the rows must be
+// one dim (or a single row), their elements one dim of stride 1 (or a
+// single element), and no operand offset.
+func (r *cRows) runs(k int) (stride [2]int64, ok bool) {
+	if r.OuterRank != 1 || r.InnerRank != 1 {
+		return stride, false
+	}
+	for j := 2 - k; j < 2; j++ {
+		if r.Offset[j] != 0 || (r.InnerShape[0] > 1 && r.InnerStride[j][0] != 1) {
+			return stride, false
+		}
+		if r.OuterShape[0] > 1 {
+			stride[j] = r.OuterStride[j][0]
+		}
+	}
+	return stride, true
 }
 
 // alongRows lays out out and x (of one shape) as rows along dim, for cumsum

@@ -4,6 +4,7 @@
 // the contract of every kernel made here.
 #pragma once
 #include "lathe.cuh"
+#include "vec.cuh"
 
 // The most bytes an accumulator takes, which the host allocates per
 // partial result (backends/cuda/ops_reduce.go, accBytes).
@@ -224,6 +225,78 @@ __device__ void reduce_block(typename Op::Out *out, const T *x, const Rows &R, i
 	}
 }
 
+// reduce_contig's blocks (at most 256 threads, as the host launches them)
+// and the fewest a multiprocessor must hold (__launch_bounds__): for the
+// accumulators of 8 bytes (sum, prod, float max and min) 8, 32 registers a
+// thread (ptxas -v for sm_90: no spills), so that
+// a full reduction's 1024 blocks are one wave on an H200's 132
+// multiprocessors (at 40 registers they were 1.3); the larger ones (argmax's
+// pair, var's triple, logsumexp's pair) need more registers and get 4.
+#ifndef __CUDACC__
+#define __launch_bounds__(...) // the host emulation has no register file to bound
+#endif
+#define REDUCE_MIN_BLOCKS(OP) (sizeof(OP::Acc) <= 8 ? 8 : 4)
+#define REDUCE_UNROLL 2
+
+// reduce_contig is reduce_block for rows whose elements are contiguous
+// (stride 1) and whose starts are rstride elements apart: the layouts of a
+// full reduction and of one over the innermost dims of a contiguous tensor.
+// It finds no element through Rows (row_at's 64-bit divisions per element
+// were most of the generic kernel's time), counts within a split in 32 bits,
+// and reads 16-byte vectors from the split's first aligned element,
+// REDUCE_UNROLL of them per thread issued before their pushes (the loads do
+// not wait on each other, the accumulator chain does not wait on memory;
+// two are 64 KiB in flight per multiprocessor at 2048 threads, well over
+// the ~25 KiB that its share of an H200's bandwidth needs, and four would
+// cost the registers of the one-wave bound above). Splits are
+// rounded up to whole vectors so that, in an aligned row, every split after
+// the first starts aligned.
+template <typename T, typename Op>
+__device__ void reduce_contig(typename Op::Out *out, const T *__restrict__ x, i64 nrows, i64 n, i64 rstride, i64 splits,
+			      typename Op::Acc *partial, double corr) {
+	static_assert(sizeof(typename Op::Acc) <= LATHE_ACC_MAX, "partial results are LATHE_ACC_MAX bytes apart at most");
+	typedef Vec<T> V;
+	const i32 W = V::W;
+	Op op;
+	i64 chunk = (n + splits - 1) / splits;
+	chunk = (chunk + W - 1) / W * W;
+	i32 t = threadIdx.x, bd = blockDim.x;
+	for (i64 task = blockIdx.x; task < nrows * splits; task += gridDim.x) {
+		i64 r = task / splits, part = task - r * splits;
+		i64 lo = part * chunk, hi = lo + chunk < n ? lo + chunk : n;
+		i32 len = hi > lo ? (i32)(hi - lo) : 0;
+		const T *p = x + r * rstride + lo;
+		Split<T> s(p, len);
+		typename Op::Acc a = op.identity();
+		if (t < s.head) a = op.push(a, p[t], lo + t);
+		if (t < s.tail) a = op.push(a, p[len - s.tail + t], lo + (len - s.tail + t));
+		const V *v = (const V *)(p + s.head);
+		i64 j0 = lo + s.head; // the element index of v[0].v[0], for argmax and argmin
+		i32 k = t;
+		for (; k + (REDUCE_UNROLL - 1) * bd < s.nv; k += REDUCE_UNROLL * bd) {
+			V w[REDUCE_UNROLL];
+#pragma unroll
+			for (int u = 0; u < REDUCE_UNROLL; u++) w[u] = v[k + u * bd];
+#pragma unroll
+			for (int u = 0; u < REDUCE_UNROLL; u++)
+#pragma unroll
+				for (int e = 0; e < W; e++) a = op.push(a, w[u].v[e], j0 + (i64)(k + u * bd) * W + e);
+		}
+		for (; k < s.nv; k += bd) {
+			V w = v[k];
+#pragma unroll
+			for (int e = 0; e < W; e++) a = op.push(a, w.v[e], j0 + (i64)k * W + e);
+		}
+		a = block_reduce(a, op);
+		if (threadIdx.x == 0) {
+			if (splits == 1)
+				out[r] = op.finish(a, corr);
+			else
+				partial[task] = a;
+		}
+	}
+}
+
 template <typename T, typename Op>
 __device__ void reduce_finish(typename Op::Out *out, const typename Op::Acc *partial, i64 nrows, i64 splits, double corr) {
 	Op op;
@@ -234,6 +307,7 @@ __device__ void reduce_finish(typename Op::Out *out, const typename Op::Acc *par
 		if (threadIdx.x == 0) out[r] = op.finish(a, corr);
 	}
 }
+
 
 #define LATHE_REDUCE(T, sfx, name, OP)                                                                              \
 	extern "C" __global__ void name##_thread_##sfx(OP::Out *out, const T *x, Rows R, i64 nrows, i64 n, double corr) { \
@@ -246,6 +320,10 @@ __device__ void reduce_finish(typename Op::Out *out, const typename Op::Acc *par
 	extern "C" __global__ void name##_finish_##sfx(OP::Out *out, const OP::Acc *partial, i64 nrows, i64 splits,    \
 						       double corr) {                                               \
 		reduce_finish<T, OP>(out, partial, nrows, splits, corr);                                            \
+	} \
+	extern "C" __global__ void __launch_bounds__(256, REDUCE_MIN_BLOCKS(OP)) name##_contig_##sfx(OP::Out *out, const T *x, i64 nrows, i64 n, i64 rstride,        \
+						       i64 splits, OP::Acc *partial, double corr) {                 \
+		reduce_contig<T, OP>(out, x, nrows, n, rstride, splits, partial, corr);                             \
 	}
 
 // The ops whose functor has a comma in its template arguments get a name

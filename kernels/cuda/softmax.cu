@@ -11,7 +11,38 @@
 // dim); operand 0 is out, operand 1 x, each with any strides. One block per
 // row, a grid-stride loop over rows (1-D grid of any size); blockDim.x a
 // multiple of 32, at most 1024. n >= 1.
+//
+// The fast path, for rows of contiguous elements (the softmax dim is
+// innermost and of stride 1 in both out and x), row r of x at x + r*xstride
+// and of out at out + r*ostride:
+//   softmax_warp_<dtype>, log_softmax_warp_<dtype>
+//   softmax_block_<dtype>, log_softmax_block_<dtype>
+//     (F *out, const F *x, i64 nrows, i32 n, i64 ostride, i64 xstride)
+// with 1 <= n < 2^31 and any alignment. _warp_ gives each warp a row
+// (blockDim.x a multiple of 32, at most 256; a grid-stride loop over rows,
+// blockDim.x/32 per block), for rows that fit its registers: n <=
+// 32 * CACHE * W (W elements per 16-byte vector: 1024 float32, 512
+// float64); its reductions are warp shuffles, with no barrier. _block_
+// gives each block a row (blockDim.x a multiple of 32, at most 256; a
+// grid-stride loop over rows); the first 256 * CACHE vectors of a row stay
+// in registers and the rest are read again from memory (L2) in each of the
+// three passes. Both read x once where the row is cached, with 16-byte loads
+// from the first aligned element, and write out with 16-byte stores where
+// out's row sits at the same place within 16 bytes as x's (scalar stores
+// otherwise). The division by the row's sum is a multiplication by its
+// reciprocal in float64 (1 ulp of float64 at most, far below the float32
+// result's rounding). What the emulation cannot show: on an H200, 4096 rows
+// of 1024 float32 are 1024 blocks of 4 warps, one wave at <= 64 registers a
+// thread; each lane holds eight float4 loads in flight (4 KiB per warp), and
+// no index is divided, so it should run near copy bandwidth where the
+// generic kernel (row_at's 64-bit divisions per element, three reads of x)
+// reached 452 GB/s.
 #include "lathe.cuh"
+#include "vec.cuh"
+
+#ifndef __CUDACC__
+#define __launch_bounds__(...) // the host emulation has no register file to bound
+#endif
 
 struct MaxNaN {
 	template <typename F> __device__ F operator()(F a, F b) const { return (is_nan(a) || a > b) ? a : b; }
@@ -38,11 +69,170 @@ __device__ void softmax_rows(F *out, const F *x, const Rows &R, i64 nrows, i64 n
 	}
 }
 
+// CACHE is the vectors of a row that each thread of the fast path keeps in
+// registers: 8 float4 or double2 are 32 registers, which with the rest stay
+// under the 64 a thread that lets 1024 threads share a multiprocessor.
+#define CACHE 8
+// The fast path's largest block and the fewest such blocks a
+// multiprocessor must hold (its __launch_bounds__): float32 in 64 registers,
+// so that 4096 rows of 1024 (4096 warps) are resident in one wave of 132
+// multiprocessors; float64's wider arithmetic spills at 64, so 85.
+#define SOFTMAX_THREADS 256
+#define SOFTMAX_MIN_BLOCKS(F) (sizeof(F) == 4 ? 4 : 3)
+
+// shfl_xor is lathe.cuh's shfl_down with a butterfly exchange: every lane
+// ends up with the combined value, so no broadcast follows.
+template <typename V>
+__device__ __forceinline__ V shfl_xor(V v, int mask) {
+	static_assert(sizeof(V) % 4 == 0, "shuffled values are whole 32-bit words");
+	union {
+		V v;
+		int w[sizeof(V) / 4];
+	} u;
+	u.v = v;
+#pragma unroll
+	for (int i = 0; i < (int)(sizeof(V) / 4); i++) u.w[i] = __shfl_xor_sync(0xffffffffu, u.w[i], mask);
+	return u.v;
+}
+
+// all_reduce combines one value per thread of the row's group (a warp, or
+// the block) and gives the result to every thread. MaxNaN and Plus are
+// commutative bit for bit, so every lane of the butterfly has the same value.
+template <bool Warp, typename V, typename C>
+__device__ __forceinline__ V all_reduce(V v, C combine) {
+	if (Warp) {
+#pragma unroll
+		for (int d = 16; d > 0; d >>= 1) v = combine(v, shfl_xor(v, d));
+		return v;
+	}
+	return block_broadcast(block_reduce(v, combine));
+}
+
+template <typename F, bool Log, bool Warp>
+__device__ void softmax_contig(F *__restrict__ out, const F *__restrict__ x, i64 nrows, i32 n, i64 os, i64 xs) {
+	typedef Vec<F> V;
+	const i32 W = V::W;
+	const i32 g = Warp ? 32 : blockDim.x; // threads per row
+	const i32 t = Warp ? threadIdx.x & 31 : threadIdx.x;
+	i64 r = Warp ? (i64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5) : blockIdx.x;
+	const i64 step = Warp ? (i64)gridDim.x * (blockDim.x >> 5) : gridDim.x;
+	// r is the same for every thread of a group, so a warp's shuffles and a
+	// block's barriers are reached by all of its threads.
+	for (; r < nrows; r += step) {
+		const F *xr = x + r * xs;
+		F *orow = out + r * os;
+		Split<F> s(xr, n);
+		const V *xv = (const V *)(xr + s.head);
+		const i32 tail0 = s.head + s.nv * W; // the first tail element
+		// This thread's head and tail elements (lane t < head, t < tail) and
+		// its cached vectors (k*g + t < nv); the rest of the row is read
+		// from memory in each pass.
+		const bool hasH = t < s.head, hasT = t < s.tail;
+		F h = hasH ? xr[t] : -(F)inf_f64(), tl = hasT ? xr[tail0 + t] : -(F)inf_f64();
+		V c[CACHE];
+		F m = MaxNaN()(h, tl);
+#pragma unroll
+		for (int k = 0; k < CACHE; k++) {
+			if (k * g + t < s.nv) {
+				c[k] = xv[k * g + t];
+#pragma unroll
+				for (int e = 0; e < W; e++) m = MaxNaN()(m, c[k].v[e]);
+			}
+		}
+		for (i32 i = CACHE * g + t; i < s.nv; i += g) {
+			V w = xv[i];
+#pragma unroll
+			for (int e = 0; e < W; e++) m = MaxNaN()(m, w.v[e]);
+		}
+		m = all_reduce<Warp>(m, MaxNaN());
+
+		// The sum of exp(x - m) in float64; softmax keeps each exponential
+		// (in place of x) for the write, log_softmax needs only x - m.
+		double sum = 0;
+		if (hasH) {
+			F e = m_exp(h - m);
+			sum += (double)e;
+			if (!Log) h = e;
+		}
+		if (hasT) {
+			F e = m_exp(tl - m);
+			sum += (double)e;
+			if (!Log) tl = e;
+		}
+#pragma unroll
+		for (int k = 0; k < CACHE; k++) {
+			if (k * g + t < s.nv) {
+#pragma unroll
+				for (int e = 0; e < W; e++) {
+					F ex = m_exp(c[k].v[e] - m);
+					sum += (double)ex;
+					if (!Log) c[k].v[e] = ex;
+				}
+			}
+		}
+		for (i32 i = CACHE * g + t; i < s.nv; i += g) {
+			V w = xv[i];
+#pragma unroll
+			for (int e = 0; e < W; e++) sum += (double)m_exp(w.v[e] - m);
+		}
+		sum = all_reduce<Warp>(sum, Plus());
+
+		// One element's result from its exponential (softmax) or from x
+		// (log_softmax), rounded once from float64, as the cpu kernel does.
+		const double inv = 1.0 / sum, ls = log(sum);
+		auto fin = [&](F v) -> F { return Log ? (F)((double)(v - m) - ls) : (F)((double)v * inv); };
+		if (hasH) orow[t] = fin(h);
+		if (hasT) orow[tail0 + t] = fin(tl);
+		const bool vout = aligned_like(xr, (const F *)orow);
+		V *ov = (V *)(orow + s.head);
+#pragma unroll
+		for (int k = 0; k < CACHE; k++) {
+			i32 i = k * g + t;
+			if (i < s.nv) {
+				V w;
+#pragma unroll
+				for (int e = 0; e < W; e++) w.v[e] = fin(c[k].v[e]);
+				if (vout)
+					ov[i] = w;
+				else
+#pragma unroll
+					for (int e = 0; e < W; e++) orow[s.head + i * W + e] = w.v[e];
+			}
+		}
+		for (i32 i = CACHE * g + t; i < s.nv; i += g) {
+			V w = xv[i];
+#pragma unroll
+			for (int e = 0; e < W; e++) w.v[e] = fin(Log ? w.v[e] : m_exp(w.v[e] - m));
+			if (vout)
+				ov[i] = w;
+			else
+#pragma unroll
+				for (int e = 0; e < W; e++) orow[s.head + i * W + e] = w.v[e];
+		}
+	}
+}
+
 #define LATHE_SOFTMAX(F, sfx)                                                                               \
 	extern "C" __global__ void softmax_##sfx(F *out, const F *x, Rows R, i64 nrows, i64 n) {           \
 		softmax_rows<F, false>(out, x, R, nrows, n);                                                \
 	}                                                                                                   \
 	extern "C" __global__ void log_softmax_##sfx(F *out, const F *x, Rows R, i64 nrows, i64 n) {       \
 		softmax_rows<F, true>(out, x, R, nrows, n);                                                 \
+	}                                                                                                   \
+	extern "C" __global__ void __launch_bounds__(SOFTMAX_THREADS, SOFTMAX_MIN_BLOCKS(F))                                     \
+	    softmax_warp_##sfx(F *out, const F *x, i64 nrows, i32 n, i64 os, i64 xs) {                      \
+		softmax_contig<F, false, true>(out, x, nrows, n, os, xs);                                   \
+	}                                                                                                   \
+	extern "C" __global__ void __launch_bounds__(SOFTMAX_THREADS, SOFTMAX_MIN_BLOCKS(F))                                     \
+	    log_softmax_warp_##sfx(F *out, const F *x, i64 nrows, i32 n, i64 os, i64 xs) {                  \
+		softmax_contig<F, true, true>(out, x, nrows, n, os, xs);                                    \
+	}                                                                                                   \
+	extern "C" __global__ void __launch_bounds__(SOFTMAX_THREADS, SOFTMAX_MIN_BLOCKS(F))                                     \
+	    softmax_block_##sfx(F *out, const F *x, i64 nrows, i32 n, i64 os, i64 xs) {                     \
+		softmax_contig<F, false, false>(out, x, nrows, n, os, xs);                                  \
+	}                                                                                                   \
+	extern "C" __global__ void __launch_bounds__(SOFTMAX_THREADS, SOFTMAX_MIN_BLOCKS(F))                                     \
+	    log_softmax_block_##sfx(F *out, const F *x, i64 nrows, i32 n, i64 os, i64 xs) {                 \
+		softmax_contig<F, true, false>(out, x, nrows, n, os, xs);                                   \
 	}
 LATHE_FLOATS(LATHE_SOFTMAX)

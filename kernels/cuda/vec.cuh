@@ -1,0 +1,41 @@
+// vec.cuh: 16-byte vector access to a contiguous run of elements, for the
+// contiguous fast paths of reduce.cuh (reduce_contig) and softmax.cu
+// (softmax_contig). A GPU moves memory best in 16-byte loads per thread
+// (ld.global.v4.f32, .v2.f64): a quarter of the instructions of scalar
+// loads, and a warp's request is 512 contiguous bytes. Such a load must be
+// 16-byte aligned, which a view's row need not be, so a run is cut into a
+// scalar head up to the first 16-byte boundary, whole vectors, and a scalar
+// tail.
+#pragma once
+#include "lathe.cuh"
+
+// Vec is the elements of one 16-byte load or store; its alignment is what
+// makes NVRTC emit the vector instruction for a copy of it.
+template <typename T> struct alignas(16) Vec {
+	enum { W = 16 / sizeof(T) };
+	T v[W];
+};
+
+// Split cuts the run p[0, n) into head elements before the first 16-byte
+// boundary (fewer than W, at most n), nv whole vectors from p + head, and
+// tail elements after them (fewer than W). Counts are 32-bit: the host sends
+// runs shorter than 2^31 elements, and 32-bit index math is a third of
+// 64-bit's instructions. p must be aligned to its element's size, as every
+// tensor's element is.
+template <typename T> struct Split {
+	i32 head, nv, tail;
+	__device__ Split(const T *p, i32 n) {
+		const i32 W = Vec<T>::W;
+		i32 mis = (i32)(((u64)p & 15) / sizeof(T));
+		head = mis ? W - mis : 0;
+		if (head > n) head = n;
+		nv = (n - head) / W;
+		tail = n - head - nv * W;
+	}
+};
+
+// aligned_like reports whether q sits at the same place within 16 bytes as
+// p, so that p's split (the same head) gives aligned vectors of q too.
+template <typename T> __device__ __forceinline__ bool aligned_like(const T *p, const T *q) {
+	return (((u64)p ^ (u64)q) & 15) == 0;
+}
