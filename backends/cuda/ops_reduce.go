@@ -120,6 +120,9 @@ func reduceLaunch(dev dispatch.Device, name, sfx string, out, x uint64, r cRows,
 	if name == "var" || name == "std" || name == "logsumexp" {
 		mod = "moments" // the float-only reductions: moments.cu
 	}
+	if c, ok := r.columns(); ok {
+		return reduceColumns(dev, mod, name, sfx, out, x, c, corr)
+	}
 	p := planReduce(nrows, n)
 	if p.thread {
 		g, b := grid1(nrows)
@@ -158,6 +161,70 @@ func reduceLaunch(dev dispatch.Device, name, sfx string, out, x uint64, r cRows,
 	}
 	g, b = gridRows(nrows, p.splits)
 	return enqueue(dev, mod, name+"_finish_"+sfx, g, b, 0, out, partial, int64(nrows), int64(p.splits), corr)
+}
+
+// cols is a reduction of columns, as reduce_cols takes it: out[a*C + c]
+// reduces x[a*sA + k*sK + c] over k < K.
+type cols struct {
+	a, c, k, sA, sK int64
+}
+
+// columnsMin is the fewest columns that take reduce_cols: a warp reads 32
+// neighbours, so narrower rows of columns leave most of it idle, and below
+// a sector's worth the block form's reads are no worse.
+const columnsMin = 16
+
+// columns reports whether r reduces columns: its rows (the kept dims) are
+// one contiguous dim, or two of which the inner is contiguous, at least
+// columnsMin wide; the reduced dims are one (merged) dim; the row is long
+// enough for a block (the thread form, a thread per column, is coalesced
+// already for short ones).
+func (r *cRows) columns() (cols, bool) {
+	c := cols{a: 1, k: r.InnerShape[0], sK: r.InnerStride[1][0]}
+	if r.InnerRank != 1 || r.Offset[1] != 0 || c.k <= threadRowMax {
+		return c, false
+	}
+	switch r.OuterRank {
+	case 1:
+		c.c = r.OuterShape[0]
+	case 2:
+		c.a, c.sA, c.c = r.OuterShape[0], r.OuterStride[1][0], r.OuterShape[1]
+	default:
+		return c, false
+	}
+	last := r.OuterRank - 1
+	return c, r.OuterStride[1][last] == 1 && c.c >= columnsMin
+}
+
+// reduceColumns launches reduction name_<sfx> over the columns c of x into
+// out: blocks of 256 threads (8 warps over k), a task per 32 columns of one
+// a and one split of k, split when there are too few tasks to fill the GPU,
+// with at least colsSplitMin of a column's elements per split.
+func reduceColumns(dev dispatch.Device, mod, name, sfx string, out, x uint64, c cols, corr float64) error {
+	const colsSplitMin = 256
+	tasks := int(c.a) * int((c.c+31)/32)
+	splits := 1
+	if tasks < fillBlocks {
+		splits = min(max(fillBlocks/tasks, 1), max((int(c.k)+colsSplitMin-1)/colsSplitMin, 1))
+	}
+	g := [3]uint32{blocksFor(tasks*splits, 1), 1, 1}
+	b := [3]uint32{blockThreads, 1, 1}
+	args := []any{out, x, c.a, c.c, c.k, c.sA, c.sK, int64(splits)}
+	fn := name + "_cols_" + sfx
+	if splits == 1 {
+		return enqueue(dev, mod, fn, g, b, 0, append(args, uint64(0), corr)...)
+	}
+	nrows := int(c.a * c.c)
+	partial, free, err := borrow(dev, nrows*splits*accBytes)
+	if err != nil {
+		return err
+	}
+	defer free() // the allocator reuses it only after the queued kernels
+	if err := enqueue(dev, mod, fn, g, b, 0, append(args, partial, corr)...); err != nil {
+		return err
+	}
+	g, b = gridRows(nrows, splits)
+	return enqueue(dev, mod, name+"_finish_"+sfx, g, b, 0, out, partial, int64(nrows), int64(splits), corr)
 }
 
 // runs reports whether r's rows are runs of contiguous elements in its

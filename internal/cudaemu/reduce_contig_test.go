@@ -190,3 +190,70 @@ func TestReduceContig(t *testing.T) {
 		}
 	})
 }
+
+// reduce.cuh's reduce_cols (<op>_cols_<dtype>): out[a*C + c] reduces
+// x[a*sA + k*sK + c] over k. Columns past a 32-wide tile's end (C = 37),
+// planes apart by more than their size, K not a multiple of the warps or
+// of the splits, the grid-stride loop over tasks, and argmax's first index
+// when the ties sit in different warps and splits.
+func TestReduceCols(t *testing.T) {
+	h := newHost(t)
+	const A, C, K, sK, sA = 2, 37, 45, 40, 45*40 + 3 // rows of 37 columns stored 40 apart
+	x := make([]float64, A*sA)
+	for i := range x {
+		x[i] = float64(i%11) - 5
+	}
+	cols := func(op string, splits int64, blocks uint32) []float64 {
+		res := garbage[float64](h, A*C)
+		partial := zeros[uint8](h, A*C*int(splits)*32)
+		if splits == 1 {
+			partial = 0
+		}
+		xp := put(h, x...)
+		h.launch(op+"_cols_f64", blocks, 64, res, xp, int64(A), int64(C), int64(K), int64(sA), int64(sK), splits, partial, 0.0)
+		if splits > 1 {
+			h.launch(op+"_finish_f64", 3, 32, res, partial, int64(A*C), splits, 0.0)
+		}
+		return get[float64](res, A*C)
+	}
+	argcols := func(op string, splits int64) []int64 {
+		res := garbage[int64](h, A*C)
+		partial := zeros[uint8](h, A*C*int(splits)*32)
+		xp := put(h, x...)
+		h.launch(op+"_cols_f64", 5, 96, res, xp, int64(A), int64(C), int64(K), int64(sA), int64(sK), splits, partial, 0.0)
+		if splits > 1 {
+			h.launch(op+"_finish_f64", 3, 32, res, partial, int64(A*C), splits, 0.0)
+		}
+		return get[int64](res, A*C)
+	}
+	for _, splits := range []int64{1, 4} {
+		for _, blocks := range []uint32{1, 7} {
+			got := cols("sum", splits, blocks)
+			for a := range A {
+				for c := range C {
+					want := 0.0
+					for k := range K {
+						want += x[a*sA+k*sK+c]
+					}
+					if g := got[a*C+c]; g != want {
+						t.Errorf("sum splits %d blocks %d: out[%d][%d] = %g, want %g", splits, blocks, a, c, g, want)
+					}
+				}
+			}
+		}
+	}
+	// Ties: column 36 of plane 1 has its maximum at k = 30 and k = 7 (other
+	// warps of a 3-warp block, other splits of 4: 12 each); a NaN at k = 40
+	// and k = 44 in column 0 of plane 0.
+	x[sA+30*sK+36], x[sA+7*sK+36] = 100, 100
+	x[40*sK], x[44*sK] = math.NaN(), math.NaN()
+	for _, splits := range []int64{1, 4} {
+		am, mx := argcols("argmax", splits), cols("max", splits, 2)
+		if am[C+36] != 7 || am[0] != 40 {
+			t.Errorf("argmax splits %d: [1][36] = %d (want 7), [0][0] = %d (want 40, the first NaN)", splits, am[C+36], am[0])
+		}
+		if mx[C+36] != 100 || !math.IsNaN(mx[0]) {
+			t.Errorf("max splits %d: [1][36] = %g (want 100), [0][0] = %g (want NaN)", splits, mx[C+36], mx[0])
+		}
+	}
+}

@@ -50,6 +50,18 @@
 //     add per element, at 16 and 64 per clock per multiprocessor, under the
 //     ~4 elements per clock that memory delivers. So it should run near the
 //     copy bandwidth (~4 TB/s) where the generic kernel ran at 0.63.
+//   <op>_cols_<dtype>(Out *out, const T *x, i64 A, i64 C, i64 K, i64 sA,
+//     i64 sK, i64 splits, Acc *partial, double corr): out[a*C + c] reduces
+//     x[a*sA + k*sK + c] over k < K (reduce.cuh's reduce_cols): rows that
+//     are columns, the innermost kept dim contiguous. A 1-D grid-stride loop
+//     over the A * ceil(C/32) * splits tasks; blockDim.x a multiple of 32, at
+//     most 256 (8 warps, each on every 8th k; COLS_WARPS). Each
+//     split is ceil(K/splits) of a column's k; splits > 1 fills partial as
+//     the block form does (for A*C rows) and <op>_finish_<dtype> follows.
+//     What the emulation cannot show: a warp's load is 32 neighbouring
+//     columns, 128 contiguous bytes of float32, where the block form read a
+//     sector per element, so a [4096, 4096] float32 bias gradient should
+//     read at near copy bandwidth rather than an eighth of it.
 #include "reduce.cuh"
 
 LATHE_NUMERIC(LATHE_NUMERIC_REDUCE)

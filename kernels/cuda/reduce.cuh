@@ -297,6 +297,55 @@ __device__ void reduce_contig(typename Op::Out *out, const T *__restrict__ x, i6
 	}
 }
 
+// The most warps of a reduce_cols block: 8 warps of 8 k each are enough
+// loads in flight, and the shared accumulators stay small (8 KiB of 32-byte
+// ones) beside eight blocks a multiprocessor.
+#define COLS_WARPS 8
+
+// reduce_cols reduces columns: output (a, c) is the reduction over k < K of
+// x[a*sA + k*sK + c], for a < A and c < C (out[a*C + c]): a reduction over
+// dims that are not innermost, with the innermost kept dim contiguous (a
+// bias gradient's sum over dim 0 of [B, C]). The generic kernels give each
+// column a block, whose threads read elements sK apart: a 32-byte sector
+// per element. Here a warp reads 32 neighbouring columns of one k (128
+// contiguous bytes of float32), the block's warps take every blockDim.x/32-th
+// k, and the warps' accumulators meet in shared memory. A task is a tile of
+// 32 columns of one a and one split of k; splits > 1 writes partial[(a*C +
+// c)*splits + split] for <op>_finish_<dtype>, as the block form does.
+template <typename T, typename Op>
+__device__ void reduce_cols(typename Op::Out *out, const T *__restrict__ x, i64 A, i64 C, i64 K, i64 sA, i64 sK,
+			    i64 splits, typename Op::Acc *partial, double corr) {
+	typedef typename Op::Acc Acc;
+	Op op;
+	__shared__ Acc sh[COLS_WARPS][32]; // [warp][lane]
+	const i32 lane = threadIdx.x & 31, ty = threadIdx.x >> 5, ny = blockDim.x >> 5;
+	const i64 tiles = (C + 31) / 32, chunk = (K + splits - 1) / splits;
+	// task is the same for every thread of the block, so all of them reach
+	// the barriers.
+	for (i64 task = blockIdx.x; task < A * tiles * splits; task += gridDim.x) {
+		i64 q = task / splits, part = task - q * splits;
+		i64 a = q / tiles, c = (q - a * tiles) * 32 + lane;
+		i64 lo = part * chunk, hi = lo + chunk < K ? lo + chunk : K;
+		Acc acc = op.identity();
+		if (c < C) {
+			const T *p = x + a * sA + c + (lo + ty) * sK;
+			const i64 step = ny * sK;
+#pragma unroll 4
+			for (i64 k = lo + ty; k < hi; k += ny, p += step) acc = op.push(acc, *p, k);
+		}
+		sh[ty][lane] = acc;
+		__syncthreads();
+		if (ty == 0 && c < C) {
+			for (i32 y = 1; y < ny; y++) acc = op(acc, sh[y][lane]);
+			if (splits == 1)
+				out[a * C + c] = op.finish(acc, corr);
+			else
+				partial[(a * C + c) * splits + part] = acc;
+		}
+		__syncthreads(); // sh is written again by the next task
+	}
+}
+
 template <typename T, typename Op>
 __device__ void reduce_finish(typename Op::Out *out, const typename Op::Acc *partial, i64 nrows, i64 splits, double corr) {
 	Op op;
@@ -324,6 +373,10 @@ __device__ void reduce_finish(typename Op::Out *out, const typename Op::Acc *par
 	extern "C" __global__ void __launch_bounds__(256, REDUCE_MIN_BLOCKS(OP)) name##_contig_##sfx(OP::Out *out, const T *x, i64 nrows, i64 n, i64 rstride,        \
 						       i64 splits, OP::Acc *partial, double corr) {                 \
 		reduce_contig<T, OP>(out, x, nrows, n, rstride, splits, partial, corr);                             \
+	}                                                                                                           \
+	extern "C" __global__ void name##_cols_##sfx(OP::Out *out, const T *x, i64 A, i64 C, i64 K, i64 sA, i64 sK,     \
+						     i64 splits, OP::Acc *partial, double corr) {                   \
+		reduce_cols<T, OP>(out, x, A, C, K, sA, sK, splits, partial, corr);                                 \
 	}
 
 // The ops whose functor has a comma in its template arguments get a name
