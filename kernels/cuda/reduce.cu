@@ -79,8 +79,8 @@ __device__ void cumsum(T *out, const T *x, const Rows &R, i64 nrows, i64 n) {
 		i64 bo = row_base(R, 0, r), bx = row_base(R, 1, r);
 		A a = 0;
 		for (i64 j = 0; j < n; j++) {
-			a = acc_add(a, (A)x[bx + row_at(R, 1, j)]);
-			out[bo + row_at(R, 0, j)] = (T)a;
+			a = acc_add(a, (A)x[bx + row_elem(R, 1, j)]);
+			out[bo + row_elem(R, 0, j)] = (T)a;
 		}
 	}
 }

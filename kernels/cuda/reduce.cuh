@@ -196,7 +196,7 @@ __device__ void reduce_thread(typename Op::Out *out, const T *x, const Rows &R, 
 	LATHE_FOR(r, nrows) {
 		i64 base = row_base(R, 1, r);
 		typename Op::Acc a = op.identity();
-		for (i64 j = 0; j < n; j++) a = op.push(a, x[base + row_at(R, 1, j)], j);
+		for (i64 j = 0; j < n; j++) a = op.push(a, x[base + row_elem(R, 1, j)], j);
 		out[r] = op.finish(a, corr);
 	}
 }
@@ -214,7 +214,7 @@ __device__ void reduce_block(typename Op::Out *out, const T *x, const Rows &R, i
 		i64 lo = part * chunk, hi = lo + chunk < n ? lo + chunk : n;
 		i64 base = row_base(R, 1, r);
 		typename Op::Acc a = op.identity();
-		for (i64 j = lo + threadIdx.x; j < hi; j += blockDim.x) a = op.push(a, x[base + row_at(R, 1, j)], j);
+		for (i64 j = lo + threadIdx.x; j < hi; j += blockDim.x) a = op.push(a, x[base + row_elem(R, 1, j)], j);
 		a = block_reduce(a, op);
 		if (threadIdx.x == 0) {
 			if (splits == 1)

@@ -1,6 +1,8 @@
-// vec.cuh: 16-byte vector access to a contiguous run of elements, for the
-// contiguous fast paths of reduce.cuh (reduce_contig) and softmax.cu
-// (softmax_contig). A GPU moves memory best in 16-byte loads per thread
+// vec.cuh: fast access to a row's elements, for the reductions (reduce.cuh)
+// and softmax (softmax.cu). row_elem, for any row, finds an element without
+// dividing where it can; Vec and Split are 16-byte vector access to a
+// contiguous run, for the contiguous fast paths (reduce_contig,
+// softmax_contig). A GPU moves memory best in 16-byte loads per thread
 // (ld.global.v4.f32, .v2.f64): a quarter of the instructions of scalar
 // loads, and a warp's request is 512 contiguous bytes. Such a load must be
 // 16-byte aligned, which a view's row need not be, so a run is cut into a
@@ -38,4 +40,12 @@ template <typename T> struct Split {
 // p, so that p's split (the same head) gives aligned vectors of q too.
 template <typename T> __device__ __forceinline__ bool aligned_like(const T *p, const T *q) {
 	return (((u64)p ^ (u64)q) & 15) == 0;
+}
+
+// row_elem is row_at (lathe.cuh) for the rows that Collapse leaves one dim
+// (a softmax's or cumsum's always, most reductions'): element j is j
+// strides on, where row_at would divide j by the row's length, a 64-bit
+// division (dozens of instructions) per element read.
+__device__ __forceinline__ i64 row_elem(const Rows &R, int k, i64 j) {
+	return R.inner_rank == 1 ? j * R.inner_stride[k][0] : row_at(R, k, j);
 }
