@@ -62,6 +62,14 @@ func TestFastPathChoice(t *testing.T) {
 				}
 				return ""
 			}},
+		// Rows of 10 float32: 4 lanes a row, 8 rows a warp, 32 a block.
+		{caseOf(ops.Softmax, ops.Scan{Dim: -1}, tensor(f32, []int{1000, 10})), []string{"softmax_warp_f32"},
+			func(l []launched) string {
+				if l[0].grid[0] != 32 || l[0].block[0] != 128 {
+					return fmt.Sprintf("grid %v block %v", l[0].grid, l[0].block)
+				}
+				return ""
+			}},
 		{caseOf(ops.LogSoftmax, ops.Scan{Dim: 1}, tensor(f64, []int{3, 600})), []string{"log_softmax_block_f64"},
 			func(l []launched) string {
 				if l[0].grid[0] != 3 || l[0].block[0] != 256 {

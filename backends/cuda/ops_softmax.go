@@ -9,8 +9,8 @@ import (
 // along the dim, fused (max, sum of exponentials, write); rows of
 // contiguous elements (the dim innermost, stride 1, in both x and out) take
 // the fast path, which keeps the row in registers and moves it in 16-byte
-// vectors: a warp per row where the row fits a warp's registers, a block
-// per row otherwise.
+// vectors: a warp (or for short rows part of one) per row where the row
+// fits a warp's registers, a block per row otherwise.
 
 const (
 	// softmaxCache is CACHE in softmax.cu: the 16-byte vectors of a row
@@ -27,7 +27,13 @@ const (
 func softmaxGeometry(nrows, n, size int) (grid, block [3]uint32, infix string) {
 	w := 16 / size
 	if n <= 32*softmaxCache*w {
-		rows := softmaxWarpBlock / 32
+		// A warp takes 32/g rows of g lanes each, g as the kernel
+		// chooses it (any grid is correct: the kernel loops over rows).
+		g := w
+		for g < (n+w-1)/w && g < 32 {
+			g *= 2
+		}
+		rows := softmaxWarpBlock / 32 * (32 / g)
 		return [3]uint32{blocksFor(nrows, rows), 1, 1}, [3]uint32{softmaxWarpBlock, 1, 1}, "_warp_"
 	}
 	// A block per row: blockThreads (256, the kernels' launch bound) is

@@ -9,7 +9,8 @@ import (
 // softmax.cu's fast path (softmax_contig: _warp_ and _block_ kernels) on
 // rows of contiguous elements: every place of a row's start within 16
 // bytes, out placed like x (vector stores) and not (scalar stores), rows a
-// stride apart that moves the alignment from row to row, lengths from 1
+// stride apart that moves the alignment from row to row, short rows that
+// share a warp, lengths from 1
 // through a head, whole vectors and a tail to rows longer than the
 // registers hold (the part read again from memory), more rows than the
 // grid has groups (the grid-stride loop), and the NaN and infinity rules.
@@ -123,6 +124,21 @@ func TestSoftmaxContig(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	})
+
+	t.Run("short-rows-share-a-warp", func(t *testing.T) {
+		// Rows of up to 4 vectors take 4 lanes (8 rows a warp), 8 vectors
+		// 8 lanes, ...: 37 rows on one block of 2 warps loop over rows with
+		// a last group past the end; rows 1 apart in out, n+3 in x.
+		for _, c := range []struct {
+			sfx string
+			n   int
+		}{{"f32", 1}, {"f32", 5}, {"f32", 17}, {"f32", 100}, {"f64", 3}, {"f64", 9}, {"f64", 40}} {
+			for _, log := range []bool{false, true} {
+				x := data(1 + 37*(c.n+3))
+				check(t, c.sfx, "_warp_", log, x, 37, c.n, c.n+3, 1, c.n, 1, 1, 64)
 			}
 		}
 	})

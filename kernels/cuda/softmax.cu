@@ -18,11 +18,13 @@
 //   softmax_warp_<dtype>, log_softmax_warp_<dtype>
 //   softmax_block_<dtype>, log_softmax_block_<dtype>
 //     (F *out, const F *x, i64 nrows, i32 n, i64 ostride, i64 xstride)
-// with 1 <= n < 2^31 and any alignment. _warp_ gives each warp a row
-// (blockDim.x a multiple of 32, at most 256; a grid-stride loop over rows,
-// blockDim.x/32 per block), for rows that fit its registers: n <=
-// 32 * CACHE * W (W elements per 16-byte vector: 1024 float32, 512
-// float64); its reductions are warp shuffles, with no barrier. _block_
+// with 1 <= n < 2^31 and any alignment. _warp_ gives each row a group of
+// g lanes of a warp, g the power of 2 from W to 32 that covers the row's
+// vectors (W elements per 16-byte vector: 4 float32, 2 float64), so a warp
+// takes 32/g rows (blockDim.x a multiple of 32, at most 256; a grid-stride
+// loop over rows, blockDim.x/32 * 32/g per block), for rows that fit its
+// registers: n <= 32 * CACHE * W (1024 float32, 512 float64); its
+// reductions are shuffles, with no barrier. _block_
 // gives each block a row (blockDim.x a multiple of 32, at most 256; a
 // grid-stride loop over rows); the first 256 * CACHE vectors of a row stay
 // in registers and the rest are read again from memory (L2) in each of the
@@ -95,14 +97,15 @@ __device__ __forceinline__ V shfl_xor(V v, int mask) {
 	return u.v;
 }
 
-// all_reduce combines one value per thread of the row's group (a warp, or
-// the block) and gives the result to every thread. MaxNaN and Plus are
-// commutative bit for bit, so every lane of the butterfly has the same value.
+// all_reduce combines one value per thread of the row's group (g lanes of
+// a warp, g a power of 2, or the whole block) and gives the result to every
+// thread. An exchange with lane ^ d for d < g stays inside the aligned
+// group; MaxNaN and Plus are commutative bit for bit, so every lane of the
+// butterfly has the same value.
 template <bool Warp, typename V, typename C>
-__device__ __forceinline__ V all_reduce(V v, C combine) {
+__device__ __forceinline__ V all_reduce(V v, C combine, i32 g) {
 	if (Warp) {
-#pragma unroll
-		for (int d = 16; d > 0; d >>= 1) v = combine(v, shfl_xor(v, d));
+		for (int d = g >> 1; d > 0; d >>= 1) v = combine(v, shfl_xor(v, d));
 		return v;
 	}
 	return block_broadcast(block_reduce(v, combine));
@@ -112,16 +115,29 @@ template <typename F, bool Log, bool Warp>
 __device__ void softmax_contig(F *__restrict__ out, const F *__restrict__ x, i64 nrows, i32 n, i64 os, i64 xs) {
 	typedef Vec<F> V;
 	const i32 W = V::W;
-	const i32 g = Warp ? 32 : blockDim.x; // threads per row
-	const i32 t = Warp ? threadIdx.x & 31 : threadIdx.x;
-	i64 r = Warp ? (i64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5) : blockIdx.x;
-	const i64 step = Warp ? (i64)gridDim.x * (blockDim.x >> 5) : gridDim.x;
-	// r is the same for every thread of a group, so a warp's shuffles and a
-	// block's barriers are reached by all of its threads.
+	// g threads per row: the block, or in the warp form the fewest lanes
+	// (a power of 2, at least W for the head and tail, at most 32) that
+	// take a vector each, so that a warp does 32/g short rows at once.
+	i32 g = blockDim.x, t = threadIdx.x, sub = 0;
+	i64 r = blockIdx.x, step = gridDim.x;
+	if (Warp) {
+		const i32 need = (n + W - 1) / W, lane = threadIdx.x & 31;
+		for (g = W; g < need && g < 32; g <<= 1) {
+		}
+		t = lane & (g - 1);
+		sub = lane / g;
+		r = ((i64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * (32 / g);
+		step = (i64)gridDim.x * (blockDim.x >> 5) * (32 / g);
+	}
+	// r (the warp's or block's first row) is the same for every thread of
+	// a warp or block, so all of them reach the shuffles and barriers; a
+	// group past the last row takes an empty row (no loads or stores).
 	for (; r < nrows; r += step) {
-		const F *xr = x + r * xs;
-		F *orow = out + r * os;
-		Split<F> s(xr, n);
+		const bool valid = r + sub < nrows;
+		const i64 row = valid ? r + sub : 0;
+		const F *xr = x + row * xs;
+		F *orow = out + row * os;
+		Split<F> s(xr, valid ? n : 0);
 		const V *xv = (const V *)(xr + s.head);
 		const i32 tail0 = s.head + s.nv * W; // the first tail element
 		// This thread's head and tail elements (lane t < head, t < tail) and
@@ -144,7 +160,7 @@ __device__ void softmax_contig(F *__restrict__ out, const F *__restrict__ x, i64
 #pragma unroll
 			for (int e = 0; e < W; e++) m = MaxNaN()(m, w.v[e]);
 		}
-		m = all_reduce<Warp>(m, MaxNaN());
+		m = all_reduce<Warp>(m, MaxNaN(), g);
 
 		// The sum of exp(x - m) in float64; softmax keeps each exponential
 		// (in place of x) for the write, log_softmax needs only x - m.
@@ -175,7 +191,7 @@ __device__ void softmax_contig(F *__restrict__ out, const F *__restrict__ x, i64
 #pragma unroll
 			for (int e = 0; e < W; e++) sum += (double)m_exp(w.v[e] - m);
 		}
-		sum = all_reduce<Warp>(sum, Plus());
+		sum = all_reduce<Warp>(sum, Plus(), g);
 
 		// One element's result from its exponential (softmax) or from x
 		// (log_softmax), rounded once from float64, as the cpu kernel does.
