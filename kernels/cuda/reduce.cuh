@@ -232,9 +232,6 @@ __device__ void reduce_block(typename Op::Out *out, const T *x, const Rows &R, i
 // a full reduction's 1024 blocks are one wave on an H200's 132
 // multiprocessors (at 40 registers they were 1.3); the larger ones (argmax's
 // pair, var's triple, logsumexp's pair) need more registers and get 4.
-#ifndef __CUDACC__
-#define __launch_bounds__(...) // the host emulation has no register file to bound
-#endif
 #define REDUCE_MIN_BLOCKS(OP) (sizeof(OP::Acc) <= 8 ? 8 : 4)
 #define REDUCE_UNROLL 2
 

@@ -42,10 +42,6 @@
 #include "lathe.cuh"
 #include "vec.cuh"
 
-#ifndef __CUDACC__
-#define __launch_bounds__(...) // the host emulation has no register file to bound
-#endif
-
 struct MaxNaN {
 	template <typename F> __device__ F operator()(F a, F b) const { return (is_nan(a) || a > b) ? a : b; }
 };

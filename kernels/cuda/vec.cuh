@@ -11,6 +11,13 @@
 #pragma once
 #include "lathe.cuh"
 
+// The fast paths bound their blocks' registers (__launch_bounds__), which
+// NVRTC knows; the host emulation (g++, no __CUDACC__) has no register file
+// to bound.
+#ifndef __CUDACC__
+#define __launch_bounds__(...)
+#endif
+
 // Vec is the elements of one 16-byte load or store; its alignment is what
 // makes NVRTC emit the vector instruction for a copy of it.
 template <typename T> struct alignas(16) Vec {
