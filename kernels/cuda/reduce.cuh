@@ -273,14 +273,14 @@ __device__ void reduce_contig(typename Op::Out *out, const T *__restrict__ x, i6
 		for (; k + (REDUCE_UNROLL - 1) * bd < s.nv; k += REDUCE_UNROLL * bd) {
 			V w[REDUCE_UNROLL];
 #pragma unroll
-			for (int u = 0; u < REDUCE_UNROLL; u++) w[u] = v[k + u * bd];
+			for (int u = 0; u < REDUCE_UNROLL; u++) w[u] = *vec_at(v + k + u * bd);
 #pragma unroll
 			for (int u = 0; u < REDUCE_UNROLL; u++)
 #pragma unroll
 				for (int e = 0; e < W; e++) a = op.push(a, w[u].v[e], j0 + (i64)(k + u * bd) * W + e);
 		}
 		for (; k < s.nv; k += bd) {
-			V w = v[k];
+			V w = *vec_at(v + k);
 #pragma unroll
 			for (int e = 0; e < W; e++) a = op.push(a, w.v[e], j0 + (i64)k * W + e);
 		}

@@ -146,13 +146,13 @@ __device__ void softmax_contig(F *__restrict__ out, const F *__restrict__ x, i64
 #pragma unroll
 		for (int k = 0; k < CACHE; k++) {
 			if (k * g + t < s.nv) {
-				c[k] = xv[k * g + t];
+				c[k] = *vec_at(xv + k * g + t);
 #pragma unroll
 				for (int e = 0; e < W; e++) m = MaxNaN()(m, c[k].v[e]);
 			}
 		}
 		for (i32 i = CACHE * g + t; i < s.nv; i += g) {
-			V w = xv[i];
+			V w = *vec_at(xv + i);
 #pragma unroll
 			for (int e = 0; e < W; e++) m = MaxNaN()(m, w.v[e]);
 		}
@@ -183,7 +183,7 @@ __device__ void softmax_contig(F *__restrict__ out, const F *__restrict__ x, i64
 			}
 		}
 		for (i32 i = CACHE * g + t; i < s.nv; i += g) {
-			V w = xv[i];
+			V w = *vec_at(xv + i);
 #pragma unroll
 			for (int e = 0; e < W; e++) sum += (double)m_exp(w.v[e] - m);
 		}
@@ -205,18 +205,18 @@ __device__ void softmax_contig(F *__restrict__ out, const F *__restrict__ x, i64
 #pragma unroll
 				for (int e = 0; e < W; e++) w.v[e] = fin(c[k].v[e]);
 				if (vout)
-					ov[i] = w;
+					*vec_at(ov + i) = w;
 				else
 #pragma unroll
 					for (int e = 0; e < W; e++) orow[s.head + i * W + e] = w.v[e];
 			}
 		}
 		for (i32 i = CACHE * g + t; i < s.nv; i += g) {
-			V w = xv[i];
+			V w = *vec_at(xv + i);
 #pragma unroll
 			for (int e = 0; e < W; e++) w.v[e] = fin(Log ? w.v[e] : m_exp(w.v[e] - m));
 			if (vout)
-				ov[i] = w;
+				*vec_at(ov + i) = w;
 			else
 #pragma unroll
 				for (int e = 0; e < W; e++) orow[s.head + i * W + e] = w.v[e];

@@ -25,6 +25,20 @@ template <typename T> struct alignas(16) Vec {
 	T v[W];
 };
 
+// vec_at checks, in the host emulation, that a vector access is 16-byte aligned,
+// as the GPU's vector instructions require (a misaligned one is a fault
+// there; the host's loads would quietly work), and aborts the test process
+// if not; on the GPU it is the pointer itself.
+template <typename P> __device__ __forceinline__ P *vec_at(P *p) {
+#ifndef __CUDACC__
+	if ((u64)p & 15) {
+		fprintf(stderr, "vec.cuh: a 16-byte vector access at %p is misaligned\n", (void *)p);
+		abort();
+	}
+#endif
+	return p;
+}
+
 // Split cuts the run p[0, n) into head elements before the first 16-byte
 // boundary (fewer than W, at most n), nv whole vectors from p + head, and
 // tail elements after them (fewer than W). Counts are 32-bit: the host sends
