@@ -131,21 +131,24 @@ func reduceLaunch(dev dispatch.Device, name, sfx string, out, x uint64, r cRows,
 	// Rows of contiguous elements take the kernel that reads them as
 	// 16-byte vectors with no index arithmetic (reduce.cuh, reduce_contig);
 	// its blocks need a thread per vector, not per element.
-	stride, contig := r.runs(1)
+	// Rows of contiguous runs take the kernels that read them as 16-byte
+	// vectors with no index arithmetic (reduce.cuh, reduce_contig: _contig_
+	// for one run a row, _runs_ for several); their blocks need a thread
+	// per vector of a run's part, not per element.
+	runs, contig := r.reduceRuns()
 	contig = contig && n/p.splits < 1<<30 // it counts within a split in 32 bits
 	fn, threads := name+"_block_"+sfx, n/p.splits
-	args := []any{out, x, rb}
+	args := []any{out, x, rb, int64(nrows), int64(n)}
 	if contig {
 		w := 4 // elements per 16-byte vector
 		if strings.HasSuffix(sfx, "64") {
 			w = 2
 		}
-		fn, threads = name+"_contig_"+sfx, (n/p.splits+w-1)/w
-		args = []any{out, x}
-	}
-	args = append(args, int64(nrows), int64(n))
-	if contig {
-		args = append(args, stride[1])
+		threads = (min(n/p.splits, int(runs.l)) + w - 1) / w
+		fn, args = name+"_contig_"+sfx, []any{out, x, int64(nrows), int64(n), runs.rstride}
+		if runs.n > 1 {
+			fn, args = name+"_runs_"+sfx, []any{out, x, int64(nrows), runs.n, runs.l, runs.rstride, runs.qstride}
+		}
 	}
 	g, b := gridRows(nrows*p.splits, threads)
 	if p.splits == 1 {
@@ -225,6 +228,35 @@ func reduceColumns(dev dispatch.Device, mod, name, sfx string, out, x uint64, c 
 	}
 	g, b = gridRows(nrows, splits)
 	return enqueue(dev, mod, name+"_finish_"+sfx, g, b, 0, out, partial, int64(nrows), int64(splits), corr)
+}
+
+// contigRuns is a reduction's rows as reduce_contig takes them: n runs of
+// l contiguous elements each, qstride apart, rows rstride apart.
+type contigRuns struct {
+	n, l, rstride, qstride int64
+}
+
+// runMin is the shortest run of a row of several runs that takes
+// reduce_contig: a warp's worth of float32 vectors. Shorter runs leave most
+// of a block idle at each run; the generic block form takes them.
+const runMin = 128
+
+// reduceRuns reports whether r's rows (of the input, operand 1) are one
+// contiguous run, or several runs of at least runMin contiguous elements at
+// a fixed stride (the reduced dims, merged, are two: an outer one and the
+// contiguous innermost), each row a fixed stride after the one before.
+func (r *cRows) reduceRuns() (contigRuns, bool) {
+	if stride, ok := r.runs(1); ok {
+		return contigRuns{n: 1, l: r.InnerShape[0], rstride: stride[1]}, true
+	}
+	c := contigRuns{n: r.InnerShape[0], l: r.InnerShape[1], qstride: r.InnerStride[1][0]}
+	if r.OuterRank != 1 || r.InnerRank != 2 || r.Offset[1] != 0 || r.InnerStride[1][1] != 1 || c.l < runMin {
+		return c, false
+	}
+	if r.OuterShape[0] > 1 {
+		c.rstride = r.OuterStride[1][0]
+	}
+	return c, true
 }
 
 // runs reports whether r's rows are runs of contiguous elements in its

@@ -10,7 +10,8 @@ import (
 )
 
 // TestFastPathChoice checks which kernel each layout launches: the
-// contiguous fast paths (reduce_contig, reduce_cols, softmax_contig) where
+// contiguous fast paths (reduce_contig's _contig_ and _runs_, reduce_cols,
+// softmax_contig) where
 // their layouts are, the generic kernels elsewhere, with the geometry and
 // arguments the fast kernels' contracts ask for.
 func TestFastPathChoice(t *testing.T) {
@@ -25,7 +26,7 @@ func TestFastPathChoice(t *testing.T) {
 		// A full reduction: 1024 splits of 16384, a thread per float4.
 		{caseOf(ops.Sum, ops.Reduce{}, tensor(f32, []int{4096, 4096})), []string{"sum_contig_f32", "sum_finish_f32"},
 			func(l []launched) string {
-				if l[0].grid[0] != 1024 || l[0].block[0] != 256 || l[0].args[4] != int64(0) || l[0].args[5] != int64(1024) {
+				if want := []any{int64(1), int64(1 << 24), int64(0), int64(1024)}; !slices.Equal(l[0].args[2:6], want) || l[0].grid[0] != 1024 || l[0].block[0] != 256 {
 					return fmt.Sprintf("grid %v block %v args %v", l[0].grid, l[0].block, l[0].args[2:6])
 				}
 				return ""
@@ -38,6 +39,18 @@ func TestFastPathChoice(t *testing.T) {
 				}
 				return ""
 			}},
+		// Batch norm's statistics: over N, H, W of [N, C, H, W], rows of N
+		// runs of H*W; too short runs keep the block form.
+		{caseOf(ops.Var, ops.Reduce{Dims: []int{0, 2, 3}}, tensor(f32, []int{8, 16, 32, 32})), []string{"var_runs_f32"},
+			func(l []launched) string {
+				// 16 rows 1024 apart, each 8 runs of 1024, 16*1024 apart;
+				// 8192 elements a row, 1 split: 16 blocks of 256.
+				if want := []any{int64(16), int64(8), int64(1024), int64(1024), int64(16 * 1024), int64(1)}; !slices.Equal(l[0].args[2:8], want) || l[0].grid[0] != 16 || l[0].block[0] != 256 {
+					return fmt.Sprintf("args %v grid %v block %v", l[0].args[2:8], l[0].grid, l[0].block)
+				}
+				return ""
+			}},
+		{caseOf(ops.Sum, ops.Reduce{Dims: []int{0, 2}}, tensor(f32, []int{8, 16, 49})), []string{"sum_block_f32"}, nil},
 		// Rows whose elements are strided: the generic block form.
 		{caseOf(ops.Sum, ops.Reduce{Dims: []int{1}}, tensor(f32, []int{4, 100}, 1, 4)), []string{"sum_block_f32"}, nil},
 		// Columns: over dim 0 of [B, C], and over the middle dim.

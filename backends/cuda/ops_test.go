@@ -230,7 +230,8 @@ func cases() []kcase {
 				caseOf(r.Op, ops.Reduce{Dims: []int{1}}, tensor(dt, []int{3, 300, 20})), // columns of 3 planes, split
 				caseOf(r.Op, ops.Reduce{}, tensor(dt, []int{})))
 			if !r.OneDim {
-				cs = append(cs, caseOf(r.Op, ops.Reduce{Dims: []int{0, 2}, KeepDim: true}, tensor(dt, []int{3, 4, 5, 6})))
+				cs = append(cs, caseOf(r.Op, ops.Reduce{Dims: []int{0, 2}, KeepDim: true}, tensor(dt, []int{3, 4, 5, 6})),
+					caseOf(r.Op, ops.Reduce{Dims: []int{0, 2}}, tensor(dt, []int{3, 4, 130}))) // rows of 3 runs (reduce_contig)
 			}
 		}
 	}

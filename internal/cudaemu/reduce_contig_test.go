@@ -15,20 +15,35 @@ import (
 // rounded up to whole vectors, so 3 splits of 5 elements are 4, 1 and 0),
 // and put the extremes, ties and NaNs in the head, the vectors and the tail.
 
-// contig launches op_contig_sfx over nrows rows of n elements at x, rows
-// stride elements apart, with splits splits (a finish kernel after them when
-// splits > 1), on blocks blocks of threads threads, and returns the nrows
-// results.
+// contig launches op_contig_sfx over nrows rows of n elements at x (one
+// run), rows stride elements apart, with splits splits (a finish kernel
+// after them when splits > 1), on blocks blocks of threads threads, and
+// returns the nrows results.
 func contig[Out elem](h *host, op, sfx string, x uint64, nrows, n, stride, splits int64, blocks, threads uint32, corr float64) []Out {
+	h.t.Helper()
+	return reduceSplits[Out](h, op+"_contig_"+sfx, op+"_finish_"+sfx, nrows, splits, blocks, threads, corr, x, nrows, n, stride)
+}
+
+// contigRuns is contig for rows of nruns runs of l elements, qstride apart
+// (op_runs_sfx).
+func contigRuns[Out elem](h *host, op, sfx string, x uint64, nrows, nruns, l, stride, qstride, splits int64, blocks, threads uint32, corr float64) []Out {
+	h.t.Helper()
+	return reduceSplits[Out](h, op+"_runs_"+sfx, op+"_finish_"+sfx, nrows, splits, blocks, threads, corr, x, nrows, nruns, l, stride, qstride)
+}
+
+// reduceSplits launches fn (args: the results, then args, then splits,
+// partial and corr) and, for splits > 1, finish, and returns the nrows
+// results.
+func reduceSplits[Out elem](h *host, fn, finish string, nrows, splits int64, blocks, threads uint32, corr float64, args ...any) []Out {
 	h.t.Helper()
 	res := garbage[Out](h, int(nrows))
 	partial := zeros[uint8](h, int(max(nrows*splits, 1))*32) // LATHE_ACC_MAX bytes each
 	if splits == 1 {
 		partial = 0
 	}
-	h.launch(op+"_contig_"+sfx, blocks, threads, res, x, nrows, n, stride, splits, partial, corr)
+	h.launch(fn, blocks, threads, append(append([]any{res}, args...), splits, partial, corr)...)
 	if splits > 1 {
-		h.launch(op+"_finish_"+sfx, 2, 32, res, partial, nrows, splits, corr)
+		h.launch(finish, 2, 32, res, partial, nrows, splits, corr)
 	}
 	return get[Out](res, int(nrows))
 }
@@ -171,6 +186,40 @@ func TestReduceContig(t *testing.T) {
 		inf := float32(math.Inf(1))
 		if g := contig[float32](h, "logsumexp", "f32", put(h, 1, 2, inf, 3, 4), 1, 5, 0, 1, 1, 32, 0); !math.IsInf(float64(g[0]), 1) {
 			t.Errorf("logsumexp with +inf = %g, want +inf", g[0])
+		}
+	})
+
+	t.Run("runs/sum-argmax", func(t *testing.T) {
+		// Rows of 3 runs of 37 elements, runs 50 apart (each starts
+		// elsewhere within 16 bytes), rows 161 apart; splits that end inside
+		// runs and span run boundaries (5 splits of 24: a split meets two
+		// runs), and more splits than runs.
+		const nruns, l, qs, rs = 3, 37, 50, 161
+		x := make([]float32, 2*rs+1)
+		for i := range x {
+			x[i] = float32(i%13-6) * 0.5
+		}
+		// Row 1's maximum at q=2 e=3 and q=1 e=36 (elements 77 and 73 of
+		// the row): argmax is 73, the first, in the run before 77's.
+		x[1+rs+2*qs+3], x[1+rs+1*qs+36] = 99, 99
+		xp := at[float32](put(h, x...), 1)
+		for _, splits := range []int64{1, 2, 5, 7} {
+			got := contigRuns[float32](h, "sum", "f32", xp, 2, nruns, l, rs, qs, splits, 3, 32, 0)
+			am := contigRuns[int64](h, "argmax", "f32", xp, 2, nruns, l, rs, qs, splits, 3, 32, 0)
+			for r := range 2 {
+				want := 0.0
+				for q := range nruns {
+					for e := range l {
+						want += float64(x[1+r*rs+q*qs+e])
+					}
+				}
+				if got[r] != float32(want) {
+					t.Errorf("splits %d: sum row %d = %g, want %g", splits, r, got[r], want)
+				}
+			}
+			if am[1] != 1*l+36 {
+				t.Errorf("splits %d: argmax row 1 = %d, want %d", splits, am[1], 1*l+36)
+			}
 		}
 	})
 

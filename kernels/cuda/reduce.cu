@@ -33,14 +33,18 @@
 //   <op>_finish_<dtype>(Out *out, const Acc *partial, i64 nrows, i64 splits,
 //     double corr): one block per row (grid-stride over rows; blockDim.x a
 //     multiple of 32, at most 1024) combines a row's splits and writes out[r].
-//   <op>_contig_<dtype>(Out *out, const T *x, i64 nrows, i64 n, i64 rstride,
-//     i64 splits, Acc *partial, double corr): the block form (same grid,
-//     blocks, splits, partial and finish) for rows of n contiguous elements,
-//     row r starting at x + r*rstride, with no Rows: reduce.cuh's
-//     reduce_contig. Any alignment (a split's scalar head reaches the first
-//     16-byte boundary); a split is ceil(n/splits) rounded up to whole
-//     16-byte vectors and must be shorter than 2^30 elements (the host sees
-//     to it), as the kernel counts within it in 32 bits. What the emulation
+//   <op>_runs_<dtype>(Out *out, const T *x, i64 nrows, i64 nruns, i64 L,
+//     i64 rstride, i64 qstride, i64 splits, Acc *partial, double corr): the
+//     block form (same grid, blocks, splits, partial and finish, for rows of
+//     n = nruns*L elements) for rows of nruns runs of L contiguous elements,
+//     element q*L + e of row r at x + r*rstride + q*qstride + e, with no Rows:
+//     reduce.cuh's reduce_contig. <op>_contig_<dtype>(Out *out, const T *x,
+//     i64 nrows, i64 n, i64 rstride, i64 splits, Acc *partial, double corr)
+//     is the same for one run a row (nruns 1, L = n), with fewer registers. Any alignment (each run's part in a split
+//     has a scalar head up to the first 16-byte boundary); a split is
+//     ceil(n/splits) rounded up to whole 16-byte vectors and must be shorter
+//     than 2^30 elements (the host sees to it), as the kernel counts within
+//     it in 32 bits. What the emulation
 //     cannot show: on an H200 a full reduction of 16M float32 is 1024
 //     splits of 16384 elements, one wave of 256-thread blocks (8 per
 //     multiprocessor at 32 registers), each thread with two 16-byte loads

@@ -231,13 +231,19 @@ __device__ void reduce_block(typename Op::Out *out, const T *x, const Rows &R, i
 // thread (ptxas -v for sm_90: no spills), so that
 // a full reduction's 1024 blocks are one wave on an H200's 132
 // multiprocessors (at 40 registers they were 1.3); the larger ones (argmax's
-// pair, var's triple, logsumexp's pair) need more registers and get 4.
+// pair, var's triple, logsumexp's pair) need more registers and get 4, as
+// do the several-run kernels (<op>_runs_), whose loop over runs spills at 32.
 #define REDUCE_MIN_BLOCKS(OP) (sizeof(OP::Acc) <= 8 ? 8 : 4)
 #define REDUCE_UNROLL 2
 
-// reduce_contig is reduce_block for rows whose elements are contiguous
-// (stride 1) and whose starts are rstride elements apart: the layouts of a
-// full reduction and of one over the innermost dims of a contiguous tensor.
+// reduce_contig is reduce_block for rows made of nruns runs of L contiguous
+// (stride 1) elements, runs qstride apart and rows rstride apart: element j
+// = q*L + e of row r is x[r*rstride + q*qstride + e]. One run (nruns 1) is a
+// full reduction or one over the innermost dims of a contiguous tensor;
+// several are one over an outer and the innermost dims with a kept dim
+// between (batch norm's statistics over N, H, W of [N, C, H, W]: a run per
+// n, H*W long). A split covers ceil(n/splits) of a row's n = nruns*L
+// elements and reduces its part of each run it meets.
 // It finds no element through Rows (row_at's 64-bit divisions per element
 // were most of the generic kernel's time), counts within a split in 32 bits,
 // and reads 16-byte vectors from the split's first aligned element,
@@ -248,41 +254,53 @@ __device__ void reduce_block(typename Op::Out *out, const T *x, const Rows &R, i
 // cost the registers of the one-wave bound above). Splits are
 // rounded up to whole vectors so that, in an aligned row, every split after
 // the first starts aligned.
-template <typename T, typename Op>
-__device__ void reduce_contig(typename Op::Out *out, const T *__restrict__ x, i64 nrows, i64 n, i64 rstride, i64 splits,
-			      typename Op::Acc *partial, double corr) {
+template <typename T, typename Op, bool Runs>
+__device__ void reduce_contig(typename Op::Out *out, const T *__restrict__ x, i64 nrows, i64 nruns, i64 L, i64 rstride,
+			      i64 qstride, i64 splits, typename Op::Acc *partial, double corr) {
 	static_assert(sizeof(typename Op::Acc) <= LATHE_ACC_MAX, "partial results are LATHE_ACC_MAX bytes apart at most");
 	typedef Vec<T> V;
 	const i32 W = V::W;
 	Op op;
+	const i64 n = nruns * L;
 	i64 chunk = (n + splits - 1) / splits;
 	chunk = (chunk + W - 1) / W * W;
 	i32 t = threadIdx.x, bd = blockDim.x;
 	for (i64 task = blockIdx.x; task < nrows * splits; task += gridDim.x) {
 		i64 r = task / splits, part = task - r * splits;
 		i64 lo = part * chunk, hi = lo + chunk < n ? lo + chunk : n;
-		i32 len = hi > lo ? (i32)(hi - lo) : 0;
-		const T *p = x + r * rstride + lo;
-		Split<T> s(p, len);
 		typename Op::Acc a = op.identity();
-		if (t < s.head) a = op.push(a, p[t], lo + t);
-		if (t < s.tail) a = op.push(a, p[len - s.tail + t], lo + (len - s.tail + t));
-		const V *v = (const V *)(p + s.head);
-		i64 j0 = lo + s.head; // the element index of v[0].v[0], for argmax and argmin
-		i32 k = t;
-		for (; k + (REDUCE_UNROLL - 1) * bd < s.nv; k += REDUCE_UNROLL * bd) {
-			V w[REDUCE_UNROLL];
+		// The split's part of each run it meets, from element e0 of run
+		// lo/L; the loop is the same for every thread of the block. Within
+		// a split, counts are 32-bit; the pointer moves run to run.
+		i64 q = lo < hi ? lo / L : 0, e0 = lo - q * L;
+		const T *p = x + r * rstride + q * qstride + e0;
+		for (i32 left = hi > lo ? (i32)(hi - lo) : 0; left > 0;) {
+			i32 len = !Runs || L - e0 >= left ? left : (i32)(L - e0);
+			Split<T> s(p, len);
+			if (t < s.head) a = op.push(a, p[t], lo + t);
+			if (t < s.tail) a = op.push(a, p[len - s.tail + t], lo + (len - s.tail + t));
+			const V *v = (const V *)(p + s.head);
+			i64 j0 = lo + s.head; // the element index of v[0].v[0], for argmax and argmin
+			i32 k = t;
+			for (; k + (REDUCE_UNROLL - 1) * bd < s.nv; k += REDUCE_UNROLL * bd) {
+				V w[REDUCE_UNROLL];
 #pragma unroll
-			for (int u = 0; u < REDUCE_UNROLL; u++) w[u] = *vec_at(v + k + u * bd);
+				for (int u = 0; u < REDUCE_UNROLL; u++) w[u] = *vec_at(v + k + u * bd);
 #pragma unroll
-			for (int u = 0; u < REDUCE_UNROLL; u++)
+				for (int u = 0; u < REDUCE_UNROLL; u++)
 #pragma unroll
-				for (int e = 0; e < W; e++) a = op.push(a, w[u].v[e], j0 + (i64)(k + u * bd) * W + e);
-		}
-		for (; k < s.nv; k += bd) {
-			V w = *vec_at(v + k);
+					for (int e = 0; e < W; e++) a = op.push(a, w[u].v[e], j0 + (i64)(k + u * bd) * W + e);
+			}
+			for (; k < s.nv; k += bd) {
+				V w = *vec_at(v + k);
 #pragma unroll
-			for (int e = 0; e < W; e++) a = op.push(a, w.v[e], j0 + (i64)k * W + e);
+				for (int e = 0; e < W; e++) a = op.push(a, w.v[e], j0 + (i64)k * W + e);
+			}
+			if (!Runs) break; // one run: the split is one part (and no registers kept for more)
+			left -= len;
+			lo += len;
+			p += qstride - e0; // the next run's first element
+			e0 = 0;
 		}
 		a = block_reduce(a, op);
 		if (threadIdx.x == 0) {
@@ -367,9 +385,15 @@ __device__ void reduce_finish(typename Op::Out *out, const typename Op::Acc *par
 						       double corr) {                                               \
 		reduce_finish<T, OP>(out, partial, nrows, splits, corr);                                            \
 	} \
-	extern "C" __global__ void __launch_bounds__(256, REDUCE_MIN_BLOCKS(OP)) name##_contig_##sfx(OP::Out *out, const T *x, i64 nrows, i64 n, i64 rstride,        \
-						       i64 splits, OP::Acc *partial, double corr) {                 \
-		reduce_contig<T, OP>(out, x, nrows, n, rstride, splits, partial, corr);                             \
+	extern "C" __global__ void __launch_bounds__(256, REDUCE_MIN_BLOCKS(OP))                                   \
+	    name##_contig_##sfx(OP::Out *out, const T *x, i64 nrows, i64 n, i64 rstride, i64 splits,                  \
+				OP::Acc *partial, double corr) {                                                    \
+		reduce_contig<T, OP, false>(out, x, nrows, 1, n, rstride, 0, splits, partial, corr);                \
+	}                                                                                                           \
+	extern "C" __global__ void __launch_bounds__(256, 4)                                                       \
+	    name##_runs_##sfx(OP::Out *out, const T *x, i64 nrows, i64 nruns, i64 L, i64 rstride, i64 qstride,        \
+			      i64 splits, OP::Acc *partial, double corr) {                                          \
+		reduce_contig<T, OP, true>(out, x, nrows, nruns, L, rstride, qstride, splits, partial, corr);       \
 	}                                                                                                           \
 	extern "C" __global__ void name##_cols_##sfx(OP::Out *out, const T *x, i64 A, i64 C, i64 K, i64 sA, i64 sK,     \
 						     i64 splits, OP::Acc *partial, double corr) {                   \
