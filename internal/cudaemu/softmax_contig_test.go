@@ -15,9 +15,11 @@ import (
 // registers hold (the part read again from memory), more rows than the
 // grid has groups (the grid-stride loop), and the NaN and infinity rules.
 
-// softmaxRef is the cpu kernel's softmax (or log_softmax) of one row:
+// softmaxRef is the cpu's general softmax (or log_softmax) of one row:
 // x - max in the dtype (f32 rounds it), exp in the dtype's precision, the
-// sum and the last step in float64.
+// sum and the last step in float64. The fast path's float32 arithmetic (the
+// cpu's float32 row's: per-vector sums and scaling in float32) is within
+// the tests' float32 tolerance of it.
 func softmaxRef(row []float64, f32 bool, log bool) []float64 {
 	round := func(v float64) float64 {
 		if f32 {

@@ -225,6 +225,24 @@ __device__ void reduce_block(typename Op::Out *out, const T *x, const Rows &R, i
 	}
 }
 
+// push_vec pushes a vector's W elements, j the index of the first.
+template <typename Op, typename T>
+__device__ __forceinline__ typename Op::Acc push_vec(const Op &op, typename Op::Acc a, const Vec<T> &w, i64 j) {
+#pragma unroll
+	for (int e = 0; e < Vec<T>::W; e++) a = op.push(a, w.v[e], j + e);
+	return a;
+}
+
+// A float32 sum adds a vector's four in float32 and widens their sum once:
+// the cpu's own float32 sum (backends/cpu/shim.c, lathe_sum_f32) is the same
+// cascade, float32 lanes of 8 values each and their sums in float64, and
+// each value here goes through at most 2 float32 roundings (the cpu's: up
+// to 13). It saves three of every four float32-to-float64 conversions,
+// which run at a small fraction of float32's rate on an H200.
+__device__ __forceinline__ double push_vec(const SumOp<float> &, double a, const Vec<float> &w, i64) {
+	return a + (double)((w.v[0] + w.v[1]) + (w.v[2] + w.v[3]));
+}
+
 // reduce_contig's blocks (at most 256 threads, as the host launches them)
 // and the fewest a multiprocessor must hold (__launch_bounds__): for the
 // accumulators of 8 bytes (sum, prod, float max and min) 8, 32 registers a
@@ -287,15 +305,9 @@ __device__ void reduce_contig(typename Op::Out *out, const T *__restrict__ x, i6
 #pragma unroll
 				for (int u = 0; u < REDUCE_UNROLL; u++) w[u] = *vec_at(v + k + u * bd);
 #pragma unroll
-				for (int u = 0; u < REDUCE_UNROLL; u++)
-#pragma unroll
-					for (int e = 0; e < W; e++) a = op.push(a, w[u].v[e], j0 + (i64)(k + u * bd) * W + e);
+				for (int u = 0; u < REDUCE_UNROLL; u++) a = push_vec(op, a, w[u], j0 + (i64)(k + u * bd) * W);
 			}
-			for (; k < s.nv; k += bd) {
-				V w = *vec_at(v + k);
-#pragma unroll
-				for (int e = 0; e < W; e++) a = op.push(a, w.v[e], j0 + (i64)k * W + e);
-			}
+			for (; k < s.nv; k += bd) a = push_vec(op, a, *vec_at(v + k), j0 + (i64)k * W);
 			if (!Runs) break; // one run: the split is one part (and no registers kept for more)
 			left -= len;
 			lo += len;

@@ -31,9 +31,12 @@
 // three passes. Both read x once where the row is cached, with 16-byte loads
 // from the first aligned element, and write out with 16-byte stores where
 // out's row sits at the same place within 16 bytes as x's (scalar stores
-// otherwise). The division by the row's sum is a multiplication by its
-// reciprocal in float64 (1 ulp of float64 at most, far below the float32
-// result's rounding). What the emulation cannot show: on an H200, 4096 rows
+// otherwise). The arithmetic is the cpu's float32 row's
+// (backends/cpu/shim.c, softmax_row), which the generic kernel's float64
+// per element is not: exponentials summed in the dtype per 16-byte vector
+// and in float64 across vectors, softmax scaled in the dtype by the sum's
+// reciprocal (within an ulp or two of the float64 division; float64 rows
+// are unchanged by it). What the emulation cannot show: on an H200, 4096 rows
 // of 1024 float32 are 1024 blocks of 4 warps, one wave at <= 64 registers a
 // thread; each lane holds eight float4 loads in flight (4 KiB per warp), and
 // no index is divided, so it should run near copy bandwidth where the
@@ -158,8 +161,12 @@ __device__ void softmax_contig(F *__restrict__ out, const F *__restrict__ x, i64
 		}
 		m = all_reduce<Warp>(m, MaxNaN(), g);
 
-		// The sum of exp(x - m) in float64; softmax keeps each exponential
-		// (in place of x) for the write, log_softmax needs only x - m.
+		// The sum of exp(x - m): each vector's in the dtype, their sums in
+		// float64, as the cpu's float32 row sums float32 lanes and their
+		// sums in float64 (backends/cpu/shim.c, softmax_row); a float32 to
+		// float64 conversion per element would run at a small fraction of
+		// float32's rate on an H200. Softmax keeps each exponential (in
+		// place of x) for the write, log_softmax needs only x - m.
 		double sum = 0;
 		if (hasH) {
 			F e = m_exp(h - m);
@@ -174,25 +181,32 @@ __device__ void softmax_contig(F *__restrict__ out, const F *__restrict__ x, i64
 #pragma unroll
 		for (int k = 0; k < CACHE; k++) {
 			if (k * g + t < s.nv) {
+				F vs = 0; // a vector's exponentials, widened once
 #pragma unroll
 				for (int e = 0; e < W; e++) {
 					F ex = m_exp(c[k].v[e] - m);
-					sum += (double)ex;
+					vs += ex;
 					if (!Log) c[k].v[e] = ex;
 				}
+				sum += (double)vs;
 			}
 		}
 		for (i32 i = CACHE * g + t; i < s.nv; i += g) {
 			V w = *vec_at(xv + i);
+			F vs = 0;
 #pragma unroll
-			for (int e = 0; e < W; e++) sum += (double)m_exp(w.v[e] - m);
+			for (int e = 0; e < W; e++) vs += m_exp(w.v[e] - m);
+			sum += (double)vs;
 		}
 		sum = all_reduce<Warp>(sum, Plus(), g);
 
-		// One element's result from its exponential (softmax) or from x
-		// (log_softmax), rounded once from float64, as the cpu kernel does.
-		const double inv = 1.0 / sum, ls = log(sum);
-		auto fin = [&](F v) -> F { return Log ? (F)((double)(v - m) - ls) : (F)((double)v * inv); };
+		// One element's result from its exponential (softmax), scaled in the
+		// dtype by the sum's reciprocal rounded to it, as the cpu's float32
+		// row does; or from x (log_softmax), x - m less log(sum) in float64
+		// and rounded once, where float32 would lose a result near zero.
+		const F inv = (F)(1.0 / sum);
+		const double ls = log(sum);
+		auto fin = [&](F v) -> F { return Log ? (F)((double)(v - m) - ls) : v * inv; };
 		if (hasH) orow[t] = fin(h);
 		if (hasT) orow[tail0 + t] = fin(tl);
 		const bool vout = aligned_like(xr, (const F *)orow);
