@@ -1,6 +1,8 @@
 package cuda
 
 import (
+	"strings"
+
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
 	"github.com/lathe-ml/lathe/layout"
@@ -118,27 +120,165 @@ func reduceLaunch(dev dispatch.Device, name, sfx string, out, x uint64, r cRows,
 	if name == "var" || name == "std" || name == "logsumexp" {
 		mod = "moments" // the float-only reductions: moments.cu
 	}
+	if c, ok := r.columns(); ok {
+		return reduceColumns(dev, mod, name, sfx, out, x, c, corr)
+	}
 	p := planReduce(nrows, n)
 	if p.thread {
 		g, b := grid1(nrows)
 		return enqueue(dev, mod, name+"_thread_"+sfx, g, b, 0, out, x, rb, int64(nrows), int64(n), corr)
 	}
-	g, b := gridRows(nrows*p.splits, n/p.splits)
+	// Rows of contiguous elements take the kernel that reads them as
+	// 16-byte vectors with no index arithmetic (reduce.cuh, reduce_contig);
+	// its blocks need a thread per vector, not per element.
+	// Rows of contiguous runs take the kernels that read them as 16-byte
+	// vectors with no index arithmetic (reduce.cuh, reduce_contig: _contig_
+	// for one run a row, _runs_ for several); their blocks need a thread
+	// per vector of a run's part, not per element.
+	runs, contig := r.reduceRuns()
+	contig = contig && n/p.splits < 1<<30 // it counts within a split in 32 bits
+	fn, threads := name+"_block_"+sfx, n/p.splits
+	args := []any{out, x, rb, int64(nrows), int64(n)}
+	if contig {
+		w := 4 // elements per 16-byte vector
+		if strings.HasSuffix(sfx, "64") {
+			w = 2
+		}
+		threads = (min(n/p.splits, int(runs.l)) + w - 1) / w
+		fn, args = name+"_contig_"+sfx, []any{out, x, int64(nrows), int64(n), runs.rstride}
+		if runs.n > 1 {
+			fn, args = name+"_runs_"+sfx, []any{out, x, int64(nrows), runs.n, runs.l, runs.rstride, runs.qstride}
+		}
+	}
+	g, b := gridRows(nrows*p.splits, threads)
 	if p.splits == 1 {
-		return enqueue(dev, mod, name+"_block_"+sfx, g, b, 0,
-			out, x, rb, int64(nrows), int64(n), int64(1), uint64(0), corr)
+		return enqueue(dev, mod, fn, g, b, 0, append(args, int64(1), uint64(0), corr)...)
 	}
 	partial, free, err := borrow(dev, nrows*p.splits*accBytes)
 	if err != nil {
 		return err
 	}
 	defer free() // the allocator reuses it only after the queued kernels
-	if err := enqueue(dev, mod, name+"_block_"+sfx, g, b, 0,
-		out, x, rb, int64(nrows), int64(n), int64(p.splits), partial, corr); err != nil {
+	if err := enqueue(dev, mod, fn, g, b, 0, append(args, int64(p.splits), partial, corr)...); err != nil {
 		return err
 	}
 	g, b = gridRows(nrows, p.splits)
 	return enqueue(dev, mod, name+"_finish_"+sfx, g, b, 0, out, partial, int64(nrows), int64(p.splits), corr)
+}
+
+// cols is a reduction of columns, as reduce_cols takes it: out[a*C + c]
+// reduces x[a*sA + k*sK + c] over k < K.
+type cols struct {
+	a, c, k, sA, sK int64
+}
+
+// columnsMin is the fewest columns that take reduce_cols: a warp reads 32
+// neighbours, so narrower rows of columns leave most of it idle, and below
+// a sector's worth the block form's reads are no worse.
+const columnsMin = 16
+
+// columns reports whether r reduces columns: its rows (the kept dims) are
+// one contiguous dim, or two of which the inner is contiguous, at least
+// columnsMin wide; the reduced dims are one (merged) dim; the row is long
+// enough for a block (the thread form, a thread per column, is coalesced
+// already for short ones).
+func (r *cRows) columns() (cols, bool) {
+	c := cols{a: 1, k: r.InnerShape[0], sK: r.InnerStride[1][0]}
+	if r.InnerRank != 1 || r.Offset[1] != 0 || c.k <= threadRowMax {
+		return c, false
+	}
+	switch r.OuterRank {
+	case 1:
+		c.c = r.OuterShape[0]
+	case 2:
+		c.a, c.sA, c.c = r.OuterShape[0], r.OuterStride[1][0], r.OuterShape[1]
+	default:
+		return c, false
+	}
+	last := r.OuterRank - 1
+	return c, r.OuterStride[1][last] == 1 && c.c >= columnsMin
+}
+
+// reduceColumns launches reduction name_<sfx> over the columns c of x into
+// out: blocks of 256 threads (8 warps over k), a task per 32 columns of one
+// a and one split of k, split when there are too few tasks to fill the GPU,
+// with at least colsSplitMin of a column's elements per split.
+func reduceColumns(dev dispatch.Device, mod, name, sfx string, out, x uint64, c cols, corr float64) error {
+	const colsSplitMin = 256
+	tasks := int(c.a) * int((c.c+31)/32)
+	splits := 1
+	if tasks < fillBlocks {
+		splits = min(max(fillBlocks/tasks, 1), max((int(c.k)+colsSplitMin-1)/colsSplitMin, 1))
+	}
+	g := [3]uint32{blocksFor(tasks*splits, 1), 1, 1}
+	b := [3]uint32{blockThreads, 1, 1}
+	args := []any{out, x, c.a, c.c, c.k, c.sA, c.sK, int64(splits)}
+	fn := name + "_cols_" + sfx
+	if splits == 1 {
+		return enqueue(dev, mod, fn, g, b, 0, append(args, uint64(0), corr)...)
+	}
+	nrows := int(c.a * c.c)
+	partial, free, err := borrow(dev, nrows*splits*accBytes)
+	if err != nil {
+		return err
+	}
+	defer free() // the allocator reuses it only after the queued kernels
+	if err := enqueue(dev, mod, fn, g, b, 0, append(args, partial, corr)...); err != nil {
+		return err
+	}
+	g, b = gridRows(nrows, splits)
+	return enqueue(dev, mod, name+"_finish_"+sfx, g, b, 0, out, partial, int64(nrows), int64(splits), corr)
+}
+
+// contigRuns is a reduction's rows as reduce_contig takes them: n runs of
+// l contiguous elements each, qstride apart, rows rstride apart.
+type contigRuns struct {
+	n, l, rstride, qstride int64
+}
+
+// runMin is the shortest run of a row of several runs that takes
+// reduce_contig: a warp's worth of float32 vectors. Shorter runs leave most
+// of a block idle at each run; the generic block form takes them.
+const runMin = 128
+
+// reduceRuns reports whether r's rows (of the input, operand 1) are one
+// contiguous run, or several runs of at least runMin contiguous elements at
+// a fixed stride (the reduced dims, merged, are two: an outer one and the
+// contiguous innermost), each row a fixed stride after the one before.
+func (r *cRows) reduceRuns() (contigRuns, bool) {
+	if stride, ok := r.runs(1); ok {
+		return contigRuns{n: 1, l: r.InnerShape[0], rstride: stride[1]}, true
+	}
+	c := contigRuns{n: r.InnerShape[0], l: r.InnerShape[1], qstride: r.InnerStride[1][0]}
+	if r.OuterRank != 1 || r.InnerRank != 2 || r.Offset[1] != 0 || r.InnerStride[1][1] != 1 || c.l < runMin {
+		return c, false
+	}
+	if r.OuterShape[0] > 1 {
+		c.rstride = r.OuterStride[1][0]
+	}
+	return c, true
+}
+
+// runs reports whether r's rows are runs of contiguous elements in its
+// first k operands (1: the input, operand 1, alone; 2: the output too), each
+// row starting a fixed stride after the one before, as the contiguous fast
+// paths (reduce_contig, softmax_contig) read them, and gives each operand's
+// row stride. Collapse has merged whatever dims can be: the rows must be
+// one dim (or a single row), their elements one dim of stride 1 (or a
+// single element), and no operand offset.
+func (r *cRows) runs(k int) (stride [2]int64, ok bool) {
+	if r.OuterRank != 1 || r.InnerRank != 1 {
+		return stride, false
+	}
+	for j := 2 - k; j < 2; j++ {
+		if r.Offset[j] != 0 || (r.InnerShape[0] > 1 && r.InnerStride[j][0] != 1) {
+			return stride, false
+		}
+		if r.OuterShape[0] > 1 {
+			stride[j] = r.OuterStride[j][0]
+		}
+	}
+	return stride, true
 }
 
 // alongRows lays out out and x (of one shape) as rows along dim, for cumsum

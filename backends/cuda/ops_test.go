@@ -247,10 +247,13 @@ func cases() []kcase {
 				caseOf(r.Op, ops.Reduce{Dims: []int{0}}, tensor(dt, []int{64, 4096})),
 				caseOf(r.Op, ops.Reduce{Dims: []int{1}, Correction: 1}, tensor(dt, []int{4096, 64}, 1, 4096)),
 				caseOf(r.Op, ops.Reduce{}, tensor(dt, []int{1000, 1000})),
-				caseOf(r.Op, ops.Reduce{Dims: []int{1}}, tensor(dt, []int{2, 20000})), // split in 2 blocks a row
+				caseOf(r.Op, ops.Reduce{Dims: []int{1}}, tensor(dt, []int{2, 20000})),   // split in 2 blocks a row
+				caseOf(r.Op, ops.Reduce{Dims: []int{0}}, tensor(dt, []int{40, 48})),     // columns (reduce_cols)
+				caseOf(r.Op, ops.Reduce{Dims: []int{1}}, tensor(dt, []int{3, 300, 20})), // columns of 3 planes, split
 				caseOf(r.Op, ops.Reduce{}, tensor(dt, []int{})))
 			if !r.OneDim {
-				cs = append(cs, caseOf(r.Op, ops.Reduce{Dims: []int{0, 2}, KeepDim: true}, tensor(dt, []int{3, 4, 5, 6})))
+				cs = append(cs, caseOf(r.Op, ops.Reduce{Dims: []int{0, 2}, KeepDim: true}, tensor(dt, []int{3, 4, 5, 6})),
+					caseOf(r.Op, ops.Reduce{Dims: []int{0, 2}}, tensor(dt, []int{3, 4, 130}))) // rows of 3 runs (reduce_contig)
 			}
 		}
 	}

@@ -60,6 +60,19 @@ inline int __shfl_down_sync(unsigned, int v, int delta) {
 	return r;
 }
 
+// The butterfly exchange: lane l reads lane l^mask, or its own value where
+// that lane is past the warp's end.
+inline int __shfl_xor_sync(unsigned, int v, int mask) {
+	int t = simt::flat_thread(), lane = t & 31, w = t >> 5;
+	int nt = blockDim.x * blockDim.y * blockDim.z;
+	int width = nt - w * 32 < 32 ? nt - w * 32 : 32;
+	simt::slots[t] = v;
+	simt::warp_bars[w]->arrive_and_wait();
+	int r = (lane ^ mask) < width ? simt::slots[w * 32 + (lane ^ mask)] : v;
+	simt::warp_bars[w]->arrive_and_wait();
+	return r;
+}
+
 inline float __int_as_float(int i) {
 	float f;
 	std::memcpy(&f, &i, 4);

@@ -33,6 +33,39 @@
 //   <op>_finish_<dtype>(Out *out, const Acc *partial, i64 nrows, i64 splits,
 //     double corr): one block per row (grid-stride over rows; blockDim.x a
 //     multiple of 32, at most 1024) combines a row's splits and writes out[r].
+//   <op>_runs_<dtype>(Out *out, const T *x, i64 nrows, i64 nruns, i64 L,
+//     i64 rstride, i64 qstride, i64 splits, Acc *partial, double corr): the
+//     block form (same grid, blocks, splits, partial and finish, for rows of
+//     n = nruns*L elements) for rows of nruns runs of L contiguous elements,
+//     element q*L + e of row r at x + r*rstride + q*qstride + e, with no Rows:
+//     reduce.cuh's reduce_contig. <op>_contig_<dtype>(Out *out, const T *x,
+//     i64 nrows, i64 n, i64 rstride, i64 splits, Acc *partial, double corr)
+//     is the same for one run a row (nruns 1, L = n), with fewer registers. Any alignment (each run's part in a split
+//     has a scalar head up to the first 16-byte boundary); a split is
+//     ceil(n/splits) rounded up to whole 16-byte vectors and must be shorter
+//     than 2^30 elements (the host sees to it), as the kernel counts within
+//     it in 32 bits. What the emulation
+//     cannot show: on an H200 a full reduction of 16M float32 is 1024
+//     splits of 16384 elements, one wave of 256-thread blocks (8 per
+//     multiprocessor at 32 registers), each thread with two 16-byte loads
+//     in flight (64 KiB per multiprocessor, more than twice the ~25 KiB
+//     that its share of 4.8 TB/s at ~700 ns needs);
+//     the float64 accumulation costs one f32->f64 conversion and one double
+//     add per element, at 16 and 64 per clock per multiprocessor, under the
+//     ~4 elements per clock that memory delivers. So it should run near the
+//     copy bandwidth (~4 TB/s) where the generic kernel ran at 0.63.
+//   <op>_cols_<dtype>(Out *out, const T *x, i64 A, i64 C, i64 K, i64 sA,
+//     i64 sK, i64 splits, Acc *partial, double corr): out[a*C + c] reduces
+//     x[a*sA + k*sK + c] over k < K (reduce.cuh's reduce_cols): rows that
+//     are columns, the innermost kept dim contiguous. A 1-D grid-stride loop
+//     over the A * ceil(C/32) * splits tasks; blockDim.x a multiple of 32, at
+//     most 256 (8 warps, each on every 8th k; COLS_WARPS). Each
+//     split is ceil(K/splits) of a column's k; splits > 1 fills partial as
+//     the block form does (for A*C rows) and <op>_finish_<dtype> follows.
+//     What the emulation cannot show: a warp's load is 32 neighbouring
+//     columns, 128 contiguous bytes of float32, where the block form read a
+//     sector per element, so a [4096, 4096] float32 bias gradient should
+//     read at near copy bandwidth rather than an eighth of it.
 #include "reduce.cuh"
 
 LATHE_NUMERIC(LATHE_NUMERIC_REDUCE)
@@ -50,8 +83,8 @@ __device__ void cumsum(T *out, const T *x, const Rows &R, i64 nrows, i64 n) {
 		i64 bo = row_base(R, 0, r), bx = row_base(R, 1, r);
 		A a = 0;
 		for (i64 j = 0; j < n; j++) {
-			a = acc_add(a, (A)x[bx + row_at(R, 1, j)]);
-			out[bo + row_at(R, 0, j)] = (T)a;
+			a = acc_add(a, (A)x[bx + row_elem(R, 1, j)]);
+			out[bo + row_elem(R, 0, j)] = (T)a;
 		}
 	}
 }
