@@ -118,7 +118,10 @@ struct GeluTanhBackward {
 		const F k = (F)0.7978845608028654, c = (F)0.044715;
 		F x2 = x * x, p, q;
 		sigmoids((F)2 * k * (x + c * x2 * x), p, q);
-		return g * (p + (F)2 * x * p * q * k * ((F)1 + (F)3 * c * x2));
+		// p q is 0 once |x| is large, where x (1 + 3c x^2) can overflow:
+		// the term is then 0, not 0 * inf (NaN).
+		F pq = p * q;
+		return g * (pq == (F)0 ? p : p + (F)2 * x * pq * k * ((F)1 + (F)3 * c * x2));
 	}
 };
 struct ReluBackward { // g where x > 0 (a NaN x gives 0), relu's gradient

@@ -184,7 +184,13 @@ fn sigmoids(w: f32) -> vec2<f32> {
 fn gelu_tanh_grad(x: f32) -> f32 {
     let x2 = x * x;
     let s = sigmoids(1.5957691216057308 * (x + 0.044715 * x2 * x));
-    return s.x + 2.0 * x * s.x * s.y * 0.7978845608028654 * (1.0 + 0.134145 * x2);
+    // s.x·s.y is 0 once |x| is large, where x·(1 + 0.134145·x²) can
+    // overflow: the term is then 0, not 0·inf (NaN).
+    let pq = s.x * s.y;
+    if (pq == 0.0) {
+        return s.x;
+    }
+    return s.x + 2.0 * x * pq * 0.7978845608028654 * (1.0 + 0.134145 * x2);
 }
 
 fn silu_grad(x: f32) -> f32 {
