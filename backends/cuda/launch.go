@@ -23,8 +23,10 @@ func devicePtr(t *dispatch.Tensor) uint64 {
 // kernels compute the wide ones; the narrow ones (float16, bfloat16, int8,
 // uint8) are stored narrow and computed in float32 or int32 by the same
 // kernels, through dispatch.ViaCompute and narrow.cu's conversions
-// (narrow.go). Native half kernels, which would skip the conversions'
-// passes and the wide temporaries, are owed.
+// (narrow.go). matmul takes the 16-bit floats in place where cuBLAS has
+// cublasGemmStridedBatchedEx (matmul.go); native half kernels for the
+// rest, which would skip the conversions' passes and the wide
+// temporaries, are owed.
 const dtypes = dispatch.AllTypes
 
 // register gives op a cuda kernel, k, for inputs whose first argument has

@@ -10,13 +10,35 @@ import (
 
 // Matrix products with torch.matmul's rules (ops.MatMulShapes):
 // float32 and float64 go to cuBLAS's strided-batched GEMM where cuBLAS
-// opens and each operand is a row- or column-major matrix; everything else
-// (integers, other strides, no cuBLAS) goes to the tiled PTX kernel, which
-// reads any strides. Broadcast batch dims become one batched call where
+// opens and each operand is a row- or column-major matrix, and so do
+// float16 and bfloat16, in place, through cublasGemmStridedBatchedEx
+// (float32 accumulation, one rounding at the end). Everything else goes to
+// the tiled PTX kernel, which reads any strides: integers, other strides,
+// no cuBLAS; a 16-bit float that cuBLAS cannot take in place gets there
+// through register's float32 temporaries, and may still reach cuBLAS's
+// sgemm from them. Broadcast batch dims become one batched call where
 // their strides fold into one, else one call per index of the dims that do
 // not fold.
 
-func init() { register(ops.MatMul, dispatch.Numeric, matmul) }
+func init() {
+	wide := dispatch.ViaCompute(computing{}, convert, matmul)
+	// Registered by hand, not through register, so that a 16-bit float
+	// product tries cuBLAS on its own storage before register's wrapper
+	// converts it: the conversions are three extra passes over memory and
+	// two temporaries, as long as the product itself at small sizes.
+	dispatch.RegisterKernel(kind, ops.MatMul, dispatch.Computable(dispatch.Numeric),
+		func(out *dispatch.Tensor, in []*dispatch.Tensor, a dispatch.None) error {
+			if dispatch.Halves.Has(out.DType) {
+				if err := product(out, in, false); err != errNoBLAS {
+					return err
+				}
+			}
+			return wide(out, in, a)
+		})
+}
+
+// blasDTypes are the dtypes that cuBLAS multiplies (device.gemm).
+var blasDTypes = dispatch.DTypeSet(1<<dispatch.Float32|1<<dispatch.Float64) | dispatch.Halves
 
 // gemmArgs is one strided-batched GEMM in cuBLAS's column-major terms,
 // computing C = op(A)·op(B) for batch matrices.
@@ -158,7 +180,15 @@ func rowMajorLayout(rows, cols, rs, cs int) (trans bool, ld int, ok bool) {
 	return false, 0, false
 }
 
+// matmul is the kernel of the wide dtypes: cuBLAS, else the PTX kernel.
 func matmul(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+	return product(out, in, true)
+}
+
+// product computes out = in[0]·in[1], all three of one dtype. Without ptx
+// it returns errNoBLAS, having done nothing, where cuBLAS cannot take the
+// product (no cuBLAS, or none for the dtype, or a layout it cannot read).
+func product(out *dispatch.Tensor, in []*dispatch.Tensor, ptx bool) error {
 	batch, n, k, m, _, err := ops.MatMulShapes(in[0].Shape, in[1].Shape)
 	if err != nil {
 		return err
@@ -180,7 +210,7 @@ func matmul(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error 
 	plan := planBatch(batch, [3][]int{a.Batch, b.Batch, c.Batch})
 	at := func(op operand, off int) uint64 { return op.ptr + uint64(off*size) }
 
-	if out.DType == dispatch.Float32 || out.DType == dispatch.Float64 {
+	if blasDTypes.Has(out.DType) {
 		tA, lda, okA := rowMajorLayout(n, k, a.RowStride, a.ColStride)
 		tB, ldb, okB := rowMajorLayout(k, m, b.RowStride, b.ColStride)
 		if okA && okB && fitsInt32(n, m, k, lda, ldb, plan.count) {
@@ -206,6 +236,9 @@ func matmul(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error 
 				return err
 			}
 		}
+	}
+	if !ptx {
+		return errNoBLAS
 	}
 
 	return plan.each(func(oa, ob, oc int) error {
