@@ -177,13 +177,14 @@ func emulate(t *testing.T) *checkQueue {
 		return p, func() { cudaemu.Free(p) }, nil
 	}
 	checksOn = func(dispatch.Device) (*checkQueue, error) { return q, nil }
-	oldM, oldS := allocate, multiprocessors
+	oldM, oldS, oldG, oldBL := allocate, multiprocessors, gemm, blasOn
 	allocate = func(_ dispatch.Device, dt dispatch.DType, n int) (dispatch.Buffer, error) {
 		return emuBuffer{ptr: cudaemu.Alloc(n * dt.Size()), owned: true}, nil
 	}
 	multiprocessors = func(dispatch.Device) int { return 0 }
+	gemm, blasOn = noBLAS, noDevice // the emulation has the PTX kernels only
 	t.Cleanup(func() {
-		allocate, multiprocessors = oldM, oldS
+		allocate, multiprocessors, gemm, blasOn = oldM, oldS, oldG, oldBL
 		enqueue, addressOf, borrow, checksOn = oldE, oldA, oldB, oldC
 		for _, p := range mem.allocs {
 			cudaemu.Free(p)

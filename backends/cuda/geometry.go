@@ -79,8 +79,12 @@ var (
 	// multiprocessors is a device's multiprocessor count, 0 where it
 	// cannot say (backend.go; nocgo.go).
 	multiprocessors = multiprocessorsOf
-	gemm            = gemmOn  // a cuBLAS product (conv's and attention's; matmul calls gemmOn)
-	blasOn          = hasBLAS // whether a device has cuBLAS
+	// gemm is a cuBLAS product (matmul's, conv's and attention's) and
+	// blasOn whether a device has cuBLAS: the tests that record or emulate
+	// launches make both say "no cuBLAS", so that on a GPU machine their
+	// made-up addresses never reach the real library.
+	gemm   = gemmOn
+	blasOn = hasBLAS
 )
 
 // kernels holds every kernel registered by this package, a

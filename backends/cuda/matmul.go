@@ -211,30 +211,26 @@ func product(out *dispatch.Tensor, in []*dispatch.Tensor, ptx bool) error {
 	at := func(op operand, off int) uint64 { return op.ptr + uint64(off*size) }
 
 	if blasDTypes.Has(out.DType) {
-		tA, lda, okA := rowMajorLayout(n, k, a.RowStride, a.ColStride)
-		tB, ldb, okB := rowMajorLayout(k, m, b.RowStride, b.ColStride)
-		if okA && okB && fitsInt32(n, m, k, lda, ldb, plan.count) {
-			// Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: the same memory
-			// with the operands swapped, so cuBLAS gets B first and m, n
-			// exchanged, and C needs no transpose.
-			used := false
-			err := plan.each(func(oa, ob, oc int) error {
-				var err error
-				used, err = gemmOn(out.Device, out.DType, gemmArgs{
-					transA: tB, transB: tA, m: m, n: n, k: k,
-					a: at(b, ob), lda: ldb, strideA: int64(plan.strides[1]),
-					b: at(a, oa), ldb: lda, strideB: int64(plan.strides[0]),
-					c: at(c, oc), ldc: m, strideC: int64(plan.strides[2]),
-					batch: plan.count,
-				})
-				if !used {
-					return errNoBLAS
-				}
-				return err
-			})
-			if err != errNoBLAS {
-				return err
+		s := cMatmulStrides{
+			A: [3]int64{int64(plan.strides[0]), int64(a.RowStride), int64(a.ColStride)},
+			B: [3]int64{int64(plan.strides[1]), int64(b.RowStride), int64(b.ColStride)},
+			C: [3]int64{int64(plan.strides[2]), int64(m), 1},
+		}
+		// The layout and the device are the same for every outer index:
+		// the first call says whether cuBLAS takes them, before any runs.
+		err := plan.each(func(oa, ob, oc int) error {
+			g, ok := stridedGemm(at(a, oa), at(b, ob), at(c, oc), n, m, k, plan.count, s)
+			if !ok {
+				return errNoBLAS
 			}
+			used, err := gemm(out.Device, out.DType, g)
+			if !used {
+				return errNoBLAS
+			}
+			return err
+		})
+		if err != errNoBLAS {
+			return err
 		}
 	}
 	if !ptx {

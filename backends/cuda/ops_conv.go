@@ -47,7 +47,8 @@ func gemmStrided(dev dispatch.Device, dt dispatch.DType, a, b, c uint64, m, n, k
 	return gemm(dev, dt, g)
 }
 
-// stridedGemm is the column-major GEMM that computes batchedProduct; ok is
+// stridedGemm is the column-major GEMM that computes batchedProduct (and
+// matmul's products, matmul.go); ok is
 // false where an operand is not a BLAS matrix (conv's always are), a size
 // passes cuBLAS's int, or k is 0. As in matmul, row-major C = A·B is
 // column-major Cᵀ = Bᵀ·Aᵀ: the same memory with the operands swapped.
