@@ -29,7 +29,7 @@ func init() {
 	dispatch.RegisterKernel(kind, ops.MatMul, dispatch.Computable(dispatch.Numeric),
 		func(out *dispatch.Tensor, in []*dispatch.Tensor, a dispatch.None) error {
 			if dispatch.Halves.Has(out.DType) {
-				if err := product(out, in, false); err != errNoBLAS {
+				if err := multiply(out, in, false); err != errNoBLAS {
 					return err
 				}
 			}
@@ -182,13 +182,13 @@ func rowMajorLayout(rows, cols, rs, cs int) (trans bool, ld int, ok bool) {
 
 // matmul is the kernel of the wide dtypes: cuBLAS, else the PTX kernel.
 func matmul(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
-	return product(out, in, true)
+	return multiply(out, in, true)
 }
 
-// product computes out = in[0]·in[1], all three of one dtype. Without ptx
+// multiply computes out = in[0]·in[1], all three of one dtype. Without ptx
 // it returns errNoBLAS, having done nothing, where cuBLAS cannot take the
 // product (no cuBLAS, or none for the dtype, or a layout it cannot read).
-func product(out *dispatch.Tensor, in []*dispatch.Tensor, ptx bool) error {
+func multiply(out *dispatch.Tensor, in []*dispatch.Tensor, ptx bool) error {
 	batch, n, k, m, _, err := ops.MatMulShapes(in[0].Shape, in[1].Shape)
 	if err != nil {
 		return err
