@@ -135,7 +135,11 @@ func (d *device) describe() string {
 	}
 	if d.blas != nil {
 		v := d.blasVer
-		return s + fmt.Sprintf(", matmul by cuBLAS %d.%d.%d (%s)", v/10000, v%10000/100, v%100, d.blas.path)
+		s += fmt.Sprintf(", matmul by cuBLAS %d.%d.%d (%s)", v/10000, v%10000/100, v%100, d.blas.path)
+		if !d.blas.ex {
+			s += ", float16 and bfloat16 through float32 (no cublasGemmStridedBatchedEx)"
+		}
+		return s
 	}
 	return s + ", matmul by lathe's PTX kernel (" + d.blasWhy + ")"
 }

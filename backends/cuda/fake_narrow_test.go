@@ -194,6 +194,10 @@ func fakeHalfMatmul(t *testing.T, dev dispatch.Device) {
 		return s
 	}
 	defer func(ex bool) { d.blas.ex = ex }(d.blas.ex)
+	d.blas.ex = false
+	if desc := cudaBackend.Describe(dev.Index); !strings.Contains(desc, "float16 and bfloat16 through float32") {
+		t.Errorf("Describe without the Ex entry point: %q does not say so", desc)
+	}
 	for _, c := range cases {
 		for _, dt := range []dispatch.DType{dispatch.Float16, dispatch.BFloat16} {
 			for _, ex := range []bool{true, false} {
