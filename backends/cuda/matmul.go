@@ -19,6 +19,16 @@ import (
 // sgemm from them. Broadcast batch dims become one batched call where
 // their strides fold into one, else one call per index of the dims that do
 // not fold.
+//
+// What the stand-in cuBLAS (testdata/fakecublas.c) cannot show: speed.
+// On Hopper cuBLAS runs the 16-bit products on tensor cores (wgmma) with
+// float32 accumulators; its fastest kernels want A, B and C at 16-byte
+// aligned addresses and leading dims that are multiples of 8 elements,
+// which whole tensors from the caching allocator have (512-byte blocks)
+// and views at odd offsets or with odd row lengths may not: those still
+// run, on slower kernels that cuBLAS picks itself. Forbidding reduced-
+// precision split-K reductions (mathNoReducedReduction) may cost a
+// workspace pass on long-k, small-output shapes.
 
 func init() {
 	wide := dispatch.ViaCompute(computing{}, convert, matmul)
