@@ -481,6 +481,14 @@ func hasBLAS(dev dispatch.Device) bool {
 	return err == nil && d.blas != nil
 }
 
+// halfGemmOn reports whether dev opens and its cuBLAS multiplies float16
+// and bfloat16 in place (device.gemm), which a 16-bit convolution asks
+// before it unfolds its input in the 16-bit dtype.
+func halfGemmOn(dev dispatch.Device) bool {
+	d, err := opened(dev)
+	return err == nil && d.blas != nil && d.blas.ex
+}
+
 // zeroOn fills n bytes at dst on dev with zeros.
 func zeroOn(dev dispatch.Device, dst uint64, n int) error {
 	d, err := opened(dev)

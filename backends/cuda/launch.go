@@ -41,3 +41,26 @@ func register[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kerne
 	dispatch.RegisterKernel(kind, op, dispatch.Computable(set), wrapped)
 	return wrapped
 }
+
+// A halfKernel computes a float16 or bfloat16 call in its own dtype, with
+// no float32 temporaries, where it can; done is false, and nothing ran,
+// where it cannot (no cuBLAS for the 16-bit floats, a layout it does not
+// take).
+type halfKernel[A any] func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) (done bool, err error)
+
+// registerHalves is register for a kernel k with a native path for the
+// 16-bit floats, half, which a float16 or bfloat16 call tries first; the
+// calls it does not do take register's float32 temporaries to k.
+func registerHalves[A any](op *dispatch.Op[A], set dispatch.DTypeSet, half halfKernel[A], k dispatch.Kernel[A]) dispatch.Kernel[A] {
+	wide := dispatch.ViaCompute(computing{}, convert, k)
+	both := func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) error {
+		if dispatch.Halves.Has(out.DType) {
+			if done, err := half(out, in, a); done {
+				return err
+			}
+		}
+		return wide(out, in, a)
+	}
+	dispatch.RegisterKernel(kind, op, dispatch.Computable(set), both)
+	return both
+}

@@ -31,20 +31,14 @@ import (
 // workspace pass on long-k, small-output shapes.
 
 func init() {
-	wide := dispatch.ViaCompute(computing{}, convert, matmul)
-	// Registered by hand, not through register, so that a 16-bit float
-	// product tries cuBLAS on its own storage before register's wrapper
-	// converts it: the conversions are three extra passes over memory and
-	// two temporaries, as long as the product itself at small sizes.
-	dispatch.RegisterKernel(kind, ops.MatMul, dispatch.Computable(dispatch.Numeric),
-		func(out *dispatch.Tensor, in []*dispatch.Tensor, a dispatch.None) error {
-			if dispatch.Halves.Has(out.DType) {
-				if err := multiply(out, in, false); err != errNoBLAS {
-					return err
-				}
-			}
-			return wide(out, in, a)
-		})
+	// A 16-bit float product tries cuBLAS on its own storage before
+	// register's wrapper converts it: the conversions are three extra
+	// passes over memory and two temporaries, as long as the product
+	// itself at small sizes.
+	registerHalves(ops.MatMul, dispatch.Numeric, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) (bool, error) {
+		err := multiply(out, in, false)
+		return err != errNoBLAS, err
+	}, matmul)
 }
 
 // blasDTypes are the dtypes that cuBLAS multiplies (device.gemm).

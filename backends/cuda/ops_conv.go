@@ -37,7 +37,7 @@ func batchedProduct(dev dispatch.Device, dt dispatch.DType, a, b, c uint64, m, n
 // false where the device has no cuBLAS or stridedGemm refuses, and then
 // err means nothing.
 func gemmStrided(dev dispatch.Device, dt dispatch.DType, a, b, c uint64, m, n, k, batch int, s cMatmulStrides) (used bool, err error) {
-	if dt != dispatch.Float32 && dt != dispatch.Float64 {
+	if !blasDTypes.Has(dt) {
 		return false, nil
 	}
 	g, ok := stridedGemm(a, b, c, m, n, k, batch, s)
@@ -108,17 +108,25 @@ func (d convDims) unfold(dev dispatch.Device, dt dispatch.DType, x *dispatch.Ten
 	return col, freeC, nil
 }
 
-// launchWindow launches unfold.cu's fn over n outputs.
+// launchWindow launches unfold.cu's fn over n outputs. unfold of float16
+// and bfloat16 is unfold_h16, a copy of 16-bit words (convForwardHalf).
 func launchWindow(dev dispatch.Device, fn string, dt dispatch.DType, out, in uint64, n int, g cPoolGeom) error {
 	if n == 0 {
 		return nil
 	}
+	sfx := suffix(dt)
+	if dispatch.Halves.Has(dt) {
+		sfx = "h16"
+	}
 	grid, block := grid1(n)
-	return enqueue(dev, "unfold", fn+"_"+suffix(dt), grid, block, 0, out, in, int64(n), cBytes(&g))
+	return enqueue(dev, "unfold", fn+"_"+sfx, grid, block, 0, out, in, int64(n), cBytes(&g))
 }
 
 func init() {
-	kernel(ops.Conv, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) error {
+	kernelHalves(ops.Conv, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) (bool, error) {
+		done, err := convForwardHalf(out, in[0], in[1], a)
+		return done, named("conv", err)
+	}, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) error {
 		return named("conv", convForward(out, in[0], in[1], a))
 	})
 	kernel(ops.ConvInputBackward, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) error {
@@ -165,6 +173,27 @@ func convForward(out, x, w *dispatch.Tensor, a ops.ConvParams) error {
 		}
 	}
 	return nil
+}
+
+// convForwardHalf is convForward of float16 or bfloat16 in its own dtype
+// where the device's cuBLAS multiplies it in place (halfGemm): the columns
+// unfolded as 16-bit words (unfold_h16), the products by
+// cublasGemmStridedBatchedEx straight into out, summed in float32 and
+// rounded once, as the float32 path and a conversion would round them. It
+// does nothing (done false) for an input or weight that is not
+// contiguous (copying it needs the 16-bit copy kernels, which are owed),
+// an empty sum (zeros) or sizes past cuBLAS's int: the float32 path takes
+// those. The backward ops stay on the float32 path: fold and the weight
+// gradient's batch sum add in the dtype they are launched for.
+func convForwardHalf(out, x, w *dispatch.Tensor, a ops.ConvParams) (done bool, err error) {
+	if !halfGemm(out.Device) || !viewOf(x).contiguous() || !viewOf(w).contiguous() {
+		return false, nil
+	}
+	d, err := newConvDims(x.Shape, out.Shape, a.WindowFor(w.Shape), a.Groups)
+	if err != nil || d.ck() == 0 || !fitsInt32(d.n, d.og(), d.ck(), d.l) {
+		return false, nil
+	}
+	return true, convForward(out, x, w, a)
 }
 
 // convInputBackward: dx[n] = fold(W_gᵀ · gy[n, g] over the groups).

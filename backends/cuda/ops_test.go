@@ -45,13 +45,13 @@ func recordLaunches(t *testing.T) *[]launched {
 	oldC, oldM, oldG, oldBL := checksOn, allocate, gemm, blasOn
 	checksOn = func(dispatch.Device) (*checkQueue, error) { return q, nil }
 	allocate = func(dispatch.Device, dispatch.DType, int) (dispatch.Buffer, error) { return recordedBuffer{}, nil }
-	oldS := multiprocessors
+	oldS, oldH := multiprocessors, halfGemm
 	multiprocessors = func(dispatch.Device) int { return 0 } // defaultSMs: no device is opened
 	// The PTX's products are what is checked here, on any machine: no
 	// made-up address may reach a real cuBLAS.
-	gemm, blasOn = noBLAS, noDevice
+	gemm, blasOn, halfGemm = noBLAS, noDevice, noDevice
 	t.Cleanup(func() {
-		enqueue, addressOf, borrow, checksOn, allocate, multiprocessors, gemm, blasOn = oldE, oldA, oldB, oldC, oldM, oldS, oldG, oldBL
+		enqueue, addressOf, borrow, checksOn, allocate, multiprocessors, gemm, blasOn, halfGemm = oldE, oldA, oldB, oldC, oldM, oldS, oldG, oldBL, oldH
 	})
 	return &log
 }
@@ -60,7 +60,7 @@ func recordLaunches(t *testing.T) *[]launched {
 // PTX paths.
 func noBLAS(dispatch.Device, dispatch.DType, gemmArgs) (bool, error) { return false, nil }
 
-// noDevice is blasOn for a device without cuBLAS.
+// noDevice is blasOn and halfGemm for a device without cuBLAS.
 func noDevice(dispatch.Device) bool { return false }
 
 // recordedBuffer is a wide temporary of dispatch.ViaCompute for recorded
