@@ -14,7 +14,9 @@ import (
 // with the tiled matmul kernel (kernels/cuda/matmul.cu), which needs nothing
 // but the PTX. The input gradient is the transposed product folded back
 // (col2im); the weight gradient is the products per image, summed over the
-// batch with the sum reduction.
+// batch with the sum reduction. float16 and bfloat16 run in float32 through
+// register's temporaries, but for the forward of contiguous tensors where
+// cuBLAS multiplies them in place (convForwardHalf).
 
 // batchedProduct is C[b] = A[b] B[b] for batch products of M x K by K x N,
 // each operand through its strides s (batch, row, column; a batch stride
