@@ -85,6 +85,11 @@ typedef struct {
 	cublasStatus_t (*dgemmStridedBatched)(cublasHandle_t, int, int, int, int, int,
 		const double *, const double *, int, long long, const double *, int, long long,
 		const double *, double *, int, long long, int);
+	// Optional: NULL where the library lacks it (matmul of float16 and
+	// bfloat16 then goes through float32 temporaries and the sgemm above).
+	cublasStatus_t (*gemmStridedBatchedEx)(cublasHandle_t, int, int, int, int, int,
+		const void *, const void *, int, int, long long, const void *, int, int, long long,
+		const void *, void *, int, int, long long, int, int, int);
 	// Optional (cuBLAS 11.4.2 on): NULL where the library is older.
 	const char *(*getStatusName)(cublasStatus_t);
 	const char *(*getStatusString)(cublasStatus_t);
@@ -238,6 +243,24 @@ static cublasStatus_t lathe_cublas_dgemm(lathe_cublas *b, lathe_cuda *l, CUconte
 	if ((st = b->setMathMode(h, 0)) != 0) return st;
 	return b->dgemmStridedBatched(h, ta, tb, m, n, k, &alpha, (const double *)(uintptr_t)A, lda, sA,
 		(const double *)(uintptr_t)B, ldb, sB, &beta, (double *)(uintptr_t)C, ldc, sC, batch);
+}
+
+// C = op(A)·op(B) (alpha 1, beta 0, float scalars) over a strided batch,
+// column-major, with A, B and C of cudaDataType_t type (CUDA_R_16F 2,
+// CUDA_R_16BF 14, CUDA_R_32F 0), computed as computeType says
+// (CUBLAS_COMPUTE_32F 68: products and sums in float32) by the algorithm
+// cuBLAS picks (CUBLAS_GEMM_DEFAULT, -1), with the math mode set first.
+static cublasStatus_t lathe_cublas_gemm_ex(lathe_cublas *b, lathe_cuda *l, CUcontext c, CUresult *cuErr,
+		cublasHandle_t h, int mathMode, int ta, int tb, int m, int n, int k,
+		CUdeviceptr A, int lda, long long sA, CUdeviceptr B, int ldb, long long sB,
+		CUdeviceptr C, int ldc, long long sC, int batch, int type, int computeType) {
+	cublasStatus_t st;
+	float alpha = 1, beta = 0;
+	LATHE_BLAS_IN_CTX(l, c, cuErr);
+	if ((st = b->setMathMode(h, mathMode)) != 0) return st;
+	return b->gemmStridedBatchedEx(h, ta, tb, m, n, k, &alpha, (const void *)(uintptr_t)A, type, lda, sA,
+		(const void *)(uintptr_t)B, type, ldb, sB, &beta, (void *)(uintptr_t)C, type, ldc, sC, batch,
+		computeType, -1);
 }
 
 // dlopen and dlerror in one call: dlerror's text is per thread, and two

@@ -135,7 +135,11 @@ func (d *device) describe() string {
 	}
 	if d.blas != nil {
 		v := d.blasVer
-		return s + fmt.Sprintf(", matmul by cuBLAS %d.%d.%d (%s)", v/10000, v%10000/100, v%100, d.blas.path)
+		s += fmt.Sprintf(", matmul by cuBLAS %d.%d.%d (%s)", v/10000, v%10000/100, v%100, d.blas.path)
+		if !d.blas.ex {
+			s += ", float16 and bfloat16 through float32 (no cublasGemmStridedBatchedEx)"
+		}
+		return s
 	}
 	return s + ", matmul by lathe's PTX kernel (" + d.blasWhy + ")"
 }
@@ -399,21 +403,33 @@ func (d *device) launch(mod, fn string, grid, block [3]uint32, shared uint32, ar
 	return nil
 }
 
-// gemm runs one strided-batched product on cuBLAS; ok is false where the
-// device has no cuBLAS.
+// gemm runs one strided-batched product of dtype dt (float32, float64,
+// float16 or bfloat16) on cuBLAS; ok is false where the device has no
+// cuBLAS, or none that takes dt (the 16-bit floats need
+// cublasGemmStridedBatchedEx).
 func (d *device) gemm(dt dispatch.DType, g gemmArgs) (ok bool, err error) {
-	if d.blas == nil {
+	if d.blas == nil || dispatch.Halves.Has(dt) && !d.blas.ex {
 		return false, nil
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var status int
 	var cuErr cuResult
-	call := "cublasSgemmStridedBatched"
-	if dt == dispatch.Float64 {
+	var call string
+	switch dt {
+	case dispatch.Float64:
 		call = "cublasDgemmStridedBatched"
 		status, cuErr = d.blas.dgemm(d.drv, d.ctx, d.blasH, g)
-	} else {
+	case dispatch.Float16, dispatch.BFloat16:
+		// TF32 does not apply: tensor cores take 16-bit inputs as they are.
+		typ := cudaR16F
+		if dt == dispatch.BFloat16 {
+			typ = cudaR16BF
+		}
+		call = "cublasGemmStridedBatchedEx"
+		status, cuErr = d.blas.gemmEx(d.drv, d.ctx, d.blasH, typ, g)
+	default:
+		call = "cublasSgemmStridedBatched"
 		status, cuErr = d.blas.sgemm(d.drv, d.ctx, d.blasH, allowTF32.Load(), g)
 	}
 	if status != 0 {
@@ -463,6 +479,14 @@ func gemmOn(dev dispatch.Device, dt dispatch.DType, g gemmArgs) (bool, error) {
 func hasBLAS(dev dispatch.Device) bool {
 	d, err := opened(dev)
 	return err == nil && d.blas != nil
+}
+
+// halfGemmOn reports whether dev opens and its cuBLAS multiplies float16
+// and bfloat16 in place (device.gemm), which a 16-bit convolution asks
+// before it unfolds its input in the 16-bit dtype.
+func halfGemmOn(dev dispatch.Device) bool {
+	d, err := opened(dev)
+	return err == nil && d.blas != nil && d.blas.ex
 }
 
 // zeroOn fills n bytes at dst on dev with zeros.

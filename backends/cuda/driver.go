@@ -356,6 +356,10 @@ func (d *driver) eventSynchronize(ctx cuContext, e cuEvent) cuResult {
 type cublas struct {
 	path string
 	fns  *C.lathe_cublas
+	// ex is whether it has cublasGemmStridedBatchedEx, which multiplies
+	// float16 and bfloat16 in place; a variable, not a test of fns, so
+	// that the tests can take the path without it too.
+	ex bool
 }
 
 // cublasCandidates are where cuBLAS is looked for: LATHE_CUBLAS_LIB, the
@@ -381,6 +385,7 @@ func openCublas() (*cublas, error) {
 		{"cublasGetVersion_v2", unsafe.Pointer(&f.getVersion), false},
 		{"cublasSgemmStridedBatched", unsafe.Pointer(&f.sgemmStridedBatched), false},
 		{"cublasDgemmStridedBatched", unsafe.Pointer(&f.dgemmStridedBatched), false},
+		{"cublasGemmStridedBatchedEx", unsafe.Pointer(&f.gemmStridedBatchedEx), true},
 		{"cublasGetStatusName", unsafe.Pointer(&f.getStatusName), true},
 		{"cublasGetStatusString", unsafe.Pointer(&f.getStatusString), true},
 		{"cublasDestroy_v2", unsafe.Pointer(&f.destroy), true},
@@ -390,7 +395,7 @@ func openCublas() (*cublas, error) {
 		C.free(unsafe.Pointer(f))
 		return nil, err
 	}
-	return &cublas{path: path, fns: f}, nil
+	return &cublas{path: path, fns: f, ex: f.gemmStridedBatchedEx != nil}, nil
 }
 
 func (b *cublas) statusText(status int) (name, text string) {
@@ -445,6 +450,37 @@ func (b *cublas) dgemm(d *driver, ctx cuContext, h blasHandle, g gemmArgs) (stat
 		1, C.CUdeviceptr(g.a), C.int(g.lda), C.longlong(g.strideA),
 		C.CUdeviceptr(g.b), C.int(g.ldb), C.longlong(g.strideB),
 		0, C.CUdeviceptr(g.c), C.int(g.ldc), C.longlong(g.strideC), C.int(g.batch))
+	return int(st), cuResult(ce)
+}
+
+// The cuBLAS enums that gemmEx passes, from the cuBLAS guide
+// (cudaDataType_t, cublasComputeType_t, cublasMath_t).
+const (
+	cudaR16F  = 2  // CUDA_R_16F
+	cudaR16BF = 14 // CUDA_R_16BF
+	// cublasCompute32F: products and sums in float32, the result rounded
+	// once to C's type; what at::mm does for torch.half and torch.bfloat16,
+	// and what the cpu's half matmul does.
+	cublasCompute32F = 68
+	// mathNoReducedReduction is CUBLAS_DEFAULT_MATH (0) with
+	// CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION (16): without it
+	// cuBLAS may add the partial sums of a split-K product in C's 16-bit
+	// type, rounding more than once. PyTorch allows that by default
+	// (allow_fp16_reduced_precision_reduction); lathe's contract is one
+	// rounding at the end (dispatch.ViaCompute), the same on every device.
+	mathNoReducedReduction = 16
+)
+
+// gemmEx runs C = A·B (alpha 1, beta 0) with A, B and C of cuBLAS data type
+// typ (cudaR16F or cudaR16BF), accumulating in float32.
+func (b *cublas) gemmEx(d *driver, ctx cuContext, h blasHandle, typ int, g gemmArgs) (status int, cuErr cuResult) {
+	var ce C.CUresult
+	st := C.lathe_cublas_gemm_ex(b.fns, d.fns, ctx, &ce, h, mathNoReducedReduction, blasOp(g.transA), blasOp(g.transB),
+		C.int(g.m), C.int(g.n), C.int(g.k),
+		C.CUdeviceptr(g.a), C.int(g.lda), C.longlong(g.strideA),
+		C.CUdeviceptr(g.b), C.int(g.ldb), C.longlong(g.strideB),
+		C.CUdeviceptr(g.c), C.int(g.ldc), C.longlong(g.strideC), C.int(g.batch),
+		C.int(typ), cublasCompute32F)
 	return int(st), cuResult(ce)
 }
 

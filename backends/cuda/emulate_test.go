@@ -177,13 +177,20 @@ func emulate(t *testing.T) *checkQueue {
 		return p, func() { cudaemu.Free(p) }, nil
 	}
 	checksOn = func(dispatch.Device) (*checkQueue, error) { return q, nil }
-	oldM, oldS := allocate, multiprocessors
+	oldM, oldS, oldG, oldBL, oldH := allocate, multiprocessors, gemm, blasOn, halfGemm
 	allocate = func(_ dispatch.Device, dt dispatch.DType, n int) (dispatch.Buffer, error) {
 		return emuBuffer{ptr: cudaemu.Alloc(n * dt.Size()), owned: true}, nil
 	}
 	multiprocessors = func(dispatch.Device) int { return 0 }
+	// The emulation has the PTX kernels only, unless a test gives it a
+	// reference cuBLAS (emuBLAS).
+	gemm, blasOn, halfGemm = noBLAS, noDevice, noDevice
+	if emuBLAS != nil {
+		yes := func(dispatch.Device) bool { return true }
+		gemm, blasOn, halfGemm = emuBLAS, yes, yes
+	}
 	t.Cleanup(func() {
-		allocate, multiprocessors = oldM, oldS
+		allocate, multiprocessors, gemm, blasOn, halfGemm = oldM, oldS, oldG, oldBL, oldH
 		enqueue, addressOf, borrow, checksOn = oldE, oldA, oldB, oldC
 		for _, p := range mem.allocs {
 			cudaemu.Free(p)

@@ -17,9 +17,9 @@ import (
 // fakeNarrow runs the narrow dtypes through the backend's own host code,
 // against the stand-in driver (whose convert_* kernels round with the C
 // compiler's _Float16) or a real device: storage of every narrow dtype,
-// a float16 matmul through the wrapper's wide temporaries and cuBLAS,
-// bit for bit the cpu's (also from 8 goroutines at once), an int8 value
-// check, and every temporary back in the pool.
+// a float16 matmul (cuBLAS's GemmEx on the 16-bit storage; fakeHalfMatmul
+// has the other paths), bit for bit the cpu's (also from 8 goroutines at
+// once), an int8 value check, and every temporary back in the pool.
 func fakeNarrow(t *testing.T, dev dispatch.Device) {
 	// The device's value-check slots are allocated at its first check and
 	// kept for its life: a passing int32 check first, so that they are in
@@ -142,4 +142,166 @@ func matmulOn(dev dispatch.Device, a, b []half.Float16) ([]half.Float16, error) 
 		return nil, err
 	}
 	return got.([]half.Float16), nil
+}
+
+// fakeHalfMatmul runs float16 and bfloat16 products of every layout
+// through dispatch: those whose operands cuBLAS reads go to
+// cublasGemmStridedBatchedEx on their own storage (one call per outer
+// batch index, no conversion launched), the others, and every product
+// where cuBLAS lacks the Ex entry point, through float32 temporaries; each
+// result bit for bit the cpu's. The values are small multiples of 1/4,
+// whose products and sums float32 holds exactly, so that every correct
+// path rounds the same exact sum once.
+func fakeHalfMatmul(t *testing.T, dev dispatch.Device) {
+	d := d0(t)
+	if d.blas == nil {
+		t.Skip("no cuBLAS")
+	}
+	type view struct {
+		shape, strides []int
+		offset         int
+	}
+	cases := []struct {
+		name        string
+		sizeA       int
+		va          view
+		sizeB       int
+		vb          view
+		gemms       int // cuBLAS calls in place; 0: the PTX kernel
+		roundsTwice bool
+	}{
+		{"batched row-major", 24, view{[]int{2, 3, 4}, []int{12, 4, 1}, 0}, 20, view{[]int{4, 5}, []int{5, 1}, 0}, 1, false},
+		{"batched both", 24, view{[]int{2, 3, 4}, []int{12, 4, 1}, 0}, 40, view{[]int{2, 4, 5}, []int{20, 5, 1}, 0}, 1, false},
+		{"rhs transposed", 24, view{[]int{2, 3, 4}, []int{12, 4, 1}, 0}, 20, view{[]int{4, 5}, []int{1, 4}, 0}, 1, false},
+		{"lhs transposed, offset", 13, view{[]int{3, 4}, []int{1, 3}, 1}, 20, view{[]int{4, 5}, []int{5, 1}, 0}, 1, false},
+		{"leading dims past the row, offsets", 40, view{[]int{3, 4}, []int{7, 1}, 3}, 50, view{[]int{4, 5}, []int{9, 1}, 5}, 1, false},
+		{"batch strides past the matrix", 60, view{[]int{2, 3, 4}, []int{30, 4, 1}, 0}, 20, view{[]int{4, 5}, []int{5, 1}, 0}, 1, false},
+		{"cross broadcast", 24, view{[]int{2, 1, 3, 4}, []int{12, 12, 4, 1}, 0}, 60, view{[]int{1, 3, 4, 5}, []int{60, 20, 5, 1}, 0}, 2, false},
+		{"1-d lhs", 4, view{[]int{4}, []int{1}, 0}, 20, view{[]int{4, 5}, []int{5, 1}, 0}, 1, false},
+		{"1-d rhs", 12, view{[]int{3, 4}, []int{4, 1}, 0}, 8, view{[]int{4}, []int{2}, 0}, 1, false},
+		// [big, 1, 1, 0]·[1, 1, 1, 1] with big 2048 in float16, 256 in
+		// bfloat16: big + 2 exactly, which the dtype holds; a split-K sum
+		// rounded to the dtype per half of k gives big + 1 → big first
+		// (the stand-in does that unless the math mode forbids it).
+		{"one rounding", 4, view{[]int{1, 4}, []int{4, 1}, 0}, 4, view{[]int{4, 1}, []int{1, 1}, 0}, 1, true},
+		{"every other column: the PTX kernel", 24, view{[]int{3, 4}, []int{8, 2}, 0}, 20, view{[]int{4, 5}, []int{5, 1}, 0}, 0, false},
+	}
+	seq := func(n int) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = float32(i%7-3) + float32(i%4)/4
+		}
+		return s
+	}
+	defer func(ex bool) { d.blas.ex = ex }(d.blas.ex)
+	d.blas.ex = false
+	if desc := cudaBackend.Describe(dev.Index); !strings.Contains(desc, "float16 and bfloat16 through float32") {
+		t.Errorf("Describe without the Ex entry point: %q does not say so", desc)
+	}
+	for _, c := range cases {
+		for _, dt := range []dispatch.DType{dispatch.Float16, dispatch.BFloat16} {
+			for _, ex := range []bool{true, false} {
+				name := fmt.Sprintf("%s/%s/gemmEx=%v", c.name, dt, ex)
+				t.Run(name, func(t *testing.T) {
+					d.blas.ex = ex
+					ha, hb := seq(c.sizeA), seq(c.sizeB)
+					big, exact := float32(2048), half.Float16FromFloat32(2050)
+					if dt == dispatch.BFloat16 {
+						big, exact = 256, half.BFloat16FromFloat32(258)
+					}
+					if c.roundsTwice {
+						ha, hb = []float32{big, 1, 1, 0}, []float32{1, 1, 1, 1}
+					}
+					var op string // the last launch on dev, and their count
+					var n int64
+					on := func(dev dispatch.Device) ([]uint16, error) {
+						a, err := uploadHalves(dev, ha, dt)
+						if err != nil {
+							return nil, err
+						}
+						defer a.Release()
+						b, err := uploadHalves(dev, hb, dt)
+						if err != nil {
+							return nil, err
+						}
+						defer b.Release()
+						va, vb := a.View(c.va.shape, c.va.strides, c.va.offset), b.View(c.vb.shape, c.vb.strides, c.vb.offset)
+						defer va.Release()
+						defer vb.Release()
+						if dev.Kind == kind { // launches counts from the last sync
+							if err := cudaBackend.Sync(dev); err != nil {
+								return nil, err
+							}
+						}
+						out, err := dispatch.Call(ops.MatMul, dispatch.None{}, va, vb)
+						if err != nil {
+							return nil, err
+						}
+						if dev.Kind == kind {
+							op, n = *d.lastOp.Load(), d.launches.Load()
+						}
+						defer out.Release()
+						got, err := dispatch.ReadHost(out)
+						if err != nil {
+							return nil, err
+						}
+						return halfBits(got), nil
+					}
+					want, err := on(dispatch.Device{Kind: dispatch.Host})
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := on(dev)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(got, want) {
+						t.Errorf("%#04x, the cpu's %#04x", got, want)
+					}
+					if c.roundsTwice && want[0] != exact {
+						t.Errorf("the cpu's %v+1+1+0 is %#04x, want %#04x", big, want[0], exact)
+					}
+					if ex && c.gemms > 0 {
+						if op != "cublasGemmStridedBatchedEx" || n != int64(c.gemms) {
+							t.Errorf("%d launches, the last %s; want %d cublasGemmStridedBatchedEx and no conversion", n, op, c.gemms)
+						}
+					} else if op != "narrow.convert_f32_"+suffix(dt) || n < 4 {
+						t.Errorf("%d launches, the last %s; want conversions around the float32 product", n, op)
+					}
+				})
+			}
+		}
+	}
+}
+
+// uploadHalves uploads vs rounded to dt, a 16-bit float.
+func uploadHalves(dev dispatch.Device, vs []float32, dt dispatch.DType) (*dispatch.Tensor, error) {
+	if dt == dispatch.Float16 {
+		h := make([]half.Float16, len(vs))
+		for i, v := range vs {
+			h[i] = half.Float16(half.Float16FromFloat32(v))
+		}
+		return dispatch.Upload(dev, h, dt, []int{len(vs)})
+	}
+	h := make([]half.BFloat16, len(vs))
+	for i, v := range vs {
+		h[i] = half.BFloat16(half.BFloat16FromFloat32(v))
+	}
+	return dispatch.Upload(dev, h, dt, []int{len(vs)})
+}
+
+// halfBits are the bits of a []half.Float16 or []half.BFloat16.
+func halfBits(v any) []uint16 {
+	var out []uint16
+	switch s := v.(type) {
+	case []half.Float16:
+		for _, h := range s {
+			out = append(out, uint16(h))
+		}
+	case []half.BFloat16:
+		for _, h := range s {
+			out = append(out, uint16(h))
+		}
+	}
+	return out
 }

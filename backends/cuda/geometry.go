@@ -79,8 +79,14 @@ var (
 	// multiprocessors is a device's multiprocessor count, 0 where it
 	// cannot say (backend.go; nocgo.go).
 	multiprocessors = multiprocessorsOf
-	gemm            = gemmOn  // a cuBLAS product (conv's and attention's; matmul calls gemmOn)
-	blasOn          = hasBLAS // whether a device has cuBLAS
+	// gemm is a cuBLAS product (matmul's, conv's and attention's), blasOn
+	// whether a device has cuBLAS, halfGemm whether it has it for the
+	// 16-bit floats: the tests that record or emulate launches make them
+	// all say "no cuBLAS", so that on a GPU machine their made-up
+	// addresses never reach the real library.
+	gemm     = gemmOn
+	blasOn   = hasBLAS
+	halfGemm = halfGemmOn // whether gemm takes float16 and bfloat16 (ops_conv.go)
 )
 
 // kernels holds every kernel registered by this package, a
@@ -93,4 +99,10 @@ var kernels = map[*dispatch.Schema]any{}
 // the tests.
 func kernel[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kernel[A]) {
 	kernels[&op.Schema] = register(op, set, k)
+}
+
+// kernelHalves is kernel for a k with a native path for the 16-bit
+// floats (registerHalves).
+func kernelHalves[A any](op *dispatch.Op[A], set dispatch.DTypeSet, half halfKernel[A], k dispatch.Kernel[A]) {
+	kernels[&op.Schema] = registerHalves(op, set, half, k)
 }

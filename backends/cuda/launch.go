@@ -23,8 +23,10 @@ func devicePtr(t *dispatch.Tensor) uint64 {
 // kernels compute the wide ones; the narrow ones (float16, bfloat16, int8,
 // uint8) are stored narrow and computed in float32 or int32 by the same
 // kernels, through dispatch.ViaCompute and narrow.cu's conversions
-// (narrow.go). Native half kernels, which would skip the conversions'
-// passes and the wide temporaries, are owed.
+// (narrow.go). matmul takes the 16-bit floats in place where cuBLAS has
+// cublasGemmStridedBatchedEx (matmul.go); native half kernels for the
+// rest, which would skip the conversions' passes and the wide
+// temporaries, are owed.
 const dtypes = dispatch.AllTypes
 
 // register gives op a cuda kernel, k, for inputs whose first argument has
@@ -38,4 +40,27 @@ func register[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kerne
 	wrapped := dispatch.ViaCompute(computing{}, convert, k)
 	dispatch.RegisterKernel(kind, op, dispatch.Computable(set), wrapped)
 	return wrapped
+}
+
+// A halfKernel computes a float16 or bfloat16 call in its own dtype, with
+// no float32 temporaries, where it can; done is false, and nothing ran,
+// where it cannot (no cuBLAS for the 16-bit floats, a layout it does not
+// take).
+type halfKernel[A any] func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) (done bool, err error)
+
+// registerHalves is register for a kernel k with a native path for the
+// 16-bit floats, half, which a float16 or bfloat16 call tries first; the
+// calls it does not do take register's float32 temporaries to k.
+func registerHalves[A any](op *dispatch.Op[A], set dispatch.DTypeSet, half halfKernel[A], k dispatch.Kernel[A]) dispatch.Kernel[A] {
+	wide := dispatch.ViaCompute(computing{}, convert, k)
+	both := func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) error {
+		if dispatch.Halves.Has(out.DType) {
+			if done, err := half(out, in, a); done {
+				return err
+			}
+		}
+		return wide(out, in, a)
+	}
+	dispatch.RegisterKernel(kind, op, dispatch.Computable(set), both)
+	return both
 }

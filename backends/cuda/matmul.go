@@ -10,13 +10,39 @@ import (
 
 // Matrix products with torch.matmul's rules (ops.MatMulShapes):
 // float32 and float64 go to cuBLAS's strided-batched GEMM where cuBLAS
-// opens and each operand is a row- or column-major matrix; everything else
-// (integers, other strides, no cuBLAS) goes to the tiled PTX kernel, which
-// reads any strides. Broadcast batch dims become one batched call where
+// opens and each operand is a row- or column-major matrix, and so do
+// float16 and bfloat16, in place, through cublasGemmStridedBatchedEx
+// (float32 accumulation, one rounding at the end). Everything else goes to
+// the tiled PTX kernel, which reads any strides: integers, other strides,
+// no cuBLAS; a 16-bit float that cuBLAS cannot take in place gets there
+// through register's float32 temporaries, and may still reach cuBLAS's
+// sgemm from them. Broadcast batch dims become one batched call where
 // their strides fold into one, else one call per index of the dims that do
 // not fold.
+//
+// What the stand-in cuBLAS (testdata/fakecublas.c) cannot show: speed.
+// On Hopper cuBLAS runs the 16-bit products on tensor cores (wgmma) with
+// float32 accumulators; its fastest kernels want A, B and C at 16-byte
+// aligned addresses and leading dims that are multiples of 8 elements,
+// which whole tensors from the caching allocator have (512-byte blocks)
+// and views at odd offsets or with odd row lengths may not: those still
+// run, on slower kernels that cuBLAS picks itself. Forbidding reduced-
+// precision split-K reductions (mathNoReducedReduction) may cost a
+// workspace pass on long-k, small-output shapes.
 
-func init() { register(ops.MatMul, dispatch.Numeric, matmul) }
+func init() {
+	// A 16-bit float product tries cuBLAS on its own storage before
+	// register's wrapper converts it: the conversions are three extra
+	// passes over memory and two temporaries, as long as the product
+	// itself at small sizes.
+	registerHalves(ops.MatMul, dispatch.Numeric, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) (bool, error) {
+		err := multiply(out, in, false)
+		return err != errNoBLAS, err
+	}, matmul)
+}
+
+// blasDTypes are the dtypes that cuBLAS multiplies (device.gemm).
+var blasDTypes = dispatch.DTypeSet(1<<dispatch.Float32|1<<dispatch.Float64) | dispatch.Halves
 
 // gemmArgs is one strided-batched GEMM in cuBLAS's column-major terms,
 // computing C = op(A)·op(B) for batch matrices.
@@ -158,7 +184,15 @@ func rowMajorLayout(rows, cols, rs, cs int) (trans bool, ld int, ok bool) {
 	return false, 0, false
 }
 
+// matmul is the kernel of the wide dtypes: cuBLAS, else the PTX kernel.
 func matmul(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+	return multiply(out, in, true)
+}
+
+// multiply computes out = in[0]·in[1], all three of one dtype. Without ptx
+// it returns errNoBLAS, having done nothing, where cuBLAS cannot take the
+// product (no cuBLAS, or none for the dtype, or a layout it cannot read).
+func multiply(out *dispatch.Tensor, in []*dispatch.Tensor, ptx bool) error {
 	batch, n, k, m, _, err := ops.MatMulShapes(in[0].Shape, in[1].Shape)
 	if err != nil {
 		return err
@@ -180,32 +214,31 @@ func matmul(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error 
 	plan := planBatch(batch, [3][]int{a.Batch, b.Batch, c.Batch})
 	at := func(op operand, off int) uint64 { return op.ptr + uint64(off*size) }
 
-	if out.DType == dispatch.Float32 || out.DType == dispatch.Float64 {
-		tA, lda, okA := rowMajorLayout(n, k, a.RowStride, a.ColStride)
-		tB, ldb, okB := rowMajorLayout(k, m, b.RowStride, b.ColStride)
-		if okA && okB && fitsInt32(n, m, k, lda, ldb, plan.count) {
-			// Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: the same memory
-			// with the operands swapped, so cuBLAS gets B first and m, n
-			// exchanged, and C needs no transpose.
-			used := false
-			err := plan.each(func(oa, ob, oc int) error {
-				var err error
-				used, err = gemmOn(out.Device, out.DType, gemmArgs{
-					transA: tB, transB: tA, m: m, n: n, k: k,
-					a: at(b, ob), lda: ldb, strideA: int64(plan.strides[1]),
-					b: at(a, oa), ldb: lda, strideB: int64(plan.strides[0]),
-					c: at(c, oc), ldc: m, strideC: int64(plan.strides[2]),
-					batch: plan.count,
-				})
-				if !used {
-					return errNoBLAS
-				}
-				return err
-			})
-			if err != errNoBLAS {
-				return err
-			}
+	if blasDTypes.Has(out.DType) {
+		s := cMatmulStrides{
+			A: [3]int64{int64(plan.strides[0]), int64(a.RowStride), int64(a.ColStride)},
+			B: [3]int64{int64(plan.strides[1]), int64(b.RowStride), int64(b.ColStride)},
+			C: [3]int64{int64(plan.strides[2]), int64(m), 1},
 		}
+		// The layout and the device are the same for every outer index:
+		// the first call says whether cuBLAS takes them, before any runs.
+		err := plan.each(func(oa, ob, oc int) error {
+			g, ok := stridedGemm(at(a, oa), at(b, ob), at(c, oc), n, m, k, plan.count, s)
+			if !ok {
+				return errNoBLAS
+			}
+			used, err := gemm(out.Device, out.DType, g)
+			if !used {
+				return errNoBLAS
+			}
+			return err
+		})
+		if err != errNoBLAS {
+			return err
+		}
+	}
+	if !ptx {
+		return errNoBLAS
 	}
 
 	return plan.each(func(oa, ob, oc int) error {

@@ -38,6 +38,8 @@ func gemmOn(dispatch.Device, dispatch.DType, gemmArgs) (bool, error) { return fa
 
 func hasBLAS(dispatch.Device) bool { return false }
 
+func halfGemmOn(dispatch.Device) bool { return false }
+
 func zeroOn(dispatch.Device, uint64, int) error { return unavailable() }
 
 func checksOf(dispatch.Device) (*checkQueue, error) { return nil, unavailable() }

@@ -61,11 +61,7 @@ func emuGEMM(calls *int) func(dispatch.Device, dispatch.DType, gemmArgs) (bool, 
 			at, n = len(mem), int(stride)*(g.batch-1)+ld*(c-1)+r
 			raw := cudaemu.Read(p, n*size)
 			for i := range n {
-				if dt == dispatch.Float32 {
-					mem = append(mem, float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))))
-				} else {
-					mem = append(mem, math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:])))
-				}
+				mem = append(mem, loadFloat(dt, raw[size*i:]))
 			}
 			return at, n
 		}
@@ -85,14 +81,37 @@ func emuGEMM(calls *int) func(dispatch.Device, dispatch.DType, gemmArgs) (bool, 
 		runColumnMajor(mem, flat)
 		raw := make([]byte, nc*size)
 		for i, v := range mem[cAt:] {
-			if dt == dispatch.Float32 {
-				binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(float32(v)))
-			} else {
-				binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(v))
-			}
+			storeFloat(dt, raw[size*i:], v)
 		}
 		cudaemu.Write(g.c, raw)
 		return true, nil
+	}
+}
+
+// loadFloat is the float of dtype dt whose bytes b starts with.
+func loadFloat(dt dispatch.DType, b []byte) float64 {
+	switch dt {
+	case dispatch.Float16:
+		return float64(half.Float16ToFloat32(binary.LittleEndian.Uint16(b)))
+	case dispatch.BFloat16:
+		return float64(half.BFloat16ToFloat32(binary.LittleEndian.Uint16(b)))
+	case dispatch.Float32:
+		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
+	}
+	return math.Float64frombits(binary.LittleEndian.Uint64(b))
+}
+
+// storeFloat writes v as dtype dt into b, rounded once to nearest even.
+func storeFloat(dt dispatch.DType, b []byte, v float64) {
+	switch dt {
+	case dispatch.Float16:
+		binary.LittleEndian.PutUint16(b, half.Float16FromFloat32(float32(v)))
+	case dispatch.BFloat16:
+		binary.LittleEndian.PutUint16(b, half.BFloat16FromFloat32(float32(v)))
+	case dispatch.Float32:
+		binary.LittleEndian.PutUint32(b, math.Float32bits(float32(v)))
+	default:
+		binary.LittleEndian.PutUint64(b, math.Float64bits(v))
 	}
 }
 

@@ -14,7 +14,9 @@ import (
 // with the tiled matmul kernel (kernels/cuda/matmul.cu), which needs nothing
 // but the PTX. The input gradient is the transposed product folded back
 // (col2im); the weight gradient is the products per image, summed over the
-// batch with the sum reduction.
+// batch with the sum reduction. float16 and bfloat16 run in float32 through
+// register's temporaries, but for the forward of contiguous tensors where
+// cuBLAS multiplies them in place (convForwardHalf).
 
 // batchedProduct is C[b] = A[b] B[b] for batch products of M x K by K x N,
 // each operand through its strides s (batch, row, column; a batch stride
@@ -37,7 +39,7 @@ func batchedProduct(dev dispatch.Device, dt dispatch.DType, a, b, c uint64, m, n
 // false where the device has no cuBLAS or stridedGemm refuses, and then
 // err means nothing.
 func gemmStrided(dev dispatch.Device, dt dispatch.DType, a, b, c uint64, m, n, k, batch int, s cMatmulStrides) (used bool, err error) {
-	if dt != dispatch.Float32 && dt != dispatch.Float64 {
+	if !blasDTypes.Has(dt) {
 		return false, nil
 	}
 	g, ok := stridedGemm(a, b, c, m, n, k, batch, s)
@@ -47,7 +49,8 @@ func gemmStrided(dev dispatch.Device, dt dispatch.DType, a, b, c uint64, m, n, k
 	return gemm(dev, dt, g)
 }
 
-// stridedGemm is the column-major GEMM that computes batchedProduct; ok is
+// stridedGemm is the column-major GEMM that computes batchedProduct (and
+// matmul's products, matmul.go); ok is
 // false where an operand is not a BLAS matrix (conv's always are), a size
 // passes cuBLAS's int, or k is 0. As in matmul, row-major C = A·B is
 // column-major Cᵀ = Bᵀ·Aᵀ: the same memory with the operands swapped.
@@ -107,17 +110,25 @@ func (d convDims) unfold(dev dispatch.Device, dt dispatch.DType, x *dispatch.Ten
 	return col, freeC, nil
 }
 
-// launchWindow launches unfold.cu's fn over n outputs.
+// launchWindow launches unfold.cu's fn over n outputs. unfold of float16
+// and bfloat16 is unfold_h16, a copy of 16-bit words (convForwardHalf).
 func launchWindow(dev dispatch.Device, fn string, dt dispatch.DType, out, in uint64, n int, g cPoolGeom) error {
 	if n == 0 {
 		return nil
 	}
+	sfx := suffix(dt)
+	if dispatch.Halves.Has(dt) {
+		sfx = "h16"
+	}
 	grid, block := grid1(n)
-	return enqueue(dev, "unfold", fn+"_"+suffix(dt), grid, block, 0, out, in, int64(n), cBytes(&g))
+	return enqueue(dev, "unfold", fn+"_"+sfx, grid, block, 0, out, in, int64(n), cBytes(&g))
 }
 
 func init() {
-	kernel(ops.Conv, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) error {
+	kernelHalves(ops.Conv, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) (bool, error) {
+		done, err := convForwardHalf(out, in[0], in[1], a)
+		return done, named("conv", err)
+	}, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) error {
 		return named("conv", convForward(out, in[0], in[1], a))
 	})
 	kernel(ops.ConvInputBackward, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) error {
@@ -164,6 +175,27 @@ func convForward(out, x, w *dispatch.Tensor, a ops.ConvParams) error {
 		}
 	}
 	return nil
+}
+
+// convForwardHalf is convForward of float16 or bfloat16 in its own dtype
+// where the device's cuBLAS multiplies it in place (halfGemm): the columns
+// unfolded as 16-bit words (unfold_h16), the products by
+// cublasGemmStridedBatchedEx straight into out, summed in float32 and
+// rounded once, as the float32 path and a conversion would round them. It
+// does nothing (done false) for an input or weight that is not
+// contiguous (copying it needs the 16-bit copy kernels, which are owed),
+// an empty sum (zeros) or sizes past cuBLAS's int: the float32 path takes
+// those. The backward ops stay on the float32 path: fold and the weight
+// gradient's batch sum add in the dtype they are launched for.
+func convForwardHalf(out, x, w *dispatch.Tensor, a ops.ConvParams) (done bool, err error) {
+	if !halfGemm(out.Device) || !viewOf(x).contiguous() || !viewOf(w).contiguous() {
+		return false, nil
+	}
+	d, err := newConvDims(x.Shape, out.Shape, a.WindowFor(w.Shape), a.Groups)
+	if err != nil || d.ck() == 0 || !fitsInt32(d.n, d.og(), d.ck(), d.l) {
+		return false, nil
+	}
+	return true, convForward(out, x, w, a)
 }
 
 // convInputBackward: dx[n] = fold(W_gᵀ · gy[n, g] over the groups).

@@ -42,16 +42,26 @@ func recordLaunches(t *testing.T) *[]launched {
 	freed := 0
 	borrow = func(_ dispatch.Device, n int) (uint64, func(), error) { return 1 << 40, func() { freed++ }, nil }
 	q := newCheckQueue(recordedSlots{}, checkSlots)
-	oldC, oldM := checksOn, allocate
+	oldC, oldM, oldG, oldBL := checksOn, allocate, gemm, blasOn
 	checksOn = func(dispatch.Device) (*checkQueue, error) { return q, nil }
 	allocate = func(dispatch.Device, dispatch.DType, int) (dispatch.Buffer, error) { return recordedBuffer{}, nil }
-	oldS := multiprocessors
+	oldS, oldH := multiprocessors, halfGemm
 	multiprocessors = func(dispatch.Device) int { return 0 } // defaultSMs: no device is opened
+	// The PTX's products are what is checked here, on any machine: no
+	// made-up address may reach a real cuBLAS.
+	gemm, blasOn, halfGemm = noBLAS, noDevice, noDevice
 	t.Cleanup(func() {
-		enqueue, addressOf, borrow, checksOn, allocate, multiprocessors = oldE, oldA, oldB, oldC, oldM, oldS
+		enqueue, addressOf, borrow, checksOn, allocate, multiprocessors, gemm, blasOn, halfGemm = oldE, oldA, oldB, oldC, oldM, oldS, oldG, oldBL, oldH
 	})
 	return &log
 }
+
+// noBLAS is gemm for a device without cuBLAS: the registrations take their
+// PTX paths.
+func noBLAS(dispatch.Device, dispatch.DType, gemmArgs) (bool, error) { return false, nil }
+
+// noDevice is blasOn and halfGemm for a device without cuBLAS.
+func noDevice(dispatch.Device) bool { return false }
 
 // recordedBuffer is a wide temporary of dispatch.ViaCompute for recorded
 // launches, whose addresses addressOf makes up.

@@ -28,6 +28,8 @@ func TestRealDevice(t *testing.T) {
 	t.Run("copies", func(t *testing.T) { fakeCopies(t, dev) })
 	t.Run("matmul", func(t *testing.T) { checkMatmul(t, dev) })
 	t.Run("narrow dtypes", func(t *testing.T) { fakeNarrow(t, dev) })
+	t.Run("half matmul", func(t *testing.T) { fakeHalfMatmul(t, dev) })
+	t.Run("conv products", func(t *testing.T) { fakeConvProducts(t, dev) })
 	t.Run("out of memory", func(t *testing.T) {
 		_, err := cudaBackend.Alloc(dev, dispatch.Float32, 1<<48) // 1 PiB
 		if !errors.Is(err, dispatch.ErrOutOfMemory) || !strings.Contains(err.Error(), "out of memory: asked for") {

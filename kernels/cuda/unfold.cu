@@ -82,3 +82,10 @@ __device__ void fold(F *out, const F *col, i64 n, const PoolGeom &G) {
 	extern "C" __global__ void unfold_##sfx(F *out, const F *x, i64 n, PoolGeom G) { unfold<F>(out, x, n, G); } \
 	extern "C" __global__ void fold_##sfx(F *out, const F *col, i64 n, PoolGeom G) { fold<F>(out, col, n, G); }
 LATHE_FLOATS(LATHE_UNFOLD)
+
+// unfold_h16 is unfold of float16 and bfloat16 alike: a copy of 16-bit
+// words, and 0 (+0 in both formats) in the padding, so that a 16-bit
+// convolution's product reads its columns in their storage dtype, half the
+// bytes of float32 columns and no conversion (backends/cuda/ops_conv.go).
+// fold adds, so it has no such form.
+extern "C" __global__ void unfold_h16(u16 *out, const u16 *x, i64 n, PoolGeom G) { unfold<u16>(out, x, n, G); }

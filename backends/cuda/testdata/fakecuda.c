@@ -180,6 +180,26 @@ CONVERT(float, _Float16, convert_f32_f16)
 CONVERT(signed char, int, convert_i8_i32)
 CONVERT(unsigned int, signed char, convert_i32_i8) // the low 8 bits (gcc converts out-of-range values modulo 2^8)
 
+// bfloat16 is float32's top 16 bits: widening shifts them up; rounding
+// adds half an ulp less one, plus the kept lowest bit (ties to even), and
+// sets a NaN's quiet bit so that it stays a NaN.
+static void convert_bf16_f32(void **p, unsigned int grid[3], unsigned int block[3]) {
+	unsigned int *out = (unsigned int *)(uintptr_t)*(CUdeviceptr *)p[0];
+	const unsigned short *x = (const unsigned short *)(uintptr_t)*(CUdeviceptr *)p[1];
+	long long n = *(long long *)p[2];
+	for (long long i = 0; i < n; i++) out[i] = (unsigned int)x[i] << 16;
+}
+static void convert_f32_bf16(void **p, unsigned int grid[3], unsigned int block[3]) {
+	unsigned short *out = (unsigned short *)(uintptr_t)*(CUdeviceptr *)p[0];
+	const unsigned int *x = (const unsigned int *)(uintptr_t)*(CUdeviceptr *)p[1];
+	long long n = *(long long *)p[2];
+	for (long long i = 0; i < n; i++) {
+		unsigned int u = x[i];
+		u = (u & 0x7fffffffu) > 0x7f800000u ? u | 0x400000u : u + 0x7fffu + ((u >> 16) & 1);
+		out[i] = (unsigned short)(u >> 16);
+	}
+}
+
 static struct fn fns[] = {
 	{"axpy", axpy, 5, {8, 8, 8, 4, 24}},
 	{"fault", fault, 0, {0}},
@@ -191,6 +211,8 @@ static struct fn fns[] = {
 	{"check_fetch_i64", check_fetch_i64, 3, {8, 8, 360}},
 	{"convert_f16_f32", convert_f16_f32, 3, {8, 8, 8}},
 	{"convert_f32_f16", convert_f32_f16, 3, {8, 8, 8}},
+	{"convert_bf16_f32", convert_bf16_f32, 3, {8, 8, 8}},
+	{"convert_f32_bf16", convert_f32_bf16, 3, {8, 8, 8}},
 	{"convert_i8_i32", convert_i8_i32, 3, {8, 8, 8}},
 	{"convert_i32_i8", convert_i32_i8, 3, {8, 8, 8}},
 };
