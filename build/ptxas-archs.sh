@@ -42,21 +42,35 @@ for a in "${archs[@]}"; do
 done
 
 # Every module for every known architecture, one ptxas per core, under
-# one timeout for all.
+# one timeout for all. A warning fails the module, except ptxas's note that
+# a kernel's __launch_bounds__ asks more threads of a multiprocessor than
+# the architecture holds (the reductions' 8 blocks of 256 threads, an
+# occupancy bound tuned for sm_80 and sm_90): ptxas ignores the bound there
+# and the kernel is the same as without it (NOTE, counted as assembled).
 jobs=$(nproc 2>/dev/null || echo 4)
 for a in "${known[@]}"; do for m in "${mods[@]}"; do echo "$a $m"; done; done |
 	timeout -k 5 "$limit" xargs -P "$jobs" -n 2 sh -c '
 		out=$("$0" -arch="$1" -o /dev/null "$2" 2>&1)
 		rc=$?
+		rest=$(echo "$out" | sed "s/ptxas warning : Value of threads per SM for entry [A-Za-z0-9_]* is out of range. .minnctapersm will be ignored//" | tr -d " \n")
+		if [ $rc -eq 0 ] && [ -n "$out" ] && [ -z "$rest" ]; then
+			echo "NOTE $1 $(basename "$2"): $(echo "$out" | grep -c minnctapersm) kernels with a __launch_bounds__ above what the architecture holds (ignored there)"
+			echo "OK $1 $(basename "$2")"
+			exit 0
+		fi
 		if [ $rc -ne 0 ]; then echo "FAIL $1 $(basename "$2"): $(echo "$out" | head -3 | tr "\n" " ")"
 		elif [ -n "$out" ]; then echo "WARN $1 $(basename "$2"): $(echo "$out" | head -3 | tr "\n" " ")"
 		else echo "OK $1 $(basename "$2")"; fi' "$ptxas" >"$work/results"
 rc=$?
-cat "$work/results" | grep -v '^OK' | head -20
+grep -v '^OK\|^NOTE' "$work/results" | head -20
+notes=$(grep -c '^NOTE' "$work/results")
 ok=$(grep -c '^OK' "$work/results")
 bad=$(grep -c '^FAIL\|^WARN' "$work/results")
 want=$((${#known[@]} * ${#mods[@]}))
 line="${#mods[@]} modules ($target) x ${#known[@]} archs (${known[*]}): $ok assembled, $bad failed; $version"
+if [ "$notes" -gt 0 ]; then
+	line="$line; $notes with occupancy bounds that the architecture ignores ($(grep '^NOTE' "$work/results" | cut -d' ' -f2,3 | tr -d : | paste -sd, -))"
+fi
 if [ ${#refused[@]} -gt 0 ]; then
 	line="$line; this ptxas refuses $(printf '%s; ' "${refused[@]}")(the toolkit's limit, not the PTX's)"
 fi
