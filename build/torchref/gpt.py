@@ -69,7 +69,7 @@ class Attention(nn.Module):
             q = q * cos + rotate_half(q) * sin
             k = k * cos + rotate_half(k) * sin
         scores = q @ k.transpose(-2, -1) / math.sqrt(d // self.heads)
-        future = torch.ones(l, l, dtype=torch.bool).triu(1)
+        future = torch.ones(l, l, dtype=torch.bool, device=x.device).triu(1)
         y = scores.masked_fill(future, float("-inf")).softmax(-1) @ v
         return self.proj(y.transpose(1, 2).reshape(b, l, d))
 
@@ -112,9 +112,9 @@ class GPT(nn.Module):
         h = self.tok_emb(tokens)
         rope = None
         if self.rotary:
-            rope = rotary_tables(l, h.shape[-1] // self.heads)
+            rope = tuple(t.to(h.device) for t in rotary_tables(l, h.shape[-1] // self.heads))
         else:
-            h = h + self.pos_emb(torch.arange(l))
+            h = h + self.pos_emb(torch.arange(l, device=tokens.device))
         for b in self.blocks:
             h = b(h, rope)
         return F.linear(self.ln_f(h), self.tok_emb.weight)
