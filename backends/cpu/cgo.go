@@ -41,8 +41,8 @@ func openBLAS() (gemmFunc[float32], gemmFunc[float64], string, string) {
 }
 
 // setBLASThreads sets OpenBLAS's thread count, global state of the
-// library, and reports whether it could: for BenchmarkGEMMThreads, which
-// measures OpenBLAS's threads against blockSplit; lathe runs it at one.
+// library, and reports whether it could: only blas_threads.go's gate
+// calls it.
 func setBLASThreads(n int) bool { return C.lathe_blas_threads(C.int(n)) != 0 }
 
 func cblasTrans(t blas.Transpose) C.int {

@@ -35,9 +35,8 @@ import (
 // image's L is tiny (a 4×4 output at 128 channels: 56 µs alone, 35 in a
 // batch of 16; at 8×8 it no longer does), which no benchmark here has.
 // So were rounds of one image per core (im2col on goroutines) whose GEMMs
-// ran one at a time on OpenBLAS's threads (95 ms against 86). What does
-// help is OpenBLAS on one thread, since its idle threads spin on the cores
-// that lathe's goroutines need; matmul.go keeps it so for the whole backend.
+// ran one at a time on OpenBLAS's threads (95 ms against 86). So each
+// image's GEMMs are one-thread calls (sgemm, dgemm; blas_threads.go).
 //
 // Spatial dims are padded to three (size 1, kernel 1) so that 1-, 2- and
 // 3-d convolutions share one loop nest.

@@ -6,8 +6,10 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
@@ -166,83 +168,103 @@ func BenchmarkMatMul(b *testing.B) {
 	}
 }
 
-// TestBlockSplit checks that a product split into blocks is the product:
-// cut by rows (C taller than wide) and by columns (wider than tall), every
-// layout of A and B, a C with a leading dimension wider than its rows, and
-// beta = 1, over sizes large enough to be split; and a product too small
-// to split; on 2, 3 and 8 cores, so that grids of blocks are cut too.
-func TestBlockSplit(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, procs := range []int{2, 3, 8} {
-		runtime.GOMAXPROCS(procs) // the grids of more cores than this machine has
-		testBlockSplit(t, procs)
-	}
-}
-
-func testBlockSplit(t *testing.T, procs int) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	plain := gonum.Implementation{}.Dgemm
-	for _, sz := range []struct{ m, n, k int }{{200, 90, 100}, {50, 230, 100}, {33, 17, 9}, {130, 140, 120}} {
-		a, b := make([]float64, sz.m*sz.k), make([]float64, sz.k*sz.n)
-		for i := range a {
-			a[i] = rng.NormFloat64()
+// TestThreadGate runs wide and narrow calls from many goroutines at once
+// through a gate whose setter is a counter, and checks that each call ran
+// under the setting it asked for, that the setting changed only with no
+// call in flight, and that both kinds got through.
+func TestThreadGate(t *testing.T) {
+	var g *threadGate
+	var setting atomic.Int64
+	var switches atomic.Int64
+	g = newThreadGate(func(n int) bool {
+		if g.inFlight != 0 { // set runs under the gate's lock
+			t.Errorf("the setting changed to %d with %d calls in flight", n, g.inFlight)
 		}
-		for i := range b {
-			b[i] = rng.NormFloat64()
-		}
-		ldc := sz.n + 3
-		for _, tA := range []blas.Transpose{blas.NoTrans, blas.Trans} {
-			for _, tB := range []blas.Transpose{blas.NoTrans, blas.Trans} {
-				lda, ldb := sz.k, sz.n
-				if tA == blas.Trans {
-					lda = sz.m // a holds Aᵀ, k×m
+		setting.Store(int64(n))
+		switches.Add(1)
+		return true
+	}, 4)
+	setting.Store(1)
+	var done [2]atomic.Int64
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 1))
+			for range 300 {
+				wide := rng.IntN(2) == 1
+				want := int64(1)
+				if wide {
+					want = 4
 				}
-				if tB == blas.Trans {
-					ldb = sz.k // b holds Bᵀ, n×k
+				g.enter(wide)
+				for range 3 {
+					if got := setting.Load(); got != want {
+						t.Errorf("a call wanting %d threads ran under %d", want, got)
+					}
+					runtime.Gosched()
 				}
-				t.Run(fmt.Sprintf("procs%d/%dx%dx%d/%c%c", procs, sz.m, sz.n, sz.k, tA, tB), func(t *testing.T) {
-					want, got := make([]float64, sz.m*ldc), make([]float64, sz.m*ldc)
-					for i := range want {
-						want[i], got[i] = float64(i%7), float64(i%7)
-					}
-					plain(tA, tB, sz.m, sz.n, sz.k, 0.5, a, lda, b, ldb, 1, want, ldc)
-					blockSplit(plain)(tA, tB, sz.m, sz.n, sz.k, 0.5, a, lda, b, ldb, 1, got, ldc)
-					for i := range want {
-						if math.Abs(got[i]-want[i]) > 1e-12 {
-							t.Fatalf("c[%d] = %v, want %v", i, got[i], want[i])
-						}
-					}
-				})
+				g.leave()
+				done[index(wide)].Add(1)
 			}
-		}
+		}()
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(time.Minute):
+		t.Fatalf("the gate stalled: %d narrow and %d wide calls done", done[0].Load(), done[1].Load())
+	}
+	if done[0].Load() == 0 || done[1].Load() == 0 || switches.Load() == 0 {
+		t.Errorf("narrow %d, wide %d calls, %d switches", done[0].Load(), done[1].Load(), switches.Load())
 	}
 }
 
-func TestGridFor(t *testing.T) {
-	cases := []struct{ m, n, workers, pr, pc int }{
-		{256, 256, 2, 2, 1},    // a tie keeps C's rows whole
-		{128, 256, 2, 1, 2},    // wider than tall: columns
-		{16, 1024, 2, 1, 2},    // 8-row blocks would be too thin
-		{2048, 2048, 64, 8, 8}, // not 64 strips that each pack all of B
-		{4096, 64, 8, 8, 1},
-		{20, 20, 8, 1, 1}, // too small a side to cut
-		{256, 256, 3, 3, 1},
+// TestGEMMSideBySide runs the backend's own lone and side-by-side float64
+// GEMMs (OpenBLAS's threads and one thread, where OpenBLAS opens) from
+// several goroutines at once, each against gonum's product.
+func TestGEMMSideBySide(t *testing.T) {
+	const m, n, k = 150, 170, 190
+	rng := rand.New(rand.NewPCG(7, 8))
+	a, b := make([]float64, m*k), make([]float64, k*n)
+	for i := range a {
+		a[i] = rng.NormFloat64()
 	}
-	for _, c := range cases {
-		if pr, pc := gridFor(c.m, c.n, c.workers); pr != c.pr || pc != c.pc {
-			t.Errorf("gridFor(%d, %d, %d) = %d×%d, want %d×%d", c.m, c.n, c.workers, pr, pc, c.pr, c.pc)
-		}
+	for i := range b {
+		b[i] = rng.NormFloat64()
 	}
+	want := make([]float64, m*n)
+	gonum.Implementation{}.Dgemm(blas.NoTrans, blas.Trans, m, n, k, 1, a, k, b, k, 0, want, n)
+	var wg sync.WaitGroup
+	for w := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := dgemm
+			if w%2 == 1 {
+				f = dgemmWide
+			}
+			got := make([]float64, m*n)
+			for range 20 {
+				f(blas.NoTrans, blas.Trans, m, n, k, 1, a, k, b, k, 0, got, n)
+				for i := range want {
+					if math.Abs(got[i]-want[i]) > 1e-10 {
+						t.Errorf("goroutine %d: c[%d] = %v, want %v", w, i, got[i], want[i])
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
-// BenchmarkGEMMThreads measures one float32 product split over the cores
-// by blockSplit (single-threaded OpenBLAS calls, as lathe runs it) against
-// OpenBLAS's own threads, the choice that matmul.go explains; run both in
-// the same minute, since the machine's load moves them apart.
+// BenchmarkGEMMThreads measures one float32 product on one OpenBLAS thread
+// (sgemm, as products side by side run) and on OpenBLAS's threads
+// (sgemmWide, as a lone product runs): blas_threads.go's figures.
 func BenchmarkGEMMThreads(b *testing.B) {
-	if strings.HasPrefix(blasName, "gonum") {
-		b.Skip("no OpenBLAS: " + blasName)
-	}
 	for _, d := range [][3]int{{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {128, 784, 256}, {128, 256, 10}} {
 		m, k, n := d[0], d[1], d[2]
 		a, bm, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
@@ -253,15 +275,10 @@ func BenchmarkGEMMThreads(b *testing.B) {
 			bm[i] = float32(i%13) / 13
 		}
 		for _, v := range []struct {
-			name    string
-			threads int
-			f       gemmFunc[float32]
-		}{{"split", 1, sgemmWide}, {"openblas-threads", runtime.GOMAXPROCS(0), sgemm}} {
+			name string
+			f    gemmFunc[float32]
+		}{{"one-thread", sgemm}, {"openblas-threads", sgemmWide}} {
 			b.Run(fmt.Sprintf("%s/%dx%dx%d", v.name, m, k, n), func(b *testing.B) {
-				if !setBLASThreads(v.threads) {
-					b.Skip("OpenBLAS has no openblas_set_num_threads")
-				}
-				defer setBLASThreads(1)
 				for b.Loop() {
 					v.f(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, k, bm, n, 0, c, n)
 				}

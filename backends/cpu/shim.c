@@ -29,14 +29,19 @@ static threads_fn lathe_threads_p;
 
 // lathe_blas_open returns NULL on success, else dlerror's text.
 const char *lathe_blas_open(const char *path) {
+	// OpenBLAS's idle workers spin for 2^28 cycles (about 0.1 s) after each
+	// threaded call before they sleep, taking a core from the goroutines of
+	// the elementwise ops that follow a product. 2^18 cycles (about 0.1 ms)
+	// still catches the next product of a chain. OpenBLAS reads this when
+	// it loads; a value the user set wins.
+	if (!getenv("OPENBLAS_THREAD_TIMEOUT") && !getenv("GOTO_THREAD_TIMEOUT")) setenv("OPENBLAS_THREAD_TIMEOUT", "18", 0);
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h) return dlerror();
 	lathe_sgemm_p = (sgemm_fn)dlsym(h, "cblas_sgemm");
 	lathe_dgemm_p = (dgemm_fn)dlsym(h, "cblas_dgemm");
 	lathe_config_p = (config_fn)dlsym(h, "openblas_get_config");
-	// One thread per call: lathe splits a lone product over its own
-	// goroutines (blockSplit in matmul.go), and keeps OpenBLAS's spinning
-	// workers off the cores that its other kernels run on.
+	// One thread to start with: blas_threads.go's gate sets the count
+	// each call needs, and assumes it starts here.
 	lathe_threads_p = (threads_fn)dlsym(h, "openblas_set_num_threads");
 	if (lathe_threads_p) lathe_threads_p(1);
 	if (!lathe_sgemm_p || !lathe_dgemm_p) return "no cblas_sgemm or cblas_dgemm in the library";

@@ -24,6 +24,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -44,6 +45,7 @@ type config struct {
 	TorchScript string        `json:"torch_script,omitempty"`
 	JSON        string        `json:"-"`
 	Plot        string        `json:"-"`
+	CPUProfile  string        `json:"-"`
 }
 
 // report is everything a run measured; --json writes it.
@@ -100,6 +102,7 @@ func newFlags(cfg *config, devices *string, onError flag.ErrorHandling) *flag.Fl
 	fs.StringVar(&cfg.TorchScript, "torch-script", "", "path of build/bench_torch.py (default: found above the working directory)")
 	fs.StringVar(&cfg.JSON, "json", "", "write every sample, median and the machine's description to this file")
 	fs.StringVar(&cfg.Plot, "plot", "", "draw one chart per workload family, lathe beside PyTorch, to this .svg or .png")
+	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of this process (lathe's side only) to this file, for go tool pprof")
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintf(w, "%s\n\nusage: lathe-bench [flags]\n\n", description)
@@ -120,13 +123,35 @@ func main() {
 		fmt.Fprintf(os.Stderr, "lathe-bench: unexpected arguments %q\n", fs.Args())
 		os.Exit(2)
 	}
-	if _, err := run(cfg, os.Stdout, newProgress(os.Stderr)); err != nil {
+	stop, err := startCPUProfile(cfg.CPUProfile)
+	if err == nil {
+		_, err = run(cfg, os.Stdout, newProgress(os.Stderr))
+		err = errors.Join(err, stop())
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "lathe-bench:", err)
 		if errors.Is(err, errUsage) {
 			os.Exit(2)
 		}
 		os.Exit(1)
 	}
+}
+
+// startCPUProfile starts runtime/pprof's CPU profile into path (nothing
+// where path is empty) and returns what stops it and closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error { pprof.StopCPUProfile(); return f.Close() }, nil
 }
 
 // errUsage marks errors in the flags.
