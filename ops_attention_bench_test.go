@@ -142,3 +142,30 @@ func attnPeakChild(t *testing.T, c string) {
 	}
 	fmt.Printf("attention peak: pool %d rss %d\n", after.PeakAllocated-before.Allocated, peakRSS()-rss)
 }
+
+// BenchmarkAttentionSmall times the step of examples/gpt's attention in
+// lathe-bench's GPT row (batch 8, 4 heads of 16, 64 positions, causal),
+// fused and composite, with q, k and v as the model has them: views of one
+// [8, 64, 192] projection, split into heads.
+func BenchmarkAttentionSmall(b *testing.B) {
+	for _, composite := range []bool{false, true} {
+		b.Run(fmt.Sprintf("composite=%v", composite), func(b *testing.B) {
+			Seed(1)
+			qkv := RandN(CPU, Float32, 8, 64, 192).RequireGrad()
+			heads := func(at int) *Tensor { return qkv.Narrow(2, at, 64).Reshape(8, 64, 4, 16).Transpose(1, 2) }
+			for b.Loop() {
+				attend := ScaledDotProductAttention
+				if composite {
+					attend = sdpaComposite
+				}
+				out := attend(heads(0), heads(64), heads(128), IsCausal())
+				gs, err := Grad(out.Sum(), []*Tensor{qkv})
+				if err != nil {
+					b.Fatal(err)
+				}
+				gs[0].Release()
+				out.Release()
+			}
+		})
+	}
+}

@@ -121,7 +121,8 @@ func TestAttentionErrors(t *testing.T) {
 }
 
 // attnCase is a shape for the fused-against-composite tests: sizes past
-// one block of the cpu kernel (64 queries, 128 keys) in each direction.
+// one block of the cpu kernel (64 queries, 128 keys) in each direction,
+// and within one.
 type attnCase struct {
 	name    string
 	q, k, v []int
@@ -135,6 +136,9 @@ func attnCases() []attnCase {
 		{"causal/lq>lk", []int{1, 1, 200, 8}, []int{1, 1, 130, 8}, []int{1, 1, 130, 4}, []AttentionOption{IsCausal()}},
 		{"gqa/bcast", []int{2, 4, 65, 8}, []int{1, 2, 129, 8}, []int{1, 2, 129, 8}, []AttentionOption{AttentionScale(0.7)}},
 		{"rank3", []int{3, 9, 5}, []int{3, 11, 5}, []int{3, 11, 2}, []AttentionOption{IsCausal()}},
+		// One key block (the cpu's backward then adds dQ in its key pass)
+		// under three query blocks of two query heads each.
+		{"gqa/one-key-block", []int{1, 4, 150, 8}, []int{1, 2, 100, 8}, []int{1, 2, 100, 4}, []AttentionOption{IsCausal()}},
 		{"lk0", []int{1, 2, 3, 4}, []int{1, 2, 0, 4}, []int{1, 2, 0, 3}, nil},
 	}
 }

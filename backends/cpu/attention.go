@@ -107,6 +107,28 @@ func keysOf(causal bool, i, j0, bk int) int {
 	return max(0, min(bk, i+1-j0))
 }
 
+// attnBlockF32 is a block of float32 scores for the C loops (cgo.go): bq
+// rows of bk at row stride ld in s, row r seeing keys up to diag + r + 1
+// (diag = first query - first key) where causal, as keysOf says.
+type attnBlockF32 struct {
+	s          []float32
+	ld, bq, bk int
+	causal     bool
+	diag       int
+}
+
+// onlineFloat32 runs a forward block's online softmax in C where T is
+// float32 and the machine has AVX2 (b's scores are s), and reports whether
+// it did.
+func onlineFloat32[T float](s, acc []T, m, l []float64, b attnBlockF32, ev int) bool {
+	s32, ok := any(s).([]float32)
+	if !ok {
+		return false
+	}
+	b.s = s32
+	return attnOnlineFloat32(b, m, l, any(acc).([]float32), ev)
+}
+
 // attnBlock is one (batch, head, block) task: task t of nb blocks per
 // head, in reverse order when reverse is set: under causal masking a
 // head's last query blocks are its heaviest, and go first.
@@ -161,27 +183,29 @@ func attentionForward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g op
 			for j0 := 0; j0 < kEnd; j0 += attnBlockK {
 				bk := min(attnBlockK, kEnd-j0)
 				mm(gemm, blas.NoTrans, blas.Trans, bq, bk, g.E, T(a.Scale), qp, g.E, kp[j0*g.E:], g.E, 0, s, attnBlockK)
-				for r := range bq {
-					row := s[r*attnBlockK : r*attnBlockK+bk]
-					lim := keysOf(a.Causal, i0+r, j0, bk)
-					mx := m[r]
-					for _, x := range row[:lim] {
-						if f := float64(x); f > mx {
-							mx = f
+				if !onlineFloat32(s, acc, m, l, attnBlockF32{nil, attnBlockK, bq, bk, a.Causal, i0 - j0}, g.Ev) {
+					for r := range bq {
+						row := s[r*attnBlockK : r*attnBlockK+bk]
+						lim := keysOf(a.Causal, i0+r, j0, bk)
+						mx := m[r]
+						for _, x := range row[:lim] {
+							if f := float64(x); f > mx {
+								mx = f
+							}
 						}
-					}
-					corr := 1.0
-					if mx != m[r] {
-						corr = math.Exp(m[r] - mx) // 0 for the first block a row sees
-					}
-					sum := expRow(row[:lim], mx) // zeros while every score so far is -Inf: nothing yet to weigh
-					clear(row[lim:])
-					l[r] = l[r]*corr + sum
-					m[r] = mx
-					if corr != 1 {
-						ar := acc[r*g.Ev : (r+1)*g.Ev]
-						for e := range ar {
-							ar[e] *= T(corr)
+						corr := 1.0
+						if mx != m[r] {
+							corr = math.Exp(m[r] - mx) // 0 for the first block a row sees
+						}
+						sum := expRow(row[:lim], mx) // zeros while every score so far is -Inf: nothing yet to weigh
+						clear(row[lim:])
+						l[r] = l[r]*corr + sum
+						m[r] = mx
+						if corr != 1 {
+							ar := acc[r*g.Ev : (r+1)*g.Ev]
+							for e := range ar {
+								ar[e] *= T(corr)
+							}
 						}
 					}
 				}
@@ -238,6 +262,9 @@ func expRow[T float](row []T, shift float64) float64 {
 func attnProbs[T float](gemm gemmFunc[T], s, qp, kp, res []T, g ops.AttentionGeometry, a ops.AttentionParams, i0, bq, j0, bk int) {
 	w := g.Ev + 1
 	mm(gemm, blas.NoTrans, blas.Trans, bq, bk, g.E, T(a.Scale), qp, g.E, kp[j0*g.E:], g.E, 0, s, attnBlockK)
+	if s32, ok := any(s).([]float32); ok && attnProbsFloat32(attnBlockF32{s32, attnBlockK, bq, bk, a.Causal, i0 - j0}, any(res[g.Ev:]).([]float32), w) {
+		return
+	}
 	for r := range bq {
 		row := s[r*attnBlockK : r*attnBlockK+bk]
 		lim := keysOf(a.Causal, i0+r, j0, bk)
@@ -248,6 +275,9 @@ func attnProbs[T float](gemm gemmFunc[T], s, qp, kp, res []T, g ops.AttentionGeo
 
 // attnDS turns dP (in dp) into dS = P∘(dP - D) in place.
 func attnDS[T float](dp, p []T, d []float64, bq, bk int) {
+	if dp32, ok := any(dp).([]float32); ok && attnDSFloat32(dp32, any(p).([]float32), attnBlockK, bq, bk, d) {
+		return
+	}
 	for r := range bq {
 		pr, dr := p[r*attnBlockK:r*attnBlockK+bk], dp[r*attnBlockK:r*attnBlockK+bk]
 		for c := range dr {
@@ -292,6 +322,11 @@ func attentionBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 	nqb := (g.Lq + attnBlockQ - 1) / attnBlockQ
 	nkb := (g.Lk + attnBlockK - 1) / attnBlockK
 	scale := T(a.Scale)
+	// Where the keys are one block (a short sequence), the key pass also
+	// adds dQ = scale·dS·K of each query block it visits, which sees no
+	// other key block, and the query pass, which would recompute P and dS,
+	// is not needed.
+	fuseDQ := nkb == 1
 	// Keys: dV and dK of one key block, over every query block of every
 	// query head that uses it.
 	attnWork(g.N*g.Hk*nkb, group*g.Lq*attnBlockK*(2*g.E+2*g.Ev+8), func(next func() (int, bool)) {
@@ -321,10 +356,16 @@ func attentionBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 					mm(gemm, blas.NoTrans, blas.Trans, bq, bk, g.Ev, 1, gp, w, vp[j0*g.Ev:], g.Ev, 0, dp, attnBlockK)
 					attnDS(dp, s, d[row:], bq, bk)
 					mm(gemm, blas.Trans, blas.NoTrans, bk, g.E, bq, scale, dp, attnBlockK, qp, g.E, 1, dkp, g.E)
+					if fuseDQ {
+						mm(gemm, blas.NoTrans, blas.NoTrans, bq, g.E, bk, scale, dp, attnBlockK, kp[j0*g.E:], g.E, 1, dq[row*g.E:], g.E)
+					}
 				}
 			}
 		}
 	})
+	if fuseDQ {
+		return
+	}
 	// Queries: dQ of one query block, over the key blocks it sees.
 	attnWork(g.N*g.Hq*nqb, attnBlockQ*g.Lk*(2*g.E+g.Ev+8), func(next func() (int, bool)) {
 		s := make([]T, attnBlockQ*attnBlockK)

@@ -37,6 +37,13 @@ ptrdiff_t lathe_softmax_f32(float *dst, const float *src, ptrdiff_t rows, ptrdif
 // for x - shift ≤ 0, and returns their sum (zeros and 0 for a shift of
 // -Inf).
 double lathe_exp_f32(float *row, ptrdiff_t n, float shift);
+
+// Attention's blocks, float32 (shim.c says what each does).
+void lathe_attn_probs_f32(float *s, ptrdiff_t ld, ptrdiff_t bq, ptrdiff_t bk, const float *shift, ptrdiff_t shift_stride,
+                          int causal, ptrdiff_t diag);
+void lathe_attn_online_f32(float *s, ptrdiff_t ld, ptrdiff_t bq, ptrdiff_t bk, int causal, ptrdiff_t diag, double *m,
+                           double *l, float *acc, ptrdiff_t ev);
+void lathe_attn_ds_f32(float *dp, const float *p, ptrdiff_t ld, ptrdiff_t bq, ptrdiff_t bk, const double *d);
 // lathe_arith_f32 writes op(p[i], q[i]) (op(p[i], s) where q is NULL) to
 // dst for i < n, op numbered as arith.go's arithOp (add, sub, mul, div).
 void lathe_arith_f32(int op, float *dst, const float *p, const float *q, float s, ptrdiff_t n);

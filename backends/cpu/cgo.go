@@ -106,6 +106,44 @@ func expRowFloat32(row []float32, shift float32) (sum float64, ok bool) {
 	return float64(C.lathe_exp_f32((*C.float)(unsafe.Pointer(&row[0])), C.ptrdiff_t(len(row)), C.float(shift))), true
 }
 
+func (b attnBlockF32) args() (*C.float, C.ptrdiff_t, C.ptrdiff_t, C.ptrdiff_t) {
+	return (*C.float)(unsafe.Pointer(&b.s[0])), C.ptrdiff_t(b.ld), C.ptrdiff_t(b.bq), C.ptrdiff_t(b.bk)
+}
+
+// attnProbsFloat32 is attnProbs's exponentials of a block in C, with the
+// logsumexp of row r at shift[r·stride]; false where the machine has no
+// AVX2, the block unchanged.
+func attnProbsFloat32(b attnBlockF32, shift []float32, stride int) bool {
+	if !haveAVX2 || b.bq == 0 {
+		return false
+	}
+	s, ld, bq, bk := b.args()
+	C.lathe_attn_probs_f32(s, ld, bq, bk, (*C.float)(unsafe.Pointer(&shift[0])), C.ptrdiff_t(stride), cBool(b.causal), C.ptrdiff_t(b.diag))
+	return true
+}
+
+// attnOnlineFloat32 is one key block of the forward's online softmax in C
+// (m, l: the rows' running max and sum; acc: their outputs, ev a row).
+func attnOnlineFloat32(b attnBlockF32, m, l []float64, acc []float32, ev int) bool {
+	if !haveAVX2 || b.bq == 0 {
+		return false
+	}
+	s, ld, bq, bk := b.args()
+	C.lathe_attn_online_f32(s, ld, bq, bk, cBool(b.causal), C.ptrdiff_t(b.diag), (*C.double)(unsafe.Pointer(&m[0])),
+		(*C.double)(unsafe.Pointer(&l[0])), (*C.float)(unsafe.Pointer(unsafe.SliceData(acc))), C.ptrdiff_t(ev))
+	return true
+}
+
+// attnDSFloat32 is attnDS in C.
+func attnDSFloat32(dp, p []float32, ld, bq, bk int, d []float64) bool {
+	if !haveAVX2 || bq == 0 || bk == 0 {
+		return false
+	}
+	C.lathe_attn_ds_f32((*C.float)(unsafe.Pointer(&dp[0])), (*C.float)(unsafe.Pointer(&p[0])), C.ptrdiff_t(ld), C.ptrdiff_t(bq),
+		C.ptrdiff_t(bk), (*C.double)(unsafe.Pointer(&d[0])))
+	return true
+}
+
 // arithFloat32 writes op(p[i], q[i]) to dst (op(p[i], s) where q is nil)
 // and reports whether it did: short rows and machines without AVX2 are
 // left to the Go loop. p, and q unless nil, have dst's length.

@@ -22,6 +22,12 @@ func expRowFloat32(row []float32, shift float32) (float64, bool) { return 0, fal
 
 func arithFloat32(op arithOp, dst, p, q []float32, s float32) bool { return false }
 
+func attnProbsFloat32(b attnBlockF32, shift []float32, stride int) bool { return false }
+
+func attnOnlineFloat32(b attnBlockF32, m, l []float64, acc []float32, ev int) bool { return false }
+
+func attnDSFloat32(dp, p []float32, ld, bq, bk int, d []float64) bool { return false }
+
 func reluBackwardFloat32(dst, g, x []float32) bool { return false }
 
 func reluFloat32(dst, src []float32) bool { return false }

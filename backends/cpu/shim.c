@@ -5,6 +5,7 @@
 // float32 sum and a float32 softmax row. Nothing here keeps a pointer it
 // is given past the call.
 #include <dlfcn.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -343,12 +344,84 @@ AVX2 double lathe_exp_f32(float *row, ptrdiff_t n, float shift) {
 		}
 		sum += hsum8(a);
 	}
-	for (; i < n; i++) {
-		v8f e = exp8((v8f){row[i] - shift});
-		row[i] = e[0];
-		sum += e[0];
+	if (i < n) { // the last few values as one vector, padded with zeros that the sum leaves out
+		float tail[8] = {0};
+		memcpy(tail, row + i, (n - i) * sizeof *row);
+		store8(tail, exp8(load8(tail) - shift));
+		memcpy(row + i, tail, (n - i) * sizeof *row);
+		for (ptrdiff_t j = 0; j < n - i; j++) sum += tail[j];
 	}
 	return sum;
+}
+
+// Attention's blocks (attention.go), float32: a block is bq rows of bk
+// scores at row stride ld, and row r may see keys [0, lim): bk, or under
+// causal masking diag + r + 1 clamped to [0, bk], diag being the block's
+// first query less its first key. One call per block rather than per row,
+// since a row of a short sequence (64 scores) costs less than the call.
+
+static inline ptrdiff_t attn_lim(int causal, ptrdiff_t diag, ptrdiff_t r, ptrdiff_t bk) {
+	if (!causal) return bk;
+	ptrdiff_t lim = diag + r + 1;
+	return lim < 0 ? 0 : lim > bk ? bk : lim;
+}
+
+// lathe_attn_probs_f32 recomputes the backward's probabilities: each row's
+// seen scores x become e^(x - shift[r·shift_stride]) (its logsumexp), the
+// rest 0.
+AVX2 void lathe_attn_probs_f32(float *s, ptrdiff_t ld, ptrdiff_t bq, ptrdiff_t bk, const float *shift, ptrdiff_t shift_stride,
+                               int causal, ptrdiff_t diag) {
+	for (ptrdiff_t r = 0; r < bq; r++) {
+		float *row = s + r * ld;
+		ptrdiff_t lim = attn_lim(causal, diag, r, bk);
+		lathe_exp_f32(row, lim, shift[r * shift_stride]);
+		memset(row + lim, 0, (bk - lim) * sizeof *row);
+	}
+}
+
+// lathe_attn_online_f32 is one key block of the forward's online softmax:
+// per row, the running max m[r] takes the block's seen scores, they become
+// e^(x - m[r]), the rest 0, the running sum l[r] and the row's accumulated
+// output acc[r·ev…] are rescaled by e^(m_old - m_new) where the max moved,
+// and l[r] gains the block's sum. NaN scores never raise the max, as the Go
+// loop's comparison.
+AVX2 void lathe_attn_online_f32(float *s, ptrdiff_t ld, ptrdiff_t bq, ptrdiff_t bk, int causal, ptrdiff_t diag, double *m,
+                                double *l, float *acc, ptrdiff_t ev) {
+	for (ptrdiff_t r = 0; r < bq; r++) {
+		float *row = s + r * ld;
+		ptrdiff_t lim = attn_lim(causal, diag, r, bk);
+		double mx = m[r];
+		for (ptrdiff_t c = 0; c < lim; c++)
+			if ((double)row[c] > mx) mx = row[c];
+		double corr = mx != m[r] ? exp(m[r] - mx) : 1; // 0 for the first block a row sees
+		double sum = lathe_exp_f32(row, lim, (float)mx);
+		memset(row + lim, 0, (bk - lim) * sizeof *row);
+		l[r] = l[r] * corr + sum;
+		m[r] = mx;
+		if (corr != 1) {
+			float *ar = acc + r * ev;
+			for (ptrdiff_t e = 0; e < ev; e++) ar[e] *= (float)corr;
+		}
+	}
+}
+
+// lathe_attn_ds_f32 turns the backward's dP (dp) into dS = P∘(dP - D[r])
+// in place, in float64 and rounded once, as the Go loop.
+AVX2 void lathe_attn_ds_f32(float *dp, const float *p, ptrdiff_t ld, ptrdiff_t bq, ptrdiff_t bk, const double *d) {
+	for (ptrdiff_t r = 0; r < bq; r++) {
+		float *dr = dp + r * ld;
+		const float *pr = p + r * ld;
+		v4d dv = (v4d){0} + d[r];
+		ptrdiff_t c = 0;
+		for (; c + 4 <= bk; c += 4) {
+			v4f pv, qv;
+			memcpy(&pv, pr + c, sizeof pv);
+			memcpy(&qv, dr + c, sizeof qv);
+			v4f out = __builtin_convertvector(__builtin_convertvector(pv, v4d) * (__builtin_convertvector(qv, v4d) - dv), v4f);
+			memcpy(dr + c, &out, sizeof out);
+		}
+		for (; c < bk; c++) dr[c] = (float)((double)pr[c] * ((double)dr[c] - d[r]));
+	}
 }
 
 // softmax_row writes softmax (or log-softmax) of the n values at src to
