@@ -30,12 +30,6 @@ static threads_fn lathe_threads_p;
 
 // lathe_blas_open returns NULL on success, else dlerror's text.
 const char *lathe_blas_open(const char *path) {
-	// OpenBLAS's idle workers spin for 2^28 cycles (about 0.1 s) after each
-	// threaded call before they sleep, taking a core from the goroutines of
-	// the elementwise ops that follow a product. 2^18 cycles (about 0.1 ms)
-	// still catches the next product of a chain. OpenBLAS reads this when
-	// it loads; a value the user set wins.
-	if (!getenv("OPENBLAS_THREAD_TIMEOUT") && !getenv("GOTO_THREAD_TIMEOUT")) setenv("OPENBLAS_THREAD_TIMEOUT", "18", 0);
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h) return dlerror();
 	lathe_sgemm_p = (sgemm_fn)dlsym(h, "cblas_sgemm");
