@@ -450,9 +450,44 @@ func (e *mpiEngine) close() error {
 	mpiProc.groups--
 	if mpiProc.groups == 0 && mpiProc.ownsInit && !mpiProc.finalized {
 		mpiProc.finalized = true
-		if rc := C.lathe_mpi_finalize(); rc != 0 && err == nil {
-			err = mpiErr("MPI_Finalize", rc)
+		if ferr := finalizeMPI(broken); err == nil {
+			err = ferr
 		}
 	}
 	return err
+}
+
+// brokenFinalizeWait bounds MPI_Finalize in a process whose group broke.
+// Open MPI's finalize waits in a fence for every process of the job, and
+// the peer whose silence broke the group is usually dead: even under
+// mpirun --enable-recovery the fence may then never end (seen here about
+// once in ten runs of a two-rank job whose peer exited at once). A healthy
+// group's finalize waits as long as its peers take, as MPI asks.
+const brokenFinalizeWait = 5 * time.Second
+
+// finalizeMPI calls MPI_Finalize, with mpiProc.mu held. After a broken
+// group, a finalize that has not returned by brokenFinalizeWait is left
+// on its thread (no other MPI call can follow it) and the error says that
+// the process may exit.
+func finalizeMPI(broken bool) error {
+	done := make(chan C.int, 1)
+	go func() { done <- C.lathe_mpi_finalize() }()
+	var rc C.int
+	if broken {
+		timer := time.NewTimer(brokenFinalizeWait)
+		defer timer.Stop()
+		select {
+		case rc = <-done:
+		case <-timer.C:
+			return lathe.NewError("", lathe.ErrUnavailable, "", "MPI_Finalize did not return within "+brokenFinalizeWait.String()+
+				" after the group broke (it waits for every process of the job, and a peer is gone)",
+				"end the process: MPI cannot be used again in it")
+		}
+	} else {
+		rc = <-done
+	}
+	if rc != 0 {
+		return mpiErr("MPI_Finalize", rc)
+	}
+	return nil
 }

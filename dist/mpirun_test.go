@@ -3,12 +3,14 @@ package dist
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/internal/mpitest"
 )
 
@@ -22,6 +24,10 @@ const scenarioEnv = "LATHE_DIST_SCENARIO"
 
 // scenarios are the worker checks, by name.
 var scenarios = map[string]func(t *testing.T, g *Group){}
+
+// closeMayFail names the scenarios whose group may end unable to finalize
+// MPI (a peer died), where Close's ErrUnavailable is the right answer.
+var closeMayFail = map[string]bool{}
 
 // TestMPIWorker is one rank of a scenario; it does nothing outside mpirun.
 func TestMPIWorker(t *testing.T) {
@@ -43,7 +49,11 @@ func TestMPIWorker(t *testing.T) {
 		t.Errorf("group %v: want 2 ranks over MPI", g)
 	}
 	defer func() {
-		if err := g.Close(); err != nil {
+		err := g.Close()
+		switch {
+		case err != nil && closeMayFail[name] && errors.Is(err, lathe.ErrUnavailable):
+			fmt.Printf("rank %d: close: %v\n", g.Rank(), err)
+		case err != nil:
 			t.Errorf("close: %v", err)
 		}
 	}()

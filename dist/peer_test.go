@@ -14,6 +14,7 @@ import (
 func init() {
 	scenarios["peer-exits"] = func(t *testing.T, g *Group) { peerGone(t, g, false) }
 	scenarios["peer-crashes"] = func(t *testing.T, g *Group) { peerGone(t, g, true) }
+	closeMayFail["peer-crashes"] = true
 }
 
 // peerGone: rank 1 leaves without taking part (closing its group, or
