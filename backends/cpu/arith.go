@@ -6,6 +6,12 @@ package cpu
 // machine has one (Go does not vectorise). Their results are those of the
 // per-element functions in binary.go, bit for bit.
 
+import (
+	"slices"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
 type arithOp uint8
 
 const (
@@ -69,4 +75,48 @@ func arithRows[T number](op arithOp, at func(a, b T) T) rows2[T, T] {
 		},
 		at: at,
 	}
+}
+
+// arithBroadcastFloat32 runs a float32 add, sub, mul or div whose one
+// operand has out's layout and whose other is a row repeated down the rows
+// (a bias: [R, C] + [C]) or one value per row ([R, C] - [R, 1]) as one C
+// loop per goroutine, and reports whether it did. Walked row by row, a
+// row of a few dozen values cost less than its call.
+func arithBroadcastFloat32(op arithOp, out, x, y *dispatch.Tensor) bool {
+	if !haveAVX2 || out.Numel() < vectorMin {
+		return false
+	}
+	l := newStrided(out, x, y)
+	if len(l.Shape) != 2 {
+		return false
+	}
+	rows, cols := l.Shape[0], l.Shape[1]
+	dense := []int{cols, 1}
+	if !slices.Equal(l.Strides[0], dense) {
+		return false
+	}
+	full, b, fullBase, bBase, bStrides, bLeft := x, y, l.base[1], l.base[2], l.Strides[2], false
+	if !slices.Equal(l.Strides[1], dense) {
+		full, b, fullBase, bBase, bStrides, bLeft = y, x, l.base[2], l.base[1], l.Strides[1], true
+		if !slices.Equal(l.Strides[2], dense) {
+			return false
+		}
+	}
+	var perRow bool
+	switch {
+	case bStrides[0] == 0 && bStrides[1] == 1:
+	case bStrides[0] == 1 && bStrides[1] == 0:
+		perRow = true
+	default:
+		return false
+	}
+	o, f, bv := elems[float32](out)[l.base[0]:], elems[float32](full)[fullBase:], elems[float32](b)[bBase:]
+	parallel(rows, cols, func(lo, hi int) {
+		bRows := bv
+		if perRow {
+			bRows = bv[lo:]
+		}
+		arithBcastFloat32(op, o[lo*cols:], f[lo*cols:], bRows, hi-lo, cols, perRow, bLeft)
+	})
+	return true
 }

@@ -158,6 +158,7 @@ func init() {
 
 // arithKernels are add, sub, mul or div as row loops (arith.go), per dtype.
 type arithKernels struct {
+	op  arithOp
 	f32 rows2[float32, float32]
 	f64 rows2[float64, float64]
 	i32 rows2[int32, int32]
@@ -165,12 +166,15 @@ type arithKernels struct {
 }
 
 func newArithKernels(op arithOp, k binaryKernel) *arithKernels {
-	return &arithKernels{arithRows(op, k.f32), arithRows(op, k.f64), arithRows(op, k.i32), arithRows(op, k.i64)}
+	return &arithKernels{op, arithRows(op, k.f32), arithRows(op, k.f64), arithRows(op, k.i32), arithRows(op, k.i64)}
 }
 
 func (a *arithKernels) run(out, x, y *dispatch.Tensor, name string) error {
 	switch x.DType {
 	case dispatch.Float32:
+		if !flat(out, x, y) && arithBroadcastFloat32(a.op, out, x, y) {
+			return nil
+		}
 		mapRows2(out, x, y, a.f32)
 	case dispatch.Float64:
 		mapRows2(out, x, y, a.f64)

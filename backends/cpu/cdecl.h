@@ -47,6 +47,9 @@ void lathe_attn_ds_f32(float *dp, const float *p, ptrdiff_t ld, ptrdiff_t bq, pt
 // lathe_arith_f32 writes op(p[i], q[i]) (op(p[i], s) where q is NULL) to
 // dst for i < n, op numbered as arith.go's arithOp (add, sub, mul, div).
 void lathe_arith_f32(int op, float *dst, const float *p, const float *q, float s, ptrdiff_t n);
+// lathe_arith_bcast_f32 is lathe_arith_f32 with one operand broadcast: a row
+// repeated over rows runs of cols values, or one value per run.
+void lathe_arith_bcast_f32(int op, float *dst, const float *full, const float *b, ptrdiff_t rows, ptrdiff_t cols, int per_row, int b_left);
 // lathe_relu_f32 writes max(x, 0) of the n values at src to dst.
 // lathe_relu_backward_f32 writes g[i] where x[i] > 0, else 0, to dst.
 void lathe_relu_backward_f32(float *dst, const float *g, const float *x, ptrdiff_t n);

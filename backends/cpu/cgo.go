@@ -159,6 +159,14 @@ func arithFloat32(op arithOp, dst, p, q []float32, s float32) bool {
 	return true
 }
 
+// arithBcastFloat32 runs lathe_arith_bcast_f32 (shim.c) over rows runs of
+// cols values of dst and full, b a run repeated (perRow false) or a value
+// per run (perRow true), the left operand where bLeft is set.
+func arithBcastFloat32(op arithOp, dst, full, b []float32, rows, cols int, perRow, bLeft bool) {
+	C.lathe_arith_bcast_f32(C.int(op), (*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&full[0])),
+		(*C.float)(unsafe.Pointer(&b[0])), C.ptrdiff_t(rows), C.ptrdiff_t(cols), cBool(perRow), cBool(bLeft))
+}
+
 // reluBackwardFloat32 writes g[i] where x[i] > 0, else 0, to dst (g and x
 // of its length) and reports whether it did, as arithFloat32.
 func reluBackwardFloat32(dst, g, x []float32) bool {

@@ -30,6 +30,10 @@ func attnDSFloat32(dp, p []float32, ld, bq, bk int, d []float64) bool { return f
 
 func reluBackwardFloat32(dst, g, x []float32) bool { return false }
 
+func arithBcastFloat32(op arithOp, dst, full, b []float32, rows, cols int, perRow, bLeft bool) bool {
+	return false
+}
+
 func reluFloat32(dst, src []float32) bool { return false }
 
 const haveAVX2, haveF16C = false, false

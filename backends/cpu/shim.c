@@ -160,9 +160,13 @@ enum { streamMin = 1 << 22 };
 
 AVX2 static inline void stream8(float *p, v8f v) { __builtin_ia32_movntps256(p, v); }
 
+// splat8 is s in every lane. ((v8f){0} + s would turn a -0 into +0, and
+// then x·s, x + s differ from the Go loops' in the sign of a zero.)
+AVX2 static inline v8f splat8(float s) { return (v8f){s, s, s, s, s, s, s, s}; }
+
 #define ARITH_LOOP(OP) \
 	do { \
-		v8f sv = (v8f){0} + s; \
+		v8f sv = splat8(s); \
 		if (n >= streamMin) { \
 			for (; i < n && ((uintptr_t)(dst + i) & 31) != 0; i++) dst[i] = p[i] OP (q ? q[i] : s); \
 			if (!q) \
@@ -185,6 +189,44 @@ AVX2 void lathe_arith_f32(int op, float *dst, const float *p, const float *q, fl
 	case arithSub: ARITH_LOOP(-); break;
 	case arithMul: ARITH_LOOP(*); break;
 	case arithDiv: ARITH_LOOP(/); break;
+	}
+}
+
+// lathe_arith_bcast_f32 is lathe_arith_f32 over rows runs of cols values
+// of full (dst the same shape), against b broadcast: b's cols values again
+// for every run (per_row 0: a bias), or b[r] for every value of run r
+// (per_row 1). b is the left operand where b_left is set (b - x, b / x).
+// One call for the whole tensor, where a call per run cost more than a run
+// of a few dozen values.
+#define BCAST_RUN(OP, L, R, LV, RV) \
+	do { \
+		for (; j + 8 <= cols; j += 8) store8(d + j, LV OP RV); \
+		for (; j < cols; j++) d[j] = L OP R; \
+	} while (0)
+
+#define BCAST_LOOP(OP) \
+	for (ptrdiff_t r = 0; r < rows; r++) { \
+		float *d = dst + r * cols; \
+		const float *f = full + r * cols; \
+		ptrdiff_t j = 0; \
+		if (per_row) { \
+			float s = b[r]; \
+			v8f sv = splat8(s); \
+			if (b_left) BCAST_RUN(OP, s, f[j], sv, load8(f + j)); \
+			else BCAST_RUN(OP, f[j], s, load8(f + j), sv); \
+		} else if (b_left) { \
+			BCAST_RUN(OP, b[j], f[j], load8(b + j), load8(f + j)); \
+		} else { \
+			BCAST_RUN(OP, f[j], b[j], load8(f + j), load8(b + j)); \
+		} \
+	}
+
+AVX2 void lathe_arith_bcast_f32(int op, float *dst, const float *full, const float *b, ptrdiff_t rows, ptrdiff_t cols, int per_row, int b_left) {
+	switch (op) {
+	case arithAdd: BCAST_LOOP(+); break;
+	case arithSub: BCAST_LOOP(-); break;
+	case arithMul: BCAST_LOOP(*); break;
+	case arithDiv: BCAST_LOOP(/); break;
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // TestSumFloat32 checks the vector sum against the float64 sum, to the
@@ -196,11 +197,17 @@ func TestArithFloat32(t *testing.T) {
 			p[i], q[i] = pickValue(), pickValue()
 		}
 		for op, f := range scalarOps {
-			for _, scalar := range []bool{false, true} {
+			// Every special value as the scalar: a -0 must stay -0 in
+			// every lane (x·-0 and x + -0 keep the sign Go gives).
+			for j := -1; j < len(specialFloat32s); j++ {
+				scalar := j >= 0
+				if scalar && n > 1<<20 && j > 1 {
+					continue // the streaming sizes: -0 and +0 suffice
+				}
 				s := q[3]
 				qq := q
 				if scalar {
-					qq = nil
+					s, qq = specialFloat32s[j], nil
 				}
 				if !arithFloat32(op, dst, p, qq, s) {
 					t.Fatalf("op %d n %d: refused", op, n)
@@ -322,6 +329,108 @@ func TestBatchNormLoopsFloat32(t *testing.T) {
 			terms := math.Abs(float64(a*g[i])) + math.Abs(float64(k*(x[i]-mean))) + math.Abs(float64(d))
 			if !within(dst[i], want, terms) {
 				t.Fatalf("n=%d: grad[%d] = %v, want %v", n, i, dst[i], want)
+			}
+		}
+	}
+}
+
+// TestArithBroadcastFloat32 checks float32 add, sub, mul and div with one
+// operand broadcast (a row repeated down the rows, or a value per row, on
+// either side, from a view with an offset), which run as one C loop
+// (arith.go's arithBroadcastFloat32), against the per-element results bit
+// for bit; and a transposed operand, which the row walk takes.
+func TestArithBroadcastFloat32(t *testing.T) {
+	same := func(a, b float32) bool {
+		return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b
+	}
+	rng := rand.New(rand.NewPCG(8, 9))
+	values := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			if rng.IntN(3) == 0 {
+				v[i] = specialFloat32s[rng.IntN(len(specialFloat32s))]
+			} else {
+				v[i] = float32(rng.NormFloat64() * 100)
+			}
+		}
+		return v
+	}
+	scalarOps := []struct {
+		op *dispatch.Op[dispatch.None]
+		f  func(a, b float32) float32
+	}{
+		{ops.Add, func(a, b float32) float32 { return a + b }}, {ops.Sub, func(a, b float32) float32 { return a - b }},
+		{ops.Mul, func(a, b float32) float32 { return a * b }}, {ops.Div, func(a, b float32) float32 { return a / b }},
+	}
+	call := func(op any, a any, in ...*dispatch.Tensor) *dispatch.Tensor {
+		t.Helper()
+		var out *dispatch.Tensor
+		var err error
+		switch op := op.(type) {
+		case *dispatch.Op[dispatch.None]:
+			out, err = dispatch.Call(op, dispatch.None{}, in...)
+		case *dispatch.Op[ops.NarrowRange]:
+			out, err = dispatch.Call(op, a.(ops.NarrowRange), in...)
+		case *dispatch.Op[ops.TransposeDims]:
+			out, err = dispatch.Call(op, a.(ops.TransposeDims), in...)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, cols := range []int{1, 7, 8, 9, 64, 100} {
+		rows := max(37, 300/cols)
+		full := values(rows * cols)
+		long := values(rows + cols + 3) // the broadcast operand is a narrow of this, at offset 3
+		for _, c := range []struct {
+			name   string
+			perRow bool // b[r] for row r, else b[c] for column c
+			bLeft  bool
+			transp bool // the full operand is a transposed view
+		}{{"row", false, false, false}, {"row-left", false, true, false}, {"per-row", true, false, false},
+			{"per-row-left", true, true, false}, {"row-transposed", false, false, true}} {
+			n := cols
+			bShape := []int{cols}
+			if c.perRow {
+				n, bShape = rows, []int{rows, 1}
+			}
+			b := call(ops.Narrow, ops.NarrowRange{Dim: 0, Start: 3, Length: n}, tensorOf(dispatch.Float32, long, len(long)))
+			b, err := dispatch.Call(ops.View, ops.ViewShape{Shape: bShape}, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := tensorOf(dispatch.Float32, full, rows, cols)
+			if c.transp {
+				x = call(ops.Transpose, ops.TransposeDims{Dim0: 0, Dim1: 1}, tensorOf(dispatch.Float32, full, cols, rows))
+			}
+			at := func(r, col int) float32 {
+				if c.transp {
+					return full[col*rows+r]
+				}
+				return full[r*cols+col]
+			}
+			for _, s := range scalarOps {
+				lhs, rhs := x, b
+				if c.bLeft {
+					lhs, rhs = b, x
+				}
+				got := elems[float32](call(s.op, nil, lhs, rhs))
+				for r := range rows {
+					for col := range cols {
+						bv := long[3+col]
+						if c.perRow {
+							bv = long[3+r]
+						}
+						want := s.f(at(r, col), bv)
+						if c.bLeft {
+							want = s.f(bv, at(r, col))
+						}
+						if g := got[r*cols+col]; !same(g, want) {
+							t.Fatalf("%s %s, %d×%d: [%d,%d] = %g, want %g", c.name, s.op.Name, rows, cols, r, col, g, want)
+						}
+					}
+				}
 			}
 		}
 	}
