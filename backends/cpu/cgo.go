@@ -85,7 +85,10 @@ func sumFloat32(v []float32) float64 {
 // with a NaN or an infinite max, or every row where the rows are short or
 // the machine has no AVX2.
 func softmaxRowsFloat32(dst, src []float32, n int, log bool) int {
-	if !haveAVX2 || n < vectorMin || len(dst) < len(src) || len(src) < n {
+	// One call takes every row: short rows (from the 8 values of a
+	// vector) pay for it together, as a model's logits over a small
+	// vocabulary do.
+	if !haveAVX2 || n < 8 || len(src) < vectorMin || len(dst) < len(src) || len(src) < n {
 		return 0
 	}
 	l := C.int(0)
