@@ -470,24 +470,37 @@ const brokenFinalizeWait = 5 * time.Second
 // on its thread (no other MPI call can follow it) and the error says that
 // the process may exit.
 func finalizeMPI(broken bool) error {
-	done := make(chan C.int, 1)
-	go func() { done <- C.lathe_mpi_finalize() }()
-	var rc C.int
+	var wait time.Duration // as long as it takes
 	if broken {
-		timer := time.NewTimer(brokenFinalizeWait)
-		defer timer.Stop()
-		select {
-		case rc = <-done:
-		case <-timer.C:
-			return lathe.NewError("", lathe.ErrUnavailable, "", "MPI_Finalize did not return within "+brokenFinalizeWait.String()+
-				" after the group broke (it waits for every process of the job, and a peer is gone)",
-				"end the process: MPI cannot be used again in it")
-		}
-	} else {
-		rc = <-done
+		wait = brokenFinalizeWait
 	}
-	if rc != 0 {
-		return mpiErr("MPI_Finalize", rc)
+	rc, done := callWithin(func() int { return int(C.lathe_mpi_finalize()) }, wait)
+	switch {
+	case !done:
+		return lathe.NewError("", lathe.ErrUnavailable, "", "MPI_Finalize did not return within "+wait.String()+
+			" after the group broke (it waits for every process of the job, and a peer is gone)",
+			"end the process: MPI cannot be used again in it")
+	case rc != 0:
+		return mpiErr("MPI_Finalize", C.int(rc))
 	}
 	return nil
+}
+
+// callWithin runs call on a goroutine of its own and waits for its result,
+// at most wait where wait > 0; done is false where call had not returned
+// by then (it goes on, and its result is dropped).
+func callWithin(call func() int, wait time.Duration) (rc int, done bool) {
+	result := make(chan int, 1)
+	go func() { result <- call() }()
+	if wait <= 0 {
+		return <-result, true
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case rc = <-result:
+		return rc, true
+	case <-timer.C:
+		return 0, false
+	}
 }
