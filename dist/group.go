@@ -152,8 +152,10 @@ func (g *Group) Barrier(ctx context.Context) error {
 // Close ends the group. When it is the last group of a process that
 // lathe's MPI engine initialised, it finalizes MPI, which waits for the
 // other processes to finalize too (mpirun counts a process that exits
-// without it as failed). Using a closed group is an ErrValue; closing it
-// again does nothing.
+// without it as failed); after a collective broke the group, for 5 s at
+// most (a peer that broke it may be dead), then Close returns an
+// ErrUnavailable and the process should exit. Using a closed group is an
+// ErrValue; closing it again does nothing.
 func (g *Group) Close() error {
 	if g == nil {
 		return nil
