@@ -391,8 +391,13 @@ func TestArithBroadcastFloat32(t *testing.T) {
 		}
 		return out
 	}
-	for _, cols := range []int{1, 7, 8, 9, 64, 100} {
+	// The last size is split over goroutines (past 2·minParallel), so a
+	// value per row must follow each goroutine's first row.
+	for _, cols := range []int{1, 7, 8, 9, 64, 100, 2*minParallel/4093 + 1} {
 		rows := max(37, 300/cols)
+		if cols > 100 {
+			rows = 4093
+		}
 		full := values(rows * cols)
 		long := values(rows + cols + 3) // the broadcast operand is a narrow of this, at offset 3
 		for _, c := range []struct {
