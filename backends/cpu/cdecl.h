@@ -61,13 +61,13 @@ int lathe_has_f16c(void);
 // src to dst; lathe_narrow16 rounds n float32s to them, to nearest even.
 void lathe_widen16(float *dst, const unsigned short *src, ptrdiff_t n, int bf);
 void lathe_narrow16(unsigned short *dst, const float *src, ptrdiff_t n, int bf);
-// lathe_erf_f32 writes erf (gelu != 0: gelu) of the n values at src to dst,
-// from erf32.go's polynomial table (pieces) and saturation point.
+// lathe_erf_f32 writes erf of the n values at src to dst, from erf32.go's
+// polynomial table (pieces) and saturation point; gelu != 0: gelu, in
+// float32 lanes (shim.c says how; pieces is not read).
 void lathe_erf_f32(float *dst, const float *src, ptrdiff_t n, const double *pieces, double saturate, int gelu);
 // lathe_act_backward_f32 writes g[i]·f'(x[i]) for i < n to dst, f gelu (op
-// 0), gelu_tanh (1) or silu (2), with erf from the same table as
-// lathe_erf_f32.
-void lathe_act_backward_f32(int op, float *dst, const float *g, const float *x, ptrdiff_t n, const double *pieces, double saturate);
+// 0), gelu_tanh (1) or silu (2).
+void lathe_act_backward_f32(int op, float *dst, const float *g, const float *x, ptrdiff_t n);
 
 // lathe_bn_moments_f32 sets out[0] = Σ(x - shift), out[1] = Σ(x - shift)²
 // over the n values at x, in float64.

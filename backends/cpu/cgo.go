@@ -290,7 +290,7 @@ func actBackwardFloat32(op actOp, dst, g, x []float32) bool {
 		return false
 	}
 	C.lathe_act_backward_f32(C.int(op), (*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&g[0])), (*C.float)(unsafe.Pointer(&x[0])),
-		C.ptrdiff_t(len(dst)), (*C.double)(unsafe.Pointer(&erf32Pieces[0])), C.double(erf32Saturate))
+		C.ptrdiff_t(len(dst)))
 	return true
 }
 

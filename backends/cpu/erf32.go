@@ -54,11 +54,14 @@ var float32Unary = map[string]struct {
 	"gelu": {geluRows, gelu32},
 }
 
-// gelu32 is x·Φ(x) = x/2·(1 + erf(x/√2)), kept in float64 up to the last
-// rounding so that 1 + erf loses nothing where x is far below zero.
+// gelu32 is x·Φ(x) = x/2·erfc(-x/√2) in float64, rounded once: the short
+// runs' and machines without AVX2. (1 + erf(x/√2) is 0 in float64 below
+// x ≈ -8.3 and in float32's erf below -5.54, where GELU is still a normal
+// float32.) Longer runs take shim.c's gelu8, in float32 lanes from the
+// normal tail, within a few ulps of this (TestGeluRows states the bound).
 func gelu32(x float32) float32 {
 	v := float64(x)
-	return float32(0.5 * v * (1 + erf64Poly(v*(1/math.Sqrt2))))
+	return float32(0.5 * v * math.Erfc(-v*(1/math.Sqrt2)))
 }
 
 func erfRows(dst, src []float32) {
