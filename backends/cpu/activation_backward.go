@@ -7,10 +7,12 @@ import "math"
 // GeluBackward and silu_backward kernels, where a gradient rule made of
 // the basic ops allocated a tensor for each of a dozen steps. Each is
 // evaluated in float64 and rounded once. float32 runs go to an AVX2 loop in
-// C where the machine has one (shim.c's lathe_act_backward_f32: the same
-// float64 arithmetic four lanes at a time, with erf from erf32.go's
-// polynomials and exp by its series), since a call per element to
-// math.Exp and math.Erf cost more than the rest of GELU's backward.
+// C where the machine has one (shim.c's lathe_act_backward_f32), since a
+// call per element to math.Exp and math.Erf cost more than the rest of
+// GELU's backward: gelu_tanh and silu in the same float64 arithmetic four
+// lanes at a time, gelu in float32 lanes from the normal tail (shim.c's
+// gelu_grad8), within a few float32 ulps of float64's (TestActBackwardRows
+// states the bound).
 
 const (
 	invSqrt2   = 0.70710678118654752440 // 1/√2
@@ -101,7 +103,8 @@ var reluBackwardRows = rows2[float32, float32]{
 			dst[i] = reluBackward(g[i], x)
 		}
 	},
-	at: reluBackward[float32],
+	at:   reluBackward[float32],
+	cost: costVector,
 }
 
 // actBackwardRows is op's float32 kernel as row loops for mapRows2: the C
@@ -123,7 +126,8 @@ func actBackwardRows(op actOp, f func(g, x float32) float32) rows2[float32, floa
 				dst[i] = f(g[i], x)
 			}
 		},
-		at: f,
+		at:   f,
+		cost: costVector, // the C loop's, even where it is gelu's (split, it lost more than it won)
 	}
 }
 

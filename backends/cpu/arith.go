@@ -73,7 +73,8 @@ func arithRows[T number](op arithOp, at func(a, b T) T) rows2[T, T] {
 				}
 			}
 		},
-		at: at,
+		at:   at,
+		cost: costVector,
 	}
 }
 

@@ -184,17 +184,17 @@ func init() {
 			switch x.DType {
 			case dispatch.Float32:
 				if u.Name == "relu" {
-					mapRows1(out, x, reluRows[float32], reluF32)
+					mapRows1(out, x, reluRows[float32], costVector, reluF32)
 					return nil
 				}
 				if f, ok := float32Unary[u.Name]; ok {
-					mapRows1(out, x, f.rows, f.at)
+					mapRows1(out, x, f.rows, costVector, f.at)
 					return nil
 				}
 				map1(out, x, via64[float32](ff(p)))
 			case dispatch.Float64:
 				if u.Name == "relu" {
-					mapRows1(out, x, reluRows[float64], reluF)
+					mapRows1(out, x, reluRows[float64], costLoop, reluF)
 					return nil
 				}
 				map1(out, x, ff(p))

@@ -37,7 +37,7 @@ func span[T any](t *dispatch.Tensor) []T {
 func map1[T, U any](out, x *dispatch.Tensor, f func(T) U) {
 	if flat(out, x) {
 		o, a := span[U](out), span[T](x)
-		parallel(len(o), 1, func(lo, hi int) {
+		parallel(len(o), costLoop, func(lo, hi int) {
 			for i, v := range a[lo:hi] {
 				o[lo+i] = f(v)
 			}
@@ -48,7 +48,7 @@ func map1[T, U any](out, x *dispatch.Tensor, f func(T) U) {
 	l := newStrided(out, x)
 	last := len(l.Shape) - 1
 	so, sa := l.Strides[0][last], l.Strides[1][last]
-	l.rows(func(offs []int, n int) {
+	l.rowsCost(costLoop, func(offs []int, n int) {
 		oo, ao := offs[0], offs[1]
 		if so == 1 && sa == 1 {
 			dst, src := o[oo:oo+n], a[ao:ao+n]
@@ -74,9 +74,10 @@ func map2[T, U any](out, x, y *dispatch.Tensor, f func(T, T) U) {
 // loops of their own (arith.go), since a call per element costs more than
 // an add.
 type rows2[T, U any] struct {
-	vv func(dst []U, p, q []T)
-	vs func(dst []U, p []T, s T)
-	at func(a, b T) U
+	vv   func(dst []U, p, q []T)
+	vs   func(dst []U, p []T, s T)
+	at   func(a, b T) U
+	cost int // of an element of vv, for parallel: costVector or costLoop
 }
 
 func elementRows[T, U any](f func(T, T) U) rows2[T, U] {
@@ -92,25 +93,26 @@ func elementRows[T, U any](f func(T, T) U) rows2[T, U] {
 				dst[i] = f(p[i], s)
 			}
 		},
-		at: f,
+		at:   f,
+		cost: costLoop,
 	}
 }
 
 func mapRows2[T, U any](out, x, y *dispatch.Tensor, r rows2[T, U]) {
 	if flat(out, x, y) {
 		o, a, b := span[U](out), span[T](x), span[T](y)
-		if len(o) < minParallel {
+		if len(o)*r.cost < minParallel {
 			r.vv(o, a, b) // no closure for parallel to allocate
 			return
 		}
-		parallel(len(o), 1, func(lo, hi int) { r.vv(o[lo:hi], a[lo:hi], b[lo:hi]) })
+		parallel(len(o), r.cost, func(lo, hi int) { r.vv(o[lo:hi], a[lo:hi], b[lo:hi]) })
 		return
 	}
 	o, a, b := elems[U](out), elems[T](x), elems[T](y)
 	l := newStrided(out, x, y)
 	last := len(l.Shape) - 1
 	so, sa, sb := l.Strides[0][last], l.Strides[1][last], l.Strides[2][last]
-	l.rows(func(offs []int, n int) {
+	l.rowsCost(r.cost, func(offs []int, n int) {
 		oo, ao, bo := offs[0], offs[1], offs[2]
 		switch {
 		case so == 1 && sa == 1 && sb == 1:

@@ -106,7 +106,8 @@ func compareRows[T number](op cmpOp) rows2[T, bool] {
 				}
 			}
 		},
-		at: func(a, b T) bool { return cmp(op, a, b) },
+		at:   func(a, b T) bool { return cmp(op, a, b) },
+		cost: costLoop,
 	}
 }
 
@@ -224,16 +225,16 @@ func reluRows[T float](dst, src []T) {
 	}
 }
 
-// mapRows1 is map1 with a loop for whole runs (rows) and f for any other
-// stride pattern.
-func mapRows1[T any](out, x *dispatch.Tensor, rows func(dst, src []T), f func(T) T) {
+// mapRows1 is map1 with a loop for whole runs (rows), each element of cost
+// (costVector, costLoop), and f for any other stride pattern.
+func mapRows1[T any](out, x *dispatch.Tensor, rows func(dst, src []T), cost int, f func(T) T) {
 	if flat(out, x) {
 		o, a := span[T](out), span[T](x)
-		if len(o) < minParallel {
+		if len(o)*cost < minParallel {
 			rows(o, a)
 			return
 		}
-		parallel(len(o), 1, func(lo, hi int) { rows(o[lo:hi], a[lo:hi]) })
+		parallel(len(o), cost, func(lo, hi int) { rows(o[lo:hi], a[lo:hi]) })
 		return
 	}
 	map1(out, x, f)

@@ -35,11 +35,21 @@ func stridedOf(shape []int, strides [][]int, base []int) strided {
 	return strided{layout.Walk{Shape: shape, Strides: strides}.Collapse(), base}
 }
 
+// The cost of an element, in parallel's units: minParallel elements at
+// costVector are about 25 µs of one core's work.
+const (
+	costVector = 1 // a vectorised loop: C's AVX2 arithmetic, a copy
+	costLoop   = 4 // a Go loop (Go does not vectorise), or a call per element (float64 math.Tanh: many times more)
+)
+
 // rows calls row for every innermost row of the layout, with each operand's
 // offset at the row's start; the inner stride of operand j is
 // l.Strides[j][last]. Large layouts are split across goroutines by rows, so
 // row must only write its own elements.
-func (l strided) rows(row func(offs []int, n int)) {
+func (l strided) rows(row func(offs []int, n int)) { l.rowsCost(costVector, row) }
+
+// rowsCost is rows for work of cost per element (costVector, costLoop).
+func (l strided) rowsCost(cost int, row func(offs []int, n int)) {
 	last := len(l.Shape) - 1
 	n := l.Shape[last]
 	nrows := 1
@@ -49,7 +59,7 @@ func (l strided) rows(row func(offs []int, n int)) {
 	if n == 0 || nrows == 0 {
 		return
 	}
-	parallel(nrows, n, func(r0, r1 int) {
+	parallel(nrows, n*cost, func(r0, r1 int) {
 		k := len(l.Strides)
 		offs := make([]int, k)
 		idx := make([]int, last)
