@@ -61,6 +61,8 @@ int lathe_has_f16c(void);
 // src to dst; lathe_narrow16 rounds n float32s to them, to nearest even.
 void lathe_widen16(float *dst, const unsigned short *src, ptrdiff_t n, int bf);
 void lathe_narrow16(unsigned short *dst, const float *src, ptrdiff_t n, int bf);
+// lathe_exp_rows_f32 writes e^x of the n values at src to dst.
+void lathe_exp_rows_f32(float *dst, const float *src, ptrdiff_t n);
 // lathe_erf_f32 writes erf of the n values at src to dst, from erf32.go's
 // polynomial table (pieces) and saturation point; gelu != 0: gelu, in
 // float32 lanes (shim.c says how; pieces is not read).

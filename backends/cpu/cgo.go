@@ -222,6 +222,16 @@ func cBool(b bool) C.int {
 	return 0
 }
 
+// expFloat32 writes e^x of src to dst, which has src's length, and
+// reports whether it did, as erfRowFloat32.
+func expFloat32(dst, src []float32) bool {
+	if !haveAVX2 || len(src) < vectorMin || len(dst) < len(src) {
+		return false
+	}
+	C.lathe_exp_rows_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(src)))
+	return true
+}
+
 // erfRowFloat32 writes erf (or gelu) of src to dst, which has src's length,
 // and reports whether it did: short rows and machines without AVX2 are left
 // to the Go loop.

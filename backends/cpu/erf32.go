@@ -45,13 +45,29 @@ func erf64Poly(x float64) float64 {
 func erf32(x float32) float32 { return float32(erf64Poly(float64(x))) }
 
 // float32Unary gives the float32 kernels that do not go through float64
-// math.Erf (via64): erf itself and gelu, whose gradient is built of erf.
+// math functions per element (via64): erf, gelu and exp.
 var float32Unary = map[string]struct {
 	rows func(dst, src []float32)
 	at   func(float32) float32
 }{
 	"erf":  {erfRows, erf32},
 	"gelu": {geluRows, gelu32},
+	"exp":  {expRows, exp32f},
+}
+
+// exp32f is e^x in float64, rounded once: the short runs' and machines
+// without AVX2. Longer runs take shim.c's expf8, float32 lanes within 2
+// ulps of it (TestExpRows).
+func exp32f(x float32) float32 { return float32(math.Exp(float64(x))) }
+
+func expRows(dst, src []float32) {
+	if expFloat32(dst, src) {
+		return
+	}
+	src = src[:len(dst)]
+	for i, v := range src {
+		dst[i] = exp32f(v)
+	}
 }
 
 // gelu32 is x·Φ(x) = x/2·erfc(-x/√2) in float64, rounded once: the short

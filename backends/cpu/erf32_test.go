@@ -149,3 +149,50 @@ func TestGeluRows(t *testing.T) {
 	geluRows(dst, sweep)
 	check(len(sweep), sweep, dst)
 }
+
+// TestExpRows compares expRows (from vectorMin on, where the machine has
+// AVX2, shim.c's float32 lanes; below, math.Exp's float64) with float64's
+// e^x rounded to float32: within 2 ulps, or 2 of the smallest subnormal
+// below float32's normal range; +Inf past 88.72, 0 far below, NaN for
+// NaN. Runs of every length up to 300 and one of 4096, then every 997th
+// float32 in [-110, 90].
+func TestExpRows(t *testing.T) {
+	check := func(n int, src, dst []float32) {
+		t.Helper()
+		for i, x := range src {
+			w, got := float32(math.Exp(float64(x))), dst[i]
+			if w != w {
+				if got == got {
+					t.Fatalf("n=%d: exp(%g) = %g, want NaN", n, x, got)
+				}
+				continue
+			}
+			if got != w && (math.IsInf(float64(w), 0) || math.IsInf(float64(got), 0) ||
+				ulps(got, w) > 2 && math.Abs(float64(got-w)) > 2*math.SmallestNonzeroFloat32) {
+				t.Fatalf("n=%d: exp(%g) = %g, want %g (%d ulps)", n, x, got, w, ulps(got, w))
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range append(lengths(300), 4096) {
+		src, dst := make([]float32, n), make([]float32, n)
+		for i := range src {
+			src[i] = float32(rng.NormFloat64() * 30)
+		}
+		if n > 6 {
+			src[0], src[1], src[2], src[3], src[4], src[5] = float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 88.72283, 88.72284, -103.97
+		}
+		expRows(dst, src)
+		check(n, src, dst)
+	}
+	var sweep []float32
+	for b := math.Float32bits(-110); b > math.Float32bits(-0x1p-126); b -= 997 {
+		sweep = append(sweep, math.Float32frombits(b))
+	}
+	for b := uint32(0); b < math.Float32bits(90); b += 997 {
+		sweep = append(sweep, math.Float32frombits(b))
+	}
+	dst := make([]float32, len(sweep))
+	expRows(dst, sweep)
+	check(len(sweep), sweep, dst)
+}

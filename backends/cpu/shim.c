@@ -329,16 +329,13 @@ F16C void lathe_narrow16(unsigned short *dst, const float *src, ptrdiff_t n, int
 	for (; i < n; i++) dst[i] = narrow8((v8f){src[i]}, bf)[0];
 }
 
-// e^x for x ≤ 0 (softmax subtracts the row's max): x = k·ln2 + r with
-// |r| ≤ ln2/2, e^r by its Taylor series to r⁷ in Horner form, times 2^k
-// applied as two factors so that results down to float32's smallest
-// subnormal come out right. Below about -103.97 the result is 0.
-AVX2 static inline v8f exp8(v8f x) {
-	v8i under = x < -104.0f;
-	v8f lo = pick(under, (v8f){0} - 104.0f, x);
-	v8f kf = __builtin_convertvector(__builtin_convertvector(lo * 1.44269504088896341f - 0.5f, v8i), v8f);
-	// convertvector truncates toward zero; lo·log2e - 0.5 ≤ 0 rounds to nearest
-	v8f r = lo - kf * 0.693145751953125f;  // ln2's high part: exact in float32
+// exp_kr8 is e^x as e^r·2^k, x = k·ln2 + r with |r| ≤ ln2/2 (kf is k,
+// rounded from x·log2e by the caller): e^r by its Taylor series to r⁷ in
+// Horner form, 2^k applied as two factors, each a normal float32 for
+// k ∈ [-150, 128], so that results from float32's smallest subnormal to
+// its largest normal come out right.
+AVX2 static inline v8f exp_kr8(v8f x, v8f kf) {
+	v8f r = x - kf * 0.693145751953125f;  // ln2's high part: exact in float32
 	r = r - kf * 1.428606820309417232e-06f; // and the rest
 	v8f p = (v8f){0} + 1.0f / 5040;
 	p = p * r + 1.0f / 720;
@@ -349,13 +346,44 @@ AVX2 static inline v8f exp8(v8f x) {
 	p = p * r + 1.0f;
 	p = p * r + 1.0f;
 	v8i k = __builtin_convertvector(kf, v8i);
-	v8i k1 = k >> 1, k2 = k - k1; // each ≥ -75, so 2^k1 and 2^k2 are normal
+	v8i k1 = k >> 1, k2 = k - k1;
 	v8f s1, s2;
 	v8i b1 = (k1 + 127) << 23, b2 = (k2 + 127) << 23;
 	memcpy(&s1, &b1, sizeof s1);
 	memcpy(&s2, &b2, sizeof s2);
-	v8f e = p * s1 * s2;
-	return pick(under, (v8f){0}, e);
+	return p * s1 * s2;
+}
+
+// e^x for x ≤ 0 (softmax subtracts the row's max). Below about -103.97
+// the result is 0.
+AVX2 static inline v8f exp8(v8f x) {
+	v8i under = x < -104.0f;
+	v8f lo = pick(under, (v8f){0} - 104.0f, x);
+	v8f kf = __builtin_convertvector(__builtin_convertvector(lo * 1.44269504088896341f - 0.5f, v8i), v8f);
+	// convertvector truncates toward zero; lo·log2e - 0.5 ≤ 0 rounds to nearest
+	return pick(under, (v8f){0}, exp_kr8(lo, kf));
+}
+
+// expf8 is e^x for every x: +Inf past float32's largest e^x (x > 88.72),
+// 0 below -104, NaN for NaN.
+AVX2 static inline v8f expf8(v8f x) {
+	v8i over = x > 88.7228394f, under = x < -104.0f;
+	v8f c = pick(under, splat8(-104.0f), pick(over, splat8(0.0f), x)); // NaN: 0 here, the NaN below
+	v8f kf = __builtin_ia32_roundps256(c * 1.44269504088896341f, 0); // to nearest
+	v8f e = pick(under, splat8(0.0f), pick(over, splat8(__builtin_inff()), exp_kr8(c, kf)));
+	return pick(x != x, x, e);
+}
+
+// lathe_exp_rows_f32 writes e^x of the n values at src to dst.
+AVX2 void lathe_exp_rows_f32(float *dst, const float *src, ptrdiff_t n) {
+	ptrdiff_t i = 0;
+	for (; i + 8 <= n; i += 8) store8(dst + i, expf8(load8(src + i)));
+	if (i < n) { // the tail through the same lanes, so every length gives the same values
+		float xt[8] = {0}, rt[8];
+		memcpy(xt, src + i, (n - i) * sizeof *src);
+		store8(rt, expf8(load8(xt)));
+		memcpy(dst + i, rt, (n - i) * sizeof *dst);
+	}
 }
 
 // lathe_exp_f32 replaces each of the n values x at row by e^(x - shift)
