@@ -177,3 +177,32 @@ func TestSmallBufferInOneAllocation(t *testing.T) {
 		}
 	}
 }
+
+// TestFillSame: every element gets v's bits, -0 and NaN included, at
+// lengths around the doubling copy's steps.
+func TestFillSame(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 7, 8, 9, 1000, 1 << 16} {
+		for _, v := range []float32{0, float32(math.Copysign(0, -1)), 1.5, float32(math.NaN())} {
+			out := dispatch.NewTensor(cpu0, dispatch.Float32, []int{n}, newBuffer(dispatch.Float32, n))
+			o := elems[float32](out)
+			for i := range o {
+				o[i] = 7 // not what the fill writes
+			}
+			fillSame(out, v)
+			for i, got := range o {
+				if math.Float32bits(got) != math.Float32bits(v) {
+					t.Fatalf("n %d, v %v: [%d] = %v (bits %#x)", n, v, i, got, math.Float32bits(got))
+				}
+			}
+			out.Release()
+		}
+		out := dispatch.NewTensor(cpu0, dispatch.Int64, []int{n}, newBuffer(dispatch.Int64, n))
+		fillSame(out, int64(-3))
+		for i, got := range elems[int64](out) {
+			if got != -3 {
+				t.Fatalf("n %d: [%d] = %d, want -3", n, i, got)
+			}
+		}
+		out.Release()
+	}
+}

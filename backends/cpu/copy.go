@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"math"
+
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
 	"github.com/lathe-ml/lathe/layout"
@@ -74,11 +76,33 @@ func fillValue(out *dispatch.Tensor, v float64) {
 	}
 }
 
-func fillSame[T any](out *dispatch.Tensor, v T) {
+// fillSame sets out's elements to v: memclr where v is all zero bits (a
+// pad's zeros, the common case; a -0 is not), else v copied over ever
+// longer runs, at memmove's speed either way.
+func fillSame[T comparable](out *dispatch.Tensor, v T) {
 	o := elems[T](out)[out.Offset : out.Offset+out.Numel()]
-	parallel(len(o), 1, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			o[i] = v
-		}
-	})
+	var zero T
+	if v == zero && !isNegZero(v) {
+		clear(o)
+		return
+	}
+	if len(o) == 0 {
+		return
+	}
+	o[0] = v
+	for n := 1; n < len(o); n *= 2 {
+		copy(o[n:], o[:n])
+	}
+}
+
+// isNegZero reports whether v is a float -0, equal to 0 but not all zero
+// bits.
+func isNegZero[T comparable](v T) bool {
+	switch f := any(v).(type) {
+	case float32:
+		return math.Signbit(float64(f))
+	case float64:
+		return math.Signbit(f)
+	}
+	return false
 }
