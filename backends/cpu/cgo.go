@@ -222,6 +222,16 @@ func cBool(b bool) C.int {
 	return 0
 }
 
+// sqrtFloat32 writes the square roots of src to dst, which has src's
+// length, and reports whether it did, as erfRowFloat32.
+func sqrtFloat32(dst, src []float32) bool {
+	if !haveAVX2 || len(src) < vectorMin || len(dst) < len(src) {
+		return false
+	}
+	C.lathe_sqrt_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(src)))
+	return true
+}
+
 // expFloat32 writes e^x of src to dst, which has src's length, and
 // reports whether it did, as erfRowFloat32.
 func expFloat32(dst, src []float32) bool {

@@ -45,7 +45,7 @@ func erf64Poly(x float64) float64 {
 func erf32(x float32) float32 { return float32(erf64Poly(float64(x))) }
 
 // float32Unary gives the float32 kernels that do not go through float64
-// math functions per element (via64): erf, gelu and exp.
+// math functions per element (via64): erf, gelu, exp and sqrt.
 var float32Unary = map[string]struct {
 	rows func(dst, src []float32)
 	at   func(float32) float32
@@ -53,6 +53,21 @@ var float32Unary = map[string]struct {
 	"erf":  {erfRows, erf32},
 	"gelu": {geluRows, gelu32},
 	"exp":  {expRows, exp32f},
+	"sqrt": {sqrtRows, sqrt32},
+}
+
+// sqrt32 is float64's square root rounded to float32, which is float32's
+// correctly rounded one: sqrtRows' C loop gives the same bits.
+func sqrt32(x float32) float32 { return float32(math.Sqrt(float64(x))) }
+
+func sqrtRows(dst, src []float32) {
+	if sqrtFloat32(dst, src) {
+		return
+	}
+	src = src[:len(dst)]
+	for i, v := range src {
+		dst[i] = sqrt32(v)
+	}
 }
 
 // exp32f is e^x in float64, rounded once: the short runs' and machines

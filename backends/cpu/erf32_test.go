@@ -196,3 +196,29 @@ func TestExpRows(t *testing.T) {
 	expRows(dst, sweep)
 	check(len(sweep), sweep, dst)
 }
+
+// TestSqrtRows: sqrtRows gives float64's square root rounded to float32,
+// bit for bit (NaN as any NaN), over every 997th float32 bit pattern (both
+// signs, subnormals, ±Inf, NaNs) and runs of every length up to 300.
+func TestSqrtRows(t *testing.T) {
+	var src []float32
+	for b := uint64(0); b < 1<<32; b += 997 {
+		src = append(src, math.Float32frombits(uint32(b)))
+	}
+	src = append(src, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.Copysign(0, -1)))
+	check := func(src []float32) {
+		t.Helper()
+		dst := make([]float32, len(src))
+		sqrtRows(dst, src)
+		for i, x := range src {
+			w, got := sqrt32(x), dst[i]
+			if math.Float32bits(got) != math.Float32bits(w) && !(w != w && got != got) {
+				t.Fatalf("n=%d: sqrt(%g) = %g, want %g", len(src), x, got, w)
+			}
+		}
+	}
+	check(src)
+	for n := range 300 {
+		check(src[1000 : 1000+n])
+	}
+}

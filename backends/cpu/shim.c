@@ -374,6 +374,15 @@ AVX2 static inline v8f expf8(v8f x) {
 	return pick(x != x, x, e);
 }
 
+// lathe_sqrt_f32 writes the square roots of the n values at src to dst:
+// vsqrtps rounds correctly, so these are float64's square roots rounded
+// to float32, bit for bit.
+AVX2 void lathe_sqrt_f32(float *dst, const float *src, ptrdiff_t n) {
+	ptrdiff_t i = 0;
+	for (; i + 8 <= n; i += 8) store8(dst + i, __builtin_ia32_sqrtps256(load8(src + i)));
+	for (; i < n; i++) dst[i] = __builtin_sqrtf(src[i]);
+}
+
 // lathe_exp_rows_f32 writes e^x of the n values at src to dst.
 AVX2 void lathe_exp_rows_f32(float *dst, const float *src, ptrdiff_t n) {
 	ptrdiff_t i = 0;
