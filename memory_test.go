@@ -148,3 +148,60 @@ func TestCloseLeavesTheCPUWorking(t *testing.T) {
 		t.Fatalf("x+x after Close = %v, %v; want [2 4]", got, err)
 	}
 }
+
+// TestLinearReleasesItsProduct: Linear's product before the bias, which
+// no caller can hold, goes back to the pool when the backward pass frees
+// the graph (or at once without a graph), not when the garbage collector
+// finds it: a training step would take new memory for it every time. A
+// graph kept for a second pass keeps it until a pass frees the graph.
+func TestLinearReleasesItsProduct(t *testing.T) {
+	const rows, in, outDim = 256, 8, 512
+	const product = rows * outDim * 4 // bytes: 512 KiB, far above the grads
+	live := func() int64 {
+		s, err := MemoryStats(CPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Allocated
+	}
+	Seed(3)
+	x := RandN(CPU, Float32, rows, in)
+	w := RandN(CPU, Float32, outDim, in).RequireGrad()
+	b := RandN(CPU, Float32, outDim).RequireGrad()
+	for _, c := range []struct {
+		name   string
+		grad   bool
+		retain bool
+	}{{"no graph", false, false}, {"backward", true, false}, {"retained, then freed", true, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			before := live()
+			var y *Tensor
+			if c.grad {
+				y = x.Linear(w, b)
+			} else {
+				NoGrad(func() { y = x.Linear(w, b) })
+			}
+			loss := y.Sum()
+			if c.grad {
+				if c.retain {
+					if err := loss.Backward(RetainGraph()); err != nil {
+						t.Fatal(err)
+					}
+					if held := live() - before; held < 2*product { // y and the product
+						t.Fatalf("with the graph retained, %d bytes held, want y's and the product's %d", held, 2*product)
+					}
+				}
+				if err := loss.Backward(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			y.Release()
+			loss.Release()
+			if held := live() - before; held >= product {
+				t.Errorf("%d bytes still held after the step, want under the product's %d", held, product)
+			}
+			w.ZeroGrad()
+			b.ZeroGrad()
+		})
+	}
+}

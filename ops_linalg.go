@@ -44,6 +44,9 @@ var (
 			f := Float32
 			return x.Cast(f).MatMul(in[1].Cast(f).MT()).Add(b.Cast(f)).Cast(x.t.DType)
 		}
-		return x.MatMul(in[1].MT()).Add(b)
+		product := x.MatMul(in[1].MT())
+		out := product.Add(b)
+		releaseWith(out, product)
+		return out
 	})
 )

@@ -350,6 +350,10 @@ func (n *Node) release(frees, ok bool) {
 		n.state.Add(-1)
 	case ok:
 		n.Inputs = nil // Attrs stay: values, no tensors
+		for _, t := range n.owned {
+			t.Release()
+		}
+		n.owned = nil
 		n.state.Store(nodeFreed)
 	default:
 		n.state.Store(0)

@@ -18,6 +18,9 @@ type Node struct {
 	Attrs  any
 	seq    uint64 // creation order: inputs always come before outputs
 	site   string // the user's call site, kept in anomaly mode
+	// owned are tensors that only this node's op consumed, released when a
+	// pass frees the node (ReleaseWith).
+	owned []*dispatch.Tensor
 	// state says which backward passes are running through the node: how
 	// many that retain the graph (0 or more), or nodeClaimed for one that
 	// will free it, or nodeFreed after it did. A pass changes it (claim,
@@ -70,6 +73,23 @@ func record(op *dispatch.Schema, in []*dispatch.Tensor, out *dispatch.Tensor, at
 	out.RequiresGrad.Store(true)
 	out.Autograd = &meta{node: n}
 	return nil
+}
+
+// ReleaseWith hands t to the node that made out, to be released when a
+// backward pass frees that node (one without RetainGraph or CreateGraph),
+// after every rule of the pass has run. It reports false where out was not
+// recorded: t is then the caller's to release. It is for a tensor that
+// only out's op consumed and nobody else holds, such as the product inside
+// a composite Linear before its bias: PyTorch frees such a tensor with its
+// graph by reference counting, and without this it waits for Go's garbage
+// collector, so that every step of a training loop takes new memory.
+func ReleaseWith(out, t *dispatch.Tensor) bool {
+	m := metaOf(out)
+	if m == nil || m.node == nil {
+		return false
+	}
+	m.node.owned = append(m.node.owned, t) // out's maker, before anyone else has out
+	return true
 }
 
 func metaOf(t *dispatch.Tensor) *meta {
