@@ -60,30 +60,10 @@ var float32Unary = map[string]struct {
 // correctly rounded one: sqrtRows' C loop gives the same bits.
 func sqrt32(x float32) float32 { return float32(math.Sqrt(float64(x))) }
 
-func sqrtRows(dst, src []float32) {
-	if sqrtFloat32(dst, src) {
-		return
-	}
-	src = src[:len(dst)]
-	for i, v := range src {
-		dst[i] = sqrt32(v)
-	}
-}
-
 // exp32f is e^x in float64, rounded once: the short runs' and machines
 // without AVX2. Longer runs take shim.c's expf8, float32 lanes within 2
 // ulps of it (TestExpRows).
 func exp32f(x float32) float32 { return float32(math.Exp(float64(x))) }
-
-func expRows(dst, src []float32) {
-	if expFloat32(dst, src) {
-		return
-	}
-	src = src[:len(dst)]
-	for i, v := range src {
-		dst[i] = exp32f(v)
-	}
-}
 
 // gelu32 is x·Φ(x) = x/2·erfc(-x/√2) in float64, rounded once: the short
 // runs' and machines without AVX2. (1 + erf(x/√2) is 0 in float64 below
@@ -95,23 +75,26 @@ func gelu32(x float32) float32 {
 	return float32(0.5 * v * math.Erfc(-v*(1/math.Sqrt2)))
 }
 
-func erfRows(dst, src []float32) {
-	if erfRowFloat32(dst, src, false) {
-		return
-	}
-	src = src[:len(dst)]
-	for i, v := range src {
-		dst[i] = erf32(v)
-	}
-}
+// The float32 row loops: the C loop where it runs (long runs, on a machine
+// with AVX2), the per-element function otherwise.
+var (
+	erfRows  = rowsOf(func(dst, src []float32) bool { return erfRowFloat32(dst, src, false) }, erf32)
+	geluRows = rowsOf(func(dst, src []float32) bool { return erfRowFloat32(dst, src, true) }, gelu32)
+	expRows  = rowsOf(expFloat32, exp32f)
+	sqrtRows = rowsOf(sqrtFloat32, sqrt32)
+)
 
-func geluRows(dst, src []float32) {
-	if erfRowFloat32(dst, src, true) {
-		return
-	}
-	src = src[:len(dst)]
-	for i, v := range src {
-		dst[i] = gelu32(v)
+// rowsOf is a row loop: vec, which reports whether it ran, else f per
+// element.
+func rowsOf(vec func(dst, src []float32) bool, f func(float32) float32) func(dst, src []float32) {
+	return func(dst, src []float32) {
+		if vec(dst, src) {
+			return
+		}
+		src = src[:len(dst)]
+		for i, v := range src {
+			dst[i] = f(v)
+		}
 	}
 }
 

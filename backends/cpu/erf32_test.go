@@ -126,28 +126,8 @@ func TestGeluRows(t *testing.T) {
 			}
 		}
 	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	for _, n := range append(lengths(300), 4096) {
-		src, dst := make([]float32, n), make([]float32, n)
-		for i := range src {
-			src[i] = float32(rng.NormFloat64() * 4)
-		}
-		if n > 4 {
-			src[0], src[1], src[2] = float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())
-		}
-		geluRows(dst, src)
-		check(n, src, dst)
-	}
-	var sweep []float32
-	for b := math.Float32bits(-16); b > math.Float32bits(-0x1p-126); b -= 997 {
-		sweep = append(sweep, math.Float32frombits(b))
-	}
-	for b := uint32(0); b < math.Float32bits(16); b += 997 {
-		sweep = append(sweep, math.Float32frombits(b))
-	}
-	dst := make([]float32, len(sweep))
-	geluRows(dst, sweep)
-	check(len(sweep), sweep, dst)
+	inf := float32(math.Inf(1))
+	rowsCases(geluRows, 3, 4, []float32{inf, -inf, float32(math.NaN())}, -16, 16, check)
 }
 
 // TestExpRows compares expRows (from vectorMin on, where the machine has
@@ -173,28 +153,8 @@ func TestExpRows(t *testing.T) {
 			}
 		}
 	}
-	rng := rand.New(rand.NewPCG(5, 6))
-	for _, n := range append(lengths(300), 4096) {
-		src, dst := make([]float32, n), make([]float32, n)
-		for i := range src {
-			src[i] = float32(rng.NormFloat64() * 30)
-		}
-		if n > 6 {
-			src[0], src[1], src[2], src[3], src[4], src[5] = float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 88.72283, 88.72284, -103.97
-		}
-		expRows(dst, src)
-		check(n, src, dst)
-	}
-	var sweep []float32
-	for b := math.Float32bits(-110); b > math.Float32bits(-0x1p-126); b -= 997 {
-		sweep = append(sweep, math.Float32frombits(b))
-	}
-	for b := uint32(0); b < math.Float32bits(90); b += 997 {
-		sweep = append(sweep, math.Float32frombits(b))
-	}
-	dst := make([]float32, len(sweep))
-	expRows(dst, sweep)
-	check(len(sweep), sweep, dst)
+	inf := float32(math.Inf(1))
+	rowsCases(expRows, 5, 30, []float32{inf, -inf, float32(math.NaN()), 88.72283, 88.72284, -103.97}, -110, 90, check)
 }
 
 // TestSqrtRows: sqrtRows gives float64's square root rounded to float32,
@@ -221,4 +181,40 @@ func TestSqrtRows(t *testing.T) {
 	for n := range 300 {
 		check(src[1000 : 1000+n])
 	}
+}
+
+// sweep is every 997th float32 bit pattern in [lo, hi] (lo < 0 < hi): the
+// negative ones down from lo to the smallest normal, the rest up from +0.
+func sweep(lo, hi float32) []float32 {
+	var xs []float32
+	for b := math.Float32bits(lo); b > math.Float32bits(-0x1p-126); b -= 997 {
+		xs = append(xs, math.Float32frombits(b))
+	}
+	for b := uint32(0); b < math.Float32bits(hi); b += 997 {
+		xs = append(xs, math.Float32frombits(b))
+	}
+	return xs
+}
+
+// rowsCases runs rows over random runs (normal values times scale) of
+// every length up to 300 and one of 4096, the first values of each long
+// enough run replaced by specials, then over sweep(lo, hi), and hands
+// each to check.
+func rowsCases(rows func(dst, src []float32), seed uint64, scale float64, specials []float32, lo, hi float32, check func(n int, src, dst []float32)) {
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	for _, n := range append(lengths(300), 4096) {
+		src, dst := make([]float32, n), make([]float32, n)
+		for i := range src {
+			src[i] = float32(rng.NormFloat64() * scale)
+		}
+		if n > len(specials) {
+			copy(src, specials)
+		}
+		rows(dst, src)
+		check(n, src, dst)
+	}
+	xs := sweep(lo, hi)
+	dst := make([]float32, len(xs))
+	rows(dst, xs)
+	check(len(xs), xs, dst)
 }
