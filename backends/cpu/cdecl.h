@@ -61,6 +61,9 @@ int lathe_has_f16c(void);
 // src to dst; lathe_narrow16 rounds n float32s to them, to nearest even.
 void lathe_widen16(float *dst, const unsigned short *src, ptrdiff_t n, int bf);
 void lathe_narrow16(unsigned short *dst, const float *src, ptrdiff_t n, int bf);
+// lathe_sum_cols_f32 writes to dst[j] the sum over i < rows of
+// x[i·stride + j], for j < cols.
+void lathe_sum_cols_f32(float *dst, const float *x, ptrdiff_t rows, ptrdiff_t stride, ptrdiff_t cols);
 // lathe_sqrt_f32 writes the square roots of the n values at src to dst.
 void lathe_sqrt_f32(float *dst, const float *src, ptrdiff_t n);
 // lathe_exp_rows_f32 writes e^x of the n values at src to dst.

@@ -222,6 +222,18 @@ func cBool(b bool) C.int {
 	return 0
 }
 
+// sumColsFloat32 writes to dst[j] the sum over i < rows of x[i·stride + j]
+// (shim.c's lathe_sum_cols_f32) and reports whether it did, as
+// erfRowFloat32.
+func sumColsFloat32(dst, x []float32, rows, stride int) bool {
+	if !haveAVX2 || len(dst) == 0 || rows == 0 || len(x) < (rows-1)*stride+len(dst) {
+		return false
+	}
+	C.lathe_sum_cols_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&x[0])), C.ptrdiff_t(rows),
+		C.ptrdiff_t(stride), C.ptrdiff_t(len(dst)))
+	return true
+}
+
 // sqrtFloat32 writes the square roots of src to dst, which has src's
 // length, and reports whether it did, as erfRowFloat32.
 func sqrtFloat32(dst, src []float32) bool {

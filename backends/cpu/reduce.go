@@ -130,6 +130,8 @@ func sumColumns[T, A number](out, x *dispatch.Tensor, dims []int) bool {
 	groups := r.outLen / cols
 	chunks := (cols + block - 1) / block
 	o, d := elems[T](out)[out.Offset:], elems[T](x)
+	var zero A
+	_, wide := any(zero).(float64) // float64 sums: float32 data may take the C loop
 	parallel(groups*chunks, r.n*block, func(lo, hi int) {
 		var acc [block]A
 		for task := lo; task < hi; task++ {
@@ -140,6 +142,11 @@ func sumColumns[T, A number](out, x *dispatch.Tensor, dims []int) bool {
 				rem /= r.l.Shape[dim]
 			}
 			j0, j1 := c*block, min((c+1)*block, cols)
+			dst := o[g*cols+j0 : g*cols+j1]
+			if d32, ok := any(d).([]float32); ok && wide && r.n > 0 &&
+				sumColsFloat32(any(dst).([]float32), d32[base+j0:], r.n, r.s) {
+				continue // float32 lanes in blocks of rows, the blocks in float64
+			}
 			a := acc[:j1-j0]
 			clear(a)
 			for i := range r.n {
@@ -148,7 +155,6 @@ func sumColumns[T, A number](out, x *dispatch.Tensor, dims []int) bool {
 					a[j] += A(v)
 				}
 			}
-			dst := o[g*cols+j0 : g*cols+j1]
 			for j := range dst {
 				dst[j] = T(a[j])
 			}

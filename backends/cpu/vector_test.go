@@ -452,3 +452,48 @@ func TestArithBroadcastFloat32(t *testing.T) {
 		}
 	}
 }
+
+// TestSumColsFloat32 checks the column sums (a bias's gradient) against
+// float64 sums of the same values: each term passes at most colBlock
+// float32 roundings (shim.c), so the error is within (64 + 2)·2⁻²⁴·Σ|x|,
+// on values of both signs and on rows that cancel, for widths around the
+// 64-column chunk, row counts around the block, and a row stride past the
+// width.
+func TestSumColsFloat32(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no vector path on this machine or build")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, cols := range []int{1, 7, 63, 64, 65, 130, 256} {
+		for _, rows := range []int{1, 63, 64, 65, 512} {
+			for _, cancel := range []bool{false, true} {
+				stride := cols + 3
+				x := make([]float32, rows*stride)
+				for i := range x {
+					x[i] = float32(rng.NormFloat64())
+					if cancel {
+						x[i] = float32(rng.NormFloat64() * 1e6)
+						if i/stride%2 == 1 { // each odd row nearly undoes the one above
+							x[i] = -x[i-stride] + float32(rng.NormFloat64())
+						}
+					}
+				}
+				dst := make([]float32, cols)
+				if !sumColsFloat32(dst, x, rows, stride) {
+					t.Fatal("refused")
+				}
+				for j := range cols {
+					sum, abs := 0.0, 0.0
+					for i := range rows {
+						v := float64(x[i*stride+j])
+						sum += v
+						abs += math.Abs(v)
+					}
+					if err := math.Abs(float64(dst[j]) - sum); err > 66*0x1p-24*abs+math.Abs(sum)*0x1p-24 {
+						t.Fatalf("%d×%d (cancel %v), column %d: %g, want %g (error %g, bound %g)", rows, cols, cancel, j, dst[j], sum, err, 66*0x1p-24*abs)
+					}
+				}
+			}
+		}
+	}
+}
