@@ -2,6 +2,8 @@ package lathe
 
 import (
 	"errors"
+	"math"
+	"slices"
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -203,5 +205,68 @@ func TestLinearReleasesItsProduct(t *testing.T) {
 			w.ZeroGrad()
 			b.ZeroGrad()
 		})
+	}
+}
+
+// TestReleaseWithGraph: a model's intermediates handed to ReleaseWithGraph
+// stay usable until a backward pass frees the graph, which then releases
+// them after it has used them (the gradient is right); a retained graph
+// keeps them; without a graph they go at once; the output itself is never
+// released.
+func TestReleaseWithGraph(t *testing.T) {
+	x := FromSlice(CPU, []float64{0.5, -1, 2}, 3)
+	w := FromSlice(CPU, []float64{1.5, 0.25, -0.5}, 3).RequireGrad()
+	wantGrad := []float64{0.5 * math.Exp(0.75), -1 * math.Exp(-0.25), 2 * math.Exp(-1)} // d/dw Σ e^(x·w)
+	released := func(ts ...*Tensor) []bool {
+		r := make([]bool, len(ts))
+		for i, t := range ts {
+			r[i] = t.t.Released()
+		}
+		return r
+	}
+	for _, retain := range []bool{false, true} {
+		y := x.Mul(w)
+		z := y.Exp()
+		out := z.Sum()
+		ReleaseWithGraph(out, y, z, y, out, nil)
+		if got := released(y, z, out); slices.Contains(got, true) {
+			t.Fatalf("retain %v: released before backward: %v", retain, got)
+		}
+		if retain {
+			if err := out.Backward(RetainGraph()); err != nil {
+				t.Fatal(err)
+			}
+			if got := released(y, z); slices.Contains(got, true) {
+				t.Fatalf("released by a pass that retains the graph: %v", got)
+			}
+			w.ZeroGrad()
+		}
+		if err := out.Backward(); err != nil {
+			t.Fatal(err)
+		}
+		if got := released(y, z, out); !got[0] || !got[1] || got[2] {
+			t.Fatalf("retain %v: after the pass that frees the graph, released %v, want y and z, not out", retain, got)
+		}
+		g, err := w.Grad().Float64s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range g {
+			if math.Abs(g[i]-wantGrad[i]) > 1e-12 {
+				t.Errorf("retain %v: grad %v, want %v", retain, g, wantGrad)
+				break
+			}
+		}
+		w.ZeroGrad()
+		out.Release()
+	}
+	var y, out *Tensor
+	NoGrad(func() {
+		y = x.Mul(w)
+		out = y.Sum()
+	})
+	ReleaseWithGraph(out, y)
+	if !y.t.Released() || out.t.Released() {
+		t.Errorf("without a graph: y released %v, out released %v; want y at once, not out", y.t.Released(), out.t.Released())
 	}
 }

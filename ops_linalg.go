@@ -46,7 +46,7 @@ var (
 		}
 		product := x.MatMul(in[1].MT())
 		out := product.Add(b)
-		releaseWith(out, product)
+		ReleaseWithGraph(out, product)
 		return out
 	})
 )

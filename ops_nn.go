@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/lathe-ml/lathe/autodiff"
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
 )
@@ -28,19 +27,6 @@ func composite[A any](name string, args []string, f func(in []*Tensor, a A) *Ten
 			}
 			return out.t, nil
 		}})
-}
-
-// releaseWith releases t, a tensor inside a composite op that only out's op
-// consumed: with out's graph where out was recorded (autodiff.ReleaseWith),
-// else at once. Without it, t would wait for the garbage collector.
-func releaseWith(out, t *Tensor) {
-	if t == nil || t.t == nil {
-		return
-	}
-	if out != nil && out.t != nil && autodiff.ReleaseWith(out.t, t.t) {
-		return
-	}
-	t.Release()
 }
 
 // Reduction says how a loss combines its per-element values.

@@ -101,7 +101,12 @@ func (g *GPT) Forward(tokens *lathe.Tensor) *lathe.Tensor {
 		return lathe.Failed(lathe.NewError("gpt", lathe.ErrShape, "tokens", "has shape "+shapeString(s),
 			"pass [batch, length] with 1 ≤ length ≤ Context ("+strconv.Itoa(g.Context)+"); crop longer sequences to their last Context tokens"))
 	}
-	return g.head(g.hidden(tokens, 0, nil, nil))
+	// The intermediates go with the graph (or at once, without one): the
+	// caller holds only the logits.
+	var tmp scratch
+	logits := g.head(g.hidden(tokens, 0, nil, &tmp))
+	lathe.ReleaseWithGraph(logits, tmp.ts...)
+	return logits
 }
 
 // hidden is the residual stream after the blocks, [B, L, Dim], for tokens
