@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -268,5 +269,37 @@ func TestReleaseWithGraph(t *testing.T) {
 	ReleaseWithGraph(out, y)
 	if !y.t.Released() || out.t.Released() {
 		t.Errorf("without a graph: y released %v, out released %v; want y at once, not out", y.t.Released(), out.t.Released())
+	}
+}
+
+// TestReleaseWithGraphConcurrent: ReleaseWithGraph from many goroutines on
+// one output, while a backward pass frees its graph, and after it has:
+// every tensor handed over is released once the pass is done (none lost
+// to a race, none held by a freed graph), and the gradient is right.
+func TestReleaseWithGraphConcurrent(t *testing.T) {
+	w := FromSlice(CPU, []float64{2}, 1).RequireGrad()
+	out := w.MulScalar(3).Sum()
+	ts := make([]*Tensor, 64)
+	for i := range ts {
+		ts[i] = Ones(CPU, Float64, 4)
+	}
+	var wg sync.WaitGroup
+	for i := range ts {
+		wg.Add(1)
+		go func() { defer wg.Done(); ReleaseWithGraph(out, ts[i]) }()
+		if i == len(ts)/2 {
+			if err := out.Backward(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	wg.Wait()
+	for i, x := range ts {
+		if !x.t.Released() {
+			t.Errorf("tensor %d handed over was not released", i)
+		}
+	}
+	if g, err := w.Grad().Float64s(); err != nil || g[0] != 3 {
+		t.Errorf("grad %v (%v), want [3]", g, err)
 	}
 }

@@ -350,11 +350,14 @@ func (n *Node) release(frees, ok bool) {
 		n.state.Add(-1)
 	case ok:
 		n.Inputs = nil // Attrs stay: values, no tensors
-		for _, t := range n.owned {
+		n.ownedMu.Lock()
+		owned := n.owned
+		n.owned = nil
+		n.state.Store(nodeFreed) // under ownedMu: a later ReleaseWith sees it and releases at once
+		n.ownedMu.Unlock()
+		for _, t := range owned {
 			t.Release()
 		}
-		n.owned = nil
-		n.state.Store(nodeFreed)
 	default:
 		n.state.Store(0)
 	}

@@ -18,9 +18,11 @@ type Node struct {
 	Attrs  any
 	seq    uint64 // creation order: inputs always come before outputs
 	site   string // the user's call site, kept in anomaly mode
-	// owned are tensors that only this node's op consumed, released when a
-	// pass frees the node (ReleaseWith).
-	owned []*dispatch.Tensor
+	// owned are tensors handed to the node (ReleaseWith), released when a
+	// pass frees it; ownedMu guards them against callers in several
+	// goroutines and the freeing pass.
+	ownedMu sync.Mutex
+	owned   []*dispatch.Tensor
 	// state says which backward passes are running through the node: how
 	// many that retain the graph (0 or more), or nodeClaimed for one that
 	// will free it, or nodeFreed after it did. A pass changes it (claim,
@@ -78,7 +80,9 @@ func record(op *dispatch.Schema, in []*dispatch.Tensor, out *dispatch.Tensor, at
 // ReleaseWith hands t to the node that made out, to be released when a
 // backward pass frees that node (one without RetainGraph or CreateGraph),
 // after every rule of the pass has run. It reports false where out was not
-// recorded: t is then the caller's to release. It is for a tensor that
+// recorded, or its graph is already freed: t is then the caller's to
+// release. Calls from several goroutines, and a pass freeing the node at
+// the same time, are safe. It is for a tensor that
 // only out's op consumed and nobody else holds, such as the product inside
 // a composite Linear before its bias: PyTorch frees such a tensor with its
 // graph by reference counting, and without this it waits for Go's garbage
@@ -88,7 +92,13 @@ func ReleaseWith(out, t *dispatch.Tensor) bool {
 	if m == nil || m.node == nil {
 		return false
 	}
-	m.node.owned = append(m.node.owned, t) // out's maker, before anyone else has out
+	n := m.node
+	n.ownedMu.Lock()
+	defer n.ownedMu.Unlock()
+	if n.state.Load() == nodeFreed {
+		return false
+	}
+	n.owned = append(n.owned, t)
 	return true
 }
 
