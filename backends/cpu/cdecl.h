@@ -96,4 +96,23 @@ void lathe_layer_norm_f32(float *y, const float *x, const float *w, const float 
 void lathe_layer_norm_backward_f32(float *dx, double *pw, double *pb, const float *x, const float *w, const float *g,
                                    ptrdiff_t rows, ptrdiff_t d, double eps);
 
+// amx.c: bfloat16 products on AMX tiles. lathe_amx_open asks Linux for the
+// tile state and returns 1 where the CPU has AMX-TILE and AMX-BF16 and the
+// kernel granted it; the other functions may be called only after it has.
+int lathe_amx_open(void);
+// lathe_amx_packed_b is the number of bfloat16s that lathe_amx_pack_b
+// writes for a k×n matrix.
+ptrdiff_t lathe_amx_packed_b(ptrdiff_t k, ptrdiff_t n);
+// lathe_amx_pack_b copies the k×n matrix b, element (p, j) at
+// b[p·rs + j·cs], into zero-padded tiles at dst in the order
+// lathe_amx_gemm reads.
+void lathe_amx_pack_b(unsigned short *dst, const unsigned short *b, ptrdiff_t k, ptrdiff_t n, ptrdiff_t rs, ptrdiff_t cs);
+// lathe_amx_gemm writes rows lo to hi (lo a multiple of 32; hi one too, or
+// m) of the m×n product of a (element (i, p) at a[i·rs + p·cs]) and the
+// packed k×n matrix to c (row stride ldc), rounded to bfloat16, and
+// returns 1; or returns 0, c untouched, where it cannot allocate the
+// 4·⌈k/32⌉ KiB it packs 32 rows of a into.
+int lathe_amx_gemm(unsigned short *c, ptrdiff_t ldc, const unsigned short *a, ptrdiff_t rs, ptrdiff_t cs, ptrdiff_t m,
+                   ptrdiff_t k, ptrdiff_t n, const unsigned short *packed_b, ptrdiff_t lo, ptrdiff_t hi);
+
 #endif

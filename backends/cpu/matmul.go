@@ -100,25 +100,36 @@ func offsets(bi int, batch []int, a, b matrices) (int, int) {
 }
 
 func init() {
-	register(ops.MatMul, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
-		batch, n, k, m, _, err := ops.MatMulShapes(in[0].Shape, in[1].Shape)
-		if err != nil {
-			return err
+	// bfloat16 products take AMX's tiles where the machine has them (amx.go);
+	// the narrow dtypes otherwise go through the float32 GEMM.
+	wide := dispatch.ViaCompute(backend{}, convert, matMul)
+	registerNative(ops.MatMul, dispatch.Computable(dispatch.AllTypes), func(out *dispatch.Tensor, in []*dispatch.Tensor, a dispatch.None) error {
+		if amxMatMul(out, in[0], in[1]) {
+			return nil
 		}
-		switch out.DType {
-		case dispatch.Float32:
-			gemm(out, in[0], in[1], batch, n, k, m, sgemm)
-		case dispatch.Float64:
-			gemm(out, in[0], in[1], batch, n, k, m, dgemm)
-		case dispatch.Int32:
-			intMatMul[int32](out, in[0], in[1], batch, n, k, m)
-		case dispatch.Int64:
-			intMatMul[int64](out, in[0], in[1], batch, n, k, m)
-		default:
-			return dispatch.Unsupported(out.Device, "matmul", out.DType)
-		}
-		return nil
+		return wide(out, in, a)
 	})
+}
+
+// matMul is the product for the wide dtypes.
+func matMul(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+	batch, n, k, m, _, err := ops.MatMulShapes(in[0].Shape, in[1].Shape)
+	if err != nil {
+		return err
+	}
+	switch out.DType {
+	case dispatch.Float32:
+		gemm(out, in[0], in[1], batch, n, k, m, sgemm)
+	case dispatch.Float64:
+		gemm(out, in[0], in[1], batch, n, k, m, dgemm)
+	case dispatch.Int32:
+		intMatMul[int32](out, in[0], in[1], batch, n, k, m)
+	case dispatch.Int64:
+		intMatMul[int64](out, in[0], in[1], batch, n, k, m)
+	default:
+		return dispatch.Unsupported(out.Device, "matmul", out.DType)
+	}
+	return nil
 }
 
 // gemmFunc is the signature that Sgemm and Dgemm share.

@@ -5,6 +5,8 @@ package cpu
 // Without cgo there is no C: gonum does the matrix products and the Go
 // loops all the rest. These stand in for cgo.go's wrappers.
 
+import "github.com/lathe-ml/lathe/dispatch"
+
 // openBLAS is unavailable in a build without cgo: gonum does the work.
 func openBLAS() (gemmFunc[float32], gemmFunc[float64], string, string) {
 	return nil, nil, "", "built without cgo"
@@ -37,6 +39,10 @@ func arithBcastFloat32(op arithOp, dst, full, b []float32, rows, cols int, perRo
 func reluFloat32(dst, src []float32) bool { return false }
 
 const haveAVX2, haveF16C = false, false
+
+var haveAMX = false
+
+func amxMatMul(out, x, y *dispatch.Tensor) bool { return false }
 
 func widen16(dst []float32, src []uint16, bf bool) bool { return false }
 

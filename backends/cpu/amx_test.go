@@ -1,0 +1,193 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+)
+
+// bf16Tensor is a bfloat16 tensor of shape holding vals rounded, and the
+// values it holds.
+func bf16Tensor(vals []float64, shape ...int) (*dispatch.Tensor, []float64) {
+	t := dispatch.NewTensor(cpu0, dispatch.BFloat16, shape, newBuffer(dispatch.BFloat16, len(vals)))
+	castInto(t, tensorOf(dispatch.Float64, vals, shape...))
+	return t, denseF64(t)
+}
+
+// skipWithoutAMX skips, by name, a test of the AMX path on a machine that
+// does not take it.
+func skipWithoutAMX(t testing.TB) {
+	t.Helper()
+	if !haveAMX {
+		t.Skip("amx: this machine has no AMX-BF16 tiles (or LATHE_AMX=off); bfloat16 products take the float32 GEMM")
+	}
+}
+
+// checkBF16Product holds got, a bfloat16 product of the row-major [nb, n,
+// m] shape, to the float64 product of the bfloat16 operands a [nb, n, k]
+// and b [nb, k, m] (dense, row-major): float32 sums of k exact products,
+// then one rounding to bfloat16, are within 2^-8 of the value and
+// k·2^-23 of the sum of the products' magnitudes.
+func checkBF16Product(t *testing.T, got *dispatch.Tensor, a, b []float64, nb, n, k, m int) {
+	t.Helper()
+	g := denseF64(got)
+	for bi := range nb {
+		for i := range n {
+			for j := range m {
+				var want, mag float64
+				for p := range k {
+					v := a[bi*n*k+i*k+p] * b[bi*k*m+p*m+j]
+					want += v
+					mag += math.Abs(v)
+				}
+				at := bi*n*m + i*m + j
+				if d := math.Abs(g[at] - want); d > math.Abs(want)*0x1p-8+mag*float64(k)*0x1p-23 {
+					t.Fatalf("[%d,%d,%d] = %v, want %v (difference %.3g)", bi, i, j, g[at], want, d)
+				}
+			}
+		}
+	}
+}
+
+// TestAMXMatMulSizes runs products of every size around the tiles' edges
+// (16 rows, 32 of the inner dim, blocks of 32 × 32) against the float64
+// product.
+func TestAMXMatMulSizes(t *testing.T) {
+	skipWithoutAMX(t)
+	r := rand.New(rand.NewPCG(3, 5))
+	sizes := []int{1, 15, 16, 17, 31, 32, 33, 64, 100}
+	for _, n := range sizes {
+		for _, k := range sizes {
+			for _, m := range sizes {
+				av, bv := make([]float64, n*k), make([]float64, k*m)
+				for i := range av {
+					av[i] = r.NormFloat64()
+				}
+				for i := range bv {
+					bv[i] = r.NormFloat64()
+				}
+				a, ar := bf16Tensor(av, n, k)
+				b, br := bf16Tensor(bv, k, m)
+				got := call(t, ops.MatMul, dispatch.None{}, a, b)
+				if got.DType != dispatch.BFloat16 {
+					t.Fatalf("%dx%dx%d: dtype %v", n, k, m, got.DType)
+				}
+				t.Run(fmt.Sprintf("%dx%dx%d", n, k, m), func(t *testing.T) { checkBF16Product(t, got, ar, br, 1, n, k, m) })
+			}
+		}
+	}
+}
+
+// TestAMXMatMulLayouts multiplies views that the tiles are packed from
+// in place: transposed, strided, offset and flipped operands, a batch with
+// its own right-hand matrices and one sharing a broadcast weight.
+func TestAMXMatMulLayouts(t *testing.T) {
+	skipWithoutAMX(t)
+	const nb, n, k, m = 3, 37, 45, 35
+	vals := randomF64(16384)
+	base, _ := bf16Tensor(vals, len(vals))
+	lhs := map[string]*dispatch.Tensor{
+		"row-major":   base.View([]int{nb, n, k}, []int{n * k, k, 1}, 0),
+		"col-major":   base.View([]int{nb, n, k}, []int{n * k, 1, n}, 3),
+		"every-other": base.View([]int{nb, n, k}, []int{2 * n * k, 2 * k, 2}, 1),
+		"flipped":     base.View([]int{nb, n, k}, []int{-n * k, -k, -1}, nb*n*k-1),
+		"broadcast":   base.View([]int{nb, n, k}, []int{0, k, 1}, 5),
+	}
+	rhs := map[string]*dispatch.Tensor{
+		"row-major":        base.View([]int{nb, k, m}, []int{k * m, m, 1}, 10000),
+		"col-major":        base.View([]int{nb, k, m}, []int{k * m, 1, k}, 10001),
+		"shared-row-major": base.View([]int{nb, k, m}, []int{0, m, 1}, 10010),
+		"shared-col-major": base.View([]int{nb, k, m}, []int{0, 1, k}, 10011),
+	}
+	for ln, a := range lhs {
+		for rn, b := range rhs {
+			t.Run(ln+"."+rn, func(t *testing.T) {
+				got := call(t, ops.MatMul, dispatch.None{}, a, b)
+				checkBF16Product(t, got, denseF64(a), denseF64(b), nb, n, k, m)
+			})
+		}
+	}
+}
+
+// TestAMXMatMulSpecials: a NaN or an infinity reaches only its row or
+// column, ∞·0 is NaN, a sum past bfloat16's largest value is ∞ (float32
+// and bfloat16 share their range), and a product below float32's normal
+// range, or with a subnormal operand, is flushed to zero, as oneDNN's kernels on the same tiles give.
+func TestAMXMatMulSpecials(t *testing.T) {
+	skipWithoutAMX(t)
+	const n = 40
+	ones := make([]float64, n*n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	av := append([]float64(nil), ones...)
+	av[3*n+7] = math.NaN()
+	av[5*n+2] = math.Inf(1)
+	av[9*n] = 3e38
+	av[9*n+1] = 3e38
+	bv := append([]float64(nil), ones...)
+	bv[8*n+11] = 0 // row 8 of b meets column 8 of a: nothing there
+	bv[2*n+20] = 0 // a's ∞ in column 2 meets this 0: NaN in row 5, column 20
+	a, _ := bf16Tensor(av, n, n)
+	b, _ := bf16Tensor(bv, n, n)
+	g := denseF64(call(t, ops.MatMul, dispatch.None{}, a, b))
+	for i := range n {
+		for j := range n {
+			v := g[i*n+j]
+			switch {
+			case i == 3 || (i == 5 && j == 20):
+				if !math.IsNaN(v) {
+					t.Fatalf("[%d,%d] = %v, want NaN", i, j, v)
+				}
+			case i == 5 || i == 9:
+				if !math.IsInf(v, 1) {
+					t.Fatalf("[%d,%d] = %v, want +Inf", i, j, v)
+				}
+			case v != n && !(j == 11 && v == n-1) && !(j == 20 && v == n-1):
+				t.Fatalf("[%d,%d] = %v", i, j, v)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		a, b float64
+	}{
+		{"subnormal product", 0x1p-100, 0x1p-30},
+		{"subnormal operand", 0x1p-130, 0x1p10},
+	} {
+		a, _ := bf16Tensor([]float64{c.a, c.a}, 1, 2)
+		b, _ := bf16Tensor([]float64{c.b, c.b}, 2, 1)
+		if v := denseF64(call(t, ops.MatMul, dispatch.None{}, a, b))[0]; v != 0 {
+			t.Fatalf("%s: 2·%g·%g = %v, want 0 (flushed)", c.name, c.a, c.b, v)
+		}
+	}
+}
+
+// BenchmarkMatMulBFloat16 times bfloat16 products on the AMX tiles and,
+// for comparison, through the float32 GEMM (widen, sgemm, round).
+func BenchmarkMatMulBFloat16(b *testing.B) {
+	for _, n := range []int{64, 256, 1024} {
+		x, _ := bf16Tensor(randomF64(n*n), n, n)
+		for _, path := range []string{"amx", "float32-gemm"} {
+			b.Run(fmt.Sprintf("%s/%d", path, n), func(b *testing.B) {
+				if path == "amx" {
+					skipWithoutAMX(b)
+				}
+				defer func(was bool) { haveAMX = was }(haveAMX)
+				haveAMX = haveAMX && path == "amx"
+				for range b.N {
+					out, err := dispatch.Call(ops.MatMul, dispatch.None{}, x, x)
+					if err != nil {
+						b.Fatal(err)
+					}
+					out.Release()
+				}
+				b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
