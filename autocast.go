@@ -176,7 +176,15 @@ func autocastCall(s *dispatch.Schema, args []*Tensor, call func([]*Tensor) *Tens
 	}
 	pushAutocast(id, dispatch.InvalidDType)
 	defer popAutocast(id)
-	return call(cast), true
+	out = call(cast)
+	// The casts are autocast's own: nothing else holds them once the
+	// graph that saved them is freed.
+	for i, c := range cast {
+		if c != args[i] {
+			ReleaseWithGraph(out, c)
+		}
+	}
+	return out, true
 }
 
 // autocastInputs casts the inputs of an API function that is more than

@@ -2,6 +2,7 @@ package lathe
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -301,5 +302,62 @@ func TestReleaseWithGraphConcurrent(t *testing.T) {
 	}
 	if g, err := w.Grad().Float64s(); err != nil || g[0] != 3 {
 		t.Errorf("grad %v (%v), want [3]", g, err)
+	}
+}
+
+// TestAutocastReleasesItsCasts: under Autocast, the bfloat16 copies of a
+// MatMul's or Linear's float32 inputs (and, for Linear with a bias, the
+// float32 temporaries it adds the bias in) are released with the graph,
+// or at once without one, not left to the garbage collector.
+func TestAutocastReleasesItsCasts(t *testing.T) {
+	const rows, in, outDim = 256, 512, 8
+	const cast = rows * in * 2 // bytes of x in bfloat16: 256 KiB, far above w's and the outputs
+	Seed(4)
+	x := RandN(CPU, Float32, rows, in)
+	w := RandN(CPU, Float32, outDim, in).RequireGrad()
+	b := RandN(CPU, Float32, outDim).RequireGrad()
+	live := func() int64 {
+		s, err := MemoryStats(CPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Allocated
+	}
+	for _, op := range []struct {
+		name string
+		f    func() *Tensor
+	}{
+		{"matmul", func() *Tensor { return x.MatMul(w.MT()) }},
+		{"linear", func() *Tensor { return x.Linear(w, b) }},
+	} {
+		for _, grad := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/grad=%v", op.name, grad), func(t *testing.T) {
+				w.ZeroGrad()
+				b.ZeroGrad()
+				before := live()
+				var y *Tensor
+				err := Autocast(BFloat16, func() {
+					if grad {
+						y = op.f()
+					} else {
+						NoGrad(func() { y = op.f() })
+					}
+				})
+				if err != nil || y.Err() != nil {
+					t.Fatal(err, y.Err())
+				}
+				loss := y.Cast(Float32).Sum()
+				if grad {
+					if err := loss.Backward(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				y.Release()
+				loss.Release()
+				if held := live() - before; held >= cast/2 {
+					t.Errorf("%d bytes still held after the step, want under half of x's bfloat16 copy's %d", held, cast)
+				}
+			})
+		}
 	}
 }

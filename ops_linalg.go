@@ -42,7 +42,12 @@ var (
 			// Add the bias before the one rounding, as a fused addmm (cuBLAS's
 			// with beta 1) does: the 16-bit values widen to float32 exactly.
 			f := Float32
-			return x.Cast(f).MatMul(in[1].Cast(f).MT()).Add(b.Cast(f)).Cast(x.t.DType)
+			xf, wf, bf := x.Cast(f), in[1].Cast(f), b.Cast(f)
+			product := xf.MatMul(wf.MT())
+			sum := product.Add(bf)
+			out := sum.Cast(x.t.DType)
+			ReleaseWithGraph(out, xf, wf, bf, product, sum)
+			return out
 		}
 		product := x.MatMul(in[1].MT())
 		out := product.Add(b)
