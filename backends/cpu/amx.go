@@ -45,6 +45,12 @@ func amxMatMul(out, x, y *dispatch.Tensor) bool {
 		packs = 1
 	}
 	size := int(C.lathe_amx_packed_b(C.ptrdiff_t(k), C.ptrdiff_t(m)))
+	if packs > amxPackLimit/size {
+		// A right-hand side broadcast over some batch dims but not all
+		// would be packed once per product: more memory than the float32
+		// path's widened copy of it, so that path takes it.
+		return false
+	}
 	tiles := dispatch.NewTensor(out.Device, dispatch.BFloat16, []int{packs * size}, newBuffer(dispatch.BFloat16, packs*size))
 	defer tiles.Release()
 	packed := bf16Bits(tiles)

@@ -191,3 +191,60 @@ func BenchmarkMatMulBFloat16(b *testing.B) {
 		}
 	}
 }
+
+// TestAMXMatMulPackLimit: a right-hand side that would take more packed
+// tiles than amxPackLimit (one matrix broadcast over part of the batch)
+// goes to the float32 GEMM, with the same product.
+func TestAMXMatMulPackLimit(t *testing.T) {
+	skipWithoutAMX(t)
+	defer func(was int) { amxPackLimit = was }(amxPackLimit)
+	const n, k, m = 20, 40, 24
+	x, xv := bf16Tensor(randomF64(6*n*k), 6, n, k)
+	base, _ := bf16Tensor(randomF64(2*k*m), 2*k*m)
+	y := base.View([]int{6, k, m}, []int{0, m, 1}, 0) // one matrix, shared
+	yv := denseF64(y)
+	for _, limit := range []int{1 << 27, 1} {
+		amxPackLimit = limit
+		t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+			checkBF16Product(t, call(t, ops.MatMul, dispatch.None{}, x, y), xv, yv, 6, n, k, m)
+		})
+	}
+}
+
+// TestAMXMatMulConcurrent: products from many goroutines at once (each
+// call configures and releases the tiles of the thread it runs on) are
+// each right.
+func TestAMXMatMulConcurrent(t *testing.T) {
+	skipWithoutAMX(t)
+	const n, k, m, workers = 48, 70, 40, 16
+	x, xv := bf16Tensor(randomF64(n*k), n, k)
+	y, yv := bf16Tensor(randomF64(k*m), k, m)
+	want := denseF64(call(t, ops.MatMul, dispatch.None{}, x, y))
+	checkBF16Product(t, call(t, ops.MatMul, dispatch.None{}, x, y), xv, yv, 1, n, k, m)
+	errs := make(chan error, workers)
+	for range workers {
+		go func() {
+			for range 50 {
+				out, err := dispatch.Call(ops.MatMul, dispatch.None{}, x, y)
+				if err != nil {
+					errs <- err
+					return
+				}
+				got := denseF64(out)
+				out.Release()
+				for i := range want {
+					if got[i] != want[i] {
+						errs <- fmt.Errorf("element %d = %v, want %v", i, got[i], want[i])
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -111,6 +111,10 @@ func init() {
 	})
 }
 
+// amxPackLimit is the most bfloat16s that one product on AMX (amx.go) packs its
+// right-hand matrices into (256 MiB).
+var amxPackLimit = 1 << 27
+
 // matMul is the product for the wide dtypes.
 func matMul(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 	batch, n, k, m, _, err := ops.MatMulShapes(in[0].Shape, in[1].Shape)
