@@ -179,12 +179,20 @@ func autocastCall(s *dispatch.Schema, args []*Tensor, call func([]*Tensor) *Tens
 	out = call(cast)
 	// The casts are autocast's own: nothing else holds them once the
 	// graph that saved them is freed.
+	ReleaseWithGraph(out, newOf(args, cast)...)
+	return out, true
+}
+
+// newOf is the tensors of cast that are not the argument at their index
+// in args: the ones autocast made.
+func newOf(args, cast []*Tensor) []*Tensor {
+	var made []*Tensor
 	for i, c := range cast {
 		if c != args[i] {
-			ReleaseWithGraph(out, c)
+			made = append(made, c)
 		}
 	}
-	return out, true
+	return made
 }
 
 // autocastInputs casts the inputs of an API function that is more than

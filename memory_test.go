@@ -306,9 +306,10 @@ func TestReleaseWithGraphConcurrent(t *testing.T) {
 }
 
 // TestAutocastReleasesItsCasts: under Autocast, the bfloat16 copies of a
-// MatMul's or Linear's float32 inputs (and, for Linear with a bias, the
-// float32 temporaries it adds the bias in) are released with the graph,
-// or at once without one, not left to the garbage collector.
+// MatMul's, Linear's or Conv2d's float32 inputs (and, for Linear with a
+// bias, the float32 temporaries it adds the bias in; for Conv2d, the
+// product before its bias) are released with the graph, or at once
+// without one, not left to the garbage collector.
 func TestAutocastReleasesItsCasts(t *testing.T) {
 	const rows, in, outDim = 256, 512, 8
 	const cast = rows * in * 2 // bytes of x in bfloat16: 256 KiB, far above w's and the outputs
@@ -316,6 +317,8 @@ func TestAutocastReleasesItsCasts(t *testing.T) {
 	x := RandN(CPU, Float32, rows, in)
 	w := RandN(CPU, Float32, outDim, in).RequireGrad()
 	b := RandN(CPU, Float32, outDim).RequireGrad()
+	wc := RandN(CPU, Float32, 2, 16, 3, 3).RequireGrad()
+	bc := RandN(CPU, Float32, 2).RequireGrad()
 	live := func() int64 {
 		s, err := MemoryStats(CPU)
 		if err != nil {
@@ -329,11 +332,14 @@ func TestAutocastReleasesItsCasts(t *testing.T) {
 	}{
 		{"matmul", func() *Tensor { return x.MatMul(w.MT()) }},
 		{"linear", func() *Tensor { return x.Linear(w, b) }},
+		// x as 8 images of 16 channels: its bfloat16 copy is the same size.
+		{"conv2d", func() *Tensor { return x.Reshape(8, 16, 32, 32).Conv2d(wc, bc, Padding(1)) }},
 	} {
 		for _, grad := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/grad=%v", op.name, grad), func(t *testing.T) {
-				w.ZeroGrad()
-				b.ZeroGrad()
+				for _, p := range []*Tensor{w, b, wc, bc} {
+					p.ZeroGrad()
+				}
 				before := live()
 				var y *Tensor
 				err := Autocast(BFloat16, func() {

@@ -82,14 +82,18 @@ func transposedSize(n, k, s, p, d, op int) (int, bool) {
 
 // convTranspose is conv_input_backward with the output size that the
 // options give: one implementation for the gradient and the layer.
-func (x *Tensor) convTranspose(name string, nd int, w, b *Tensor, opts []WindowOption) *Tensor {
+func (x *Tensor) convTranspose(name string, nd int, w, b *Tensor, opts []WindowOption) (out *Tensor) {
 	if err := checkAll(name, x, w, b); err != nil {
 		return failed(err)
 	}
-	x, w, b, err := autocastConv(name, &ops.ConvInputBackward.Schema, x, w, b)
+	var temps []*Tensor // autocast's casts and a padded x: see conv
+	defer func() { ReleaseWithGraph(out, temps...) }()
+	xc, wc, bc, err := autocastConv(name, &ops.ConvInputBackward.Schema, x, w, b)
 	if err != nil {
 		return failed(err)
 	}
+	temps = append(temps, newOf([]*Tensor{x, w, b}, []*Tensor{xc, wc, bc})...)
+	x, w, b = xc, wc, bc
 	o := windowOpts(opts)
 	if o.samePadding {
 		return failed(errorf(name, ErrValue, "padding", `is "same", which a transposed convolution does not take`, "give the padding in numbers"))
@@ -165,6 +169,7 @@ func (x *Tensor) convTranspose(name string, nd int, w, b *Tensor, opts []WindowO
 	}
 	if slices.Max(pads) > 0 {
 		x = x.Pad(pads, 0)
+		temps = append(temps, x)
 	}
 	y := relabel(apply(ops.ConvInputBackward, a, x, w), name)
 	return addBias(name, y, b, w.t.Shape[1]*a.Groups)
@@ -223,14 +228,22 @@ func unfoldWindow(name string, kernel []int, opts []WindowOption) (layout.Window
 }
 
 // conv is Conv1d, Conv2d and Conv3d: nd spatial dims.
-func (x *Tensor) conv(name string, nd int, w, b *Tensor, opts []WindowOption) *Tensor {
+func (x *Tensor) conv(name string, nd int, w, b *Tensor, opts []WindowOption) (out *Tensor) {
 	if err := checkAll(name, x, w, b); err != nil {
 		return failed(err)
 	}
-	x, w, b, err := autocastConv(name, &ops.Conv.Schema, x, w, b)
+	// The op's own temporaries (autocast's casts, a padded x; addBias
+	// hands over the product before its bias) go with the graph: nothing
+	// else holds them, and left to the garbage collector each step would
+	// take their memory anew.
+	var temps []*Tensor
+	defer func() { ReleaseWithGraph(out, temps...) }()
+	xc, wc, bc, err := autocastConv(name, &ops.Conv.Schema, x, w, b)
 	if err != nil {
 		return failed(err)
 	}
+	temps = append(temps, newOf([]*Tensor{x, w, b}, []*Tensor{xc, wc, bc})...)
+	x, w, b = xc, wc, bc
 	o := windowOpts(opts)
 	if o.outputPadding != nil {
 		return failed(errorf(name, ErrValue, "output_padding", "is for transposed convolutions only", "drop OutputPadding, or use ConvTranspose2d"))
@@ -242,9 +255,13 @@ func (x *Tensor) conv(name string, nd int, w, b *Tensor, opts []WindowOption) *T
 		if o.padding != nil {
 			return failed(errorf(name, ErrValue, "padding", "is given twice, as PaddingSame and as numbers", "keep one of them"))
 		}
+		unpadded := x
 		var err error
 		if x, o, err = padSame(name, x, w, o, nd); err != nil {
 			return failed(err)
+		}
+		if x != unpadded {
+			temps = append(temps, x)
 		}
 	}
 	a, err := convAttrs(name, o, nd)
@@ -357,7 +374,10 @@ func addBias(name string, y, b *Tensor, o int) *Tensor {
 		shape[i] = 1
 	}
 	shape[0] = o
-	return relabel(y.Add(b.Reshape(shape...)), name)
+	bias := b.Reshape(shape...)
+	out := y.Add(bias)
+	ReleaseWithGraph(out, y, bias)
+	return relabel(out, name)
 }
 
 // checkAll returns the first error among the arguments that are not nil

@@ -256,18 +256,47 @@ type Seq struct {
 func Sequential(mods ...Module) *Seq { return &Seq{Modules: mods} }
 
 // Forward runs the modules in order; a nil one fails the result.
+//
+// The output that one of this package's layers hands another is the
+// chain's alone: it goes with the graph (lathe.ReleaseWithGraph), as
+// PyTorch frees a Sequential's activations with its graph, rather than
+// wait for the garbage collector, which left a ResNet block's training
+// step taking megabytes of new memory each time. One that a module of
+// another package makes or takes is left alone, since that module may
+// keep it.
 func (s *Seq) Forward(x *lathe.Tensor) *lathe.Tensor {
 	if s == nil {
 		return lathe.Failed(nilModule("sequential", "s"))
 	}
+	in := x
+	var inner []*lathe.Tensor
 	for i, m := range s.Modules {
 		if isNil(m) {
+			lathe.ReleaseWithGraph(nil, inner...)
 			return lathe.Failed(nilModule("sequential", "modules["+strconv.Itoa(i)+"]"))
 		}
-		x = m.Forward(x)
+		y := m.Forward(x)
+		if i > 0 && x != in && ownLayer(s.Modules[i-1]) && ownLayer(m) {
+			inner = append(inner, x)
+		}
+		x = y
 	}
+	lathe.ReleaseWithGraph(x, inner...)
 	return x
 }
+
+// ownLayer reports whether m is one of this package's layers, which keep
+// neither their input nor their output: not a container (Seq, a
+// checkpoint), whose modules may be anyone's.
+func ownLayer(m Module) bool {
+	t := reflect.TypeOf(m)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.PkgPath() == ownPackage && t != reflect.TypeFor[Seq]() && t != reflect.TypeFor[checkpointed]()
+}
+
+var ownPackage = reflect.TypeFor[Seq]().PkgPath()
 
 // Parameters lists each child's parameters under "<index>.<name>". A nil
 // child is listed as a parameter "<index>" with a nil T, which Err, Save,
