@@ -493,7 +493,16 @@ func newResBlockNet(channels, width, classes int, dt lathe.DType) *resBlockNet {
 
 func (m *resBlockNet) Forward(x *lathe.Tensor) *lathe.Tensor {
 	h := m.stem.Forward(x)
-	return m.head.Forward(h.Add(m.body.Forward(h)).ReLU())
+	b := m.body.Forward(h)
+	sum := h.Add(b)
+	r := sum.ReLU()
+	out := m.head.Forward(r)
+	// The block's activations go with the graph, as a lathe model hands
+	// them over (examples/gpt does too); PyTorch frees them by reference
+	// counting. Left to the garbage collector, each step took 2 MiB
+	// buffers anew and faulted their pages in.
+	lathe.ReleaseWithGraph(out, h, b, sum, r)
+	return out
 }
 
 func (m *resBlockNet) all() *nn.Seq { return nn.Sequential(m.stem, m.body, m.head) }
