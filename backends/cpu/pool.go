@@ -240,6 +240,10 @@ func avgPool[T float](out, x *dispatch.Tensor, g *poolGeom, divisor int, backwar
 		}
 		return T(g.count[j])
 	}
+	if g.out == 1 && g.first[1]-g.first[0] == g.in {
+		globalAvgPool(dst, src, g.in, div(0), backward)
+		return
+	}
 	parallel(planes(x), g.cost(), func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			if backward {
@@ -261,6 +265,37 @@ func avgPool[T float](out, x *dispatch.Tensor, g *poolGeom, divisor int, backwar
 				}
 				o[j] = sum / div(j)
 			}
+		}
+	})
+}
+
+// globalAvgPool is avgPool where one window is the whole plane of n
+// values (adaptive pooling to 1×1, as a ResNet's head does): a sum per
+// plane, in float64 (a float32 plane in C), where the window's tap list
+// cost a gathered load per value; backward spreads each plane's gradient
+// over it.
+func globalAvgPool[T float](dst, src []T, n int, div T, backward bool) {
+	if backward {
+		parallel(len(src), n, func(lo, hi int) {
+			for p := lo; p < hi; p++ {
+				v := src[p] / div
+				for i := range dst[p*n : (p+1)*n] {
+					dst[p*n+i] = v
+				}
+			}
+		})
+		return
+	}
+	parallel(len(dst), n, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			plane := src[p*n : (p+1)*n]
+			var sum float64
+			if f, ok := any(plane).([]float32); ok {
+				sum = sumFloat32(f)
+			} else {
+				sum = accumulateGo[T, float64](plane, 0, n, 1)
+			}
+			dst[p] = T(sum / float64(div))
 		}
 	})
 }

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -61,5 +62,39 @@ func TestPoolEmptyResult(t *testing.T) {
 		if err != nil || y.Numel() != 0 {
 			t.Errorf("%s: %v, %v; want an empty result", op.Name, y, err)
 		}
+	}
+}
+
+// TestGlobalAvgPool: adaptive pooling to one value per plane (a sum per
+// plane) and its backward (the gradient spread over the plane) against
+// float64 sums, in float32 and float64, on planes past a C loop's lanes.
+func TestGlobalAvgPool(t *testing.T) {
+	const planes, h, w = 6, 9, 13
+	vals := randomF64(planes * h * w)
+	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64} {
+		t.Run(dt.String(), func(t *testing.T) {
+			x := dispatch.NewTensor(cpu0, dt, []int{2, 3, h, w}, newBuffer(dt, len(vals)))
+			castInto(x, tensorOf(dispatch.Float64, vals, 2, 3, h, w))
+			xv := denseF64(x)
+			got := denseF64(call(t, ops.AdaptiveAvgPool, ops.AdaptivePool{Size: []int{1, 1}}, x))
+			for p := range planes {
+				var want float64
+				for _, v := range xv[p*h*w : (p+1)*h*w] {
+					want += v
+				}
+				want /= h * w
+				if math.Abs(got[p]-want) > 1e-6*math.Max(1, math.Abs(want)) {
+					t.Fatalf("plane %d: %v, want %v", p, got[p], want)
+				}
+			}
+			g := dispatch.NewTensor(cpu0, dt, []int{2, 3, 1, 1}, newBuffer(dt, planes))
+			castInto(g, tensorOf(dispatch.Float64, []float64{1, 2, 3, 4, 5, 6}, 2, 3, 1, 1))
+			back := denseF64(call(t, ops.AdaptiveAvgPoolBackward, ops.AdaptivePoolBackward{InSize: []int{h, w}}, g))
+			for i, v := range back {
+				if want := float64(i/(h*w)+1) / (h * w); math.Abs(v-want) > 1e-7*want {
+					t.Fatalf("gradient %d: %v, want %v", i, v, want)
+				}
+			}
+		})
 	}
 }
