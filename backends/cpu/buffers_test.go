@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +15,29 @@ import (
 	"github.com/lathe-ml/lathe/dispatch"
 )
 
-func TestPoolReusesReleasedBuffers(t *testing.T) {
+// quietPool empties the pool for a test that counts what its own releases
+// put there: the tensors that earlier tests dropped unreleased are
+// collected and their cleanups (which return large buffers to the pool, on
+// their own goroutine, at any time after a collection) are let run first,
+// and the collector stays off until the test ends (runtime.GC still runs).
+func quietPool(t *testing.T) {
+	old := debug.SetGCPercent(-1)
+	t.Cleanup(func() { debug.SetGCPercent(old) })
+	runtime.GC()
+	for quiet, deadline := 0, time.Now().Add(time.Second); quiet < 3 && time.Now().Before(deadline); {
+		emptyCache()
+		time.Sleep(time.Millisecond)
+		if cached, _, _ := cacheStats(); cached == 0 {
+			quiet++
+		} else {
+			quiet = 0
+		}
+	}
 	emptyCache()
+}
+
+func TestPoolReusesReleasedBuffers(t *testing.T) {
+	quietPool(t)
 	a := dispatch.NewTensor(cpu0, dispatch.Float32, []int{1000}, newBuffer(dispatch.Float32, 1000))
 	data := elems[float32](a)
 	for i := range data {
@@ -47,7 +69,7 @@ func TestPoolReusesReleasedBuffers(t *testing.T) {
 }
 
 func TestPoolNeverTakesUploadedSlices(t *testing.T) {
-	emptyCache()
+	quietPool(t)
 	host := []float64{1, 2, 3}
 	buf, err := backend{}.Upload(cpu0, host)
 	if err != nil {
@@ -60,7 +82,7 @@ func TestPoolNeverTakesUploadedSlices(t *testing.T) {
 }
 
 func TestPoolLimit(t *testing.T) {
-	emptyCache()
+	quietPool(t)
 	defer cacheCap.SetLimit(defaultCacheLimit)
 	cacheCap.SetLimit(1 << 12)
 	small := dispatch.NewTensor(cpu0, dispatch.Int64, []int{256}, newBuffer(dispatch.Int64, 256)) // 2 KiB
@@ -125,6 +147,7 @@ func TestCPUMemoryVariable(t *testing.T) {
 // forward activation dropped with its graph) goes back to the pool when the
 // collector finds it, while a small one is left to the collector.
 func TestUnreleasedLargeBufferReturns(t *testing.T) {
+	quietPool(t)
 	for _, c := range []struct {
 		n    int
 		back bool

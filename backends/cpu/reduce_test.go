@@ -33,11 +33,15 @@ func randomF64(n int) []float64 {
 	return out
 }
 
-// denseF64 reads any tensor in row-major order as float64s.
+// denseF64 reads any tensor in row-major order as float64s, into a slice
+// of its own: one of a pooled buffer would be handed out again once the
+// garbage collector ran its tensor's cleanup, while the caller still read
+// it.
 func denseF64(t *dispatch.Tensor) []float64 {
 	c := dispatch.NewTensor(cpu0, dispatch.Float64, slices.Clone(t.Shape), newBuffer(dispatch.Float64, t.Numel()))
+	defer c.Release()
 	castInto(c, t)
-	return elems[float64](c)
+	return slices.Clone(span[float64](c))
 }
 
 func call[A any](t *testing.T, op *dispatch.Op[A], a A, in ...*dispatch.Tensor) *dispatch.Tensor {
