@@ -75,32 +75,69 @@ ptrdiff_t lathe_amx_packed_b(ptrdiff_t k, ptrdiff_t n) {
 }
 
 typedef uint16_t v16w __attribute__((vector_size(32)));
+#define PICK(...) __VA_ARGS__
 typedef uint16_t v32w __attribute__((vector_size(64)));
 typedef uint32_t v16d __attribute__((vector_size(64)));
 
 #define AVX512 __attribute__((target("avx512f,avx512bw")))
 
+// transpose16 transposes 16 vectors of 16 words in place, as four rounds
+// that swap the off-diagonal blocks of 8, 4, 2 and 1 words.
+AVX512 static inline void transpose16(v16d v[16]) {
+#define SWAP(b, lo, hi)                                                \
+	for (int i = 0; i < 16; i++) {                                     \
+		if (i & b) continue;                                           \
+		v16d x = v[i], y = v[i + b];                                   \
+		v[i] = __builtin_shufflevector(x, y, lo);                      \
+		v[i + b] = __builtin_shufflevector(x, y, hi);                  \
+	}
+	SWAP(8, PICK(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23), PICK(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31))
+	SWAP(4, PICK(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27), PICK(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31))
+	SWAP(2, PICK(0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29), PICK(2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31))
+	SWAP(1, PICK(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30), PICK(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31))
+#undef SWAP
+}
+
 // pack_b_tile copies the 32×16 block of b at row p0, column j0 into the
-// tile t, pairs of rows interleaved, zeros past b's edges. A block inside b
-// that is row-major interleaves two rows at a time, and one that is
-// column-major finds each pair in one 32-bit word.
+// tile t, pairs of rows interleaved, zeros past b's edges. A block of
+// whole columns that is row-major interleaves two rows at a time, and one
+// that is column-major finds each pair in one 32-bit word; only a block
+// past b's last column goes value by value.
 AVX512 static void pack_b_tile(uint16_t *t, const uint16_t *b, ptrdiff_t k, ptrdiff_t n, ptrdiff_t rs, ptrdiff_t cs, ptrdiff_t p0,
                                ptrdiff_t j0) {
-	if (p0 + TILE_K <= k && j0 + 16 <= n && cs == 1) {
+	ptrdiff_t rows = k - p0 < TILE_K ? k - p0 : TILE_K; // of b's, in this block
+	if (j0 + 16 <= n && cs == 1) {
 		for (int r = 0; r < TILE_ROWS; r++) {
-			v16w x, y;
-			memcpy(&x, b + (p0 + 2 * r) * rs + j0, sizeof x);
-			memcpy(&y, b + (p0 + 2 * r + 1) * rs + j0, sizeof y);
+			v16w x = {0}, y = {0};
+			if (2 * r < rows) memcpy(&x, b + (p0 + 2 * r) * rs + j0, sizeof x);
+			if (2 * r + 1 < rows) memcpy(&y, b + (p0 + 2 * r + 1) * rs + j0, sizeof y);
 			v32w xy = __builtin_shufflevector(x, y, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23, 8, 24, 9, 25, 10,
 			                                  26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
 			memcpy(t + r * TILE_K, &xy, sizeof xy);
 		}
 		return;
 	}
-	if (p0 + TILE_K <= k && j0 + 16 <= n && rs == 1) {
+	if (j0 + 16 <= n && rs == 1 && rows == TILE_K) {
+		// Each column's 32 values are 16 pairs, 16 32-bit words: the tile
+		// is the 16×16 transpose of those words.
+		v16d v[16];
+		for (int c = 0; c < 16; c++) memcpy(&v[c], b + (j0 + c) * cs + p0, sizeof v[c]);
+		transpose16(v);
+		memcpy(t, v, sizeof v);
+		return;
+	}
+	if (j0 + 16 <= n && rs == 1) {
 		for (int c = 0; c < 16; c++) {
 			const uint16_t *col = b + (j0 + c) * cs + p0;
-			for (int r = 0; r < TILE_ROWS; r++) memcpy(t + r * TILE_K + 2 * c, col + 2 * r, 4);
+			for (int r = 0; r < TILE_ROWS; r++) {
+				uint16_t *d = t + r * TILE_K + 2 * c;
+				if (2 * r + 1 < rows) {
+					memcpy(d, col + 2 * r, 4);
+				} else {
+					d[0] = 2 * r < rows ? col[2 * r] : 0;
+					d[1] = 0;
+				}
+			}
 		}
 		return;
 	}
@@ -123,22 +160,25 @@ AVX512 void lathe_amx_pack_b(unsigned short *dst, const unsigned short *b, ptrdi
 }
 
 // pack_a_tile copies the 16×32 block of a at row i0, column p0 into the
-// tile t, zeros past a's edges: a row-major block row by row, a
-// column-major one column by column.
+// tile t, zeros past a's edges: a block of whole rows that is row-major
+// row by row, one that is column-major column by column; only a block
+// past a's last row goes value by value.
 static void pack_a_tile(uint16_t *t, const uint16_t *a, ptrdiff_t m, ptrdiff_t k, ptrdiff_t rs, ptrdiff_t cs, ptrdiff_t i0,
                         ptrdiff_t p0) {
-	if (i0 + TILE_ROWS <= m && p0 + TILE_K <= k) {
-		if (cs == 1) {
-			for (int r = 0; r < TILE_ROWS; r++) memcpy(t + r * TILE_K, a + (i0 + r) * rs + p0, TILE_K * sizeof *t);
-			return;
+	ptrdiff_t np = k - p0 < TILE_K ? k - p0 : TILE_K; // columns of a's, in this block
+	if (i0 + TILE_ROWS <= m && cs == 1) {
+		for (int r = 0; r < TILE_ROWS; r++) {
+			memcpy(t + r * TILE_K, a + (i0 + r) * rs + p0, np * sizeof *t);
+			memset(t + r * TILE_K + np, 0, (TILE_K - np) * sizeof *t);
 		}
-		if (rs == 1) {
-			for (int q = 0; q < TILE_K; q++) {
-				const uint16_t *col = a + (p0 + q) * cs + i0;
-				for (int r = 0; r < TILE_ROWS; r++) t[r * TILE_K + q] = col[r];
-			}
-			return;
+		return;
+	}
+	if (i0 + TILE_ROWS <= m && rs == 1) {
+		for (int q = 0; q < TILE_K; q++) {
+			const uint16_t *col = a + (p0 + q) * cs + i0;
+			for (int r = 0; r < TILE_ROWS; r++) t[r * TILE_K + q] = q < np ? col[r] : 0;
 		}
+		return;
 	}
 	for (int r = 0; r < TILE_ROWS; r++) {
 		ptrdiff_t i = i0 + r;
@@ -152,30 +192,56 @@ static void pack_a_tile(uint16_t *t, const uint16_t *a, ptrdiff_t m, ptrdiff_t k
 // pack_a copies rows i0 .. i0+31 of the m×k matrix a into two columns of
 // kb tiles at dst.
 static void pack_a(uint16_t *dst, const uint16_t *a, ptrdiff_t m, ptrdiff_t k, ptrdiff_t rs, ptrdiff_t cs, ptrdiff_t i0, ptrdiff_t kb) {
-	for (int half = 0; half < 2; half++) {
+	for (int half = 0; half < 2 && i0 + half * TILE_ROWS < m; half++) { // lathe_amx_gemm skips a half past a's rows
 		for (ptrdiff_t pb = 0; pb < kb; pb++) pack_a_tile(dst + (half * kb + pb) * TILE, a, m, k, rs, cs, i0 + half * TILE_ROWS, pb * TILE_K);
 	}
 }
 
-// put rounds the part of a 16×16 float32 tile that falls inside the m×n
-// matrix c to c, the tile's corner at row i, column j: to nearest even, a
-// NaN kept a quiet NaN with its top bits, shim.c's narrow_bf16 in sixteen
-// lanes (inline here: a call into shim.c's AVX2 loop per row made a 256³
-// product 20% slower).
-AVX512 static void put(uint16_t *c, ptrdiff_t ldc, ptrdiff_t m, ptrdiff_t n, ptrdiff_t i, ptrdiff_t j, const float *tile) {
+typedef float v16f __attribute__((vector_size(64)));
+
+// put writes the part of a 16×16 float32 tile that falls inside the m×n
+// product there, the tile's corner at row i, column j: into cf in float32,
+// added to it where acc, or else into c rounded to bfloat16 (to nearest
+// even, a NaN kept a quiet NaN with its top bits: shim.c's narrow_bf16 in
+// sixteen lanes). Whole rows of the tile move in vector registers: a call
+// into shim.c's loop, or to memcpy, per row made a product several times
+// slower.
+AVX512 static void put(uint16_t *c, float *cf, int acc, ptrdiff_t ldc, ptrdiff_t m, ptrdiff_t n, ptrdiff_t i, ptrdiff_t j,
+                       const float *tile) {
 	ptrdiff_t rows = m - i < 16 ? m - i : 16, cols = n - j < 16 ? n - j : 16;
-	if (cols <= 0) return; // a tile wholly past c's last column
+	if (cols <= 0) return; // a tile wholly past the last column
 	for (ptrdiff_t r = 0; r < rows; r++) {
+		const float *t = tile + r * 16;
+		if (cf) {
+			float *d = cf + (i + r) * ldc + j;
+			if (cols < 16) {
+				for (ptrdiff_t q = 0; q < cols; q++) d[q] = acc ? d[q] + t[q] : t[q];
+				continue;
+			}
+			v16f v, w;
+			memcpy(&v, t, sizeof v);
+			if (acc) {
+				memcpy(&w, d, sizeof w);
+				v += w;
+			}
+			memcpy(d, &v, sizeof v);
+			continue;
+		}
 		v16d b;
-		memcpy(&b, tile + r * 16, sizeof b);
+		memcpy(&b, t, sizeof b);
 		v16d nan = (b & 0x7fffffff) > 0x7f800000;
 		v16d rounded = (b + 0x7fff + ((b >> 16) & 1)) >> 16;
 		v16w h = __builtin_convertvector((nan & ((b >> 16) | 0x0040)) | (~nan & rounded), v16w);
-		memcpy(c + (i + r) * ldc + j, &h, cols * sizeof *c);
+		uint16_t *d = c + (i + r) * ldc + j;
+		if (cols == 16) {
+			memcpy(d, &h, sizeof h);
+		} else {
+			for (ptrdiff_t q = 0; q < cols; q++) d[q] = h[q];
+		}
 	}
 }
 
-AMX int lathe_amx_gemm(unsigned short *c, ptrdiff_t ldc, const unsigned short *a, ptrdiff_t rs, ptrdiff_t cs, ptrdiff_t m, ptrdiff_t k,
+AMX int lathe_amx_gemm(unsigned short *c, float *cf, int acc, ptrdiff_t ldc, const unsigned short *a, ptrdiff_t rs, ptrdiff_t cs, ptrdiff_t m, ptrdiff_t k,
                        ptrdiff_t n, const unsigned short *packed_b, ptrdiff_t lo, ptrdiff_t hi) {
 	ptrdiff_t kb = (k + TILE_K - 1) / TILE_K, nb = (n + 31) / 32 * 2;
 	float out[4][TILE_ROWS * 16] __attribute__((aligned(64)));
@@ -187,29 +253,36 @@ AMX int lathe_amx_gemm(unsigned short *c, ptrdiff_t ldc, const unsigned short *a
 		const uint16_t *a0 = scratch, *a1 = scratch + kb * TILE;
 		for (ptrdiff_t jb = 0; jb < nb; jb += 2) {
 			const uint16_t *b0 = packed_b + jb * kb * TILE, *b1 = b0 + kb * TILE;
+			// A block's second row or column of tiles is skipped where it
+			// lies wholly past the product (16 output channels, say).
+			ptrdiff_t j0 = jb * 16;
+			int rows2 = i0 + 16 < m, cols2 = j0 + 16 < n;
 			_tile_zero(0);
 			_tile_zero(1);
 			_tile_zero(2);
 			_tile_zero(3);
 			for (ptrdiff_t pb = 0; pb < kb; pb++) {
 				_tile_loadd(4, a0 + pb * TILE, 64);
-				_tile_loadd(5, a1 + pb * TILE, 64);
 				_tile_loadd(6, b0 + pb * TILE, 64);
-				_tile_loadd(7, b1 + pb * TILE, 64);
 				_tile_dpbf16ps(0, 4, 6);
-				_tile_dpbf16ps(1, 4, 7);
-				_tile_dpbf16ps(2, 5, 6);
-				_tile_dpbf16ps(3, 5, 7);
+				if (cols2) {
+					_tile_loadd(7, b1 + pb * TILE, 64);
+					_tile_dpbf16ps(1, 4, 7);
+				}
+				if (rows2) {
+					_tile_loadd(5, a1 + pb * TILE, 64);
+					_tile_dpbf16ps(2, 5, 6);
+					if (cols2) _tile_dpbf16ps(3, 5, 7);
+				}
 			}
 			_tile_stored(0, out[0], 64);
 			_tile_stored(1, out[1], 64);
 			_tile_stored(2, out[2], 64);
 			_tile_stored(3, out[3], 64);
-			ptrdiff_t j0 = jb * 16;
-			put(c, ldc, m, n, i0, j0, out[0]);
-			put(c, ldc, m, n, i0, j0 + 16, out[1]);
-			put(c, ldc, m, n, i0 + 16, j0, out[2]);
-			put(c, ldc, m, n, i0 + 16, j0 + 16, out[3]);
+			put(c, cf, acc, ldc, m, n, i0, j0, out[0]);
+			put(c, cf, acc, ldc, m, n, i0, j0 + 16, out[1]);
+			put(c, cf, acc, ldc, m, n, i0 + 16, j0, out[2]);
+			put(c, cf, acc, ldc, m, n, i0 + 16, j0 + 16, out[3]);
 		}
 	}
 	_tile_release();

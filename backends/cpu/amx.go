@@ -21,14 +21,13 @@ import (
 // not "off" (which leaves them to the float32 GEMM, for comparison).
 var haveAMX = os.Getenv("LATHE_AMX") != "off" && C.lathe_amx_open() != 0
 
-// amxMatMul computes out = x·y for bfloat16 x, y and out on AMX tiles and
-// reports whether it did: false, out untouched, where the machine has no
-// AMX, the product is empty or C could not allocate its scratch. As the
-// float32 path, it sums the exact products in float32 and rounds once.
-func amxMatMul(out, x, y *dispatch.Tensor) bool {
-	if !haveAMX || out.DType != dispatch.BFloat16 || x.DType != dispatch.BFloat16 || y.DType != dispatch.BFloat16 {
-		return false
-	}
+// amxMatMul computes out = x·y for bfloat16 x, y and out on AMX tiles
+// (registerTiled) and reports whether it did: false, out untouched, where
+// the product is empty, its packed right-hand side too large, or C could
+// not allocate its scratch. As the float32 path, it sums the exact
+// products in float32 and rounds once.
+func amxMatMul(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) bool {
+	x, y := in[0], in[1]
 	batch, n, k, m, _, err := ops.MatMulShapes(x.Shape, y.Shape)
 	nb := dispatch.Numel(batch)
 	if err != nil || n == 0 || m == 0 || k == 0 || nb == 0 {
@@ -44,7 +43,7 @@ func amxMatMul(out, x, y *dispatch.Tensor) bool {
 	if isZero(b.Batch) {
 		packs = 1
 	}
-	size := int(C.lathe_amx_packed_b(C.ptrdiff_t(k), C.ptrdiff_t(m)))
+	size := packedSize(k, m)
 	if packs > amxPackLimit/size {
 		// A right-hand side broadcast over some batch dims but not all
 		// would be packed once per product: more memory than the float32
@@ -57,17 +56,16 @@ func amxMatMul(out, x, y *dispatch.Tensor) bool {
 	parallel(packs, k*m, func(lo, hi int) {
 		for bi := lo; bi < hi; bi++ {
 			_, ob := offsets(bi, batch, a, b)
-			C.lathe_amx_pack_b(cU16(packed[bi*size:]), cU16(bd[ob:]), C.ptrdiff_t(k), C.ptrdiff_t(m),
-				C.ptrdiff_t(b.RowStride), C.ptrdiff_t(b.ColStride))
+			packB(packed[bi*size:], tileMatrix{bd[ob:], b.RowStride, b.ColStride}, k, m)
 		}
 	})
 
 	// Then 32 rows of the product at a time, over the batch. A cost unit
 	// is 256 multiply-adds (the tiles do 512 a cycle), so that a product
 	// is split only where each goroutine gets some 25 µs of work: split
-	// from the old 32, a 256³ product took 73-75 µs against 54-56 µs on
-	// one goroutine here, and slowed a PyTorch process's products run
-	// after it by half; 1024³ takes 1.8-2.5 ms split against 2.9 whole.
+	// from 32 multiply-adds a unit, a 256³ product took 73-75 µs against
+	// 54-56 µs on one goroutine here; 1024³ takes 1.8-2.5 ms split against
+	// 2.9 whole.
 	blocks := (n + 31) / 32
 	failed := make([]bool, blocks*nb)
 	parallel(blocks*nb, max(k*m/8, 1), func(lo, hi int) {
@@ -79,9 +77,9 @@ func amxMatMul(out, x, y *dispatch.Tensor) bool {
 			if packs > 1 {
 				p = bi * size
 			}
-			ok := C.lathe_amx_gemm(cU16(c[bi*n*m:]), C.ptrdiff_t(m), cU16(ad[oa:]), C.ptrdiff_t(a.RowStride), C.ptrdiff_t(a.ColStride),
-				C.ptrdiff_t(n), C.ptrdiff_t(k), C.ptrdiff_t(m), cU16(packed[p:]), C.ptrdiff_t(first*32), C.ptrdiff_t(min(last*32, n)))
-			failed[u] = ok == 0
+			ok := tileRows(tileOut{bf: c[bi*n*m:], ld: m}, tileMatrix{ad[oa:], a.RowStride, a.ColStride}, n, k, m, packed[p:],
+				first*32, min(last*32, n))
+			failed[u] = !ok
 			u += last - first
 		}
 	})
@@ -91,6 +89,51 @@ func amxMatMul(out, x, y *dispatch.Tensor) bool {
 		}
 	}
 	return true
+}
+
+// A tileMatrix is a bfloat16 matrix as its bits: element (i, j) at
+// data[i·rs + j·cs].
+type tileMatrix struct {
+	data   []uint16
+	rs, cs int
+}
+
+// A tileOut is where a product on the tiles goes: rounded to bfloat16 into
+// bf, or else in float32 into f32 (added to its values where acc); ld is
+// its row stride.
+type tileOut struct {
+	bf  []uint16
+	f32 []float32
+	acc bool
+	ld  int
+}
+
+// packedSize is the number of bfloat16s that packB writes for a k×n matrix.
+func packedSize(k, n int) int { return int(C.lathe_amx_packed_b(C.ptrdiff_t(k), C.ptrdiff_t(n))) }
+
+// packB copies the k×n matrix b into dst in the tiles' order.
+func packB(dst []uint16, b tileMatrix, k, n int) {
+	C.lathe_amx_pack_b(cU16(dst), cU16(b.data), C.ptrdiff_t(k), C.ptrdiff_t(n), C.ptrdiff_t(b.rs), C.ptrdiff_t(b.cs))
+}
+
+// tileRows writes rows lo to hi (lo a multiple of 32; hi one too, or m) of
+// the m×n product of a and the packed k×n matrix to out, and reports
+// whether it did: false, out untouched, where C could not allocate.
+func tileRows(out tileOut, a tileMatrix, m, k, n int, packed []uint16, lo, hi int) bool {
+	var cf *C.float
+	if out.f32 != nil {
+		cf = (*C.float)(unsafe.Pointer(unsafe.SliceData(out.f32)))
+	}
+	return C.lathe_amx_gemm(cU16(out.bf), cf, cBool(out.acc), C.ptrdiff_t(out.ld), cU16(a.data), C.ptrdiff_t(a.rs), C.ptrdiff_t(a.cs),
+		C.ptrdiff_t(m), C.ptrdiff_t(k), C.ptrdiff_t(n), cU16(packed), C.ptrdiff_t(lo), C.ptrdiff_t(hi)) != 0
+}
+
+// tileProduct writes the m×n product of a (m×k) and b (k×n) to out on the
+// calling goroutine, packing b into packed (packedSize(k, n) long), and
+// reports whether it did, as tileRows.
+func tileProduct(out tileOut, a, b tileMatrix, m, k, n int, packed []uint16) bool {
+	packB(packed, b, k, n)
+	return tileRows(out, a, m, k, n, packed, 0, m)
 }
 
 // bf16Bits is the storage of a bfloat16 tensor as its bits.

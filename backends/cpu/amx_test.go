@@ -8,6 +8,7 @@ import (
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // bf16Tensor is a bfloat16 tensor of shape holding vals rounded, and the
@@ -246,5 +247,85 @@ func TestAMXMatMulConcurrent(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestAMXConv runs the three convolution kernels on bfloat16 through the
+// tiles (forward, input and weight gradients; groups, strides, padding,
+// dilation, a pointwise window, a 1-d and a 3-d one) against the float64
+// kernels on the same values: within 2^-8 of the value and 2^-20 of the
+// sum of the terms' magnitudes (the float64 kernel on |x| and |w|).
+func TestAMXConv(t *testing.T) {
+	skipWithoutAMX(t)
+	win := func(n, s, p, d int) layout.Window {
+		w := layout.Window{}
+		for range n {
+			w.Stride, w.Padding, w.Dilation = append(w.Stride, s), append(w.Padding, p), append(w.Dilation, d)
+		}
+		return w
+	}
+	cases := []struct {
+		name   string
+		x, w   []int
+		win    layout.Window
+		groups int
+	}{
+		{"3x3 pad 1", []int{3, 16, 12, 12}, []int{16, 16, 3, 3}, win(2, 1, 1, 1), 1},
+		{"stride 2 dilation 2", []int{2, 5, 13, 11}, []int{7, 5, 3, 3}, win(2, 2, 2, 2), 1},
+		{"groups", []int{2, 8, 9, 9}, []int{12, 2, 3, 3}, win(2, 1, 0, 1), 4},
+		{"pointwise", []int{3, 20, 7, 7}, []int{33, 20, 1, 1}, win(2, 1, 0, 1), 1},
+		{"1-d", []int{4, 6, 40}, []int{5, 6, 5}, win(1, 1, 2, 1), 1},
+		{"3-d", []int{2, 3, 5, 6, 7}, []int{4, 3, 2, 3, 2}, win(3, 1, 1, 1), 1},
+	}
+	r := rand.New(rand.NewPCG(11, 13))
+	normal := func(shape []int) []float64 {
+		v := make([]float64, dispatch.Numel(shape))
+		for i := range v {
+			v[i] = r.NormFloat64()
+		}
+		return v
+	}
+	f64 := func(v []float64, shape []int) *dispatch.Tensor { return tensorOf(dispatch.Float64, v, shape...) }
+	abs := func(v []float64) []float64 {
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = math.Abs(x)
+		}
+		return out
+	}
+	check := func(t *testing.T, what string, got *dispatch.Tensor, ref, mag []float64) {
+		t.Helper()
+		if got.DType != dispatch.BFloat16 {
+			t.Fatalf("%s: dtype %v", what, got.DType)
+		}
+		g := denseF64(got)
+		for i := range ref {
+			if d := math.Abs(g[i] - ref[i]); d > math.Abs(ref[i])*0x1p-8+mag[i]*0x1p-20 {
+				t.Fatalf("%s: element %d = %v, want %v", what, i, g[i], ref[i])
+			}
+		}
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := ops.ConvParams{Window: c.win, Groups: c.groups}
+			x, xv := bf16Tensor(normal(c.x), c.x...)
+			w, wv := bf16Tensor(normal(c.w), c.w...)
+			y := call(t, ops.Conv, a, x, w)
+			check(t, "conv", y, denseF64(call(t, ops.Conv, a, f64(xv, c.x), f64(wv, c.w))),
+				denseF64(call(t, ops.Conv, a, f64(abs(xv), c.x), f64(abs(wv), c.w))))
+
+			g, gv := bf16Tensor(normal(y.Shape), y.Shape...)
+			ai := a
+			ai.InputSize = c.x[2:]
+			check(t, "conv_input_backward", call(t, ops.ConvInputBackward, ai, g, w),
+				denseF64(call(t, ops.ConvInputBackward, ai, f64(gv, y.Shape), f64(wv, c.w))),
+				denseF64(call(t, ops.ConvInputBackward, ai, f64(abs(gv), y.Shape), f64(abs(wv), c.w))))
+
+			aw := a
+			aw.Window = a.WindowFor(c.w)
+			check(t, "conv_weight_backward", call(t, ops.ConvWeightBackward, aw, x, g),
+				denseF64(call(t, ops.ConvWeightBackward, aw, f64(xv, c.x), f64(gv, y.Shape))),
+				denseF64(call(t, ops.ConvWeightBackward, aw, f64(abs(xv), c.x), f64(abs(gv), y.Shape))))
+		})
 	}
 }

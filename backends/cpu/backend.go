@@ -111,6 +111,30 @@ func registerFor[A any](op *dispatch.Op[A], dtypes dispatch.DTypeSet, k dispatch
 	registerNative(op, dispatch.Computable(dtypes), dispatch.ViaCompute(backend{}, convert, k))
 }
 
+// registerTiled is registerFor with a bfloat16 kernel on AMX's tiles
+// (amx.go) ahead of k: tiles runs where the result and every argument are
+// bfloat16 and the machine has the tiles, and reports whether it did; k
+// (through dispatch.ViaCompute) runs where it did not, and writes the
+// whole result.
+func registerTiled[A any](op *dispatch.Op[A], dtypes dispatch.DTypeSet, k dispatch.Kernel[A], tiles func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) bool) {
+	wide := dispatch.ViaCompute(backend{}, convert, k)
+	registerNative(op, dispatch.Computable(dtypes), func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) error {
+		if haveAMX && allBFloat16(out, in) && tiles(out, in, a) {
+			return nil
+		}
+		return wide(out, in, a)
+	})
+}
+
+func allBFloat16(out *dispatch.Tensor, in []*dispatch.Tensor) bool {
+	for _, t := range in {
+		if t.DType != dispatch.BFloat16 {
+			return false
+		}
+	}
+	return out.DType == dispatch.BFloat16
+}
+
 // registerNative adds a cpu kernel for op that handles every dtype in
 // dtypes itself, the narrow ones included: the ops that move elements
 // without computing on them (contiguous, cast, where), which must keep

@@ -109,10 +109,11 @@ ptrdiff_t lathe_amx_packed_b(ptrdiff_t k, ptrdiff_t n);
 void lathe_amx_pack_b(unsigned short *dst, const unsigned short *b, ptrdiff_t k, ptrdiff_t n, ptrdiff_t rs, ptrdiff_t cs);
 // lathe_amx_gemm writes rows lo to hi (lo a multiple of 32; hi one too, or
 // m) of the m×n product of a (element (i, p) at a[i·rs + p·cs]) and the
-// packed k×n matrix to c (row stride ldc), rounded to bfloat16, and
-// returns 1; or returns 0, c untouched, where it cannot allocate the
+// packed k×n matrix, row stride ldc: in float32 to cf where it is not
+// NULL (added to cf's values where acc), else rounded to bfloat16 into c.
+// It returns 1; or 0, the output untouched, where it cannot allocate the
 // 4·⌈k/32⌉ KiB it packs 32 rows of a into.
-int lathe_amx_gemm(unsigned short *c, ptrdiff_t ldc, const unsigned short *a, ptrdiff_t rs, ptrdiff_t cs, ptrdiff_t m,
-                   ptrdiff_t k, ptrdiff_t n, const unsigned short *packed_b, ptrdiff_t lo, ptrdiff_t hi);
+int lathe_amx_gemm(unsigned short *c, float *cf, int acc, ptrdiff_t ldc, const unsigned short *a, ptrdiff_t rs, ptrdiff_t cs,
+                   ptrdiff_t m, ptrdiff_t k, ptrdiff_t n, const unsigned short *packed_b, ptrdiff_t lo, ptrdiff_t hi);
 
 #endif

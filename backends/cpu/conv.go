@@ -5,6 +5,7 @@ import (
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/internal/half"
 	"github.com/lathe-ml/lathe/layout"
 	"gonum.org/v1/gonum/blas"
 )
@@ -42,9 +43,10 @@ import (
 // 3-d convolutions share one loop nest.
 
 func init() {
-	registerFor(ops.Conv, dispatch.Floats, floatKernel(convForward[float32], convForward[float64]))
-	registerFor(ops.ConvInputBackward, dispatch.Floats, floatKernel(convInputBackward[float32], convInputBackward[float64]))
-	registerFor(ops.ConvWeightBackward, dispatch.Floats, floatKernel(convWeightBackward[float32], convWeightBackward[float64]))
+	// bfloat16 takes AMX's tiles where the machine has them (amx_conv.go).
+	registerTiled(ops.Conv, dispatch.Floats, floatKernel(convForward[float32], convForward[float64]), convForwardTiles)
+	registerTiled(ops.ConvInputBackward, dispatch.Floats, floatKernel(convInputBackward[float32], convInputBackward[float64]), convInputBackwardTiles)
+	registerTiled(ops.ConvWeightBackward, dispatch.Floats, floatKernel(convWeightBackward[float32], convWeightBackward[float64]), convWeightBackwardTiles)
 	registerFor(ops.Unfold, dispatch.Floats, floatKernel(unfold[float32], unfold[float64]))
 	registerFor(ops.Fold, dispatch.Floats, floatKernel(fold[float32], fold[float64]))
 }
@@ -73,7 +75,7 @@ func gemmOf[T float]() gemmFunc[T] {
 
 // dense returns t's elements in row-major order: its own storage when it
 // is contiguous, else a copy. release frees the copy.
-func dense[T float](t *dispatch.Tensor) (data []T, release func()) {
+func dense[T any](t *dispatch.Tensor) (data []T, release func()) {
 	if t.IsContiguous() {
 		return span[T](t), func() {}
 	}
@@ -169,7 +171,7 @@ func (g *geom) planes(c int, f func(col, img, step, a, b, lo, hi, off int)) {
 // one copy, and only the |off| values per row that it wrapped over from the
 // next input row are cleared: a row of a small image is too short for the
 // copy per row to pay its way.
-func im2col[T float](col, img []T, c int, g *geom) {
+func im2col[T any](col, img []T, c int, g *geom) {
 	n, s := g.out[2], g.stride[2]
 	flat := s == 1 && g.stride[1] == 1 && n == g.in[2]
 	g.planes(c, func(c0, i0, step, a, b, lo, hi, off int) {
@@ -274,9 +276,15 @@ func newConvShapes(x, y []int, win layout.Window, groups int) convShapes {
 	return convShapes{n: x[0], c: x[1], o: y[1], groups: groups, g: newGeom(win, x[2:], y[2:])}
 }
 
+// colElem is what a column matrix holds: a float, or bfloat16 for the
+// products on AMX's tiles (amx_conv.go).
+type colElem interface {
+	float | half.BFloat16
+}
+
 // perImage runs f over the batch on goroutines, giving each worker a
 // column buffer of its own (nil when the window is pointwise).
-func perImage[T float](s *convShapes, f func(i int, col []T)) {
+func perImage[T colElem](s *convShapes, f func(i int, col []T)) {
 	cost := s.o * s.ck() * s.g.l
 	cols, chunk, release := columns[T](s, cost)
 	defer release()
@@ -294,17 +302,10 @@ func perImage[T float](s *convShapes, f func(i int, col []T)) {
 // newBuffer's refusal unwinds: c·k·l elements can pass what memory (or an
 // int) holds for a long or dilated kernel over an expanded input. release
 // gives them back to the pool.
-func columns[T float](s *convShapes, cost int) (cols [][]T, chunk int, release func()) {
+func columns[T colElem](s *convShapes, cost int) (cols [][]T, chunk int, release func()) {
 	workers, chunk := split(s.n, cost)
-	cols = make([][]T, workers)
-	var bufs []*dispatch.Tensor
-	release = func() {
-		for _, b := range bufs {
-			b.Release()
-		}
-	}
 	if s.g.pointwise() || s.n == 0 {
-		return cols, chunk, release
+		return make([][]T, workers), chunk, func() {}
 	}
 	size, ok := dispatch.CheckedNumel([]int{s.c, s.g.k, s.g.l})
 	if !ok {
@@ -312,17 +313,34 @@ func columns[T float](s *convShapes, cost int) (cols [][]T, chunk int, release f
 			Detail: "cpu: out of memory: a convolution's column matrix (channels, kernel, windows) has more elements than an int counts",
 			Fix:    "use a smaller kernel or input"}})
 	}
-	var z T
-	dt := dispatch.Float64
-	if _, ok := any(z).(float32); ok {
-		dt = dispatch.Float32
-	}
-	for w := range cols {
-		buf := dispatch.NewTensor(dispatch.Device{Kind: kind}, dt, []int{size}, newBuffer(dt, size))
-		bufs = append(bufs, buf)
-		cols[w] = span[T](buf)
-	}
+	cols, release = workerBuffers[T](workers, size)
 	return cols, chunk, release
+}
+
+// workerBuffers makes one buffer of size elements for each of workers
+// goroutines, from the pool, on the kernel's goroutine (where newBuffer's
+// refusal unwinds); release gives them back.
+func workerBuffers[T colElem](workers, size int) (bufs [][]T, release func()) {
+	var dt dispatch.DType
+	switch any(*new(T)).(type) {
+	case float32:
+		dt = dispatch.Float32
+	case float64:
+		dt = dispatch.Float64
+	case half.BFloat16:
+		dt = dispatch.BFloat16
+	}
+	ts := make([]*dispatch.Tensor, workers)
+	bufs = make([][]T, workers)
+	for w := range bufs {
+		ts[w] = dispatch.NewTensor(dispatch.Device{Kind: kind}, dt, []int{size}, newBuffer(dt, size))
+		bufs[w] = span[T](ts[w])
+	}
+	return bufs, func() {
+		for _, t := range ts {
+			t.Release()
+		}
+	}
 }
 
 // convForward: y_n,g = W_g · im2col(x_n)_g for each image n and group g.

@@ -102,13 +102,7 @@ func offsets(bi int, batch []int, a, b matrices) (int, int) {
 func init() {
 	// bfloat16 products take AMX's tiles where the machine has them (amx.go);
 	// the narrow dtypes otherwise go through the float32 GEMM.
-	wide := dispatch.ViaCompute(backend{}, convert, matMul)
-	registerNative(ops.MatMul, dispatch.Computable(dispatch.AllTypes), func(out *dispatch.Tensor, in []*dispatch.Tensor, a dispatch.None) error {
-		if amxMatMul(out, in[0], in[1]) {
-			return nil
-		}
-		return wide(out, in, a)
-	})
+	registerTiled(ops.MatMul, dispatch.AllTypes, matMul, amxMatMul)
 }
 
 // amxPackLimit is the most bfloat16s that one product on AMX (amx.go) packs its

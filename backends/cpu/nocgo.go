@@ -5,7 +5,10 @@ package cpu
 // Without cgo there is no C: gonum does the matrix products and the Go
 // loops all the rest. These stand in for cgo.go's wrappers.
 
-import "github.com/lathe-ml/lathe/dispatch"
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+)
 
 // openBLAS is unavailable in a build without cgo: gonum does the work.
 func openBLAS() (gemmFunc[float32], gemmFunc[float64], string, string) {
@@ -42,7 +45,14 @@ const haveAVX2, haveF16C = false, false
 
 var haveAMX = false
 
-func amxMatMul(out, x, y *dispatch.Tensor) bool { return false }
+// Without cgo there are no AMX tiles: registerTiled never calls these.
+func amxMatMul(*dispatch.Tensor, []*dispatch.Tensor, dispatch.None) bool { return false }
+
+func convForwardTiles(*dispatch.Tensor, []*dispatch.Tensor, ops.ConvParams) bool { return false }
+
+func convInputBackwardTiles(*dispatch.Tensor, []*dispatch.Tensor, ops.ConvParams) bool { return false }
+
+func convWeightBackwardTiles(*dispatch.Tensor, []*dispatch.Tensor, ops.ConvParams) bool { return false }
 
 func widen16(dst []float32, src []uint16, bf bool) bool { return false }
 

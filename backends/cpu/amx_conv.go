@@ -1,0 +1,159 @@
+//go:build cgo
+
+package cpu
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/internal/half"
+)
+
+// Convolutions of bfloat16 on AMX's tiles: conv.go's im2col and GEMMs,
+// the column matrix built from the bfloat16 values themselves and each
+// product on the tiles (amx.go), which sum in float32. The forward rounds
+// each output once; the input gradient adds its windows (col2im) in
+// float32 and rounds once; the weight gradient sums the batch in float32
+// and rounds once: what the float32 kernels give through
+// dispatch.ViaCompute, without widening every operand first. Each returns
+// false where C could not allocate its scratch, and the float32 path then
+// writes the whole result.
+
+// convForwardTiles: y_n,g = W_g · im2col(x_n)_g, rounded once.
+func convForwardTiles(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) bool {
+	xs, relX := dense[half.BFloat16](in[0])
+	defer relX()
+	ws, relW := dense[half.BFloat16](in[1])
+	defer relW()
+	x, w, y := uint16s(xs), uint16s(ws), bf16Bits(out)[out.Offset:]
+	s := newConvShapes(in[0].Shape, out.Shape, a.WindowFor(in[1].Shape), a.Groups)
+	l, og, ck := s.g.l, s.og(), s.ck()
+	if ck == 0 || s.n == 0 {
+		return false
+	}
+	packs, release := imageScratch[half.BFloat16](&s, packedSize(ck, l))
+	defer release()
+	var failed atomic.Bool
+	perImage(&s, func(i int, col []half.BFloat16) {
+		img := x[i*s.c*s.g.inSize : (i+1)*s.c*s.g.inSize]
+		c := img
+		if col != nil {
+			c = uint16s(col)
+			im2col(c, img, s.c, &s.g)
+		}
+		for gi := range s.groups {
+			if !tileProduct(tileOut{bf: y[(i*s.o+gi*og)*l:], ld: l}, tileMatrix{w[gi*og*ck:], ck, 1}, tileMatrix{c[gi*ck*l:], l, 1},
+				og, ck, l, uint16s(packs(i))) {
+				failed.Store(true)
+			}
+		}
+	})
+	return !failed.Load()
+}
+
+// convInputBackwardTiles: dx_n = col2im(W_gᵀ · g_n,g), in float32 until
+// it is rounded.
+func convInputBackwardTiles(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) bool {
+	gs, relG := dense[half.BFloat16](in[0])
+	defer relG()
+	ws, relW := dense[half.BFloat16](in[1])
+	defer relW()
+	gy, w, dx := uint16s(gs), uint16s(ws), bf16Bits(out)[out.Offset:]
+	s := newConvShapes(out.Shape, in[0].Shape, a.WindowFor(in[1].Shape), a.Groups)
+	l, og, ck := s.g.l, s.og(), s.ck()
+	if ck == 0 || s.o == 0 || s.n == 0 {
+		return false
+	}
+	packs, releaseP := imageScratch[half.BFloat16](&s, packedSize(og, l))
+	defer releaseP()
+	imgs, releaseI := imageScratch[float32](&s, s.c*s.g.inSize)
+	defer releaseI()
+	var failed atomic.Bool
+	perImage(&s, func(i int, col []float32) {
+		img := imgs(i)
+		direct := col == nil
+		if direct {
+			col = img
+		}
+		for gi := range s.groups {
+			if !tileProduct(tileOut{f32: col[gi*ck*l:], ld: l}, tileMatrix{w[gi*og*ck:], 1, ck}, tileMatrix{gy[(i*s.o+gi*og)*l:], l, 1},
+				ck, og, l, uint16s(packs(i))) {
+				failed.Store(true)
+			}
+		}
+		if !direct {
+			clear(img)
+			col2im(img, col, s.c, &s.g, true)
+		}
+		roundBFloat16(dx[i*s.c*s.g.inSize:(i+1)*s.c*s.g.inSize], img)
+	})
+	return !failed.Load()
+}
+
+// convWeightBackwardTiles: dW_g = Σ_n g_n,g · im2col(x_n)_gᵀ, each worker
+// summing its images in float32, the sums added and rounded at the end.
+func convWeightBackwardTiles(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) bool {
+	xs, relX := dense[half.BFloat16](in[0])
+	defer relX()
+	gs, relG := dense[half.BFloat16](in[1])
+	defer relG()
+	x, gy, dw := uint16s(xs), uint16s(gs), bf16Bits(out)[out.Offset:]
+	s := newConvShapes(in[0].Shape, in[1].Shape, a.Window, a.Groups)
+	l, og, ck := s.g.l, s.og(), s.ck()
+	if ck == 0 || s.o == 0 || s.n == 0 {
+		return false
+	}
+	cost := s.o * ck * l
+	cols, chunk, releaseC := columns[half.BFloat16](&s, cost)
+	defer releaseC()
+	packs, releaseP := workerBuffers[half.BFloat16](len(cols), packedSize(l, ck))
+	defer releaseP()
+	sum := make([]float32, len(dw))
+	var mu sync.Mutex
+	var failed atomic.Bool
+	parallel(s.n, cost, func(lo, hi int) {
+		part := make([]float32, len(dw))
+		col, pack := cols[lo/chunk], uint16s(packs[lo/chunk])
+		for i := lo; i < hi; i++ {
+			img := x[i*s.c*s.g.inSize : (i+1)*s.c*s.g.inSize]
+			c := img
+			if col != nil {
+				c = uint16s(col)
+				im2col(c, img, s.c, &s.g)
+			}
+			for gi := range s.groups {
+				if !tileProduct(tileOut{f32: part[gi*og*ck:], acc: true, ld: ck}, tileMatrix{gy[(i*s.o+gi*og)*l:], l, 1},
+					tileMatrix{c[gi*ck*l:], 1, l}, og, l, ck, pack) {
+					failed.Store(true)
+				}
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for j, v := range part {
+			sum[j] += v
+		}
+	})
+	roundBFloat16(dw, sum)
+	return !failed.Load()
+}
+
+// imageScratch makes size elements of scratch for each goroutine that
+// perImage starts; image i's is of(i).
+func imageScratch[T colElem](s *convShapes, size int) (of func(i int) []T, release func()) {
+	workers, chunk := split(s.n, s.o*s.ck()*s.g.l)
+	bufs, release := workerBuffers[T](workers, size)
+	return func(i int) []T { return bufs[i/chunk] }, release
+}
+
+// roundBFloat16 rounds src into dst's bfloat16 bits, to nearest even.
+func roundBFloat16(dst []uint16, src []float32) {
+	if narrow16(dst, src, true) {
+		return
+	}
+	for i, v := range src {
+		dst[i] = half.BFloat16FromFloat32(v)
+	}
+}
