@@ -140,16 +140,7 @@ func allBFloat16(out *dispatch.Tensor, in []*dispatch.Tensor) bool {
 // without computing on them (contiguous, cast, where), which must keep
 // every bit.
 func registerNative[A any](op *dispatch.Op[A], dtypes dispatch.DTypeSet, k dispatch.Kernel[A]) {
-	dispatch.RegisterKernel(kind, op, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) (err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				ref, ok := r.(refusal)
-				if !ok {
-					panic(r)
-				}
-				err = ref.err
-			}
-		}()
-		return k(out, in, a)
+	dispatch.RegisterKernel(kind, op, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) error {
+		return unwound(func() error { return k(out, in, a) })
 	})
 }

@@ -121,7 +121,7 @@ func init() {
 			cr = newCompareKernels(op)
 		}
 		rows32, hasRows32 := float32Binary[name]
-		register(b.Op, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+		registerElementwise(b.Op, dispatch.AllTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 			x, y := in[0], in[1]
 			if hasRows32 && x.DType == dispatch.Float32 {
 				mapRows2(out, x, y, rows32)

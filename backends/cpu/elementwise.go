@@ -179,7 +179,7 @@ func init() {
 		if fi == nil {
 			dtypes &= dispatch.Floats
 		}
-		registerFor(u.Op, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, p ops.Params) error {
+		registerElementwise(u.Op, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, p ops.Params) error {
 			x := in[0]
 			switch x.DType {
 			case dispatch.Float32:

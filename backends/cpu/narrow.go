@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"errors"
+	"slices"
 	"unsafe"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -89,4 +91,156 @@ func mapRows1To[T, U any](out, x *dispatch.Tensor, rows func(dst []U, src []T) b
 // uint16s is the bits of a slice of 16-bit floats.
 func uint16s[T ~uint16](v []T) []uint16 {
 	return unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
+}
+
+// chunk is about the number of elements that registerElementwise
+// converts at a time: four float32 chunks (three arguments and a result)
+// stay in a core's L2 cache.
+const chunk = 1 << 14
+
+// registerElementwise is registerFor for an op whose every result element
+// depends only on the arguments' elements at its own index, broadcast (the
+// unary and binary ops). Where some tensor is narrow, the result is
+// computed a block of its leading dim at a time, each block of each
+// argument widened, computed and rounded while it is in cache, on the
+// goroutines that parallel starts; an argument broadcast along that dim (a
+// bias) is widened once. dispatch.ViaCompute widened whole tensors into
+// temporaries as large as the arguments: a bfloat16 ReLU of
+// [32,16,32,32] made three passes over 2 MiB of new memory. A call whose
+// tensors are laid out otherwise goes through ViaCompute.
+func registerElementwise[A any](op *dispatch.Op[A], dtypes dispatch.DTypeSet, k dispatch.Kernel[A]) {
+	wide := dispatch.ViaCompute(backend{}, convert, k)
+	registerNative(op, dispatch.Computable(dtypes), func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) error {
+		if !chunkable(out, in) {
+			return wide(out, in, a)
+		}
+		return inBlocks(out, in, a, k)
+	})
+}
+
+// chunkable reports whether registerElementwise computes a call a block at
+// a time: some tensor is narrow, out is contiguous, and each argument is
+// either contiguous with out's leading dim or broadcast along it.
+func chunkable(out *dispatch.Tensor, in []*dispatch.Tensor) bool {
+	narrow := dispatch.Narrow(out.DType)
+	for _, t := range in {
+		narrow = narrow || dispatch.Narrow(t.DType)
+	}
+	if !narrow || out.Rank() == 0 || out.Numel() == 0 || !out.IsContiguous() {
+		return false
+	}
+	for _, t := range in {
+		if !alongLead(t, out) && !acrossLead(t, out) {
+			return false
+		}
+	}
+	return true
+}
+
+// alongLead reports whether t has out's rank and leading dim and is
+// contiguous, so that a block of out's leading dim is a block of t's.
+func alongLead(t, out *dispatch.Tensor) bool {
+	return t.Rank() == out.Rank() && t.Rank() > 0 && t.Shape[0] == out.Shape[0] && t.IsContiguous()
+}
+
+// acrossLead reports whether t is broadcast along out's leading dim: every
+// block of out reads all of it.
+func acrossLead(t, out *dispatch.Tensor) bool {
+	return t.Rank() < out.Rank() || (t.Rank() == out.Rank() && t.Shape[0] == 1 && out.Shape[0] != 1)
+}
+
+// inBlocks runs k over blocks of rows of out's leading dim (chunkable
+// holds), each narrow argument's block in a scratch of its compute dtype.
+func inBlocks[A any](out *dispatch.Tensor, in []*dispatch.Tensor, a A, k dispatch.Kernel[A]) error {
+	rows := out.Shape[0]
+	per := max(1, chunk/(out.Numel()/rows)) // rows a block
+	blocks := (rows + per - 1) / per
+	workers, perWorker := split(blocks, per*(out.Numel()/rows))
+	all := append([]*dispatch.Tensor{out}, in...)
+	var temps []*dispatch.Tensor
+	defer func() {
+		for _, t := range temps {
+			t.Release()
+		}
+	}()
+	// An argument broadcast along the leading dim is widened once;
+	// scratch[w][i] is worker w's block of tensor all[i], where that is
+	// narrow and blocked.
+	whole := make([]*dispatch.Tensor, len(all))
+	scratch := make([][]*dispatch.Tensor, workers)
+	for w := range scratch {
+		scratch[w] = make([]*dispatch.Tensor, len(all))
+	}
+	for i, t := range all {
+		switch {
+		case i > 0 && acrossLead(t, out) && dispatch.Narrow(t.DType):
+			wt, err := dispatch.Widened(backend{}, convert, t)
+			if err != nil {
+				return err
+			}
+			temps = append(temps, wt)
+			whole[i] = wt
+		case i > 0 && acrossLead(t, out):
+			whole[i] = t
+		case dispatch.Narrow(t.DType):
+			c, n := dispatch.ComputeOf(t.DType), per*(t.Numel()/rows)
+			for w := range scratch {
+				s := dispatch.NewTensor(out.Device, c, []int{n}, newBuffer(c, n))
+				temps = append(temps, s)
+				scratch[w][i] = s
+			}
+		}
+	}
+	errs := make([]error, workers)
+	parallel(blocks, per*(out.Numel()/rows), func(lo, hi int) {
+		w := lo / perWorker
+		views := make([]*dispatch.Tensor, len(all))
+		for b := lo; b < hi && errs[w] == nil; b++ {
+			r0, r1 := b*per, min((b+1)*per, rows)
+			for i, t := range all {
+				if whole[i] != nil {
+					views[i] = whole[i]
+					continue
+				}
+				shape := slices.Clone(t.Shape)
+				shape[0] = r1 - r0
+				inner := t.Numel() / rows
+				if s := scratch[w][i]; s != nil {
+					views[i] = s.View(shape, dispatch.ContiguousStrides(shape), 0)
+					if i > 0 {
+						convert(t.Device, s.Storage.Buffer, s.DType, 0, t.Storage.Buffer, t.DType, t.Offset+r0*inner, (r1-r0)*inner)
+					}
+				} else {
+					views[i] = t.View(shape, dispatch.ContiguousStrides(shape), t.Offset+r0*inner)
+				}
+			}
+			errs[w] = unwound(func() error { return k(views[0], views[1:], a) })
+			if s := scratch[w][0]; errs[w] == nil && s != nil {
+				inner := out.Numel() / rows
+				convert(out.Device, out.Storage.Buffer, out.DType, out.Offset+r0*inner, s.Storage.Buffer, s.DType, 0, (r1-r0)*inner)
+			}
+			for i, v := range views {
+				if whole[i] == nil {
+					v.Release()
+				}
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// unwound runs f and returns its error, or the refusal of a temporary it
+// panicked with (newBuffer), which off the kernel's own goroutine would
+// end the process.
+func unwound(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ref, ok := r.(refusal)
+			if !ok {
+				panic(r)
+			}
+			err = ref.err
+		}
+	}()
+	return f()
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 	"github.com/lathe-ml/lathe/internal/half"
 )
 
@@ -90,6 +92,84 @@ func TestConvert16(t *testing.T) {
 			}
 			if out[i] != want {
 				t.Fatalf("bf %v: narrow %#08x = %#04x, want %#04x", bf, bits[i], out[i], want)
+			}
+		}
+	}
+}
+
+// TestElementwiseInChunks: unary and binary ops on narrow tensors of more
+// than a chunk (registerElementwise computes them a block of the leading
+// dim at a time, on several goroutines, the last block short), with the
+// second operand of out's shape, broadcast inside each row, a bias
+// broadcast along the leading dim, and of lower rank, give the wide
+// kernel's results rounded once, bit for bit, as dispatch.ViaCompute's
+// whole-tensor path does; a comparison's bool result and an 8-bit integer
+// op too.
+func TestElementwiseInChunks(t *testing.T) {
+	shape := []int{40, 3, 20, 21} // 13 rows a block: 4 blocks
+	mk := func(dt dispatch.DType, shape []int, seed int) *dispatch.Tensor {
+		n := dispatch.Numel(shape)
+		v := randomF64(n + seed)[seed:]
+		if dt.IsInt() {
+			for i := range v {
+				v[i] = math.Round(v[i] * 100)
+			}
+		}
+		x := dispatch.NewTensor(cpu0, dt, shape, newBuffer(dt, n))
+		castInto(x, tensorOf(dispatch.Float64, v, shape...))
+		return x
+	}
+	wideOf := func(x *dispatch.Tensor) *dispatch.Tensor {
+		c := dispatch.ComputeOf(x.DType)
+		w := dispatch.NewTensor(cpu0, c, x.Shape, newBuffer(c, x.Numel()))
+		castInto(w, x)
+		return w
+	}
+	seconds := map[string][]int{"same": shape, "per row": {40, 1, 20, 21}, "bias": {3, 1, 1}, "lower rank": {21}}
+	for _, dt := range []dispatch.DType{dispatch.BFloat16, dispatch.Float16, dispatch.Int8} {
+		x := mk(dt, shape, 0)
+		cases := map[string]func(x, y *dispatch.Tensor) (*dispatch.Tensor, error){
+			"add": func(x, y *dispatch.Tensor) (*dispatch.Tensor, error) {
+				return dispatch.Call(ops.Add, dispatch.None{}, x, y)
+			},
+			"mul": func(x, y *dispatch.Tensor) (*dispatch.Tensor, error) {
+				return dispatch.Call(ops.Mul, dispatch.None{}, x, y)
+			},
+			"gt": func(x, y *dispatch.Tensor) (*dispatch.Tensor, error) {
+				return dispatch.Call(ops.Gt, dispatch.None{}, x, y)
+			},
+		}
+		if !dt.IsInt() {
+			cases["exp"] = func(x, _ *dispatch.Tensor) (*dispatch.Tensor, error) { return dispatch.Call(ops.Exp, ops.Params{}, x) }
+			cases["relu"] = func(x, _ *dispatch.Tensor) (*dispatch.Tensor, error) { return dispatch.Call(ops.ReLU, ops.Params{}, x) }
+			cases["relu_backward"] = func(x, y *dispatch.Tensor) (*dispatch.Tensor, error) {
+				return dispatch.Call(ops.ReLUBackward, dispatch.None{}, x, y)
+			}
+		}
+		for sn, ys := range seconds {
+			y := mk(dt, ys, 7)
+			for name, f := range cases {
+				t.Run(dt.String()+"/"+name+"/"+sn, func(t *testing.T) {
+					got, err := f(x, y)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ref, err := f(wideOf(x), wideOf(y))
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := ref
+					if got.DType != ref.DType {
+						want = dispatch.NewTensor(cpu0, got.DType, ref.Shape, newBuffer(got.DType, ref.Numel()))
+						castInto(want, ref)
+					}
+					g, w := denseF64(got), denseF64(want)
+					for i := range g {
+						if g[i] != w[i] && !(math.IsNaN(g[i]) && math.IsNaN(w[i])) {
+							t.Fatalf("element %d = %v, want %v", i, g[i], w[i])
+						}
+					}
+				})
 			}
 		}
 	}
