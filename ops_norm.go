@@ -109,8 +109,11 @@ func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 func (x *Tensor) batchNorm(runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64, mayFuse bool) *Tensor {
 	const op = "batch_norm"
 	if x.check(op) == nil && mixedHalfNorm(x, runningMean, runningVar, weight, bias) {
-		y := x.Cast(Float32).batchNorm(runningMean, runningVar, weight, bias, training, momentum, eps, mayFuse)
-		return relabel(y.Cast(x.DType()), op)
+		wide := x.Cast(Float32)
+		y := wide.batchNorm(runningMean, runningVar, weight, bias, training, momentum, eps, mayFuse)
+		out := y.Cast(x.DType())
+		ReleaseWithGraph(out, wide, y) // its own: nothing else holds them
+		return relabel(out, op)
 	}
 	c, err := x.checkNorm(op, runningMean, runningVar, weight, bias)
 	if err != nil {
@@ -196,7 +199,11 @@ func fusedBatchNorm(dev Device, dt DType) bool {
 // gradient (autodiff's rule of batch_norm_apply in training) goes through
 // them. It returns y and the batch's mean and biased variance, detached.
 func batchNormTrainFused(x, weight, bias *Tensor, eps float64) (y, mean, variance *Tensor) {
-	moments := apply(ops.BatchNormMoments, none, x.Detach())
+	// The detached handle shares x's storage: released here, it does not
+	// keep x's memory from the pool after x itself is released.
+	detached := x.Detach()
+	moments := apply(ops.BatchNormMoments, none, detached)
+	detached.Release()
 	if moments.err != nil {
 		return moments, nil, nil
 	}
