@@ -29,6 +29,10 @@ func init() {
 // uint8 is 255, NaN and ±Inf are 0).
 func castInto(out, x *dispatch.Tensor) {
 	if out.DType != x.DType && (dispatch.Narrow(out.DType) || dispatch.Narrow(x.DType)) {
+		if out.DType == dispatch.ComputeOf(x.DType) { // widening exactly, into out itself
+			widenInto(out, x)
+			return
+		}
 		if dispatch.Narrow(x.DType) {
 			w := widened(x)
 			defer w.Release()
