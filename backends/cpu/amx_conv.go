@@ -23,18 +23,16 @@ import (
 
 // convForwardTiles: y_n,g = W_g · im2col(x_n)_g, rounded once.
 func convForwardTiles(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) bool {
-	xs, relX := dense[half.BFloat16](in[0])
-	defer relX()
-	ws, relW := dense[half.BFloat16](in[1])
-	defer relW()
-	x, w, y := uint16s(xs), uint16s(ws), bf16Bits(out)[out.Offset:]
+	x, w, release := denseBits(in)
+	defer release()
+	y := bf16Bits(out)[out.Offset:]
 	s := newConvShapes(in[0].Shape, out.Shape, a.WindowFor(in[1].Shape), a.Groups)
 	l, og, ck := s.g.l, s.og(), s.ck()
 	if ck == 0 || s.n == 0 {
 		return false
 	}
-	packs, release := imageScratch[half.BFloat16](&s, packedSize(ck, l))
-	defer release()
+	packs, releaseP := imageScratch[half.BFloat16](&s, packedSize(ck, l))
+	defer releaseP()
 	var failed atomic.Bool
 	perImage(&s, func(i int, col []half.BFloat16) {
 		img := x[i*s.c*s.g.inSize : (i+1)*s.c*s.g.inSize]
@@ -56,11 +54,9 @@ func convForwardTiles(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvPar
 // convInputBackwardTiles: dx_n = col2im(W_gᵀ · g_n,g), in float32 until
 // it is rounded.
 func convInputBackwardTiles(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) bool {
-	gs, relG := dense[half.BFloat16](in[0])
-	defer relG()
-	ws, relW := dense[half.BFloat16](in[1])
-	defer relW()
-	gy, w, dx := uint16s(gs), uint16s(ws), bf16Bits(out)[out.Offset:]
+	gy, w, release := denseBits(in)
+	defer release()
+	dx := bf16Bits(out)[out.Offset:]
 	s := newConvShapes(out.Shape, in[0].Shape, a.WindowFor(in[1].Shape), a.Groups)
 	l, og, ck := s.g.l, s.og(), s.ck()
 	if ck == 0 || s.o == 0 || s.n == 0 {
@@ -95,11 +91,9 @@ func convInputBackwardTiles(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.C
 // convWeightBackwardTiles: dW_g = Σ_n g_n,g · im2col(x_n)_gᵀ, each worker
 // summing its images in float32, the sums added and rounded at the end.
 func convWeightBackwardTiles(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) bool {
-	xs, relX := dense[half.BFloat16](in[0])
-	defer relX()
-	gs, relG := dense[half.BFloat16](in[1])
-	defer relG()
-	x, gy, dw := uint16s(xs), uint16s(gs), bf16Bits(out)[out.Offset:]
+	x, gy, release := denseBits(in)
+	defer release()
+	dw := bf16Bits(out)[out.Offset:]
 	s := newConvShapes(in[0].Shape, in[1].Shape, a.Window, a.Groups)
 	l, og, ck := s.g.l, s.og(), s.ck()
 	if ck == 0 || s.o == 0 || s.n == 0 {
@@ -138,6 +132,14 @@ func convWeightBackwardTiles(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.
 	})
 	roundBFloat16(dw, sum)
 	return !failed.Load()
+}
+
+// denseBits is a convolution's two bfloat16 arguments in row-major order,
+// as their bits (conv.go's dense); release frees the copies it made.
+func denseBits(in []*dispatch.Tensor) (a, b []uint16, release func()) {
+	as, relA := dense[half.BFloat16](in[0])
+	bs, relB := dense[half.BFloat16](in[1])
+	return uint16s(as), uint16s(bs), func() { relA(); relB() }
 }
 
 // imageScratch makes size elements of scratch for each goroutine that
