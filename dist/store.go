@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"time"
 
@@ -68,6 +69,12 @@ func shareBlob(ctx context.Context, addr string, port, rank, size int, blob []by
 			conn.Close()
 			if err == nil {
 				return out, nil
+			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				// A rank 0 that took the call but never answered: ctx's
+				// deadline, which is the connection's, ended the read
+				// (ctx itself may not say so yet).
+				err = errors.Join(context.DeadlineExceeded, err)
 			}
 			return nil, storeError("rank "+itoa(rank)+" could not read the id from "+hostport, err)
 		}

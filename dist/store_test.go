@@ -49,14 +49,21 @@ func TestShareBlob(t *testing.T) {
 	}
 }
 
-// A rank whose rank 0 never comes ends by its deadline; so does a rank 0
-// whose peers never come.
+// A rank whose rank 0 never answers ends by its deadline; so does a rank 0
+// whose peers never come. Rank 1 dials a listener of the test's own that
+// never answers: a port merely left free could be taken meanwhile by
+// another test process, whose reset made this test fail now and then.
 func TestShareBlobDeadline(t *testing.T) {
-	port := freePort(t)
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	ports := map[int]int{0: freePort(t), 1: silent.Addr().(*net.TCPAddr).Port}
 	for _, rank := range []int{0, 1} {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		start := time.Now()
-		_, err := shareBlob(ctx, "127.0.0.1", port, rank, 2, []byte("id"))
+		_, err := shareBlob(ctx, "127.0.0.1", ports[rank], rank, 2, []byte("id"))
 		cancel()
 		if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 3*time.Second {
 			t.Errorf("rank %d alone: %v after %v, want a deadline error by it", rank, err, time.Since(start))
