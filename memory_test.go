@@ -153,6 +153,16 @@ func TestCloseLeavesTheCPUWorking(t *testing.T) {
 	}
 }
 
+// cpuAllocated is the bytes that cpu tensors hold now.
+func cpuAllocated(t *testing.T) int64 {
+	t.Helper()
+	s, err := MemoryStats(CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Allocated
+}
+
 // TestLinearReleasesItsProduct: Linear's product before the bias, which
 // no caller can hold, goes back to the pool when the backward pass frees
 // the graph (or at once without a graph), not when the garbage collector
@@ -161,13 +171,7 @@ func TestCloseLeavesTheCPUWorking(t *testing.T) {
 func TestLinearReleasesItsProduct(t *testing.T) {
 	const rows, in, outDim = 256, 8, 512
 	const product = rows * outDim * 4 // bytes: 512 KiB, far above the grads
-	live := func() int64 {
-		s, err := MemoryStats(CPU)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s.Allocated
-	}
+	live := func() int64 { return cpuAllocated(t) }
 	Seed(3)
 	x := RandN(CPU, Float32, rows, in)
 	w := RandN(CPU, Float32, outDim, in).RequireGrad()
@@ -319,13 +323,7 @@ func TestAutocastReleasesItsCasts(t *testing.T) {
 	b := RandN(CPU, Float32, outDim).RequireGrad()
 	wc := RandN(CPU, Float32, 2, 16, 3, 3).RequireGrad()
 	bc := RandN(CPU, Float32, 2).RequireGrad()
-	live := func() int64 {
-		s, err := MemoryStats(CPU)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s.Allocated
-	}
+	live := func() int64 { return cpuAllocated(t) }
 	for _, op := range []struct {
 		name string
 		f    func() *Tensor
@@ -377,13 +375,7 @@ func TestAutocastReleasesItsCasts(t *testing.T) {
 func TestBatchNormReleasesItsTemporaries(t *testing.T) {
 	const n, c, hw = 16, 8, 32
 	const size = n * c * hw * hw * 4 // bytes of x in float32: 512 KiB
-	live := func() int64 {
-		s, err := MemoryStats(CPU)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s.Allocated
-	}
+	live := func() int64 { return cpuAllocated(t) }
 	Seed(6)
 	w, b := Ones(CPU, Float32, c).RequireGrad(), Zeros(CPU, Float32, c).RequireGrad()
 	for _, dt := range []DType{Float32, BFloat16} {
