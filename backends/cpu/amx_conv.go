@@ -35,12 +35,7 @@ func convForwardTiles(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvPar
 	defer releaseP()
 	var failed atomic.Bool
 	perImage(&s, func(i int, col []half.BFloat16) {
-		img := x[i*s.c*s.g.inSize : (i+1)*s.c*s.g.inSize]
-		c := img
-		if col != nil {
-			c = uint16s(col)
-			im2col(c, img, s.c, &s.g)
-		}
+		c := columnsOf(&s, uint16s(col), x, i)
 		for gi := range s.groups {
 			if !tileProduct(tileOut{bf: y[(i*s.o+gi*og)*l:], ld: l}, tileMatrix{w[gi*og*ck:], ck, 1}, tileMatrix{c[gi*ck*l:], l, 1},
 				og, ck, l, uint16s(packs(i))) {
@@ -111,12 +106,7 @@ func convWeightBackwardTiles(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.
 		part := make([]float32, len(dw))
 		col, pack := cols[lo/chunk], uint16s(packs[lo/chunk])
 		for i := lo; i < hi; i++ {
-			img := x[i*s.c*s.g.inSize : (i+1)*s.c*s.g.inSize]
-			c := img
-			if col != nil {
-				c = uint16s(col)
-				im2col(c, img, s.c, &s.g)
-			}
+			c := columnsOf(&s, uint16s(col), x, i)
 			for gi := range s.groups {
 				if !tileProduct(tileOut{f32: part[gi*og*ck:], acc: true, ld: ck}, tileMatrix{gy[(i*s.o+gi*og)*l:], l, 1},
 					tileMatrix{c[gi*ck*l:], 1, l}, og, l, ck, pack) {

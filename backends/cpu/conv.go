@@ -276,6 +276,17 @@ func newConvShapes(x, y []int, win layout.Window, groups int) convShapes {
 	return convShapes{n: x[0], c: x[1], o: y[1], groups: groups, g: newGeom(win, x[2:], y[2:])}
 }
 
+// columnsOf is image i of the batch x as its column matrix: im2col into
+// col, or the image itself where col is nil (a pointwise window).
+func columnsOf[T any](s *convShapes, col, x []T, i int) []T {
+	img := x[i*s.c*s.g.inSize : (i+1)*s.c*s.g.inSize]
+	if col == nil {
+		return img
+	}
+	im2col(col, img, s.c, &s.g)
+	return col
+}
+
 // colElem is what a column matrix holds: a float, or bfloat16 for the
 // products on AMX's tiles (amx_conv.go).
 type colElem interface {
@@ -358,12 +369,7 @@ func convForward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a ops.Con
 	gemm := gemmOf[T]()
 	l, og, ck := s.g.l, s.og(), s.ck()
 	perImage(&s, func(i int, col []T) {
-		img := x[i*s.c*s.g.inSize : (i+1)*s.c*s.g.inSize]
-		if col == nil {
-			col = img
-		} else {
-			im2col(col, img, s.c, &s.g)
-		}
+		col = columnsOf(&s, col, x, i)
 		for gi := range s.groups {
 			gemm(blas.NoTrans, blas.NoTrans, og, l, ck, 1, w[gi*og*ck:], ck, col[gi*ck*l:], l,
 				0, y[(i*s.o+gi*og)*l:], l)
@@ -432,13 +438,7 @@ func convWeightBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a 
 		part := make([]T, len(dw))
 		col := cols[lo/chunk]
 		for i := lo; i < hi; i++ {
-			img := x[i*s.c*s.g.inSize : (i+1)*s.c*s.g.inSize]
-			c := col
-			if c == nil {
-				c = img
-			} else {
-				im2col(c, img, s.c, &s.g)
-			}
+			c := columnsOf(&s, col, x, i)
 			for gi := range s.groups {
 				gg, cg, pg := gy[(i*s.o+gi*og)*l:], c[gi*ck*l:], part[gi*og*ck:]
 				if tr {
