@@ -33,6 +33,24 @@ var (
 	// N·Hq·Lq·E + N·Hk·Lk·E + N·Hk·Lk·Ev elements.
 	AttentionBackward = dispatch.Register(&dispatch.Op[AttentionParams]{
 		Schema: schema("attention_backward", "query", "key", "value", "out", "grad"), Infer: attentionBackwardInfer})
+
+	// AttentionMasked is Attention with an additive mask, attn_mask
+	// [N, Hq, Lq, Lk] of the inputs' dtype, added to each score after the
+	// scale: s = scale·q·k + mask. The mask is read through its strides,
+	// so a broadcast one (a view with stride 0 over the dims it repeats
+	// along, as Expand makes) costs no memory of size N·Hq·Lq·Lk. A row
+	// whose scores are all -Inf has the output NaN (0/0, as the softmax
+	// gives) and the logsumexp -Inf. Causal must be false.
+	AttentionMasked = dispatch.Register(&dispatch.Op[AttentionParams]{
+		Schema: schema("attention_masked", "query", "key", "value", "attn_mask"), Infer: attentionMaskedInfer})
+	// AttentionMaskedBackward is AttentionBackward of AttentionMasked:
+	// q, k, v, the mask, the forward's result and its gradient, giving the
+	// flat dq | dk | dv. The probabilities are exp(s - lse) with no
+	// special case, so a row with no key to attend to (lse = -Inf while
+	// Lk > 0) makes NaN of every gradient it reaches, as the composite's
+	// softmax does.
+	AttentionMaskedBackward = dispatch.Register(&dispatch.Op[AttentionParams]{
+		Schema: schema("attention_masked_backward", "query", "key", "value", "attn_mask", "out", "grad"), Infer: attentionMaskedBackwardInfer})
 )
 
 // AttentionParams are the attributes of the fused attention ops: the
@@ -129,6 +147,50 @@ func attentionBackwardInfer(in []*dispatch.Tensor, a AttentionParams) (dispatch.
 		return 0, nil, dispatch.ShapeError("", []int{g.N, g.Hk, g.Lk, g.E + g.Ev})
 	}
 	return in[0].DType, []int{n + m}, nil
+}
+
+// checkAttentionMask checks the mask of the masked ops against q, k and
+// v's geometry, and that the params are not causal.
+func checkAttentionMask(q, mask *dispatch.Tensor, g AttentionGeometry, a AttentionParams) error {
+	if a.Causal {
+		return &dispatch.Error{Kind: dispatch.ErrValue, Arg: "causal", Detail: "is set with a mask",
+			Fix: "fold causal masking into the mask, or call the unmasked op"}
+	}
+	if mask.DType != q.DType {
+		return &dispatch.Error{Kind: dispatch.ErrDType, Arg: "attn_mask", Expected: q.DType.String(), Found: mask.DType.String(),
+			Detail: "is " + mask.DType.String() + " but query is " + q.DType.String(),
+			Fix:    "give an additive mask of the inputs' dtype (lathe.ScaledDotProductAttention turns a Bool mask into one)"}
+	}
+	if want := []int{g.N, g.Hq, g.Lq, g.Lk}; !equalShapes(mask.Shape, want) {
+		return &dispatch.Error{Kind: dispatch.ErrShape, Arg: "attn_mask", Expected: dispatch.FormatShape(want), Found: dispatch.FormatShape(mask.Shape),
+			Detail: "has shape " + dispatch.FormatShape(mask.Shape) + " but the scores are " + dispatch.FormatShape(want),
+			Fix:    "expand the mask to the scores' shape (a view: it is read through its strides)"}
+	}
+	return nil
+}
+
+func attentionMaskedInfer(in []*dispatch.Tensor, a AttentionParams) (dispatch.DType, []int, error) {
+	dt, shape, err := attentionInfer(in[:3], a)
+	if err != nil {
+		return 0, nil, err
+	}
+	g, _ := AttentionShapes(in[0], in[1], in[2])
+	if err := checkAttentionMask(in[0], in[3], g, a); err != nil {
+		return 0, nil, err
+	}
+	return dt, shape, nil
+}
+
+func attentionMaskedBackwardInfer(in []*dispatch.Tensor, a AttentionParams) (dispatch.DType, []int, error) {
+	dt, shape, err := attentionBackwardInfer([]*dispatch.Tensor{in[0], in[1], in[2], in[4], in[5]}, a)
+	if err != nil {
+		return 0, nil, err
+	}
+	g, _ := AttentionShapes(in[0], in[1], in[2])
+	if err := checkAttentionMask(in[0], in[3], g, a); err != nil {
+		return 0, nil, err
+	}
+	return dt, shape, nil
 }
 
 func equalShapes(a, b []int) bool {
