@@ -376,10 +376,12 @@ AVX2 static inline v8f exp_kr8(v8f x, v8f kf) {
 }
 
 // e^x for x ≤ 0 (softmax subtracts the row's max). Below about -103.97
-// the result is 0.
+// the result is 0. Those lanes compute e^0, which is thrown away, rather
+// than e^-104: a subnormal product there costs a microcode assist per
+// vector, and a masked row of attention is all -Inf.
 AVX2 static inline v8f exp8(v8f x) {
 	v8i under = x < -104.0f;
-	v8f lo = pick(under, (v8f){0} - 104.0f, x);
+	v8f lo = pick(under, (v8f){0}, x);
 	v8f kf = __builtin_convertvector(__builtin_convertvector(lo * 1.44269504088896341f - 0.5f, v8i), v8f);
 	// convertvector truncates toward zero; lo·log2e - 0.5 ≤ 0 rounds to nearest
 	return pick(under, (v8f){0}, exp_kr8(lo, kf));
@@ -389,7 +391,7 @@ AVX2 static inline v8f exp8(v8f x) {
 // 0 below -104, NaN for NaN.
 AVX2 static inline v8f expf8(v8f x) {
 	v8i over = x > 88.7228394f, under = x < -104.0f;
-	v8f c = pick(under, splat8(-104.0f), pick(over, splat8(0.0f), x)); // NaN: 0 here, the NaN below
+	v8f c = pick(under | over, splat8(0.0f), x); // NaN: 0 here, the NaN below; e^0 keeps under's lanes off subnormals (exp8)
 	v8f kf = __builtin_ia32_roundps256(c * 1.44269504088896341f, 0); // to nearest
 	v8f e = pick(under, splat8(0.0f), pick(over, splat8(__builtin_inff()), exp_kr8(c, kf)));
 	return pick(x != x, x, e);
