@@ -443,6 +443,24 @@ func biOps() map[string]biOp {
 				kv, big := biBig(dev, biHuge, 1, 1, 1), biBig(dev, biHuge, biHuge, 1, 1)
 				return apply(ops.AttentionBackward, ops.AttentionParams{Scale: 0.5}, big, kv, kv, big.Expand(biHuge, biHuge, 1, 2), big.Expand(biHuge, biHuge, 1, 2))
 			}, kernel: &ops.AttentionBackward.Schema},
+		"attention_masked": {args: func(dev Device) []*Tensor {
+			return []*Tensor{biF(dev, 1, 2, 3, 4), biF(dev, 1, 1, 5, 4), biF(dev, 1, 1, 5, 2), biF(dev, 1, 1, 1, 5).Expand(1, 2, 3, 5)}
+		}, call: func(a []*Tensor) *Tensor { return apply(ops.AttentionMasked, ops.AttentionParams{Scale: 0.5}, a...) }, kinds: "fsss",
+			huge: func(dev Device) *Tensor {
+				kv := biBig(dev, biHuge, 1, 1, 1)
+				return apply(ops.AttentionMasked, ops.AttentionParams{Scale: 0.5}, biBig(dev, biHuge, biHuge, 1, 1), kv, kv, biBig(dev, biHuge, biHuge, 1, 1))
+			}, kernel: &ops.AttentionMasked.Schema},
+		"attention_masked_backward": {args: func(dev Device) []*Tensor {
+			return []*Tensor{biF(dev, 1, 2, 3, 4), biF(dev, 1, 1, 5, 4), biF(dev, 1, 1, 5, 2), biF(dev, 1, 2, 3, 5),
+				biF(dev, 1, 2, 3, 3), biF(dev, 1, 2, 3, 3)}
+		}, call: func(a []*Tensor) *Tensor {
+			return apply(ops.AttentionMaskedBackward, ops.AttentionParams{Scale: 0.5}, a...)
+		}, kinds: "fsssss",
+			huge: func(dev Device) *Tensor {
+				kv, big := biBig(dev, biHuge, 1, 1, 1), biBig(dev, biHuge, biHuge, 1, 1)
+				return apply(ops.AttentionMaskedBackward, ops.AttentionParams{Scale: 0.5}, big, kv, kv, big,
+					big.Expand(biHuge, biHuge, 1, 2), big.Expand(biHuge, biHuge, 1, 2))
+			}, kernel: &ops.AttentionMaskedBackward.Schema},
 		"scaled_dot_product_attention": {args: func(dev Device) []*Tensor {
 			return []*Tensor{biF(dev, 2, 3, 4), biF(dev, 2, 5, 4), biF(dev, 2, 5, 2)}
 		}, call: func(a []*Tensor) *Tensor { return ScaledDotProductAttention(a[0], a[1], a[2]) }, kinds: "fss",

@@ -115,27 +115,39 @@ func ScaledDotProductAttention(q, k, v *Tensor, opts ...AttentionOption) *Tensor
 	if err != nil {
 		return failed(err)
 	}
+	if a.dropout == 0 && fusedAttention(q.t.Device, q.t.DType, o.mask != nil) {
+		return relabel(attentionFused(q, k, v, o.mask, a), sdpaName)
+	}
 	if o.mask != nil {
 		return relabel(apply(opAttentionMasked, a, q, k, v, o.mask), sdpaName)
-	}
-	if a.dropout == 0 && fusedAttention(q.t.Device, q.t.DType) {
-		return relabel(attentionFused(q, k, v, a), sdpaName)
 	}
 	return relabel(apply(opAttention, a, q, k, v), sdpaName)
 }
 
-// fusedAttention reports whether dev has the fused attention kernel
-// (ops.Attention) for dt.
-func fusedAttention(dev Device, dt DType) bool {
-	return ops.Attention.KernelDTypes(dev.Kind).Has(dt) && ops.AttentionBackward.KernelDTypes(dev.Kind).Has(dt)
+// fusedAttention reports whether dev has the fused attention kernels for
+// dt, with a mask where masked.
+func fusedAttention(dev Device, dt DType, masked bool) bool {
+	fwd, bwd := ops.Attention, ops.AttentionBackward
+	if masked {
+		fwd, bwd = ops.AttentionMasked, ops.AttentionMaskedBackward
+	}
+	return fwd.KernelDTypes(dev.Kind).Has(dt) && bwd.KernelDTypes(dev.Kind).Has(dt)
 }
 
 // attentionFused runs attention as the fused op: q, k and v brought to
 // [N, H, L, E] (the batch dims broadcast and flattened), the result's
-// logsumexp column dropped, and the batch dims restored. Its gradient is
-// the op's own rule; the views' rules sum it over broadcast dims.
-func attentionFused(q, k, v *Tensor, a attentionAttrs) *Tensor {
-	g, err := attentionShapes(q.t.Shape, k.t.Shape, v.t.Shape, nil)
+// logsumexp column dropped, and the batch dims restored. A mask is made
+// additive (a Bool one becomes 0 where one may attend, -Inf elsewhere) and
+// brought to the scores' [N, Hq, Lq, Lk] as a view that repeats it, so
+// that a mask of [Lq, Lk] or [N, 1, 1, Lk] costs no more memory than it
+// has. The gradient is the op's own rule; the views' rules sum it over
+// broadcast dims.
+func attentionFused(q, k, v, mask *Tensor, a attentionAttrs) *Tensor {
+	var maskShape []int
+	if mask != nil {
+		maskShape = mask.t.Shape
+	}
+	g, err := attentionShapes(q.t.Shape, k.t.Shape, v.t.Shape, maskShape)
 	if err != nil {
 		return failed(err)
 	}
@@ -159,13 +171,37 @@ func attentionFused(q, k, v *Tensor, a attentionAttrs) *Tensor {
 	if math.IsInf(scale, 1) { // E = 0: the scores are 0 whatever the scale
 		scale = 1
 	}
-	out := apply(ops.Attention, ops.AttentionParams{Scale: scale, Causal: a.causal},
-		canon(q, g.hq, g.lq, g.e), canon(k, g.hk, g.lk, g.e), canon(v, g.hk, g.lk, g.ev))
+	params := ops.AttentionParams{Scale: scale, Causal: a.causal}
+	qc, kc, vc := canon(q, g.hq, g.lq, g.e), canon(k, g.hk, g.lk, g.e), canon(v, g.hk, g.lk, g.ev)
+	var out *Tensor
+	if mask == nil {
+		out = apply(ops.Attention, params, qc, kc, vc)
+	} else {
+		mask = additiveMask(mask, q)
+		m, heads := padShape(mask.Shape(), r), 1
+		if r > 2 {
+			heads = m[r-3]
+		}
+		mask = canon(mask, heads, m[r-2], m[r-1]).Expand(n, g.hq, g.lq, g.lk)
+		out = apply(ops.AttentionMasked, params, qc, kc, vc, mask)
+	}
 	if out.err != nil {
 		return out
 	}
 	shape := append(slices.Clone(g.scores[:len(g.scores)-1]), g.ev)
 	return out.Narrow(-1, 0, g.ev).Reshape(shape...)
+}
+
+// additiveMask is mask as a term of the scores, in like's dtype: a Bool
+// mask becomes 0 where one may attend and -Inf elsewhere, as torch's math
+// kernel turns it, so that the gradients of a row with no key to attend
+// to are NaN whether its mask was Bool or additive; an additive mask is
+// itself.
+func additiveMask(mask, like *Tensor) *Tensor {
+	if mask.t.DType != Bool {
+		return mask
+	}
+	return Where(mask, like.scalarLike(sdpaName, 0), like.scalarLike(sdpaName, math.Inf(-1)))
 }
 
 // attentionGeometry is what checkAttention finds of the shapes: the rank
@@ -346,10 +382,8 @@ func attentionComposite(q, k, v, mask *Tensor, a attentionAttrs) *Tensor {
 		rows := Arange(dev, Float32, 0, float64(g.lq), 1).Unsqueeze(1)
 		cols := Arange(dev, Float32, 0, float64(g.lk), 1)
 		scores = Where(cols.Le(rows), scores, neg())
-	case mask != nil && mask.t.DType == Bool:
-		scores = Where(mask, scores, neg())
 	case mask != nil:
-		scores = scores.Add(mask)
+		scores = scores.Add(additiveMask(mask, scores))
 	}
 	attn := scores.Softmax(-1)
 	if a.dropout > 0 {

@@ -49,6 +49,29 @@ func BenchmarkAttention(b *testing.B) {
 	}
 }
 
+// BenchmarkAttentionMasked times the step of BenchmarkAttention with a
+// key padding mask ([1, 1, 1, L] Bool, the last quarter hidden), fused
+// and on the composite that masked attention took before the fused
+// kernels read masks.
+func BenchmarkAttentionMasked(b *testing.B) {
+	const e, l = 64, 1024
+	for _, composite := range []bool{false, true} {
+		b.Run(fmt.Sprintf("L=%d/composite=%v", l, composite), func(b *testing.B) {
+			Seed(1)
+			q, k, v := RandN(CPU, Float32, 1, 1, l, e).RequireGrad(), RandN(CPU, Float32, 1, 1, l, e).RequireGrad(),
+				RandN(CPU, Float32, 1, 1, l, e).RequireGrad()
+			keep := make([]bool, l)
+			for j := range 3 * l / 4 {
+				keep[j] = true
+			}
+			mask := FromSlice(CPU, keep, 1, 1, 1, l)
+			for b.Loop() {
+				attnStep(b, q, k, v, composite, AttentionMask(mask))
+			}
+		})
+	}
+}
+
 // attnPeakHeads is the head count of the peak-memory test: lathe-bench's
 // attention rows (batch 1, 8 heads of 64, float32).
 const attnPeakHeads = 8
@@ -63,7 +86,8 @@ type attnPeak struct{ pool, rss int64 }
 // TestAttentionPeakMemory shows that the fused attention's memory is linear
 // in the sequence length: each length runs in a fresh process (the peak
 // statistics never go down), which reports its peaks for one forward and
-// backward step of [1, 8, L, 64] float32, causal and not. Doubling L must
+// backward step of [1, 8, L, 64] float32: unmasked, causal, and with a key
+// padding mask, which the kernels read in place. Doubling L must
 // not take the pool's peak past 2.5× (linear doubles it; quadratic would
 // quadruple it). The composite, which holds 8×L×L scores and
 // probabilities and their gradients, is run at 512 and 1024 for contrast,
@@ -76,9 +100,9 @@ func TestAttentionPeakMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a child process per length")
 	}
-	peak := func(path string, l int, causal bool) attnPeak {
+	peak := func(path string, l int, mask string) attnPeak {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestAttentionPeakMemory$", "-test.v")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("LATHE_ATTN_PEAK=%s,%d,%t", path, l, causal))
+		cmd.Env = append(os.Environ(), fmt.Sprintf("LATHE_ATTN_PEAK=%s,%d,%s", path, l, mask))
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s L=%d: %v\n%s", path, l, err, out)
@@ -91,20 +115,20 @@ func TestAttentionPeakMemory(t *testing.T) {
 		return p
 	}
 	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
-	for _, causal := range []bool{false, true} {
+	for _, mask := range []string{"none", "causal", "padding"} {
 		var prev attnPeak
 		for _, l := range []int{512, 1024, 2048, 4096} {
-			p := peak("fused", l, causal)
-			t.Logf("fused causal=%t L=%d: pool peak %.2f MiB (%.0f bytes per query row), peak RSS +%.1f MiB",
-				causal, l, mib(p.pool), float64(p.pool)/float64(attnPeakHeads*l), mib(p.rss))
+			p := peak("fused", l, mask)
+			t.Logf("fused mask=%s L=%d: pool peak %.2f MiB (%.0f bytes per query row), peak RSS +%.1f MiB",
+				mask, l, mib(p.pool), float64(p.pool)/float64(attnPeakHeads*l), mib(p.rss))
 			if prev.pool > 0 && float64(p.pool) > 2.5*float64(prev.pool) {
-				t.Errorf("fused causal=%t L=%d: pool peak %d bytes, more than 2.5× the %d of L=%d: not linear in L",
-					causal, l, p.pool, prev.pool, l/2)
+				t.Errorf("fused mask=%s L=%d: pool peak %d bytes, more than 2.5× the %d of L=%d: not linear in L",
+					mask, l, p.pool, prev.pool, l/2)
 			}
 			prev = p
 		}
 	}
-	small, large := peak("composite", 512, false), peak("composite", 1024, false)
+	small, large := peak("composite", 512, "none"), peak("composite", 1024, "none")
 	for i, p := range []attnPeak{small, large} {
 		t.Logf("composite L=%d: pool peak %.2f MiB, peak RSS +%.1f MiB", 512<<i, mib(p.pool), mib(p.rss))
 	}
@@ -113,13 +137,13 @@ func TestAttentionPeakMemory(t *testing.T) {
 	}
 }
 
-// attnPeakChild runs one step as c ("fused|composite,L,causal") says and
-// prints its peaks.
+// attnPeakChild runs one step as c ("fused|composite,L,none|causal|padding")
+// says and prints its peaks. A padding mask is a key padding mask,
+// [1, 1, 1, L] Bool with the last quarter of the keys hidden.
 func attnPeakChild(t *testing.T, c string) {
-	var path string
+	var path, mask string
 	var l int
-	var causal bool
-	if _, err := fmt.Sscanf(strings.ReplaceAll(c, ",", " "), "%s %d %t", &path, &l, &causal); err != nil {
+	if _, err := fmt.Sscanf(strings.ReplaceAll(c, ",", " "), "%s %d %s", &path, &l, &mask); err != nil {
 		t.Fatalf("LATHE_ATTN_PEAK=%q: %v", c, err)
 	}
 	const e = 64
@@ -127,8 +151,15 @@ func attnPeakChild(t *testing.T, c string) {
 	q, k, v := RandN(CPU, Float32, 1, attnPeakHeads, l, e).RequireGrad(), RandN(CPU, Float32, 1, attnPeakHeads, l, e).RequireGrad(),
 		RandN(CPU, Float32, 1, attnPeakHeads, l, e).RequireGrad()
 	var opts []AttentionOption
-	if causal {
+	switch mask {
+	case "causal":
 		opts = append(opts, IsCausal())
+	case "padding":
+		keep := make([]bool, l)
+		for j := range 3 * l / 4 {
+			keep[j] = true
+		}
+		opts = append(opts, AttentionMask(FromSlice(CPU, keep, 1, 1, 1, l)))
 	}
 	before, err := MemoryStats(CPU)
 	if err != nil {

@@ -3,6 +3,7 @@ package lathe
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -127,19 +128,21 @@ type attnCase struct {
 	name    string
 	q, k, v []int
 	opts    []AttentionOption
+	// mask makes the case's attn_mask on dev for inputs of dt; nil: none.
+	mask func(dev Device, dt DType) *Tensor
 }
 
 func attnCases() []attnCase {
 	return []attnCase{
-		{"plain", []int{2, 2, 150, 16}, []int{2, 2, 300, 16}, []int{2, 2, 300, 8}, nil},
-		{"causal/lq<lk", []int{1, 2, 70, 8}, []int{1, 2, 260, 8}, []int{1, 2, 260, 8}, []AttentionOption{IsCausal()}},
-		{"causal/lq>lk", []int{1, 1, 200, 8}, []int{1, 1, 130, 8}, []int{1, 1, 130, 4}, []AttentionOption{IsCausal()}},
-		{"gqa/bcast", []int{2, 4, 65, 8}, []int{1, 2, 129, 8}, []int{1, 2, 129, 8}, []AttentionOption{AttentionScale(0.7)}},
-		{"rank3", []int{3, 9, 5}, []int{3, 11, 5}, []int{3, 11, 2}, []AttentionOption{IsCausal()}},
+		{"plain", []int{2, 2, 150, 16}, []int{2, 2, 300, 16}, []int{2, 2, 300, 8}, nil, nil},
+		{"causal/lq<lk", []int{1, 2, 70, 8}, []int{1, 2, 260, 8}, []int{1, 2, 260, 8}, []AttentionOption{IsCausal()}, nil},
+		{"causal/lq>lk", []int{1, 1, 200, 8}, []int{1, 1, 130, 8}, []int{1, 1, 130, 4}, []AttentionOption{IsCausal()}, nil},
+		{"gqa/bcast", []int{2, 4, 65, 8}, []int{1, 2, 129, 8}, []int{1, 2, 129, 8}, []AttentionOption{AttentionScale(0.7)}, nil},
+		{"rank3", []int{3, 9, 5}, []int{3, 11, 5}, []int{3, 11, 2}, []AttentionOption{IsCausal()}, nil},
 		// One key block (the cpu's backward then adds dQ in its key pass)
 		// under three query blocks of two query heads each.
-		{"gqa/one-key-block", []int{1, 4, 150, 8}, []int{1, 2, 100, 8}, []int{1, 2, 100, 4}, []AttentionOption{IsCausal()}},
-		{"lk0", []int{1, 2, 3, 4}, []int{1, 2, 0, 4}, []int{1, 2, 0, 3}, nil},
+		{"gqa/one-key-block", []int{1, 4, 150, 8}, []int{1, 2, 100, 8}, []int{1, 2, 100, 4}, []AttentionOption{IsCausal()}, nil},
+		{"lk0", []int{1, 2, 3, 4}, []int{1, 2, 0, 4}, []int{1, 2, 0, 3}, nil, nil},
 	}
 }
 
@@ -152,6 +155,9 @@ func sdpaComposite(q, k, v *Tensor, opts ...AttentionOption) *Tensor {
 	a, err := checkAttention(q, k, v, o)
 	if err != nil {
 		return failed(err)
+	}
+	if o.mask != nil {
+		return apply(opAttentionMasked, a, q, k, v, o.mask)
 	}
 	return apply(opAttention, a, q, k, v)
 }
@@ -186,9 +192,10 @@ func TestAttentionFused(t *testing.T) {
 			if dev != CPU && dt == Float64 {
 				continue // float64 is the cpu's (and cuda's)
 			}
-			if !fusedAttention(dev, dt) {
-				t.Errorf("%s has no fused attention for %s", dev, dt)
-				continue
+			for _, masked := range []bool{false, true} {
+				if !fusedAttention(dev, dt, masked) {
+					t.Errorf("%s has no fused attention for %s (masked: %v)", dev, dt, masked)
+				}
 			}
 			testAttentionFused(t, dev, dt)
 		}
@@ -201,13 +208,17 @@ func testAttentionFused(t *testing.T, dev Device, dt DType) {
 		tol = 2e-5
 	}
 	{
-		for _, c := range attnCases() {
+		for _, c := range append(attnCases(), attnMaskCases()...) {
 			t.Run(dev.String()+"/"+dt.String()+"/"+c.name, func(t *testing.T) {
 				Seed(3)
 				q, k, v := RandN(dev, dt, c.q...), RandN(dev, dt, c.k...), RandN(dev, dt, c.v...)
+				opts := c.opts
+				if c.mask != nil {
+					opts = append(slices.Clone(opts), AttentionMask(c.mask(dev, dt)))
+				}
 				xs := []*Tensor{q.RequireGrad(), k.RequireGrad(), v.RequireGrad()}
-				fused := ScaledDotProductAttention(q, k, v, c.opts...)
-				comp := sdpaComposite(q, k, v, c.opts...)
+				fused := ScaledDotProductAttention(q, k, v, opts...)
+				comp := sdpaComposite(q, k, v, opts...)
 				attnClose(t, "forward", fused, comp, tol)
 				w := RandNLike(fused)
 				gf, err := Grad(fused.Mul(w).Sum(), xs, CreateGraph())
@@ -218,7 +229,7 @@ func testAttentionFused(t *testing.T, dev Device, dt DType) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				plain, err := Grad(ScaledDotProductAttention(q, k, v, c.opts...).Mul(w).Sum(), xs)
+				plain, err := Grad(ScaledDotProductAttention(q, k, v, opts...).Mul(w).Sum(), xs)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -253,7 +264,7 @@ func testAttentionFused(t *testing.T, dev Device, dt DType) {
 					for i, x := range xs {
 						ys = append(ys, x.Detach().Add(us[i].MulScalar(sign*eps)).RequireGrad())
 					}
-					g, err := Grad(ScaledDotProductAttention(ys[0], ys[1], ys[2], c.opts...).Mul(w).Sum(), ys)
+					g, err := Grad(ScaledDotProductAttention(ys[0], ys[1], ys[2], opts...).Mul(w).Sum(), ys)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -25,26 +25,47 @@ func init() {
 	ruleWith(ops.Attention, func(b *builder, n *Node, a ops.AttentionParams, g *T) []*T {
 		q, k, v := n.Inputs[0], n.Inputs[1], n.Inputs[2]
 		if b.record {
-			return attentionGrads(b, q, k, v, g, a)
+			return attentionGrads(b, q, k, v, nil, g, a)
 		}
-		flat := call(b, ops.AttentionBackward, a, q, k, v, n.Out, g)
-		part := func(start int, t *T) *T {
-			x := call(b, ops.Narrow, ops.NarrowRange{Dim: 0, Start: start, Length: t.Numel()}, flat)
-			return call(b, ops.Reshape, ops.ViewShape{Shape: append([]int{}, t.Shape...)}, x)
+		return attentionKernelGrads(b, call(b, ops.AttentionBackward, a, q, k, v, n.Out, g), q, k, v)
+	})
+	// The masked op's mask is additive, so its gradient is dS itself,
+	// which the fused kernel never holds: where the mask wants one, the
+	// backward runs as dispatch calls (holding the Lq×Lk scores, as the
+	// composite does); otherwise the mask gets none.
+	ruleWith(ops.AttentionMasked, func(b *builder, n *Node, a ops.AttentionParams, g *T) []*T {
+		q, k, v, mask := n.Inputs[0], n.Inputs[1], n.Inputs[2], n.Inputs[3]
+		if b.record || mask.RequiresGrad.Load() {
+			return attentionGrads(b, q, k, v, mask, g, a)
 		}
-		return []*T{part(0, q), part(q.Numel(), k), part(q.Numel()+k.Numel(), v)}
+		flat := call(b, ops.AttentionMaskedBackward, a, q, k, v, mask, n.Out, g)
+		return append(attentionKernelGrads(b, flat, q, k, v), nil)
 	})
-	rule(ops.AttentionBackward, func(b *builder, n *Node, g *T) []*T {
-		b.err = gradError(n.Op.Name, "was recorded, but attention's recorded backward uses differentiable ops instead",
-			"this is a bug in lathe; please report it")
-		return nil
-	})
+	for _, op := range []*dispatch.Op[ops.AttentionParams]{ops.AttentionBackward, ops.AttentionMaskedBackward} {
+		rule(op, func(b *builder, n *Node, g *T) []*T {
+			b.err = gradError(n.Op.Name, "was recorded, but attention's recorded backward uses differentiable ops instead",
+				"this is a bug in lathe; please report it")
+			return nil
+		})
+	}
+}
+
+// attentionKernelGrads splits the backward kernel's flat dq | dk | dv into
+// gradients shaped as q, k and v.
+func attentionKernelGrads(b *builder, flat, q, k, v *T) []*T {
+	part := func(start int, t *T) *T {
+		x := call(b, ops.Narrow, ops.NarrowRange{Dim: 0, Start: start, Length: t.Numel()}, flat)
+		return call(b, ops.Reshape, ops.ViewShape{Shape: append([]int{}, t.Shape...)}, x)
+	}
+	return []*T{part(0, q), part(q.Numel(), k), part(q.Numel()+k.Numel(), v)}
 }
 
 // attentionGrads is the fused attention's gradient as dispatch calls, for
-// a backward that is itself recorded. q is [N, Hq, Lq, E], k [N, Hk, Lk, E],
-// v [N, Hk, Lk, Ev] and g [N, Hq, Lq, Ev+1].
-func attentionGrads(b *builder, q, k, v, g *T, a ops.AttentionParams) []*T {
+// a backward that is itself recorded (or one whose mask wants a
+// gradient). q is [N, Hq, Lq, E], k [N, Hk, Lk, E], v [N, Hk, Lk, Ev], g
+// [N, Hq, Lq, Ev+1] and mask, the masked op's, [N, Hq, Lq, Lk] (nil for
+// the unmasked op, whose gradients are then three).
+func attentionGrads(b *builder, q, k, v, mask, g *T, a ops.AttentionParams) []*T {
 	nb, hq, lq, e := q.Shape[0], q.Shape[1], q.Shape[2], q.Shape[3]
 	hk, lk, ev := k.Shape[1], k.Shape[2], v.Shape[3]
 	group := 1
@@ -70,6 +91,9 @@ func attentionGrads(b *builder, q, k, v, g *T, a ops.AttentionParams) []*T {
 	if a.Causal && b.err == nil {
 		s = b.op(ops.Where, causalMask(b, q, lq, lk), s, b.scalar(s, math.Inf(-1)))
 	}
+	if mask != nil {
+		s = b.add(s, reshape(mask, nb, hk, group, lq, lk))
+	}
 	p := call(b, ops.Softmax, ops.Scan{Dim: -1}, s)
 	dv := sumGroup(b.op(ops.MatMul, mt(p), dO), ev)
 	dp := b.op(ops.MatMul, dO, mt(vg))
@@ -77,7 +101,13 @@ func attentionGrads(b *builder, q, k, v, g *T, a ops.AttentionParams) []*T {
 	ds := b.mul(p, b.sub(dp, d))
 	dq := reshape(b.mulScalar(b.op(ops.MatMul, ds, kg), a.Scale), nb, hq, lq, e)
 	dk := sumGroup(b.mulScalar(b.op(ops.MatMul, mt(ds), qg), a.Scale), e)
-	return []*T{dq, dk, dv}
+	switch {
+	case mask == nil:
+		return []*T{dq, dk, dv}
+	case mask.RequiresGrad.Load():
+		return []*T{dq, dk, dv, reshape(ds, nb, hq, lq, lk)}
+	}
+	return []*T{dq, dk, dv, nil}
 }
 
 // causalMask is the Bool [Lq, Lk] lower triangle (query i attends to keys

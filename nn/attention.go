@@ -151,10 +151,9 @@ func (m *MultiheadAttention) Forward(x *lathe.Tensor) *lathe.Tensor {
 // [B, S, VDim] with the given masks; the result is [B, L, E]. Where the
 // layer is SeqFirst every tensor has its sequence dim first ([L, B, E]),
 // and the masks are as in batch-first. Passing the same tensor as query,
-// key and value projects it with one matmul. Without a mask but Causal,
-// or with none, and without appended keys (AddBiasKV, AddZeroAttn), it
-// runs lathe.ScaledDotProductAttention's fused kernel where the device
-// has one.
+// key and value projects it with one matmul. Without dropout it runs
+// lathe.ScaledDotProductAttention's fused kernel where the device has one,
+// masks included.
 func (m *MultiheadAttention) Attend(query, key, value *lathe.Tensor, masks AttentionMasks) *lathe.Tensor {
 	out, _ := m.attend(mhaArgs, query, key, value, masks, noWeights, nil)
 	return out

@@ -27,7 +27,9 @@ import (
 // and D = rowsum(dO∘O) - dlse (the logsumexp's own gradient, which is P
 // per score, enters there). Blocks of (batch·head, block) go to workers
 // that take the next one from a shared counter, heaviest first under causal
-// masking, so that uneven blocks balance.
+// masking, so that uneven blocks balance. The masked ops add their mask's
+// block to each block of scores as the GEMM leaves it, reading the mask
+// through its strides.
 
 const (
 	attnBlockQ = 64
@@ -35,7 +37,7 @@ const (
 )
 
 func init() {
-	registerFor(ops.Attention, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AttentionParams) error {
+	forward := func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AttentionParams) error {
 		g, err := ops.AttentionShapes(in[0], in[1], in[2])
 		if err != nil {
 			return err
@@ -46,8 +48,8 @@ func init() {
 			attentionForward(out, in, g, a, dgemm)
 		}
 		return nil
-	})
-	registerFor(ops.AttentionBackward, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AttentionParams) error {
+	}
+	backward := func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AttentionParams) error {
 		g, err := ops.AttentionShapes(in[0], in[1], in[2])
 		if err != nil {
 			return err
@@ -58,7 +60,53 @@ func init() {
 			attentionBackward(out, in, g, a, dgemm)
 		}
 		return nil
-	})
+	}
+	registerFor(ops.Attention, dispatch.Floats, forward)
+	registerFor(ops.AttentionMasked, dispatch.Floats, forward)
+	registerFor(ops.AttentionBackward, dispatch.Floats, backward)
+	registerFor(ops.AttentionMaskedBackward, dispatch.Floats, backward)
+}
+
+// attnMask is the additive mask of the masked ops, [N, Hq, Lq, Lk], read
+// in place through its strides: a mask broadcast over heads, queries or
+// the batch is a view with stride 0 there, and is never expanded. Its
+// data is nil for the unmasked ops.
+type attnMask[T float] struct {
+	data           []T // the buffer from the mask's offset
+	sn, sh, si, sj int
+}
+
+// splitMask takes the mask out of a masked op's inputs (it follows q, k
+// and v), leaving the unmasked op's.
+func splitMask[T float](in []*dispatch.Tensor, masked bool) (attnMask[T], []*dispatch.Tensor) {
+	if !masked {
+		return attnMask[T]{}, in
+	}
+	m := in[3]
+	st := m.Strides
+	mask := attnMask[T]{data: elems[T](m)[m.Offset:], sn: st[0], sh: st[1], si: st[2], sj: st[3]}
+	return mask, append([]*dispatch.Tensor{in[0], in[1], in[2]}, in[4:]...)
+}
+
+// add adds the mask's [n, h, i0:i0+bq, j0:j0+bk] to the block of scores
+// s (row stride attnBlockK).
+func (m attnMask[T]) add(s []T, n, h, i0, bq, j0, bk int) {
+	if m.data == nil {
+		return
+	}
+	for r := range bq {
+		row := s[r*attnBlockK : r*attnBlockK+bk]
+		at := n*m.sn + h*m.sh + (i0+r)*m.si + j0*m.sj
+		if m.sj == 1 {
+			for c, x := range m.data[at : at+bk] {
+				row[c] += x
+			}
+			continue
+		}
+		for c := range row {
+			row[c] += m.data[at+c*m.sj]
+		}
+	}
 }
 
 // mm is C = alpha·op(A)·op(B) + beta·C for m×n C, with the empty cases
@@ -141,6 +189,7 @@ func attnBlock(t, nb int, reverse bool) (nh, b int) {
 }
 
 func attentionForward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g ops.AttentionGeometry, a ops.AttentionParams, gemm gemmFunc[T]) {
+	mask, in := splitMask[T](in, len(in) == 4)
 	q, rq := dense[T](in[0])
 	defer rq()
 	k, rk := dense[T](in[1])
@@ -183,6 +232,7 @@ func attentionForward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g op
 			for j0 := 0; j0 < kEnd; j0 += attnBlockK {
 				bk := min(attnBlockK, kEnd-j0)
 				mm(gemm, blas.NoTrans, blas.Trans, bq, bk, g.E, T(a.Scale), qp, g.E, kp[j0*g.E:], g.E, 0, s, attnBlockK)
+				mask.add(s, n, h, i0, bq, j0, bk)
 				if !onlineFloat32(s, acc, m, l, attnBlockF32{nil, attnBlockK, bq, bk, a.Causal, i0 - j0}, g.Ev) {
 					for r := range bq {
 						row := s[r*attnBlockK : r*attnBlockK+bk]
@@ -257,19 +307,33 @@ func expRow[T float](row []T, shift float64) float64 {
 	return sum
 }
 
-// attnProbs recomputes a block's probabilities P = exp(scale·q·k - lse)
-// in s (bq×bk, row stride attnBlockK), 0 where causal masking hides a key.
-func attnProbs[T float](gemm gemmFunc[T], s, qp, kp, res []T, g ops.AttentionGeometry, a ops.AttentionParams, i0, bq, j0, bk int) {
+// attnProbs recomputes a block's probabilities P = exp(scale·q·k + mask
+// - lse) in s (bq×bk, row stride attnBlockK), 0 where causal masking hides
+// a key. Under a mask, a row with no key to attend to (lse = -Inf) gets
+// NaN, exp(-Inf - -Inf), as the composite's softmax does: its gradients
+// are NaN wherever they reach.
+func attnProbs[T float](gemm gemmFunc[T], s, qp, kp, res []T, mask attnMask[T], g ops.AttentionGeometry, a ops.AttentionParams, n, h, i0, bq, j0, bk int) {
 	w := g.Ev + 1
 	mm(gemm, blas.NoTrans, blas.Trans, bq, bk, g.E, T(a.Scale), qp, g.E, kp[j0*g.E:], g.E, 0, s, attnBlockK)
-	if s32, ok := any(s).([]float32); ok && attnProbsFloat32(attnBlockF32{s32, attnBlockK, bq, bk, a.Causal, i0 - j0}, any(res[g.Ev:]).([]float32), w) {
+	mask.add(s, n, h, i0, bq, j0, bk)
+	if s32, ok := any(s).([]float32); !ok || !attnProbsFloat32(attnBlockF32{s32, attnBlockK, bq, bk, a.Causal, i0 - j0}, any(res[g.Ev:]).([]float32), w) {
+		for r := range bq {
+			row := s[r*attnBlockK : r*attnBlockK+bk]
+			lim := keysOf(a.Causal, i0+r, j0, bk)
+			expRow(row[:lim], float64(res[r*w+g.Ev]))
+			clear(row[lim:])
+		}
+	}
+	if mask.data == nil {
 		return
 	}
 	for r := range bq {
-		row := s[r*attnBlockK : r*attnBlockK+bk]
-		lim := keysOf(a.Causal, i0+r, j0, bk)
-		expRow(row[:lim], float64(res[r*w+g.Ev]))
-		clear(row[lim:])
+		if math.IsInf(float64(res[r*w+g.Ev]), -1) {
+			row := s[r*attnBlockK : r*attnBlockK+bk]
+			for c := range row {
+				row[c] = T(math.NaN())
+			}
+		}
 	}
 }
 
@@ -287,6 +351,7 @@ func attnDS[T float](dp, p []T, d []float64, bq, bk int) {
 }
 
 func attentionBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g ops.AttentionGeometry, a ops.AttentionParams, gemm gemmFunc[T]) {
+	mask, in := splitMask[T](in, len(in) == 6)
 	q, rq := dense[T](in[0])
 	defer rq()
 	k, rk := dense[T](in[1])
@@ -351,7 +416,7 @@ func attentionBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 					bq := min(attnBlockQ, g.Lq-i0)
 					row := (n*g.Hq+h)*g.Lq + i0
 					qp, rp, gp := q[row*g.E:], res[row*w:], gr[row*w:]
-					attnProbs(gemm, s, qp, kp, rp, g, a, i0, bq, j0, bk)
+					attnProbs(gemm, s, qp, kp, rp, mask, g, a, n, h, i0, bq, j0, bk)
 					mm(gemm, blas.Trans, blas.NoTrans, bk, g.Ev, bq, 1, s, attnBlockK, gp, w, 1, dvp, g.Ev)
 					mm(gemm, blas.NoTrans, blas.Trans, bq, bk, g.Ev, 1, gp, w, vp[j0*g.Ev:], g.Ev, 0, dp, attnBlockK)
 					attnDS(dp, s, d[row:], bq, bk)
@@ -386,7 +451,7 @@ func attentionBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 			}
 			for j0 := 0; j0 < kEnd; j0 += attnBlockK {
 				bk := min(attnBlockK, kEnd-j0)
-				attnProbs(gemm, s, qp, kp, rp, g, a, i0, bq, j0, bk)
+				attnProbs(gemm, s, qp, kp, rp, mask, g, a, n, h, i0, bq, j0, bk)
 				mm(gemm, blas.NoTrans, blas.Trans, bq, bk, g.Ev, 1, gp, w, vp[j0*g.Ev:], g.Ev, 0, dp, attnBlockK)
 				attnDS(dp, s, d[row:], bq, bk)
 				mm(gemm, blas.NoTrans, blas.NoTrans, bq, g.E, bk, scale, dp, attnBlockK, kp[j0*g.E:], g.E, 1, dqp, g.E)
