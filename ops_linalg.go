@@ -29,8 +29,15 @@ func (x *Tensor) Linear(w, b *Tensor) *Tensor {
 }
 
 var (
+	// The weight's transposed view goes with the graph too: it holds the
+	// weight's buffer, which an optimizer's step replaces, so that until a
+	// collection found the view the old weight could not go back to the
+	// pool, and each step took new memory for the new one.
 	opLinear = composite("linear_no_bias", []string{"x", "w"}, func(in []*Tensor, _ dispatch.None) *Tensor {
-		return in[0].MatMul(in[1].MT())
+		wt := in[1].MT()
+		out := in[0].MatMul(wt)
+		ReleaseWithGraph(out, wt)
+		return out
 	})
 	opLinearBias = composite("linear", []string{"x", "w", "b"}, func(in []*Tensor, _ dispatch.None) *Tensor {
 		x, b := in[0], in[2]
@@ -43,15 +50,17 @@ var (
 			// with beta 1) does: the 16-bit values widen to float32 exactly.
 			f := Float32
 			xf, wf, bf := x.Cast(f), in[1].Cast(f), b.Cast(f)
-			product := xf.MatMul(wf.MT())
+			wt := wf.MT()
+			product := xf.MatMul(wt)
 			sum := product.Add(bf)
 			out := sum.Cast(x.t.DType)
-			ReleaseWithGraph(out, xf, wf, bf, product, sum)
+			ReleaseWithGraph(out, xf, wf, wt, bf, product, sum)
 			return out
 		}
-		product := x.MatMul(in[1].MT())
+		wt := in[1].MT()
+		product := x.MatMul(wt)
 		out := product.Add(b)
-		ReleaseWithGraph(out, product)
+		ReleaseWithGraph(out, wt, product)
 		return out
 	})
 )
