@@ -99,11 +99,16 @@ func convWeightBackwardTiles(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.
 	defer releaseC()
 	packs, releaseP := workerBuffers[half.BFloat16](len(cols), packedSize(l, ck))
 	defer releaseP()
-	sum := make([]float32, len(dw))
+	// Each worker's float32 sum, and the total's, from the pool.
+	sums, releaseS := workerBuffers[float32](len(cols)+1, len(dw))
+	defer releaseS()
+	sum := sums[len(cols)]
+	clear(sum)
 	var mu sync.Mutex
 	var failed atomic.Bool
 	parallel(s.n, cost, func(lo, hi int) {
-		part := make([]float32, len(dw))
+		part := sums[lo/chunk]
+		clear(part)
 		col, pack := cols[lo/chunk], uint16s(packs[lo/chunk])
 		for i := lo; i < hi; i++ {
 			c := columnsOf(&s, uint16s(col), x, i)

@@ -76,12 +76,17 @@ void lathe_erf_f32(float *dst, const float *src, ptrdiff_t n, const double *piec
 // 0), gelu_tanh (1) or silu (2).
 void lathe_act_backward_f32(int op, float *dst, const float *g, const float *x, ptrdiff_t n);
 
-// lathe_bn_moments_f32 sets out[0] = Σ(x - shift), out[1] = Σ(x - shift)²
-// over the n values at x, in float64.
-void lathe_bn_moments_f32(const float *x, ptrdiff_t n, double shift, double *out);
-// lathe_bn_sumprod_f32 sets out[0] = Σg, out[1] = Σg·(x - shift) over the n
-// values at g and x, in float64.
-void lathe_bn_sumprod_f32(const float *g, const float *x, ptrdiff_t n, double shift, double *out);
+// lathe_sums is two sums, returned by value: a result written through a
+// pointer would make Go put it on the heap at every call.
+typedef struct {
+	double a, b;
+} lathe_sums;
+// lathe_bn_moments_f32 returns Σ(x - shift) and Σ(x - shift)² over the n
+// values at x, in float64.
+lathe_sums lathe_bn_moments_f32(const float *x, ptrdiff_t n, double shift);
+// lathe_bn_sumprod_f32 returns Σg and Σg·(x - shift) over the n values at g
+// and x, in float64.
+lathe_sums lathe_bn_sumprod_f32(const float *g, const float *x, ptrdiff_t n, double shift);
 // lathe_bn_apply_f32 writes x·a + b of the n values at src to dst.
 void lathe_bn_apply_f32(float *dst, const float *src, ptrdiff_t n, float a, float b);
 // lathe_bn_grad_f32 writes a·g + k·(x - mean) + d of the n values at g and

@@ -277,9 +277,8 @@ func bnMomentsFloat32(v []float32, shift float64) (s, q float64, ok bool) {
 	if !haveAVX2 || len(v) < vectorMin {
 		return 0, 0, false
 	}
-	var out [2]float64
-	C.lathe_bn_moments_f32((*C.float)(unsafe.Pointer(&v[0])), C.ptrdiff_t(len(v)), C.double(shift), (*C.double)(unsafe.Pointer(&out[0])))
-	return out[0], out[1], true
+	r := C.lathe_bn_moments_f32((*C.float)(unsafe.Pointer(&v[0])), C.ptrdiff_t(len(v)), C.double(shift))
+	return float64(r.a), float64(r.b), true
 }
 
 // bnSumProdFloat32 is Σg and Σg·(x - shift) in float64, x of g's length,
@@ -288,10 +287,8 @@ func bnSumProdFloat32(g, x []float32, shift float64) (s, p float64, ok bool) {
 	if !haveAVX2 || len(g) < vectorMin || len(x) < len(g) {
 		return 0, 0, false
 	}
-	var out [2]float64
-	C.lathe_bn_sumprod_f32((*C.float)(unsafe.Pointer(&g[0])), (*C.float)(unsafe.Pointer(&x[0])), C.ptrdiff_t(len(g)), C.double(shift),
-		(*C.double)(unsafe.Pointer(&out[0])))
-	return out[0], out[1], true
+	r := C.lathe_bn_sumprod_f32((*C.float)(unsafe.Pointer(&g[0])), (*C.float)(unsafe.Pointer(&x[0])), C.ptrdiff_t(len(g)), C.double(shift))
+	return float64(r.a), float64(r.b), true
 }
 
 // bnApplyFloat32 writes src·a + b to dst, which has src's length, and

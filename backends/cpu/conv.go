@@ -434,8 +434,11 @@ func convWeightBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a 
 	cost := s.o * ck * l
 	cols, chunk, release := columns[T](&s, cost)
 	defer release()
+	parts, releaseParts := workerBuffers[T](len(cols), len(dw)) // each worker's sum
+	defer releaseParts()
 	parallel(s.n, cost, func(lo, hi int) {
-		part := make([]T, len(dw))
+		part := parts[lo/chunk]
+		clear(part)
 		col := cols[lo/chunk]
 		for i := lo; i < hi; i++ {
 			c := columnsOf(&s, col, x, i)

@@ -15,6 +15,9 @@ import (
 
 // convert is the cpu's dispatch.Converter.
 func convert(dev dispatch.Device, dst dispatch.Buffer, to dispatch.DType, dstOff int, src dispatch.Buffer, from dispatch.DType, srcOff, n int) error {
+	if n <= chunk && convertBlock(dst, to, dstOff, src, from, srcOff, n) {
+		return nil
+	}
 	out := &dispatch.Tensor{Shape: []int{n}, Strides: []int{1}, Offset: dstOff, DType: to, Device: dev, Storage: &dispatch.Storage{Buffer: dst, Len: dstOff + n}}
 	x := &dispatch.Tensor{Shape: []int{n}, Strides: []int{1}, Offset: srcOff, DType: from, Device: dev, Storage: &dispatch.Storage{Buffer: src, Len: srcOff + n}}
 	if dispatch.Narrow(from) {
@@ -23,6 +26,30 @@ func convert(dev dispatch.Device, dst dispatch.Buffer, to dispatch.DType, dstOff
 		narrowInto(out, x)
 	}
 	return nil
+}
+
+// convertBlock converts a block of 16-bit floats to float32 or back, as
+// registerElementwise does a few thousand times a step, straight over the
+// buffers with the machine's conversion loop, without the tensors and the
+// goroutine split of the general path; it reports whether it did (not:
+// other dtypes, or no F16C).
+func convertBlock(dst dispatch.Buffer, to dispatch.DType, dstOff int, src dispatch.Buffer, from dispatch.DType, srcOff, n int) bool {
+	bf := from == dispatch.BFloat16 || to == dispatch.BFloat16
+	switch {
+	case dispatch.Halves.Has(from) && to == dispatch.Float32:
+		return widen16(dst.(*buffer[float32]).data[dstOff:dstOff+n], bits16(src)[srcOff:srcOff+n], bf)
+	case from == dispatch.Float32 && dispatch.Halves.Has(to):
+		return narrow16(bits16(dst)[dstOff:dstOff+n], src.(*buffer[float32]).data[srcOff:srcOff+n], bf)
+	}
+	return false
+}
+
+// bits16 is the bits of a 16-bit float buffer's elements.
+func bits16(b dispatch.Buffer) []uint16 {
+	if f, ok := b.(*buffer[half.Float16]); ok {
+		return uint16s(f.data)
+	}
+	return uint16s(b.(*buffer[half.BFloat16]).data)
 }
 
 // widened is t (of a narrow dtype) in its compute dtype, for a kernel that
@@ -194,35 +221,57 @@ func inBlocks[A any](out *dispatch.Tensor, in []*dispatch.Tensor, a A, k dispatc
 	errs := make([]error, workers)
 	parallel(blocks, per*(out.Numel()/rows), func(lo, hi int) {
 		w := lo / perWorker
+		// A worker's views of its blocks are made once per block size
+		// (every block but the last has per rows), and moved from block to
+		// block: a view is a few allocations, and a step of a model in
+		// bfloat16 walks thousands of blocks.
 		views := make([]*dispatch.Tensor, len(all))
+		viewRows := 0
+		release := func() {
+			for i, v := range views {
+				if whole[i] == nil && v != nil {
+					v.Release()
+				}
+			}
+		}
+		defer release()
 		for b := lo; b < hi && errs[w] == nil; b++ {
 			r0, r1 := b*per, min((b+1)*per, rows)
-			for i, t := range all {
-				if whole[i] != nil {
-					views[i] = whole[i]
-					continue
-				}
-				shape := slices.Clone(t.Shape)
-				shape[0] = r1 - r0
-				inner := t.Numel() / rows
-				if s := scratch[w][i]; s != nil {
-					views[i] = s.View(shape, dispatch.ContiguousStrides(shape), 0)
-					if i > 0 {
-						convert(t.Device, s.Storage.Buffer, s.DType, 0, t.Storage.Buffer, t.DType, t.Offset+r0*inner, (r1-r0)*inner)
+			if r1-r0 != viewRows {
+				release()
+				viewRows = r1 - r0
+				for i, t := range all {
+					switch {
+					case whole[i] != nil:
+						views[i] = whole[i]
+					case scratch[w][i] != nil:
+						shape := slices.Clone(t.Shape)
+						shape[0] = viewRows
+						views[i] = scratch[w][i].View(shape, dispatch.ContiguousStrides(shape), 0)
+					default:
+						shape := slices.Clone(t.Shape)
+						shape[0] = viewRows
+						views[i] = t.View(shape, dispatch.ContiguousStrides(shape), t.Offset)
 					}
-				} else {
-					views[i] = t.View(shape, dispatch.ContiguousStrides(shape), t.Offset+r0*inner)
+				}
+			}
+			for i, t := range all {
+				inner := t.Numel() / rows
+				switch {
+				case whole[i] != nil:
+				case scratch[w][i] != nil:
+					if i > 0 {
+						s := scratch[w][i]
+						convert(t.Device, s.Storage.Buffer, s.DType, 0, t.Storage.Buffer, t.DType, t.Offset+r0*inner, viewRows*inner)
+					}
+				default:
+					views[i].Offset = t.Offset + r0*inner // this worker's own view
 				}
 			}
 			errs[w] = unwound(func() error { return k(views[0], views[1:], a) })
 			if s := scratch[w][0]; errs[w] == nil && s != nil {
 				inner := out.Numel() / rows
-				convert(out.Device, out.Storage.Buffer, out.DType, out.Offset+r0*inner, s.Storage.Buffer, s.DType, 0, (r1-r0)*inner)
-			}
-			for i, v := range views {
-				if whole[i] == nil {
-					v.Release()
-				}
+				convert(out.Device, out.Storage.Buffer, out.DType, out.Offset+r0*inner, s.Storage.Buffer, s.DType, 0, viewRows*inner)
 			}
 		}
 	})

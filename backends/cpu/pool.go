@@ -33,11 +33,11 @@ func init() {
 		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, a.Divisor, true) })
 	})
 	registerPool(ops.AdaptiveAvgPool, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AdaptivePool) error {
-		g := adaptiveGeom(in[0].Shape[2:], a.Size)
+		g := adaptiveAvgGeom(in[0].Shape[2:], a.Size)
 		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, 0, false) })
 	})
 	registerPool(ops.AdaptiveAvgPoolBackward, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AdaptivePoolBackward) error {
-		g := adaptiveGeom(a.InSize, in[0].Shape[2:])
+		g := adaptiveAvgGeom(a.InSize, in[0].Shape[2:])
 		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, 0, true) })
 	})
 	registerPool(ops.MaxPoolIndices, func(out *dispatch.Tensor, in []*dispatch.Tensor, w layout.Window) error {
@@ -151,6 +151,19 @@ func adaptiveGeom(in, out []int) *poolGeom {
 		ax.first = append(ax.first, len(ax.taps))
 	}
 	return flatGeom(axes, dispatch.Numel(in))
+}
+
+// adaptiveAvgGeom is adaptiveGeom for average pooling, which pools to
+// 1×1 (a ResNet's head) over the whole plane without a tap list: avgPool
+// reads none there, and building one took a few KB of garbage a call.
+func adaptiveAvgGeom(in, out []int) *poolGeom {
+	for _, m := range out {
+		if m != 1 {
+			return adaptiveGeom(in, out)
+		}
+	}
+	n := dispatch.Numel(in)
+	return &poolGeom{in: n, out: 1, first: []int{0, n}, count: []int{n}}
 }
 
 // flatGeom lays out the windows of every output place of a plane: the

@@ -640,10 +640,10 @@ AVX2 static inline void widen_shift(v8f v, v4d shift, v4d *lo, v4d *hi) {
 	*hi = __builtin_convertvector(__builtin_shufflevector(v, v, 4, 5, 6, 7), v4d) - shift;
 }
 
-// lathe_bn_moments_f32 sets out[0] to Σ(x - shift) and out[1] to
-// Σ(x - shift)² over the n values at x, every value widened to float64
-// and the sums kept in float64 lanes, as batchnorm.go's Go loops.
-AVX2 void lathe_bn_moments_f32(const float *x, ptrdiff_t n, double shift, double *out) {
+// lathe_bn_moments_f32 returns Σ(x - shift) and Σ(x - shift)² over the n
+// values at x, every value widened to float64 and the sums kept in float64
+// lanes, as batchnorm.go's Go loops.
+AVX2 lathe_sums lathe_bn_moments_f32(const float *x, ptrdiff_t n, double shift) {
 	v4d sh = (v4d){0} + shift, s0 = {0}, s1 = {0}, q0 = {0}, q1 = {0};
 	ptrdiff_t i = 0;
 	for (; i + 8 <= n; i += 8) {
@@ -660,13 +660,12 @@ AVX2 void lathe_bn_moments_f32(const float *x, ptrdiff_t n, double shift, double
 		s += d;
 		q += d * d;
 	}
-	out[0] = s;
-	out[1] = q;
+	return (lathe_sums){s, q};
 }
 
-// lathe_bn_sumprod_f32 sets out[0] to Σg and out[1] to Σg·(x - shift)
-// over the n values at g and x, in float64 lanes.
-AVX2 void lathe_bn_sumprod_f32(const float *g, const float *x, ptrdiff_t n, double shift, double *out) {
+// lathe_bn_sumprod_f32 returns Σg and Σg·(x - shift) over the n values at
+// g and x, in float64 lanes.
+AVX2 lathe_sums lathe_bn_sumprod_f32(const float *g, const float *x, ptrdiff_t n, double shift) {
 	v4d sh = (v4d){0} + shift, zero = {0}, s0 = {0}, s1 = {0}, p0 = {0}, p1 = {0};
 	ptrdiff_t i = 0;
 	for (; i + 8 <= n; i += 8) {
@@ -683,8 +682,7 @@ AVX2 void lathe_bn_sumprod_f32(const float *g, const float *x, ptrdiff_t n, doub
 		s += g[i];
 		p += (double)g[i] * ((double)x[i] - shift);
 	}
-	out[0] = s;
-	out[1] = p;
+	return (lathe_sums){s, p};
 }
 
 // lathe_bn_apply_f32 writes x·a + b of the n values at src to dst, in
