@@ -4,6 +4,8 @@ package wgpu
 
 import (
 	"math"
+	"slices"
+	"strconv"
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
@@ -12,56 +14,87 @@ import (
 // Fused attention (attention.wgsl), the cuda kernels' design in f32: the
 // forward in one kernel, the backward in three (each query row's D =
 // rowsum(dO∘O) - dlse into a scratch buffer, then dK and dV per key row,
-// then dQ per query row). Inputs are read through their strides.
+// then dQ per query row). Inputs are read through their strides. The
+// masked ops run the same functions: the mask, their one more argument,
+// goes to kernels rendered to add it to the scores.
 
 // attnRows is the rows (invocations) of one of the kernels' workgroups.
 const attnRows = 64
 
 func init() {
-	register(ops.Attention, floatTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AttentionParams) error {
-		g, err := ops.AttentionShapes(in[0], in[1], in[2])
-		if err != nil || out.Numel() == 0 {
+	register(ops.Attention, floatTypes, attention)
+	register(ops.AttentionMasked, floatTypes, attention)
+	register(ops.AttentionBackward, floatTypes, attentionBackward)
+	register(ops.AttentionMaskedBackward, floatTypes, attentionBackward)
+}
+
+// attention is the forward of ops.Attention (q, k, v) and
+// ops.AttentionMasked (q, k, v, mask).
+func attention(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AttentionParams) error {
+	in, mask := attnMask(in, 3)
+	g, err := ops.AttentionShapes(in[0], in[1], in[2])
+	if err != nil || out.Numel() == 0 {
+		return err
+	}
+	tiles := g.N * g.Hq * ((g.Lq + attnRows - 1) / attnRows)
+	return attnLaunch("fwd", tiles, attnParams(g, a, out.Offset, in, mask), mask, out, in[0], in[1], in[2])
+}
+
+// attentionBackward is the backward of ops.AttentionBackward (q, k, v,
+// out, grad) and ops.AttentionMaskedBackward (q, k, v, mask, out, grad).
+func attentionBackward(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AttentionParams) error {
+	in, mask := attnMask(in, 5)
+	g, err := ops.AttentionShapes(in[0], in[1], in[2])
+	if err != nil || out.Numel() == 0 {
+		return err
+	}
+	rows := g.N * g.Hq * g.Lq
+	d, err := dispatch.Empty(out.Device, dispatch.Float32, []int{max(rows, 1)})
+	if err != nil {
+		return err
+	}
+	defer d.Release()
+	args := append([]*dispatch.Tensor{nil}, in...)
+	if rows > 0 {
+		// D reads no score: the unmasked kernel serves both ops.
+		args[0] = d
+		if err := attnLaunch("delta", (rows+attnRows-1)/attnRows, attnParams(g, a, d.Offset, in, nil), nil, args...); err != nil {
 			return err
 		}
-		tiles := g.N * g.Hq * ((g.Lq + attnRows - 1) / attnRows)
-		return attnLaunch("fwd", tiles, attnParams(g, a, out.Offset, in), out, in[0], in[1], in[2])
-	})
-	register(ops.AttentionBackward, floatTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AttentionParams) error {
-		g, err := ops.AttentionShapes(in[0], in[1], in[2])
-		if err != nil || out.Numel() == 0 {
+	}
+	args[0] = out
+	p := attnParams(g, a, out.Offset, in, mask)
+	if kt := g.N * g.Hk * ((g.Lk + attnRows - 1) / attnRows); kt > 0 {
+		if err := attnLaunch("dkv", kt, p, mask, append(args, d)...); err != nil {
 			return err
 		}
-		rows := g.N * g.Hq * g.Lq
-		d, err := dispatch.Empty(out.Device, dispatch.Float32, []int{max(rows, 1)})
-		if err != nil {
-			return err
-		}
-		defer d.Release()
-		args := append([]*dispatch.Tensor{nil}, in...)
-		if rows > 0 {
-			args[0] = d
-			if err := attnLaunch("delta", (rows+attnRows-1)/attnRows, attnParams(g, a, d.Offset, in), args...); err != nil {
-				return err
-			}
-		}
-		args[0] = out
-		if kt := g.N * g.Hk * ((g.Lk + attnRows - 1) / attnRows); kt > 0 {
-			if err := attnLaunch("dkv", kt, attnParams(g, a, out.Offset, in), append(args, d)...); err != nil {
-				return err
-			}
-		}
-		if qt := g.N * g.Hq * ((g.Lq + attnRows - 1) / attnRows); qt > 0 && g.E > 0 {
-			return attnLaunch("dq", qt, attnParams(g, a, out.Offset, in), args...)
-		}
-		return nil
-	})
+	}
+	if qt := g.N * g.Hq * ((g.Lq + attnRows - 1) / attnRows); qt > 0 && g.E > 0 {
+		return attnLaunch("dq", qt, p, mask, args...)
+	}
+	return nil
+}
+
+// attnMask returns the unmasked op's arguments and the mask: a masked
+// op has one argument more than the unmasked op's count, unmasked, the
+// mask, fourth after q, k and v; an unmasked op's come back as they are,
+// with a nil mask.
+func attnMask(in []*dispatch.Tensor, unmasked int) ([]*dispatch.Tensor, *dispatch.Tensor) {
+	if len(in) == unmasked {
+		return in, nil
+	}
+	return append(in[:3:3], in[4:]...), in[3]
 }
 
 // attnParams are the kernels' parameter words (attention.wgsl): the sizes,
-// the scale, causal masking, dst's offset, and each input's offset and
-// four strides.
-func attnParams(g ops.AttentionGeometry, a ops.AttentionParams, base int, in []*dispatch.Tensor) []uint32 {
-	p := make([]uint32, 36)
+// the scale, causal masking, dst's offset, and the offset and four strides
+// of each input and of the mask, if any.
+func attnParams(g ops.AttentionGeometry, a ops.AttentionParams, base int, in []*dispatch.Tensor, mask *dispatch.Tensor) []uint32 {
+	words := 36
+	if mask != nil {
+		words = 41
+	}
+	p := make([]uint32, words)
 	for i, v := range []int{0, g.N, g.Hq, g.Hk, g.Lq, g.Lk, g.E, g.Ev} {
 		p[i] = uint32(v)
 	}
@@ -70,18 +103,33 @@ func attnParams(g ops.AttentionGeometry, a ops.AttentionParams, base int, in []*
 		p[9] = 1
 	}
 	p[10] = uint32(base)
-	for i, t := range in {
-		p[11+5*i] = uint32(int32(t.Offset))
+	at := func(w int, t *dispatch.Tensor) {
+		p[w] = uint32(int32(t.Offset))
 		for d, s := range t.Strides {
-			p[12+5*i+d] = uint32(int32(s))
+			p[w+1+d] = uint32(int32(s))
 		}
+	}
+	for i, t := range in {
+		at(11+5*i, t)
+	}
+	if mask != nil {
+		at(36, mask)
 	}
 	return p
 }
 
-// attnLaunch runs the kernel of kind over tiles workgroups.
-func attnLaunch(kind string, tiles int, p []uint32, tensors ...*dispatch.Tensor) error {
-	sh, err := shaderFor("attention/"+kind, "attention", struct{ Kind string }{kind})
+// attnLaunch runs the kernel of kind over tiles workgroups, binding
+// tensors and then the mask, if any.
+func attnLaunch(kind string, tiles int, p []uint32, mask *dispatch.Tensor, tensors ...*dispatch.Tensor) error {
+	key, binding := "attention/"+kind, 0
+	if mask != nil {
+		tensors = append(slices.Clip(tensors), mask) // not into the caller's array
+		key, binding = key+"/mask"+strconv.Itoa(len(tensors)), len(tensors)
+	}
+	sh, err := shaderFor(key, "attention", struct {
+		Kind string
+		Mask int
+	}{kind, binding})
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,6 @@
 {{/*
-Fused scaled dot-product attention (ops.Attention, ops.AttentionBackward),
+Fused scaled dot-product attention (ops.Attention, ops.AttentionBackward,
+and their masked ops ops.AttentionMasked, ops.AttentionMaskedBackward),
 the design of kernels/cuda/attention.cu in f32: each invocation owns one
 row (a query row forward and for dQ, a key row for dK and dV) and holds the
 TILE scores of the current tile of the other side's rows, which are staged
@@ -8,14 +9,23 @@ through workgroup memory DC columns at a time, with the online softmax
 FlashAttention-2). Nothing of size Lq x Lk exists. exp and log are
 math.wgsl's expf and logf.
 
-Data: .Kind is "fwd", "delta", "dkv" or "dq".
+Data: .Kind is "fwd", "delta", "dkv" or "dq"; .Mask is the binding of the
+additive mask of the masked ops (after every other tensor of the kernel),
+or 0: the unmasked ops' kernels neither declare nor read one. The
+mask is added to each score after the scale, s = scale * q.k + mask, where
+a score is formed (fwd, dkv, dq; delta reads no score). A row whose
+scores are all -Inf ends the forward with l = 0: its output is 0/0, NaN,
+and its logsumexp -Inf, as the softmax gives; the backward's exp(s - lse)
+is then exp(-Inf - -Inf), NaN, on purpose, with no special case.
 
 Parameters: p[0] the workgroups' tiles (the delta kernel: its rows), p[1]
 N, p[2] Hq, p[3] Hk, p[4] Lq, p[5] Lk, p[6] E, p[7] Ev, p[8] the scale (f32
 bits), p[9] causal (0 or 1), p[10] dst's element offset; then per input a
 layout of five words, the element offset and the strides of its four dims
 (n, h, row, column): q at 11, k at 16, v at 21, the forward's result at 26
-and its gradient at 31 (the backward's).
+and its gradient at 31 (the backward's), the mask at 36 (the masked
+kernels': [n, h, i, j], h the query head, its strides often 0 as a
+broadcast view's).
 
 Launch: workgroups of ROWS (64) invocations; workgroup t = wid.y * nwg.x +
 wid.x is tile t (at or past p[0] it returns: the whole workgroup, so the
@@ -38,6 +48,9 @@ value per query row into its own buffer (binding 7, read by dkv).
 {{- if eq .Kind "dkv"}}
 @group(0) @binding(7) var<storage, read> dd: array<f32>;
 {{- end}}
+{{- if .Mask}}
+@group(0) @binding({{.Mask}}) var<storage, read> mask: array<f32>;
+{{- end}}
 
 const ROWS: u32 = 64u;
 const TILE: u32 = 32u;
@@ -53,7 +66,7 @@ fn at(l: u32, n: u32, h: u32, r: u32, c: u32) -> u32 {
 }
 
 // load reads element [n, h, r, c] of input which: 0 q, 1 k, 2 v, 3 the
-// forward's result, 4 its gradient.
+// forward's result, 4 its gradient, 5 the mask.
 fn load(which: u32, n: u32, h: u32, r: u32, c: u32) -> f32 {
     switch which {
         case 0u: { return q[at(11u, n, h, r, c)]; }
@@ -62,6 +75,9 @@ fn load(which: u32, n: u32, h: u32, r: u32, c: u32) -> f32 {
 {{- if ne .Kind "fwd"}}
         case 3u: { return res[at(26u, n, h, r, c)]; }
         case 4u: { return gr[at(31u, n, h, r, c)]; }
+{{- end}}
+{{- if .Mask}}
+        case 5u: { return mask[at(36u, n, h, r, c)]; }
 {{- end}}
         default: { return 0.0; }
     }
@@ -175,9 +191,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         var mx = m;
         for (var rr = 0u; rr < lim; rr = rr + 1u) {
-            s[rr] = s[rr] * scale;
+            s[rr] = s[rr] * scale{{if .Mask}} + load(5u, n, h, i, j0 + rr){{end}};
             mx = max(mx, s[rr]);
         }
+        // While every score so far is -Inf (masked), m and mx stay -Inf:
+        // corr stays 1 and the probabilities 0, never exp(-Inf - -Inf).
         var corr = 1.0;
         if (mx != m) {
             corr = expf(m - mx);
@@ -282,7 +300,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var rr = 0u; rr < TILE; rr = rr + 1u) {
             var pr = 0.0;
             if (rr < lim) {
-                pr = expf(s[rr] * scale - lse);
+                pr = expf(s[rr] * scale{{if .Mask}} + load(5u, n, h, i, j0 + rr){{end}} - lse);
             }
             ds[rr] = pr * (ds[rr] - delta);
         }
@@ -362,7 +380,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 var pr = 0.0;
                 if (live && rr < nr && (!causal || i0 + rr >= j)) {
                     let row = (n * Hq + h) * Lq + i0 + rr;
-                    pr = expf(s[rr] * scale - load(3u, n, h, i0 + rr, Ev));
+                    pr = expf(s[rr] * scale{{if .Mask}} + load(5u, n, h, i0 + rr, j){{end}} - load(3u, n, h, i0 + rr, Ev));
                     dp[rr] = pr * (dp[rr] - dd[row]);
                 } else {
                     dp[rr] = 0.0;
