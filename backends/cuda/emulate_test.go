@@ -254,10 +254,19 @@ func randomData(rng *rand.Rand, x *dispatch.Tensor, op *dispatch.Schema, arg int
 	n += x.Offset
 	index := x.DType.IsInt() && (arg > 0 || op == &ops.OneHot.Schema) && !isBinary(op)
 	// Attention's backward recomputes exp(score - lse) from the forward's
-	// logsumexp column (the last of argument 3): a random one would make
-	// the probabilities vast and their differences all rounding. Smaller
-	// values and a logsumexp of 2 keep them those of a real forward.
-	attn := op == &ops.Attention.Schema || op == &ops.AttentionBackward.Schema
+	// logsumexp column (the last of its out argument, lse): a random one
+	// would make the probabilities vast and their differences all
+	// rounding. Smaller values and a logsumexp of 2 keep them those of a
+	// real forward.
+	attn, lse := false, -1
+	switch op {
+	case &ops.Attention.Schema, &ops.AttentionMasked.Schema:
+		attn = true
+	case &ops.AttentionBackward.Schema:
+		attn, lse = true, 3
+	case &ops.AttentionMaskedBackward.Schema:
+		attn, lse = true, 4 // after the mask
+	}
 	bnVar := op == &ops.BatchNormApply.Schema || op == &ops.BatchNormBackward.Schema
 	sd := 2.0
 	if attn {
@@ -266,7 +275,7 @@ func randomData(rng *rand.Rand, x *dispatch.Tensor, op *dispatch.Schema, arg int
 	var b []byte
 	float := func(i int) float64 {
 		f := rng.NormFloat64() * sd
-		if attn && arg == 3 && i%x.Shape[len(x.Shape)-1] == x.Shape[len(x.Shape)-1]-1 {
+		if arg == lse && i%x.Shape[len(x.Shape)-1] == x.Shape[len(x.Shape)-1]-1 {
 			f = 2
 		}
 		if bnVar && arg == 2 {

@@ -19,7 +19,11 @@ import (
 // into scratch, then dK and dV per key row, then dQ per query row), each
 // thread owning one row, in attnRows-thread blocks, with nothing of size
 // Lq × Lk. Both paths read their inputs row-major (copied first where
-// they are not).
+// they are not), but for the masked ops' mask (ops.AttentionMasked and
+// ops.AttentionMaskedBackward, which the same kernels run), which every
+// kernel that forms a score reads in place through its strides and adds
+// to the scaled scores: a broadcast mask (stride 0 where it repeats) costs
+// no copy of size Lq × Lk either.
 
 const attnRows = 64
 
@@ -32,49 +36,65 @@ const attnRowThreads, attnUnroll = 128, 4
 var attnScratchCap = 1 << 30
 
 func init() {
-	kernel(ops.Attention, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AttentionParams) error {
+	kernel(ops.Attention, dispatch.Floats, attentionForward(ops.Attention.Name))
+	kernel(ops.AttentionMasked, dispatch.Floats, attentionForward(ops.AttentionMasked.Name))
+	kernel(ops.AttentionBackward, dispatch.Floats, attentionBackward(ops.AttentionBackward.Name))
+	kernel(ops.AttentionMaskedBackward, dispatch.Floats, attentionBackward(ops.AttentionMaskedBackward.Name))
+}
+
+// attentionForward is the kernel of the forward op called name, masked or
+// not (splitMask).
+func attentionForward(name string) dispatch.Kernel[ops.AttentionParams] {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AttentionParams) error {
+		in, mask := splitMask(in, 3)
 		g, err := ops.AttentionShapes(in[0], in[1], in[2])
 		if err != nil || out.Numel() == 0 {
-			return named("attention", err)
-		}
-		vs, free, err := rowMajorAll(in[:3])
-		if err != nil {
-			return named("attention", err)
-		}
-		defer free()
-		if used, err := attentionGEMM(out, vs, g, a); used || err != nil {
-			return named("attention", err)
-		}
-		tiles := g.N * g.Hq * ((g.Lq + attnRows - 1) / attnRows)
-		return named("attention", enqueue(out.Device, "attention", "attention_fwd_"+suffix(out.DType),
-			[3]uint32{blocksFor(tiles, 1), 1, 1}, [3]uint32{attnRows, 1, 1}, 0,
-			append([]any{addressOf(out), vs[0].ptr, vs[1].ptr, vs[2].ptr}, attnDims(g, a)...)...))
-	})
-	kernel(ops.AttentionBackward, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AttentionParams) error {
-		g, err := ops.AttentionShapes(in[0], in[1], in[2])
-		if err != nil || out.Numel() == 0 {
-			return named("attention_backward", err)
+			return named(name, err)
 		}
 		vs, free, err := rowMajorAll(in)
 		if err != nil {
-			return named("attention_backward", err)
+			return named(name, err)
+		}
+		defer free()
+		if used, err := attentionGEMM(out, vs, mask, g, a); used || err != nil {
+			return named(name, err)
+		}
+		tiles := g.N * g.Hq * ((g.Lq + attnRows - 1) / attnRows)
+		args := append([]any{addressOf(out), vs[0].ptr, vs[1].ptr, vs[2].ptr}, attnDims(g, a)...)
+		return named(name, enqueue(out.Device, "attention", "attention_fwd_"+suffix(out.DType),
+			[3]uint32{blocksFor(tiles, 1), 1, 1}, [3]uint32{attnRows, 1, 1}, 0, append(args, attnMask(mask)...)...))
+	}
+}
+
+// attentionBackward is the kernel of the backward op called name, masked
+// or not (splitMask).
+func attentionBackward(name string) dispatch.Kernel[ops.AttentionParams] {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AttentionParams) error {
+		in, mask := splitMask(in, 5)
+		g, err := ops.AttentionShapes(in[0], in[1], in[2])
+		if err != nil || out.Numel() == 0 {
+			return named(name, err)
+		}
+		vs, free, err := rowMajorAll(in)
+		if err != nil {
+			return named(name, err)
 		}
 		defer free()
 		dev, sfx, size := out.Device, suffix(out.DType), uint64(out.DType.Size())
 		rows := g.N * g.Hq * g.Lq
 		d, freeD, err := borrow(dev, max(rows*out.DType.Size(), 1))
 		if err != nil {
-			return named("attention_backward", err)
+			return named(name, err)
 		}
 		defer freeD()
 		if rows > 0 {
 			if err := enqueue(dev, "attention", "attention_bwd_delta_"+sfx, [3]uint32{blocksFor(rows, attnRows), 1, 1}, [3]uint32{attnRows, 1, 1}, 0,
 				d, vs[3].ptr, vs[4].ptr, int64(rows), int64(g.Ev)); err != nil {
-				return named("attention_backward", err)
+				return named(name, err)
 			}
 		}
-		if used, err := attentionGEMMBackward(out, vs, d, g, a); used || err != nil {
-			return named("attention_backward", err)
+		if used, err := attentionGEMMBackward(out, vs, mask, d, g, a); used || err != nil {
+			return named(name, err)
 		}
 		dq := addressOf(out)
 		dk := dq + uint64(rows*g.E)*size
@@ -82,19 +102,42 @@ func init() {
 		q, k, v, o, gr := vs[0].ptr, vs[1].ptr, vs[2].ptr, vs[3].ptr, vs[4].ptr
 		block := [3]uint32{attnRows, 1, 1}
 		if kt := g.N * g.Hk * ((g.Lk + attnRows - 1) / attnRows); kt > 0 {
-			args := append([]any{dk, dv, q, k, v, o, gr, d}, attnDims(g, a)...)
+			args := append(append([]any{dk, dv, q, k, v, o, gr, d}, attnDims(g, a)...), attnMask(mask)...)
 			if err := enqueue(dev, "attention", "attention_bwd_dkv_"+sfx, [3]uint32{blocksFor(kt, 1), 1, 1}, block, 0, args...); err != nil {
-				return named("attention_backward", err)
+				return named(name, err)
 			}
 		}
 		if qt := g.N * g.Hq * ((g.Lq + attnRows - 1) / attnRows); qt > 0 && g.E > 0 {
-			args := append([]any{dq, q, k, v, o, gr}, attnDims(g, a)...)
+			args := append(append([]any{dq, q, k, v, o, gr}, attnDims(g, a)...), attnMask(mask)...)
 			if err := enqueue(dev, "attention", "attention_bwd_dq_"+sfx, [3]uint32{blocksFor(qt, 1), 1, 1}, block, 0, args...); err != nil {
-				return named("attention_backward", err)
+				return named(name, err)
 			}
 		}
 		return nil
-	})
+	}
+}
+
+// splitMask takes a masked op's additive mask out of its inputs (the mask
+// follows q, k and v) and returns the rest, the unmasked op's plain
+// inputs; the mask is nil where in has only those. The mask is never
+// copied row-major as the rest are: the kernels read it through its
+// strides (attnMask), so a broadcast one stays the view it is.
+func splitMask(in []*dispatch.Tensor, plain int) ([]*dispatch.Tensor, *dispatch.Tensor) {
+	if len(in) == plain {
+		return in, nil
+	}
+	return append(in[:3:3], in[4:]...), in[3]
+}
+
+// attnMask are the kernels' last parameters (ATT_MASK_PARAMS in
+// attention.cu): the mask's address and its strides along n, h, i and j
+// in elements, or a null address for the unmasked ops.
+func attnMask(mask *dispatch.Tensor) []any {
+	if mask == nil {
+		return []any{uint64(0), int64(0), int64(0), int64(0), int64(0)}
+	}
+	s := mask.Strides
+	return []any{addressOf(mask), int64(s[0]), int64(s[1]), int64(s[2]), int64(s[3])}
 }
 
 // attnDims are the kernels' trailing parameters: the sizes, the scale and
@@ -210,7 +253,7 @@ func (p attnPlan) product(dev dispatch.Device, m, n, k int, a, b, c mat, count i
 
 // attentionGEMM is the forward's GEMM path; used is false where the fused
 // kernel must run (planAttention), before anything was queued.
-func attentionGEMM(out *dispatch.Tensor, vs []view, g ops.AttentionGeometry, a ops.AttentionParams) (used bool, err error) {
+func attentionGEMM(out *dispatch.Tensor, vs []view, mask *dispatch.Tensor, g ops.AttentionGeometry, a ops.AttentionParams) (used bool, err error) {
 	p, ok := planAttention(out, g, a, 1)
 	if !ok {
 		return false, nil
@@ -226,14 +269,17 @@ func attentionGEMM(out *dispatch.Tensor, vs []view, g ops.AttentionGeometry, a o
 	v := mat{vs[2].ptr, g.Ev, g.Lk * g.Ev, false}
 	o := mat{addressOf(out), w, rows * w, false}
 	sc := mat{s, g.Lk, rows * g.Lk, false}
+	maskArgs := attnMask(mask)
 	for b0 := 0; b0 < p.pairs; b0 += p.chunk {
 		n := min(p.chunk, p.pairs-b0)
 		if err := p.product(dev, rows, g.Lk, g.E, q.at(b0*rows*g.E, size), kt.at(b0*g.Lk*g.E, size), sc, n); err != nil {
 			return true, err
 		}
 		lse := o.ptr + uint64((b0*rows*w+g.Ev)*size) // the out's last column
-		if err := enqueue(dev, "attention", "attention_rows_fwd_"+suffix(p.dt), p.rowsGrid, p.rowsBlock, 0,
-			s, lse, int64(n*rows), int64(g.Lq), int64(g.Lk), int64(w), p.scale, p.causal); err != nil {
+		// b0·rows is the chunk's first query row, from which the rows
+		// kernel finds each row's batch and head in the mask.
+		args := []any{s, lse, int64(n * rows), int64(g.Lq), int64(g.Lk), int64(w), p.scale, p.causal, int64(g.Hq), int64(b0 * rows)}
+		if err := enqueue(dev, "attention", "attention_rows_fwd_"+suffix(p.dt), p.rowsGrid, p.rowsBlock, 0, append(args, maskArgs...)...); err != nil {
 			return true, err
 		}
 		if err := p.product(dev, rows, g.Ev, g.Lk, sc, v.at(b0*g.Lk*g.Ev, size), o.at(b0*rows*w, size), n); err != nil {
@@ -249,7 +295,7 @@ func attentionGEMM(out *dispatch.Tensor, vs []view, g ops.AttentionGeometry, a o
 // folded in) in their place, then dV = Pᵀ·dO, dQ = dS·K and dK = dSᵀ·Q
 // (Dao et al. 2022, appendix B.2). A pair's rows are all its query heads',
 // so the products over them sum dK and dV over the group.
-func attentionGEMMBackward(out *dispatch.Tensor, vs []view, d uint64, g ops.AttentionGeometry, a ops.AttentionParams) (used bool, err error) {
+func attentionGEMMBackward(out *dispatch.Tensor, vs []view, mask *dispatch.Tensor, d uint64, g ops.AttentionGeometry, a ops.AttentionParams) (used bool, err error) {
 	p, ok := planAttention(out, g, a, 2)
 	if !ok {
 		return false, nil
@@ -272,6 +318,7 @@ func attentionGEMMBackward(out *dispatch.Tensor, vs []view, d uint64, g ops.Atte
 	sm := mat{s, g.Lk, rows * g.Lk, false}
 	dsm := mat{dp, g.Lk, rows * g.Lk, false}
 	tr := func(m mat) mat { m.trans = !m.trans; return m }
+	maskArgs := attnMask(mask)
 	for b0 := 0; b0 < p.pairs; b0 += p.chunk {
 		n := min(p.chunk, p.pairs-b0)
 		qb, kb, vb := q.at(b0*rows*g.E, size), k.at(b0*g.Lk*g.E, size), v.at(b0*g.Lk*g.Ev, size)
@@ -283,8 +330,9 @@ func attentionGEMMBackward(out *dispatch.Tensor, vs []view, d uint64, g ops.Atte
 			return true, err
 		}
 		lse := vs[3].ptr + uint64((b0*rows*w+g.Ev)*size)
-		if err := enqueue(dev, "attention", "attention_rows_bwd_"+suffix(p.dt), p.rowsGrid, p.rowsBlock, 0,
-			s, dp, lse, d+uint64(b0*rows*size), int64(n*rows), int64(g.Lq), int64(g.Lk), int64(w), p.scale, p.causal); err != nil {
+		args := []any{s, dp, lse, d + uint64(b0*rows*size), int64(n * rows), int64(g.Lq), int64(g.Lk), int64(w), p.scale, p.causal,
+			int64(g.Hq), int64(b0 * rows)}
+		if err := enqueue(dev, "attention", "attention_rows_bwd_"+suffix(p.dt), p.rowsGrid, p.rowsBlock, 0, append(args, maskArgs...)...); err != nil {
 			return true, err
 		}
 		steps := []struct {

@@ -350,9 +350,10 @@ func TestAttentionGEMMRows(t *testing.T) {
 	}
 }
 
-// TestAttentionGEMMLaunches records the GEMM path's launches and products
-// on the package's attention cases: every launch is one the PTX has, with
-// its parameter kinds, and every product keeps cuBLAS's contract.
+// TestAttentionGEMMLaunches records the launches and products of the
+// package's attention cases and the masked ones, with cuBLAS (the GEMM
+// path) and without (the fused kernels): every launch is one the PTX has,
+// with its parameter kinds, and every product keeps cuBLAS's contract.
 func TestAttentionGEMMLaunches(t *testing.T) {
 	ents := entries(t)
 	log := recordLaunches(t)
@@ -362,28 +363,36 @@ func TestAttentionGEMMLaunches(t *testing.T) {
 		products = append(products, g)
 		return true, nil
 	}
-	blasOn = func(dispatch.Device) bool { return true }
 	t.Cleanup(func() { gemm, blasOn = oldG, oldB })
 	rows := 0
-	for _, dt := range floatDTypes {
-		for _, c := range attentionCases(dt) {
-			dt, shape, err := c.infer(c.in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			*log, products = (*log)[:0], products[:0]
-			if err := c.run(tensor(dt, shape), c.in); err != nil {
-				t.Fatal(err)
-			}
-			for _, l := range *log {
-				checkLaunch(t, c.op.Name, ents, l)
-				if l.fn == "attention_rows_fwd_"+suffix(dt) || l.fn == "attention_rows_bwd_"+suffix(dt) {
-					rows++
+	for _, blas := range []bool{true, false} {
+		blasOn = func(dispatch.Device) bool { return blas }
+		for _, dt := range floatDTypes {
+			for _, c := range append(attentionCases(dt), maskedAttentionCases(dt)...) {
+				dt, shape, err := c.infer(c.in)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			for _, g := range products {
-				if g.lda < max(1, map[bool]int{false: g.m, true: g.k}[g.transA]) || g.ldb < max(1, map[bool]int{false: g.k, true: g.n}[g.transB]) || g.ldc < max(1, g.m) {
-					t.Errorf("%s: a product cuBLAS refuses: %+v", c.op.Name, g)
+				*log, products = (*log)[:0], products[:0]
+				if err := c.run(tensor(dt, shape), c.in); err != nil {
+					t.Fatal(err)
+				}
+				if len(*log) == 0 && dispatch.Numel(shape) > 0 {
+					t.Errorf("%s(%s): launched nothing", c.op.Name, describe(c.in))
+				}
+				for _, l := range *log {
+					checkLaunch(t, c.op.Name, ents, l)
+					if l.fn == "attention_rows_fwd_"+suffix(dt) || l.fn == "attention_rows_bwd_"+suffix(dt) {
+						rows++
+					}
+				}
+				for _, g := range products {
+					if g.lda < max(1, map[bool]int{false: g.m, true: g.k}[g.transA]) || g.ldb < max(1, map[bool]int{false: g.k, true: g.n}[g.transB]) || g.ldc < max(1, g.m) {
+						t.Errorf("%s: a product cuBLAS refuses: %+v", c.op.Name, g)
+					}
+				}
+				if !blas && len(products) > 0 {
+					t.Errorf("%s: %d products without cuBLAS", c.op.Name, len(products))
 				}
 			}
 		}

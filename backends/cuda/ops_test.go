@@ -339,6 +339,7 @@ func cases() []kcase {
 				caseOf(op, ops.Scan{Dim: 1}, tensor(dt, []int{5, 4, 3}, 1, 5, 20)))
 		}
 		cs = append(cs, attentionCases(dt)...)
+		cs = append(cs, maskedAttentionCases(dt)...)
 		cs = append(cs, poolCases(dt)...)
 		cs = append(cs, convCases(dt)...)
 		cs = append(cs, upsampleCases(dt)...)

@@ -1,16 +1,27 @@
 // attention.cu: scaled dot-product attention (ops.Attention and
-// ops.AttentionBackward). Two families: the rows kernels of the GEMM path
-// (below, after the fused kernels), which the host runs between cuBLAS
-// products where the device has cuBLAS, and the fused kernels, which do
-// everything where it has not. The fused kernels are tiled over the
-// sequence with FlashAttention's online softmax (Dao et al. 2022; the
-// backward as FlashAttention-2, Dao 2023). The semantics are the cpu kernel's (backends/cpu/attention.go):
+// ops.AttentionBackward, and their masked forms ops.AttentionMasked and
+// ops.AttentionMaskedBackward, which the same kernels run with a mask).
+// Two families: the rows kernels of the GEMM path (below, after the fused
+// kernels), which the host runs between cuBLAS products where the device
+// has cuBLAS, and the fused kernels, which do everything where it has not.
+// The fused kernels are tiled over the sequence with FlashAttention's
+// online softmax (Dao et al. 2022; the backward as FlashAttention-2, Dao
+// 2023). The semantics are the cpu kernel's (backends/cpu/attention.go):
 // q [N, Hq, Lq, E], k [N, Hk, Lk, E], v [N, Hk, Lk, Ev], all row-major;
 // query head h uses key head h / (Hq / Hk); causal masking lets query i see
 // keys j <= i. The forward writes out [N, Hq, Lq, Ev + 1]: each row's output
 // and, in its last column, its logsumexp (-inf where there is no key).
 // Scores, the running max and sum and the probabilities are double; the
 // output accumulates in the dtype, as the cpu's GEMMs do.
+//
+// The masked ops' additive mask, [N, Hq, Lq, Lk] of the dtype, is added to
+// each score after the scale (s = scale * q·k + mask) and read in place
+// through its element strides, any of which may be 0: it is usually a
+// broadcast view (a key padding mask [N, 1, 1, Lk] expanded), which is
+// never copied. Every kernel that forms a score takes it as its last five
+// parameters, ATT_MASK_PARAMS: the mask's address (null for the unmasked
+// ops, a branch uniform over the grid) and its strides along n, h, i, j.
+// Causal is false with a mask (the op's Infer refuses it).
 //
 // Each thread owns one row (a query row forward and for dQ, a key row for
 // dK and dV) and keeps its ATT_TILE scores of the current tile in local
@@ -23,19 +34,25 @@
 // tiles; blocks of exactly ATT_ROWS threads; static shared memory only):
 //   attention_fwd_<f32|f64>(F *out, const F *q, const F *k, const F *v,
 //       i64 N, i64 Hq, i64 Hk, i64 Lq, i64 Lk, i64 E, i64 Ev, double scale,
-//       i64 causal): tiles of ATT_ROWS query rows, N * Hq * ceil(Lq / ATT_ROWS).
+//       i64 causal, ATT_MASK_PARAMS): tiles of ATT_ROWS query rows,
+//       N * Hq * ceil(Lq / ATT_ROWS). A row whose scores are all -inf (a
+//       masked row) gets NaN outputs (0/0) and a logsumexp of -inf.
 //   attention_bwd_delta_<f32|f64>(F *d, const F *out, const F *grad,
 //       i64 rows, i64 Ev): d[r] = sum(grad[r, :Ev] * out[r, :Ev]) -
 //       grad[r, Ev] over the rows of out and grad ([rows, Ev + 1]); any
 //       block size, a grid-stride loop over rows.
 //   attention_bwd_dkv_<f32|f64>(F *dk, F *dv, const F *q, const F *k,
 //       const F *v, const F *out, const F *grad, const F *d, i64 N, i64 Hq,
-//       i64 Hk, i64 Lq, i64 Lk, i64 E, i64 Ev, double scale, i64 causal):
-//       tiles of ATT_ROWS key rows, N * Hk * ceil(Lk / ATT_ROWS); d is the
-//       delta kernel's result.
+//       i64 Hk, i64 Lq, i64 Lk, i64 E, i64 Ev, double scale, i64 causal,
+//       ATT_MASK_PARAMS): tiles of ATT_ROWS key rows,
+//       N * Hk * ceil(Lk / ATT_ROWS); d is the delta kernel's result.
 //   attention_bwd_dq_<f32|f64>(F *dq, const F *q, const F *k, const F *v,
 //       const F *out, const F *grad, i64 N, i64 Hq, i64 Hk, i64 Lq, i64 Lk,
-//       i64 E, i64 Ev, double scale, i64 causal): tiles as the forward's.
+//       i64 E, i64 Ev, double scale, i64 causal, ATT_MASK_PARAMS): tiles as
+//       the forward's.
+//   The fused backward kernels take each probability as exp(s - lse) with
+//   no case for lse = -inf: a masked row's are NaN, and so is every
+//   gradient they reach, as ops.AttentionMaskedBackward requires.
 #include "lathe.cuh"
 
 #define ATT_ROWS 64 // threads per block: rows a block owns
@@ -45,6 +62,33 @@
 // The host emulation (internal/cudaemu) has no CUDA min and max for i64.
 __device__ inline i64 imin(i64 a, i64 b) { return a < b ? a : b; }
 __device__ inline i64 imax(i64 a, i64 b) { return a > b ? a : b; }
+
+// ATT_MASK_PARAMS are the mask's kernel parameters (see the top), the last
+// of every kernel that forms a score.
+#define ATT_MASK_PARAMS(F) const F *mask, i64 mask_n, i64 mask_h, i64 mask_i, i64 mask_j
+#define ATT_MASK(F) (AttnMask<F>{mask, mask_n, mask_h, mask_i, mask_j})
+
+// MaskLine is the mask along one row or one column of a head's scores:
+// element x at p[x * step]. Without a mask (p null) every element is 0,
+// which leaves a score as it was.
+template <typename F>
+struct MaskLine {
+	const F *p;
+	i64 step;
+	__device__ double at(i64 x) const { return p ? (double)p[x * step] : 0.0; }
+};
+
+// AttnMask is the mask [N, Hq, Lq, Lk] read through its strides; p is null
+// for the unmasked ops.
+template <typename F>
+struct AttnMask {
+	const F *p;
+	i64 sn, sh, si, sj;
+	// row is query row i of (n, h) along the keys.
+	__device__ MaskLine<F> row(i64 n, i64 h, i64 i) const { return MaskLine<F>{p ? p + n * sn + h * sh + i * si : p, sj}; }
+	// col is key j of (n, h) along the query rows.
+	__device__ MaskLine<F> col(i64 n, i64 h, i64 j) const { return MaskLine<F>{p ? p + n * sn + h * sh + j * sj : p, si}; }
+};
 
 // stage copies rows [r0, r0 + nr) (of ATT_TILE at most), columns
 // [c0, c0 + nc) of the row-major matrix src (row stride ld) into tile,
@@ -102,7 +146,7 @@ __device__ inline int keys(bool causal, i64 i, i64 j0, int nr) {
 
 template <typename F>
 __device__ void attention_fwd(F *out, const F *q, const F *k, const F *v, i64 N, i64 Hq, i64 Hk, i64 Lq, i64 Lk, i64 E, i64 Ev,
-			      double scale, bool causal) {
+			      double scale, bool causal, AttnMask<F> mask) {
 	__shared__ F tile[ATT_TILE][ATT_DC + 1];
 	i64 group = Hk > 0 ? Hq / Hk : 1, W = Ev + 1;
 	i64 nqb = (Lq + ATT_ROWS - 1) / ATT_ROWS;
@@ -114,6 +158,7 @@ __device__ void attention_fwd(F *out, const F *q, const F *k, const F *v, i64 N,
 		const F *qr = q + ((n * Hq + h) * Lq + (live ? i : 0)) * E;
 		const F *kh = k + (n * Hk + hk) * Lk * E, *vh = v + (n * Hk + hk) * Lk * Ev;
 		F *orow = out + ((n * Hq + h) * Lq + (live ? i : 0)) * W;
+		MaskLine<F> mrow = mask.row(n, h, live ? i : 0);
 		if (live)
 			for (i64 e = 0; e < Ev; e++) orow[e] = 0;
 		double m = -inf_f64(), l = 0;
@@ -126,9 +171,12 @@ __device__ void attention_fwd(F *out, const F *q, const F *k, const F *v, i64 N,
 			int lim = live ? keys(causal, i, j0, nr) : 0;
 			double mx = m;
 			for (int rr = 0; rr < lim; rr++) {
-				s[rr] *= scale;
+				s[rr] = s[rr] * scale + mrow.at(j0 + rr);
 				if (s[rr] > mx) mx = s[rr];
 			}
+			// While the max is -inf (every key so far masked) nothing has
+			// been summed: no probability, and no exp(-inf - -inf) to
+			// rescale by.
 			double corr = mx != m ? exp(m - mx) : 1.0, sum = 0;
 			for (int rr = 0; rr < ATT_TILE; rr++) {
 				double p = (rr < lim && mx != -inf_f64()) ? exp(s[rr] - mx) : 0.0;
@@ -161,7 +209,7 @@ __device__ void attention_bwd_delta(F *d, const F *out, const F *grad, i64 rows,
 
 template <typename F>
 __device__ void attention_bwd_dkv(F *dk, F *dv, const F *q, const F *k, const F *v, const F *out, const F *grad, const F *d, i64 N,
-				  i64 Hq, i64 Hk, i64 Lq, i64 Lk, i64 E, i64 Ev, double scale, bool causal) {
+				  i64 Hq, i64 Hk, i64 Lq, i64 Lk, i64 E, i64 Ev, double scale, bool causal, AttnMask<F> mask) {
 	__shared__ F tile[ATT_TILE][ATT_DC + 1];
 	__shared__ double lse[ATT_TILE], delta[ATT_TILE];
 	i64 group = Hk > 0 ? Hq / Hk : 1, W = Ev + 1;
@@ -182,6 +230,7 @@ __device__ void attention_bwd_dkv(F *dk, F *dv, const F *q, const F *k, const F 
 		for (i64 h = hk * group; h < (hk + 1) * group; h++) {
 			i64 rowh = (n * Hq + h) * Lq;
 			const F *qh = q + rowh * E, *oh = out + rowh * W, *gh = grad + rowh * W;
+			MaskLine<F> mcol = mask.col(n, h, live ? j : 0);
 			for (i64 i0 = causal ? j0 / ATT_TILE * ATT_TILE : 0; i0 < Lq; i0 += ATT_TILE) {
 				int nr = (int)imin(ATT_TILE, Lq - i0);
 				__syncthreads(); // the last tile's readers of lse and delta are done
@@ -195,7 +244,7 @@ __device__ void attention_bwd_dkv(F *dk, F *dv, const F *q, const F *k, const F 
 				dots(dp, tile, vr, live, gh, W, i0, nr, Ev);
 				for (int rr = 0; rr < ATT_TILE; rr++) {
 					bool seen = live && rr < nr && (!causal || i0 + rr >= j);
-					double p = seen ? exp(s[rr] * scale - lse[rr]) : 0.0;
+					double p = seen ? exp(s[rr] * scale + mcol.at(i0 + rr) - lse[rr]) : 0.0;
 					s[rr] = p;
 					dp[rr] = p * (dp[rr] - delta[rr]);
 				}
@@ -208,7 +257,7 @@ __device__ void attention_bwd_dkv(F *dk, F *dv, const F *q, const F *k, const F 
 
 template <typename F>
 __device__ void attention_bwd_dq(F *dq, const F *q, const F *k, const F *v, const F *out, const F *grad, i64 N, i64 Hq, i64 Hk, i64 Lq,
-				 i64 Lk, i64 E, i64 Ev, double scale, bool causal) {
+				 i64 Lk, i64 E, i64 Ev, double scale, bool causal, AttnMask<F> mask) {
 	__shared__ F tile[ATT_TILE][ATT_DC + 1];
 	i64 group = Hk > 0 ? Hq / Hk : 1, W = Ev + 1;
 	i64 nqb = (Lq + ATT_ROWS - 1) / ATT_ROWS;
@@ -221,6 +270,7 @@ __device__ void attention_bwd_dq(F *dq, const F *q, const F *k, const F *v, cons
 		const F *qr = q + row * E, *orow = out + row * W, *gr = grad + row * W;
 		const F *kh = k + (n * Hk + hk) * Lk * E, *vh = v + (n * Hk + hk) * Lk * Ev;
 		F *dqr = dq + row * E;
+		MaskLine<F> mrow = mask.row(n, h, live ? i : 0);
 		double lse = 0, delta = 0;
 		if (live) {
 			for (i64 e = 0; e < E; e++) dqr[e] = 0;
@@ -237,7 +287,7 @@ __device__ void attention_bwd_dq(F *dq, const F *q, const F *k, const F *v, cons
 			dots(ds, tile, gr, live, vh, Ev, j0, nr, Ev);
 			int lim = live ? keys(causal, i, j0, nr) : 0;
 			for (int rr = 0; rr < ATT_TILE; rr++) {
-				double p = rr < lim ? exp(s[rr] * scale - lse) : 0.0;
+				double p = rr < lim ? exp(s[rr] * scale + mrow.at(j0 + rr) - lse) : 0.0;
 				ds[rr] = p * (ds[rr] - delta);
 			}
 			axpy(dqr, 1.0, scale, ds, tile, live, kh, E, j0, nr, E);
@@ -268,21 +318,28 @@ __device__ void attention_bwd_dq(F *dq, const F *q, const F *k, const F *v, cons
 // Launch contracts (grid: 1-D, any size; blocks: a multiple of 32 threads,
 // at most 1024, as block_reduce needs; no dynamic shared memory):
 //   attention_rows_fwd_<f32|f64>(F *s, F *lse, i64 rows, i64 Lq, i64 Lk,
-//       i64 W, double scale, i64 causal): s is rows x Lk (row-major) of
-//       raw scores q·k; row r is query i = r % Lq (a chunk starts at a
-//       multiple of Lq), which sees keys j < lim = causal ? min(Lk, i + 1)
-//       : Lk. Each row becomes softmax(scale * s) over its first lim
-//       entries and 0 past them, and lse[r * W] its logsumexp (the out's
-//       last column: W = Ev + 1). Lk >= 1. A row whose scores are all
-//       -inf gets NaN probabilities and a logsumexp of -inf, as the cpu
-//       and the fused kernel give.
+//       i64 W, double scale, i64 causal, i64 Hq, i64 row0,
+//       ATT_MASK_PARAMS): s is rows x Lk (row-major) of raw scores q·k;
+//       row r is query row row0 + r of the N * Hq * Lq (a pair's rows are
+//       its query heads' rows, in order), so query i = r % Lq (row0 is a
+//       multiple of Lq) of head (row0 + r) / Lq % Hq, which sees keys
+//       j < lim = causal ? min(Lk, i + 1) : Lk. Each row becomes
+//       softmax(scale * s + mask) over its first lim entries and 0 past
+//       them, and lse[r * W] its logsumexp (the out's last column:
+//       W = Ev + 1). Lk >= 1. A row whose scores are all -inf gets NaN
+//       probabilities and a logsumexp of -inf, as the cpu and the fused
+//       kernel give.
 //   attention_rows_bwd_<f32|f64>(F *s, F *dp, const F *lse, const F *d,
-//       i64 rows, i64 Lq, i64 Lk, i64 W, double scale, i64 causal): s as
-//       above, dp the rows' dO·Vᵀ; lse[r * W] the forward's logsumexp and
+//       i64 rows, i64 Lq, i64 Lk, i64 W, double scale, i64 causal, i64 Hq,
+//       i64 row0, ATT_MASK_PARAMS): s, row0 and the mask as above, dp the
+//       rows' dO·Vᵀ; lse[r * W] the forward's logsumexp and
 //       d[r] = rowsum(dO∘O) - dlse (attention_bwd_delta). Each s becomes
-//       P = exp(scale * s - lse) (0 past lim, and where lse is -inf) and
+//       P = exp(scale * s + mask - lse) (0 past lim; where lse is -inf, 0
+//       without a mask and, with one, NaN, as the fused kernels give) and
 //       each dp becomes scale * P * (dp - d[r]): dS with the scale that dQ
 //       and dK both carry folded in (0 past lim, where dp is not read).
+//   Each launches the body for its Masked (whether the mask is there)
+//   once, so that the unmasked rows' loops have no mask in them.
 
 // RowStat is a running (max, sum of exp(x - max)) of a row's scores.
 template <typename F>
@@ -306,6 +363,20 @@ struct AddStat {
 
 // row_lim is how many keys of its row query i sees.
 __device__ __forceinline__ int row_lim(bool causal, i64 i, i64 Lk) { return (int)(causal ? imin(Lk, i + 1) : Lk); }
+
+// row_mask is the mask along query row q (of the N * Hq * Lq), where
+// Masked.
+template <bool Masked, typename F>
+__device__ __forceinline__ MaskLine<F> row_mask(AttnMask<F> mask, i64 q, i64 Hq, i64 Lq) {
+	if (!Masked) return MaskLine<F>{nullptr, 0};
+	return mask.row(q / (Hq * Lq), q / Lq % Hq, q % Lq);
+}
+
+// scaled is raw score x (q·k) of key j scaled, plus the mask where Masked.
+template <bool Masked, typename F>
+__device__ __forceinline__ F scaled(F x, F sc, MaskLine<F> mrow, int j) {
+	return Masked ? x * sc + mrow.p[j * mrow.step] : x * sc;
+}
 
 // ATT_UNROLL is how many of a row's elements a thread loads before it uses
 // any: one load in flight per thread (2048 per SM, 8 KiB of float32) is
@@ -332,8 +403,9 @@ __device__ __forceinline__ void zero_tail(F *row, int lim, int n) {
 	for (j = j < lim ? j + step : j; j < n; j += step) row[j] = (F)0;
 }
 
-template <typename F>
-__device__ void attention_rows_fwd(F *s, F *lse, i64 rows, i64 Lq, i64 Lk, i64 W, double scale, bool causal) {
+template <typename F, bool Masked>
+__device__ void attention_rows_fwd(F *s, F *lse, i64 rows, i64 Lq, i64 Lk, i64 W, double scale, bool causal, i64 Hq, i64 row0,
+				   AttnMask<F> mask) {
 	// The per-element work stays in F (a thread sums its few scores in F;
 	// the block's tree sums in Accum): float32-to-float64 conversions run
 	// at a sixteenth of float32's rate on an H200.
@@ -341,6 +413,7 @@ __device__ void attention_rows_fwd(F *s, F *lse, i64 rows, i64 Lq, i64 Lk, i64 W
 	const int step = blockDim.x;
 	for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
 		F *row = s + r * Lk;
+		MaskLine<F> mrow = row_mask<Masked>(mask, row0 + r, Hq, Lq);
 		int lim = row_lim(causal, r % Lq, Lk), n = (int)Lk, j = threadIdx.x;
 		F m = ninf, l = 0;
 		for (; j + (ATT_UNROLL - 1) * step < lim; j += ATT_UNROLL * step) {
@@ -348,9 +421,10 @@ __device__ void attention_rows_fwd(F *s, F *lse, i64 rows, i64 Lq, i64 Lk, i64 W
 #pragma unroll
 			for (int u = 0; u < ATT_UNROLL; u++) x[u] = row[j + u * step];
 #pragma unroll
-			for (int u = 0; u < ATT_UNROLL; u++) add_score(m, l, x[u] * sc, ninf);
+			for (int u = 0; u < ATT_UNROLL; u++)
+				add_score(m, l, scaled<Masked>(x[u], sc, mrow, j + u * step), ninf);
 		}
-		for (; j < lim; j += step) add_score(m, l, row[j] * sc, ninf);
+		for (; j < lim; j += step) add_score(m, l, scaled<Masked>(row[j], sc, mrow, j), ninf);
 		RowStat<F> st = block_broadcast(block_reduce(RowStat<F>{m, l}, AddStat()));
 		// An infinite max makes its own probability inf/inf: NaN, as the
 		// cpu's exp(inf - inf) makes the whole row.
@@ -362,24 +436,28 @@ __device__ void attention_rows_fwd(F *s, F *lse, i64 rows, i64 Lq, i64 Lk, i64 W
 #pragma unroll
 			for (int u = 0; u < ATT_UNROLL; u++) x[u] = row[j + u * step];
 #pragma unroll
-			for (int u = 0; u < ATT_UNROLL; u++) row[j + u * step] = m_exp(x[u] * sc - m) * inv;
+			for (int u = 0; u < ATT_UNROLL; u++)
+				row[j + u * step] = m_exp(scaled<Masked>(x[u], sc, mrow, j + u * step) - m) * inv;
 		}
-		for (; j < lim; j += step) row[j] = m_exp(row[j] * sc - m) * inv;
+		for (; j < lim; j += step) row[j] = m_exp(scaled<Masked>(row[j], sc, mrow, j) - m) * inv;
 		zero_tail(row, lim, n);
 		if (threadIdx.x == 0) lse[r * W] = (F)((double)st.m + log((double)st.l));
 	}
 }
 
-template <typename F>
+template <typename F, bool Masked>
 __device__ void attention_rows_bwd(F *s, F *dp, const F *lse, const F *d, i64 rows, i64 Lq, i64 Lk, i64 W, double scale,
-				   bool causal) {
+				   bool causal, i64 Hq, i64 row0, AttnMask<F> mask) {
 	const F sc = (F)scale;
 	const int step = blockDim.x;
 	for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
 		F *srow = s + r * Lk, *drow = dp + r * Lk;
+		MaskLine<F> mrow = row_mask<Masked>(mask, row0 + r, Hq, Lq);
 		int lim = row_lim(causal, r % Lq, Lk), n = (int)Lk, j = threadIdx.x;
 		F shift = lse[r * W], delta = d[r];
-		if (shift == (F)-inf_f64()) lim = 0; // no probability: the cpu's zeros
+		// No probability: the cpu's zeros, but for a masked row, whose
+		// NaN the masked op's gradients carry, as the composite's softmax.
+		if (!Masked && shift == (F)-inf_f64()) lim = 0;
 		for (; j + (ATT_UNROLL - 1) * step < lim; j += ATT_UNROLL * step) {
 			F x[ATT_UNROLL], g[ATT_UNROLL];
 #pragma unroll
@@ -389,13 +467,13 @@ __device__ void attention_rows_bwd(F *s, F *dp, const F *lse, const F *d, i64 ro
 			}
 #pragma unroll
 			for (int u = 0; u < ATT_UNROLL; u++) {
-				F p = m_exp(x[u] * sc - shift);
+				F p = m_exp(scaled<Masked>(x[u], sc, mrow, j + u * step) - shift);
 				srow[j + u * step] = p;
 				drow[j + u * step] = sc * p * (g[u] - delta);
 			}
 		}
 		for (; j < lim; j += step) {
-			F p = m_exp(srow[j] * sc - shift);
+			F p = m_exp(scaled<Masked>(srow[j], sc, mrow, j) - shift);
 			srow[j] = p;
 			drow[j] = sc * p * (drow[j] - delta);
 		}
@@ -407,28 +485,39 @@ __device__ void attention_rows_bwd(F *s, F *dp, const F *lse, const F *d, i64 ro
 
 #define LATHE_ATTENTION(F, sfx)                                                                                               \
 	extern "C" __global__ void attention_fwd_##sfx(F *out, const F *q, const F *k, const F *v, i64 N, i64 Hq, i64 Hk,    \
-						      i64 Lq, i64 Lk, i64 E, i64 Ev, double scale, i64 causal) {        \
-		attention_fwd<F>(out, q, k, v, N, Hq, Hk, Lq, Lk, E, Ev, scale, causal != 0);                                \
+						      i64 Lq, i64 Lk, i64 E, i64 Ev, double scale, i64 causal,               \
+						      ATT_MASK_PARAMS(F)) {                                                  \
+		attention_fwd<F>(out, q, k, v, N, Hq, Hk, Lq, Lk, E, Ev, scale, causal != 0, ATT_MASK(F));                   \
 	}                                                                                                                     \
 	extern "C" __global__ void attention_bwd_delta_##sfx(F *d, const F *out, const F *grad, i64 rows, i64 Ev) {         \
 		attention_bwd_delta<F>(d, out, grad, rows, Ev);                                                              \
 	}                                                                                                                     \
 	extern "C" __global__ void attention_bwd_dkv_##sfx(F *dk, F *dv, const F *q, const F *k, const F *v, const F *out,   \
 							  const F *grad, const F *d, i64 N, i64 Hq, i64 Hk, i64 Lq, i64 Lk,  \
-							  i64 E, i64 Ev, double scale, i64 causal) {                         \
-		attention_bwd_dkv<F>(dk, dv, q, k, v, out, grad, d, N, Hq, Hk, Lq, Lk, E, Ev, scale, causal != 0);         \
+							  i64 E, i64 Ev, double scale, i64 causal, ATT_MASK_PARAMS(F)) {     \
+		attention_bwd_dkv<F>(dk, dv, q, k, v, out, grad, d, N, Hq, Hk, Lq, Lk, E, Ev, scale, causal != 0,            \
+				     ATT_MASK(F));                                                                           \
 	}                                                                                                                     \
 	extern "C" __global__ void attention_bwd_dq_##sfx(F *dq, const F *q, const F *k, const F *v, const F *out,           \
 							 const F *grad, i64 N, i64 Hq, i64 Hk, i64 Lq, i64 Lk, i64 E, i64 Ev, \
-							 double scale, i64 causal) {                                         \
-		attention_bwd_dq<F>(dq, q, k, v, out, grad, N, Hq, Hk, Lq, Lk, E, Ev, scale, causal != 0);                  \
+							 double scale, i64 causal, ATT_MASK_PARAMS(F)) {                     \
+		attention_bwd_dq<F>(dq, q, k, v, out, grad, N, Hq, Hk, Lq, Lk, E, Ev, scale, causal != 0, ATT_MASK(F));      \
 	}                                                                                                                     \
 	extern "C" __global__ void attention_rows_fwd_##sfx(F *s, F *lse, i64 rows, i64 Lq, i64 Lk, i64 W, double scale,     \
-							   i64 causal) {                                                     \
-		attention_rows_fwd<F>(s, lse, rows, Lq, Lk, W, scale, causal != 0);                                          \
+							   i64 causal, i64 Hq, i64 row0, ATT_MASK_PARAMS(F)) {               \
+		if (mask)                                                                                                    \
+			attention_rows_fwd<F, true>(s, lse, rows, Lq, Lk, W, scale, causal != 0, Hq, row0, ATT_MASK(F));     \
+		else                                                                                                         \
+			attention_rows_fwd<F, false>(s, lse, rows, Lq, Lk, W, scale, causal != 0, Hq, row0, ATT_MASK(F));    \
 	}                                                                                                                     \
 	extern "C" __global__ void attention_rows_bwd_##sfx(F *s, F *dp, const F *lse, const F *d, i64 rows, i64 Lq,         \
-							   i64 Lk, i64 W, double scale, i64 causal) {                        \
-		attention_rows_bwd<F>(s, dp, lse, d, rows, Lq, Lk, W, scale, causal != 0);                                   \
+							   i64 Lk, i64 W, double scale, i64 causal, i64 Hq, i64 row0,        \
+							   ATT_MASK_PARAMS(F)) {                                             \
+		if (mask)                                                                                                    \
+			attention_rows_bwd<F, true>(s, dp, lse, d, rows, Lq, Lk, W, scale, causal != 0, Hq, row0,            \
+						    ATT_MASK(F));                                                            \
+		else                                                                                                         \
+			attention_rows_bwd<F, false>(s, dp, lse, d, rows, Lq, Lk, W, scale, causal != 0, Hq, row0,           \
+						     ATT_MASK(F));                                                           \
 	}
 LATHE_FLOATS(LATHE_ATTENTION)

@@ -1,0 +1,333 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+)
+
+// maskedAttentionCases are the masked ops' recorded cases of one float
+// dtype: a whole mask over grouped heads, a key padding mask broadcast to
+// the scores (strides (Lk, 0, 0, 1)), and Lk = 0.
+func maskedAttentionCases(dt dispatch.DType) []kcase {
+	var cs []kcase
+	for _, c := range []struct {
+		n, hq, hk, lq, lk, e, ev int
+		strides                  []int // of the mask; nil: contiguous
+	}{
+		{1, 4, 2, 70, 40, 5, 3, nil},
+		{2, 2, 1, 9, 33, 4, 2, []int{33, 0, 0, 1}},
+		{1, 2, 2, 3, 0, 4, 2, nil},
+	} {
+		a := ops.AttentionParams{Scale: 0.6}
+		q, k := tensor(dt, []int{c.n, c.hq, c.lq, c.e}), tensor(dt, []int{c.n, c.hk, c.lk, c.e})
+		v, o := tensor(dt, []int{c.n, c.hk, c.lk, c.ev}), tensor(dt, []int{c.n, c.hq, c.lq, c.ev + 1})
+		m := tensor(dt, []int{c.n, c.hq, c.lq, c.lk}, c.strides...)
+		cs = append(cs, caseOf(ops.AttentionMasked, a, q, k, v, m), caseOf(ops.AttentionMaskedBackward, a, q, k, v, m, o, o))
+	}
+	return cs
+}
+
+// maskedCase is a case of the masked ops: the geometry and the mask, a
+// view of shape [n, hq, lq, lk] over storage (at element offset off,
+// through strides, any of which may be 0).
+type maskedCase struct {
+	name                     string
+	n, hq, hk, lq, lk, e, ev int
+	storage                  []float64
+	strides                  []int
+	off                      int
+}
+
+// at is the mask's element (n, h, i, j).
+func (c maskedCase) at(n, h, i, j int) float64 {
+	s := c.strides
+	return c.storage[c.off+n*s[0]+h*s[1]+i*s[2]+j*s[3]]
+}
+
+// maskedCases are the masked ops' cases, on masks of every layout: a
+// whole one (grouped heads, Lq and Lk past the fused kernels' 64 query
+// rows and 32-key tiles) with a row whose first 42 keys are -inf (past a
+// tile) and a row whose keys all are; a key padding mask [N, 1, 1, Lk]
+// expanded (strides (Lk, 0, 0, 1)) over rows longer than the rows kernel's
+// unrolled loads (128 threads × 4), batch 1's first 520 keys -inf; a
+// [Lq, Lk] mask of 0 and -inf expanded over the batch and the heads; and
+// a transposed view at an offset, Lq and Lk below the tiles, with a dead
+// row.
+func maskedCases(rng *rand.Rand) []maskedCase {
+	inf := math.Inf(-1)
+	random := func(n int, masked float64) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = rng.NormFloat64()
+			if rng.Float64() < masked {
+				v[i] = inf
+			}
+		}
+		return v
+	}
+	whole := maskedCase{name: "whole", n: 2, hq: 4, hk: 2, lq: 70, lk: 45, e: 5, ev: 3}
+	whole.storage = random(2*4*70*45, 0.15)
+	whole.strides = []int{4 * 70 * 45, 70 * 45, 45, 1}
+	late, dead := ((0*4+1)*70+3)*45, ((1*4+2)*70+69)*45 // rows (0, 1, 3) and (1, 2, 69)
+	for j := range 45 {
+		whole.storage[late+j] = rng.NormFloat64() // keys from 42 on only
+		if j < 42 {
+			whole.storage[late+j] = inf
+		}
+		whole.storage[dead+j] = inf // no key
+	}
+
+	keyPad := maskedCase{name: "keypad", n: 2, hq: 4, hk: 2, lq: 9, lk: 600, e: 4, ev: 2}
+	keyPad.storage = random(2*600, 0)
+	for j := range 600 {
+		if j >= 550 {
+			keyPad.storage[j] = inf
+		}
+		if j < 520 {
+			keyPad.storage[600+j] = inf
+		}
+	}
+	keyPad.strides = []int{600, 0, 0, 1}
+
+	lower := maskedCase{name: "causal2d", n: 1, hq: 2, hk: 1, lq: 40, lk: 33, e: 3, ev: 4}
+	lower.storage = make([]float64, 40*33)
+	for i := range 40 {
+		for j := i + 1; j < 33; j++ {
+			lower.storage[i*33+j] = inf
+		}
+	}
+	lower.strides = []int{0, 0, 33, 1}
+
+	// Stored [1, 2, Lk, Lq] from element 2, read as its transpose.
+	tr := maskedCase{name: "transposed", n: 1, hq: 2, hk: 2, lq: 3, lk: 5, e: 4, ev: 2, off: 2}
+	tr.storage = random(2+2*5*3, 0.2)
+	tr.strides = []int{2 * 5 * 3, 5 * 3, 1, 3}
+	for j := range 5 {
+		tr.storage[2+1*15+j*3+2] = inf // (0, 1, 2): no key
+	}
+	for j := 1; j < 5; j++ {
+		tr.storage[2+j*3] = 0.5 // (0, 0, 0) sees keys 1 to 4
+	}
+	return []maskedCase{whole, keyPad, lower, tr}
+}
+
+// maskedRef is the masked ops in float64, from the scores whole: the
+// reference of TestAttentionMasked.
+type maskedRef struct {
+	c       maskedCase
+	scale   float64
+	q, k, v []float64
+}
+
+// score is s = scale·q·k + mask of query row (n, h, i) and key j.
+func (r maskedRef) score(n, h, i, j int) float64 {
+	c := r.c
+	hk := h / (c.hq / c.hk)
+	dot := 0.0
+	for e := range c.e {
+		dot += r.q[((n*c.hq+h)*c.lq+i)*c.e+e] * r.k[((n*c.hk+hk)*c.lk+j)*c.e+e]
+	}
+	return r.scale*dot + r.c.at(n, h, i, j)
+}
+
+// forward is [N, Hq, Lq, Ev+1]: softmax(s)·v and the logsumexp, a row of
+// all -inf scores NaN (0/0) and -inf.
+func (r maskedRef) forward() []float64 {
+	c := r.c
+	w := c.ev + 1
+	out := make([]float64, c.n*c.hq*c.lq*w)
+	for n := range c.n {
+		for h := range c.hq {
+			hk := h / (c.hq / c.hk)
+			for i := range c.lq {
+				o := out[((n*c.hq+h)*c.lq+i)*w:][:w]
+				m := math.Inf(-1)
+				for j := range c.lk {
+					m = max(m, r.score(n, h, i, j))
+				}
+				if math.IsInf(m, -1) {
+					for e := range c.ev {
+						o[e] = math.NaN()
+					}
+					o[c.ev] = m
+					continue
+				}
+				l := 0.0
+				for j := range c.lk {
+					p := math.Exp(r.score(n, h, i, j) - m)
+					l += p
+					for e := range c.ev {
+						o[e] += p * r.v[((n*c.hk+hk)*c.lk+j)*c.ev+e]
+					}
+				}
+				for e := range c.ev {
+					o[e] /= l
+				}
+				o[c.ev] = m + math.Log(l)
+			}
+		}
+	}
+	return out
+}
+
+// backward is dq | dk | dv at the forward's result out and its gradient
+// grad ([N, Hq, Lq, Ev+1] each): P = exp(s - lse) with no case for
+// lse = -inf, dS = P∘(dO·vᵀ - D), D = rowsum(dO∘O) - dlse, dq = scale·dS·k,
+// dk = scale·dSᵀ·q and dv = Pᵀ·dO summed over each key head's group
+// (Dao et al. 2022, appendix B.2).
+func (r maskedRef) backward(out, grad []float64) []float64 {
+	c := r.c
+	w := c.ev + 1
+	nq, nk := c.n*c.hq*c.lq*c.e, c.n*c.hk*c.lk*c.e
+	res := make([]float64, nq+nk+c.n*c.hk*c.lk*c.ev)
+	dq, dk, dv := res[:nq], res[nq:nq+nk], res[nq+nk:]
+	for n := range c.n {
+		for h := range c.hq {
+			hk := h / (c.hq / c.hk)
+			for i := range c.lq {
+				row := (n*c.hq+h)*c.lq + i
+				o, g := out[row*w:][:w], grad[row*w:][:w]
+				d := -g[c.ev]
+				for e := range c.ev {
+					d += g[e] * o[e]
+				}
+				for j := range c.lk {
+					key := (n*c.hk+hk)*c.lk + j
+					p := math.Exp(r.score(n, h, i, j) - o[c.ev])
+					dp := 0.0
+					for e := range c.ev {
+						dp += g[e] * r.v[key*c.ev+e]
+						dv[key*c.ev+e] += p * g[e]
+					}
+					ds := p * (dp - d)
+					for e := range c.e {
+						dq[row*c.e+e] += r.scale * ds * r.k[key*c.e+e]
+						dk[key*c.e+e] += r.scale * ds * r.q[row*c.e+e]
+					}
+				}
+			}
+		}
+	}
+	return res
+}
+
+// TestAttentionMasked runs the masked ops forward and backward on the
+// emulation, on each path: the fused kernels (no cuBLAS), the GEMM path
+// (emuGEMM) whole, and the GEMM path in chunks of one (batch, key head)
+// pair, whose rows kernels find their rows' heads from the chunk's first
+// row. Each is compared with maskedRef on the inputs as the dtype holds
+// them, NaN for NaN (a dead row's output and every gradient it reaches).
+func TestAttentionMasked(t *testing.T) {
+	emulate(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	// The 16-bit floats compute in float32 (dispatch.ViaCompute), their
+	// mask widened as the view it is: one case each. tol is relative to
+	// max(1, |want|): the float32 kernels' rounding, or the 16-bit
+	// result's ulps.
+	tol := map[dispatch.DType]float64{dispatch.Float64: 1e-10, dispatch.Float32: 1e-4, dispatch.Float16: 4.0 / 1024, dispatch.BFloat16: 4.0 / 128}
+	cases := maskedCases(rng)
+	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64, dispatch.Float16, dispatch.BFloat16} {
+		for ci, c := range cases {
+			if dispatch.Narrow(dt) && ci != 0 {
+				continue
+			}
+			for _, path := range []string{"fused", "gemm", "gemm-chunked"} {
+				if path == "gemm-chunked" && dt != dispatch.Float32 {
+					continue // the chunks' row offsets do not depend on the dtype
+				}
+				t.Run(fmt.Sprintf("%s/%s/%s", dt, c.name, path), func(t *testing.T) {
+					testMasked(t, rng, dt, c, path, tol[dt])
+				})
+			}
+		}
+	}
+}
+
+func testMasked(t *testing.T, rng *rand.Rand, dt dispatch.DType, c maskedCase, path string, tol float64) {
+	// held is vals as dt holds them.
+	held := func(vals []float64) []float64 {
+		b := make([]byte, dt.Size())
+		out := make([]float64, len(vals))
+		for i, v := range vals {
+			storeFloat(dt, b, v)
+			out[i] = loadFloat(dt, b)
+		}
+		return out
+	}
+	normal := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = rng.NormFloat64() * 0.8
+		}
+		return held(v)
+	}
+	c.storage = held(c.storage)
+	shapes := [][]int{{c.n, c.hq, c.lq, c.e}, {c.n, c.hk, c.lk, c.e}, {c.n, c.hk, c.lk, c.ev}}
+	ref := maskedRef{c: c, scale: 0.45, q: normal(dispatch.Numel(shapes[0])), k: normal(dispatch.Numel(shapes[1])), v: normal(dispatch.Numel(shapes[2]))}
+	var in []*dispatch.Tensor
+	for i, vals := range [][]float64{ref.q, ref.k, ref.v} {
+		in = append(in, emuFloats(t, dt, vals, shapes[i]))
+	}
+	mask := tensor(dt, []int{c.n, c.hq, c.lq, c.lk}, c.strides...)
+	mask.Storage, mask.Offset = emuFloats(t, dt, c.storage, []int{len(c.storage)}).Storage, c.off
+	in = append(in, mask)
+
+	calls := useEmuGEMM(t, path != "fused")
+	old := attnScratchCap
+	t.Cleanup(func() { attnScratchCap = old })
+	// room sets the cap, chunked, to bufs buffers of one pair's scores.
+	room := func(bufs int) {
+		if path == "gemm-chunked" {
+			attnScratchCap = bufs * c.hq / c.hk * c.lq * c.lk * dispatch.ComputeOf(dt).Size()
+		}
+	}
+	a := ops.AttentionParams{Scale: ref.scale}
+	room(1)
+	want := ref.forward()
+	got := runEmu(t, caseOf(ops.AttentionMasked, a, in...), in)
+	checkMasked(t, "forward", dt, got, want, tol)
+
+	oShape := []int{c.n, c.hq, c.lq, c.ev + 1}
+	o, gr := held(want), normal(len(want))
+	bin := append(in[:4:4], emuFloats(t, dt, o, oShape), emuFloats(t, dt, gr, oShape))
+	room(2)
+	gotB := runEmu(t, caseOf(ops.AttentionMaskedBackward, a, bin...), bin)
+	checkMasked(t, "backward", dt, gotB, ref.backward(o, gr), tol)
+	if gemm := *calls > 0; gemm != (path != "fused") {
+		t.Errorf("%d GEMMs on the %s path", *calls, path)
+	}
+}
+
+// checkMasked compares the emulation's bytes with the reference: NaN for
+// NaN, infinities exactly, the rest within tol of max(1, |want|).
+func checkMasked(t *testing.T, label string, dt dispatch.DType, got []byte, want []float64, tol float64) {
+	t.Helper()
+	bad, nans := 0, 0
+	for i, w := range want {
+		g := loadFloat(dt, got[i*dt.Size():])
+		ok := math.IsNaN(g) == math.IsNaN(w)
+		switch {
+		case math.IsNaN(w):
+			nans++
+		case math.IsInf(w, 0):
+			ok = g == w
+		default:
+			ok = ok && math.Abs(g-w) <= tol*max(1, math.Abs(w))
+		}
+		if !ok {
+			if bad < 3 {
+				t.Errorf("%s: element %d = %v, want %v", label, i, g, w)
+			}
+			bad++
+		}
+	}
+	if bad > 3 {
+		t.Errorf("%s: %d of %d elements differ", label, bad, len(want))
+	}
+	t.Logf("%s: %d elements, %d NaN", label, len(want), nans)
+}
