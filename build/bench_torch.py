@@ -179,12 +179,18 @@ def build_sdpa(dev, dt, dims):
     composite softmax(q·kᵀ·scale + mask)·v: torch 1.13 has no public
     scaled_dot_product_attention, and its private
     aten::_scaled_dot_product_attention is the same math on the cpu."""
-    batch, heads, l, e, causal = dims
+    batch, heads, l, e, masking = dims
     torch.manual_seed(1)
     q, k, v = (torch.randn(batch, heads, l, e, dtype=dt, device=dev, requires_grad=True) for _ in range(3))
     scale = 1 / math.sqrt(e)
-    # made once, as a caller would keep it: -inf above the diagonal
-    mask = torch.full((l, l), float("-inf"), dtype=dt, device=dev).triu(1) if causal else None
+    # made once, as a caller would keep it: causal (1), -inf above the
+    # diagonal; key padding (2), -inf over the last quarter of the keys
+    mask = None
+    if masking == 1:
+        mask = torch.full((l, l), float("-inf"), dtype=dt, device=dev).triu(1)
+    elif masking == 2:
+        mask = torch.zeros(1, 1, 1, l, dtype=dt, device=dev)
+        mask[..., 3 * l // 4:] = float("-inf")
 
     def step():
         s = q @ k.transpose(-2, -1) * scale

@@ -94,7 +94,7 @@ func table(quick bool) []workload {
 			dispatchAdd(false),
 			dispatchAdd(true),
 			multinomial(8, 50000, 1, false),
-			attention(2, 256, 64, true),
+			attention(2, 256, 64, attnCausal),
 			gptStep(4, 32, 2, 32),
 			gptGenerate(32, 2, 32),
 			gptGenerateCached(32, 2, 32),
@@ -130,14 +130,15 @@ func table(quick bool) []workload {
 		dispatchAdd(true),
 		multinomial(8, 50000, 1, false),
 		multinomial(8, 50000, 64, true),
-		attention(8, 512, 64, false),
-		attention(8, 1024, 64, false),
-		attention(8, 2048, 64, false),
-		attention(8, 4096, 64, false),
-		attention(8, 512, 64, true),
-		attention(8, 1024, 64, true),
-		attention(8, 2048, 64, true),
-		attention(8, 4096, 64, true),
+		attention(8, 512, 64, attnNone),
+		attention(8, 1024, 64, attnNone),
+		attention(8, 2048, 64, attnNone),
+		attention(8, 4096, 64, attnNone),
+		attention(8, 512, 64, attnCausal),
+		attention(8, 1024, 64, attnCausal),
+		attention(8, 2048, 64, attnCausal),
+		attention(8, 4096, 64, attnCausal),
+		attention(8, 1024, 64, attnKeyPadding),
 		gptStep(8, 64, 4, 64),
 		gptGenerate(64, 4, 64),
 		gptGenerateCached(64, 4, 64),
@@ -242,7 +243,9 @@ func multinomial(rows, categories, samples int, replacement bool) workload {
 
 // attention is a training step of ScaledDotProductAttention on float32
 // q, k, v of [1, heads, l, e]: the forward and the gradients of q, k and v
-// of the output's sum. PyTorch 1.13 has no public
+// of the output's sum, without a mask, causal, or with a key padding mask
+// (Bool [1, 1, 1, l], the last quarter of the keys hidden; torch's side
+// adds its -Inf form). PyTorch 1.13 has no public
 // scaled_dot_product_attention, so its side is the composite
 // softmax(q·kᵀ·scale + mask)·v, which holds heads·l² scores (as torch's
 // private aten::_scaled_dot_product_attention does on the cpu, where it is
@@ -250,20 +253,32 @@ func multinomial(rows, categories, samples int, replacement bool) workload {
 // products (two forward, five backward, as the fused kernel recomputes the
 // probabilities), half of them under causal masking, which needs only the
 // lower triangle.
-func attention(heads, l, e int, causal bool) workload {
+func attention(heads, l, e int, mask attnMask) workload {
 	name := fmt.Sprintf("sdpa f32 h%d L%d E%d fwd+bwd", heads, l, e)
-	c, work := 0, 7*2*float64(heads)*float64(l)*float64(l)*float64(e)
-	if causal {
+	work := 7 * 2 * float64(heads) * float64(l) * float64(l) * float64(e)
+	switch mask {
+	case attnCausal:
 		name += " causal"
-		c, work = 1, work/2
+		work /= 2
+	case attnKeyPadding:
+		name += " key-padding"
 	}
 	w := workload{Name: name + " (torch: composite)", Family: "attention",
-		spec: spec{Kind: "sdpa", DType: "f32", Dims: []int{1, heads, l, e, c}}, Unit: flops, Work: work}
+		spec: spec{Kind: "sdpa", DType: "f32", Dims: []int{1, heads, l, e, int(mask)}}, Unit: flops, Work: work}
 	if l >= 2048 {
 		w.MaxSamples = 3
 	}
 	return w
 }
+
+// attnMask is the masking of an attention row, its spec's last dim.
+type attnMask int
+
+const (
+	attnNone attnMask = iota
+	attnCausal
+	attnKeyPadding
+)
 
 // count writes n as 4M or 16M when it is a power-of-two number of Mi.
 func count(n int) string {
@@ -577,8 +592,19 @@ func buildAdd1(grad bool) func(lathe.Device, lathe.DType, []int) (*prepared, err
 func buildAttention(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error) {
 	batch, heads, l, e := dims[0], dims[1], dims[2], dims[3]
 	var opts []lathe.AttentionOption
-	if dims[4] != 0 {
+	switch attnMask(dims[4]) {
+	case attnCausal:
 		opts = append(opts, lathe.IsCausal())
+	case attnKeyPadding:
+		keep := make([]bool, l)
+		for j := range 3 * l / 4 {
+			keep[j] = true
+		}
+		mask := lathe.FromSlice(dev, keep, 1, 1, 1, l)
+		if err := mask.Err(); err != nil {
+			return nil, err
+		}
+		opts = append(opts, lathe.AttentionMask(mask))
 	}
 	lathe.Seed(1)
 	q := lathe.RandN(dev, dt, batch, heads, l, e).RequireGrad()
