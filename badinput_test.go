@@ -260,6 +260,12 @@ func biOps() map[string]biOp {
 		"matmul": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 3, 2)} },
 			call: func(a []*Tensor) *Tensor { return a[0].MatMul(a[1]) }, kinds: "fs",
 			huge: func(dev Device) *Tensor { return biBig(dev, biHuge, 1).MatMul(biBig(dev, 1, biHuge)) }},
+		"matmul_wide": {args: func(dev Device) []*Tensor {
+			return []*Tensor{biF(dev, 2, 3).Cast(BFloat16), biF(dev, 3, 2).Cast(BFloat16)}
+		}, call: func(a []*Tensor) *Tensor { return apply(ops.MatMulWide, none, a...) }, kinds: "fs",
+			huge: func(dev Device) *Tensor {
+				return apply(ops.MatMulWide, none, biBig(dev, biHuge, 1).Cast(BFloat16), biBig(dev, 1, biHuge).Cast(BFloat16))
+			}},
 		"linear": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 4, 3), biF(dev, 4)} },
 			call: func(a []*Tensor) *Tensor { return a[0].Linear(a[1], a[2]) }, kinds: "fsS",
 			huge: func(dev Device) *Tensor {

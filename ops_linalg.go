@@ -45,9 +45,22 @@ var (
 			return failed(errorf("linear", ErrDType, "b", "is "+b.t.DType.String()+" but \"x\" is "+x.t.DType.String(),
 				"cast it with .Cast("+x.t.DType.GoString()+")"))
 		}
-		if dispatch.Halves.Has(x.t.DType) {
+		if dispatch.Halves.Has(x.t.DType) && in[1].t.DType == x.t.DType {
 			// Add the bias before the one rounding, as a fused addmm (cuBLAS's
-			// with beta 1) does: the 16-bit values widen to float32 exactly.
+			// with beta 1) does: the wide product leaves the sum of the exact
+			// products in float32, on the device's 16-bit units where it has
+			// them (the cpu's AMX tiles), with no widened copy of x or w.
+			wt := in[1].MT()
+			product := apply(ops.MatMulWide, none, x, wt)
+			bf := b.Cast(Float32)
+			sum := product.Add(bf)
+			out := sum.Cast(x.t.DType)
+			ReleaseWithGraph(out, wt, bf, product, sum)
+			return out
+		}
+		if dispatch.Halves.Has(x.t.DType) {
+			// A weight of another dtype: both widened, as before the wide
+			// product.
 			f := Float32
 			xf, wf, bf := x.Cast(f), in[1].Cast(f), b.Cast(f)
 			wt := wf.MT()

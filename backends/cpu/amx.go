@@ -21,11 +21,12 @@ import (
 // not "off" (which leaves them to the float32 GEMM, for comparison).
 var haveAMX = os.Getenv("LATHE_AMX") != "off" && C.lathe_amx_open() != 0
 
-// amxMatMul computes out = x·y for bfloat16 x, y and out on AMX tiles
+// amxMatMul computes out = x·y for bfloat16 x and y on AMX tiles
 // (registerTiled) and reports whether it did: false, out untouched, where
 // the product is empty, its packed right-hand side too large, or C could
 // not allocate its scratch. As the float32 path, it sums the exact
-// products in float32 and rounds once.
+// products in float32, and rounds once into a bfloat16 out (matmul) or
+// not at all into a float32 one (matmul_wide).
 func amxMatMul(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) bool {
 	x, y := in[0], in[1]
 	batch, n, k, m, _, err := ops.MatMulShapes(x.Shape, y.Shape)
@@ -35,7 +36,20 @@ func amxMatMul(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) boo
 	}
 	a, b := asMatrices(x, true, batch), asMatrices(y, false, batch)
 	ad, bd := bf16Bits(a.t), bf16Bits(b.t)
-	c := bf16Bits(out)[out.Offset:]
+	// The result is bfloat16 (matmul) or float32 (matmul_wide, unrounded).
+	var c []uint16
+	var c32 []float32
+	if out.DType == dispatch.Float32 {
+		c32 = span[float32](out)
+	} else {
+		c = bf16Bits(out)[out.Offset:]
+	}
+	dst := func(bi int) tileOut {
+		if c32 != nil {
+			return tileOut{f32: c32[bi*n*m:], ld: m}
+		}
+		return tileOut{bf: c[bi*n*m:], ld: m}
+	}
 
 	// B in tiles, once per distinct matrix: once where it is broadcast
 	// over the batch (a Linear layer's weight).
@@ -77,7 +91,7 @@ func amxMatMul(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) boo
 			if packs > 1 {
 				p = bi * size
 			}
-			ok := tileRows(tileOut{bf: c[bi*n*m:], ld: m}, tileMatrix{ad[oa:], a.RowStride, a.ColStride}, n, k, m, packed[p:],
+			ok := tileRows(dst(bi), tileMatrix{ad[oa:], a.RowStride, a.ColStride}, n, k, m, packed[p:],
 				first*32, min(last*32, n))
 			failed[u] = !ok
 			u += last - first

@@ -112,27 +112,27 @@ func registerFor[A any](op *dispatch.Op[A], dtypes dispatch.DTypeSet, k dispatch
 }
 
 // registerTiled is registerFor with a bfloat16 kernel on AMX's tiles
-// (amx.go) ahead of k: tiles runs where the result and every argument are
-// bfloat16 and the machine has the tiles, and reports whether it did; k
-// (through dispatch.ViaCompute) runs where it did not, and writes the
-// whole result.
+// (amx.go) ahead of k: tiles runs where every argument is bfloat16, the
+// result bfloat16 or float32 (matmul_wide's), and the machine has the
+// tiles, and reports whether it did; k (through dispatch.ViaCompute) runs
+// where it did not, and writes the whole result.
 func registerTiled[A any](op *dispatch.Op[A], dtypes dispatch.DTypeSet, k dispatch.Kernel[A], tiles func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) bool) {
 	wide := dispatch.ViaCompute(backend{}, convert, k)
 	registerNative(op, dispatch.Computable(dtypes), func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) error {
-		if haveAMX && allBFloat16(out, in) && tiles(out, in, a) {
+		if haveAMX && onTiles(out, in) && tiles(out, in, a) {
 			return nil
 		}
 		return wide(out, in, a)
 	})
 }
 
-func allBFloat16(out *dispatch.Tensor, in []*dispatch.Tensor) bool {
+func onTiles(out *dispatch.Tensor, in []*dispatch.Tensor) bool {
 	for _, t := range in {
 		if t.DType != dispatch.BFloat16 {
 			return false
 		}
 	}
-	return out.DType == dispatch.BFloat16
+	return out.DType == dispatch.BFloat16 || out.DType == dispatch.Float32
 }
 
 // registerNative adds a cpu kernel for op that handles every dtype in

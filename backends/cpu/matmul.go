@@ -103,6 +103,9 @@ func init() {
 	// bfloat16 products take AMX's tiles where the machine has them (amx.go);
 	// the narrow dtypes otherwise go through the float32 GEMM.
 	registerTiled(ops.MatMul, dispatch.AllTypes, matMul, amxMatMul)
+	// The wide product: bfloat16 on the tiles, into float32; float16 (and
+	// bfloat16 without them) widened to sgemm, which writes out itself.
+	registerTiled(ops.MatMulWide, dispatch.Halves|1<<dispatch.Float32, matMul, amxMatMul)
 }
 
 // amxPackLimit is the most bfloat16s that one product on AMX (amx.go) packs its

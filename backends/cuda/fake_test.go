@@ -162,6 +162,7 @@ func fakeDriverChecks(t *testing.T) {
 	t.Run("value checks", func(t *testing.T) { fakeValueChecks(t, dev) })
 	t.Run("narrow dtypes", func(t *testing.T) { fakeNarrow(t, dev) })
 	t.Run("half matmul", func(t *testing.T) { fakeHalfMatmul(t, dev) })
+	t.Run("wide matmul", func(t *testing.T) { fakeWideMatmul(t, dev) })
 	t.Run("conv products", func(t *testing.T) { fakeConvProducts(t, dev) })
 	t.Run("memory", func(t *testing.T) { fakeMemoryChecks(t, dev) })
 	t.Run("dropped tensors", func(t *testing.T) { fakeDroppedTensors(t, dev) })

@@ -39,6 +39,11 @@ func init() {
 		err := multiply(out, in, false)
 		return err != errNoBLAS, err
 	}, matmul)
+	// The wide product of two 16-bit floats (a float32 result) goes
+	// through register's float32 temporaries to the float32 product:
+	// cublasGemmEx with a float32 C would take the 16-bit arguments in
+	// place, and is owed with the H200 run that can measure it.
+	register(ops.MatMulWide, dispatch.Halves|1<<dispatch.Float32, matmul)
 }
 
 // blasDTypes are the dtypes that cuBLAS multiplies (device.gemm).

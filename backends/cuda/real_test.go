@@ -29,6 +29,7 @@ func TestRealDevice(t *testing.T) {
 	t.Run("matmul", func(t *testing.T) { checkMatmul(t, dev) })
 	t.Run("narrow dtypes", func(t *testing.T) { fakeNarrow(t, dev) })
 	t.Run("half matmul", func(t *testing.T) { fakeHalfMatmul(t, dev) })
+	t.Run("wide matmul", func(t *testing.T) { fakeWideMatmul(t, dev) })
 	t.Run("conv products", func(t *testing.T) { fakeConvProducts(t, dev) })
 	t.Run("out of memory", func(t *testing.T) {
 		_, err := cudaBackend.Alloc(dev, dispatch.Float32, 1<<48) // 1 PiB

@@ -14,9 +14,13 @@ import (
 // as the cpu's gemm reads a transposed view through BLAS's transpose flag,
 // so no layout is copied first.
 func init() {
-	register(ops.MatMul, numericTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+	product := func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		return matmul(out, in[0], in[1])
-	})
+	}
+	register(ops.MatMul, numericTypes, product)
+	// The wide product of two 16-bit floats: widened by register to the
+	// float32 kernel, which writes the float32 result itself.
+	register(ops.MatMulWide, floatTypes, product)
 }
 
 // matmulTile is the side of the output tile one workgroup computes.

@@ -11,6 +11,16 @@ import (
 // MatMul is torch.matmul.
 var MatMul = dispatch.Register(&dispatch.Op[dispatch.None]{Schema: dispatch.Schema{Name: "matmul", Args: []string{"lhs", "rhs"}}, Infer: matmulInfer})
 
+// MatMulWide is MatMul of two float16 or two bfloat16 tensors whose
+// result is float32, unrounded: the products are exact in float32 and
+// summed there, as a 16-bit product accumulates, and the caller rounds
+// once after what it adds (a Linear layer's bias, under autocast: torch's
+// addmm with beta 1 rounds once too). A device runs it on its 16-bit
+// units where it has them (the cpu's AMX tiles), and otherwise widens the
+// arguments to the float32 product.
+var MatMulWide = dispatch.Register(&dispatch.Op[dispatch.None]{Schema: dispatch.Schema{Name: "matmul_wide", Args: []string{"lhs", "rhs"}},
+	Infer: matmulWideInfer})
+
 // MatMulShapes applies torch.matmul's rules to two shapes: both 1-D is a
 // dot product (0-d); a 1-D lhs gets a 1 prepended and a 1-D rhs a 1
 // appended, removed again from the result; dims before the last two are
@@ -57,6 +67,18 @@ func MatMulShapes(a, b []int) (batch []int, n, k, m int, out []int, err error) {
 		out = append(out, m)
 	}
 	return batch, n, k, m, out, nil
+}
+
+func matmulWideInfer(in []*dispatch.Tensor, _ dispatch.None) (dispatch.DType, []int, error) {
+	_, shape, err := matmulInfer(in, dispatch.None{})
+	if err != nil {
+		return 0, nil, err
+	}
+	if !dispatch.Halves.Has(in[0].DType) {
+		return 0, nil, &dispatch.Error{Kind: dispatch.ErrDType, Arg: "lhs", Expected: "float16 or bfloat16", Found: in[0].DType.String(),
+			Detail: "is " + in[0].DType.String() + " but the wide product takes 16-bit floats", Fix: "call matmul"}
+	}
+	return dispatch.Float32, shape, nil
 }
 
 func matmulInfer(in []*dispatch.Tensor, _ dispatch.None) (dispatch.DType, []int, error) {
