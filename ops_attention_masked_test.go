@@ -136,7 +136,7 @@ func TestAttentionMaskedEmptyRow(t *testing.T) {
 				xs := []*Tensor{q.RequireGrad(), k.RequireGrad(), v.RequireGrad()}
 				fused := ScaledDotProductAttention(q, k, v, AttentionMask(mask))
 				comp := sdpaComposite(q, k, v, AttentionMask(mask))
-				out := attnNaNClose(t, "forward", fused, comp, 1e-5)
+				out := attnClose(t, "forward", fused, comp, 1e-5)
 				if !math.IsNaN(out[((1*2+0)*5+2)*3]) || math.IsNaN(out[0]) {
 					t.Errorf("forward: row 2 of batch 1 = %g, row 0 of batch 0 = %g; want NaN and a number", out[((1*2+0)*5+2)*3], out[0])
 				}
@@ -150,34 +150,11 @@ func TestAttentionMaskedEmptyRow(t *testing.T) {
 					t.Fatal(err)
 				}
 				for i, name := range []string{"q", "k", "v"} {
-					attnNaNClose(t, "grad "+name, gf[i], gc[i], 1e-4)
+					attnClose(t, "grad "+name, gf[i], gc[i], 1e-4)
 				}
 			})
 		}
 	}
-}
-
-// attnNaNClose is attnClose where NaN must be where want has NaN, and
-// returns got's values.
-func attnNaNClose(t *testing.T, what string, got, want *Tensor, tol float64) []float64 {
-	t.Helper()
-	g, err := got.To(CPU).Cast(Float64).Float64s()
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-	w, err := want.To(CPU).Cast(Float64).Float64s()
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-	if len(g) != len(w) {
-		t.Fatalf("%s: %d values, want %d", what, len(g), len(w))
-	}
-	for i := range g {
-		if math.IsNaN(w[i]) != math.IsNaN(g[i]) || !math.IsNaN(w[i]) && !(math.Abs(g[i]-w[i]) <= tol*(1+math.Abs(w[i]))) {
-			t.Fatalf("%s: [%d] = %g, want %g (tolerance %g)", what, i, g[i], w[i], tol)
-		}
-	}
-	return g
 }
 
 // TestAttentionMaskedOpErrors checks what the masked op refuses of its

@@ -162,7 +162,10 @@ func sdpaComposite(q, k, v *Tensor, opts ...AttentionOption) *Tensor {
 	return apply(opAttention, a, q, k, v)
 }
 
-func attnClose(t *testing.T, what string, got, want *Tensor, tol float64) {
+// attnClose fails t where got and want differ by more than tol relative
+// to 1 + |want|, or where one is NaN and the other not (a query row with
+// no key to attend to is NaN on every path), and returns got's values.
+func attnClose(t *testing.T, what string, got, want *Tensor, tol float64) []float64 {
 	t.Helper()
 	g, err := got.To(CPU).Cast(Float64).Float64s()
 	if err != nil {
@@ -176,10 +179,11 @@ func attnClose(t *testing.T, what string, got, want *Tensor, tol float64) {
 		t.Fatalf("%s: %d values, want %d", what, len(g), len(w))
 	}
 	for i := range g {
-		if d := math.Abs(g[i] - w[i]); !(d <= tol*(1+math.Abs(w[i]))) {
+		if math.IsNaN(w[i]) != math.IsNaN(g[i]) || !math.IsNaN(w[i]) && !(math.Abs(g[i]-w[i]) <= tol*(1+math.Abs(w[i]))) {
 			t.Fatalf("%s: [%d] = %g, want %g (tolerance %g)", what, i, g[i], w[i], tol)
 		}
 	}
+	return g
 }
 
 // TestAttentionFused holds the fused cpu kernels (forward and backward) to

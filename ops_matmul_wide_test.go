@@ -1,6 +1,7 @@
 package lathe
 
 import (
+	"errors"
 	"math"
 	"testing"
 
@@ -44,7 +45,12 @@ func TestMatMulWide(t *testing.T) {
 					af, bf := a.Cast(Float32), b.Cast(Float32)
 					want := af.MatMul(bf)
 					bound := af.Abs().MatMul(bf.Abs()) // the sum of |terms|
-					g, w, s := float64s(t, got), float64s(t, want), float64s(t, bound)
+					g, err1 := f64s(got.To(CPU))
+					w, err2 := f64s(want.To(CPU))
+					s, err3 := f64s(bound.To(CPU))
+					if err := errors.Join(err1, err2, err3); err != nil {
+						t.Fatal(err)
+					}
 					if len(g) != len(w) {
 						t.Fatalf("%d values, want %d", len(g), len(w))
 					}
@@ -99,13 +105,4 @@ func TestLinearWideGradients(t *testing.T) {
 			}
 		})
 	}
-}
-
-func float64s(t *testing.T, x *Tensor) []float64 {
-	t.Helper()
-	v, err := x.To(CPU).Cast(Float64).Float64s()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
 }

@@ -16,11 +16,7 @@ func mlpStep(t testing.TB) func() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	classes := make([]int64, 128)
-	for i := range classes {
-		classes[i] = int64(i % 10)
-	}
-	x, y := lathe.RandN(lathe.CPU, lathe.Float32, 128, 784), lathe.FromSlice(lathe.CPU, classes, 128)
+	x, y := lathe.RandN(lathe.CPU, lathe.Float32, 128, 784), cyclicLabels(128, 10)
 	return func() {
 		loss := CrossEntropy(model.Forward(x), y)
 		opt.ZeroGrad()
@@ -32,6 +28,32 @@ func mlpStep(t testing.TB) func() {
 			t.Fatal(err)
 		}
 	}
+}
+
+// goAllocsPerStep runs step three times to warm the pool, then steps
+// times, and returns the Go heap's bytes and allocations per step of
+// those.
+func goAllocsPerStep(step func(), steps int) (bytes, allocs uint64) {
+	for range 3 {
+		step()
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range steps {
+		step()
+	}
+	runtime.ReadMemStats(&after)
+	n := uint64(steps)
+	return (after.TotalAlloc - before.TotalAlloc) / n, (after.Mallocs - before.Mallocs) / n
+}
+
+// cyclicLabels is n Int64 class labels 0, 1, ..., classes-1, 0, 1, ...
+func cyclicLabels(n, classes int) *lathe.Tensor {
+	labels := make([]int64, n)
+	for i := range labels {
+		labels[i] = int64(i % classes)
+	}
+	return lathe.FromSlice(lathe.CPU, labels, n)
 }
 
 // BenchmarkMLPStep reports the step's time and, with -benchmem, what it
@@ -53,19 +75,8 @@ func BenchmarkMLPStep(b *testing.B) {
 // transposed views went with the graph, when each step's new weight took
 // new memory while a view held the old one).
 func TestMLPStepReusesBuffers(t *testing.T) {
-	step := mlpStep(t)
-	for range 3 {
-		step() // warm the pool
-	}
-	var before, after runtime.MemStats
-	const steps = 50
-	runtime.ReadMemStats(&before)
-	for range steps {
-		step()
-	}
-	runtime.ReadMemStats(&after)
-	perStep := (after.TotalAlloc - before.TotalAlloc) / steps
-	t.Logf("%d bytes allocated per step", perStep)
+	perStep, allocs := goAllocsPerStep(mlpStep(t), 50)
+	t.Logf("%d bytes in %d allocations per step", perStep, allocs)
 	if perStep > 256<<10 {
 		t.Errorf("a steady-state step allocates %d bytes; want under 256 KiB (its tensors should come from the pool)", perStep)
 	}
@@ -138,11 +149,7 @@ func resBlockStep(t testing.TB, amp lathe.DType) func() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	classes := make([]int64, 32)
-	for i := range classes {
-		classes[i] = int64(i % 10)
-	}
-	x, y := lathe.RandN(lathe.CPU, lathe.Float32, 32, 3, 32, 32), lathe.FromSlice(lathe.CPU, classes, 32)
+	x, y := lathe.RandN(lathe.CPU, lathe.Float32, 32, 3, 32, 32), cyclicLabels(32, 10)
 	forward := func() *lathe.Tensor {
 		h := stem.Forward(x)
 		b := body.Forward(h)
@@ -193,19 +200,8 @@ func BenchmarkResBlockStep(b *testing.B) {
 // came from the pool and the 16-bit blocks stopped building tensors).
 func TestResBlockStepAllocations(t *testing.T) {
 	for _, amp := range []lathe.DType{lathe.Float32, lathe.BFloat16} {
-		step := resBlockStep(t, amp)
-		for range 3 {
-			step()
-		}
-		var before, after runtime.MemStats
-		const steps = 10
-		runtime.ReadMemStats(&before)
-		for range steps {
-			step()
-		}
-		runtime.ReadMemStats(&after)
-		perStep := (after.TotalAlloc - before.TotalAlloc) / steps
-		t.Logf("%s: %d bytes in %d allocations per step", amp, perStep, (after.Mallocs-before.Mallocs)/steps)
+		perStep, allocs := goAllocsPerStep(resBlockStep(t, amp), 10)
+		t.Logf("%s: %d bytes in %d allocations per step", amp, perStep, allocs)
 		if perStep > 512<<10 {
 			t.Errorf("%s: a steady step allocates %d bytes; want under 512 KiB", amp, perStep)
 		}

@@ -170,19 +170,18 @@ func checkAttentionMask(q, mask *dispatch.Tensor, g AttentionGeometry, a Attenti
 }
 
 func attentionMaskedInfer(in []*dispatch.Tensor, a AttentionParams) (dispatch.DType, []int, error) {
-	dt, shape, err := attentionInfer(in[:3], a)
-	if err != nil {
-		return 0, nil, err
-	}
-	g, _ := AttentionShapes(in[0], in[1], in[2])
-	if err := checkAttentionMask(in[0], in[3], g, a); err != nil {
-		return 0, nil, err
-	}
-	return dt, shape, nil
+	return withMask(attentionInfer, in[:3], in, a)
 }
 
 func attentionMaskedBackwardInfer(in []*dispatch.Tensor, a AttentionParams) (dispatch.DType, []int, error) {
-	dt, shape, err := attentionBackwardInfer([]*dispatch.Tensor{in[0], in[1], in[2], in[4], in[5]}, a)
+	return withMask(attentionBackwardInfer, []*dispatch.Tensor{in[0], in[1], in[2], in[4], in[5]}, in, a)
+}
+
+// withMask is the infer of a masked op: infer of its unmasked op's
+// arguments (in without the mask, in[3]), then the mask's checks.
+func withMask(infer func([]*dispatch.Tensor, AttentionParams) (dispatch.DType, []int, error), unmasked, in []*dispatch.Tensor,
+	a AttentionParams) (dispatch.DType, []int, error) {
+	dt, shape, err := infer(unmasked, a)
 	if err != nil {
 		return 0, nil, err
 	}
