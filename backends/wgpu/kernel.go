@@ -46,9 +46,10 @@ func shaderFor(key, family string, data any) (*shader, error) {
 // The dtype sets of wgpu's kernels. A tensor on wgpu:0 is float32, int32,
 // bool (a u32 word per element), int64 (two u32 words, int64.wgsl) or a
 // narrow dtype packed in u32 words (float16 and bfloat16 two to a word,
-// int8 and uint8 four), which the kernels see widened to float32 or int32
-// (register); WGSL has no float64, so Alloc refuses it and no kernel meets
-// it.
+// int8 and uint8 four), which most kernels see widened to float32 or
+// int32 (register) and the elementwise ones read and write in their words
+// (registerPacked); WGSL has no float64, so Alloc refuses it and no kernel
+// meets it.
 const (
 	floatTypes   = dispatch.DTypeSet(1<<dispatch.Float32) | dispatch.Halves
 	int32Types   = floatTypes | 1<<dispatch.Int32 | dispatch.Bytes
@@ -67,12 +68,19 @@ const i64 = "vec2<u32>"
 // rounded once (dispatch.ViaCompute through convert, narrow.go), so set
 // takes a narrow dtype only where it holds its compute dtype too
 // (dispatch.Computable). The kernels that only move elements (contiguous,
-// cast, index_select, gather, where, cat, ...) go the same way: widening
+// cast, index_select, gather, cat, ...) go the same way: widening
 // is exact and rounding a widened value gives its bits back, but for a
 // signaling NaN, which comes back quiet as on the cpu's kernels that
 // compute.
 func register[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kernel[A]) {
 	dispatch.RegisterKernel(kind, op, dispatch.Computable(set&allTypes), dispatch.ViaCompute(registered, convert, k))
+}
+
+// registerPacked is register for a kernel k that takes the narrow dtypes
+// of set itself, in their packed words (elementwise.wgsl), and gives
+// ViaCompute's bits for them: it is registered as it is.
+func registerPacked[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kernel[A]) {
+	dispatch.RegisterKernel(kind, op, dispatch.Computable(set&allTypes), k)
 }
 
 // wgslType is the WGSL element type that holds a dtype on wgpu:0: f32, i32,
@@ -100,7 +108,7 @@ func wordType(dt dispatch.DType) string {
 }
 
 // wgslTypes is the set of dtypes whose WGSL types (wgslType) key exprs,
-// with the narrow dtypes that compute in them (register).
+// with the narrow dtypes that compute in them (register, registerPacked).
 func wgslTypes(exprs map[string]string) dispatch.DTypeSet {
 	var set dispatch.DTypeSet
 	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Int32, dispatch.Int64, dispatch.Bool} {

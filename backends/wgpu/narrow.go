@@ -7,14 +7,17 @@ import (
 // The narrow dtypes (float16, bfloat16, int8, uint8) are stored packed in
 // u32 words (elemBytes, Upload, Read) and computed wide through
 // dispatch.ViaCompute, whose comment gives the rules; wgpu brings its
-// storage and convert, one kernel family (convert.wgsl). The conversions
+// storage and convert, one kernel family (convert.wgsl). The elementwise
+// kernels take them in their words instead, with convert.wgsl's
+// conversions in the shader (ops_elementwise.go). The conversions
 // are integer code on the bits, not WGSL's f16 type: lavapipe's adapter
 // reports shader-f16 (feature 0x0b of this Dawn), but an adapter need not,
 // and WGSL leaves to the implementation which neighbour an inexact
 // conversion to f16 gives and what a NaN becomes.
 
 // packed is how a narrow dtype sits in a u32 word: its width in bits and
-// the prefix of its conversion functions in convert.wgsl.
+// the prefix of its conversion functions in convert.wgsl (zero for a
+// dtype that is not narrow).
 type packed struct {
 	bits int
 	name string

@@ -18,6 +18,19 @@ import (
 // writes the expression's value. The scalar forms (AddScalar, ...) are
 // these binary ops with a 0-d argument that broadcasts.
 //
+// The narrow dtypes need no kernels of their own either: the shader reads
+// a narrow argument from its packed words and widens it, and rounds a
+// narrow result into its words, with convert.wgsl's conversions, so that
+// the expression is the one of the compute dtype (float32 for float16 and
+// bfloat16, int32 for int8 and uint8). That is dispatch.ViaCompute's
+// arithmetic, bit for bit, in one launch where ViaCompute takes one more
+// per narrow tensor and a temporary of the compute dtype for each: these
+// ops move a few bytes an element, so the conversions would be most of
+// their cost. (Where two NaNs meet in one float operation, which one's
+// payload the result carries is the compiler's choice, in either path;
+// it may choose differently for a value widened in the shader and one
+// read from memory.)
+//
 // The semantics are the cpu kernels' (backends/cpu/elementwise.go,
 // binary.go): NaN propagates through maximum and minimum and stays NaN
 // through clamp and relu, round is half to even, sign(NaN) is 0, int ops
@@ -124,23 +137,31 @@ var logicalOps = map[*dispatch.Op[dispatch.None]]string{ops.LogicalAnd: "&&", op
 func init() {
 	for _, u := range ops.UnaryOps {
 		exprs := unaryExprs[u.Name]
-		register(u.Op, u.DTypes&wgslTypes(exprs), unaryKernel(u.Op, exprs))
+		registerPacked(u.Op, u.DTypes&wgslTypes(exprs), unaryKernel(u.Op, exprs))
 	}
-	register(ops.LogicalNot, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
-		return runElementwise(ops.LogicalNot.Name, out, boolWord("!("+truth(wgslType(in[0].DType), "x")+")"), nil, operand{"x", in[0]})
-	})
+	registerPacked(ops.LogicalNot, allTypes, logicalNot)
 	for _, b := range ops.BinaryOps {
 		set := wgslTypes(binaryExprs[b.Name])
 		if _, ok := logicalOps[b.Op]; ok {
 			set = allTypes
 		}
-		register(b.Op, b.DTypes&set, binaryKernel(b))
+		registerPacked(b.Op, b.DTypes&set, binaryKernel(b))
 	}
-	// cond is Bool (where's Infer checks it); x and y any dtype.
-	register(ops.Where, 1<<dispatch.Bool, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
-		return runElementwise(ops.Where.Name, out, "select(y, x, c != 0u)", nil,
-			operand{"c", in[0]}, operand{"x", in[1]}, operand{"y", in[2]})
-	})
+	registerPacked(ops.Where, 1<<dispatch.Bool, where)
+}
+
+// logicalNot is logical_not's kernel: true where x, of any dtype, is zero.
+func logicalNot(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+	return runElementwise(ops.LogicalNot.Name, out, boolWord("!("+truth(computeType(in[0].DType), "x")+")"), nil, operand{"x", in[0]})
+}
+
+// where is where's kernel: cond is Bool (where's Infer checks it), x and
+// y of any one dtype. A narrow x or y is widened and rounded back like
+// any other argument, which gives its bits back but for a signaling NaN,
+// quieted, as ViaCompute's conversions quiet it.
+func where(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+	return runElementwise(ops.Where.Name, out, "select(y, x, c != 0u)", nil,
+		operand{"c", in[0]}, operand{"x", in[1]}, operand{"y", in[2]})
 }
 
 // unaryKernel is op's kernel, whose expressions by WGSL type are exprs; it
@@ -148,12 +169,13 @@ func init() {
 func unaryKernel(op *dispatch.Op[ops.Params], exprs map[string]string) dispatch.Kernel[ops.Params] {
 	return func(out *dispatch.Tensor, in []*dispatch.Tensor, p ops.Params) error {
 		x := in[0]
-		return runElementwise(op.Name, out, exprs[wgslType(x.DType)], unaryAttrs(op, x.DType, p), operand{"x", x})
+		return runElementwise(op.Name, out, exprs[computeType(x.DType)], unaryAttrs(op, dispatch.ComputeOf(x.DType), p), operand{"x", x})
 	}
 }
 
 // unaryAttrs are the attribute words of leaky_relu (its slope) and clamp
-// (its bounds; for ints those of clampi in elementwise.wgsl).
+// (its bounds; for ints those of clampi in elementwise.wgsl), for an x
+// computed in dt.
 func unaryAttrs(op *dispatch.Op[ops.Params], dt dispatch.DType, p ops.Params) []uint32 {
 	switch {
 	case op == ops.LeakyReLU:
@@ -229,10 +251,10 @@ func intClampAttrs(lo, hi float64) []uint32 {
 func binaryKernel(b ops.BinaryOp) dispatch.Kernel[dispatch.None] {
 	return func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		x, y := in[0], in[1]
-		tx := wgslType(x.DType)
+		tx := computeType(x.DType)
 		expr := binaryExprs[b.Name][tx]
 		if op, ok := logicalOps[b.Op]; ok {
-			expr = "(" + truth(tx, "a") + ") " + op + " (" + truth(wgslType(y.DType), "b") + ")"
+			expr = "(" + truth(tx, "a") + ") " + op + " (" + truth(computeType(y.DType), "b") + ")"
 		}
 		if b.Bool {
 			expr = boolWord(expr)
@@ -244,6 +266,10 @@ func binaryKernel(b ops.BinaryOp) dispatch.Kernel[dispatch.None] {
 // boolWord is the u32 word, 0 or 1, of a WGSL bool expression.
 func boolWord(cond string) string { return "select(0u, 1u, " + cond + ")" }
 
+// computeType is the WGSL type that an expression sees a tensor of dt as:
+// wgslType's, or for a narrow dtype its compute dtype's.
+func computeType(dt dispatch.DType) string { return wgslType(dispatch.ComputeOf(dt)) }
+
 // operand is an argument of an elementwise shader and the name its
 // expression reads it by.
 type operand struct {
@@ -251,10 +277,11 @@ type operand struct {
 	t    *dispatch.Tensor
 }
 
-// elementwiseArg is an argument as the template sees it.
+// elementwiseArg is an argument as the template sees it; Narrow and Bits
+// are those of a packed narrow dtype, else "" and 0.
 type elementwiseArg struct {
-	Name, Type, Layout string
-	Binding, Base      int
+	Name, Type, Narrow, Layout string
+	Bits, Binding, Base        int
 }
 
 // argLayout is how the shader finds an argument's elements
@@ -270,29 +297,34 @@ func argLayout(t, out *dispatch.Tensor) string {
 }
 
 // runElementwise launches expr over the contiguous out, one item per
-// element, with the operands' strided layouts and then the attribute
-// words as parameters.
+// element (per word, for a narrow out), with the operands' strided
+// layouts and then the attribute words as parameters.
 func runElementwise(op string, out *dispatch.Tensor, expr string, attrs []uint32, args ...operand) error {
 	n := out.Numel()
 	if n == 0 {
 		return nil
 	}
-	outType := wgslType(out.DType)
+	outPk := packings[out.DType]
 	data := struct {
-		Out      string
-		Args     []elementwiseArg
-		Expr     string
-		AttrBase int
-	}{Out: outType, Expr: expr, AttrBase: 10 + 9*len(args)}
+		Out, OutNarrow string
+		OutBits        int
+		Args           []elementwiseArg
+		Expr           string
+		AttrBase       int
+		Conversions    bool
+	}{Out: computeType(out.DType), OutNarrow: outPk.name, OutBits: outPk.bits, Expr: expr, AttrBase: 10 + 9*len(args),
+		Conversions: outPk.bits != 0}
 	tensors := make([]*dispatch.Tensor, 0, 1+len(args))
 	tensors = append(tensors, out)
-	key := []string{"elementwise", op, outType}
+	key := []string{"elementwise", op, storageName(out.DType)}
 	for k, a := range args {
-		t := wgslType(a.t.DType)
+		pk := packings[a.t.DType]
 		l := argLayout(a.t, out)
-		data.Args = append(data.Args, elementwiseArg{Name: a.name, Type: t, Layout: l, Binding: 2 + k, Base: 10 + 9*k})
+		data.Args = append(data.Args, elementwiseArg{Name: a.name, Type: computeType(a.t.DType), Narrow: pk.name, Bits: pk.bits,
+			Layout: l, Binding: 2 + k, Base: 10 + 9*k})
+		data.Conversions = data.Conversions || pk.bits != 0
 		tensors = append(tensors, a.t)
-		key = append(key, t+":"+l)
+		key = append(key, storageName(a.t.DType)+":"+l)
 	}
 	sh, err := shaderFor(strings.Join(key, "/"), "elementwise", data)
 	if err != nil {
@@ -302,5 +334,19 @@ func runElementwise(op string, out *dispatch.Tensor, expr string, attrs []uint32
 	if err != nil {
 		return err
 	}
-	return launch(op, sh, grid(n), append(params, attrs...), tensors...)
+	items := n
+	if outPk.bits != 0 {
+		per := 32 / outPk.bits
+		items = (n + per - 1) / per
+	}
+	return launch(op, sh, grid(items), append(params, attrs...), tensors...)
+}
+
+// storageName names how a tensor of dt is stored, for a shader's key: its
+// WGSL type, or a narrow dtype's packing.
+func storageName(dt dispatch.DType) string {
+	if pk, ok := packings[dt]; ok {
+		return pk.name
+	}
+	return wgslType(dt)
 }

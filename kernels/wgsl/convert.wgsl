@@ -7,7 +7,10 @@ bits (e % PER)·BITS, the host's little-endian bytes: float16 and bfloat16
 two to a word, int8 and uint8 four. The compute side (f32 or i32, one word
 each) is handled as bits too, so that no float arithmetic of the adapter
 (flushing subnormals, canonicalising NaN) touches a value: every
-conversion below is integer code that gives internal/half's bits.
+conversion below is integer code that gives internal/half's bits. The
+conversions themselves are the template "conversions", which
+elementwise.wgsl includes too, to read and write narrow tensors in their
+words without this kernel's launches.
 
 Data: .Name is the narrow dtype's function prefix below (f16, bf16, i8,
 u8), .Bits its width (16 or 8), .Widen true for narrow → compute and false
@@ -33,6 +36,41 @@ const BITS: u32 = {{.Bits}}u;
 const PER: u32 = 32u / BITS;
 const MASK: u32 = (1u << BITS) - 1u;
 
+{{template "conversions"}}
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = item(gid, nwg);
+    if (i >= p[0]) {
+        return;
+    }
+{{- if .Widen}}
+    let e = p[2] + i;
+    let v = (src[e / PER] >> ((e % PER) * BITS)) & MASK;
+    dst[p[1] + i] = {{.Name}}_widen(v);
+{{- else}}
+    let lo = p[1];
+    let hi = p[1] + p[3];
+    let w = lo / PER + i;
+    var word = dst[w];
+    for (var k = 0u; k < PER; k = k + 1u) {
+        let e = w * PER + k;
+        if (e >= lo && e < hi) {
+            let at = k * BITS;
+            word = (word & ~(MASK << at)) | ({{.Name}}_narrow(src[p[2] + e - lo]) << at);
+        }
+    }
+    dst[w] = word;
+{{- end}}
+}
+{{end}}
+
+{{/*
+conversions: each narrow dtype's widening to the bits of its compute dtype
+and narrowing back, <name>_widen and <name>_narrow, on the element's bits
+in the low bits of a u32 and the compute value's bits.
+*/}}
+{{define "conversions"}}
 const F32_INF: u32 = 0x7f800000u;
 const F32_QUIET: u32 = 0x00400000u;
 
@@ -133,31 +171,5 @@ fn u8_widen(v: u32) -> u32 {
 
 fn u8_narrow(v: u32) -> u32 {
     return v & 0xffu;
-}
-
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = item(gid, nwg);
-    if (i >= p[0]) {
-        return;
-    }
-{{- if .Widen}}
-    let e = p[2] + i;
-    let v = (src[e / PER] >> ((e % PER) * BITS)) & MASK;
-    dst[p[1] + i] = {{.Name}}_widen(v);
-{{- else}}
-    let lo = p[1];
-    let hi = p[1] + p[3];
-    let w = lo / PER + i;
-    var word = dst[w];
-    for (var k = 0u; k < PER; k = k + 1u) {
-        let e = w * PER + k;
-        if (e >= lo && e < hi) {
-            let at = k * BITS;
-            word = (word & ~(MASK << at)) | ({{.Name}}_narrow(src[p[2] + e - lo]) << at);
-        }
-    }
-    dst[w] = word;
-{{- end}}
 }
 {{end}}

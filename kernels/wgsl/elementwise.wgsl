@@ -1,21 +1,40 @@
 {{/*
 elementwise: out[i] = Expr(args at i), for the unary ops, the binary ops
 and where. Data:
-  .Out        the WGSL type of out (f32, i32, vec2<u32> for int64, u32 for
-              bool);
-  .Args       the arguments: .Name (the name Expr reads it by), .Type,
-              .Binding, .Layout and .Base, the index of its layout words;
+  .Out        the WGSL type of Expr: out's own (f32, i32, vec2<u32> for
+              int64, u32 for bool), or for a narrow out the type it
+              computes in (f32 for float16 and bfloat16, i32 for int8 and
+              uint8);
+  .OutNarrow  for a narrow out, the prefix of its conversions (f16, bf16,
+              i8, u8: convert.wgsl's "conversions"), and .OutBits its
+              width; "" otherwise;
+  .Args       the arguments: .Name (the name Expr reads it by), .Type (the
+              WGSL type Expr sees), .Narrow and .Bits (as .OutNarrow and
+              .OutBits, for an argument stored packed), .Binding, .Layout
+              and .Base, the index of its layout words;
   .Expr       the op's WGSL expression of the arguments (the table in
-              backends/wgpu/ops_elementwise.go).
+              backends/wgpu/ops_elementwise.go);
+  .Conversions whether any tensor is narrow, so that the shader needs
+              convert.wgsl's conversions.
 An argument's .Layout is "flat" where it is contiguous with out's shape
 (element i is at its offset + i), "scalar" where it has one element (at its
 offset), and "strided" otherwise.
 
-Launch: one item per output element; out contiguous at element 0 of its
-buffer (binding 1); argument k at binding 2+k, with the strided layout of
-argument k (prelude), broadcast to out's shape. The op's attributes are the
-words after the layout, from p[10 + 9·len(Args)]: attr_f32(j) and
-attr_i32(j) read word j of them.
+A narrow tensor is packed in u32 words as convert.wgsl keeps it (element e
+in word e / (32 / bits), from bit (e % (32 / bits))·bits). An argument's
+element is widened exactly where it is read, and a narrow out's value is
+Expr's rounded once (convert's narrowing): the bits of
+dispatch.ViaCompute's launches, convert's around this kernel's, in one.
+
+Launch: out contiguous at element 0 of its buffer (binding 1), which
+dispatch allocates; p[0] its number of elements n. One item per output
+element, or for a narrow out one item per word of out, ceil(n / (32 /
+bits)) items: an item computes the elements of its word and writes the
+word whole, so that no two invocations write one word, and the bits past
+element n - 1 of the last word zero. Argument k at binding 2+k, with the
+strided layout of argument k (prelude), broadcast to out's shape. The op's
+attributes are the words after the layout, from p[10 + 9·len(Args)]:
+attr_f32(j) and attr_i32(j) read word j of them.
 
 The float functions the table's expressions call (expf, powf, erff, ...)
 are math.wgsl's, the int64 ones (i64_add, i64_lt, ...) int64.wgsl's; powi,
@@ -23,8 +42,8 @@ clampi, fmodi and remainderi, for int32, and powl, clampl, fmodl and remainderl,
 int64, are here.
 */}}
 {{define "elementwise"}}{{template "prelude" .}}
-@group(0) @binding(1) var<storage, read_write> dst: array<{{.Out}}>;
-{{range .Args}}@group(0) @binding({{.Binding}}) var<storage, read> arg_{{.Name}}: array<{{.Type}}>;
+@group(0) @binding(1) var<storage, read_write> dst: array<{{if .OutNarrow}}u32{{else}}{{.Out}}{{end}}>;
+{{range .Args}}@group(0) @binding({{.Binding}}) var<storage, read> arg_{{.Name}}: array<{{if .Narrow}}u32{{else}}{{.Type}}{{end}}>;
 {{end}}
 const ATTRS: u32 = {{.AttrBase}}u;
 
@@ -33,6 +52,9 @@ fn attr_i32(j: u32) -> i32 { return bitcast<i32>(p[ATTRS + j]); }
 
 {{template "math"}}
 {{template "int64"}}
+{{- if .Conversions}}
+{{template "conversions"}}
+{{- end}}
 // powi is integer power by squaring, wrapping as the cpu's does; negative
 // exponents are refused before the launch.
 fn powi(a: i32, b: i32) -> i32 {
@@ -142,18 +164,49 @@ fn clampl(x: vec2<u32>) -> vec2<u32> {
     return x;
 }
 
+{{range $k, $a := .Args}}
+// read_{{$a.Name}} is argument {{$k}}'s element for output element i.
+fn read_{{$a.Name}}(i: u32) -> {{$a.Type}} {
+    let e = {{if eq $a.Layout "flat"}}p[{{$a.Base}}u] + i
+        {{- else if eq $a.Layout "scalar"}}p[{{$a.Base}}u]
+        {{- else}}strided({{$k}}u, i){{end}};
+{{- if $a.Narrow}}
+    let per = 32u / {{$a.Bits}}u;
+    let bits = (arg_{{$a.Name}}[e / per] >> ((e % per) * {{$a.Bits}}u)) & ((1u << {{$a.Bits}}u) - 1u);
+    return bitcast<{{$a.Type}}>({{$a.Narrow}}_widen(bits));
+{{- else}}
+    return arg_{{$a.Name}}[e];
+{{- end}}
+}
+{{end}}
+// value is Expr at output element i.
+fn value(i: u32) -> {{.Out}} {
+{{- range .Args}}
+    let {{.Name}} = read_{{.Name}}(i);
+{{- end}}
+    return {{.Expr}};
+}
+
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = item(gid, nwg);
+{{- if .OutNarrow}}
+    let per = 32u / {{.OutBits}}u;
+    if (i * per >= p[0]) {
+        return;
+    }
+    var word = 0u;
+    for (var k = 0u; k < per; k = k + 1u) {
+        if (i * per + k < p[0]) {
+            word = word | ({{.OutNarrow}}_narrow(bitcast<u32>(value(i * per + k))) << (k * {{.OutBits}}u));
+        }
+    }
+    dst[i] = word;
+{{- else}}
     if (i >= p[0]) {
         return;
     }
-{{- range $k, $a := .Args}}
-    let {{$a.Name}} = arg_{{$a.Name}}[
-        {{- if eq $a.Layout "flat"}}p[{{$a.Base}}u] + i
-        {{- else if eq $a.Layout "scalar"}}p[{{$a.Base}}u]
-        {{- else}}strided({{$k}}u, i){{end}}];
+    dst[i] = value(i);
 {{- end}}
-    dst[i] = {{.Expr}};
 }
 {{end}}
