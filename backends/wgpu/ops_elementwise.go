@@ -42,7 +42,7 @@ import (
 var unaryExprs = map[string]map[string]string{
 	"neg":    numeric("-x", "i64_neg(x)"),
 	"abs":    numeric("abs(x)", "i64_abs(x)"),
-	"sign":   {"f32": "select(select(0.0, -1.0, x < 0.0), 1.0, x > 0.0)", "i32": "select(select(0, -1, x < 0), 1, x > 0)", i64: "i64_sign(x)"},
+	"sign":   {"f32": "f32(x > 0.0) - f32(x < 0.0)", "i32": "select(select(0, -1, x < 0), 1, x > 0)", i64: "i64_sign(x)"},
 	"square": numeric("x * x", "i64_mul(x, x)"),
 	"relu":   {"f32": "select(0.0, x, x > 0.0 || is_nan(x))", "i32": "max(x, 0)", i64: "select(x, vec2<u32>(0u, 0u), i64_negative(x))"},
 	"floor":  {"f32": "floor(x)", "i32": "x", i64: "x"},
