@@ -118,6 +118,11 @@ func TestAttentionErrors(t *testing.T) {
 		if !errors.As(err, &e) || !errors.Is(err, ErrDevice) || e.Arg != "value" {
 			t.Errorf("value on %s: %v, want ErrDevice naming value", s.Device, err)
 		}
+		mask := Ones(s.Device, Bool, q.Dim(-2), k.Dim(-2))
+		err = ScaledDotProductAttention(q, k, v, AttentionMask(mask)).Err()
+		if !errors.As(err, &e) || !errors.Is(err, ErrDevice) || e.Arg != "attn_mask" {
+			t.Errorf("mask on %s: %v, want ErrDevice naming attn_mask", s.Device, err)
+		}
 	}
 }
 
