@@ -23,10 +23,13 @@ func devicePtr(t *dispatch.Tensor) uint64 {
 // kernels compute the wide ones; the narrow ones (float16, bfloat16, int8,
 // uint8) are stored narrow and computed in float32 or int32 by the same
 // kernels, through dispatch.ViaCompute and narrow.cu's conversions
-// (narrow.go). matmul takes the 16-bit floats in place where cuBLAS has
-// cublasGemmStridedBatchedEx (matmul.go); native half kernels for the
-// rest, which would skip the conversions' passes and the wide
-// temporaries, are owed.
+// (narrow.go), but where a kernel computes the 16-bit floats in place:
+// the elementwise families, whose templates have float16 and bfloat16
+// instantiations that convert in registers (ops_elementwise.go's native),
+// matmul where cuBLAS has cublasGemmStridedBatchedEx (matmul.go) and conv's
+// forward (ops_conv.go). Native kernels for the rest (reductions, softmax,
+// norms, attention, indexing), which would skip the conversions' passes and
+// the wide temporaries, are owed.
 const dtypes = dispatch.AllTypes
 
 // register gives op a cuda kernel, k, for inputs whose first argument has
@@ -42,19 +45,21 @@ func register[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kerne
 	return wrapped
 }
 
-// A halfKernel computes a float16 or bfloat16 call in its own dtype, with
-// no float32 temporaries, where it can; done is false, and nothing ran,
-// where it cannot (no cuBLAS for the 16-bit floats, a layout it does not
-// take).
+// A halfKernel computes a call with a float16 or bfloat16 tensor (its
+// result or an argument) in the tensors' own dtypes, with no float32
+// temporaries, where it can; done is false, and nothing ran, where it
+// cannot (no cuBLAS for the 16-bit floats, a layout it does not take, an
+// 8-bit integer beside the 16-bit float).
 type halfKernel[A any] func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) (done bool, err error)
 
 // registerHalves is register for a kernel k with a native path for the
-// 16-bit floats, half, which a float16 or bfloat16 call tries first; the
-// calls it does not do take register's float32 temporaries to k.
+// 16-bit floats, half, which a call with a float16 or bfloat16 tensor
+// tries first; the calls it does not do take register's float32
+// temporaries to k.
 func registerHalves[A any](op *dispatch.Op[A], set dispatch.DTypeSet, half halfKernel[A], k dispatch.Kernel[A]) dispatch.Kernel[A] {
 	wide := dispatch.ViaCompute(computing{}, convert, k)
 	both := func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) error {
-		if dispatch.Halves.Has(out.DType) {
+		if hasHalf(out, in) {
 			if done, err := half(out, in, a); done {
 				return err
 			}
@@ -63,4 +68,17 @@ func registerHalves[A any](op *dispatch.Op[A], set dispatch.DTypeSet, half halfK
 	}
 	dispatch.RegisterKernel(kind, op, dispatch.Computable(set), both)
 	return both
+}
+
+// hasHalf reports whether out or one of in is a float16 or bfloat16 tensor.
+func hasHalf(out *dispatch.Tensor, in []*dispatch.Tensor) bool {
+	if dispatch.Halves.Has(out.DType) {
+		return true
+	}
+	for _, t := range in {
+		if dispatch.Halves.Has(t.DType) {
+			return true
+		}
+	}
+	return false
 }

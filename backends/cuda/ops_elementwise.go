@@ -6,10 +6,12 @@ import (
 	"github.com/lathe-ml/lathe/layout"
 )
 
-// The elementwise family (kernels/cuda/unary.cu, trig.cu, binary.cu and
-// elementwise.cu): unary and binary ops, where, the logical ops, cast and
-// contiguous. Each launches one of three forms of its kernel (the launch
-// contracts are in the .cu files; why, in dense.cuh):
+// The elementwise family (kernels/cuda/unary.cuh, binary.cuh and
+// elementwise.cuh, instantiated in unary.cu, trig.cu, binary.cu,
+// elementwise.cu and their _half modules): unary and binary ops, where,
+// the logical ops, cast and contiguous. Each launches one of three forms
+// of its kernel (the launch contracts are in the .cu files; why, in
+// dense.cuh):
 //   - dense, "<fn>_<sfx>": out contiguous and every input contiguous of
 //     out's shape, or for the binary ops and where also a single element or
 //     a run of out's trailing dims (a periodic operand); it moves 16 bytes
@@ -19,6 +21,16 @@ import (
 //   - strided32, "<fn>_strided32_<sfx>": any other layout whose index and
 //     offsets fit in 31 bits, unravelled by multiplications;
 //   - strided, "<fn>_strided_<sfx>": the rest, in 64 bits.
+//
+// Every form but the logical ops' has float16 and bfloat16 kernels, from
+// the same templates (kernels/cuda/half.cuh): they read the 16-bit
+// storage, compute each element with the float32 op in registers and round
+// it once as they store it, the bits that register's float32 temporaries
+// give (dispatch.ViaCompute) without their passes over memory: a float16
+// a+b reads 4 bytes and writes 2 per element in one launch where the
+// temporaries' path moves 30 in four (three conversions of 6 bytes and
+// the float32 add's 12). native registers them; they are in modules of
+// their own (moduleOf).
 
 // suffixes are the kernels' dtype suffixes, by dispatch.DType.
 var suffixes = [...]string{dispatch.Float32: "f32", dispatch.Float64: "f64", dispatch.Int32: "i32", dispatch.Int64: "i64", dispatch.Bool: "bool",
@@ -208,11 +220,11 @@ func views(ts []*dispatch.Tensor) []view {
 // dims, as wgpu's place does, so that a copy, which rankError asks for,
 // never fails for want of dims.
 func copyInto(dev dispatch.Device, dst, src view) error {
-	sfx := suffix(src.dtype) + "_" + suffix(dst.dtype)
+	mod, sfx := moduleOf("elementwise", src.dtype, dst.dtype), suffix(src.dtype)+"_"+suffix(dst.dtype)
 	w := layout.Walk{Shape: dst.shape, Strides: [][]int{dst.strides, src.strides}}.Collapse()
 	lead := w.Rank() - maxRank
 	if lead <= 0 {
-		return mapKernel(dev, "elementwise", "cast", sfx, false, dst, []view{src})
+		return mapKernel(dev, mod, "cast", sfx, false, dst, []view{src})
 	}
 	outer := w.Shape[:lead]
 	for o := range dispatch.Numel(outer) {
@@ -224,7 +236,7 @@ func copyInto(dev dispatch.Device, dst, src view) error {
 		}
 		d.shape, s.shape = w.Shape[lead:], w.Shape[lead:]
 		d.strides, s.strides = w.Strides[0][lead:], w.Strides[1][lead:]
-		if err := mapKernel(dev, "elementwise", "cast", sfx, false, d, []view{s}); err != nil {
+		if err := mapKernel(dev, mod, "cast", sfx, false, d, []view{s}); err != nil {
 			return err
 		}
 	}
@@ -239,21 +251,61 @@ var trigOps = map[string]bool{
 	"sinh": true, "cosh": true, "tanh": true, "asinh": true, "acosh": true, "atanh": true,
 }
 
-// unaryModule is the module that holds unary op name's kernels.
-func unaryModule(name string) string {
+// unaryModule is the module that holds unary op name's kernels for dtype dt.
+func unaryModule(name string, dt dispatch.DType) string {
 	if trigOps[name] {
-		return "trig"
+		return moduleOf("trig", dt)
 	}
-	return "unary"
+	return moduleOf("unary", dt)
+}
+
+// moduleOf is the module that holds a kernel of the family whose kernels
+// for the wide dtypes module mod holds, for operands of dtypes dts: the
+// elementwise families keep their float16 and bfloat16 kernels apart, in
+// <mod>_half (kernels/cuda/unary_half.cu, trig_half.cu, binary_half.cu,
+// elementwise_half.cu), so that each PTX file stays small and a program
+// that uses no 16-bit float never JIT-compiles them.
+func moduleOf(mod string, dts ...dispatch.DType) string {
+	for _, dt := range dts {
+		if dispatch.Halves.Has(dt) {
+			return mod + "_half"
+		}
+	}
+	return mod
+}
+
+// native is the halfKernel of k, one of this file's kernels, whose
+// float16 and bfloat16 kernels exist for every dtype it meets beside them
+// (kernels/cuda/half.cuh): it runs k on the 16-bit tensors themselves. A
+// call with an int8 or uint8 tensor as well (a cast between the two),
+// which has no such kernel, is left to register's temporaries.
+func native[A any](k dispatch.Kernel[A]) halfKernel[A] {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) (bool, error) {
+		if dispatch.Bytes.Has(out.DType) {
+			return false, nil
+		}
+		for _, t := range in {
+			if dispatch.Bytes.Has(t.DType) {
+				return false, nil
+			}
+		}
+		return true, k(out, in, a)
+	}
+}
+
+// elementwise registers k, one of this file's kernels, as op's with its
+// native path for the 16-bit floats.
+func elementwise[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kernel[A]) {
+	kernelHalves(op, set, native(k), k)
 }
 
 func init() {
 	for _, u := range ops.UnaryOps {
 		name := u.Name
-		kernel(u.Op, u.DTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, p ops.Params) error {
+		elementwise(u.Op, u.DTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, p ops.Params) error {
 			// p is leaky_relu's slope, clamp's bounds; zero for the others.
 			x := in[0]
-			return named(name, mapKernel(out.Device, unaryModule(name), name, suffix(x.DType), false, viewOf(out), []view{viewOf(x)}, p.A, p.B))
+			return named(name, mapKernel(out.Device, unaryModule(name, x.DType), name, suffix(x.DType), false, viewOf(out), []view{viewOf(x)}, p.A, p.B))
 		})
 	}
 	for _, b := range ops.BinaryOps {
@@ -265,22 +317,23 @@ func init() {
 			})
 			continue
 		}
-		kernel(op, b.DTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+		elementwise(op, b.DTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 			// Infer gave both the same dtype; dispatch checks an integer
 			// pow's exponents (checks.go).
-			return named(name, mapKernel(out.Device, "binary", name, suffix(in[0].DType), true, viewOf(out), views(in)))
+			dt := in[0].DType
+			return named(name, mapKernel(out.Device, moduleOf("binary", dt), name, suffix(dt), true, viewOf(out), views(in)))
 		})
 	}
-	kernel(ops.Where, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
-		return named("where", mapKernel(out.Device, "binary", "where", suffix(out.DType), true, viewOf(out), views(in)))
+	elementwise(ops.Where, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+		return named("where", mapKernel(out.Device, moduleOf("binary", out.DType), "where", suffix(out.DType), true, viewOf(out), views(in)))
 	})
 	kernel(ops.LogicalNot, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		return named("logical_not", truthKernel(out, "logical_not", in))
 	})
-	kernel(ops.Cast, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.CastTo) error {
+	elementwise(ops.Cast, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.CastTo) error {
 		return named("cast", copyInto(out.Device, viewOf(out), viewOf(in[0])))
 	})
-	kernel(ops.Contiguous, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+	elementwise(ops.Contiguous, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		return named("contiguous", copyInto(out.Device, viewOf(out), viewOf(in[0])))
 	})
 }

@@ -24,11 +24,12 @@
 // threads of a multiprocessor can be resident; the 64-bit loop had 44),
 // and the speed of any of it, which is unmeasured: the H200 run is owed.
 #pragma once
+#include "half.cuh"
 #include "lathe.cuh"
 
 // Vec is N elements of T moved as one access of N * sizeof(T) bytes (at
 // most 16): its alignment makes NVRTC emit one vector load or store
-// (ld.global.v4.f32, v2.f64, ...) for a whole Vec.
+// (ld.global.v4.f32, v2.f64, ...; 8 float16s as v4.u32) for a whole Vec.
 template <typename T, int N> struct alignas(sizeof(T) * N) Vec {
 	T v[N];
 };
@@ -108,7 +109,8 @@ template <typename T, int N> struct Operand {
 	}
 
 // dense_map is the dense form of every elementwise family: out[i] =
-// f(in_k[i mod p_k]...) for i in [0, n), out contiguous, n < 2^31 (the
+// f(in_k[i mod p_k]...) for i in [0, n), f taking and giving the operands'
+// and out's compute types (half.cuh's computed), out contiguous, n < 2^31 (the
 // host splits a longer launch: backends/cuda's denseChunk). Where out and
 // every operand allow it, the first n - n mod N elements go as Vecs of N
 // (one 16-byte access per operand at most), each thread taking whole
@@ -133,14 +135,14 @@ __device__ __forceinline__ void dense_map(R *__restrict__ out, i64 n64, F f, In.
 		LATHE_EACH(in.load());
 		Vec<R, N> r;
 #pragma unroll
-		for (int e = 0; e < N; e++) r.v[e] = f(in.cur.v[e]...);
+		for (int e = 0; e < N; e++) r.v[e] = computed<R>(f, in.cur.v[e]...);
 		*reinterpret_cast<Vec<R, N> *>(out + v * N) = r;
 		LATHE_EACH(in.next());
 	}
 	LATHE_EACH(in.start(nv * N + t, threads));
 #pragma unroll 1
 	for (u32 i = nv * N + t; i < n; i += threads) {
-		out[i] = f(in.at()...);
+		out[i] = computed<R>(f, in.at()...);
 		LATHE_EACH(in.next());
 	}
 }

@@ -1,8 +1,11 @@
 // unary.cuh: the unary ops, one function object each, the kernels' two
 // templates and the macros that instantiate them per dtype. unary.cu
 // instantiates the numeric ops and the float ones, trig.cu the
-// trigonometric and hyperbolic functions: two modules, so that each PTX
-// file stays small (backends/cuda picks the module by op: unaryModule).
+// trigonometric and hyperbolic functions, and unary_half.cu and
+// trig_half.cu the same for float16 and bfloat16, which compute in float32
+// (half.cuh): four modules, so that each PTX file stays small and a
+// program that uses no 16-bit float never JIT-compiles their kernels
+// (backends/cuda picks the module by op and dtype: unaryModule, moduleOf).
 // The semantics are those of lathe's cpu kernels
 // (backends/cpu/elementwise.go); where they differ, the comment says so.
 // Launch contract: elementwise.cu's (a 1-D grid-stride loop over n; the
@@ -13,8 +16,9 @@
 #pragma once
 #include "dense.cuh"
 
-// ---- Unary ops. Each is a function object with one call per dtype family;
-// a and b are the op's scalar parameters (leaky_relu's slope; clamp's
+// ---- Unary ops. Each is a function object with one call per dtype family,
+// called on the compute type (half.cuh's Storage: float for the 16-bit
+// floats); a and b are the op's scalar parameters (leaky_relu's slope; clamp's
 // bounds, +-inf where there is none), 0 for the others.
 
 struct Neg {
@@ -149,11 +153,14 @@ struct Softplus {
 	}
 };
 
-// Unary is op with its scalar parameters bound, as dense_map calls it.
+// Unary is op with its scalar parameters bound, as dense_map and
+// computed call it: on T's compute type (half.cuh's Storage), so that a
+// 16-bit float runs the float32 op.
 template <typename T, typename Op> struct Unary {
+	typedef typename Storage<T>::compute C;
 	Op op;
 	double a, b;
-	__device__ __forceinline__ T operator()(T x) const { return op(x, a, b); }
+	__device__ __forceinline__ C operator()(C x) const { return op(x, a, b); }
 };
 
 // Contract: see the file comment. n elements; a, b as above.
@@ -164,21 +171,21 @@ __device__ void unary_contig(T *__restrict__ out, const T *__restrict__ x, i64 n
 
 template <typename T, typename Op>
 __device__ void unary_strided(T *out, const T *x, i64 n, const Layout &L, double a, double b) {
-	Op op;
+	Unary<T, Op> f{Op(), a, b};
 	LATHE_FOR(i, n) {
 		i64 off[2];
 		offsets_of<2>(L, i, off);
-		out[off[0]] = op(x[off[1]], a, b);
+		out[off[0]] = computed<T>(f, x[off[1]]);
 	}
 }
 
 template <typename T, typename Op>
 __device__ void unary_strided32(T *out, const T *x, i32 n, const Layout32 &L, double a, double b) {
-	Op op;
+	Unary<T, Op> f{Op(), a, b};
 	LATHE_FOR32(i, n) {
 		i32 off[2];
 		offsets32_of<2>(L, i, off);
-		out[off[0]] = op(x[off[1]], a, b);
+		out[off[0]] = computed<T>(f, x[off[1]]);
 	}
 }
 

@@ -177,7 +177,7 @@ func TestCastsTestTheRange(t *testing.T) {
 
 // TestDenseKernelsVectorise: the dense form of every elementwise kernel
 // (kernels/cuda/dense.cuh's dense_map: unary, binary, where, cast, fill,
-// and narrow.cu's conversions)
+// their float16 and bfloat16 modules, and narrow.cu's conversions)
 // must move whole 16-byte Vecs with vector instructions, which is what it
 // is for and what the host emulation cannot show: a Vec whose alignment
 // NVRTC did not see would compile to one access per element, correct and
@@ -191,7 +191,7 @@ func TestDenseKernelsVectorise(t *testing.T) {
 	// reads leave it unsure, so a plain vector load there.
 	load := regexp.MustCompile(`ld\.global(?:\.nc)?\.v[24]\.`)
 	found := 0
-	for _, mod := range []string{"unary", "trig", "binary", "elementwise", "narrow"} {
+	for _, mod := range []string{"unary", "trig", "binary", "elementwise", "narrow", "unary_half", "trig_half", "binary_half", "elementwise_half"} {
 		src, err := os.ReadFile(mod + ".ptx")
 		if err != nil {
 			t.Fatal(err)
@@ -210,8 +210,8 @@ func TestDenseKernelsVectorise(t *testing.T) {
 			}
 		}
 	}
-	if found < 201 {
-		t.Errorf("found %d dense elementwise entries, want every op and dtype's (201 when this test was written)", found)
+	if found < 337 {
+		t.Errorf("found %d dense elementwise entries, want every op and dtype's (337 since the 16-bit modules)", found)
 	}
 	t.Logf("%d dense entries vectorise", found)
 }
