@@ -164,8 +164,11 @@ func gcd(a, b int) int {
 }
 
 // forChunks calls f(start, m) for the chunks [start, start+m) of [0, n),
-// each chunk elements long but the last.
+// each chunk elements long but the last. A chunk below 1 (denseChunk's 0,
+// which only a test's lowered fits32 can give a conversion) is taken as 1
+// rather than loop forever.
 func forChunks(n, chunk int, f func(start, m int) error) error {
+	chunk = max(chunk, 1)
 	for start := 0; start < n; start += chunk {
 		if err := f(start, min(chunk, n-start)); err != nil {
 			return err

@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -120,6 +121,22 @@ func TestDenseChunks(t *testing.T) {
 	}
 	if got := denseChunk(100, []int{100, 1}); got != 100 {
 		t.Errorf("denseChunk(100) = %d, want 100 (one launch)", got)
+	}
+}
+
+// TestForChunksEnds checks that a chunk below 1 (denseChunk's 0 under a
+// test's fits32 below 16) walks [0, n) one element at a time instead of
+// looping forever.
+func TestForChunksEnds(t *testing.T) {
+	var starts []int
+	if err := forChunks(3, 0, func(start, m int) error {
+		if m != 1 {
+			t.Errorf("chunk at %d of %d elements, want 1", start, m)
+		}
+		starts = append(starts, start)
+		return nil
+	}); err != nil || !slices.Equal(starts, []int{0, 1, 2}) {
+		t.Errorf("chunks at %v (%v), want [0 1 2]", starts, err)
 	}
 }
 
