@@ -413,12 +413,12 @@ func TestHalfCallsLaunchNativeKernels(t *testing.T) {
 			c    kcase
 			want string // "": conversions and the float32 kernel
 		}{
-			{caseOf(ops.Add, none, x, x), "binary_half/add_" + s},
-			{caseOf(ops.Mul, none, x, y), "binary_half/mul_" + s},
-			{caseOf(ops.Lt, none, x, tensor(dt, []int{4, 256}, 1, 4)), "binary_half/lt_strided32_" + s},
-			{caseOf(ops.Where, none, tensor(dispatch.Bool, []int{256}), x, tensor(dt, []int{})), "binary_half/where_" + s},
-			{caseOf(ops.Exp, ops.Params{}, x), "unary_half/exp_" + s},
-			{caseOf(ops.Sin, ops.Params{}, x), "trig_half/sin_" + s},
+			{caseOf(ops.Add, none, x, x), "binary_" + s + "/add_" + s},
+			{caseOf(ops.Mul, none, x, y), "binary_" + s + "/mul_" + s},
+			{caseOf(ops.Lt, none, x, tensor(dt, []int{4, 256}, 1, 4)), "binary_" + s + "/lt_strided32_" + s},
+			{caseOf(ops.Where, none, tensor(dispatch.Bool, []int{256}), x, tensor(dt, []int{})), "binary_" + s + "/where_" + s},
+			{caseOf(ops.Exp, ops.Params{}, x), "unary_" + s + "/exp_" + s},
+			{caseOf(ops.Sin, ops.Params{}, x), "trig_" + s + "/sin_" + s},
 			{caseOf(ops.Cast, ops.CastTo{DType: dispatch.Float32}, x), "elementwise_half/cast_" + s + "_f32"},
 			{caseOf(ops.Cast, ops.CastTo{DType: dt}, tensor(dispatch.Int64, []int{4, 256})), "elementwise_half/cast_i64_" + s},
 			{caseOf(ops.Contiguous, none, tensor(dt, []int{256, 4}, 1, 256)), "elementwise_half/cast_strided32_" + s + "_" + s},

@@ -8,7 +8,7 @@ import (
 
 // The elementwise family (kernels/cuda/unary.cuh, binary.cuh and
 // elementwise.cuh, instantiated in unary.cu, trig.cu, binary.cu,
-// elementwise.cu and their _half modules): unary and binary ops, where,
+// elementwise.cu and their 16-bit modules, moduleOf's): unary and binary ops, where,
 // the logical ops, cast and contiguous. Each launches one of three forms
 // of its kernel (the launch contracts are in the .cu files; why, in
 // dense.cuh):
@@ -265,13 +265,16 @@ func unaryModule(name string, dt dispatch.DType) string {
 // moduleOf is the module that holds a kernel of the family whose kernels
 // for the wide dtypes module mod holds, for operands of dtypes dts: the
 // elementwise families keep their float16 and bfloat16 kernels apart, in
-// <mod>_half (kernels/cuda/unary_half.cu, trig_half.cu, binary_half.cu,
-// elementwise_half.cu), so that each PTX file stays small and a program
-// that uses no 16-bit float never JIT-compiles them.
+// <mod>_f16 and <mod>_bf16 (kernels/cuda/unary_f16.cu, trig_bf16.cu, ...),
+// and the casts that touch either in elementwise_half, so that each PTX
+// file stays small and a program JIT-compiles only the dtypes it uses.
 func moduleOf(mod string, dts ...dispatch.DType) string {
 	for _, dt := range dts {
 		if dispatch.Halves.Has(dt) {
-			return mod + "_half"
+			if mod == "elementwise" {
+				return mod + "_half"
+			}
+			return mod + "_" + suffix(dt)
 		}
 	}
 	return mod

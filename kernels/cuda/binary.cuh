@@ -1,9 +1,9 @@
 // binary.cuh: the binary ops and where: a function object per op, the
 // kernels' templates and the macros that instantiate them per dtype.
 // binary.cu instantiates them for the wide dtypes (and has the logical
-// ops), binary_half.cu for float16 and bfloat16, which compute in float32
-// (half.cuh): two modules, so that each PTX file stays small and a program
-// that uses no 16-bit float never JIT-compiles their kernels
+// ops), binary_f16.cu and binary_bf16.cu for float16 and bfloat16, which
+// compute in float32 (half.cuh): three modules, so that each PTX file
+// stays small and a program JIT-compiles only the dtypes it uses
 // (backends/cuda picks the module by dtype: moduleOf). The semantics are
 // those of lathe's cpu kernels (backends/cpu/binary.go, elementwise.go);
 // where they differ, the comment says so. (The unary ops are unary.cuh's,

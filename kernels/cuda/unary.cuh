@@ -1,11 +1,11 @@
 // unary.cuh: the unary ops, one function object each, the kernels' two
 // templates and the macros that instantiate them per dtype. unary.cu
 // instantiates the numeric ops and the float ones, trig.cu the
-// trigonometric and hyperbolic functions, and unary_half.cu and
-// trig_half.cu the same for float16 and bfloat16, which compute in float32
-// (half.cuh): four modules, so that each PTX file stays small and a
-// program that uses no 16-bit float never JIT-compiles their kernels
-// (backends/cuda picks the module by op and dtype: unaryModule, moduleOf).
+// trigonometric and hyperbolic functions, and unary_f16.cu, unary_bf16.cu,
+// trig_f16.cu and trig_bf16.cu the same for float16 and bfloat16, which
+// compute in float32 (half.cuh): six modules, so that each PTX file stays
+// small and a program JIT-compiles only the dtypes it uses (backends/cuda
+// picks the module by op and dtype: unaryModule, moduleOf).
 // The semantics are those of lathe's cpu kernels
 // (backends/cpu/elementwise.go); where they differ, the comment says so.
 // Launch contract: elementwise.cu's (a 1-D grid-stride loop over n; the

@@ -191,7 +191,7 @@ func TestDenseKernelsVectorise(t *testing.T) {
 	// reads leave it unsure, so a plain vector load there.
 	load := regexp.MustCompile(`ld\.global(?:\.nc)?\.v[24]\.`)
 	found := 0
-	for _, mod := range []string{"unary", "trig", "binary", "elementwise", "narrow", "unary_half", "trig_half", "binary_half", "elementwise_half"} {
+	for _, mod := range []string{"unary", "trig", "binary", "elementwise", "narrow", "unary_f16", "unary_bf16", "trig_f16", "trig_bf16", "binary_f16", "binary_bf16", "elementwise_half"} {
 		src, err := os.ReadFile(mod + ".ptx")
 		if err != nil {
 			t.Fatal(err)

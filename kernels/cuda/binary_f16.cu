@@ -1,0 +1,10 @@
+// binary_f16.cu: the binary ops, the comparisons and where for float16,
+// computed in float32 (half.cuh): binary.cu's templates in a module of
+// their own per 16-bit dtype (see binary.cuh), so that each PTX file stays
+// small and a program loads only the dtypes it uses.
+#include "binary.cuh"
+
+LATHE_ARITH(f16, f16)
+LATHE_FLOAT_BINARY(f16, f16)
+LATHE_EQUALITY(f16, f16)
+LATHE_WHERE(f16, f16)
