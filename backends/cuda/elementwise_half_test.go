@@ -411,7 +411,7 @@ func TestHalfCallsLaunchNativeKernels(t *testing.T) {
 		x, y := tensor(dt, []int{4, 256}), tensor(dt, []int{256})
 		for _, c := range []struct {
 			c    kcase
-			want string // "": conversions and the float32 kernel
+			want string // "": conversions and the float32 kernel; "*": any launches but conversions
 		}{
 			{caseOf(ops.Add, none, x, x), "binary_" + s + "/add_" + s},
 			{caseOf(ops.Mul, none, x, y), "binary_" + s + "/mul_" + s},
@@ -422,6 +422,11 @@ func TestHalfCallsLaunchNativeKernels(t *testing.T) {
 			{caseOf(ops.Cast, ops.CastTo{DType: dispatch.Float32}, x), "elementwise_half/cast_" + s + "_f32"},
 			{caseOf(ops.Cast, ops.CastTo{DType: dt}, tensor(dispatch.Int64, []int{4, 256})), "elementwise_half/cast_i64_" + s},
 			{caseOf(ops.Contiguous, none, tensor(dt, []int{256, 4}, 1, 256)), "elementwise_half/cast_strided32_" + s + "_" + s},
+			// The copies made of cast and fill (ops_copy.go): a launch or
+			// two of their own (fill's, a copy's per slice), no conversion.
+			{caseOf(ops.Flip, ops.FlipDims{Dims: []int{0, 1}}, x), "*"},
+			{caseOf(ops.Concat, ops.ConcatDim{Dim: 0}, x, x), "*"},
+			{caseOf(ops.Pad, ops.Padding{Pads: []int{1, 2}, Value: 1}, x), "*"},
 			{caseOf(ops.Cast, ops.CastTo{DType: dispatch.Int8}, x), ""},
 			{caseOf(ops.LogicalAnd, none, x, x), ""},
 		} {
@@ -443,7 +448,9 @@ func TestHalfCallsLaunchNativeKernels(t *testing.T) {
 			switch {
 			case c.want == "" && !converts:
 				t.Errorf("%s launched %v: want conversions around the float32 kernel", label, fns)
-			case c.want != "" && (len(fns) != 1 || fns[0] != c.want):
+			case c.want == "*" && (converts || len(fns) == 0):
+				t.Errorf("%s launched %v: want its own kernels, no conversion", label, fns)
+			case c.want != "" && c.want != "*" && (len(fns) != 1 || fns[0] != c.want):
 				t.Errorf("%s launched %v: want %s alone", label, fns, c.want)
 			}
 		}

@@ -12,10 +12,13 @@ import (
 // cpu (backends/cpu/copy.go): flip reads its input with negated strides from
 // the far end, concat writes each input through a view of its slice of the
 // output, pad fills the output and copies the part of the input that the
-// crops leave into the part of the output inside the pads.
+// crops leave into the part of the output inside the pads. Each runs on
+// float16 and bfloat16 tensors as they are (elementwise's native path:
+// cast_<t>_<t> and fill_<t> have 16-bit kernels), with no float32
+// temporary.
 
 func init() {
-	kernel(ops.Flip, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.FlipDims) error {
+	elementwise(ops.Flip, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.FlipDims) error {
 		x := in[0]
 		src := viewOf(x)
 		src.strides = slices.Clone(x.Strides)
@@ -27,7 +30,7 @@ func init() {
 		}
 		return named("flip", copyInto(out.Device, viewOf(out), src))
 	})
-	kernel(ops.Concat, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConcatDim) error {
+	elementwise(ops.Concat, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConcatDim) error {
 		d := a.Of(in)
 		o := viewOf(out)
 		at := 0
@@ -43,7 +46,7 @@ func init() {
 		}
 		return nil
 	})
-	kernel(ops.Pad, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.Padding) error {
+	elementwise(ops.Pad, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.Padding) error {
 		x := in[0]
 		if err := fill(out, a.Value); err != nil {
 			return named("pad", err)
