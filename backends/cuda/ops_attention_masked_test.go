@@ -8,6 +8,7 @@ import (
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/internal/attnref"
 )
 
 // maskedAttentionCases are the masked ops' recorded cases of one float
@@ -116,111 +117,11 @@ func maskedCases(rng *rand.Rand) []maskedCase {
 	return []maskedCase{whole, keyPad, lower, tr}
 }
 
-// maskedRef is the masked ops in float64, from the scores whole: the
-// reference of TestAttentionMasked.
-type maskedRef struct {
-	c       maskedCase
-	scale   float64
-	q, k, v []float64
-}
-
-// score is s = scale·q·k + mask of query row (n, h, i) and key j.
-func (r maskedRef) score(n, h, i, j int) float64 {
-	c := r.c
-	hk := h / (c.hq / c.hk)
-	dot := 0.0
-	for e := range c.e {
-		dot += r.q[((n*c.hq+h)*c.lq+i)*c.e+e] * r.k[((n*c.hk+hk)*c.lk+j)*c.e+e]
-	}
-	return r.scale*dot + r.c.at(n, h, i, j)
-}
-
-// forward is [N, Hq, Lq, Ev+1]: softmax(s)·v and the logsumexp, a row of
-// all -inf scores NaN (0/0) and -inf.
-func (r maskedRef) forward() []float64 {
-	c := r.c
-	w := c.ev + 1
-	out := make([]float64, c.n*c.hq*c.lq*w)
-	for n := range c.n {
-		for h := range c.hq {
-			hk := h / (c.hq / c.hk)
-			for i := range c.lq {
-				o := out[((n*c.hq+h)*c.lq+i)*w:][:w]
-				m := math.Inf(-1)
-				for j := range c.lk {
-					m = max(m, r.score(n, h, i, j))
-				}
-				if math.IsInf(m, -1) {
-					for e := range c.ev {
-						o[e] = math.NaN()
-					}
-					o[c.ev] = m
-					continue
-				}
-				l := 0.0
-				for j := range c.lk {
-					p := math.Exp(r.score(n, h, i, j) - m)
-					l += p
-					for e := range c.ev {
-						o[e] += p * r.v[((n*c.hk+hk)*c.lk+j)*c.ev+e]
-					}
-				}
-				for e := range c.ev {
-					o[e] /= l
-				}
-				o[c.ev] = m + math.Log(l)
-			}
-		}
-	}
-	return out
-}
-
-// backward is dq | dk | dv at the forward's result out and its gradient
-// grad ([N, Hq, Lq, Ev+1] each): P = exp(s - lse) with no case for
-// lse = -inf, dS = P∘(dO·vᵀ - D), D = rowsum(dO∘O) - dlse, dq = scale·dS·k,
-// dk = scale·dSᵀ·q and dv = Pᵀ·dO summed over each key head's group
-// (Dao et al. 2022, appendix B.2).
-func (r maskedRef) backward(out, grad []float64) []float64 {
-	c := r.c
-	w := c.ev + 1
-	nq, nk := c.n*c.hq*c.lq*c.e, c.n*c.hk*c.lk*c.e
-	res := make([]float64, nq+nk+c.n*c.hk*c.lk*c.ev)
-	dq, dk, dv := res[:nq], res[nq:nq+nk], res[nq+nk:]
-	for n := range c.n {
-		for h := range c.hq {
-			hk := h / (c.hq / c.hk)
-			for i := range c.lq {
-				row := (n*c.hq+h)*c.lq + i
-				o, g := out[row*w:][:w], grad[row*w:][:w]
-				d := -g[c.ev]
-				for e := range c.ev {
-					d += g[e] * o[e]
-				}
-				for j := range c.lk {
-					key := (n*c.hk+hk)*c.lk + j
-					p := math.Exp(r.score(n, h, i, j) - o[c.ev])
-					dp := 0.0
-					for e := range c.ev {
-						dp += g[e] * r.v[key*c.ev+e]
-						dv[key*c.ev+e] += p * g[e]
-					}
-					ds := p * (dp - d)
-					for e := range c.e {
-						dq[row*c.e+e] += r.scale * ds * r.k[key*c.e+e]
-						dk[key*c.e+e] += r.scale * ds * r.q[row*c.e+e]
-					}
-				}
-			}
-		}
-	}
-	return res
-}
-
 // TestAttentionMasked runs the masked ops forward and backward on the
 // emulation, on each path: the fused kernels (no cuBLAS), the GEMM path
 // (emuGEMM) whole, and the GEMM path in chunks of one (batch, key head)
 // pair, whose rows kernels find their rows' heads from the chunk's first
-// row. Each is compared with maskedRef on the inputs as the dtype holds
+// row. Each is compared with internal/attnref on the inputs as the dtype holds
 // them, NaN for NaN (a dead row's output and every gradient it reaches).
 func TestAttentionMasked(t *testing.T) {
 	emulate(t)
@@ -268,9 +169,11 @@ func testMasked(t *testing.T, rng *rand.Rand, dt dispatch.DType, c maskedCase, p
 	}
 	c.storage = held(c.storage)
 	shapes := [][]int{{c.n, c.hq, c.lq, c.e}, {c.n, c.hk, c.lk, c.e}, {c.n, c.hk, c.lk, c.ev}}
-	ref := maskedRef{c: c, scale: 0.45, q: normal(dispatch.Numel(shapes[0])), k: normal(dispatch.Numel(shapes[1])), v: normal(dispatch.Numel(shapes[2]))}
+	const scale = 0.45
+	q, k, v := normal(dispatch.Numel(shapes[0])), normal(dispatch.Numel(shapes[1])), normal(dispatch.Numel(shapes[2]))
+	ref := attnref.New(attnref.Sizes{N: c.n, Hq: c.hq, Hk: c.hk, Lq: c.lq, Lk: c.lk, E: c.e, Ev: c.ev}, scale, q, k, v, c.at)
 	var in []*dispatch.Tensor
-	for i, vals := range [][]float64{ref.q, ref.k, ref.v} {
+	for i, vals := range [][]float64{q, k, v} {
 		in = append(in, emuFloats(t, dt, vals, shapes[i]))
 	}
 	mask := tensor(dt, []int{c.n, c.hq, c.lq, c.lk}, c.strides...)
@@ -286,9 +189,9 @@ func testMasked(t *testing.T, rng *rand.Rand, dt dispatch.DType, c maskedCase, p
 			attnScratchCap = bufs * c.hq / c.hk * c.lq * c.lk * dispatch.ComputeOf(dt).Size()
 		}
 	}
-	a := ops.AttentionParams{Scale: ref.scale}
+	a := ops.AttentionParams{Scale: scale}
 	room(1)
-	want := ref.forward()
+	want := ref.Forward()
 	got := runEmu(t, caseOf(ops.AttentionMasked, a, in...), in)
 	checkMasked(t, "forward", dt, got, want, tol)
 
@@ -297,7 +200,7 @@ func testMasked(t *testing.T, rng *rand.Rand, dt dispatch.DType, c maskedCase, p
 	bin := append(in[:4:4], emuFloats(t, dt, o, oShape), emuFloats(t, dt, gr, oShape))
 	room(2)
 	gotB := runEmu(t, caseOf(ops.AttentionMaskedBackward, a, bin...), bin)
-	checkMasked(t, "backward", dt, gotB, ref.backward(o, gr), tol)
+	checkMasked(t, "backward", dt, gotB, ref.Backward(o, gr), tol)
 	if gemm := *calls > 0; gemm != (path != "fused") {
 		t.Errorf("%d GEMMs on the %s path", *calls, path)
 	}

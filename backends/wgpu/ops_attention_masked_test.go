@@ -7,7 +7,7 @@ import (
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
-
+	"github.com/lathe-ml/lathe/internal/attnref"
 	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
@@ -51,14 +51,14 @@ func TestAttentionMasked(t *testing.T) {
 			v, vv := normalOn(t, rng, []int{s.n, s.hk, s.lk, s.ev})
 			mask, maskAt := c.mask(t, rng, s)
 			a := ops.AttentionParams{Scale: 1 / math.Sqrt(float64(s.e))}
-			ref := newAttnRef(s, a.Scale, qv, kv, vv, maskAt)
+			ref := attnref.New(attnref.Sizes{N: s.n, Hq: s.hq, Hk: s.hk, Lq: s.lq, Lk: s.lk, E: s.e, Ev: s.ev}, a.Scale, qv, kv, vv, maskAt)
 
 			out, err := dispatch.Call(ops.AttentionMasked, a, q, k, v, mask)
 			if err != nil {
 				t.Fatalf("attention_masked: %v", err)
 			}
 			res := floats(t, out)
-			compareAttn(t, "out", res, ref.forward())
+			compareAttn(t, "out", res, ref.Forward())
 
 			// The backward takes the kernel's own forward result, as
 			// autodiff gives it, so that it is checked by itself.
@@ -68,14 +68,14 @@ func TestAttentionMasked(t *testing.T) {
 				t.Fatalf("attention_masked_backward: %v", err)
 			}
 			got := floats(t, dx)
-			dq, dk, dv := ref.backward(widen(res), gv)
-			nq, nk := len(dq), len(dk)
-			if len(got) != nq+nk+len(dv) {
-				t.Fatalf("backward gives %d elements, want %d", len(got), nq+nk+len(dv))
+			want := ref.Backward(widen(res), gv)
+			nq, nk := s.n*s.hq*s.lq*s.e, s.n*s.hk*s.lk*s.e
+			if len(got) != len(want) {
+				t.Fatalf("backward gives %d elements, want %d", len(got), len(want))
 			}
-			compareAttn(t, "dq", got[:nq], dq)
-			compareAttn(t, "dk", got[nq:nq+nk], dk)
-			compareAttn(t, "dv", got[nq+nk:], dv)
+			compareAttn(t, "dq", got[:nq], want[:nq])
+			compareAttn(t, "dk", got[nq:nq+nk], want[nq:nq+nk])
+			compareAttn(t, "dv", got[nq+nk:], want[nq+nk:])
 		})
 	}
 }
@@ -175,113 +175,6 @@ func maskedRow(t *testing.T, rng *rand.Rand, s attnSizes) (*dispatch.Tensor, fun
 		data[row+j] = negInf
 	}
 	return upload(t, wgpu0, data, shape), func(n, h, i, j int) float64 { return float64(data[((n*s.hq+h)*s.lq+i)*s.lk+j]) }
-}
-
-// attnRef is the masked attention in float64, written from its
-// definition: s = scale·q·kᵀ + mask, P = softmax(s) by rows, O = P·V.
-type attnRef struct {
-	s       attnSizes
-	scale   float64
-	q, k, v []float64
-	scores  [][]float64 // the rows of s, one per (n, h, i) in order
-}
-
-func newAttnRef(s attnSizes, scale float64, q, k, v []float64, mask func(n, h, i, j int) float64) *attnRef {
-	r := &attnRef{s: s, scale: scale, q: q, k: k, v: v}
-	for n := range s.n {
-		for h := range s.hq {
-			hk := h / (s.hq / s.hk)
-			for i := range s.lq {
-				row := make([]float64, s.lk)
-				for j := range s.lk {
-					dot := 0.0
-					for e := range s.e {
-						dot += q[((n*s.hq+h)*s.lq+i)*s.e+e] * k[((n*s.hk+hk)*s.lk+j)*s.e+e]
-					}
-					row[j] = scale*dot + mask(n, h, i, j)
-				}
-				r.scores = append(r.scores, row)
-			}
-		}
-	}
-	return r
-}
-
-// forward is the ops' result [N, Hq, Lq, Ev+1]: each row's output, then
-// its logsumexp. A row with every score -Inf has the output NaN and the
-// logsumexp -Inf.
-func (r *attnRef) forward() []float64 {
-	s := r.s
-	w := s.ev + 1
-	out := make([]float64, 0, len(r.scores)*w)
-	for x, row := range r.scores {
-		n, h := x/(s.hq*s.lq), x/s.lq%s.hq
-		hk := h / (s.hq / s.hk)
-		m := math.Inf(-1)
-		for _, sc := range row {
-			m = max(m, sc)
-		}
-		o := make([]float64, w)
-		if math.IsInf(m, -1) {
-			for e := range s.ev {
-				o[e] = math.NaN()
-			}
-			o[s.ev] = m
-			out = append(out, o...)
-			continue
-		}
-		sum := 0.0
-		for j, sc := range row {
-			p := math.Exp(sc - m)
-			sum += p
-			for e := range s.ev {
-				o[e] += p * r.v[((n*s.hk+hk)*s.lk+j)*s.ev+e]
-			}
-		}
-		for e := range s.ev {
-			o[e] /= sum
-		}
-		o[s.ev] = m + math.Log(sum)
-		out = append(out, o...)
-	}
-	return out
-}
-
-// backward is dq, dk and dv given the forward's result res and its
-// gradient grad (FlashAttention-2's backward, Dao 2023, Algorithm 2):
-// P = exp(s - lse) with no special case, dV = Pᵀ·dO, dP = dO·Vᵀ,
-// D = rowsum(dO∘O) - dlse, dS = P∘(dP - D), dQ = scale·dS·K and
-// dK = scale·dSᵀ·Q, dK and dV summed over the query heads of a key head.
-func (r *attnRef) backward(res, grad []float64) (dq, dk, dv []float64) {
-	s := r.s
-	w := s.ev + 1
-	dq = make([]float64, s.n*s.hq*s.lq*s.e)
-	dk = make([]float64, s.n*s.hk*s.lk*s.e)
-	dv = make([]float64, s.n*s.hk*s.lk*s.ev)
-	for x, row := range r.scores {
-		n, h := x/(s.hq*s.lq), x/s.lq%s.hq
-		hk := h / (s.hq / s.hk)
-		do, o := grad[x*w:x*w+s.ev], res[x*w:x*w+s.ev]
-		d := -grad[x*w+s.ev]
-		for e := range s.ev {
-			d += do[e] * o[e]
-		}
-		for j, sc := range row {
-			p := math.Exp(sc - res[x*w+s.ev])
-			vj := r.v[((n*s.hk+hk)*s.lk+j)*s.ev:][:s.ev]
-			dp := 0.0
-			for e := range s.ev {
-				dv[((n*s.hk+hk)*s.lk+j)*s.ev+e] += p * do[e]
-				dp += do[e] * vj[e]
-			}
-			ds := p * (dp - d)
-			for e := range s.e {
-				dq[x*s.e+e] += r.scale * ds * r.k[((n*s.hk+hk)*s.lk+j)*s.e+e]
-				dk[((n*s.hk+hk)*s.lk+j)*s.e+e] += r.scale * ds * r.q[x*s.e+e]
-			}
-		}
-	}
-	return dq, dk, dv
 }
 
 // compareAttn checks got against want elementwise, within 2e-5 of |want|
