@@ -105,10 +105,15 @@ func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 // batchNorm is BatchNorm, run as the fused ops where mayFuse is set and
 // the device has their kernels for x's dtype (fusedBatchNorm), and as the
 // composite otherwise: the devices and dtypes without the kernels, and the
-// tests that hold the fused ops to it.
+// tests that hold the fused ops to it. The fused ops take a 16-bit x only
+// with float32 statistics and parameters (the mixed type); without them,
+// the mixed type casts x to float32 and y back, both recorded.
 func (x *Tensor) batchNorm(runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64, mayFuse bool) *Tensor {
 	const op = "batch_norm"
-	if x.check(op) == nil && mixedHalfNorm(x, runningMean, runningVar, weight, bias) {
+	live := x.check(op) == nil
+	mixed := live && mixedHalfNorm(x, runningMean, runningVar, weight, bias)
+	fused := mayFuse && live && fusedBatchNorm(x.t.Device, x.t.DType) && (mixed || !dispatch.Halves.Has(x.t.DType))
+	if mixed && !fused {
 		wide := x.Cast(Float32)
 		y := wide.batchNorm(runningMean, runningVar, weight, bias, training, momentum, eps, mayFuse)
 		out := y.Cast(x.DType())
@@ -136,12 +141,16 @@ func (x *Tensor) batchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 		return failed(errorf(op, ErrValue, "running_mean", "is nil, but out of training x is normalised by the running statistics",
 			"pass running_mean and running_var, or set training"))
 	}
+	stats := x.t.DType // the dtype of the statistics and the affine
+	if mixed {
+		stats = Float32
+	}
 	for _, p := range []struct {
 		name    string
 		t       *Tensor
 		running bool
 	}{{"running_mean", runningMean, true}, {"running_var", runningVar, true}, {"weight", weight, false}, {"bias", bias, false}} {
-		if err := x.checkChannels(op, p.name, p.t, c); err != nil {
+		if err := x.checkChannels(op, p.name, p.t, c, stats); err != nil {
 			return failed(err)
 		}
 		if p.running && p.t != nil && p.t.t.RequiresGrad.Load() {
@@ -149,8 +158,7 @@ func (x *Tensor) batchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 				"pass "+p.name+".Detach()"))
 		}
 	}
-	weight, bias = x.identityAffine(op, weight, bias, c)
-	fused := mayFuse && fusedBatchNorm(x.t.Device, x.t.DType)
+	weight, bias = x.identityAffine(op, weight, bias, c, stats)
 	if !training {
 		if fused {
 			return relabel(apply(ops.BatchNormApply, ops.BatchNormParams{Eps: eps}, x, runningMean, runningVar, weight, bias), op)
@@ -288,13 +296,13 @@ func (x *Tensor) GroupNorm(groups int, weight, bias *Tensor, eps float64) *Tenso
 	if err := checkEps(op, eps); err != nil {
 		return failed(err)
 	}
-	if err := x.checkChannels(op, "weight", weight, c); err != nil {
+	if err := x.checkChannels(op, "weight", weight, c, x.t.DType); err != nil {
 		return failed(err)
 	}
-	if err := x.checkChannels(op, "bias", bias, c); err != nil {
+	if err := x.checkChannels(op, "bias", bias, c, x.t.DType); err != nil {
 		return failed(err)
 	}
-	weight, bias = x.identityAffine(op, weight, bias, c)
+	weight, bias = x.identityAffine(op, weight, bias, c, x.t.DType)
 	return apply(opGroupNorm, groupNormAttrs{groups: groups, eps: eps}, x, weight, bias)
 }
 
@@ -321,8 +329,9 @@ func (x *Tensor) checkNorm(op string, perChannel ...*Tensor) (int, error) {
 }
 
 // checkChannels checks p, an optional per-channel argument of op: nil, or a
-// live tensor [c] of x's device and dtype.
-func (x *Tensor) checkChannels(op, arg string, p *Tensor, c int) error {
+// live tensor [c] of x's device and of dtype dt (x's, or float32 for a
+// 16-bit x's mixed-type batch norm).
+func (x *Tensor) checkChannels(op, arg string, p *Tensor, c int, dt DType) error {
 	if p == nil {
 		return nil
 	}
@@ -336,9 +345,9 @@ func (x *Tensor) checkChannels(op, arg string, p *Tensor, c int) error {
 			"move it with "+arg+".To("+x.t.Device.GoString()+")")
 		e.Expected, e.Found = x.t.Device.String(), p.t.Device.String()
 		return e
-	case p.t.DType != x.t.DType:
-		e := errorf(op, ErrDType, arg, "is "+p.t.DType.String()+" but x is "+x.t.DType.String(), "cast it with .Cast("+x.t.DType.GoString()+")")
-		e.Expected, e.Found = x.t.DType.String(), p.t.DType.String()
+	case p.t.DType != dt:
+		e := errorf(op, ErrDType, arg, "is "+p.t.DType.String()+" but x is "+x.t.DType.String(), "cast it with .Cast("+dt.GoString()+")")
+		e.Expected, e.Found = dt.String(), p.t.DType.String()
 		return e
 	case !slices.Equal(p.t.Shape, want):
 		e := errorf(op, ErrShape, arg, "has shape "+dispatch.FormatShape(p.t.Shape)+" but x "+dispatch.FormatShape(x.t.Shape)+
@@ -357,15 +366,15 @@ func checkEps(op string, eps float64) error {
 }
 
 // identityAffine fills in a missing weight with ones and a missing bias
-// with zeros, [c] each. They touch only tensors of the statistics' size
-// (scaleShift), so leaving them out would save nothing worth a second
-// composite.
-func (x *Tensor) identityAffine(op string, weight, bias *Tensor, c int) (*Tensor, *Tensor) {
+// with zeros, [c] each, of dtype dt. They touch only tensors of the
+// statistics' size (scaleShift), so leaving them out would save nothing
+// worth a second composite.
+func (x *Tensor) identityAffine(op string, weight, bias *Tensor, c int, dt DType) (*Tensor, *Tensor) {
 	if weight == nil {
-		weight = x.fullLike(op, 1, []int{c})
+		weight = full(op, x.t.Device, dt, 1, []int{c})
 	}
 	if bias == nil {
-		bias = x.fullLike(op, 0, []int{c})
+		bias = full(op, x.t.Device, dt, 0, []int{c})
 	}
 	return weight, bias
 }

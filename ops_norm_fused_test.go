@@ -152,6 +152,79 @@ func testBatchNormFused(t *testing.T, dev Device, dt DType) {
 	}
 }
 
+// TestBatchNormMixedFused: a 16-bit x with float32 statistics and affine
+// (autocast's activations into a float32 BatchNorm2d), run by the fused
+// ops on x's 16 bits, gives bit for bit what casting x to float32, the
+// float32 batch norm and rounding y back give (the path it replaces): y,
+// the running statistics, dx in x's dtype and float32 dweight and dbias.
+func TestBatchNormMixedFused(t *testing.T) {
+	for _, dev := range biDevices(t) {
+		for _, dt := range []DType{Float16, BFloat16} {
+			if !fusedBatchNorm(dev, dt) {
+				if dev == CPU {
+					t.Errorf("cpu has no fused batch norm for %v", dt)
+				}
+				continue
+			}
+			for _, c := range bnCases {
+				for _, training := range []bool{true, false} {
+					for _, affine := range []bool{true, false} {
+						t.Run(fmt.Sprintf("%s/%v/%s/training=%v/affine=%v", dev, dt, c.name, training, affine), func(t *testing.T) {
+							testBatchNormMixed(t, dev, dt, c, training, affine)
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+func testBatchNormMixed(t *testing.T, dev Device, dt DType, c bnCase, training, affine bool) {
+	Seed(11)
+	x := bnInput(dev, c, dt)
+	ch := c.shape[1]
+	var w, b *Tensor
+	if affine {
+		w, b = RandN(dev, Float32, ch).RequireGrad(), RandN(dev, Float32, ch).RequireGrad()
+	}
+	g := RandN(dev, dt, slices.Concat(c.shape[1:2], c.shape[:1], c.shape[2:])...).Transpose(0, 1)
+	run := func(y *Tensor, mean, variance *Tensor) [][]float64 {
+		if y.DType() != dt {
+			t.Fatalf("y is %v, want %v", y.DType(), dt)
+		}
+		wrt := []*Tensor{x}
+		if affine {
+			wrt = append(wrt, w, b)
+		}
+		d, err := Grad(y, wrt, WithGradient(g))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d[0].DType() != dt || (affine && d[1].DType() != Float32) {
+			t.Fatalf("gradients of dtypes %v and %v", d[0].DType(), d[len(d)-1].DType())
+		}
+		var out [][]float64
+		for _, r := range append([]*Tensor{y, mean, variance}, d...) {
+			v, err := f64s(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	stats := func() (*Tensor, *Tensor) { return Full(dev, Float32, 0.5, ch), Full(dev, Float32, 2, ch) }
+	mean, variance := stats()
+	got := run(x.BatchNorm(mean, variance, w, b, training, 0.1, 1e-5), mean, variance)
+	refMean, refVar := stats()
+	want := run(x.Cast(Float32).BatchNorm(refMean, refVar, w, b, training, 0.1, 1e-5).Cast(dt), refMean, refVar)
+	for i, name := range []string{"y", "running_mean", "running_var", "dx", "dweight", "dbias"}[:len(got)] {
+		if !slices.Equal(got[i], want[i]) {
+			t.Errorf("%s: mixed %v, through float32 %v", name, got[i], want[i])
+		}
+	}
+}
+
 // TestBatchNormFusedSecondDerivative: the gradient of a recorded backward
 // (CreateGraph) of the fused op, which runs its formulas as dispatch ops,
 // matches the composite's in x, weight and the upstream gradient.
@@ -187,6 +260,49 @@ func TestBatchNormFusedSecondDerivative(t *testing.T) {
 			for i, name := range []string{"x", "weight", "grad"} {
 				if !closeAll(got[i], want[i], 1e-10) {
 					t.Errorf("d²/d%s: fused %v, composite %v", name, got[i], want[i])
+				}
+			}
+		})
+	}
+}
+
+// TestBatchNormMixedSecondDerivative: the recorded backward of the mixed
+// type (a bfloat16 x, float32 weight) against the path it replaces, x cast
+// to float32 and y back, both recorded.
+func TestBatchNormMixedSecondDerivative(t *testing.T) {
+	for _, training := range []bool{true, false} {
+		t.Run(fmt.Sprintf("training=%v", training), func(t *testing.T) {
+			Seed(3)
+			x := RandN(CPU, BFloat16, 3, 2, 4).RequireGrad()
+			w, b := RandN(CPU, Float32, 2).RequireGrad(), RandN(CPU, Float32, 2).RequireGrad()
+			g := RandN(CPU, BFloat16, 3, 2, 4).RequireGrad()
+			v, u := RandN(CPU, BFloat16, 3, 2, 4), RandN(CPU, Float32, 2)
+			run := func(norm func(mean, variance *Tensor) *Tensor) [][]float64 {
+				y := norm(Zeros(CPU, Float32, 2), Ones(CPU, Float32, 2))
+				d, err := Grad(y, []*Tensor{x, w}, WithGradient(g), CreateGraph())
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := d[0].Mul(v).Sum().Cast(Float32).Add(d[1].Mul(u).Sum())
+				dd, err := Grad(s, []*Tensor{x, w, g})
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := make([][]float64, len(dd))
+				for i, t2 := range dd {
+					if out[i], err = f64s(t2); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return out
+			}
+			got := run(func(mean, variance *Tensor) *Tensor { return x.BatchNorm(mean, variance, w, b, training, 0.1, 1e-5) })
+			want := run(func(mean, variance *Tensor) *Tensor {
+				return x.Cast(Float32).BatchNorm(mean, variance, w, b, training, 0.1, 1e-5).Cast(BFloat16)
+			})
+			for i, name := range []string{"x", "weight", "grad"} {
+				if !closeAll(got[i], want[i], 1e-6) {
+					t.Errorf("d²/d%s: mixed %v, through float32 %v", name, got[i], want[i])
 				}
 			}
 		})

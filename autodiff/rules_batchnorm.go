@@ -1,6 +1,9 @@
 package autodiff
 
-import "github.com/lathe-ml/lathe/dispatch/ops"
+import (
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+)
 
 // The fused batch norm's gradient, derivatives.yaml "native_batch_norm":
 // native_batch_norm_backward, whose formulas (batch_norm_backward_cpu in
@@ -32,7 +35,7 @@ func init() {
 		}
 		numel, c := x.Numel(), x.Shape[1]
 		dx := call(b, ops.Reshape, ops.ViewShape{Shape: append([]int{}, x.Shape...)}, part(0, numel))
-		return []*T{dx, nil, nil, part(numel, c), part(numel+c, c)}
+		return []*T{castTo(b, dx, x.DType), nil, nil, part(numel, c), part(numel+c, c)}
 	})
 	rule(ops.BatchNormBackward, func(b *builder, n *Node, g *T) []*T {
 		b.err = gradError(n.Op.Name, "was recorded, but batch norm's recorded backward uses differentiable ops instead",
@@ -43,7 +46,7 @@ func init() {
 	// "mean.dim" (grad/M, expanded) and "var.correction" (var_backward,
 	// 2/M·grad·(x - mean)).
 	rule(ops.BatchNormMoments, func(b *builder, n *Node, g *T) []*T {
-		x := n.Inputs[0]
+		x := castTo(b, n.Inputs[0], n.Out.DType) // a 16-bit x's moments are float32
 		m := x.Numel() / max(x.Shape[1], 1)
 		row := func(t *T, i int) *T {
 			r := call(b, ops.Narrow, ops.NarrowRange{Dim: 0, Start: i, Length: 1}, t)
@@ -51,14 +54,25 @@ func init() {
 		}
 		gm, gv := row(g, 0), row(g, 1)
 		dev := b.sub(x, row(n.Out, 0))
-		return one(b.add(b.mulScalar(gm, 1/float64(m)), b.mul(b.mulScalar(gv, 2/float64(m)), dev)))
+		return one(castTo(b, b.add(b.mulScalar(gm, 1/float64(m)), b.mul(b.mulScalar(gv, 2/float64(m)), dev)), n.Inputs[0].DType))
 	})
+}
+
+// castTo is t in dtype dt: t itself if it has it, else a cast (the mixed
+// type's float32 gradients of a 16-bit x).
+func castTo(b *builder, t *T, dt dispatch.DType) *T {
+	if t == nil || t.DType == dt {
+		return t
+	}
+	return call(b, ops.Cast, ops.CastTo{DType: dt}, t)
 }
 
 // batchNormGrads is the fused batch norm's gradient as dispatch calls, for
 // a backward that is itself recorded: the gradients of x, mean, var (none),
 // weight and bias.
 func batchNormGrads(b *builder, x, mean, variance, w, g *T, a ops.BatchNormParams) []*T {
+	xdt := x.DType
+	x, g = castTo(b, x, w.DType), castTo(b, g, w.DType) // the mixed type computes in the statistics' float32
 	shape := channelShape(x)
 	dims := []int{0}
 	for d := 2; d < x.Rank(); d++ {
@@ -84,7 +98,7 @@ func batchNormGrads(b *builder, x, mean, variance, w, g *T, a ops.BatchNormParam
 	} else {
 		dx = b.mul(g, scale)
 	}
-	return []*T{dx, nil, nil, sum(gx, false), sum(g, false)}
+	return []*T{castTo(b, dx, xdt), nil, nil, sum(gx, false), sum(g, false)}
 }
 
 // channelShape is [1, C, 1, ...] of x's rank: a [C] tensor reshaped to it

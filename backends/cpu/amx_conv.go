@@ -78,7 +78,7 @@ func convInputBackwardTiles(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.C
 			clear(img)
 			col2im(img, col, s.c, &s.g, true)
 		}
-		roundBFloat16(dx[i*s.c*s.g.inSize:(i+1)*s.c*s.g.inSize], img)
+		roundHalf(dx[i*s.c*s.g.inSize:(i+1)*s.c*s.g.inSize], img, true)
 	})
 	return !failed.Load()
 }
@@ -125,7 +125,7 @@ func convWeightBackwardTiles(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.
 			sum[j] += v
 		}
 	})
-	roundBFloat16(dw, sum)
+	roundHalf(dw, sum, true)
 	return !failed.Load()
 }
 
@@ -143,14 +143,4 @@ func imageScratch[T colElem](s *convShapes, size int) (of func(i int) []T, relea
 	workers, chunk := split(s.n, s.o*s.ck()*s.g.l)
 	bufs, release := workerBuffers[T](workers, size)
 	return func(i int) []T { return bufs[i/chunk] }, release
-}
-
-// roundBFloat16 rounds src into dst's bfloat16 bits, to nearest even.
-func roundBFloat16(dst []uint16, src []float32) {
-	if narrow16(dst, src, true) {
-		return
-	}
-	for i, v := range src {
-		dst[i] = half.BFloat16FromFloat32(v)
-	}
 }

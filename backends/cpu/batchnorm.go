@@ -5,6 +5,7 @@ import (
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/internal/half"
 )
 
 // Fused batch norm (ops.BatchNormMoments, ops.BatchNormApply,
@@ -12,16 +13,18 @@ import (
 // if it is not). The per-channel sums (the moments, the backward's Σg and
 // Σg·(x - mean)) run a block of channels per task, in float64 and in a
 // fixed order (forPlanes), so that the result does not depend on how many
-// cores share the work; the
-// elementwise passes run an (n, c) plane of S elements per task with the
-// channel's coefficients hoisted out of the loop. Only float32 and float64
-// have the kernels: the 16-bit floats take the composite, as on the
-// devices without these ops.
+// cores share the work; the elementwise passes run an (n, c) plane of S
+// elements per task with the channel's coefficients hoisted out of the
+// loop. A float16 or bfloat16 x (with float32 statistics: the ops' mixed
+// type) is widened a plane at a time into a worker's scratch (bnPlanes),
+// and y rounded from it once, so that no float32 copy of x is ever whole.
 
-const bnDTypes = dispatch.DTypeSet(1<<dispatch.Float32 | 1<<dispatch.Float64)
+const bnDTypes = dispatch.DTypeSet(1<<dispatch.Float32|1<<dispatch.Float64) | dispatch.Halves
 
 func init() {
-	registerFor(ops.BatchNormMoments, bnDTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+	// T is the statistics' dtype (ops.StatsDType): out's for the moments
+	// and the backward, the [C] arguments' for the normalisation.
+	registerNative(ops.BatchNormMoments, bnDTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		g, err := ops.BatchNormShape(in[0])
 		if err != nil {
 			return err
@@ -33,19 +36,19 @@ func init() {
 		}
 		return nil
 	})
-	registerFor(ops.BatchNormApply, bnDTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.BatchNormParams) error {
+	registerNative(ops.BatchNormApply, bnDTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.BatchNormParams) error {
 		g, err := ops.BatchNormShape(in[0])
 		if err != nil {
 			return err
 		}
-		if out.DType == dispatch.Float32 {
+		if in[1].DType == dispatch.Float32 {
 			batchNormApply[float32](out, in, g, a)
 		} else {
 			batchNormApply[float64](out, in, g, a)
 		}
 		return nil
 	})
-	registerFor(ops.BatchNormBackward, bnDTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.BatchNormParams) error {
+	registerNative(ops.BatchNormBackward, bnDTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.BatchNormParams) error {
 		g, err := ops.BatchNormShape(in[0])
 		if err != nil {
 			return err
@@ -59,22 +62,73 @@ func init() {
 	})
 }
 
+// bnPlanes reads x [N, C, S] (or the gradient) of a batch norm an (n, c)
+// plane at a time in T, the statistics' dtype: x's own elements where x
+// is T, or a plane widened from x's 16 bits into a worker's scratch where
+// x is float16 or bfloat16 (and T float32).
+type bnPlanes[T float] struct {
+	wide    []T
+	narrow  []uint16
+	bf      bool
+	s       int
+	release func()
+}
+
+func readPlanes[T float](x *dispatch.Tensor, s int) bnPlanes[T] {
+	if !dispatch.Halves.Has(x.DType) {
+		xs, release := dense[T](x)
+		return bnPlanes[T]{wide: xs, s: s, release: release}
+	}
+	if x.DType == dispatch.BFloat16 {
+		v, release := dense[half.BFloat16](x)
+		return bnPlanes[T]{narrow: uint16s(v), bf: true, s: s, release: release}
+	}
+	v, release := dense[half.Float16](x)
+	return bnPlanes[T]{narrow: uint16s(v), s: s, release: release}
+}
+
+// at is the plane at element off: x's own, or widened into scratch (S
+// elements).
+func (p bnPlanes[T]) at(off int, scratch []T) []T {
+	if p.narrow == nil {
+		return p.wide[off:][:p.s]
+	}
+	widenHalf(any(scratch[:p.s]).([]float32), p.narrow[off:][:p.s], p.bf)
+	return scratch[:p.s]
+}
+
+// parallel is parallel(n, cost, fn) that hands each goroutine k planes of
+// scratch for at, from the pool, where x is 16-bit (none otherwise).
+func (p bnPlanes[T]) parallel(n, cost, k int, fn func(lo, hi int, scratch [][]T)) {
+	if p.narrow == nil {
+		parallel(n, cost, func(lo, hi int) { fn(lo, hi, make([][]T, k)) })
+		return
+	}
+	workers, chunk := split(n, cost)
+	bufs, release := workerBuffers[T](workers*k, p.s)
+	defer release()
+	parallel(n, cost, func(lo, hi int) {
+		w := lo / chunk
+		fn(lo, hi, bufs[w*k:][:k])
+	})
+}
+
 // batchNormMoments writes each channel's mean and biased variance, two
 // passes over the channel (the sum, then the squared deviations from the
 // mean): one pass of Σx² - (Σx)²/M cancels when the mean is large next to
 // the spread, even in float64 for float64 data.
 func batchNormMoments[T float](out, x *dispatch.Tensor, g ops.BatchNormGeometry) {
-	xs, release := dense[T](x)
-	defer release()
+	xs := readPlanes[T](x, g.S)
+	defer xs.release()
 	o := span[T](out)
 	m := float64(g.N * g.S)
-	parallel(g.C, 2*g.N*g.S, func(lo, hi int) {
-		mean, dev := make([]float64, hi-lo), make([]float64, hi-lo)
-		forPlanes(g, lo, hi, func(c, off int) { mean[c-lo] += planeSum(xs[off:][:g.S]) })
+	xs.parallel(g.C, 2*g.N*g.S, 1, func(lo, hi int, scratch [][]T) {
+		mean, dev, buf := make([]float64, hi-lo), make([]float64, hi-lo), scratch[0]
+		forPlanes(g, lo, hi, func(c, off int) { mean[c-lo] += planeSum(xs.at(off, buf)) })
 		for i := range mean {
 			mean[i] /= m // NaN for an empty batch, as torch's mean of nothing
 		}
-		forPlanes(g, lo, hi, func(c, off int) { dev[c-lo] += planeSqDev(xs[off:][:g.S], mean[c-lo]) })
+		forPlanes(g, lo, hi, func(c, off int) { dev[c-lo] += planeSqDev(xs.at(off, buf), mean[c-lo]) })
 		for i := range mean {
 			o[lo+i], o[g.C+lo+i] = T(mean[i]), T(dev[i]/m)
 		}
@@ -96,26 +150,39 @@ func forPlanes(g ops.BatchNormGeometry, lo, hi int, f func(c, off int)) {
 
 // batchNormApply writes x·s + t per channel with s = weight/√(var + eps)
 // and t = bias - mean·s (computed in float64 per channel), as the
-// composite's scaleShift and PyTorch's cpu kernel: one pass over x.
+// composite's scaleShift and PyTorch's cpu kernel: one pass over x. A
+// 16-bit x's plane is computed in its scratch and rounded into y once.
 func batchNormApply[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g ops.BatchNormGeometry, a ops.BatchNormParams) {
-	xs, release := dense[T](in[0])
-	defer release()
+	xs := readPlanes[T](in[0], g.S)
+	defer xs.release()
 	mean, variance, weight, bias := channels[T](in[1]), channels[T](in[2]), channels[T](in[3]), channels[T](in[4])
 	scale, shift := make([]T, g.C), make([]T, g.C)
 	for c := range g.C {
 		s := float64(weight[c]) / math.Sqrt(float64(variance[c])+a.Eps)
 		scale[c], shift[c] = T(s), T(float64(bias[c])-float64(mean[c])*s)
 	}
-	o := span[T](out)
-	parallel(g.N*g.C, g.S, func(lo, hi int) {
+	var wide []T
+	var narrow []uint16
+	if dispatch.Halves.Has(out.DType) {
+		narrow = bits16(out.Storage.Buffer)[out.Offset:]
+	} else {
+		wide = span[T](out)
+	}
+	xs.parallel(g.N*g.C, g.S, 1, func(lo, hi int, scratch [][]T) {
 		for p := lo; p < hi; p++ {
 			s, t := scale[p%g.C], shift[p%g.C]
-			dst, src := o[p*g.S:][:g.S], xs[p*g.S:][:g.S]
-			if d, ok := any(dst).([]float32); ok && bnApplyFloat32(d, any(src).([]float32), float32(s), float32(t)) {
-				continue
+			src := xs.at(p*g.S, scratch[0])
+			dst := src // a widened plane is computed in place, then rounded
+			if wide != nil {
+				dst = wide[p*g.S:][:g.S]
 			}
-			for i, v := range src {
-				dst[i] = v*s + t
+			if d, ok := any(dst).([]float32); !ok || !bnApplyFloat32(d, any(src).([]float32), float32(s), float32(t)) {
+				for i, v := range src {
+					dst[i] = v*s + t
+				}
+			}
+			if narrow != nil {
+				roundHalf(narrow[p*g.S:][:g.S], any(dst).([]float32), xs.bf)
 			}
 		}
 	})
@@ -130,12 +197,14 @@ func batchNormApply[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g ops.
 //	dx = weight·invstd·g                                 (mean and var constant)
 //
 // The training dx is weight·invstd·g + k·(x - mean) + d per channel, with
-// k = -weight·invstd³·Σg·(x - mean)/M and d = -weight·invstd·Σg/M.
+// k = -weight·invstd³·Σg·(x - mean)/M and d = -weight·invstd·Σg/M. All of
+// it is in T, the statistics' dtype, also for a 16-bit x and g (widened a
+// plane at a time).
 func batchNormBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g ops.BatchNormGeometry, a ops.BatchNormParams) {
-	xs, releaseX := dense[T](in[0])
-	defer releaseX()
-	gs, releaseG := dense[T](in[4])
-	defer releaseG()
+	xs := readPlanes[T](in[0], g.S)
+	defer xs.release()
+	gs := readPlanes[T](in[4], g.S)
+	defer gs.release()
 	mean, variance, weight := channels[T](in[1]), channels[T](in[2]), channels[T](in[3])
 	o := span[T](out)
 	numel := g.N * g.C * g.S
@@ -143,10 +212,10 @@ func batchNormBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 	m := g.N * g.S
 	// Per channel: dx = a·g + k·(x - mean) + d.
 	coefA, coefK, coefD := make([]T, g.C), make([]T, g.C), make([]T, g.C)
-	parallel(g.C, 2*m, func(lo, hi int) {
+	gs.parallel(g.C, 2*m, 2, func(lo, hi int, scratch [][]T) {
 		sg, sgx := make([]float64, hi-lo), make([]float64, hi-lo)
 		forPlanes(g, lo, hi, func(c, off int) {
-			a, b := planeSumProd(gs[off:][:g.S], xs[off:][:g.S], float64(mean[c]))
+			a, b := planeSumProd(gs.at(off, scratch[0]), xs.at(off, scratch[1]), float64(mean[c]))
 			sg[c-lo] += a
 			sgx[c-lo] += b
 		})
@@ -166,10 +235,10 @@ func batchNormBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 			}
 		}
 	})
-	parallel(g.N*g.C, g.S, func(lo, hi int) {
+	gs.parallel(g.N*g.C, g.S, 2, func(lo, hi int, scratch [][]T) {
 		for p := lo; p < hi; p++ {
 			c := p % g.C
-			dst, gp := dx[p*g.S:][:g.S], gs[p*g.S:][:g.S]
+			dst, gp := dx[p*g.S:][:g.S], gs.at(p*g.S, scratch[0])
 			ca := coefA[c]
 			if !a.Training {
 				if d, ok := any(dst).([]float32); ok && bnApplyFloat32(d, any(gp).([]float32), float32(ca), 0) {
@@ -181,7 +250,7 @@ func batchNormBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 				continue
 			}
 			ck, cd, mu := coefK[c], coefD[c], mean[c]
-			xp := xs[p*g.S:][:g.S]
+			xp := xs.at(p*g.S, scratch[1])
 			if d, ok := any(dst).([]float32); ok &&
 				bnGradFloat32(d, any(gp).([]float32), any(xp).([]float32), float32(ca), float32(ck), float32(mu), float32(cd)) {
 				continue

@@ -44,6 +44,36 @@ func convertBlock(dst dispatch.Buffer, to dispatch.DType, dstOff int, src dispat
 	return false
 }
 
+// widenHalf widens the float16 (or, where bf, bfloat16) bits at src into
+// dst, exactly: the machine's conversion loop where it has one.
+func widenHalf(dst []float32, src []uint16, bf bool) {
+	if widen16(dst, src, bf) {
+		return
+	}
+	for i, v := range src {
+		if bf {
+			dst[i] = half.BFloat16(v).Float32()
+		} else {
+			dst[i] = half.Float16(v).Float32()
+		}
+	}
+}
+
+// roundHalf rounds src into dst's float16 (or, where bf, bfloat16) bits,
+// to nearest even.
+func roundHalf(dst []uint16, src []float32, bf bool) {
+	if narrow16(dst, src, bf) {
+		return
+	}
+	for i, v := range src {
+		if bf {
+			dst[i] = half.BFloat16FromFloat32(v)
+		} else {
+			dst[i] = half.Float16FromFloat32(v)
+		}
+	}
+}
+
 // bits16 is the bits of a 16-bit float buffer's elements.
 func bits16(b dispatch.Buffer) []uint16 {
 	if f, ok := b.(*buffer[half.Float16]); ok {

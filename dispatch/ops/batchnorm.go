@@ -20,10 +20,17 @@ import (
 // same kernel fed the running statistics, and y keeps x's shape, so that
 // no narrow stands between the op and its consumers (a narrow's gradient is
 // a padded copy of the whole gradient).
+//
+// A float16 or bfloat16 x takes its statistics and parameters in float32,
+// as PyTorch's mixed-type batch norm (batch_norm_use_mixed_type in
+// Normalization.cpp: a 16-bit activation into a float32 BatchNorm2d under
+// autocast): the moments are float32, y keeps x's 16 bits, rounded once,
+// and the backward's gradients are float32. Anywhere else every argument
+// has x's dtype.
 var (
-	// BatchNormMoments gives [2, C]: row 0 the mean of each channel of
-	// x [N, C, ...] over every dim but 1, row 1 its biased variance
-	// (NaN for both when N·spatial is 0).
+	// BatchNormMoments gives [2, C] of StatsDType(x): row 0 the mean of
+	// each channel of x [N, C, ...] over every dim but 1, row 1 its biased
+	// variance (NaN for both when N·spatial is 0).
 	BatchNormMoments = dispatch.Register(&dispatch.Op[dispatch.None]{Schema: schema("batch_norm_moments", "x"),
 		Infer: batchNormMomentsInfer})
 	// BatchNormApply is (x - mean)/√(var + eps)·weight + bias, per channel
@@ -37,9 +44,10 @@ var (
 	BatchNormApply = dispatch.Register(&dispatch.Op[BatchNormParams]{
 		Schema: schema("batch_norm_apply", "x", "mean", "var", "weight", "bias"), Infer: batchNormApplyInfer})
 	// BatchNormBackward takes x, mean, var, weight (as BatchNormApply) and
-	// the gradient of its result, and gives the gradients of x, weight and
-	// bias one after the other in one flat tensor of numel(x) + 2·C
-	// elements.
+	// the gradient of its result (x's dtype), and gives the gradients of x,
+	// weight and bias one after the other in one flat tensor of
+	// numel(x) + 2·C elements of the statistics' dtype: float32 for a
+	// 16-bit x, whose dx the caller rounds to x's dtype.
 	BatchNormBackward = dispatch.Register(&dispatch.Op[BatchNormParams]{
 		Schema: schema("batch_norm_backward", "x", "mean", "var", "weight", "grad"), Infer: batchNormBackwardInfer})
 )
@@ -74,17 +82,26 @@ func BatchNormShape(x *dispatch.Tensor) (BatchNormGeometry, error) {
 	return g, nil
 }
 
+// StatsDType is the dtype of batch norm's statistics and parameters for an
+// x of dtype dt: float32 for the 16-bit floats, dt itself otherwise.
+func StatsDType(dt dispatch.DType) dispatch.DType {
+	if dispatch.Halves.Has(dt) {
+		return dispatch.Float32
+	}
+	return dt
+}
+
 func batchNormMomentsInfer(in []*dispatch.Tensor, _ dispatch.None) (dispatch.DType, []int, error) {
 	g, err := BatchNormShape(in[0])
 	if err != nil {
 		return 0, nil, err
 	}
-	return in[0].DType, []int{2, g.C}, nil
+	return StatsDType(in[0].DType), []int{2, g.C}, nil
 }
 
 // checkBatchNorm checks the arguments that BatchNormApply and
-// BatchNormBackward share: x, then [C] tensors of x's dtype, then, when
-// withGrad, a grad of x's dtype and shape.
+// BatchNormBackward share: x, then [C] tensors of StatsDType(x), then,
+// when withGrad, a grad of x's dtype and shape.
 func checkBatchNorm(in []*dispatch.Tensor, a BatchNormParams, names []string, withGrad bool) (BatchNormGeometry, error) {
 	g, err := BatchNormShape(in[0])
 	if err != nil {
@@ -94,12 +111,23 @@ func checkBatchNorm(in []*dispatch.Tensor, a BatchNormParams, names []string, wi
 		return g, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "eps", Detail: "is " + strconv.FormatFloat(a.Eps, 'g', -1, 64),
 			Fix: "give a finite eps ≥ 0"}
 	}
-	if err := sameDType(in, func(i int) string { return names[i] }, 0); err != nil {
-		return g, err
-	}
 	channels := in[1:]
 	if withGrad {
 		channels = in[1 : len(in)-1]
+		if err := sameDType([]*dispatch.Tensor{in[0], in[len(in)-1]}, func(i int) string { return []string{"x", "grad"}[i] }, 0); err != nil {
+			return g, err
+		}
+	}
+	stats := StatsDType(in[0].DType)
+	for i, t := range channels {
+		if t.DType != stats {
+			detail := "is " + t.DType.String() + " but x is " + in[0].DType.String()
+			if stats != in[0].DType {
+				detail += ", whose statistics and parameters are " + stats.String()
+			}
+			return g, &dispatch.Error{Kind: dispatch.ErrDType, Arg: names[i+1], Expected: stats.String(), Found: t.DType.String(),
+				Detail: detail, Fix: "cast it with .Cast(" + stats.GoString() + ")"}
+		}
 	}
 	for i, t := range channels {
 		if t.Rank() != 1 || t.Shape[0] != g.C {
@@ -136,5 +164,5 @@ func batchNormBackwardInfer(in []*dispatch.Tensor, a BatchNormParams) (dispatch.
 	if g.C > (math.MaxInt-n)/2 {
 		return 0, nil, dispatch.ShapeError("", []int{n, 2 * g.C})
 	}
-	return in[0].DType, []int{n + 2*g.C}, nil
+	return StatsDType(in[0].DType), []int{n + 2*g.C}, nil
 }
