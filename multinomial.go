@@ -95,24 +95,25 @@ func Multinomial(probs *Tensor, numSamples int, replacement bool) *Tensor {
 // returns the draw of numSamples from each row, which cannot fail.
 func sampler[T float32 | float64](w []T, rows, numSamples int, replacement, batched bool) (func(*rand.Rand) []int64, error) {
 	categories := len(w) / max(rows, 1)
-	var cum []float64
+	blocks := (categories + sumBlock - 1) / sumBlock
+	var ends []float64
 	if replacement || numSamples == 1 {
-		// The running sums take nothing from the stream: made here, in
-		// the checks' pass, they keep the stream's lock for the draws
-		// alone.
-		cum = floats(len(w))
+		// The blocks' running sums take nothing from the stream: made
+		// here, in the checks' pass, they keep the stream's lock for the
+		// draws alone.
+		ends = floats(rows * blocks)
 	}
 	scale := make([]float64, rows)
 	for r := range rows {
 		row := w[r*categories : (r+1)*categories]
-		var sums []float64
-		if cum != nil {
-			sums = cum[r*categories : (r+1)*categories]
+		var rowEnds []float64
+		if ends != nil {
+			rowEnds = ends[r*blocks : (r+1)*blocks]
 		}
-		most, sum, err := checkWeights(row, sums, r, batched)
+		sum, err := checkWeights(row, rowEnds, r, batched)
 		if err != nil {
-			if cum != nil {
-				floatBuffers.Put(&cum)
+			if ends != nil {
+				floatBuffers.Put(&ends)
 			}
 			return nil, err
 		}
@@ -122,20 +123,20 @@ func sampler[T float32 | float64](w []T, rows, numSamples int, replacement, batc
 			// lose precision: scaled by a power of two near 1/most, which
 			// is exact and leaves each draw as it would be without
 			// overflow or underflow.
-			_, e := math.Frexp(most)
+			_, e := math.Frexp(largest(row))
 			scale[r] = math.Ldexp(1, min(max(-e, -1000), 1000))
-			if sums != nil {
-				runningSums(row, scale[r], sums)
+			if rowEnds != nil {
+				blockSums(row, scale[r], rowEnds)
 			}
 		}
 	}
-	if cum != nil {
+	if ends != nil {
 		return func(rng *rand.Rand) []int64 {
 			out := make([]int64, rows*numSamples)
 			for r := range rows {
-				drawFromSums(rng, cum[r*categories:(r+1)*categories], out[r*numSamples:(r+1)*numSamples])
+				drawFromBlocks(rng, w[r*categories:(r+1)*categories], scale[r], ends[r*blocks:(r+1)*blocks], out[r*numSamples:(r+1)*numSamples])
 			}
-			floatBuffers.Put(&cum)
+			floatBuffers.Put(&ends)
 			return out
 		}, nil
 	}
@@ -151,8 +152,7 @@ func sampler[T float32 | float64](w []T, rows, numSamples int, replacement, batc
 }
 
 // floatBuffers holds the buffers of Multinomial's running sums and keys,
-// so that a decoder's steps reuse them: a fresh 3 MB for 8 rows of 50000
-// costs more in page faults than the sums themselves.
+// so that a decoder's steps reuse them.
 var floatBuffers sync.Pool
 
 // floats is a buffer of n float64s (of any contents) from floatBuffers.
@@ -163,96 +163,82 @@ func floats(n int) []float64 {
 	return make([]float64, n)
 }
 
+// sumBlock is the categories per block of the running sums that a draw
+// with replacement searches: the checks' pass keeps one running sum per
+// block, and a draw walks the block that its search lands in. A running
+// sum per category was 8 bytes stored for each weight read, and the pass
+// took twice as long as without them.
+const sumBlock = 256
+
 // checkWeights refuses a row with a negative, infinite or NaN weight, or
 // whose weights are all 0 (an empty row too), as torch does, and returns
-// the largest weight and their sum; it writes the running sums to sums,
-// unless that is nil, in the same pass.
-func checkWeights[T float32 | float64](w []T, sums []float64, row int, batched bool) (most, sum float64, err error) {
-	if len(w) >= 4*minChunk {
-		if most, sum, ok := weightsFour(w, sums); ok {
-			return most, sum, nil
-		}
-		// A bad weight somewhere: the serial pass below names the first.
+// the weights' sum (+Inf where float64 weights overflow it); it writes the
+// running sum at the end of each block of sumBlock weights to ends, unless
+// that is nil, in the same pass.
+func checkWeights[T float32 | float64](w []T, ends []float64, row int, batched bool) (sum float64, err error) {
+	sum, ok := blockSums(w, 1, ends)
+	if ok && sum > 0 && !math.IsInf(sum, 1) {
+		return sum, nil
 	}
+	// A negative or NaN weight, an infinite one (the sum is then
+	// infinite), or none positive: the serial pass names the first bad
+	// one. An infinite sum of finite weights is float64's overflow, which
+	// the caller scales away.
 	const op = "multinomial"
 	for i, v := range w {
-		x := float64(v)
-		if !(x >= 0) || math.IsInf(x, 1) {
-			return 0, 0, errorf(op, ErrValue, "probs", "has the weight "+ftoa(x)+" at category "+strconv.Itoa(i)+rowName(" of", row, batched)+
+		if x := float64(v); !(x >= 0) || math.IsInf(x, 1) {
+			return 0, errorf(op, ErrValue, "probs", "has the weight "+ftoa(x)+" at category "+strconv.Itoa(i)+rowName(" of", row, batched)+
 				", but weights are finite and ≥ 0", "clean the weights, e.g. with softmax of finite logits")
 		}
-		most = max(most, x)
-		sum += x
-		if sums != nil {
-			sums[i] = sum
-		}
 	}
-	if most == 0 {
-		return 0, 0, errorf(op, ErrValue, "probs", "has weights that sum to 0"+rowName(" in", row, batched)+", which is no distribution",
+	if sum == 0 {
+		return 0, errorf(op, ErrValue, "probs", "has weights that sum to 0"+rowName(" in", row, batched)+", which is no distribution",
 			"give each row at least one positive weight")
 	}
-	return most, sum, nil
+	return sum, nil
 }
 
-// minChunk is the row length per chain below which weightsFour's four
-// chains and fix-up pass cost more than they save.
-const minChunk = 1024
-
-// weightsFour is checkWeights' pass over a long row as four interleaved
-// chains, one per quarter of the row: a running sum is a chain of adds,
-// each waiting for the last, and four independent chains keep the adder
-// busy. Each quarter's running sums then get the sums of the quarters
-// before it added. ok is false where a weight is negative, infinite or NaN
-// (the caller's serial pass then names it) or all are 0.
-func weightsFour[T float32 | float64](w []T, sums []float64) (most, sum float64, ok bool) {
-	q := len(w) / 4
-	bounds := [5]int{0, q, 2 * q, 3 * q, len(w)}
-	w0, w1, w2, w3 := w[:q], w[q:2*q], w[2*q:3*q], w[3*q:3*q+q]
-	// Each chain keeps its sum, largest and smallest weight. Go's max and
-	// min keep a NaN, so the checks come after the loop, which has no
-	// branch: a NaN or a negative weight leaves the smallest below 0 or
-	// NaN, +Inf leaves the largest infinite.
-	var s0, s1, s2, s3, m0, m1, m2, m3, l0, l1, l2, l3 float64
-	if sums != nil {
-		u0, u1, u2, u3 := sums[:q], sums[q:2*q], sums[2*q:3*q], sums[3*q:3*q+q]
-		for i := range w0 {
-			x0, x1, x2, x3 := float64(w0[i]), float64(w1[i]), float64(w2[i]), float64(w3[i])
-			s0, s1, s2, s3 = s0+x0, s1+x1, s2+x2, s3+x3
-			u0[i], u1[i], u2[i], u3[i] = s0, s1, s2, s3
-			m0, m1, m2, m3 = max(m0, x0), max(m1, x1), max(m2, x2), max(m3, x3)
-			l0, l1, l2, l3 = min(l0, x0), min(l1, x1), min(l2, x2), min(l3, x3)
-		}
-	} else {
-		for i := range w0 {
-			x0, x1, x2, x3 := float64(w0[i]), float64(w1[i]), float64(w2[i]), float64(w3[i])
-			s0, s1, s2, s3 = s0+x0, s1+x1, s2+x2, s3+x3
-			m0, m1, m2, m3 = max(m0, x0), max(m1, x1), max(m2, x2), max(m3, x3)
-			l0, l1, l2, l3 = min(l0, x0), min(l1, x1), min(l2, x2), min(l3, x3)
-		}
-	}
-	for i := 4 * q; i < len(w); i++ { // the last quarter's tail
-		x := float64(w[i])
-		s3 += x
-		if sums != nil {
-			sums[i] = s3
-		}
-		m3, l3 = max(m3, x), min(l3, x)
-	}
-	most = max(m0, m1, m2, m3)
-	if !(min(l0, l1, l2, l3) >= 0) || !(most <= math.MaxFloat64) || most == 0 {
-		return 0, 0, false
-	}
-	if sums != nil {
-		off := 0.0
-		for c, sc := range [3]float64{s0, s1, s2} {
-			off += sc
-			part := sums[bounds[c+1]:bounds[c+2]]
-			for i := range part {
-				part[i] += off
+// blockSums sums the weights w times scale a block of sumBlock at a time,
+// writing the running sum at each block's end to ends (unless nil), and
+// returns the total; ok is false where a weight is negative or NaN. A
+// block is four interleaved chains (a sum's adds would otherwise each wait
+// for the last), and the check is a branch that is never taken: Go's max
+// and min, which keep a NaN, cost more than the sums.
+func blockSums[T float32 | float64](w []T, scale float64, ends []float64) (sum float64, ok bool) {
+	bad := false
+	for b := 0; b < len(w); b += sumBlock {
+		blk := w[b:min(b+sumBlock, len(w))]
+		var s0, s1, s2, s3 float64
+		i := 0
+		for ; i+4 <= len(blk); i += 4 {
+			x0, x1, x2, x3 := float64(blk[i]), float64(blk[i+1]), float64(blk[i+2]), float64(blk[i+3])
+			if !(x0 >= 0 && x1 >= 0 && x2 >= 0 && x3 >= 0) {
+				bad = true
 			}
+			s0, s1, s2, s3 = s0+x0*scale, s1+x1*scale, s2+x2*scale, s3+x3*scale
+		}
+		for ; i < len(blk); i++ {
+			x := float64(blk[i])
+			if !(x >= 0) {
+				bad = true
+			}
+			s0 += x * scale
+		}
+		sum += (s0 + s1) + (s2 + s3)
+		if ends != nil {
+			ends[b/sumBlock] = sum
 		}
 	}
-	return most, s0 + s1 + s2 + s3, true
+	return sum, !bad
+}
+
+// largest is the largest of the weights w.
+func largest[T float32 | float64](w []T) float64 {
+	most := 0.0
+	for _, v := range w {
+		most = max(most, float64(v))
+	}
+	return most
 }
 
 // rowName is " of row 3" (prep " of") where probs has rows, else "".
@@ -263,32 +249,45 @@ func rowName(prep string, row int, batched bool) string {
 	return prep + " row " + strconv.Itoa(row)
 }
 
-// runningSums fills cum with the running sums of the weights w times scale.
-func runningSums[T float32 | float64](w []T, scale float64, cum []float64) {
-	sum := 0.0
-	for i, v := range w {
-		sum += float64(v) * scale
-		cum[i] = sum
+// drawFromBlocks fills samples with independent draws from the weights w
+// times scale, whose blocks' running sums are ends: a uniform draw u below
+// the total, the block whose running sums pass it found by bisection, then
+// the first category in it whose running sum passes u. A zero weight
+// repeats the sum before it, so the category found has a positive weight.
+func drawFromBlocks[T float32 | float64](rng *rand.Rand, w []T, scale float64, ends []float64, samples []int64) {
+	sum := ends[len(ends)-1]
+	for s := range samples {
+		u := rng.Float64() * sum
+		// u can round up to sum itself: then the block holding the top of
+		// the range, the first whose running sum is the total.
+		b := sort.Search(len(ends), func(i int) bool { return ends[i] > u })
+		if b == len(ends) {
+			b = slices.Index(ends, sum)
+		}
+		samples[s] = int64(b*sumBlock + inBlock(w[b*sumBlock:min((b+1)*sumBlock, len(w))], scale, ends, b, u))
 	}
 }
 
-// drawFromSums fills samples with independent draws from the weights
-// whose running sums are cum: a uniform draw below the total, found by
-// bisection.
-func drawFromSums(rng *rand.Rand, cum []float64, samples []int64) {
-	sum := cum[len(cum)-1]
-	for s := range samples {
-		u := rng.Float64() * sum
-		// The first running sum past u belongs to a category of positive
-		// weight (a zero weight repeats the sum before it). u*sum can
-		// round up to sum itself: then the last category of positive
-		// weight, which is the one holding the top of the range.
-		i := sort.Search(len(cum), func(i int) bool { return cum[i] > u })
-		if i == len(cum) {
-			i = slices.IndexFunc(cum, func(c float64) bool { return c == sum })
-		}
-		samples[s] = int64(i)
+// inBlock is the index in blk, block b of the weights, of the first
+// category whose running sum from the block's start passes u. The block's
+// running sum (ends[b]) passes u, but was added in another order: where
+// this order falls short of u by a rounding, the block's last positive
+// weight, the one at the top of its range.
+func inBlock[T float32 | float64](blk []T, scale float64, ends []float64, b int, u float64) int {
+	acc, last := 0.0, 0
+	if b > 0 {
+		acc = ends[b-1]
 	}
+	for i, v := range blk {
+		if v > 0 {
+			acc += float64(v) * scale
+			last = i
+			if acc > u {
+				return i
+			}
+		}
+	}
+	return last
 }
 
 // drawWithoutReplacement draws len(samples) distinct categories, each

@@ -295,6 +295,42 @@ func TestMultinomialWithReplacement(t *testing.T) {
 	}
 }
 
+// TestMultinomialAcrossBlocks: rows longer than the blocks of 256 that a
+// draw with replacement searches, with the weight in a partial last block,
+// on both sides of a block's edge, and past blocks of zeros: the draws
+// land only on positive weights, in proportion.
+func TestMultinomialAcrossBlocks(t *testing.T) {
+	cases := []struct {
+		name   string
+		n      int
+		weight map[int]float64
+	}{
+		{"last-of-partial-block", 1000, map[int]float64{999: 2}},
+		{"block-edge", 1000, map[int]float64{255: 3, 256: 1}},
+		{"after-zero-blocks", 2000, map[int]float64{3: 1, 1800: 1, 1801: 2}},
+		{"every-weight", 700, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := make([]float64, c.n)
+			for i := range w {
+				if c.weight == nil {
+					w[i] = float64(i%7 + 1)
+				} else {
+					w[i] = c.weight[i]
+				}
+			}
+			lathe.Seed(2)
+			v := intsOf(t, lathe.Multinomial(lathe.FromSlice(lathe.CPU, w), 20000, true))
+			counts := make([]int, c.n)
+			for _, i := range v {
+				counts[i]++
+			}
+			checkChiSquare(t, c.name, counts, normalized(w)) // a draw of weight 0 fails it
+		})
+	}
+}
+
 // TestMultinomialWithoutReplacement draws two distinct categories from
 // each of 12000 rows of [1 2 3 4]: the ordered pair (i, j) must come with
 // probability w_i/S · w_j/(S - w_i), the first sample alone with w_i/S,
