@@ -5,6 +5,7 @@ import (
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/internal/half"
 	"github.com/lathe-ml/lathe/layout"
 )
 
@@ -12,10 +13,12 @@ import (
 // dtype) from a layout over the input into a layout over the fresh output:
 // flip reads the input with negated strides, concat and pad write through
 // views of the output. The layouts are plain structs over the same storage,
-// not counted views: they live only for the kernel's call.
+// not counted views: they live only for the kernel's call. They move every
+// dtype's elements as they are (registerNative), so a 16-bit float keeps
+// its bits, a signalling NaN's too, as torch's copies do.
 
 func init() {
-	register(ops.Flip, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.FlipDims) error {
+	registerNative(ops.Flip, dispatch.AllTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.FlipDims) error {
 		x := in[0]
 		src := alias(x, x.Shape, append([]int(nil), x.Strides...), x.Offset)
 		if x.Numel() > 0 {
@@ -28,7 +31,7 @@ func init() {
 		castInto(out, src)
 		return nil
 	})
-	register(ops.Concat, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConcatDim) error {
+	registerNative(ops.Concat, dispatch.AllTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConcatDim) error {
 		d := a.Of(in)
 		at := 0
 		for _, t := range in {
@@ -40,7 +43,7 @@ func init() {
 		}
 		return nil
 	})
-	register(ops.Pad, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.Padding) error {
+	registerNative(ops.Pad, dispatch.AllTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.Padding) error {
 		x := in[0]
 		fillValue(out, a.Value)
 		// The part of x that survives the crops goes to the part of out
@@ -73,6 +76,14 @@ func fillValue(out *dispatch.Tensor, v float64) {
 		fillSame(out, int64(v))
 	case dispatch.Bool:
 		fillSame(out, v != 0)
+	case dispatch.Float16:
+		fillSame(out, half.Float16(half.Float16FromFloat32(float32(v))))
+	case dispatch.BFloat16:
+		fillSame(out, half.BFloat16(half.BFloat16FromFloat32(float32(v))))
+	case dispatch.Int8:
+		fillSame(out, int8(v))
+	case dispatch.Uint8:
+		fillSame(out, uint8(v))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/internal/half"
 )
 
 // Indexing kernels. Index tensors (Int32 or Int64, any layout) are first
@@ -14,7 +15,7 @@ import (
 // below need one index type only.
 
 func init() {
-	register(ops.IndexSelect, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
+	registerNative(ops.IndexSelect, dispatch.AllTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 		x, index := in[0], in[1]
 		if x.Rank() == 0 {
 			// torch keeps a 0-d x 0-d; every index must still be 0.
@@ -25,21 +26,24 @@ func init() {
 		idx := indexValues(index)
 		return withIndexKernels(x.DType, func(k indexKernels) { k.indexSelect(out, rowMajor(x), idx, d) })
 	})
-	register(ops.Gather, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
+	registerNative(ops.Gather, dispatch.AllTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 		x, index := in[0], in[1]
 		d := a.Of(x)
 		idx := indexValues(index)
 		return withIndexKernels(x.DType, func(k indexKernels) { k.gather(out, x, idx, d) })
 	})
-	for op, add := range map[*dispatch.Op[ops.IndexDim]]bool{ops.Scatter: false, ops.ScatterAdd: true} {
-		register(op, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
+	scatter := func(add bool) dispatch.Kernel[ops.IndexDim] {
+		return func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 			x, index, src := in[0], in[1], in[2]
 			d := a.Of(x)
 			idx := indexValues(index)
 			castInto(out, x) // out-of-place: start from a copy of x
 			return withIndexKernels(x.DType, func(k indexKernels) { k.scatter(out, src, idx, index.Shape, d, add) })
-		})
+		}
 	}
+	registerNative(ops.Scatter, dispatch.AllTypes, scatter(false))
+	register(ops.ScatterAdd, scatter(true)) // adds: the narrow dtypes widen
+
 	register(ops.OneHot, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.OneHotClasses) error {
 		nc := a.NumClasses
 		idx := indexValues(in[0])
@@ -128,6 +132,12 @@ var (
 	indexI32  = newIndexKernels(func(a, b int32) int32 { return a + b })
 	indexI64  = newIndexKernels(func(a, b int64) int64 { return a + b })
 	indexBool = newIndexKernels(func(a, b bool) bool { return a || b }) // torch's bool add
+	// The narrow dtypes are moved, never added: scatter_add reaches its
+	// kernel widened (register, dispatch.ViaCompute).
+	indexF16  = newIndexKernels[half.Float16](nil)
+	indexBF16 = newIndexKernels[half.BFloat16](nil)
+	indexI8   = newIndexKernels[int8](nil)
+	indexU8   = newIndexKernels[uint8](nil)
 )
 
 func withIndexKernels(dt dispatch.DType, run func(indexKernels)) error {
@@ -142,6 +152,14 @@ func withIndexKernels(dt dispatch.DType, run func(indexKernels)) error {
 		run(indexI64)
 	case dispatch.Bool:
 		run(indexBool)
+	case dispatch.Float16:
+		run(indexF16)
+	case dispatch.BFloat16:
+		run(indexBF16)
+	case dispatch.Int8:
+		run(indexI8)
+	case dispatch.Uint8:
+		run(indexU8)
 	default:
 		return dispatch.Unsupported(dispatch.Device{Kind: kind}, "", dt)
 	}
