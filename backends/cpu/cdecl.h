@@ -87,6 +87,18 @@ lathe_sums lathe_bn_moments_f32(const float *x, ptrdiff_t n, double shift);
 // lathe_bn_sumprod_f32 returns Σg and Σg·(x - shift) over the n values at g
 // and x, in float64.
 lathe_sums lathe_bn_sumprod_f32(const float *g, const float *x, ptrdiff_t n, double shift);
+// lathe_conv_f32 is one image's convolution at stride 1 from its padded
+// input x (c planes of hp × wp, 16 floats readable after) and the weights
+// w as [k][o], into y (o planes of oh × ow).
+void lathe_conv_f32(float *y, const float *x, const float *w, ptrdiff_t c, ptrdiff_t o, ptrdiff_t hp, ptrdiff_t wp,
+	ptrdiff_t oh, ptrdiff_t ow, ptrdiff_t kh, ptrdiff_t kw, ptrdiff_t dh, ptrdiff_t dw);
+
+// lathe_conv_wgrad_f32 adds one image's weight gradient at stride 1 to dw
+// [o][k], from the output gradient dy (o planes of oh × ow) and the padded
+// input x (c planes of hp × wp).
+void lathe_conv_wgrad_f32(float *dw, const float *dy, const float *x, ptrdiff_t c, ptrdiff_t o, ptrdiff_t hp,
+	ptrdiff_t wp, ptrdiff_t oh, ptrdiff_t ow, ptrdiff_t kh, ptrdiff_t kw, ptrdiff_t dh, ptrdiff_t dwid);
+
 // lathe_bn_apply_f32 writes x·a + b of the n values at src to dst.
 void lathe_bn_apply_f32(float *dst, const float *src, ptrdiff_t n, float a, float b);
 // lathe_bn_grad_f32 writes a·g + k·(x - mean) + d of the n values at g and

@@ -17,11 +17,12 @@ import (
 // positions (zeros where the window hangs over the padding). The
 // convolution of group g is then one GEMM, W_g (O/G × C/G·K) times that
 // group's rows of the matrix (C/G·K × L), which BLAS (OpenBLAS when it
-// opens) runs at full speed however small the channel counts; a direct
-// loop would be faster only for tiny kernels on tiny images, where the
-// GEMM's setup dominates, and is not worth a second implementation.
-// The input gradient is the transposed product W_gᵀ·G_g scattered back by
-// col2im; the weight gradient is G_g·col_gᵀ summed over the batch.
+// opens) runs at full speed however small the channel counts. The input
+// gradient is the transposed product W_gᵀ·G_g scattered back by col2im;
+// the weight gradient is G_g·col_gᵀ summed over the batch. float32 at
+// stride 1 takes the direct kernels instead where the machine has AVX2
+// (conv_direct.go): the column matrix's traffic, not the products, was
+// most of those convolutions' time.
 //
 // Images are spread over goroutines; each worker owns its column buffer,
 // which for a small image stays in cache between im2col and the GEMM.
@@ -366,6 +367,12 @@ func convForward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a ops.Con
 		clear(y)
 		return
 	}
+	if p, ok := directForward(&s); ok {
+		if y32, ok := any(y).([]float32); ok {
+			convDirect(p, y32, any(x).([]float32), any(w).([]float32), s.n, s.groups, false)
+			return
+		}
+	}
 	gemm := gemmOf[T]()
 	l, og, ck := s.g.l, s.og(), s.ck()
 	perImage(&s, func(i int, col []T) {
@@ -386,6 +393,12 @@ func convInputBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a o
 	defer relW()
 	dx := span[T](out)
 	s := newConvShapes(out.Shape, in[0].Shape, a.WindowFor(in[1].Shape), a.Groups)
+	if p, ok := directInputGrad(&s); ok {
+		if dx32, ok := any(dx).([]float32); ok {
+			convDirect(p, dx32, any(gy).([]float32), any(w).([]float32), s.n, s.groups, true)
+			return
+		}
+	}
 	clear(dx)
 	if s.ck() == 0 || s.o == 0 {
 		return
@@ -426,6 +439,12 @@ func convWeightBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a 
 	clear(dw)
 	if s.ck() == 0 || s.o == 0 {
 		return
+	}
+	if p, ok := directForward(&s); ok {
+		if dw32, ok := any(dw).([]float32); ok {
+			p.weightGrad(dw32, any(x).([]float32), any(gy).([]float32), s.n, s.groups)
+			return
+		}
 	}
 	gemm := gemmOf[T]()
 	l, og, ck := s.g.l, s.og(), s.ck()

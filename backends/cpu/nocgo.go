@@ -81,3 +81,11 @@ func layerNormRowsFloat32(y, x, w, b []float32, d int, eps float64) bool { retur
 func layerNormBackwardRowsFloat32(dx []float32, pw, pb []float64, x, w, g []float32, d int, eps float64) bool {
 	return false
 }
+
+func convDirectFloat32(y, x, w []float32, c, o, hp, wp, oh, ow, kh, kw, dh, dw int) bool {
+	return false
+}
+
+func convWeightGradFloat32(dw, dy, x []float32, c, o, hp, wp, oh, ow, kh, kw, dh, dwid int) bool {
+	return false
+}

@@ -1,0 +1,176 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// Direct convolution: float32 at stride 1 over a window of the last one
+// or two dims, where the machine has AVX2, without a column matrix.
+//
+// im2col writes each image K times over (a 3×3 window: nine copies of
+// it), and the GEMM then packs that matrix once more: on the ResNet
+// block's 16-channel 32×32 images that traffic, not the products, was
+// most of a convolution's time (im2col and its copies 30% of
+// BenchmarkConvBlock, the GEMMs 44%). lathe_conv_f32 (shim.c) reads the
+// input where it lies instead, padded once: a block of 16 neighbouring
+// outputs reads 16 neighbouring inputs at each window position, and up to
+// six output channels share each read. The input gradient at stride 1 is
+// the same kernel run on the output gradient, padded by the window's
+// reach less the padding, with the window flipped and its channels
+// swapped. The weight gradient (lathe_conv_wgrad_f32) sums, for a few
+// output channels and window elements at once, their products over the
+// positions, 8 at a time, from the same padded input.
+
+// directConvOn lets tests run the im2col path where the direct one
+// would run.
+var directConvOn = true
+
+// directPlan is one direct convolution per image and group: in channels
+// of h × w, padded by ph and pw, into out channels of oh × ow, through a
+// kh × kw window dilated by dh and dw.
+type directPlan struct {
+	in, out, h, w, ph, pw, oh, ow, kh, kw, dh, dw int
+}
+
+// directForward is the plan of s's convolution, and whether the direct
+// kernel takes it: stride 1, a window over at most the last two dims,
+// not pointwise (whose GEMM reads the image itself), and AVX2.
+func directForward(s *convShapes) (directPlan, bool) {
+	g := &s.g
+	p := directPlan{in: s.cg(), out: s.og(), h: g.in[1], w: g.in[2], ph: g.pad[1], pw: g.pad[2], oh: g.out[1], ow: g.out[2],
+		kh: g.kernel[1], kw: g.kernel[2], dh: g.dil[1], dw: g.dil[2]}
+	ok := haveAVX2 && directConvOn && g.stride == [3]int{1, 1, 1} && g.in[0] == 1 && g.kernel[0] == 1 && g.pad[0] == 0 &&
+		!g.pointwise() && s.n > 0 && s.ck() > 0 && s.og() > 0 && g.l > 0 && p.h > 0 && p.w > 0
+	return p, ok && p.fits()
+}
+
+// fits reports whether the padded input's size is an int, plus the slack
+// (a padding near an int's range is left to im2col's checks and errors).
+func (p directPlan) fits() bool {
+	n, ok := dispatch.CheckedNumel([]int{p.in, p.h + 2*p.ph, p.w + 2*p.pw, 2})
+	return ok && p.h+2*p.ph > 0 && p.w+2*p.pw > 0 && n/2 < math.MaxInt-16
+}
+
+// directInputGrad is the plan of the input gradient of s's convolution as
+// a forward one over the output gradient: padded by the window's reach
+// less the padding (which must not be negative: a padding past the reach
+// crops, and stays with col2im), into the input's size.
+func directInputGrad(s *convShapes) (directPlan, bool) {
+	f, ok := directForward(s)
+	p := directPlan{in: f.out, out: f.in, h: f.oh, w: f.ow, ph: (f.kh-1)*f.dh - f.ph, pw: (f.kw-1)*f.dw - f.pw, oh: f.h, ow: f.w,
+		kh: f.kh, kw: f.kw, dh: f.dh, dw: f.dw}
+	return p, ok && p.ph >= 0 && p.pw >= 0 && p.fits()
+}
+
+// weights lays the weights [groups·out][in][kh][kw] (or, where flip, the
+// forward's [groups·in][out][kh][kw], each window reversed and in and out
+// swapped: the input gradient's) out as [groups][in·kh·kw][out], the order
+// lathe_conv_f32 reads them in.
+func (p directPlan) weights(dst, w []float32, groups int, flip bool) {
+	k := p.kh * p.kw
+	for gi := range groups {
+		g := dst[gi*p.in*k*p.out:]
+		for o := range p.out {
+			for c := range p.in {
+				for j := range k {
+					var v float32
+					if flip {
+						v = w[((gi*p.in+c)*p.out+o)*k+k-1-j]
+					} else {
+						v = w[((gi*p.out+o)*p.in+c)*k+j]
+					}
+					g[(c*k+j)*p.out+o] = v
+				}
+			}
+		}
+	}
+}
+
+// padded is the size of a padded input for one image and group, and the
+// 16 floats the kernel may read past it.
+func (p directPlan) padded() int { return p.in*(p.h+2*p.ph)*(p.w+2*p.pw) + 16 }
+
+// pad copies the in planes of h × w at src into dst with the zero border.
+func (p directPlan) pad(dst, src []float32) {
+	hp, wp := p.h+2*p.ph, p.w+2*p.pw
+	for c := range p.in {
+		plane, img := dst[c*hp*wp:(c+1)*hp*wp], src[c*p.h*p.w:(c+1)*p.h*p.w]
+		clear(plane[:p.ph*wp+p.pw])
+		for r := range p.h {
+			row := plane[(p.ph+r)*wp+p.pw:]
+			copy(row[:p.w], img[r*p.w:(r+1)*p.w])
+			if r < p.h-1 {
+				clear(row[p.w : p.w+2*p.pw])
+			}
+		}
+		clear(plane[(p.ph+p.h-1)*wp+p.pw+p.w:])
+	}
+	clear(dst[p.in*hp*wp : p.padded()])
+}
+
+// run convolves each of n images' groups: x is [n][groups·in][h][w], y
+// [n][groups·out][oh][ow], wt as weights lays them out.
+func (p directPlan) run(y, x, wt []float32, n, groups int) {
+	cost := groups * p.out * p.in * p.kh * p.kw * p.oh * p.ow
+	workers, chunk := split(n, cost)
+	bufs, release := workerBuffers[float32](workers, p.padded())
+	defer release()
+	inSize, outSize, k := p.in*p.h*p.w, p.out*p.oh*p.ow, p.in*p.kh*p.kw
+	parallel(n, cost, func(lo, hi int) {
+		buf := bufs[lo/chunk]
+		for i := lo; i < hi; i++ {
+			for gi := range groups {
+				at := i*groups + gi
+				p.pad(buf, x[at*inSize:(at+1)*inSize])
+				if !convDirectFloat32(y[at*outSize:(at+1)*outSize], buf, wt[gi*k*p.out:(gi+1)*k*p.out],
+					p.in, p.out, p.h+2*p.ph, p.w+2*p.pw, p.oh, p.ow, p.kh, p.kw, p.dh, p.dw) {
+					panic("cpu: direct convolution's slices do not match its plan") // a bug in lathe: unwound as an error
+				}
+			}
+		}
+	})
+}
+
+// convDirect runs plan p over x into y with the weights w (flipped for the
+// input gradient), the weights laid out in a buffer from the pool.
+func convDirect(p directPlan, y, x, w []float32, n, groups int, flip bool) {
+	wts, release := workerBuffers[float32](1, groups*p.in*p.kh*p.kw*p.out)
+	defer release()
+	p.weights(wts[0], w, groups, flip)
+	p.run(y, x, wts[0], n, groups)
+}
+
+// weightGrad adds the weight gradient of n images' groups to dw
+// ([groups·out][in][kh][kw]): x is [n][groups·in][h][w] and gy
+// [n][groups·out][oh][ow]. Each worker sums its images into a partial
+// gradient of its own; the partials are added in the workers' order, so
+// that the result does not depend on which finished first.
+func (p directPlan) weightGrad(dw, x, gy []float32, n, groups int) {
+	k := p.in * p.kh * p.kw
+	cost := groups * p.out * k * p.oh * p.ow
+	workers, chunk := split(n, cost)
+	bufs, release := workerBuffers[float32](workers, p.padded())
+	defer release()
+	parts, releaseParts := workerBuffers[float32](workers, len(dw))
+	defer releaseParts()
+	inSize, outSize := p.in*p.h*p.w, p.out*p.oh*p.ow
+	parallel(n, cost, func(lo, hi int) {
+		buf, part := bufs[lo/chunk], parts[lo/chunk]
+		clear(part)
+		for i := lo; i < hi; i++ {
+			for gi := range groups {
+				at := i*groups + gi
+				p.pad(buf, x[at*inSize:(at+1)*inSize])
+				if !convWeightGradFloat32(part[gi*p.out*k:(gi+1)*p.out*k], gy[at*outSize:(at+1)*outSize], buf,
+					p.in, p.out, p.h+2*p.ph, p.w+2*p.pw, p.oh, p.ow, p.kh, p.kw, p.dh, p.dw) {
+					panic("cpu: direct convolution's slices do not match its plan") // a bug in lathe: unwound as an error
+				}
+			}
+		}
+	})
+	for _, part := range parts {
+		addTo(dw, part)
+	}
+}

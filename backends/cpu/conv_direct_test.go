@@ -1,0 +1,159 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/layout"
+)
+
+// TestConvDirect holds the direct float32 convolution and its two
+// gradients to the float64 im2col path on the same values, over random
+// shapes that reach every remainder of the kernel's blocks: 1 to 13
+// output channels (six a block), widths of 1 to 40 (16 a block), groups,
+// 1-d and 2-d windows, padding, dilation, and windows past a small input.
+func TestConvDirect(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("cpu: no AVX2, so no direct convolution")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	ran := 0
+	for trial := range 300 {
+		groups := 1 + r.IntN(3)
+		cg, og, n := 1+r.IntN(5), 1+r.IntN(13), 1+r.IntN(3)
+		oneD := r.IntN(5) == 0
+		h, w := 1+r.IntN(12), 1+r.IntN(40)
+		kh, kw := 1+r.IntN(4), 1+r.IntN(5)
+		dh, dw := 1+r.IntN(2), 1+r.IntN(2)
+		ph, pw := r.IntN(3), r.IntN(3)
+		if oneD {
+			h, kh, dh, ph = 1, 1, 1, 0
+		}
+		if h+2*ph < (kh-1)*dh+1 || w+2*pw < (kw-1)*dw+1 || kh*kw == 1 && ph+pw == 0 {
+			continue // the window does not fit, or is pointwise (the GEMM's)
+		}
+		win := layout.Window{Stride: []int{1, 1}, Padding: []int{ph, pw}, Dilation: []int{dh, dw}}
+		xShape, wShape := []int{n, groups * cg, h, w}, []int{groups * og, cg, kh, kw}
+		if oneD {
+			win = layout.Window{Stride: []int{1}, Padding: []int{pw}, Dilation: []int{dw}}
+			xShape, wShape = []int{n, groups * cg, w}, []int{groups * og, cg, kw}
+		}
+		a := ops.ConvParams{Window: win, Groups: groups, InputSize: xShape[2:]}
+		yShape := append([]int{n, groups * og}, outSpatial(xShape[2:], wShape[2:], win)...)
+		shapes := newConvShapes(xShape, yShape, a.WindowFor(wShape), groups)
+		_, forward := directForward(&shapes)
+		_, backward := directInputGrad(&shapes)
+		if !forward {
+			t.Fatalf("trial %d: the direct kernel declined x %v w %v %+v", trial, xShape, wShape, win)
+		}
+		name := fmt.Sprintf("trial %d: x %v w %v %+v groups %d", trial, xShape, wShape, win, groups)
+		x, wt := randomHalves(r, dispatch.Numel(xShape)), randomHalves(r, dispatch.Numel(wShape))
+		g := randomHalves(r, dispatch.Numel(yShape))
+		aw := a
+		aw.Window = a.WindowFor(wShape)
+		results := map[string][2][]float64{
+			"forward":         convCall(t, name, ops.Conv, a, x, xShape, wt, wShape),
+			"weight gradient": convCall(t, name+" weight gradient", ops.ConvWeightBackward, aw, x, xShape, g, yShape),
+		}
+		if backward { // a padding past the window's reach crops: im2col's
+			results["input gradient"] = convCall(t, name+" input gradient", ops.ConvInputBackward, a, g, yShape, wt, wShape)
+		}
+		for pass, pair := range results {
+			for j := range pair[0] {
+				if got, want := pair[0][j], pair[1][j]; math.Abs(got-want) > 1e-5*max(1, math.Abs(want)) {
+					t.Fatalf("%s (%s): element %d is %v, want %v", name, pass, j, got, want)
+				}
+			}
+		}
+		ran++
+	}
+	if ran < 150 {
+		t.Fatalf("only %d of 300 random shapes fit", ran)
+	}
+}
+
+// convCall runs op on (x, w) in float32 by the direct kernel and in
+// float64 by im2col, and returns both results as float64s.
+func convCall(t *testing.T, name string, op *dispatch.Op[ops.ConvParams], a ops.ConvParams, x []float64, xShape []int, w []float64, wShape []int) [2][]float64 {
+	t.Helper()
+	var out [2][]float64
+	for i, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64} {
+		directConvOn = dt == dispatch.Float32
+		y, err := dispatch.Call(op, a, floatTensor(dt, x, xShape), floatTensor(dt, w, wShape))
+		directConvOn = true
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[i] = make([]float64, y.Numel())
+		for j := range out[i] {
+			if dt == dispatch.Float32 {
+				out[i][j] = float64(span[float32](y)[j])
+			} else {
+				out[i][j] = span[float64](y)[j]
+			}
+		}
+	}
+	return out
+}
+
+// randomHalves is n values in [-1, 1) that float32 holds exactly.
+func randomHalves(r *rand.Rand, n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = math.Round((r.Float64()*2-1)*256) / 256
+	}
+	return v
+}
+
+func floatTensor(dt dispatch.DType, v []float64, shape []int) *dispatch.Tensor {
+	if dt == dispatch.Float64 {
+		return tensorOf(dt, append([]float64(nil), v...), shape...)
+	}
+	f := make([]float32, len(v))
+	for i, x := range v {
+		f[i] = float32(x)
+	}
+	return tensorOf(dt, f, shape...)
+}
+
+// outSpatial is a stride-1 convolution's output size per spatial dim.
+func outSpatial(in, kernel []int, w layout.Window) []int {
+	out := make([]int, len(in))
+	for i := range in {
+		out[i] = in[i] + 2*w.Padding[i] - w.Dilation[i]*(kernel[i]-1)
+	}
+	return out
+}
+
+// BenchmarkConvDirect is the ResNet block's 16→16 3×3 convolution of 32
+// images of 32×32, forward and both gradients, by the direct kernel and
+// by im2col and the GEMM.
+func BenchmarkConvDirect(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	x := floatTensor(dispatch.Float32, randomHalves(r, 32*16*32*32), []int{32, 16, 32, 32})
+	w := floatTensor(dispatch.Float32, randomHalves(r, 16*16*9), []int{16, 16, 3, 3})
+	a := ops.ConvParams{Window: layout.Window{Stride: []int{1, 1}, Padding: []int{1, 1}, Dilation: []int{1, 1}}, Groups: 1, InputSize: []int{32, 32}}
+	for _, direct := range []bool{true, false} {
+		for _, op := range []*dispatch.Op[ops.ConvParams]{ops.Conv, ops.ConvInputBackward, ops.ConvWeightBackward} {
+			b.Run(fmt.Sprintf("%s/direct=%v", op.Name, direct), func(b *testing.B) {
+				directConvOn = direct
+				defer func() { directConvOn = true }()
+				for b.Loop() {
+					args, params := []*dispatch.Tensor{x, w}, a
+					if op == ops.ConvWeightBackward {
+						args, params = []*dispatch.Tensor{x, x}, ops.ConvParams{Window: a.WindowFor(w.Shape), Groups: 1}
+					}
+					y, err := dispatch.Call(op, params, args...)
+					if err != nil {
+						b.Fatal(err)
+					}
+					y.Release()
+				}
+			})
+		}
+	}
+}
