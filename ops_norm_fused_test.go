@@ -55,6 +55,18 @@ func bnInput(dev Device, c bnCase, dt DType) *Tensor {
 	return x
 }
 
+// bnArgs is bnInput's x of dtype dt, with weight and bias of dtype pdt
+// (nil unless affine), requiring gradients, and an upstream gradient of
+// x's shape that is itself a strided view.
+func bnArgs(dev Device, c bnCase, dt, pdt DType, affine bool) (x, w, b, g *Tensor) {
+	x = bnInput(dev, c, dt)
+	if affine {
+		w, b = RandN(dev, pdt, c.shape[1]).RequireGrad(), RandN(dev, pdt, c.shape[1]).RequireGrad()
+	}
+	g = RandN(dev, dt, slices.Concat(c.shape[1:2], c.shape[:1], c.shape[2:])...).Transpose(0, 1)
+	return x, w, b, g
+}
+
 // f64s is t's elements as float64s.
 func f64s(t *Tensor) ([]float64, error) { return t.Cast(Float64).Float64s() }
 
@@ -126,14 +138,7 @@ func testBatchNormFused(t *testing.T, dev Device, dt DType) {
 					name := fmt.Sprintf("%s/%v/%s/training=%v/affine=%v", dev, dt, c.name, training, affine)
 					t.Run(name, func(t *testing.T) {
 						Seed(7)
-						x := bnInput(dev, c, dt)
-						ch := c.shape[1]
-						var w, b *Tensor
-						if affine {
-							w, b = RandN(dev, dt, ch).RequireGrad(), RandN(dev, dt, ch).RequireGrad()
-						}
-						// A gradient that is itself a strided view.
-						g := RandN(dev, dt, slices.Concat(c.shape[1:2], c.shape[:1], c.shape[2:])...).Transpose(0, 1)
+						x, w, b, g := bnArgs(dev, c, dt, dt, affine)
 						got := bnStep(t, x, w, b, g, training, true)
 						want := bnStep(t, x, w, b, g, training, false)
 						for _, p := range []struct {
@@ -181,13 +186,8 @@ func TestBatchNormMixedFused(t *testing.T) {
 
 func testBatchNormMixed(t *testing.T, dev Device, dt DType, c bnCase, training, affine bool) {
 	Seed(11)
-	x := bnInput(dev, c, dt)
+	x, w, b, g := bnArgs(dev, c, dt, Float32, affine)
 	ch := c.shape[1]
-	var w, b *Tensor
-	if affine {
-		w, b = RandN(dev, Float32, ch).RequireGrad(), RandN(dev, Float32, ch).RequireGrad()
-	}
-	g := RandN(dev, dt, slices.Concat(c.shape[1:2], c.shape[:1], c.shape[2:])...).Transpose(0, 1)
 	run := func(y *Tensor, mean, variance *Tensor) [][]float64 {
 		if y.DType() != dt {
 			t.Fatalf("y is %v, want %v", y.DType(), dt)
