@@ -246,20 +246,20 @@ static cublasStatus_t lathe_cublas_dgemm(lathe_cublas *b, lathe_cuda *l, CUconte
 }
 
 // C = op(A)·op(B) (alpha 1, beta 0, float scalars) over a strided batch,
-// column-major, with A, B and C of cudaDataType_t type (CUDA_R_16F 2,
-// CUDA_R_16BF 14, CUDA_R_32F 0), computed as computeType says
+// column-major, with A and B of cudaDataType_t type and C of typeC
+// (CUDA_R_16F 2, CUDA_R_16BF 14, CUDA_R_32F 0), computed as computeType says
 // (CUBLAS_COMPUTE_32F 68: products and sums in float32) by the algorithm
 // cuBLAS picks (CUBLAS_GEMM_DEFAULT, -1), with the math mode set first.
 static cublasStatus_t lathe_cublas_gemm_ex(lathe_cublas *b, lathe_cuda *l, CUcontext c, CUresult *cuErr,
 		cublasHandle_t h, int mathMode, int ta, int tb, int m, int n, int k,
 		CUdeviceptr A, int lda, long long sA, CUdeviceptr B, int ldb, long long sB,
-		CUdeviceptr C, int ldc, long long sC, int batch, int type, int computeType) {
+		CUdeviceptr C, int ldc, long long sC, int batch, int type, int typeC, int computeType) {
 	cublasStatus_t st;
 	float alpha = 1, beta = 0;
 	LATHE_BLAS_IN_CTX(l, c, cuErr);
 	if ((st = b->setMathMode(h, mathMode)) != 0) return st;
 	return b->gemmStridedBatchedEx(h, ta, tb, m, n, k, &alpha, (const void *)(uintptr_t)A, type, lda, sA,
-		(const void *)(uintptr_t)B, type, ldb, sB, &beta, (void *)(uintptr_t)C, type, ldc, sC, batch,
+		(const void *)(uintptr_t)B, type, ldb, sB, &beta, (void *)(uintptr_t)C, typeC, ldc, sC, batch,
 		computeType, -1);
 }
 

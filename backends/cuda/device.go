@@ -404,7 +404,7 @@ func (d *device) launch(mod, fn string, grid, block [3]uint32, shared uint32, ar
 }
 
 // gemm runs one strided-batched product of dtype dt (float32, float64,
-// float16 or bfloat16) on cuBLAS; ok is false where the device has no
+// float16 or bfloat16; C float32 where g.wideC) on cuBLAS; ok is false where the device has no
 // cuBLAS, or none that takes dt (the 16-bit floats need
 // cublasGemmStridedBatchedEx).
 func (d *device) gemm(dt dispatch.DType, g gemmArgs) (ok bool, err error) {
@@ -426,8 +426,12 @@ func (d *device) gemm(dt dispatch.DType, g gemmArgs) (ok bool, err error) {
 		if dt == dispatch.BFloat16 {
 			typ = cudaR16BF
 		}
+		typC := typ
+		if g.wideC {
+			typC = cudaR32F
+		}
 		call = "cublasGemmStridedBatchedEx"
-		status, cuErr = d.blas.gemmEx(d.drv, d.ctx, d.blasH, typ, g)
+		status, cuErr = d.blas.gemmEx(d.drv, d.ctx, d.blasH, typ, typC, g)
 	default:
 		call = "cublasSgemmStridedBatched"
 		status, cuErr = d.blas.sgemm(d.drv, d.ctx, d.blasH, allowTF32.Load(), g)

@@ -456,6 +456,7 @@ func (b *cublas) dgemm(d *driver, ctx cuContext, h blasHandle, g gemmArgs) (stat
 // The cuBLAS enums that gemmEx passes, from the cuBLAS guide
 // (cudaDataType_t, cublasComputeType_t, cublasMath_t).
 const (
+	cudaR32F  = 0  // CUDA_R_32F
 	cudaR16F  = 2  // CUDA_R_16F
 	cudaR16BF = 14 // CUDA_R_16BF
 	// cublasCompute32F: products and sums in float32, the result rounded
@@ -471,16 +472,17 @@ const (
 	mathNoReducedReduction = 16
 )
 
-// gemmEx runs C = A·B (alpha 1, beta 0) with A, B and C of cuBLAS data type
-// typ (cudaR16F or cudaR16BF), accumulating in float32.
-func (b *cublas) gemmEx(d *driver, ctx cuContext, h blasHandle, typ int, g gemmArgs) (status int, cuErr cuResult) {
+// gemmEx runs C = A·B (alpha 1, beta 0) with A and B of cuBLAS data type
+// typ (cudaR16F or cudaR16BF) and C of typC (typ, or cudaR32F: the sums
+// kept in float32), accumulating in float32.
+func (b *cublas) gemmEx(d *driver, ctx cuContext, h blasHandle, typ, typC int, g gemmArgs) (status int, cuErr cuResult) {
 	var ce C.CUresult
 	st := C.lathe_cublas_gemm_ex(b.fns, d.fns, ctx, &ce, h, mathNoReducedReduction, blasOp(g.transA), blasOp(g.transB),
 		C.int(g.m), C.int(g.n), C.int(g.k),
 		C.CUdeviceptr(g.a), C.int(g.lda), C.longlong(g.strideA),
 		C.CUdeviceptr(g.b), C.int(g.ldb), C.longlong(g.strideB),
 		C.CUdeviceptr(g.c), C.int(g.ldc), C.longlong(g.strideC), C.int(g.batch),
-		C.int(typ), cublasCompute32F)
+		C.int(typ), C.int(typC), cublasCompute32F)
 	return int(st), cuResult(ce)
 }
 

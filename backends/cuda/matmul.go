@@ -39,11 +39,14 @@ func init() {
 		err := multiply(out, in, false)
 		return err != errNoBLAS, err
 	}, matmul)
-	// The wide product of two 16-bit floats (a float32 result) goes
-	// through register's float32 temporaries to the float32 product:
-	// cublasGemmEx with a float32 C would take the 16-bit arguments in
-	// place, and is owed with the H200 run that can measure it.
-	register(ops.MatMulWide, dispatch.Halves|1<<dispatch.Float32, matmul)
+	// The wide product of two 16-bit floats (a float32 result) is the
+	// same cuBLAS call with a float32 C, which adds the float32 sums
+	// without rounding them to 16 bits; without cuBLAS it goes through
+	// register's float32 temporaries to the float32 product.
+	registerHalves(ops.MatMulWide, dispatch.Halves|1<<dispatch.Float32, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) (bool, error) {
+		err := multiply(out, in, false)
+		return err != errNoBLAS, err
+	}, matmul)
 }
 
 // blasDTypes are the dtypes that cuBLAS multiplies (device.gemm).
@@ -64,6 +67,7 @@ type gemmArgs struct {
 	ldc            int
 	strideC        int64
 	batch          int
+	wideC          bool // C is float32 where A and B are 16-bit (matmul_wide)
 }
 
 // The PTX kernel's launch contract (kernels/cuda/matmul.cu,
@@ -194,22 +198,25 @@ func matmul(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error 
 	return multiply(out, in, true)
 }
 
-// multiply computes out = in[0]·in[1], all three of one dtype. Without ptx
-// it returns errNoBLAS, having done nothing, where cuBLAS cannot take the
-// product (no cuBLAS, or none for the dtype, or a layout it cannot read).
+// multiply computes out = in[0]·in[1], all three of one dtype, or out
+// float32 from two 16-bit floats (matmul_wide). Without ptx it returns
+// errNoBLAS, having done nothing, where cuBLAS cannot take the product (no
+// cuBLAS, or none for the dtype, or a layout it cannot read).
 func multiply(out *dispatch.Tensor, in []*dispatch.Tensor, ptx bool) error {
 	batch, n, k, m, _, err := ops.MatMulShapes(in[0].Shape, in[1].Shape)
 	if err != nil {
 		return err
 	}
-	kernel := matmulKernels[out.DType] // registered for these dtypes only
-	size, _ := elemSize(out.DType)
+	dt := in[0].DType
+	kernel := matmulKernels[dt] // registered for these dtypes only
+	size, _ := elemSize(dt)
+	outSize, _ := elemSize(out.DType)
 	nb := dispatch.Numel(batch)
 	if n == 0 || m == 0 || nb == 0 {
 		return nil
 	}
 	if k == 0 { // an empty sum: zeros, as torch gives
-		return zeroOn(out.Device, devicePtr(out), nb*n*m*size)
+		return zeroOn(out.Device, devicePtr(out), nb*n*m*outSize)
 	}
 	a, b := asOperand(in[0], true, batch), asOperand(in[1], false, batch)
 	c := operand{devicePtr(out), layout.Matrices{RowStride: m, ColStride: 1, Batch: dispatch.ContiguousStrides(batch)}}
@@ -218,8 +225,9 @@ func multiply(out *dispatch.Tensor, in []*dispatch.Tensor, ptx bool) error {
 	}
 	plan := planBatch(batch, [3][]int{a.Batch, b.Batch, c.Batch})
 	at := func(op operand, off int) uint64 { return op.ptr + uint64(off*size) }
+	atC := func(off int) uint64 { return c.ptr + uint64(off*outSize) }
 
-	if blasDTypes.Has(out.DType) {
+	if blasDTypes.Has(dt) {
 		s := cMatmulStrides{
 			A: [3]int64{int64(plan.strides[0]), int64(a.RowStride), int64(a.ColStride)},
 			B: [3]int64{int64(plan.strides[1]), int64(b.RowStride), int64(b.ColStride)},
@@ -228,11 +236,12 @@ func multiply(out *dispatch.Tensor, in []*dispatch.Tensor, ptx bool) error {
 		// The layout and the device are the same for every outer index:
 		// the first call says whether cuBLAS takes them, before any runs.
 		err := plan.each(func(oa, ob, oc int) error {
-			g, ok := stridedGemm(at(a, oa), at(b, ob), at(c, oc), n, m, k, plan.count, s)
+			g, ok := stridedGemm(at(a, oa), at(b, ob), atC(oc), n, m, k, plan.count, s)
 			if !ok {
 				return errNoBLAS
 			}
-			used, err := gemm(out.Device, out.DType, g)
+			g.wideC = out.DType != dt
+			used, err := gemm(out.Device, dt, g)
 			if !used {
 				return errNoBLAS
 			}
@@ -256,7 +265,7 @@ func multiply(out *dispatch.Tensor, in []*dispatch.Tensor, ptx bool) error {
 				rows := min(maxRows, n-r0)
 				pa := at(a, oa+b0*plan.strides[0]+r0*a.RowStride)
 				pb := at(b, ob+b0*plan.strides[1])
-				pc := at(c, oc+b0*plan.strides[2]+r0*m)
+				pc := atC(oc + b0*plan.strides[2] + r0*m)
 				grid := [3]uint32{uint32((m + matmulTile - 1) / matmulTile), uint32((rows + matmulTile - 1) / matmulTile), uint32(nbatch)}
 				strides := packInt64s(int64(plan.strides[0]), int64(a.RowStride), int64(a.ColStride),
 					int64(plan.strides[1]), int64(b.RowStride), int64(b.ColStride),

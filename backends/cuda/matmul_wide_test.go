@@ -15,7 +15,7 @@ import (
 // stand-in driver or a real device: [2, 3] times a transposed [3, 2] view,
 // of values whose products and sums float32 holds exactly but the 16-bit
 // dtypes would round (2048 + 1), bit for bit the cpu's, with every
-// temporary back in the pool.
+// temporary back in the pool: where cuBLAS has GemmEx, as that one call.
 func fakeWideMatmul(t *testing.T, dev dispatch.Device) {
 	vals := []float32{1, -2, 0.5, 2048, 1, 0.25}
 	for _, dt := range []dispatch.DType{dispatch.Float16, dispatch.BFloat16} {
@@ -41,11 +41,26 @@ func fakeWideMatmul(t *testing.T, dev dispatch.Device) {
 			defer x.Release()
 			y := ys.View([]int{3, 2}, []int{1, 3}, 0)
 			defer y.Release()
+			var d *device
+			var launches int64
+			if dev.Kind == kind {
+				if d, err = opened(dev); err != nil {
+					t.Fatal(err)
+				}
+				launches = d.launches.Load()
+			}
 			out, err := dispatch.Call(ops.MatMulWide, dispatch.None{}, x, y)
 			if err != nil {
 				t.Fatalf("%s wide matmul on %s: %v", dt, dev, err)
 			}
 			defer out.Release()
+			// With cublasGemmStridedBatchedEx the product is that one
+			// call, a float32 C from the 16-bit A and B in place.
+			if d != nil && d.blas != nil && d.blas.ex {
+				if op, n := *d.lastOp.Load(), d.launches.Load()-launches; op != "cublasGemmStridedBatchedEx" || n != 1 {
+					t.Errorf("%s wide matmul on %s: %d launches, the last %s; want one cublasGemmStridedBatchedEx", dt, dev, n, op)
+				}
+			}
 			if out.DType != dispatch.Float32 {
 				t.Fatalf("%s wide matmul on %s is %s, want float32", dt, dev, out.DType)
 			}

@@ -53,11 +53,16 @@ func emuGEMM(calls *int) func(dispatch.Device, dispatch.DType, gemmArgs) (bool, 
 		if g.m == 0 || g.n == 0 || g.batch == 0 || g.k == 0 {
 			return true, fmt.Errorf("emuGEMM: an empty product %+v, which attention does not make", g)
 		}
-		size := dt.Size()
+		cdt := dt
+		if g.wideC {
+			cdt = dispatch.Float32
+		}
 		var mem []float64
 		// span appends the elements a batch of stored column-major r×c
-		// matrices at p covers to mem, and returns where they start.
-		span := func(p uint64, ld int, stride int64, r, c int) (at, n int) {
+		// matrices of dtype dt at p covers to mem, and returns where they
+		// start.
+		span := func(dt dispatch.DType, p uint64, ld int, stride int64, r, c int) (at, n int) {
+			size := dt.Size()
 			at, n = len(mem), int(stride)*(g.batch-1)+ld*(c-1)+r
 			raw := cudaemu.Read(p, n*size)
 			for i := range n {
@@ -74,14 +79,15 @@ func emuGEMM(calls *int) func(dispatch.Device, dispatch.DType, gemmArgs) (bool, 
 			br, bc = bc, br
 		}
 		flat := g
-		aAt, _ := span(g.a, g.lda, g.strideA, ar, ac)
-		bAt, _ := span(g.b, g.ldb, g.strideB, br, bc)
-		cAt, nc := span(g.c, g.ldc, g.strideC, g.m, g.n)
+		aAt, _ := span(dt, g.a, g.lda, g.strideA, ar, ac)
+		bAt, _ := span(dt, g.b, g.ldb, g.strideB, br, bc)
+		cAt, nc := span(cdt, g.c, g.ldc, g.strideC, g.m, g.n)
 		flat.a, flat.b, flat.c = uint64(aAt), uint64(bAt), uint64(cAt)
 		runColumnMajor(mem, flat)
+		size := cdt.Size()
 		raw := make([]byte, nc*size)
 		for i, v := range mem[cAt:] {
-			storeFloat(dt, raw[size*i:], v)
+			storeFloat(cdt, raw[size*i:], v)
 		}
 		cudaemu.Write(g.c, raw)
 		return true, nil

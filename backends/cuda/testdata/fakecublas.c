@@ -55,9 +55,10 @@ GEMM(float, cublasSgemmStridedBatched)
 GEMM(double, cublasDgemmStridedBatched)
 
 // cublasGemmStridedBatchedEx over 16-bit storage, as the cuBLAS guide
-// describes it for CUBLAS_COMPUTE_32F (68): A, B and C of one type,
-// CUDA_R_16F (2) or CUDA_R_16BF (14), alpha and beta floats, products and
-// sums in float32, C rounded to nearest even once. Without
+// describes it for CUBLAS_COMPUTE_32F (68): A and B of one type,
+// CUDA_R_16F (2) or CUDA_R_16BF (14), C of theirs or CUDA_R_32F (0),
+// alpha and beta floats, products and sums in float32, C rounded to
+// nearest even once (a float32 C not at all). Without
 // CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION (16) in the math mode
 // it adds the two halves of k as a split-K product may, each rounded to
 // C's type first, so that a caller that does not set it gets a second
@@ -67,6 +68,7 @@ GEMM(double, cublasDgemmStridedBatched)
 enum { R_32F = 0, R_16F = 2, R_16BF = 14, COMPUTE_32F = 68, DISALLOW_REDUCED = 16, NOT_SUPPORTED = 15 };
 
 static float load16(const void *p, int type, long long i) {
+	if (type == R_32F) return ((const float *)p)[i];
 	if (type == R_16F) return (float)((const _Float16 *)p)[i];
 	unsigned int u = (unsigned int)((const unsigned short *)p)[i] << 16;
 	float v;
@@ -74,6 +76,7 @@ static float load16(const void *p, int type, long long i) {
 	return v;
 }
 static float round16(float v, int type) {
+	if (type == R_32F) return v;
 	if (type == R_16F) return (float)(_Float16)v;
 	unsigned int u;
 	memcpy(&u, &v, 4);
@@ -84,6 +87,10 @@ static float round16(float v, int type) {
 	return v;
 }
 static void store16(void *p, int type, long long i, float v) {
+	if (type == R_32F) {
+		((float *)p)[i] = v;
+		return;
+	}
 	if (type == R_16F) {
 		((_Float16 *)p)[i] = (_Float16)v;
 		return;
@@ -97,7 +104,7 @@ static void store16(void *p, int type, long long i, float v) {
 cublasStatus_t cublasGemmStridedBatchedEx(void *h, int ta, int tb, int m, int n, int k, const void *alpha,
 		const void *A, int Atype, int lda, long long sA, const void *B, int Btype, int ldb, long long sB,
 		const void *beta, void *C, int Ctype, int ldc, long long sC, int batch, int computeType, int algo) {
-	if (computeType != COMPUTE_32F || (Atype != R_16F && Atype != R_16BF) || Btype != Atype || Ctype != Atype)
+	if (computeType != COMPUTE_32F || (Atype != R_16F && Atype != R_16BF) || Btype != Atype || (Ctype != Atype && Ctype != R_32F))
 		return NOT_SUPPORTED;
 	if (algo != -1 || m < 0 || n < 0 || k < 0 || batch < 0) return INVALID_VALUE;
 	if (lda < (ta ? k : m) || lda < 1 || ldb < (tb ? n : k) || ldb < 1 || ldc < m || ldc < 1) return INVALID_VALUE;
