@@ -29,10 +29,14 @@ int lathe_has_avx2(void);
 // blocks, the blocks' sums added in float64.
 double lathe_sum_f32(const float *x, ptrdiff_t n);
 // lathe_softmax_f32 writes the softmax (log != 0: log-softmax) of rows
-// consecutive rows of n values at src to dst, and returns how many rows
-// it wrote before the first it left unwritten: a row of fewer than 8
-// values, with a NaN, or with an infinite max.
-ptrdiff_t lathe_softmax_f32(float *dst, const float *src, ptrdiff_t rows, ptrdiff_t n, int log);
+// consecutive rows of n values at src to dst, in AVX-512's lanes where
+// wide (only where lathe_has_avx512), and returns how many rows it wrote
+// before the first it left unwritten: a row of fewer than 8 values, with
+// a NaN, or with an infinite max.
+ptrdiff_t lathe_softmax_f32(float *dst, const float *src, ptrdiff_t rows, ptrdiff_t n, int log, int wide);
+
+// lathe_has_avx512 reports whether the cpu and the OS run AVX-512 (F and DQ).
+int lathe_has_avx512(void);
 // lathe_exp_f32 replaces each of the n values x at row by e^(x - shift),
 // for x - shift ≤ 0, and returns their sum (zeros and 0 for a shift of
 // -Inf).

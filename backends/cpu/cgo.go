@@ -96,8 +96,15 @@ func softmaxRowsFloat32(dst, src []float32, n int, log bool) int {
 		l = 1
 	}
 	return int(C.lathe_softmax_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])),
-		C.ptrdiff_t(len(src)/n), C.ptrdiff_t(n), l))
+		C.ptrdiff_t(len(src)/n), C.ptrdiff_t(n), l, cBool(useAVX512)))
 }
+
+// haveAVX512 says whether this machine runs the AVX-512 loops; useAVX512,
+// which tests turn off to run the AVX2 ones, whether they run.
+var (
+	haveAVX512 = C.lathe_has_avx512() != 0
+	useAVX512  = haveAVX512
+)
 
 // expRowFloat32 replaces each x of row by e^(x - shift), for x - shift ≤ 0,
 // and returns their sum; ok is false, and row unchanged, where the machine

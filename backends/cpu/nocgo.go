@@ -89,3 +89,5 @@ func convDirectFloat32(y, x, w []float32, c, o, hp, wp, oh, ow, kh, kw, dh, dw i
 func convWeightGradFloat32(dw, dy, x []float32, c, o, hp, wp, oh, ow, kh, kw, dh, dwid int) bool {
 	return false
 }
+
+var haveAVX512, useAVX512 = false, false

@@ -68,6 +68,8 @@ void lathe_dgemm(int ta, int tb, int m, int n, int k, double alpha, const double
 // vector extensions and compiled for AVX2 with FMA by a target attribute
 // on each function, the rest of the package's C staying baseline x86-64; a
 // machine without AVX2 never calls them (cgo.go checks lathe_has_avx2 first).
+// The softmax rows also come in AVX-512's sixteen lanes (vec_exp.h), which
+// only a machine with AVX-512 calls (lathe_has_avx512).
 
 typedef float v8f __attribute__((vector_size(32)));
 typedef float v4f __attribute__((vector_size(16)));
@@ -350,42 +352,23 @@ F16C void lathe_narrow16(unsigned short *dst, const float *src, ptrdiff_t n, int
 	}
 }
 
-// exp_kr8 is e^x as e^r·2^k, x = k·ln2 + r with |r| ≤ ln2/2 (kf is k,
-// rounded from x·log2e by the caller): e^r by its Taylor series to r⁷ in
-// Horner form, 2^k applied as two factors, each a normal float32 for
-// k ∈ [-150, 128], so that results from float32's smallest subnormal to
-// its largest normal come out right.
-AVX2 static inline v8f exp_kr8(v8f x, v8f kf) {
-	v8f r = x - kf * 0.693145751953125f;  // ln2's high part: exact in float32
-	r = r - kf * 1.428606820309417232e-06f; // and the rest
-	v8f p = (v8f){0} + 1.0f / 5040;
-	p = p * r + 1.0f / 720;
-	p = p * r + 1.0f / 120;
-	p = p * r + 1.0f / 24;
-	p = p * r + 1.0f / 6;
-	p = p * r + 0.5f;
-	p = p * r + 1.0f;
-	p = p * r + 1.0f;
-	v8i k = __builtin_convertvector(kf, v8i);
-	v8i k1 = k >> 1, k2 = k - k1;
-	v8f s1, s2;
-	v8i b1 = (k1 + 127) << 23, b2 = (k2 + 127) << 23;
-	memcpy(&s1, &b1, sizeof s1);
-	memcpy(&s2, &b2, sizeof s2);
-	return p * s1 * s2;
-}
-
-// e^x for x ≤ 0 (softmax subtracts the row's max). Below about -103.97
-// the result is 0. Those lanes compute e^0, which is thrown away, rather
-// than e^-104: a subnormal product there costs a microcode assist per
-// vector, and a masked row of attention is all -Inf.
-AVX2 static inline v8f exp8(v8f x) {
-	v8i under = x < -104.0f;
-	v8f lo = pick(under, (v8f){0}, x);
-	v8f kf = __builtin_convertvector(__builtin_convertvector(lo * 1.44269504088896341f - 0.5f, v8i), v8f);
-	// convertvector truncates toward zero; lo·log2e - 0.5 ≤ 0 rounds to nearest
-	return pick(under, (v8f){0}, exp_kr8(lo, kf));
-}
+#define W 8
+#define VF v8f
+#define VI v8i
+#define VEC AVX2
+#define LOADW load8
+#define STOREW store8
+#define PICKW pick
+#define HSUMW hsum8
+#include "vec_exp.h"
+#undef W
+#undef VF
+#undef VI
+#undef VEC
+#undef LOADW
+#undef STOREW
+#undef PICKW
+#undef HSUMW
 
 // expf8 is e^x for every x: +Inf past float32's largest e^x (x > 88.72),
 // 0 below -104, NaN for NaN.
@@ -561,74 +544,60 @@ AVX2 void lathe_attn_ds_f32(float *dp, const float *p, ptrdiff_t ld, ptrdiff_t b
 	}
 }
 
-// softmax_row writes softmax (or log-softmax) of the n values at src to
-// dst. It returns 0 without writing when the row holds a NaN or its max is
-// infinite, which the caller's general path handles. The exponentials
-// are summed as lathe_sum_f32 sums (float32 lanes in blocks, the blocks in
-// float64) and softmax scales them in float32, so no pass widens a value;
-// log-softmax subtracts the log of the sum in float64, where float32 would
-// lose the digits of a result near zero.
-AVX2 static int softmax_row(float *dst, const float *src, ptrdiff_t n, int log) {
-	if (n < 8) return 0;
-	v8f vm = load8(src);
-	v8i nan = {0};
-	ptrdiff_t i = 8;
-	for (; i + 8 <= n; i += 8) {
-		v8f v = load8(src + i);
-		nan |= v != v;
-		vm = pick(v > vm, v, vm);
-	}
-	nan |= vm != vm;
-	float m = vm[0];
-	for (int j = 1; j < 8; j++) m = vm[j] > m ? vm[j] : m;
-	for (; i < n; i++) {
-		if (src[i] != src[i]) return 0;
-		m = src[i] > m ? src[i] : m;
-	}
-	for (int j = 0; j < 8; j++) if (nan[j]) return 0;
-	if (m == __builtin_inff() || m == -__builtin_inff()) return 0; // inf - inf: the general path's NaN rules
+// The same rows in AVX-512's sixteen lanes (vec_exp.h), where the cpu
+// has them.
+typedef float v16f __attribute__((vector_size(64)));
+typedef int v16i __attribute__((vector_size(64)));
 
-	double sum = 0;
-	for (i = 0; i + 8 <= n;) {
-		v8f a0 = {0}, a1 = {0};
-		ptrdiff_t end = i + sumBlock < n ? i + sumBlock : n;
-		for (; i + 16 <= end; i += 16) {
-			v8f e0 = exp8(load8(src + i) - m), e1 = exp8(load8(src + i + 8) - m);
-			if (!log) store8(dst + i, e0), store8(dst + i + 8, e1);
-			a0 += e0;
-			a1 += e1;
-		}
-		if (i + 8 <= end) {
-			v8f e = exp8(load8(src + i) - m);
-			if (!log) store8(dst + i, e);
-			a0 += e;
-			i += 8;
-		}
-		sum += hsum8(a0 + a1);
-	}
-	for (; i < n; i++) {
-		v8f e = exp8((v8f){src[i] - m});
-		if (!log) dst[i] = e[0];
-		sum += e[0];
-	}
-	if (log) {
-		double ls = __builtin_log(sum);
-		for (i = 0; i + 8 <= n; i += 8) store8(dst + i, affine8(load8(src + i) - m, 1, -ls));
-		for (; i < n; i++) dst[i] = (float)((double)(src[i] - m) - ls);
-		return 1;
-	}
-	float inv = (float)(1 / sum);
-	for (i = 0; i + 8 <= n; i += 8) store8(dst + i, load8(dst + i) * inv);
-	for (; i < n; i++) dst[i] *= inv;
-	return 1;
+#define AVX512 __attribute__((target("avx512f,avx512dq,avx2,fma")))
+
+int lathe_has_avx512(void) {
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && lathe_has_avx2();
 }
 
-// lathe_softmax_f32 runs softmax_row over rows consecutive rows of n
-// values, one cgo call for many rows, and returns how many it wrote before
-// the first that it left to the caller (rows when it wrote them all).
-AVX2 ptrdiff_t lathe_softmax_f32(float *dst, const float *src, ptrdiff_t rows, ptrdiff_t n, int log) {
-	for (ptrdiff_t r = 0; r < rows; r++)
-		if (!softmax_row(dst + r * n, src + r * n, n, log)) return r;
+AVX512 static inline v16f load16(const float *p) { v16f v; memcpy(&v, p, sizeof v); return v; }
+AVX512 static inline void store16(float *p, v16f v) { memcpy(p, &v, sizeof v); }
+AVX512 static inline v16f pick16(v16i mask, v16f a, v16f b) {
+	v16i ia, ib, r;
+	memcpy(&ia, &a, sizeof ia);
+	memcpy(&ib, &b, sizeof ib);
+	r = (mask & ia) | (~mask & ib);
+	v16f out;
+	memcpy(&out, &r, sizeof out);
+	return out;
+}
+AVX512 static inline float hsum16(v16f v) {
+	return hsum8(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) + __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15));
+}
+
+#define W 16
+#define VF v16f
+#define VI v16i
+#define VEC AVX512
+#define LOADW load16
+#define STOREW store16
+#define PICKW pick16
+#define HSUMW hsum16
+#include "vec_exp.h"
+#undef W
+#undef VF
+#undef VI
+#undef VEC
+#undef LOADW
+#undef STOREW
+#undef PICKW
+#undef HSUMW
+
+// lathe_softmax_f32 runs softmax_row (of sixteen lanes where wide and the
+// rows are as long, else eight) over rows consecutive rows of n values, one cgo call for many
+// rows, and returns how many it wrote before the first that it left to the
+// caller (rows when it wrote them all).
+AVX2 ptrdiff_t lathe_softmax_f32(float *dst, const float *src, ptrdiff_t rows, ptrdiff_t n, int log, int wide) {
+	for (ptrdiff_t r = 0; r < rows; r++) {
+		int done = wide && n >= 16 ? softmax_row16(dst + r * n, src + r * n, n, log) : softmax_row8(dst + r * n, src + r * n, n, log);
+		if (!done) return r;
+	}
 	return rows;
 }
 

@@ -43,15 +43,29 @@ func ulps(a, b float32) int64 {
 	return max(d, -d)
 }
 
-// TestSoftmaxRowFloat32 checks the vector softmax against float64's
-// math.Exp, to three float32 ulps (the exponential's two and the rounding
-// of the scale by 1/sum; log_softmax near 0 to 2^-21, its sum's error),
-// over rows that reach exp's subnormal
-// range, short rows (from 8 values, several to a call) and long ones, and
-// that rows the vector path leaves alone are refused.
+// TestSoftmaxRowFloat32 checks the vector softmax, in AVX2's lanes and
+// (where the cpu has them) AVX-512's, against float64's math.Exp, to three
+// float32 ulps (the exponential's two and the rounding of the scale by
+// 1/sum; log_softmax near 0 to 2^-21, its sum's error), over rows that
+// reach exp's subnormal range, short rows (from 8 values, several to a
+// call) and long ones, and that rows the vector path leaves alone are
+// refused.
 func TestSoftmaxRowFloat32(t *testing.T) {
+	for _, wide := range []bool{false, true} {
+		t.Run(map[bool]string{false: "avx2", true: "avx512"}[wide], func(t *testing.T) {
+			if wide && !haveAVX512 {
+				t.Skip("cpu: no AVX-512")
+			}
+			defer func(old bool) { useAVX512 = old }(useAVX512)
+			useAVX512 = wide
+			testSoftmaxRows(t)
+		})
+	}
+}
+
+func testSoftmaxRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, n := range []int{8, 9, 15, 98, 1000 + rng.IntN(40)} {
+	for _, n := range []int{8, 9, 15, 16, 17, 31, 98, 1000 + rng.IntN(40)} {
 		rows := max(1, 600/n)
 		for _, spread := range []float64{1, 30, 120} {
 			for _, log := range []bool{false, true} {
