@@ -92,16 +92,16 @@ lathe_sums lathe_bn_moments_f32(const float *x, ptrdiff_t n, double shift);
 // and x, in float64.
 lathe_sums lathe_bn_sumprod_f32(const float *g, const float *x, ptrdiff_t n, double shift);
 // lathe_conv_f32 is one image's convolution at stride 1 from its padded
-// input x (c planes of hp × wp, 16 floats readable after) and the weights
-// w as [k][o], into y (o planes of oh × ow).
+// input x (c planes of hp × wp, 32 floats readable after) and the weights
+// w as [k][o], into y (o planes of oh × ow), in AVX-512's lanes where wide.
 void lathe_conv_f32(float *y, const float *x, const float *w, ptrdiff_t c, ptrdiff_t o, ptrdiff_t hp, ptrdiff_t wp,
-	ptrdiff_t oh, ptrdiff_t ow, ptrdiff_t kh, ptrdiff_t kw, ptrdiff_t dh, ptrdiff_t dw);
+	ptrdiff_t oh, ptrdiff_t ow, ptrdiff_t kh, ptrdiff_t kw, ptrdiff_t dh, ptrdiff_t dw, int wide);
 
 // lathe_conv_wgrad_f32 adds one image's weight gradient at stride 1 to dw
 // [o][k], from the output gradient dy (o planes of oh × ow) and the padded
 // input x (c planes of hp × wp).
 void lathe_conv_wgrad_f32(float *dw, const float *dy, const float *x, ptrdiff_t c, ptrdiff_t o, ptrdiff_t hp,
-	ptrdiff_t wp, ptrdiff_t oh, ptrdiff_t ow, ptrdiff_t kh, ptrdiff_t kw, ptrdiff_t dh, ptrdiff_t dwid);
+	ptrdiff_t wp, ptrdiff_t oh, ptrdiff_t ow, ptrdiff_t kh, ptrdiff_t kw, ptrdiff_t dh, ptrdiff_t dwid, int wide);
 
 // lathe_bn_apply_f32 writes x·a + b of the n values at src to dst.
 void lathe_bn_apply_f32(float *dst, const float *src, ptrdiff_t n, float a, float b);

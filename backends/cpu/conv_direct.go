@@ -14,10 +14,11 @@ import (
 // it), and the GEMM then packs that matrix once more: on the ResNet
 // block's 16-channel 32×32 images that traffic, not the products, was
 // most of a convolution's time (im2col and its copies 30% of
-// BenchmarkConvBlock, the GEMMs 44%). lathe_conv_f32 (shim.c) reads the
-// input where it lies instead, padded once: a block of 16 neighbouring
-// outputs reads 16 neighbouring inputs at each window position, and up to
-// six output channels share each read. The input gradient at stride 1 is
+// BenchmarkConvBlock, the GEMMs 44%). lathe_conv_f32 (shim.c, vec_conv.h)
+// reads the input where it lies instead, padded once: a block of 16
+// neighbouring outputs (32 in AVX-512's lanes) reads as many neighbouring
+// inputs at each window position, and up to six output channels (twelve)
+// share each read. The input gradient at stride 1 is
 // the same kernel run on the output gradient, padded by the window's
 // reach less the padding, with the window flipped and its channels
 // swapped. The weight gradient (lathe_conv_wgrad_f32) sums, for a few
@@ -51,7 +52,7 @@ func directForward(s *convShapes) (directPlan, bool) {
 // (a padding near an int's range is left to im2col's checks and errors).
 func (p directPlan) fits() bool {
 	n, ok := dispatch.CheckedNumel([]int{p.in, p.h + 2*p.ph, p.w + 2*p.pw, 2})
-	return ok && p.h+2*p.ph > 0 && p.w+2*p.pw > 0 && n/2 < math.MaxInt-16
+	return ok && p.h+2*p.ph > 0 && p.w+2*p.pw > 0 && n/2 < math.MaxInt-convSlack
 }
 
 // directInputGrad is the plan of the input gradient of s's convolution as
@@ -90,8 +91,8 @@ func (p directPlan) weights(dst, w []float32, groups int, flip bool) {
 }
 
 // padded is the size of a padded input for one image and group, and the
-// 16 floats the kernel may read past it.
-func (p directPlan) padded() int { return p.in*(p.h+2*p.ph)*(p.w+2*p.pw) + 16 }
+// floats the kernels may read past it.
+func (p directPlan) padded() int { return p.in*(p.h+2*p.ph)*(p.w+2*p.pw) + convSlack }
 
 // pad copies the in planes of h × w at src into dst with the zero border.
 func (p directPlan) pad(dst, src []float32) {

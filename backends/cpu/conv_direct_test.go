@@ -14,19 +14,33 @@ import (
 // TestConvDirect holds the direct float32 convolution and its two
 // gradients to the float64 im2col path on the same values, over random
 // shapes that reach every remainder of the kernel's blocks: 1 to 13
-// output channels (six a block), widths of 1 to 40 (16 a block), groups,
+// output channels (six or twelve a block), widths of 1 to 70 (16 or 32 a
+// block), groups,
 // 1-d and 2-d windows, padding, dilation, and windows past a small input.
 func TestConvDirect(t *testing.T) {
-	if !haveAVX2 {
-		t.Skip("cpu: no AVX2, so no direct convolution")
+	for _, wide := range []bool{false, true} {
+		t.Run(map[bool]string{false: "avx2", true: "avx512"}[wide], func(t *testing.T) {
+			switch {
+			case !haveAVX2:
+				t.Skip("cpu: no AVX2, so no direct convolution")
+			case wide && !haveAVX512:
+				t.Skip("cpu: no AVX-512")
+			}
+			defer func(old bool) { useAVX512 = old }(useAVX512)
+			useAVX512 = wide
+			testConvDirect(t)
+		})
 	}
+}
+
+func testConvDirect(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	ran := 0
 	for trial := range 300 {
 		groups := 1 + r.IntN(3)
 		cg, og, n := 1+r.IntN(5), 1+r.IntN(13), 1+r.IntN(3)
 		oneD := r.IntN(5) == 0
-		h, w := 1+r.IntN(12), 1+r.IntN(40)
+		h, w := 1+r.IntN(12), 1+r.IntN(70)
 		kh, kw := 1+r.IntN(4), 1+r.IntN(5)
 		dh, dw := 1+r.IntN(2), 1+r.IntN(2)
 		ph, pw := r.IntN(3), r.IntN(3)

@@ -91,3 +91,5 @@ func convWeightGradFloat32(dw, dy, x []float32, c, o, hp, wp, oh, ow, kh, kw, dh
 }
 
 var haveAVX512, useAVX512 = false, false
+
+const convSlack = 32

@@ -567,6 +567,7 @@ AVX512 static inline v16f pick16(v16i mask, v16f a, v16f b) {
 	memcpy(&out, &r, sizeof out);
 	return out;
 }
+AVX512 static inline v16f splat16(float s) { return (v16f){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s}; }
 AVX512 static inline float hsum16(v16f v) {
 	return hsum8(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) + __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15));
 }
@@ -1035,126 +1036,54 @@ AVX2 void lathe_layer_norm_backward_f32(float *dx, double *pw, double *pb, const
 
 // ---- direct convolution (conv_direct.go) ----
 
-// conv_block computes R output channels (o0 on) by 16 output positions
-// (x0 on, n of them kept) of output row row: a sum over the window of
-// every input channel, each step two vectors of 16 neighbouring inputs
-// times R broadcast weights, the 2·R sums held in registers (R ≤ 6: 12
-// of the 16). Inlined with R a constant, so that the sums stay in
-// registers.
-AVX2 static inline __attribute__((always_inline)) void conv_block(float *y, const float *x, const float *w, ptrdiff_t c,
-	ptrdiff_t o, ptrdiff_t hp, ptrdiff_t wp, ptrdiff_t oh, ptrdiff_t ow, ptrdiff_t kh, ptrdiff_t kw, ptrdiff_t dh,
-	ptrdiff_t dw, const int R, ptrdiff_t o0, ptrdiff_t row, ptrdiff_t x0, ptrdiff_t n) {
-	v8f acc[6][2];
-#pragma GCC unroll 6
-	for (int q = 0; q < R; q++) acc[q][0] = acc[q][1] = (v8f){0};
-	const float *wk = w + o0;
-	for (ptrdiff_t ci = 0; ci < c; ci++) {
-		const float *plane = x + ci * hp * wp + row * wp + x0;
-		for (ptrdiff_t i = 0; i < kh; i++) {
-			const float *r = plane + i * dh * wp;
-			for (ptrdiff_t j = 0; j < kw; j++, wk += o) {
-				v8f b0 = load8(r + j * dw), b1 = load8(r + j * dw + 8);
-#pragma GCC unroll 6
-				for (int q = 0; q < R; q++) {
-					float f = wk[q];
-					v8f a = {f, f, f, f, f, f, f, f};
-					acc[q][0] += a * b0;
-					acc[q][1] += a * b1;
-				}
-			}
-		}
-	}
-#pragma GCC unroll 6
-	for (int q = 0; q < R; q++) {
-		float *dst = y + (o0 + q) * oh * ow + row * ow + x0;
-		if (n == 16) {
-			store8(dst, acc[q][0]);
-			store8(dst + 8, acc[q][1]);
-			continue;
-		}
-		float tmp[16];
-		store8(tmp, acc[q][0]);
-		store8(tmp + 8, acc[q][1]);
-		memcpy(dst, tmp, n * sizeof(float));
-	}
-}
+// The kernels are vec_conv.h's, in AVX2's eight lanes and AVX-512's
+// sixteen; the exported calls pick by wide (only where lathe_has_avx512).
+#define W 8
+#define RMAX 6
+#define VF v8f
+#define VEC AVX2
+#define LOADW load8
+#define STOREW store8
+#define SPLATW splat8
+#define HSUMW hsum8
+#include "vec_conv.h"
+#undef W
+#undef RMAX
+#undef VF
+#undef VEC
+#undef LOADW
+#undef STOREW
+#undef SPLATW
+#undef HSUMW
+
+#define W 16
+#define RMAX 12
+#define VF v16f
+#define VEC AVX512
+#define LOADW load16
+#define STOREW store16
+#define SPLATW splat16
+#define HSUMW hsum16
+#include "vec_conv.h"
+#undef W
+#undef RMAX
+#undef VF
+#undef VEC
+#undef LOADW
+#undef STOREW
+#undef SPLATW
+#undef HSUMW
 
 // lathe_conv_f32 is one image's (and group's) convolution at stride 1:
 // y[o][oy][ox] = Σ w[k][o]·x[ci][oy + i·dh][ox + j·dw] over k = (ci·kh + i)·kw
-// + j, where x is the input already padded (c planes of hp × wp, with 16
-// floats readable after the last) and y is o planes of oh × ow. The input
-// is read where it lies, with no column matrix: the 16 outputs of a block
-// read 16 neighbouring inputs at each window position. A block's lanes
-// past the row's end read past it too (into the next row, or the 16
-// floats after x), and are not stored.
+// + j, where x is the input already padded (c planes of hp × wp, with 32
+// floats readable after the last) and y is o planes of oh × ow.
 AVX2 void lathe_conv_f32(float *y, const float *x, const float *w, ptrdiff_t c, ptrdiff_t o, ptrdiff_t hp, ptrdiff_t wp,
-	ptrdiff_t oh, ptrdiff_t ow, ptrdiff_t kh, ptrdiff_t kw, ptrdiff_t dh, ptrdiff_t dw) {
-	for (ptrdiff_t row = 0; row < oh; row++) {
-		for (ptrdiff_t x0 = 0; x0 < ow; x0 += 16) {
-			ptrdiff_t n = ow - x0 < 16 ? ow - x0 : 16;
-			ptrdiff_t o0 = 0;
-			for (; o0 + 6 <= o; o0 += 6) conv_block(y, x, w, c, o, hp, wp, oh, ow, kh, kw, dh, dw, 6, o0, row, x0, n);
-			switch (o - o0) {
-			case 5: conv_block(y, x, w, c, o, hp, wp, oh, ow, kh, kw, dh, dw, 5, o0, row, x0, n); break;
-			case 4: conv_block(y, x, w, c, o, hp, wp, oh, ow, kh, kw, dh, dw, 4, o0, row, x0, n); break;
-			case 3: conv_block(y, x, w, c, o, hp, wp, oh, ow, kh, kw, dh, dw, 3, o0, row, x0, n); break;
-			case 2: conv_block(y, x, w, c, o, hp, wp, oh, ow, kh, kw, dh, dw, 2, o0, row, x0, n); break;
-			case 1: conv_block(y, x, w, c, o, hp, wp, oh, ow, kh, kw, dh, dw, 1, o0, row, x0, n); break;
-			}
-		}
-	}
-}
-
-// wgrad_block adds to dw the sums, over one image's output positions, of
-// RO output channels' gradients (o0 on) times RK window elements' inputs
-// (k0 on): each step one vector of 8 neighbouring positions of each,
-// RO·RK sums in registers (RO ≤ 4, RK ≤ 3: 12 of the 16), added across
-// their lanes at the end. Positions past a row's end (its last, short
-// vector) are read through zeroed copies, so that they add nothing, not
-// even an infinite input's NaN.
-AVX2 static inline __attribute__((always_inline)) void wgrad_block(float *dw, const float *dy, const float *x,
-	ptrdiff_t nk, ptrdiff_t hp, ptrdiff_t wp, ptrdiff_t oh, ptrdiff_t ow, ptrdiff_t kh, ptrdiff_t kw, ptrdiff_t dh,
-	ptrdiff_t dwid, const int RO, const int RK, ptrdiff_t o0, ptrdiff_t k0) {
-	const float *xk[3];
-#pragma GCC unroll 3
-	for (int r = 0; r < RK; r++) {
-		ptrdiff_t k = k0 + r, j = k % kw, i = k / kw % kh, ci = k / (kw * kh);
-		xk[r] = x + ci * hp * wp + i * dh * wp + j * dwid;
-	}
-	v8f acc[4][3];
-#pragma GCC unroll 4
-	for (int q = 0; q < RO; q++)
-#pragma GCC unroll 3
-		for (int r = 0; r < RK; r++) acc[q][r] = (v8f){0};
-	for (ptrdiff_t row = 0; row < oh; row++) {
-		const float *g = dy + o0 * oh * ow + row * ow, *in = x + row * wp;
-		ptrdiff_t x0 = 0;
-		for (; x0 + 8 <= ow; x0 += 8) {
-			v8f a[4], b[3];
-#pragma GCC unroll 4
-			for (int q = 0; q < RO; q++) a[q] = load8(g + q * oh * ow + x0);
-#pragma GCC unroll 3
-			for (int r = 0; r < RK; r++) b[r] = load8(xk[r] - x + in + x0);
-#pragma GCC unroll 4
-			for (int q = 0; q < RO; q++)
-#pragma GCC unroll 3
-				for (int r = 0; r < RK; r++) acc[q][r] += a[q] * b[r];
-		}
-		if (x0 < ow) {
-			ptrdiff_t n = ow - x0;
-			float ta[4][8] = {{0}}, tb[3][8] = {{0}};
-			for (int q = 0; q < RO; q++) memcpy(ta[q], g + q * oh * ow + x0, n * sizeof(float));
-			for (int r = 0; r < RK; r++) memcpy(tb[r], xk[r] - x + in + x0, n * sizeof(float));
-#pragma GCC unroll 4
-			for (int q = 0; q < RO; q++)
-#pragma GCC unroll 3
-				for (int r = 0; r < RK; r++) acc[q][r] += load8(ta[q]) * load8(tb[r]);
-		}
-	}
-#pragma GCC unroll 4
-	for (int q = 0; q < RO; q++)
-#pragma GCC unroll 3
-		for (int r = 0; r < RK; r++) dw[(o0 + q) * nk + k0 + r] += hsum8(acc[q][r]);
+	ptrdiff_t oh, ptrdiff_t ow, ptrdiff_t kh, ptrdiff_t kw, ptrdiff_t dh, ptrdiff_t dw, int wide) {
+	if (wide)
+		conv_rows16(y, x, w, c, o, hp, wp, oh, ow, kh, kw, dh, dw);
+	else
+		conv_rows8(y, x, w, c, o, hp, wp, oh, ow, kh, kw, dh, dw);
 }
 
 // lathe_conv_wgrad_f32 adds one image's (and group's) weight gradient at
@@ -1162,28 +1091,9 @@ AVX2 static inline __attribute__((always_inline)) void wgrad_block(float *dw, co
 // positions of dy[o][oy][ox]·x[ci][oy + i·dh][ox + j·dw], x the padded
 // input (c planes of hp × wp) and dy o planes of oh × ow.
 AVX2 void lathe_conv_wgrad_f32(float *dw, const float *dy, const float *x, ptrdiff_t c, ptrdiff_t o, ptrdiff_t hp,
-	ptrdiff_t wp, ptrdiff_t oh, ptrdiff_t ow, ptrdiff_t kh, ptrdiff_t kw, ptrdiff_t dh, ptrdiff_t dwid) {
-	ptrdiff_t nk = c * kh * kw;
-	for (ptrdiff_t o0 = 0; o0 < o; o0 += 4) {
-		ptrdiff_t ro = o - o0 < 4 ? o - o0 : 4;
-		for (ptrdiff_t k0 = 0; k0 < nk; k0 += 3) {
-			ptrdiff_t rk = nk - k0 < 3 ? nk - k0 : 3;
-#define WG(RO, RK) wgrad_block(dw, dy, x, nk, hp, wp, oh, ow, kh, kw, dh, dwid, RO, RK, o0, k0)
-			switch (ro * 4 + rk) {
-			case 4 * 4 + 3: WG(4, 3); break;
-			case 4 * 4 + 2: WG(4, 2); break;
-			case 4 * 4 + 1: WG(4, 1); break;
-			case 3 * 4 + 3: WG(3, 3); break;
-			case 3 * 4 + 2: WG(3, 2); break;
-			case 3 * 4 + 1: WG(3, 1); break;
-			case 2 * 4 + 3: WG(2, 3); break;
-			case 2 * 4 + 2: WG(2, 2); break;
-			case 2 * 4 + 1: WG(2, 1); break;
-			case 1 * 4 + 3: WG(1, 3); break;
-			case 1 * 4 + 2: WG(1, 2); break;
-			case 1 * 4 + 1: WG(1, 1); break;
-			}
-#undef WG
-		}
-	}
+	ptrdiff_t wp, ptrdiff_t oh, ptrdiff_t ow, ptrdiff_t kh, ptrdiff_t kw, ptrdiff_t dh, ptrdiff_t dwid, int wide) {
+	if (wide)
+		wgrad16(dw, dy, x, c, o, hp, wp, oh, ow, kh, kw, dh, dwid);
+	else
+		wgrad8(dw, dy, x, c, o, hp, wp, oh, ow, kh, kw, dh, dwid);
 }
