@@ -367,24 +367,24 @@ const convSlack = 32
 // convDirectFloat32 is lathe_conv_f32 over slices, which it checks hold
 // what the kernel reads and writes (x with its slack); it reports whether
 // it ran (not: no AVX2, or a slice too short).
-func convDirectFloat32(y, x, w []float32, c, o, hp, wp, oh, ow, kh, kw, dh, dw int) bool {
+func convDirectFloat32(y, x, w []float32, c, o, hp, wp, oh, ow, kh, kw, dh, dw int, wide bool) bool {
 	if !haveAVX2 || len(x) < c*hp*wp+convSlack || len(w) < c*kh*kw*o || len(y) < o*oh*ow || o*oh*ow == 0 {
 		return false
 	}
 	C.lathe_conv_f32((*C.float)(unsafe.Pointer(&y[0])), (*C.float)(unsafe.Pointer(&x[0])), (*C.float)(unsafe.Pointer(&w[0])),
 		C.ptrdiff_t(c), C.ptrdiff_t(o), C.ptrdiff_t(hp), C.ptrdiff_t(wp), C.ptrdiff_t(oh), C.ptrdiff_t(ow),
-		C.ptrdiff_t(kh), C.ptrdiff_t(kw), C.ptrdiff_t(dh), C.ptrdiff_t(dw), cBool(useAVX512))
+		C.ptrdiff_t(kh), C.ptrdiff_t(kw), C.ptrdiff_t(dh), C.ptrdiff_t(dw), cBool(wide && haveAVX512))
 	return true
 }
 
 // convWeightGradFloat32 is lathe_conv_wgrad_f32 over slices, checked as
 // convDirectFloat32's.
-func convWeightGradFloat32(dw, dy, x []float32, c, o, hp, wp, oh, ow, kh, kw, dh, dwid int) bool {
+func convWeightGradFloat32(dw, dy, x []float32, c, o, hp, wp, oh, ow, kh, kw, dh, dwid int, wide bool) bool {
 	if !haveAVX2 || len(x) < c*hp*wp+convSlack || len(dw) < c*kh*kw*o || len(dy) < o*oh*ow || o*oh*ow == 0 || c*kh*kw == 0 {
 		return false
 	}
 	C.lathe_conv_wgrad_f32((*C.float)(unsafe.Pointer(&dw[0])), (*C.float)(unsafe.Pointer(&dy[0])), (*C.float)(unsafe.Pointer(&x[0])),
 		C.ptrdiff_t(c), C.ptrdiff_t(o), C.ptrdiff_t(hp), C.ptrdiff_t(wp), C.ptrdiff_t(oh), C.ptrdiff_t(ow),
-		C.ptrdiff_t(kh), C.ptrdiff_t(kw), C.ptrdiff_t(dh), C.ptrdiff_t(dwid), cBool(useAVX512))
+		C.ptrdiff_t(kh), C.ptrdiff_t(kw), C.ptrdiff_t(dh), C.ptrdiff_t(dwid), cBool(wide && haveAVX512))
 	return true
 }

@@ -13,9 +13,9 @@ import (
 
 // TestConvDirect holds the direct float32 convolution and its two
 // gradients to the float64 im2col path on the same values, over random
-// shapes that reach every remainder of the kernel's blocks: 1 to 13
-// output channels (six or twelve a block), widths of 1 to 70 (16 or 32 a
-// block), groups,
+// shapes that reach every remainder of the kernel's blocks: 4 to 13
+// output channels (six or twelve a block), output rows of 16 to 74 (16 or
+// 32 a block), groups,
 // 1-d and 2-d windows, padding, dilation, and windows past a small input.
 func TestConvDirect(t *testing.T) {
 	for _, wide := range []bool{false, true} {
@@ -37,13 +37,15 @@ func testConvDirect(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	ran := 0
 	for trial := range 300 {
+		// Shapes the direct kernels take (pays): 4 output channels or
+		// more, rows of 16 outputs or more.
 		groups := 1 + r.IntN(3)
-		cg, og, n := 1+r.IntN(5), 1+r.IntN(13), 1+r.IntN(3)
+		cg, og, n := 1+r.IntN(6), 4+r.IntN(10), 1+r.IntN(3)
 		oneD := r.IntN(5) == 0
-		h, w := 1+r.IntN(12), 1+r.IntN(70)
 		kh, kw := 1+r.IntN(4), 1+r.IntN(5)
 		dh, dw := 1+r.IntN(2), 1+r.IntN(2)
 		ph, pw := r.IntN(3), r.IntN(3)
+		h, w := 1+r.IntN(12), 16+(kw-1)*dw+r.IntN(55)
 		if oneD {
 			h, kh, dh, ph = 1, 1, 1, 0
 		}
@@ -87,6 +89,27 @@ func testConvDirect(t *testing.T) {
 	}
 	if ran < 150 {
 		t.Fatalf("only %d of 300 random shapes fit", ran)
+	}
+}
+
+// TestConvDirectDeclines: the shapes where im2col and the GEMM are faster
+// (pays) keep them: many channels per window, few output channels, short
+// rows.
+func TestConvDirectDeclines(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		x, y         []int
+		kernel, pads int
+	}{
+		{"64 channels of 3x3", []int{2, 64, 16, 16}, []int{2, 64, 16, 16}, 3, 1},
+		{"3 output channels", []int{2, 16, 32, 32}, []int{2, 3, 32, 32}, 3, 1},
+		{"rows of 8", []int{2, 16, 8, 8}, []int{2, 16, 8, 8}, 3, 1},
+	} {
+		win := layout.Window{Kernel: []int{c.kernel, c.kernel}, Stride: []int{1, 1}, Padding: []int{c.pads, c.pads}, Dilation: []int{1, 1}}
+		s := newConvShapes(c.x, c.y, win, 1)
+		if _, ok := directForward(&s); ok && haveAVX2 {
+			t.Errorf("%s: the direct kernels took it", c.name)
+		}
 	}
 }
 

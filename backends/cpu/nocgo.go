@@ -82,11 +82,11 @@ func layerNormBackwardRowsFloat32(dx []float32, pw, pb []float64, x, w, g []floa
 	return false
 }
 
-func convDirectFloat32(y, x, w []float32, c, o, hp, wp, oh, ow, kh, kw, dh, dw int) bool {
+func convDirectFloat32(y, x, w []float32, c, o, hp, wp, oh, ow, kh, kw, dh, dw int, wide bool) bool {
 	return false
 }
 
-func convWeightGradFloat32(dw, dy, x []float32, c, o, hp, wp, oh, ow, kh, kw, dh, dwid int) bool {
+func convWeightGradFloat32(dw, dy, x []float32, c, o, hp, wp, oh, ow, kh, kw, dh, dwid int, wide bool) bool {
 	return false
 }
 
