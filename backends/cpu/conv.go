@@ -438,7 +438,7 @@ func convWeightBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a 
 	if s.ck() == 0 || s.o == 0 {
 		return
 	}
-	if p, ok := directForward(&s); ok {
+	if p, ok := directWeightGrad(&s); ok {
 		if dw32, ok := any(dw).([]float32); ok && p.weightGrad(dw32, any(x).([]float32), any(gy).([]float32), s.n, s.groups) {
 			return
 		}
