@@ -352,23 +352,21 @@ F16C void lathe_narrow16(unsigned short *dst, const float *src, ptrdiff_t n, int
 	}
 }
 
+// The exponential, the softmax row and the direct convolution in eight
+// lanes (vec_exp.h, vec_conv.h; sixteen below).
 #define W 8
+#define RMAX 6
 #define VF v8f
 #define VI v8i
 #define VEC AVX2
 #define LOADW load8
 #define STOREW store8
+#define SPLATW splat8
 #define PICKW pick
 #define HSUMW hsum8
 #include "vec_exp.h"
-#undef W
-#undef VF
-#undef VI
-#undef VEC
-#undef LOADW
-#undef STOREW
-#undef PICKW
-#undef HSUMW
+#include "vec_conv.h"
+#include "vec_undef.h"
 
 // expf8 is e^x for every x: +Inf past float32's largest e^x (x > 88.72),
 // 0 below -104, NaN for NaN.
@@ -573,22 +571,18 @@ AVX512 static inline float hsum16(v16f v) {
 }
 
 #define W 16
+#define RMAX 12
 #define VF v16f
 #define VI v16i
 #define VEC AVX512
 #define LOADW load16
 #define STOREW store16
+#define SPLATW splat16
 #define PICKW pick16
 #define HSUMW hsum16
 #include "vec_exp.h"
-#undef W
-#undef VF
-#undef VI
-#undef VEC
-#undef LOADW
-#undef STOREW
-#undef PICKW
-#undef HSUMW
+#include "vec_conv.h"
+#include "vec_undef.h"
 
 // lathe_softmax_f32 runs softmax_row (of sixteen lanes where wide and the
 // rows are as long, else eight) over rows consecutive rows of n values, one cgo call for many
@@ -1037,42 +1031,8 @@ AVX2 void lathe_layer_norm_backward_f32(float *dx, double *pw, double *pb, const
 // ---- direct convolution (conv_direct.go) ----
 
 // The kernels are vec_conv.h's, in AVX2's eight lanes and AVX-512's
-// sixteen; the exported calls pick by wide (only where lathe_has_avx512).
-#define W 8
-#define RMAX 6
-#define VF v8f
-#define VEC AVX2
-#define LOADW load8
-#define STOREW store8
-#define SPLATW splat8
-#define HSUMW hsum8
-#include "vec_conv.h"
-#undef W
-#undef RMAX
-#undef VF
-#undef VEC
-#undef LOADW
-#undef STOREW
-#undef SPLATW
-#undef HSUMW
-
-#define W 16
-#define RMAX 12
-#define VF v16f
-#define VEC AVX512
-#define LOADW load16
-#define STOREW store16
-#define SPLATW splat16
-#define HSUMW hsum16
-#include "vec_conv.h"
-#undef W
-#undef RMAX
-#undef VF
-#undef VEC
-#undef LOADW
-#undef STOREW
-#undef SPLATW
-#undef HSUMW
+// sixteen (instantiated above); the exported calls pick by wide (only
+// where lathe_has_avx512).
 
 // lathe_conv_f32 is one image's (and group's) convolution at stride 1:
 // y[o][oy][ox] = Σ w[k][o]·x[ci][oy + i·dh][ox + j·dw] over k = (ci·kh + i)·kw
