@@ -17,21 +17,7 @@ import (
 // output channels (six or twelve a block), output rows of 16 to 74 (16 or
 // 32 a block), groups,
 // 1-d and 2-d windows, padding, dilation, and windows past a small input.
-func TestConvDirect(t *testing.T) {
-	for _, wide := range []bool{false, true} {
-		t.Run(map[bool]string{false: "avx2", true: "avx512"}[wide], func(t *testing.T) {
-			switch {
-			case !haveAVX2:
-				t.Skip("cpu: no AVX2, so no direct convolution")
-			case wide && !haveAVX512:
-				t.Skip("cpu: no AVX-512")
-			}
-			defer func(old bool) { useAVX512 = old }(useAVX512)
-			useAVX512 = wide
-			testConvDirect(t)
-		})
-	}
-}
+func TestConvDirect(t *testing.T) { eachWidth(t, testConvDirect) }
 
 func testConvDirect(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))

@@ -50,15 +50,22 @@ func ulps(a, b float32) int64 {
 // reach exp's subnormal range, short rows (from 8 values, several to a
 // call) and long ones, and that rows the vector path leaves alone are
 // refused.
-func TestSoftmaxRowFloat32(t *testing.T) {
+func TestSoftmaxRowFloat32(t *testing.T) { eachWidth(t, testSoftmaxRows) }
+
+// eachWidth runs test with the C loops in AVX2's lanes ("avx2") and in
+// AVX-512's ("avx512", skipped by name where the cpu has none).
+func eachWidth(t *testing.T, test func(t *testing.T)) {
 	for _, wide := range []bool{false, true} {
 		t.Run(map[bool]string{false: "avx2", true: "avx512"}[wide], func(t *testing.T) {
-			if wide && !haveAVX512 {
+			switch {
+			case !haveAVX2:
+				t.Skip("cpu: no AVX2")
+			case wide && !haveAVX512:
 				t.Skip("cpu: no AVX-512")
 			}
 			defer func(old bool) { useAVX512 = old }(useAVX512)
 			useAVX512 = wide
-			testSoftmaxRows(t)
+			test(t)
 		})
 	}
 }
