@@ -1,7 +1,9 @@
 package lathe
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	"slices"
 	"testing"
@@ -389,5 +391,20 @@ func BenchmarkBatchNormStep(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestBatchNormOpsMixedDTypes: the fused ops give a 16-bit x float32
+// moments and refuse 16-bit statistics, naming the argument, the dtype and
+// the cast that fixes it.
+func TestBatchNormOpsMixedDTypes(t *testing.T) {
+	x := Ones(CPU, BFloat16, 2, 3)
+	if m := apply(ops.BatchNormMoments, none, x); m.Err() != nil || m.DType() != Float32 {
+		t.Errorf("moments of bfloat16 x: %v %v, want float32", m.DType(), m.Err())
+	}
+	c := Ones(CPU, BFloat16, 3)
+	err := apply(ops.BatchNormApply, ops.BatchNormParams{Eps: 1e-5}, x, c, c, c, c).Err()
+	if !errors.Is(err, ErrDType) || !strings.Contains(err.Error(), `"mean"`) || !strings.Contains(err.Error(), ".Cast(lathe.Float32)") {
+		t.Errorf("bfloat16 statistics: %v, want ErrDType naming mean and the cast", err)
 	}
 }
