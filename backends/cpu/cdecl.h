@@ -39,14 +39,14 @@ ptrdiff_t lathe_softmax_f32(float *dst, const float *src, ptrdiff_t rows, ptrdif
 int lathe_has_avx512(void);
 // lathe_exp_f32 replaces each of the n values x at row by e^(x - shift),
 // for x - shift ≤ 0, and returns their sum (zeros and 0 for a shift of
-// -Inf).
-double lathe_exp_f32(float *row, ptrdiff_t n, float shift);
+// -Inf); in AVX-512's lanes where wide, as the attention blocks below.
+double lathe_exp_f32(float *row, ptrdiff_t n, float shift, int wide);
 
 // Attention's blocks, float32 (shim.c says what each does).
 void lathe_attn_probs_f32(float *s, ptrdiff_t ld, ptrdiff_t bq, ptrdiff_t bk, const float *shift, ptrdiff_t shift_stride,
-                          int causal, ptrdiff_t diag);
+                          int causal, ptrdiff_t diag, int wide);
 void lathe_attn_online_f32(float *s, ptrdiff_t ld, ptrdiff_t bq, ptrdiff_t bk, int causal, ptrdiff_t diag, double *m,
-                           double *l, float *acc, ptrdiff_t ev);
+                           double *l, float *acc, ptrdiff_t ev, int wide);
 void lathe_attn_ds_f32(float *dp, const float *p, ptrdiff_t ld, ptrdiff_t bq, ptrdiff_t bk, const double *d);
 // lathe_arith_f32 writes op(p[i], q[i]) (op(p[i], s) where q is NULL) to
 // dst for i < n, op numbered as arith.go's arithOp (add, sub, mul, div).

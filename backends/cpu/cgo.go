@@ -113,7 +113,7 @@ func expRowFloat32(row []float32, shift float32) (sum float64, ok bool) {
 	if !haveAVX2 || len(row) < 16 {
 		return 0, false
 	}
-	return float64(C.lathe_exp_f32((*C.float)(unsafe.Pointer(&row[0])), C.ptrdiff_t(len(row)), C.float(shift))), true
+	return float64(C.lathe_exp_f32((*C.float)(unsafe.Pointer(&row[0])), C.ptrdiff_t(len(row)), C.float(shift), cBool(useAVX512))), true
 }
 
 func (b attnBlockF32) args() (*C.float, C.ptrdiff_t, C.ptrdiff_t, C.ptrdiff_t) {
@@ -128,7 +128,8 @@ func attnProbsFloat32(b attnBlockF32, shift []float32, stride int) bool {
 		return false
 	}
 	s, ld, bq, bk := b.args()
-	C.lathe_attn_probs_f32(s, ld, bq, bk, (*C.float)(unsafe.Pointer(&shift[0])), C.ptrdiff_t(stride), cBool(b.causal), C.ptrdiff_t(b.diag))
+	C.lathe_attn_probs_f32(s, ld, bq, bk, (*C.float)(unsafe.Pointer(&shift[0])), C.ptrdiff_t(stride), cBool(b.causal), C.ptrdiff_t(b.diag),
+		cBool(useAVX512))
 	return true
 }
 
@@ -140,7 +141,7 @@ func attnOnlineFloat32(b attnBlockF32, m, l []float64, acc []float32, ev int) bo
 	}
 	s, ld, bq, bk := b.args()
 	C.lathe_attn_online_f32(s, ld, bq, bk, cBool(b.causal), C.ptrdiff_t(b.diag), (*C.double)(unsafe.Pointer(&m[0])),
-		(*C.double)(unsafe.Pointer(&l[0])), (*C.float)(unsafe.Pointer(unsafe.SliceData(acc))), C.ptrdiff_t(ev))
+		(*C.double)(unsafe.Pointer(&l[0])), (*C.float)(unsafe.Pointer(unsafe.SliceData(acc))), C.ptrdiff_t(ev), cBool(useAVX512))
 	return true
 }
 

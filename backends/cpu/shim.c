@@ -368,6 +368,47 @@ F16C void lathe_narrow16(unsigned short *dst, const float *src, ptrdiff_t n, int
 #include "vec_conv.h"
 #include "vec_undef.h"
 
+// The same in AVX-512's sixteen lanes, where the cpu has them.
+typedef float v16f __attribute__((vector_size(64)));
+typedef int v16i __attribute__((vector_size(64)));
+
+#define AVX512 __attribute__((target("avx512f,avx512dq,avx2,fma")))
+
+int lathe_has_avx512(void) {
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && lathe_has_avx2();
+}
+
+AVX512 static inline v16f load16(const float *p) { v16f v; memcpy(&v, p, sizeof v); return v; }
+AVX512 static inline void store16(float *p, v16f v) { memcpy(p, &v, sizeof v); }
+AVX512 static inline v16f pick16(v16i mask, v16f a, v16f b) {
+	v16i ia, ib, r;
+	memcpy(&ia, &a, sizeof ia);
+	memcpy(&ib, &b, sizeof ib);
+	r = (mask & ia) | (~mask & ib);
+	v16f out;
+	memcpy(&out, &r, sizeof out);
+	return out;
+}
+AVX512 static inline v16f splat16(float s) { return (v16f){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s}; }
+AVX512 static inline float hsum16(v16f v) {
+	return hsum8(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) + __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15));
+}
+
+#define W 16
+#define RMAX 12
+#define VF v16f
+#define VI v16i
+#define VEC AVX512
+#define LOADW load16
+#define STOREW store16
+#define SPLATW splat16
+#define PICKW pick16
+#define HSUMW hsum16
+#include "vec_exp.h"
+#include "vec_conv.h"
+#include "vec_undef.h"
+
 // expf8 is e^x for every x: +Inf past float32's largest e^x (x > 88.72),
 // 0 below -104, NaN for NaN.
 AVX2 static inline v8f expf8(v8f x) {
@@ -441,35 +482,10 @@ AVX2 void lathe_exp_rows_f32(float *dst, const float *src, ptrdiff_t n) {
 }
 
 // lathe_exp_f32 replaces each of the n values x at row by e^(x - shift)
-// and returns their sum in float64: the probabilities of a block of
-// attention scores (shift their max or their logsumexp, so x - shift ≤ 0
-// but for an ulp of rounding, which exp8 takes). A row whose shift is -Inf
-// (every score -Inf) gets zeros, as nothing yet weighs.
-AVX2 double lathe_exp_f32(float *row, ptrdiff_t n, float shift) {
-	if (shift == -__builtin_inff()) {
-		memset(row, 0, n * sizeof *row);
-		return 0;
-	}
-	double sum = 0;
-	ptrdiff_t i = 0;
-	for (; i + 8 <= n;) {
-		v8f a = {0};
-		ptrdiff_t end = i + sumBlock < n ? i + sumBlock : n;
-		for (; i + 8 <= end; i += 8) {
-			v8f e = exp8(load8(row + i) - shift);
-			store8(row + i, e);
-			a += e;
-		}
-		sum += hsum8(a);
-	}
-	if (i < n) { // the last few values as one vector, padded with zeros that the sum leaves out
-		float tail[8] = {0};
-		memcpy(tail, row + i, (n - i) * sizeof *row);
-		store8(tail, exp8(load8(tail) - shift));
-		memcpy(row + i, tail, (n - i) * sizeof *row);
-		for (ptrdiff_t j = 0; j < n - i; j++) sum += tail[j];
-	}
-	return sum;
+// (exp_row, in AVX-512's lanes where wide), for x - shift ≤ 0, and returns
+// their sum.
+AVX2 double lathe_exp_f32(float *row, ptrdiff_t n, float shift, int wide) {
+	return wide ? exp_row16(row, n, shift) : exp_row8(row, n, shift);
 }
 
 // Attention's blocks (attention.go), float32: a block is bq rows of bk
@@ -488,11 +504,11 @@ static inline ptrdiff_t attn_lim(int causal, ptrdiff_t diag, ptrdiff_t r, ptrdif
 // seen scores x become e^(x - shift[r·shift_stride]) (its logsumexp), the
 // rest 0.
 AVX2 void lathe_attn_probs_f32(float *s, ptrdiff_t ld, ptrdiff_t bq, ptrdiff_t bk, const float *shift, ptrdiff_t shift_stride,
-                               int causal, ptrdiff_t diag) {
+                               int causal, ptrdiff_t diag, int wide) {
 	for (ptrdiff_t r = 0; r < bq; r++) {
 		float *row = s + r * ld;
 		ptrdiff_t lim = attn_lim(causal, diag, r, bk);
-		lathe_exp_f32(row, lim, shift[r * shift_stride]);
+		lathe_exp_f32(row, lim, shift[r * shift_stride], wide);
 		memset(row + lim, 0, (bk - lim) * sizeof *row);
 	}
 }
@@ -504,15 +520,15 @@ AVX2 void lathe_attn_probs_f32(float *s, ptrdiff_t ld, ptrdiff_t bq, ptrdiff_t b
 // and l[r] gains the block's sum. NaN scores never raise the max, as the Go
 // loop's comparison.
 AVX2 void lathe_attn_online_f32(float *s, ptrdiff_t ld, ptrdiff_t bq, ptrdiff_t bk, int causal, ptrdiff_t diag, double *m,
-                                double *l, float *acc, ptrdiff_t ev) {
+                                double *l, float *acc, ptrdiff_t ev, int wide) {
 	for (ptrdiff_t r = 0; r < bq; r++) {
 		float *row = s + r * ld;
 		ptrdiff_t lim = attn_lim(causal, diag, r, bk);
 		double mx = m[r];
-		for (ptrdiff_t c = 0; c < lim; c++)
-			if ((double)row[c] > mx) mx = row[c];
+		float rm = wide ? row_max16(row, lim) : row_max8(row, lim);
+		if ((double)rm > mx) mx = rm;
 		double corr = mx != m[r] ? exp(m[r] - mx) : 1; // 0 for the first block a row sees
-		double sum = lathe_exp_f32(row, lim, (float)mx);
+		double sum = lathe_exp_f32(row, lim, (float)mx, wide);
 		memset(row + lim, 0, (bk - lim) * sizeof *row);
 		l[r] = l[r] * corr + sum;
 		m[r] = mx;
@@ -542,47 +558,6 @@ AVX2 void lathe_attn_ds_f32(float *dp, const float *p, ptrdiff_t ld, ptrdiff_t b
 	}
 }
 
-// The same rows in AVX-512's sixteen lanes (vec_exp.h), where the cpu
-// has them.
-typedef float v16f __attribute__((vector_size(64)));
-typedef int v16i __attribute__((vector_size(64)));
-
-#define AVX512 __attribute__((target("avx512f,avx512dq,avx2,fma")))
-
-int lathe_has_avx512(void) {
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && lathe_has_avx2();
-}
-
-AVX512 static inline v16f load16(const float *p) { v16f v; memcpy(&v, p, sizeof v); return v; }
-AVX512 static inline void store16(float *p, v16f v) { memcpy(p, &v, sizeof v); }
-AVX512 static inline v16f pick16(v16i mask, v16f a, v16f b) {
-	v16i ia, ib, r;
-	memcpy(&ia, &a, sizeof ia);
-	memcpy(&ib, &b, sizeof ib);
-	r = (mask & ia) | (~mask & ib);
-	v16f out;
-	memcpy(&out, &r, sizeof out);
-	return out;
-}
-AVX512 static inline v16f splat16(float s) { return (v16f){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s}; }
-AVX512 static inline float hsum16(v16f v) {
-	return hsum8(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) + __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15));
-}
-
-#define W 16
-#define RMAX 12
-#define VF v16f
-#define VI v16i
-#define VEC AVX512
-#define LOADW load16
-#define STOREW store16
-#define SPLATW splat16
-#define PICKW pick16
-#define HSUMW hsum16
-#include "vec_exp.h"
-#include "vec_conv.h"
-#include "vec_undef.h"
 
 // lathe_softmax_f32 runs softmax_row (of sixteen lanes where wide and the
 // rows are as long, else eight) over rows consecutive rows of n values, one cgo call for many

@@ -3,7 +3,7 @@
 // with these defined: W (the lanes: 8 or 16), VF and VI (the float and int
 // vector types), VEC (the functions' target attribute), and the width's
 // helpers LOADW, STOREW, PICKW (mask ? a : b) and HSUMW (the lanes' sum).
-// It defines exp_kr<W>, exp<W> and softmax_row<W>. The code is the same
+// It defines exp_kr<W>, exp<W>, exp_row<W>, row_max<W> and softmax_row<W>. The code is the same
 // for both widths: AVX2's eight lanes on every machine with AVX2, AVX-512's
 // sixteen where the cpu has them, which halves the instructions of a row's
 // exponentials (a softmax of 4096×1024 took 5.1–5.4 ms on one core with
@@ -47,6 +47,51 @@ VEC static inline VF CAT(exp, W)(VF x) {
 	// convertvector truncates toward zero; lo·log2e - 0.5 ≤ 0 rounds to nearest
 	VF kf = __builtin_convertvector(__builtin_convertvector(lo * 1.44269504088896341f - 0.5f, VI), VF);
 	return PICKW(under, (VF){0}, CAT(exp_kr, W)(lo, kf));
+}
+
+// exp_row<W> replaces each of the n values x at row by e^(x - shift),
+// for x - shift ≤ 0, and returns their sum (zeros and 0 for a shift of
+// -Inf): attention's rows (shim.c's lathe_exp_f32).
+VEC static double CAT(exp_row, W)(float *row, ptrdiff_t n, float shift) {
+	if (shift == -__builtin_inff()) {
+		memset(row, 0, n * sizeof *row);
+		return 0;
+	}
+	double sum = 0;
+	ptrdiff_t i = 0;
+	for (; i + W <= n;) {
+		VF a = {0};
+		ptrdiff_t end = i + sumBlock < n ? i + sumBlock : n;
+		for (; i + W <= end; i += W) {
+			VF e = CAT(exp, W)(LOADW(row + i) - shift);
+			STOREW(row + i, e);
+			a += e;
+		}
+		sum += HSUMW(a);
+	}
+	if (i < n) { // the last few values as one vector, padded with zeros that the sum leaves out
+		float tail[W] = {0};
+		memcpy(tail, row + i, (n - i) * sizeof *row);
+		STOREW(tail, CAT(exp, W)(LOADW(tail) - shift));
+		memcpy(row + i, tail, (n - i) * sizeof *row);
+		for (ptrdiff_t j = 0; j < n - i; j++) sum += tail[j];
+	}
+	return sum;
+}
+
+// row_max<W> is the largest of the n values at row, -Inf for none; a NaN
+// never raises it (it compares false), as attention's Go loop.
+VEC static float CAT(row_max, W)(const float *row, ptrdiff_t n) {
+	VF vm = (VF){0} - __builtin_inff();
+	ptrdiff_t i = 0;
+	for (; i + W <= n; i += W) {
+		VF v = LOADW(row + i);
+		vm = PICKW(v > vm, v, vm);
+	}
+	float m = vm[0];
+	for (int j = 1; j < W; j++) m = vm[j] > m ? vm[j] : m;
+	for (; i < n; i++) m = row[i] > m ? row[i] : m;
+	return m;
 }
 
 // softmax_row<W> writes softmax (or log-softmax) of the n values at src to

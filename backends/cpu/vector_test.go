@@ -267,12 +267,14 @@ func TestArithFloat32(t *testing.T) {
 	}
 }
 
-// TestExpRowFloat32 checks the vector e^(x - shift) of attention's blocks
-// against math.Exp to two float32 ulps (or below float32's smallest normal),
+// TestExpRowFloat32 checks the vector e^(x - shift) of attention's blocks,
+// in each width, against math.Exp to two float32 ulps (or below float32's smallest normal),
 // its sum against the float64 sum, and that a shift of -Inf gives zeros.
-func TestExpRowFloat32(t *testing.T) {
-	if !haveAVX2 || vectorMin > 1<<20 {
-		t.Skip("no vector path on this machine or build")
+func TestExpRowFloat32(t *testing.T) { eachWidth(t, testExpRow) }
+
+func testExpRow(t *testing.T) {
+	if vectorMin > 1<<20 {
+		t.Skip("no vector path in this build")
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, n := range []int{16, 17, 64, 127, 1000} {
@@ -517,4 +519,58 @@ func TestSumColsFloat32(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestAttentionEachWidth runs float32 attention, forward and backward,
+// with the C rows in each width (row_max and exp_row, vec_exp.h) against
+// the float64 kernels, which stay in Go: rows past and short of a block,
+// causal or not.
+func TestAttentionEachWidth(t *testing.T) {
+	eachWidth(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(5, 6))
+		for _, causal := range []bool{false, true} {
+			const n, h, l, e = 1, 2, 150, 16
+			qkv := make([][]float64, 3)
+			for i := range qkv {
+				qkv[i] = randomHalves(rng, n*h*l*e)
+			}
+			shape := []int{n, h, l, e}
+			a := ops.AttentionParams{Scale: 0.25, Causal: causal}
+			run := func(dt dispatch.DType) ([]float64, []float64) {
+				args := []*dispatch.Tensor{floatTensor(dt, qkv[0], shape), floatTensor(dt, qkv[1], shape), floatTensor(dt, qkv[2], shape)}
+				out, err := dispatch.Call(ops.Attention, a, args...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				grad := floatTensor(dt, randomHalves(rand.New(rand.NewPCG(1, 1)), out.Numel()), out.Shape)
+				back, err := dispatch.Call(ops.AttentionBackward, a, append(args, out, grad)...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return toF64(out), toF64(back)
+			}
+			gotOut, gotBack := run(dispatch.Float32)
+			wantOut, wantBack := run(dispatch.Float64)
+			for name, pair := range map[string][2][]float64{"forward": {gotOut, wantOut}, "backward": {gotBack, wantBack}} {
+				for i := range pair[1] {
+					if math.Abs(pair[0][i]-pair[1][i]) > 2e-4*max(1, math.Abs(pair[1][i])) {
+						t.Fatalf("causal %v %s [%d] = %v, want %v", causal, name, i, pair[0][i], pair[1][i])
+					}
+				}
+			}
+		}
+	})
+}
+
+// toF64 is a float32 or float64 tensor's elements as float64s.
+func toF64(t *dispatch.Tensor) []float64 {
+	out := make([]float64, t.Numel())
+	for i := range out {
+		if t.DType == dispatch.Float32 {
+			out[i] = float64(span[float32](t)[i])
+		} else {
+			out[i] = span[float64](t)[i]
+		}
+	}
+	return out
 }
