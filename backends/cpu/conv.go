@@ -368,7 +368,7 @@ func convForward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a ops.Con
 		return
 	}
 	if p, ok := directForward(&s); ok {
-		if y32, ok := any(y).([]float32); ok && convDirect(p, y32, any(x).([]float32), any(w).([]float32), s.n, s.groups, false) {
+		if y32, ok := any(y).([]float32); ok && convDirect(p, convData{f32: y32}, convData{f32: any(x).([]float32)}, convData{f32: any(w).([]float32)}, s.n, s.groups, false) {
 			return
 		}
 	}
@@ -393,7 +393,7 @@ func convInputBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a o
 	dx := span[T](out)
 	s := newConvShapes(out.Shape, in[0].Shape, a.WindowFor(in[1].Shape), a.Groups)
 	if p, ok := directInputGrad(&s); ok {
-		if dx32, ok := any(dx).([]float32); ok && convDirect(p, dx32, any(gy).([]float32), any(w).([]float32), s.n, s.groups, true) {
+		if dx32, ok := any(dx).([]float32); ok && convDirect(p, convData{f32: dx32}, convData{f32: any(gy).([]float32)}, convData{f32: any(w).([]float32)}, s.n, s.groups, true) {
 			return
 		}
 	}
@@ -439,7 +439,7 @@ func convWeightBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, a 
 		return
 	}
 	if p, ok := directWeightGrad(&s); ok {
-		if dw32, ok := any(dw).([]float32); ok && p.weightGrad(dw32, any(x).([]float32), any(gy).([]float32), s.n, s.groups) {
+		if dw32, ok := any(dw).([]float32); ok && p.weightGrad(convData{f32: dw32}, convData{f32: any(x).([]float32)}, convData{f32: any(gy).([]float32)}, s.n, s.groups) {
 			return
 		}
 	}

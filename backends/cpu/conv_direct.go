@@ -129,15 +129,20 @@ func (p directPlan) weights(dst, w []float32, groups int, flip bool) {
 // floats the kernels may read past it.
 func (p directPlan) padded() int { return p.in*(p.h+2*p.ph)*(p.w+2*p.pw) + convSlack }
 
-// pad copies the in planes of h × w at src into dst with the zero border.
-func (p directPlan) pad(dst, src []float32) {
+// pad copies image at (its in planes of h × w, at element at·in·h·w of
+// src) into dst with the zero border. A 16-bit image is widened whole
+// into scratch first (in·h·w floats): one call of the vector loop, where
+// its rows are too short for it.
+func (p directPlan) pad(dst []float32, src convData, at int, scratch []float32) {
+	size := p.in * p.h * p.w
+	img := src.span(at*size, size, scratch)
 	hp, wp := p.h+2*p.ph, p.w+2*p.pw
 	for c := range p.in {
-		plane, img := dst[c*hp*wp:(c+1)*hp*wp], src[c*p.h*p.w:(c+1)*p.h*p.w]
+		plane := dst[c*hp*wp : (c+1)*hp*wp]
 		clear(plane[:p.ph*wp+p.pw])
 		for r := range p.h {
 			row := plane[(p.ph+r)*wp+p.pw:]
-			copy(row[:p.w], img[r*p.w:(r+1)*p.w])
+			copy(row[:p.w], img[(c*p.h+r)*p.w:])
 			if r < p.h-1 {
 				clear(row[p.w : p.w+2*p.pw])
 			}
@@ -147,27 +152,90 @@ func (p directPlan) pad(dst, src []float32) {
 	clear(dst[p.in*hp*wp : p.padded()])
 }
 
+// convData is a tensor's elements (row-major) as the direct kernels read
+// and write them: float32 itself, or float16 or bfloat16 bits, widened as
+// they are read and rounded once as they are written, so that a 16-bit
+// convolution needs no float32 copy of its tensors (AMX's hooks,
+// amx_conv.go, take it there).
+type convData struct {
+	f32  []float32
+	bits []uint16
+	bf   bool
+}
+
+// read sets dst to the len(dst) elements from off.
+func (e convData) read(dst []float32, off int) {
+	if e.bits == nil {
+		copy(dst, e.f32[off:off+len(dst)])
+		return
+	}
+	widenHalf(dst, e.bits[off:off+len(dst)], e.bf)
+}
+
+// write sets the len(src) elements from off to src.
+func (e convData) write(off int, src []float32) {
+	if e.bits == nil {
+		copy(e.f32[off:off+len(src)], src)
+		return
+	}
+	roundHalf(e.bits[off:off+len(src)], src, e.bf)
+}
+
+// span is the n elements from off as float32: e's own where it is
+// float32, else read into scratch.
+func (e convData) span(off, n int, scratch []float32) []float32 {
+	if e.bits == nil {
+		return e.f32[off : off+n]
+	}
+	e.read(scratch[:n], off)
+	return scratch[:n]
+}
+
 // run convolves each of n images' groups: x is [n][groups·in][h][w], y
 // [n][groups·out][oh][ow], wt as weights lays them out. It reports whether
 // every call ran: the C wrapper declines slices shorter than the plan,
 // which would be a bug in lathe, and the caller then takes im2col.
-func (p directPlan) run(y, x, wt []float32, n, groups int) bool {
+func (p directPlan) run(y, x convData, wt []float32, n, groups int) bool {
 	cost := groups * p.out * p.in * p.kh * p.kw * p.oh * p.ow
 	workers, chunk := split(n, cost)
+	inSize, outSize, k := p.in*p.h*p.w, p.out*p.oh*p.ow, p.in*p.kh*p.kw
 	bufs, release := workerBuffers[float32](workers, p.padded())
 	defer release()
+	var outs, ins [][]float32 // a 16-bit y's and x's images in float32
+	if y.bits != nil {
+		var releaseOuts func()
+		outs, releaseOuts = workerBuffers[float32](workers, outSize)
+		defer releaseOuts()
+	}
+	if x.bits != nil {
+		var releaseIns func()
+		ins, releaseIns = workerBuffers[float32](workers, inSize)
+		defer releaseIns()
+	}
 	declined := make([]bool, workers)
-	inSize, outSize, k := p.in*p.h*p.w, p.out*p.oh*p.ow, p.in*p.kh*p.kw
 	parallel(n, cost, func(lo, hi int) {
 		buf := bufs[lo/chunk]
+		var in []float32
+		if ins != nil {
+			in = ins[lo/chunk]
+		}
 		for i := lo; i < hi; i++ {
 			for gi := range groups {
 				at := i*groups + gi
-				p.pad(buf, x[at*inSize:(at+1)*inSize])
-				if !convDirectFloat32(y[at*outSize:(at+1)*outSize], buf, wt[gi*k*p.out:(gi+1)*k*p.out],
+				p.pad(buf, x, at, in)
+				var img []float32 // where the kernel writes the image
+				if y.bits == nil {
+					img = y.f32[at*outSize : (at+1)*outSize]
+				} else {
+					img = outs[lo/chunk]
+				}
+				if !convDirectFloat32(img, buf, wt[gi*k*p.out:(gi+1)*k*p.out],
 					p.in, p.out, p.h+2*p.ph, p.w+2*p.pw, p.oh, p.ow, p.kh, p.kw, p.dh, p.dw, p.wide) {
 					declined[lo/chunk] = true
 					return
+				}
+				if y.bits != nil {
+					y.write(at*outSize, img)
 				}
 			}
 		}
@@ -178,37 +246,58 @@ func (p directPlan) run(y, x, wt []float32, n, groups int) bool {
 // convDirect runs plan p over x into y with the weights w (flipped for the
 // input gradient), the weights laid out in a buffer from the pool, and
 // reports whether it did (run's).
-func convDirect(p directPlan, y, x, w []float32, n, groups int, flip bool) bool {
-	wts, release := workerBuffers[float32](1, groups*p.in*p.kh*p.kw*p.out)
+func convDirect(p directPlan, y, x, w convData, n, groups int, flip bool) bool {
+	size := groups * p.in * p.kh * p.kw * p.out
+	wts, release := workerBuffers[float32](2, size)
 	defer release()
-	p.weights(wts[0], w, groups, flip)
+	p.weights(wts[0], w.span(0, size, wts[1]), groups, flip)
 	return p.run(y, x, wts[0], n, groups)
 }
 
-// weightGrad adds the weight gradient of n images' groups to dw
-// ([groups·out][in][kh][kw]): x is [n][groups·in][h][w] and gy
-// [n][groups·out][oh][ow]. Each worker sums its images into a partial
-// gradient of its own; the partials are added in the workers' order, so
-// that the result does not depend on which finished first. It reports
-// whether it did, as run; dw is unchanged where it did not.
-func (p directPlan) weightGrad(dw, x, gy []float32, n, groups int) bool {
+// weightGrad writes the weight gradient of n images' groups to dw
+// ([groups·out][in][kh][kw]), where the caller has cleared it: x is
+// [n][groups·in][h][w] and gy [n][groups·out][oh][ow]. Each worker sums
+// its images into a partial gradient of its own; the partials are added
+// in the workers' order, so that the result does not depend on which
+// finished first, and a 16-bit dw is rounded once from their float32 sum.
+// It reports whether it did, as run; dw is unchanged where it did not.
+func (p directPlan) weightGrad(dw, x, gy convData, n, groups int) bool {
 	k := p.in * p.kh * p.kw
-	cost := groups * p.out * k * p.oh * p.ow
+	size := groups * p.out * k
+	cost := size * p.oh * p.ow
 	workers, chunk := split(n, cost)
+	inSize, outSize := p.in*p.h*p.w, p.out*p.oh*p.ow
 	bufs, release := workerBuffers[float32](workers, p.padded())
 	defer release()
-	parts, releaseParts := workerBuffers[float32](workers, len(dw))
+	parts, releaseParts := workerBuffers[float32](workers+1, max(size, outSize)) // the last: a 16-bit dw's sum
 	defer releaseParts()
+	var grads, ins [][]float32 // a 16-bit gy's and x's images in float32
+	if gy.bits != nil {
+		var releaseGrads func()
+		grads, releaseGrads = workerBuffers[float32](workers, outSize)
+		defer releaseGrads()
+	}
+	if x.bits != nil {
+		var releaseIns func()
+		ins, releaseIns = workerBuffers[float32](workers, inSize)
+		defer releaseIns()
+	}
 	declined := make([]bool, workers)
-	inSize, outSize := p.in*p.h*p.w, p.out*p.oh*p.ow
 	parallel(n, cost, func(lo, hi int) {
-		buf, part := bufs[lo/chunk], parts[lo/chunk]
+		buf, part := bufs[lo/chunk], parts[lo/chunk][:size]
 		clear(part)
+		var scratch, in []float32
+		if grads != nil {
+			scratch = grads[lo/chunk]
+		}
+		if ins != nil {
+			in = ins[lo/chunk]
+		}
 		for i := lo; i < hi; i++ {
 			for gi := range groups {
 				at := i*groups + gi
-				p.pad(buf, x[at*inSize:(at+1)*inSize])
-				if !convWeightGradFloat32(part[gi*p.out*k:(gi+1)*p.out*k], gy[at*outSize:(at+1)*outSize], buf,
+				p.pad(buf, x, at, in)
+				if !convWeightGradFloat32(part[gi*p.out*k:(gi+1)*p.out*k], gy.span(at*outSize, outSize, scratch), buf,
 					p.in, p.out, p.h+2*p.ph, p.w+2*p.pw, p.oh, p.ow, p.kh, p.kw, p.dh, p.dw, p.wide) {
 					declined[lo/chunk] = true
 					return
@@ -219,8 +308,16 @@ func (p directPlan) weightGrad(dw, x, gy []float32, n, groups int) bool {
 	if slices.Contains(declined, true) {
 		return false
 	}
-	for _, part := range parts {
-		addTo(dw, part)
+	total := dw.f32
+	if total == nil {
+		total = parts[workers][:size]
+		clear(total)
+	}
+	for _, part := range parts[:workers] {
+		addTo(total, part[:size])
+	}
+	if dw.bits != nil {
+		dw.write(0, total)
 	}
 	return true
 }

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/internal/half"
 	"github.com/lathe-ml/lathe/layout"
 )
 
@@ -180,4 +182,70 @@ func BenchmarkConvDirect(b *testing.B) {
 			})
 		}
 	}
+}
+
+// TestConvDirectBFloat16: a bfloat16 convolution whose shape the direct
+// kernels take runs them on its bits (AMX's hooks hand it over, where the
+// machine has the tiles), widening as they read and rounding once as they
+// write: bit for bit the float32 direct kernels on widened copies, rounded
+// once, for the forward and both gradients, in each width.
+func TestConvDirectBFloat16(t *testing.T) {
+	eachWidth(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(8, 9))
+		for trial := range 20 {
+			groups, cg, og, n := 1+r.IntN(2), 1+r.IntN(6), 4+r.IntN(10), 1+r.IntN(3)
+			h, w := 1+r.IntN(6), 32+r.IntN(40)
+			xShape, wShape := []int{n, groups * cg, h, w}, []int{groups * og, cg, 3, 3}
+			win := layout.Window{Stride: []int{1, 1}, Padding: []int{1, 1}, Dilation: []int{1, 1}}
+			a := ops.ConvParams{Window: win, Groups: groups, InputSize: xShape[2:]}
+			yShape := append([]int{n, groups * og}, outSpatial(xShape[2:], wShape[2:], win)...)
+			aw := a
+			aw.Window = a.WindowFor(wShape)
+			x, wt, g := randomHalves(r, dispatch.Numel(xShape)), randomHalves(r, dispatch.Numel(wShape)), randomHalves(r, dispatch.Numel(yShape))
+			for _, c := range []struct {
+				name     string
+				op       *dispatch.Op[ops.ConvParams]
+				params   ops.ConvParams
+				lhs, rhs []float64
+				lsh, rsh []int
+			}{
+				{"forward", ops.Conv, a, x, wt, xShape, wShape},
+				{"input gradient", ops.ConvInputBackward, a, g, wt, yShape, wShape},
+				{"weight gradient", ops.ConvWeightBackward, aw, x, g, xShape, yShape},
+			} {
+				got := bf16Call(t, c.op, c.params, c.lhs, c.lsh, c.rhs, c.rsh, false)
+				want := bf16Call(t, c.op, c.params, c.lhs, c.lsh, c.rhs, c.rsh, true)
+				if !slices.Equal(got, want) {
+					t.Fatalf("trial %d %s, x %v w %v groups %d: %04x, through float32 %04x", trial, c.name, xShape, wShape, groups, got[:8], want[:8])
+				}
+			}
+		}
+	})
+}
+
+// bf16Call runs op on bfloat16 arguments holding lhs and rhs and returns
+// the result's bits: directly, or (viaFloat32) on float32 copies with the
+// float32 result rounded once to bfloat16.
+func bf16Call(t *testing.T, op *dispatch.Op[ops.ConvParams], a ops.ConvParams, lhs []float64, lsh []int, rhs []float64, rsh []int, viaFloat32 bool) []uint16 {
+	t.Helper()
+	cast := func(x *dispatch.Tensor, dt dispatch.DType) *dispatch.Tensor {
+		y, err := dispatch.Call(ops.Cast, ops.CastTo{DType: dt}, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return y
+	}
+	l := cast(floatTensor(dispatch.Float32, lhs, lsh), dispatch.BFloat16)
+	r := cast(floatTensor(dispatch.Float32, rhs, rsh), dispatch.BFloat16)
+	if viaFloat32 {
+		l, r = cast(l, dispatch.Float32), cast(r, dispatch.Float32)
+	}
+	y, err := dispatch.Call(op, a, l, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if viaFloat32 {
+		y = cast(y, dispatch.BFloat16)
+	}
+	return append([]uint16(nil), uint16s(elems[half.BFloat16](y))[y.Offset:y.Offset+y.Numel()]...)
 }
