@@ -8,7 +8,9 @@ import (
 )
 
 // Direct convolution: float32 at stride 1 over a window of the last one
-// or two dims, where the machine has AVX2, without a column matrix.
+// or two dims, where the machine has AVX2, without a column matrix; and
+// bfloat16 the same way (widened as it is read) where AMX's hooks hand it
+// over, since on the shapes these kernels take they beat the tiles too.
 //
 // im2col writes each image K times over (a 3×3 window: nine copies of
 // it), and the GEMM then packs that matrix once more: on the ResNet
@@ -23,7 +25,7 @@ import (
 // reach less the padding, with the window flipped and its channels
 // swapped. The weight gradient (lathe_conv_wgrad_f32) sums, for a few
 // output channels and window elements at once, their products over the
-// positions, 8 at a time, from the same padded input.
+// positions, 8 or 16 at a time, from the same padded input.
 
 // directConvOn lets tests run the im2col path where the direct one
 // would run.
@@ -153,10 +155,10 @@ func (p directPlan) pad(dst []float32, src convData, at int, scratch []float32) 
 }
 
 // convData is a tensor's elements (row-major) as the direct kernels read
-// and write them: float32 itself, or float16 or bfloat16 bits, widened as
-// they are read and rounded once as they are written, so that a 16-bit
-// convolution needs no float32 copy of its tensors (AMX's hooks,
-// amx_conv.go, take it there).
+// and write them: float32 itself, or float16 or bfloat16 bits, widened an
+// image at a time as they are read and rounded once as they are written,
+// so that a 16-bit convolution (which AMX's hooks in amx_conv.go hand
+// over) needs no float32 copy of its tensors.
 type convData struct {
 	f32  []float32
 	bits []uint16
