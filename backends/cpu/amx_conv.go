@@ -27,9 +27,6 @@ func convForwardTiles(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvPar
 	defer release()
 	y := bf16Bits(out)[out.Offset:]
 	s := newConvShapes(in[0].Shape, out.Shape, a.WindowFor(in[1].Shape), a.Groups)
-	if p, ok := directForward(&s); ok && convDirect(p, bf16Data(y), bf16Data(x), bf16Data(w), s.n, s.groups, false) {
-		return true
-	}
 	l, og, ck := s.g.l, s.og(), s.ck()
 	if ck == 0 || s.n == 0 {
 		return false
@@ -56,9 +53,6 @@ func convInputBackwardTiles(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.C
 	gy, w, release := denseBits(in)
 	defer release()
 	dx := bf16Bits(out)[out.Offset:]
-	if p, ok := directInputGrad(&s); ok && convDirect(p, bf16Data(dx), bf16Data(gy), bf16Data(w), s.n, s.groups, true) {
-		return true
-	}
 	l, og, ck := s.g.l, s.og(), s.ck()
 	if ck == 0 || s.o == 0 || s.n == 0 {
 		return false
@@ -96,9 +90,6 @@ func convWeightBackwardTiles(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.
 	defer release()
 	dw := bf16Bits(out)[out.Offset:]
 	s := newConvShapes(in[0].Shape, in[1].Shape, a.Window, a.Groups)
-	if p, ok := directWeightGrad(&s); ok && p.weightGrad(bf16Data(dw[:out.Numel()]), bf16Data(x), bf16Data(gy), s.n, s.groups) {
-		return true
-	}
 	l, og, ck := s.g.l, s.og(), s.ck()
 	if ck == 0 || s.o == 0 || s.n == 0 {
 		return false
@@ -140,14 +131,6 @@ func convWeightBackwardTiles(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.
 
 // denseBits is a convolution's two bfloat16 arguments in row-major order,
 // as their bits (conv.go's dense); release frees the copies it made.
-// bf16Data is bfloat16 bits as the direct convolution reads and writes
-// them (conv_direct.go): where the direct kernels take a convolution's
-// shape they are faster than the tiles (the ResNet block's 16 channels of
-// 32×32: forward 0.70 ms against 0.87, input gradient 0.68 against 1.33,
-// weight gradient 1.05 against 1.24, in float32 lanes), and they read the
-// bits in place, widening a padded image at a time.
-func bf16Data(bits []uint16) convData { return convData{bits: bits, bf: true} }
-
 func denseBits(in []*dispatch.Tensor) (a, b []uint16, release func()) {
 	as, relA := dense[half.BFloat16](in[0])
 	bs, relB := dense[half.BFloat16](in[1])

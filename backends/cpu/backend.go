@@ -111,19 +111,35 @@ func registerFor[A any](op *dispatch.Op[A], dtypes dispatch.DTypeSet, k dispatch
 	registerNative(op, dispatch.Computable(dtypes), dispatch.ViaCompute(backend{}, convert, k))
 }
 
-// registerTiled is registerFor with a bfloat16 kernel on AMX's tiles
-// (amx.go) ahead of k: tiles runs where every argument is bfloat16, the
-// result bfloat16 or float32 (matmul_wide's), and the machine has the
-// tiles, and reports whether it did; k (through dispatch.ViaCompute) runs
-// where it did not, and writes the whole result.
-func registerTiled[A any](op *dispatch.Op[A], dtypes dispatch.DTypeSet, k dispatch.Kernel[A], tiles func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) bool) {
+// registerFast is registerFor with kernels ahead of k that take some
+// calls themselves, in their own dtypes: each reports whether it did, and
+// k (through dispatch.ViaCompute) runs where none did and writes the whole
+// result.
+func registerFast[A any](op *dispatch.Op[A], dtypes dispatch.DTypeSet, k dispatch.Kernel[A], fast ...func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) bool) {
 	wide := dispatch.ViaCompute(backend{}, convert, k)
 	registerNative(op, dispatch.Computable(dtypes), func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) error {
-		if haveAMX && onTiles(out, in) && tiles(out, in, a) {
-			return nil
+		for _, f := range fast {
+			if f(out, in, a) {
+				return nil
+			}
 		}
 		return wide(out, in, a)
 	})
+}
+
+// registerTiled is registerFast with a bfloat16 kernel on AMX's tiles
+// (amx.go): tiles runs where every argument is bfloat16, the result
+// bfloat16 or float32 (matmul_wide's), and the machine has the tiles.
+func registerTiled[A any](op *dispatch.Op[A], dtypes dispatch.DTypeSet, k dispatch.Kernel[A], tiles func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) bool) {
+	registerFast(op, dtypes, k, onAMX(tiles))
+}
+
+// onAMX is tiles where the machine has them and the call is theirs
+// (onTiles), false elsewhere.
+func onAMX[A any](tiles func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) bool) func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) bool {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) bool {
+		return haveAMX && onTiles(out, in) && tiles(out, in, a)
+	}
 }
 
 func onTiles(out *dispatch.Tensor, in []*dispatch.Tensor) bool {

@@ -44,10 +44,15 @@ import (
 // 3-d convolutions share one loop nest.
 
 func init() {
-	// bfloat16 takes AMX's tiles where the machine has them (amx_conv.go).
-	registerTiled(ops.Conv, dispatch.Floats, floatKernel(convForward[float32], convForward[float64]), convForwardTiles)
-	registerTiled(ops.ConvInputBackward, dispatch.Floats, floatKernel(convInputBackward[float32], convInputBackward[float64]), convInputBackwardTiles)
-	registerTiled(ops.ConvWeightBackward, dispatch.Floats, floatKernel(convWeightBackward[float32], convWeightBackward[float64]), convWeightBackwardTiles)
+	// A 16-bit convolution takes the direct kernels on its bits where they
+	// take its shape (conv_direct.go), else bfloat16 AMX's tiles where the
+	// machine has them (amx_conv.go).
+	registerFast(ops.Conv, dispatch.Floats, floatKernel(convForward[float32], convForward[float64]),
+		convForwardHalf, onAMX(convForwardTiles))
+	registerFast(ops.ConvInputBackward, dispatch.Floats, floatKernel(convInputBackward[float32], convInputBackward[float64]),
+		convInputBackwardHalf, onAMX(convInputBackwardTiles))
+	registerFast(ops.ConvWeightBackward, dispatch.Floats, floatKernel(convWeightBackward[float32], convWeightBackward[float64]),
+		convWeightBackwardHalf, onAMX(convWeightBackwardTiles))
 	registerFor(ops.Unfold, dispatch.Floats, floatKernel(unfold[float32], unfold[float64]))
 	registerFor(ops.Fold, dispatch.Floats, floatKernel(fold[float32], fold[float64]))
 }

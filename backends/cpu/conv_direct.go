@@ -5,12 +5,17 @@ import (
 	"slices"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/internal/half"
 )
 
 // Direct convolution: float32 at stride 1 over a window of the last one
 // or two dims, where the machine has AVX2, without a column matrix; and
-// bfloat16 the same way (widened as it is read) where AMX's hooks hand it
-// over, since on the shapes these kernels take they beat the tiles too.
+// float16 and bfloat16 the same way, widened as they are read and rounded
+// once as they are written (convForwardHalf, ...): on the shapes these
+// kernels take they beat AMX's tiles too (the ResNet block's 16 channels
+// of 32×32: forward 0.70 ms against 0.87, input gradient 0.68 against
+// 1.33, weight gradient 1.05 against 1.24).
 //
 // im2col writes each image K times over (a 3×3 window: nine copies of
 // it), and the GEMM then packs that matrix once more: on the ResNet
@@ -157,8 +162,7 @@ func (p directPlan) pad(dst []float32, src convData, at int, scratch []float32) 
 // convData is a tensor's elements (row-major) as the direct kernels read
 // and write them: float32 itself, or float16 or bfloat16 bits, widened an
 // image at a time as they are read and rounded once as they are written,
-// so that a 16-bit convolution (which AMX's hooks in amx_conv.go hand
-// over) needs no float32 copy of its tensors.
+// so that a 16-bit convolution needs no float32 copy of its tensors.
 type convData struct {
 	f32  []float32
 	bits []uint16
@@ -193,45 +197,59 @@ func (e convData) span(off, n int, scratch []float32) []float32 {
 	return scratch[:n]
 }
 
+// directScratch is one worker's buffers: the padded input, and the
+// float32 images of a 16-bit input and of a 16-bit output (or output
+// gradient), nil where those are float32.
+type directScratch struct{ padded, in, out []float32 }
+
+// scratch makes, from the pool, the buffers of the workers that
+// parallel(n, cost, ...) starts: worker lo/chunk takes ws[lo/chunk].
+func (p directPlan) scratch(n, cost int, in16, out16 bool) (ws []directScratch, chunk int, release func()) {
+	workers, chunk := split(n, cost)
+	ws = make([]directScratch, workers)
+	var releases []func()
+	take := func(size int, set func(w *directScratch, b []float32)) {
+		bufs, rel := workerBuffers[float32](workers, size)
+		releases = append(releases, rel)
+		for w := range ws {
+			set(&ws[w], bufs[w])
+		}
+	}
+	take(p.padded(), func(w *directScratch, b []float32) { w.padded = b })
+	if in16 {
+		take(p.in*p.h*p.w, func(w *directScratch, b []float32) { w.in = b })
+	}
+	if out16 {
+		take(p.out*p.oh*p.ow, func(w *directScratch, b []float32) { w.out = b })
+	}
+	return ws, chunk, func() {
+		for _, rel := range releases {
+			rel()
+		}
+	}
+}
+
 // run convolves each of n images' groups: x is [n][groups·in][h][w], y
 // [n][groups·out][oh][ow], wt as weights lays them out. It reports whether
 // every call ran: the C wrapper declines slices shorter than the plan,
 // which would be a bug in lathe, and the caller then takes im2col.
 func (p directPlan) run(y, x convData, wt []float32, n, groups int) bool {
 	cost := groups * p.out * p.in * p.kh * p.kw * p.oh * p.ow
-	workers, chunk := split(n, cost)
-	inSize, outSize, k := p.in*p.h*p.w, p.out*p.oh*p.ow, p.in*p.kh*p.kw
-	bufs, release := workerBuffers[float32](workers, p.padded())
+	ws, chunk, release := p.scratch(n, cost, x.bits != nil, y.bits != nil)
 	defer release()
-	var outs, ins [][]float32 // a 16-bit y's and x's images in float32
-	if y.bits != nil {
-		var releaseOuts func()
-		outs, releaseOuts = workerBuffers[float32](workers, outSize)
-		defer releaseOuts()
-	}
-	if x.bits != nil {
-		var releaseIns func()
-		ins, releaseIns = workerBuffers[float32](workers, inSize)
-		defer releaseIns()
-	}
-	declined := make([]bool, workers)
+	outSize, k := p.out*p.oh*p.ow, p.in*p.kh*p.kw
+	declined := make([]bool, len(ws))
 	parallel(n, cost, func(lo, hi int) {
-		buf := bufs[lo/chunk]
-		var in []float32
-		if ins != nil {
-			in = ins[lo/chunk]
-		}
+		w := ws[lo/chunk]
 		for i := lo; i < hi; i++ {
 			for gi := range groups {
 				at := i*groups + gi
-				p.pad(buf, x, at, in)
-				var img []float32 // where the kernel writes the image
+				p.pad(w.padded, x, at, w.in)
+				img := w.out // where the kernel writes the image
 				if y.bits == nil {
 					img = y.f32[at*outSize : (at+1)*outSize]
-				} else {
-					img = outs[lo/chunk]
 				}
-				if !convDirectFloat32(img, buf, wt[gi*k*p.out:(gi+1)*k*p.out],
+				if !convDirectFloat32(img, w.padded, wt[gi*k*p.out:(gi+1)*k*p.out],
 					p.in, p.out, p.h+2*p.ph, p.w+2*p.pw, p.oh, p.ow, p.kh, p.kw, p.dh, p.dw, p.wide) {
 					declined[lo/chunk] = true
 					return
@@ -267,39 +285,20 @@ func (p directPlan) weightGrad(dw, x, gy convData, n, groups int) bool {
 	k := p.in * p.kh * p.kw
 	size := groups * p.out * k
 	cost := size * p.oh * p.ow
-	workers, chunk := split(n, cost)
-	inSize, outSize := p.in*p.h*p.w, p.out*p.oh*p.ow
-	bufs, release := workerBuffers[float32](workers, p.padded())
+	ws, chunk, release := p.scratch(n, cost, x.bits != nil, gy.bits != nil)
 	defer release()
-	parts, releaseParts := workerBuffers[float32](workers+1, max(size, outSize)) // the last: a 16-bit dw's sum
+	parts, releaseParts := workerBuffers[float32](len(ws)+1, size) // the last: a 16-bit dw's sum
 	defer releaseParts()
-	var grads, ins [][]float32 // a 16-bit gy's and x's images in float32
-	if gy.bits != nil {
-		var releaseGrads func()
-		grads, releaseGrads = workerBuffers[float32](workers, outSize)
-		defer releaseGrads()
-	}
-	if x.bits != nil {
-		var releaseIns func()
-		ins, releaseIns = workerBuffers[float32](workers, inSize)
-		defer releaseIns()
-	}
-	declined := make([]bool, workers)
+	outSize := p.out * p.oh * p.ow
+	declined := make([]bool, len(ws))
 	parallel(n, cost, func(lo, hi int) {
-		buf, part := bufs[lo/chunk], parts[lo/chunk][:size]
+		w, part := ws[lo/chunk], parts[lo/chunk]
 		clear(part)
-		var scratch, in []float32
-		if grads != nil {
-			scratch = grads[lo/chunk]
-		}
-		if ins != nil {
-			in = ins[lo/chunk]
-		}
 		for i := lo; i < hi; i++ {
 			for gi := range groups {
 				at := i*groups + gi
-				p.pad(buf, x, at, in)
-				if !convWeightGradFloat32(part[gi*p.out*k:(gi+1)*p.out*k], gy.span(at*outSize, outSize, scratch), buf,
+				p.pad(w.padded, x, at, w.in)
+				if !convWeightGradFloat32(part[gi*p.out*k:(gi+1)*p.out*k], gy.span(at*outSize, outSize, w.out), w.padded,
 					p.in, p.out, p.h+2*p.ph, p.w+2*p.pw, p.oh, p.ow, p.kh, p.kw, p.dh, p.dw, p.wide) {
 					declined[lo/chunk] = true
 					return
@@ -312,14 +311,63 @@ func (p directPlan) weightGrad(dw, x, gy convData, n, groups int) bool {
 	}
 	total := dw.f32
 	if total == nil {
-		total = parts[workers][:size]
+		total = parts[len(ws)]
 		clear(total)
 	}
-	for _, part := range parts[:workers] {
-		addTo(total, part[:size])
+	for _, part := range parts[:len(ws)] {
+		addTo(total, part)
 	}
 	if dw.bits != nil {
 		dw.write(0, total)
 	}
 	return true
+}
+
+// convForwardHalf, convInputBackwardHalf and convWeightBackwardHalf run a
+// convolution whose tensors are all float16 or all bfloat16 on the direct
+// kernels, reading the bits in place, where those take its shape, and
+// report whether they did.
+func convForwardHalf(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) bool {
+	s := newConvShapes(in[0].Shape, out.Shape, a.WindowFor(in[1].Shape), a.Groups)
+	p, ok := directForward(&s)
+	return ok && onHalves(out, in, func(y, x, w convData) bool { return convDirect(p, y, x, w, s.n, s.groups, false) })
+}
+
+func convInputBackwardHalf(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) bool {
+	s := newConvShapes(out.Shape, in[0].Shape, a.WindowFor(in[1].Shape), a.Groups)
+	p, ok := directInputGrad(&s)
+	return ok && onHalves(out, in, func(dx, gy, w convData) bool { return convDirect(p, dx, gy, w, s.n, s.groups, true) })
+}
+
+func convWeightBackwardHalf(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) bool {
+	s := newConvShapes(in[0].Shape, in[1].Shape, a.Window, a.Groups)
+	p, ok := directWeightGrad(&s)
+	return ok && onHalves(out, in, func(dw, x, gy convData) bool { return p.weightGrad(dw, x, gy, s.n, s.groups) })
+}
+
+// onHalves calls f with out and the two arguments as convData where all
+// three are float16 or all bfloat16 (the arguments read contiguous), and
+// reports what f did; false for other dtypes.
+func onHalves(out *dispatch.Tensor, in []*dispatch.Tensor, f func(out, a, b convData) bool) bool {
+	dt := out.DType
+	if !dispatch.Halves.Has(dt) || in[0].DType != dt || in[1].DType != dt {
+		return false
+	}
+	a, releaseA := halfData(in[0])
+	defer releaseA()
+	b, releaseB := halfData(in[1])
+	defer releaseB()
+	o := convData{bits: bits16(out.Storage.Buffer)[out.Offset : out.Offset+out.Numel()], bf: dt == dispatch.BFloat16}
+	return f(o, a, b)
+}
+
+// halfData is a 16-bit tensor's elements in row-major order: its own
+// bits where it is contiguous, else a copy's; release frees the copy.
+func halfData(t *dispatch.Tensor) (convData, func()) {
+	if t.DType == dispatch.BFloat16 {
+		v, release := dense[half.BFloat16](t)
+		return convData{bits: uint16s(v), bf: true}, release
+	}
+	v, release := dense[half.Float16](t)
+	return convData{bits: uint16s(v)}, release
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
-	"github.com/lathe-ml/lathe/internal/half"
 	"github.com/lathe-ml/lathe/layout"
 )
 
@@ -184,15 +183,16 @@ func BenchmarkConvDirect(b *testing.B) {
 	}
 }
 
-// TestConvDirectBFloat16: a bfloat16 convolution whose shape the direct
-// kernels take runs them on its bits (AMX's hooks hand it over, where the
-// machine has the tiles), widening as they read and rounding once as they
-// write: bit for bit the float32 direct kernels on widened copies, rounded
-// once, for the forward and both gradients, in each width.
-func TestConvDirectBFloat16(t *testing.T) {
+// TestConvDirectHalf: a float16 or bfloat16 convolution whose shape the
+// direct kernels take runs them on its bits (convForwardHalf, ...),
+// widening as they read and rounding once as they write: bit for bit the
+// float32 direct kernels on widened copies, rounded once, for the forward
+// and both gradients, in each width.
+func TestConvDirectHalf(t *testing.T) {
 	eachWidth(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(8, 9))
 		for trial := range 20 {
+			dt := []dispatch.DType{dispatch.Float16, dispatch.BFloat16}[trial%2]
 			groups, cg, og, n := 1+r.IntN(2), 1+r.IntN(6), 4+r.IntN(10), 1+r.IntN(3)
 			h, w := 1+r.IntN(6), 32+r.IntN(40)
 			xShape, wShape := []int{n, groups * cg, h, w}, []int{groups * og, cg, 3, 3}
@@ -213,20 +213,20 @@ func TestConvDirectBFloat16(t *testing.T) {
 				{"input gradient", ops.ConvInputBackward, a, g, wt, yShape, wShape},
 				{"weight gradient", ops.ConvWeightBackward, aw, x, g, xShape, yShape},
 			} {
-				got := bf16Call(t, c.op, c.params, c.lhs, c.lsh, c.rhs, c.rsh, false)
-				want := bf16Call(t, c.op, c.params, c.lhs, c.lsh, c.rhs, c.rsh, true)
+				got := halfCall(t, dt, c.op, c.params, c.lhs, c.lsh, c.rhs, c.rsh, false)
+				want := halfCall(t, dt, c.op, c.params, c.lhs, c.lsh, c.rhs, c.rsh, true)
 				if !slices.Equal(got, want) {
-					t.Fatalf("trial %d %s, x %v w %v groups %d: %04x, through float32 %04x", trial, c.name, xShape, wShape, groups, got[:8], want[:8])
+					t.Fatalf("trial %d %v %s, x %v w %v groups %d: %04x, through float32 %04x", trial, dt, c.name, xShape, wShape, groups, got[:8], want[:8])
 				}
 			}
 		}
 	})
 }
 
-// bf16Call runs op on bfloat16 arguments holding lhs and rhs and returns
-// the result's bits: directly, or (viaFloat32) on float32 copies with the
-// float32 result rounded once to bfloat16.
-func bf16Call(t *testing.T, op *dispatch.Op[ops.ConvParams], a ops.ConvParams, lhs []float64, lsh []int, rhs []float64, rsh []int, viaFloat32 bool) []uint16 {
+// halfCall runs op on arguments of the 16-bit dtype dt holding lhs and
+// rhs and returns the result's bits: directly, or (viaFloat32) on float32
+// copies with the float32 result rounded once to dt.
+func halfCall(t *testing.T, dt dispatch.DType, op *dispatch.Op[ops.ConvParams], a ops.ConvParams, lhs []float64, lsh []int, rhs []float64, rsh []int, viaFloat32 bool) []uint16 {
 	t.Helper()
 	cast := func(x *dispatch.Tensor, dt dispatch.DType) *dispatch.Tensor {
 		y, err := dispatch.Call(ops.Cast, ops.CastTo{DType: dt}, x)
@@ -235,8 +235,8 @@ func bf16Call(t *testing.T, op *dispatch.Op[ops.ConvParams], a ops.ConvParams, l
 		}
 		return y
 	}
-	l := cast(floatTensor(dispatch.Float32, lhs, lsh), dispatch.BFloat16)
-	r := cast(floatTensor(dispatch.Float32, rhs, rsh), dispatch.BFloat16)
+	l := cast(floatTensor(dispatch.Float32, lhs, lsh), dt)
+	r := cast(floatTensor(dispatch.Float32, rhs, rsh), dt)
 	if viaFloat32 {
 		l, r = cast(l, dispatch.Float32), cast(r, dispatch.Float32)
 	}
@@ -245,7 +245,7 @@ func bf16Call(t *testing.T, op *dispatch.Op[ops.ConvParams], a ops.ConvParams, l
 		t.Fatal(err)
 	}
 	if viaFloat32 {
-		y = cast(y, dispatch.BFloat16)
+		y = cast(y, dt)
 	}
-	return append([]uint16(nil), uint16s(elems[half.BFloat16](y))[y.Offset:y.Offset+y.Numel()]...)
+	return append([]uint16(nil), bits16(y.Storage.Buffer)[y.Offset:y.Offset+y.Numel()]...)
 }
