@@ -77,6 +77,41 @@ func TestActivationBackwardTorch(t *testing.T) {
 	}
 }
 
+// TestGELUTanhBackwardLimits holds gelu_tanh_backward to its derivative's
+// limits, 0 below and 1 above, where |x| is large or infinite, on every
+// device, in short runs and in runs long enough for the cpu's C loop: the
+// kernels drop the second term once sigmoid(2u)·sigmoid(-2u) is 0, where it
+// had been 0·inf on the cpu (NaN) for infinite x. torch gives NaN for all
+// of these; a NaN x stays NaN.
+func TestGELUTanhBackwardLimits(t *testing.T) {
+	inf := math.Inf(1)
+	x := []float64{-inf, inf, -math.MaxFloat32, math.MaxFloat32, -1e20, 1e20, -100, 100, math.NaN()}
+	want := []float64{0, 1, 0, 1, 0, 1, 0, 1, math.NaN()}
+	const g = 1.5
+	for _, dev := range biDevices(t) {
+		for _, dt := range []DType{Float64, Float32} {
+			if dt == Float64 && !hasFloat64(dev) {
+				continue
+			}
+			for _, reps := range []int{1, 40} { // 360 elements reach the cpu's C loop (vectorMin)
+				xs := slices.Repeat(x, reps)
+				xt := FromSlice(CPU, xs, len(xs)).Cast(dt).To(dev)
+				gt := FullLike(xt, g)
+				got, err := apply(ops.GELUTanhBackward, none, gt, xt).To(CPU).Cast(Float64).Float64s()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, v := range got {
+					w := g * want[i%len(x)]
+					if v != w && !(math.IsNaN(w) && math.IsNaN(v)) {
+						t.Errorf("%v %v [%d]: x = %g gives %g, want %g", dev, dt, len(xs), xs[i], v, w)
+					}
+				}
+			}
+		}
+	}
+}
+
 // hasFloat64 reports whether dev has float64 tensors (wgpu has none).
 func hasFloat64(dev Device) bool { return Zeros(dev, Float64, 1).Err() == nil }
 

@@ -63,10 +63,15 @@ func sigmoids(w float64) (p, q float64) {
 // 3c·x²) (derivatives.yaml's gelu_backward with approximate="tanh"). It is
 // taken as p + 2x·p·q·k(1 + 3c·x²) with p = sigmoid(2u) = ½(1 + t) and q =
 // sigmoid(-2u) = ½(1 - t): 1 + t itself loses digits where t is near -1
-// (x below -2), which float32 kernels would feel.
+// (x below -2), which float32 kernels would feel. Where p·q is 0 (|x| past
+// about 10, or infinite) the second term is 0, not 0·inf: the derivative's
+// limits, 0 and 1, as the wgpu and cuda kernels give (torch gives NaN).
 func geluTanhBackward(g, x float64) float64 {
 	x2 := x * x
 	p, q := sigmoids(2 * geluTanhK * (x + geluTanhC*x2*x))
+	if p*q == 0 {
+		return g * p
+	}
 	return g * (p + 2*x*p*q*geluTanhK*(1+3*geluTanhC*x2))
 }
 

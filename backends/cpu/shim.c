@@ -750,7 +750,12 @@ AVX2 static inline v4d act_backward4(int op, v4d g, v4d x) {
 	v4d big = 1 / (1 + e), small = e / (1 + e);
 	v4l neg = w < 0;
 	v4d p = pick4d(neg, small, big), q = pick4d(neg, big, small);
-	if (op == 1) return g * (p + 2 * x * p * q * 0.79788456080286535588 * (1 + 3 * 0.044715 * x2));
+	if (op == 1) {
+		// p q is 0 where |x| is large or infinite: the term is then 0, not
+		// 0 inf (activation_backward.go's geluTanhBackward).
+		v4d pq = p * q;
+		return g * pick4d(pq == 0, p, p + 2 * x * pq * 0.79788456080286535588 * (1 + 3 * 0.044715 * x2));
+	}
 	return g * p * (1 + x * q);
 }
 
