@@ -587,11 +587,13 @@ fn atanhf(x: f32) -> f32 {
 }
 
 // fmodf is C's fmod, exactly (WGSL's % on floats is a - b·trunc(a/b),
-// which loses the remainder of large quotients): |a| less the largest
-// |b|·2ᵏ not above it, over and over; each s so taken is in [r/2, r], so
-// r - s is exact (Sterbenz), and there is at most one per binade between
-// |a| and |b|. The sign is a's; a zero or NaN b, an infinite or NaN a give
-// NaN, and an infinite b gives a.
+// which loses the remainder of large quotients), by fmod_reduce. The sign
+// is a's; a zero or NaN b, an infinite or NaN a give NaN, and an infinite
+// b gives a. A subnormal |b| is first scaled by 2²⁴ into the normal range,
+// since frexp and ldexp of subnormals are not exact on every device
+// (lavapipe's gave 0.0572 for fmod(2, 1e-40)): |a| is reduced by |b|·2²⁴,
+// a multiple of |b|, and what is left (below 2⁻¹⁰¹) by |b| at that scale,
+// where both are normal; the remainder, below |b|, scales back exactly.
 fn fmodf(a: f32, b: f32) -> f32 {
     if (is_nan(a) || is_nan(b) || is_inf(a) || b == 0.0) {
         return nan_f32();
@@ -601,6 +603,21 @@ fn fmodf(a: f32, b: f32) -> f32 {
     if (is_inf(b) || r < d) {
         return a;
     }
+    if (d < 1.17549435e-38) {
+        let big = d * 16777216.0;
+        r = fmod_reduce(fmod_reduce(r, big) * 16777216.0, big) / 16777216.0;
+    } else {
+        r = fmod_reduce(r, d);
+    }
+    return select(r, -r, a < 0.0);
+}
+
+// fmod_reduce is r mod d for a finite r ≥ 0 and a normal d > 0: r less
+// the largest d·2ᵏ not above it, over and over; each s so taken is in
+// [r/2, r], so r - s is exact (Sterbenz), and there is at most one per
+// binade between r and d (277 at most, past which the loop stops).
+fn fmod_reduce(r0: f32, d: f32) -> f32 {
+    var r = r0;
     let ed = frexp(d).exp;
     for (var k = 0; k < 300 && r >= d; k++) {
         var s = ldexp(d, frexp(r).exp - ed);
@@ -609,7 +626,7 @@ fn fmodf(a: f32, b: f32) -> f32 {
         }
         r = r - s;
     }
-    return select(r, -r, a < 0.0);
+    return r;
 }
 
 // remainderf is torch.remainder's float rule: fmod, plus b where the
