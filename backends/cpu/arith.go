@@ -80,14 +80,19 @@ func arithRows[T number](op arithOp, at func(a, b T) T) rows2[T, T] {
 
 // arithBroadcastFloat32 runs a float32 add, sub, mul or div whose one
 // operand has out's layout and whose other is a row repeated down the rows
-// (a bias: [R, C] + [C]) or one value per row ([R, C] - [R, 1]) as one C
-// loop per goroutine, and reports whether it did. Walked row by row, a
-// row of a few dozen values cost less than its call.
+// (a bias: [R, C] + [C]), one value per row ([R, C] - [R, 1]), or one value
+// per row of each of A blocks ([A, R, C] + [R, 1], a channel's bias on an
+// NCHW image batch) as one C loop per goroutine, and reports whether it
+// did. Walked row by row, a row of a few dozen values cost less than its
+// call.
 func arithBroadcastFloat32(op arithOp, out, x, y *dispatch.Tensor) bool {
 	if !haveAVX2 || out.Numel() < vectorMin {
 		return false
 	}
 	l := newStrided(out, x, y)
+	if len(l.Shape) == 3 {
+		return arithBlocksFloat32(op, l, out, x, y)
+	}
 	if len(l.Shape) != 2 {
 		return false
 	}
@@ -118,6 +123,35 @@ func arithBroadcastFloat32(op arithOp, out, x, y *dispatch.Tensor) bool {
 			bRows = bv[lo:]
 		}
 		arithBcastFloat32(op, o[lo*cols:], f[lo*cols:], bRows, hi-lo, cols, perRow, bLeft)
+	})
+	return true
+}
+
+// arithBlocksFloat32 is arithBroadcastFloat32 for a collapsed layout [A, R,
+// C] whose broadcast operand has strides [0, 1, 0]: the A·R rows of C
+// values split over goroutines, each row r against b[r mod R], one C call
+// for each run of rows within a block.
+func arithBlocksFloat32(op arithOp, l strided, out, x, y *dispatch.Tensor) bool {
+	blocks, period, cols := l.Shape[0], l.Shape[1], l.Shape[2]
+	dense, per := []int{period * cols, cols, 1}, []int{0, 1, 0}
+	if !slices.Equal(l.Strides[0], dense) {
+		return false
+	}
+	full, b, fullBase, bBase, bLeft := x, y, l.base[1], l.base[2], false
+	switch {
+	case slices.Equal(l.Strides[1], dense) && slices.Equal(l.Strides[2], per):
+	case slices.Equal(l.Strides[2], dense) && slices.Equal(l.Strides[1], per):
+		full, b, fullBase, bBase, bLeft = y, x, l.base[2], l.base[1], true
+	default:
+		return false
+	}
+	o, f, bv := elems[float32](out)[l.base[0]:], elems[float32](full)[fullBase:], elems[float32](b)[bBase:]
+	parallel(blocks*period, cols, func(lo, hi int) {
+		for r := lo; r < hi; {
+			end := min(hi, (r/period+1)*period) // the end of r's block
+			arithBcastFloat32(op, o[r*cols:], f[r*cols:], bv[r%period:], end-r, cols, true, bLeft)
+			r = end
+		}
 	})
 	return true
 }

@@ -476,6 +476,65 @@ func TestArithBroadcastFloat32(t *testing.T) {
 	}
 }
 
+// TestArithChannelFloat32 checks float32 add, sub, mul and div of an
+// [N, C, H, W] batch and a per-channel [C, 1, 1] operand on either side
+// (arith.go's arithBlocksFloat32), against the per-element results bit for
+// bit: shapes whose rows split over goroutines inside an image and across
+// images, and a channel operand at an offset.
+func TestArithChannelFloat32(t *testing.T) {
+	same := func(a, b float32) bool {
+		return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b
+	}
+	rng := rand.New(rand.NewPCG(10, 11))
+	values := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			if rng.IntN(3) == 0 {
+				v[i] = specialFloat32s[rng.IntN(len(specialFloat32s))]
+			} else {
+				v[i] = float32(rng.NormFloat64() * 100)
+			}
+		}
+		return v
+	}
+	fs := map[*dispatch.Op[dispatch.None]]func(a, b float32) float32{
+		ops.Add: func(a, b float32) float32 { return a + b }, ops.Sub: func(a, b float32) float32 { return a - b },
+		ops.Mul: func(a, b float32) float32 { return a * b }, ops.Div: func(a, b float32) float32 { return a / b },
+	}
+	for _, shape := range [][]int{{2, 3, 5, 7}, {4, 16, 8, 8}, {3, 7, 1, 90}, {32, 16, 32, 32}, {1, 5, 300, 301}} {
+		n, c, hw := shape[0], shape[1], shape[2]*shape[3]
+		full := values(n * c * hw)
+		long := values(c + 2)
+		x := tensorOf(dispatch.Float32, full, shape...)
+		b := tensorOf(dispatch.Float32, long, c+2)
+		b = b.View([]int{c, 1, 1}, []int{1, 0, 0}, 2) // at offset 2
+		for op, f := range fs {
+			for _, left := range []bool{false, true} {
+				lhs, rhs := x, b
+				if left {
+					lhs, rhs = b, x
+				}
+				out, err := dispatch.Call(op, dispatch.None{}, lhs, rhs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := elems[float32](out)
+				for i, v := range full {
+					bv := long[2+i/hw%c]
+					want := f(v, bv)
+					if left {
+						want = f(bv, v)
+					}
+					if !same(got[i], want) {
+						t.Fatalf("%v %s, b left %v: element %d = %g, want %g", shape, op.Name, left, i, got[i], want)
+					}
+				}
+				out.Release()
+			}
+		}
+	}
+}
+
 // TestSumColsFloat32 checks the column sums (a bias's gradient) against
 // float64 sums of the same values: each term passes at most colBlock
 // float32 roundings (shim.c), so the error is within (64 + 2)·2⁻²⁴·Σ|x|,
