@@ -65,6 +65,10 @@ int lathe_has_f16c(void);
 // src to dst; lathe_narrow16 rounds n float32s to them, to nearest even.
 void lathe_widen16(float *dst, const unsigned short *src, ptrdiff_t n, int bf);
 void lathe_narrow16(unsigned short *dst, const float *src, ptrdiff_t n, int bf);
+// lathe_half_map writes op(p[i], q[i]) (op(p[i], s) where q is NULL, op(p[i])
+// for relu) of n 16-bit floats (bf: bfloat16) to dst, computed in float32
+// and rounded once.
+void lathe_half_map(int op, int bf, unsigned short *dst, const unsigned short *p, const unsigned short *q, float s, ptrdiff_t n);
 // lathe_sum_cols_f32 writes to dst[j] the sum over i < rows of
 // x[i·stride + j], for j < cols.
 void lathe_sum_cols_f32(float *dst, const float *x, ptrdiff_t rows, ptrdiff_t stride, ptrdiff_t cols);

@@ -214,6 +214,18 @@ func widen16(dst []float32, src []uint16, bf bool) bool {
 	return true
 }
 
+// halfMap writes op of p and q (nil: of p and s) to dst, all 16-bit floats
+// (bfloat16 where bf) of dst's length, computed in float32 and rounded
+// once, in shim.c's lathe_half_map; the caller checks haveF16C.
+func halfMap(op halfOp, bf bool, dst, p, q []uint16, s float32) {
+	var qp *C.ushort
+	if q != nil {
+		qp = (*C.ushort)(unsafe.Pointer(&q[0]))
+	}
+	C.lathe_half_map(C.int(op), cBool(bf), (*C.ushort)(unsafe.Pointer(&dst[0])), (*C.ushort)(unsafe.Pointer(&p[0])), qp, C.float(s),
+		C.ptrdiff_t(len(dst)))
+}
+
 // narrow16 rounds src to 16-bit floats in dst, as widen16.
 func narrow16(dst []uint16, src []float32, bf bool) bool {
 	if !haveF16C || len(dst) < vectorMin {

@@ -164,10 +164,15 @@ const chunk = 1 << 14
 // bias) is widened once. dispatch.ViaCompute widened whole tensors into
 // temporaries as large as the arguments: a bfloat16 ReLU of
 // [32,16,32,32] made three passes over 2 MiB of new memory. A call whose
-// tensors are laid out otherwise goes through ViaCompute.
+// tensors are laid out otherwise goes through ViaCompute; the commonest
+// ops on dense tensors of one 16-bit dtype go to C whole (fusedHalf).
 func registerElementwise[A any](op *dispatch.Op[A], dtypes dispatch.DTypeSet, k dispatch.Kernel[A]) {
 	wide := dispatch.ViaCompute(backend{}, convert, k)
+	hop, fused := halfOps[op.Name]
 	registerNative(op, dispatch.Computable(dtypes), func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) error {
+		if fused && fusedHalf(hop, out, in) {
+			return nil
+		}
 		if !chunkable(out, in) {
 			return wide(out, in, a)
 		}

@@ -101,10 +101,12 @@ func TestConvert16(t *testing.T) {
 // than a chunk (registerElementwise computes them a block of the leading
 // dim at a time, on several goroutines, the last block short), with the
 // second operand of out's shape, broadcast inside each row, a bias
-// broadcast along the leading dim, and of lower rank, give the wide
+// broadcast along the leading dim, of lower rank and 0-d, give the wide
 // kernel's results rounded once, bit for bit, as dispatch.ViaCompute's
 // whole-tensor path does; a comparison's bool result and an 8-bit integer
-// op too.
+// op too. The arithmetic, relu and the activations' gradients with a
+// second operand of out's shape or of one element go through C whole
+// (fusedHalf), and must give the same bits.
 func TestElementwiseInChunks(t *testing.T) {
 	shape := []int{40, 3, 20, 21} // 13 rows a block: 4 blocks
 	mk := func(dt dispatch.DType, shape []int, seed int) *dispatch.Tensor {
@@ -117,6 +119,16 @@ func TestElementwiseInChunks(t *testing.T) {
 		}
 		x := dispatch.NewTensor(cpu0, dt, shape, newBuffer(dt, n))
 		castInto(x, tensorOf(dispatch.Float64, v, shape...))
+		// Signalling and quiet NaNs of both signs, infinities, -0 and the
+		// largest finite value, scattered: the fused loops skip a quieting
+		// step that the blocks take, and must give the same bits.
+		specials := map[dispatch.DType][]uint16{
+			dispatch.BFloat16: {0x7f81, 0xffa5, 0x7fc3, 0x7f80, 0xff80, 0x8000, 0x7f7f},
+			dispatch.Float16:  {0x7c01, 0xfd55, 0x7e03, 0x7c00, 0xfc00, 0x8000, 0x7bff},
+		}[dt]
+		for i, b := range specials {
+			bits16(x.Storage.Buffer)[(i*7919+seed*31)%n] = b
+		}
 		return x
 	}
 	wideOf := func(x *dispatch.Tensor) *dispatch.Tensor {
@@ -125,7 +137,7 @@ func TestElementwiseInChunks(t *testing.T) {
 		castInto(w, x)
 		return w
 	}
-	seconds := map[string][]int{"same": shape, "per row": {40, 1, 20, 21}, "bias": {3, 1, 1}, "lower rank": {21}}
+	seconds := map[string][]int{"same": shape, "per row": {40, 1, 20, 21}, "bias": {3, 1, 1}, "lower rank": {21}, "0-d": {}}
 	for _, dt := range []dispatch.DType{dispatch.BFloat16, dispatch.Float16, dispatch.Int8} {
 		x := mk(dt, shape, 0)
 		cases := map[string]func(x, y *dispatch.Tensor) (*dispatch.Tensor, error){
@@ -135,15 +147,21 @@ func TestElementwiseInChunks(t *testing.T) {
 			"mul": func(x, y *dispatch.Tensor) (*dispatch.Tensor, error) {
 				return dispatch.Call(ops.Mul, dispatch.None{}, x, y)
 			},
+			"sub": func(x, y *dispatch.Tensor) (*dispatch.Tensor, error) {
+				return dispatch.Call(ops.Sub, dispatch.None{}, x, y)
+			},
 			"gt": func(x, y *dispatch.Tensor) (*dispatch.Tensor, error) {
 				return dispatch.Call(ops.Gt, dispatch.None{}, x, y)
 			},
 		}
 		if !dt.IsInt() {
+			cases["div"] = func(x, y *dispatch.Tensor) (*dispatch.Tensor, error) {
+				return dispatch.Call(ops.Div, dispatch.None{}, x, y)
+			}
 			cases["exp"] = func(x, _ *dispatch.Tensor) (*dispatch.Tensor, error) { return dispatch.Call(ops.Exp, ops.Params{}, x) }
 			cases["relu"] = func(x, _ *dispatch.Tensor) (*dispatch.Tensor, error) { return dispatch.Call(ops.ReLU, ops.Params{}, x) }
-			cases["relu_backward"] = func(x, y *dispatch.Tensor) (*dispatch.Tensor, error) {
-				return dispatch.Call(ops.ReLUBackward, dispatch.None{}, x, y)
+			for _, op := range []*dispatch.Op[dispatch.None]{ops.ReLUBackward, ops.GELUBackward, ops.GELUTanhBackward, ops.SiLUBackward} {
+				cases[op.Name] = func(x, y *dispatch.Tensor) (*dispatch.Tensor, error) { return dispatch.Call(op, dispatch.None{}, x, y) }
 			}
 		}
 		for sn, ys := range seconds {
@@ -163,6 +181,15 @@ func TestElementwiseInChunks(t *testing.T) {
 						want = dispatch.NewTensor(cpu0, got.DType, ref.Shape, newBuffer(got.DType, ref.Numel()))
 						castInto(want, ref)
 					}
+					if dispatch.Halves.Has(got.DType) { // bit for bit, NaNs' payloads too
+						g, w := bits16(got.Storage.Buffer)[got.Offset:], bits16(want.Storage.Buffer)[want.Offset:]
+						for i := range got.Numel() {
+							if g[i] != w[i] {
+								t.Fatalf("element %d = %#04x, want %#04x", i, g[i], w[i])
+							}
+						}
+						return
+					}
 					g, w := denseF64(got), denseF64(want)
 					for i := range g {
 						if g[i] != w[i] && !(math.IsNaN(g[i]) && math.IsNaN(w[i])) {
@@ -171,6 +198,41 @@ func TestElementwiseInChunks(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkElementwiseHalf times the ResNet block's elementwise ops on its
+// activations ([32,16,32,32]) in float32 and in the 16-bit dtypes: relu,
+// relu_backward, an add of two such tensors and a channel's bias.
+func BenchmarkElementwiseHalf(b *testing.B) {
+	shape := []int{32, 16, 32, 32}
+	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.BFloat16, dispatch.Float16} {
+		mk := func(shape ...int) *dispatch.Tensor {
+			n := dispatch.Numel(shape)
+			x := dispatch.NewTensor(cpu0, dt, shape, newBuffer(dt, n))
+			castInto(x, tensorOf(dispatch.Float64, randomF64(n), shape...))
+			return x
+		}
+		x, y, bias := mk(shape...), mk(shape...), mk(16, 1, 1)
+		for _, c := range []struct {
+			name string
+			run  func() (*dispatch.Tensor, error)
+		}{
+			{"relu", func() (*dispatch.Tensor, error) { return dispatch.Call(ops.ReLU, ops.Params{}, x) }},
+			{"relu_backward", func() (*dispatch.Tensor, error) { return dispatch.Call(ops.ReLUBackward, dispatch.None{}, x, y) }},
+			{"add", func() (*dispatch.Tensor, error) { return dispatch.Call(ops.Add, dispatch.None{}, x, y) }},
+			{"add_bias", func() (*dispatch.Tensor, error) { return dispatch.Call(ops.Add, dispatch.None{}, x, bias) }},
+		} {
+			b.Run(dt.String()+"/"+c.name, func(b *testing.B) {
+				for b.Loop() {
+					out, err := c.run()
+					if err != nil {
+						b.Fatal(err)
+					}
+					out.Release()
+				}
+			})
 		}
 	}
 }

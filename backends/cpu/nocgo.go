@@ -76,6 +76,8 @@ func bnGradFloat32(dst, g, x []float32, a, k, mean, d float32) bool { return fal
 
 func actBackwardFloat32(op actOp, dst, g, x []float32) bool { return false }
 
+func halfMap(op halfOp, bf bool, dst, p, q []uint16, s float32) {}
+
 func layerNormRowsFloat32(y, x, w, b []float32, d int, eps float64) bool { return false }
 
 func layerNormBackwardRowsFloat32(dx []float32, pw, pb []float64, x, w, g []float32, d int, eps float64) bool {

@@ -274,17 +274,28 @@ int lathe_has_f16c(void) {
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
 }
 
+// isnan8 is a lane mask of the NaNs among eight float32 bit patterns: one
+// unordered compare, where an integer test of the exponent and mantissa
+// took three instructions.
+F16C static inline v8u isnan8(v8u b) {
+	v8f f;
+	memcpy(&f, &b, sizeof f);
+	v8i m = f != f;
+	v8u u;
+	memcpy(&u, &m, sizeof u);
+	return u;
+}
+
 // bf16 → f32: the bits moved up 16; a NaN gets the quiet bit.
 F16C static inline v8u widen_bf16(v8us h) {
 	v8u b = __builtin_convertvector(h, v8u) << 16;
-	v8u nan = (b & 0x7fffffff) > 0x7f800000;
-	return b | (nan & 0x00400000);
+	return b | (isnan8(b) & 0x00400000);
 }
 
 // f32 → bf16: round the dropped 16 bits to nearest even; a NaN keeps its
 // top bits and gets the quiet bit (the rounding add could carry it away).
 F16C static inline v8us narrow_bf16(v8u b) {
-	v8u nan = (b & 0x7fffffff) > 0x7f800000;
+	v8u nan = isnan8(b);
 	v8u r = (b + 0x7fff + ((b >> 16) & 1)) >> 16;
 	v8u q = (b >> 16) | 0x0040;
 	return __builtin_convertvector((nan & q) | (~nan & r), v8us);
@@ -349,6 +360,58 @@ F16C void lathe_narrow16(unsigned short *dst, const float *src, ptrdiff_t n, int
 		narrow_loop(dst, src, n, 1);
 	} else {
 		narrow_loop(dst, src, n, 0);
+	}
+}
+
+// ---- 16-bit elementwise ops ----
+
+// lathe_half_map runs a float32 elementwise kernel on 16-bit floats (bf:
+// bfloat16): the operands widened halfBlock values at a time into the
+// stack, the float32 row kernel run there, its results rounded into dst, all
+// while the block is in L1. The results are the float32 kernel's rounded
+// once, as narrow.go's blocks of registerElementwise give, without those
+// blocks' three passes through L2. q NULL: the arithmetic takes s. The ops
+// are numbered as narrow_fused.go's halfOp; dst may be p or q.
+enum { halfBlock = 512 };
+enum { halfAdd, halfSub, halfMul, halfDiv, halfReLU, halfReLUBackward, halfGELUBackward, halfGELUTanhBackward, halfSiLUBackward };
+
+// half_widen is lathe_widen16 for lathe_half_map, where a bfloat16 NaN
+// need not be quieted on the way in: every kernel there gives a NaN
+// argument's bits or the machine's quiet NaN, and narrow_bf16 quiets what
+// it rounds, so the bits are those of the quieted path.
+F16C static inline void half_widen(float *dst, const unsigned short *src, ptrdiff_t n, int bf) {
+	if (!bf) {
+		widen_loop(dst, src, n, 0);
+		return;
+	}
+	ptrdiff_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		v8us h;
+		memcpy(&h, src + i, sizeof h);
+		v8u b = __builtin_convertvector(h, v8u) << 16;
+		memcpy(dst + i, &b, sizeof b);
+	}
+	for (; i < n; i++) {
+		uint32_t b = (uint32_t)src[i] << 16;
+		memcpy(dst + i, &b, sizeof b);
+	}
+}
+
+F16C void lathe_half_map(int op, int bf, unsigned short *dst, const unsigned short *p, const unsigned short *q, float s, ptrdiff_t n) {
+	float a[halfBlock] __attribute__((aligned(32))), b[halfBlock] __attribute__((aligned(32))), d[halfBlock] __attribute__((aligned(32)));
+	for (ptrdiff_t i = 0; i < n; i += halfBlock) {
+		ptrdiff_t m = n - i < halfBlock ? n - i : halfBlock;
+		half_widen(a, p + i, m, bf);
+		if (q) half_widen(b, q + i, m, bf);
+		switch (op) {
+		case halfReLU: lathe_relu_f32(d, a, m); break;
+		case halfReLUBackward: lathe_relu_backward_f32(d, a, b, m); break;
+		case halfGELUBackward:
+		case halfGELUTanhBackward:
+		case halfSiLUBackward: lathe_act_backward_f32(op - halfGELUBackward, d, a, b, m); break;
+		default: lathe_arith_f32(op, d, a, q ? b : NULL, s, m);
+		}
+		lathe_narrow16(dst + i, d, m, bf);
 	}
 }
 
