@@ -97,12 +97,19 @@ func fillSame[T comparable](out *dispatch.Tensor, v T) {
 		clear(o)
 		return
 	}
-	if len(o) == 0 {
+	fill(o, v)
+}
+
+// fill sets every element of d to v by copies of doubling length, which
+// the runtime's memmove does in vector stores (a loop storing an element at
+// a time made the global pooling's gradient of [32,16,32,32] 0.27 ms).
+func fill[T any](d []T, v T) {
+	if len(d) == 0 {
 		return
 	}
-	o[0] = v
-	for n := 1; n < len(o); n *= 2 {
-		copy(o[n:], o[:n])
+	d[0] = v
+	for n := 1; n < len(d); n *= 2 {
+		copy(d[n:], d[:n])
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/internal/half"
 	"github.com/lathe-ml/lathe/layout"
 )
 
@@ -35,10 +36,14 @@ func init() {
 	registerPool(ops.AdaptiveAvgPool, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AdaptivePool) error {
 		g := adaptiveAvgGeom(in[0].Shape[2:], a.Size)
 		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, 0, false) })
+	}, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.AdaptivePool) bool {
+		return globalAvgPoolHalf(out, in[0], false)
 	})
 	registerPool(ops.AdaptiveAvgPoolBackward, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AdaptivePoolBackward) error {
 		g := adaptiveAvgGeom(a.InSize, in[0].Shape[2:])
 		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, 0, true) })
+	}, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.AdaptivePoolBackward) bool {
+		return globalAvgPoolHalf(out, in[0], true)
 	})
 	registerPool(ops.MaxPoolIndices, func(out *dispatch.Tensor, in []*dispatch.Tensor, w layout.Window) error {
 		g := windowGeom(w, in[0].Shape[2:], true)
@@ -65,13 +70,15 @@ func init() {
 // result: its geometry is laid out per output place whatever the planes,
 // so that adaptive pooling of an empty batch to size 2^40 walked 2^40
 // windows (found by FuzzWindow).
-func registerPool[A any](op *dispatch.Op[A], k dispatch.Kernel[A]) {
-	register(op, func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) error {
+// Kernels in fast take the calls they can in their own dtypes first
+// (registerFast).
+func registerPool[A any](op *dispatch.Op[A], k dispatch.Kernel[A], fast ...func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) bool) {
+	registerFast(op, dispatch.AllTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) error {
 		if out.Numel() == 0 {
 			return nil
 		}
 		return k(out, in, a)
-	})
+	}, fast...)
 }
 
 // poolAxis is the geometry of one spatial dim: window o reads the input
@@ -291,10 +298,7 @@ func globalAvgPool[T float](dst, src []T, n int, div T, backward bool) {
 	if backward {
 		parallel(len(src), n, func(lo, hi int) {
 			for p := lo; p < hi; p++ {
-				v := src[p] / div
-				for i := range dst[p*n : (p+1)*n] {
-					dst[p*n+i] = v
-				}
+				fill(dst[p*n:(p+1)*n], src[p]/div)
 			}
 		})
 		return
@@ -311,6 +315,55 @@ func globalAvgPool[T float](dst, src []T, n int, div T, backward bool) {
 			dst[p] = T(sum / float64(div))
 		}
 	})
+}
+
+// globalAvgPoolHalf is the global average pooling of a contiguous 16-bit x
+// (adaptive, to 1×1: out a value per plane) or, where backward, its
+// gradient (x the value per plane, out the planes), on the 16-bit bits
+// themselves, and reports whether it took the call. The values are
+// globalAvgPool's on widened copies rounded once: a plane's float32 sum
+// over its widened copy, and a gradient value rounded once and filled,
+// where dispatch.ViaCompute widened the whole input and rounded a whole
+// float32 result.
+func globalAvgPoolHalf(out, x *dispatch.Tensor, backward bool) bool {
+	planes, in := out, x
+	if backward {
+		planes, in = x, out
+	}
+	if !dispatch.Halves.Has(x.DType) || out.DType != x.DType || !x.IsContiguous() || out.Numel() == 0 {
+		return false
+	}
+	for _, d := range planes.Shape[2:] {
+		if d != 1 {
+			return false
+		}
+	}
+	np, n := planes.Numel(), in.Numel()/planes.Numel()
+	if n == 0 {
+		return false
+	}
+	bf := x.DType == dispatch.BFloat16
+	widen, round := half.Float16.Float32, half.Float16FromFloat32
+	if bf {
+		widen, round = func(b half.Float16) float32 { return half.BFloat16(b).Float32() }, half.BFloat16FromFloat32
+	}
+	src, dst := bits16(x.Storage.Buffer)[x.Offset:x.Offset+x.Numel()], bits16(out.Storage.Buffer)[out.Offset:out.Offset+out.Numel()]
+	if backward {
+		parallel(np, n, func(lo, hi int) {
+			for p := lo; p < hi; p++ {
+				fill(dst[p*n:(p+1)*n], round(widen(half.Float16(src[p]))/float32(n)))
+			}
+		})
+		return true
+	}
+	parallel(np, n, func(lo, hi int) {
+		wide := make([]float32, n)
+		for p := lo; p < hi; p++ {
+			widenHalf(wide, src[p*n:(p+1)*n], bf)
+			dst[p] = round(float32(sumFloat32(wide) / float64(n)))
+		}
+	})
+	return true
 }
 
 // argmaxPool writes the offset of each window's maximum: a later place
