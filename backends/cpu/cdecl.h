@@ -69,6 +69,10 @@ void lathe_narrow16(unsigned short *dst, const float *src, ptrdiff_t n, int bf);
 // for relu) of n 16-bit floats (bf: bfloat16) to dst, computed in float32
 // and rounded once.
 void lathe_half_map(int op, int bf, unsigned short *dst, const unsigned short *p, const unsigned short *q, float s, ptrdiff_t n);
+// lathe_half_rows writes op(p[r][j], b[(first + r) mod period]) for rows
+// of cols values, as lathe_half_map (op one of its arithmetic ops).
+void lathe_half_rows(int op, int bf, unsigned short *dst, const unsigned short *p, const unsigned short *b, ptrdiff_t first,
+	ptrdiff_t period, ptrdiff_t rows, ptrdiff_t cols);
 // lathe_sum_cols_f32 writes to dst[j] the sum over i < rows of
 // x[i·stride + j], for j < cols.
 void lathe_sum_cols_f32(float *dst, const float *x, ptrdiff_t rows, ptrdiff_t stride, ptrdiff_t cols);

@@ -226,6 +226,13 @@ func halfMap(op halfOp, bf bool, dst, p, q []uint16, s float32) {
 		C.ptrdiff_t(len(dst)))
 }
 
+// halfRows writes op of p's rows of cols values (dst's length over cols)
+// and b[(first + r) mod period] for row r, in shim.c's lathe_half_rows.
+func halfRows(op halfOp, bf bool, dst, p, b []uint16, first, period, cols int) {
+	C.lathe_half_rows(C.int(op), cBool(bf), (*C.ushort)(unsafe.Pointer(&dst[0])), (*C.ushort)(unsafe.Pointer(&p[0])),
+		(*C.ushort)(unsafe.Pointer(&b[0])), C.ptrdiff_t(first), C.ptrdiff_t(period), C.ptrdiff_t(len(dst)/cols), C.ptrdiff_t(cols))
+}
+
 // narrow16 rounds src to 16-bit floats in dst, as widen16.
 func narrow16(dst []uint16, src []float32, bf bool) bool {
 	if !haveF16C || len(dst) < vectorMin {

@@ -54,6 +54,7 @@ func fusedHalf(op halfOp, out *dispatch.Tensor, in []*dispatch.Tensor) bool {
 	var q []uint16
 	var s float32
 	bf := out.DType == dispatch.BFloat16
+	o, p := bits16(out.Storage.Buffer)[out.Offset:out.Offset+n], bits16(in[0].Storage.Buffer)[in[0].Offset:in[0].Offset+n]
 	if len(in) == 2 {
 		y := in[1]
 		switch {
@@ -64,17 +65,40 @@ func fusedHalf(op halfOp, out *dispatch.Tensor, in []*dispatch.Tensor) bool {
 			if s = half.Float16(v).Float32(); bf {
 				s = half.BFloat16(v).Float32()
 			}
+		case y.DType == out.DType && op <= halfDiv:
+			return fusedHalfRows(op, bf, o, p, out, in[0], y)
 		default:
 			return false
 		}
 	}
-	o, p := bits16(out.Storage.Buffer)[out.Offset:out.Offset+n], bits16(in[0].Storage.Buffer)[in[0].Offset:in[0].Offset+n]
 	parallel(n, costVector, func(lo, hi int) {
 		var qs []uint16
 		if q != nil {
 			qs = q[lo:hi]
 		}
 		halfMap(op, bf, o[lo:hi], p[lo:hi], qs, s)
+	})
+	return true
+}
+
+// fusedHalfRows is fusedHalf's arithmetic with y one value per row: the
+// collapsed layout of out, x and y is [R, C] with y's strides [1, 0], or
+// [A, R, C] with [0, 1, 0] (a channel's bias on an NCHW batch); x is
+// dense. Each goroutine's rows go through lathe_half_rows.
+func fusedHalfRows(op halfOp, bf bool, o, p []uint16, out, x, y *dispatch.Tensor) bool {
+	l := newStrided(out, x, y)
+	var period, cols int
+	switch {
+	case len(l.Shape) == 2 && slices.Equal(l.Strides[2], []int{1, 0}):
+		period, cols = l.Shape[0], l.Shape[1]
+	case len(l.Shape) == 3 && slices.Equal(l.Strides[2], []int{0, 1, 0}):
+		period, cols = l.Shape[1], l.Shape[2]
+	default:
+		return false
+	}
+	b := bits16(y.Storage.Buffer)[y.Offset : y.Offset+period]
+	parallel(len(o)/cols, cols, func(lo, hi int) {
+		halfRows(op, bf, o[lo*cols:hi*cols], p[lo*cols:hi*cols], b, lo, period, cols)
 	})
 	return true
 }

@@ -105,8 +105,9 @@ func TestConvert16(t *testing.T) {
 // kernel's results rounded once, bit for bit, as dispatch.ViaCompute's
 // whole-tensor path does; a comparison's bool result and an 8-bit integer
 // op too. The arithmetic, relu and the activations' gradients with a
-// second operand of out's shape or of one element go through C whole
-// (fusedHalf), and must give the same bits.
+// second operand of out's shape, of one element, or of one value per row
+// (a bias, a value per image) go through C whole (fusedHalf), and must
+// give the same bits.
 func TestElementwiseInChunks(t *testing.T) {
 	shape := []int{40, 3, 20, 21} // 13 rows a block: 4 blocks
 	mk := func(dt dispatch.DType, shape []int, seed int) *dispatch.Tensor {
@@ -137,7 +138,7 @@ func TestElementwiseInChunks(t *testing.T) {
 		castInto(w, x)
 		return w
 	}
-	seconds := map[string][]int{"same": shape, "per row": {40, 1, 20, 21}, "bias": {3, 1, 1}, "lower rank": {21}, "0-d": {}}
+	seconds := map[string][]int{"same": shape, "per row": {40, 1, 20, 21}, "bias": {3, 1, 1}, "per image": {40, 1, 1, 1}, "lower rank": {21}, "0-d": {}}
 	for _, dt := range []dispatch.DType{dispatch.BFloat16, dispatch.Float16, dispatch.Int8} {
 		x := mk(dt, shape, 0)
 		cases := map[string]func(x, y *dispatch.Tensor) (*dispatch.Tensor, error){

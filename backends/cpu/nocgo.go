@@ -78,6 +78,8 @@ func actBackwardFloat32(op actOp, dst, g, x []float32) bool { return false }
 
 func halfMap(op halfOp, bf bool, dst, p, q []uint16, s float32) {}
 
+func halfRows(op halfOp, bf bool, dst, p, b []uint16, first, period, cols int) {}
+
 func layerNormRowsFloat32(y, x, w, b []float32, d int, eps float64) bool { return false }
 
 func layerNormBackwardRowsFloat32(dx []float32, pw, pb []float64, x, w, g []float32, d int, eps float64) bool {

@@ -415,6 +415,18 @@ F16C void lathe_half_map(int op, int bf, unsigned short *dst, const unsigned sho
 	}
 }
 
+// lathe_half_rows is lathe_half_map's arithmetic over rows of cols values
+// against one 16-bit value per row, b[(first + r) mod period] for row r: a
+// channel's bias on an NCHW batch (period C), or a value per row (period
+// rows).
+F16C void lathe_half_rows(int op, int bf, unsigned short *dst, const unsigned short *p, const unsigned short *b, ptrdiff_t first,
+	ptrdiff_t period, ptrdiff_t rows, ptrdiff_t cols) {
+	for (ptrdiff_t r = 0; r < rows; r++) {
+		float s = widen8((v8us){b[(first + r) % period]}, bf)[0];
+		lathe_half_map(op, bf, dst + r * cols, p + r * cols, NULL, s, cols);
+	}
+}
+
 // The exponential, the softmax row and the direct convolution in eight
 // lanes (vec_exp.h, vec_conv.h; sixteen below).
 #define W 8
