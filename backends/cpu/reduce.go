@@ -170,31 +170,82 @@ func sumColumns[T, A number](out, x *dispatch.Tensor, dims []int) bool {
 // float32), instead of the reduced dims being copied together first. It
 // reports false when the layout is not of that kind.
 func sumPanels[T, A number](out, x *dispatch.Tensor, dims []int) bool {
-	kShape, kStrides, rShape, rStrides := splitDims(x, dims)
-	if dispatch.Numel(rShape) == 0 {
+	p, ok := panelsOf(x, dims)
+	if !ok {
 		return false
 	}
-	w := layout.Walk{Shape: rShape, Strides: [][]int{rStrides}}.Collapse()
-	if w.Rank() != 2 || w.Strides[0][1] != 1 {
-		return false
-	}
-	n1, s1, n2 := w.Shape[0], w.Strides[0][0], w.Shape[1]
 	o, d := elems[T](out)[out.Offset:], elems[T](x)
-	parallel(dispatch.Numel(kShape), n1*n2, func(lo, hi int) {
+	parallel(p.outputs, p.n1*p.n2, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			base := x.Offset
-			for dim, rem := len(kShape)-1, i; dim >= 0; dim-- {
-				base += (rem % kShape[dim]) * kStrides[dim]
-				rem /= kShape[dim]
-			}
+			base := p.base(i)
 			var acc A
-			for j := range n1 {
-				acc += accumulate[T, A](d, base+j*s1, n2, 1)
+			for j := range p.n1 {
+				acc += accumulate[T, A](d, base+j*p.s1, p.n2, 1)
 			}
 			o[i] = T(acc)
 		}
 	})
 	return true
+}
+
+// sumPanelsHalf is sumPanels for a 16-bit x and result: each run widened
+// into a per-goroutine buffer and summed as float32's are, the float64
+// total rounded to float32 and then to out's dtype, as dispatch.ViaCompute's
+// whole widened copy gave, without the copy. It reports false where
+// sumPanels would, or the dtypes differ.
+func sumPanelsHalf(out, x *dispatch.Tensor, dims []int) bool {
+	p, ok := panelsOf(x, dims)
+	if !ok || !dispatch.Halves.Has(x.DType) || out.DType != x.DType {
+		return false
+	}
+	bf := x.DType == dispatch.BFloat16
+	o, d := bits16(out.Storage.Buffer)[out.Offset:], bits16(x.Storage.Buffer)
+	parallel(p.outputs, p.n1*p.n2, func(lo, hi int) {
+		run := make([]float32, p.n2)
+		var total [1]float32
+		for i := lo; i < hi; i++ {
+			base := p.base(i)
+			var acc float64
+			for j := range p.n1 {
+				widenHalf(run, d[base+j*p.s1:base+j*p.s1+p.n2], bf)
+				acc += accumulate[float32, float64](run, 0, p.n2, 1)
+			}
+			total[0] = float32(acc)
+			roundHalf(o[i:i+1], total[:], bf)
+		}
+	})
+	return true
+}
+
+// panels is the layout sumPanels takes: outputs reductions, the reduced
+// elements of output i in n1 contiguous runs of n2 values s1 apart from
+// base(i).
+type panels struct {
+	outputs, n1, s1, n2 int
+	offset              int
+	kShape, kStrides    []int
+}
+
+func panelsOf(x *dispatch.Tensor, dims []int) (panels, bool) {
+	kShape, kStrides, rShape, rStrides := splitDims(x, dims)
+	if dispatch.Numel(rShape) == 0 {
+		return panels{}, false
+	}
+	w := layout.Walk{Shape: rShape, Strides: [][]int{rStrides}}.Collapse()
+	if w.Rank() != 2 || w.Strides[0][1] != 1 {
+		return panels{}, false
+	}
+	return panels{dispatch.Numel(kShape), w.Shape[0], w.Strides[0][0], w.Shape[1], x.Offset, kShape, kStrides}, true
+}
+
+// base is the offset of output i's first run.
+func (p panels) base(i int) int {
+	base := p.offset
+	for dim := len(p.kShape) - 1; dim >= 0; dim-- {
+		base += (i % p.kShape[dim]) * p.kStrides[dim]
+		i /= p.kShape[dim]
+	}
+	return base
 }
 
 // sumRun is the sum, accumulated in A and rounded once to T.
@@ -403,7 +454,14 @@ func reduceTyped[T, A number](name string, out, x *dispatch.Tensor, dims []int, 
 func init() {
 	for _, op := range ops.ReduceOps {
 		name := op.Name
-		registerFor(op.Op, op.DTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, r ops.Reduce) error {
+		var fast []func(*dispatch.Tensor, []*dispatch.Tensor, ops.Reduce) bool
+		if name == "sum" {
+			fast = append(fast, func(out *dispatch.Tensor, in []*dispatch.Tensor, r ops.Reduce) bool {
+				dims, _, err := ops.ReduceShape(in[0], r)
+				return err == nil && sumPanelsHalf(out, in[0], dims)
+			})
+		}
+		registerFast(op.Op, op.DTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, r ops.Reduce) error {
 			x := in[0]
 			dims, _, err := ops.ReduceShape(x, r)
 			if err != nil {
@@ -422,7 +480,7 @@ func init() {
 				return dispatch.Unsupported(out.Device, name, x.DType)
 			}
 			return nil
-		})
+		}, fast...)
 	}
 	register(ops.CumSum, func(out *dispatch.Tensor, in []*dispatch.Tensor, sc ops.Scan) error {
 		x := in[0]

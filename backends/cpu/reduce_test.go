@@ -313,3 +313,37 @@ func TestSumPanels(t *testing.T) {
 		}
 	}
 }
+
+// TestSumPanelsHalf: a 16-bit sum whose reduced elements lie in runs at
+// one stride (a convolution's bias gradient, dims 0, 2 and 3 of NCHW) is
+// summed on the bits, run by run (sumPanelsHalf), and gives the float32
+// sum of a widened copy rounded once, bit for bit, for both 16-bit dtypes,
+// with and without keepdim, on a view at an offset (a narrow of the
+// channels) too.
+func TestSumPanelsHalf(t *testing.T) {
+	for _, dt := range []dispatch.DType{dispatch.BFloat16, dispatch.Float16} {
+		for _, shape := range [][]int{{4, 5, 9, 13}, {32, 16, 32, 32}} {
+			n := dispatch.Numel(shape)
+			whole := dispatch.NewTensor(cpu0, dt, shape, newBuffer(dt, n))
+			castInto(whole, tensorOf(dispatch.Float64, randomF64(n), shape...))
+			view := call(t, ops.Narrow, ops.NarrowRange{Dim: 1, Start: 1, Length: shape[1] - 2}, whole)
+			for _, x := range []*dispatch.Tensor{whole, view} {
+				for _, keep := range []bool{false, true} {
+					attrs := ops.Reduce{Dims: []int{0, 2, 3}, KeepDim: keep}
+					got := call(t, ops.Sum, attrs, x)
+					wide := dispatch.NewTensor(cpu0, dispatch.Float32, x.Shape, newBuffer(dispatch.Float32, x.Numel()))
+					castInto(wide, x)
+					ref := call(t, ops.Sum, attrs, wide)
+					want := dispatch.NewTensor(cpu0, dt, ref.Shape, newBuffer(dt, ref.Numel()))
+					castInto(want, ref)
+					gb, wb := bits16(got.Storage.Buffer)[:got.Numel()], bits16(want.Storage.Buffer)[:want.Numel()]
+					for i := range wb {
+						if gb[i] != wb[i] {
+							t.Fatalf("%s %v of %v, keepdim %v: channel %d = %#04x, want %#04x", dt, x.Shape, shape, keep, i, gb[i], wb[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
