@@ -3,6 +3,7 @@ package lathe
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -72,9 +73,15 @@ func Multinomial(probs *Tensor, numSamples int, replacement bool) *Tensor {
 	if err := checkHost(op, "numSamples", rows*numSamples, 8); err != nil {
 		return failed(err)
 	}
-	data, err := probs.host(op)
-	if err != nil {
-		return relabel(failed(err), op) // a view's copy that failed says so, under the caller's op
+	// The cpu lends its weights where they are (a copy was a fifth of a
+	// draw from 8×50000); probs is kept alive until the draws are made.
+	data, borrowed := dispatch.BorrowHost(probs.t)
+	defer runtime.KeepAlive(probs)
+	var err error
+	if !borrowed {
+		if data, err = probs.host(op); err != nil {
+			return relabel(failed(err), op) // a view's copy that failed says so, under the caller's op
+		}
 	}
 	var draw func(*rand.Rand) []int64
 	switch d := data.(type) {

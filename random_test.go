@@ -331,6 +331,42 @@ func TestMultinomialAcrossBlocks(t *testing.T) {
 	}
 }
 
+// TestMultinomialLayouts: the cpu lends multinomial its weights without a
+// copy (dispatch.BorrowHost) where they are contiguous, a view at an
+// offset too, and they are copied where they are not (a transposed view):
+// under one seed, every layout of the same weights gives the same draws
+// as a fresh contiguous tensor of them.
+func TestMultinomialLayouts(t *testing.T) {
+	w := make([]float32, 3*600)
+	for i := range w {
+		w[i] = float32(i%11 + i%3)
+	}
+	whole := lathe.FromSlice(lathe.CPU, w, 3, 600)
+	rows := whole.Narrow(0, 1, 2)                                       // contiguous, at an offset
+	transposed := lathe.FromSlice(lathe.CPU, w, 600, 3).Transpose(0, 1) // strided
+	for name, probs := range map[string]*lathe.Tensor{"whole": whole, "rows at an offset": rows, "transposed": transposed} {
+		for _, replacement := range []bool{true, false} {
+			fresh := lathe.FromSlice(lathe.CPU, mustFloat32s(t, probs), probs.Shape()...)
+			lathe.Seed(5)
+			got := intsOf(t, lathe.Multinomial(probs, 40, replacement))
+			lathe.Seed(5)
+			want := intsOf(t, lathe.Multinomial(fresh, 40, replacement))
+			if !slices.Equal(got, want) {
+				t.Errorf("%s, replacement %v: draws %v, want %v as from a contiguous copy", name, replacement, got, want)
+			}
+		}
+	}
+}
+
+func mustFloat32s(t *testing.T, x *lathe.Tensor) []float32 {
+	t.Helper()
+	v, err := x.Float32s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 // TestMultinomialWithoutReplacement draws two distinct categories from
 // each of 12000 rows of [1 2 3 4]: the ordered pair (i, j) must come with
 // probability w_i/S · w_j/(S - w_i), the first sample alone with w_i/S,

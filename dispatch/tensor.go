@@ -219,6 +219,27 @@ func ReadHost(t *Tensor) (any, error) {
 	return data, err
 }
 
+// HostSlicer is a Buffer in the process's memory that lends its elements
+// without a copy (the cpu's): Slice is the Go slice of the n elements of
+// dtype dt from offset that Read would copy, sharing the buffer's memory.
+type HostSlicer interface {
+	Buffer
+	Slice(dt DType, offset, n int) any
+}
+
+// BorrowHost is a contiguous t's elements, as ReadHost's, without a copy
+// where its buffer lends them (HostSlicer); ok is false otherwise. The
+// slice is t's memory: the caller only reads it, and keeps t alive
+// (runtime.KeepAlive) until it is done, since a collected tensor's buffer
+// goes back to the pool for the next op to write.
+func BorrowHost(t *Tensor) (data any, ok bool) {
+	h, ok := t.Storage.Buffer.(HostSlicer)
+	if !ok || !t.IsContiguous() {
+		return nil, false
+	}
+	return h.Slice(t.DType, t.Offset, t.Numel()), true
+}
+
 // HeapBuffer is a Buffer whose memory is the Go heap's (the cpu backend's
 // slices). Where OnGoHeap is true, the garbage collector reclaims it with
 // its last tensor, so the tensor that owns it needs no cleanup, which would

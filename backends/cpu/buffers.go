@@ -35,6 +35,10 @@ type buffer[T any] struct {
 // one is, a large one goes back to the pool.
 func (b *buffer[T]) OnGoHeap() bool { return int64(cap(b.data))*elemSize[T]() < cleanupMin }
 
+// Slice lends the n elements from offset (dispatch.HostSlicer); every
+// buffer holds its dtype's Go type, so dt adds nothing here.
+func (b *buffer[T]) Slice(_ dispatch.DType, offset, n int) any { return b.data[offset : offset+n] }
+
 // cleanupMin is the size from which an unreleased buffer is worth a
 // cleanup: a new buffer of that size costs Go more to allocate and zero
 // (and the collector to scan past) than the cleanup costs.
