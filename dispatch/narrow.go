@@ -5,8 +5,9 @@ package dispatch
 // int32 for the 8-bit integers), computes as it does for that dtype and
 // stores its result rounded once, as PyTorch's kernels do with their opmath
 // type. One wrapper, ViaCompute, gives every backend's wide kernels the
-// narrow dtypes, so no kernel has a copy per narrow dtype and a backend
-// brings only its storage and one conversion (a Converter):
+// narrow dtypes (and ViaBits the kernels that only move elements), so no
+// kernel has a copy per narrow dtype and a backend brings only its storage
+// and one conversion (a Converter):
 //
 //   - Widening is exact, so comparisons, max/min, argmax, indexing and
 //     copies see the values themselves.
@@ -72,6 +73,30 @@ type Converter func(dev Device, dst Buffer, to DType, dstOff int, src Buffer, fr
 // elements between the dtypes. A call with no narrow tensor goes straight
 // to k; one whose temporary b refuses returns the refusal.
 func ViaCompute[A any](b Allocator, convert Converter, k Kernel[A]) Kernel[A] {
+	return via(b, convert, ComputeOf, k)
+}
+
+// ViaBits is ViaCompute for a kernel that moves elements without computing
+// on them (a copy, a gather, a flip, a pad): a 16-bit float reaches it as
+// the int32 of its bits and comes back as their low 16, so every pattern,
+// a signalling NaN's too, moves as it is, where a float32 carrier quiets
+// it. convert moves those bits between a 16-bit float and int32 (it is
+// called with those dtypes); the 8-bit integers go as ViaCompute's.
+func ViaBits[A any](b Allocator, convert Converter, k Kernel[A]) Kernel[A] {
+	return via(b, convert, BitsOf, k)
+}
+
+// BitsOf is the dtype that ViaBits carries dt in: int32 for a narrow dtype,
+// dt itself otherwise.
+func BitsOf(dt DType) DType {
+	if Narrow(dt) {
+		return Int32
+	}
+	return dt
+}
+
+// via is ViaCompute with carrier the dtype each narrow dtype is carried in.
+func via[A any](b Allocator, convert Converter, carrier func(DType) DType, k Kernel[A]) Kernel[A] {
 	return func(out *Tensor, in []*Tensor, a A) error {
 		some := Narrow(out.DType)
 		for _, t := range in {
@@ -86,7 +111,7 @@ func ViaCompute[A any](b Allocator, convert Converter, k Kernel[A]) Kernel[A] {
 			if !Narrow(t.DType) {
 				continue
 			}
-			w, err := Widened(b, convert, t)
+			w, err := widenedAs(b, convert, t, carrier(t.DType))
 			if err != nil {
 				return err
 			}
@@ -96,7 +121,7 @@ func ViaCompute[A any](b Allocator, convert Converter, k Kernel[A]) Kernel[A] {
 		o := out
 		if Narrow(out.DType) {
 			n := out.Numel()
-			c := ComputeOf(out.DType)
+			c := carrier(out.DType)
 			buf, err := b.Alloc(out.Device, c, n)
 			if err != nil {
 				return err
@@ -118,6 +143,11 @@ func ViaCompute[A any](b Allocator, convert Converter, k Kernel[A]) Kernel[A] {
 // shape and strides over a new buffer that holds the span of t's storage
 // that t addresses. The caller releases it.
 func Widened(b Allocator, convert Converter, t *Tensor) (*Tensor, error) {
+	return widenedAs(b, convert, t, ComputeOf(t.DType))
+}
+
+// widenedAs is Widened into dtype c.
+func widenedAs(b Allocator, convert Converter, t *Tensor, c DType) (*Tensor, error) {
 	lo, hi := t.Offset, t.Offset+1
 	for d, s := range t.Shape {
 		if s == 0 {
@@ -131,7 +161,6 @@ func Widened(b Allocator, convert Converter, t *Tensor) (*Tensor, error) {
 		}
 	}
 	n := hi - lo
-	c := ComputeOf(t.DType)
 	buf, err := b.Alloc(t.Device, c, n)
 	if err != nil {
 		return nil, err

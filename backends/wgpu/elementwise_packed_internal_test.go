@@ -38,6 +38,13 @@ type elementwiseCase struct {
 }
 
 func caseOf[A any](op *dispatch.Op[A], a A, k dispatch.Kernel[A], arity int) elementwiseCase {
+	return caseVia(op, a, dispatch.ViaCompute(registered, convert, k), arity)
+}
+
+// caseVia is caseOf with the reference path wide, k inside its wrapper:
+// ViaCompute for the ops that compute, ViaBits for where, which moves a
+// 16-bit float's bits as they are.
+func caseVia[A any](op *dispatch.Op[A], a A, wide dispatch.Kernel[A], arity int) elementwiseCase {
 	return elementwiseCase{name: op.Name, op: &op.Schema, arity: arity, checked: op.Checks != nil, backward: strings.HasSuffix(op.Name, "_backward"),
 		call: func(in []*dispatch.Tensor) (*dispatch.Tensor, error) { return dispatch.Call(op, a, in...) },
 		viaCompute: func(in []*dispatch.Tensor) (*dispatch.Tensor, error) {
@@ -49,7 +56,7 @@ func caseOf[A any](op *dispatch.Op[A], a A, k dispatch.Kernel[A], arity int) ele
 			if err != nil {
 				return nil, err
 			}
-			if err := dispatch.ViaCompute(registered, convert, k)(out, in, a); err != nil {
+			if err := wide(out, in, a); err != nil {
 				out.Release()
 				return nil, err
 			}
@@ -69,7 +76,8 @@ func elementwiseCases() []elementwiseCase {
 	for _, b := range ops.BinaryOps {
 		cs = append(cs, caseOf(b.Op, dispatch.None{}, binaryKernel(b), 2))
 	}
-	return append(cs, caseOf(ops.LogicalNot, dispatch.None{}, logicalNot, 1), caseOf(ops.Where, dispatch.None{}, where, 3))
+	return append(cs, caseOf(ops.LogicalNot, dispatch.None{}, logicalNot, 1),
+		caseVia(ops.Where, dispatch.None{}, dispatch.ViaBits(registered, convertBits, where), 3))
 }
 
 // patterned is a flat tensor on wgpu:0 and its elements' bits.

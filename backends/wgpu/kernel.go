@@ -67,13 +67,19 @@ const i64 = "vec2<u32>"
 // argument or result reaches it widened to float32 or int32 and comes back
 // rounded once (dispatch.ViaCompute through convert, narrow.go), so set
 // takes a narrow dtype only where it holds its compute dtype too
-// (dispatch.Computable). The kernels that only move elements (contiguous,
-// cast, index_select, gather, cat, ...) go the same way: widening
-// is exact and rounding a widened value gives its bits back, but for a
-// signaling NaN, which comes back quiet as on the cpu's kernels that
-// compute.
+// (dispatch.Computable). The kernels that only move elements go through
+// registerMove instead.
 func register[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kernel[A]) {
 	dispatch.RegisterKernel(kind, op, dispatch.Computable(set&allTypes), dispatch.ViaCompute(registered, convert, k))
+}
+
+// registerMove is register for a kernel that moves elements without
+// computing on them (contiguous, index_select, gather, scatter, flip,
+// concat, pad): a 16-bit float reaches it as the int32 of its bits
+// (dispatch.ViaBits, convertBits), so every pattern moves as it is, where
+// a float32 carrier quieted a signalling NaN.
+func registerMove[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kernel[A]) {
+	dispatch.RegisterKernel(kind, op, dispatch.Computable(set&allTypes), dispatch.ViaBits(registered, convertBits, k))
 }
 
 // registerPacked is register for a kernel k that takes the narrow dtypes

@@ -6,8 +6,9 @@ import (
 
 // The narrow dtypes (float16, bfloat16, int8, uint8) are stored packed in
 // u32 words (elemBytes, Upload, Read) and computed wide through
-// dispatch.ViaCompute, whose comment gives the rules; wgpu brings its
-// storage and convert, one kernel family (convert.wgsl). The elementwise
+// dispatch.ViaCompute, whose comment gives the rules, or moved as their
+// bits through dispatch.ViaBits (registerMove); wgpu brings its storage
+// and convert, one kernel family (convert.wgsl). The elementwise
 // kernels take them in their words instead, with convert.wgsl's
 // conversions in the shader (ops_elementwise.go). The conversions
 // are integer code on the bits, not WGSL's f16 type: lavapipe's adapter
@@ -34,6 +35,27 @@ var packings = map[dispatch.DType]packed{
 // widening when from is narrow and narrowing into to otherwise. Both
 // buffers are wgpu's, as dispatch checked for the op that asks.
 func convert(dev dispatch.Device, dst dispatch.Buffer, to dispatch.DType, dstOff int, src dispatch.Buffer, from dispatch.DType, srcOff, n int) error {
+	return convertAs(packings, dev, dst, to, dstOff, src, from, srcOff, n)
+}
+
+// convertBits is the Converter of dispatch.ViaBits, for the kernels that
+// move elements: a 16-bit float to and from the int32 of its bits (raw16's
+// conversions keep every bit), the 8-bit integers as convert does.
+func convertBits(dev dispatch.Device, dst dispatch.Buffer, to dispatch.DType, dstOff int, src dispatch.Buffer, from dispatch.DType, srcOff, n int) error {
+	return convertAs(bitPackings, dev, dst, to, dstOff, src, from, srcOff, n)
+}
+
+var bitPackings = map[dispatch.DType]packed{
+	dispatch.Float16:  {16, "raw16"},
+	dispatch.BFloat16: {16, "raw16"},
+	dispatch.Int8:     packings[dispatch.Int8],
+	dispatch.Uint8:    packings[dispatch.Uint8],
+}
+
+// convertAs is convert with the conversions of the narrow dtypes' packings
+// pks.
+func convertAs(pks map[dispatch.DType]packed, dev dispatch.Device, dst dispatch.Buffer, to dispatch.DType, dstOff int, src dispatch.Buffer,
+	from dispatch.DType, srcOff, n int) error {
 	if n == 0 {
 		return nil
 	}
@@ -42,7 +64,7 @@ func convert(dev dispatch.Device, dst dispatch.Buffer, to dispatch.DType, dstOff
 	if widen {
 		narrow = from
 	}
-	pk := packings[narrow]
+	pk := pks[narrow]
 	dir := "narrow"
 	if widen {
 		dir = "widen"

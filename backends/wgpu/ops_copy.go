@@ -10,7 +10,7 @@ import (
 // a conversion, a contiguous write. fill, from the same file, writes one
 // word everywhere.
 func init() {
-	register(ops.Contiguous, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
+	registerMove(ops.Contiguous, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		return copyInto(ops.Contiguous.Name, out, in[0])
 	})
 	// A cast to float64 never gets here: wgpu:0 cannot hold its output,

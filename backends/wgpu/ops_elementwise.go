@@ -156,11 +156,11 @@ func logicalNot(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) er
 }
 
 // where is where's kernel: cond is Bool (where's Infer checks it), x and
-// y of any one dtype. A narrow x or y is widened and rounded back like
-// any other argument, which gives its bits back but for a signaling NaN,
-// quieted, as ViaCompute's conversions quiet it.
+// y of any one dtype. It selects without computing, so a 16-bit x or y is
+// read and written as its bits (bitPackings' raw16), a signalling NaN's
+// too, where a float32 widening would quiet it.
 func where(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
-	return runElementwise(ops.Where.Name, out, "select(y, x, c != 0u)", nil,
+	return runElementwiseAs(bitPackings, ops.Where.Name, out, "select(y, x, c != 0u)", nil,
 		operand{"c", in[0]}, operand{"x", in[1]}, operand{"y", in[2]})
 }
 
@@ -300,11 +300,17 @@ func argLayout(t, out *dispatch.Tensor) string {
 // element (per word, for a narrow out), with the operands' strided
 // layouts and then the attribute words as parameters.
 func runElementwise(op string, out *dispatch.Tensor, expr string, attrs []uint32, args ...operand) error {
+	return runElementwiseAs(packings, op, out, expr, attrs, args...)
+}
+
+// runElementwiseAs is runElementwise with the narrow dtypes read and
+// written through the conversions of pks.
+func runElementwiseAs(pks map[dispatch.DType]packed, op string, out *dispatch.Tensor, expr string, attrs []uint32, args ...operand) error {
 	n := out.Numel()
 	if n == 0 {
 		return nil
 	}
-	outPk := packings[out.DType]
+	outPk := pks[out.DType]
 	data := struct {
 		Out, OutNarrow string
 		OutBits        int
@@ -316,15 +322,15 @@ func runElementwise(op string, out *dispatch.Tensor, expr string, attrs []uint32
 		Conversions: outPk.bits != 0}
 	tensors := make([]*dispatch.Tensor, 0, 1+len(args))
 	tensors = append(tensors, out)
-	key := []string{"elementwise", op, storageName(out.DType)}
+	key := []string{"elementwise", op, storageName(pks, out.DType)}
 	for k, a := range args {
-		pk := packings[a.t.DType]
+		pk := pks[a.t.DType]
 		l := argLayout(a.t, out)
 		data.Args = append(data.Args, elementwiseArg{Name: a.name, Type: computeType(a.t.DType), Narrow: pk.name, Bits: pk.bits,
 			Layout: l, Binding: 2 + k, Base: 10 + 9*k})
 		data.Conversions = data.Conversions || pk.bits != 0
 		tensors = append(tensors, a.t)
-		key = append(key, storageName(a.t.DType)+":"+l)
+		key = append(key, storageName(pks, a.t.DType)+":"+l)
 	}
 	sh, err := shaderFor(strings.Join(key, "/"), "elementwise", data)
 	if err != nil {
@@ -344,8 +350,8 @@ func runElementwise(op string, out *dispatch.Tensor, expr string, attrs []uint32
 
 // storageName names how a tensor of dt is stored, for a shader's key: its
 // WGSL type, or a narrow dtype's packing.
-func storageName(dt dispatch.DType) string {
-	if pk, ok := packings[dt]; ok {
+func storageName(pks map[dispatch.DType]packed, dt dispatch.DType) string {
+	if pk, ok := pks[dt]; ok {
 		return pk.name
 	}
 	return wgslType(dt)

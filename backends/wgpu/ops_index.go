@@ -19,7 +19,7 @@ import (
 // every access.
 
 func init() {
-	register(ops.IndexSelect, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
+	registerMove(ops.IndexSelect, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 		x, index := in[0], in[1]
 		op := ops.IndexSelect.Name
 		if x.Rank() == 0 {
@@ -34,7 +34,7 @@ func init() {
 		}
 		return gatherInto(op, out, x, index, d, view{index.Offset, along})
 	})
-	register(ops.Gather, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
+	registerMove(ops.Gather, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 		x, index := in[0], in[1]
 		op := ops.Gather.Name
 		if x.Rank() == 0 {
@@ -42,7 +42,7 @@ func init() {
 		}
 		return gatherInto(op, out, x, index, a.Of(x), viewOf(index))
 	})
-	register(ops.Scatter, allTypes, scatterKernel(ops.Scatter.Name, false))
+	registerMove(ops.Scatter, allTypes, scatterKernel(ops.Scatter.Name, false))
 	register(ops.ScatterAdd, allTypes, scatterKernel(ops.ScatterAdd.Name, true))
 	// x holds classes, int32 or int64; out is int64.
 	register(ops.OneHot, dispatch.Indices, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.OneHotClasses) error {

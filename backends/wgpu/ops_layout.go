@@ -7,6 +7,7 @@ import (
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/internal/half"
 	"github.com/lathe-ml/lathe/layout"
 )
 
@@ -16,7 +17,7 @@ import (
 // of wgpu:0.
 
 func init() {
-	register(ops.Flip, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.FlipDims) error {
+	registerMove(ops.Flip, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.FlipDims) error {
 		// x read backward along the flipped dims: each from its last
 		// element, with its stride negated.
 		x := in[0]
@@ -30,7 +31,7 @@ func init() {
 		}
 		return copyInto(ops.Flip.Name, out, src)
 	})
-	register(ops.Concat, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConcatDim) error {
+	registerMove(ops.Concat, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConcatDim) error {
 		d := a.Of(in)
 		at := 0
 		for _, t := range in {
@@ -42,7 +43,7 @@ func init() {
 		}
 		return nil
 	})
-	register(ops.Pad, allTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.Padding) error {
+	pad := dispatch.ViaBits(registered, convertBits, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.Padding) error {
 		// The fill everywhere, then what survives of x over it.
 		x := in[0]
 		if err := fill(ops.Pad.Name, out, fillWord(out.DType, a.Value)); err != nil {
@@ -53,6 +54,18 @@ func init() {
 			return nil // everything of x is cropped away
 		}
 		return place(ops.Pad.Name, shape, out, view{out.Offset + outSkip, out.Strides}, x, view{x.Offset + xSkip, x.Strides})
+	})
+	// registerMove's, with the fill of a 16-bit float (carried as the
+	// int32 of its bits) given as those bits; pad's Infer has checked
+	// that the dtype holds the value exactly.
+	dispatch.RegisterKernel(kind, ops.Pad, dispatch.Computable(allTypes), func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.Padding) error {
+		switch out.DType {
+		case dispatch.Float16:
+			a.Value = float64(half.Float16FromFloat32(float32(a.Value)))
+		case dispatch.BFloat16:
+			a.Value = float64(half.BFloat16FromFloat32(float32(a.Value)))
+		}
+		return pad(out, in, a)
 	})
 }
 

@@ -13,8 +13,9 @@ elementwise.wgsl includes too, to read and write narrow tensors in their
 words without this kernel's launches.
 
 Data: .Name is the narrow dtype's function prefix below (f16, bf16, i8,
-u8), .Bits its width (16 or 8), .Widen true for narrow → compute and false
-for compute → narrow.
+u8, or raw16: a 16-bit float's bits to and from an int32, for
+dispatch.ViaBits), .Bits its width (16 or 8), .Widen true for narrow →
+compute and false for compute → narrow.
 
 Params: p[0] the work items, p[1] dst's element offset, p[2] src's, p[3]
 the number of elements n.
@@ -133,6 +134,17 @@ fn f16_narrow(f: u32) -> u32 {
         m = m + 1u;
     }
     return sign | m;
+}
+
+// raw16_widen and raw16_narrow carry a 16-bit float's bits in an int32 and
+// back (dispatch.ViaBits, for the kernels that move elements): every
+// pattern as it is, a signalling NaN too.
+fn raw16_widen(h: u32) -> u32 {
+    return h;
+}
+
+fn raw16_narrow(b: u32) -> u32 {
+    return b & 0xffffu;
 }
 
 // bf16_widen is bfloat16 h's float32 bits: its own top half, a NaN
