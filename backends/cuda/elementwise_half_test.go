@@ -247,7 +247,9 @@ func halfCalls() []halfCall {
 
 // TestHalfKernelsMatchViaCompute runs halfCalls on the emulation, each
 // through its native kernel and through dispatch.ViaCompute, and requires
-// the same bytes, out's storage around it untouched included; then again
+// the same bytes, out's storage around it untouched included (a move,
+// where or a copy, must give the bits it reads instead, a signalling NaN
+// that the float32 path quiets too); then again
 // with the 32-bit walk turned off (fits32 = 0), so that every call takes
 // the 64-bit strided form. Each native call must launch one kernel of its
 // form and dtypes, and no conversion; the casts with an int8 or uint8,
@@ -322,9 +324,22 @@ func TestHalfKernelsMatchViaCompute(t *testing.T) {
 					t.Errorf("wrote before out's offset")
 				}
 				got, want = got[c.outOff*dt.Size():], want[c.outOff*dt.Size():]
+				// A move (where, a copy, a cast to the same dtype) gives
+				// the element it reads as it is, a signalling NaN too,
+				// which the float32 path quiets.
+				moves := c.fn == "where" || c.fn == "cast" && len(c.dtypes) == 1 && c.dtypes[0] == dt
 				bad := 0
 				for i := range n {
 					g, w := got[i*dt.Size():(i+1)*dt.Size()], want[i*dt.Size():(i+1)*dt.Size()]
+					if moves {
+						if m := movedBits(c.fn, inputBitsAt(in, shape, i)); bitsOf(g) != m {
+							if bad < 4 {
+								t.Errorf("element %d: %#x, want the moved %#x (inputs %s)", i, bitsOf(g), m, elementsAt(in, shape, i))
+							}
+							bad++
+						}
+						continue
+					}
 					if !bytes.Equal(g, w) {
 						if bad < 4 {
 							t.Errorf("element %d: %#x, the float32 path %#x (inputs %s)", i, bitsOf(g), bitsOf(w), elementsAt(in, shape, i))
@@ -373,6 +388,15 @@ func checkNative(t *testing.T, c halfCall, out dispatch.DType, strided64 bool, l
 // a failure's message.
 func elementsAt(in []*dispatch.Tensor, shape []int, i int) string {
 	var parts []string
+	for k, v := range inputBitsAt(in, shape, i) {
+		parts = append(parts, fmt.Sprintf("%s %#x", in[k].DType, v))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// inputBitsAt is each input's element that out's element i reads, as bits.
+func inputBitsAt(in []*dispatch.Tensor, shape []int, i int) []uint64 {
+	var vals []uint64
 	for _, x := range in {
 		off := x.Offset
 		rem := i
@@ -384,9 +408,22 @@ func elementsAt(in []*dispatch.Tensor, shape []int, i int) string {
 			}
 		}
 		b := cudaemu.Read(x.Storage.Buffer.(emuBuffer).ptr+uint64(off*x.DType.Size()), x.DType.Size())
-		parts = append(parts, fmt.Sprintf("%s %#x", x.DType, bitsOf(b)))
+		vals = append(vals, bitsOf(b))
 	}
-	return strings.Join(parts, ", ")
+	return vals
+}
+
+// movedBits is the element that a move (a copy, a cast to the same dtype,
+// or where, whose inputs are cond, x, y) writes, given its inputs'
+// elements in: the one it reads, as it is.
+func movedBits(fn string, in []uint64) uint64 {
+	if fn != "where" {
+		return in[0]
+	}
+	if in[0] != 0 {
+		return in[1]
+	}
+	return in[2]
 }
 
 // bitsOf is an element's little-endian bytes as an integer.
@@ -453,6 +490,92 @@ func TestHalfCallsLaunchNativeKernels(t *testing.T) {
 			case c.want != "" && c.want != "*" && (len(fns) != 1 || fns[0] != c.want):
 				t.Errorf("%s launched %v: want %s alone", label, fns, c.want)
 			}
+		}
+	}
+}
+
+// TestIndexMovesKeepHalfBits runs index_select, gather and scatter of
+// float16 and bfloat16 tensors holding signalling NaNs, a -0 and a
+// subnormal on the emulation: each is one launch of its own 16-bit kernel
+// (index.cu's u16 instantiations, no conversion), and every element comes
+// back with the bits it was read from, where float32 temporaries quieted
+// the signalling NaNs.
+func TestIndexMovesKeepHalfBits(t *testing.T) {
+	emulate(t)
+	var fns []string
+	run := enqueue
+	enqueue = func(dev dispatch.Device, mod, fn string, grid, block [3]uint32, shared uint32, args ...any) error {
+		fns = append(fns, mod+"/"+fn)
+		return run(dev, mod, fn, grid, block, shared, args...)
+	}
+	t.Cleanup(func() { enqueue = run })
+	le16 := func(v []uint16) []byte {
+		b := make([]byte, 2*len(v))
+		for i, h := range v {
+			b[2*i], b[2*i+1] = byte(h), byte(h>>8)
+		}
+		return b
+	}
+	le64 := func(v []int64) []byte {
+		b := make([]byte, 8*len(v))
+		for i, x := range v {
+			for k := range 8 {
+				b[8*i+k] = byte(uint64(x) >> (8 * k))
+			}
+		}
+		return b
+	}
+	for _, dt := range []dispatch.DType{dispatch.Float16, dispatch.BFloat16} {
+		snan := uint16(0x7d01)
+		if dt == dispatch.BFloat16 {
+			snan = 0x7f81
+		}
+		bits := []uint16{snan, 0x3c00, snan | 0x8000, 0x8000, 0x0001, 0x7c00}
+		x := emuView(t, dt, dense(0, 2, 3), le16(bits))
+		zeros := emuView(t, dt, dense(0, 2, 3), le16(make([]uint16, 6)))
+		index := func(v []int64, shape ...int) *dispatch.Tensor {
+			return emuView(t, dispatch.Int64, dense(0, shape...), le64(v))
+		}
+		dim1 := ops.IndexDim{Dim: 1}
+		for _, c := range []struct {
+			name string
+			op   *dispatch.Op[ops.IndexDim]
+			a    ops.IndexDim
+			in   []*dispatch.Tensor
+			from []int // out's elements as indices into bits (-1: 0)
+		}{
+			{"index_select", ops.IndexSelect, ops.IndexDim{Dim: 0}, []*dispatch.Tensor{x, index([]int64{1, 0}, 2)}, []int{3, 4, 5, 0, 1, 2}},
+			{"gather", ops.Gather, dim1, []*dispatch.Tensor{x, index([]int64{2, 0, 1, 0, 2, 1}, 2, 3)}, []int{2, 0, 1, 3, 5, 4}},
+			{"scatter", ops.Scatter, dim1, []*dispatch.Tensor{zeros, index([]int64{2, 1, 0}, 1, 3), x}, []int{2, 1, 0, -1, -1, -1}},
+		} {
+			t.Run(c.name+"/"+dt.String(), func(t *testing.T) {
+				k := kernels[&c.op.Schema].(dispatch.Kernel[ops.IndexDim])
+				_, shape, err := c.op.Infer(c.in, c.a)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := cudaemu.Alloc(2 * dispatch.Numel(shape))
+				t.Cleanup(func() { cudaemu.Free(p) })
+				out := tensor(dt, shape)
+				out.Storage = dispatch.NewStorage(emuBuffer{ptr: p}, dispatch.Numel(shape))
+				fns = fns[:0]
+				if err := k(out, c.in, c.a); err != nil {
+					t.Fatal(err)
+				}
+				if slices.ContainsFunc(fns, func(f string) bool { return strings.Contains(f, "/convert_") }) {
+					t.Errorf("launched %v: want the 16-bit kernels, no conversion", fns)
+				}
+				got := cudaemu.Read(p, 2*dispatch.Numel(shape))
+				for i, j := range c.from {
+					want := uint16(0)
+					if j >= 0 {
+						want = bits[j]
+					}
+					if g := uint16(got[2*i]) | uint16(got[2*i+1])<<8; g != want {
+						t.Errorf("element %d is %#04x, want %#04x", i, g, want)
+					}
+				}
+			})
 		}
 	}
 }

@@ -15,7 +15,13 @@ import (
 // (or read 0 at) an index out of range, so a bad one never touches memory.
 
 func init() {
-	kernel(ops.IndexSelect, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
+	// index_select, gather and scatter move a 16-bit float's bits in its own
+	// dtype (index.cu's u16 instantiations), a signalling NaN's too, where
+	// float32 temporaries quieted it; scatter_add computes through them.
+	moves := func(op *dispatch.Op[ops.IndexDim], k dispatch.Kernel[ops.IndexDim]) {
+		kernelHalves(op, dtypes, native(k), k)
+	}
+	moves(ops.IndexSelect, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 		x, index := in[0], in[1]
 		if x.Rank() == 0 {
 			// torch keeps a 0-d x 0-d, reading its one element; every
@@ -32,7 +38,7 @@ func init() {
 		w := layout.Walk{Shape: out.Shape, Strides: [][]int{out.Strides, xs, is}}
 		return named("index_select", gatherKernel(out, x, index, w, x.Strides[d], x.Shape[d]))
 	})
-	kernel(ops.Gather, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
+	moves(ops.Gather, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 		x, index := in[0], in[1]
 		xs, step, size := make([]int, index.Rank()), 0, 1
 		d := 0
@@ -47,9 +53,14 @@ func init() {
 	})
 	for _, op := range []*dispatch.Op[ops.IndexDim]{ops.Scatter, ops.ScatterAdd} {
 		name := op.Name
-		kernel(op, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
+		k := func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 			return named(name, scatterKernel(out, in[0], in[1], in[2], name, a))
-		})
+		}
+		if op == ops.Scatter {
+			moves(op, k)
+		} else {
+			kernel(op, dtypes, k)
+		}
 	}
 	kernel(ops.OneHot, dispatch.Ints, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.OneHotClasses) error {
 		index := in[0]

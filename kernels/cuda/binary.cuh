@@ -218,7 +218,9 @@ __device__ void binary_strided32(R *out, const T *x, const T *y, i32 n, const La
 	LATHE_BINARY(T, u8, sfx, ne, Ne)
 // ---- where(cond, x, y): cond is bool. Contract as the binary ops, with
 // cond as operand 1, x as 2, y as 3 of the strided forms' layouts, and a
-// period for each in the dense form (pc, px, py).
+// period for each in the dense form (pc, px, py). The 16-bit floats' where
+// is instantiated on their bits (u16: binary_f16.cu, binary_bf16.cu), so
+// that it selects them as they are, a signalling NaN too.
 
 struct Select {
 	template <typename T> __device__ __forceinline__ T operator()(u8 c, T x, T y) const { return c ? x : y; }
@@ -236,7 +238,7 @@ __device__ void where_strided(T *out, const u8 *c, const T *x, const T *y, i64 n
 	LATHE_FOR(i, n) {
 		i64 off[4];
 		offsets_of<4>(L, i, off);
-		out[off[0]] = c[off[1]] ? requantized(x[off[2]]) : requantized(y[off[3]]);
+		out[off[0]] = c[off[1]] ? x[off[2]] : y[off[3]];
 	}
 }
 
@@ -245,7 +247,7 @@ __device__ void where_strided32(T *out, const u8 *c, const T *x, const T *y, i32
 	LATHE_FOR32(i, n) {
 		i32 off[4];
 		offsets32_of<4>(L, i, off);
-		out[off[0]] = c[off[1]] ? requantized(x[off[2]]) : requantized(y[off[3]]);
+		out[off[0]] = c[off[1]] ? x[off[2]] : y[off[3]];
 	}
 }
 

@@ -7,4 +7,4 @@
 LATHE_ARITH(bf16, bf16)
 LATHE_FLOAT_BINARY(bf16, bf16)
 LATHE_EQUALITY(bf16, bf16)
-LATHE_WHERE(bf16, bf16)
+LATHE_WHERE(u16, bf16) // selects the bits, as they are

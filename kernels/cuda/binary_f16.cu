@@ -7,4 +7,4 @@
 LATHE_ARITH(f16, f16)
 LATHE_FLOAT_BINARY(f16, f16)
 LATHE_EQUALITY(f16, f16)
-LATHE_WHERE(f16, f16)
+LATHE_WHERE(u16, f16) // selects the bits, as they are

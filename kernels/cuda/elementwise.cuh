@@ -66,30 +66,56 @@ template <> struct Convert<i64> {
 // A cast converts between the compute types (half.cuh's Storage): a
 // 16-bit float is read as the float32 it is exactly and written as the
 // float32 result rounded once, so float64 to float16 rounds twice (to
-// float32, then to float16) as the float32 path does.
+// float32, then to float16) as the float32 path does. A cast of a 16-bit
+// float to its own dtype (contiguous, flip, concat, pad) moves its bits
+// instead (Moved): the round trip through float32 gives every value back
+// but a signalling NaN, which it quiets, and torch's copies keep it.
+template <typename From, typename To> struct Moved {
+	typedef From from;
+	typedef To to;
+};
+template <> struct Moved<f16, f16> {
+	typedef u16 from;
+	typedef u16 to;
+};
+template <> struct Moved<bf16, bf16> {
+	typedef u16 from;
+	typedef u16 to;
+};
+
 template <typename From, typename To>
 __device__ void cast_contig(To *__restrict__ out, const From *__restrict__ x, i64 n) {
-	const int N = Width<typename Wider<From, To>::type>::value;
-	dense_map<N>(out, n, Convert<typename Storage<To>::compute>(), Operand<From, N>(x, n));
+	typedef typename Moved<From, To>::from F;
+	typedef typename Moved<From, To>::to T;
+	const int N = Width<typename Wider<F, T>::type>::value;
+	dense_map<N>((T *)out, n, Convert<typename Storage<T>::compute>(), Operand<F, N>((const F *)x, n));
 }
 
 template <typename From, typename To>
-__device__ void cast_strided(To *out, const From *x, i64 n, const Layout &L) {
-	Convert<typename Storage<To>::compute> cv;
+__device__ void cast_strided(To *out_, const From *x_, i64 n, const Layout &L) {
+	typedef typename Moved<From, To>::from F;
+	typedef typename Moved<From, To>::to T;
+	T *out = (T *)out_;
+	const F *x = (const F *)x_;
+	Convert<typename Storage<T>::compute> cv;
 	LATHE_FOR(i, n) {
 		i64 off[2];
 		offsets_of<2>(L, i, off);
-		out[off[0]] = computed<To>(cv, x[off[1]]);
+		out[off[0]] = computed<T>(cv, x[off[1]]);
 	}
 }
 
 template <typename From, typename To>
-__device__ void cast_strided32(To *out, const From *x, i32 n, const Layout32 &L) {
-	Convert<typename Storage<To>::compute> cv;
+__device__ void cast_strided32(To *out_, const From *x_, i32 n, const Layout32 &L) {
+	typedef typename Moved<From, To>::from F;
+	typedef typename Moved<From, To>::to T;
+	T *out = (T *)out_;
+	const F *x = (const F *)x_;
+	Convert<typename Storage<T>::compute> cv;
 	LATHE_FOR32(i, n) {
 		i32 off[2];
 		offsets32_of<2>(L, i, off);
-		out[off[0]] = computed<To>(cv, x[off[1]]);
+		out[off[0]] = computed<T>(cv, x[off[1]]);
 	}
 }
 
@@ -118,8 +144,8 @@ __device__ void cast_strided32(To *out, const From *x, i32 n, const Layout32 &L)
 // has checked that the dtype holds it exactly). Any grid; 16-byte stores
 // where out is 16-byte aligned. Every dtype's is elementwise.cu's, the
 // 16-bit floats' too (two small entries), so that backends/cuda's fill
-// finds them all in one module; pad, its caller, still computes the 16-bit
-// floats through float32 temporaries.
+// finds them all in one module; pad, its caller, fills with these and then
+// copies x's bits in (cast_<t>_<t>, a move: Moved).
 
 // Constant is a fill's value in its compute type, as dense_map calls it
 // (no operands).

@@ -135,14 +135,6 @@ __device__ __forceinline__ R computed(const F &f, S... s) {
 	return Storage<R>::store(f(Storage<S>::load(s)...));
 }
 
-// requantized is s as the float32 path leaves a value that it only
-// selects (where's strided forms, which read one operand of two rather
-// than both through computed): s itself, but a 16-bit NaN comes back
-// quiet.
-template <typename S> __device__ __forceinline__ S requantized(S s) {
-	return Storage<S>::store(Storage<S>::load(s));
-}
-
 // The dtype suffixes of the 16-bit floats' entry points, as lathe.cuh's
 // LATHE_FLOATS.
 #define LATHE_HALVES(X) X(f16, f16) X(bf16, bf16)

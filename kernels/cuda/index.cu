@@ -68,7 +68,7 @@ __device__ void scatter(T *out, const T *src, const void *idx, i64 nlines, const
 	}
 }
 
-#define LATHE_INDEX(T, sfx)                                                                                        \
+#define LATHE_MOVE_INDEX(T, sfx)                                                                                   \
 	extern "C" __global__ void gather_##sfx(T *out, const T *x, const void *idx, i64 n, Layout L, i64 xstep,  \
 						i64 size, i32 ikind) {                                            \
 		gather<T>(out, x, idx, n, L, xstep, size, ikind);                                                 \
@@ -76,12 +76,19 @@ __device__ void scatter(T *out, const T *src, const void *idx, i64 nlines, const
 	extern "C" __global__ void scatter_##sfx(T *out, const T *src, const void *idx, i64 nlines, Layout L, i64 n, \
 						 i64 ostep, i64 sstep, i64 istep, i64 size, i32 ikind) {          \
 		scatter<T, false>(out, src, idx, nlines, L, n, ostep, sstep, istep, size, ikind);                 \
-	}                                                                                                          \
+	}
+#define LATHE_INDEX(T, sfx)                                                                                        \
+	LATHE_MOVE_INDEX(T, sfx)                                                                                   \
 	extern "C" __global__ void scatter_add_##sfx(T *out, const T *src, const void *idx, i64 nlines, Layout L,   \
 						     i64 n, i64 ostep, i64 sstep, i64 istep, i64 size, i32 ikind) { \
 		scatter<T, true>(out, src, idx, nlines, L, n, ostep, sstep, istep, size, ikind);                  \
 	}
 LATHE_ALL(LATHE_INDEX)
+// The 16-bit floats' gather and scatter move their bits (u16), a
+// signalling NaN's too; scatter_add computes, through float32 temporaries
+// (dispatch.ViaCompute).
+LATHE_MOVE_INDEX(u16, f16)
+LATHE_MOVE_INDEX(u16, bf16)
 
 // one_hot(i64 *out, const void *idx, i64 n, Layout L, i64 classes,
 //   i32 ikind): out (contiguous, the index's shape + [classes], n elements
