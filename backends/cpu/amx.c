@@ -1,7 +1,8 @@
 //go:build cgo
 
 // bfloat16 matrix products on Intel's AMX tiles (Sapphire Rapids and
-// later): eight tile registers of 16 rows × 64 bytes, and TDPBF16PS, which
+// later), or, on a CPU without them, with AVX512-BF16's dot products over
+// the same packed tiles (dot_block, below). AMX has eight tile registers of 16 rows × 64 bytes, and TDPBF16PS, which
 // adds to a 16×16 float32 tile the products of a 16×32 bfloat16 tile of A
 // with a 32×16 one of B, the latter stored with pairs of B's rows
 // interleaved ("VNNI" order: row r of the tile holds B[2r][j], B[2r+1][j]
@@ -9,8 +10,8 @@
 // inputs and outputs flushed to zero, as PyTorch's oneDNN kernels on the
 // same instructions do.
 //
-// The product is blocked 32×32: two row tiles of A and two column tiles of
-// B make four accumulator tiles, all eight registers. A and B are first
+// The product is blocked 32×32 (gemm_blocks): two row tiles of A and two
+// column tiles of B make four accumulator tiles, all eight registers. A and B are first
 // copied into zero-padded tiles (B once for all rows, A per 32 rows), so
 // any strides and any sizes take the same inner loop.
 //
@@ -241,13 +242,24 @@ AVX512 static void put(uint16_t *c, float *cf, int acc, ptrdiff_t ldc, ptrdiff_t
 	}
 }
 
-AMX int lathe_amx_gemm(unsigned short *c, float *cf, int acc, ptrdiff_t ldc, const unsigned short *a, ptrdiff_t rs, ptrdiff_t cs, ptrdiff_t m, ptrdiff_t k,
-                       ptrdiff_t n, const unsigned short *packed_b, ptrdiff_t lo, ptrdiff_t hi) {
+// A block_fn computes the 32×32 block of the product whose rows are the
+// packed row tiles a0 and a1 and whose columns are the packed column tiles
+// b0 and b1, each kb tiles deep, into out (four 16×16 float32 tiles: rows
+// 0-15 by columns 0-15, 0-15 by 16-31, 16-31 by 0-15, 16-31 by 16-31);
+// rows2 and cols2 say whether a1 and b1 hold any of the product, and the
+// tiles of out that they would fill are left as they are where not.
+typedef void block_fn(float out[4][TILE_ROWS * 16], const uint16_t *a0, const uint16_t *a1, const uint16_t *b0,
+                      const uint16_t *b1, ptrdiff_t kb, int rows2, int cols2);
+
+// gemm_blocks writes rows lo to hi of the product a block of 32×32 at a
+// time with block, packing 32 rows of a at a time; either kernel below.
+AVX512 static int gemm_blocks(block_fn *block, unsigned short *c, float *cf, int acc, ptrdiff_t ldc, const unsigned short *a,
+                              ptrdiff_t rs, ptrdiff_t cs, ptrdiff_t m, ptrdiff_t k, ptrdiff_t n, const unsigned short *packed_b,
+                              ptrdiff_t lo, ptrdiff_t hi) {
 	ptrdiff_t kb = (k + TILE_K - 1) / TILE_K, nb = (n + 31) / 32 * 2;
 	float out[4][TILE_ROWS * 16] __attribute__((aligned(64)));
 	uint16_t *scratch = aligned_alloc(64, 2 * kb * TILE * sizeof *scratch);
 	if (!scratch) return 0;
-	configure();
 	for (ptrdiff_t i0 = lo; i0 < hi; i0 += 32) {
 		pack_a(scratch, a, m, k, rs, cs, i0, kb);
 		const uint16_t *a0 = scratch, *a1 = scratch + kb * TILE;
@@ -257,35 +269,112 @@ AMX int lathe_amx_gemm(unsigned short *c, float *cf, int acc, ptrdiff_t ldc, con
 			// lies wholly past the product (16 output channels, say).
 			ptrdiff_t j0 = jb * 16;
 			int rows2 = i0 + 16 < m, cols2 = j0 + 16 < n;
-			_tile_zero(0);
-			_tile_zero(1);
-			_tile_zero(2);
-			_tile_zero(3);
-			for (ptrdiff_t pb = 0; pb < kb; pb++) {
-				_tile_loadd(4, a0 + pb * TILE, 64);
-				_tile_loadd(6, b0 + pb * TILE, 64);
-				_tile_dpbf16ps(0, 4, 6);
-				if (cols2) {
-					_tile_loadd(7, b1 + pb * TILE, 64);
-					_tile_dpbf16ps(1, 4, 7);
-				}
-				if (rows2) {
-					_tile_loadd(5, a1 + pb * TILE, 64);
-					_tile_dpbf16ps(2, 5, 6);
-					if (cols2) _tile_dpbf16ps(3, 5, 7);
-				}
-			}
-			_tile_stored(0, out[0], 64);
-			_tile_stored(1, out[1], 64);
-			_tile_stored(2, out[2], 64);
-			_tile_stored(3, out[3], 64);
+			block(out, a0, a1, b0, b1, kb, rows2, cols2);
 			put(c, cf, acc, ldc, m, n, i0, j0, out[0]);
 			put(c, cf, acc, ldc, m, n, i0, j0 + 16, out[1]);
 			put(c, cf, acc, ldc, m, n, i0 + 16, j0, out[2]);
 			put(c, cf, acc, ldc, m, n, i0 + 16, j0 + 16, out[3]);
 		}
 	}
-	_tile_release();
 	free(scratch);
 	return 1;
+}
+
+// amx_block: the four tiles of out are four accumulator registers, and
+// each step of 32 along k is a TDPBF16PS per pair of a row and a column
+// tile.
+AMX static void amx_block(float out[4][TILE_ROWS * 16], const uint16_t *a0, const uint16_t *a1, const uint16_t *b0,
+                          const uint16_t *b1, ptrdiff_t kb, int rows2, int cols2) {
+	_tile_zero(0);
+	_tile_zero(1);
+	_tile_zero(2);
+	_tile_zero(3);
+	for (ptrdiff_t pb = 0; pb < kb; pb++) {
+		_tile_loadd(4, a0 + pb * TILE, 64);
+		_tile_loadd(6, b0 + pb * TILE, 64);
+		_tile_dpbf16ps(0, 4, 6);
+		if (cols2) {
+			_tile_loadd(7, b1 + pb * TILE, 64);
+			_tile_dpbf16ps(1, 4, 7);
+		}
+		if (rows2) {
+			_tile_loadd(5, a1 + pb * TILE, 64);
+			_tile_dpbf16ps(2, 5, 6);
+			if (cols2) _tile_dpbf16ps(3, 5, 7);
+		}
+	}
+	_tile_stored(0, out[0], 64);
+	_tile_stored(1, out[1], 64);
+	_tile_stored(2, out[2], 64);
+	_tile_stored(3, out[3], 64);
+}
+
+AMX int lathe_amx_gemm(unsigned short *c, float *cf, int acc, ptrdiff_t ldc, const unsigned short *a, ptrdiff_t rs, ptrdiff_t cs,
+                       ptrdiff_t m, ptrdiff_t k, ptrdiff_t n, const unsigned short *packed_b, ptrdiff_t lo, ptrdiff_t hi) {
+	configure();
+	int ok = gemm_blocks(amx_block, c, cf, acc, ldc, a, rs, cs, m, k, n, packed_b, lo, hi);
+	_tile_release();
+	return ok;
+}
+
+// The same products without tiles: AVX512-BF16's VDPBF16PS adds to each
+// of sixteen float32 lanes the exact products of a pair of bfloat16s,
+// which is what a row of a packed B tile holds for its sixteen columns
+// (the pairs of k interleaved), against one pair of an A row broadcast to
+// every lane. Products are exact, summed in float32, subnormal operands
+// and results flushed to zero, as on the tiles (and as oneDNN's
+// AVX512-BF16 kernels, PyTorch's on such a CPU, give), in pairs along k.
+// AMD's Zen 4 and later and Intel's Cooper Lake have it without AMX.
+#define DOT __attribute__((target("avx512bf16,avx512f,avx512bw")))
+
+int lathe_dot_bf16_open(void) { return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw"); }
+
+// dot_rows accumulates 8 rows of the row tile a (from row r0) against the
+// column tiles b0 and, where both, b1: sixteen accumulators, each row's
+// pair of k broadcast once for both columns tiles, the two B rows loaded
+// once for eight rows. both is a constant in each call, so the loop is
+// compiled twice, without a branch.
+DOT static inline __attribute__((always_inline)) void dot_rows(float *out0, float *out1, const uint16_t *a, const uint16_t *b0,
+                                                               const uint16_t *b1, ptrdiff_t kb, int r0, const int both) {
+	__m512 c0[8], c1[8];
+	for (int r = 0; r < 8; r++) c0[r] = c1[r] = _mm512_setzero_ps();
+	for (ptrdiff_t pb = 0; pb < kb; pb++) {
+		const uint16_t *at = a + pb * TILE + r0 * TILE_K, *t0 = b0 + pb * TILE, *t1 = b1 + pb * TILE;
+		for (int q = 0; q < TILE_ROWS; q++) {
+			__m512bh w0 = (__m512bh)_mm512_loadu_si512(t0 + q * TILE_K), w1 = w0;
+			if (both) w1 = (__m512bh)_mm512_loadu_si512(t1 + q * TILE_K);
+#pragma GCC unroll 8
+			for (int r = 0; r < 8; r++) {
+				int32_t pair;
+				memcpy(&pair, at + r * TILE_K + 2 * q, sizeof pair);
+				__m512bh v = (__m512bh)_mm512_set1_epi32(pair);
+				c0[r] = _mm512_dpbf16_ps(c0[r], v, w0);
+				if (both) c1[r] = _mm512_dpbf16_ps(c1[r], v, w1);
+			}
+		}
+	}
+	for (int r = 0; r < 8; r++) {
+		_mm512_store_ps(out0 + (r0 + r) * 16, c0[r]);
+		if (both) _mm512_store_ps(out1 + (r0 + r) * 16, c1[r]);
+	}
+}
+
+DOT static void dot_block(float out[4][TILE_ROWS * 16], const uint16_t *a0, const uint16_t *a1, const uint16_t *b0,
+                          const uint16_t *b1, ptrdiff_t kb, int rows2, int cols2) {
+	for (int h = 0; h < 1 + rows2; h++) {
+		const uint16_t *a = h ? a1 : a0;
+		for (int r0 = 0; r0 < TILE_ROWS; r0 += 8) {
+			if (cols2) {
+				dot_rows(out[2 * h], out[2 * h + 1], a, b0, b1, kb, r0, 1);
+			} else {
+				dot_rows(out[2 * h], out[2 * h + 1], a, b0, b1, kb, r0, 0);
+			}
+		}
+	}
+}
+
+AVX512 int lathe_dot_bf16_gemm(unsigned short *c, float *cf, int acc, ptrdiff_t ldc, const unsigned short *a, ptrdiff_t rs,
+                               ptrdiff_t cs, ptrdiff_t m, ptrdiff_t k, ptrdiff_t n, const unsigned short *packed_b, ptrdiff_t lo,
+                               ptrdiff_t hi) {
+	return gemm_blocks(dot_block, c, cf, acc, ldc, a, rs, cs, m, k, n, packed_b, lo, hi);
 }

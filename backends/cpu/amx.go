@@ -16,10 +16,35 @@ import (
 	"github.com/lathe-ml/lathe/internal/half"
 )
 
-// haveAMX says whether bfloat16 products run on AMX tiles (amx.c): the
-// CPU has them, Linux granted this process their state, and LATHE_AMX is
-// not "off" (which leaves them to the float32 GEMM, for comparison).
-var haveAMX = os.Getenv("LATHE_AMX") != "off" && C.lathe_amx_open() != 0
+// tiles is the fastest tileKernel the machine has: AMX where the CPU has
+// it and Linux granted this process its state, else AVX512-BF16's dot
+// products, else none. LATHE_BF16_GEMM=dot or =float32 picks a slower one,
+// for comparison.
+var tiles = pickTiles(os.Getenv("LATHE_BF16_GEMM"))
+
+func pickTiles(want string) tileKernel {
+	switch {
+	case want == "float32":
+		return noTiles
+	case want != "dot" && C.lathe_amx_open() != 0:
+		return amxTiles
+	case C.lathe_dot_bf16_open() != 0:
+		return dotTiles
+	}
+	return noTiles
+}
+
+// tileKernels is every kernel the machine can run, for tests.
+func tileKernels() []tileKernel {
+	var ks []tileKernel
+	if C.lathe_dot_bf16_open() != 0 {
+		ks = append(ks, dotTiles)
+	}
+	if C.lathe_amx_open() != 0 {
+		ks = append(ks, amxTiles)
+	}
+	return ks
+}
 
 // amxMatMul computes out = x·y for bfloat16 x and y on AMX tiles
 // (registerTiled) and reports whether it did: false, out untouched, where
@@ -64,9 +89,9 @@ func amxMatMul(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) boo
 		// path's widened copy of it, so that path takes it.
 		return false
 	}
-	tiles := dispatch.NewTensor(out.Device, dispatch.BFloat16, []int{packs * size}, newBuffer(dispatch.BFloat16, packs*size))
-	defer tiles.Release()
-	packed := bf16Bits(tiles)
+	packedB := dispatch.NewTensor(out.Device, dispatch.BFloat16, []int{packs * size}, newBuffer(dispatch.BFloat16, packs*size))
+	defer packedB.Release()
+	packed := bf16Bits(packedB)
 	parallel(packs, k*m, func(lo, hi int) {
 		for bi := lo; bi < hi; bi++ {
 			_, ob := offsets(bi, batch, a, b)
@@ -74,15 +99,22 @@ func amxMatMul(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) boo
 		}
 	})
 
-	// Then 32 rows of the product at a time, over the batch. A cost unit
-	// is 256 multiply-adds (the tiles do 512 a cycle), so that a product
-	// is split only where each goroutine gets some 25 µs of work: split
-	// from 32 multiply-adds a unit, a 256³ product took 73-75 µs against
-	// 54-56 µs on one goroutine here; 1024³ takes 1.8-2.5 ms split against
-	// 2.9 whole.
+	// Then 32 rows of the product at a time, over the batch, split only
+	// where each goroutine gets some 25 µs of work. On AMX a cost unit is
+	// 256 multiply-adds (the tiles do 512 a cycle): split from 32
+	// multiply-adds a unit, a 256³ product took 73-75 µs against 54-56 µs
+	// on one goroutine on a Sapphire Rapids; 1024³ takes 1.8-2.5 ms split
+	// against 2.9 whole. The dot products do about 180 a nanosecond on a
+	// Zen 5 core (a 256³ product in 90-100 µs), so there a unit is 16
+	// multiply-adds, and 256³ is split in two, where 1024³ went from 4.8
+	// ms on one goroutine to 3.1-3.7 on two.
 	blocks := (n + 31) / 32
 	failed := make([]bool, blocks*nb)
-	parallel(blocks*nb, max(k*m/8, 1), func(lo, hi int) {
+	cost := max(k*m/8, 1)
+	if tiles == dotTiles {
+		cost = 2 * k * m
+	}
+	parallel(blocks*nb, cost, func(lo, hi int) {
 		for u := lo; u < hi; {
 			bi, first := u/blocks, u%blocks
 			last := min(blocks, first+hi-u)
@@ -138,8 +170,12 @@ func tileRows(out tileOut, a tileMatrix, m, k, n int, packed []uint16, lo, hi in
 	if out.f32 != nil {
 		cf = (*C.float)(unsafe.Pointer(unsafe.SliceData(out.f32)))
 	}
-	return C.lathe_amx_gemm(cU16(out.bf), cf, cBool(out.acc), C.ptrdiff_t(out.ld), cU16(a.data), C.ptrdiff_t(a.rs), C.ptrdiff_t(a.cs),
-		C.ptrdiff_t(m), C.ptrdiff_t(k), C.ptrdiff_t(n), cU16(packed), C.ptrdiff_t(lo), C.ptrdiff_t(hi)) != 0
+	c, acc, ld, ad, rs, cs := cU16(out.bf), cBool(out.acc), C.ptrdiff_t(out.ld), cU16(a.data), C.ptrdiff_t(a.rs), C.ptrdiff_t(a.cs)
+	cm, ck, cn, pb, clo, chi := C.ptrdiff_t(m), C.ptrdiff_t(k), C.ptrdiff_t(n), cU16(packed), C.ptrdiff_t(lo), C.ptrdiff_t(hi)
+	if tiles == amxTiles {
+		return C.lathe_amx_gemm(c, cf, acc, ld, ad, rs, cs, cm, ck, cn, pb, clo, chi) != 0
+	}
+	return C.lathe_dot_bf16_gemm(c, cf, acc, ld, ad, rs, cs, cm, ck, cn, pb, clo, chi) != 0
 }
 
 // tileProduct writes the m×n product of a (m×k) and b (k×n) to out on the

@@ -127,18 +127,29 @@ func registerFast[A any](op *dispatch.Op[A], dtypes dispatch.DTypeSet, k dispatc
 	})
 }
 
-// registerTiled is registerFast with a bfloat16 kernel on AMX's tiles
-// (amx.go): tiles runs where every argument is bfloat16, the result
-// bfloat16 or float32 (matmul_wide's), and the machine has the tiles.
-func registerTiled[A any](op *dispatch.Op[A], dtypes dispatch.DTypeSet, k dispatch.Kernel[A], tiles func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) bool) {
-	registerFast(op, dtypes, k, onAMX(tiles))
+// A tileKernel is how bfloat16 products run on packed tiles (amx.go).
+type tileKernel int
+
+const (
+	noTiles  tileKernel = iota // widened into the float32 GEMM
+	dotTiles                   // AVX512-BF16's dot products
+	amxTiles                   // AMX's tile registers
+)
+
+func (k tileKernel) String() string { return [...]string{"the float32 GEMM", "AVX512-BF16", "AMX"}[k] }
+
+// registerTiled is registerFast with a bfloat16 kernel on packed tiles
+// (amx.go): it runs where every argument is bfloat16, the result bfloat16
+// or float32 (matmul_wide's), and the machine has a tileKernel.
+func registerTiled[A any](op *dispatch.Op[A], dtypes dispatch.DTypeSet, k dispatch.Kernel[A], kernel func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) bool) {
+	registerFast(op, dtypes, k, tiled(kernel))
 }
 
-// onAMX is tiles where the machine has them and the call is theirs
-// (onTiles), false elsewhere.
-func onAMX[A any](tiles func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) bool) func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) bool {
+// tiled is kernel where the machine has a tileKernel and the call is the
+// tiles' (onTiles), false elsewhere.
+func tiled[A any](kernel func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) bool) func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) bool {
 	return func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) bool {
-		return haveAMX && onTiles(out, in) && tiles(out, in, a)
+		return tiles != noTiles && onTiles(out, in) && kernel(out, in, a)
 	}
 }
 

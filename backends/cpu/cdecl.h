@@ -125,9 +125,11 @@ void lathe_layer_norm_f32(float *y, const float *x, const float *w, const float 
 void lathe_layer_norm_backward_f32(float *dx, double *pw, double *pb, const float *x, const float *w, const float *g,
                                    ptrdiff_t rows, ptrdiff_t d, double eps);
 
-// amx.c: bfloat16 products on AMX tiles. lathe_amx_open asks Linux for the
+// amx.c: bfloat16 products on AMX tiles, or with AVX512-BF16's dot
+// products on the same packed tiles. lathe_amx_open asks Linux for the
 // tile state and returns 1 where the CPU has AMX-TILE and AMX-BF16 and the
-// kernel granted it; the other functions may be called only after it has.
+// kernel granted it; lathe_amx_gemm may be called only after it has. The
+// packing needs AVX512BW, which every CPU with either kernel has.
 int lathe_amx_open(void);
 // lathe_amx_packed_b is the number of bfloat16s that lathe_amx_pack_b
 // writes for a k×n matrix.
@@ -144,5 +146,12 @@ void lathe_amx_pack_b(unsigned short *dst, const unsigned short *b, ptrdiff_t k,
 // 4·⌈k/32⌉ KiB it packs 32 rows of a into.
 int lathe_amx_gemm(unsigned short *c, float *cf, int acc, ptrdiff_t ldc, const unsigned short *a, ptrdiff_t rs, ptrdiff_t cs,
                    ptrdiff_t m, ptrdiff_t k, ptrdiff_t n, const unsigned short *packed_b, ptrdiff_t lo, ptrdiff_t hi);
+// lathe_dot_bf16_open returns 1 where the CPU has AVX512-BF16 (and
+// AVX512BW), which lathe_dot_bf16_gemm needs; that is lathe_amx_gemm's
+// product without tiles, on the same packed b, with the same contract.
+int lathe_dot_bf16_open(void);
+int lathe_dot_bf16_gemm(unsigned short *c, float *cf, int acc, ptrdiff_t ldc, const unsigned short *a, ptrdiff_t rs,
+                        ptrdiff_t cs, ptrdiff_t m, ptrdiff_t k, ptrdiff_t n, const unsigned short *packed_b, ptrdiff_t lo,
+                        ptrdiff_t hi);
 
 #endif

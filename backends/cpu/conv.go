@@ -48,11 +48,11 @@ func init() {
 	// take its shape (conv_direct.go), else bfloat16 AMX's tiles where the
 	// machine has them (amx_conv.go).
 	registerFast(ops.Conv, dispatch.Floats, floatKernel(convForward[float32], convForward[float64]),
-		convForwardHalf, onAMX(convForwardTiles))
+		convForwardHalf, tiled(convForwardTiles))
 	registerFast(ops.ConvInputBackward, dispatch.Floats, floatKernel(convInputBackward[float32], convInputBackward[float64]),
-		convInputBackwardHalf, onAMX(convInputBackwardTiles))
+		convInputBackwardHalf, tiled(convInputBackwardTiles))
 	registerFast(ops.ConvWeightBackward, dispatch.Floats, floatKernel(convWeightBackward[float32], convWeightBackward[float64]),
-		convWeightBackwardHalf, onAMX(convWeightBackwardTiles))
+		convWeightBackwardHalf, tiled(convWeightBackwardTiles))
 	registerFor(ops.Unfold, dispatch.Floats, floatKernel(unfold[float32], unfold[float64]))
 	registerFor(ops.Fold, dispatch.Floats, floatKernel(fold[float32], fold[float64]))
 }

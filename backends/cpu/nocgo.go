@@ -43,9 +43,11 @@ func reluFloat32(dst, src []float32) bool { return false }
 
 const haveAVX2, haveF16C = false, false
 
-var haveAMX = false
+var tiles = noTiles
 
-// Without cgo there are no AMX tiles: registerTiled never calls these.
+func tileKernels() []tileKernel { return nil }
+
+// Without cgo there are no tiles: registerTiled never calls these.
 func amxMatMul(*dispatch.Tensor, []*dispatch.Tensor, dispatch.None) bool { return false }
 
 func convForwardTiles(*dispatch.Tensor, []*dispatch.Tensor, ops.ConvParams) bool { return false }
