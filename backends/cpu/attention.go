@@ -3,7 +3,6 @@ package cpu
 import (
 	"math"
 	"runtime"
-	"sync"
 	"sync/atomic"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -138,12 +137,7 @@ func attnWork(tasks, cost int, fn func(next func() (int, bool))) {
 		fn(next)
 		return
 	}
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() { defer wg.Done(); fn(next) }()
-	}
-	wg.Wait()
+	fanOut(workers, func(int) { fn(next) })
 }
 
 // keysOf is how many keys of a block starting at j0 (of bk) query row i

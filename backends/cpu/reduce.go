@@ -3,7 +3,6 @@ package cpu
 import (
 	"math"
 	"runtime"
-	"sync"
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
@@ -266,13 +265,10 @@ const minSplitSum = 1 << 20
 func splitSum[T, A number](v []T) A {
 	parts := make([]A, runtime.GOMAXPROCS(0))
 	chunk := (len(v) + len(parts) - 1) / len(parts)
-	var wg sync.WaitGroup
-	for i := range parts {
+	fanOut(len(parts), func(i int) {
 		lo, hi := min(i*chunk, len(v)), min((i+1)*chunk, len(v))
-		wg.Add(1)
-		go func() { defer wg.Done(); parts[i] = accumulate[T, A](v, lo, hi-lo, 1) }()
-	}
-	wg.Wait()
+		parts[i] = accumulate[T, A](v, lo, hi-lo, 1)
+	})
 	var total A
 	for _, p := range parts {
 		total += p

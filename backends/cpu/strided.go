@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"runtime"
-	"sync"
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/layout"
@@ -118,21 +117,13 @@ func split(n, cost int) (workers, chunk int) {
 }
 
 // parallel splits [0, n) tasks of cost each into chunks across GOMAXPROCS
-// goroutines when the total work is large, and runs fn inline otherwise.
-// The caller's goroutine runs the first chunk itself rather than wait idle
-// for a goroutine to be scheduled in its place.
+// goroutines (the caller's and the crew's: crew.go) when the total work is
+// large, and runs fn inline otherwise.
 func parallel(n, cost int, fn func(lo, hi int)) {
 	workers, chunk := split(n, cost)
 	if workers < 2 {
 		fn(0, n)
 		return
 	}
-	var wg sync.WaitGroup
-	for lo := chunk; lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
-		wg.Add(1)
-		go func() { defer wg.Done(); fn(lo, hi) }()
-	}
-	defer wg.Wait() // should fn panic here, the other chunks still end first
-	fn(0, chunk)
+	fanOut(workers, func(w int) { fn(w*chunk, min((w+1)*chunk, n)) })
 }
