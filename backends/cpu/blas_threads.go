@@ -86,6 +86,11 @@ func gated[T float](g *threadGate, wide bool, gemm gemmFunc[T]) gemmFunc[T] {
 	return func(tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 		g.enter(wide)
 		defer g.leave()
+		if wide {
+			// OpenBLAS's threads need the cores the crew spins on.
+			wideBLAS.Add(1)
+			defer wideBLAS.Add(-1)
+		}
 		gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	}
 }

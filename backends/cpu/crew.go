@@ -19,18 +19,30 @@ import (
 // started beside 500 µs of work on the caller's began, at the median,
 // 143 µs later, and at the 90th percentile never ran beside it), so a
 // split of less than a few hundred µs of work ran on one core. A crew
-// goroutine that is still spinning starts a task in under 1 µs. OpenMP's
-// threads, PyTorch's, spin too (GOMP_SPINCOUNT), but a spin is not free:
-// that machine has about one core of throughput between its two vCPUs,
-// and OpenBLAS's threads spin as well. Against none, a spin of 50 µs
-// took the ResNet block's step (lathe-bench, the medians of six
-// alternating rounds) from 9.8 to 8.8 ms, bfloat16 autocast's from 10.5
-// to 8.8, and left the MLP's and the GPT's steps as they were; 500 µs
-// made the MLP's 5-10% slower. The spin yields the P (Gosched) so that
-// other goroutines run, and an idle process's crew sleeps.
+// goroutine that is still spinning starts a task in a few µs. OpenMP's
+// threads, PyTorch's, spin too (GOMP_SPINCOUNT). The spin is spent only
+// after a split, at most crewSpin, and never while OpenBLAS's threads are
+// at work (wideBLAS); an idle process's crew sleeps. Against goroutines
+// started per part, on that machine (lathe-bench, three alternating
+// rounds): (a*b+c).relu on 4M float32s 2.61-2.70 -> 1.59-1.75 ms, the
+// ResNet block's step 9.9-10.1 -> 7.7-8.3 ms, the GPT's and the MLP's
+// steps and the lone GEMMs as they were.
 
 // crewSpin is how long a crew goroutine stays awake after its last task.
-const crewSpin = 50 * time.Microsecond
+const crewSpin = 200 * time.Microsecond
+
+// waitSpin is how long a fan-out's caller stays awake waiting for its
+// parts. Asleep, it would be readied onto the P of the crew goroutine
+// whose part ends last, and wait there for a sleeping thread to wake for
+// the other P.
+const waitSpin = 200 * time.Microsecond
+
+// wideBLAS is the number of GEMMs in flight on OpenBLAS's threads
+// (blas_threads.go), during which the crew sleeps rather than spin: the
+// cores are OpenBLAS's then, and a spinning crew goroutine, which Linux
+// cannot tell from work, would take half of one from its thread, and the
+// GEMM wait for the slower half.
+var wideBLAS atomic.Int32
 
 // A task is part i of a fan-out.
 type task struct {
@@ -82,13 +94,12 @@ func fanOut(n int, fn func(i int)) {
 	}
 	defer func() {
 		// Should fn(0) panic, the other parts still end first.
-		for waiting := true; waiting; {
-			select {
-			case <-f.done:
-				waiting = false
-			case t := <-crewTasks:
-				t.run()
+		for {
+			t, ok := await(f.done, waitSpin)
+			if !ok {
+				break
 			}
+			t.run()
 		}
 		if f.failed {
 			panic(f.fault)
@@ -142,19 +153,28 @@ func startCrew() {
 
 func crewMember() {
 	for {
-		next().run()
+		t, _ := await(nil, crewSpin)
+		t.run()
 	}
 }
 
-// next is the crew's next task: taken at once where one is queued, else
-// polled for until crewSpin has passed since the last, else waited for
-// asleep.
-func next() task {
+// await returns the next queued task, or false once done is closed (never,
+// for a nil done): polled for until spin has passed, then waited for
+// asleep. Polling, the goroutine keeps its P and its thread awake. It does
+// not yield the P (Gosched) as it polls: a yielded goroutine goes to the
+// global queue, where the other P's scheduler may take it, or its own
+// thread find nothing and sleep, and the crew then took a median 35-52
+// µs to start a part, against 3-5 without (back-to-back splits of a
+// float32 sum); another goroutine waits at most the spin for this P, and
+// has the others.
+func await(done <-chan struct{}, spin time.Duration) (task, bool) {
 	var since time.Time
 	for i := 0; ; i++ {
 		select {
+		case <-done:
+			return task{}, false
 		case t := <-crewTasks:
-			return t
+			return t, true
 		default:
 		}
 		if i%64 != 63 {
@@ -162,9 +182,13 @@ func next() task {
 		}
 		if since.IsZero() {
 			since = time.Now()
-		} else if time.Since(since) > crewSpin {
-			return <-crewTasks
+		} else if time.Since(since) > spin || wideBLAS.Load() > 0 {
+			select {
+			case <-done:
+				return task{}, false
+			case t := <-crewTasks:
+				return t, true
+			}
 		}
-		runtime.Gosched()
 	}
 }
