@@ -203,9 +203,6 @@ func TestArithFloat32(t *testing.T) {
 	if !haveAVX2 || vectorMin > 1<<20 {
 		t.Skip("no vector path on this machine or build")
 	}
-	same := func(a, b float32) bool {
-		return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b
-	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	pickValue := func() float32 {
 		if rng.IntN(3) == 0 {
@@ -250,7 +247,7 @@ func TestArithFloat32(t *testing.T) {
 					if !scalar {
 						want = f(p[i], q[i])
 					}
-					if !same(dst[i], want) {
+					if !sameFloat32(dst[i], want) {
 						t.Fatalf("op %d n %d scalar %v: [%d] %g ∘ %g = %g, want %g", op, n, scalar, i, p[i], q[i], dst[i], want)
 					}
 				}
@@ -260,7 +257,7 @@ func TestArithFloat32(t *testing.T) {
 			t.Fatalf("relu n %d: refused", n)
 		}
 		for i, v := range p {
-			if want := max(v, 0); !same(dst[i], want) {
+			if want := max(v, 0); !sameFloat32(dst[i], want) {
 				t.Fatalf("relu n %d: [%d] relu(%g) = %g, want %g", n, i, v, dst[i], want)
 			}
 		}
@@ -369,27 +366,33 @@ func TestBatchNormLoopsFloat32(t *testing.T) {
 	}
 }
 
+// sameFloat32 says whether a and b have the same bits, or are both NaN.
+func sameFloat32(a, b float32) bool {
+	return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b
+}
+
+// mixedFloat32s is n values, a third of them specialFloat32s, the others
+// normal with a spread of 100.
+func mixedFloat32s(rng *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		if rng.IntN(3) == 0 {
+			v[i] = specialFloat32s[rng.IntN(len(specialFloat32s))]
+		} else {
+			v[i] = float32(rng.NormFloat64() * 100)
+		}
+	}
+	return v
+}
+
 // TestArithBroadcastFloat32 checks float32 add, sub, mul and div with one
 // operand broadcast (a row repeated down the rows, or a value per row, on
 // either side, from a view with an offset), which run as one C loop
 // (arith.go's arithBroadcastFloat32), against the per-element results bit
 // for bit; and a transposed operand, which the row walk takes.
 func TestArithBroadcastFloat32(t *testing.T) {
-	same := func(a, b float32) bool {
-		return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b
-	}
 	rng := rand.New(rand.NewPCG(8, 9))
-	values := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			if rng.IntN(3) == 0 {
-				v[i] = specialFloat32s[rng.IntN(len(specialFloat32s))]
-			} else {
-				v[i] = float32(rng.NormFloat64() * 100)
-			}
-		}
-		return v
-	}
+	values := func(n int) []float32 { return mixedFloat32s(rng, n) }
 	scalarOps := []struct {
 		op *dispatch.Op[dispatch.None]
 		f  func(a, b float32) float32
@@ -466,7 +469,7 @@ func TestArithBroadcastFloat32(t *testing.T) {
 						if c.bLeft {
 							want = s.f(bv, at(r, col))
 						}
-						if g := got[r*cols+col]; !same(g, want) {
+						if g := got[r*cols+col]; !sameFloat32(g, want) {
 							t.Fatalf("%s %s, %d×%d: [%d,%d] = %g, want %g", c.name, s.op.Name, rows, cols, r, col, g, want)
 						}
 					}
@@ -482,21 +485,8 @@ func TestArithBroadcastFloat32(t *testing.T) {
 // bit: shapes whose rows split over goroutines inside an image and across
 // images, and a channel operand at an offset.
 func TestArithChannelFloat32(t *testing.T) {
-	same := func(a, b float32) bool {
-		return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b
-	}
 	rng := rand.New(rand.NewPCG(10, 11))
-	values := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			if rng.IntN(3) == 0 {
-				v[i] = specialFloat32s[rng.IntN(len(specialFloat32s))]
-			} else {
-				v[i] = float32(rng.NormFloat64() * 100)
-			}
-		}
-		return v
-	}
+	values := func(n int) []float32 { return mixedFloat32s(rng, n) }
 	fs := map[*dispatch.Op[dispatch.None]]func(a, b float32) float32{
 		ops.Add: func(a, b float32) float32 { return a + b }, ops.Sub: func(a, b float32) float32 { return a - b },
 		ops.Mul: func(a, b float32) float32 { return a * b }, ops.Div: func(a, b float32) float32 { return a / b },
@@ -525,7 +515,7 @@ func TestArithChannelFloat32(t *testing.T) {
 					if left {
 						want = f(bv, v)
 					}
-					if !same(got[i], want) {
+					if !sameFloat32(got[i], want) {
 						t.Fatalf("%v %s, b left %v: element %d = %g, want %g", shape, op.Name, left, i, got[i], want)
 					}
 				}

@@ -256,13 +256,7 @@ func halfCalls() []halfCall {
 // which have no native kernel, must convert.
 func TestHalfKernelsMatchViaCompute(t *testing.T) {
 	emulate(t)
-	var fns []string
-	run := enqueue
-	enqueue = func(dev dispatch.Device, mod, fn string, grid, block [3]uint32, shared uint32, args ...any) error {
-		fns = append(fns, mod+"/"+fn)
-		return run(dev, mod, fn, grid, block, shared, args...)
-	}
-	t.Cleanup(func() { enqueue = run })
+	fns := emulatedLaunches(t)
 	calls := halfCalls()
 	limit := fits32
 	t.Cleanup(func() { fits32 = limit })
@@ -298,7 +292,7 @@ func TestHalfKernelsMatchViaCompute(t *testing.T) {
 					return out, p
 				}
 				out, p := outOn()
-				fns = fns[:0]
+				*fns = (*fns)[:0]
 				if wide {
 					// Only around the native call: a conversion, which
 					// has no strided form, cannot take fits32 = 0.
@@ -309,14 +303,14 @@ func TestHalfKernelsMatchViaCompute(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				launched := slices.Clone(fns)
+				launched := slices.Clone(*fns)
 				ref, q := outOn()
-				fns = fns[:0]
+				*fns = (*fns)[:0]
 				if err := c.wide(ref, in); err != nil {
 					t.Fatal(err)
 				}
-				if !slices.ContainsFunc(fns, func(f string) bool { return strings.Contains(f, "/convert_") }) {
-					t.Errorf("the float32 path launched %v, no conversion", fns)
+				if !slices.ContainsFunc(*fns, func(f string) bool { return strings.Contains(f, "/convert_") }) {
+					t.Errorf("the float32 path launched %v, no conversion", *fns)
 				}
 				checkNative(t, c, dt, wide, launched)
 				got, want := cudaemu.Read(p, size), cudaemu.Read(q, size)
@@ -494,6 +488,19 @@ func TestHalfCallsLaunchNativeKernels(t *testing.T) {
 	}
 }
 
+// emulatedLaunches records the module and function of each launch from
+// here to the test's end, each still run on the emulation.
+func emulatedLaunches(t *testing.T) *[]string {
+	var fns []string
+	run := enqueue
+	enqueue = func(dev dispatch.Device, mod, fn string, grid, block [3]uint32, shared uint32, args ...any) error {
+		fns = append(fns, mod+"/"+fn)
+		return run(dev, mod, fn, grid, block, shared, args...)
+	}
+	t.Cleanup(func() { enqueue = run })
+	return &fns
+}
+
 // TestIndexMovesKeepHalfBits runs index_select, gather and scatter of
 // float16 and bfloat16 tensors holding signalling NaNs, a -0 and a
 // subnormal on the emulation: each is one launch of its own 16-bit kernel
@@ -502,13 +509,7 @@ func TestHalfCallsLaunchNativeKernels(t *testing.T) {
 // the signalling NaNs.
 func TestIndexMovesKeepHalfBits(t *testing.T) {
 	emulate(t)
-	var fns []string
-	run := enqueue
-	enqueue = func(dev dispatch.Device, mod, fn string, grid, block [3]uint32, shared uint32, args ...any) error {
-		fns = append(fns, mod+"/"+fn)
-		return run(dev, mod, fn, grid, block, shared, args...)
-	}
-	t.Cleanup(func() { enqueue = run })
+	fns := emulatedLaunches(t)
 	le16 := func(v []uint16) []byte {
 		b := make([]byte, 2*len(v))
 		for i, h := range v {
@@ -558,12 +559,12 @@ func TestIndexMovesKeepHalfBits(t *testing.T) {
 				t.Cleanup(func() { cudaemu.Free(p) })
 				out := tensor(dt, shape)
 				out.Storage = dispatch.NewStorage(emuBuffer{ptr: p}, dispatch.Numel(shape))
-				fns = fns[:0]
+				*fns = (*fns)[:0]
 				if err := k(out, c.in, c.a); err != nil {
 					t.Fatal(err)
 				}
-				if slices.ContainsFunc(fns, func(f string) bool { return strings.Contains(f, "/convert_") }) {
-					t.Errorf("launched %v: want the 16-bit kernels, no conversion", fns)
+				if slices.ContainsFunc(*fns, func(f string) bool { return strings.Contains(f, "/convert_") }) {
+					t.Errorf("launched %v: want the 16-bit kernels, no conversion", *fns)
 				}
 				got := cudaemu.Read(p, 2*dispatch.Numel(shape))
 				for i, j := range c.from {

@@ -447,13 +447,7 @@ func TestContiguousOfAnyRank(t *testing.T) {
 		storage[i] = int64(i)
 	}
 	x.Storage = emuTensor(t, dispatch.Int64, storage, []int{len(storage)}, nil).Storage
-	launches := 0
-	run := enqueue
-	t.Cleanup(func() { enqueue = run })
-	enqueue = func(dev dispatch.Device, mod, fn string, grid, block [3]uint32, shared uint32, args ...any) error {
-		launches++
-		return run(dev, mod, fn, grid, block, shared, args...)
-	}
+	launches := emulatedLaunches(t)
 	p := cudaemu.Alloc(8 * 1024)
 	t.Cleanup(func() { cudaemu.Free(p) })
 	out := tensor(dispatch.Int64, x.Shape)
@@ -461,8 +455,8 @@ func TestContiguousOfAnyRank(t *testing.T) {
 	if err := caseOf(ops.Contiguous, dispatch.None{}, x).run(out, []*dispatch.Tensor{x}); err != nil {
 		t.Fatal(err)
 	}
-	if launches != 4 {
-		t.Errorf("%d launches, want 4 (one per index of the 2 dims past 8)", launches)
+	if n := len(*launches); n != 4 {
+		t.Errorf("%d launches, want 4 (one per index of the 2 dims past 8)", n)
 	}
 	// Element i's offset is i's bits read as base-3 digits.
 	got := cudaemu.Read(p, 8*1024)
