@@ -170,7 +170,7 @@ func gemm[T float](out, x, y *dispatch.Tensor, batch []int, n, k, m int, f gemmF
 		// folds it.
 		n, nb = nb*n, 1
 	}
-	if nb == 1 {
+	if nb == 1 && threadsPay(n, k, m) {
 		f = wideOf(f)
 	}
 	parallel(nb, n*m*k, func(lo, hi int) {
@@ -179,6 +179,18 @@ func gemm[T float](out, x, y *dispatch.Tensor, batch []int, n, k, m int, f gemmF
 			f(tA, tB, n, m, k, 1, ad[oa:], lda, bd[ob:], ldb, 0, c[bi*n*m:(bi+1)*n*m], max(m, 1))
 		}
 	})
+}
+
+// threadsPay says whether a lone n×k·k×m product is faster on OpenBLAS's
+// threads than on one: only where both the inner dim and the result's
+// columns are 128 or more, and the product 2^23 multiply-adds. Measured on
+// the 2-vCPU Zen 5 (medians of 300 calls, float32): 512×64·64×192 (a
+// small transformer's QKV) 101 µs on one thread against 125 on two,
+// 512×64·64×256 and 512×256·256×64 135 against 136-145, 128×256·256×10
+// 11 against 29; 128×256·256×256 141-152 against 96-115, 256³ 289-310
+// against 232-235, 512³ 2.22 ms against 1.28-1.31.
+func threadsPay(n, k, m int) bool {
+	return k >= 128 && m >= 128 && n*k*m >= 1<<23
 }
 
 // foldsIntoRows reports whether a's matrices, over the batch, are one
