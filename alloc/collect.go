@@ -21,6 +21,12 @@ var collector struct {
 	runs atomic.Uint64
 }
 
+// HeapPressure is a Heap pool's default collection floor (Config.Pressure):
+// below it the Go collector's own pace is soon enough, and a collection
+// that size apart costs a small fraction of what the memory between them
+// would cost in first touches.
+const HeapPressure = 32 << 20
+
 // cleanupWait bounds the wait for queued cleanups: lathe's cleanups only
 // take a pool's lock, but a program's own may be slow.
 const cleanupWait = 250 * time.Millisecond
@@ -38,6 +44,16 @@ func collectGarbage() {
 	runtime.GC() // returns once the heap is swept, so every cleanup is queued
 	waitForCleanups(cleanupWait)
 	collector.runs.Add(1)
+}
+
+// goCollections is the number of Go collections that have ended.
+func goCollections() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // waitForCleanups waits until the runtime has run as many cleanups as it

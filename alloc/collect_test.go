@@ -3,6 +3,7 @@ package alloc
 import (
 	"runtime"
 	"testing"
+	"time"
 )
 
 // handle stands for a tensor: a Go object of a few bytes whose cleanup
@@ -82,14 +83,69 @@ func TestPressureFollowsLiveBytes(t *testing.T) {
 	}
 }
 
-// TestHeapNeverCollects: a heap pool's figures bound nothing (the garbage
-// collector takes what nobody frees), so it never collects.
-func TestHeapNeverCollects(t *testing.T) {
-	p := New[uint64](newFake(1<<40), Config{Device: "cpu", Classes: cpuClasses, Heap: true, Pressure: 1 << 20})
-	for range 8 {
-		p.Alloc(1 << 20)
+// TestHeapCollectsBehind: a heap pool whose dropped blocks pass the
+// threshold starts a collection without waiting for it, and the blocks
+// that come back serve the next requests, so the memory it takes stays
+// near the threshold instead of growing with the blocks dropped.
+func TestHeapCollectsBehind(t *testing.T) {
+	mem := newFake(1 << 40)
+	p := New[uint64](mem, Config{Device: "cpu", Classes: cpuClasses, Heap: true, Pressure: 8 << 20})
+	for range 200 { // 200 MiB dropped
+		if err := dropped(p, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(500 * time.Microsecond) // a step's other work, while the collection runs
 	}
-	if c := p.Stats().Collections; c != 0 {
-		t.Fatalf("a heap pool collected %d times", c)
+	st := p.Stats()
+	t.Logf("200 dropped 1 MiB blocks: %d collections, %d MiB reserved, %d hits", st.Collections, st.Reserved>>20, st.CacheHits)
+	if st.Collections == 0 || st.CacheHits == 0 {
+		t.Fatalf("%d collections and %d cache hits after 200 MiB dropped past an 8 MiB threshold", st.Collections, st.CacheHits)
+	}
+	if st.Reserved > 64<<20 {
+		t.Fatalf("reserved %d MiB for 1 MiB live with an 8 MiB threshold", st.Reserved>>20)
+	}
+}
+
+// TestHeapThresholdFollowsGo: a threshold set while much was live is set
+// again from the live bytes once the Go collector has run, before new
+// memory is taken: a small working set after a large one is collected at
+// the floor, not at twice the large one.
+func TestHeapThresholdFollowsGo(t *testing.T) {
+	p := New[uint64](newFake(1<<40), Config{Device: "cpu", Classes: cpuClasses, Heap: true, Pressure: 4 << 20})
+	var big []Block[uint64]
+	for range 64 { // 64 MiB live, then a collection: the threshold is 128 MiB
+		b, err := p.Alloc(1 << 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		big = append(big, b)
+	}
+	waitFor(t, func() bool { return p.Stats().Collections > 0 })
+	p.mu.Lock()
+	high := p.nextGC
+	p.mu.Unlock()
+	for _, b := range big {
+		p.Free(b)
+	}
+	runtime.GC()
+	if err := dropped(p, 3<<20); err != nil { // a class the cache lacks: new memory
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	low := p.nextGC
+	p.mu.Unlock()
+	if high < 64<<20 || low != 4<<20 {
+		t.Fatalf("threshold %d MiB with 64 MiB live, then %d MiB with 3 MiB live after a Go collection; want at least 64, then the 4 MiB floor", high>>20, low>>20)
+	}
+}
+
+// waitFor polls cond for up to five seconds: a heap pool's collection
+// runs on its own goroutine.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no collection within 5 s")
+		}
 	}
 }

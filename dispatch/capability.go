@@ -21,9 +21,10 @@ type MemoryManager interface {
 type MemoryStats struct {
 	// Allocated is the memory in blocks that tensors hold now (each
 	// block's size class, so at least the bytes asked for); PeakAllocated
-	// is its highest value. On the cpu, a buffer that the garbage
-	// collector reclaims without a Release is not subtracted: the cpu
-	// tracks none, to keep small ops cheap.
+	// is its highest value. On the cpu, a tensor nobody releases comes
+	// off when the garbage collector finds it unreachable, and buffers
+	// under 16 KiB are left out: the collector reclaims them with no
+	// cleanup, to keep small ops cheap, so none would ever come off.
 	Allocated, PeakAllocated int64
 	// Cached is the memory in free blocks kept for reuse. On a device with
 	// queued work it may pass the pool's cap until the next allocation that
@@ -40,9 +41,9 @@ type MemoryStats struct {
 	// OOMRetries counts the times a full device made the pool give its
 	// cache back and try again.
 	OOMRetries int64
-	// Collections counts the times the pool ran the garbage collector, and
-	// waited for the cleanups of tensors nobody released, before taking
-	// more memory: under pressure, or on a full device.
+	// Collections counts the times the pool ran the garbage collector for
+	// the cleanups of tensors nobody released: under pressure (on the cpu,
+	// beside the caller), or on a full device.
 	Collections int64
 	// Free and Total are the device's memory as its driver sees it (the
 	// machine's, for the cpu); 0 where the backend cannot tell.

@@ -90,7 +90,7 @@ func allPools() []pool {
 const defaultCacheLimit = 1 << 30
 
 func newPool[T any]() *alloc.Pool[*buffer[T]] {
-	return alloc.New[*buffer[T]](hostMemory[T]{}, alloc.Config{Device: "cpu", Classes: classes, Cap: cacheCap, Heap: true})
+	return alloc.New[*buffer[T]](hostMemory[T]{}, alloc.Config{Device: "cpu", Classes: classes, Cap: cacheCap, Heap: true, Untracked: cleanupMin})
 }
 
 // hostMemory is the pool's view of the machine for one element type: new
