@@ -160,12 +160,13 @@ func gradOptions(opts []GradOption) autodiff.Options {
 // A tensor of ts must not be used after that pass (ErrReleased); out and
 // nil tensors are skipped, and a tensor may appear twice.
 func ReleaseWithGraph(out *Tensor, ts ...*Tensor) {
+	var o *dispatch.Tensor
+	if out != nil {
+		o = out.t
+	}
 	for _, t := range ts {
-		if t == nil || t.t == nil || t == out || (out != nil && t.t == out.t) {
-			continue
-		}
-		if out == nil || out.t == nil || !autodiff.ReleaseWith(out.t, t.t) {
-			t.Release()
+		if t != nil && t.t != nil {
+			dispatch.ReleaseWithGraph(o, t.t)
 		}
 	}
 }

@@ -160,12 +160,20 @@ func attentionFused(q, k, v, mask *Tensor, a attentionAttrs) *Tensor {
 	for _, b := range batch {
 		n *= b
 	}
+	// temps are the views (or copies) this function makes on the way to
+	// the kernel's arguments and from its output: its own, to release with
+	// the result's graph.
+	var temps []*Tensor
 	canon := func(x *Tensor, h, l, e int) *Tensor {
 		x = x.Reshape(padShape(x.t.Shape, r)...)
+		temps = append(temps, x)
 		if r > 3 {
 			x = x.Expand(append(slices.Clone(batch), h, l, e)...)
+			temps = append(temps, x)
 		}
-		return x.Reshape(n, h, l, e)
+		x = x.Reshape(n, h, l, e)
+		temps = append(temps, x)
+		return x
 	}
 	scale := a.scale
 	if math.IsInf(scale, 1) { // E = 0: the scores are 0 whatever the scale
@@ -177,19 +185,27 @@ func attentionFused(q, k, v, mask *Tensor, a attentionAttrs) *Tensor {
 	if mask == nil {
 		out = apply(ops.Attention, params, qc, kc, vc)
 	} else {
-		mask = additiveMask(mask, q)
-		m, heads := padShape(mask.Shape(), r), 1
+		add := additiveMask(mask, q)
+		if add != mask {
+			temps = append(temps, add)
+		}
+		m, heads := padShape(add.Shape(), r), 1
 		if r > 2 {
 			heads = m[r-3]
 		}
-		mask = canon(mask, heads, m[r-2], m[r-1]).Expand(n, g.hq, g.lq, g.lk)
-		out = apply(ops.AttentionMasked, params, qc, kc, vc, mask)
+		full := canon(add, heads, m[r-2], m[r-1]).Expand(n, g.hq, g.lq, g.lk)
+		temps = append(temps, full)
+		out = apply(ops.AttentionMasked, params, qc, kc, vc, full)
 	}
 	if out.err != nil {
+		ReleaseWithGraph(nil, temps...)
 		return out
 	}
 	shape := append(slices.Clone(g.scores[:len(g.scores)-1]), g.ev)
-	return out.Narrow(-1, 0, g.ev).Reshape(shape...)
+	narrow := out.Narrow(-1, 0, g.ev)
+	res := narrow.Reshape(shape...)
+	ReleaseWithGraph(res, append(temps, out, narrow)...) // res keeps out's storage
+	return res
 }
 
 // additiveMask is mask as a term of the scores, in like's dtype: a Bool

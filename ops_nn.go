@@ -212,7 +212,10 @@ func crossEntropy(x, target *Tensor, o lossOptions) *Tensor {
 	if x.Rank() == 1 {
 		classDim = 0
 	}
-	return nllLoss(x.LogSoftmax(classDim), target, o)
+	logp := x.LogSoftmax(classDim)
+	out := nllLoss(logp, target, o)
+	ReleaseWithGraph(out, logp)
+	return out
 }
 
 // classWeights checks w as the class weights of x (a [C] tensor of x's

@@ -16,7 +16,9 @@ func (b *builder) zerosLike(x *T) *T {
 		return nil
 	}
 	z, err := fullLike(x, 0)
-	b.err = err
+	if b.err = err; err == nil {
+		b.made = append(b.made, z)
+	}
 	return z
 }
 

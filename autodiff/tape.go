@@ -57,7 +57,10 @@ type Hook func(g *dispatch.Tensor) (*dispatch.Tensor, error)
 
 var seq atomic.Uint64
 
-func init() { dispatch.SetRecorder(record) }
+func init() {
+	dispatch.SetRecorder(record)
+	dispatch.SetGraphOwner(ReleaseWith)
+}
 
 // record is the dispatch hook: Call invokes it after an op whose inputs
 // include one that requires a gradient.

@@ -247,5 +247,7 @@ func embeddingCompose(in []*dispatch.Tensor, _ dispatch.None) (*dispatch.Tensor,
 		}
 		return nil, err
 	}
-	return dispatch.Call(Reshape, ViewShape{Shape: append(clone(indices.Shape), weight.Shape[1])}, rows)
+	out, err := dispatch.Call(Reshape, ViewShape{Shape: append(clone(indices.Shape), weight.Shape[1])}, rows)
+	dispatch.ReleaseWithGraph(out, flat, rows) // views of them keep their storage
+	return out, err
 }

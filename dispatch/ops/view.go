@@ -197,12 +197,16 @@ func reshapeCompose(in []*dispatch.Tensor, a ViewShape) (*dispatch.Tensor, error
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := ViewStrides(x, shape); !ok {
-		if x, err = dispatch.Call(Contiguous, dispatch.None{}, x); err != nil {
-			return nil, err
-		}
+	if _, ok := ViewStrides(x, shape); ok {
+		return dispatch.Call(View, ViewShape{Shape: shape}, x)
 	}
-	return dispatch.Call(View, ViewShape{Shape: shape}, x)
+	dense, err := dispatch.Call(Contiguous, dispatch.None{}, x)
+	if err != nil {
+		return nil, err
+	}
+	out, err := dispatch.Call(View, ViewShape{Shape: shape}, dense)
+	dispatch.ReleaseWithGraph(out, dense) // out keeps its storage
+	return out, err
 }
 
 func permuteView(in []*dispatch.Tensor, a PermuteDims) (*dispatch.Tensor, error) {

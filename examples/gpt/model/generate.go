@@ -130,7 +130,7 @@ func (d *decoder) logits(seq []int64) *lathe.Tensor {
 		}
 		h = g.hidden(s.add(lathe.FromSlice(dev, window, 1, l)), 0, caches, &s)
 	}
-	return s.add(g.head(s.add(h.Narrow(1, l-1, 1)))).Reshape(g.Vocab)
+	return s.add(g.head(s.add(h.Narrow(1, l-1, 1)), &s)).Reshape(g.Vocab)
 }
 
 // reset empties the caches.

@@ -112,7 +112,7 @@ func TestHiddenAfterCache(t *testing.T) {
 			lathe.NoGrad(func() {
 				for _, chunk := range [][2]int{{0, 3}, {3, 5}, {5, 6}} {
 					x := lathe.FromSlice(lathe.CPU, seq[chunk[0]:chunk[1]], 1, chunk[1]-chunk[0])
-					part, err := g.head(g.hidden(x, chunk[0], caches, nil)).Float64s()
+					part, err := g.head(g.hidden(x, chunk[0], caches, nil), nil).Float64s()
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -104,7 +104,7 @@ func (g *GPT) Forward(tokens *lathe.Tensor) *lathe.Tensor {
 	// The intermediates go with the graph (or at once, without one): the
 	// caller holds only the logits.
 	var tmp scratch
-	logits := g.head(g.hidden(tokens, 0, nil, &tmp))
+	logits := g.head(g.hidden(tokens, 0, nil, &tmp), &tmp)
 	lathe.ReleaseWithGraph(logits, tmp.ts...)
 	return logits
 }
@@ -134,8 +134,8 @@ func (g *GPT) hidden(tokens *lathe.Tensor, offset int, caches []nn.KVCache, s *s
 // head maps the residual stream h to logits. It shares the token table
 // (weight tying, as GPT-2): logits are LayerNorm(h)·Eᵀ, torch's
 // F.linear(ln_f(h), tok_emb.weight).
-func (g *GPT) head(h *lathe.Tensor) *lathe.Tensor {
-	return g.NormF.Forward(h).Linear(g.TokEmb.Weight, nil)
+func (g *GPT) head(h *lathe.Tensor, s *scratch) *lathe.Tensor {
+	return s.add(g.NormF.Forward(h)).Linear(g.TokEmb.Weight, nil)
 }
 
 // Loss is the mean cross-entropy of logits [B, L, Vocab] against targets
