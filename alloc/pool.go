@@ -205,7 +205,9 @@ func (p *Pool[H]) Alloc(n int64) (Block[H], error) {
 	}
 	b, ok := p.cached(class)
 	if !ok && p.cfg.Heap && p.cfg.Slab == 0 {
-		p.retarget()
+		if class >= p.cfg.Untracked {
+			p.retarget()
+		}
 		// The heap's fast path, for the small ops whose outputs nobody
 		// releases: count the new allocation under this same lock, then
 		// make it. Past the device's total (or before it is known), the
@@ -595,7 +597,9 @@ func (p *Pool[H]) collected() {
 // the Go collector has run since it was set: its cleanups have brought
 // the live bytes down, and a threshold left from a larger working set
 // would let a smaller one take new memory for every block until it was
-// reached. It runs only before new memory is taken. p.mu is held.
+// reached. It runs only before new memory is taken for a block that
+// Allocated tracks (reading the count of collections costs more than a
+// small op). p.mu is held.
 func (p *Pool[H]) retarget() {
 	if p.nextGC == 0 {
 		return
