@@ -202,10 +202,10 @@ func attentionForward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g op
 		return
 	}
 	attnWork(tasks, attnBlockQ*g.Lk*(g.E+g.Ev+8), func(next func() (int, bool)) {
-		s := make([]T, attnBlockQ*attnBlockK)
-		acc := make([]T, attnBlockQ*g.Ev)
-		m := make([]float64, attnBlockQ)
-		l := make([]float64, attnBlockQ)
+		sp, ap := getScratch[T](attnBlockQ*attnBlockK), getScratch[T](attnBlockQ*g.Ev)
+		mp, lp := getScratch[float64](attnBlockQ), getScratch[float64](attnBlockQ)
+		defer func() { putScratch(sp); putScratch(ap); putScratch(mp); putScratch(lp) }()
+		s, acc, m, l := *sp, *ap, *mp, *lp
 		for t, ok := next(); ok; t, ok = next() {
 			nh, qb := attnBlock(t, nqb, a.Causal)
 			n, h := nh/g.Hq, nh%g.Hq
@@ -367,7 +367,9 @@ func attentionBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 	w := g.Ev + 1
 	// D = rowsum(dO∘O) - dlse, one per query row.
 	rows := g.N * g.Hq * g.Lq
-	d := make([]float64, rows)
+	dbuf := getScratch[float64](rows)
+	defer putScratch(dbuf)
+	d := *dbuf
 	parallel(rows, w, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			o, gi := res[i*w:(i+1)*w], gr[i*w:(i+1)*w]
@@ -389,8 +391,9 @@ func attentionBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 	// Keys: dV and dK of one key block, over every query block of every
 	// query head that uses it.
 	attnWork(g.N*g.Hk*nkb, group*g.Lq*attnBlockK*(2*g.E+2*g.Ev+8), func(next func() (int, bool)) {
-		s := make([]T, attnBlockQ*attnBlockK)
-		dp := make([]T, attnBlockQ*attnBlockK)
+		sp, dpp := getScratch[T](attnBlockQ*attnBlockK), getScratch[T](attnBlockQ*attnBlockK)
+		defer func() { putScratch(sp); putScratch(dpp) }()
+		s, dp := *sp, *dpp
 		for t, ok := next(); ok; t, ok = next() {
 			nh, kb := attnBlock(t, nkb, false)
 			n, hk := nh/g.Hk, nh%g.Hk
@@ -427,8 +430,9 @@ func attentionBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 	}
 	// Queries: dQ of one query block, over the key blocks it sees.
 	attnWork(g.N*g.Hq*nqb, attnBlockQ*g.Lk*(2*g.E+g.Ev+8), func(next func() (int, bool)) {
-		s := make([]T, attnBlockQ*attnBlockK)
-		dp := make([]T, attnBlockQ*attnBlockK)
+		sp, dpp := getScratch[T](attnBlockQ*attnBlockK), getScratch[T](attnBlockQ*attnBlockK)
+		defer func() { putScratch(sp); putScratch(dpp) }()
+		s, dp := *sp, *dpp
 		for t, ok := next(); ok; t, ok = next() {
 			nh, qb := attnBlock(t, nqb, a.Causal)
 			n, h := nh/g.Hq, nh%g.Hq
