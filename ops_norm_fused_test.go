@@ -362,25 +362,26 @@ func TestBatchNormFusedEmptyBatch(t *testing.T) {
 // BenchmarkBatchNormStep is float32 BatchNorm in training, with weight,
 // bias and running statistics, forward and backward on [32,16,32,32] (the
 // batch norms of lathe-bench's "resnet block b32 3x32x32 w16"), upstream
-// gradient given: the fused ops, and the composite they replace. Compare
-// with torch.nn.functional.batch_norm and its backward on the same
+// gradient given: the fused ops, and the composite they replace; and the
+// fused ops on a bfloat16 x (float32 statistics, as under Autocast).
+// Compare with torch.nn.functional.batch_norm and its backward on the same
 // machine.
 func BenchmarkBatchNormStep(b *testing.B) {
-	for _, fused := range []bool{true, false} {
-		name := "fused"
-		if !fused {
-			name = "composite"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		fused bool
+		dt    DType
+	}{{"fused", true, Float32}, {"composite", false, Float32}, {"fused bfloat16", true, BFloat16}} {
+		b.Run(c.name, func(b *testing.B) {
 			Seed(1)
-			x := RandN(CPU, Float32, 32, 16, 32, 32).RequireGrad()
+			x := RandN(CPU, Float32, 32, 16, 32, 32).Cast(c.dt).RequireGrad()
 			w := RandN(CPU, Float32, 16).RequireGrad()
 			bias := RandN(CPU, Float32, 16).RequireGrad()
 			rm, rv := Zeros(CPU, Float32, 16), Ones(CPU, Float32, 16)
-			g := RandN(CPU, Float32, 32, 16, 32, 32)
-			b.SetBytes(int64(4 * x.Numel()))
+			g := RandN(CPU, Float32, 32, 16, 32, 32).Cast(c.dt)
+			b.SetBytes(int64(c.dt.Size() * x.Numel()))
 			for b.Loop() {
-				y := x.batchNorm(rm, rv, w, bias, true, 0.1, 1e-5, fused)
+				y := x.batchNorm(rm, rv, w, bias, true, 0.1, 1e-5, c.fused)
 				d, err := Grad(y, []*Tensor{x, w, bias}, WithGradient(g))
 				if err != nil {
 					b.Fatal(err)
