@@ -138,8 +138,13 @@ func TestAttentionMasked(t *testing.T) {
 				continue
 			}
 			for _, path := range []string{"fused", "gemm", "gemm-chunked"} {
-				if path == "gemm-chunked" && dt != dispatch.Float32 {
+				switch {
+				case path == "gemm-chunked" && dt != dispatch.Float32:
 					continue // the chunks' row offsets do not depend on the dtype
+				case path == "gemm" && dispatch.Narrow(dt):
+					// The float32 op on the widened tensors: float32's case
+					// of the GEMM path, 5 s each under the emulation.
+					continue
 				}
 				t.Run(fmt.Sprintf("%s/%s/%s", dt, c.name, path), func(t *testing.T) {
 					testMasked(t, rng, dt, c, path, tol[dt])
