@@ -110,10 +110,13 @@ func stackCompose(in []*dispatch.Tensor, a ConcatDim) (*dispatch.Tensor, error) 
 				Fix:    "stack needs tensors of one shape"}
 		}
 		if parts[i], err = dispatch.Call(Unsqueeze, UnsqueezeDim{Dim: d}, t); err != nil {
+			dispatch.ReleaseWithGraph(nil, parts[:i]...)
 			return nil, err
 		}
 	}
-	return dispatch.Call(Concat, ConcatDim{Dim: d}, parts...)
+	out, err := dispatch.Call(Concat, ConcatDim{Dim: d}, parts...)
+	dispatch.ReleaseWithGraph(out, parts...) // views of the inputs
+	return out, err
 }
 
 func padInfer(in []*dispatch.Tensor, a Padding) (dispatch.DType, []int, error) {

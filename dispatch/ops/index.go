@@ -217,7 +217,9 @@ func maskedFillCompose(in []*dispatch.Tensor, a FillValue) (*dispatch.Tensor, er
 	if err != nil {
 		return nil, err
 	}
-	return dispatch.Call(Where, dispatch.None{}, mask, s, x)
+	out, err := dispatch.Call(Where, dispatch.None{}, mask, s, x)
+	dispatch.ReleaseWithGraph(out, s)
+	return out, err
 }
 
 // embeddingCompose is torch.nn.functional.embedding: the rows of weight

@@ -310,7 +310,9 @@ func maxPoolCompose[A any](indices *dispatch.Op[A]) func([]*dispatch.Tensor, A) 
 		if err != nil {
 			return nil, err
 		}
-		return dispatch.Call(PoolGather, dispatch.None{}, in[0], idx)
+		out, err := dispatch.Call(PoolGather, dispatch.None{}, in[0], idx)
+		dispatch.ReleaseWithGraph(out, idx) // the gather's backward reads it: with the graph
+		return out, err
 	}
 }
 

@@ -163,10 +163,7 @@ func meanCompose(in []*dispatch.Tensor, r Reduce) (*dispatch.Tensor, error) {
 		return nil, err
 	}
 	out, err := dispatch.Call(Div, dispatch.None{}, s, count)
-	if !s.RequiresGrad.Load() { // recorded intermediates stay alive for the tape
-		s.Release()
-		count.Release()
-	}
+	dispatch.ReleaseWithGraph(out, s, count)
 	return out, err
 }
 
