@@ -8,7 +8,8 @@ import (
 // TestCompositesReleaseTheirIntermediates: the tensors that an op built
 // from other ops makes on the way to its result (a reshape's contiguous
 // copy, embedding's rows, cross-entropy's log-probabilities, attention's
-// canonical views and its kernel's padded output) go back to the pool
+// canonical views and its kernel's padded output, a mean's sum, max
+// pooling's indices) go back to the pool
 // with the graph, or at once without one, not when the garbage collector
 // finds them. With the
 // collector off, a step followed by the release of what the caller holds
@@ -25,7 +26,9 @@ func TestCompositesReleaseTheirIntermediates(t *testing.T) {
 	targets := FromSlice(CPU, make([]int64, 64), 64)
 	q := RandN(CPU, Float32, 2, 4, 32, 32).RequireGrad()
 	mask := Ones(CPU, Bool, 32, 32)
-	leaves := []*Tensor{x, table, q}
+	wide := RandN(CPU, Float32, 4, 8192).RequireGrad()
+	img := RandN(CPU, Float32, 1, 4, 64, 64).RequireGrad()
+	leaves := []*Tensor{x, table, q, wide, img}
 	mt := x.MT()
 	cases := []struct {
 		name string
@@ -36,6 +39,8 @@ func TestCompositesReleaseTheirIntermediates(t *testing.T) {
 		{"cross entropy", func() *Tensor { return x.CrossEntropy(targets) }},
 		{"attention", func() *Tensor { return ScaledDotProductAttention(q, q, q, IsCausal()) }},
 		{"attention with a mask", func() *Tensor { return ScaledDotProductAttention(q, q, q, AttentionMask(mask)) }},
+		{"mean over a dim", func() *Tensor { return wide.Mean(0) }},
+		{"max pooling", func() *Tensor { return img.MaxPool2d(2) }},
 	}
 	for _, c := range cases {
 		for _, grad := range []bool{false, true} {

@@ -24,7 +24,9 @@ func init() {
 		}
 		d := a.Of(x)
 		idx := indexValues(index)
-		return withIndexKernels(x.DType, func(k indexKernels) { k.indexSelect(out, rowMajor(x), idx, d) })
+		src, done := rowMajor(x)
+		defer done()
+		return withIndexKernels(x.DType, func(k indexKernels) { k.indexSelect(out, src, idx, d) })
 	})
 	registerNative(ops.Gather, dispatch.AllTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 		x, index := in[0], in[1]
@@ -94,14 +96,17 @@ func (backend) CheckValues(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
 	return nil
 }
 
-// rowMajor returns t itself if it is row-major, else a row-major copy.
-func rowMajor(t *dispatch.Tensor) *dispatch.Tensor {
+// rowMajor returns t itself if it is row-major, else a row-major copy,
+// with what releases that copy when the kernel is done (nothing for t):
+// an expanded gradient, the usual input of a pooling backward, would
+// otherwise leave its copy for the garbage collector at every step.
+func rowMajor(t *dispatch.Tensor) (*dispatch.Tensor, func()) {
 	if t.IsContiguous() {
-		return t
+		return t, func() {}
 	}
 	c := dispatch.NewTensor(t.Device, t.DType, slices.Clone(t.Shape), newBuffer(t.DType, t.Numel())) // an expanded t's copy may be refused
 	castInto(c, t)
-	return c
+	return c, c.Release
 }
 
 // indexKernels holds the generic indexing loops instantiated for one

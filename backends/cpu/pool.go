@@ -27,41 +27,57 @@ import (
 func init() {
 	registerPool(ops.AvgPool, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AvgPoolParams) error {
 		g := windowGeom(a.Window, in[0].Shape[2:], a.ExcludePadding)
-		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, a.Divisor, false) })
+		src, done := rowMajor(in[0])
+		defer done()
+		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, src, g, a.Divisor, false) })
 	})
 	registerPool(ops.AvgPoolBackward, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AvgPoolBackwardParams) error {
 		g := windowGeom(a.Window, a.InSize, a.ExcludePadding)
-		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, a.Divisor, true) })
+		src, done := rowMajor(in[0])
+		defer done()
+		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, src, g, a.Divisor, true) })
 	})
 	registerPool(ops.AdaptiveAvgPool, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AdaptivePool) error {
 		g := adaptiveAvgGeom(in[0].Shape[2:], a.Size)
-		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, 0, false) })
+		src, done := rowMajor(in[0])
+		defer done()
+		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, src, g, 0, false) })
 	}, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.AdaptivePool) bool {
 		return globalAvgPoolHalf(out, in[0], false)
 	})
 	registerPool(ops.AdaptiveAvgPoolBackward, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AdaptivePoolBackward) error {
 		g := adaptiveAvgGeom(a.InSize, in[0].Shape[2:])
-		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, rowMajor(in[0]), g, 0, true) })
+		src, done := rowMajor(in[0])
+		defer done()
+		return withPoolKernels(in[0].DType, func(k poolKernels) { k.avg(out, src, g, 0, true) })
 	}, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ ops.AdaptivePoolBackward) bool {
 		return globalAvgPoolHalf(out, in[0], true)
 	})
 	registerPool(ops.MaxPoolIndices, func(out *dispatch.Tensor, in []*dispatch.Tensor, w layout.Window) error {
 		g := windowGeom(w, in[0].Shape[2:], true)
-		return withPoolKernels(in[0].DType, func(k poolKernels) { k.argmax(out, rowMajor(in[0]), g) })
+		src, done := rowMajor(in[0])
+		defer done()
+		return withPoolKernels(in[0].DType, func(k poolKernels) { k.argmax(out, src, g) })
 	})
 	registerPool(ops.AdaptiveMaxPoolIndices, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AdaptivePool) error {
 		g := adaptiveGeom(in[0].Shape[2:], a.Size)
-		return withPoolKernels(in[0].DType, func(k poolKernels) { k.argmax(out, rowMajor(in[0]), g) })
+		src, done := rowMajor(in[0])
+		defer done()
+		return withPoolKernels(in[0].DType, func(k poolKernels) { k.argmax(out, src, g) })
 	})
 	registerPool(ops.PoolGather, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		x := in[0]
 		idx := indexValues(in[1])
-		return withPoolKernels(x.DType, func(k poolKernels) { k.gather(out, rowMajor(x), idx) })
+		src, done := rowMajor(x)
+		defer done()
+		return withPoolKernels(x.DType, func(k poolKernels) { k.gather(out, src, idx) })
 	})
 	for op, add := range map[*dispatch.Op[ops.PoolScatter]]bool{ops.MaxPoolBackward: true, ops.MaxUnpool: false} {
 		registerPool(op, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.PoolScatter) error {
 			idx := indexValues(in[1])
-			return withPoolKernels(in[0].DType, func(k poolKernels) { k.scatter(out, rowMajor(in[0]), idx, add) })
+			src, done := rowMajor(in[0])
+			defer done()
+			return withPoolKernels(in[0].DType, func(k poolKernels) { k.scatter(out, src, idx, add) })
 		})
 	}
 }
