@@ -18,3 +18,10 @@ func SetPressure(n int64) (restore func()) {
 	d.pool.SetPressure(n)
 	return func() { d.pool.SetPressure(0) }
 }
+
+// ForceTiledMatmul makes a CPU adapter run the GPU's matmul kernel and
+// returns what puts the choice back.
+func ForceTiledMatmul() (restore func()) {
+	forceTiledMatmul = true
+	return func() { forceTiledMatmul = false }
+}

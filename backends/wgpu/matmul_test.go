@@ -9,10 +9,16 @@ import (
 )
 
 // TestMatmulAgainstCPU checks what the conformance cases leave out: sizes
-// past one 64×64 tile and not multiples of it, k past one step of 16, more
-// tiles than a grid dimension holds (65535), and batch dims broadcast from
-// strided views; float32 within rounding of the cpu's BLAS, int32 exactly.
+// past one tile (64×64 for matmul, 128×128 for matmul_cpu) and not
+// multiples of it, k past one step of 16, more tiles than a grid dimension
+// holds (65535), and batch dims broadcast from strided views; float32
+// within rounding of the cpu's BLAS, int32 exactly. It runs the adapter's
+// kernel; TestMatmulTiledAgainstCPU runs the GPU's where that is another.
 func TestMatmulAgainstCPU(t *testing.T) {
+	matmulAgainstCPU(t)
+}
+
+func matmulAgainstCPU(t *testing.T) {
 	dev := lathe.WGPU(0)
 	if !available(dev) {
 		testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable")
@@ -25,6 +31,8 @@ func TestMatmulAgainstCPU(t *testing.T) {
 	vec := lathe.RandN(lathe.CPU, lathe.Float32, 17)
 	manyA := lathe.RandN(lathe.CPU, lathe.Float32, 66000, 1, 2)
 	manyB := lathe.RandN(lathe.CPU, lathe.Float32, 66000, 2, 1)
+	wideA := lathe.RandN(lathe.CPU, lathe.Float32, 2, 260, 37)
+	wideB := lathe.RandN(lathe.CPU, lathe.Float32, 37, 131)
 	ia := lathe.Arange(lathe.CPU, lathe.Int32, -40, 40, 1).Reshape(4, 20)
 	ib := lathe.Arange(lathe.CPU, lathe.Int32, 0, 100, 1).Reshape(20, 5)
 	cases := []struct {
@@ -46,6 +54,12 @@ func TestMatmulAgainstCPU(t *testing.T) {
 		}, 1e-4},
 		{"batch_x_vector", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
 			return on(batchA).MT().MatMul(on(vec))
+		}, 1e-4},
+		{"edges_of_128_tiles", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(wideA).MatMul(on(wideB))
+		}, 1e-4},
+		{"edges_of_128_tiles/transposed", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(wideB).MT().MatMul(on(wideA).MT())
 		}, 1e-4},
 		{"66000_tiles", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
 			return on(manyA).MatMul(on(manyB))

@@ -8,9 +8,10 @@ import (
 	"github.com/lathe-ml/lathe/layout"
 )
 
-// matmul is one tiled kernel (linalg.wgsl) for float32 and int32, batched
-// over torch.matmul's broadcast batch dims, and an element per invocation
-// for int64 (matmul_i64). Each reads both operands through their strides,
+// matmul is one kernel (linalg.wgsl) for float32 and int32, batched over
+// torch.matmul's broadcast batch dims (tiles in workgroup memory on a GPU,
+// register blocks on a CPU adapter: matmulKernel), and an element per
+// invocation for int64 (matmul_i64). Each reads both operands through their strides,
 // as the cpu's gemm reads a transposed view through BLAS's transpose flag,
 // so no layout is copied first.
 func init() {
@@ -23,8 +24,20 @@ func init() {
 	register(ops.MatMulWide, floatTypes, product)
 }
 
-// matmulTile is the side of the output tile one workgroup computes.
-const matmulTile = 64
+// matmulKernel is the float32 and int32 kernel and the side of the output
+// tile a workgroup of it computes: matmul_cpu's register blocks on a CPU
+// adapter, where workgroup memory buys nothing (linalg.wgsl says why), and
+// matmul's tiles staged in workgroup memory on a GPU.
+func matmulKernel() (name string, tile int) {
+	if software() && !forceTiledMatmul {
+		return "matmul_cpu", 128
+	}
+	return "matmul", 64
+}
+
+// forceTiledMatmul makes a CPU adapter run the GPU's kernel, so that its
+// tests reach it here.
+var forceTiledMatmul bool
 
 // maxBatchRank is the most batch dims matmul's parameters carry.
 const maxBatchRank = 6
@@ -46,8 +59,9 @@ func matmul(out, x, y *dispatch.Tensor) error {
 	if bw.Rank() > maxBatchRank {
 		return rankError(bw.Rank(), maxBatchRank)
 	}
-	rowTiles := (n + matmulTile - 1) / matmulTile
-	colTiles := (m + matmulTile - 1) / matmulTile
+	kernel, tile := matmulKernel()
+	rowTiles := (n + tile - 1) / tile
+	colTiles := (m + tile - 1) / tile
 	tiles := nb * rowTiles * colTiles
 	p := make([]uint32, 31)
 	for i, v := range []int{tiles, n, k, m, rowTiles, colTiles, a.Offset, a.RowStride, a.ColStride, b.Offset, b.RowStride, b.ColStride, bw.Rank()} {
@@ -66,7 +80,7 @@ func matmul(out, x, y *dispatch.Tensor) error {
 		}
 		return launch("matmul", sh, grid(nb*n*m), p, out, x, y)
 	}
-	sh, err := shaderFor("matmul/"+t, "matmul", struct{ T string }{t})
+	sh, err := shaderFor(kernel+"/"+t, kernel, struct{ T string }{t})
 	if err != nil {
 		return err
 	}
