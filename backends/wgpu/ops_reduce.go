@@ -66,7 +66,34 @@ const (
 	// then read neighbouring elements.
 	perItemRows = 4 * workgroup
 	perItemLen  = 64
+	// On a CPU adapter a workgroup's tree pays a coroutine switch per
+	// barrier for every 8 of its lanes (lavapipe runs 8 lanes at once), about
+	// 15 µs a workgroup, while a lane reads a row at the cost of a loop: so
+	// rows of up to perItemLenCPU elements go an invocation each once there
+	// are perItemRowsCPU of them (8 lanes' worth per core).
+	perItemRowsCPU = 8
+	perItemLenCPU  = 4096
 )
+
+// splitPartLen is the elements a workgroup of a split row takes: on a CPU
+// adapter 16 times partLen, so that a workgroup's barriers (perItemRowsCPU's
+// comment) are paid once per 256 elements a lane rather than per 16.
+func splitPartLen() int {
+	if software() {
+		return 16 * partLen
+	}
+	return partLen
+}
+
+// perItemRowsFit says whether rows rows of n elements (columnWise: read
+// down a column) are reduced an invocation per row rather than a workgroup
+// per row.
+func perItemRowsFit(rows, n int, columnWise bool) bool {
+	if software() && rows >= perItemRowsCPU && n <= perItemLenCPU {
+		return true
+	}
+	return rows >= perItemRows && (n <= perItemLen || columnWise)
+}
 
 func reduceKernel(op string) dispatch.Kernel[ops.Reduce] {
 	return func(out *dispatch.Tensor, in []*dispatch.Tensor, r ops.Reduce) error {
@@ -102,13 +129,13 @@ func reduceTo(op string, out, x *dispatch.Tensor, dims []int, correction int, ds
 	}
 	n := dispatch.Numel(l.rShape)
 	parts := 1
-	if rows < splitBelowRows && n >= 2*partLen {
-		parts = min((n+partLen-1)/partLen, maxParts)
+	if part := splitPartLen(); rows < splitBelowRows && n >= 2*part {
+		parts = min((n+part-1)/part, maxParts)
 	}
 	chunk := (n + parts - 1) / parts
 	if parts == 1 {
 		// The per-row form finishes its row; States come from workgroups.
-		perItem := dst == "out" && rows >= perItemRows && (n <= perItemLen || l.columnWise())
+		perItem := dst == "out" && perItemRowsFit(rows, n, l.columnWise())
 		sh, err := reduceShader(op, t, outT, perItem, "tensor", dst)
 		if err != nil {
 			return err
