@@ -1,12 +1,16 @@
 package wgpu
 
 import (
+	"fmt"
+
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // softmax and log_softmax (softmax.wgsl): one workgroup per line along the
-// dim, reading the strided input where it lies. A few long lines would
+// dim, or one invocation per line where lines are many and short or the
+// adapter is a CPU (perItemRowsFit), reading the strided input where it
+// lies. A few long lines would
 // leave the device idle, so they take logsumexp's split reduction and an
 // elementwise pass instead.
 
@@ -33,9 +37,13 @@ func softmaxKernel(op string, log bool) dispatch.Kernel[ops.Scan] {
 		if x.Rank() > 0 && lines < splitBelowRows && x.Shape[dim] >= 2*partLen {
 			return softmaxSplit(op, out, x, dim, log)
 		}
-		sh, err := shaderFor(op, "softmax", struct{ Log bool }{log})
+		perItem := x.Rank() > 0 && perItemRowsFit(lines, x.Shape[dim], false)
+		sh, err := shaderFor(fmt.Sprintf("%s/peritem=%v", op, perItem), "softmax", struct{ Log, PerItem bool }{log, perItem})
 		if err != nil {
 			return err
+		}
+		if perItem {
+			return launch(op, sh, grid(lines), p, out, x)
 		}
 		return launch(op, sh, grid(lines*workgroup), p, out, x)
 	}

@@ -8,10 +8,13 @@ sums in float64), and a third walk writes exp(x - max) / sum, or
 overflowing. exp and log are math.wgsl's expf and logf, as for the Exp and
 Log ops: WGSL's builtins are tens of ulp off on lavapipe.
 
-Data: .Log is true for log_softmax. Elements are f32.
+Data: .Log is true for log_softmax, .PerItem for the invocation-per-line
+form (the same three walks by one invocation, where lines are many and
+short, or on a CPU adapter: ops_reduce.go's perItemRowsFit). Elements are
+f32.
 
-Launch: workgroup w (w = wid.y * nwg.x + wid.x; at or past p[0] return) is
-line w, the row-major index over every dim but the softmax one, with
+Launch: workgroup w (w = wid.y * nwg.x + wid.x; at or past p[0] return),
+or in the per-line form item w (the prelude's numbering), is line w, the row-major index over every dim but the softmax one, with
 cumsum's line layout (reduce.wgsl, "lines"; ops_reduce.go, lineParams). The
 output is contiguous at element 0.
 */}}
@@ -20,6 +23,53 @@ output is contiguous at element 0.
 {{template "lines" .}}
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 @group(0) @binding(2) var<storage, read> src: array<f32>;
+
+{{- if .PerItem}}
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let w = item(gid, nwg);
+    if (w >= p[0]) {
+        return;
+    }
+    let n = p[1];
+    let xs = bitcast<i32>(p[3]);
+    let os = bitcast<i32>(p[4]);
+    let line = lineBase(w);
+    var m = -inf_f32();
+    for (var j = 0u; j < n; j = j + 1u) {
+        let v = src[u32(line.x + i32(j) * xs)];
+        if (v > m || is_nan(v)) {
+            m = v;
+        }
+    }
+    // Summed in blocks of 8 within blocks of 64, as reduce.wgsl's per-row
+    // form, for an error near the workgroup tree's.
+    var sum = 0.0;
+    for (var j0 = 0u; j0 < n; j0 = j0 + 64u) {
+        var block = 0.0;
+        for (var j1 = j0; j1 < min(j0 + 64u, n); j1 = j1 + 8u) {
+            var part = 0.0;
+            for (var j = j1; j < min(j1 + 8u, n); j = j + 1u) {
+                part = part + expf(src[u32(line.x + i32(j) * xs)] - m);
+            }
+            block = block + part;
+        }
+        sum = sum + block;
+    }
+{{- if .Log}}
+    let ls = logf(sum);
+{{- end}}
+    for (var j = 0u; j < n; j = j + 1u) {
+        let v = src[u32(line.x + i32(j) * xs)] - m;
+{{- if .Log}}
+        dst[u32(line.y + i32(j) * os)] = v - ls;
+{{- else}}
+        dst[u32(line.y + i32(j) * os)] = expf(v) / sum;
+{{- end}}
+    }
+}
+{{- else}}
 
 var<workgroup> lanes: array<f32, 256>;
 
@@ -83,6 +133,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 {{- end}}
     }
 }
+{{- end}}
 {{end}}
 
 {{/*
