@@ -110,7 +110,7 @@ bench: deps
 	@mkdir -p bench-out
 	$(GO) run ./cmd/lathe-bench --devices all --vs-torch --json bench-out/bench.json --plot bench-out/bench.svg | tee bench-out/lathe-bench.txt
 	$(GO) test -run '^$$' -bench . -benchtime 1s ./ ./backends/cpu/ ./dispatch/ | tee bench-out/go-bench.txt
-	LATHE_DIST_BENCH=1 $(GO) test -count=1 -run '^TestMPIBench$$' ./dist/ | tee bench-out/dist-bench.txt
+	LATHE_DIST_BENCH=1 $(GO) test -count=1 -v -run '^TestMPIBench$$' ./dist/ | tee bench-out/dist-bench.txt
 
 # The GPU check (DESIGN.md, Tests): `make gpu-build` here compiles the test
 # binaries, lathe-bench and the PTX into gpu/ (git-ignored); on the lent GPU

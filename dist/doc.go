@@ -28,5 +28,7 @@
 // p2p.go (the calls and their checks), hostdata.go (tensors to host
 // bytes and back), engine.go (the transport contract, and the group of
 // one), mpi.go with mpi_shim.c and cdecl.h (the Open MPI binding),
-// ddp.go (DataParallel, Sampler).
+// nccl.go (the NCCL binding) and nccl_group.go (a group of cuda tensors
+// over it), store.go (a TCP rendezvous for NCCL's unique id, for the
+// torchrun launch that is not wired yet), ddp.go (DataParallel, Sampler).
 package dist

@@ -153,13 +153,23 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
-	// A tensor on a device the group was not built for.
-	if w := lathe.Zeros(lathe.WGPU(0), lathe.Float32, 2); w.Err() == nil {
-		if _, err := g.AllReduce(ctx, w, Sum); !errors.Is(err, lathe.ErrDevice) {
-			t.Errorf("all_reduce of a wgpu:0 tensor on a cpu group: %v", err)
+	// A tensor on a device the group was not built for: the first of
+	// wgpu:0 and cuda:0 that opens here.
+	foreign := false
+	for _, dev := range []lathe.Device{lathe.WGPU(0), lathe.CUDA(0)} {
+		w := lathe.Zeros(dev, lathe.Float32, 2)
+		if w.Err() != nil {
+			t.Logf("%v does not open here: %v", dev, w.Err())
+			continue
 		}
-	} else {
-		t.Logf("wgpu:0 does not open here (%v): the wrong-device case runs with the cuda device instead", w.Err())
+		foreign = true
+		if _, err := g.AllReduce(ctx, w, Sum); !errors.Is(err, lathe.ErrDevice) {
+			t.Errorf("all_reduce of a %v tensor on a cpu group: %v", dev, err)
+		}
+		break
+	}
+	if !foreign {
+		t.Log("neither wgpu:0 nor cuda:0 opens here: the wrong-device case did not run")
 	}
 	if err := g.Close(); err != nil {
 		t.Fatal(err)
