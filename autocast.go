@@ -46,34 +46,47 @@ func init() {
 		&ops.ConvInputBackward.Schema: castLower, // conv_transpose's forward
 		&opLinear.Schema:              castLower,
 		&opLinearBias.Schema:          castLower,
+		&opEinsum.Schema:              castLower,
 
 		// fp32: pointwise ops that lose range or precision in 16 bits, the
 		// norms, the losses, and (fp32_set_opt_dtype) the accumulating ops.
-		&ops.Exp.Schema:           castFloat32,
-		&ops.Expm1.Schema:         castFloat32,
-		&ops.Log.Schema:           castFloat32,
-		&ops.Log1p.Schema:         castFloat32,
-		&ops.Reciprocal.Schema:    castFloat32,
-		&ops.Rsqrt.Schema:         castFloat32,
-		&ops.Pow.Schema:           castFloat32,
-		&ops.Softplus.Schema:      castFloat32,
-		&ops.LogSumExp.Schema:     castFloat32,
-		&ops.Sum.Schema:           castFloat32,
-		&ops.Prod.Schema:          castFloat32,
-		&ops.CumSum.Schema:        castFloat32,
-		&ops.Softmax.Schema:       castFloat32,
-		&ops.LogSoftmax.Schema:    castFloat32,
-		&opLayerNorm.Schema:       castFloat32,
-		&opLayerNormAffine.Schema: castFloat32,
-		&opGroupNorm.Schema:       castFloat32,
-		&opNLLLoss.Schema:         castFloat32,
-		&opCrossEntropy.Schema:    castFloat32, // log_softmax then nll_loss, both fp32
-		&opMSELoss.Schema:         castFloat32,
+		&ops.Asin.Schema:               castFloat32,
+		&ops.Acos.Schema:               castFloat32,
+		&ops.Tan.Schema:                castFloat32,
+		&ops.Sinh.Schema:               castFloat32,
+		&ops.Cosh.Schema:               castFloat32,
+		&ops.Exp.Schema:                castFloat32,
+		&ops.Expm1.Schema:              castFloat32,
+		&ops.Log.Schema:                castFloat32,
+		&ops.Log1p.Schema:              castFloat32,
+		&ops.Reciprocal.Schema:         castFloat32,
+		&ops.Rsqrt.Schema:              castFloat32,
+		&ops.Pow.Schema:                castFloat32,
+		&ops.Softplus.Schema:           castFloat32,
+		&ops.LogSumExp.Schema:          castFloat32,
+		&ops.Sum.Schema:                castFloat32,
+		&ops.Prod.Schema:               castFloat32,
+		&ops.CumSum.Schema:             castFloat32,
+		&ops.Softmax.Schema:            castFloat32,
+		&ops.LogSoftmax.Schema:         castFloat32,
+		&opLayerNorm.Schema:            castFloat32,
+		&opLayerNormAffine.Schema:      castFloat32,
+		&opGroupNorm.Schema:            castFloat32,
+		&opVectorNorm.Schema:           castFloat32, // linalg_vector_norm
+		&opNLLLoss.Schema:              castFloat32,
+		&opNLLLossWeighted.Schema:      castFloat32,
+		&opCrossEntropy.Schema:         castFloat32, // log_softmax then nll_loss, both fp32
+		&opCrossEntropyWeighted.Schema: castFloat32,
+		&opMSELoss.Schema:              castFloat32,
 
 		// promote: ops that take one dtype (torch promotes cat and stack).
-		&ops.Concat.Schema: castWidest,
-		&ops.Stack.Schema:  castWidest,
-		&ops.Where.Schema:  castWidest,
+		&ops.Concat.Schema:      castWidest,
+		&ops.Stack.Schema:       castWidest,
+		&ops.Where.Schema:       castWidest,
+		&ops.Atan2.Schema:       castWidest,
+		&ops.ScatterAdd.Schema:  castWidest,
+		&ops.IndexPut.Schema:    castWidest,
+		&ops.GridSampler.Schema: castWidest,
 	}
 }
 
@@ -90,13 +103,16 @@ var (
 // Autocast runs f with mixed precision for the calling goroutine
 // (goroutines that f starts run as usual), as torch.autocast with dtype:
 //
-//   - matmul, Linear, the convolutions and the transposed convolutions cast
-//     their float32 inputs (bias included) to dtype and give a dtype result;
-//     the kernels accumulate in float32, so the result is rounded once;
-//   - exp, log, log1p, expm1, reciprocal, rsqrt, pow, softplus, sum, prod,
-//     cumsum, logsumexp, softmax, log_softmax, layer_norm, group_norm and the
-//     losses cast float16 and bfloat16 inputs to float32;
-//   - concat, stack and where cast their floating inputs to the widest;
+//   - matmul, einsum, Linear, the convolutions and the transposed
+//     convolutions cast their float32 inputs (bias included) to dtype and
+//     give a dtype result; the kernels accumulate in float32, so the result
+//     is rounded once;
+//   - asin, acos, tan, sinh, cosh, exp, log, log1p, expm1, reciprocal,
+//     rsqrt, pow, softplus, sum, prod, cumsum, logsumexp, softmax,
+//     log_softmax, vector_norm, layer_norm, group_norm and the losses cast
+//     float16 and bfloat16 inputs to float32;
+//   - concat, stack, where, atan2, scatter_add, index_put and grid_sample
+//     cast their floating inputs to the widest;
 //   - every other op runs on its inputs as they are, with the usual
 //     promotion (bfloat16 + float32 is float32).
 //

@@ -3,6 +3,7 @@ package lathe
 import (
 	"errors"
 	"math"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -117,6 +118,29 @@ func TestAutocastPolicies(t *testing.T) {
 		{"relu/f16 as is", func() *Tensor { return h.ReLU() }, Float16},
 		{"concat/widest", func() *Tensor { return Concat([]*Tensor{h, x}, 0) }, Float32},
 		{"linear then relu", func() *Tensor { return x.Linear(w, b).ReLU() }, Float16},
+		{"einsum/f32", func() *Tensor { return Einsum("ij,kj->ik", x, w) }, Float16},
+		{"asin/f16", func() *Tensor { return h.MulScalar(0.1).Asin() }, Float32},
+		{"acos/f16", func() *Tensor { return h.MulScalar(0.1).Acos() }, Float32},
+		{"tan/f16", func() *Tensor { return h.Tan() }, Float32},
+		{"sinh/f16", func() *Tensor { return h.Sinh() }, Float32},
+		{"cosh/f16", func() *Tensor { return h.Cosh() }, Float32},
+		{"vector_norm/f16", func() *Tensor { return h.Norm(2, 1) }, Float32},
+		{"cross_entropy weighted/f16", func() *Tensor {
+			return h.CrossEntropy(FromSlice(CPU, []int64{0, 3, 1}, 3), ClassWeights(FromSlice(CPU, []float32{1, 2, 3, 4}, 4)))
+		}, Float32},
+		{"nll_loss weighted/f16", func() *Tensor {
+			return h.NLLLoss(FromSlice(CPU, []int64{0, 3, 1}, 3), ClassWeights(FromSlice(CPU, []float32{1, 2, 3, 4}, 4)))
+		}, Float32},
+		{"atan2/widest", func() *Tensor { return h.Atan2(x) }, Float32},
+		{"scatter_add/widest", func() *Tensor {
+			return x.ScatterAdd(1, FromSlice(CPU, []int64{0, 1, 2, 3, 3, 2, 1, 0, 1, 1, 1, 1}, 3, 4), h)
+		}, Float32},
+		{"index_put/widest", func() *Tensor {
+			return h.IndexPut([]*Tensor{FromSlice(CPU, []int64{2, 0}, 2)}, x.Narrow(0, 0, 2), false)
+		}, Float32},
+		{"grid_sample/widest", func() *Tensor {
+			return GridSample(x.Reshape(1, 1, 3, 4), h.Narrow(1, 0, 2).Reshape(1, 1, 3, 2))
+		}, Float32},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -212,4 +236,39 @@ func TestAutocastGoroutines(t *testing.T) {
 	others.Wait()
 	close(done)
 	wg.Wait()
+}
+
+// TestAutocastFloat32Whole checks that an op on the fp32 list runs whole
+// in float32, as torch's does, and not only its last step: vector_norm's
+// squares and cross-entropy's weighted terms of a float16 input equal the
+// same op's on the input widened first.
+func TestAutocastFloat32Whole(t *testing.T) {
+	lathe16 := FromSlice(CPU, []float32{1.001, 2.003, 3.007, 250.1, -7.77, 0.333, 11.11, 9.99}, 2, 4).Cast(Float16)
+	wide := lathe16.Cast(Float32)
+	target := FromSlice(CPU, []int64{3, 0}, 2)
+	weights := ClassWeights(FromSlice(CPU, []float32{0.3, 1, 2, 0.7}, 4))
+	for _, c := range []struct {
+		name string
+		f    func(x *Tensor) *Tensor
+	}{
+		{"vector_norm", func(x *Tensor) *Tensor { return x.Norm(2, 1) }},
+		{"cross_entropy weighted", func(x *Tensor) *Tensor { return x.CrossEntropy(target, weights) }},
+	} {
+		var got *Tensor
+		if err := Autocast(Float16, func() { got = c.f(lathe16) }); err != nil {
+			t.Fatal(err)
+		}
+		want := c.f(wide)
+		g, err := got.Float32s()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		w, err := want.Float32s()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !slices.Equal(g, w) {
+			t.Errorf("%s under autocast: %v, want float32's %v", c.name, g, w)
+		}
+	}
 }

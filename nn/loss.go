@@ -147,6 +147,11 @@ func BCEWithLogits(x, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
 	if err := c.check("bce_with_logits"); err != nil {
 		return lathe.Failed(err)
 	}
+	if lathe.AutocastDType() != 0 {
+		// On torch's fp32 list: the whole loss in float32, not only the
+		// exp and log1p that lathe's table casts.
+		x, target = float32Of(x), float32Of(target)
+	}
 	loss := x.MaximumScalar(0).Sub(x.Mul(target)).Add(x.Abs().Neg().Exp().Log1p())
 	switch c.reduction {
 	case lathe.ReduceMean:
@@ -179,4 +184,12 @@ func shapeString(s []int) string {
 		b = strconv.AppendInt(b, int64(n), 10)
 	}
 	return string(append(b, ']'))
+}
+
+// float32Of is t cast to float32 where it is a 16-bit float, else t.
+func float32Of(t *lathe.Tensor) *lathe.Tensor {
+	if dt := t.DType(); dt == lathe.Float16 || dt == lathe.BFloat16 {
+		return t.Cast(lathe.Float32)
+	}
+	return t
 }

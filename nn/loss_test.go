@@ -3,6 +3,7 @@ package nn
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/lathe-ml/lathe"
@@ -165,5 +166,32 @@ func TestInvalidReduction(t *testing.T) {
 		if err := got.Err(); !errors.Is(err, lathe.ErrValue) || !errors.As(err, &e) || e.Arg != "reduction" {
 			t.Errorf("%s with reduction 7: error %v, want an ErrValue about the reduction", name, err)
 		}
+	}
+}
+
+// TestBCEWithLogitsAutocast checks that under autocast the loss runs in
+// float32 throughout (torch's fp32 list): on bfloat16 logits it equals
+// the loss of the logits widened first.
+func TestBCEWithLogitsAutocast(t *testing.T) {
+	x := lathe.FromSlice(lathe.CPU, []float32{3.1, -2.7, 0.45, 17.5, -0.01, 1.9}, 2, 3).Cast(lathe.BFloat16)
+	y := lathe.FromSlice(lathe.CPU, []float32{1, 0, 0.25, 1, 0.5, 0}, 2, 3).Cast(lathe.BFloat16)
+	var got *lathe.Tensor
+	if err := lathe.Autocast(lathe.BFloat16, func() { got = BCEWithLogits(x, y, Reduction(lathe.ReduceNone)) }); err != nil {
+		t.Fatal(err)
+	}
+	want := BCEWithLogits(x.Cast(lathe.Float32), y.Cast(lathe.Float32), Reduction(lathe.ReduceNone))
+	if got.DType() != lathe.Float32 {
+		t.Fatalf("dtype %v under autocast, want float32", got.DType())
+	}
+	g, err := got.Float32s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := want.Float32s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(g, w) {
+		t.Errorf("under autocast %v, want float32's %v", g, w)
 	}
 }
