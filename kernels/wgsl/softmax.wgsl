@@ -24,6 +24,25 @@ output is contiguous at element 0.
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 @group(0) @binding(2) var<storage, read> src: array<f32>;
 
+// lineScale is what result needs of a line's sum of exp(x - max): log(sum)
+// for log_softmax, else the sum.
+fn lineScale(sum: f32) -> f32 {
+{{- if .Log}}
+    return logf(sum);
+{{- else}}
+    return sum;
+{{- end}}
+}
+
+// result is the output for v = x - max on a line of lineScale scale.
+fn result(v: f32, scale: f32) -> f32 {
+{{- if .Log}}
+    return v - scale;
+{{- else}}
+    return expf(v) / scale;
+{{- end}}
+}
+
 {{- if .PerItem}}
 
 @compute @workgroup_size(256)
@@ -57,16 +76,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         }
         sum = sum + block;
     }
-{{- if .Log}}
-    let ls = logf(sum);
-{{- end}}
+    let scale = lineScale(sum);
     for (var j = 0u; j < n; j = j + 1u) {
-        let v = src[u32(line.x + i32(j) * xs)] - m;
-{{- if .Log}}
-        dst[u32(line.y + i32(j) * os)] = v - ls;
-{{- else}}
-        dst[u32(line.y + i32(j) * os)] = expf(v) / sum;
-{{- end}}
+        dst[u32(line.y + i32(j) * os)] = result(src[u32(line.x + i32(j) * xs)] - m, scale);
     }
 }
 {{- else}}
@@ -121,16 +133,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     sum = lanes[0];
 
-{{- if .Log}}
-    let ls = logf(sum);
-{{- end}}
+    let scale = lineScale(sum);
     for (var j = lid; j < n; j = j + WG) {
-        let v = src[u32(line.x + i32(j) * xs)] - m;
-{{- if .Log}}
-        dst[u32(line.y + i32(j) * os)] = v - ls;
-{{- else}}
-        dst[u32(line.y + i32(j) * os)] = expf(v) / sum;
-{{- end}}
+        dst[u32(line.y + i32(j) * os)] = result(src[u32(line.x + i32(j) * xs)] - m, scale);
     }
 }
 {{- end}}
