@@ -31,6 +31,8 @@ func matmulAgainstCPU(t *testing.T) {
 	vec := lathe.RandN(lathe.CPU, lathe.Float32, 17)
 	manyA := lathe.RandN(lathe.CPU, lathe.Float32, 66000, 1, 2)
 	manyB := lathe.RandN(lathe.CPU, lathe.Float32, 66000, 2, 1)
+	emptyA := lathe.RandN(lathe.CPU, lathe.Float32, 3, 0)
+	emptyB := lathe.RandN(lathe.CPU, lathe.Float32, 0, 4)
 	wideA := lathe.RandN(lathe.CPU, lathe.Float32, 2, 260, 37)
 	wideB := lathe.RandN(lathe.CPU, lathe.Float32, 37, 131)
 	ia := lathe.Arange(lathe.CPU, lathe.Int32, -40, 40, 1).Reshape(4, 20)
@@ -61,6 +63,9 @@ func matmulAgainstCPU(t *testing.T) {
 		{"edges_of_128_tiles/transposed", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
 			return on(wideB).MT().MatMul(on(wideA).MT())
 		}, 1e-4},
+		{"k=0", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
+			return on(emptyA).MatMul(on(emptyB))
+		}, 0},
 		{"66000_tiles", func(on func(*lathe.Tensor) *lathe.Tensor) *lathe.Tensor {
 			return on(manyA).MatMul(on(manyB))
 		}, 1e-5},
