@@ -23,6 +23,7 @@ sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
 from conv import conv, grad_conv  # noqa: E402
 from elementwise import binary, elementwise  # noqa: E402
 from gradtensor import grad  # noqa: E402
+from grad_narrow import grad_narrow  # noqa: E402
 from interp import grad_interp, interp_cases  # noqa: E402
 import half  # noqa: E402
 import promote  # noqa: E402
@@ -56,7 +57,7 @@ def main():
     for make in (elementwise, binary, reductions, matmul, views, indexing, nn, grad,
                  pool, grad_pool, interp_cases, grad_interp, norm, grad_norm, conv, grad_conv, stress, narrow,
                  pad, grad_pad, loss_weight, grad_loss_weight, shape_ops, grad_shape_ops, sort, grad_sort,
-                 attention, grad_attention, grid_cases, grad_grid, select, grad_select):
+                 attention, grad_attention, grid_cases, grad_grid, select, grad_select, grad_narrow):
         path, n = make().write(folder)
         total += n
         size += os.path.getsize(path)

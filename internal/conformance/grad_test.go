@@ -84,7 +84,9 @@ func TestGradCases(t *testing.T) {
 	t.Logf("%d gradient cases (%d with a Hessian-vector product) over %d op keys", len(cases), hvp, len(used))
 }
 
-func isFloat(dt string) bool { return dt == "float32" || dt == "float64" }
+func isFloat(dt string) bool {
+	return dt == "float32" || dt == "float64" || dt == "float16" || dt == "bfloat16"
+}
 
 // TestGrad runs every gradient case on every device: lathe.Grad of the op's
 // output, with the case's upstream gradient, against torch's input
