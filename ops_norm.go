@@ -42,19 +42,7 @@ var (
 	// channels (with all their positions), per sample, then applies weight
 	// and bias [C].
 	opGroupNorm = composite("group_norm", []string{"x", "weight", "bias"}, func(in []*Tensor, a groupNormAttrs) *Tensor {
-		x := in[0]
-		n, c := x.t.Shape[0], x.t.Shape[1]
-		per := 0 // elements per group; a reshape to -1 is ambiguous when x is empty
-		if n > 0 {
-			per = x.t.Numel() / (n * a.groups)
-		}
-		g := x.Reshape(n, a.groups, per)
-		// The statistics [N, G, 1] repeated for each channel of its group,
-		// shaped [N, C, 1, ...] to broadcast over x.
-		bcast := channelShape(x.t.Rank(), c)
-		perSample := slices.Concat([]int{n}, bcast[1:])
-		stat := func(t *Tensor) *Tensor { return t.Expand(n, a.groups, c/a.groups).Reshape(perSample...) }
-		return scaleShift(x, stat(g.MeanKeepDim(2)), stat(g.VarKeepDim(false, 2)), in[1], in[2], a.eps, bcast)
+		return inFloat32(in, func(in []*Tensor) *Tensor { return groupNorm(in, a) })
 	})
 	opPixelShuffle = composite("pixel_shuffle", []string{"x"}, func(in []*Tensor, r int) *Tensor {
 		return pixelShuffle(in[0], r, false)
@@ -63,6 +51,50 @@ var (
 		return pixelShuffle(in[0], r, true)
 	})
 )
+
+// groupNorm is group_norm's composite on x, weight and bias (in).
+func groupNorm(in []*Tensor, a groupNormAttrs) *Tensor {
+	x := in[0]
+	n, c := x.t.Shape[0], x.t.Shape[1]
+	per := 0 // elements per group; a reshape to -1 is ambiguous when x is empty
+	if n > 0 {
+		per = x.t.Numel() / (n * a.groups)
+	}
+	g := x.Reshape(n, a.groups, per)
+	// The statistics [N, G, 1] repeated for each channel of its group,
+	// shaped [N, C, 1, ...] to broadcast over x.
+	bcast := channelShape(x.t.Rank(), c)
+	perSample := slices.Concat([]int{n}, bcast[1:])
+	stat := func(t *Tensor) *Tensor { return t.Expand(n, a.groups, c/a.groups).Reshape(perSample...) }
+	return scaleShift(x, stat(g.MeanKeepDim(2)), stat(g.VarKeepDim(false, 2)), in[1], in[2], a.eps, bcast)
+}
+
+// inFloat32 runs f on in with its float16 and bfloat16 tensors widened to
+// float32 and rounds f's result back to the first one's dtype once: a
+// composite then keeps its statistics and intermediates in float32, as
+// PyTorch's kernel of the op does, where each of its ops would round to 16
+// bits. Other dtypes go to f as they are. The casts are on the tape, and go
+// with the graph.
+func inFloat32(in []*Tensor, f func([]*Tensor) *Tensor) *Tensor {
+	var narrow DType
+	wide := make([]*Tensor, len(in))
+	for i, t := range in {
+		wide[i] = t
+		if t != nil && t.err == nil && (t.t.DType == Float16 || t.t.DType == BFloat16) {
+			if narrow == 0 {
+				narrow = t.t.DType
+			}
+			wide[i] = t.Cast(Float32)
+		}
+	}
+	if narrow == 0 {
+		return f(in)
+	}
+	out32 := f(wide)
+	out := out32.Cast(narrow)
+	ReleaseWithGraph(out, append(newOf(in, wide), out32)...)
+	return out
+}
 
 // scaleShift is (x - mean)/√(variance + eps)·weight + bias, computed as
 // x·s + (bias - mean·s) with s = weight/√(variance + eps), as PyTorch's cpu

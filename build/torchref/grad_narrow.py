@@ -69,4 +69,6 @@ def grad_narrow():
           {"reduction": "mean"})
         g(f"layer_norm/{s}/[3,8]/[8]", "layer_norm", [h([3, 8]), h([8]), h([8])],
           lambda x, w, b: F.layer_norm(x, [8], w, b, 1e-5), {"normalized_shape": [8], "eps": 1e-5})
+        g(f"group_norm/{s}/[2,4,3]/groups2", "group_norm", [h([2, 4, 3]), h([4]), h([4])],
+          lambda x, w, b: F.group_norm(x, 2, w, b, 1e-5), {"groups": 2, "eps": 1e-5})
     return fam

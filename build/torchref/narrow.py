@@ -148,4 +148,13 @@ def narrow():
             fam.case(f"cast/{s}_to_{SHORT[to]}", "cast", [edge], lambda x, to=to: x.to(DTYPES[to]), {"dtype": to})
         fam.case(f"add/{s}/promote_i32", "add", [a, a.int()], lambda x, y: x + y)
         fam.case(f"add_scalar/{s}/out_of_range/error", "add_scalar", [a], None, {"s": 300.0}, error="value")
+
+    # The norms: statistics in float32, the result rounded once (the
+    # reference is float32's: torch 1.13's cpu kernels for bfloat16 differ).
+    for dt in HALVES:
+        s = SHORT[dt]
+        add(fam, f"layer_norm/{s}/[3,8]/[8]", "layer_norm", [half([3, 8], dt), half([8], dt), half([8], dt)],
+            lambda x, w, b: F.layer_norm(x, [8], w, b, 1e-5), {"normalized_shape": [8], "eps": 1e-5}, ref32=True)
+        add(fam, f"group_norm/{s}/[2,4,3]/groups2", "group_norm", [half([2, 4, 3], dt), half([4], dt), half([4], dt)],
+            lambda x, w, b: F.group_norm(x, 2, w, b, 1e-5), {"groups": 2, "eps": 1e-5}, ref32=True)
     return fam
