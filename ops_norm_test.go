@@ -176,3 +176,37 @@ func closeAll(got, want []float64, tol float64) bool {
 	}
 	return true
 }
+
+// TestHalfNormsRoundOnce checks that the composite norms of a float16 or
+// bfloat16 x keep their intermediates in float32 and round once, as
+// PyTorch's kernels do: bit for bit the op on x widened, rounded to x's
+// dtype. (Each op of the composite rounding to 16 bits moved the vector
+// norm's last bit in half of these rows; group norm's by several ulp, which
+// the conformance suite's 16-bit cases see.)
+func TestHalfNormsRoundOnce(t *testing.T) {
+	Seed(3)
+	for _, dt := range []DType{BFloat16, Float16} {
+		x := RandN(CPU, Float32, 8, 4, 16).Cast(dt)
+		for _, c := range []struct {
+			name string
+			f    func(x *Tensor) *Tensor
+		}{
+			{"vector_norm p=1", func(x *Tensor) *Tensor { return x.Norm(1, 2) }},
+			{"vector_norm p=2", func(x *Tensor) *Tensor { return x.Norm(2, 2) }},
+			{"vector_norm p=3", func(x *Tensor) *Tensor { return x.Norm(3, 1, 2) }},
+			{"group_norm", func(x *Tensor) *Tensor { return x.GroupNorm(2, nil, nil, 1e-5) }},
+		} {
+			got, err := c.f(x).Float32s()
+			if err != nil {
+				t.Fatalf("%v %s: %v", dt, c.name, err)
+			}
+			want, err := c.f(x.Cast(Float32)).Cast(dt).Float32s()
+			if err != nil {
+				t.Fatalf("%v %s: %v", dt, c.name, err)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%v %s: %v, want the float32 result rounded once %v", dt, c.name, got, want)
+			}
+		}
+	}
+}

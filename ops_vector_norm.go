@@ -26,7 +26,7 @@ type vectorNormAttrs struct {
 }
 
 var opVectorNorm = composite("vector_norm", []string{"x"}, func(in []*Tensor, a vectorNormAttrs) *Tensor {
-	return vectorNorm(in[0], a)
+	return inFloat32(in, func(in []*Tensor) *Tensor { return vectorNorm(in[0], a) })
 })
 
 // Norm is the vector p-norm of x over dims (every dim when none is given;

@@ -149,12 +149,16 @@ def narrow():
         fam.case(f"add/{s}/promote_i32", "add", [a, a.int()], lambda x, y: x + y)
         fam.case(f"add_scalar/{s}/out_of_range/error", "add_scalar", [a], None, {"s": 300.0}, error="value")
 
-    # The norms: statistics in float32, the result rounded once (the
-    # reference is float32's: torch 1.13's cpu kernels for bfloat16 differ).
+    # The norms: statistics and sums in float32, the result rounded once
+    # (the reference is float32's: torch 1.13's cpu kernels for bfloat16
+    # differ).
     for dt in HALVES:
         s = SHORT[dt]
         add(fam, f"layer_norm/{s}/[3,8]/[8]", "layer_norm", [half([3, 8], dt), half([8], dt), half([8], dt)],
             lambda x, w, b: F.layer_norm(x, [8], w, b, 1e-5), {"normalized_shape": [8], "eps": 1e-5}, ref32=True)
         add(fam, f"group_norm/{s}/[2,4,3]/groups2", "group_norm", [half([2, 4, 3], dt), half([4], dt), half([4], dt)],
             lambda x, w, b: F.group_norm(x, 2, w, b, 1e-5), {"groups": 2, "eps": 1e-5}, ref32=True)
+        for p in (2.0, 3.0):
+            add(fam, f"vector_norm/{s}/p{p:g}/dims[1][4,16]", "vector_norm", [half([4, 16], dt)],
+                lambda x, p=p: torch.linalg.vector_norm(x, p, [1]), {"p": p, "dims": [1]}, ref32=True)
     return fam
