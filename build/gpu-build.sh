@@ -3,9 +3,11 @@
 # (which has CUDA, PyTorch and no Go): into gpu/ (git-ignored), which the
 # device tool carries (`carry: ["gpu"]`), well under its 64 MiB.
 #
-#   gpu/bin/*.test.xz   go test -c binaries (xz, as Dawn is): the conformance suite, the root
-#                       package, nn, backends/cuda, dist (NCCL) and backends/wgpu
-#   gpu/bin/lathe-bench the benchmark
+#   gpu/bin/all.tar.xz  one solid archive of the go test -c binaries (the
+#                       conformance suite, the root package, nn, backends/cuda,
+#                       dist (NCCL), the mlp and cnn examples, trained on cuda:0
+#                       in float32 and under autocast, and backends/wgpu) and
+#                       lathe-bench, the benchmark
 #   gpu/tree/           the files those read at run time, at their repository
 #                       paths (every testdata/ folder, build/bench_torch.py);
 #                       each test binary runs in gpu/tree/<its package>
@@ -40,7 +42,7 @@ mkdir -p gpu/bin gpu/tree/kernels/ptx gpu/tree/kernels/cuda
 flags=(-trimpath -ldflags=-s\ -w)
 
 # Test binaries: name = package path with / as _ (. is the root package).
-pkgs=(./internal/conformance . ./nn ./backends/cuda ./dist)
+pkgs=(./internal/conformance . ./nn ./backends/cuda ./dist ./examples/mlp ./examples/cnn)
 if ls backends/wgpu/*_test.go >/dev/null 2>&1; then
 	pkgs+=(./backends/wgpu)
 fi
@@ -105,7 +107,16 @@ fi
 pack() {
 	if command -v xz >/dev/null; then xz -9 -T0 "$@"; else gzip -9 "$@"; fi
 }
-pack gpu/bin/*
+# The binaries share most of their bytes (the Go runtime, lathe, the PTX
+# that each embeds), so they travel as one solid archive whose dictionary
+# spans them all: 14 MB, where nine .xz files were 37 (more than the
+# device tool carries beside the working tree). gpu-check.sh unpacks it.
+(cd gpu/bin && tar -cf all.tar --remove-files -- *)
+if command -v xz >/dev/null; then
+	xz -9 -T1 --lzma2=preset=9,dict=256MiB gpu/bin/all.tar
+else
+	gzip -9 gpu/bin/all.tar
+fi
 find gpu/cache -name '*.so*' -type f -print0 2>/dev/null | while IFS= read -r -d '' f; do pack "$f"; done
 # The tree's large files too (the conformance JSON and the PTX): gzip,
 # which they need no more than.

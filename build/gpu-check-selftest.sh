@@ -3,7 +3,7 @@
 # runs (make gpu-check-selftest; about 40 s, no GPU, no Go): a test binary
 # that passes on cuda:0, one whose device does not open, one that hangs,
 # one that is missing, one packed with xz on a machine whose xz fails (the
-# python3 fallback), and a ptxas that refuses sm_70 and sm_72 as CUDA
+# python3 fallback), one in gpu-build's solid archive, and a ptxas that refuses sm_70 and sm_72 as CUDA
 # 13's does. It checks the rows of summary.txt: present while the run is
 # still going (the hang), the hang cut by the deadline, the steps after it
 # failed as not run, a missing binary and an unopened device failed.
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 t=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check-selftest.XXXXXX")
 trap 'rm -rf "$t"' EXIT
 G=$t/gpu
-mkdir -p "$G/bin" "$G/tree/kernels/ptx" "$G/tree/internal/conformance" "$G/tree/backends/cuda" "$G/tree/backends/wgpu" "$t/path" "$t/out"
+mkdir -p "$G/bin" "$G/tree/kernels/ptx" "$G/tree/internal/conformance" "$G/tree/backends/cuda" "$G/tree/backends/wgpu" "$G/tree/dist" "$t/path" "$t/out"
 cp build/gpu-check.sh build/ptxas-archs.sh "$G/"
 printf '.version 7.8\n.target sm_70\n.address_size 64\n' >"$G/tree/kernels/ptx/a.ptx"
 cat >"$t/path/ptxas" <<'X'
@@ -38,6 +38,10 @@ echo FAIL
 exit 1
 X
 printf '#!/bin/sh\nexec sleep 1000\n' >"$G/bin/lathe.test"
+# dist.test travels in the solid archive that gpu-build makes (all.tar.xz).
+printf '#!/bin/sh\necho "--- PASS: TestNCCLOneRank (0.01s)"\necho PASS\n' >"$t/dist.test"
+chmod +x "$t/dist.test"
+tar -C "$t" -cf "$G/bin/all.tar" dist.test && xz -9 "$G/bin/all.tar" && rm "$t/dist.test"
 printf '#!/bin/sh\necho "BenchmarkMatmulWGPU/256 20 1 ns/op 12.5 GFLOP/s"\n' | gzip >"$G/bin/backends_wgpu.test.gz"
 # The cuda test binary travels as .xz, and this machine's xz is broken (a
 # stand-in that fails): gpu-check must fall back to python3's lzma.
@@ -65,6 +69,7 @@ expect "a row written while the run goes on" '^\| cuda-unit +\| pass' "$during"
 expect "an .xz binary unpacked without xz runs" '^\| cuda-unit +\| pass'
 expect "ptxas reports the toolkit's refusal" '^\| ptxas +\| pass .*refuses sm_70.*sm_72.*the toolkit'
 expect "the cuda:0 Describe line" 'cuda:0: Stand-in H200'
+expect "a binary from the archive runs" '^\| nccl +\| pass'
 expect "an unopened device fails" '^\| conf-cuda +\| fail .*cuda:0 did not open'
 expect "the hang is cut by the deadline" '^\| root +\| fail .*timed out.*cut to [0-9]+s by the deadline'
 expect "no time left: not run" '^\| nn +\| fail .*not run'

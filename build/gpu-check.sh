@@ -16,6 +16,8 @@
 #   wgpu-mm    the WGSL matmul's rate on wgpu:0
 #   nccl       dist's one-rank NCCL group on cuda:0 (TestNCCLOneRank)
 #   root, nn   the root package's and nn's tests, with cuda:0 required
+#   mlp, cnn   the examples trained on cuda:0 against the cpu, in float32
+#              and under autocast (bfloat16, float16): their TestTrain*Devices
 #   memcheck   compute-sanitizer memcheck (caching allocator off, leak
 #              check at the context's release) on a slice of conf-cuda
 #   bench      lathe-bench on cuda:0, beside PyTorch where it has CUDA
@@ -51,6 +53,13 @@ import lzma, shutil, sys
 with lzma.open(sys.argv[1]) as src, open(sys.argv[1][:-3], "wb") as dst:
     shutil.copyfileobj(src, dst)' "$f" && rm -f "$f"
 done
+# The binaries travel as one archive (gpu-build.sh says why).
+if [ -e "$G/bin/all.tar" ]; then
+	tar -xf "$G/bin/all.tar" -C "$G/bin" 2>/dev/null || python3 -c '
+import sys, tarfile
+tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$G/bin/all.tar" "$G/bin"
+	rm -f "$G/bin/all.tar"
+fi
 chmod +x "$G"/bin/* 2>/dev/null
 logdir=${OUT:-$G/out}
 mkdir -p "$logdir"
@@ -245,6 +254,10 @@ do_nccl() {
 }
 do_root() { stepenv="LATHE_DEVICE=cuda:0" gotest root lathe.test . cuda:0; }
 do_nn() { stepenv="LATHE_DEVICE=cuda:0" gotest nn nn.test nn cuda:0; }
+# The examples trained on cuda:0 against the cpu, in float32 and under
+# autocast in bfloat16 and float16 (their TestTrain*Devices).
+do_mlp() { gotest examples-mlp examples_mlp.test examples/mlp cuda:0 -test.run 'Devices$/^cuda:0$'; }
+do_cnn() { gotest examples-cnn examples_cnn.test examples/cnn cuda:0 -test.run 'Devices$/^cuda:0$'; }
 
 do_memcheck() {
 	local cs rc out=$logdir/memcheck.log bin=$G/bin/internal_conformance.test
@@ -333,6 +346,8 @@ gpustep grad-cuda do_grad_cuda 80
 gpustep nccl do_nccl 45
 gpustep root do_root 45
 gpustep nn do_nn 45
+gpustep mlp do_mlp 45
+gpustep cnn do_cnn 45
 gpustep memcheck do_memcheck 60
 gpustep bench do_bench 120
 step conf-wgpu do_conf_wgpu 90

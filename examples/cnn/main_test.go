@@ -6,8 +6,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
-
-	"github.com/lathe-ml/lathe/internal/testenv"
+	"github.com/lathe-ml/lathe/examples/internal/accel"
 )
 
 // TestTrainShort trains on half the default data for three epochs (half a
@@ -37,26 +36,23 @@ func TestTrainShort(t *testing.T) {
 	}
 }
 
-// TestTrainWGPU runs a short epoch on wgpu:0: the program is the cpu's,
-// unchanged (its labels are int64, as ArgMax's and the loss's targets are
-// on every device), and the loss must come out finite.
-func TestTrainWGPU(t *testing.T) {
-	gpu := lathe.WGPU(0)
-	for _, info := range lathe.DeviceStatus() {
-		if info.Device == gpu && !info.Available {
-			testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable: %s", info.Detail)
+// TestTrainDevices runs a short epoch on each accelerator (wgpu:0,
+// cuda:0): the program is the cpu's, unchanged (its labels are int64, as
+// ArgMax's and the loss's targets are on every device), and the loss must
+// come out finite.
+func TestTrainDevices(t *testing.T) {
+	accel.Each(t, func(t *testing.T, dev lathe.Device) {
+		cfg := DefaultConfig()
+		cfg.Train, cfg.Test, cfg.Epochs, cfg.Device = 64, 32, 1, dev
+		res, err := Train(cfg)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	cfg := DefaultConfig()
-	cfg.Train, cfg.Test, cfg.Epochs, cfg.Device = 64, 32, 1, gpu
-	res, err := Train(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("1 epoch on wgpu:0: loss %.4f, test accuracy %.1f%%, %v", res.Loss, 100*res.TestAccuracy, res.Elapsed)
-	if math.IsNaN(res.Loss) || math.IsInf(res.Loss, 0) || res.TestAccuracy < 0 || res.TestAccuracy > 1 {
-		t.Errorf("loss %v, accuracy %v", res.Loss, res.TestAccuracy)
-	}
+		t.Logf("1 epoch on %v: loss %.4f, test accuracy %.1f%%, %v", dev, res.Loss, 100*res.TestAccuracy, res.Elapsed)
+		if math.IsNaN(res.Loss) || math.IsInf(res.Loss, 0) || res.TestAccuracy < 0 || res.TestAccuracy > 1 {
+			t.Errorf("loss %v, accuracy %v", res.Loss, res.TestAccuracy)
+		}
+	})
 }
 
 // TestTrainAMP trains TestTrainShort's run under Autocast in bfloat16 and
@@ -99,38 +95,35 @@ func TestTrainAMP(t *testing.T) {
 	}
 }
 
-// TestTrainAMPWGPU runs TestTrainWGPU's short epoch under Autocast in
-// bfloat16 and float16 on wgpu:0, whose 16-bit floats are stored packed
-// and computed in float32 as the cpu's are, and wants the cpu's loss
-// under the same autocast: the same seed and minibatches, arithmetic that
-// differs only in float32 rounding before each result rounds to 16 bits.
-func TestTrainAMPWGPU(t *testing.T) {
-	gpu := lathe.WGPU(0)
-	for _, info := range lathe.DeviceStatus() {
-		if info.Device == gpu && !info.Available {
-			testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable: %s", info.Detail)
+// TestTrainAMPDevices runs TestTrainDevices' short epoch under Autocast
+// in bfloat16 and float16 on each accelerator, whose 16-bit floats compute
+// in float32 as the cpu's do (wgpu:0 stores them packed), and wants the
+// cpu's loss under the same autocast: the same seed and minibatches,
+// arithmetic that differs only in float32 rounding before each result
+// rounds to 16 bits.
+func TestTrainAMPDevices(t *testing.T) {
+	accel.Each(t, func(t *testing.T, dev lathe.Device) {
+		for _, dt := range []lathe.DType{lathe.BFloat16, lathe.Float16} {
+			t.Run(dt.String(), func(t *testing.T) {
+				cfg := DefaultConfig()
+				cfg.Train, cfg.Test, cfg.Epochs, cfg.AMP = 64, 32, 1, dt
+				onCPU, err := Train(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg.Device = dev
+				onDev, err := Train(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("1 epoch on %v under autocast to %v: loss %.4f, test accuracy %.1f%%, %v (cpu: %.4f, %.1f%%, %v)",
+					dev, dt, onDev.Loss, 100*onDev.TestAccuracy, onDev.Elapsed, onCPU.Loss, 100*onCPU.TestAccuracy, onCPU.Elapsed)
+				if !(math.Abs(onDev.Loss-onCPU.Loss) <= 0.02) {
+					t.Errorf("loss %.4f on %v, %.4f on cpu: want within 0.02", onDev.Loss, dev, onCPU.Loss)
+				}
+			})
 		}
-	}
-	for _, dt := range []lathe.DType{lathe.BFloat16, lathe.Float16} {
-		t.Run(dt.String(), func(t *testing.T) {
-			cfg := DefaultConfig()
-			cfg.Train, cfg.Test, cfg.Epochs, cfg.AMP = 64, 32, 1, dt
-			onCPU, err := Train(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.Device = gpu
-			onGPU, err := Train(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("1 epoch on wgpu:0 under autocast to %v: loss %.4f, test accuracy %.1f%%, %v (cpu: %.4f, %.1f%%, %v)",
-				dt, onGPU.Loss, 100*onGPU.TestAccuracy, onGPU.Elapsed, onCPU.Loss, 100*onCPU.TestAccuracy, onCPU.Elapsed)
-			if !(math.Abs(onGPU.Loss-onCPU.Loss) <= 0.02) {
-				t.Errorf("loss %.4f on wgpu:0, %.4f on cpu: want within 0.02", onGPU.Loss, onCPU.Loss)
-			}
-		})
-	}
+	})
 }
 
 func TestShapes(t *testing.T) {

@@ -6,8 +6,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
-
-	"github.com/lathe-ml/lathe/internal/testenv"
+	"github.com/lathe-ml/lathe/examples/internal/accel"
 )
 
 // TestTrainShort runs 20 epochs (a fraction of a second on two cores) and
@@ -37,22 +36,24 @@ func TestTrainShort(t *testing.T) {
 	}
 }
 
-// TestTrainWGPU trains the same run on wgpu:0 and wants the cpu's result:
-// the same seed gives the same initial weights and minibatches, and the
-// float32 arithmetic differs only in rounding.
-func TestTrainWGPU(t *testing.T) {
-	requireWGPU(t)
-	cfg := DefaultConfig()
-	cfg.Epochs = 20
-	onCPU, onGPU := trainOnBoth(t, cfg)
-	t.Logf("20 epochs on wgpu:0: loss %.4f, accuracy %.1f%%, %v (cpu: %.4f, %.1f%%, %v)",
-		onGPU.Loss, 100*onGPU.Accuracy, onGPU.Elapsed, onCPU.Loss, 100*onCPU.Accuracy, onCPU.Elapsed)
-	if !(onGPU.Accuracy >= 0.92) || math.Abs(onGPU.Accuracy-onCPU.Accuracy) > 0.02 {
-		t.Errorf("accuracy %.3f on wgpu:0, %.3f on cpu: want ≥ 0.92 and within 2 points", onGPU.Accuracy, onCPU.Accuracy)
-	}
-	if math.Abs(onGPU.Loss-onCPU.Loss) > 0.02 {
-		t.Errorf("loss %.4f on wgpu:0, %.4f on cpu: want within 0.02", onGPU.Loss, onCPU.Loss)
-	}
+// TestTrainDevices trains the same run on each accelerator (wgpu:0,
+// cuda:0) and wants the cpu's result: the same seed gives the same initial
+// weights and minibatches, and the float32 arithmetic differs only in
+// rounding.
+func TestTrainDevices(t *testing.T) {
+	accel.Each(t, func(t *testing.T, dev lathe.Device) {
+		cfg := DefaultConfig()
+		cfg.Epochs = 20
+		onCPU, onDev := trainOnBoth(t, cfg, dev)
+		t.Logf("20 epochs on %v: loss %.4f, accuracy %.1f%%, %v (cpu: %.4f, %.1f%%, %v)",
+			dev, onDev.Loss, 100*onDev.Accuracy, onDev.Elapsed, onCPU.Loss, 100*onCPU.Accuracy, onCPU.Elapsed)
+		if !(onDev.Accuracy >= 0.92) || math.Abs(onDev.Accuracy-onCPU.Accuracy) > 0.02 {
+			t.Errorf("accuracy %.3f on %v, %.3f on cpu: want ≥ 0.92 and within 2 points", onDev.Accuracy, dev, onCPU.Accuracy)
+		}
+		if math.Abs(onDev.Loss-onCPU.Loss) > 0.02 {
+			t.Errorf("loss %.4f on %v, %.4f on cpu: want within 0.02", onDev.Loss, dev, onCPU.Loss)
+		}
+	})
 }
 
 // TestTrainAMP trains the 20-epoch run under Autocast in bfloat16 and in
@@ -86,57 +87,47 @@ func TestTrainAMP(t *testing.T) {
 	}
 }
 
-// requireWGPU skips t, by name, where wgpu:0 cannot open (and fails it
-// where the run requires wgpu:0).
-func requireWGPU(t *testing.T) {
-	t.Helper()
-	for _, info := range lathe.DeviceStatus() {
-		if info.Device == lathe.WGPU(0) && !info.Available {
-			testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable: %s", info.Detail)
-		}
-	}
-}
-
-// trainOnBoth runs cfg on the cpu and then on wgpu:0.
-func trainOnBoth(t *testing.T, cfg Config) (onCPU, onGPU Result) {
+// trainOnBoth runs cfg on the cpu and then on dev.
+func trainOnBoth(t *testing.T, cfg Config, dev lathe.Device) (onCPU, onDev Result) {
 	t.Helper()
 	cfg.Device = lathe.CPU
 	onCPU, err := Train(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Device = lathe.WGPU(0)
-	if onGPU, err = Train(cfg); err != nil {
+	cfg.Device = dev
+	if onDev, err = Train(cfg); err != nil {
 		t.Fatal(err)
 	}
-	return onCPU, onGPU
+	return onCPU, onDev
 }
 
-// TestTrainAMPWGPU trains TestTrainAMP's runs, shortened to 8 epochs, on
-// wgpu:0, whose float16 and bfloat16 are stored packed and computed in
-// float32 as the cpu's are, and wants the cpu's result under the same
-// autocast: the same seed and minibatches, arithmetic that differs only
-// in float32 rounding before each result rounds to 16 bits (measured at
-// 20 epochs: loss 0.1175 and 0.1173 on both devices, bfloat16 and
-// float16).
-func TestTrainAMPWGPU(t *testing.T) {
-	requireWGPU(t)
-	for _, dt := range []lathe.DType{lathe.BFloat16, lathe.Float16} {
-		t.Run(dt.String(), func(t *testing.T) {
-			cfg := DefaultConfig()
-			cfg.Epochs, cfg.AMP = 8, dt
-			onCPU, onGPU := trainOnBoth(t, cfg)
-			t.Logf("8 epochs on wgpu:0 under autocast to %v: loss %.4f, accuracy %.1f%%, %v (cpu: %.4f, %.1f%%, %v)",
-				dt, onGPU.Loss, 100*onGPU.Accuracy, onGPU.Elapsed, onCPU.Loss, 100*onCPU.Accuracy, onCPU.Elapsed)
-			if !(math.Abs(onGPU.Loss-onCPU.Loss) <= 0.03) {
-				t.Errorf("loss %.4f on wgpu:0, %.4f on cpu: want within 0.03", onGPU.Loss, onCPU.Loss)
-			}
-			if !(onGPU.Loss < 0.8) || math.Abs(onGPU.Accuracy-onCPU.Accuracy) > 0.02 {
-				t.Errorf("loss %.4f, accuracy %.3f on wgpu:0 (%.3f on cpu): want a loss well under chance's 1.10 and the accuracy within 2 points",
-					onGPU.Loss, onGPU.Accuracy, onCPU.Accuracy)
-			}
-		})
-	}
+// TestTrainAMPDevices trains TestTrainAMP's runs, shortened to 8 epochs,
+// on each accelerator, whose float16 and bfloat16 compute in float32 as
+// the cpu's do (wgpu:0 stores them packed), and wants the cpu's result
+// under the same autocast: the same seed and minibatches, arithmetic that
+// differs only in float32 rounding before each result rounds to 16 bits
+// (measured at 20 epochs on wgpu:0: loss 0.1175 and 0.1173 on both
+// devices, bfloat16 and float16).
+func TestTrainAMPDevices(t *testing.T) {
+	accel.Each(t, func(t *testing.T, dev lathe.Device) {
+		for _, dt := range []lathe.DType{lathe.BFloat16, lathe.Float16} {
+			t.Run(dt.String(), func(t *testing.T) {
+				cfg := DefaultConfig()
+				cfg.Epochs, cfg.AMP = 8, dt
+				onCPU, onDev := trainOnBoth(t, cfg, dev)
+				t.Logf("8 epochs on %v under autocast to %v: loss %.4f, accuracy %.1f%%, %v (cpu: %.4f, %.1f%%, %v)",
+					dev, dt, onDev.Loss, 100*onDev.Accuracy, onDev.Elapsed, onCPU.Loss, 100*onCPU.Accuracy, onCPU.Elapsed)
+				if !(math.Abs(onDev.Loss-onCPU.Loss) <= 0.03) {
+					t.Errorf("loss %.4f on %v, %.4f on cpu: want within 0.03", onDev.Loss, dev, onCPU.Loss)
+				}
+				if !(onDev.Loss < 0.8) || math.Abs(onDev.Accuracy-onCPU.Accuracy) > 0.02 {
+					t.Errorf("loss %.4f, accuracy %.3f on %v (%.3f on cpu): want a loss well under chance's 1.10 and the accuracy within 2 points",
+						onDev.Loss, onDev.Accuracy, dev, onCPU.Accuracy)
+				}
+			})
+		}
+	})
 }
 
 // TestTrainIsReproducible: the same seed gives the same run.
