@@ -11,9 +11,9 @@ import (
 // matmul is one kernel (linalg.wgsl) for float32 and int32, batched over
 // torch.matmul's broadcast batch dims (tiles in workgroup memory on a GPU,
 // register blocks on a CPU adapter: matmulKernel), and an element per
-// invocation for int64 (matmul_i64). Each reads both operands through their strides,
-// as the cpu's gemm reads a transposed view through BLAS's transpose flag,
-// so no layout is copied first.
+// invocation for int64 (matmul_i64). Each reads both operands through
+// their strides, as the cpu's gemm reads a transposed view through BLAS's
+// transpose flag, so no layout is copied first.
 func init() {
 	product := func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		return matmul(out, in[0], in[1])

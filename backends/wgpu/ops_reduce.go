@@ -70,7 +70,7 @@ const (
 	// barrier for every 8 of its lanes (lavapipe runs 8 lanes at once), about
 	// 15 µs a workgroup, while a lane reads a row at the cost of a loop: so
 	// rows of up to perItemLenCPU elements go an invocation each once there
-	// are perItemRowsCPU of them (8 lanes' worth per core).
+	// are perItemRowsCPU of them (one group of 8 lanes).
 	perItemRowsCPU = 8
 	perItemLenCPU  = 4096
 )

@@ -10,9 +10,8 @@ import (
 // softmax and log_softmax (softmax.wgsl): one workgroup per line along the
 // dim, or one invocation per line where lines are many and short or the
 // adapter is a CPU (perItemRowsFit), reading the strided input where it
-// lies. A few long lines would
-// leave the device idle, so they take logsumexp's split reduction and an
-// elementwise pass instead.
+// lies. A few long lines would leave the device idle, so they take
+// logsumexp's split reduction and an elementwise pass instead.
 
 func init() {
 	register(ops.Softmax, floatTypes, softmaxKernel(ops.Softmax.Name, false))
