@@ -161,24 +161,12 @@ __device__ void binary_contig(R *__restrict__ out, const T *__restrict__ x, cons
 	dense_map<N>(out, n, Op(), Operand<T, N>(x, px), Operand<T, N>(y, py));
 }
 
-template <typename T, typename R, typename Op>
-__device__ void binary_strided(R *out, const T *x, const T *y, i64 n, const Layout &L) {
+// binary_strided is the strided and strided32 forms (L a Layout or a
+// Layout32, I its index type).
+template <typename T, typename R, typename Op, typename L, typename I>
+__device__ void binary_strided(R *out, const T *x, const T *y, I n, const L &layout) {
 	Op op;
-	LATHE_FOR(i, n) {
-		i64 off[3];
-		offsets_of<3>(L, i, off);
-		out[off[0]] = computed<R>(op, x[off[1]], y[off[2]]);
-	}
-}
-
-template <typename T, typename R, typename Op>
-__device__ void binary_strided32(R *out, const T *x, const T *y, i32 n, const Layout32 &L) {
-	Op op;
-	LATHE_FOR32(i, n) {
-		i32 off[3];
-		offsets32_of<3>(L, i, off);
-		out[off[0]] = computed<R>(op, x[off[1]], y[off[2]]);
-	}
+	for_each_strided<3>(layout, n, [&](const I *off) { out[off[0]] = computed<R>(op, x[off[1]], y[off[2]]); });
 }
 
 #define LATHE_BINARY(T, R, sfx, name, Op)                                                                        \
@@ -190,7 +178,7 @@ __device__ void binary_strided32(R *out, const T *x, const T *y, i32 n, const La
 		binary_strided<T, R, Op>(out, x, y, n, L);                                                       \
 	}                                                                                                        \
 	extern "C" __global__ void name##_strided32_##sfx(R *out, const T *x, const T *y, i32 n, Layout32 L) {  \
-		binary_strided32<T, R, Op>(out, x, y, n, L);                                                     \
+		binary_strided<T, R, Op>(out, x, y, n, L);                                                     \
 	}
 
 #define LATHE_ARITH(T, sfx)                        \
@@ -233,22 +221,10 @@ __device__ void where_contig(T *__restrict__ out, const u8 *__restrict__ c, cons
 	dense_map<N>(out, n, Select(), Operand<u8, N>(c, pc), Operand<T, N>(x, px), Operand<T, N>(y, py));
 }
 
-template <typename T>
-__device__ void where_strided(T *out, const u8 *c, const T *x, const T *y, i64 n, const Layout &L) {
-	LATHE_FOR(i, n) {
-		i64 off[4];
-		offsets_of<4>(L, i, off);
-		out[off[0]] = c[off[1]] ? x[off[2]] : y[off[3]];
-	}
-}
-
-template <typename T>
-__device__ void where_strided32(T *out, const u8 *c, const T *x, const T *y, i32 n, const Layout32 &L) {
-	LATHE_FOR32(i, n) {
-		i32 off[4];
-		offsets32_of<4>(L, i, off);
-		out[off[0]] = c[off[1]] ? x[off[2]] : y[off[3]];
-	}
+// where_strided is the strided and strided32 forms, as binary_strided.
+template <typename T, typename L, typename I>
+__device__ void where_strided(T *out, const u8 *c, const T *x, const T *y, I n, const L &layout) {
+	for_each_strided<4>(layout, n, [&](const I *off) { out[off[0]] = c[off[1]] ? x[off[2]] : y[off[3]]; });
 }
 
 #define LATHE_WHERE(T, sfx)                                                                                   \
@@ -260,5 +236,5 @@ __device__ void where_strided32(T *out, const u8 *c, const T *x, const T *y, i32
 		where_strided<T>(out, c, x, y, n, L);                                                         \
 	}                                                                                                     \
 	extern "C" __global__ void where_strided32_##sfx(T *out, const u8 *c, const T *x, const T *y, i32 n, Layout32 L) { \
-		where_strided32<T>(out, c, x, y, n, L);                                                       \
+		where_strided<T>(out, c, x, y, n, L);                                                       \
 	}

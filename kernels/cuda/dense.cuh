@@ -198,3 +198,26 @@ __device__ __forceinline__ void offsets32_of(const Layout32 &L, u32 i, i32 (&off
 #define LATHE_FOR32(i, n)                                                  \
 	for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < (u32)(n); \
 	     i += blockDim.x * gridDim.x)
+
+// for_each_strided<K>(L, n, f) is the walk of every strided form: f(off)
+// for each of the n elements in a grid-stride loop, off holding the
+// element offsets of its K operands. The index width is L's: 64 bits for a
+// Layout (the strided forms), 32 for a Layout32 (the strided32 forms), so
+// that one template of a family makes both.
+template <int K, typename F>
+__device__ __forceinline__ void for_each_strided(const Layout &L, i64 n, F f) {
+	LATHE_FOR(i, n) {
+		i64 off[K];
+		offsets_of<K>(L, i, off);
+		f(off);
+	}
+}
+
+template <int K, typename F>
+__device__ __forceinline__ void for_each_strided(const Layout32 &L, i32 n, F f) {
+	LATHE_FOR32(i, n) {
+		i32 off[K];
+		offsets32_of<K>(L, i, off);
+		f(off);
+	}
+}

@@ -91,32 +91,16 @@ __device__ void cast_contig(To *__restrict__ out, const From *__restrict__ x, i6
 	dense_map<N>((T *)out, n, Convert<typename Storage<T>::compute>(), Operand<F, N>((const F *)x, n));
 }
 
-template <typename From, typename To>
-__device__ void cast_strided(To *out_, const From *x_, i64 n, const Layout &L) {
+// cast_strided is the strided and strided32 forms (L a Layout or a
+// Layout32, I its index type).
+template <typename From, typename To, typename L, typename I>
+__device__ void cast_strided(To *out_, const From *x_, I n, const L &layout) {
 	typedef typename Moved<From, To>::from F;
 	typedef typename Moved<From, To>::to T;
 	T *out = (T *)out_;
 	const F *x = (const F *)x_;
 	Convert<typename Storage<T>::compute> cv;
-	LATHE_FOR(i, n) {
-		i64 off[2];
-		offsets_of<2>(L, i, off);
-		out[off[0]] = computed<T>(cv, x[off[1]]);
-	}
-}
-
-template <typename From, typename To>
-__device__ void cast_strided32(To *out_, const From *x_, i32 n, const Layout32 &L) {
-	typedef typename Moved<From, To>::from F;
-	typedef typename Moved<From, To>::to T;
-	T *out = (T *)out_;
-	const F *x = (const F *)x_;
-	Convert<typename Storage<T>::compute> cv;
-	LATHE_FOR32(i, n) {
-		i32 off[2];
-		offsets32_of<2>(L, i, off);
-		out[off[0]] = computed<T>(cv, x[off[1]]);
-	}
+	for_each_strided<2>(layout, n, [&](const I *off) { out[off[0]] = computed<T>(cv, x[off[1]]); });
 }
 
 #define LATHE_CAST(From, fs, To, ts)                                                                       \
@@ -127,7 +111,7 @@ __device__ void cast_strided32(To *out_, const From *x_, i32 n, const Layout32 &
 		cast_strided<From, To>(out, x, n, L);                                                      \
 	}                                                                                                  \
 	extern "C" __global__ void cast_strided32_##fs##_##ts(To *out, const From *x, i32 n, Layout32 L) { \
-		cast_strided32<From, To>(out, x, n, L);                                                    \
+		cast_strided<From, To>(out, x, n, L);                                                    \
 	}
 // The casts from From to the wide dtypes, and to the 16-bit floats.
 #define LATHE_CAST_FROM(From, fs)               \

@@ -169,24 +169,12 @@ __device__ void unary_contig(T *__restrict__ out, const T *__restrict__ x, i64 n
 	dense_map<Width<T>::value>(out, n, Unary<T, Op>{Op(), a, b}, Operand<T, Width<T>::value>(x, n));
 }
 
-template <typename T, typename Op>
-__device__ void unary_strided(T *out, const T *x, i64 n, const Layout &L, double a, double b) {
+// unary_strided is the strided and strided32 forms (L a Layout or a
+// Layout32, I its index type).
+template <typename T, typename Op, typename L, typename I>
+__device__ void unary_strided(T *out, const T *x, I n, const L &layout, double a, double b) {
 	Unary<T, Op> f{Op(), a, b};
-	LATHE_FOR(i, n) {
-		i64 off[2];
-		offsets_of<2>(L, i, off);
-		out[off[0]] = computed<T>(f, x[off[1]]);
-	}
-}
-
-template <typename T, typename Op>
-__device__ void unary_strided32(T *out, const T *x, i32 n, const Layout32 &L, double a, double b) {
-	Unary<T, Op> f{Op(), a, b};
-	LATHE_FOR32(i, n) {
-		i32 off[2];
-		offsets32_of<2>(L, i, off);
-		out[off[0]] = computed<T>(f, x[off[1]]);
-	}
+	for_each_strided<2>(layout, n, [&](const I *off) { out[off[0]] = computed<T>(f, x[off[1]]); });
 }
 
 #define LATHE_UNARY(T, sfx, name, Op)                                                                       \
@@ -197,7 +185,7 @@ __device__ void unary_strided32(T *out, const T *x, i32 n, const Layout32 &L, do
 		unary_strided<T, Op>(out, x, n, L, a, b);                                                   \
 	}                                                                                                   \
 	extern "C" __global__ void name##_strided32_##sfx(T *out, const T *x, i32 n, Layout32 L, double a, double b) { \
-		unary_strided32<T, Op>(out, x, n, L, a, b);                                                 \
+		unary_strided<T, Op>(out, x, n, L, a, b);                                                 \
 	}
 
 // The ops every numeric dtype has, the float-only ones (unary.cu), and the
