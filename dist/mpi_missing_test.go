@@ -14,7 +14,7 @@ import (
 
 // TestMPIMissing: where Open MPI does not open (LATHE_MPI_LIB names no
 // library), Init under mpirun's variables is an ErrUnavailable that says
-// what to install, not a crash. It runs in a child process, since a
+// what to install, at the caller's site, not a crash. It runs in a child process, since a
 // process opens the library once.
 func TestMPIMissing(t *testing.T) {
 	if os.Getenv("LATHE_MPI_MISSING_CHILD") == "1" {
@@ -36,5 +36,9 @@ func TestMPIMissing(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "child: ") || !strings.Contains(string(out), "Open MPI") {
 		t.Errorf("the child's error does not name Open MPI:\n%s", out)
+	}
+	// The error is made inside a sync.Once; its site is still the caller's.
+	if !strings.Contains(string(out), "[called at mpi_missing_test.go:") {
+		t.Errorf("the child's error does not give Init's caller as its site:\n%s", out)
 	}
 }
