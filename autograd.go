@@ -142,6 +142,42 @@ func WithGradient(g *Tensor) GradOption {
 	}
 }
 
+// WhenReady calls ready(i, g) during a Backward pass as soon as leaves[i]'s
+// gradient for the pass is final (no op left to run adds to it), after
+// the leaf's OnGrad hooks and before the pass adds any gradient to a
+// leaf's Grad: g is what the pass will add. It lets work on a gradient
+// start while the rest of the pass runs, as DDP's all-reduce does (torch's
+// post-accumulate-grad hooks). For a leaf that the pass gives no gradient,
+// g is nil, as soon as the pass knows (at its start, for a leaf it does
+// not reach). ready runs on the pass's goroutine, once per leaf, in no
+// fixed order; g is the pass's, valid until ready returns, so keep
+// g.Detach() to use it later. An error from ready fails the pass, which
+// then changes no leaf's Grad. A nil, zero or failed leaf is an error of
+// the pass; Grad ignores the option.
+func WhenReady(leaves []*Tensor, ready func(i int, g *Tensor) error) GradOption {
+	return func(o *autodiff.Options) {
+		index := make(map[*dispatch.Tensor]int, len(leaves))
+		for i, x := range leaves {
+			if err := x.check("backward"); err != nil {
+				o.Err = err
+				return
+			}
+			index[x.t] = i
+			o.Watch = append(o.Watch, x.t)
+		}
+		o.Ready = func(leaf, g *dispatch.Tensor) error {
+			i, ok := index[leaf]
+			switch {
+			case !ok || ready == nil:
+				return nil
+			case g == nil:
+				return ready(i, nil)
+			}
+			return ready(i, wrap(g))
+		}
+	}
+}
+
 func gradOptions(opts []GradOption) autodiff.Options {
 	var o autodiff.Options
 	for _, f := range opts {

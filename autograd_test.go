@@ -2,6 +2,7 @@ package lathe_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,5 +62,62 @@ func TestOnGradZeroTensor(t *testing.T) {
 				t.Fatal("the leaf got a gradient from a failed pass")
 			}
 		})
+	}
+}
+
+// TestWhenReady: during Backward, each watched leaf's gradient is handed
+// over as soon as no op left to run adds to it, after its hooks; a leaf
+// the pass does not reach is handed over as nil at the start; an error
+// from the callback fails the pass, which changes no Grad.
+func TestWhenReady(t *testing.T) {
+	a := lathe.FromSlice(lathe.CPU, []float32{1, 2}, 2).RequireGrad()
+	b := lathe.FromSlice(lathe.CPU, []float32{3, 4}, 2).RequireGrad()
+	unused := lathe.Zeros(lathe.CPU, lathe.Float32, 2).RequireGrad()
+	b.OnGrad(func(g *lathe.Tensor) *lathe.Tensor { return g.MulScalar(10) })
+	// b is used once, last; a twice, first and last but one: b's gradient
+	// is final before a's.
+	forward := func() *lathe.Tensor { return a.Mul(a).Sum().Add(a.Mul(b).Sum()) }
+	var order []string
+	var got [3][]float32
+	ready := func(i int, g *lathe.Tensor) error {
+		order = append(order, [...]string{"a", "b", "unused"}[i])
+		if g != nil {
+			got[i], _ = g.Float32s()
+		}
+		return nil
+	}
+	leaves := []*lathe.Tensor{a, b, unused}
+	if err := forward().Backward(lathe.WhenReady(leaves, ready)); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"unused", "b", "a"}; strings.Join(order, " ") != strings.Join(want, " ") {
+		t.Errorf("ready order %v, want %v", order, want)
+	}
+	// d/da = 2a + b = [5, 8]; d/db = a = [1, 2], times 10 by its hook.
+	ga, _ := a.Grad().Float32s()
+	gb, _ := b.Grad().Float32s()
+	if !slices.Equal(got[0], []float32{5, 8}) || !slices.Equal(got[1], []float32{10, 20}) || got[2] != nil {
+		t.Errorf("ready saw a %v, b %v, unused %v; want [5 8], [10 20], none", got[0], got[1], got[2])
+	}
+	if !slices.Equal(ga, got[0]) || !slices.Equal(gb, got[1]) || unused.Grad() != nil {
+		t.Errorf("the leaves' Grad: a %v, b %v, unused %v; want what ready saw", ga, gb, unused.Grad())
+	}
+	// An error from ready fails the pass, which stores nothing.
+	boom := errors.New("boom")
+	err := forward().Backward(lathe.WhenReady(leaves, func(i int, g *lathe.Tensor) error {
+		if i == 1 {
+			return boom
+		}
+		return nil
+	}))
+	if !errors.Is(err, boom) {
+		t.Fatalf("Backward: %v, want the callback's error", err)
+	}
+	if ga2, _ := a.Grad().Float32s(); !slices.Equal(ga2, ga) {
+		t.Errorf("a's Grad after a failed pass: %v, want %v as before", ga2, ga)
+	}
+	// A failed leaf is the pass's error.
+	if err := forward().Backward(lathe.WhenReady([]*lathe.Tensor{a, nil}, ready)); !errors.Is(err, lathe.ErrValue) {
+		t.Errorf("WhenReady with a nil leaf: %v, want ErrValue", err)
 	}
 }

@@ -24,6 +24,17 @@ type Options struct {
 	// AllowUnused makes Grad give nil, not an error, for an input the
 	// result does not depend on.
 	AllowUnused bool
+	// Ready, in a Backward pass, is called as soon as a leaf's gradient
+	// for the pass is final (no rule left to run adds to it), after the
+	// leaf's hooks and before the pass stores any gradient: g is what the
+	// pass will add to the leaf's. It lets a caller start work on g while
+	// the pass goes on (DDP's all-reduce); g is the pass's, so a caller
+	// that keeps it takes a view of its own (Detach). An error fails the
+	// pass, which then stores nothing. For a leaf of Watch that the pass
+	// gives no gradient, Ready is called with a nil g as soon as the pass
+	// knows: at its start for a leaf that it does not reach.
+	Ready func(leaf, g *dispatch.Tensor) error
+	Watch []*dispatch.Tensor
 }
 
 // frees reports whether a pass with these options frees the graph.
@@ -42,7 +53,7 @@ func Backward(root *dispatch.Tensor, o Options) error {
 	if err != nil {
 		return err
 	}
-	err = accumulate(p.grads, o)
+	err = accumulate(p.leaves.final, o)
 	p.end(err == nil)
 	p.grads.finish(nil)
 	return err
@@ -80,35 +91,13 @@ type leafGrad struct {
 	nextIsMade bool // next is a tensor made for it (not g itself)
 }
 
-// accumulate adds each leaf's gradient in grads to the leaf, all or none.
-// The hooks run first, outside any lock (a hook may read a gradient); then
-// the pass locks its leaves, in the order of their ids so that two passes
-// sharing leaves cannot deadlock, computes every new gradient, and only when
-// all of them are made puts them in place. A pass in another goroutine that
+// accumulate adds each leaf's final gradient (after its hooks, which ran
+// as the pass made it final: leafPass) to the leaf, all or none. The pass
+// locks its leaves, in the order of their ids so that two passes sharing
+// leaves cannot deadlock, computes every new gradient, and only when all
+// of them are made puts them in place. A pass in another goroutine that
 // shares a leaf adds its gradient before or after, never in between.
-func accumulate(grads *gradSet, o Options) error {
-	var buf [8]leafGrad // a model's parameters, mostly: no allocation per step
-	leaves := buf[:0]
-	for t, g := range grads.of {
-		if !IsLeaf(t) || !t.RequiresGrad.Load() {
-			continue
-		}
-		m := leafMeta(t)
-		for _, h := range m.hooksOf() {
-			ng, err := h(g)
-			if err != nil {
-				return err
-			}
-			if ng != nil {
-				// A hook may replace the gradient, not move or reshape it.
-				if err := matches("backward", "hook result", "the tensor it is the gradient of", ng, t); err != nil {
-					return err
-				}
-				g = ng
-			}
-		}
-		leaves = append(leaves, leafGrad{m: m, g: g})
-	}
+func accumulate(leaves []leafGrad, o Options) error {
 	if len(leaves) > 1 {
 		slices.SortFunc(leaves, func(a, b leafGrad) int { return cmp.Compare(a.m.id, b.m.id) })
 	}
@@ -162,12 +151,14 @@ func (l *leafGrad) make(record bool) error {
 	return err
 }
 
-// pass is a backward walk that has run: its gradients, and the nodes it
-// claimed, which it hands back with end.
+// pass is a backward walk that has run: its gradients, the nodes it
+// claimed, which it hands back with end, and, in a Backward pass, its
+// leaves' final gradients.
 type pass struct {
-	grads *gradSet
-	nodes []*Node
-	frees bool
+	grads  *gradSet
+	nodes  []*Node
+	frees  bool
+	leaves *leafPass
 }
 
 // end hands back the pass's nodes: freed if it frees the graph and
@@ -215,7 +206,10 @@ func run(op string, root *dispatch.Tensor, targets []*dispatch.Tensor, o Options
 	for _, t := range targets {
 		keep[t] = true
 	}
-	withMode(o.CreateGraph, func() { err = propagate(nodes, grads, keep) })
+	if op == "backward" {
+		p.leaves = newLeafPass(o)
+	}
+	withMode(o.CreateGraph, func() { err = propagate(nodes, grads, keep, p.leaves) })
 	if err != nil {
 		p.end(false)
 		grads.finish(nil)
@@ -363,13 +357,40 @@ func (n *Node) release(frees, ok bool) {
 	}
 }
 
-func propagate(nodes []*Node, grads *gradSet, keep map[*dispatch.Tensor]bool) error {
-	for _, n := range nodes {
-		if err := step(n, grads, keep); err != nil {
+// propagate runs every node's rule, in order. In a Backward pass (leaves
+// not nil) it makes each leaf's gradient final right after the last node
+// that adds to it, and the rest (a root that is itself a leaf) at the end.
+func propagate(nodes []*Node, grads *gradSet, keep map[*dispatch.Tensor]bool, leaves *leafPass) error {
+	if leaves != nil {
+		leaves.lastUses(nodes)
+		if err := leaves.unreached(grads); err != nil {
 			return err
 		}
 	}
-	return nil
+	for i, n := range nodes {
+		if err := step(n, grads, keep); err != nil {
+			return err
+		}
+		if leaves == nil {
+			continue
+		}
+		for _, in := range n.Inputs {
+			if j, ok := leaves.last[in]; ok && j == i {
+				if err := leaves.finish(in, grads.of[in]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if leaves == nil {
+		return nil
+	}
+	for t, g := range grads.of {
+		if err := leaves.finish(t, g); err != nil {
+			return err
+		}
+	}
+	return leaves.unreached(grads)
 }
 
 // step runs one node's rule on its output's gradient and adds what it gives

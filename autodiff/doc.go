@@ -13,9 +13,10 @@
 // need no rule: the ops they are built from were recorded one by one.
 //
 // Backward passes may run in several goroutines at once, as PyTorch's may
-// in several threads. A pass adds to its leaves all or nothing: it runs the
-// hooks and makes every leaf's new gradient before it stores any, so a
-// failed pass changes no leaf and leaves the graph for a retry. Each leaf's
+// in several threads. A pass adds to its leaves all or nothing: it runs a
+// leaf's hooks (and Options.Ready) as soon as the leaf's gradient is final,
+// and makes every leaf's new gradient before it stores any, so a failed
+// pass changes no leaf and leaves the graph for a retry. Each leaf's
 // gradient is behind a mutex of its own, which a pass takes (for all its
 // leaves, in one order) around that last step, so passes that share a
 // leaf (a parameter) add to it one after the other and none is lost; Grad,

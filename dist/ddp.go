@@ -18,10 +18,12 @@ import (
 // broadcast from rank 0 before each training-mode Forward, as torch's
 // broadcast_buffers does.
 //
-// The gradients are averaged after the backward pass, in buckets of at
-// most BucketBytes (one all-reduce per bucket), not overlapped with it:
-// lathe's gradient hooks run when the pass stores the leaves' gradients,
-// at its very end, so a hook-started all-reduce would gain nothing.
+// The gradients are averaged in buckets of at most BucketBytes (one
+// all-reduce each; the first bucket at most 1 MiB, as torch's), which
+// Backward starts while its pass goes on: a bucket goes to a goroutine of
+// its own as soon as the pass has made every gradient in it final
+// (lathe.WhenReady), so the communication overlaps the rest of the
+// backward pass, as torch's DDP's does.
 //
 // DataParallel is an nn.Module (and nn.Buffered): its Parameters are the
 // model's, for the optimizer.
@@ -34,7 +36,8 @@ type DataParallel struct {
 	// context (10 minutes).
 	Timeout time.Duration
 
-	g *Group
+	g     *Group
+	trace func(event string, n int) // a test's view of gradSync
 }
 
 // DDP wraps model for data-parallel training on g: it broadcasts model's
@@ -112,94 +115,109 @@ func (d *DataParallel) SyncBuffers(ctx context.Context) error {
 	return d.broadcast(ctx, "sync_buffers", nn.Buffers(d.Model))
 }
 
-// Backward runs loss.Backward(opts...) and then SyncGradients(ctx).
+// Backward runs loss.Backward(opts...) and averages the gradients over
+// the ranks as it goes: each bucket's all-reduce starts as soon as the
+// pass has made its gradients final. It ends as SyncGradients after a
+// backward pass would: every parameter's gradient (accumulated, where it
+// had one before) is its mean over the ranks. Every rank must call it. An
+// error, from any rank's pass or from the exchange, is returned on every
+// rank, and leaves each rank's gradients as they were before the call.
 func (d *DataParallel) Backward(ctx context.Context, loss *lathe.Tensor, opts ...lathe.GradOption) error {
-	if err := loss.Backward(opts...); err != nil {
+	const op = "backward"
+	if err := d.g.usable(op, ctx); err != nil {
 		return err
 	}
-	return d.SyncGradients(ctx)
+	ps := d.Model.Parameters()
+	leaves := make([]*lathe.Tensor, len(ps))
+	before := make([]*lathe.Tensor, len(ps)) // views of the gradients before the pass
+	for i, p := range ps {
+		leaves[i] = p.T
+		if g := p.T.Grad(); g != nil {
+			before[i] = g.Detach()
+		}
+	}
+	defer func() {
+		for _, t := range before {
+			if t != nil {
+				t.Release()
+			}
+		}
+	}()
+	s := newGradSync(ctx, d.g, ps, d.BucketBytes, d.trace)
+	ready := func(i int, g *lathe.Tensor) error {
+		if g == nil { // the pass gives parameter i no gradient
+			if before[i] != nil {
+				s.add(i, before[i].Detach())
+			} else {
+				s.add(i, nil)
+			}
+			return nil
+		}
+		// What the leaf's gradient becomes, and so what the ranks average.
+		own := g.Detach()
+		if before[i] != nil {
+			sum := before[i].Add(own)
+			own.Release()
+			own = sum
+		}
+		if err := own.Err(); err != nil {
+			return err
+		}
+		s.add(i, own)
+		return nil
+	}
+	passErr := loss.Backward(append(opts[:len(opts):len(opts)], lathe.WhenReady(leaves, ready))...)
+	err := s.end(func(i int) *lathe.Tensor {
+		if before[i] != nil {
+			return before[i].Detach() // not reached by this pass
+		}
+		return nil
+	}, passErr)
+	if passErr != nil {
+		s.discard()
+		return passErr
+	}
+	if err == nil {
+		err = s.set()
+	}
+	if err != nil {
+		s.discard()
+		for i, p := range ps { // as before the call
+			if p.T.RequiresGrad() {
+				p.T.SetGrad(before[i])
+				before[i] = nil
+			}
+		}
+		return opError(op, err)
+	}
+	return nil
 }
 
 // SyncGradients replaces each parameter's gradient by its mean over the
-// ranks. A parameter without a gradient on some ranks counts as a zero
-// gradient there; one without a gradient on every rank keeps none (so the
-// optimizer skips it, as it would in one process). Every rank must call
-// it, after its backward pass; an error leaves the gradients as they were
-// on every rank where the exchange failed before it began, and is
-// returned on every rank.
+// ranks, for a caller that ran the backward pass itself (Backward does
+// both, and overlaps them). A parameter without a gradient on some ranks
+// counts as a zero gradient there; one without a gradient on every rank
+// keeps none (so the optimizer skips it, as it would in one process).
+// Every rank must call it, after its backward pass; an error leaves the
+// gradients as they were, and is returned on every rank.
 func (d *DataParallel) SyncGradients(ctx context.Context) error {
 	const op = "sync_gradients"
 	if err := d.g.usable(op, ctx); err != nil {
 		return err
 	}
-	ps := d.Model.Parameters()
-	// Which parameters have a gradient on some rank.
-	has := make([]uint8, len(ps))
-	for i, p := range ps {
-		if p.T.Grad() != nil {
-			has[i] = 1
+	s := newGradSync(ctx, d.g, d.Model.Parameters(), d.BucketBytes, d.trace)
+	err := s.end(func(i int) *lathe.Tensor {
+		if g := s.ps[i].T.Grad(); g != nil {
+			return g.Detach()
 		}
+		return nil
+	}, nil)
+	if err == nil {
+		err = s.set()
 	}
-	any, err := d.g.AllReduce(ctx, lathe.FromSlice(d.g.dev, has), Max)
 	if err != nil {
+		s.discard()
 		return opError(op, err)
-	}
-	anyHas, err := any.Uint8s()
-	any.Release()
-	if err != nil {
-		return opError(op, err)
-	}
-	// Buckets: runs of parameters of one dtype, up to BucketBytes each.
-	type bucket struct {
-		idx   []int
-		bytes int
-	}
-	var buckets []bucket
-	open := map[lathe.DType]int{} // dtype → index of its open bucket
-	for i, p := range ps {
-		if anyHas[i] == 0 {
-			continue
-		}
-		dt, n := p.T.DType(), p.T.Numel()*p.T.DType().Size()
-		b, ok := open[dt]
-		if !ok || buckets[b].bytes+n > max(d.BucketBytes, 1) && len(buckets[b].idx) > 0 {
-			buckets = append(buckets, bucket{})
-			b = len(buckets) - 1
-			open[dt] = b
-		}
-		buckets[b].idx = append(buckets[b].idx, i)
-		buckets[b].bytes += n
-	}
-	grads := make([]*lathe.Tensor, len(ps))
-	for _, b := range buckets {
-		flat := make([]*lathe.Tensor, len(b.idx))
-		for k, i := range b.idx {
-			g := ps[i].T.Grad()
-			if g == nil {
-				g = lathe.Zeros(d.g.dev, ps[i].T.DType(), ps[i].T.Shape()...)
-			}
-			flat[k] = g.Reshape(-1)
-		}
-		cat := lathe.Concat(flat, 0)
-		mean, err := d.g.AllReduce(ctx, cat, Mean)
-		cat.Release()
-		if err != nil {
-			return opError(op, err)
-		}
-		off := 0
-		for _, i := range b.idx {
-			n := ps[i].T.Numel()
-			grads[i] = mean.Narrow(0, off, n).Reshape(ps[i].T.Shape()...)
-			off += n
-		}
-		mean.Release() // the views keep the data
-	}
-	for i, p := range ps {
-		if grads[i] != nil {
-			if err := p.T.SetGrad(grads[i]); err != nil {
-				return opError(op, err)
-			}
-		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package dist
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -80,6 +81,10 @@ func ddpChecks(t *testing.T, g *Group) {
 		x := lathe.FromSlice(lathe.CPU, xs[2*mine:2*(mine+perRank)], perRank, 2)
 		y := lathe.FromSlice(lathe.CPU, ys[mine:mine+perRank])
 		opt.ZeroGrad()
+		d.BucketBytes = 25 << 20
+		if step%2 == 1 {
+			d.BucketBytes = 64 // a bucket or two per parameter, sent as the pass goes
+		}
 		loss := nn.CrossEntropy(d.Forward(x), y)
 		if err := d.Backward(ctx, loss); err != nil {
 			t.Fatalf("step %d: backward: %v", step, err)
@@ -123,6 +128,58 @@ func ddpChecks(t *testing.T, g *Group) {
 			steps, size, perRank, perRank*size, worst)
 	}
 	bufferChecks(t, g, ctx)
+	failChecks(t, g, ctx)
+}
+
+// failChecks: when rank 0's backward pass fails part way, after some of
+// its buckets went, both ranks' Backward return an error, their gradients
+// are as before the call, and the next step runs.
+func failChecks(t *testing.T, g *Group, ctx context.Context) {
+	r := g.Rank()
+	lathe.Seed(4)
+	model := mlp(8)
+	d, err := DDP(ctx, g, model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.BucketBytes = 64
+	xs, ys := points(8, uint64(20+r))
+	step := func() error {
+		loss := nn.CrossEntropy(d.Forward(lathe.FromSlice(lathe.CPU, xs, 8, 2)), lathe.FromSlice(lathe.CPU, ys))
+		return d.Backward(ctx, loss)
+	}
+	if err := step(); err != nil {
+		t.Fatal(err)
+	}
+	before := grads(t, model)
+	boom := errors.New("boom")
+	fail := r == 0
+	model.Parameters()[0].T.OnGrad(func(g *lathe.Tensor) *lathe.Tensor {
+		if fail {
+			return lathe.Failed(boom)
+		}
+		return nil
+	})
+	err = step()
+	switch {
+	case r == 0 && !errors.Is(err, boom):
+		t.Fatalf("rank 0: backward with a failing hook: %v, want its error", err)
+	case r != 0 && err == nil:
+		t.Fatalf("rank %d: backward succeeded where rank 0's failed", r)
+	}
+	if r == 1 {
+		fmt.Printf("ddp: rank 0's pass failed; rank 1's Backward: %v\n", err)
+	}
+	after := grads(t, model)
+	for i := range before {
+		if !slices.Equal(after[i], before[i]) {
+			t.Fatalf("rank %d: parameter %d's gradient after a failed step %v, want %v as before", r, i, after[i], before[i])
+		}
+	}
+	fail = false
+	if err := step(); err != nil {
+		t.Fatalf("rank %d: the step after a failed one: %v", r, err)
+	}
 }
 
 // bnNet is Linear → BatchNorm → ReLU → Linear on [N, 2] inputs, with the

@@ -30,5 +30,7 @@
 // one), mpi.go with mpi_shim.c and cdecl.h (the Open MPI binding),
 // nccl.go (the NCCL binding) and nccl_group.go (a group of cuda tensors
 // over it), store.go (a TCP rendezvous for NCCL's unique id, for the
-// torchrun launch that is not wired yet), ddp.go (DataParallel, Sampler).
+// torchrun launch that is not wired yet), ddp.go (DataParallel,
+// Sampler) and ddp_sync.go (the buckets of gradients, all-reduced while
+// the backward pass runs).
 package dist
