@@ -103,14 +103,13 @@ fuzz-short:
 soak: deps
 	$(GO) test -tags soak -run '^TestSoak$$' -count=1 -timeout 30m -v ./nn/
 
-# The benchmark binary on every device that opens, then the Go benchmarks
-# (dispatch overhead, kernel rates), then all-reduce over MPI on two ranks
-# (dist's TestMPIBench). Results go to bench-out/ (git-ignored).
+# The benchmark binary on every device that opens (its dist rows on two
+# ranks under mpirun), then the Go benchmarks (dispatch overhead, kernel
+# rates). Results go to bench-out/ (git-ignored).
 bench: deps
 	@mkdir -p bench-out
 	$(GO) run ./cmd/lathe-bench --devices all --vs-torch --json bench-out/bench.json --plot bench-out/bench.svg | tee bench-out/lathe-bench.txt
 	$(GO) test -run '^$$' -bench . -benchtime 1s ./ ./backends/cpu/ ./dispatch/ | tee bench-out/go-bench.txt
-	LATHE_DIST_BENCH=1 $(GO) test -count=1 -v -run '^TestMPIBench$$' ./dist/ | tee bench-out/dist-bench.txt
 
 # The GPU check (DESIGN.md, Tests): `make gpu-build` here compiles the test
 # binaries, lathe-bench and the PTX into gpu/ (git-ignored); on the lent GPU

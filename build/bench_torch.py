@@ -13,23 +13,31 @@ between two of lathe's and machine drift falls on both alike. Requests:
   {"op": "release"}                  drop the workload
 
 Every reply has "ok"; a failed one has "error". A spec is {kind, dtype,
-dims, amp}, and each kind here is built as lathe-bench's workloads.go builds
-it; a training step with amp ("bf16", "f16") runs its forward and loss under
-torch.autocast in that dtype.
+dims, amp, ranks}, and each kind here is built as lathe-bench's workloads.go
+builds it; a training step with amp ("bf16", "f16") runs its forward and
+loss under torch.autocast in that dtype. A spec with ranks > 1 runs in a
+gloo process group of that many: this process is rank 0 and starts the
+others (this script with --rank), which it sends each request to; every
+rank has an equal share of the threads.
 The process ends at the end of its input.
 """
 
+import argparse
+import datetime
 import json
 import math
 import os
+import socket
+import subprocess
 import sys
 import time
 
 try:
     import torch
+    import torch.distributed as tdist
     import torch.nn.functional as F
 except ImportError as e:  # reported by hello, so lathe-bench can go on
-    torch, F = None, None
+    torch, tdist, F = None, None, None
     torch_missing = str(e)
 
 
@@ -306,11 +314,113 @@ BUILDERS = {
     "gpt_step": build_gpt_step,
     "gpt_generate": build_gpt_generate,
     "gpt_generate_cached": build_gpt_generate_cached,
+    "all_reduce": lambda dev, dt, dims: build_all_reduce(dims),
+    "ddp_step": lambda dev, dt, dims: build_ddp_step(dims, after=False),
+    "ddp_step_after": lambda dev, dt, dims: build_ddp_step(dims, after=True),
 }
+
+
+# The data-parallel rows, on cpu over gloo.
+
+
+def build_all_reduce(dims):
+    # in place, as torch.distributed's users call it (lathe's returns a new
+    # tensor)
+    x = torch.ones(dims[0])
+    return lambda: tdist.all_reduce(x)
+
+
+def build_ddp_step(dims, after):
+    """build_mlp_step's step under DistributedDataParallel (broadcasting
+    rank 0's parameters, averaging gradients in buckets during backward); with
+    after, a plain model whose gradients are averaged after backward in one
+    all-reduce of them all, flattened."""
+    batch, n_in, hidden, n_out = dims
+    torch.manual_seed(1)
+    model = torch.nn.Sequential(torch.nn.Linear(n_in, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, n_out))
+    net = model if after else torch.nn.parallel.DistributedDataParallel(model)
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+    x = torch.randn(batch, n_in)
+    y = torch.arange(batch) % n_out
+    params, world = list(model.parameters()), tdist.get_world_size()
+
+    def step():
+        loss = F.cross_entropy(net(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if after:
+            grads = [p.grad for p in params]
+            flat = torch._utils._flatten_dense_tensors(grads)
+            tdist.all_reduce(flat)
+            flat /= world
+            for g, f in zip(grads, torch._utils._unflatten_dense_tensors(flat, grads)):
+                g.copy_(f)
+        opt.step()
+
+    return step
+
+
+class Ranks:
+    """The gloo group of the rows of several ranks: this process is rank 0;
+    the others are started with the first such row and live until the end."""
+
+    def __init__(self):
+        self.size, self.helpers, self.threads = 0, [], 1
+
+    def start(self, n):
+        if self.size == n:
+            return
+        if self.size:
+            raise RuntimeError("one group per run: it has %d ranks, this row wants %d" % (self.size, n))
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.threads = max(1, torch.get_num_threads() // n)
+        env = dict(os.environ, OMP_NUM_THREADS=str(self.threads), MKL_NUM_THREADS=str(self.threads))
+        for r in range(1, n):
+            argv = [sys.executable, "-u", __file__, "--rank", str(r), "--world", str(n), "--port", str(port)]
+            self.helpers.append(subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
+        init_group(0, n, port)
+        self.size = n
+
+    def send(self, req):
+        tdist.broadcast_object_list([req], src=0)
+
+    def close(self):
+        if not self.size:
+            return
+        self.send({"op": "quit"})
+        for h in self.helpers:
+            h.wait(timeout=30)
+        tdist.destroy_process_group()
+
+
+def init_group(rank, world, port):
+    tdist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank, world_size=world,
+                             timeout=datetime.timedelta(days=1))
+
+
+def helper(rank, world, port):
+    """A rank other than 0: it takes rank 0's requests and answers none."""
+    init_group(rank, world, port)
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+    state = {}
+    while True:
+        box = [None]
+        tdist.broadcast_object_list(box, src=0)
+        if box[0]["op"] == "quit":
+            break
+        try:
+            handle(box[0], state)
+        except Exception as e:
+            print("bench_torch.py rank %d: %s: %s" % (rank, type(e).__name__, e), file=sys.stderr)
+    tdist.destroy_process_group()
 
 
 class Bench:
     """The current workload: its step, its device's sync and its reps."""
+
+    ranks = 1
 
     def __init__(self, step, device):
         self.step = step
@@ -337,6 +447,18 @@ class Bench:
                 self.reps = max(1, math.ceil(n * target / max(d, 1e-9)))
                 return
             n *= 2
+
+
+class RankBench(Bench):
+    """A workload that every rank of the group runs together: each timing
+    starts at a barrier and is rank 0's, on every rank, so that calibrate
+    decides alike on all of them."""
+
+    def time_steps(self, n):
+        tdist.barrier()
+        d = torch.tensor([Bench.time_steps(self, n)], dtype=torch.float64)
+        tdist.broadcast(d, 0)
+        return d.item()
 
 
 def info():
@@ -373,7 +495,8 @@ def handle(req, state):
         if device.startswith("cuda") and not torch.cuda.is_available():
             return {"ok": False, "error": "this torch has no CUDA device"}
         kw = {"amp": spec["amp"]} if spec.get("amp") else {}
-        bench = Bench(build(device, dtype_of(spec["dtype"]), spec["dims"], **kw), device)
+        kind = RankBench if spec.get("ranks", 0) > 1 else Bench
+        bench = kind(build(device, dtype_of(spec["dtype"]), spec["dims"], **kw), device)
         bench.calibrate(req.get("warmup", 2), req.get("target_s", 0.025))
         state["bench"] = bench
         return {"ok": True, "reps": bench.reps}
@@ -388,16 +511,44 @@ def handle(req, state):
     return {"ok": False, "error": "unknown op %r" % op}
 
 
+def of_ranks(req, state, ranks):
+    """How many ranks req's workload runs on (1: this process alone)."""
+    if req.get("op") == "setup":
+        return max(1, req.get("spec", {}).get("ranks", 1) or 1)
+    if req.get("op") in ("sample", "release") and isinstance(state.get("bench"), RankBench):
+        return ranks.size
+    return 1
+
+
 def main():
-    state = {}
+    state, ranks, threads = {}, Ranks(), None
     for line in sys.stdin:
         try:
-            reply = handle(json.loads(line), state)
+            req = json.loads(line)
+            n = of_ranks(req, state, ranks)
+            if n > 1:
+                ranks.start(n)
+                ranks.send(req)
+                if req["op"] == "setup":
+                    threads = threads or torch.get_num_threads()
+                    torch.set_num_threads(ranks.threads)
+            reply = handle(req, state)
+            if n > 1 and req["op"] == "release":
+                torch.set_num_threads(threads)
         except Exception as e:  # a failed workload must not end the run
             reply = {"ok": False, "error": "%s: %s" % (type(e).__name__, e)}
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()
+    ranks.close()
 
 
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rank", type=int)
+    ap.add_argument("--world", type=int)
+    ap.add_argument("--port", type=int)
+    args = ap.parse_args()
+    if args.rank:
+        helper(args.rank, args.world, args.port)
+    else:
+        main()

@@ -112,6 +112,9 @@ func newFlags(cfg *config, devices *string, onError flag.ErrorHandling) *flag.Fl
 }
 
 func main() {
+	if os.Getenv(rankWorkerEnv) != "" { // a rank of a job that ranks.go started
+		os.Exit(rankWorker())
+	}
 	cfg := config{}
 	devices := new(string)
 	fs := newFlags(&cfg, devices, flag.ExitOnError)
@@ -195,11 +198,13 @@ func run(cfg config, out io.Writer, p *progress) (*report, error) {
 			rep.Machine.NoTorch = err.Error()
 			p.note("PyTorch skipped: %v", err)
 		} else {
-			defer torch.close()
+			defer torch.close(time.Second)
 			rep.Machine.Torch = &torch.info
 		}
 	}
 
+	jobs := rankJobs{}
+	defer jobs.close()
 	var failed []string
 	total := len(works) * len(devs)
 	for i, w := range works {
@@ -208,7 +213,7 @@ func run(cfg config, out io.Writer, p *progress) (*report, error) {
 				rep.Rows = append(rep.Rows, row{Workload: w.Name, Family: w.Family, Device: dev.String(), Spec: w.spec, Unit: w.unitName(), Work: w.Work, Skipped: why})
 				continue
 			}
-			r := measureRow(cfg, w, dev, torch, func(round int) {
+			r := measureRow(cfg, w, dev, torch, jobs, func(round int) {
 				step := "warming up"
 				if round >= 0 {
 					step = fmt.Sprintf("sample %d/%d", round+1, w.samples(cfg.Samples))
@@ -245,6 +250,12 @@ const softwareWork = 2e8
 
 // unsuited says why w is not measured on dev, or "".
 func unsuited(w workload, dev lathe.Device) string {
+	if w.Ranks > 1 {
+		if dev != lathe.CPU {
+			return "a job of several ranks runs on cpu over MPI here (NCCL's rows need a GPU for each rank)"
+		}
+		return mpiMissing()
+	}
 	if dev.Kind == lathe.WGPU(0).Kind {
 		if w.spec.DType == "f64" {
 			return "wgpu:0 has no float64 (WGSL has no 64-bit types)"
@@ -258,39 +269,59 @@ func unsuited(w workload, dev lathe.Device) string {
 
 // measureRow prepares w on dev (and in PyTorch, when torch is running),
 // warms both up, alternates their samples and summarises them.
-func measureRow(cfg config, w workload, dev lathe.Device, torch *torchChild, progress func(int)) row {
+// A row of several ranks (w.Ranks) runs in a job of that many lathe-bench
+// processes under mpirun (ranks.go), and in PyTorch's gloo group of as many.
+func measureRow(cfg config, w workload, dev lathe.Device, torch *torchChild, jobs rankJobs, progress func(int)) row {
 	r := row{Workload: w.Name, Family: w.Family, Device: dev.String(), Spec: w.spec, Unit: w.unitName(), Work: w.Work}
 	fail := func(err error) row {
 		r.Lathe = &measurement{Err: err.Error()}
 		return r
 	}
 	progress(-1)
-	p, err := prepare(w, dev)
-	if err != nil {
-		return fail(err)
-	}
-	defer p.release()
-	ls := &latheSampler{p: p, dev: dev}
-	if err := ls.calibrate(cfg.Warmup, cfg.MinSample); err != nil {
-		return fail(err)
+	var ls sampler
+	var reps int
+	if w.Ranks > 1 {
+		job, err := jobs.start(w.Ranks)
+		if err != nil {
+			return fail(err)
+		}
+		s, err := job.prepare(w, "cpu", cfg.Warmup, cfg.MinSample)
+		if err != nil {
+			return fail(err)
+		}
+		defer job.release()
+		ls, reps = s, s.reps
+	} else {
+		p, err := prepare(w, dev)
+		if err != nil {
+			return fail(err)
+		}
+		defer p.release()
+		s := &latheSampler{p: p, dev: dev}
+		if err := s.calibrate(cfg.Warmup, cfg.MinSample); err != nil {
+			return fail(err)
+		}
+		ls, reps = s, s.reps
 	}
 	samplers := []sampler{ls}
-	var ts *torchSampler
+	var ts *childSampler
 	switch {
 	case torch == nil && cfg.VsTorch:
 		r.NoTorch = "PyTorch is not running"
 	case torch != nil:
-		s, err := torch.prepare(w, dev, cfg.Warmup, cfg.MinSample)
+		name, err := torchDevice(dev)
+		if err == nil {
+			ts, err = torch.prepare(w, name, cfg.Warmup, cfg.MinSample)
+		}
 		if err != nil {
 			r.NoTorch = err.Error()
 			break
 		}
 		defer torch.release()
-		ts = s.(*torchSampler)
 		samplers = append(samplers, ts)
 	}
 	samples, errs := alternate(samplers, w.samples(cfg.Samples), progress)
-	r.Lathe = summarise(w, ls.reps, samples[0])
+	r.Lathe = summarise(w, reps, samples[0])
 	if errs[0] != nil {
 		r.Lathe.Err = errs[0].Error()
 	}

@@ -18,6 +18,9 @@ type spec struct {
 	// AMP is "bf16" or "f16" for a training step whose forward and loss
 	// run under lathe.Autocast (torch.autocast) in that dtype; "" for none.
 	AMP string `json:"amp,omitempty"`
+	// Ranks is how many processes a data-parallel row runs in (0: one,
+	// this one); each rank has its share of the machine's threads.
+	Ranks int `json:"ranks,omitempty"`
 }
 
 // unit says how a workload's rate follows from its time per step.
@@ -66,6 +69,7 @@ var families = []struct {
 	{"attention", "scaled-dot-product attention forward+backward (torch: the unfused composite)"},
 	{"gpt", "GPT training step, examples/gpt's model"},
 	{"gpt-generate", "GPT generation: a full context window per token, and with a KV cache within the context"},
+	{"dist", "data-parallel: all-reduce (rate: bus bandwidth) and a DDP training step on 2 ranks against 1 process (torch: gloo)"},
 }
 
 // table lists the workloads. Adding one is a line here (and, for a new
@@ -98,6 +102,10 @@ func table(quick bool) []workload {
 			gptStep(4, 32, 2, 32),
 			gptGenerate(32, 2, 32),
 			gptGenerateCached(32, 2, 32),
+			allReduce(1<<10, 2),
+			allReduce(1<<20, 2),
+			oneProcess(mlpStep(256, 784, 256, 10)),
+			ddpStep(256, 784, 256, 10, 2, false),
 		}
 	}
 	return []workload{
@@ -142,6 +150,18 @@ func table(quick bool) []workload {
 		gptStep(8, 64, 4, 64),
 		gptGenerate(64, 4, 64),
 		gptGenerateCached(64, 4, 64),
+		allReduce(1<<10, 2),
+		allReduce(1<<12, 2),
+		allReduce(1<<14, 2),
+		allReduce(1<<16, 2),
+		allReduce(1<<18, 2),
+		allReduce(1<<20, 2),
+		allReduce(1<<22, 2),
+		allReduce(1<<24, 2),
+		allReduce(1<<26, 2),
+		oneProcess(mlpStep(256, 784, 256, 10)),
+		ddpStep(256, 784, 256, 10, 2, false),
+		ddpStep(256, 784, 256, 10, 2, true),
 	}
 }
 

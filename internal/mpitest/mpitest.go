@@ -1,7 +1,8 @@
 // Package mpitest starts a test binary's ranks under Open MPI's mpirun,
 // for the tests of package dist and of examples/ddp: each test runs its own
 // binary as the ranks, with an environment variable telling the rank
-// which checks to make.
+// which checks to make. lathe-bench starts its ranks with the same
+// arguments (Argv).
 package mpitest
 
 import (
@@ -29,16 +30,22 @@ func Command(t *testing.T, n int, test string, env []string, mpiArgs ...string) 
 		}
 		t.Skip(msg)
 	}
-	argv := []string{"-np", strconv.Itoa(n), "--oversubscribe"}
-	if os.Geteuid() == 0 {
-		argv = append(argv, "--allow-run-as-root")
-	}
-	argv = append(argv, "--mca", "btl", "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none")
-	argv = append(argv, mpiArgs...)
+	argv := append(Argv(n), mpiArgs...)
 	argv = append(argv, os.Args[0], "-test.run", "^"+test+"$", "-test.v", "-test.count=1")
 	cmd := exec.Command(path, argv...)
 	cmd.Env = append(os.Environ(), env...)
 	return cmd
+}
+
+// Argv is mpirun's arguments, before the program, for n ranks on this
+// machine: oversubscribed, shared memory without CMA (which a container's
+// ptrace rules often refuse), and --allow-run-as-root as root.
+func Argv(n int) []string {
+	argv := []string{"-np", strconv.Itoa(n), "--oversubscribe"}
+	if os.Geteuid() == 0 {
+		argv = append(argv, "--allow-run-as-root")
+	}
+	return append(argv, "--mca", "btl", "self,vader", "--mca", "btl_vader_single_copy_mechanism", "none")
 }
 
 // Required says whether a missing Open MPI is a failure here.

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/dist"
+	"github.com/lathe-ml/lathe/internal/mpitest"
+)
+
+// A row of several ranks (spec.Ranks) is measured in a job of that many
+// lathe-bench processes that mpirun starts with rankWorkerEnv set: they
+// make a dist group over MPI, and rank 0 answers the requests of a child
+// (child.go) on its standard input and output, which mpirun connects to
+// this process. Rank 0 passes each request on to the other ranks, so every
+// rank builds, warms up, calibrates and samples the workload together;
+// the time is rank 0's. Each rank has an equal share of this process's
+// threads (GOMAXPROCS), as PyTorch's ranks have on its side.
+//
+// The requests reach the other ranks over a Unix socket (rankSocketEnv),
+// not MPI: a rank waiting in an MPI call polls, and spins for its first
+// second (dist's pacer), so a rank waiting between two of lathe's samples
+// would spin on a core while PyTorch's sample, or another row, runs (the
+// MLP step in one process read 8.2 ms beside an idle job, 2.0-2.7 ms
+// without one). A socket's reader sleeps, as gloo's waiting ranks do.
+
+const (
+	rankWorkerEnv = "LATHE_BENCH_RANK_WORKER"
+	rankSocketEnv = "LATHE_BENCH_RANK_SOCKET"
+)
+
+// rankJobs are the jobs started so far, by their number of ranks; each
+// lives until the run ends.
+type rankJobs map[int]*child
+
+// start returns the job of n ranks, starting it the first time.
+func (jobs rankJobs) start(n int) (*child, error) {
+	if c := jobs[n]; c != nil {
+		return c, c.dead
+	}
+	if why := mpiMissing(); why != "" {
+		return nil, errors.New(why)
+	}
+	mpirun, _ := exec.LookPath("mpirun")
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "lathe-bench-ranks")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(mpirun, append(mpitest.Argv(n), self)...)
+	cmd.Env = append(os.Environ(), rankWorkerEnv+"=1", rankSocketEnv+"="+filepath.Join(dir, "requests"),
+		"GOMAXPROCS="+strconv.Itoa(max(1, runtime.GOMAXPROCS(0)/n)))
+	c, err := startChild(fmt.Sprintf("the %d-rank job", n), cmd)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	c.cleanup = func() { os.RemoveAll(dir) }
+	jobs[n] = c
+	var r reply
+	return c, c.call(request{Op: "hello"}, &r)
+}
+
+// close ends every job; each rank finalizes MPI, which may take a moment.
+func (jobs rankJobs) close() {
+	for _, c := range jobs {
+		c.close(10 * time.Second)
+	}
+}
+
+// mpiMissing says why no job of ranks can start here, or "".
+func mpiMissing() string {
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		return "no mpirun on PATH (Open MPI's openmpi-bin and libopenmpi3, which make deps installs)"
+	}
+	return ""
+}
+
+// rankWorker is one rank of a job: it serves requests until its input
+// (rank 0's) ends, and returns the process's exit code.
+func rankWorker() int {
+	ctx := context.Background()
+	g, err := dist.Init(ctx, dist.Config{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lathe-bench rank:", err)
+		return 1
+	}
+	w := &rankBench{g: g}
+	next, err := requests(g)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lathe-bench rank:", err)
+		return 1
+	}
+	for {
+		line := next()
+		var req request
+		r := reply{OK: true}
+		if err := json.Unmarshal(line, &req); err != nil {
+			r = reply{Error: err.Error()}
+		} else if req.Op == "quit" {
+			break
+		} else if err := w.handle(req, &r); err != nil {
+			r = reply{Error: err.Error()}
+		}
+		if g.Rank() == 0 {
+			out, _ := json.Marshal(r)
+			os.Stdout.Write(append(out, '\n'))
+		}
+	}
+	w.drop()
+	if err := g.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "lathe-bench rank:", err)
+		return 1
+	}
+	return 0
+}
+
+// rankBench is a rank's current workload.
+type rankBench struct {
+	g    *dist.Group
+	p    *prepared
+	reps int
+}
+
+// requests returns the function that gives this rank its next request
+// line: on rank 0 from standard input, passed on to every other rank over
+// the job's socket; on the others from that socket. The end of either is
+// a quit request.
+func requests(g *dist.Group) (func() []byte, error) {
+	path := os.Getenv(rankSocketEnv)
+	quit := []byte(`{"op":"quit"}`)
+	deadline := time.Now().Add(time.Minute)
+	if g.Rank() != 0 {
+		var conn net.Conn
+		var err error
+		for conn, err = net.Dial("unix", path); err != nil && time.Now().Before(deadline); conn, err = net.Dial("unix", path) {
+			time.Sleep(10 * time.Millisecond) // rank 0 is not listening yet
+		}
+		if err != nil {
+			return nil, err
+		}
+		in := bufio.NewReader(conn)
+		return func() []byte {
+			line, err := in.ReadBytes('\n')
+			if err != nil {
+				return quit
+			}
+			return line
+		}, nil
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	ln.(*net.UnixListener).SetDeadline(deadline)
+	var peers []net.Conn
+	for len(peers) < g.Size()-1 {
+		conn, err := ln.Accept()
+		if err != nil {
+			return nil, err
+		}
+		peers = append(peers, conn)
+	}
+	ln.Close()
+	in := bufio.NewReader(os.Stdin)
+	return func() []byte {
+		line, err := in.ReadBytes('\n')
+		if err != nil {
+			line = append(quit, '\n')
+		}
+		for _, p := range peers {
+			p.Write(line)
+		}
+		return line
+	}, nil
+}
+
+// handle serves one request on this rank.
+func (w *rankBench) handle(req request, r *reply) error {
+	switch req.Op {
+	case "hello":
+		return nil
+	case "setup":
+		w.drop()
+		if req.Spec == nil {
+			return errors.New("setup without a spec")
+		}
+		p, err := prepareRanks(w.g, workload{spec: *req.Spec, Name: req.Comment})
+		if err != nil {
+			return err
+		}
+		w.p = p
+		if _, err := w.timeSteps(max(req.Warmup, 1)); err != nil {
+			return err
+		}
+		target := time.Duration(req.Target * float64(time.Second))
+		if w.reps, err = calibrateReps(w.timeSteps, target); err != nil {
+			return err
+		}
+		r.Reps = w.reps
+	case "sample":
+		if w.p == nil {
+			return errors.New("sample before setup")
+		}
+		d, err := w.timeSteps(w.reps)
+		if err != nil {
+			return err
+		}
+		r.Seconds = d.Seconds() / float64(w.reps)
+	case "release":
+		w.drop()
+	default:
+		return fmt.Errorf("unknown op %q", req.Op)
+	}
+	return nil
+}
+
+// timeSteps runs n steps on every rank from a barrier and returns rank
+// 0's time, the same on every rank, so that calibrateReps decides alike
+// on all of them.
+func (w *rankBench) timeSteps(n int) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := w.g.Barrier(ctx); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	for range n {
+		if err := w.p.step(); err != nil {
+			return 0, err
+		}
+	}
+	d, err := w.g.Broadcast(ctx, lathe.FromSlice(lathe.CPU, []int64{int64(time.Since(start))}), 0)
+	if err != nil {
+		return 0, err
+	}
+	v, err := d.Int64s()
+	d.Release()
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(v[0]), nil
+}
+
+func (w *rankBench) drop() {
+	if w.p != nil {
+		w.p.release()
+		w.p = nil
+	}
+}
