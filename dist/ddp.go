@@ -143,7 +143,7 @@ func (d *DataParallel) Backward(ctx context.Context, loss *lathe.Tensor, opts ..
 			}
 		}
 	}()
-	s := newGradSync(ctx, d.g, ps, d.BucketBytes, d.trace)
+	s := newGradSync(ctx, d.g, ps, d.BucketBytes, true, d.trace)
 	ready := func(i int, g *lathe.Tensor) error {
 		if g == nil { // the pass gives parameter i no gradient
 			if before[i] != nil {
@@ -205,7 +205,7 @@ func (d *DataParallel) SyncGradients(ctx context.Context) error {
 	if err := d.g.usable(op, ctx); err != nil {
 		return err
 	}
-	s := newGradSync(ctx, d.g, d.Model.Parameters(), d.BucketBytes, d.trace)
+	s := newGradSync(ctx, d.g, d.Model.Parameters(), d.BucketBytes, false, d.trace)
 	err := s.end(func(i int) *lathe.Tensor {
 		if g := s.ps[i].T.Grad(); g != nil {
 			return g.Detach()

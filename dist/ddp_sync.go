@@ -2,6 +2,7 @@ package dist
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/nn"
@@ -39,6 +40,9 @@ type gradSync struct {
 	sent int             // buckets handed to the worker
 	work chan job
 	done chan error
+	// busy is set while a backward pass runs beside the worker, whose
+	// all-reduces then wait without spinning (whileBusy).
+	busy atomic.Bool
 	// trace, when set (by a test), hears of each step as it happens on the
 	// calling goroutine: "add i" and "send b".
 	trace func(event string, n int)
@@ -53,10 +57,13 @@ type job struct {
 	err    error
 }
 
-// newGradSync plans the buckets of ps and starts the worker.
-func newGradSync(ctx context.Context, g *Group, ps []nn.Param, capBytes int, trace func(string, int)) *gradSync {
-	s := &gradSync{ctx: ctx, g: g, ps: ps, bucketOf: make([]int, len(ps)), added: make([]bool, len(ps)),
+// newGradSync plans the buckets of ps and starts the worker; busy says
+// that a backward pass runs beside it until end.
+func newGradSync(ctx context.Context, g *Group, ps []nn.Param, capBytes int, busy bool, trace func(string, int)) *gradSync {
+	s := &gradSync{g: g, ps: ps, bucketOf: make([]int, len(ps)), added: make([]bool, len(ps)),
 		in: make([]*lathe.Tensor, len(ps)), out: make([]*lathe.Tensor, len(ps)), trace: trace}
+	s.busy.Store(busy)
+	s.ctx = whileBusy(ctx, &s.busy)
 	open := map[lathe.DType]int{} // dtype → its open bucket
 	var bytes []int
 	for i := len(ps) - 1; i >= 0; i-- {
@@ -132,6 +139,7 @@ func (s *gradSync) end(rest func(i int) *lathe.Tensor, failed error) error {
 	for ; s.sent < len(s.buckets); s.sent++ {
 		s.work <- job{bucket: s.sent, err: failed}
 	}
+	s.busy.Store(false) // nothing left to compute here: wait at full speed
 	close(s.work)
 	err := <-s.done
 	for i, t := range s.in { // a failed pass leaves some unsent
