@@ -203,8 +203,6 @@ func run(cfg config, out io.Writer, p *progress) (*report, error) {
 		}
 	}
 
-	jobs := rankJobs{}
-	defer jobs.close()
 	var failed []string
 	total := len(works) * len(devs)
 	for i, w := range works {
@@ -213,7 +211,7 @@ func run(cfg config, out io.Writer, p *progress) (*report, error) {
 				rep.Rows = append(rep.Rows, row{Workload: w.Name, Family: w.Family, Device: dev.String(), Spec: w.spec, Unit: w.unitName(), Work: w.Work, Skipped: why})
 				continue
 			}
-			r := measureRow(cfg, w, dev, torch, jobs, func(round int) {
+			r := measureRow(cfg, w, dev, torch, func(round int) {
 				step := "warming up"
 				if round >= 0 {
 					step = fmt.Sprintf("sample %d/%d", round+1, w.samples(cfg.Samples))
@@ -271,7 +269,7 @@ func unsuited(w workload, dev lathe.Device) string {
 // warms both up, alternates their samples and summarises them.
 // A row of several ranks (w.Ranks) runs in a job of that many lathe-bench
 // processes under mpirun (ranks.go), and in PyTorch's gloo group of as many.
-func measureRow(cfg config, w workload, dev lathe.Device, torch *torchChild, jobs rankJobs, progress func(int)) row {
+func measureRow(cfg config, w workload, dev lathe.Device, torch *torchChild, progress func(int)) row {
 	r := row{Workload: w.Name, Family: w.Family, Device: dev.String(), Spec: w.spec, Unit: w.unitName(), Work: w.Work}
 	fail := func(err error) row {
 		r.Lathe = &measurement{Err: err.Error()}
@@ -281,10 +279,11 @@ func measureRow(cfg config, w workload, dev lathe.Device, torch *torchChild, job
 	var ls sampler
 	var reps int
 	if w.Ranks > 1 {
-		job, err := jobs.start(w.Ranks)
+		job, err := startRanks(w.Ranks)
 		if err != nil {
 			return fail(err)
 		}
+		defer job.close(rankGrace)
 		s, err := job.prepare(w, "cpu", cfg.Warmup, cfg.MinSample)
 		if err != nil {
 			return fail(err)
