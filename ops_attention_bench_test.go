@@ -3,10 +3,11 @@ package lathe
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // attnStep is one training step of attention on the cpu: forward, and the
@@ -101,14 +102,12 @@ func TestAttentionPeakMemory(t *testing.T) {
 		t.Skip("runs a child process per length")
 	}
 	peak := func(path string, l int, mask string) attnPeak {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestAttentionPeakMemory$", "-test.v")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("LATHE_ATTN_PEAK=%s,%d,%s", path, l, mask))
-		out, err := cmd.CombinedOutput()
+		out, err := testenv.RunChild("TestAttentionPeakMemory", fmt.Sprintf("LATHE_ATTN_PEAK=%s,%d,%s", path, l, mask))
 		if err != nil {
 			t.Fatalf("%s L=%d: %v\n%s", path, l, err, out)
 		}
 		var p attnPeak
-		_, after, ok := strings.Cut(string(out), "attention peak: ")
+		_, after, ok := strings.Cut(out, "attention peak: ")
 		if _, err := fmt.Sscanf(after, "pool %d rss %d", &p.pool, &p.rss); !ok || err != nil {
 			t.Fatalf("%s L=%d: no peak in the child's output (%v):\n%s", path, l, err, out)
 		}

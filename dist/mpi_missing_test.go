@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // TestMPIMissing: where Open MPI does not open (LATHE_MPI_LIB names no
@@ -26,10 +26,8 @@ func TestMPIMissing(t *testing.T) {
 		fmt.Printf("child: %v\n", err)
 		os.Exit(0)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestMPIMissing$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "LATHE_MPI_MISSING_CHILD=1", "LATHE_MPI_LIB=/nonexistent/libmpi.so.40",
+	out, err := testenv.RunChild("TestMPIMissing", "LATHE_MPI_MISSING_CHILD=1", "LATHE_MPI_LIB=/nonexistent/libmpi.so.40",
 		"OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=2", "OMPI_COMM_WORLD_LOCAL_RANK=0")
-	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)
 	if err != nil {
 		t.Fatalf("the child failed: %v", err)

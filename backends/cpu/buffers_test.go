@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // quietPool empties the pool for a test that counts what its own releases
@@ -134,10 +134,8 @@ func TestCPUMemoryVariable(t *testing.T) {
 		{"16 parsecs", `LATHE_CPU_MEMORY: "16 parsecs" is not a byte count`},
 		{"1TiB", "RESULT <nil>"},
 	} {
-		cmd := exec.Command(os.Args[0], "-test.run", "^TestCPUMemoryVariable$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "LATHE_CPU_MEMORY_CHILD=1", "LATHE_CPU_MEMORY="+c.env)
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), c.want) {
+		out, err := testenv.RunChild("TestCPUMemoryVariable", "LATHE_CPU_MEMORY_CHILD=1", "LATHE_CPU_MEMORY="+c.env)
+		if err != nil || !strings.Contains(out, c.want) {
 			t.Errorf("LATHE_CPU_MEMORY=%s: %v\n%s\nwant %q", c.env, err, out, c.want)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // TestFakeDriver runs the backend's cgo code end to end against stand-ins
@@ -59,12 +60,9 @@ func runFakeChild(t *testing.T, test string, env ...string) {
 			t.Fatalf("building %s: %v\n%s", lib, err, out)
 		}
 	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^"+test+"$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), "LATHE_FAKE_CUDA_CHILD=1",
-		"LATHE_CUDA_LIB="+filepath.Join(dir, "fakecuda.so"), "LATHE_CUBLAS_LIB="+filepath.Join(dir, "fakecublas.so"))
-	cmd.Env = append(cmd.Env, env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: "+test) {
+	out, err := testenv.RunChild(test, append([]string{"LATHE_FAKE_CUDA_CHILD=1",
+		"LATHE_CUDA_LIB=" + filepath.Join(dir, "fakecuda.so"), "LATHE_CUBLAS_LIB=" + filepath.Join(dir, "fakecublas.so")}, env...)...)
+	if err != nil || !strings.Contains(out, "--- PASS: "+test) {
 		t.Fatalf("the checks against the stand-in driver failed (%v):\n%s", err, out)
 	}
 	t.Logf("%s", out)

@@ -5,7 +5,6 @@ package wgpu
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -203,16 +202,15 @@ func TestNoVulkanDriverIsRefused(t *testing.T) {
 		return
 	}
 	testDevice(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestNoVulkanDriverIsRefused$", "-test.v")
-	cmd.Env = append(os.Environ(), "LATHE_WGPU_CHILD=1", "VK_DRIVER_FILES=/nonexistent/icd.json", "VK_ICD_FILENAMES=/nonexistent/icd.json")
-	out, err := cmd.CombinedOutput()
+	out, err := testenv.RunChild("TestNoVulkanDriverIsRefused", "LATHE_WGPU_CHILD=1", "VK_DRIVER_FILES=/nonexistent/icd.json",
+		"VK_ICD_FILENAMES=/nonexistent/icd.json")
 	if err != nil {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "unavailable") {
+	if !strings.Contains(out, "unavailable") {
 		t.Fatalf("child said:\n%s", out)
 	}
-	t.Logf("child: %s", strings.TrimSpace(string(out)))
+	t.Logf("child: %s", strings.TrimSpace(out))
 }
 
 // TestUploadWithAnErrorPending: an upload that finds an error Dawn

@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,9 +28,7 @@ func TestSkipDevice(t *testing.T) {
 		{"wgpu:1", false, "skipped"},
 	} {
 		summary := filepath.Join(t.TempDir(), "summary.tsv")
-		cmd := exec.Command(os.Args[0], "-test.run=^TestSkipDevice$", "-test.v")
-		cmd.Env = append(os.Environ(), "TESTENV_CHILD=1", RequireEnv+"="+c.require, SummaryEnv+"="+summary)
-		out, err := cmd.CombinedOutput()
+		out, err := RunChild("TestSkipDevice", "TESTENV_CHILD=1", RequireEnv+"="+c.require, SummaryEnv+"="+summary)
 		if failed := err != nil; failed != c.fails {
 			t.Errorf("%s=%q: failed %v, want %v:\n%s", RequireEnv, c.require, failed, c.fails, out)
 		}
