@@ -52,13 +52,8 @@ func grads(t *testing.T, m nn.Module) [][]float32 {
 // a plain Backward's, accumulated where there were some; an unused
 // parameter keeps none; and a pass that fails changes no gradient.
 func TestDDPOverlap(t *testing.T) {
-	clearLaunchEnv(t)
 	ctx := context.Background()
-	g, err := Init(ctx, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g := groupOfOne(t)
 	model := newDeep()
 	d, err := DDP(ctx, g, model)
 	if err != nil {

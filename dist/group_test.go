@@ -18,6 +18,19 @@ func clearLaunchEnv(t *testing.T) {
 	}
 }
 
+// groupOfOne is this process's group as a lone process, with no launcher
+// variables set, closed when t ends.
+func groupOfOne(t *testing.T) *Group {
+	t.Helper()
+	clearLaunchEnv(t)
+	g, err := Init(context.Background(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
 func TestEnv(t *testing.T) {
 	cases := []struct {
 		name string
@@ -65,13 +78,8 @@ func TestEnv(t *testing.T) {
 // A lone process is a group of one: every collective is the identity, and
 // the checks are those of a real group.
 func TestGroupOfOne(t *testing.T) {
-	clearLaunchEnv(t)
 	ctx := context.Background()
-	g, err := Init(ctx, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g := groupOfOne(t)
 	if g.Rank() != 0 || g.Size() != 1 || g.Device() != lathe.CPU {
 		t.Fatalf("group %v", g)
 	}
@@ -100,12 +108,8 @@ func TestGroupOfOne(t *testing.T) {
 // The bad-input table: every public entry point refuses what a caller
 // can get wrong with the right kind of error.
 func TestBadInput(t *testing.T) {
-	clearLaunchEnv(t)
 	ctx := context.Background()
-	g, err := Init(ctx, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := groupOfOne(t)
 	released := lathe.Zeros(lathe.CPU, lathe.Float32, 2)
 	released.Release()
 	failed := lathe.Failed(lathe.NewError("test", lathe.ErrShape, "", "failed on purpose", ""))
