@@ -152,8 +152,9 @@ func WithGradient(g *Tensor) GradOption {
 // not reach). ready runs on the pass's goroutine, once per leaf, in no
 // fixed order; g is the pass's, valid until ready returns, so keep
 // g.Detach() to use it later. An error from ready fails the pass, which
-// then changes no leaf's Grad. A nil, zero or failed leaf is an error of
-// the pass; Grad ignores the option.
+// then changes no leaf's Grad. A leaf listed twice is reported once, at
+// its first place. A nil, zero or failed leaf is an error of the pass;
+// Grad ignores the option.
 func WhenReady(leaves []*Tensor, ready func(i int, g *Tensor) error) GradOption {
 	return func(o *autodiff.Options) {
 		index := make(map[*dispatch.Tensor]int, len(leaves))
@@ -162,8 +163,10 @@ func WhenReady(leaves []*Tensor, ready func(i int, g *Tensor) error) GradOption 
 				o.Err = err
 				return
 			}
-			index[x.t] = i
-			o.Watch = append(o.Watch, x.t)
+			if _, twice := index[x.t]; !twice {
+				index[x.t] = i
+				o.Watch = append(o.Watch, x.t)
+			}
 		}
 		o.Ready = func(leaf, g *dispatch.Tensor) error {
 			i, ok := index[leaf]

@@ -116,6 +116,15 @@ func TestWhenReady(t *testing.T) {
 	if ga2, _ := a.Grad().Float32s(); !slices.Equal(ga2, ga) {
 		t.Errorf("a's Grad after a failed pass: %v, want %v as before", ga2, ga)
 	}
+	// A leaf listed twice is reported once, at its first place.
+	var seen []int
+	err = forward().Backward(lathe.WhenReady([]*lathe.Tensor{a, a, b}, func(i int, g *lathe.Tensor) error {
+		seen = append(seen, i)
+		return nil
+	}))
+	if err != nil || len(seen) != 2 || !slices.Contains(seen, 0) || !slices.Contains(seen, 2) {
+		t.Errorf("leaves [a a b]: ready for %v (%v), want 0 and 2 once each", seen, err)
+	}
 	// A failed leaf is the pass's error.
 	if err := forward().Backward(lathe.WhenReady([]*lathe.Tensor{a, nil}, ready)); !errors.Is(err, lathe.ErrValue) {
 		t.Errorf("WhenReady with a nil leaf: %v, want ErrValue", err)

@@ -137,3 +137,73 @@ func TestDDPOverlap(t *testing.T) {
 		t.Fatalf("the pass after a failed one: %v", err)
 	}
 }
+
+// tied lists one weight twice, as a model whose output head shares its
+// embedding's weight may.
+type tied struct{ w *lathe.Tensor }
+
+func (m *tied) Forward(x *lathe.Tensor) *lathe.Tensor { return x.MatMul(m.w).MatMul(m.w) }
+func (m *tied) Parameters() []nn.Param {
+	return []nn.Param{{Name: "embed", T: m.w}, {Name: "head", T: m.w}}
+}
+func (m *tied) To(lathe.Device) error { return nil }
+func (m *tied) Train(bool)            {}
+
+// A parameter listed twice gets one gradient, the plain pass's, and
+// travels once.
+func TestDDPTiedParameter(t *testing.T) {
+	ctx := context.Background()
+	g := groupOfOne(t)
+	lathe.Seed(3)
+	m := &tied{w: lathe.RandN(lathe.CPU, lathe.Float32, 3, 3).RequireGrad()}
+	d, err := DDP(ctx, g, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var adds []int
+	d.trace = func(event string, n int) {
+		if event == "add" {
+			adds = append(adds, n)
+		}
+	}
+	x := lathe.RandN(lathe.CPU, lathe.Float32, 2, 3)
+	for _, capBytes := range []int{1, 25 << 20} {
+		d.BucketBytes = capBytes
+		m.w.ZeroGrad()
+		if err := d.Backward(ctx, d.Forward(x).Sum()); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := m.w.Grad().Float32s()
+		m.w.ZeroGrad()
+		if err := m.Forward(x).Sum().Backward(); err != nil {
+			t.Fatal(err)
+		}
+		want, _ := m.w.Grad().Float32s()
+		if !slices.Equal(got, want) {
+			t.Errorf("bucket cap %d: DDP's gradient %v, the plain pass's %v", capBytes, got, want)
+		}
+		m.w.ZeroGrad()
+		if err := d.Forward(x).Sum().Backward(); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.SyncGradients(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := m.w.Grad().Float32s(); !slices.Equal(got, want) {
+			t.Errorf("bucket cap %d: SyncGradients' gradient %v, the plain pass's %v", capBytes, got, want)
+		}
+		if slices.Contains(adds, 1) {
+			t.Errorf("bucket cap %d: the second listing of the weight travelled too (adds %v)", capBytes, adds)
+		}
+		// Accumulated over a second pass.
+		if err := d.Backward(ctx, d.Forward(x).Sum()); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = m.w.Grad().Float32s()
+		for k := range want {
+			if got[k] != want[k]+want[k] {
+				t.Fatalf("bucket cap %d: after two passes %v, want twice %v", capBytes, got, want)
+			}
+		}
+	}
+}

@@ -66,10 +66,16 @@ func newGradSync(ctx context.Context, g *Group, ps []nn.Param, capBytes int, bus
 	s.ctx = whileBusy(ctx, &s.busy)
 	open := map[lathe.DType]int{} // dtype → its open bucket
 	var bytes []int
+	first := map[*lathe.Tensor]int{} // a tensor listed twice (tied weights) goes once
+	for i, p := range ps {
+		if _, ok := first[p.T]; !ok {
+			first[p.T] = i
+		}
+	}
 	for i := len(ps) - 1; i >= 0; i-- {
 		s.bucketOf[i] = -1
 		p := ps[i].T
-		if p.Err() != nil || !p.RequiresGrad() {
+		if p.Err() != nil || !p.RequiresGrad() || first[p] != i {
 			continue
 		}
 		dt, n := p.DType(), p.Numel()*p.DType().Size()
