@@ -23,7 +23,10 @@ import (
 // Backward starts while its pass goes on: a bucket goes to a goroutine of
 // its own as soon as the pass has made every gradient in it final
 // (lathe.WhenReady), so the communication overlaps the rest of the
-// backward pass, as torch's DDP's does.
+// backward pass, as torch's DDP's does. On cuda, NCCL's all-reduces queue
+// on the one stream that lathe's kernels run on, so on the device they run
+// in turn with the pass's kernels (torch gives NCCL a stream of its own);
+// what overlaps there is the host's part, the headers and the queuing.
 //
 // DataParallel is an nn.Module (and nn.Buffered): its Parameters are the
 // model's, for the optimizer.
