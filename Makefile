@@ -30,9 +30,11 @@ vet: deps
 
 vet race unit: export LATHE_REQUIRE_DEVICES := $(REQUIRE_DEVICES)
 
-# The race detector over the layers that hold shared state.
+# The race detector over the layers that hold shared state, and over DDP,
+# whose buckets are all-reduced on a goroutine while the backward pass runs.
 race: deps
 	$(GO) test -race -count=1 ./dispatch/... ./autodiff/... ./layout/... ./alloc/...
+	$(GO) test -race -count=1 -run 'TestDDP|TestMPI$$/ddp' ./dist/
 
 # The whole suite, then the matmul conformance cases again on gonum's BLAS
 # (the cpu backend uses OpenBLAS when it opens), so both GEMM paths stay
