@@ -9,14 +9,16 @@ import (
 
 	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/internal/testenv"
+	"github.com/lathe-ml/lathe/nn"
 )
 
 // TestNCCLOneRank runs every collective of a one-rank NCCL group on cuda:0
 // with the real NCCL (make gpu-check; one GPU cannot hold two NCCL ranks):
 // each dtype's bytes through ncclAllReduce, ncclBroadcast, ncclAllGather
 // and ncclReduceScatter on the device's stream, a strided input, the
-// float16 sum in float32, and the errors of a cpu tensor and a released
-// one. A machine without a GPU or NCCL skips it by name; "nccl" in
+// float16 sum in float32, the errors of a cpu tensor and a released one,
+// and DDP's overlapped all-reduces on the stream the backward pass uses
+// (ddpOnDevice). A machine without a GPU or NCCL skips it by name; "nccl" in
 // LATHE_REQUIRE_DEVICES makes that a failure.
 func TestNCCLOneRank(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -104,6 +106,43 @@ func TestNCCLOneRank(t *testing.T) {
 	}
 	if err := g.Barrier(ctx); err != nil {
 		t.Errorf("barrier: %v", err)
+	}
+	ddpOnDevice(t, ctx, g)
+}
+
+// ddpOnDevice: DDP over the group, a bucket per parameter, so that its
+// goroutine queues NCCL's all-reduces on the stream while the backward
+// pass queues its kernels there; over one rank the gradients are the
+// plain pass's.
+func ddpOnDevice(t *testing.T, ctx context.Context, g *Group) {
+	dev := g.Device()
+	lathe.Seed(11)
+	model := mlp(16)
+	if err := model.To(dev); err != nil {
+		t.Fatal(err)
+	}
+	d, err := DDP(ctx, g, model)
+	if err != nil {
+		t.Fatalf("ddp: %v", err)
+	}
+	d.BucketBytes = 1
+	xs, ys := points(64, 5)
+	x, y := lathe.FromSlice(dev, xs, 64, 2), lathe.FromSlice(dev, ys)
+	if err := d.Backward(ctx, nn.CrossEntropy(d.Forward(x), y)); err != nil {
+		t.Fatalf("ddp backward: %v", err)
+	}
+	got := grads(t, model)
+	for _, p := range model.Parameters() {
+		p.T.ZeroGrad()
+	}
+	if err := nn.CrossEntropy(model.Forward(x), y).Backward(); err != nil {
+		t.Fatal(err)
+	}
+	want := grads(t, model)
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			t.Errorf("parameter %d: DDP's gradient on %v differs from the plain pass's", i, dev)
+		}
 	}
 }
 
