@@ -396,8 +396,11 @@ class Ranks:
 
 
 def init_group(rank, world, port):
+    # The timeout bounds the start (a helper that died leaves rank 0
+    # waiting for it) and each collective, the helper's wait for the next
+    # request included: the dist rows come one after another, seconds apart.
     tdist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank, world_size=world,
-                             timeout=datetime.timedelta(days=1))
+                             timeout=datetime.timedelta(minutes=5))
 
 
 def helper(rank, world, port):
