@@ -149,12 +149,12 @@ func WithGradient(g *Tensor) GradOption {
 // start while the rest of the pass runs, as DDP's all-reduce does (torch's
 // post-accumulate-grad hooks). For a leaf that the pass gives no gradient,
 // g is nil, as soon as the pass knows (at its start, for a leaf it does
-// not reach). ready runs on the pass's goroutine, once per leaf, in no
-// fixed order; g is the pass's, valid until ready returns, so keep
-// g.Detach() to use it later. An error from ready fails the pass, which
-// then changes no leaf's Grad. A leaf listed twice is reported once, at
-// its first place. A nil, zero or failed leaf is an error of the pass;
-// Grad ignores the option.
+// not reach). ready runs on the pass's goroutine, once for each leaf that
+// requires a gradient, in no fixed order; g is the pass's, valid until
+// ready returns, so keep g.Detach() to use it later. An error from ready
+// fails the pass, which then changes no leaf's Grad. A leaf listed twice
+// is reported once, at its first place. A nil, zero or failed leaf is an
+// error of the pass; Grad ignores the option.
 func WhenReady(leaves []*Tensor, ready func(i int, g *Tensor) error) GradOption {
 	return func(o *autodiff.Options) {
 		index := make(map[*dispatch.Tensor]int, len(leaves))
