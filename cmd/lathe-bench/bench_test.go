@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/internal/mpitest"
 )
 
@@ -79,5 +80,26 @@ func TestQuickRunVsTorch(t *testing.T) {
 		if r.Torch == nil || r.Torch.Err != "" || r.Torch.Median <= 0 {
 			t.Errorf("%s: no PyTorch figure: %+v %s", r.Workload, r.Torch, r.NoTorch)
 		}
+	}
+}
+
+// TestRankSetupFails: a setup that fails on one rank of a job is the row's
+// error on rank 0, at once, not a wait at the others' barrier.
+func TestRankSetupFails(t *testing.T) {
+	if why := mpiMissing(); why != "" {
+		if mpitest.Required() {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
+	t.Setenv(failSetupEnv, "1")
+	cfg := config{Samples: 1, Warmup: 1, MinSample: time.Millisecond}
+	start := time.Now()
+	r := measureRow(cfg, allReduce(1<<10, 2), lathe.CPU, nil, func(int) {})
+	if r.Lathe == nil || !strings.Contains(r.Lathe.Err, "another rank could not set the workload up") {
+		t.Fatalf("row: %+v, want rank 0's error that another rank failed", r.Lathe)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the row took %v to fail", d)
 	}
 }

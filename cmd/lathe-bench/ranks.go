@@ -198,7 +198,10 @@ func (w *rankBench) handle(req request, r *reply) error {
 			return errors.New("setup without a spec")
 		}
 		p, err := prepareRanks(w.g, workload{spec: *req.Spec, Name: req.Comment})
-		if err != nil {
+		if err := w.agree(err); err != nil {
+			if p != nil {
+				p.release()
+			}
 			return err
 		}
 		w.p = p
@@ -236,10 +239,36 @@ func (w *rankBench) handle(req request, r *reply) error {
 	return nil
 }
 
+// agree returns err on this rank and an error on every other rank where
+// any rank's err is not nil, so that a setup that failed on one rank stops
+// them all before they meet at timeSteps' barrier.
+func (w *rankBench) agree(err error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ok := int32(1)
+	if err != nil {
+		ok = 0
+	}
+	all, aerr := w.g.AllReduce(ctx, lathe.FromSlice(lathe.CPU, []int32{ok}), dist.Min)
+	if aerr != nil {
+		return errors.Join(err, aerr)
+	}
+	v, aerr := all.Int32s()
+	all.Release()
+	switch {
+	case err != nil:
+		return err
+	case aerr != nil:
+		return aerr
+	case v[0] == 0:
+		return errors.New("another rank could not set the workload up")
+	}
+	return nil
+}
+
 // timeSteps runs n steps on every rank from a barrier and returns rank
 // 0's time, the same on every rank, so that calibrateReps decides alike
-// on all of them. A rank whose setup failed where the others' did not
-// leaves them at the barrier until its deadline, two minutes.
+// on all of them.
 func (w *rankBench) timeSteps(n int) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/lathe-ml/lathe"
@@ -55,8 +57,15 @@ func byteSize(n int) string {
 	return fmt.Sprintf("%d B", n)
 }
 
+// failSetupEnv, set to a rank's number, makes every setup fail on that
+// rank alone: the test that a rank's failure stops the others (agree).
+const failSetupEnv = "LATHE_BENCH_FAIL_SETUP_RANK"
+
 // prepareRanks builds w on this rank of g.
 func prepareRanks(g *dist.Group, w workload) (*prepared, error) {
+	if os.Getenv(failSetupEnv) == strconv.Itoa(g.Rank()) {
+		return nil, fmt.Errorf("rank %d: setup fails here (%s)", g.Rank(), failSetupEnv)
+	}
 	if w.DType != "f32" {
 		return nil, fmt.Errorf("workload %s: the rank workloads are float32", w.Name)
 	}
