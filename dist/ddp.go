@@ -125,6 +125,9 @@ func (d *DataParallel) SyncBuffers(ctx context.Context) error {
 // had one before) is its mean over the ranks. Every rank must call it. An
 // error, from any rank's pass or from the exchange, is returned on every
 // rank, and leaves each rank's gradients as they were before the call.
+// For gradient accumulation (torch's no_sync), run loss.Backward() on all
+// micro-batches but the last, and Backward on the last: it averages what
+// the gradients have accumulated, once.
 func (d *DataParallel) Backward(ctx context.Context, loss *lathe.Tensor, opts ...lathe.GradOption) error {
 	const op = "backward"
 	if err := d.g.usable(op, ctx); err != nil {

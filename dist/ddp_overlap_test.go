@@ -97,7 +97,8 @@ func TestDDPOverlap(t *testing.T) {
 			t.Fatalf("parameter %d: DDP's gradient %v, Backward's %v", i, got[i], want[i])
 		}
 	}
-	// Accumulated: a second pass adds to the first's.
+	// Accumulated: a second pass adds to the first's, as after a plain
+	// pass on a micro-batch (torch's no_sync).
 	if err := d.Backward(ctx, loss()); err != nil {
 		t.Fatal(err)
 	}
