@@ -85,21 +85,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     let base = rowBase(r);
-    // In blocks of 8 within blocks of 64, each combined into the one above:
-    // a float32 sum's error then grows with 16 + n/64 rather than n, near
-    // the workgroup tree's (a CPU adapter takes rows of thousands this way).
-    var acc = identity();
-    for (var j0 = 0u; j0 < p[1]; j0 = j0 + 64u) {
-        var block = identity();
-        for (var j1 = j0; j1 < min(j0 + 64u, p[1]); j1 = j1 + 8u) {
-            var part = identity();
-            for (var j = j1; j < min(j1 + 8u, p[1]); j = j + 1u) {
-                part = combine(part, load(j, u32(base + reducedAt(j))));
-            }
-            block = combine(block, part);
-        }
-        acc = combine(acc, block);
-    }
+    let n = p[1];
+    {{- template "blocked" "load(j, u32(base + reducedAt(j)))"}}
     dst[r] = finish(acc);
 }
 {{- else}}
@@ -511,6 +498,28 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }
 {{- end}}
 {{end}}
+
+{{/*
+blocked: acc, the combination of the terms for j < n (the dot: a WGSL
+expression in j), in blocks of 8 within blocks of 64, each combined into
+the one above: a float32 sum's error then grows with 16 + n/64 rather
+than n, near the workgroup tree's (a CPU adapter takes rows of thousands
+one invocation each). The kernel defines identity() and combine(a, b).
+*/}}
+{{define "blocked"}}
+    var acc = identity();
+    for (var j0 = 0u; j0 < n; j0 = j0 + 64u) {
+        var block = identity();
+        for (var j1 = j0; j1 < min(j0 + 64u, n); j1 = j1 + 8u) {
+            var part = identity();
+            for (var j = j1; j < min(j1 + 8u, n); j = j + 1u) {
+                part = combine(part, {{.}});
+            }
+            block = combine(block, part);
+        }
+        acc = combine(acc, block);
+    }
+{{- end}}
 
 {{/*
 lines: lineBase, the input (x) and output (y) positions of line w's first

@@ -45,6 +45,15 @@ fn result(v: f32, scale: f32) -> f32 {
 
 {{- if .PerItem}}
 
+// identity and combine make the sum of blocked (reduce.wgsl).
+fn identity() -> f32 {
+    return 0.0;
+}
+
+fn combine(a: f32, b: f32) -> f32 {
+    return a + b;
+}
+
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let w = item(gid, nwg);
@@ -62,21 +71,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             m = v;
         }
     }
-    // Summed in blocks of 8 within blocks of 64, as reduce.wgsl's per-row
-    // form, for an error near the workgroup tree's.
-    var sum = 0.0;
-    for (var j0 = 0u; j0 < n; j0 = j0 + 64u) {
-        var block = 0.0;
-        for (var j1 = j0; j1 < min(j0 + 64u, n); j1 = j1 + 8u) {
-            var part = 0.0;
-            for (var j = j1; j < min(j1 + 8u, n); j = j + 1u) {
-                part = part + expf(src[u32(line.x + i32(j) * xs)] - m);
-            }
-            block = block + part;
-        }
-        sum = sum + block;
-    }
-    let scale = lineScale(sum);
+    // Summed as reduce.wgsl's per-row form, for an error near the
+    // workgroup tree's.
+    {{- template "blocked" "expf(src[u32(line.x + i32(j) * xs)] - m)"}}
+    let scale = lineScale(acc);
     for (var j = 0u; j < n; j = j + 1u) {
         dst[u32(line.y + i32(j) * os)] = result(src[u32(line.x + i32(j) * xs)] - m, scale);
     }
