@@ -34,6 +34,25 @@ fn lineScale(sum: f32) -> f32 {
 {{- end}}
 }
 
+// maxOf is the larger of a and b, NaN where b is NaN (a NaN max makes a
+// NaN line).
+fn maxOf(a: f32, b: f32) -> f32 {
+    if (b > a || is_nan(b)) {
+        return b;
+    }
+    return a;
+}
+
+// lineMax is the max of the line's elements j = first, first + step, ...
+// below n, whose element 0 is at src[x] and which lie xs apart.
+fn lineMax(x: i32, xs: i32, n: u32, first: u32, step: u32) -> f32 {
+    var m = -inf_f32();
+    for (var j = first; j < n; j = j + step) {
+        m = maxOf(m, src[u32(x + i32(j) * xs)]);
+    }
+    return m;
+}
+
 // result is the output for v = x - max on a line of lineScale scale.
 fn result(v: f32, scale: f32) -> f32 {
 {{- if .Log}}
@@ -64,13 +83,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let xs = bitcast<i32>(p[3]);
     let os = bitcast<i32>(p[4]);
     let line = lineBase(w);
-    var m = -inf_f32();
-    for (var j = 0u; j < n; j = j + 1u) {
-        let v = src[u32(line.x + i32(j) * xs)];
-        if (v > m || is_nan(v)) {
-            m = v;
-        }
-    }
+    let m = lineMax(line.x, xs, n, 0u, 1u);
     // Summed as reduce.wgsl's per-row form, for an error near the
     // workgroup tree's.
     {{- template "blocked" "expf(src[u32(line.x + i32(j) * xs)] - m)"}}
@@ -95,26 +108,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let os = bitcast<i32>(p[4]);
     let line = lineBase(w);
 
-    var m = -inf_f32();
-    for (var j = lid; j < n; j = j + WG) {
-        let v = src[u32(line.x + i32(j) * xs)];
-        if (v > m || is_nan(v)) {
-            m = v;
-        }
-    }
-    lanes[lid] = m;
+    lanes[lid] = lineMax(line.x, xs, n, lid, WG);
     workgroupBarrier();
     for (var s = WG / 2u; s > 0u; s = s / 2u) {
         if (lid < s) {
-            let a = lanes[lid];
-            let b = lanes[lid + s];
-            if (b > a || is_nan(b)) {
-                lanes[lid] = b;
-            }
+            lanes[lid] = maxOf(lanes[lid], lanes[lid + s]);
         }
         workgroupBarrier();
     }
-    m = lanes[0];
+    let m = lanes[0];
     workgroupBarrier();
 
     var sum = 0.0;
