@@ -14,11 +14,12 @@ import (
 	"github.com/lathe-ml/lathe/internal/mpitest"
 )
 
-// TestMain makes the test binary a rank when the rank job that the dist
-// rows start (ranks.go) runs it, as main does for lathe-bench.
+// TestMain makes the test binary a child of its own kind when a run starts
+// it as one (a rank of a dist row's job, lathe's side), as main does for
+// lathe-bench.
 func TestMain(m *testing.M) {
-	if os.Getenv(rankWorkerEnv) != "" {
-		os.Exit(rankWorker())
+	if code, ok := asChild(); ok {
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }
@@ -83,6 +84,36 @@ func TestQuickRunVsTorch(t *testing.T) {
 	}
 }
 
+// TestProfileBesideTorch: with --vs-torch, lathe's side runs in a child
+// of its own, and --cpuprofile is that child's profile.
+func TestProfileBesideTorch(t *testing.T) {
+	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
+		t.Skip("PyTorch: /usr/bin/python3 cannot import torch:", err)
+	}
+	profile := filepath.Join(t.TempDir(), "cpu.prof")
+	cfg := config{Devices: []string{"cpu"}, Quick: true, Filter: "^sum", Samples: 5, MinSample: 50 * time.Millisecond, VsTorch: true,
+		Python: "/usr/bin/python3", CPUProfile: profile}
+	var out, notes bytes.Buffer
+	rep, err := run(cfg, &out, newProgress(&notes))
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, notes.String())
+	}
+	if len(rep.Rows) == 0 || rep.Rows[0].Torch == nil || rep.Rows[0].Torch.Median <= 0 {
+		t.Fatalf("no PyTorch figures: %+v", rep.Rows)
+	}
+	st, err := os.Stat(profile)
+	if err != nil || st.Size() == 0 {
+		t.Fatalf("no profile from lathe's side: %v", err)
+	}
+	top, err := exec.Command("go", "tool", "pprof", "-top", profile).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the profile does not read: %v\n%s", err, top)
+	}
+	if !strings.Contains(string(top), "splitSum") {
+		t.Errorf("the profile has no samples of lathe's sum:\n%s", top)
+	}
+}
+
 // TestRankSetupFails: a setup that fails on one rank of a job is the row's
 // error on rank 0, at once, not a wait at the others' barrier.
 func TestRankSetupFails(t *testing.T) {
@@ -95,7 +126,7 @@ func TestRankSetupFails(t *testing.T) {
 	t.Setenv(failSetupEnv, "1")
 	cfg := config{Samples: 1, Warmup: 1, MinSample: time.Millisecond}
 	start := time.Now()
-	r := measureRow(cfg, allReduce(1<<10, 2), lathe.CPU, nil, func(int) {})
+	r := measureRow(cfg, allReduce(1<<10, 2), lathe.CPU, nil, nil, func(int) {})
 	if r.Lathe == nil || !strings.Contains(r.Lathe.Err, "another rank could not set the workload up") {
 		t.Fatalf("row: %+v, want rank 0's error that another rank failed", r.Lathe)
 	}

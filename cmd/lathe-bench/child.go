@@ -26,6 +26,7 @@ type child struct {
 	stdout *bufio.Reader
 	stderr *tail
 	dead   error // set once the child fails; every later call returns it
+	frozen bool  // stopped by freeze; call and close resume it first
 	// cleanup, when set, runs once the child has ended.
 	cleanup func()
 }
@@ -76,6 +77,7 @@ func (c *child) call(req request, r *reply) error {
 	if c.dead != nil {
 		return c.dead
 	}
+	c.thaw()
 	line, err := json.Marshal(req)
 	if err != nil {
 		return err
@@ -104,6 +106,7 @@ func (c *child) call(req request, r *reply) error {
 // close ends the child's input, which makes it quit, and waits for it
 // (killing it after grace), so that no child outlives the run.
 func (c *child) close(grace time.Duration) {
+	c.thaw()
 	c.stdin.Close()
 	done := make(chan struct{})
 	go func() { c.cmd.Wait(); close(done) }()
@@ -140,6 +143,8 @@ type childSampler struct {
 	c    *child
 	reps int
 }
+
+func (s *childSampler) process() *child { return s.c }
 
 func (s *childSampler) sample() (float64, error) {
 	var r reply

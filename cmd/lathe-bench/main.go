@@ -2,7 +2,8 @@
 // elementwise ops, reductions, softmax, an MLP training step and dispatch
 // overhead) on every device that opens, and with --vs-torch the same
 // workloads in PyTorch in the same run, their samples taken in turn so that
-// drift of the machine falls on both alike.
+// drift of the machine falls on both alike, each side in a process of its
+// own that is stopped while the other samples (side.go).
 //
 // Each row is warmed up, calibrated so that a sample lasts about
 // --min-sample, and sampled --samples times with a device sync at both ends
@@ -84,7 +85,8 @@ dispatch overhead, sampling, attention and a GPT on the devices asked for, and
 prints a table: for each workload on each device the median time per step, its
 interquartile range, and the rate (the work over that time: GFLOP/s, GB/s,
 tokens/s or steps/s). With --vs-torch it measures the same workloads in
-PyTorch in the same run, samples alternating, and prints lathe's time over
+PyTorch in the same run, samples alternating (each side in a process of its
+own, stopped while the other samples), and prints lathe's time over
 torch's. --json keeps every sample; --plot draws one bar chart per family.`
 
 // newFlags defines lathe-bench's flags on a new flag set that fills cfg
@@ -102,7 +104,7 @@ func newFlags(cfg *config, devices *string, onError flag.ErrorHandling) *flag.Fl
 	fs.StringVar(&cfg.TorchScript, "torch-script", "", "path of build/bench_torch.py (default: found above the working directory)")
 	fs.StringVar(&cfg.JSON, "json", "", "write every sample, median and the machine's description to this file")
 	fs.StringVar(&cfg.Plot, "plot", "", "draw one chart per workload family, lathe beside PyTorch, to this .svg or .png")
-	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of this process (lathe's side only) to this file, for go tool pprof")
+	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of lathe's side (not PyTorch's) to this file, for go tool pprof")
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintf(w, "%s\n\nusage: lathe-bench [flags]\n\n", description)
@@ -112,8 +114,8 @@ func newFlags(cfg *config, devices *string, onError flag.ErrorHandling) *flag.Fl
 }
 
 func main() {
-	if os.Getenv(rankWorkerEnv) != "" { // a rank of a job that ranks.go started
-		os.Exit(rankWorker())
+	if code, ok := asChild(); ok {
+		os.Exit(code)
 	}
 	cfg := config{}
 	devices := new(string)
@@ -126,12 +128,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "lathe-bench: unexpected arguments %q\n", fs.Args())
 		os.Exit(2)
 	}
-	stop, err := startCPUProfile(cfg.CPUProfile)
-	if err == nil {
-		_, err = run(cfg, os.Stdout, newProgress(os.Stderr))
-		err = errors.Join(err, stop())
-	}
-	if err != nil {
+	if _, err := run(cfg, os.Stdout, newProgress(os.Stderr)); err != nil {
 		fmt.Fprintln(os.Stderr, "lathe-bench:", err)
 		if errors.Is(err, errUsage) {
 			os.Exit(2)
@@ -164,7 +161,7 @@ var errUsage = errors.New("usage")
 // devices, a missing PyTorch) and progress to p, and writes the JSON and
 // the plot. It returns an error if any lathe row failed, after writing
 // everything else.
-func run(cfg config, out io.Writer, p *progress) (*report, error) {
+func run(cfg config, out io.Writer, p *progress) (_ *report, err error) {
 	if cfg.Samples <= 0 {
 		cfg.Samples = 10
 		if cfg.Quick {
@@ -202,6 +199,21 @@ func run(cfg config, out io.Writer, p *progress) (*report, error) {
 			rep.Machine.Torch = &torch.info
 		}
 	}
+	// Beside PyTorch, lathe's side runs in a child of its own (side.go),
+	// which profiles itself; alone, in this process.
+	var side *child
+	if torch != nil {
+		if side, err = startSide(cfg.CPUProfile); err != nil {
+			return nil, fmt.Errorf("cannot start lathe's side: %w", err)
+		}
+		defer side.close(10 * time.Second) // it writes its profile as it ends
+	} else {
+		stop, perr := startCPUProfile(cfg.CPUProfile)
+		if perr != nil {
+			return nil, perr
+		}
+		defer func() { err = errors.Join(err, stop()) }()
+	}
 
 	var failed []string
 	total := len(works) * len(devs)
@@ -211,7 +223,7 @@ func run(cfg config, out io.Writer, p *progress) (*report, error) {
 				rep.Rows = append(rep.Rows, row{Workload: w.Name, Family: w.Family, Device: dev.String(), Spec: w.spec, Unit: w.unitName(), Work: w.Work, Skipped: why})
 				continue
 			}
-			r := measureRow(cfg, w, dev, torch, func(round int) {
+			r := measureRow(cfg, w, dev, torch, side, func(round int) {
 				step := "warming up"
 				if round >= 0 {
 					step = fmt.Sprintf("sample %d/%d", round+1, w.samples(cfg.Samples))
@@ -266,10 +278,12 @@ func unsuited(w workload, dev lathe.Device) string {
 }
 
 // measureRow prepares w on dev (and in PyTorch, when torch is running),
-// warms both up, alternates their samples and summarises them.
-// A row of several ranks (w.Ranks) runs in a job of that many lathe-bench
-// processes under mpirun (ranks.go), and in PyTorch's gloo group of as many.
-func measureRow(cfg config, w workload, dev lathe.Device, torch *torchChild, progress func(int)) row {
+// warms both up, alternates their samples and summarises them. Beside
+// PyTorch, lathe's side is side, a child of its own (side.go); alone, it
+// runs here. A row of several ranks (w.Ranks) runs in a job of that many
+// lathe-bench processes under mpirun (ranks.go), and in PyTorch's gloo
+// group of as many.
+func measureRow(cfg config, w workload, dev lathe.Device, torch *torchChild, side *child, progress func(int)) row {
 	r := row{Workload: w.Name, Family: w.Family, Device: dev.String(), Spec: w.spec, Unit: w.unitName(), Work: w.Work}
 	fail := func(err error) row {
 		r.Lathe = &measurement{Err: err.Error()}
@@ -289,6 +303,13 @@ func measureRow(cfg config, w workload, dev lathe.Device, torch *torchChild, pro
 			return fail(err)
 		}
 		defer job.release()
+		ls, reps = s, s.reps
+	} else if side != nil {
+		s, err := side.prepare(w, dev.String(), cfg.Warmup, cfg.MinSample)
+		if err != nil {
+			return fail(err)
+		}
+		defer side.release()
 		ls, reps = s, s.reps
 	} else {
 		p, err := prepare(w, dev)

@@ -73,9 +73,15 @@ func (s *latheSampler) sample() (float64, error) {
 	return d.Seconds() / float64(s.reps), err
 }
 
+// ownProcess is a sampler whose samples run in a child process.
+type ownProcess interface {
+	process() *child
+}
+
 // alternate takes n samples from each sampler, round-robin, starting with
 // a different one each round, so that drift of the machine (clock, other
-// load) falls on all of them alike. A sampler that fails is dropped and its
+// load) falls on all of them alike, and with every other sampler's process
+// stopped (side.go says why). A sampler that fails is dropped and its
 // error kept; the others go on.
 func alternate(ss []sampler, n int, progress func(round int)) ([][]float64, []error) {
 	out := make([][]float64, len(ss))
@@ -86,6 +92,11 @@ func alternate(ss []sampler, n int, progress func(round int)) ([][]float64, []er
 			i := (j + round) % len(ss)
 			if errs[i] != nil {
 				continue
+			}
+			for k, other := range ss {
+				if p, ok := other.(ownProcess); ok && k != i {
+					p.process().freeze()
+				}
 			}
 			v, err := ss[i].sample()
 			if err != nil {

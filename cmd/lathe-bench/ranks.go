@@ -103,22 +103,12 @@ func rankWorker() int {
 		fmt.Fprintln(os.Stderr, "lathe-bench rank:", err)
 		return 1
 	}
-	for {
-		line := next()
-		var req request
-		r := reply{OK: true}
-		if err := json.Unmarshal(line, &req); err != nil {
-			r = reply{Error: err.Error()}
-		} else if req.Op == "quit" {
-			break
-		} else if err := w.handle(req, &r); err != nil {
-			r = reply{Error: err.Error()}
-		}
+	serve(next, w.handle, func(r reply) {
 		if g.Rank() == 0 {
 			out, _ := json.Marshal(r)
 			os.Stdout.Write(append(out, '\n'))
 		}
-	}
+	})
 	w.drop()
 	if err := g.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, "lathe-bench rank:", err)
