@@ -84,6 +84,9 @@ func (g *threadGate) leave() {
 // gated is gemm run under the gate with the setting wide asks for.
 func gated[T float](g *threadGate, wide bool, gemm gemmFunc[T]) gemmFunc[T] {
 	return func(tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+		if wide { // a lone product, on the caller's goroutine
+			takeTurn(&callerTurn)
+		}
 		g.enter(wide)
 		defer g.leave()
 		if wide {

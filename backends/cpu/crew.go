@@ -79,6 +79,7 @@ func fanOut(n int, fn func(i int)) {
 		return
 	}
 	crewOnce.Do(startCrew)
+	takeTurn(&callerTurn) // before its parts start (turns.go)
 	f := &fan{done: make(chan struct{})}
 	f.left.Store(int32(n - 1))
 	for i := 1; i < n; i++ {
@@ -152,8 +153,10 @@ func startCrew() {
 }
 
 func crewMember() {
+	var last atomic.Int64 // this goroutine's last turn (turns.go)
 	for {
 		t, _ := await(nil, crewSpin)
+		takeTurn(&last)
 		t.run()
 	}
 }
