@@ -441,8 +441,12 @@ class Bench:
         return time.perf_counter() - start
 
     def calibrate(self, warmup, target):
+        # as lathe-bench's warmUp: warmup steps, then more until they have
+        # taken WARM_SAMPLES samples' time
+        warm = self.time_steps(max(warmup, 1))
+        while warm < WARM_SAMPLES * target:
+            warm += self.time_steps(1)
         # as lathe-bench's calibrateReps: double until a quarter of target
-        self.time_steps(max(warmup, 1))
         n = 1
         while True:
             d = self.time_steps(n)
@@ -450,6 +454,11 @@ class Bench:
                 self.reps = max(1, math.ceil(n * target / max(d, 1e-9)))
                 return
             n *= 2
+
+
+# how many samples' time a workload warms up for, at least (lathe-bench's
+# warmSamples)
+WARM_SAMPLES = 10
 
 
 class RankBench(Bench):

@@ -40,17 +40,36 @@ func (s *latheSampler) timeSteps(n int) (time.Duration, error) {
 	return time.Since(start), nil
 }
 
-// calibrate warms up (warmup steps, at least one) and picks the steps per
-// sample so that a sample lasts about target: one step for slow workloads,
-// thousands for a 1-element add, where one step is below the clock's grain.
+// calibrate warms up (warmUp) and picks the steps per sample so that a
+// sample lasts about target: one step for slow workloads, thousands for a
+// 1-element add, where one step is below the clock's grain.
 func (s *latheSampler) calibrate(warmup int, target time.Duration) error {
-	if _, err := s.timeSteps(max(warmup, 1)); err != nil {
+	if err := warmUp(s.timeSteps, warmup, target); err != nil {
 		return err
 	}
 	reps, err := calibrateReps(s.timeSteps, target)
 	s.reps = reps
 	return err
 }
+
+// warmUp runs warmup steps (at least one), then more until the steps have
+// taken warmSamples samples' time. A row's first fraction of a second
+// runs in what the rows before it left: after the ResNet block's row, a
+// 1-element add took 1.0-1.2 µs for its first 0.1-0.2 s and 0.3-0.5 µs
+// after (Go's heap, sized by that row, grows into pages that fault), so
+// that a row of ten samples read 1.34 µs. bench_torch.py warms up alike.
+func warmUp(timeSteps func(int) (time.Duration, error), warmup int, target time.Duration) error {
+	warm, err := timeSteps(max(warmup, 1))
+	for err == nil && warm < warmSamples*target {
+		var d time.Duration
+		d, err = timeSteps(1)
+		warm += d
+	}
+	return err
+}
+
+// warmSamples is how many samples' time a row warms up for, at least.
+const warmSamples = 10
 
 // calibrateReps doubles the steps until they take a quarter of target,
 // then scales to target. bench_torch.py does the same.

@@ -73,9 +73,6 @@ func startRanks(n int) (*child, error) {
 	return c, nil
 }
 
-// rankWarmup is how long a rank job's workload runs before calibrating.
-const rankWarmup = 200 * time.Millisecond
-
 // rankGrace is how long a job has to end once its input ends: each rank
 // finalizes MPI, which waits for the others.
 const rankGrace = 10 * time.Second
@@ -195,19 +192,13 @@ func (w *rankBench) handle(req request, r *reply) error {
 			return err
 		}
 		w.p = p
-		// A fresh job warms up longer than a row in this process: its
-		// heaps, MPI's shared memory and the pool start cold, and the
-		// first steps of a DDP row took 3-4 times the later ones.
-		warm, err := w.timeSteps(max(req.Warmup, 1))
-		for err == nil && warm < rankWarmup {
-			var d time.Duration
-			d, err = w.timeSteps(1)
-			warm += d
-		}
-		if err != nil {
+		// A fresh job's heaps, MPI's shared memory and pool start cold: the
+		// first steps of a DDP row took 3-4 times the later ones, which
+		// warmUp's time absorbs.
+		target := time.Duration(req.Target * float64(time.Second))
+		if err := warmUp(w.timeSteps, req.Warmup, target); err != nil {
 			return err
 		}
-		target := time.Duration(req.Target * float64(time.Second))
 		if w.reps, err = calibrateReps(w.timeSteps, target); err != nil {
 			return err
 		}
