@@ -234,7 +234,9 @@ func run(cfg config, out io.Writer, p *progress) (_ *report, err error) {
 				failed = append(failed, fmt.Sprintf("%s on %s: %s", r.Workload, r.Device, r.Lathe.Err))
 			}
 			rep.Rows = append(rep.Rows, r)
-			runtime.GC() // this row's garbage is not the next row's to collect
+			if side == nil {
+				settle(dev) // the side settles itself as it releases the row
+			}
 		}
 	}
 	p.done()

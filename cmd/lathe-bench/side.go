@@ -81,6 +81,7 @@ func sideWorker() int {
 	drop := func() {
 		if s != nil {
 			s.p.release()
+			settle(s.dev)
 			s = nil
 		}
 	}
