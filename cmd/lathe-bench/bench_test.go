@@ -21,6 +21,9 @@ func TestMain(m *testing.M) {
 	if code, ok := asChild(); ok {
 		os.Exit(code)
 	}
+	if os.Getenv(orphanEnv) != "" {
+		os.Exit(leaveFrozenChild())
+	}
 	os.Exit(m.Run())
 }
 

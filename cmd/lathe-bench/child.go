@@ -55,6 +55,7 @@ type reply struct {
 func startChild(name string, cmd *exec.Cmd) (*child, error) {
 	c := &child{name: name, cmd: cmd, stderr: &tail{max: 4096}}
 	cmd.Stderr = c.stderr
+	dieWithParent(cmd)
 	var err error
 	if c.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -111,5 +114,58 @@ func TestAlternateStopsOthers(t *testing.T) {
 				t.Errorf("sample %d ran beside the other side's running process", i)
 			}
 		}
+	}
+}
+
+// orphanEnv makes the test binary leaveFrozenChild (TestFrozenChildDiesWithParent).
+const orphanEnv = "LATHE_BENCH_TEST_ORPHAN"
+
+// leaveFrozenChild starts a busy child, freezes it, prints its pid and
+// exits without closing it, as a lathe-bench killed between samples does.
+func leaveFrozenChild() int {
+	c, err := startChild("a busy loop", exec.Command("/bin/sh", "-c", "while :; do :; done"))
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	c.freeze()
+	fmt.Println(c.cmd.Process.Pid)
+	return 0
+}
+
+// TestFrozenChildDiesWithParent: a child that its parent left stopped,
+// dying, does not stay behind.
+func TestFrozenChildDiesWithParent(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux ties a child's life to its parent's")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), orphanEnv+"=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("the parent said %q", out)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return // gone
+		}
+		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && stat[i+2] == 'Z' {
+			return // dead, waiting for init to reap it
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the child (pid %d) outlived its parent by 10 s: %s", pid, stat)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
