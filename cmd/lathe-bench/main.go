@@ -314,15 +314,11 @@ func measureRow(cfg config, w workload, dev lathe.Device, torch *torchChild, sid
 		defer side.release()
 		ls, reps = s, s.reps
 	} else {
-		p, err := prepare(w, dev)
+		s, err := prepareSampler(w, dev, cfg.Warmup, cfg.MinSample)
 		if err != nil {
 			return fail(err)
 		}
-		defer p.release()
-		s := &latheSampler{p: p, dev: dev}
-		if err := s.calibrate(cfg.Warmup, cfg.MinSample); err != nil {
-			return fail(err)
-		}
+		defer s.p.release()
 		ls, reps = s, s.reps
 	}
 	samplers := []sampler{ls}

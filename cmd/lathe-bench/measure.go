@@ -42,6 +42,21 @@ func (s *latheSampler) timeSteps(n int) (time.Duration, error) {
 	return time.Since(start), nil
 }
 
+// prepareSampler builds w on dev, warms it up and calibrates it: a row's
+// lathe side, in this process or in the side's.
+func prepareSampler(w workload, dev lathe.Device, warmup int, target time.Duration) (*latheSampler, error) {
+	p, err := prepare(w, dev)
+	if err != nil {
+		return nil, err
+	}
+	s := &latheSampler{p: p, dev: dev}
+	if err := s.calibrate(warmup, target); err != nil {
+		p.release()
+		return nil, err
+	}
+	return s, nil
+}
+
 // calibrate warms up (warmUp) and picks the steps per sample so that a
 // sample lasts about target: one step for slow workloads, thousands for a
 // 1-element add, where one step is below the clock's grain.

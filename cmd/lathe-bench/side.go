@@ -126,8 +126,7 @@ func sideWorker() int {
 	return 0
 }
 
-// setupSide prepares, warms up and calibrates a setup request's workload,
-// as measureRow does in its own process.
+// setupSide prepares a setup request's workload (prepareSampler).
 func setupSide(req request) (*latheSampler, error) {
 	if req.Spec == nil {
 		return nil, errors.New("setup without a spec")
@@ -136,16 +135,7 @@ func setupSide(req request) (*latheSampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := prepare(workload{spec: *req.Spec, Name: req.Comment}, dev)
-	if err != nil {
-		return nil, err
-	}
-	s := &latheSampler{p: p, dev: dev}
-	if err := s.calibrate(req.Warmup, time.Duration(req.Target*float64(time.Second))); err != nil {
-		p.release()
-		return nil, err
-	}
-	return s, nil
+	return prepareSampler(workload{spec: *req.Spec, Name: req.Comment}, dev, req.Warmup, time.Duration(req.Target*float64(time.Second)))
 }
 
 // serve answers request lines from next with handle until next returns
