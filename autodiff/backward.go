@@ -344,6 +344,7 @@ func (n *Node) release(frees, ok bool) {
 		n.state.Add(-1)
 	case ok:
 		n.Inputs = nil // Attrs stay: values, no tensors
+		n.inline = [len(n.inline)]*dispatch.Tensor{}
 		n.ownedMu.Lock()
 		owned := n.owned
 		n.owned = nil

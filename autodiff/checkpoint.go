@@ -31,12 +31,12 @@ func Checkpoint(in []*dispatch.Tensor, out *dispatch.Tensor, recompute Recompute
 	if !need || !out.DType.IsFloat() || !GradEnabled() {
 		return
 	}
-	n := &Node{Op: checkpointOp, Inputs: in, Out: out, Attrs: recompute, seq: seq.Add(1)}
+	r := newRecorded(checkpointOp, in, out, recompute)
 	if anomaly.Load() {
-		n.site = dispatch.CallSite()
+		r.node.site = dispatch.CallSite()
 	}
 	out.RequiresGrad.Store(true)
-	out.Autograd = &meta{node: n}
+	out.Autograd = &r.meta
 }
 
 // checkpointRule recomputes the function on the node's inputs (each leaf

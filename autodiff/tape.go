@@ -29,6 +29,9 @@ type Node struct {
 	// end) before it reads Inputs and after it is done with them, so passes
 	// in several goroutines share a graph without a race: see collect.
 	state atomic.Int32
+	// inline holds Inputs for a node of up to three inputs (most ops'), so
+	// that recording one costs no allocation for them.
+	inline [3]*dispatch.Tensor
 }
 
 const (
@@ -68,7 +71,8 @@ func record(op *dispatch.Schema, in []*dispatch.Tensor, out *dispatch.Tensor, at
 	if !out.DType.IsFloat() || !GradEnabled() {
 		return nil // integer and bool results carry no gradient
 	}
-	n := &Node{Op: op, Inputs: slices.Clone(in), Out: out, Attrs: attrs, seq: seq.Add(1)} // in is the caller's (dispatch.Recorder)
+	r := newRecorded(op, in, out, attrs)
+	n := &r.node
 	if anomaly.Load() {
 		n.site = dispatch.CallSite()
 		if err := checkFinite(out, "forward", n); err != nil {
@@ -76,8 +80,31 @@ func record(op *dispatch.Schema, in []*dispatch.Tensor, out *dispatch.Tensor, at
 		}
 	}
 	out.RequiresGrad.Store(true)
-	out.Autograd = &meta{node: n}
+	out.Autograd = &r.meta
 	return nil
+}
+
+// recorded is an op's node and its output's meta, which every recorded op
+// makes together and which live as long as the output does: one
+// allocation, with the node's inputs too where there are up to three.
+type recorded struct {
+	node Node
+	meta meta
+}
+
+// newRecorded makes the node of op on a copy of in (the caller's, as
+// dispatch.Recorder says) and the meta that points to it.
+func newRecorded(op *dispatch.Schema, in []*dispatch.Tensor, out *dispatch.Tensor, attrs any) *recorded {
+	r := &recorded{}
+	n := &r.node
+	n.Op, n.Out, n.Attrs, n.seq = op, out, attrs, seq.Add(1)
+	if len(in) <= len(n.inline) {
+		n.Inputs = append(n.inline[:0:len(in)], in...)
+	} else {
+		n.Inputs = slices.Clone(in)
+	}
+	r.meta.node = n
+	return r
 }
 
 // ReleaseWith hands t to the node that made out, to be released when a
