@@ -105,38 +105,45 @@ func via[A any](b Allocator, convert Converter, carrier func(DType) DType, k Ker
 		if !some {
 			return k(out, in, a)
 		}
-		wide := make([]*Tensor, len(in))
-		for i, t := range in {
-			wide[i] = t
-			if !Narrow(t.DType) {
-				continue
-			}
-			w, err := widenedAs(b, convert, t, carrier(t.DType))
-			if err != nil {
-				return err
-			}
-			defer w.Release()
-			wide[i] = w
+		return viaCarrier(b, convert, carrier, k, out, in, a)
+	}
+}
+
+// viaCarrier is via's call with some narrow tensor: a function of its own,
+// so that the common call, with none, pays nothing for its deferred
+// releases.
+func viaCarrier[A any](b Allocator, convert Converter, carrier func(DType) DType, k Kernel[A], out *Tensor, in []*Tensor, a A) error {
+	wide := make([]*Tensor, len(in))
+	for i, t := range in {
+		wide[i] = t
+		if !Narrow(t.DType) {
+			continue
 		}
-		o := out
-		if Narrow(out.DType) {
-			n := out.Numel()
-			c := carrier(out.DType)
-			buf, err := b.Alloc(out.Device, c, n)
-			if err != nil {
-				return err
-			}
-			o = NewTensor(out.Device, c, out.Shape, buf)
-			defer o.Release()
-		}
-		if err := k(o, wide, a); err != nil {
+		w, err := widenedAs(b, convert, t, carrier(t.DType))
+		if err != nil {
 			return err
 		}
-		if o == out {
-			return nil
-		}
-		return convert(out.Device, out.Storage.Buffer, out.DType, out.Offset, o.Storage.Buffer, o.DType, 0, out.Numel())
+		defer w.Release()
+		wide[i] = w
 	}
+	o := out
+	if Narrow(out.DType) {
+		n := out.Numel()
+		c := carrier(out.DType)
+		buf, err := b.Alloc(out.Device, c, n)
+		if err != nil {
+			return err
+		}
+		o = NewTensor(out.Device, c, out.Shape, buf)
+		defer o.Release()
+	}
+	if err := k(o, wide, a); err != nil {
+		return err
+	}
+	if o == out {
+		return nil
+	}
+	return convert(out.Device, out.Storage.Buffer, out.DType, out.Offset, o.Storage.Buffer, o.DType, 0, out.Numel())
 }
 
 // Widened is t (of a narrow dtype) in its compute dtype, exactly, with t's
