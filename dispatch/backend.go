@@ -3,6 +3,7 @@ package dispatch
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // Backend is what a device package implements and registers in its init.
@@ -36,9 +37,12 @@ type Backend interface {
 	Sync(dev Device) error
 }
 
+// backends holds each kind's backend. Every op reads its slot, so a slot
+// is an atomic pointer rather than behind a lock; registerMu orders the
+// registrations, which happen once each, in init.
 var (
-	backendsMu sync.RWMutex
-	backends   [maxKinds]Backend
+	registerMu sync.Mutex
+	backends   [maxKinds]atomic.Pointer[Backend]
 )
 
 // RegisterBackend makes a backend available to lathe under name ("cpu",
@@ -48,32 +52,28 @@ var (
 // panics, as sql.Register does.
 func RegisterBackend(name string, b Backend) DeviceKind {
 	kind := Kind(name)
-	backendsMu.Lock()
-	defer backendsMu.Unlock()
-	if backends[kind] != nil {
+	registerMu.Lock()
+	defer registerMu.Unlock()
+	if backends[kind].Load() != nil {
 		panic("dispatch: backend " + name + " registered twice")
 	}
-	backends[kind] = b
+	backends[kind].Store(&b)
 	return kind
 }
 
 func registered(kind DeviceKind) bool {
-	backendsMu.RLock()
-	defer backendsMu.RUnlock()
-	return int(kind) < len(backends) && backends[kind] != nil
+	return int(kind) < len(backends) && backends[kind].Load() != nil
 }
 
 // Kinds lists the kinds of the registered backends: the host first, then
 // the others by name.
 func Kinds() []DeviceKind {
-	backendsMu.RLock()
 	var out []DeviceKind
-	for k, b := range backends {
-		if b != nil {
+	for k := range backends {
+		if backends[k].Load() != nil {
 			out = append(out, DeviceKind(k))
 		}
 	}
-	backendsMu.RUnlock()
 	slices.SortFunc(out, func(a, b DeviceKind) int {
 		switch {
 		case a == b:
@@ -93,17 +93,15 @@ func Kinds() []DeviceKind {
 
 // BackendFor returns the backend of a kind, or an ErrUnavailable error.
 func BackendFor(kind DeviceKind) (Backend, error) {
-	var b Backend
-	backendsMu.RLock()
+	var b *Backend
 	if int(kind) < len(backends) {
-		b = backends[kind]
+		b = backends[kind].Load()
 	}
-	backendsMu.RUnlock()
 	if b == nil {
 		return nil, &Error{Kind: ErrUnavailable, Detail: "no " + kind.String() + " backend is linked into this program",
 			Fix: "import github.com/lathe-ml/lathe, which links every backend"}
 	}
-	return b, nil
+	return *b, nil
 }
 
 // Open returns the backend that serves dev once dev is ready, or why not.
