@@ -3,6 +3,7 @@ package alloc
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 
@@ -170,6 +171,13 @@ type Pool[H any] struct {
 
 	collecting atomic.Bool // a Heap pool's collection is running (collectBehind)
 	gcSeen     uint64      // a Heap pool's count of Go collections when nextGC was set
+
+	// near holds the free lists of the classes from Align to
+	// len(near)×Align, which most tensors' buffers are, by index (class
+	// over Align, less one) as well as in free: an array read in place of a
+	// hash on every Alloc and Free of a small op.
+	near       [64]*[]Block[H]
+	alignShift int
 }
 
 // New returns a pool over mem.
@@ -183,7 +191,10 @@ func New[H any](mem Memory[H], cfg Config) *Pool[H] {
 	if cfg.NoCache {
 		cfg.Slab = 0
 	}
-	p := &Pool[H]{mem: mem, cfg: cfg, free: map[int64]*[]Block[H]{}}
+	if cfg.Classes.Align&(cfg.Classes.Align-1) != 0 {
+		panic("alloc: Classes.Align must be a power of two")
+	}
+	p := &Pool[H]{mem: mem, cfg: cfg, free: map[int64]*[]Block[H]{}, alignShift: bits.TrailingZeros64(uint64(cfg.Classes.Align))}
 	p.total.Store(-1)
 	return p
 }
@@ -339,7 +350,7 @@ func (p *Pool[H]) popLarger(class int64) (Block[H], bool) {
 }
 
 func (p *Pool[H]) pop(class int64) (b Block[H], ok bool) {
-	l := p.free[class]
+	l := p.lookup(class)
 	if l == nil || len(*l) == 0 {
 		return b, false
 	}
@@ -354,12 +365,30 @@ func (p *Pool[H]) pop(class int64) (b Block[H], ok bool) {
 
 // list is the free list of class, made on first use. p.mu is held.
 func (p *Pool[H]) list(class int64) *[]Block[H] {
-	l := p.free[class]
+	l := p.lookup(class)
 	if l == nil {
 		l = new([]Block[H])
 		p.free[class] = l
+		if i, ok := p.nearIndex(class); ok {
+			p.near[i] = l
+		}
 	}
 	return l
+}
+
+// lookup is the free list of class, or nil before its first use. p.mu is
+// held.
+func (p *Pool[H]) lookup(class int64) *[]Block[H] {
+	if i, ok := p.nearIndex(class); ok {
+		return p.near[i]
+	}
+	return p.free[class]
+}
+
+// nearIndex is class's place in near, if it has one.
+func (p *Pool[H]) nearIndex(class int64) (int, bool) {
+	i := int(class>>p.alignShift) - 1
+	return i, class&(p.cfg.Classes.Align-1) == 0 && i >= 0 && i < len(p.near)
 }
 
 // handOut counts a block given to a buffer. p.mu is held.
