@@ -269,3 +269,79 @@ func TestPadModes(t *testing.T) {
 		t.Errorf("unknown mode: %v", err)
 	}
 }
+
+// TestCastStridedViews: a cast of a view whose rows are runs (a narrowed
+// column range) and of one whose elements are apart (a transpose) gives the
+// bits of the cast of its contiguous copy, for the casts the cpu makes in
+// vector loops and for those it makes in Go, NaN, infinities and values
+// past int32 among the inputs.
+func TestCastStridedViews(t *testing.T) {
+	vals := make([]float64, 37*300)
+	for i := range vals {
+		vals[i] = float64(i%97-48) * 1.37e7
+	}
+	vals[5], vals[300+7], vals[900] = math.NaN(), math.Inf(1), math.Inf(-1)
+	src := map[DType]*Tensor{
+		Float64: FromSlice(CPU, vals, 37, 300),
+		Float32: FromSlice(CPU, vals, 37, 300).Cast(Float32),
+		Int32:   FromSlice(CPU, vals, 37, 300).Cast(Int32),
+		Bool:    FromSlice(CPU, vals, 37, 300).Cast(Bool),
+	}
+	bits := func(x *Tensor) []uint64 {
+		t.Helper()
+		var out []uint64
+		var err error
+		switch x.DType() {
+		case Float32:
+			var v []float32
+			v, err = x.Float32s()
+			for _, f := range v {
+				out = append(out, uint64(math.Float32bits(f)))
+			}
+		case Float64:
+			var v []float64
+			v, err = x.Float64s()
+			for _, f := range v {
+				out = append(out, math.Float64bits(f))
+			}
+		case Int32:
+			var v []int32
+			v, err = x.Int32s()
+			for _, n := range v {
+				out = append(out, uint64(n))
+			}
+		case Int64:
+			var v []int64
+			v, err = x.Int64s()
+			for _, n := range v {
+				out = append(out, uint64(n))
+			}
+		case Bool:
+			var v []bool
+			v, err = x.Bools()
+			for _, b := range v {
+				out = append(out, map[bool]uint64{true: 1}[b])
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for from, x := range src {
+		for _, to := range []DType{Float32, Float64, Int32, Int64, Bool} {
+			if to == from {
+				continue
+			}
+			for _, v := range []struct {
+				name string
+				t    *Tensor
+			}{{"columns 3..290", x.Narrow(1, 3, 287)}, {"transposed", x.Transpose(0, 1)}} {
+				got, want := bits(v.t.Cast(to)), bits(v.t.Contiguous().Cast(to))
+				if !slices.Equal(got, want) {
+					t.Errorf("%v to %v, %s: the cast differs from its contiguous copy's", from, to, v.name)
+				}
+			}
+		}
+	}
+}

@@ -84,23 +84,15 @@ func castInto(out, x *dispatch.Tensor) {
 	case dispatch.Int64:
 		castFrom[int64](out, x)
 	case dispatch.Bool:
-		b2n := func(b bool) int64 {
-			if b {
-				return 1
-			}
-			return 0
-		}
 		switch out.DType {
 		case dispatch.Float32:
-			map1(out, x, func(b bool) float32 { return float32(b2n(b)) })
+			mapRows1(out, x, boolRows[float32], costLoop)
 		case dispatch.Float64:
-			map1(out, x, func(b bool) float64 { return float64(b2n(b)) })
+			mapRows1(out, x, boolRows[float64], costLoop)
 		case dispatch.Int32:
-			map1(out, x, func(b bool) int32 { return int32(b2n(b)) })
+			mapRows1(out, x, boolRows[int32], costLoop)
 		case dispatch.Int64:
-			map1(out, x, b2n)
-		case dispatch.Bool:
-			map1(out, x, func(b bool) bool { return b })
+			mapRows1(out, x, boolRows[int64], costLoop)
 		}
 	}
 }
@@ -136,26 +128,81 @@ func copySame[T any](out, x *dispatch.Tensor) {
 	})
 }
 
+// castFrom converts x, of S, into out's dtype, a run at a time with no
+// call per element (map1's call made a float32 to float64 cast cost 1.3 ns
+// an element, against the 16-bit casts' 0.06), in C's vector loops where
+// convertVector has the pair.
 func castFrom[S number](out, x *dispatch.Tensor) {
 	switch out.DType {
 	case dispatch.Float32:
-		map1(out, x, func(v S) float32 { return float32(v) })
+		mapRows1(out, x, convertRows[S, float32], costLoop)
 	case dispatch.Float64:
-		map1(out, x, func(v S) float64 { return float64(v) })
+		mapRows1(out, x, convertRows[S, float64], costLoop)
 	case dispatch.Int32:
 		if x.DType.IsFloat() {
-			map1(out, x, func(v S) int32 { return floatToInt32(float64(v)) })
+			mapRows1(out, x, truncRows32[S], costLoop)
 			return
 		}
-		map1(out, x, func(v S) int32 { return int32(v) })
+		mapRows1(out, x, convertRows[S, int32], costLoop)
 	case dispatch.Int64:
 		if x.DType.IsFloat() {
-			map1(out, x, func(v S) int64 { return floatToInt64(float64(v)) })
+			mapRows1(out, x, truncRows64[S], costLoop)
 			return
 		}
-		map1(out, x, func(v S) int64 { return int64(v) })
+		mapRows1(out, x, convertRows[S, int64], costLoop)
 	case dispatch.Bool:
-		map1(out, x, func(v S) bool { return v != 0 })
+		mapRows1(out, x, nonzeroRows[S], costLoop)
+	}
+}
+
+// convertRows is Go's conversion of each element: exact between the
+// integers and to float64, rounding to nearest even into float32, and
+// wrapping int64 into int32 (as torch's static_cast).
+func convertRows[S, D number](dst []D, src []S) {
+	src = src[:len(dst)]
+	if convertVector(dst, src) {
+		return
+	}
+	for i, v := range src {
+		dst[i] = D(v)
+	}
+}
+
+// truncRows32 and truncRows64 convert floats to integers as floatToInt32
+// and floatToInt64 do.
+func truncRows32[S number](dst []int32, src []S) {
+	src = src[:len(dst)]
+	if convertVector(dst, src) {
+		return
+	}
+	for i, v := range src {
+		dst[i] = floatToInt32(float64(v))
+	}
+}
+
+func truncRows64[S number](dst []int64, src []S) {
+	src = src[:len(dst)]
+	for i, v := range src {
+		dst[i] = floatToInt64(float64(v))
+	}
+}
+
+// nonzeroRows is each element's truth: nonzero (NaN included) is true.
+func nonzeroRows[S number](dst []bool, src []S) {
+	src = src[:len(dst)]
+	for i, v := range src {
+		dst[i] = v != 0
+	}
+}
+
+// boolRows is each truth as a number: true is 1.
+func boolRows[D number](dst []D, src []bool) {
+	src = src[:len(dst)]
+	for i, v := range src {
+		dst[i] = 0
+		if v {
+			dst[i] = 1
+		}
 	}
 }
 

@@ -73,6 +73,10 @@ void lathe_half_map(int op, int bf, unsigned short *dst, const unsigned short *p
 // of cols values, as lathe_half_map (op one of its arithmetic ops).
 void lathe_half_rows(int op, int bf, unsigned short *dst, const unsigned short *p, const unsigned short *b, ptrdiff_t first,
 	ptrdiff_t period, ptrdiff_t rows, ptrdiff_t cols);
+// lathe_convert writes n values at src converted to dst's type; kind
+// names the two types.
+enum { convF32F64, convF64F32, convI32F32, convI32F64, convF32I32, convF64I32 };
+void lathe_convert(int kind, void *dst, const void *src, ptrdiff_t n);
 // lathe_sum_cols_f32 writes to dst[j] the sum over i < rows of
 // x[i·stride + j], for j < cols.
 void lathe_sum_cols_f32(float *dst, const float *x, ptrdiff_t rows, ptrdiff_t stride, ptrdiff_t cols);

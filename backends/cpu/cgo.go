@@ -214,6 +214,58 @@ func widen16(dst []float32, src []uint16, bf bool) bool {
 	return true
 }
 
+// convertVector writes src converted to dst's element type (dst as long as
+// src) in shim.c's lathe_convert, for the pairs it has (float32, float64
+// and int32 among themselves, int32 from floats truncating), and reports
+// whether it did: not for another pair, a short run or a machine without
+// AVX2.
+func convertVector(dst, src any) bool {
+	var (
+		kind   C.int
+		n      int
+		dp, sp unsafe.Pointer
+	)
+	switch s := src.(type) {
+	case []float32:
+		n, sp = len(s), unsafe.Pointer(unsafe.SliceData(s))
+		switch d := dst.(type) {
+		case []float64:
+			kind, dp = C.convF32F64, unsafe.Pointer(unsafe.SliceData(d))
+		case []int32:
+			kind, dp = C.convF32I32, unsafe.Pointer(unsafe.SliceData(d))
+		default:
+			return false
+		}
+	case []float64:
+		n, sp = len(s), unsafe.Pointer(unsafe.SliceData(s))
+		switch d := dst.(type) {
+		case []float32:
+			kind, dp = C.convF64F32, unsafe.Pointer(unsafe.SliceData(d))
+		case []int32:
+			kind, dp = C.convF64I32, unsafe.Pointer(unsafe.SliceData(d))
+		default:
+			return false
+		}
+	case []int32:
+		n, sp = len(s), unsafe.Pointer(unsafe.SliceData(s))
+		switch d := dst.(type) {
+		case []float32:
+			kind, dp = C.convI32F32, unsafe.Pointer(unsafe.SliceData(d))
+		case []float64:
+			kind, dp = C.convI32F64, unsafe.Pointer(unsafe.SliceData(d))
+		default:
+			return false
+		}
+	default:
+		return false
+	}
+	if !haveAVX2 || n < vectorMin {
+		return false
+	}
+	C.lathe_convert(kind, dp, sp, C.ptrdiff_t(n))
+	return true
+}
+
 // halfMap writes op of p and q (nil: of p and s) to dst, all 16-bit floats
 // (bfloat16 where bf) of dst's length, computed in float32 and rounded
 // once, in shim.c's lathe_half_map; the caller checks haveF16C.

@@ -151,8 +151,6 @@ func reluF(x float64) float64 {
 	return 0
 }
 
-func reluF32(x float32) float32 { return float32(reluF(float64(x))) }
-
 // sigmoid is evaluated so that exp never overflows.
 func sigmoid(x float64) float64 {
 	if x >= 0 {
@@ -184,17 +182,17 @@ func init() {
 			switch x.DType {
 			case dispatch.Float32:
 				if u.Name == "relu" {
-					mapRows1(out, x, reluRows[float32], costVector, reluF32)
+					mapRows1(out, x, reluRows[float32], costVector)
 					return nil
 				}
-				if f, ok := float32Unary[u.Name]; ok {
-					mapRows1(out, x, f.rows, costVector, f.at)
+				if rows, ok := float32Unary[u.Name]; ok {
+					mapRows1(out, x, rows, costVector)
 					return nil
 				}
 				map1(out, x, via64[float32](ff(p)))
 			case dispatch.Float64:
 				if u.Name == "relu" {
-					mapRows1(out, x, reluRows[float64], costLoop, reluF)
+					mapRows1(out, x, reluRows[float64], costLoop)
 					return nil
 				}
 				map1(out, x, ff(p))

@@ -225,11 +225,14 @@ func reluRows[T float](dst, src []T) {
 	}
 }
 
-// mapRows1 is map1 with a loop for whole runs (rows), each element of cost
-// (costVector, costLoop), and f for any other stride pattern.
-func mapRows1[T any](out, x *dispatch.Tensor, rows func(dst, src []T), cost int, f func(T) T) {
+// mapRows1 applies rows, a loop over a run of elements, to x into out:
+// over the whole tensors where both are flat, over each row where both
+// step by one element along the last dimension, and element by element
+// (runs of one) otherwise. cost is an element's (costVector, costLoop).
+// Unlike map1, it makes no call per element of a run.
+func mapRows1[T, U any](out, x *dispatch.Tensor, rows func(dst []U, src []T), cost int) {
 	if flat(out, x) {
-		o, a := span[T](out), span[T](x)
+		o, a := span[U](out), span[T](x)
 		if len(o)*cost < minParallel {
 			rows(o, a)
 			return
@@ -237,5 +240,18 @@ func mapRows1[T any](out, x *dispatch.Tensor, rows func(dst, src []T), cost int,
 		parallel(len(o), cost, func(lo, hi int) { rows(o[lo:hi], a[lo:hi]) })
 		return
 	}
-	map1(out, x, f)
+	o, a := elems[U](out), elems[T](x)
+	l := newStrided(out, x)
+	last := len(l.Shape) - 1
+	so, sa := l.Strides[0][last], l.Strides[1][last]
+	l.rowsCost(cost, func(offs []int, n int) {
+		oo, ao := offs[0], offs[1]
+		if so == 1 && sa == 1 {
+			rows(o[oo:oo+n], a[ao:ao+n])
+			return
+		}
+		for i := range n {
+			rows(o[oo+i*so:][:1], a[ao+i*sa:][:1])
+		}
+	})
 }

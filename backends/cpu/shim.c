@@ -5,6 +5,7 @@
 // float32 sum and a float32 softmax row. Nothing here keeps a pointer it
 // is given past the call.
 #include <dlfcn.h>
+#include <immintrin.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -360,6 +361,63 @@ F16C void lathe_narrow16(unsigned short *dst, const float *src, ptrdiff_t n, int
 		narrow_loop(dst, src, n, 1);
 	} else {
 		narrow_loop(dst, src, n, 0);
+	}
+}
+
+// ---- casts between float32, float64 and int32 ----
+
+// lathe_convert writes the n values at src converted to dst's type, bit
+// for bit as Go's conversions on amd64 (cast.go's convertRows and
+// truncRows32, which run where this does not): the same instructions,
+// under the same rounding mode. A float to int32 truncates toward zero;
+// NaN and a value outside int32 give INT32_MIN, x86's "integer
+// indefinite", which is what torch gives, so no lane needs a test.
+
+AVX2 void lathe_convert(int kind, void *dst, const void *src, ptrdiff_t n) {
+	ptrdiff_t i = 0;
+	switch (kind) {
+	case convF32F64: {
+		const float *s = src;
+		double *d = dst;
+		for (; i + 4 <= n; i += 4) _mm256_storeu_pd(d + i, _mm256_cvtps_pd(_mm_loadu_ps(s + i)));
+		for (; i < n; i++) d[i] = s[i];
+		break;
+	}
+	case convF64F32: {
+		const double *s = src;
+		float *d = dst;
+		for (; i + 4 <= n; i += 4) _mm_storeu_ps(d + i, _mm256_cvtpd_ps(_mm256_loadu_pd(s + i)));
+		for (; i < n; i++) d[i] = (float)s[i];
+		break;
+	}
+	case convI32F32: {
+		const int32_t *s = src;
+		float *d = dst;
+		for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(s + i))));
+		for (; i < n; i++) d[i] = (float)s[i];
+		break;
+	}
+	case convI32F64: {
+		const int32_t *s = src;
+		double *d = dst;
+		for (; i + 4 <= n; i += 4) _mm256_storeu_pd(d + i, _mm256_cvtepi32_pd(_mm_loadu_si128((const __m128i *)(s + i))));
+		for (; i < n; i++) d[i] = s[i];
+		break;
+	}
+	case convF32I32: {
+		const float *s = src;
+		int32_t *d = dst;
+		for (; i + 8 <= n; i += 8) _mm256_storeu_si256((__m256i *)(d + i), _mm256_cvttps_epi32(_mm256_loadu_ps(s + i)));
+		for (; i < n; i++) d[i] = _mm_cvttss_si32(_mm_set_ss(s[i]));
+		break;
+	}
+	case convF64I32: {
+		const double *s = src;
+		int32_t *d = dst;
+		for (; i + 4 <= n; i += 4) _mm_storeu_si128((__m128i *)(d + i), _mm256_cvttpd_epi32(_mm256_loadu_pd(s + i)));
+		for (; i < n; i++) d[i] = _mm_cvttsd_si32(_mm_set_sd(s[i]));
+		break;
+	}
 	}
 }
 
