@@ -77,6 +77,9 @@ void lathe_half_rows(int op, int bf, unsigned short *dst, const unsigned short *
 // names the two types.
 enum { convF32F64, convF64F32, convI32F32, convI32F64, convF32I32, convF64I32 };
 void lathe_convert(int kind, void *dst, const void *src, ptrdiff_t n);
+// lathe_unary_f32 writes op(x) of the n float32s at src to dst, op one of
+// shim.c's unary ops (erf32.go's unaryOp), a and b its parameters.
+void lathe_unary_f32(int op, float *dst, const float *src, ptrdiff_t n, float a, float b);
 // lathe_sum_cols_f32 writes to dst[j] the sum over i < rows of
 // x[i·stride + j], for j < cols.
 void lathe_sum_cols_f32(float *dst, const float *x, ptrdiff_t rows, ptrdiff_t stride, ptrdiff_t cols);

@@ -266,6 +266,18 @@ func convertVector(dst, src any) bool {
 	return true
 }
 
+// unaryFloat32 writes op of src to dst (as long as src) in shim.c's
+// lathe_unary_f32, with parameters a and b, and reports whether it did:
+// not for a short run or on a machine without AVX2.
+func unaryFloat32(op unaryOp, dst, src []float32, a, b float32) bool {
+	if !haveAVX2 || len(dst) < vectorMin {
+		return false
+	}
+	C.lathe_unary_f32(C.int(op), (*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(dst)),
+		C.float(a), C.float(b))
+	return true
+}
+
 // halfMap writes op of p and q (nil: of p and s) to dst, all 16-bit floats
 // (bfloat16 where bf) of dst's length, computed in float32 and rounded
 // once, in shim.c's lathe_half_map; the caller checks haveF16C.

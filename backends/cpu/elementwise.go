@@ -186,7 +186,7 @@ func init() {
 					return nil
 				}
 				if rows, ok := float32Unary[u.Name]; ok {
-					mapRows1(out, x, rows, costVector)
+					mapRows1(out, x, rows(p), costVector)
 					return nil
 				}
 				map1(out, x, via64[float32](ff(p)))

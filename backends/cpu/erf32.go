@@ -44,15 +44,6 @@ func erf64Poly(x float64) float64 {
 
 func erf32(x float32) float32 { return float32(erf64Poly(float64(x))) }
 
-// float32Unary gives the float32 kernels that do not go through float64
-// math functions per element (via64): erf, gelu, exp and sqrt.
-var float32Unary = map[string]func(dst, src []float32){
-	"erf":  erfRows,
-	"gelu": geluRows,
-	"exp":  expRows,
-	"sqrt": sqrtRows,
-}
-
 // sqrt32 is float64's square root rounded to float32, which is float32's
 // correctly rounded one: sqrtRows' C loop gives the same bits.
 func sqrt32(x float32) float32 { return float32(math.Sqrt(float64(x))) }

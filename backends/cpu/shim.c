@@ -614,6 +614,97 @@ AVX2 void lathe_exp_rows_f32(float *dst, const float *src, ptrdiff_t n) {
 	}
 }
 
+// ---- float32 unary ops ----
+
+// lathe_unary_f32 writes op(x) of the n values at src to dst, in eight
+// lanes: the ops that elementwise.go's map1 ran through a call per element
+// and float64 math (30 times torch's time for neg, 20 for sigmoid). The
+// ops are numbered as erf32.go's unaryOp; a and b are clamp's bounds and
+// leaky_relu's slope. The tail goes through the same lanes, so every
+// length gives the same values. Exact where float32 arithmetic is (neg,
+// abs, square, the roundings, sign, clamp, leaky_relu; reciprocal and
+// rsqrt as torch's float32 division and square root); sigmoid, silu and
+// tanh within the few ulps that unary_test.go states.
+enum { unaryNeg, unaryAbs, unarySquare, unaryReciprocal, unaryRsqrt, unaryFloor, unaryCeil, unaryRound, unarySign, unaryClamp,
+	unaryLeakyReLU, unarySigmoid, unarySiLU, unaryTanh, unaryGELUTanh };
+
+AVX2 static inline v8f abs8(v8f x) {
+	v8i b;
+	memcpy(&b, &x, sizeof b);
+	b &= 0x7fffffff;
+	memcpy(&x, &b, sizeof x);
+	return x;
+}
+
+// sigmoid8 is 1/(1 + e^-x) for x ≥ 0 and e^x/(1 + e^x) below, so that no
+// exponential overflows and a large negative x keeps its tiny result, as
+// elementwise.go's sigmoid.
+AVX2 static inline v8f sigmoid8(v8f x) {
+	v8f e = expf8(-abs8(x)), d = splat8(1.0f) + e;
+	return pick(x >= splat8(0.0f), splat8(1.0f) / d, e / d);
+}
+
+// tanh8: below |x| = 0.5625, x·(1 + z·p(z)) with z = x² (p from
+// build/tanh32/fit.py, 1.6e-10 off in float64), where the form below would
+// lose bits to cancellation; from there on, with t = e^-2|x|,
+// sign(x)·(1 - t)/(1 + t), which is ±1 once t is under float32's half ulp.
+AVX2 static inline v8f tanh8(v8f x) {
+	v8f z = x * x;
+	v8f p = splat8(0.002489844001976483f);
+	p = p * z + -0.0085010139419131291f;
+	p = p * z + 0.021812392309210428f;
+	p = p * z + -0.053964119215541929f;
+	p = p * z + 0.13333322291674615f;
+	p = p * z + -0.33333333285266165f;
+	v8f small = x * (1.0f + z * p); // a product, so that tanh(-0) is -0
+	v8f a = abs8(x), t = expf8(-2.0f * a);
+	v8f large = (splat8(1.0f) - t) / (splat8(1.0f) + t);
+	v8i neg = x < splat8(0.0f);
+	large = pick(neg, -large, large);
+	return pick(a < splat8(0.5625f), small, pick(x != x, x, large));
+}
+
+#define UNARY_LOOP(expr)                                                                                                         \
+	do {                                                                                                                     \
+		ptrdiff_t i = 0;                                                                                                 \
+		for (; i + 8 <= n; i += 8) {                                                                                     \
+			v8f x = load8(src + i);                                                                                  \
+			store8(dst + i, (expr));                                                                                 \
+		}                                                                                                                \
+		if (i < n) {                                                                                                     \
+			float xt[8] = {0}, rt[8];                                                                                \
+			memcpy(xt, src + i, (n - i) * sizeof *src);                                                              \
+			v8f x = load8(xt);                                                                                       \
+			store8(rt, (expr));                                                                                      \
+			memcpy(dst + i, rt, (n - i) * sizeof *dst);                                                              \
+		}                                                                                                                \
+	} while (0)
+
+AVX2 void lathe_unary_f32(int op, float *dst, const float *src, ptrdiff_t n, float a, float b) {
+	const v8f zero = splat8(0.0f), one = splat8(1.0f), lo = splat8(a), hi = splat8(b);
+	switch (op) {
+	case unaryNeg: UNARY_LOOP(-x); break;
+	case unaryAbs: UNARY_LOOP(abs8(x)); break;
+	case unarySquare: UNARY_LOOP(x * x); break;
+	case unaryReciprocal: UNARY_LOOP(one / x); break;
+	case unaryRsqrt: UNARY_LOOP(one / __builtin_ia32_sqrtps256(x)); break;
+	// roundps modes: 1 down, 2 up, 0 to nearest even; 8 keeps the
+	// inexact exception quiet.
+	case unaryFloor: UNARY_LOOP(__builtin_ia32_roundps256(x, 9)); break;
+	case unaryCeil: UNARY_LOOP(__builtin_ia32_roundps256(x, 10)); break;
+	case unaryRound: UNARY_LOOP(__builtin_ia32_roundps256(x, 8)); break;
+	case unarySign: UNARY_LOOP(pick(x > zero, one, pick(x < zero, -one, zero))); break; // 0 for ±0 and NaN, as torch.sign
+	case unaryClamp: UNARY_LOOP(pick(x != x, x, __builtin_ia32_minps256(__builtin_ia32_maxps256(x, lo), hi))); break;
+	case unaryLeakyReLU: UNARY_LOOP(pick(x > zero, x, x * lo)); break;
+	case unarySigmoid: UNARY_LOOP(sigmoid8(x)); break;
+	case unarySiLU: UNARY_LOOP(x * sigmoid8(x)); break;
+	case unaryTanh: UNARY_LOOP(tanh8(x)); break;
+	case unaryGELUTanh: // torch's approximate="tanh": x/2·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
+		UNARY_LOOP(0.5f * x * (one + tanh8(0.7978845608028654f * (x + 0.044715f * x * x * x))));
+		break;
+	}
+}
+
 // lathe_exp_f32 replaces each of the n values x at row by e^(x - shift)
 // (exp_row, in AVX-512's lanes where wide), for x - shift ≤ 0, and returns
 // their sum.

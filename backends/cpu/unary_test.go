@@ -1,0 +1,104 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/lathe-ml/lathe/dispatch/ops"
+)
+
+// TestUnaryVector: shim.c's float32 unary loops against elementwise.go's
+// float64 functions rounded to float32, over a million values spread
+// log-uniformly from 1e-40 to 1e6 of both signs and the values the ops
+// treat apart (±0, ±Inf, NaN, halves, the tanh split at 0.5625, sigmoid's
+// and tanh's saturation). The exact ops must give the same bits (a NaN
+// as any NaN, rsqrt within 1 ulp: its square root and division round
+// twice); sigmoid, silu and tanh are held to the ulps below, a million
+// values' worst (2, 3 and 1 ulps) with a margin, and a result under 2^-100
+// to within 2^-120 (silu's there has a subnormal sigmoid's few bits, and
+// torch's gives -0).
+func TestUnaryVector(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("the C loops need AVX2, which this cpu lacks")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+		0.5, -0.5, 1.5, -2.5, 0.5625, -0.5625, 0.56249994, 9, -9, 88.7, -88.7, 104, -104, 1e-45, -1e-45, 1 << 24, 3e38}
+	const n = 1 << 20
+	src := make([]float32, n+5) // a tail past the last full vector
+	for i := range src {
+		switch {
+		case i < len(special):
+			src[i] = special[i]
+		default:
+			v := float32(math.Pow(10, -40+46*rng.Float64()))
+			if rng.IntN(2) == 0 {
+				v = -v
+			}
+			src[i] = v
+		}
+	}
+	params := ops.Params{A: -0.75, B: 1.25} // clamp's bounds; leaky_relu takes A as its slope
+	for _, c := range []struct {
+		name string
+		op   unaryOp
+		ulps int64 // 0: the same bits
+	}{
+		{"neg", unaryNeg, 0}, {"abs", unaryAbs, 0}, {"square", unarySquare, 0}, {"reciprocal", unaryReciprocal, 0},
+		{"rsqrt", unaryRsqrt, 1}, {"floor", unaryFloor, 0}, {"ceil", unaryCeil, 0}, {"round", unaryRound, 0},
+		{"sign", unarySign, 0}, {"clamp", unaryClamp, 0}, {"leaky_relu", unaryLeakyReLU, 0},
+		{"sigmoid", unarySigmoid, 3}, {"silu", unarySiLU, 4}, {"tanh", unaryTanh, 2},
+	} {
+		f := via64[float32](floatUnary[c.name](params))
+		got := make([]float32, len(src))
+		if !unaryFloat32(c.op, got, src, float32(params.A), float32(params.B)) {
+			t.Fatalf("%s: the C loop refused %d values", c.name, len(src))
+		}
+		worst, at := int64(0), 0
+		for i, x := range src {
+			want := f(x)
+			if want != want && got[i] != got[i] {
+				continue
+			}
+			if math.Abs(float64(want)) < 0x1p-100 && math.Abs(float64(got[i])-float64(want)) < 0x1p-120 {
+				continue // a result this small to an absolute bound (torch's silu gives -0 there)
+			}
+			if d := ulps(got[i], want); d > worst || (d == 0 && math.Float32bits(got[i]) != math.Float32bits(want) && worst == 0) {
+				if d == 0 {
+					d = 1 // a zero of the other sign
+				}
+				worst, at = d, i
+			}
+		}
+		if worst > c.ulps {
+			t.Errorf("%s(%g) = %g, want %g: %d ulps off, more than %d", c.name, src[at], got[at], f(src[at]), worst, c.ulps)
+		}
+	}
+
+	// gelu_tanh rounds its tanh's argument and 1 + tanh in float32, as
+	// torch's float32 kernel does: where tanh is near -1 the sum cancels,
+	// so the bound is 4 ulps of the result and an ulp of 1 times x/2.
+	f := via64[float32](floatUnary["gelu_tanh"](params))
+	got := make([]float32, len(src))
+	if !unaryFloat32(unaryGELUTanh, got, src, 0, 0) {
+		t.Fatal("gelu_tanh: the C loop refused")
+	}
+	for i, x := range src {
+		want := f(x)
+		if (want != want && got[i] != got[i]) || got[i] == want {
+			continue
+		}
+		bound := 4*ulp(want) + math.Abs(float64(x))*0x1p-24
+		if d := math.Abs(float64(got[i]) - float64(want)); !(d <= bound) {
+			t.Errorf("gelu_tanh(%g) = %g, want %g within %g", x, got[i], want, bound)
+			break
+		}
+	}
+}
+
+// ulp is the gap from |v| to the next float32 away from zero.
+func ulp(v float32) float64 {
+	a := float32(math.Abs(float64(v)))
+	return float64(math.Nextafter32(a, float32(math.Inf(1))) - a)
+}
