@@ -143,4 +143,6 @@ var float32Binary = map[string]rows2[float32, float32]{
 	"gelu_tanh_backward": actBackwardRows(actGELUTanh, via64x2[float32](geluTanhBackward)),
 	"silu_backward":      actBackwardRows(actSiLU, via64x2[float32](siluBackward)),
 	"relu_backward":      reluBackwardRows,
+	"maximum":            vectorBinaryRows(binaryMaximum, binaryKernels()["maximum"].f32),
+	"minimum":            vectorBinaryRows(binaryMinimum, binaryKernels()["minimum"].f32),
 }

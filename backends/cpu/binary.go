@@ -70,6 +70,42 @@ func binaryKernels() map[string]binaryKernel {
 // fmodInt is C's integer %, which truncates, as Go's does; callers have
 // refused a zero divisor, for which it gives 0 rather than panic. (Go's %
 // gives 0 for the least integer over -1.)
+// binaryOp numbers shim.c's lathe_binary_f32 ops, in its enum's order.
+type binaryOp int
+
+const (
+	binaryMaximum binaryOp = iota
+	binaryMinimum
+)
+
+// vectorBinaryRows is op's float32 row loops: lathe_binary_f32 where it
+// runs (long runs on a machine with AVX2), else f per element, which gives
+// the same values.
+func vectorBinaryRows(op binaryOp, f func(a, b float32) float32) rows2[float32, float32] {
+	return rows2[float32, float32]{
+		vv: func(dst, p, q []float32) {
+			p, q = p[:len(dst)], q[:len(dst)]
+			if binaryFloat32(op, dst, p, q, 0) {
+				return
+			}
+			for i := range dst {
+				dst[i] = f(p[i], q[i])
+			}
+		},
+		vs: func(dst, p []float32, s float32) {
+			p = p[:len(dst)]
+			if binaryFloat32(op, dst, p, nil, s) {
+				return
+			}
+			for i := range dst {
+				dst[i] = f(p[i], s)
+			}
+		},
+		at:   f,
+		cost: costVector,
+	}
+}
+
 func fmodInt[T int32 | int64](a, b T) T {
 	if b == 0 {
 		return 0

@@ -80,6 +80,10 @@ void lathe_convert(int kind, void *dst, const void *src, ptrdiff_t n);
 // lathe_unary_f32 writes op(x) of the n float32s at src to dst, op one of
 // shim.c's unary ops (erf32.go's unaryOp), a and b its parameters.
 void lathe_unary_f32(int op, float *dst, const float *src, ptrdiff_t n, float a, float b);
+// lathe_binary_f32 writes op(p[i], q[i]) (op(p[i], s) where q is NULL)
+// of n float32s to dst, op one of shim.c's binary ops (binary.go's
+// binaryOp).
+void lathe_binary_f32(int op, float *dst, const float *p, const float *q, float s, ptrdiff_t n);
 // lathe_sum_cols_f32 writes to dst[j] the sum over i < rows of
 // x[i·stride + j], for j < cols.
 void lathe_sum_cols_f32(float *dst, const float *x, ptrdiff_t rows, ptrdiff_t stride, ptrdiff_t cols);

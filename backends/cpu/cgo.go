@@ -278,6 +278,21 @@ func unaryFloat32(op unaryOp, dst, src []float32, a, b float32) bool {
 	return true
 }
 
+// binaryFloat32 writes op of p and q (nil: of p and s) to dst in shim.c's
+// lathe_binary_f32 and reports whether it did: not for a short run or on a
+// machine without AVX2.
+func binaryFloat32(op binaryOp, dst, p, q []float32, s float32) bool {
+	if !haveAVX2 || len(dst) < vectorMin {
+		return false
+	}
+	var qp *C.float
+	if q != nil {
+		qp = (*C.float)(unsafe.Pointer(&q[0]))
+	}
+	C.lathe_binary_f32(C.int(op), (*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&p[0])), qp, C.float(s), C.ptrdiff_t(len(dst)))
+	return true
+}
+
 // halfMap writes op of p and q (nil: of p and s) to dst, all 16-bit floats
 // (bfloat16 where bf) of dst's length, computed in float32 and rounded
 // once, in shim.c's lathe_half_map; the caller checks haveF16C.

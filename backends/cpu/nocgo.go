@@ -60,6 +60,8 @@ func widen16(dst []float32, src []uint16, bf bool) bool { return false }
 
 func convertVector(dst, src any) bool { return false }
 
+func binaryFloat32(op binaryOp, dst, p, q []float32, s float32) bool { return false }
+
 func unaryFloat32(op unaryOp, dst, src []float32, a, b float32) bool { return false }
 
 func narrow16(dst []uint16, src []float32, bf bool) bool { return false }

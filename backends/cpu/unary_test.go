@@ -102,3 +102,43 @@ func ulp(v float32) float64 {
 	a := float32(math.Abs(float64(v)))
 	return float64(math.Nextafter32(a, float32(math.Inf(1))) - a)
 }
+
+// TestBinaryVector: shim.c's maximum and minimum give binary.go's
+// functions' bits, a NaN in either operand and ties of ±0 among the pairs,
+// with the rhs a run (vv) and one value (vs), and a tail past the last
+// full vector.
+func TestBinaryVector(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("the C loops need AVX2, which this cpu lacks")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	nan, negZero := float32(math.NaN()), float32(math.Copysign(0, -1))
+	pick := []float32{nan, 0, negZero, 1, -1, float32(math.Inf(1)), float32(math.Inf(-1))}
+	const n = 4096 + 5
+	p, q := make([]float32, n), make([]float32, n)
+	for i := range p {
+		p[i], q[i] = pick[rng.IntN(len(pick))], pick[rng.IntN(len(pick))]
+		if rng.IntN(2) == 0 {
+			p[i], q[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+		}
+	}
+	k := binaryKernels()
+	for _, name := range []string{"maximum", "minimum"} {
+		rows, f := float32Binary[name], k[name].f32
+		for _, s := range []float32{nan, negZero, 0, 0.5} {
+			got := make([]float32, n)
+			rows.vv(got, p, q)
+			for i := range got {
+				if want := f(p[i], q[i]); math.Float32bits(got[i]) != math.Float32bits(want) {
+					t.Fatalf("%s(%g, %g) = %g, want %g", name, p[i], q[i], got[i], want)
+				}
+			}
+			rows.vs(got, p, s)
+			for i := range got {
+				if want := f(p[i], s); math.Float32bits(got[i]) != math.Float32bits(want) {
+					t.Fatalf("%s(%g, %g) = %g, want %g", name, p[i], s, got[i], want)
+				}
+			}
+		}
+	}
+}
