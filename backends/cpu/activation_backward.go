@@ -145,4 +145,5 @@ var float32Binary = map[string]rows2[float32, float32]{
 	"relu_backward":      reluBackwardRows,
 	"maximum":            vectorBinaryRows(binaryMaximum, binaryKernels()["maximum"].f32),
 	"minimum":            vectorBinaryRows(binaryMinimum, binaryKernels()["minimum"].f32),
+	"pow":                powRows32(),
 }

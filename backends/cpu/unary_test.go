@@ -142,3 +142,37 @@ func TestBinaryVector(t *testing.T) {
 		}
 	}
 }
+
+// TestPowScalarExponents: pow by the exponents that torch's kernel takes
+// apart gives what it takes instead (x·x, √x, 1/√x, 1/x in float32: -0
+// and -Inf to the 0.5 are -0 and NaN, as torch's), and another exponent
+// math.Pow's value, on runs long enough for the C loops and short ones.
+func TestPowScalarExponents(t *testing.T) {
+	r := powRows32()
+	negZero, inf := float32(math.Copysign(0, -1)), float32(math.Inf(1))
+	for _, n := range []int{7, 300} {
+		p := make([]float32, n)
+		for i := range p {
+			p[i] = float32(i)*0.37 + 0.01
+		}
+		p[0], p[1], p[2] = negZero, -inf, 4
+		for _, c := range []struct {
+			s    float32
+			want func(x float32) float32
+		}{
+			{2, func(x float32) float32 { return x * x }},
+			{0.5, func(x float32) float32 { return float32(math.Sqrt(float64(x))) }},
+			{-0.5, func(x float32) float32 { return 1 / float32(math.Sqrt(float64(x))) }},
+			{-1, func(x float32) float32 { return 1 / x }},
+			{3, func(x float32) float32 { return float32(math.Pow(float64(x), 3)) }},
+		} {
+			got := make([]float32, n)
+			r.vs(got, p, c.s)
+			for i, x := range p {
+				if w := c.want(x); math.Float32bits(got[i]) != math.Float32bits(w) && !(w != w && got[i] != got[i]) {
+					t.Fatalf("n=%d: pow(%g, %g) = %g, want %g", n, x, c.s, got[i], w)
+				}
+			}
+		}
+	}
+}
