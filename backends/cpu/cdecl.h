@@ -84,6 +84,11 @@ void lathe_unary_f32(int op, float *dst, const float *src, ptrdiff_t n, float a,
 // of n float32s to dst, op one of shim.c's binary ops (binary.go's
 // binaryOp).
 void lathe_binary_f32(int op, float *dst, const float *p, const float *q, float s, ptrdiff_t n);
+// lathe_extreme_f32 is the largest (more != 0) or smallest of n ≥ 8
+// float32s, or a NaN where any is NaN.
+float lathe_extreme_f32(const float *x, ptrdiff_t n, int more);
+// lathe_sum_exp_f32 is the float64 sum of e^(x - shift) over n float32s.
+double lathe_sum_exp_f32(const float *x, ptrdiff_t n, float shift);
 // lathe_sum_cols_f32 writes to dst[j] the sum over i < rows of
 // x[i·stride + j], for j < cols.
 void lathe_sum_cols_f32(float *dst, const float *x, ptrdiff_t rows, ptrdiff_t stride, ptrdiff_t cols);

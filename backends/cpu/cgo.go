@@ -293,6 +293,25 @@ func binaryFloat32(op binaryOp, dst, p, q []float32, s float32) bool {
 	return true
 }
 
+// extremeFloat32 is the largest (more) or smallest value of v, or a NaN
+// where v holds one, in shim.c's lathe_extreme_f32; ok is false where it
+// did not run: a short run or a machine without AVX2.
+func extremeFloat32(v []float32, more bool) (best float32, ok bool) {
+	if !haveAVX2 || len(v) < vectorMin {
+		return 0, false
+	}
+	return float32(C.lathe_extreme_f32((*C.float)(unsafe.Pointer(&v[0])), C.ptrdiff_t(len(v)), cBool(more))), true
+}
+
+// sumExpFloat32 is Σ e^(x - shift) over v, in shim.c's lathe_sum_exp_f32;
+// ok is false where it did not run: a short run or a machine without AVX2.
+func sumExpFloat32(v []float32, shift float32) (sum float64, ok bool) {
+	if !haveAVX2 || len(v) < vectorMin {
+		return 0, false
+	}
+	return float64(C.lathe_sum_exp_f32((*C.float)(unsafe.Pointer(&v[0])), C.ptrdiff_t(len(v)), C.float(shift))), true
+}
+
 // halfMap writes op of p and q (nil: of p and s) to dst, all 16-bit floats
 // (bfloat16 where bf) of dst's length, computed in float32 and rounded
 // once, in shim.c's lathe_half_map; the caller checks haveF16C.

@@ -330,16 +330,48 @@ func prodRun[T, A number](d []T, off, n, s int) T {
 }
 
 // extremeRun is max (more) or min (!more); a NaN anywhere is the result, as
-// in torch.amax.
+// in torch.amax. A run as long as minSplitSum (a whole tensor's, typically)
+// is shared between the cores, its chunks' extremes combined in order.
 func extremeRun[T number](more bool) runFunc[T, T] {
-	return func(d []T, off, n, s int) T { return extreme(d, off, n, s, more) }
+	return func(d []T, off, n, s int) T {
+		if s != 1 || n < minSplitSum {
+			return extreme(d, off, n, s, more)
+		}
+		parts := make([]T, runtime.GOMAXPROCS(0))
+		chunk := (n + len(parts) - 1) / len(parts)
+		fanOut(len(parts), func(i int) {
+			lo, hi := min(i*chunk, n), min((i+1)*chunk, n)
+			if lo < hi {
+				parts[i] = extreme(d, off+lo, hi-lo, 1, more)
+			} else {
+				parts[i] = d[off] // an empty chunk: a value that cannot win
+			}
+		})
+		return extreme(parts, 0, len(parts), 1, more)
+	}
 }
 
+// extreme is the first of the largest (more) or smallest elements of the
+// run, or its first NaN: in C's lanes for a long float32 run, whose answer
+// stands unless it is a NaN or a zero (which of them, and of ±0, is the
+// first is the Go loop's to say).
 func extreme[T number](d []T, off, n, s int, more bool) T {
+	if f, ok := any(d).([]float32); ok && s == 1 {
+		if v, ok := extremeFloat32(f[off:off+n], more); ok && v == v && v != 0 {
+			return T(v)
+		}
+	}
 	best := d[off]
+	if more {
+		for i := 1; i < n && best == best; i++ {
+			if v := d[off+i*s]; v != v || v > best {
+				best = v
+			}
+		}
+		return best
+	}
 	for i := 1; i < n && best == best; i++ {
-		v := d[off+i*s]
-		if v != v || (more && v > best) || (!more && v < best) {
+		if v := d[off+i*s]; v != v || v < best {
 			best = v
 		}
 	}
@@ -400,6 +432,13 @@ func lseRun[T number](d []T, off, n, s int) T {
 	m := float64(extreme(d, off, n, s, true))
 	if math.IsNaN(m) || math.IsInf(m, 0) {
 		return T(m)
+	}
+	if f, ok := any(d).([]float32); ok && s == 1 {
+		// float32 exponentials in C's lanes, as torch's float32 kernel
+		// takes them (a few ulps each, summed in float64).
+		if sum, ok := sumExpFloat32(f[off:off+n], float32(m)); ok {
+			return T(m + math.Log(sum))
+		}
 	}
 	var a0, a1 float64
 	i := 0

@@ -347,3 +347,86 @@ func TestSumPanelsHalf(t *testing.T) {
 		}
 	}
 }
+
+// TestExtremeFloat32: max and min of float32 runs, in C's lanes and split
+// between the cores, give the Go loop's bits: the first NaN where there is
+// one (wherever it lies: the first lane, a full vector, the tail), and the
+// first of tied zeros of either sign.
+func TestExtremeFloat32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	goLoop := func(v []float32, more bool) float32 {
+		best := v[0]
+		for _, x := range v[1:] {
+			if best != best {
+				break
+			}
+			if x != x || (more && x > best) || (!more && x < best) {
+				best = x
+			}
+		}
+		return best
+	}
+	nan1 := math.Float32frombits(0x7fc00001)
+	nan2 := math.Float32frombits(0xffc00002)
+	for _, n := range []int{8, 255, 256, 300, 1029, minSplitSum + 13} {
+		for trial := range 12 {
+			v := make([]float32, n)
+			for i := range v {
+				v[i] = float32(rng.NormFloat64())
+			}
+			switch trial % 4 {
+			case 1: // two NaNs: the first one is the answer
+				i := rng.IntN(n)
+				j := i + rng.IntN(n-i)
+				v[i], v[j] = nan1, nan2
+			case 2: // zeros of both signs and nothing else of one sign
+				for i := range v {
+					v[i] = -float32(math.Abs(float64(v[i])))
+					if rng.IntN(9) == 0 {
+						v[i] = float32(math.Copysign(0, float64(1-2*rng.IntN(2))))
+					}
+				}
+			case 3:
+				v[n-1] = nan2 // in the tail
+			}
+			for _, more := range []bool{true, false} {
+				w := v
+				if trial%4 == 2 && !more {
+					w = make([]float32, n)
+					for i := range v {
+						w[i] = -v[i]
+					}
+				}
+				got, want := extremeRun[float32](more)(w, 0, n, 1), goLoop(w, more)
+				if math.Float32bits(got) != math.Float32bits(want) {
+					t.Fatalf("n=%d trial %d more=%v: got %g (%#x), want %g (%#x)", n, trial, more, got, math.Float32bits(got), want, math.Float32bits(want))
+				}
+			}
+		}
+	}
+}
+
+// TestLogSumExpFloat32: a float32 row's logsumexp through C's float32
+// exponentials is within 2^-21 of the float64 one (relative, or absolute
+// near 0), over rows whose terms span e^0 to e^-100 and a tail past the
+// last full vector.
+func TestLogSumExpFloat32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{256, 300, 1029} {
+		for _, scale := range []float64{1, 10, 30} {
+			v := make([]float32, n)
+			for i := range v {
+				v[i] = float32(rng.NormFloat64() * scale)
+			}
+			m, sum := float64(extreme(v, 0, n, 1, true)), 0.0
+			for _, x := range v {
+				sum += math.Exp(float64(x) - m)
+			}
+			want := m + math.Log(sum)
+			got := float64(lseRun(v, 0, n, 1))
+			if d := math.Abs(got - want); d > 0x1p-21*max(1, math.Abs(want)) {
+				t.Errorf("n=%d scale %g: logsumexp %v, want %v (%g off)", n, scale, got, want, d)
+			}
+		}
+	}
+}

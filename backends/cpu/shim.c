@@ -740,6 +740,61 @@ AVX2 void lathe_binary_f32(int op, float *dst, const float *p, const float *q, f
 	}
 }
 
+// lathe_extreme_f32 is the largest (more) or the smallest of the n ≥ 8
+// floats at x, or a NaN where any is NaN: four vectors of running extremes
+// and a mask of the NaNs seen, combined at the end. Which NaN, and which
+// of two zeros, is reduce.go's to find.
+#define EXTREME_LOOP(F, CMP)                                                                                                     \
+	do {                                                                                                                     \
+		for (; i + 32 <= n; i += 32) {                                                                                   \
+			v8f v0 = load8(x + i), v1 = load8(x + i + 8), v2 = load8(x + i + 16), v3 = load8(x + i + 24);            \
+			nan |= (v0 != v0) | (v1 != v1) | (v2 != v2) | (v3 != v3);                                               \
+			a0 = F(a0, v0), a1 = F(a1, v1), a2 = F(a2, v2), a3 = F(a3, v3);                                          \
+		}                                                                                                                \
+		for (; i + 8 <= n; i += 8) {                                                                                     \
+			v8f v = load8(x + i);                                                                                    \
+			nan |= v != v;                                                                                           \
+			a0 = F(a0, v);                                                                                           \
+		}                                                                                                                \
+		a0 = F(F(a0, a1), F(a2, a3));                                                                                    \
+		for (int l = 0; l < 8; l++) best = a0[l] CMP best ? a0[l] : best;                                               \
+		for (; i < n; i++) {                                                                                             \
+			if (x[i] != x[i]) return x[i];                                                                           \
+			best = x[i] CMP best ? x[i] : best;                                                                      \
+		}                                                                                                                \
+	} while (0)
+
+AVX2 float lathe_extreme_f32(const float *x, ptrdiff_t n, int more) {
+	v8f a0 = load8(x), a1 = a0, a2 = a0, a3 = a0;
+	v8i nan = a0 != a0;
+	float best = x[0];
+	ptrdiff_t i = 8;
+	if (more)
+		EXTREME_LOOP(__builtin_ia32_maxps256, >);
+	else
+		EXTREME_LOOP(__builtin_ia32_minps256, <);
+	for (int l = 0; l < 8; l++)
+		if (nan[l]) return __builtin_nanf("");
+	return best;
+}
+
+// lathe_sum_exp_f32 is Σ e^(x - shift) over the n floats at x: expf8's
+// float32 exponentials (x - shift ≤ 0) added in float64 lanes, the tail
+// through the same lanes (padded with -Inf, whose exponential is 0).
+AVX2 double lathe_sum_exp_f32(const float *x, ptrdiff_t n, float shift) {
+	v4d s0 = {0}, s1 = {0};
+	const v8f sh = splat8(shift);
+	ptrdiff_t i = 0;
+	for (; i + 8 <= n; i += 8) add_wide(expf8(load8(x + i) - sh), &s0, &s1);
+	if (i < n) {
+		float xt[8];
+		for (int l = 0; l < 8; l++) xt[l] = -__builtin_inff();
+		memcpy(xt, x + i, (n - i) * sizeof *x);
+		add_wide(expf8(load8(xt) - sh), &s0, &s1);
+	}
+	return hsum(s0 + s1);
+}
+
 // lathe_exp_f32 replaces each of the n values x at row by e^(x - shift)
 // (exp_row, in AVX-512's lanes where wide), for x - shift ≤ 0, and returns
 // their sum.
