@@ -205,3 +205,29 @@ func ExampleTensor_MaxPool2dWithIndices() {
 	// [5 8 9 7] [1 6 12 11]
 	// [0 5 0 0 0 0 8 0 0 0 0 7 9 0 0 0]
 }
+
+// TestMaxPoolNaNAndTies: a window's maximum is its last NaN where it holds
+// NaNs (torch's cpu kernel takes every NaN it meets), and the first of
+// tied values otherwise; the indices say which, on runs long enough for
+// every loop the cpu has.
+func TestMaxPoolNaNAndTies(t *testing.T) {
+	nan := math.NaN()
+	x := FromSlice(CPU, []float64{
+		1, nan, 3, 3,
+		nan, 0, 2, 1,
+	}, 1, 1, 2, 4)
+	for _, dt := range []DType{Float64, Float32} {
+		v, idx := x.Cast(dt).MaxPool2dWithIndices(2)
+		got, err := v.Cast(Float64).Float64s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		at, err := idx.Int64s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !math.IsNaN(got[0]) || got[1] != 3 || at[0] != 4 || at[1] != 2 {
+			t.Errorf("%v: max pool of a window with two NaNs and one with a tie: %v at %v, want [NaN 3] at [4 2]", dt, got, at)
+		}
+	}
+}

@@ -394,9 +394,12 @@ func argmaxPool[T float](out, x *dispatch.Tensor, g *poolGeom) {
 				taps := g.taps[g.first[j]:g.first[j+1]]
 				best, at := T(math.Inf(-1)), taps[0]
 				for _, t := range taps {
-					if v := in[t]; v > best || v != v {
-						best, at = v, t
-					}
+					// Without a branch (which data in no order mispredicts
+					// half the time): the test as a mask, and a max.
+					v := in[t]
+					take := -(b2i(v > best) | b2i(v != v))
+					at ^= (at ^ t) & take
+					best = max(best, v)
 				}
 				o[j] = int64(at)
 			}
@@ -432,4 +435,12 @@ func poolScatter[T float](out, src *dispatch.Tensor, idx []int64, add bool) {
 			}
 		}
 	})
+}
+
+// b2i is 1 for true, 0 for false: a zero extension, not a branch.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
