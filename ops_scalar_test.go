@@ -195,3 +195,41 @@ func skipWithoutInt64(t *testing.T, dev Device) {
 		t.Skipf("%s has no int64: %v", dev, err)
 	}
 }
+
+// TestScalarOpsOnLongRows: a tensor with a scalar collapses to one row,
+// which the cpu shares out between its cores in runs; every element gets
+// the op's value, whichever run it falls in.
+func TestScalarOpsOnLongRows(t *testing.T) {
+	const n = 1<<19 + 3
+	Seed(3)
+	x := RandN(CPU, Float32, n)
+	xs, err := x.Float32s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		got  *Tensor
+		want func(v float32) float32
+	}{
+		{"maximum", x.MaximumScalar(0.25), func(v float32) float32 { return max(v, 0.25) }},
+		{"remainder", x.RemainderScalar(0.75), func(v float32) float32 {
+			r := float32(math.Mod(float64(v), 0.75))
+			if r != 0 && r < 0 {
+				r += 0.75
+			}
+			return r
+		}},
+		{"pow 3", x.PowScalar(3), func(v float32) float32 { return float32(math.Pow(float64(v), 3)) }},
+	} {
+		got, err := c.got.Float32s()
+		if err != nil {
+			t.Fatal(c.name, err)
+		}
+		for i, v := range xs {
+			if w := c.want(v); got[i] != w {
+				t.Fatalf("%s: element %d of %d: %g, want %g", c.name, i, n, got[i], w)
+			}
+		}
+	}
+}

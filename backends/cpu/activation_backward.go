@@ -146,4 +146,6 @@ var float32Binary = map[string]rows2[float32, float32]{
 	"maximum":            vectorBinaryRows(binaryMaximum, binaryKernels()["maximum"].f32),
 	"minimum":            vectorBinaryRows(binaryMinimum, binaryKernels()["minimum"].f32),
 	"pow":                powRows32(),
+	"fmod":               fmodRows32(false, binaryKernels()["fmod"].f32),
+	"remainder":          fmodRows32(true, binaryKernels()["remainder"].f32),
 }

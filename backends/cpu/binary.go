@@ -129,6 +129,33 @@ func powRows32() rows2[float32, float32] {
 	return r
 }
 
+// fmodRows32 is float32 fmod (rem: remainder) as row loops: C's fmodf
+// where the run is long enough, else f per element, the same values.
+func fmodRows32(rem bool, f func(a, b float32) float32) rows2[float32, float32] {
+	return rows2[float32, float32]{
+		vv: func(dst, p, q []float32) {
+			p, q = p[:len(dst)], q[:len(dst)]
+			if fmodFloat32(rem, dst, p, q, 0) {
+				return
+			}
+			for i := range dst {
+				dst[i] = f(p[i], q[i])
+			}
+		},
+		vs: func(dst, p []float32, s float32) {
+			p = p[:len(dst)]
+			if fmodFloat32(rem, dst, p, nil, s) {
+				return
+			}
+			for i := range dst {
+				dst[i] = f(p[i], s)
+			}
+		},
+		at:   f,
+		cost: costLoop,
+	}
+}
+
 func fmodInt[T int32 | int64](a, b T) T {
 	if b == 0 {
 		return 0

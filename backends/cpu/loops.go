@@ -48,7 +48,7 @@ func map1[T, U any](out, x *dispatch.Tensor, f func(T) U) {
 	l := newStrided(out, x)
 	last := len(l.Shape) - 1
 	so, sa := l.Strides[0][last], l.Strides[1][last]
-	l.rowsCost(costLoop, func(offs []int, n int) {
+	l.eachRun(costLoop, func(offs []int, n int) {
 		oo, ao := offs[0], offs[1]
 		if so == 1 && sa == 1 {
 			dst, src := o[oo:oo+n], a[ao:ao+n]
@@ -112,7 +112,7 @@ func mapRows2[T, U any](out, x, y *dispatch.Tensor, r rows2[T, U]) {
 	l := newStrided(out, x, y)
 	last := len(l.Shape) - 1
 	so, sa, sb := l.Strides[0][last], l.Strides[1][last], l.Strides[2][last]
-	l.rowsCost(r.cost, func(offs []int, n int) {
+	l.eachRun(r.cost, func(offs []int, n int) {
 		oo, ao, bo := offs[0], offs[1], offs[2]
 		switch {
 		case so == 1 && sa == 1 && sb == 1:

@@ -60,6 +60,8 @@ func widen16(dst []float32, src []uint16, bf bool) bool { return false }
 
 func convertVector(dst, src any) bool { return false }
 
+func fmodFloat32(rem bool, dst, p, q []float32, s float32) bool { return false }
+
 func sumExpFloat32(v []float32, shift float32) (float64, bool) { return 0, false }
 
 func extremeFloat32(v []float32, more bool) (float32, bool) { return 0, false }

@@ -244,7 +244,7 @@ func mapRows1[T, U any](out, x *dispatch.Tensor, rows func(dst []U, src []T), co
 	l := newStrided(out, x)
 	last := len(l.Shape) - 1
 	so, sa := l.Strides[0][last], l.Strides[1][last]
-	l.rowsCost(cost, func(offs []int, n int) {
+	l.eachRun(cost, func(offs []int, n int) {
 		oo, ao := offs[0], offs[1]
 		if so == 1 && sa == 1 {
 			rows(o[oo:oo+n], a[ao:ao+n])

@@ -795,6 +795,20 @@ AVX2 double lathe_sum_exp_f32(const float *x, ptrdiff_t n, float shift) {
 	return hsum(s0 + s1);
 }
 
+// lathe_fmod_f32 writes fmodf(p[i], q[i]) (q NULL: of s) to dst[i] for
+// i < n, and with rem, torch.remainder's value: the fmod moved into the
+// divisor's sign (r + b where r is not 0 and its sign is not b's). fmod is
+// exact, so these are binary.go's values through math.Mod bit for bit;
+// libm's fmodf costs a few nanoseconds where math.Mod's loop of Frexp and
+// Ldexp took tens.
+void lathe_fmod_f32(int rem, float *dst, const float *p, const float *q, float s, ptrdiff_t n) {
+	for (ptrdiff_t i = 0; i < n; i++) {
+		float b = q ? q[i] : s, r = fmodf(p[i], b);
+		if (rem && r != 0 && ((r < 0) != (b < 0))) r += b;
+		dst[i] = r;
+	}
+}
+
 // lathe_exp_f32 replaces each of the n values x at row by e^(x - shift)
 // (exp_row, in AVX-512's lanes where wide), for x - shift ≤ 0, and returns
 // their sum.

@@ -47,6 +47,26 @@ const (
 // row must only write its own elements.
 func (l strided) rows(row func(offs []int, n int)) { l.rowsCost(costVector, row) }
 
+// eachRun is rowsCost for elementwise work, where each element of a
+// row is its own (row may take any run of one): a tensor with a scalar,
+// which collapses to one long row, has its row shared out in runs, which
+// rowsCost would give one core. (A reduction's row is one output's run,
+// which must not be split so.)
+func (l strided) eachRun(cost int, row func(offs []int, n int)) {
+	last := len(l.Shape) - 1
+	if n := l.Shape[last]; n > 0 && dispatch.Numel(l.Shape[:last]) == 1 {
+		parallel(n, cost, func(lo, hi int) {
+			offs := make([]int, len(l.Strides))
+			for j := range offs {
+				offs[j] = l.base[j] + lo*l.Strides[j][last]
+			}
+			row(offs, hi-lo)
+		})
+		return
+	}
+	l.rowsCost(cost, row)
+}
+
 // rowsCost is rows for work of cost per element (costVector, costLoop).
 func (l strided) rowsCost(cost int, row func(offs []int, n int)) {
 	last := len(l.Shape) - 1

@@ -176,3 +176,38 @@ func TestPowScalarExponents(t *testing.T) {
 		}
 	}
 }
+
+// TestFModVector: C's fmodf loop gives binary.go's fmod and remainder (math.Mod, exact) bit for
+// bit, over divisors and dividends of both signs, zeros, infinities and
+// NaN, a run and one divisor.
+func TestFModVector(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 0.7, -0.7, 3, 1e-30, 1e30}
+	const n = 1000
+	p, q := make([]float32, n), make([]float32, n)
+	for i := range p {
+		p[i], q[i] = float32(rng.NormFloat64()*100), float32(rng.NormFloat64())
+		if i%5 == 0 {
+			p[i], q[i] = special[rng.IntN(len(special))], special[rng.IntN(len(special))]
+		}
+	}
+	k := binaryKernels()
+	for _, name := range []string{"fmod", "remainder"} {
+		rows, f := float32Binary[name], k[name].f32
+		got := make([]float32, n)
+		rows.vv(got, p, q)
+		for i := range got {
+			if w := f(p[i], q[i]); math.Float32bits(got[i]) != math.Float32bits(w) && !(w != w && got[i] != got[i]) {
+				t.Fatalf("%s(%g, %g) = %g, want %g", name, p[i], q[i], got[i], w)
+			}
+		}
+		for _, s := range special {
+			rows.vs(got, p, s)
+			for i := range got {
+				if w := f(p[i], s); math.Float32bits(got[i]) != math.Float32bits(w) && !(w != w && got[i] != got[i]) {
+					t.Fatalf("%s(%g, %g) = %g, want %g", name, p[i], s, got[i], w)
+				}
+			}
+		}
+	}
+}
