@@ -92,6 +92,10 @@ double lathe_sum_exp_f32(const float *x, ptrdiff_t n, float shift);
 // lathe_fmod_f32 writes fmod(p[i], q[i]) (of s where q is NULL) of n
 // float32s to dst, or with rem torch.remainder's.
 void lathe_fmod_f32(int rem, float *dst, const float *p, const float *q, float s, ptrdiff_t n);
+// lathe_softmax_cols_f32 writes softmax (log_: log_softmax) along the n
+// rows of an n × inner float32 block for its columns [c0, c1), c1 - c0 a
+// multiple of 8.
+void lathe_softmax_cols_f32(float *dst, const float *src, ptrdiff_t n, ptrdiff_t inner, ptrdiff_t c0, ptrdiff_t c1, int log_);
 // lathe_sum_cols_f32 writes to dst[j] the sum over i < rows of
 // x[i·stride + j], for j < cols.
 void lathe_sum_cols_f32(float *dst, const float *x, ptrdiff_t rows, ptrdiff_t stride, ptrdiff_t cols);

@@ -99,6 +99,19 @@ func softmaxRowsFloat32(dst, src []float32, n int, log bool) int {
 		C.ptrdiff_t(len(src)/n), C.ptrdiff_t(n), l, cBool(useAVX512)))
 }
 
+// softmaxColsFloat32 writes the softmax (log: log_softmax) along the n
+// rows of the n × inner block src into dst, for the columns [c0, c1) (c1 -
+// c0 a multiple of 8), in shim.c's lathe_softmax_cols_f32, and reports
+// whether it did: not on a machine without AVX2.
+func softmaxColsFloat32(dst, src []float32, n, inner, c0, c1 int, log bool) bool {
+	if !haveAVX2 {
+		return false
+	}
+	C.lathe_softmax_cols_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(n), C.ptrdiff_t(inner),
+		C.ptrdiff_t(c0), C.ptrdiff_t(c1), cBool(log))
+	return true
+}
+
 // haveAVX512 says whether this machine runs the AVX-512 loops; useAVX512,
 // which tests turn off to run the AVX2 ones, whether they run.
 var (

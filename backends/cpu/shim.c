@@ -809,6 +809,47 @@ void lathe_fmod_f32(int rem, float *dst, const float *p, const float *q, float s
 	}
 }
 
+// lathe_softmax_cols_f32 is softmax (or log_softmax) along the rows of an
+// n × inner block (src and dst its start) for the columns [c0, c1), which
+// a softmax over a dim that is not the last has: eight columns to a
+// vector, so that each pass reads rows of contiguous values, where the
+// per-column loop strode through memory one value at a time. c1 - c0 is a
+// multiple of 8. As softmax.go's loops: the max first, then e^(x - max)
+// summed in float64, then the scale (or x - max - log of the sum) in
+// float64, rounded once. A NaN anywhere in a column makes its sum, and so
+// all of it, NaN (whatever the max made of it), as does +Inf (Inf - Inf).
+AVX2 void lathe_softmax_cols_f32(float *dst, const float *src, ptrdiff_t n, ptrdiff_t inner, ptrdiff_t c0, ptrdiff_t c1, int log_) {
+	for (ptrdiff_t c = c0; c + 8 <= c1; c += 8) {
+		v8f m = load8(src + c);
+		for (ptrdiff_t j = 1; j < n; j++) m = __builtin_ia32_maxps256(m, load8(src + j * inner + c));
+		v4d s0 = {0}, s1 = {0};
+		for (ptrdiff_t j = 0; j < n; j++) {
+			v8f e = expf8(load8(src + j * inner + c) - m);
+			add_wide(e, &s0, &s1);
+			if (!log_) store8(dst + j * inner + c, e);
+		}
+		if (log_) {
+			v4d l0, l1;
+			for (int k = 0; k < 4; k++) l0[k] = log(s0[k]), l1[k] = log(s1[k]);
+			for (ptrdiff_t j = 0; j < n; j++) {
+				v8f d = load8(src + j * inner + c) - m;
+				v4f lo = __builtin_shufflevector(d, d, 0, 1, 2, 3), hi = __builtin_shufflevector(d, d, 4, 5, 6, 7);
+				v4f rl = __builtin_convertvector(__builtin_convertvector(lo, v4d) - l0, v4f);
+				v4f rh = __builtin_convertvector(__builtin_convertvector(hi, v4d) - l1, v4f);
+				store8(dst + j * inner + c, __builtin_shufflevector(rl, rh, 0, 1, 2, 3, 4, 5, 6, 7));
+			}
+			continue;
+		}
+		for (ptrdiff_t j = 0; j < n; j++) {
+			v8f e = load8(dst + j * inner + c);
+			v4f lo = __builtin_shufflevector(e, e, 0, 1, 2, 3), hi = __builtin_shufflevector(e, e, 4, 5, 6, 7);
+			v4f rl = __builtin_convertvector(__builtin_convertvector(lo, v4d) / s0, v4f);
+			v4f rh = __builtin_convertvector(__builtin_convertvector(hi, v4d) / s1, v4f);
+			store8(dst + j * inner + c, __builtin_shufflevector(rl, rh, 0, 1, 2, 3, 4, 5, 6, 7));
+		}
+	}
+}
+
 // lathe_exp_f32 replaces each of the n values x at row by e^(x - shift)
 // (exp_row, in AVX-512's lanes where wide), for x - shift ≤ 0, and returns
 // their sum.

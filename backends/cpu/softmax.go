@@ -48,6 +48,10 @@ func softmax[T float](out, x *dispatch.Tensor, dim int, log bool) {
 		return
 	}
 	src, dst := span[T](x), span[T](out)
+	if d, ok := any(dst).([]float32); ok && inner >= 8 {
+		softmaxCols(d, any(src).([]float32), n, inner, log)
+		return
+	}
 	rows := len(src) / n
 	parallel(rows, 4*n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -60,6 +64,30 @@ func softmax[T float](out, x *dispatch.Tensor, dim int, log bool) {
 				}
 			}
 			softmaxRowGo(dst, src, (r/inner)*n*inner+r%inner, n, inner, log)
+		}
+	})
+}
+
+// softmaxCols is softmax for a dim that is not the last, in float32: each
+// outer block of n × inner values goes eight columns at a time through C's
+// lanes (softmaxColsFloat32), blocks of columns spread over goroutines,
+// and the columns past the last eight through softmaxRowGo.
+func softmaxCols(dst, src []float32, n, inner int, log bool) {
+	const block = 64 // columns per task: whole vectors, a few per pass
+	outer := len(src) / (n * inner)
+	perOuter := (inner + block - 1) / block
+	parallel(outer*perOuter, 4*n*block, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			o, b := t/perOuter, t%perOuter
+			base := o * n * inner
+			c0, c1 := b*block, min((b+1)*block, inner)
+			vec := c0 + (c1-c0)/8*8
+			if vec == c0 || !softmaxColsFloat32(dst[base:], src[base:], n, inner, c0, vec, log) {
+				vec = c0
+			}
+			for c := vec; c < c1; c++ {
+				softmaxRowGo(dst, src, base+c, n, inner, log)
+			}
 		}
 	})
 }

@@ -623,3 +623,63 @@ func toF64(t *dispatch.Tensor) []float64 {
 	}
 	return out
 }
+
+// TestSoftmaxColsFloat32: softmax and log_softmax along a dim that is not
+// the last (softmaxCols: C's lanes over eight columns at a time, the
+// columns past the last eight in Go) against float64's, to softmax rows'
+// three ulps, over blocks whose inner size leaves no tail, a tail, and
+// several tasks of columns; a column holding a NaN or +Inf is NaN
+// throughout, as its row would be, and its neighbours are untouched.
+func TestSoftmaxColsFloat32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	for _, shape := range [][3]int{{1, 3, 8}, {2, 5, 13}, {3, 300, 70}, {2, 1, 16}} {
+		outer, n, inner := shape[0], shape[1], shape[2]
+		for _, log := range []bool{false, true} {
+			src := make([]float32, outer*n*inner)
+			for i := range src {
+				src[i] = float32(30 * (rng.Float64() - 0.5))
+			}
+			bad := map[int]bool{}
+			if n > 1 {
+				src[1*inner+3] = float32(math.NaN()) // column 3 of block 0
+				src[(n-1)*inner+4] = float32(math.Inf(1))
+				bad[3], bad[4] = true, true
+			}
+			dst := make([]float32, len(src))
+			softmaxCols(dst, src, n, inner, log)
+			for o := range outer {
+				for c := range inner {
+					base := o*n*inner + c
+					if o == 0 && bad[c] {
+						for j := range n {
+							if v := dst[base+j*inner]; v == v {
+								t.Fatalf("%v log %v: column %d holds a NaN or +Inf, but [%d] = %g", shape, log, c, j, v)
+							}
+						}
+						continue
+					}
+					m := float32(math.Inf(-1))
+					for j := range n {
+						m = max(m, src[base+j*inner])
+					}
+					sum := 0.0
+					for j := range n {
+						sum += math.Exp(float64(src[base+j*inner] - m))
+					}
+					for j := range n {
+						v := src[base+j*inner]
+						want := float32(math.Exp(float64(v-m)) / sum)
+						if log {
+							want = float32(float64(v-m) - math.Log(sum))
+						}
+						got := dst[base+j*inner]
+						u, abs := ulps(got, want), math.Abs(float64(got-want))
+						if u > 3 && abs > 1e-45 && !(log && abs <= 0x1p-21) {
+							t.Fatalf("%v log %v: block %d column %d [%d] = %g, want %g (%d ulps)", shape, log, o, c, j, got, want, u)
+						}
+					}
+				}
+			}
+		}
+	}
+}
