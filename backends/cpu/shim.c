@@ -640,8 +640,8 @@ AVX2 static inline v8f abs8(v8f x) {
 // exponential overflows and a large negative x keeps its tiny result, as
 // elementwise.go's sigmoid.
 AVX2 static inline v8f sigmoid8(v8f x) {
-	v8f e = expf8(-abs8(x)), d = splat8(1.0f) + e;
-	return pick(x >= splat8(0.0f), splat8(1.0f) / d, e / d);
+	v8f e = expf8(-abs8(x)), r = splat8(1.0f) / (splat8(1.0f) + e); // one division, the costly part
+	return pick(x >= splat8(0.0f), r, e * r);
 }
 
 // tanh8: below |x| = 0.5625, x·(1 + z·p(z)) with z = x² (p from
@@ -819,34 +819,33 @@ void lathe_fmod_f32(int rem, float *dst, const float *p, const float *q, float s
 // float64, rounded once. A NaN anywhere in a column makes its sum, and so
 // all of it, NaN (whatever the max made of it), as does +Inf (Inf - Inf).
 AVX2 void lathe_softmax_cols_f32(float *dst, const float *src, ptrdiff_t n, ptrdiff_t inner, ptrdiff_t c0, ptrdiff_t c1, int log_) {
-	for (ptrdiff_t c = c0; c + 8 <= c1; c += 8) {
-		v8f m = load8(src + c);
-		for (ptrdiff_t j = 1; j < n; j++) m = __builtin_ia32_maxps256(m, load8(src + j * inner + c));
-		v4d s0 = {0}, s1 = {0};
-		for (ptrdiff_t j = 0; j < n; j++) {
-			v8f e = expf8(load8(src + j * inner + c) - m);
-			add_wide(e, &s0, &s1);
-			if (!log_) store8(dst + j * inner + c, e);
-		}
-		if (log_) {
-			v4d l0, l1;
-			for (int k = 0; k < 4; k++) l0[k] = log(s0[k]), l1[k] = log(s1[k]);
-			for (ptrdiff_t j = 0; j < n; j++) {
-				v8f d = load8(src + j * inner + c) - m;
-				v4f lo = __builtin_shufflevector(d, d, 0, 1, 2, 3), hi = __builtin_shufflevector(d, d, 4, 5, 6, 7);
-				v4f rl = __builtin_convertvector(__builtin_convertvector(lo, v4d) - l0, v4f);
-				v4f rh = __builtin_convertvector(__builtin_convertvector(hi, v4d) - l1, v4f);
-				store8(dst + j * inner + c, __builtin_shufflevector(rl, rh, 0, 1, 2, 3, 4, 5, 6, 7));
+	enum { V = 8 }; // vectors a pass takes: each row's 64 columns are one run of memory
+	for (ptrdiff_t c = c0; c < c1; c += 8 * V) {
+		int nv = (int)((c1 - c) / 8 < V ? (c1 - c) / 8 : V);
+		v8f m[V];
+		v4d s[2 * V];
+		for (int v = 0; v < nv; v++) m[v] = load8(src + c + 8 * v), s[2 * v] = s[2 * v + 1] = (v4d){0};
+		for (ptrdiff_t j = 1; j < n; j++)
+			for (int v = 0; v < nv; v++) m[v] = __builtin_ia32_maxps256(m[v], load8(src + j * inner + c + 8 * v));
+		for (ptrdiff_t j = 0; j < n; j++)
+			for (int v = 0; v < nv; v++) {
+				v8f e = expf8(load8(src + j * inner + c + 8 * v) - m[v]);
+				add_wide(e, &s[2 * v], &s[2 * v + 1]);
+				if (!log_) store8(dst + j * inner + c + 8 * v, e);
 			}
-			continue;
-		}
-		for (ptrdiff_t j = 0; j < n; j++) {
-			v8f e = load8(dst + j * inner + c);
-			v4f lo = __builtin_shufflevector(e, e, 0, 1, 2, 3), hi = __builtin_shufflevector(e, e, 4, 5, 6, 7);
-			v4f rl = __builtin_convertvector(__builtin_convertvector(lo, v4d) / s0, v4f);
-			v4f rh = __builtin_convertvector(__builtin_convertvector(hi, v4d) / s1, v4f);
-			store8(dst + j * inner + c, __builtin_shufflevector(rl, rh, 0, 1, 2, 3, 4, 5, 6, 7));
-		}
+		if (log_) // s becomes log s
+			for (int v = 0; v < 2 * nv; v++)
+				for (int k = 0; k < 4; k++) s[v][k] = log(s[v][k]);
+		for (ptrdiff_t j = 0; j < n; j++)
+			for (int v = 0; v < nv; v++) {
+				float *p = dst + j * inner + c + 8 * v;
+				v8f d = log_ ? load8(src + j * inner + c + 8 * v) - m[v] : load8(p);
+				v4f lo = __builtin_shufflevector(d, d, 0, 1, 2, 3), hi = __builtin_shufflevector(d, d, 4, 5, 6, 7);
+				v4d wl = __builtin_convertvector(lo, v4d), wh = __builtin_convertvector(hi, v4d);
+				wl = log_ ? wl - s[2 * v] : wl / s[2 * v];
+				wh = log_ ? wh - s[2 * v + 1] : wh / s[2 * v + 1];
+				store8(p, __builtin_shufflevector(__builtin_convertvector(wl, v4f), __builtin_convertvector(wh, v4f), 0, 1, 2, 3, 4, 5, 6, 7));
+			}
 	}
 }
 
