@@ -86,9 +86,20 @@ def build_sum(dev, dt, dims):
     return lambda: a.sum()
 
 
-def build_softmax(dev, dt, dims):
-    a = torch.randn(*dims, dtype=dt, device=dev)
-    return lambda: torch.softmax(a, dim=-1)
+def build_unary(op):
+    """op of one tensor of normal values, as lathe-bench's buildUnary."""
+
+    def build(dev, dt, dims):
+        a = torch.randn(*dims, dtype=dt, device=dev)
+        return lambda: op(a)
+
+    return build
+
+
+def build_topk(dev, dt, dims):
+    rows, categories, k = dims
+    logits = torch.randn(rows, categories, dtype=dt, device=dev)
+    return lambda: torch.topk(logits, k, dim=-1)
 
 
 def build_layer_norm(dev, dt, dims):
@@ -302,7 +313,13 @@ BUILDERS = {
     "add_out": build_add_out,
     "chain": build_chain,
     "sum": build_sum,
-    "softmax": build_softmax,
+    "sigmoid": build_unary(torch.sigmoid),
+    "tanh": build_unary(torch.tanh),
+    "max": build_unary(torch.max),
+    "cast_f64": build_unary(lambda a: a.to(torch.float64)),
+    "softmax": build_unary(lambda a: torch.softmax(a, dim=-1)),
+    "softmax_dim0": build_unary(lambda a: torch.softmax(a, dim=0)),
+    "topk": build_topk,
     "layer_norm": build_layer_norm,
     "batch_norm": build_batch_norm,
     "mlp_step": build_mlp_step,

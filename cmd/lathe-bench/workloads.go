@@ -88,7 +88,9 @@ func table(quick bool) []workload {
 			elementwise("add", "a+b", 3, 1<<20),
 			elementwise("chain", "(a*b+c).relu", 4, 1<<20),
 			elementwise("sum", "sum", 1, 1<<20),
+			elementwise("sigmoid", "sigmoid", 2, 1<<20),
 			softmax(256, 1024),
+			softmaxDim0(256, 1024),
 			layerNorm(256, 1024),
 			batchNorm(4, 8, 16, 16),
 			mlpStep(128, 784, 256, 10),
@@ -98,6 +100,7 @@ func table(quick bool) []workload {
 			dispatchAdd(false),
 			dispatchAdd(true),
 			multinomial(8, 50000, 1, false),
+			topK(8, 50000, 20),
 			attention(2, 256, 64, attnCausal),
 			gptStep(4, 32, 2, 32),
 			gptGenerate(32, 2, 32),
@@ -127,7 +130,15 @@ func table(quick bool) []workload {
 		elementwise("add_out", "a+b (torch: out=)", 3, 1<<24),
 		elementwise("chain", "(a*b+c).relu", 4, 1<<22),
 		elementwise("sum", "sum", 1, 1<<24),
+		// 1M values, so that torch's 4 MB results stay in its allocator's
+		// heap: from 16 MB it gives them back to the system and faults
+		// them in again, each step (sigmoid 4M: 64 ms, IQR 130%).
+		elementwise("sigmoid", "sigmoid", 2, 1<<20),
+		elementwise("tanh", "tanh", 2, 1<<20),
+		elementwise("max", "max", 1, 1<<24),
+		elementwise("cast_f64", "cast to f64", 3, 1<<20),
 		softmax(4096, 1024),
+		softmaxDim0(1024, 1024),
 		layerNorm(8192, 1024),
 		batchNorm(32, 64, 56, 56),
 		mlpStep(128, 784, 256, 10),
@@ -138,6 +149,7 @@ func table(quick bool) []workload {
 		dispatchAdd(true),
 		multinomial(8, 50000, 1, false),
 		multinomial(8, 50000, 64, true),
+		topK(8, 50000, 20),
 		attention(8, 512, 64, attnNone),
 		attention(8, 1024, 64, attnNone),
 		attention(8, 2048, 64, attnNone),
@@ -199,6 +211,14 @@ func softmax(rows, cols int) workload {
 		spec: spec{Kind: "softmax", DType: "f32", Dims: []int{rows, cols}}, Unit: memBytes, Work: float64(2 * 4 * rows * cols)}
 }
 
+// softmaxDim0 is over the first dim of [rows, cols] (a softmax over a
+// dim that is not the last, as over NCHW's channels): one read and one
+// write.
+func softmaxDim0(rows, cols int) workload {
+	return workload{Name: fmt.Sprintf("softmax f32 %dx%d over dim 0", rows, cols), Family: "memory",
+		spec: spec{Kind: "softmax_dim0", DType: "f32", Dims: []int{rows, cols}}, Unit: memBytes, Work: float64(2 * 4 * rows * cols)}
+}
+
 // layerNorm is the layer norm (with weight and bias) over the last dim of
 // [rows, cols]: one read and one write, as a fused kernel moves them.
 func layerNorm(rows, cols int) workload {
@@ -246,6 +266,14 @@ func dispatchAdd(grad bool) workload {
 		w.Name, w.Kind = "add 1 element, recording", "add1_grad"
 	}
 	return w
+}
+
+// topK is the k largest of each of rows rows of logits over a vocabulary
+// of categories, values and indices (torch.topk), as top-k sampling takes
+// them.
+func topK(rows, categories, k int) workload {
+	return workload{Name: fmt.Sprintf("topk %dx%d k%d", rows, categories, k), Family: "sampling",
+		spec: spec{Kind: "topk", DType: "f32", Dims: []int{rows, categories, k}}, Unit: perStep}
 }
 
 // multinomial draws samples token ids from each of rows rows of softmax
@@ -333,7 +361,13 @@ var builders = map[string]func(dev lathe.Device, dt, amp lathe.DType, dims []int
 	"add_out":             noAMP(buildBinary(func(a, b *lathe.Tensor) *lathe.Tensor { return a.Add(b) })),
 	"chain":               noAMP(buildChain),
 	"sum":                 noAMP(buildSum),
-	"softmax":             noAMP(buildSoftmax),
+	"sigmoid":             noAMP(buildUnary((*lathe.Tensor).Sigmoid)),
+	"tanh":                noAMP(buildUnary((*lathe.Tensor).Tanh)),
+	"max":                 noAMP(buildUnary(func(a *lathe.Tensor) *lathe.Tensor { return a.Max() })),
+	"cast_f64":            noAMP(buildUnary(func(a *lathe.Tensor) *lathe.Tensor { return a.Cast(lathe.Float64) })),
+	"softmax":             noAMP(buildUnary(func(a *lathe.Tensor) *lathe.Tensor { return a.Softmax(-1) })),
+	"softmax_dim0":        noAMP(buildUnary(func(a *lathe.Tensor) *lathe.Tensor { return a.Softmax(0) })),
+	"topk":                noAMP(buildTopK),
 	"layer_norm":          noAMP(buildLayerNorm),
 	"batch_norm":          noAMP(buildBatchNorm),
 	"mlp_step":            buildMLPStep,
@@ -449,13 +483,16 @@ func buildSum(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error) {
 	return &prepared{step: func() error { return consume(a.Sum()) }, release: release}, nil
 }
 
-func buildSoftmax(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error) {
-	a := lathe.RandN(dev, dt, dims...)
-	release, err := inputs(a)
-	if err != nil {
-		return nil, err
+// buildUnary is op of one tensor of normal values.
+func buildUnary(op func(a *lathe.Tensor) *lathe.Tensor) func(lathe.Device, lathe.DType, []int) (*prepared, error) {
+	return func(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error) {
+		a := lathe.RandN(dev, dt, dims...)
+		release, err := inputs(a)
+		if err != nil {
+			return nil, err
+		}
+		return &prepared{step: func() error { return consume(op(a)) }, release: release}, nil
 	}
-	return &prepared{step: func() error { return consume(a.Softmax(-1)) }, release: release}, nil
 }
 
 func buildLayerNorm(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error) {
@@ -679,6 +716,21 @@ func (w workload) unitName() string {
 		return "ops/s"
 	}
 	return w.Unit.String()
+}
+
+// buildTopK is dims [rows, categories, k]: the k largest logits of each
+// row and their indices, as top-k sampling takes them.
+func buildTopK(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, error) {
+	logits := lathe.RandN(dev, dt, dims[0], dims[1])
+	release, err := inputs(logits)
+	if err != nil {
+		return nil, err
+	}
+	return &prepared{step: func() error {
+		v, idx := logits.TopK(dims[2], -1, true)
+		idx.Release()
+		return consume(v)
+	}, release: release}, nil
 }
 
 // buildMultinomial is dims [rows, categories, samples, replacement (0 or
