@@ -78,8 +78,9 @@ void lathe_half_rows(int op, int bf, unsigned short *dst, const unsigned short *
 enum { convF32F64, convF64F32, convI32F32, convI32F64, convF32I32, convF64I32 };
 void lathe_convert(int kind, void *dst, const void *src, ptrdiff_t n);
 // lathe_unary_f32 writes op(x) of the n float32s at src to dst, op one of
-// shim.c's unary ops (erf32.go's unaryOp), a and b its parameters.
-void lathe_unary_f32(int op, float *dst, const float *src, ptrdiff_t n, float a, float b);
+// shim.c's unary ops (erf32.go's unaryOp), a and b its parameters; wide:
+// in AVX-512's lanes where the op has them.
+void lathe_unary_f32(int op, float *dst, const float *src, ptrdiff_t n, float a, float b, int wide);
 // lathe_binary_f32 writes op(p[i], q[i]) (op(p[i], s) where q is NULL)
 // of n float32s to dst, op one of shim.c's binary ops (binary.go's
 // binaryOp).

@@ -287,7 +287,7 @@ func unaryFloat32(op unaryOp, dst, src []float32, a, b float32) bool {
 		return false
 	}
 	C.lathe_unary_f32(C.int(op), (*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(dst)),
-		C.float(a), C.float(b))
+		C.float(a), C.float(b), cBool(useAVX512))
 	return true
 }
 

@@ -485,6 +485,10 @@ F16C void lathe_half_rows(int op, int bf, unsigned short *dst, const unsigned sh
 	}
 }
 
+// lathe_unary_f32's ops (erf32.go's unaryOp), which vec_unary.h's loops take.
+enum { unaryNeg, unaryAbs, unarySquare, unaryReciprocal, unaryRsqrt, unaryFloor, unaryCeil, unaryRound, unarySign, unaryClamp,
+	unaryLeakyReLU, unarySigmoid, unarySiLU, unaryTanh, unaryGELUTanh };
+
 // The exponential, the softmax row and the direct convolution in eight
 // lanes (vec_exp.h, vec_conv.h; sixteen below).
 #define W 8
@@ -498,6 +502,7 @@ F16C void lathe_half_rows(int op, int bf, unsigned short *dst, const unsigned sh
 #define PICKW pick
 #define HSUMW hsum8
 #include "vec_exp.h"
+#include "vec_unary.h"
 #include "vec_conv.h"
 #include "vec_undef.h"
 
@@ -539,6 +544,7 @@ AVX512 static inline float hsum16(v16f v) {
 #define PICKW pick16
 #define HSUMW hsum16
 #include "vec_exp.h"
+#include "vec_unary.h"
 #include "vec_conv.h"
 #include "vec_undef.h"
 
@@ -625,44 +631,6 @@ AVX2 void lathe_exp_rows_f32(float *dst, const float *src, ptrdiff_t n) {
 // abs, square, the roundings, sign, clamp, leaky_relu; reciprocal and
 // rsqrt as torch's float32 division and square root); sigmoid, silu and
 // tanh within the few ulps that unary_test.go states.
-enum { unaryNeg, unaryAbs, unarySquare, unaryReciprocal, unaryRsqrt, unaryFloor, unaryCeil, unaryRound, unarySign, unaryClamp,
-	unaryLeakyReLU, unarySigmoid, unarySiLU, unaryTanh, unaryGELUTanh };
-
-AVX2 static inline v8f abs8(v8f x) {
-	v8i b;
-	memcpy(&b, &x, sizeof b);
-	b &= 0x7fffffff;
-	memcpy(&x, &b, sizeof x);
-	return x;
-}
-
-// sigmoid8 is 1/(1 + e^-x) for x ≥ 0 and e^x/(1 + e^x) below, so that no
-// exponential overflows and a large negative x keeps its tiny result, as
-// elementwise.go's sigmoid.
-AVX2 static inline v8f sigmoid8(v8f x) {
-	v8f e = expf8(-abs8(x)), r = splat8(1.0f) / (splat8(1.0f) + e); // one division, the costly part
-	return pick(x >= splat8(0.0f), r, e * r);
-}
-
-// tanh8: below |x| = 0.5625, x·(1 + z·p(z)) with z = x² (p from
-// build/tanh32/fit.py, 1.6e-10 off in float64), where the form below would
-// lose bits to cancellation; from there on, with t = e^-2|x|,
-// sign(x)·(1 - t)/(1 + t), which is ±1 once t is under float32's half ulp.
-AVX2 static inline v8f tanh8(v8f x) {
-	v8f z = x * x;
-	v8f p = splat8(0.002489844001976483f);
-	p = p * z + -0.0085010139419131291f;
-	p = p * z + 0.021812392309210428f;
-	p = p * z + -0.053964119215541929f;
-	p = p * z + 0.13333322291674615f;
-	p = p * z + -0.33333333285266165f;
-	v8f small = x * (1.0f + z * p); // a product, so that tanh(-0) is -0
-	v8f a = abs8(x), t = expf8(-2.0f * a);
-	v8f large = (splat8(1.0f) - t) / (splat8(1.0f) + t);
-	v8i neg = x < splat8(0.0f);
-	large = pick(neg, -large, large);
-	return pick(a < splat8(0.5625f), small, pick(x != x, x, large));
-}
 
 #define UNARY_LOOP(expr)                                                                                                         \
 	do {                                                                                                                     \
@@ -680,7 +648,7 @@ AVX2 static inline v8f tanh8(v8f x) {
 		}                                                                                                                \
 	} while (0)
 
-AVX2 void lathe_unary_f32(int op, float *dst, const float *src, ptrdiff_t n, float a, float b) {
+AVX2 void lathe_unary_f32(int op, float *dst, const float *src, ptrdiff_t n, float a, float b, int wide) {
 	const v8f zero = splat8(0.0f), one = splat8(1.0f), lo = splat8(a), hi = splat8(b);
 	switch (op) {
 	case unaryNeg: UNARY_LOOP(-x); break;
@@ -696,11 +664,14 @@ AVX2 void lathe_unary_f32(int op, float *dst, const float *src, ptrdiff_t n, flo
 	case unarySign: UNARY_LOOP(pick(x > zero, one, pick(x < zero, -one, zero))); break; // 0 for ±0 and NaN, as torch.sign
 	case unaryClamp: UNARY_LOOP(pick(x != x, x, __builtin_ia32_minps256(__builtin_ia32_maxps256(x, lo), hi))); break;
 	case unaryLeakyReLU: UNARY_LOOP(pick(x > zero, x, x * lo)); break;
-	case unarySigmoid: UNARY_LOOP(sigmoid8(x)); break;
-	case unarySiLU: UNARY_LOOP(x * sigmoid8(x)); break;
-	case unaryTanh: UNARY_LOOP(tanh8(x)); break;
-	case unaryGELUTanh: // torch's approximate="tanh": x/2·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
-		UNARY_LOOP(0.5f * x * (one + tanh8(0.7978845608028654f * (x + 0.044715f * x * x * x))));
+	case unarySigmoid:
+	case unarySiLU:
+	case unaryTanh:
+	case unaryGELUTanh:
+		if (wide)
+			unary_exp_rows16(op, dst, src, n);
+		else
+			unary_exp_rows8(op, dst, src, n);
 		break;
 	}
 }

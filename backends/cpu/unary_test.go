@@ -17,11 +17,11 @@ import (
 // twice); sigmoid, silu and tanh are held to the ulps below, a million
 // values' worst (2, 3 and 1 ulps) with a margin, and a result under 2^-100
 // to within 2^-120 (silu's there has a subnormal sigmoid's few bits, and
-// torch's gives -0).
-func TestUnaryVector(t *testing.T) {
-	if !haveAVX2 {
-		t.Skip("the C loops need AVX2, which this cpu lacks")
-	}
+// torch's gives -0). The exponential's ops run in AVX2's lanes and in
+// AVX-512's.
+func TestUnaryVector(t *testing.T) { eachWidth(t, testUnaryVector) }
+
+func testUnaryVector(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
 		0.5, -0.5, 1.5, -2.5, 0.5625, -0.5625, 0.56249994, 9, -9, 88.7, -88.7, 104, -104, 1e-45, -1e-45, 1 << 24, 3e38}
