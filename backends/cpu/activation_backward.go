@@ -143,9 +143,9 @@ var float32Binary = map[string]rows2[float32, float32]{
 	"gelu_tanh_backward": actBackwardRows(actGELUTanh, via64x2[float32](geluTanhBackward)),
 	"silu_backward":      actBackwardRows(actSiLU, via64x2[float32](siluBackward)),
 	"relu_backward":      reluBackwardRows,
-	"maximum":            vectorBinaryRows(binaryMaximum, binaryKernels()["maximum"].f32),
-	"minimum":            vectorBinaryRows(binaryMinimum, binaryKernels()["minimum"].f32),
+	"maximum":            vectorBinaryRows(binaryMaximum, binaryKernels()["maximum"].f32, costVector),
+	"minimum":            vectorBinaryRows(binaryMinimum, binaryKernels()["minimum"].f32, costVector),
 	"pow":                powRows32(),
-	"fmod":               fmodRows32(false, binaryKernels()["fmod"].f32),
-	"remainder":          fmodRows32(true, binaryKernels()["remainder"].f32),
+	"fmod":               vectorBinaryRows(binaryFMod, binaryKernels()["fmod"].f32, costLoop),
+	"remainder":          vectorBinaryRows(binaryRemainder, binaryKernels()["remainder"].f32, costLoop),
 }

@@ -76,12 +76,14 @@ type binaryOp int
 const (
 	binaryMaximum binaryOp = iota
 	binaryMinimum
+	binaryFMod
+	binaryRemainder
 )
 
 // vectorBinaryRows is op's float32 row loops: lathe_binary_f32 where it
 // runs (long runs on a machine with AVX2), else f per element, which gives
-// the same values.
-func vectorBinaryRows(op binaryOp, f func(a, b float32) float32) rows2[float32, float32] {
+// the same values; cost is an element's.
+func vectorBinaryRows(op binaryOp, f func(a, b float32) float32, cost int) rows2[float32, float32] {
 	return rows2[float32, float32]{
 		vv: func(dst, p, q []float32) {
 			p, q = p[:len(dst)], q[:len(dst)]
@@ -102,7 +104,7 @@ func vectorBinaryRows(op binaryOp, f func(a, b float32) float32) rows2[float32, 
 			}
 		},
 		at:   f,
-		cost: costVector,
+		cost: cost,
 	}
 }
 
@@ -127,33 +129,6 @@ func powRows32() rows2[float32, float32] {
 		each(dst, p, s)
 	}
 	return r
-}
-
-// fmodRows32 is float32 fmod (rem: remainder) as row loops: C's fmodf
-// where the run is long enough, else f per element, the same values.
-func fmodRows32(rem bool, f func(a, b float32) float32) rows2[float32, float32] {
-	return rows2[float32, float32]{
-		vv: func(dst, p, q []float32) {
-			p, q = p[:len(dst)], q[:len(dst)]
-			if fmodFloat32(rem, dst, p, q, 0) {
-				return
-			}
-			for i := range dst {
-				dst[i] = f(p[i], q[i])
-			}
-		},
-		vs: func(dst, p []float32, s float32) {
-			p = p[:len(dst)]
-			if fmodFloat32(rem, dst, p, nil, s) {
-				return
-			}
-			for i := range dst {
-				dst[i] = f(p[i], s)
-			}
-		},
-		at:   f,
-		cost: costLoop,
-	}
 }
 
 func fmodInt[T int32 | int64](a, b T) T {

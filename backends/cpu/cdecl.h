@@ -90,9 +90,6 @@ void lathe_binary_f32(int op, float *dst, const float *p, const float *q, float 
 float lathe_extreme_f32(const float *x, ptrdiff_t n, int more);
 // lathe_sum_exp_f32 is the float64 sum of e^(x - shift) over n float32s.
 double lathe_sum_exp_f32(const float *x, ptrdiff_t n, float shift);
-// lathe_fmod_f32 writes fmod(p[i], q[i]) (of s where q is NULL) of n
-// float32s to dst, or with rem torch.remainder's.
-void lathe_fmod_f32(int rem, float *dst, const float *p, const float *q, float s, ptrdiff_t n);
 // lathe_softmax_cols_f32 writes softmax (log_: log_softmax) along the n
 // rows of an n × inner float32 block for its columns [c0, c1), c1 - c0 a
 // multiple of 8.

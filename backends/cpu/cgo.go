@@ -325,21 +325,6 @@ func sumExpFloat32(v []float32, shift float32) (sum float64, ok bool) {
 	return float64(C.lathe_sum_exp_f32((*C.float)(unsafe.Pointer(&v[0])), C.ptrdiff_t(len(v)), C.float(shift))), true
 }
 
-// fmodFloat32 writes fmod (rem: torch.remainder) of p and q (nil: of p
-// and s) to dst in shim.c's lathe_fmod_f32 and reports whether it did: not
-// for a short run.
-func fmodFloat32(rem bool, dst, p, q []float32, s float32) bool {
-	if len(dst) < vectorMin {
-		return false
-	}
-	var qp *C.float
-	if q != nil {
-		qp = (*C.float)(unsafe.Pointer(&q[0]))
-	}
-	C.lathe_fmod_f32(cBool(rem), (*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&p[0])), qp, C.float(s), C.ptrdiff_t(len(dst)))
-	return true
-}
-
 // halfMap writes op of p and q (nil: of p and s) to dst, all 16-bit floats
 // (bfloat16 where bf) of dst's length, computed in float32 and rounded
 // once, in shim.c's lathe_half_map; the caller checks haveF16C.

@@ -62,8 +62,6 @@ func convertVector(dst, src any) bool { return false }
 
 func softmaxColsFloat32(dst, src []float32, n, inner, c0, c1 int, log bool) bool { return false }
 
-func fmodFloat32(rem bool, dst, p, q []float32, s float32) bool { return false }
-
 func sumExpFloat32(v []float32, shift float32) (float64, bool) { return 0, false }
 
 func extremeFloat32(v []float32, more bool) (float32, bool) { return 0, false }

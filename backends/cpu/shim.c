@@ -681,8 +681,12 @@ AVX2 void lathe_unary_f32(int op, float *dst, const float *src, ptrdiff_t n, flo
 // per element (torch.maximum and minimum took 40 times torch's time): the
 // Go functions' values bit for bit, a NaN in either operand propagating
 // as that operand, and a tie (±0) giving q. The ops are numbered as
-// binary.go's binaryOp; the tail goes through the same lanes.
-enum { binaryMaximum, binaryMinimum };
+// binary.go's binaryOp; the tail goes through the same lanes. fmod, and
+// remainder (torch's: the fmod moved into the divisor's sign, r + b where
+// r is not 0 and its sign is not b's), call libm's fmodf per element:
+// exact, so binary.go's values through math.Mod bit for bit, in a few
+// nanoseconds where math.Mod's loop of Frexp and Ldexp took tens.
+enum { binaryMaximum, binaryMinimum, binaryFMod, binaryRemainder };
 
 #define BINARY_LOOP(expr)                                                                                                        \
 	do {                                                                                                                     \
@@ -708,6 +712,14 @@ AVX2 void lathe_binary_f32(int op, float *dst, const float *p, const float *q, f
 	// tie; a NaN a is taken apart.
 	case binaryMaximum: BINARY_LOOP(pick(a != a, a, __builtin_ia32_maxps256(a, b))); break;
 	case binaryMinimum: BINARY_LOOP(pick(a != a, a, __builtin_ia32_minps256(a, b))); break;
+	case binaryFMod:
+	case binaryRemainder:
+		for (ptrdiff_t i = 0; i < n; i++) {
+			float b = q ? q[i] : s, r = fmodf(p[i], b);
+			if (op == binaryRemainder && r != 0 && ((r < 0) != (b < 0))) r += b;
+			dst[i] = r;
+		}
+		break;
 	}
 }
 
@@ -764,20 +776,6 @@ AVX2 double lathe_sum_exp_f32(const float *x, ptrdiff_t n, float shift) {
 		add_wide(expf8(load8(xt) - sh), &s0, &s1);
 	}
 	return hsum(s0 + s1);
-}
-
-// lathe_fmod_f32 writes fmodf(p[i], q[i]) (q NULL: of s) to dst[i] for
-// i < n, and with rem, torch.remainder's value: the fmod moved into the
-// divisor's sign (r + b where r is not 0 and its sign is not b's). fmod is
-// exact, so these are binary.go's values through math.Mod bit for bit;
-// libm's fmodf costs a few nanoseconds where math.Mod's loop of Frexp and
-// Ldexp took tens.
-void lathe_fmod_f32(int rem, float *dst, const float *p, const float *q, float s, ptrdiff_t n) {
-	for (ptrdiff_t i = 0; i < n; i++) {
-		float b = q ? q[i] : s, r = fmodf(p[i], b);
-		if (rem && r != 0 && ((r < 0) != (b < 0))) r += b;
-		dst[i] = r;
-	}
 }
 
 // lathe_softmax_cols_f32 is softmax (or log_softmax) along the rows of an

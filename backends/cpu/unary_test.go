@@ -177,9 +177,10 @@ func TestPowScalarExponents(t *testing.T) {
 	}
 }
 
-// TestFModVector: C's fmodf loop gives binary.go's fmod and remainder (math.Mod, exact) bit for
-// bit, over divisors and dividends of both signs, zeros, infinities and
-// NaN, a run and one divisor.
+// TestFModVector: lathe_binary_f32's fmodf loop gives binary.go's fmod
+// and remainder (math.Mod's, exact) bit for bit, over dividends and
+// divisors of both signs, zeros, infinities and NaN, with the divisor a
+// run and one value.
 func TestFModVector(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 0.7, -0.7, 3, 1e-30, 1e30}
