@@ -35,95 +35,35 @@ func TestConvertVector(t *testing.T) {
 	for i, v := range f64 {
 		f32[i] = float32(v)
 	}
-	check := func(name string, got, want []uint64) {
-		t.Helper()
-		for i := range want {
-			if got[i] != want[i] {
-				t.Errorf("%s: element %d: got bits %#x, want %#x", name, i, got[i], want[i])
-				return
-			}
-		}
-	}
-	converted := func(dst, src any) {
-		t.Helper()
-		if !convertVector(dst, src) {
-			t.Fatalf("convertVector(%T, %T) refused a run of %d", dst, src, n)
-		}
-	}
-	bits32 := func(v []float32) []uint64 {
-		b := make([]uint64, len(v))
-		for i, x := range v {
-			b[i] = uint64(math.Float32bits(x))
-		}
-		return b
-	}
-	bits64 := func(v []float64) []uint64 {
-		b := make([]uint64, len(v))
-		for i, x := range v {
-			b[i] = math.Float64bits(x)
-		}
-		return b
-	}
-	ints := func(v []int32) []uint64 {
-		b := make([]uint64, len(v))
-		for i, x := range v {
-			b[i] = uint64(uint32(x))
-		}
-		return b
-	}
-
-	{
-		got, want := make([]float64, n), make([]float64, n)
-		converted(got, f32)
-		for i, v := range f32 {
-			want[i] = float64(v)
-		}
-		check("float32 to float64", bits64(got), bits64(want))
-	}
-	{
-		got, want := make([]float32, n), make([]float32, n)
-		converted(got, f64)
-		for i, v := range f64 {
-			want[i] = float32(v)
-		}
-		check("float64 to float32", bits32(got), bits32(want))
-	}
-	{
-		got, want := make([]float32, n), make([]float32, n)
-		converted(got, i32)
-		for i, v := range i32 {
-			want[i] = float32(v)
-		}
-		check("int32 to float32", bits32(got), bits32(want))
-	}
-	{
-		got, want := make([]float64, n), make([]float64, n)
-		converted(got, i32)
-		for i, v := range i32 {
-			want[i] = float64(v)
-		}
-		check("int32 to float64", bits64(got), bits64(want))
-	}
-	{
-		got, want := make([]int32, n), make([]int32, n)
-		converted(got, f32)
-		for i, v := range f32 {
-			want[i] = floatToInt32(float64(v))
-		}
-		check("float32 to int32", ints(got), ints(want))
-	}
-	{
-		got, want := make([]int32, n), make([]int32, n)
-		converted(got, f64)
-		for i, v := range f64 {
-			want[i] = floatToInt32(v)
-		}
-		check("float64 to int32", ints(got), ints(want))
-	}
+	bits32 := func(v float32) uint64 { return uint64(math.Float32bits(v)) }
+	bits64 := math.Float64bits
+	ints := func(v int32) uint64 { return uint64(uint32(v)) }
+	convertsAsGo(t, "float32 to float64", f32, func(v float32) float64 { return float64(v) }, bits64)
+	convertsAsGo(t, "float64 to float32", f64, func(v float64) float32 { return float32(v) }, bits32)
+	convertsAsGo(t, "int32 to float32", i32, func(v int32) float32 { return float32(v) }, bits32)
+	convertsAsGo(t, "int32 to float64", i32, func(v int32) float64 { return float64(v) }, bits64)
+	convertsAsGo(t, "float32 to int32", f32, func(v float32) int32 { return floatToInt32(float64(v)) }, ints)
+	convertsAsGo(t, "float64 to int32", f64, floatToInt32, ints)
 	if convertVector(make([]float64, vectorMin-1), make([]float32, vectorMin-1)) {
 		t.Error("convertVector took a run shorter than vectorMin")
 	}
 	if convertVector(make([]int64, n), make([]float32, n)) {
 		t.Error("convertVector took float32 to int64, which shim.c has no loop for")
+	}
+}
+
+// convertsAsGo checks that convertVector converts src as conv does, bit
+// for bit (bits gives a value's).
+func convertsAsGo[S, D any](t *testing.T, name string, src []S, conv func(S) D, bits func(D) uint64) {
+	t.Helper()
+	got := make([]D, len(src))
+	if !convertVector(got, src) {
+		t.Fatalf("%s: convertVector refused a run of %d", name, len(src))
+	}
+	for i, v := range src {
+		if w := conv(v); bits(got[i]) != bits(w) {
+			t.Errorf("%s: element %d: got bits %#x, want %#x", name, i, bits(got[i]), bits(w))
+			return
+		}
 	}
 }
