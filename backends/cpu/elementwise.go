@@ -60,21 +60,33 @@ var floatUnary = map[string]func(p ops.Params) func(float64) float64{
 		}
 	},
 	"leaky_relu": func(p ops.Params) func(float64) float64 {
-		return func(x float64) float64 {
-			if x > 0 {
-				return x
-			}
-			return x * p.A
-		}
+		return func(x float64) float64 { return leakyF(x, p.A) }
 	},
 	"clamp": func(p ops.Params) func(float64) float64 {
-		return func(x float64) float64 {
-			if x != x {
-				return x
-			}
-			return math.Min(math.Max(x, p.A), p.B)
-		}
+		return func(x float64) float64 { return clampF(x, p.A, p.B) }
 	},
+}
+
+// leakyF is leaky_relu with the given slope.
+func leakyF(x, slope float64) float64 {
+	if x > 0 {
+		return x
+	}
+	return x * slope
+}
+
+// clampF is clamp to [lo, hi], a NaN kept (hi where lo > hi, as torch).
+// Where no bound is NaN, the builtin min and max give math.Min's and
+// math.Max's values (±0 alike) and compile inline, where those are calls;
+// a NaN bound keeps math's rules (math.Min(-Inf, NaN) is -Inf).
+func clampF(x, lo, hi float64) float64 {
+	switch {
+	case x != x:
+		return x
+	case lo != lo || hi != hi:
+		return math.Min(math.Max(x, lo), hi)
+	}
+	return min(max(x, lo), hi)
 }
 
 // sinh and cosh are math.Sinh and math.Cosh but finite up to 710.4758,
@@ -193,6 +205,10 @@ func init() {
 			case dispatch.Float64:
 				if u.Name == "relu" {
 					mapRows1(out, x, reluRows[float64], costLoop)
+					return nil
+				}
+				if rows, ok := float64Unary[u.Name]; ok {
+					mapRows1(out, x, rows(p), costLoop)
 					return nil
 				}
 				map1(out, x, ff(p))

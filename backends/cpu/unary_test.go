@@ -212,3 +212,33 @@ func TestFModVector(t *testing.T) {
 		}
 	}
 }
+
+// TestFloat64Rows: the float64 row loops give floatUnary's functions'
+// bits, over the values they treat apart; and clampF's builtin min and max
+// give math.Min's and math.Max's (NaN, ±0, bounds the wrong way round).
+func TestFloat64Rows(t *testing.T) {
+	src := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), 0.5, -0.5, 1.5, -2.5, 2.5, 1e-310, -3e300, 0.75, -1.25}
+	for _, b := range [][2]float64{{-0.75, 1.25}, {1, -1}, {0, 0}, {math.Copysign(0, -1), 0}, {0, math.Copysign(0, -1)}, {math.Inf(-1), math.NaN()}} {
+		for _, x := range src {
+			want := x
+			if x == x {
+				want = math.Min(math.Max(x, b[0]), b[1])
+			}
+			if got := clampF(x, b[0], b[1]); math.Float64bits(got) != math.Float64bits(want) && !(want != want && got != got) {
+				t.Errorf("clampF(%g, %g, %g) = %g, want math.Min/Max's %g", x, b[0], b[1], got, want)
+			}
+		}
+	}
+	for _, p := range []ops.Params{{A: -0.75, B: 1.25}, {A: 1, B: -1}, {A: 0.01}} {
+		for name, rows := range float64Unary {
+			f := floatUnary[name](p)
+			got := make([]float64, len(src))
+			rows(p)(got, src)
+			for i, x := range src {
+				if w := f(x); math.Float64bits(got[i]) != math.Float64bits(w) && !(w != w && got[i] != got[i]) {
+					t.Errorf("%s(%g) with %+v = %g, want %g", name, x, p, got[i], w)
+				}
+			}
+		}
+	}
+}
