@@ -316,6 +316,11 @@ func biOps() map[string]biOp {
 		"argmin":      biReduce(func(x *Tensor, d int) *Tensor { return x.ArgMin(d) }),
 		"cumsum":      biReduce(func(x *Tensor, d int) *Tensor { return x.CumSum(d) }),
 		"argsort":     biAnyDType(biReduce(func(x *Tensor, d int) *Tensor { return x.ArgSort(d, true) })),
+		"argtopk": func() biOp {
+			r := biReduce(func(x *Tensor, d int) *Tensor { return apply(ops.ArgTopK, ops.TopKDim{Dim: d, K: 1, Largest: true}, x) })
+			r.kernel = &ops.ArgTopK.Schema
+			return r
+		}(),
 		"softmax":     biReduce(func(x *Tensor, d int) *Tensor { return x.Softmax(d) }),
 		"log_softmax": biReduce(func(x *Tensor, d int) *Tensor { return x.LogSoftmax(d) }),
 

@@ -7,8 +7,9 @@ import (
 	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
-// Sorting and selection along a dim. One kernel op, a stable argsort
-// (dispatch/ops/sort.go), computes the order; the values are
+// Sorting and selection along a dim. A stable argsort (dispatch/ops/sort.go)
+// computes the order, and argtopk its first k where a device has a kernel
+// for it (the cpu: it selects without sorting the whole line); the values are
 // x.Gather(dim, indices), so their gradient is Gather's (a scatter-add of
 // the upstream gradient back to where each value came from) and second
 // derivatives work. Every result follows torch 1.13: NaN sorts above
@@ -83,20 +84,27 @@ func (x *Tensor) TopK(k, dim int, largest bool) (values, indices *Tensor) {
 			"use a k in [0, "+strconv.Itoa(n)+"]")
 		return failed(err), failed(err)
 	}
-	all := relabel(x.ArgSort(d, largest), op)
-	if err := all.Err(); err != nil {
-		return failed(err), all
-	}
-	indices = all
-	if x.t.Rank() > 0 && k < n {
-		// A copy, so that the full permutation's memory goes back now.
-		indices = all.Narrow(d, 0, k).Contiguous()
-		all.Release()
-	}
+	indices = relabel(x.argTopK(d, k, n, largest), op)
 	if err := indices.Err(); err != nil {
-		return failed(err), relabel(indices, op)
+		return failed(err), indices
 	}
 	return relabel(x.Gather(d, indices), op), indices
+}
+
+// argTopK is the first k of x's stable argsort along dim d of n elements:
+// the argtopk kernel where x's device has one for its dtype (it selects
+// without sorting the whole line), else argsort's result narrowed.
+func (x *Tensor) argTopK(d, k, n int, largest bool) *Tensor {
+	if x.t.Rank() > 0 && k < n && ops.ArgTopK.KernelDTypes(x.t.Device.Kind).Has(x.t.DType) {
+		return apply(ops.ArgTopK, ops.TopKDim{Dim: d, K: k, Largest: largest}, x)
+	}
+	all := x.ArgSort(d, largest)
+	if x.t.Rank() == 0 || k == n || all.Err() != nil {
+		return all
+	}
+	// A copy, so that the full permutation's memory goes back now.
+	defer all.Release()
+	return all.Narrow(d, 0, k).Contiguous()
 }
 
 // MaxDim returns the largest value of x along dim and its Int64 index, as

@@ -144,6 +144,106 @@ func TestArgSortMatchesStableSort(t *testing.T) {
 	}
 }
 
+// TestTopKMatchesStableSort: TopK's indices are the first k of the stable
+// argsort of each line, for k from 0 to the whole line (on the cpu, both
+// the heap's selection, k*64 <= n, and the sort), on data full of ties and
+// NaNs, on lines in ascending and descending order (each the other
+// direction's worst case for a heap) and along a dim whose lines are not
+// contiguous. The values are the elements at those indices.
+func TestTopKMatchesStableSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 21))
+	orders := map[string]func(v []float64){
+		"ties":       func([]float64) {},
+		"ascending":  func(v []float64) { slices.SortFunc(v, compareRef) },
+		"descending": func(v []float64) { slices.SortFunc(v, func(a, b float64) int { return compareRef(b, a) }) },
+	}
+	for _, dev := range sortDevices(t) {
+		for _, dt := range []lathe.DType{lathe.Float32, lathe.Float64, lathe.Int32, lathe.Int64, lathe.BFloat16, lathe.Uint8} {
+			for _, n := range []int{1, 15, 16, 17, 63, 64, 100, 1000, 5000} {
+				ks := []int{0, 1, 3, n / 64, n/64 + 1, n / 2, n - 1, n}
+				slices.Sort(ks)
+				for _, k := range slices.Compact(ks) {
+					if k > n {
+						continue
+					}
+					for order, arrange := range orders {
+						largest := rng.IntN(2) == 0
+						name := fmt.Sprintf("%s/%s/n=%d/k=%d/%s/largest=%v", dev, dt, n, k, order, largest)
+						t.Run(name, func(t *testing.T) {
+							rows := 3
+							v := tieData(rng, rows*n, dt.IsFloat())
+							for r := range rows {
+								if dt == lathe.Uint8 {
+									for i := range v[r*n : (r+1)*n] {
+										v[r*n+i] = math.Abs(v[r*n+i])
+									}
+								}
+								arrange(v[r*n : (r+1)*n])
+							}
+							x := makeTensor(lathe.CPU, dt, v, rows, n).To(dev)
+							if err := x.Err(); err != nil {
+								if errors.Is(err, lathe.ErrUnsupported) {
+									t.Skipf("%s holds no %s", dev, dt)
+								}
+								t.Fatal(err)
+							}
+							back, err := x.To(lathe.CPU).Cast(lathe.Float64).Float64s()
+							if err != nil {
+								t.Fatal(err)
+							}
+							all := refArgSort(back, rows, n, largest)
+							var want []int64
+							var wantV []float64
+							for r := range rows {
+								for _, i := range all[r*n : r*n+k] {
+									want = append(want, i)
+									wantV = append(wantV, back[r*n+int(i)])
+								}
+							}
+							// Along dim 1 (contiguous lines) and along dim 0 of
+							// the transposed view (lines of stride rows).
+							for _, strided := range []bool{false, true} {
+								var vals, idx *lathe.Tensor
+								if strided {
+									vals, idx = x.MT().TopK(k, 0, largest)
+									vals, idx = vals.MT(), idx.MT()
+								} else {
+									vals, idx = x.TopK(k, 1, largest)
+								}
+								got, err := idx.Int64s()
+								if err != nil {
+									t.Fatal(err)
+								}
+								if !slices.Equal(got, want) {
+									t.Fatalf("strided=%v: indices %v\nwant    %v", strided, got, want)
+								}
+								gotV, err := vals.To(lathe.CPU).Cast(lathe.Float64).Float64s()
+								if err != nil {
+									t.Fatal(err)
+								}
+								if !slices.EqualFunc(gotV, wantV, func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }) {
+									t.Fatalf("strided=%v: values %v\nwant   %v", strided, gotV, wantV)
+								}
+							}
+						})
+					}
+				}
+			}
+		}
+	}
+}
+
+// compareRef is refLess as a three-way comparison.
+func compareRef(a, b float64) int {
+	switch {
+	case refLess(a, b):
+		return -1
+	case refLess(b, a):
+		return 1
+	}
+	return 0
+}
+
 func TestTopKAndMaxDim(t *testing.T) {
 	for _, dev := range sortDevices(t) {
 		x := lathe.FromSlice(dev, []float32{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8}, 3, 4)

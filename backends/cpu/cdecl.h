@@ -88,6 +88,12 @@ void lathe_binary_f32(int op, float *dst, const float *p, const float *q, float 
 // lathe_extreme_f32 is the largest (more != 0) or smallest of n ≥ 8
 // float32s, or a NaN where any is NaN.
 float lathe_extreme_f32(const float *x, ptrdiff_t n, int more);
+// lathe_below_f32 writes to found (at most cap >= 8) the packed keys
+// key << 32 | (base + i) of the x[i], i < n, whose sort key (sortKeyF32's)
+// xor flip is below top, in order; it returns how many, and *end is the i
+// where it stopped: top-k's scan.
+ptrdiff_t lathe_below_f32(const float *x, ptrdiff_t n, unsigned top, unsigned flip, ptrdiff_t base,
+                          unsigned long long *found, ptrdiff_t cap, ptrdiff_t *end);
 // lathe_sum_exp_f32 is the float64 sum of e^(x - shift) over n float32s.
 double lathe_sum_exp_f32(const float *x, ptrdiff_t n, float shift);
 // lathe_softmax_cols_f32 writes softmax (log_: log_softmax) along the n

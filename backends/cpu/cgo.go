@@ -5,6 +5,8 @@ package cpu
 /*
 #cgo CFLAGS: -O2 -Wno-psabi
 #cgo LDFLAGS: -ldl -lm
+#cgo noescape lathe_below_f32
+#cgo nocallback lathe_below_f32
 #include <stdlib.h>
 #include "cdecl.h"
 */
@@ -314,6 +316,22 @@ func extremeFloat32(v []float32, more bool) (best float32, ok bool) {
 		return 0, false
 	}
 	return float32(C.lathe_extreme_f32((*C.float)(unsafe.Pointer(&v[0])), C.ptrdiff_t(len(v)), cBool(more))), true
+}
+
+// belowFloat32 appends to found (up to its capacity, at least 8) the
+// packed keys (sortKeyF32(v[i])^flip)<<32 | base+i of the v[i] whose key is
+// below top, in order, in shim.c's lathe_below_f32, and returns them and
+// the i where the scan stopped (len(v), or where found filled up); ok is
+// false where it did not run: a short run or a machine without AVX2.
+func belowFloat32(v []float32, top, flip uint32, base int, found []uint64) (_ []uint64, end int, ok bool) {
+	if !haveAVX2 || len(v) < vectorMin || cap(found) < 8 {
+		return found, 0, false
+	}
+	found = found[:cap(found)]
+	var stop C.ptrdiff_t
+	c := C.lathe_below_f32((*C.float)(unsafe.Pointer(&v[0])), C.ptrdiff_t(len(v)), C.uint(top), C.uint(flip), C.ptrdiff_t(base),
+		(*C.ulonglong)(unsafe.Pointer(&found[0])), C.ptrdiff_t(len(found)), &stop)
+	return found[:c], int(stop), true
 }
 
 // sumExpFloat32 is Σ e^(x - shift) over v, in shim.c's lathe_sum_exp_f32;

@@ -66,6 +66,10 @@ func sumExpFloat32(v []float32, shift float32) (float64, bool) { return 0, false
 
 func extremeFloat32(v []float32, more bool) (float32, bool) { return 0, false }
 
+func belowFloat32(v []float32, top, flip uint32, base int, found []uint64) ([]uint64, int, bool) {
+	return found, 0, false
+}
+
 func binaryFloat32(op binaryOp, dst, p, q []float32, s float32) bool { return false }
 
 func unaryFloat32(op unaryOp, dst, src []float32, a, b float32) bool { return false }

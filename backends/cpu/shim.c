@@ -761,6 +761,48 @@ AVX2 float lathe_extreme_f32(const float *x, ptrdiff_t n, int more) {
 	return best;
 }
 
+// sort_key_f32 is sort.go's sortKeyF32: a float's bits as an unsigned key
+// in torch's order (negative values complemented, the others with the top
+// bit set; -0 as +0, every NaN the largest key).
+static inline unsigned sort_key_f32(float v) {
+	unsigned b;
+	if (v != v) return 0xffffffffu;
+	if (v == 0) v = 0;
+	memcpy(&b, &v, sizeof b);
+	return b ^ ((unsigned)((int)b >> 31) | 0x80000000u);
+}
+
+// lathe_below_f32 is top-k's scan, where a heap's threshold rejects nearly
+// every element: it writes to found, in order, the packed keys
+// (sort_key_f32(x[i]) ^ flip) << 32 | (base + i) of the x[i], i < n, whose
+// key is below top, eight keys to a compare and one mask test. It stops
+// at n or when found holds cap of them (cap >= 8), and returns how many it
+// wrote; *end is where it stopped.
+AVX2 ptrdiff_t lathe_below_f32(const float *x, ptrdiff_t n, unsigned top, unsigned flip, ptrdiff_t base,
+                               unsigned long long *found, ptrdiff_t cap, ptrdiff_t *end) {
+	const v8u t = {top, top, top, top, top, top, top, top};
+	const v8u f = {flip, flip, flip, flip, flip, flip, flip, flip};
+	const v8u sign = {0x80000000u, 0x80000000u, 0x80000000u, 0x80000000u, 0x80000000u, 0x80000000u, 0x80000000u, 0x80000000u};
+	const v8f zero = {0};
+	ptrdiff_t i = 0, c = 0;
+	for (; i + 8 <= n; i += 8) {
+		if (c + 8 > cap) break;
+		v8f v = load8(x + i);
+		v8u b = (v8u)v & ~(v8u)(v == zero);
+		v8u k = ((b ^ ((v8u)((v8i)b >> 31) | sign)) | (v8u)(v != v)) ^ f;
+		for (int below = __builtin_ia32_movmskps256((v8f)(k < t)); below; below &= below - 1) {
+			int l = __builtin_ctz(below);
+			found[c++] = (unsigned long long)k[l] << 32 | (unsigned long long)(base + i + l);
+		}
+	}
+	for (; i < n && i + 8 > n && c < cap; i++) { // the tail of fewer than eight
+		unsigned k = sort_key_f32(x[i]) ^ flip;
+		if (k < top) found[c++] = (unsigned long long)k << 32 | (unsigned long long)(base + i);
+	}
+	*end = i;
+	return c;
+}
+
 // lathe_sum_exp_f32 is Σ e^(x - shift) over the n floats at x: expf8's
 // float32 exponentials (x - shift ≤ 0) added in float64 lanes, the tail
 // through the same lanes (padded with -Inf, whose exponential is 0).

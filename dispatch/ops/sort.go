@@ -1,11 +1,16 @@
 package ops
 
-import "github.com/lathe-ml/lathe/dispatch"
+import (
+	"strconv"
 
-// argsort is the one kernel op behind sort, argsort, topk and the values
-// of max and min along a dim (the root package composes those from it,
-// narrow and gather): the permutation that sorts each line of x along a
-// dim, stably, as int64 indices of x's shape.
+	"github.com/lathe-ml/lathe/dispatch"
+)
+
+// argsort is the kernel op behind sort and argsort (the root package
+// takes the values with gather): the permutation that sorts each line of x
+// along a dim, stably, as int64 indices of x's shape. argtopk is its first
+// k entries, which a backend can find without sorting the whole line;
+// where a device has no argtopk kernel, topk narrows argsort's result.
 
 // SortDim is argsort's attribute: the dim to sort along (negative counts
 // from the end; a 0-d tensor takes 0 and -1) and the direction.
@@ -30,4 +35,44 @@ func argsortInfer(in []*dispatch.Tensor, s SortDim) (dispatch.DType, []int, erro
 		return 0, nil, err
 	}
 	return dispatch.Int64, clone(x.Shape), nil
+}
+
+// TopKDim is argtopk's attribute: the dim to select along (negative
+// counts from the end), how many to select, and whether the largest or
+// the smallest.
+type TopKDim struct {
+	Dim     int
+	K       int
+	Largest bool
+}
+
+// ArgTopK is the first K entries of ArgSort(x, Dim, Descending: Largest)
+// along Dim: the indices of the K largest (smallest) elements of each
+// line, in order, ties in their original order. The result is int64, of
+// x's shape with Dim of size K. x has rank 1 or more (a 0-d tensor's topk
+// is itself), and K is in [0, size of Dim]; bool x is refused, as torch
+// has no topk for bool.
+var ArgTopK = dispatch.Register(&dispatch.Op[TopKDim]{Schema: dispatch.Schema{Name: "argtopk", Args: []string{"x"}}, Infer: argtopkInfer})
+
+func argtopkInfer(in []*dispatch.Tensor, a TopKDim) (dispatch.DType, []int, error) {
+	x := in[0]
+	if err := checkDType(x, "x", Numeric); err != nil {
+		return 0, nil, err
+	}
+	if x.Rank() == 0 {
+		return 0, nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "x", Detail: "is 0-d, and argtopk selects along a dim",
+			Fix: "reshape it to [1] first"}
+	}
+	d, err := NormDim(a.Dim, x.Rank(), "dim")
+	if err != nil {
+		return 0, nil, err
+	}
+	if n := x.Shape[d]; a.K < 0 || a.K > n {
+		return 0, nil, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "k",
+			Detail: "is " + strconv.Itoa(a.K) + " but dim " + strconv.Itoa(a.Dim) + " has " + strconv.Itoa(n) + " elements",
+			Found:  strconv.Itoa(a.K), Fix: "use a k in [0, " + strconv.Itoa(n) + "]"}
+	}
+	shape := clone(x.Shape)
+	shape[d] = a.K
+	return dispatch.Int64, shape, nil
 }
