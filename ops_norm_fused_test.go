@@ -31,6 +31,8 @@ var bnCases = []bnCase{
 	{name: "rank5", shape: []int{2, 2, 3, 2, 2}},
 	// Planes of 320 values, which the AVX2 loops take (vectorMin).
 	{name: "rank4-long-planes", shape: []int{2, 3, 16, 20}},
+	// Planes of 1025, which the 16-bit loops widen in blocks of 512.
+	{name: "rank4-planes-of-blocks", shape: []int{2, 3, 25, 41}},
 	{name: "empty-batch", shape: []int{0, 3, 4}},
 	{name: "one-channel", shape: []int{5, 1, 6}},
 	{name: "no-channels", shape: []int{2, 0, 3}},

@@ -97,6 +97,36 @@ func (p bnPlanes[T]) at(off int, scratch []T) []T {
 	return scratch[:p.s]
 }
 
+// sum is Σ of the plane at off in float64, and sqDev Σ(v - mean)²: a
+// 16-bit plane's by the C loops that widen it in blocks (bnMomentsHalf),
+// where they run, else planeSum's and planeSqDev's of the widened plane.
+func (p bnPlanes[T]) sum(off int, scratch []T) float64 {
+	if p.narrow != nil {
+		if s, _, ok := bnMomentsHalf(p.narrow[off:][:p.s], 0, p.bf); ok {
+			return s
+		}
+	}
+	return planeSum(p.at(off, scratch))
+}
+
+func (p bnPlanes[T]) sqDev(off int, mean float64, scratch []T) float64 {
+	if p.narrow != nil {
+		if _, q, ok := bnMomentsHalf(p.narrow[off:][:p.s], mean, p.bf); ok {
+			return q
+		}
+	}
+	return planeSqDev(p.at(off, scratch), mean)
+}
+
+// halves is the 16-bit planes at off of gs and xs where both are 16-bit
+// floats of one dtype; ok is false otherwise.
+func halves[T float](gs, xs bnPlanes[T], off int) (g, x []uint16, ok bool) {
+	if gs.narrow == nil || xs.narrow == nil || gs.bf != xs.bf {
+		return nil, nil, false
+	}
+	return gs.narrow[off:][:gs.s], xs.narrow[off:][:xs.s], true
+}
+
 // parallel is parallel(n, cost, fn) that hands each goroutine k planes of
 // scratch for at, from the pool, where x is 16-bit (none otherwise).
 func (p bnPlanes[T]) parallel(n, cost, k int, fn func(lo, hi int, scratch [][]T)) {
@@ -124,11 +154,11 @@ func batchNormMoments[T float](out, x *dispatch.Tensor, g ops.BatchNormGeometry)
 	m := float64(g.N * g.S)
 	xs.parallel(g.C, 2*g.N*g.S, 1, func(lo, hi int, scratch [][]T) {
 		mean, dev, buf := make([]float64, hi-lo), make([]float64, hi-lo), scratch[0]
-		forPlanes(g, lo, hi, func(c, off int) { mean[c-lo] += planeSum(xs.at(off, buf)) })
+		forPlanes(g, lo, hi, func(c, off int) { mean[c-lo] += xs.sum(off, buf) })
 		for i := range mean {
 			mean[i] /= m // NaN for an empty batch, as torch's mean of nothing
 		}
-		forPlanes(g, lo, hi, func(c, off int) { dev[c-lo] += planeSqDev(xs.at(off, buf), mean[c-lo]) })
+		forPlanes(g, lo, hi, func(c, off int) { dev[c-lo] += xs.sqDev(off, mean[c-lo], buf) })
 		for i := range mean {
 			o[lo+i], o[g.C+lo+i] = T(mean[i]), T(dev[i]/m)
 		}
@@ -171,6 +201,9 @@ func batchNormApply[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g ops.
 	xs.parallel(g.N*g.C, g.S, 1, func(lo, hi int, scratch [][]T) {
 		for p := lo; p < hi; p++ {
 			s, t := scale[p%g.C], shift[p%g.C]
+			if narrow != nil && xs.narrow != nil && bnApplyHalf(narrow[p*g.S:][:g.S], xs.narrow[p*g.S:][:g.S], float32(s), float32(t), xs.bf) {
+				continue
+			}
 			src := xs.at(p*g.S, scratch[0])
 			dst := src // a widened plane is computed in place, then rounded
 			if wide != nil {
@@ -215,7 +248,14 @@ func batchNormBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 	gs.parallel(g.C, 2*m, 2, func(lo, hi int, scratch [][]T) {
 		sg, sgx := make([]float64, hi-lo), make([]float64, hi-lo)
 		forPlanes(g, lo, hi, func(c, off int) {
-			a, b := planeSumProd(gs.at(off, scratch[0]), xs.at(off, scratch[1]), float64(mean[c]))
+			var a, b float64
+			ok := false
+			if g16, x16, both := halves(gs, xs, off); both {
+				a, b, ok = bnSumProdHalf(g16, x16, float64(mean[c]), gs.bf)
+			}
+			if !ok {
+				a, b = planeSumProd(gs.at(off, scratch[0]), xs.at(off, scratch[1]), float64(mean[c]))
+			}
 			sg[c-lo] += a
 			sgx[c-lo] += b
 		})
@@ -238,8 +278,13 @@ func batchNormBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 	gs.parallel(g.N*g.C, g.S, 2, func(lo, hi int, scratch [][]T) {
 		for p := lo; p < hi; p++ {
 			c := p % g.C
-			dst, gp := dx[p*g.S:][:g.S], gs.at(p*g.S, scratch[0])
-			ca := coefA[c]
+			dst, ca := dx[p*g.S:][:g.S], coefA[c]
+			if g16, x16, both := halves(gs, xs, p*g.S); both && a.Training {
+				if d, ok := any(dst).([]float32); ok && bnGradHalf(d, g16, x16, float32(ca), float32(coefK[c]), float32(mean[c]), float32(coefD[c]), gs.bf) {
+					continue
+				}
+			}
+			gp := gs.at(p*g.S, scratch[0])
 			if !a.Training {
 				if d, ok := any(dst).([]float32); ok && bnApplyFloat32(d, any(gp).([]float32), float32(ca), 0) {
 					continue

@@ -143,6 +143,15 @@ void lathe_bn_apply_f32(float *dst, const float *src, ptrdiff_t n, float a, floa
 // lathe_bn_grad_f32 writes a·g + k·(x - mean) + d of the n values at g and
 // x to dst.
 void lathe_bn_grad_f32(float *dst, const float *g, const float *x, ptrdiff_t n, float a, float k, float mean, float d);
+// lathe_bn_moments_h16, lathe_bn_sumprod_h16, lathe_bn_apply_h16 and
+// lathe_bn_grad_h16 are the four loops above on 16-bit floats (bf:
+// bfloat16), widened in blocks in the stack; apply rounds its results into
+// 16 bits, grad writes float32. The caller checks lathe_has_f16c.
+lathe_sums lathe_bn_moments_h16(const unsigned short *x, ptrdiff_t n, double shift, int bf);
+lathe_sums lathe_bn_sumprod_h16(const unsigned short *g, const unsigned short *x, ptrdiff_t n, double shift, int bf);
+void lathe_bn_apply_h16(unsigned short *dst, const unsigned short *src, ptrdiff_t n, float a, float b, int bf);
+void lathe_bn_grad_h16(float *dst, const unsigned short *g, const unsigned short *x, ptrdiff_t n, float a, float k, float mean,
+                       float d, int bf);
 // lathe_layer_norm_f32 writes the layer norm of rows consecutive rows of d
 // values at x to y: (x - mean)·rstd·w + b, with w and b of d values.
 void lathe_layer_norm_f32(float *y, const float *x, const float *w, const float *b, ptrdiff_t rows, ptrdiff_t d, double eps);

@@ -468,6 +468,46 @@ func bnGradFloat32(dst, g, x []float32, a, k, mean, d float32) bool {
 	return true
 }
 
+// bnMomentsHalf, bnSumProdHalf, bnApplyHalf and bnGradHalf are the four
+// above on 16-bit floats (bf: bfloat16) in shim.c's lathe_bn_*_h16, which
+// widen in blocks in the stack; apply rounds into 16 bits, grad writes
+// float32. Each reports whether it ran: not for a short run or on a
+// machine without F16C. The arguments have dst's (or v's, g's) length.
+func bnMomentsHalf(v []uint16, shift float64, bf bool) (s, q float64, ok bool) {
+	if !haveF16C || len(v) < vectorMin {
+		return 0, 0, false
+	}
+	r := C.lathe_bn_moments_h16((*C.ushort)(unsafe.Pointer(&v[0])), C.ptrdiff_t(len(v)), C.double(shift), cBool(bf))
+	return float64(r.a), float64(r.b), true
+}
+
+func bnSumProdHalf(g, x []uint16, shift float64, bf bool) (s, p float64, ok bool) {
+	if !haveF16C || len(g) < vectorMin || len(x) < len(g) {
+		return 0, 0, false
+	}
+	r := C.lathe_bn_sumprod_h16((*C.ushort)(unsafe.Pointer(&g[0])), (*C.ushort)(unsafe.Pointer(&x[0])), C.ptrdiff_t(len(g)),
+		C.double(shift), cBool(bf))
+	return float64(r.a), float64(r.b), true
+}
+
+func bnApplyHalf(dst, src []uint16, a, b float32, bf bool) bool {
+	if !haveF16C || len(src) < vectorMin || len(dst) < len(src) {
+		return false
+	}
+	C.lathe_bn_apply_h16((*C.ushort)(unsafe.Pointer(&dst[0])), (*C.ushort)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(src)),
+		C.float(a), C.float(b), cBool(bf))
+	return true
+}
+
+func bnGradHalf(dst []float32, g, x []uint16, a, k, mean, d float32, bf bool) bool {
+	if !haveF16C || len(dst) < vectorMin || len(g) < len(dst) || len(x) < len(dst) {
+		return false
+	}
+	C.lathe_bn_grad_h16((*C.float)(unsafe.Pointer(&dst[0])), (*C.ushort)(unsafe.Pointer(&g[0])), (*C.ushort)(unsafe.Pointer(&x[0])),
+		C.ptrdiff_t(len(dst)), C.float(a), C.float(k), C.float(mean), C.float(d), cBool(bf))
+	return true
+}
+
 // actBackwardFloat32 writes op's backward, g[i]·f'(x[i]), to dst, which g
 // and x match in length, and reports whether it did, as erfRowFloat32.
 func actBackwardFloat32(op actOp, dst, g, x []float32) bool {

@@ -115,3 +115,13 @@ func convWeightGradFloat32(dw, dy, x []float32, c, o, hp, wp, oh, ow, kh, kw, dh
 var haveAVX512, useAVX512 = false, false
 
 const convSlack = 32
+
+func bnMomentsHalf(v []uint16, shift float64, bf bool) (float64, float64, bool) { return 0, 0, false }
+
+func bnSumProdHalf(g, x []uint16, shift float64, bf bool) (float64, float64, bool) {
+	return 0, 0, false
+}
+
+func bnApplyHalf(dst, src []uint16, a, b float32, bf bool) bool { return false }
+
+func bnGradHalf(dst []float32, g, x []uint16, a, k, mean, d float32, bf bool) bool { return false }

@@ -302,6 +302,13 @@ F16C static inline v8us narrow_bf16(v8u b) {
 	return __builtin_convertvector((nan & q) | (~nan & r), v8us);
 }
 
+// load8us is the eight 16-bit values from p.
+static inline v8us load8us(const unsigned short *p) {
+	v8us h;
+	memcpy(&h, p, sizeof h);
+	return h;
+}
+
 // widen8 is the float32 values of eight 16-bit floats.
 F16C static inline v8f widen8(v8us h, int bf) {
 	v8f f;
@@ -958,50 +965,62 @@ AVX2 static inline void widen_shift(v8f v, v4d shift, v4d *lo, v4d *hi) {
 	*hi = __builtin_convertvector(__builtin_shufflevector(v, v, 4, 5, 6, 7), v4d) - shift;
 }
 
-// lathe_bn_moments_f32 returns Σ(x - shift) and Σ(x - shift)² over the n
-// values at x, every value widened to float64 and the sums kept in float64
-// lanes, as batchnorm.go's Go loops.
-AVX2 lathe_sums lathe_bn_moments_f32(const float *x, ptrdiff_t n, double shift) {
-	v4d sh = (v4d){0} + shift, s0 = {0}, s1 = {0}, q0 = {0}, q1 = {0};
-	ptrdiff_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		v4d lo, hi;
-		widen_shift(load8(x + i), sh, &lo, &hi);
-		s0 += lo;
-		s1 += hi;
-		q0 += lo * lo;
-		q1 += hi * hi;
-	}
-	double s = hsum(s0 + s1), q = hsum(q0 + q1);
-	for (; i < n; i++) {
-		double d = (double)x[i] - shift;
-		s += d;
-		q += d * d;
-	}
-	return (lathe_sums){s, q};
-}
+// The batch norm sums, written once for float32 planes and for 16-bit
+// ones (bf: bfloat16), which are widened eight at a time in registers, so
+// that a 16-bit plane is read once as 16 bits and sums exactly as its
+// float32 copy would: LOAD(p, i) is the eight values from p[i] as floats,
+// ONE(p, i) the value at p[i].
+#define LOAD_F32(p, i) load8((p) + (i))
+#define ONE_F32(p, i) ((p)[i])
+#define LOAD_H16(p, i) widen8(load8us((p) + (i)), bf)
+#define ONE_H16(p, i) widen8((v8us){(p)[i]}, bf)[0]
 
-// lathe_bn_sumprod_f32 returns Σg and Σg·(x - shift) over the n values at
-// g and x, in float64 lanes.
-AVX2 lathe_sums lathe_bn_sumprod_f32(const float *g, const float *x, ptrdiff_t n, double shift) {
-	v4d sh = (v4d){0} + shift, zero = {0}, s0 = {0}, s1 = {0}, p0 = {0}, p1 = {0};
-	ptrdiff_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		v4d glo, ghi, xlo, xhi;
-		widen_shift(load8(g + i), zero, &glo, &ghi);
-		widen_shift(load8(x + i), sh, &xlo, &xhi);
-		s0 += glo;
-		s1 += ghi;
-		p0 += glo * xlo;
-		p1 += ghi * xhi;
-	}
-	double s = hsum(s0 + s1), p = hsum(p0 + p1);
-	for (; i < n; i++) {
-		s += g[i];
-		p += (double)g[i] * ((double)x[i] - shift);
-	}
-	return (lathe_sums){s, p};
-}
+// BN_MOMENTS returns Σ(x - shift) and Σ(x - shift)² over the n values at
+// x, every value widened to float64 and the sums kept in float64 lanes, as
+// batchnorm.go's Go loops.
+#define BN_MOMENTS(LOAD, ONE)                                                      \
+	v4d sh = (v4d){0} + shift, s0 = {0}, s1 = {0}, q0 = {0}, q1 = {0};        \
+	ptrdiff_t i = 0;                                                           \
+	for (; i + 8 <= n; i += 8) {                                               \
+		v4d lo, hi;                                                        \
+		widen_shift(LOAD(x, i), sh, &lo, &hi);                             \
+		s0 += lo;                                                          \
+		s1 += hi;                                                          \
+		q0 += lo * lo;                                                     \
+		q1 += hi * hi;                                                     \
+	}                                                                          \
+	double s = hsum(s0 + s1), q = hsum(q0 + q1);                               \
+	for (; i < n; i++) {                                                       \
+		double d = (double)ONE(x, i) - shift;                              \
+		s += d;                                                            \
+		q += d * d;                                                        \
+	}                                                                          \
+	return (lathe_sums){s, q}
+
+// BN_SUMPROD returns Σg and Σg·(x - shift) over the n values at g and x,
+// in float64 lanes.
+#define BN_SUMPROD(LOAD, ONE)                                                      \
+	v4d sh = (v4d){0} + shift, zero = {0}, s0 = {0}, s1 = {0}, p0 = {0}, p1 = {0}; \
+	ptrdiff_t i = 0;                                                           \
+	for (; i + 8 <= n; i += 8) {                                               \
+		v4d glo, ghi, xlo, xhi;                                            \
+		widen_shift(LOAD(g, i), zero, &glo, &ghi);                         \
+		widen_shift(LOAD(x, i), sh, &xlo, &xhi);                           \
+		s0 += glo;                                                         \
+		s1 += ghi;                                                         \
+		p0 += glo * xlo;                                                   \
+		p1 += ghi * xhi;                                                   \
+	}                                                                          \
+	double s = hsum(s0 + s1), p = hsum(p0 + p1);                               \
+	for (; i < n; i++) {                                                       \
+		s += ONE(g, i);                                                    \
+		p += (double)ONE(g, i) * ((double)ONE(x, i) - shift);              \
+	}                                                                          \
+	return (lathe_sums){s, p}
+
+AVX2 lathe_sums lathe_bn_moments_f32(const float *x, ptrdiff_t n, double shift) { BN_MOMENTS(LOAD_F32, ONE_F32); }
+
+AVX2 lathe_sums lathe_bn_sumprod_f32(const float *g, const float *x, ptrdiff_t n, double shift) { BN_SUMPROD(LOAD_F32, ONE_F32); }
 
 // lathe_bn_apply_f32 writes x·a + b of the n values at src to dst, in
 // float32 lanes as the Go loop.
@@ -1019,6 +1038,44 @@ AVX2 void lathe_bn_grad_f32(float *dst, const float *g, const float *x, ptrdiff_
 	ptrdiff_t i = 0;
 	for (; i + 8 <= n; i += 8) store8(dst + i, load8(g + i) * av + kv * (load8(x + i) - mv) + dv);
 	for (; i < n; i++) dst[i] = a * g[i] + k * (x[i] - mean) + d;
+}
+
+// ---- batch norm on 16-bit planes ----
+
+// lathe_bn_*_h16 are the loops above on 16-bit floats (bf: bfloat16), so
+// that a plane is read once, as 16 bits, where widening it first wrote
+// and read it again as float32: the sums from BN_MOMENTS and BN_SUMPROD,
+// and apply and grad as lathe_half_map runs the elementwise kernels,
+// halfBlock values at a time widened into the stack and the float32 loop
+// run there. Each gives its float32 loop's results on the widened plane,
+// bit for bit.
+F16C lathe_sums lathe_bn_moments_h16(const unsigned short *x, ptrdiff_t n, double shift, int bf) { BN_MOMENTS(LOAD_H16, ONE_H16); }
+
+F16C lathe_sums lathe_bn_sumprod_h16(const unsigned short *g, const unsigned short *x, ptrdiff_t n, double shift, int bf) {
+	BN_SUMPROD(LOAD_H16, ONE_H16);
+}
+
+// lathe_bn_apply_h16 rounds each result once into dst, 16 bits as src.
+F16C void lathe_bn_apply_h16(unsigned short *dst, const unsigned short *src, ptrdiff_t n, float a, float b, int bf) {
+	float v[halfBlock] __attribute__((aligned(32)));
+	for (ptrdiff_t i = 0; i < n; i += halfBlock) {
+		ptrdiff_t m = n - i < halfBlock ? n - i : halfBlock;
+		half_widen(v, src + i, m, bf);
+		lathe_bn_apply_f32(v, v, m, a, b);
+		lathe_narrow16(dst + i, v, m, bf);
+	}
+}
+
+// lathe_bn_grad_h16 writes float32 results, as the statistics' dtype.
+F16C void lathe_bn_grad_h16(float *dst, const unsigned short *g, const unsigned short *x, ptrdiff_t n, float a, float k, float mean,
+	float d, int bf) {
+	float u[halfBlock] __attribute__((aligned(32))), v[halfBlock] __attribute__((aligned(32)));
+	for (ptrdiff_t i = 0; i < n; i += halfBlock) {
+		ptrdiff_t m = n - i < halfBlock ? n - i : halfBlock;
+		half_widen(u, g + i, m, bf);
+		half_widen(v, x + i, m, bf);
+		lathe_bn_grad_f32(dst + i, u, v, m, a, k, mean, d);
+	}
 }
 
 // ---- erf, gelu and the activations' backward ops, float32 in float64 lanes ----
