@@ -103,6 +103,10 @@ void lathe_softmax_cols_f32(float *dst, const float *src, ptrdiff_t n, ptrdiff_t
 // lathe_sum_cols_f32 writes to dst[j] the sum over i < rows of
 // x[i·stride + j], for j < cols.
 void lathe_sum_cols_f32(float *dst, const float *x, ptrdiff_t rows, ptrdiff_t stride, ptrdiff_t cols);
+// lathe_reduce_rows_f32 writes to dst[r], for r < rows, lathe_sum_f32 of
+// the n >= 8 values from x + r·stride rounded to float (op 0), or
+// lathe_extreme_f32's largest (1) or smallest (2) of them.
+void lathe_reduce_rows_f32(int op, float *dst, const float *x, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t stride);
 // lathe_sqrt_f32 writes the square roots of the n values at src to dst.
 void lathe_sqrt_f32(float *dst, const float *src, ptrdiff_t n);
 // lathe_exp_rows_f32 writes e^x of the n values at src to dst.

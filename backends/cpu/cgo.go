@@ -378,6 +378,21 @@ func cBool(b bool) C.int {
 	return 0
 }
 
+// reduceRowsFloat32 writes to dst[r], for r < len(dst), op's reduction of
+// the n values from x[r·stride]: sumFloat32's sum rounded to float32, or
+// extremeFloat32's largest or smallest (whose NaN or zero the caller
+// settles), in shim.c's lathe_reduce_rows_f32: one call for many rows. It
+// reports whether it ran: not for rows shorter than vectorMin (those are
+// Go's) or without AVX2.
+func reduceRowsFloat32(op rowReduction, dst, x []float32, n, stride int) bool {
+	if !haveAVX2 || n < vectorMin || len(dst) == 0 || len(x) < (len(dst)-1)*stride+n {
+		return false
+	}
+	C.lathe_reduce_rows_f32(C.int(op), (*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&x[0])), C.ptrdiff_t(len(dst)),
+		C.ptrdiff_t(n), C.ptrdiff_t(stride))
+	return true
+}
+
 // sumColsFloat32 writes to dst[j] the sum over i < rows of x[i·stride + j]
 // (shim.c's lathe_sum_cols_f32) and reports whether it did, as
 // erfRowFloat32.

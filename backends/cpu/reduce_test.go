@@ -314,6 +314,66 @@ func TestSumPanels(t *testing.T) {
 	}
 }
 
+// TestReduceRows: float32 sums, maxima and minima over the last dims,
+// whose rows lie at one stride, are computed a goroutine's rows in one C
+// call (reduceRows) and give each row exactly what sumRun and extremeRun
+// give it alone: contiguous rows with and without a tail past the vectors,
+// rows of a wider storage at an offset (a narrow), rows over two dims,
+// kept dims that collapse into one, an expanded view whose rows are one
+// run of memory (stride 0), and rows whose extreme is a NaN (the first,
+// bit for bit), +0 after -0, or -0 after +0, which the Go loop settles.
+func TestReduceRows(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2: rows are reduced one at a time")
+	}
+	data := randomF64(40000)
+	// Row 1 of "[30,1024] dim 1" holds two NaNs of different payloads
+	// (set below: the first must win); in row 2 every value is a zero, -0
+	// first; in row 3 values are at most 0, +0 first.
+	for i := range 1024 {
+		data[2*1024+i] = math.Copysign(0, float64(i%2)-0.5)
+		data[3*1024+i] = -math.Abs(data[3*1024+i])
+	}
+	data[3*1024+5], data[3*1024+9] = 0, math.Copysign(0, -1)
+	for _, c := range []struct {
+		name           string
+		shape, strides []int
+		offset         int
+		dims           []int
+	}{
+		{"[30,1024] dim 1", []int{30, 1024}, []int{1024, 1}, 0, []int{1}},
+		{"[7,1029] dim 1", []int{7, 1029}, []int{1029, 1}, 0, []int{1}},
+		{"narrow [9,300] of [9,1100] at 5", []int{9, 300}, []int{1100, 1}, 5, []int{1}},
+		{"[5,16,40] dims 1,2", []int{5, 16, 40}, []int{640, 40, 1}, 0, []int{1, 2}},
+		{"[2,3,4,300] dim 3", []int{2, 3, 4, 300}, []int{3600, 1200, 300, 1}, 0, []int{3}},
+		{"expanded [6,500] dim 1", []int{6, 500}, []int{0, 1}, 17, []int{1}},
+	} {
+		base := tensorOf(dispatch.Float32, make([]float32, len(data)), len(data))
+		castInto(base, tensorOf(dispatch.Float64, data, len(data)))
+		x := base.View(c.shape, c.strides, c.offset)
+		d := span[float32](base)
+		d[1024+300], d[1024+700] = math.Float32frombits(0x7fc01234), math.Float32frombits(0xffc00001)
+		for _, op := range []struct {
+			op  *dispatch.Op[ops.Reduce]
+			run runFunc[float32, float32]
+		}{{ops.Sum, sumRun[float32, float64]}, {ops.Max, extremeRun[float32](true)}, {ops.Min, extremeRun[float32](false)}} {
+			got := span[float32](call(t, op.op, ops.Reduce{Dims: c.dims}, x))
+			r, _ := planRuns(x, c.dims)
+			i := 0
+			r.l.rows(func(offs []int, n int) {
+				want := op.run(d, offs[1], n, r.s)
+				if g := got[offs[0]]; math.Float32bits(g) != math.Float32bits(want) {
+					t.Fatalf("%s %s: [%d] = %v, one run alone gives %v", op.op.Name, c.name, offs[0], g, want)
+				}
+				i++
+			})
+			if i != len(got) || i < 2 {
+				t.Fatalf("%s %s: %d rows checked of %d", op.op.Name, c.name, i, len(got))
+			}
+		}
+	}
+}
+
 // TestSumPanelsHalf: a 16-bit sum whose reduced elements lie in runs at
 // one stride (a convolution's bias gradient, dims 0, 2 and 3 of NCHW) is
 // summed on the bits, run by run (sumPanelsHalf), and gives the float32

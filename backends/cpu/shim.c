@@ -146,6 +146,16 @@ AVX2 double lathe_sum_f32(const float *x, ptrdiff_t n) {
 	return s;
 }
 
+// lathe_reduce_rows_f32 writes to dst[r] a reduction of each of rows runs
+// of n >= 8 values, stride apart from x: lathe_sum_f32 rounded to float
+// (op 0), or lathe_extreme_f32's largest (1) or smallest (2). A reduction
+// over the last dim hands a goroutine's rows to one call, where a call per
+// row cost as much as reducing a row of a thousand values.
+AVX2 void lathe_reduce_rows_f32(int op, float *dst, const float *x, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t stride) {
+	for (ptrdiff_t r = 0; r < rows; r++)
+		dst[r] = op == 0 ? (float)lathe_sum_f32(x + r * stride, n) : lathe_extreme_f32(x + r * stride, n, op == 1);
+}
+
 // lathe_arith_f32 writes op(p[i], q[i]) to dst[i] for i < n (op(p[i], s)
 // where q is NULL): IEEE's float32 add, sub, mul and div, lane by lane,
 // so the results are the Go loops' (arith.go) bit for bit, at eight lanes
