@@ -988,8 +988,19 @@ AVX2 static inline void widen_shift(v8f v, v4d shift, v4d *lo, v4d *hi) {
 // ONE(p, i) the value at p[i].
 #define LOAD_F32(p, i) load8((p) + (i))
 #define ONE_F32(p, i) ((p)[i])
-#define LOAD_H16(p, i) widen8(load8us((p) + (i)), bf)
-#define ONE_H16(p, i) widen8((v8us){(p)[i]}, bf)[0]
+#define LOAD_BF16(p, i) bf16_to_f32(load8us((p) + (i)))
+#define ONE_BF16(p, i) bf16_to_f32((v8us){(p)[i]})[0]
+#define LOAD_F16(p, i) widen8(load8us((p) + (i)), 0)
+#define ONE_F16(p, i) widen8((v8us){(p)[i]}, 0)[0]
+
+// bf16_to_f32 is eight bfloat16s as floats, their bits shifted up: a NaN
+// stays a signalling one, which a sum does not mind.
+F16C static inline v8f bf16_to_f32(v8us h) {
+	v8u b = __builtin_convertvector(h, v8u) << 16;
+	v8f f;
+	memcpy(&f, &b, sizeof f);
+	return f;
+}
 
 // BN_MOMENTS returns Σ(x - shift) and Σ(x - shift)² over the n values at
 // x, every value widened to float64 and the sums kept in float64 lanes, as
@@ -1065,10 +1076,18 @@ AVX2 void lathe_bn_grad_f32(float *dst, const float *g, const float *x, ptrdiff_
 // halfBlock values at a time widened into the stack and the float32 loop
 // run there. Each gives its float32 loop's results on the widened plane,
 // bit for bit.
-F16C lathe_sums lathe_bn_moments_h16(const unsigned short *x, ptrdiff_t n, double shift, int bf) { BN_MOMENTS(LOAD_H16, ONE_H16); }
+F16C lathe_sums lathe_bn_moments_h16(const unsigned short *x, ptrdiff_t n, double shift, int bf) {
+	if (bf) {
+		BN_MOMENTS(LOAD_BF16, ONE_BF16);
+	}
+	BN_MOMENTS(LOAD_F16, ONE_F16);
+}
 
 F16C lathe_sums lathe_bn_sumprod_h16(const unsigned short *g, const unsigned short *x, ptrdiff_t n, double shift, int bf) {
-	BN_SUMPROD(LOAD_H16, ONE_H16);
+	if (bf) {
+		BN_SUMPROD(LOAD_BF16, ONE_BF16);
+	}
+	BN_SUMPROD(LOAD_F16, ONE_F16);
 }
 
 // lathe_bn_apply_h16 rounds each result once into dst, 16 bits as src.
