@@ -97,25 +97,79 @@ func (p bnPlanes[T]) at(off int, scratch []T) []T {
 	return scratch[:p.s]
 }
 
-// sum is Σ of the plane at off in float64, and sqDev Σ(v - mean)²: a
-// 16-bit plane's by the C loops that widen it in blocks (bnMomentsHalf),
-// where they run, else planeSum's and planeSqDev's of the widened plane.
-func (p bnPlanes[T]) sum(off int, scratch []T) float64 {
-	if p.narrow != nil {
-		if s, _, ok := bnMomentsHalf(p.narrow[off:][:p.s], 0, p.bf); ok {
-			return s
-		}
-	}
-	return planeSum(p.at(off, scratch))
+// bnChannel is where a channel's planes lie in x [N, C, S] from its first:
+// planes runs of n values, stride apart.
+type bnChannel struct{ planes, stride, n int }
+
+func channelOf(g ops.BatchNormGeometry) bnChannel { return bnChannel{g.N, g.C * g.S, g.S} }
+
+// fits reports whether the C loops take the channel (planes long enough to
+// pay for a call, at least one) in a buffer of length from its first.
+func (c bnChannel) fits(length int) bool {
+	return c.planes > 0 && c.n >= vectorMin && length >= (c.planes-1)*c.stride+c.n
 }
 
-func (p bnPlanes[T]) sqDev(off int, mean float64, scratch []T) float64 {
+// sum is channel c's Σv in float64, or with squares its Σ(v - mean)²,
+// each plane's sum added in the order of n: one C call for the channel
+// where its planes are long enough (a call per plane cost about as much as
+// a plane's sums), else a plane at a time by sum64 or sqdev64 (the C loops
+// sum a plane in another order).
+func (p bnPlanes[T]) sum(g ops.BatchNormGeometry, c int, squares bool, mean float64, scratch []T) float64 {
+	if g.N == 0 {
+		return 0 // an empty batch: the planes' offsets lie past x's end
+	}
+	ch, off := channelOf(g), c*g.S
+	shift := 0.0
+	if squares {
+		shift = mean
+	}
+	s, q, ok := 0.0, 0.0, false
 	if p.narrow != nil {
-		if _, q, ok := bnMomentsHalf(p.narrow[off:][:p.s], mean, p.bf); ok {
-			return q
+		s, q, ok = bnMomentsHalf(p.narrow[off:], ch, shift, p.bf)
+	} else if v, wide := any(p.wide).([]float32); wide {
+		s, q, ok = bnMomentsFloat32(v[off:], ch, shift)
+	}
+	if ok && squares {
+		return q
+	}
+	if ok {
+		return s
+	}
+	total := 0.0
+	for n := range g.N {
+		v := p.at(off+n*ch.stride, scratch)
+		if squares {
+			total += sqdev64(v, mean)
+		} else {
+			total += sum64(v)
 		}
 	}
-	return planeSqDev(p.at(off, scratch), mean)
+	return total
+}
+
+// sumProd is channel c's Σg and Σg·(x - mean) in float64 over the planes of
+// gs and xs, as sums.
+func sumProd[T float](gs, xs bnPlanes[T], g ops.BatchNormGeometry, c int, mean float64, scratch [][]T) (sg, sgx float64) {
+	if g.N == 0 {
+		return 0, 0
+	}
+	ch, off := channelOf(g), c*g.S
+	if gs.narrow != nil && xs.narrow != nil && gs.bf == xs.bf {
+		if a, b, ok := bnSumProdHalf(gs.narrow[off:], xs.narrow[off:], ch, mean, gs.bf); ok {
+			return a, b
+		}
+	} else if g32, ok := any(gs.wide).([]float32); ok && xs.narrow == nil {
+		if a, b, ok := bnSumProdFloat32(g32[off:], any(xs.wide).([]float32)[off:], ch, mean); ok {
+			return a, b
+		}
+	}
+	for n := range g.N {
+		o := off + n*ch.stride
+		a, b := sumProd64(gs.at(o, scratch[0]), xs.at(o, scratch[1]), mean)
+		sg += a
+		sgx += b
+	}
+	return sg, sgx
 }
 
 // halves is the 16-bit planes at off of gs and xs where both are 16-bit
@@ -153,29 +207,12 @@ func batchNormMoments[T float](out, x *dispatch.Tensor, g ops.BatchNormGeometry)
 	o := span[T](out)
 	m := float64(g.N * g.S)
 	xs.parallel(g.C, 2*g.N*g.S, 1, func(lo, hi int, scratch [][]T) {
-		mean, dev, buf := make([]float64, hi-lo), make([]float64, hi-lo), scratch[0]
-		forPlanes(g, lo, hi, func(c, off int) { mean[c-lo] += xs.sum(off, buf) })
-		for i := range mean {
-			mean[i] /= m // NaN for an empty batch, as torch's mean of nothing
-		}
-		forPlanes(g, lo, hi, func(c, off int) { dev[c-lo] += xs.sqDev(off, mean[c-lo], buf) })
-		for i := range mean {
-			o[lo+i], o[g.C+lo+i] = T(mean[i]), T(dev[i]/m)
+		for c := lo; c < hi; c++ {
+			mean := xs.sum(g, c, false, 0, scratch[0]) / m // NaN for an empty batch, as torch's mean of nothing
+			dev := xs.sum(g, c, true, mean, scratch[0])
+			o[c], o[g.C+c] = T(mean), T(dev/m)
 		}
 	})
-}
-
-// forPlanes calls f with the channel and the offset of every (n, c) plane
-// of the channels [lo, hi), n outer: a sample's planes of those channels are
-// one run of x, so that the walk is sequential, and each channel's planes
-// come in the order of n whatever [lo, hi) is, so that sums over them do
-// not depend on how the channels were shared out.
-func forPlanes(g ops.BatchNormGeometry, lo, hi int, f func(c, off int)) {
-	for n := range g.N {
-		for c := lo; c < hi; c++ {
-			f(c, (n*g.C+c)*g.S)
-		}
-	}
 }
 
 // batchNormApply writes x·s + t per channel with s = weight/√(var + eps)
@@ -246,21 +283,8 @@ func batchNormBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 	// Per channel: dx = a·g + k·(x - mean) + d.
 	coefA, coefK, coefD := make([]T, g.C), make([]T, g.C), make([]T, g.C)
 	gs.parallel(g.C, 2*m, 2, func(lo, hi int, scratch [][]T) {
-		sg, sgx := make([]float64, hi-lo), make([]float64, hi-lo)
-		forPlanes(g, lo, hi, func(c, off int) {
-			var a, b float64
-			ok := false
-			if g16, x16, both := halves(gs, xs, off); both {
-				a, b, ok = bnSumProdHalf(g16, x16, float64(mean[c]), gs.bf)
-			}
-			if !ok {
-				a, b = planeSumProd(gs.at(off, scratch[0]), xs.at(off, scratch[1]), float64(mean[c]))
-			}
-			sg[c-lo] += a
-			sgx[c-lo] += b
-		})
 		for c := lo; c < hi; c++ {
-			sg, sgx := sg[c-lo], sgx[c-lo]
+			sg, sgx := sumProd(gs, xs, g, c, float64(mean[c]), scratch)
 			invstd := 1 / math.Sqrt(float64(variance[c])+a.Eps)
 			w := float64(weight[c])
 			dbias[c] = T(sg)
@@ -319,36 +343,6 @@ func channels[T float](t *dispatch.Tensor) []T {
 		v[i] = e[t.Offset+i*t.Strides[0]]
 	}
 	return v
-}
-
-// planeSum, planeSqDev and planeSumProd are sum64, sqdev64 and sumProd64
-// by the AVX2 loops (shim.c) where v is float32, long enough and the
-// machine has them: the same float64 sums, in another order.
-func planeSum[T float](v []T) float64 {
-	if v32, ok := any(v).([]float32); ok {
-		if s, _, ok := bnMomentsFloat32(v32, 0); ok {
-			return s
-		}
-	}
-	return sum64(v)
-}
-
-func planeSqDev[T float](v []T, mean float64) float64 {
-	if v32, ok := any(v).([]float32); ok {
-		if _, q, ok := bnMomentsFloat32(v32, mean); ok {
-			return q
-		}
-	}
-	return sqdev64(v, mean)
-}
-
-func planeSumProd[T float](g, x []T, mean float64) (sg, sgx float64) {
-	if g32, ok := any(g).([]float32); ok {
-		if s, p, ok := bnSumProdFloat32(g32, any(x).([]float32), mean); ok {
-			return s, p
-		}
-	}
-	return sumProd64(g, x, mean)
 }
 
 // sum64 is Σv in float64, over four accumulators so that the adds do not

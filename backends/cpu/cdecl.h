@@ -124,12 +124,13 @@ void lathe_act_backward_f32(int op, float *dst, const float *g, const float *x, 
 typedef struct {
 	double a, b;
 } lathe_sums;
-// lathe_bn_moments_f32 returns Σ(x - shift) and Σ(x - shift)² over the n
-// values at x, in float64.
-lathe_sums lathe_bn_moments_f32(const float *x, ptrdiff_t n, double shift);
-// lathe_bn_sumprod_f32 returns Σg and Σg·(x - shift) over the n values at g
-// and x, in float64.
-lathe_sums lathe_bn_sumprod_f32(const float *g, const float *x, ptrdiff_t n, double shift);
+// lathe_bn_moments_f32 returns Σ(x - shift) and Σ(x - shift)² in float64
+// over planes planes of n values, stride apart from x: each plane's sums,
+// added in plane order.
+lathe_sums lathe_bn_moments_f32(const float *x, ptrdiff_t planes, ptrdiff_t stride, ptrdiff_t n, double shift);
+// lathe_bn_sumprod_f32 returns Σg and Σg·(x - shift) in float64 over
+// planes planes of n values at g and x, stride apart, as moments.
+lathe_sums lathe_bn_sumprod_f32(const float *g, const float *x, ptrdiff_t planes, ptrdiff_t stride, ptrdiff_t n, double shift);
 // lathe_conv_f32 is one image's convolution at stride 1 from its padded
 // input x (c planes of hp × wp, 32 floats readable after) and the weights
 // w as [k][o], into y (o planes of oh × ow), in AVX-512's lanes where wide.
@@ -151,8 +152,9 @@ void lathe_bn_grad_f32(float *dst, const float *g, const float *x, ptrdiff_t n, 
 // lathe_bn_grad_h16 are the four loops above on 16-bit floats (bf:
 // bfloat16), widened in blocks in the stack; apply rounds its results into
 // 16 bits, grad writes float32. The caller checks lathe_has_f16c.
-lathe_sums lathe_bn_moments_h16(const unsigned short *x, ptrdiff_t n, double shift, int bf);
-lathe_sums lathe_bn_sumprod_h16(const unsigned short *g, const unsigned short *x, ptrdiff_t n, double shift, int bf);
+lathe_sums lathe_bn_moments_h16(const unsigned short *x, ptrdiff_t planes, ptrdiff_t stride, ptrdiff_t n, double shift, int bf);
+lathe_sums lathe_bn_sumprod_h16(const unsigned short *g, const unsigned short *x, ptrdiff_t planes, ptrdiff_t stride, ptrdiff_t n,
+                                double shift, int bf);
 void lathe_bn_apply_h16(unsigned short *dst, const unsigned short *src, ptrdiff_t n, float a, float b, int bf);
 void lathe_bn_grad_h16(float *dst, const unsigned short *g, const unsigned short *x, ptrdiff_t n, float a, float k, float mean,
                        float d, int bf);

@@ -441,24 +441,26 @@ func erfRowFloat32(dst, src []float32, gelu bool) bool {
 	return true
 }
 
-// bnMomentsFloat32 is Σ(x - shift) and Σ(x - shift)² of v in float64; ok
-// is false where the machine has no AVX2 or v is too short to pay for the
-// call.
-func bnMomentsFloat32(v []float32, shift float64) (s, q float64, ok bool) {
-	if !haveAVX2 || len(v) < vectorMin {
+// bnMomentsFloat32 is Σ(x - shift) and Σ(x - shift)² in float64 over the
+// planes of a channel that start v (each plane's sums, added in plane
+// order), in one call; ok is false where the machine has no AVX2 or the
+// planes are too short to pay for the call.
+func bnMomentsFloat32(v []float32, c bnChannel, shift float64) (s, q float64, ok bool) {
+	if !haveAVX2 || !c.fits(len(v)) {
 		return 0, 0, false
 	}
-	r := C.lathe_bn_moments_f32((*C.float)(unsafe.Pointer(&v[0])), C.ptrdiff_t(len(v)), C.double(shift))
+	r := C.lathe_bn_moments_f32((*C.float)(unsafe.Pointer(&v[0])), C.ptrdiff_t(c.planes), C.ptrdiff_t(c.stride), C.ptrdiff_t(c.n), C.double(shift))
 	return float64(r.a), float64(r.b), true
 }
 
-// bnSumProdFloat32 is Σg and Σg·(x - shift) in float64, x of g's length,
-// as bnMomentsFloat32.
-func bnSumProdFloat32(g, x []float32, shift float64) (s, p float64, ok bool) {
-	if !haveAVX2 || len(g) < vectorMin || len(x) < len(g) {
+// bnSumProdFloat32 is Σg and Σg·(x - shift) in float64 over the planes of a
+// channel that start g and x, as bnMomentsFloat32.
+func bnSumProdFloat32(g, x []float32, c bnChannel, shift float64) (s, p float64, ok bool) {
+	if !haveAVX2 || !c.fits(len(g)) || !c.fits(len(x)) {
 		return 0, 0, false
 	}
-	r := C.lathe_bn_sumprod_f32((*C.float)(unsafe.Pointer(&g[0])), (*C.float)(unsafe.Pointer(&x[0])), C.ptrdiff_t(len(g)), C.double(shift))
+	r := C.lathe_bn_sumprod_f32((*C.float)(unsafe.Pointer(&g[0])), (*C.float)(unsafe.Pointer(&x[0])), C.ptrdiff_t(c.planes),
+		C.ptrdiff_t(c.stride), C.ptrdiff_t(c.n), C.double(shift))
 	return float64(r.a), float64(r.b), true
 }
 
@@ -485,23 +487,25 @@ func bnGradFloat32(dst, g, x []float32, a, k, mean, d float32) bool {
 
 // bnMomentsHalf, bnSumProdHalf, bnApplyHalf and bnGradHalf are the four
 // above on 16-bit floats (bf: bfloat16) in shim.c's lathe_bn_*_h16, which
-// widen in blocks in the stack; apply rounds into 16 bits, grad writes
-// float32. Each reports whether it ran: not for a short run or on a
-// machine without F16C. The arguments have dst's (or v's, g's) length.
-func bnMomentsHalf(v []uint16, shift float64, bf bool) (s, q float64, ok bool) {
-	if !haveF16C || len(v) < vectorMin {
+// widen them as they read: the sums in registers, apply and grad a block at
+// a time in the stack; apply rounds into 16 bits, grad writes float32.
+// Each reports whether it ran: not for a short run or on a machine without
+// F16C. apply's and grad's arguments have dst's length.
+func bnMomentsHalf(v []uint16, c bnChannel, shift float64, bf bool) (s, q float64, ok bool) {
+	if !haveF16C || !c.fits(len(v)) {
 		return 0, 0, false
 	}
-	r := C.lathe_bn_moments_h16((*C.ushort)(unsafe.Pointer(&v[0])), C.ptrdiff_t(len(v)), C.double(shift), cBool(bf))
+	r := C.lathe_bn_moments_h16((*C.ushort)(unsafe.Pointer(&v[0])), C.ptrdiff_t(c.planes), C.ptrdiff_t(c.stride), C.ptrdiff_t(c.n),
+		C.double(shift), cBool(bf))
 	return float64(r.a), float64(r.b), true
 }
 
-func bnSumProdHalf(g, x []uint16, shift float64, bf bool) (s, p float64, ok bool) {
-	if !haveF16C || len(g) < vectorMin || len(x) < len(g) {
+func bnSumProdHalf(g, x []uint16, c bnChannel, shift float64, bf bool) (s, p float64, ok bool) {
+	if !haveF16C || !c.fits(len(g)) || !c.fits(len(x)) {
 		return 0, 0, false
 	}
-	r := C.lathe_bn_sumprod_h16((*C.ushort)(unsafe.Pointer(&g[0])), (*C.ushort)(unsafe.Pointer(&x[0])), C.ptrdiff_t(len(g)),
-		C.double(shift), cBool(bf))
+	r := C.lathe_bn_sumprod_h16((*C.ushort)(unsafe.Pointer(&g[0])), (*C.ushort)(unsafe.Pointer(&x[0])), C.ptrdiff_t(c.planes),
+		C.ptrdiff_t(c.stride), C.ptrdiff_t(c.n), C.double(shift), cBool(bf))
 	return float64(r.a), float64(r.b), true
 }
 

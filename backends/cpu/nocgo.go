@@ -86,9 +86,13 @@ func sumColsFloat32(dst, x []float32, rows, stride int) bool { return false }
 
 func reduceRowsFloat32(op rowReduction, dst, x []float32, n, stride int) bool { return false }
 
-func bnMomentsFloat32(v []float32, shift float64) (s, q float64, ok bool) { return 0, 0, false }
+func bnMomentsFloat32(v []float32, c bnChannel, shift float64) (s, q float64, ok bool) {
+	return 0, 0, false
+}
 
-func bnSumProdFloat32(g, x []float32, shift float64) (s, p float64, ok bool) { return 0, 0, false }
+func bnSumProdFloat32(g, x []float32, c bnChannel, shift float64) (s, p float64, ok bool) {
+	return 0, 0, false
+}
 
 func bnApplyFloat32(dst, src []float32, a, b float32) bool { return false }
 
@@ -118,9 +122,11 @@ var haveAVX512, useAVX512 = false, false
 
 const convSlack = 32
 
-func bnMomentsHalf(v []uint16, shift float64, bf bool) (float64, float64, bool) { return 0, 0, false }
+func bnMomentsHalf(v []uint16, c bnChannel, shift float64, bf bool) (float64, float64, bool) {
+	return 0, 0, false
+}
 
-func bnSumProdHalf(g, x []uint16, shift float64, bf bool) (float64, float64, bool) {
+func bnSumProdHalf(g, x []uint16, c bnChannel, shift float64, bf bool) (float64, float64, bool) {
 	return 0, 0, false
 }
 

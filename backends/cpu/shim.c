@@ -1045,9 +1045,30 @@ F16C static inline v8f bf16_to_f32(v8us h) {
 	}                                                                          \
 	return (lathe_sums){s, p}
 
-AVX2 lathe_sums lathe_bn_moments_f32(const float *x, ptrdiff_t n, double shift) { BN_MOMENTS(LOAD_F32, ONE_F32); }
+AVX2 static inline lathe_sums moments_f32(const float *x, ptrdiff_t n, double shift) { BN_MOMENTS(LOAD_F32, ONE_F32); }
 
-AVX2 lathe_sums lathe_bn_sumprod_f32(const float *g, const float *x, ptrdiff_t n, double shift) { BN_SUMPROD(LOAD_F32, ONE_F32); }
+AVX2 static inline lathe_sums sumprod_f32(const float *g, const float *x, ptrdiff_t n, double shift) { BN_SUMPROD(LOAD_F32, ONE_F32); }
+
+// CHANNEL adds PLANE's two sums over a channel's planes planes, stride
+// apart, in order: batchnorm.go adds the planes' sums so, one plane at a
+// time, where the C loops do not run, and a call per plane cost about as
+// much as summing a plane of a thousand values.
+#define CHANNEL(PLANE)                                   \
+	lathe_sums t = {0, 0};                           \
+	for (ptrdiff_t p = 0; p < planes; p++) {         \
+		lathe_sums s = PLANE;                    \
+		t.a += s.a;                              \
+		t.b += s.b;                              \
+	}                                                \
+	return t
+
+AVX2 lathe_sums lathe_bn_moments_f32(const float *x, ptrdiff_t planes, ptrdiff_t stride, ptrdiff_t n, double shift) {
+	CHANNEL(moments_f32(x + p * stride, n, shift));
+}
+
+AVX2 lathe_sums lathe_bn_sumprod_f32(const float *g, const float *x, ptrdiff_t planes, ptrdiff_t stride, ptrdiff_t n, double shift) {
+	CHANNEL(sumprod_f32(g + p * stride, x + p * stride, n, shift));
+}
 
 // lathe_bn_apply_f32 writes x·a + b of the n values at src to dst, in
 // float32 lanes as the Go loop.
@@ -1076,18 +1097,31 @@ AVX2 void lathe_bn_grad_f32(float *dst, const float *g, const float *x, ptrdiff_
 // halfBlock values at a time widened into the stack and the float32 loop
 // run there. Each gives its float32 loop's results on the widened plane,
 // bit for bit.
-F16C lathe_sums lathe_bn_moments_h16(const unsigned short *x, ptrdiff_t n, double shift, int bf) {
-	if (bf) {
-		BN_MOMENTS(LOAD_BF16, ONE_BF16);
-	}
-	BN_MOMENTS(LOAD_F16, ONE_F16);
+F16C static inline lathe_sums moments_bf16(const unsigned short *x, ptrdiff_t n, double shift) { BN_MOMENTS(LOAD_BF16, ONE_BF16); }
+
+F16C static inline lathe_sums moments_f16(const unsigned short *x, ptrdiff_t n, double shift) { BN_MOMENTS(LOAD_F16, ONE_F16); }
+
+F16C static inline lathe_sums sumprod_bf16(const unsigned short *g, const unsigned short *x, ptrdiff_t n, double shift) {
+	BN_SUMPROD(LOAD_BF16, ONE_BF16);
 }
 
-F16C lathe_sums lathe_bn_sumprod_h16(const unsigned short *g, const unsigned short *x, ptrdiff_t n, double shift, int bf) {
-	if (bf) {
-		BN_SUMPROD(LOAD_BF16, ONE_BF16);
-	}
+F16C static inline lathe_sums sumprod_f16(const unsigned short *g, const unsigned short *x, ptrdiff_t n, double shift) {
 	BN_SUMPROD(LOAD_F16, ONE_F16);
+}
+
+F16C lathe_sums lathe_bn_moments_h16(const unsigned short *x, ptrdiff_t planes, ptrdiff_t stride, ptrdiff_t n, double shift, int bf) {
+	if (bf) {
+		CHANNEL(moments_bf16(x + p * stride, n, shift));
+	}
+	CHANNEL(moments_f16(x + p * stride, n, shift));
+}
+
+F16C lathe_sums lathe_bn_sumprod_h16(const unsigned short *g, const unsigned short *x, ptrdiff_t planes, ptrdiff_t stride, ptrdiff_t n,
+	double shift, int bf) {
+	if (bf) {
+		CHANNEL(sumprod_bf16(g + p * stride, x + p * stride, n, shift));
+	}
+	CHANNEL(sumprod_f16(g + p * stride, x + p * stride, n, shift));
 }
 
 // lathe_bn_apply_h16 rounds each result once into dst, 16 bits as src.

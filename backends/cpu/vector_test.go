@@ -321,7 +321,8 @@ func TestBatchNormLoopsFloat32(t *testing.T) {
 			x[i], g[i] = float32(3+rng.NormFloat64()), float32(rng.NormFloat64())
 		}
 		const shift = 3.1
-		s, q, ok := bnMomentsFloat32(x, shift)
+		one := bnChannel{1, n, n}
+		s, q, ok := bnMomentsFloat32(x, one, shift)
 		if !ok {
 			t.Fatalf("n=%d: the moments loop refused", n)
 		}
@@ -335,7 +336,7 @@ func TestBatchNormLoopsFloat32(t *testing.T) {
 		if want := sqdev64(x, shift); !near(q, want, want) {
 			t.Errorf("n=%d: Σ(x - shift)² %v, want %v", n, q, want)
 		}
-		sg, sgx, ok := bnSumProdFloat32(g, x, shift)
+		sg, sgx, ok := bnSumProdFloat32(g, x, one, shift)
 		wg, wgx := sumProd64(g, x, shift)
 		if !ok || !near(sg, wg, float64(n)) || !near(sgx, wgx, float64(n)) {
 			t.Errorf("n=%d: Σg, Σg·(x - shift) %v %v (%v), want %v %v", n, sg, sgx, ok, wg, wgx)
@@ -363,6 +364,57 @@ func TestBatchNormLoopsFloat32(t *testing.T) {
 				t.Fatalf("n=%d: grad[%d] = %v, want %v", n, i, dst[i], want)
 			}
 		}
+	}
+}
+
+// TestBatchNormChannelSums: a channel's sums in one call over planes
+// stride apart are its planes' sums, each taken alone, added in plane order
+// (batchnorm.go's Go loop adds them so, and the mixed-dtype tests compare
+// the 16-bit path with the float32 one bit for bit), in float32 and in both
+// 16-bit dtypes.
+func TestBatchNormChannelSums(t *testing.T) {
+	if !haveF16C || vectorMin > 1<<20 {
+		t.Skip("no vector path in this build or on this machine")
+	}
+	rng := rand.New(rand.NewPCG(15, 16))
+	const planes, n, stride, mean = 5, vectorMin + 13, vectorMin + 40, 0.3
+	x, g := make([]float32, planes*stride), make([]float32, planes*stride)
+	for i := range x {
+		x[i], g[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+	}
+	ch, one := bnChannel{planes, stride, n}, bnChannel{1, n, n}
+	type sums func(p int, c bnChannel) (float64, float64, float64, float64)
+	for name, f := range map[string]sums{
+		"float32": func(p int, c bnChannel) (float64, float64, float64, float64) {
+			s, q, _ := bnMomentsFloat32(x[p*stride:], c, mean)
+			a, b, _ := bnSumProdFloat32(g[p*stride:], x[p*stride:], c, mean)
+			return s, q, a, b
+		},
+		"bfloat16": halfSums(x, g, stride, mean, true),
+		"float16":  halfSums(x, g, stride, mean, false),
+	} {
+		var want [4]float64
+		for p := range planes {
+			s, q, a, b := f(p, one)
+			want[0], want[1], want[2], want[3] = want[0]+s, want[1]+q, want[2]+a, want[3]+b
+		}
+		s, q, a, b := f(0, ch)
+		if got := [4]float64{s, q, a, b}; got != want {
+			t.Errorf("%s: the channel's sums %v, its planes' added %v", name, got, want)
+		}
+	}
+}
+
+// halfSums is TestBatchNormChannelSums's sums on x and g rounded to 16
+// bits.
+func halfSums(x, g []float32, stride int, mean float64, bf bool) func(p int, c bnChannel) (float64, float64, float64, float64) {
+	x16, g16 := make([]uint16, len(x)), make([]uint16, len(g))
+	roundHalf(x16, x, bf)
+	roundHalf(g16, g, bf)
+	return func(p int, c bnChannel) (float64, float64, float64, float64) {
+		s, q, _ := bnMomentsHalf(x16[p*stride:], c, mean, bf)
+		a, b, _ := bnSumProdHalf(g16[p*stride:], x16[p*stride:], c, mean, bf)
+		return s, q, a, b
 	}
 }
 
