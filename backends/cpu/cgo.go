@@ -308,6 +308,18 @@ func binaryFloat32(op binaryOp, dst, p, q []float32, s float32) bool {
 	return true
 }
 
+// unary64Float32 writes op of src to dst (of src's length) in shim.c's
+// lathe_unary64_f32, float64 lanes rounded once, and reports whether it
+// did: not for a short run or on a machine without AVX2.
+func unary64Float32(op unary64Op, dst, src []float32, a, b float64) bool {
+	if !haveAVX2 || len(dst) < vectorMin {
+		return false
+	}
+	C.lathe_unary64_f32(C.int(op), (*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(dst)),
+		C.double(a), C.double(b))
+	return true
+}
+
 // extremeFloat32 is the largest (more) or smallest value of v, or a NaN
 // where v holds one, in shim.c's lathe_extreme_f32; ok is false where it
 // did not run: a short run or a machine without AVX2.

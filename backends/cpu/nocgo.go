@@ -66,6 +66,8 @@ func sumExpFloat32(v []float32, shift float32) (float64, bool) { return 0, false
 
 func extremeFloat32(v []float32, more bool) (float32, bool) { return 0, false }
 
+func unary64Float32(op unary64Op, dst, src []float32, a, b float64) bool { return false }
+
 func belowFloat32(v []float32, top, flip uint32, base int, found []uint64) ([]uint64, int, bool) {
 	return found, 0, false
 }

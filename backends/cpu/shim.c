@@ -1513,6 +1513,220 @@ AVX2 void lathe_layer_norm_backward_f32(float *dx, double *pw, double *pb, const
 	}
 }
 
+// ---- log, log1p, expm1, sin, cos and softplus, float32 in float64 lanes ----
+
+// lathe_unary64_f32 writes op(x) of the n floats at src to dst, each
+// widened to float64, computed there to within a few float64 ulps and
+// rounded once: the values of elementwise.go's float32(math.F(float64(x)))
+// but where a float64 result lies within a few float64 ulps of a float32
+// rounding boundary (one in millions), where the two can differ by one
+// float32 ulp. Those functions took a call per element (15-30 times
+// torch's time). Every float32 is a normal float64 (or 0), so no input is
+// subnormal here. The ops are numbered as unary32.go's unary64Op; a and b
+// are softplus's beta and threshold. The tail goes through the same lanes.
+enum { unary64Log, unary64Log1p, unary64Expm1, unary64Sin, unary64Cos, unary64Softplus };
+
+AVX2 static inline v4l bits4d(v4d x) {
+	v4l b;
+	memcpy(&b, &x, sizeof b);
+	return b;
+}
+
+AVX2 static inline v4d from_bits4d(v4l b) {
+	v4d x;
+	memcpy(&x, &b, sizeof x);
+	return x;
+}
+
+// fma4d is a·b + c rounded once.
+AVX2 static inline v4d fma4d(v4d a, v4d b, v4d c) { return __builtin_ia32_vfmaddpd256(a, b, c); }
+
+// Natural log. x = m·2^e with m in [√½, √2); log m = 2·atanh(s), s =
+// (m - 1)/(m + 1), |s| ≤ 0.1716, by the series 2s(1 + s²/3 + s⁴/5 + ...) to
+// s¹⁹ (truncation below 3e-17); e·ln2 with ln2 split so that e·hi is exact.
+AVX2 static inline v4d log4d(v4d x) {
+	v4l b = bits4d(x);
+	v4l e = ((b >> 52) & 0x7ff) - 1023;
+	v4d m = from_bits4d((b & 0x000fffffffffffffLL) | 0x3ff0000000000000LL);
+	v4l big = m > 1.4142135623730951;
+	m = pick4d(big, m * 0.5, m);
+	e -= big; // big is -1 where true
+	v4d f = m - 1.0, s = f / (f + 2.0), z = s * s;
+	v4d p = splat4d(1.0 / 19);
+	p = p * z + 1.0 / 17;
+	p = p * z + 1.0 / 15;
+	p = p * z + 1.0 / 13;
+	p = p * z + 1.0 / 11;
+	p = p * z + 1.0 / 9;
+	p = p * z + 1.0 / 7;
+	p = p * z + 1.0 / 5;
+	p = p * z + 1.0 / 3;
+	v4d logm = 2.0 * s + 2.0 * s * z * p;
+	v4d ed = __builtin_convertvector(__builtin_convertvector(e, v4i), v4d);
+	v4d r = ed * 6.93147180369123816490e-01 + (ed * 1.90821492927058770002e-10 + logm);
+	// 0 → -Inf, below 0 → NaN, +Inf → +Inf, NaN → itself.
+	r = pick4d(x == 0.0, splat4d(-__builtin_inf()), r);
+	r = pick4d(x < 0.0, splat4d(__builtin_nan("")), r);
+	r = pick4d(x == __builtin_inf(), x, r);
+	return pick4d(x != x, x, r);
+}
+
+// log1p(x) = log(u)·x/(u - 1) with u = 1 + x rounded: the quotient corrects
+// u's rounding to first order (Goldberg's form), and u = 1 gives x.
+AVX2 static inline v4d log1p4d(v4d x) {
+	v4d u = 1.0 + x, d = u - 1.0;
+	v4d r = log4d(u) * (x / d);
+	r = pick4d(d == 0.0, x, r); // ±0 keep their sign
+	return pick4d(x == __builtin_inf(), x, r);
+}
+
+// e^y for any y: y = k·ln2 + r with |r| ≤ ln2/2, e^r by its series to r¹³
+// (truncation below 2e-17), times 2^k built in the exponent bits. y is held
+// to [-700, 709.7] first: +Inf above, and e^-700 is nothing to a float32
+// result (0, or the 1 that expm1 and softplus add).
+AVX2 static inline v4d expd4(v4d y) {
+	v4d c = pick4d(y < -700.0, splat4d(-700.0), pick4d(y > 709.7, splat4d(709.7), y));
+	v4d k = __builtin_ia32_roundpd256(c * 1.4426950408889634, 8); // to nearest
+	v4d r = (c - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
+	v4d p = splat4d(1.0 / 6227020800);
+	p = p * r + 1.0 / 479001600;
+	p = p * r + 1.0 / 39916800;
+	p = p * r + 1.0 / 3628800;
+	p = p * r + 1.0 / 362880;
+	p = p * r + 1.0 / 40320;
+	p = p * r + 1.0 / 5040;
+	p = p * r + 1.0 / 720;
+	p = p * r + 1.0 / 120;
+	p = p * r + 1.0 / 24;
+	p = p * r + 1.0 / 6;
+	p = p * r + 0.5;
+	p = p * r + 1.0;
+	p = p * r + 1.0;
+	v4l kb = __builtin_convertvector(__builtin_convertvector(k, v4i), v4l);
+	v4d e = p * from_bits4d((kb + 1023) << 52);
+	e = pick4d(y > 709.7, splat4d(__builtin_inf()), e);
+	return pick4d(y != y, y, e);
+}
+
+// e^x - 1: below ln2/2 in size its series to x¹⁴ (truncation below 1e-17
+// of the result, and no cancellation), else e^x - 1, which cancels by at
+// most two bits there.
+AVX2 static inline v4d expm14d(v4d x) {
+	v4d p = splat4d(1.0 / 87178291200);
+	p = p * x + 1.0 / 6227020800;
+	p = p * x + 1.0 / 479001600;
+	p = p * x + 1.0 / 39916800;
+	p = p * x + 1.0 / 3628800;
+	p = p * x + 1.0 / 362880;
+	p = p * x + 1.0 / 40320;
+	p = p * x + 1.0 / 5040;
+	p = p * x + 1.0 / 720;
+	p = p * x + 1.0 / 120;
+	p = p * x + 1.0 / 24;
+	p = p * x + 1.0 / 6;
+	p = p * x + 0.5;
+	v4d small = x + x * x * p;
+	v4l near = (x < 0.34657359027997264) & (x > -0.34657359027997264);
+	v4d r = pick4d(near, small, expd4(x) - 1.0);
+	return pick4d(x == 0.0, x, r); // -0 stays -0
+}
+
+// sin (cosine: cos) for |x| ≤ 2^20: x = n·π/2 + r, |r| ≤ π/4, with π/2 in
+// two parts and each step one rounding (FMA), so that r keeps its float64
+// accuracy even where x nearly is a multiple of π/2 (the third part, n·2^-109
+// at most 2^-89, is below what any float32 result there can show); then the
+// series of sin r to r¹⁵ or of cos r to r¹⁶ (truncation below 1e-16), as n
+// mod 4 says, with its sign. The caller takes larger |x|, and ±Inf, apart.
+AVX2 static inline v4d sincos4d(v4d x, int cosine) {
+	v4d n = __builtin_ia32_roundpd256(x * 0.6366197723675814, 8);
+	v4d r = fma4d(-n, splat4d(0x1.921fb54442d18p+0), x);
+	r = fma4d(-n, splat4d(0x1.1a62633145c07p-54), r);
+	v4l q = bits4d(n + 0x1.8p52) + cosine; // n's low bits, two's complement
+	v4d z = r * r;
+	v4d sp = splat4d(1.0 / 1307674368000);
+	sp = sp * z - 1.0 / 6227020800;
+	sp = sp * z + 1.0 / 39916800;
+	sp = sp * z - 1.0 / 362880;
+	sp = sp * z + 1.0 / 5040;
+	sp = sp * z - 1.0 / 120;
+	sp = sp * z + 1.0 / 6;
+	v4d sinr = r - r * z * sp;
+	v4d cp = splat4d(1.0 / 20922789888000);
+	cp = cp * z - 1.0 / 87178291200;
+	cp = cp * z + 1.0 / 479001600;
+	cp = cp * z - 1.0 / 3628800;
+	cp = cp * z + 1.0 / 40320;
+	cp = cp * z - 1.0 / 720;
+	cp = cp * z + 1.0 / 24;
+	v4d cosr = 1.0 - 0.5 * z + z * z * cp;
+	v4l odd = -(q & 1), neg = (q & 2) << 62;
+	v4d v = pick4d(odd, cosr, sinr);
+	v = from_bits4d(bits4d(v) ^ neg);
+	if (!cosine) v = pick4d(x == 0.0, x, v); // sin(-0) is -0
+	return v;
+}
+
+// softplus(x; beta, threshold) = log1p(e^(beta·x))/beta, and x where
+// beta·x > threshold, as elementwise.go's.
+AVX2 static inline v4d softplus4d(v4d x, double beta, double threshold) {
+	v4d y = x * beta;
+	return pick4d(y > threshold, x, log1p4d(expd4(y)) / beta);
+}
+
+AVX2 static inline v4d unary64(int op, v4d x, double a, double b) {
+	switch (op) {
+	case unary64Log: return log4d(x);
+	case unary64Log1p: return log1p4d(x);
+	case unary64Expm1: return expm14d(x);
+	case unary64Sin: return sincos4d(x, 0);
+	case unary64Cos: return sincos4d(x, 1);
+	default: return softplus4d(x, a, b);
+	}
+}
+
+// unary64_lanes is op of four floats, rounded back: lanes of sin and cos
+// past 2^20 in size (and ±Inf) take libm's sin and cos.
+AVX2 static inline v4f unary64_lanes(int op, v4d x, double a, double b) {
+	v4d y = unary64(op, x, a, b);
+	if (op == unary64Sin || op == unary64Cos) {
+		v4l far = (x > 1048576.0) | (x < -1048576.0);
+		if (__builtin_ia32_movmskpd256(from_bits4d(far)))
+			for (int l = 0; l < 4; l++)
+				if (far[l]) y[l] = op == unary64Sin ? sin(x[l]) : cos(x[l]);
+	}
+	return __builtin_convertvector(y, v4f);
+}
+
+// UNARY64_LOOP runs op over the n floats four at a time, the tail padded
+// with 1 (inside every op's domain); op is a constant in each use, so that
+// each loop is its own.
+#define UNARY64_LOOP(OP)                                                                                                         \
+	do {                                                                                                                     \
+		ptrdiff_t i = 0;                                                                                                 \
+		for (; i + 4 <= n; i += 4) {                                                                                     \
+			v4f r = unary64_lanes(OP, widen4(src + i), a, b);                                                        \
+			memcpy(dst + i, &r, sizeof r);                                                                           \
+		}                                                                                                                \
+		if (i < n) {                                                                                                     \
+			float st[4] = {1, 1, 1, 1}, rt[4];                                                                       \
+			memcpy(st, src + i, (n - i) * sizeof *src);                                                              \
+			v4f r = unary64_lanes(OP, widen4(st), a, b);                                                             \
+			memcpy(rt, &r, sizeof r);                                                                                \
+			memcpy(dst + i, rt, (n - i) * sizeof *dst);                                                              \
+		}                                                                                                                \
+	} while (0)
+
+AVX2 void lathe_unary64_f32(int op, float *dst, const float *src, ptrdiff_t n, double a, double b) {
+	switch (op) {
+	case unary64Log: UNARY64_LOOP(unary64Log); break;
+	case unary64Log1p: UNARY64_LOOP(unary64Log1p); break;
+	case unary64Expm1: UNARY64_LOOP(unary64Expm1); break;
+	case unary64Sin: UNARY64_LOOP(unary64Sin); break;
+	case unary64Cos: UNARY64_LOOP(unary64Cos); break;
+	case unary64Softplus: UNARY64_LOOP(unary64Softplus); break;
+	}
+}
+
 // ---- direct convolution (conv_direct.go) ----
 
 // The kernels are vec_conv.h's, in AVX2's eight lanes and AVX-512's

@@ -26,6 +26,12 @@ var float32Unary = map[string]func(p ops.Params) func(dst, src []float32){
 	"silu":       vectorUnary(unarySiLU, "silu"),
 	"tanh":       vectorUnary(unaryTanh, "tanh"),
 	"gelu_tanh":  vectorUnary(unaryGELUTanh, "gelu_tanh"),
+	"log":        vectorUnary64(unary64Log, "log"),
+	"log1p":      vectorUnary64(unary64Log1p, "log1p"),
+	"expm1":      vectorUnary64(unary64Expm1, "expm1"),
+	"sin":        vectorUnary64(unary64Sin, "sin"),
+	"cos":        vectorUnary64(unary64Cos, "cos"),
+	"softplus":   vectorUnary64(unary64Softplus, "softplus"),
 }
 
 // unaryOp numbers shim.c's lathe_unary_f32 ops, in its enum's order.
@@ -49,6 +55,18 @@ const (
 	unaryGELUTanh
 )
 
+// unary64Op numbers shim.c's lathe_unary64_f32 ops, in its enum's order.
+type unary64Op int
+
+const (
+	unary64Log unary64Op = iota
+	unary64Log1p
+	unary64Expm1
+	unary64Sin
+	unary64Cos
+	unary64Softplus
+)
+
 // fixedRows is a row loop that takes no parameters.
 func fixedRows(rows func(dst, src []float32)) func(ops.Params) func(dst, src []float32) {
 	return func(ops.Params) func(dst, src []float32) { return rows }
@@ -68,6 +86,26 @@ func vectorUnary(op unaryOp, name string) func(ops.Params) func(dst, src []float
 			}
 			src = src[:len(dst)]
 			for i, v := range src {
+				dst[i] = f(v)
+			}
+		}
+	}
+}
+
+// vectorUnary64 is op's row loop: lathe_unary64_f32 where it runs, in
+// float64 lanes with the parameters as float64 (softplus's beta and
+// threshold, as floatUnary takes them), else floatUnary's function of the
+// same name per element. The two give the same float32 but where a
+// float64 result lies within a few float64 ulps of a float32 rounding
+// boundary: there they may differ by an ulp.
+func vectorUnary64(op unary64Op, name string) func(ops.Params) func(dst, src []float32) {
+	return func(p ops.Params) func(dst, src []float32) {
+		f := via64[float32](floatUnary[name](p))
+		return func(dst, src []float32) {
+			if unary64Float32(op, dst, src[:len(dst)], p.A, p.B) {
+				return
+			}
+			for i, v := range src[:len(dst)] {
 				dst[i] = f(v)
 			}
 		}

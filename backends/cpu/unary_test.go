@@ -242,3 +242,72 @@ func TestFloat64Rows(t *testing.T) {
 		}
 	}
 }
+
+// TestUnary64Vector: log, log1p, expm1, sin, cos and softplus in float64
+// lanes give floatUnary's float64 functions rounded to float32: the same
+// bits, or one ulp off where the float64 result lies near a float32
+// rounding boundary, which may happen to a handful of a million values
+// (the test says how many). The inputs: NaN, ±Inf, ±0, subnormals, ±1 and
+// the ends of each op's domain and pieces (log1p at -1, expm1 at ±ln2/2,
+// softplus at its threshold), float32s nearest multiples of π/2 (where sin
+// or cos nearly cancels), |x| past 2^20 (libm's sin and cos), the largest
+// float32s, and a million values spread over 10^-40 to 10^6 of both signs,
+// with a tail past the last vector.
+func TestUnary64Vector(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2: the ops run per element")
+	}
+	rng := rand.New(rand.NewPCG(25, 26))
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+		1, -1, math.Nextafter32(-1, 0), math.Nextafter32(-1, -2), math.Nextafter32(1, 2), math.Nextafter32(1, 0),
+		0.34657359, -0.34657359, 0.3465736, -0.3465736, 20, math.Nextafter32(20, 21), 19.999998, 1e-45, -1e-45, 1e-38, -1e-38,
+		88.72, 88.73, -103.9, -104, 709, 710, -745, 1048576, 1048577, -1048577, 1 << 29, 3e38, -3e38, 3.4028235e38}
+	for k := 1; k < 200; k++ { // the float32s around k·π/2
+		v := float32(float64(k) * math.Pi / 2)
+		special = append(special, v, math.Nextafter32(v, 0), math.Nextafter32(v, 1e9), -v)
+	}
+	const n = 1 << 20
+	src := make([]float32, n+3)
+	for i := range src {
+		if i < len(special) {
+			src[i] = special[i]
+			continue
+		}
+		v := float32(math.Pow(10, -40+46*rng.Float64()))
+		if rng.IntN(2) == 0 {
+			v = -v
+		}
+		src[i] = v
+	}
+	params := ops.Params{A: 1, B: 20} // softplus's beta and threshold, torch's defaults
+	for _, c := range []struct {
+		name string
+		op   unary64Op
+		p    ops.Params
+	}{
+		{"log", unary64Log, params}, {"log1p", unary64Log1p, params}, {"expm1", unary64Expm1, params},
+		{"sin", unary64Sin, params}, {"cos", unary64Cos, params}, {"softplus", unary64Softplus, params},
+		{"softplus", unary64Softplus, ops.Params{A: 0.5, B: 3}},
+	} {
+		f := via64[float32](floatUnary[c.name](c.p))
+		got := make([]float32, len(src))
+		if !unary64Float32(c.op, got, src, c.p.A, c.p.B) {
+			t.Fatalf("%s: the C loop refused %d values", c.name, len(src))
+		}
+		off := 0
+		for i, x := range src {
+			want := f(x)
+			switch d := ulps(got[i], want); {
+			case math.Float32bits(got[i]) == math.Float32bits(want) || want != want && got[i] != got[i]:
+			case d == 1 && got[i] != 0 && want != 0 && !math.IsInf(float64(want), 0):
+				off++
+			default:
+				t.Fatalf("%s%v(%g) = %g, want %g (bits %#x, %#x)", c.name, c.p, x, got[i], want, math.Float32bits(got[i]), math.Float32bits(want))
+			}
+		}
+		if off > 8 {
+			t.Errorf("%s%v: %d of %d values an ulp off, more than a handful", c.name, c.p, off, len(src))
+		}
+		t.Logf("%s%v: %d of %d values an ulp off", c.name, c.p, off, len(src))
+	}
+}
