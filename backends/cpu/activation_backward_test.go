@@ -3,7 +3,11 @@ package cpu
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // TestActBackwardRows compares the float32 backward ops, on runs of every
@@ -92,5 +96,33 @@ func BenchmarkActBackward32(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestExpandedGradient: a backward op whose gradient is one value expanded
+// over x (what a sum or a mean hands back: stride 0) gives the same bits as
+// with that gradient written out, through the row kernels' C loops
+// (splatRows) rather than a call per element: runs shorter and longer than
+// splatChunk, with a tail, for each activation's backward and maximum.
+func TestExpandedGradient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, n := range []int{7, vectorMin + 5, 3*splatChunk + 11} {
+		x := tensorOf(dispatch.Float32, make([]float32, n), n)
+		for i := range span[float32](x) {
+			span[float32](x)[i] = float32(rng.NormFloat64() * 3)
+		}
+		g := float32(rng.NormFloat64())
+		scalar := tensorOf(dispatch.Float32, []float32{g}, 1)
+		expanded := scalar.View([]int{n}, []int{0}, 0)
+		dense := tensorOf(dispatch.Float32, slices.Repeat([]float32{g}, n), n)
+		for _, op := range []*dispatch.Op[dispatch.None]{ops.ReLUBackward, ops.GELUBackward, ops.GELUTanhBackward, ops.SiLUBackward, ops.Maximum} {
+			got := span[float32](call(t, op, dispatch.None{}, expanded, x))
+			want := span[float32](call(t, op, dispatch.None{}, dense, x))
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s, n=%d: [%d] = %v with the gradient expanded, %v written out", op.Name, n, i, got[i], want[i])
+				}
+			}
+		}
 	}
 }

@@ -101,6 +101,8 @@ func mapRows2[T, U any](out, x, y *dispatch.Tensor, r rows2[T, U]) {
 			r.vv(o[oo:oo+n], a[ao:ao+n], b[bo:bo+n])
 		case so == 1 && sa == 1 && sb == 0: // tensor with a scalar
 			r.vs(o[oo:oo+n], a[ao:ao+n], b[bo])
+		case so == 1 && sa == 0 && sb == 1: // a scalar with a tensor: an expanded gradient
+			splatRows(o[oo:oo+n], a[ao], b[bo:bo+n], r.vv)
 		default:
 			for i := range n {
 				o[oo+i*so] = r.at(a[ao+i*sa], b[bo+i*sb])
@@ -108,6 +110,34 @@ func mapRows2[T, U any](out, x, y *dispatch.Tensor, r rows2[T, U]) {
 		}
 	})
 }
+
+// splatRows is vv over dst with a first operand of one value, s, repeated:
+// splatChunk copies of it at a time, so that a row kernel of two runs (a C
+// loop, for the activations' gradients) serves the gradient that a sum or
+// a mean hands back, an expanded view whose one value each element reads.
+// The per-element path took gelu's backward to ten times torch's time.
+func splatRows[T, U any](dst []U, s T, q []T, vv func(dst []U, p, q []T)) {
+	if len(dst) == 0 {
+		return
+	}
+	var buf [splatChunk]T
+	// Chunks of one length, at least splatChunk/2 where there are several,
+	// so that none falls below the C loops' vectorMin where the whole run
+	// would not (they and the Go loops round differently).
+	chunks := (len(dst) + splatChunk - 1) / splatChunk
+	p := buf[:(len(dst)+chunks-1)/chunks]
+	for i := range p {
+		p[i] = s
+	}
+	for lo := 0; lo < len(dst); lo += len(p) {
+		hi := min(lo+len(p), len(dst))
+		vv(dst[lo:hi], p[:hi-lo], q[lo:hi])
+	}
+}
+
+// splatChunk is the most copies of the scalar splatRows makes: 8 KiB of
+// float32, a call of the C loops per 2048 values or fewer.
+const splatChunk = 2048
 
 // via64 lifts a float64 function to a float dtype. Math functions are
 // evaluated in float64 and rounded once, which is at least as accurate as
