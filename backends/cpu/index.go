@@ -7,6 +7,7 @@ import (
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
 	"github.com/lathe-ml/lathe/internal/half"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // Indexing kernels. Index tensors (Int32 or Int64, any layout) are first
@@ -38,8 +39,11 @@ func init() {
 		return func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.IndexDim) error {
 			x, index, src := in[0], in[1], in[2]
 			d := a.Of(x)
-			idx := indexValues(index)
 			castInto(out, x) // out-of-place: start from a copy of x
+			if add && scatterAddSlices(out, src, index, d) {
+				return nil
+			}
+			idx := indexValues(index)
 			return withIndexKernels(x.DType, func(k indexKernels) { k.scatter(out, src, idx, index.Shape, d, add) })
 		}
 	}
@@ -74,6 +78,8 @@ func indexValues(t *dispatch.Tensor) []int64 {
 // CheckValues is dispatch's value check on the host, at once: the first
 // value of t in row-major order that c refuses is c's error.
 func (backend) CheckValues(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
+	t = distinct(t)
+	defer t.Release()
 	bad, v := false, int64(0)
 	find := func(x int64) {
 		if !bad && c.Bad(x) {
@@ -94,6 +100,111 @@ func (backend) CheckValues(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
 		return c.Error(v)
 	}
 	return nil
+}
+
+// distinct is a view of t with each expanded dim (stride 0) of size 1: the
+// values t holds, each once, in the row-major order of their first place
+// in t, so that a check of an expanded index (index_select's backward
+// expands one index per slice over the slice) reads each value once.
+func distinct(t *dispatch.Tensor) *dispatch.Tensor {
+	shape := slices.Clone(t.Shape)
+	for d, st := range t.Strides {
+		if st == 0 && shape[d] > 0 {
+			shape[d] = 1
+		}
+	}
+	return t.View(shape, slices.Clone(t.Strides), t.Offset)
+}
+
+// scatterAddSlices is scatter_add where the index varies along d alone,
+// expanded over the other dims (index_select's and so embedding's
+// backward: one index per slice), and the slices of out and src off d are
+// each one contiguous run: for each i along d in order, src's slice i is
+// added to out's slice idx[i], the run shared out between the cores. The
+// general walk moved d innermost, striding through src and out an element
+// at a time, with the expanded index read whole: embedding's backward of
+// 4096 rows of 256 took 24 times torch's time. Each element of out gets
+// its adds in the order of i, as the general walk gives them. It reports
+// false for another layout.
+func scatterAddSlices(out, src, index *dispatch.Tensor, d int) bool {
+	if index.Rank() == 0 || index.Rank() != src.Rank() || index.Rank() != out.Rank() {
+		return false
+	}
+	var others []int
+	var so, ss []int
+	for k := range index.Shape {
+		if k == d {
+			continue
+		}
+		if index.Strides[k] != 0 && index.Shape[k] != 1 || index.Shape[k] != src.Shape[k] || index.Shape[k] != out.Shape[k] {
+			return false
+		}
+		others, so, ss = append(others, index.Shape[k]), append(so, out.Strides[k]), append(ss, src.Strides[k])
+	}
+	w := layout.Walk{Shape: others, Strides: [][]int{so, ss}}.Collapse()
+	// A slice's elements: Collapse gives [1] (or [0]) for none to walk. A
+	// src run of stride 0 is one value over the slice (the gradient of a
+	// sum, expanded).
+	var run int
+	switch {
+	case w.Rank() == 1 && (w.Shape[0] <= 1 || w.Strides[0][0] == 1 && w.Strides[1][0] <= 1 && w.Strides[1][0] >= 0):
+		run = w.Shape[0]
+	default:
+		return false
+	}
+	srcStep := 1
+	if run > 1 {
+		srcStep = w.Strides[1][0]
+	}
+	n := index.Shape[d]
+	if n == 0 || run == 0 {
+		return true
+	}
+	idx := make([]int64, n)
+	line := index.View([]int{n}, []int{index.Strides[d]}, index.Offset)
+	defer line.Release()
+	i := 0
+	if index.DType == dispatch.Int32 {
+		walk(line, func(v int32) { idx[i] = int64(v); i++ })
+	} else {
+		walk(line, func(v int64) { idx[i] = v; i++ })
+	}
+	switch out.DType {
+	case dispatch.Float32:
+		addSlices[float32](out, src, idx, d, run, srcStep)
+	case dispatch.Float64:
+		addSlices[float64](out, src, idx, d, run, srcStep)
+	case dispatch.Int32:
+		addSlices[int32](out, src, idx, d, run, srcStep)
+	case dispatch.Int64:
+		addSlices[int64](out, src, idx, d, run, srcStep)
+	default:
+		return false
+	}
+	return true
+}
+
+// addSlices adds src's slice i (a run of run values from src's offset +
+// i·its stride along d, step apart: 1, or 0 for one value) to out's slice
+// idx[i], for each i in order.
+func addSlices[T number](out, src *dispatch.Tensor, idx []int64, d, run, step int) {
+	o, s := elems[T](out), elems[T](src)
+	parallel(run, len(idx), func(lo, hi int) {
+		for i, at := range idx {
+			dst := o[out.Offset+int(at)*out.Strides[d]+lo : out.Offset+int(at)*out.Strides[d]+hi]
+			if step == 0 {
+				v := s[src.Offset+i*src.Strides[d]]
+				for j := range dst {
+					dst[j] += v
+				}
+				continue
+			}
+			add := s[src.Offset+i*src.Strides[d]+lo:][:len(dst)]
+			for j, v := range add {
+				dst[j] += v
+			}
+		}
+	})
 }
 
 // rowMajor returns t itself if it is row-major, else a row-major copy,
