@@ -125,6 +125,5 @@ func fullLikeShape(t *T, v float64, shape []int) (*T, error) {
 	if !t.DType.IsFloat() {
 		return nil, gradError("backward", "cannot make a "+t.DType.String()+" gradient", "")
 	}
-	data := ops.FilledData(t.DType, dispatch.Numel(shape), v)
-	return dispatch.Upload(t.Device, data, t.DType, shape)
+	return ops.Filled(t.Device, t.DType, v, shape)
 }

@@ -56,6 +56,37 @@ func CheckOperand(op *dispatch.Op[dispatch.None], dt dispatch.DType, v float64, 
 // Upload; v is one that CheckScalar or CheckOperand took.
 func ScalarData(dt dispatch.DType, v float64) any { return FilledData(dt, 1, v) }
 
+// Filled is a tensor of shape on dev with every element v (of dtype dt,
+// which CheckScalar took): filled on the host and uploaded where it is
+// small, and above smallFill bytes one element uploaded, expanded to the
+// shape and copied on the device. The device's allocator then supplies
+// the memory, from its pool, and sizes the copy, so that a shape it cannot
+// hold is its ErrOutOfMemory; a host slice of that size would be new Go
+// heap, whose pages cost a fault each on first touch (about 10 µs on a
+// VM: a backward pass's zeros of [512,1000] spent 5 ms there).
+func Filled(dev dispatch.Device, dt dispatch.DType, v float64, shape []int) (*dispatch.Tensor, error) {
+	if n := dispatch.Numel(shape); n <= smallFill/max(dt.Size(), 1) {
+		return dispatch.Upload(dev, FilledData(dt, n, v), dt, shape)
+	}
+	one, err := dispatch.Upload(dev, FilledData(dt, 1, v), dt, []int{})
+	if err != nil {
+		return nil, err
+	}
+	defer one.Release()
+	all, err := dispatch.Call(Expand, ViewShape{Shape: shape}, one)
+	if err != nil {
+		return nil, err
+	}
+	defer all.Release()
+	return dispatch.Call(Contiguous, dispatch.None{}, all)
+}
+
+// smallFill is the most bytes that Filled fills on the host: below it,
+// three ops on the device cost more than the slice (1.1 µs against 0.27 µs
+// for 16 float32s on the cpu); above it the device's fill is as fast or
+// faster.
+const smallFill = 64 << 10
+
 // FilledData is n elements of dtype dt, each v converted as HostData
 // converts, as host data for Upload (nil for an invalid dtype).
 func FilledData(dt dispatch.DType, n int, v float64) any {
