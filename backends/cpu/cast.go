@@ -110,11 +110,13 @@ func copySame[T any](out, x *dispatch.Tensor) {
 	l := newStrided(out, x)
 	last := len(l.Shape) - 1
 	so, sa := l.Strides[0][last], l.Strides[1][last]
-	l.rows(func(offs []int, n int) {
+	l.eachRun(costVector, func(offs []int, n int) {
 		oo, ao := offs[0], offs[1]
 		switch {
 		case so == 1 && sa == 1:
 			copy(o[oo:oo+n], a[ao:ao+n])
+		case so == 1 && sa == 0: // one value expanded (a sum's gradient, made contiguous)
+			fill(o[oo:oo+n], a[ao])
 		case so == 1:
 			dst := o[oo : oo+n]
 			for i := range dst {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/lathe-ml/lathe/dispatch"
 )
 
 // TestConvertVector: shim.c's conversions give Go's bits (the loops that
@@ -64,6 +66,32 @@ func convertsAsGo[S, D any](t *testing.T, name string, src []S, conv func(S) D, 
 		if w := conv(v); bits(got[i]) != bits(w) {
 			t.Errorf("%s: element %d: got bits %#x, want %#x", name, i, bits(got[i]), bits(w))
 			return
+		}
+	}
+}
+
+// TestCopyExpandedRuns: a copy whose source repeats one value along the
+// last dim (an expanded gradient made contiguous) fills each run, and a
+// single long run is shared between the cores: the rows of a [5, 1000]
+// view of five values, and one value over 2^19 + 3 elements.
+func TestCopyExpandedRuns(t *testing.T) {
+	base := tensorOf(dispatch.Float32, []float32{1, -2, 3.5, float32(math.Copysign(0, -1)), 7}, 5)
+	for _, c := range []struct {
+		shape, strides []int
+		at             func(i int) float32
+	}{
+		{[]int{5, 1000}, []int{1, 0}, func(i int) float32 { return span[float32](base)[i/1000] }},
+		{[]int{1<<19 + 3}, []int{0}, func(int) float32 { return 3.5 }},
+	} {
+		off := 0
+		if len(c.shape) == 1 {
+			off = 2
+		}
+		got := span[float32](contiguous(base.View(c.shape, c.strides, off)))
+		for i, v := range got {
+			if want := c.at(i); math.Float32bits(v) != math.Float32bits(want) {
+				t.Fatalf("%v: [%d] = %v, want %v", c.shape, i, v, want)
+			}
 		}
 	}
 }
