@@ -63,9 +63,13 @@ func init() {
 }
 
 // indexValues reads an index tensor in row-major order as int64s, for
-// loops that need one index type. dispatch has checked the values (the
-// op's ValueChecks, through CheckValues).
+// loops that need one index type: a contiguous Int64 tensor's own
+// elements, without a copy. dispatch has checked the values (the op's
+// ValueChecks, through CheckValues).
 func indexValues(t *dispatch.Tensor) []int64 {
+	if t.DType == dispatch.Int64 && t.IsContiguous() {
+		return span[int64](t) // read, never written, while the kernel runs
+	}
 	idx := make([]int64, 0, t.Numel())
 	if t.DType == dispatch.Int32 {
 		walk(t, func(v int32) { idx = append(idx, int64(v)) })
@@ -80,6 +84,16 @@ func indexValues(t *dispatch.Tensor) []int64 {
 func (backend) CheckValues(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
 	t = distinct(t)
 	defer t.Release()
+	if t.DType == dispatch.Int64 && t.IsContiguous() {
+		// A loop over the values (a pooling's indices, a gather's), where
+		// walk made a call per element.
+		for _, x := range span[int64](t) {
+			if c.Bad(x) {
+				return c.Error(x)
+			}
+		}
+		return nil
+	}
 	bad, v := false, int64(0)
 	find := func(x int64) {
 		if !bad && c.Bad(x) {

@@ -89,18 +89,29 @@ func TestScatterAddSlicesRefuses(t *testing.T) {
 }
 
 // TestCheckExpandedIndex: a value check of an expanded index reads each
-// value once (distinct) and still names the first bad one in row-major
-// order.
+// value once (distinct), and one of a contiguous Int64 index reads its
+// elements in place; each names the first bad value in row-major order,
+// as the walk over any layout does.
 func TestCheckExpandedIndex(t *testing.T) {
-	line := tensorOf(dispatch.Int64, []int64{2, 9, 1, 12}, 4)
-	expanded := line.View([]int{4, 1000}, []int{1, 0}, 0)
-	var seen []int64
-	c := &dispatch.ValueCheck{Min: 0, Max: 10, Fail: func(v int64) *dispatch.Error {
-		seen = append(seen, v)
-		return &dispatch.Error{Kind: dispatch.ErrIndex}
-	}}
-	err := backend{}.CheckValues(expanded, c)
-	if !errors.Is(err, dispatch.ErrIndex) || !slices.Equal(seen, []int64{12}) {
-		t.Fatalf("check of an expanded index: %v for %v, want the error of 12", err, seen)
+	line := tensorOf(dispatch.Int64, []int64{2, 9, 1, 12, -3}, 5)
+	for name, index := range map[string]*dispatch.Tensor{
+		"expanded":   line.View([]int{5, 1000}, []int{1, 0}, 0),
+		"contiguous": line,
+		"int32":      tensorOf(dispatch.Int32, []int32{2, 9, 1, 12, -3}, 5),
+		"strided":    line.View([]int{3}, []int{2}, 0), // 2, 1, -3
+	} {
+		var seen []int64
+		c := &dispatch.ValueCheck{Min: 0, Max: 10, Fail: func(v int64) *dispatch.Error {
+			seen = append(seen, v)
+			return &dispatch.Error{Kind: dispatch.ErrIndex}
+		}}
+		want := int64(12)
+		if name == "strided" {
+			want = -3
+		}
+		err := backend{}.CheckValues(index, c)
+		if !errors.Is(err, dispatch.ErrIndex) || !slices.Equal(seen, []int64{want}) {
+			t.Errorf("%s: %v for %v, want the error of %d", name, err, seen, want)
+		}
 	}
 }
