@@ -15,11 +15,13 @@ import (
 // machine has AVX2, and the Go loop below it), with the float64 functions
 // (math.Erf and math.Exp) rounded to float32: within an ulp, or of 2e-8·|g|,
 // below half an ulp of g. gelu_backward's C loop is float32 arithmetic
-// (shim.c's gelu_grad8), held to g·(Φ(x) + x·φ(x)) with Φ from math.Erfc:
+// (vec_unary.h's gelu_grad<W>, in both widths), held to g·(Φ(x) + x·φ(x)) with Φ from math.Erfc:
 // within 8 ulps or 3e-7·|g| (its worst over the float32s in [-16, 16] with
 // g = 1 is 2.2e-7, at x = 0.024, and where the terms cancel, x near -0.75,
 // only the absolute bound can hold). Infinities and NaN give torch's NaN.
-func TestActBackwardRows(t *testing.T) {
+func TestActBackwardRows(t *testing.T) { eachWidth(t, testActBackwardRows) }
+
+func testActBackwardRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 8))
 	ulps := func(a, b float32) uint32 {
 		x, y := math.Float32bits(a), math.Float32bits(b)

@@ -449,7 +449,7 @@ func erfRowFloat32(dst, src []float32, gelu bool) bool {
 		g = 1
 	}
 	C.lathe_erf_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(src)),
-		(*C.double)(unsafe.Pointer(&erf32Pieces[0])), C.double(erf32Saturate), g)
+		(*C.double)(unsafe.Pointer(&erf32Pieces[0])), C.double(erf32Saturate), g, cBool(useAVX512))
 	return true
 }
 
@@ -546,7 +546,7 @@ func actBackwardFloat32(op actOp, dst, g, x []float32) bool {
 		return false
 	}
 	C.lathe_act_backward_f32(C.int(op), (*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&g[0])), (*C.float)(unsafe.Pointer(&x[0])),
-		C.ptrdiff_t(len(dst)))
+		C.ptrdiff_t(len(dst)), cBool(useAVX512))
 	return true
 }
 

@@ -106,7 +106,9 @@ func BenchmarkErf32(b *testing.B) {
 // normal range. Runs of every length up to 300 and one of 4096 take
 // random values and ±Inf and NaN; then a sweep of the float32s in
 // [-16, 16], every 997th bit pattern.
-func TestGeluRows(t *testing.T) {
+func TestGeluRows(t *testing.T) { eachWidth(t, testGeluRows) }
+
+func testGeluRows(t *testing.T) {
 	want := func(x float32) float32 {
 		v := float64(x)
 		return float32(0.5 * v * math.Erfc(-v/math.Sqrt2))

@@ -489,7 +489,7 @@ F16C void lathe_half_map(int op, int bf, unsigned short *dst, const unsigned sho
 		case halfReLUBackward: lathe_relu_backward_f32(d, a, b, m); break;
 		case halfGELUBackward:
 		case halfGELUTanhBackward:
-		case halfSiLUBackward: lathe_act_backward_f32(op - halfGELUBackward, d, a, b, m); break;
+		case halfSiLUBackward: lathe_act_backward_f32(op - halfGELUBackward, d, a, b, m, 0); break;
 		default: lathe_arith_f32(op, d, a, q ? b : NULL, s, m);
 		}
 		lathe_narrow16(dst + i, d, m, bf);
@@ -512,6 +512,19 @@ F16C void lathe_half_rows(int op, int bf, unsigned short *dst, const unsigned sh
 enum { unaryNeg, unaryAbs, unarySquare, unaryReciprocal, unaryRsqrt, unaryFloor, unaryCeil, unaryRound, unarySign, unaryClamp,
 	unaryLeakyReLU, unarySigmoid, unarySiLU, unaryTanh, unaryGELUTanh };
 
+// GELU and its gradient in float32 lanes. Φ(x) comes from the normal tail
+// Q(a) = e^(-a²/2)·N(a), a = |x|: Φ = 1 - Q for x ≥ 0 and Q below, so that
+// no value of Φ is a difference that cancels (torch's float32 kernel takes
+// 1 + erf(x/√2) with an erf good to 1.5e-7 absolute, hundreds of ulps of
+// GELU in the left tail). N is a degree-10 polynomial in t = 2/(2 + a)
+// (build/gelu32/fit.py fits it and says why); a²/2 is split so that e^(-a²/2)
+// keeps float32's precision at large a. Eight lanes with no table lookup:
+// about a third of the work per value of erf4d's float64 pieces. Within a
+// few float32 ulps of float64's GELU and gradient (cpu's TestGelu32 states
+// the bound). vec_unary.h has the code, for each width.
+static const float gelu_n[11] = {-3.15896955e-06f, 0.199587435f, 0.197628289f, 0.166149423f, -0.0432686545f, 0.27972272f,
+                                 -0.931249917f, 1.17704916f, -0.778404772f, 0.27344653f, -0.0406570733f};
+
 // The exponential, the softmax row and the direct convolution in eight
 // lanes (vec_exp.h, vec_conv.h; sixteen below).
 #define W 8
@@ -524,6 +537,7 @@ enum { unaryNeg, unaryAbs, unarySquare, unaryReciprocal, unaryRsqrt, unaryFloor,
 #define SPLATW splat8
 #define PICKW pick
 #define HSUMW hsum8
+#define FMSW __builtin_ia32_vfmsubps256
 #include "vec_exp.h"
 #include "vec_unary.h"
 #include "vec_conv.h"
@@ -552,6 +566,8 @@ AVX512 static inline v16f pick16(v16i mask, v16f a, v16f b) {
 	return out;
 }
 AVX512 static inline v16f splat16(float s) { return (v16f){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s}; }
+// fmsub16 is a·b - c rounded once, as __builtin_ia32_vfmsubps256 in eight.
+AVX512 static inline v16f fmsub16(v16f a, v16f b, v16f c) { return (v16f)_mm512_fmsub_ps((__m512)a, (__m512)b, (__m512)c); }
 AVX512 static inline float hsum16(v16f v) {
 	return hsum8(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) + __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15));
 }
@@ -566,6 +582,7 @@ AVX512 static inline float hsum16(v16f v) {
 #define SPLATW splat16
 #define PICKW pick16
 #define HSUMW hsum16
+#define FMSW fmsub16
 #include "vec_exp.h"
 #include "vec_unary.h"
 #include "vec_conv.h"
@@ -1295,78 +1312,12 @@ AVX2 static inline void erf_rows(float *dst, const float *src, ptrdiff_t n, cons
 	}
 }
 
-// GELU and its gradient in float32 lanes. Φ(x) comes from the normal tail
-// Q(a) = e^(-a²/2)·N(a), a = |x|: Φ = 1 - Q for x ≥ 0 and Q below, so that
-// no value of Φ is a difference that cancels (torch's float32 kernel takes
-// 1 + erf(x/√2) with an erf good to 1.5e-7 absolute, hundreds of ulps of
-// GELU in the left tail). N is a degree-10 polynomial in t = 2/(2 + a)
-// (build/gelu32/fit.py fits it and says why); a²/2 is split so that e^(-a²/2)
-// keeps float32's precision at large a. Eight lanes with no table lookup:
-// about a third of the work per value of erf4d's float64 pieces. Within a
-// few float32 ulps of float64's GELU and gradient (cpu's TestGelu32 states
-// the bound).
-static const float gelu_n[11] = {-3.15896955e-06f, 0.199587435f, 0.197628289f, 0.166149423f, -0.0432686545f, 0.27972272f,
-                                 -0.931249917f, 1.17704916f, -0.778404772f, 0.27344653f, -0.0406570733f};
-
-// gelu_tail8 returns N(|x|) and e^(-x²/2) in *e. Past |x| = 15 both Q and
-// e are 0 in float32 and N is taken at 15 (a NaN too: x keeps it).
-AVX2 static inline v8f gelu_tail8(v8f x, v8f *e) {
-	v8i bits;
-	memcpy(&bits, &x, sizeof bits);
-	bits &= 0x7fffffff;
-	v8f a;
-	memcpy(&a, &bits, sizeof a);
-	a = pick(a < 15.0f, a, splat8(15.0f));
-	v8f hi = a * a;
-	v8f lo = __builtin_ia32_vfmsubps256(a, a, hi); // a² - hi, exactly
-	*e = exp8(hi * -0.5f) * (1.0f - 0.5f * lo);
-	v8f t = 2.0f / (2.0f + a);
-	v8f n = splat8(gelu_n[10]);
-	for (int k = 9; k >= 0; k--) n = n * t + gelu_n[k];
-	return n;
-}
-
-// gelu8 is x·Φ(x); below zero as (x·e)·N, so that a Q under float32's
-// normal range loses no digits before the product with x.
-AVX2 static inline v8f gelu8(v8f x) {
-	v8f e, n = gelu_tail8(x, &e);
-	return pick(x < 0, (x * e) * n, x * (1.0f - e * n));
-}
-
-// gelu_grad8 is g·(Φ(x) + x·φ(x)), φ = e/√(2π): e·(N + x/√(2π)) below
-// zero, 1 - e·(N - x/√(2π)) above.
-AVX2 static inline v8f gelu_grad8(v8f g, v8f x) {
-	v8f e, n = gelu_tail8(x, &e);
-	v8f xc = x * 0.398942280401432678f;
-	return g * pick(x < 0, e * (xc + n), 1.0f - e * (n - xc));
-}
-
-#define ROWS8(EXPR_I, EXPR_T) \
-	do { \
-		ptrdiff_t i = 0; \
-		for (; i + 8 <= n; i += 8) store8(dst + i, EXPR_I); \
-		if (i < n) { /* the tail through the same lanes, so every length gives the same values */ \
-			float xt[8] = {0}, gt[8] = {0}, rt[8]; \
-			memcpy(xt, x + i, (n - i) * sizeof *x); \
-			if (g) memcpy(gt, g + i, (n - i) * sizeof *g); \
-			store8(rt, EXPR_T); \
-			memcpy(dst + i, rt, (n - i) * sizeof *dst); \
-		} \
-	} while (0)
-
-AVX2 static void gelu_rows(float *dst, const float *x, ptrdiff_t n) {
-	const float *g = NULL;
-	ROWS8(gelu8(load8(x + i)), gelu8(load8(xt)));
-	(void)g;
-}
-
-AVX2 static void gelu_grad_rows(float *dst, const float *g, const float *x, ptrdiff_t n) {
-	ROWS8(gelu_grad8(load8(g + i), load8(x + i)), gelu_grad8(load8(gt), load8(xt)));
-}
-
-AVX2 void lathe_erf_f32(float *dst, const float *src, ptrdiff_t n, const double *pieces, double saturate, int gelu) {
+AVX2 void lathe_erf_f32(float *dst, const float *src, ptrdiff_t n, const double *pieces, double saturate, int gelu, int wide) {
 	if (gelu) {
-		gelu_rows(dst, src, n);
+		if (wide)
+			gelu_rows16(dst, src, n);
+		else
+			gelu_rows8(dst, src, n);
 		return;
 	}
 	v4d tab[12];
@@ -1392,9 +1343,14 @@ AVX2 static inline void act_backward_rows(int op, float *dst, const float *g, co
 	}
 }
 
-AVX2 void lathe_act_backward_f32(int op, float *dst, const float *g, const float *x, ptrdiff_t n) {
+AVX2 void lathe_act_backward_f32(int op, float *dst, const float *g, const float *x, ptrdiff_t n, int wide) {
 	switch (op) {
-	case 0: gelu_grad_rows(dst, g, x, n); break;
+	case 0:
+		if (wide)
+			gelu_grad_rows16(dst, g, x, n);
+		else
+			gelu_grad_rows8(dst, g, x, n);
+		break;
 	case 1: act_backward_rows(1, dst, g, x, n); break;
 	case 2: act_backward_rows(2, dst, g, x, n); break;
 	}

@@ -75,6 +75,53 @@ VEC static void CAT(unary_exp_rows, W)(int op, float *dst, const float *src, ptr
 	}
 }
 
+// gelu_tail<W> returns N(|x|) and e^(-x²/2) in *e (shim.c's gelu_n says
+// how). Past |x| = 15 both Q and e are 0 in float32 and N is taken at 15
+// (a NaN too: x keeps it).
+VEC static inline VF CAT(gelu_tail, W)(VF x, VF *e) {
+	VF a = CAT(abs, W)(x);
+	a = PICKW(a < 15.0f, a, SPLATW(15.0f));
+	VF hi = a * a;
+	VF lo = FMSW(a, a, hi); // a² - hi, exactly
+	*e = CAT(exp, W)(hi * -0.5f) * (1.0f - 0.5f * lo);
+	VF t = 2.0f / (2.0f + a);
+	VF n = SPLATW(gelu_n[10]);
+	for (int k = 9; k >= 0; k--) n = n * t + gelu_n[k];
+	return n;
+}
+
+// gelu<W> is x·Φ(x); below zero as (x·e)·N, so that a Q under float32's
+// normal range loses no digits before the product with x.
+VEC static inline VF CAT(gelu, W)(VF x) {
+	VF e, n = CAT(gelu_tail, W)(x, &e);
+	return PICKW(x < 0, (x * e) * n, x * (1.0f - e * n));
+}
+
+// gelu_grad<W> is g·(Φ(x) + x·φ(x)), φ = e/√(2π): e·(N + x/√(2π)) below
+// zero, 1 - e·(N - x/√(2π)) above.
+VEC static inline VF CAT(gelu_grad, W)(VF g, VF x) {
+	VF e, n = CAT(gelu_tail, W)(x, &e);
+	VF xc = x * 0.398942280401432678f;
+	return g * PICKW(x < 0, e * (xc + n), 1.0f - e * (n - xc));
+}
+
+// gelu_rows<W> and gelu_grad_rows<W> are lathe_erf_f32's gelu and
+// lathe_act_backward_f32's gelu_backward; the tail goes through the same
+// lanes, so every length gives the same values.
+VEC static void CAT(gelu_rows, W)(float *dst, const float *src, ptrdiff_t n) { UNARY_EXP_LOOP(CAT(gelu, W)(x)); }
+
+VEC static void CAT(gelu_grad_rows, W)(float *dst, const float *g, const float *x, ptrdiff_t n) {
+	ptrdiff_t i = 0;
+	for (; i + W <= n; i += W) STOREW(dst + i, CAT(gelu_grad, W)(LOADW(g + i), LOADW(x + i)));
+	if (i < n) {
+		float gt[W] = {0}, xt[W] = {0}, rt[W];
+		memcpy(gt, g + i, (n - i) * sizeof *g);
+		memcpy(xt, x + i, (n - i) * sizeof *x);
+		STOREW(rt, CAT(gelu_grad, W)(LOADW(gt), LOADW(xt)));
+		memcpy(dst + i, rt, (n - i) * sizeof *dst);
+	}
+}
+
 #undef UNARY_EXP_LOOP
 #undef CAT
 #undef CAT_

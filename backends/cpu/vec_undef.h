@@ -10,3 +10,4 @@
 #undef SPLATW
 #undef PICKW
 #undef HSUMW
+#undef FMSW
