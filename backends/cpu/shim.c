@@ -1469,7 +1469,7 @@ AVX2 void lathe_layer_norm_backward_f32(float *dx, double *pw, double *pb, const
 	}
 }
 
-// ---- log, log1p, expm1, sin, cos and softplus, float32 in float64 lanes ----
+// ---- log, log1p, expm1, sin, cos, tan, the hyperbolic functions and softplus, float32 in float64 lanes ----
 
 // lathe_unary64_f32 writes op(x) of the n floats at src to dst, each
 // widened to float64, computed there to within a few float64 ulps and
@@ -1480,7 +1480,20 @@ AVX2 void lathe_layer_norm_backward_f32(float *dx, double *pw, double *pb, const
 // torch's time). Every float32 is a normal float64 (or 0), so no input is
 // subnormal here. The ops are numbered as unary32.go's unary64Op; a and b
 // are softplus's beta and threshold. The tail goes through the same lanes.
-enum { unary64Log, unary64Log1p, unary64Expm1, unary64Sin, unary64Cos, unary64Softplus };
+enum {
+	unary64Log,
+	unary64Log1p,
+	unary64Expm1,
+	unary64Sin,
+	unary64Cos,
+	unary64Softplus,
+	unary64Tan,
+	unary64Sinh,
+	unary64Cosh,
+	unary64Asinh,
+	unary64Acosh,
+	unary64Atanh
+};
 
 AVX2 static inline v4l bits4d(v4d x) {
 	v4l b;
@@ -1629,6 +1642,50 @@ AVX2 static inline v4d softplus4d(v4d x, double beta, double threshold) {
 	return pick4d(y > threshold, x, log1p4d(expd4(y)) / beta);
 }
 
+// copysign4d is |v| with the sign of s.
+AVX2 static inline v4d copysign4d(v4d v, v4d s) {
+	v4l sign = (v4l){0} + (long long)0x8000000000000000ULL;
+	return from_bits4d((bits4d(v) & ~sign) | (bits4d(s) & sign));
+}
+
+AVX2 static inline v4d abs4d(v4d x) { return from_bits4d(bits4d(x) & 0x7fffffffffffffffLL); }
+
+// sinh from e = e^|x| - 1 (expm1, no cancellation): e^a - e^-a = e +
+// e/(e + 1); past |x| = 20, e^a/2 (e^-2a is below float64's ulp there);
+// x's sign put back, so that -0 stays -0.
+AVX2 static inline v4d sinh4d(v4d x) {
+	v4d a = abs4d(x), e = expm14d(a);
+	v4d r = pick4d(a > 20.0, 0.5 * expd4(a), 0.5 * (e + e / (e + 1.0)));
+	return pick4d(x != x, x, copysign4d(r, x));
+}
+
+// cosh is (e^|x| + e^-|x|)/2.
+AVX2 static inline v4d cosh4d(v4d x) {
+	v4d e = expd4(abs4d(x));
+	return pick4d(x != x, x, 0.5 * (e + 1.0 / e));
+}
+
+// asinh(x) = sign(x)·log1p(a + a²/(1 + √(1 + a²))), a = |x|: no
+// cancellation at any a, and a² stays finite for every float32.
+AVX2 static inline v4d asinh4d(v4d x) {
+	v4d a = abs4d(x), a2 = a * a;
+	v4d r = log1p4d(a + a2 / (1.0 + __builtin_ia32_sqrtpd256(1.0 + a2)));
+	r = pick4d(a == __builtin_inf(), a, r); // not Inf/Inf
+	return pick4d(x != x, x, copysign4d(r, x));
+}
+
+// acosh(x) = log1p((x - 1) + √((x - 1)(x + 1))): x - 1 is exact for a
+// float32, so that x near 1 keeps its digits. Below 1 it is NaN (below -1
+// the product under the root is positive, so that is said apart).
+AVX2 static inline v4d acosh4d(v4d x) {
+	v4d d = x - 1.0;
+	v4d r = log1p4d(d + __builtin_ia32_sqrtpd256(d * (x + 1.0)));
+	return pick4d(x < 1.0, splat4d(__builtin_nan("")), r);
+}
+
+// atanh(x) = log1p(2x/(1 - x))/2: ±1 give ±Inf, beyond them NaN.
+AVX2 static inline v4d atanh4d(v4d x) { return 0.5 * log1p4d(2.0 * x / (1.0 - x)); }
+
 AVX2 static inline v4d unary64(int op, v4d x, double a, double b) {
 	switch (op) {
 	case unary64Log: return log4d(x);
@@ -1636,19 +1693,25 @@ AVX2 static inline v4d unary64(int op, v4d x, double a, double b) {
 	case unary64Expm1: return expm14d(x);
 	case unary64Sin: return sincos4d(x, 0);
 	case unary64Cos: return sincos4d(x, 1);
+	case unary64Tan: return sincos4d(x, 0) / sincos4d(x, 1);
+	case unary64Sinh: return sinh4d(x);
+	case unary64Cosh: return cosh4d(x);
+	case unary64Asinh: return asinh4d(x);
+	case unary64Acosh: return acosh4d(x);
+	case unary64Atanh: return atanh4d(x);
 	default: return softplus4d(x, a, b);
 	}
 }
 
-// unary64_lanes is op of four floats, rounded back: lanes of sin and cos
-// past 2^20 in size (and ±Inf) take libm's sin and cos.
+// unary64_lanes is op of four floats, rounded back: lanes of sin, cos and
+// tan past 2^20 in size (and ±Inf) take libm's.
 AVX2 static inline v4f unary64_lanes(int op, v4d x, double a, double b) {
 	v4d y = unary64(op, x, a, b);
-	if (op == unary64Sin || op == unary64Cos) {
+	if (op == unary64Sin || op == unary64Cos || op == unary64Tan) {
 		v4l far = (x > 1048576.0) | (x < -1048576.0);
 		if (__builtin_ia32_movmskpd256(from_bits4d(far)))
 			for (int l = 0; l < 4; l++)
-				if (far[l]) y[l] = op == unary64Sin ? sin(x[l]) : cos(x[l]);
+				if (far[l]) y[l] = op == unary64Sin ? sin(x[l]) : op == unary64Cos ? cos(x[l]) : tan(x[l]);
 	}
 	return __builtin_convertvector(y, v4f);
 }
@@ -1680,6 +1743,12 @@ AVX2 void lathe_unary64_f32(int op, float *dst, const float *src, ptrdiff_t n, d
 	case unary64Sin: UNARY64_LOOP(unary64Sin); break;
 	case unary64Cos: UNARY64_LOOP(unary64Cos); break;
 	case unary64Softplus: UNARY64_LOOP(unary64Softplus); break;
+	case unary64Tan: UNARY64_LOOP(unary64Tan); break;
+	case unary64Sinh: UNARY64_LOOP(unary64Sinh); break;
+	case unary64Cosh: UNARY64_LOOP(unary64Cosh); break;
+	case unary64Asinh: UNARY64_LOOP(unary64Asinh); break;
+	case unary64Acosh: UNARY64_LOOP(unary64Acosh); break;
+	case unary64Atanh: UNARY64_LOOP(unary64Atanh); break;
 	}
 }
 

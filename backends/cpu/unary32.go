@@ -32,6 +32,12 @@ var float32Unary = map[string]func(p ops.Params) func(dst, src []float32){
 	"sin":        vectorUnary64(unary64Sin, "sin"),
 	"cos":        vectorUnary64(unary64Cos, "cos"),
 	"softplus":   vectorUnary64(unary64Softplus, "softplus"),
+	"tan":        vectorUnary64(unary64Tan, "tan"),
+	"sinh":       vectorUnary64(unary64Sinh, "sinh"),
+	"cosh":       vectorUnary64(unary64Cosh, "cosh"),
+	"asinh":      vectorUnary64(unary64Asinh, "asinh"),
+	"acosh":      vectorUnary64(unary64Acosh, "acosh"),
+	"atanh":      vectorUnary64(unary64Atanh, "atanh"),
 }
 
 // unaryOp numbers shim.c's lathe_unary_f32 ops, in its enum's order.
@@ -65,6 +71,12 @@ const (
 	unary64Sin
 	unary64Cos
 	unary64Softplus
+	unary64Tan
+	unary64Sinh
+	unary64Cosh
+	unary64Asinh
+	unary64Acosh
+	unary64Atanh
 )
 
 // fixedRows is a row loop that takes no parameters.
