@@ -1186,18 +1186,31 @@ AVX2 static inline v4d pick4d(v4l mask, v4d a, v4d b) {
 
 AVX2 static inline v4d splat4d(double v) { return (v4d){v, v, v, v}; }
 
-// exp4d is e^y for y ≤ 0 (and NaN): y = k·ln2 + r with |r| ≤ ln2/2 (ln2
-// split as fdlibm's, so k·hi is exact), e^r by its Taylor series to r¹¹
-// (truncation below 7e-15), times 2^k built in the exponent bits. Below
-// -700 the result is 0, where e^y < 1e-304 is nothing to the float32
-// results it enters.
-AVX2 static inline v4d exp4d(v4d y) {
-	v4l under = y < -700.0;
-	v4d lo = pick4d(under, splat4d(-700.0), y);
-	v4i k = __builtin_convertvector(lo * 1.4426950408889634 - 0.5, v4i); // truncation: rounds lo·log2e ≤ 0 to nearest
-	v4d kf = __builtin_convertvector(k, v4d);
-	v4d r = (lo - kf * 6.93147180369123816490e-01) - kf * 1.90821492927058770002e-10;
-	v4d p = splat4d(1.0 / 39916800);
+AVX2 static inline v4l bits4d(v4d x) {
+	v4l b;
+	memcpy(&b, &x, sizeof b);
+	return b;
+}
+
+AVX2 static inline v4d from_bits4d(v4l b) {
+	v4d x;
+	memcpy(&x, &b, sizeof x);
+	return x;
+}
+
+// expd4 is e^y for any y: y = k·ln2 + r with |r| ≤ ln2/2 (ln2 split as
+// fdlibm's, so that k·hi is exact), e^r by its series to r¹³ (truncation
+// below 2e-17), times 2^k built in the exponent bits. +Inf above 709.7;
+// below -700 it is 0, where e^y < 1e-304 is nothing to the float32 results
+// it enters, and an exact 0 is what the activations' gradients test for
+// (a saturated sigmoid's p·q).
+AVX2 static inline v4d expd4(v4d y) {
+	v4d c = pick4d(y < -700.0, splat4d(-700.0), pick4d(y > 709.7, splat4d(709.7), y));
+	v4d k = __builtin_ia32_roundpd256(c * 1.4426950408889634, 8); // to nearest
+	v4d r = (c - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
+	v4d p = splat4d(1.0 / 6227020800);
+	p = p * r + 1.0 / 479001600;
+	p = p * r + 1.0 / 39916800;
 	p = p * r + 1.0 / 3628800;
 	p = p * r + 1.0 / 362880;
 	p = p * r + 1.0 / 40320;
@@ -1209,11 +1222,12 @@ AVX2 static inline v4d exp4d(v4d y) {
 	p = p * r + 0.5;
 	p = p * r + 1.0;
 	p = p * r + 1.0;
-	v4l bits = (__builtin_convertvector(k, v4l) + 1023) << 52;
-	v4d s;
-	memcpy(&s, &bits, sizeof s);
-	return pick4d(under, splat4d(0), p * s);
+	v4l kb = __builtin_convertvector(__builtin_convertvector(k, v4i), v4l);
+	v4d e = p * from_bits4d((kb + 1023) << 52);
+	e = pick4d(y > 709.7, splat4d(__builtin_inf()), pick4d(y < -700.0, splat4d(0), e));
+	return pick4d(y != y, y, e);
 }
+
 
 // erf4d is erf from the polynomials of erf32.go on four lanes: the same
 // float64 arithmetic as erf64Poly, with FMA. tab[j] holds coefficient j
@@ -1268,7 +1282,7 @@ AVX2 static inline v4d act_backward4(int op, v4d g, v4d x) {
 	v4l nab = wb | signbit; // -|w|, NaN stays NaN
 	v4d na;
 	memcpy(&na, &nab, sizeof na);
-	v4d e = exp4d(na);
+	v4d e = expd4(na);
 	v4d big = 1 / (1 + e), small = e / (1 + e);
 	v4l neg = w < 0;
 	v4d p = pick4d(neg, small, big), q = pick4d(neg, big, small);
@@ -1495,17 +1509,6 @@ enum {
 	unary64Atanh
 };
 
-AVX2 static inline v4l bits4d(v4d x) {
-	v4l b;
-	memcpy(&b, &x, sizeof b);
-	return b;
-}
-
-AVX2 static inline v4d from_bits4d(v4l b) {
-	v4d x;
-	memcpy(&x, &b, sizeof x);
-	return x;
-}
 
 // fma4d is a·b + c rounded once.
 AVX2 static inline v4d fma4d(v4d a, v4d b, v4d c) { return __builtin_ia32_vfmaddpd256(a, b, c); }
@@ -1547,34 +1550,6 @@ AVX2 static inline v4d log1p4d(v4d x) {
 	v4d r = log4d(u) * (x / d);
 	r = pick4d(d == 0.0, x, r); // ±0 keep their sign
 	return pick4d(x == __builtin_inf(), x, r);
-}
-
-// e^y for any y: y = k·ln2 + r with |r| ≤ ln2/2, e^r by its series to r¹³
-// (truncation below 2e-17), times 2^k built in the exponent bits. y is held
-// to [-700, 709.7] first: +Inf above, and e^-700 is nothing to a float32
-// result (0, or the 1 that expm1 and softplus add).
-AVX2 static inline v4d expd4(v4d y) {
-	v4d c = pick4d(y < -700.0, splat4d(-700.0), pick4d(y > 709.7, splat4d(709.7), y));
-	v4d k = __builtin_ia32_roundpd256(c * 1.4426950408889634, 8); // to nearest
-	v4d r = (c - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
-	v4d p = splat4d(1.0 / 6227020800);
-	p = p * r + 1.0 / 479001600;
-	p = p * r + 1.0 / 39916800;
-	p = p * r + 1.0 / 3628800;
-	p = p * r + 1.0 / 362880;
-	p = p * r + 1.0 / 40320;
-	p = p * r + 1.0 / 5040;
-	p = p * r + 1.0 / 720;
-	p = p * r + 1.0 / 120;
-	p = p * r + 1.0 / 24;
-	p = p * r + 1.0 / 6;
-	p = p * r + 0.5;
-	p = p * r + 1.0;
-	p = p * r + 1.0;
-	v4l kb = __builtin_convertvector(__builtin_convertvector(k, v4i), v4l);
-	v4d e = p * from_bits4d((kb + 1023) << 52);
-	e = pick4d(y > 709.7, splat4d(__builtin_inf()), e);
-	return pick4d(y != y, y, e);
 }
 
 // e^x - 1: below ln2/2 in size its series to x¹⁴ (truncation below 1e-17
