@@ -117,8 +117,8 @@ void lathe_exp_rows_f32(float *dst, const float *src, ptrdiff_t n);
 void lathe_erf_f32(float *dst, const float *src, ptrdiff_t n, const double *pieces, double saturate, int gelu, int wide);
 // lathe_unary64_f32 writes op(x) of the n values at src to dst, computed in
 // float64 lanes and rounded once: log (op 0), log1p, expm1, sin, cos,
-// softplus (5, with beta a and threshold b), tan, sinh, cosh, asinh, acosh
-// and atanh (unary32.go's unary64Op).
+// softplus (5, with beta a and threshold b), tan, sinh, cosh, asinh, acosh,
+// atanh, atan, asin and acos (unary32.go's unary64Op).
 void lathe_unary64_f32(int op, float *dst, const float *src, ptrdiff_t n, double a, double b);
 // lathe_act_backward_f32 writes g[i]·f'(x[i]) for i < n to dst, f gelu (op
 // 0), gelu_tanh (1) or silu (2).

@@ -1500,7 +1500,10 @@ enum {
 	unary64Cosh,
 	unary64Asinh,
 	unary64Acosh,
-	unary64Atanh
+	unary64Atanh,
+	unary64Atan,
+	unary64Asin,
+	unary64Acos
 };
 
 
@@ -1655,6 +1658,32 @@ AVX2 static inline v4d acosh4d(v4d x) {
 // atanh(x) = log1p(2x/(1 - x))/2: ±1 give ±Inf, beyond them NaN.
 AVX2 static inline v4d atanh4d(v4d x) { return 0.5 * log1p4d(2.0 * x / (1.0 - x)); }
 
+// atan: |x| > 1 as π/2 - atan(1/|x|); then two halvings, atan(t) =
+// 2·atan(t/(1 + √(1 + t²))), bring |t| to tan(π/16) ≈ 0.199, where the
+// series t - t³/3 + ... to t²³ truncates below 1e-17; x's sign put back.
+AVX2 static inline v4d atan4d(v4d x) {
+	v4d a = abs4d(x);
+	v4l big = a > 1.0;
+	v4d t = pick4d(big, 1.0 / a, a);
+	t = t / (1.0 + __builtin_ia32_sqrtpd256(1.0 + t * t));
+	t = t / (1.0 + __builtin_ia32_sqrtpd256(1.0 + t * t));
+	v4d z = t * t, p = splat4d(-1.0 / 23);
+	for (int k = 21; k >= 3; k -= 2) p = p * z + (((k - 1) / 2) % 2 ? -1.0 : 1.0) / k;
+	v4d r = 4.0 * (t + t * z * p);
+	r = pick4d(big, 1.5707963267948966 - r, r);
+	return pick4d(x != x, x, copysign4d(r, x));
+}
+
+// asin(x) = atan(x/√((1 - x)(1 + x))): the factors are exact for a float32
+// x, so x near ±1 keeps its digits; ±1 give ±π/2 and |x| > 1 NaN.
+AVX2 static inline v4d asin4d(v4d x) { return atan4d(x / __builtin_ia32_sqrtpd256((1.0 - x) * (1.0 + x))); }
+
+// acos(x) = 2·atan(√((1 - x)/(1 + x))): -1 gives π, |x| > 1 NaN.
+AVX2 static inline v4d acos4d(v4d x) {
+	v4d r = 2.0 * atan4d(__builtin_ia32_sqrtpd256((1.0 - x) / (1.0 + x)));
+	return pick4d(x != x, x, r);
+}
+
 AVX2 static inline v4d unary64(int op, v4d x, double a, double b) {
 	switch (op) {
 	case unary64Log: return log4d(x);
@@ -1668,6 +1697,9 @@ AVX2 static inline v4d unary64(int op, v4d x, double a, double b) {
 	case unary64Asinh: return asinh4d(x);
 	case unary64Acosh: return acosh4d(x);
 	case unary64Atanh: return atanh4d(x);
+	case unary64Atan: return atan4d(x);
+	case unary64Asin: return asin4d(x);
+	case unary64Acos: return acos4d(x);
 	default: return softplus4d(x, a, b);
 	}
 }
@@ -1718,6 +1750,9 @@ AVX2 void lathe_unary64_f32(int op, float *dst, const float *src, ptrdiff_t n, d
 	case unary64Asinh: UNARY64_LOOP(unary64Asinh); break;
 	case unary64Acosh: UNARY64_LOOP(unary64Acosh); break;
 	case unary64Atanh: UNARY64_LOOP(unary64Atanh); break;
+	case unary64Atan: UNARY64_LOOP(unary64Atan); break;
+	case unary64Asin: UNARY64_LOOP(unary64Asin); break;
+	case unary64Acos: UNARY64_LOOP(unary64Acos); break;
 	}
 }
 

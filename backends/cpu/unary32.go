@@ -38,6 +38,9 @@ var float32Unary = map[string]func(p ops.Params) func(dst, src []float32){
 	"asinh":      vectorUnary64(unary64Asinh, "asinh"),
 	"acosh":      vectorUnary64(unary64Acosh, "acosh"),
 	"atanh":      vectorUnary64(unary64Atanh, "atanh"),
+	"atan":       vectorUnary64(unary64Atan, "atan"),
+	"asin":       vectorUnary64(unary64Asin, "asin"),
+	"acos":       vectorUnary64(unary64Acos, "acos"),
 }
 
 // unaryOp numbers shim.c's lathe_unary_f32 ops, in its enum's order.
@@ -77,6 +80,9 @@ const (
 	unary64Asinh
 	unary64Acosh
 	unary64Atanh
+	unary64Atan
+	unary64Asin
+	unary64Acos
 )
 
 // fixedRows is a row loop that takes no parameters.

@@ -244,7 +244,7 @@ func TestFloat64Rows(t *testing.T) {
 }
 
 // TestUnary64Vector: log, log1p, expm1, sin, cos, tan, sinh, cosh, asinh,
-// acosh, atanh and softplus in float64 lanes give floatUnary's float64 functions rounded to float32: the same
+// acosh, atanh, atan, asin, acos and softplus in float64 lanes give floatUnary's float64 functions rounded to float32: the same
 // bits, or one ulp off where the float64 result lies near a float32
 // rounding boundary, which may happen to a handful of a million values
 // (the test says how many). The inputs: NaN, ±Inf, ±0, subnormals, ±1 and
@@ -290,6 +290,7 @@ func TestUnary64Vector(t *testing.T) {
 		{"softplus", unary64Softplus, ops.Params{A: 0.5, B: 3}},
 		{"tan", unary64Tan, params}, {"sinh", unary64Sinh, params}, {"cosh", unary64Cosh, params},
 		{"asinh", unary64Asinh, params}, {"acosh", unary64Acosh, params}, {"atanh", unary64Atanh, params},
+		{"atan", unary64Atan, params}, {"asin", unary64Asin, params}, {"acos", unary64Acos, params},
 	} {
 		f := via64[float32](floatUnary[c.name](c.p))
 		got := make([]float32, len(src))
