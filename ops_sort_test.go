@@ -54,17 +54,10 @@ func refArgSort(v []float64, rows, n int, desc bool) []int64 {
 			idx[i] = int64(i)
 		}
 		slices.SortStableFunc(idx, func(i, j int64) int {
-			a, b := line[i], line[j]
 			if desc {
-				a, b = b, a
+				return compareRef(line[j], line[i])
 			}
-			switch {
-			case refLess(a, b):
-				return -1
-			case refLess(b, a):
-				return 1
-			}
-			return 0
+			return compareRef(line[i], line[j])
 		})
 		out = append(out, idx...)
 	}
