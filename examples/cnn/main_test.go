@@ -55,23 +55,25 @@ func TestTrainDevices(t *testing.T) {
 	})
 }
 
-// TestTrainAMP trains TestTrainShort's run under Autocast in bfloat16 and
-// in float16 (with a GradScaler) and wants the float32 run's result: the
-// parameters stay float32, the convolutions and the linear layer compute in
-// 16 bits. The final training loss agrees to about 0.002 on every machine
-// (0.2849 in float32, 0.2858–0.2861 in bfloat16, 0.2866–0.2879 in
-// float16), but three epochs leave a model whose test accuracy moves by
-// points with the last bits of any product: on a Sapphire Rapids machine,
-// 2048 test images gave 96.9% (float32), 91.7% (bfloat16) and 94.6%
-// (float16) with OpenBLAS, and 94.4%, 93.6% and 94.2% with gonum's GEMM;
-// another machine measured 98.4%, 98.0% and 98.0% on 256. So the loss is
-// held to 0.05 and the accuracy only to 8 points below float32's.
+// TestTrainAMP trains the default run (1024 images, eight epochs; about a
+// second on two cores) under Autocast in bfloat16 and in float16 (with a
+// GradScaler) and wants the float32 run's result: the parameters stay
+// float32, the convolutions and the linear layer compute in 16 bits.
+//
+// It trains to convergence because a shorter run cannot be judged by its
+// accuracy: after TestTrainShort's three epochs of 512 the loss agrees to
+// 0.002 (0.2849 in float32, 0.2852–0.2858 in bfloat16, 0.2867–0.2873 in
+// float16), but the test accuracy of 2048 images moved between 84.5% and
+// 95.8% with nothing changed but the order of a float32 sum's additions
+// (four vectors of lanes or eight). After eight epochs both sums with
+// OpenBLAS, and the newer with gonum's GEMM, gave losses of 0.0157–0.0163
+// and 99.8–99.9% in all three dtypes.
 func TestTrainAMP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains a network three times; skipped with -short")
 	}
 	cfg := DefaultConfig()
-	cfg.Train, cfg.Test, cfg.Epochs = 512, 2048, 3
+	cfg.Test = 2048
 	ref, err := Train(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -85,11 +87,11 @@ func TestTrainAMP(t *testing.T) {
 			}
 			t.Logf("%d epochs under autocast to %v: loss %.4f, test accuracy %.1f%%, %v (float32: %.4f, %.1f%%, %v)",
 				cfg.Epochs, dt, res.Loss, 100*res.TestAccuracy, res.Elapsed, ref.Loss, 100*ref.TestAccuracy, ref.Elapsed)
-			if !(math.Abs(res.Loss-ref.Loss) <= 0.05) {
-				t.Errorf("loss %.4f, float32's %.4f: want within 0.05", res.Loss, ref.Loss)
+			if !(math.Abs(res.Loss-ref.Loss) <= 0.005) {
+				t.Errorf("loss %.4f, float32's %.4f: want within 0.005", res.Loss, ref.Loss)
 			}
-			if !(res.TestAccuracy >= ref.TestAccuracy-0.08) {
-				t.Errorf("test accuracy %.3f, float32's %.3f: want at most 8 points below", res.TestAccuracy, ref.TestAccuracy)
+			if !(res.TestAccuracy >= ref.TestAccuracy-0.01) {
+				t.Errorf("test accuracy %.3f, float32's %.3f: want at most a point below", res.TestAccuracy, ref.TestAccuracy)
 			}
 		})
 	}
