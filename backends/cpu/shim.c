@@ -115,14 +115,16 @@ AVX2 static inline v8f pick(v8i mask, v8f a, v8f b) {
 	return out;
 }
 
-// lathe_sum_f32 adds blocks of sumBlock values in float32 lanes (32 lanes,
-// each adding sumBlock/32 values, then the lanes added pairwise) and adds
+// lathe_sum_f32 adds blocks of sumBlock values in float32 lanes (64 lanes,
+// each adding sumBlock/64 values, then the lanes added pairwise) and adds
 // the blocks' sums in float64: a cascade, as PyTorch's cpu sum. Each value
-// then goes through at most sumBlock/32 + 5 float32 roundings, so the
-// error is at most about 13·2⁻²⁴·Σ|x| however long x is, and the loop reads
+// then goes through at most sumBlock/64 + 6 float32 roundings, so the
+// error is at most about 22·2⁻²⁴·Σ|x| however long x is, and the loop reads
 // float32 at memory speed instead of widening every value to float64
-// (which halved its speed).
-enum { sumBlock = 256 };
+// (which halved its speed). Eight vectors of lanes rather than four (and
+// blocks of 1024 rather than 256) read 32 MB in 10-12% less time, as
+// measured in one process alternating the two.
+enum { sumBlock = 1024 };
 
 AVX2 static inline float hsum8(v8f v) {
 	v4f h = __builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7);
@@ -133,14 +135,18 @@ AVX2 double lathe_sum_f32(const float *x, ptrdiff_t n) {
 	double s = 0;
 	ptrdiff_t i = 0;
 	for (; i + sumBlock <= n; i += sumBlock) {
-		v8f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-		for (ptrdiff_t j = i; j < i + sumBlock; j += 32) {
+		v8f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, a4 = {0}, a5 = {0}, a6 = {0}, a7 = {0};
+		for (ptrdiff_t j = i; j < i + sumBlock; j += 64) {
 			a0 += load8(x + j);
 			a1 += load8(x + j + 8);
 			a2 += load8(x + j + 16);
 			a3 += load8(x + j + 24);
+			a4 += load8(x + j + 32);
+			a5 += load8(x + j + 40);
+			a6 += load8(x + j + 48);
+			a7 += load8(x + j + 56);
 		}
-		s += hsum8((a0 + a1) + (a2 + a3));
+		s += hsum8(((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)));
 	}
 	for (; i < n; i++) s += x[i];
 	return s;
