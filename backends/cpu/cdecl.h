@@ -120,6 +120,9 @@ void lathe_erf_f32(float *dst, const float *src, ptrdiff_t n, const double *piec
 // softplus (5, with beta a and threshold b), tan, sinh, cosh, asinh, acosh,
 // atanh, atan, asin and acos (unary32.go's unary64Op).
 void lathe_unary64_f32(int op, float *dst, const float *src, ptrdiff_t n, double a, double b);
+// lathe_unary_f64 writes op(x) of the n doubles at src to dst, within an
+// ulp or two of Go's math (unary_f64.h); op is unary64.go's float64Op.
+void lathe_unary_f64(int op, double *dst, const double *src, ptrdiff_t n);
 // lathe_act_backward_f32 writes g[i]·f'(x[i]) for i < n to dst, f gelu (op
 // 0), gelu_tanh (1) or silu (2).
 void lathe_act_backward_f32(int op, float *dst, const float *g, const float *x, ptrdiff_t n, int wide);

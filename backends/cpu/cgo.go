@@ -320,6 +320,17 @@ func unary64Float32(op unary64Op, dst, src []float32, a, b float64) bool {
 	return true
 }
 
+// unaryFloat64 writes op of src to dst (of src's length) in shim.c's
+// lathe_unary_f64 and reports whether it did: not for a short run or on a
+// machine without AVX2.
+func unaryFloat64(op float64Op, dst, src []float64) bool {
+	if !haveAVX2 || len(dst) < vectorMin {
+		return false
+	}
+	C.lathe_unary_f64(C.int(op), (*C.double)(unsafe.Pointer(&dst[0])), (*C.double)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(dst)))
+	return true
+}
+
 // extremeFloat32 is the largest (more) or smallest value of v, or a NaN
 // where v holds one, in shim.c's lathe_extreme_f32; ok is false where it
 // did not run: a short run or a machine without AVX2.

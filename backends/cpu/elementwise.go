@@ -18,8 +18,8 @@ var floatUnary = map[string]func(p ops.Params) func(float64) float64{
 	"floor":      fixed(math.Floor),
 	"ceil":       fixed(math.Ceil),
 	"round":      fixed(math.RoundToEven), // torch.round rounds half to even
-	"exp":        fixed(math.Exp),
-	"log":        fixed(math.Log),
+	"exp":        fixed(expF),
+	"log":        fixed(logF),
 	"log1p":      fixed(math.Log1p),
 	"expm1":      fixed(math.Expm1),
 	"sqrt":       fixed(math.Sqrt),
@@ -106,6 +106,28 @@ func cosh(x float64) float64 {
 		return halfExp(math.Abs(x))
 	}
 	return math.Cosh(x)
+}
+
+// expF is math.Exp but finite up to 709.78, as e^x is (and torch's exp):
+// on amd64 math.Exp builds 2^k in one exponent field and overflows from
+// 709.44 on, where k reaches 1024. Past 709 it is 2·e^(x - hi)·(1 - lo),
+// ln2 = hi + lo split as fdlibm's so that x - hi is exact: within two ulps.
+func expF(x float64) float64 {
+	if x > 709 {
+		const ln2Hi, ln2Lo = 6.93147180369123816490e-01, 1.90821492927058770002e-10
+		return math.Exp(x-ln2Hi) * (1 - ln2Lo) * 2
+	}
+	return math.Exp(x)
+}
+
+// logF is math.Log but right for a subnormal x, where amd64's math.Log
+// (which reads the exponent field as it stands) gives log(5e-324) as
+// -709.09 for -744.44: such an x is scaled by 2^54 first.
+func logF(x float64) float64 {
+	if x > 0 && x < 0x1p-1022 {
+		return math.Log(x*0x1p54) - 54*math.Ln2
+	}
+	return math.Log(x)
 }
 
 // halfExp is e^a/2 for a > 709, without overflowing before it.

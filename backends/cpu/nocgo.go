@@ -135,3 +135,5 @@ func bnSumProdHalf(g, x []uint16, c bnChannel, shift float64, bf bool) (float64,
 func bnApplyHalf(dst, src []uint16, a, b float32, bf bool) bool { return false }
 
 func bnGradHalf(dst []float32, g, x []uint16, a, k, mean, d float32, bf bool) bool { return false }
+
+func unaryFloat64(op float64Op, dst, src []float64) bool { return false }

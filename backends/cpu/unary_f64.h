@@ -1,0 +1,95 @@
+// unary_f64.h: exp, log, tanh, sigmoid and silu of float64s, four lanes at
+// a time (shim.c's lathe_unary_f64, which unary64.go's float64 row loops
+// call). shim.c includes it once, after the float32-in-float64 functions
+// whose expd4, pick4d, abs4d and copysign4d it uses. Each is within an ulp
+// or two of the Go function that elementwise.go's floatUnary names (math.Exp
+// and the rest, which take a call per element: 4-8 times torch's time),
+// with the same special values. Numbered as unary64.go's float64Op.
+enum { f64Exp, f64Log, f64Tanh, f64Sigmoid, f64SiLU };
+
+// log_f64x4 is fdlibm's e_log.c as Go's math.Log has it: x = 2^k·(1 + f)
+// with 1 + f in [√½, √2), s = f/(2 + f), log(1 + f) = f - hfsq + s·(hfsq +
+// R(s²)), R the minimax polynomial Lg1..Lg7 of that code, and k·ln2 with
+// ln2 split so that k·hi is exact. A subnormal x is scaled by 2^54 first.
+AVX2 static inline v4d log_f64x4(v4d x) {
+	v4l tiny = (x < 0x1p-1022) & (x > 0.0);
+	v4l b = bits4d(pick4d(tiny, x * 0x1p54, x));
+	v4l k = ((b >> 52) & 0x7ff) - 1023 - (tiny & 54);
+	v4d m = from_bits4d((b & 0x000fffffffffffffLL) | 0x3ff0000000000000LL); // in [1, 2)
+	v4l big = m >= 1.4142135623730951;
+	m = pick4d(big, m * 0.5, m);
+	k -= big; // big is -1 where true
+	v4d f = m - 1.0, s = f / (2.0 + f), z = s * s, w = z * z;
+	v4d t1 = z * (6.666666666666735130e-01 + w * (2.857142874366239149e-01 + w * (1.818357216161805012e-01 + w * 1.479819860511658591e-01)));
+	v4d t2 = w * (3.999999999940941908e-01 + w * (2.222219843214978396e-01 + w * 1.531383769920937332e-01));
+	v4d hfsq = 0.5 * f * f, kd = __builtin_convertvector(__builtin_convertvector(k, v4i), v4d);
+	v4d r = kd * 6.93147180369123816490e-01 - ((hfsq - (s * (hfsq + t1 + t2) + kd * 1.90821492927058770002e-10)) - f);
+	// 0 → -Inf, below 0 → NaN, +Inf → +Inf, NaN → itself.
+	r = pick4d(x == 0.0, splat4d(-__builtin_inf()), r);
+	r = pick4d(x < 0.0, splat4d(__builtin_nan("")), r);
+	r = pick4d(x == __builtin_inf(), x, r);
+	return pick4d(x != x, x, r);
+}
+
+// tanh_f64x4 is Go's math.Tanh (after Cephes): from |x| = 0.625 on, 1 -
+// 2/(e^2|x| + 1), which is 1 once e^2|x| passes 2^54 (infinite |x| too);
+// below it, Cephes's rational function x + x³·P(x²)/Q(x²); ±0 are
+// themselves.
+AVX2 static inline v4d tanh_f64x4(v4d x) {
+	v4d a = abs4d(x), z = x * x;
+	v4d far = 1.0 - 2.0 / (expd4(2.0 * a) + 1.0);
+	v4d p = (-9.64399179425052238628e-01 * z - 9.92877231001918586564e+01) * z - 1.61468768441708447952e+03;
+	v4d q = ((z + 1.12811678491632931402e+02) * z + 2.23548839060100448583e+03) * z + 4.84406305325125486048e+03;
+	v4d r = pick4d(a >= 0.625, copysign4d(far, x), x + x * z * (p / q));
+	return pick4d((x != x) | (x == 0.0), x, r);
+}
+
+// sigmoid_f64x4 is elementwise.go's sigmoid: from e = e^-|x|, 1/(1 + e)
+// for x ≥ 0 and e/(1 + e) below, so that neither side cancels.
+AVX2 static inline v4d sigmoid_f64x4(v4d x) {
+	v4d e = expd4(-abs4d(x));
+	v4d r = pick4d(x < 0.0, e / (1.0 + e), 1.0 / (1.0 + e));
+	return pick4d(x != x, x, r);
+}
+
+AVX2 static inline v4d unary_f64(int op, v4d x) {
+	switch (op) {
+	case f64Exp: return expd4(x);
+	case f64Log: return log_f64x4(x);
+	case f64Tanh: return tanh_f64x4(x);
+	case f64Sigmoid: return sigmoid_f64x4(x);
+	default: return x * sigmoid_f64x4(x);
+	}
+}
+
+// UNARY_F64_LOOP runs op over the n doubles four at a time, the tail
+// padded with 1 (inside every op's domain); op is a constant in each use,
+// so that each loop is its own.
+#define UNARY_F64_LOOP(OP)                                                                   \
+	do {                                                                                 \
+		ptrdiff_t i = 0;                                                             \
+		for (; i + 4 <= n; i += 4) {                                                 \
+			v4d x;                                                               \
+			memcpy(&x, src + i, sizeof x);                                       \
+			v4d r = unary_f64(OP, x);                                            \
+			memcpy(dst + i, &r, sizeof r);                                       \
+		}                                                                            \
+		if (i < n) {                                                                 \
+			v4d x = splat4d(1.0);                                                \
+			memcpy(&x, src + i, (n - i) * sizeof *src);                          \
+			v4d r = unary_f64(OP, x);                                            \
+			memcpy(dst + i, &r, (n - i) * sizeof *dst);                          \
+		}                                                                            \
+	} while (0)
+
+AVX2 void lathe_unary_f64(int op, double *dst, const double *src, ptrdiff_t n) {
+	switch (op) {
+	case f64Exp: UNARY_F64_LOOP(f64Exp); break;
+	case f64Log: UNARY_F64_LOOP(f64Log); break;
+	case f64Tanh: UNARY_F64_LOOP(f64Tanh); break;
+	case f64Sigmoid: UNARY_F64_LOOP(f64Sigmoid); break;
+	case f64SiLU: UNARY_F64_LOOP(f64SiLU); break;
+	}
+}
+
+#undef UNARY_F64_LOOP
