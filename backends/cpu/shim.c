@@ -718,15 +718,15 @@ AVX2 void lathe_unary_f32(int op, float *dst, const float *src, ptrdiff_t n, flo
 
 // lathe_binary_f32 writes op(p[i], q[i]) to dst[i] for i < n (op(p[i],
 // s) where q is NULL), for the binary ops that binary.go ran through a call
-// per element (torch.maximum and minimum took 40 times torch's time): the
-// Go functions' values bit for bit, a NaN in either operand propagating
-// as that operand, and a tie (±0) giving q. The ops are numbered as
-// binary.go's binaryOp; the tail goes through the same lanes. fmod, and
-// remainder (torch's: the fmod moved into the divisor's sign, r + b where
-// r is not 0 and its sign is not b's), call libm's fmodf per element:
-// exact, so binary.go's values through math.Mod bit for bit, in a few
-// nanoseconds where math.Mod's loop of Frexp and Ldexp took tens.
-enum { binaryMaximum, binaryMinimum, binaryFMod, binaryRemainder };
+// per element (torch.maximum and minimum took 40 times torch's time):
+// maximum and minimum in float32 lanes, the Go functions' values bit for
+// bit, a NaN in either operand propagating as that operand, and a tie (±0)
+// giving q; fmod, remainder (torch's: the fmod moved into the divisor's
+// sign, r + b where r is not 0 and its sign is not b's), pow and atan2 in
+// float64 lanes (binary64.h). The ops are numbered as binary.go's
+// binaryOp; the tail goes through the same lanes. It is defined after
+// binary64.h, whose functions need the float64 lanes' helpers.
+enum { binaryMaximum, binaryMinimum, binaryFMod, binaryRemainder, binaryPow, binaryAtan2 };
 
 #define BINARY_LOOP(expr)                                                                                                        \
 	do {                                                                                                                     \
@@ -745,23 +745,6 @@ enum { binaryMaximum, binaryMinimum, binaryFMod, binaryRemainder };
 			memcpy(dst + i, rt, (n - i) * sizeof *dst);                                                              \
 		}                                                                                                                \
 	} while (0)
-
-AVX2 void lathe_binary_f32(int op, float *dst, const float *p, const float *q, float s, ptrdiff_t n) {
-	switch (op) {
-	// maxps(a, b) is a > b ? a : b, which gives b for a NaN b and for a
-	// tie; a NaN a is taken apart.
-	case binaryMaximum: BINARY_LOOP(pick(a != a, a, __builtin_ia32_maxps256(a, b))); break;
-	case binaryMinimum: BINARY_LOOP(pick(a != a, a, __builtin_ia32_minps256(a, b))); break;
-	case binaryFMod:
-	case binaryRemainder:
-		for (ptrdiff_t i = 0; i < n; i++) {
-			float b = q ? q[i] : s, r = fmodf(p[i], b);
-			if (op == binaryRemainder && r != 0 && ((r < 0) != (b < 0))) r += b;
-			dst[i] = r;
-		}
-		break;
-	}
-}
 
 // lathe_extreme_f32 is the largest (more) or the smallest of the n ≥ 8
 // floats at x, or a NaN where any is NaN: four vectors of running extremes
@@ -1765,6 +1748,25 @@ AVX2 void lathe_unary64_f32(int op, float *dst, const float *src, ptrdiff_t n, d
 // ---- exp, log, tanh, sigmoid and silu of float64s ----
 
 #include "unary_f64.h"
+
+// ---- pow, atan2, fmod and remainder of float32s in float64 lanes ----
+
+#include "binary64.h"
+
+AVX2 void lathe_binary_f32(int op, float *dst, const float *p, const float *q, float s, ptrdiff_t n) {
+	switch (op) {
+	// maxps(a, b) is a > b ? a : b, which gives b for a NaN b and for a
+	// tie; a NaN a is taken apart.
+	case binaryMaximum: BINARY_LOOP(pick(a != a, a, __builtin_ia32_maxps256(a, b))); break;
+	case binaryMinimum: BINARY_LOOP(pick(a != a, a, __builtin_ia32_minps256(a, b))); break;
+	case binaryFMod: BINARY64_LOOP(binary64FMod); break;
+	case binaryRemainder: BINARY64_LOOP(binary64Remainder); break;
+	case binaryPow: BINARY64_LOOP(binary64Pow); break;
+	case binaryAtan2: BINARY64_LOOP(binary64Atan2); break;
+	}
+}
+
+#undef BINARY64_LOOP
 
 // ---- direct convolution (conv_direct.go) ----
 

@@ -144,9 +144,10 @@ func TestBinaryVector(t *testing.T) {
 }
 
 // TestPowScalarExponents: pow by the exponents that torch's kernel takes
-// apart gives what it takes instead (x·x, √x, 1/√x, 1/x in float32: -0
-// and -Inf to the 0.5 are -0 and NaN, as torch's), and another exponent
-// math.Pow's value, on runs long enough for the C loops and short ones.
+// apart gives what it takes instead (x·x, x·x·x, 1/(x·x), √x, 1/√x, 1/x
+// in float32: -0 and -Inf to the 0.5 are -0 and NaN, as torch's), and
+// another exponent math.Pow's value, on runs long enough for the C loops
+// and short ones.
 func TestPowScalarExponents(t *testing.T) {
 	r := powRows32()
 	negZero, inf := float32(math.Copysign(0, -1)), float32(math.Inf(1))
@@ -164,7 +165,9 @@ func TestPowScalarExponents(t *testing.T) {
 			{0.5, func(x float32) float32 { return float32(math.Sqrt(float64(x))) }},
 			{-0.5, func(x float32) float32 { return 1 / float32(math.Sqrt(float64(x))) }},
 			{-1, func(x float32) float32 { return 1 / x }},
-			{3, func(x float32) float32 { return float32(math.Pow(float64(x), 3)) }},
+			{3, func(x float32) float32 { return x * x * x }},
+			{-2, func(x float32) float32 { return 1 / (x * x) }},
+			{2.5, func(x float32) float32 { return float32(math.Pow(float64(x), 2.5)) }},
 		} {
 			got := make([]float32, n)
 			r.vs(got, p, c.s)
@@ -177,19 +180,33 @@ func TestPowScalarExponents(t *testing.T) {
 	}
 }
 
-// TestFModVector: lathe_binary_f32's fmodf loop gives binary.go's fmod
-// and remainder (math.Mod's, exact) bit for bit, over dividends and
-// divisors of both signs, zeros, infinities and NaN, with the divisor a
-// run and one value.
+// TestFModVector: lathe_binary_f32's fmod and remainder (float64 lanes,
+// libm's fmodf past a quotient of 2^27) give binary.go's (math.Mod's,
+// exact) bit for bit, over dividends and divisors of both signs, zeros,
+// infinities and NaN, quotients either side of 2^27 and pairs spread over
+// float32's whole range, with the divisor a run and one value.
 func TestFModVector(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 0.7, -0.7, 3, 1e-30, 1e30}
-	const n = 1000
-	p, q := make([]float32, n), make([]float32, n)
+	const n = 1 << 16
+	p, q := make([]float32, n+3), make([]float32, n+3)
 	for i := range p {
-		p[i], q[i] = float32(rng.NormFloat64()*100), float32(rng.NormFloat64())
-		if i%5 == 0 {
+		switch i % 4 {
+		case 0:
 			p[i], q[i] = special[rng.IntN(len(special))], special[rng.IntN(len(special))]
+		case 1:
+			p[i], q[i] = float32(rng.NormFloat64()*100), float32(rng.NormFloat64())
+		case 2: // quotients near 2^27, where the float64 lanes hand over to fmodf
+			q[i] = float32(rng.NormFloat64())
+			p[i] = q[i] * float32(math.Ldexp(1+rng.Float64(), 25+rng.IntN(4)))
+		default:
+			p[i], q[i] = float32(math.Pow(10, -45+83*rng.Float64())), float32(math.Pow(10, -45+83*rng.Float64()))
+			if rng.IntN(2) == 0 {
+				p[i] = -p[i]
+			}
+			if rng.IntN(2) == 0 {
+				q[i] = -q[i]
+			}
 		}
 	}
 	k := binaryKernels()
@@ -202,7 +219,7 @@ func TestFModVector(t *testing.T) {
 				t.Fatalf("%s(%g, %g) = %g, want %g", name, p[i], q[i], got[i], w)
 			}
 		}
-		for _, s := range special {
+		for _, s := range append(special, 1e-40, 7e-3, -2.5e7) {
 			rows.vs(got, p, s)
 			for i := range got {
 				if w := f(p[i], s); math.Float32bits(got[i]) != math.Float32bits(w) && !(w != w && got[i] != got[i]) {
@@ -211,6 +228,86 @@ func TestFModVector(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPowAtan2Vector: lathe_binary_f32's pow and atan2 in float64 lanes
+// give binary.go's float32(math.Pow) and float32(math.Atan2): the same
+// bits, or one ulp off where the float64 value lies within 2^-40 of a tie
+// between two float32s (pow's e^(y·log|x|) is good to about 1e-14: x^1.5
+// for x = 2^24 - 1 lies 1.3e-15 above such a tie), over bases and first
+// operands of every magnitude and both signs with the specials, and
+// exponents that are small integers, halves, normal draws, large enough to
+// overflow, even past 2^24 and the specials, the rhs a run and one value.
+func TestPowAtan2Vector(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("the C loops need AVX2, which this cpu lacks")
+	}
+	rng := rand.New(rand.NewPCG(31, 32))
+	nan, inf, negZero := float32(math.NaN()), float32(math.Inf(1)), float32(math.Copysign(0, -1))
+	special := []float32{0, negZero, inf, -inf, nan, 1, -1, 2, -2, 0.5, -0.5, 3, -3, 1 << 24, -(1 << 24), 16777215, -16777215, 1e-45, -1e-45, 3.4e38}
+	const n = 1 << 20
+	p, q := make([]float32, n+3), make([]float32, n+3)
+	for i := range p {
+		p[i] = float32(math.Pow(10, -45+83*rng.Float64()))
+		if rng.IntN(2) == 0 {
+			p[i] = -p[i]
+		}
+		switch rng.IntN(6) {
+		case 0:
+			q[i] = float32(rng.IntN(11) - 5)
+		case 1:
+			q[i] = float32(rng.IntN(11)-5) + 0.5
+		case 2:
+			q[i] = float32(rng.NormFloat64() * 3)
+		case 3:
+			q[i] = float32(rng.NormFloat64() * 1e4)
+		case 4:
+			q[i] = special[rng.IntN(len(special))]
+		default:
+			q[i] = -p[i] * float32(rng.Float64())
+		}
+		if i%16 == 0 {
+			p[i] = special[rng.IntN(len(special))]
+		}
+	}
+	k := binaryKernels()
+	for _, name := range []string{"pow", "atan2"} {
+		rows, f, f64 := float32Binary[name], k[name].f32, k[name].f64
+		off := 0
+		check := func(got []float32, s float32, one bool) {
+			for i := range got {
+				b := q[i]
+				if one {
+					b = s
+				}
+				w := f(p[i], b)
+				switch d := ulps(got[i], w); {
+				case math.Float32bits(got[i]) == math.Float32bits(w) || w != w && got[i] != got[i]:
+				case d == 1 && nearTie(f64(float64(p[i]), float64(b))):
+					off++
+				default:
+					t.Fatalf("%s(%g, %g) = %g, want %g (bits %#x, %#x)", name, p[i], b, got[i], w, math.Float32bits(got[i]), math.Float32bits(w))
+				}
+			}
+		}
+		got := make([]float32, len(p))
+		rows.vv(got, p, q)
+		check(got, 0, false)
+		for _, s := range []float32{2.5, -1.5, 7, nan, inf, 1e-3} {
+			rows.vs(got, p, s)
+			check(got, s, true)
+		}
+		t.Logf("%s: %d of %d values an ulp off, next to a tie", name, off, 7*len(p))
+	}
+}
+
+// nearTie says whether v lies within 2^-40 of v of the midpoint between
+// the two float32s around it.
+func nearTie(v float64) bool {
+	f := float32(v)
+	other := math.Nextafter32(f, float32(math.Copysign(math.Inf(1), v-float64(f))))
+	mid := (float64(f) + float64(other)) / 2
+	return math.Abs(v-mid) <= math.Abs(v)*0x1p-40
 }
 
 // TestFloat64Rows: the float64 row loops give floatUnary's functions'
