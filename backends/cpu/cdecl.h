@@ -103,6 +103,10 @@ void lathe_softmax_cols_f32(float *dst, const float *src, ptrdiff_t n, ptrdiff_t
 // lathe_sum_cols_f32 writes to dst[j] the sum over i < rows of
 // x[i·stride + j], for j < cols.
 void lathe_sum_cols_f32(float *dst, const float *x, ptrdiff_t rows, ptrdiff_t stride, ptrdiff_t cols);
+// lathe_extreme_cols_f32 writes to dst[j] the largest (more != 0) or
+// smallest of x[i·stride + j] over i < rows, for j < cols: the first NaN,
+// else the first extreme.
+void lathe_extreme_cols_f32(float *dst, const float *x, ptrdiff_t rows, ptrdiff_t stride, ptrdiff_t cols, int more);
 // lathe_reduce_rows_f32 writes to dst[r], for r < rows, lathe_sum_f32 of
 // the n >= 8 values from x + r·stride rounded to float (op 0), or
 // lathe_extreme_f32's largest (1) or smallest (2) of them.

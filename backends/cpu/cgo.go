@@ -428,6 +428,18 @@ func sumColsFloat32(dst, x []float32, rows, stride int) bool {
 	return true
 }
 
+// extremeColsFloat32 writes to dst[j] the largest (more) or smallest of
+// x[i·stride + j] over i < rows (shim.c's lathe_extreme_cols_f32) and
+// reports whether it did, as sumColsFloat32.
+func extremeColsFloat32(dst, x []float32, rows, stride int, more bool) bool {
+	if !haveAVX2 || len(dst) == 0 || rows == 0 || len(x) < (rows-1)*stride+len(dst) {
+		return false
+	}
+	C.lathe_extreme_cols_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&x[0])), C.ptrdiff_t(rows),
+		C.ptrdiff_t(stride), C.ptrdiff_t(len(dst)), cBool(more))
+	return true
+}
+
 // sqrtFloat32 writes the square roots of src to dst, which has src's
 // length, and reports whether it did, as erfRowFloat32.
 func sqrtFloat32(dst, src []float32) bool {

@@ -86,6 +86,8 @@ func sqrtFloat32(dst, src []float32) bool { return false }
 
 func sumColsFloat32(dst, x []float32, rows, stride int) bool { return false }
 
+func extremeColsFloat32(dst, x []float32, rows, stride int, more bool) bool { return false }
+
 func reduceRowsFloat32(op rowReduction, dst, x []float32, n, stride int) bool { return false }
 
 func bnMomentsFloat32(v []float32, c bnChannel, shift float64) (s, q float64, ok bool) {

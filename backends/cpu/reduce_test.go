@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -365,19 +366,135 @@ func TestReduceRows(t *testing.T) {
 		}{{ops.Sum, sumRun[float32, float64]}, {ops.Max, extremeRun[float32](true)}, {ops.Min, extremeRun[float32](false)}} {
 			got := span[float32](call(t, op.op, ops.Reduce{Dims: c.dims}, x))
 			r, _ := planRuns(x, c.dims)
-			i := 0
+			var mu sync.Mutex // rows runs on the crew's goroutines
+			i, bad := 0, ""
 			r.l.rows(func(offs []int, n int) {
 				want := op.run(d, offs[1], n, r.s)
-				if g := got[offs[0]]; math.Float32bits(g) != math.Float32bits(want) {
-					t.Fatalf("%s %s: [%d] = %v, one run alone gives %v", op.op.Name, c.name, offs[0], g, want)
+				mu.Lock()
+				defer mu.Unlock()
+				if g := got[offs[0]]; math.Float32bits(g) != math.Float32bits(want) && bad == "" {
+					bad = fmt.Sprintf("[%d] = %v, one run alone gives %v", offs[0], g, want)
 				}
 				i++
 			})
+			if bad != "" {
+				t.Fatalf("%s %s: %s", op.op.Name, c.name, bad)
+			}
 			if i != len(got) || i < 2 {
 				t.Fatalf("%s %s: %d rows checked of %d", op.op.Name, c.name, i, len(got))
 			}
 		}
 	}
+}
+
+// TestReduceColumns: reductions whose runs are strided but whose
+// neighbouring outputs read neighbouring inputs (over dim 0 of a row-major
+// matrix) go row by row over blocks of columns (reduceColumns, float32
+// extremes in C's lanes) and give each output exactly what its run's loop
+// gives it alone (sumRun, prodRun, extremeRun), for float32, float64 and
+// int64: columns past the blocks of 64 and of 256, one row, a middle dim,
+// a narrow at an offset, and columns whose extreme is the first of two
+// NaNs (by payload), +0 after -0 or -0 after +0. (A float32 sum is
+// lathe_sum_cols_f32's, whose cascade TestSumColsFloat32 checks.)
+func TestReduceColumns(t *testing.T) {
+	data := randomF64(1024 * 300)
+	for i := range data {
+		data[i] = 1 + data[i]/16 // products of a thousand stay finite
+	}
+	cases := []struct {
+		name           string
+		shape, strides []int
+		offset         int
+		dims           []int
+	}{
+		{"[1024,300] dim 0", []int{1024, 300}, []int{300, 1}, 0, []int{0}},
+		{"[3,70] dim 0", []int{3, 70}, []int{70, 1}, 0, []int{0}},
+		{"[1,100] dim 0", []int{1, 100}, []int{100, 1}, 0, []int{0}},
+		{"[5,16,40] dim 1", []int{5, 16, 40}, []int{640, 40, 1}, 0, []int{1}},
+		{"narrow [30,100] of [30,130] at 7", []int{30, 100}, []int{130, 1}, 7, []int{0}},
+	}
+	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64, dispatch.Int64} {
+		base := tensorOf(dispatch.Float64, slices.Clone(data), len(data))
+		switch dt {
+		case dispatch.Int64:
+			d := span[float64](base)
+			for i := range d {
+				d[i] = math.Round((d[i] - 1) * 64) // small integers: products wrap, as torch's
+			}
+		default:
+			// Column 5: -0 then +0, the rest below (the zeros are its
+			// maximum); column 6: +0 then -0, the rest above (its minimum);
+			// column 7 (set below): two NaNs of different payloads, the
+			// first to win.
+			d := span[float64](base)
+			for i := range 1024 {
+				d[i*300+5], d[i*300+6] = -math.Abs(d[i*300+5]), math.Abs(d[i*300+6])
+			}
+			d[5], d[300+5], d[6], d[300+6] = math.Copysign(0, -1), 0, 0, math.Copysign(0, -1)
+		}
+		typed := dispatch.NewTensor(cpu0, dt, []int{len(data)}, newBuffer(dt, len(data)))
+		castInto(typed, base)
+		switch dt {
+		case dispatch.Float32:
+			d := span[float32](typed)
+			d[2*300+7], d[9*300+7] = math.Float32frombits(0x7fc01234), math.Float32frombits(0xffc00001)
+		case dispatch.Float64:
+			d := span[float64](typed)
+			d[2*300+7], d[9*300+7] = math.Float64frombits(0x7ff8000000001234), math.Float64frombits(0xfff8000000000001)
+		}
+		for _, c := range cases {
+			x := typed.View(c.shape, c.strides, c.offset)
+			for _, op := range []*dispatch.Op[ops.Reduce]{ops.Sum, ops.Prod, ops.Max, ops.Min} {
+				if op == ops.Sum && dt == dispatch.Float32 {
+					continue
+				}
+				got := call(t, op, ops.Reduce{Dims: c.dims}, x)
+				r, _ := planRuns(x, c.dims)
+				var mu sync.Mutex // rows runs on the crew's goroutines
+				checked, bad := 0, ""
+				r.l.rows(func(offs []int, n int) {
+					var g, want uint64
+					switch dt {
+					case dispatch.Float32:
+						g = uint64(math.Float32bits(span[float32](got)[offs[0]]))
+						want = uint64(math.Float32bits(reducer[float32, float64](op.Name, ops.Reduce{})(span[float32](typed), offs[1], n, r.s)))
+					case dispatch.Float64:
+						g = math.Float64bits(span[float64](got)[offs[0]])
+						want = math.Float64bits(reducer[float64, float64](op.Name, ops.Reduce{})(span[float64](typed), offs[1], n, r.s))
+					default:
+						g = uint64(span[int64](got)[offs[0]])
+						want = uint64(reducer[int64, int64](op.Name, ops.Reduce{})(span[int64](typed), offs[1], n, r.s))
+					}
+					// Which NaN a sum or product of two is depends on the
+					// order in which the compiler gives the add or multiply
+					// its operands; an extreme's must be the first's.
+					bothNaN := (op == ops.Prod || op == ops.Sum) && dt != dispatch.Int64 && isNaNBits(g, dt) && isNaNBits(want, dt)
+					mu.Lock()
+					defer mu.Unlock()
+					if g != want && !bothNaN && bad == "" {
+						bad = fmt.Sprintf("[%d] has bits %#x, one run alone gives %#x", offs[0], g, want)
+					}
+					checked++
+				})
+				if bad != "" {
+					t.Fatalf("%s %v %s: %s", op.Name, dt, c.name, bad)
+				}
+				if checked != got.Numel() || checked < 2 {
+					t.Fatalf("%s %v %s: %d outputs checked of %d", op.Name, dt, c.name, checked, got.Numel())
+				}
+				got.Release()
+			}
+		}
+	}
+}
+
+// isNaNBits says whether the bits of a float of dtype dt are a NaN's.
+func isNaNBits(b uint64, dt dispatch.DType) bool {
+	if dt == dispatch.Float32 {
+		f := math.Float32frombits(uint32(b))
+		return f != f
+	}
+	return math.IsNaN(math.Float64frombits(b))
 }
 
 // TestSumPanelsHalf: a 16-bit sum whose reduced elements lie in runs at

@@ -639,6 +639,40 @@ AVX2 void lathe_sum_cols_f32(float *dst, const float *x, ptrdiff_t rows, ptrdiff
 	}
 }
 
+// lathe_extreme_cols_f32 writes to dst[j] the largest (more) or smallest
+// of x[i·stride + j] over i < rows, for j < cols, as reduce.go's
+// extremeColumns: the first NaN of a column, else its first extreme (of ±0
+// too). maxps(v, a) is v > a ? v : a, which keeps a for a tie and for a
+// NaN v, so a NaN v is taken apart, and a NaN a kept. Columns go 64 at a
+// time in eight vectors, walking the rows in memory order.
+#define EXTREME_COL(a, v, F) pick((a) != (a), (a), pick((v) != (v), (v), F((v), (a))))
+
+AVX2 void lathe_extreme_cols_f32(float *dst, const float *x, ptrdiff_t rows, ptrdiff_t stride, ptrdiff_t cols, int more) {
+	ptrdiff_t j0 = 0;
+	for (; j0 + 64 <= cols; j0 += 64) {
+		v8f a[8];
+		for (int v = 0; v < 8; v++) a[v] = load8(x + j0 + 8 * v);
+		for (ptrdiff_t i = 1; i < rows; i++) {
+			const float *r = x + i * stride + j0;
+			if (more)
+				for (int v = 0; v < 8; v++) a[v] = EXTREME_COL(a[v], load8(r + 8 * v), __builtin_ia32_maxps256);
+			else
+				for (int v = 0; v < 8; v++) a[v] = EXTREME_COL(a[v], load8(r + 8 * v), __builtin_ia32_minps256);
+		}
+		for (int v = 0; v < 8; v++) store8(dst + j0 + 8 * v, a[v]);
+	}
+	for (ptrdiff_t j = j0; j < cols; j++) { // the last columns, one at a time
+		float a = x[j];
+		for (ptrdiff_t i = 1; i < rows && a == a; i++) {
+			float v = x[i * stride + j];
+			if (v != v || (more ? v > a : v < a)) a = v;
+		}
+		dst[j] = a;
+	}
+}
+
+#undef EXTREME_COL
+
 // lathe_sqrt_f32 writes the square roots of the n values at src to dst:
 // vsqrtps rounds correctly, so these are float64's square roots rounded
 // to float32, bit for bit.
