@@ -127,6 +127,10 @@ void lathe_unary64_f32(int op, float *dst, const float *src, ptrdiff_t n, double
 // lathe_unary_f64 writes op(x) of the n doubles at src to dst, within an
 // ulp or two of Go's math (unary_f64.h); op is unary64.go's float64Op.
 void lathe_unary_f64(int op, double *dst, const double *src, ptrdiff_t n);
+// lathe_softmax_f64 writes the softmax (log != 0: log-softmax) of rows
+// consecutive rows of n ≥ 4 doubles and returns how many rows it wrote
+// before one with a NaN or infinite max, which it leaves.
+ptrdiff_t lathe_softmax_f64(double *dst, const double *src, ptrdiff_t rows, ptrdiff_t n, int log);
 // lathe_act_backward_f32 writes g[i]·f'(x[i]) for i < n to dst, f gelu (op
 // 0), gelu_tanh (1) or silu (2).
 void lathe_act_backward_f32(int op, float *dst, const float *g, const float *x, ptrdiff_t n, int wide);

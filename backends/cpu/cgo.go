@@ -331,6 +331,16 @@ func unaryFloat64(op float64Op, dst, src []float64) bool {
 	return true
 }
 
+// softmaxRowsFloat64 is softmaxRowsFloat32 for float64 rows (shim.c's
+// lathe_softmax_f64), which takes rows of 4 values or more.
+func softmaxRowsFloat64(dst, src []float64, n int, log bool) int {
+	if !haveAVX2 || n < 4 || len(src) < vectorMin || len(dst) < len(src) || len(src) < n {
+		return 0
+	}
+	return int(C.lathe_softmax_f64((*C.double)(unsafe.Pointer(&dst[0])), (*C.double)(unsafe.Pointer(&src[0])),
+		C.ptrdiff_t(len(src)/n), C.ptrdiff_t(n), cBool(log)))
+}
+
 // extremeFloat32 is the largest (more) or smallest value of v, or a NaN
 // where v holds one, in shim.c's lathe_extreme_f32; ok is false where it
 // did not run: a short run or a machine without AVX2.

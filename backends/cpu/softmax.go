@@ -55,10 +55,14 @@ func softmax[T float](out, x *dispatch.Tensor, dim int, log bool) {
 	rows := len(src) / n
 	parallel(rows, 4*n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			if d, ok := any(dst).([]float32); ok && inner == 1 {
-				// The vector loop takes the rows up to one it leaves
-				// to the general path (a NaN, an infinite max).
-				r += softmaxRowsFloat32(d[r*n:hi*n], any(src).([]float32)[r*n:hi*n], n, log)
+			if inner == 1 {
+				// The vector loops take the rows up to one they leave to
+				// the general path (a NaN, an infinite max).
+				if d, ok := any(dst).([]float32); ok {
+					r += softmaxRowsFloat32(d[r*n:hi*n], any(src).([]float32)[r*n:hi*n], n, log)
+				} else {
+					r += softmaxRowsFloat64(any(dst).([]float64)[r*n:hi*n], any(src).([]float64)[r*n:hi*n], n, log)
+				}
 				if r == hi {
 					break
 				}

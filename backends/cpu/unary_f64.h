@@ -93,3 +93,57 @@ AVX2 void lathe_unary_f64(int op, double *dst, const double *src, ptrdiff_t n) {
 }
 
 #undef UNARY_F64_LOOP
+
+// softmax_row_f64 is softmax.go's softmaxRowGo for a float64 row of n ≥ 4
+// values: the max, then e^(x - max) (expd4) and their sum in four lanes,
+// then the values times 1/sum, or for log_softmax (x - max) - log(sum)
+// with libm's log. It returns 0, having written nothing, for a row whose
+// max is a NaN or infinite, which the Go loop takes.
+AVX2 static inline int softmax_row_f64(double *dst, const double *src, ptrdiff_t n, int log) {
+	v4d m4, x;
+	memcpy(&m4, src, sizeof m4);
+	v4l nan = m4 != m4;
+	ptrdiff_t i = 4;
+	for (; i + 4 <= n; i += 4) {
+		memcpy(&x, src + i, sizeof x);
+		nan |= x != x;
+		m4 = __builtin_ia32_maxpd256(m4, x);
+	}
+	double m = m4[0];
+	for (int l = 1; l < 4; l++) m = m4[l] > m ? m4[l] : m;
+	for (; i < n; i++) {
+		if (src[i] != src[i]) return 0;
+		m = src[i] > m ? src[i] : m;
+	}
+	if (__builtin_ia32_movmskpd256(from_bits4d(nan)) || m - m != 0) return 0;
+	v4d sum = splat4d(0), shift = splat4d(m);
+	for (i = 0; i + 4 <= n; i += 4) {
+		memcpy(&x, src + i, sizeof x);
+		v4d e = expd4(x - shift);
+		sum += e;
+		if (!log) memcpy(dst + i, &e, sizeof e);
+	}
+	double total = (sum[0] + sum[1]) + (sum[2] + sum[3]);
+	for (; i < n; i++) {
+		double e = expd4(splat4d(src[i] - m))[0];
+		total += e;
+		if (!log) dst[i] = e;
+	}
+	if (log) {
+		double ls = __builtin_log(total);
+		for (i = 0; i < n; i++) dst[i] = (src[i] - m) - ls;
+		return 1;
+	}
+	double inv = 1 / total;
+	for (i = 0; i < n; i++) dst[i] *= inv;
+	return 1;
+}
+
+// lathe_softmax_f64 runs softmax_row_f64 over rows consecutive rows of n
+// values and returns how many it wrote before the first that it left to
+// the caller (rows when it wrote them all).
+AVX2 ptrdiff_t lathe_softmax_f64(double *dst, const double *src, ptrdiff_t rows, ptrdiff_t n, int log) {
+	for (ptrdiff_t r = 0; r < rows; r++)
+		if (!softmax_row_f64(dst + r * n, src + r * n, n, log)) return r;
+	return rows;
+}
