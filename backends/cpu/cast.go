@@ -108,6 +108,9 @@ func copySame[T any](out, x *dispatch.Tensor) {
 	}
 	o, a := elems[T](out), elems[T](x)
 	l := newStrided(out, x)
+	if transposeCopy[T](out, x, l) {
+		return
+	}
 	last := len(l.Shape) - 1
 	so, sa := l.Strides[0][last], l.Strides[1][last]
 	l.eachRun(costVector, func(offs []int, n int) {

@@ -95,3 +95,70 @@ func TestCopyExpandedRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestTransposeCopy: a copy whose last dim walks across the input's rows
+// (transposeCopy's 8 × 8 tiles) gives every element where an index walk
+// puts it, bit for bit (NaN payloads too): x.T of a large and an odd-sized
+// matrix, a batch of them, NHWC to NCHW (whose H and W collapse into one
+// dim), a transposed narrow at an offset inside a wider storage, int32,
+// and matrices under 8 × 8 and rows of stride 1, which go the other way.
+func TestTransposeCopy(t *testing.T) {
+	const n = 1 << 20
+	bits := make([]uint32, n)
+	for i := range bits {
+		bits[i] = uint32(i)*2654435761 | 0x7f800001 // NaNs of every payload, and others
+		if i%3 == 0 {
+			bits[i] = math.Float32bits(float32(i))
+		}
+	}
+	for _, c := range []struct {
+		name           string
+		shape, strides []int
+		offset         int
+	}{
+		{"[1024,1024].T", []int{1024, 1024}, []int{1, 1024}, 0},
+		{"[13,29].T", []int{29, 13}, []int{1, 29}, 0},
+		{"[3,70,20] dims 1,2 swapped", []int{3, 20, 70}, []int{1400, 1, 20}, 0},
+		{"NHWC [2,5,6,16] as NCHW", []int{2, 16, 5, 6}, []int{480, 1, 96, 16}, 0},
+		{"narrow [40,30] of [50,100] at 7, .T", []int{30, 40}, []int{1, 100}, 7},
+		{"[7,5].T", []int{5, 7}, []int{1, 5}, 0},
+		{"[8,100] rows", []int{8, 100}, []int{100, 1}, 3},
+	} {
+		for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Int32} {
+			var base *dispatch.Tensor
+			if dt == dispatch.Float32 {
+				f := make([]float32, n)
+				for i, b := range bits {
+					f[i] = math.Float32frombits(b)
+				}
+				base = tensorOf(dt, f, n)
+			} else {
+				v := make([]int32, n)
+				for i, b := range bits {
+					v[i] = int32(b)
+				}
+				base = tensorOf(dt, v, n)
+			}
+			x := base.View(c.shape, c.strides, c.offset)
+			got := contiguous(x)
+			g, src := bitsOf[uint32](got), bitsOf[uint32](base)
+			idx := make([]int, len(c.shape))
+			for i := range g {
+				off := c.offset
+				for d := range idx {
+					off += idx[d] * c.strides[d]
+				}
+				if g[i] != src[off] {
+					t.Fatalf("%s %v: [%d] (index %v) has bits %#x, want %#x", c.name, dt, i, idx, g[i], src[off])
+				}
+				for d := len(idx) - 1; d >= 0; d-- {
+					if idx[d]++; idx[d] < c.shape[d] {
+						break
+					}
+					idx[d] = 0
+				}
+			}
+			got.Release()
+		}
+	}
+}

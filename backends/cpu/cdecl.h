@@ -4,6 +4,7 @@
 #define LATHE_CPU_CDECL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 // lathe_blas_open opens the OpenBLAS library at path and looks up
 // cblas_sgemm and cblas_dgemm, setting OpenBLAS to one thread; it returns
@@ -111,6 +112,9 @@ void lathe_extreme_cols_f32(float *dst, const float *x, ptrdiff_t rows, ptrdiff_
 // the n >= 8 values from x + r·stride rounded to float (op 0), or
 // lathe_extreme_f32's largest (1) or smallest (2) of them.
 void lathe_reduce_rows_f32(int op, float *dst, const float *x, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t stride);
+// lathe_transpose32 writes dst[r·ldd + c] = src[c·lds + r] for r < rows
+// and c < cols, of 4-byte elements.
+void lathe_transpose32(uint32_t *dst, const uint32_t *src, ptrdiff_t rows, ptrdiff_t cols, ptrdiff_t ldd, ptrdiff_t lds);
 // lathe_sqrt_f32 writes the square roots of the n values at src to dst.
 void lathe_sqrt_f32(float *dst, const float *src, ptrdiff_t n);
 // lathe_exp_rows_f32 writes e^x of the n values at src to dst.

@@ -450,6 +450,19 @@ func extremeColsFloat32(dst, x []float32, rows, stride int, more bool) bool {
 	return true
 }
 
+// transpose32 writes dst[r·ldd + c] = src[c·lds + r] for r < rows and c <
+// cols (shim.c's lathe_transpose32) and reports whether it did: not on a
+// machine without AVX2. The caller has checked that both slices hold
+// those elements.
+func transpose32(dst, src []uint32, rows, cols, ldd, lds int) bool {
+	if !haveAVX2 {
+		return false
+	}
+	C.lathe_transpose32((*C.uint32_t)(unsafe.Pointer(&dst[0])), (*C.uint32_t)(unsafe.Pointer(&src[0])), C.ptrdiff_t(rows),
+		C.ptrdiff_t(cols), C.ptrdiff_t(ldd), C.ptrdiff_t(lds))
+	return true
+}
+
 // sqrtFloat32 writes the square roots of src to dst, which has src's
 // length, and reports whether it did, as erfRowFloat32.
 func sqrtFloat32(dst, src []float32) bool {

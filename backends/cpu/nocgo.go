@@ -141,3 +141,5 @@ func bnGradHalf(dst []float32, g, x []uint16, a, k, mean, d float32, bf bool) bo
 func unaryFloat64(op float64Op, dst, src []float64) bool { return false }
 
 func softmaxRowsFloat64(dst, src []float64, n int, log bool) int { return 0 }
+
+func transpose32(dst, src []uint32, rows, cols, ldd, lds int) bool { return false }

@@ -673,6 +673,45 @@ AVX2 void lathe_extreme_cols_f32(float *dst, const float *x, ptrdiff_t rows, ptr
 
 #undef EXTREME_COL
 
+// lathe_transpose32 writes dst[r·ldd + c] = src[c·lds + r] for r < rows
+// and c < cols: a copy of 4-byte elements whose last dim is read across
+// src's rows (copy.go's transposeCopy). It goes by 8 × 8 tiles, eight
+// loads of eight neighbouring elements transposed in registers (two
+// rounds of unpacks and shuffles, then the 128-bit halves exchanged) and
+// eight stores, where an element at a time read a cache line per element;
+// the edges go one element at a time. Shuffles move bits, so NaNs keep
+// theirs.
+AVX2 static inline void transpose8x8(uint32_t *dst, ptrdiff_t ldd, const uint32_t *src, ptrdiff_t lds) {
+	__m256 r[8], t[8], u[8];
+	for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps((const float *)(src + i * lds));
+	for (int i = 0; i < 8; i += 2) {
+		t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+		t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+	}
+	for (int i = 0; i < 8; i += 4) {
+		u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+		u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
+		u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+		u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+	}
+	for (int i = 0; i < 4; i++) {
+		_mm256_storeu_ps((float *)(dst + i * ldd), _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
+		_mm256_storeu_ps((float *)(dst + (i + 4) * ldd), _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
+	}
+}
+
+AVX2 void lathe_transpose32(uint32_t *dst, const uint32_t *src, ptrdiff_t rows, ptrdiff_t cols, ptrdiff_t ldd, ptrdiff_t lds) {
+	ptrdiff_t r0 = 0;
+	for (; r0 + 8 <= rows; r0 += 8) {
+		ptrdiff_t c0 = 0;
+		for (; c0 + 8 <= cols; c0 += 8) transpose8x8(dst + r0 * ldd + c0, ldd, src + c0 * lds + r0, lds);
+		for (; c0 < cols; c0++)
+			for (ptrdiff_t r = r0; r < r0 + 8; r++) dst[r * ldd + c0] = src[c0 * lds + r];
+	}
+	for (; r0 < rows; r0++)
+		for (ptrdiff_t c = 0; c < cols; c++) dst[r0 * ldd + c] = src[c * lds + r0];
+}
+
 // lathe_sqrt_f32 writes the square roots of the n values at src to dst:
 // vsqrtps rounds correctly, so these are float64's square roots rounded
 // to float32, bit for bit.
