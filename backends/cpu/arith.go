@@ -2,8 +2,8 @@ package cpu
 
 // The four arithmetic ops as whole-row loops (see rows2): one switch per
 // row, then a loop with no call in it, which the compiler unrolls and keeps
-// free of bounds checks; float32 rows go to an AVX2 loop in C where the
-// machine has one (Go does not vectorise). Their results are those of the
+// free of bounds checks; float32 and float64 rows go to AVX2 loops in C
+// where the machine has them (Go does not vectorise). Their results are those of the
 // per-element functions in binary.go, bit for bit.
 
 import (
@@ -30,6 +30,9 @@ func arithRows[T number](op arithOp, at func(a, b T) T) rows2[T, T] {
 			if d, ok := any(dst).([]float32); ok && arithFloat32(op, d, any(p).([]float32), any(q).([]float32), 0) {
 				return
 			}
+			if d, ok := any(dst).([]float64); ok && arithFloat64(op, d, any(p).([]float64), any(q).([]float64), 0) {
+				return
+			}
 			switch op {
 			case opAdd:
 				for i := range dst {
@@ -52,6 +55,9 @@ func arithRows[T number](op arithOp, at func(a, b T) T) rows2[T, T] {
 		vs: func(dst, p []T, s T) {
 			p = p[:len(dst)]
 			if d, ok := any(dst).([]float32); ok && arithFloat32(op, d, any(p).([]float32), nil, any(s).(float32)) {
+				return
+			}
+			if d, ok := any(dst).([]float64); ok && arithFloat64(op, d, any(p).([]float64), nil, any(s).(float64)) {
 				return
 			}
 			switch op {

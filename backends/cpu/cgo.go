@@ -185,6 +185,19 @@ func arithFloat32(op arithOp, dst, p, q []float32, s float32) bool {
 	return true
 }
 
+// arithFloat64 is arithFloat32 for float64s (shim.c's lathe_arith_f64).
+func arithFloat64(op arithOp, dst, p, q []float64, s float64) bool {
+	if !haveAVX2 || len(dst) < vectorMin {
+		return false
+	}
+	var qp *C.double
+	if q != nil {
+		qp = (*C.double)(unsafe.Pointer(&q[0]))
+	}
+	C.lathe_arith_f64(C.int(op), (*C.double)(unsafe.Pointer(&dst[0])), (*C.double)(unsafe.Pointer(&p[0])), qp, C.double(s), C.ptrdiff_t(len(dst)))
+	return true
+}
+
 // arithBcastFloat32 runs lathe_arith_bcast_f32 (shim.c) over rows runs of
 // cols values of dst and full, b a run repeated (perRow false) or a value
 // per run (perRow true), the left operand where bLeft is set.

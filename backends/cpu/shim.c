@@ -183,31 +183,36 @@ AVX2 static inline void stream8(float *p, v8f v) { __builtin_ia32_movntps256(p, 
 // then x·s, x + s differ from the Go loops' in the sign of a zero.)
 AVX2 static inline v8f splat8(float s) { return (v8f){s, s, s, s, s, s, s, s}; }
 
-#define ARITH_LOOP(OP) \
+// ARITH_LOOP is written once for float32 (eight lanes, lathe_arith_f32)
+// and float64 (four, lathe_arith_f64 in unary_f64.h): W lanes of vector
+// type V, with that width's LOAD, STORE, STREAM and SPLAT.
+#define ARITH_LOOP(OP, V, W, LOAD, STORE, STREAM, SPLAT) \
 	do { \
-		v8f sv = splat8(s); \
+		V sv = SPLAT(s); \
 		if (n >= streamMin) { \
 			for (; i < n && ((uintptr_t)(dst + i) & 31) != 0; i++) dst[i] = p[i] OP (q ? q[i] : s); \
 			if (!q) \
-				for (; i + 8 <= n; i += 8) stream8(dst + i, load8(p + i) OP sv); \
+				for (; i + W <= n; i += W) STREAM(dst + i, LOAD(p + i) OP sv); \
 			else \
-				for (; i + 8 <= n; i += 8) stream8(dst + i, load8(p + i) OP load8(q + i)); \
+				for (; i + W <= n; i += W) STREAM(dst + i, LOAD(p + i) OP LOAD(q + i)); \
 			__builtin_ia32_sfence(); \
 		} else if (!q) { \
-			for (; i + 8 <= n; i += 8) store8(dst + i, load8(p + i) OP sv); \
+			for (; i + W <= n; i += W) STORE(dst + i, LOAD(p + i) OP sv); \
 		} else { \
-			for (; i + 8 <= n; i += 8) store8(dst + i, load8(p + i) OP load8(q + i)); \
+			for (; i + W <= n; i += W) STORE(dst + i, LOAD(p + i) OP LOAD(q + i)); \
 		} \
 		for (; i < n; i++) dst[i] = p[i] OP (q ? q[i] : s); \
 	} while (0)
 
+#define ARITH_F32(OP) ARITH_LOOP(OP, v8f, 8, load8, store8, stream8, splat8)
+
 AVX2 void lathe_arith_f32(int op, float *dst, const float *p, const float *q, float s, ptrdiff_t n) {
 	ptrdiff_t i = 0;
 	switch (op) {
-	case arithAdd: ARITH_LOOP(+); break;
-	case arithSub: ARITH_LOOP(-); break;
-	case arithMul: ARITH_LOOP(*); break;
-	case arithDiv: ARITH_LOOP(/); break;
+	case arithAdd: ARITH_F32(+); break;
+	case arithSub: ARITH_F32(-); break;
+	case arithMul: ARITH_F32(*); break;
+	case arithDiv: ARITH_F32(/); break;
 	}
 }
 

@@ -1,11 +1,30 @@
-// unary_f64.h: exp, log, tanh, sigmoid and silu of float64s, four lanes at
-// a time (shim.c's lathe_unary_f64, which unary64.go's float64 row loops
-// call). shim.c includes it once, after the float32-in-float64 functions
+// unary_f64.h: float64 ops in float64 lanes, four at a time: add, sub, mul
+// and div (lathe_arith_f64, arith.go's float64 rows), and exp, log, tanh,
+// sigmoid and silu (lathe_unary_f64, which unary64.go's float64 row loops
+// call), and softmax rows (lathe_softmax_f64). shim.c includes it once, after the float32-in-float64 functions
 // whose expd4, pick4d, abs4d and copysign4d it uses. Each is within an ulp
 // or two of the Go function that elementwise.go's floatUnary names (math.Exp
 // and the rest, which take a call per element: 4-8 times torch's time),
 // with the same special values. Numbered as unary64.go's float64Op.
 enum { f64Exp, f64Log, f64Tanh, f64Sigmoid, f64SiLU };
+
+AVX2 static inline void stream4d(double *p, v4d v) { __builtin_ia32_movntpd256(p, v); }
+
+// lathe_arith_f64 is lathe_arith_f32 for float64s: IEEE's add, sub, mul
+// and div lane by lane, the Go loops' values bit for bit.
+#define ARITH_F64(OP) ARITH_LOOP(OP, v4d, 4, load4d, store4d, stream4d, splat4d)
+
+AVX2 void lathe_arith_f64(int op, double *dst, const double *p, const double *q, double s, ptrdiff_t n) {
+	ptrdiff_t i = 0;
+	switch (op) {
+	case arithAdd: ARITH_F64(+); break;
+	case arithSub: ARITH_F64(-); break;
+	case arithMul: ARITH_F64(*); break;
+	case arithDiv: ARITH_F64(/); break;
+	}
+}
+
+#undef ARITH_F64
 
 // log_f64x4 is fdlibm's e_log.c as Go's math.Log has it: x = 2^k·(1 + f)
 // with 1 + f in [√½, √2), s = f/(2 + f), log(1 + f) = f - hfsq + s·(hfsq +

@@ -198,26 +198,51 @@ var specialFloat32s = []float32{0, float32(math.Copysign(0, -1)), 1, -1, float32
 
 // TestArithFloat32 checks the vector add, sub, mul, div and relu against
 // the per-element Go functions bit for bit (NaN as any NaN), on rows of
-// every length around the vector width, against a row and a scalar.
+// every length around the vector width, against a row and a scalar; and
+// TestArithFloat64 the float64 add, sub, mul and div the same way.
 func TestArithFloat32(t *testing.T) {
+	testArith(t, specialFloat32s, arithFloat32, func(p []float32) {
+		dst := make([]float32, len(p))
+		if !reluFloat32(dst, p) {
+			t.Fatalf("relu n %d: refused", len(p))
+		}
+		for i, v := range p {
+			if want := max(v, 0); !sameFloat32(dst[i], want) {
+				t.Fatalf("relu n %d: [%d] relu(%g) = %g, want %g", len(p), i, v, dst[i], want)
+			}
+		}
+	})
+}
+
+func TestArithFloat64(t *testing.T) {
+	special := []float64{0, math.Copysign(0, -1), 1, -1, math.Inf(1), math.Inf(-1), math.NaN(), math.SmallestNonzeroFloat64,
+		-math.SmallestNonzeroFloat64, math.MaxFloat64, -math.MaxFloat64, 1e-308, 3.5}
+	testArith(t, special, arithFloat64, nil)
+}
+
+// testArith runs vector (arithFloat32 or arithFloat64) over rows of the
+// lengths around the vector width and past shim.c's streamMin, and each
+// (where not nil) over each length's first operand.
+func testArith[T float](t *testing.T, special []T, vector func(op arithOp, dst, p, q []T, s T) bool, each func(p []T)) {
 	if !haveAVX2 || vectorMin > 1<<20 {
 		t.Skip("no vector path on this machine or build")
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
-	pickValue := func() float32 {
+	pickValue := func() T {
 		if rng.IntN(3) == 0 {
-			return specialFloat32s[rng.IntN(len(specialFloat32s))]
+			return special[rng.IntN(len(special))]
 		}
-		return float32(rng.NormFloat64() * 1e3)
+		return T(rng.NormFloat64() * 1e3)
 	}
-	scalarOps := map[arithOp]func(a, b float32) float32{
-		opAdd: func(a, b float32) float32 { return a + b }, opSub: func(a, b float32) float32 { return a - b },
-		opMul: func(a, b float32) float32 { return a * b }, opDiv: func(a, b float32) float32 { return a / b },
+	same := func(a, b T) bool { return a == b && math.Signbit(float64(a)) == math.Signbit(float64(b)) || a != a && b != b }
+	scalarOps := map[arithOp]func(a, b T) T{
+		opAdd: func(a, b T) T { return a + b }, opSub: func(a, b T) T { return a - b },
+		opMul: func(a, b T) T { return a * b }, opDiv: func(a, b T) T { return a / b },
 	}
 	// The last two sizes take the streaming stores (shim.c's streamMin),
 	// the last one with dst off the 32-byte alignment.
 	for k, n := range []int{vectorMin, vectorMin + 1, vectorMin + 7, vectorMin + 8, 1000, 1<<22 + 13, 1<<22 + 13} {
-		p, q, dst := make([]float32, n), make([]float32, n), make([]float32, n+1)
+		p, q, dst := make([]T, n), make([]T, n), make([]T, n+1)
 		if k == 6 {
 			dst = dst[1:]
 		} else {
@@ -226,10 +251,13 @@ func TestArithFloat32(t *testing.T) {
 		for i := range p {
 			p[i], q[i] = pickValue(), pickValue()
 		}
+		if each != nil {
+			each(p)
+		}
 		for op, f := range scalarOps {
 			// Every special value as the scalar: a -0 must stay -0 in
 			// every lane (x·-0 and x + -0 keep the sign Go gives).
-			for j := -1; j < len(specialFloat32s); j++ {
+			for j := -1; j < len(special); j++ {
 				scalar := j >= 0
 				if scalar && n > 1<<20 && j > 1 {
 					continue // the streaming sizes: -0 and +0 suffice
@@ -237,9 +265,9 @@ func TestArithFloat32(t *testing.T) {
 				s := q[3]
 				qq := q
 				if scalar {
-					s, qq = specialFloat32s[j], nil
+					s, qq = special[j], nil
 				}
-				if !arithFloat32(op, dst, p, qq, s) {
+				if !vector(op, dst, p, qq, s) {
 					t.Fatalf("op %d n %d: refused", op, n)
 				}
 				for i := range dst {
@@ -247,18 +275,10 @@ func TestArithFloat32(t *testing.T) {
 					if !scalar {
 						want = f(p[i], q[i])
 					}
-					if !sameFloat32(dst[i], want) {
+					if !same(dst[i], want) {
 						t.Fatalf("op %d n %d scalar %v: [%d] %g ∘ %g = %g, want %g", op, n, scalar, i, p[i], q[i], dst[i], want)
 					}
 				}
-			}
-		}
-		if !reluFloat32(dst, p) {
-			t.Fatalf("relu n %d: refused", n)
-		}
-		for i, v := range p {
-			if want := max(v, 0); !sameFloat32(dst[i], want) {
-				t.Fatalf("relu n %d: [%d] relu(%g) = %g, want %g", n, i, v, dst[i], want)
 			}
 		}
 	}
