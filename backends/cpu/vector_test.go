@@ -234,7 +234,9 @@ func testArith[T float](t *testing.T, special []T, vector func(op arithOp, dst, 
 		}
 		return T(rng.NormFloat64() * 1e3)
 	}
-	same := func(a, b T) bool { return a == b && math.Signbit(float64(a)) == math.Signbit(float64(b)) || a != a && b != b }
+	same := func(a, b T) bool {
+		return a == b && math.Signbit(float64(a)) == math.Signbit(float64(b)) || a != a && b != b
+	}
 	scalarOps := map[arithOp]func(a, b T) T{
 		opAdd: func(a, b T) T { return a + b }, opSub: func(a, b T) T { return a - b },
 		opMul: func(a, b T) T { return a * b }, opDiv: func(a, b T) T { return a / b },
