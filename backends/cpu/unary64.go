@@ -10,8 +10,8 @@ import (
 // own: floatUnary's functions named in a loop, where the compiler calls
 // (or inlines) them directly, in place of map1's call through a function
 // value per element (neg of 524k float64s took 583 µs), each giving its
-// floatUnary function's values exactly; and exp, log, tanh, sigmoid and
-// silu in C's float64 lanes (vectorFloat64).
+// floatUnary function's values exactly; and exp, log, tanh, sigmoid, silu,
+// sin and cos in C's float64 lanes (vectorFloat64).
 var float64Unary = map[string]func(p ops.Params) func(dst, src []float64){
 	"neg": fixed64(func(dst, src []float64) {
 		for i, v := range src[:len(dst)] {
@@ -72,6 +72,8 @@ var float64Unary = map[string]func(p ops.Params) func(dst, src []float64){
 	"tanh":    vectorFloat64(f64Tanh, "tanh"),
 	"sigmoid": vectorFloat64(f64Sigmoid, "sigmoid"),
 	"silu":    vectorFloat64(f64SiLU, "silu"),
+	"sin":     vectorFloat64(f64Sin, "sin"),
+	"cos":     vectorFloat64(f64Cos, "cos"),
 }
 
 // float64Op numbers unary_f64.h's ops, in its enum's order.
@@ -83,6 +85,8 @@ const (
 	f64Tanh
 	f64Sigmoid
 	f64SiLU
+	f64Sin
+	f64Cos
 )
 
 // vectorFloat64 is op's row loop: shim.c's lathe_unary_f64 where it runs

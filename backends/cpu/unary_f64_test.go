@@ -13,7 +13,7 @@ import (
 var float64Ops = []struct {
 	name string
 	op   float64Op
-}{{"exp", f64Exp}, {"log", f64Log}, {"tanh", f64Tanh}, {"sigmoid", f64Sigmoid}, {"silu", f64SiLU}}
+}{{"exp", f64Exp}, {"log", f64Log}, {"tanh", f64Tanh}, {"sigmoid", f64Sigmoid}, {"silu", f64SiLU}, {"sin", f64Sin}, {"cos", f64Cos}}
 
 // float64Inputs is the special values then values drawn as three kinds in
 // turn: magnitudes from 10^-320 to 10^308, exp's whole range and [-3, 3],
@@ -24,7 +24,12 @@ func float64Inputs(n int, seed uint64) []float64 {
 		math.Sqrt2, math.Nextafter(math.Sqrt2, 0), math.Sqrt2 / 2, math.Nextafter(1, 0), math.Nextafter(1, 2),
 		7.09782712893383973096e+02, math.Nextafter(7.09782712893383973096e+02, 800), 709.5, 710, 1000,
 		-7.45133219101941108420e+02, math.Nextafter(-7.45133219101941108420e+02, -800), -745, -740, -708.4, -708.3, -1000,
-		0.625, math.Nextafter(0.625, 0), -0.625, 44, 44.02, 18.7, 19, -19, 36.8, -36.8, math.MaxFloat64, -math.MaxFloat64}
+		0.625, math.Nextafter(0.625, 0), -0.625, 44, 44.02, 18.7, 19, -19, 36.8, -36.8, math.MaxFloat64, -math.MaxFloat64,
+		math.Pi / 2, math.Pi, 3 * math.Pi / 2, 1e6 * math.Pi, 0x1p30, math.Nextafter(0x1p30, 2e9), -0x1p30, 1e22}
+	for k := 1; k < 100; k++ { // the float64s around k·π/2
+		v := float64(k) * math.Pi / 2
+		src = append(src, v, math.Nextafter(v, 0), math.Nextafter(v, 1e9), -v)
+	}
 	rng := rand.New(rand.NewPCG(seed, seed+1))
 	for i := len(src); i < n; i++ {
 		var v float64
@@ -52,7 +57,9 @@ func float64Inputs(n int, seed uint64) []float64 {
 // ulps apart elsewhere, since each side may be off by one or two
 // (TestUnaryFloat64Accuracy measures them against the true values). silu
 // below -708.4, x times a subnormal sigmoid, is held to two of that
-// sigmoid's ulps times |x|: both sides have its few bits.
+// sigmoid's ulps times |x|: both sides have its few bits. sin and cos
+// past 2^30 are libm's in C and math's Payne-Hanek reduction in Go, which
+// differ by up to 25 ulps there (glibc's is correctly rounded): 1e-12.
 func TestUnaryFloat64Vector(t *testing.T) {
 	if !haveAVX2 {
 		t.Skip("no AVX2: the ops run per element")
@@ -74,6 +81,7 @@ func TestUnaryFloat64Vector(t *testing.T) {
 			case d <= 3 && !math.IsInf(want, 0) && want != 0 && got[i] != 0:
 				off[d]++
 			case c.name == "silu" && x < -708.4 && math.Abs(got[i]-want) <= 2*5e-324*-x && got[i] < 0 && want < 0:
+			case (c.name == "sin" || c.name == "cos") && math.Abs(x) > 0x1p30 && math.Abs(got[i]-want) <= 1e-12:
 			default:
 				t.Errorf("%s(%g) = %g, want %g (bits %#x, %#x)", c.name, x, got[i], want, math.Float64bits(got[i]), math.Float64bits(want))
 			}
@@ -88,13 +96,15 @@ func TestUnaryFloat64Vector(t *testing.T) {
 // of float64Inputs' values. The limits are what 20000 values measured,
 // rounded up (C, Go): exp 1.00 and 1.36, log 0.74 and 0.74, tanh 1.04 and
 // 1.10, sigmoid 1.89 and 1.90 (1/(1 + e^-|x|) rounds three times), silu
-// 2.50 and 2.11 (and x times that).
+// 2.50 and 2.11 (and x times that); sin 1.19 and 1.41, cos 1.27 and 1.28
+// (|x| ≤ 1e9, where bigSinCos reduces).
 func TestUnaryFloat64Accuracy(t *testing.T) {
 	if !haveAVX2 {
 		t.Skip("no AVX2: the ops run per element")
 	}
 	src := float64Inputs(5000, 29)
-	limit := map[string][2]float64{"exp": {1, 1.5}, "log": {1, 1}, "tanh": {1.1, 1.2}, "sigmoid": {2, 2}, "silu": {2.5, 2.5}}
+	limit := map[string][2]float64{"exp": {1, 1.5}, "log": {1, 1}, "tanh": {1.1, 1.2}, "sigmoid": {2, 2}, "silu": {2.5, 2.5},
+		"sin": {1.25, 1.5}, "cos": {1.3, 1.3}}
 	for _, c := range float64Ops {
 		f := floatUnary[c.name](ops.Params{})
 		got := make([]float64, len(src))
@@ -169,6 +179,11 @@ func bigUnary(op string, x float64) (_ *big.Float, ok bool) {
 		}
 		e := bigExp(newBig().Mul(bx, newBig().SetInt64(2)))
 		return newBig().Quo(newBig().Sub(e, one), newBig().Add(e, one)), true
+	case "sin", "cos":
+		if math.Abs(x) > 1e9 { // past the lanes' reduction: libm's
+			return nil, false
+		}
+		return bigSinCos(bx, op == "cos"), true
 	case "sigmoid", "silu":
 		if x < -700 || x > 700 { // past both ends the ops saturate or underflow; bigExp's range is exp's
 			return nil, false
@@ -274,4 +289,53 @@ func TestSoftmaxRowFloat64(t *testing.T) {
 			t.Errorf("rows with %v in the second: %d written, want the first alone", bad, done)
 		}
 	}
+}
+
+// bigPi is π = 16·atan(1/5) - 4·atan(1/239) (Machin), to 256 bits.
+var bigPi = func() *big.Float {
+	atanInv := func(k int64) *big.Float { // atan(1/k) by its series
+		sum, pow := newBig(), newBig().Quo(newBig().SetInt64(1), newBig().SetInt64(k))
+		k2 := newBig().SetInt64(k * k)
+		for n := int64(1); pow.Sign() != 0 && pow.MantExp(nil) > -270; n += 2 {
+			term := newBig().Quo(pow, newBig().SetInt64(n))
+			if n%4 == 3 {
+				term.Neg(term)
+			}
+			sum.Add(sum, term)
+			pow.Quo(pow, k2)
+		}
+		return sum
+	}
+	pi := newBig().Mul(atanInv(5), newBig().SetInt64(16))
+	return pi.Sub(pi, newBig().Mul(atanInv(239), newBig().SetInt64(4)))
+}()
+
+// bigSinCos is sin x (cosine: cos x) for |x| ≤ 1e9: x = n·π/2 + r, then
+// the series of sin r or cos r as n mod 4 says, with its sign.
+func bigSinCos(x *big.Float, cosine bool) *big.Float {
+	xf, _ := x.Float64()
+	n := math.Round(xf / (math.Pi / 2))
+	halfPi := newBig().Quo(bigPi, newBig().SetInt64(2))
+	r := newBig().Sub(x, newBig().Mul(newBig().SetFloat64(n), halfPi))
+	q := int64(n) % 4
+	if cosine {
+		q++
+	}
+	q = (q%4 + 4) % 4
+	r2 := newBig().Mul(r, r)
+	sum, term := newBig(), newBig().Set(r) // sin r: r - r³/3! + ...
+	k := int64(1)
+	if q%2 == 1 { // cos r: 1 - r²/2! + ...
+		term.SetInt64(1)
+		k = 0
+	}
+	for range 40 { // |r| ≤ π/4: r^80/80! is far below 2^-256
+		sum.Add(sum, term)
+		term.Quo(term.Mul(term, r2), newBig().SetInt64(-(k+1)*(k+2)))
+		k += 2
+	}
+	if q >= 2 {
+		sum.Neg(sum)
+	}
+	return sum
 }
