@@ -131,6 +131,8 @@ void lathe_unary64_f32(int op, float *dst, const float *src, ptrdiff_t n, double
 // lathe_unary_f64 writes op(x) of the n doubles at src to dst, within an
 // ulp or two of Go's math (unary_f64.h); op is unary64.go's float64Op.
 void lathe_unary_f64(int op, double *dst, const double *src, ptrdiff_t n);
+// lathe_sum_f64 is the sum of the n doubles at x, in sixteen lanes.
+double lathe_sum_f64(const double *x, ptrdiff_t n);
 // lathe_arith_f64 is lathe_arith_f32 for float64s.
 void lathe_arith_f64(int op, double *dst, const double *p, const double *q, double s, ptrdiff_t n);
 // lathe_softmax_f64 writes the softmax (log != 0: log-softmax) of rows

@@ -81,6 +81,16 @@ func sumFloat32(v []float32) float64 {
 	return float64(C.lathe_sum_f32((*C.float)(unsafe.Pointer(&v[0])), C.ptrdiff_t(len(v))))
 }
 
+// sumFloat64 is the sum of v in shim.c's lathe_sum_f64, sixteen lanes
+// added pairwise, and reports whether it ran: not on a machine without
+// AVX2.
+func sumFloat64(v []float64) (float64, bool) {
+	if len(v) == 0 || !haveAVX2 {
+		return 0, false
+	}
+	return float64(C.lathe_sum_f64((*C.double)(unsafe.Pointer(&v[0])), C.ptrdiff_t(len(v)))), true
+}
+
 // softmaxRowsFloat32 writes the softmax (or log-softmax) of consecutive
 // rows of n values of src to dst, which has src's length, and returns how
 // many rows it wrote before the first it left to the general path: a row

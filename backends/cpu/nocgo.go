@@ -145,3 +145,5 @@ func softmaxRowsFloat64(dst, src []float64, n int, log bool) int { return 0 }
 func transpose32(dst, src []uint32, rows, cols, ldd, lds int) bool { return false }
 
 func arithFloat64(op arithOp, dst, p, q []float64, s float64) bool { return false }
+
+func sumFloat64(v []float64) (float64, bool) { return 0, false }

@@ -386,10 +386,18 @@ func splitSum[T, A number](v []T) A {
 
 // accumulate adds in A (float64 for floats, int64 for ints) with four
 // accumulators, which breaks the add chain's latency and, for floats, slows
-// the error growth of one running sum.
+// the error growth of one running sum; a long float run goes to C's lanes
+// (four vectors of them, for float64).
 func accumulate[T, A number](d []T, off, n, s int) A {
-	if f, ok := any(d).([]float32); ok && s == 1 && n >= vectorMin {
-		return A(sumFloat32(f[off : off+n])) // A is float64 for a float T
+	if s == 1 && n >= vectorMin {
+		switch f := any(d).(type) {
+		case []float32:
+			return A(sumFloat32(f[off : off+n])) // A is float64 for a float T
+		case []float64:
+			if v, ok := sumFloat64(f[off : off+n]); ok {
+				return A(v)
+			}
+		}
 	}
 	return accumulateGo[T, A](d, off, n, s)
 }

@@ -10,6 +10,26 @@ enum { f64Exp, f64Log, f64Tanh, f64Sigmoid, f64SiLU, f64Sin, f64Cos };
 
 AVX2 static inline void stream4d(double *p, v4d v) { __builtin_ia32_movntpd256(p, v); }
 
+// lathe_sum_f64 is the sum of the n doubles at x in sixteen float64 lanes,
+// four vectors that each add every fourth group of four, added pairwise at
+// the end (a, b, c, d as (a + b) + (c + d), then the lanes so), the tail
+// after them one at a time: reduce.go's accumulate, whose Go loop keeps
+// four scalar sums, took two and a half times torch's time.
+AVX2 double lathe_sum_f64(const double *x, ptrdiff_t n) {
+	v4d a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+	ptrdiff_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		a0 += load4d(x + i);
+		a1 += load4d(x + i + 4);
+		a2 += load4d(x + i + 8);
+		a3 += load4d(x + i + 12);
+	}
+	v4d a = (a0 + a1) + (a2 + a3);
+	double s = (a[0] + a[1]) + (a[2] + a[3]);
+	for (; i < n; i++) s += x[i];
+	return s;
+}
+
 // lathe_arith_f64 is lathe_arith_f32 for float64s: IEEE's add, sub, mul
 // and div lane by lane, the Go loops' values bit for bit.
 #define ARITH_F64(OP) ARITH_LOOP(OP, v4d, 4, load4d, store4d, stream4d, splat4d)
