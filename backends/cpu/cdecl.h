@@ -216,6 +216,16 @@ int lathe_amx_gemm(unsigned short *c, float *cf, int acc, ptrdiff_t ldc, const u
 // AVX512BW), which lathe_dot_bf16_gemm needs; that is lathe_amx_gemm's
 // product without tiles, on the same packed b, with the same contract.
 int lathe_dot_bf16_open(void);
+// lathe_pad_pairs_bf16 writes an image of in channels of h × w bfloat16s,
+// padded by ph and pw, as (in + 1)/2 planes of 32-bit words that each hold
+// two channels' values at one position, and clears 16 words after them
+// (conv_dot.c); lathe_conv_dot_bf16 convolves such an image at stride 1
+// with weights laid out as [pairs][kh][kw][o] pairs, into o float32
+// planes of oh × ow, by AVX512-BF16's dot products (only where
+// lathe_dot_bf16_open says the CPU has them).
+void lathe_pad_pairs_bf16(uint32_t *dst, const uint16_t *x, ptrdiff_t in, ptrdiff_t h, ptrdiff_t w, ptrdiff_t ph, ptrdiff_t pw);
+void lathe_conv_dot_bf16(float *y, const uint32_t *x, const uint32_t *wt, ptrdiff_t pairs, ptrdiff_t o, ptrdiff_t hp,
+	ptrdiff_t wp, ptrdiff_t oh, ptrdiff_t ow, ptrdiff_t kh, ptrdiff_t kw, ptrdiff_t dh, ptrdiff_t dw);
 int lathe_dot_bf16_gemm(unsigned short *c, float *cf, int acc, ptrdiff_t ldc, const unsigned short *a, ptrdiff_t rs,
                         ptrdiff_t cs, ptrdiff_t m, ptrdiff_t k, ptrdiff_t n, const unsigned short *packed_b, ptrdiff_t lo,
                         ptrdiff_t hi);

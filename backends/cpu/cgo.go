@@ -666,6 +666,34 @@ func convDirectFloat32(y, x, w []float32, c, o, hp, wp, oh, ow, kh, kw, dh, dw i
 	return true
 }
 
+// haveDotConv says whether the bfloat16 direct convolution's dot products
+// (conv_dot.c) run here: AVX512-BF16, as amx.go's dot tiles need.
+var haveDotConv = C.lathe_dot_bf16_open() != 0
+
+// padPairsBF16 is lathe_pad_pairs_bf16 over slices, which it checks hold
+// the image and the padded pairs with their slack.
+func padPairsBF16(dst []uint32, x []uint16, in, h, w, ph, pw int) bool {
+	pairs := (in + 1) / 2
+	if !haveDotConv || in*h*w == 0 || len(x) < in*h*w || len(dst) < pairs*(h+2*ph)*(w+2*pw)+dotSlack {
+		return false
+	}
+	C.lathe_pad_pairs_bf16((*C.uint32_t)(unsafe.Pointer(&dst[0])), (*C.uint16_t)(unsafe.Pointer(&x[0])), C.ptrdiff_t(in),
+		C.ptrdiff_t(h), C.ptrdiff_t(w), C.ptrdiff_t(ph), C.ptrdiff_t(pw))
+	return true
+}
+
+// convDotBF16 is lathe_conv_dot_bf16 over slices, checked as
+// convDirectFloat32's.
+func convDotBF16(y []float32, x, w []uint32, pairs, o, hp, wp, oh, ow, kh, kw, dh, dw int) bool {
+	if !haveDotConv || len(x) < pairs*hp*wp+dotSlack || len(w) < pairs*kh*kw*o || len(y) < o*oh*ow || o*oh*ow == 0 {
+		return false
+	}
+	C.lathe_conv_dot_bf16((*C.float)(unsafe.Pointer(&y[0])), (*C.uint32_t)(unsafe.Pointer(&x[0])), (*C.uint32_t)(unsafe.Pointer(&w[0])),
+		C.ptrdiff_t(pairs), C.ptrdiff_t(o), C.ptrdiff_t(hp), C.ptrdiff_t(wp), C.ptrdiff_t(oh), C.ptrdiff_t(ow),
+		C.ptrdiff_t(kh), C.ptrdiff_t(kw), C.ptrdiff_t(dh), C.ptrdiff_t(dw))
+	return true
+}
+
 // convWeightGradFloat32 is lathe_conv_wgrad_f32 over slices, checked as
 // convDirectFloat32's.
 func convWeightGradFloat32(dw, dy, x []float32, c, o, hp, wp, oh, ow, kh, kw, dh, dwid int, wide bool) bool {

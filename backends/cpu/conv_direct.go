@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
@@ -33,8 +34,14 @@ import (
 // positions, 8 or 16 at a time, from the same padded input.
 
 // directConvOn lets tests run the im2col path where the direct one
-// would run.
-var directConvOn = true
+// would run, and dotConvOn the float32 kernels where the bfloat16 dot
+// products would.
+var directConvOn, dotConvOn = true, true
+
+// dotSlack is the 32-bit words past a padded image of channel pairs that
+// conv_dot.c's kernel may read: a block of sixteen positions from the
+// last one of a row.
+const dotSlack = 16
 
 // directPlan is one direct convolution per image and group: in channels
 // of h × w, padded by ph and pw, into out channels of oh × ow, through a
@@ -267,11 +274,85 @@ func (p directPlan) run(y, x convData, wt []float32, n, groups int) bool {
 // input gradient), the weights laid out in a buffer from the pool, and
 // reports whether it did (run's).
 func convDirect(p directPlan, y, x, w convData, n, groups int, flip bool) bool {
+	if x.bf && x.bits != nil && w.bits != nil && y.bits != nil && p.in >= 2 && haveDotConv && dotConvOn {
+		return p.runDot(y, x, w, n, groups, flip)
+	}
 	size := groups * p.in * p.kh * p.kw * p.out
 	wts, release := workerBuffers[float32](2, size)
 	defer release()
 	p.weights(wts[0], w.span(0, size, wts[1]), groups, flip)
 	return p.run(y, x, wts[0], n, groups)
+}
+
+// runDot is run for bfloat16 images, weights and output on AVX512-BF16's
+// dot products (conv_dot.c): each image's pairs of channels interleaved
+// into one padded plane of 32-bit words (no float32 copy), the weights as
+// pairWeights lays them out, the float32 result rounded once into y. On
+// the ResNet block's 16 channels of 32×32 under autocast the float32
+// kernels widened every input value and took a multiply-add per product,
+// where a dot product takes two. It reports whether every call ran, as
+// run does.
+func (p directPlan) runDot(y, x, w convData, n, groups int, flip bool) bool {
+	pairs, k := (p.in+1)/2, p.kh*p.kw
+	hp, wp := p.h+2*p.ph, p.w+2*p.pw
+	size := groups * pairs * k * p.out
+	wbuf, releaseW := workerBuffers[float32](1, size)
+	defer releaseW()
+	wt := words(wbuf[0])
+	p.pairWeights(wt, w.bits, groups, flip)
+	cost := groups * p.out * p.in * k * p.oh * p.ow
+	workers, chunk := split(n, cost)
+	padded, releaseP := workerBuffers[float32](workers, pairs*hp*wp+dotSlack)
+	defer releaseP()
+	outs, releaseO := workerBuffers[float32](workers, p.out*p.oh*p.ow)
+	defer releaseO()
+	inSize, outSize := p.in*p.h*p.w, p.out*p.oh*p.ow
+	declined := make([]bool, workers)
+	parallel(n, cost, func(lo, hi int) {
+		xp, img := words(padded[lo/chunk]), outs[lo/chunk]
+		for i := lo; i < hi; i++ {
+			for gi := range groups {
+				at := i*groups + gi
+				if !padPairsBF16(xp, x.bits[at*inSize:(at+1)*inSize], p.in, p.h, p.w, p.ph, p.pw) ||
+					!convDotBF16(img, xp, wt[gi*pairs*k*p.out:], pairs, p.out, hp, wp, p.oh, p.ow, p.kh, p.kw, p.dh, p.dw) {
+					declined[lo/chunk] = true
+					return
+				}
+				y.write(at*outSize, img)
+			}
+		}
+	})
+	return !slices.Contains(declined, true)
+}
+
+// pairWeights is weights for the dot products: [groups][pairs][kh·kw][out]
+// 32-bit words, input channel 2c's weight in the low half of pair c's word
+// and 2c + 1's in the high half (zero past an odd count), from bfloat16
+// weights laid out as weights takes them.
+func (p directPlan) pairWeights(dst []uint32, w []uint16, groups int, flip bool) {
+	k, pairs := p.kh*p.kw, (p.in+1)/2
+	clear(dst[:groups*pairs*k*p.out])
+	for gi := range groups {
+		g := dst[gi*pairs*k*p.out:]
+		for o := range p.out {
+			for c := range p.in {
+				for j := range k {
+					var v uint16
+					if flip {
+						v = w[((gi*p.in+c)*p.out+o)*k+k-1-j]
+					} else {
+						v = w[((gi*p.out+o)*p.in+c)*k+j]
+					}
+					g[((c/2)*k+j)*p.out+o] |= uint32(v) << (16 * (c % 2))
+				}
+			}
+		}
+	}
+}
+
+// words is a float32 scratch buffer's memory as 32-bit words.
+func words(f []float32) []uint32 {
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(f))), len(f))
 }
 
 // weightGrad writes the weight gradient of n images' groups to dw

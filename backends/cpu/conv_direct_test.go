@@ -187,16 +187,23 @@ func BenchmarkConvDirect(b *testing.B) {
 // direct kernels take runs them on its bits (convForwardHalf, ...),
 // widening as they read and rounding once as they write: bit for bit the
 // float32 direct kernels on widened copies, rounded once, for the forward
-// and both gradients, in each width.
+// and both gradients, in each width, over windows of 3×3, 2×2 and 1×5,
+// dilated or not. A bfloat16 forward and input gradient take the dot
+// products (runDot) where the CPU has AVX512-BF16, which sum in another
+// order; on these values (multiples of 1/256 in [-1, 1]) every product and
+// sum is exact in float32 either way, so the bits agree there too, and any
+// misplaced channel pair or window element shows.
 func TestConvDirectHalf(t *testing.T) {
 	eachWidth(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(8, 9))
 		for trial := range 20 {
 			dt := []dispatch.DType{dispatch.Float16, dispatch.BFloat16}[trial%2]
 			groups, cg, og, n := 1+r.IntN(2), 1+r.IntN(6), 4+r.IntN(10), 1+r.IntN(3)
-			h, w := 1+r.IntN(6), 32+r.IntN(40)
-			xShape, wShape := []int{n, groups * cg, h, w}, []int{groups * og, cg, 3, 3}
-			win := layout.Window{Stride: []int{1, 1}, Padding: []int{1, 1}, Dilation: []int{1, 1}}
+			h, w := 2+r.IntN(6), 32+r.IntN(40)
+			kh, kw := [][2]int{{3, 3}, {2, 2}, {1, 5}}[trial%3][0], [][2]int{{3, 3}, {2, 2}, {1, 5}}[trial%3][1]
+			d := 1 + trial/10%2
+			xShape, wShape := []int{n, groups * cg, h, w}, []int{groups * og, cg, kh, kw}
+			win := layout.Window{Stride: []int{1, 1}, Padding: []int{(kh - 1) * d / 2, (kw - 1) * d / 2}, Dilation: []int{d, d}}
 			a := ops.ConvParams{Window: win, Groups: groups, InputSize: xShape[2:]}
 			yShape := append([]int{n, groups * og}, outSpatial(xShape[2:], wShape[2:], win)...)
 			aw := a

@@ -147,3 +147,11 @@ func transpose32(dst, src []uint32, rows, cols, ldd, lds int) bool { return fals
 func arithFloat64(op arithOp, dst, p, q []float64, s float64) bool { return false }
 
 func sumFloat64(v []float64) (float64, bool) { return 0, false }
+
+const haveDotConv = false
+
+func padPairsBF16(dst []uint32, x []uint16, in, h, w, ph, pw int) bool { return false }
+
+func convDotBF16(y []float32, x, w []uint32, pairs, o, hp, wp, oh, ow, kh, kw, dh, dw int) bool {
+	return false
+}
