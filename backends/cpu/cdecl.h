@@ -226,6 +226,10 @@ int lathe_dot_bf16_open(void);
 void lathe_pad_pairs_bf16(uint32_t *dst, const uint16_t *x, ptrdiff_t in, ptrdiff_t h, ptrdiff_t w, ptrdiff_t ph, ptrdiff_t pw);
 void lathe_conv_dot_bf16(float *y, const uint32_t *x, const uint32_t *wt, ptrdiff_t pairs, ptrdiff_t o, ptrdiff_t hp,
 	ptrdiff_t wp, ptrdiff_t oh, ptrdiff_t ow, ptrdiff_t kh, ptrdiff_t kw, ptrdiff_t dh, ptrdiff_t dw);
+// lathe_conv_wgrad_dot_bf16 is lathe_conv_wgrad_f32 for bfloat16 dy and
+// padded x, by the same dot products, adding into the float32 dw.
+void lathe_conv_wgrad_dot_bf16(float *dw, const uint16_t *dy, const uint16_t *x, ptrdiff_t c, ptrdiff_t o, ptrdiff_t hp,
+	ptrdiff_t wp, ptrdiff_t oh, ptrdiff_t ow, ptrdiff_t kh, ptrdiff_t kw, ptrdiff_t dh, ptrdiff_t dwid);
 int lathe_dot_bf16_gemm(unsigned short *c, float *cf, int acc, ptrdiff_t ldc, const unsigned short *a, ptrdiff_t rs,
                         ptrdiff_t cs, ptrdiff_t m, ptrdiff_t k, ptrdiff_t n, const unsigned short *packed_b, ptrdiff_t lo,
                         ptrdiff_t hi);

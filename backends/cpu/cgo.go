@@ -694,6 +694,19 @@ func convDotBF16(y []float32, x, w []uint32, pairs, o, hp, wp, oh, ow, kh, kw, d
 	return true
 }
 
+// convWeightGradDotBF16 is lathe_conv_wgrad_dot_bf16 over slices, checked
+// as convWeightGradFloat32's (its loads are masked at the rows' ends, so
+// x needs no slack).
+func convWeightGradDotBF16(dw []float32, dy, x []uint16, c, o, hp, wp, oh, ow, kh, kw, dh, dwid int) bool {
+	if !haveDotConv || len(x) < c*hp*wp || len(dw) < c*kh*kw*o || len(dy) < o*oh*ow || o*oh*ow == 0 || c*kh*kw == 0 {
+		return false
+	}
+	C.lathe_conv_wgrad_dot_bf16((*C.float)(unsafe.Pointer(&dw[0])), (*C.uint16_t)(unsafe.Pointer(&dy[0])),
+		(*C.uint16_t)(unsafe.Pointer(&x[0])), C.ptrdiff_t(c), C.ptrdiff_t(o), C.ptrdiff_t(hp), C.ptrdiff_t(wp),
+		C.ptrdiff_t(oh), C.ptrdiff_t(ow), C.ptrdiff_t(kh), C.ptrdiff_t(kw), C.ptrdiff_t(dh), C.ptrdiff_t(dwid))
+	return true
+}
+
 // convWeightGradFloat32 is lathe_conv_wgrad_f32 over slices, checked as
 // convDirectFloat32's.
 func convWeightGradFloat32(dw, dy, x []float32, c, o, hp, wp, oh, ow, kh, kw, dh, dwid int, wide bool) bool {

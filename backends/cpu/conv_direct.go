@@ -363,6 +363,9 @@ func words(f []float32) []uint32 {
 // finished first, and a 16-bit dw is rounded once from their float32 sum.
 // It reports whether it did, as run; dw is unchanged where it did not.
 func (p directPlan) weightGrad(dw, x, gy convData, n, groups int) bool {
+	if x.bf && x.bits != nil && gy.bits != nil && haveDotConv && dotConvOn {
+		return p.weightGradDot(dw, x, gy, n, groups)
+	}
 	k := p.in * p.kh * p.kw
 	size := groups * p.out * k
 	cost := size * p.oh * p.ow
@@ -390,18 +393,77 @@ func (p directPlan) weightGrad(dw, x, gy convData, n, groups int) bool {
 	if slices.Contains(declined, true) {
 		return false
 	}
+	addParts(dw, parts)
+	return true
+}
+
+// weightGradDot is weightGrad for bfloat16 images and output gradient on
+// AVX512-BF16's dot products (conv_dot.c's lathe_conv_wgrad_dot_bf16):
+// each image padded as bfloat16 bits, the products of pairs of
+// neighbouring positions summed in float32 into the worker's partial
+// gradient, where the float32 kernel widened both tensors first.
+func (p directPlan) weightGradDot(dw, x, gy convData, n, groups int) bool {
+	k := p.in * p.kh * p.kw
+	size := groups * p.out * k
+	cost := size * p.oh * p.ow
+	hp, wp := p.h+2*p.ph, p.w+2*p.pw
+	workers, chunk := split(n, cost)
+	padded, releasePadded := workerBuffers[half.BFloat16](workers, p.in*hp*wp)
+	defer releasePadded()
+	parts, releaseParts := workerBuffers[float32](workers+1, size) // the last: a 16-bit dw's sum
+	defer releaseParts()
+	inSize, outSize := p.in*p.h*p.w, p.out*p.oh*p.ow
+	declined := make([]bool, workers)
+	parallel(n, cost, func(lo, hi int) {
+		xp, part := uint16s(padded[lo/chunk]), parts[lo/chunk]
+		clear(part)
+		for i := lo; i < hi; i++ {
+			for gi := range groups {
+				at := i*groups + gi
+				p.pad16(xp, x.bits[at*inSize:(at+1)*inSize])
+				if !convWeightGradDotBF16(part[gi*p.out*k:(gi+1)*p.out*k], gy.bits[at*outSize:(at+1)*outSize], xp,
+					p.in, p.out, hp, wp, p.oh, p.ow, p.kh, p.kw, p.dh, p.dw) {
+					declined[lo/chunk] = true
+					return
+				}
+			}
+		}
+	})
+	if slices.Contains(declined, true) {
+		return false
+	}
+	addParts(dw, parts)
+	return true
+}
+
+// pad16 copies a 16-bit image (its in planes of h × w) into dst with the
+// zero border, as pad does for float32.
+func (p directPlan) pad16(dst, img []uint16) {
+	hp, wp := p.h+2*p.ph, p.w+2*p.pw
+	clear(dst[:p.in*hp*wp])
+	for c := range p.in {
+		for r := range p.h {
+			copy(dst[(c*hp+p.ph+r)*wp+p.pw:][:p.w], img[(c*p.h+r)*p.w:])
+		}
+	}
+}
+
+// addParts adds the workers' partial weight gradients, all of parts but
+// the last, in their order (so that the result does not depend on which
+// finished first) into dw, or into the last part and then dw rounded once
+// where dw is 16-bit.
+func addParts(dw convData, parts [][]float32) {
 	total := dw.f32
 	if total == nil {
-		total = parts[len(ws)]
+		total = parts[len(parts)-1]
 		clear(total)
 	}
-	for _, part := range parts[:len(ws)] {
+	for _, part := range parts[:len(parts)-1] {
 		addTo(total, part)
 	}
 	if dw.bits != nil {
 		dw.write(0, total)
 	}
-	return true
 }
 
 // convForwardHalf, convInputBackwardHalf and convWeightBackwardHalf run a

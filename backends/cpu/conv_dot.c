@@ -99,3 +99,72 @@ CONV_DOT void lathe_conv_dot_bf16(float *y, const uint32_t *x, const uint32_t *w
 	}
 #undef BLOCK
 }
+
+// wgrad_dot_block adds to dw the sums, over one image's output positions,
+// of RO output channels' gradients (o0 on) times RK window elements'
+// inputs (k0 on): each step 32 neighbouring positions of each, loaded as
+// sixteen pairs, RO·RK dot products into float32 lanes added across at
+// the end. A row's last positions are read through a mask, zeros past it,
+// so that they add nothing (not even an infinite input's NaN).
+CONV_DOT static inline __attribute__((always_inline)) void wgrad_dot_block(float *dw, const uint16_t *dy, const uint16_t *x,
+	ptrdiff_t nk, ptrdiff_t hp, ptrdiff_t wp, ptrdiff_t oh, ptrdiff_t ow, ptrdiff_t kh, ptrdiff_t kw, ptrdiff_t dh,
+	ptrdiff_t dwid, const int RO, const int RK, ptrdiff_t o0, ptrdiff_t k0) {
+	ptrdiff_t xoff[3];
+#pragma GCC unroll 3
+	for (int r = 0; r < RK; r++) {
+		ptrdiff_t k = k0 + r, j = k % kw, i = k / kw % kh, ci = k / (kw * kh);
+		xoff[r] = ci * hp * wp + i * dh * wp + j * dwid;
+	}
+	__m512 acc[4][3];
+#pragma GCC unroll 4
+	for (int q = 0; q < RO; q++)
+#pragma GCC unroll 3
+		for (int r = 0; r < RK; r++) acc[q][r] = _mm512_setzero_ps();
+	for (ptrdiff_t row = 0; row < oh; row++) {
+		const uint16_t *g = dy + o0 * oh * ow + row * ow, *in = x + row * wp;
+		for (ptrdiff_t x0 = 0; x0 < ow; x0 += 32) {
+			ptrdiff_t n = ow - x0 < 32 ? ow - x0 : 32;
+			__mmask32 keep = n == 32 ? 0xffffffffu : (__mmask32)((1u << n) - 1);
+			__m512bh a[4], b[3];
+#pragma GCC unroll 4
+			for (int q = 0; q < RO; q++) a[q] = (__m512bh)_mm512_maskz_loadu_epi16(keep, g + q * oh * ow + x0);
+#pragma GCC unroll 3
+			for (int r = 0; r < RK; r++) b[r] = (__m512bh)_mm512_maskz_loadu_epi16(keep, in + xoff[r] + x0);
+#pragma GCC unroll 4
+			for (int q = 0; q < RO; q++)
+#pragma GCC unroll 3
+				for (int r = 0; r < RK; r++) acc[q][r] = _mm512_dpbf16_ps(acc[q][r], a[q], b[r]);
+		}
+	}
+#pragma GCC unroll 4
+	for (int q = 0; q < RO; q++)
+#pragma GCC unroll 3
+		for (int r = 0; r < RK; r++) dw[(o0 + q) * nk + k0 + r] += _mm512_reduce_add_ps(acc[q][r]);
+}
+
+CONV_DOT void lathe_conv_wgrad_dot_bf16(float *dw, const uint16_t *dy, const uint16_t *x, ptrdiff_t c, ptrdiff_t o,
+	ptrdiff_t hp, ptrdiff_t wp, ptrdiff_t oh, ptrdiff_t ow, ptrdiff_t kh, ptrdiff_t kw, ptrdiff_t dh, ptrdiff_t dwid) {
+	ptrdiff_t nk = c * kh * kw;
+	for (ptrdiff_t o0 = 0; o0 < o; o0 += 4) {
+		ptrdiff_t ro = o - o0 < 4 ? o - o0 : 4;
+		for (ptrdiff_t k0 = 0; k0 < nk; k0 += 3) {
+			ptrdiff_t rk = nk - k0 < 3 ? nk - k0 : 3;
+#define WG(RO, RK) wgrad_dot_block(dw, dy, x, nk, hp, wp, oh, ow, kh, kw, dh, dwid, RO, RK, o0, k0)
+			switch (ro * 4 + rk) {
+			case 4 * 4 + 3: WG(4, 3); break;
+			case 4 * 4 + 2: WG(4, 2); break;
+			case 4 * 4 + 1: WG(4, 1); break;
+			case 3 * 4 + 3: WG(3, 3); break;
+			case 3 * 4 + 2: WG(3, 2); break;
+			case 3 * 4 + 1: WG(3, 1); break;
+			case 2 * 4 + 3: WG(2, 3); break;
+			case 2 * 4 + 2: WG(2, 2); break;
+			case 2 * 4 + 1: WG(2, 1); break;
+			case 1 * 4 + 3: WG(1, 3); break;
+			case 1 * 4 + 2: WG(1, 2); break;
+			case 1 * 4 + 1: WG(1, 1); break;
+			}
+#undef WG
+		}
+	}
+}

@@ -155,3 +155,7 @@ func padPairsBF16(dst []uint32, x []uint16, in, h, w, ph, pw int) bool { return 
 func convDotBF16(y []float32, x, w []uint32, pairs, o, hp, wp, oh, ow, kh, kw, dh, dw int) bool {
 	return false
 }
+
+func convWeightGradDotBF16(dw []float32, dy, x []uint16, c, o, hp, wp, oh, ow, kh, kw, dh, dwid int) bool {
+	return false
+}
