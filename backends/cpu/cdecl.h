@@ -112,6 +112,10 @@ void lathe_extreme_cols_f32(float *dst, const float *x, ptrdiff_t rows, ptrdiff_
 // the n >= 8 values from x + r·stride rounded to float (op 0), or
 // lathe_extreme_f32's largest (1) or smallest (2) of them.
 void lathe_reduce_rows_f32(int op, float *dst, const float *x, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t stride);
+// lathe_where32 and lathe_where64 write c[i] ? a[i] : b[i] for i < n, of
+// 4- and 8-byte elements; a or b NULL takes as or bs for every i.
+void lathe_where32(uint32_t *dst, const uint8_t *c, const uint32_t *a, const uint32_t *b, uint32_t as, uint32_t bs, ptrdiff_t n);
+void lathe_where64(uint64_t *dst, const uint8_t *c, const uint64_t *a, const uint64_t *b, uint64_t as, uint64_t bs, ptrdiff_t n);
 // lathe_transpose32 writes dst[r·ldd + c] = src[c·lds + r] for r < rows
 // and c < cols, of 4-byte elements.
 void lathe_transpose32(uint32_t *dst, const uint32_t *src, ptrdiff_t rows, ptrdiff_t cols, ptrdiff_t ldd, ptrdiff_t lds);

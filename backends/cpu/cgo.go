@@ -486,6 +486,29 @@ func transpose32(dst, src []uint32, rows, cols, ldd, lds int) bool {
 	return true
 }
 
+// whereBits writes c[i] ? a[i] : b[i] to dst[i] for 4- and 8-byte
+// elements in shim.c's lathe_where32 and lathe_where64, a nil a or b
+// standing for as or bs in every place, and reports whether it did: not
+// for other sizes, short runs or a machine without AVX2. The slices hold
+// len(dst) elements.
+func whereBits[U uint8 | uint16 | uint32 | uint64](dst []U, c []bool, a, b []U, as, bs U) bool {
+	if !haveAVX2 || len(dst) < vectorMin {
+		return false
+	}
+	cp := (*C.uint8_t)(unsafe.Pointer(unsafe.SliceData(c)))
+	switch d := any(dst).(type) {
+	case []uint32:
+		C.lathe_where32((*C.uint32_t)(unsafe.Pointer(&d[0])), cp, (*C.uint32_t)(unsafe.Pointer(unsafe.SliceData(a))),
+			(*C.uint32_t)(unsafe.Pointer(unsafe.SliceData(b))), C.uint32_t(as), C.uint32_t(bs), C.ptrdiff_t(len(d)))
+	case []uint64:
+		C.lathe_where64((*C.uint64_t)(unsafe.Pointer(&d[0])), cp, (*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(a))),
+			(*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(b))), C.uint64_t(as), C.uint64_t(bs), C.ptrdiff_t(len(d)))
+	default:
+		return false
+	}
+	return true
+}
+
 // sqrtFloat32 writes the square roots of src to dst, which has src's
 // length, and reports whether it did, as erfRowFloat32.
 func sqrtFloat32(dst, src []float32) bool {

@@ -159,3 +159,7 @@ func convDotBF16(y []float32, x, w []uint32, pairs, o, hp, wp, oh, ow, kh, kw, d
 func convWeightGradDotBF16(dw []float32, dy, x []uint16, c, o, hp, wp, oh, ow, kh, kw, dh, dwid int) bool {
 	return false
 }
+
+func whereBits[U uint8 | uint16 | uint32 | uint64](dst []U, c []bool, a, b []U, as, bs U) bool {
+	return false
+}

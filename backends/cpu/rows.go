@@ -144,7 +144,8 @@ func (c *compareKernels) run(out, x, y *dispatch.Tensor) bool {
 // where writes cond ? x : y. It works on the elements' bits (U is the
 // unsigned integer of the element's size) with a mask instead of a branch, since masks
 // from data are unpredictable; the runs that gradient rules make (a mask, a
-// tensor and a broadcast scalar zero) get loops of their own.
+// tensor and a broadcast scalar zero) get loops of their own, in C's lanes
+// for 4- and 8-byte elements (whereBits).
 func where[U uint8 | uint16 | uint32 | uint64](out, cond, x, y *dispatch.Tensor) {
 	o, c, a, b := bitsOf[U](out), elems[bool](cond), bitsOf[U](x), bitsOf[U](y)
 	l := newStrided(out, cond, x, y)
@@ -155,18 +156,27 @@ func where[U uint8 | uint16 | uint32 | uint64](out, cond, x, y *dispatch.Tensor)
 		switch {
 		case so == 1 && sc == 1 && sa == 1 && sb == 1:
 			dst, m, p, q := o[oo:oo+n], c[co:co+n], a[ao:ao+n], b[bo:bo+n]
+			if whereBits(dst, m, p, q, 0, 0) {
+				return
+			}
 			for i := range dst {
 				k := mask[U](m[i])
 				dst[i] = p[i]&k | q[i]&^k
 			}
 		case so == 1 && sc == 1 && sa == 1 && sb == 0:
 			dst, m, p, s := o[oo:oo+n], c[co:co+n], a[ao:ao+n], b[bo]
+			if whereBits(dst, m, p, nil, 0, s) {
+				return
+			}
 			for i := range dst {
 				k := mask[U](m[i])
 				dst[i] = p[i]&k | s&^k
 			}
 		case so == 1 && sc == 1 && sa == 0 && sb == 1:
 			dst, m, s, q := o[oo:oo+n], c[co:co+n], a[ao], b[bo:bo+n]
+			if whereBits(dst, m, nil, q, s, 0) {
+				return
+			}
 			for i := range dst {
 				k := mask[U](m[i])
 				dst[i] = s&k | q[i]&^k

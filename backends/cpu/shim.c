@@ -717,6 +717,39 @@ AVX2 void lathe_transpose32(uint32_t *dst, const uint32_t *src, ptrdiff_t rows, 
 		for (ptrdiff_t c = 0; c < cols; c++) dst[r0 * ldd + c] = src[c * lds + r0];
 }
 
+// lathe_where32 and lathe_where64 write c[i] ? a[i] : b[i] for i < n, of
+// 4- and 8-byte elements moved as bits (rows.go's where): a (or b) NULL
+// takes the one value as (bs) for every i, the layouts that masks and
+// gradient rules make. Eight (four) bools widen to a lane mask at a time
+// and one blend picks, where Go's loop took a mask and two ands per
+// element (tril of [1024, 1024] took ten times torch's time, most of it
+// in where). A Go bool is one byte holding 0 or 1.
+AVX2 void lathe_where32(uint32_t *dst, const uint8_t *c, const uint32_t *a, const uint32_t *b, uint32_t as, uint32_t bs, ptrdiff_t n) {
+	ptrdiff_t i = 0;
+	const __m256i sa = _mm256_set1_epi32((int)as), sb = _mm256_set1_epi32((int)bs), zero = _mm256_setzero_si256();
+	for (; i + 8 <= n; i += 8) {
+		__m256i m = _mm256_cmpgt_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(c + i))), zero);
+		__m256i va = a ? _mm256_loadu_si256((const __m256i *)(a + i)) : sa;
+		__m256i vb = b ? _mm256_loadu_si256((const __m256i *)(b + i)) : sb;
+		_mm256_storeu_si256((__m256i *)(dst + i), _mm256_blendv_epi8(vb, va, m));
+	}
+	for (; i < n; i++) dst[i] = c[i] ? (a ? a[i] : as) : (b ? b[i] : bs);
+}
+
+AVX2 void lathe_where64(uint64_t *dst, const uint8_t *c, const uint64_t *a, const uint64_t *b, uint64_t as, uint64_t bs, ptrdiff_t n) {
+	ptrdiff_t i = 0;
+	const __m256i sa = _mm256_set1_epi64x((long long)as), sb = _mm256_set1_epi64x((long long)bs), zero = _mm256_setzero_si256();
+	for (; i + 4 <= n; i += 4) {
+		int32_t four;
+		memcpy(&four, c + i, sizeof four);
+		__m256i m = _mm256_cmpgt_epi64(_mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four)), zero);
+		__m256i va = a ? _mm256_loadu_si256((const __m256i *)(a + i)) : sa;
+		__m256i vb = b ? _mm256_loadu_si256((const __m256i *)(b + i)) : sb;
+		_mm256_storeu_si256((__m256i *)(dst + i), _mm256_blendv_epi8(vb, va, m));
+	}
+	for (; i < n; i++) dst[i] = c[i] ? (a ? a[i] : as) : (b ? b[i] : bs);
+}
+
 // lathe_sqrt_f32 writes the square roots of the n values at src to dst:
 // vsqrtps rounds correctly, so these are float64's square roots rounded
 // to float32, bit for bit.

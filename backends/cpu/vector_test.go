@@ -758,3 +758,50 @@ func TestSoftmaxColsFloat32(t *testing.T) {
 		}
 	}
 }
+
+// TestWhereBits: lathe_where32 and lathe_where64 (whereBits) give c ? a : b
+// bit for bit (NaN payloads too), with both operands runs and with either
+// one value, on runs around their vector widths and random masks.
+func TestWhereBits(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2: where runs in Go")
+	}
+	testWhereBits[uint32](t)
+	testWhereBits[uint64](t)
+}
+
+func testWhereBits[U uint32 | uint64](t *testing.T) {
+	rng := rand.New(rand.NewPCG(37, 38))
+	for _, n := range []int{vectorMin, vectorMin + 1, vectorMin + 3, vectorMin + 7, 1000, 4099} {
+		c, a, b := make([]bool, n), make([]U, n), make([]U, n)
+		for i := range c {
+			c[i], a[i], b[i] = rng.IntN(2) == 0, U(rng.Uint64()), U(rng.Uint64())
+		}
+		as, bs := U(rng.Uint64()), U(rng.Uint64())
+		for _, k := range []struct {
+			name   string
+			a, b   []U
+			as, bs U
+		}{{"runs", a, b, 0, 0}, {"b one value", a, nil, 0, bs}, {"a one value", nil, b, as, 0}} {
+			dst := make([]U, n)
+			if !whereBits(dst, c, k.a, k.b, k.as, k.bs) {
+				t.Fatalf("%T n %d %s: refused", dst, n, k.name)
+			}
+			for i, got := range dst {
+				want := k.bs
+				if k.b != nil {
+					want = k.b[i]
+				}
+				if c[i] {
+					want = k.as
+					if k.a != nil {
+						want = k.a[i]
+					}
+				}
+				if got != want {
+					t.Fatalf("%T n %d %s: [%d] = %#x, want %#x", dst, n, k.name, i, got, want)
+				}
+			}
+		}
+	}
+}
