@@ -112,6 +112,10 @@ void lathe_extreme_cols_f32(float *dst, const float *x, ptrdiff_t rows, ptrdiff_
 // the n >= 8 values from x + r·stride rounded to float (op 0), or
 // lathe_extreme_f32's largest (1) or smallest (2) of them.
 void lathe_reduce_rows_f32(int op, float *dst, const float *x, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t stride);
+// lathe_compare32 writes op(p[i], q[i]) (op(p[i], s) where q is NULL) as
+// bytes of 0 or 1 for i < n, of float32s or (isint != 0) int32s; op is
+// rows.go's cmpOp.
+void lathe_compare32(int op, uint8_t *dst, const uint32_t *p, const uint32_t *q, uint32_t s, ptrdiff_t n, int isint);
 // lathe_where32 and lathe_where64 write c[i] ? a[i] : b[i] for i < n, of
 // 4- and 8-byte elements; a or b NULL takes as or bs for every i.
 void lathe_where32(uint32_t *dst, const uint8_t *c, const uint32_t *a, const uint32_t *b, uint32_t as, uint32_t bs, ptrdiff_t n);

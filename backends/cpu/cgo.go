@@ -13,6 +13,7 @@ package cpu
 import "C"
 
 import (
+	"math"
 	"os"
 	"strings"
 	"unsafe"
@@ -483,6 +484,29 @@ func transpose32(dst, src []uint32, rows, cols, ldd, lds int) bool {
 	}
 	C.lathe_transpose32((*C.uint32_t)(unsafe.Pointer(&dst[0])), (*C.uint32_t)(unsafe.Pointer(&src[0])), C.ptrdiff_t(rows),
 		C.ptrdiff_t(cols), C.ptrdiff_t(ldd), C.ptrdiff_t(lds))
+	return true
+}
+
+// compare32 writes op(p[i], q[i]) (op(p[i], s) where q is nil) to dst
+// for float32 or int32 T in shim.c's lathe_compare32, and reports whether
+// it did: not for other dtypes, short runs or a machine without AVX2. The
+// slices hold len(dst) elements.
+func compare32[T number](op cmpOp, dst []bool, p, q []T, s T) bool {
+	if !haveAVX2 || len(dst) < vectorMin {
+		return false
+	}
+	var isInt C.int
+	var sb uint32
+	switch v := any(s).(type) {
+	case float32:
+		sb = math.Float32bits(v)
+	case int32:
+		isInt, sb = 1, uint32(v)
+	default:
+		return false
+	}
+	C.lathe_compare32(C.int(op), (*C.uint8_t)(unsafe.Pointer(&dst[0])), (*C.uint32_t)(unsafe.Pointer(&p[0])),
+		(*C.uint32_t)(unsafe.Pointer(unsafe.SliceData(q))), C.uint32_t(sb), C.ptrdiff_t(len(dst)), isInt)
 	return true
 }
 

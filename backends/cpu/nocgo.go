@@ -163,3 +163,5 @@ func convWeightGradDotBF16(dw []float32, dy, x []uint16, c, o, hp, wp, oh, ow, k
 func whereBits[U uint8 | uint16 | uint32 | uint64](dst []U, c []bool, a, b []U, as, bs U) bool {
 	return false
 }
+
+func compare32[T number](op cmpOp, dst []bool, p, q []T, s T) bool { return false }

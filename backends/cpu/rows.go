@@ -46,10 +46,15 @@ func cmp[T number](op cmpOp, a, b T) bool {
 }
 
 // compareRows is op as rows2 loops; the switch is outside each loop.
+// float32 and int32 runs go to C's lanes (compare32).
 func compareRows[T number](op cmpOp) rows2[T, bool] {
 	return rows2[T, bool]{
 		vv: func(dst []bool, p, q []T) {
 			p, q = p[:len(dst)], q[:len(dst)]
+			var zero T
+			if compare32(op, dst, p, q, zero) {
+				return
+			}
 			switch op {
 			case opEq:
 				for i := range dst {
@@ -79,6 +84,9 @@ func compareRows[T number](op cmpOp) rows2[T, bool] {
 		},
 		vs: func(dst []bool, p []T, s T) {
 			p = p[:len(dst)]
+			if compare32(op, dst, p, nil, s) {
+				return
+			}
 			switch op {
 			case opEq:
 				for i := range dst {

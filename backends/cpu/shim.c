@@ -717,6 +717,81 @@ AVX2 void lathe_transpose32(uint32_t *dst, const uint32_t *src, ptrdiff_t rows, 
 		for (ptrdiff_t c = 0; c < cols; c++) dst[r0 * ldd + c] = src[c * lds + r0];
 }
 
+// lathe_compare32 writes op(p[i], q[i]) (op(p[i], s) where q is NULL) as
+// a Go bool (one byte, 0 or 1) for i < n, of float32s or (isint) int32s,
+// op numbered as rows.go's cmpOp: ==, !=, <, <=, >, >=, with Go's answers
+// for NaN (only != holds). Eight lanes compare at once and their masks
+// pack to eight bytes, where Go's loop took a compare and a byte store per
+// element.
+AVX2 static inline __m256i compare8(int op, __m256i a, __m256i b, int isint) {
+	if (isint) {
+		__m256i eq = _mm256_cmpeq_epi32(a, b), ones = _mm256_set1_epi32(-1);
+		switch (op) {
+		case 0: return eq;
+		case 1: return _mm256_xor_si256(eq, ones);
+		case 2: return _mm256_cmpgt_epi32(b, a);
+		case 3: return _mm256_xor_si256(_mm256_cmpgt_epi32(a, b), ones);
+		case 4: return _mm256_cmpgt_epi32(a, b);
+		default: return _mm256_xor_si256(_mm256_cmpgt_epi32(b, a), ones);
+		}
+	}
+	__m256 x = _mm256_castsi256_ps(a), y = _mm256_castsi256_ps(b);
+	switch (op) {
+	case 0: return _mm256_castps_si256(_mm256_cmp_ps(x, y, _CMP_EQ_OQ));
+	case 1: return _mm256_castps_si256(_mm256_cmp_ps(x, y, _CMP_NEQ_UQ));
+	case 2: return _mm256_castps_si256(_mm256_cmp_ps(x, y, _CMP_LT_OQ));
+	case 3: return _mm256_castps_si256(_mm256_cmp_ps(x, y, _CMP_LE_OQ));
+	case 4: return _mm256_castps_si256(_mm256_cmp_ps(x, y, _CMP_GT_OQ));
+	default: return _mm256_castps_si256(_mm256_cmp_ps(x, y, _CMP_GE_OQ));
+	}
+}
+
+// COMPARE_LOOP is lathe_compare32's loop for one op and kind, constants in
+// each use so that each loop is its own.
+#define COMPARE_LOOP(OP, ISINT)                                                                                     \
+	do {                                                                                                        \
+		for (; i + 8 <= n; i += 8) {                                                                        \
+			__m256i a = _mm256_loadu_si256((const __m256i *)(p + i));                                   \
+			__m256i b = q ? _mm256_loadu_si256((const __m256i *)(q + i)) : sv;                          \
+			__m256i m = compare8(OP, a, b, ISINT);                                                      \
+			__m128i w = _mm_packs_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));     \
+			_mm_storel_epi64((__m128i *)(dst + i), _mm_and_si128(_mm_packs_epi16(w, w), _mm_set1_epi8(1))); \
+		}                                                                                                   \
+	} while (0)
+
+AVX2 void lathe_compare32(int op, uint8_t *dst, const uint32_t *p, const uint32_t *q, uint32_t s, ptrdiff_t n, int isint) {
+	ptrdiff_t i = 0;
+	const __m256i sv = _mm256_set1_epi32((int)s);
+	switch (op * 2 + (isint != 0)) {
+	case 0: COMPARE_LOOP(0, 0); break;
+	case 1: COMPARE_LOOP(0, 1); break;
+	case 2: COMPARE_LOOP(1, 0); break;
+	case 3: COMPARE_LOOP(1, 1); break;
+	case 4: COMPARE_LOOP(2, 0); break;
+	case 5: COMPARE_LOOP(2, 1); break;
+	case 6: COMPARE_LOOP(3, 0); break;
+	case 7: COMPARE_LOOP(3, 1); break;
+	case 8: COMPARE_LOOP(4, 0); break;
+	case 9: COMPARE_LOOP(4, 1); break;
+	case 10: COMPARE_LOOP(5, 0); break;
+	case 11: COMPARE_LOOP(5, 1); break;
+	}
+	// The tail: the same lanes over a padded copy.
+	if (i < n) {
+		uint32_t pt[8] = {0}, qt[8] = {0};
+		uint8_t rt[16];
+		memcpy(pt, p + i, (size_t)(n - i) * sizeof *p);
+		if (q) memcpy(qt, q + i, (size_t)(n - i) * sizeof *q);
+		__m256i a = _mm256_loadu_si256((const __m256i *)pt), b = q ? _mm256_loadu_si256((const __m256i *)qt) : sv;
+		__m256i m = compare8(op, a, b, isint);
+		__m128i w = _mm_packs_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+		_mm_storeu_si128((__m128i *)rt, _mm_and_si128(_mm_packs_epi16(w, w), _mm_set1_epi8(1)));
+		memcpy(dst + i, rt, (size_t)(n - i));
+	}
+}
+
+#undef COMPARE_LOOP
+
 // lathe_where32 and lathe_where64 write c[i] ? a[i] : b[i] for i < n, of
 // 4- and 8-byte elements moved as bits (rows.go's where): a (or b) NULL
 // takes the one value as (bs) for every i, the layouts that masks and

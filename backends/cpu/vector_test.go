@@ -805,3 +805,54 @@ func testWhereBits[U uint32 | uint64](t *testing.T) {
 		}
 	}
 }
+
+// TestCompare32: lathe_compare32 (compare32) gives Go's comparisons of
+// float32s (NaN, ±0, ±Inf among them: only != holds for a NaN, and -0
+// equals +0) and int32s (the extremes among them), a run against a run
+// and against one value, on runs around the vector width.
+func TestCompare32(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2: comparisons run in Go")
+	}
+	rng := rand.New(rand.NewPCG(39, 40))
+	ints := []int32{0, 1, -1, math.MaxInt32, math.MinInt32, 7}
+	for _, n := range []int{vectorMin, vectorMin + 1, vectorMin + 7, 1003} {
+		fp, fq := make([]float32, n), make([]float32, n)
+		ip, iq := make([]int32, n), make([]int32, n)
+		for i := range fp {
+			fp[i], fq[i] = specialFloat32s[rng.IntN(len(specialFloat32s))], specialFloat32s[rng.IntN(len(specialFloat32s))]
+			ip[i], iq[i] = ints[rng.IntN(len(ints))], int32(rng.Uint32())
+			if rng.IntN(2) == 0 {
+				iq[i] = ints[rng.IntN(len(ints))]
+			}
+		}
+		for op := opEq; op <= opGe; op++ {
+			testCompare32(t, op, fp, fq, specialFloat32s)
+			testCompare32(t, op, ip, iq, ints)
+		}
+	}
+}
+
+func testCompare32[T float32 | int32](t *testing.T, op cmpOp, p, q, scalars []T) {
+	t.Helper()
+	dst := make([]bool, len(p))
+	check := func(s T, one bool) {
+		for i, got := range dst {
+			b := s
+			if !one {
+				b = q[i]
+			}
+			if want := cmp(op, p[i], b); got != want {
+				t.Fatalf("%T op %d n %d: [%d] %v against %v gives %v, want %v", p[0], op, len(p), i, p[i], b, got, want)
+			}
+		}
+	}
+	if !compare32(op, dst, p, q, 0) {
+		t.Fatalf("%T op %d n %d: refused", p[0], op, len(p))
+	}
+	check(0, false)
+	for _, s := range scalars {
+		compare32(op, dst, p, nil, s)
+		check(s, true)
+	}
+}
