@@ -121,20 +121,25 @@ func vectorBinaryRows(op binaryOp, f func(a, b float32) float32, cost int) rows2
 // the float64 lanes.
 func powRows32() rows2[float32, float32] {
 	r := vectorBinaryRows(binaryPow, via64x2[float32](math.Pow), costLoop)
-	byExponent := map[float32]func(dst, src []float32){
-		3: func(dst, src []float32) {
-			for i, v := range src[:len(dst)] {
-				dst[i] = v * v * v
-			}
-		},
-		-2: func(dst, src []float32) {
-			for i, v := range src[:len(dst)] {
-				dst[i] = 1 / (v * v)
-			}
-		},
-	}
+	byExponent := map[float32]func(dst, src []float32){}
 	for s, name := range map[float32]string{2: "square", 0.5: "sqrt", -0.5: "rsqrt", -1: "reciprocal"} {
 		byExponent[s] = float32Unary[name](ops.Params{})
+	}
+	// (x·x)·x and 1/(x·x) as two passes of the C loops where they run
+	// (dst may be src: each reads an element before it writes it).
+	square, reciprocal := byExponent[2], byExponent[-1]
+	byExponent[3] = func(dst, src []float32) {
+		src = src[:len(dst)]
+		if arithFloat32(opMul, dst, src, src, 0) && arithFloat32(opMul, dst, dst, src, 0) {
+			return
+		}
+		for i, v := range src {
+			dst[i] = v * v * v
+		}
+	}
+	byExponent[-2] = func(dst, src []float32) {
+		square(dst, src)
+		reciprocal(dst, dst)
 	}
 	each := r.vs
 	r.vs = func(dst, p []float32, s float32) {
