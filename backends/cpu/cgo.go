@@ -476,10 +476,9 @@ func extremeColsFloat32(dst, x []float32, rows, stride int, more bool) bool {
 
 // transpose32 writes dst[r·ldd + c] = src[c·lds + r] for r < rows and c <
 // cols (shim.c's lathe_transpose32) and reports whether it did: not on a
-// machine without AVX2. The caller has checked that both slices hold
-// those elements.
+// machine without AVX2, nor for slices that do not hold those elements.
 func transpose32(dst, src []uint32, rows, cols, ldd, lds int) bool {
-	if !haveAVX2 {
+	if !haveAVX2 || rows <= 0 || cols <= 0 || len(dst) < (rows-1)*ldd+cols || len(src) < (cols-1)*lds+rows {
 		return false
 	}
 	C.lathe_transpose32((*C.uint32_t)(unsafe.Pointer(&dst[0])), (*C.uint32_t)(unsafe.Pointer(&src[0])), C.ptrdiff_t(rows),

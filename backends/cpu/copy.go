@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -133,7 +134,7 @@ func isNegZero[T comparable](v T) bool {
 // cores. A copy an element at a time read a cache line per element, and
 // [1024, 1024].T took 3.5 times torch's time. It reports false for any
 // other layout, for matrices under 8 × 8, and where the C loop does not
-// run.
+// run (copySame's element loop then writes the whole output).
 func transposeCopy[T any](out, x *dispatch.Tensor, l strided) bool {
 	var zero T
 	last := len(l.Shape) - 1
@@ -150,6 +151,7 @@ func transposeCopy[T any](out, x *dispatch.Tensor, l strided) bool {
 	const block = 64 // rows per task
 	blocks := (rows + block - 1) / block
 	matrices := dispatch.Numel(l.Shape[:k])
+	var declined atomic.Bool // a slice shorter than the layout: a bug, which the element loop then covers
 	parallel(matrices*blocks, block*cols, func(lo, hi int) {
 		for task := lo; task < hi; task++ {
 			// The matrix's offsets in each operand, from its index over
@@ -160,8 +162,10 @@ func transposeCopy[T any](out, x *dispatch.Tensor, l strided) bool {
 				bo, ba, m = bo+i*l.Strides[0][d], ba+i*l.Strides[1][d], m/l.Shape[d]
 			}
 			r0 := task % blocks * block
-			transpose32(o[bo+r0*ldd:], a[ba+r0:], min(block, rows-r0), cols, ldd, lds)
+			if !transpose32(o[bo+r0*ldd:], a[ba+r0:], min(block, rows-r0), cols, ldd, lds) {
+				declined.Store(true)
+			}
 		}
 	})
-	return true
+	return !declined.Load()
 }
