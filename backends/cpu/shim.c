@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cdecl.h"
+#include "conv_tiles.h"
 
 // ---- OpenBLAS ----
 
@@ -204,16 +205,20 @@ AVX2 static inline v8f splat8(float s) { return (v8f){s, s, s, s, s, s, s, s}; }
 		for (; i < n; i++) dst[i] = p[i] OP (q ? q[i] : s); \
 	} while (0)
 
+// ARITH_SWITCH runs M with op's operator.
+#define ARITH_SWITCH(M)                    \
+	switch (op) {                      \
+	case arithAdd: M(+); break;        \
+	case arithSub: M(-); break;        \
+	case arithMul: M(*); break;        \
+	case arithDiv: M(/); break;        \
+	}
+
 #define ARITH_F32(OP) ARITH_LOOP(OP, v8f, 8, load8, store8, stream8, splat8)
 
 AVX2 void lathe_arith_f32(int op, float *dst, const float *p, const float *q, float s, ptrdiff_t n) {
 	ptrdiff_t i = 0;
-	switch (op) {
-	case arithAdd: ARITH_F32(+); break;
-	case arithSub: ARITH_F32(-); break;
-	case arithMul: ARITH_F32(*); break;
-	case arithDiv: ARITH_F32(/); break;
-	}
+	ARITH_SWITCH(ARITH_F32)
 }
 
 // lathe_arith_bcast_f32 is lathe_arith_f32 over rows runs of cols values
@@ -246,12 +251,7 @@ AVX2 void lathe_arith_f32(int op, float *dst, const float *p, const float *q, fl
 	}
 
 AVX2 void lathe_arith_bcast_f32(int op, float *dst, const float *full, const float *b, ptrdiff_t rows, ptrdiff_t cols, int per_row, int b_left) {
-	switch (op) {
-	case arithAdd: BCAST_LOOP(+); break;
-	case arithSub: BCAST_LOOP(-); break;
-	case arithMul: BCAST_LOOP(*); break;
-	case arithDiv: BCAST_LOOP(/); break;
-	}
+	ARITH_SWITCH(BCAST_LOOP)
 }
 
 // lathe_relu_backward_f32 writes g[i] where x[i] > 0, else 0 (a NaN x

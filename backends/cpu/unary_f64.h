@@ -36,12 +36,7 @@ AVX2 double lathe_sum_f64(const double *x, ptrdiff_t n) {
 
 AVX2 void lathe_arith_f64(int op, double *dst, const double *p, const double *q, double s, ptrdiff_t n) {
 	ptrdiff_t i = 0;
-	switch (op) {
-	case arithAdd: ARITH_F64(+); break;
-	case arithSub: ARITH_F64(-); break;
-	case arithMul: ARITH_F64(*); break;
-	case arithDiv: ARITH_F64(/); break;
-	}
+	ARITH_SWITCH(ARITH_F64)
 }
 
 #undef ARITH_F64

@@ -144,28 +144,9 @@ VEC static inline __attribute__((always_inline)) void CAT(wgrad_block, W)(float 
 VEC static void CAT(wgrad, W)(float *dw, const float *dy, const float *x, ptrdiff_t c, ptrdiff_t o, ptrdiff_t hp,
 	ptrdiff_t wp, ptrdiff_t oh, ptrdiff_t ow, ptrdiff_t kh, ptrdiff_t kw, ptrdiff_t dh, ptrdiff_t dwid) {
 	ptrdiff_t nk = c * kh * kw;
-	for (ptrdiff_t o0 = 0; o0 < o; o0 += 4) {
-		ptrdiff_t ro = o - o0 < 4 ? o - o0 : 4;
-		for (ptrdiff_t k0 = 0; k0 < nk; k0 += 3) {
-			ptrdiff_t rk = nk - k0 < 3 ? nk - k0 : 3;
 #define WG(RO, RK) CAT(wgrad_block, W)(dw, dy, x, nk, hp, wp, oh, ow, kh, kw, dh, dwid, RO, RK, o0, k0)
-			switch (ro * 4 + rk) {
-			case 4 * 4 + 3: WG(4, 3); break;
-			case 4 * 4 + 2: WG(4, 2); break;
-			case 4 * 4 + 1: WG(4, 1); break;
-			case 3 * 4 + 3: WG(3, 3); break;
-			case 3 * 4 + 2: WG(3, 2); break;
-			case 3 * 4 + 1: WG(3, 1); break;
-			case 2 * 4 + 3: WG(2, 3); break;
-			case 2 * 4 + 2: WG(2, 2); break;
-			case 2 * 4 + 1: WG(2, 1); break;
-			case 1 * 4 + 3: WG(1, 3); break;
-			case 1 * 4 + 2: WG(1, 2); break;
-			case 1 * 4 + 1: WG(1, 1); break;
-			}
+	WGRAD_TILES(o, nk, WG)
 #undef WG
-		}
-	}
 }
 
 #undef PB
