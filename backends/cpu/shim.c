@@ -1747,38 +1747,48 @@ AVX2 static inline v4d expm14d(v4d x) {
 	return pick4d(x == 0.0, x, r); // -0 stays -0
 }
 
-// sin (cosine: cos) for |x| ≤ 2^20: x = n·π/2 + r, |r| ≤ π/4, with π/2 in
-// two parts and each step one rounding (FMA), so that r keeps its float64
-// accuracy even where x nearly is a multiple of π/2 (the third part, n·2^-109
-// at most 2^-89, is below what any float32 result there can show); then the
-// series of sin r to r¹⁵ or of cos r to r¹⁶ (truncation below 1e-16), as n
-// mod 4 says, with its sign. The caller takes larger |x|, and ±Inf, apart.
+// sincos4d is sin (cosine: cos) for |x| ≤ 2^30, of float64s and (rounded
+// once) of float32s alike: x = n·π/2 + r, |r| ≤
+// π/4, with π/2 in three parts by FMA. x - n·p1 is exact (both are
+// multiples of 2^-52 and the difference is below 2), and the other two
+// steps round once each, so r keeps its relative accuracy however near x
+// lies to a multiple of π/2 (the first neglected part, n·2^-160, is far
+// below). Then sin r by its series to r¹⁹ and cos r to r²⁰ (truncation
+// below 1e-19), cos as fdlibm's __kernel_cos adds 1 - r²/2 back with the
+// rounding of 1 - r²/2 recovered; n mod 4 picks the function and the sign.
+// ±0 are themselves under sin; larger |x|, infinities and NaN are the
+// caller's (libm's per lane).
 AVX2 static inline v4d sincos4d(v4d x, int cosine) {
-	v4d n = __builtin_ia32_roundpd256(x * 0.6366197723675814, 8);
+	v4d n = __builtin_ia32_roundpd256(x * 0.63661977236758134308, 8);
 	v4d r = fma4d(-n, splat4d(0x1.921fb54442d18p+0), x);
 	r = fma4d(-n, splat4d(0x1.1a62633145c07p-54), r);
+	r = fma4d(-n, splat4d(-0x1.f1976b7ed8fbcp-110), r);
 	v4l q = bits4d(n + 0x1.8p52) + cosine; // n's low bits, two's complement
 	v4d z = r * r;
-	v4d sp = splat4d(1.0 / 1307674368000);
-	sp = sp * z - 1.0 / 6227020800;
-	sp = sp * z + 1.0 / 39916800;
-	sp = sp * z - 1.0 / 362880;
-	sp = sp * z + 1.0 / 5040;
-	sp = sp * z - 1.0 / 120;
-	sp = sp * z + 1.0 / 6;
-	v4d sinr = r - r * z * sp;
-	v4d cp = splat4d(1.0 / 20922789888000);
+	v4d sp = splat4d(-1.0 / 121645100408832000);
+	sp = sp * z + 1.0 / 355687428096000;
+	sp = sp * z - 1.0 / 1307674368000;
+	sp = sp * z + 1.0 / 6227020800;
+	sp = sp * z - 1.0 / 39916800;
+	sp = sp * z + 1.0 / 362880;
+	sp = sp * z - 1.0 / 5040;
+	sp = sp * z + 1.0 / 120;
+	v4d sinr = r + r * z * (-1.0 / 6 + z * sp);
+	v4d cp = splat4d(1.0 / 2432902008176640000);
+	cp = cp * z - 1.0 / 6402373705728000;
+	cp = cp * z + 1.0 / 20922789888000;
 	cp = cp * z - 1.0 / 87178291200;
 	cp = cp * z + 1.0 / 479001600;
 	cp = cp * z - 1.0 / 3628800;
 	cp = cp * z + 1.0 / 40320;
 	cp = cp * z - 1.0 / 720;
 	cp = cp * z + 1.0 / 24;
-	v4d cosr = 1.0 - 0.5 * z + z * z * cp;
+	v4d hz = 0.5 * z, w = 1.0 - hz;
+	v4d cosr = w + (((1.0 - w) - hz) + z * z * cp);
 	v4l odd = -(q & 1), neg = (q & 2) << 62;
 	v4d v = pick4d(odd, cosr, sinr);
 	v = from_bits4d(bits4d(v) ^ neg);
-	if (!cosine) v = pick4d(x == 0.0, x, v); // sin(-0) is -0
+	if (!cosine) v = pick4d(x == 0.0, x, v);
 	return v;
 }
 
@@ -1880,11 +1890,11 @@ AVX2 static inline v4d unary64(int op, v4d x, double a, double b) {
 }
 
 // unary64_lanes is op of four floats, rounded back: lanes of sin, cos and
-// tan past 2^20 in size (and ±Inf) take libm's.
+// tan past 2^30 in size (and ±Inf) take libm's.
 AVX2 static inline v4f unary64_lanes(int op, v4d x, double a, double b) {
 	v4d y = unary64(op, x, a, b);
 	if (op == unary64Sin || op == unary64Cos || op == unary64Tan) {
-		v4l far = (x > 1048576.0) | (x < -1048576.0);
+		v4l far = ~(abs4d(x) <= 0x1p30); // NaN and ±Inf too
 		if (__builtin_ia32_movmskpd256(from_bits4d(far)))
 			for (int l = 0; l < 4; l++)
 				if (far[l]) y[l] = op == unary64Sin ? sin(x[l]) : op == unary64Cos ? cos(x[l]) : tan(x[l]);

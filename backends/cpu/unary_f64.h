@@ -1,8 +1,9 @@
 // unary_f64.h: float64 ops in float64 lanes, four at a time: add, sub, mul
 // and div (lathe_arith_f64, arith.go's float64 rows), and exp, log, tanh,
 // sigmoid, silu, sin and cos (lathe_unary_f64, which unary64.go's float64
-// row loops call), and softmax rows (lathe_softmax_f64). shim.c includes it once, after the float32-in-float64 functions
-// whose expd4, pick4d, abs4d and copysign4d it uses. Each is within an ulp
+// row loops call), and softmax rows (lathe_softmax_f64). shim.c includes
+// it once, after the float32-in-float64 functions whose expd4, sincos4d,
+// pick4d, abs4d and copysign4d it uses. Each is within an ulp
 // or two of the Go function that elementwise.go's floatUnary names (math.Exp
 // and the rest, which take a call per element: 4-8 times torch's time),
 // with the same special values. Numbered as unary64.go's float64Op.
@@ -86,49 +87,6 @@ AVX2 static inline v4d sigmoid_f64x4(v4d x) {
 	return pick4d(x != x, x, r);
 }
 
-// sincos_f64x4 is sin (cosine: cos) for |x| ≤ 2^30: x = n·π/2 + r, |r| ≤
-// π/4, with π/2 in three parts by FMA. x - n·p1 is exact (both are
-// multiples of 2^-52 and the difference is below 2), and the other two
-// steps round once each, so r keeps its relative accuracy however near x
-// lies to a multiple of π/2 (the first neglected part, n·2^-160, is far
-// below). Then sin r by its series to r¹⁹ and cos r to r²⁰ (truncation
-// below 1e-19), cos as fdlibm's __kernel_cos adds 1 - r²/2 back with the
-// rounding of 1 - r²/2 recovered; n mod 4 picks the function and the sign.
-// ±0 are themselves under sin; larger |x|, infinities and NaN are the
-// caller's (libm's per lane).
-AVX2 static inline v4d sincos_f64x4(v4d x, int cosine) {
-	v4d n = __builtin_ia32_roundpd256(x * 0.63661977236758134308, 8);
-	v4d r = fma4d(-n, splat4d(0x1.921fb54442d18p+0), x);
-	r = fma4d(-n, splat4d(0x1.1a62633145c07p-54), r);
-	r = fma4d(-n, splat4d(-0x1.f1976b7ed8fbcp-110), r);
-	v4l q = bits4d(n + 0x1.8p52) + cosine; // n's low bits, two's complement
-	v4d z = r * r;
-	v4d sp = splat4d(-1.0 / 121645100408832000);
-	sp = sp * z + 1.0 / 355687428096000;
-	sp = sp * z - 1.0 / 1307674368000;
-	sp = sp * z + 1.0 / 6227020800;
-	sp = sp * z - 1.0 / 39916800;
-	sp = sp * z + 1.0 / 362880;
-	sp = sp * z - 1.0 / 5040;
-	sp = sp * z + 1.0 / 120;
-	v4d sinr = r + r * z * (-1.0 / 6 + z * sp);
-	v4d cp = splat4d(1.0 / 2432902008176640000);
-	cp = cp * z - 1.0 / 6402373705728000;
-	cp = cp * z + 1.0 / 20922789888000;
-	cp = cp * z - 1.0 / 87178291200;
-	cp = cp * z + 1.0 / 479001600;
-	cp = cp * z - 1.0 / 3628800;
-	cp = cp * z + 1.0 / 40320;
-	cp = cp * z - 1.0 / 720;
-	cp = cp * z + 1.0 / 24;
-	v4d hz = 0.5 * z, w = 1.0 - hz;
-	v4d cosr = w + (((1.0 - w) - hz) + z * z * cp);
-	v4l odd = -(q & 1), neg = (q & 2) << 62;
-	v4d v = pick4d(odd, cosr, sinr);
-	v = from_bits4d(bits4d(v) ^ neg);
-	if (!cosine) v = pick4d(x == 0.0, x, v);
-	return v;
-}
 
 AVX2 static inline v4d unary_f64(int op, v4d x) {
 	switch (op) {
@@ -138,7 +96,7 @@ AVX2 static inline v4d unary_f64(int op, v4d x) {
 	case f64Sigmoid: return sigmoid_f64x4(x);
 	case f64Sin:
 	case f64Cos: {
-		v4d y = sincos_f64x4(x, op == f64Cos);
+		v4d y = sincos4d(x, op == f64Cos);
 		v4l far = ~(abs4d(x) <= 0x1p30); // NaN and ±Inf too
 		if (__builtin_ia32_movmskpd256(from_bits4d(far)))
 			for (int l = 0; l < 4; l++)
