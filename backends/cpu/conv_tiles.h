@@ -7,6 +7,18 @@
 #ifndef LATHE_CONV_TILES_H
 #define LATHE_CONV_TILES_H
 
+#include <stddef.h>
+
+// wgrad_offset is where window element k = (ci·kh + i)·kw + j of a
+// weight gradient block reads the padded input (ci planes of hp × wp) at
+// output position 0: both kernels' blocks take their RK elements' offsets
+// from it. (A baseline function, which GCC inlines into the AVX ones.)
+static inline ptrdiff_t wgrad_offset(ptrdiff_t k, ptrdiff_t kh, ptrdiff_t kw, ptrdiff_t hp, ptrdiff_t wp, ptrdiff_t dh,
+	ptrdiff_t dwid) {
+	ptrdiff_t j = k % kw, i = k / kw % kh, ci = k / (kw * kh);
+	return ci * hp * wp + i * dh * wp + j * dwid;
+}
+
 #define WGRAD_TILES(o, nk, WG)                                                           \
 	for (ptrdiff_t o0 = 0; o0 < (o); o0 += 4) {                                      \
 		ptrdiff_t ro = (o) - o0 < 4 ? (o) - o0 : 4;                              \

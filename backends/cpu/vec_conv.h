@@ -96,10 +96,7 @@ VEC static inline __attribute__((always_inline)) void CAT(wgrad_block, W)(float 
 	ptrdiff_t dwid, const int RO, const int RK, ptrdiff_t o0, ptrdiff_t k0) {
 	ptrdiff_t xoff[3];
 #pragma GCC unroll 3
-	for (int r = 0; r < RK; r++) {
-		ptrdiff_t k = k0 + r, j = k % kw, i = k / kw % kh, ci = k / (kw * kh);
-		xoff[r] = ci * hp * wp + i * dh * wp + j * dwid;
-	}
+	for (int r = 0; r < RK; r++) xoff[r] = wgrad_offset(k0 + r, kh, kw, hp, wp, dh, dwid);
 	VF acc[4][3];
 #pragma GCC unroll 4
 	for (int q = 0; q < RO; q++)
