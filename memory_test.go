@@ -402,3 +402,123 @@ func TestBatchNormReleasesItsTemporaries(t *testing.T) {
 		})
 	}
 }
+
+// TestCompositeReleasesItsIntermediates: what a composite op's body makes
+// on the way to its result (the 2-norm's square, tril's mask, a loss's
+// log-probabilities) goes back to the pool at once without a graph, and
+// when a backward pass frees the graph with one, after the pass has used
+// it (the gradient is right); a retained graph keeps it for a second
+// pass. The arguments stay live throughout.
+func TestCompositeReleasesItsIntermediates(t *testing.T) {
+	const n = 256
+	Seed(5)
+	x := RandN(CPU, Float32, n, n).RequireGrad()
+	xs, err := x.Float32s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := make([]int64, n)
+	for i := range target {
+		target[i] = int64(i*7) % n
+	}
+	// The gradients of Σ f(x)², from xs on the host.
+	twice := func(keep func(i, j int) bool) []float64 {
+		g := make([]float64, n*n)
+		for i := range n {
+			for j := range n {
+				if keep(i, j) {
+					g[i*n+j] = 2 * float64(xs[i*n+j])
+				}
+			}
+		}
+		return g
+	}
+	crossEntropyGrad := func() []float64 {
+		// L = mean over rows of logsumexp(x_i) - x_i[t_i]; d(L²) = 2L·dL.
+		g := make([]float64, n*n)
+		loss := 0.0
+		for i := range n {
+			row := xs[i*n : (i+1)*n]
+			m := float64(slices.Max(row))
+			sum := 0.0
+			for _, v := range row {
+				sum += math.Exp(float64(v) - m)
+			}
+			loss += m + math.Log(sum) - float64(row[target[i]])
+			for j, v := range row {
+				g[i*n+j] = math.Exp(float64(v)-m) / sum
+			}
+			g[i*n+int(target[i])]--
+		}
+		loss /= n
+		for k := range g {
+			g[k] *= 2 * loss / n
+		}
+		return g
+	}
+	for _, c := range []struct {
+		name  string
+		f     func(*Tensor) *Tensor
+		grad  []float64
+		inner int64 // bytes of the intermediate that must not stay
+	}{
+		{"vector_norm", func(x *Tensor) *Tensor { return x.Norm(2, 1) }, twice(func(int, int) bool { return true }), n * n * 4},
+		{"tril", func(x *Tensor) *Tensor { return x.Tril(0) }, twice(func(i, j int) bool { return j <= i }), n * n},
+		{"cross_entropy", func(x *Tensor) *Tensor { return x.CrossEntropy(FromSlice(CPU, target, n)) }, crossEntropyGrad(), n * n * 4},
+	} {
+		for _, mode := range []string{"no graph", "backward", "retained, then freed"} {
+			t.Run(c.name+"/"+mode, func(t *testing.T) {
+				before := cpuAllocated(t)
+				var y *Tensor
+				if mode == "no graph" {
+					NoGrad(func() { y = c.f(x) })
+				} else {
+					y = c.f(x)
+				}
+				square := y.Square()
+				loss := square.Sum()
+				var grads [][]float32
+				if mode != "no graph" {
+					passes := 1
+					if mode == "retained, then freed" {
+						passes = 2
+					}
+					for p := range passes {
+						var opts []GradOption
+						if p < passes-1 {
+							opts = append(opts, RetainGraph())
+						}
+						if err := loss.Backward(opts...); err != nil {
+							t.Fatalf("pass %d: %v", p+1, err)
+						}
+						g, err := x.Grad().Float32s()
+						if err != nil {
+							t.Fatal(err)
+						}
+						grads = append(grads, g)
+						x.ZeroGrad()
+					}
+				}
+				if len(grads) == 2 && !slices.Equal(grads[0], grads[1]) {
+					t.Errorf("the second pass through the retained graph gave another gradient")
+				}
+				for p, g := range grads {
+					for k, v := range g {
+						if d := math.Abs(float64(v) - c.grad[k]); d > 1e-5*(1+math.Abs(c.grad[k])) {
+							t.Fatalf("pass %d: gradient [%d] = %v, want %v", p+1, k, v, c.grad[k])
+						}
+					}
+				}
+				for _, r := range []*Tensor{y, square, loss} {
+					r.Release()
+				}
+				if held := cpuAllocated(t) - before; held >= c.inner {
+					t.Errorf("%d bytes still held after the step, want under the intermediate's %d", held, c.inner)
+				}
+				if _, err := x.Float32s(); err != nil {
+					t.Fatalf("the argument after the step: %v", err)
+				}
+			})
+		}
+	}
+}

@@ -29,15 +29,13 @@ func (x *Tensor) Linear(w, b *Tensor) *Tensor {
 }
 
 var (
-	// The weight's transposed view goes with the graph too: it holds the
-	// weight's buffer, which an optimizer's step replaces, so that until a
-	// collection found the view the old weight could not go back to the
-	// pool, and each step took new memory for the new one.
+	// The intermediates go with the graph (composite), the weight's
+	// transposed view too: it holds the weight's buffer, which an
+	// optimizer's step replaces, so that until a collection found the view
+	// the old weight could not go back to the pool, and each step took new
+	// memory for the new one.
 	opLinear = composite("linear_no_bias", []string{"x", "w"}, func(in []*Tensor, _ dispatch.None) *Tensor {
-		wt := in[1].MT()
-		out := in[0].MatMul(wt)
-		ReleaseWithGraph(out, wt)
-		return out
+		return in[0].MatMul(in[1].MT())
 	})
 	opLinearBias = composite("linear", []string{"x", "w", "b"}, func(in []*Tensor, _ dispatch.None) *Tensor {
 		x, b := in[0], in[2]
@@ -53,27 +51,15 @@ var (
 			wt := in[1].MT()
 			product := apply(ops.MatMulWide, none, x, wt)
 			bf := b.Cast(Float32)
-			sum := product.Add(bf)
-			out := sum.Cast(x.t.DType)
-			ReleaseWithGraph(out, wt, bf, product, sum)
-			return out
+			return product.Add(bf).Cast(x.t.DType)
 		}
 		if dispatch.Halves.Has(x.t.DType) {
 			// A weight of another dtype: both widened, as before the wide
 			// product.
 			f := Float32
 			xf, wf, bf := x.Cast(f), in[1].Cast(f), b.Cast(f)
-			wt := wf.MT()
-			product := xf.MatMul(wt)
-			sum := product.Add(bf)
-			out := sum.Cast(x.t.DType)
-			ReleaseWithGraph(out, xf, wf, wt, bf, product, sum)
-			return out
+			return xf.MatMul(wf.MT()).Add(bf).Cast(x.t.DType)
 		}
-		wt := in[1].MT()
-		product := x.MatMul(wt)
-		out := product.Add(b)
-		ReleaseWithGraph(out, wt, product)
-		return out
+		return x.MatMul(in[1].MT()).Add(b)
 	})
 )

@@ -12,23 +12,6 @@ import (
 // dispatch (so its arguments are validated and errors name it) and computed
 // from other ops, so that autodiff needs no rule of its own for it.
 
-// composite registers an op computed by f, written with lathe's own
-// methods, from tensor arguments named args and attributes of type A.
-func composite[A any](name string, args []string, f func(in []*Tensor, a A) *Tensor) *dispatch.Op[A] {
-	return dispatch.Register(&dispatch.Op[A]{Schema: dispatch.Schema{Name: name, Args: args},
-		Compose: func(in []*dispatch.Tensor, a A) (*dispatch.Tensor, error) {
-			args := make([]*Tensor, len(in))
-			for i, t := range in {
-				args[i] = wrap(t)
-			}
-			out := f(args, a)
-			if out.err != nil {
-				return nil, out.err
-			}
-			return out.t, nil
-		}})
-}
-
 // Reduction says how a loss combines its per-element values.
 type Reduction int
 
@@ -212,10 +195,7 @@ func crossEntropy(x, target *Tensor, o lossOptions) *Tensor {
 	if x.Rank() == 1 {
 		classDim = 0
 	}
-	logp := x.LogSoftmax(classDim)
-	out := nllLoss(logp, target, o)
-	ReleaseWithGraph(out, logp)
-	return out
+	return nllLoss(x.LogSoftmax(classDim), target, o)
 }
 
 // classWeights checks w as the class weights of x (a [C] tensor of x's

@@ -74,7 +74,7 @@ func groupNorm(in []*Tensor, a groupNormAttrs) *Tensor {
 // composite then keeps its statistics and intermediates in float32, as
 // PyTorch's kernel of the op does, where each of its ops would round to 16
 // bits. Other dtypes go to f as they are. The casts are on the tape, and go
-// with the graph.
+// with the graph (composite).
 func inFloat32(in []*Tensor, f func([]*Tensor) *Tensor) *Tensor {
 	var narrow DType
 	wide := make([]*Tensor, len(in))
@@ -90,10 +90,7 @@ func inFloat32(in []*Tensor, f func([]*Tensor) *Tensor) *Tensor {
 	if narrow == 0 {
 		return f(in)
 	}
-	out32 := f(wide)
-	out := out32.Cast(narrow)
-	ReleaseWithGraph(out, append(newOf(in, wide), out32)...)
-	return out
+	return f(wide).Cast(narrow)
 }
 
 // scaleShift is (x - mean)/√(variance + eps)·weight + bias, computed as

@@ -90,7 +90,11 @@ func triangle(x *Tensor, a triAttrs) *Tensor {
 	if mask.err != nil {
 		return relabel(mask, op)
 	}
-	return Where(mask, x, x.scalarLike(op, 0))
+	// The mask is made from aranges, not from x, so it is not among the
+	// intermediates that composite releases: it goes with the result.
+	out := Where(mask, x, x.scalarLike(op, 0))
+	ReleaseWithGraph(out, mask)
+	return out
 }
 
 // repeatAttrs are the attributes of repeat: the count of each dim, as many

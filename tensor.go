@@ -14,6 +14,9 @@ import (
 type Tensor struct {
 	t   *dispatch.Tensor
 	err error
+	// made is set on a tensor inside a composite op's body: the
+	// intermediates of that body, which results made from it join.
+	made *intermediates
 }
 
 func wrap(t *dispatch.Tensor) *Tensor { return &Tensor{t: t} }
@@ -148,6 +151,7 @@ func call[A any](op *dispatch.Op[A], a A, args []*Tensor) *Tensor {
 	if len(args) > len(r.in) {
 		in = make([]*dispatch.Tensor, 0, len(args))
 	}
+	var made *intermediates
 	for _, a := range args {
 		switch {
 		case a == nil:
@@ -158,14 +162,21 @@ func call[A any](op *dispatch.Op[A], a A, args []*Tensor) *Tensor {
 			return failed(nilTensorErr(op.Name))
 		default:
 			in = append(in, a.t)
+			if a.made != nil {
+				made = a.made
+			}
 		}
 	}
 	out, err := dispatch.Call(op, a, in...)
 	r.in = [len(r.in)]*dispatch.Tensor{}
 	if err != nil {
 		r.err = err
-	} else {
-		r.t = out
+		return &r.Tensor
+	}
+	r.t = out
+	if made != nil {
+		r.made = made
+		made.add(&r.Tensor)
 	}
 	return &r.Tensor
 }
