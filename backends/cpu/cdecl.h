@@ -108,9 +108,12 @@ void lathe_sum_cols_f32(float *dst, const float *x, ptrdiff_t rows, ptrdiff_t st
 // smallest of x[i·stride + j] over i < rows, for j < cols: the first NaN,
 // else the first extreme.
 void lathe_extreme_cols_f32(float *dst, const float *x, ptrdiff_t rows, ptrdiff_t stride, ptrdiff_t cols, int more);
+// lathe_prod_f32 is the product of the n values at x, in float64.
+double lathe_prod_f32(const float *x, ptrdiff_t n);
 // lathe_reduce_rows_f32 writes to dst[r], for r < rows, lathe_sum_f32 of
-// the n >= 8 values from x + r·stride rounded to float (op 0), or
-// lathe_extreme_f32's largest (1) or smallest (2) of them.
+// the n >= 8 values from x + r·stride rounded to float (op 0),
+// lathe_extreme_f32's largest (1) or smallest (2) of them, or
+// lathe_prod_f32 rounded to float (3).
 void lathe_reduce_rows_f32(int op, float *dst, const float *x, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t stride);
 // lathe_compare32 writes op(p[i], q[i]) (op(p[i], s) where q is NULL) as
 // bytes of 0 or 1 for i < n, of float32s or (isint != 0) int32s; op is

@@ -92,6 +92,16 @@ func sumFloat64(v []float64) (float64, bool) {
 	return float64(C.lathe_sum_f64((*C.double)(unsafe.Pointer(&v[0])), C.ptrdiff_t(len(v)))), true
 }
 
+// prodFloat32 is the float64 product of v in shim.c's lathe_prod_f32,
+// sixteen chains multiplied together at the end, and reports whether it
+// ran: not on a machine without AVX2.
+func prodFloat32(v []float32) (float64, bool) {
+	if len(v) == 0 || !haveAVX2 {
+		return 0, false
+	}
+	return float64(C.lathe_prod_f32((*C.float)(unsafe.Pointer(&v[0])), C.ptrdiff_t(len(v)))), true
+}
+
 // softmaxRowsFloat32 writes the softmax (or log-softmax) of consecutive
 // rows of n values of src to dst, which has src's length, and returns how
 // many rows it wrote before the first it left to the general path: a row
@@ -436,9 +446,9 @@ func cBool(b bool) C.int {
 }
 
 // reduceRowsFloat32 writes to dst[r], for r < len(dst), op's reduction of
-// the n values from x[r·stride]: sumFloat32's sum rounded to float32, or
-// extremeFloat32's largest or smallest (whose NaN or zero the caller
-// settles), in shim.c's lathe_reduce_rows_f32: one call for many rows. It
+// the n values from x[r·stride]: sumFloat32's sum or prodFloat32's product
+// rounded to float32, or extremeFloat32's largest or smallest (whose NaN
+// or zero the caller settles), in shim.c's lathe_reduce_rows_f32: one call for many rows. It
 // reports whether it ran: not for rows shorter than vectorMin (those are
 // Go's) or without AVX2.
 func reduceRowsFloat32(op rowReduction, dst, x []float32, n, stride int) bool {

@@ -148,6 +148,8 @@ func arithFloat64(op arithOp, dst, p, q []float64, s float64) bool { return fals
 
 func sumFloat64(v []float64) (float64, bool) { return 0, false }
 
+func prodFloat32(v []float32) (float64, bool) { return 0, false }
+
 const haveDotConv = false
 
 func padPairsBF16(dst []uint32, x []uint16, in, h, w, ph, pw int) bool { return false }

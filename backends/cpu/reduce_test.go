@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -363,7 +364,8 @@ func TestReduceRows(t *testing.T) {
 		for _, op := range []struct {
 			op  *dispatch.Op[ops.Reduce]
 			run runFunc[float32, float32]
-		}{{ops.Sum, sumRun[float32, float64]}, {ops.Max, extremeRun[float32](true)}, {ops.Min, extremeRun[float32](false)}} {
+		}{{ops.Sum, sumRun[float32, float64]}, {ops.Max, extremeRun[float32](true)}, {ops.Min, extremeRun[float32](false)},
+			{ops.Prod, prodRun[float32, float64]}} {
 			got := span[float32](call(t, op.op, ops.Reduce{Dims: c.dims}, x))
 			r, _ := planRuns(x, c.dims)
 			var mu sync.Mutex // rows runs on the crew's goroutines
@@ -383,6 +385,73 @@ func TestReduceRows(t *testing.T) {
 			if i != len(got) || i < 2 {
 				t.Fatalf("%s %s: %d rows checked of %d", op.op.Name, c.name, i, len(got))
 			}
+		}
+	}
+}
+
+// TestProdFloat32: lathe_prod_f32's chains give the product rounded to
+// float32 as one exact product does, except within 2^-40 of a rounding
+// tie, and the float64 product within n·2^-52 of it; zeros keep the sign
+// of the product, and a zero times an infinity or a NaN is a NaN, as in
+// one chain.
+func TestProdFloat32(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2: products take one chain")
+	}
+	r := rand.New(rand.NewPCG(3, 5))
+	ties := 0
+	for _, n := range []int{1, 7, 15, 16, 17, 31, 255, 256, 1029, 5000} {
+		for range 40 {
+			v := make([]float32, n)
+			exact := new(big.Float).SetPrec(256).SetInt64(1)
+			for i := range v {
+				v[i] = float32(1 + (r.Float64()*2-1)/8)
+				if r.IntN(4) == 0 {
+					v[i] = -v[i]
+				}
+				exact.Mul(exact, new(big.Float).SetFloat64(float64(v[i])))
+			}
+			got, ok := prodFloat32(v)
+			if !ok {
+				t.Fatal("prodFloat32 did not run on a machine with AVX2")
+			}
+			want, _ := exact.Float64()
+			if math.Abs(got-want) > float64(n)*0x1p-52*math.Abs(want) {
+				t.Fatalf("n %d: float64 product %v, exact %v: off by more than n·2^-52", n, got, want)
+			}
+			if float32(got) != float32(want) {
+				if !nearTie(want) {
+					t.Fatalf("n %d: product %v rounds to %v, the exact one to %v", n, got, float32(got), float32(want))
+				}
+				ties++
+			}
+		}
+	}
+	if ties > 0 {
+		t.Logf("%d products an ulp off, next to a tie", ties)
+	}
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	for _, c := range []struct {
+		name string
+		at   map[int]float32
+		want float64
+	}{
+		{"a zero among negatives", map[int]float32{3: 0, 40: -1, 41: -1, 42: -1}, math.Copysign(0, -1)},
+		{"-0 among positives", map[int]float32{20: float32(math.Copysign(0, -1))}, math.Copysign(0, -1)},
+		{"an infinity", map[int]float32{33: -inf}, math.Inf(-1)},
+		{"a zero and an infinity", map[int]float32{2: 0, 50: inf}, math.NaN()},
+		{"a NaN", map[int]float32{99: nan}, math.NaN()},
+	} {
+		v := make([]float32, 100)
+		for i := range v {
+			v[i] = 1
+		}
+		for i, x := range c.at {
+			v[i] = x
+		}
+		got, _ := prodFloat32(v)
+		if math.Float64bits(got) != math.Float64bits(c.want) && !(math.IsNaN(got) && math.IsNaN(c.want)) {
+			t.Errorf("%s: product %v, want %v", c.name, got, c.want)
 		}
 	}
 }
