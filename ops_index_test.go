@@ -54,6 +54,8 @@ func TestGather(t *testing.T) {
 			[]int{2, 2}, []float64{1, 1, 4, 3}},
 		{"gather/f32/transposed/dim0", y.MT().Gather(0, FromSlice(CPU, []int64{2, 0, 1, 3, 3, 0}, 2, 3)), []int{2, 3},
 			[]float64{2, 4, 9, 3, 7, 8}},
+		{"gather/f32/transposed/dim1", y.MT().Gather(1, FromSlice(CPU, []int64{2, 0, 1, 1, 0, 2, 2, 1}, 4, 2)), []int{4, 2},
+			[]float64{8, 0, 5, 5, 2, 10, 11, 7}},
 		{"gather/f32/dim-1/smaller", y.Gather(-1, FromSlice(CPU, []int32{3, 0}, 2, 1)), []int{2, 1}, []float64{3, 4}},
 		{"gather/f32/longer-along-dim", y.Gather(1, FromSlice(CPU, []int64{0, 1, 2, 3, 3, 2}, 1, 6)), []int{1, 6},
 			[]float64{0, 1, 2, 3, 3, 2}},

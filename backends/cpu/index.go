@@ -327,6 +327,17 @@ func gatherAlong[T any](out, x *dispatch.Tensor, idx []int64, d int) {
 	l := stridedOf(out.Shape, [][]int{out.Strides, xs}, []int{out.Offset, x.Offset})
 	last := l.Rank() - 1
 	so, sx := l.Strides[0][last], l.Strides[1][last]
+	if so == 1 && sx == 0 {
+		// Along the last dim into a contiguous row (a row's picks): the
+		// row's indices and outputs as slices, no position arithmetic.
+		l.rows(func(offs []int, n int) {
+			dst, at := o[offs[0]:offs[0]+n], idx[offs[0]-out.Offset:][:n]
+			for i, v := range at {
+				dst[i] = a[offs[1]+int(v)*step]
+			}
+		})
+		return
+	}
 	l.rows(func(offs []int, n int) {
 		for i := range n {
 			p := offs[0] + i*so
