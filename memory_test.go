@@ -522,3 +522,50 @@ func TestCompositeReleasesItsIntermediates(t *testing.T) {
 		}
 	}
 }
+
+// TestCompositesInManyGoroutines: goroutines that run the same composite
+// on one shared leaf, each through its own backward pass, release only
+// their own intermediates: every pass succeeds and the leaf's gradient is
+// the sum of theirs.
+func TestCompositesInManyGoroutines(t *testing.T) {
+	const workers, n = 8, 64
+	Seed(9)
+	x := RandN(CPU, Float32, n, n).RequireGrad()
+	xs, err := x.Float32s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for range workers {
+		wg.Go(func() {
+			for range 5 {
+				y := x.Norm(2, 1)
+				sq := y.Square()
+				loss := sq.Sum()
+				if err := loss.Backward(); err != nil {
+					errs <- err
+					return
+				}
+				for _, r := range []*Tensor{y, sq, loss} {
+					r.Release()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	g, err := x.Grad().Float32s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range g {
+		want := 2 * float64(xs[k]) * workers * 5 // d Σ‖x_i‖² = 2x, from each pass
+		if math.Abs(float64(v)-want) > 1e-4*(1+math.Abs(want)) {
+			t.Fatalf("gradient [%d] = %v, want %v", k, v, want)
+		}
+	}
+}
