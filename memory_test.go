@@ -569,3 +569,43 @@ func TestCompositesInManyGoroutines(t *testing.T) {
 		}
 	}
 }
+
+// TestNoOpConversionsAreOwnHandles: Cast to x's dtype, Contiguous of a
+// contiguous x, To x's device and Dropout out of training have nothing to
+// do, but each returns a handle of the caller's own: releasing it leaves x
+// live, its values are x's, and gradients flow through it to x.
+func TestNoOpConversionsAreOwnHandles(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		f    func(*Tensor) *Tensor
+	}{
+		{"cast", func(x *Tensor) *Tensor { return x.Cast(Float32) }},
+		{"contiguous", func(x *Tensor) *Tensor { return x.Contiguous() }},
+		{"to", func(x *Tensor) *Tensor { return x.To(CPU) }},
+		{"dropout eval", func(x *Tensor) *Tensor { return x.Dropout(0.5, false) }},
+		{"dropout p=0", func(x *Tensor) *Tensor { return x.Dropout(0, true) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			x := FromSlice(CPU, []float32{1, -2, 3, 0.5, 0, -4}, 2, 3).RequireGrad()
+			y := c.f(x)
+			if y == x {
+				t.Fatal("returned x's own handle")
+			}
+			got, err := y.Float32s()
+			if err != nil || !slices.Equal(got, []float32{1, -2, 3, 0.5, 0, -4}) {
+				t.Fatalf("values %v, %v; want x's", got, err)
+			}
+			if err := y.Square().Sum().Backward(); err != nil {
+				t.Fatal(err)
+			}
+			g, err := x.Grad().Float32s()
+			if err != nil || !slices.Equal(g, []float32{2, -4, 6, 1, 0, -8}) {
+				t.Fatalf("x's gradient %v, %v; want 2x", g, err)
+			}
+			y.Release()
+			if _, err := x.Float32s(); err != nil {
+				t.Fatalf("x after releasing the result: %v", err)
+			}
+		})
+	}
+}

@@ -394,7 +394,8 @@ func layerNorm(x *Tensor, a layerNormAttrs) *Tensor {
 
 // Dropout zeroes each element with probability p and scales the rest by
 // 1/(1-p) when train is true, drawing from the stream Seed sets; with train
-// false (or p = 0) it returns x.
+// false (or p = 0) it returns x's elements as they are, in a new handle
+// (as Cast to x's own dtype does).
 func (x *Tensor) Dropout(p float64, train bool) *Tensor {
 	if err := x.check("dropout"); err != nil {
 		return failed(err)
@@ -406,7 +407,7 @@ func (x *Tensor) Dropout(p float64, train bool) *Tensor {
 		return failed(errorf("dropout", ErrDType, "x", "is "+x.t.DType.String()+" but the op takes float32, float64", "cast it with .Cast(lathe.Float32)"))
 	}
 	if !train || p == 0 {
-		return x
+		return x.alias()
 	}
 	if p == 1 {
 		return x.MulScalar(0)

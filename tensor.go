@@ -1,6 +1,8 @@
 package lathe
 
 import (
+	"slices"
+
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
 )
@@ -193,7 +195,8 @@ var none dispatch.None
 // unary runs a unary op with its default parameters.
 func unary(op *dispatch.Op[ops.Params], x *Tensor) *Tensor { return apply(op, ops.Params{}, x) }
 
-// Cast returns x converted to dtype dt (x itself if it has that dtype).
+// Cast returns x converted to dtype dt (a new handle on x's elements if it
+// has that dtype: see alias).
 // Float to integer truncates toward zero, and NaN or a value outside the
 // integer's range gives its minimum (as PyTorch on x86 does), on every
 // device; nonzero is true; true is 1.
@@ -202,33 +205,44 @@ func (x *Tensor) Cast(dt DType) *Tensor {
 		return failed(err)
 	}
 	if x.t.DType == dt {
-		return x
+		return x.alias()
 	}
 	return apply(ops.Cast, ops.CastTo{DType: dt}, x)
 }
 
-// Contiguous returns x laid out in row-major order (x itself if it is).
+// Contiguous returns x laid out in row-major order (a new handle on x's
+// elements if they are: see alias).
 func (x *Tensor) Contiguous() *Tensor {
 	if err := x.check("contiguous"); err != nil {
 		return failed(err)
 	}
 	if x.t.IsContiguous() {
-		return x
+		return x.alias()
 	}
 	return apply(ops.Contiguous, none, x)
+}
+
+// alias is a new handle on x's elements with a claim of its own on their
+// storage, for a conversion that has nothing to do: PyTorch returns x
+// itself, which in Python nothing can free from under its other names, but
+// here the caller owns what an op returns and may Release it, which must
+// leave x alone. On the tape it is x's identity (an expand to x's own
+// shape), so gradients flow through it to x.
+func (x *Tensor) alias() *Tensor {
+	return apply(ops.Expand, ops.ViewShape{Shape: slices.Clone(x.t.Shape)}, x)
 }
 
 // Clone returns a copy of x with storage of its own.
 func (x *Tensor) Clone() *Tensor { return apply(ops.Contiguous, none, x) }
 
-// To returns x on device dev (x itself if it is there already). This is the
-// one way data moves between devices.
+// To returns x on device dev (a new handle on x's elements if it is there
+// already: see alias). This is the one way data moves between devices.
 func (x *Tensor) To(dev Device) *Tensor {
 	if err := x.check("to"); err != nil {
 		return failed(err)
 	}
 	if x.t.Device == dev {
-		return x
+		return x.alias()
 	}
 	host, err := x.host("to")
 	if err != nil {
