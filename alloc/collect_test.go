@@ -152,3 +152,39 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 }
+
+// TestHeapRetargetNeverRaises: the Go collector's cleanups run after it,
+// so a pool that sees a Go collection may still count what it found
+// dropped as live; retarget must not raise the threshold from that (a
+// transformer layer's training step, dropping a few MB a step, ratcheted
+// it to 700 MB and never collected), while the pool's own collection,
+// which waits for the cleanups, still sets it from the live bytes.
+func TestHeapRetargetNeverRaises(t *testing.T) {
+	p := New[uint64](newFake(1<<40), Config{Device: "cpu", Classes: cpuClasses, Heap: true, Pressure: 4 << 20})
+	var held []Block[uint64]
+	for range 24 { // 24 MiB counted live
+		b, err := p.Alloc(1 << 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, b)
+	}
+	waitFor(t, func() bool { return !p.collecting.Load() })
+	p.mu.Lock()
+	p.nextGC = 4 << 20 // set when little was live
+	p.gcSeen = goCollections() - 1
+	p.retarget() // a Go collection since, its cleanups perhaps still to run
+	seen := p.nextGC
+	p.collected()
+	own := p.nextGC
+	p.mu.Unlock()
+	for _, b := range held {
+		p.Free(b)
+	}
+	if seen != 4<<20 {
+		t.Fatalf("after a Go collection with 24 MiB counted live the threshold is %d MiB, want the 4 MiB it was", seen>>20)
+	}
+	if own < 24<<20 {
+		t.Fatalf("after the pool's own collection with 24 MiB live the threshold is %d MiB, want at least 24", own>>20)
+	}
+}

@@ -622,20 +622,28 @@ func (p *Pool[H]) collected() {
 	p.setThreshold()
 }
 
-// retarget sets a Heap pool's threshold again from the live bytes when
-// the Go collector has run since it was set: its cleanups have brought
-// the live bytes down, and a threshold left from a larger working set
-// would let a smaller one take new memory for every block until it was
-// reached. It runs only before new memory is taken for a block that
-// Allocated tracks (reading the count of collections costs more than a
-// small op). p.mu is held.
+// retarget lowers a Heap pool's threshold to what the live bytes give
+// when the Go collector has run since it was set: its cleanups bring the
+// live bytes down, and a threshold left from a larger working set would
+// let a smaller one take new memory for every block until it was reached.
+// It never raises it: the cleanups run after the collection, on a
+// goroutine of their own, so the live bytes read here may still count
+// what the collection found dropped, and raising the threshold from them
+// ratcheted it up, each Go collection's to twice the last's garbage. A
+// transformer layer's training step that dropped a few MB a step then
+// held 700 MB and never collected. Only a collection of the pool's own,
+// which waits for the cleanups (collected), raises it. retarget runs only
+// before new memory is taken for a block that Allocated tracks (reading
+// the count of collections costs more than a small op). p.mu is held.
 func (p *Pool[H]) retarget() {
 	if p.nextGC == 0 {
 		return
 	}
 	if n := goCollections(); n != p.gcSeen {
 		p.gcSeen = n
+		was := p.nextGC
 		p.setThreshold()
+		p.nextGC = min(p.nextGC, was)
 	}
 }
 
