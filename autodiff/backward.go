@@ -447,6 +447,7 @@ func step(n *Node, grads *gradSet, keep map[*dispatch.Tensor]bool) error {
 		}
 		grads.set(in, gi)
 	}
+	grads.sweep(gin)
 	return nil
 }
 

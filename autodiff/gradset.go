@@ -75,7 +75,9 @@ next:
 }
 
 // sweep releases the gradients a rule returned that no entry took (those
-// of inputs that need none).
+// of inputs that need none), which would otherwise wait for the garbage
+// collector: x·w's gradient for a constant w was a whole [n, n] tensor a
+// step.
 func (s *gradSet) sweep(gin []*T) {
 	for _, g := range gin {
 		if g != nil && s.refs[g] == 0 && s.made[g] {

@@ -168,14 +168,28 @@ func init() {
 	rule(ops.Sub, func(b *builder, n *Node, g *T) []*T {
 		return []*T{b.sumTo(g, n.Inputs[0].Shape), b.sumTo(b.neg(g), n.Inputs[1].Shape)}
 	})
+	// A product or quotient by a constant (dropout's mask, a scale)
+	// computes no gradient for the constant, as matmul's rule does not
+	// (PyTorch's needs_input_grad).
 	rule(ops.Mul, func(b *builder, n *Node, g *T) []*T {
 		x, y := n.Inputs[0], n.Inputs[1]
-		return []*T{b.sumTo(b.mul(g, y), x.Shape), b.sumTo(b.mul(g, x), y.Shape)}
+		var gx, gy *T
+		if x.RequiresGrad.Load() {
+			gx = b.sumTo(b.mul(g, y), x.Shape)
+		}
+		if y.RequiresGrad.Load() {
+			gy = b.sumTo(b.mul(g, x), y.Shape)
+		}
+		return []*T{gx, gy}
 	})
 	rule(ops.Div, func(b *builder, n *Node, g *T) []*T { // 1/y and -x/y²
 		x, y := n.Inputs[0], n.Inputs[1]
 		gx := b.div(g, y)
-		return []*T{b.sumTo(gx, x.Shape), b.sumTo(b.neg(b.div(b.mul(gx, x), y)), y.Shape)}
+		var gy *T
+		if y.RequiresGrad.Load() {
+			gy = b.sumTo(b.neg(b.div(b.mul(gx, x), y)), y.Shape)
+		}
+		return []*T{b.sumTo(gx, x.Shape), gy}
 	})
 	rule(ops.Pow, func(b *builder, n *Node, g *T) []*T {
 		// d/dx = e·x^(e-1), zero where e = 0; d/de = x^e·log x, zero where

@@ -278,3 +278,79 @@ func TestMatMulGradientOfTransposedView(t *testing.T) {
 		}
 	}
 }
+
+// TestBackwardReleasesUnneededGradients: a rule that returns a gradient
+// for an argument that needs none (a constant's, under maximum, pow or a
+// broadcast add) has it released by the pass, not left to the garbage
+// collector; products and quotients by a constant compute none. Each
+// case's pass leaves nothing but x's own gradient held, and that gradient
+// is right.
+func TestBackwardReleasesUnneededGradients(t *testing.T) {
+	const n = 256
+	const big = n * n * 4
+	stats := func() lathe.MemStats {
+		s, err := lathe.MemoryStats(lathe.CPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	allocated := func() int64 { return stats().Allocated }
+	lathe.Seed(13)
+	x := lathe.RandN(lathe.CPU, lathe.Float32, n, n).AddScalar(4).RequireGrad() // positive: pow's base
+	c := lathe.RandN(lathe.CPU, lathe.Float32, n, n)
+	row := lathe.RandN(lathe.CPU, lathe.Float32, n)
+	xs, _ := x.Float32s()
+	cs, _ := c.Float32s()
+	for _, k := range []struct {
+		name string
+		f    func(x *lathe.Tensor) *lathe.Tensor
+		d    func(i int) float64 // d f / d x at element i
+		// blocks is how many [n, n] blocks the pass may take: x's
+		// gradient's formula alone where the constant's is skipped
+		blocks int64
+	}{
+		{"maximum", func(x *lathe.Tensor) *lathe.Tensor { return x.Maximum(c) }, func(i int) float64 {
+			if xs[i] > cs[i] {
+				return 1
+			}
+			return 0
+		}, 0},
+		{"pow", func(x *lathe.Tensor) *lathe.Tensor { return x.Pow(c) }, func(i int) float64 {
+			return float64(cs[i]) * math.Pow(float64(xs[i]), float64(cs[i])-1)
+		}, 0},
+		{"add broadcast", func(x *lathe.Tensor) *lathe.Tensor { return x.Add(row) }, func(int) float64 { return 1 }, 0},
+		{"mul", func(x *lathe.Tensor) *lathe.Tensor { return x.Mul(c) }, func(i int) float64 { return float64(cs[i]) }, 1},
+		{"div", func(x *lathe.Tensor) *lathe.Tensor { return x.Div(c) }, func(i int) float64 { return 1 / float64(cs[i]) }, 1},
+	} {
+		t.Run(k.name, func(t *testing.T) {
+			before := allocated()
+			y := k.f(x)
+			loss := y.Sum()
+			allocs := stats().Allocs
+			if err := loss.Backward(); err != nil {
+				t.Fatal(err)
+			}
+			if took := stats().Allocs - allocs; k.blocks > 0 && took != k.blocks {
+				t.Errorf("the pass took %d blocks, want %d: the constant's gradient was computed", took, k.blocks)
+			}
+			y.Release()
+			loss.Release()
+			if held := allocated() - before; held >= 2*big { // x's gradient, and no more
+				t.Errorf("%d bytes held after the pass, want x's gradient's %d alone", held, big)
+			}
+			grad := x.Grad()
+			g, err := grad.Float32s()
+			grad.Release()
+			x.ZeroGrad()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range g {
+				if want := k.d(i); math.Abs(float64(v)-want) > 1e-4*(1+math.Abs(want)) {
+					t.Fatalf("gradient [%d] = %v, want %v", i, v, want)
+				}
+			}
+		})
+	}
+}
