@@ -491,7 +491,9 @@ func TestCompositeReleasesItsIntermediates(t *testing.T) {
 						if err := loss.Backward(opts...); err != nil {
 							t.Fatalf("pass %d: %v", p+1, err)
 						}
-						g, err := x.Grad().Float32s()
+						grad := x.Grad()
+						g, err := grad.Float32s()
+						grad.Release() // its own claim on the gradient
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -607,5 +609,94 @@ func TestNoOpConversionsAreOwnHandles(t *testing.T) {
 				t.Fatalf("x after releasing the result: %v", err)
 			}
 		})
+	}
+}
+
+// TestCompose: a function of many ops run through Compose gives its
+// result, with gradients, and what its ops made from the arguments goes
+// back to the pool at once without a graph and with the graph after
+// backward; an argument that f returns comes back in a handle of the
+// caller's own; an argument given twice is one handle inside; a failure
+// or a nil result is an error; a tensor made from an argument by a
+// weight f holds is released, the weight is not.
+func TestCompose(t *testing.T) {
+	const n = 256
+	const big = n * n * 4
+	Seed(11)
+	x := RandN(CPU, Float32, n, n).RequireGrad()
+	w := RandN(CPU, Float32, n, n)
+	xs, err := x.Float32s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Σ over rows of (x·x + x)·w summed: each step a [n, n] intermediate.
+	f := func(a []*Tensor) *Tensor {
+		y := a[0].Mul(a[0]).Add(a[0])
+		return y.Mul(w).Sum(1)
+	}
+	for _, grad := range []bool{false, true} {
+		before := cpuAllocated(t)
+		var out *Tensor
+		if grad {
+			out = Compose(f, x)
+		} else {
+			NoGrad(func() { out = Compose(f, x) })
+		}
+		loss := out.Sum()
+		if grad {
+			if err := loss.Backward(); err != nil {
+				t.Fatal(err)
+			}
+			grad := x.Grad()
+			g, err := grad.Float32s()
+			grad.Release() // its own claim on the gradient
+			if err != nil {
+				t.Fatal(err)
+			}
+			ws, _ := w.Float32s()
+			for k, v := range g {
+				want := (2*float64(xs[k]) + 1) * float64(ws[k])
+				if math.Abs(float64(v)-want) > 1e-4*(1+math.Abs(want)) {
+					t.Fatalf("gradient [%d] = %v, want %v", k, v, want)
+				}
+			}
+			x.ZeroGrad()
+		}
+		out.Release()
+		loss.Release()
+		if held := cpuAllocated(t) - before; held >= big {
+			t.Errorf("grad %v: %d bytes still held, want under one intermediate's %d", grad, held, big)
+		}
+	}
+	if _, err := w.Float32s(); err != nil {
+		t.Fatalf("the weight f holds: %v", err)
+	}
+
+	same := Compose(func(a []*Tensor) *Tensor { return a[0] }, x)
+	if same == x {
+		t.Fatal("an argument came back as the caller's own handle")
+	}
+	same.Release()
+	if _, err := x.Float32s(); err != nil {
+		t.Fatalf("x after releasing what Compose returned of it: %v", err)
+	}
+	if got := Compose(func(a []*Tensor) *Tensor {
+		if a[0] != a[1] {
+			return Failed(errors.New("an argument given twice came as two handles"))
+		}
+		return a[0].Add(a[1])
+	}, x, x); got.Err() != nil {
+		t.Fatal(got.Err())
+	}
+	if err := Compose(func(a []*Tensor) *Tensor { return nil }, x).Err(); err == nil {
+		t.Error("a nil result gave no error")
+	}
+	before := cpuAllocated(t)
+	bad := Compose(func(a []*Tensor) *Tensor { return a[0].Mul(a[0]).Reshape(3) }, x)
+	if !errors.Is(bad.Err(), ErrShape) {
+		t.Errorf("a failing body gave %v, want its ErrShape", bad.Err())
+	}
+	if held := cpuAllocated(t) - before; held >= big {
+		t.Errorf("a failing body left %d bytes held", held)
 	}
 }
