@@ -412,8 +412,15 @@ func (x *Tensor) Dropout(p float64, train bool) *Tensor {
 	if p == 1 {
 		return x.MulScalar(0)
 	}
-	keep := Rand(x.t.Device, x.t.DType, x.t.Shape...).GeScalar(p).Cast(x.t.DType)
-	return x.Mul(keep).MulScalar(1 / (1 - p))
+	draw := Rand(x.t.Device, x.t.DType, x.t.Shape...)
+	kept := draw.GeScalar(p)
+	keep := kept.Cast(x.t.DType)
+	masked := x.Mul(keep)
+	out := masked.MulScalar(1 / (1 - p))
+	// Nothing but the graph holds the draw and the mask: a step of a
+	// model with dropout took new memory for them otherwise.
+	ReleaseWithGraph(out, draw, kept, keep, masked)
+	return out
 }
 
 // sameDTypeAs refuses a parameter whose dtype is not x's, for the

@@ -155,8 +155,11 @@ func (m *MultiheadAttention) Forward(x *lathe.Tensor) *lathe.Tensor {
 // lathe.ScaledDotProductAttention's fused kernel where the device has one,
 // masks included.
 func (m *MultiheadAttention) Attend(query, key, value *lathe.Tensor, masks AttentionMasks) *lathe.Tensor {
-	out, _ := m.attend(mhaArgs, query, key, value, masks, noWeights, nil)
-	return out
+	// The projections and heads go with the graph (lathe.Compose).
+	return lathe.Compose(func(a []*lathe.Tensor) *lathe.Tensor {
+		out, _ := m.attend(mhaArgs, a[0], a[1], a[2], masks, noWeights, nil)
+		return out
+	}, query, key, value)
 }
 
 // AttendWeights is Attend that also returns the attention weights (after

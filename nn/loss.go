@@ -85,31 +85,35 @@ func CrossEntropy(logits, target *lathe.Tensor, opts ...LossOption) *lathe.Tenso
 	if logits.Rank() == 1 {
 		classDim = 0
 	}
-	logp := logits.LogSoftmax(classDim)
-	nll := logp.NLLLoss(target, c.lathe()...)
-	if err := nll.Err(); err != nil {
-		return nll // the target's shape and dtype, and the weight, were checked there
-	}
-	keep := target.NeScalar(float64(c.ignoreIndex))
-	terms, count := logp, keep.Cast(logp.DType())
-	if c.weight != nil {
-		// The weight along the class dim: [C] then a 1 per dim after it.
-		shape := append([]int{c.weight.Dim(0)}, slices.Repeat([]int{1}, logits.Rank()-classDim-1)...)
-		terms = logp.Mul(c.weight.Reshape(shape...))
-		safe := lathe.Where(keep, target, lathe.Zeros(target.Device(), target.DType(), target.Shape()...))
-		wt := c.weight.IndexSelect(0, safe.Reshape(-1)).Reshape(target.Shape()...)
-		count = lathe.Where(keep, wt, lathe.Zeros(wt.Device(), wt.DType(), wt.Shape()...))
-	}
-	smooth := terms.Sum(classDim).Neg()
-	smooth = lathe.Where(keep, smooth, lathe.Zeros(smooth.Device(), smooth.DType(), smooth.Shape()...))
-	switch c.reduction {
-	case lathe.ReduceMean:
-		smooth = smooth.Sum().Div(count.Sum())
-	case lathe.ReduceSum:
-		smooth = smooth.Sum()
-	}
-	n := float64(logits.Dim(classDim))
-	return nll.MulScalar(1 - c.smoothing).Add(smooth.MulScalar(c.smoothing / n))
+	// The log-probabilities and the terms go with the graph (lathe.Compose).
+	return lathe.Compose(func(a []*lathe.Tensor) *lathe.Tensor {
+		logits, target := a[0], a[1]
+		logp := logits.LogSoftmax(classDim)
+		nll := logp.NLLLoss(target, c.lathe()...)
+		if err := nll.Err(); err != nil {
+			return nll // the target's shape and dtype, and the weight, were checked there
+		}
+		keep := target.NeScalar(float64(c.ignoreIndex))
+		terms, count := logp, keep.Cast(logp.DType())
+		if c.weight != nil {
+			// The weight along the class dim: [C] then a 1 per dim after it.
+			shape := append([]int{c.weight.Dim(0)}, slices.Repeat([]int{1}, logits.Rank()-classDim-1)...)
+			terms = logp.Mul(c.weight.Reshape(shape...))
+			safe := lathe.Where(keep, target, lathe.Zeros(target.Device(), target.DType(), target.Shape()...))
+			wt := c.weight.IndexSelect(0, safe.Reshape(-1)).Reshape(target.Shape()...)
+			count = lathe.Where(keep, wt, lathe.Zeros(wt.Device(), wt.DType(), wt.Shape()...))
+		}
+		smooth := terms.Sum(classDim).Neg()
+		smooth = lathe.Where(keep, smooth, lathe.Zeros(smooth.Device(), smooth.DType(), smooth.Shape()...))
+		switch c.reduction {
+		case lathe.ReduceMean:
+			smooth = smooth.Sum().Div(count.Sum())
+		case lathe.ReduceSum:
+			smooth = smooth.Sum()
+		}
+		n := float64(logits.Dim(classDim))
+		return nll.MulScalar(1 - c.smoothing).Add(smooth.MulScalar(c.smoothing / n))
+	}, logits, target)
 }
 
 // NLL is the negative log-likelihood of log-probabilities logp against class
@@ -152,14 +156,17 @@ func BCEWithLogits(x, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
 		// exp and log1p that lathe's table casts.
 		x, target = float32Of(x), float32Of(target)
 	}
-	loss := x.MaximumScalar(0).Sub(x.Mul(target)).Add(x.Abs().Neg().Exp().Log1p())
-	switch c.reduction {
-	case lathe.ReduceMean:
-		return loss.Mean()
-	case lathe.ReduceSum:
-		return loss.Sum()
-	}
-	return loss
+	return lathe.Compose(func(a []*lathe.Tensor) *lathe.Tensor {
+		x, target := a[0], a[1]
+		loss := x.MaximumScalar(0).Sub(x.Mul(target)).Add(x.Abs().Neg().Exp().Log1p())
+		switch c.reduction {
+		case lathe.ReduceMean:
+			return loss.Mean()
+		case lathe.ReduceSum:
+			return loss.Sum()
+		}
+		return loss
+	}, x, target)
 }
 
 // usable returns the error that stops a loss from using t: t's own, or

@@ -57,8 +57,10 @@ func (n *RMSNorm) Forward(x *lathe.Tensor) *lathe.Tensor {
 	if eps == 0 {
 		eps = machineEps(x.DType())
 	}
-	y := x.Mul(x.Square().MeanKeepDim(dims...).AddScalar(eps).Rsqrt())
-	return y.Mul(n.Weight)
+	return lathe.Compose(func(a []*lathe.Tensor) *lathe.Tensor {
+		x := a[0]
+		return x.Mul(x.Square().MeanKeepDim(dims...).AddScalar(eps).Rsqrt()).Mul(n.Weight)
+	}, x)
 }
 
 // machineEps is torch.finfo(dt).eps: the gap between 1 and the next value.

@@ -197,13 +197,16 @@ func (l *TransformerEncoderLayer) encode(n attnArgs, src *lathe.Tensor, masks At
 		return l.Dropout1.Forward(out)
 	}
 	feedForward := func(x *lathe.Tensor) *lathe.Tensor { return l.Dropout2.Forward(l.forward(x)) }
-	x := src
-	if l.NormFirst {
-		x = x.Add(selfAttention(l.Norm1.Forward(x)))
-		return x.Add(feedForward(l.Norm2.Forward(x)))
-	}
-	x = l.Norm1.Forward(x.Add(selfAttention(x)))
-	return l.Norm2.Forward(x.Add(feedForward(x)))
+	// What the blocks make on the way goes with the graph (lathe.Compose).
+	return lathe.Compose(func(a []*lathe.Tensor) *lathe.Tensor {
+		x := a[0]
+		if l.NormFirst {
+			x = x.Add(selfAttention(l.Norm1.Forward(x)))
+			return x.Add(feedForward(l.Norm2.Forward(x)))
+		}
+		x = l.Norm1.Forward(x.Add(selfAttention(x)))
+		return l.Norm2.Forward(x.Add(feedForward(x)))
+	}, src)
 }
 
 // TransformerDecoderLayer is self-attention over the target, attention
@@ -302,18 +305,20 @@ func (l *TransformerDecoderLayer) decode(self, cross attnArgs, tgt, memory *lath
 		out, _ := l.SelfAttn.attend(self, x, x, x, tgtMasks, noWeights, nil)
 		return l.Dropout1.Forward(out)
 	}
-	crossAttention := func(x *lathe.Tensor) *lathe.Tensor {
+	crossAttention := func(x, memory *lathe.Tensor) *lathe.Tensor {
 		out, _ := l.MultiheadAttn.attend(cross, x, memory, memory, memoryMasks, noWeights, nil)
 		return l.Dropout2.Forward(out)
 	}
 	feedForward := func(x *lathe.Tensor) *lathe.Tensor { return l.Dropout3.Forward(l.forward(x)) }
-	x := tgt
-	if l.NormFirst {
-		x = x.Add(selfAttention(l.Norm1.Forward(x)))
-		x = x.Add(crossAttention(l.Norm2.Forward(x)))
-		return x.Add(feedForward(l.Norm3.Forward(x)))
-	}
-	x = l.Norm1.Forward(x.Add(selfAttention(x)))
-	x = l.Norm2.Forward(x.Add(crossAttention(x)))
-	return l.Norm3.Forward(x.Add(feedForward(x)))
+	return lathe.Compose(func(a []*lathe.Tensor) *lathe.Tensor {
+		x, memory := a[0], a[1]
+		if l.NormFirst {
+			x = x.Add(selfAttention(l.Norm1.Forward(x)))
+			x = x.Add(crossAttention(l.Norm2.Forward(x), memory))
+			return x.Add(feedForward(l.Norm3.Forward(x)))
+		}
+		x = l.Norm1.Forward(x.Add(selfAttention(x)))
+		x = l.Norm2.Forward(x.Add(crossAttention(x, memory)))
+		return l.Norm3.Forward(x.Add(feedForward(x)))
+	}, tgt, memory)
 }

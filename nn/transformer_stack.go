@@ -141,14 +141,18 @@ func (s *TransformerEncoder) encode(n attnArgs, src *lathe.Tensor, masks Attenti
 	if err := tensorArg(n.op, n.query, src); err != nil {
 		return lathe.Failed(err)
 	}
-	x := src
-	for _, l := range s.Layers {
-		x = l.encode(n, x, masks)
-	}
-	if s.Norm != nil {
-		x = s.Norm.Forward(x)
-	}
-	return x
+	// Each layer's output is the next one's alone (released with the
+	// graph: lathe.Compose).
+	return lathe.Compose(func(a []*lathe.Tensor) *lathe.Tensor {
+		x := a[0]
+		for _, l := range s.Layers {
+			x = l.encode(n, x, masks)
+		}
+		if s.Norm != nil {
+			x = s.Norm.Forward(x)
+		}
+		return x
+	}, src)
 }
 
 // Forward fails: a decoder needs the encoder's output too (Decode). It is
@@ -185,12 +189,14 @@ func (s *TransformerDecoder) decode(self, cross attnArgs, tgt, memory *lathe.Ten
 			return lathe.Failed(err)
 		}
 	}
-	x := tgt
-	for _, l := range s.Layers {
-		x = l.decode(self, cross, x, memory, tgtMasks, memoryMasks)
-	}
-	if s.Norm != nil {
-		x = s.Norm.Forward(x)
-	}
-	return x
+	return lathe.Compose(func(a []*lathe.Tensor) *lathe.Tensor {
+		x := a[0]
+		for _, l := range s.Layers {
+			x = l.decode(self, cross, x, a[1], tgtMasks, memoryMasks)
+		}
+		if s.Norm != nil {
+			x = s.Norm.Forward(x)
+		}
+		return x
+	}, tgt, memory)
 }
