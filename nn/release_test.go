@@ -9,7 +9,8 @@ import (
 
 // TestLayersReleaseIntermediates: a training step through this package's
 // layers and losses built of many ops (transformer layers and stacks,
-// attention, RMSNorm, the losses that are not one lathe op, dropout)
+// attention, RMSNorm, rotary embeddings, the losses that are not one
+// lathe op, dropout)
 // gives back what they made on the way once backward frees the graph,
 // instead of leaving it to the garbage collector: the step holds less than
 // one activation after it.
@@ -49,6 +50,7 @@ func TestLayersReleaseIntermediates(t *testing.T) {
 		{"encoder stack", stack.Parameters(), func() *lathe.Tensor { return stack.Forward(x) }},
 		{"attention", attention.Parameters(), func() *lathe.Tensor { return attention.Forward(x) }},
 		{"rms norm", rms.Parameters(), func() *lathe.Tensor { return rms.Forward(x) }},
+		{"rotary", nil, func() *lathe.Tensor { return nn.ApplyRotary(x, 3, 10000) }},
 		{"dropout", nil, func() *lathe.Tensor { return x.Dropout(0.5, true) }},
 		{"bce with logits", nil, func() *lathe.Tensor { return nn.BCEWithLogits(x, probs) }},
 		{"label smoothing", nil, func() *lathe.Tensor {

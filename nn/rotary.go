@@ -82,8 +82,12 @@ func ApplyRotary(x *lathe.Tensor, offset int, base float64) *lathe.Tensor {
 	cos = cos.Cast(x.DType()).To(x.Device())
 	sin = sin.Cast(x.DType()).To(x.Device())
 	half := d / 2
-	rotated := lathe.Concat([]*lathe.Tensor{x.Narrow(-1, half, half).Neg(), x.Narrow(-1, 0, half)}, -1)
-	return x.Mul(cos).Add(rotated.Mul(sin))
+	// The rotated copy and the products go with the graph (lathe.Compose).
+	return lathe.Compose(func(a []*lathe.Tensor) *lathe.Tensor {
+		x := a[0]
+		rotated := lathe.Concat([]*lathe.Tensor{x.Narrow(-1, half, half).Neg(), x.Narrow(-1, 0, half)}, -1)
+		return x.Mul(cos).Add(rotated.Mul(sin))
+	}, x)
 }
 
 // tensorArg checks that t is a live tensor: not nil, not failed, not
