@@ -14,18 +14,23 @@ import (
 // collector, spent two thirds of its time faulting in the pages of a
 // fresh [1024, 1024] square.
 func composite[A any](name string, args []string, f func(in []*Tensor, a A) *Tensor) *dispatch.Op[A] {
-	return dispatch.Register(&dispatch.Op[A]{Schema: dispatch.Schema{Name: name, Args: args},
-		Compose: func(in []*dispatch.Tensor, a A) (*dispatch.Tensor, error) {
-			args := make([]*Tensor, len(in))
-			for i, t := range in {
-				args[i] = wrap(t)
-			}
-			out := runReleasing(func(args []*Tensor) *Tensor { return f(args, a) }, args)
-			if out.err != nil {
-				return nil, out.err
-			}
-			return out.t, nil
-		}})
+	return dispatch.Register(&dispatch.Op[A]{Schema: dispatch.Schema{Name: name, Args: args}, Compose: composedBy(f)})
+}
+
+// composedBy is a dispatch Compose function that runs f, written with
+// lathe's own methods, releasing what it makes on the way (runReleasing).
+func composedBy[A any](f func(in []*Tensor, a A) *Tensor) func([]*dispatch.Tensor, A) (*dispatch.Tensor, error) {
+	return func(in []*dispatch.Tensor, a A) (*dispatch.Tensor, error) {
+		args := make([]*Tensor, len(in))
+		for i, t := range in {
+			args[i] = wrap(t)
+		}
+		out := runReleasing(func(args []*Tensor) *Tensor { return f(args, a) }, args)
+		if out.err != nil {
+			return nil, out.err
+		}
+		return out.t, nil
+	}
 }
 
 // Compose runs f, a function of many ops such as a model's layer or a

@@ -35,18 +35,9 @@ type einsumPlan struct {
 }
 
 var opEinsum = dispatch.Register(&dispatch.Op[*einsumPlan]{
-	Schema: dispatch.Schema{Name: "einsum", Args: []string{"operands"}, Variadic: true},
-	Compose: func(in []*dispatch.Tensor, p *einsumPlan) (*dispatch.Tensor, error) {
-		args := make([]*Tensor, len(in))
-		for i, t := range in {
-			args[i] = wrap(t)
-		}
-		out := einsumRun(args, p)
-		if out.err != nil {
-			return nil, out.err
-		}
-		return out.t, nil
-	}})
+	Schema:  dispatch.Schema{Name: "einsum", Args: []string{"operands"}, Variadic: true},
+	Compose: composedBy(einsumRun),
+})
 
 // Einsum evaluates the Einstein summation that equation describes over the
 // operands, as torch.einsum: each operand's subscripts are letters
