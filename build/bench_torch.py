@@ -221,6 +221,25 @@ def build_sdpa(dev, dt, dims):
     return step
 
 
+def build_encoder_step(dev, dt, dims):
+    """A training step of one nn.TransformerEncoderLayer, as lathe-bench's
+    buildEncoderStep: the output's mean square as the loss, backward, SGD."""
+    batch, length, d, heads, ff = dims
+    torch.manual_seed(1)
+    layer = torch.nn.TransformerEncoderLayer(d, heads, dim_feedforward=ff, dropout=0.1,
+                                             batch_first=True).to(device=dev, dtype=dt)
+    opt = torch.optim.SGD(layer.parameters(), lr=0.01)
+    x = torch.randn(batch, length, d, dtype=dt, device=dev)
+
+    def step():
+        loss = layer(x).square().mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
 def gpt_model(dev, dt, dims):
     """examples/gpt's model as build/torchref/gpt.py writes it (learned
     positions; attention as softmax(q·kᵀ/√d masked)·v, since torch 1.13 has
@@ -328,6 +347,7 @@ BUILDERS = {
     "add1_grad": build_add1(True),
     "multinomial": build_multinomial,
     "sdpa": build_sdpa,
+    "encoder_step": build_encoder_step,
     "gpt_step": build_gpt_step,
     "gpt_generate": build_gpt_generate,
     "gpt_generate_cached": build_gpt_generate_cached,

@@ -80,9 +80,9 @@ type row struct {
 // description is the paragraph that -h prints before the flags.
 const description = `lathe-bench times lathe's workloads on each device, beside PyTorch's.
 
-It measures matmul, elementwise ops, reductions, softmax, training steps,
-dispatch overhead, sampling, attention and a GPT on the devices asked for, and
-prints a table: for each workload on each device the median time per step, its
+It measures matmul, elementwise ops, reductions, softmax, training steps
+(an MLP, a ResNet block, a transformer encoder layer), dispatch overhead,
+sampling, attention and a GPT on the devices asked for, and prints a table: for each workload on each device the median time per step, its
 interquartile range, and the rate (the work over that time: GFLOP/s, GB/s,
 tokens/s or steps/s). With --vs-torch it measures the same workloads in
 PyTorch in the same run, samples alternating (each side in a process of its
