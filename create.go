@@ -201,13 +201,13 @@ func hostTensor(op string, dev Device, dt DType, vals []float64, shape []int) *T
 
 // Rand makes a float tensor of values uniform on [0, 1).
 func Rand(dev Device, dt DType, shape ...int) *Tensor {
-	draw32 := (*rand.Rand).Float32
+	fill32 := drawUniform[float32]
 	if bits := halfDigits[dt]; bits != 0 {
 		// A multiple of 2^-bits, as torch draws a half: rounding a float32
 		// draw could give 1.
-		draw32 = func(r *rand.Rand) float32 { return float32(r.Uint32()>>(32-bits)) / float32(uint32(1)<<bits) }
+		fill32 = eachDraw(func() float32 { return float32(rng.Uint32()>>(32-bits)) / float32(uint32(1)<<bits) })
 	}
-	return random("rand", dev, dt, shape, (*rand.Rand).Float64, draw32)
+	return random("rand", dev, dt, shape, drawUniform[float64], fill32)
 }
 
 // halfDigits is the significand bits of the 16-bit floats, with the
@@ -216,13 +216,24 @@ var halfDigits = map[DType]int{Float16: 11, BFloat16: 8}
 
 // RandN makes a float tensor of standard normal values.
 func RandN(dev Device, dt DType, shape ...int) *Tensor {
-	return random("randn", dev, dt, shape, (*rand.Rand).NormFloat64,
-		func(r *rand.Rand) float32 { return float32(r.NormFloat64()) })
+	return random("randn", dev, dt, shape, eachDraw(rng.NormFloat64),
+		eachDraw(func() float32 { return float32(rng.NormFloat64()) }))
 }
 
-// random draws each element with draw64 or, for float32, draw32 (so that a
-// uniform float32 is drawn as one and never rounds up to 1).
-func random(op string, dev Device, dt DType, shape []int, draw64 func(*rand.Rand) float64, draw32 func(*rand.Rand) float32) *Tensor {
+// eachDraw fills a slice with draw's values, one by one.
+func eachDraw[T float32 | float64](draw func() T) func([]T) {
+	return func(d []T) {
+		for i := range d {
+			d[i] = draw()
+		}
+	}
+}
+
+// random makes a tensor of draws from the stream: fill64 fills float64's,
+// fill32 float32's (so that a uniform float32 is drawn as one and never
+// rounds up to 1), which a 16-bit float rounds once, as
+// torch.rand(dtype=torch.half) does. Both are called with rngMu held.
+func random(op string, dev Device, dt DType, shape []int, fill64 func([]float64), fill32 func([]float32)) *Tensor {
 	if !dt.IsFloat() {
 		return failed(errorf(op, ErrDType, "dtype", "is "+dt.String()+" but random values are float", "use lathe.Float32 or lathe.Float64"))
 	}
@@ -234,22 +245,16 @@ func random(op string, dev Device, dt DType, shape []int, draw64 func(*rand.Rand
 	if err := checkHost(op, "shape", n, dt.Size()); err != nil {
 		return failed(err)
 	}
-	return drawAndUpload(op, dev, dt, s, func(r *rand.Rand) any {
-		if dt == Float64 {
-			d := make([]float64, n)
-			for i := range d {
-				d[i] = draw64(r)
-			}
-			return d
-		}
+	switch dt {
+	case Float64:
+		return drawFloats(op, dev, dt, s, n, fill64)
+	case Float32:
+		return drawFloats(op, dev, dt, s, n, fill32)
+	}
+	return drawAndUpload(op, dev, dt, s, func(*rand.Rand) any {
 		d := make([]float32, n)
-		for i := range d {
-			d[i] = draw32(r)
-		}
-		if dt != Float32 { // a 16-bit float rounds a float32 draw, as torch.rand(dtype=torch.half) does
-			return ops.HostData(dt, widen(d))
-		}
-		return d
+		fill32(d)
+		return ops.HostData(dt, widen(d))
 	})
 }
 

@@ -60,6 +60,43 @@ func drawAndUpload(op string, dev Device, dt DType, shape []int, draw func(r *ra
 	return wrap(t)
 }
 
+// drawFloats is drawAndUpload for draws of the dtype they are made in
+// (float32 or float64, dt) of n elements: on a device that keeps tensors
+// in this process's memory (the cpu) fill draws them straight into the new
+// tensor's buffer, with no copy on the Go heap for the collector. A tensor
+// that cannot be made draws nothing.
+func drawFloats[T float32 | float64](op string, dev Device, dt DType, shape []int, n int, fill func([]T)) *Tensor {
+	if dev.Kind == dispatch.Host {
+		if t := drawInPlace(dev, dt, shape, fill); t != nil {
+			return t
+		}
+	}
+	return drawAndUpload(op, dev, dt, shape, func(*rand.Rand) any {
+		d := make([]T, n)
+		fill(d)
+		return d
+	})
+}
+
+// drawInPlace is drawFloats on a device whose buffers lend their memory,
+// or nil, having drawn nothing, where dev cannot make the tensor or lend
+// it (drawAndUpload then reports why or uploads).
+func drawInPlace[T float32 | float64](dev Device, dt DType, shape []int, fill func([]T)) *Tensor {
+	t, err := dispatch.Empty(dev, dt, shape)
+	if err != nil {
+		return nil
+	}
+	d, ok := dispatch.BorrowHost(t)
+	if !ok {
+		t.Release()
+		return nil
+	}
+	rngMu.Lock()
+	fill(d.([]T))
+	rngMu.Unlock()
+	return wrap(t)
+}
+
 // RandInt makes a tensor of integers drawn uniformly from [low, high), as
 // torch.randint(low, high, shape, dtype=dt), in any dtype that holds every
 // integer of the range exactly: the integer dtypes within their limits,
