@@ -67,7 +67,7 @@ func drawAndUpload(op string, dev Device, dt DType, shape []int, draw func(r *ra
 // that cannot be made draws nothing.
 func drawFloats[T float32 | float64](op string, dev Device, dt DType, shape []int, n int, fill func([]T)) *Tensor {
 	if dev.Kind == dispatch.Host {
-		if t := drawInPlace(dev, dt, shape, fill); t != nil {
+		if t := drawInPlace(op, dev, dt, shape, fill); t != nil {
 			return t
 		}
 	}
@@ -78,13 +78,13 @@ func drawFloats[T float32 | float64](op string, dev Device, dt DType, shape []in
 	})
 }
 
-// drawInPlace is drawFloats on a device whose buffers lend their memory,
-// or nil, having drawn nothing, where dev cannot make the tensor or lend
-// it (drawAndUpload then reports why or uploads).
-func drawInPlace[T float32 | float64](dev Device, dt DType, shape []int, fill func([]T)) *Tensor {
+// drawInPlace is drawFloats on a device whose buffers lend their memory:
+// the failed tensor, having drawn nothing, where dev cannot make it (out of
+// the memory its limit allows), or nil where its buffer lends none.
+func drawInPlace[T float32 | float64](op string, dev Device, dt DType, shape []int, fill func([]T)) *Tensor {
 	t, err := dispatch.Empty(dev, dt, shape)
 	if err != nil {
-		return nil
+		return failed(located(err, op))
 	}
 	d, ok := dispatch.BorrowHost(t)
 	if !ok {
