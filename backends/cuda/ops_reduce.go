@@ -97,11 +97,36 @@ func init() {
 		if err != nil || nrows*n == 0 {
 			return named("cumsum", err)
 		}
-		g, b := grid1(nrows)
-		return named("cumsum", enqueue(out.Device, "reduce", "cumsum_"+suffix(x.DType), g, b, 0,
+		fn, g, b := cumsumLaunch(nrows, n)
+		return named("cumsum", enqueue(out.Device, "reduce", fn+"_"+suffix(x.DType), g, b, 0,
 			addressOf(out), addressOf(x), cBytes(&r), int64(nrows), int64(n)))
 	})
 }
+
+// cumsumLaunch is the kernel and geometry of a cumsum of nrows rows of n:
+// a thread per row where the rows are short (cumsum keeps the cpu's order
+// exactly), a block per row from cumsumBlockFrom elements, where a thread
+// would take n dependent additions: a row of 50,000 sampling weights took
+// one thread 50,000 global loads in turn. The block is the power of two of
+// threads that gives each thread up to CUMSUM_ITEMS elements, 32 to
+// CUMSUM_THREADS (reduce.cu).
+func cumsumLaunch(nrows, n int) (fn string, grid, block [3]uint32) {
+	if n < cumsumBlockFrom {
+		grid, block = grid1(nrows)
+		return "cumsum", grid, block
+	}
+	threads := 32
+	for threads < cumsumThreads && threads*cumsumItems < n {
+		threads *= 2
+	}
+	return "cumsum_block", [3]uint32{uint32(min(nrows, maxBlocks)), 1, 1}, [3]uint32{uint32(threads), 1, 1}
+}
+
+const (
+	cumsumBlockFrom = 64
+	cumsumItems     = 4   // CUMSUM_ITEMS
+	cumsumThreads   = 256 // CUMSUM_THREADS
+)
 
 // reduce launches reduction name of x over dims into out.
 func reduce(out, x *dispatch.Tensor, name string, dims []int, corr float64) error {

@@ -319,7 +319,12 @@ func cases() []kcase {
 		cs = append(cs,
 			caseOf(ops.CumSum, ops.Scan{Dim: 1}, tensor(dt, []int{2, 3})),
 			caseOf(ops.CumSum, ops.Scan{Dim: 0}, tensor(dt, []int{3, 2}, 1, 3)),
-			caseOf(ops.CumSum, ops.Scan{Dim: 0}, tensor(dt, []int{})))
+			caseOf(ops.CumSum, ops.Scan{Dim: 0}, tensor(dt, []int{})),
+			// Rows long enough for a block each (cumsumLaunch), and for
+			// a block of 256 to take them in two chunks and a part; one
+			// read transposed.
+			caseOf(ops.CumSum, ops.Scan{Dim: 1}, tensor(dt, []int{2, 2500})),
+			caseOf(ops.CumSum, ops.Scan{Dim: 0}, tensor(dt, []int{2100, 2}, 1, 2100)))
 	}
 	for _, dt := range []dispatch.DType{dispatch.Float32, dispatch.Float64, dispatch.Int32, dispatch.Int64, dispatch.Bool} {
 		cs = append(cs,

@@ -246,6 +246,43 @@ func TestReduce(t *testing.T) {
 		}
 	})
 
+	t.Run("cumsum/block", func(t *testing.T) {
+		// 3 rows of 1000 read transposed (element j of row r at r + 3j),
+		// by a grid of 2 blocks (so one takes two rows) of 64 threads
+		// (chunks of 256: three full and a partial one) and of 32: the
+		// values are eighths, whose sums the float64 accumulator holds
+		// exactly in any order, so the block form must give the serial
+		// sums bit for bit; int32 wraps in its int64 accumulator and is
+		// rounded per element, as the thread form does.
+		const nrows, n = 3, 1000
+		R := rows([]int64{nrows}, [2][]int64{{n}, {1}}, []int64{n}, [2][]int64{{1}, {nrows}})
+		f := make([]float32, nrows*n)
+		w := make([]int32, nrows*n)
+		for i := range f {
+			f[i] = float32(i%29-14) / 8
+			w[i] = int32(i%7-3) * (1 << 29)
+		}
+		for _, threads := range []uint32{64, 32} {
+			outf, outw := garbage[float32](h, nrows*n), garbage[int32](h, nrows*n)
+			h.launch("cumsum_block_f32", 2, threads, outf, put(h, f...), R, int64(nrows), int64(n))
+			h.launch("cumsum_block_i32", 2, threads, outw, put(h, w...), R, int64(nrows), int64(n))
+			gotf, gotw := get[float32](outf, nrows*n), get[int32](outw, nrows*n)
+			for r := range nrows {
+				sf, sw := 0.0, int64(0)
+				for j := range n {
+					sf += float64(f[r+nrows*j])
+					sw += int64(w[r+nrows*j])
+					if g := gotf[r*n+j]; g != float32(sf) {
+						t.Fatalf("%d threads: float32 row %d element %d = %g, want %g", threads, r, j, g, sf)
+					}
+					if g := gotw[r*n+j]; g != int32(sw) {
+						t.Fatalf("%d threads: int32 row %d element %d = %d, want %d", threads, r, j, g, int32(sw))
+					}
+				}
+			}
+		}
+	})
+
 	t.Run("cumsum/transposed-int32", func(t *testing.T) {
 		// Along dim 0 of a [3,2] int32 tensor read transposed (x[i][j] at
 		// i + 3j) into a contiguous out; int64 accumulation, rounded per

@@ -75,7 +75,7 @@ LATHE_NUMERIC(LATHE_NUMERIC_REDUCE)
 // operand 0 out, operand 1 x; both any strides), accumulated in Accum<T>
 // and rounded at each element, as the cpu kernel does. One thread per row
 // (a grid-stride loop over rows; 1-D grid and blocks of any size), which
-// keeps the cpu's summation order exactly.
+// keeps the cpu's summation order exactly: for many short rows.
 template <typename T>
 __device__ void cumsum(T *out, const T *x, const Rows &R, i64 nrows, i64 n) {
 	typedef typename Accum<T>::type A;
@@ -89,6 +89,63 @@ __device__ void cumsum(T *out, const T *x, const Rows &R, i64 nrows, i64 n) {
 	}
 }
 
-#define LATHE_CUMSUM(T, sfx) \
-	extern "C" __global__ void cumsum_##sfx(T *out, const T *x, Rows R, i64 nrows, i64 n) { cumsum<T>(out, x, R, nrows, n); }
+// ---- cumsum_block_<dtype>(T *out, const T *x, Rows R, i64 nrows, i64 n):
+// the same sums for long rows, one block per row (a grid-stride loop over
+// rows; 1-D grid, blockDim.x a power of two, at most CUMSUM_THREADS). The
+// block takes its row in chunks of blockDim.x * CUMSUM_ITEMS elements: each
+// thread adds its CUMSUM_ITEMS neighbours in order, the threads' totals are
+// scanned across the block in shared memory (Hillis and Steele: log2 of
+// blockDim.x steps), and each thread adds the totals of the chunks and the
+// threads before it to its running sums, rounding each to T as it writes
+// it. Where the one-thread form takes n dependent additions for a row, this
+// takes about n / blockDim.x. The order of the additions is fixed by
+// blockDim.x, so every run gives the same bits, but it is not the
+// one-thread form's left to right: a float sum may differ from it (and from
+// the cpu's) in the last bits of the float64 accumulator, as torch's cuda
+// cumsum differs from its cpu one; integers wrap alike either way.
+#define CUMSUM_ITEMS 4
+#define CUMSUM_THREADS 256
+template <typename T>
+__device__ void cumsum_block(T *out, const T *x, const Rows &R, i64 nrows, i64 n) {
+	typedef typename Accum<T>::type A;
+	__shared__ A totals[2][CUMSUM_THREADS];
+	const int t = threadIdx.x, nt = blockDim.x;
+	for (i64 r = blockIdx.x; r < nrows; r += gridDim.x) {
+		i64 bo = row_base(R, 0, r), bx = row_base(R, 1, r);
+		A carry = 0; // the chunks before this one
+		for (i64 c = 0; c < n; c += (i64)nt * CUMSUM_ITEMS) {
+			i64 j0 = c + (i64)t * CUMSUM_ITEMS;
+			A run[CUMSUM_ITEMS], sum = 0;
+			for (int k = 0; k < CUMSUM_ITEMS; k++) {
+				if (j0 + k < n)
+					sum = acc_add(sum, (A)x[bx + row_elem(R, 1, j0 + k)]);
+				run[k] = sum;
+			}
+			int cur = 0;
+			totals[0][t] = sum;
+			__syncthreads();
+			for (int d = 1; d < nt; d <<= 1) {
+				A v = totals[cur][t];
+				if (t >= d)
+					v = acc_add(totals[cur][t - d], v);
+				totals[cur ^ 1][t] = v;
+				cur ^= 1;
+				__syncthreads();
+			}
+			A before = t > 0 ? acc_add(carry, totals[cur][t - 1]) : carry;
+			for (int k = 0; k < CUMSUM_ITEMS && j0 + k < n; k++)
+				out[bo + row_elem(R, 0, j0 + k)] = (T)acc_add(before, run[k]);
+			carry = acc_add(carry, totals[cur][nt - 1]);
+			__syncthreads(); // every thread has read totals before the next chunk writes it
+		}
+	}
+}
+
+#define LATHE_CUMSUM(T, sfx)                                                                                 \
+	extern "C" __global__ void cumsum_##sfx(T *out, const T *x, Rows R, i64 nrows, i64 n) {            \
+		cumsum<T>(out, x, R, nrows, n);                                                             \
+	}                                                                                                   \
+	extern "C" __global__ void cumsum_block_##sfx(T *out, const T *x, Rows R, i64 nrows, i64 n) {      \
+		cumsum_block<T>(out, x, R, nrows, n);                                                       \
+	}
 LATHE_NUMERIC(LATHE_CUMSUM)
