@@ -289,10 +289,30 @@ func (d *device) upload(dst uint64, raw []byte) error {
 
 // download copies len(raw) bytes from device address src into raw, after
 // all the work queued before it: a read-back waits for the stream, and
-// reports the fault of any kernel before it.
+// reports the fault of any kernel before it (the wait after the first
+// chunk's copy is queued). The chunks go through the stages two at a time,
+// so that the device copies one into pinned memory while the host copies
+// the one before it out, each waited for by its event, where each chunk
+// waited for the stream and then for the host's copy.
 func (d *device) download(raw []byte, src uint64) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	type landing struct {
+		s      *stage
+		chunk  []byte
+		landed bool // the stream's wait saw its copy done: no event to wait for
+	}
+	var queued []landing // in the stream's order, at most downloadDepth
+	land := func(l landing) error {
+		if !l.landed {
+			if r := d.drv.eventSynchronize(d.ctx, l.s.ev); r != cudaSuccess {
+				return d.streamError("copying "+formatBytes(int64(len(l.chunk)))+" from the device", "cuEventSynchronize", r)
+			}
+		}
+		copy(l.chunk, unsafe.Slice((*byte)(l.s.p), len(l.chunk)))
+		l.s.busy = false
+		return nil
+	}
 	for off := 0; off < len(raw); off += stageBytes {
 		chunk := raw[off:min(off+stageBytes, len(raw))]
 		s, err := d.takeStage()
@@ -302,16 +322,37 @@ func (d *device) download(raw []byte, src uint64) error {
 		if r := d.drv.dtoh(d.ctx, s.p, src+uint64(off), len(chunk), d.stream); r != cudaSuccess {
 			return d.streamError("copying "+formatBytes(int64(len(chunk)))+" from the device", "cuMemcpyDtoHAsync_v2", r)
 		}
-		if err := d.sync(); err != nil {
+		if off == 0 {
+			if err := d.sync(); err != nil {
+				return err
+			}
+			for _, s := range d.stages { // the stream is idle: no copy uses any
+				s.busy = false
+			}
+		} else if r := d.drv.eventRecord(d.ctx, s.ev, d.stream); r != cudaSuccess {
+			return d.streamError("recording an event", "cuEventRecord", r)
+		}
+		s.busy = true // until its chunk is copied out
+		if queued = append(queued, landing{s, chunk, off == 0}); len(queued) == downloadDepth {
+			if err := land(queued[0]); err != nil {
+				return err
+			}
+			queued = queued[1:]
+		}
+	}
+	for _, l := range queued {
+		if err := land(l); err != nil {
 			return err
 		}
-		for _, s := range d.stages { // the stream is idle: no copy uses any
-			s.busy = false
-		}
-		copy(chunk, unsafe.Slice((*byte)(s.p), len(chunk)))
 	}
 	return nil
 }
+
+// downloadDepth is how many chunks of a read-back are queued at once: one
+// landing on the host while the next is copied. takeStage finds a free
+// stage for each, since after the read-back's first wait only these are
+// busy (downloadDepth < maxStages).
+const downloadDepth = 2
 
 // memset sets n bytes at dst to v, queued on the stream.
 func (d *device) memset(dst uint64, v byte, n int) error {

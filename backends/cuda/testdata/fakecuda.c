@@ -69,7 +69,13 @@ CUresult cuStreamCreate(void **s, unsigned int flags) {
 	*s = &the_stream;
 	return OK;
 }
-CUresult cuStreamSynchronize(void *s) { NEED_CTX(); return s == &the_stream ? OK : INVALID_VALUE; }
+static void land(void);
+CUresult cuStreamSynchronize(void *s) {
+	NEED_CTX();
+	if (s != &the_stream) return INVALID_VALUE;
+	land();
+	return OK;
+}
 
 // A module's "PTX" is text; one that contains BROKEN fails to JIT, with a
 // message in the error log that options 5 and 6 (CU_JIT_ERROR_LOG_BUFFER,
@@ -285,10 +291,25 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, void *
 	memcpy((void *)(uintptr_t)dst, src, n);
 	return OK;
 }
+// A copy to the host lands at the next wait (an event's or the stream's),
+// not at the call, as a device's DMA does: a stage read before its copy is
+// waited for still holds what it held before.
+static struct {
+	void *dst;
+	const void *src;
+	size_t n;
+} landing[64];
+static int nlanding;
+static void land(void) {
+	for (int i = 0; i < nlanding; i++) memcpy(landing[i].dst, landing[i].src, landing[i].n);
+	nlanding = 0;
+}
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, void *s) {
 	NEED_CTX();
 	if (s != &the_stream || !is_pinned(dst, n)) return INVALID_VALUE;
-	memcpy(dst, (void *)(uintptr_t)src, n);
+	if (nlanding == 64) land();
+	landing[nlanding].dst = dst, landing[nlanding].src = (void *)(uintptr_t)src, landing[nlanding].n = n;
+	nlanding++;
 	return OK;
 }
 CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, void *s) {
@@ -305,4 +326,4 @@ CUresult cuEventCreate(void **e, unsigned int flags) {
 	return OK;
 }
 CUresult cuEventRecord(void *e, void *s) { NEED_CTX(); return s == &the_stream ? OK : INVALID_VALUE; }
-CUresult cuEventSynchronize(void *e) { NEED_CTX(); return OK; }
+CUresult cuEventSynchronize(void *e) { NEED_CTX(); land(); return OK; }
