@@ -136,8 +136,44 @@ func scatterKernel(out, x, index, src *dispatch.Tensor, name string, a ops.Index
 		return err
 	}
 	nlines := dispatch.Numel(w.Shape)
+	if n >= scatterSortedFrom && !slices.ContainsFunc(w.Strides[2], func(s int) bool { return s != 0 }) {
+		return scatterSorted(out, src, index, name, l, nlines, n, ostep, sstep, istep, size)
+	}
 	g, b := grid1(nlines)
 	return enqueue(out.Device, "index", name+"_"+suffix(x.DType), g, b, 0,
 		addressOf(out), addressOf(src), addressOf(index), int64(nlines), cBytes(&l),
+		int64(n), int64(ostep), int64(sstep), int64(istep), int64(size), int32(index.DType))
+}
+
+// scatterSortedFrom is the index length along the dim from which a scatter
+// whose index is the same on every line sorts it first (scatterSorted).
+const scatterSortedFrom = 32
+
+// scatterSorted is scatterKernel's launch for an index that is the same on
+// every line: argsort orders its n values stably, and scatter_sorted_ or
+// scatter_add_sorted_<dtype> gives each run of one value, on each line, a
+// thread, so that the distinct values are scattered side by side where
+// each line's thread walked all n in turn, with the same result.
+func scatterSorted(out, src, index *dispatch.Tensor, name string, l cLayout, nlines, n, ostep, sstep, istep, size int) error {
+	values, err := index.CheckedView([]int{n}, []int{istep}, index.Offset)
+	if err != nil {
+		return err
+	}
+	buf, err := allocate(out.Device, dispatch.Int64, n)
+	if err != nil {
+		return err
+	}
+	perm := dispatch.NewTensor(out.Device, dispatch.Int64, []int{n}, buf)
+	defer perm.Release() // its memory goes to later work on the stream only
+	r, _, _, err := alongRows(perm, values, 0)
+	if err == nil {
+		err = argsort(perm, values, r, 1, n, false)
+	}
+	if err != nil {
+		return err
+	}
+	g, b := grid1(n * nlines)
+	return enqueue(out.Device, "index", name+"_sorted_"+suffix(src.DType), g, b, 0,
+		addressOf(out), addressOf(src), addressOf(index), addressOf(perm), int64(nlines), cBytes(&l),
 		int64(n), int64(ostep), int64(sstep), int64(istep), int64(size), int32(index.DType))
 }

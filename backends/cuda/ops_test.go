@@ -296,7 +296,11 @@ func cases() []kcase {
 		for _, op := range []*dispatch.Op[ops.IndexDim]{ops.Scatter, ops.ScatterAdd} {
 			cs = append(cs,
 				caseOf(op, ops.IndexDim{Dim: 0}, tensor(dt, []int{4, 3}), tensor(dispatch.Int32, []int{2, 3}), tensor(dt, []int{2, 3})),
-				caseOf(op, ops.IndexDim{Dim: 0}, tensor(dt, []int{}), tensor(dispatch.Int64, []int{}), tensor(dt, []int{})))
+				caseOf(op, ops.IndexDim{Dim: 0}, tensor(dt, []int{}), tensor(dispatch.Int64, []int{}), tensor(dt, []int{})),
+				// An index that is the same on every line (scatterSorted),
+				// along dims 0 and 1.
+				caseOf(op, ops.IndexDim{Dim: 0}, tensor(dt, []int{4, 3}), tensor(dispatch.Int64, []int{40, 3}, 1, 0), tensor(dt, []int{40, 3})),
+				caseOf(op, ops.IndexDim{Dim: 1}, tensor(dt, []int{3, 4}), tensor(dispatch.Int32, []int{3, 50}, 0, 1), tensor(dt, []int{3, 50}, 1, 3)))
 		}
 	}
 	// The launches of the root package's tril, triu and repeats, which are
