@@ -131,49 +131,77 @@ func scatterKernel(out, x, index, src *dispatch.Tensor, name string, a ops.Index
 			w.Strides[2] = append(w.Strides[2], index.Strides[k])
 		}
 	}
+	at := scatterAt{out: addressOf(out), src: addressOf(src), index: addressOf(index), dt: src.DType, ikind: index.DType}
+	return scatterLines(out.Device, name, at, w, n, ostep, sstep, istep, size)
+}
+
+// scatterAt is where a scatter's operands are and what they hold: out,
+// src (of dtype dt) and the index (of dtype ikind, int32 or int64).
+type scatterAt struct {
+	out, src, index uint64
+	dt, ikind       dispatch.DType
+}
+
+// scatterLines launches scatter or scatter_add (name) over the lines of w
+// (operands out, src and the index, each line n places along the dim, where
+// they step by ostep, sstep and istep; size is out's length there): one
+// thread per line, walking it, or from scatterSortedFrom places with the
+// index sorted first (scatterSorted).
+func scatterLines(dev dispatch.Device, name string, at scatterAt, w layout.Walk, n, ostep, sstep, istep, size int) error {
 	l, err := layoutOf(w)
 	if err != nil {
 		return err
 	}
 	nlines := dispatch.Numel(w.Shape)
-	if n >= scatterSortedFrom && !slices.ContainsFunc(w.Strides[2], func(s int) bool { return s != 0 }) {
-		return scatterSorted(out, src, index, name, l, nlines, n, ostep, sstep, istep, size)
+	if n >= scatterSortedFrom {
+		return scatterSorted(dev, name, at, w, l, nlines, n, ostep, sstep, istep, size)
 	}
 	g, b := grid1(nlines)
-	return enqueue(out.Device, "index", name+"_"+suffix(x.DType), g, b, 0,
-		addressOf(out), addressOf(src), addressOf(index), int64(nlines), cBytes(&l),
-		int64(n), int64(ostep), int64(sstep), int64(istep), int64(size), int32(index.DType))
+	return enqueue(dev, "index", name+"_"+suffix(at.dt), g, b, 0,
+		at.out, at.src, at.index, int64(nlines), cBytes(&l),
+		int64(n), int64(ostep), int64(sstep), int64(istep), int64(size), int32(at.ikind))
 }
 
-// scatterSortedFrom is the index length along the dim from which a scatter
-// whose index is the same on every line sorts it first (scatterSorted).
+// scatterSortedFrom is the line length from which a scatter sorts each
+// line's index first (scatterSorted).
 const scatterSortedFrom = 32
 
-// scatterSorted is scatterKernel's launch for an index that is the same on
-// every line: argsort orders its n values stably, and scatter_sorted_ or
+// scatterSorted is scatterLines' launch for long lines: argsort orders each
+// line's n index values stably (one row for an index that is the same on
+// every line, as index_select's backward's, so embedding's; a row per line
+// otherwise, as max_pool_backward's planes), and scatter_sorted_ or
 // scatter_add_sorted_<dtype> gives each run of one value, on each line, a
-// thread, so that the distinct values are scattered side by side where
-// each line's thread walked all n in turn, with the same result.
-func scatterSorted(out, src, index *dispatch.Tensor, name string, l cLayout, nlines, n, ostep, sstep, istep, size int) error {
-	values, err := index.CheckedView([]int{n}, []int{istep}, index.Offset)
+// thread that writes its element in the run's order, so that the values
+// are scattered side by side where a line's thread walked all n places in
+// turn, with the same bits.
+func scatterSorted(dev dispatch.Device, name string, at scatterAt, w layout.Walk, l cLayout, nlines, n, ostep, sstep, istep, size int) error {
+	sorted := 1 // rows of the index sorted: one if it is the same on every line
+	outer := layout.Walk{Strides: make([][]int, 2)}
+	if slices.ContainsFunc(w.Strides[2], func(s int) bool { return s != 0 }) {
+		sorted = nlines
+		outer.Shape, outer.Strides[1] = w.Shape, w.Strides[2]
+		for _, s := range dispatch.ContiguousStrides(w.Shape) {
+			outer.Strides[0] = append(outer.Strides[0], s*n) // perm's row of each line
+		}
+	}
+	r, err := rows(outer, layout.Walk{Shape: []int{n}, Strides: [][]int{{1}, {istep}}})
 	if err != nil {
 		return err
 	}
-	buf, err := allocate(out.Device, dispatch.Int64, n)
+	perm, free, err := borrow(dev, sorted*n*8)
 	if err != nil {
 		return err
 	}
-	perm := dispatch.NewTensor(out.Device, dispatch.Int64, []int{n}, buf)
-	defer perm.Release() // its memory goes to later work on the stream only
-	r, _, _, err := alongRows(perm, values, 0)
-	if err == nil {
-		err = argsort(perm, values, r, 1, n, false)
-	}
-	if err != nil {
+	defer free() // the allocator reuses it only after the queued kernels
+	if err := argsortAt(dev, at.ikind, perm, at.index, r, sorted, n, false); err != nil {
 		return err
+	}
+	pstride := 0
+	if sorted > 1 {
+		pstride = n
 	}
 	g, b := grid1(n * nlines)
-	return enqueue(out.Device, "index", name+"_sorted_"+suffix(src.DType), g, b, 0,
-		addressOf(out), addressOf(src), addressOf(index), addressOf(perm), int64(nlines), cBytes(&l),
-		int64(n), int64(ostep), int64(sstep), int64(istep), int64(size), int32(index.DType))
+	return enqueue(dev, "index", name+"_sorted_"+suffix(at.dt), g, b, 0,
+		at.out, at.src, at.index, perm, int64(pstride), int64(nlines), cBytes(&l),
+		int64(n), int64(ostep), int64(sstep), int64(istep), int64(size), int32(at.ikind))
 }

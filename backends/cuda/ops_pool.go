@@ -193,12 +193,6 @@ func poolScatter(out, src, idx *dispatch.Tensor, fn string) error {
 	}
 	defer freeI()
 	p, m, size := planes(src), dispatch.Numel(src.Shape[2:]), dispatch.Numel(out.Shape[2:])
-	l, err := layoutOf(layout.Walk{Shape: []int{p}, Strides: [][]int{{size}, {m}, {m}}})
-	if err != nil {
-		return err
-	}
-	g, b := grid1(p)
-	return enqueue(out.Device, "index", fn+"_"+suffix(src.DType), g, b, 0,
-		addressOf(out), sv.ptr, iv.ptr, int64(p), cBytes(&l),
-		int64(m), int64(1), int64(1), int64(1), int64(size), int32(dispatch.Int64))
+	at := scatterAt{out: addressOf(out), src: sv.ptr, index: iv.ptr, dt: src.DType, ikind: dispatch.Int64}
+	return scatterLines(out.Device, fn, at, layout.Walk{Shape: []int{p}, Strides: [][]int{{size}, {m}, {m}}}, m, 1, 1, 1, size)
 }

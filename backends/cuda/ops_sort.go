@@ -39,6 +39,12 @@ func init() {
 }
 
 func argsort(out, x *dispatch.Tensor, r cRows, nrows, n int, desc bool) error {
+	return argsortAt(out.Device, x.DType, addressOf(out), addressOf(x), r, nrows, n, desc)
+}
+
+// argsortAt is argsort of the dt elements at device address x into the
+// int64s at out, as r lays the rows out from there.
+func argsortAt(dev dispatch.Device, dt dispatch.DType, out, x uint64, r cRows, nrows, n int, desc bool) error {
 	block := min(sortBlock, max(2, 1<<bits.Len(uint(n-1))))
 	nb := (n + block - 1) / block
 	d := int32(0)
@@ -47,23 +53,23 @@ func argsort(out, x *dispatch.Tensor, r cRows, nrows, n int, desc bool) error {
 	}
 	rb := cBytes(&r)
 	g, b := gridRows(nrows*nb, block/2)
-	fn := "argsort_block_" + suffix(x.DType)
+	fn := "argsort_block_" + suffix(dt)
 	if nb == 1 {
-		return enqueue(out.Device, "sort", fn, g, b, 0, addressOf(out), addressOf(x), rb,
+		return enqueue(dev, "sort", fn, g, b, 0, out, x, rb,
 			int64(nrows), int64(n), int64(block), int64(nb), d, uint64(0))
 	}
 	bytes := nrows * n * sortKeyBytes
-	s0, free0, err := borrow(out.Device, bytes)
+	s0, free0, err := borrow(dev, bytes)
 	if err != nil {
 		return err
 	}
 	defer free0() // the allocator reuses it only after the queued kernels
-	s1, free1, err := borrow(out.Device, bytes)
+	s1, free1, err := borrow(dev, bytes)
 	if err != nil {
 		return err
 	}
 	defer free1()
-	if err := enqueue(out.Device, "sort", fn, g, b, 0, addressOf(out), addressOf(x), rb,
+	if err := enqueue(dev, "sort", fn, g, b, 0, out, x, rb,
 		int64(nrows), int64(n), int64(block), int64(nb), d, s0); err != nil {
 		return err
 	}
@@ -74,7 +80,7 @@ func argsort(out, x *dispatch.Tensor, r cRows, nrows, n int, desc bool) error {
 		if 2*width >= n {
 			last = 1
 		}
-		if err := enqueue(out.Device, "sort", "argsort_merge", g, b, 0, addressOf(out), src, dst, rb,
+		if err := enqueue(dev, "sort", "argsort_merge", g, b, 0, out, src, dst, rb,
 			int64(nrows), int64(n), int64(width), last); err != nil {
 			return err
 		}

@@ -418,6 +418,10 @@ func poolCases(dt dispatch.DType) []kcase {
 		caseOf(ops.PoolGather, dispatch.None{}, xt, idx),
 		caseOf(ops.MaxPoolBackward, ops.PoolScatter{Size: []int{7, 6}}, g, idx),
 		caseOf(ops.MaxUnpool, ops.PoolScatter{Size: []int{7, 6}}, g, idx),
+		// Planes of 48 places, each plane's index sorted first
+		// (scatterSorted).
+		caseOf(ops.MaxPoolBackward, ops.PoolScatter{Size: []int{15, 12}}, tensor(dt, []int{2, 3, 8, 6}), tensor(dispatch.Int64, []int{2, 3, 8, 6})),
+		caseOf(ops.MaxUnpool, ops.PoolScatter{Size: []int{15, 12}}, tensor(dt, []int{2, 3, 8, 6}), tensor(dispatch.Int64, []int{2, 3, 8, 6})),
 	}
 	// Ceil mode's windows longer than the padded input (issue 15, defect
 	// 17): [2, 2] pooled by 4×3 windows with padding (1, 0) is one window,

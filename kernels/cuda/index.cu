@@ -69,33 +69,36 @@ __device__ void scatter(T *out, const T *src, const void *idx, i64 nlines, const
 }
 
 // scatter_sorted_<dtype> and scatter_add_sorted_<dtype>(T *out,
-//   const T *src, const void *idx, const i64 *perm, i64 nlines, Layout L,
-//   i64 n, i64 ostep, i64 sstep, i64 istep, i64 size, i32 ikind): scatter's
-//   arguments and lines for an index that is the same on every line (its
-//   strides off the dim 0: index_select's backward, so embedding's, whose
-//   lines are the embedding's columns), with perm the stable order that
-//   sorts the index's n values (argsort), so that the places holding one
-//   value lie together, in their own order. A thread per (sorted place,
-//   line), line fastest (a grid-stride loop over n * nlines): the thread at
-//   the start of a run of equal values writes that value's element of the
+//   const T *src, const void *idx, const i64 *perm, i64 pstride,
+//   i64 nlines, Layout L, i64 n, i64 ostep, i64 sstep, i64 istep, i64 size,
+//   i32 ikind): scatter's arguments and lines for long lines, with each
+//   line's index sorted first: perm + line * pstride is the stable order
+//   that sorts the line's n index values (argsort), so that the places
+//   holding one value lie together, in their own order (pstride 0: one
+//   order for an index that is the same on every line, as index_select's
+//   backward's, so embedding's, whose lines are the columns; n: an order per
+//   line, as max_pool_backward's planes). A thread per (sorted place, line),
+//   line fastest (a grid-stride loop over n * nlines): the thread at the
+//   start of a run of equal values writes that value's element of the
 //   line's out from the run, in its order (the last src for scatter, out's
 //   element plus each src in turn for scatter_add), which is the order of
 //   the one-thread-per-line walk, so the bits are the same; the rest do
 //   nothing. That walk took n dependent steps on each of nlines threads;
-//   here the distinct values run side by side.
+//   here the distinct values of every line run side by side.
 template <typename T, bool Add>
-__device__ void scatter_sorted(T *out, const T *src, const void *idx, const i64 *perm, i64 nlines, const Layout &L,
-			       i64 n, i64 ostep, i64 sstep, i64 istep, i64 size, i32 ikind) {
+__device__ void scatter_sorted(T *out, const T *src, const void *idx, const i64 *perm, i64 pstride, i64 nlines,
+			       const Layout &L, i64 n, i64 ostep, i64 sstep, i64 istep, i64 size, i32 ikind) {
 	LATHE_FOR(i, n * nlines) {
 		i64 line = i % nlines, j = i / nlines;
 		i64 off[3];
 		offsets_of<3>(L, line, off);
-		i64 v = index_at(idx, off[2] + perm[j] * istep, ikind);
-		if (v < 0 || v >= size || (j > 0 && index_at(idx, off[2] + perm[j - 1] * istep, ikind) == v)) continue;
+		const i64 *order = perm + line * pstride;
+		i64 v = index_at(idx, off[2] + order[j] * istep, ikind);
+		if (v < 0 || v >= size || (j > 0 && index_at(idx, off[2] + order[j - 1] * istep, ikind) == v)) continue;
 		T &o = out[off[0] + v * ostep];
 		T acc = o;
 		for (i64 k = j; k < n; k++) {
-			i64 at = perm[k];
+			i64 at = order[k];
 			if (k > j && index_at(idx, off[2] + at * istep, ikind) != v) break;
 			T s = src[off[1] + at * sstep];
 			acc = Add ? scatter_plus(acc, s) : s;
@@ -114,9 +117,10 @@ __device__ void scatter_sorted(T *out, const T *src, const void *idx, const i64 
 		scatter<T, false>(out, src, idx, nlines, L, n, ostep, sstep, istep, size, ikind);                 \
 	}                                                                                                          \
 	extern "C" __global__ void scatter_sorted_##sfx(T *out, const T *src, const void *idx, const i64 *perm,    \
-							i64 nlines, Layout L, i64 n, i64 ostep, i64 sstep,          \
-							i64 istep, i64 size, i32 ikind) {                           \
-		scatter_sorted<T, false>(out, src, idx, perm, nlines, L, n, ostep, sstep, istep, size, ikind);    \
+							i64 pstride, i64 nlines, Layout L, i64 n, i64 ostep,        \
+							i64 sstep, i64 istep, i64 size, i32 ikind) {                \
+		scatter_sorted<T, false>(out, src, idx, perm, pstride, nlines, L, n, ostep, sstep, istep, size,   \
+					 ikind);                                                                  \
 	}
 #define LATHE_INDEX(T, sfx)                                                                                        \
 	LATHE_MOVE_INDEX(T, sfx)                                                                                   \
@@ -125,9 +129,11 @@ __device__ void scatter_sorted(T *out, const T *src, const void *idx, const i64 
 		scatter<T, true>(out, src, idx, nlines, L, n, ostep, sstep, istep, size, ikind);                  \
 	}                                                                                                          \
 	extern "C" __global__ void scatter_add_sorted_##sfx(T *out, const T *src, const void *idx,                \
-							    const i64 *perm, i64 nlines, Layout L, i64 n,           \
-							    i64 ostep, i64 sstep, i64 istep, i64 size, i32 ikind) { \
-		scatter_sorted<T, true>(out, src, idx, perm, nlines, L, n, ostep, sstep, istep, size, ikind);     \
+							    const i64 *perm, i64 pstride, i64 nlines, Layout L,     \
+							    i64 n, i64 ostep, i64 sstep, i64 istep, i64 size,       \
+							    i32 ikind) {                                            \
+		scatter_sorted<T, true>(out, src, idx, perm, pstride, nlines, L, n, ostep, sstep, istep, size,    \
+					ikind);                                                                   \
 	}
 LATHE_ALL(LATHE_INDEX)
 // The 16-bit floats' gather and scatter move their bits (u16), a
