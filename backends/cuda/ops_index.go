@@ -145,7 +145,7 @@ type scatterAt struct {
 // scatterLines launches scatter or scatter_add (name) over the lines of w
 // (operands out, src and the index, each line n places along the dim, where
 // they step by ostep, sstep and istep; size is out's length there): one
-// thread per line, walking it, or from scatterSortedFrom places with the
+// thread per line, walking it, or for long lines that are few, with the
 // index sorted first (scatterSorted).
 func scatterLines(dev dispatch.Device, name string, at scatterAt, w layout.Walk, n, ostep, sstep, istep, size int) error {
 	l, err := layoutOf(w)
@@ -153,7 +153,7 @@ func scatterLines(dev dispatch.Device, name string, at scatterAt, w layout.Walk,
 		return err
 	}
 	nlines := dispatch.Numel(w.Shape)
-	if n >= scatterSortedFrom {
+	if n >= scatterSortedFrom && nlines < scatterSortedLines && nlines*n <= scatterSortedMost {
 		return scatterSorted(dev, name, at, w, l, nlines, n, ostep, sstep, istep, size)
 	}
 	g, b := grid1(nlines)
@@ -162,9 +162,16 @@ func scatterLines(dev dispatch.Device, name string, at scatterAt, w layout.Walk,
 		int64(n), int64(ostep), int64(sstep), int64(istep), int64(size), int32(at.ikind))
 }
 
-// scatterSortedFrom is the line length from which a scatter sorts each
-// line's index first (scatterSorted).
-const scatterSortedFrom = 32
+// A scatter sorts its lines' indices first (scatterSorted) where they are
+// at least scatterSortedFrom long and fewer than scatterSortedLines, the
+// threads that would keep a GPU busy walking them one a line, and hold at
+// most scatterSortedMost places in all: sorting takes scratch memory of
+// 8 bytes a place, and 32 more for a line past argsort's 1,024-element block.
+const (
+	scatterSortedFrom  = 32
+	scatterSortedLines = 1 << 16
+	scatterSortedMost  = 1 << 24
+)
 
 // scatterSorted is scatterLines' launch for long lines: argsort orders each
 // line's n index values stably (one row for an index that is the same on
