@@ -415,11 +415,15 @@ func (x *Tensor) Dropout(p float64, train bool) *Tensor {
 	draw := Rand(x.t.Device, x.t.DType, x.t.Shape...)
 	kept := draw.GeScalar(p)
 	keep := kept.Cast(x.t.DType)
+	// The draw and the booleans are no op's input on the tape: their
+	// memory goes back at once, for the ops that follow.
+	draw.Release()
+	kept.Release()
 	masked := x.Mul(keep)
 	out := masked.MulScalar(1 / (1 - p))
-	// Nothing but the graph holds the draw and the mask: a step of a
+	// Nothing but the graph holds the mask and the masked x: a step of a
 	// model with dropout took new memory for them otherwise.
-	ReleaseWithGraph(out, draw, kept, keep, masked)
+	ReleaseWithGraph(out, keep, masked)
 	return out
 }
 

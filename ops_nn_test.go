@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/lathe-ml/lathe/alloc"
 )
 
 // TestNNValues checks the losses and norms against torch.nn.functional in
@@ -127,6 +129,45 @@ func TestInvalidReduction(t *testing.T) {
 					t.Errorf("%s: %s with reduction %d: error %v, want an ErrValue of %s naming the reduction and its value", dev, name, r, err, name)
 				}
 			}
+		}
+	}
+}
+
+// TestDropoutHoldsItsMaskOnly: with a graph, what a dropout leaves held
+// is its result, the mask and the masked x (the mask's product's input on
+// the tape), not the uniform draw or the booleans made on the way, which
+// once stayed with the graph too; the gradient is the mask, scaled.
+func TestDropoutHoldsItsMaskOnly(t *testing.T) {
+	const n = 1 << 16 // 256 KiB of float32: past the cpu's 16 KiB heap blocks, which it does not count
+	live := func() int64 {
+		alloc.Collect()
+		s, err := MemoryStats(CPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Allocated
+	}
+	x := RandN(CPU, Float32, n).RequireGrad()
+	base := live()
+	y := x.Dropout(0.5, true)
+	if held := live() - base; held > 3*4*n {
+		t.Errorf("a dropout holds %d bytes after it, want at most %d (the result, the mask and the masked x)", held, 3*4*n)
+	}
+	if err := y.Sum().Backward(); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := y.Float32s()
+	g, err := x.Grad().Float32s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range g {
+		want := float32(2) // 1/(1-p) where the element was kept
+		if out[i] == 0 {
+			want = 0
+		}
+		if g[i] != want {
+			t.Fatalf("gradient %d is %v where the output is %v, want %v", i, g[i], out[i], want)
 		}
 	}
 }
