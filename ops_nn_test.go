@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/lathe-ml/lathe/alloc"
 )
 
 // TestNNValues checks the losses and norms against torch.nn.functional in
@@ -139,14 +137,7 @@ func TestInvalidReduction(t *testing.T) {
 // once stayed with the graph too; the gradient is the mask, scaled.
 func TestDropoutHoldsItsMaskOnly(t *testing.T) {
 	const n = 1 << 16 // 256 KiB of float32: past the cpu's 16 KiB heap blocks, which it does not count
-	live := func() int64 {
-		alloc.Collect()
-		s, err := MemoryStats(CPU)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s.Allocated
-	}
+	live := func() int64 { return liveBytes(t, CPU) }
 	x := RandN(CPU, Float32, n).RequireGrad()
 	base := live()
 	y := x.Dropout(0.5, true)
