@@ -123,7 +123,7 @@ func arithBroadcastFloat32(op arithOp, out, x, y *dispatch.Tensor) bool {
 		return false
 	}
 	o, f, bv := elems[float32](out)[l.base[0]:], elems[float32](full)[fullBase:], elems[float32](b)[bBase:]
-	parallel(rows, cols, func(lo, hi int) {
+	parallelPieces(rows, cols, func(lo, hi int) {
 		bRows := bv
 		if perRow {
 			bRows = bv[lo:]
@@ -152,7 +152,7 @@ func arithBlocksFloat32(op arithOp, l strided, out, x, y *dispatch.Tensor) bool 
 		return false
 	}
 	o, f, bv := elems[float32](out)[l.base[0]:], elems[float32](full)[fullBase:], elems[float32](b)[bBase:]
-	parallel(blocks*period, cols, func(lo, hi int) {
+	parallelPieces(blocks*period, cols, func(lo, hi int) {
 		for r := lo; r < hi; {
 			end := min(hi, (r/period+1)*period) // the end of r's block
 			arithBcastFloat32(op, o[r*cols:], f[r*cols:], bv[r%period:], end-r, cols, true, bLeft)

@@ -98,3 +98,49 @@ func crewBug(i int) {
 	}
 	time.Sleep(time.Millisecond)
 }
+
+// TestInPieces: the pieces cover a range once, in order, each at most
+// pieceCost (within a task) and all of one length but the last, shorter
+// by less than the number of pieces (so never short enough for a row
+// kernel's Go loop where the range is long); a short range is one piece.
+func TestInPieces(t *testing.T) {
+	for _, c := range []struct{ lo, hi, cost int }{
+		{0, 1, 1}, {5, 6, 4}, {0, pieceCost, 1}, {0, pieceCost + 1, 1}, {3, 3*pieceCost + 7, 1},
+		{0, 1 << 21, 4}, {100, 100 + 1<<20 + 13, 1}, {0, 4097, 64}, {7, 7 + streamMin - 1, 1},
+	} {
+		var got [][2]int
+		inPieces(c.lo, c.hi, c.cost, func(lo, hi int) { got = append(got, [2]int{lo, hi}) })
+		at := c.lo
+		for i, p := range got {
+			if p[0] != at || p[1] <= p[0] {
+				t.Fatalf("%v: piece %d is %v after %d", c, i, p, at)
+			}
+			at = p[1]
+			n, first := p[1]-p[0], got[0][1]-got[0][0]
+			if n > 1 && n*c.cost > pieceCost+c.cost {
+				t.Errorf("%v: piece %d has %d tasks of cost %d, past pieceCost", c, i, n, c.cost)
+			}
+			if i < len(got)-1 && n != first || first-n >= len(got) {
+				t.Errorf("%v: piece %d has %d tasks, the first %d, of %d pieces", c, i, n, first, len(got))
+			}
+		}
+		if at != c.hi {
+			t.Errorf("%v: the pieces end at %d", c, at)
+		}
+	}
+}
+
+// TestInPiecesStreams: a range of streamMin tasks or more is one call, so
+// that the arithmetic kernels stream its stores.
+func TestInPiecesStreams(t *testing.T) {
+	calls := 0
+	inPieces(3, 3+streamMin, 1, func(lo, hi int) {
+		calls++
+		if lo != 3 || hi != 3+streamMin {
+			t.Errorf("piece [%d, %d), want the whole range", lo, hi)
+		}
+	})
+	if calls != 1 {
+		t.Errorf("%d calls, want 1", calls)
+	}
+}

@@ -87,7 +87,7 @@ func mapRows2[T, U any](out, x, y *dispatch.Tensor, r rows2[T, U]) {
 			r.vv(o, a, b) // no closure for parallel to allocate
 			return
 		}
-		parallel(len(o), r.cost, func(lo, hi int) { r.vv(o[lo:hi], a[lo:hi], b[lo:hi]) })
+		parallelPieces(len(o), r.cost, func(lo, hi int) { r.vv(o[lo:hi], a[lo:hi], b[lo:hi]) })
 		return
 	}
 	o, a, b := elems[U](out), elems[T](x), elems[T](y)

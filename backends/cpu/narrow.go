@@ -135,7 +135,7 @@ func mapRows1To[T, U any](out, x *dispatch.Tensor, rows func(dst []U, src []T) b
 		return
 	}
 	o, a := span[U](out), span[T](x)
-	parallel(len(o), 1, func(lo, hi int) {
+	parallelPieces(len(o), 1, func(lo, hi int) {
 		if rows(o[lo:hi], a[lo:hi]) {
 			return
 		}

@@ -255,7 +255,7 @@ func mapRows1[T, U any](out, x *dispatch.Tensor, rows func(dst []U, src []T), co
 			rows(o, a)
 			return
 		}
-		parallel(len(o), cost, func(lo, hi int) { rows(o[lo:hi], a[lo:hi]) })
+		parallelPieces(len(o), cost, func(lo, hi int) { rows(o[lo:hi], a[lo:hi]) })
 		return
 	}
 	o, a := elems[U](out), elems[T](x)
