@@ -55,7 +55,7 @@ func (l strided) rows(row func(offs []int, n int)) { l.rowsCost(costVector, row)
 func (l strided) eachRun(cost int, row func(offs []int, n int)) {
 	last := len(l.Shape) - 1
 	if n := l.Shape[last]; n > 0 && dispatch.Numel(l.Shape[:last]) == 1 {
-		parallel(n, cost, func(lo, hi int) {
+		parallelPieces(n, cost, func(lo, hi int) {
 			offs := make([]int, len(l.Strides))
 			for j := range offs {
 				offs[j] = l.base[j] + lo*l.Strides[j][last]
