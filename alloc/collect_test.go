@@ -112,14 +112,7 @@ func TestHeapCollectsBehind(t *testing.T) {
 // the floor, not at twice the large one.
 func TestHeapThresholdFollowsGo(t *testing.T) {
 	p := New[uint64](newFake(1<<40), Config{Device: "cpu", Classes: cpuClasses, Heap: true, Pressure: 4 << 20})
-	var big []Block[uint64]
-	for range 64 { // 64 MiB live
-		b, err := p.Alloc(1 << 20)
-		if err != nil {
-			t.Fatal(err)
-		}
-		big = append(big, b)
-	}
+	big := allocMiBs(t, p, 64) // 64 MiB live
 	// A collection at 64 MiB live, after any that the allocations started
 	// beside the loop (one that ended early would have set a lower one).
 	waitFor(t, func() bool { return !p.collecting.Load() })
@@ -161,14 +154,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // which waits for the cleanups, still sets it from the live bytes.
 func TestHeapRetargetNeverRaises(t *testing.T) {
 	p := New[uint64](newFake(1<<40), Config{Device: "cpu", Classes: cpuClasses, Heap: true, Pressure: 4 << 20})
-	var held []Block[uint64]
-	for range 24 { // 24 MiB counted live
-		b, err := p.Alloc(1 << 20)
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, b)
-	}
+	held := allocMiBs(t, p, 24) // 24 MiB counted live
 	waitFor(t, func() bool { return !p.collecting.Load() })
 	p.mu.Lock()
 	p.nextGC = 4 << 20 // set when little was live
@@ -187,4 +173,18 @@ func TestHeapRetargetNeverRaises(t *testing.T) {
 	if own < 24<<20 {
 		t.Fatalf("after the pool's own collection with 24 MiB live the threshold is %d MiB, want at least 24", own>>20)
 	}
+}
+
+// allocMiBs takes n blocks of 1 MiB from p.
+func allocMiBs(t *testing.T, p *Pool[uint64], n int) []Block[uint64] {
+	t.Helper()
+	var bs []Block[uint64]
+	for range n {
+		b, err := p.Alloc(1 << 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs = append(bs, b)
+	}
+	return bs
 }

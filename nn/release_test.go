@@ -17,13 +17,6 @@ import (
 func TestLayersReleaseIntermediates(t *testing.T) {
 	const b, l, d = 8, 32, 64
 	const activation = b * l * d * 4 // bytes: 64 KiB; a step made dozens
-	live := func() int64 {
-		s, err := lathe.MemoryStats(lathe.CPU)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s.Allocated
-	}
 	lathe.Seed(21)
 	x := lathe.RandN(lathe.CPU, lathe.Float32, b, l, d)
 	memory := lathe.RandN(lathe.CPU, lathe.Float32, b, l, d)
@@ -59,7 +52,7 @@ func TestLayersReleaseIntermediates(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			xg := x.RequireGrad() // gradients reach the input as well as the parameters
-			before := live()
+			before := cpuAllocated(t)
 			out := c.step()
 			loss := out.Sum()
 			if err := loss.Backward(); err != nil {
@@ -71,7 +64,7 @@ func TestLayersReleaseIntermediates(t *testing.T) {
 			for _, p := range c.params {
 				p.T.ZeroGrad()
 			}
-			if held := live() - before; held >= activation {
+			if held := cpuAllocated(t) - before; held >= activation {
 				t.Errorf("%d bytes still held after the step, want under one activation's %d", held, activation)
 			}
 		})
@@ -81,4 +74,15 @@ func TestLayersReleaseIntermediates(t *testing.T) {
 			t.Fatalf("an input after the steps: %v", err)
 		}
 	}
+}
+
+// cpuAllocated is what the cpu's live tensors hold (MemoryStats'
+// Allocated).
+func cpuAllocated(t *testing.T) int64 {
+	t.Helper()
+	s, err := lathe.MemoryStats(lathe.CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Allocated
 }

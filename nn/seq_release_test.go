@@ -22,13 +22,6 @@ func (k *keeper) Train(bool)                            {}
 func TestSeqReleasesActivations(t *testing.T) {
 	const rows, hidden = 256, 1024
 	const activation = rows * hidden * 4 // bytes: 1 MiB, past the gradients' 0.3 MiB
-	live := func() int64 {
-		s, err := lathe.MemoryStats(lathe.CPU)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s.Allocated
-	}
 	lathe.Seed(5)
 	x := lathe.RandN(lathe.CPU, lathe.Float32, rows, 64)
 	k := &keeper{}
@@ -41,7 +34,7 @@ func TestSeqReleasesActivations(t *testing.T) {
 		{"a foreign module", nn.Sequential(nn.NewLinear(64, hidden), k, nn.NewLinear(hidden, 8)), 5 * activation / 2}, // its input and output stay
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			before := live()
+			before := cpuAllocated(t)
 			out := c.model.Forward(x)
 			loss := out.Sum()
 			if err := loss.Backward(); err != nil {
@@ -52,7 +45,7 @@ func TestSeqReleasesActivations(t *testing.T) {
 			for _, p := range c.model.Parameters() {
 				p.T.ZeroGrad()
 			}
-			if held := live() - before; held >= c.held {
+			if held := cpuAllocated(t) - before; held >= c.held {
 				t.Errorf("%d bytes still held after the step, want under %d", held, c.held)
 			}
 			if err := x.Err(); err != nil {
