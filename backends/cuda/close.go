@@ -64,6 +64,13 @@ func (d *device) close() error {
 		}
 		d.blas = nil
 	}
+	if d.dnnMade {
+		if st, cuErr := d.dnn.destroy(d.drv, d.ctx, d.dnnH); st != 0 {
+			note(d.dnnError("destroying the cuDNN handle", "cudnnDestroy", st, cuErr))
+		}
+		d.dnnMade, d.dnnAlgos = false, nil
+	}
+	d.dnn = nil
 	d.mu.Unlock()
 	if r := d.drv.primaryCtxRelease(d.dev); r != cudaSuccess {
 		note(d.callError("releasing the primary context", "cuDevicePrimaryCtxRelease_v2", r))

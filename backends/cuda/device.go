@@ -52,6 +52,15 @@ type device struct {
 	blasH   blasHandle
 	blasVer int
 	blasWhy string // why matmul runs on the PTX kernel instead, when blas is nil
+
+	// cuDNN (cudnn.go): the library, and its handle once a convolution
+	// made it; the algorithms chosen per case. d.mu guards them, and the
+	// handle's use.
+	dnn      *cudnnLib
+	dnnH     dnnHandle
+	dnnMade  bool
+	dnnWhy   string // why convolution takes the im2col path, when dnn is nil
+	dnnAlgos map[dnnKey][]int
 }
 
 // kernelFunc is a loaded kernel and its parameters' sizes (nil where the
@@ -98,6 +107,7 @@ func openDevice(drv *driver, index int) (*device, error) {
 	d.pool = alloc.New[uint64](memory{d}, alloc.Config{Device: d.id.String(), Classes: classes, Slab: slabBytes, NoCache: d.noCache})
 	d.checks = newCheckQueue(deviceSlots{d}, checkSlots)
 	d.openBLAS()
+	d.openDNN()
 	return d, nil
 }
 
@@ -139,9 +149,15 @@ func (d *device) describe() string {
 		if !d.blas.ex {
 			s += ", float16 and bfloat16 through float32 (no cublasGemmStridedBatchedEx)"
 		}
-		return s
+	} else {
+		s += ", matmul by lathe's PTX kernel (" + d.blasWhy + ")"
 	}
-	return s + ", matmul by lathe's PTX kernel (" + d.blasWhy + ")"
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dnn != nil {
+		return s + fmt.Sprintf(", convolution by cuDNN %s (%s)", d.dnn.versionString(), d.dnn.path)
+	}
+	return s + ", convolution by im2col and matmul (" + d.dnnWhy + ")"
 }
 
 // The caching allocator's numbers: requests of at most 1 MiB round up to

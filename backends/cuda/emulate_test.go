@@ -185,12 +185,15 @@ func emulate(t *testing.T) *checkQueue {
 	// The emulation has the PTX kernels only, unless a test gives it a
 	// reference cuBLAS (emuBLAS).
 	gemm, blasOn, halfGemm = noBLAS, noDevice, noDevice
+	oldD, oldDO := dnn, dnnOn
+	dnn, dnnOn = noDNN, noDevice
 	if emuBLAS != nil {
 		yes := func(dispatch.Device) bool { return true }
 		gemm, blasOn, halfGemm = emuBLAS, yes, yes
 	}
 	t.Cleanup(func() {
 		allocate, multiprocessors, gemm, blasOn, halfGemm = oldM, oldS, oldG, oldBL, oldH
+		dnn, dnnOn = oldD, oldDO
 		enqueue, addressOf, borrow, checksOn = oldE, oldA, oldB, oldC
 		for _, p := range mem.allocs {
 			cudaemu.Free(p)

@@ -109,5 +109,26 @@ func cublasError(dev dispatch.Device, where, call string, status int, name, text
 	}
 }
 
+// cudnnError is driverError for a cuDNN status, name its
+// cudnnGetErrorString. cuDNN 9 numbers its statuses by class (1000s: not
+// initialized, 2000s: a bad parameter, 3000s: not supported, 4000s:
+// internal, 4003 and 4004 failed allocations, 5000s: execution failed);
+// cuDNN 8 counted from 1 (2: an allocation failed, 3: a bad parameter, 9:
+// not supported).
+func cudnnError(dev dispatch.Device, where, call string, status, major int, name string) *dispatch.Error {
+	kind := dispatch.ErrUnavailable
+	switch {
+	case major >= 9 && (status == 4003 || status == 4004), major < 9 && status == 2:
+		kind = dispatch.ErrOutOfMemory
+	case major >= 9 && (status/1000 == 2 || status/1000 == 3), major < 9 && (status == 3 || status == 9):
+		kind = dispatch.ErrUnsupported
+	}
+	return &dispatch.Error{
+		Kind:   kind,
+		Detail: dev.String() + ": " + where,
+		Err:    &DriverError{Library: "libcudnn", Call: call, Code: status, Name: name},
+	}
+}
+
 // formatBytes writes a byte count for people: 512 B, 3.0 MiB, 1.50 GiB.
 var formatBytes = alloc.FormatBytes

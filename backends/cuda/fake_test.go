@@ -17,14 +17,15 @@ import (
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
 	"github.com/lathe-ml/lathe/internal/testenv"
+	"github.com/lathe-ml/lathe/layout"
 )
 
 // TestFakeDriver runs the backend's cgo code end to end against stand-ins
-// for libcuda and libcublas (testdata/fake*.c, built here with the C
+// for libcuda, libcublas and libcudnn (testdata/fake*.c, built here with the C
 // compiler), which check the calls against the driver's contracts. The
 // backend opens the driver once per process, so the checks run in a child
-// process of this test binary with LATHE_CUDA_LIB and LATHE_CUBLAS_LIB
-// pointing at the stand-ins.
+// process of this test binary with LATHE_CUDA_LIB, LATHE_CUBLAS_LIB and
+// LATHE_CUDNN_LIB pointing at the stand-ins.
 func TestFakeDriver(t *testing.T) {
 	if os.Getenv("LATHE_FAKE_CUDA_CHILD") == "1" {
 		fakeDriverChecks(t)
@@ -54,14 +55,15 @@ func runFakeChild(t *testing.T, test string, env ...string) {
 		}
 	}
 	dir := t.TempDir()
-	for _, lib := range []string{"fakecuda", "fakecublas"} {
+	for _, lib := range []string{"fakecuda", "fakecublas", "fakecudnn"} {
 		out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-o", filepath.Join(dir, lib+".so"), filepath.Join("testdata", lib+".c")).CombinedOutput()
 		if err != nil {
 			t.Fatalf("building %s: %v\n%s", lib, err, out)
 		}
 	}
 	out, err := testenv.RunChild(test, append([]string{"LATHE_FAKE_CUDA_CHILD=1",
-		"LATHE_CUDA_LIB=" + filepath.Join(dir, "fakecuda.so"), "LATHE_CUBLAS_LIB=" + filepath.Join(dir, "fakecublas.so")}, env...)...)
+		"LATHE_CUDA_LIB=" + filepath.Join(dir, "fakecuda.so"), "LATHE_CUBLAS_LIB=" + filepath.Join(dir, "fakecublas.so"),
+		"LATHE_CUDNN_LIB=" + filepath.Join(dir, "fakecudnn.so")}, env...)...)
 	if err != nil || !strings.Contains(out, "--- PASS: "+test) {
 		t.Fatalf("the checks against the stand-in driver failed (%v):\n%s", err, out)
 	}
@@ -102,6 +104,15 @@ func fakeNoCachingChecks(t *testing.T) {
 	idx := upload(t, dev, []int64{0, 1}, dispatch.Int64, 2)
 	if err := cudaBackend.CheckValues(idx, &dispatch.ValueCheck{Op: "gather", Min: 0, Max: 2}); err != nil {
 		t.Fatal(err)
+	}
+	// A convolution makes the cuDNN handle and borrows a workspace: Close
+	// destroys the one and has the other back.
+	c := struct {
+		x, w []int
+		win  layout.Window
+	}{[]int{1, 2, 4, 4}, []int{3, 2, 2, 2}, layout.Window{Stride: []int{1, 1}, Padding: []int{0, 0}, Dilation: []int{1, 1}}}
+	if _, ran, err := convAll(dev, dispatch.Float32, c.x, c.w, c.win, 1, quarters); err != nil || len(ran) != 3 || ran[0] != "cudnnConvolutionForward" {
+		t.Fatalf("a convolution before Close: %v, ran %v", err, ran)
 	}
 	if err := cudaBackend.Close(); err != nil {
 		t.Fatal(err)
@@ -162,6 +173,7 @@ func fakeDriverChecks(t *testing.T) {
 	t.Run("half matmul", func(t *testing.T) { fakeHalfMatmul(t, dev) })
 	t.Run("wide matmul", func(t *testing.T) { fakeWideMatmul(t, dev) })
 	t.Run("conv products", func(t *testing.T) { fakeConvProducts(t, dev) })
+	t.Run("cudnn", func(t *testing.T) { fakeCudnn(t, dev) })
 	t.Run("memory", func(t *testing.T) { fakeMemoryChecks(t, dev) })
 	t.Run("dropped tensors", func(t *testing.T) { fakeDroppedTensors(t, dev) })
 	t.Run("concurrent", func(t *testing.T) { fakeConcurrent(t, dev) })

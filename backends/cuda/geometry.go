@@ -87,6 +87,10 @@ var (
 	gemm     = gemmOn
 	blasOn   = hasBLAS
 	halfGemm = halfGemmOn // whether gemm takes float16 and bfloat16 (ops_conv.go)
+	// dnn is a convolution by cuDNN (conv_dnn.go), dnnOn whether a device
+	// has cuDNN; the same tests make them say "no cuDNN".
+	dnn   = convolveOn
+	dnnOn = hasDNN
 )
 
 // kernels holds every kernel registered by this package, a

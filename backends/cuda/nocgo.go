@@ -38,6 +38,10 @@ func gemmOn(dispatch.Device, dispatch.DType, gemmArgs) (bool, error) { return fa
 
 func hasBLAS(dispatch.Device) bool { return false }
 
+func convolveOn(dispatch.Device, dnnJob) (bool, error) { return false, unavailable() }
+
+func hasDNN(dispatch.Device) bool { return false }
+
 func halfGemmOn(dispatch.Device) bool { return false }
 
 func zeroOn(dispatch.Device, uint64, int) error { return unavailable() }

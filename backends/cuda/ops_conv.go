@@ -131,10 +131,16 @@ func init() {
 	}, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) error {
 		return named("conv", convForward(out, in[0], in[1], a))
 	})
-	kernel(ops.ConvInputBackward, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) error {
+	kernelHalves(ops.ConvInputBackward, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) (bool, error) {
+		done, err := inputBackwardDNN(out, in[0], in[1], a)
+		return done, named("conv_input_backward", err)
+	}, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) error {
 		return named("conv_input_backward", convInputBackward(out, in[0], in[1], a))
 	})
-	kernel(ops.ConvWeightBackward, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) error {
+	kernelHalves(ops.ConvWeightBackward, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) (bool, error) {
+		done, err := weightBackwardDNN(out, in[0], in[1], a)
+		return done, named("conv_weight_backward", err)
+	}, func(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.ConvParams) error {
 		return named("conv_weight_backward", convWeightBackward(out, in[0], in[1], a))
 	})
 }
@@ -150,6 +156,9 @@ func convForward(out, x, w *dispatch.Tensor, a ops.ConvParams) error {
 	}
 	if d.ck() == 0 {
 		return fill(out, 0)
+	}
+	if used, err := dnnConvolve(dnnForward, out, x, w, x.Shape, w.Shape, out.Shape, a.WindowFor(w.Shape), a.Groups); used {
+		return err
 	}
 	dev, dt := out.Device, out.DType
 	wv, freeW, err := rowMajor(w)
@@ -177,8 +186,9 @@ func convForward(out, x, w *dispatch.Tensor, a ops.ConvParams) error {
 	return nil
 }
 
-// convForwardHalf is convForward of float16 or bfloat16 in its own dtype
-// where the device's cuBLAS multiplies it in place (halfGemm): the columns
+// convForwardHalf is convForward of float16 or bfloat16 in its own dtype:
+// by cuDNN where the device has it, else where the device's cuBLAS
+// multiplies it in place (halfGemm): the columns
 // unfolded as 16-bit words (unfold_h16), the products by
 // cublasGemmStridedBatchedEx straight into out, summed in float32 and
 // rounded once, as the float32 path and a conversion would round them. It
@@ -188,6 +198,9 @@ func convForward(out, x, w *dispatch.Tensor, a ops.ConvParams) error {
 // those. The backward ops stay on the float32 path: fold and the weight
 // gradient's batch sum add in the dtype they are launched for.
 func convForwardHalf(out, x, w *dispatch.Tensor, a ops.ConvParams) (done bool, err error) {
+	if used, err := dnnConvolve(dnnForward, out, x, w, x.Shape, w.Shape, out.Shape, a.WindowFor(w.Shape), a.Groups); used {
+		return true, err
+	}
 	if !halfGemm(out.Device) || !viewOf(x).contiguous() || !viewOf(w).contiguous() {
 		return false, nil
 	}
@@ -209,6 +222,9 @@ func convInputBackward(out, gy, w *dispatch.Tensor, a ops.ConvParams) error {
 	}
 	if d.ck() == 0 || d.o == 0 || d.l == 0 {
 		return fill(out, 0)
+	}
+	if used, err := inputBackwardDNN(out, gy, w, a); used {
+		return err
 	}
 	dev, dt := out.Device, out.DType
 	gv, freeG, err := rowMajor(gy)
@@ -241,6 +257,20 @@ func convInputBackward(out, gy, w *dispatch.Tensor, a ops.ConvParams) error {
 	return launchWindow(dev, "fold", dt, addressOf(out), col, out.Numel(), d.geom)
 }
 
+// inputBackwardDNN is convInputBackward by cuDNN (dnnConvolve), in any
+// float dtype.
+func inputBackwardDNN(out, gy, w *dispatch.Tensor, a ops.ConvParams) (used bool, err error) {
+	return dnnConvolve(dnnData, out, w, gy, out.Shape, w.Shape, gy.Shape, a.WindowFor(w.Shape), a.Groups)
+}
+
+// weightBackwardDNN is convWeightBackward by cuDNN (dnnConvolve), in any
+// float dtype.
+func weightBackwardDNN(out, x, gy *dispatch.Tensor, a ops.ConvParams) (used bool, err error) {
+	win := a.Window
+	win.Kernel = out.Shape[2:]
+	return dnnConvolve(dnnFilter, out, x, gy, x.Shape, out.Shape, gy.Shape, win, a.Groups)
+}
+
 // convWeightBackward: dW_g = Σ_n gy[n, g] · col[n, g]ᵀ: the products per
 // image into scratch, then their sum over the batch.
 func convWeightBackward(out, x, gy *dispatch.Tensor, a ops.ConvParams) error {
@@ -255,6 +285,9 @@ func convWeightBackward(out, x, gy *dispatch.Tensor, a ops.ConvParams) error {
 	}
 	if d.n == 0 || d.l == 0 {
 		return fill(out, 0)
+	}
+	if used, err := weightBackwardDNN(out, x, gy, a); used {
+		return err
 	}
 	dev, dt := out.Device, out.DType
 	gv, freeG, err := rowMajor(gy)

@@ -50,8 +50,11 @@ func recordLaunches(t *testing.T) *[]launched {
 	// The PTX's products are what is checked here, on any machine: no
 	// made-up address may reach a real cuBLAS.
 	gemm, blasOn, halfGemm = noBLAS, noDevice, noDevice
+	oldD, oldDO := dnn, dnnOn
+	dnn, dnnOn = noDNN, noDevice
 	t.Cleanup(func() {
 		enqueue, addressOf, borrow, checksOn, allocate, multiprocessors, gemm, blasOn, halfGemm = oldE, oldA, oldB, oldC, oldM, oldS, oldG, oldBL, oldH
+		dnn, dnnOn = oldD, oldDO
 	})
 	return &log
 }
@@ -60,8 +63,13 @@ func recordLaunches(t *testing.T) *[]launched {
 // PTX paths.
 func noBLAS(dispatch.Device, dispatch.DType, gemmArgs) (bool, error) { return false, nil }
 
-// noDevice is blasOn and halfGemm for a device without cuBLAS.
+// noDevice is blasOn, halfGemm and dnnOn for a device without cuBLAS or
+// cuDNN.
 func noDevice(dispatch.Device) bool { return false }
+
+// noDNN is dnn for a device without cuDNN: convolution takes its im2col
+// path.
+func noDNN(dispatch.Device, dnnJob) (bool, error) { return false, nil }
 
 // recordedBuffer is a wide temporary of dispatch.ViaCompute for recorded
 // launches, whose addresses addressOf makes up.
