@@ -161,6 +161,23 @@ if [ -n "${LATHE_CUBLAS_LIB:-}" ]; then
 fi
 note "cuBLAS found: ${LATHE_CUBLAS_LIB:-none (matmul runs on the PTX kernel)}; whether it opened: the cuda:0 line below"
 
+# cuDNN likewise: the loader's, the toolkit's, else PyTorch's wheel's
+# (nvidia/cudnn/lib). cuDNN 9's libcudnn.so.9 loads its engines
+# (libcudnn_cnn.so.9, ...) from its own folder, which goes on
+# LD_LIBRARY_PATH too.
+if [ -z "${LATHE_CUDNN_LIB:-}" ]; then
+	for f in $(ldconfig -p 2>/dev/null | grep -o '/[^ ]*libcudnn\.so\.[98]$') \
+		/usr/local/cuda/lib64/libcudnn.so.[98] \
+		$(python3 -c 'import nvidia.cudnn as m; print(list(m.__path__)[0] + "/lib/libcudnn.so.9")' 2>/dev/null) \
+		$(find /usr/local /opt /usr/lib -name 'libcudnn.so.[98]' 2>/dev/null | sort -r); do
+		if [ -e "$f" ]; then export LATHE_CUDNN_LIB=$f; break; fi
+	done
+fi
+if [ -n "${LATHE_CUDNN_LIB:-}" ]; then
+	export LD_LIBRARY_PATH=$(dirname "$LATHE_CUDNN_LIB")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+note "cuDNN found: ${LATHE_CUDNN_LIB:-none (convolution runs by im2col and matmul)}; whether it opened: the cuda:0 line below"
+
 # wgpu: Dawn and lavapipe from gpu/cache (os.UserCacheDir reads
 # XDG_CACHE_HOME); the Vulkan loader from gpu/gl where the machine has none.
 # lavapipe's manifest names its library by an absolute path: rewritten to
