@@ -58,6 +58,41 @@ func TestIndex(t *testing.T) {
 		}
 	})
 
+	t.Run("scatter_sorted/bad-indices", func(t *testing.T) {
+		// One line of 8 places into an out of 4, its index sorted first
+		// (perm: the stable ascending order, as argsort gives it), with
+		// values below 0 and at or past 4 among the runs. The bad values'
+		// runs write nothing, and the others are the walk's: the last src
+		// of a value for scatter, the sum for scatter_add. out lies
+		// between guards that must keep their sentinel.
+		idx := []int64{2, -3, 1, 9, 2, 4, 1, -1}
+		perm := []int64{1, 7, 2, 6, 0, 4, 5, 3}
+		src := put[int64](h, 10, 20, 30, 40, 50, 60, 70, 80)
+		const guard, sentinel = 12, -7
+		for _, c := range []struct {
+			fn   string
+			want []int64
+		}{{"scatter_sorted_i64", []int64{0, 70, 50, 0}}, {"scatter_add_sorted_i64", []int64{0, 100, 60, 0}}} {
+			mem := make([]int64, guard+4+guard)
+			for i := range mem {
+				mem[i] = sentinel
+			}
+			copy(mem[guard:], make([]int64, 4))
+			base := put(h, mem...)
+			h.launch(c.fn, 1, 32, at[int64](base, guard), src, put(h, idx...), put(h, perm...), int64(0), int64(1), layout(nil),
+				int64(8), int64(1), int64(1), int64(1), int64(4), int32(4))
+			got := get[int64](base, len(mem))
+			if g := got[guard : guard+4]; !slices.Equal(g, c.want) {
+				t.Errorf("%s = %v, want %v", c.fn, g, c.want)
+			}
+			for i, v := range got {
+				if (i < guard || i >= guard+4) && v != sentinel {
+					t.Errorf("%s wrote %d at %d places from out's start", c.fn, v, i-guard)
+				}
+			}
+		}
+	})
+
 	t.Run("scatter_add/bool-is-or", func(t *testing.T) {
 		b := put[uint8](h, 0, 1)
 		h.launch("scatter_add_bool", 1, 32, b, put[uint8](h, 1, 0, 1), put[int64](h, 0, 0, 1), int64(1), layout(nil),
