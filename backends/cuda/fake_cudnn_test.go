@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -63,6 +64,30 @@ func fakeCudnn(t *testing.T, dev dispatch.Device) {
 			})
 		}
 	}
+	// Eight goroutines at once, each with its own batch size, so that
+	// each case's algorithm choice is made while others convolve.
+	t.Run("concurrent", func(t *testing.T) {
+		c := cases[0]
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Go(func() {
+				x := append([]int{g + 3}, c.x[1:]...)
+				want, _, err := convAll(dispatch.Device{Kind: dispatch.Host}, dispatch.Float32, x, c.w, c.win, c.groups, quarters)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for range 5 {
+					got, _, err := convAll(dev, dispatch.Float32, x, c.w, c.win, c.groups, quarters)
+					if err != nil || !reflect.DeepEqual(got, want) {
+						t.Errorf("batch %d: %v, or results that are not the cpu's", g+3, err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+	})
 	// A call that fails on the device is the op's error, naming cuDNN's
 	// call and status, and the device goes on working.
 	t.Run("a failed call", func(t *testing.T) {
