@@ -66,7 +66,7 @@ func (d *device) close() error {
 	}
 	if d.dnnMade {
 		if st, cuErr := d.dnn.destroy(d.drv, d.ctx, d.dnnH); st != 0 {
-			note(d.dnnError("destroying the cuDNN handle", "cudnnDestroy", st, cuErr))
+			note(d.dnnError(d.dnn, "destroying the cuDNN handle", "cudnnDestroy", st, cuErr))
 		}
 		d.dnnMade, d.dnnAlgos = false, nil
 	}

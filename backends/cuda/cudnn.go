@@ -124,7 +124,7 @@ func (d *device) dnnHandleLocked() (h dnnHandle, ok bool) {
 	var ce C.CUresult
 	st := C.lathe_cudnn_create(d.dnn.fns, d.drv.fns, d.ctx, &ce, &d.dnnH, d.stream)
 	if st != 0 {
-		e := d.dnnError("creating a cuDNN handle", "cudnnCreate", int(st), cuResult(ce))
+		e := d.dnnError(d.dnn, "creating a cuDNN handle", "cudnnCreate", int(st), cuResult(ce))
 		d.dnnWhy = e.Detail + ": " + e.Err.Error()
 		d.dnn = nil
 		return h, false
@@ -140,17 +140,22 @@ func (n *cudnnLib) destroy(drv *driver, ctx cuContext, h dnnHandle) (status int,
 	return int(st), cuResult(ce)
 }
 
-func (d *device) dnnError(where, call string, status int, cuErr cuResult) *dispatch.Error {
+func (d *device) dnnError(lib *cudnnLib, where, call string, status int, cuErr cuResult) *dispatch.Error {
 	if status == ctxFailed {
 		return d.streamError(where, "cuCtxSetCurrent", cuErr)
 	}
-	return cudnnError(d.id, where, call, status, d.dnn.major(), d.dnn.statusName(status))
+	return cudnnError(d.id, where, call, status, lib.major(), lib.statusName(status))
 }
 
 // hasDNN is whether dev opens and its cuDNN library opened.
 func hasDNN(dev dispatch.Device) bool {
 	d, err := opened(dev)
-	return err == nil && d.dnn != nil
+	if err != nil {
+		return false
+	}
+	d.mu.Lock() // a handle that fails to be made drops the library
+	defer d.mu.Unlock()
+	return d.dnn != nil
 }
 
 // convolveOn runs job on dev's cuDNN (device.convolve).
@@ -199,6 +204,7 @@ func (d *device) convolve(job dnnJob) (used bool, err error) {
 		d.mu.Unlock()
 		return false, nil
 	}
+	lib := d.dnn // Close sets d.dnn to nil; a library's table is never freed
 	var c C.lathe_cudnn_conv
 	dims := func(s [5]int) *C.int {
 		return (*C.int)(unsafe.Pointer(&[5]C.int{C.int(s[0]), C.int(s[1]), C.int(s[2]), C.int(s[3]), C.int(s[4])}))
@@ -206,23 +212,23 @@ func (d *device) convolve(job dnnJob) (used bool, err error) {
 	win := func(s [3]int) *C.int {
 		return (*C.int)(unsafe.Pointer(&[3]C.int{C.int(s[0]), C.int(s[1]), C.int(s[2])}))
 	}
-	st := C.lathe_cudnn_conv_describe(d.dnn.fns, &c, C.int(dtype), C.int(compute), C.int(math), C.int(key.rank),
+	st := C.lathe_cudnn_conv_describe(lib.fns, &c, C.int(dtype), C.int(compute), C.int(math), C.int(key.rank),
 		dims(key.x), dims(key.w), dims(key.y), win(key.pad), win(key.stride), win(key.dilation), C.int(key.groups))
 	if st != 0 {
 		d.mu.Unlock()
 		return false, nil // a case cuDNN does not describe: the other path
 	}
-	defer C.lathe_cudnn_conv_free(d.dnn.fns, &c)
+	defer C.lathe_cudnn_conv_free(lib.fns, &c)
 	algos, cached := d.dnnAlgos[key]
 	if !cached {
 		const requested = 16 // more than any direction has (8 forward, 6 data, 7 filter)
 		var perf [requested]C.lathe_cudnn_perf
 		var returned C.int
 		var ce C.CUresult
-		st := C.lathe_cudnn_conv_algos(d.dnn.fns, d.drv.fns, d.ctx, &ce, h, &c, C.int(job.dir), requested, &returned, &perf[0])
+		st := C.lathe_cudnn_conv_algos(lib.fns, d.drv.fns, d.ctx, &ce, h, &c, C.int(job.dir), requested, &returned, &perf[0])
 		if st != 0 {
 			d.mu.Unlock()
-			return true, d.dnnError("choosing a convolution algorithm", dnnAlgosCall[job.dir], int(st), cuResult(ce))
+			return true, d.dnnError(lib, "choosing a convolution algorithm", dnnAlgosCall[job.dir], int(st), cuResult(ce))
 		}
 		for _, p := range perf[:min(int(returned), requested)] {
 			if p.status == 0 && p.determinism == 1 {
@@ -241,12 +247,16 @@ func (d *device) convolve(job dnnJob) (used bool, err error) {
 	var short error // the last workspace the pool could not give
 	for _, algo := range algos {
 		d.mu.Lock()
+		if !d.dnnMade { // Close ran meanwhile, which the caller must not let happen
+			d.mu.Unlock()
+			return true, &dispatch.Error{Kind: dispatch.ErrDevice, Detail: d.id.String() + " was closed during a convolution"}
+		}
 		var bytes C.size_t
 		var ce C.CUresult
-		st := C.lathe_cudnn_conv_workspace(d.dnn.fns, d.drv.fns, d.ctx, &ce, h, &c, C.int(job.dir), C.int(algo), &bytes)
+		st := C.lathe_cudnn_conv_workspace(lib.fns, d.drv.fns, d.ctx, &ce, h, &c, C.int(job.dir), C.int(algo), &bytes)
 		d.mu.Unlock()
 		if st != 0 {
-			return true, d.dnnError("sizing a convolution's workspace", dnnWorkspaceCall[job.dir], int(st), cuResult(ce))
+			return true, d.dnnError(lib, "sizing a convolution's workspace", dnnWorkspaceCall[job.dir], int(st), cuResult(ce))
 		}
 		ws, free, err := borrow(d.id, int(bytes))
 		if errors.Is(err, dispatch.ErrOutOfMemory) {
@@ -257,7 +267,12 @@ func (d *device) convolve(job dnnJob) (used bool, err error) {
 			return true, err
 		}
 		d.mu.Lock()
-		st = C.lathe_cudnn_conv_run(d.dnn.fns, d.drv.fns, d.ctx, &ce, h, &c, C.int(job.dir), C.int(algo),
+		if !d.dnnMade {
+			d.mu.Unlock()
+			free()
+			return true, &dispatch.Error{Kind: dispatch.ErrDevice, Detail: d.id.String() + " was closed during a convolution"}
+		}
+		st = C.lathe_cudnn_conv_run(lib.fns, d.drv.fns, d.ctx, &ce, h, &c, C.int(job.dir), C.int(algo),
 			C.CUdeviceptr(job.a), C.CUdeviceptr(job.b), C.CUdeviceptr(job.out), C.CUdeviceptr(ws), bytes, boolInt(job.dtype == dispatch.Float64))
 		if st == 0 {
 			call := dnnCall[job.dir]
@@ -267,7 +282,7 @@ func (d *device) convolve(job dnnJob) (used bool, err error) {
 		d.mu.Unlock()
 		free() // stream-ordered: the pool hands it out again to work queued after the convolution
 		if st != 0 {
-			return true, d.dnnError("a convolution", dnnCall[job.dir], int(st), cuResult(ce))
+			return true, d.dnnError(lib, "a convolution", dnnCall[job.dir], int(st), cuResult(ce))
 		}
 		return true, nil
 	}

@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -125,6 +126,34 @@ func fakeCudnn(t *testing.T, dev dispatch.Device) {
 			}
 		}
 	})
+}
+
+// TestFakeCudnnHandleFails: where cuDNN opens but a handle cannot be made
+// (its engine libraries missing), the first convolution finds out, and
+// from then on the device convolves by im2col, which Describe says with
+// cuDNN's words.
+func TestFakeCudnnHandleFails(t *testing.T) {
+	if os.Getenv("LATHE_FAKE_CUDA_CHILD") != "1" {
+		runFakeChild(t, "TestFakeCudnnHandleFails", "FAKE_CUDNN_CREATE=fail")
+		return
+	}
+	dev := dispatch.Device{Kind: kind}
+	if err := cudaBackend.Open(0); err != nil {
+		t.Fatal(err)
+	}
+	if desc := cudaBackend.Describe(0); !strings.Contains(desc, "convolution by cuDNN 9.1.0") {
+		t.Errorf("Describe before a convolution: %q, want cuDNN named", desc)
+	}
+	// The stand-in driver has no unfold kernel, so the im2col path fails
+	// here, naming it: the sign that cuDNN was not used.
+	_, ran, err := convAll(dev, dispatch.Float32, []int{1, 2, 4, 4}, []int{3, 2, 2, 2}, layout.Window{Stride: []int{1, 1}, Padding: []int{0, 0}, Dilation: []int{1, 1}}, 1, quarters)
+	if err == nil || !strings.Contains(err.Error(), "unfold") {
+		t.Errorf("a convolution without a cuDNN handle: %v (ran %v), want the im2col path's unfold", err, ran)
+	}
+	want := "convolution by im2col and matmul (cuda:0: creating a cuDNN handle: cudnnCreate returned CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED (code 1008))"
+	if desc := cudaBackend.Describe(0); !strings.Contains(desc, want) {
+		t.Errorf("Describe: %q lacks %q", desc, want)
+	}
 }
 
 // quarters are the inputs of fakeCudnn's cases: multiples of 1/4 in

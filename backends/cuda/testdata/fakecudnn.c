@@ -15,7 +15,7 @@
 #include <string.h>
 
 typedef int cudnnStatus_t;
-enum { OK = 0, BAD_PARAM = 2000, NOT_SUPPORTED = 3000, EXECUTION_FAILED = 5000 };
+enum { OK = 0, SUBLIBRARY_LOADING_FAILED = 1008, BAD_PARAM = 2000, NOT_SUPPORTED = 3000, EXECUTION_FAILED = 5000 };
 enum { FLOAT = 0, DOUBLE = 1, HALF = 2, BFLOAT16 = 9 };   // cudnnDataType_t
 enum { FORWARD, DATA, FILTER };                          // the directions
 enum { RUN_ALGO = 3, HUGE_ALGO = 2, MAX_RANK = 5, FAILING_BATCH = 13 };
@@ -32,11 +32,19 @@ const char *cudnnGetErrorString(cudnnStatus_t s) {
 	case BAD_PARAM: return "CUDNN_STATUS_BAD_PARAM";
 	case NOT_SUPPORTED: return "CUDNN_STATUS_NOT_SUPPORTED";
 	case EXECUTION_FAILED: return "CUDNN_STATUS_EXECUTION_FAILED";
+	case SUBLIBRARY_LOADING_FAILED: return "CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED";
 	}
 	return "CUDNN_STATUS_UNKNOWN";
 }
 
-cudnnStatus_t cudnnCreate(handle **h) { *h = calloc(1, sizeof(handle)); return OK; }
+// With FAKE_CUDNN_CREATE=fail in the environment, making a handle fails as
+// it does where cuDNN's engine libraries are missing.
+cudnnStatus_t cudnnCreate(handle **h) {
+	const char *e = getenv("FAKE_CUDNN_CREATE");
+	if (e && strcmp(e, "fail") == 0) return SUBLIBRARY_LOADING_FAILED;
+	*h = calloc(1, sizeof(handle));
+	return OK;
+}
 cudnnStatus_t cudnnDestroy(handle *h) { free(h); return OK; }
 cudnnStatus_t cudnnSetStream(handle *h, void *s) {
 	if (!s) return BAD_PARAM; // lathe's stream is its own, never the legacy stream 0
