@@ -214,10 +214,12 @@ func Rand(dev Device, dt DType, shape ...int) *Tensor {
 // implicit one.
 var halfDigits = map[DType]int{Float16: 11, BFloat16: 8}
 
-// RandN makes a float tensor of standard normal values.
+// RandN makes a float tensor of standard normal values: math/rand/v2's
+// NormFloat64 drawn one by one from the stream that Seed resets (rounded
+// once to float32 and the 16-bit floats), a long tensor's in parallel
+// parts with the same values (random_normal.go).
 func RandN(dev Device, dt DType, shape ...int) *Tensor {
-	return random("randn", dev, dt, shape, eachDraw(rng.NormFloat64),
-		eachDraw(func() float32 { return float32(rng.NormFloat64()) }))
+	return random("randn", dev, dt, shape, drawNormal[float64], drawNormal[float32])
 }
 
 // eachDraw fills a slice with draw's values, one by one.

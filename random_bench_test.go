@@ -28,3 +28,23 @@ func BenchmarkMultinomial(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRandom is Rand and RandN of 2^20 float32s on the cpu, drawn in
+// parallel parts where GOMAXPROCS allows. Compare with torch.rand and
+// torch.randn of the same size.
+func BenchmarkRandom(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		draw func(lathe.Device, lathe.DType, ...int) *lathe.Tensor
+	}{{"rand", lathe.Rand}, {"randn", lathe.RandN}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				x := c.draw(lathe.CPU, lathe.Float32, 1<<20)
+				if err := x.Err(); err != nil {
+					b.Fatal(err)
+				}
+				x.Release()
+			}
+		})
+	}
+}
