@@ -193,11 +193,7 @@ var dnnCall = [...]string{dnnForward: "cudnnConvolutionForward", dnnData: "cudnn
 // run, here as in its own kernels. The first whose workspace the pool can
 // give runs; a workspace the device cannot hold moves on to the next.
 func (d *device) convolve(job dnnJob) (used bool, err error) {
-	math, compute, dtype := dnnTypes(job.dtype)
 	key := dnnKey{job.dnnCase, job.dtype == dispatch.Float32 && allowTF32.Load()}
-	if key.tf32 {
-		math = 0 // CUDNN_DEFAULT_MATH: TF32 tensor cores on Ampere and later
-	}
 	d.mu.Lock()
 	h, ok := d.dnnHandleLocked()
 	if !ok {
@@ -206,87 +202,108 @@ func (d *device) convolve(job dnnJob) (used bool, err error) {
 	}
 	lib := d.dnn // Close sets d.dnn to nil; a library's table is never freed
 	var c C.lathe_cudnn_conv
+	if !d.dnnDescribe(lib, key, &c) {
+		d.mu.Unlock()
+		return false, nil // a case cuDNN does not describe: the other path
+	}
+	defer C.lathe_cudnn_conv_free(lib.fns, &c)
+	algos, err := d.dnnAlgorithms(lib, h, &c, key)
+	d.mu.Unlock()
+	if err != nil || len(algos) == 0 {
+		return err != nil, err
+	}
+	var short error // the last workspace the pool could not give
+	for _, algo := range algos {
+		if short, err = d.dnnRun(lib, h, &c, job, algo); short == nil {
+			return true, err
+		}
+	}
+	return true, short
+}
+
+// dnnDescribe makes c's descriptors for key; false where cuDNN refuses
+// them. d.mu is held.
+func (d *device) dnnDescribe(lib *cudnnLib, key dnnKey, c *C.lathe_cudnn_conv) bool {
+	math, compute, dtype := dnnTypes(key.dtype)
+	if key.tf32 {
+		math = 0 // CUDNN_DEFAULT_MATH: TF32 tensor cores on Ampere and later
+	}
 	dims := func(s [5]int) *C.int {
 		return (*C.int)(unsafe.Pointer(&[5]C.int{C.int(s[0]), C.int(s[1]), C.int(s[2]), C.int(s[3]), C.int(s[4])}))
 	}
 	win := func(s [3]int) *C.int {
 		return (*C.int)(unsafe.Pointer(&[3]C.int{C.int(s[0]), C.int(s[1]), C.int(s[2])}))
 	}
-	st := C.lathe_cudnn_conv_describe(lib.fns, &c, C.int(dtype), C.int(compute), C.int(math), C.int(key.rank),
-		dims(key.x), dims(key.w), dims(key.y), win(key.pad), win(key.stride), win(key.dilation), C.int(key.groups))
+	return C.lathe_cudnn_conv_describe(lib.fns, c, C.int(dtype), C.int(compute), C.int(math), C.int(key.rank),
+		dims(key.x), dims(key.w), dims(key.y), win(key.pad), win(key.stride), win(key.dilation), C.int(key.groups)) == 0
+}
+
+// dnnAlgorithms are the deterministic algorithms that cuDNN's heuristic
+// lists for key, in its order, asked once per case. d.mu is held.
+func (d *device) dnnAlgorithms(lib *cudnnLib, h dnnHandle, c *C.lathe_cudnn_conv, key dnnKey) ([]int, error) {
+	if algos, ok := d.dnnAlgos[key]; ok {
+		return algos, nil
+	}
+	const requested = 16 // more than any direction has (8 forward, 6 data, 7 filter)
+	var perf [requested]C.lathe_cudnn_perf
+	var returned C.int
+	var ce C.CUresult
+	st := C.lathe_cudnn_conv_algos(lib.fns, d.drv.fns, d.ctx, &ce, h, c, C.int(key.dir), requested, &returned, &perf[0])
 	if st != 0 {
+		return nil, d.dnnError(lib, "choosing a convolution algorithm", dnnAlgosCall[key.dir], int(st), cuResult(ce))
+	}
+	var algos []int
+	for _, p := range perf[:min(int(returned), requested)] {
+		if p.status == 0 && p.determinism == 1 {
+			algos = append(algos, int(p.algo))
+		}
+	}
+	if d.dnnAlgos == nil {
+		d.dnnAlgos = map[dnnKey][]int{}
+	}
+	d.dnnAlgos[key] = algos
+	return algos, nil
+}
+
+// dnnRun runs job with algorithm algo and a workspace from the pool; short
+// is the pool's out-of-memory error where it cannot give the workspace,
+// and then nothing ran.
+func (d *device) dnnRun(lib *cudnnLib, h dnnHandle, c *C.lathe_cudnn_conv, job dnnJob, algo int) (short, err error) {
+	closed := &dispatch.Error{Kind: dispatch.ErrDevice, Detail: d.id.String() + " was closed during a convolution"}
+	d.mu.Lock()
+	if !d.dnnMade { // Close ran meanwhile, which the caller must not let happen
 		d.mu.Unlock()
-		return false, nil // a case cuDNN does not describe: the other path
+		return nil, closed
 	}
-	defer C.lathe_cudnn_conv_free(lib.fns, &c)
-	algos, cached := d.dnnAlgos[key]
-	if !cached {
-		const requested = 16 // more than any direction has (8 forward, 6 data, 7 filter)
-		var perf [requested]C.lathe_cudnn_perf
-		var returned C.int
-		var ce C.CUresult
-		st := C.lathe_cudnn_conv_algos(lib.fns, d.drv.fns, d.ctx, &ce, h, &c, C.int(job.dir), requested, &returned, &perf[0])
-		if st != 0 {
-			d.mu.Unlock()
-			return true, d.dnnError(lib, "choosing a convolution algorithm", dnnAlgosCall[job.dir], int(st), cuResult(ce))
-		}
-		for _, p := range perf[:min(int(returned), requested)] {
-			if p.status == 0 && p.determinism == 1 {
-				algos = append(algos, int(p.algo))
-			}
-		}
-		if d.dnnAlgos == nil {
-			d.dnnAlgos = map[dnnKey][]int{}
-		}
-		d.dnnAlgos[key] = algos
-	}
+	var bytes C.size_t
+	var ce C.CUresult
+	st := C.lathe_cudnn_conv_workspace(lib.fns, d.drv.fns, d.ctx, &ce, h, c, C.int(job.dir), C.int(algo), &bytes)
 	d.mu.Unlock()
-	if len(algos) == 0 {
-		return false, nil
+	if st != 0 {
+		return nil, d.dnnError(lib, "sizing a convolution's workspace", dnnWorkspaceCall[job.dir], int(st), cuResult(ce))
 	}
-	var short error // the last workspace the pool could not give
-	for _, algo := range algos {
-		d.mu.Lock()
-		if !d.dnnMade { // Close ran meanwhile, which the caller must not let happen
-			d.mu.Unlock()
-			return true, &dispatch.Error{Kind: dispatch.ErrDevice, Detail: d.id.String() + " was closed during a convolution"}
-		}
-		var bytes C.size_t
-		var ce C.CUresult
-		st := C.lathe_cudnn_conv_workspace(lib.fns, d.drv.fns, d.ctx, &ce, h, &c, C.int(job.dir), C.int(algo), &bytes)
-		d.mu.Unlock()
-		if st != 0 {
-			return true, d.dnnError(lib, "sizing a convolution's workspace", dnnWorkspaceCall[job.dir], int(st), cuResult(ce))
-		}
-		ws, free, err := borrow(d.id, int(bytes))
-		if errors.Is(err, dispatch.ErrOutOfMemory) {
-			short = err
-			continue
-		}
-		if err != nil {
-			return true, err
-		}
-		d.mu.Lock()
-		if !d.dnnMade {
-			d.mu.Unlock()
-			free()
-			return true, &dispatch.Error{Kind: dispatch.ErrDevice, Detail: d.id.String() + " was closed during a convolution"}
-		}
-		st = C.lathe_cudnn_conv_run(lib.fns, d.drv.fns, d.ctx, &ce, h, &c, C.int(job.dir), C.int(algo),
-			C.CUdeviceptr(job.a), C.CUdeviceptr(job.b), C.CUdeviceptr(job.out), C.CUdeviceptr(ws), bytes, boolInt(job.dtype == dispatch.Float64))
-		if st == 0 {
-			call := dnnCall[job.dir]
-			d.lastOp.Store(&call)
-			d.launches.Add(1)
-		}
-		d.mu.Unlock()
-		free() // stream-ordered: the pool hands it out again to work queued after the convolution
-		if st != 0 {
-			return true, d.dnnError(lib, "a convolution", dnnCall[job.dir], int(st), cuResult(ce))
-		}
-		return true, nil
+	ws, free, err := borrow(d.id, int(bytes))
+	if errors.Is(err, dispatch.ErrOutOfMemory) {
+		return err, nil
 	}
-	return true, short
+	if err != nil {
+		return nil, err
+	}
+	defer free() // stream-ordered: the pool hands it out again to work queued after the convolution
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.dnnMade {
+		return nil, closed
+	}
+	st = C.lathe_cudnn_conv_run(lib.fns, d.drv.fns, d.ctx, &ce, h, c, C.int(job.dir), C.int(algo),
+		C.CUdeviceptr(job.a), C.CUdeviceptr(job.b), C.CUdeviceptr(job.out), C.CUdeviceptr(ws), bytes, boolInt(job.dtype == dispatch.Float64))
+	if st != 0 {
+		return nil, d.dnnError(lib, "a convolution", dnnCall[job.dir], int(st), cuResult(ce))
+	}
+	call := dnnCall[job.dir]
+	d.lastOp.Store(&call)
+	d.launches.Add(1)
+	return nil, nil
 }
 
 var (
