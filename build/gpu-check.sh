@@ -147,35 +147,33 @@ else
 	note "GPU: nvidia-smi not found"
 fi
 
-# cuBLAS: the toolkit's, else the one that PyTorch's wheels carry. Its
-# folder goes on LD_LIBRARY_PATH too, for libcublasLt beside it.
-if [ -z "${LATHE_CUBLAS_LIB:-}" ]; then
-	for f in $(ldconfig -p 2>/dev/null | grep -o '/[^ ]*libcublas\.so\.1[123]$') \
-		/usr/local/cuda/lib64/libcublas.so.1[321] \
-		$(find /usr/local /opt /usr/lib -name 'libcublas.so.1[321]' 2>/dev/null | sort -r); do
-		if [ -e "$f" ]; then export LATHE_CUBLAS_LIB=$f; break; fi
-	done
-fi
-if [ -n "${LATHE_CUBLAS_LIB:-}" ]; then
-	export LD_LIBRARY_PATH=$(dirname "$LATHE_CUBLAS_LIB")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-fi
-note "cuBLAS found: ${LATHE_CUBLAS_LIB:-none (matmul runs on the PTX kernel)}; whether it opened: the cuda:0 line below"
+# use_library VAR CANDIDATE...: unless the caller set VAR, export it as the
+# first candidate that exists, and put its folder on LD_LIBRARY_PATH for
+# the libraries beside it (cuBLAS's libcublasLt, cuDNN 9's engines,
+# libcudnn_cnn.so.9 and the rest, which libcudnn.so.9 loads from there).
+use_library() {
+	local var=$1 f
+	shift
+	if [ -z "${!var:-}" ]; then
+		for f in "$@"; do
+			if [ -e "$f" ]; then export "$var=$f"; break; fi
+		done
+	fi
+	if [ -n "${!var:-}" ]; then
+		export LD_LIBRARY_PATH=$(dirname "${!var}")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	fi
+}
 
-# cuDNN likewise: the loader's, the toolkit's, else PyTorch's wheel's
-# (nvidia/cudnn/lib). cuDNN 9's libcudnn.so.9 loads its engines
-# (libcudnn_cnn.so.9, ...) from its own folder, which goes on
-# LD_LIBRARY_PATH too.
-if [ -z "${LATHE_CUDNN_LIB:-}" ]; then
-	for f in $(ldconfig -p 2>/dev/null | grep -o '/[^ ]*libcudnn\.so\.[98]$') \
-		/usr/local/cuda/lib64/libcudnn.so.[98] \
-		$(python3 -c 'import nvidia.cudnn as m; print(list(m.__path__)[0] + "/lib/libcudnn.so.9")' 2>/dev/null) \
-		$(find /usr/local /opt /usr/lib -name 'libcudnn.so.[98]' 2>/dev/null | sort -r); do
-		if [ -e "$f" ]; then export LATHE_CUDNN_LIB=$f; break; fi
-	done
-fi
-if [ -n "${LATHE_CUDNN_LIB:-}" ]; then
-	export LD_LIBRARY_PATH=$(dirname "$LATHE_CUDNN_LIB")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-fi
+# cuBLAS and cuDNN: the loader's, the toolkit's, else those that PyTorch's
+# wheels carry (nvidia/cudnn/lib for cuDNN).
+use_library LATHE_CUBLAS_LIB $(ldconfig -p 2>/dev/null | grep -o '/[^ ]*libcublas\.so\.1[123]$') \
+	/usr/local/cuda/lib64/libcublas.so.1[321] \
+	$(find /usr/local /opt /usr/lib -name 'libcublas.so.1[321]' 2>/dev/null | sort -r)
+note "cuBLAS found: ${LATHE_CUBLAS_LIB:-none (matmul runs on the PTX kernel)}; whether it opened: the cuda:0 line below"
+use_library LATHE_CUDNN_LIB $(ldconfig -p 2>/dev/null | grep -o '/[^ ]*libcudnn\.so\.[98]$') \
+	/usr/local/cuda/lib64/libcudnn.so.[98] \
+	$(python3 -c 'import nvidia.cudnn as m; print(list(m.__path__)[0] + "/lib/libcudnn.so.9")' 2>/dev/null) \
+	$(find /usr/local /opt /usr/lib -name 'libcudnn.so.[98]' 2>/dev/null | sort -r)
 note "cuDNN found: ${LATHE_CUDNN_LIB:-none (convolution runs by im2col and matmul)}; whether it opened: the cuda:0 line below"
 
 # wgpu: Dawn and lavapipe from gpu/cache (os.UserCacheDir reads
