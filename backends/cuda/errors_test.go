@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -51,6 +52,39 @@ func TestCublasError(t *testing.T) {
 	err = cublasError(dev, "a matrix product", "cublasSgemmStridedBatched", 7, "CUBLAS_STATUS_INVALID_VALUE", "an invalid numeric value was used as an argument")
 	if !errors.Is(err, dispatch.ErrUnsupported) || !strings.Contains(err.Error(), "an invalid numeric value") {
 		t.Errorf("invalid value: %v", err)
+	}
+}
+
+// TestCudnnError: a cuDNN status's kind, by the numbering of its major
+// (cuDNN 9's classes of a thousand, cuDNN 8's small numbers), and the
+// message naming the call and cuDNN's name for the status.
+func TestCudnnError(t *testing.T) {
+	dev := dispatch.Device{Kind: kind}
+	for _, c := range []struct {
+		status, major int
+		kind          error
+	}{
+		{4004, 9, dispatch.ErrOutOfMemory}, // INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED
+		{4003, 9, dispatch.ErrOutOfMemory}, // INTERNAL_ERROR_HOST_ALLOCATION_FAILED
+		{2000, 9, dispatch.ErrUnsupported}, // BAD_PARAM
+		{2002, 9, dispatch.ErrUnsupported}, // BAD_PARAM_NULL_POINTER
+		{3000, 9, dispatch.ErrUnsupported}, // NOT_SUPPORTED
+		{5000, 9, dispatch.ErrUnavailable}, // EXECUTION_FAILED
+		{1008, 9, dispatch.ErrUnavailable}, // SUBLIBRARY_LOADING_FAILED
+		{2, 8, dispatch.ErrOutOfMemory},    // ALLOC_FAILED
+		{3, 8, dispatch.ErrUnsupported},    // BAD_PARAM
+		{9, 8, dispatch.ErrUnsupported},    // NOT_SUPPORTED
+		{8, 8, dispatch.ErrUnavailable},    // EXECUTION_FAILED
+		{3, 9, dispatch.ErrUnavailable},    // not a cuDNN 9 class
+	} {
+		err := cudnnError(dev, "a convolution", "cudnnConvolutionForward", c.status, c.major, "CUDNN_STATUS_X")
+		if !errors.Is(err, c.kind) {
+			t.Errorf("status %d of cuDNN %d: %v, want %v", c.status, c.major, err, c.kind)
+		}
+		want := fmt.Sprintf("cuda:0: a convolution: cudnnConvolutionForward returned CUDNN_STATUS_X (code %d)", c.status)
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err.Error(), want)
+		}
 	}
 }
 
