@@ -125,8 +125,18 @@ func wgslTypes(exprs map[string]string) dispatch.DTypeSet {
 	return set | dispatch.Halves | dispatch.Bytes
 }
 
-// workgroup is the number of invocations per workgroup in every kernel.
-const workgroup = 256
+// workgroup is the number of invocations per workgroup in every kernel
+// (prelude.wgsl's WG), and perItem the elements an invocation of a flat
+// kernel takes (its ITEM_ELEMENTS: elementwise, copy and fill; the
+// prelude says why).
+const (
+	workgroup = 256
+	perItem   = 8
+)
+
+// gridPer returns the workgroups that cover n elements of a flat kernel,
+// perItem an invocation.
+func gridPer(n int) [3]uint32 { return grid((n + perItem - 1) / perItem) }
 
 // grid returns the workgroups that cover n items, workgroup per group:
 // x up to 65535 (WebGPU's least maxComputeWorkgroupsPerDimension), then y.

@@ -47,7 +47,15 @@ func copyInto(op string, out, x *dispatch.Tensor) error {
 	if err != nil {
 		return err
 	}
-	return launchStrided(op, sh, out, x)
+	n := out.Numel()
+	if n == 0 {
+		return nil
+	}
+	params, err := stridedParams(out, x)
+	if err != nil {
+		return err
+	}
+	return launch(op, sh, gridPer(n), params, out, x)
 }
 
 // convExpr is the WGSL expression that converts x of dtype from to dtype
@@ -144,5 +152,5 @@ func fill(op string, t *dispatch.Tensor, w uint64) error {
 	if err != nil {
 		return err
 	}
-	return launch(op, sh, grid(n), []uint32{uint32(n), uint32(w), uint32(w >> 32)}, t)
+	return launch(op, sh, gridPer(n), []uint32{uint32(n), uint32(w), uint32(w >> 32)}, t)
 }

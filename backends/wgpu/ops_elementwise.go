@@ -297,8 +297,8 @@ func argLayout(t, out *dispatch.Tensor) string {
 }
 
 // runElementwise launches expr over the contiguous out, one item per
-// elementsPerItem elements (per word, for a narrow out), with the
-// operands' strided layouts and then the attribute words as parameters.
+// perItem elements (per word, for a narrow out), with the operands'
+// strided layouts and then the attribute words as parameters.
 func runElementwise(op string, out *dispatch.Tensor, expr string, attrs []uint32, args ...operand) error {
 	return runElementwiseAs(packings, op, out, expr, attrs, args...)
 }
@@ -317,10 +317,9 @@ func runElementwiseAs(pks map[dispatch.DType]packed, op string, out *dispatch.Te
 		Args           []elementwiseArg
 		Expr           string
 		AttrBase       int
-		PerItem        int
 		Conversions    bool
 	}{Out: computeType(out.DType), OutNarrow: outPk.name, OutBits: outPk.bits, Expr: expr, AttrBase: 10 + 9*len(args),
-		PerItem: elementsPerItem, Conversions: outPk.bits != 0}
+		Conversions: outPk.bits != 0}
 	tensors := make([]*dispatch.Tensor, 0, 1+len(args))
 	tensors = append(tensors, out)
 	key := []string{"elementwise", op, storageName(pks, out.DType)}
@@ -341,19 +340,13 @@ func runElementwiseAs(pks map[dispatch.DType]packed, op string, out *dispatch.Te
 	if err != nil {
 		return err
 	}
-	items := (n + elementsPerItem - 1) / elementsPerItem
+	g := gridPer(n)
 	if outPk.bits != 0 {
 		per := 32 / outPk.bits
-		items = (n + per - 1) / per
+		g = grid((n + per - 1) / per)
 	}
-	return launch(op, sh, grid(items), append(params, attrs...), tensors...)
+	return launch(op, sh, g, append(params, attrs...), tensors...)
 }
-
-// elementsPerItem is how many elements of a wide out an invocation of the
-// elementwise shader computes (elementwise.wgsl says why): 8 took a
-// float32 multiply of 200,704 elements on lavapipe from 880-960 to 570-720
-// µs, where 4 gave 630-780 and 16 680-950.
-const elementsPerItem = 8
 
 // storageName names how a tensor of dt is stored, for a shader's key: its
 // WGSL type, or a narrow dtype's packing.

@@ -27,13 +27,8 @@ Expr's rounded once (convert's narrowing): the bits of
 dispatch.ViaCompute's launches, convert's around this kernel's, in one.
 
 Launch: out contiguous at element 0 of its buffer (binding 1), which
-dispatch allocates; p[0] its number of elements n. An item per PER
-output elements, ceil(n / PER) items: the item of invocation l of
-workgroup w computes elements w·256·PER + l + 256·k for k < PER, so that
-a workgroup's invocations still touch neighbouring elements together. On
-lavapipe this takes a third off a flat op's time: it works out each invocation's
-local id with an integer division by the workgroup size, per lane, which
-costs as much as a float multiply's whole element did. For a narrow out,
+dispatch allocates; p[0] its number of elements n. An item per
+ITEM_ELEMENTS output elements (the prelude's first_of). For a narrow out,
 one item per word of out, ceil(n / (32 / bits)) items: an item computes
 the elements of its word and writes the word whole, so that no two
 invocations write one word, and the bits past element n - 1 of the last
@@ -52,7 +47,6 @@ int64, are here.
 {{range .Args}}@group(0) @binding({{.Binding}}) var<storage, read> arg_{{.Name}}: array<{{if .Narrow}}u32{{else}}{{.Type}}{{end}}>;
 {{end}}
 const ATTRS: u32 = {{.AttrBase}}u;
-const PER: u32 = {{.PerItem}}u; // output elements per item (a wide out)
 
 fn attr_f32(j: u32) -> f32 { return bitcast<f32>(p[ATTRS + j]); }
 fn attr_i32(j: u32) -> i32 { return bitcast<i32>(p[ATTRS + j]); }
@@ -211,8 +205,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     dst[i] = word;
 {{- else}}
-    let first = (i - lid.x) * PER + lid.x;
-    for (var k = 0u; k < PER; k = k + 1u) {
+    let first = first_of(i, lid.x);
+    for (var k = 0u; k < ITEM_ELEMENTS; k = k + 1u) {
         let e = first + k * WG;
         if (e >= p[0]) {
             return;
