@@ -127,8 +127,8 @@ func wgslTypes(exprs map[string]string) dispatch.DTypeSet {
 
 // workgroup is the number of invocations per workgroup in every kernel
 // (prelude.wgsl's WG), and perItem the elements an invocation of a flat
-// kernel takes (its ITEM_ELEMENTS: elementwise, copy and fill; the
-// prelude says why).
+// kernel takes (its ITEM_ELEMENTS: elementwise, copy, fill and convert;
+// the prelude says why).
 const (
 	workgroup = 256
 	perItem   = 8

@@ -85,5 +85,5 @@ func convertAs(pks map[dispatch.DType]packed, dev dispatch.Device, dst dispatch.
 	}
 	out := &dispatch.Tensor{Device: dev, DType: to, Storage: &dispatch.Storage{Buffer: dst}}
 	in := &dispatch.Tensor{Device: dev, DType: from, Storage: &dispatch.Storage{Buffer: src}}
-	return launch("convert", sh, grid(items), []uint32{uint32(items), uint32(dstOff), uint32(srcOff), uint32(n)}, out, in)
+	return launch("convert", sh, gridPer(items), []uint32{uint32(items), uint32(dstOff), uint32(srcOff), uint32(n)}, out, in)
 }

@@ -20,10 +20,11 @@ compute and false for compute → narrow.
 Params: p[0] the work items, p[1] dst's element offset, p[2] src's, p[3]
 the number of elements n.
 
-Launch, widening: one item per element (p[0] = n); item i reads src's
-element p[2] + i and writes dst word p[1] + i.
-Launch, narrowing: one item per dst word that elements p[1] .. p[1]+n-1
-touch (p[0] = that many words), so that no two invocations write a word;
+Launch: ITEM_ELEMENTS items an invocation (the prelude's first_of).
+Widening: one item per element (p[0] = n); item i reads src's element
+p[2] + i and writes dst word p[1] + i.
+Narrowing: one item per dst word that elements p[1] .. p[1]+n-1 touch
+(p[0] = that many words), so that no two invocations write a word;
 an item converts the elements of its word that lie in the range and keeps
 the bits of the others (a tensor's neighbour in the same buffer, or the
 rest of a view), a read-modify-write of the word by the one invocation
@@ -39,12 +40,8 @@ const MASK: u32 = (1u << BITS) - 1u;
 
 {{template "conversions"}}
 
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = item(gid, nwg);
-    if (i >= p[0]) {
-        return;
-    }
+// convert_item converts item i.
+fn convert_item(i: u32) {
 {{- if .Widen}}
     let e = p[2] + i;
     let v = (src[e / PER] >> ((e % PER) * BITS)) & MASK;
@@ -63,6 +60,19 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     dst[w] = word;
 {{- end}}
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_id) lid: vec3<u32>) {
+    let first = first_of(item(gid, nwg), lid.x);
+    for (var k = 0u; k < ITEM_ELEMENTS; k = k + 1u) {
+        let i = first + k * WG;
+        if (i >= p[0]) {
+            return;
+        }
+        convert_item(i);
+    }
 }
 {{end}}
 

@@ -10,7 +10,7 @@ Launch contract shared by all kernels:
   x <= 65535, and item i = (gid.y * num_workgroups.x) * 256 + gid.x; items
   at or past n return at once.
 - a kernel whose items are single elements of a flat walk (elementwise,
-  copy, fill) takes ITEM_ELEMENTS of them an invocation: invocation l of
+  copy, fill, convert) takes ITEM_ELEMENTS of them an invocation: invocation l of
   workgroup w takes elements w·256·ITEM_ELEMENTS + l + 256·k for
   k < ITEM_ELEMENTS (first_of), so that a workgroup's invocations still
   touch neighbouring elements together, as a GPU wants. On lavapipe that takes about a third off such a kernel: it
