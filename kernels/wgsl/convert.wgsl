@@ -20,7 +20,7 @@ compute and false for compute → narrow.
 Params: p[0] the work items, p[1] dst's element offset, p[2] src's, p[3]
 the number of elements n.
 
-Launch: ITEM_ELEMENTS items an invocation (the prelude's first_of).
+Launch: ITEM_ELEMENTS items an invocation (the prelude's flat_main).
 Widening: one item per element (p[0] = n); item i reads src's element
 p[2] + i and writes dst word p[1] + i.
 Narrowing: one item per dst word that elements p[1] .. p[1]+n-1 touch
@@ -62,18 +62,7 @@ fn convert_item(i: u32) {
 {{- end}}
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_id) lid: vec3<u32>) {
-    let first = first_of(item(gid, nwg), lid.x);
-    for (var k = 0u; k < ITEM_ELEMENTS; k = k + 1u) {
-        let i = first + k * WG;
-        if (i >= p[0]) {
-            return;
-        }
-        convert_item(i);
-    }
-}
+{{template "flat_main" "convert_item"}}
 {{end}}
 
 {{/*

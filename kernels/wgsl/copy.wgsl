@@ -5,26 +5,18 @@ vec2<u32> for int64, u32 for bool); .Conv is the conversion expression of
 the value x (backends/wgpu/ops_copy.go's convExpr; int64's from int64.wgsl).
 
 Launch: an item per ITEM_ELEMENTS output elements (the prelude's
-first_of); out contiguous at element 0 of its buffer; in strided
+flat_main); out contiguous at element 0 of its buffer; in strided
 (argument 0 of the layout).
 */}}
 {{define "copy"}}{{template "prelude" .}}
 @group(0) @binding(1) var<storage, read_write> dst: array<{{.Out}}>;
 @group(0) @binding(2) var<storage, read> src: array<{{.In}}>;
 {{template "int64"}}
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_id) lid: vec3<u32>) {
-    let first = first_of(item(gid, nwg), lid.x);
-    for (var k = 0u; k < ITEM_ELEMENTS; k = k + 1u) {
-        let i = first + k * WG;
-        if (i >= p[0]) {
-            return;
-        }
-        let x = src[strided(0u, i)];
-        dst[i] = {{.Conv}};
-    }
+fn copy_element(i: u32) {
+    let x = src[strided(0u, i)];
+    dst[i] = {{.Conv}};
 }
+{{template "flat_main" "copy_element"}}
 {{end}}
 
 {{/*
@@ -33,22 +25,14 @@ fill: dst[i] = the word p[1] (.T u32, whatever the dtype) or, for int64
 that pooling's scatters start from.
 
 Launch: an item per ITEM_ELEMENTS elements of dst (the prelude's
-first_of), dst contiguous at element 0 of its buffer (binding 1); p[0] is
+flat_main), dst contiguous at element 0 of its buffer (binding 1); p[0] is
 the number of elements.
 */}}
 {{define "fill"}}{{template "prelude" .}}
 @group(0) @binding(1) var<storage, read_write> dst: array<{{.T}}>;
 
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_id) lid: vec3<u32>) {
-    let first = first_of(item(gid, nwg), lid.x);
-    for (var k = 0u; k < ITEM_ELEMENTS; k = k + 1u) {
-        let i = first + k * WG;
-        if (i >= p[0]) {
-            return;
-        }
-        dst[i] = {{if eq .T "u32"}}p[1]{{else}}vec2<u32>(p[1], p[2]){{end}};
-    }
+fn fill_element(i: u32) {
+    dst[i] = {{if eq .T "u32"}}p[1]{{else}}vec2<u32>(p[1], p[2]){{end}};
 }
+{{template "flat_main" "fill_element"}}
 {{end}}

@@ -28,7 +28,7 @@ dispatch.ViaCompute's launches, convert's around this kernel's, in one.
 
 Launch: out contiguous at element 0 of its buffer (binding 1), which
 dispatch allocates; p[0] its number of elements n. An item per
-ITEM_ELEMENTS output elements (the prelude's first_of). For a narrow out,
+ITEM_ELEMENTS output elements (the prelude's flat_main). For a narrow out,
 one item per word of out, ceil(n / (32 / bits)) items: an item computes
 the elements of its word and writes the word whole, so that no two
 invocations write one word, and the bits past element n - 1 of the last
@@ -188,11 +188,10 @@ fn value(i: u32) -> {{.Out}} {
     return {{.Expr}};
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_id) lid: vec3<u32>) {
-    let i = item(gid, nwg);
 {{- if .OutNarrow}}
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = item(gid, nwg);
     let per = 32u / {{.OutBits}}u;
     if (i * per >= p[0]) {
         return;
@@ -204,15 +203,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         }
     }
     dst[i] = word;
-{{- else}}
-    let first = first_of(i, lid.x);
-    for (var k = 0u; k < ITEM_ELEMENTS; k = k + 1u) {
-        let e = first + k * WG;
-        if (e >= p[0]) {
-            return;
-        }
-        dst[e] = value(e);
-    }
-{{- end}}
 }
+{{- else}}
+fn write_element(i: u32) {
+    dst[i] = value(i);
+}
+{{template "flat_main" "write_element"}}
+{{- end}}
 {{end}}

@@ -12,7 +12,7 @@ Launch contract shared by all kernels:
 - a kernel whose items are single elements of a flat walk (elementwise,
   copy, fill, convert) takes ITEM_ELEMENTS of them an invocation: invocation l of
   workgroup w takes elements w·256·ITEM_ELEMENTS + l + 256·k for
-  k < ITEM_ELEMENTS (first_of), so that a workgroup's invocations still
+  k < ITEM_ELEMENTS (flat_main), so that a workgroup's invocations still
   touch neighbouring elements together, as a GPU wants. On lavapipe that takes about a third off such a kernel: it
   works out each invocation's local id with an integer division by the
   workgroup size, per lane, which costs as much as a float multiply's
@@ -33,11 +33,6 @@ fn item(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return gid.y * nwg.x * WG + gid.x;
 }
 
-// first_of is the first of the ITEM_ELEMENTS elements of item i, whose
-// invocation has local id lid; the others follow WG apart.
-fn first_of(i: u32, lid: u32) -> u32 {
-    return (i - lid) * ITEM_ELEMENTS + lid;
-}
 
 // strided maps output item i (row-major over the output shape) to argument
 // k's element index.
@@ -53,5 +48,25 @@ fn strided(k: u32, i: u32) -> u32 {
         idx = idx + i32(c) * bitcast<i32>(p[base + 1u + u32(d)]);
     }
     return u32(idx);
+}
+{{end}}
+
+{{/*
+flat_main: the entry point of a flat kernel, which calls the function its
+argument names, fn(i: u32), on each of its invocation's ITEM_ELEMENTS
+items, WG apart; items at or past p[0] return.
+*/}}
+{{define "flat_main"}}
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_id) lid: vec3<u32>) {
+    let first = (item(gid, nwg) - lid.x) * ITEM_ELEMENTS + lid.x;
+    for (var k = 0u; k < ITEM_ELEMENTS; k = k + 1u) {
+        let i = first + k * WG;
+        if (i >= p[0]) {
+            return;
+        }
+        {{.}}(i);
+    }
 }
 {{end}}
