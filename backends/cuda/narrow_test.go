@@ -47,32 +47,29 @@ func exactOps() map[*dispatch.Schema]bool {
 // narrowDTypes are the storage dtypes computed wide.
 var narrowDTypes = []dispatch.DType{dispatch.Float16, dispatch.BFloat16, dispatch.Int8, dispatch.Uint8}
 
-// narrowCases are the cases of the narrow dtypes: every elementwise op and
-// reduction on float16 and int8 (a transposed view, a broadcast), a few on
-// bfloat16 and uint8, every cast to and from a narrow dtype, the copies,
-// the indexing ops, and one case of each float family (softmax, argsort,
-// pooling, convolution, attention, interpolation). Few, as the emulation
-// is slow and each case is three kernels' launches or more.
+// narrowCases are the cases of the narrow dtypes, each of them: every
+// elementwise op and reduction (a transposed view, a broadcast), every cast
+// to and from a narrow dtype, the copies, the indexing ops, and one case of
+// each float family (softmax, argsort, pooling, convolution, attention,
+// interpolation).
 func narrowCases() []kcase {
 	var cs []kcase
 	none := dispatch.None{}
 	all := append(append([]dispatch.DType{}, allDTypes...), narrowDTypes...)
-	some := map[string]bool{"add": true, "sub": true, "mul": true, "exp": true, "neg": true, "abs": true, "sum": true, "max": true}
 	for _, dt := range narrowDTypes {
-		every := dt == dispatch.Float16 || dt == dispatch.Int8
 		xt := tensor(dt, []int{3, 2}, 1, 3)
 		for _, u := range ops.UnaryOps {
-			if u.DTypes.Has(dt) && (every || some[u.Name]) {
+			if u.DTypes.Has(dt) {
 				cs = append(cs, caseOf(u.Op, ops.Params{A: 0.5, B: 2}, xt))
 			}
 		}
 		for _, b := range ops.BinaryOps {
-			if b.DTypes.Has(dt) && (every || some[b.Name]) {
+			if b.DTypes.Has(dt) {
 				cs = append(cs, caseOf(b.Op, none, xt, tensor(dt, []int{2})))
 			}
 		}
 		for _, r := range ops.ReduceOps {
-			if r.DTypes.Has(dt) && (every || some[r.Name]) {
+			if r.DTypes.Has(dt) {
 				cs = append(cs, caseOf(r.Op, ops.Reduce{Dims: []int{1}}, tensor(dt, []int{2, 3})))
 			}
 		}

@@ -20,23 +20,19 @@ var attnGEMMCases = []struct {
 	n, hq, hk, lq, lk, e, ev int
 	causal                   bool
 	gemm                     bool // whether the GEMM path takes it
-	// long is set on the shapes of hundreds of causal rows, which take the
-	// emulation 6-12 s each: TestAttentionGEMMPath runs them in float32
-	// only, since float64 runs the same kernels' code on the other shapes.
-	long bool
 }{
-	{1, 2, 1, 70, 40, 5, 3, false, true, false},
-	{1, 2, 1, 70, 40, 5, 3, true, true, false},
-	{2, 2, 2, 33, 70, 4, 2, true, true, false},
-	{2, 4, 2, 9, 300, 3, 5, false, true, false},
-	{1, 3, 3, 300, 7, 2, 2, true, true, true},
-	{2, 2, 1, 6, 6, 4, 4, true, true, false},
+	{1, 2, 1, 70, 40, 5, 3, false, true},
+	{1, 2, 1, 70, 40, 5, 3, true, true},
+	{2, 2, 2, 33, 70, 4, 2, true, true},
+	{2, 4, 2, 9, 300, 3, 5, false, true},
+	{1, 3, 3, 300, 7, 2, 2, true, true},
+	{2, 2, 1, 6, 6, 4, 4, true, true},
 	// Rows past four blocks of the rows kernel (128 threads): its unrolled
 	// loops, and causal rows that see more than 512 keys but not all.
-	{1, 2, 1, 3, 1100, 3, 2, false, true, false},
-	{1, 1, 1, 530, 540, 2, 1, true, true, true},
-	{1, 2, 2, 3, 0, 4, 2, false, false, false},
-	{1, 2, 2, 3, 5, 0, 2, false, false, false},
+	{1, 2, 1, 3, 1100, 3, 2, false, true},
+	{1, 1, 1, 530, 540, 2, 1, true, true},
+	{1, 2, 2, 3, 0, 4, 2, false, false},
+	{1, 2, 2, 3, 5, 0, 2, false, false},
 }
 
 // emuGEMM is cuBLAS's strided-batched GEMM on the emulation's memory: the
@@ -249,8 +245,8 @@ func TestAttentionGEMMPath(t *testing.T) {
 		for ci, c := range attnGEMMCases {
 			for _, chunked := range []bool{false, true} {
 				pairs := c.n * c.hk
-				if chunked && pairs == 1 || dispatch.Narrow(dt) && (ci > 0 || chunked) || c.long && dt == dispatch.Float64 {
-					continue // one pair is one chunk; one case of a 16-bit float; see long
+				if chunked && pairs == 1 || dispatch.Narrow(dt) && (ci > 0 || chunked) {
+					continue // one pair is one chunk; one case of a 16-bit float
 				}
 				name := fmt.Sprintf("%s/n%d.hq%d.hk%d.lq%d.lk%d.e%d.ev%d.causal=%v/chunked=%v", dt, c.n, c.hq, c.hk, c.lq, c.lk, c.e, c.ev, c.causal, chunked)
 				t.Run(name, func(t *testing.T) {

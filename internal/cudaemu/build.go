@@ -51,24 +51,34 @@ struct lathe_emu_reg {
 };
 `
 
-const entryPoint = `#include "runtime.h"
+// entryPoint defines the table, simt.h's context switch (SIMT_MAIN) and
+// lathe_emu_launch, which returns -1 for a kernel not in the table, else
+// simt.h's launch's result.
+const entryPoint = `#define SIMT_MAIN
+#include "runtime.h"
 std::map<std::string, std::pair<void *, lathe_emu_caller>> &lathe_emu_table() {
 	static std::map<std::string, std::pair<void *, lathe_emu_caller>> t;
 	return t;
 }
+struct lathe_emu_job {
+	std::pair<void *, lathe_emu_caller> kernel;
+	void **args;
+};
 extern "C" int lathe_emu_launch(const char *name, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, void **args) {
 	auto it = lathe_emu_table().find(name);
 	if (it == lathe_emu_table().end()) return -1;
-	auto e = it->second;
-	launch(dim3(gx, gy, gz), dim3(bx, by, bz), [&] { e.second(e.first, args); });
-	return 0;
+	lathe_emu_job job{it->second, args};
+	return launch(dim3(gx, gy, gz), dim3(bx, by, bz), [](void *j) {
+		auto *job = (lathe_emu_job *)j;
+		job->kernel.second(job->kernel.first, job->args);
+	}, &job);
 }
 `
 
 // cxxFlags compile every translation unit. -O0: the kernels run on small
 // inputs, and optimising hundreds of template instantiations would be most
 // of the build.
-var cxxFlags = []string{"-std=c++20", "-O0", "-fPIC", "-pthread", "-w"}
+var cxxFlags = []string{"-std=c++20", "-O0", "-fPIC", "-w"}
 
 var entryRE = regexp.MustCompile(`\.visible \.entry (\w+)\(`)
 
@@ -127,9 +137,6 @@ func build(cxx, root, dir string, srcs map[string]string) (string, error) {
 			args := append(cxxFlags[:len(cxxFlags):len(cxxFlags)], "-I"+dir, "-I"+cudaDir, "-c", "-o", objs[i], src)
 			if out, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
 				errs[i] = fmt.Errorf("cudaemu: %s %s: %v\n%s", cxx, n, err, firstLines(out, 30))
-				if bytes.Contains(out, []byte("barrier")) && bytes.Contains(out, []byte("No such file")) {
-					errs[i] = fmt.Errorf("%w: %s has no C++20 <barrier>", ErrUnavailable, cxx)
-				}
 			}
 		})
 	}
@@ -138,7 +145,7 @@ func build(cxx, root, dir string, srcs map[string]string) (string, error) {
 		return "", err
 	}
 	lib := filepath.Join(dir, "libcudaemu.so")
-	args := append([]string{"-shared", "-pthread", "-o", lib}, objs...)
+	args := append([]string{"-shared", "-o", lib}, objs...)
 	if out, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("cudaemu: %s -shared: %v\n%s", cxx, err, out)
 	}

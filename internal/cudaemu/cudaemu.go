@@ -29,8 +29,8 @@ import (
 
 const cgoEnabled = true
 
-// launchMu makes launches one at a time: simt.h's grid, block and barrier
-// state is the library's, not a launch's.
+// launchMu makes launches one at a time: simt.h's grid, block, fiber and
+// barrier state is the library's, not a launch's.
 var launchMu sync.Mutex
 
 // Emulator is an opened emulation library.
@@ -95,11 +95,17 @@ func (e *Emulator) Launch(fn string, grid, block [3]uint32, args ...any) error {
 	defer C.free(unsafe.Pointer(cfn))
 	launchMu.Lock()
 	defer launchMu.Unlock()
-	if r := C.lathe_emu_call(e.launch, cfn, C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
-		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]), &params[0]); r != 0 {
+	switch C.lathe_emu_call(e.launch, cfn, C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
+		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]), &params[0]) {
+	case 0:
+		return nil
+	case -1:
 		return fmt.Errorf("cudaemu: no kernel %s in the library", fn)
+	case 1: // simt::stuck
+		return fmt.Errorf("cudaemu: %s: threads of a block wait at a barrier that the block's other threads have left (a __syncthreads under a condition they do not share; on a GPU, a hang)", fn)
+	default: // simt::no_stack
+		return fmt.Errorf("cudaemu: %s: cannot map a stack for each of a block's %d threads", fn, block[0]*block[1]*block[2])
 	}
-	return nil
 }
 
 // Alloc returns n zeroed bytes of "device" memory (at least one byte).

@@ -1,10 +1,11 @@
 // Package cudaemu runs lathe's CUDA kernels on the host, so that they are
 // tested where there is no GPU. Load compiles every kernels/cuda module
 // (unchanged) with the host's C++ compiler against simt.h, which emulates
-// the CUDA built-ins the kernels use with a std::thread per GPU thread,
-// into one shared library, and opens it; an Emulator launches kernels by
-// name with the arguments the cuda backend passes to cuLaunchKernel, and
-// device memory is host memory (Alloc).
+// the CUDA built-ins the kernels use (each GPU thread a fiber on the
+// launching host thread, switching at barriers), into one shared library,
+// and opens it; an Emulator launches kernels by name with the arguments
+// the cuda backend passes to cuLaunchKernel, and device memory is host
+// memory (Alloc).
 //
 // Two kinds of tests use it: this package's, which launch each kernel
 // family on the cases whose semantics are easy to get wrong (indexing and

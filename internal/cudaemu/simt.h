@@ -1,26 +1,40 @@
 // simt.h: just enough of CUDA's device built-ins, on the host, to run
 // lathe's kernels (kernels/cuda/*.cu, included unchanged) on a CPU; Load
-// (build.go) compiles every module against it into one library. Each thread
-// of a block is a host thread (kept in a pool), blocks run one after
-// another, __syncthreads is a barrier over the block and __shfl_down_sync
-// exchanges through a slot per thread with a barrier per warp. The launch
-// state is global, so one launch runs at a time (Emulator.Launch locks). It
-// is slow and meant for small inputs; what it checks is the kernels' logic
-// (indexing, reduction trees, NaN and tie rules), not their speed or the
-// GPU's rounding of libdevice functions, which are the host libm's here.
+// (build.go) compiles every module against it into one library.
+//
+// Blocks run one after another on the launching host thread, and a block's
+// GPU threads are fibers on it: each has a stack of its own and runs until
+// it waits at a barrier (__syncthreads, or its warp's in a shuffle) or
+// returns, and then the next one runs, in thread order. A switch is a few
+// register moves (simt_switch, below), where an OS thread per GPU thread
+// cost a trip through the kernel's scheduler at every barrier: on a 2-core
+// machine the attention tests spent most of their time there. Running
+// one thread at a time also makes a launch deterministic, and a barrier
+// that some threads of a block have left (a divergent __syncthreads, a
+// hang on a GPU) ends the launch with an error instead of hanging.
+//
+// The launch state is global, so one launch runs at a time (Emulator.Launch
+// locks). It is slow and meant for small inputs; what it checks is the
+// kernels' logic (indexing, reduction trees, NaN and tie rules), not their
+// speed or the GPU's rounding of libdevice functions, which are the host
+// libm's here.
 #pragma once
 
-#include <barrier>
-#include <condition_variable>
-#include <functional>
-#include <mutex>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
-#include <thread>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <vector>
+// simt_switch is written for x86-64 ELF targets (Linux, the BSDs); the
+// rest switch with ucontext, as -DSIMT_UCONTEXT does everywhere.
+#if defined(__x86_64__) && defined(__ELF__) && !defined(SIMT_UCONTEXT)
+#define SIMT_ASM_SWITCH 1
+#else
+#include <ucontext.h>
+#endif
 
 #define __global__
 #define __device__
@@ -35,18 +49,161 @@ struct dim3 {
 	dim3(unsigned x = 1, unsigned y = 1, unsigned z = 1) : x(x), y(y), z(z) {}
 };
 
-inline thread_local uint3 threadIdx, blockIdx;
+// threadIdx is the running fiber's; the scheduler sets it at each switch.
+inline uint3 threadIdx, blockIdx;
 inline dim3 blockDim, gridDim;
 
 namespace simt {
-inline std::unique_ptr<std::barrier<>> block_bar;
-inline std::vector<std::unique_ptr<std::barrier<>>> warp_bars;
+
+// stackBytes is each fiber's stack, under a guard page that turns an
+// overflow into a fault; the kernels' frames are small, but -O0 keeps every
+// local in memory.
+constexpr size_t stackBytes = 256 << 10;
+
+// Context is a switched-out fiber's (or the scheduler's) saved state. With
+// simt_switch it is the stack pointer, with the callee-saved registers and
+// the floating-point control words pushed under it; elsewhere (and with
+// -DSIMT_UCONTEXT, which tests that path on x86-64) it is POSIX's ucontext,
+// whose swapcontext also saves the signal mask, a system call a switch.
+#ifdef SIMT_ASM_SWITCH
+struct Context {
+	void *sp = nullptr;
+};
+extern "C" void simt_switch(void **save, void *to);
+extern "C" void simt_start();
+inline void switch_to(Context &from, Context &to) { simt_switch(&from.sp, to.sp); }
+
+// start makes ctx begin in entry(arg) on the stack below top (16-aligned):
+// simt_switch's pops then take the words laid out here, and its ret goes
+// to simt_start, which calls entry with arg (r13 and r12).
+inline void start(Context &ctx, char *top, void (*entry)(long), long arg) {
+	uint32_t controls[2] = {0, 0};
+	__asm__ volatile("stmxcsr %0\n\tfnstcw %1" : "=m"(controls[0]), "=m"(controls[1]));
+	uint64_t *sp = (uint64_t *)top - 10; // 8 words, 16-aligned after the ret
+	std::memcpy(&sp[0], controls, 8);     // mxcsr, then the x87 control word
+	sp[1] = 0;                            // r15
+	sp[2] = 0;                            // r14
+	sp[3] = (uint64_t)entry;              // r13
+	sp[4] = (uint64_t)arg;                // r12
+	sp[5] = 0;                            // rbx
+	sp[6] = 0;                            // rbp
+	sp[7] = (uint64_t)simt_start;         // simt_switch's return address
+	ctx.sp = sp;
+}
+#else
+struct Context {
+	ucontext_t uc;
+};
+inline void switch_to(Context &from, Context &to) { swapcontext(&from.uc, &to.uc); }
+
+inline void start(Context &ctx, char *top, void (*entry)(long), long arg) {
+	getcontext(&ctx.uc);
+	ctx.uc.uc_stack.ss_sp = top - stackBytes;
+	ctx.uc.uc_stack.ss_size = stackBytes;
+	ctx.uc.uc_link = nullptr;
+	makecontext(&ctx.uc, (void (*)())entry, 1, arg);
+}
+#endif
+
+struct Fiber {
+	Context ctx;
+	char *top = nullptr; // of its stack, kept for the next launch
+	uint3 idx;
+	bool done = false;
+};
+
+// Barrier is a barrier over n fibers: the last to arrive opens the next
+// phase and goes on, the others switch out until it does.
+struct Barrier {
+	int n = 0, arrived = 0;
+	long phase = 0;
+};
+
+inline std::vector<Fiber> fibers;
+inline Context scheduler;
+inline int current = -1;
+// progress counts the barriers opened and the fibers finished: a round of
+// the scheduler that leaves it unchanged has every live fiber waiting for
+// one that will never arrive.
+inline long progress = 0;
+inline void (*body)(void *);
+inline void *body_arg;
+
+inline Barrier block_bar;
+inline std::vector<Barrier> warp_bars;
 inline int slots[1024];
 
 inline int flat_thread() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
+
+inline void yield() { switch_to(fibers[current].ctx, scheduler); }
+
+inline void wait(Barrier &b) {
+	long phase = b.phase;
+	if (++b.arrived == b.n) {
+		b.arrived = 0;
+		b.phase++;
+		progress++;
+		return;
+	}
+	while (b.phase == phase) yield();
+}
+
+// entry is where every fiber begins: the kernel, then back to the
+// scheduler for good.
+inline void entry(long t) {
+	body(body_arg);
+	fibers[t].done = true;
+	progress++;
+	yield();
+	std::abort(); // a finished fiber is never resumed
+}
+
+// stack returns a fresh stack's top: a mapping with a guard page at its low
+// end, reserved but not committed until used.
+inline char *stack() {
+	size_t page = sysconf(_SC_PAGESIZE);
+	void *p = mmap(nullptr, stackBytes + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) return nullptr;
+	mprotect(p, page, PROT_NONE);
+	return (char *)p + page + stackBytes;
+}
+
+// Why a launch stops short: a barrier that can never open (some threads
+// wait at it while the rest have returned), or a stack that could not be
+// mapped.
+enum { ok = 0, stuck = 1, no_stack = 2 };
+
+// run_block runs one block's nt threads to the end.
+inline int run_block(dim3 block, uint3 b, int nt) {
+	blockIdx = b;
+	if ((int)fibers.size() < nt) fibers.resize(nt);
+	for (int t = 0; t < nt; t++) {
+		Fiber &f = fibers[t];
+		if (!f.top && !(f.top = stack())) return no_stack;
+		f.idx = uint3{t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
+		f.done = false;
+		start(f.ctx, f.top, entry, t);
+	}
+	block_bar = Barrier{nt};
+	warp_bars.assign((nt + 31) / 32, Barrier{});
+	for (int w = 0; w * 32 < nt; w++) warp_bars[w].n = nt - w * 32 < 32 ? nt - w * 32 : 32;
+	for (;;) {
+		long before = progress;
+		bool live = false;
+		for (int t = 0; t < nt; t++) {
+			if (fibers[t].done) continue;
+			live = true;
+			current = t;
+			threadIdx = fibers[t].idx;
+			switch_to(scheduler, fibers[t].ctx);
+		}
+		if (!live) return ok;
+		if (progress == before) return stuck;
+	}
+}
 } // namespace simt
 
-inline void __syncthreads() { simt::block_bar->arrive_and_wait(); }
+inline void __syncthreads() { simt::wait(simt::block_bar); }
 
 // Lanes past the warp's end read their own value, as on the GPU.
 inline int __shfl_down_sync(unsigned, int v, int delta) {
@@ -54,9 +211,9 @@ inline int __shfl_down_sync(unsigned, int v, int delta) {
 	int nt = blockDim.x * blockDim.y * blockDim.z;
 	int width = nt - w * 32 < 32 ? nt - w * 32 : 32;
 	simt::slots[t] = v;
-	simt::warp_bars[w]->arrive_and_wait();
+	simt::wait(simt::warp_bars[w]);
 	int r = lane + delta < width ? simt::slots[t + delta] : v;
-	simt::warp_bars[w]->arrive_and_wait();
+	simt::wait(simt::warp_bars[w]);
 	return r;
 }
 
@@ -67,9 +224,9 @@ inline int __shfl_xor_sync(unsigned, int v, int mask) {
 	int nt = blockDim.x * blockDim.y * blockDim.z;
 	int width = nt - w * 32 < 32 ? nt - w * 32 : 32;
 	simt::slots[t] = v;
-	simt::warp_bars[w]->arrive_and_wait();
+	simt::wait(simt::warp_bars[w]);
 	int r = (lane ^ mask) < width ? simt::slots[w * 32 + (lane ^ mask)] : v;
-	simt::warp_bars[w]->arrive_and_wait();
+	simt::wait(simt::warp_bars[w]);
 	return r;
 }
 
@@ -96,80 +253,72 @@ inline long long __double_as_longlong(double d) {
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 
-// Pool keeps the threads that play a block's GPU threads between blocks
-// and launches: starting a std::thread per GPU thread per block costs more
-// than the kernels. It is never destroyed (its threads wait forever).
-struct Pool {
-	std::mutex mu;
-	std::condition_variable start, done;
-	std::vector<std::thread> threads;
-	std::function<void(int)> job;
-	long generation = 0;
-	int active = 0, remaining = 0;
-
-	// run calls f(t) on threads 0 .. n-1 at once and waits for them all.
-	void run(int n, std::function<void(int)> f) {
-		std::unique_lock<std::mutex> l(mu);
-		while ((int)threads.size() < n) {
-			int id = threads.size();
-			threads.emplace_back([this, id] { work(id); });
-			threads.back().detach();
-		}
-		job = std::move(f);
-		active = remaining = n;
-		generation++;
-		start.notify_all();
-		done.wait(l, [&] { return remaining == 0; });
-	}
-
-	void work(int id) {
-		long seen = 0;
-		std::unique_lock<std::mutex> l(mu);
-		for (;;) {
-			start.wait(l, [&] { return generation != seen; });
-			seen = generation;
-			if (id >= active) continue;
-			std::function<void(int)> f = job;
-			l.unlock();
-			f(id);
-			l.lock();
-			if (--remaining == 0) done.notify_one();
-		}
-	}
-};
-
-inline Pool &pool() {
-	static Pool *p = new Pool;
-	return *p;
-}
-
-// launch runs body (a call of the kernel) on every thread of every block,
-// one block at a time.
-template <typename F>
-void launch(dim3 grid, dim3 block, F body) {
+// launch runs body(arg) (a call of the kernel) on every thread of every
+// block, one block at a time, and returns simt::ok or why a block could not
+// finish.
+inline int launch(dim3 grid, dim3 block, void (*body)(void *), void *arg) {
 	gridDim = grid;
 	blockDim = block;
+	simt::body = body;
+	simt::body_arg = arg;
 	int nt = block.x * block.y * block.z;
 	for (unsigned bz = 0; bz < grid.z; bz++)
 		for (unsigned by = 0; by < grid.y; by++)
-			for (unsigned bx = 0; bx < grid.x; bx++) {
-				simt::block_bar = std::make_unique<std::barrier<>>(nt);
-				simt::warp_bars.clear();
-				for (int w = 0; w * 32 < nt; w++) simt::warp_bars.push_back(std::make_unique<std::barrier<>>(nt - w * 32 < 32 ? nt - w * 32 : 32));
-				pool().run(nt, [&](int t) {
-					threadIdx.x = t % block.x;
-					threadIdx.y = (t / block.x) % block.y;
-					threadIdx.z = t / (block.x * block.y);
-					blockIdx.x = bx;
-					blockIdx.y = by;
-					blockIdx.z = bz;
-					body();
-				});
-			}
+			for (unsigned bx = 0; bx < grid.x; bx++)
+				if (int r = simt::run_block(block, uint3{bx, by, bz}, nt); r != simt::ok) return r;
+	return simt::ok;
 }
 
+// simt_switch(save, to) saves the callee-saved registers and the
+// floating-point control words on the running stack, stores its pointer in
+// *save and resumes the stack at to (a context that simt_switch saved, or
+// one that start laid out). simt_start calls a new fiber's entry. One
+// translation unit (the library's entry point) defines them.
+#if defined(SIMT_MAIN) && defined(SIMT_ASM_SWITCH)
+__asm__(R"(
+	.text
+	.globl simt_switch
+	.hidden simt_switch
+	.type simt_switch, @function
+simt_switch:
+	pushq %rbp
+	pushq %rbx
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+	subq $8, %rsp
+	stmxcsr (%rsp)
+	fnstcw 4(%rsp)
+	movq %rsp, (%rdi)
+	movq %rsi, %rsp
+	ldmxcsr (%rsp)
+	fldcw 4(%rsp)
+	addq $8, %rsp
+	popq %r15
+	popq %r14
+	popq %r13
+	popq %r12
+	popq %rbx
+	popq %rbp
+	ret
+	.size simt_switch, .-simt_switch
+
+	.globl simt_start
+	.hidden simt_start
+	.type simt_start, @function
+simt_start:
+	movq %r12, %rdi
+	callq *%r13
+	ud2
+	.size simt_start, .-simt_start
+)");
+#endif
+
 // atomicMin on a 64-bit word, as CUDA's (sm_35 on): the old value. The
-// block's threads are host threads, so it is a compare-exchange loop.
+// block's threads take turns on one host thread, so a plain
+// read-modify-write would do; the compare-exchange keeps it right for any
+// schedule.
 inline unsigned long long atomicMin(unsigned long long *p, unsigned long long v) {
 	unsigned long long old = __atomic_load_n(p, __ATOMIC_RELAXED);
 	while (v < old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
