@@ -35,12 +35,10 @@ type cudnnLib struct {
 	version int
 }
 
-// cudnnCandidates are where cuDNN is looked for: LATHE_CUDNN_LIB, the
+// cudnnNames are where cuDNN is looked for after LATHE_CUDNN_LIB: the
 // sonames of cuDNN 9 and 8 on the loader's path, then the toolkit's folder.
-func cudnnCandidates() []string {
-	return candidates("LATHE_CUDNN_LIB", "libcudnn.so.9", "libcudnn.so.8",
-		"/usr/local/cuda/lib64/libcudnn.so.9", "/usr/local/cuda/lib64/libcudnn.so.8")
-}
+var cudnnNames = []string{"libcudnn.so.9", "libcudnn.so.8",
+	"/usr/local/cuda/lib64/libcudnn.so.9", "/usr/local/cuda/lib64/libcudnn.so.8"}
 
 func openCudnn() (*cudnnLib, error) {
 	f := (*C.lathe_cudnn)(C.calloc(1, C.sizeof_lathe_cudnn))
@@ -71,7 +69,7 @@ func openCudnn() (*cudnnLib, error) {
 		{"cudnnConvolutionBackwardData", unsafe.Pointer(&f.run[C.LATHE_DNN_DATA]), false},
 		{"cudnnConvolutionBackwardFilter", unsafe.Pointer(&f.run[C.LATHE_DNN_FILTER]), false},
 	}
-	path, err := openLibrary("cuDNN", cudnnCandidates(), syms)
+	path, err := openLibrary("cuDNN", "LATHE_CUDNN_LIB", cudnnNames, syms)
 	if err != nil {
 		C.free(unsafe.Pointer(f))
 		return nil, err

@@ -45,10 +45,21 @@ type symbol struct {
 	optional bool
 }
 
-// openLibrary opens the first of candidates that dlopen loads and fills
-// syms from it. What went wrong names the library, every path tried with
-// the loader's words, or the symbol missing.
-func openLibrary(what string, candidates []string, syms []symbol) (path string, err error) {
+// openLibrary opens the first that dlopen loads of the library that the
+// environment variable env names and then names, and fills syms from it.
+// What went wrong names the library, every path tried with the loader's
+// words, or the symbol missing. env set to "off" turns the library off, as
+// if none opened (torch.backends.cudnn.enabled = False): lathe's own
+// kernels do its work.
+func openLibrary(what, env string, names []string, syms []symbol) (path string, err error) {
+	candidates := names
+	switch p := os.Getenv(env); p {
+	case "":
+	case "off":
+		return "", &dispatch.Error{Kind: dispatch.ErrUnavailable, Detail: what + " is turned off (" + env + "=off)"}
+	default:
+		candidates = append([]string{p}, names...)
+	}
 	var tried []string
 	var h unsafe.Pointer
 	for _, c := range candidates {
@@ -78,14 +89,6 @@ func openLibrary(what string, candidates []string, syms []symbol) (path string, 
 		*(*unsafe.Pointer)(s.dst) = p
 	}
 	return path, nil
-}
-
-// candidates puts the library that an environment variable names first.
-func candidates(env string, names ...string) []string {
-	if p := os.Getenv(env); p != "" {
-		return append([]string{p}, names...)
-	}
-	return names
 }
 
 // driver is the opened libcuda.
@@ -130,7 +133,7 @@ func openDriver() (*driver, error) {
 		{"cuEventSynchronize", unsafe.Pointer(&f.eventSynchronize), false},
 		{"cuFuncGetParamInfo", unsafe.Pointer(&f.funcGetParamInfo), true},
 	}
-	path, err := openLibrary("the CUDA driver library", candidates("LATHE_CUDA_LIB", "libcuda.so.1", "libcuda.so"), syms)
+	path, err := openLibrary("the CUDA driver library", "LATHE_CUDA_LIB", []string{"libcuda.so.1", "libcuda.so"}, syms)
 	if err != nil {
 		C.free(unsafe.Pointer(f))
 		return nil, err
@@ -362,10 +365,10 @@ type cublas struct {
 	ex bool
 }
 
-// cublasCandidates are where cuBLAS is looked for: LATHE_CUBLAS_LIB, the
+// cublasNames are where cuBLAS is looked for after LATHE_CUBLAS_LIB: the
 // sonames of CUDA 13, 12 and 11 on the loader's path, then the toolkit's
 // default folder.
-func cublasCandidates() []string {
+func cublasNames() []string {
 	var names []string
 	for _, v := range []string{"13", "12", "11"} {
 		names = append(names, "libcublas.so."+v)
@@ -373,7 +376,7 @@ func cublasCandidates() []string {
 	for _, v := range []string{"13", "12", "11"} {
 		names = append(names, "/usr/local/cuda/lib64/libcublas.so."+v)
 	}
-	return candidates("LATHE_CUBLAS_LIB", append(names, "/usr/local/cuda/lib64/libcublas.so")...)
+	return append(names, "/usr/local/cuda/lib64/libcublas.so")
 }
 
 func openCublas() (*cublas, error) {
@@ -390,7 +393,7 @@ func openCublas() (*cublas, error) {
 		{"cublasGetStatusString", unsafe.Pointer(&f.getStatusString), true},
 		{"cublasDestroy_v2", unsafe.Pointer(&f.destroy), true},
 	}
-	path, err := openLibrary("cuBLAS", cublasCandidates(), syms)
+	path, err := openLibrary("cuBLAS", "LATHE_CUBLAS_LIB", cublasNames(), syms)
 	if err != nil {
 		C.free(unsafe.Pointer(f))
 		return nil, err
