@@ -5,7 +5,6 @@ package dist
 import (
 	"bytes"
 	"errors"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // TestNCCLBinding runs the NCCL binding against a stand-in for
@@ -24,15 +24,7 @@ import (
 // ops, the stream, group-matched send and receive, NCCL's error text in
 // lathe's errors, and abort. Real NCCL needs GPUs (make gpu-check).
 func TestNCCLBinding(t *testing.T) {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Skip("no C compiler to build the stand-in NCCL")
-	}
-	lib := filepath.Join(t.TempDir(), "fakenccl.so")
-	if out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-o", lib, filepath.Join("testdata", "fakenccl.c")).CombinedOutput(); err != nil {
-		t.Fatalf("building the stand-in: %v\n%s", err, out)
-	}
-	if err := loadNCCL(lib); err != nil {
+	if err := loadNCCL(testenv.SharedLibrary(t, "testdata/fakenccl.c")); err != nil {
 		t.Fatal(err)
 	}
 	if ncclLib.version != 21903 {

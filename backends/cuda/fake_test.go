@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -48,22 +46,10 @@ func TestFakeDriverNoCaching(t *testing.T) {
 // runFakeChild builds the stand-ins and runs test in a child process of
 // this test binary against them, with env added.
 func runFakeChild(t *testing.T, test string, env ...string) {
-	cc, err := exec.LookPath(os.Getenv("CC"))
-	if os.Getenv("CC") == "" || err != nil {
-		if cc, err = exec.LookPath("cc"); err != nil {
-			t.Skip("no C compiler to build the stand-in driver")
-		}
-	}
-	dir := t.TempDir()
-	for _, lib := range []string{"fakecuda", "fakecublas", "fakecudnn"} {
-		out, err := exec.Command(cc, "-shared", "-fPIC", "-O1", "-o", filepath.Join(dir, lib+".so"), filepath.Join("testdata", lib+".c")).CombinedOutput()
-		if err != nil {
-			t.Fatalf("building %s: %v\n%s", lib, err, out)
-		}
-	}
 	out, err := testenv.RunChild(test, append([]string{"LATHE_FAKE_CUDA_CHILD=1",
-		"LATHE_CUDA_LIB=" + filepath.Join(dir, "fakecuda.so"), "LATHE_CUBLAS_LIB=" + filepath.Join(dir, "fakecublas.so"),
-		"LATHE_CUDNN_LIB=" + filepath.Join(dir, "fakecudnn.so")}, env...)...)
+		"LATHE_CUDA_LIB=" + testenv.SharedLibrary(t, "testdata/fakecuda.c"),
+		"LATHE_CUBLAS_LIB=" + testenv.SharedLibrary(t, "testdata/fakecublas.c"),
+		"LATHE_CUDNN_LIB=" + testenv.SharedLibrary(t, "testdata/fakecudnn.c")}, env...)...)
 	if err != nil || !strings.Contains(out, "--- PASS: "+test) {
 		t.Fatalf("the checks against the stand-in driver failed (%v):\n%s", err, out)
 	}

@@ -13,6 +13,22 @@ const RequireEnv = "LATHE_REQUIRE_DEVICES"
 // SummaryEnv names the file that the run's summary lines are appended to.
 const SummaryEnv = "LATHE_TEST_SUMMARY"
 
+// EmulatedEnv lists the devices (a device's String, comma-separated) that a
+// run drives through a stand-in driver on the host emulation of their
+// kernels (internal/conformance's TestEmulatedCUDA): the summary names each
+// "cuda:0 (host emulation)", so that its cases never count as the device's.
+const EmulatedEnv = "LATHE_TEST_EMULATED"
+
+// summaryName is dev as the summary names it.
+func summaryName(dev string) string {
+	for _, d := range strings.Split(os.Getenv(EmulatedEnv), ",") {
+		if strings.TrimSpace(d) == dev {
+			return dev + " (host emulation)"
+		}
+	}
+	return dev
+}
+
 // Required reports whether the run requires dev (a device's String, "wgpu:0").
 func Required(dev string) bool {
 	for _, d := range strings.Split(os.Getenv(RequireEnv), ",") {
@@ -29,17 +45,17 @@ func SkipDevice(t testing.TB, dev string, format string, args ...any) {
 	t.Helper()
 	reason := fmt.Sprintf(format, args...)
 	if Required(dev) {
-		appendLine("unavailable", t.Name(), dev, "required", oneLine(reason))
+		appendLine("unavailable", t.Name(), summaryName(dev), "required", oneLine(reason))
 		t.Fatalf("%s is required here (%s=%s) but: %s", dev, RequireEnv, os.Getenv(RequireEnv), reason)
 	}
-	appendLine("unavailable", t.Name(), dev, "skipped", oneLine(reason))
+	appendLine("unavailable", t.Name(), summaryName(dev), "skipped", oneLine(reason))
 	t.Skip(reason)
 }
 
 // Record writes a suite's counts for one device to the summary: cases run
 // (passed or failed), skipped, and failed.
 func Record(suite, dev string, run, skipped, failed int) {
-	appendLine("cases", suite, dev, fmt.Sprint(run), fmt.Sprint(skipped), fmt.Sprint(failed))
+	appendLine("cases", suite, summaryName(dev), fmt.Sprint(run), fmt.Sprint(skipped), fmt.Sprint(failed))
 }
 
 // appendLine appends one tab-separated line to the summary file, if the run

@@ -65,3 +65,24 @@ func TestCount(t *testing.T) {
 		t.Errorf("summary %q (%v)", b, err)
 	}
 }
+
+// TestEmulatedNames: the summary names a device that EmulatedEnv lists as
+// its host emulation, in the case counts and the skips, and no other.
+func TestEmulatedNames(t *testing.T) {
+	summary := filepath.Join(t.TempDir(), "summary.tsv")
+	t.Setenv(SummaryEnv, summary)
+	t.Setenv(EmulatedEnv, "cuda:0")
+	Record("conformance", "cuda:0", 3, 1, 0)
+	Record("conformance", "cuda:1", 2, 0, 0)
+	t.Run("skip", func(t *testing.T) { SkipDevice(t, "cuda:0", "not here") })
+	b, err := os.ReadFile(summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "cases\tconformance\tcuda:0 (host emulation)\t3\t1\t0\n" +
+		"cases\tconformance\tcuda:1\t2\t0\t0\n" +
+		"unavailable\tTestEmulatedNames/skip\tcuda:0 (host emulation)\tskipped\tnot here\n"
+	if string(b) != want {
+		t.Errorf("summary %q, want %q", b, want)
+	}
+}
