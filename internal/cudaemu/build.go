@@ -166,45 +166,66 @@ func firstLines(b []byte, n int) []byte {
 var loads sync.Map // absolute root -> func() (*Emulator, error)
 
 // Load returns the emulation of the kernels under root (the repository's
-// folder: kernels/cuda and kernels/ptx), compiled with the C++ compiler
-// $CXX (g++ where unset) and opened. A process builds it at most once per
-// root, and processes share builds through the user's cache folder
-// (lathe/cudaemu), keyed by a hash of every source, the compiler's version
-// and the flags, so a test run whose kernels have not changed builds
-// nothing. An error wraps ErrUnavailable where there is no compiler or no
-// cgo.
+// folder: kernels/cuda and kernels/ptx), Library's, opened. An error wraps
+// ErrUnavailable where there is no compiler or no cgo.
 func Load(root string) (*Emulator, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
 	}
-	f, _ := loads.LoadOrStore(abs, sync.OnceValues(func() (*Emulator, error) { return load(abs) }))
+	f, _ := loads.LoadOrStore(abs, sync.OnceValues(func() (*Emulator, error) {
+		if !cgoEnabled {
+			return nil, fmt.Errorf("%w: opening the library needs cgo", ErrUnavailable)
+		}
+		lib, err := Library(abs)
+		if err != nil {
+			return nil, err
+		}
+		return Open(lib)
+	}))
 	return f.(func() (*Emulator, error))()
 }
 
-func load(root string) (*Emulator, error) {
-	if !cgoEnabled {
-		return nil, fmt.Errorf("%w: opening the library needs cgo", ErrUnavailable)
+var libraries sync.Map // absolute root -> func() (string, error)
+
+// Library returns the path of the emulation library of the kernels under
+// root, compiled with the C++ compiler $CXX (g++ where unset): a shared
+// library whose lathe_emu_launch takes cuLaunchKernel's arguments (a
+// kernel's name, the grid, the block, the parameters' addresses). A
+// process builds it at most once per root, and processes share builds
+// through the user's cache folder (lathe/cudaemu), keyed by a hash of every
+// source, the compiler's version and the flags, so a test run whose kernels
+// have not changed builds nothing. An error wraps ErrUnavailable where
+// there is no compiler.
+func Library(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
 	}
+	f, _ := libraries.LoadOrStore(abs, sync.OnceValues(func() (string, error) { return library(abs) }))
+	return f.(func() (string, error))()
+}
+
+func library(root string) (string, error) {
 	cxx := os.Getenv("CXX")
 	if cxx == "" {
 		cxx = "g++"
 	}
 	path, err := exec.LookPath(cxx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: no C++ compiler (%v): install g++ to run the CUDA kernels on the host", ErrUnavailable, err)
+		return "", fmt.Errorf("%w: no C++ compiler (%v): install g++ to run the CUDA kernels on the host", ErrUnavailable, err)
 	}
 	version, err := exec.Command(path, "--version").Output()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s --version: %v", ErrUnavailable, path, err)
+		return "", fmt.Errorf("%w: %s --version: %v", ErrUnavailable, path, err)
 	}
 	srcs, err := sources(root)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	key, err := buildKey(root, path, version, srcs)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	base, err := os.UserCacheDir()
 	if err != nil {
@@ -212,7 +233,7 @@ func load(root string) (*Emulator, error) {
 	}
 	base = filepath.Join(base, "lathe", "cudaemu")
 	if err := os.MkdirAll(base, 0o755); err != nil {
-		return nil, err
+		return "", err
 	}
 	// The lock makes a second process wait for the first's build instead
 	// of repeating it; correctness does not depend on it, as a build is
@@ -228,20 +249,20 @@ func load(root string) (*Emulator, error) {
 	} else {
 		tmp, err := os.MkdirTemp(base, "build-")
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		defer os.RemoveAll(tmp) // gone after the rename, unless it failed
 		if _, err := build(path, root, tmp, srcs); err != nil {
-			return nil, err
+			return "", err
 		}
 		if err := os.Rename(tmp, filepath.Join(base, key)); err != nil {
 			if _, err2 := os.Stat(lib); err2 != nil {
-				return nil, err // not another process's build in place
+				return "", err // not another process's build in place
 			}
 		}
 		prune(base, key)
 	}
-	return Open(lib)
+	return lib, nil
 }
 
 // buildKey hashes everything a build depends on: the compiler and its

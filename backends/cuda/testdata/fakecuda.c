@@ -5,7 +5,15 @@
 // a context made current on the calling thread before each call that works
 // in one, the stream flags, host copies only from pinned memory. "Device"
 // memory is host memory; kernels are C functions that run at launch.
+//
+// With LATHE_FAKE_CUDA_EMU naming the host emulation's library
+// (internal/cudaemu, which runs kernels/cuda's sources), every kernel of the
+// PTX modules the backend loads runs there instead, with its parameters as
+// the PTX declares them: the backend and lathe's real kernels, end to end,
+// without a GPU (internal/conformance's TestEmulatedCUDA).
+#include <dlfcn.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,12 +21,15 @@ typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 
 enum { OK = 0, INVALID_VALUE = 1, OUT_OF_MEMORY = 2, INVALID_DEVICE = 101, INVALID_CONTEXT = 201,
-       INVALID_PTX = 218, NOT_FOUND = 500, ILLEGAL_ADDRESS = 700 };
+       INVALID_PTX = 218, NOT_FOUND = 500, ILLEGAL_ADDRESS = 700, LAUNCH_FAILED = 719 };
 
 static int the_ctx, the_stream, the_module;
 static __thread void *current; // cuCtxSetCurrent is per thread
 static CUresult sticky;        // a kernel's fault, as the real driver keeps it
-static size_t capacity = 64 << 20, used;
+static size_t capacity = 64 << 20, used; // 1 GiB on the emulation
+
+typedef int (*emu_launch_t)(const char *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void **);
+static emu_launch_t emu_launch; // lathe_emu_launch, where LATHE_FAKE_CUDA_EMU opens
 
 #define NEED_CTX() do { if (current != &the_ctx) return INVALID_CONTEXT; if (sticky) return sticky; } while (0)
 
@@ -31,6 +42,7 @@ CUresult cuGetErrorName(CUresult r, const char **s) {
 	case INVALID_PTX: *s = "CUDA_ERROR_INVALID_PTX"; return OK;
 	case NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; return OK;
 	case ILLEGAL_ADDRESS: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; return OK;
+	case LAUNCH_FAILED: *s = "CUDA_ERROR_LAUNCH_FAILED"; return OK;
 	}
 	*s = NULL;
 	return INVALID_VALUE;
@@ -43,7 +55,19 @@ CUresult cuGetErrorString(CUresult r, const char **s) {
 	}
 	return cuGetErrorName(r, s);
 }
-CUresult cuInit(unsigned int flags) { return flags == 0 ? OK : INVALID_VALUE; }
+CUresult cuInit(unsigned int flags) {
+	if (flags != 0) return INVALID_VALUE;
+	const char *emu = getenv("LATHE_FAKE_CUDA_EMU");
+	if (emu && *emu && !emu_launch) {
+		void *h = dlopen(emu, RTLD_NOW | RTLD_LOCAL);
+		if (!h || !(emu_launch = (emu_launch_t)dlsym(h, "lathe_emu_launch"))) {
+			fprintf(stderr, "fakecuda: LATHE_FAKE_CUDA_EMU=%s: %s\n", emu, dlerror());
+			return NOT_FOUND;
+		}
+		capacity = (size_t)1 << 30;
+	}
+	return OK;
+}
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
 CUresult cuDeviceGetCount(int *n) { *n = 1; return OK; }
 CUresult cuDeviceGet(int *d, int ordinal) { if (ordinal != 0) return INVALID_DEVICE; *d = 0; return OK; }
@@ -70,6 +94,7 @@ CUresult cuStreamCreate(void **s, unsigned int flags) {
 	return OK;
 }
 static void land(void);
+static void add_entries(const char *ptx);
 CUresult cuStreamSynchronize(void *s) {
 	NEED_CTX();
 	if (s != &the_stream) return INVALID_VALUE;
@@ -92,12 +117,14 @@ CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned int n, int *op
 		if (log && size > 0) strncpy(log, "ptxas fatal : fake syntax error on line 1", size - 1);
 		return INVALID_PTX;
 	}
+	if (emu_launch) add_entries(image);
 	*m = &the_module;
 	return OK;
 }
 
 typedef void (*kernel_t)(void **params, unsigned int grid[3], unsigned int block[3]);
-struct fn { const char *name; kernel_t run; int nparams; size_t sizes[12]; };
+// A kernel: the stand-in's own (run), or the emulation's (run is NULL).
+struct fn { const char *name; kernel_t run; int nparams; size_t sizes[64]; };
 
 // axpy(const float *x, float *y, i64 n, float alpha, struct {i64 a, b, c} s):
 // y[i] = alpha*x[i] + y[i] + s.a*s.b - s.c.
@@ -223,8 +250,50 @@ static struct fn fns[] = {
 	{"convert_i32_i8", convert_i32_i8, 3, {8, 8, 8}},
 };
 
+// The emulation's kernels: each .entry of the modules loaded, with its
+// parameters' sizes as the PTX declares them (.param .u64 x, .param .align
+// 8 .b8 x[360], ...).
+static struct fn emu_fns[4096];
+static int nemu;
+
+static size_t ptx_type_bytes(const char *t) {
+	int bits = atoi(t + 2); // .u64, .f32, .b8, ...
+	return bits >= 8 ? (size_t)bits / 8 : 0;
+}
+
+static void add_entries(const char *ptx) {
+	static const char tag[] = ".visible .entry ";
+	for (const char *e = strstr(ptx, tag); e && nemu < 4096; e = strstr(e, tag)) {
+		e += sizeof tag - 1;
+		const char *open = strchr(e, '('), *close = open ? strchr(open, ')') : NULL;
+		if (!close) return;
+		struct fn *k = &emu_fns[nemu];
+		k->name = strndup(e, open - e);
+		k->run = NULL;
+		k->nparams = 0;
+		for (const char *q = strstr(open, ".param"); q && q < close && k->nparams < 64; q = strstr(q, ".param")) {
+			q += 6;
+			while (*q == ' ') q++;
+			if (strncmp(q, ".align", 6) == 0) {
+				q += 6;
+				while (*q == ' ' || (*q >= '0' && *q <= '9')) q++;
+			}
+			size_t bytes = ptx_type_bytes(q);
+			const char *end = strpbrk(q, ",)\n"), *bracket = strchr(q, '[');
+			if (bracket && end && bracket < end) bytes *= (size_t)atol(bracket + 1);
+			k->sizes[k->nparams++] = bytes;
+		}
+		nemu++;
+	}
+}
+
 CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
 	NEED_CTX();
+	if (emu_launch) {
+		for (int i = 0; i < nemu; i++)
+			if (strcmp(emu_fns[i].name, name) == 0) { *f = &emu_fns[i]; return OK; }
+		return NOT_FOUND;
+	}
 	for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
 		if (strcmp(fns[i].name, name) == 0) { *f = &fns[i]; return OK; }
 	return NOT_FOUND;
@@ -241,8 +310,13 @@ CUresult cuLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsigned int 
 		unsigned int shared, void *s, void **params, void **extra) {
 	NEED_CTX();
 	if (s != &the_stream || extra != NULL || (((struct fn *)f)->nparams > 0 && params == NULL)) return INVALID_VALUE;
+	struct fn *k = f;
+	if (!k->run) { // the emulation's: a launch it cannot finish is a kernel's fault
+		if (emu_launch(k->name, gx, gy, gz, bx, by, bz, params) != 0) sticky = LAUNCH_FAILED;
+		return OK;
+	}
 	unsigned int grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
-	((struct fn *)f)->run(params, grid, block);
+	k->run(params, grid, block);
 	return OK;
 }
 

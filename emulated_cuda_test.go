@@ -1,0 +1,14 @@
+package lathe
+
+import (
+	"testing"
+
+	"github.com/lathe-ml/lathe/internal/emucuda"
+)
+
+// TestEmulatedCUDA runs the package's tests again with cuda:0 as the host
+// emulation plays it (internal/emucuda): hostile inputs, memory, fused
+// kernels against composites on cuda:0, where there is no GPU.
+func TestEmulatedCUDA(t *testing.T) {
+	emucuda.Run(t, ".", ".*")
+}

@@ -1,0 +1,91 @@
+// Package emucuda runs a test binary's cuda:0 cases on an emulated device:
+// the cuda backend opened on the stand-in driver
+// (backends/cuda/testdata/fakecuda.c), whose launches run lathe's kernels
+// on the host emulation of kernels/cuda (internal/cudaemu), with cuBLAS and
+// cuDNN turned off. Where there is no GPU that is as close as a test gets
+// to cuda:0: the backend's launches, layouts, composites, gradient rules
+// and errors, with the real kernels. What it cannot show is the GPU's
+// timing, its memory model and its libraries (make gpu-check).
+//
+// The cases run in a child process of the test binary (the driver is
+// opened once per process), whose summary lines (internal/testenv) name
+// the device "cuda:0 (host emulation)", never cuda:0.
+package emucuda
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/lathe-ml/lathe/internal/cudaemu"
+	"github.com/lathe-ml/lathe/internal/testenv"
+)
+
+// Run runs the calling test binary's tests that pattern (as -test.run
+// takes it) selects in a child process where cuda:0 is the emulated
+// device, and fails t with the child's failures, or where no cuda:0 case
+// passed. A pattern that leaves out the other devices' subtests ("Test$/
+// ^cuda:0") suits a test that checks nothing after its subtests, as a
+// suite that only counts them; ".*" runs everything, on every device. root
+// is the repository's folder. In the child it skips t (the parent's test).
+// It skips where the run requires the real cuda:0 (LATHE_REQUIRE_DEVICES,
+// as make test and make gpu-check set it on a GPU machine), which runs
+// those cases itself; where the emulation or the stand-in cannot be built
+// (no C or C++ compiler); and under -short.
+func Run(t *testing.T, root, pattern string) {
+	t.Helper()
+	if os.Getenv(testenv.EmulatedEnv) != "" {
+		t.Skip("in the child, which runs the cases themselves")
+	}
+	if testenv.Required("cuda:0") {
+		t.Skip("the run requires the real cuda:0, which runs these cases")
+	}
+	if testing.Short() {
+		t.Skip("emulating the kernels takes a while")
+	}
+	lib, err := cudaemu.Library(root)
+	if errors.Is(err, cudaemu.ErrUnavailable) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	driver := testenv.SharedLibrary(t, filepath.Join(root, "backends/cuda/testdata/fakecuda.c"))
+	out, err := testenv.RunChild(pattern, testenv.EmulatedEnv+"=cuda:0",
+		"LATHE_CUDA_LIB="+driver, "LATHE_FAKE_CUDA_EMU="+lib, "LATHE_CUBLAS_LIB=off", "LATHE_CUDNN_LIB=off")
+	passed := regexp.MustCompile(`(?m)^\s*--- PASS: \S*cuda:0`).FindAllStringIndex(out, -1)
+	if err == nil && len(passed) == 0 {
+		err = errors.New("no cuda:0 case passed")
+	}
+	if err != nil {
+		t.Fatalf("on the emulated cuda:0 (%s): %v\n%s", pattern, err, failures(out))
+	}
+	t.Logf("%d cuda:0 cases passed on the host emulation, %d tests and cases skipped", len(passed), strings.Count(out, "--- SKIP: "))
+}
+
+// failures picks a verbose test run's failures, with what they logged,
+// out of out, or its last lines where it has none (a crash).
+func failures(out string) string {
+	var b strings.Builder
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(strings.TrimSpace(l), "--- FAIL") {
+			continue
+		}
+		b.WriteString(l + "\n")
+		indent := len(l) - len(strings.TrimLeft(l, " ")) + 4
+		for _, m := range lines[i+1:] {
+			if len(m)-len(strings.TrimLeft(m, " ")) < indent || b.Len() > 20_000 {
+				break
+			}
+			b.WriteString(m + "\n")
+		}
+	}
+	if b.Len() == 0 && len(lines) > 40 {
+		return strings.Join(lines[len(lines)-40:], "\n")
+	}
+	return b.String()
+}

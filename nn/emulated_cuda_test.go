@@ -1,0 +1,13 @@
+package nn
+
+import (
+	"testing"
+
+	"github.com/lathe-ml/lathe/internal/emucuda"
+)
+
+// TestEmulatedCUDA runs the package's tests again with cuda:0 as the host
+// emulation plays it (internal/emucuda), where there is no GPU.
+func TestEmulatedCUDA(t *testing.T) {
+	emucuda.Run(t, "..", ".*")
+}
