@@ -10,5 +10,5 @@ import (
 // emulation plays it (internal/emucuda): hostile inputs, memory, fused
 // kernels against composites on cuda:0, where there is no GPU.
 func TestEmulatedCUDA(t *testing.T) {
-	emucuda.Run(t, ".", ".*")
+	emucuda.Run(t, ".", ".*", emucuda.Kernels)
 }

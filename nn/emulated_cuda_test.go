@@ -9,5 +9,5 @@ import (
 // TestEmulatedCUDA runs the package's tests again with cuda:0 as the host
 // emulation plays it (internal/emucuda), where there is no GPU.
 func TestEmulatedCUDA(t *testing.T) {
-	emucuda.Run(t, "..", ".*")
+	emucuda.Run(t, "..", ".*", emucuda.Kernels)
 }

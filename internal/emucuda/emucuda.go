@@ -2,10 +2,11 @@
 // the cuda backend opened on the stand-in driver
 // (backends/cuda/testdata/fakecuda.c), whose launches run lathe's kernels
 // on the host emulation of kernels/cuda (internal/cudaemu), with cuBLAS and
-// cuDNN turned off. Where there is no GPU that is as close as a test gets
-// to cuda:0: the backend's launches, layouts, composites, gradient rules
-// and errors, with the real kernels. What it cannot show is the GPU's
-// timing, its memory model and its libraries (make gpu-check).
+// cuDNN turned off or played by their stand-ins (Libraries). Where there
+// is no GPU that is as close as a test gets to cuda:0: the backend's
+// launches, layouts, composites, gradient rules, library calls and errors,
+// with the real kernels. What it cannot show is the GPU's timing, its
+// memory model and the real libraries (make gpu-check).
 //
 // The cases run in a child process of the test binary (the driver is
 // opened once per process), whose summary lines (internal/testenv) name
@@ -24,6 +25,22 @@ import (
 	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
+// Libraries says what does cuBLAS's and cuDNN's work on the emulated
+// device.
+type Libraries int
+
+const (
+	// Kernels turns cuBLAS and cuDNN off (LATHE_CUBLAS_LIB=off): products
+	// and convolutions run on lathe's own kernels, on the emulation.
+	Kernels Libraries = iota
+	// StandIns opens the stand-ins for them
+	// (backends/cuda/testdata/fakecublas.c, fakecudnn.c), which compute
+	// the calls' results on the host in float64 and refuse what the
+	// libraries refuse: what runs is lathe's side of the calls (layouts,
+	// transposes, descriptors, the choice of algorithm).
+	StandIns
+)
+
 // Run runs the calling test binary's tests that pattern (as -test.run
 // takes it) selects in a child process where cuda:0 is the emulated
 // device, and fails t with the child's failures, or where no cuda:0 case
@@ -35,7 +52,7 @@ import (
 // as make test and make gpu-check set it on a GPU machine), which runs
 // those cases itself; where the emulation or the stand-in cannot be built
 // (no C or C++ compiler); and under -short.
-func Run(t *testing.T, root, pattern string) {
+func Run(t *testing.T, root, pattern string, libs Libraries) {
 	t.Helper()
 	if os.Getenv(testenv.EmulatedEnv) != "" {
 		t.Skip("in the child, which runs the cases themselves")
@@ -53,9 +70,16 @@ func Run(t *testing.T, root, pattern string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	driver := testenv.SharedLibrary(t, filepath.Join(root, "backends/cuda/testdata/fakecuda.c"))
-	out, err := testenv.RunChild(pattern, testenv.EmulatedEnv+"=cuda:0",
-		"LATHE_CUDA_LIB="+driver, "LATHE_FAKE_CUDA_EMU="+lib, "LATHE_CUBLAS_LIB=off", "LATHE_CUDNN_LIB=off")
+	standIn := func(name string) string {
+		return testenv.SharedLibrary(t, filepath.Join(root, "backends/cuda/testdata", name+".c"))
+	}
+	device, cublas, cudnn := "cuda:0", "off", "off"
+	if libs == StandIns {
+		device = "cuda:0=host emulation; stand-in cuBLAS and cuDNN"
+		cublas, cudnn = standIn("fakecublas"), standIn("fakecudnn")
+	}
+	out, err := testenv.RunChild(pattern, testenv.EmulatedEnv+"="+device, "LATHE_CUDA_LIB="+standIn("fakecuda"),
+		"LATHE_FAKE_CUDA_EMU="+lib, "LATHE_CUBLAS_LIB="+cublas, "LATHE_CUDNN_LIB="+cudnn)
 	passed := regexp.MustCompile(`(?m)^\s*--- PASS: \S*cuda:0`).FindAllStringIndex(out, -1)
 	if err == nil && len(passed) == 0 {
 		err = errors.New("no cuda:0 case passed")

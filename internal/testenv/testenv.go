@@ -13,20 +13,28 @@ const RequireEnv = "LATHE_REQUIRE_DEVICES"
 // SummaryEnv names the file that the run's summary lines are appended to.
 const SummaryEnv = "LATHE_TEST_SUMMARY"
 
-// EmulatedEnv lists the devices (a device's String, comma-separated) that a
-// run drives through a stand-in driver on the host emulation of their
-// kernels (internal/conformance's TestEmulatedCUDA): the summary names each
-// "cuda:0 (host emulation)", so that its cases never count as the device's.
+// EmulatedEnv lists the devices that a run drives through a stand-in
+// driver on the host emulation of their kernels (internal/emucuda),
+// comma-separated, each a device's String or dev=how (how has no comma):
+// the summary names it "dev (how)", "cuda:0 (host emulation)" where how is
+// left out, so that its cases never count as the device's. Such a run
+// writes no line about other devices: the run that started it does.
 const EmulatedEnv = "LATHE_TEST_EMULATED"
 
-// summaryName is dev as the summary names it.
-func summaryName(dev string) string {
-	for _, d := range strings.Split(os.Getenv(EmulatedEnv), ",") {
-		if strings.TrimSpace(d) == dev {
-			return dev + " (host emulation)"
+// summaryName is dev as the summary names it; ok is false where the run
+// emulates other devices than dev, whose lines the parent run writes.
+func summaryName(dev string) (name string, ok bool) {
+	list := os.Getenv(EmulatedEnv)
+	for _, e := range strings.Split(list, ",") {
+		d, how, found := strings.Cut(strings.TrimSpace(e), "=")
+		if d == dev {
+			if !found {
+				how = "host emulation"
+			}
+			return dev + " (" + how + ")", true
 		}
 	}
-	return dev
+	return dev, list == ""
 }
 
 // Required reports whether the run requires dev (a device's String, "wgpu:0").
@@ -44,18 +52,25 @@ func Required(dev string) bool {
 func SkipDevice(t testing.TB, dev string, format string, args ...any) {
 	t.Helper()
 	reason := fmt.Sprintf(format, args...)
+	name, ok := summaryName(dev)
 	if Required(dev) {
-		appendLine("unavailable", t.Name(), summaryName(dev), "required", oneLine(reason))
+		if ok {
+			appendLine("unavailable", t.Name(), name, "required", oneLine(reason))
+		}
 		t.Fatalf("%s is required here (%s=%s) but: %s", dev, RequireEnv, os.Getenv(RequireEnv), reason)
 	}
-	appendLine("unavailable", t.Name(), summaryName(dev), "skipped", oneLine(reason))
+	if ok {
+		appendLine("unavailable", t.Name(), name, "skipped", oneLine(reason))
+	}
 	t.Skip(reason)
 }
 
 // Record writes a suite's counts for one device to the summary: cases run
 // (passed or failed), skipped, and failed.
 func Record(suite, dev string, run, skipped, failed int) {
-	appendLine("cases", suite, summaryName(dev), fmt.Sprint(run), fmt.Sprint(skipped), fmt.Sprint(failed))
+	if name, ok := summaryName(dev); ok {
+		appendLine("cases", suite, name, fmt.Sprint(run), fmt.Sprint(skipped), fmt.Sprint(failed))
+	}
 }
 
 // appendLine appends one tab-separated line to the summary file, if the run

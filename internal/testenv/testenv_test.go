@@ -67,21 +67,25 @@ func TestCount(t *testing.T) {
 }
 
 // TestEmulatedNames: the summary names a device that EmulatedEnv lists as
-// its host emulation, in the case counts and the skips, and no other.
+// its host emulation (or as the list says), in the case counts and the
+// skips, and such a run writes nothing about the other devices.
 func TestEmulatedNames(t *testing.T) {
 	summary := filepath.Join(t.TempDir(), "summary.tsv")
 	t.Setenv(SummaryEnv, summary)
 	t.Setenv(EmulatedEnv, "cuda:0")
 	Record("conformance", "cuda:0", 3, 1, 0)
-	Record("conformance", "cuda:1", 2, 0, 0)
+	Record("conformance", "cpu", 2, 0, 0)
 	t.Run("skip", func(t *testing.T) { SkipDevice(t, "cuda:0", "not here") })
+	t.Run("skip another", func(t *testing.T) { SkipDevice(t, "wgpu:0", "not here") })
+	t.Setenv(EmulatedEnv, "cuda:1, cuda:0=emulated; with stand-ins")
+	Record("gradients", "cuda:0", 4, 0, 0)
 	b, err := os.ReadFile(summary)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := "cases\tconformance\tcuda:0 (host emulation)\t3\t1\t0\n" +
-		"cases\tconformance\tcuda:1\t2\t0\t0\n" +
-		"unavailable\tTestEmulatedNames/skip\tcuda:0 (host emulation)\tskipped\tnot here\n"
+		"unavailable\tTestEmulatedNames/skip\tcuda:0 (host emulation)\tskipped\tnot here\n" +
+		"cases\tgradients\tcuda:0 (emulated; with stand-ins)\t4\t0\t0\n"
 	if string(b) != want {
 		t.Errorf("summary %q, want %q", b, want)
 	}

@@ -241,12 +241,19 @@ static cudnnStatus_t run(int dir, const void *alpha, const void *a, const void *
 										int q0 = p0 * str[0] - pad[0] + t0 * dil[0];
 										int q1 = p1 * str[1] - pad[1] + t1 * dil[1];
 										int q2 = p2 * str[2] - pad[2] + t2 * dil[2];
-										if (q0 < 0 || q0 >= in[0] || q1 < 0 || q1 >= in[1] || q2 < 0 || q2 >= in[2]) continue;
 										// CUDNN_CONVOLUTION (0) flips the window.
 										int u0 = c->mode ? t0 : k[0] - 1 - t0, u1 = c->mode ? t1 : k[1] - 1 - t1, u2 = c->mode ? t2 : k[2] - 1 - t2;
-										long xi = ((long)n * C + (oc / og) * cg + ci) * I + ((long)q0 * in[1] + q1) * in[2] + q2;
 										long wi = ((long)oc * cg + ci) * K + ((long)u0 * k[1] + u1) * k[2] + u2;
 										long yi = ((long)n * O + oc) * L + ((long)p0 * o[1] + p1) * o[2] + p2;
+										if (q0 < 0 || q0 >= in[0] || q1 < 0 || q1 >= in[1] || q2 < 0 || q2 >= in[2]) {
+											// The padding is zeros that take part in the
+											// products, as in the convolution of the padded
+											// input: 0·Inf is NaN.
+											if (dir == FORWARD) acc[yi] += 0.0 * W[wi];
+											else if (dir == FILTER) acc[wi] += 0.0 * Y[yi];
+											continue;
+										}
+										long xi = ((long)n * C + (oc / og) * cg + ci) * I + ((long)q0 * in[1] + q1) * in[2] + q2;
 										if (dir == FORWARD) acc[yi] += X[xi] * W[wi];
 										else if (dir == DATA) acc[xi] += W[wi] * Y[yi];
 										else acc[wi] += X[xi] * Y[yi];
