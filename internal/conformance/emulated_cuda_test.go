@@ -8,14 +8,18 @@ import (
 
 // TestEmulatedCUDA runs the conformance and gradient suites on cuda:0 as
 // the host emulation plays it (internal/emucuda), against PyTorch's values
-// and gradients where there is no GPU: once with lathe's own kernels for
-// products and convolutions, once with cuBLAS's and cuDNN's stand-ins,
-// which check lathe's calls of the libraries.
+// and gradients where there is no GPU: with lathe's own kernels for
+// products and convolutions; with cuBLAS's and cuDNN's stand-ins, which
+// check lathe's calls of the libraries; and with the kernels under
+// AddressSanitizer, each tensor its own allocation, which stops at a
+// read or write past a tensor's memory.
 func TestEmulatedCUDA(t *testing.T) {
-	t.Run("kernels", func(t *testing.T) {
-		emucuda.Run(t, "../..", "(TestConformance|TestGrad)$/^cuda:0", emucuda.Kernels)
-	})
-	t.Run("libraries", func(t *testing.T) {
-		emucuda.Run(t, "../..", "(TestConformance|TestGrad)$/^cuda:0", emucuda.StandIns)
-	})
+	for _, c := range []struct {
+		name  string
+		setup emucuda.Setup
+	}{{"kernels", emucuda.Kernels}, {"libraries", emucuda.StandIns}, {"memcheck", emucuda.Memcheck}} {
+		t.Run(c.name, func(t *testing.T) {
+			emucuda.Run(t, "../..", "(TestConformance|TestGrad)$/^cuda:0", c.setup)
+		})
+	}
 }

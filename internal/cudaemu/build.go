@@ -113,9 +113,9 @@ func sources(root string) (map[string]string, error) {
 }
 
 // build compiles srcs (with root's kernels/cuda on the include path) with
-// cxx into dir/libcudaemu.so, one translation unit per module in parallel,
-// and returns the library's path.
-func build(cxx, root, dir string, srcs map[string]string) (string, error) {
+// cxx and flags into dir/libcudaemu.so, one translation unit per module in
+// parallel, and returns the library's path.
+func build(cxx, root, dir string, flags []string, srcs map[string]string) (string, error) {
 	cudaDir := filepath.Join(root, "kernels/cuda")
 	var units []string
 	for n, text := range srcs {
@@ -134,7 +134,7 @@ func build(cxx, root, dir string, srcs map[string]string) (string, error) {
 		src := filepath.Join(dir, n)
 		objs[i] = strings.TrimSuffix(src, ".cpp") + ".o"
 		wg.Go(func() {
-			args := append(cxxFlags[:len(cxxFlags):len(cxxFlags)], "-I"+dir, "-I"+cudaDir, "-c", "-o", objs[i], src)
+			args := append(flags[:len(flags):len(flags)], "-I"+dir, "-I"+cudaDir, "-c", "-o", objs[i], src)
 			if out, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
 				errs[i] = fmt.Errorf("cudaemu: %s %s: %v\n%s", cxx, n, err, firstLines(out, 30))
 			}
@@ -145,7 +145,7 @@ func build(cxx, root, dir string, srcs map[string]string) (string, error) {
 		return "", err
 	}
 	lib := filepath.Join(dir, "libcudaemu.so")
-	args := append([]string{"-shared", "-o", lib}, objs...)
+	args := append(append(flags[:len(flags):len(flags)], "-shared", "-o", lib), objs...)
 	if out, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("cudaemu: %s -shared: %v\n%s", cxx, err, out)
 	}
@@ -186,7 +186,7 @@ func Load(root string) (*Emulator, error) {
 	return f.(func() (*Emulator, error))()
 }
 
-var libraries sync.Map // absolute root -> func() (string, error)
+var libraries sync.Map // absolute root and flags -> func() (string, error)
 
 // Library returns the path of the emulation library of the kernels under
 // root, compiled with the C++ compiler $CXX (g++ where unset): a shared
@@ -197,16 +197,48 @@ var libraries sync.Map // absolute root -> func() (string, error)
 // source, the compiler's version and the flags, so a test run whose kernels
 // have not changed builds nothing. An error wraps ErrUnavailable where
 // there is no compiler.
-func Library(root string) (string, error) {
+func Library(root string) (string, error) { return libraryOnce(root, cxxFlags) }
+
+// sanitizeFlags build the library with AddressSanitizer.
+var sanitizeFlags = []string{"-fsanitize=address", "-fno-omit-frame-pointer"}
+
+// SanitizedLibrary is Library built with AddressSanitizer: a kernel that
+// reads or writes outside the allocation it reaches stops the process with
+// ASan's report, which names the kernel. A process that opens it must
+// have loaded ASan's runtime first (LD_PRELOAD=ASanRuntime()).
+func SanitizedLibrary(root string) (string, error) {
+	return libraryOnce(root, append(cxxFlags[:len(cxxFlags):len(cxxFlags)], sanitizeFlags...))
+}
+
+// ASanRuntime returns the path of the C++ compiler's AddressSanitizer
+// runtime (libasan), or an error wrapping ErrUnavailable where it has none.
+func ASanRuntime() (string, error) {
+	cxx, err := compiler()
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.Command(cxx, "-print-file-name=libasan.so").Output()
+	path := strings.TrimSpace(string(out))
+	if err == nil && filepath.IsAbs(path) {
+		if path, err = filepath.EvalSymlinks(path); err == nil {
+			return path, nil
+		}
+	}
+	return "", fmt.Errorf("%w: %s has no AddressSanitizer runtime (libasan)", ErrUnavailable, cxx)
+}
+
+func libraryOnce(root string, flags []string) (string, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return "", err
 	}
-	f, _ := libraries.LoadOrStore(abs, sync.OnceValues(func() (string, error) { return library(abs) }))
+	key := abs + "\x00" + strings.Join(flags, " ")
+	f, _ := libraries.LoadOrStore(key, sync.OnceValues(func() (string, error) { return library(abs, flags) }))
 	return f.(func() (string, error))()
 }
 
-func library(root string) (string, error) {
+// compiler returns the path of the C++ compiler: $CXX, or g++.
+func compiler() (string, error) {
 	cxx := os.Getenv("CXX")
 	if cxx == "" {
 		cxx = "g++"
@@ -214,6 +246,14 @@ func library(root string) (string, error) {
 	path, err := exec.LookPath(cxx)
 	if err != nil {
 		return "", fmt.Errorf("%w: no C++ compiler (%v): install g++ to run the CUDA kernels on the host", ErrUnavailable, err)
+	}
+	return path, nil
+}
+
+func library(root string, flags []string) (string, error) {
+	path, err := compiler()
+	if err != nil {
+		return "", err
 	}
 	version, err := exec.Command(path, "--version").Output()
 	if err != nil {
@@ -223,7 +263,7 @@ func library(root string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	key, err := buildKey(root, path, version, srcs)
+	key, err := buildKey(root, path, version, flags, srcs)
 	if err != nil {
 		return "", err
 	}
@@ -252,7 +292,7 @@ func library(root string) (string, error) {
 			return "", err
 		}
 		defer os.RemoveAll(tmp) // gone after the rename, unless it failed
-		if _, err := build(path, root, tmp, srcs); err != nil {
+		if _, err := build(path, root, tmp, flags, srcs); err != nil {
 			return "", err
 		}
 		if err := os.Rename(tmp, filepath.Join(base, key)); err != nil {
@@ -267,9 +307,9 @@ func library(root string) (string, error) {
 
 // buildKey hashes everything a build depends on: the compiler and its
 // version, the flags, the generated sources and every file of kernels/cuda.
-func buildKey(root, cxx string, version []byte, srcs map[string]string) (string, error) {
+func buildKey(root, cxx string, version []byte, flags []string, srcs map[string]string) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%q\x00", cxx, version, cxxFlags)
+	fmt.Fprintf(h, "%s\x00%s\x00%q\x00", cxx, version, flags)
 	names := make([]string, 0, len(srcs))
 	for n := range srcs {
 		names = append(names, n)

@@ -2,7 +2,7 @@
 // the cuda backend opened on the stand-in driver
 // (backends/cuda/testdata/fakecuda.c), whose launches run lathe's kernels
 // on the host emulation of kernels/cuda (internal/cudaemu), with cuBLAS and
-// cuDNN turned off or played by their stand-ins (Libraries). Where there
+// cuDNN turned off or played by their stand-ins (Setup). Where there
 // is no GPU that is as close as a test gets to cuda:0: the backend's
 // launches, layouts, composites, gradient rules, library calls and errors,
 // with the real kernels. What it cannot show is the GPU's timing, its
@@ -25,20 +25,26 @@ import (
 	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
-// Libraries says what does cuBLAS's and cuDNN's work on the emulated
-// device.
-type Libraries int
+// Setup is how the emulated device is set up.
+type Setup int
 
 const (
 	// Kernels turns cuBLAS and cuDNN off (LATHE_CUBLAS_LIB=off): products
 	// and convolutions run on lathe's own kernels, on the emulation.
-	Kernels Libraries = iota
+	Kernels Setup = iota
 	// StandIns opens the stand-ins for them
 	// (backends/cuda/testdata/fakecublas.c, fakecudnn.c), which compute
 	// the calls' results on the host in float64 and refuse what the
 	// libraries refuse: what runs is lathe's side of the calls (layouts,
 	// transposes, descriptors, the choice of algorithm).
 	StandIns
+	// Memcheck is Kernels on the emulation built with AddressSanitizer
+	// (cudaemu.SanitizedLibrary), with the caching allocator off
+	// (LATHE_CUDA_NO_CACHING=1) so that each tensor is an allocation of
+	// its own: a kernel that reads or writes past its tensors' memory,
+	// or a copy past a buffer, ends the child with ASan's report, as
+	// compute-sanitizer's memcheck does on a GPU (make gpu-check).
+	Memcheck
 )
 
 // Run runs the calling test binary's tests that pattern (as -test.run
@@ -52,7 +58,7 @@ const (
 // as make test and make gpu-check set it on a GPU machine), which runs
 // those cases itself; where the emulation or the stand-in cannot be built
 // (no C or C++ compiler); and under -short.
-func Run(t *testing.T, root, pattern string, libs Libraries) {
+func Run(t *testing.T, root, pattern string, setup Setup) {
 	t.Helper()
 	if os.Getenv(testenv.EmulatedEnv) != "" {
 		t.Skip("in the child, which runs the cases themselves")
@@ -63,23 +69,31 @@ func Run(t *testing.T, root, pattern string, libs Libraries) {
 	if testing.Short() {
 		t.Skip("emulating the kernels takes a while")
 	}
-	lib, err := cudaemu.Library(root)
-	if errors.Is(err, cudaemu.ErrUnavailable) {
-		t.Skip(err)
+	library, how := cudaemu.Library, ""
+	if setup == Memcheck {
+		library, how = cudaemu.SanitizedLibrary, "=host emulation; AddressSanitizer"
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	lib, err := library(root)
+	skipUnavailable(t, err)
 	standIn := func(name string) string {
 		return testenv.SharedLibrary(t, filepath.Join(root, "backends/cuda/testdata", name+".c"))
 	}
-	device, cublas, cudnn := "cuda:0", "off", "off"
-	if libs == StandIns {
-		device = "cuda:0=host emulation; stand-in cuBLAS and cuDNN"
+	cublas, cudnn := "off", "off"
+	var env []string
+	switch setup {
+	case StandIns:
+		how = "=host emulation; stand-in cuBLAS and cuDNN"
 		cublas, cudnn = standIn("fakecublas"), standIn("fakecudnn")
+	case Memcheck:
+		asan, err := cudaemu.ASanRuntime()
+		skipUnavailable(t, err)
+		// Go handles its own signals, and its heap is not the C heap that
+		// LeakSanitizer would scan.
+		env = []string{"LD_PRELOAD=" + asan, "ASAN_OPTIONS=handle_segv=0:allow_user_segv_handler=1:detect_leaks=0",
+			"LATHE_CUDA_NO_CACHING=1"}
 	}
-	out, err := testenv.RunChild(pattern, testenv.EmulatedEnv+"="+device, "LATHE_CUDA_LIB="+standIn("fakecuda"),
-		"LATHE_FAKE_CUDA_EMU="+lib, "LATHE_CUBLAS_LIB="+cublas, "LATHE_CUDNN_LIB="+cudnn)
+	out, err := testenv.RunChild(pattern, append(env, testenv.EmulatedEnv+"=cuda:0"+how,
+		"LATHE_CUDA_LIB="+standIn("fakecuda"), "LATHE_FAKE_CUDA_EMU="+lib, "LATHE_CUBLAS_LIB="+cublas, "LATHE_CUDNN_LIB="+cudnn)...)
 	passed := regexp.MustCompile(`(?m)^\s*--- PASS: \S*cuda:0`).FindAllStringIndex(out, -1)
 	if err == nil && len(passed) == 0 {
 		err = errors.New("no cuda:0 case passed")
@@ -90,10 +104,30 @@ func Run(t *testing.T, root, pattern string, libs Libraries) {
 	t.Logf("%d cuda:0 cases passed on the host emulation, %d tests and cases skipped", len(passed), strings.Count(out, "--- SKIP: "))
 }
 
+// skipUnavailable skips t where err says that the emulation cannot be
+// built here, and fails it on any other error.
+func skipUnavailable(t *testing.T, err error) {
+	t.Helper()
+	if errors.Is(err, cudaemu.ErrUnavailable) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // failures picks a verbose test run's failures, with what they logged,
-// out of out, or its last lines where it has none (a crash).
+// out of out, and AddressSanitizer's report; or its last lines where it
+// has neither (a crash).
 func failures(out string) string {
 	var b strings.Builder
+	if i := strings.Index(out, "ERROR: AddressSanitizer"); i >= 0 {
+		report := out[strings.LastIndex(out[:i], "\n")+1:]
+		if end := strings.Index(report, "SUMMARY: AddressSanitizer"); end >= 0 {
+			report = report[:end+strings.IndexByte(report[end:]+"\n", '\n')]
+		}
+		b.WriteString(report + "\n")
+	}
 	lines := strings.Split(out, "\n")
 	for i, l := range lines {
 		if !strings.HasPrefix(strings.TrimSpace(l), "--- FAIL") {
