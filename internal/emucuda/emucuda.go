@@ -50,15 +50,17 @@ const (
 // Run runs the calling test binary's tests that pattern (as -test.run
 // takes it) selects in a child process where cuda:0 is the emulated
 // device, and fails t with the child's failures, or where no cuda:0 case
-// passed. A pattern that leaves out the other devices' subtests ("Test$/
-// ^cuda:0") suits a test that checks nothing after its subtests, as a
-// suite that only counts them; ".*" runs everything, on every device. root
-// is the repository's folder. In the child it skips t (the parent's test).
-// It skips where the run requires the real cuda:0 (LATHE_REQUIRE_DEVICES,
-// as make test and make gpu-check set it on a GPU machine), which runs
-// those cases itself; where the emulation or the stand-in cannot be built
-// (no C or C++ compiler); and under -short.
-func Run(t *testing.T, root, pattern string, setup Setup) {
+// passed (a subtest named for it, or the test that pattern names). A
+// pattern that leaves out the other devices' subtests ("Test$/^cuda:0")
+// suits a test that checks nothing after its subtests, as a suite that
+// only counts them; ".*" runs everything, on every device. root is the
+// repository's folder; env is added to the child's environment. In the
+// child it skips t (the parent's test). It skips where the run requires
+// the real cuda:0 (LATHE_REQUIRE_DEVICES, as make test and make gpu-check
+// set it on a GPU machine), which runs those cases itself; where the
+// emulation or the stand-in cannot be built (no C or C++ compiler); and
+// under -short.
+func Run(t *testing.T, root, pattern string, setup Setup, env ...string) {
 	t.Helper()
 	if os.Getenv(testenv.EmulatedEnv) != "" {
 		t.Skip("in the child, which runs the cases themselves")
@@ -79,7 +81,6 @@ func Run(t *testing.T, root, pattern string, setup Setup) {
 		return testenv.SharedLibrary(t, filepath.Join(root, "backends/cuda/testdata", name+".c"))
 	}
 	cublas, cudnn := "off", "off"
-	var env []string
 	switch setup {
 	case StandIns:
 		how = "=host emulation; stand-in cuBLAS and cuDNN"
@@ -89,12 +90,14 @@ func Run(t *testing.T, root, pattern string, setup Setup) {
 		skipUnavailable(t, err)
 		// Go handles its own signals, and its heap is not the C heap that
 		// LeakSanitizer would scan.
-		env = []string{"LD_PRELOAD=" + asan, "ASAN_OPTIONS=handle_segv=0:allow_user_segv_handler=1:detect_leaks=0",
-			"LATHE_CUDA_NO_CACHING=1"}
+		env = append(env, "LD_PRELOAD="+asan, "ASAN_OPTIONS=handle_segv=0:allow_user_segv_handler=1:detect_leaks=0",
+			"LATHE_CUDA_NO_CACHING=1")
 	}
 	out, err := testenv.RunChild(pattern, append(env, testenv.EmulatedEnv+"=cuda:0"+how,
 		"LATHE_CUDA_LIB="+standIn("fakecuda"), "LATHE_FAKE_CUDA_EMU="+lib, "LATHE_CUBLAS_LIB="+cublas, "LATHE_CUDNN_LIB="+cudnn)...)
-	passed := regexp.MustCompile(`(?m)^\s*--- PASS: \S*cuda:0`).FindAllStringIndex(out, -1)
+	// A case counts where its name has cuda:0 in it, or where it is the
+	// test that pattern names whole (one on cuda:0 without subtests).
+	passed := regexp.MustCompile(`(?m)^\s*--- PASS: (\S*cuda:0\S*|`+regexp.QuoteMeta(pattern)+`) `).FindAllStringIndex(out, -1)
 	if err == nil && len(passed) == 0 {
 		err = errors.New("no cuda:0 case passed")
 	}
