@@ -58,8 +58,8 @@ const (
 // child it skips t (the parent's test). It skips where the run requires
 // the real cuda:0 (LATHE_REQUIRE_DEVICES, as make test and make gpu-check
 // set it on a GPU machine), which runs those cases itself; where the
-// emulation or the stand-in cannot be built (no C or C++ compiler); and
-// under -short.
+// emulation or the stand-in cannot be built (no C or C++ compiler); without
+// cgo; and under -short.
 func Run(t *testing.T, root, pattern string, setup Setup, env ...string) {
 	t.Helper()
 	if os.Getenv(testenv.EmulatedEnv) != "" {
@@ -70,6 +70,9 @@ func Run(t *testing.T, root, pattern string, setup Setup, env ...string) {
 	}
 	if testing.Short() {
 		t.Skip("emulating the kernels takes a while")
+	}
+	if !cgoEnabled {
+		t.Skip("the cuda backend opens a driver only with cgo (CGO_ENABLED=0)")
 	}
 	library, how := cudaemu.Library, ""
 	if setup == Memcheck {

@@ -1,0 +1,5 @@
+//go:build !cgo
+
+package emucuda
+
+const cgoEnabled = false
