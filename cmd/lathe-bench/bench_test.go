@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/internal/emucuda"
 	"github.com/lathe-ml/lathe/internal/mpitest"
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // TestMain makes the test binary a child of its own kind when a run starts
@@ -27,12 +29,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// runQuick measures the quick table on the cpu with one short sample per
+// runQuick measures the quick table on device with one short sample per
 // row and returns the JSON report it wrote.
-func runQuick(t *testing.T, vsTorch bool) report {
+func runQuick(t *testing.T, device string, vsTorch bool) report {
 	t.Helper()
 	dir := t.TempDir()
-	cfg := config{Devices: []string{"cpu"}, Quick: true, Samples: 1, MinSample: time.Millisecond, VsTorch: vsTorch, Python: "/usr/bin/python3",
+	cfg := config{Devices: []string{device}, Quick: true, Samples: 1, MinSample: time.Millisecond, VsTorch: vsTorch, Python: "/usr/bin/python3",
 		JSON: filepath.Join(dir, "bench.json"), Plot: filepath.Join(dir, "bench.svg")}
 	var tableOut, notes bytes.Buffer
 	if _, err := run(cfg, &tableOut, newProgress(&notes)); err != nil {
@@ -54,7 +56,8 @@ func runQuick(t *testing.T, vsTorch bool) report {
 		t.Fatalf("%d rows in the JSON, want one per workload (%d)", len(rep.Rows), len(works))
 	}
 	for i, r := range rep.Rows {
-		if r.Skipped != "" && works[i].Ranks > 1 && !mpitest.Required() && mpiMissing() != "" {
+		// A job of several ranks runs on the cpu over MPI, where it opens.
+		if r.Skipped != "" && works[i].Ranks > 1 && (device != "cpu" || !mpitest.Required() && mpiMissing() != "") {
 			t.Logf("%s: skipped: %s", r.Workload, r.Skipped)
 			continue
 		}
@@ -69,14 +72,30 @@ func runQuick(t *testing.T, vsTorch bool) report {
 }
 
 // TestQuickRun runs every workload of the quick table on the cpu.
-func TestQuickRun(t *testing.T) { runQuick(t, false) }
+func TestQuickRun(t *testing.T) { runQuick(t, "cpu", false) }
+
+// TestQuickRunCUDA runs every workload of the quick table on cuda:0 where
+// it opens: a GPU, or the host emulation's (TestEmulatedCUDA), which
+// rehearses make gpu-check's bench step.
+func TestQuickRunCUDA(t *testing.T) {
+	if err := lathe.Zeros(lathe.CUDA(0), lathe.Float32, 1).Err(); err != nil {
+		testenv.SkipDevice(t, "cuda:0", "cuda:0 does not open: %v", err)
+	}
+	runQuick(t, "cuda:0", false)
+}
+
+// TestEmulatedCUDA runs TestQuickRunCUDA on cuda:0 as the host emulation
+// plays it (internal/emucuda), where there is no GPU.
+func TestEmulatedCUDA(t *testing.T) {
+	emucuda.Run(t, "../..", "TestQuickRunCUDA", emucuda.Kernels)
+}
 
 // TestQuickRunVsTorch runs it beside PyTorch, where /usr/bin/python3 has it.
 func TestQuickRunVsTorch(t *testing.T) {
 	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
 		t.Skip("PyTorch: /usr/bin/python3 cannot import torch:", err)
 	}
-	rep := runQuick(t, true)
+	rep := runQuick(t, "cpu", true)
 	for _, r := range rep.Rows {
 		if r.Spec.DType == "f16" && strings.Contains(r.NoTorch, "no torch.float16 matmul") {
 			continue // torch 1.13's cpu has no float16 matmul; the row says so
