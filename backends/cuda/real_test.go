@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -22,9 +23,12 @@ func TestRealDevice(t *testing.T) {
 	}
 	t.Logf("cuda:0: %s", cudaBackend.Describe(0))
 	// LATHE_CUDA_LIB may name the stand-in (testdata/fakecuda.c), which
-	// runs no kernel of the real PTX: the checks then expect what it does.
+	// runs no kernel of the real PTX, unless it runs them on the host
+	// emulation (LATHE_FAKE_CUDA_EMU, TestEmulatedCUDA): the checks then
+	// expect what it does.
 	realDevice = d0(t).name != "Fake GPU"
-	t.Cleanup(func() { realDevice = false })
+	realKernels = realDevice || os.Getenv("LATHE_FAKE_CUDA_EMU") != ""
+	t.Cleanup(func() { realDevice, realKernels = false, false })
 	t.Run("copies", func(t *testing.T) { fakeCopies(t, dev) })
 	t.Run("matmul", func(t *testing.T) { checkMatmul(t, dev) })
 	t.Run("narrow dtypes", func(t *testing.T) { fakeNarrow(t, dev) })
