@@ -46,7 +46,9 @@ func TestFakeDriverNoCaching(t *testing.T) {
 // runFakeChild builds the stand-ins and runs test in a child process of
 // this test binary against them, with env added.
 func runFakeChild(t *testing.T, test string, env ...string) {
-	out, err := testenv.RunChild(test, append([]string{"LATHE_FAKE_CUDA_CHILD=1",
+	// The stand-ins' own kernels, even where this process plays cuda:0 on
+	// the host emulation (LATHE_FAKE_CUDA_EMU, internal/emucuda).
+	out, err := testenv.RunChild(test, append([]string{"LATHE_FAKE_CUDA_CHILD=1", "LATHE_FAKE_CUDA_EMU=",
 		"LATHE_CUDA_LIB=" + testenv.SharedLibrary(t, "testdata/fakecuda.c"),
 		"LATHE_CUBLAS_LIB=" + testenv.SharedLibrary(t, "testdata/fakecublas.c"),
 		"LATHE_CUDNN_LIB=" + testenv.SharedLibrary(t, "testdata/fakecudnn.c")}, env...)...)
