@@ -103,8 +103,10 @@ func (e *Emulator) Launch(fn string, grid, block [3]uint32, args ...any) error {
 		return fmt.Errorf("cudaemu: no kernel %s in the library", fn)
 	case 1: // simt::stuck
 		return fmt.Errorf("cudaemu: %s: threads of a block wait at a barrier that the block's other threads have left (a __syncthreads under a condition they do not share; on a GPU, a hang)", fn)
-	default: // simt::no_stack
+	case 2: // simt::no_stack
 		return fmt.Errorf("cudaemu: %s: cannot map a stack for each of a block's %d threads", fn, block[0]*block[1]*block[2])
+	default: // simt::bad_block
+		return fmt.Errorf("cudaemu: %s: a block of %d×%d×%d threads (CUDA takes 1 to 1024)", fn, block[0], block[1], block[2])
 	}
 }
 

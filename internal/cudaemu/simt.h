@@ -169,9 +169,9 @@ inline char *stack() {
 }
 
 // Why a launch stops short: a barrier that can never open (some threads
-// wait at it while the rest have returned), or a stack that could not be
-// mapped.
-enum { ok = 0, stuck = 1, no_stack = 2 };
+// wait at it while the rest have returned), a stack that could not be
+// mapped, or a block that CUDA refuses (no threads, or more than 1024).
+enum { ok = 0, stuck = 1, no_stack = 2, bad_block = 3 };
 
 // run_block runs one block's nt threads to the end.
 inline int run_block(dim3 block, uint3 b, int nt) {
@@ -261,7 +261,8 @@ inline int launch(dim3 grid, dim3 block, void (*body)(void *), void *arg) {
 	blockDim = block;
 	simt::body = body;
 	simt::body_arg = arg;
-	int nt = block.x * block.y * block.z;
+	unsigned long long nt = (unsigned long long)block.x * block.y * block.z;
+	if (nt == 0 || nt > 1024) return simt::bad_block;
 	for (unsigned bz = 0; bz < grid.z; bz++)
 		for (unsigned by = 0; by < grid.y; by++)
 			for (unsigned bx = 0; bx < grid.x; bx++)

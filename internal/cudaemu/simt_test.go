@@ -9,7 +9,8 @@ import (
 
 // TestSimtScheduler runs simt.h's fibers on the kernels of
 // testdata/simt_check.cpp (barriers in 3-D blocks and in loops, shuffles
-// in a partial warp, a barrier that some threads have left) with each
+// in a partial warp, a barrier that some threads have left, blocks that
+// CUDA refuses) with each
 // context switch: simt_switch, and the ucontext fallback that hosts other
 // than x86-64 build.
 func TestSimtScheduler(t *testing.T) {

@@ -82,6 +82,10 @@ int main() {
 	}
 
 	run("divergent", dim3(1), dim3(32), divergent, simt::stuck);
+	// Blocks that CUDA refuses, the last one's product past 32 bits.
+	run("no threads", dim3(1), dim3(0), barrier_loop, simt::bad_block);
+	run("1025 threads", dim3(1), dim3(1025), barrier_loop, simt::bad_block);
+	run("2^32 threads", dim3(1), dim3(4096, 1024, 1024), barrier_loop, simt::bad_block);
 	// The stuck launch's fibers are abandoned; the next launch starts clean.
 	run("barrier_loop after divergent", dim3(1), dim3(64), barrier_loop, simt::ok);
 	expect(sums[0] == 4950 * 63, "sums", 0, sums[0], 4950 * 63);
