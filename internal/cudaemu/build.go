@@ -53,9 +53,12 @@ struct lathe_emu_reg {
 
 // entryPoint defines the table, simt.h's context switch (SIMT_MAIN) and
 // lathe_emu_launch, which returns -1 for a kernel not in the table, else
-// simt.h's launch's result.
+// simt.h's launch's result. Launches run one at a time, whatever thread
+// calls (the Go side, or the stand-in driver on the backend's threads):
+// simt.h's grid, block, fiber and barrier state is the library's.
 const entryPoint = `#define SIMT_MAIN
 #include "runtime.h"
+#include <mutex>
 std::map<std::string, std::pair<void *, lathe_emu_caller>> &lathe_emu_table() {
 	static std::map<std::string, std::pair<void *, lathe_emu_caller>> t;
 	return t;
@@ -65,6 +68,8 @@ struct lathe_emu_job {
 	void **args;
 };
 extern "C" int lathe_emu_launch(const char *name, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, void **args) {
+	static std::mutex one_at_a_time;
+	std::lock_guard<std::mutex> hold(one_at_a_time);
 	auto it = lathe_emu_table().find(name);
 	if (it == lathe_emu_table().end()) return -1;
 	lathe_emu_job job{it->second, args};

@@ -23,15 +23,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"sync"
 	"unsafe"
 )
 
 const cgoEnabled = true
-
-// launchMu makes launches one at a time: simt.h's grid, block, fiber and
-// barrier state is the library's, not a launch's.
-var launchMu sync.Mutex
 
 // Emulator is an opened emulation library.
 type Emulator struct {
@@ -93,8 +88,6 @@ func (e *Emulator) Launch(fn string, grid, block [3]uint32, args ...any) error {
 	}
 	cfn := C.CString(fn)
 	defer C.free(unsafe.Pointer(cfn))
-	launchMu.Lock()
-	defer launchMu.Unlock()
 	switch C.lathe_emu_call(e.launch, cfn, C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
 		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]), &params[0]) {
 	case 0:

@@ -13,8 +13,8 @@
 // that some threads of a block have left (a divergent __syncthreads, a
 // hang on a GPU) ends the launch with an error instead of hanging.
 //
-// The launch state is global, so one launch runs at a time (Emulator.Launch
-// locks). It is slow and meant for small inputs; what it checks is the
+// The launch state is global, so one launch runs at a time
+// (lathe_emu_launch locks). It is slow and meant for small inputs; what it checks is the
 // kernels' logic (indexing, reduction trees, NaN and tie rules), not their
 // speed or the GPU's rounding of libdevice functions, which are the host
 // libm's here.

@@ -12,6 +12,7 @@
 // the PTX declares them: the backend and lathe's real kernels, end to end,
 // without a GPU (internal/conformance's TestEmulatedCUDA).
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,14 @@ static size_t capacity = 64 << 20, used; // 1 GiB on the emulation
 
 typedef int (*emu_launch_t)(const char *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void **);
 static emu_launch_t emu_launch; // lathe_emu_launch, where LATHE_FAKE_CUDA_EMU opens
+
+// The real driver is thread-safe: every entry point that touches the
+// stand-in's shared state (memory accounting, pinned blocks, the copies
+// waiting to land, events, modules, the context's count) holds mu, to its
+// return. The emulation's launches take a lock of their own.
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static void unlock_mu(int *unused) { pthread_mutex_unlock(&mu); }
+#define LOCKED() int locked_ __attribute__((cleanup(unlock_mu))) = (pthread_mutex_lock(&mu), 0)
 
 #define NEED_CTX() do { if (current != &the_ctx) return INVALID_CONTEXT; if (sticky) return sticky; } while (0)
 
@@ -84,9 +93,9 @@ CUresult cuDeviceTotalMem_v2(size_t *n, int d) { *n = capacity; return OK; }
 // The primary context lives while retained; a call in it after the last
 // release fails, as in a destroyed context.
 static int retained;
-CUresult cuDevicePrimaryCtxRetain(void **c, int d) { retained++; *c = &the_ctx; return OK; }
-CUresult cuDevicePrimaryCtxRelease_v2(int d) { if (retained == 0) return INVALID_CONTEXT; retained--; return OK; }
-CUresult cuCtxSetCurrent(void *c) { current = c == &the_ctx && retained == 0 ? NULL : c; return OK; }
+CUresult cuDevicePrimaryCtxRetain(void **c, int d) { LOCKED(); retained++; *c = &the_ctx; return OK; }
+CUresult cuDevicePrimaryCtxRelease_v2(int d) { LOCKED(); if (retained == 0) return INVALID_CONTEXT; retained--; return OK; }
+CUresult cuCtxSetCurrent(void *c) { LOCKED(); current = c == &the_ctx && retained == 0 ? NULL : c; return OK; }
 CUresult cuStreamCreate(void **s, unsigned int flags) {
 	NEED_CTX();
 	if (flags != 1) return INVALID_VALUE; // lathe asks for CU_STREAM_NON_BLOCKING
@@ -96,6 +105,7 @@ CUresult cuStreamCreate(void **s, unsigned int flags) {
 static void land(void);
 static void add_entries(const char *ptx);
 CUresult cuStreamSynchronize(void *s) {
+	LOCKED();
 	NEED_CTX();
 	if (s != &the_stream) return INVALID_VALUE;
 	land();
@@ -106,6 +116,7 @@ CUresult cuStreamSynchronize(void *s) {
 // message in the error log that options 5 and 6 (CU_JIT_ERROR_LOG_BUFFER,
 // _SIZE_BYTES) give.
 CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned int n, int *opts, void **vals) {
+	LOCKED();
 	NEED_CTX();
 	if (strstr(image, "BROKEN")) {
 		char *log = NULL;
@@ -288,6 +299,7 @@ static void add_entries(const char *ptx) {
 }
 
 CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
+	LOCKED();
 	NEED_CTX();
 	if (emu_launch) {
 		for (int i = 0; i < nemu; i++)
@@ -322,6 +334,7 @@ CUresult cuLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsigned int 
 
 // Device memory: host memory after a header that holds the size.
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+	LOCKED();
 	NEED_CTX();
 	if (n == 0) return INVALID_VALUE;
 	if (used + n > capacity) return OUT_OF_MEMORY;
@@ -332,13 +345,14 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
 	return OK;
 }
 CUresult cuMemFree_v2(CUdeviceptr p) {
+	LOCKED();
 	NEED_CTX();
 	size_t *h = (size_t *)(uintptr_t)p - 2;
 	used -= h[0];
 	free(h);
 	return OK;
 }
-CUresult cuMemGetInfo_v2(size_t *free, size_t *total) { NEED_CTX(); *free = capacity - used; *total = capacity; return OK; }
+CUresult cuMemGetInfo_v2(size_t *free, size_t *total) { LOCKED(); NEED_CTX(); *free = capacity - used; *total = capacity; return OK; }
 
 // Pinned host memory: copies to and from the device must use it.
 static void *pinned[64];
@@ -349,17 +363,20 @@ static int is_pinned(const void *p, size_t n) {
 	return 0;
 }
 CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags) {
+	LOCKED();
 	NEED_CTX();
 	for (int i = 0; i < 64; i++)
 		if (!pinned[i]) { pinned[i] = *p = malloc(n); pinnedSize[i] = n; return OK; }
 	return OUT_OF_MEMORY;
 }
 CUresult cuMemFreeHost(void *p) {
+	LOCKED();
 	for (int i = 0; i < 64; i++)
 		if (pinned[i] == p) { pinned[i] = NULL; free(p); return OK; }
 	return INVALID_VALUE;
 }
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, void *s) {
+	LOCKED();
 	NEED_CTX();
 	if (s != &the_stream || !is_pinned(src, n)) return INVALID_VALUE;
 	memcpy((void *)(uintptr_t)dst, src, n);
@@ -379,6 +396,7 @@ static void land(void) {
 	nlanding = 0;
 }
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, void *s) {
+	LOCKED();
 	NEED_CTX();
 	if (s != &the_stream || !is_pinned(dst, n)) return INVALID_VALUE;
 	if (nlanding == 64) land();
@@ -394,10 +412,11 @@ CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, void *s) {
 }
 static int events[8], nevents;
 CUresult cuEventCreate(void **e, unsigned int flags) {
+	LOCKED();
 	NEED_CTX();
 	if (flags != 2 || nevents == 8) return INVALID_VALUE; // CU_EVENT_DISABLE_TIMING
 	*e = &events[nevents++];
 	return OK;
 }
 CUresult cuEventRecord(void *e, void *s) { NEED_CTX(); return s == &the_stream ? OK : INVALID_VALUE; }
-CUresult cuEventSynchronize(void *e) { NEED_CTX(); land(); return OK; }
+CUresult cuEventSynchronize(void *e) { LOCKED(); NEED_CTX(); land(); return OK; }
