@@ -10,10 +10,5 @@ import (
 // cuda:0 as the host emulation plays it (internal/emucuda), with lathe's
 // kernels and with the stand-ins for cuBLAS and cuDNN.
 func TestEmulatedCUDA(t *testing.T) {
-	for _, c := range []struct {
-		name  string
-		setup emucuda.Setup
-	}{{"kernels", emucuda.Kernels}, {"libraries", emucuda.StandIns}} {
-		t.Run(c.name, func(t *testing.T) { emucuda.Run(t, "../..", "TestRealDevice", c.setup) })
-	}
+	emucuda.RunEach(t, "../..", "TestRealDevice", emucuda.Kernels, emucuda.StandIns)
 }

@@ -14,12 +14,5 @@ import (
 // AddressSanitizer, each tensor its own allocation, which stops at a
 // read or write past a tensor's memory.
 func TestEmulatedCUDA(t *testing.T) {
-	for _, c := range []struct {
-		name  string
-		setup emucuda.Setup
-	}{{"kernels", emucuda.Kernels}, {"libraries", emucuda.StandIns}, {"memcheck", emucuda.Memcheck}} {
-		t.Run(c.name, func(t *testing.T) {
-			emucuda.Run(t, "../..", "(TestConformance|TestGrad)$/^cuda:0", c.setup)
-		})
-	}
+	emucuda.RunEach(t, "../..", "(TestConformance|TestGrad)$/^cuda:0", emucuda.Kernels, emucuda.StandIns, emucuda.Memcheck)
 }

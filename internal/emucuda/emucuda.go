@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,6 +47,26 @@ const (
 	// compute-sanitizer's memcheck does on a GPU (make gpu-check).
 	Memcheck
 )
+
+// String names the setup, as RunEach's subtests are named.
+func (s Setup) String() string {
+	switch s {
+	case Kernels:
+		return "kernels"
+	case StandIns:
+		return "libraries"
+	case Memcheck:
+		return "memcheck"
+	}
+	return "setup(" + strconv.Itoa(int(s)) + ")"
+}
+
+// RunEach runs Run with each of setups, as a subtest named for it.
+func RunEach(t *testing.T, root, pattern string, setups ...Setup) {
+	for _, setup := range setups {
+		t.Run(setup.String(), func(t *testing.T) { Run(t, root, pattern, setup) })
+	}
+}
 
 // Run runs the calling test binary's tests that pattern (as -test.run
 // takes it) selects in a child process where cuda:0 is the emulated
