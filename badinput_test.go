@@ -170,6 +170,9 @@ func biOps() map[string]biOp {
 			huge: func(dev Device) *Tensor {
 				return biBig(dev, 1, 1, biHuge*biHuge).Fold([]int{biHuge, biHuge}, []int{1, 1})
 			}},
+		"dropout": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
+			call: func(a []*Tensor) *Tensor { return a[0].Dropout(0.5, true) }, kinds: "f",
+			huge: func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).Dropout(0.5, true) }},
 		"flip": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
 			call: func(a []*Tensor) *Tensor { return a[0].Flip(0) }, kinds: "a",
 			huge: func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).Flip(0) }},

@@ -393,7 +393,8 @@ func layerNorm(x *Tensor, a layerNormAttrs) *Tensor {
 }
 
 // Dropout zeroes each element with probability p and scales the rest by
-// 1/(1-p) when train is true, drawing from the stream Seed sets; with train
+// 1/(1-p) when train is true, the mask made on x's device from a key
+// drawn from the stream Seed sets (the same mask on every device); with train
 // false (or p = 0) it returns x's elements as they are, in a new handle
 // (as Cast to x's own dtype does).
 func (x *Tensor) Dropout(p float64, train bool) *Tensor {
@@ -412,19 +413,10 @@ func (x *Tensor) Dropout(p float64, train bool) *Tensor {
 	if p == 1 {
 		return x.MulScalar(0)
 	}
-	draw := Rand(x.t.Device, x.t.DType, x.t.Shape...)
-	kept := draw.GeScalar(p)
-	keep := kept.Cast(x.t.DType)
-	// The draw and the booleans are no op's input on the tape: their
-	// memory goes back at once, for the ops that follow.
-	draw.Release()
-	kept.Release()
-	masked := x.Mul(keep)
-	out := masked.MulScalar(1 / (1 - p))
-	// Nothing but the graph holds the mask and the masked x: a step of a
-	// model with dropout took new memory for them otherwise.
-	ReleaseWithGraph(out, keep, masked)
-	return out
+	// One op, whose mask each device makes from a key drawn from the
+	// stream (ops.Dropout): nothing is drawn on the host or uploaded, and
+	// the graph holds no mask, since the backward pass makes it again.
+	return keyed(func(key uint64) *Tensor { return apply(ops.Dropout, ops.Mask{P: p, Key: key}, x) })
 }
 
 // sameDTypeAs refuses a parameter whose dtype is not x's, for the

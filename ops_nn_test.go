@@ -131,18 +131,19 @@ func TestInvalidReduction(t *testing.T) {
 	}
 }
 
-// TestDropoutHoldsItsMaskOnly: with a graph, what a dropout leaves held
-// is its result, the mask and the masked x (the mask's product's input on
-// the tape), not the uniform draw or the booleans made on the way, which
-// once stayed with the graph too; the gradient is the mask, scaled.
-func TestDropoutHoldsItsMaskOnly(t *testing.T) {
+// TestDropoutHoldsNoMask: with a graph, what a dropout leaves held is its
+// result alone: the backward pass makes the mask again from the op's key,
+// where the composite it replaced held the mask and the masked x (and
+// before that the uniform draw and the booleans too); the gradient is the
+// mask, scaled.
+func TestDropoutHoldsNoMask(t *testing.T) {
 	const n = 1 << 16 // 256 KiB of float32: past the cpu's 16 KiB heap blocks, which it does not count
 	live := func() int64 { return liveBytes(t, CPU) }
 	x := RandN(CPU, Float32, n).RequireGrad()
 	base := live()
 	y := x.Dropout(0.5, true)
-	if held := live() - base; held > 3*4*n {
-		t.Errorf("a dropout holds %d bytes after it, want at most %d (the result, the mask and the masked x)", held, 3*4*n)
+	if held := live() - base; held > 4*n {
+		t.Errorf("a dropout holds %d bytes after it, want at most %d (the result)", held, 4*n)
 	}
 	if err := y.Sum().Backward(); err != nil {
 		t.Fatal(err)
@@ -160,5 +161,43 @@ func TestDropoutHoldsItsMaskOnly(t *testing.T) {
 		if g[i] != want {
 			t.Fatalf("gradient %d is %v where the output is %v, want %v", i, g[i], out[i], want)
 		}
+	}
+}
+
+// TestDropoutSecondDerivative differentiates dropout twice on every
+// device: d/dx of sum(y²) is 2·y·m, and of that summed again 2·m², m the
+// scaled mask, which y gives where x is 1.
+func TestDropoutSecondDerivative(t *testing.T) {
+	for _, dev := range Devices() {
+		t.Run(dev.String(), func(t *testing.T) {
+			x := Ones(dev, Float32, 3, 50).RequireGrad()
+			y := x.Dropout(0.4, true)
+			g, err := Grad(y.Mul(y).Sum(), []*Tensor{x}, CreateGraph())
+			if err != nil {
+				t.Fatal(err)
+			}
+			gg, err := Grad(g[0].Sum(), []*Tensor{x})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, _ := y.Float32s()
+			first, _ := g[0].Float32s()
+			second, err := gg[0].Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept := 0
+			for i, v := range m {
+				if v != 0 {
+					kept++
+				}
+				if first[i] != 2*v*v || second[i] != 2*v*v {
+					t.Fatalf("element %d: y %v, first derivative %v, second %v, want %v and %v", i, v, first[i], second[i], 2*v*v, 2*v*v)
+				}
+			}
+			if kept == 0 || kept == len(m) {
+				t.Errorf("%d of %d kept: the mask is degenerate", kept, len(m))
+			}
+		})
 	}
 }

@@ -9,10 +9,12 @@ import (
 	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
-// Every random value lathe makes (Rand, RandN, Dropout, RandInt, RandPerm,
-// Multinomial) is drawn on the host, from one seeded stream per process,
-// and then uploaded, so that a program that calls Seed gets the same
-// numbers every run, on every device.
+// Every random value lathe makes comes from one seeded stream per process,
+// so that a program that calls Seed gets the same numbers every run, on
+// every device. Rand, RandN, RandInt, RandPerm and Multinomial draw their
+// values on the host and upload them; Dropout draws one key, from which
+// the device makes its mask itself (ops.Dropout, internal/philox), with
+// the same bits on every device.
 var (
 	rngMu sync.Mutex
 	pcg   = rand.NewPCG(0x6c617468, 0x65)
@@ -58,6 +60,21 @@ func drawAndUpload(op string, dev Device, dt DType, shape []int, draw func(r *ra
 		return failed(located(err, op))
 	}
 	return wrap(t)
+}
+
+// keyed runs op with a key drawn from the stream, for the ops whose
+// devices make their random values from one (ops.Dropout). The stream is
+// locked for the call, and put back where op fails, as drawAndUpload
+// does: a failed call draws nothing.
+func keyed(op func(key uint64) *Tensor) *Tensor {
+	rngMu.Lock()
+	defer rngMu.Unlock()
+	saved := *pcg
+	out := op(pcg.Uint64())
+	if out.err != nil {
+		*pcg = saved
+	}
+	return out
 }
 
 // drawFloats is drawAndUpload for draws of the dtype they are made in

@@ -53,6 +53,11 @@ func init() {
 		g, x := n.Inputs[0], n.Inputs[1]
 		return []*T{b.sumTo(b.op(ops.ReLUBackward, gg, x), g.Shape), b.zerosLike(x)}
 	})
+	// dropout is x·m, m made from the op's key: linear in x, so its
+	// gradient is g·m (derivatives.yaml's native_dropout_backward, grad ·
+	// mask · scale), the same op on g, which makes m again rather than
+	// keep it.
+	ruleWith(ops.Dropout, func(b *builder, n *Node, m ops.Mask, g *T) []*T { return one(call(b, ops.Dropout, m, g)) })
 	ruleWith(ops.LeakyReLU, func(b *builder, n *Node, p ops.Params, g *T) []*T {
 		x, slope := n.Inputs[0], p.A
 		return one(b.where(b.cmpScalar(ops.Gt, x, 0), g, b.mulScalar(g, slope)))

@@ -86,6 +86,12 @@ void lathe_unary_f32(int op, float *dst, const float *src, ptrdiff_t n, float a,
 // of n float32s to dst, op one of shim.c's binary ops (binary.go's
 // binaryOp).
 void lathe_binary_f32(int op, float *dst, const float *p, const float *q, float s, ptrdiff_t n);
+// lathe_dropout_f32 and lathe_dropout_f64 (dropout.c) write dropout of n
+// elements from src to dst, the first being element first (a multiple of
+// 4) of the tensor's row-major order: src[e]·scale where the element's
+// Philox word under key is at least threshold, else src[e]·0.
+void lathe_dropout_f32(float *dst, const float *src, ptrdiff_t n, uint64_t first, uint64_t key, uint32_t threshold, float scale);
+void lathe_dropout_f64(double *dst, const double *src, ptrdiff_t n, uint64_t first, uint64_t key, uint32_t threshold, double scale);
 // lathe_extreme_f32 is the largest (more != 0) or smallest of n ≥ 8
 // float32s, or a NaN where any is NaN.
 float lathe_extreme_f32(const float *x, ptrdiff_t n, int more);

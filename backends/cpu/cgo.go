@@ -774,3 +774,24 @@ func convWeightGradFloat32(dw, dy, x []float32, c, o, hp, wp, oh, ow, kh, kw, dh
 		C.ptrdiff_t(kh), C.ptrdiff_t(kw), C.ptrdiff_t(dh), C.ptrdiff_t(dwid), cBool(wide && haveAVX512))
 	return true
 }
+
+// dropoutFloat32 and dropoutFloat64 are dropout.c's rows over dst (src of
+// at least its length), whose first element has index first, a multiple
+// of 4.
+func dropoutFloat32(dst, src []float32, first, key uint64, t uint32, scale float32) bool {
+	if !haveAVX2 || len(dst) < vectorMin || len(src) < len(dst) {
+		return false
+	}
+	C.lathe_dropout_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(dst)),
+		C.uint64_t(first), C.uint64_t(key), C.uint32_t(t), C.float(scale))
+	return true
+}
+
+func dropoutFloat64(dst, src []float64, first, key uint64, t uint32, scale float64) bool {
+	if !haveAVX2 || len(dst) < vectorMin || len(src) < len(dst) {
+		return false
+	}
+	C.lathe_dropout_f64((*C.double)(unsafe.Pointer(&dst[0])), (*C.double)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(dst)),
+		C.uint64_t(first), C.uint64_t(key), C.uint32_t(t), C.double(scale))
+	return true
+}

@@ -167,3 +167,11 @@ func whereBits[U uint8 | uint16 | uint32 | uint64](dst []U, c []bool, a, b []U, 
 }
 
 func compare32[T number](op cmpOp, dst []bool, p, q []T, s T) bool { return false }
+
+func dropoutFloat32(dst, src []float32, first, key uint64, t uint32, scale float32) bool {
+	return false
+}
+
+func dropoutFloat64(dst, src []float64, first, key uint64, t uint32, scale float64) bool {
+	return false
+}

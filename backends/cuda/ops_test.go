@@ -275,6 +275,13 @@ func cases() []kcase {
 			}
 		}
 	}
+	for _, dt := range floatDTypes {
+		// The dense and strided forms, and dims that do not merge (copied
+		// into out, then dropped in place).
+		for _, x := range append(layouts(dt), tensor(dt, []int{9}), deepView(dt)) {
+			cs = append(cs, caseOf(ops.Dropout, ops.Mask{P: 0.3, Key: 0x243f6a8885a308d3}, x))
+		}
+	}
 	for _, dt := range allDTypes {
 		cs = append(cs,
 			caseOf(ops.Where, none, tensor(dispatch.Bool, []int{2, 3}), tensor(dt, []int{2, 3}), tensor(dt, []int{2, 3})),
