@@ -90,6 +90,7 @@ func table(quick bool) []workload {
 			elementwise("chain", "(a*b+c).relu", 4, 1<<20),
 			elementwise("sum", "sum", 1, 1<<20),
 			elementwise("sigmoid", "sigmoid", 2, 1<<20),
+			elementwise("dropout", "dropout p=0.1", 2, 1<<20),
 			softmax(256, 1024),
 			softmaxDim0(256, 1024),
 			layerNorm(256, 1024),
@@ -139,6 +140,9 @@ func table(quick bool) []workload {
 		elementwise("tanh", "tanh", 2, 1<<20),
 		elementwise("max", "max", 1, 1<<24),
 		elementwise("cast_f64", "cast to f64", 3, 1<<20),
+		// The mask made where the tensor is, from a key (torch: its
+		// bernoulli draw on the cpu, its fused Philox kernel on a GPU).
+		elementwise("dropout", "dropout p=0.1", 2, 1<<22),
 		softmax(4096, 1024),
 		softmaxDim0(1024, 1024),
 		layerNorm(8192, 1024),
@@ -368,6 +372,7 @@ var builders = map[string]func(dev lathe.Device, dt, amp lathe.DType, dims []int
 	"tanh":                noAMP(buildUnary((*lathe.Tensor).Tanh)),
 	"max":                 noAMP(buildUnary(func(a *lathe.Tensor) *lathe.Tensor { return a.Max() })),
 	"cast_f64":            noAMP(buildUnary(func(a *lathe.Tensor) *lathe.Tensor { return a.Cast(lathe.Float64) })),
+	"dropout":             noAMP(buildUnary(func(a *lathe.Tensor) *lathe.Tensor { return a.Dropout(0.1, true) })),
 	"softmax":             noAMP(buildUnary(func(a *lathe.Tensor) *lathe.Tensor { return a.Softmax(-1) })),
 	"softmax_dim0":        noAMP(buildUnary(func(a *lathe.Tensor) *lathe.Tensor { return a.Softmax(0) })),
 	"topk":                noAMP(buildTopK),
