@@ -57,7 +57,7 @@ func (d *device) close() error {
 			note(d.callError("freeing pinned host memory", "cuMemFreeHost", r))
 		}
 	}
-	d.stages, d.next = nil, 0
+	d.stages, d.next, d.small, d.packed = nil, 0, nil, 0
 	if d.blas != nil {
 		if st, cuErr := d.blas.destroy(d.drv, d.ctx, d.blasH); st != 0 {
 			note(d.blasError(d.blas, "destroying the cuBLAS handle", "cublasDestroy_v2", st, cuErr))

@@ -47,6 +47,14 @@ type device struct {
 	params  cMemory
 	stages  []*stage
 	next    int // the stage to reuse next, once all exist
+	// small is the stage that small uploads share (upload), and packed
+	// the bytes of it they have used; nil where none is open.
+	small  *stage
+	packed int
+	// stageWaits counts the waits for a stage's copies (takeStage): the
+	// host stopping for the device, which a step's small uploads must not
+	// cause.
+	stageWaits int
 
 	blas    *cublas
 	blasH   blasHandle
@@ -250,8 +258,18 @@ type stage struct {
 	busy bool // a copy may still use it: wait for ev first
 }
 
-// takeStage returns a stage that no queued copy uses. d.mu is held.
+// takeStage returns a stage that no queued copy uses, for the caller
+// alone: the small uploads' stage, if it is that one, is closed. d.mu is
+// held.
 func (d *device) takeStage() (*stage, error) {
+	s, err := d.freeStage()
+	if s != nil && s == d.small {
+		d.small = nil
+	}
+	return s, err
+}
+
+func (d *device) freeStage() (*stage, error) {
 	for _, s := range d.stages {
 		if !s.busy {
 			return s, nil
@@ -273,6 +291,7 @@ func (d *device) takeStage() (*stage, error) {
 	}
 	s := d.stages[d.next]
 	d.next = (d.next + 1) % len(d.stages)
+	d.stageWaits++
 	if r := d.drv.eventSynchronize(d.ctx, s.ev); r != cudaSuccess {
 		return nil, d.streamError("waiting for a copy to the device", "cuEventSynchronize", r)
 	}
@@ -285,6 +304,9 @@ func (d *device) takeStage() (*stage, error) {
 func (d *device) upload(dst uint64, raw []byte) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if len(raw) <= smallUpload {
+		return d.uploadSmall(dst, raw)
+	}
 	for off := 0; off < len(raw); off += stageBytes {
 		chunk := raw[off:min(off+stageBytes, len(raw))]
 		s, err := d.takeStage()
@@ -300,6 +322,44 @@ func (d *device) upload(dst uint64, raw []byte) error {
 		}
 		s.busy = true
 	}
+	return nil
+}
+
+// smallUpload is the largest upload that shares a stage with the uploads
+// before it (uploadSmall).
+const smallUpload = 64 << 10
+
+// uploadSmall is upload for a few bytes: a scalar operand (MulScalar's,
+// a gradient rule's), a shape's indices. With a stage of their own each,
+// the fifth such upload waited for the device to finish the copy four
+// uploads back: the host stopped for the device a few ops into every
+// step. They are packed into one stage instead, each at a fresh 16-byte
+// boundary, none overwriting bytes that a queued copy may still read, and
+// the stage's event is recorded after each, so that whoever takes the
+// stage next waits for all of them; only a full stage moves on. d.mu is
+// held.
+func (d *device) uploadSmall(dst uint64, raw []byte) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	if d.small == nil || d.packed+len(raw) > stageBytes {
+		s, err := d.takeStage()
+		if err != nil {
+			return err
+		}
+		d.small, d.packed = s, 0
+	}
+	s := d.small
+	p := unsafe.Add(s.p, d.packed)
+	copy(unsafe.Slice((*byte)(p), len(raw)), raw)
+	if r := d.drv.htod(d.ctx, dst, p, len(raw), d.stream); r != cudaSuccess {
+		return d.streamError("copying "+formatBytes(int64(len(raw)))+" to the device", "cuMemcpyHtoDAsync_v2", r)
+	}
+	if r := d.drv.eventRecord(d.ctx, s.ev, d.stream); r != cudaSuccess {
+		return d.streamError("recording an event", "cuEventRecord", r)
+	}
+	s.busy = true
+	d.packed += (len(raw) + 15) &^ 15
 	return nil
 }
 

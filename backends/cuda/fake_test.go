@@ -155,6 +155,7 @@ func fakeDriverChecks(t *testing.T) {
 	}
 
 	t.Run("copies", func(t *testing.T) { fakeCopies(t, dev) })
+	t.Run("small uploads", func(t *testing.T) { fakeSmallUploads(t, dev) })
 	t.Run("launch", func(t *testing.T) { fakeLaunch(t, dev) })
 	t.Run("matmul", func(t *testing.T) { checkMatmul(t, dev) })
 	t.Run("value checks", func(t *testing.T) { fakeValueChecks(t, dev) })
@@ -185,6 +186,46 @@ func read[T any](t *testing.T, x *dispatch.Tensor) []T {
 		t.Fatal(err)
 	}
 	return got.([]T)
+}
+
+// fakeSmallUploads: small uploads (a step's scalar operands) share a
+// pinned stage, so that thousands of them make the host wait for no copy
+// (each had a stage of its own, and the fifth waited for the first); past
+// what the stages hold they wait, and every value lands as it was, which
+// the stand-in checks too: it refuses a copy into or from pinned memory
+// that a copy not yet waited for still reads.
+func fakeSmallUploads(t *testing.T, dev dispatch.Device) {
+	d := d0(t)
+	d.mu.Lock()
+	waits := d.stageWaits
+	d.mu.Unlock()
+	var xs []*dispatch.Tensor
+	for i := range 5000 {
+		xs = append(xs, upload(t, dev, []float32{float32(i)}, dispatch.Float32))
+	}
+	d.mu.Lock()
+	if d.stageWaits != waits {
+		t.Errorf("5000 uploads of 4 bytes waited for the device %d times, want none", d.stageWaits-waits)
+	}
+	d.mu.Unlock()
+	for i, x := range xs {
+		if got := read[float32](t, x); got[0] != float32(i) {
+			t.Fatalf("upload %d came back as %v", i, got)
+		}
+		x.Release()
+	}
+	// 300 uploads of 60 KiB: 18 MB, more than the four stages' 16 MiB.
+	const n = 60 << 10 / 4
+	xs = xs[:0]
+	for i := range 300 {
+		xs = append(xs, upload(t, dev, slices.Repeat([]int32{int32(i)}, n), dispatch.Int32, n))
+	}
+	for i, x := range xs {
+		if got := read[int32](t, x); got[0] != int32(i) || got[n-1] != int32(i) {
+			t.Fatalf("upload %d of 60 KiB came back as %d ... %d", i, got[0], got[n-1])
+		}
+		x.Release()
+	}
 }
 
 func fakeCopies(t *testing.T, dev dispatch.Device) {

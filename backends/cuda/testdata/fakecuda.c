@@ -103,12 +103,14 @@ CUresult cuStreamCreate(void **s, unsigned int flags) {
 	return OK;
 }
 static void land(void);
+static void waited(unsigned long long upto);
 static void add_entries(const char *ptx);
 CUresult cuStreamSynchronize(void *s) {
 	LOCKED();
 	NEED_CTX();
 	if (s != &the_stream) return INVALID_VALUE;
 	land();
+	waited(~0ULL);
 	return OK;
 }
 
@@ -375,11 +377,43 @@ CUresult cuMemFreeHost(void *p) {
 		if (pinned[i] == p) { pinned[i] = NULL; free(p); return OK; }
 	return INVALID_VALUE;
 }
+// A copy to the device reads its pinned source when the device gets to it,
+// not at the call: the host may write that memory again only once it has
+// waited for an event recorded after the copy, or for the stream. reading
+// holds the copies not yet waited for (the latest 4096); a copy into or
+// out of pinned memory that one of them still reads is the host reusing
+// memory too soon, whose bytes the device would get undefined: refused,
+// and said on stderr.
+static struct {
+	uintptr_t lo, hi;
+	unsigned long long seq;
+} reading[4096];
+static int nreading;
+static unsigned long long copies; // the copies to the device so far
+static int still_read(const void *p, size_t n, const char *what) {
+	uintptr_t lo = (uintptr_t)p, hi = lo + n;
+	for (int i = 0; i < nreading; i++) {
+		if (lo < reading[i].hi && reading[i].lo < hi) {
+			fprintf(stderr, "fakecuda: %s pinned memory that a queued copy to the device still reads\n", what);
+			return 1;
+		}
+	}
+	return 0;
+}
+static void waited(unsigned long long upto) { // the copies up to upto are done
+	int k = 0;
+	for (int i = 0; i < nreading; i++)
+		if (reading[i].seq > upto) reading[k++] = reading[i];
+	nreading = k;
+}
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, void *s) {
 	LOCKED();
 	NEED_CTX();
-	if (s != &the_stream || !is_pinned(src, n)) return INVALID_VALUE;
+	if (s != &the_stream || !is_pinned(src, n) || still_read(src, n, "a copy to the device from")) return INVALID_VALUE;
 	memcpy((void *)(uintptr_t)dst, src, n);
+	if (nreading == 4096) memmove(reading, reading + 1, --nreading * sizeof reading[0]);
+	reading[nreading].lo = (uintptr_t)src, reading[nreading].hi = (uintptr_t)src + n, reading[nreading].seq = ++copies;
+	nreading++;
 	return OK;
 }
 // A copy to the host lands at the next wait (an event's or the stream's),
@@ -398,7 +432,7 @@ static void land(void) {
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, void *s) {
 	LOCKED();
 	NEED_CTX();
-	if (s != &the_stream || !is_pinned(dst, n)) return INVALID_VALUE;
+	if (s != &the_stream || !is_pinned(dst, n) || still_read(dst, n, "a copy from the device into")) return INVALID_VALUE;
 	if (nlanding == 64) land();
 	landing[nlanding].dst = dst, landing[nlanding].src = (void *)(uintptr_t)src, landing[nlanding].n = n;
 	nlanding++;
@@ -418,5 +452,18 @@ CUresult cuEventCreate(void **e, unsigned int flags) {
 	*e = &events[nevents++];
 	return OK;
 }
-CUresult cuEventRecord(void *e, void *s) { NEED_CTX(); return s == &the_stream ? OK : INVALID_VALUE; }
-CUresult cuEventSynchronize(void *e) { LOCKED(); NEED_CTX(); land(); return OK; }
+static unsigned long long event_copies[8]; // each event's count of copies when recorded
+CUresult cuEventRecord(void *e, void *s) {
+	LOCKED();
+	NEED_CTX();
+	if (s != &the_stream) return INVALID_VALUE;
+	event_copies[(int *)e - events] = copies;
+	return OK;
+}
+CUresult cuEventSynchronize(void *e) {
+	LOCKED();
+	NEED_CTX();
+	land();
+	waited(event_copies[(int *)e - events]);
+	return OK;
+}
