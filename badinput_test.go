@@ -569,6 +569,7 @@ func biOps() map[string]biOp {
 		{"eq", (*Tensor).Eq, "aa"}, {"ne", (*Tensor).Ne, "aa"},
 		{"lt", (*Tensor).Lt, "aa"}, {"le", (*Tensor).Le, "aa"}, {"gt", (*Tensor).Gt, "aa"}, {"ge", (*Tensor).Ge, "aa"},
 		{"logical_and", (*Tensor).LogicalAnd, "aa"}, {"logical_or", (*Tensor).LogicalOr, "aa"},
+		{"add_scaled", func(x, y *Tensor) *Tensor { return x.AddScaled(y, 0.5) }, "aa"},
 	} {
 		t[b.name] = biBinary(b.f, b.kinds)
 	}

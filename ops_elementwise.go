@@ -151,6 +151,30 @@ func (x *Tensor) Sub(y *Tensor) *Tensor { return binary(ops.Sub, x, y) }
 // Mul is x·y, broadcast.
 func (x *Tensor) Mul(y *Tensor) *Tensor { return binary(ops.Mul, x, y) }
 
+// AddScaled is x + α·y, broadcast, with the product and the sum rounded
+// once (torch.add(x, y, alpha=α), whose vectorised loop fuses them):
+// an optimizer's update, p.AddScaled(d, -lr), in one pass. x and y
+// promote as Add's operands do, to a float dtype; integers are an
+// ErrDType.
+func (x *Tensor) AddScaled(y *Tensor, alpha float64) *Tensor {
+	const op = "add_scaled"
+	if promotable(x, y) {
+		dt, err := ops.BinaryDType(ops.Add, dispatch.OperandOf(x.t), dispatch.OperandOf(y.t))
+		if err != nil {
+			return failed(located(err, op))
+		}
+		if dt.IsFloat() {
+			if x = x.promoteTo(op, "lhs", dt); x.err != nil {
+				return x
+			}
+			if y = y.promoteTo(op, "rhs", dt); y.err != nil {
+				return y
+			}
+		}
+	}
+	return apply(ops.AddScaled, ops.Scale{Alpha: alpha}, x, y)
+}
+
 // Div is x / y, broadcast: true division, as torch.div, so integers
 // divide in float32 (DefaultFloat).
 func (x *Tensor) Div(y *Tensor) *Tensor { return binary(ops.Div, x, y) }

@@ -53,6 +53,12 @@ func init() {
 		g, x := n.Inputs[0], n.Inputs[1]
 		return []*T{b.sumTo(b.op(ops.ReLUBackward, gg, x), g.Shape), b.zerosLike(x)}
 	})
+	// add_scaled is x + α·y: g for x, α·g for y, each summed back over
+	// what it was broadcast along (derivatives.yaml's add with alpha).
+	ruleWith(ops.AddScaled, func(b *builder, n *Node, s ops.Scale, g *T) []*T {
+		x, y := n.Inputs[0], n.Inputs[1]
+		return []*T{b.sumTo(g, x.Shape), b.sumTo(b.mulScalar(g, s.Alpha), y.Shape)}
+	})
 	// dropout is x·m, m made from the op's key: linear in x, so its
 	// gradient is g·m (derivatives.yaml's native_dropout_backward, grad ·
 	// mask · scale), the same op on g, which makes m again rather than

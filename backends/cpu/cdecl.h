@@ -92,6 +92,11 @@ void lathe_binary_f32(int op, float *dst, const float *p, const float *q, float 
 // Philox word under key is at least threshold, else src[e]·0.
 void lathe_dropout_f32(float *dst, const float *src, ptrdiff_t n, uint64_t first, uint64_t key, uint32_t threshold, float scale);
 void lathe_dropout_f64(double *dst, const double *src, ptrdiff_t n, uint64_t first, uint64_t key, uint32_t threshold, double scale);
+// lathe_add_scaled_f32 and lathe_add_scaled_f64 (add_scaled.c) write
+// p[i] + alpha·q[i] (alpha·s where q is NULL), rounded once, for n
+// elements.
+void lathe_add_scaled_f32(float *dst, const float *p, const float *q, float s, float alpha, ptrdiff_t n);
+void lathe_add_scaled_f64(double *dst, const double *p, const double *q, double s, double alpha, ptrdiff_t n);
 // lathe_extreme_f32 is the largest (more != 0) or smallest of n ≥ 8
 // float32s, or a NaN where any is NaN.
 float lathe_extreme_f32(const float *x, ptrdiff_t n, int more);

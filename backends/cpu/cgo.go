@@ -795,3 +795,29 @@ func dropoutFloat64(dst, src []float64, first, key uint64, t uint32, scale float
 		C.uint64_t(first), C.uint64_t(key), C.uint32_t(t), C.double(scale))
 	return true
 }
+
+// addScaledFloat32 and addScaledFloat64 are add_scaled.c's rows: dst of
+// p + alpha·q, or of p + alpha·s where q is nil; p and q of dst's length.
+func addScaledFloat32(dst, p, q []float32, s, alpha float32) bool {
+	if !haveAVX2 || len(dst) < vectorMin {
+		return false
+	}
+	var qp *C.float
+	if q != nil {
+		qp = (*C.float)(unsafe.Pointer(&q[0]))
+	}
+	C.lathe_add_scaled_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&p[0])), qp, C.float(s), C.float(alpha), C.ptrdiff_t(len(dst)))
+	return true
+}
+
+func addScaledFloat64(dst, p, q []float64, s, alpha float64) bool {
+	if !haveAVX2 || len(dst) < vectorMin {
+		return false
+	}
+	var qp *C.double
+	if q != nil {
+		qp = (*C.double)(unsafe.Pointer(&q[0]))
+	}
+	C.lathe_add_scaled_f64((*C.double)(unsafe.Pointer(&dst[0])), (*C.double)(unsafe.Pointer(&p[0])), qp, C.double(s), C.double(alpha), C.ptrdiff_t(len(dst)))
+	return true
+}

@@ -175,3 +175,7 @@ func dropoutFloat32(dst, src []float32, first, key uint64, t uint32, scale float
 func dropoutFloat64(dst, src []float64, first, key uint64, t uint32, scale float64) bool {
 	return false
 }
+
+func addScaledFloat32(dst, p, q []float32, s, alpha float32) bool { return false }
+
+func addScaledFloat64(dst, p, q []float64, s, alpha float64) bool { return false }

@@ -330,6 +330,10 @@ func init() {
 			return named(name, mapKernel(out.Device, moduleOf("binary", dt), name, suffix(dt), true, viewOf(out), views(in)))
 		})
 	}
+	elementwise(ops.AddScaled, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, s ops.Scale) error {
+		dt := in[0].DType
+		return named("add_scaled", mapKernel(out.Device, moduleOf("binary", dt), "add_scaled", suffix(dt), true, viewOf(out), views(in), s.Alpha))
+	})
 	elementwise(ops.Where, dtypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 		return named("where", mapKernel(out.Device, moduleOf("binary", out.DType), "where", suffix(out.DType), true, viewOf(out), views(in)))
 	})

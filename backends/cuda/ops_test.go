@@ -276,6 +276,17 @@ func cases() []kcase {
 		}
 	}
 	for _, dt := range floatDTypes {
+		// The binary ops' layouts: dense with periods n, a row and one
+		// element, strided, strided with a broadcast column.
+		s := ops.Scale{Alpha: -0.375}
+		cs = append(cs,
+			caseOf(ops.AddScaled, s, tensor(dt, []int{2, 3}), tensor(dt, []int{2, 3})),
+			caseOf(ops.AddScaled, s, tensor(dt, []int{3, 16}), offsetView(dt, []int{1, 16}, 1)),
+			caseOf(ops.AddScaled, s, tensor(dt, []int{3, 2}, 1, 3), tensor(dt, []int{})),
+			caseOf(ops.AddScaled, s, tensor(dt, []int{}), tensor(dt, []int{3, 8})),
+			caseOf(ops.AddScaled, s, tensor(dt, []int{2, 8}), tensor(dt, []int{2, 1})))
+	}
+	for _, dt := range floatDTypes {
 		// The dense and strided forms, and dims that do not merge (copied
 		// into out, then dropped in place).
 		for _, x := range append(layouts(dt), tensor(dt, []int{9}), deepView(dt)) {

@@ -148,6 +148,13 @@ func init() {
 		registerPacked(b.Op, b.DTypes&set, binaryKernel(b))
 	}
 	registerPacked(ops.Where, 1<<dispatch.Bool, where)
+	// WGSL's fma, which the spec lets an adapter round twice, as a
+	// product and a sum: lavapipe does (an ulp from the fused value at
+	// most); a GPU's fuses.
+	registerPacked(ops.AddScaled, floatTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, s ops.Scale) error {
+		return runElementwise(ops.AddScaled.Name, out, "fma(attr_f32(0), b, a)", []uint32{math.Float32bits(float32(s.Alpha))},
+			operand{"a", in[0]}, operand{"b", in[1]})
+	})
 }
 
 // logicalNot is logical_not's kernel: true where x, of any dtype, is zero.

@@ -243,7 +243,35 @@ def binary():
             fam.case(f"{op}/boolxi32", op, [rnd([2, 3], "bool"), rnd([2, 3], "int32", "nonneg")], fn,
                      error="dtype" if op == "sub" else None)
     remainder_cases(fam)
+    add_scaled_cases(fam)
     return fam
+
+
+def add_scaled_cases(fam):
+    """torch.add with alpha (lathe's AddScaled), after the rest so that their
+    inputs stay as they were. torch's vectorised loop fuses the product and
+    the sum, as lathe's kernels do."""
+    for dt in FLOATS:
+        for alpha in (-0.75, 3.0, 1e-3):
+            f = lambda x, y, a=alpha: torch.add(x, y, alpha=a)
+            p = f"add_scaled/{SHORT[dt]}/alpha={alpha}"
+            fam.case(f"{p}/same[3,40]", "add_scaled", [rnd([3, 40], dt), rnd([3, 40], dt)], f, {"alpha": alpha})
+            fam.case(f"{p}/bcast[3,1]x[1,4]", "add_scaled", [rnd([3, 1], dt), rnd([1, 4], dt)], f, {"alpha": alpha})
+            fam.case(f"{p}/0dx[2,3]", "add_scaled", [rnd([], dt), rnd([2, 3], dt)], f, {"alpha": alpha})
+            fam.case(f"{p}/transposed[3,4]", "add_scaled", [L(rnd([3, 4], dt), "transposed"), rnd([3, 4], dt)], f,
+                     {"alpha": alpha})
+            fam.case(f"{p}/special[7,1]x[1,7]", "add_scaled", [vals(BIN_SPECIALS, dt, [7, 1]), vals(BIN_SPECIALS, dt, [1, 7])],
+                     f, {"alpha": alpha})
+    f = lambda x, y: torch.add(x, y, alpha=0.5)
+    fam.case("add_scaled/f32xf64", "add_scaled", [rnd([2, 3], "float32"), rnd([2, 3], "float64")], f, {"alpha": 0.5})
+    fam.case("add_scaled/f32x0d_f64", "add_scaled", [rnd([2, 3], "float32"), rnd([], "float64")], f, {"alpha": 0.5})
+    fam.case("add_scaled/i32xf32", "add_scaled", [rnd([2, 3], "int32", "small"), rnd([2, 3], "float32")], f,
+             {"alpha": 0.5})
+    # Integers: torch takes an integral alpha; lathe's op is for floats.
+    fam.case("add_scaled/i32", "add_scaled", [rnd([2, 3], "int32", "small"), rnd([2, 3], "int32", "small")],
+             attrs={"alpha": 2.0}, error="dtype")
+    fam.case("add_scaled/f32/shape[2,3]x[4]", "add_scaled", [rnd([2, 3], "float32"), rnd([4], "float32")],
+             attrs={"alpha": 2.0}, error="shape")
 
 
 # remainder and fmod (after the other binary cases, so that their inputs

@@ -35,7 +35,10 @@ var ops = map[string]opFunc{
 	"add": binary((*lathe.Tensor).Add), "sub": binary((*lathe.Tensor).Sub), "mul": binary((*lathe.Tensor).Mul),
 	"div": binary((*lathe.Tensor).Div), "pow": binary((*lathe.Tensor).Pow),
 	"maximum": binary((*lathe.Tensor).Maximum), "minimum": binary((*lathe.Tensor).Minimum),
-	"atan2":     binary((*lathe.Tensor).Atan2),
+	"atan2": binary((*lathe.Tensor).Atan2),
+	"add_scaled": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].AddScaled(in[1], a.Float("alpha")))
+	},
 	"remainder": binary((*lathe.Tensor).Remainder), "fmod": binary((*lathe.Tensor).FMod),
 	"eq": binary((*lathe.Tensor).Eq), "ne": binary((*lathe.Tensor).Ne), "lt": binary((*lathe.Tensor).Lt),
 	"le": binary((*lathe.Tensor).Le), "gt": binary((*lathe.Tensor).Gt), "ge": binary((*lathe.Tensor).Ge),

@@ -181,6 +181,37 @@ __device__ void binary_strided(R *out, const T *x, const T *y, I n, const L &lay
 		binary_strided<T, R, Op>(out, x, y, n, L);                                                     \
 	}
 
+// ---- add_scaled (ops.AddScaled): a + alpha * b, the product and the sum
+// rounded once (fma), alpha rounded to the compute type first; the binary
+// ops' three forms and contract, with alpha after the rest.
+template <typename C> struct AddScaled {
+	C alpha;
+	__device__ __forceinline__ C operator()(C a, C b) const { return m_fma(alpha, b, a); }
+};
+
+template <typename T, typename L, typename I>
+__device__ void add_scaled_strided(T *out, const T *x, const T *y, I n, const L &layout, double alpha) {
+	typedef typename Storage<T>::compute C;
+	AddScaled<C> f{(C)alpha};
+	for_each_strided<3>(layout, n, [&](const I *off) { out[off[0]] = computed<T>(f, x[off[1]], y[off[2]]); });
+}
+
+#define LATHE_ADD_SCALED(T, sfx)                                                                                  \
+	extern "C" __global__ void add_scaled_##sfx(T *__restrict__ out, const T *__restrict__ x,                  \
+	                                            const T *__restrict__ y, i64 n, i64 px, i64 py, double alpha) { \
+		typedef typename Storage<T>::compute C;                                                         \
+		const int N = Width<T>::value;                                                                  \
+		dense_map<N>(out, n, AddScaled<C>{(C)alpha}, Operand<T, N>(x, px), Operand<T, N>(y, py));        \
+	}                                                                                                       \
+	extern "C" __global__ void add_scaled_strided_##sfx(T *out, const T *x, const T *y, i64 n, Layout L,      \
+	                                                    double alpha) {                                     \
+		add_scaled_strided<T>(out, x, y, n, L, alpha);                                                  \
+	}                                                                                                       \
+	extern "C" __global__ void add_scaled_strided32_##sfx(T *out, const T *x, const T *y, i32 n, Layout32 L, \
+	                                                      double alpha) {                                   \
+		add_scaled_strided<T>(out, x, y, n, L, alpha);                                                  \
+	}
+
 #define LATHE_ARITH(T, sfx)                        \
 	LATHE_BINARY(T, T, sfx, add, Add)          \
 	LATHE_BINARY(T, T, sfx, sub, Sub)          \
@@ -200,7 +231,8 @@ __device__ void binary_strided(R *out, const T *x, const T *y, I n, const L &lay
 	LATHE_BINARY(T, T, sfx, gelu_backward, GeluBackward) \
 	LATHE_BINARY(T, T, sfx, gelu_tanh_backward, GeluTanhBackward) \
 	LATHE_BINARY(T, T, sfx, silu_backward, SiluBackward) \
-	LATHE_BINARY(T, T, sfx, relu_backward, ReluBackward)
+	LATHE_BINARY(T, T, sfx, relu_backward, ReluBackward) \
+	LATHE_ADD_SCALED(T, sfx)
 #define LATHE_EQUALITY(T, sfx)            \
 	LATHE_BINARY(T, u8, sfx, eq, Eq)  \
 	LATHE_BINARY(T, u8, sfx, ne, Ne)

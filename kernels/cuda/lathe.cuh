@@ -177,6 +177,8 @@ LATHE_MATH1(m_rint, rintf, rint) // round half to even, as torch.round
 
 __device__ __forceinline__ float m_pow(float a, float b) { return powf(a, b); }
 __device__ __forceinline__ double m_pow(double a, double b) { return pow(a, b); }
+__device__ __forceinline__ float m_fma(float a, float b, float c) { return fmaf(a, b, c); }
+__device__ __forceinline__ double m_fma(double a, double b, double c) { return fma(a, b, c); }
 __device__ __forceinline__ float m_atan2(float a, float b) { return atan2f(a, b); }
 __device__ __forceinline__ double m_atan2(double a, double b) { return atan2(a, b); }
 
