@@ -264,7 +264,8 @@ func configure(op string, c *optimConfig, opts []OptimOption, takes ...string) e
 }
 
 // SGD is stochastic gradient descent with optional momentum, Nesterov
-// momentum, weight decay and dampening, with torch.optim.SGD's update:
+// momentum, weight decay and dampening, with torch.optim.SGD's update,
+// each line's scaled sum one AddScaled (torch's add_ with alpha):
 //
 //	d = g + wd·p
 //	b = d on the first step, else μ·b + (1-dampening)·d
@@ -317,22 +318,22 @@ func (s *SGD) Step() error {
 		defer tmp.release()
 		d := g
 		if s.WeightDecay != 0 {
-			d = tmp.t(d.Add(tmp.t(p.MulScalar(s.WeightDecay))))
+			d = tmp.t(d.AddScaled(p, s.WeightDecay))
 		}
 		var buf *lathe.Tensor
 		if s.Momentum != 0 {
 			if buf = s.buf[i]; buf == nil {
 				buf = d.Clone() // d may be the gradient, which ZeroGrad releases (torch clones too)
 			} else {
-				buf = tmp.t(buf.MulScalar(s.Momentum)).Add(tmp.t(d.MulScalar(1 - s.Dampening)))
+				buf = tmp.t(buf.MulScalar(s.Momentum)).AddScaled(d, 1-s.Dampening)
 			}
 			if s.Nesterov {
-				d = tmp.t(d.Add(tmp.t(buf.MulScalar(s.Momentum))))
+				d = tmp.t(d.AddScaled(buf, s.Momentum))
 			} else {
 				d = buf
 			}
 		}
-		return p.Sub(tmp.t(d.MulScalar(s.LR))), []*lathe.Tensor{buf}
+		return p.AddScaled(d, -s.LR), []*lathe.Tensor{buf}
 	}, func(u update) { replace(&s.buf[u.i], u.state[0]) })
 }
 
@@ -416,7 +417,7 @@ func (a *Adam) Step() error {
 			if a.decoupled {
 				p = tmp.t(p.MulScalar(1 - a.LR*a.WeightDecay))
 			} else {
-				g = tmp.t(g.Add(tmp.t(p.MulScalar(a.WeightDecay))))
+				g = tmp.t(g.AddScaled(p, a.WeightDecay))
 			}
 		}
 		m, v := a.m[i], a.v[i]
@@ -424,7 +425,7 @@ func (a *Adam) Step() error {
 			m = tmp.t(lathe.Zeros(p.Device(), p.DType(), p.Shape()...))
 			v = m
 		}
-		m = tmp.t(m.MulScalar(b1)).Add(tmp.t(g.MulScalar(1 - b1)))
+		m = tmp.t(m.MulScalar(b1)).AddScaled(g, 1-b1)
 		v = tmp.t(v.MulScalar(b2)).Add(tmp.t(tmp.t(g.MulScalar(1 - b2)).Mul(g))) // addcmul: (value·g)·g
 		bc1 := 1 - math.Pow(b1, float64(t))
 		bc2 := 1 - math.Pow(b2, float64(t))
