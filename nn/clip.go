@@ -18,29 +18,59 @@ func ClipGradNorm(params []Param, maxNorm float64) (float64, error) {
 	if !(maxNorm >= 0) {
 		return 0, nnError("clip_grad_norm", lathe.ErrValue, "max_norm", "is "+strconv.FormatFloat(maxNorm, 'g', -1, 64), "use max_norm ≥ 0")
 	}
-	var grads []*lathe.Tensor
-	var owners []*lathe.Tensor
-	var sq float64
-	var err error
+	// Each gradient's norm in its own dtype (torch also takes per-tensor
+	// norms first), stacked by dtype and read back together: one wait for
+	// the device per dtype, where reading each norm stopped a GPU once per
+	// parameter. Their norm is then taken in float64, in parameter order.
+	var grads, owners []*lathe.Tensor
+	type slot struct {
+		dt lathe.DType
+		at int
+	}
+	var slots []slot
+	norms := map[lathe.DType][]*lathe.Tensor{}
+	var dtypes []lathe.DType
 	lathe.NoGrad(func() {
 		for _, p := range params {
 			g := p.T.Grad()
 			if g == nil {
 				continue
 			}
-			// Each norm in the gradient's dtype, then their norm in float64:
-			// torch also takes per-tensor norms first.
-			var n float64
-			n, err = g.Square().Sum().Sqrt().Item()
-			if err != nil {
-				return
+			sq := g.Square()
+			sum := sq.Sum()
+			sq.Release()
+			n := sum.Sqrt()
+			sum.Release()
+			dt := g.DType()
+			if _, ok := norms[dt]; !ok {
+				dtypes = append(dtypes, dt)
 			}
-			sq += n * n
+			slots = append(slots, slot{dt, len(norms[dt])})
+			norms[dt] = append(norms[dt], n)
 			grads, owners = append(grads, g), append(owners, p.T)
 		}
 	})
-	if err != nil {
-		return 0, err
+	read := map[lathe.DType][]float64{}
+	for _, dt := range dtypes {
+		stacked := lathe.Stack(norms[dt], 0)
+		host := stacked.To(lathe.CPU)
+		wide := host.Cast(lathe.Float64)
+		vals, err := wide.Float64s()
+		for _, t := range []*lathe.Tensor{stacked, host, wide} {
+			t.Release()
+		}
+		for _, n := range norms[dt] {
+			n.Release()
+		}
+		if err != nil {
+			return 0, err
+		}
+		read[dt] = vals
+	}
+	var sq float64
+	for _, s := range slots {
+		n := read[s.dt][s.at]
+		sq += n * n
 	}
 	total := math.Sqrt(sq)
 	coef := maxNorm / (total + 1e-6)

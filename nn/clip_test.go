@@ -57,6 +57,31 @@ func TestClipGradNorm(t *testing.T) {
 	if total, err := ClipGradNorm([]Param{{"inf", inf}}, 1); err != nil || !math.IsInf(total, 1) {
 		t.Fatalf("infinite gradient: total %g, err %v; want +Inf as torch returns", total, err)
 	}
+	// Gradients of three dtypes, interleaved, whose norms are read back a
+	// dtype at a time: the total is √(2² + 3² + 6² + 0 + 12² + 24²), and
+	// each gradient is scaled.
+	mixed := []Param{}
+	for i, g := range []struct {
+		dt lathe.DType
+		v  []float64
+	}{{lathe.Float32, []float64{2}}, {lathe.Float64, []float64{3}}, {lathe.BFloat16, []float64{6}},
+		{lathe.Float32, []float64{0, 0}}, {lathe.Float64, []float64{12}}, {lathe.Float32, []float64{24}}} {
+		p := toDType(t, make([]float64, len(g.v)), g.dt, len(g.v)).RequireGrad()
+		if err := p.SetGrad(toDType(t, g.v, g.dt, len(g.v))); err != nil {
+			t.Fatal(err)
+		}
+		mixed = append(mixed, Param{string(rune('a' + i)), p})
+	}
+	total, err = ClipGradNorm(mixed, 1)
+	if want := math.Sqrt(4 + 9 + 36 + 144 + 576); err != nil || total != want {
+		t.Fatalf("mixed dtypes: total %v, err %v; want %v", total, err, want)
+	}
+	coef = 1 / (total + 1e-6)
+	for i, want := range []float64{2, 3, 6, 0, 12, 24} {
+		if got := values(t, mixed[i].T.Grad()); math.Abs(got[0]-want*coef) > 1e-2*want*coef {
+			t.Errorf("parameter %d's gradient is %v, want %v", i, got[0], want*coef)
+		}
+	}
 }
 
 func TestSetGradChecks(t *testing.T) {

@@ -61,8 +61,12 @@ func (s *GradScaler) Unscale(opt Optimizer) error {
 		return nnError("unscale", lathe.ErrValue, "opt", "is not one of package nn's optimizers", "use nn.NewSGD, nn.NewAdam, ...")
 	}
 	inv := float64(float32(1 / float64(s.scale)))
-	found := false
 	grads := make([]*lathe.Tensor, len(ps.params))
+	// Inf·0 and NaN·0 are NaN: one number per gradient says whether any
+	// element is not finite. The numbers are read back together, one wait
+	// for the device a step, as torch's found_inf (reading each stopped a
+	// GPU once per parameter).
+	var probes []*lathe.Tensor
 	var err error
 	lathe.NoGrad(func() {
 		for i, p := range ps.params {
@@ -70,19 +74,30 @@ func (s *GradScaler) Unscale(opt Optimizer) error {
 			if g == nil {
 				continue
 			}
-			// Inf·0 and NaN·0 are NaN: one number per gradient says whether
-			// any element is not finite.
-			var probe []float32
-			if probe, err = g.MulScalar(0).Sum().Cast(lathe.Float32).Float32s(); err != nil {
-				return
-			}
-			found = found || math.IsNaN(float64(probe[0]))
+			zeroed := g.MulScalar(0)
+			sum := zeroed.Sum()
+			zeroed.Release()
+			probes = append(probes, sum.Cast(lathe.Float32))
+			sum.Release()
 			if grads[i] = g.MulScalar(inv); grads[i].Err() != nil {
 				err = grads[i].Err()
 				return
 			}
 		}
 	})
+	found := false
+	if err == nil && len(probes) > 0 {
+		stacked := lathe.Stack(probes, 0)
+		var probe []float32
+		probe, err = stacked.Float32s()
+		stacked.Release()
+		for _, v := range probe {
+			found = found || math.IsNaN(float64(v))
+		}
+	}
+	for _, t := range probes {
+		t.Release()
+	}
 	if err != nil {
 		return err
 	}
