@@ -54,7 +54,7 @@ func (a *Adagrad) Step() error {
 		var tmp scratch
 		defer tmp.release()
 		if a.WeightDecay != 0 {
-			g = tmp.t(g.Add(tmp.t(p.MulScalar(a.WeightDecay))))
+			g = tmp.t(g.AddScaled(p, a.WeightDecay))
 		}
 		clr := a.LR / (1 + float64(t-1)*a.LRDecay)
 		s := a.sum[i]

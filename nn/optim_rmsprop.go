@@ -56,7 +56,7 @@ func (r *RMSprop) Step() error {
 		var tmp scratch
 		defer tmp.release()
 		if r.WeightDecay != 0 {
-			g = tmp.t(g.Add(tmp.t(p.MulScalar(r.WeightDecay))))
+			g = tmp.t(g.AddScaled(p, r.WeightDecay))
 		}
 		zeros := func(t *lathe.Tensor) *lathe.Tensor {
 			if t != nil {
@@ -67,7 +67,7 @@ func (r *RMSprop) Step() error {
 		sq := tmp.t(zeros(r.squareAvg[i]).MulScalar(a)).Add(tmp.t(tmp.t(g.MulScalar(1 - a)).Mul(g))) // addcmul: (value·g)·g
 		var ga, avg *lathe.Tensor
 		if r.Centered {
-			ga = tmp.t(zeros(r.gradAvg[i]).MulScalar(a)).Add(tmp.t(g.MulScalar(1 - a)))
+			ga = tmp.t(zeros(r.gradAvg[i]).MulScalar(a)).AddScaled(g, 1-a)
 			avg = tmp.t(tmp.t(sq.Sub(tmp.t(ga.Mul(ga)))).Sqrt()) // addcmul with value -1: (-1·ḡ)·ḡ is -(ḡ·ḡ) exactly
 		} else {
 			avg = tmp.t(sq.Sqrt())
@@ -76,7 +76,7 @@ func (r *RMSprop) Step() error {
 		var buf *lathe.Tensor
 		if r.Momentum > 0 {
 			buf = tmp.t(zeros(r.buf[i]).MulScalar(r.Momentum)).Add(tmp.t(g.Div(avg))) // addcdiv with value 1
-			return p.Add(tmp.t(buf.MulScalar(-r.LR))), []*lathe.Tensor{sq, ga, buf}
+			return p.AddScaled(buf, -r.LR), []*lathe.Tensor{sq, ga, buf}
 		}
 		return p.Add(tmp.t(tmp.t(g.MulScalar(-r.LR)).Div(avg))), []*lathe.Tensor{sq, ga, buf} // addcdiv: (value·g)/avg
 	}, func(u update) {
