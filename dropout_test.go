@@ -1,6 +1,7 @@
 package lathe
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -108,5 +109,20 @@ func TestDropoutMaskOnEveryDevice(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestFailedDropoutDrawsNothing: a dropout that fails after drawing its key
+// (an output no device holds) puts the stream back, so the next draw gets
+// that key.
+func TestFailedDropoutDrawsNothing(t *testing.T) {
+	Seed(5)
+	key := nextKey()
+	huge := Ones(CPU, Float32, 1, 1).Expand(1<<31, 1<<31)
+	if err := huge.Dropout(0.5, true).Err(); !errors.Is(err, ErrOutOfMemory) {
+		t.Fatalf("a dropout of 2^62 elements: %v, want ErrOutOfMemory", err)
+	}
+	if got := nextKey(); got != key {
+		t.Errorf("after the failed dropout the stream's next key is %x, want %x (drawn nothing)", got, key)
 	}
 }

@@ -64,15 +64,23 @@ func drawAndUpload(op string, dev Device, dt DType, shape []int, draw func(r *ra
 
 // keyed runs op with a key drawn from the stream, for the ops whose
 // devices make their random values from one (ops.Dropout). The stream is
-// locked for the call, and put back where op fails, as drawAndUpload
-// does: a failed call draws nothing.
+// locked for the draw only, so that goroutines' ops (a cpu kernel of
+// milliseconds) run side by side; where op fails, the stream is put back
+// as drawAndUpload puts it, unless another draw has followed, which a
+// put-back would hand the same words again.
 func keyed(op func(key uint64) *Tensor) *Tensor {
 	rngMu.Lock()
-	defer rngMu.Unlock()
 	saved := *pcg
-	out := op(pcg.Uint64())
+	key := pcg.Uint64()
+	drawn := *pcg
+	rngMu.Unlock()
+	out := op(key)
 	if out.err != nil {
-		*pcg = saved
+		rngMu.Lock()
+		if *pcg == drawn {
+			*pcg = saved
+		}
+		rngMu.Unlock()
 	}
 	return out
 }
