@@ -10,22 +10,14 @@
 
 #define AVX2 __attribute__((target("avx2,fma")))
 
-AVX2 void lathe_add_scaled_f32(float *dst, const float *p, const float *q, float s, float alpha, ptrdiff_t n) {
-	const __m256 a = _mm256_set1_ps(alpha), splat = _mm256_set1_ps(s);
-	ptrdiff_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		__m256 v = q ? _mm256_loadu_ps(q + i) : splat;
-		_mm256_storeu_ps(dst + i, _mm256_fmadd_ps(a, v, _mm256_loadu_ps(p + i)));
+// One template for both dtypes: W lanes of vector type V, and the
+// intrinsics and the C fma of T.
+#define LATHE_ADD_SCALED_ROWS(T, sfx, V, W, set1, loadu, storeu, fmadd, fmaT)                              \
+	AVX2 void lathe_add_scaled_##sfx(T *dst, const T *p, const T *q, T s, T alpha, ptrdiff_t n) {          \
+		const V a = set1(alpha), splat = set1(s);                                                      \
+		ptrdiff_t i = 0;                                                                               \
+		for (; i + W <= n; i += W) storeu(dst + i, fmadd(a, q ? loadu(q + i) : splat, loadu(p + i)));   \
+		for (; i < n; i++) dst[i] = fmaT(alpha, q ? q[i] : s, p[i]);                                   \
 	}
-	for (; i < n; i++) dst[i] = fmaf(alpha, q ? q[i] : s, p[i]);
-}
-
-AVX2 void lathe_add_scaled_f64(double *dst, const double *p, const double *q, double s, double alpha, ptrdiff_t n) {
-	const __m256d a = _mm256_set1_pd(alpha), splat = _mm256_set1_pd(s);
-	ptrdiff_t i = 0;
-	for (; i + 4 <= n; i += 4) {
-		__m256d v = q ? _mm256_loadu_pd(q + i) : splat;
-		_mm256_storeu_pd(dst + i, _mm256_fmadd_pd(a, v, _mm256_loadu_pd(p + i)));
-	}
-	for (; i < n; i++) dst[i] = fma(alpha, q ? q[i] : s, p[i]);
-}
+LATHE_ADD_SCALED_ROWS(float, f32, __m256, 8, _mm256_set1_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_fmadd_ps, fmaf)
+LATHE_ADD_SCALED_ROWS(double, f64, __m256d, 4, _mm256_set1_pd, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_fmadd_pd, fma)
