@@ -54,10 +54,28 @@ var (
 )
 
 // AttentionParams are the attributes of the fused attention ops: the
-// factor of the scores and causal masking (query i attends to keys j ≤ i).
+// factor of the scores, causal masking (query i attends to keys j ≤ i)
+// and dropout of the probabilities.
+//
+// Dropout (P = 0: none) multiplies probability P_ij of query row i of
+// (batch n, head h) and key j by ops.Dropout's factor (Dropout.Scale() or
+// 0) of element ((n·Hq + h)·Lq + i)·Lk + j: the mask that ops.Dropout
+// under the same Mask makes over the probabilities as a [N, Hq, Lq, Lk]
+// tensor, bit for bit, so that the fused ops and the composite (softmax,
+// then dropout, then the product with v) drop the same weights. The
+// logsumexp column is the undropped scores'. With M the factors, the
+// backward is dV = (P∘M)ᵀ·dO, dP = (dO·vᵀ)∘M and dS = P∘(dP - D), D =
+// rowsum(dO∘O) - dlse as without dropout (rowsum(P∘dP) is still dO·O).
 type AttentionParams struct {
-	Scale  float64
-	Causal bool
+	Scale   float64
+	Causal  bool
+	Dropout Mask
+}
+
+// DropIndex is the element of the [N, Hq, Lq, Lk] probabilities whose
+// dropout factor applies to query row i of (n, h) and key j.
+func (g AttentionGeometry) DropIndex(n, h, i, j int) uint64 {
+	return uint64(((n*g.Hq+h)*g.Lq+i)*g.Lk + j)
 }
 
 // AttentionGeometry is the sizes of a canonical attention call.
@@ -105,6 +123,10 @@ func checkAttentionParams(a AttentionParams) error {
 	if !(a.Scale > 0) || math.IsInf(a.Scale, 1) {
 		return &dispatch.Error{Kind: dispatch.ErrValue, Arg: "scale", Detail: "is " + strconv.FormatFloat(a.Scale, 'g', -1, 64),
 			Fix: "give a finite scale > 0"}
+	}
+	if p := a.Dropout.P; !(p >= 0 && p < 1) {
+		return &dispatch.Error{Kind: dispatch.ErrValue, Arg: "dropout_p", Found: ftoa(p),
+			Detail: "is " + ftoa(p) + ", outside [0, 1)", Fix: "use a probability in [0, 1)"}
 	}
 	return nil
 }

@@ -1,13 +1,18 @@
 // Package attnref is scaled dot-product attention in float64 from the
 // scores whole, with an additive mask: the reference that the backends'
 // fused attention kernels (ops.AttentionMasked and its backward, and the
-// unmasked ops with a mask of zeros) are tested against. Tensors are flat
+// unmasked ops with a mask of zeros), with and without dropout, are tested
+// against. Tensors are flat
 // row-major slices of the canonical shapes: q [N, Hq, Lq, E],
 // k [N, Hk, Lk, E], v [N, Hk, Lk, Ev], query head h using key head
 // h/(Hq/Hk).
 package attnref
 
-import "math"
+import (
+	"math"
+
+	"github.com/lathe-ml/lathe/internal/philox"
+)
 
 // Sizes is the geometry of a call.
 type Sizes struct{ N, Hq, Hk, Lq, Lk, E, Ev int }
@@ -17,7 +22,28 @@ type Ref struct {
 	Sizes
 	Scale   float64
 	Q, K, V []float64
+	// DropP and DropKey are the dropout of the probabilities (DropP = 0:
+	// none), ops.AttentionParams' Dropout: probability (n, h, i, j) is
+	// kept, times 1/(1-DropP), where Philox's word of element
+	// ((n·Hq + h)·Lq + i)·Lk + j under DropKey is at least
+	// ⌈DropP·2³²⌉, as ops.Mask's Threshold.
+	DropP   float64
+	DropKey uint64
 	scores  [][]float64 // a row per (n, h, i), in order
+}
+
+// factor is the dropout factor of the probability of query row x (in
+// order) and key j: 1 without dropout.
+func (r *Ref) factor(x, j int) float64 {
+	if r.DropP == 0 {
+		return 1
+	}
+	i := uint64(x*r.Lk + j)
+	threshold := uint32(min(math.Ceil(r.DropP*(1<<32)), 1<<32-1))
+	if philox.Words(r.DropKey, i)[i%4] < threshold {
+		return 0
+	}
+	return 1 / (1 - r.DropP)
 }
 
 // New computes the scores s = scale·q·k + mask(n, h, i, j) of every query
@@ -74,6 +100,7 @@ func (r *Ref) Forward() []float64 {
 		for j, sc := range row {
 			p := math.Exp(sc - m)
 			sum += p
+			p *= r.factor(x, j)
 			for e := range r.Ev {
 				o[e] += p * r.V[((n*r.Hk+hk)*r.Lk+j)*r.Ev+e]
 			}
@@ -90,7 +117,8 @@ func (r *Ref) Forward() []float64 {
 // result out (as the kernel under test gave it) and its gradient grad
 // (FlashAttention-2's backward, Dao 2023): P = exp(s - lse) with no
 // special case, so that a row with no key to attend to makes NaN of what
-// it reaches; dV = Pᵀ·dO, dP = dO·Vᵀ, D = rowsum(dO∘O) - dlse,
+// it reaches; with M the dropout factors, dV = (P∘M)ᵀ·dO,
+// dP = (dO·Vᵀ)∘M, D = rowsum(dO∘O) - dlse,
 // dS = P∘(dP - D), dQ = scale·dS·K and dK = scale·dSᵀ·Q, dK and dV summed
 // over the query heads of a key head.
 func (r *Ref) Backward(out, grad []float64) []float64 {
@@ -109,11 +137,13 @@ func (r *Ref) Backward(out, grad []float64) []float64 {
 		for j, sc := range row {
 			key := (n*r.Hk+hk)*r.Lk + j
 			p := math.Exp(sc - o[r.Ev])
+			f := r.factor(x, j)
 			dp := 0.0
 			for e := range r.Ev {
 				dp += g[e] * r.V[key*r.Ev+e]
-				dv[key*r.Ev+e] += p * g[e]
+				dv[key*r.Ev+e] += p * f * g[e]
 			}
+			dp *= f
 			ds := p * (dp - d)
 			for e := range r.E {
 				dq[x*r.E+e] += r.Scale * ds * r.K[key*r.E+e]
