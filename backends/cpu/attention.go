@@ -29,6 +29,14 @@ import (
 // masking, so that uneven blocks balance. The masked ops add their mask's
 // block to each block of scores as the GEMM leaves it, reading the mask
 // through its strides.
+//
+// Dropout (ops.AttentionParams' Dropout) multiplies each block of
+// probabilities by its factors (dropout.go's rows, the index of a
+// probability being its element of the [N, Hq, Lq, Lk] probabilities) after
+// the online softmax has summed them, before the product with v: the
+// logsumexp is the undropped scores'. The backward drops a copy of P for
+// dV = (P∘M)ᵀ·dO and drops dP = dO·vᵀ in place, so that dS = P∘(dP∘M - D)
+// takes the undropped P as without dropout.
 
 const (
 	attnBlockQ = 64
@@ -138,6 +146,41 @@ func attnWork(tasks, cost int, fn func(next func() (int, bool))) {
 		return
 	}
 	fanOut(workers, func(int) { fn(next) })
+}
+
+// probBlock is where a block of probabilities lies: rows of cols at row
+// stride ld, row r being the probabilities' elements from first + r·step
+// and seeing diag + r + 1 of its keys (0 to cols) under causal masking.
+type probBlock struct {
+	ld, rows, cols int
+	causal         bool
+	diag           int
+	first, step    uint64
+}
+
+// dropBlock writes the dropout factors of a block (bq rows of bk at row
+// stride attnBlockK, query rows i0.. of (n, h) and keys j0..) times src's
+// elements to dst, which may be src: the keys each row sees (keysOf),
+// and, where dst is not src, zeros past them. (Past them src holds zeros
+// or values that meet a probability of 0.)
+func dropBlock[T float](dst, src []T, g ops.AttentionGeometry, a ops.AttentionParams, n, h, i0, bq, j0, bk int) {
+	t, scale := a.Dropout.Threshold(), T(a.Dropout.Scale())
+	b := probBlock{ld: attnBlockK, rows: bq, cols: bk, causal: a.Causal, diag: i0 - j0, first: g.DropIndex(n, h, i0, j0), step: uint64(g.Lk)}
+	if !dropoutBlockC(dst, src, b, a.Dropout.Key, t, scale) {
+		dropBlockRows(dst, src, b, a.Dropout.Key, t, scale)
+	}
+}
+
+// dropBlockRows is dropBlock's block in Go, row by row.
+func dropBlockRows[T float](dst, src []T, b probBlock, key uint64, t uint32, scale T) {
+	for r := range b.rows {
+		lim := keysOf(b.causal, b.diag+r, 0, b.cols)
+		at := r * b.ld
+		dropoutRow(dst[at:at+lim], src[at:], 1, b.first+uint64(r)*b.step, key, t, scale)
+		if &dst[0] != &src[0] {
+			clear(dst[at+lim : at+b.cols])
+		}
+	}
 }
 
 // keysOf is how many keys of a block starting at j0 (of bk) query row i
@@ -252,6 +295,9 @@ func attentionForward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g op
 							}
 						}
 					}
+				}
+				if a.Dropout.P > 0 {
+					dropBlock(s, s, g, a, n, h, i0, bq, j0, bk)
 				}
 				mm(gemm, blas.NoTrans, blas.NoTrans, bq, g.Ev, bk, 1, s, attnBlockK, vp[j0*g.Ev:], g.Ev, 1, acc, g.Ev)
 			}
@@ -391,9 +437,9 @@ func attentionBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 	// Keys: dV and dK of one key block, over every query block of every
 	// query head that uses it.
 	attnWork(g.N*g.Hk*nkb, group*g.Lq*attnBlockK*(2*g.E+2*g.Ev+8), func(next func() (int, bool)) {
-		sp, dpp := getScratch[T](attnBlockQ*attnBlockK), getScratch[T](attnBlockQ*attnBlockK)
-		defer func() { putScratch(sp); putScratch(dpp) }()
-		s, dp := *sp, *dpp
+		sp, dpp, pmp := getScratch[T](attnBlockQ*attnBlockK), getScratch[T](attnBlockQ*attnBlockK), getScratch[T](attnBlockQ*attnBlockK)
+		defer func() { putScratch(sp); putScratch(dpp); putScratch(pmp) }()
+		s, dp, pm := *sp, *dpp, *pmp
 		for t, ok := next(); ok; t, ok = next() {
 			nh, kb := attnBlock(t, nkb, false)
 			n, hk := nh/g.Hk, nh%g.Hk
@@ -414,8 +460,16 @@ func attentionBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 					row := (n*g.Hq+h)*g.Lq + i0
 					qp, rp, gp := q[row*g.E:], res[row*w:], gr[row*w:]
 					attnProbs(gemm, s, qp, kp, rp, mask, g, a, n, h, i0, bq, j0, bk)
-					mm(gemm, blas.Trans, blas.NoTrans, bk, g.Ev, bq, 1, s, attnBlockK, gp, w, 1, dvp, g.Ev)
+					kept := s
+					if a.Dropout.P > 0 {
+						dropBlock(pm, s, g, a, n, h, i0, bq, j0, bk)
+						kept = pm
+					}
+					mm(gemm, blas.Trans, blas.NoTrans, bk, g.Ev, bq, 1, kept, attnBlockK, gp, w, 1, dvp, g.Ev)
 					mm(gemm, blas.NoTrans, blas.Trans, bq, bk, g.Ev, 1, gp, w, vp[j0*g.Ev:], g.Ev, 0, dp, attnBlockK)
+					if a.Dropout.P > 0 {
+						dropBlock(dp, dp, g, a, n, h, i0, bq, j0, bk)
+					}
 					attnDS(dp, s, d[row:], bq, bk)
 					mm(gemm, blas.Trans, blas.NoTrans, bk, g.E, bq, scale, dp, attnBlockK, qp, g.E, 1, dkp, g.E)
 					if fuseDQ {
@@ -451,6 +505,9 @@ func attentionBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 				bk := min(attnBlockK, kEnd-j0)
 				attnProbs(gemm, s, qp, kp, rp, mask, g, a, n, h, i0, bq, j0, bk)
 				mm(gemm, blas.NoTrans, blas.Trans, bq, bk, g.Ev, 1, gp, w, vp[j0*g.Ev:], g.Ev, 0, dp, attnBlockK)
+				if a.Dropout.P > 0 {
+					dropBlock(dp, dp, g, a, n, h, i0, bq, j0, bk)
+				}
 				attnDS(dp, s, d[row:], bq, bk)
 				mm(gemm, blas.NoTrans, blas.NoTrans, bq, g.E, bk, scale, dp, attnBlockK, kp[j0*g.E:], g.E, 1, dqp, g.E)
 			}

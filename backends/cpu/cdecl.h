@@ -87,11 +87,20 @@ void lathe_unary_f32(int op, float *dst, const float *src, ptrdiff_t n, float a,
 // binaryOp).
 void lathe_binary_f32(int op, float *dst, const float *p, const float *q, float s, ptrdiff_t n);
 // lathe_dropout_f32 and lathe_dropout_f64 (dropout.c) write dropout of n
-// elements from src to dst, the first being element first (a multiple of
-// 4) of the tensor's row-major order: src[e]·scale where the element's
-// Philox word under key is at least threshold, else src[e]·0.
+// elements from src to dst, the first being element first of the tensor's
+// row-major order: src[e]·scale where the element's Philox word under key
+// is at least threshold, else src[e]·0.
 void lathe_dropout_f32(float *dst, const float *src, ptrdiff_t n, uint64_t first, uint64_t key, uint32_t threshold, float scale);
 void lathe_dropout_f64(double *dst, const double *src, ptrdiff_t n, uint64_t first, uint64_t key, uint32_t threshold, double scale);
+// lathe_dropout_block_f32 and lathe_dropout_block_f64 are those rows over
+// a block of rows at row stride ld (attention's probabilities): row r
+// from element first + r·step, of cols elements, or of diag + r + 1 (0 to
+// cols) under causal masking; where dst is not src, dst's elements past
+// a row's are zeroed.
+void lathe_dropout_block_f32(float *dst, const float *src, ptrdiff_t ld, ptrdiff_t rows, ptrdiff_t cols, int causal, ptrdiff_t diag,
+			     uint64_t first, uint64_t step, uint64_t key, uint32_t threshold, float scale);
+void lathe_dropout_block_f64(double *dst, const double *src, ptrdiff_t ld, ptrdiff_t rows, ptrdiff_t cols, int causal, ptrdiff_t diag,
+			     uint64_t first, uint64_t step, uint64_t key, uint32_t threshold, double scale);
 // lathe_add_scaled_f32 and lathe_add_scaled_f64 (add_scaled.c) write
 // p[i] + alpha·q[i] (alpha·s where q is NULL), rounded once, for n
 // elements.

@@ -776,8 +776,7 @@ func convWeightGradFloat32(dw, dy, x []float32, c, o, hp, wp, oh, ow, kh, kw, dh
 }
 
 // dropoutFloat32 and dropoutFloat64 are dropout.c's rows over dst (src of
-// at least its length), whose first element has index first, a multiple
-// of 4.
+// at least its length), whose first element has index first.
 func dropoutFloat32(dst, src []float32, first, key uint64, t uint32, scale float32) bool {
 	if !haveAVX2 || len(dst) < vectorMin || len(src) < len(dst) {
 		return false
@@ -793,6 +792,26 @@ func dropoutFloat64(dst, src []float64, first, key uint64, t uint32, scale float
 	}
 	C.lathe_dropout_f64((*C.double)(unsafe.Pointer(&dst[0])), (*C.double)(unsafe.Pointer(&src[0])), C.ptrdiff_t(len(dst)),
 		C.uint64_t(first), C.uint64_t(key), C.uint32_t(t), C.double(scale))
+	return true
+}
+
+// dropoutBlockFloat32 and dropoutBlockFloat64 are dropout.c's rows over
+// the block b of dst and src (attention.go's dropBlock).
+func dropoutBlockFloat32(dst, src []float32, b probBlock, key uint64, t uint32, scale float32) bool {
+	if !haveAVX2 || b.rows == 0 {
+		return false
+	}
+	C.lathe_dropout_block_f32((*C.float)(unsafe.Pointer(&dst[0])), (*C.float)(unsafe.Pointer(&src[0])), C.ptrdiff_t(b.ld), C.ptrdiff_t(b.rows),
+		C.ptrdiff_t(b.cols), cBool(b.causal), C.ptrdiff_t(b.diag), C.uint64_t(b.first), C.uint64_t(b.step), C.uint64_t(key), C.uint32_t(t), C.float(scale))
+	return true
+}
+
+func dropoutBlockFloat64(dst, src []float64, b probBlock, key uint64, t uint32, scale float64) bool {
+	if !haveAVX2 || b.rows == 0 {
+		return false
+	}
+	C.lathe_dropout_block_f64((*C.double)(unsafe.Pointer(&dst[0])), (*C.double)(unsafe.Pointer(&src[0])), C.ptrdiff_t(b.ld), C.ptrdiff_t(b.rows),
+		C.ptrdiff_t(b.cols), cBool(b.causal), C.ptrdiff_t(b.diag), C.uint64_t(b.first), C.uint64_t(b.step), C.uint64_t(key), C.uint32_t(t), C.double(scale))
 	return true
 }
 

@@ -63,40 +63,85 @@ AVX2 static void philox8(__m256i w[4], uint64_t b, uint32_t k0, uint32_t k1) {
 }
 
 // The rows: dst[e] = src[e]·(keep ? scale : 0) for the n elements from
-// index first (a multiple of 4), keep being the element's word at least
-// threshold. float32 keeps and scales eight lanes at a time; float64 and a
-// row's last part block take the words one by one.
+// index first, keep being the element's word at least threshold. A row
+// walks the 32 words of eight blocks at a time from first's block, word w
+// of a turn being element w - skip of the turn (skip: the words before
+// first in its block, on the first turn). float32 keeps and scales eight
+// lanes at a time where they are all the row's; float64, and lanes that
+// straddle the row's ends, take the words one by one.
 
-AVX2 void lathe_dropout_f32(float *dst, const float *src, ptrdiff_t n, uint64_t first, uint64_t key, uint32_t threshold, float scale) {
-	const __m256i t = _mm256_set1_epi32((int)threshold);
+AVX2 static void drop_row_f32(float *dst, const float *src, ptrdiff_t n, uint64_t first, uint32_t k0, uint32_t k1, __m256i t,
+			      uint32_t threshold, float scale) {
 	const __m256 s = _mm256_set1_ps(scale);
 	__m256i w[4];
-	for (ptrdiff_t i = 0; i < n; i += 32) {
-		philox8(w, (first + (uint64_t)i) / 4, (uint32_t)key, (uint32_t)(key >> 32));
-		if (n - i >= 32) {
-			for (int q = 0; q < 4; q++) {
+	uint32_t words[32];
+	uint64_t b = first / 4;
+	for (ptrdiff_t i = -(ptrdiff_t)(first % 4); i < n; i += 32, b += 8) {
+		philox8(w, b, k0, k1);
+		ptrdiff_t lo = i < 0 ? -i : 0, hi = n - i < 32 ? n - i : 32;
+		int stored = 0;
+		for (int q = 0; q < 4; q++) {
+			ptrdiff_t e0 = 8 * q;
+			if (e0 >= lo && e0 + 8 <= hi) {
 				// w >= t, unsigned: max(w, t) == w.
 				__m256 keep = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_max_epu32(w[q], t), w[q]));
-				_mm256_storeu_ps(dst + i + 8 * q, _mm256_mul_ps(_mm256_loadu_ps(src + i + 8 * q), _mm256_and_ps(keep, s)));
+				_mm256_storeu_ps(dst + i + e0, _mm256_mul_ps(_mm256_loadu_ps(src + i + e0), _mm256_and_ps(keep, s)));
+				continue;
 			}
-			continue;
+			if (!stored) {
+				for (int k = 0; k < 4; k++) _mm256_storeu_si256((__m256i *)(words + 8 * k), w[k]);
+				stored = 1;
+			}
+			for (ptrdiff_t e = e0 > lo ? e0 : lo; e < e0 + 8 && e < hi; e++) dst[i + e] = src[i + e] * (words[e] >= threshold ? scale : 0.0f);
 		}
-		uint32_t words[32];
-		_mm256_storeu_si256((__m256i *)words, w[0]);
-		_mm256_storeu_si256((__m256i *)(words + 8), w[1]);
-		_mm256_storeu_si256((__m256i *)(words + 16), w[2]);
-		_mm256_storeu_si256((__m256i *)(words + 24), w[3]);
-		for (ptrdiff_t e = 0; e < n - i; e++) dst[i + e] = src[i + e] * (words[e] >= threshold ? scale : 0.0f);
 	}
 }
 
-AVX2 void lathe_dropout_f64(double *dst, const double *src, ptrdiff_t n, uint64_t first, uint64_t key, uint32_t threshold, double scale) {
+AVX2 static void drop_row_f64(double *dst, const double *src, ptrdiff_t n, uint64_t first, uint32_t k0, uint32_t k1, uint32_t threshold,
+			      double scale) {
 	__m256i w[4];
 	uint32_t words[32];
-	for (ptrdiff_t i = 0; i < n; i += 32) {
-		philox8(w, (first + (uint64_t)i) / 4, (uint32_t)key, (uint32_t)(key >> 32));
+	uint64_t b = first / 4;
+	for (ptrdiff_t i = -(ptrdiff_t)(first % 4); i < n; i += 32, b += 8) {
+		philox8(w, b, k0, k1);
 		for (int q = 0; q < 4; q++) _mm256_storeu_si256((__m256i *)(words + 8 * q), w[q]);
-		ptrdiff_t m = n - i < 32 ? n - i : 32;
-		for (ptrdiff_t e = 0; e < m; e++) dst[i + e] = src[i + e] * (words[e] >= threshold ? scale : 0.0);
+		ptrdiff_t lo = i < 0 ? -i : 0, hi = n - i < 32 ? n - i : 32;
+		for (ptrdiff_t e = lo; e < hi; e++) dst[i + e] = src[i + e] * (words[e] >= threshold ? scale : 0.0);
 	}
+}
+
+AVX2 void lathe_dropout_f32(float *dst, const float *src, ptrdiff_t n, uint64_t first, uint64_t key, uint32_t threshold, float scale) {
+	drop_row_f32(dst, src, n, first, (uint32_t)key, (uint32_t)(key >> 32), _mm256_set1_epi32((int)threshold), threshold, scale);
+}
+
+AVX2 void lathe_dropout_f64(double *dst, const double *src, ptrdiff_t n, uint64_t first, uint64_t key, uint32_t threshold, double scale) {
+	drop_row_f64(dst, src, n, first, (uint32_t)key, (uint32_t)(key >> 32), threshold, scale);
+}
+
+// The blocks (attention's probabilities, backends/cpu/attention.go's
+// dropBlock): rows of a block at row stride ld, row r from index
+// first + r·step, of cols elements, or under causal masking of
+// diag + r + 1 of them (0 to cols); where dst is not src, dst's elements
+// past a row's are zeroed, as src's are.
+#define DROPOUT_BLOCK(T, ROW, ...)                                                                                       \
+	for (ptrdiff_t r = 0; r < rows; r++) {                                                                           \
+		ptrdiff_t n = cols;                                                                                      \
+		if (causal) {                                                                                            \
+			n = diag + r + 1;                                                                                \
+			n = n < 0 ? 0 : n > cols ? cols : n;                                                             \
+		}                                                                                                        \
+		ROW(dst + r * ld, src + r * ld, n, first + (uint64_t)r * step, (uint32_t)key, (uint32_t)(key >> 32), __VA_ARGS__); \
+		if (dst != src)                                                                                          \
+			for (ptrdiff_t e = n; e < cols; e++) dst[r * ld + e] = (T)0;                                     \
+	}
+
+AVX2 void lathe_dropout_block_f32(float *dst, const float *src, ptrdiff_t ld, ptrdiff_t rows, ptrdiff_t cols, int causal, ptrdiff_t diag,
+				  uint64_t first, uint64_t step, uint64_t key, uint32_t threshold, float scale) {
+	const __m256i t = _mm256_set1_epi32((int)threshold);
+	DROPOUT_BLOCK(float, drop_row_f32, t, threshold, scale)
+}
+
+AVX2 void lathe_dropout_block_f64(double *dst, const double *src, ptrdiff_t ld, ptrdiff_t rows, ptrdiff_t cols, int causal, ptrdiff_t diag,
+				  uint64_t first, uint64_t step, uint64_t key, uint32_t threshold, double scale) {
+	DROPOUT_BLOCK(double, drop_row_f64, threshold, scale)
 }

@@ -48,12 +48,9 @@ func dropout[T float](out, x *dispatch.Tensor, m ops.Mask, scale T) {
 }
 
 // dropoutRows is dropout of the contiguous run src, whose first element
-// has index first, into dst: the Go row up to a block's start, then
-// dropout.c's rows where they run.
+// has index first, into dst: dropout.c's rows where they run, else the Go
+// row.
 func dropoutRows[T float](dst, src []T, first, key uint64, t uint32, scale T) {
-	head := min(int(-first%4), len(dst))
-	dropoutRow(dst[:head], src, 1, first, key, t, scale)
-	dst, src, first = dst[head:], src[head:], first+uint64(head)
 	if !dropoutC(dst, src, first, key, t, scale) {
 		dropoutRow(dst, src, 1, first, key, t, scale)
 	}
@@ -77,14 +74,26 @@ func dropoutRow[T float](dst, src []T, stride int, first, key uint64, t uint32, 
 	}
 }
 
-// dropoutC is dropout.c's rows for a run that starts a block, where the
-// machine has AVX2 and the run is worth a call.
+// dropoutC is dropout.c's rows for a run, where the machine has AVX2 and
+// the run is worth a call.
 func dropoutC[T float](dst, src []T, first, key uint64, t uint32, scale T) bool {
 	switch d := any(dst).(type) {
 	case []float32:
 		return dropoutFloat32(d, any(src).([]float32), first, key, t, float32(scale))
 	case []float64:
 		return dropoutFloat64(d, any(src).([]float64), first, key, t, float64(scale))
+	}
+	return false
+}
+
+// dropoutBlockC is dropout.c's rows over a block, where the machine has
+// AVX2.
+func dropoutBlockC[T float](dst, src []T, b probBlock, key uint64, t uint32, scale T) bool {
+	switch d := any(dst).(type) {
+	case []float32:
+		return dropoutBlockFloat32(d, any(src).([]float32), b, key, t, float32(scale))
+	case []float64:
+		return dropoutBlockFloat64(d, any(src).([]float64), b, key, t, float64(scale))
 	}
 	return false
 }

@@ -176,6 +176,14 @@ func dropoutFloat64(dst, src []float64, first, key uint64, t uint32, scale float
 	return false
 }
 
+func dropoutBlockFloat32(dst, src []float32, b probBlock, key uint64, t uint32, scale float32) bool {
+	return false
+}
+
+func dropoutBlockFloat64(dst, src []float64, b probBlock, key uint64, t uint32, scale float64) bool {
+	return false
+}
+
 func addScaledFloat32(dst, p, q []float32, s, alpha float32) bool { return false }
 
 func addScaledFloat64(dst, p, q []float64, s, alpha float64) bool { return false }
