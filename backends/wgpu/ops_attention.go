@@ -16,7 +16,10 @@ import (
 // rowsum(dO∘O) - dlse into a scratch buffer, then dK and dV per key row,
 // then dQ per query row). Inputs are read through their strides. The
 // masked ops run the same functions: the mask, their one more argument,
-// goes to kernels rendered to add it to the scores.
+// goes to kernels rendered to add it to the scores. Dropout (P > 0) goes
+// to kernels rendered to make it, from its key, where each probability is
+// formed (kept, attention.wgsl), so that P = 0 runs the kernels as they
+// were and dropout holds no mask.
 
 // attnRows is the rows (invocations) of one of the kernels' workgroups.
 const attnRows = 64
@@ -37,7 +40,7 @@ func attention(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.AttentionParam
 		return err
 	}
 	tiles := g.N * g.Hq * ((g.Lq + attnRows - 1) / attnRows)
-	return attnLaunch("fwd", tiles, attnParams(g, a, out.Offset, in, mask), mask, out, in[0], in[1], in[2])
+	return attnLaunch("fwd", tiles, attnParams(g, a, out.Offset, in, mask), dropped(a), mask, out, in[0], in[1], in[2])
 }
 
 // attentionBackward is the backward of ops.AttentionBackward (q, k, v,
@@ -56,21 +59,22 @@ func attentionBackward(out *dispatch.Tensor, in []*dispatch.Tensor, a ops.Attent
 	defer d.Release()
 	args := append([]*dispatch.Tensor{nil}, in...)
 	if rows > 0 {
-		// D reads no score: the unmasked kernel serves both ops.
+		// D reads no score nor probability: the kernel without mask or
+		// dropout serves every op.
 		args[0] = d
-		if err := attnLaunch("delta", (rows+attnRows-1)/attnRows, attnParams(g, a, d.Offset, in, nil), nil, args...); err != nil {
+		if err := attnLaunch("delta", (rows+attnRows-1)/attnRows, attnParams(g, a, d.Offset, in, nil), false, nil, args...); err != nil {
 			return err
 		}
 	}
 	args[0] = out
 	p := attnParams(g, a, out.Offset, in, mask)
 	if kt := g.N * g.Hk * ((g.Lk + attnRows - 1) / attnRows); kt > 0 {
-		if err := attnLaunch("dkv", kt, p, mask, append(args, d)...); err != nil {
+		if err := attnLaunch("dkv", kt, p, dropped(a), mask, append(args, d)...); err != nil {
 			return err
 		}
 	}
 	if qt := g.N * g.Hq * ((g.Lq + attnRows - 1) / attnRows); qt > 0 && g.E > 0 {
-		return attnLaunch("dq", qt, p, mask, args...)
+		return attnLaunch("dq", qt, p, dropped(a), mask, args...)
 	}
 	return nil
 }
@@ -86,15 +90,18 @@ func attnMask(in []*dispatch.Tensor, unmasked int) ([]*dispatch.Tensor, *dispatc
 	return append(in[:3:3], in[4:]...), in[3]
 }
 
+// dropped says whether a's kernels make dropout: the ones rendered
+// without it cost nothing more than before it existed.
+func dropped(a ops.AttentionParams) bool { return a.Dropout.P > 0 }
+
 // attnParams are the kernels' parameter words (attention.wgsl): the sizes,
-// the scale, causal masking, dst's offset, and the offset and four strides
-// of each input and of the mask, if any.
+// the scale, causal masking, dst's offset, the offset and four strides of
+// each input and of the mask (zeros if none), and the dropout's key,
+// threshold and factor (zeros if none). The words of a kernel without
+// mask or dropout were there before either, so that those kernels are as
+// they were.
 func attnParams(g ops.AttentionGeometry, a ops.AttentionParams, base int, in []*dispatch.Tensor, mask *dispatch.Tensor) []uint32 {
-	words := 36
-	if mask != nil {
-		words = 41
-	}
-	p := make([]uint32, words)
+	p := make([]uint32, 45)
 	for i, v := range []int{0, g.N, g.Hq, g.Hk, g.Lq, g.Lk, g.E, g.Ev} {
 		p[i] = uint32(v)
 	}
@@ -115,21 +122,29 @@ func attnParams(g ops.AttentionGeometry, a ops.AttentionParams, base int, in []*
 	if mask != nil {
 		at(36, mask)
 	}
+	if dropped(a) {
+		m := a.Dropout
+		p[41], p[42], p[43], p[44] = uint32(m.Key), uint32(m.Key>>32), m.Threshold(), math.Float32bits(float32(m.Scale()))
+	}
 	return p
 }
 
-// attnLaunch runs the kernel of kind over tiles workgroups, binding
-// tensors and then the mask, if any.
-func attnLaunch(kind string, tiles int, p []uint32, mask *dispatch.Tensor, tensors ...*dispatch.Tensor) error {
+// attnLaunch runs the kernel of kind, with dropout or not, over tiles
+// workgroups, binding tensors and then the mask, if any.
+func attnLaunch(kind string, tiles int, p []uint32, dropout bool, mask *dispatch.Tensor, tensors ...*dispatch.Tensor) error {
 	key, binding := "attention/"+kind, 0
+	if dropout {
+		key += "/dropout"
+	}
 	if mask != nil {
 		tensors = append(slices.Clip(tensors), mask) // not into the caller's array
 		key, binding = key+"/mask"+strconv.Itoa(len(tensors)), len(tensors)
 	}
 	sh, err := shaderFor(key, "attention", struct {
-		Kind string
-		Mask int
-	}{kind, binding})
+		Kind    string
+		Mask    int
+		Dropout bool
+	}{kind, binding, dropout})
 	if err != nil {
 		return err
 	}

@@ -8,13 +8,14 @@ import (
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
 	"github.com/lathe-ml/lathe/internal/attnref"
+	"github.com/lathe-ml/lathe/internal/half"
 	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
-// The masked fused attention ops on wgpu:0 against a float64 reference
-// that holds the Lq×Lk scores, softmax and all. The sizes put Lq and Lk
-// on both sides of the kernels' tiles (64 rows per workgroup, 32 of the
-// other side's rows at a time) under grouped heads; the masks are read
+// The fused attention ops on wgpu:0 against a float64 reference that
+// holds the Lq×Lk scores, softmax, dropout and all. The sizes put Lq and
+// Lk on both sides of the kernels' tiles (64 rows per workgroup, 32 of
+// the other side's rows at a time) under grouped heads; the masks are read
 // through views of every kind the ops allow (transposed, broadcast by
 // stride 0 with an offset, made by Expand), and hold -Inf: rows whose
 // first tiles are all masked, and a row with no key to attend to.
@@ -27,68 +28,187 @@ type attnSizes struct{ n, hq, hk, lq, lk, e, ev int }
 type maskFunc func(t *testing.T, rng *rand.Rand, s attnSizes) (*dispatch.Tensor, func(n, h, i, j int) float64)
 
 func TestAttentionMasked(t *testing.T) {
-	if _, err := dispatch.Open(wgpu0); err != nil {
-		testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable: %v", err)
-	}
-	cases := []struct {
-		name string
-		s    attnSizes
-		mask maskFunc
-	}{
-		{"grouped/70x40/full_transposed", attnSizes{2, 4, 2, 70, 40, 40, 36}, fullMask},
-		{"grouped/3x130/key_padding", attnSizes{2, 4, 2, 3, 130, 8, 12}, keyPadding},
-		{"grouped/70x130/late_keys", attnSizes{1, 4, 2, 70, 130, 16, 16}, lateKeys},
-		{"grouped/3x130/late_keys", attnSizes{2, 4, 2, 3, 130, 8, 8}, lateKeys},
-		{"grouped/70x40/masked_row", attnSizes{2, 4, 2, 70, 40, 16, 8}, maskedRow},
-		{"heads/5x7/full_transposed", attnSizes{1, 2, 2, 5, 7, 4, 4}, fullMask},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			s := c.s
-			rng := rand.New(rand.NewPCG(7, uint64(len(c.name))))
-			q, qv := normalOn(t, rng, []int{s.n, s.hq, s.lq, s.e})
-			k, kv := normalOn(t, rng, []int{s.n, s.hk, s.lk, s.e})
-			v, vv := normalOn(t, rng, []int{s.n, s.hk, s.lk, s.ev})
-			mask, maskAt := c.mask(t, rng, s)
-			a := ops.AttentionParams{Scale: 1 / math.Sqrt(float64(s.e))}
-			ref := attnref.New(attnref.Sizes{N: s.n, Hq: s.hq, Hk: s.hk, Lq: s.lq, Lk: s.lk, E: s.e, Ev: s.ev}, a.Scale, qv, kv, vv, maskAt)
-
-			out, err := dispatch.Call(ops.AttentionMasked, a, q, k, v, mask)
-			if err != nil {
-				t.Fatalf("attention_masked: %v", err)
-			}
-			res := floats(t, out)
-			compareAttn(t, "out", res, ref.Forward())
-
-			// The backward takes the kernel's own forward result, as
-			// autodiff gives it, so that it is checked by itself.
-			grad, gv := normalOn(t, rng, out.Shape)
-			dx, err := dispatch.Call(ops.AttentionMaskedBackward, a, q, k, v, mask, out, grad)
-			if err != nil {
-				t.Fatalf("attention_masked_backward: %v", err)
-			}
-			got := floats(t, dx)
-			want := ref.Backward(widen(res), gv)
-			nq, nk := s.n*s.hq*s.lq*s.e, s.n*s.hk*s.lk*s.e
-			if len(got) != len(want) {
-				t.Fatalf("backward gives %d elements, want %d", len(got), len(want))
-			}
-			compareAttn(t, "dq", got[:nq], want[:nq])
-			compareAttn(t, "dk", got[nq:nq+nk], want[nq:nq+nk])
-			compareAttn(t, "dv", got[nq+nk:], want[nq+nk:])
-		})
+	for _, c := range []attnCase{
+		{name: "grouped/70x40/full_transposed", s: attnSizes{2, 4, 2, 70, 40, 40, 36}, mask: fullMask},
+		{name: "grouped/3x130/key_padding", s: attnSizes{2, 4, 2, 3, 130, 8, 12}, mask: keyPadding},
+		{name: "grouped/70x130/late_keys", s: attnSizes{1, 4, 2, 70, 130, 16, 16}, mask: lateKeys},
+		{name: "grouped/3x130/late_keys", s: attnSizes{2, 4, 2, 3, 130, 8, 8}, mask: lateKeys},
+		{name: "grouped/70x40/masked_row", s: attnSizes{2, 4, 2, 70, 40, 16, 8}, mask: maskedRow},
+		{name: "heads/5x7/full_transposed", s: attnSizes{1, 2, 2, 5, 7, 4, 4}, mask: fullMask},
+	} {
+		c.dt = dispatch.Float32
+		c.run(t)
 	}
 }
 
-// normalOn uploads a contiguous tensor of normal values to wgpu:0 and
-// returns the values too.
-func normalOn(t *testing.T, rng *rand.Rand, shape []int) (*dispatch.Tensor, []float64) {
-	t.Helper()
-	data := make([]float32, dispatch.Numel(shape))
-	for i := range data {
-		data[i] = float32(rng.NormFloat64())
+// TestAttentionDropout: the dropout of the probabilities in the fused
+// ops' kernels, forward and backward, against attnref's, which takes each
+// factor from internal/philox by the element's index in the [N, Hq, Lq,
+// Lk] probabilities. Lk of 37, 70 and 130 starts most query rows in the
+// middle of a Philox block, and 70 and 130 keys span the dK/dV kernel's
+// workgroups of 64 keys; the 16-bit floats reach the same kernels widened.
+func TestAttentionDropout(t *testing.T) {
+	for _, c := range []attnCase{
+		{name: "f32/grouped/70x37/p0.3", dt: dispatch.Float32, s: attnSizes{2, 4, 2, 70, 37, 16, 12}, dropout: 0.3},
+		{name: "f32/grouped/3x130/p0.9", dt: dispatch.Float32, s: attnSizes{2, 4, 2, 3, 130, 8, 12}, dropout: 0.9},
+		{name: "f32/causal/grouped/70x70/p0.3", dt: dispatch.Float32, s: attnSizes{1, 4, 2, 70, 70, 16, 16}, causal: true, dropout: 0.3},
+		{name: "f32/masked/grouped/70x130/late_keys/p0.3", dt: dispatch.Float32, s: attnSizes{1, 4, 2, 70, 130, 16, 16}, mask: lateKeys, dropout: 0.3},
+		{name: "f32/masked/grouped/70x40/full_transposed/p0.9", dt: dispatch.Float32, s: attnSizes{2, 4, 2, 70, 40, 20, 12}, mask: fullMask, dropout: 0.9},
+		{name: "f32/masked/grouped/3x130/key_padding/p0.3", dt: dispatch.Float32, s: attnSizes{2, 4, 2, 3, 130, 8, 12}, mask: keyPadding, dropout: 0.3},
+		{name: "f32/masked/grouped/70x37/masked_row/p0.3", dt: dispatch.Float32, s: attnSizes{2, 4, 2, 70, 37, 8, 8}, mask: maskedRow, dropout: 0.3},
+		{name: "f16/grouped/70x37/p0.3", dt: dispatch.Float16, s: attnSizes{1, 4, 2, 70, 37, 16, 12}, dropout: 0.3},
+		{name: "bf16/causal/grouped/5x7/p0.9", dt: dispatch.BFloat16, s: attnSizes{1, 2, 1, 5, 7, 4, 4}, causal: true, dropout: 0.9},
+	} {
+		c.run(t)
 	}
-	return upload(t, wgpu0, data, shape), widen(data)
+}
+
+// attnDropKey is the tests' dropout key; its words differ, so that a
+// kernel that swaps them fails.
+const attnDropKey = 0x9e3779b97f4a7c15
+
+// attnCase is one call of the fused forward and backward on wgpu:0,
+// checked against attnref.
+type attnCase struct {
+	name    string
+	dt      dispatch.DType // of q, k, v and the gradient
+	s       attnSizes
+	mask    maskFunc // the masked ops' mask (float32 only); nil: the unmasked ops
+	causal  bool     // the unmasked ops' causal masking
+	dropout float64  // P of the probabilities' dropout, under attnDropKey
+}
+
+func (c attnCase) run(t *testing.T) {
+	t.Run(c.name, func(t *testing.T) {
+		if _, err := dispatch.Open(wgpu0); err != nil {
+			testenv.SkipDevice(t, "wgpu:0", "wgpu:0 is unavailable: %v", err)
+		}
+		s := c.s
+		rng := rand.New(rand.NewPCG(7, uint64(len(c.name))))
+		q, qv := normalOn(t, rng, c.dt, []int{s.n, s.hq, s.lq, s.e})
+		k, kv := normalOn(t, rng, c.dt, []int{s.n, s.hk, s.lk, s.e})
+		v, vv := normalOn(t, rng, c.dt, []int{s.n, s.hk, s.lk, s.ev})
+		a := ops.AttentionParams{Scale: 1 / math.Sqrt(float64(s.e)), Causal: c.causal, Dropout: ops.Mask{P: c.dropout, Key: attnDropKey}}
+		fwd, bwd, args := ops.Attention, ops.AttentionBackward, []*dispatch.Tensor{q, k, v}
+		var maskAt func(n, h, i, j int) float64
+		switch {
+		case c.mask != nil:
+			var mask *dispatch.Tensor
+			mask, maskAt = c.mask(t, rng, s)
+			fwd, bwd, args = ops.AttentionMasked, ops.AttentionMaskedBackward, append(args, mask)
+		case c.causal:
+			maskAt = func(n, h, i, j int) float64 {
+				if j > i {
+					return math.Inf(-1)
+				}
+				return 0
+			}
+		}
+		ref := attnref.New(attnref.Sizes{N: s.n, Hq: s.hq, Hk: s.hk, Lq: s.lq, Lk: s.lk, E: s.e, Ev: s.ev}, a.Scale, qv, kv, vv, maskAt)
+		ref.DropP, ref.DropKey = c.dropout, attnDropKey
+		tol := attnTolerance(c.dt)
+
+		out, err := dispatch.Call(fwd, a, args...)
+		if err != nil {
+			t.Fatalf("%s: %v", fwd.Name, err)
+		}
+		res := attnValues(t, out)
+		compareAttn(t, "out", res, ref.Forward(), tol)
+
+		// The backward takes the kernel's own forward result, as
+		// autodiff gives it, so that it is checked by itself.
+		grad, gv := normalOn(t, rng, c.dt, out.Shape)
+		dx, err := dispatch.Call(bwd, a, append(args, out, grad)...)
+		if err != nil {
+			t.Fatalf("%s: %v", bwd.Name, err)
+		}
+		got := attnValues(t, dx)
+		want := ref.Backward(res, gv)
+		nq, nk := s.n*s.hq*s.lq*s.e, s.n*s.hk*s.lk*s.e
+		if len(got) != len(want) {
+			t.Fatalf("backward gives %d elements, want %d", len(got), len(want))
+		}
+		compareAttn(t, "dq", got[:nq], want[:nq], tol)
+		compareAttn(t, "dk", got[nq:nq+nk], want[nq:nq+nk], tol)
+		compareAttn(t, "dv", got[nq+nk:], want[nq+nk:], tol)
+	})
+}
+
+// attnTolerance is compareAttn's bound for results of dtype dt: float32's
+// for the kernels' sums, plus the 16-bit floats' one rounding of the
+// result (their unit roundoff), which the kernels, computing in float32,
+// add.
+func attnTolerance(dt dispatch.DType) float64 {
+	switch dt {
+	case dispatch.Float16:
+		return 2e-5 + 0x1p-11
+	case dispatch.BFloat16:
+		return 2e-5 + 0x1p-8
+	}
+	return 2e-5
+}
+
+// normalOn uploads a contiguous tensor of dtype dt (a float) of normal
+// values to wgpu:0 and returns the values too, as dt holds them.
+func normalOn(t *testing.T, rng *rand.Rand, dt dispatch.DType, shape []int) (*dispatch.Tensor, []float64) {
+	t.Helper()
+	vals := make([]float64, dispatch.Numel(shape))
+	var data any
+	switch dt {
+	case dispatch.Float32:
+		d := make([]float32, len(vals))
+		for i := range d {
+			d[i] = float32(rng.NormFloat64())
+			vals[i] = float64(d[i])
+		}
+		data = d
+	case dispatch.Float16:
+		d := make([]half.Float16, len(vals))
+		for i := range d {
+			d[i] = half.Float16(half.Float16FromFloat32(float32(rng.NormFloat64())))
+			vals[i] = float64(d[i].Float32())
+		}
+		data = d
+	case dispatch.BFloat16:
+		d := make([]half.BFloat16, len(vals))
+		for i := range d {
+			d[i] = half.BFloat16(half.BFloat16FromFloat32(float32(rng.NormFloat64())))
+			vals[i] = float64(d[i].Float32())
+		}
+		data = d
+	default:
+		t.Fatalf("normalOn of %s", dt)
+	}
+	x, err := dispatch.Upload(wgpu0, data, dt, shape)
+	if err != nil {
+		t.Fatalf("upload to %s: %v", wgpu0, err)
+	}
+	return x, vals
+}
+
+// attnValues reads a float tensor of wgpu:0 as float64s (exactly).
+func attnValues(t *testing.T, x *dispatch.Tensor) []float64 {
+	t.Helper()
+	v, err := dispatch.ReadHost(x)
+	if err != nil {
+		t.Fatalf("reading %s: %v", x.Device, err)
+	}
+	var out []float64
+	switch d := v.(type) {
+	case []float32:
+		out = widen(d)
+	case []half.Float16:
+		for _, e := range d {
+			out = append(out, float64(e.Float32()))
+		}
+	case []half.BFloat16:
+		for _, e := range d {
+			out = append(out, float64(e.Float32()))
+		}
+	default:
+		t.Fatalf("read %T", v)
+	}
+	return out
 }
 
 func widen(xs []float32) []float64 {
@@ -177,12 +297,12 @@ func maskedRow(t *testing.T, rng *rand.Rand, s attnSizes) (*dispatch.Tensor, fun
 	return upload(t, wgpu0, data, shape), func(n, h, i, j int) float64 { return float64(data[((n*s.hq+h)*s.lq+i)*s.lk+j]) }
 }
 
-// compareAttn checks got against want elementwise, within 2e-5 of |want|
-// plus the root mean square of want (the sums of the kernels and of the
-// reference run in different orders, and an element near 0 is the
-// difference of larger terms), with NaN where want is NaN and the same
-// infinities.
-func compareAttn(t *testing.T, name string, got []float32, want []float64) {
+// compareAttn checks got against want elementwise, within tol (2e-5 for
+// float32, attnTolerance) of |want| plus the root mean square of want (the
+// sums of the kernels and of the reference run in different orders, and
+// an element near 0 is the difference of larger terms), with NaN where
+// want is NaN and the same infinities.
+func compareAttn(t *testing.T, name string, got, want []float64, tol float64) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%s: %d elements, want %d", name, len(got), len(want))
@@ -197,7 +317,7 @@ func compareAttn(t *testing.T, name string, got []float32, want []float64) {
 	rms := math.Sqrt(sq / float64(max(finite, 1)))
 	bad, worst, special := 0, 0.0, 0
 	for i, w := range want {
-		g := float64(got[i])
+		g := got[i]
 		var ok bool
 		switch {
 		case math.IsNaN(w):
@@ -209,7 +329,7 @@ func compareAttn(t *testing.T, name string, got []float32, want []float64) {
 		default:
 			e := math.Abs(g-w) / (math.Abs(w) + rms)
 			worst = max(worst, e)
-			ok = e <= 2e-5
+			ok = e <= tol
 		}
 		if !ok {
 			if bad++; bad <= 5 {

@@ -18,6 +18,15 @@ scores are all -Inf ends the forward with l = 0: its output is 0/0, NaN,
 and its logsumexp -Inf, as the softmax gives; the backward's exp(s - lse)
 is then exp(-Inf - -Inf), NaN, on purpose, with no special case.
 
+.Dropout (fwd, dkv, dq) renders the dropout of the probabilities
+(ops.AttentionParams): P_ij times M_ij, the scale or 0 by Philox's word of
+element ((n * Hq + h) * Lq + i) * Lk + j (attention_dropout, at the end);
+without it the kernels hold no trace of dropout. The forward's l and
+logsumexp stay the undropped probabilities' and its output sums
+P_ij M_ij v_j; dkv sums (P∘M)ᵀ·dO into dV and both backward kernels take
+dS = P∘(dP∘M - D), with D = rowsum(dO∘O) - dlse as without dropout (delta
+is never rendered with it).
+
 Parameters: p[0] the workgroups' tiles (the delta kernel: its rows), p[1]
 N, p[2] Hq, p[3] Hk, p[4] Lq, p[5] Lk, p[6] E, p[7] Ev, p[8] the scale (f32
 bits), p[9] causal (0 or 1), p[10] dst's element offset; then per input a
@@ -25,7 +34,9 @@ layout of five words, the element offset and the strides of its four dims
 (n, h, row, column): q at 11, k at 16, v at 21, the forward's result at 26
 and its gradient at 31 (the backward's), the mask at 36 (the masked
 kernels': [n, h, i, j], h the query head, its strides often 0 as a
-broadcast view's).
+broadcast view's); then the dropout at 41 (the .Dropout kernels'): the
+key's low and high words, the threshold (ops.Mask.Threshold) and the kept
+probabilities' factor (f32 bits of ops.Mask.Scale).
 
 Launch: workgroups of ROWS (64) invocations; workgroup t = wid.y * nwg.x +
 wid.x is tile t (at or past p[0] it returns: the whole workgroup, so the
@@ -57,6 +68,15 @@ const TILE: u32 = 32u;
 const DC: u32 = 32u;
 
 var<workgroup> tile: array<f32, 1056>; // TILE x (DC + 1)
+{{- if and .Dropout (eq .Kind "dkv")}}
+
+// KEPT_WORDS is the words of kept's bits per query row of a dkv tile, 32
+// of its ROWS keys a word; keptTile holds TILE rows of them, one word per
+// invocation (TILE * ROWS / 32 = ROWS).
+const KEPT_WORDS: u32 = ROWS / 32u;
+const_assert TILE * KEPT_WORDS == ROWS;
+var<workgroup> keptTile: array<u32, 64>;
+{{- end}}
 
 // at is the element index of [n, h, r, c] of the input whose layout is at
 // p[l].
@@ -99,6 +119,10 @@ fn stage(which: u32, n: u32, h: u32, r0: u32, nr: u32, c0: u32, nc: u32, lid: u3
     }
     workgroupBarrier();
 }
+
+{{- if .Dropout}}
+{{template "attention_dropout"}}
+{{- end}}
 
 fn keys(causal: bool, i: u32, j0: u32, nr: u32) -> u32 {
     if (!causal) {
@@ -201,12 +225,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             corr = expf(m - mx);
         }
         var sum = 0.0;
+{{- if .Dropout}}
+        var keep = 0u;
+        if (lim > 0u) {
+            keep = kept((n * Hq + h) * Lq + i, j0, lim);
+        }
+{{- end}}
         for (var rr = 0u; rr < TILE; rr = rr + 1u) {
             var pr = 0.0;
             if (rr < lim && mx != -inf_f32()) {
                 pr = expf(s[rr] - mx);
             }
-            s[rr] = pr;
+            s[rr] = pr{{if .Dropout}} * factor(keep, rr){{end}};
             sum = sum + pr;
         }
         l = l * corr + sum;
@@ -297,12 +327,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (live) {
             lim = keys(causal, i, j0, nr);
         }
+{{- if .Dropout}}
+        var keep = 0u;
+        if (lim > 0u) {
+            keep = kept((n * Hq + h) * Lq + i, j0, lim);
+        }
+{{- end}}
         for (var rr = 0u; rr < TILE; rr = rr + 1u) {
             var pr = 0.0;
             if (rr < lim) {
                 pr = expf(s[rr] * scale{{if .Mask}} + load(5u, n, h, i, j0 + rr){{end}} - lse);
             }
-            ds[rr] = pr * (ds[rr] - delta);
+            ds[rr] = pr * (ds[rr]{{if .Dropout}} * factor(keep, rr){{end}} - delta);
         }
         for (var c0 = 0u; c0 < E; c0 = c0 + DC) {
             let nc = min(DC, E - c0);
@@ -346,6 +382,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         for (var i0 = first; i0 < Lq; i0 = i0 + TILE) {
             let nr = min(TILE, Lq - i0);
+{{- if .Dropout}}
+            // The tile's dropout, TILE query rows by the workgroup's ROWS
+            // keys, made together: invocation lid makes word lid, 32
+            // consecutive keys of one row, so that a Philox block serves
+            // four keys, where a key row's own elements lie Lk apart.
+            workgroupBarrier(); // the last tile's readers are done
+            {
+                let rr = lid / KEPT_WORDS;
+                let jw = j0 + (lid % KEPT_WORDS) * 32u;
+                var bits = 0u;
+                if (rr < nr && jw < Lk) {
+                    bits = kept((n * Hq + h) * Lq + i0 + rr, jw, min(32u, Lk - jw));
+                }
+                keptTile[lid] = bits;
+            }
+            workgroupBarrier();
+{{- end}}
             var s: array<f32, 32>;
             var dp: array<f32, 32>;
             for (var rr = 0u; rr < TILE; rr = rr + 1u) {
@@ -381,7 +434,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 if (live && rr < nr && (!causal || i0 + rr >= j)) {
                     let row = (n * Hq + h) * Lq + i0 + rr;
                     pr = expf(s[rr] * scale{{if .Mask}} + load(5u, n, h, i0 + rr, j){{end}} - load(3u, n, h, i0 + rr, Ev));
+{{- if .Dropout}}
+                    let f = factor(keptTile[rr * KEPT_WORDS + lid / 32u], lid % 32u);
+                    dp[rr] = pr * (dp[rr] * f - dd[row]);
+                    pr = pr * f; // dV sums (P∘M)ᵀ·dO
+{{- else}}
                     dp[rr] = pr * (dp[rr] - dd[row]);
+{{- end}}
                 } else {
                     dp[rr] = 0.0;
                 }
@@ -416,5 +475,53 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
     }
 {{- end}}
+}
+{{end}}
+
+{{/*
+attention_dropout: the dropout of the probabilities, which the .Dropout
+kernels include with {{template "attention_dropout"}} (philox with it),
+after the prelude; it reads Lk from p[5] and the dropout's words from
+p[41 .. 45), as the attention kernels' parameters lay them out.
+*/}}
+{{define "attention_dropout"}}
+{{- template "philox"}}
+// kept is the dropout of keys j0 .. j0 + nr - 1 (nr <= 32) of probability
+// row `row`, (n * Hq + h) * Lq + i: bit r is set where key j0 + r is
+// kept. Element x = row * Lk + j takes word x % 4 of the Philox block at
+// counter x / 4 (ops.AttentionParams, internal/philox's Words). x passes
+// 2^32 where Lq * Lk does, which no buffer bounds (nothing holds the
+// probabilities), so it is formed in two words: row fits one (it is below
+// the rows of the forward's result), row * Lk needs mulhi. The blocks are
+// walked one per four keys, the same count in every invocation of a
+// tile, so that lanes stay together.
+fn kept(row: u32, j0: u32, nr: u32) -> u32 {
+    let Lk = p[5];
+    let key = vec2<u32>(p[41], p[42]);
+    let threshold = p[43];
+    let lo = row * Lk + j0;
+    let hi = mulhi(row, Lk) + select(0u, 1u, lo < j0);
+    var ctr = vec2<u32>((lo >> 2u) | (hi << 30u), hi >> 2u);
+    let first = lo & 3u; // key j0's word in its block
+    var bits = 0u;
+    for (var b = 0u; b < first + nr; b = b + 4u) {
+        let words = philox(vec4<u32>(ctr, 0u, 0u), key);
+        for (var w = 0u; w < 4u; w = w + 1u) {
+            let x = b + w;
+            if (x >= first && x - first < nr && words[w] >= threshold) {
+                bits = bits | (1u << (x - first));
+            }
+        }
+        ctr.x = ctr.x + 1u;
+        if (ctr.x == 0u) {
+            ctr.y = ctr.y + 1u;
+        }
+    }
+    return bits;
+}
+
+// factor is M of bit r of kept's bits: the scale (p[44]) or 0.
+fn factor(bits: u32, r: u32) -> f32 {
+    return select(0.0, bitcast<f32>(p[44]), ((bits >> r) & 1u) != 0u);
 }
 {{end}}
