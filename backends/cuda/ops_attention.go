@@ -23,7 +23,12 @@ import (
 // ops.AttentionMaskedBackward, which the same kernels run), which every
 // kernel that forms a score reads in place through its strides and adds
 // to the scaled scores: a broadcast mask (stride 0 where it repeats) costs
-// no copy of size Lq × Lk either.
+// no copy of size Lq × Lk either. Dropout of the probabilities
+// (ops.AttentionParams' Dropout) is made where they are formed, from each
+// probability's Philox word (maskArgs), by the kernels' entries with
+// dropout (attnEntry): the fused kernels drop them after the row's sum,
+// and the GEMM path's rows kernels write P∘M where P·V and Pᵀ·dO take P,
+// dS taking P undropped, so the path needs no more scratch.
 
 const attnRows = 64
 
@@ -61,7 +66,7 @@ func attentionForward(name string) dispatch.Kernel[ops.AttentionParams] {
 		}
 		tiles := g.N * g.Hq * ((g.Lq + attnRows - 1) / attnRows)
 		args := append([]any{addressOf(out), vs[0].ptr, vs[1].ptr, vs[2].ptr}, attnDims(g, a)...)
-		return named(name, enqueue(out.Device, "attention", "attention_fwd_"+suffix(out.DType),
+		return named(name, enqueue(out.Device, "attention", attnEntry("fwd", out.DType, a),
 			[3]uint32{blocksFor(tiles, 1), 1, 1}, [3]uint32{attnRows, 1, 1}, 0, append(args, attnMask(mask)...)...))
 	}
 }
@@ -103,13 +108,13 @@ func attentionBackward(name string) dispatch.Kernel[ops.AttentionParams] {
 		block := [3]uint32{attnRows, 1, 1}
 		if kt := g.N * g.Hk * ((g.Lk + attnRows - 1) / attnRows); kt > 0 {
 			args := append(append([]any{dk, dv, q, k, v, o, gr, d}, attnDims(g, a)...), attnMask(mask)...)
-			if err := enqueue(dev, "attention", "attention_bwd_dkv_"+sfx, [3]uint32{blocksFor(kt, 1), 1, 1}, block, 0, args...); err != nil {
+			if err := enqueue(dev, "attention", attnEntry("bwd_dkv", out.DType, a), [3]uint32{blocksFor(kt, 1), 1, 1}, block, 0, args...); err != nil {
 				return named(name, err)
 			}
 		}
 		if qt := g.N * g.Hq * ((g.Lq + attnRows - 1) / attnRows); qt > 0 && g.E > 0 {
 			args := append(append([]any{dq, q, k, v, o, gr}, attnDims(g, a)...), attnMask(mask)...)
-			if err := enqueue(dev, "attention", "attention_bwd_dq_"+sfx, [3]uint32{blocksFor(qt, 1), 1, 1}, block, 0, args...); err != nil {
+			if err := enqueue(dev, "attention", attnEntry("bwd_dq", out.DType, a), [3]uint32{blocksFor(qt, 1), 1, 1}, block, 0, args...); err != nil {
 				return named(name, err)
 			}
 		}
@@ -140,14 +145,27 @@ func attnMask(mask *dispatch.Tensor) []any {
 	return []any{addressOf(mask), int64(s[0]), int64(s[1]), int64(s[2]), int64(s[3])}
 }
 
-// attnDims are the kernels' trailing parameters: the sizes, the scale and
-// causal masking.
+// attnDims are the kernels' trailing parameters but the mask's: the
+// sizes, the scale, causal masking and the dropout (maskArgs; ATT_DROP_PARAMS
+// in attention.cu).
 func attnDims(g ops.AttentionGeometry, a ops.AttentionParams) []any {
 	causal := int64(0)
 	if a.Causal {
 		causal = 1
 	}
-	return []any{int64(g.N), int64(g.Hq), int64(g.Hk), int64(g.Lq), int64(g.Lk), int64(g.E), int64(g.Ev), a.Scale, causal}
+	return append([]any{int64(g.N), int64(g.Hq), int64(g.Hk), int64(g.Lq), int64(g.Lk), int64(g.E), int64(g.Ev), a.Scale, causal},
+		maskArgs(a.Dropout)...)
+}
+
+// attnEntry is the name of attention kernel kind (fwd, bwd_dkv, bwd_dq,
+// rows_fwd, rows_bwd) for dt: its drop_ entry where a drops probabilities.
+// The kernels without dropout are entries of their own (ATT_ENTRIES in
+// attention.cu), which carry none of its registers or instructions.
+func attnEntry(kind string, dt dispatch.DType, a ops.AttentionParams) string {
+	if a.Dropout.P > 0 {
+		kind += "_drop"
+	}
+	return "attention_" + kind + "_" + suffix(dt)
 }
 
 // rowMajorAll is rowMajor of each tensor, with one function that frees
@@ -183,6 +201,9 @@ type attnPlan struct {
 	perPair     int // bytes of one pair's scores
 	scale       float64
 	causal      int64
+	drop        []any  // maskArgs' parameters
+	rowsFwd     string // the rows kernels' entries (attnEntry)
+	rowsBwd     string
 	rowsGrid    [3]uint32
 	rowsBlock   [3]uint32
 }
@@ -196,7 +217,8 @@ func planAttention(out *dispatch.Tensor, g ops.AttentionGeometry, a ops.Attentio
 	if dt != dispatch.Float32 && dt != dispatch.Float64 || min(g.N, g.Hq, g.Lq, g.Lk, g.E, g.Ev) == 0 {
 		return attnPlan{}, false
 	}
-	p := attnPlan{dt: dt, size: dt.Size(), pairs: g.N * g.Hk, rows: g.Hq / g.Hk * g.Lq, scale: a.Scale}
+	p := attnPlan{dt: dt, size: dt.Size(), pairs: g.N * g.Hk, rows: g.Hq / g.Hk * g.Lq, scale: a.Scale, drop: maskArgs(a.Dropout),
+		rowsFwd: attnEntry("rows_fwd", dt, a), rowsBwd: attnEntry("rows_bwd", dt, a)}
 	if a.Causal {
 		p.causal = 1
 	}
@@ -278,8 +300,11 @@ func attentionGEMM(out *dispatch.Tensor, vs []view, mask *dispatch.Tensor, g ops
 		lse := o.ptr + uint64((b0*rows*w+g.Ev)*size) // the out's last column
 		// b0·rows is the chunk's first query row, from which the rows
 		// kernel finds each row's batch and head in the mask.
-		args := []any{s, lse, int64(n * rows), int64(g.Lq), int64(g.Lk), int64(w), p.scale, p.causal, int64(g.Hq), int64(b0 * rows)}
-		if err := enqueue(dev, "attention", "attention_rows_fwd_"+suffix(p.dt), p.rowsGrid, p.rowsBlock, 0, append(args, maskArgs...)...); err != nil {
+		// It also numbers each row's dropout from it (row b0·rows + r's
+		// key j is element (b0·rows + r)·Lk + j of the probabilities).
+		args := append([]any{s, lse, int64(n * rows), int64(g.Lq), int64(g.Lk), int64(w), p.scale, p.causal, int64(g.Hq), int64(b0 * rows)},
+			p.drop...)
+		if err := enqueue(dev, "attention", p.rowsFwd, p.rowsGrid, p.rowsBlock, 0, append(args, maskArgs...)...); err != nil {
 			return true, err
 		}
 		if err := p.product(dev, rows, g.Ev, g.Lk, sc, v.at(b0*g.Lk*g.Ev, size), o.at(b0*rows*w, size), n); err != nil {
@@ -293,8 +318,10 @@ func attentionGEMM(out *dispatch.Tensor, vs []view, mask *dispatch.Tensor, g ops
 // D = rowsum(dO∘O) - dlse; used is false where the fused kernels must run.
 // Per chunk: S = Q·Kᵀ and dP = dO·Vᵀ, the rows kernel's P and dS (scale
 // folded in) in their place, then dV = Pᵀ·dO, dQ = dS·K and dK = dSᵀ·Q
-// (Dao et al. 2022, appendix B.2). A pair's rows are all its query heads',
-// so the products over them sum dK and dV over the group.
+// (Dao et al. 2022, appendix B.2); with dropout the rows kernel leaves P∘M
+// in P's place, for dV = (P∘M)ᵀ·dO, having taken P for dS. A pair's rows
+// are all its query heads', so the products over them sum dK and dV over
+// the group.
 func attentionGEMMBackward(out *dispatch.Tensor, vs []view, mask *dispatch.Tensor, d uint64, g ops.AttentionGeometry, a ops.AttentionParams) (used bool, err error) {
 	p, ok := planAttention(out, g, a, 2)
 	if !ok {
@@ -330,9 +357,9 @@ func attentionGEMMBackward(out *dispatch.Tensor, vs []view, mask *dispatch.Tenso
 			return true, err
 		}
 		lse := vs[3].ptr + uint64((b0*rows*w+g.Ev)*size)
-		args := []any{s, dp, lse, d + uint64(b0*rows*size), int64(n * rows), int64(g.Lq), int64(g.Lk), int64(w), p.scale, p.causal,
-			int64(g.Hq), int64(b0 * rows)}
-		if err := enqueue(dev, "attention", "attention_rows_bwd_"+suffix(p.dt), p.rowsGrid, p.rowsBlock, 0, append(args, maskArgs...)...); err != nil {
+		args := append([]any{s, dp, lse, d + uint64(b0*rows*size), int64(n * rows), int64(g.Lq), int64(g.Lk), int64(w), p.scale, p.causal,
+			int64(g.Hq), int64(b0 * rows)}, p.drop...)
+		if err := enqueue(dev, "attention", p.rowsBwd, p.rowsGrid, p.rowsBlock, 0, append(args, maskArgs...)...); err != nil {
 			return true, err
 		}
 		steps := []struct {

@@ -14,6 +14,14 @@ func init() {
 	})
 }
 
+// maskArgs are a dropout Mask as kernels take it (the dropout kernels and
+// attention's): the key's low and high words, the least word that keeps
+// and the kept factor (P = 0: the threshold 0, which keeps every word,
+// and 1).
+func maskArgs(m ops.Mask) []any {
+	return []any{uint32(m.Key), uint32(m.Key >> 32), m.Threshold(), m.Scale()}
+}
+
 // dropout launches dropout_<dtype> where x is contiguous of out's shape,
 // else dropout_strided_<dtype> over a layout of out and x.
 func dropout(out, x *dispatch.Tensor, m ops.Mask) error {
@@ -23,7 +31,7 @@ func dropout(out, x *dispatch.Tensor, m ops.Mask) error {
 	}
 	o, v := viewOf(out), viewOf(x)
 	g, b := grid1((n + 3) / 4)
-	mask := []any{uint32(m.Key), uint32(m.Key >> 32), m.Threshold(), m.Scale()}
+	mask := maskArgs(m)
 	sfx := suffix(out.DType)
 	if v.contiguous() && sameShape(v.shape, o.shape) {
 		return enqueue(out.Device, "elementwise", "dropout_"+sfx, g, b, 0, append([]any{o.ptr, v.ptr, int64(n)}, mask...)...)

@@ -405,19 +405,23 @@ func gridCases(dt dispatch.DType) []kcase {
 
 // attentionCases are the fused attention's cases of one float dtype: more
 // rows than a block (64) and a tile (32), grouped heads, causal masking
-// with Lq above and below Lk, a transposed (copied) query, and E = 0.
+// with Lq above and below Lk, a transposed (copied) query, E = 0, and
+// dropout (p) over rows of Lk not a multiple of 4. The dropout is set on a
+// case that was there, not on a case more, which would shift the random
+// data of every op after attention in TestKernelsMatchCPU.
 func attentionCases(dt dispatch.DType) []kcase {
 	var cs []kcase
 	for _, c := range []struct {
 		n, hq, hk, lq, lk, e, ev int
 		causal                   bool
+		p                        float64
 	}{
-		{1, 2, 1, 70, 40, 5, 3, false},
-		{2, 2, 2, 33, 70, 4, 2, true},
-		{1, 1, 1, 80, 20, 3, 3, true},
-		{1, 2, 2, 3, 5, 0, 2, false},
+		{1, 2, 1, 70, 40, 5, 3, false, 0},
+		{2, 2, 2, 33, 70, 4, 2, true, 0.3},
+		{1, 1, 1, 80, 20, 3, 3, true, 0},
+		{1, 2, 2, 3, 5, 0, 2, false, 0},
 	} {
-		a := ops.AttentionParams{Scale: 0.6, Causal: c.causal}
+		a := ops.AttentionParams{Scale: 0.6, Causal: c.causal, Dropout: ops.Mask{P: c.p, Key: 0x0123456789abcdef}}
 		q, k := tensor(dt, []int{c.n, c.hq, c.lq, c.e}), tensor(dt, []int{c.n, c.hk, c.lk, c.e})
 		v, o := tensor(dt, []int{c.n, c.hk, c.lk, c.ev}), tensor(dt, []int{c.n, c.hq, c.lq, c.ev + 1})
 		cs = append(cs, caseOf(ops.Attention, a, q, k, v), caseOf(ops.AttentionBackward, a, q, k, v, o, o))
