@@ -42,8 +42,11 @@ func AttentionMask(m *Tensor) AttentionOption {
 func IsCausal() AttentionOption { return func(o *attentionOptions) { o.causal = true } }
 
 // AttentionDropout zeroes each attention weight with probability p and
-// scales the rest by 1/(1-p), torch's dropout_p, drawing from the stream
-// Seed sets. p must be in [0, 1); 0, the default, is no dropout.
+// scales the rest by 1/(1-p), torch's dropout_p, drawing one key from the
+// stream Seed sets: the weights dropped are those that Dropout drops of the
+// [..., Hq, Lq, Lk] weights under that key, which the fused kernels make
+// block by block (so dropout costs no memory of size Lq×Lk) and a backward
+// makes again. p must be in [0, 1); 0, the default, is no dropout.
 func AttentionDropout(p float64) AttentionOption {
 	return func(o *attentionOptions) { o.dropout = p }
 }
@@ -115,8 +118,13 @@ func ScaledDotProductAttention(q, k, v *Tensor, opts ...AttentionOption) *Tensor
 	if err != nil {
 		return failed(err)
 	}
-	if a.dropout == 0 && fusedAttention(q.t.Device, q.t.DType, o.mask != nil) {
-		return relabel(attentionFused(q, k, v, o.mask, a), sdpaName)
+	if fusedAttention(q.t.Device, q.t.DType, o.mask != nil) {
+		if a.dropout == 0 {
+			return relabel(attentionFused(q, k, v, o.mask, a, 0), sdpaName)
+		}
+		// One key, drawn as Dropout draws its own, so that under one Seed
+		// the fused op drops the weights that the composite drops.
+		return keyed(func(key uint64) *Tensor { return relabel(attentionFused(q, k, v, o.mask, a, key), sdpaName) })
 	}
 	if o.mask != nil {
 		return relabel(apply(opAttentionMasked, a, q, k, v, o.mask), sdpaName)
@@ -140,9 +148,10 @@ func fusedAttention(dev Device, dt DType, masked bool) bool {
 // additive (a Bool one becomes 0 where one may attend, -Inf elsewhere) and
 // brought to the scores' [N, Hq, Lq, Lk] as a view that repeats it, so
 // that a mask of [Lq, Lk] or [N, 1, 1, Lk] costs no more memory than it
-// has. The gradient is the op's own rule; the views' rules sum it over
+// has. The weights are dropped (with a.dropout > 0) by the dropout key's
+// mask. The gradient is the op's own rule; the views' rules sum it over
 // broadcast dims.
-func attentionFused(q, k, v, mask *Tensor, a attentionAttrs) *Tensor {
+func attentionFused(q, k, v, mask *Tensor, a attentionAttrs, key uint64) *Tensor {
 	var maskShape []int
 	if mask != nil {
 		maskShape = mask.t.Shape
@@ -179,7 +188,7 @@ func attentionFused(q, k, v, mask *Tensor, a attentionAttrs) *Tensor {
 	if math.IsInf(scale, 1) { // E = 0: the scores are 0 whatever the scale
 		scale = 1
 	}
-	params := ops.AttentionParams{Scale: scale, Causal: a.causal}
+	params := ops.AttentionParams{Scale: scale, Causal: a.causal, Dropout: ops.Mask{P: a.dropout, Key: key}}
 	qc, kc, vc := canon(q, g.hq, g.lq, g.e), canon(k, g.hk, g.lk, g.e), canon(v, g.hk, g.lk, g.ev)
 	var out *Tensor
 	if mask == nil {

@@ -87,8 +87,9 @@ type attnPeak struct{ pool, rss int64 }
 // TestAttentionPeakMemory shows that the fused attention's memory is linear
 // in the sequence length: each length runs in a fresh process (the peak
 // statistics never go down), which reports its peaks for one forward and
-// backward step of [1, 8, L, 64] float32: unmasked, causal, and with a key
-// padding mask, which the kernels read in place. Doubling L must
+// backward step of [1, 8, L, 64] float32: unmasked, causal, with a key
+// padding mask, which the kernels read in place, and with dropout, whose
+// mask they make block by block. Doubling L must
 // not take the pool's peak past 2.5× (linear doubles it; quadratic would
 // quadruple it). The composite, which holds 8×L×L scores and
 // probabilities and their gradients, is run at 512 and 1024 for contrast,
@@ -114,7 +115,7 @@ func TestAttentionPeakMemory(t *testing.T) {
 		return p
 	}
 	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
-	for _, mask := range []string{"none", "causal", "padding"} {
+	for _, mask := range []string{"none", "causal", "padding", "dropout"} {
 		var prev attnPeak
 		for _, l := range []int{512, 1024, 2048, 4096} {
 			p := peak("fused", l, mask)
@@ -136,9 +137,10 @@ func TestAttentionPeakMemory(t *testing.T) {
 	}
 }
 
-// attnPeakChild runs one step as c ("fused|composite,L,none|causal|padding")
+// attnPeakChild runs one step as c ("fused|composite,L,none|causal|padding|dropout")
 // says and prints its peaks. A padding mask is a key padding mask,
-// [1, 1, 1, L] Bool with the last quarter of the keys hidden.
+// [1, 1, 1, L] Bool with the last quarter of the keys hidden; dropout is
+// AttentionDropout(0.1).
 func attnPeakChild(t *testing.T, c string) {
 	var path, mask string
 	var l int
@@ -159,6 +161,8 @@ func attnPeakChild(t *testing.T, c string) {
 			keep[j] = true
 		}
 		opts = append(opts, AttentionMask(FromSlice(CPU, keep, 1, 1, 1, l)))
+	case "dropout":
+		opts = append(opts, AttentionDropout(0.1))
 	}
 	before, err := MemoryStats(CPU)
 	if err != nil {
@@ -178,8 +182,12 @@ func attnPeakChild(t *testing.T, c string) {
 // fused and composite, with q, k and v as the model has them: views of one
 // [8, 64, 192] projection, split into heads.
 func BenchmarkAttentionSmall(b *testing.B) {
-	for _, composite := range []bool{false, true} {
-		b.Run(fmt.Sprintf("composite=%v", composite), func(b *testing.B) {
+	for _, c := range []struct {
+		composite bool
+		dropout   float64
+	}{{false, 0}, {true, 0}, {false, 0.1}, {true, 0.1}} {
+		composite := c.composite
+		b.Run(fmt.Sprintf("composite=%v/dropout=%v", composite, c.dropout), func(b *testing.B) {
 			Seed(1)
 			qkv := RandN(CPU, Float32, 8, 64, 192).RequireGrad()
 			heads := func(at int) *Tensor { return qkv.Narrow(2, at, 64).Reshape(8, 64, 4, 16).Transpose(1, 2) }
@@ -188,7 +196,7 @@ func BenchmarkAttentionSmall(b *testing.B) {
 				if composite {
 					attend = sdpaComposite
 				}
-				out := attend(heads(0), heads(64), heads(128), IsCausal())
+				out := attend(heads(0), heads(64), heads(128), IsCausal(), AttentionDropout(c.dropout))
 				gs, err := Grad(out.Sum(), []*Tensor{qkv})
 				if err != nil {
 					b.Fatal(err)

@@ -159,7 +159,7 @@ func TestAttentionMaskedEmptyRow(t *testing.T) {
 
 // TestAttentionMaskedOpErrors checks what the masked op refuses of its
 // mask: causal masking beside it, another dtype, a shape other than the
-// scores'.
+// scores'; and a dropout probability outside [0, 1).
 func TestAttentionMaskedOpErrors(t *testing.T) {
 	q, kv := RandN(CPU, Float32, 1, 2, 3, 4), RandN(CPU, Float32, 1, 1, 5, 4)
 	mask := Zeros(CPU, Float32, 1, 2, 3, 5)
@@ -174,6 +174,8 @@ func TestAttentionMaskedOpErrors(t *testing.T) {
 		{"dtype", ops.AttentionParams{Scale: 1}, mask.Cast(Float64), ErrDType, "attn_mask"},
 		{"shape", ops.AttentionParams{Scale: 1}, Zeros(CPU, Float32, 1, 2, 3, 4), ErrShape, "attn_mask"},
 		{"broadcast shape", ops.AttentionParams{Scale: 1}, Zeros(CPU, Float32, 1, 1, 3, 5), ErrShape, "attn_mask"},
+		{"dropout 1", ops.AttentionParams{Scale: 1, Dropout: ops.Mask{P: 1}}, mask, ErrValue, "dropout_p"},
+		{"dropout NaN", ops.AttentionParams{Scale: 1, Dropout: ops.Mask{P: math.NaN()}}, mask, ErrValue, "dropout_p"},
 	} {
 		err := apply(ops.AttentionMasked, c.a, q, kv, kv, c.mask).Err()
 		var e *Error

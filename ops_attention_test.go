@@ -216,8 +216,23 @@ func testAttentionFused(t *testing.T, dev Device, dt DType) {
 	if dt == Float32 {
 		tol = 2e-5
 	}
+	cases := append(attnCases(), attnMaskCases()...)
+	// With dropout: each attention call below starts from one Seed, so
+	// the fused op's key is the composite's Dropout's and the two drop
+	// the same weights.
+	for _, c := range cases[:len(cases):len(cases)] {
+		if c.name != "lk0" {
+			c.name += "/dropout"
+			c.opts = append(slices.Clone(c.opts), AttentionDropout(0.3))
+			cases = append(cases, c)
+		}
+	}
+	sdpa := func(attend func(q, k, v *Tensor, opts ...AttentionOption) *Tensor, q, k, v *Tensor, opts ...AttentionOption) *Tensor {
+		Seed(11)
+		return attend(q, k, v, opts...)
+	}
 	{
-		for _, c := range append(attnCases(), attnMaskCases()...) {
+		for _, c := range cases {
 			t.Run(dev.String()+"/"+dt.String()+"/"+c.name, func(t *testing.T) {
 				Seed(3)
 				q, k, v := RandN(dev, dt, c.q...), RandN(dev, dt, c.k...), RandN(dev, dt, c.v...)
@@ -226,8 +241,8 @@ func testAttentionFused(t *testing.T, dev Device, dt DType) {
 					opts = append(slices.Clone(opts), AttentionMask(c.mask(dev, dt)))
 				}
 				xs := []*Tensor{q.RequireGrad(), k.RequireGrad(), v.RequireGrad()}
-				fused := ScaledDotProductAttention(q, k, v, opts...)
-				comp := sdpaComposite(q, k, v, opts...)
+				fused := sdpa(ScaledDotProductAttention, q, k, v, opts...)
+				comp := sdpa(sdpaComposite, q, k, v, opts...)
 				attnClose(t, "forward", fused, comp, tol)
 				w := RandNLike(fused)
 				gf, err := Grad(fused.Mul(w).Sum(), xs, CreateGraph())
@@ -238,7 +253,7 @@ func testAttentionFused(t *testing.T, dev Device, dt DType) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				plain, err := Grad(ScaledDotProductAttention(q, k, v, opts...).Mul(w).Sum(), xs)
+				plain, err := Grad(sdpa(ScaledDotProductAttention, q, k, v, opts...).Mul(w).Sum(), xs)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -273,7 +288,7 @@ func testAttentionFused(t *testing.T, dev Device, dt DType) {
 					for i, x := range xs {
 						ys = append(ys, x.Detach().Add(us[i].MulScalar(sign*eps)).RequireGrad())
 					}
-					g, err := Grad(ScaledDotProductAttention(ys[0], ys[1], ys[2], opts...).Mul(w).Sum(), ys)
+					g, err := Grad(sdpa(ScaledDotProductAttention, ys[0], ys[1], ys[2], opts...).Mul(w).Sum(), ys)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -286,5 +301,21 @@ func testAttentionFused(t *testing.T, dev Device, dt DType) {
 				}
 			})
 		}
+	}
+}
+
+// TestFailedAttentionDropoutDrawsNothing: a fused attention with dropout
+// that fails after its key was drawn (an output of 2^40 rows) puts the
+// stream back, as a failed Dropout does.
+func TestFailedAttentionDropoutDrawsNothing(t *testing.T) {
+	Seed(5)
+	key := nextKey()
+	q := Ones(CPU, Float32, 1, 1, 1, 4).Expand(1<<20, 1<<20, 1, 4)
+	kv := Ones(CPU, Float32, 1, 1, 1, 4)
+	if err := ScaledDotProductAttention(q, kv, kv, AttentionDropout(0.5)).Err(); !errors.Is(err, ErrOutOfMemory) {
+		t.Fatalf("attention of 2^40 query rows: %v, want ErrOutOfMemory", err)
+	}
+	if got := nextKey(); got != key {
+		t.Errorf("after the failed attention the stream's next key is %x, want %x (drawn nothing)", got, key)
 	}
 }

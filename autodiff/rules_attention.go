@@ -11,10 +11,12 @@ import (
 // with P = softmax(scale·q·kᵀ) (masked), O = P·v and the gradient g of the
 // op's result split into dO (the output's) and dlse (the logsumexp's):
 //
-//	dV = Pᵀ·dO    dP = dO·vᵀ    D = rowsum(P∘dP) - dlse = rowsum(dO∘O) - dlse
+//	dV = (P∘M)ᵀ·dO    dP = (dO·vᵀ)∘M    D = rowsum(P∘dP) - dlse = rowsum(dO∘O) - dlse
 //	dS = P∘(dP - D)    dQ = scale·dS·k    dK = scale·dSᵀ·q
 //
-// summed over the query heads of a key head under grouped-query attention.
+// summed over the query heads of a key head under grouped-query attention,
+// M being the dropout factors (ops.Dropout's under the params' Mask; 1
+// without dropout).
 // A plain backward runs it as the fused attention_backward kernel, which
 // recomputes P block by block from the saved logsumexp. A recorded
 // backward (CreateGraph) runs the same formulas as dispatch calls (matmul,
@@ -95,8 +97,16 @@ func attentionGrads(b *builder, q, k, v, mask, g *T, a ops.AttentionParams) []*T
 		s = b.add(s, reshape(mask, nb, hk, group, lq, lk))
 	}
 	p := call(b, ops.Softmax, ops.Scan{Dim: -1}, s)
-	dv := sumGroup(b.op(ops.MatMul, mt(p), dO), ev)
-	dp := b.op(ops.MatMul, dO, mt(vg))
+	// drop is M∘x for x of the probabilities' shape: [N, Hk, group, Lq,
+	// Lk] numbers its elements as [N, Hq, Lq, Lk] does.
+	drop := func(x *T) *T {
+		if a.Dropout.P == 0 {
+			return x
+		}
+		return call(b, ops.Dropout, a.Dropout, x)
+	}
+	dv := sumGroup(b.op(ops.MatMul, mt(drop(p)), dO), ev)
+	dp := drop(b.op(ops.MatMul, dO, mt(vg)))
 	d := b.sub(call(b, ops.Sum, ops.Reduce{Dims: []int{-1}, KeepDim: true}, b.mul(p, dp)), dlse)
 	ds := b.mul(p, b.sub(dp, d))
 	dq := reshape(b.mulScalar(b.op(ops.MatMul, ds, kg), a.Scale), nb, hq, lq, e)

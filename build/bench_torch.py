@@ -203,7 +203,8 @@ def build_sdpa(dev, dt, dims):
     q, k, v = (torch.randn(batch, heads, l, e, dtype=dt, device=dev, requires_grad=True) for _ in range(3))
     scale = 1 / math.sqrt(e)
     # made once, as a caller would keep it: causal (1), -inf above the
-    # diagonal; key padding (2), -inf over the last quarter of the keys
+    # diagonal; key padding (2), -inf over the last quarter of the keys;
+    # dropout (3) has none
     mask = None
     if masking == 1:
         mask = torch.full((l, l), float("-inf"), dtype=dt, device=dev).triu(1)
@@ -215,7 +216,10 @@ def build_sdpa(dev, dt, dims):
         s = q @ k.transpose(-2, -1) * scale
         if mask is not None:
             s = s + mask
-        out = torch.softmax(s, dim=-1) @ v
+        p = torch.softmax(s, dim=-1)
+        if masking == 3:  # dropout of the weights, p = 0.1
+            p = torch.nn.functional.dropout(p, 0.1)
+        out = p @ v
         torch.autograd.grad(out.sum(), [q, k, v])
 
     return step

@@ -165,6 +165,7 @@ func table(quick bool) []workload {
 		attention(8, 2048, 64, attnCausal),
 		attention(8, 4096, 64, attnCausal),
 		attention(8, 1024, 64, attnKeyPadding),
+		attention(8, 1024, 64, attnDropout),
 		encoderStep(16, 64, 128, 4, 512),
 		gptStep(8, 64, 4, 64),
 		gptGenerate(64, 4, 64),
@@ -298,9 +299,10 @@ func multinomial(rows, categories, samples int, replacement bool) workload {
 
 // attention is a training step of ScaledDotProductAttention on float32
 // q, k, v of [1, heads, l, e]: the forward and the gradients of q, k and v
-// of the output's sum, without a mask, causal, or with a key padding mask
+// of the output's sum, without a mask, causal, with a key padding mask
 // (Bool [1, 1, 1, l], the last quarter of the keys hidden; torch's side
-// adds its -Inf form). PyTorch 1.13 has no public
+// adds its -Inf form), or with dropout of the weights (p = 0.1; torch's
+// side is F.dropout of the softmax). PyTorch 1.13 has no public
 // scaled_dot_product_attention, so its side is the composite
 // softmax(q·kᵀ·scale + mask)·v, which holds heads·l² scores (as torch's
 // private aten::_scaled_dot_product_attention does on the cpu, where it is
@@ -317,6 +319,8 @@ func attention(heads, l, e int, mask attnMask) workload {
 		work /= 2
 	case attnKeyPadding:
 		name += " key-padding"
+	case attnDropout:
+		name += " dropout 0.1"
 	}
 	w := workload{Name: name + " (torch: composite)", Family: "attention",
 		spec: spec{Kind: "sdpa", DType: "f32", Dims: []int{1, heads, l, e, int(mask)}}, Unit: flops, Work: work}
@@ -333,6 +337,7 @@ const (
 	attnNone attnMask = iota
 	attnCausal
 	attnKeyPadding
+	attnDropout // no mask; the weights dropped with p = 0.1
 )
 
 // count writes n as 4M or 16M when it is a power-of-two number of Mi.
@@ -671,6 +676,8 @@ func buildAttention(dev lathe.Device, dt lathe.DType, dims []int) (*prepared, er
 			return nil, err
 		}
 		opts = append(opts, lathe.AttentionMask(mask))
+	case attnDropout:
+		opts = append(opts, lathe.AttentionDropout(0.1))
 	}
 	lathe.Seed(1)
 	q := lathe.RandN(dev, dt, batch, heads, l, e).RequireGrad()
