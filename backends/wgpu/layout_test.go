@@ -9,6 +9,7 @@ import (
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/internal/half"
 
 	"github.com/lathe-ml/lathe/internal/testenv"
 )
@@ -55,7 +56,7 @@ func corner(x *dispatch.Tensor) *dispatch.Tensor {
 	return x.View(shape, x.Strides, x.Offset)
 }
 
-// hostFloats reads any tensor's elements as float64s.
+// hostFloats reads any tensor's elements as float64s (exactly).
 func hostFloats(t *testing.T, x *dispatch.Tensor) []float64 {
 	t.Helper()
 	v, err := dispatch.ReadHost(x)
@@ -67,6 +68,14 @@ func hostFloats(t *testing.T, x *dispatch.Tensor) []float64 {
 	case []float32:
 		for _, e := range d {
 			out = append(out, float64(e))
+		}
+	case []half.Float16:
+		for _, e := range d {
+			out = append(out, float64(e.Float32()))
+		}
+	case []half.BFloat16:
+		for _, e := range d {
+			out = append(out, float64(e.Float32()))
 		}
 	case []int32:
 		for _, e := range d {

@@ -112,7 +112,7 @@ func (c attnCase) run(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", fwd.Name, err)
 		}
-		res := attnValues(t, out)
+		res := hostFloats(t, out)
 		compareAttn(t, "out", res, ref.Forward(), tol)
 
 		// The backward takes the kernel's own forward result, as
@@ -122,7 +122,7 @@ func (c attnCase) run(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", bwd.Name, err)
 		}
-		got := attnValues(t, dx)
+		got := hostFloats(t, dx)
 		want := ref.Backward(res, gv)
 		nq, nk := s.n*s.hq*s.lq*s.e, s.n*s.hk*s.lk*s.e
 		if len(got) != len(want) {
@@ -184,39 +184,6 @@ func normalOn(t *testing.T, rng *rand.Rand, dt dispatch.DType, shape []int) (*di
 		t.Fatalf("upload to %s: %v", wgpu0, err)
 	}
 	return x, vals
-}
-
-// attnValues reads a float tensor of wgpu:0 as float64s (exactly).
-func attnValues(t *testing.T, x *dispatch.Tensor) []float64 {
-	t.Helper()
-	v, err := dispatch.ReadHost(x)
-	if err != nil {
-		t.Fatalf("reading %s: %v", x.Device, err)
-	}
-	var out []float64
-	switch d := v.(type) {
-	case []float32:
-		out = widen(d)
-	case []half.Float16:
-		for _, e := range d {
-			out = append(out, float64(e.Float32()))
-		}
-	case []half.BFloat16:
-		for _, e := range d {
-			out = append(out, float64(e.Float32()))
-		}
-	default:
-		t.Fatalf("read %T", v)
-	}
-	return out
-}
-
-func widen(xs []float32) []float64 {
-	out := make([]float64, len(xs))
-	for i, x := range xs {
-		out[i] = float64(x)
-	}
-	return out
 }
 
 var negInf = float32(math.Inf(-1))
