@@ -34,9 +34,9 @@ import (
 // probabilities by its factors (dropout.go's rows, the index of a
 // probability being its element of the [N, Hq, Lq, Lk] probabilities) after
 // the online softmax has summed them, before the product with v: the
-// logsumexp is the undropped scores'. The backward drops a copy of P for
-// dV = (P∘M)ᵀ·dO and drops dP = dO·vᵀ in place, so that dS = P∘(dP∘M - D)
-// takes the undropped P as without dropout.
+// logsumexp is the undropped scores'. The backward drops a copy of P,
+// P∘M, which gives dV = (P∘M)ᵀ·dO and, beside P, dS = P∘(dP∘M - D) =
+// (P∘M)∘dP - P·D with dP = dO·vᵀ: one mask for both.
 
 const (
 	attnBlockQ = 64
@@ -377,15 +377,27 @@ func attnProbs[T float](gemm gemmFunc[T], s, qp, kp, res []T, mask attnMask[T], 
 	}
 }
 
-// attnDS turns dP (in dp) into dS = P∘(dP - D) in place.
-func attnDS[T float](dp, p []T, d []float64, bq, bk int) {
-	if dp32, ok := any(dp).([]float32); ok && attnDSFloat32(dp32, any(p).([]float32), attnBlockK, bq, bk, d) {
-		return
+// attnDS turns dP (in dp) into dS = P∘(dP - D) in place; under dropout
+// (pm, the dropped P∘M, not nil) into dS = P∘(dP∘M - D), as
+// (P∘M)∘dP - P·D, so that the mask is not made again for dP.
+func attnDS[T float](dp, p, pm []T, d []float64, bq, bk int) {
+	if dp32, ok := any(dp).([]float32); ok {
+		pm32, _ := any(pm).([]float32)
+		if attnDSFloat32(dp32, any(p).([]float32), pm32, attnBlockK, bq, bk, d) {
+			return
+		}
 	}
 	for r := range bq {
 		pr, dr := p[r*attnBlockK:r*attnBlockK+bk], dp[r*attnBlockK:r*attnBlockK+bk]
+		if pm == nil {
+			for c := range dr {
+				dr[c] = T(float64(pr[c]) * (float64(dr[c]) - d[r]))
+			}
+			continue
+		}
+		mr := pm[r*attnBlockK : r*attnBlockK+bk]
 		for c := range dr {
-			dr[c] = T(float64(pr[c]) * (float64(dr[c]) - d[r]))
+			dr[c] = T(float64(mr[c])*float64(dr[c]) - float64(pr[c])*d[r])
 		}
 	}
 }
@@ -460,17 +472,14 @@ func attentionBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 					row := (n*g.Hq+h)*g.Lq + i0
 					qp, rp, gp := q[row*g.E:], res[row*w:], gr[row*w:]
 					attnProbs(gemm, s, qp, kp, rp, mask, g, a, n, h, i0, bq, j0, bk)
-					kept := s
+					kept, dropped := s, []T(nil)
 					if a.Dropout.P > 0 {
 						dropBlock(pm, s, g, a, n, h, i0, bq, j0, bk)
-						kept = pm
+						kept, dropped = pm, pm
 					}
 					mm(gemm, blas.Trans, blas.NoTrans, bk, g.Ev, bq, 1, kept, attnBlockK, gp, w, 1, dvp, g.Ev)
 					mm(gemm, blas.NoTrans, blas.Trans, bq, bk, g.Ev, 1, gp, w, vp[j0*g.Ev:], g.Ev, 0, dp, attnBlockK)
-					if a.Dropout.P > 0 {
-						dropBlock(dp, dp, g, a, n, h, i0, bq, j0, bk)
-					}
-					attnDS(dp, s, d[row:], bq, bk)
+					attnDS(dp, s, dropped, d[row:], bq, bk)
 					mm(gemm, blas.Trans, blas.NoTrans, bk, g.E, bq, scale, dp, attnBlockK, qp, g.E, 1, dkp, g.E)
 					if fuseDQ {
 						mm(gemm, blas.NoTrans, blas.NoTrans, bq, g.E, bk, scale, dp, attnBlockK, kp[j0*g.E:], g.E, 1, dq[row*g.E:], g.E)
@@ -484,9 +493,9 @@ func attentionBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 	}
 	// Queries: dQ of one query block, over the key blocks it sees.
 	attnWork(g.N*g.Hq*nqb, attnBlockQ*g.Lk*(2*g.E+g.Ev+8), func(next func() (int, bool)) {
-		sp, dpp := getScratch[T](attnBlockQ*attnBlockK), getScratch[T](attnBlockQ*attnBlockK)
-		defer func() { putScratch(sp); putScratch(dpp) }()
-		s, dp := *sp, *dpp
+		sp, dpp, pmp := getScratch[T](attnBlockQ*attnBlockK), getScratch[T](attnBlockQ*attnBlockK), getScratch[T](attnBlockQ*attnBlockK)
+		defer func() { putScratch(sp); putScratch(dpp); putScratch(pmp) }()
+		s, dp, pm := *sp, *dpp, *pmp
 		for t, ok := next(); ok; t, ok = next() {
 			nh, qb := attnBlock(t, nqb, a.Causal)
 			n, h := nh/g.Hq, nh%g.Hq
@@ -505,10 +514,12 @@ func attentionBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 				bk := min(attnBlockK, kEnd-j0)
 				attnProbs(gemm, s, qp, kp, rp, mask, g, a, n, h, i0, bq, j0, bk)
 				mm(gemm, blas.NoTrans, blas.Trans, bq, bk, g.Ev, 1, gp, w, vp[j0*g.Ev:], g.Ev, 0, dp, attnBlockK)
+				var dropped []T
 				if a.Dropout.P > 0 {
-					dropBlock(dp, dp, g, a, n, h, i0, bq, j0, bk)
+					dropBlock(pm, s, g, a, n, h, i0, bq, j0, bk)
+					dropped = pm
 				}
-				attnDS(dp, s, d[row:], bq, bk)
+				attnDS(dp, s, dropped, d[row:], bq, bk)
 				mm(gemm, blas.NoTrans, blas.NoTrans, bq, g.E, bk, scale, dp, attnBlockK, kp[j0*g.E:], g.E, 1, dqp, g.E)
 			}
 		}

@@ -48,7 +48,7 @@ void lathe_attn_probs_f32(float *s, ptrdiff_t ld, ptrdiff_t bq, ptrdiff_t bk, co
                           int causal, ptrdiff_t diag, int wide);
 void lathe_attn_online_f32(float *s, ptrdiff_t ld, ptrdiff_t bq, ptrdiff_t bk, int causal, ptrdiff_t diag, double *m,
                            double *l, float *acc, ptrdiff_t ev, int wide);
-void lathe_attn_ds_f32(float *dp, const float *p, ptrdiff_t ld, ptrdiff_t bq, ptrdiff_t bk, const double *d);
+void lathe_attn_ds_f32(float *dp, const float *p, const float *pm, ptrdiff_t ld, ptrdiff_t bq, ptrdiff_t bk, const double *d);
 // lathe_arith_f32 writes op(p[i], q[i]) (op(p[i], s) where q is NULL) to
 // dst for i < n, op numbered as arith.go's arithOp (add, sub, mul, div).
 void lathe_arith_f32(int op, float *dst, const float *p, const float *q, float s, ptrdiff_t n);

@@ -182,11 +182,15 @@ func attnOnlineFloat32(b attnBlockF32, m, l []float64, acc []float32, ev int) bo
 }
 
 // attnDSFloat32 is attnDS in C.
-func attnDSFloat32(dp, p []float32, ld, bq, bk int, d []float64) bool {
+func attnDSFloat32(dp, p, pm []float32, ld, bq, bk int, d []float64) bool {
 	if !haveAVX2 || bq == 0 || bk == 0 {
 		return false
 	}
-	C.lathe_attn_ds_f32((*C.float)(unsafe.Pointer(&dp[0])), (*C.float)(unsafe.Pointer(&p[0])), C.ptrdiff_t(ld), C.ptrdiff_t(bq),
+	var pmp *C.float
+	if pm != nil {
+		pmp = (*C.float)(unsafe.Pointer(&pm[0]))
+	}
+	C.lathe_attn_ds_f32((*C.float)(unsafe.Pointer(&dp[0])), (*C.float)(unsafe.Pointer(&p[0])), pmp, C.ptrdiff_t(ld), C.ptrdiff_t(bq),
 		C.ptrdiff_t(bk), (*C.double)(unsafe.Pointer(&d[0])))
 	return true
 }

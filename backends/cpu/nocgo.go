@@ -31,7 +31,7 @@ func attnProbsFloat32(b attnBlockF32, shift []float32, stride int) bool { return
 
 func attnOnlineFloat32(b attnBlockF32, m, l []float64, acc []float32, ev int) bool { return false }
 
-func attnDSFloat32(dp, p []float32, ld, bq, bk int, d []float64) bool { return false }
+func attnDSFloat32(dp, p, pm []float32, ld, bq, bk int, d []float64) bool { return false }
 
 func reluBackwardFloat32(dst, g, x []float32) bool { return false }
 

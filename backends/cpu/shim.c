@@ -1158,21 +1158,31 @@ AVX2 void lathe_attn_online_f32(float *s, ptrdiff_t ld, ptrdiff_t bq, ptrdiff_t 
 }
 
 // lathe_attn_ds_f32 turns the backward's dP (dp) into dS = P∘(dP - D[r])
-// in place, in float64 and rounded once, as the Go loop.
-AVX2 void lathe_attn_ds_f32(float *dp, const float *p, ptrdiff_t ld, ptrdiff_t bq, ptrdiff_t bk, const double *d) {
+// in place, in float64 and rounded once, as the Go loop; under dropout
+// (pm, the dropped P∘M, not NULL) into dS = P∘(dP∘M - D[r]), which is
+// (P∘M)∘dP - P·D[r].
+AVX2 void lathe_attn_ds_f32(float *dp, const float *p, const float *pm, ptrdiff_t ld, ptrdiff_t bq, ptrdiff_t bk, const double *d) {
 	for (ptrdiff_t r = 0; r < bq; r++) {
 		float *dr = dp + r * ld;
-		const float *pr = p + r * ld;
+		const float *pr = p + r * ld, *mr = pm ? pm + r * ld : NULL;
 		v4d dv = (v4d){0} + d[r];
 		ptrdiff_t c = 0;
 		for (; c + 4 <= bk; c += 4) {
-			v4f pv, qv;
+			v4f pv, qv, mv;
 			memcpy(&pv, pr + c, sizeof pv);
 			memcpy(&qv, dr + c, sizeof qv);
-			v4f out = __builtin_convertvector(__builtin_convertvector(pv, v4d) * (__builtin_convertvector(qv, v4d) - dv), v4f);
+			v4d p4 = __builtin_convertvector(pv, v4d), q4 = __builtin_convertvector(qv, v4d);
+			v4f out;
+			if (mr) {
+				memcpy(&mv, mr + c, sizeof mv);
+				out = __builtin_convertvector(__builtin_convertvector(mv, v4d) * q4 - p4 * dv, v4f);
+			} else {
+				out = __builtin_convertvector(p4 * (q4 - dv), v4f);
+			}
 			memcpy(dr + c, &out, sizeof out);
 		}
-		for (; c < bk; c++) dr[c] = (float)((double)pr[c] * ((double)dr[c] - d[r]));
+		for (; c < bk; c++)
+			dr[c] = mr ? (float)((double)mr[c] * dr[c] - (double)pr[c] * d[r]) : (float)((double)pr[c] * ((double)dr[c] - d[r]));
 	}
 }
 
