@@ -664,6 +664,18 @@ func biCheckError(err error, op string, want ...error) string {
 	return ""
 }
 
+// biCheckNamed is biCheckError for an argument that is nil, zero or
+// released: the error must also say which argument it is.
+func biCheckNamed(err error, op string, want error) string {
+	if msg := biCheckError(err, op, want); msg != "" {
+		return msg
+	}
+	if e := err.(*Error); e.Arg == "" {
+		return fmt.Sprintf("error %q does not name the argument", err)
+	}
+	return ""
+}
+
 // TestBadInputs runs the table. Its log gives the counts: ops, cases and
 // devices.
 func TestBadInputs(t *testing.T) {
@@ -753,12 +765,12 @@ func biRow(t *testing.T, dev Device, other *Device, name string, row biOp, earli
 		kind |= 0x20 // lower case
 		arg := fmt.Sprintf("arg%d", i)
 		if !optional {
-			try("nil/"+arg, with(i, nil), func(err error) string { return biCheckError(err, name, ErrValue) })
+			try("nil/"+arg, with(i, nil), func(err error) string { return biCheckNamed(err, name, ErrValue) })
 		}
-		try("zero/"+arg, with(i, &Tensor{}), func(err error) string { return biCheckError(err, name, ErrValue) })
+		try("zero/"+arg, with(i, &Tensor{}), func(err error) string { return biCheckNamed(err, name, ErrValue) })
 		released := row.args(dev)[i]
 		released.Release()
-		try("released/"+arg, with(i, released), func(err error) string { return biCheckError(err, name, ErrReleased) })
+		try("released/"+arg, with(i, released), func(err error) string { return biCheckNamed(err, name, ErrReleased) })
 		try("failed/"+arg, with(i, Failed(earlier)), func(err error) string {
 			if err != earlier {
 				return fmt.Sprintf("error %v, want the earlier error %v as it was", err, earlier)

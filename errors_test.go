@@ -26,7 +26,7 @@ func TestErrorsAreValues(t *testing.T) {
 		{"released/receiver", released.Exp(), ErrReleased, `exp: argument "x" was released`},
 		{"nil/arg", x.Add(nil), ErrValue, `add: argument "rhs" is nil`},
 		{"nil/receiver", nilT.Exp(), ErrValue, `exp: argument "x" is nil`},
-		{"zero/receiver", zero.Neg(), ErrValue, "nil or zero tensor"},
+		{"zero/receiver", zero.Neg(), ErrValue, `neg: argument "x" is a zero Tensor`},
 		{"unavailable", Zeros(CUDA(64), Float32, 2), ErrUnavailable, "zeros: cuda"}, // cuda:0 opens on a GPU machine
 		{"unavailable/to", x.To(CUDA(64)), ErrUnavailable, "to: cuda"},              // no machine has 65 GPUs
 		{"scalar/int", FromSlice(CPU, []int32{1}).AddScalar(3e9), ErrValue, `argument "scalar" is 3e+09, outside int32's range`},

@@ -105,12 +105,7 @@ func ScaledDotProductAttention(q, k, v *Tensor, opts ...AttentionOption) *Tensor
 		if i == 3 && t == nil {
 			continue // no mask
 		}
-		if err := t.check(sdpaName); err != nil {
-			if e, ok := err.(*Error); ok && e.Arg == "" {
-				c := *e
-				c.Arg = [...]string{"query", "key", "value", "attn_mask"}[i]
-				err = &c
-			}
+		if err := t.checkArg(sdpaName, [...]string{"query", "key", "value", "attn_mask"}[i]); err != nil {
 			return failed(err)
 		}
 	}

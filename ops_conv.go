@@ -380,14 +380,14 @@ func addBias(name string, y, b *Tensor, o int) *Tensor {
 	return relabel(out, name)
 }
 
-// checkAll returns the first error among the arguments that are not nil
-// (a nil bias is none), or that x or w is nil.
+// checkAll returns the first error among the arguments x, w and b
+// that are not nil (a nil b is none), or that x or w is nil.
 func checkAll(name string, ts ...*Tensor) error {
 	for i, t := range ts {
 		if t == nil && i == 2 {
 			continue
 		}
-		if err := t.check(name); err != nil {
+		if err := t.checkArg(name, [...]string{"x", "w", "b"}[i]); err != nil {
 			return err
 		}
 	}

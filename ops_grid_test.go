@@ -157,7 +157,7 @@ func TestGridSampleErrors(t *testing.T) {
 		{"affine theta shape", AffineGrid(Zeros(CPU, Float32, 1, 2, 3), []int{1, 1, 2, 3, 4}, false), ErrShape, "theta"},
 		{"affine theta batch", AffineGrid(Zeros(CPU, Float32, 2, 2, 3), []int{1, 1, 2, 3}, false), ErrShape, "theta"},
 		{"affine int theta", AffineGrid(Zeros(CPU, Int64, 1, 2, 3), []int{1, 1, 2, 3}, false), ErrDType, "theta"},
-		{"affine nil theta", AffineGrid(nil, []int{1, 1, 2, 3}, false), ErrValue, ""},
+		{"affine nil theta", AffineGrid(nil, []int{1, 1, 2, 3}, false), ErrValue, "theta"},
 		{"affine huge", AffineGrid(Zeros(CPU, Float32, 1, 2, 3), []int{1, 1, 1 << 30, 1 << 30}, false), ErrOutOfMemory, "size"},
 		{"affine overflow", AffineGrid(Zeros(CPU, Float32, 1, 3, 4), []int{1, 1, 1 << 62, 1 << 62, 4}, false), ErrOutOfMemory, "size"},
 	}

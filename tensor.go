@@ -2,6 +2,7 @@ package lathe
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
@@ -40,19 +41,50 @@ func Failed(err error) *Tensor {
 	return failed(err)
 }
 
-// check returns the error that stops an op on x before it runs: x's own, or
-// that x is nil, zero or released.
+// check returns the error that stops an op on x, its receiver, before it
+// runs: x's own, or that x is nil, zero or released, naming x as the op's
+// first argument (receiverArg).
 func (x *Tensor) check(op string) error {
+	if x != nil && x.err == nil && x.t != nil && !x.t.Released() {
+		return nil // without looking the name up: ops call check on every call
+	}
+	return x.checkArg(op, receiverArg(op))
+}
+
+// checkArg is check for x as the argument arg of op. A failed x's own
+// error is returned as it is: it is about the op that failed.
+func (x *Tensor) checkArg(op, arg string) error {
 	switch {
-	case x == nil || (x.t == nil && x.err == nil):
-		return nilTensorErr(op)
+	case x == nil:
+		return errorf(op, ErrValue, arg, "is nil", "pass a tensor made by a lathe constructor")
 	case x.err != nil:
 		return x.err
+	case x.t == nil:
+		return errorf(op, ErrValue, arg, "is a zero Tensor", "make tensors with a lathe constructor such as lathe.Zeros")
 	case x.t.Released():
-		return errorf(op, ErrReleased, "", "was called on a released tensor", "do not use a tensor after Release")
+		return errorf(op, ErrReleased, arg, "was released", "do not use a tensor after Release")
 	}
 	return nil
 }
+
+// receiverArg is the name dispatch gives the first tensor argument of the
+// op called op, which a method's receiver is (for the errors that name
+// it as dispatch names the others), or "x" where no registered op has
+// that name (Shape, Backward, a composite made in this package).
+func receiverArg(op string) string {
+	if name, ok := firstArgs()[op]; ok {
+		return name
+	}
+	return "x"
+}
+
+var firstArgs = sync.OnceValue(func() map[string]string {
+	names := make(map[string]string)
+	for _, s := range dispatch.Ops() {
+		names[s.Name] = s.ArgName(0)
+	}
+	return names
+})
 
 // Err returns the error that made x fail, or nil.
 func (x *Tensor) Err() error {
@@ -154,14 +186,14 @@ func call[A any](op *dispatch.Op[A], a A, args []*Tensor) *Tensor {
 		in = make([]*dispatch.Tensor, 0, len(args))
 	}
 	var made *intermediates
-	for _, a := range args {
+	for i, a := range args {
 		switch {
 		case a == nil:
 			in = append(in, nil) // dispatch names the nil argument
 		case a.err != nil:
 			return failed(a.err)
 		case a.t == nil:
-			return failed(nilTensorErr(op.Name))
+			return failed(a.checkArg(op.Name, op.ArgName(i)))
 		default:
 			in = append(in, a.t)
 			if a.made != nil {
