@@ -36,7 +36,7 @@ const maxCategories = 1 << 24
 // torch: no gradient flows back to probs through it.
 func Multinomial(probs *Tensor, numSamples int, replacement bool) *Tensor {
 	const op = "multinomial"
-	if err := probs.checkArg(op, "probs"); err != nil {
+	if err := probs.CheckArg(op, "probs"); err != nil {
 		return failed(err)
 	}
 	shape := probs.t.Shape

@@ -105,7 +105,7 @@ func ScaledDotProductAttention(q, k, v *Tensor, opts ...AttentionOption) *Tensor
 		if i == 3 && t == nil {
 			continue // no mask
 		}
-		if err := t.checkArg(sdpaName, [...]string{"query", "key", "value", "attn_mask"}[i]); err != nil {
+		if err := t.CheckArg(sdpaName, [...]string{"query", "key", "value", "attn_mask"}[i]); err != nil {
 			return failed(err)
 		}
 	}

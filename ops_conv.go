@@ -387,7 +387,7 @@ func checkAll(name string, ts ...*Tensor) error {
 		if t == nil && i == 2 {
 			continue
 		}
-		if err := t.checkArg(name, [...]string{"x", "w", "b"}[i]); err != nil {
+		if err := t.CheckArg(name, [...]string{"x", "w", "b"}[i]); err != nil {
 			return err
 		}
 	}

@@ -58,7 +58,7 @@ var (
 func GridSample(x, grid *Tensor, opts ...GridOption) *Tensor {
 	const op = "grid_sample"
 	for i, t := range []*Tensor{x, grid} {
-		if err := t.checkArg(op, [...]string{"x", "grid"}[i]); err != nil {
+		if err := t.CheckArg(op, [...]string{"x", "grid"}[i]); err != nil {
 			return failed(err)
 		}
 	}
@@ -100,7 +100,7 @@ func GridSample(x, grid *Tensor, opts ...GridOption) *Tensor {
 // ErrDType.
 func AffineGrid(theta *Tensor, size []int, alignCorners bool) *Tensor {
 	const op = "affine_grid"
-	if err := theta.checkArg(op, "theta"); err != nil {
+	if err := theta.CheckArg(op, "theta"); err != nil {
 		return failed(err)
 	}
 	if len(size) != 4 && len(size) != 5 {

@@ -364,7 +364,7 @@ func (x *Tensor) checkChannels(op, arg string, p *Tensor, c int, dt DType) error
 	if p == nil {
 		return nil
 	}
-	if err := p.checkArg(op, arg); err != nil {
+	if err := p.CheckArg(op, arg); err != nil {
 		return err
 	}
 	want := []int{c}

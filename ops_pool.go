@@ -125,7 +125,7 @@ func (x *Tensor) MaxUnpool2d(indices *Tensor, kernel int, opts ...WindowOption) 
 	if err := x.check(op); err != nil {
 		return failed(err)
 	}
-	if err := indices.checkArg(op, "indices"); err != nil {
+	if err := indices.CheckArg(op, "indices"); err != nil {
 		return failed(err)
 	}
 	idx := indices

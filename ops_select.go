@@ -188,7 +188,7 @@ func (x *Tensor) indexTensors(op string, indices []*Tensor) (dims, places []int,
 			dim++
 			continue
 		}
-		if err := t.checkArg(op, ops.IndexArg(p)); err != nil {
+		if err := t.CheckArg(op, ops.IndexArg(p)); err != nil {
 			return nil, nil, nil, err
 		}
 		if t.t.DType != Bool {

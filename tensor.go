@@ -48,12 +48,15 @@ func (x *Tensor) check(op string) error {
 	if x != nil && x.err == nil && x.t != nil && !x.t.Released() {
 		return nil // without looking the name up: ops call check on every call
 	}
-	return x.checkArg(op, receiverArg(op))
+	return x.CheckArg(op, receiverArg(op))
 }
 
-// checkArg is check for x as the argument arg of op. A failed x's own
-// error is returned as it is: it is about the op that failed.
-func (x *Tensor) checkArg(op, arg string) error {
+// CheckArg returns the error that stops op from using x as its argument
+// arg: x's own error, returned as it is (it is about the op that made x),
+// or an error naming arg where x is nil, a zero Tensor or released. Ops
+// make this check before they read x; a package built on lathe (nn is
+// one) calls it for the same errors, since Err reports only x's own.
+func (x *Tensor) CheckArg(op, arg string) error {
 	switch {
 	case x == nil:
 		return errorf(op, ErrValue, arg, "is nil", "pass a tensor made by a lathe constructor")
@@ -193,7 +196,7 @@ func call[A any](op *dispatch.Op[A], a A, args []*Tensor) *Tensor {
 		case a.err != nil:
 			return failed(a.err)
 		case a.t == nil:
-			return failed(a.checkArg(op.Name, op.ArgName(i)))
+			return failed(a.CheckArg(op.Name, op.ArgName(i)))
 		default:
 			in = append(in, a.t)
 			if a.made != nil {

@@ -100,12 +100,8 @@ func (c *call) release() {
 // and reads it to the host, or, for a device engine, makes it contiguous;
 // the caller releases c once its data is queued.
 func (g *Group) prepare(c *call, x *lathe.Tensor) {
-	if err := x.Err(); err != nil {
+	if err := x.CheckArg(c.op, "x"); err != nil {
 		c.err = err
-		return
-	}
-	if !x.DType().Valid() { // the one failure that Err does not report
-		c.err = lathe.NewError(c.op, lathe.ErrReleased, "x", "was released", "do not use a tensor after Release")
 		return
 	}
 	if dev := x.Device(); dev != g.dev {

@@ -207,7 +207,7 @@ func (m *MultiheadAttention) attend(n attnArgs, query, key, value *lathe.Tensor,
 		return fail(err)
 	}
 	for _, p := range m.Parameters() {
-		if err := tensorArg(n.op, p.Name, p.T); err != nil { // a released one
+		if err := p.T.CheckArg(n.op, p.Name); err != nil { // a released one
 			return fail(err)
 		}
 	}
@@ -331,7 +331,7 @@ func (m *MultiheadAttention) checkInputs(n attnArgs, query, key, value *lathe.Te
 	for i, t := range []*lathe.Tensor{query, key, value} {
 		arg := [...]string{n.query, n.key, n.value}[i]
 		size := [...]int{m.EmbedDim, kd, vd}[i]
-		if err := tensorArg(n.op, arg, t); err != nil {
+		if err := t.CheckArg(n.op, arg); err != nil {
 			return err
 		}
 		switch {

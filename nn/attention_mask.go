@@ -74,7 +74,7 @@ func (m *MultiheadAttention) scoreMask(n attnArgs, masks AttentionMasks, b, l, s
 // maskArg checks that a mask is a live Bool or float tensor on dev.
 func maskArg(n attnArgs, arg string, t *lathe.Tensor, dev lathe.Device) error {
 	op := n.op
-	if err := tensorArg(op, arg, t); err != nil {
+	if err := t.CheckArg(op, arg); err != nil {
 		return err
 	}
 	if dt := t.DType(); dt != lathe.Bool && !dt.IsFloat() {

@@ -57,7 +57,10 @@ func NewBatchNorm2d(channels int, opts ...Option) *BatchNorm2d {
 // Forward normalises x [N, C, H, W], updating the running statistics and
 // the step count in training mode. A step that fails updates neither.
 func (b *BatchNorm2d) Forward(x *lathe.Tensor) *lathe.Tensor {
-	if x.Err() == nil && x.Rank() != 4 {
+	if err := x.CheckArg("batch_norm2d", "x"); err != nil {
+		return lathe.Failed(err)
+	}
+	if x.Rank() != 4 {
 		return lathe.Failed(nnError("batch_norm2d", lathe.ErrShape, "x", "has shape "+shapeString(x.Shape())+" but BatchNorm2d takes [N, C, H, W]",
 			"use a 4-d input (x.Unsqueeze(0) for a single image)"))
 	}

@@ -54,12 +54,12 @@ func (m *MultiheadAttention) Step(x *lathe.Tensor, cache *KVCache) *lathe.Tensor
 	if cache == nil {
 		return lathe.Failed(nnError(mhaOp, lathe.ErrValue, arg, "is nil", "pass a *KVCache (its zero value is empty)"))
 	}
-	if err := tensorArg(mhaOp, "x", x); err != nil {
+	if err := x.CheckArg(mhaOp, "x"); err != nil {
 		return lathe.Failed(err)
 	}
 	if m != nil && cache.K != nil {
 		for _, t := range []*lathe.Tensor{cache.K, cache.V} {
-			if err := tensorArg(mhaOp, arg, t); err != nil {
+			if err := t.CheckArg(mhaOp, arg); err != nil {
 				return lathe.Failed(err)
 			}
 		}

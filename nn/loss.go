@@ -78,7 +78,7 @@ func CrossEntropy(logits, target *lathe.Tensor, opts ...LossOption) *lathe.Tenso
 	if c.smoothing == 0 {
 		return logits.CrossEntropy(target, c.lathe()...)
 	}
-	if err := usable("cross_entropy", "input", logits); err != nil {
+	if err := logits.CheckArg("cross_entropy", "input"); err != nil {
 		return lathe.Failed(err)
 	}
 	classDim := 1
@@ -138,10 +138,10 @@ func MSE(x, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
 // binary_cross_entropy_with_logits without weights).
 func BCEWithLogits(x, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
 	c := lossConfigOf(opts)
-	if err := usable("bce_with_logits", "input", x); err != nil {
+	if err := x.CheckArg("bce_with_logits", "input"); err != nil {
 		return lathe.Failed(err)
 	}
-	if err := usable("bce_with_logits", "target", target); err != nil {
+	if err := target.CheckArg("bce_with_logits", "target"); err != nil {
 		return lathe.Failed(err)
 	}
 	if !slices.Equal(x.Shape(), target.Shape()) {
@@ -167,19 +167,6 @@ func BCEWithLogits(x, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
 		}
 		return loss
 	}, x, target)
-}
-
-// usable returns the error that stops a loss from using t: t's own, or
-// that it was released (Err does not say so, and Shape is then nil, which
-// a shape check would misreport as a mismatch).
-func usable(op, arg string, t *lathe.Tensor) error {
-	if err := t.Err(); err != nil {
-		return err
-	}
-	if t.Rank() < 0 {
-		return nnError(op, lathe.ErrReleased, arg, "was released", "do not use a tensor after Release")
-	}
-	return nil
 }
 
 func shapeString(s []int) string {

@@ -38,7 +38,7 @@ func NewRMSNorm(shape []int, opts ...Option) *RMSNorm {
 // Forward normalises x, whose last dims must be Shape.
 func (n *RMSNorm) Forward(x *lathe.Tensor) *lathe.Tensor {
 	const op = "rms_norm"
-	if err := tensorArg(op, "x", x); err != nil {
+	if err := x.CheckArg(op, "x"); err != nil {
 		return lathe.Failed(err)
 	}
 	if err := n.Weight.Err(); err != nil {

@@ -274,7 +274,7 @@ func (r *RNNBase) run(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor) {
 		f := lathe.Failed(wrapErr(op, err))
 		return f, f, f
 	}
-	if err := x.Err(); err != nil {
+	if err := x.CheckArg(op, "x"); err != nil {
 		return fail(err)
 	}
 	for _, p := range r.Parameters() {
@@ -310,7 +310,7 @@ func (r *RNNBase) run(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor) {
 		if s == nil {
 			continue
 		}
-		if err := s.Err(); err != nil {
+		if err := s.CheckArg(op, [2]string{"h0", "c0"}[i]); err != nil {
 			return fail(err)
 		}
 		want := []int{r.NumLayers * dirs, batch, H}
@@ -535,7 +535,7 @@ func (c *RNNCellBase) run(x, h, cc *lathe.Tensor) (out, h2, c2 *lathe.Tensor) {
 		f := lathe.Failed(wrapErr(op, err))
 		return nil, f, f
 	}
-	if err := x.Err(); err != nil {
+	if err := x.CheckArg(op, "x"); err != nil {
 		return fail(err)
 	}
 	for _, p := range c.Parameters() {
@@ -561,7 +561,7 @@ func (c *RNNCellBase) run(x, h, cc *lathe.Tensor) (out, h2, c2 *lathe.Tensor) {
 			states[i] = lathe.Zeros(x.Device(), x.DType(), x.Dim(0), H)
 			continue
 		}
-		if err := s.Err(); err != nil {
+		if err := s.CheckArg(op, [2]string{"h", "c"}[i]); err != nil {
 			return fail(err)
 		}
 		want := []int{x.Dim(0), H}

@@ -64,7 +64,7 @@ func checkRotary(n, dim, offset int, base float64) error {
 // Generating with a KVCache, offset is the number of positions cached
 // before x. The tables are computed in float64 and rounded to x's dtype.
 func ApplyRotary(x *lathe.Tensor, offset int, base float64) *lathe.Tensor {
-	if err := tensorArg(ropeOp, "x", x); err != nil {
+	if err := x.CheckArg(ropeOp, "x"); err != nil {
 		return lathe.Failed(err)
 	}
 	if x.Rank() < 2 {
@@ -88,19 +88,4 @@ func ApplyRotary(x *lathe.Tensor, offset int, base float64) *lathe.Tensor {
 		rotated := lathe.Concat([]*lathe.Tensor{x.Narrow(-1, half, half).Neg(), x.Narrow(-1, 0, half)}, -1)
 		return x.Mul(cos).Add(rotated.Mul(sin))
 	}, x)
-}
-
-// tensorArg checks that t is a live tensor: not nil, not failed, not
-// released; the error names op and arg.
-func tensorArg(op, arg string, t *lathe.Tensor) error {
-	if t == nil {
-		return nnError(op, lathe.ErrValue, arg, "is nil", "pass a tensor")
-	}
-	if err := t.Err(); err != nil {
-		return err
-	}
-	if t.Rank() < 0 {
-		return nnError(op, lathe.ErrReleased, arg, "was released", "do not use a tensor after Release")
-	}
-	return nil
 }

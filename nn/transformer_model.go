@@ -133,7 +133,7 @@ func (m *Transformer) Transform(src, tgt *lathe.Tensor, srcMasks, tgtMasks, memo
 	}
 	for i, t := range []*lathe.Tensor{src, tgt} {
 		arg := [...]string{"src", "tgt"}[i]
-		if err := tensorArg(transformerOp, arg, t); err != nil {
+		if err := t.CheckArg(transformerOp, arg); err != nil {
 			return lathe.Failed(err)
 		}
 		if t.Rank() != 3 || t.Dim(2) != m.DModel {

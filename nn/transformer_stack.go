@@ -138,7 +138,7 @@ func (s *TransformerEncoder) encode(n attnArgs, src *lathe.Tensor, masks Attenti
 	if err := Err(s); err != nil {
 		return lathe.Failed(err)
 	}
-	if err := tensorArg(n.op, n.query, src); err != nil {
+	if err := src.CheckArg(n.op, n.query); err != nil {
 		return lathe.Failed(err)
 	}
 	// Each layer's output is the next one's alone (released with the
@@ -185,7 +185,7 @@ func (s *TransformerDecoder) decode(self, cross attnArgs, tgt, memory *lathe.Ten
 		arg string
 		t   *lathe.Tensor
 	}{{self.query, tgt}, {cross.key, memory}} {
-		if err := tensorArg(self.op, a.arg, a.t); err != nil {
+		if err := a.t.CheckArg(self.op, a.arg); err != nil {
 			return lathe.Failed(err)
 		}
 	}

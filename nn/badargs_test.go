@@ -1,0 +1,102 @@
+package nn
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// TestBadTensorArguments gives each tensor argument of nn's layers and
+// losses a nil, a zero and a released tensor in turn, the others valid:
+// the error is ErrValue (nil, zero) or ErrReleased, names the layer's op
+// and the argument, and the call neither panics nor reads the tensor (a
+// released x read as a rank of -1 was once reported as "-1-d").
+func TestBadTensorArguments(t *testing.T) {
+	lathe.Seed(1)
+	seq := func() *lathe.Tensor { return lathe.RandN(lathe.CPU, lathe.Float32, 3, 2, 8) } // (L, N, E)
+	img := func() *lathe.Tensor { return lathe.RandN(lathe.CPU, lathe.Float32, 2, 4, 6, 6) }
+	vec := func() *lathe.Tensor { return lathe.RandN(lathe.CPU, lathe.Float32, 2, 8) }
+	labels := func() *lathe.Tensor { return lathe.FromSlice(lathe.CPU, []int64{1, 0}) }
+	tokens := func() *lathe.Tensor { return lathe.FromSlice(lathe.CPU, []int64{1, 3, 5}) }
+	mha := NewMultiheadAttention(8, 2)
+	enc := NewTransformerEncoderLayer(8, 2, DimFeedforward(16))
+	dec := NewTransformerDecoderLayer(8, 2, DimFeedforward(16))
+	lstm, gru, rnn := NewLSTM(8, 4), NewGRU(8, 4), NewRNN(8, 4)
+	lstmCell, gruCell := NewLSTMCell(8, 4), NewGRUCell(8, 4)
+	rows := []struct {
+		name string
+		args func() []*lathe.Tensor
+		call func(a []*lathe.Tensor) *lathe.Tensor
+	}{
+		{"linear", func() []*lathe.Tensor { return []*lathe.Tensor{vec()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewLinear(8, 3).Forward(a[0]) }},
+		{"conv2d", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewConv2d(4, 2, 3).Forward(a[0]) }},
+		{"max_pool2d", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewMaxPool2d(2).Forward(a[0]) }},
+		{"batch_norm2d", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewBatchNorm2d(4).Forward(a[0]) }},
+		{"group_norm", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewGroupNorm(2, 4).Forward(a[0]) }},
+		{"layer_norm", func() []*lathe.Tensor { return []*lathe.Tensor{vec()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewLayerNorm([]int{8}).Forward(a[0]) }},
+		{"rms_norm", func() []*lathe.Tensor { return []*lathe.Tensor{vec()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewRMSNorm([]int{8}).Forward(a[0]) }},
+		{"embedding", func() []*lathe.Tensor { return []*lathe.Tensor{tokens()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewEmbedding(10, 8).Forward(a[0]) }},
+		{"upsample", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewUpsample(ScaleFactor(2)).Forward(a[0]) }},
+		{"rotary", func() []*lathe.Tensor { return []*lathe.Tensor{seq()} }, func(a []*lathe.Tensor) *lathe.Tensor { return ApplyRotary(a[0], 0, 10000) }},
+		{"mha", func() []*lathe.Tensor { return []*lathe.Tensor{seq(), seq(), seq()} }, func(a []*lathe.Tensor) *lathe.Tensor {
+			return mha.Attend(a[0], a[1], a[2], AttentionMasks{})
+		}},
+		{"encoder_layer", func() []*lathe.Tensor { return []*lathe.Tensor{seq()} }, func(a []*lathe.Tensor) *lathe.Tensor { return enc.Forward(a[0]) }},
+		{"decoder_layer", func() []*lathe.Tensor { return []*lathe.Tensor{seq(), seq()} }, func(a []*lathe.Tensor) *lathe.Tensor {
+			return dec.Decode(a[0], a[1], AttentionMasks{}, AttentionMasks{})
+		}},
+		{"lstm", func() []*lathe.Tensor { return []*lathe.Tensor{seq()} }, func(a []*lathe.Tensor) *lathe.Tensor { return lstm.Forward(a[0]) }},
+		{"gru", func() []*lathe.Tensor { return []*lathe.Tensor{seq()} }, func(a []*lathe.Tensor) *lathe.Tensor { return gru.Forward(a[0]) }},
+		{"rnn_state", func() []*lathe.Tensor { return []*lathe.Tensor{seq(), lathe.Zeros(lathe.CPU, lathe.Float32, 1, 2, 4)} }, func(a []*lathe.Tensor) *lathe.Tensor {
+			out, _ := rnn.ForwardState(a[0], a[1])
+			return out
+		}},
+		{"lstm_cell", func() []*lathe.Tensor {
+			return []*lathe.Tensor{vec(), lathe.Zeros(lathe.CPU, lathe.Float32, 2, 4), lathe.Zeros(lathe.CPU, lathe.Float32, 2, 4)}
+		}, func(a []*lathe.Tensor) *lathe.Tensor {
+			h, _ := lstmCell.Step(a[0], a[1], a[2])
+			return h
+		}},
+		{"gru_cell", func() []*lathe.Tensor { return []*lathe.Tensor{vec()} }, func(a []*lathe.Tensor) *lathe.Tensor { return gruCell.Forward(a[0]) }},
+		{"cross_entropy", func() []*lathe.Tensor { return []*lathe.Tensor{vec(), labels()} }, func(a []*lathe.Tensor) *lathe.Tensor { return CrossEntropy(a[0], a[1]) }},
+		{"nll", func() []*lathe.Tensor { return []*lathe.Tensor{vec(), labels()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NLL(a[0], a[1]) }},
+		{"mse", func() []*lathe.Tensor { return []*lathe.Tensor{vec(), vec()} }, func(a []*lathe.Tensor) *lathe.Tensor { return MSE(a[0], a[1]) }},
+		{"bce_with_logits", func() []*lathe.Tensor { return []*lathe.Tensor{vec(), vec().Sigmoid()} }, func(a []*lathe.Tensor) *lathe.Tensor { return BCEWithLogits(a[0], a[1]) }},
+	}
+	// The hidden states may be nil (zeros), from this argument on.
+	optional := map[string]int{"rnn_state": 1, "lstm_cell": 1}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			if err := row.call(row.args()).Err(); err != nil {
+				t.Fatalf("valid arguments: %v", err)
+			}
+			for i := range row.args() {
+				released := row.args()[i]
+				released.Release()
+				for _, bad := range []struct {
+					name string
+					t    *lathe.Tensor
+					kind error
+				}{{"nil", nil, lathe.ErrValue}, {"zero", &lathe.Tensor{}, lathe.ErrValue}, {"released", released, lathe.ErrReleased}} {
+					if from, ok := optional[row.name]; ok && bad.t == nil && i >= from {
+						continue
+					}
+					args := row.args()
+					args[i] = bad.t
+					err := row.call(args).Err()
+					var e *lathe.Error
+					switch {
+					case !errors.As(err, &e) || !errors.Is(err, bad.kind):
+						t.Errorf("%s arg %d: %v, want a *lathe.Error of kind %v", bad.name, i, err, bad.kind)
+					case e.Arg == "" || e.Op == "" || e.Op == "err":
+						t.Errorf("%s arg %d: %q names no op or argument", bad.name, i, err)
+					case !strings.Contains(e.Site, "badargs_test.go"):
+						t.Errorf("%s arg %d: %q is not located at the call", bad.name, i, err)
+					}
+				}
+			}
+		})
+	}
+}
