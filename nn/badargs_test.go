@@ -12,7 +12,8 @@ import (
 // losses a nil, a zero and a released tensor in turn, the others valid:
 // the error is ErrValue (nil, zero) or ErrReleased, names the layer's op
 // and the argument, and the call neither panics nor reads the tensor (a
-// released x read as a rank of -1 was once reported as "-1-d").
+// released x read as a rank of -1 was once reported as "-1-d", and its
+// nil shape as 0-d).
 func TestBadTensorArguments(t *testing.T) {
 	lathe.Seed(1)
 	seq := func() *lathe.Tensor { return lathe.RandN(lathe.CPU, lathe.Float32, 3, 2, 8) } // (L, N, E)
@@ -39,6 +40,7 @@ func TestBadTensorArguments(t *testing.T) {
 		{"rms_norm", func() []*lathe.Tensor { return []*lathe.Tensor{vec()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewRMSNorm([]int{8}).Forward(a[0]) }},
 		{"embedding", func() []*lathe.Tensor { return []*lathe.Tensor{tokens()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewEmbedding(10, 8).Forward(a[0]) }},
 		{"upsample", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewUpsample(ScaleFactor(2)).Forward(a[0]) }},
+		{"flatten", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return Flatten{}.Forward(a[0]) }},
 		{"rotary", func() []*lathe.Tensor { return []*lathe.Tensor{seq()} }, func(a []*lathe.Tensor) *lathe.Tensor { return ApplyRotary(a[0], 0, 10000) }},
 		{"mha", func() []*lathe.Tensor { return []*lathe.Tensor{seq(), seq(), seq()} }, func(a []*lathe.Tensor) *lathe.Tensor {
 			return mha.Attend(a[0], a[1], a[2], AttentionMasks{})
@@ -60,6 +62,7 @@ func TestBadTensorArguments(t *testing.T) {
 			return h
 		}},
 		{"gru_cell", func() []*lathe.Tensor { return []*lathe.Tensor{vec()} }, func(a []*lathe.Tensor) *lathe.Tensor { return gruCell.Forward(a[0]) }},
+		{"grad_scaler", func() []*lathe.Tensor { return []*lathe.Tensor{vec().Sum()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewGradScaler().Scale(a[0]) }},
 		{"cross_entropy", func() []*lathe.Tensor { return []*lathe.Tensor{vec(), labels()} }, func(a []*lathe.Tensor) *lathe.Tensor { return CrossEntropy(a[0], a[1]) }},
 		{"nll", func() []*lathe.Tensor { return []*lathe.Tensor{vec(), labels()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NLL(a[0], a[1]) }},
 		{"mse", func() []*lathe.Tensor { return []*lathe.Tensor{vec(), vec()} }, func(a []*lathe.Tensor) *lathe.Tensor { return MSE(a[0], a[1]) }},

@@ -44,6 +44,9 @@ func (s *GradScaler) CurrentScale() float64 { return float64(s.scale) }
 
 // Scale returns loss multiplied by the scale (torch's scale(outputs)).
 func (s *GradScaler) Scale(loss *lathe.Tensor) *lathe.Tensor {
+	if err := loss.CheckArg("scale", "loss"); err != nil {
+		return lathe.Failed(err)
+	}
 	return loss.MulScalar(float64(s.scale))
 }
 

@@ -251,13 +251,12 @@ type Flatten struct{ activation }
 // Forward flattens every dim but the first; a 0-d x has no batch dim and
 // fails with ErrShape, as in PyTorch.
 func (Flatten) Forward(x *lathe.Tensor) *lathe.Tensor {
-	if x.Err() != nil {
-		return x
+	if err := x.CheckArg("flatten", "x"); err != nil {
+		return lathe.Failed(err)
 	}
 	shape := x.Shape()
 	if len(shape) == 0 {
-		return lathe.Failed(&lathe.Error{Op: "flatten", Arg: "x", Kind: lathe.ErrShape,
-			Detail: "is 0-d and has no batch dim to keep", Fix: "give it a batch dim with Reshape(1)"})
+		return lathe.Failed(nnError("flatten", lathe.ErrShape, "x", "is 0-d and has no batch dim to keep", "give it a batch dim with Reshape(1)"))
 	}
 	return x.Reshape(shape[0], -1)
 }

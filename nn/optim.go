@@ -129,9 +129,17 @@ func (s *paramSet) step(f func(i int, p, g *lathe.Tensor) (next *lathe.Tensor, s
 	var err error
 	lathe.NoGrad(func() {
 		for i, p := range s.params {
+			// A released parameter has no gradient to read (Grad is nil),
+			// so it is checked first, or the step would skip it.
+			if err = p.T.CheckArg("step", p.Name); err != nil {
+				return
+			}
 			g := p.T.Grad()
 			if g == nil {
 				continue // torch skips a parameter whose grad is None
+			}
+			if err = g.CheckArg("step", p.Name+".grad"); err != nil {
+				return
 			}
 			next, state := f(i, p.T, g)
 			for _, t := range append(state, next) {

@@ -3,6 +3,7 @@ package nn
 import (
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -293,5 +294,47 @@ func TestGradientAccumulation(t *testing.T) {
 	whole, halves := run(false), run(true)
 	for i := range whole {
 		assertClose(t, "parameter", halves[i], whole[i], 1e-15)
+	}
+}
+
+// TestStepRefusesReleased: a parameter or a gradient released before Step
+// is an ErrReleased naming it, from every optimizer, and the step changes
+// no parameter. (Grad of a released parameter is nil, which a step once
+// took for "no gradient" and skipped, returning nil.)
+func TestStepRefusesReleased(t *testing.T) {
+	makers := map[string]func([]Param) (Optimizer, error){
+		"sgd":     func(p []Param) (Optimizer, error) { return NewSGD(p, 0.1, Momentum(0.9)) },
+		"adam":    func(p []Param) (Optimizer, error) { return NewAdam(p, 0.1) },
+		"adamw":   func(p []Param) (Optimizer, error) { return NewAdamW(p, 0.1) },
+		"rmsprop": func(p []Param) (Optimizer, error) { return NewRMSprop(p, 0.1) },
+		"adagrad": func(p []Param) (Optimizer, error) { return NewAdagrad(p, 0.1) },
+	}
+	for name, make := range makers {
+		for _, released := range []string{"weight", "weight.grad"} {
+			t.Run(name+"/"+released, func(t *testing.T) {
+				lathe.Seed(3)
+				m := NewLinear(3, 2)
+				mustOK(t, m.Forward(lathe.RandN(lathe.CPU, lathe.Float32, 4, 3)).Sum().Backward())
+				opt, err := make(m.Parameters())
+				mustOK(t, err)
+				bias, err := m.Bias.Float32s()
+				mustOK(t, err)
+				if released == "weight" {
+					m.Weight.Release()
+				} else {
+					m.Weight.Grad().Release()
+				}
+				err = opt.Step()
+				var e *lathe.Error
+				if !errors.Is(err, lathe.ErrReleased) || !errors.As(err, &e) || e.Arg != released {
+					t.Fatalf("Step: %v, want an ErrReleased naming %q", err, released)
+				}
+				after, err := m.Bias.Float32s()
+				mustOK(t, err)
+				if !slices.Equal(bias, after) {
+					t.Errorf("the failed step moved the bias: %v -> %v", bias, after)
+				}
+			})
+		}
 	}
 }

@@ -317,14 +317,16 @@ func checkEntry(p Param, e stEntry, cast bool) error {
 		return err
 	}
 	if dt != p.T.DType() && !cast {
-		return &lathe.Error{Op: "load", Kind: lathe.ErrDType, Arg: p.Name, Expected: stNames[p.T.DType()], Found: e.DType,
-			Detail: "is " + e.DType + " in the file but " + stNames[p.T.DType()] + " in the model",
-			Fix:    "build the model with the file's dtype, or load with nn.CastDType()"}
+		err := loadError(lathe.ErrDType, p.Name, "is "+e.DType+" in the file but "+stNames[p.T.DType()]+" in the model",
+			"build the model with the file's dtype, or load with nn.CastDType()")
+		err.Expected, err.Found = stNames[p.T.DType()], e.DType
+		return err
 	}
 	if !sameShape(e.Shape, p.T.Shape()) {
-		return &lathe.Error{Op: "load", Kind: lathe.ErrShape, Arg: p.Name, Expected: shapeString(p.T.Shape()), Found: shape64String(e.Shape),
-			Detail: "has shape " + shape64String(e.Shape) + " in the file but " + shapeString(p.T.Shape()) + " in the model",
-			Fix:    "build the model with the file's sizes"}
+		err := loadError(lathe.ErrShape, p.Name, "has shape "+shape64String(e.Shape)+" in the file but "+shapeString(p.T.Shape())+" in the model",
+			"build the model with the file's sizes")
+		err.Expected, err.Found = shapeString(p.T.Shape()), shape64String(e.Shape)
+		return err
 	}
 	size := uint64(p.T.Numel() * stSizes[dt])
 	if e.Offsets[1]-e.Offsets[0] != size {
