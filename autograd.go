@@ -1,6 +1,8 @@
 package lathe
 
 import (
+	"strconv"
+
 	"github.com/lathe-ml/lathe/autodiff"
 	"github.com/lathe-ml/lathe/dispatch"
 )
@@ -235,12 +237,12 @@ func (x *Tensor) Backward(opts ...GradOption) error {
 // touching any leaf's accumulated Grad (torch.autograd.grad). With
 // CreateGraph the results are themselves differentiable.
 func Grad(y *Tensor, xs []*Tensor, opts ...GradOption) ([]*Tensor, error) {
-	if err := y.check("grad"); err != nil {
+	if err := y.CheckArg("grad", "y"); err != nil {
 		return nil, err
 	}
 	in := make([]*dispatch.Tensor, len(xs))
 	for i, x := range xs {
-		if err := x.check("grad"); err != nil {
+		if err := x.CheckArg("grad", "xs["+strconv.Itoa(i)+"]"); err != nil {
 			return nil, err
 		}
 		in[i] = x.t

@@ -2,6 +2,7 @@ package lathe
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -59,6 +60,29 @@ func TestErrorsAreValues(t *testing.T) {
 				t.Errorf("site %q does not name the caller", e.Site)
 			}
 		})
+	}
+}
+
+// TestErrorsNameArgumentsOutsideOps: the functions that check tensors
+// before any op (Grad's y and xs, String) name the argument and locate
+// the user's call, fmt's frames included, as ops do.
+func TestErrorsNameArgumentsOutsideOps(t *testing.T) {
+	x := Ones(CPU, Float32, 2).RequireGrad()
+	released := Ones(CPU, Float32, 2).RequireGrad()
+	released.Release()
+	y := x.Sum()
+	for _, c := range []struct {
+		name, want string
+		err        func() error
+	}{
+		{"grad/y", `grad: argument "y" was released`, func() error { _, err := Grad(released, []*Tensor{x}); return err }},
+		{"grad/xs", `grad: argument "xs[1]" is nil`, func() error { _, err := Grad(y, []*Tensor{x, nil}); return err }},
+		{"string", `string: argument "x" was released (do not use a tensor after Release) [called at errors_test.go:`,
+			func() error { return errors.New(fmt.Sprint(released)) }},
+	} {
+		if err := c.err(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want it to contain %q", c.name, err, c.want)
+		}
 	}
 }
 

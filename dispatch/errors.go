@@ -176,9 +176,10 @@ func isLibraryFrame(f runtime.Frame) bool {
 	if !strings.HasPrefix(fn, modulePrefix) {
 		// Go's runtime and standard library frames sit between the user and
 		// lathe only in callbacks (NoGrad, sort, a sync.Once that makes an
-		// error once per process); skip them too.
+		// error once per process, fmt printing a tensor with String); skip
+		// them too.
 		return strings.HasPrefix(fn, "runtime.") || !strings.Contains(fn, ".") || strings.HasPrefix(fn, "testing.") ||
-			strings.HasPrefix(fn, "sync.")
+			strings.HasPrefix(fn, "sync.") || strings.HasPrefix(fn, "fmt.")
 	}
 	rest := strings.TrimPrefix(fn, modulePrefix)
 	return !strings.HasPrefix(rest, "/examples/") && !strings.HasPrefix(rest, "/cmd/")
