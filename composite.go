@@ -97,8 +97,8 @@ func runReleasing(f func(args []*Tensor) *Tensor, args []*Tensor) *Tensor {
 		in = append(in, a.t)
 	}
 	out := f(own)
-	if out == nil {
-		out = failed(nilTensorErr("compose"))
+	if out == nil || (out.t == nil && out.err == nil) {
+		out = failed(errorf("compose", ErrValue, "f", "returned a nil or zero Tensor", "return the result of lathe ops"))
 	}
 	made.release(in, out)
 	return out

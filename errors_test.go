@@ -64,7 +64,7 @@ func TestErrorsAreValues(t *testing.T) {
 }
 
 // TestErrorsNameArgumentsOutsideOps: the functions that check tensors
-// before any op (Grad's y and xs, String) name the argument and locate
+// before any op (Grad's y and xs, Compose's f, String) name the argument and locate
 // the user's call, fmt's frames included, as ops do.
 func TestErrorsNameArgumentsOutsideOps(t *testing.T) {
 	x := Ones(CPU, Float32, 2).RequireGrad()
@@ -77,6 +77,8 @@ func TestErrorsNameArgumentsOutsideOps(t *testing.T) {
 	}{
 		{"grad/y", `grad: argument "y" was released`, func() error { _, err := Grad(released, []*Tensor{x}); return err }},
 		{"grad/xs", `grad: argument "xs[1]" is nil`, func() error { _, err := Grad(y, []*Tensor{x, nil}); return err }},
+		{"compose", `compose: argument "f" returned a nil or zero Tensor`,
+			func() error { return Compose(func([]*Tensor) *Tensor { return &Tensor{} }, x).Err() }},
 		{"string", `string: argument "x" was released (do not use a tensor after Release) [called at errors_test.go:`,
 			func() error { return errors.New(fmt.Sprint(released)) }},
 	} {
