@@ -103,3 +103,34 @@ func TestBadTensorArguments(t *testing.T) {
 		})
 	}
 }
+
+// TestReleasedParameters: a layer whose parameter was released fails its
+// Forward, Err and a new optimizer with an ErrReleased that names the
+// parameter (Err alone misses a released tensor, which RMSNorm and the
+// recurrent layers once checked their weights with).
+func TestReleasedParameters(t *testing.T) {
+	x := lathe.RandN(lathe.CPU, lathe.Float32, 3, 2, 8)
+	lin, rms, lstm, cell := NewLinear(8, 3), NewRMSNorm([]int{8}), NewLSTM(8, 4), NewGRUCell(8, 4)
+	for _, l := range []struct {
+		name, param string
+		m           Module
+		released    *lathe.Tensor
+		forward     func() *lathe.Tensor
+	}{
+		{"linear", "weight", lin, lin.Weight, func() *lathe.Tensor { return lin.Forward(x) }}, // its op names it w
+		{"rms_norm", "weight", rms, rms.Weight, func() *lathe.Tensor { return rms.Forward(x) }},
+		{"lstm", "weight_hh_l0", lstm, lstm.Weights[0].WeightHH, func() *lathe.Tensor { return lstm.Forward(x) }},
+		{"gru_cell", "weight_ih", cell, cell.WeightIH, func() *lathe.Tensor { return cell.Forward(x.Narrow(0, 0, 1).Squeeze(0)) }},
+	} {
+		t.Run(l.name, func(t *testing.T) {
+			l.released.Release()
+			_, optErr := NewSGD(l.m.Parameters(), 0.1)
+			for what, err := range map[string]error{"forward": l.forward().Err(), "Err": Err(l.m), "NewSGD": optErr} {
+				var e *lathe.Error
+				if !errors.Is(err, lathe.ErrReleased) || !errors.As(err, &e) || (e.Arg != l.param && !(what == "forward" && e.Arg == "w")) {
+					t.Errorf("%s: %v, want an ErrReleased naming %q", what, err, l.param)
+				}
+			}
+		})
+	}
+}

@@ -45,7 +45,7 @@ func Err(m Module) error {
 		if p.T == nil {
 			return nnError("parameters", lathe.ErrValue, p.Name, "is nil", "build layers with the nn constructors")
 		}
-		if err := p.T.Err(); err != nil {
+		if err := p.T.CheckArg("parameters", p.Name); err != nil {
 			return err
 		}
 	}

@@ -52,7 +52,7 @@ func newParamSet(op string, params []Param, lr float64) (paramSet, error) {
 		if p.T == nil {
 			return paramSet{}, nnError(op, lathe.ErrValue, p.Name, "is nil", "")
 		}
-		if err := p.T.Err(); err != nil {
+		if err := p.T.CheckArg(op, p.Name); err != nil {
 			return paramSet{}, err
 		}
 		if !p.T.DType().IsFloat() || !p.T.IsLeaf() {

@@ -41,7 +41,7 @@ func (n *RMSNorm) Forward(x *lathe.Tensor) *lathe.Tensor {
 	if err := x.CheckArg(op, "x"); err != nil {
 		return lathe.Failed(err)
 	}
-	if err := n.Weight.Err(); err != nil {
+	if err := n.Weight.CheckArg(op, "weight"); err != nil {
 		return lathe.Failed(err)
 	}
 	k := len(n.Shape)

@@ -278,7 +278,7 @@ func (r *RNNBase) run(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor) {
 		return fail(err)
 	}
 	for _, p := range r.Parameters() {
-		if err := p.T.Err(); err != nil {
+		if err := p.T.CheckArg(op, p.Name); err != nil {
 			return fail(err)
 		}
 	}
@@ -539,7 +539,7 @@ func (c *RNNCellBase) run(x, h, cc *lathe.Tensor) (out, h2, c2 *lathe.Tensor) {
 		return fail(err)
 	}
 	for _, p := range c.Parameters() {
-		if err := p.T.Err(); err != nil {
+		if err := p.T.CheckArg(op, p.Name); err != nil {
 			return fail(err)
 		}
 	}
