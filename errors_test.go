@@ -64,8 +64,8 @@ func TestErrorsAreValues(t *testing.T) {
 }
 
 // TestErrorsNameArgumentsOutsideOps: the functions that check tensors
-// before any op (Grad's y and xs, Compose's f, String) name the argument and locate
-// the user's call, fmt's frames included, as ops do.
+// before any op (Grad's y and xs, Compose's f, String) name the argument
+// and locate the user's call, fmt's frames included, as ops do.
 func TestErrorsNameArgumentsOutsideOps(t *testing.T) {
 	x := Ones(CPU, Float32, 2).RequireGrad()
 	released := Ones(CPU, Float32, 2).RequireGrad()
