@@ -120,6 +120,46 @@ fn stage(which: u32, n: u32, h: u32, r0: u32, nr: u32, c0: u32, nc: u32, lid: u3
     workgroupBarrier();
 }
 
+// dots adds to acc[rr], for rr < nr, the dot product over cols columns of
+// this invocation's row r of input row at (n, h) (when live) with row
+// r0 + rr of input staged at (n, hs), staged DC columns at a time. Called
+// by the whole workgroup.
+fn dots(acc: ptr<function, array<f32, 32>>, row: u32, h: u32, r: u32, staged: u32, hs: u32, r0: u32, nr: u32,
+        cols: u32, n: u32, live: bool, lid: u32) {
+    for (var c0 = 0u; c0 < cols; c0 = c0 + DC) {
+        let nc = min(DC, cols - c0);
+        stage(staged, n, hs, r0, nr, c0, nc, lid);
+        if (live) {
+            for (var cc = 0u; cc < nc; cc = cc + 1u) {
+                let x = load(row, n, h, r, c0 + cc);
+                for (var rr = 0u; rr < nr; rr = rr + 1u) {
+                    (*acc)[rr] = (*acc)[rr] + x * tile[rr * (DC + 1u) + cc];
+                }
+            }
+        }
+    }
+}
+
+// update sets dst[out + c] = dst[out + c] * keep + by * Σ w[rr] · (row
+// r0 + rr of input staged at (n, hs), column c), for c < cols and rr < nr
+// (when live), staged DC columns at a time. Called by the whole workgroup.
+fn update(w: ptr<function, array<f32, 32>>, staged: u32, hs: u32, r0: u32, nr: u32, cols: u32, n: u32,
+          out: u32, keep: f32, by: f32, live: bool, lid: u32) {
+    for (var c0 = 0u; c0 < cols; c0 = c0 + DC) {
+        let nc = min(DC, cols - c0);
+        stage(staged, n, hs, r0, nr, c0, nc, lid);
+        if (live) {
+            for (var cc = 0u; cc < nc; cc = cc + 1u) {
+                var a = 0.0;
+                for (var rr = 0u; rr < nr; rr = rr + 1u) {
+                    a = a + (*w)[rr] * tile[rr * (DC + 1u) + cc];
+                }
+                dst[out + c0 + cc] = dst[out + c0 + cc] * keep + by * a;
+            }
+        }
+    }
+}
+
 {{- if .Dropout}}
 {{template "attention_dropout"}}
 {{- end}}
@@ -197,18 +237,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var rr = 0u; rr < TILE; rr = rr + 1u) {
             s[rr] = 0.0;
         }
-        for (var c0 = 0u; c0 < E; c0 = c0 + DC) {
-            let nc = min(DC, E - c0);
-            stage(1u, n, hk, j0, nr, c0, nc, lid);
-            if (live) {
-                for (var cc = 0u; cc < nc; cc = cc + 1u) {
-                    let x = load(0u, n, h, i, c0 + cc);
-                    for (var rr = 0u; rr < nr; rr = rr + 1u) {
-                        s[rr] = s[rr] + x * tile[rr * (DC + 1u) + cc];
-                    }
-                }
-            }
-        }
+        dots(&s, 0u, h, i, 1u, hk, j0, nr, E, n, live, lid);
         var lim = 0u;
         if (live) {
             lim = keys(causal, i, j0, nr);
@@ -241,19 +270,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         l = l * corr + sum;
         m = mx;
-        for (var c0 = 0u; c0 < Ev; c0 = c0 + DC) {
-            let nc = min(DC, Ev - c0);
-            stage(2u, n, hk, j0, nr, c0, nc, lid);
-            if (live) {
-                for (var cc = 0u; cc < nc; cc = cc + 1u) {
-                    var a = 0.0;
-                    for (var rr = 0u; rr < nr; rr = rr + 1u) {
-                        a = a + s[rr] * tile[rr * (DC + 1u) + cc];
-                    }
-                    dst[orow + c0 + cc] = dst[orow + c0 + cc] * corr + a;
-                }
-            }
-        }
+        update(&s, 2u, hk, j0, nr, Ev, n, orow, corr, 1.0, live, lid);
     }
     if (live) {
         if (Lk == 0u) {
@@ -299,30 +316,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             s[rr] = 0.0;
             ds[rr] = 0.0;
         }
-        for (var c0 = 0u; c0 < E; c0 = c0 + DC) {
-            let nc = min(DC, E - c0);
-            stage(1u, n, hk, j0, nr, c0, nc, lid);
-            if (live) {
-                for (var cc = 0u; cc < nc; cc = cc + 1u) {
-                    let x = load(0u, n, h, i, c0 + cc);
-                    for (var rr = 0u; rr < nr; rr = rr + 1u) {
-                        s[rr] = s[rr] + x * tile[rr * (DC + 1u) + cc];
-                    }
-                }
-            }
-        }
-        for (var c0 = 0u; c0 < Ev; c0 = c0 + DC) {
-            let nc = min(DC, Ev - c0);
-            stage(2u, n, hk, j0, nr, c0, nc, lid);
-            if (live) {
-                for (var cc = 0u; cc < nc; cc = cc + 1u) {
-                    let x = load(4u, n, h, i, c0 + cc);
-                    for (var rr = 0u; rr < nr; rr = rr + 1u) {
-                        ds[rr] = ds[rr] + x * tile[rr * (DC + 1u) + cc];
-                    }
-                }
-            }
-        }
+        dots(&s, 0u, h, i, 1u, hk, j0, nr, E, n, live, lid);
+        dots(&ds, 4u, h, i, 2u, hk, j0, nr, Ev, n, live, lid);
         var lim = 0u;
         if (live) {
             lim = keys(causal, i, j0, nr);
@@ -340,19 +335,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             }
             ds[rr] = pr * (ds[rr]{{if .Dropout}} * factor(keep, rr){{end}} - delta);
         }
-        for (var c0 = 0u; c0 < E; c0 = c0 + DC) {
-            let nc = min(DC, E - c0);
-            stage(1u, n, hk, j0, nr, c0, nc, lid);
-            if (live) {
-                for (var cc = 0u; cc < nc; cc = cc + 1u) {
-                    var a = 0.0;
-                    for (var rr = 0u; rr < nr; rr = rr + 1u) {
-                        a = a + ds[rr] * tile[rr * (DC + 1u) + cc];
-                    }
-                    dst[dqr + c0 + cc] = dst[dqr + c0 + cc] + scale * a;
-                }
-            }
-        }
+        update(&ds, 1u, hk, j0, nr, E, n, dqr, 1.0, scale, live, lid);
     }
 {{- else}}
     // dkv: one key row per invocation, over every query row of every
@@ -405,30 +388,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 s[rr] = 0.0;
                 dp[rr] = 0.0;
             }
-            for (var c0 = 0u; c0 < E; c0 = c0 + DC) {
-                let nc = min(DC, E - c0);
-                stage(0u, n, h, i0, nr, c0, nc, lid);
-                if (live) {
-                    for (var cc = 0u; cc < nc; cc = cc + 1u) {
-                        let x = load(1u, n, hk, j, c0 + cc);
-                        for (var rr = 0u; rr < nr; rr = rr + 1u) {
-                            s[rr] = s[rr] + x * tile[rr * (DC + 1u) + cc];
-                        }
-                    }
-                }
-            }
-            for (var c0 = 0u; c0 < Ev; c0 = c0 + DC) {
-                let nc = min(DC, Ev - c0);
-                stage(4u, n, h, i0, nr, c0, nc, lid);
-                if (live) {
-                    for (var cc = 0u; cc < nc; cc = cc + 1u) {
-                        let x = load(2u, n, hk, j, c0 + cc);
-                        for (var rr = 0u; rr < nr; rr = rr + 1u) {
-                            dp[rr] = dp[rr] + x * tile[rr * (DC + 1u) + cc];
-                        }
-                    }
-                }
-            }
+            dots(&s, 1u, hk, j, 0u, h, i0, nr, E, n, live, lid);
+            dots(&dp, 2u, hk, j, 4u, h, i0, nr, Ev, n, live, lid);
             for (var rr = 0u; rr < TILE; rr = rr + 1u) {
                 var pr = 0.0;
                 if (live && rr < nr && (!causal || i0 + rr >= j)) {
@@ -446,32 +407,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 }
                 s[rr] = pr;
             }
-            for (var c0 = 0u; c0 < Ev; c0 = c0 + DC) {
-                let nc = min(DC, Ev - c0);
-                stage(4u, n, h, i0, nr, c0, nc, lid);
-                if (live) {
-                    for (var cc = 0u; cc < nc; cc = cc + 1u) {
-                        var a = 0.0;
-                        for (var rr = 0u; rr < nr; rr = rr + 1u) {
-                            a = a + s[rr] * tile[rr * (DC + 1u) + cc];
-                        }
-                        dst[dvr + c0 + cc] = dst[dvr + c0 + cc] + a;
-                    }
-                }
-            }
-            for (var c0 = 0u; c0 < E; c0 = c0 + DC) {
-                let nc = min(DC, E - c0);
-                stage(0u, n, h, i0, nr, c0, nc, lid);
-                if (live) {
-                    for (var cc = 0u; cc < nc; cc = cc + 1u) {
-                        var a = 0.0;
-                        for (var rr = 0u; rr < nr; rr = rr + 1u) {
-                            a = a + dp[rr] * tile[rr * (DC + 1u) + cc];
-                        }
-                        dst[dkr + c0 + cc] = dst[dkr + c0 + cc] + scale * a;
-                    }
-                }
-            }
+            update(&s, 4u, h, i0, nr, Ev, n, dvr, 1.0, 1.0, live, lid);
+            update(&dp, 0u, h, i0, nr, E, n, dkr, 1.0, scale, live, lid);
         }
     }
 {{- end}}
