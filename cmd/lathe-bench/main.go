@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/pprof"
@@ -162,20 +163,20 @@ var errUsage = errors.New("usage")
 // the plot. It returns an error if any lathe row failed, after writing
 // everything else.
 func run(cfg config, out io.Writer, p *progress) (_ *report, err error) {
-	if cfg.Samples <= 0 {
+	if err := checkConfig(cfg); err != nil {
+		return nil, err
+	}
+	if cfg.Samples == 0 {
 		cfg.Samples = 10
 		if cfg.Quick {
 			cfg.Samples = 3
 		}
 	}
-	if cfg.MinSample <= 0 {
+	if cfg.MinSample == 0 {
 		cfg.MinSample = 25 * time.Millisecond
 		if cfg.Quick {
 			cfg.MinSample = 5 * time.Millisecond
 		}
-	}
-	if ext := plotFormat(cfg.Plot); cfg.Plot != "" && ext == "" {
-		return nil, fmt.Errorf("%w: --plot %s: the file must end in .svg or .png", errUsage, cfg.Plot)
 	}
 	works, err := selectWorkloads(table(cfg.Quick), cfg.Filter)
 	if err != nil {
@@ -253,6 +254,46 @@ func run(cfg config, out io.Writer, p *progress) (_ *report, err error) {
 		errs = append(errs, fmt.Errorf("%d rows failed:\n  %s", len(failed), strings.Join(failed, "\n  ")))
 	}
 	return rep, errors.Join(errs...)
+}
+
+// checkConfig refuses, before anything is measured, what the flags get
+// wrong: a negative count or duration, a plot that is neither .svg nor
+// .png, and an output file that cannot be written (found after a whole
+// run, that would lose it).
+func checkConfig(cfg config) error {
+	switch {
+	case cfg.Samples < 0:
+		return fmt.Errorf("%w: --samples %d: give a positive count (0 for the default)", errUsage, cfg.Samples)
+	case cfg.Warmup < 0:
+		return fmt.Errorf("%w: --warmup %d: give a count of 0 or more", errUsage, cfg.Warmup)
+	case cfg.MinSample < 0:
+		return fmt.Errorf("%w: --min-sample %v: give a positive duration (0 for the default)", errUsage, cfg.MinSample)
+	case cfg.Plot != "" && plotFormat(cfg.Plot) == "":
+		return fmt.Errorf("%w: --plot %s: the file must end in .svg or .png", errUsage, cfg.Plot)
+	}
+	for _, o := range []struct{ flag, path string }{{"json", cfg.JSON}, {"plot", cfg.Plot}, {"cpuprofile", cfg.CPUProfile}} {
+		if o.path == "" {
+			continue
+		}
+		if err := writable(o.path); err != nil {
+			return fmt.Errorf("%w: --%s %s: %v", errUsage, o.flag, o.path, err)
+		}
+	}
+	return nil
+}
+
+// writable says why path cannot be written as a file, or nil: it tries a
+// file of its own in path's directory, and leaves path as it was.
+func writable(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return errors.New("is a directory")
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".lathe-bench-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // softwareWork is the most work (flops or bytes per step) a row may have

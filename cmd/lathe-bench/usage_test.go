@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestUsage checks that -h says what the tool does before the flags.
@@ -26,5 +30,37 @@ func TestUsage(t *testing.T) {
 		if !strings.Contains(out.String(), f) {
 			t.Errorf("-h does not list %s:\n%s", f, out.String())
 		}
+	}
+}
+
+// TestBadFlags: what the flags get wrong is a usage error before anything
+// is measured (a bad output path was once found after the whole run).
+func TestBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		cfg  config
+		want string
+	}{
+		{"samples", config{Samples: -1}, "--samples -1"},
+		{"warmup", config{Warmup: -5}, "--warmup -5"},
+		{"min-sample", config{MinSample: -time.Millisecond}, "--min-sample -1ms"},
+		{"plot format", config{Plot: filepath.Join(dir, "x.bmp")}, "must end in .svg or .png"},
+		{"json dir", config{JSON: filepath.Join(dir, "missing", "x.json")}, "--json"},
+		{"json is a dir", config{JSON: dir}, "is a directory"},
+		{"plot dir", config{Plot: filepath.Join(dir, "missing", "x.svg")}, "--plot"},
+		{"profile dir", config{CPUProfile: filepath.Join(dir, "missing", "cpu.out")}, "--cpuprofile"},
+	} {
+		start := time.Now()
+		_, err := run(c.cfg, io.Discard, newProgress(io.Discard))
+		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want a usage error naming %q", c.name, err, c.want)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%s: took %v: it measured before refusing", c.name, d)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the checks left files behind: %v", entries)
 	}
 }
