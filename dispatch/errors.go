@@ -181,6 +181,8 @@ func isLibraryFrame(f runtime.Frame) bool {
 		return strings.HasPrefix(fn, "runtime.") || !strings.Contains(fn, ".") || strings.HasPrefix(fn, "testing.") ||
 			strings.HasPrefix(fn, "sync.") || strings.HasPrefix(fn, "fmt.")
 	}
+	// The examples and commands are users, but the examples' shared
+	// helpers (examples/internal) report for the example that calls them.
 	rest := strings.TrimPrefix(fn, modulePrefix)
-	return !strings.HasPrefix(rest, "/examples/") && !strings.HasPrefix(rest, "/cmd/")
+	return strings.HasPrefix(rest, "/examples/internal/") || !strings.HasPrefix(rest, "/examples/") && !strings.HasPrefix(rest, "/cmd/")
 }

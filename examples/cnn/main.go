@@ -20,6 +20,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -30,6 +31,7 @@ import (
 
 	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/examples/internal/amp"
+	"github.com/lathe-ml/lathe/examples/internal/check"
 	"github.com/lathe-ml/lathe/nn"
 )
 
@@ -59,6 +61,19 @@ type Result struct {
 	Elapsed      time.Duration
 }
 
+// Check refuses settings that cannot make a run: each count at least one,
+// images of at least 4 pixels a side (two poolings halve them), a noise
+// of 0 or more.
+func (c Config) Check() error {
+	return cmp.Or(
+		check.AtLeast("cnn", "-train", c.Train, 1),
+		check.AtLeast("cnn", "Test", c.Test, 1),
+		check.AtLeast("cnn", "Size", c.Size, 4),
+		check.NonNegative("cnn", "-noise", c.Noise),
+		check.AtLeast("cnn", "-epochs", c.Epochs, 1),
+		check.AtLeast("cnn", "Batch", c.Batch, 1))
+}
+
 // Model is the network of the doc comment for images of one channel.
 func Model(classes int) *nn.Seq {
 	block := func(in, out int) []nn.Module {
@@ -77,7 +92,7 @@ func Model(classes int) *nn.Seq {
 // Train runs cfg and reports the final loss and the held-out accuracy.
 func Train(cfg Config) (Result, error) {
 	start := time.Now()
-	if err := amp.Check(cfg.Device, cfg.AMP); err != nil {
+	if err := cmp.Or(cfg.Check(), amp.Check(cfg.Device, cfg.AMP)); err != nil {
 		return Result{}, err
 	}
 	logf := func(format string, a ...any) {
@@ -188,7 +203,7 @@ func main() {
 	}
 	if err == nil {
 		// Before any training, so that a device without the dtype fails now.
-		err = amp.Check(d, cfg.AMP)
+		err = cmp.Or(cfg.Check(), amp.Check(d, cfg.AMP))
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cnn:", err)

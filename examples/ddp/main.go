@@ -15,6 +15,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/dist"
+	"github.com/lathe-ml/lathe/examples/internal/check"
 	"github.com/lathe-ml/lathe/nn"
 )
 
@@ -73,9 +75,28 @@ func spiral(points, classes int, seed uint64) ([]float32, []int32) {
 	return xs, ys
 }
 
+// Check refuses settings that cannot make a run: each count at least one
+// (two classes) and a deadline. Every rank has the same settings, so each
+// refuses them alike, before the group opens.
+func (c Config) Check() error {
+	err := cmp.Or(
+		check.AtLeast("ddp", "-points", c.Points, 1),
+		check.AtLeast("ddp", "Classes", c.Classes, 2),
+		check.AtLeast("ddp", "Hidden", c.Hidden, 1),
+		check.AtLeast("ddp", "-epochs", c.Epochs, 1),
+		check.AtLeast("ddp", "-batch", c.Batch, 1))
+	if err == nil && c.Timeout <= 0 {
+		err = lathe.NewError("ddp", lathe.ErrValue, "-timeout", "is "+c.Timeout.String(), "give the run a positive deadline")
+	}
+	return err
+}
+
 // Train runs cfg on this process's rank of the launcher's job.
 func Train(cfg Config) (Result, error) {
 	start := time.Now()
+	if err := cfg.Check(); err != nil {
+		return Result{}, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()
 	g, err := dist.Init(ctx, dist.Config{})

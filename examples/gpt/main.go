@@ -24,6 +24,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -34,6 +35,7 @@ import (
 
 	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/examples/gpt/model"
+	"github.com/lathe-ml/lathe/examples/internal/check"
 	"github.com/lathe-ml/lathe/nn"
 )
 
@@ -86,9 +88,31 @@ type Result struct {
 	Elapsed        time.Duration
 }
 
+// Check refuses settings that cannot make a run, before the text is read:
+// the model's (model.Config.Check), each count at least one (Sample and
+// Warmup at least zero), and the sampling when there is a sample to draw.
+func (c Config) Check() error {
+	err := cmp.Or(
+		c.Model.Check(),
+		check.AtLeast("gpt", "-batch", c.Batch, 1),
+		check.AtLeast("gpt", "-steps", c.Steps, 1),
+		check.AtLeast("gpt", "Warmup", c.Warmup, 0),
+		check.AtLeast("gpt", "-log", c.LogEvery, 1),
+		check.AtLeast("gpt", "-eval", c.EvalEvery, 1),
+		check.AtLeast("gpt", "EvalBatches", c.EvalBatches, 1),
+		check.AtLeast("gpt", "-sample", c.Sample, 0))
+	if err == nil && c.Sample > 0 {
+		err = c.Sampling.Check()
+	}
+	return err
+}
+
 // Train reads the text, trains the model and samples from it.
 func Train(cfg Config) (Result, error) {
 	start := time.Now()
+	if err := cfg.Check(); err != nil {
+		return Result{}, err
+	}
 	logf := func(format string, a ...any) {
 		if cfg.Log != nil {
 			fmt.Fprintf(cfg.Log, format, a...)
@@ -237,6 +261,9 @@ func main() {
 	d, err := lathe.DefaultDevice()
 	if *dev != "" {
 		d, err = lathe.ParseDevice(*dev)
+	}
+	if err == nil {
+		err = cfg.Check()
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gpt:", err)

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/examples/gpt/model"
 )
 
@@ -79,6 +81,28 @@ func TestBatchIsShiftedByOne(t *testing.T) {
 	for i := range xs {
 		if ys[i] != xs[i]+1 {
 			t.Fatalf("targets %v are not the inputs %v shifted by one", ys, xs)
+		}
+	}
+}
+
+// TestBadConfig: settings that cannot make a run fail Train at once, as
+// an ErrValue naming the flag or field (before Check, a negative -batch or a -log of 0 panicked, and a bad -temperature failed only after training).
+func TestBadConfig(t *testing.T) {
+	for arg, set := range map[string]func(*Config){
+		"-batch":      func(c *Config) { c.Batch = -2 },
+		"-steps":      func(c *Config) { c.Steps = 0 },
+		"-log":        func(c *Config) { c.LogEvery = 0 },
+		"-eval":       func(c *Config) { c.EvalEvery = 0 },
+		"-sample":     func(c *Config) { c.Sample = -1 },
+		"Temperature": func(c *Config) { c.Sampling.Temperature = 0 },
+		"Heads":       func(c *Config) { c.Model.Heads = 0 },
+	} {
+		cfg := DefaultConfig()
+		set(&cfg)
+		_, err := Train(cfg)
+		var e *lathe.Error
+		if !errors.Is(err, lathe.ErrValue) || !errors.As(err, &e) || e.Arg != arg {
+			t.Errorf("%s: %v, want an ErrValue naming it", arg, err)
 		}
 	}
 }

@@ -15,6 +15,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/examples/internal/amp"
+	"github.com/lathe-ml/lathe/examples/internal/check"
 	"github.com/lathe-ml/lathe/nn"
 )
 
@@ -47,6 +49,17 @@ type Config struct {
 // DefaultConfig is the run that the doc comment describes.
 func DefaultConfig() Config {
 	return Config{Points: 200, Classes: 3, Hidden: 64, Epochs: 60, Batch: 32, LR: 0.01, Seed: 1, Device: lathe.CPU}
+}
+
+// Check refuses settings that cannot make a run: each count at least one
+// (two classes).
+func (c Config) Check() error {
+	return cmp.Or(
+		check.AtLeast("mlp", "-points", c.Points, 1),
+		check.AtLeast("mlp", "Classes", c.Classes, 2),
+		check.AtLeast("mlp", "-hidden", c.Hidden, 1),
+		check.AtLeast("mlp", "-epochs", c.Epochs, 1),
+		check.AtLeast("mlp", "Batch", c.Batch, 1))
 }
 
 // Result is how a run ended.
@@ -79,7 +92,7 @@ func Spiral(points, classes int, seed uint64) ([]float32, []int32) {
 // Train runs cfg and reports the final loss and accuracy.
 func Train(cfg Config) (Result, error) {
 	start := time.Now()
-	if err := amp.Check(cfg.Device, cfg.AMP); err != nil {
+	if err := cmp.Or(cfg.Check(), amp.Check(cfg.Device, cfg.AMP)); err != nil {
 		return Result{}, err
 	}
 	logf := func(format string, a ...any) {
@@ -195,7 +208,7 @@ func main() {
 	}
 	if err == nil {
 		// Before any training, so that a device without the dtype fails now.
-		err = amp.Check(d, cfg.AMP)
+		err = cmp.Or(cfg.Check(), amp.Check(d, cfg.AMP))
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mlp:", err)

@@ -13,6 +13,18 @@ type Sampling struct {
 	TopK        int     // draw among the TopK most likely tokens; 0 or more than Vocab means all
 }
 
+// Check says what is wrong with s, naming the field, or nil.
+func (s Sampling) Check() error {
+	switch {
+	case !(s.Temperature > 0):
+		return lathe.NewError("gpt generate", lathe.ErrValue, "Temperature", "is "+strconv.FormatFloat(s.Temperature, 'g', -1, 64),
+			"use a temperature > 0")
+	case s.TopK < 0:
+		return lathe.NewError("gpt generate", lathe.ErrValue, "TopK", "is "+strconv.Itoa(s.TopK), "use 0 for all tokens or a count ≥ 1")
+	}
+	return nil
+}
+
 // Generate appends n tokens to prompt, one at a time: the model reads the
 // last Context tokens, and the next token is drawn from the softmax of its
 // last position's logits divided by Temperature, among the TopK largest
@@ -43,11 +55,9 @@ func (g *GPT) generate(prompt []int64, n int, s Sampling, cache bool) ([]int64, 
 		return nil, lathe.NewError("gpt generate", lathe.ErrValue, "prompt", "is empty", "start from at least one token")
 	case n < 0:
 		return nil, lathe.NewError("gpt generate", lathe.ErrValue, "n", "is "+strconv.Itoa(n), "ask for zero or more tokens")
-	case !(s.Temperature > 0):
-		return nil, lathe.NewError("gpt generate", lathe.ErrValue, "Temperature", "is "+strconv.FormatFloat(s.Temperature, 'g', -1, 64),
-			"use a temperature > 0")
-	case s.TopK < 0:
-		return nil, lathe.NewError("gpt generate", lathe.ErrValue, "TopK", "is "+strconv.Itoa(s.TopK), "use 0 for all tokens or a count ≥ 1")
+	}
+	if err := s.Check(); err != nil {
+		return nil, err
 	}
 	k := s.TopK
 	if k == 0 || k > g.Vocab {

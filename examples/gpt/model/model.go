@@ -18,7 +18,15 @@ type Config struct {
 	DType   lathe.DType // Float32 or Float64; zero means Float32
 }
 
-// check says what is wrong with c, naming the field.
+// Check says what is wrong with c, naming the field, or nil.
+func (c Config) Check() error {
+	if err := c.check(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// check is Check as a *lathe.Error.
 func (c Config) check() *lathe.Error {
 	bad := func(field string, v int, want string) *lathe.Error {
 		return lathe.NewError("gpt", lathe.ErrValue, field, "is "+strconv.Itoa(v), want)
