@@ -2,6 +2,7 @@ package dist
 
 import (
 	"context"
+	"reflect"
 	"time"
 
 	"github.com/lathe-ml/lathe"
@@ -52,6 +53,9 @@ func DDP(ctx context.Context, g *Group, model nn.Module) (*DataParallel, error) 
 	const op = "ddp"
 	if err := g.usable(op, ctx); err != nil {
 		return nil, err
+	}
+	if v := reflect.ValueOf(model); model == nil || v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, lathe.NewError(op, lathe.ErrValue, "model", "is nil", "build the model with the nn constructors")
 	}
 	if err := nn.Err(model); err != nil {
 		return nil, err
@@ -131,6 +135,9 @@ func (d *DataParallel) SyncBuffers(ctx context.Context) error {
 func (d *DataParallel) Backward(ctx context.Context, loss *lathe.Tensor, opts ...lathe.GradOption) error {
 	const op = "backward"
 	if err := d.g.usable(op, ctx); err != nil {
+		return err
+	}
+	if err := loss.CheckArg(op, "loss"); err != nil {
 		return err
 	}
 	ps := d.Model.Parameters()
@@ -254,8 +261,12 @@ type Sampler struct {
 	DropLast      bool
 }
 
-// NewSampler is a shuffling Sampler of n items for g's rank.
+// NewSampler is a shuffling Sampler of n items for g's rank; a nil g
+// samples for a group of one (every item).
 func NewSampler(g *Group, n int) *Sampler {
+	if g == nil {
+		return &Sampler{N: n, Size: 1, Shuffle: true}
+	}
 	return &Sampler{N: n, Rank: g.Rank(), Size: g.Size(), Shuffle: true}
 }
 

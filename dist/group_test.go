@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/nn"
 )
 
 // clearLaunchEnv unsets every launcher variable for the test.
@@ -139,6 +141,21 @@ func TestBadInput(t *testing.T) {
 		{"send/peer", lathe.ErrIndex, func() error { return g.Send(ctx, ok, 3) }},
 		{"recv/peer", lathe.ErrIndex, func() error { _, err := g.Recv(ctx, -1); return err }},
 		{"ddp/nil-model", lathe.ErrValue, func() error { _, err := DDP(ctx, g, nil); return err }},
+		{"ddp/nil-linear", lathe.ErrValue, func() error { _, err := DDP(ctx, g, (*nn.Linear)(nil)); return err }},
+		{"ddp/backward-nil-loss", lathe.ErrValue, func() error {
+			d, err := DDP(ctx, g, nn.NewLinear(2, 2))
+			if err != nil {
+				return err
+			}
+			return d.Backward(ctx, nil)
+		}},
+		{"ddp/backward-released-loss", lathe.ErrReleased, func() error {
+			d, err := DDP(ctx, g, nn.NewLinear(2, 2))
+			if err != nil {
+				return err
+			}
+			return d.Backward(ctx, released)
+		}},
 		{"init/engine", lathe.ErrValue, func() error { _, err := Init(ctx, Config{Engine: "gloo"}); return err }},
 		{"init/mpi-on-cuda", lathe.ErrDevice, func() error { _, err := Init(ctx, Config{Engine: MPI, Device: lathe.CUDA(0)}); return err }},
 		{"init/wgpu", lathe.ErrDevice, func() error { _, err := Init(ctx, Config{Device: lathe.WGPU(0)}); return err }},
@@ -152,8 +169,11 @@ func TestBadInput(t *testing.T) {
 				t.Fatalf("got %v, want a %v", err, c.kind)
 			}
 			var le *lathe.Error
-			if !errors.As(err, &le) || le.Op == "" {
+			if !errors.As(err, &le) || le.Op == "" || le.Op == "err" {
 				t.Fatalf("%v is not a *lathe.Error with its op", err)
+			}
+			if strings.HasPrefix(c.name, "ddp/") && le.Arg != "model" && le.Arg != "loss" {
+				t.Errorf("%v does not name DDP's argument", err)
 			}
 		})
 	}
@@ -187,6 +207,9 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestSampler(t *testing.T) {
+	if idx := NewSampler(nil, 3).Indices(1); len(idx) != 3 {
+		t.Errorf("a nil group's sampler gives %v, want all 3 items (a group of one)", idx)
+	}
 	for _, c := range []struct {
 		n, size  int
 		dropLast bool
