@@ -122,8 +122,16 @@ func filled(op string, dt DType, n int, v float64) (any, error) {
 // Arange makes the 1-D tensor start, start+step, ... up to but not including
 // stop, with ceil((stop-start)/step) elements, as torch.arange does.
 func Arange(dev Device, dt DType, start, stop, step float64) *Tensor {
-	if step == 0 || math.IsNaN(step) || math.IsInf(start, 0) || math.IsInf(stop, 0) {
-		return failed(errorf("arange", ErrValue, "step", "must be finite and nonzero, and start and stop finite", ""))
+	for _, a := range [...]struct {
+		name string
+		v    float64
+	}{{"start", start}, {"stop", stop}, {"step", step}} {
+		if math.IsNaN(a.v) || math.IsInf(a.v, 0) {
+			return failed(errorf("arange", ErrValue, a.name, "is "+ftoa(a.v), "use a finite start, stop and step"))
+		}
+	}
+	if step == 0 {
+		return failed(errorf("arange", ErrValue, "step", "is 0", "use a nonzero step"))
 	}
 	count := math.Ceil((stop - start) / step)
 	if count < 0 {

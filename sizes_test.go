@@ -54,6 +54,8 @@ func TestHostileSizes(t *testing.T) {
 		{"eye/overflow", ErrShape, func(dev Device) *Tensor { return Eye(dev, Float32, 1<<33) }},
 		{"arange/1e300", ErrShape, func(dev Device) *Tensor { return Arange(dev, Float32, 0, 1e300, 1) }},
 		{"arange/inf_span", ErrShape, func(dev Device) *Tensor { return Arange(dev, Float32, -1e308, 1e308, 1) }},
+		{"arange/nan_stop", ErrValue, func(dev Device) *Tensor { return Arange(dev, Float32, 0, math.NaN(), 1) }}, // not an element count
+		{"arange/inf_step", ErrValue, func(dev Device) *Tensor { return Arange(dev, Float32, 0, 1, math.Inf(1)) }},
 		{"matmul/outer_overflow", ErrShape, func(dev Device) *Tensor {
 			return expanded(dev, 1<<32, 1).MatMul(expanded(dev, 1, 1<<32))
 		}},
