@@ -1,7 +1,9 @@
 package nn
 
 import (
+	"cmp"
 	"math"
+	"strconv"
 
 	"github.com/lathe-ml/lathe"
 )
@@ -19,34 +21,53 @@ import (
 //
 // A GradScaler works with lathe's own optimizers (SGD, Adam, ...), whose
 // parameters it reaches through the optimizer. It is for one goroutine.
+// The zero GradScaler is NewGradScaler's: a zero factor or interval takes
+// torch's default.
 type GradScaler struct {
-	// GrowthFactor multiplies the scale after GrowthInterval steps in a row
-	// without Inf or NaN; BackoffFactor multiplies it after a step with one.
+	// GrowthFactor (above 1) multiplies the scale after GrowthInterval
+	// steps in a row without Inf or NaN; BackoffFactor (in (0, 1))
+	// multiplies it after a step with one.
 	GrowthFactor, BackoffFactor float64
 	GrowthInterval              int
 
-	scale   float32 // float32, as torch's scale tensor
+	scale   float32 // float32, as torch's scale tensor; 0 until first used
 	tracker int     // clean steps since the last growth or backoff
-	// per optimizer since the last Update: unscaled, and what it found
-	unscaled map[Optimizer]bool
-	foundInf map[Optimizer]bool
+	// per optimizer since the last Update: unscaled, what it found, stepped
+	unscaled, foundInf, stepped map[Optimizer]bool
 }
 
 // NewGradScaler returns a GradScaler with torch's defaults: scale 2¹⁶,
 // growth factor 2, backoff factor 0.5, growth interval 2000.
 func NewGradScaler() *GradScaler {
-	return &GradScaler{GrowthFactor: 2, BackoffFactor: 0.5, GrowthInterval: 2000, scale: 65536,
-		unscaled: map[Optimizer]bool{}, foundInf: map[Optimizer]bool{}}
+	s := &GradScaler{}
+	s.start()
+	return s
+}
+
+// start gives what is unset torch's defaults, the first time s is used.
+func (s *GradScaler) start() {
+	if s.scale != 0 {
+		return
+	}
+	s.scale = 65536
+	s.GrowthFactor = cmp.Or(s.GrowthFactor, 2)
+	s.BackoffFactor = cmp.Or(s.BackoffFactor, 0.5)
+	s.GrowthInterval = cmp.Or(s.GrowthInterval, 2000)
+	s.unscaled, s.foundInf, s.stepped = map[Optimizer]bool{}, map[Optimizer]bool{}, map[Optimizer]bool{}
 }
 
 // CurrentScale returns the scale (torch's get_scale).
-func (s *GradScaler) CurrentScale() float64 { return float64(s.scale) }
+func (s *GradScaler) CurrentScale() float64 {
+	s.start()
+	return float64(s.scale)
+}
 
 // Scale returns loss multiplied by the scale (torch's scale(outputs)).
 func (s *GradScaler) Scale(loss *lathe.Tensor) *lathe.Tensor {
 	if err := loss.CheckArg("scale", "loss"); err != nil {
 		return lathe.Failed(err)
 	}
+	s.start()
 	return loss.MulScalar(float64(s.scale))
 }
 
@@ -55,6 +76,15 @@ func (s *GradScaler) Scale(loss *lathe.Tensor) *lathe.Tensor {
 // Inf or NaN. A second Unscale of opt before Update is an ErrValue, as in
 // torch; on any error nothing changes.
 func (s *GradScaler) Unscale(opt Optimizer) error {
+	s.start()
+	switch {
+	case !(s.GrowthFactor > 1) || math.IsInf(s.GrowthFactor, 1):
+		return nnError("unscale", lathe.ErrValue, "GrowthFactor", "is "+strconv.FormatFloat(s.GrowthFactor, 'g', -1, 64), "use a finite factor above 1 (torch's default is 2)")
+	case !(s.BackoffFactor > 0 && s.BackoffFactor < 1):
+		return nnError("unscale", lathe.ErrValue, "BackoffFactor", "is "+strconv.FormatFloat(s.BackoffFactor, 'g', -1, 64), "use a factor in (0, 1) (torch's default is 0.5)")
+	case s.GrowthInterval < 1:
+		return nnError("unscale", lathe.ErrValue, "GrowthInterval", "is "+strconv.Itoa(s.GrowthInterval), "use 1 or more steps (torch's default is 2000)")
+	}
 	if s.unscaled[opt] {
 		return nnError("unscale", lathe.ErrValue, "opt", "was unscaled already since the last Update",
 			"call Unscale once per step, before Step, and Update after Step")
@@ -116,19 +146,27 @@ func (s *GradScaler) Unscale(opt Optimizer) error {
 }
 
 // Step unscales opt's gradients if Unscale has not, then calls opt.Step
-// unless a gradient held Inf or NaN. stepped says whether it did.
+// unless a gradient held Inf or NaN. stepped says whether it did. A second
+// Step of opt before Update is an ErrValue, as in torch.
 func (s *GradScaler) Step(opt Optimizer) (stepped bool, err error) {
+	s.start()
+	if s.stepped[opt] {
+		return false, nnError("step", lathe.ErrValue, "opt", "was stepped already since the last Update",
+			"call Step once per step, and Update after it")
+	}
 	if !s.unscaled[opt] {
 		if err := s.Unscale(opt); err != nil {
 			return false, err
 		}
 	}
 	if s.foundInf[opt] {
+		s.stepped[opt] = true
 		return false, nil
 	}
 	if err := opt.Step(); err != nil {
 		return false, err
 	}
+	s.stepped[opt] = true
 	return true, nil
 }
 
@@ -137,6 +175,7 @@ func (s *GradScaler) Step(opt Optimizer) (stepped bool, err error) {
 // GrowthFactor once GrowthInterval steps in a row were clean (torch's
 // _amp_update_scale_); then it forgets the step's unscaling.
 func (s *GradScaler) Update() {
+	s.start()
 	inf := false
 	for _, f := range s.foundInf {
 		inf = inf || f
@@ -152,4 +191,5 @@ func (s *GradScaler) Update() {
 	}
 	clear(s.unscaled)
 	clear(s.foundInf)
+	clear(s.stepped)
 }

@@ -3,6 +3,7 @@ package nn
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/lathe-ml/lathe"
@@ -101,5 +102,64 @@ func TestGradScalerRules(t *testing.T) {
 	}
 	if stepped, err := s.Step(opt); !stepped || err != nil {
 		t.Fatalf("Step: %v %v", stepped, err)
+	}
+}
+
+// TestGradScalerMisuse: a second Step before Update is an ErrValue, as
+// torch's "step() has already been called since the last update()"; the
+// zero GradScaler is NewGradScaler's (it scaled by 0 and panicked in Step);
+// factors torch refuses are ErrValues naming them, and change nothing.
+func TestGradScalerMisuse(t *testing.T) {
+	step := func(s *GradScaler) (*lathe.Tensor, bool, error) {
+		w := lathe.Ones(lathe.CPU, lathe.Float32, 2).RequireGrad()
+		opt, err := NewSGD([]Param{{Name: "w", T: w}}, 0.1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Scale(w.Mul(w).Sum()).Backward(); err != nil {
+			t.Fatal(err)
+		}
+		stepped, err := s.Step(opt)
+		if err == nil {
+			if _, err2 := s.Step(opt); !errors.Is(err2, lathe.ErrValue) {
+				t.Errorf("second Step before Update: %v, want ErrValue", err2)
+			}
+			s.Update()
+			if _, err = s.Step(opt); err != nil { // after Update, Step runs again
+				t.Errorf("Step after Update: %v", err)
+			}
+		}
+		return w, stepped, err
+	}
+	want, _, err := step(NewGradScaler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zero GradScaler
+	got, stepped, err := step(&zero)
+	if err != nil || !stepped || zero.CurrentScale() != 65536 || zero.GrowthInterval != 2000 {
+		t.Fatalf("zero GradScaler: %v %v, scale %v, interval %d", stepped, err, zero.CurrentScale(), zero.GrowthInterval)
+	}
+	wv, _ := want.Float32s()
+	gv, _ := got.Float32s()
+	if !slices.Equal(wv, gv) {
+		t.Errorf("zero GradScaler stepped to %v, NewGradScaler's to %v", gv, wv)
+	}
+	for _, c := range []struct {
+		name string
+		s    *GradScaler
+	}{
+		{"GrowthFactor", &GradScaler{GrowthFactor: 0.5}},
+		{"BackoffFactor", &GradScaler{BackoffFactor: 1}},
+		{"GrowthInterval", &GradScaler{GrowthInterval: -1}},
+	} {
+		w, stepped, err := step(c.s)
+		var e *lathe.Error
+		if stepped || !errors.Is(err, lathe.ErrValue) || !errors.As(err, &e) || e.Arg != c.name {
+			t.Errorf("%s: %v %v, want an ErrValue naming it", c.name, stepped, err)
+		}
+		if v, _ := w.Float32s(); v[0] != 1 {
+			t.Errorf("%s: the refused step moved w to %v", c.name, v)
+		}
 	}
 }
