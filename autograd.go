@@ -94,9 +94,10 @@ func (x *Tensor) Detach() *Tensor {
 // accumulated; it may return a replacement (to clip it, say) of the
 // gradient's shape, dtype and device, or nil to keep it. A failed
 // replacement fails the backward pass with its error, and a zero Tensor
-// with an ErrValue; a failed pass changes no leaf's gradient.
+// with an ErrValue; a failed pass changes no leaf's gradient. A nil hook
+// is not registered.
 func (x *Tensor) OnGrad(hook func(g *Tensor) *Tensor) {
-	if x.check("on_grad") != nil {
+	if hook == nil || x.check("on_grad") != nil {
 		return
 	}
 	autodiff.OnGrad(x.t, func(g *dispatch.Tensor) (*dispatch.Tensor, error) {

@@ -65,6 +65,19 @@ func TestOnGradZeroTensor(t *testing.T) {
 	}
 }
 
+// TestOnGradNil: a nil hook is not registered (Backward called it, and
+// the process died).
+func TestOnGradNil(t *testing.T) {
+	x := lathe.FromSlice(lathe.CPU, []float32{1, 2}, 2).RequireGrad()
+	x.OnGrad(nil)
+	if err := x.Mul(x).Sum().Backward(); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := x.Grad().Float32s(); err != nil || g[0] != 2 || g[1] != 4 {
+		t.Fatalf("grad %v %v, want [2 4]", g, err)
+	}
+}
+
 // TestWhenReady: during Backward, each watched leaf's gradient is handed
 // over as soon as no op left to run adds to it, after its hooks; a leaf
 // the pass does not reach is handed over as nil at the start; an error

@@ -77,6 +77,10 @@ func TestErrorsNameArgumentsOutsideOps(t *testing.T) {
 	}{
 		{"grad/y", `grad: argument "y" was released`, func() error { _, err := Grad(released, []*Tensor{x}); return err }},
 		{"grad/xs", `grad: argument "xs[1]" is nil`, func() error { _, err := Grad(y, []*Tensor{x, nil}); return err }},
+		{"grad/unused", `grad: argument "xs[1]" is not used`, func() error {
+			_, err := Grad(y, []*Tensor{x, Ones(CPU, Float32, 2).RequireGrad()})
+			return err
+		}},
 		{"compose", `compose: argument "f" returned a nil or zero Tensor`,
 			func() error { return Compose(func([]*Tensor) *Tensor { return &Tensor{} }, x).Err() }},
 		{"string", `string: argument "x" was released (do not use a tensor after Release) [called at errors_test.go:`,

@@ -74,7 +74,8 @@ func GradOf(root *dispatch.Tensor, inputs []*dispatch.Tensor, o Options) ([]*dis
 		if out[i] == nil && !o.AllowUnused {
 			p.end(false)
 			p.grads.finish(nil)
-			return nil, &dispatch.Error{Kind: dispatch.ErrGrad, Op: "grad", Arg: "inputs[" + itoa(i) + "]",
+			// Named as lathe.Grad's parameter is, which the error reaches.
+			return nil, &dispatch.Error{Kind: dispatch.ErrGrad, Op: "grad", Arg: "xs[" + itoa(i) + "]",
 				Detail: "is not used in computing the result, so it has no gradient", Fix: "drop it, or pass lathe.AllowUnused()"}
 		}
 	}
