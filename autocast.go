@@ -130,6 +130,9 @@ func Autocast(dtype DType, f func()) error {
 		return errorf("autocast", ErrDType, "dtype", "is "+dtype.String()+" but autocast computes in float16 or bfloat16",
 			"pass lathe.BFloat16 or lathe.Float16")
 	}
+	if f == nil {
+		return errorf("autocast", ErrValue, "f", "is nil", "pass the function to run under autocast")
+	}
 	pushAutocast(goid.Current(), dtype)
 	defer popAutocast(goid.Current())
 	f()

@@ -162,7 +162,7 @@ func WhenReady(leaves []*Tensor, ready func(i int, g *Tensor) error) GradOption 
 	return func(o *autodiff.Options) {
 		index := make(map[*dispatch.Tensor]int, len(leaves))
 		for i, x := range leaves {
-			if err := x.check("backward"); err != nil {
+			if err := x.CheckArg("backward", "leaves["+strconv.Itoa(i)+"]"); err != nil {
 				o.Err = err
 				return
 			}
@@ -263,7 +263,11 @@ func Grad(y *Tensor, xs []*Tensor, opts ...GradOption) ([]*Tensor, error) {
 
 // NoGrad runs f with recording off for the calling goroutine, as
 // torch.no_grad does for the calling thread.
-func NoGrad(f func()) { autodiff.NoGrad(f) }
+func NoGrad(f func()) {
+	if f != nil {
+		autodiff.NoGrad(f)
+	}
+}
 
 // DetectAnomaly switches anomaly mode: the first recorded op whose forward
 // or backward gives NaN or Inf fails, naming the op and its call site.

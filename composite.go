@@ -52,6 +52,9 @@ func composedBy[A any](f func(in []*Tensor, a A) *Tensor) func([]*dispatch.Tenso
 // in a handle of the caller's own, also where f returns an argument as
 // it is.
 func Compose(f func(args []*Tensor) *Tensor, args ...*Tensor) *Tensor {
+	if f == nil {
+		return failed(errorf("compose", ErrValue, "f", "is nil", "pass the function to compose"))
+	}
 	var outer *intermediates // the caller's, where Compose runs in a composite's body
 	for _, a := range args {
 		if a != nil && a.made != nil {

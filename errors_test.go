@@ -64,8 +64,9 @@ func TestErrorsAreValues(t *testing.T) {
 }
 
 // TestErrorsNameArgumentsOutsideOps: the functions that check tensors
-// before any op (Grad's y and xs, Compose's f, String) name the argument
-// and locate the user's call, fmt's frames included, as ops do.
+// before any op (Grad's y and xs, WhenReady's leaves, the functions that
+// Compose and Autocast run, String) name the argument and locate the
+// user's call, fmt's frames included, as ops do; NoGrad of nil runs nothing.
 func TestErrorsNameArgumentsOutsideOps(t *testing.T) {
 	x := Ones(CPU, Float32, 2).RequireGrad()
 	released := Ones(CPU, Float32, 2).RequireGrad()
@@ -81,12 +82,18 @@ func TestErrorsNameArgumentsOutsideOps(t *testing.T) {
 			_, err := Grad(y, []*Tensor{x, Ones(CPU, Float32, 2).RequireGrad()})
 			return err
 		}},
+		{"compose/nil", `compose: argument "f" is nil`, func() error { return Compose(nil, x).Err() }},
+		{"autocast/nil", `autocast: argument "f" is nil`, func() error { return Autocast(BFloat16, nil) }},
+		{"when_ready/nil-leaf", `backward: argument "leaves[1]" is nil`, func() error {
+			return x.Mul(x).Sum().Backward(WhenReady([]*Tensor{x, nil}, func(int, *Tensor) error { return nil }))
+		}},
+		{"no_grad/nil", "", func() error { NoGrad(nil); return nil }}, // nothing to run: no panic
 		{"compose", `compose: argument "f" returned a nil or zero Tensor`,
 			func() error { return Compose(func([]*Tensor) *Tensor { return &Tensor{} }, x).Err() }},
 		{"string", `string: argument "x" was released (do not use a tensor after Release) [called at errors_test.go:`,
 			func() error { return errors.New(fmt.Sprint(released)) }},
 	} {
-		if err := c.err(); err == nil || !strings.Contains(err.Error(), c.want) {
+		if err := c.err(); (err == nil) != (c.want == "") || err != nil && !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want it to contain %q", c.name, err, c.want)
 		}
 	}
