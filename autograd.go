@@ -187,7 +187,9 @@ func WhenReady(leaves []*Tensor, ready func(i int, g *Tensor) error) GradOption 
 func gradOptions(opts []GradOption) autodiff.Options {
 	var o autodiff.Options
 	for _, f := range opts {
-		f(&o)
+		if f != nil { // a nil option sets nothing, as elsewhere
+			f(&o)
+		}
 	}
 	return o
 }

@@ -156,3 +156,23 @@ func TestDeviceStatus(t *testing.T) {
 		t.Errorf("Devices() = %v, want cpu first", devs)
 	}
 }
+
+// TestNilOptions: a nil option value sets nothing, for every option type
+// (five of them called it and panicked).
+func TestNilOptions(t *testing.T) {
+	x := RandN(CPU, Float32, 1, 1, 4, 4).RequireGrad()
+	labels := FromSlice(CPU, []int64{0, 1, 2, 3})
+	for name, run := range map[string]func() error{
+		"GradOption":      func() error { return x.Sum().Backward(GradOption(nil)) },
+		"AttentionOption": func() error { return ScaledDotProductAttention(x, x, x, AttentionOption(nil)).Err() },
+		"LossOption":      func() error { return x.Reshape(4, 4).CrossEntropy(labels, LossOption(nil)).Err() },
+		"PadOption":       func() error { return x.Pad([]int{1, 1}, 0, PadOption(nil)).Err() },
+		"WindowOption":    func() error { return x.MaxPool2d(2, WindowOption(nil)).Err() },
+		"InterpOption":    func() error { return x.Interpolate(Size(8, 8), InterpOption(nil)).Err() },
+		"GridOption":      func() error { return GridSample(x, Zeros(CPU, Float32, 1, 2, 2, 2), GridOption(nil)).Err() },
+	} {
+		if err := run(); err != nil {
+			t.Errorf("%s(nil): %v", name, err)
+		}
+	}
+}

@@ -99,7 +99,9 @@ var (
 func ScaledDotProductAttention(q, k, v *Tensor, opts ...AttentionOption) *Tensor {
 	var o attentionOptions
 	for _, f := range opts {
-		f(&o)
+		if f != nil { // a nil option sets nothing, as elsewhere
+			f(&o)
+		}
 	}
 	for i, t := range []*Tensor{q, k, v, o.mask} {
 		if i == 3 && t == nil {

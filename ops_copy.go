@@ -43,7 +43,9 @@ func Stack(tensors []*Tensor, dim int) *Tensor {
 func (x *Tensor) Pad(pads []int, value float64, opts ...PadOption) *Tensor {
 	var o padOptions
 	for _, opt := range opts {
-		opt(&o)
+		if opt != nil { // a nil option sets nothing, as elsewhere
+			opt(&o)
+		}
 	}
 	a := ops.Padding{Pads: append([]int(nil), pads...), Value: value}
 	switch o.mode {

@@ -72,7 +72,9 @@ func ClassWeights(w *Tensor) LossOption { return func(o *lossOptions) { o.weight
 func lossOpts(opts []LossOption) lossOptions {
 	o := lossOptions{reduction: ReduceMean, ignoreIndex: -100}
 	for _, f := range opts {
-		f(&o)
+		if f != nil { // a nil option sets nothing, as elsewhere
+			f(&o)
+		}
 	}
 	return o
 }

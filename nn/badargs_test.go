@@ -134,3 +134,11 @@ func TestReleasedParameters(t *testing.T) {
 		})
 	}
 }
+
+// TestNilOptions: a nil LossOption sets nothing (it panicked).
+func TestNilOptions(t *testing.T) {
+	x, labels := lathe.RandN(lathe.CPU, lathe.Float32, 2, 3), lathe.FromSlice(lathe.CPU, []int64{0, 2})
+	if err := CrossEntropy(x, labels, LossOption(nil)).Err(); err != nil {
+		t.Errorf("CrossEntropy with a nil option: %v", err)
+	}
+}

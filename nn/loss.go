@@ -38,7 +38,9 @@ func Weight(w *lathe.Tensor) LossOption { return func(c *lossConfig) { c.weight 
 func lossConfigOf(opts []LossOption) lossConfig {
 	c := lossConfig{reduction: lathe.ReduceMean, ignoreIndex: -100}
 	for _, f := range opts {
-		f(&c)
+		if f != nil { // a nil option sets nothing, as elsewhere
+			f(&c)
+		}
 	}
 	return c
 }
