@@ -30,6 +30,7 @@ func TestErrorsAreValues(t *testing.T) {
 		{"zero/receiver", zero.Neg(), ErrValue, `neg: argument "x" is a zero Tensor`},
 		{"unavailable", Zeros(CUDA(64), Float32, 2), ErrUnavailable, "zeros: cuda"}, // cuda:0 opens on a GPU machine
 		{"unavailable/to", x.To(CUDA(64)), ErrUnavailable, "to: cuda"},              // no machine has 65 GPUs
+		{"unavailable/kind", Zeros(Device{Kind: 99}, Float32, 2), ErrUnavailable, "device kind 99 is no kind of device"},
 		{"scalar/int", FromSlice(CPU, []int32{1}).AddScalar(3e9), ErrValue, `argument "scalar" is 3e+09, outside int32's range`},
 		{"shape/from_slice", FromSlice(CPU, []float32{1, 2, 3}, 2, 2), ErrShape, "holds 4 elements, but the data has 3"},
 		{"shape/negative", Zeros(CPU, Float32, 2, -3), ErrShape, "has size -3"},

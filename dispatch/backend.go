@@ -97,7 +97,11 @@ func BackendFor(kind DeviceKind) (Backend, error) {
 	if int(kind) < len(backends) {
 		b = backends[kind].Load()
 	}
-	if b == nil {
+	switch {
+	case b == nil && kind.String() == "invalid":
+		return nil, &Error{Kind: ErrUnavailable, Detail: "device kind " + itoa(int(kind)) + " is no kind of device",
+			Fix: "make devices with lathe.CPU, lathe.CUDA(n), lathe.WGPU(n) or lathe.ParseDevice"}
+	case b == nil:
 		return nil, &Error{Kind: ErrUnavailable, Detail: "no " + kind.String() + " backend is linked into this program",
 			Fix: "import github.com/lathe-ml/lathe, which links every backend"}
 	}
