@@ -2,7 +2,11 @@ package cpu
 
 import (
 	"fmt"
+	"os"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/internal/half"
@@ -23,7 +27,34 @@ func (backend) Open(index int) error {
 }
 
 func (backend) Describe(int) string {
-	return fmt.Sprintf("%d threads, Go loops, GEMM by %s", runtime.GOMAXPROCS(0), gemmName())
+	return fmt.Sprintf("%d threads, Go loops, GEMM by %s", runtime.GOMAXPROCS(0), gemmName()) + ignoredSettings()
+}
+
+// cpuSettings are the environment settings the cpu reads, with the values
+// each takes; any other value is ignored.
+var cpuSettings = []struct {
+	name    string
+	choices []string
+}{
+	{"LATHE_BLAS", []string{"gonum"}},
+	{"LATHE_BF16_GEMM", []string{"dot", "float32"}},
+	{"LATHE_CPU_POISON", []string{"0", "1"}},
+}
+
+// ignoredSettings names, for Describe, the settings set to none of their
+// values, which the cpu ignores: a misspelt LATHE_BLAS=gonun would
+// otherwise leave OpenBLAS in use unseen.
+func ignoredSettings() string {
+	var bad []string
+	for _, s := range cpuSettings {
+		if v := os.Getenv(s.name); v != "" && !slices.Contains(s.choices, v) {
+			bad = append(bad, s.name+"="+strconv.Quote(v)+" (takes "+strings.Join(s.choices, " or ")+")")
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return "; ignored: " + strings.Join(bad, ", ")
 }
 
 func (backend) Alloc(_ dispatch.Device, dt dispatch.DType, n int) (dispatch.Buffer, error) {

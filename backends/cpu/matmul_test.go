@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -285,5 +286,21 @@ func BenchmarkGEMMThreads(b *testing.B) {
 				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		}
+	}
+}
+
+// TestDescribeNamesIgnoredSettings: a cpu setting set to none of its
+// values is named in the description, which lathe-bench and DeviceStatus
+// print, since the cpu ignores it.
+func TestDescribeNamesIgnoredSettings(t *testing.T) {
+	t.Setenv("LATHE_BLAS", "gonun")
+	t.Setenv("LATHE_BF16_GEMM", "dot")
+	d := backend{}.Describe(0)
+	if !strings.Contains(d, `ignored: LATHE_BLAS="gonun" (takes gonum)`) || strings.Contains(d, "LATHE_BF16_GEMM") {
+		t.Errorf("Describe: %q, want LATHE_BLAS named as ignored and LATHE_BF16_GEMM not", d)
+	}
+	t.Setenv("LATHE_BLAS", "")
+	if d := (backend{}).Describe(0); strings.Contains(d, "ignored") {
+		t.Errorf("Describe: %q names a setting that is unset", d)
 	}
 }
