@@ -1,13 +1,13 @@
 package main
 
 import (
-	"errors"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/examples/internal/accel"
+	"github.com/lathe-ml/lathe/examples/internal/checktest"
 )
 
 // TestTrainShort trains on half the default data for three epochs (half a
@@ -158,20 +158,12 @@ func TestShapes(t *testing.T) {
 // TestBadConfig: settings that cannot make a run fail Train at once, as
 // an ErrValue naming the flag or field (before Check, a negative -train panicked and an empty training set gave a loss of NaN).
 func TestBadConfig(t *testing.T) {
-	for arg, set := range map[string]func(*Config){
+	checktest.Refusals(t, DefaultConfig, func(c Config) error { _, err := Train(c); return err }, map[string]func(*Config){
 		"-train":  func(c *Config) { c.Train = -5 },
 		"Test":    func(c *Config) { c.Test = 0 },
 		"Size":    func(c *Config) { c.Size = 3 },
 		"-noise":  func(c *Config) { c.Noise = math.NaN() },
 		"-epochs": func(c *Config) { c.Epochs = 0 },
 		"Batch":   func(c *Config) { c.Batch = 0 },
-	} {
-		cfg := DefaultConfig()
-		set(&cfg)
-		_, err := Train(cfg)
-		var e *lathe.Error
-		if !errors.Is(err, lathe.ErrValue) || !errors.As(err, &e) || e.Arg != arg {
-			t.Errorf("%s: %v, want an ErrValue naming it", arg, err)
-		}
-	}
+	})
 }

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/examples/internal/checktest"
 	"github.com/lathe-ml/lathe/internal/mpitest"
 )
 
@@ -77,18 +76,10 @@ func TestMPI(t *testing.T) {
 // TestBadConfig: settings that cannot make a run fail Train at once, as
 // an ErrValue naming the flag or field (before Check, a batch of zero looped for ever).
 func TestBadConfig(t *testing.T) {
-	for arg, set := range map[string]func(*Config){
+	checktest.Refusals(t, DefaultConfig, func(c Config) error { _, err := Train(c); return err }, map[string]func(*Config){
 		"-points":  func(c *Config) { c.Points = 0 },
 		"-epochs":  func(c *Config) { c.Epochs = -1 },
 		"-batch":   func(c *Config) { c.Batch = 0 },
 		"-timeout": func(c *Config) { c.Timeout = 0 },
-	} {
-		cfg := DefaultConfig()
-		set(&cfg)
-		_, err := Train(cfg)
-		var e *lathe.Error
-		if !errors.Is(err, lathe.ErrValue) || !errors.As(err, &e) || e.Arg != arg {
-			t.Errorf("%s: %v, want an ErrValue naming it", arg, err)
-		}
-	}
+	})
 }

@@ -1,13 +1,12 @@
 package main
 
 import (
-	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
-	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/examples/gpt/model"
+	"github.com/lathe-ml/lathe/examples/internal/checktest"
 )
 
 // TestTrainShort trains a small model for 30 steps on the repository's
@@ -88,7 +87,7 @@ func TestBatchIsShiftedByOne(t *testing.T) {
 // TestBadConfig: settings that cannot make a run fail Train at once, as
 // an ErrValue naming the flag or field (before Check, a negative -batch or a -log of 0 panicked, and a bad -temperature failed only after training).
 func TestBadConfig(t *testing.T) {
-	for arg, set := range map[string]func(*Config){
+	checktest.Refusals(t, DefaultConfig, func(c Config) error { _, err := Train(c); return err }, map[string]func(*Config){
 		"-batch":      func(c *Config) { c.Batch = -2 },
 		"-steps":      func(c *Config) { c.Steps = 0 },
 		"-log":        func(c *Config) { c.LogEvery = 0 },
@@ -96,13 +95,5 @@ func TestBadConfig(t *testing.T) {
 		"-sample":     func(c *Config) { c.Sample = -1 },
 		"Temperature": func(c *Config) { c.Sampling.Temperature = 0 },
 		"Heads":       func(c *Config) { c.Model.Heads = 0 },
-	} {
-		cfg := DefaultConfig()
-		set(&cfg)
-		_, err := Train(cfg)
-		var e *lathe.Error
-		if !errors.Is(err, lathe.ErrValue) || !errors.As(err, &e) || e.Arg != arg {
-			t.Errorf("%s: %v, want an ErrValue naming it", arg, err)
-		}
-	}
+	})
 }

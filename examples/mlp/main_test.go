@@ -1,13 +1,13 @@
 package main
 
 import (
-	"errors"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/examples/internal/accel"
+	"github.com/lathe-ml/lathe/examples/internal/checktest"
 )
 
 // TestTrainShort runs 20 epochs (a fraction of a second on two cores) and
@@ -166,21 +166,11 @@ func TestSpiral(t *testing.T) {
 // TestBadConfig: settings that cannot make a run fail Train at once, as
 // an ErrValue naming the flag or field (before Check, a negative -points panicked and -epochs 0 "trained" to a loss of 0).
 func TestBadConfig(t *testing.T) {
-	for arg, set := range map[string]func(*Config){
+	checktest.Refusals(t, DefaultConfig, func(c Config) error { _, err := Train(c); return err }, map[string]func(*Config){
 		"-points": func(c *Config) { c.Points = -3 },
 		"Classes": func(c *Config) { c.Classes = 1 },
 		"-hidden": func(c *Config) { c.Hidden = 0 },
 		"-epochs": func(c *Config) { c.Epochs = 0 },
 		"Batch":   func(c *Config) { c.Batch = 0 },
-	} {
-		cfg := DefaultConfig()
-		set(&cfg)
-		_, err := Train(cfg)
-		var e *lathe.Error
-		if !errors.Is(err, lathe.ErrValue) || !errors.As(err, &e) || e.Arg != arg {
-			t.Errorf("%s: %v, want an ErrValue naming it", arg, err)
-		} else if !strings.HasPrefix(e.Site, "main.go:") {
-			t.Errorf("%s: %v: the site is not the example's (examples/internal reports for its caller)", arg, err)
-		}
-	}
+	})
 }
