@@ -212,6 +212,31 @@ func TestModuleTo(t *testing.T) {
 	}
 }
 
+// TestModuleToHalfway: a move that fails at a later parameter (a float64
+// layer to wgpu:0, which holds no float64) names that parameter, leaves
+// every parameter where it was, and gives back the copies it had made.
+func TestModuleToHalfway(t *testing.T) {
+	dev := lathe.WGPU(0)
+	before, err := lathe.MemoryStats(dev)
+	if err != nil {
+		t.Skipf("wgpu:0 does not open: %v", err)
+	}
+	m := Sequential(NewLinear(64, 64), NewLinear(64, 2, WithDType(lathe.Float64)))
+	err = m.To(dev)
+	var e *lathe.Error
+	if !errors.As(err, &e) || e.Arg != "1.weight" {
+		t.Fatalf("To: %v, want an error naming 1.weight", err)
+	}
+	for _, p := range m.Parameters() {
+		if p.T.Device() != lathe.CPU {
+			t.Errorf("the failed move left %s on %v", p.Name, p.T.Device())
+		}
+	}
+	if after, _ := lathe.MemoryStats(dev); after.Allocated != before.Allocated {
+		t.Errorf("wgpu:0 holds %d bytes after the failed move, %d before: the copies were kept", after.Allocated, before.Allocated)
+	}
+}
+
 func TestBadLayerErrors(t *testing.T) {
 	m := Sequential(NewLinear(-1, 3), ReLU{})
 	if err := Err(m); !errors.Is(err, lathe.ErrShape) {

@@ -221,19 +221,36 @@ func rebind(p, next, grad *lathe.Tensor) error {
 func moveParams(ps []Param, dev lathe.Device) error {
 	next := make([]*lathe.Tensor, len(ps))
 	grads := make([]*lathe.Tensor, len(ps))
+	// fail gives back the copies made so far (on a device, memory that the
+	// collector would free only later) and names the parameter at fault.
+	fail := func(name string, err error) error {
+		for i := range next {
+			for _, t := range []*lathe.Tensor{next[i], grads[i]} {
+				if t != nil && t.Err() == nil {
+					t.Release()
+				}
+			}
+		}
+		if e, ok := err.(*lathe.Error); ok && (e.Arg == "" || e.Arg == "x") {
+			c := *e
+			c.Arg = name
+			return &c
+		}
+		return err
+	}
 	for i, p := range ps {
 		if p.T.Device() == dev && p.T.Err() == nil {
 			continue
 		}
 		next[i] = p.T.Detach().To(dev)
+		if err := next[i].Err(); err != nil {
+			return fail(p.Name, err)
+		}
 		if g := p.T.Grad(); g != nil {
 			grads[i] = g.To(dev)
 			if err := grads[i].Err(); err != nil {
-				return err
+				return fail(p.Name+".grad", err)
 			}
-		}
-		if err := next[i].Err(); err != nil {
-			return err
 		}
 	}
 	for i, p := range ps {
