@@ -142,6 +142,7 @@ func (s *paramSet) step(f func(i int, p, g *lathe.Tensor) (next *lathe.Tensor, s
 				return
 			}
 			next, state := f(i, p.T, g)
+			ups = append(ups, update{i: i, next: next, grad: g, state: state})
 			for _, t := range append(state, next) {
 				if t == nil {
 					continue // a state the optimizer does not keep
@@ -151,10 +152,18 @@ func (s *paramSet) step(f func(i int, p, g *lathe.Tensor) (next *lathe.Tensor, s
 					return
 				}
 			}
-			ups = append(ups, update{i: i, next: next, grad: g, state: state})
 		}
 	})
 	if err != nil {
+		// What the step made is new (a parameter's next value, its next
+		// state): give it back now, not when the collector finds it.
+		for _, u := range ups {
+			for _, t := range append(u.state, u.next) {
+				if t != nil && t.Err() == nil {
+					t.Release()
+				}
+			}
+		}
 		return err
 	}
 	for _, u := range ups {

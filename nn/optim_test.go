@@ -338,3 +338,29 @@ func TestStepRefusesReleased(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedStepGivesBackItsTensors: a step that fails at a later
+// parameter gives back the next values and states it made for the earlier
+// ones (on a device, memory the collector would free only later).
+func TestFailedStepGivesBackItsTensors(t *testing.T) {
+	dev := lathe.WGPU(0)
+	if _, err := lathe.MemoryStats(dev); err != nil {
+		t.Skipf("wgpu:0 does not open: %v", err)
+	}
+	m := Sequential(NewLinear(64, 64), NewLinear(64, 2))
+	if err := m.To(dev); err != nil {
+		t.Fatal(err)
+	}
+	opt, err := NewAdam(m.Parameters(), 0.1)
+	mustOK(t, err)
+	mustOK(t, m.Forward(lathe.RandN(dev, lathe.Float32, 8, 64)).Sum().Backward())
+	ps := m.Parameters()
+	ps[len(ps)-1].T.Grad().Release()
+	before := settledAllocated(t, dev)
+	if err := opt.Step(); !errors.Is(err, lathe.ErrReleased) {
+		t.Fatalf("Step: %v, want ErrReleased", err)
+	}
+	if after, _ := lathe.MemoryStats(dev); after.Allocated > before { // as TestModuleToHalfway reads it
+		t.Errorf("wgpu:0 holds %d bytes after the failed step, %d before", after.Allocated, before)
+	}
+}
