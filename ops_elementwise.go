@@ -290,6 +290,21 @@ func (x *Tensor) withScalar(op *dispatch.Op[dispatch.None], s float64) *Tensor {
 	if err := x.check(op.Name); err != nil {
 		return failed(err)
 	}
+	self := x
+	// with applies op to x and s as a 0-d tensor, and gives back that
+	// tensor and x's cast, if one was made, with the result's graph (at
+	// once where it is not recorded): left to the collector, a step of an
+	// optimizer's scalar ops held a block per op on a device until then.
+	with := func(s float64) *Tensor {
+		sc := x.scalarLike(op.Name, s)
+		out := apply(op, none, x, sc)
+		if x != self {
+			ReleaseWithGraph(out, sc, x)
+		} else {
+			ReleaseWithGraph(out, sc)
+		}
+		return out
+	}
 	switch op {
 	case ops.Eq, ops.Ne, ops.Lt, ops.Le, ops.Gt, ops.Ge:
 		if x.t.DType == Bool && op != ops.Eq && op != ops.Ne {
@@ -300,9 +315,12 @@ func (x *Tensor) withScalar(op *dispatch.Op[dispatch.None], s float64) *Tensor {
 		}
 		bound, all, constant := ops.CompareScalar(op, x.t.DType, s)
 		if constant {
+			if x != self {
+				x.Release() // a bool's cast: no gradient reaches it
+			}
 			return full(op.Name, x.t.Device, Bool, b2f(all), x.t.Shape)
 		}
-		return apply(op, none, x, x.scalarLike(op.Name, bound))
+		return with(bound)
 	}
 	dt, err := ops.BinaryDType(op, dispatch.OperandOf(x.t), ops.ScalarOperand(s))
 	if err != nil {
@@ -315,7 +333,7 @@ func (x *Tensor) withScalar(op *dispatch.Op[dispatch.None], s float64) *Tensor {
 	if x.err != nil {
 		return x
 	}
-	return apply(op, none, x, x.scalarLike(op.Name, s))
+	return with(s)
 }
 
 // scalarLike makes a 0-d tensor of x's dtype and device holding s, which
