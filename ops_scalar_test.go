@@ -196,9 +196,10 @@ func skipWithoutInt64(t *testing.T, dev Device) {
 	}
 }
 
-// TestScalarOpsOnLongRows: a tensor with a scalar collapses to one row,
-// which the cpu shares out between its cores in runs; every element gets
-// the op's value, whichever run it falls in.
+// TestScalarOpsOnLongRows: a tensor with a scalar is one row, which the
+// cpu shares out between its cores in runs (a contiguous tensor without
+// the strided walk); every element gets the op's value, whichever run it
+// falls in, and a transposed view's too.
 func TestScalarOpsOnLongRows(t *testing.T) {
 	const n = 1<<19 + 3
 	Seed(3)
@@ -221,13 +222,21 @@ func TestScalarOpsOnLongRows(t *testing.T) {
 			return r
 		}},
 		{"pow 3", x.PowScalar(3), func(v float32) float32 { return v * v * v }}, // torch's kernel takes x·x·x
+		{"mul", x.MulScalar(0.1), func(v float32) float32 { return v * float32(0.1) }},
+		{"sub", x.SubScalar(3), func(v float32) float32 { return v - 3 }},
+		{"mul a one-element view", x.Mul(Arange(CPU, Float32, 0, 8, 1).Narrow(0, 5, 1)), func(v float32) float32 { return v * 5 }},
+		{"transposed", x.Narrow(0, 0, 1<<19).Reshape(512, 1024).Transpose(0, 1).AddScalar(1).Transpose(0, 1).Reshape(1 << 19), nil},
 	} {
 		got, err := c.got.Float32s()
 		if err != nil {
 			t.Fatal(c.name, err)
 		}
-		for i, v := range xs {
-			if w := c.want(v); got[i] != w {
+		want := c.want
+		if want == nil { // the strided walk: x + 1 through a transposed view
+			want = func(v float32) float32 { return v + 1 }
+		}
+		for i, v := range xs[:len(got)] {
+			if w := want(v); got[i] != w {
 				t.Fatalf("%s: element %d of %d: %g, want %g", c.name, i, n, got[i], w)
 			}
 		}

@@ -81,6 +81,18 @@ func elementRows[T, U any](f func(T, T) U) rows2[T, U] {
 }
 
 func mapRows2[T, U any](out, x, y *dispatch.Tensor, r rows2[T, U]) {
+	if y.Numel() == 1 && flat(out, x) {
+		// A tensor with a scalar (x·s, x + s): the row the strided walk
+		// below would make, without the walk's dozen allocations, which
+		// made a scalar op on a small tensor cost three binary ops.
+		o, a, s := span[U](out), span[T](x), elems[T](y)[y.Offset]
+		if len(o)*r.cost < minParallel {
+			r.vs(o, a, s)
+			return
+		}
+		parallelPieces(len(o), r.cost, func(lo, hi int) { r.vs(o[lo:hi], a[lo:hi], s) })
+		return
+	}
 	if flat(out, x, y) {
 		o, a, b := span[U](out), span[T](x), span[T](y)
 		if len(o)*r.cost < minParallel {
