@@ -3,6 +3,8 @@ package lathe
 import (
 	"runtime/debug"
 	"testing"
+
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // TestCompositesReleaseTheirIntermediates: the tensors that an op built
@@ -67,5 +69,36 @@ func TestCompositesReleaseTheirIntermediates(t *testing.T) {
 				t.Errorf("%s (gradients %v): %d bytes still held after the step", c.name, grad, held)
 			}
 		}
+	}
+}
+
+// TestCompositeConstantsOnDevice: the constants a composite's body makes
+// (nll_loss's zeros, layer norm's ones and zeros for a missing weight and
+// bias) go back with its intermediates. wgpu:0's pool counts
+// every block; the cpu's leaves out the small ones.
+func TestCompositeConstantsOnDevice(t *testing.T) {
+	dev := WGPU(0)
+	x, labels := RandN(dev, Float32, 4, 8), FromSlice(dev, []int64{1, 2, 3, 0})
+	if err := labels.Err(); err != nil {
+		testenv.SkipDevice(t, "wgpu:0", "wgpu:0 does not open: %v", err)
+	}
+	allocated := func() int64 {
+		s, err := MemoryStats(dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Allocated
+	}
+	x.CrossEntropy(labels).Release() // the first value check makes its buffer, which stays
+	before := allocated()
+	for range 3 {
+		x.CrossEntropy(labels).Release()
+		logp := x.LogSoftmax(1)
+		logp.NLLLoss(labels).Release()
+		logp.Release()
+		x.LayerNorm([]int{8}, nil, nil, 1e-5).Release() // its ones and zeros for the missing weight and bias
+	}
+	if after := allocated(); after > before {
+		t.Errorf("wgpu:0 holds %d bytes after the losses went, %d before", after, before)
 	}
 }

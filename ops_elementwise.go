@@ -339,7 +339,7 @@ func (x *Tensor) withScalar(op *dispatch.Op[dispatch.None], s float64) *Tensor {
 // scalarLike makes a 0-d tensor of x's dtype and device holding s, which
 // that dtype holds (the caller has checked) or, a float one, rounds.
 func (x *Tensor) scalarLike(op string, s float64) *Tensor {
-	return upload(op, x.t.Device, ops.ScalarData(x.t.DType, s), x.t.DType, []int{})
+	return x.joined(upload(op, x.t.Device, ops.ScalarData(x.t.DType, s), x.t.DType, []int{}))
 }
 
 // binary runs a binary op on x and y cast to the dtype it computes in
@@ -433,5 +433,17 @@ func b2f(b bool) float64 {
 
 // fullLike makes a tensor of x's dtype and device with the given shape.
 func (x *Tensor) fullLike(op string, v float64, shape []int) *Tensor {
-	return full(op, x.t.Device, x.t.DType, v, shape)
+	return x.joined(full(op, x.t.Device, x.t.DType, v, shape))
+}
+
+// joined makes t, a constant that a composite's body made from x, one of
+// the body's intermediates where x is, so that it goes with the body's
+// result as the body's op results do, not to the collector. (An op's
+// result joins in call; a constant is made without one.)
+func (x *Tensor) joined(t *Tensor) *Tensor {
+	if x.made != nil && t.t != nil {
+		t.made = x.made
+		x.made.add(t)
+	}
+	return t
 }
