@@ -209,14 +209,22 @@ func (x *Tensor) batchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 		y, mean, variance = batchNormTrainComposite(x, weight, bias, eps)
 	}
 	y = relabel(y, op)
+	// The batch's statistics go with y's graph (the fused path's are its
+	// inputs), not to the collector.
+	defer ReleaseWithGraph(y, mean, variance)
 	if y.err != nil || runningMean == nil || n == 0 {
 		return y
 	}
-	mean, variance, err = updateRunning(runningMean, runningVar, mean, variance, momentum, n)
+	next, nextVar, err := updateRunning(runningMean, runningVar, mean, variance, momentum, n)
 	if err != nil {
 		return failed(err)
 	}
-	*runningMean, *runningVar = *mean, *variance
+	// The statistics' handles are replaced in place; the old ones, which
+	// nothing else holds (views of them hold claims of their own), go back.
+	old, oldVar := runningMean.t, runningVar.t
+	*runningMean, *runningVar = *next, *nextVar
+	old.Release()
+	oldVar.Release()
 	return y
 }
 
@@ -245,8 +253,10 @@ func batchNormTrainFused(x, weight, bias *Tensor, eps float64) (y, mean, varianc
 		return moments, nil, nil
 	}
 	c := x.t.Shape[1]
-	mean, variance = moments.Narrow(0, 0, 1).Reshape(c), moments.Narrow(0, 1, 1).Reshape(c)
+	mr, vr := moments.Narrow(0, 0, 1), moments.Narrow(0, 1, 1)
+	mean, variance = mr.Reshape(c), vr.Reshape(c)
 	y = apply(ops.BatchNormApply, ops.BatchNormParams{Eps: eps, Training: true}, x, mean, variance, weight, bias)
+	ReleaseWithGraph(y, moments, mr, vr) // the views above share their storage
 	return y, mean, variance
 }
 
@@ -258,6 +268,7 @@ func batchNormTrainComposite(x, weight, bias *Tensor, eps float64) (y, mean, var
 	dims := append([]int{0}, spatialDims(x.t.Rank())...)
 	mean, variance = x.Mean(dims...), x.Var(false, dims...)
 	y = apply(opBatchNorm, batchNormAttrs{eps: eps}, x, mean, variance, weight, bias)
+	defer ReleaseWithGraph(y, mean, variance)
 	return y, mean.Detach(), variance.Detach()
 }
 
@@ -284,10 +295,16 @@ func mixedHalfNorm(x *Tensor, ps ...*Tensor) bool {
 // per channel, outside the tape. The batch's variance is biased; the running
 // one takes it unbiased, n/(n-1) times larger, as PyTorch's does.
 func updateRunning(runningMean, runningVar, batchMean, batchVar *Tensor, momentum float64, n int) (mean, variance *Tensor, err error) {
+	// lerp is (1 - momentum)·running + w·batch, its two products given back.
+	lerp := func(running, batch *Tensor, w float64) *Tensor {
+		a, b := running.MulScalar(1-momentum), batch.MulScalar(w)
+		defer a.Release()
+		defer b.Release()
+		return a.Add(b)
+	}
 	NoGrad(func() {
-		mean = runningMean.MulScalar(1 - momentum).Add(batchMean.MulScalar(momentum))
-		unbiased := float64(n) / float64(n-1)
-		variance = runningVar.MulScalar(1 - momentum).Add(batchVar.MulScalar(momentum * unbiased))
+		mean = lerp(runningMean, batchMean, momentum)
+		variance = lerp(runningVar, batchVar, momentum*float64(n)/float64(n-1))
 	})
 	if err := mean.Err(); err != nil {
 		return nil, nil, err
