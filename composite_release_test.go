@@ -82,15 +82,8 @@ func TestCompositeConstantsOnDevice(t *testing.T) {
 	if err := labels.Err(); err != nil {
 		testenv.SkipDevice(t, "wgpu:0", "wgpu:0 does not open: %v", err)
 	}
-	allocated := func() int64 {
-		s, err := MemoryStats(dev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s.Allocated
-	}
 	x.CrossEntropy(labels).Release() // the first value check makes its buffer, which stays
-	before := allocated()
+	before := allocatedOn(t, dev)
 	for range 3 {
 		x.CrossEntropy(labels).Release()
 		logp := x.LogSoftmax(1)
@@ -98,7 +91,7 @@ func TestCompositeConstantsOnDevice(t *testing.T) {
 		logp.Release()
 		x.LayerNorm([]int{8}, nil, nil, 1e-5).Release() // its ones and zeros for the missing weight and bias
 	}
-	if after := allocated(); after > before {
+	if after := allocatedOn(t, dev); after > before {
 		t.Errorf("wgpu:0 holds %d bytes after the losses went, %d before", after, before)
 	}
 }

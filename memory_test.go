@@ -156,9 +156,12 @@ func TestCloseLeavesTheCPUWorking(t *testing.T) {
 }
 
 // cpuAllocated is the bytes that cpu tensors hold now.
-func cpuAllocated(t *testing.T) int64 {
+func cpuAllocated(t *testing.T) int64 { return allocatedOn(t, CPU) }
+
+// allocatedOn is the bytes in blocks that tensors hold on dev.
+func allocatedOn(t *testing.T, dev Device) int64 {
 	t.Helper()
-	s, err := MemoryStats(CPU)
+	s, err := MemoryStats(dev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -737,13 +740,6 @@ func TestScalarOpsReleaseTheirScalar(t *testing.T) {
 	if err := ints.Err(); err != nil {
 		testenv.SkipDevice(t, "wgpu:0", "wgpu:0 does not open: %v", err)
 	}
-	allocated := func() int64 {
-		s, err := MemoryStats(dev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s.Allocated
-	}
 	for name, op := range map[string]func() *Tensor{
 		"mul":          func() *Tensor { return x.MulScalar(2) },
 		"int*0.5":      func() *Tensor { return ints.MulScalar(0.5) }, // casts ints to float32 first
@@ -751,7 +747,7 @@ func TestScalarOpsReleaseTheirScalar(t *testing.T) {
 		"recorded/mul": func() *Tensor { return leaf.MulScalar(3) },
 	} {
 		runtime.GC()
-		before := allocated()
+		before := allocatedOn(t, dev)
 		y := op()
 		if err := y.Err(); err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -765,7 +761,7 @@ func TestScalarOpsReleaseTheirScalar(t *testing.T) {
 			leaf.ZeroGrad() // releases the gradient
 		}
 		y.Release()
-		if after := allocated(); after > before {
+		if after := allocatedOn(t, dev); after > before {
 			t.Errorf("%s: wgpu:0 holds %d bytes after the op's result went, %d before", name, after, before)
 		}
 	}
