@@ -148,6 +148,17 @@ func attnTolerance(dt dispatch.DType) float64 {
 	return 2e-5
 }
 
+// normals draws len(vals) normal values rounded to T by round, and keeps
+// in vals each as T holds it (widen).
+func normals[T any](rng *rand.Rand, vals []float64, round func(float32) T, widen func(T) float32) []T {
+	d := make([]T, len(vals))
+	for i := range d {
+		d[i] = round(float32(rng.NormFloat64()))
+		vals[i] = float64(widen(d[i]))
+	}
+	return d
+}
+
 // normalOn uploads a contiguous tensor of dtype dt (a float) of normal
 // values to wgpu:0 and returns the values too, as dt holds them.
 func normalOn(t *testing.T, rng *rand.Rand, dt dispatch.DType, shape []int) (*dispatch.Tensor, []float64) {
@@ -156,26 +167,11 @@ func normalOn(t *testing.T, rng *rand.Rand, dt dispatch.DType, shape []int) (*di
 	var data any
 	switch dt {
 	case dispatch.Float32:
-		d := make([]float32, len(vals))
-		for i := range d {
-			d[i] = float32(rng.NormFloat64())
-			vals[i] = float64(d[i])
-		}
-		data = d
+		data = normals(rng, vals, func(v float32) float32 { return v }, func(v float32) float32 { return v })
 	case dispatch.Float16:
-		d := make([]half.Float16, len(vals))
-		for i := range d {
-			d[i] = half.Float16(half.Float16FromFloat32(float32(rng.NormFloat64())))
-			vals[i] = float64(d[i].Float32())
-		}
-		data = d
+		data = normals(rng, vals, func(v float32) half.Float16 { return half.Float16(half.Float16FromFloat32(v)) }, half.Float16.Float32)
 	case dispatch.BFloat16:
-		d := make([]half.BFloat16, len(vals))
-		for i := range d {
-			d[i] = half.BFloat16(half.BFloat16FromFloat32(float32(rng.NormFloat64())))
-			vals[i] = float64(d[i].Float32())
-		}
-		data = d
+		data = normals(rng, vals, func(v float32) half.BFloat16 { return half.BFloat16(half.BFloat16FromFloat32(v)) }, half.BFloat16.Float32)
 	default:
 		t.Fatalf("normalOn of %s", dt)
 	}
