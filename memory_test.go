@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -301,6 +302,29 @@ func TestReleaseWithGraph(t *testing.T) {
 	ReleaseWithGraph(out, y)
 	if !y.t.Released() || out.t.Released() {
 		t.Errorf("without a graph: y released %v, out released %v; want y at once, not out", y.t.Released(), out.t.Released())
+	}
+}
+
+// TestPassAfterFreedGraph: a pass that reaches a tensor released with a
+// graph that an earlier pass freed reports the freed graph (ErrGrad, as
+// torch's "Trying to backward through the graph a second time"); one that
+// reaches a tensor the caller released reports the release (ErrReleased).
+func TestPassAfterFreedGraph(t *testing.T) {
+	x := FromSlice(CPU, []float64{0.5, -1, 2}, 3).RequireGrad()
+	a := x.Exp()
+	y, z := a.Sum(), a.Narrow(0, 0, 2).Sum() // z's narrow is not on y's graph
+	ReleaseWithGraph(y, a)
+	if err := y.Backward(); err != nil {
+		t.Fatal(err)
+	}
+	if err := z.Backward(); !errors.Is(err, ErrGrad) || !strings.Contains(err.Error(), "earlier backward pass freed") {
+		t.Errorf("a pass after the graph that held a was freed: %v, want the freed graph's ErrGrad", err)
+	}
+	b := x.Exp()
+	w := b.Narrow(0, 0, 2).Sum()
+	b.Release()
+	if err := w.Backward(); !errors.Is(err, ErrReleased) {
+		t.Errorf("a pass after the caller released b: %v, want ErrReleased", err)
 	}
 }
 

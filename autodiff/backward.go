@@ -295,6 +295,10 @@ func collect(op string, root *dispatch.Tensor, frees bool) (nodes []*Node, err e
 		seen[n] = true
 		nodes = append(nodes, n)
 		for i, in := range n.Inputs {
+			if m := metaOf(in); in.Released() && m != nil && m.freed.Load() {
+				return nodes, gradError(op, "runs backward through a graph that an earlier backward pass freed (at "+n.Op.Name+", whose "+
+					n.Op.ArgName(i)+" went with it)", "pass lathe.RetainGraph() to the earlier Backward, or recompute the forward pass")
+			}
 			if in.Released() {
 				return nodes, &dispatch.Error{Kind: dispatch.ErrReleased, Op: op, Arg: n.Op.ArgName(i),
 					Detail: "of " + n.Op.Name + " was released before the backward pass that needs it",
@@ -352,6 +356,9 @@ func (n *Node) release(frees, ok bool) {
 		n.state.Store(nodeFreed) // under ownedMu: a later ReleaseWith sees it and releases at once
 		n.ownedMu.Unlock()
 		for _, t := range owned {
+			if m := metaOf(t); m != nil {
+				m.freed.Store(true)
+			}
 			t.Release()
 		}
 	default:

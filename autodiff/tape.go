@@ -52,6 +52,11 @@ type meta struct {
 	grad  *dispatch.Tensor // a leaf's accumulated gradient
 	owned bool             // grad is autodiff's to release when replaced
 	hooks []Hook
+
+	// freed is set when a pass that freed the graph released the tensor
+	// (ReleaseWith), so that a later pass that reaches it reports the
+	// freed graph, not a release the caller never made.
+	freed atomic.Bool
 }
 
 // A Hook sees a leaf's gradient before it is accumulated and may replace
