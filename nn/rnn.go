@@ -210,14 +210,17 @@ func (r *RNNBase) Train(on bool) { r.Eval = !on }
 // (seq, batch, D·hidden), (batch, seq, D·hidden) with BatchFirst, or
 // (seq, D·hidden) for an unbatched (seq, in) x; the states start at zero.
 func (l *LSTM) Forward(x *lathe.Tensor) *lathe.Tensor {
-	out, _, _ := l.ForwardState(x, nil, nil)
+	out, hn, cn := l.ForwardState(x, nil, nil)
+	hn.Release() // views of out's storage
+	cn.Release()
 	return out
 }
 
 // ForwardState runs the LSTM from the states h0 and c0, each
 // (NumLayers·D, batch, hidden), or (NumLayers·D, hidden) for an unbatched
 // x; nil means zeros. It returns the output, as Forward does, and the
-// final states hn and cn in h0's shape.
+// final states hn and cn in h0's shape. The three are views of one buffer,
+// which goes back to the device when all three are released.
 func (l *LSTM) ForwardState(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor) {
 	if l == nil {
 		f := lathe.Failed(nilModule("lstm", "l"))
@@ -229,13 +232,15 @@ func (l *LSTM) ForwardState(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor)
 // Forward returns the output of the last layer for every time step, as
 // LSTM's Forward does.
 func (r *RNN) Forward(x *lathe.Tensor) *lathe.Tensor {
-	out, _ := r.ForwardState(x, nil)
+	out, hn := r.ForwardState(x, nil)
+	hn.Release() // a view of out's storage
 	return out
 }
 
 // ForwardState runs the RNN from the state h0 ((NumLayers·D, batch,
 // hidden), or (NumLayers·D, hidden) for an unbatched x; nil means zeros) and
-// returns the output and the final state hn in h0's shape.
+// returns the output and the final state hn in h0's shape, views of one
+// buffer, which goes back to the device when both are released.
 func (r *RNN) ForwardState(x, h0 *lathe.Tensor) (out, hn *lathe.Tensor) {
 	if r == nil {
 		f := lathe.Failed(nilModule("rnn", "r"))
@@ -248,13 +253,15 @@ func (r *RNN) ForwardState(x, h0 *lathe.Tensor) (out, hn *lathe.Tensor) {
 // Forward returns the output of the last layer for every time step, as
 // LSTM's Forward does.
 func (g *GRU) Forward(x *lathe.Tensor) *lathe.Tensor {
-	out, _ := g.ForwardState(x, nil)
+	out, hn := g.ForwardState(x, nil)
+	hn.Release() // a view of out's storage
 	return out
 }
 
 // ForwardState runs the GRU from the state h0 ((NumLayers·D, batch,
 // hidden), or (NumLayers·D, hidden) for an unbatched x; nil means zeros) and
-// returns the output and the final state hn in h0's shape.
+// returns the output and the final state hn in h0's shape, views of one
+// buffer, which goes back to the device when both are released.
 func (g *GRU) ForwardState(x, h0 *lathe.Tensor) (out, hn *lathe.Tensor) {
 	if g == nil {
 		f := lathe.Failed(nilModule("gru", "g"))
@@ -264,10 +271,9 @@ func (g *GRU) ForwardState(x, h0 *lathe.Tensor) (out, hn *lathe.Tensor) {
 	return out, hn
 }
 
-// run is the forward pass of every layer and direction, composed of lathe
-// ops so that it runs on any device and autodiff differentiates it (to any
-// order). Each direction computes its input projection for all time steps
-// in one matmul, then steps through time.
+// run checks the arguments and runs layers, the forward pass, composed of
+// lathe ops so that it runs on any device and autodiff differentiates it
+// (to any order). cn is nil but for LSTM.
 func (r *RNNBase) run(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor) {
 	op := r.kind.String()
 	fail := func(err error) (out, hn, cn *lathe.Tensor) {
@@ -295,37 +301,74 @@ func (r *RNNBase) run(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor) {
 		return fail(nnError(op, lathe.ErrShape, "x", "has "+strconv.Itoa(x.Dim(-1))+" features but input_size is "+strconv.Itoa(r.InputSize),
 			"give x's last dim the layer's input size"))
 	}
+	steps, batch, H := x.Dim(0), 1, r.HiddenSize
+	switch {
+	case batched && r.BatchFirst:
+		steps, batch = x.Dim(1), x.Dim(0)
+	case batched:
+		batch = x.Dim(1)
+	}
+	if steps < 1 {
+		return fail(nnError(op, lathe.ErrShape, "x", "has an empty sequence", "give at least one time step"))
+	}
+	stateShape := []int{r.NumLayers * dirs, batch, H}
+	if !batched {
+		stateShape = []int{r.NumLayers * dirs, H}
+	}
+	for i, s := range []*lathe.Tensor{h0, c0} {
+		if s == nil {
+			continue
+		}
+		name := [2]string{"h0", "c0"}[i]
+		if err := s.CheckArg(op, name); err != nil {
+			return fail(err)
+		}
+		if !slices.Equal(s.Shape(), stateShape) {
+			return fail(nnError(op, lathe.ErrShape, name, "has shape "+shapeString(s.Shape())+", want "+shapeString(stateShape),
+				"give (num_layers·directions, batch, hidden), or (num_layers·directions, hidden) for an unbatched x"))
+		}
+	}
+	outShape := []int{steps, batch, dirs * H}
+	switch {
+	case !batched:
+		outShape = []int{steps, dirs * H}
+	case r.BatchFirst:
+		outShape = []int{batch, steps, dirs * H}
+	}
+	shapes := [][]int{outShape, stateShape, stateShape}
+	states := []*lathe.Tensor{h0, c0}
+	if r.kind != kindLSTM {
+		shapes, states = shapes[:2], states[:1]
+	}
+	zeros := zeroStates(x, states, stateShape)
+	results := composeResults(op, func(a []*lathe.Tensor) []*lathe.Tensor { return r.layers(a[0], a[1:], batched) },
+		shapes, append([]*lathe.Tensor{x}, states...), zeros...)
+	out, hn = results[0], results[1]
+	if r.kind == kindLSTM {
+		cn = results[2]
+	}
+	return out, hn, cn
+}
+
+// layers is the forward pass of every layer and direction from x and the
+// states h0 and, for LSTM, c0, as run checked them. It returns the output,
+// hn and, for LSTM, cn in the shapes that run gives them. Each direction
+// computes its input projection for all time steps in one matmul, then
+// steps through time.
+func (r *RNNBase) layers(x *lathe.Tensor, states []*lathe.Tensor, batched bool) []*lathe.Tensor {
 	switch {
 	case !batched:
 		x = x.Unsqueeze(1)
 	case r.BatchFirst:
 		x = x.Transpose(0, 1)
 	}
-	steps, batch, H := x.Dim(0), x.Dim(1), r.HiddenSize
-	if steps < 1 {
-		return fail(nnError(op, lathe.ErrShape, "x", "has an empty sequence", "give at least one time step"))
-	}
-	states := [2]*lathe.Tensor{h0, c0}
-	for i, s := range states {
-		if s == nil {
-			continue
-		}
-		if err := s.CheckArg(op, [2]string{"h0", "c0"}[i]); err != nil {
-			return fail(err)
-		}
-		want := []int{r.NumLayers * dirs, batch, H}
-		if !batched {
-			want = []int{r.NumLayers * dirs, H}
-		}
-		if !slices.Equal(s.Shape(), want) {
-			return fail(nnError(op, lathe.ErrShape, [2]string{"h0", "c0"}[i], "has shape "+shapeString(s.Shape())+", want "+shapeString(want),
-				"give (num_layers·directions, batch, hidden), or (num_layers·directions, hidden) for an unbatched x"))
-		}
-		if !batched {
+	if !batched {
+		states = slices.Clone(states)
+		for i, s := range states {
 			states[i] = s.Unsqueeze(1)
 		}
 	}
-	zero := lathe.Zeros(x.Device(), x.DType(), batch, H)
+	steps, dirs := x.Dim(0), r.dirs()
 	var hs, cs []*lathe.Tensor
 	for l := range r.NumLayers {
 		if l > 0 && !r.Eval && r.Dropout > 0 {
@@ -334,22 +377,19 @@ func (r *RNNBase) run(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor) {
 		outs := make([]*lathe.Tensor, dirs)
 		for d := range dirs {
 			k := l*dirs + d
-			h, c := zero, zero
-			if states[0] != nil {
-				h = states[0].Narrow(0, k, 1).Squeeze(0)
-			}
-			if states[1] != nil {
+			h, c := states[0].Narrow(0, k, 1).Squeeze(0), (*lathe.Tensor)(nil)
+			if r.kind == kindLSTM {
 				c = states[1].Narrow(0, k, 1).Squeeze(0)
 			}
 			w := r.Weights[k]
-			gi := affine(x, w.WeightIH, w.BiasIH)
+			gi := x.Linear(w.WeightIH, w.BiasIH)
 			ys := make([]*lathe.Tensor, steps)
 			for i := range steps {
 				t := i
 				if d == 1 {
 					t = steps - 1 - i
 				}
-				h, c = r.kind.step(w, gi.Narrow(0, t, 1).Squeeze(0), h, c, H)
+				h, c = r.kind.step(w, gi.Narrow(0, t, 1).Squeeze(0), h, c, r.HiddenSize)
 				ys[t] = h
 			}
 			outs[d] = lathe.Stack(ys, 0)
@@ -360,26 +400,16 @@ func (r *RNNBase) run(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor) {
 			x = lathe.Concat(outs, 2)
 		}
 	}
-	hn, cn = lathe.Stack(hs, 0), lathe.Stack(cs, 0)
-	switch {
-	case !batched:
-		x, hn, cn = x.Squeeze(1), hn.Squeeze(1), cn.Squeeze(1)
-	case r.BatchFirst:
+	if !batched {
+		x = x.Squeeze(1)
+	} else if r.BatchFirst {
 		x = x.Transpose(0, 1)
 	}
-	if r.kind != kindLSTM {
-		cn = nil
+	results := []*lathe.Tensor{x, lathe.Stack(hs, 0)}
+	if r.kind == kindLSTM {
+		results = append(results, lathe.Stack(cs, 0))
 	}
-	return x, hn, cn
-}
-
-// affine is x·Wᵀ + b (b may be nil).
-func affine(x, w, b *lathe.Tensor) *lathe.Tensor {
-	y := x.MatMul(w.MT())
-	if b != nil {
-		y = y.Add(b)
-	}
-	return y
+	return results
 }
 
 // rnnKind is the cell of a recurrent layer.
@@ -402,7 +432,7 @@ func (k rnnKind) gates() int { return [...]int{4, 3, 1, 1}[k] }
 // order and the GRU's reset of W_hn h + b_hn (not of h) are PyTorch's
 // (torch.nn.LSTM and torch.nn.GRU docs; aten/src/ATen/native/RNN.cpp).
 func (k rnnKind) step(w RNNWeights, gi, h, c *lathe.Tensor, H int) (h2, c2 *lathe.Tensor) {
-	gh := affine(h, w.WeightHH, w.BiasHH)
+	gh := h.Linear(w.WeightHH, w.BiasHH)
 	switch k {
 	case kindRNNTanh:
 		return gi.Add(gh).Tanh(), c
@@ -485,13 +515,15 @@ func (c *RNNCellBase) Train(bool) {}
 
 // Forward returns the hidden state after one step from zero states.
 func (c *LSTMCell) Forward(x *lathe.Tensor) *lathe.Tensor {
-	h, _ := c.Step(x, nil, nil)
+	h, cc := c.Step(x, nil, nil)
+	cc.Release() // a view of h's storage
 	return h
 }
 
 // Step advances x ([batch, in], or [in] unbatched) one step from the states
 // h and c ([batch, hidden], or [hidden]; nil means zeros) and returns the
-// new ones.
+// new ones, views of one buffer, which goes back to the device when both
+// are released.
 func (c *LSTMCell) Step(x, h, cc *lathe.Tensor) (h2, c2 *lathe.Tensor) {
 	if c == nil {
 		f := lathe.Failed(nilModule("lstm_cell", "c"))
@@ -551,37 +583,115 @@ func (c *RNNCellBase) run(x, h, cc *lathe.Tensor) (out, h2, c2 *lathe.Tensor) {
 		return fail(nnError(op, lathe.ErrShape, "x", "has "+strconv.Itoa(x.Dim(-1))+" features but input_size is "+strconv.Itoa(c.InputSize),
 			"give x's last dim the cell's input size"))
 	}
-	if !batched {
-		x = x.Unsqueeze(0)
-	}
 	H := c.HiddenSize
-	states := [2]*lathe.Tensor{h, cc}
-	for i, s := range states {
+	want := []int{H}
+	if batched {
+		want = []int{x.Dim(0), H}
+	}
+	for i, s := range []*lathe.Tensor{h, cc} {
 		if s == nil {
-			states[i] = lathe.Zeros(x.Device(), x.DType(), x.Dim(0), H)
 			continue
 		}
-		if err := s.CheckArg(op, [2]string{"h", "c"}[i]); err != nil {
+		name := [2]string{"h", "c"}[i]
+		if err := s.CheckArg(op, name); err != nil {
 			return fail(err)
 		}
-		want := []int{x.Dim(0), H}
-		if !batched {
-			want = []int{H}
-		}
 		if !slices.Equal(s.Shape(), want) {
-			return fail(nnError(op, lathe.ErrShape, [2]string{"h", "c"}[i], "has shape "+shapeString(s.Shape())+", want "+shapeString(want),
+			return fail(nnError(op, lathe.ErrShape, name, "has shape "+shapeString(s.Shape())+", want "+shapeString(want),
 				"give (batch, hidden), or (hidden) for an unbatched x"))
 		}
-		if !batched {
-			states[i] = s.Unsqueeze(0)
-		}
 	}
-	h2, c2 = c.kind.step(c.RNNWeights, affine(x, c.WeightIH, c.BiasIH), states[0], states[1], H)
-	if !batched {
-		h2, c2 = h2.Squeeze(0), c2.Squeeze(0)
-	}
+	shapes, states := [][]int{want, want}, []*lathe.Tensor{h, cc}
 	if c.kind != kindLSTM {
-		c2 = nil
+		shapes, states = shapes[:1], states[:1]
+	}
+	zeros := zeroStates(x, states, want)
+	results := composeResults(op, func(a []*lathe.Tensor) []*lathe.Tensor {
+		if !batched {
+			for i := range a {
+				a[i] = a[i].Unsqueeze(0)
+			}
+		}
+		if c.kind != kindLSTM {
+			h2, _ := c.kind.step(c.RNNWeights, a[0].Linear(c.WeightIH, c.BiasIH), a[1], nil, H)
+			return []*lathe.Tensor{h2}
+		}
+		h2, c2 := c.kind.step(c.RNNWeights, a[0].Linear(c.WeightIH, c.BiasIH), a[1], a[2], H)
+		return []*lathe.Tensor{h2, c2}
+	}, shapes, append([]*lathe.Tensor{x}, states...), zeros...)
+	h2 = results[0]
+	if c.kind == kindLSTM {
+		c2 = results[1]
 	}
 	return nil, h2, c2
+}
+
+// zeroStates puts zeros of shape in place of the nil states and returns
+// them: the states a forward pass starts from where the caller gives none.
+func zeroStates(x *lathe.Tensor, states []*lathe.Tensor, shape []int) (zeros []*lathe.Tensor) {
+	for i, s := range states {
+		if s == nil {
+			states[i] = lathe.Zeros(x.Device(), x.DType(), shape...)
+			zeros = append(zeros, states[i])
+		}
+	}
+	return zeros
+}
+
+// composeResults runs f, the forward pass of a layer with several results
+// (an LSTM's output, hn and cn), on args under lathe.Compose, so that the
+// intermediates of every time step are released with the results' graph
+// rather than left to the garbage collector; so are temps, tensors the
+// caller made for f (zero states). Compose takes one result, and each of
+// several would own only its part of the graph, so f's results are packed
+// into one flat tensor, whose graph they all share, and come back as views
+// of it in shapes, one per result, whose sizes f's results must have. A
+// single result is returned as it is.
+func composeResults(op string, f func(args []*lathe.Tensor) []*lathe.Tensor, shapes [][]int, args []*lathe.Tensor, temps ...*lathe.Tensor) []*lathe.Tensor {
+	sizes := make([]int, len(shapes))
+	for i, s := range shapes {
+		sizes[i] = 1
+		for _, d := range s {
+			sizes[i] *= d
+		}
+	}
+	// owner is a recorded result of f, whose node every backward pass
+	// through the packed tensor reaches and frees: what goes with the
+	// graph is handed to it, as the packed tensor cannot be handed to
+	// itself.
+	var owner *lathe.Tensor
+	packed := lathe.Compose(func(a []*lathe.Tensor) *lathe.Tensor {
+		rs := f(a)
+		if len(rs) == 1 {
+			return rs[0]
+		}
+		flat := make([]*lathe.Tensor, len(rs))
+		for i, r := range rs {
+			if r.Err() == nil && r.Numel() != sizes[i] {
+				return lathe.Failed(nnError(op, lathe.ErrShape, "", "result "+strconv.Itoa(i)+" has "+strconv.Itoa(r.Numel())+
+					" elements where its shape "+shapeString(shapes[i])+" needs "+strconv.Itoa(sizes[i]), "report this as a bug in lathe/nn"))
+			}
+			if owner == nil && r.RequiresGrad() {
+				owner = r
+			}
+			flat[i] = r.Reshape(sizes[i])
+		}
+		return lathe.Concat(flat, 0)
+	}, args...)
+	if len(shapes) == 1 {
+		lathe.ReleaseWithGraph(packed, temps...)
+		return []*lathe.Tensor{packed}
+	}
+	results := make([]*lathe.Tensor, len(shapes))
+	start := 0
+	for i, s := range shapes {
+		part := packed.Narrow(0, start, sizes[i])
+		results[i] = part.Reshape(s...)
+		temps = append(temps, part)
+		start += sizes[i]
+	}
+	// Without an owner nothing was recorded, and all go at once; the views
+	// keep the packed storage.
+	lathe.ReleaseWithGraph(owner, append(temps, packed)...)
+	return results
 }

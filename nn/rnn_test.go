@@ -6,6 +6,8 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/lathe-ml/lathe"
@@ -377,5 +379,61 @@ func TestRNNErrors(t *testing.T) {
 	}
 	if err := Err(NewGRU(0, 4)); err == nil {
 		t.Error("Err of a GRU with input size 0 is nil")
+	}
+}
+
+// TestRNNResultsShareOneGraph: an LSTM's out, hn and cn are views of one
+// packed result (composeResults), whose graph the three share. Passes
+// through each alone, retaining the graph, add up to one pass through
+// their sum; after a pass through hn alone that frees the graph, a pass
+// through out is the freed graph's ErrGrad, as torch's "Trying to
+// backward through the graph a second time", not an ErrReleased naming
+// tensors the caller never released.
+func TestRNNResultsShareOneGraph(t *testing.T) {
+	f64 := WithDType(lathe.Float64)
+	m := NewLSTM(3, 4, NumLayers(2), Bidirectional(), f64)
+	x := lathe.RandN(lathe.CPU, lathe.Float64, 5, 2, 3).RequireGrad()
+	h0 := lathe.RandN(lathe.CPU, lathe.Float64, 4, 2, 4).RequireGrad()
+	inputs := []*lathe.Tensor{x, h0, m.Weights[0].WeightHH, m.Weights[3].BiasIH}
+	losses := func() []*lathe.Tensor {
+		out, hn, cn := m.ForwardState(x, h0, nil)
+		return []*lathe.Tensor{out.Square().Sum(), hn.Sin().Sum(), cn.MulScalar(3).Sum()}
+	}
+	ls := losses()
+	want, err := lathe.Grad(ls[0].Add(ls[1]).Add(ls[2]), inputs)
+	mustOK(t, err)
+	ls = losses()
+	sum := make([][]float64, len(inputs))
+	for i, l := range ls {
+		opts := []lathe.GradOption{lathe.AllowUnused()}
+		if i < len(ls)-1 {
+			opts = append(opts, lathe.RetainGraph())
+		}
+		grads, err := lathe.Grad(l, inputs, opts...)
+		mustOK(t, err)
+		for j, g := range grads {
+			if g == nil {
+				continue
+			}
+			v, err := g.Float64s()
+			mustOK(t, err)
+			if sum[j] == nil {
+				sum[j] = make([]float64, len(v))
+			}
+			for k := range v {
+				sum[j][k] += v[k]
+			}
+		}
+	}
+	for j, g := range want {
+		v, err := g.Float64s()
+		mustOK(t, err)
+		assertClose(t, "grad of input "+strconv.Itoa(j), sum[j], v, 1e-12)
+	}
+
+	ls = losses()
+	mustOK(t, ls[1].Backward())
+	if err := ls[0].Backward(); !errors.Is(err, lathe.ErrGrad) || !strings.Contains(err.Error(), "earlier backward pass freed") {
+		t.Errorf("a pass through out after one through hn freed the graph: %v, want the freed graph's ErrGrad", err)
 	}
 }
