@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/lathe-ml/lathe"
 )
@@ -49,6 +50,7 @@ type scheduler interface {
 	chain() (float64, error)
 	// closed is _get_closed_form_lr, where the scheduler has one.
 	closed() (float64, bool)
+	schedKind() string
 }
 
 func (c *schedCore) core() *schedCore { return c }
@@ -102,6 +104,9 @@ func paramsOf(opt Optimizer) *paramSet {
 // or (explicit) to epoch by the closed form where there is one.
 func advance(s scheduler, explicit bool, epoch int) error {
 	c := s.core()
+	if c.opt == nil {
+		return unmade(s)
+	}
 	saved := *c
 	c.stepCount++
 	if explicit {
@@ -123,6 +128,13 @@ func advance(s scheduler, explicit bool, epoch int) error {
 	c.opt.SetLearningRate(lr)
 	c.lastLR = lr
 	return nil
+}
+
+// unmade is the error of a scheduler's zero value, which has no optimizer
+// to schedule: only its constructor makes one.
+func unmade(s interface{ schedKind() string }) error {
+	k := s.schedKind()
+	return nnError(strings.ToLower(k), lathe.ErrValue, "", "is a zero "+k+", with no optimizer to schedule", "make it with nn.New"+k)
 }
 
 // initialStep is _LRScheduler._initial_step.
@@ -400,6 +412,9 @@ func NewSequentialLR(opt Optimizer, scheds []LRScheduler, milestones []int) (*Se
 // Step moves to the next epoch, handing over to the next scheduler at a
 // milestone.
 func (s *SequentialLR) Step() error {
+	if len(s.scheds) == 0 {
+		return unmade(s)
+	}
 	e := s.lastEpoch + 1
 	i := sort.SearchInts(s.milestones, e+1) // bisect_right
 	x := s.scheds[i]

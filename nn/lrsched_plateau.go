@@ -95,8 +95,11 @@ func (s *ReduceLROnPlateau) better(a, best float64) bool {
 
 // Step ends an epoch whose metric (a validation loss, say) was metric, and
 // reduces the learning rate if it has not improved for too long. A NaN
-// metric is no improvement.
-func (s *ReduceLROnPlateau) Step(metric float64) {
+// metric is no improvement. Its only error is a zero ReduceLROnPlateau's.
+func (s *ReduceLROnPlateau) Step(metric float64) error {
+	if s.opt == nil {
+		return unmade(s)
+	}
 	s.lastEpoch++
 	if s.better(metric, s.best) {
 		s.best, s.badEpochs = metric, 0
@@ -116,6 +119,7 @@ func (s *ReduceLROnPlateau) Step(metric float64) {
 		s.cooldownLeft, s.badEpochs = s.cfg.Cooldown, 0
 	}
 	s.lastLR = s.opt.LearningRate()
+	return nil
 }
 
 // LastLR is the optimizer's learning rate after the last Step.

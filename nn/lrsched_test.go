@@ -116,7 +116,7 @@ func plateauStepper(t *testing.T, o Optimizer, cfg PlateauConfig) func(int) erro
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(e int) error { s.Step(plateauMetrics[e]); return nil }
+	return func(e int) error { return s.Step(plateauMetrics[e]) }
 }
 
 func momentumOf(o Optimizer) float64 {
@@ -259,4 +259,24 @@ func TestSchedulerErrors(t *testing.T) {
 			t.Fatalf("got %v, want ErrValue: Adagrad has no momentum to cycle", err)
 		}
 	})
+}
+
+// TestZeroSchedulers: a scheduler's zero value (a declared var, not made
+// by its constructor) has no optimizer; its Step is an ErrValue naming
+// the type and its constructor, where it panicked.
+func TestZeroSchedulers(t *testing.T) {
+	for name, step := range map[string]func() error{
+		"StepLR":            new(StepLR).Step,
+		"MultiStepLR":       new(MultiStepLR).Step,
+		"ExponentialLR":     new(ExponentialLR).Step,
+		"CosineAnnealingLR": new(CosineAnnealingLR).Step,
+		"LinearLR":          new(LinearLR).Step,
+		"OneCycleLR":        new(OneCycleLR).Step,
+		"SequentialLR":      new(SequentialLR).Step,
+		"ReduceLROnPlateau": func() error { return new(ReduceLROnPlateau).Step(1) },
+	} {
+		if err := step(); !errors.Is(err, lathe.ErrValue) || !strings.Contains(err.Error(), "nn.New"+name) {
+			t.Errorf("a zero %s's Step: %v, want an ErrValue naming nn.New%s", name, err, name)
+		}
+	}
 }
