@@ -3,7 +3,6 @@ package lathe
 import (
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -74,9 +73,12 @@ func Multinomial(probs *Tensor, numSamples int, replacement bool) *Tensor {
 		return failed(err)
 	}
 	// The cpu lends its weights where they are (a copy was a fifth of a
-	// draw from 8×50000); probs is kept alive until the draws are made.
+	// draw from 8×50000); probs is held until the draws are made.
+	if !probs.t.Hold() {
+		return failed(errorf(op, ErrReleased, "probs", "was released", "do not use a tensor after Release"))
+	}
+	defer probs.t.LetGo()
 	data, borrowed := dispatch.BorrowHost(probs.t)
-	defer runtime.KeepAlive(probs)
 	var err error
 	if !borrowed {
 		if data, err = probs.host(op); err != nil {

@@ -27,7 +27,9 @@ func SetRecorder(r Recorder) {
 }
 
 // Call runs op on its arguments: validates each (nil, released, device),
-// lets the schema check dtypes, shapes and attributes, launches the kernel of
+// holds each one's storage for the op's length (so that a Release on
+// another goroutine cannot hand a buffer on while the op reads it), lets
+// the schema check dtypes, shapes and attributes, launches the kernel of
 // the arguments' device, and records a tape entry when gradients are wanted.
 // The op runs on the device of its first argument; an argument elsewhere is
 // an ErrDevice error, never a silent copy.
@@ -35,6 +37,26 @@ func Call[A any](op *Op[A], a A, in ...*Tensor) (*Tensor, error) {
 	if err := CheckArgs(&op.Schema, in); err != nil {
 		return nil, located(err, op.Name)
 	}
+	for i, t := range in {
+		if !t.Hold() {
+			letGo(in[:i])
+			return nil, located(releasedError(op.ArgName(i)), op.Name)
+		}
+	}
+	out, err := run(op, a, in)
+	letGo(in)
+	return out, err
+}
+
+// letGo ends Call's holds on in.
+func letGo(in []*Tensor) {
+	for _, t := range in {
+		t.LetGo()
+	}
+}
+
+// run is Call on arguments that it has checked and holds.
+func run[A any](op *Op[A], a A, in []*Tensor) (*Tensor, error) {
 	var (
 		out *Tensor
 		err error
@@ -81,8 +103,7 @@ func CheckArgs(op *Schema, in []*Tensor) error {
 		case t == nil:
 			return &Error{Kind: ErrValue, Arg: op.ArgName(i), Detail: "is nil", Fix: "pass a tensor made by a lathe constructor"}
 		case t.Released():
-			return &Error{Kind: ErrReleased, Arg: op.ArgName(i), Detail: "was released",
-				Fix: "do not use a tensor after Release; keep it, or take a view before releasing"}
+			return releasedError(op.ArgName(i))
 		case t.Device != dev:
 			name := op.ArgName(i)
 			return &Error{Kind: ErrDevice, Arg: name, Expected: dev.String(), Found: t.Device.String(),
@@ -91,6 +112,12 @@ func CheckArgs(op *Schema, in []*Tensor) error {
 		}
 	}
 	return nil
+}
+
+// releasedError is the error of an argument that was released.
+func releasedError(arg string) *Error {
+	return &Error{Kind: ErrReleased, Arg: arg, Detail: "was released",
+		Fix: "do not use a tensor after Release; keep it, or take a view before releasing"}
 }
 
 func (t *Tensor) deviceOrZero() Device {

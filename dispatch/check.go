@@ -1,9 +1,6 @@
 package dispatch
 
-import (
-	"runtime"
-	"sync"
-)
+import "sync"
 
 // Value checks: what an argument's shape cannot say but its values can,
 // such as an index out of range, a class outside [0, C) or a negative
@@ -165,8 +162,11 @@ func ReadStrided(t *Tensor) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !t.Hold() {
+		return nil, releasedError("")
+	}
 	data, err := b.Read(t.Device, t.Storage.Buffer, t.DType, t.Offset, span)
-	runtime.KeepAlive(t)
+	t.LetGo()
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,20 @@ func NewStorage(b Buffer, n int) *Storage {
 
 func (s *Storage) retain() { s.refs.Add(1) }
 
+// tryRetain is retain where the storage has not been freed: a count of
+// zero stays zero.
+func (s *Storage) tryRetain() bool {
+	for {
+		n := s.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if s.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
 func (s *Storage) release() {
 	if s.refs.Add(-1) == 0 {
 		s.Buffer.Free()
@@ -87,6 +101,18 @@ func (t *Tensor) Release() {
 		t.Storage.release()
 	}
 }
+
+// Hold takes a reference to t's storage, so that a Release of t on another
+// goroutine cannot hand its buffer on (to the pool, and the next op's
+// output) while the caller reads it: the caller reads the elements as they
+// were, where without it a racing Release made it read another tensor's.
+// It is false where the storage has gone already. Each Hold that succeeds
+// is ended by one LetGo. Call holds every argument for the op's length.
+func (t *Tensor) Hold() bool { return t.Storage != nil && t.Storage.tryRetain() }
+
+// LetGo ends a Hold, freeing the buffer if t and its views were released
+// meanwhile.
+func (t *Tensor) LetGo() { t.Storage.release() }
 
 // IsContiguous reports whether the elements lie in row-major order with no
 // gaps, so that a kernel can walk them as a flat array from Offset.
@@ -214,8 +240,11 @@ func ReadHost(t *Tensor) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !t.Hold() {
+		return nil, releasedError("")
+	}
 	data, err := b.Read(t.Device, t.Storage.Buffer, t.DType, t.Offset, t.Numel())
-	runtime.KeepAlive(t) // its cleanup must not free the buffer mid-read
+	t.LetGo()
 	return data, err
 }
 
@@ -229,9 +258,9 @@ type HostSlicer interface {
 
 // BorrowHost is a contiguous t's elements, as ReadHost's, without a copy
 // where its buffer lends them (HostSlicer); ok is false otherwise. The
-// slice is t's memory: the caller only reads it, and keeps t alive
-// (runtime.KeepAlive) until it is done, since a collected tensor's buffer
-// goes back to the pool for the next op to write.
+// slice is t's memory: the caller only reads it, and holds t (Hold) until
+// it is done, since a released or collected tensor's buffer goes back to
+// the pool for the next op to write.
 func BorrowHost(t *Tensor) (data any, ok bool) {
 	h, ok := t.Storage.Buffer.(HostSlicer)
 	if !ok || !t.IsContiguous() {
