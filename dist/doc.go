@@ -11,8 +11,10 @@
 // dlopen at run time as the CUDA driver is, so the package builds
 // everywhere (also with CGO_ENABLED=0) and an engine that does not open is
 // an ErrUnavailable that says why: Open MPI (libmpi.so.40) for cpu
-// tensors, and NCCL (libnccl.so.2) for cuda tensors. A lone process is a
-// group of one that needs neither.
+// tensors under mpirun, and NCCL (libnccl.so.2) for cuda tensors. Under
+// torchrun, cpu tensors (and a cuda group's headers) go over lathe's own
+// TCP engine, as PyTorch's gloo: no library to load. A lone process is a
+// group of one that needs none.
 //
 // Every call takes a context.Context. MPI's calls are made non-blocking
 // (MPI_Iallreduce, ...) and polled with MPI_Test against the context, so a
@@ -29,8 +31,8 @@
 // bytes and back), engine.go (the transport contract, and the group of
 // one), mpi.go with mpi_shim.c and cdecl.h (the Open MPI binding),
 // nccl.go (the NCCL binding) and nccl_group.go (a group of cuda tensors
-// over it), store.go (a TCP rendezvous for NCCL's unique id, for the
-// torchrun launch that is not wired yet), ddp.go (DataParallel,
+// over it), tcp.go (the TCP engine) and tcp_rendezvous.go (how its ranks
+// meet at MASTER_ADDR:MASTER_PORT), ddp.go (DataParallel,
 // Sampler) and ddp_sync.go (the buckets of gradients, all-reduced while
 // the backward pass runs).
 package dist

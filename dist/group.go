@@ -12,11 +12,17 @@ type Engine string
 
 // The engines.
 const (
-	// Auto picks MPI for cpu tensors under mpirun, NCCL for cuda tensors,
-	// and no transport for a job of one.
+	// Auto picks NCCL for cuda tensors; for cpu tensors MPI under mpirun,
+	// TCP under torchrun, and no transport for a job of one.
 	Auto Engine = ""
 	// MPI is Open MPI (libmpi.so.40), for cpu tensors.
 	MPI Engine = "mpi"
+	// TCP is lathe's own transport between the processes that torchrun
+	// started (or any launcher that sets RANK, WORLD_SIZE, MASTER_ADDR and
+	// MASTER_PORT), as PyTorch's gloo: connections between every pair of
+	// ranks, met at MASTER_ADDR:MASTER_PORT, and ring collectives. For cpu
+	// tensors.
+	TCP Engine = "tcp"
 	// NCCL is NVIDIA's collectives library (libnccl.so.2), for cuda tensors.
 	NCCL Engine = "nccl"
 )
@@ -59,9 +65,10 @@ type Group struct {
 }
 
 // Init makes this process's group from the launcher's environment (Env):
-// under mpirun, over MPI; as a lone process, a group of one that needs no
-// transport. It waits, by ctx's deadline, for every process of the job to
-// start. A launcher variable that does not parse is an ErrValue; an engine
+// under mpirun, over MPI; under torchrun, over TCP; as a lone process, a
+// group of one that needs no transport. (A cuda group's collectives go
+// over NCCL, their headers over the same.) It waits, by ctx's deadline,
+// for every process of the job to start. A launcher variable that does not parse is an ErrValue; an engine
 // that does not open here (no Open MPI, no NCCL, a build without cgo) is
 // an ErrUnavailable with the reason; a device the engine does not serve is
 // an ErrDevice.
@@ -81,6 +88,8 @@ func Init(ctx context.Context, cfg Config) (*Group, error) {
 			engine = NCCL
 		case env.Launcher == MPIRun:
 			engine = MPI
+		case env.Launcher == TorchRun && env.Size > 1:
+			engine = TCP
 		}
 	}
 	g.engine = engine
@@ -89,10 +98,6 @@ func Init(ctx context.Context, cfg Config) (*Group, error) {
 		if cfg.Device != lathe.CPU {
 			return nil, deviceError("init", "cfg.Device", cfg.Device, "the group's engines serve cpu (MPI) and cuda (NCCL) tensors",
 				"use lathe.CPU or a cuda device")
-		}
-		if env.Size > 1 {
-			return nil, lathe.NewError("init", lathe.ErrUnavailable, "", "a job of "+itoa(env.Size)+" cpu processes started by "+string(env.Launcher)+
-				" has no transport: lathe's cpu engine is MPI, which needs mpirun", "launch with mpirun -np N")
 		}
 		g.host = selfEngine{}
 	case MPI:
@@ -105,12 +110,21 @@ func Init(ctx context.Context, cfg Config) (*Group, error) {
 		}
 		g.host = e
 		g.rank, g.size = e.place()
+	case TCP:
+		if cfg.Device != lathe.CPU {
+			return nil, deviceError("init", "cfg.Device", cfg.Device, "the TCP engine moves cpu tensors", "use lathe.CPU, or the NCCL engine for cuda tensors")
+		}
+		e, err := newTCPEngine(ctx, env)
+		if err != nil {
+			return nil, err
+		}
+		g.host = e
 	case NCCL:
 		if err := newNCCLGroup(ctx, g); err != nil {
 			return nil, err
 		}
 	default:
-		return nil, lathe.NewError("init", lathe.ErrValue, "cfg.Engine", "is "+string(engine)+", not an engine lathe has", "use dist.Auto, dist.MPI or dist.NCCL")
+		return nil, lathe.NewError("init", lathe.ErrValue, "cfg.Engine", "is "+string(engine)+", not an engine lathe has", "use dist.Auto, dist.MPI, dist.TCP or dist.NCCL")
 	}
 	return g, nil
 }

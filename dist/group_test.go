@@ -160,6 +160,7 @@ func TestBadInput(t *testing.T) {
 		{"init/mpi-on-cuda", lathe.ErrDevice, func() error { _, err := Init(ctx, Config{Engine: MPI, Device: lathe.CUDA(0)}); return err }},
 		{"init/wgpu", lathe.ErrDevice, func() error { _, err := Init(ctx, Config{Device: lathe.WGPU(0)}); return err }},
 		{"init/nccl-on-cpu", lathe.ErrDevice, func() error { _, err := Init(ctx, Config{Engine: NCCL}); return err }},
+		{"init/tcp-on-cuda", lathe.ErrDevice, func() error { _, err := Init(ctx, Config{Engine: TCP, Device: lathe.CUDA(0)}); return err }},
 		{"init/nil-ctx", lathe.ErrValue, func() error { _, err := Init(nil, Config{}); return err }}, //nolint:staticcheck
 	}
 	for _, c := range cases {

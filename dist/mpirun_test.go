@@ -29,11 +29,12 @@ var scenarios = map[string]func(t *testing.T, g *Group){}
 // MPI (a peer died), where Close's ErrUnavailable is the right answer.
 var closeMayFail = map[string]bool{}
 
-// TestMPIWorker is one rank of a scenario; it does nothing outside mpirun.
+// TestMPIWorker is one rank of a scenario; it does nothing outside mpirun
+// or torchrun's variables (TestTorchRun), whose engines it checks.
 func TestMPIWorker(t *testing.T) {
 	name := os.Getenv(scenarioEnv)
 	if name == "" {
-		t.Skip("runs only as a rank under mpirun (TestMPI starts it)")
+		t.Skip("runs only as a rank under mpirun or torchrun's variables (TestMPI and TestTorchRun start it)")
 	}
 	f := scenarios[name]
 	if f == nil {
@@ -45,8 +46,9 @@ func TestMPIWorker(t *testing.T) {
 	if err != nil {
 		t.Fatalf("init: %v", err)
 	}
-	if g.Size() != 2 || g.engine != MPI {
-		t.Errorf("group %v: want 2 ranks over MPI", g)
+	want := map[Launcher]Engine{MPIRun: MPI, TorchRun: TCP}[g.env.Launcher]
+	if g.Size() != 2 || g.engine != want {
+		t.Errorf("group %v: want 2 ranks over %s", g, want)
 	}
 	defer func() {
 		err := g.Close()

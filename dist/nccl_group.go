@@ -11,7 +11,7 @@ import (
 // (lathe.WithStream), so neither waits for the other and nothing passes
 // through the host but the header that opens every collective
 // (collectives.go). The headers travel on the group's host engine: MPI
-// under mpirun, and none in a group of one.
+// under mpirun, TCP under torchrun, and none in a group of one.
 
 // deviceEngine is a transport between the group's processes over device
 // memory: addresses are device addresses, counts elements of dt (one
@@ -46,11 +46,14 @@ func newNCCLGroup(ctx context.Context, g *Group) error {
 		}
 		g.host = e
 		g.rank, g.size = e.place()
-	case g.size == 1:
-		g.host = selfEngine{}
+	case g.env.Launcher == TorchRun && g.size > 1:
+		e, err := newTCPEngine(ctx, g.env)
+		if err != nil {
+			return err
+		}
+		g.host = e
 	default:
-		return lathe.NewError("init", lathe.ErrUnsupported, "", "a job of "+itoa(g.size)+" processes started by "+string(g.env.Launcher)+
-			": the NCCL engine exchanges each collective's header over MPI, which needs mpirun", "launch with mpirun -np N")
+		g.host = selfEngine{}
 	}
 	comm, err := ncclJoin(ctx, g)
 	if err != nil {

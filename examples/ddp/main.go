@@ -6,12 +6,15 @@
 // Rank 0 prints the progress.
 //
 // On cpu, launch it with Open MPI's mpirun (build it first, so that each
-// rank does not compile it again):
+// rank does not compile it again), or with torchrun, whose ranks meet over
+// TCP:
 //
 //	go build -o /tmp/ddp ./examples/ddp
 //	mpirun -np 2 --oversubscribe /tmp/ddp -epochs 30
+//	torchrun --nproc_per_node 2 --no_python /tmp/ddp -epochs 30
 //
-// (as root, add --allow-run-as-root). Run alone, it is a job of one.
+// (as root, add --allow-run-as-root to mpirun). Run alone, it is a job of
+// one.
 package main
 
 import (
