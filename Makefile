@@ -34,7 +34,7 @@ vet race unit: export LATHE_REQUIRE_DEVICES := $(REQUIRE_DEVICES)
 # whose buckets are all-reduced on a goroutine while the backward pass runs.
 race: deps
 	$(GO) test -race -count=1 ./dispatch/... ./autodiff/... ./layout/... ./alloc/...
-	$(GO) test -race -count=1 -run 'TestDDP|TestMPI$$/ddp' ./dist/
+	$(GO) test -race -count=1 -run 'TestDDP|TestMPI$$/ddp|TestTCP' ./dist/
 
 # The whole suite, then the matmul conformance cases again on gonum's BLAS
 # (the cpu backend uses OpenBLAS when it opens), so both GEMM paths stay

@@ -36,6 +36,10 @@ type tcpEngine struct {
 	at         string     // the rendezvous's host:port, for describe
 	peers      []*tcpPeer // by rank; nil at this rank's
 
+	// run is held for the whole of a collective: two at once from one
+	// rank's goroutines would take each other's frames, which share a tag.
+	run sync.Mutex
+
 	// broken is set when a collective failed part way (a deadline, a peer
 	// gone): the ranks' sequence of frames is lost for good, and every
 	// later call returns it.
@@ -188,6 +192,8 @@ func (e *tcpEngine) brokenErr() error {
 // collective runs f, the frames of one collective, on an unbroken group,
 // and breaks the group if f fails: the ranks' frames are out of step.
 func (e *tcpEngine) collective(ctx context.Context, call string, f func() error) error {
+	e.run.Lock()
+	defer e.run.Unlock()
 	if err := e.brokenErr(); err != nil {
 		return err
 	}
