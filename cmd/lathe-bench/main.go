@@ -305,7 +305,10 @@ const softwareWork = 2e8
 func unsuited(w workload, dev lathe.Device) string {
 	if w.Ranks > 1 {
 		if dev != lathe.CPU {
-			return "a job of several ranks runs on cpu over MPI here (NCCL's rows need a GPU for each rank)"
+			return "a job of several ranks runs on cpu over MPI or TCP here (NCCL's rows need a GPU for each rank)"
+		}
+		if w.Launcher == "torchrun" {
+			return ""
 		}
 		return mpiMissing()
 	}
@@ -324,8 +327,8 @@ func unsuited(w workload, dev lathe.Device) string {
 // warms both up, alternates their samples and summarises them. Beside
 // PyTorch, lathe's side is side, a child of its own (side.go); alone, it
 // runs here. A row of several ranks (w.Ranks) runs in a job of that many
-// lathe-bench processes under mpirun (ranks.go), and in PyTorch's gloo
-// group of as many.
+// lathe-bench processes under mpirun or torchrun's variables (ranks.go),
+// and in PyTorch's gloo group of as many.
 func measureRow(cfg config, w workload, dev lathe.Device, torch *torchChild, side *child, progress func(int)) row {
 	r := row{Workload: w.Name, Family: w.Family, Device: dev.String(), Spec: w.spec, Unit: w.unitName(), Work: w.Work}
 	fail := func(err error) row {
@@ -336,7 +339,7 @@ func measureRow(cfg config, w workload, dev lathe.Device, torch *torchChild, sid
 	var ls sampler
 	var reps int
 	if w.Ranks > 1 {
-		job, err := startRanks(w.Ranks)
+		job, err := startRanks(w.Ranks, w.Launcher)
 		if err != nil {
 			return fail(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"time"
 
@@ -20,8 +21,9 @@ import (
 )
 
 // A row of several ranks (spec.Ranks) is measured in a job of its own: as
-// many lathe-bench processes, which mpirun starts with rankWorkerEnv set.
-// They make a dist group over MPI, and rank 0 answers the requests of a child
+// many lathe-bench processes, which mpirun starts with rankWorkerEnv set
+// (or this process, with torchrun's variables: spec.Launcher). They make a
+// dist group over MPI (or TCP), and rank 0 answers the requests of a child
 // (child.go) on its standard input and output, which mpirun connects to
 // this process. Rank 0 passes each request on to the other ranks, so every
 // rank builds, warms up, calibrates and samples the workload together;
@@ -42,12 +44,13 @@ const (
 
 // startRanks starts a job of n ranks, for one row: a job that ran other
 // rows would carry their heaps (after the 64 MB all-reduces, the next row's
-// DDP step took 16-22 ms a step for a second or more, against 2.4).
-func startRanks(n int) (*child, error) {
-	if why := mpiMissing(); why != "" {
+// DDP step took 16-22 ms a step for a second or more, against 2.4). The
+// launcher is mpirun, or with "torchrun" this process, which starts the
+// ranks with torchrun's variables as torchrun would.
+func startRanks(n int, launcher string) (*child, error) {
+	if why := mpiMissing(); why != "" && launcher != "torchrun" {
 		return nil, errors.New(why)
 	}
-	mpirun, _ := exec.LookPath("mpirun")
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -56,15 +59,48 @@ func startRanks(n int) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(mpirun, append(mpitest.Argv(n), self)...)
-	cmd.Env = append(os.Environ(), rankWorkerEnv+"=1", rankSocketEnv+"="+filepath.Join(dir, "requests"),
+	env := append(os.Environ(), rankWorkerEnv+"=1", rankSocketEnv+"="+filepath.Join(dir, "requests"),
 		"GOMAXPROCS="+strconv.Itoa(max(1, runtime.GOMAXPROCS(0)/n)))
+	var cmd *exec.Cmd
+	var others []*exec.Cmd // the ranks after 0, under torchrun's variables
+	if launcher == "torchrun" {
+		port, err := freePort()
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		for r := range n {
+			c := exec.Command(self)
+			c.Env = append(slices.Clip(env), "RANK="+strconv.Itoa(r), "WORLD_SIZE="+strconv.Itoa(n), "LOCAL_RANK="+strconv.Itoa(r),
+				"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port))
+			if r == 0 {
+				cmd = c
+				continue
+			}
+			c.Stderr = os.Stderr
+			dieWithParent(c)
+			if err := c.Start(); err != nil {
+				stopRanks(others, 0)
+				os.RemoveAll(dir)
+				return nil, err
+			}
+			others = append(others, c)
+		}
+	} else {
+		mpirun, _ := exec.LookPath("mpirun")
+		cmd = exec.Command(mpirun, append(mpitest.Argv(n), self)...)
+		cmd.Env = env
+	}
 	c, err := startChild(fmt.Sprintf("the %d-rank job", n), cmd)
 	if err != nil {
+		stopRanks(others, 0)
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	c.cleanup = func() { os.RemoveAll(dir) }
+	c.cleanup = func() {
+		stopRanks(others, rankGrace) // rank 0 told them to quit
+		os.RemoveAll(dir)
+	}
 	var r reply
 	if err := c.call(request{Op: "hello"}, &r); err != nil {
 		c.close(rankGrace)
@@ -76,6 +112,31 @@ func startRanks(n int) (*child, error) {
 // rankGrace is how long a job has to end once its input ends: each rank
 // finalizes MPI, which waits for the others.
 const rankGrace = 10 * time.Second
+
+// stopRanks waits up to grace for each of cmds to end, then kills it.
+func stopRanks(cmds []*exec.Cmd, grace time.Duration) {
+	for _, c := range cmds {
+		done := make(chan struct{})
+		go func() { c.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(grace):
+			c.Process.Kill()
+			<-done
+		}
+	}
+}
+
+// freePort is a TCP port that nothing listens on now, for a job's
+// MASTER_PORT.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
 
 // mpiMissing says why no job of ranks can start here, or "".
 func mpiMissing() string {

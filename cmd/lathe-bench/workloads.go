@@ -21,6 +21,10 @@ type spec struct {
 	// Ranks is how many processes a data-parallel row runs in (0: one,
 	// this one); each rank has its share of the machine's threads.
 	Ranks int `json:"ranks,omitempty"`
+	// Launcher starts the ranks on lathe's side: "" for mpirun (the MPI
+	// engine), "torchrun" for torchrun's variables (the TCP engine).
+	// PyTorch's side is gloo either way.
+	Launcher string `json:"launcher,omitempty"`
 }
 
 // unit says how a workload's rate follows from its time per step.
@@ -110,6 +114,7 @@ func table(quick bool) []workload {
 			gptGenerateCached(32, 2, 32),
 			allReduce(1<<10, 2),
 			allReduce(1<<20, 2),
+			overTCP(allReduce(1<<10, 2)),
 			oneProcess(mlpStep(256, 784, 256, 10)),
 			ddpStep(256, 784, 256, 10, 2, false),
 		}
@@ -179,9 +184,13 @@ func table(quick bool) []workload {
 		allReduce(1<<22, 2),
 		allReduce(1<<24, 2),
 		allReduce(1<<26, 2),
+		overTCP(allReduce(1<<10, 2)),
+		overTCP(allReduce(1<<20, 2)),
+		overTCP(allReduce(1<<26, 2)),
 		oneProcess(mlpStep(256, 784, 256, 10)),
 		ddpStep(256, 784, 256, 10, 2, false),
 		ddpStep(256, 784, 256, 10, 2, true),
+		overTCP(ddpStep(256, 784, 256, 10, 2, false)),
 	}
 }
 

@@ -39,6 +39,15 @@ func ddpStep(batch, in, hidden, out, ranks int, after bool) workload {
 		spec: spec{Kind: kind, DType: "f32", Dims: []int{batch / ranks, in, hidden, out}, Ranks: ranks}, Unit: perStep}
 }
 
+// overTCP is w, a row of several ranks, with lathe's ranks started as
+// torchrun starts them, so that they meet over the TCP engine instead of
+// MPI; PyTorch's side is the same gloo group.
+func overTCP(w workload) workload {
+	w.Name += " over TCP"
+	w.Launcher = "torchrun"
+	return w
+}
+
 // oneProcess is w (a training step) in the dist family, as the baseline of
 // the rows of several ranks.
 func oneProcess(w workload) workload {
