@@ -41,6 +41,11 @@ type tcpEngine struct {
 	// rank's goroutines would take each other's frames, which share a tag.
 	run sync.Mutex
 
+	// directBytes is the size up to which an all-reduce of more than two
+	// ranks sends every rank's data to every other (directAllReduce)
+	// rather than round the ring: fewer rounds, more data.
+	directBytes int
+
 	// broken is set when a collective failed part way (a deadline, a peer
 	// gone): the ranks' sequence of frames is lost for good, and every
 	// later call returns it.
@@ -341,6 +346,9 @@ func (e *tcpEngine) barrier(ctx context.Context) error {
 }
 
 func (e *tcpEngine) allReduce(ctx context.Context, send, recv hostBuf, op reduceOp) error {
+	if e.size == 2 || len(send.b) <= e.directBytes {
+		return e.collective(ctx, "all_reduce", func() error { return e.directAllReduce(ctx, send, recv, op) })
+	}
 	copy(recv.b, send.b)
 	counts := make([]int, e.size)
 	n := send.n()
@@ -354,6 +362,40 @@ func (e *tcpEngine) allReduce(ctx context.Context, send, recv hostBuf, op reduce
 		}
 		return e.ringAllGather(ctx, recv, offs)
 	})
+}
+
+// directAllReduce sends send to every other rank and reduces what they
+// all sent in rank order, so that every rank gets the same bits: one
+// round where the ring takes 2(n-1), for (n-1) times the data where the
+// ring sends 2(n-1)/n. Two ranks send as much either way.
+func (e *tcpEngine) directAllReduce(ctx context.Context, send, recv hostBuf, op reduceOp) error {
+	for _, p := range e.peers {
+		if p != nil {
+			if err := p.put(ctx, tagRing, send.b); err != nil {
+				return err
+			}
+		}
+	}
+	for r, p := range e.peers {
+		part := send.b
+		if p != nil {
+			got, err := p.take(ctx, tagRing)
+			if err != nil {
+				return err
+			}
+			if err := fits(got, len(send.b), p); err != nil {
+				return err
+			}
+			defer p.recycle(got)
+			part = got
+		}
+		if r == 0 {
+			copy(recv.b, part)
+		} else {
+			reduceInto(recv.b, part, send.t, op)
+		}
+	}
+	return nil
 }
 
 func (e *tcpEngine) broadcast(ctx context.Context, buf hostBuf, root int) error {

@@ -34,7 +34,7 @@ var (
 // newTCPEngine connects this process to every other of the job that env
 // describes.
 func newTCPEngine(ctx context.Context, env Environment) (*tcpEngine, error) {
-	e := &tcpEngine{rank: env.Rank, size: env.Size, peers: make([]*tcpPeer, env.Size),
+	e := &tcpEngine{rank: env.Rank, size: env.Size, peers: make([]*tcpPeer, env.Size), directBytes: 256 << 10,
 		at: net.JoinHostPort(env.MasterAddr, strconv.Itoa(env.MasterPort))}
 	if env.Size == 1 {
 		return e, nil

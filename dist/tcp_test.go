@@ -125,49 +125,55 @@ func ringValues(r, n int) []float64 {
 // TestTCPCollectives runs the TCP engine's collectives on three ranks in
 // this process, for every element type a reduction takes, each op and
 // sizes that leave ring chunks empty or uneven, against the reduction
-// made here; every rank gets the same bits.
+// made here, round the ring and sent directly; every rank gets the same
+// bits.
 func TestTCPCollectives(t *testing.T) {
 	const size = 3
 	es := tcpRanks(t, size)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	for _, et := range []elemType{tFloat32, tFloat64, tInt8, tUint8, tInt32, tInt64} {
-		for _, n := range []int{0, 1, 2, 7, 1000} {
-			for _, op := range []reduceOp{opSum, opMax, opMin} {
-				name := fmt.Sprintf("all_reduce type %d n %d op %d", et, n, op)
-				want := ringValues(0, n)
-				for r := 1; r < size; r++ {
-					for i, v := range ringValues(r, n) {
-						want[i] = map[reduceOp]float64{opSum: want[i] + v, opMax: max(want[i], v), opMin: min(want[i], v)}[op]
-					}
-				}
-				if et == tUint8 {
-					for i := range want { // the values as uint8 bytes: -4..6 wrap
-						want[i] = float64(uint8(int8(want[i])))
-					}
-				}
-				got := make([][]float64, size)
-				err := onRanks(size, func(r int) error {
-					send := bufOf(et, ringValues(r, n))
-					if et == tUint8 {
+	for _, ring := range []bool{true, false} {
+		for _, e := range es {
+			e.directBytes = map[bool]int{true: 0, false: 1 << 20}[ring]
+		}
+		for _, et := range []elemType{tFloat32, tFloat64, tInt8, tUint8, tInt32, tInt64} {
+			for _, n := range []int{0, 1, 2, 7, 1000} {
+				for _, op := range []reduceOp{opSum, opMax, opMin} {
+					name := fmt.Sprintf("all_reduce (ring %v) type %d n %d op %d", ring, et, n, op)
+					want := ringValues(0, n)
+					for r := 1; r < size; r++ {
 						for i, v := range ringValues(r, n) {
-							send.b[i] = uint8(int8(v))
+							want[i] = map[reduceOp]float64{opSum: want[i] + v, opMax: max(want[i], v), opMin: min(want[i], v)}[op]
 						}
 					}
-					recv := hostBuf{b: aligned(len(send.b)), t: et}
-					err := es[r].allReduce(ctx, send, recv, op)
-					got[r] = valuesOf(recv)
-					return err
-				})
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				if et == tUint8 && op != opSum {
-					continue // uint8 orders -4 above 6: checked by the sum, and by bool's max in the process tests
-				}
-				for r := range size {
-					if !slices.Equal(got[r], want) {
-						t.Fatalf("%s: rank %d got %v, want %v", name, r, got[r], want)
+					if et == tUint8 {
+						for i := range want { // the values as uint8 bytes: -4..6 wrap
+							want[i] = float64(uint8(int8(want[i])))
+						}
+					}
+					got := make([][]float64, size)
+					err := onRanks(size, func(r int) error {
+						send := bufOf(et, ringValues(r, n))
+						if et == tUint8 {
+							for i, v := range ringValues(r, n) {
+								send.b[i] = uint8(int8(v))
+							}
+						}
+						recv := hostBuf{b: aligned(len(send.b)), t: et}
+						err := es[r].allReduce(ctx, send, recv, op)
+						got[r] = valuesOf(recv)
+						return err
+					})
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					if et == tUint8 && op != opSum {
+						continue // uint8 orders -4 above 6: checked by the sum, and by bool's max in the process tests
+					}
+					for r := range size {
+						if !slices.Equal(got[r], want) {
+							t.Fatalf("%s: rank %d got %v, want %v", name, r, got[r], want)
+						}
 					}
 				}
 			}
