@@ -25,7 +25,8 @@ import (
 // are rings: reduce-scatter, then all-gather for an all-reduce, so that
 // each rank sends and receives about twice the data whatever the job's
 // size, and every rank reduces each chunk in the same order and gets the
-// same bits.
+// same bits; an all-reduce of two ranks, or a small one, goes directly
+// from each rank to every other in one round (directAllReduce).
 
 // tagRing is the tag of the collectives' frames, which every rank sends in
 // the same order; Send and Recv use tags of their own (p2p.go).
@@ -59,6 +60,12 @@ type tcpPeer struct {
 	rank int
 	conn net.Conn
 	wmu  sync.Mutex // one frame written at a time
+
+	// A put's context, cancelled, sets a write deadline in the past from a
+	// goroutine of its own, which may run late: it does so only while its
+	// put is the one under way (writes, under dmu).
+	dmu    sync.Mutex
+	writes uint64
 
 	mu   sync.Mutex
 	got  map[int32][][]byte // by tag, oldest first
@@ -113,17 +120,24 @@ func (p *tcpPeer) read() {
 	}
 }
 
-// frame is memory for a frame of n bytes: one given back, or new.
+// frame is memory for a frame of n bytes: the smallest given back that
+// holds it, or new.
 func (p *tcpPeer) frame(n int) []byte {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	best := -1
 	for i, b := range p.free {
-		if cap(b) >= n {
-			p.free = slices.Delete(p.free, i, i+1)
-			return b[:n]
+		if cap(b) >= n && (best < 0 || cap(b) < cap(p.free[best])) {
+			best = i
 		}
 	}
-	return aligned(n)
+	if best >= 0 {
+		b := p.free[best]
+		p.free = slices.Delete(p.free, best, best+1)
+		p.mu.Unlock()
+		return b[:n]
+	}
+	p.mu.Unlock()
+	return aligned(n) // outside the lock: zeroing 32 MB takes milliseconds
 }
 
 // recycle gives back a frame that take returned, once its bytes are used.
@@ -182,8 +196,22 @@ func (p *tcpPeer) put(ctx context.Context, tag int, b []byte) error {
 	defer p.wmu.Unlock()
 	dl, _ := ctx.Deadline() // the zero time, without one: no deadline
 	p.conn.SetWriteDeadline(dl)
-	stop := context.AfterFunc(ctx, func() { p.conn.SetWriteDeadline(time.Unix(1, 0)) }) // cancelled
-	defer stop()
+	p.dmu.Lock()
+	this := p.writes
+	p.dmu.Unlock()
+	stop := context.AfterFunc(ctx, func() { // cancelled
+		p.dmu.Lock()
+		if p.writes == this {
+			p.conn.SetWriteDeadline(time.Unix(1, 0))
+		}
+		p.dmu.Unlock()
+	})
+	defer func() {
+		stop()
+		p.dmu.Lock()
+		p.writes++
+		p.dmu.Unlock()
+	}()
 	var head [frameHead]byte
 	binary.LittleEndian.PutUint32(head[:4], uint32(int32(tag)))
 	binary.LittleEndian.PutUint64(head[4:], uint64(len(b)))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"os"
@@ -399,5 +400,27 @@ func TestTorchRun(t *testing.T) {
 				t.Log(out)
 			}
 		})
+	}
+}
+
+// TestTCPPutCancelled: a frame that a stuck peer never reads ends when its
+// context is cancelled, without a deadline, and the next frame, on a new
+// context, is not cut short by the old one.
+func TestTCPPutCancelled(t *testing.T) {
+	a, b := net.Pipe() // no buffer: a write waits for its read
+	defer b.Close()
+	p := newTCPPeer(1, a)
+	defer a.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	start := time.Now()
+	if err := p.put(ctx, 0, make([]byte, 64)); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
+		t.Fatalf("a put to a peer that never reads, cancelled: %v after %v", err, time.Since(start))
+	}
+	// The pipe holds the part of the frame written before the cancel:
+	// read that, then the next frame whole.
+	go io.Copy(io.Discard, b)
+	if err := p.put(context.Background(), 0, make([]byte, 64)); err != nil {
+		t.Errorf("the next put: %v", err)
 	}
 }
