@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/lathe-ml/lathe"
@@ -88,6 +89,36 @@ func (selfEngine) recv(context.Context, hostBuf, int, int) error { return errNoP
 func (selfEngine) close() error                                  { return nil }
 
 var errNoPeer = lathe.NewError("", lathe.ErrValue, "peer", "is this process: a group of one has no other", "launch the job with several processes")
+
+// breaker is an engine's broken state: set by the first call that failed
+// part way, after which every call fails.
+type breaker struct {
+	bmu    sync.Mutex
+	broken *lathe.Error
+}
+
+// breakWith breaks the group by err, unless it is broken already.
+func (b *breaker) breakWith(err *lathe.Error) {
+	b.bmu.Lock()
+	defer b.bmu.Unlock()
+	if b.broken == nil {
+		b.broken = err
+	}
+}
+
+// brokenErr is the error of every call on a broken group: a new one, at
+// the caller's site, whose cause is the call that broke it.
+func (b *breaker) brokenErr() error {
+	b.bmu.Lock()
+	defer b.bmu.Unlock()
+	if b.broken == nil {
+		return nil
+	}
+	err := lathe.NewError("", lathe.ErrUnavailable, "", "cannot run: the group is unusable since an earlier call failed",
+		"close the group and end the job (every process must start again)")
+	err.Err = b.broken
+	return err
+}
 
 // busyKey marks a context whose caller computes on the cores while a call
 // on it waits: DDP's all-reduces during the backward pass. While the flag

@@ -161,11 +161,10 @@ func initMPI(ctx context.Context) error {
 type mpiEngine struct {
 	comm       C.uintptr_t
 	rank, size int
-	// broken is set when a started operation did not finish by its
-	// deadline: MPI cannot take a collective back, so the communicator's
-	// sequence is lost for good. Every later call returns it.
-	broken *lathe.Error
-	bmu    sync.Mutex
+	// An operation that did not finish by its deadline breaks the group:
+	// MPI cannot take a collective back, so the communicator's sequence is
+	// lost for good.
+	breaker
 	// stuck keeps the pinned buffers of operations that never finished:
 	// MPI may still write to them, so they must never be moved or reused.
 	stuck []*runtime.Pinner
@@ -216,20 +215,6 @@ func (e *mpiEngine) describe() string {
 }
 
 func (e *mpiEngine) place() (int, int) { return e.rank, e.size }
-
-// brokenErr is the error of every call on a broken group: a new one, at
-// the caller's site, whose cause is the call that broke it.
-func (e *mpiEngine) brokenErr() error {
-	e.bmu.Lock()
-	defer e.bmu.Unlock()
-	if e.broken == nil {
-		return nil
-	}
-	err := lathe.NewError("", lathe.ErrUnavailable, "", "cannot run: the group is unusable since an earlier call failed",
-		"close the group and end the job (every process must start again)")
-	err.Err = e.broken
-	return err
-}
 
 // wait polls req until it completes, fails or ctx ends. Polling is
 // MPI_Test under the process's lock, as fast as the scheduler allows for

@@ -47,11 +47,9 @@ type tcpEngine struct {
 	// rather than round the ring: fewer rounds, more data.
 	directBytes int
 
-	// broken is set when a collective failed part way (a deadline, a peer
-	// gone): the ranks' sequence of frames is lost for good, and every
-	// later call returns it.
-	bmu    sync.Mutex
-	broken *lathe.Error
+	// A collective that failed part way (a deadline, a peer gone) breaks
+	// the group: the ranks' sequence of frames is lost for good.
+	breaker
 }
 
 // tcpPeer is the connection to one other rank, and the frames it sent
@@ -252,19 +250,6 @@ func (e *tcpEngine) close() error {
 	return nil
 }
 
-// brokenErr is the error of every call on a broken group.
-func (e *tcpEngine) brokenErr() error {
-	e.bmu.Lock()
-	defer e.bmu.Unlock()
-	if e.broken == nil {
-		return nil
-	}
-	err := lathe.NewError("", lathe.ErrUnavailable, "", "cannot run: the group is unusable since an earlier call failed",
-		"close the group and end the job (every process must start again)")
-	err.Err = e.broken
-	return err
-}
-
 // collective runs f, the frames of one collective, on an unbroken group,
 // and breaks the group if f fails: the ranks' frames are out of step.
 func (e *tcpEngine) collective(ctx context.Context, call string, f func() error) error {
@@ -284,11 +269,7 @@ func (e *tcpEngine) collective(ctx context.Context, call string, f func() error)
 			le.Err = err
 		}
 	}
-	e.bmu.Lock()
-	if e.broken == nil {
-		e.broken = le
-	}
-	e.bmu.Unlock()
+	e.breakWith(le)
 	return le
 }
 
@@ -318,39 +299,33 @@ func chunks(counts []int, size int) []int {
 // it reduced at the step before (its own at the first), and reduces chunk
 // r-s-2 from the previous rank into its own copy.
 func (e *tcpEngine) ringReduceScatter(ctx context.Context, buf hostBuf, offs []int, op reduceOp) error {
-	n := e.size
-	for s := range n - 1 {
-		out, in := (e.rank-s-1+2*n)%n, (e.rank-s-2+2*n)%n
-		got, err := e.exchange(ctx, buf.b[offs[out]:offs[out+1]])
-		if err != nil {
-			return err
-		}
-		prev := e.peers[(e.rank+n-1)%n]
-		if err := fits(got, offs[in+1]-offs[in], prev); err != nil {
-			return err
-		}
-		reduceInto(buf.b[offs[in]:offs[in+1]], got, buf.t, op)
-		prev.recycle(got)
-	}
-	return nil
+	return e.ring(ctx, buf.b, offs, 1, func(dst, got []byte) { reduceInto(dst, got, buf.t, op) })
 }
 
 // ringAllGather gives every rank every rank's chunk of buf, each rank
 // starting with its own: at step s a rank passes on chunk r-s and takes
 // chunk r-s-1 from the previous rank.
 func (e *tcpEngine) ringAllGather(ctx context.Context, buf hostBuf, offs []int) error {
+	return e.ring(ctx, buf.b, offs, 0, func(dst, got []byte) { copy(dst, got) })
+}
+
+// ring is n-1 steps round the ring over the chunks of buf at offs: at step
+// s a rank sends chunk r-s-lag to the next rank and combines chunk
+// r-s-lag-1, from the previous one, into its own.
+func (e *tcpEngine) ring(ctx context.Context, buf []byte, offs []int, lag int, combine func(dst, got []byte)) error {
 	n := e.size
+	prev := e.peers[(e.rank+n-1)%n]
 	for s := range n - 1 {
-		out, in := (e.rank-s+n)%n, (e.rank-s-1+2*n)%n
-		got, err := e.exchange(ctx, buf.b[offs[out]:offs[out+1]])
+		out := (e.rank - s - lag + 2*n) % n
+		in := (out + n - 1) % n
+		got, err := e.exchange(ctx, buf[offs[out]:offs[out+1]])
 		if err != nil {
 			return err
 		}
-		prev := e.peers[(e.rank+n-1)%n]
 		if err := fits(got, offs[in+1]-offs[in], prev); err != nil {
 			return err
 		}
-		copy(buf.b[offs[in]:], got)
+		combine(buf[offs[in]:offs[in+1]], got)
 		prev.recycle(got)
 	}
 	return nil
