@@ -66,12 +66,13 @@ type Group struct {
 
 // Init makes this process's group from the launcher's environment (Env):
 // under mpirun, over MPI; under torchrun, over TCP; as a lone process, a
-// group of one that needs no transport. (A cuda group's collectives go
-// over NCCL, their headers over the same.) It waits, by ctx's deadline,
-// for every process of the job to start. A launcher variable that does not parse is an ErrValue; an engine
-// that does not open here (no Open MPI, no NCCL, a build without cgo) is
-// an ErrUnavailable with the reason; a device the engine does not serve is
-// an ErrDevice.
+// group of one that needs no transport. A cuda group's collectives go over
+// NCCL, and their headers over MPI or TCP, as the launcher's. It waits, by
+// ctx's deadline, for every process of the job to start. A launcher
+// variable that does not parse is an ErrValue; an engine that does not
+// open here (no Open MPI, no NCCL, a build without cgo) is an
+// ErrUnavailable with the reason; a device the engine does not serve is an
+// ErrDevice.
 func Init(ctx context.Context, cfg Config) (*Group, error) {
 	env, err := Env()
 	if err != nil {
@@ -96,7 +97,7 @@ func Init(ctx context.Context, cfg Config) (*Group, error) {
 	switch engine {
 	case Auto:
 		if cfg.Device != lathe.CPU {
-			return nil, deviceError("init", "cfg.Device", cfg.Device, "the group's engines serve cpu (MPI) and cuda (NCCL) tensors",
+			return nil, deviceError("init", "cfg.Device", cfg.Device, "the group's engines serve cpu (MPI, TCP) and cuda (NCCL) tensors",
 				"use lathe.CPU or a cuda device")
 		}
 		g.host = selfEngine{}
