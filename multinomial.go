@@ -74,17 +74,11 @@ func Multinomial(probs *Tensor, numSamples int, replacement bool) *Tensor {
 	}
 	// The cpu lends its weights where they are (a copy was a fifth of a
 	// draw from 8×50000); probs is held until the draws are made.
-	if !probs.t.Hold() {
-		return failed(errorf(op, ErrReleased, "probs", "was released", "do not use a tensor after Release"))
+	data, done, err := probs.lend(op, "probs")
+	if err != nil {
+		return relabel(failed(err), op) // a view's copy that failed says so, under the caller's op
 	}
-	defer probs.t.LetGo()
-	data, borrowed := dispatch.BorrowHost(probs.t)
-	var err error
-	if !borrowed {
-		if data, err = probs.host(op); err != nil {
-			return relabel(failed(err), op) // a view's copy that failed says so, under the caller's op
-		}
-	}
+	defer done()
 	var draw func(*rand.Rand) []int64
 	switch d := data.(type) {
 	case []float64:

@@ -91,35 +91,21 @@ func keyed(op func(key uint64) *Tensor) *Tensor {
 // tensor's buffer, with no copy on the Go heap for the collector. A tensor
 // that cannot be made draws nothing.
 func drawFloats[T float32 | float64](op string, dev Device, dt DType, shape []int, n int, fill func([]T)) *Tensor {
-	if dev.Kind == dispatch.Host {
-		if t := drawInPlace(op, dev, dt, shape, fill); t != nil {
-			return t
-		}
+	t, data, err := emptyLent(op, dev, dt, shape)
+	switch {
+	case err != nil:
+		return failed(err) // having drawn nothing
+	case t != nil:
+		rngMu.Lock()
+		fill(data.([]T))
+		rngMu.Unlock()
+		return wrap(t)
 	}
 	return drawAndUpload(op, dev, dt, shape, func(*rand.Rand) any {
 		d := make([]T, n)
 		fill(d)
 		return d
 	})
-}
-
-// drawInPlace is drawFloats on a device whose buffers lend their memory:
-// the failed tensor, having drawn nothing, where dev cannot make it (out of
-// the memory its limit allows), or nil where its buffer lends none.
-func drawInPlace[T float32 | float64](op string, dev Device, dt DType, shape []int, fill func([]T)) *Tensor {
-	t, err := dispatch.Empty(dev, dt, shape)
-	if err != nil {
-		return failed(located(err, op))
-	}
-	d, ok := dispatch.BorrowHost(t)
-	if !ok {
-		t.Release()
-		return nil
-	}
-	rngMu.Lock()
-	fill(d.([]T))
-	rngMu.Unlock()
-	return wrap(t)
 }
 
 // RandInt makes a tensor of integers drawn uniformly from [low, high), as

@@ -1,0 +1,170 @@
+package lathe
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/lathe-ml/lathe/internal/testenv"
+)
+
+// TestFromFuncWithData: FromFunc's fill writes a cpu tensor's own memory,
+// zeroed first, and WithData lends it back without a copy; a strided view
+// is lent as a row-major copy.
+func TestFromFuncWithData(t *testing.T) {
+	// The pool's next block of this size held ones.
+	Full(CPU, Float32, 1, 64, 1024).Release()
+	var filled *float32
+	x := FromFunc(CPU, func(d []float32) error {
+		for i, v := range d {
+			if v != 0 {
+				t.Fatalf("fill's data[%d] starts as %v, not 0", i, v)
+			}
+			d[i] = float32(i)
+		}
+		filled = &d[0]
+		return nil
+	}, 64, 1024)
+	defer x.Release()
+	if got := x.Shape(); !slices.Equal(got, []int{64, 1024}) {
+		t.Fatalf("shape %v", got)
+	}
+	var lent *float32
+	err := WithData(x, func(d []float32) error {
+		lent = &d[0]
+		if len(d) != 64*1024 || d[1000] != 1000 || d[len(d)-1] != 64*1024-1 {
+			t.Errorf("lent %d elements, d[1000] %v, last %v", len(d), d[1000], d[len(d)-1])
+		}
+		return nil
+	})
+	if err != nil || lent != filled {
+		t.Fatalf("WithData: %v; lent at %p, filled at %p (a copy, not x's memory)", err, lent, filled)
+	}
+
+	y := FromSlice(CPU, []int64{1, 2, 3, 4, 5, 6}, 2, 3)
+	defer y.Release()
+	yt := y.Transpose(0, 1)
+	defer yt.Release()
+	var got []int64
+	if err := WithData(yt, func(d []int64) error { got = slices.Clone(d); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int64{1, 4, 2, 5, 3, 6}; !slices.Equal(got, want) {
+		t.Errorf("a transposed view lent %v, want %v", got, want)
+	}
+
+	b := FromFunc(CPU, func(d []bool) error { d[1] = true; return nil }, 3)
+	defer b.Release()
+	if v, err := b.Bools(); err != nil || !slices.Equal(v, []bool{false, true, false}) {
+		t.Errorf("bools %v, %v", v, err)
+	}
+	s := FromFunc(CPU, func(d []float64) error { d[0] = 2.5; return nil })
+	defer s.Release()
+	if v, err := s.Item(); err != nil || s.Rank() != 0 || v != 2.5 {
+		t.Errorf("0-d: rank %d, item %v, %v", s.Rank(), v, err)
+	}
+	e := FromFunc(CPU, func(d []int32) error {
+		if len(d) != 0 {
+			t.Errorf("an empty tensor's fill got %d elements", len(d))
+		}
+		return nil
+	}, 4, 0)
+	if err := e.Err(); err != nil || !slices.Equal(e.Shape(), []int{4, 0}) {
+		t.Errorf("empty: %v %v", e.Shape(), err)
+	}
+}
+
+// TestFromFuncWithDataErrors: each misuse is an error of its kind, f's
+// and fill's own errors come back as they were, and neither function is
+// called where the arguments are wrong.
+func TestFromFuncWithDataErrors(t *testing.T) {
+	mine := errors.New("mine")
+	x := Ones(CPU, Float32, 3)
+	defer x.Release()
+	released := Ones(CPU, Float32, 3)
+	released.Release()
+	never := func(t *testing.T) func([]float32) error {
+		return func([]float32) error { t.Error("called"); return nil }
+	}
+	for _, c := range []struct {
+		name string
+		err  error
+		kind error
+	}{
+		{"nil x", WithData(nil, never(t)), ErrValue},
+		{"failed x", WithData(x.Reshape(2), never(t)), ErrShape},
+		{"released x", WithData(released, never(t)), ErrReleased},
+		{"another dtype", WithData(x, func([]float64) error { t.Error("called"); return nil }), ErrDType},
+		{"nil f", WithData[float32](x, nil), ErrValue},
+		{"f's error", WithData(x, func([]float32) error { return mine }), mine},
+		{"nil fill", FromFunc[float32](CPU, nil, 2).Err(), ErrValue},
+		{"negative size", FromFunc(CPU, never(t), 2, -3).Err(), ErrShape},
+		{"-1", FromFunc(CPU, never(t), -1).Err(), ErrShape},
+		{"too many elements", FromFunc(CPU, never(t), 1<<40, 1<<40).Err(), ErrShape},
+		{"no such device", FromFunc(CUDA(99), never(t), 2).Err(), ErrUnavailable},
+		{"fill's error", FromFunc(CPU, func([]float32) error { return mine }, 2).Err(), mine},
+	} {
+		if !errors.Is(c.err, c.kind) {
+			t.Errorf("%s: %v, want %v", c.name, c.err, c.kind)
+		}
+	}
+}
+
+// TestWithDataHoldsX: a Release while f runs hands x's memory back only
+// when f returns, so a tensor made in between does not take it.
+func TestWithDataHoldsX(t *testing.T) {
+	x := Full(CPU, Float32, 7, 256, 1024)
+	err := WithData(x, func(d []float32) error {
+		var wg sync.WaitGroup
+		wg.Go(x.Release)
+		wg.Wait()
+		y := Full(CPU, Float32, 9, 256, 1024) // the pool's block of this size, were x's back
+		defer y.Release()
+		if err := WithData(y, func(e []float32) error {
+			if unsafe.SliceData(e) == unsafe.SliceData(d) {
+				t.Error("a tensor made while x was lent took x's memory")
+			}
+			return nil
+		}); err != nil {
+			t.Error(err)
+		}
+		if d[0] != 7 || d[len(d)-1] != 7 {
+			t.Errorf("x's lent elements changed to %v, %v", d[0], d[len(d)-1])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WithData(x, func([]float32) error { return nil }); !errors.Is(err, ErrReleased) {
+		t.Errorf("after the release: %v", err)
+	}
+}
+
+// TestFromFuncWithDataWGPU: on a device whose memory is not the
+// process's, both go through host copies with the same results.
+func TestFromFuncWithDataWGPU(t *testing.T) {
+	dev := WGPU(0)
+	x := FromFunc(dev, func(d []float32) error {
+		for i := range d {
+			d[i] = float32(i) / 2
+		}
+		return nil
+	}, 3, 5)
+	if err := x.Err(); errors.Is(err, ErrUnavailable) {
+		testenv.SkipDevice(t, "wgpu:0", "wgpu:0 does not open: %v", err)
+	}
+	defer x.Release()
+	xt := x.Transpose(0, 1)
+	defer xt.Release()
+	var got []float32
+	if err := WithData(xt, func(d []float32) error { got = slices.Clone(d); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	want, err := xt.Float32s()
+	if err != nil || !slices.Equal(got, want) || got[1] != 2.5 {
+		t.Errorf("lent %v, Float32s %v (%v)", got, want, err)
+	}
+}
