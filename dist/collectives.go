@@ -75,7 +75,7 @@ type call struct {
 	dt     lathe.DType   // x's dtype as the caller gave it
 	work   lathe.DType   // the dtype the data travels in: dt, or float32 for a 16-bit float reduction
 	shape  []int
-	data   hostBuf         // x's elements on the host (host engines)
+	data   hostBuf         // x's elements on the host (host engines), while withData runs
 	count  int             // x's elements
 	temps  []*lathe.Tensor // casts and copies made for the call, released when it is queued
 	err    error
@@ -97,7 +97,8 @@ func (c *call) release() {
 }
 
 // prepare checks x (alive, on the group's device, a dtype the op takes)
-// and reads it to the host, or, for a device engine, makes it contiguous;
+// and, for a device engine, makes it contiguous (withData reads it for a
+// host engine);
 // the caller releases c once its data is queued.
 func (g *Group) prepare(c *call, x *lathe.Tensor) {
 	if err := x.CheckArg(c.op, "x"); err != nil {
@@ -125,21 +126,14 @@ func (g *Group) prepare(c *call, x *lathe.Tensor) {
 		c.x, c.work = x.Cast(lathe.Float32), lathe.Float32
 		c.temps = append(c.temps, c.x)
 	}
-	if g.onDevice(c) {
-		if !c.x.IsContiguous() {
-			c.x = c.x.Contiguous()
-			c.temps = append(c.temps, c.x)
-		}
-		if c.err = c.x.Err(); c.err != nil {
-			return
-		}
-		c.count = c.x.Numel()
-	} else {
-		if c.data, c.err = toHost(c.x); c.err != nil {
-			return
-		}
-		c.count = c.data.n()
+	if g.onDevice(c) && !c.x.IsContiguous() {
+		c.x = c.x.Contiguous()
+		c.temps = append(c.temps, c.x)
 	}
+	if c.err = c.x.Err(); c.err != nil {
+		return
+	}
+	c.count = c.x.Numel()
 	if c.count > maxCount {
 		c.err = lathe.NewError(c.op, lathe.ErrShape, "x", "has "+itoa(c.count)+" elements, more than one call moves (2³¹-1)",
 			"split it, with x.Chunk, into parts below that")
@@ -247,11 +241,44 @@ func shapeString(s []int) string {
 	return out + "]"
 }
 
-// finish makes the result tensor of c from host data, cast back to the
-// caller's 16-bit dtype where the reduction ran in float32.
-func (g *Group) finish(c *call, shape []int, h hostBuf, dt lathe.DType) (*lathe.Tensor, error) {
-	t := tensorOf(g.dev, dt, shape, h)
-	if dt != c.dt {
+// withData runs body with c.data holding c.x's elements on the host, for
+// a host engine: x's own memory where the engine may take it (lendHost),
+// until body returns. Where x cannot be read, c.err says why and body runs
+// still, so that agree fails the call on every rank together.
+func (g *Group) withData(c *call, body func() (*lathe.Tensor, error)) (*lathe.Tensor, error) {
+	if c.err != nil || g.onDevice(c) {
+		return body()
+	}
+	var out *lathe.Tensor
+	ran, err := lendHost(c.x, g.host.inPlace(), func(h hostBuf) error {
+		c.data = h
+		var err error
+		out, err = body()
+		return err
+	})
+	if !ran {
+		c.err = err
+		return body()
+	}
+	return out, err
+}
+
+// hostResult makes the tensor of dt and shape on the group's device whose
+// elements fill writes as host bytes (makeHost), and finishes it.
+func (g *Group) hostResult(c *call, dt lathe.DType, shape []int, mean bool, fill func(out hostBuf) error) (*lathe.Tensor, error) {
+	return g.finish(c, makeHost(g.dev, dt, shape, g.host.inPlace(), fill), mean)
+}
+
+// finish makes c's result from t, the engine's (of dtype c.work, or c.dt):
+// divided by the group's size for a mean, and cast back to the caller's
+// 16-bit float where the reduction ran in float32.
+func (g *Group) finish(c *call, t *lathe.Tensor, mean bool) (*lathe.Tensor, error) {
+	if mean {
+		m := t.DivScalar(float64(g.size))
+		t.Release()
+		t = m
+	}
+	if t.Err() == nil && t.DType() != c.dt {
 		f := t
 		t = f.Cast(c.dt)
 		f.Release()
@@ -291,31 +318,17 @@ func (g *Group) AllReduce(ctx context.Context, x *lathe.Tensor, op ReduceOp) (*l
 	}
 	g.prepare(c, x)
 	defer c.release()
-	if _, err := g.agree(ctx, c, true); err != nil {
-		return nil, err
-	}
-	if g.onDevice(c) {
-		return g.allReduceDevice(ctx, c)
-	}
-	work := c.work
-	out := newHost(work, c.data.n())
-	if err := g.host.allReduce(ctx, c.data, out, reduceOf(op, c.dt)); err != nil {
-		return nil, opError(c.op, err)
-	}
-	if op == Mean {
-		s := tensorOf(g.dev, work, c.shape, out)
-		defer s.Release()
-		m := s.DivScalar(float64(g.size))
-		if c.dt != work {
-			defer m.Release()
-			m = m.Cast(c.dt)
+	return g.withData(c, func() (*lathe.Tensor, error) {
+		if _, err := g.agree(ctx, c, true); err != nil {
+			return nil, err
 		}
-		if err := m.Err(); err != nil {
-			return nil, opError(c.op, err)
+		if g.onDevice(c) {
+			return g.allReduceDevice(ctx, c)
 		}
-		return m, nil
-	}
-	return g.finish(c, c.shape, out, work)
+		return g.hostResult(c, c.work, c.shape, op == Mean, func(out hostBuf) error {
+			return g.host.allReduce(ctx, c.data, out, reduceOf(op, c.dt))
+		})
+	})
 }
 
 // Broadcast returns root's x on every rank (torch.distributed.broadcast):
@@ -333,17 +346,21 @@ func (g *Group) Broadcast(ctx context.Context, x *lathe.Tensor, root int) (*lath
 		g.prepare(c, x)
 	}
 	defer c.release()
-	if _, err := g.agree(ctx, c, true); err != nil {
-		return nil, err
-	}
-	if g.onDevice(c) {
-		return g.broadcastDevice(ctx, c)
-	}
-	if err := g.host.broadcast(ctx, c.data, root); err != nil {
-		return nil, opError(c.op, err)
-	}
-	// On root too the result is a new tensor with x's values.
-	return g.finish(c, c.shape, c.data, c.dt)
+	return g.withData(c, func() (*lathe.Tensor, error) {
+		if _, err := g.agree(ctx, c, true); err != nil {
+			return nil, err
+		}
+		if g.onDevice(c) {
+			return g.broadcastDevice(ctx, c)
+		}
+		// On root too the result is a new tensor with x's values.
+		return g.hostResult(c, c.dt, c.shape, false, func(out hostBuf) error {
+			if g.rank == root {
+				copy(out.b, c.data.b)
+			}
+			return g.host.broadcast(ctx, out, root)
+		})
+	})
 }
 
 // AllGather returns the ranks' tensors joined along dim 0, rank 0's first
@@ -361,6 +378,11 @@ func (g *Group) AllGather(ctx context.Context, x *lathe.Tensor) (*lathe.Tensor, 
 	if c.err == nil && len(c.shape) == 0 {
 		c.shape = []int{1}
 	}
+	return g.withData(c, func() (*lathe.Tensor, error) { return g.allGather(ctx, c) })
+}
+
+// allGather is AllGather's part that runs with c's data on the host.
+func (g *Group) allGather(ctx context.Context, c *call) (*lathe.Tensor, error) {
 	hs, err := g.agree(ctx, c, false)
 	if err != nil {
 		return nil, err
@@ -383,11 +405,9 @@ func (g *Group) AllGather(ctx context.Context, x *lathe.Tensor) (*lathe.Tensor, 
 	if g.onDevice(c) {
 		return g.allGatherDevice(ctx, c, counts, rows)
 	}
-	out := newHost(c.dt, total)
-	if err := g.host.allGather(ctx, c.data, out, counts); err != nil {
-		return nil, opError(c.op, err)
-	}
-	return g.finish(c, append([]int{rows}, c.shape[1:]...), out, c.dt)
+	return g.hostResult(c, c.dt, append([]int{rows}, c.shape[1:]...), false, func(out hostBuf) error {
+		return g.host.allGather(ctx, c.data, out, counts)
+	})
 }
 
 // ReduceScatter reduces x over every rank, as AllReduce, and returns this
@@ -406,6 +426,11 @@ func (g *Group) ReduceScatter(ctx context.Context, x *lathe.Tensor, op ReduceOp)
 	if c.err == nil && len(c.shape) == 0 {
 		c.err = lathe.NewError(c.op, lathe.ErrShape, "x", "is 0-d, and its first dim is what ranks share", "reshape it to [1] or more")
 	}
+	return g.withData(c, func() (*lathe.Tensor, error) { return g.reduceScatter(ctx, c) })
+}
+
+// reduceScatter is ReduceScatter's part that runs with c's data on the host.
+func (g *Group) reduceScatter(ctx context.Context, c *call) (*lathe.Tensor, error) {
 	if _, err := g.agree(ctx, c, true); err != nil {
 		return nil, err
 	}
@@ -420,29 +445,13 @@ func (g *Group) ReduceScatter(ctx context.Context, x *lathe.Tensor, op ReduceOp)
 	if g.onDevice(c) {
 		return g.reduceScatterDevice(ctx, c, counts)
 	}
-	work := c.work
-	out := newHost(work, counts[g.rank])
-	if err := g.host.reduceScatter(ctx, c.data, out, counts, reduceOf(op, c.dt)); err != nil {
-		return nil, opError(c.op, err)
-	}
 	shape := append([]int{counts[g.rank] / max(rowLen, 1)}, c.shape[1:]...)
 	if rowLen == 0 {
 		shape[0] = rows/g.size + b2i(g.rank < rows%g.size)
 	}
-	if op == Mean {
-		s := tensorOf(g.dev, work, shape, out)
-		defer s.Release()
-		m := s.DivScalar(float64(g.size))
-		if c.dt != work {
-			defer m.Release()
-			m = m.Cast(c.dt)
-		}
-		if err := m.Err(); err != nil {
-			return nil, opError(c.op, err)
-		}
-		return m, nil
-	}
-	return g.finish(c, shape, out, work)
+	return g.hostResult(c, c.work, shape, c.reduce == Mean, func(out hostBuf) error {
+		return g.host.reduceScatter(ctx, c.data, out, counts, reduceOf(c.reduce, c.dt))
+	})
 }
 
 func b2i(b bool) int {

@@ -62,6 +62,12 @@ type hostEngine interface {
 	send(ctx context.Context, buf hostBuf, dst, tag int) error
 	recv(ctx context.Context, buf hostBuf, src, tag int) error
 	close() error
+	// inPlace reports whether a call is done with its buffers when it
+	// returns, even with an error, so that they may be tensors' own
+	// memory: the TCP engine's calls and a group of one's run in the
+	// caller's goroutine; a request of MPI's may outlive its deadline,
+	// reading and writing its pinned buffers after the call returned.
+	inPlace() bool
 }
 
 // selfEngine is the transport of a group of one: every collective is a
@@ -87,6 +93,7 @@ func (selfEngine) reduceScatter(_ context.Context, send, recv hostBuf, _ []int, 
 func (selfEngine) send(context.Context, hostBuf, int, int) error { return errNoPeer }
 func (selfEngine) recv(context.Context, hostBuf, int, int) error { return errNoPeer }
 func (selfEngine) close() error                                  { return nil }
+func (selfEngine) inPlace() bool                                 { return true }
 
 var errNoPeer = lathe.NewError("", lathe.ErrValue, "peer", "is this process: a group of one has no other", "launch the job with several processes")
 

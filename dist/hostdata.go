@@ -149,3 +149,92 @@ func tensorOf(dev lathe.Device, dt lathe.DType, shape []int, h hostBuf) *lathe.T
 	}
 	return lathe.Failed(lathe.NewError("", lathe.ErrDType, "", "dtype "+dt.String()+" has no host form", ""))
 }
+
+// lendHost runs f with x's elements as host bytes, and reports whether f
+// ran (where it did not, err says why x could not be read). With inPlace
+// (an engine that is done with its buffers when its call returns), f gets
+// x's own memory on the cpu (lathe.WithData); otherwise, and for float16
+// and bfloat16, which lathe lends as no Go type, a copy (toHost).
+func lendHost(x *lathe.Tensor, inPlace bool, f func(hostBuf) error) (ran bool, err error) {
+	run := func(h hostBuf) error {
+		ran = true
+		return f(h)
+	}
+	if inPlace {
+		switch x.DType() {
+		case lathe.Float32:
+			err = lendAs[float32](x, run)
+		case lathe.Float64:
+			err = lendAs[float64](x, run)
+		case lathe.Int32:
+			err = lendAs[int32](x, run)
+		case lathe.Int64:
+			err = lendAs[int64](x, run)
+		case lathe.Int8:
+			err = lendAs[int8](x, run)
+		case lathe.Uint8:
+			err = lendAs[uint8](x, run)
+		case lathe.Bool: // one byte, 0 or 1
+			err = lendAs[bool](x, run)
+		default:
+			return lendHost(x, false, f)
+		}
+		return ran, err
+	}
+	h, err := toHost(x)
+	if err != nil {
+		return false, err
+	}
+	return true, f(h)
+}
+
+func lendAs[T lathe.Element](x *lathe.Tensor, f func(hostBuf) error) error {
+	t := elemOf(x.DType())
+	return lathe.WithData(x, func(d []T) error { return f(hostBuf{b: asBytes(d), t: t}) })
+}
+
+// makeHost makes a tensor of dt and shape on dev from the elements that
+// fill writes as host bytes, zeroed first: with inPlace (see lendHost)
+// into the new tensor's own memory on the cpu (lathe.FromFunc); otherwise,
+// and for the 16-bit floats, into host memory that is then copied
+// (tensorOf). fill's error is the tensor's.
+func makeHost(dev lathe.Device, dt lathe.DType, shape []int, inPlace bool, fill func(hostBuf) error) *lathe.Tensor {
+	if inPlace {
+		switch dt {
+		case lathe.Float32:
+			return makeAs[float32](dev, dt, shape, fill)
+		case lathe.Float64:
+			return makeAs[float64](dev, dt, shape, fill)
+		case lathe.Int32:
+			return makeAs[int32](dev, dt, shape, fill)
+		case lathe.Int64:
+			return makeAs[int64](dev, dt, shape, fill)
+		case lathe.Int8:
+			return makeAs[int8](dev, dt, shape, fill)
+		case lathe.Uint8:
+			return makeAs[uint8](dev, dt, shape, fill)
+		case lathe.Bool:
+			return makeAs[bool](dev, dt, shape, func(h hostBuf) error {
+				err := fill(h)
+				for i, c := range h.b { // a bool's byte is 0 or 1, whatever a peer sent
+					h.b[i] = min(c, 1)
+				}
+				return err
+			})
+		}
+	}
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	h := newHost(dt, n)
+	if err := fill(h); err != nil {
+		return lathe.Failed(err)
+	}
+	return tensorOf(dev, dt, shape, h)
+}
+
+func makeAs[T lathe.Element](dev lathe.Device, dt lathe.DType, shape []int, fill func(hostBuf) error) *lathe.Tensor {
+	t := elemOf(dt)
+	return lathe.FromFunc(dev, func(d []T) error { return fill(hostBuf{b: asBytes(d), t: t}) }, shape...)
+}

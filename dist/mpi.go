@@ -333,6 +333,8 @@ func cints(v []int) []C.int {
 	return out
 }
 
+func (e *mpiEngine) inPlace() bool { return false }
+
 func (e *mpiEngine) barrier(ctx context.Context) error {
 	return e.start(ctx, "MPI_Ibarrier", nil, func(req *C.uintptr_t) C.int {
 		return C.lathe_mpi_ibarrier(e.comm, req)

@@ -56,13 +56,19 @@ func (g *Group) Send(ctx context.Context, x *lathe.Tensor, dst int) error {
 	for i, s := range c.shape {
 		h[2+i] = int64(s)
 	}
-	if err := g.host.send(ctx, hostBuf{b: asBytes(h), t: tInt64}, dst, tagHeader); err != nil {
-		return opError(op, err)
-	}
-	if err := g.host.send(ctx, c.data, dst, tagData); err != nil {
-		return opError(op, err)
-	}
-	return nil
+	_, err := g.withData(c, func() (*lathe.Tensor, error) {
+		if c.err != nil { // x could not be read: nothing was sent
+			return nil, opError(op, c.err)
+		}
+		if err := g.host.send(ctx, hostBuf{b: asBytes(h), t: tInt64}, dst, tagHeader); err != nil {
+			return nil, opError(op, err)
+		}
+		if err := g.host.send(ctx, c.data, dst, tagData); err != nil {
+			return nil, opError(op, err)
+		}
+		return nil, nil
+	})
+	return err
 }
 
 // Recv returns the next tensor that rank src sends to this one with Send
@@ -96,11 +102,7 @@ func (g *Group) Recv(ctx context.Context, src int) (*lathe.Tensor, error) {
 		}
 		n *= shape[i]
 	}
-	data := newHost(dt, n)
-	if err := g.host.recv(ctx, data, src, tagData); err != nil {
-		return nil, opError(op, err)
-	}
-	t := tensorOf(g.dev, dt, shape, data)
+	t := makeHost(g.dev, dt, shape, g.host.inPlace(), func(data hostBuf) error { return g.host.recv(ctx, data, src, tagData) })
 	if err := t.Err(); err != nil {
 		return nil, opError(op, err)
 	}

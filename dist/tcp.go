@@ -241,6 +241,8 @@ func (e *tcpEngine) describe() string {
 
 func (e *tcpEngine) place() (int, int) { return e.rank, e.size }
 
+func (e *tcpEngine) inPlace() bool { return true }
+
 func (e *tcpEngine) close() error {
 	for _, p := range e.peers {
 		if p != nil {
@@ -299,7 +301,7 @@ func chunks(counts []int, size int) []int {
 // it reduced at the step before (its own at the first), and reduces chunk
 // r-s-2 from the previous rank into its own copy.
 func (e *tcpEngine) ringReduceScatter(ctx context.Context, buf hostBuf, offs []int, op reduceOp) error {
-	return e.ring(ctx, buf.b, offs, 1, func(dst, got []byte) { reduceInto(dst, got, buf.t, op) })
+	return e.ring(ctx, buf.b, offs, 1, func(dst, got []byte) { reduceInto(dst, dst, got, buf.t, op) })
 }
 
 // ringAllGather gives every rank every rank's chunk of buf, each rank
@@ -379,6 +381,7 @@ func (e *tcpEngine) directAllReduce(ctx context.Context, send, recv hostBuf, op 
 			}
 		}
 	}
+	var first []byte // rank 0's, reduced with rank 1's in one pass
 	for r, p := range e.peers {
 		part := send.b
 		if p != nil {
@@ -392,10 +395,13 @@ func (e *tcpEngine) directAllReduce(ctx context.Context, send, recv hostBuf, op 
 			defer p.recycle(got)
 			part = got
 		}
-		if r == 0 {
-			copy(recv.b, part)
-		} else {
-			reduceInto(recv.b, part, send.t, op)
+		switch r {
+		case 0:
+			first = part
+		case 1:
+			reduceInto(recv.b, first, part, send.t, op)
+		default:
+			reduceInto(recv.b, recv.b, part, send.t, op)
 		}
 	}
 	return nil
@@ -478,44 +484,45 @@ func btoi(b bool) int {
 	return 0
 }
 
-// reduceInto reduces src into dst, elements of t.
-func reduceInto(dst, src []byte, t elemType, op reduceOp) {
+// reduceInto sets dst to a op b, element-wise, for elements of t; dst
+// may be a.
+func reduceInto(dst, a, b []byte, t elemType, op reduceOp) {
 	switch t {
 	case tFloat32:
-		reduce(fromBytes[float32](dst), fromBytes[float32](src), op)
+		reduce(fromBytes[float32](dst), fromBytes[float32](a), fromBytes[float32](b), op)
 	case tFloat64:
-		reduce(fromBytes[float64](dst), fromBytes[float64](src), op)
+		reduce(fromBytes[float64](dst), fromBytes[float64](a), fromBytes[float64](b), op)
 	case tInt8:
-		reduce(fromBytes[int8](dst), fromBytes[int8](src), op)
+		reduce(fromBytes[int8](dst), fromBytes[int8](a), fromBytes[int8](b), op)
 	case tUint8, tByte:
-		reduce(dst, src, op)
+		reduce(dst, a, b, op)
 	case tInt16:
-		reduce(fromBytes[int16](dst), fromBytes[int16](src), op)
+		reduce(fromBytes[int16](dst), fromBytes[int16](a), fromBytes[int16](b), op)
 	case tUint16:
-		reduce(fromBytes[uint16](dst), fromBytes[uint16](src), op)
+		reduce(fromBytes[uint16](dst), fromBytes[uint16](a), fromBytes[uint16](b), op)
 	case tInt32:
-		reduce(fromBytes[int32](dst), fromBytes[int32](src), op)
+		reduce(fromBytes[int32](dst), fromBytes[int32](a), fromBytes[int32](b), op)
 	case tInt64:
-		reduce(fromBytes[int64](dst), fromBytes[int64](src), op)
+		reduce(fromBytes[int64](dst), fromBytes[int64](a), fromBytes[int64](b), op)
 	}
 }
 
-// reduce is dst op= src elementwise: integers wrap, as MPI's C sums do,
+// reduce is dst = a op b elementwise: integers wrap, as MPI's C sums do,
 // and a NaN wins a max or min, as in torch.maximum.
-func reduce[T int8 | uint8 | int16 | uint16 | int32 | int64 | float32 | float64](dst, src []T, op reduceOp) {
-	src = src[:len(dst)]
+func reduce[T int8 | uint8 | int16 | uint16 | int32 | int64 | float32 | float64](dst, a, b []T, op reduceOp) {
+	a, b = a[:len(dst)], b[:len(dst)]
 	switch op {
 	case opSum:
 		for i := range dst {
-			dst[i] += src[i]
+			dst[i] = a[i] + b[i]
 		}
 	case opMax:
 		for i := range dst {
-			dst[i] = max(dst[i], src[i])
+			dst[i] = max(a[i], b[i])
 		}
 	case opMin:
 		for i := range dst {
-			dst[i] = min(dst[i], src[i])
+			dst[i] = min(a[i], b[i])
 		}
 	}
 }
