@@ -250,7 +250,7 @@ func (g *Group) withData(c *call, body func() (*lathe.Tensor, error)) (*lathe.Te
 		return body()
 	}
 	var out *lathe.Tensor
-	ran, err := lendHost(c.x, g.host.inPlace(), func(h hostBuf) error {
+	ran, err := lendHost(c.x, g.spare(), func(h hostBuf) error {
 		c.data = h
 		var err error
 		out, err = body()
@@ -266,7 +266,16 @@ func (g *Group) withData(c *call, body func() (*lathe.Tensor, error)) (*lathe.Te
 // hostResult makes the tensor of dt and shape on the group's device whose
 // elements fill writes as host bytes (makeHost), and finishes it.
 func (g *Group) hostResult(c *call, dt lathe.DType, shape []int, mean bool, fill func(out hostBuf) error) (*lathe.Tensor, error) {
-	return g.finish(c, makeHost(g.dev, dt, shape, g.host.inPlace(), fill), mean)
+	return g.finish(c, makeHost(g.dev, dt, shape, g.spare(), fill), mean)
+}
+
+// spare is the memory for the copies of an engine that needs them (see
+// hostEngine.inPlace), or nil for one that takes tensors' own.
+func (g *Group) spare() *hostPool {
+	if g.host.inPlace() {
+		return nil
+	}
+	return &g.copies
 }
 
 // finish makes c's result from t, the engine's (of dtype c.work, or c.dt):

@@ -58,6 +58,7 @@ type Group struct {
 	host                  hostEngine   // cpu tensors, and every group's headers
 	comm                  deviceEngine // cuda tensors (NCCL); nil in a cpu group
 	env                   Environment
+	copies                hostPool // memory for the copies of MPI's calls
 
 	mu     sync.Mutex
 	closed bool

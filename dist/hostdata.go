@@ -151,90 +151,113 @@ func tensorOf(dev lathe.Device, dt lathe.DType, shape []int, h hostBuf) *lathe.T
 }
 
 // lendHost runs f with x's elements as host bytes, and reports whether f
-// ran (where it did not, err says why x could not be read). With inPlace
-// (an engine that is done with its buffers when its call returns), f gets
-// x's own memory on the cpu (lathe.WithData); otherwise, and for float16
-// and bfloat16, which lathe lends as no Go type, a copy (toHost).
-func lendHost(x *lathe.Tensor, inPlace bool, f func(hostBuf) error) (ran bool, err error) {
+// ran (where it did not, err says why x could not be read). With a nil
+// spare (an engine that is done with its buffers when its call returns),
+// f gets x's own memory on the cpu (lathe.WithData); otherwise a copy in
+// memory from spare, given back if f succeeds. float16 and bfloat16, which
+// lathe lends as no Go type, are copied into new memory (toHost).
+func lendHost(x *lathe.Tensor, spare *hostPool, f func(hostBuf) error) (ran bool, err error) {
 	run := func(h hostBuf) error {
 		ran = true
 		return f(h)
 	}
-	if inPlace {
-		switch x.DType() {
-		case lathe.Float32:
-			err = lendAs[float32](x, run)
-		case lathe.Float64:
-			err = lendAs[float64](x, run)
-		case lathe.Int32:
-			err = lendAs[int32](x, run)
-		case lathe.Int64:
-			err = lendAs[int64](x, run)
-		case lathe.Int8:
-			err = lendAs[int8](x, run)
-		case lathe.Uint8:
-			err = lendAs[uint8](x, run)
-		case lathe.Bool: // one byte, 0 or 1
-			err = lendAs[bool](x, run)
-		default:
-			return lendHost(x, false, f)
+	switch x.DType() {
+	case lathe.Float32:
+		err = lendAs[float32](x, spare, run)
+	case lathe.Float64:
+		err = lendAs[float64](x, spare, run)
+	case lathe.Int32:
+		err = lendAs[int32](x, spare, run)
+	case lathe.Int64:
+		err = lendAs[int64](x, spare, run)
+	case lathe.Int8:
+		err = lendAs[int8](x, spare, run)
+	case lathe.Uint8:
+		err = lendAs[uint8](x, spare, run)
+	case lathe.Bool: // one byte, 0 or 1
+		err = lendAs[bool](x, spare, run)
+	default:
+		h, err := toHost(x)
+		if err != nil {
+			return false, err
 		}
-		return ran, err
+		return true, f(h)
 	}
-	h, err := toHost(x)
-	if err != nil {
-		return false, err
-	}
-	return true, f(h)
+	return ran, err
 }
 
-func lendAs[T lathe.Element](x *lathe.Tensor, f func(hostBuf) error) error {
+func lendAs[T lathe.Element](x *lathe.Tensor, spare *hostPool, f func(hostBuf) error) error {
 	t := elemOf(x.DType())
-	return lathe.WithData(x, func(d []T) error { return f(hostBuf{b: asBytes(d), t: t}) })
+	return lathe.WithData(x, func(d []T) error {
+		h := hostBuf{b: asBytes(d), t: t}
+		if spare == nil {
+			return f(h)
+		}
+		c := hostBuf{b: spare.take(len(h.b)), t: t}
+		copy(c.b, h.b)
+		if err := f(c); err != nil {
+			return err // the engine may still hold c
+		}
+		spare.give(c.b)
+		return nil
+	})
 }
 
 // makeHost makes a tensor of dt and shape on dev from the elements that
-// fill writes as host bytes, zeroed first: with inPlace (see lendHost)
-// into the new tensor's own memory on the cpu (lathe.FromFunc); otherwise,
-// and for the 16-bit floats, into host memory that is then copied
-// (tensorOf). fill's error is the tensor's.
-func makeHost(dev lathe.Device, dt lathe.DType, shape []int, inPlace bool, fill func(hostBuf) error) *lathe.Tensor {
-	if inPlace {
-		switch dt {
-		case lathe.Float32:
-			return makeAs[float32](dev, dt, shape, fill)
-		case lathe.Float64:
-			return makeAs[float64](dev, dt, shape, fill)
-		case lathe.Int32:
-			return makeAs[int32](dev, dt, shape, fill)
-		case lathe.Int64:
-			return makeAs[int64](dev, dt, shape, fill)
-		case lathe.Int8:
-			return makeAs[int8](dev, dt, shape, fill)
-		case lathe.Uint8:
-			return makeAs[uint8](dev, dt, shape, fill)
-		case lathe.Bool:
-			return makeAs[bool](dev, dt, shape, func(h hostBuf) error {
-				err := fill(h)
-				for i, c := range h.b { // a bool's byte is 0 or 1, whatever a peer sent
-					h.b[i] = min(c, 1)
-				}
-				return err
-			})
-		}
+// fill writes as host bytes, zeroed first: with a nil spare (see lendHost)
+// into the new tensor's own memory on the cpu (lathe.FromFunc); otherwise
+// into memory from spare, then copied, and given back. The 16-bit floats
+// go through new memory (tensorOf). fill's error is the tensor's.
+func makeHost(dev lathe.Device, dt lathe.DType, shape []int, spare *hostPool, fill func(hostBuf) error) *lathe.Tensor {
+	switch dt {
+	case lathe.Float32:
+		return makeAs[float32](dev, dt, shape, spare, fill)
+	case lathe.Float64:
+		return makeAs[float64](dev, dt, shape, spare, fill)
+	case lathe.Int32:
+		return makeAs[int32](dev, dt, shape, spare, fill)
+	case lathe.Int64:
+		return makeAs[int64](dev, dt, shape, spare, fill)
+	case lathe.Int8:
+		return makeAs[int8](dev, dt, shape, spare, fill)
+	case lathe.Uint8:
+		return makeAs[uint8](dev, dt, shape, spare, fill)
+	case lathe.Bool:
+		return makeAs[bool](dev, dt, shape, spare, func(h hostBuf) error {
+			err := fill(h)
+			for i, c := range h.b { // a bool's byte is 0 or 1, whatever a peer sent
+				h.b[i] = min(c, 1)
+			}
+			return err
+		})
 	}
-	n := 1
-	for _, s := range shape {
-		n *= s
-	}
-	h := newHost(dt, n)
+	h := newHost(dt, numel(shape))
 	if err := fill(h); err != nil {
 		return lathe.Failed(err)
 	}
 	return tensorOf(dev, dt, shape, h)
 }
 
-func makeAs[T lathe.Element](dev lathe.Device, dt lathe.DType, shape []int, fill func(hostBuf) error) *lathe.Tensor {
+func makeAs[T lathe.Element](dev lathe.Device, dt lathe.DType, shape []int, spare *hostPool, fill func(hostBuf) error) *lathe.Tensor {
 	t := elemOf(dt)
-	return lathe.FromFunc(dev, func(d []T) error { return fill(hostBuf{b: asBytes(d), t: t}) }, shape...)
+	if spare == nil {
+		return lathe.FromFunc(dev, func(d []T) error { return fill(hostBuf{b: asBytes(d), t: t}) }, shape...)
+	}
+	h := hostBuf{b: spare.take(numel(shape) * t.size()), t: t}
+	clear(h.b)
+	if err := fill(h); err != nil {
+		return lathe.Failed(err) // the engine may still hold h
+	}
+	out := lathe.FromFunc(dev, func(d []T) error { copy(asBytes(d), h.b); return nil }, shape...)
+	spare.give(h.b)
+	return out
+}
+
+// numel is the elements of shape, which the caller has checked.
+func numel(shape []int) int {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	return n
 }

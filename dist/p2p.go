@@ -102,7 +102,7 @@ func (g *Group) Recv(ctx context.Context, src int) (*lathe.Tensor, error) {
 		}
 		n *= shape[i]
 	}
-	t := makeHost(g.dev, dt, shape, g.host.inPlace(), func(data hostBuf) error { return g.host.recv(ctx, data, src, tagData) })
+	t := makeHost(g.dev, dt, shape, g.spare(), func(data hostBuf) error { return g.host.recv(ctx, data, src, tagData) })
 	if err := t.Err(); err != nil {
 		return nil, opError(op, err)
 	}

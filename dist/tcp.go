@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -65,18 +64,13 @@ type tcpPeer struct {
 	dmu    sync.Mutex
 	writes uint64
 
+	frames hostPool // frames' memory that receives are done with (recycle)
+
 	mu   sync.Mutex
 	got  map[int32][][]byte // by tag, oldest first
-	free [][]byte           // frames' memory that receives are done with (recycle)
 	wake chan struct{}      // closed, and replaced, when a frame comes or reading ends
 	err  error              // why reading ended: the peer left, or the connection failed
 }
-
-// keepFree is how many frames' memory a peer keeps for the next frames: a
-// ring step takes one and gives it back, and a 64 MB all-reduce's frames
-// taken fresh each time cost more in page faults and zeroing than in
-// copies (two ranks, one core each: 220 ms a call).
-const keepFree = 4
 
 func newTCPPeer(rank int, conn net.Conn) *tcpPeer {
 	p := &tcpPeer{rank: rank, conn: conn, got: map[int32][][]byte{}, wake: make(chan struct{})}
@@ -98,7 +92,7 @@ func (p *tcpPeer) read() {
 			if n > maxCount*8 {
 				err = errors.New("it sent a frame of " + itoa(int(n>>20)) + " MiB, which no lathe rank sends (is another program on the port?)")
 			} else {
-				b = p.frame(int(n))
+				b = p.frames.take(int(n))
 				_, err = io.ReadFull(p.conn, b)
 			}
 		}
@@ -118,47 +112,8 @@ func (p *tcpPeer) read() {
 	}
 }
 
-// frame is memory for a frame of n bytes: the smallest given back that
-// holds it, or new.
-func (p *tcpPeer) frame(n int) []byte {
-	p.mu.Lock()
-	best := -1
-	for i, b := range p.free {
-		if cap(b) >= n && (best < 0 || cap(b) < cap(p.free[best])) {
-			best = i
-		}
-	}
-	if best >= 0 {
-		b := p.free[best]
-		p.free = slices.Delete(p.free, best, best+1)
-		p.mu.Unlock()
-		return b[:n]
-	}
-	p.mu.Unlock()
-	return aligned(n) // outside the lock: zeroing 32 MB takes milliseconds
-}
-
 // recycle gives back a frame that take returned, once its bytes are used.
-func (p *tcpPeer) recycle(b []byte) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if cap(b) == 0 {
-		return
-	}
-	if len(p.free) == keepFree { // the smallest goes
-		i := 0
-		for j, f := range p.free {
-			if cap(f) < cap(p.free[i]) {
-				i = j
-			}
-		}
-		if cap(p.free[i]) >= cap(b) {
-			return
-		}
-		p.free = slices.Delete(p.free, i, i+1)
-	}
-	p.free = append(p.free, b)
-}
+func (p *tcpPeer) recycle(b []byte) { p.frames.give(b) }
 
 // take waits, by ctx's deadline, for the oldest frame of tag.
 func (p *tcpPeer) take(ctx context.Context, tag int) ([]byte, error) {
