@@ -46,6 +46,10 @@ type tcpEngine struct {
 	// rather than round the ring: fewer rounds, more data.
 	directBytes int
 
+	// work is the memory of the reduce-scatter's ring, which reduces a
+	// copy of its input in place.
+	work hostPool
+
 	// A collective that failed part way (a deadline, a peer gone) breaks
 	// the group: the ranks' sequence of frames is lost for good.
 	breaker
@@ -391,7 +395,7 @@ func (e *tcpEngine) allGather(ctx context.Context, send, recv hostBuf, counts []
 }
 
 func (e *tcpEngine) reduceScatter(ctx context.Context, send, recv hostBuf, counts []int, op reduceOp) error {
-	work := hostBuf{b: aligned(len(send.b)), t: send.t} // the ring reduces in place
+	work := hostBuf{b: e.work.take(len(send.b)), t: send.t}
 	copy(work.b, send.b)
 	offs := chunks(counts, send.t.size())
 	return e.collective(ctx, "reduce_scatter", func() error {
@@ -399,6 +403,7 @@ func (e *tcpEngine) reduceScatter(ctx context.Context, send, recv hostBuf, count
 			return err
 		}
 		copy(recv.b, work.b[offs[e.rank]:offs[e.rank+1]])
+		e.work.give(work.b)
 		return nil
 	})
 }

@@ -131,39 +131,46 @@ func testGroupInPlace(t *testing.T, gs []*Group) {
 	}
 }
 
-// TestTCPAllReduceTakesNoHeap: an all-reduce of 4 MB over TCP takes no
+// TestTCPCollectivesTakeNoHeap: a collective of 4 MB over TCP takes no
 // new Go heap for its data, once its frames and its result's pool block
 // are warm: the input is read in place and the result made in its
 // tensor's memory, or, where the engine copies, the copies reuse the
-// group's memory. With new copies, two ranks took 24 MB a call.
-func TestTCPAllReduceTakesNoHeap(t *testing.T) { eachWay(t, testAllReduceTakesNoHeap) }
+// group's memory. With new copies, an all-reduce on two ranks took 24 MB.
+func TestTCPCollectivesTakeNoHeap(t *testing.T) { eachWay(t, testCollectivesTakeNoHeap) }
 
-func testAllReduceTakesNoHeap(t *testing.T, gs []*Group) {
+func testCollectivesTakeNoHeap(t *testing.T, gs []*Group) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	xs := []*lathe.Tensor{lathe.Ones(lathe.CPU, lathe.Float32, 1<<20), lathe.Ones(lathe.CPU, lathe.Float32, 1<<20)}
-	round := func() {
-		err := onRanks(2, func(r int) error {
-			y, err := gs[r].AllReduce(ctx, xs[r], Sum)
-			if err == nil {
-				y.Release()
+	xs := []*lathe.Tensor{lathe.Ones(lathe.CPU, lathe.Float32, 1024, 1024), lathe.Ones(lathe.CPU, lathe.Float32, 1024, 1024)}
+	for name, call := range map[string]func(g *Group, x *lathe.Tensor) (*lathe.Tensor, error){
+		"all_reduce":     func(g *Group, x *lathe.Tensor) (*lathe.Tensor, error) { return g.AllReduce(ctx, x, Sum) },
+		"broadcast":      func(g *Group, x *lathe.Tensor) (*lathe.Tensor, error) { return g.Broadcast(ctx, x, 0) },
+		"all_gather":     func(g *Group, x *lathe.Tensor) (*lathe.Tensor, error) { return g.AllGather(ctx, x) },
+		"reduce_scatter": func(g *Group, x *lathe.Tensor) (*lathe.Tensor, error) { return g.ReduceScatter(ctx, x, Sum) },
+	} {
+		round := func() {
+			err := onRanks(2, func(r int) error {
+				y, err := call(gs[r], xs[r])
+				if err == nil {
+					y.Release()
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
 			}
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
-	}
-	round()
-	round()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	const rounds = 5
-	for range rounds {
 		round()
-	}
-	runtime.ReadMemStats(&after)
-	if per := (after.TotalAlloc - before.TotalAlloc) / rounds; per > 1<<20 {
-		t.Errorf("an all-reduce of 4 MB on two ranks took %d KB of Go heap a call", per>>10)
+		round()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		const rounds = 5
+		for range rounds {
+			round()
+		}
+		runtime.ReadMemStats(&after)
+		if per := (after.TotalAlloc - before.TotalAlloc) / rounds; per > 1<<20 {
+			t.Errorf("%s of 4 MB on two ranks took %d KB of Go heap a call", name, per>>10)
+		}
 	}
 }
