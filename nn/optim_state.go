@@ -322,22 +322,19 @@ func LoadOptimizer(r io.Reader, opt Optimizer, scheds ...Resumable) error {
 		}
 		want[name], where[name] = true, [2]int{i, sl}
 	}
-	data, err := readData(r, entries, want)
-	if err != nil {
-		return err
-	}
 	staged := make([][]*lathe.Tensor, len(slots))
 	for k := range staged {
 		staged[k] = make([]*lathe.Tensor, len(ps.params))
 	}
-	for name, at := range where {
-		p := ps.params[at[0]].T
-		dt, _ := stDType(entries[name].DType)
-		t := decode(data[name], dt, p.Shape()).To(p.Device())
-		if err := t.Err(); err != nil {
-			return err
-		}
+	err = readData(r, entries, want, func(name string, r io.Reader) error {
+		at := where[name]
+		dt, _ := stDType(entries[name].DType) // the parameter's (checkEntry)
+		t := decodeLike(r, dt, ps.params[at[0]].T)
 		staged[at[1]][at[0]] = t
+		return t.Err()
+	})
+	if err != nil {
+		return err
 	}
 
 	// The schedulers' numbers.

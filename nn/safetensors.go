@@ -76,24 +76,21 @@ func writeSafetensors(op string, w io.Writer, ps []Param, meta map[string]string
 	if len(meta) > 0 {
 		header["__metadata__"] = meta
 	}
-	var data []byte
+	var size uint64 // the data's, so far
 	for i, p := range ps {
 		if p.Name == "" || p.Name == "__metadata__" || (i > 0 && ps[i-1].Name == p.Name) {
 			return nnError(op, lathe.ErrValue, p.Name, "is not a usable or unique tensor name", "")
 		}
-		if p.T == nil {
-			return nnError(op, lathe.ErrValue, p.Name, "is nil", "")
-		}
-		b, err := encode(p.T)
-		if err != nil {
+		if err := p.T.CheckArg(op, p.Name); err != nil {
 			return err
 		}
 		shape := make([]int64, 0, p.T.Rank())
 		for _, s := range p.T.Shape() {
 			shape = append(shape, int64(s))
 		}
-		header[p.Name] = stEntry{DType: stNames[p.T.DType()], Shape: shape, Offsets: []uint64{uint64(len(data)), uint64(len(data) + len(b))}}
-		data = append(data, b...)
+		n := uint64(p.T.Numel()) * uint64(stSizes[p.T.DType()])
+		header[p.Name] = stEntry{DType: stNames[p.T.DType()], Shape: shape, Offsets: []uint64{size, size + n}}
+		size += n
 	}
 	js, err := json.Marshal(header) // a map marshals in key order
 	if err != nil {
@@ -106,86 +103,73 @@ func writeSafetensors(op string, w io.Writer, ps []Param, meta map[string]string
 	}
 	var n [8]byte
 	binary.LittleEndian.PutUint64(n[:], uint64(len(js)))
-	for _, b := range [][]byte{n[:], js, data} {
+	for _, b := range [][]byte{n[:], js} {
 		if _, err := w.Write(b); err != nil {
+			return wrapErr(op, err)
+		}
+	}
+	chunk := make([]byte, chunkBytes)
+	for _, p := range ps {
+		if err := encode(w, p.T, chunk); err != nil {
 			return wrapErr(op, err)
 		}
 	}
 	return nil
 }
 
-// encode gives t's elements as little-endian bytes.
-func encode(t *lathe.Tensor) ([]byte, error) {
-	var out []byte
+// chunkBytes is how much of a tensor's data Save and Load convert at a
+// time: a file is written and read a chunk at a time, never held whole.
+const chunkBytes = 64 << 10
+
+// encode writes t's elements to w as little-endian bytes, read in place
+// (lathe.WithData) and converted a chunk at a time.
+func encode(w io.Writer, t *lathe.Tensor, chunk []byte) error {
+	le := binary.LittleEndian
 	switch t.DType() {
 	case lathe.Float32:
-		d, err := t.Float32s()
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range d {
-			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(v))
-		}
+		return encodeAs(w, t, chunk, 4, func(b []byte, v float32) { le.PutUint32(b, math.Float32bits(v)) })
 	case lathe.Float64:
-		d, err := t.Float64s()
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range d {
-			out = binary.LittleEndian.AppendUint64(out, math.Float64bits(v))
-		}
+		return encodeAs(w, t, chunk, 8, func(b []byte, v float64) { le.PutUint64(b, math.Float64bits(v)) })
 	case lathe.Int32:
-		d, err := t.Int32s()
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range d {
-			out = binary.LittleEndian.AppendUint32(out, uint32(v))
-		}
+		return encodeAs(w, t, chunk, 4, func(b []byte, v int32) { le.PutUint32(b, uint32(v)) })
 	case lathe.Int64:
-		d, err := t.Int64s()
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range d {
-			out = binary.LittleEndian.AppendUint64(out, uint64(v))
-		}
+		return encodeAs(w, t, chunk, 8, func(b []byte, v int64) { le.PutUint64(b, uint64(v)) })
+	case lathe.Int8:
+		return encodeAs(w, t, chunk, 1, func(b []byte, v int8) { b[0] = byte(v) })
+	case lathe.Uint8:
+		return encodeAs(w, t, chunk, 1, func(b []byte, v uint8) { b[0] = v })
 	case lathe.Bool:
-		d, err := t.Bools()
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range d {
-			out = append(out, map[bool]byte{false: 0, true: 1}[v])
-		}
+		return encodeAs(w, t, chunk, 1, func(b []byte, v bool) { b[0] = map[bool]byte{false: 0, true: 1}[v] })
 	case lathe.Float16, lathe.BFloat16:
 		// The bits as stored, not widened and rounded back, so a NaN's
 		// payload and signalling bit reach the file as they are.
 		d, err := t.HalfBits()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for _, v := range d {
-			out = binary.LittleEndian.AppendUint16(out, v)
-		}
-	case lathe.Int8:
-		d, err := t.Int8s()
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range d {
-			out = append(out, byte(v))
-		}
-	case lathe.Uint8:
-		d, err := t.Uint8s()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d...)
-	default:
-		return nil, t.Err()
+		return writeChunks(w, d, chunk, 2, func(b []byte, v uint16) { le.PutUint16(b, v) })
 	}
-	return out, nil
+	return t.Err()
+}
+
+func encodeAs[T lathe.Element](w io.Writer, t *lathe.Tensor, chunk []byte, size int, put func([]byte, T)) error {
+	return lathe.WithData(t, func(d []T) error { return writeChunks(w, d, chunk, size, put) })
+}
+
+// writeChunks writes d's elements, size bytes each as put lays them out,
+// through chunk.
+func writeChunks[T any](w io.Writer, d []T, chunk []byte, size int, put func([]byte, T)) error {
+	for len(d) > 0 {
+		n := min(len(d), len(chunk)/size)
+		for i, v := range d[:n] {
+			put(chunk[i*size:], v)
+		}
+		if _, err := w.Write(chunk[:n*size]); err != nil {
+			return err
+		}
+		d = d[n:]
+	}
+	return nil
 }
 
 // A LoadOption changes how Load matches a file to a model.
@@ -275,25 +259,25 @@ func Load(r io.Reader, m Module, opts ...LoadOption) error {
 			keys.Unexpected = append(keys.Unexpected, name)
 		}
 	}
-	data, err := readData(r, entries, inModel)
+	byName := map[string]Param{}
+	for _, p := range load {
+		byName[p.Name] = p
+	}
+	next := map[string]*lathe.Tensor{}
+	err = readData(r, entries, inModel, func(name string, r io.Reader) error {
+		p := byName[name]
+		dt, _ := stDType(entries[name].DType)
+		next[name] = decodeLike(r, dt, p.T)
+		return next[name].Err()
+	})
 	if err != nil {
+		for _, t := range next {
+			t.Release()
+		}
 		return err
 	}
-	next := make([]*lathe.Tensor, len(load))
-	for i, p := range load {
-		e := entries[p.Name]
-		dt, _ := stDType(e.DType)
-		t := decode(data[p.Name], dt, p.T.Shape())
-		if dt != p.T.DType() {
-			t = t.Cast(p.T.DType())
-		}
-		next[i] = t.To(p.T.Device())
-		if err := next[i].Err(); err != nil {
-			return err
-		}
-	}
-	for i, p := range load {
-		if err := rebind(p.T, next[i], nil); err != nil {
+	for _, p := range load {
+		if err := rebind(p.T, next[p.Name], nil); err != nil {
 			return err
 		}
 	}
@@ -336,12 +320,14 @@ func checkEntry(p Param, e stEntry, cast bool) error {
 	return nil
 }
 
-// readData reads the data that follows the header: the bytes of each
-// wanted entry, keyed by name, skipping the others without holding them.
-// The entries must tile the data exactly, sorted by offset each beginning
-// where the one before ends, and nothing may follow the last. What is held
-// is bounded by the wanted entries, which checkEntry sized by the model.
-func readData(r io.Reader, entries map[string]stEntry, wanted map[string]bool) (map[string][]byte, error) {
+// readData reads the data that follows the header in the file's order,
+// handing take a reader of each wanted entry's bytes (take reads them
+// all: decode makes the entry's tensor from them) and skipping the others
+// without holding them. The entries must tile the data exactly, sorted by
+// offset each beginning where the one before ends, and nothing may follow
+// the last. What is held is bounded by the wanted entries, which
+// checkEntry sized by the model.
+func readData(r io.Reader, entries map[string]stEntry, wanted map[string]bool, take func(name string, r io.Reader) error) error {
 	names := make([]string, 0, len(entries))
 	for name := range entries {
 		names = append(names, name)
@@ -356,41 +342,56 @@ func readData(r io.Reader, entries map[string]stEntry, wanted map[string]bool) (
 		}
 		return cmp.Compare(a, b)
 	})
-	data := map[string][]byte{}
 	var at uint64
 	for i, name := range names {
 		begin, end := entries[name].Offsets[0], entries[name].Offsets[1]
 		switch {
 		case begin < at:
-			return nil, loadError(lathe.ErrValue, name, "overlaps "+strconv.Quote(names[i-1])+" in the data", "the file is damaged")
+			return loadError(lathe.ErrValue, name, "overlaps "+strconv.Quote(names[i-1])+" in the data", "the file is damaged")
 		case begin > at:
-			return nil, loadError(lathe.ErrValue, name, "begins at byte "+strconv.FormatUint(begin, 10)+", leaving a gap after byte "+
+			return loadError(lathe.ErrValue, name, "begins at byte "+strconv.FormatUint(begin, 10)+", leaving a gap after byte "+
 				strconv.FormatUint(at, 10), "the file is damaged")
 		}
 		var err error
 		n := end - begin
 		if wanted[name] {
-			b := make([]byte, n)
-			var got int
-			got, err = io.ReadFull(r, b)
-			n = uint64(got)
-			data[name] = b
+			part := &counted{r: io.LimitReader(r, int64(min(n, math.MaxInt64)))}
+			err = take(name, part)
+			switch {
+			case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF):
+				return err // not the data's fault
+			case err == nil && part.n < n:
+				err = io.ErrUnexpectedEOF // take read less than the entry holds
+			}
+			n = part.n
 		} else {
 			var got int64
 			got, err = io.CopyN(io.Discard, r, int64(min(n, math.MaxInt64)))
 			n = uint64(got)
 		}
 		if err != nil {
-			return nil, loadError(lathe.ErrValue, name, "is truncated: the data ends at byte "+strconv.FormatUint(at+n, 10)+
+			return loadError(lathe.ErrValue, name, "is truncated: the data ends at byte "+strconv.FormatUint(at+n, 10)+
 				" but the header needs "+strconv.FormatUint(end, 10), "the file is damaged")
 		}
 		at = end
 	}
 	var one [1]byte
 	if n, _ := io.ReadFull(r, one[:]); n != 0 {
-		return nil, loadError(lathe.ErrValue, "", "has bytes after the last tensor's data", "the file is damaged")
+		return loadError(lathe.ErrValue, "", "has bytes after the last tensor's data", "the file is damaged")
 	}
-	return data, nil
+	return nil
+}
+
+// counted is a reader that counts the bytes read through it.
+type counted struct {
+	r io.Reader
+	n uint64
+}
+
+func (c *counted) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += uint64(n)
+	return n, err
 }
 
 func loadError(kind error, name, detail, fix string) *lathe.Error {
@@ -523,42 +524,75 @@ func parseEntry(raw json.RawMessage) (stEntry, error) {
 	return stEntry{DType: *e.DType, Shape: *e.Shape, Offsets: *e.Offsets}, nil
 }
 
-// decode makes a cpu tensor of dtype dt and shape from little-endian bytes
-// whose length the caller has checked.
-func decode(b []byte, dt lathe.DType, shape []int) *lathe.Tensor {
+// decode makes a cpu tensor of dtype dt and shape from the little-endian
+// bytes that r holds, which the caller has sized, converted a chunk at a
+// time into the tensor's own memory (lathe.FromFunc). A read that fails
+// is the tensor's error.
+func decode(r io.Reader, dt lathe.DType, shape []int) *lathe.Tensor {
+	le := binary.LittleEndian
 	switch dt {
 	case lathe.Float32:
-		return fromBytes(b, 4, shape, func(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) })
+		return decodeAs(r, shape, 4, func(b []byte) float32 { return math.Float32frombits(le.Uint32(b)) })
 	case lathe.Float64:
-		return fromBytes(b, 8, shape, func(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) })
+		return decodeAs(r, shape, 8, func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) })
 	case lathe.Int32:
-		return fromBytes(b, 4, shape, func(b []byte) int32 { return int32(binary.LittleEndian.Uint32(b)) })
+		return decodeAs(r, shape, 4, func(b []byte) int32 { return int32(le.Uint32(b)) })
 	case lathe.Int64:
-		return fromBytes(b, 8, shape, func(b []byte) int64 { return int64(binary.LittleEndian.Uint64(b)) })
+		return decodeAs(r, shape, 8, func(b []byte) int64 { return int64(le.Uint64(b)) })
 	case lathe.Int8:
-		return fromBytes(b, 1, shape, func(b []byte) int8 { return int8(b[0]) })
+		return decodeAs(r, shape, 1, func(b []byte) int8 { return int8(b[0]) })
 	case lathe.Uint8:
-		return fromBytes(b, 1, shape, func(b []byte) uint8 { return b[0] })
+		return decodeAs(r, shape, 1, func(b []byte) uint8 { return b[0] })
 	case lathe.Float16, lathe.BFloat16:
-		bits := make([]uint16, len(b)/2)
-		for i := range bits {
-			bits[i] = binary.LittleEndian.Uint16(b[2*i:])
+		n := 1
+		for _, s := range shape {
+			n *= s
+		}
+		bits := make([]uint16, n)
+		if err := readChunks(r, bits, make([]byte, chunkBytes), 2, le.Uint16); err != nil {
+			return lathe.Failed(err)
 		}
 		if len(shape) == 0 {
 			return lathe.FromHalfBits(lathe.CPU, dt, bits, 1).Reshape()
 		}
 		return lathe.FromHalfBits(lathe.CPU, dt, bits, shape...)
 	}
-	return fromBytes(b, 1, shape, func(b []byte) bool { return b[0] != 0 })
+	return decodeAs(r, shape, 1, func(b []byte) bool { return b[0] != 0 })
 }
 
-func fromBytes[T lathe.Element](b []byte, size int, shape []int, read func([]byte) T) *lathe.Tensor {
-	d := make([]T, len(b)/size)
-	for i := range d {
-		d[i] = read(b[i*size:])
+// decodeLike is decode's tensor in like's dtype and on its device.
+func decodeLike(r io.Reader, dt lathe.DType, like *lathe.Tensor) *lathe.Tensor {
+	t := decode(r, dt, like.Shape())
+	if dt != like.DType() {
+		c := t.Cast(like.DType())
+		t.Release()
+		t = c
 	}
-	if len(shape) == 0 {
-		return lathe.Scalar(lathe.CPU, d[0])
+	if dev := like.Device(); dev != lathe.CPU {
+		moved := t.To(dev)
+		t.Release()
+		t = moved
 	}
-	return lathe.FromSlice(lathe.CPU, d, shape...)
+	return t
+}
+
+func decodeAs[T lathe.Element](r io.Reader, shape []int, size int, get func([]byte) T) *lathe.Tensor {
+	chunk := make([]byte, chunkBytes)
+	return lathe.FromFunc(lathe.CPU, func(d []T) error { return readChunks(r, d, chunk, size, get) }, shape...)
+}
+
+// readChunks fills d from r, size bytes an element as get reads them,
+// through chunk.
+func readChunks[T any](r io.Reader, d []T, chunk []byte, size int, get func([]byte) T) error {
+	for len(d) > 0 {
+		n := min(len(d), len(chunk)/size)
+		if _, err := io.ReadFull(r, chunk[:n*size]); err != nil {
+			return err
+		}
+		for i := range d[:n] {
+			d[i] = get(chunk[i*size:])
+		}
+		d = d[n:]
+	}
+	return nil
 }

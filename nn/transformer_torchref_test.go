@@ -59,7 +59,7 @@ func readTorchCases(t *testing.T) []torchCase {
 			for i, s := range e.Shape {
 				shape[i] = int(s)
 			}
-			c.refs[strings.TrimPrefix(name, "ref.")] = decode(data[e.Offsets[0]:e.Offsets[1]], dt, shape)
+			c.refs[strings.TrimPrefix(name, "ref.")] = decode(bytes.NewReader(data[e.Offsets[0]:e.Offsets[1]]), dt, shape)
 		}
 		cases = append(cases, c)
 	}
