@@ -98,8 +98,7 @@ func (c *call) release() {
 
 // prepare checks x (alive, on the group's device, a dtype the op takes)
 // and, for a device engine, makes it contiguous (withData reads it for a
-// host engine);
-// the caller releases c once its data is queued.
+// host engine); the caller releases c once its data is queued.
 func (g *Group) prepare(c *call, x *lathe.Tensor) {
 	if err := x.CheckArg(c.op, "x"); err != nil {
 		c.err = err
