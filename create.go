@@ -65,7 +65,9 @@ func FromSlice[T Element](dev Device, data []T, shape ...int) *Tensor {
 	if err != nil {
 		return failed(err)
 	}
-	return upload("from_slice", dev, append([]T(nil), data...), dtypeOf[T](), s)
+	// Into the pool's memory on the cpu, which a released tensor gives
+	// back for the next (a batch made each step reuses it).
+	return fromFunc("from_slice", dev, false, func(d []T) error { copy(d, data); return nil }, s)
 }
 
 // Scalar makes a 0-d tensor holding v.
