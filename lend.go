@@ -8,8 +8,8 @@ import (
 // error. On the cpu, for a contiguous x, data is x's own memory, with no
 // copy made (as PyTorch's numpy() shares a cpu tensor's memory); for a
 // strided view, or on another device, it is a copy, as Float32s makes.
-// x is held while f runs: a Release from another goroutine hands its
-// memory back only when f returns.
+// Where data is x's memory, x is held while f runs: a Release from
+// another goroutine hands the memory back only when f returns.
 //
 // f must not write to data, since lathe's tensors never change and other
 // tensors may share x's memory, nor keep data after it returns, when the
