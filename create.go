@@ -67,7 +67,15 @@ func FromSlice[T Element](dev Device, data []T, shape ...int) *Tensor {
 	}
 	// Into the pool's memory on the cpu, which a released tensor gives
 	// back for the next (a batch made each step reuses it).
-	return fromFunc("from_slice", dev, false, func(d []T) error { copy(d, data); return nil }, s)
+	t, d, err := emptyLent("from_slice", dev, dtypeOf[T](), s)
+	switch {
+	case err != nil:
+		return failed(err)
+	case t != nil:
+		copy(d.([]T), data)
+		return wrap(t)
+	}
+	return upload("from_slice", dev, append([]T(nil), data...), dtypeOf[T](), s)
 }
 
 // Scalar makes a 0-d tensor holding v.

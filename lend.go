@@ -67,13 +67,6 @@ func FromFunc[T Element](dev Device, fill func(data []T) error, shape ...int) *T
 	if err != nil {
 		return failed(err)
 	}
-	return fromFunc(op, dev, true, fill, s)
-}
-
-// fromFunc is FromFunc as op, for a shape checkShape has resolved: with
-// zeroed false, fill writes every element, so the memory is not cleared
-// first.
-func fromFunc[T Element](op string, dev Device, zeroed bool, fill func(data []T) error, s []int) *Tensor {
 	dt := dtypeOf[T]()
 	t, data, err := emptyLent(op, dev, dt, s)
 	switch {
@@ -81,9 +74,7 @@ func fromFunc[T Element](op string, dev Device, zeroed bool, fill func(data []T)
 		return failed(err)
 	case t != nil:
 		d := data.([]T)
-		if zeroed {
-			clear(d) // the pool's memory holds an earlier tensor's values
-		}
+		clear(d) // the pool's memory holds an earlier tensor's values
 		if err := fill(d); err != nil {
 			t.Release()
 			return Failed(err)
