@@ -75,10 +75,16 @@ func FromFunc[T Element](dev Device, fill func(data []T) error, shape ...int) *T
 	case t != nil:
 		d := data.([]T)
 		clear(d) // the pool's memory holds an earlier tensor's values
+		filled := false
+		defer func() {
+			if !filled { // fill failed or panicked: the block goes back now
+				t.Release()
+			}
+		}()
 		if err := fill(d); err != nil {
-			t.Release()
 			return Failed(err)
 		}
+		filled = true
 		return wrap(t)
 	}
 	if _, err := dispatch.Open(dev); err != nil {

@@ -195,3 +195,33 @@ func TestFromSliceTakesThePool(t *testing.T) {
 		t.Errorf("the tensor shares the slice's memory: y[5] = %v after the slice changed", v[5])
 	}
 }
+
+// TestFromFuncFillPanics: a fill that panics gives the new block back at
+// once, not when the collector finds it, and a lent slice ends where its
+// view does, so an append in f cannot reach the elements after it.
+func TestFromFuncFillPanics(t *testing.T) {
+	before, err := MemoryStats(CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		defer func() { recover() }()
+		FromFunc(CPU, func([]float32) error { panic("fill") }, 64, 1024)
+	}()
+	if after, _ := MemoryStats(CPU); after.Allocated != before.Allocated {
+		t.Errorf("a fill that panicked left %d bytes allocated (%d before)", after.Allocated, before.Allocated)
+	}
+
+	x := FromSlice(CPU, []float32{1, 2, 3, 4, 5, 6}, 3, 2)
+	defer x.Release()
+	row := x.Narrow(0, 1, 1)
+	defer row.Release()
+	if err := WithData(row, func(d []float32) error {
+		if len(d) != 2 || cap(d) != 2 {
+			t.Errorf("a row lent as len %d, cap %d", len(d), cap(d))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

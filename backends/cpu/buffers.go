@@ -37,7 +37,9 @@ func (b *buffer[T]) OnGoHeap() bool { return int64(cap(b.data))*elemSize[T]() < 
 
 // Slice lends the n elements from offset (dispatch.HostSlicer); every
 // buffer holds its dtype's Go type, so dt adds nothing here.
-func (b *buffer[T]) Slice(_ dispatch.DType, offset, n int) any { return b.data[offset : offset+n] }
+func (b *buffer[T]) Slice(_ dispatch.DType, offset, n int) any {
+	return b.data[offset : offset+n : offset+n] // an append cannot reach past the view
+}
 
 // cleanupMin is the size from which an unreleased buffer is worth a
 // cleanup: a new buffer of that size costs Go more to allocate and zero
