@@ -326,6 +326,18 @@ func LoadOptimizer(r io.Reader, opt Optimizer, scheds ...Resumable) error {
 	for k := range staged {
 		staged[k] = make([]*lathe.Tensor, len(ps.params))
 	}
+	committed := false
+	defer func() { // a load that fails gives back what it read
+		if !committed {
+			for _, row := range staged {
+				for _, t := range row {
+					if t != nil {
+						t.Release()
+					}
+				}
+			}
+		}
+	}()
 	err = readData(r, entries, want, func(name string, r io.Reader) error {
 		at := where[name]
 		dt, _ := stDType(entries[name].DType) // the parameter's (checkEntry)
@@ -390,8 +402,14 @@ func LoadOptimizer(r io.Reader, opt Optimizer, scheds ...Resumable) error {
 	}
 	ps.initialLR, ps.hasInitialLR = initial, hasInitial
 	for k, sl := range slots {
-		copy(*sl.ts, staged[k])
+		for i, old := range *sl.ts {
+			if old != nil { // the optimizer's own, which the file's replaces
+				old.Release()
+			}
+			(*sl.ts)[i] = staged[k][i]
+		}
 	}
+	committed = true
 	if c := o.counts(); c != nil {
 		copy(*c, counts)
 	}

@@ -139,7 +139,12 @@ func encode(w io.Writer, t *lathe.Tensor, chunk []byte) error {
 	case lathe.Uint8:
 		return encodeAs(w, t, chunk, 1, func(b []byte, v uint8) { b[0] = v })
 	case lathe.Bool:
-		return encodeAs(w, t, chunk, 1, func(b []byte, v bool) { b[0] = map[bool]byte{false: 0, true: 1}[v] })
+		return encodeAs(w, t, chunk, 1, func(b []byte, v bool) {
+			b[0] = 0
+			if v {
+				b[0] = 1
+			}
+		})
 	case lathe.Float16, lathe.BFloat16:
 		// The bits as stored, not widened and rounded back, so a NaN's
 		// payload and signalling bit reach the file as they are.
@@ -237,6 +242,9 @@ func Load(r io.Reader, m Module, opts ...LoadOption) error {
 	var load []Param // the model's tensors that the file holds
 	inModel := map[string]bool{}
 	for _, p := range ps {
+		if inModel[p.Name] {
+			return loadError(lathe.ErrValue, p.Name, "names two of the model's tensors", "give each parameter and buffer a name of its own, as Save requires")
+		}
 		inModel[p.Name] = true
 		e, ok := entries[p.Name]
 		if !ok {
@@ -357,9 +365,14 @@ func readData(r io.Reader, entries map[string]stEntry, wanted map[string]bool, t
 		if wanted[name] {
 			part := &counted{r: io.LimitReader(r, int64(min(n, math.MaxInt64)))}
 			err = take(name, part)
+			var le *lathe.Error
 			switch {
+			case errors.As(err, &le):
+				return err // the tensor's own (the device's memory, say)
 			case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF):
-				return err // not the data's fault
+				e := loadError(lathe.ErrValue, name, "could not be read: the reader failed after byte "+strconv.FormatUint(at+part.n, 10), "")
+				e.Err = err
+				return e
 			case err == nil && part.n < n:
 				err = io.ErrUnexpectedEOF // take read less than the entry holds
 			}
