@@ -61,6 +61,7 @@ type Group struct {
 	copies                hostPool // memory for the copies of MPI's calls
 
 	mu     sync.Mutex
+	p2p    map[[2]int]*sync.Mutex // Send's and Recv's locks by direction and peer (p2pLock)
 	closed bool
 	broken bool // a device collective passed its deadline and was aborted
 }

@@ -147,7 +147,21 @@ func makeHost(dev lathe.Device, dt lathe.DType, shape []int, spare *hostPool, fi
 func makeAs[T lathe.Element](dev lathe.Device, dt lathe.DType, shape []int, spare *hostPool, fill func(hostBuf) error) *lathe.Tensor {
 	t := elemOf(dt)
 	if spare == nil {
-		return lathe.FromFunc(dev, func(d []T) error { return fill(hostBuf{b: asBytes(d), t: t}) }, shape...)
+		ran := false
+		out := lathe.FromFunc(dev, func(d []T) error {
+			ran = true
+			return fill(hostBuf{b: asBytes(d), t: t})
+		}, shape...)
+		if !ran && out.Err() != nil {
+			// The tensor could not be made (past the pool's limit, say),
+			// and the other ranks' frames are on their way: the call
+			// still runs, into memory of its own, so that this rank stays
+			// in step with them, and the error is the tensor's.
+			if err := fill(hostBuf{b: aligned(numel(shape) * t.size()), t: t}); err != nil {
+				return lathe.Failed(err)
+			}
+		}
+		return out
 	}
 	h := hostBuf{b: spare.take(numel(shape) * t.size()), t: t}
 	clear(h.b)

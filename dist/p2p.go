@@ -2,6 +2,8 @@ package dist
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	"github.com/lathe-ml/lathe"
 )
@@ -17,6 +19,25 @@ const (
 	// maxDims bounds the shape a header carries.
 	maxDims = 62
 )
+
+// dataWait bounds the wait for a message's data once its header has come.
+const dataWait = time.Minute
+
+// p2pLock is the lock of this rank's messages to peer (recv false) or from
+// it (recv true), held for a message's header and data, so that two
+// goroutines' messages between the same ranks do not interleave.
+func (g *Group) p2pLock(recv bool, peer int) *sync.Mutex {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	key := [2]int{btoi(recv), peer}
+	if g.p2p == nil {
+		g.p2p = map[[2]int]*sync.Mutex{}
+	}
+	if g.p2p[key] == nil {
+		g.p2p[key] = new(sync.Mutex)
+	}
+	return g.p2p[key]
+}
 
 func (g *Group) checkPeer(op, arg string, peer int) error {
 	if peer < 0 || peer >= g.size {
@@ -34,7 +55,7 @@ func (g *Group) checkPeer(op, arg string, peer int) error {
 // (after which the group is unusable, as after a collective's). x is
 // checked as a collective checks it; dst outside the group is an ErrIndex,
 // and this rank itself an ErrValue. Sends from one rank to another arrive
-// in the order they were made.
+// in the order they were made, each whole, from any number of goroutines.
 func (g *Group) Send(ctx context.Context, x *lathe.Tensor, dst int) error {
 	const op = "send"
 	if err := g.usable(op, ctx); err != nil {
@@ -56,6 +77,9 @@ func (g *Group) Send(ctx context.Context, x *lathe.Tensor, dst int) error {
 	for i, s := range c.shape {
 		h[2+i] = int64(s)
 	}
+	mu := g.p2pLock(false, dst) // the header and the data go together
+	mu.Lock()
+	defer mu.Unlock()
 	_, err := g.withData(c, func() (*lathe.Tensor, error) {
 		if c.err != nil { // x could not be read: nothing was sent
 			return nil, opError(op, c.err)
@@ -73,8 +97,12 @@ func (g *Group) Send(ctx context.Context, x *lathe.Tensor, dst int) error {
 
 // Recv returns the next tensor that rank src sends to this one with Send
 // (torch.distributed.recv, without the buffer: the shape and dtype come
-// with the data). A Recv that ctx's deadline ends is cancelled, and the
-// group stays usable. src outside the group is an ErrIndex, and this rank
+// with the data). A Recv that ctx's deadline ends before a message comes
+// is cancelled, and the group stays usable; once a message's header has
+// come, Recv takes its data, which follows at once, even past the
+// deadline (by a minute), so that the next Recv gets the next message.
+// Receives from one rank, from any number of goroutines, each get a whole
+// message, in the order they were sent. src outside the group is an ErrIndex, and this rank
 // itself an ErrValue.
 func (g *Group) Recv(ctx context.Context, src int) (*lathe.Tensor, error) {
 	const op = "recv"
@@ -84,6 +112,9 @@ func (g *Group) Recv(ctx context.Context, src int) (*lathe.Tensor, error) {
 	if err := g.checkPeer(op, "src", src); err != nil {
 		return nil, err
 	}
+	mu := g.p2pLock(true, src) // the header and the data come together
+	mu.Lock()
+	defer mu.Unlock()
 	h := make([]int64, 2+maxDims)
 	if err := g.host.recv(ctx, hostBuf{b: asBytes(h), t: tInt64}, src, tagHeader); err != nil {
 		return nil, opError(op, err)
@@ -102,7 +133,11 @@ func (g *Group) Recv(ctx context.Context, src int) (*lathe.Tensor, error) {
 		}
 		n *= shape[i]
 	}
-	t := makeHost(g.dev, dt, shape, g.spare(), func(data hostBuf) error { return g.host.recv(ctx, data, src, tagData) })
+	// The header has come, and the data follows it at once: it is taken
+	// even past ctx's deadline, or the next Recv would take it for its own.
+	dataCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dataWait)
+	defer cancel()
+	t := makeHost(g.dev, dt, shape, g.spare(), func(data hostBuf) error { return g.host.recv(dataCtx, data, src, tagData) })
 	if err := t.Err(); err != nil {
 		return nil, opError(op, err)
 	}
