@@ -1,7 +1,10 @@
 package lathe
 
 import (
+	"unsafe"
+
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/internal/half"
 )
 
 // WithData calls f with x's elements in row-major order and returns f's
@@ -18,13 +21,11 @@ import (
 // have none, are read with HalfBits or Float32s.
 func WithData[T Element](x *Tensor, f func(data []T) error) error {
 	const op = "with_data"
-	if err := x.CheckArg(op, "x"); err != nil {
+	want := dtypeOf[T]()
+	if err := checkLend(op, x, f == nil); err != nil {
 		return err
 	}
-	if f == nil {
-		return errorf(op, ErrValue, "f", "is nil", "pass the function that reads the elements")
-	}
-	if want := dtypeOf[T](); x.t.DType != want {
+	if x.t.DType != want {
 		return errorf(op, ErrDType, "x", "is "+x.t.DType.String()+", and f takes "+want.String()+" elements",
 			"read it as its own dtype's Go type, or cast it first with .Cast("+want.GoString()+")")
 	}
@@ -34,6 +35,47 @@ func WithData[T Element](x *Tensor, f func(data []T) error) error {
 	}
 	defer done()
 	return f(data.([]T))
+}
+
+// WithHalfBits is WithData for a float16 or bfloat16 tensor, whose
+// elements have no Go type: f gets their 16 bits, as HalfBits gives them,
+// in x's own memory on the cpu. Another dtype is an ErrDType.
+func WithHalfBits(x *Tensor, f func(bits []uint16) error) error {
+	const op = "with_half_bits"
+	if err := checkLend(op, x, f == nil); err != nil {
+		return err
+	}
+	if !dispatch.Halves.Has(x.t.DType) {
+		return errorf(op, ErrDType, "x", "is "+x.t.DType.String()+", not a 16-bit float", "read it with WithData")
+	}
+	data, done, err := x.lend(op, "x")
+	if err != nil {
+		return err
+	}
+	defer done()
+	return f(halfBitsOf(data))
+}
+
+// checkLend is WithData's and WithHalfBits's checks of x and f.
+func checkLend(op string, x *Tensor, nilF bool) error {
+	if err := x.CheckArg(op, "x"); err != nil {
+		return err
+	}
+	if nilF {
+		return errorf(op, ErrValue, "f", "is nil", "pass the function that reads the elements")
+	}
+	return nil
+}
+
+// halfBitsOf views the host data of a 16-bit float dtype as its bits.
+func halfBitsOf(data any) []uint16 {
+	switch d := data.(type) {
+	case []half.Float16:
+		return unsafe.Slice((*uint16)(unsafe.SliceData(d)), len(d))
+	case []half.BFloat16:
+		return unsafe.Slice((*uint16)(unsafe.SliceData(d)), len(d))
+	}
+	return nil
 }
 
 // lend is x's elements on the host, in row-major order: x's own memory
@@ -59,7 +101,33 @@ func (x *Tensor) lend(op, arg string) (data any, done func(), err error) {
 // must not keep data after it returns. The sizes are at least 0 (no -1:
 // there is no length to infer one from); with none, the tensor is 0-d.
 func FromFunc[T Element](dev Device, fill func(data []T) error, shape ...int) *Tensor {
-	const op = "from_func"
+	return filledNew("from_func", dev, dtypeOf[T](), shape, fill,
+		func(data any) []T { return data.([]T) },
+		func(n int) any { return make([]T, n) })
+}
+
+// FromHalfBitsFunc is FromFunc for a float16 or bfloat16 tensor (dt),
+// whose elements have no Go type: fill writes their 16 bits, as
+// FromHalfBits takes them, into the new tensor's own memory on the cpu.
+// Unlike FromHalfBits, no shape makes a 0-d tensor.
+func FromHalfBitsFunc(dev Device, dt DType, fill func(bits []uint16) error, shape ...int) *Tensor {
+	const op = "from_half_bits_func"
+	if !dispatch.Halves.Has(dt) {
+		return failed(errorf(op, ErrDType, "dt", "is "+dt.String()+", not a 16-bit float dtype", "use lathe.Float16 or lathe.BFloat16"))
+	}
+	return filledNew(op, dev, dt, shape, fill, halfBitsOf, func(n int) any {
+		if dt == Float16 {
+			return make([]half.Float16, n)
+		}
+		return make([]half.BFloat16, n)
+	})
+}
+
+// filledNew is FromFunc's and FromHalfBitsFunc's body: a tensor of dt and
+// shape on dev whose elements fill writes through view (the elements as
+// fill takes them) of the new buffer's host data, zeroed first, where dev
+// lends it (emptyLent), or else of host memory from newHost, uploaded.
+func filledNew[V any](op string, dev Device, dt DType, shape []int, fill func([]V) error, view func(data any) []V, newHost func(n int) any) *Tensor {
 	if fill == nil {
 		return failed(errorf(op, ErrValue, "fill", "is nil", "pass the function that writes the elements"))
 	}
@@ -67,13 +135,12 @@ func FromFunc[T Element](dev Device, fill func(data []T) error, shape ...int) *T
 	if err != nil {
 		return failed(err)
 	}
-	dt := dtypeOf[T]()
 	t, data, err := emptyLent(op, dev, dt, s)
 	switch {
 	case err != nil:
 		return failed(err)
 	case t != nil:
-		d := data.([]T)
+		d := view(data)
 		clear(d) // the pool's memory holds an earlier tensor's values
 		filled := false
 		defer func() {
@@ -94,11 +161,11 @@ func FromFunc[T Element](dev Device, fill func(data []T) error, shape ...int) *T
 	if err := checkHost(op, "shape", n, dt.Size()); err != nil {
 		return failed(err)
 	}
-	d := make([]T, n)
-	if err := fill(d); err != nil {
+	h := newHost(n)
+	if err := fill(view(h)); err != nil {
 		return Failed(err)
 	}
-	return upload(op, dev, d, dt, s)
+	return upload(op, dev, h, dt, s)
 }
 
 // emptyLent is a new tensor of dt and shape on dev with its memory lent

@@ -225,3 +225,52 @@ func TestFromFuncFillPanics(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHalfBitsFunc: the 16-bit floats are lent and filled as their bits,
+// in place on the cpu, a NaN's payload untouched; another dtype is an
+// ErrDType; on wgpu:0 both go through copies with the same bits.
+func TestHalfBitsFunc(t *testing.T) {
+	bits := []uint16{0x3c00, 0x7e01, 0xfc00, 0x0001, 0x8000, 0x4248} // 1, a NaN with a payload, -Inf, a subnormal, -0, 3.14
+	for _, dev := range []Device{CPU, WGPU(0)} {
+		for _, dt := range []DType{Float16, BFloat16} {
+			var filled *uint16
+			x := FromHalfBitsFunc(dev, dt, func(b []uint16) error {
+				filled = &b[0]
+				copy(b, bits)
+				return nil
+			}, 2, 3)
+			if err := x.Err(); errors.Is(err, ErrUnavailable) {
+				testenv.SkipDevice(t, dev.String(), "%v does not open: %v", dev, err)
+				continue
+			}
+			var lent *uint16
+			var got []uint16
+			if err := WithHalfBits(x, func(b []uint16) error { lent, got = &b[0], slices.Clone(b); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if want, _ := x.HalfBits(); !slices.Equal(got, bits) || !slices.Equal(want, bits) || !slices.Equal(x.Shape(), []int{2, 3}) {
+				t.Errorf("%v %v: lent %x, HalfBits %x, shape %v; want %x", dev, dt, got, want, x.Shape(), bits)
+			}
+			if (dev == CPU) != (lent == filled) {
+				t.Errorf("%v %v: lent at %p, filled at %p", dev, dt, lent, filled)
+			}
+			x.Release()
+		}
+	}
+	s := FromHalfBitsFunc(CPU, BFloat16, func(b []uint16) error { b[0] = 0x4040; return nil })
+	defer s.Release()
+	if v, err := s.Item(); err != nil || s.Rank() != 0 || v != 3 {
+		t.Errorf("0-d: rank %d, %v, %v", s.Rank(), v, err)
+	}
+	f := Ones(CPU, Float32, 2)
+	defer f.Release()
+	if err := WithHalfBits(f, func([]uint16) error { return nil }); !errors.Is(err, ErrDType) {
+		t.Errorf("float32: %v", err)
+	}
+	if err := FromHalfBitsFunc(CPU, Float32, func([]uint16) error { return nil }, 2).Err(); !errors.Is(err, ErrDType) {
+		t.Errorf("float32: %v", err)
+	}
+	if err := WithHalfBits(s, nil); !errors.Is(err, ErrValue) {
+		t.Errorf("nil f: %v", err)
+	}
+}

@@ -148,11 +148,9 @@ func encode(w io.Writer, t *lathe.Tensor, chunk []byte) error {
 	case lathe.Float16, lathe.BFloat16:
 		// The bits as stored, not widened and rounded back, so a NaN's
 		// payload and signalling bit reach the file as they are.
-		d, err := t.HalfBits()
-		if err != nil {
-			return err
-		}
-		return writeChunks(w, d, chunk, 2, func(b []byte, v uint16) { le.PutUint16(b, v) })
+		return lathe.WithHalfBits(t, func(d []uint16) error {
+			return writeChunks(w, d, chunk, 2, func(b []byte, v uint16) { le.PutUint16(b, v) })
+		})
 	}
 	return t.Err()
 }
@@ -557,18 +555,8 @@ func decode(r io.Reader, dt lathe.DType, shape []int) *lathe.Tensor {
 	case lathe.Uint8:
 		return decodeAs(r, shape, 1, func(b []byte) uint8 { return b[0] })
 	case lathe.Float16, lathe.BFloat16:
-		n := 1
-		for _, s := range shape {
-			n *= s
-		}
-		bits := make([]uint16, n)
-		if err := readChunks(r, bits, make([]byte, chunkBytes), 2, le.Uint16); err != nil {
-			return lathe.Failed(err)
-		}
-		if len(shape) == 0 {
-			return lathe.FromHalfBits(lathe.CPU, dt, bits, 1).Reshape()
-		}
-		return lathe.FromHalfBits(lathe.CPU, dt, bits, shape...)
+		chunk := make([]byte, chunkBytes)
+		return lathe.FromHalfBitsFunc(lathe.CPU, dt, func(d []uint16) error { return readChunks(r, d, chunk, 2, le.Uint16) }, shape...)
 	}
 	return decodeAs(r, shape, 1, func(b []byte) bool { return b[0] != 0 })
 }
