@@ -53,9 +53,9 @@ func fromBytes[T any](b []byte) []T {
 // lendHost runs f with x's elements as host bytes, and reports whether f
 // ran (where it did not, err says why x could not be read). With a nil
 // spare (an engine that is done with its buffers when its call returns),
-// f gets x's own memory on the cpu (lathe.WithData); otherwise a copy in
-// memory from spare, given back if f succeeds. float16 and bfloat16, which
-// lathe lends as no Go type, are copied into new memory (HalfBits).
+// f gets x's own memory on the cpu (lathe.WithData, or WithHalfBits for
+// the 16-bit floats); otherwise a copy in
+// memory from spare, given back if f succeeds.
 func lendHost(x *lathe.Tensor, spare *hostPool, f func(hostBuf) error) (ran bool, err error) {
 	run := func(h hostBuf) error {
 		ran = true
@@ -63,33 +63,31 @@ func lendHost(x *lathe.Tensor, spare *hostPool, f func(hostBuf) error) (ran bool
 	}
 	switch x.DType() {
 	case lathe.Float32:
-		err = lendAs[float32](x, spare, run)
+		err = lendAs(x, spare, run, lathe.WithData[float32])
 	case lathe.Float64:
-		err = lendAs[float64](x, spare, run)
+		err = lendAs(x, spare, run, lathe.WithData[float64])
 	case lathe.Int32:
-		err = lendAs[int32](x, spare, run)
+		err = lendAs(x, spare, run, lathe.WithData[int32])
 	case lathe.Int64:
-		err = lendAs[int64](x, spare, run)
+		err = lendAs(x, spare, run, lathe.WithData[int64])
 	case lathe.Int8:
-		err = lendAs[int8](x, spare, run)
+		err = lendAs(x, spare, run, lathe.WithData[int8])
 	case lathe.Uint8:
-		err = lendAs[uint8](x, spare, run)
+		err = lendAs(x, spare, run, lathe.WithData[uint8])
 	case lathe.Bool: // one byte, 0 or 1
-		err = lendAs[bool](x, spare, run)
+		err = lendAs(x, spare, run, lathe.WithData[bool])
 	case lathe.Float16, lathe.BFloat16:
-		var bits []uint16
-		if bits, err = x.HalfBits(); err == nil {
-			err = run(hostBuf{b: asBytes(bits), t: tUint16})
-		}
+		err = lendAs(x, spare, run, lathe.WithHalfBits)
 	default:
 		err = lathe.NewError("", lathe.ErrDType, "x", "has dtype "+x.DType().String()+", which no engine carries", "cast it to a dtype lathe has")
 	}
 	return ran, err
 }
 
-func lendAs[T lathe.Element](x *lathe.Tensor, spare *hostPool, f func(hostBuf) error) error {
+// lendAs is lendHost for the elements that with lends as []T.
+func lendAs[T any](x *lathe.Tensor, spare *hostPool, f func(hostBuf) error, with func(*lathe.Tensor, func([]T) error) error) error {
 	t := elemOf(x.DType())
-	return lathe.WithData(x, func(d []T) error {
+	return with(x, func(d []T) error {
 		h := hostBuf{b: asBytes(d), t: t}
 		if spare == nil {
 			return f(h)
@@ -106,49 +104,44 @@ func lendAs[T lathe.Element](x *lathe.Tensor, spare *hostPool, f func(hostBuf) e
 
 // makeHost makes a tensor of dt and shape on dev from the elements that
 // fill writes as host bytes, zeroed first: with a nil spare (see lendHost)
-// into the new tensor's own memory on the cpu (lathe.FromFunc); otherwise
-// into memory from spare, then copied, and given back. The 16-bit floats
-// go through new memory (FromHalfBits). fill's error is the tensor's.
+// into the new tensor's own memory on the cpu (lathe.FromFunc, or
+// FromHalfBitsFunc for the 16-bit floats); otherwise into memory from
+// spare, then copied, and given back. fill's error is the tensor's.
 func makeHost(dev lathe.Device, dt lathe.DType, shape []int, spare *hostPool, fill func(hostBuf) error) *lathe.Tensor {
 	switch dt {
 	case lathe.Float32:
-		return makeAs[float32](dev, dt, shape, spare, fill)
+		return makeAs(dev, dt, shape, spare, fill, lathe.FromFunc[float32])
 	case lathe.Float64:
-		return makeAs[float64](dev, dt, shape, spare, fill)
+		return makeAs(dev, dt, shape, spare, fill, lathe.FromFunc[float64])
 	case lathe.Int32:
-		return makeAs[int32](dev, dt, shape, spare, fill)
+		return makeAs(dev, dt, shape, spare, fill, lathe.FromFunc[int32])
 	case lathe.Int64:
-		return makeAs[int64](dev, dt, shape, spare, fill)
+		return makeAs(dev, dt, shape, spare, fill, lathe.FromFunc[int64])
 	case lathe.Int8:
-		return makeAs[int8](dev, dt, shape, spare, fill)
+		return makeAs(dev, dt, shape, spare, fill, lathe.FromFunc[int8])
 	case lathe.Uint8:
-		return makeAs[uint8](dev, dt, shape, spare, fill)
+		return makeAs(dev, dt, shape, spare, fill, lathe.FromFunc[uint8])
 	case lathe.Bool:
-		return makeAs[bool](dev, dt, shape, spare, func(h hostBuf) error {
+		return makeAs(dev, dt, shape, spare, func(h hostBuf) error {
 			err := fill(h)
 			for i, c := range h.b { // a bool's byte is 0 or 1, whatever a peer sent
 				h.b[i] = min(c, 1)
 			}
 			return err
-		})
+		}, lathe.FromFunc[bool])
 	}
-	bits := make([]uint16, numel(shape)) // float16 and bfloat16
-	if err := fill(hostBuf{b: asBytes(bits), t: tUint16}); err != nil {
-		return lathe.Failed(err)
-	}
-	if len(shape) == 0 { // FromHalfBits reads no shape as 1-D
-		t := lathe.FromHalfBits(dev, dt, bits, 1)
-		defer t.Release()
-		return t.Reshape()
-	}
-	return lathe.FromHalfBits(dev, dt, bits, shape...)
+	return makeAs(dev, dt, shape, spare, fill, func(dev lathe.Device, fill func([]uint16) error, shape ...int) *lathe.Tensor {
+		return lathe.FromHalfBitsFunc(dev, dt, fill, shape...) // float16 and bfloat16
+	})
 }
 
-func makeAs[T lathe.Element](dev lathe.Device, dt lathe.DType, shape []int, spare *hostPool, fill func(hostBuf) error) *lathe.Tensor {
+// makeAs is makeHost for a tensor that from makes from the []T it fills.
+func makeAs[T any](dev lathe.Device, dt lathe.DType, shape []int, spare *hostPool, fill func(hostBuf) error,
+	from func(lathe.Device, func([]T) error, ...int) *lathe.Tensor) *lathe.Tensor {
 	t := elemOf(dt)
 	if spare == nil {
 		ran := false
-		out := lathe.FromFunc(dev, func(d []T) error {
+		out := from(dev, func(d []T) error {
 			ran = true
 			return fill(hostBuf{b: asBytes(d), t: t})
 		}, shape...)
@@ -168,7 +161,7 @@ func makeAs[T lathe.Element](dev lathe.Device, dt lathe.DType, shape []int, spar
 	if err := fill(h); err != nil {
 		return lathe.Failed(err) // the engine may still hold h
 	}
-	out := lathe.FromFunc(dev, func(d []T) error { copy(asBytes(d), h.b); return nil }, shape...)
+	out := from(dev, func(d []T) error { copy(asBytes(d), h.b); return nil }, shape...)
 	spare.give(h.b)
 	return out
 }

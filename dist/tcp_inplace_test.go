@@ -131,8 +131,8 @@ func testGroupInPlace(t *testing.T, gs []*Group) {
 	}
 }
 
-// TestTCPCollectivesTakeNoHeap: a collective of 4 MB over TCP takes no
-// new Go heap for its data, once its frames and its result's pool block
+// TestTCPCollectivesTakeNoHeap: a collective of 4 MB (float32) or 2 MB
+// (bfloat16) over TCP takes no new Go heap for its data, once its frames and its result's pool block
 // are warm: the input is read in place and the result made in its
 // tensor's memory, or, where the engine copies, the copies reuse the
 // group's memory. With new copies, an all-reduce on two ranks took 24 MB.
@@ -141,7 +141,13 @@ func TestTCPCollectivesTakeNoHeap(t *testing.T) { eachWay(t, testCollectivesTake
 func testCollectivesTakeNoHeap(t *testing.T, gs []*Group) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	xs := []*lathe.Tensor{lathe.Ones(lathe.CPU, lathe.Float32, 1024, 1024), lathe.Ones(lathe.CPU, lathe.Float32, 1024, 1024)}
+	for _, dt := range []lathe.DType{lathe.Float32, lathe.BFloat16} {
+		xs := []*lathe.Tensor{lathe.Ones(lathe.CPU, dt, 1024, 1024), lathe.Ones(lathe.CPU, dt, 1024, 1024)}
+		testDTypeTakesNoHeap(t, ctx, gs, dt, xs)
+	}
+}
+
+func testDTypeTakesNoHeap(t *testing.T, ctx context.Context, gs []*Group, dt lathe.DType, xs []*lathe.Tensor) {
 	for name, call := range map[string]func(g *Group, x *lathe.Tensor) (*lathe.Tensor, error){
 		"all_reduce":     func(g *Group, x *lathe.Tensor) (*lathe.Tensor, error) { return g.AllReduce(ctx, x, Sum) },
 		"broadcast":      func(g *Group, x *lathe.Tensor) (*lathe.Tensor, error) { return g.Broadcast(ctx, x, 0) },
@@ -170,7 +176,7 @@ func testCollectivesTakeNoHeap(t *testing.T, gs []*Group) {
 		}
 		runtime.ReadMemStats(&after)
 		if per := (after.TotalAlloc - before.TotalAlloc) / rounds; per > 1<<20 {
-			t.Errorf("%s of 4 MB on two ranks took %d KB of Go heap a call", name, per>>10)
+			t.Errorf("%s of a %v [1024, 1024] on two ranks took %d KB of Go heap a call", name, dt, per>>10)
 		}
 	}
 }
