@@ -292,7 +292,7 @@ func (g *Group) finish(c *call, t *lathe.Tensor, mean bool) (*lathe.Tensor, erro
 		f.Release()
 	}
 	if err := t.Err(); err != nil {
-		return nil, opError(c.op, err)
+		return nil, resultError(c.op, err)
 	}
 	return t, nil
 }

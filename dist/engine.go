@@ -177,4 +177,17 @@ func opError(op string, err error) error {
 	return e
 }
 
+// resultError is opError for a fault in making op's result, which the
+// lathe ops that op runs (FromFunc, Cast) name as their own: the caller
+// called op ("reduce_scatter: cpu: out of memory", not "from_func").
+func resultError(op string, err error) error {
+	var e *lathe.Error
+	if errors.As(err, &e) {
+		named := *e
+		named.Op = op
+		return &named
+	}
+	return opError(op, err)
+}
+
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -139,7 +139,7 @@ func (g *Group) Recv(ctx context.Context, src int) (*lathe.Tensor, error) {
 	defer cancel()
 	t := makeHost(g.dev, dt, shape, g.spare(), func(data hostBuf) error { return g.host.recv(dataCtx, data, src, tagData) })
 	if err := t.Err(); err != nil {
-		return nil, opError(op, err)
+		return nil, resultError(op, err)
 	}
 	return t, nil
 }

@@ -51,8 +51,9 @@ func TestTCPResultPastTheLimit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the group after the reduce-scatter: %v", err)
 	}
-	if !errors.Is(errs[0], lathe.ErrOutOfMemory) || errs[1] != nil {
-		t.Fatalf("rank 0: %v (want ErrOutOfMemory); rank 1: %v (want its part)", errs[0], errs[1])
+	var le *lathe.Error
+	if !errors.Is(errs[0], lathe.ErrOutOfMemory) || !errors.As(errs[0], &le) || le.Op != "reduce_scatter" || errs[1] != nil {
+		t.Fatalf("rank 0: %v (want reduce_scatter's ErrOutOfMemory); rank 1: %v (want its part)", errs[0], errs[1])
 	}
 
 	err = onRanks(2, func(r int) error {
@@ -66,8 +67,8 @@ func TestTCPResultPastTheLimit(t *testing.T) {
 			}
 			return gs[0].Send(ctx, small, 1)
 		}
-		if _, err := gs[1].Recv(ctx, 0); !errors.Is(err, lathe.ErrOutOfMemory) {
-			t.Errorf("a Recv past the limit: %v", err)
+		if _, err := gs[1].Recv(ctx, 0); !errors.Is(err, lathe.ErrOutOfMemory) || !errors.As(err, &le) || le.Op != "recv" {
+			t.Errorf("a Recv past the limit: %v (want recv's ErrOutOfMemory)", err)
 		}
 		y, err := gs[1].Recv(ctx, 0)
 		if err != nil {
