@@ -2,8 +2,12 @@ package main
 
 import (
 	"bufio"
+	"cmp"
+	"math"
 	"os"
 	"runtime"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,17 +16,20 @@ import (
 
 // machine describes where the figures were taken, for the JSON report.
 type machine struct {
-	Time       time.Time    `json:"time"`
-	CPU        string       `json:"cpu"`   // model name from /proc/cpuinfo
-	Flags      string       `json:"flags"` // the vector extensions among its flags
-	Cores      int          `json:"cores"` // runtime.NumCPU
-	GOMAXPROCS int          `json:"gomaxprocs"`
-	Go         string       `json:"go"`
-	OS         string       `json:"os"`
-	Devices    []deviceDesc `json:"devices"`
-	GPUDriver  string       `json:"gpu_driver,omitempty"` // /proc/driver/nvidia/version
-	Torch      *torchInfo   `json:"torch,omitempty"`
-	NoTorch    string       `json:"no_torch,omitempty"` // why --vs-torch ran without it
+	Time       time.Time `json:"time"`
+	CPU        string    `json:"cpu"`   // model name from /proc/cpuinfo
+	Flags      string    `json:"flags"` // the vector extensions among its flags
+	Cores      int       `json:"cores"` // runtime.NumCPU
+	GOMAXPROCS int       `json:"gomaxprocs"`
+	// GC is the collector's setting, GOGC and any GOMEMLIMIT: the per-op
+	// rows move with it (README, Memory).
+	GC        string       `json:"gc"`
+	Go        string       `json:"go"`
+	OS        string       `json:"os"`
+	Devices   []deviceDesc `json:"devices"`
+	GPUDriver string       `json:"gpu_driver,omitempty"` // /proc/driver/nvidia/version
+	Torch     *torchInfo   `json:"torch,omitempty"`
+	NoTorch   string       `json:"no_torch,omitempty"` // why --vs-torch ran without it
 }
 
 // deviceDesc is one device lathe knows of: what serves it (which BLAS for
@@ -41,6 +48,7 @@ func describeMachine(status []lathe.DeviceInfo, used []lathe.Device) machine {
 		Time:       time.Now().UTC(),
 		Cores:      runtime.NumCPU(),
 		GOMAXPROCS: runtime.GOMAXPROCS(0),
+		GC:         collectorSetting(),
 		Go:         runtime.Version(),
 		OS:         runtime.GOOS + "/" + runtime.GOARCH,
 	}
@@ -56,6 +64,16 @@ func describeMachine(status []lathe.DeviceInfo, used []lathe.Device) machine {
 		m.GPUDriver = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
 	}
 	return m
+}
+
+// collectorSetting is the collector's pacing as the run has it: GOGC
+// ("100" where unset) and the memory limit where one is set.
+func collectorSetting() string {
+	gc := "GOGC " + cmp.Or(os.Getenv("GOGC"), "100")
+	if limit := debug.SetMemoryLimit(-1); limit != math.MaxInt64 {
+		gc += ", GOMEMLIMIT " + strconv.FormatInt(limit, 10)
+	}
+	return gc
 }
 
 // cpuInfo returns the first processor's model name and which of the flags

@@ -15,7 +15,7 @@ import (
 // printTable writes the machine's summary and one line per row.
 func printTable(out io.Writer, rep *report) {
 	m := rep.Machine
-	fmt.Fprintf(out, "%s, %d cores, GOMAXPROCS %d, %s\n", m.CPU, m.Cores, m.GOMAXPROCS, m.Go)
+	fmt.Fprintf(out, "%s, %d cores, GOMAXPROCS %d, %s, %s\n", m.CPU, m.Cores, m.GOMAXPROCS, m.GC, m.Go)
 	for _, d := range m.Devices {
 		if d.Used {
 			fmt.Fprintf(out, "lathe %s: %s\n", d.Device, d.Detail)
