@@ -178,7 +178,8 @@ func (g *Group) agree(ctx context.Context, c *call, sameDim0 bool) ([][]int64, e
 	mine := c.header()
 	all := make([]int64, headerLen*g.size)
 	counts := slices.Repeat([]int{headerLen}, g.size)
-	if err := g.host.allGather(ctx, hostBuf{b: asBytes(mine), t: tInt64}, hostBuf{b: asBytes(all), t: tInt64}, counts); err != nil {
+	check := namedCall(ctx, "the ranks' check that they made the same call")
+	if err := g.host.allGather(check, hostBuf{b: asBytes(mine), t: tInt64}, hostBuf{b: asBytes(all), t: tInt64}, counts); err != nil {
 		return nil, opError(c.op, err)
 	}
 	hs := make([][]int64, g.size)

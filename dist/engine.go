@@ -148,10 +148,25 @@ func busyFlag(ctx context.Context) *atomic.Bool {
 	return b
 }
 
+// callKey is the context key of namedCall's name.
+type callKey struct{}
+
+// namedCall is ctx whose engine call a timeout error names as name, where
+// the engine's own name for it would mislead: the ranks' check of each
+// other's calls is an all-gather to the engine, and a user who called
+// all_reduce was told "all_gather did not finish".
+func namedCall(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, callKey{}, name)
+}
+
 // timeoutError is what a call that passed ctx's deadline (or was
 // cancelled) returns: it wraps ctx.Err(), so errors.Is(err,
-// context.DeadlineExceeded) holds.
+// context.DeadlineExceeded) holds. It names the call as namedCall did
+// where ctx has a name.
 func timeoutError(call string, ctx context.Context, broken bool) *lathe.Error {
+	if name, ok := ctx.Value(callKey{}).(string); ok {
+		call = name
+	}
 	detail := "did not finish before its context ended (a peer is slow, hung or gone)"
 	fix := "give the context a later deadline, or find the peer that did not take part"
 	if broken {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -192,5 +193,26 @@ func TestTCPConcurrentMessages(t *testing.T) {
 				t.Fatalf("senders race %v, try %d: %v", sendersRace, try, err)
 			}
 		}
+	}
+}
+
+// TestTCPHeaderExchangeTimeout: a collective that a peer never joins ends
+// at its deadline with an error that names the call made and the step
+// that waited (the ranks' check of each other's calls), not the engine's
+// all-gather that carries the check. It said "all_reduce: all_gather did
+// not finish".
+func TestTCPHeaderExchangeTimeout(t *testing.T) {
+	gs := tcpGroups(t, 2, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	x := lathe.Full(lathe.CPU, lathe.Float32, 1, 4)
+	defer x.Release()
+	_, err := gs[0].AllReduce(ctx, x, Sum)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("an all-reduce that rank 1 never joins: %v, want a deadline error", err)
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "all_reduce: the ranks' check that they made the same call did not finish") || strings.Contains(msg, "all_gather") {
+		t.Errorf("its error: %q; want all_reduce's, naming the check of the calls", msg)
 	}
 }
