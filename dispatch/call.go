@@ -167,10 +167,10 @@ func launch[A any](op *Op[A], in []*Tensor, a A) (*Tensor, error) {
 }
 
 // unsupported is the error of a kernel that a device lacks: for the op on
-// the device at all, or for the dtype.
+// the device at all, or for the dtype. Both name op, dtype and device.
 func unsupported(dev Device, op string, dt DType, noKernel bool) *Error {
 	if noKernel {
-		return &Error{Kind: ErrUnsupported, Op: op, Found: dev.String(), Detail: "has no kernel on " + dev.String(),
+		return &Error{Kind: ErrUnsupported, Op: op, Found: dt.String(), Detail: "has no " + dt.String() + " kernel on " + dev.String() + ", nor one for any dtype",
 			Fix: "move the arguments to a device that has it, e.g. .To(lathe.CPU)"}
 	}
 	return Unsupported(dev, op, dt)

@@ -122,8 +122,8 @@ func TestValidationErrors(t *testing.T) {
 
 func TestNoKernel(t *testing.T) {
 	_, err := dispatch.Call(ops.Mul, dispatch.None{}, host(t, testCUDA, 1), host(t, testCUDA, 2))
-	if !errors.Is(err, dispatch.ErrUnsupported) || !strings.Contains(err.Error(), "mul: has no kernel on cuda:0") {
-		t.Fatalf("got %v, want an ErrUnsupported naming mul and cuda:0", err)
+	if !errors.Is(err, dispatch.ErrUnsupported) || !strings.Contains(err.Error(), "mul: has no float64 kernel on cuda:0, nor one for any dtype") {
+		t.Fatalf("got %v, want an ErrUnsupported naming mul, float64 and cuda:0", err)
 	}
 }
 

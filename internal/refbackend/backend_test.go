@@ -42,7 +42,7 @@ func TestFourthBackend(t *testing.T) {
 		kind     error
 		contains string
 	}{
-		"no kernel":      {x.Exp().Err(), lathe.ErrUnsupported, "exp: has no kernel on ref:0"},
+		"no kernel":      {x.Exp().Err(), lathe.ErrUnsupported, "exp: has no float32 kernel on ref:0, nor one for any dtype"},
 		"no dtype":       {lathe.FromSlice(lathe.CPU, []int32{1}, 1).To(dev).Neg().Err(), lathe.ErrUnsupported, "neg: has no int32 kernel on ref:0"},
 		"other device":   {x.Add(lathe.Ones(lathe.CPU, lathe.Float32, 3)).Err(), lathe.ErrDevice, `argument "rhs" is on cpu but the op runs on ref:0`},
 		"no allocator":   {lathe.EmptyCache(dev), lathe.ErrUnsupported, "ref:0 has no caching allocator"},
