@@ -22,7 +22,7 @@ func FuzzCast(f *testing.F) {
 	f.Add([]byte{2, 4, 2, 2, 2, 1, 2, 3, 4})
 	f.Add([]byte{3, 1, 1, 3, 200, 100, 7})
 	f.Add([]byte{4, 0, 2, 2, 3, 0, 0, 0, 0, 0, 0})
-	fzGPU() // open wgpu:0 in each worker before its first input, not during it
+	fzGPUFor(f) // open wgpu:0 in each worker before its first input, not during it
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := &fzReader{b: data}
 		from := fzCastDTypes[r.intn(len(fzCastDTypes))]

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // What the fuzz targets (ops_*_fuzz_test.go, dtype_fuzz_test.go) share: a
@@ -198,16 +199,34 @@ func fzScalarKind(dt DType, v float64) error {
 	return nil
 }
 
-// fzGPU is wgpu:0 where it opens. Each target calls it before f.Fuzz, so
-// that a fuzzing worker opens the device (a second or two) before it runs
-// inputs, not inside one, where the fuzzer's deadline may find it.
-var fzGPU = sync.OnceValue(func() *Device {
+// fzGPU is wgpu:0 where it opens, else nil.
+func fzGPU() *Device {
+	d, _ := fzOpenGPU()
+	return d
+}
+
+// fzOpenGPU is wgpu:0, or why it does not open.
+var fzOpenGPU = sync.OnceValues(func() (*Device, error) {
 	d := WGPU(0)
-	if Ones(d, Float32, 1).Err() != nil {
-		return nil
+	if err := Ones(d, Float32, 1).Err(); err != nil {
+		return nil, err
 	}
-	return &d
+	return &d, nil
 })
+
+// fzGPUFor opens wgpu:0 for a test that compares the cpu with it, or says
+// by name that the comparison is left out (testenv.Without). Each fuzz
+// target calls it before f.Fuzz, so that a fuzzing worker opens the
+// device (a second or two) before it runs inputs, not inside one, where
+// the fuzzer's deadline may find it.
+func fzGPUFor(t testing.TB) *Device {
+	t.Helper()
+	d, err := fzOpenGPU()
+	if err != nil {
+		testenv.Without(t, "wgpu:0", "it does not open here (%v); the cpu runs alone", err)
+	}
+	return d
+}
 
 // fzKinds are the kinds an error may have.
 var fzKinds = []error{ErrDevice, ErrShape, ErrDType, ErrReleased, ErrOutOfMemory, ErrUnavailable,

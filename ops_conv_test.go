@@ -95,7 +95,7 @@ func TestConvErrors(t *testing.T) {
 //	y2 = F.conv_transpose2d(x2, w2, stride=(1, 2), padding=(1, 0), dilation=(3, 1), output_padding=(2, 1))
 func TestConvTransposeOutputPaddingPastStride(t *testing.T) {
 	devices := []Device{CPU}
-	if gpu := fzGPU(); gpu != nil {
+	if gpu := fzGPUFor(t); gpu != nil {
 		devices = append(devices, *gpu)
 	}
 	for _, dev := range devices {

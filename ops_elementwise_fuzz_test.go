@@ -22,7 +22,7 @@ func FuzzElementwise(f *testing.F) {
 	f.Add([]byte{2, 0, 2, 2, 2, 2, 3, 7, 0, 0, 0, 0})
 	f.Add([]byte{3, 0, 0, 2, 4, 1, 1, 2, 4, 0, 3, 7, 11})
 	f.Add([]byte{1, 13, 2, 2, 2, 4, 1, 4, 1, 200, 100, 50, 25})
-	fzGPU() // open wgpu:0 in each worker before its first input, not during it
+	fzGPUFor(f) // open wgpu:0 in each worker before its first input, not during it
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := &fzReader{b: data}
 		switch r.intn(4) {

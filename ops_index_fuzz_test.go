@@ -25,7 +25,7 @@ func FuzzIndex(f *testing.F) {
 	f.Add([]byte{5, 0, 2, 3, 2, 1, 7, 0, 1, 1, 0, 1, 0})
 	f.Add([]byte{6, 1, 2, 2, 3, 4, 2, 0, 3, 1})
 	f.Add([]byte{0, 0, 2, 3, 4, 0, 1, 3, 0, 1, 255})
-	fzGPU() // open wgpu:0 in each worker before its first input, not during it
+	fzGPUFor(f) // open wgpu:0 in each worker before its first input, not during it
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := &fzReader{b: data}
 		switch r.intn(7) {

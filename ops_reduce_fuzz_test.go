@@ -24,7 +24,7 @@ func FuzzReduce(f *testing.F) {
 	f.Add([]byte{8, 1, 2, 2, 0, 1, 3, 0, 1})
 	f.Add([]byte{10, 0, 2, 3, 4, 1, 7, 7, 7, 7, 0, 0, 0, 0, 3, 3, 3, 3})
 	f.Add([]byte{6, 0, 1, 4, 0, 0, 12, 8, 0, 200})
-	fzGPU() // open wgpu:0 in each worker before its first input, not during it
+	fzGPUFor(f) // open wgpu:0 in each worker before its first input, not during it
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := &fzReader{b: data}
 		names := []string{"sum", "prod", "max", "min", "var", "std", "logsumexp", "argmax", "argmin", "mean", "cumsum", "softmax", "log_softmax"}

@@ -21,7 +21,7 @@ func FuzzSelect(f *testing.F) {
 	f.Add([]byte{1, 1, 2, 3, 3, 1, 0, 2, 2, 1, 0, 2, 1, 0})
 	f.Add([]byte{2, 0, 3, 2, 3, 4, 5, 1, 0, 2, 2, 1, 0, 2, 1, 0, 5})
 	f.Add([]byte{2, 3, 3, 3, 1, 2, 3, 0, 1, 2, 250, 1, 0})
-	fzGPU() // open wgpu:0 in each worker before its first input, not during it
+	fzGPUFor(f) // open wgpu:0 in each worker before its first input, not during it
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := &fzReader{b: data}
 		switch r.intn(4) {

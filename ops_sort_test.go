@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // The sort family against a direct transcription of torch's rule
@@ -21,12 +22,17 @@ import (
 // torch itself.
 
 // sortDevices are the devices to run on: the cpu, and wgpu:0 where it
-// opens (skipped by name where it does not).
+// opens (skipped by name where it does not: testenv.Without).
 func sortDevices(t *testing.T) []lathe.Device {
+	t.Helper()
 	devs := []lathe.Device{lathe.CPU}
 	for _, info := range lathe.DeviceStatus() {
-		if info.Device == lathe.WGPU(0) && info.Available {
+		switch {
+		case info.Device != lathe.WGPU(0):
+		case info.Available:
 			devs = append(devs, info.Device)
+		default:
+			testenv.Without(t, info.Device.String(), "%s", info.Detail)
 		}
 	}
 	return devs

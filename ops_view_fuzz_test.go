@@ -25,7 +25,7 @@ func FuzzViews(f *testing.F) {
 	f.Add([]byte{1, 4, 5, 0, 2, 7, 1, 8, 0, 10})
 	f.Add([]byte{2, 2, 2, 11, 2, 4, 0, 2, 1, 6, 3, 1, 3, 2})
 	f.Add([]byte{1, 3, 4, 0, 250, 2})
-	fzGPU() // open wgpu:0 in each worker before its first input, not during it
+	fzGPUFor(f) // open wgpu:0 in each worker before its first input, not during it
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := &fzReader{b: data}
 		shape := r.shape(4, 64)

@@ -26,7 +26,7 @@ func FuzzWindow(f *testing.F) {
 	f.Add([]byte{4, 2, 1, 2, 3, 3, 2})
 	f.Add([]byte{5, 1, 1, 1, 3, 2, 1, 4})
 	f.Add([]byte{6, 1, 1, 4, 2, 2, 1})
-	fzGPU() // open wgpu:0 in each worker before its first input, not during it
+	fzGPUFor(f) // open wgpu:0 in each worker before its first input, not during it
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := &fzReader{b: data}
 		op := r.intn(7)

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // RandInt, RandPerm and Multinomial: ranges, permutations, distributions
@@ -27,7 +28,7 @@ func randomDevices(t *testing.T) []lathe.Device {
 	devs := []lathe.Device{lathe.CPU}
 	for _, dev := range []lathe.Device{lathe.WGPU(0), lathe.CUDA(0)} {
 		if err := lathe.Zeros(dev, lathe.Float32, 1).Err(); err != nil {
-			t.Run(dev.String(), func(t *testing.T) { t.Skipf("%s does not open here: %v", dev, err) })
+			t.Run(dev.String(), func(t *testing.T) { testenv.SkipDevice(t, dev.String(), "it does not open here: %v", err) })
 			continue
 		}
 		devs = append(devs, dev)

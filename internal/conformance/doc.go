@@ -13,7 +13,5 @@
 // this build is skipped, naming the op.
 //
 // The package sits on the root lathe package only, as a user would, and is
-// internal because its API is the test table, not a library. Ops that are
-// not yet in this build have their table entries in ops_pending.go behind the
-// "pending" build tag; without it their cases are skipped by name.
+// internal because its API is the test table, not a library.
 package conformance
