@@ -62,6 +62,12 @@ func (b *Base) RegisterModule(name string, m Module) {
 	if err == nil && isNil(m) {
 		err = nilModule("register", name)
 	}
+	if err == nil {
+		if found, cyclic := reaches(m, b); found || cyclic {
+			err = cycleError("register")
+			err.Arg = name
+		}
+	}
 	if err != nil {
 		b.entries = append(b.entries, baseEntry{name: name, t: lathe.Failed(err)})
 		return
@@ -102,6 +108,9 @@ func (b *Base) Parameters() []Param { return b.list(false) }
 func (b *Base) Buffers() []Param { return b.list(true) }
 
 func (b *Base) list(buffers bool) []Param {
+	if err := holdsItself("parameters", b); err != nil {
+		return cycleParams(err)
+	}
 	var out []Param
 	for _, e := range b.entries {
 		if e.m == nil {
@@ -127,8 +136,12 @@ func (b *Base) To(dev lathe.Device) error {
 	return moveParams(append(b.Parameters(), b.Buffers()...), dev)
 }
 
-// Train sets the module's mode and every child's.
+// Train sets the module's mode and every child's; a module that holds
+// itself is left as it is (Err reports it).
 func (b *Base) Train(on bool) {
+	if holdsItself("train", b) != nil {
+		return
+	}
 	b.eval = !on
 	for _, e := range b.entries {
 		if e.m != nil {

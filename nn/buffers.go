@@ -33,6 +33,9 @@ func (s *Seq) Buffers() []Param {
 	if s == nil {
 		return nil
 	}
+	if err := holdsItself("buffers", s); err != nil {
+		return cycleParams(err)
+	}
 	var out []Param
 	for i, m := range s.Modules {
 		for _, p := range Buffers(m) {

@@ -281,9 +281,15 @@ func Sequential(mods ...Module) *Seq { return &Seq{Modules: mods} }
 // step taking megabytes of new memory each time. One that a module of
 // another package makes or takes is left alone, since that module may
 // keep it.
-func (s *Seq) Forward(x *lathe.Tensor) *lathe.Tensor {
+func (s *Seq) Forward(x *lathe.Tensor) *lathe.Tensor { return s.forward(x, 0) }
+
+// forward is Forward inside depth other Seqs (maxNesting).
+func (s *Seq) forward(x *lathe.Tensor, depth int) *lathe.Tensor {
 	if s == nil {
 		return lathe.Failed(nilModule("sequential", "s"))
+	}
+	if depth > maxNesting {
+		return lathe.Failed(cycleError("sequential"))
 	}
 	in := x
 	var inner []*lathe.Tensor
@@ -292,7 +298,12 @@ func (s *Seq) Forward(x *lathe.Tensor) *lathe.Tensor {
 			lathe.ReleaseWithGraph(nil, inner...)
 			return lathe.Failed(nilModule("sequential", "modules["+strconv.Itoa(i)+"]"))
 		}
-		y := m.Forward(x)
+		var y *lathe.Tensor
+		if c, ok := m.(*Seq); ok {
+			y = c.forward(x, depth+1)
+		} else {
+			y = m.Forward(x)
+		}
 		if i > 0 && x != in && ownLayer(s.Modules[i-1]) && ownLayer(m) {
 			inner = append(inner, x)
 		}
@@ -322,6 +333,9 @@ func (s *Seq) Parameters() []Param {
 	if s == nil {
 		return nil
 	}
+	if err := holdsItself("parameters", s); err != nil {
+		return cycleParams(err)
+	}
 	var out []Param
 	for i, m := range s.Modules {
 		if isNil(m) {
@@ -338,9 +352,10 @@ func (s *Seq) Parameters() []Param {
 // To moves every child's parameters and buffers to dev.
 func (s *Seq) To(dev lathe.Device) error { return moveParams(state(s), dev) }
 
-// Train sets every child's mode (a nil child has none).
+// Train sets every child's mode (a nil child has none); a Seq that
+// holds itself is left as it is (Err reports it).
 func (s *Seq) Train(on bool) {
-	if s == nil {
+	if s == nil || holdsItself("train", s) != nil {
 		return
 	}
 	for _, m := range s.Modules {

@@ -127,23 +127,30 @@ func newRNNBase(kind rnnKind, in, hidden int, o options, optErr *lathe.Error) RN
 	r := RNNBase{InputSize: in, HiddenSize: hidden, NumLayers: layers, BatchFirst: o.batchFirst,
 		Bidirectional: o.bidirectional, Dropout: o.dropout, kind: kind}
 	dirs := r.dirs()
-	r.Weights = make([]RNNWeights, max(layers, 1)*dirs)
 	var detail string
 	switch {
 	case in < 1 || hidden < 1 || layers < 1:
 		detail = "has input_size " + strconv.Itoa(in) + ", hidden_size " + strconv.Itoa(hidden) +
 			", num_layers " + strconv.Itoa(layers) + "; each must be at least 1"
+	case layers > maxLayers:
+		detail = "has num_layers " + strconv.Itoa(layers) + ", more than lathe builds (" + strconv.Itoa(maxLayers) + ")"
 	case !(o.dropout >= 0 && o.dropout <= 1):
 		detail = "has dropout " + strconv.FormatFloat(o.dropout, 'g', -1, 64) + ", which must be in [0, 1]"
 	case badAct:
 		detail = "has nonlinearity " + strconv.Quote(o.nonlinearity) + "; it is \"tanh\" or \"relu\""
-	case kind.gates()*hidden > math.MaxInt32 || in > math.MaxInt32:
+	case hidden > math.MaxInt32/kind.gates() || in > math.MaxInt32:
 		detail = "has sizes too large for a weight"
 	}
 	if detail != "" && optErr == nil {
 		optErr = nnError(kind.String(), lathe.ErrValue, "", detail, "give positive sizes, a dropout probability and a known nonlinearity")
 	}
 	if optErr != nil {
+		// A failed module lists its layers' weights failed, or one layer's
+		// where the count is not one that could be built.
+		if layers < 1 || layers > maxLayers {
+			layers = 1
+		}
+		r.Weights = make([]RNNWeights, layers*dirs)
 		err := lathe.Failed(optErr)
 		for i := range r.Weights {
 			r.Weights[i] = RNNWeights{WeightIH: err, WeightHH: err}
@@ -153,6 +160,7 @@ func newRNNBase(kind rnnKind, in, hidden int, o options, optErr *lathe.Error) RN
 		}
 		return r
 	}
+	r.Weights = make([]RNNWeights, layers*dirs)
 	bound := 1 / math.Sqrt(float64(hidden))
 	g := kind.gates() * hidden
 	for l := range layers {

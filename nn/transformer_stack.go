@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"errors"
 	"strconv"
 
 	"github.com/lathe-ml/lathe"
@@ -78,20 +79,27 @@ func NewTransformerDecoder(newLayer func() *TransformerDecoderLayer, numLayers i
 // buildLayers calls newLayer n times and checks that each call made a new
 // layer: one layer twice in a stack would share its weights, and an
 // optimizer would step them twice.
-func buildLayers[L comparable](op string, newLayer func() L, n int) ([]L, *lathe.Error) {
+func buildLayers[L interface {
+	comparable
+	Module
+}](op string, newLayer func() L, n int) ([]L, *lathe.Error) {
 	if newLayer == nil {
 		return nil, nnError(op, lathe.ErrValue, "new_layer", "is nil", "pass a function that makes a layer")
 	}
-	if n < 0 {
-		return nil, nnError(op, lathe.ErrValue, "num_layers", "is "+strconv.Itoa(n), "give a layer count ≥ 0")
+	if n < 0 || n > maxLayers {
+		return nil, nnError(op, lathe.ErrValue, "num_layers", "is "+strconv.Itoa(n), "give a layer count from 0 to "+strconv.Itoa(maxLayers))
 	}
-	layers := make([]L, 0, n)
-	seen := make(map[L]bool, n)
+	var layers []L
+	seen := map[L]bool{}
 	for i := range n {
 		l := newLayer()
 		switch {
 		case isNil(l):
 			return nil, nnError(op, lathe.ErrValue, "new_layer", "returned nil for layer "+strconv.Itoa(i), "return a layer from each call")
+		case Err(l) != nil:
+			// The layers after a failed one would fail alike (memory,
+			// arguments): the stack stops at the first.
+			return nil, failedLayer(op, i, Err(l))
 		case seen[l]:
 			return nil, nnError(op, lathe.ErrValue, "new_layer", "returned one layer twice (layers "+strconv.Itoa(len(layers))+" and "+strconv.Itoa(i)+
 				" would share weights)", "make a new layer in each call")
@@ -100,6 +108,20 @@ func buildLayers[L comparable](op string, newLayer func() L, n int) ([]L, *lathe
 		layers = append(layers, l)
 	}
 	return layers, nil
+}
+
+// failedLayer is a stack's error for its layer i, which failed with
+// cause: of the cause's kind (ErrOutOfMemory where the layers no longer
+// fit), wrapping it.
+func failedLayer(op string, i int, cause error) *lathe.Error {
+	kind := error(lathe.ErrValue)
+	var le *lathe.Error
+	if errors.As(cause, &le) && le.Kind != nil {
+		kind = le.Kind
+	}
+	e := nnError(op, kind, "new_layer", "made layer "+strconv.Itoa(i)+" failed", "fix what the layer's error says")
+	e.Err = cause
+	return e
 }
 
 // registerStack registers layers as layers.{i} and norm, when there is
