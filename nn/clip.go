@@ -11,7 +11,8 @@ import (
 // (the norm of all gradients taken as one vector) is at most maxNorm, and
 // returns the norm before clipping, as torch.nn.utils.clip_grad_norm_ does:
 // each gradient is multiplied by min(1, maxNorm/(total+1e-6)). Parameters
-// without a gradient are skipped. As in PyTorch (error_if_nonfinite=False),
+// without a gradient are skipped, and one listed twice (a tied weight)
+// counts once; a nil, failed or released one is an error. As in PyTorch (error_if_nonfinite=False),
 // a NaN or infinite norm is returned, not refused, and the gradients are
 // scaled by the resulting NaN or zero.
 func ClipGradNorm(params []Param, maxNorm float64) (float64, error) {
@@ -22,6 +23,14 @@ func ClipGradNorm(params []Param, maxNorm float64) (float64, error) {
 	// norms first), stacked by dtype and read back together: one wait for
 	// the device per dtype, where reading each norm stopped a GPU once per
 	// parameter. Their norm is then taken in float64, in parameter order.
+	for _, p := range params {
+		if p.T == nil {
+			return 0, nnError("clip_grad_norm", lathe.ErrValue, p.Name, "is nil", "pass the model's parameters")
+		}
+		if err := p.T.CheckArg("clip_grad_norm", p.Name); err != nil {
+			return 0, err
+		}
+	}
 	var grads, owners []*lathe.Tensor
 	type slot struct {
 		dt lathe.DType
@@ -30,8 +39,13 @@ func ClipGradNorm(params []Param, maxNorm float64) (float64, error) {
 	var slots []slot
 	norms := map[lathe.DType][]*lathe.Tensor{}
 	var dtypes []lathe.DType
+	seen := map[*lathe.Tensor]bool{}
 	lathe.NoGrad(func() {
 		for _, p := range params {
+			if seen[p.T] {
+				continue // a tied weight, listed under each name, counts once, as torch's parameters() yields it once
+			}
+			seen[p.T] = true
 			g := p.T.Grad()
 			if g == nil {
 				continue

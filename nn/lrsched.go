@@ -51,6 +51,9 @@ type scheduler interface {
 	// closed is _get_closed_form_lr, where the scheduler has one.
 	closed() (float64, bool)
 	schedKind() string
+	// check refuses settings the constructor refuses, since the exported
+	// fields may have changed since (a StepSize of 0 divided by zero).
+	check() error
 }
 
 func (c *schedCore) core() *schedCore { return c }
@@ -62,6 +65,9 @@ func (c *schedCore) LastLR() float64 { return c.lastLR }
 func (c *schedCore) Epoch() int { return c.lastEpoch }
 
 func (c *schedCore) closed() (float64, bool) { return 0, false }
+
+// check is nothing for a scheduler with no settings of its own to change.
+func (c *schedCore) check() error { return nil }
 
 // attach is _LRScheduler's constructor up to the initial step: the base
 // learning rate is the optimizer's initial_lr, or its rate if no scheduler
@@ -106,6 +112,9 @@ func advance(s scheduler, explicit bool, epoch int) error {
 	c := s.core()
 	if c.opt == nil {
 		return unmade(s)
+	}
+	if err := s.check(); err != nil {
+		return err
 	}
 	saved := *c
 	c.stepCount++
@@ -157,13 +166,18 @@ func NewStepLR(opt Optimizer, stepSize int, gamma float64) (*StepLR, error) {
 	if err != nil {
 		return nil, err
 	}
-	if stepSize <= 0 {
-		return nil, nnError("step_lr", lathe.ErrValue, "step_size", "is "+strconv.Itoa(stepSize), "pass a positive step size")
-	}
-	if err := checkHyper("step_lr", "gamma", gamma, gamma >= 0); err != nil {
+	s := &StepLR{schedCore: c, StepSize: stepSize, Gamma: gamma}
+	if err := s.check(); err != nil {
 		return nil, err
 	}
-	return start(&StepLR{schedCore: c, StepSize: stepSize, Gamma: gamma})
+	return start(s)
+}
+
+func (s *StepLR) check() error {
+	if s.StepSize <= 0 {
+		return nnError("step_lr", lathe.ErrValue, "step_size", "is "+strconv.Itoa(s.StepSize), "pass a positive step size")
+	}
+	return checkHyper("step_lr", "gamma", s.Gamma, s.Gamma >= 0)
 }
 
 // Step moves to the next epoch.
@@ -196,12 +210,17 @@ func NewMultiStepLR(opt Optimizer, milestones []int, gamma float64) (*MultiStepL
 	if err != nil {
 		return nil, err
 	}
-	if err := checkHyper("multi_step_lr", "gamma", gamma, gamma >= 0); err != nil {
-		return nil, err
-	}
 	ms := slices.Clone(milestones)
 	slices.Sort(ms)
-	return start(&MultiStepLR{schedCore: c, milestones: ms, Gamma: gamma})
+	s := &MultiStepLR{schedCore: c, milestones: ms, Gamma: gamma}
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return start(s)
+}
+
+func (s *MultiStepLR) check() error {
+	return checkHyper("multi_step_lr", "gamma", s.Gamma, s.Gamma >= 0)
 }
 
 // Step moves to the next epoch.
@@ -239,10 +258,15 @@ func NewExponentialLR(opt Optimizer, gamma float64) (*ExponentialLR, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkHyper("exponential_lr", "gamma", gamma, gamma >= 0); err != nil {
+	s := &ExponentialLR{schedCore: c, Gamma: gamma}
+	if err := s.check(); err != nil {
 		return nil, err
 	}
-	return start(&ExponentialLR{schedCore: c, Gamma: gamma})
+	return start(s)
+}
+
+func (s *ExponentialLR) check() error {
+	return checkHyper("exponential_lr", "gamma", s.Gamma, s.Gamma >= 0)
 }
 
 // Step moves to the next epoch.
@@ -279,13 +303,18 @@ func NewCosineAnnealingLR(opt Optimizer, tMax int, etaMin float64) (*CosineAnnea
 	if err != nil {
 		return nil, err
 	}
-	if tMax <= 0 {
-		return nil, nnError("cosine_annealing_lr", lathe.ErrValue, "T_max", "is "+strconv.Itoa(tMax), "pass a positive number of epochs")
-	}
-	if err := checkHyper("cosine_annealing_lr", "eta_min", etaMin, !math.IsInf(etaMin, 0)); err != nil {
+	s := &CosineAnnealingLR{schedCore: c, TMax: tMax, EtaMin: etaMin}
+	if err := s.check(); err != nil {
 		return nil, err
 	}
-	return start(&CosineAnnealingLR{schedCore: c, TMax: tMax, EtaMin: etaMin})
+	return start(s)
+}
+
+func (s *CosineAnnealingLR) check() error {
+	if s.TMax <= 0 {
+		return nnError("cosine_annealing_lr", lathe.ErrValue, "T_max", "is "+strconv.Itoa(s.TMax), "pass a positive number of epochs")
+	}
+	return checkHyper("cosine_annealing_lr", "eta_min", s.EtaMin, !math.IsInf(s.EtaMin, 0))
 }
 
 // Step moves to the next epoch.
@@ -333,16 +362,24 @@ func NewLinearLR(opt Optimizer, startFactor, endFactor float64, totalIters int) 
 	if err != nil {
 		return nil, err
 	}
-	if err := firstErr(
-		checkHyper("linear_lr", "start_factor", startFactor, startFactor > 0 && startFactor <= 1),
-		checkHyper("linear_lr", "end_factor", endFactor, endFactor >= 0 && endFactor <= 1),
-	); err != nil {
+	s := &LinearLR{schedCore: c, StartFactor: startFactor, EndFactor: endFactor, TotalIters: totalIters}
+	if err := s.check(); err != nil {
 		return nil, err
 	}
-	if totalIters <= 0 {
-		return nil, nnError("linear_lr", lathe.ErrValue, "total_iters", "is "+strconv.Itoa(totalIters), "pass a positive number of epochs")
+	return start(s)
+}
+
+func (s *LinearLR) check() error {
+	if err := firstErr(
+		checkHyper("linear_lr", "start_factor", s.StartFactor, s.StartFactor > 0 && s.StartFactor <= 1),
+		checkHyper("linear_lr", "end_factor", s.EndFactor, s.EndFactor >= 0 && s.EndFactor <= 1),
+	); err != nil {
+		return err
 	}
-	return start(&LinearLR{schedCore: c, StartFactor: startFactor, EndFactor: endFactor, TotalIters: totalIters})
+	if s.TotalIters <= 0 {
+		return nnError("linear_lr", lathe.ErrValue, "total_iters", "is "+strconv.Itoa(s.TotalIters), "pass a positive number of epochs")
+	}
+	return nil
 }
 
 // Step moves to the next epoch.

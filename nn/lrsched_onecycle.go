@@ -50,11 +50,17 @@ type cyclePhase struct {
 
 // momentumSetter is an optimizer whose momentum OneCycleLR can move:
 // torch's 'momentum' or 'betas' in optimizer.defaults.
-type momentumSetter interface{ setMomentum(m float64) }
+type momentumSetter interface {
+	setMomentum(m float64)
+	momentum() float64
+}
 
 func (s *SGD) setMomentum(m float64)     { s.Momentum = m }
 func (r *RMSprop) setMomentum(m float64) { r.Momentum = m }
 func (a *Adam) setMomentum(m float64)    { a.Betas[0] = m }
+func (s *SGD) momentum() float64         { return s.Momentum }
+func (r *RMSprop) momentum() float64     { return r.Momentum }
+func (a *Adam) momentum() float64        { return a.Betas[0] }
 
 // NewOneCycleLR makes a OneCycleLR on opt. It sets opt's base learning
 // rate to MaxLR/DivFactor, as torch does, whatever schedulers came before.
@@ -74,6 +80,15 @@ func NewOneCycleLR(opt Optimizer, cfg OneCycleConfig) (*OneCycleLR, error) {
 		checkHyper(op, "final_div_factor", cfg.FinalDivFactor, cfg.FinalDivFactor > 0),
 	); err != nil {
 		return nil, err
+	}
+	if cfg.CycleMomentum {
+		// Adam's β1 must lie in [0, 1), and a momentum past it diverges.
+		if err := firstErr(
+			checkHyper(op, "base_momentum", cfg.BaseMomentum, cfg.BaseMomentum >= 0 && cfg.BaseMomentum < 1),
+			checkHyper(op, "max_momentum", cfg.MaxMomentum, cfg.MaxMomentum >= 0 && cfg.MaxMomentum < 1),
+		); err != nil {
+			return nil, err
+		}
 	}
 	var ms momentumSetter
 	if cfg.CycleMomentum {
@@ -99,14 +114,30 @@ func NewOneCycleLR(opt Optimizer, cfg OneCycleConfig) (*OneCycleLR, error) {
 			{n - 1, cfg.MaxLR, s.minLR, cfg.BaseMomentum, cfg.MaxMomentum},
 		}
 	}
-	// torch sets initial_lr whatever a scheduler set before.
-	if ps := paramsOf(opt); ps != nil {
+	// torch sets initial_lr whatever a scheduler set before. A failed
+	// first step (a phase of no steps) puts back what the constructor set.
+	ps := paramsOf(opt)
+	var undo []func()
+	if ps != nil {
+		was, had := ps.initialLR, ps.hasInitialLR
+		undo = append(undo, func() { ps.initialLR, ps.hasInitialLR = was, had })
 		ps.initialLR, ps.hasInitialLR = initial, true
 	}
 	if ms != nil {
+		was := ms.momentum()
+		undo = append(undo, func() { ms.setMomentum(was) })
 		ms.setMomentum(cfg.MaxMomentum)
 	}
-	return start(s)
+	lr := opt.LearningRate()
+	made, err := start(s)
+	if err != nil {
+		for _, u := range undo {
+			u()
+		}
+		opt.SetLearningRate(lr)
+		return nil, err
+	}
+	return made, nil
 }
 
 // Step moves to the next batch.
@@ -129,6 +160,11 @@ func (s *OneCycleLR) chain() (float64, error) {
 	start := 0.0
 	for i, ph := range s.phases {
 		if float64(t) <= ph.end || i == len(s.phases)-1 {
+			if ph.end == start { // torch's ZeroDivisionError
+				return 0, nnError("one_cycle_lr", lathe.ErrValue, "pct_start", "makes phase "+strconv.Itoa(i+1)+" of "+strconv.Itoa(len(s.phases))+
+					" end where it starts ("+strconv.FormatFloat(s.cfg.PctStart, 'g', -1, 64)+" of "+strconv.Itoa(s.cfg.TotalSteps)+" steps)",
+					"give each phase at least one step: more steps, or a pct_start inside (0, 1)")
+			}
 			pct := (float64(t) - start) / (ph.end - start)
 			lr = s.anneal(ph.startLR, ph.endLR, pct)
 			mom = s.anneal(ph.startMom, ph.endMomentum, pct)

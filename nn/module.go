@@ -192,28 +192,65 @@ func newParam(v *lathe.Tensor, o options) *lathe.Tensor {
 // RequireGrad and, when grad is not nil, has that gradient. The caller has
 // checked next; an error here leaves p unchanged.
 func rebind(p, next, grad *lathe.Tensor) error {
-	if err := next.Err(); err != nil {
-		return err
-	}
-	if p.RequiresGrad() {
-		made := next
-		next = next.Detach().RequireGrad()
-		made.Release() // the detached view keeps the data
-		if grad != nil {
-			if err := next.SetGrad(grad); err != nil {
-				return err
+	return rebindAll([]*lathe.Tensor{p}, []*lathe.Tensor{next}, []*lathe.Tensor{grad})
+}
+
+// rebindAll is rebind for many handles, all or none: every new leaf is
+// made (and its gradient set) before any handle changes, so that an error
+// leaves every p as it was, and gives back what was made. A nil next
+// leaves its p alone.
+func rebindAll(ps, nexts, grads []*lathe.Tensor) error {
+	leaves := make([]*lathe.Tensor, len(ps))
+	for i, next := range nexts {
+		if next == nil {
+			continue
+		}
+		leaf, err := newLeaf(ps[i], next, grads[i])
+		if err != nil {
+			for _, t := range append(leaves[:i], nexts[i+1:]...) {
+				if t != nil && t.Err() == nil {
+					t.Release()
+				}
 			}
+			return err
+		}
+		leaves[i] = leaf
+	}
+	for i, leaf := range leaves {
+		if leaf != nil {
+			// The old value goes back to its device's pool: p is the only
+			// handle on it (views keep their data), and a graph that still
+			// needs it is one PyTorch, too, would refuse after an in-place
+			// update.
+			ps[i].Release()
+			*ps[i] = *leaf
 		}
 	}
-	if err := next.Err(); err != nil {
-		return err
-	}
-	// The old value goes back to its device's pool: p is the only handle
-	// on it (views keep their data), and a graph that still needs it is
-	// one PyTorch, too, would refuse after an in-place update.
-	p.Release()
-	*p = *next
 	return nil
+}
+
+// newLeaf is next as p's new value: a fresh leaf where p requires a
+// gradient, with grad as its gradient when grad is not nil. It takes next
+// (released, or returned); on an error it has released what it made.
+func newLeaf(p, next, grad *lathe.Tensor) (*lathe.Tensor, error) {
+	if err := next.Err(); err != nil {
+		return nil, err
+	}
+	if !p.RequiresGrad() {
+		return next, nil
+	}
+	leaf := next.Detach().RequireGrad()
+	next.Release() // the detached view keeps the data
+	if grad != nil {
+		if err := leaf.SetGrad(grad); err != nil {
+			leaf.Release()
+			return nil, err
+		}
+	}
+	if err := leaf.Err(); err != nil {
+		return nil, err
+	}
+	return leaf, nil
 }
 
 // moveParams is To for any list of parameters: every move is made before
@@ -253,14 +290,11 @@ func moveParams(ps []Param, dev lathe.Device) error {
 			}
 		}
 	}
+	handles := make([]*lathe.Tensor, len(ps))
 	for i, p := range ps {
-		if next[i] != nil {
-			if err := rebind(p.T, next[i], grads[i]); err != nil {
-				return err
-			}
-		}
+		handles[i] = p.T
 	}
-	return nil
+	return rebindAll(handles, next, grads)
 }
 
 // Seq is a chain of modules, each fed the output of the one before

@@ -141,6 +141,11 @@ func (s *paramSet) step(f func(i int, p, g *lathe.Tensor) (next *lathe.Tensor, s
 			if err = g.CheckArg("step", p.Name+".grad"); err != nil {
 				return
 			}
+			if !slices.Equal(g.Shape(), p.T.Shape()) {
+				err = nnError("step", lathe.ErrShape, p.Name+".grad", "has shape "+shapeString(g.Shape())+", the parameter "+shapeString(p.T.Shape()),
+					"set a gradient of the parameter's shape")
+				return
+			}
 			next, state := f(i, p.T, g)
 			ups = append(ups, update{i: i, next: next, grad: g, state: state})
 			for _, t := range append(state, next) {
@@ -166,11 +171,37 @@ func (s *paramSet) step(f func(i int, p, g *lathe.Tensor) (next *lathe.Tensor, s
 		}
 		return err
 	}
-	for _, u := range ups {
-		if err := rebind(s.params[u.i].T, u.next, u.grad); err != nil {
-			return err
+	handles, nexts, grads := make([]*lathe.Tensor, len(ups)), make([]*lathe.Tensor, len(ups)), make([]*lathe.Tensor, len(ups))
+	for j, u := range ups {
+		handles[j], nexts[j], grads[j] = s.params[u.i].T, u.next, u.grad
+	}
+	if err := rebindAll(handles, nexts, grads); err != nil {
+		for _, u := range ups {
+			for _, t := range u.state {
+				if t != nil && t.Err() == nil {
+					t.Release()
+				}
+			}
 		}
+		return err
+	}
+	for _, u := range ups {
 		commit(u)
+	}
+	return nil
+}
+
+// misfit is a failed next value for parameter i where a state of the
+// optimizer's was made for another shape than p's (the parameter's handle
+// was given a value of another shape since), else nil: the update would
+// broadcast the state and hide it, where torch's in-place update raises.
+func (s *paramSet) misfit(i int, p *lathe.Tensor, state ...*lathe.Tensor) *lathe.Tensor {
+	for _, st := range state {
+		if st != nil && !slices.Equal(st.Shape(), p.Shape()) {
+			return lathe.Failed(nnError("step", lathe.ErrShape, s.params[i].Name, "has shape "+shapeString(p.Shape())+
+				", and the optimizer's state for it "+shapeString(st.Shape())+" (the parameter was given a value of another shape)",
+				"make a new optimizer for the new parameters"))
+		}
 	}
 	return nil
 }
@@ -328,9 +359,16 @@ func (s *SGD) check() error {
 	return nil
 }
 
-// Step applies one SGD update.
+// Step applies one SGD update. Hyperparameters set on the fields are
+// checked as the constructor checks them.
 func (s *SGD) Step() error {
+	if err := s.check(); err != nil {
+		return err
+	}
 	return s.step(func(i int, p, g *lathe.Tensor) (*lathe.Tensor, []*lathe.Tensor) {
+		if bad := s.misfit(i, p, s.buf[i]); bad != nil {
+			return bad, nil
+		}
 		var tmp scratch
 		defer tmp.release()
 		d := g
@@ -425,8 +463,14 @@ func (a *Adam) check() error {
 // torch/optim/adam.py's _single_tensor_adam in order, so float32 results
 // round as PyTorch's do.
 func (a *Adam) Step() error {
+	if err := a.check(); err != nil {
+		return err
+	}
 	b1, b2 := a.Betas[0], a.Betas[1]
 	return a.step(func(i int, p, g *lathe.Tensor) (*lathe.Tensor, []*lathe.Tensor) {
+		if bad := a.misfit(i, p, a.m[i], a.v[i]); bad != nil {
+			return bad, nil
+		}
 		t := a.steps[i] + 1
 		var tmp scratch
 		defer tmp.release()

@@ -49,7 +49,13 @@ func (a *Adagrad) check() error {
 // makes the accumulator when the optimizer is built; here it is made at the
 // parameter's first step, from the same value.
 func (a *Adagrad) Step() error {
+	if err := a.check(); err != nil {
+		return err
+	}
 	return a.step(func(i int, p, g *lathe.Tensor) (*lathe.Tensor, []*lathe.Tensor) {
+		if bad := a.misfit(i, p, a.sum[i]); bad != nil {
+			return bad, nil
+		}
 		t := a.steps[i] + 1
 		var tmp scratch
 		defer tmp.release()

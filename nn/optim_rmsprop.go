@@ -51,8 +51,14 @@ func (r *RMSprop) check() error {
 // Step applies one RMSprop update, op for op as torch/optim/rmsprop.py's
 // _single_tensor_rmsprop, so that float32 rounds as PyTorch's does.
 func (r *RMSprop) Step() error {
+	if err := r.check(); err != nil {
+		return err
+	}
 	a := r.Alpha
 	return r.step(func(i int, p, g *lathe.Tensor) (*lathe.Tensor, []*lathe.Tensor) {
+		if bad := r.misfit(i, p, r.squareAvg[i], r.gradAvg[i], r.buf[i]); bad != nil {
+			return bad, nil
+		}
 		var tmp scratch
 		defer tmp.release()
 		if r.WeightDecay != 0 {

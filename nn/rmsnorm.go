@@ -1,7 +1,9 @@
 package nn
 
 import (
+	"math"
 	"slices"
+	"strconv"
 
 	"github.com/lathe-ml/lathe"
 )
@@ -52,6 +54,9 @@ func (n *RMSNorm) Forward(x *lathe.Tensor) *lathe.Tensor {
 	dims := make([]int, k)
 	for i := range dims {
 		dims[i] = x.Rank() - k + i
+	}
+	if !(n.Eps >= 0) || math.IsInf(n.Eps, 1) {
+		return lathe.Failed(nnError(op, lathe.ErrValue, "eps", "is "+strconv.FormatFloat(n.Eps, 'g', -1, 64), "give eps ≥ 0 (0: the dtype's machine epsilon)"))
 	}
 	eps := n.Eps
 	if eps == 0 {

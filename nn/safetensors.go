@@ -282,10 +282,12 @@ func Load(r io.Reader, m Module, opts ...LoadOption) error {
 		}
 		return err
 	}
-	for _, p := range load {
-		if err := rebind(p.T, next[p.Name], nil); err != nil {
-			return err
-		}
+	handles, values := make([]*lathe.Tensor, len(load)), make([]*lathe.Tensor, len(load))
+	for i, p := range load {
+		handles[i], values[i] = p.T, next[p.Name]
+	}
+	if err := rebindAll(handles, values, make([]*lathe.Tensor, len(load))); err != nil {
+		return err
 	}
 	if o.keys != nil {
 		slices.Sort(keys.Missing)
