@@ -2,6 +2,8 @@ package lathe
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 )
 
@@ -9,7 +11,12 @@ import (
 // data can refuse is the same error, kind and text and call site, on every
 // device. The cpu's op fails at once; a GPU checks where the values are
 // and reports at the next sync (dispatch's ValueChecker), after which the
-// device works again.
+// device works again. The failed result, and what was made from it before
+// the failure was known, stay failed: every read of them, and Err once the
+// device has reported, give the check's error, and an op on them fails
+// with it; a result made beside them reads back its values. (The first
+// read-back of any tensor took the error, once, and the failed result's
+// garbage read back as data after it.)
 func TestValueChecksOnEveryDevice(t *testing.T) {
 	cases := []struct {
 		name string
@@ -66,7 +73,10 @@ func TestValueChecksOnEveryDevice(t *testing.T) {
 				if !errors.Is(want, c.kind) {
 					t.Fatalf("the cpu gives %v, want a %v", want, c.kind)
 				}
-				got := c.run(dev).Err()
+				bad := c.run(dev)
+				derived := bad.Mul(bad)
+				beside := FromSlice(CPU, []int32{5, 6}, 2).To(dev).IndexSelect(0, FromSlice(CPU, []int32{1}, 1).To(dev))
+				got := bad.Err()
 				if got == nil {
 					got = Synchronize(dev) // a device reports at the next sync
 				}
@@ -76,6 +86,14 @@ func TestValueChecksOnEveryDevice(t *testing.T) {
 				// The failure is reported once and the device goes on.
 				if err := Synchronize(dev); err != nil {
 					t.Fatalf("the next sync: %v", err)
+				}
+				for i, err := range []error{bad.Err(), bad.To(CPU).Err(), bad.To(CPU).Err(), derived.To(CPU).Err(), derived.Err(), bad.Mul(bad).Err()} {
+					if err == nil || err.Error() != want.Error() {
+						t.Fatalf("the failed result and what was made from it, look %d: %v, want the check's error", i, err)
+					}
+				}
+				if v, err := beside.Int32s(); err != nil || len(v) != 1 || v[0] != 6 {
+					t.Fatalf("a result made beside the failed one: %v, %v", v, err)
 				}
 				v, err := FromSlice(CPU, []int32{1, 2}, 2).To(dev).IndexSelect(0, FromSlice(CPU, []int32{1}, 1).To(dev)).Int32s()
 				if err != nil || len(v) != 1 || v[0] != 2 {
@@ -93,5 +111,72 @@ func TestValueCheckIgnoresIgnoreIndex(t *testing.T) {
 		if _, err := Ones(dev, Float32, 3, 4).CrossEntropy(target).Float32s(); err != nil {
 			t.Errorf("%v: %v", dev, err)
 		}
+	}
+}
+
+// TestFailedCheckStaysWithItsTensor: on a device that checks values where
+// they live, a failed check's error goes with the tensors made from the
+// checked values, on every device alike: a read of another tensor returns
+// its own data even when it comes first, or from another goroutine at the
+// same time; every read of the failed one returns the error; and a
+// gradient made through the failed op reads as the error, every time. The
+// first read-back of any tensor took the error, once: a valid read got
+// another goroutine's error, and the failed tensor and its gradient then
+// read back garbage as data.
+func TestFailedCheckStaysWithItsTensor(t *testing.T) {
+	for _, dev := range Devices() {
+		t.Run(dev.String(), func(t *testing.T) {
+			x := FromSlice(CPU, []float32{10, 11, 12, 13}, 4).To(dev)
+			good := x.IndexSelect(0, FromSlice(CPU, []int64{1}, 1).To(dev))
+			bad := x.Gather(0, FromSlice(CPU, []int64{7}, 1).To(dev))
+			if v, err := good.Float32s(); err != nil || len(v) != 1 || v[0] != 11 {
+				t.Errorf("the valid result, read first: %v, %v", v, err)
+			}
+			for i := range 2 {
+				if v, err := bad.Float32s(); !errors.Is(err, ErrIndex) {
+					t.Errorf("the failed result, read %d: %v, %v; want an ErrIndex", i, v, err)
+				}
+			}
+
+			p := FromSlice(CPU, []float32{1, 2, 3, 4}, 4).To(dev).RequireGrad()
+			if err := p.Gather(0, FromSlice(CPU, []int64{1, 9}, 2).To(dev)).Sum().Backward(); err == nil {
+				// A device learns of the failure after the backward pass:
+				// the gradient it made is the failure's.
+				for i := range 2 {
+					if v, err := p.Grad().Float32s(); !errors.Is(err, ErrIndex) {
+						t.Errorf("the gradient through the failed gather, read %d: %v, %v; want an ErrIndex", i, v, err)
+					}
+				}
+			} else if p.Grad() != nil {
+				t.Errorf("a failed backward left a gradient")
+			}
+
+			// Two goroutines at once, one reading valid results, one failed.
+			var wg sync.WaitGroup
+			errs := make(chan string, 100)
+			for g := range 2 {
+				wg.Go(func() {
+					for range 25 {
+						idx := int64(2)
+						if g == 1 {
+							idx = 40
+						}
+						v, err := x.IndexSelect(0, FromSlice(CPU, []int64{idx}, 1).To(dev)).Float32s()
+						switch {
+						case g == 0 && (err != nil || v[0] != 12):
+							errs <- fmt.Sprintf("a valid read: %v, %v", v, err)
+						case g == 1 && !errors.Is(err, ErrIndex):
+							errs <- fmt.Sprintf("a failed read: %v, %v", v, err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for e := range errs {
+				t.Error(e)
+			}
+			Synchronize(dev) // what the failed reads left for the device-wide report
+		})
 	}
 }

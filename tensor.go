@@ -89,12 +89,20 @@ var firstArgs = sync.OnceValue(func() map[string]string {
 	return names
 })
 
-// Err returns the error that made x fail, or nil.
+// Err returns the error that made x fail, or nil. On a device that checks
+// an op's values where they live (an index out of range, on wgpu or cuda),
+// that includes a check that failed on what x was made from, once the
+// device has reported it: reading x, or Synchronize, waits for that.
 func (x *Tensor) Err() error {
 	if x == nil || (x.t == nil && x.err == nil) {
 		return nilTensorErr("err")
 	}
-	return x.err
+	if x.err != nil {
+		return x.err
+	}
+	// A device's value check that refused what x was made from, once the
+	// device has reported it (a read-back or Synchronize).
+	return x.t.FailedCheck()
 }
 
 // Shape returns a copy of x's sizes (nil for a failed tensor).

@@ -43,6 +43,14 @@ func Call[A any](op *Op[A], a A, in ...*Tensor) (*Tensor, error) {
 			return nil, located(releasedError(op.ArgName(i)), op.Name)
 		}
 	}
+	for _, t := range in {
+		// A device's check that failed on values this argument was made
+		// from: it is garbage, and so would the result be.
+		if e := t.Storage.failedCheck(); e != nil {
+			letGo(in)
+			return nil, e
+		}
+	}
 	out, err := run(op, a, in)
 	letGo(in)
 	return out, err
@@ -58,15 +66,16 @@ func letGo(in []*Tensor) {
 // run is Call on arguments that it has checked and holds.
 func run[A any](op *Op[A], a A, in []*Tensor) (*Tensor, error) {
 	var (
-		out *Tensor
-		err error
+		out     *Tensor
+		err     error
+		checked []*Pending
 	)
 	switch op.runs {
 	case byView:
 		out, err = op.View(in, a)
 	case byComposing:
 		if op.Checks != nil {
-			if err := runChecks(op.Name, op.Checks(in, a), in); err != nil {
+			if checked, err = runChecks(op.Name, op.Checks(in, a), in); err != nil {
 				return nil, located(err, op.Name)
 			}
 		}
@@ -74,12 +83,20 @@ func run[A any](op *Op[A], a A, in []*Tensor) (*Tensor, error) {
 		if err != nil {
 			return nil, relabel(err, op.Name)
 		}
-		return out, nil // the ops it was built from were recorded themselves
+		carryChecks(out, nil, checked) // its ops carried their inputs'
+		return out, nil                // the ops it was built from were recorded themselves
 	default:
-		out, err = launch(op, in, a)
+		out, checked, err = launch(op, in, a)
 	}
 	if err != nil {
 		return nil, located(err, op.Name)
+	}
+	carryChecks(out, in, checked)
+	if out.Storage.openChecks() > maxOpenChecks {
+		if err := settledChecks(out); err != nil {
+			out.Release()
+			return nil, err
+		}
 	}
 	if r := recorder.Load(); r != nil && anyRequiresGrad(in) {
 		if err := (*r)(&op.Schema, in, out, a); err != nil {
@@ -129,41 +146,42 @@ func (t *Tensor) deviceOrZero() Device {
 
 // launch allocates the output that Infer describes and runs the kernel of
 // the device and dtype, or says that there is none.
-func launch[A any](op *Op[A], in []*Tensor, a A) (*Tensor, error) {
+func launch[A any](op *Op[A], in []*Tensor, a A) (*Tensor, []*Pending, error) {
 	dt, shape, err := op.Infer(in, a)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Every size an Infer gives is counted before a check or an allocation
 	// uses it, so that no product of sizes wraps unseen.
 	n, ok := CheckedNumel(shape)
 	if !ok {
-		return nil, ShapeError("", shape)
+		return nil, nil, ShapeError("", shape)
 	}
 	dev := in[0].Device
 	k := op.kernels[dev.Kind]
 	if k == nil || !op.Schema.kernels[dev.Kind].Has(in[0].DType) {
-		return nil, unsupported(dev, op.Name, in[0].DType, k == nil)
+		return nil, nil, unsupported(dev, op.Name, in[0].DType, k == nil)
 	}
 	// The output first: an op whose result no device can hold fails at
 	// once, before a value check walks its (maybe expanded, vast) indices.
 	out, err := empty(dev, dt, shape, n)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var checked []*Pending
 	if op.Checks != nil {
-		if err := runChecks(op.Name, op.Checks(in, a), in); err != nil {
+		if checked, err = runChecks(op.Name, op.Checks(in, a), in); err != nil {
 			out.Release()
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	err = k(out, in, a)
 	runtime.KeepAlive(in) // no input's cleanup may free its buffer while the kernel reads it
 	if err != nil {
 		out.Release()
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, checked, nil
 }
 
 // unsupported is the error of a kernel that a device lacks: for the op on

@@ -30,6 +30,10 @@ type ValueCheck struct {
 	// Op is the op whose call queued the check, which Call fills in.
 	Op   string
 	site Site
+	// pending is the outcome of a check that a device queued, which the
+	// result of the op carries (pending.go); failure is its error.
+	pending *Pending
+	failure *Error
 }
 
 // Bad reports whether v breaks the check.
@@ -58,29 +62,33 @@ func (c *ValueCheck) Error(v int64) *Error {
 	if e.Site == "" {
 		e.Site = c.site.String()
 	}
+	e.fromCheck = true
 	return e
 }
 
 // ValueChecker is a backend that checks values where they live. On the
 // host, CheckValues returns c.Error at once for the first bad value of t;
-// a device queues the check behind the work already queued and returns
-// nil, and its next Sync or read-back returns the error of the first
-// check that failed since the last one.
+// a device queues the check behind the work already queued, in a
+// CheckLog, and returns nil: reading the log back settles the check's
+// Pending (pending.go), and the device's next Sync returns the error of
+// the first check that failed since the last Sync (CheckLog.Failure).
 type ValueChecker interface {
 	CheckValues(t *Tensor, c *ValueCheck) error
 }
 
-// runChecks runs the checks of one call. A backend without a
-// ValueChecker has its values read back to the host and checked there.
-func runChecks(op string, checks []ValueCheck, in []*Tensor) error {
+// runChecks runs the checks of one call and returns the outcomes of those
+// that a device queued. A backend without a ValueChecker has its values
+// read back to the host and checked there.
+func runChecks(op string, checks []ValueCheck, in []*Tensor) ([]*Pending, error) {
 	if len(checks) == 0 {
-		return nil
+		return nil, nil
 	}
 	b, err := BackendFor(in[0].Device.Kind)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	site := CaptureSite()
+	var queued []*Pending
 	for i := range checks {
 		c := &checks[i]
 		t := in[c.Arg]
@@ -88,16 +96,22 @@ func runChecks(op string, checks []ValueCheck, in []*Tensor) error {
 			continue
 		}
 		c.Op, c.site = op, site
-		if vc, ok := b.(ValueChecker); ok {
+		if vc, ok := b.(ValueChecker); ok && in[0].Device.Kind != Host {
+			c.pending = newPending()
+			err = vc.CheckValues(t, c)
+			if err == nil {
+				queued = append(queued, c.pending)
+			}
+		} else if ok {
 			err = vc.CheckValues(t, c)
 		} else {
 			err = checkOnHost(t, c)
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return queued, nil
 }
 
 // checkOnHost reads t back and checks it: the way for a backend that
@@ -151,6 +165,18 @@ func ReadStrided(t *Tensor) (any, error) {
 	if t.IsContiguous() {
 		return ReadHost(t)
 	}
+	data, err := readStrided(t)
+	if err != nil {
+		return nil, err
+	}
+	if err := settledChecks(t); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// readStrided is ReadStrided's read of a view that is not contiguous.
+func readStrided(t *Tensor) (any, error) {
 	span := 1
 	for d, n := range t.Shape {
 		if n == 0 {
@@ -209,11 +235,13 @@ func pick[T any](span []T, t *Tensor) []T {
 // CheckLog is the host's half of a device's queued value checks: the
 // checks in the order they were queued since the outcomes were last read.
 // The device writes the outcome of check i to slot i of its own memory;
-// Outcome turns the slots it read back into the error of the first check
-// that failed. Its methods are safe from any goroutine.
+// Outcome settles each check from the slots it read back, and Failure
+// gives a failed one to the device's next Sync. Its methods are safe from
+// any goroutine.
 type CheckLog struct {
 	mu     sync.Mutex
 	checks []*ValueCheck
+	failed []*ValueCheck // those that failed since Failure last asked
 }
 
 // NoBad is what a slot holds when its check found nothing wrong.
@@ -237,15 +265,41 @@ func (l *CheckLog) Len() int {
 
 // Outcome takes the slots of the first n queued checks: for each, the
 // row-major position of its first bad value, or NoBad, and that value. It
-// forgets those checks and returns the error of the first one that failed.
-func (l *CheckLog) Outcome(n int, pos, val []int64) error {
+// settles each check's Pending and forgets the checks.
+func (l *CheckLog) Outcome(n int, pos, val []int64) {
 	l.mu.Lock()
 	checks := l.checks[:n:n]
 	l.checks = append([]*ValueCheck(nil), l.checks[n:]...)
 	l.mu.Unlock()
 	for i, c := range checks {
-		if pos[i] != NoBad {
-			return c.Error(val[i])
+		if pos[i] == NoBad {
+			if c.pending != nil {
+				c.pending.settle(nil)
+			}
+			continue
+		}
+		c.failure = c.Error(val[i])
+		if c.pending != nil {
+			c.pending.settle(c.failure)
+		}
+		l.mu.Lock()
+		l.failed = append(l.failed, c)
+		l.mu.Unlock()
+	}
+}
+
+// Failure returns the error of the first check that failed since it was
+// last called and whose error no tensor has given yet (pending.go), or
+// nil: what a device's Sync reports, once, beside the failed tensors,
+// which give it every time they are read.
+func (l *CheckLog) Failure() error {
+	l.mu.Lock()
+	failed := l.failed
+	l.failed = nil
+	l.mu.Unlock()
+	for _, c := range failed {
+		if c.pending == nil || !c.pending.reported.Load() {
+			return c.failure
 		}
 	}
 	return nil

@@ -42,6 +42,8 @@ type Error struct {
 	Fix      string // what to do about it: "move it with rhs.To(lathe.CPU)"
 	Site     string // where the user called the op: "main.go:12"
 	Err      error  // the cause, from a library or the OS, if any
+
+	fromCheck bool // a value check's (IsCheckError)
 }
 
 // Error is the message: lathe: <op>: argument "<arg>" <detail>: <cause>

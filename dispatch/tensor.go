@@ -20,6 +20,9 @@ type Storage struct {
 	// was made for. No view addresses one outside [0, Len).
 	Len  int
 	refs atomic.Int32
+	// checks are the value checks queued on a device that the values
+	// depend on and had not passed when they were made (pending.go).
+	checks atomic.Pointer[checkSet]
 }
 
 // NewStorage wraps a fresh buffer of n elements, counted once for the
@@ -245,7 +248,13 @@ func ReadHost(t *Tensor) (any, error) {
 	}
 	data, err := b.Read(t.Device, t.Storage.Buffer, t.DType, t.Offset, t.Numel())
 	t.LetGo()
-	return data, err
+	if err != nil {
+		return nil, err
+	}
+	if err := settledChecks(t); err != nil {
+		return nil, err
+	}
+	return data, nil
 }
 
 // HostSlicer is a Buffer in the process's memory that lends its elements

@@ -203,7 +203,7 @@ func (b *backend) Read(dev dispatch.Device, buf dispatch.Buffer, dt dispatch.DTy
 }
 
 // Sync waits for the work queued on dev and returns the error of the
-// first value check that failed since the last read-back or Sync.
+// first value check that failed since the last Sync.
 func (b *backend) Sync(dev dispatch.Device) error {
 	d, err := opened(dev)
 	if err != nil {
@@ -212,7 +212,7 @@ func (b *backend) Sync(dev dispatch.Device) error {
 	if err := d.sync(); err != nil {
 		return err
 	}
-	return d.checks.drain()
+	return d.checks.report()
 }
 
 // launch enqueues kernel fn of the PTX module mod (kernels/ptx/<mod>.ptx,
@@ -270,7 +270,8 @@ func versionString(v int) string {
 
 // CheckValues is dispatch's value check, on the device: it queues c's
 // kernels on t's stream and returns nil at once; the next read-back or
-// Sync returns the error of the first check that failed (checks.go).
+// Sync settles it (checks.go), and Sync returns the error of the first
+// check that failed since the last.
 func (*backend) CheckValues(t *dispatch.Tensor, c *dispatch.ValueCheck) error {
 	q, err := checksOn(t.Device)
 	if err != nil {

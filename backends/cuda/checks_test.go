@@ -13,8 +13,8 @@ import (
 
 // TestValueChecksOnTheEmulation queues value checks through CheckValues on
 // the host emulation and drains them as a read-back does: a bad index is
-// the next drain's error, with the op and the first bad value in row-major
-// order; a check that finds nothing leaves none; a drain resets the slots
+// the next report's error (Sync's), with the op and the first bad value in
+// row-major order; a check that finds nothing leaves none; a drain resets the slots
 // it read; a full log drains itself; and nothing but a drain reads the
 // slots (on a device, the only wait).
 func TestValueChecksOnTheEmulation(t *testing.T) {
@@ -65,7 +65,7 @@ func TestValueChecksOnTheEmulation(t *testing.T) {
 			if err := check(t, bad(dt)); err != nil {
 				t.Fatalf("CheckValues returned %v, which the drain should", err)
 			}
-			err := q.drain()
+			err := q.report()
 			if !errors.Is(err, dispatch.ErrIndex) || !strings.Contains(err.Error(), "lathe: index_select:") ||
 				!strings.Contains(err.Error(), "holds 9, out of range for dim 0 of size 5") {
 				t.Fatalf("drain: %v, want index_select's error for the value 9", err)
@@ -74,10 +74,10 @@ func TestValueChecksOnTheEmulation(t *testing.T) {
 			if err := check(t, clean(dt)); err != nil {
 				t.Fatal(err)
 			}
-			if err := q.drain(); err != nil {
+			if err := q.report(); err != nil {
 				t.Errorf("a drain after the reset: %v", err)
 			}
-			if err := q.drain(); err != nil || q.log.Len() != 0 {
+			if err := q.report(); err != nil || q.log.Len() != 0 {
 				t.Errorf("an empty drain: %v, %d checks left", err, q.log.Len())
 			}
 		})
@@ -87,7 +87,7 @@ func TestValueChecksOnTheEmulation(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := q.drain(); err != nil {
+			if err := q.report(); err != nil {
 				t.Errorf("three checks that found nothing: %v", err)
 			}
 		})
@@ -100,7 +100,7 @@ func TestValueChecksOnTheEmulation(t *testing.T) {
 		if err := vc.CheckValues(idx, &c); err != nil {
 			t.Fatal(err)
 		}
-		if err := q.drain(); err != nil {
+		if err := q.report(); err != nil {
 			t.Errorf("the ignored value was reported: %v", err)
 		}
 	})
@@ -121,7 +121,7 @@ func TestValueChecksOnTheEmulation(t *testing.T) {
 				if err := vc.CheckValues(y, &vcs[0]); err != nil {
 					t.Fatal(err)
 				}
-				err := q.drain()
+				err := q.report()
 				want := `lathe: remainder: argument "rhs" is zero, and an integer cannot be divided by zero`
 				if c.bad && (!errors.Is(err, dispatch.ErrValue) || !strings.Contains(err.Error(), want)) {
 					t.Errorf("%s %v: drain: %v, want %q", dt, c.values, err, want)
@@ -150,7 +150,7 @@ func TestValueChecksOnTheEmulation(t *testing.T) {
 		if err := check(t, idx); err != nil {
 			t.Fatal(err)
 		}
-		if err := q.drain(); err == nil || !strings.Contains(err.Error(), "holds 7,") {
+		if err := q.report(); err == nil || !strings.Contains(err.Error(), "holds 7,") {
 			t.Errorf("drain: %v, want the error for the value 7", err)
 		}
 	})
@@ -160,7 +160,8 @@ func TestValueChecksOnTheEmulation(t *testing.T) {
 		checksOn = func(dispatch.Device) (*checkQueue, error) { return small, nil }
 		t.Cleanup(func() { checksOn = prev })
 		// Three checks fill it, the second bad; the fourth drains it first
-		// and gets the second's error, without being queued.
+		// (settling the three) and is queued; the report has the second's
+		// error.
 		for _, idx := range []*dispatch.Tensor{clean(dispatch.Int64), bad(dispatch.Int64), clean(dispatch.Int64)} {
 			if err := check(t, idx); err != nil {
 				t.Fatal(err)
@@ -168,11 +169,14 @@ func TestValueChecksOnTheEmulation(t *testing.T) {
 		}
 		reads := mem.reads
 		fourth := clean(dispatch.Int64)
-		if err := vc.CheckValues(fourth, checkOf(fourth)); err == nil || !strings.Contains(err.Error(), "holds 9") {
-			t.Fatalf("the check past a full log: %v, want the earlier check's error", err)
+		if err := vc.CheckValues(fourth, checkOf(fourth)); err != nil {
+			t.Fatalf("the check past a full log: %v, want it queued", err)
 		}
-		if mem.reads != reads+1 || small.log.Len() != 0 {
-			t.Errorf("the full log: %d reads, %d checks left; want 1 read, none left", mem.reads-reads, small.log.Len())
+		if mem.reads != reads+1 || small.log.Len() != 1 {
+			t.Errorf("the full log: %d reads, %d checks left; want 1 read, the fourth left", mem.reads-reads, small.log.Len())
+		}
+		if err := small.report(); err == nil || !strings.Contains(err.Error(), "holds 9") {
+			t.Fatalf("the report after a full log: %v, want the second check's error", err)
 		}
 		// Full of clean checks: the next one drains them and is queued.
 		for range 4 {

@@ -181,7 +181,7 @@ func caseOf[A any](op *dispatch.Op[A], a A, in ...*dispatch.Tensor) kcase {
 				return qerr
 			}
 			// A failed check comes first, as the cpu reports it before the op.
-			if derr := q.drain(); derr != nil {
+			if derr := q.report(); derr != nil {
 				return derr
 			}
 			return err

@@ -253,7 +253,10 @@ func (backend) Sync(dispatch.Device) error {
 	if err != nil {
 		return err
 	}
-	return d.drainChecks()
+	if err := d.drainChecks(); err != nil {
+		return err
+	}
+	return d.checks.Failure()
 }
 
 // byteSize writes a byte count for people.
