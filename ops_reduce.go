@@ -16,7 +16,7 @@ func (x *Tensor) reduce(op *dispatch.Op[ops.Reduce], keep bool, correction int, 
 }
 
 // Sum adds the elements over dims. Float32 sums accumulate in float64 and
-// round once. Integer sums accumulate in int64 but keep x's dtype, so an
+// round once (on wgpu in float32: README, WebGPU). Integer sums accumulate in int64 but keep x's dtype, so an
 // int32 sum wraps where it overflows int32 (PyTorch gives int64 instead;
 // lathe keeps dtypes and leaves the widening to an explicit Cast). Bool is
 // refused: cast to Int64 to count true values.
@@ -106,5 +106,6 @@ func (x *Tensor) ArgMinKeepDim(dim int) *Tensor { return x.reduce(ops.ArgMin, tr
 
 // CumSum is the running sum along dim, same shape and dtype as x. Floats
 // accumulate in float64 and integers in int64 (an int32 result wraps where
-// PyTorch would give int64).
+// PyTorch would give int64); on wgpu, whose shaders have no 64-bit types,
+// float32 and int32 accumulate in their own type, as its sums do.
 func (x *Tensor) CumSum(dim int) *Tensor { return apply(ops.CumSum, ops.Scan{Dim: dim}, x) }
