@@ -41,7 +41,21 @@ func (x *Tensor) Sort(dim int, descending bool) (values, indices *Tensor) {
 		return failed(err), indices
 	}
 	values = relabel(x.Gather(dim, indices), op)
-	return values, indices
+	return values, callersIndices(values, indices)
+}
+
+// callersIndices is indices as a handle of the caller's own, to keep or
+// release: values' gather keeps the one it was given for the backward
+// pass (released with values' graph), as torch keeps a tensor saved for
+// backward alive. Releasing the indices that Sort, TopK or MaxDim
+// returned made the backward of values fail.
+func callersIndices(values, indices *Tensor) *Tensor {
+	if values.err != nil {
+		return indices
+	}
+	mine := indices.alias()
+	ReleaseWithGraph(values, indices)
+	return mine
 }
 
 // TopK returns the k largest elements of x along dim (the k smallest when
@@ -88,7 +102,8 @@ func (x *Tensor) TopK(k, dim int, largest bool) (values, indices *Tensor) {
 	if err := indices.Err(); err != nil {
 		return failed(err), indices
 	}
-	return relabel(x.Gather(d, indices), op), indices
+	values = relabel(x.Gather(d, indices), op)
+	return values, callersIndices(values, indices)
 }
 
 // argTopK is the first k of x's stable argsort along dim d of n elements:
@@ -142,7 +157,7 @@ func (x *Tensor) extremeDim(op string, arg func(*Tensor, int) *Tensor, dim int, 
 	}
 	values = relabel(x.Gather(d, idx), op)
 	if keep || x.t.Rank() == 0 {
-		return values, idx
+		return values, callersIndices(values, idx)
 	}
 	// idx stays alive: the tape's gather holds it for the backward pass.
 	return values.Squeeze(d), idx.Squeeze(d)

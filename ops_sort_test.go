@@ -333,3 +333,49 @@ func TestSortFamilyOnBadTensors(t *testing.T) {
 		}
 	}
 }
+
+// TestReleasedIndicesKeepTheBackward: the caller may release the indices
+// that Sort, TopK, MaxDim and MinDim return before the backward pass
+// through the values, as torch keeps them alive for it; the backward
+// failed with "argument "index" of gather was released".
+func TestReleasedIndicesKeepTheBackward(t *testing.T) {
+	for _, dev := range sortDevices(t) {
+		for name, f := range map[string]func(x *lathe.Tensor) (*lathe.Tensor, *lathe.Tensor){
+			"sort":         func(x *lathe.Tensor) (*lathe.Tensor, *lathe.Tensor) { return x.Sort(0, false) },
+			"topk":         func(x *lathe.Tensor) (*lathe.Tensor, *lathe.Tensor) { return x.TopK(2, 0, true) },
+			"max_dim keep": func(x *lathe.Tensor) (*lathe.Tensor, *lathe.Tensor) { return x.MaxDim(0, true) },
+			"min_dim":      func(x *lathe.Tensor) (*lathe.Tensor, *lathe.Tensor) { return x.MinDim(0, false) },
+			"sort no grad": func(x *lathe.Tensor) (*lathe.Tensor, *lathe.Tensor) { return x.Detach().Sort(0, true) },
+		} {
+			t.Run(dev.String()+"/"+name, func(t *testing.T) {
+				x := lathe.FromSlice(lathe.CPU, []float32{3, 1, 2}, 3).To(dev).RequireGrad()
+				values, indices := f(x)
+				got, err := indices.Int64s()
+				if err != nil {
+					t.Fatal(err)
+				}
+				indices.Release()
+				if !values.RequiresGrad() {
+					if _, err := values.Float32s(); err != nil {
+						t.Fatalf("the values after the indices' release: %v", err)
+					}
+					return
+				}
+				if err := values.Sum().Backward(); err != nil {
+					t.Fatalf("backward after the indices' release: %v", err)
+				}
+				g, err := x.Grad().Float32s()
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := make([]float32, 3)
+				for _, i := range got {
+					want[i] = 1
+				}
+				if !slices.Equal(g, want) {
+					t.Errorf("gradient %v, want %v", g, want)
+				}
+			})
+		}
+	}
+}
