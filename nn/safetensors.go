@@ -282,11 +282,14 @@ func Load(r io.Reader, m Module, opts ...LoadOption) error {
 		}
 		return err
 	}
-	handles, values := make([]*lathe.Tensor, len(load)), make([]*lathe.Tensor, len(load))
+	// A parameter keeps its gradient, as torch's load_state_dict copies
+	// into the parameter and leaves .grad alone: the loaded value has the
+	// parameter's shape, dtype and device.
+	handles, values, grads := make([]*lathe.Tensor, len(load)), make([]*lathe.Tensor, len(load)), make([]*lathe.Tensor, len(load))
 	for i, p := range load {
-		handles[i], values[i] = p.T, next[p.Name]
+		handles[i], values[i], grads[i] = p.T, next[p.Name], p.T.Grad()
 	}
-	if err := rebindAll(handles, values, make([]*lathe.Tensor, len(load))); err != nil {
+	if err := rebindAll(handles, values, grads); err != nil {
 		return err
 	}
 	if o.keys != nil {

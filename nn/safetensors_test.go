@@ -341,3 +341,33 @@ func TestSaveErrors(t *testing.T) {
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestLoadKeepsGradients: loading a model's weights keeps each
+// parameter's gradient, as torch's load_state_dict does; Load dropped them.
+func TestLoadKeepsGradients(t *testing.T) {
+	m := NewLinear(3, 2)
+	if err := m.Forward(lathe.Ones(lathe.CPU, lathe.Float32, 1, 3)).Sum().Backward(); err != nil {
+		t.Fatal(err)
+	}
+	before, err := m.Weight.Grad().Float32s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Save(&buf, NewLinear(3, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := Load(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Weight.Grad() == nil {
+		t.Fatal("the weight lost its gradient")
+	}
+	after, err := m.Weight.Grad().Float32s()
+	if err != nil || !slices.Equal(after, before) {
+		t.Errorf("the weight's gradient after Load: %v, %v; want %v", after, err, before)
+	}
+	if !m.Weight.RequiresGrad() {
+		t.Error("the weight no longer requires a gradient")
+	}
+}
