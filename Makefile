@@ -30,11 +30,15 @@ vet: deps
 
 vet race unit: export LATHE_REQUIRE_DEVICES := $(REQUIRE_DEVICES)
 
-# The race detector over the layers that hold shared state, and over DDP,
-# whose buckets are all-reduced on a goroutine while the backward pass runs.
+# The race detector over the layers that hold shared state, over DDP,
+# whose buckets are all-reduced on a goroutine while the backward pass runs,
+# and over the tests that share tensors, modules and devices between
+# goroutines (RACE_TESTS).
+RACE_TESTS := Concurrent|TestReleaseRacingAnOp|TestFailedCheckStaysWithItsTensor|TestWithDataHoldsX
 race: deps
 	$(GO) test -race -count=1 ./dispatch/... ./autodiff/... ./layout/... ./alloc/...
 	$(GO) test -race -count=1 -run 'TestDDP|TestMPI$$/ddp|TestTCP' ./dist/
+	$(GO) test -race -count=1 -run '$(RACE_TESTS)' . ./nn/
 
 # The whole suite, then the matmul conformance cases again on gonum's BLAS
 # (the cpu backend uses OpenBLAS when it opens), so both GEMM paths stay
