@@ -37,12 +37,19 @@ type baseEntry struct {
 }
 
 // Register adds t as the parameter name, marked to require a gradient, and
-// returns the handle to keep in the module's field. A nil t, or a name that
-// is empty or registered before, gives a failed parameter that Err, Save
-// and the optimizers report.
+// returns the handle to keep in the module's field. A nil t, one that is
+// not a float tensor, or a name that is empty or registered before, gives a
+// failed parameter that Err, Save and the optimizers report.
 func (b *Base) Register(name string, t *lathe.Tensor) *lathe.Tensor {
-	if t != nil && t.Err() == nil && t.DType().IsFloat() {
-		t = t.RequireGrad()
+	if t != nil && t.Err() == nil {
+		if !t.DType().IsFloat() {
+			// torch: "Only Tensors of floating point dtype can require
+			// gradients"; an integer buffer is RegisterBuffer's.
+			t = lathe.Failed(nnError("register", lathe.ErrDType, name, "is "+t.DType().String()+", and a parameter must be a float tensor",
+				"register an integer tensor with RegisterBuffer"))
+		} else {
+			t = t.RequireGrad()
+		}
 	}
 	return b.add(baseEntry{name: name, t: t})
 }

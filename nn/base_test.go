@@ -81,3 +81,17 @@ func TestBaseErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestRegisterRefusesIntegers: a parameter must be a float tensor, as
+// torch's "Only Tensors of floating point dtype can require gradients";
+// an integer one was registered and failed only at the optimizer.
+func TestRegisterRefusesIntegers(t *testing.T) {
+	var b Base
+	p := b.Register("count", lathe.Zeros(lathe.CPU, lathe.Int32, 2))
+	if err := p.Err(); !errors.Is(err, lathe.ErrDType) {
+		t.Errorf("an int32 parameter: %v, want an ErrDType", err)
+	}
+	if buf := b.RegisterBuffer("steps", lathe.Zeros(lathe.CPU, lathe.Int64, 1)); buf.Err() != nil {
+		t.Errorf("an int64 buffer: %v", buf.Err())
+	}
+}
