@@ -19,7 +19,10 @@ import (
 // the new statistics, and NumBatchesTracked to one more step, so that a
 // state_dict of PyTorch's BatchNorm2d loads strictly. (PyTorch reads the
 // count only for momentum=None, the cumulative average, which lathe does not
-// offer.)
+// offer.) A training-mode Forward is therefore a step of the module's state:
+// calls from several goroutines at once race, as stepping one module from
+// two goroutines does (README, Goroutines); in evaluation mode any number
+// may run.
 type BatchNorm2d struct {
 	Weight, Bias            *lathe.Tensor // [C]: ones and zeros at first
 	RunningMean, RunningVar *lathe.Tensor // [C]: zeros and ones at first
