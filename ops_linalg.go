@@ -28,6 +28,25 @@ func (x *Tensor) Linear(w, b *Tensor) *Tensor {
 	return apply(opLinearBias, none, x, w, b)
 }
 
+// linearDTypes refuses a Linear whose x, w and b (when given) differ in
+// dtype, naming x against the weight, and the bias against the weight:
+// the weights are the model's, so the fix is to cast x (an int64 batch
+// into a float32 layer) or the one odd bias, where the error named the
+// bias and told to cast it to x's integer dtype.
+func linearDTypes(op string, in []*Tensor) *Error {
+	x, w := in[0], in[1]
+	if x.t.DType != w.t.DType {
+		return errorf(op, ErrDType, "x", "is "+x.t.DType.String()+" but the weight \"w\" is "+w.t.DType.String(),
+			"cast x with .Cast("+w.t.DType.GoString()+")")
+	}
+	if len(in) > 2 && in[2].t.DType != w.t.DType {
+		b := in[2]
+		return errorf(op, ErrDType, "b", "is "+b.t.DType.String()+" but the weight \"w\" is "+w.t.DType.String(),
+			"cast it with .Cast("+w.t.DType.GoString()+")")
+	}
+	return nil
+}
+
 var (
 	// The intermediates go with the graph (composite), the weight's
 	// transposed view too: it holds the weight's buffer, which an
@@ -35,13 +54,15 @@ var (
 	// the old weight could not go back to the pool, and each step took new
 	// memory for the new one.
 	opLinear = composite("linear_no_bias", []string{"x", "w"}, func(in []*Tensor, _ dispatch.None) *Tensor {
+		if err := linearDTypes("linear_no_bias", in); err != nil {
+			return failed(err)
+		}
 		return in[0].MatMul(in[1].MT())
 	})
 	opLinearBias = composite("linear", []string{"x", "w", "b"}, func(in []*Tensor, _ dispatch.None) *Tensor {
 		x, b := in[0], in[2]
-		if b.t.DType != x.t.DType {
-			return failed(errorf("linear", ErrDType, "b", "is "+b.t.DType.String()+" but \"x\" is "+x.t.DType.String(),
-				"cast it with .Cast("+x.t.DType.GoString()+")"))
+		if err := linearDTypes("linear", in); err != nil {
+			return failed(err)
 		}
 		if dispatch.Halves.Has(x.t.DType) && in[1].t.DType == x.t.DType {
 			// Add the bias before the one rounding, as a fused addmm (cuBLAS's

@@ -134,3 +134,28 @@ func TestMatMulErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestLinearNamesTheOddDType: a Linear whose input's dtype differs from
+// the weight's names x and says to cast x to the weight's dtype; an odd
+// bias is named against the weight. An int64 batch into a float32 layer
+// named the bias and said to cast it to int64.
+func TestLinearNamesTheOddDType(t *testing.T) {
+	w := Ones(CPU, Float32, 4, 3)
+	for _, c := range []struct {
+		name    string
+		out     *Tensor
+		arg     string
+		cast    string
+		wantsOp string
+	}{
+		{"int64 x", Ones(CPU, Int64, 2, 3).Linear(w, Ones(CPU, Float32, 4)), "x", "lathe.Float32", "linear"},
+		{"int64 x, no bias", Ones(CPU, Int64, 2, 3).Linear(w, nil), "x", "lathe.Float32", "linear"},
+		{"float64 bias", Ones(CPU, Float32, 2, 3).Linear(w, Ones(CPU, Float64, 4)), "b", "lathe.Float32", "linear"},
+	} {
+		var e *Error
+		if err := c.out.Err(); !errors.As(err, &e) || e.Kind != ErrDType || e.Arg != c.arg || !strings.Contains(e.Fix, ".Cast("+c.cast+")") ||
+			!strings.HasPrefix(e.Op, c.wantsOp) {
+			t.Errorf("%s: %v, want an ErrDType naming %q with a cast to %s", c.name, err, c.arg, c.cast)
+		}
+	}
+}
