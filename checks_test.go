@@ -151,6 +151,53 @@ func TestFailedCheckStaysWithItsTensor(t *testing.T) {
 				t.Errorf("a failed backward left a gradient")
 			}
 
+			// Index and IndexPut wrap their indices before they gather, so
+			// their backward ops never meet the bad value: the gradients
+			// carry the loss's check. And a backward from a loss whose
+			// failure is known fails at once, adding to no leaf.
+			for name, loss := range map[string]func(x *Tensor) *Tensor{
+				"index": func(x *Tensor) *Tensor { return x.Index(FromSlice(CPU, []int64{1, 9}, 2).To(dev)).Sum() },
+				"index_put": func(x *Tensor) *Tensor {
+					return x.IndexPut([]*Tensor{FromSlice(CPU, []int64{1, 9}, 2).To(dev)}, Ones(dev, Float32, 2), true).MulScalar(3).Sum()
+				},
+			} {
+				x := FromSlice(CPU, []float32{1, 2, 3, 4}, 4).To(dev).RequireGrad()
+				l := loss(x)
+				if err := l.Backward(); err == nil {
+					if v, err := x.Grad().Float32s(); !errors.Is(err, ErrIndex) {
+						t.Errorf("%s: the gradient through the failed op: %v, %v; want an ErrIndex", name, v, err)
+					}
+				}
+				Synchronize(dev)
+				y := FromSlice(CPU, []float32{1, 2, 3, 4}, 4).To(dev).RequireGrad()
+				l = x.Detach().Index(FromSlice(CPU, []int64{9}, 1).To(dev)).Add(y.Sum()).Sum()
+				Synchronize(dev)
+				if err := l.Backward(); !errors.Is(err, ErrIndex) || y.Grad() != nil {
+					t.Errorf("%s: a backward from a loss known to have failed: %v (y's gradient %v), want an ErrIndex and none", name, err, y.Grad())
+				}
+			}
+
+			// A wait for a tensor's many unsettled checks (more than 64)
+			// leaves a failure that no tensor has reported to Synchronize.
+			if dev != CPU {
+				Synchronize(dev)
+				unread := x.Gather(0, FromSlice(CPU, []int64{7}, 1).To(dev))
+				gi := FromSlice(CPU, []int64{1}, 1).To(dev)
+				y := x.IndexSelect(0, gi)
+				for range 80 {
+					y = y.Add(x.IndexSelect(0, gi))
+				}
+				if err := Synchronize(dev); !errors.Is(err, ErrIndex) {
+					t.Errorf("Synchronize after a wait for many checks: %v, want the unread gather's ErrIndex", err)
+				}
+				if err := unread.Err(); !errors.Is(err, ErrIndex) {
+					t.Errorf("the unread gather: %v, want an ErrIndex", err)
+				}
+				if v, err := y.Float32s(); err != nil || v[0] != 81*11 {
+					t.Errorf("the sum beside it: %v, %v", v, err)
+				}
+			}
+
 			// Two goroutines at once, one reading valid results, one failed.
 			var wg sync.WaitGroup
 			errs := make(chan string, 100)

@@ -49,7 +49,7 @@ func values[T Element](x *Tensor, op string) ([]T, error) {
 // Float32s returns a float32 tensor's elements in row-major order. A
 // float16 or bfloat16 tensor's are widened to float32, which is exact.
 func (x *Tensor) Float32s() ([]float32, error) {
-	if x.Err() == nil && dispatch.Halves.Has(x.t.DType) {
+	if x != nil && x.t != nil && dispatch.Halves.Has(x.t.DType) {
 		data, err := x.host("float32s")
 		if err != nil {
 			return nil, err

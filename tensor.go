@@ -67,7 +67,7 @@ func (x *Tensor) CheckArg(op, arg string) error {
 	case x.t.Released():
 		return errorf(op, ErrReleased, arg, "was released", "do not use a tensor after Release")
 	}
-	return nil
+	return x.t.FailedCheck() // a device's check that refused what x was made from
 }
 
 // receiverArg is the name dispatch gives the first tensor argument of the

@@ -53,7 +53,7 @@ func Backward(root *dispatch.Tensor, o Options) error {
 	if err != nil {
 		return err
 	}
-	err = accumulate(p.leaves.final, o)
+	err = accumulate(p.leaves.final, root, o)
 	p.end(err == nil)
 	p.grads.finish(nil)
 	return err
@@ -70,6 +70,9 @@ func GradOf(root *dispatch.Tensor, inputs []*dispatch.Tensor, o Options) ([]*dis
 	keep := map[*T]bool{}
 	for i, x := range inputs {
 		out[i] = p.grads.of[x]
+		if out[i] != nil {
+			dispatch.CarryChecks(out[i], root)
+		}
 		keep[x] = true
 		if out[i] == nil && !o.AllowUnused {
 			p.end(false)
@@ -98,7 +101,7 @@ type leafGrad struct {
 // leaves cannot deadlock, computes every new gradient, and only when all
 // of them are made puts them in place. A pass in another goroutine that
 // shares a leaf adds its gradient before or after, never in between.
-func accumulate(leaves []leafGrad, o Options) error {
+func accumulate(leaves []leafGrad, root *T, o Options) error {
 	if len(leaves) > 1 {
 		slices.SortFunc(leaves, func(a, b leafGrad) int { return cmp.Compare(a.m.id, b.m.id) })
 	}
@@ -122,6 +125,7 @@ func accumulate(leaves []leafGrad, o Options) error {
 		}
 	}
 	for _, l := range leaves {
+		dispatch.CarryChecks(l.next, root) // a device's failed check under root fails the gradients too
 		l.m.setGrad(l.next, own)
 	}
 	return nil
@@ -182,6 +186,9 @@ func run(op string, root *dispatch.Tensor, targets []*dispatch.Tensor, o Options
 	}
 	if root.Released() {
 		return pass{}, &dispatch.Error{Kind: dispatch.ErrReleased, Op: op, Detail: "the result was released", Fix: "call Backward before Release"}
+	}
+	if err := root.FailedCheck(); err != nil {
+		return pass{}, err // a device's check refused what root was made from: nothing to differentiate
 	}
 	if !root.RequiresGrad.Load() {
 		return pass{}, gradError(op, "the result does not require a gradient: no leaf it was computed from asked for one",

@@ -1,6 +1,9 @@
 package dispatch
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // Value checks: what an argument's shape cannot say but its values can,
 // such as an index out of range, a class outside [0, C) or a negative
@@ -244,6 +247,9 @@ type CheckLog struct {
 	failed []*ValueCheck // those that failed since Failure last asked
 }
 
+// maxUnreported is how many failed checks a CheckLog keeps for Failure.
+const maxUnreported = 64
+
 // NoBad is what a slot holds when its check found nothing wrong.
 const NoBad = -1
 
@@ -283,7 +289,13 @@ func (l *CheckLog) Outcome(n int, pos, val []int64) {
 			c.pending.settle(c.failure)
 		}
 		l.mu.Lock()
-		l.failed = append(l.failed, c)
+		// Failures that a tensor has reported go, and the list keeps its
+		// first few: Failure gives one, and a program that never calls
+		// Synchronize must not grow it without end.
+		l.failed = slices.DeleteFunc(l.failed, func(f *ValueCheck) bool { return f.pending != nil && f.pending.reported.Load() })
+		if len(l.failed) < maxUnreported {
+			l.failed = append(l.failed, c)
+		}
 		l.mu.Unlock()
 	}
 }

@@ -134,6 +134,17 @@ func carryChecks(out *Tensor, in []*Tensor, own []*Pending) {
 	}
 }
 
+// CarryChecks gives dst's storage the checks that src's carries: autodiff
+// gives a backward pass's gradients those of the result it differentiates,
+// since a gradient through a failed op is as wrong as the op's result
+// (its backward ops may not read the failed values themselves, as
+// Index's, which wraps the index before it gathers).
+func CarryChecks(dst, src *Tensor) {
+	if set := src.Storage.checks.Load(); set != nil && dst.Storage != src.Storage {
+		dst.Storage.addChecks(*set)
+	}
+}
+
 // FailedCheck is the error of a device's value check that failed and that
 // t's values depend on, as far as the device has reported, or nil.
 func (t *Tensor) FailedCheck() error {
@@ -152,7 +163,12 @@ func settledChecks(t *Tensor) error {
 		if err != nil {
 			return err
 		}
-		if err := b.Sync(t.Device); err != nil && !IsCheckError(err) {
+		if s, ok := b.(CheckSettler); ok {
+			err = s.SettleChecks(t.Device)
+		} else {
+			err = b.Sync(t.Device)
+		}
+		if err != nil && !IsCheckError(err) {
 			return err
 		}
 	}
@@ -160,6 +176,13 @@ func settledChecks(t *Tensor) error {
 		return e
 	}
 	return nil
+}
+
+// A CheckSettler is a ValueChecker that can read back its log, settling
+// the checks queued so far, without Sync's report of a failed one, which
+// is the program's to take from Synchronize (an internal wait took it).
+type CheckSettler interface {
+	SettleChecks(dev Device) error
 }
 
 // IsCheckError reports whether err is a value check's error (ValueCheck.Error).

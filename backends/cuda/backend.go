@@ -202,6 +202,16 @@ func (b *backend) Read(dev dispatch.Device, buf dispatch.Buffer, dt dispatch.DTy
 	return out, nil
 }
 
+// SettleChecks reads back the outcome of the value checks queued on dev
+// (dispatch.CheckSettler), leaving a failure for the next Sync to report.
+func (b *backend) SettleChecks(dev dispatch.Device) error {
+	d, err := opened(dev)
+	if err != nil {
+		return err
+	}
+	return d.checks.drain()
+}
+
 // Sync waits for the work queued on dev and returns the error of the
 // first value check that failed since the last Sync.
 func (b *backend) Sync(dev dispatch.Device) error {

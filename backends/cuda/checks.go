@@ -61,8 +61,8 @@ func newCheckQueue(mem slotMemory, size int) *checkQueue {
 }
 
 // add queues c over the values of t and returns at once, unless the queue
-// is full: it drains first (a wait), and returns the error of an earlier
-// check that failed, if one did, without queuing c (the op does not run).
+// is full: it drains first (a wait, which settles the earlier checks and
+// leaves a failure for the next Sync), then queues c.
 //
 // An int8 or uint8 tensor (an integer pow's exponents) is checked widened
 // to int32, exactly; the temporary goes back to the pool once the check is

@@ -95,6 +95,16 @@ func (d *device) checkLog() error {
 	return nil
 }
 
+// SettleChecks reads back the outcome of the checks queued so far
+// (dispatch.CheckSettler), leaving a failure for the next Sync to report.
+func (backend) SettleChecks(dispatch.Device) error {
+	d, err := open()
+	if err != nil {
+		return err
+	}
+	return d.drainChecks()
+}
+
 // drainChecks reads the outcome of the checks queued so far.
 func (d *device) drainChecks() error {
 	d.checkMu.Lock()
