@@ -315,15 +315,21 @@ func Sequential(mods ...Module) *Seq { return &Seq{Modules: mods} }
 // step taking megabytes of new memory each time. One that a module of
 // another package makes or takes is left alone, since that module may
 // keep it.
-func (s *Seq) Forward(x *lathe.Tensor) *lathe.Tensor { return s.forward(x, 0) }
+func (s *Seq) Forward(x *lathe.Tensor) *lathe.Tensor {
+	// A Seq inside itself through a module that calls it from its own
+	// Forward (a Checkpoint, a module of another package) would come back
+	// here without end: the walk finds it first.
+	if err := holdsItself("sequential", s); err != nil {
+		return lathe.Failed(err)
+	}
+	return s.forward(x)
+}
 
-// forward is Forward inside depth other Seqs (maxNesting).
-func (s *Seq) forward(x *lathe.Tensor, depth int) *lathe.Tensor {
+// forward is Forward once the walk has found no cycle: a Seq inside it
+// runs its forward too, not the walk again.
+func (s *Seq) forward(x *lathe.Tensor) *lathe.Tensor {
 	if s == nil {
 		return lathe.Failed(nilModule("sequential", "s"))
-	}
-	if depth > maxNesting {
-		return lathe.Failed(cycleError("sequential"))
 	}
 	in := x
 	var inner []*lathe.Tensor
@@ -334,7 +340,7 @@ func (s *Seq) forward(x *lathe.Tensor, depth int) *lathe.Tensor {
 		}
 		var y *lathe.Tensor
 		if c, ok := m.(*Seq); ok {
-			y = c.forward(x, depth+1)
+			y = c.forward(x)
 		} else {
 			y = m.Forward(x)
 		}

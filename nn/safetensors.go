@@ -287,7 +287,10 @@ func Load(r io.Reader, m Module, opts ...LoadOption) error {
 	// parameter's shape, dtype and device.
 	handles, values, grads := make([]*lathe.Tensor, len(load)), make([]*lathe.Tensor, len(load)), make([]*lathe.Tensor, len(load))
 	for i, p := range load {
-		handles[i], values[i], grads[i] = p.T, next[p.Name], p.T.Grad()
+		handles[i], values[i] = p.T, next[p.Name]
+		if g := p.T.Grad(); g != nil && g.CheckArg("load", p.Name+".grad") == nil {
+			grads[i] = g // a released or failed gradient is left behind, as torch ignores .grad
+		}
 	}
 	if err := rebindAll(handles, values, grads); err != nil {
 		return err

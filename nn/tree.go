@@ -10,17 +10,12 @@ import "github.com/lathe-ml/lathe"
 // raises a RecursionError). nn walks the children of the modules it knows
 // the children of, those that embed Base and Seqs: RegisterModule refuses
 // a child that holds its parent, and since a Seq's Modules can change in
-// place, the walks check first (holdsItself) and a Seq's Forward counts
-// how deep Seqs nest (maxNesting).
+// place, the walks and a Seq's Forward check first (holdsItself).
 
 // maxLayers is the most layers a recurrent net or a transformer stack is
 // built with: a count past it is a mistake (a wrapped size), which would
 // take the process's memory in bookkeeping before any weight failed.
 const maxLayers = 1 << 16
-
-// maxNesting is how deep Seqs may run inside each other in one Forward,
-// far past any real model's nesting and far short of the stack's end.
-const maxNesting = 1 << 12
 
 // parent is a module whose children nn can walk; key is its identity.
 type parent interface {
@@ -38,6 +33,8 @@ func (b *Base) childModules() (any, []Module) {
 }
 
 func (s *Seq) childModules() (any, []Module) { return s, s.Modules }
+
+func (c *checkpointed) childModules() (any, []Module) { return c, []Module{c.Module} }
 
 // reaches reports whether target's key is m's (a module, or a Base) or a
 // descendant's, and

@@ -115,3 +115,34 @@ func TestLayerCountsPastBuilding(t *testing.T) {
 		t.Errorf("a stack of failing layers: %v after %d calls, want layer 0's error after one", err, calls)
 	}
 }
+
+// caller is a module of another package's kind whose Forward runs a child.
+type caller struct {
+	Base
+	child *Seq
+}
+
+func (c *caller) Forward(x *lathe.Tensor) *lathe.Tensor { return c.child.Forward(x) }
+
+// TestCyclesThroughForwarders: a Seq inside itself through a Checkpoint,
+// or through a module whose Forward runs the Seq, is an ErrValue from Err
+// and Forward, and Train returns; each ended the process (stack overflow).
+func TestCyclesThroughForwarders(t *testing.T) {
+	x := lathe.Ones(lathe.CPU, lathe.Float32, 1, 2)
+	viaCheckpoint := Sequential(NewLinear(2, 2))
+	viaCheckpoint.Modules = append(viaCheckpoint.Modules, Checkpoint(viaCheckpoint))
+
+	inner := Sequential(NewLinear(2, 2))
+	c := &caller{child: inner}
+	c.RegisterModule("child", inner)
+	inner.Modules = append(inner.Modules, c)
+
+	for name, m := range map[string]Module{"checkpoint": viaCheckpoint, "forwarder": inner} {
+		m.Train(false)
+		for what, err := range map[string]error{"Err": Err(m), "Forward": m.Forward(x).Err()} {
+			if !errors.Is(err, lathe.ErrValue) || !strings.Contains(err.Error(), "inside itself") {
+				t.Errorf("%s: %s: %v, want an ErrValue saying the module holds itself", name, what, err)
+			}
+		}
+	}
+}
