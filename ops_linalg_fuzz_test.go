@@ -104,23 +104,9 @@ func fzMatMulRef(t *testing.T, a, b *Tensor) (vals []float64, shape []int, refus
 		return nil, nil, ErrShape
 	}
 	ba, bb := ma[:len(ma)-2], mb[:len(mb)-2]
-	batch := make([]int, max(len(ba), len(bb)))
-	for i := range batch {
-		da, db := 1, 1
-		if j := i - (len(batch) - len(ba)); j >= 0 {
-			da = ba[j]
-		}
-		if j := i - (len(batch) - len(bb)); j >= 0 {
-			db = bb[j]
-		}
-		switch {
-		case da == db || db == 1:
-			batch[i] = da
-		case da == 1:
-			batch[i] = db
-		default:
-			return nil, nil, ErrShape
-		}
+	batch, ok := fzBroadcast(ba, bb)
+	if !ok {
+		return nil, nil, ErrShape
 	}
 	shape = slices.Clone(batch)
 	if len(sa) > 1 {
