@@ -208,7 +208,7 @@ func rebindAll(ps, nexts, grads []*lathe.Tensor) error {
 		leaf, err := newLeaf(ps[i], next, grads[i])
 		if err != nil {
 			for _, t := range append(leaves[:i], nexts[i+1:]...) {
-				if t != nil && t.Err() == nil {
+				if t != nil { // a failed tensor holds nothing; one a device's check refused does
 					t.Release()
 				}
 			}
@@ -263,7 +263,7 @@ func moveParams(ps []Param, dev lathe.Device) error {
 	fail := func(name string, err error) error {
 		for i := range next {
 			for _, t := range []*lathe.Tensor{next[i], grads[i]} {
-				if t != nil && t.Err() == nil {
+				if t != nil { // a failed tensor holds nothing; one a device's check refused does
 					t.Release()
 				}
 			}

@@ -164,7 +164,7 @@ func (s *paramSet) step(f func(i int, p, g *lathe.Tensor) (next *lathe.Tensor, s
 		// state): give it back now, not when the collector finds it.
 		for _, u := range ups {
 			for _, t := range append(u.state, u.next) {
-				if t != nil && t.Err() == nil {
+				if t != nil { // a failed tensor holds nothing; one a device's check refused does
 					t.Release()
 				}
 			}
@@ -178,7 +178,7 @@ func (s *paramSet) step(f func(i int, p, g *lathe.Tensor) (next *lathe.Tensor, s
 	if err := rebindAll(handles, nexts, grads); err != nil {
 		for _, u := range ups {
 			for _, t := range u.state {
-				if t != nil && t.Err() == nil {
+				if t != nil { // a failed tensor holds nothing; one a device's check refused does
 					t.Release()
 				}
 			}
