@@ -137,6 +137,9 @@ func TestFailedCheckStaysWithItsTensor(t *testing.T) {
 					t.Errorf("the failed result, read %d: %v, %v; want an ErrIndex", i, v, err)
 				}
 			}
+			if _, err := bad.DataPtr(); !errors.Is(err, ErrIndex) {
+				t.Errorf("the failed result's DataPtr: %v; want an ErrIndex (a library would read its garbage)", err)
+			}
 
 			p := FromSlice(CPU, []float32{1, 2, 3, 4}, 4).To(dev).RequireGrad()
 			if err := p.Gather(0, FromSlice(CPU, []int64{1, 9}, 2).To(dev)).Sum().Backward(); err == nil {

@@ -45,10 +45,13 @@ func WithStream(dev Device, f func(stream uintptr) error) error {
 // ErrUnsupported). The address is valid while x is alive. lathe's tensors
 // never change, so a library may write only to a tensor that nothing else
 // has seen yet (one just made with Zeros, say), and only through work
-// queued in WithStream.
+// queued in WithStream. A tensor made from values that a device's check
+// has refused (an index out of range) is that check's error, as its Err
+// is: the library would read the failed op's garbage. A check the device
+// has not reported yet cannot be seen here.
 func (x *Tensor) DataPtr() (uint64, error) {
 	const op = "data_ptr"
-	if err := x.check(op); err != nil {
+	if err := x.CheckArg(op, "x"); err != nil {
 		return 0, err
 	}
 	if !x.t.IsContiguous() {
