@@ -59,8 +59,10 @@ var opEinsum = dispatch.Register(&dispatch.Op[*einsumPlan]{
 //	"...ij,...jk->...ik"   matmul over any leading dims
 //
 // With two operands the work is one batched MatMul; more are contracted
-// left to right. The operands must share a dtype (ErrDType, as torch) that
-// MatMul and Sum run in: bool operands, which torch takes, are refused
+// left to right. The operands must share a dtype (else ErrDType) that
+// MatMul and Sum run in: torch 1.13 refuses two dtypes where a letter is
+// summed and promotes them where none is ("i,j->ij"), and lathe refuses
+// both, as its MatMul does. Bool operands, which torch takes, are refused
 // (ErrDType) where a letter is summed. Errors: an ErrValue naming the equation and the
 // position of a character that is no subscript, a bad ellipsis or arrow, an
 // output letter that is repeated or in no operand, or a count of operands
