@@ -3,7 +3,6 @@ package lathe
 import (
 	"strconv"
 
-	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
@@ -79,10 +78,7 @@ func (x *Tensor) checkPadHost(pads []int) error {
 		return nil
 	}
 	for i := 0; i+1 < len(pads); i += 2 {
-		out, ok := dispatch.CheckedAdd(x.t.Shape[x.t.Rank()-1-i/2], pads[i])
-		if ok {
-			out, ok = dispatch.CheckedAdd(out, pads[i+1])
-		}
+		out, ok := ops.PaddedSize(x.t.Shape[x.t.Rank()-1-i/2], pads[i], pads[i+1])
 		if ok && out > 0 {
 			if err := checkHost("pad", "pads", out, 8); err != nil {
 				return err

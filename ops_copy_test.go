@@ -222,6 +222,9 @@ func TestPad(t *testing.T) {
 		{"pad/f32/empty-cols", Zeros(CPU, Float32, 2, 0).Pad([]int{1, 1}, 3), []int{2, 2}, []float64{3, 3, 3, 3}},
 		{"pad/i32/value", vwSeq(Int32, 3).Pad([]int{1, 1}, -2), []int{5}, []float64{-2, 0, 1, 2, -2}},
 		{"pad/bool/value", FromSlice(CPU, []bool{true, false}).Pad([]int{1, 1}, 1), []int{4}, []float64{1, 1, 0, 1}},
+		// 3 + (MaxInt-1) passes an int on the way, but the padded size,
+		// MaxInt-1, fits: torch gives [0, 9223372036854775806] too.
+		{"pad/f32/empty/grow-past-int-then-crop", Zeros(CPU, Float32, 0, 3).Pad([]int{math.MaxInt - 1, -3}, 0), []int{0, math.MaxInt - 1}, nil},
 	})
 	vwRunErr(t, []vwErrCase{
 		{"pad/odd", x.Pad([]int{1}, 0).Err(), ErrValue},
@@ -262,6 +265,9 @@ func TestPadModes(t *testing.T) {
 		{"pad/circular/crop-all-then-pad", x.Pad([]int{-3, 1}, 0, mode("circular")).Err(), ErrShape},
 		{"pad/replicate/host-indices", x.Pad([]int{1 << 50, 0}, 0, mode("replicate")).Err(), ErrOutOfMemory},
 		{"pad/replicate/overflow", x.Pad([]int{math.MaxInt, 1}, 0, mode("replicate")).Err(), ErrShape},
+		// A size that fits, though a partial sum does not: too many host
+		// indices, not an overflow.
+		{"pad/replicate/grow-past-int-then-crop", x.Pad([]int{math.MaxInt - 1, -3}, 0, mode("replicate")).Err(), ErrOutOfMemory},
 		{"pad/failed-input", x.Reshape(7).Pad([]int{1, 1}, 0, mode("mirror")).Err(), ErrShape},
 	})
 	err := x.Pad([]int{1, 1}, 0, mode("mirror")).Err()

@@ -131,10 +131,7 @@ func padInfer(in []*dispatch.Tensor, a Padding) (dispatch.DType, []int, error) {
 	shape := clone(x.Shape)
 	for i := 0; i < len(a.Pads); i += 2 {
 		d := x.Rank() - 1 - i/2
-		grown, ok := dispatch.CheckedAdd(shape[d], a.Pads[i])
-		if ok {
-			grown, ok = dispatch.CheckedAdd(grown, a.Pads[i+1])
-		}
+		grown, ok := PaddedSize(shape[d], a.Pads[i], a.Pads[i+1])
 		if !ok {
 			return 0, nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "pads", Found: dispatch.FormatShape(a.Pads),
 				Detail: "is " + dispatch.FormatShape(a.Pads) + ", which takes dim " + itoa(d) + " of size " + itoa(x.Shape[d]) + " past what an int counts",
@@ -147,6 +144,19 @@ func padInfer(in []*dispatch.Tensor, a Padding) (dispatch.DType, []int, error) {
 		}
 	}
 	return x.DType, shape, nil
+}
+
+// PaddedSize is n + lo + hi, the size of a dim of size n ≥ 0 padded by
+// (lo, hi), and whether it fits an int. The smaller pad goes first, so
+// that no partial sum passes an int where the size fits (3 + (MaxInt-1)
+// - 3), as torch's int64 sum gives it; a partial sum can pass only where
+// both pads are positive or both negative, and the size with it.
+func PaddedSize(n, lo, hi int) (int, bool) {
+	s, ok := dispatch.CheckedAdd(n, min(lo, hi))
+	if ok {
+		s, ok = dispatch.CheckedAdd(s, max(lo, hi))
+	}
+	return s, ok
 }
 
 func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -39,10 +39,7 @@ func edgePad(p plan) func([]*dispatch.Tensor, Padding) (*dispatch.Tensor, error)
 		for i := range picks {
 			d := x.Rank() - 1 - i
 			n, l, r := x.Shape[d], a.Pads[2*i], a.Pads[2*i+1]
-			out, ok := dispatch.CheckedAdd(n, l)
-			if ok {
-				out, ok = dispatch.CheckedAdd(out, r)
-			}
+			out, ok := PaddedSize(n, l, r)
 			if !ok || out < 0 {
 				return nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "pads", Found: dispatch.FormatShape(a.Pads),
 					Detail: "is " + dispatch.FormatShape(a.Pads) + ", which takes dim " + itoa(d) + " of size " + itoa(n) + " to a size below 0 or past what an int counts",
