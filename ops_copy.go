@@ -51,7 +51,7 @@ func (x *Tensor) Pad(pads []int, value float64, opts ...PadOption) *Tensor {
 	case "", "constant":
 		return apply(ops.Pad, a, x)
 	case "reflect", "replicate", "circular":
-		if err := x.checkPadHost(pads); err != nil {
+		if err := x.checkPadHost(o.mode, pads); err != nil {
 			return failed(err)
 		}
 	}
@@ -71,15 +71,16 @@ func (x *Tensor) Pad(pads []int, value float64, opts ...PadOption) *Tensor {
 
 // checkPadHost refuses the pads of a mode whose indices (one int64 per
 // element of each padded dim, computed in host memory before the upload)
-// the machine cannot hold. Sizes that overflow or go below 0 are left to
-// the op, which says so.
-func (x *Tensor) checkPadHost(pads []int) error {
+// the machine cannot hold. Sizes that overflow or go below 0, and pads
+// that mode cannot fill, are left to the op, which says so.
+func (x *Tensor) checkPadHost(mode string, pads []int) error {
 	if x == nil || x.err != nil || x.t == nil || len(pads)%2 != 0 || len(pads)/2 > x.t.Rank() {
 		return nil
 	}
 	for i := 0; i+1 < len(pads); i += 2 {
-		out, ok := ops.PaddedSize(x.t.Shape[x.t.Rank()-1-i/2], pads[i], pads[i+1])
-		if ok && out > 0 {
+		n := x.t.Shape[x.t.Rank()-1-i/2]
+		out, ok := ops.PaddedSize(n, pads[i], pads[i+1])
+		if ok && out > 0 && !ops.PadTooFar(mode, n, pads[i], pads[i+1]) {
 			if err := checkHost("pad", "pads", out, 8); err != nil {
 				return err
 			}

@@ -264,6 +264,10 @@ func TestPadModes(t *testing.T) {
 		{"pad/circular/twice-around", x.Pad([]int{4, 0}, 0, mode("circular")).Err(), ErrShape},
 		{"pad/circular/crop-all-then-pad", x.Pad([]int{-3, 1}, 0, mode("circular")).Err(), ErrShape},
 		{"pad/replicate/host-indices", x.Pad([]int{1 << 50, 0}, 0, mode("replicate")).Err(), ErrOutOfMemory},
+		// A pad that reflect or circular mode cannot fill is that, however
+		// many host indices it would take: it was an ErrOutOfMemory.
+		{"pad/reflect/far-past-size", x.Pad([]int{1 << 62, 0}, 0, mode("reflect")).Err(), ErrShape},
+		{"pad/circular/far-past-size", x.Pad([]int{0, 1 << 50}, 0, mode("circular")).Err(), ErrShape},
 		{"pad/replicate/overflow", x.Pad([]int{math.MaxInt, 1}, 0, mode("replicate")).Err(), ErrShape},
 		// A size that fits, though a partial sum does not: too many host
 		// indices, not an overflow.

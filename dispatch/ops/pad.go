@@ -85,12 +85,24 @@ func picks(out, l int, at func(p int) int) []int64 {
 	return s
 }
 
+// PadTooFar reports whether pads (l, r) reach past what mode fills from
+// a dim of size n: reflect mode pads less than n, circular mode at most n.
+func PadTooFar(mode string, n, l, r int) bool {
+	switch mode {
+	case "reflect":
+		return l >= n || r >= n
+	case "circular":
+		return l > n || r > n
+	}
+	return false
+}
+
 // reflectPlan mirrors x at its first and last element without repeating
 // them (torch's reflection_pad): each pad must be less than the dim's size,
 // so one mirroring reaches every place. A negative pad crops first, as in
 // torch, so (-1, 2) on [a b c d] is [b c d c b].
 func reflectPlan(d, n, l, r, out int) ([]int64, *dispatch.Error) {
-	if l >= n || r >= n {
+	if PadTooFar("reflect", n, l, r) {
 		return nil, &dispatch.Error{Kind: dispatch.ErrShape,
 			Detail: "pads dim " + itoa(d) + " of size " + itoa(n) + " by (" + itoa(l) + ", " + itoa(r) + ") but reflect mode pads less than the dim's size",
 			Fix:    "pad each side of dim " + itoa(d) + " by at most " + itoa(n-1) + ", or use replicate or circular mode"}
@@ -120,7 +132,7 @@ func replicatePlan(d, n, l, r, out int) ([]int64, *dispatch.Error) {
 // the dim's size. As in torch, negative pads crop first and the positive
 // ones then wrap what is kept, so (-1, 2) on [a b c d] is [b c d b c].
 func circularPlan(d, n, l, r, out int) ([]int64, *dispatch.Error) {
-	if l > n || r > n {
+	if PadTooFar("circular", n, l, r) {
 		return nil, &dispatch.Error{Kind: dispatch.ErrShape,
 			Detail: "pads dim " + itoa(d) + " of size " + itoa(n) + " by (" + itoa(l) + ", " + itoa(r) + ") but circular mode wraps around at most once",
 			Fix:    "pad each side of dim " + itoa(d) + " by at most " + itoa(n)}
