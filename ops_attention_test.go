@@ -319,3 +319,46 @@ func TestFailedAttentionDropoutDrawsNothing(t *testing.T) {
 		t.Errorf("after the failed attention the stream's next key is %x, want %x (drawn nothing)", got, key)
 	}
 }
+
+// TestAttentionScaleBelowFloat32 gives float32 attention a scale that
+// rounds to 0 in float32 (1e-300), with a NaN in the keys: as torch's
+// q·scale (0·NaN is NaN), every score it reaches is NaN, and so the rows,
+// and every gradient, on every device. The cpu's products took the scale as
+// BLAS's alpha, and a BLAS reads neither operand when alpha is 0, so the
+// NaN vanished: uniform weights, the mean of v, gradients of 0.
+func TestAttentionScaleBelowFloat32(t *testing.T) {
+	for _, dev := range biDevices(t) {
+		t.Run(dev.String(), func(t *testing.T) {
+			kv := []float32{2, 2, 2, 2, 2, 2, 2, 2}
+			kv[0] = float32(math.NaN())
+			q := Full(dev, Float32, 2, 1, 2, 4).RequireGrad()
+			k := FromSlice(CPU, kv).Reshape(1, 2, 4).To(dev).RequireGrad()
+			v := Full(dev, Float32, 2, 1, 2, 3).RequireGrad()
+			out := ScaledDotProductAttention(q, k, v, AttentionScale(1e-300))
+			got, err := out.Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, x := range got {
+				if !math.IsNaN(float64(x)) {
+					t.Fatalf("element %d is %v, want NaN (0·NaN in the first key's scores)", i, x)
+				}
+			}
+			gs, err := Grad(out.Sum(), []*Tensor{q, k, v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, name := range []string{"q", "k", "v"} {
+				g, err := gs[i].Float32s()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j, x := range g {
+					if !math.IsNaN(float64(x)) {
+						t.Fatalf("gradient of %s: element %d is %v, want NaN", name, j, x)
+					}
+				}
+			}
+		})
+	}
+}

@@ -118,6 +118,9 @@ func (m attnMask[T]) add(s []T, n, h, i0, bq, j0, bk int) {
 
 // mm is C = alpha·op(A)·op(B) + beta·C for m×n C, with the empty cases
 // that a BLAS may refuse (a zero size, a leading dim of 0) handled here.
+// An alpha of 0 (a scale below float32's range, rounded) still forms the
+// product, as torch's q·scale does, so that NaN and Inf in A and B make
+// NaN: a BLAS reads neither when alpha is 0.
 func mm[T float](gemm gemmFunc[T], tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if m == 0 || n == 0 {
 		return
@@ -126,6 +129,20 @@ func mm[T float](gemm gemmFunc[T], tA, tB blas.Transpose, m, n, k int, alpha T, 
 		if beta == 0 {
 			for r := range m {
 				clear(c[r*ldc : r*ldc+n])
+			}
+		}
+		return
+	}
+	if alpha == 0 {
+		p := make([]T, m*n)
+		gemm(tA, tB, m, n, k, 1, a, lda, b, ldb, 0, p, n)
+		for r := range m {
+			for j, x := range p[r*n : (r+1)*n] {
+				if beta == 0 { // C is not read, as a BLAS's
+					c[r*ldc+j] = alpha * x
+				} else {
+					c[r*ldc+j] = beta*c[r*ldc+j] + alpha*x
+				}
 			}
 		}
 		return
