@@ -57,12 +57,12 @@ func FuzzAttention(f *testing.F) {
 		5, 30, 47, 12, 63, 21, 40, 9, 55, 2, 33, 18, 60, 27, 44, 51, 14, 38, 5, 30, 47, 12, 63, 21,
 		1, 1, 5, 40, 9, 55, 2, 33, 18, 60, 27, 44, 51, 14, 38, 5, 5, 30, 47, 12, 63, 21, 40, 9,
 		0, 0, 0, 1, 2, 0, 1, 1, 1})
-	// float16 with an additive mask [1, Hq, 1, Lk] with -Inf.
-	f.Add([]byte{8, 1, 1, 1, 1, 0, 1, 1, 1, 1, 3, 1, 1, 1, 1, 2, 1, 1, 4, 1, 1, 1, 1, 5,
+	// float32 with an additive mask [1, Hq, 1, Lk] with -Inf; gradients, the mask's too.
+	f.Add([]byte{0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 3, 1, 1, 1, 1, 2, 1, 1, 4, 1, 1, 1, 1, 5,
 		5, 30, 47, 12, 63, 21, 40, 9, 55, 2, 33, 18, 60, 27, 44, 51, 1, 1, 5, 14, 38, 5, 30, 47,
 		12, 63, 21, 40, 9, 55, 2, 33, 18, 60, 27, 5, 44, 51, 14, 38, 5, 30, 47, 12, 63, 21, 40, 9,
 		55, 2, 33, 18, 3, 0, 1, 0, 3, 0, 3, 1, 1, 5, 1, 0, 5, 9, 13, 22, 1, 0, 1, 0,
-		1, 1, 1})
+		1, 1, 0})
 	// float32 causal with Lq < Lk, q rank 2 against k and v rank 4; gradients.
 	f.Add([]byte{0, 1, 1, 1, 1, 0, 0, 1, 1, 1, 3, 1, 2, 1, 0, 2, 0, 0, 0, 1, 4, 1, 1, 1,
 		1, 5, 5, 30, 47, 12, 63, 21, 1, 1, 5, 40, 9, 55, 2, 33, 18, 60, 27, 44, 51, 14, 38, 5,
@@ -72,8 +72,8 @@ func FuzzAttention(f *testing.F) {
 	f.Add([]byte{10, 0, 1, 0, 1, 0, 1, 1, 1, 1, 2, 1, 1, 1, 1, 2, 1, 1, 4, 1, 1, 1, 1, 5,
 		20, 3, 40, 60, 21, 41, 30, 35, 1, 1, 5, 44, 50, 22, 26, 7, 52, 5, 56, 11, 17, 24, 29, 33,
 		0, 1, 1, 1, 1})
-	// float32, Lk = 0: zeros.
-	f.Add([]byte{0, 1, 1, 0, 1, 0, 0, 1, 2, 0, 1, 1, 1, 1, 1, 1, 1, 4, 1, 1, 1, 1, 5, 5,
+	// float16, Lk = 0: zeros.
+	f.Add([]byte{8, 1, 1, 0, 1, 0, 0, 1, 2, 0, 1, 1, 1, 1, 1, 1, 1, 4, 1, 1, 1, 1, 5, 5,
 		30, 47, 12, 63, 21, 1, 1, 5, 5, 0, 1, 1, 1, 1})
 	// refused: a scale of NaN; a mask [3, Lk] that does not broadcast over Lq 2.
 	f.Add([]byte{0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 4, 1, 1, 1, 1, 5,
@@ -420,8 +420,9 @@ func fzNext(idx, shape []int) {
 }
 
 // fzAttnRef is the reference of an accepted call: attnref's inputs, with
-// the mask (causal or given) made additive, and the dropout under key.
-func fzAttnRef(t *testing.T, c *fzAttnCall, g fzAttnGeom, key uint64) *attnref.Ref {
+// the mask (causal or given) made additive, and the dropout under key;
+// and that mask, of canonical indices (nil: none).
+func fzAttnRef(t *testing.T, c *fzAttnCall, g fzAttnGeom, key uint64) (*attnref.Ref, func(n, h, i, j int) float64) {
 	host := func(x *Tensor) []float64 {
 		v, err := fzHost(x)
 		if err != nil {
@@ -472,7 +473,7 @@ func fzAttnRef(t *testing.T, c *fzAttnCall, g fzAttnGeom, key uint64) *attnref.R
 	if c.hasDrop && c.dropout > 0 {
 		ref.DropP, ref.DropKey = c.dropout, key
 	}
-	return ref
+	return ref, mask
 }
 
 // fzAttnOut is the reference's output, [N, Hq, Lq, Ev] row-major: zeros
@@ -578,9 +579,10 @@ func fzCheckAttention(t *testing.T, c *fzAttnCall) {
 		return ScaledDotProductAttention(in[0], in[1], in[2], c.opts(in[3])...)
 	}
 	var ref *attnref.Ref
+	var mask func(n, h, i, j int) float64
 	tol, loose := -1.0, false
 	if refuse == nil {
-		ref = fzAttnRef(t, c, g, key)
+		ref, mask = fzAttnRef(t, c, g, key)
 		tol = fzAttnTol(c, ref)
 		// torch's math kernel adds the causal mask to the scores, so that
 		// a +Inf or NaN score of a key a query may not attend to makes its
@@ -626,39 +628,53 @@ func fzCheckAttention(t *testing.T, c *fzAttnCall) {
 		}
 	}
 	if c.grad && (c.dt == Float32 || c.dt == Float64) && !c.hostile {
-		fzAttnGrads(t, c, g, ref, call, tol)
+		fzAttnGrads(t, c, g, ref, mask, call, tol)
 	}
 }
 
-// fzAttnGrads checks the gradients of the result's sum in q, k and v on
-// the cpu against attnref's backward (the gradient of the output 1, of
-// the logsumexp 0), summed over the dims each input was broadcast along,
-// and wgpu:0's against the cpu's. A gradient's rounding is the
-// forward's (whose tolerance has room for it: the worst of 2,000 random
-// calls used a quarter of it), scaled by scale·|q| or scale·|k| through
-// the scores.
-func fzAttnGrads(t *testing.T, c *fzAttnCall, g fzAttnGeom, ref *attnref.Ref, call func([]*Tensor) *Tensor, tol float64) {
+// fzAttnGrads checks the gradients of the result's sum in q, k and v
+// (and an additive mask, without dropout) on the cpu against attnref's
+// backward (the gradient of the output 1, of the logsumexp 0), summed
+// over the dims each input was broadcast along, and wgpu:0's against the
+// cpu's. A gradient's rounding is the forward's (whose tolerance has room
+// for it: the worst of 2,000 random calls used a quarter of it), scaled by
+// scale·|q| or scale·|k| through the scores.
+func fzAttnGrads(t *testing.T, c *fzAttnCall, g fzAttnGeom, ref *attnref.Ref, mask func(n, h, i, j int) float64,
+	call func([]*Tensor) *Tensor, tol float64) {
+	withMask := c.mask != nil && c.maskDType != Bool && !(c.hasDrop && c.dropout > 0)
+	names := []string{"query", "key", "value"}
+	if withMask {
+		names = append(names, "attn_mask")
+	}
 	grads := func(in []*Tensor) ([]*Tensor, error) {
-		xs := []*Tensor{in[0].Detach().RequireGrad(), in[1].Detach().RequireGrad(), in[2].Detach().RequireGrad()}
-		return Grad(call(append(xs, in[3])).Sum(), xs)
+		xs := []*Tensor{in[0].Detach().RequireGrad(), in[1].Detach().RequireGrad(), in[2].Detach().RequireGrad(), in[3]}
+		if withMask {
+			xs[3] = in[3].Detach().RequireGrad()
+		}
+		return Grad(call(xs).Sum(), xs[:len(names)])
 	}
 	cpu, err := grads([]*Tensor{c.q, c.k, c.v, c.mask})
 	if err != nil {
 		t.Fatalf("%s: gradients: %v", c.label, err)
 	}
 	rows := ref.N * ref.Hq * ref.Lq
-	grad := make([]float64, rows*(ref.Ev+1))
+	w := ref.Ev + 1
+	grad := make([]float64, rows*w)
 	for x := range rows {
 		for e := range ref.Ev {
-			grad[x*(ref.Ev+1)+e] = 1
+			grad[x*w+e] = 1
 		}
 	}
-	all := ref.Backward(ref.Forward(), grad)
+	fwd := ref.Forward()
+	all := ref.Backward(fwd, grad)
 	nq, nk := rows*ref.E, ref.N*ref.Hk*ref.Lk*ref.E
 	want := [][]float64{
 		fzAttnUncanon(all[:nq], g.q, g.batch, g.hq, g.lq, g.e),
 		fzAttnUncanon(all[nq:nq+nk], g.k, g.batch, g.hk, g.lk, g.e),
 		fzAttnUncanon(all[nq+nk:], g.v, g.batch, g.hk, g.lk, g.ev),
+	}
+	if withMask {
+		want = append(want, fzAttnMaskGrad(ref, g, mask, fwd))
 	}
 	qm, km := 0.0, 0.0
 	for _, x := range ref.Q {
@@ -668,7 +684,7 @@ func fzAttnGrads(t *testing.T, c *fzAttnCall, g fzAttnGeom, ref *attnref.Ref, ca
 		km = max(km, math.Abs(x))
 	}
 	tolG := 4 * tol * (1 + ref.Scale*max(qm, km))
-	for i, name := range []string{"query", "key", "value"} {
+	for i, name := range names {
 		got, err := fzHost(cpu[i])
 		if err != nil {
 			t.Fatalf("%s: reading the gradient of %s: %v", c.label, name, err)
@@ -685,11 +701,48 @@ func fzAttnGrads(t *testing.T, c *fzAttnCall, g fzAttnGeom, ref *attnref.Ref, ca
 				}
 				t.Fatalf("%s: gradients on %s: %v, where the cpu gives them", c.label, gpu, err)
 			}
-			for i, name := range []string{"query", "key", "value"} {
+			for i, name := range names {
 				fzSame(t, c.label+"/grad "+name+" on "+gpu.String(), cpu[i], dev[i], tolG)
 			}
 		}
 	}
+}
+
+// fzAttnMaskGrad is the gradient of the output's sum in an additive mask
+// (no dropout): the scores' dS = P∘(dP - D), P = exp(s - lse) from the
+// reference's logsumexp fwd, dP the row sums of v, D the row sums of the
+// output (attnref.Backward's terms, which it does not return), summed
+// over the dims the mask was broadcast along.
+func fzAttnMaskGrad(ref *attnref.Ref, g fzAttnGeom, mask func(n, h, i, j int) float64, fwd []float64) []float64 {
+	out := make([]float64, dispatch.Numel(g.mask))
+	w, nb := ref.Ev+1, len(g.batch)
+	idx := make([]int, len(g.canon))
+	for x := range ref.N * ref.Hq * ref.Lq {
+		n, h, i := x/(ref.Hq*ref.Lq), x/ref.Lq%ref.Hq, x%ref.Lq
+		hk := h / (ref.Hq / ref.Hk)
+		o := fwd[x*w:][:w]
+		d := 0.0
+		for e := range ref.Ev {
+			d += o[e]
+		}
+		for j := range ref.Lk {
+			key := (n*ref.Hk+hk)*ref.Lk + j
+			s := mask(n, h, i, j)
+			for e := range ref.E {
+				s += ref.Scale * ref.Q[x*ref.E+e] * ref.K[key*ref.E+e]
+			}
+			dp := 0.0
+			for e := range ref.Ev {
+				dp += ref.V[key*ref.Ev+e]
+			}
+			for b, m := nb-1, n; b >= 0; b-- {
+				idx[b], m = m%g.batch[b], m/g.batch[b]
+			}
+			idx[nb], idx[nb+1], idx[nb+2] = h, i, j
+			out[fzAt(idx, g.mask)] += math.Exp(s-o[ref.Ev]) * (dp - d)
+		}
+	}
+	return out
 }
 
 // fzAttnFinite reports whether every element of xs is finite.
