@@ -32,7 +32,8 @@ import (
 // causal triangle aligned top left (as torch 1.13's math kernel and torch
 // 2.x), NaN in a row with no key to attend to, zeros where Lk is 0, and
 // with dropout the weights that the key drawn from the stream drops
-// (README: the fused kernels drop what Dropout drops); within a tolerance
+// (README: the fused kernels drop what Dropout drops; a call draws that
+// one key, or none, and a failed one puts it back); within a tolerance
 // from the dtype and the scores' size, not compared where float32 can
 // overflow. On small float32 and float64 calls with finite values, the
 // gradients of the sum in q, k and v must be attnref's backward, summed
@@ -576,7 +577,17 @@ func fzCheckAttention(t *testing.T, c *fzAttnCall) {
 	key := nextKey() // the dropout key the call draws
 	call := func(in []*Tensor) *Tensor {
 		setRNGState(saved) // every device's call draws that key
-		return ScaledDotProductAttention(in[0], in[1], in[2], c.opts(in[3])...)
+		out := ScaledDotProductAttention(in[0], in[1], in[2], c.opts(in[3])...)
+		// It draws one key where it drops, none otherwise, and a call
+		// that fails puts back what it drew.
+		after := saved
+		if out.err == nil && c.hasDrop && c.dropout > 0 {
+			after.Uint64()
+		}
+		if rngState() != after {
+			t.Fatalf("%s: the random stream moved by other than one dropout key (error %v)", c.label, out.err)
+		}
+		return out
 	}
 	var ref *attnref.Ref
 	var mask func(n, h, i, j int) float64
