@@ -194,9 +194,12 @@ func (x *Tensor) batchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 		}
 		return apply(opBatchNorm, batchNormAttrs{eps: eps}, x, runningMean, runningVar, weight, bias)
 	}
-	n := 0
-	if c > 0 {
-		n = x.t.Numel() / c
+	// The values per channel: N times the spatial sizes, counted from the
+	// shape as torch's _verify_batch_size counts them, so that a batch of
+	// one value for each of no channels (x [1, 0]) is refused as well.
+	n, ok := dispatch.CheckedNumel(slices.Concat(x.t.Shape[:1], x.t.Shape[2:]))
+	if !ok {
+		n = math.MaxInt // no channels, and more values than an int counts: not 1
 	}
 	if n == 1 {
 		return failed(errorf(op, ErrShape, "x", "has shape "+dispatch.FormatShape(x.t.Shape)+

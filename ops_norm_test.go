@@ -124,6 +124,10 @@ func TestNormErrors(t *testing.T) {
 		{"batch_norm/momentum", "batch_norm", "momentum", x.BatchNorm(nil, nil, nil, nil, true, math.NaN(), 1e-5), ErrValue},
 		{"batch_norm/eps", "batch_norm", "eps", x.BatchNorm(nil, nil, nil, nil, true, 0.1, -1), ErrValue},
 		{"batch_norm/one_value", "batch_norm", "x", f32(1, 6).BatchNorm(nil, nil, nil, nil, true, 0.1, 1e-5), ErrShape},
+		// torch counts the values per channel from N and the spatial
+		// sizes, and refuses one even where there are no channels.
+		{"batch_norm/one_value_no_channels", "batch_norm", "x", f32(1, 0).BatchNorm(nil, nil, nil, nil, true, 0.1, 1e-5), ErrShape},
+		{"batch_norm/one_value_no_channels_3d", "batch_norm", "x", f32(1, 0, 1).BatchNorm(f32(0), f32(0), nil, nil, true, 0.1, 1e-5), ErrShape},
 		{"group_norm/groups", "group_norm", "x", x.GroupNorm(4, nil, nil, 1e-5), ErrShape},
 		{"group_norm/groups0", "group_norm", "groups", x.GroupNorm(0, nil, nil, 1e-5), ErrValue},
 		{"group_norm/rank", "group_norm", "x", f32(6).GroupNorm(3, nil, nil, 1e-5), ErrShape},
