@@ -214,3 +214,28 @@ func TestHalfNormsRoundOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestVectorNormNegativeOrderOfInfinities: a negative order's sum of
+// |x|^p is 0 where every |x| is infinite or every power underflows, and
+// the norm is then 0^(1/p) = +Inf, as torch.linalg.vector_norm gives
+// (tensor([inf]) under ord -1 is inf); a zero element still gives 0.
+func TestVectorNormNegativeOrderOfInfinities(t *testing.T) {
+	inf := math.Inf(1)
+	for _, c := range []struct {
+		name string
+		x    *Tensor
+		p    float64
+		want float64
+	}{
+		{"inf/-1", FromSlice(CPU, []float32{float32(inf), float32(-inf)}), -1, inf},
+		{"inf/-0.5/float64", FromSlice(CPU, []float64{inf}), -0.5, inf},
+		{"underflow/-2.5", FromSlice(CPU, []float32{3e38}), -2.5, inf},
+		{"zero/-1", FromSlice(CPU, []float32{0, 1}), -1, 0},
+		{"inf and 2/-1", FromSlice(CPU, []float64{inf, 2}), -1, 2},
+	} {
+		got, err := c.x.Norm(c.p).Cast(Float64).Float64s()
+		if err != nil || len(got) != 1 || got[0] != c.want {
+			t.Errorf("%s: %v (%v), want %v", c.name, got, err, c.want)
+		}
+	}
+}

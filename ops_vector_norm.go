@@ -113,7 +113,9 @@ func vectorNorm(x *Tensor, a vectorNormAttrs) *Tensor {
 	return rootSafe(op, sum(pw), p)
 }
 
-// rootSafe is s^(1/p) for s ≥ 0, with 0 and a zero gradient where s is 0.
+// rootSafe is s^(1/p) for s ≥ 0, with 0^(1/p) and a zero gradient where s
+// is 0: 0, or +Inf for p < 0, where every |x|^p is 0 (x infinite, or a
+// power that underflows), as PyTorch's pow(0, 1/p) gives.
 func rootSafe(op string, s *Tensor, p float64) *Tensor {
 	if s.err != nil {
 		return s // the sum's error (a result too large to allocate)
@@ -126,5 +128,5 @@ func rootSafe(op string, s *Tensor, p float64) *Tensor {
 	} else {
 		r = safe.PowScalar(1 / p)
 	}
-	return Where(zero, s.scalarLike(op, 0), r)
+	return Where(zero, s.scalarLike(op, math.Pow(0, 1/p)), r)
 }
