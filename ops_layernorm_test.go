@@ -1,6 +1,10 @@
 package lathe
 
-import "testing"
+import (
+	"errors"
+	"math"
+	"testing"
+)
 
 // lnCase is a shape for the fused-against-composite layer norm tests.
 type lnCase struct {
@@ -233,5 +237,30 @@ func testLayerNormFusedHalf(t *testing.T, dev Device, dt DType) {
 				attnClose(t, "grad "+[...]string{"x", "weight", "bias"}[i], d[i], d32[i].Cast(dt), 0)
 			}
 		})
+	}
+}
+
+// TestLayerNormOneParamChecksItsShape: a weight without a bias (or a bias
+// without a weight) whose shape is not normalized_shape is an ErrShape
+// naming it, before the missing one is filled in: a normalized_shape near
+// int's edge was allocated first, and failed as out of memory.
+func TestLayerNormOneParamChecksItsShape(t *testing.T) {
+	x := Ones(CPU, Float32, 2, 3)
+	p := Ones(CPU, Float32, 3)
+	for _, c := range []struct {
+		name         string
+		shape        []int
+		weight, bias *Tensor
+		arg          string
+	}{
+		{"weight/maxint", []int{math.MaxInt}, p, nil, "weight"},
+		{"bias/2^40", []int{1 << 40}, nil, p, "bias"},
+		{"weight/[2]", []int{2}, p, nil, "weight"},
+	} {
+		err := x.LayerNorm(c.shape, c.weight, c.bias, 1e-5).Err()
+		var e *Error
+		if !errors.Is(err, ErrShape) || !errors.As(err, &e) || e.Op != "layer_norm" || e.Arg != c.arg {
+			t.Errorf("%s: %v, want an ErrShape of layer_norm naming %s", c.name, err, c.arg)
+		}
 	}
 }

@@ -120,10 +120,8 @@ var (
 	})
 	opLayerNormAffine = composite("layer_norm_affine", []string{"x", "weight", "bias"}, func(in []*Tensor, a layerNormAttrs) *Tensor {
 		for i, p := range in[1:] {
-			if !slices.Equal(p.t.Shape, a.shape) {
-				name := [...]string{"weight", "bias"}[i]
-				return failed(&Error{Kind: ErrShape, Arg: name, Detail: "has shape " + dispatch.FormatShape(p.t.Shape) +
-					" but normalized_shape is " + dispatch.FormatShape(a.shape), Fix: "give " + name + " the normalized shape"})
+			if err := checkLayerNormParam([...]string{"weight", "bias"}[i], p, a.shape); err != nil {
+				return failed(err)
 			}
 		}
 		// torch refuses a weight or bias of another dtype than x's
@@ -298,8 +296,20 @@ type layerNormAttrs struct {
 func (x *Tensor) LayerNorm(normalizedShape []int, weight, bias *Tensor, eps float64) *Tensor {
 	a := layerNormAttrs{shape: append([]int(nil), normalizedShape...), eps: eps}
 	if (weight == nil) != (bias == nil) {
-		// One without the other: fill in the identity for the missing one.
+		// One without the other: fill in the identity for the missing one,
+		// once the given one has normalized_shape, so that a shape that
+		// nothing holds (a size near int's edge) is refused, not allocated.
 		if err := x.check("layer_norm"); err != nil {
+			return failed(err)
+		}
+		given, name := weight, "weight"
+		if weight == nil {
+			given, name = bias, "bias"
+		}
+		if err := given.CheckArg("layer_norm", name); err != nil {
+			return failed(err)
+		}
+		if err := checkLayerNormParam(name, given, a.shape); err != nil {
 			return failed(err)
 		}
 		if weight == nil {
@@ -362,6 +372,16 @@ func layerNormFused(x, weight, bias *Tensor, a layerNormAttrs) *Tensor {
 	}
 	y := apply(ops.LayerNorm, ops.LayerNormParams{Eps: a.eps}, x.Reshape(rows, d), weight, bias)
 	return y.Reshape(x.t.Shape...)
+}
+
+// checkLayerNormParam checks that layer_norm's weight or bias (name) has
+// the normalized shape.
+func checkLayerNormParam(name string, p *Tensor, shape []int) *Error {
+	if slices.Equal(p.t.Shape, shape) {
+		return nil
+	}
+	return errorf("layer_norm", ErrShape, name, "has shape "+dispatch.FormatShape(p.t.Shape)+
+		" but normalized_shape is "+dispatch.FormatShape(shape), "give "+name+" the normalized shape")
 }
 
 // checkLayerNorm checks x's shape against normalized_shape, and eps.
