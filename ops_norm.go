@@ -127,6 +127,10 @@ func scaleShift(x, mean, variance, weight, bias *Tensor, eps float64, bcast []in
 // convolution's output under Autocast into a float32 BatchNorm2d) is
 // normalised in float32 and the result has x's dtype, as PyTorch's
 // mixed-type batch_norm (batch_norm_use_mixed_type in Normalization.cpp).
+// One whose statistics and parameters are of its own dtype (or absent) is
+// normalised in float32 too, its running statistics updated in float32
+// and rounded to their dtype once, as PyTorch's CUDA kernels keep a
+// 16-bit batch norm's statistics in float.
 func (x *Tensor) BatchNorm(runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64) *Tensor {
 	return x.batchNorm(runningMean, runningVar, weight, bias, training, momentum, eps, true)
 }
@@ -142,6 +146,9 @@ func (x *Tensor) batchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 	live := x.check(op) == nil
 	mixed := live && mixedHalfNorm(x, runningMean, runningVar, weight, bias)
 	fused := mayFuse && live && fusedBatchNorm(x.t.Device, x.t.DType) && (mixed || !dispatch.Halves.Has(x.t.DType))
+	if live && !mixed && dispatch.Halves.Has(x.t.DType) && ownDType(op, x, runningMean, runningVar, weight, bias) {
+		return x.batchNormHalf(runningMean, runningVar, weight, bias, training, momentum, eps, mayFuse)
+	}
 	if mixed && !fused {
 		wide := x.Cast(Float32)
 		y := wide.batchNorm(runningMean, runningVar, weight, bias, training, momentum, eps, mayFuse)
@@ -224,6 +231,72 @@ func (x *Tensor) batchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 	}
 	// The statistics' handles are replaced in place; the old ones, which
 	// nothing else holds (views of them hold claims of their own), go back.
+	old, oldVar := runningMean.t, runningVar.t
+	*runningMean, *runningVar = *next, *nextVar
+	old.Release()
+	oldVar.Release()
+	return y
+}
+
+// ownDType reports whether every given one of ps (running_mean,
+// running_var, weight, bias) is live and of x's dtype.
+func ownDType(op string, x *Tensor, ps ...*Tensor) bool {
+	names := []string{"running_mean", "running_var", "weight", "bias"}
+	for i, p := range ps {
+		if p != nil && (p.CheckArg(op, names[i]) != nil || p.t.DType != x.t.DType) {
+			return false
+		}
+	}
+	return true
+}
+
+// batchNormHalf is batchNorm of a 16-bit x whose given statistics and
+// parameters are of its dtype: it runs as the mixed type on float32 copies
+// of them (or, with none, on x cast to float32), so that the batch's
+// statistics are computed and kept in float32 and y is rounded to x's
+// dtype once; the composite in 16 bits rounded the mean, the variance and
+// each step, and a float16 batch whose variance passed 65504 came out as
+// its bias. A training step's running statistics, updated in float32, are
+// rounded to their dtype and rebind the caller's handles.
+func (x *Tensor) batchNormHalf(runningMean, runningVar, weight, bias *Tensor, training bool, momentum, eps float64, mayFuse bool) *Tensor {
+	const op = "batch_norm"
+	if runningMean == nil && runningVar == nil && weight == nil && bias == nil {
+		wide := x.Cast(Float32)
+		y := wide.batchNorm(nil, nil, nil, nil, training, momentum, eps, mayFuse)
+		out := y.Cast(x.DType())
+		ReleaseWithGraph(out, wide, y) // its own: nothing else holds them
+		return relabel(out, op)
+	}
+	widen := func(t *Tensor) *Tensor {
+		if t == nil {
+			return nil
+		}
+		return t.Cast(Float32)
+	}
+	// The statistics' casts are recorded as any cast is, so that one that
+	// requires a gradient is refused as such.
+	mean, variance, w, b := widen(runningMean), widen(runningVar), widen(weight), widen(bias)
+	var before *dispatch.Tensor
+	if mean != nil {
+		before = mean.t
+	}
+	y := x.batchNorm(mean, variance, w, b, training, momentum, eps, mayFuse)
+	ReleaseWithGraph(y, w, b) // y's graph holds the parameters' casts
+	if mean == nil || variance == nil {
+		return y
+	}
+	defer mean.Release()
+	defer variance.Release()
+	if y.err != nil || mean.t == before {
+		return y // refused, out of training, or an empty batch: no update
+	}
+	var next, nextVar *Tensor
+	NoGrad(func() { next, nextVar = mean.Cast(runningMean.DType()), variance.Cast(runningVar.DType()) })
+	for _, t := range []*Tensor{next, nextVar} {
+		if err := t.Err(); err != nil {
+			return failed(err)
+		}
+	}
 	old, oldVar := runningMean.t, runningVar.t
 	*runningMean, *runningVar = *next, *nextVar
 	old.Release()

@@ -199,6 +199,7 @@ func TestHalfNormsRoundOnce(t *testing.T) {
 			{"vector_norm p=2", func(x *Tensor) *Tensor { return x.Norm(2, 2) }},
 			{"vector_norm p=3", func(x *Tensor) *Tensor { return x.Norm(3, 1, 2) }},
 			{"group_norm", func(x *Tensor) *Tensor { return x.GroupNorm(2, nil, nil, 1e-5) }},
+			{"batch_norm", func(x *Tensor) *Tensor { return x.BatchNorm(nil, nil, nil, nil, true, 0.1, 1e-5) }},
 		} {
 			got, err := c.f(x).Float32s()
 			if err != nil {
@@ -236,6 +237,37 @@ func TestVectorNormNegativeOrderOfInfinities(t *testing.T) {
 		got, err := c.x.Norm(c.p).Cast(Float64).Float64s()
 		if err != nil || len(got) != 1 || got[0] != c.want {
 			t.Errorf("%s: %v (%v), want %v", c.name, got, err, c.want)
+		}
+	}
+}
+
+// TestBatchNormHalfInFloat32: a 16-bit x with statistics and parameters of
+// its own dtype is normalised in float32 and rounded once, and its running
+// statistics are the float32 update rounded to their dtype, as torch's
+// CUDA kernels compute it: a float16 batch whose variance passes 65504
+// came out as zeros (its bias), and a bfloat16 one of values near 1000 as
+// [-1 0 0 2] where float32 gives [-1.18 -0.51 0.17 1.52].
+func TestBatchNormHalfInFloat32(t *testing.T) {
+	for _, c := range []struct {
+		dt DType
+		x  []float32
+	}{
+		{Float16, []float32{1000, -1000, 3, 4}},
+		{BFloat16, []float32{1000, 1004, 1008, 1016}},
+	} {
+		x := FromSlice(CPU, c.x, 4, 1).Cast(c.dt)
+		w := FromSlice(CPU, []float32{2}).Cast(c.dt)
+		b := FromSlice(CPU, []float32{0.5}).Cast(c.dt)
+		mean, variance := Zeros(CPU, c.dt, 1), Ones(CPU, c.dt, 1)
+		y := x.BatchNorm(mean, variance, w, b, true, 0.5, 1e-5)
+		wMean, wVar := Zeros(CPU, Float32, 1), Ones(CPU, Float32, 1)
+		want := x.Cast(Float32).BatchNorm(wMean, wVar, w.Cast(Float32), b.Cast(Float32), true, 0.5, 1e-5)
+		for _, p := range [][2]*Tensor{{y, want}, {mean, wMean}, {variance, wVar}} {
+			got, err := p[0].Float32s()
+			w, werr := p[1].Cast(c.dt).Float32s()
+			if err != nil || werr != nil || p[0].DType() != c.dt || !slices.Equal(got, w) {
+				t.Errorf("%v: %v %v (%v), want the float32 result rounded once %v (%v)", c.dt, p[0].DType(), got, err, w, werr)
+			}
 		}
 	}
 }
