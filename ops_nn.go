@@ -236,6 +236,10 @@ func nllLoss(logp, target *Tensor, o lossOptions) *Tensor {
 		return failed(&Error{Kind: ErrDType, Arg: "x", Detail: "is " + logp.t.DType.String() + " but the op takes float32, float64",
 			Fix: "cast it with .Cast(lathe.Float32)"})
 	}
+	if logp.t.Rank() == 0 {
+		return failed(&Error{Kind: ErrShape, Arg: "x", Expected: "[C], [N, C] or [N, C, d1, ...]", Found: "[]",
+			Detail: "is 0-d, with no class dim", Fix: "give x a dim of classes"})
+	}
 	single := logp.t.Rank() == 1 // [C] with a 0-d target
 	if single {
 		logp, target = logp.Unsqueeze(0), target.Unsqueeze(0)

@@ -106,6 +106,18 @@ func TestDropoutTrain(t *testing.T) {
 	}
 }
 
+// TestNLLLossOfA0DInput: a 0-d input has no class dim, an ErrShape (torch:
+// "Expected 1 or more dimensions (got 0)"); nll_loss indexed its shape's
+// first element to say what the target should be, and panicked. Found by
+// FuzzLoss.
+func TestNLLLossOfA0DInput(t *testing.T) {
+	for _, target := range []*Tensor{Scalar(CPU, int64(0)), FromSlice(CPU, []int64{0})} {
+		if err := Scalar(CPU, float32(1)).NLLLoss(target).Err(); !errors.Is(err, ErrShape) {
+			t.Errorf("nll_loss of a 0-d input, target %v: error %v, want an ErrShape", target.Shape(), err)
+		}
+	}
+}
+
 // A Reduction that is none of ReduceMean, ReduceSum and ReduceNone is an
 // ErrValue naming it (issue 15, defect 16), as torch's
 // F.cross_entropy(x, t, reduction="foo") is a ValueError; it once meant
