@@ -212,11 +212,33 @@ func classWeights(x, target, w *Tensor, ignoreIndex int64) (*Tensor, error) {
 		return nil, &Error{Kind: ErrDType, Arg: "weight", Expected: x.t.DType.String(), Found: w.t.DType.String(),
 			Detail: "is " + w.t.DType.String() + " but x is " + x.t.DType.String(), Fix: "cast it with .Cast(lathe." + x.t.DType.GoString() + ")"}
 	}
-	keep := target.NeScalar(float64(ignoreIndex))
+	if classes == 0 { // every target is ignored: the class check refused any other
+		out := w.fullLike("nll_loss", 0, target.t.Shape)
+		return out, out.err
+	}
+	keep := keptTargets(target, ignoreIndex)
 	safe := Where(keep, target, target.fullLike("nll_loss", 0, nil))
 	wt := w.IndexSelect(0, safe.Reshape(-1)).Reshape(target.t.Shape...)
+	if wt.err != nil {
+		return nil, wt.err
+	}
 	out := Where(keep, wt, wt.fullLike("nll_loss", 0, nil))
 	return out, out.err
+}
+
+// keptTargets is target ≠ ignoreIndex, compared exactly: NeScalar's
+// float64 rounds an index past 2^53 (1<<62 + 1 became 1<<62), and an int64
+// target equal to it was gathered as a class. An int32 target equals
+// neither such an index nor the float64 it rounds to, so NeScalar serves
+// there.
+func keptTargets(target *Tensor, ignoreIndex int64) *Tensor {
+	if f := float64(ignoreIndex); target.t.DType != Int64 || f < 1<<63 && int64(f) == ignoreIndex {
+		return target.NeScalar(f)
+	}
+	ig := target.joined(upload("nll_loss", target.t.Device, []int64{ignoreIndex}, Int64, []int{}))
+	out := target.Ne(ig)
+	ReleaseWithGraph(out, ig)
+	return out
 }
 
 func nllLoss(logp, target *Tensor, o lossOptions) *Tensor {
@@ -251,9 +273,14 @@ func nllLoss(logp, target *Tensor, o lossOptions) *Tensor {
 			Detail: "has shape " + dispatch.FormatShape(target.t.Shape) + " but input " + dispatch.FormatShape(logp.t.Shape) +
 				" needs " + dispatch.FormatShape(want), Fix: "give one class index per sample (the input without its class dim)"})
 	}
-	keep := target.NeScalar(float64(o.ignoreIndex))
-	safe := Where(keep, target, target.fullLike("nll_loss", 0, nil))
-	picked := logp.Gather(1, safe.Unsqueeze(1)).Squeeze(1)
+	keep := keptTargets(target, o.ignoreIndex)
+	var picked *Tensor
+	if logp.t.Shape[1] == 0 { // no classes: every target is ignored (the class check refused any other)
+		picked = logp.Sum(1) // 0s, in the graph
+	} else {
+		safe := Where(keep, target, target.fullLike("nll_loss", 0, nil))
+		picked = logp.Gather(1, safe.Unsqueeze(1)).Squeeze(1)
+	}
 	zero := logp.fullLike("nll_loss", 0, nil)
 	loss := Where(keep, picked.Neg(), zero)
 	var wt *Tensor // each target's class weight, 0 where ignored
