@@ -124,23 +124,25 @@ func TestNLLLossOfA0DInput(t *testing.T) {
 // gathered as a class (ErrIndex). Found by FuzzLoss.
 func TestIgnoreIndexPastFloat64(t *testing.T) {
 	for _, dev := range Devices() {
-		x := FromSlice(CPU, []float32{1, 2, 3, 4, 5, 6}, 2, 3).To(dev)
-		for _, ignore := range []int{1<<62 + 1, math.MaxInt64, 1<<53 + 1, -(1 << 53) - 1} {
-			target := FromSlice(CPU, []int64{0, int64(ignore)}).To(dev)
-			for name, c := range map[string]struct {
-				got  *Tensor
-				want float64 // torch's, the second target ignored
-			}{
-				"cross_entropy":          {x.CrossEntropy(target, IgnoreIndex(ignore)), 2.4076059644443806},
-				"nll_loss":               {x.NLLLoss(target, IgnoreIndex(ignore)), -1},
-				"cross_entropy/weighted": {x.CrossEntropy(target, IgnoreIndex(ignore), ClassWeights(Ones(dev, Float32, 3))), 2.4076059644443806},
-			} {
-				v, err := c.got.Float32s()
-				if err != nil || len(v) != 1 || math.Abs(float64(v[0])-c.want) > 1e-6 {
-					t.Errorf("%s: %s, ignore %d: %v %v, want [%v] (the second target ignored)", dev, name, ignore, v, err, c.want)
+		t.Run(dev.String(), func(t *testing.T) {
+			x := FromSlice(CPU, []float32{1, 2, 3, 4, 5, 6}, 2, 3).To(dev)
+			for _, ignore := range []int{1<<62 + 1, math.MaxInt64, 1<<53 + 1, -(1 << 53) - 1} {
+				target := FromSlice(CPU, []int64{0, int64(ignore)}).To(dev)
+				for name, c := range map[string]struct {
+					got  *Tensor
+					want float64 // torch's, the second target ignored
+				}{
+					"cross_entropy":          {x.CrossEntropy(target, IgnoreIndex(ignore)), 2.4076059644443806},
+					"nll_loss":               {x.NLLLoss(target, IgnoreIndex(ignore)), -1},
+					"cross_entropy/weighted": {x.CrossEntropy(target, IgnoreIndex(ignore), ClassWeights(Ones(dev, Float32, 3))), 2.4076059644443806},
+				} {
+					v, err := c.got.Float32s()
+					if err != nil || len(v) != 1 || math.Abs(float64(v[0])-c.want) > 1e-6 {
+						t.Errorf("%s, ignore %d: %v %v, want [%v] (the second target ignored)", name, ignore, v, err, c.want)
+					}
 				}
 			}
-		}
+		})
 	}
 }
 
@@ -150,16 +152,18 @@ func TestIgnoreIndexPastFloat64(t *testing.T) {
 // class weights panicked. Found by FuzzLoss.
 func TestNoClassesAllIgnored(t *testing.T) {
 	for _, dev := range Devices() {
-		x := Zeros(dev, Float32, 2, 0)
-		target := FromSlice(CPU, []int64{-100, -100}).To(dev)
-		for _, w := range []*Tensor{nil, Zeros(dev, Float32, 0)} {
-			for r, want := range map[Reduction][]float32{ReduceMean: {float32(math.NaN())}, ReduceSum: {0}, ReduceNone: {0, 0}} {
-				v, err := x.CrossEntropy(target, WithReduction(r), ClassWeights(w)).Float32s()
-				if err != nil || len(v) != len(want) || !(v[0] == want[0] || v[0] != v[0] && want[0] != want[0]) {
-					t.Errorf("%s: weights %v, %v: %v %v, want %v", dev, w != nil, r, v, err, want)
+		t.Run(dev.String(), func(t *testing.T) {
+			x := Zeros(dev, Float32, 2, 0)
+			target := FromSlice(CPU, []int64{-100, -100}).To(dev)
+			for _, w := range []*Tensor{nil, Zeros(dev, Float32, 0)} {
+				for r, want := range map[Reduction][]float32{ReduceMean: {float32(math.NaN())}, ReduceSum: {0}, ReduceNone: {0, 0}} {
+					v, err := x.CrossEntropy(target, WithReduction(r), ClassWeights(w)).Float32s()
+					if err != nil || len(v) != len(want) || !(v[0] == want[0] || v[0] != v[0] && want[0] != want[0]) {
+						t.Errorf("weights %v, %v: %v %v, want %v", w != nil, r, v, err, want)
+					}
 				}
 			}
-		}
+		})
 	}
 }
 
