@@ -95,7 +95,7 @@ func CrossEntropy(logits, target *lathe.Tensor, opts ...LossOption) *lathe.Tenso
 		if err := nll.Err(); err != nil {
 			return nll // the target's shape and dtype, and the weight, were checked there
 		}
-		keep := target.NeScalar(float64(c.ignoreIndex))
+		keep := keptTargets(target, c.ignoreIndex)
 		terms, count := logp, keep.Cast(logp.DType())
 		if c.weight != nil {
 			// The weight along the class dim: [C] then a 1 per dim after it.
@@ -116,6 +116,17 @@ func CrossEntropy(logits, target *lathe.Tensor, opts ...LossOption) *lathe.Tenso
 		n := float64(logits.Dim(classDim))
 		return nll.MulScalar(1 - c.smoothing).Add(smooth.MulScalar(c.smoothing / n))
 	}, logits, target)
+}
+
+// keptTargets is target ≠ ignore, compared exactly, as lathe's own class
+// losses compare: NeScalar's float64 rounds an index past 2^53 (1<<62 + 1
+// became 1<<62), which an int64 target may equal. An int32 target equals
+// neither such an index nor the float64 it rounds to.
+func keptTargets(target *lathe.Tensor, ignore int) *lathe.Tensor {
+	if f := float64(ignore); target.DType() != lathe.Int64 || f < 1<<63 && int(f) == ignore {
+		return target.NeScalar(f)
+	}
+	return target.Ne(lathe.Scalar(target.Device(), int64(ignore)))
 }
 
 // NLL is the negative log-likelihood of log-probabilities logp against class

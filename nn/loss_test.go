@@ -195,3 +195,25 @@ func TestBCEWithLogitsAutocast(t *testing.T) {
 		t.Errorf("under autocast %v, want float32's %v", g, w)
 	}
 }
+
+// TestLabelSmoothingIgnoreIndexPastFloat64: with label smoothing, a target
+// equal to an ignore index that float64 does not hold (past 2^53) is left
+// out of the smoothing term and its mean, as torch's; the comparison went
+// through a float64 (1<<62 + 1 became 1<<62), so the target was kept there
+// (2.5706 for torch's 2.3076) and, with Weight, gathered as a class
+// (ErrIndex). Found by lathe's FuzzLoss.
+func TestLabelSmoothingIgnoreIndexPastFloat64(t *testing.T) {
+	x := lathe.FromSlice(lathe.CPU, []float64{1, 2, 3, 0, 0, 10}, 2, 3)
+	const ignore = 1<<62 + 1
+	target := lathe.FromSlice(lathe.CPU, []int64{0, ignore})
+	const want = 2.3076059644443805 // F.cross_entropy(x, [0, 2**62+1], ignore_index=2**62+1, label_smoothing=0.1), with weight ones too
+	for name, got := range map[string]*lathe.Tensor{
+		"unweighted": CrossEntropy(x, target, IgnoreIndex(ignore), LabelSmoothing(0.1)),
+		"weighted":   CrossEntropy(x, target, IgnoreIndex(ignore), LabelSmoothing(0.1), Weight(lathe.Ones(lathe.CPU, lathe.Float64, 3))),
+	} {
+		v, err := got.Float64s()
+		if err != nil || len(v) != 1 || math.Abs(v[0]-want) > 1e-12 {
+			t.Errorf("%s: %v %v, want [%v]", name, v, err, want)
+		}
+	}
+}
