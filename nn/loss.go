@@ -101,9 +101,11 @@ func CrossEntropy(logits, target *lathe.Tensor, opts ...LossOption) *lathe.Tenso
 			// The weight along the class dim: [C] then a 1 per dim after it.
 			shape := append([]int{c.weight.Dim(0)}, slices.Repeat([]int{1}, logits.Rank()-classDim-1)...)
 			terms = logp.Mul(c.weight.Reshape(shape...))
-			safe := lathe.Where(keep, target, lathe.Zeros(target.Device(), target.DType(), target.Shape()...))
-			wt := c.weight.IndexSelect(0, safe.Reshape(-1)).Reshape(target.Shape()...)
-			count = lathe.Where(keep, wt, lathe.Zeros(wt.Device(), wt.DType(), wt.Shape()...))
+			if c.weight.Dim(0) > 0 { // with no classes every target is ignored (nll checked), and count is 0s
+				safe := lathe.Where(keep, target, lathe.Zeros(target.Device(), target.DType(), target.Shape()...))
+				wt := c.weight.IndexSelect(0, safe.Reshape(-1)).Reshape(target.Shape()...)
+				count = lathe.Where(keep, wt, lathe.Zeros(wt.Device(), wt.DType(), wt.Shape()...))
+			}
 		}
 		smooth := terms.Sum(classDim).Neg()
 		smooth = lathe.Where(keep, smooth, lathe.Zeros(smooth.Device(), smooth.DType(), smooth.Shape()...))

@@ -217,3 +217,19 @@ func TestLabelSmoothingIgnoreIndexPastFloat64(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelSmoothingNoClasses: an input of no classes whose targets are
+// all ignored is torch's NaN mean with label smoothing and Weight too,
+// where the weighted count gathered class 0 (ErrIndex).
+func TestLabelSmoothingNoClasses(t *testing.T) {
+	x := lathe.Zeros(lathe.CPU, lathe.Float64, 2, 0)
+	target := lathe.FromSlice(lathe.CPU, []int64{-100, -100})
+	for name, got := range map[string]*lathe.Tensor{
+		"unweighted": CrossEntropy(x, target, LabelSmoothing(0.1)),
+		"weighted":   CrossEntropy(x, target, LabelSmoothing(0.1), Weight(lathe.Zeros(lathe.CPU, lathe.Float64, 0))),
+	} {
+		if v, err := got.Float64s(); err != nil || len(v) != 1 || !math.IsNaN(v[0]) {
+			t.Errorf("%s: %v %v, want [NaN]", name, v, err)
+		}
+	}
+}
