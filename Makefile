@@ -85,7 +85,8 @@ refs: deps
 # What the fuzzer finds is
 # written to the package's testdata/fuzz/<target>/, to commit with the fix.
 FUZZ_TARGETS := ./dispatch/ops:FuzzBroadcast ./nn:FuzzLoad .:FuzzElementwise .:FuzzViews \
-	.:FuzzReduce .:FuzzIndex .:FuzzWindow .:FuzzCast .:FuzzRandom .:FuzzSelect .:FuzzMatMul .:FuzzSort .:FuzzConcat
+	.:FuzzReduce .:FuzzIndex .:FuzzWindow .:FuzzCast .:FuzzRandom .:FuzzSelect .:FuzzMatMul .:FuzzSort .:FuzzConcat \
+	.:FuzzNorm .:FuzzAttention .:FuzzGrid .:FuzzPad .:FuzzEinsum .:FuzzRepeat .:FuzzLoss
 FUZZTIME ?= 30s
 
 # Plants the bugs listed in build/mutants.txt one at a time in a scratch
