@@ -145,19 +145,6 @@ func fzRound(v float64, dt DType) float64 {
 	return v
 }
 
-// fzMaxFinite is dt's largest finite value.
-func fzMaxFinite(dt DType) float64 {
-	switch dt {
-	case Float64:
-		return math.MaxFloat64
-	case Float16:
-		return 65504
-	case BFloat16:
-		return 0x1.fep127
-	}
-	return math.MaxFloat32
-}
-
 // fzFinite is v, or 0 where v is an infinity or NaN.
 func fzFinite(v float64) float64 {
 	if math.IsInf(v, 0) || math.IsNaN(v) {
