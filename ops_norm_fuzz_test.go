@@ -137,19 +137,6 @@ func (r *fzReader) normParam(given bool, dt DType, shape []int, positive bool) *
 	return fzTensor(v, dt, shape)
 }
 
-// fzUnit is the unit roundoff of dt.
-func fzUnit(dt DType) float64 {
-	switch dt {
-	case Float64:
-		return 0x1p-53
-	case Float16:
-		return 0x1p-11
-	case BFloat16:
-		return 0x1p-8
-	}
-	return 0x1p-24
-}
-
 // fzMaxFinite is dt's largest finite value.
 func fzMaxFinite(dt DType) float64 {
 	switch dt {
@@ -176,7 +163,7 @@ func fzMaxFinite(dt DType) float64 {
 // its rounding to be bounded (s = 0, or a variance among float32's
 // subnormals).
 func fzNormBound(dt DType, n int, m, s, w, b, y float64) float64 {
-	uc, ud, tiny := fzUnit(Float32), fzUnit(dt), fzTiny(Float32)
+	uc, ud, tiny := fzEps(Float32), fzEps(dt), fzTiny(Float32)
 	if dt == Float64 {
 		uc, tiny = ud, fzTiny(Float64)
 	}
@@ -546,7 +533,7 @@ func fuzzBatchNorm(t *testing.T, r *fzReader) {
 			}
 			if update {
 				k := float64(len(vals)) / float64(len(vals)-1)
-				uc, ud, us := fzUnit(Float32), fzUnit(dt), fzUnit(sdt)
+				uc, ud, us := fzEps(Float32), fzEps(dt), fzEps(sdt)
 				if dt == Float64 {
 					uc = ud
 				}
@@ -767,9 +754,9 @@ func fzVectorNormRef(t *testing.T, e *fzNormExpect, x *Tensor, shape, reduced []
 			idx[d] = 0
 		}
 	}
-	round, uc := func(v float64) float64 { return float64(float32(v)) }, fzUnit(Float32)
+	round, uc := func(v float64) float64 { return float64(float32(v)) }, fzEps(Float32)
 	if dt == Float64 {
-		round, uc = func(v float64) float64 { return v }, fzUnit(Float64)
+		round, uc = func(v float64) float64 { return v }, fzEps(Float64)
 	}
 	e.alt, e.altBound = make([]float64, len(e.want)), make([]float64, len(e.want))
 	for o, g := range groups {
@@ -814,7 +801,7 @@ func fzVectorNormRef(t *testing.T, e *fzNormExpect, x *Tensor, shape, reduced []
 		// tensor; its norm kernel's pow gives the subnormal).
 		tol := 0.0
 		if p != 0 && !math.IsInf(p, 0) {
-			tol = 4 * (float64(len(g))*uc + fzUnit(dt)) * max(1, math.Abs(1/p))
+			tol = 4 * (float64(len(g))*uc + fzEps(dt)) * max(1, math.Abs(1/p))
 		}
 		floor := 4 * float64(len(g)+1) * fzTiny(dt)
 		if dt != Float64 {
