@@ -161,6 +161,8 @@ func (x *Tensor) NLLLoss(target *Tensor, opts ...LossOption) *Tensor {
 }
 
 // MSELoss is the mean (or sum, or none) of (x - target)²; the shapes must be equal.
+// Integer and bool operands are computed in float32, where torch refuses
+// them (its mse_loss has no integer kernel).
 func (x *Tensor) MSELoss(target *Tensor, opts ...LossOption) *Tensor {
 	return apply(opMSELoss, lossOpts(opts), x, target)
 }
@@ -449,7 +451,9 @@ func layerNorm(x *Tensor, a layerNormAttrs) *Tensor {
 // 1/(1-p) when train is true, the mask made on x's device from a key
 // drawn from the stream Seed sets (the same mask on every device); with train
 // false (or p = 0) it returns x's elements as they are, in a new handle
-// (as Cast to x's own dtype does).
+// (as Cast to x's own dtype does). x must be floating: an integer or bool
+// x is an ErrDType even where torch returns it as it is (train false, p 0
+// or 1).
 func (x *Tensor) Dropout(p float64, train bool) *Tensor {
 	if err := x.check("dropout"); err != nil {
 		return failed(err)
@@ -458,7 +462,7 @@ func (x *Tensor) Dropout(p float64, train bool) *Tensor {
 		return failed(errorf("dropout", ErrValue, "p", "is "+strconv.FormatFloat(p, 'g', -1, 64), "use a probability in [0, 1]"))
 	}
 	if !x.t.DType.IsFloat() {
-		return failed(errorf("dropout", ErrDType, "x", "is "+x.t.DType.String()+" but the op takes float32, float64", "cast it with .Cast(lathe.Float32)"))
+		return failed(errorf("dropout", ErrDType, "x", "is "+x.t.DType.String()+" but the op takes float32, float64, float16, bfloat16", "cast it with .Cast(lathe.Float32)"))
 	}
 	if !train || p == 0 {
 		return x.alias()

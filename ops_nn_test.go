@@ -106,6 +106,19 @@ func TestDropoutTrain(t *testing.T) {
 	}
 }
 
+// TestDropoutRefusesIntegers: an integer x is an ErrDType whose message
+// lists every dtype dropout takes, the 16-bit floats among them (it named
+// float32 and float64 only).
+func TestDropoutRefusesIntegers(t *testing.T) {
+	err := Ones(CPU, Int8, 4).Dropout(0.5, true).Err()
+	if !errors.Is(err, ErrDType) || !strings.Contains(err.Error(), "bfloat16") {
+		t.Errorf("dropout of int8: %v, want an ErrDType listing bfloat16", err)
+	}
+	if y := Ones(CPU, BFloat16, 4).Dropout(0.5, true); y.Err() != nil || y.DType() != BFloat16 {
+		t.Errorf("dropout of bfloat16: %v, %v", y.DType(), y.Err())
+	}
+}
+
 // TestNLLLossOfA0DInput: a 0-d input has no class dim, an ErrShape (torch:
 // "Expected 1 or more dimensions (got 0)"); nll_loss indexed its shape's
 // first element to say what the target should be, and panicked. Found by
