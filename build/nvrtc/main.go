@@ -41,15 +41,18 @@ func run(libPath, srcDir, outDir string) error {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		path := filepath.Join(outDir, name)
-		// Unchanged files are left alone, so their times do not move.
-		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, files[name]) {
-			continue
-		}
-		if err := os.WriteFile(path, files[name], 0o644); err != nil {
+		if err := write(filepath.Join(outDir, name), files[name]); err != nil {
 			return err
 		}
-		fmt.Println("wrote", path)
+	}
+	// The manifest, which lets make test see that the PTX is fresh
+	// without compiling it again (kernels/ptx's TestFresh).
+	sums, err := nvrtc.Sums(srcDir, outDir, files)
+	if err != nil {
+		return err
+	}
+	if err := write(filepath.Join(outDir, nvrtc.SumsFile), sums); err != nil {
+		return err
 	}
 	// A .ptx whose source is gone would still be embedded: remove it.
 	stale, err := filepath.Glob(filepath.Join(outDir, "*.ptx"))
@@ -64,5 +67,18 @@ func run(libPath, srcDir, outDir string) error {
 			fmt.Println("removed", path)
 		}
 	}
+	return nil
+}
+
+// write writes content to path where it differs from what path holds:
+// unchanged files are left alone, so their times do not move.
+func write(path string, content []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, content) {
+		return nil
+	}
+	if err := os.WriteFile(path, content, 0o644); err != nil {
+		return err
+	}
+	fmt.Println("wrote", path)
 	return nil
 }

@@ -2,7 +2,9 @@
 // binary. The .ptx files are generated from kernels/cuda/*.cu by
 // `make kernels` (go run ./build/nvrtc) and committed, so that building
 // lathe needs no CUDA toolkit; `make test` checks that they are what the
-// sources give and that ptxas assembles each for sm_70, sm_80 and sm_90.
+// sources give (through the manifest sources.sha256 that make kernels
+// writes beside them) and that ptxas assembles each for sm_90, and
+// `make ptx-archs` assembles each for every architecture from sm_70.
 // The cuda backend loads a module by name, once per device
 // (cuModuleLoadData), and the driver compiles it for the GPU at hand.
 package ptx
