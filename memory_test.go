@@ -798,6 +798,7 @@ func TestScalarOpsReleaseTheirScalar(t *testing.T) {
 // (7s here). Without the op holding its arguments' storage
 // (dispatch.Tensor.Hold), 1 to 26 in 100 of each read 7s.
 func TestReleaseRacingAnOp(t *testing.T) {
+	testenv.HostOnly(t)
 	const n = 1 << 20
 	// Each reads x, whose elements are 0 and 1 by turns, and reports
 	// whether what it read was x's.

@@ -99,6 +99,7 @@ func TestAttentionPeakMemory(t *testing.T) {
 		attnPeakChild(t, c)
 		return
 	}
+	testenv.HostOnly(t)
 	if testing.Short() {
 		t.Skip("runs a child process per length")
 	}

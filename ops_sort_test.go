@@ -150,6 +150,7 @@ func TestArgSortMatchesStableSort(t *testing.T) {
 // direction's worst case for a heap) and along a dim whose lines are not
 // contiguous. The values are the elements at those indices.
 func TestTopKMatchesStableSort(t *testing.T) {
+	testenv.HostOnly(t)
 	rng := rand.New(rand.NewPCG(9, 21))
 	orders := map[string]func(v []float64){
 		"ties":       func([]float64) {},

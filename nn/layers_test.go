@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // Linear's forward against torch.nn.functional.linear with the same weights
@@ -323,6 +324,7 @@ func (m lastState) Forward(x *lathe.Tensor) *lathe.Tensor {
 // recurrent layers' time steps, 18 KB a step for a small LSTM, until
 // their three results shared one graph: composeResults.)
 func TestTrainingStepsLeaveNothing(t *testing.T) {
+	testenv.HostOnly(t)
 	dev := lathe.WGPU(0)
 	if _, err := lathe.MemoryStats(dev); err != nil {
 		t.Skipf("wgpu:0 does not open: %v", err)

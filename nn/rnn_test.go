@@ -231,6 +231,7 @@ func TestRNNMatchesTorch(t *testing.T) {
 // The same cases in float32 on wgpu:0 (Dawn; lavapipe where there is no
 // GPU), within 1e-4.
 func TestRNNMatchesTorchWGPU(t *testing.T) {
+	testenv.HostOnly(t)
 	dev := lathe.WGPU(0)
 	for _, info := range lathe.DeviceStatus() {
 		if info.Device == dev && !info.Available {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // countingWriter counts what is written to it and keeps nothing.
@@ -30,6 +31,7 @@ func heapDuring(f func()) uint64 {
 // 192 MB (the file's bytes, the decoded values, FromSlice's copy); a
 // bfloat16 one went through two copies of its bits.
 func TestSaveLoadStream(t *testing.T) {
+	testenv.HostOnly(t)
 	const rows, cols = 4096, 4096
 	src := lathe.Arange(lathe.CPU, lathe.Float32, 0, rows*cols, 1).Reshape(rows, cols)
 	half := src.Cast(lathe.BFloat16)

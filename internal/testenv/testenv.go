@@ -37,6 +37,17 @@ func summaryName(dev string) (name string, ok bool) {
 	return dev, list == ""
 }
 
+// HostOnly skips t in a run that emulates a device (EmulatedEnv), for a
+// test with no case on such a device: the run that started the emulated
+// one has run it, and a second run is only time (these children run
+// whole packages' tests).
+func HostOnly(t testing.TB) {
+	t.Helper()
+	if os.Getenv(EmulatedEnv) != "" {
+		t.Skip("no case on an emulated device: the run that started this one runs it")
+	}
+}
+
 // Required reports whether the run requires dev (a device's String, "wgpu:0").
 func Required(dev string) bool {
 	for _, d := range strings.Split(os.Getenv(RequireEnv), ",") {
