@@ -682,8 +682,8 @@ func TestBadInputs(t *testing.T) {
 	table := biOps()
 	var missing []string
 	for _, s := range dispatch.Ops() {
-		if _, ok := table[s.Name]; !ok {
-			missing = append(missing, s.Name)
+		if _, ok := table[s.Key()]; !ok {
+			missing = append(missing, s.Key())
 		}
 	}
 	sort.Strings(missing)

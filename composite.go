@@ -14,7 +14,13 @@ import (
 // collector, spent two thirds of its time faulting in the pages of a
 // fresh [1024, 1024] square.
 func composite[A any](name string, args []string, f func(in []*Tensor, a A) *Tensor) *dispatch.Op[A] {
-	return dispatch.Register(&dispatch.Op[A]{Schema: dispatch.Schema{Name: name, Args: args}, Compose: composedBy(f)})
+	return compositeVariant(name, "", args, f)
+}
+
+// compositeVariant is composite for one form of a call that has several
+// (dispatch.Schema's Variant): its errors name the call.
+func compositeVariant[A any](name, variant string, args []string, f func(in []*Tensor, a A) *Tensor) *dispatch.Op[A] {
+	return dispatch.Register(&dispatch.Op[A]{Schema: dispatch.Schema{Name: name, Variant: variant, Args: args}, Compose: composedBy(f)})
 }
 
 // composedBy is a dispatch Compose function that runs f, written with

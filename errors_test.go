@@ -177,3 +177,34 @@ func TestNilOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestFormsNameTheirCall: an op with several forms (a layer norm with and
+// without its affine parameters, a loss with and without class weights, a
+// linear layer with and without a bias) names the call in its errors, not
+// the form (they named layer_norm_affine, nll_loss_weighted,
+// cross_entropy_weighted and linear_no_bias).
+func TestFormsNameTheirCall(t *testing.T) {
+	released := func() *Tensor {
+		r := Ones(CPU, Float32, 3)
+		r.Release()
+		return r
+	}
+	x := RandN(CPU, Float32, 2, 3)
+	target := FromSlice(CPU, []int64{0, 2})
+	for _, c := range []struct {
+		op, arg string
+		got     *Tensor
+	}{
+		{"layer_norm", "weight", x.LayerNorm([]int{3}, released(), Zeros(CPU, Float32, 3), 1e-5)},
+		{"layer_norm", "bias", x.LayerNorm([]int{3}, Ones(CPU, Float32, 3), released(), 1e-5)},
+		{"nll_loss", "weight", x.NLLLoss(target, ClassWeights(released()))},
+		{"cross_entropy", "weight", x.CrossEntropy(target, ClassWeights(released()))},
+		{"linear", "w", x.Linear(released(), nil)},
+		{"linear", "b", x.Linear(Ones(CPU, Float32, 4, 3), released())},
+	} {
+		var e *Error
+		if err := c.got.Err(); !errors.As(err, &e) || e.Op != c.op || e.Arg != c.arg || !errors.Is(err, ErrReleased) {
+			t.Errorf("%s with a released %s: %v, want an ErrReleased that names %s and %q", c.op, c.arg, err, c.op, c.arg)
+		}
+	}
+}

@@ -53,8 +53,8 @@ var (
 	// optimizer's step replaces, so that until a collection found the view
 	// the old weight could not go back to the pool, and each step took new
 	// memory for the new one.
-	opLinear = composite("linear_no_bias", []string{"x", "w"}, func(in []*Tensor, _ dispatch.None) *Tensor {
-		if err := linearDTypes("linear_no_bias", in); err != nil {
+	opLinear = compositeVariant("linear", "no_bias", []string{"x", "w"}, func(in []*Tensor, _ dispatch.None) *Tensor {
+		if err := linearDTypes("linear", in); err != nil {
 			return failed(err)
 		}
 		return in[0].MatMul(in[1].MT())

@@ -88,11 +88,11 @@ var (
 	}))
 	// The weighted losses take the weight as a third argument, so that
 	// dispatch checks its device and liveness like the others'.
-	opNLLLossWeighted = withClassCheck(composite("nll_loss_weighted", []string{"x", "target", "weight"}, func(in []*Tensor, o lossOptions) *Tensor {
+	opNLLLossWeighted = withClassCheck(compositeVariant("nll_loss", "weighted", []string{"x", "target", "weight"}, func(in []*Tensor, o lossOptions) *Tensor {
 		o.weight = in[2]
 		return nllLoss(in[0], in[1], o)
 	}))
-	opCrossEntropyWeighted = withClassCheck(composite("cross_entropy_weighted", []string{"x", "target", "weight"}, func(in []*Tensor, o lossOptions) *Tensor {
+	opCrossEntropyWeighted = withClassCheck(compositeVariant("cross_entropy", "weighted", []string{"x", "target", "weight"}, func(in []*Tensor, o lossOptions) *Tensor {
 		o.weight = in[2]
 		return crossEntropy(in[0], in[1], o)
 	}))
@@ -118,7 +118,7 @@ var (
 	opLayerNorm = composite("layer_norm", []string{"x"}, func(in []*Tensor, a layerNormAttrs) *Tensor {
 		return layerNormAffine(in[0], nil, nil, a)
 	})
-	opLayerNormAffine = composite("layer_norm_affine", []string{"x", "weight", "bias"}, func(in []*Tensor, a layerNormAttrs) *Tensor {
+	opLayerNormAffine = compositeVariant("layer_norm", "affine", []string{"x", "weight", "bias"}, func(in []*Tensor, a layerNormAttrs) *Tensor {
 		for i, p := range in[1:] {
 			if err := checkLayerNormParam([...]string{"weight", "bias"}[i], p, a.shape); err != nil {
 				return failed(err)

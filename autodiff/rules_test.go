@@ -332,12 +332,12 @@ func TestEveryOpHasRule(t *testing.T) {
 	var missing []string
 	registered := map[string]bool{}
 	for _, op := range dispatch.Ops() {
-		registered[op.Name] = true
-		if op.Composite() || noFloat[op.Name] {
+		registered[op.Key()] = true
+		if op.Composite() || noFloat[op.Key()] {
 			continue
 		}
 		if !autodiff.HasRule(op) {
-			missing = append(missing, op.Name)
+			missing = append(missing, op.Key())
 		}
 	}
 	sort.Strings(missing)

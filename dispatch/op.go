@@ -12,7 +12,12 @@ type None struct{}
 // that errors use, how it runs, and which devices and dtypes have kernels
 // for it. The tape and the error messages see an op through it.
 type Schema struct {
+	// Name is the op as errors give it: the call the user made.
 	Name string
+	// Variant tells apart ops that share a Name, the forms of one call
+	// (layer_norm with a weight and bias, "affine", beside layer_norm
+	// without): Key joins the two.
+	Variant string
 	// Args names the tensor arguments, in order, for error messages. With
 	// Variadic, the op takes any number (at least one) named Args[0][i].
 	Args     []string
@@ -82,7 +87,7 @@ func Register[A any](op *Op[A]) *Op[A] {
 		}
 	}
 	if n != 1 {
-		panic("dispatch: op " + op.Name + " needs exactly one of Infer, View or Compose")
+		panic("dispatch: op " + op.Key() + " needs exactly one of Infer, View or Compose")
 	}
 	switch {
 	case op.View != nil:
@@ -92,12 +97,21 @@ func Register[A any](op *Op[A]) *Op[A] {
 	}
 	registryMu.Lock()
 	defer registryMu.Unlock()
-	if names[op.Name] {
-		panic("dispatch: op " + op.Name + " registered twice")
+	if names[op.Key()] {
+		panic("dispatch: op " + op.Key() + " registered twice")
 	}
-	names[op.Name] = true
+	names[op.Key()] = true
 	registry = append(registry, &op.Schema)
 	return op
+}
+
+// Key is the op's name in the registry, unique among ops: Name, with
+// Variant after an underscore where there is one (layer_norm_affine).
+func (s *Schema) Key() string {
+	if s.Variant == "" {
+		return s.Name
+	}
+	return s.Name + "_" + s.Variant
 }
 
 // Ops returns every registered op's schema, for tests that check coverage.
@@ -115,10 +129,10 @@ func Ops() []*Schema {
 // and panics.
 func RegisterKernel[A any](kind DeviceKind, op *Op[A], dtypes DTypeSet, k Kernel[A]) {
 	if op.runs != byKernel {
-		panic("dispatch: op " + op.Name + " is a view or composite and takes no kernel")
+		panic("dispatch: op " + op.Key() + " is a view or composite and takes no kernel")
 	}
 	if op.kernels[kind] != nil {
-		panic("dispatch: second " + kind.String() + " kernel for op " + op.Name)
+		panic("dispatch: second " + kind.String() + " kernel for op " + op.Key())
 	}
 	op.kernels[kind] = k
 	op.Schema.kernels[kind] = dtypes

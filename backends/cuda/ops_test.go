@@ -626,9 +626,9 @@ func TestCoverage(t *testing.T) {
 		if !op.RunsKernel() || !op.HasKernel(dispatch.Host) {
 			continue
 		}
-		hasCPU[op.Name] = true
-		if !op.HasKernel(kind) && !slices.Contains(owed, op.Name) {
-			missing = append(missing, op.Name)
+		hasCPU[op.Key()] = true
+		if !op.HasKernel(kind) && !slices.Contains(owed, op.Key()) {
+			missing = append(missing, op.Key())
 		}
 	}
 	sort.Strings(missing)

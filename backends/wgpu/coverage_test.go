@@ -29,9 +29,9 @@ func TestCoverage(t *testing.T) {
 			continue
 		}
 		n++
-		hasCPU[op.Name] = true
-		if !op.HasKernel(dispatch.Kind("wgpu")) && !slices.Contains(owed, op.Name) {
-			missing = append(missing, op.Name)
+		hasCPU[op.Key()] = true
+		if !op.HasKernel(dispatch.Kind("wgpu")) && !slices.Contains(owed, op.Key()) {
+			missing = append(missing, op.Key())
 		}
 	}
 	sort.Strings(missing)
