@@ -125,7 +125,8 @@ var opRepeat = composite("repeat", []string{"x"}, func(in []*Tensor, a repeatAtt
 // x of shape [2, 3] repeated (2, 1) is [4, 3], x then x again. reps may be
 // longer than x's rank (the leading counts repeat new dims of size 1), not
 // shorter (ErrValue, as torch; Tile pads them instead); a count of 0 gives
-// an empty dim, a negative count is an ErrValue. The result is one new
+// an empty dim, a negative count is an ErrValue (even for an empty dim,
+// which torch takes, checking only the product). The result is one new
 // copy of x's elements in x's dtype (a view of x where every count is 1,
 // which is the same to a caller, tensors being immutable); the gradient
 // sums the copies.
