@@ -424,10 +424,7 @@ func checkLayerNorm(x *Tensor, a layerNormAttrs) error {
 		return &Error{Kind: ErrShape, Arg: "x", Detail: "has shape " + dispatch.FormatShape(x.t.Shape) +
 			", which does not end in normalized_shape " + dispatch.FormatShape(a.shape), Fix: "pass the sizes of x's last dims"}
 	}
-	if !(a.eps >= 0) {
-		return &Error{Kind: ErrValue, Arg: "eps", Detail: "is " + strconv.FormatFloat(a.eps, 'g', -1, 64), Fix: "use eps ≥ 0, e.g. 1e-5"}
-	}
-	return nil
+	return ops.CheckEps(a.eps)
 }
 
 // layerNorm is the normalisation as a composite of mean, sub, mul and

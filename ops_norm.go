@@ -481,10 +481,10 @@ func (x *Tensor) checkChannels(op, arg string, p *Tensor, c int, dt DType) error
 }
 
 func checkEps(op string, eps float64) error {
-	if eps >= 0 && !math.IsInf(eps, 1) {
-		return nil
+	if err := ops.CheckEps(eps); err != nil {
+		return located(err, op)
 	}
-	return errorf(op, ErrValue, "eps", "is "+strconv.FormatFloat(eps, 'g', -1, 64), "use a finite eps ≥ 0, e.g. 1e-5")
+	return nil
 }
 
 // identityAffine fills in a missing weight with ones and a missing bias

@@ -21,8 +21,8 @@ import (
 // given ones (out of range, repeated), keeping them or not. x is float32, float64, float16 or bfloat16, or (refused) an
 // integer or bool, sometimes transposed, and holds NaN and infinities
 // sometimes. The oracle: a call that PyTorch refuses, or that lathe's
-// stricter rules refuse (eps negative or NaN, and +Inf for batch and group
-// norm; a momentum outside [0, 1]), fails with the kind lathe gives it and
+// stricter rules refuse (eps negative or NaN; a momentum outside [0, 1]),
+// fails with the kind lathe gives it and
 // leaves the running statistics as they were; an accepted one has
 // PyTorch's shape and x's dtype, and values within a rounding bound of a
 // float64 reference computed here element by element (the bound set by the
@@ -89,12 +89,11 @@ func fzEpsIn(dt DType, eps float64) float64 {
 	return float64(float32(eps))
 }
 
-// fzEpsFault reports whether lathe refuses eps (ErrValue): layer norm
-// takes any eps ≥ 0 (checkLayerNorm), batch and group norm a finite one
-// (checkEps), where finite is set. PyTorch takes any, and gives NaN for a
-// negative one.
-func fzEpsFault(eps float64, finite bool) bool {
-	return !(eps >= 0) || finite && math.IsInf(eps, 1)
+// fzEpsFault reports whether lathe refuses eps (ErrValue): every norm
+// takes any eps ≥ 0, +Inf included (ops.CheckEps). PyTorch takes any, and
+// gives NaN for a negative one.
+func fzEpsFault(eps float64) bool {
+	return !(eps >= 0)
 }
 
 // fzFaults are the kinds of refusal that an input's faults call for.
@@ -379,7 +378,7 @@ func fuzzLayerNorm(t *testing.T, r *fzReader) {
 	faults.add(!fits, ErrShape)
 	faults.add(mode != 0 && !slices.Equal(pshape, ns), ErrShape)
 	faults.add(mode != 0 && pdt != dt, ErrDType)
-	faults.add(fzEpsFault(eps, false), ErrValue)
+	faults.add(fzEpsFault(eps), ErrValue)
 	e := newFzNormExpect(faults.refusal(), shape, dt)
 	if e.refuse == nil {
 		xv := fzHostOr(t, x, 0, 0)
@@ -470,7 +469,7 @@ func fuzzBatchNorm(t *testing.T, r *fzReader) {
 	var faults fzFaults
 	faults.add(!dt.IsFloat(), ErrDType)
 	faults.add(len(shape) < 2, ErrShape)
-	faults.add(fzEpsFault(eps, true), ErrValue)
+	faults.add(fzEpsFault(eps), ErrValue)
 	faults.add(!(momentum >= 0 && momentum <= 1), ErrValue)
 	faults.add(given[0] != given[1] || !training && !given[0], ErrValue)
 	for _, p := range params {
@@ -655,7 +654,7 @@ func fuzzGroupNorm(t *testing.T, r *fzReader) {
 		faults.add(fzProdOverflows(shape[0], groups), ErrShape)
 		fzSizeBound(t, label, true, []int{shape[0], groups})
 	}
-	faults.add(fzEpsFault(eps, true), ErrValue)
+	faults.add(fzEpsFault(eps), ErrValue)
 	for _, p := range params {
 		if p != nil && len(shape) >= 2 {
 			faults.add(p.DType() != dt, ErrDType)

@@ -107,9 +107,8 @@ func checkBatchNorm(in []*dispatch.Tensor, a BatchNormParams, names []string, wi
 	if err != nil {
 		return g, err
 	}
-	if !(a.Eps >= 0) || math.IsInf(a.Eps, 1) {
-		return g, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "eps", Detail: "is " + strconv.FormatFloat(a.Eps, 'g', -1, 64),
-			Fix: "give a finite eps ≥ 0"}
+	if err := CheckEps(a.Eps); err != nil {
+		return g, err
 	}
 	channels := in[1:]
 	if withGrad {

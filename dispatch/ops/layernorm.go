@@ -37,7 +37,7 @@ var (
 )
 
 // LayerNormParams are the attributes of the fused layer norm ops: eps, added
-// to the variance (≥ 0).
+// to the variance (CheckEps).
 type LayerNormParams struct {
 	Eps float64
 }
@@ -77,9 +77,8 @@ func LayerNormShapes(x, weight, third *dispatch.Tensor, thirdName string, rowSha
 				Fix:    "give weight and bias [D] and a gradient of x's shape"}
 		}
 	}
-	if !(a.Eps >= 0) {
-		return 0, 0, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "eps", Detail: "is " + strconv.FormatFloat(a.Eps, 'g', -1, 64),
-			Fix: "use eps ≥ 0, e.g. 1e-5"}
+	if err := CheckEps(a.Eps); err != nil {
+		return 0, 0, err
 	}
 	return rows, d, nil
 }
@@ -101,4 +100,17 @@ func layerNormBackwardInfer(in []*dispatch.Tensor, a LayerNormParams) (dispatch.
 		return 0, nil, dispatch.ShapeError("", []int{rows + 2, d})
 	}
 	return in[0].DType, []int{n}, nil
+}
+
+// CheckEps is every norm's rule for eps, which is added to a variance
+// before its square root: at least 0, +Inf included (the normalised values
+// are then 0 and the result the bias, as in torch, as a finite eps past
+// float32's range gives in a float32 kernel anyway). NaN and a negative
+// eps are an ErrValue: the root of a variance smaller than -eps is NaN.
+func CheckEps(eps float64) error {
+	if eps >= 0 {
+		return nil
+	}
+	return &dispatch.Error{Kind: dispatch.ErrValue, Arg: "eps", Found: strconv.FormatFloat(eps, 'g', -1, 64),
+		Detail: "is " + strconv.FormatFloat(eps, 'g', -1, 64), Fix: "use eps ≥ 0, e.g. 1e-5"}
 }
