@@ -114,7 +114,8 @@ func scaleShift(x, mean, variance, weight, bias *Tensor, eps float64, bcast []in
 //
 //	running = (1 - momentum)·running + momentum·batch
 //
-// with momentum in [0, 1] (PyTorch's default is 0.1; eps's is 1e-5).
+// with momentum in [0, 1] (PyTorch's default is 0.1; eps's is 1e-5),
+// which is not looked at where there is no update.
 // Tensors never change, so the update rebinds the two handles to new
 // tensors (as an optimizer step rebinds parameters); other views of the old
 // ones keep the old values. The update is not recorded for autodiff, and
@@ -163,9 +164,6 @@ func (x *Tensor) batchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 	if err := checkEps(op, eps); err != nil {
 		return failed(err)
 	}
-	if !(momentum >= 0 && momentum <= 1) {
-		return failed(errorf(op, ErrValue, "momentum", "is "+strconv.FormatFloat(momentum, 'g', -1, 64), "use a momentum in [0, 1], e.g. 0.1"))
-	}
 	switch {
 	case (runningMean == nil) != (runningVar == nil):
 		missing := "running_mean"
@@ -176,6 +174,10 @@ func (x *Tensor) batchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 	case !training && runningMean == nil:
 		return failed(errorf(op, ErrValue, "running_mean", "is nil, but out of training x is normalised by the running statistics",
 			"pass running_mean and running_var, or set training"))
+	case training && runningMean != nil && !(momentum >= 0 && momentum <= 1):
+		// Checked only where it is used, as torch, which never checks it,
+		// ignores it out of training.
+		return failed(errorf(op, ErrValue, "momentum", "is "+strconv.FormatFloat(momentum, 'g', -1, 64), "use a momentum in [0, 1], e.g. 0.1"))
 	}
 	stats := x.t.DType // the dtype of the statistics and the affine
 	if mixed {

@@ -121,7 +121,8 @@ func TestNormErrors(t *testing.T) {
 		{"batch_norm/one_stat", "batch_norm", "running_var", x.BatchNorm(f32(6), nil, nil, nil, true, 0.1, 1e-5), ErrValue},
 		{"batch_norm/eval_no_stats", "batch_norm", "running_mean", x.BatchNorm(nil, nil, nil, nil, false, 0.1, 1e-5), ErrValue},
 		{"batch_norm/stats_grad", "batch_norm", "running_mean", x.BatchNorm(f32(6).RequireGrad(), f32(6), nil, nil, true, 0.1, 1e-5), ErrValue},
-		{"batch_norm/momentum", "batch_norm", "momentum", x.BatchNorm(nil, nil, nil, nil, true, math.NaN(), 1e-5), ErrValue},
+		{"batch_norm/momentum", "batch_norm", "momentum", x.BatchNorm(f32(6), f32(6), nil, nil, true, math.NaN(), 1e-5), ErrValue},
+		{"batch_norm/momentum_past_one", "batch_norm", "momentum", x.BatchNorm(f32(6), f32(6), nil, nil, true, 1.5, 1e-5), ErrValue},
 		{"batch_norm/eps", "batch_norm", "eps", x.BatchNorm(nil, nil, nil, nil, true, 0.1, -1), ErrValue},
 		{"batch_norm/one_value", "batch_norm", "x", f32(1, 6).BatchNorm(nil, nil, nil, nil, true, 0.1, 1e-5), ErrShape},
 		// torch counts the values per channel from N and the spatial
@@ -268,6 +269,23 @@ func TestBatchNormHalfInFloat32(t *testing.T) {
 			if err != nil || werr != nil || p[0].DType() != c.dt || !slices.Equal(got, w) {
 				t.Errorf("%v: %v %v (%v), want the float32 result rounded once %v (%v)", c.dt, p[0].DType(), got, err, w, werr)
 			}
+		}
+	}
+}
+
+// TestBatchNormMomentumUnusedIsNotChecked: momentum is checked only where
+// it updates running statistics; out of training, or in training with
+// none, torch ignores it, and lathe refused a value outside [0, 1] there.
+func TestBatchNormMomentumUnusedIsNotChecked(t *testing.T) {
+	x := FromSlice(CPU, []float32{1, 2, 4, 3, -1, 0}, 2, 3)
+	mean, variance := FromSlice(CPU, []float32{1, 0, 2}), FromSlice(CPU, []float32{4, 1, 0.25})
+	for _, momentum := range []float64{math.NaN(), -1, 1.5} {
+		eval := x.BatchNorm(mean, variance, nil, nil, false, momentum, 0)
+		if got, err := eval.Float32s(); err != nil || !slices.Equal(got, []float32{0, 2, 4, 1, -1, -4}) {
+			t.Errorf("eval, momentum %v: %v %v, want (x - mean)/√var", momentum, got, err)
+		}
+		if err := x.BatchNorm(nil, nil, nil, nil, true, momentum, 1e-5).Err(); err != nil {
+			t.Errorf("training without running statistics, momentum %v: %v", momentum, err)
 		}
 	}
 }
