@@ -199,6 +199,11 @@ func biOps() map[string]biOp {
 		"repeat_interleave": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
 			call: func(a []*Tensor) *Tensor { return a[0].RepeatInterleave(2, -1) }, kinds: "a",
 			huge: func(dev Device) *Tensor { return biF(dev, biHuge, 3).RepeatInterleave(biHuge, 0) }},
+		"repeat_interleave_counts": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 3, 2), biIdx(dev, []int32{2, 0, 1}, 3)} },
+			call: func(a []*Tensor) *Tensor { return a[0].RepeatInterleaveCounts(a[1], 0) }, kinds: "ai",
+			huge: func(dev Device) *Tensor {
+				return biF(dev, 3, biHuge).RepeatInterleaveCounts(FromSlice(dev, []int64{biHuge}), 0)
+			}},
 		"einsum": {args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 3, 4)} },
 			call: func(a []*Tensor) *Tensor { return Einsum("ij,jk->ik", a...) }, kinds: "fs",
 			huge: func(dev Device) *Tensor { return Einsum("i,j->ij", biBig(dev, biHuge), biBig(dev, biHuge)) }},

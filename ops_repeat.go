@@ -230,3 +230,86 @@ func (x *Tensor) RepeatInterleave(repeats, dim int) *Tensor {
 	}
 	return apply(opRepeatInterleave, interleaveAttrs{repeats: repeats, dim: d}, x)
 }
+
+// RepeatInterleaveCounts repeats element i of x along dim counts[i] times
+// in a row, as torch.repeat_interleave(x, repeats, dim) with a tensor of
+// counts: [a, b, c] with counts [2, 0, 1] gives [a, a, c]. counts is an
+// int32 or int64 tensor on x's device holding one count per element of dim,
+// or one count for all of them (shape [1], or 0-d, as torch); a negative
+// count is an ErrValue naming its position. The result's size along dim is
+// the counts' sum, so the counts are read back to the host first, as torch
+// reads them without an output_size. torch's form without a dim is
+// x.Reshape(-1).RepeatInterleaveCounts(counts, 0). The gradient sums the
+// repeats (IndexSelect's rule); counts has none.
+func (x *Tensor) RepeatInterleaveCounts(counts *Tensor, dim int) *Tensor {
+	return apply(opRepeatInterleaveCounts, dim, x, counts)
+}
+
+var opRepeatInterleaveCounts = compositeVariant("repeat_interleave", "counts", []string{"x", "counts"}, func(in []*Tensor, dim int) *Tensor {
+	const op = "repeat_interleave"
+	x, counts := in[0], in[1]
+	if !counts.t.DType.IsInt() || counts.t.DType.Size() < 4 {
+		return failed(errorf(op, ErrDType, "counts", "is "+counts.t.DType.String()+" but counts are int32 or int64",
+			"cast them with .Cast(lathe.Int64)"))
+	}
+	if x.t.Rank() == 0 {
+		return failed(errorf(op, ErrIndex, "dim", "is "+strconv.Itoa(dim)+" but x is 0-d",
+			"give x a dim first, e.g. with Reshape(1)"))
+	}
+	d, err := ops.NormDim(dim, x.t.Rank(), "dim")
+	if err != nil {
+		return failed(located(err, op))
+	}
+	n := x.t.Shape[d]
+	if c := counts.t.Numel(); counts.t.Rank() > 1 || counts.t.Rank() == 1 && c != n && c != 1 {
+		return failed(errorf(op, ErrShape, "counts", "has shape "+dispatch.FormatShape(counts.t.Shape)+" for dim "+strconv.Itoa(d)+
+			" of x, of size "+strconv.Itoa(n), "give one count per element of the dim, ["+strconv.Itoa(n)+"], or one for all, [1]"))
+	}
+	wide := counts.Cast(Int64)
+	each, err := wide.Int64s()
+	if err != nil {
+		return failed(err)
+	}
+	total := 0
+	for i := range n {
+		c := each[min(i, len(each)-1)]
+		if c < 0 {
+			return failed(errorf(op, ErrValue, "counts", "holds "+strconv.FormatInt(c, 10)+" at "+strconv.Itoa(min(i, len(each)-1)),
+				"use counts ≥ 0"))
+		}
+		sum, ok := dispatch.CheckedAdd(total, int(c))
+		if !ok || int64(int(c)) != c {
+			return failed(errorf(op, ErrShape, "counts", "sum to more elements than an int counts", "use smaller counts"))
+		}
+		total = sum
+	}
+	out := append([]int(nil), x.t.Shape...)
+	out[d] = total
+	numel, ok := dispatch.CheckedNumel(out)
+	if !ok {
+		return failed(located(dispatch.ShapeError("", out), op))
+	}
+	if numel == 0 {
+		// No element to gather (another dim is empty, or every count is
+		// 0): no index either, which could be as long as an int.
+		return x.Narrow(d, 0, 0).Reshape(out...)
+	}
+	// The source index of each position along dim, made in the cpu pool
+	// (so that a sum too large for memory is an error, not a crash).
+	lent, host, err := emptyLent(op, CPU, Int64, []int{total})
+	if err != nil {
+		return failed(err)
+	}
+	index, at := host.([]int64), 0
+	for i := range n {
+		for range each[min(i, len(each)-1)] {
+			index[at] = int64(i)
+			at++
+		}
+	}
+	idx := wrap(lent)
+	if x.t.Device != CPU {
+		idx = idx.To(x.t.Device)
+	}
+	return x.IndexSelect(d, idx)
+})

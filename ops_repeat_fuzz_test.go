@@ -1,6 +1,7 @@
 package lathe
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"testing"
@@ -14,11 +15,14 @@ import (
 // the count of elements passes int), fewer counts than dims, and a dim
 // that may be out of range; or Tril and Triu of a tensor of rank 0 to 4
 // (the leading dims a batch) with a diagonal anywhere, far past the matrix
-// and int's edges included. RepeatInterleave takes one int count (lathe
-// has no tensor of counts).
+// and int's edges included. RepeatInterleave takes one int count,
+// RepeatInterleaveCounts a tensor of them: one per element of the dim,
+// one for all, or a wrong number; int64, int32 or (refused) float32.
 //
 // The oracle is torch 1.13's rule, checked there on 7,800 of these draws:
 // an ErrValue for fewer counts than dims (repeat) and for a negative count,
+// an ErrDType for counts that are not int32 or int64, an ErrShape for a
+// number of counts that is neither the dim's size nor 1,
 // an ErrIndex for a dim out of range and for repeat_interleave of a 0-d
 // tensor, an ErrShape for tril and triu of rank below 2 (torch 1.13's
 // IndexError from its dim wrap; Tril's comment says ErrShape), with x left
@@ -41,7 +45,7 @@ func FuzzRepeat(f *testing.F) {
 	fzGPUFor(f)                                                                  // open wgpu:0 in each worker before its first input, not during it
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := &fzReader{b: data}
-		names := []string{"repeat", "tile", "repeat_interleave", "tril", "triu"}
+		names := []string{"repeat", "tile", "repeat_interleave", "tril", "triu", "repeat_interleave_counts"}
 		name := names[r.intn(len(names))]
 		dt := fzCastDTypes[r.intn(len(fzCastDTypes))]
 		shape := r.shape(4, 16)
@@ -82,6 +86,29 @@ func FuzzRepeat(f *testing.F) {
 			label += "/" + fzAttrs(count, dim)
 			call = func(in []*Tensor) *Tensor { return in[0].RepeatInterleave(count, dim) }
 			outShape, src, refuse = fzInterleaveRule(shape, count, dim)
+		case "repeat_interleave_counts":
+			dim := r.dim(len(shape))
+			n := 1
+			if d := dim + len(shape); len(shape) > 0 && d >= 0 && d < 2*len(shape) {
+				n = shape[d%len(shape)] // the dim's size, where dim is in range
+			}
+			switch r.intn(8) {
+			case 6:
+				n = 1
+			case 7:
+				n = r.intn(4)
+			}
+			counts, drawn := make([]int64, n), make([]int, n)
+			for i := range counts {
+				drawn[i] = r.count()
+				counts[i] = int64(drawn[i])
+			}
+			cdt := []DType{Int64, Int64, Int32, Float32}[r.intn(4)]
+			label += "/" + cdt.String() + fzAttrs(drawn...) + "/" + strconv.Itoa(dim)
+			call = func(in []*Tensor) *Tensor {
+				return in[0].RepeatInterleaveCounts(FromSlice(in[0].Device(), counts).Cast(cdt), dim)
+			}
+			outShape, src, refuse = fzCountsRule(shape, counts, cdt, dim)
 		default:
 			diagonal := r.dim(3) // mostly in [-4, 4], one time in 32 near int's edge
 			label += "/" + strconv.Itoa(diagonal)
@@ -200,6 +227,69 @@ func fzInterleaveRule(shape []int, count, dim int) ([]int, func(o []int) []int, 
 		}
 	}
 	return nil, nil, fzOneKind(faults)
+}
+
+// fzCountsRule is torch's repeat_interleave with a tensor of counts (of
+// dtype cdt): element i of dim repeated counts[i] times (counts[0] for
+// each where there is one count), or the refusal.
+func fzCountsRule(shape []int, counts []int64, cdt DType, dim int) ([]int, func(o []int) []int, error) {
+	var faults []error
+	if cdt != Int64 && cdt != Int32 {
+		faults = append(faults, ErrDType)
+	}
+	rank := len(shape)
+	if rank == 0 || dim < -rank || dim >= rank {
+		return nil, nil, fzOneKind(append(faults, ErrIndex))
+	}
+	if dim < 0 {
+		dim += rank
+	}
+	n := shape[dim]
+	if len(counts) != n && len(counts) != 1 {
+		faults = append(faults, ErrShape)
+	}
+	// Where the counts are int32, FromSlice's int64 values pass through a
+	// cast, which wraps those past int32.
+	each := func(i int) int64 {
+		c := counts[min(i, len(counts)-1)]
+		if cdt == Int32 {
+			c = int64(int32(c))
+		}
+		return c
+	}
+	total, starts := 0, make([]int, 0, n)
+	for i := range n {
+		if len(counts) == 0 {
+			break
+		}
+		c := each(i)
+		if c < 0 {
+			faults = append(faults, ErrValue)
+			break
+		}
+		starts = append(starts, total)
+		if c > math.MaxInt-int64(total) {
+			faults = append(faults, ErrShape)
+			break
+		}
+		total += int(c)
+	}
+	out := slices.Clone(shape)
+	out[dim] = total
+	if len(faults) == 0 && fzProdOverflows(out...) {
+		faults = append(faults, ErrShape)
+	}
+	if len(faults) > 0 {
+		return nil, nil, fzOneKind(faults)
+	}
+	return out, func(o []int) []int {
+		i := slices.Clone(o)
+		// The last element whose run starts at or before o[dim] (one of
+		// count 0 starts where the next does).
+		k, _ := slices.BinarySearch(starts, o[dim]+1)
+		i[dim] = k - 1
+		return i
+	}, nil
 }
 
 // fzTriangleRule is torch's tril (triu where upper): element (i, j) of

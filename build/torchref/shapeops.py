@@ -1,9 +1,10 @@
 """Cases of the ops a decoder needs (shape_ops.json) and their gradients of
 first and second order (grad_shape_ops.json): tril, triu, repeat, tile,
-repeat_interleave with an int count, and einsum.
+repeat_interleave with an int count and with a tensor of counts, and einsum.
 
 Op keys and attributes: tril and triu take "diagonal"; repeat and tile
-"reps"; repeat_interleave "repeats" and "dim"; einsum "equation" with the
+"reps"; repeat_interleave "repeats" and "dim"; repeat_interleave_counts
+"counts" (a list, made a tensor) and "dim"; einsum "equation" with the
 operands as inputs. tril, triu and the repeats are linear in x, so their
 second-order cases square the result (attribute "square": true), as pad's
 do, so that the Hessian is not zero; einsum of two or more operands is not
@@ -162,7 +163,29 @@ def shape_ops():
                  einsum_fn(eq), {"equation": eq}, error=kind)
     fam.case("einsum/f32xf64/error", "einsum", [rnd([2], "float32"), rnd([2], "float64")], einsum_fn("i,i->"),
              {"equation": "i,i->"}, error="dtype")
+    # The tensor-of-counts form (RepeatInterleaveCounts), its counts an
+    # attribute that the Go table makes an int64 tensor on the case's device.
+    for dt in FLOATS + INTS + ["bool"]:
+        for shape, counts, dim in COUNTS_PLANS:
+            fam.case(f"repeat_interleave_counts/{SHORT[dt]}/{shp(shape)}/{shp(counts)}/dim={dim}",
+                     "repeat_interleave_counts", [rnd(shape, dt)], counts_fn(counts, dim),
+                     {"counts": counts, "dim": dim})
+    fam.case("repeat_interleave_counts/f32/transposed[2,3,4]/[2,0,1]/dim=1", "repeat_interleave_counts",
+             [L(rnd([2, 3, 4], "float32"), "transposed")], counts_fn([2, 0, 1], 1), {"counts": [2, 0, 1], "dim": 1})
+    for counts, dim, kind in (([1, 2], 0, "shape"), ([-1, 1, 1], 0, "value"), ([1, 1], 2, "index")):
+        fam.case(f"repeat_interleave_counts/f32/[3,2]/{shp(counts)}/dim={dim}/error", "repeat_interleave_counts",
+                 [rnd([3, 2], "float32")], counts_fn(counts, dim), {"counts": counts, "dim": dim}, error=kind)
     return fam
+
+
+# (shape, counts, dim) of the tensor-of-counts form: one count per element
+# of the dim, one for all, zeros, an empty dim.
+COUNTS_PLANS = [([3, 2], [2, 0, 1], 0), ([2, 3], [1, 3, 2], 1), ([2, 3, 4], [0, 2, 1, 3], -1), ([4], [3], 0),
+                ([2, 3], [0, 0, 0], 1), ([0, 3], [], 0), ([2, 2, 3], [2, 1], -2)]
+
+
+def counts_fn(counts, dim):
+    return lambda x: torch.repeat_interleave(x, torch.tensor(counts, dtype=torch.int64), dim=dim)
 
 
 def sq(f, square):
@@ -217,4 +240,10 @@ def grad_shape_ops():
       einsum_fn("bij,bjk->bik"), {"equation": "bij,bjk->bik"}, hvp=True)
     g("einsum/f64/ii->i/squared", "einsum", [rnd([3, 3], "float64")], sq(einsum_fn("ii->i"), True),
       {"equation": "ii->i", "square": True}, hvp=True)
+    for shape, counts, dim in COUNTS_PLANS[:4]:
+        g(f"repeat_interleave_counts/f64/{shp(shape)}/{shp(counts)}/dim={dim}", "repeat_interleave_counts",
+          [rnd(shape, "float64")], counts_fn(counts, dim), {"counts": counts, "dim": dim})
+    g("repeat_interleave_counts/f64/[3,2]/[2,0,1]/dim=0/squared", "repeat_interleave_counts",
+      [rnd([3, 2], "float64")], sq(counts_fn([2, 0, 1], 0), True), {"counts": [2, 0, 1], "dim": 0, "square": True},
+      hvp=True)
     return fam

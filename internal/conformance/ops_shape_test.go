@@ -1,5 +1,5 @@
 package conformance
 
 func init() {
-	differentiable = append(differentiable, "tril", "triu", "repeat", "tile", "repeat_interleave", "einsum")
+	differentiable = append(differentiable, "tril", "triu", "repeat", "tile", "repeat_interleave", "repeat_interleave_counts", "einsum")
 }
