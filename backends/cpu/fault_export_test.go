@@ -7,7 +7,7 @@ import (
 	"weak"
 
 	"github.com/lathe-ml/lathe/alloc"
-	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/internal/faultinject"
 )
 
 // FaultyAllocs puts the cpu's pools over memory that fails on demand
@@ -30,33 +30,13 @@ func FaultyAllocs() (*Faults, func()) {
 // cpu's pool leaves counted as allocated: MemoryStats' Allocated less
 // Collected is what tensors really hold.
 type Faults struct {
-	mu        sync.Mutex
-	n, failAt int
+	faultinject.Counter
 	collected atomic.Int64
 }
 
 // Collected is the bytes of blocks that the garbage collector reclaimed
 // while the pool counted them as allocated.
 func (f *Faults) Collected() int64 { return f.collected.Load() }
-
-func (f *Faults) Fail(n int) {
-	f.mu.Lock()
-	f.n, f.failAt = 0, n
-	f.mu.Unlock()
-}
-
-func (f *Faults) Count() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.n
-}
-
-func (f *Faults) next() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.n++
-	return f.n == f.failAt
-}
 
 func faultyPool[T any](f *Faults) *alloc.Pool[*buffer[T]] {
 	return alloc.New[*buffer[T]](faultyMemory[T]{f, &sync.Map{}}, alloc.Config{Device: "cpu", Classes: classes, Cap: cacheCap, Heap: true})
@@ -77,10 +57,7 @@ type blockCleanup[T any] struct {
 }
 
 func (m faultyMemory[T]) Alloc(size int64) (*buffer[T], error) {
-	if m.f.next() {
-		return nil, &dispatch.Error{Kind: dispatch.ErrOutOfMemory, Detail: "cpu: an injected allocation failure"}
-	}
-	b, err := hostMemory[T]{}.Alloc(size)
+	b, err := faultinject.Memory[*buffer[T]]{Memory: hostMemory[T]{}, C: &m.f.Counter, Refusal: "cpu: no memory"}.Alloc(size)
 	if err != nil {
 		return nil, err
 	}

@@ -3,62 +3,25 @@
 package wgpu
 
 import (
-	"sync"
-
 	"github.com/lathe-ml/lathe/alloc"
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/internal/faultinject"
 )
 
 // FaultyAllocs puts wgpu:0's pool of tensor buffers over memory that fails
 // on demand (faulttest.Allocs) and returns it with what puts the pool
 // back. Buffers remember their pool, so those made meanwhile go back to
 // the faulty one, which is emptied first.
-func FaultyAllocs() (*Faults, func()) {
+func FaultyAllocs() (*faultinject.Counter, func()) {
 	d, _ := open()
-	f := &Faults{}
+	c := &faultinject.Counter{}
 	old := d.pool
-	d.pool = alloc.New[gpuBuffer](faultyMemory{memory{d, usageStorage | usageCopySrc | usageCopyDst}, f},
-		alloc.Config{Device: "wgpu:0", Classes: classes, Cap: d.cache})
-	return f, func() {
+	d.pool = alloc.New[gpuBuffer](faultinject.Memory[gpuBuffer]{Memory: memory{d, usageStorage | usageCopySrc | usageCopyDst}, C: c,
+		Refusal: "Dawn made no buffer"}, alloc.Config{Device: "wgpu:0", Classes: classes, Cap: d.cache})
+	return c, func() {
 		d.pool.EmptyCache()
 		d.pool = old
 	}
-}
-
-// Faults counts the raw allocations of the faulty pool and fails the one
-// it is told to.
-type Faults struct {
-	mu        sync.Mutex
-	n, failAt int
-}
-
-func (f *Faults) Fail(n int) {
-	f.mu.Lock()
-	f.n, f.failAt = 0, n
-	f.mu.Unlock()
-}
-
-func (f *Faults) Count() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.n
-}
-
-type faultyMemory struct {
-	memory
-	f *Faults
-}
-
-// Alloc fails where told to as Dawn does when it makes no buffer.
-func (m faultyMemory) Alloc(size int64) (gpuBuffer, error) {
-	m.f.mu.Lock()
-	m.f.n++
-	fail := m.f.n == m.f.failAt
-	m.f.mu.Unlock()
-	if fail {
-		return nil, &dispatch.Error{Kind: dispatch.ErrOutOfMemory, Detail: "Dawn made no buffer (an injected failure)"}
-	}
-	return m.memory.Alloc(size)
 }
 
 // LoseDevice makes wgpu:0 report what Dawn's device-lost callback reports,
