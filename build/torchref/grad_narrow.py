@@ -13,6 +13,7 @@ round to 8 or 11 bits says little.
 import torch
 import torch.nn.functional as F
 
+from attention import attrs, sdpa
 from grad import GradFamily, off
 from narrow import half
 from refcase import DTYPES, HALVES, NAMES, SHORT, enc_attr, enc_tensor, idx
@@ -71,4 +72,25 @@ def grad_narrow():
           lambda x, w, b: F.layer_norm(x, [8], w, b, 1e-5), {"normalized_shape": [8], "eps": 1e-5})
         g(f"group_norm/{s}/[2,4,3]/groups2", "group_norm", [h([2, 4, 3]), h([4]), h([4])],
           lambda x, w, b: F.group_norm(x, 2, w, b, 1e-5), {"groups": 2, "eps": 1e-5})
+    # Attention: attention.py's definition, on the float32 values of the
+    # 16-bit inputs (a float mask of the inputs' dtype takes a gradient).
+    for dt in HALVES:
+        s = SHORT[dt]
+        h = lambda shape, dt=dt: half(shape, dt)
+        for label, qs, ks, vs, mk, a in [
+            ("[2,3,4]x[2,5,4]", [2, 3, 4], [2, 5, 4], [2, 5, 4], None, attrs()),
+            ("gqa/[1,4,3,4]x[1,2,5,4]", [1, 4, 3, 4], [1, 2, 5, 4], [1, 2, 5, 4], None, attrs()),
+            ("causal/lq4_lk6", [2, 4, 3], [2, 6, 3], [2, 6, 3], None, attrs(True)),
+            ("scale0.3", [2, 3, 4], [2, 5, 4], [2, 5, 4], None, attrs(scale=0.3)),
+            ("float_mask[3,5]", [2, 3, 4], [2, 5, 4], [2, 5, 4], "float", attrs()),
+            ("bool_mask[3,5]", [2, 3, 4], [2, 5, 4], [2, 5, 4], "bool", attrs()),
+        ]:
+            mask = None
+            if mk == "float":
+                mask = h([3, 5])
+            elif mk == "bool":
+                mask = torch.rand(3, 5) < 0.6
+                mask[:, 0] = True
+            g(f"sdpa/{s}/{label}", "sdpa", [h(qs), h(ks), h(vs), mask],
+              lambda q, k, v, m=None, a=a: sdpa(q, k, v, m, a["causal"], a.get("scale")), a)
     return fam
