@@ -210,7 +210,14 @@ func attentionFused(q, k, v, mask *Tensor, a attentionAttrs, key uint64) *Tensor
 	shape := append(slices.Clone(g.scores[:len(g.scores)-1]), g.ev)
 	narrow := out.Narrow(-1, 0, g.ev)
 	res := narrow.Reshape(shape...)
-	ReleaseWithGraph(res, append(temps, out, narrow)...) // res keeps out's storage
+	if res.t != nil && res.t.DType != q.t.DType {
+		// A 16-bit query's result is float32 (ops.AttentionOutDType),
+		// rounded here once.
+		wide := res
+		res = wide.Cast(q.t.DType)
+		temps = append(temps, wide)
+	}
+	ReleaseWithGraph(res, append(temps, out, narrow)...) // res keeps out's storage, or a rounded copy
 	return res
 }
 

@@ -362,3 +362,50 @@ func TestAttentionScaleBelowFloat32(t *testing.T) {
 		})
 	}
 }
+
+// TestAttentionHalfGradientsKeepTheLogsumexp: the fused attention's
+// backward recomputes the weights from the forward's logsumexp, which a
+// 16-bit result rounded to 8 bits (bfloat16): with scores of a few tens,
+// the gradients were off by up to 8% of their largest. The logsumexp is
+// float32 now (ops.AttentionOutDType), and bfloat16 gradients are within a
+// bfloat16 rounding or two of float64's.
+func TestAttentionHalfGradientsKeepTheLogsumexp(t *testing.T) {
+	for _, dev := range biDevices(t) {
+		t.Run(dev.String(), func(t *testing.T) {
+			Seed(3)
+			q0 := RandN(dev, Float32, 1, 2, 16, 64).MulScalar(4).Cast(BFloat16)
+			k0 := RandN(dev, Float32, 1, 2, 16, 64).MulScalar(4).Cast(BFloat16)
+			v0 := RandN(dev, Float32, 1, 2, 16, 64).Cast(BFloat16)
+			w := RandN(dev, Float32, 1, 2, 16, 64)
+			grads := func(dt DType) [][]float64 {
+				if dev.Kind != CPU.Kind && dt == Float64 {
+					dt = Float32 // wgpu has no float64; float32 is far finer than bfloat16's 2^-8
+				}
+				q, k, v := q0.Cast(dt).RequireGrad(), k0.Cast(dt).RequireGrad(), v0.Cast(dt).RequireGrad()
+				if err := ScaledDotProductAttention(q, k, v).Cast(Float32).Mul(w).Sum().Backward(); err != nil {
+					t.Fatal(err)
+				}
+				var out [][]float64
+				for _, x := range []*Tensor{q, k, v} {
+					g, err := x.Grad().To(CPU).Cast(Float64).Float64s()
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, g)
+				}
+				return out
+			}
+			ref, got := grads(Float64), grads(BFloat16)
+			for i, name := range []string{"query", "key", "value"} {
+				largest, worst := 0.0, 0.0
+				for j := range ref[i] {
+					largest = math.Max(largest, math.Abs(ref[i][j]))
+					worst = math.Max(worst, math.Abs(ref[i][j]-got[i][j]))
+				}
+				if worst > 0.01*largest {
+					t.Errorf("%s's gradient off by %.3g, %.2g%% of its largest %.3g; want at most 1%%", name, worst, 100*worst/largest, largest)
+				}
+			}
+		})
+	}
+}

@@ -87,7 +87,9 @@ func attentionGrads(b *builder, q, k, v, mask, g *T, a ops.AttentionParams) []*T
 	// [N, Hk, 1, Lk, ·].
 	qg := reshape(q, nb, hk, group, lq, e)
 	kg, vg := reshape(k, nb, hk, 1, lk, e), reshape(v, nb, hk, 1, lk, ev)
-	gg := reshape(g, nb, hk, group, lq, ev+1)
+	// A 16-bit query's result, and so g, is float32
+	// (ops.AttentionOutDType): these formulas run in the inputs' dtype.
+	gg := reshape(castTo(b, g, q.DType), nb, hk, group, lq, ev+1)
 	dO, dlse := narrow(gg, 0, ev), narrow(gg, ev, 1)
 	s := b.mulScalar(b.op(ops.MatMul, qg, mt(kg)), a.Scale)
 	if a.Causal && b.err == nil {

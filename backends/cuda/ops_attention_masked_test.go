@@ -269,11 +269,12 @@ func testRef(t *testing.T, rng *rand.Rand, dt dispatch.DType, c refCase, path st
 	room(1)
 	want := ref.Forward()
 	got := runEmu(t, caseOf(fwd, a, in...), in)
-	checkMasked(t, "forward", dt, got, want, tol)
+	checkMasked(t, "forward", ops.AttentionOutDType(dt), got, want, tol)
 
 	oShape := []int{c.n, c.hq, c.lq, c.ev + 1}
 	o, gr := held(want), normal(len(want))
-	bin := append(in[:plain:plain], emuFloats(t, dt, o, oShape), emuFloats(t, dt, gr, oShape))
+	odt := ops.AttentionOutDType(dt) // the forward result's and its gradient's
+	bin := append(in[:plain:plain], emuFloats(t, odt, o, oShape), emuFloats(t, odt, gr, oShape))
 	room(2)
 	gotB := runEmu(t, caseOf(bwd, a, bin...), bin)
 	checkMasked(t, "backward", dt, gotB, ref.Backward(o, gr), tol)

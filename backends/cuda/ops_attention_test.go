@@ -286,22 +286,23 @@ func TestAttentionGEMMPath(t *testing.T) {
 					} else if !c.gemm && *calls != 0 {
 						t.Errorf("forward: %d GEMMs on a shape for the fused kernel", *calls)
 					}
-					compare(t, "forward vs cpu", dt, got, wantData, false)
+					compare(t, "forward vs cpu", ops.AttentionOutDType(dt), got, wantData, false)
 					*calls = 0
 					blasOn = func(dispatch.Device) bool { return false }
 					fused := runEmu(t, fwd, emuIn)
 					if *calls != 0 {
 						t.Errorf("without cuBLAS the forward made %d GEMMs", *calls)
 					}
-					compare(t, "forward vs fused", dt, got, decode(fused, dt), false)
+					compare(t, "forward vs fused", ops.AttentionOutDType(dt), got, decode(fused, ops.AttentionOutDType(dt)), false)
 
 					// The backward at the cpu's forward (a real logsumexp)
 					// with a gradient for its every column.
 					oShape := []int{c.n, c.hq, c.lq, c.ev + 1}
 					o := floatsOf(wantData)
 					gr := normal(len(o), 1)
-					emuB := append(emuIn[:3:3], emuFloats(t, dt, o, oShape), emuFloats(t, dt, gr, oShape))
-					cpuB := append(cpuIn[:3:3], hostFloats(t, dt, o, oShape), hostFloats(t, dt, gr, oShape))
+					odt := ops.AttentionOutDType(dt) // the forward result's and its gradient's
+					emuB := append(emuIn[:3:3], emuFloats(t, odt, o, oShape), emuFloats(t, odt, gr, oShape))
+					cpuB := append(cpuIn[:3:3], hostFloats(t, odt, o, oShape), hostFloats(t, odt, gr, oShape))
 					bwd := caseOf(ops.AttentionBackward, a, emuB...)
 					wantB, err := dispatch.Call(ops.AttentionBackward, a, cpuB...)
 					if err != nil {

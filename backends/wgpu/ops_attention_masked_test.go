@@ -117,7 +117,7 @@ func (c attnCase) run(t *testing.T) {
 
 		// The backward takes the kernel's own forward result, as
 		// autodiff gives it, so that it is checked by itself.
-		grad, gv := normalOn(t, rng, c.dt, out.Shape)
+		grad, gv := normalOn(t, rng, out.DType, out.Shape) // float32 for a 16-bit query (ops.AttentionOutDType)
 		dx, err := dispatch.Call(bwd, a, append(args, out, grad)...)
 		if err != nil {
 			t.Fatalf("%s: %v", bwd.Name, err)

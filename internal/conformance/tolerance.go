@@ -139,15 +139,8 @@ var (
 		"float64": {RTol: 2e-10, ATol: 2e-12},
 	}
 	// Per-op overrides of gradTol, for rules that accumulate or cancel more
-	// than a few ops do. Attention's float16 backward rounds the attention
-	// weights to float16 before their products with the upstream gradient
-	// and with v (as torch's CUDA kernels hand float16 weights to the
-	// tensor cores), so a gradient that sums O(1) terms of both signs is
-	// off by a few 2^-11 of the terms however small it is: measured 7.3e-4
-	// on the cpu and wgpu:0 (v's gradient 0.0201 against 0.0195).
-	gradOpTol = map[string]map[string]Tol{
-		"sdpa": {"float16": {RTol: 1e-3, ATol: 2e-3}},
-	}
+	// than a few ops do (none needed so far).
+	gradOpTol = map[string]map[string]Tol{}
 
 	fdTol = Tol{RTol: 1e-6, ATol: 1e-7}
 )
