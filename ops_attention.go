@@ -72,7 +72,7 @@ var (
 	opAttention = composite(sdpaName, []string{"query", "key", "value"}, func(in []*Tensor, a attentionAttrs) *Tensor {
 		return attentionComposite(in[0], in[1], in[2], nil, a)
 	})
-	opAttentionMasked = composite(sdpaName+"_masked", []string{"query", "key", "value", "attn_mask"},
+	opAttentionMasked = compositeVariant(sdpaName, "masked", []string{"query", "key", "value", "attn_mask"},
 		func(in []*Tensor, a attentionAttrs) *Tensor {
 			return attentionComposite(in[0], in[1], in[2], in[3], a)
 		})
