@@ -62,11 +62,13 @@ var opEinsum = dispatch.Register(&dispatch.Op[*einsumPlan]{
 // left to right. The operands must share a dtype (else ErrDType) that
 // MatMul and Sum run in: torch 1.13 refuses two dtypes where a letter is
 // summed and promotes them where none is ("i,j->ij"), and lathe refuses
-// both, as its MatMul does. Bool operands, which torch takes, are refused
-// (ErrDType) where a letter is summed. Errors: an ErrValue naming the equation and the
-// position of a character that is no subscript, a bad ellipsis or arrow, an
-// output letter that is repeated or in no operand, or a count of operands
-// that differs from the equation's; an ErrShape naming the operand whose
+// both, as its MatMul does. Bool operands are refused (ErrDType) where a
+// letter is summed (torch sums one bool operand as int64 and refuses two):
+// cast them to Int64 first. Where none is, bool works as in torch
+// ("i,j->ij" is a logical and). Errors: an ErrValue naming the equation
+// and the position of a character that is no subscript, a bad ellipsis or
+// arrow, an output letter that is repeated or in no operand, or a count of
+// operands that differs from the equation's; an ErrShape naming the operand whose
 // rank differs from its subscripts, or the operand and letter whose size
 // disagrees with another's.
 func Einsum(equation string, operands ...*Tensor) *Tensor {
@@ -96,7 +98,26 @@ func Einsum(equation string, operands ...*Tensor) *Tensor {
 	if err != nil {
 		return failed(err)
 	}
+	if l, ok := p.summed(); ok && operands[0].t.DType == Bool {
+		// Refused here, where the error can name einsum's operands and
+		// letter, rather than by the Sum or MatMul it lowers to.
+		return failed(errorf(op, ErrDType, "operands", "are bool, and "+strconv.Quote(equation)+" sums over "+letterOf(l),
+			"cast them with .Cast(lathe.Int64) first, e.g. to count true values"))
+	}
 	return apply(opEinsum, p, operands...)
+}
+
+// summed returns a label that some operand has and the output does not
+// (the first in operand order), which einsum sums over.
+func (p *einsumPlan) summed() (int, bool) {
+	for _, labels := range p.in {
+		for _, l := range labels {
+			if !slices.Contains(p.out, l) {
+				return l, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // einsumError is an ErrValue about the equation, at byte pos (-1: none).

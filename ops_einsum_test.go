@@ -260,6 +260,9 @@ func TestEinsumErrors(t *testing.T) {
 		{"i,i", []*Tensor{Ones(CPU, Float32, 2), nil}, ErrValue, "operands[1]"},
 		{"i", nil, ErrValue, "operands"},
 		{"i,i", []*Tensor{Ones(CPU, Float32, 2), Failed(errors.New("boom"))}, nil, "boom"},
+		{"i->", []*Tensor{Ones(CPU, Bool, 2)}, ErrDType, `argument "operands" are bool, and "i->" sums over i`},
+		{"ij,jk->ik", []*Tensor{Ones(CPU, Bool, 2, 3), Ones(CPU, Bool, 3, 4)}, ErrDType, "sums over j"},
+		{"bij,bkj->bk", []*Tensor{Ones(CPU, Bool, 2, 2, 3), Ones(CPU, Bool, 2, 4, 3)}, ErrDType, "sums over i"},
 	}
 	for _, c := range cases {
 		t.Run(c.eq, func(t *testing.T) {
