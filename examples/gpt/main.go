@@ -90,7 +90,8 @@ type Result struct {
 
 // Check refuses settings that cannot make a run, before the text is read:
 // the model's (model.Config.Check), each count at least one (Sample and
-// Warmup at least zero), and the sampling when there is a sample to draw.
+// Warmup at least zero), and the sampling and the prompt when there is a
+// sample to draw.
 func (c Config) Check() error {
 	err := cmp.Or(
 		c.Model.Check(),
@@ -103,6 +104,10 @@ func (c Config) Check() error {
 		check.AtLeast("gpt", "-sample", c.Sample, 0))
 	if err == nil && c.Sample > 0 {
 		err = c.Sampling.Check()
+		if err == nil && c.Prompt == "" {
+			err = lathe.NewError("gpt", lathe.ErrValue, "-prompt", "is empty, but the sample starts from it",
+				"give -prompt at least one character, or -sample 0 for no sample")
+		}
 	}
 	return err
 }

@@ -85,7 +85,7 @@ func TestBatchIsShiftedByOne(t *testing.T) {
 }
 
 // TestBadConfig: settings that cannot make a run fail Train at once, as
-// an ErrValue naming the flag or field (before Check, a negative -batch or a -log of 0 panicked, and a bad -temperature failed only after training).
+// an ErrValue naming the flag or field (before Check, a negative -batch or a -log of 0 panicked, and a bad -temperature or an empty -prompt failed only after training).
 func TestBadConfig(t *testing.T) {
 	checktest.Refusals(t, DefaultConfig, func(c Config) error { _, err := Train(c); return err }, map[string]func(*Config){
 		"-batch":      func(c *Config) { c.Batch = -2 },
@@ -94,6 +94,7 @@ func TestBadConfig(t *testing.T) {
 		"-eval":       func(c *Config) { c.EvalEvery = 0 },
 		"-sample":     func(c *Config) { c.Sample = -1 },
 		"Temperature": func(c *Config) { c.Sampling.Temperature = 0 },
+		"-prompt":     func(c *Config) { c.Prompt = "" },
 		"Heads":       func(c *Config) { c.Model.Heads = 0 },
 	})
 }
