@@ -94,6 +94,16 @@ func (c Config) Check() error {
 	return err
 }
 
+// perRank is each rank's share of the global batch, or an ErrValue where
+// the ranks cannot share it evenly.
+func (c Config) perRank(ranks int) (int, error) {
+	if c.Batch%ranks != 0 {
+		return 0, lathe.NewError("ddp", lathe.ErrValue, "-batch", fmt.Sprintf("is %d, which does not split evenly over %d ranks", c.Batch, ranks),
+			fmt.Sprintf("use a -batch that is a multiple of %d", ranks))
+	}
+	return c.Batch / ranks, nil
+}
+
 // Train runs cfg on this process's rank of the launcher's job.
 func Train(cfg Config) (Result, error) {
 	start := time.Now()
@@ -118,10 +128,10 @@ func train(ctx context.Context, g *dist.Group, cfg Config) (Result, error) {
 			fmt.Fprintf(cfg.Log, format, a...)
 		}
 	}
-	if cfg.Batch%g.Size() != 0 {
-		return res, fmt.Errorf("ddp: the batch of %d does not split evenly over %d ranks", cfg.Batch, g.Size())
+	perRank, err := cfg.perRank(g.Size())
+	if err != nil {
+		return res, err
 	}
-	perRank := cfg.Batch / g.Size()
 	xs, ys := spiral(cfg.Points, cfg.Classes, cfg.Seed)
 	n := len(ys)
 	x := lathe.FromSlice(lathe.CPU, xs, n, 2)

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/examples/internal/checktest"
 	"github.com/lathe-ml/lathe/internal/mpitest"
 )
@@ -82,4 +84,21 @@ func TestBadConfig(t *testing.T) {
 		"-batch":   func(c *Config) { c.Batch = 0 },
 		"-timeout": func(c *Config) { c.Timeout = 0 },
 	})
+}
+
+// TestUnevenBatch: a global batch that the ranks cannot share evenly is an
+// ErrValue naming -batch and saying how to fix it (it was a plain error,
+// printed as "ddp: ddp: the batch of 33 does not split evenly over 2
+// ranks").
+func TestUnevenBatch(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Batch = 33
+	_, err := cfg.perRank(2)
+	var e *lathe.Error
+	if !errors.Is(err, lathe.ErrValue) || !errors.As(err, &e) || e.Arg != "-batch" || e.Fix == "" {
+		t.Errorf("a batch of 33 over 2 ranks: %v, want an ErrValue naming -batch with a fix", err)
+	}
+	if n, err := cfg.perRank(3); n != 11 || err != nil {
+		t.Errorf("a batch of 33 over 3 ranks: %d each, %v; want 11 each", n, err)
+	}
 }
