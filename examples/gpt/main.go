@@ -138,7 +138,8 @@ func Train(cfg Config) (Result, error) {
 	data := split(encode(text), 0.1)
 	res.Tokens = len(text)
 	if l := cfg.Model.Context; len(data.val) <= l {
-		return res, fmt.Errorf("gpt: %d .go files under %s give %d validation tokens, fewer than a window of %d: use a folder with more source", files, root, len(data.val), l+1)
+		return res, lathe.NewError("gpt", lathe.ErrValue, "-data", fmt.Sprintf("has %d .go files under %s, whose last 10%% gives %d validation tokens, fewer than a window of %d", files, root, len(data.val), l+1),
+			"use a folder with more source, or a smaller -context")
 	}
 	logf("text: %d .go files under %s, %d characters (%d train, %d validation), vocabulary %d\n",
 		files, root, len(text), len(data.train), len(data.val), vocabSize)

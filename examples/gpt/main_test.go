@@ -1,10 +1,14 @@
 package main
 
 import (
+	"errors"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/examples/gpt/model"
 	"github.com/lathe-ml/lathe/examples/internal/checktest"
 )
@@ -97,4 +101,21 @@ func TestBadConfig(t *testing.T) {
 		"-prompt":     func(c *Config) { c.Prompt = "" },
 		"Heads":       func(c *Config) { c.Model.Heads = 0 },
 	})
+}
+
+// TestTooLittleText: a -data folder whose text holds no validation window
+// is an ErrValue naming -data (it was a plain error, printed as "gpt: gpt:
+// 1 .go files under ... give 20 validation tokens, ...").
+func TestTooLittleText(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.go"), []byte(strings.Repeat("package a\n", 20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Data = dir
+	_, err := Train(cfg)
+	var e *lathe.Error
+	if !errors.Is(err, lathe.ErrValue) || !errors.As(err, &e) || e.Arg != "-data" || e.Fix == "" {
+		t.Errorf("200 characters of text for a context of 64: %v, want an ErrValue naming -data with a fix", err)
+	}
 }
