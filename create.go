@@ -23,8 +23,11 @@ func checkShape(op string, shape []int, n int) ([]int, error) {
 		case s == -1 && n >= 0 && infer < 0:
 			infer = i
 		case s < 0:
-			return nil, errorf(op, ErrShape, "shape", "has size "+strconv.Itoa(s)+" in "+dispatch.FormatShape(shape),
-				"sizes are at least 0; one size may be -1 to be inferred")
+			fix := "sizes are at least 0"
+			if n >= 0 {
+				fix += "; one size may be -1 to be inferred from the data's length"
+			}
+			return nil, errorf(op, ErrShape, "shape", "has size "+strconv.Itoa(s)+" in "+dispatch.FormatShape(shape), fix)
 		}
 	}
 	rest := out
@@ -37,7 +40,8 @@ func checkShape(op string, shape []int, n int) ([]int, error) {
 	}
 	if infer >= 0 {
 		if known == 0 || n%known != 0 {
-			return nil, errorf(op, ErrShape, "shape", dispatch.FormatShape(shape)+" cannot hold "+strconv.Itoa(n)+" elements", "")
+			return nil, errorf(op, ErrShape, "shape", dispatch.FormatShape(shape)+" cannot hold "+strconv.Itoa(n)+" elements",
+				"give sizes whose product divides the data's length")
 		}
 		out[infer] = n / known
 	} else if n >= 0 && known != n {

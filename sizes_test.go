@@ -286,3 +286,33 @@ func TestHugeWindowSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestShapeErrorsSayTheFix: a constructor's bad shape names the fix that
+// applies to it. Zeros(-1) said "one size may be -1 to be inferred", which
+// only a shape with data to infer from takes, and FromSlice of a shape that
+// cannot hold the data (with a -1) gave no fix at all.
+func TestShapeErrorsSayTheFix(t *testing.T) {
+	six := []float32{1, 2, 3, 4, 5, 6}
+	for _, c := range []struct {
+		name string
+		out  *Tensor
+		bad  string // a fix that does not apply, or ""
+	}{
+		{"zeros/-1", Zeros(CPU, Float32, 2, -1), "inferred"},
+		{"randn/-1", RandN(CPU, Float32, -1), "inferred"},
+		{"from_slice/-1,0", FromSlice(CPU, six, -1, 0), ""},
+		{"from_slice/4,-1", FromSlice(CPU, six, 4, -1), ""},
+		{"from_slice/-2", FromSlice(CPU, six, -2, -3), ""},
+	} {
+		err := c.out.Err()
+		var e *Error
+		switch {
+		case !errors.Is(err, ErrShape) || !errors.As(err, &e):
+			t.Errorf("%s: %v, want an ErrShape", c.name, err)
+		case e.Fix == "":
+			t.Errorf("%s: %v has no fix", c.name, err)
+		case c.bad != "" && strings.Contains(e.Fix, c.bad):
+			t.Errorf("%s: %v: the fix mentions %q, which this call does not take", c.name, err, c.bad)
+		}
+	}
+}
