@@ -22,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -288,9 +289,15 @@ func writable(path string) error {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return errors.New("is a directory")
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".lathe-bench-*")
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".lathe-bench-*")
 	if err != nil {
-		return err
+		// The probe's own name means nothing to the caller: name the folder.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("cannot create a file in %s: %v", dir, err)
 	}
 	f.Close()
 	return os.Remove(f.Name())

@@ -34,7 +34,8 @@ func TestUsage(t *testing.T) {
 }
 
 // TestBadFlags: what the flags get wrong is a usage error before anything
-// is measured (a bad output path was once found after the whole run).
+// is measured (a bad output path was once found after the whole run), and
+// a path whose folder takes no file names that folder.
 func TestBadFlags(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
@@ -46,7 +47,7 @@ func TestBadFlags(t *testing.T) {
 		{"warmup", config{Warmup: -5}, "--warmup -5"},
 		{"min-sample", config{MinSample: -time.Millisecond}, "--min-sample -1ms"},
 		{"plot format", config{Plot: filepath.Join(dir, "x.bmp")}, "must end in .svg or .png"},
-		{"json dir", config{JSON: filepath.Join(dir, "missing", "x.json")}, "--json"},
+		{"json dir", config{JSON: filepath.Join(dir, "missing", "x.json")}, "--json " + filepath.Join(dir, "missing", "x.json") + ": cannot create a file in " + filepath.Join(dir, "missing")},
 		{"json is a dir", config{JSON: dir}, "is a directory"},
 		{"plot dir", config{Plot: filepath.Join(dir, "missing", "x.svg")}, "--plot"},
 		{"profile dir", config{CPUProfile: filepath.Join(dir, "missing", "cpu.out")}, "--cpuprofile"},
@@ -55,6 +56,9 @@ func TestBadFlags(t *testing.T) {
 		_, err := run(c.cfg, io.Discard, newProgress(io.Discard))
 		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want a usage error naming %q", c.name, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), ".lathe-bench-") {
+			t.Errorf("%s: %v names the file that the check tried, not the folder at fault", c.name, err)
 		}
 		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("%s: took %v: it measured before refusing", c.name, d)
