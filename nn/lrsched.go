@@ -177,7 +177,7 @@ func (s *StepLR) check() error {
 	if s.StepSize <= 0 {
 		return nnError("step_lr", lathe.ErrValue, "step_size", "is "+strconv.Itoa(s.StepSize), "pass a positive step size")
 	}
-	return checkHyper("step_lr", "gamma", s.Gamma, s.Gamma >= 0)
+	return checkHyper("step_lr", "gamma", s.Gamma, s.Gamma >= 0, "≥ 0")
 }
 
 // Step moves to the next epoch.
@@ -220,7 +220,7 @@ func NewMultiStepLR(opt Optimizer, milestones []int, gamma float64) (*MultiStepL
 }
 
 func (s *MultiStepLR) check() error {
-	return checkHyper("multi_step_lr", "gamma", s.Gamma, s.Gamma >= 0)
+	return checkHyper("multi_step_lr", "gamma", s.Gamma, s.Gamma >= 0, "≥ 0")
 }
 
 // Step moves to the next epoch.
@@ -266,7 +266,7 @@ func NewExponentialLR(opt Optimizer, gamma float64) (*ExponentialLR, error) {
 }
 
 func (s *ExponentialLR) check() error {
-	return checkHyper("exponential_lr", "gamma", s.Gamma, s.Gamma >= 0)
+	return checkHyper("exponential_lr", "gamma", s.Gamma, s.Gamma >= 0, "≥ 0")
 }
 
 // Step moves to the next epoch.
@@ -314,7 +314,7 @@ func (s *CosineAnnealingLR) check() error {
 	if s.TMax <= 0 {
 		return nnError("cosine_annealing_lr", lathe.ErrValue, "T_max", "is "+strconv.Itoa(s.TMax), "pass a positive number of epochs")
 	}
-	return checkHyper("cosine_annealing_lr", "eta_min", s.EtaMin, !math.IsInf(s.EtaMin, 0))
+	return checkHyper("cosine_annealing_lr", "eta_min", s.EtaMin, !math.IsInf(s.EtaMin, 0), "that is finite")
 }
 
 // Step moves to the next epoch.
@@ -371,8 +371,8 @@ func NewLinearLR(opt Optimizer, startFactor, endFactor float64, totalIters int) 
 
 func (s *LinearLR) check() error {
 	if err := firstErr(
-		checkHyper("linear_lr", "start_factor", s.StartFactor, s.StartFactor > 0 && s.StartFactor <= 1),
-		checkHyper("linear_lr", "end_factor", s.EndFactor, s.EndFactor >= 0 && s.EndFactor <= 1),
+		checkHyper("linear_lr", "start_factor", s.StartFactor, s.StartFactor > 0 && s.StartFactor <= 1, "in (0, 1]"),
+		checkHyper("linear_lr", "end_factor", s.EndFactor, s.EndFactor >= 0 && s.EndFactor <= 1, "in [0, 1]"),
 	); err != nil {
 		return err
 	}
@@ -480,7 +480,7 @@ func NewWarmupCosine(opt Optimizer, warmup, total int, startFactor, etaMin float
 			"pass 0 < warmup < total")
 	}
 	// Checked first so that LinearLR, once made, is followed by the rest.
-	if err := checkHyper("warmup_cosine", "eta_min", etaMin, !math.IsInf(etaMin, 0)); err != nil {
+	if err := checkHyper("warmup_cosine", "eta_min", etaMin, !math.IsInf(etaMin, 0), "that is finite"); err != nil {
 		return nil, err
 	}
 	warm, err := NewLinearLR(opt, startFactor, 1, warmup)

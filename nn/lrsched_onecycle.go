@@ -74,18 +74,18 @@ func NewOneCycleLR(opt Optimizer, cfg OneCycleConfig) (*OneCycleLR, error) {
 		return nil, nnError(op, lathe.ErrValue, "total_steps", "is "+strconv.Itoa(cfg.TotalSteps), "pass a positive number of steps")
 	}
 	if err := firstErr(
-		checkHyper(op, "max_lr", cfg.MaxLR, cfg.MaxLR >= 0 && !math.IsInf(cfg.MaxLR, 0)),
-		checkHyper(op, "pct_start", cfg.PctStart, cfg.PctStart >= 0 && cfg.PctStart <= 1),
-		checkHyper(op, "div_factor", cfg.DivFactor, cfg.DivFactor > 0),
-		checkHyper(op, "final_div_factor", cfg.FinalDivFactor, cfg.FinalDivFactor > 0),
+		checkHyper(op, "max_lr", cfg.MaxLR, cfg.MaxLR >= 0 && !math.IsInf(cfg.MaxLR, 0), "that is finite and ≥ 0"),
+		checkHyper(op, "pct_start", cfg.PctStart, cfg.PctStart >= 0 && cfg.PctStart <= 1, "in [0, 1]"),
+		checkHyper(op, "div_factor", cfg.DivFactor, cfg.DivFactor > 0, "> 0"),
+		checkHyper(op, "final_div_factor", cfg.FinalDivFactor, cfg.FinalDivFactor > 0, "> 0"),
 	); err != nil {
 		return nil, err
 	}
 	if cfg.CycleMomentum {
 		// Adam's β1 must lie in [0, 1), and a momentum past it diverges.
 		if err := firstErr(
-			checkHyper(op, "base_momentum", cfg.BaseMomentum, cfg.BaseMomentum >= 0 && cfg.BaseMomentum < 1),
-			checkHyper(op, "max_momentum", cfg.MaxMomentum, cfg.MaxMomentum >= 0 && cfg.MaxMomentum < 1),
+			checkHyper(op, "base_momentum", cfg.BaseMomentum, cfg.BaseMomentum >= 0 && cfg.BaseMomentum < 1, "in [0, 1)"),
+			checkHyper(op, "max_momentum", cfg.MaxMomentum, cfg.MaxMomentum >= 0 && cfg.MaxMomentum < 1, "in [0, 1)"),
 		); err != nil {
 			return nil, err
 		}

@@ -62,10 +62,10 @@ func NewReduceLROnPlateau(opt Optimizer, cfg PlateauConfig) (*ReduceLROnPlateau,
 		return nil, nnError(op, lathe.ErrValue, "patience", "or cooldown is negative", "")
 	}
 	if err := firstErr(
-		checkHyper(op, "factor", cfg.Factor, cfg.Factor >= 0 && cfg.Factor < 1),
-		checkHyper(op, "threshold", cfg.Threshold, true),
-		checkHyper(op, "min_lr", cfg.MinLR, cfg.MinLR >= 0),
-		checkHyper(op, "eps", cfg.Eps, cfg.Eps >= 0),
+		checkHyper(op, "factor", cfg.Factor, cfg.Factor >= 0 && cfg.Factor < 1, "in [0, 1)"),
+		checkHyper(op, "threshold", cfg.Threshold, true, "that is a number"),
+		checkHyper(op, "min_lr", cfg.MinLR, cfg.MinLR >= 0, "≥ 0"),
+		checkHyper(op, "eps", cfg.Eps, cfg.Eps >= 0, "≥ 0"),
 	); err != nil {
 		return nil, err
 	}

@@ -50,7 +50,7 @@ func newParamSet(op string, params []Param, lr float64) (paramSet, error) {
 	}
 	for _, p := range params {
 		if p.T == nil {
-			return paramSet{}, nnError(op, lathe.ErrValue, p.Name, "is nil", "")
+			return paramSet{}, nnError(op, lathe.ErrValue, p.Name, "is nil", "pass the model's parameters (model.Parameters())")
 		}
 		if err := p.T.CheckArg(op, p.Name); err != nil {
 			return paramSet{}, err
@@ -59,7 +59,7 @@ func newParamSet(op string, params []Param, lr float64) (paramSet, error) {
 			return paramSet{}, nnError(op, lathe.ErrValue, p.Name, "is not a float leaf tensor", "optimize parameters, not results of ops")
 		}
 	}
-	if err := checkHyper(op, "lr", lr, lr >= 0); err != nil {
+	if err := checkHyper(op, "lr", lr, lr >= 0, "≥ 0"); err != nil {
 		return paramSet{}, err
 	}
 	return paramSet{params: append([]Param(nil), params...), LR: lr}, nil
@@ -122,7 +122,7 @@ func replace(slot **lathe.Tensor, next *lathe.Tensor) {
 // step runs f for each parameter with a gradient under NoGrad, then rebinds
 // the parameters and hands the new states to commit.
 func (s *paramSet) step(f func(i int, p, g *lathe.Tensor) (next *lathe.Tensor, state []*lathe.Tensor), commit func(u update)) error {
-	if err := checkHyper("step", "lr", s.LR, s.LR >= 0); err != nil {
+	if err := checkHyper("step", "lr", s.LR, s.LR >= 0, "≥ 0"); err != nil {
 		return err // set by SetLearningRate, which cannot refuse it
 	}
 	var ups []update
@@ -206,11 +206,13 @@ func (s *paramSet) misfit(i int, p *lathe.Tensor, state ...*lathe.Tensor) *lathe
 	return nil
 }
 
-func checkHyper(op, name string, v float64, ok bool) error {
+// checkHyper is op's ErrValue for a hyperparameter v that is NaN or not
+// ok, whose fix says the range that want states ("≥ 0", "in [0, 1)").
+func checkHyper(op, name string, v float64, ok bool, want string) error {
 	if ok && !math.IsNaN(v) {
 		return nil
 	}
-	return nnError(op, lathe.ErrValue, name, "is "+strconv.FormatFloat(v, 'g', -1, 64), "")
+	return nnError(op, lathe.ErrValue, name, "is "+strconv.FormatFloat(v, 'g', -1, 64), "give "+name+" a value "+want)
 }
 
 func firstErr(errs ...error) error {
@@ -347,14 +349,15 @@ func NewSGD(params []Param, lr float64, opts ...OptimOption) (*SGD, error) {
 
 func (s *SGD) check() error {
 	if err := firstErr(
-		checkHyper("sgd", "momentum", s.Momentum, s.Momentum >= 0),
-		checkHyper("sgd", "weight_decay", s.WeightDecay, s.WeightDecay >= 0),
-		checkHyper("sgd", "dampening", s.Dampening, true),
+		checkHyper("sgd", "momentum", s.Momentum, s.Momentum >= 0, "≥ 0"),
+		checkHyper("sgd", "weight_decay", s.WeightDecay, s.WeightDecay >= 0, "≥ 0"),
+		checkHyper("sgd", "dampening", s.Dampening, true, "that is a number"),
 	); err != nil {
 		return err
 	}
 	if s.Nesterov && (s.Momentum <= 0 || s.Dampening != 0) {
-		return nnError("sgd", lathe.ErrValue, "nesterov", "needs momentum > 0 and zero dampening", "")
+		return nnError("sgd", lathe.ErrValue, "nesterov", "needs momentum > 0 and zero dampening",
+			"pass Momentum(m) with m > 0 and no Dampening, or leave Nesterov out")
 	}
 	return nil
 }
@@ -452,10 +455,10 @@ func (a *Adam) kind() string {
 func (a *Adam) check() error {
 	op := a.kind()
 	return firstErr(
-		checkHyper(op, "eps", a.Eps, a.Eps >= 0),
-		checkHyper(op, "betas[0]", a.Betas[0], a.Betas[0] >= 0 && a.Betas[0] < 1),
-		checkHyper(op, "betas[1]", a.Betas[1], a.Betas[1] >= 0 && a.Betas[1] < 1),
-		checkHyper(op, "weight_decay", a.WeightDecay, a.WeightDecay >= 0),
+		checkHyper(op, "eps", a.Eps, a.Eps >= 0, "≥ 0"),
+		checkHyper(op, "betas[0]", a.Betas[0], a.Betas[0] >= 0 && a.Betas[0] < 1, "in [0, 1)"),
+		checkHyper(op, "betas[1]", a.Betas[1], a.Betas[1] >= 0 && a.Betas[1] < 1, "in [0, 1)"),
+		checkHyper(op, "weight_decay", a.WeightDecay, a.WeightDecay >= 0, "≥ 0"),
 	)
 }
 

@@ -37,10 +37,10 @@ func NewAdagrad(params []Param, lr float64, opts ...OptimOption) (*Adagrad, erro
 
 func (a *Adagrad) check() error {
 	return firstErr(
-		checkHyper("adagrad", "lr_decay", a.LRDecay, a.LRDecay >= 0),
-		checkHyper("adagrad", "weight_decay", a.WeightDecay, a.WeightDecay >= 0),
-		checkHyper("adagrad", "initial_accumulator_value", a.InitialAccumulator, a.InitialAccumulator >= 0),
-		checkHyper("adagrad", "eps", a.Eps, a.Eps >= 0),
+		checkHyper("adagrad", "lr_decay", a.LRDecay, a.LRDecay >= 0, "≥ 0"),
+		checkHyper("adagrad", "weight_decay", a.WeightDecay, a.WeightDecay >= 0, "≥ 0"),
+		checkHyper("adagrad", "initial_accumulator_value", a.InitialAccumulator, a.InitialAccumulator >= 0, "≥ 0"),
+		checkHyper("adagrad", "eps", a.Eps, a.Eps >= 0, "≥ 0"),
 	)
 }
 

@@ -41,10 +41,10 @@ func NewRMSprop(params []Param, lr float64, opts ...OptimOption) (*RMSprop, erro
 
 func (r *RMSprop) check() error {
 	return firstErr(
-		checkHyper("rmsprop", "alpha", r.Alpha, r.Alpha >= 0),
-		checkHyper("rmsprop", "eps", r.Eps, r.Eps >= 0),
-		checkHyper("rmsprop", "weight_decay", r.WeightDecay, r.WeightDecay >= 0),
-		checkHyper("rmsprop", "momentum", r.Momentum, r.Momentum >= 0),
+		checkHyper("rmsprop", "alpha", r.Alpha, r.Alpha >= 0, "≥ 0"),
+		checkHyper("rmsprop", "eps", r.Eps, r.Eps >= 0, "≥ 0"),
+		checkHyper("rmsprop", "weight_decay", r.WeightDecay, r.WeightDecay >= 0, "≥ 0"),
+		checkHyper("rmsprop", "momentum", r.Momentum, r.Momentum >= 0, "≥ 0"),
 	)
 }
 

@@ -390,7 +390,7 @@ func LoadOptimizer(r io.Reader, opt Optimizer, scheds ...Resumable) error {
 			oldB[k], *h.b = *h.b, hb[k]
 		}
 	}
-	if err := firstErr(checkHyper(op, "lr", ps.LR, ps.LR >= 0), o.check()); err != nil {
+	if err := firstErr(checkHyper(op, "lr", ps.LR, ps.LR >= 0, "≥ 0"), o.check()); err != nil {
 		for k, h := range hs {
 			if h.f != nil {
 				*h.f = oldF[k]

@@ -225,8 +225,14 @@ func TestOptimizerErrors(t *testing.T) {
 	}
 	for name, f := range cases {
 		t.Run(name, func(t *testing.T) {
-			if err := f(); !errors.Is(err, lathe.ErrValue) {
+			err := f()
+			if !errors.Is(err, lathe.ErrValue) {
 				t.Fatalf("got %v, want ErrValue", err)
+			}
+			// Each says what would do (a bad hyperparameter once said only
+			// `argument "lr" is -1`).
+			if e := (*lathe.Error)(nil); !errors.As(err, &e) || e.Fix == "" {
+				t.Errorf("%v: no fix", err)
 			}
 		})
 	}
