@@ -194,6 +194,10 @@ func main() {
 	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed")
 	ampFlag := flag.String("amp", "", "mixed precision: bf16 or f16 (default: off, float32)")
 	flag.Parse()
+	if err := check.NoArgs("cnn", flag.Args()); err != nil {
+		fmt.Fprintln(os.Stderr, "cnn:", err)
+		os.Exit(2)
+	}
 	d, err := lathe.DefaultDevice()
 	if *dev != "" {
 		d, err = lathe.ParseDevice(*dev)

@@ -211,6 +211,10 @@ func main() {
 	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed")
 	flag.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "deadline of the whole run (a hung rank ends it)")
 	flag.Parse()
+	if err := check.NoArgs("ddp", flag.Args()); err != nil {
+		fmt.Fprintln(os.Stderr, "ddp:", err)
+		os.Exit(2)
+	}
 	cfg.Log = os.Stdout
 	res, err := Train(cfg)
 	if err != nil {

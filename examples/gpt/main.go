@@ -264,6 +264,10 @@ func main() {
 	flag.StringVar(&cfg.Data, "data", "", "folder whose .go files are the text (default: the module root)")
 	dev := flag.String("device", "", "device to train on: cpu, cuda:0, wgpu:0 (default: lathe.DefaultDevice, which LATHE_DEVICE sets)")
 	flag.Parse()
+	if err := check.NoArgs("gpt", flag.Args()); err != nil {
+		fmt.Fprintln(os.Stderr, "gpt:", err)
+		os.Exit(2)
+	}
 	d, err := lathe.DefaultDevice()
 	if *dev != "" {
 		d, err = lathe.ParseDevice(*dev)

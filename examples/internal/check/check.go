@@ -29,3 +29,14 @@ func NonNegative(op, flag string, v float64) error {
 	}
 	return lathe.NewError(op, lathe.ErrValue, flag, "is "+strconv.FormatFloat(v, 'g', -1, 64), "use a finite "+flag+" of 0 or more")
 }
+
+// NoArgs is op's error for words left on the command line after the flags
+// (args, flag.Args()), or nil: "mlp wgpu:0" would otherwise train on the
+// default device as if the word were not there.
+func NoArgs(op string, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	return lathe.NewError(op, lathe.ErrValue, "", "takes no arguments but was given "+strconv.Quote(args[0]),
+		"pass settings as flags, such as -device wgpu:0; -h lists them")
+}
