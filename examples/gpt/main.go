@@ -25,12 +25,14 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/lathe-ml/lathe"
@@ -94,7 +96,7 @@ type Result struct {
 // sample to draw.
 func (c Config) Check() error {
 	err := cmp.Or(
-		c.Model.Check(),
+		asFlag(c.Model.Check()),
 		check.AtLeast("gpt", "-batch", c.Batch, 1),
 		check.AtLeast("gpt", "-steps", c.Steps, 1),
 		check.AtLeast("gpt", "Warmup", c.Warmup, 0),
@@ -103,13 +105,31 @@ func (c Config) Check() error {
 		check.AtLeast("gpt", "EvalBatches", c.EvalBatches, 1),
 		check.AtLeast("gpt", "-sample", c.Sample, 0))
 	if err == nil && c.Sample > 0 {
-		err = c.Sampling.Check()
+		err = asFlag(c.Sampling.Check())
 		if err == nil && c.Prompt == "" {
 			err = lathe.NewError("gpt", lathe.ErrValue, "-prompt", "is empty, but the sample starts from it",
 				"give -prompt at least one character, or -sample 0 for no sample")
 		}
 	}
 	return err
+}
+
+// fieldFlags are the flags that set model.Config's and model.Sampling's
+// fields, whose errors name the fields.
+var fieldFlags = strings.NewReplacer("Context", "-context", "Layers", "-layers", "Heads", "-heads", "Dim", "-dim",
+	"Temperature", "-temperature", "TopK", "-topk")
+
+// asFlag is err with the fields it names (as its argument and in its fix)
+// named as the flags that set them, which is what a user of this command
+// typed.
+func asFlag(err error) error {
+	var e *lathe.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	named := *e
+	named.Arg, named.Fix = fieldFlags.Replace(e.Arg), fieldFlags.Replace(e.Fix)
+	return &named
 }
 
 // Train reads the text, trains the model and samples from it.

@@ -92,14 +92,17 @@ func TestBatchIsShiftedByOne(t *testing.T) {
 // an ErrValue naming the flag or field (before Check, a negative -batch or a -log of 0 panicked, and a bad -temperature or an empty -prompt failed only after training).
 func TestBadConfig(t *testing.T) {
 	checktest.Refusals(t, DefaultConfig, func(c Config) error { _, err := Train(c); return err }, map[string]func(*Config){
-		"-batch":      func(c *Config) { c.Batch = -2 },
-		"-steps":      func(c *Config) { c.Steps = 0 },
-		"-log":        func(c *Config) { c.LogEvery = 0 },
-		"-eval":       func(c *Config) { c.EvalEvery = 0 },
-		"-sample":     func(c *Config) { c.Sample = -1 },
-		"Temperature": func(c *Config) { c.Sampling.Temperature = 0 },
-		"-prompt":     func(c *Config) { c.Prompt = "" },
-		"Heads":       func(c *Config) { c.Model.Heads = 0 },
+		"-batch":       func(c *Config) { c.Batch = -2 },
+		"-steps":       func(c *Config) { c.Steps = 0 },
+		"-log":         func(c *Config) { c.LogEvery = 0 },
+		"-eval":        func(c *Config) { c.EvalEvery = 0 },
+		"-sample":      func(c *Config) { c.Sample = -1 },
+		"-temperature": func(c *Config) { c.Sampling.Temperature = 0 },
+		"-topk":        func(c *Config) { c.Sampling.TopK = -1 },
+		"-prompt":      func(c *Config) { c.Prompt = "" },
+		"-heads":       func(c *Config) { c.Model.Heads = 0 },
+		"-context":     func(c *Config) { c.Model.Context = 0 },
+		"-dim":         func(c *Config) { c.Model.Dim = 6 },
 	})
 }
 
