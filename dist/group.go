@@ -50,7 +50,9 @@ type Config struct {
 // context's deadline with an error (wrapping context.DeadlineExceeded)
 // instead of hanging. A collective cannot be taken back once started, so
 // after such an error the group is unusable, and every later call returns
-// an error saying so; Recv alone stays usable after its deadline.
+// an error saying so; Recv alone stays usable after its deadline. A call
+// whose context has already ended starts nothing and returns an error
+// wrapping the context's cause, on one rank as on many.
 type Group struct {
 	rank, size, localRank int
 	dev                   lathe.Device
@@ -203,6 +205,13 @@ func (g *Group) usable(op string, ctx context.Context) error {
 	}
 	if ctx == nil {
 		return lathe.NewError(op, lathe.ErrValue, "ctx", "is nil", "pass context.Background() or a context with a deadline")
+	}
+	if ctx.Err() != nil {
+		// Checked here, not left to the engine's first wait, which a group
+		// of one rank never makes.
+		e := lathe.NewError(op, lathe.ErrUnavailable, "ctx", "had ended before the call", "give the call a context that has not ended")
+		e.Err = context.Cause(ctx)
+		return e
 	}
 	g.mu.Lock()
 	closed, broken := g.closed, g.broken

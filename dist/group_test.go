@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/nn"
@@ -104,6 +105,64 @@ func TestGroupOfOne(t *testing.T) {
 	}
 	if err := g.Send(ctx, x, 0); !errors.Is(err, lathe.ErrValue) {
 		t.Errorf("send to self: %v", err)
+	}
+}
+
+// TestEndedContext: a call whose context has already ended fails at once,
+// wrapping the context's cause, changes nothing and leaves the group
+// usable, on a group of one as on many (a group of one made no wait, and
+// such calls succeeded).
+func TestEndedContext(t *testing.T) {
+	g := groupOfOne(t)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel2 := context.WithTimeout(context.Background(), -time.Second)
+	defer cancel2()
+	live := context.Background()
+	x := lathe.FromSlice(lathe.CPU, []float32{1, 2})
+	d, err := DDP(live, g, nn.NewLinear(2, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Backward(cancelled, d.Forward(lathe.FromSlice(lathe.CPU, []float32{1, 2}, 1, 2)).Sum()); err == nil {
+		t.Error("backward with a cancelled context: no error")
+	}
+	for _, p := range d.Parameters() {
+		if p.T.Grad() != nil {
+			t.Errorf("the failed backward left %s a gradient", p.Name)
+		}
+	}
+	for _, c := range []struct {
+		ctx   context.Context
+		cause error
+	}{{cancelled, context.Canceled}, {expired, context.DeadlineExceeded}} {
+		calls := map[string]func(ctx context.Context) error{
+			"all_reduce":     func(ctx context.Context) error { _, err := g.AllReduce(ctx, x, Sum); return err },
+			"broadcast":      func(ctx context.Context) error { _, err := g.Broadcast(ctx, x, 0); return err },
+			"all_gather":     func(ctx context.Context) error { _, err := g.AllGather(ctx, x); return err },
+			"reduce_scatter": func(ctx context.Context) error { _, err := g.ReduceScatter(ctx, x, Sum); return err },
+			"barrier":        g.Barrier,
+			"ddp":            func(ctx context.Context) error { _, err := DDP(ctx, g, nn.NewLinear(2, 1)); return err },
+			"sync_buffers":   d.SyncBuffers,
+			"sync_gradients": d.SyncGradients,
+			"backward": func(ctx context.Context) error {
+				return d.Backward(ctx, d.Forward(lathe.FromSlice(lathe.CPU, []float32{1, 2}, 1, 2)).Sum())
+			},
+		}
+		for op, call := range calls {
+			err := call(c.ctx)
+			if !errors.Is(err, lathe.ErrUnavailable) || !errors.Is(err, c.cause) || !strings.Contains(err.Error(), op+": ") {
+				t.Errorf("%s with an ended context (%v): %v, want an ErrUnavailable of %s wrapping it", op, c.cause, err, op)
+			}
+			if err := call(live); err != nil {
+				t.Errorf("%s after the ended context's: %v", op, err)
+			}
+		}
+	}
+	for _, p := range d.Parameters() {
+		if p.T.Grad() == nil {
+			t.Errorf("%s has no gradient after the live backward passes", p.Name)
+		}
 	}
 }
 
