@@ -55,19 +55,18 @@ func (x *Tensor) String() string {
 		if err != nil {
 			return "tensor(<failed: " + err.Error() + ">)"
 		}
-		vals := asFloat64s(data)
-		fmtv := elementFormat(x.t.DType, vals)
+		cells := elementStrings(x.t.DType, data)
 		width := 0
-		for _, v := range vals {
-			width = max(width, len(fmtv(v)))
+		for _, c := range cells {
+			width = max(width, len(c))
 		}
 		cut := make([]bool, len(shape))
 		for d, n := range shape {
 			cut[d] = summarise && n > 2*printEdge
 		}
 		sshape := shown.t.Shape
-		writeNested(&b, vals, sshape, dispatch.ContiguousStrides(sshape), cut, 0, 0, len("tensor("),
-			func(v float64) string { s := fmtv(v); return strings.Repeat(" ", width-len(s)) + s })
+		writeNested(&b, sshape, dispatch.ContiguousStrides(sshape), cut, 0, 0, len("tensor("),
+			func(i int) string { return strings.Repeat(" ", width-len(cells[i])) + cells[i] })
 	}
 	if dt := x.t.DType; dt != Float32 && dt != Int64 && dt != Bool {
 		b.WriteString(", dtype=" + dt.String())
@@ -115,12 +114,13 @@ func (x *Tensor) summary(summarise bool) (*Tensor, error) {
 	return wrap(t), nil
 }
 
-// writeNested writes the values of shape (row-major in vals, with strides)
-// in nested brackets; where cut[dim] is set, "..." stands between the
-// first and last printEdge entries of that dim.
-func writeNested(b *strings.Builder, vals []float64, shape, strides []int, cut []bool, dim, off, indent int, f func(float64) string) {
+// writeNested writes the elements of shape (f gives the one at a
+// row-major offset, with strides) in nested brackets; where cut[dim] is
+// set, "..." stands between the first and last printEdge entries of that
+// dim.
+func writeNested(b *strings.Builder, shape, strides []int, cut []bool, dim, off, indent int, f func(int) string) {
 	if len(shape) == 0 {
-		b.WriteString(f(vals[0]))
+		b.WriteString(f(0))
 		return
 	}
 	b.WriteByte('[')
@@ -134,9 +134,9 @@ func writeNested(b *strings.Builder, vals []float64, shape, strides []int, cut [
 			}
 		}
 		if dim == len(shape)-1 {
-			b.WriteString(f(vals[off+i*strides[dim]]))
+			b.WriteString(f(off + i*strides[dim]))
 		} else {
-			writeNested(b, vals, shape, strides, cut, dim+1, off+i*strides[dim], indent, f)
+			writeNested(b, shape, strides, cut, dim+1, off+i*strides[dim], indent, f)
 		}
 		if i < n-1 {
 			b.WriteByte(',')
@@ -148,6 +148,18 @@ func writeNested(b *strings.Builder, vals []float64, shape, strides []int, cut [
 		}
 	}
 	b.WriteByte(']')
+}
+
+// elementStrings is each element of host data (of dtype dt) as String
+// prints it, unpadded. An int64 is printed from its own value, not
+// widened to float64, which rounds one past 2⁵³ (2⁵³+1 printed as 2⁵³,
+// 2⁶³-1 as -2⁶³).
+func elementStrings(dt DType, data any) []string {
+	if d, ok := data.([]int64); ok {
+		return convertEach(d, func(v int64) string { return strconv.FormatInt(v, 10) })
+	}
+	vals := asFloat64s(data)
+	return convertEach(vals, elementFormat(dt, vals))
 }
 
 func elementFormat(dt DType, vals []float64) func(float64) string {

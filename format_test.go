@@ -1,6 +1,7 @@
 package lathe
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -73,5 +74,31 @@ func TestStringSummary(t *testing.T) {
 	// One long dim among short ones is cut alone.
 	if got := Arange(CPU, Int32, 0, 2002, 1).Reshape(2, 1001).String(); !strings.HasPrefix(got, "tensor([[   0,    1,    2, ...,  998,  999, 1000],\n        [1001,") {
 		t.Errorf("arange(2002).reshape(2, 1001) prints\n%s", got)
+	}
+}
+
+// TestStringInt64Exact: an int64 prints its own value, as torch's does;
+// widened to float64 for printing, 2⁵³+1 printed as 2⁵³ and 2⁶³-1 as
+// -2⁶³.
+func TestStringInt64Exact(t *testing.T) {
+	for _, dev := range Devices() {
+		suffix := ")"
+		if dev != CPU {
+			suffix = ", device='" + dev.String() + "')"
+		}
+		for _, c := range []struct {
+			x    *Tensor
+			want string
+		}{
+			{FromSlice(dev, []int64{9007199254740993, -9007199254740993}), "tensor([ 9007199254740993, -9007199254740993]"},
+			{FromSlice(dev, []int64{math.MaxInt64, math.MinInt64}), "tensor([ 9223372036854775807, -9223372036854775808]"},
+			{Scalar(dev, int64(math.MaxInt64)), "tensor(9223372036854775807"},
+			{Arange(dev, Int64, 0, 2000, 1).Add(Full(dev, Int64, 1<<62, 1)), "tensor([4611686018427387904, 4611686018427387905, 4611686018427387906, ..., " +
+				"4611686018427389901, 4611686018427389902, 4611686018427389903]"},
+		} {
+			if got := c.x.String(); got != c.want+suffix {
+				t.Errorf("%v: String() = %q, want %q", dev, got, c.want+suffix)
+			}
+		}
 	}
 }
