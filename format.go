@@ -130,7 +130,7 @@ func writeNested(b *strings.Builder, shape, strides []int, cut []bool, dim, off,
 			if dim == len(shape)-1 {
 				b.WriteString("..., ")
 			} else {
-				b.WriteString("...,\n" + strings.Repeat(" ", indent+dim+1))
+				b.WriteString("...," + strings.Repeat("\n", len(shape)-dim-1) + strings.Repeat(" ", indent+dim+1))
 			}
 		}
 		if dim == len(shape)-1 {
