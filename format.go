@@ -83,35 +83,51 @@ func (x *Tensor) String() string {
 // device (torch's get_summarized_data), so that only what is printed is
 // read back. The caller releases the result.
 func (x *Tensor) summary(summarise bool) (*Tensor, error) {
-	t := x.t.View(x.t.Shape, x.t.Strides, x.t.Offset)
 	if !summarise {
-		return wrap(t), nil
+		return wrap(x.t.View(x.t.Shape, x.t.Strides, x.t.Offset)), nil
 	}
-	for d, n := range x.t.Shape {
-		if n <= 2*printEdge {
-			continue
-		}
-		head, err := dispatch.Call(ops.Narrow, ops.NarrowRange{Dim: d, Start: 0, Length: printEdge}, t)
-		if err != nil {
-			t.Release()
-			return nil, located(err, "string")
-		}
-		tail, err := dispatch.Call(ops.Narrow, ops.NarrowRange{Dim: d, Start: n - printEdge, Length: printEdge}, t)
-		if err != nil {
-			head.Release()
-			t.Release()
-			return nil, located(err, "string")
-		}
-		both, err := dispatch.Call(ops.Concat, ops.ConcatDim{Dim: d}, head, tail)
-		head.Release()
-		tail.Release()
-		t.Release()
-		if err != nil {
-			return nil, located(err, "string")
-		}
-		t = both
+	t, err := summarised(x.t, 0)
+	if err != nil {
+		return nil, located(err, "string")
 	}
 	return wrap(t), nil
+}
+
+// summarised is t with its dims from d on each cut to its first and last
+// printEdge entries where longer than 2·printEdge; the caller releases
+// it. It cuts every dim before it joins the parts, as torch's
+// get_summarized_data does: a part is joined only once it is cut in every
+// dim, so that a copy holds at most (2·printEdge)^rank elements, where
+// joining the head and tail of the first dim first copied whole rows (of
+// 2³⁰ elements in an expanded tensor, which no memory held).
+func summarised(t *dispatch.Tensor, d int) (*dispatch.Tensor, error) {
+	if d == len(t.Shape) {
+		return t.View(t.Shape, t.Strides, t.Offset), nil
+	}
+	n := t.Shape[d]
+	if n <= 2*printEdge {
+		return summarised(t, d+1)
+	}
+	var parts [2]*dispatch.Tensor
+	defer func() {
+		for _, p := range parts {
+			if p != nil {
+				p.Release()
+			}
+		}
+	}()
+	for i, start := range [2]int{0, n - printEdge} {
+		edge, err := dispatch.Call(ops.Narrow, ops.NarrowRange{Dim: d, Start: start, Length: printEdge}, t)
+		if err != nil {
+			return nil, err
+		}
+		parts[i], err = summarised(edge, d+1)
+		edge.Release()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return dispatch.Call(ops.Concat, ops.ConcatDim{Dim: d}, parts[0], parts[1])
 }
 
 // writeNested writes the elements of shape (f gives the one at a

@@ -164,3 +164,67 @@ tensor([[[1., 1., 1., ..., 1., 1., 1.],
 		t.Errorf("ones(8, 8, 20) prints\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestStringSummaryHuge: a summarised tensor is cut in every dim before
+// its parts are joined, so that printing an expanded 2³⁰×2³⁰ tensor reads
+// 36 elements; joining the first dim's head and tail first copied six
+// whole rows, 24 GiB, and printed an out-of-memory error.
+func TestStringSummaryHuge(t *testing.T) {
+	for _, dev := range Devices() {
+		suffix := ")"
+		if dev != CPU {
+			suffix = ", device='" + dev.String() + "')"
+		}
+		x := Arange(dev, Float32, 0, 4, 1).Reshape(2, 1, 2, 1).Expand(2, 1<<29, 2, 1<<30)
+		const want = `tensor([[[[0., 0., 0., ..., 0., 0., 0.],
+          [1., 1., 1., ..., 1., 1., 1.]],
+
+         [[0., 0., 0., ..., 0., 0., 0.],
+          [1., 1., 1., ..., 1., 1., 1.]],
+
+         [[0., 0., 0., ..., 0., 0., 0.],
+          [1., 1., 1., ..., 1., 1., 1.]],
+
+         ...,
+
+         [[0., 0., 0., ..., 0., 0., 0.],
+          [1., 1., 1., ..., 1., 1., 1.]],
+
+         [[0., 0., 0., ..., 0., 0., 0.],
+          [1., 1., 1., ..., 1., 1., 1.]],
+
+         [[0., 0., 0., ..., 0., 0., 0.],
+          [1., 1., 1., ..., 1., 1., 1.]]],
+
+
+        [[[2., 2., 2., ..., 2., 2., 2.],
+          [3., 3., 3., ..., 3., 3., 3.]],
+
+         [[2., 2., 2., ..., 2., 2., 2.],
+          [3., 3., 3., ..., 3., 3., 3.]],
+
+         [[2., 2., 2., ..., 2., 2., 2.],
+          [3., 3., 3., ..., 3., 3., 3.]],
+
+         ...,
+
+         [[2., 2., 2., ..., 2., 2., 2.],
+          [3., 3., 3., ..., 3., 3., 3.]],
+
+         [[2., 2., 2., ..., 2., 2., 2.],
+          [3., 3., 3., ..., 3., 3., 3.]],
+
+         [[2., 2., 2., ..., 2., 2., 2.],
+          [3., 3., 3., ..., 3., 3., 3.]]]]`
+		before, err := MemoryStats(dev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := x.String(); got != want+suffix {
+			t.Errorf("%v: expanded [2, 2³⁰, 2, 2³⁰] prints\n%s\nwant\n%s", dev, got, want+suffix)
+		}
+		if after, _ := MemoryStats(dev); after.Allocated != before.Allocated {
+			t.Errorf("%v: String left %d bytes allocated", dev, after.Allocated-before.Allocated)
+		}
+	}
+}
