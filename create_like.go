@@ -3,6 +3,8 @@ package lathe
 import (
 	"math"
 	"strconv"
+
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // ZerosLike makes a tensor of zeros with x's shape, dtype and device
@@ -48,7 +50,8 @@ func fullLike(op string, x *Tensor, v float64) *Tensor {
 // end truncated, then truncated, for integers; in float32, rounded once, for
 // float16 and bfloat16): torch's formula, whose vectorised kernel may round
 // a place an ulp or two apart. steps is 0 (empty) or more; start and end
-// are finite.
+// are finite values of dt (an integer dtype's once truncated), as torch's
+// conversion checks: one outside dt's range is ErrValue.
 func Linspace(dev Device, dt DType, start, end float64, steps int) *Tensor {
 	const op = "linspace"
 	switch {
@@ -59,13 +62,27 @@ func Linspace(dev Device, dt DType, start, end float64, steps int) *Tensor {
 	case dt == Bool:
 		return failed(errorf(op, ErrDType, "dtype", "is bool, which has no values between false and true", "use a numeric dtype"))
 	}
+	if dt.IsInt() { // torch converts start and end to the dtype first
+		start, end = math.Trunc(start), math.Trunc(end)
+	}
+	// Both must be values of dt, as torch's conversion checks: every
+	// value between them then is, where one past dt's range wrapped (an
+	// int8 linspace to 1000 gave 0, -12, -24) or overflowed (a float16
+	// one to 1e6 gave 0, inf, inf).
+	for _, a := range [...]struct {
+		name string
+		v    float64
+	}{{"start", start}, {"end", end}} {
+		if dt.Valid() {
+			if err := ops.CheckScalar(dt, a.v, a.name); err != nil {
+				return failed(located(err, op))
+			}
+		}
+	}
 	if err := checkHost(op, "steps", steps, 8+dt.Size()); err != nil { // 8: the float64 values made first
 		return failed(err)
 	}
 	vals := make([]float64, steps)
-	if dt.IsInt() { // torch converts start and end to the dtype first
-		start, end = math.Trunc(start), math.Trunc(end)
-	}
 	if dt == Float64 || dt.IsInt() {
 		linspace(vals, start, end)
 	} else { // float32 arithmetic, as torch's kernel for float, then rounded to dt

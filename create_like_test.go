@@ -60,6 +60,15 @@ func TestLinspaceErrors(t *testing.T) {
 		{"NaN start", Linspace(CPU, Float64, math.NaN(), 1, 3), ErrValue},
 		{"bool", Linspace(CPU, Bool, 0, 1, 3), ErrDType},
 		{"huge", Linspace(CPU, Float32, 0, 1, math.MaxInt), ErrOutOfMemory},
+		// An end or start outside the dtype's range, as torch refuses it
+		// ("value cannot be converted to type int8_t without overflow"),
+		// where the values wrapped or overflowed.
+		{"int8 end past 127", Linspace(CPU, Int8, 0, 1000, 3), ErrValue},
+		{"uint8 start below 0", Linspace(CPU, Uint8, -5, 5, 3), ErrValue},
+		{"int32 end past 2^31", Linspace(CPU, Int32, 0, 3e9, 3), ErrValue},
+		{"float16 end past 65504", Linspace(CPU, Float16, 0, 1e6, 3), ErrValue},
+		{"bfloat16 start past its max", Linspace(CPU, BFloat16, -3.4e38, 0, 3), ErrValue},
+		{"float32 ends past its max", Linspace(CPU, Float32, -1e308, 1e308, 3), ErrValue},
 	} {
 		if err := c.got.Err(); !errors.Is(err, c.kind) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.kind)
