@@ -134,7 +134,9 @@ func filled(op string, dt DType, n int, v float64) (any, error) {
 }
 
 // Arange makes the 1-D tensor start, start+step, ... up to but not including
-// stop, with ceil((stop-start)/step) elements, as torch.arange does.
+// stop, with ceil((stop-start)/step) elements, as torch.arange does. For
+// an integer dtype start, stop and step are integers (ErrValue
+// otherwise); Bool is ErrDType, as in torch.
 func Arange(dev Device, dt DType, start, stop, step float64) *Tensor {
 	for _, a := range [...]struct {
 		name string
@@ -146,6 +148,25 @@ func Arange(dev Device, dt DType, start, stop, step float64) *Tensor {
 	}
 	if step == 0 {
 		return failed(errorf("arange", ErrValue, "step", "is 0", "use a nonzero step"))
+	}
+	switch {
+	case dt == Bool: // as torch has no arange for bool
+		return failed(errorf("arange", ErrDType, "dtype", "is bool, which has no values past false and true", "use a numeric dtype"))
+	case dt.IsInt():
+		// torch truncates an integer dtype's start, stop and step (and
+		// counts int64's elements from them but the others' from the
+		// float values): 0.5 by 0.5 would repeat each value, and -0.5
+		// from start shift them. As Full refuses 1.5 for an int32, so
+		// does Arange.
+		for _, a := range [...]struct {
+			name string
+			v    float64
+		}{{"start", start}, {"stop", stop}, {"step", step}} {
+			if a.v != math.Trunc(a.v) {
+				return failed(errorf("arange", ErrValue, a.name, "is "+ftoa(a.v)+", not an integer, but the dtype is "+dt.String(),
+					"use an integral start, stop and step, or a float dtype"))
+			}
+		}
 	}
 	count := math.Ceil((stop - start) / step)
 	if count < 0 {

@@ -76,6 +76,35 @@ func TestLinspaceErrors(t *testing.T) {
 	}
 }
 
+// TestArangeIntegerArguments: an integer dtype's start, stop and step
+// are integers, and bool has no arange, as in torch; arange(0, 3, 0.5) in
+// int32 gave 0, 0, 1, 1, 2, 2, and in bool 0 to 3 gave false, true, true.
+func TestArangeIntegerArguments(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		got  *Tensor
+		kind error
+	}{
+		{"int32 step 0.5", Arange(CPU, Int32, 0, 3, 0.5), ErrValue},
+		{"int64 step 1.5", Arange(CPU, Int64, 0, 6, 1.5), ErrValue},
+		{"int64 start -0.5", Arange(CPU, Int64, -0.5, 2, 1), ErrValue},
+		{"int64 stop 2.5", Arange(CPU, Int64, 0, 2.5, 1), ErrValue},
+		{"uint8 step 0.5", Arange(CPU, Uint8, 0, 2, 0.5), ErrValue},
+		{"bool", Arange(CPU, Bool, 0, 2, 1), ErrDType},
+	} {
+		if err := c.got.Err(); !errors.Is(err, c.kind) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.kind)
+		}
+	}
+	// Integral ones, and non-integral ones in a float dtype, as before.
+	if got, err := Arange(CPU, Int64, -3, 4, 2).Int64s(); err != nil || !slices.Equal(got, []int64{-3, -1, 1, 3}) {
+		t.Errorf("int64 arange(-3, 4, 2) = %v, %v; want [-3 -1 1 3]", got, err)
+	}
+	if got, err := Arange(CPU, Float32, 0, 1.5, 0.5).Float32s(); err != nil || !slices.Equal(got, []float32{0, 0.5, 1}) {
+		t.Errorf("float32 arange(0, 1.5, 0.5) = %v, %v; want [0 0.5 1]", got, err)
+	}
+}
+
 // TestLikeConstructors: each takes x's shape, dtype and device, and a
 // failed or released x gives an error naming the op.
 func TestLikeConstructors(t *testing.T) {
