@@ -243,14 +243,17 @@ func hostTensor(op string, dev Device, dt DType, vals []float64, shape []int) *T
 }
 
 // Rand makes a float tensor of values uniform on [0, 1).
-func Rand(dev Device, dt DType, shape ...int) *Tensor {
+func Rand(dev Device, dt DType, shape ...int) *Tensor { return randUniform("rand", dev, dt, shape) }
+
+// randUniform is Rand, its errors naming op (rand or rand_like).
+func randUniform(op string, dev Device, dt DType, shape []int) *Tensor {
 	fill32 := drawUniform[float32]
 	if bits := halfDigits[dt]; bits != 0 {
 		// A multiple of 2^-bits, as torch draws a half: rounding a float32
 		// draw could give 1.
 		fill32 = eachDraw(func() float32 { return float32(rng.Uint32()>>(32-bits)) / float32(uint32(1)<<bits) })
 	}
-	return random("rand", dev, dt, shape, drawUniform[float64], fill32)
+	return random(op, dev, dt, shape, drawUniform[float64], fill32)
 }
 
 // halfDigits is the significand bits of the 16-bit floats, with the
@@ -261,8 +264,11 @@ var halfDigits = map[DType]int{Float16: 11, BFloat16: 8}
 // NormFloat64 drawn one by one from the stream that Seed resets (rounded
 // once to float32 and the 16-bit floats), a long tensor's in parallel
 // parts with the same values (random_normal.go).
-func RandN(dev Device, dt DType, shape ...int) *Tensor {
-	return random("randn", dev, dt, shape, drawNormal[float64], drawNormal[float32])
+func RandN(dev Device, dt DType, shape ...int) *Tensor { return randNormal("randn", dev, dt, shape) }
+
+// randNormal is RandN, its errors naming op (randn or randn_like).
+func randNormal(op string, dev Device, dt DType, shape []int) *Tensor {
+	return random(op, dev, dt, shape, drawNormal[float64], drawNormal[float32])
 }
 
 // eachDraw fills a slice with draw's values, one by one.

@@ -24,7 +24,7 @@ func RandLike(x *Tensor) *Tensor {
 	if err := x.check("rand_like"); err != nil {
 		return failed(err)
 	}
-	return Rand(x.Device(), x.DType(), x.Shape()...)
+	return randUniform("rand_like", x.Device(), x.DType(), x.Shape())
 }
 
 // RandNLike makes a tensor of standard normal values with x's shape, dtype
@@ -33,7 +33,7 @@ func RandNLike(x *Tensor) *Tensor {
 	if err := x.check("randn_like"); err != nil {
 		return failed(err)
 	}
-	return RandN(x.Device(), x.DType(), x.Shape()...)
+	return randNormal("randn_like", x.Device(), x.DType(), x.Shape())
 }
 
 func fullLike(op string, x *Tensor, v float64) *Tensor {
