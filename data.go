@@ -97,7 +97,9 @@ func (x *Tensor) Int8s() ([]int8, error) { return values[int8](x, "int8s") }
 func (x *Tensor) Uint8s() ([]uint8, error) { return values[uint8](x, "uint8s") }
 
 // Item returns the value of a one-element tensor of any dtype as a float64
-// (true is 1), as PyTorch's item does.
+// (true is 1), as PyTorch's item does. A float64 holds every int64 of up
+// to 2^53 in magnitude exactly and rounds larger ones; Int64s gives an
+// int64 tensor's values exactly.
 func (x *Tensor) Item() (float64, error) {
 	if err := x.check("item"); err != nil {
 		return 0, err
