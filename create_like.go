@@ -107,13 +107,21 @@ func linspace[T float32 | float64](out []T, start, end T) {
 		out[0] = start
 		return
 	}
-	step := (end - start) / T(n-1)
+	step, scale := (end-start)/T(n-1), T(1)
+	if math.IsInf(float64(step), 0) {
+		// end - start overflowed T (torch's values are NaN and Inf then).
+		// No value is further than half the range from its end of it, so
+		// half steps, each product doubled, stay finite.
+		step, scale = (end/2-start/2)/T(n-1), 2
+	}
 	half := n / 2
 	for i := range out {
+		// T(...): rounded, never fused into one multiply-add. A scale of 1
+		// changes nothing.
 		if i < half {
-			out[i] = start + T(step*T(i)) // T(...): rounded, never fused into one multiply-add
+			out[i] = start + scale*T(step*T(i))
 		} else {
-			out[i] = end - T(step*T(n-1-i))
+			out[i] = end - scale*T(step*T(n-1-i))
 		}
 	}
 }

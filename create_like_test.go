@@ -49,6 +49,34 @@ func TestLinspaceMatchesTorch(t *testing.T) {
 	}
 }
 
+// TestLinspaceWholeRange: a range wider than the dtype's largest value
+// (end - start overflows) gives its values, where torch's formula gives
+// NaN and Inf.
+func TestLinspaceWholeRange(t *testing.T) {
+	for _, c := range []struct {
+		dt         DType
+		start, end float64
+		steps      int
+		want       []float64
+	}{
+		{Float64, -1e308, 1e308, 3, []float64{-1e308, 0, 1e308}},
+		{Float64, -1e308, 1e308, 2, []float64{-1e308, 1e308}},
+		{Float64, math.MaxFloat64, -math.MaxFloat64, 5, []float64{math.MaxFloat64, math.MaxFloat64 / 2, 0, -math.MaxFloat64 / 2, -math.MaxFloat64}},
+		{Float32, -3e38, 3e38, 5, []float64{float64(float32(-3e38)), float64(float32(-1.5e38)), 0, float64(float32(1.5e38)), float64(float32(3e38))}},
+	} {
+		for _, dev := range biDevices(t) {
+			x := Linspace(dev, c.dt, c.start, c.end, c.steps)
+			if errors.Is(x.Err(), ErrUnsupported) && dev != CPU {
+				continue // float64 on wgpu:0
+			}
+			got, err := x.To(CPU).Cast(Float64).Float64s()
+			if err != nil || !slices.Equal(got, c.want) {
+				t.Errorf("%v linspace(%g, %g, %d) on %v = %v, %v; want %v", c.dt, c.start, c.end, c.steps, dev, got, err, c.want)
+			}
+		}
+	}
+}
+
 func TestLinspaceErrors(t *testing.T) {
 	for _, c := range []struct {
 		name string
