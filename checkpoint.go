@@ -3,13 +3,16 @@ package lathe
 import (
 	"github.com/lathe-ml/lathe/autodiff"
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/internal/goid"
 )
 
 // Checkpoint returns f(xs...) without keeping f's intermediate results for
 // the backward pass (activation checkpointing, torch.utils.checkpoint):
 // f runs without recording, and Backward runs it again, recording, on the
-// same inputs and with lathe's random stream where it was the first time
-// (so a Dropout inside draws the same mask), then differentiates that. The
+// same inputs, with lathe's random stream where it was the first time
+// (so a Dropout inside draws the same mask) and under the Autocast dtype
+// of the first run (or none, if it ran outside Autocast), as PyTorch's
+// checkpoint restores the autocast state, then differentiates that. The
 // memory of f's activations falls to that of its inputs and its result,
 // for the cost of a second forward pass in backward.
 //
@@ -34,6 +37,11 @@ func Checkpoint(f func(xs ...*Tensor) *Tensor, xs ...*Tensor) *Tensor {
 		in[i] = x.t
 	}
 	stream := rngState()
+	// The first run's autocast dtype (InvalidDType: off), which the
+	// recomputation must run under to make the same ops in the same
+	// dtypes: backward runs outside Autocast, where a float16 forward
+	// would come back float32.
+	cast := AutocastDType()
 	var y *Tensor
 	NoGrad(func() { y = f(xs...) })
 	if err := checkResult(y); err != nil {
@@ -50,6 +58,9 @@ func Checkpoint(f func(xs ...*Tensor) *Tensor, xs ...*Tensor) *Tensor {
 		now := rngState()
 		setRNGState(stream)
 		defer setRNGState(now)
+		id := goid.Current()
+		pushAutocast(id, cast)
+		defer popAutocast(id)
 		r := f(args...)
 		if err := checkResult(r); err != nil {
 			return nil, err

@@ -201,3 +201,72 @@ func liveBytes(t *testing.T, dev Device) int64 {
 	}
 	return s.Allocated
 }
+
+// TestCheckpointUnderAutocast: the recomputation in backward runs under
+// the Autocast dtype of the first run, as torch's checkpoint restores the
+// autocast state, so a checkpointed block under Autocast differentiates
+// (it failed with "the recomputation gave float32") and gives the plain
+// block's gradients; a block checkpointed outside Autocast recomputes
+// outside it even when Backward is called inside one.
+func TestCheckpointUnderAutocast(t *testing.T) {
+	grads := func(t *testing.T, checkpoint, forwardCast, backwardCast bool) [][]float32 {
+		t.Helper()
+		Seed(12)
+		x := RandN(CPU, Float32, 4, 8)
+		w1 := RandN(CPU, Float32, 8, 16).RequireGrad()
+		b1 := RandN(CPU, Float32, 16).RequireGrad()
+		w2 := RandN(CPU, Float32, 16, 8).RequireGrad()
+		f := mlpBlock(false)
+		var y *Tensor
+		forward := func() {
+			if checkpoint {
+				y = Checkpoint(f, x, w1, b1, w2)
+			} else {
+				y = f(x, w1, b1, w2)
+			}
+		}
+		if forwardCast {
+			if err := Autocast(Float16, forward); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			forward()
+		}
+		loss := y.Cast(Float32).Square().Sum()
+		var err error
+		backward := func() { err = loss.Backward() }
+		if backwardCast {
+			if e := Autocast(BFloat16, backward); e != nil {
+				t.Fatal(e)
+			}
+		} else {
+			backward()
+		}
+		if err != nil {
+			t.Fatalf("backward (checkpoint %v): %v", checkpoint, err)
+		}
+		var out [][]float32
+		for _, p := range []*Tensor{w1, b1, w2} {
+			g, err := p.Grad().Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, g)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name                   string
+		forwardCast, backwCast bool
+	}{{"forward under autocast", true, false}, {"backward under autocast", false, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			want := grads(t, false, c.forwardCast, false)
+			got := grads(t, true, c.forwardCast, c.backwCast)
+			for i := range want {
+				if !slices.Equal(got[i], want[i]) {
+					t.Errorf("gradient %d through Checkpoint = %v, want %v", i, got[i][:3], want[i][:3])
+				}
+			}
+		})
+	}
+}
