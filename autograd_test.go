@@ -150,3 +150,69 @@ func TestWhenReady(t *testing.T) {
 		t.Errorf("WhenReady with a nil leaf: %v, want ErrValue", err)
 	}
 }
+
+// TestPanicInBackwardLeavesTheGraph: a hook, a WhenReady callback or a
+// checkpointed function that panics during Backward panics to the caller,
+// but leaves the graph as a failed pass does: the pass can run again and
+// gives the right gradient. The panic had left the graph's nodes claimed,
+// so every later pass was refused with ErrGrad as one racing "another
+// backward pass, running now".
+func TestPanicInBackwardLeavesTheGraph(t *testing.T) {
+	panicOnce := func() func() {
+		done := false
+		return func() {
+			if !done {
+				done = true
+				panic("boom")
+			}
+		}
+	}
+	cases := []struct {
+		name string
+		// pass builds a graph over x (which it may hook) and returns its
+		// loss and the options of its Backward; the first pass panics.
+		pass func(x *lathe.Tensor) (*lathe.Tensor, []lathe.GradOption)
+	}{
+		{"hook", func(x *lathe.Tensor) (*lathe.Tensor, []lathe.GradOption) {
+			p := panicOnce()
+			x.OnGrad(func(*lathe.Tensor) *lathe.Tensor { p(); return nil })
+			return x.Mul(x).Sum(), nil
+		}},
+		{"when ready", func(x *lathe.Tensor) (*lathe.Tensor, []lathe.GradOption) {
+			p := panicOnce()
+			return x.Mul(x).Sum(), []lathe.GradOption{lathe.WhenReady([]*lathe.Tensor{x}, func(int, *lathe.Tensor) error { p(); return nil })}
+		}},
+		{"checkpoint", func(x *lathe.Tensor) (*lathe.Tensor, []lathe.GradOption) {
+			calls := 0
+			return lathe.Checkpoint(func(xs ...*lathe.Tensor) *lathe.Tensor {
+				if calls++; calls == 2 { // the recomputation in the first backward pass
+					panic("boom")
+				}
+				return xs[0].Mul(xs[0])
+			}, x).Sum(), nil
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			x := lathe.FromSlice(lathe.CPU, []float32{1, 2}, 2).RequireGrad()
+			loss, opts := c.pass(x)
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Fatal("the first pass did not panic")
+					}
+				}()
+				_ = loss.Backward(opts...)
+			}()
+			if x.Grad() != nil {
+				t.Fatal("the panicking pass left a gradient")
+			}
+			if err := loss.Backward(opts...); err != nil {
+				t.Fatalf("Backward after a panicking pass: %v", err)
+			}
+			if g, err := x.Grad().Float32s(); err != nil || !slices.Equal(g, []float32{2, 4}) {
+				t.Fatalf("gradient %v, %v; want [2 4]", g, err)
+			}
+		})
+	}
+}

@@ -217,7 +217,20 @@ func run(op string, root *dispatch.Tensor, targets []*dispatch.Tensor, o Options
 	if op == "backward" {
 		p.leaves = newLeafPass(o)
 	}
+	// propagate calls the caller's code (hooks, Ready, a checkpointed
+	// function), which may panic. The panic goes on to the caller, but
+	// first the nodes go back as they were, as for an error: left claimed,
+	// every later pass through the graph was refused as one racing "another
+	// backward pass, running now".
+	unwinding := true
+	defer func() {
+		if unwinding {
+			p.end(false)
+			grads.finish(nil)
+		}
+	}()
 	withMode(o.CreateGraph, func() { err = propagate(nodes, grads, keep, p.leaves) })
+	unwinding = false
 	if err != nil {
 		p.end(false)
 		grads.finish(nil)
