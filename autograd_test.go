@@ -216,3 +216,32 @@ func TestPanicInBackwardLeavesTheGraph(t *testing.T) {
 		})
 	}
 }
+
+// TestBackwardOntoReleasedGrad: a pass whose leaf's accumulated gradient
+// the caller released is an ErrReleased of backward naming the
+// accumulated gradient (it was add's, naming its "lhs"), changes no
+// gradient, and ZeroGrad starts the leaf anew.
+func TestBackwardOntoReleasedGrad(t *testing.T) {
+	x := lathe.FromSlice(lathe.CPU, []float32{1, 2}, 2).RequireGrad()
+	y := lathe.FromSlice(lathe.CPU, []float32{3, 4}, 2).RequireGrad()
+	loss := x.Mul(y).Sum()
+	if err := loss.Backward(lathe.RetainGraph()); err != nil {
+		t.Fatal(err)
+	}
+	x.Grad().Release()
+	err := loss.Backward(lathe.RetainGraph())
+	if !errors.Is(err, lathe.ErrReleased) || !strings.Contains(err.Error(), "lathe: backward:") ||
+		!strings.Contains(err.Error(), "accumulated gradient") {
+		t.Fatalf("Backward onto a released gradient: %v, want an ErrReleased of backward naming the accumulated gradient", err)
+	}
+	if g, err := y.Grad().Float32s(); err != nil || !slices.Equal(g, []float32{1, 2}) {
+		t.Fatalf("the failed pass changed the other leaf's gradient: %v, %v", g, err)
+	}
+	x.ZeroGrad()
+	if err := loss.Backward(); err != nil {
+		t.Fatalf("Backward after ZeroGrad: %v", err)
+	}
+	if g, err := x.Grad().Float32s(); err != nil || !slices.Equal(g, []float32{3, 4}) {
+		t.Fatalf("gradient %v, %v; want [3 4]", g, err)
+	}
+}

@@ -137,6 +137,13 @@ func (l *leafGrad) make(record bool) error {
 	g := l.g
 	var err error
 	switch {
+	case l.m.grad != nil && l.m.grad.Released():
+		// The caller released the handle Grad gave: adding to it would
+		// fail as an add of a released "lhs", naming neither the pass nor
+		// the gradient.
+		return &dispatch.Error{Kind: dispatch.ErrReleased, Op: "backward", Arg: "accumulated gradient",
+			Detail: "of a leaf of shape " + dispatch.FormatShape(g.Shape) + " was released, so the pass cannot add to it",
+			Fix:    "do not Release the tensor that Grad returns (it is lathe's; Clone it to keep it), or call ZeroGrad on the leaf to start anew"}
 	case l.m.grad != nil:
 		withMode(record, func() { l.next, err = dispatch.Call(ops.Add, dispatch.None{}, l.m.grad, g) })
 	case !g.IsContiguous():
