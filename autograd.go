@@ -238,10 +238,16 @@ func (x *Tensor) Backward(opts ...GradOption) error {
 
 // Grad returns the gradients of y with respect to each of xs, without
 // touching any leaf's accumulated Grad (torch.autograd.grad). With
-// CreateGraph the results are themselves differentiable.
+// CreateGraph the results are themselves differentiable. Empty xs is an
+// ErrValue that leaves the graph as it was, as torch refuses it.
 func Grad(y *Tensor, xs []*Tensor, opts ...GradOption) ([]*Tensor, error) {
 	if err := y.CheckArg("grad", "y"); err != nil {
 		return nil, err
+	}
+	if len(xs) == 0 {
+		// torch's "grad requires non-empty inputs": the pass would compute
+		// nothing asked for, and free the graph.
+		return nil, errorf("grad", ErrValue, "xs", "is empty", "pass the tensors to differentiate y with respect to")
 	}
 	in := make([]*dispatch.Tensor, len(xs))
 	for i, x := range xs {

@@ -245,3 +245,19 @@ func TestBackwardOntoReleasedGrad(t *testing.T) {
 		t.Fatalf("gradient %v, %v; want [3 4]", g, err)
 	}
 }
+
+// TestGradOfNothing: Grad with no inputs is an ErrValue naming xs, as
+// torch's "grad requires non-empty inputs", and leaves the graph for
+// Backward (it ran the whole pass for nothing and freed the graph).
+func TestGradOfNothing(t *testing.T) {
+	x := lathe.FromSlice(lathe.CPU, []float32{1, 2}, 2).RequireGrad()
+	loss := x.Mul(x).Sum()
+	for _, xs := range [][]*lathe.Tensor{nil, {}} {
+		if gs, err := lathe.Grad(loss, xs); gs != nil || !errors.Is(err, lathe.ErrValue) || !strings.Contains(err.Error(), `"xs"`) {
+			t.Fatalf("Grad(loss, %v) = %v, %v; want an ErrValue naming \"xs\"", xs, gs, err)
+		}
+	}
+	if err := loss.Backward(); err != nil {
+		t.Fatalf("Backward after a refused Grad: %v", err)
+	}
+}
