@@ -20,9 +20,12 @@ func ClipGradNorm(params []Param, maxNorm float64) (float64, error) {
 		return 0, nnError("clip_grad_norm", lathe.ErrValue, "max_norm", "is "+strconv.FormatFloat(maxNorm, 'g', -1, 64), "use max_norm ≥ 0")
 	}
 	// Each gradient's norm in its own dtype (torch also takes per-tensor
-	// norms first), stacked by dtype and read back together: one wait for
-	// the device per dtype, where reading each norm stopped a GPU once per
-	// parameter. Their norm is then taken in float64, in parameter order.
+	// norms first), stacked by dtype and device and read back together: one
+	// wait per dtype and device, where reading each norm stopped a GPU once
+	// per parameter. Their norm is then taken in float64, in parameter
+	// order. The parameters may be on several devices (model parallelism),
+	// as torch's, which moves the norms to one device: a stack of norms from
+	// two devices was an ErrDevice of stack.
 	for _, p := range params {
 		if p.T == nil {
 			return 0, nnError("clip_grad_norm", lathe.ErrValue, p.Name, "is nil", "pass the model's parameters")
@@ -32,13 +35,17 @@ func ClipGradNorm(params []Param, maxNorm float64) (float64, error) {
 		}
 	}
 	var grads, owners []*lathe.Tensor
+	type group struct {
+		dt  lathe.DType
+		dev lathe.Device
+	}
 	type slot struct {
-		dt lathe.DType
+		g  group
 		at int
 	}
 	var slots []slot
-	norms := map[lathe.DType][]*lathe.Tensor{}
-	var dtypes []lathe.DType
+	norms := map[group][]*lathe.Tensor{}
+	var groups []group
 	seen := map[*lathe.Tensor]bool{}
 	lathe.NoGrad(func() {
 		for _, p := range params {
@@ -55,35 +62,37 @@ func ClipGradNorm(params []Param, maxNorm float64) (float64, error) {
 			sq.Release()
 			n := sum.Sqrt()
 			sum.Release()
-			dt := g.DType()
-			if _, ok := norms[dt]; !ok {
-				dtypes = append(dtypes, dt)
+			k := group{g.DType(), g.Device()}
+			if _, ok := norms[k]; !ok {
+				groups = append(groups, k)
 			}
-			slots = append(slots, slot{dt, len(norms[dt])})
-			norms[dt] = append(norms[dt], n)
+			slots = append(slots, slot{k, len(norms[k])})
+			norms[k] = append(norms[k], n)
 			grads, owners = append(grads, g), append(owners, p.T)
 		}
 	})
-	read := map[lathe.DType][]float64{}
-	for _, dt := range dtypes {
-		stacked := lathe.Stack(norms[dt], 0)
-		host := stacked.To(lathe.CPU)
-		wide := host.Cast(lathe.Float64)
-		vals, err := wide.Float64s()
-		for _, t := range []*lathe.Tensor{stacked, host, wide} {
-			t.Release()
+	read := map[group][]float64{}
+	var err error
+	for _, k := range groups {
+		if err == nil {
+			stacked := lathe.Stack(norms[k], 0)
+			host := stacked.To(lathe.CPU)
+			wide := host.Cast(lathe.Float64)
+			read[k], err = wide.Float64s()
+			for _, t := range []*lathe.Tensor{stacked, host, wide} {
+				t.Release()
+			}
 		}
-		for _, n := range norms[dt] {
-			n.Release()
+		for _, n := range norms[k] {
+			n.Release() // those of the groups after a failed one too
 		}
-		if err != nil {
-			return 0, err
-		}
-		read[dt] = vals
+	}
+	if err != nil {
+		return 0, err
 	}
 	var sq float64
 	for _, s := range slots {
-		n := read[s.dt][s.at]
+		n := read[s.g][s.at]
 		sq += n * n
 	}
 	total := math.Sqrt(sq)
@@ -99,6 +108,9 @@ func ClipGradNorm(params []Param, maxNorm float64) (float64, error) {
 	})
 	for _, s := range scaled {
 		if err := s.Err(); err != nil {
+			for _, s := range scaled {
+				s.Release()
+			}
 			return total, err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 func withGrad(t *testing.T, v, g []float64) *lathe.Tensor {
@@ -38,7 +39,7 @@ func TestClipGradNorm(t *testing.T) {
 	}
 	coef := 1.3 / (13 + 1e-6) // torch's clip_coef
 	assertClose(t, "a", values(t, a.Grad()), []float64{3 * coef, 4 * coef}, 1e-15)
-	assertClose(t, "b", values(t, b.Grad()), []float64{12 * coef}, 1e-15)
+	assertClose(t, "b", values(t, b.Grad().To(lathe.CPU)), []float64{12 * coef}, 1e-15)
 	if c.Grad() != nil {
 		t.Fatal("a parameter without a gradient got one")
 	}
@@ -95,4 +96,39 @@ func TestSetGradChecks(t *testing.T) {
 	if err := p.SetGrad(nil); err != nil || p.Grad() != nil {
 		t.Fatalf("SetGrad(nil): %v", err)
 	}
+}
+
+// wgpuOrSkip returns wgpu:0, or skips t where it does not open.
+func wgpuOrSkip(t *testing.T) lathe.Device {
+	t.Helper()
+	dev := lathe.WGPU(0)
+	for _, info := range lathe.DeviceStatus() {
+		if info.Device == dev && !info.Available {
+			testenv.SkipDevice(t, dev.String(), "%s is unavailable: %s", dev, info.Detail)
+		}
+	}
+	return dev
+}
+
+// TestClipGradNormDevices: parameters on two devices (model parallelism)
+// are clipped together, as torch's clip_grad_norm_ moves their norms to
+// one device; stacking the cpu's and wgpu:0's norms was an ErrDevice of
+// stack.
+func TestClipGradNormDevices(t *testing.T) {
+	dev := wgpuOrSkip(t)
+	a := lathe.Zeros(lathe.CPU, lathe.Float32, 2).RequireGrad()
+	b := lathe.Zeros(dev, lathe.Float32, 1).RequireGrad()
+	if err := a.SetGrad(lathe.FromSlice(lathe.CPU, []float32{3, 4}, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SetGrad(lathe.FromSlice(lathe.CPU, []float32{12}, 1).To(dev)); err != nil {
+		t.Fatal(err)
+	}
+	total, err := ClipGradNorm([]Param{{"a", a}, {"b", b}}, 1.3)
+	if err != nil || total != 13 {
+		t.Fatalf("total %v, err %v; want 13", total, err)
+	}
+	coef := 1.3 / (13 + 1e-6)
+	assertClose(t, "a", values(t, a.Grad()), []float64{3 * coef, 4 * coef}, 1e-6)
+	assertClose(t, "b", values(t, b.Grad().To(lathe.CPU)), []float64{12 * coef}, 1e-6)
 }
