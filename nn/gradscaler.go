@@ -97,9 +97,11 @@ func (s *GradScaler) Unscale(opt Optimizer) error {
 	grads := make([]*lathe.Tensor, len(ps.params))
 	// Inf·0 and NaN·0 are NaN: one number per gradient says whether any
 	// element is not finite. The numbers are read back together, one wait
-	// for the device a step, as torch's found_inf (reading each stopped a
-	// GPU once per parameter).
-	var probes []*lathe.Tensor
+	// for each device a step, as torch's found_inf is one per device
+	// (reading each stopped a GPU once per parameter; stacking those of
+	// parameters on several devices was an ErrDevice of stack).
+	probes := map[lathe.Device][]*lathe.Tensor{}
+	var devices []lathe.Device
 	var err error
 	lathe.NoGrad(func() {
 		for i, p := range ps.params {
@@ -110,7 +112,11 @@ func (s *GradScaler) Unscale(opt Optimizer) error {
 			zeroed := g.MulScalar(0)
 			sum := zeroed.Sum()
 			zeroed.Release()
-			probes = append(probes, sum.Cast(lathe.Float32))
+			dev := g.Device()
+			if _, ok := probes[dev]; !ok {
+				devices = append(devices, dev)
+			}
+			probes[dev] = append(probes[dev], sum.Cast(lathe.Float32))
 			sum.Release()
 			if grads[i] = g.MulScalar(inv); grads[i].Err() != nil {
 				err = grads[i].Err()
@@ -119,19 +125,26 @@ func (s *GradScaler) Unscale(opt Optimizer) error {
 		}
 	})
 	found := false
-	if err == nil && len(probes) > 0 {
-		stacked := lathe.Stack(probes, 0)
-		var probe []float32
-		probe, err = stacked.Float32s()
-		stacked.Release()
-		for _, v := range probe {
-			found = found || math.IsNaN(float64(v))
+	for _, dev := range devices {
+		if err == nil {
+			stacked := lathe.Stack(probes[dev], 0)
+			var probe []float32
+			probe, err = stacked.Float32s()
+			stacked.Release()
+			for _, v := range probe {
+				found = found || math.IsNaN(float64(v))
+			}
+		}
+		for _, t := range probes[dev] {
+			t.Release()
 		}
 	}
-	for _, t := range probes {
-		t.Release()
-	}
 	if err != nil {
+		for _, g := range grads {
+			if g != nil {
+				g.Release()
+			}
+		}
 		return err
 	}
 	for i, p := range ps.params {

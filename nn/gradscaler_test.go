@@ -163,3 +163,48 @@ func TestGradScalerMisuse(t *testing.T) {
 		}
 	}
 }
+
+// TestGradScalerDevices: an optimizer over parameters on two devices is
+// unscaled and stepped, and an Inf on either device skips the step, as
+// torch's GradScaler keeps a found_inf per device; stacking the probes of
+// the cpu's and wgpu:0's gradients was an ErrDevice of stack.
+func TestGradScalerDevices(t *testing.T) {
+	dev := wgpuOrSkip(t)
+	for _, inf := range []bool{false, true} {
+		a := lathe.Ones(lathe.CPU, lathe.Float32, 2).RequireGrad()
+		b := lathe.Ones(dev, lathe.Float32, 2).RequireGrad()
+		opt, err := NewSGD([]Param{{Name: "a", T: a}, {Name: "b", T: b}}, 0.5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := NewGradScaler()
+		bGrad := []float32{65536, 65536}
+		if inf {
+			bGrad[1] = float32(math.Inf(1))
+		}
+		if err := a.SetGrad(lathe.FromSlice(lathe.CPU, []float32{65536, 65536}, 2)); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.SetGrad(lathe.FromSlice(lathe.CPU, bGrad, 2).To(dev)); err != nil {
+			t.Fatal(err)
+		}
+		stepped, err := s.Step(opt)
+		if err != nil || stepped == inf {
+			t.Fatalf("Inf %v: Step = %v, %v; want stepped %v", inf, stepped, err, !inf)
+		}
+		s.Update()
+		want, scale := []float64{0.5, 0.5}, 65536.0
+		if inf {
+			want, scale = []float64{1, 1}, 32768
+		}
+		for _, p := range []*lathe.Tensor{a, b} {
+			got, err := p.Float32s()
+			if err != nil || float64(got[0]) != want[0] || float64(got[1]) != want[1] {
+				t.Errorf("Inf %v: parameter on %v = %v, %v; want %v", inf, p.Device(), got, err, want)
+			}
+		}
+		if s.CurrentScale() != scale {
+			t.Errorf("Inf %v: scale %v, want %v", inf, s.CurrentScale(), scale)
+		}
+	}
+}
