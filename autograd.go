@@ -90,9 +90,11 @@ func (x *Tensor) Detach() *Tensor {
 	return wrap(autodiff.Detach(x.t))
 }
 
-// OnGrad registers a hook on leaf x that sees each gradient before it is
-// accumulated; it may return a replacement (to clip it, say) of the
-// gradient's shape, dtype and device, or nil to keep it. A failed
+// OnGrad registers a hook on x that sees each gradient of x in a backward
+// pass: a leaf's before it is accumulated, another tensor's (one a
+// recorded op made) before it flows on to the tensors x was made from, as
+// torch's register_hook. It may return a replacement (to clip it, say) of
+// the gradient's shape, dtype and device, or nil to keep it. A failed
 // replacement fails the backward pass with its error, and a zero Tensor
 // with an ErrValue; a failed pass changes no leaf's gradient. A nil hook
 // is not registered.

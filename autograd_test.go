@@ -261,3 +261,41 @@ func TestGradOfNothing(t *testing.T) {
 		t.Fatalf("Backward after a refused Grad: %v", err)
 	}
 }
+
+// TestOnGradNonLeaf: a hook on a tensor that an op made sees its gradient
+// and its replacement flows on to the leaves, as torch's register_hook on
+// a non-leaf (it was registered and never called, so a clipping hook
+// silently clipped nothing); in Grad too, and a failing one fails the pass.
+func TestOnGradNonLeaf(t *testing.T) {
+	x := lathe.FromSlice(lathe.CPU, []float32{1, 2}, 2).RequireGrad()
+	h := x.MulScalar(3)
+	var seen []float32
+	h.OnGrad(func(g *lathe.Tensor) *lathe.Tensor {
+		seen, _ = g.Float32s()
+		return g.MulScalar(0.5)
+	})
+	loss := h.Square().Sum() // d loss/dh = 2h = [6 12]; dh/dx = 3
+	if err := loss.Backward(lathe.RetainGraph()); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(seen, []float32{6, 12}) {
+		t.Fatalf("the hook saw %v, want [6 12]", seen)
+	}
+	if g, err := x.Grad().Float32s(); err != nil || !slices.Equal(g, []float32{9, 18}) {
+		t.Fatalf("x's gradient %v, %v; want the halved [9 18]", g, err)
+	}
+	gs, err := lathe.Grad(loss, []*lathe.Tensor{x}, lathe.RetainGraph())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, err := gs[0].Float32s(); err != nil || !slices.Equal(g, []float32{9, 18}) {
+		t.Fatalf("Grad: %v, %v; want [9 18]", g, err)
+	}
+	h.OnGrad(func(*lathe.Tensor) *lathe.Tensor { return lathe.Zeros(lathe.CPU, lathe.Float32, 3) })
+	if err := loss.Backward(); !errors.Is(err, lathe.ErrShape) {
+		t.Fatalf("a hook result of another shape: %v, want ErrShape", err)
+	}
+	if g, _ := x.Grad().Float32s(); !slices.Equal(g, []float32{9, 18}) {
+		t.Fatalf("the failed pass changed x's gradient to %v", g)
+	}
+}

@@ -436,6 +436,20 @@ func step(n *Node, grads *gradSet, keep map[*dispatch.Tensor]bool) error {
 	if g == nil {
 		return nil
 	}
+	// The hooks of a tensor that an op made see its gradient, now final,
+	// before the op's rule passes it on, as torch's hooks on a non-leaf.
+	if m := metaOf(n.Out); m != nil {
+		if hooks := m.hooksOf(); len(hooks) > 0 {
+			ng, err := runHooks(hooks, n.Out, g)
+			if err != nil {
+				return err
+			}
+			if ng != g {
+				grads.set(n.Out, ng)
+				g = ng
+			}
+		}
+	}
 	grads.hold(g) // for the rule, until the end of this step
 	defer grads.drop(g)
 	if !keep[n.Out] {

@@ -66,18 +66,9 @@ func (p *leafPass) finish(t, g *T) error {
 		return nil
 	}
 	m := leafMeta(t)
-	for _, h := range m.hooksOf() {
-		ng, err := h(g)
-		if err != nil {
-			return err
-		}
-		if ng != nil {
-			// A hook may replace the gradient, not move or reshape it.
-			if err := matches("backward", "hook result", "the tensor it is the gradient of", ng, t); err != nil {
-				return err
-			}
-			g = ng
-		}
+	g, err := runHooks(m.hooksOf(), t, g)
+	if err != nil {
+		return err
 	}
 	p.last[t] = finished
 	p.final = append(p.final, leafGrad{m: m, g: g})
@@ -85,4 +76,22 @@ func (p *leafPass) finish(t, g *T) error {
 		return p.ready(t, g)
 	}
 	return nil
+}
+
+// runHooks runs hooks, in order, on g, the gradient of t, and returns the
+// gradient they leave: each may replace it (not move or reshape it).
+func runHooks(hooks []Hook, t, g *T) (*T, error) {
+	for _, h := range hooks {
+		ng, err := h(g)
+		if err != nil {
+			return nil, err
+		}
+		if ng != nil {
+			if err := matches("backward", "hook result", "the tensor it is the gradient of", ng, t); err != nil {
+				return nil, err
+			}
+			g = ng
+		}
+	}
+	return g, nil
 }

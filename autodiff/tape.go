@@ -59,8 +59,9 @@ type meta struct {
 	freed atomic.Bool
 }
 
-// A Hook sees a leaf's gradient before it is accumulated and may replace
-// it by returning another tensor (nil keeps it).
+// A Hook sees a tensor's gradient (a leaf's before it is accumulated,
+// another's before the op that made it passes it on) and may replace it
+// by returning another tensor (nil keeps it).
 type Hook func(g *dispatch.Tensor) (*dispatch.Tensor, error)
 
 var seq atomic.Uint64
@@ -223,7 +224,8 @@ func (m *meta) setGrad(g *dispatch.Tensor, owned bool) {
 }
 
 // OnGrad adds a hook that sees (and may replace, by returning another
-// tensor) a leaf's gradient before it is accumulated.
+// tensor) t's gradient: a leaf's before it is accumulated, a recorded
+// op's result's before the op's rule passes it on.
 func OnGrad(t *dispatch.Tensor, hook Hook) {
 	if m := metaOf(t); m != nil {
 		m.mu.Lock()
