@@ -23,8 +23,10 @@ import (
 // recomputation reaches a tensor that requires a gradient and is not in
 // xs, or gives a result of another shape or dtype. A second derivative
 // through a checkpoint (CreateGraph) is an ErrGrad, as it is through
-// PyTorch's reentrant checkpoint. Other goroutines drawing from the random
-// stream while a checkpoint recomputes would draw the numbers it replays.
+// PyTorch's reentrant checkpoint. The recomputation replays the numbers
+// from a copy of the stream of its own, so other goroutines' draws (and
+// other checkpoints' recomputations) in the meantime neither shift its
+// numbers nor take them.
 func Checkpoint(f func(xs ...*Tensor) *Tensor, xs ...*Tensor) *Tensor {
 	if f == nil {
 		return failed(errorf("checkpoint", ErrValue, "f", "is nil", "pass the function to checkpoint"))
@@ -55,13 +57,11 @@ func Checkpoint(f func(xs ...*Tensor) *Tensor, xs ...*Tensor) *Tensor {
 		for i, t := range in {
 			args[i] = wrap(t)
 		}
-		now := rngState()
-		setRNGState(stream)
-		defer setRNGState(now)
 		id := goid.Current()
 		pushAutocast(id, cast)
 		defer popAutocast(id)
-		r := f(args...)
+		var r *Tensor
+		withStream(stream, func() { r = f(args...) })
 		if err := checkResult(r); err != nil {
 			return nil, err
 		}

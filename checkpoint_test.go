@@ -3,6 +3,7 @@ package lathe
 import (
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/lathe-ml/lathe/alloc"
@@ -268,5 +269,68 @@ func TestCheckpointUnderAutocast(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCheckpointReplayConcurrent: checkpointed dropout blocks recomputed
+// in many goroutines at once, while others draw from the random stream,
+// each replay their own masks. f sums eight dropouts of x = 1, so its
+// output is also its gradient. The recomputation put the process's stream
+// back where its first run drew, so concurrent draws shifted and took its
+// numbers, and gradients came from masks the forward pass never drew.
+func TestCheckpointReplayConcurrent(t *testing.T) {
+	const workers, n = 8, 1 << 12
+	f := func(xs ...*Tensor) *Tensor {
+		h := xs[0].Dropout(0.5, true)
+		for range 7 {
+			h = h.Add(xs[0].Dropout(0.5, true))
+		}
+		return h
+	}
+	Seed(21)
+	xs := make([]*Tensor, workers)
+	want := make([][]float32, workers)
+	losses := make([]*Tensor, workers)
+	for i := range xs {
+		xs[i] = Ones(CPU, Float32, n).RequireGrad()
+		y := Checkpoint(f, xs[i])
+		var err error
+		if want[i], err = y.Float32s(); err != nil {
+			t.Fatal(err)
+		}
+		losses[i] = y.Sum()
+	}
+	stop := make(chan struct{})
+	var noise, passes sync.WaitGroup
+	for range 2 { // other goroutines' draws during the recomputations
+		noise.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					Ones(CPU, Float32, 64).Dropout(0.5, true).Release()
+				}
+			}
+		})
+	}
+	errs := make([]error, workers)
+	for i := range losses {
+		passes.Go(func() { errs[i] = losses[i].Backward() })
+	}
+	passes.Wait()
+	close(stop)
+	noise.Wait()
+	for i := range xs {
+		if errs[i] != nil {
+			t.Fatalf("worker %d: %v", i, errs[i])
+		}
+		got, err := xs[i].Grad().Float32s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want[i]) {
+			t.Errorf("worker %d: the gradient is not that of the masks the forward pass drew", i)
+		}
 	}
 }

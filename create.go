@@ -251,7 +251,7 @@ func randUniform(op string, dev Device, dt DType, shape []int) *Tensor {
 	if bits := halfDigits[dt]; bits != 0 {
 		// A multiple of 2^-bits, as torch draws a half: rounding a float32
 		// draw could give 1.
-		fill32 = eachDraw(func() float32 { return float32(rng.Uint32()>>(32-bits)) / float32(uint32(1)<<bits) })
+		fill32 = eachDraw(func() float32 { return float32(rng().Uint32()>>(32-bits)) / float32(uint32(1)<<bits) })
 	}
 	return random(op, dev, dt, shape, drawUniform[float64], fill32)
 }

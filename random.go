@@ -4,9 +4,11 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
+	"github.com/lathe-ml/lathe/internal/goid"
 )
 
 // Every random value lathe makes comes from one seeded stream per process,
@@ -16,30 +18,106 @@ import (
 // the device makes its mask itself (ops.Dropout, internal/philox), with
 // the same bits on every device.
 var (
-	rngMu sync.Mutex
-	pcg   = rand.NewPCG(0x6c617468, 0x65)
-	rng   = rand.New(pcg) // math/rand/v2's Rand keeps no state of its own: pcg is the whole stream
+	rngMu   sync.Mutex
+	mainPCG = rand.NewPCG(0x6c617468, 0x65)
+	mainRNG = rand.New(mainPCG) // math/rand/v2's Rand keeps no state of its own: the PCG is the whole stream
 )
 
+// A checkpoint's recomputation draws its numbers again from a copy of the
+// stream where its first run drew them (withStream), on its goroutine
+// alone: putting the process's stream back there instead made every other
+// goroutine's draws in the meantime (another recomputation's, a forward
+// pass's dropout) come from, and shift, the replayed numbers, so that
+// concurrent checkpointed passes got gradients of masks they never drew.
+// The copies are kept by goroutine id, as Autocast's dtypes are, and
+// looked up only while one exists.
+var (
+	replayActive atomic.Int64
+	replayMu     sync.Mutex
+	replays      = map[uint64]*replay{}
+)
+
+type replay struct {
+	pcg *rand.PCG
+	rng *rand.Rand
+}
+
+// pcg is the stream the calling goroutine draws from: its replay's, or
+// the process's. rngMu must be held (a replay is its goroutine's alone,
+// but the process's stream is shared).
+func pcg() *rand.PCG {
+	if r := replayOf(); r != nil {
+		return r.pcg
+	}
+	return mainPCG
+}
+
+// rng is pcg's Rand.
+func rng() *rand.Rand {
+	if r := replayOf(); r != nil {
+		return r.rng
+	}
+	return mainRNG
+}
+
+func replayOf() *replay {
+	if replayActive.Load() == 0 {
+		return nil
+	}
+	id := goid.Current()
+	replayMu.Lock()
+	defer replayMu.Unlock()
+	return replays[id]
+}
+
+// withStream runs f with the calling goroutine drawing from a copy of the
+// stream at s (Checkpoint's recomputation), leaving the process's stream
+// and other goroutines' draws alone. Goroutines that f starts draw from
+// the process's stream.
+func withStream(s rand.PCG, f func()) {
+	id := goid.Current()
+	p := new(rand.PCG)
+	*p = s
+	replayMu.Lock()
+	prev := replays[id]
+	replays[id] = &replay{pcg: p, rng: rand.New(p)}
+	replayMu.Unlock()
+	replayActive.Add(1)
+	defer func() {
+		replayActive.Add(-1)
+		replayMu.Lock()
+		if prev == nil {
+			delete(replays, id)
+		} else {
+			replays[id] = prev
+		}
+		replayMu.Unlock()
+	}()
+	f()
+}
+
 // Seed resets the random stream that Rand, RandN, Dropout, RandInt,
-// RandPerm and Multinomial draw from.
+// RandPerm and Multinomial draw from (inside a checkpoint's
+// recomputation, the copy it draws from, as Seed reset the stream in the
+// checkpoint's first run).
 func Seed(seed uint64) {
 	rngMu.Lock()
-	pcg.Seed(seed, 0x65)
+	pcg().Seed(seed, 0x65)
 	rngMu.Unlock()
 }
 
-// rngState is the random stream's position, for Checkpoint to draw the
-// same numbers again; setRNGState puts the stream back there.
+// rngState is the position of the stream the calling goroutine draws
+// from, for Checkpoint to draw the same numbers again (withStream).
 func rngState() rand.PCG {
 	rngMu.Lock()
 	defer rngMu.Unlock()
-	return *pcg
+	return *pcg()
 }
 
+// setRNGState puts the stream the calling goroutine draws from at s.
 func setRNGState(s rand.PCG) {
 	rngMu.Lock()
-	*pcg = s
+	*pcg() = s
 	rngMu.Unlock()
 }
 
@@ -53,10 +131,11 @@ func setRNGState(s rand.PCG) {
 func drawAndUpload(op string, dev Device, dt DType, shape []int, draw func(r *rand.Rand) any) *Tensor {
 	rngMu.Lock()
 	defer rngMu.Unlock()
-	saved := *pcg
-	t, err := dispatch.Upload(dev, draw(rng), dt, shape)
+	p := pcg()
+	saved := *p
+	t, err := dispatch.Upload(dev, draw(rng()), dt, shape)
 	if err != nil {
-		*pcg = saved
+		*p = saved
 		return failed(located(err, op))
 	}
 	return wrap(t)
@@ -70,15 +149,16 @@ func drawAndUpload(op string, dev Device, dt DType, shape []int, draw func(r *ra
 // put-back would hand the same words again.
 func keyed(op func(key uint64) *Tensor) *Tensor {
 	rngMu.Lock()
-	saved := *pcg
-	key := pcg.Uint64()
-	drawn := *pcg
+	p := pcg()
+	saved := *p
+	key := p.Uint64()
+	drawn := *p
 	rngMu.Unlock()
 	out := op(key)
 	if out.err != nil {
 		rngMu.Lock()
-		if *pcg == drawn {
-			*pcg = saved
+		if *p == drawn {
+			*p = saved
 		}
 		rngMu.Unlock()
 	}

@@ -26,7 +26,7 @@ func FuzzRandom(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := &fzReader{b: data}
 		rngMu.Lock()
-		before := *pcg
+		before := *pcg()
 		rngMu.Unlock()
 		var out *Tensor
 		var label string
@@ -42,7 +42,7 @@ func FuzzRandom(f *testing.F) {
 		if err := out.Err(); err != nil {
 			fzKind(t, label, err)
 			rngMu.Lock()
-			after := *pcg
+			after := *pcg()
 			rngMu.Unlock()
 			if after != before {
 				t.Fatalf("%s failed (%v) but moved the stream", label, err)

@@ -84,12 +84,13 @@ var (
 func drawNormal[T uniformFloat](d []T) {
 	parts := min(runtime.GOMAXPROCS(0), len(d)/normalPart)
 	if parts <= 1 {
+		r := rng()
 		for i := range d {
-			d[i] = T(rng.NormFloat64())
+			d[i] = T(r.NormFloat64())
 		}
 		return
 	}
-	start := pcgState(pcg)
+	start := pcgState(pcg())
 	at, out := 0, 0 // the next value's first word, counted from start; its place in d
 	// drawOne draws d[out] from word at, by a source kept where the last
 	// one left it.
@@ -141,5 +142,5 @@ func drawNormal[T uniformFloat](d []T) {
 		drawOne()
 	}
 	end := pcgJump(start, uint64(at))
-	pcg.Seed(end.hi, end.lo)
+	pcg().Seed(end.hi, end.lo)
 }

@@ -20,7 +20,7 @@ func TestDrawNormalStitches(t *testing.T) {
 	rngMu.Lock()
 	defer rngMu.Unlock()
 	for seed := range uint64(3) {
-		pcg.Seed(seed, 0x65)
+		pcg().Seed(seed, 0x65)
 		ref := rand.New(rand.NewPCG(seed, 0x65))
 		for _, n := range []int{1 << 18, 300, 1} {
 			got := make([]float64, n)
@@ -31,7 +31,7 @@ func TestDrawNormalStitches(t *testing.T) {
 				}
 			}
 		}
-		if got, want := pcg.Uint64(), ref.Uint64(); got != want {
+		if got, want := pcg().Uint64(), ref.Uint64(); got != want {
 			t.Fatalf("seed %d: the stream goes on at %#x, want %#x", seed, got, want)
 		}
 	}

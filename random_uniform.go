@@ -89,10 +89,10 @@ const uniformPart = 1 << 15
 func drawUniform[T uniformFloat](d []T) {
 	parts := min(runtime.GOMAXPROCS(0), len(d)/uniformPart)
 	if parts <= 1 {
-		fillUniform(pcg, d)
+		fillUniform(pcg(), d)
 		return
 	}
-	start := pcgState(pcg)
+	start := pcgState(pcg())
 	var wg sync.WaitGroup
 	for i := range parts {
 		lo, hi := i*len(d)/parts, (i+1)*len(d)/parts
@@ -101,5 +101,5 @@ func drawUniform[T uniformFloat](d []T) {
 	}
 	wg.Wait()
 	end := pcgJump(start, uint64(len(d)))
-	pcg.Seed(end.hi, end.lo)
+	pcg().Seed(end.hi, end.lo)
 }
