@@ -263,10 +263,20 @@ func Grad(y *Tensor, xs []*Tensor, opts ...GradOption) ([]*Tensor, error) {
 		return nil, located(err, "grad")
 	}
 	out := make([]*Tensor, len(gs))
+	first := map[*dispatch.Tensor]int{}
 	for i, g := range gs {
-		if g != nil {
-			out[i] = wrap(g)
+		if g == nil {
+			continue
 		}
+		if j, ok := first[g]; ok {
+			// x repeated in xs: a handle of its own to the same gradient,
+			// so that releasing one leaves the other (a view, recorded
+			// where the gradient is).
+			out[i] = out[j].View(g.Shape...)
+			continue
+		}
+		first[g] = i
+		out[i] = wrap(g)
 	}
 	return out, nil
 }

@@ -262,6 +262,30 @@ func TestGradOfNothing(t *testing.T) {
 	}
 }
 
+// TestGradRepeatedInput: x twice in xs gives its gradient twice, as two
+// handles, so that releasing one leaves the other (both wrapped one),
+// and with CreateGraph both are differentiable.
+func TestGradRepeatedInput(t *testing.T) {
+	x := lathe.FromSlice(lathe.CPU, []float32{1, 2}, 2).RequireGrad()
+	loss := x.Mul(x).Sum()
+	gs, err := lathe.Grad(loss, []*lathe.Tensor{x, x}, lathe.CreateGraph())
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := lathe.Grad(gs[1].Sum(), []*lathe.Tensor{x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs[0].Release()
+	got, err := gs[1].Float32s()
+	if err != nil || !slices.Equal(got, []float32{2, 4}) {
+		t.Errorf("the second gradient after the first's release: %v, %v; want [2 4]", got, err)
+	}
+	if got, err := second[0].Float32s(); err != nil || !slices.Equal(got, []float32{2, 2}) {
+		t.Errorf("the second gradient's own gradient: %v, %v; want [2 2]", got, err)
+	}
+}
+
 // TestOnGradNonLeaf: a hook on a tensor that an op made sees its gradient
 // and its replacement flows on to the leaves, as torch's register_hook on
 // a non-leaf (it was registered and never called, so a clipping hook
