@@ -33,6 +33,11 @@ func ClipGradNorm(params []Param, maxNorm float64) (float64, error) {
 		if err := p.T.CheckArg("clip_grad_norm", p.Name); err != nil {
 			return 0, err
 		}
+		if g := p.T.Grad(); g != nil {
+			if err := g.CheckArg("clip_grad_norm", p.Name+".grad"); err != nil {
+				return 0, err
+			}
+		}
 	}
 	var grads, owners []*lathe.Tensor
 	type group struct {

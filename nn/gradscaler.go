@@ -93,6 +93,13 @@ func (s *GradScaler) Unscale(opt Optimizer) error {
 	if ps == nil {
 		return nnError("unscale", lathe.ErrValue, "opt", "is not one of package nn's optimizers", "use nn.NewSGD, nn.NewAdam, ...")
 	}
+	for _, p := range ps.params {
+		if g := p.T.Grad(); g != nil {
+			if err := g.CheckArg("unscale", p.Name+".grad"); err != nil {
+				return err
+			}
+		}
+	}
 	inv := float64(float32(1 / float64(s.scale)))
 	grads := make([]*lathe.Tensor, len(ps.params))
 	// Inf·0 and NaN·0 are NaN: one number per gradient says whether any

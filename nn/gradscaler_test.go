@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lathe-ml/lathe"
@@ -161,6 +162,37 @@ func TestGradScalerMisuse(t *testing.T) {
 		if v, _ := w.Float32s(); v[0] != 1 {
 			t.Errorf("%s: the refused step moved w to %v", c.name, v)
 		}
+	}
+}
+
+// TestReleasedGradients: a gradient the caller released is an ErrReleased
+// of Unscale and ClipGradNorm naming the parameter's gradient, and
+// nothing changes, where the errors named the ops inside them (mul,
+// square) and their argument "lhs" or "x".
+func TestReleasedGradients(t *testing.T) {
+	w := lathe.Ones(lathe.CPU, lathe.Float32, 2).RequireGrad()
+	b := lathe.Ones(lathe.CPU, lathe.Float32, 2).RequireGrad()
+	params := []Param{{Name: "w", T: w}, {Name: "b", T: b}}
+	opt, err := NewSGD(params, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewGradScaler()
+	if err := s.Scale(w.Mul(b).Sum()).Backward(); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := w.Grad().Float32s()
+	b.Grad().Release()
+	for name, err := range map[string]error{
+		"unscale":        s.Unscale(opt),
+		"clip_grad_norm": func() error { _, err := ClipGradNorm(params, 1); return err }(),
+	} {
+		if !errors.Is(err, lathe.ErrReleased) || !strings.Contains(err.Error(), name+`: argument "b.grad"`) {
+			t.Errorf("%s with b's gradient released: %v, want an ErrReleased of %s naming b.grad", name, err, name)
+		}
+	}
+	if after, _ := w.Grad().Float32s(); !slices.Equal(before, after) {
+		t.Errorf("w's gradient went from %v to %v", before, after)
 	}
 }
 
