@@ -96,13 +96,19 @@ func (x *Tensor) Detach() *Tensor {
 // torch's register_hook. It may return a replacement (to clip it, say) of
 // the gradient's shape, dtype and device, or nil to keep it. A failed
 // replacement fails the backward pass with its error, and a zero Tensor
-// with an ErrValue; a failed pass changes no leaf's gradient. A nil hook
-// is not registered.
-func (x *Tensor) OnGrad(hook func(g *Tensor) *Tensor) {
-	if hook == nil || x.check("on_grad") != nil {
-		return
+// with an ErrValue; a failed pass changes no leaf's gradient. The error,
+// where nothing is registered: an ErrValue for a nil hook, x's own for a
+// failed or released x, and an ErrGrad for an x that requires no
+// gradient, which no backward pass reaches (torch refuses it too); call
+// RequireGrad on a leaf first.
+func (x *Tensor) OnGrad(hook func(g *Tensor) *Tensor) error {
+	if err := x.check("on_grad"); err != nil {
+		return err
 	}
-	autodiff.OnGrad(x.t, func(g *dispatch.Tensor) (*dispatch.Tensor, error) {
+	if hook == nil {
+		return errorf("on_grad", ErrValue, "hook", "is nil", "pass the function to call with each gradient")
+	}
+	registered := autodiff.OnGrad(x.t, func(g *dispatch.Tensor) (*dispatch.Tensor, error) {
 		r := hook(wrap(g))
 		switch {
 		case r == nil:
@@ -115,6 +121,11 @@ func (x *Tensor) OnGrad(hook func(g *Tensor) *Tensor) {
 		}
 		return r.t, nil
 	})
+	if !registered {
+		return errorf("on_grad", ErrGrad, receiverArg("on_grad"), "requires no gradient, so no backward pass reaches it",
+			"call RequireGrad on it first (a leaf), or register the hook on a tensor made from one")
+	}
+	return nil
 }
 
 // GradOption sets an option of Backward or Grad.

@@ -66,10 +66,12 @@ func TestOnGradZeroTensor(t *testing.T) {
 }
 
 // TestOnGradNil: a nil hook is not registered (Backward called it, and
-// the process died).
+// the process died), and OnGrad says so.
 func TestOnGradNil(t *testing.T) {
 	x := lathe.FromSlice(lathe.CPU, []float32{1, 2}, 2).RequireGrad()
-	x.OnGrad(nil)
+	if err := x.OnGrad(nil); !errors.Is(err, lathe.ErrValue) {
+		t.Errorf("OnGrad(nil): %v, want an ErrValue", err)
+	}
 	if err := x.Mul(x).Sum().Backward(); err != nil {
 		t.Fatal(err)
 	}
@@ -259,6 +261,30 @@ func TestGradOfNothing(t *testing.T) {
 	}
 	if err := loss.Backward(); err != nil {
 		t.Fatalf("Backward after a refused Grad: %v", err)
+	}
+}
+
+// TestOnGradRefused: a hook on a tensor that no backward pass reaches
+// (one that requires no gradient) is an ErrGrad, as torch refuses it,
+// where it was dropped without a word; on a failed or released tensor,
+// that tensor's error.
+func TestOnGradRefused(t *testing.T) {
+	hook := func(g *lathe.Tensor) *lathe.Tensor { return nil }
+	plain := lathe.FromSlice(lathe.CPU, []float32{1, 2}, 2)
+	if err := plain.OnGrad(hook); !errors.Is(err, lathe.ErrGrad) || !strings.Contains(err.Error(), "on_grad: ") {
+		t.Errorf("OnGrad on a tensor without a gradient: %v, want an ErrGrad of on_grad", err)
+	}
+	released := lathe.FromSlice(lathe.CPU, []float32{1, 2}, 2).RequireGrad()
+	released.Release()
+	if err := released.OnGrad(hook); !errors.Is(err, lathe.ErrReleased) {
+		t.Errorf("OnGrad on a released tensor: %v, want an ErrReleased", err)
+	}
+	if err := lathe.Failed(errors.New("boom")).OnGrad(hook); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("OnGrad on a failed tensor: %v, want its error", err)
+	}
+	x := lathe.FromSlice(lathe.CPU, []float32{1, 2}, 2).RequireGrad()
+	if err := x.MulScalar(2).OnGrad(hook); err != nil {
+		t.Errorf("OnGrad on an op's result: %v", err)
 	}
 }
 

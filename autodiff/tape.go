@@ -225,13 +225,18 @@ func (m *meta) setGrad(g *dispatch.Tensor, owned bool) {
 
 // OnGrad adds a hook that sees (and may replace, by returning another
 // tensor) t's gradient: a leaf's before it is accumulated, a recorded
-// op's result's before the op's rule passes it on.
-func OnGrad(t *dispatch.Tensor, hook Hook) {
-	if m := metaOf(t); m != nil {
-		m.mu.Lock()
-		m.hooks = append(m.hooks, hook)
-		m.mu.Unlock()
+// op's result's before the op's rule passes it on. It reports false, and
+// adds nothing, for a tensor that no backward pass reaches (one that
+// requires no gradient).
+func OnGrad(t *dispatch.Tensor, hook Hook) bool {
+	m := metaOf(t)
+	if m == nil {
+		return false
 	}
+	m.mu.Lock()
+	m.hooks = append(m.hooks, hook)
+	m.mu.Unlock()
+	return true
 }
 
 // hooksOf returns the hooks registered on m so far.
