@@ -17,6 +17,9 @@ func vwSeq(dt DType, shape ...int) *Tensor {
 	for _, s := range shape {
 		n *= s
 	}
+	if dt == Bool { // false, true, true, ...: arange has no bool
+		return Arange(CPU, Int64, 0, float64(n), 1).Cast(Bool).Reshape(shape...)
+	}
 	return Arange(CPU, dt, 0, float64(n), 1).Reshape(shape...)
 }
 
