@@ -9,73 +9,113 @@ import (
 	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
-// Printing follows torch's repr: nested brackets aligned under each other,
-// one width for all elements, "1." for integral floats, 4 decimals otherwise,
-// scientific notation for wide ranges, and "..." past 1000 elements, keeping
-// the first and last three of each dimension.
+// Printing follows torch 1.13's repr (torch/_tensor_str.py): the number
+// format and one width for all elements are chosen from the printed values
+// (_Formatter), nested brackets are aligned under each other and rows wrap
+// at 80 columns (_tensor_str_with_formatter, _vector_str), past 1000
+// elements each dim keeps its first and last three entries around "..."
+// (get_summarized_data), and a suffix that would pass 80 columns goes on a
+// line of its own (_add_suffixes). Only the suffixes are lathe's own:
+// dtype=float64 for torch's dtype=torch.float64, its device names, and
+// the dtype before the device (torch puts the device first).
 
 const (
-	printThreshold = 1000
-	printEdge      = 3
+	printThreshold = 1000 // more elements than this are summarised
+	printEdge      = 3    // entries kept at each end of a summarised dim
+	printWidth     = 80   // torch's linewidth
+	printIndent    = len("tensor(")
 )
 
-// String prints x as PyTorch does, e.g. tensor([[1., 2.], [3., 4.]]).
-// A failed tensor prints its error. Past 1000 elements only the summary
-// is read from the device (the first and last three of each long dim), so
-// printing a huge tensor, even an expanded one that no memory could hold
-// whole, costs no more than printing a small one; an empty tensor prints
-// as tensor([], size=(2, 0)), whatever its sizes.
+// String prints x as PyTorch does, e.g. tensor([1.0000e+00, 2.0000e+03]),
+// rows wrapped at 80 columns, followed by its dtype where not float32, int64 or bool (any but float32
+// when x is empty, whose elements cannot show it) and its device where
+// not the cpu. A failed tensor prints its error. Past 1000 elements only
+// the summary is read from the device (the first and last three of each
+// long dim), so printing a huge tensor, even an expanded one that no
+// memory could hold whole, costs no more than printing a small one; an
+// empty tensor prints as tensor([], size=(2, 0)), whatever its sizes.
 func (x *Tensor) String() string {
 	if err := x.check("string"); err != nil {
 		return "tensor(<failed: " + err.Error() + ">)"
 	}
-	shape := x.t.Shape
-	var b strings.Builder
-	b.WriteString("tensor(")
+	dt := x.t.DType
+	var data string
+	var suffixes []string
 	if x.t.Numel() == 0 {
-		b.WriteString("[]")
-		if len(shape) > 1 {
-			b.WriteString(", size=(")
-			for i, n := range shape {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				b.WriteString(strconv.Itoa(n))
-			}
-			b.WriteString(")")
+		data = "[]"
+		if len(x.t.Shape) != 1 {
+			suffixes = append(suffixes, "size="+shapeTuple(x.t.Shape))
+		}
+		if dt != Float32 {
+			suffixes = append(suffixes, "dtype="+dt.String())
 		}
 	} else {
-		summarise := x.t.Numel() > printThreshold
-		shown, err := x.summary(summarise)
-		if err != nil {
+		var err error
+		if data, err = x.dataString(); err != nil {
 			return "tensor(<failed: " + err.Error() + ">)"
 		}
-		data, err := shown.host("string")
-		shown.Release()
-		if err != nil {
-			return "tensor(<failed: " + err.Error() + ">)"
+		if dt != Float32 && dt != Int64 && dt != Bool {
+			suffixes = append(suffixes, "dtype="+dt.String())
 		}
-		cells := elementStrings(x.t.DType, data)
-		width := 0
-		for _, c := range cells {
-			width = max(width, len(c))
-		}
-		cut := make([]bool, len(shape))
-		for d, n := range shape {
-			cut[d] = summarise && n > 2*printEdge
-		}
-		sshape := shown.t.Shape
-		writeNested(&b, sshape, dispatch.ContiguousStrides(sshape), cut, 0, 0, len("tensor("),
-			func(i int) string { return strings.Repeat(" ", width-len(cells[i])) + cells[i] })
-	}
-	if dt := x.t.DType; dt != Float32 && dt != Int64 && dt != Bool {
-		b.WriteString(", dtype=" + dt.String())
 	}
 	if x.t.Device != CPU {
-		b.WriteString(", device='" + x.t.Device.String() + "'")
+		suffixes = append(suffixes, "device='"+x.t.Device.String()+"'")
+	}
+	return withSuffixes("tensor("+data, suffixes)
+}
+
+// shapeTuple is shape as Python writes a tuple of two or more ints.
+func shapeTuple(shape []int) string {
+	s := make([]string, len(shape))
+	for i, n := range shape {
+		s[i] = strconv.Itoa(n)
+	}
+	return "(" + strings.Join(s, ", ") + ")"
+}
+
+// withSuffixes closes s with the suffixes, as torch's _add_suffixes: each
+// goes after ", " unless the line would then pass printWidth, when it
+// starts a new line under the first element.
+func withSuffixes(s string, suffixes []string) string {
+	var b strings.Builder
+	b.WriteString(s)
+	// torch counts the last line as 2 longer than it is (and a string of
+	// one line as 2 longer too: its rfind gives -1); the same count puts a
+	// suffix on a new line exactly where torch does.
+	line := len(s) - strings.LastIndexByte(s, '\n') + 1
+	for _, suffix := range suffixes {
+		if line+len(suffix)+2 > printWidth {
+			b.WriteString(",\n" + strings.Repeat(" ", printIndent) + suffix)
+			line = printIndent + len(suffix)
+		} else {
+			b.WriteString(", " + suffix)
+			line += len(suffix) + 2
+		}
 	}
 	b.WriteString(")")
 	return b.String()
+}
+
+// dataString is x's elements as torch prints them between "tensor(" and
+// the suffixes. The width and number format are chosen from the summary
+// alone, as torch's are.
+func (x *Tensor) dataString() (string, error) {
+	shown, err := x.summary(x.t.Numel() > printThreshold)
+	if err != nil {
+		return "", err
+	}
+	data, err := shown.host("string")
+	shape := shown.t.Shape
+	shown.Release()
+	if err != nil {
+		return "", err
+	}
+	p := printLayout{shape: shape, strides: dispatch.ContiguousStrides(shape), cut: make([]bool, len(shape))}
+	for d, n := range x.t.Shape {
+		p.cut[d] = x.t.Numel() > printThreshold && n > 2*printEdge
+	}
+	p.cells, p.width = elementStrings(data)
+	return p.block(0, 0, printIndent), nil
 }
 
 // summary is x itself, or with summarise, x with each dim longer than
@@ -130,102 +170,147 @@ func summarised(t *dispatch.Tensor, d int) (*dispatch.Tensor, error) {
 	return dispatch.Call(ops.Concat, ops.ConcatDim{Dim: d}, parts[0], parts[1])
 }
 
-// writeNested writes the elements of shape (f gives the one at a
-// row-major offset, with strides) in nested brackets; where cut[dim] is
-// set, "..." stands between the first and last printEdge entries of that
-// dim.
-func writeNested(b *strings.Builder, shape, strides []int, cut []bool, dim, off, indent int, f func(int) string) {
-	if len(shape) == 0 {
-		b.WriteString(f(0))
-		return
-	}
-	b.WriteByte('[')
-	n := shape[dim]
-	for i := 0; i < n; i++ {
-		if cut[dim] && i == printEdge {
-			if dim == len(shape)-1 {
-				b.WriteString("..., ")
-			} else {
-				b.WriteString("...," + strings.Repeat("\n", len(shape)-dim-1) + strings.Repeat(" ", indent+dim+1))
-			}
-		}
-		if dim == len(shape)-1 {
-			b.WriteString(f(off + i*strides[dim]))
-		} else {
-			writeNested(b, shape, strides, cut, dim+1, off+i*strides[dim], indent, f)
-		}
-		if i < n-1 {
-			b.WriteByte(',')
-			if dim == len(shape)-1 {
-				b.WriteByte(' ')
-			} else {
-				b.WriteString(strings.Repeat("\n", len(shape)-dim-1) + strings.Repeat(" ", indent+dim+1))
-			}
-		}
-	}
-	b.WriteByte(']')
+// printLayout places the printed elements of a summary (row-major, of shape
+// and strides) in brackets; cut marks the dims that the summary shortened,
+// where "..." stands for their middle entries.
+type printLayout struct {
+	shape, strides []int
+	cut            []bool
+	cells          []string // the elements, each padded to width
+	width          int
 }
 
-// elementStrings is each element of host data (of dtype dt) as String
-// prints it, unpadded. An int64 is printed from its own value, not
-// widened to float64, which rounds one past 2⁵³ (2⁵³+1 printed as 2⁵³,
-// 2⁶³-1 as -2⁶³).
-func elementStrings(dt DType, data any) []string {
-	if d, ok := data.([]int64); ok {
-		return convertEach(d, func(v int64) string { return strconv.FormatInt(v, 10) })
+// block is the part of the summary from dim on, at offset off, whose
+// first line starts at column indent, as torch's
+// _tensor_str_with_formatter prints it: sub-blocks one column further in,
+// separated by as many newlines as they have dims, less one.
+func (p *printLayout) block(dim, off, indent int) string {
+	switch dim {
+	case len(p.shape): // a 0-d tensor
+		return p.cells[off]
+	case len(p.shape) - 1:
+		return p.row(off, indent)
 	}
-	vals := asFloat64s(data)
-	return convertEach(vals, elementFormat(dt, vals))
+	var parts []string
+	for i := range p.shape[dim] {
+		if p.cut[dim] && i == printEdge {
+			parts = append(parts, "...")
+		}
+		parts = append(parts, p.block(dim+1, off+i*p.strides[dim], indent+1))
+	}
+	sep := "," + strings.Repeat("\n", len(p.shape)-dim-1) + strings.Repeat(" ", indent+1)
+	return "[" + strings.Join(parts, sep) + "]"
 }
 
-func elementFormat(dt DType, vals []float64) func(float64) string {
-	switch {
-	case dt == Bool:
-		return func(v float64) string {
-			if v != 0 {
+// row is the last dim's entries at offset off, as torch's _vector_str
+// prints them: as many to a line as fit in printWidth at width+2 columns
+// each (at least one), later lines under the first entry. torch counts the
+// " ..." of a summarised row as an entry, so it does here too.
+func (p *printLayout) row(off, indent int) string {
+	dim := len(p.shape) - 1
+	var items []string
+	for i := range p.shape[dim] {
+		if p.cut[dim] && i == printEdge {
+			items = append(items, " ...")
+		}
+		items = append(items, p.cells[off+i*p.strides[dim]])
+	}
+	perLine := max(1, (printWidth-indent)/(p.width+2))
+	var lines []string
+	for len(items) > 0 {
+		n := min(perLine, len(items))
+		lines = append(lines, strings.Join(items[:n], ", "))
+		items = items[n:]
+	}
+	return "[" + strings.Join(lines, ",\n"+strings.Repeat(" ", indent+1)) + "]"
+}
+
+// elementStrings is each element of host data as String
+// prints it, padded on the left to the width it returns. An int64 is
+// printed from its own value, not widened to float64, which rounds one
+// past 2⁵³ (2⁵³+1 printed as 2⁵³, 2⁶³-1 as -2⁶³).
+func elementStrings(data any) ([]string, int) {
+	var cells []string
+	counts := func(int) bool { return true }
+	switch d := data.(type) {
+	case []int64:
+		cells = convertEach(d, func(v int64) string { return strconv.FormatInt(v, 10) })
+	case []bool:
+		cells = convertEach(d, func(v bool) string {
+			if v {
 				return "True"
 			}
 			return "False"
-		}
-	case dt.IsInt():
-		return func(v float64) string { return strconv.FormatInt(int64(v), 10) }
+		})
+	case []int32, []int8, []uint8:
+		cells = convertEach(asFloat64s(d), func(v float64) string { return strconv.FormatInt(int64(v), 10) })
+	default:
+		vals := asFloat64s(data)
+		cells = convertEach(vals, chooseFloatFormat(vals).format)
+		// torch's width counts the finite nonzero values alone: nan,
+		// inf and 0 may stick out of it or fall short of it.
+		counts = func(i int) bool { return isFiniteNonzero(vals[i]) }
 	}
-	integral, lo, hi := true, math.Inf(1), 0.0
+	width := 1
+	for i, c := range cells {
+		if counts(i) {
+			width = max(width, len(c))
+		}
+	}
+	for i, c := range cells {
+		cells[i] = strings.Repeat(" ", max(0, width-len(c))) + c
+	}
+	return cells, width
+}
+
+func isFiniteNonzero(v float64) bool { return v != 0 && !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// floatFormat is how torch's _Formatter writes the values of a float
+// tensor: as whole numbers with a point ("2."), with 4 decimals, or in
+// scientific notation with 4.
+type floatFormat struct{ whole, sci bool }
+
+// chooseFloatFormat picks the format from the finite nonzero values, as
+// torch's _Formatter does (a float16 or bfloat16 tensor's widened to
+// float32 first, which changes none): whole numbers stay whole unless
+// their magnitudes span more than 1000 times or one passes 1e8, when they
+// are scientific; others are scientific past those or with a magnitude
+// under 1e-4. A tensor of no such value prints whole ("0.", "nan").
+func chooseFloatFormat(vals []float64) floatFormat {
+	whole, lo, hi := true, math.Inf(1), 0.0
 	for _, v := range vals {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+		if !isFiniteNonzero(v) {
 			continue
 		}
-		a := math.Abs(v)
-		integral = integral && v == math.Trunc(v)
-		if a != 0 {
-			lo = min(lo, a)
-		}
-		hi = max(hi, a)
+		whole = whole && v == math.Ceil(v)
+		lo, hi = min(lo, math.Abs(v)), max(hi, math.Abs(v))
 	}
-	special := func(v float64) (string, bool) {
-		switch {
-		case math.IsNaN(v):
-			return "nan", true
-		case math.IsInf(v, 1):
-			return "inf", true
-		case math.IsInf(v, -1):
-			return "-inf", true
-		}
-		return "", false
+	if hi == 0 {
+		return floatFormat{whole: true}
 	}
-	sci := hi >= 1e8 || (lo != math.Inf(1) && (lo < 1e-4 || hi/lo > 1000) && !integral)
-	return func(v float64) string {
-		if s, ok := special(v); ok {
-			return s
-		}
-		switch {
-		case sci:
-			return strconv.FormatFloat(v, 'e', 4, 64)
-		case integral:
-			return strconv.FormatFloat(v, 'f', 0, 64) + "."
-		}
-		return strconv.FormatFloat(v, 'f', 4, 64)
+	wide := hi/lo > 1000 || hi > 1e8
+	if whole {
+		return floatFormat{whole: true, sci: wide}
 	}
+	return floatFormat{sci: wide || lo < 1e-4}
+}
+
+// format writes v as Python's "{:.4e}", "{:.0f}." or "{:.4f}" would, but
+// for nan and ±inf, which no format changes (and which get no point).
+func (f floatFormat) format(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "nan"
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
+	case f.sci:
+		return strconv.FormatFloat(v, 'e', 4, 64)
+	case f.whole:
+		return strconv.FormatFloat(v, 'f', 0, 64) + "."
+	}
+	return strconv.FormatFloat(v, 'f', 4, 64)
 }
 
 func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

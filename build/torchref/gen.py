@@ -44,6 +44,7 @@ from sort import grad_sort, sort  # noqa: E402
 from attention import attention, grad_attention  # noqa: E402
 import transformer_ref  # noqa: E402
 import sampling  # noqa: E402
+import repr as tensor_repr  # noqa: E402  (the builtin repr is not used here)
 from grid import grad_grid, grid_cases  # noqa: E402
 from selection import grad_select, select  # noqa: E402  (select.py would be the stdlib module)
 import gpt  # noqa: E402
@@ -77,6 +78,8 @@ def main():
     transformer_ref.main()
     # Which arguments torch's randint, randperm and multinomial take (sampling.py).
     sampling.main()
+    # How torch prints tensors, for format_torchref_test.go (repr.py).
+    tensor_repr.main()
     # examples/gpt/model's weights, logits, gradients and AdamW losses (gpt.py).
     gpt.main()
 
