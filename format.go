@@ -27,9 +27,9 @@ const (
 )
 
 // String prints x as PyTorch does, e.g. tensor([1.0000e+00, 2.0000e+03]),
-// rows wrapped at 80 columns, followed by its dtype where not float32, int64 or bool (any but float32
-// when x is empty, whose elements cannot show it) and its device where
-// not the cpu. A failed tensor prints its error. Past 1000 elements only
+// rows wrapped at 80 columns, followed by its dtype where not float32,
+// int64 or bool (any but float32 when x is empty, whose elements cannot
+// show it) and its device where not the cpu. A failed tensor prints its error. Past 1000 elements only
 // the summary is read from the device (the first and last three of each
 // long dim), so printing a huge tensor, even an expanded one that no
 // memory could hold whole, costs no more than printing a small one; an
