@@ -17,7 +17,7 @@ import (
 //	loss.Backward()
 //	scaler.Unscale(opt)                // optional: before ClipGradNorm
 //	stepped, err := scaler.Step(opt)   // skips opt.Step if a gradient is Inf or NaN
-//	scaler.Update()                    // backs off, or grows every GrowthInterval clean steps
+//	err = scaler.Update()              // backs off, or grows every GrowthInterval clean steps
 //
 // A GradScaler works with lathe's own optimizers (SGD, Adam, ...), whose
 // parameters it reaches through the optimizer. It is for one goroutine.
@@ -193,9 +193,16 @@ func (s *GradScaler) Step(opt Optimizer) (stepped bool, err error) {
 // Update sets the scale for the next step: times BackoffFactor if any
 // optimizer found Inf or NaN since the last Update, else times
 // GrowthFactor once GrowthInterval steps in a row were clean (torch's
-// _amp_update_scale_); then it forgets the step's unscaling.
-func (s *GradScaler) Update() {
+// _amp_update_scale_); then it forgets the step's unscaling. An Update
+// with no Unscale or Step since the last is an ErrValue and changes
+// nothing (torch asserts): counted as a clean step, it grew the scale of
+// a loop that never stepped.
+func (s *GradScaler) Update() error {
 	s.start()
+	if len(s.unscaled) == 0 && len(s.stepped) == 0 {
+		return nnError("update", lathe.ErrValue, "", "found no Unscale or Step since the last Update",
+			"call Step (or Unscale) on each optimizer before Update")
+	}
 	inf := false
 	for _, f := range s.foundInf {
 		inf = inf || f
@@ -212,4 +219,5 @@ func (s *GradScaler) Update() {
 	clear(s.unscaled)
 	clear(s.foundInf)
 	clear(s.stepped)
+	return nil
 }

@@ -73,21 +73,40 @@ func TestGradScalerRules(t *testing.T) {
 	if s.CurrentScale() != 65536 || s.GrowthFactor != 2 || s.BackoffFactor != 0.5 || s.GrowthInterval != 2000 {
 		t.Fatalf("defaults %v %v %v %v, want torch's 65536 2 0.5 2000", s.CurrentScale(), s.GrowthFactor, s.BackoffFactor, s.GrowthInterval)
 	}
+	w := lathe.Ones(lathe.CPU, lathe.Float32, 2).RequireGrad()
+	opt, err := NewSGD([]Param{{Name: "w", T: w}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(); !errors.Is(err, lathe.ErrValue) || s.CurrentScale() != 65536 {
+		t.Fatalf("Update before any step: %v, scale %v; want an ErrValue and 65536", err, s.CurrentScale())
+	}
+	cleanStep := func() {
+		opt.ZeroGrad()
+		if err := s.Scale(w.Sum()).Backward(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Step(opt); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Update(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for i := 0; i < 1999; i++ {
-		s.Update()
+		cleanStep()
 	}
 	if s.CurrentScale() != 65536 {
 		t.Fatalf("grew before 2000 clean steps: %v", s.CurrentScale())
 	}
-	s.Update()
+	if err := s.Update(); !errors.Is(err, lathe.ErrValue) || s.CurrentScale() != 65536 {
+		t.Fatalf("a second Update after one step: %v, scale %v; want an ErrValue and no growth", err, s.CurrentScale())
+	}
+	cleanStep()
 	if s.CurrentScale() != 131072 {
 		t.Fatalf("after 2000 clean steps: %v, want 131072", s.CurrentScale())
 	}
-	w := lathe.Ones(lathe.CPU, lathe.Float32, 2).RequireGrad()
-	opt, err := NewSGD([]Param{{Name: "w", T: w}}, 0.1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt.ZeroGrad()
 	if err := s.Scale(w.Sum()).Backward(); err != nil {
 		t.Fatal(err)
 	}

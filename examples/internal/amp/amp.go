@@ -84,6 +84,5 @@ func Step(loss *lathe.Tensor, opt nn.Optimizer, scaler *nn.GradScaler) error {
 	if _, err := scaler.Step(opt); err != nil {
 		return err
 	}
-	scaler.Update()
-	return nil
+	return scaler.Update()
 }
