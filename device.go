@@ -92,9 +92,9 @@ func Synchronize(dev Device) error {
 // the process (cuda's primary contexts, pinned staging memory, the cuBLAS
 // handle), after waiting for their queued work, so that a memory checker
 // such as compute-sanitizer reports only what live tensors still hold. Call
-// it at the very end: a tensor made before Close must not be used after it
-// (a later op opens the device anew). Backends with nothing to hand back
-// are skipped.
+// it at the very end: a later op opens the device anew, and a tensor made
+// before Close is an ErrReleased of every op and read after it (its memory
+// went with the device). Backends with nothing to hand back are skipped.
 func Close() error {
 	var errs []error
 	for _, k := range dispatch.Kinds() {

@@ -141,7 +141,7 @@ func (b *backend) Alloc(dev dispatch.Device, dt dispatch.DType, n int) (dispatch
 	case n < 0:
 		return nil, &dispatch.Error{Kind: dispatch.ErrValue, Detail: fmt.Sprintf("cannot allocate %d elements", n)}
 	case n == 0:
-		return &buffer{home: d.pool}, nil
+		return &buffer{home: d.pool, closed: &d.closed}, nil
 	case n > (1<<62)/size:
 		return nil, &dispatch.Error{Kind: dispatch.ErrOutOfMemory, Detail: fmt.Sprintf("%s: %d elements of %s do not fit in any device", dev, n, dt)}
 	}
@@ -149,7 +149,7 @@ func (b *backend) Alloc(dev dispatch.Device, dt dispatch.DType, n int) (dispatch
 	if err != nil {
 		return nil, err
 	}
-	return &buffer{blk: blk, home: d.pool}, nil
+	return &buffer{blk: blk, home: d.pool, closed: &d.closed}, nil
 }
 
 // bufferOn is Alloc of the process's backend, for the allocate hook.
@@ -183,6 +183,9 @@ func (b *backend) Read(dev dispatch.Device, buf dispatch.Buffer, dt dispatch.DTy
 	size, known := elemSize(dt)
 	if !ok || !known {
 		return nil, &dispatch.Error{Kind: dispatch.ErrDType, Detail: "cannot read a " + dt.String() + " buffer from " + dev.String()}
+	}
+	if cb.closed != nil && cb.closed.Load() {
+		return nil, closedError(dev)
 	}
 	out, raw, finish, err := hostSlice(dt, n)
 	if err != nil {
@@ -268,7 +271,7 @@ func scratch(dev dispatch.Device, n int) (uint64, func(), error) {
 	if err != nil {
 		return 0, func() {}, err
 	}
-	b := &buffer{blk: blk, home: d.pool}
+	b := &buffer{blk: blk, home: d.pool, closed: &d.closed}
 	return b.ptr(), b.Free, nil
 }
 

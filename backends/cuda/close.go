@@ -42,6 +42,7 @@ func (d *device) close() error {
 		}
 	}
 	note(d.sync())
+	d.closed.Store(true) // its tensors are refused from now on (stale)
 	alloc.Collect()
 	note(d.pool.EmptyCache())
 	q := d.checks

@@ -33,6 +33,7 @@ type device struct {
 
 	pool    *alloc.Pool[uint64]
 	noCache bool        // the pool caches nothing (noCachingEnv)
+	closed  atomic.Bool // Close has handed the device back (buffer.closed)
 	checks  *checkQueue // the value checks queued since the last drain (checks.go)
 
 	// lastOp is the kernel launched last and launches counts launches since

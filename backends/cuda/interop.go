@@ -32,5 +32,8 @@ func (*backend) DeviceAddress(t *dispatch.Tensor) (uint64, error) {
 	if _, ok := t.Storage.Buffer.(*buffer); !ok {
 		return 0, &dispatch.Error{Kind: dispatch.ErrDevice, Detail: "is not in cuda memory"}
 	}
+	if err := stale(t); err != nil {
+		return 0, err
+	}
 	return devicePtr(t), nil
 }

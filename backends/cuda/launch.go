@@ -40,9 +40,19 @@ const dtypes = dispatch.AllTypes
 // (dispatch.Computable). dispatch refuses the other dtypes, for every
 // backend in the same words.
 func register[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kernel[A]) dispatch.Kernel[A] {
-	wrapped := dispatch.ViaCompute(computing{}, convert, k)
+	wrapped := fresh(dispatch.ViaCompute(computing{}, convert, k))
 	dispatch.RegisterKernel(kind, op, dispatch.Computable(set), wrapped)
 	return wrapped
+}
+
+// fresh is k refusing an argument from a device that Close closed (stale).
+func fresh[A any](k dispatch.Kernel[A]) dispatch.Kernel[A] {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) error {
+		if err := stale(in...); err != nil {
+			return err
+		}
+		return k(out, in, a)
+	}
 }
 
 // A halfKernel computes a call with a float16 or bfloat16 tensor (its
@@ -66,8 +76,9 @@ func registerHalves[A any](op *dispatch.Op[A], set dispatch.DTypeSet, half halfK
 		}
 		return wide(out, in, a)
 	}
-	dispatch.RegisterKernel(kind, op, dispatch.Computable(set), both)
-	return both
+	checked := fresh(both)
+	dispatch.RegisterKernel(kind, op, dispatch.Computable(set), checked)
+	return checked
 }
 
 // hasHalf reports whether out or one of in is a float16 or bfloat16 tensor.
