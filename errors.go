@@ -21,6 +21,13 @@ var (
 	ErrGrad        = dispatch.ErrGrad        // a gradient cannot be computed as asked
 )
 
+// IsCheckError reports whether err is the error of a device's value check
+// (a bad index found on wgpu or cuda, which reaches the tensors made from
+// it once the device reports it). Such a tensor keeps its shape, dtype and
+// device, so that nn.Load can give a model's parameters their values
+// again, and nn.ResetOptimizer an optimizer its state.
+func IsCheckError(err error) bool { return dispatch.IsCheckError(err) }
+
 // located gives an error the op name and the caller's site.
 func located(err error, op string) *Error {
 	e := dispatch.AsError(err, op, ErrValue)

@@ -137,6 +137,33 @@ func asStateful(op string, opt Optimizer) (statefulOptim, error) {
 	return o, nil
 }
 
+// ResetOptimizer forgets the state opt keeps per parameter (momentum
+// buffers, moment estimates, sums, step counts), as a new optimizer of
+// the same parameters and hyperparameters starts, and keeps the learning
+// rate that the schedulers set (torch: opt.state.clear()). It is how a
+// run recovers whose state a failed step's values reached: on a device
+// whose value checks settle later (a bad index on wgpu or cuda), a step
+// may take a gradient that then fails, and every later step fails with
+// it. It is an ErrValue for an optimizer not of package nn.
+func ResetOptimizer(opt Optimizer) error {
+	o, err := asStateful("reset_optimizer", opt)
+	if err != nil {
+		return err
+	}
+	for _, sl := range o.slots() {
+		for i, t := range *sl.ts {
+			if t != nil {
+				t.Release()
+				(*sl.ts)[i] = nil
+			}
+		}
+	}
+	if c := o.counts(); c != nil {
+		clear(*c)
+	}
+	return nil
+}
+
 // SaveOptimizer writes opt's state, and the position of each scheduler in
 // scheds, to w in the safetensors format, so that LoadOptimizer can resume
 // training exactly where it stands (PyTorch's optimizer.state_dict() and

@@ -185,3 +185,94 @@ func TestLoadOptimizerMismatch(t *testing.T) {
 		}
 	})
 }
+
+// TestResetOptimizer: after ResetOptimizer, a step is the first step of a
+// new optimizer of the same kind over the same parameters, bit for bit,
+// for each optimizer with state.
+func TestResetOptimizer(t *testing.T) {
+	makers := map[string]func(ps []Param) (Optimizer, error){
+		"sgd":     func(ps []Param) (Optimizer, error) { return NewSGD(ps, 0.1, Momentum(0.9), Nesterov()) },
+		"adamw":   func(ps []Param) (Optimizer, error) { return NewAdamW(ps, 0.01) },
+		"rmsprop": func(ps []Param) (Optimizer, error) { return NewRMSprop(ps, 0.01, Momentum(0.5), Centered()) },
+		"adagrad": func(ps []Param) (Optimizer, error) { return NewAdagrad(ps, 0.1, InitialAccumulator(0.1)) },
+	}
+	none := func(float64) {}
+	for name, make := range makers {
+		reset, fresh := resumeModel(1), resumeModel(1)
+		o1, err := make(reset.Parameters())
+		o2, err2 := make(fresh.Parameters())
+		mustOK(t, err, err2)
+		trainSteps(t, reset, o1, none, 3)
+		trainSteps(t, fresh, o2, none, 3)
+		mustOK(t, ResetOptimizer(o1))
+		o3, err := make(fresh.Parameters())
+		mustOK(t, err)
+		trainSteps(t, reset, o1, none, 2)
+		trainSteps(t, fresh, o3, none, 2)
+		got, want := paramBits(t, reset), paramBits(t, fresh)
+		for i := range got {
+			for k := range got[i] {
+				if got[i][k] != want[i][k] {
+					t.Fatalf("%s: parameter %d[%d] after a reset and two steps is %v, a new optimizer's %v", name, i, k, got[i][k], want[i][k])
+				}
+			}
+		}
+	}
+	if err := ResetOptimizer(nil); !errors.Is(err, lathe.ErrValue) {
+		t.Errorf("ResetOptimizer(nil): %v, want an ErrValue", err)
+	}
+}
+
+// TestResetOptimizerRecovers: on wgpu:0, a bad index's failed check,
+// which settles after the step that took its gradient, reaches Adam's
+// state, and every later step fails though the weights are loaded again;
+// reloading the weights and resetting the optimizer (or loading its
+// state) recovers the run. Load refused the poisoned model, so nothing
+// did.
+func TestResetOptimizerRecovers(t *testing.T) {
+	dev := lathe.WGPU(0)
+	if err := lathe.Zeros(dev, lathe.Float32, 1).Err(); err != nil {
+		t.Skipf("wgpu:0 does not open: %v", err)
+	}
+	lathe.Seed(3)
+	m := NewLinear(4, 1)
+	mustOK(t, m.To(dev))
+	var saved bytes.Buffer
+	mustOK(t, Save(&saved, m))
+	opt, err := NewAdam(m.Parameters(), 0.1)
+	mustOK(t, err)
+	var savedOpt bytes.Buffer
+	mustOK(t, SaveOptimizer(&savedOpt, opt))
+	x := lathe.FromSlice(lathe.CPU, []float32{1, 2, 3, 4, 5, 6, 7, 8}, 2, 4).To(dev)
+	step := func(rows []int64) error {
+		opt.ZeroGrad()
+		loss := m.Forward(x.IndexSelect(0, lathe.FromSlice(lathe.CPU, rows).To(dev))).Sum()
+		if err := firstErr(loss.Backward(), opt.Step()); err != nil {
+			return err
+		}
+		_, err := m.Weight.Float32s()
+		return err
+	}
+	reload := func() { mustOK(t, Load(bytes.NewReader(saved.Bytes()), m)) }
+	if err := step([]int64{0, 9}); !errors.Is(err, lathe.ErrIndex) {
+		t.Fatalf("the step with a bad index: %v, want its ErrIndex", err)
+	}
+	reload()
+	if err := step([]int64{0, 1}); !errors.Is(err, lathe.ErrIndex) {
+		t.Fatalf("a good step with the weights loaded again but Adam's state from the bad step: %v, want the bad step's ErrIndex", err)
+	}
+	reload()
+	mustOK(t, ResetOptimizer(opt))
+	if err := step([]int64{0, 1}); err != nil {
+		t.Fatalf("a good step after the weights' reload and ResetOptimizer: %v", err)
+	}
+	// And through LoadOptimizer, from the checkpoint's state.
+	if err := step([]int64{9, 1}); !errors.Is(err, lathe.ErrIndex) || !lathe.IsCheckError(err) {
+		t.Fatalf("the second bad step: %v, want its ErrIndex, a check's", err)
+	}
+	reload()
+	mustOK(t, LoadOptimizer(bytes.NewReader(savedOpt.Bytes()), opt))
+	if err := step([]int64{0, 1}); err != nil {
+		t.Fatalf("a good step after the weights' and the optimizer's reload: %v", err)
+	}
+}

@@ -214,7 +214,10 @@ func CastDType() LoadOption { return func(o *loadOptions) { o.cast = true } }
 // file has exactly m's tensors (unless NonStrict) with their dtypes (unless
 // CastDType) and shapes, that the offsets tile the data exactly and that
 // nothing follows it; only then does it rebind the tensors, each on its own
-// device. On any error m is unchanged. Errors name the tensor at fault.
+// device. On any error m is unchanged. Errors name the tensor at fault. A
+// model whose values a device's check refused (a bad index's gradient
+// reached a step: lathe.IsCheckError) loads, which is how such a run
+// recovers (with ResetOptimizer or LoadOptimizer for its optimizer).
 func Load(r io.Reader, m Module, opts ...LoadOption) error {
 	switch {
 	case isNil(r):
@@ -229,8 +232,16 @@ func Load(r io.Reader, m Module, opts ...LoadOption) error {
 		}
 	}
 	ps := state(m)
-	if err := Err(m); err != nil {
-		return err
+	for _, p := range ps {
+		if p.T == nil {
+			return nnError("load", lathe.ErrValue, p.Name, "is nil", "build layers with the nn constructors")
+		}
+		// A value a device's check refused (lathe.IsCheckError) keeps its
+		// shape, dtype and device, and loading over it is how a run
+		// recovers; any other failure leaves nothing to load into.
+		if err := p.T.CheckArg("load", p.Name); err != nil && !lathe.IsCheckError(err) {
+			return err
+		}
 	}
 	entries, err := readHeader(r)
 	if err != nil {
