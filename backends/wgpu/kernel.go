@@ -2,6 +2,7 @@ package wgpu
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 
@@ -70,7 +71,7 @@ const i64 = "vec2<u32>"
 // (dispatch.Computable). The kernels that only move elements go through
 // registerMove instead.
 func register[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kernel[A]) {
-	dispatch.RegisterKernel(kind, op, dispatch.Computable(set&allTypes), dispatch.ViaCompute(registered, convert, k))
+	dispatch.RegisterKernel(kind, op, dispatch.Computable(set&allTypes), counted(op, dispatch.ViaCompute(registered, convert, k)))
 }
 
 // registerMove is register for a kernel that moves elements without
@@ -79,6 +80,10 @@ func register[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kerne
 // (dispatch.ViaBits, convertBits), so every pattern moves as it is, where
 // a float32 carrier quieted a signalling NaN.
 func registerMove[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kernel[A]) {
+	// Not counted: a move walks its output (or, scattering, its index),
+	// whose count Alloc bounds, and reaches an input only through its
+	// strides, which are 0 along any dim too long for a storage; so the
+	// rows picked from a broadcast view of 2^32 rows are right.
 	dispatch.RegisterKernel(kind, op, dispatch.Computable(set&allTypes), dispatch.ViaBits(registered, convertBits, k))
 }
 
@@ -86,7 +91,35 @@ func registerMove[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.K
 // of set itself, in their packed words (elementwise.wgsl), and gives
 // ViaCompute's bits for them: it is registered as it is.
 func registerPacked[A any](op *dispatch.Op[A], set dispatch.DTypeSet, k dispatch.Kernel[A]) {
-	dispatch.RegisterKernel(kind, op, dispatch.Computable(set&allTypes), k)
+	dispatch.RegisterKernel(kind, op, dispatch.Computable(set&allTypes), counted(op, k))
+}
+
+// maxElements is the most elements a tensor that a wgpu kernel takes may
+// show: the kernels count elements, rows and reduced lengths in u32
+// parameter words and index with i32 arithmetic. A stored tensor never
+// comes near it (Alloc stops at maxStorageBufferBindingSize), but a
+// broadcast view (Expand, stride 0) shows as many elements as its shape
+// says over a storage of one, and its count went in cut to 32 bits: the sum
+// of 2^32+8 expanded ones was 8, and a matmul over an expanded inner dim of
+// that length summed 8 products.
+const maxElements = math.MaxInt32
+
+// counted is k behind a check that every tensor argument shows at most
+// maxElements elements, so that a count past the kernels' 32 bits is an
+// error naming the op and the argument, not a wrong result.
+func counted[A any](op *dispatch.Op[A], k dispatch.Kernel[A]) dispatch.Kernel[A] {
+	return func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) error {
+		for i, t := range in {
+			if n := t.Numel(); n > maxElements {
+				return &dispatch.Error{Op: op.Name, Arg: op.ArgName(i), Kind: dispatch.ErrUnsupported,
+					Expected: "at most " + strconv.Itoa(maxElements) + " elements", Found: strconv.Itoa(n) + " elements",
+					Detail: "shows " + strconv.Itoa(n) + " elements (shape " + dispatch.FormatShape(t.Shape) +
+						"), more than wgpu:0's kernels count with 32-bit integers (" + strconv.Itoa(maxElements) + "); a broadcast view counts every element it shows",
+					Fix: "run the op in parts (Split or Chunk along a dim and combine), or on the cpu"}
+			}
+		}
+		return k(out, in, a)
+	}
 }
 
 // wgslType is the WGSL element type that holds a dtype on wgpu:0: f32, i32,
