@@ -110,11 +110,14 @@ const maxElements = math.MaxInt32
 func counted[A any](op *dispatch.Op[A], k dispatch.Kernel[A]) dispatch.Kernel[A] {
 	return func(out *dispatch.Tensor, in []*dispatch.Tensor, a A) error {
 		for i, t := range in {
+			if t == nil {
+				continue
+			}
 			if n := t.Numel(); n > maxElements {
 				return &dispatch.Error{Op: op.Name, Arg: op.ArgName(i), Kind: dispatch.ErrUnsupported,
 					Expected: "at most " + strconv.Itoa(maxElements) + " elements", Found: strconv.Itoa(n) + " elements",
 					Detail: "shows " + strconv.Itoa(n) + " elements (shape " + dispatch.FormatShape(t.Shape) +
-						"), more than wgpu:0's kernels count with 32-bit integers (" + strconv.Itoa(maxElements) + "); a broadcast view counts every element it shows",
+						"), more than " + t.Device.String() + "'s kernels count with 32-bit integers (" + strconv.Itoa(maxElements) + "); a broadcast view counts every element it shows",
 					Fix: "run the op in parts (Split or Chunk along a dim and combine), or on the cpu"}
 			}
 		}
