@@ -248,15 +248,23 @@ func (l LeakyReLU) Forward(x *lathe.Tensor) *lathe.Tensor { return x.LeakyReLU(l
 // and linear layers.
 type Flatten struct{ activation }
 
-// Forward flattens every dim but the first; a 0-d x has no batch dim and
-// fails with ErrShape, as in PyTorch.
+// Forward flattens every dim but the first; a 0-d or 1-d x has no dim
+// after the batch's to flatten and fails with ErrShape, as in PyTorch
+// (start_dim 1 out of range). An empty batch keeps its feature size
+// ([0, 2, 3] gives [0, 6]).
 func (Flatten) Forward(x *lathe.Tensor) *lathe.Tensor {
 	if err := x.CheckArg("flatten", "x"); err != nil {
 		return lathe.Failed(err)
 	}
 	shape := x.Shape()
-	if len(shape) == 0 {
-		return lathe.Failed(nnError("flatten", lathe.ErrShape, "x", "is 0-d and has no batch dim to keep", "give it a batch dim with Reshape(1)"))
+	if len(shape) < 2 {
+		return lathe.Failed(nnError("flatten", lathe.ErrShape, "x", "has shape "+shapeString(shape)+", with no dim after the batch dim to flatten",
+			"give it a batch dim and at least one more (Reshape(1, -1) for a single sample)"))
 	}
-	return x.Reshape(shape[0], -1)
+	// The product, not -1: Reshape cannot infer a size from 0 elements.
+	n := 1
+	for _, d := range shape[1:] {
+		n *= d
+	}
+	return x.Reshape(shape[0], n)
 }

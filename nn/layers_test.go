@@ -184,6 +184,21 @@ func TestFlatten(t *testing.T) {
 	if err := (Flatten{}).Forward(lathe.Scalar(lathe.CPU, float32(1))).Err(); !errors.Is(err, lathe.ErrShape) {
 		t.Fatalf("0-d input: %v, want ErrShape", err)
 	}
+	// torch 1.13 (nn.Flatten(), start_dim=1):
+	//	nn.Flatten()(torch.randn(5))        # IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 1)
+	//	nn.Flatten()(torch.randn(0, 2, 3)).shape  # torch.Size([0, 6])
+	//	nn.Flatten()(torch.randn(2, 0, 3)).shape  # torch.Size([2, 0])
+	// A 1-d input has no dim after the batch's to flatten: it was [5, 1].
+	if y := (Flatten{}).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 5)); !errors.Is(y.Err(), lathe.ErrShape) {
+		t.Errorf("1-d input: shape %v, err %v, want ErrShape", y.Shape(), y.Err())
+	}
+	// An empty batch keeps its feature size: Reshape(0, -1) could not say it.
+	for _, c := range []struct{ in, want []int }{{[]int{0, 2, 3}, []int{0, 6}}, {[]int{2, 0, 3}, []int{2, 0}}, {[]int{3, 4}, []int{3, 4}}} {
+		y := Flatten{}.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, c.in...))
+		if got := y.Shape(); y.Err() != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%v: shape %v, err %v, want %v", c.in, got, y.Err(), c.want)
+		}
+	}
 }
 
 func TestModuleTo(t *testing.T) {
