@@ -13,33 +13,34 @@ import (
 // torch.nn.functional's conv1d, conv2d, conv3d, conv_transpose1d/2d/3d,
 // unfold and fold. On the cpu they run as im2col + GEMM. Gradients of every
 // order flow through them: their backward passes are ops with rules of
-// their own.
+// their own. The convolutions also take an unbatched (C, d1, ..., dk)
+// input, as PyTorch's do, and return an unbatched result.
 
 // Conv1d convolves x (N, C, L) with w (O, C/groups, k) and adds b (O),
 // or no bias when b is nil (torch.nn.functional.conv1d). Options: Stride,
 // Padding, PaddingSame, Dilation, Groups.
 func (x *Tensor) Conv1d(w, b *Tensor, opts ...WindowOption) *Tensor {
-	return x.conv("conv1d", 1, w, b, opts)
+	return batched(x, 1, func(x *Tensor) *Tensor { return x.conv("conv1d", 1, w, b, opts) })
 }
 
 // Conv2d convolves x (N, C, H, W) with w (O, C/groups, kh, kw) and adds b
 // (O), or no bias when b is nil (torch.nn.functional.conv2d). Groups equal
 // to C with O a multiple of C is a depthwise convolution.
 func (x *Tensor) Conv2d(w, b *Tensor, opts ...WindowOption) *Tensor {
-	return x.conv("conv2d", 2, w, b, opts)
+	return batched(x, 2, func(x *Tensor) *Tensor { return x.conv("conv2d", 2, w, b, opts) })
 }
 
 // Conv3d convolves x (N, C, D, H, W) with w (O, C/groups, kd, kh, kw) and
 // adds b (O), or no bias when b is nil (torch.nn.functional.conv3d).
 func (x *Tensor) Conv3d(w, b *Tensor, opts ...WindowOption) *Tensor {
-	return x.conv("conv3d", 3, w, b, opts)
+	return batched(x, 3, func(x *Tensor) *Tensor { return x.conv("conv3d", 3, w, b, opts) })
 }
 
 // ConvTranspose1d is the transposed convolution of x (N, C, L) with w
 // (C, O/groups, k), plus b (O) unless it is nil
 // (torch.nn.functional.conv_transpose1d); see ConvTranspose2d.
 func (x *Tensor) ConvTranspose1d(w, b *Tensor, opts ...WindowOption) *Tensor {
-	return x.convTranspose("conv_transpose1d", 1, w, b, opts)
+	return batched(x, 1, func(x *Tensor) *Tensor { return x.convTranspose("conv_transpose1d", 1, w, b, opts) })
 }
 
 // ConvTranspose2d is the transposed convolution of x (N, C, H, W) with w
@@ -50,14 +51,14 @@ func (x *Tensor) ConvTranspose1d(w, b *Tensor, opts ...WindowOption) *Tensor {
 // Groups, OutputPadding, which must be below the stride or the dilation,
 // as PyTorch requires.
 func (x *Tensor) ConvTranspose2d(w, b *Tensor, opts ...WindowOption) *Tensor {
-	return x.convTranspose("conv_transpose2d", 2, w, b, opts)
+	return batched(x, 2, func(x *Tensor) *Tensor { return x.convTranspose("conv_transpose2d", 2, w, b, opts) })
 }
 
 // ConvTranspose3d is the transposed convolution of x (N, C, D, H, W) with
 // w (C, O/groups, kd, kh, kw), plus b (O) unless it is nil
 // (torch.nn.functional.conv_transpose3d); see ConvTranspose2d.
 func (x *Tensor) ConvTranspose3d(w, b *Tensor, opts ...WindowOption) *Tensor {
-	return x.convTranspose("conv_transpose3d", 3, w, b, opts)
+	return batched(x, 3, func(x *Tensor) *Tensor { return x.convTranspose("conv_transpose3d", 3, w, b, opts) })
 }
 
 // transposedSize is a transposed convolution's output size along one dim,
@@ -351,7 +352,7 @@ func convAttrs(name string, o windowOptions, nd int) (ops.ConvParams, error) {
 func convRank(name string, x *Tensor, nd int) error {
 	if x.t.Rank() != nd+2 {
 		return errorf(name, ErrShape, "x", "has shape "+dispatch.FormatShape(x.t.Shape)+" but needs "+strconv.Itoa(nd+2)+
-			" dims (N, C and "+strconv.Itoa(nd)+" spatial)", "add a batch dim with Unsqueeze(0), or use the op of x's rank")
+			" dims (N, C and "+strconv.Itoa(nd)+" spatial), or "+strconv.Itoa(nd+1)+" unbatched", "use the op of x's rank")
 	}
 	return nil
 }

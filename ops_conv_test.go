@@ -49,7 +49,7 @@ func TestConvErrors(t *testing.T) {
 		{"conv_transpose2d/int", Zeros(CPU, Int32, 1, 2, 3, 3).ConvTranspose2d(Zeros(CPU, Int32, 2, 3, 3, 3), nil), ErrDType, "x"},
 		{"conv_transpose2d/stride0", x.ConvTranspose2d(Zeros(CPU, Float32, 2, 3, 3, 3), nil, Stride(0)), ErrValue, "stride"},
 		{"conv_transpose1d/w_rank", Zeros(CPU, Float32, 1, 2, 5).ConvTranspose1d(w, nil), ErrShape, "w"},
-		{"conv_transpose3d/rank", x.ConvTranspose3d(w, nil), ErrShape, "x"},
+		{"conv_transpose3d/rank", Zeros(CPU, Float32, 2, 3).ConvTranspose3d(w, nil), ErrShape, "x"}, // 4-d x is unbatched there
 		{"conv_transpose2d/w_rank", x.ConvTranspose2d(Zeros(CPU, Float32, 2, 3, 3), nil), ErrShape, "w"},
 		{"unfold/kernel_count", x.Unfold([]int{2, 2, 2}), ErrValue, "kernel_size"},
 		{"unfold/no_kernel", x.Unfold(nil), ErrValue, "kernel_size"},
@@ -207,4 +207,66 @@ func TestConvPaddingSame(t *testing.T) {
 			t.Fatalf("same padding %v, explicit %v", a, b)
 		}
 	}
+}
+
+// TestConvUnbatched checks the convolutions on an unbatched (C, d1, ...)
+// input, which torch 1.13 takes and lathe refused (ErrShape "needs 4
+// dims"); the values are torch's:
+//
+//	x = torch.arange(18., dtype=torch.float64).reshape(2, 3, 3) / 4 - 1
+//	w = torch.arange(16., dtype=torch.float64).reshape(2, 2, 2, 2) / 8 - 1
+//	y = F.conv2d(x.requires_grad_(), w, None, padding=1, dilation=2); y.sum().backward()  # y, x.grad
+//	x1 = torch.arange(6., dtype=torch.float64).reshape(2, 3) / 2 - 1
+//	w1 = torch.arange(8., dtype=torch.float64).reshape(2, 2, 2) / 4 - 1
+//	F.conv_transpose1d(x1, w1, torch.tensor([.5, -.5], dtype=torch.float64), stride=2)
+//	F.conv3d(torch.ones(1, 2, 2, 2), torch.ones(1, 1, 1, 1, 1)).shape  # [1, 2, 2, 2]: C=1, not N=1
+func TestConvUnbatched(t *testing.T) {
+	x := Arange(CPU, Float64, 0, 18, 1).Reshape(2, 3, 3).DivScalar(4).SubScalar(1).RequireGrad()
+	w := Arange(CPU, Float64, 0, 16, 1).Reshape(2, 2, 2, 2).DivScalar(8).SubScalar(1)
+	y := x.Conv2d(w, nil, Padding(1), Dilation(2))
+	want := []float64{-0.28125, -0.78125, -0.5625, -0.75, -1.9375, -1.3125, -0.84375, -1.90625, -1.125,
+		1.96875, 3.71875, 1.6875, 3.75, 7.0625, 3.1875, 1.40625, 2.59375, 1.125}
+	checkConvValues(t, "conv2d", y, []int{2, 3, 3}, want)
+	g, err := Grad(y.Sum(), []*Tensor{x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkConvValues(t, "conv2d grad", g[0], []int{2, 3, 3},
+		[]float64{-1, -1.75, -0.75, -1.5, -2.5, -1, -0.5, -0.75, -0.25, 0, 0.25, 0.25, 0.5, 1.5, 1, 0.5, 1.25, 0.75})
+
+	x1 := Arange(CPU, Float64, 0, 6, 1).Reshape(2, 3).DivScalar(2).SubScalar(1)
+	w1 := Arange(CPU, Float64, 0, 8, 1).Reshape(2, 2, 2).DivScalar(4).SubScalar(1)
+	checkConvValues(t, "conv_transpose1d", x1.ConvTranspose1d(w1, FromSlice(CPU, []float64{0.5, -0.5}, 2), Stride(2)), []int{2, 6},
+		[]float64{1.5, 1.375, 1, 1.125, 0.5, 0.875, 0.25, 0.125, 0.25, 0.375, 0.25, 0.625})
+
+	y3 := Ones(CPU, Float64, 1, 2, 2, 2).Conv3d(Ones(CPU, Float64, 1, 1, 1, 1, 1), nil)
+	checkConvValues(t, "conv3d", y3, []int{1, 2, 2, 2}, []float64{1, 1, 1, 1, 1, 1, 1, 1})
+}
+
+func checkConvValues(t *testing.T, name string, y *Tensor, shape []int, want []float64) {
+	t.Helper()
+	got, err := y.Float64s()
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if !slicesEqualInt(y.Shape(), shape) {
+		t.Fatalf("%s: shape %v, want %v", name, y.Shape(), shape)
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-12 {
+			t.Fatalf("%s: %v, want %v", name, got, want)
+		}
+	}
+}
+
+func slicesEqualInt(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
