@@ -150,7 +150,11 @@ func (m *MultiheadAttention) Forward(x *lathe.Tensor) *lathe.Tensor {
 // Attend is attention of query [B, L, E] over key [B, S, KDim] and value
 // [B, S, VDim] with the given masks; the result is [B, L, E]. Where the
 // layer is SeqFirst every tensor has its sequence dim first ([L, B, E]),
-// and the masks are as in batch-first. Passing the same tensor as query,
+// and the masks are as in batch-first. One sequence may come without the
+// batch dim, as torch takes it: query [L, E], key [S, KDim], value [S,
+// VDim], a KeyPadding of [S] and an Attn of [L, S] or [NumHeads, L, S],
+// for a result of [L, E] (and AttendWeights' weights without the batch
+// dim). Passing the same tensor as query,
 // key and value projects it with one matmul. Without dropout it runs
 // lathe.ScaledDotProductAttention's fused kernel where the device has one,
 // masks included.
@@ -214,6 +218,9 @@ func (m *MultiheadAttention) attend(n attnArgs, query, key, value *lathe.Tensor,
 	e, h := m.EmbedDim, m.NumHeads
 	if err := m.checkInputs(n, query, key, value); err != nil {
 		return fail(err)
+	}
+	if query.Rank() == 2 {
+		return m.attendUnbatched(n, query, key, value, masks, want, cache)
 	}
 	if m.SeqFirst { // to [B, L, E], keeping self-attention's one tensor one
 		query, key, value = batchFirst(query, key, value)
@@ -291,6 +298,54 @@ func (m *MultiheadAttention) attend(n attnArgs, query, key, value *lathe.Tensor,
 	return out, weights
 }
 
+// attendUnbatched is attend of one sequence without a batch dim, as torch
+// 1.13 takes it: query [L, E], key [S, KDim], value [S, VDim] (checked),
+// KeyPadding [S], Attn [L, S] or [NumHeads, L, S]. It is attend of a
+// batch of one, whose result is [L, E] and weights [L, S] (averaged) or
+// [NumHeads, L, S].
+func (m *MultiheadAttention) attendUnbatched(n attnArgs, query, key, value *lathe.Tensor, masks AttentionMasks, want weightsWanted, cache *KVCache) (out, weights *lathe.Tensor) {
+	fail := func(err error) (out, weights *lathe.Tensor) {
+		f := lathe.Failed(err)
+		return f, f
+	}
+	if cache != nil {
+		return fail(nnError(n.op, lathe.ErrShape, n.query, "has shape "+shapeString(query.Shape())+", one sequence without a batch dim, which a KVCache does not take",
+			"give it a batch dim of one"))
+	}
+	if p := masks.KeyPadding; p != nil {
+		if err := p.CheckArg(n.op, n.keyPadding); err != nil {
+			return fail(err)
+		}
+		if p.Rank() != 1 {
+			return fail(nnError(n.op, lathe.ErrShape, n.keyPadding, "has shape "+shapeString(p.Shape())+" but "+n.query+" has no batch dim, so it must be [S]",
+				"give one flag per key"))
+		}
+		masks.KeyPadding = p.Unsqueeze(0)
+	}
+	bd := m.batchDim()
+	q := query.Unsqueeze(bd)
+	k, v := q, q // self-attention's one tensor stays one (project)
+	if key != query {
+		k = key.Unsqueeze(bd)
+	}
+	switch value {
+	case key:
+		v = k
+	case query:
+	default:
+		v = value.Unsqueeze(bd)
+	}
+	out, weights = m.attend(n, q, k, v, masks, want, nil)
+	if out.Err() != nil {
+		return out, weights
+	}
+	out = out.Squeeze(bd)
+	if weights != nil {
+		weights = weights.Squeeze(0)
+	}
+	return out, weights
+}
+
 // batchFirst transposes [L, B, E] inputs to [B, L, E]; a tensor passed as
 // two of them stays one, so that project sees self-attention.
 func batchFirst(query, key, value *lathe.Tensor) (q, k, v *lathe.Tensor) {
@@ -328,6 +383,13 @@ func (m *MultiheadAttention) checkInputs(n attnArgs, query, key, value *lathe.Te
 	if m.SeqFirst {
 		layout = "[seq, batch, "
 	}
+	if err := query.CheckArg(n.op, n.query); err != nil {
+		return err
+	}
+	rank := 3
+	if query.Rank() == 2 { // one sequence, without a batch dim
+		rank, bd, sd, layout = 2, -1, 0, "[seq, "
+	}
 	for i, t := range []*lathe.Tensor{query, key, value} {
 		arg := [...]string{n.query, n.key, n.value}[i]
 		size := [...]int{m.EmbedDim, kd, vd}[i]
@@ -335,7 +397,7 @@ func (m *MultiheadAttention) checkInputs(n attnArgs, query, key, value *lathe.Te
 			return err
 		}
 		switch {
-		case t.Rank() != 3 || t.Dim(2) != size:
+		case t.Rank() != rank || t.Dim(rank-1) != size:
 			return nnError(n.op, lathe.ErrShape, arg, "has shape "+shapeString(t.Shape())+" but the layer takes "+layout+strconv.Itoa(size)+"]",
 				"give "+arg+" the shape "+layout+strconv.Itoa(size)+"]")
 		case t.DType() != dt:
@@ -344,7 +406,7 @@ func (m *MultiheadAttention) checkInputs(n attnArgs, query, key, value *lathe.Te
 		case t.Device() != dev:
 			return nnError(n.op, lathe.ErrDevice, arg, "is on "+t.Device().String()+" but the layer's weights are on "+dev.String(),
 				"move "+arg+" with To("+dev.String()+")")
-		case t.Dim(bd) != query.Dim(bd):
+		case bd >= 0 && t.Dim(bd) != query.Dim(bd):
 			return nnError(n.op, lathe.ErrShape, arg, "has batch "+strconv.Itoa(t.Dim(bd))+" but "+n.query+" has "+strconv.Itoa(query.Dim(bd)),
 				"give query, key and value one batch size")
 		}

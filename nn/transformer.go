@@ -171,8 +171,9 @@ func (l *TransformerEncoderLayer) Forward(src *lathe.Tensor) *lathe.Tensor {
 }
 
 // Encode encodes src, [B, L, d_model] ([L, B, d_model] where SeqFirst),
-// with the self-attention's masks (torch's src_mask, src_key_padding_mask
-// and is_causal).
+// or one sequence [L, d_model] (with a key padding mask of [L]), with the
+// self-attention's masks (torch's src_mask, src_key_padding_mask and
+// is_causal).
 func (l *TransformerEncoderLayer) Encode(src *lathe.Tensor, masks AttentionMasks) *lathe.Tensor {
 	return l.encode(encoderArgs, src, masks)
 }
@@ -275,7 +276,8 @@ func (l *TransformerDecoderLayer) Forward(*lathe.Tensor) *lathe.Tensor {
 }
 
 // Decode runs the layer on tgt, [B, L, d_model], attending to memory,
-// [B, S, d_model] (both seq-first where SeqFirst): tgtMasks are the
+// [B, S, d_model] (both seq-first where SeqFirst), or on one sequence of
+// each without the batch dim ([L, d_model], [S, d_model]): tgtMasks are the
 // self-attention's (torch's tgt_mask, tgt_key_padding_mask,
 // tgt_is_causal), memoryMasks the attention to memory's (memory_mask,
 // memory_key_padding_mask).

@@ -244,7 +244,8 @@ func TestTransformerBadInputs(t *testing.T) {
 	}
 	cases := []badCase{
 		{"encoder/d_model", encode(x(2, 5, 7), AttentionMasks{}), lathe.ErrShape, `transformer_encoder_layer: argument "src"`},
-		{"encoder/rank2", encode(x(5, 8), AttentionMasks{}), lathe.ErrShape, `transformer_encoder_layer: argument "src"`},
+		{"encoder/rank1", encode(x(8), AttentionMasks{}), lathe.ErrShape, `transformer_encoder_layer: argument "src"`}, // [5, 8] is one sequence, as torch takes it
+		{"encoder/rank4", encode(x(1, 2, 5, 8), AttentionMasks{}), lathe.ErrShape, `transformer_encoder_layer: argument "src"`},
 		{"encoder/nil_src", encode(nil, AttentionMasks{}), lathe.ErrValue, `"src"`},
 		{"encoder/released_src", encode(released(), AttentionMasks{}), lathe.ErrReleased, `"src"`},
 		{"encoder/float64_src", encode(lathe.Zeros(lathe.CPU, lathe.Float64, 2, 5, 8), AttentionMasks{}), lathe.ErrDType, `"src"`},
