@@ -71,6 +71,7 @@ func (c Config) Check() error {
 		check.AtLeast("cnn", "Size", c.Size, 4),
 		check.NonNegative("cnn", "-noise", c.Noise),
 		check.AtLeast("cnn", "-epochs", c.Epochs, 1),
+		check.NonNegative("cnn", "-lr", c.LR),
 		check.AtLeast("cnn", "Batch", c.Batch, 1))
 }
 

@@ -159,6 +159,7 @@ func TestShapes(t *testing.T) {
 // an ErrValue naming the flag or field (before Check, a negative -train panicked and an empty training set gave a loss of NaN).
 func TestBadConfig(t *testing.T) {
 	checktest.Refusals(t, DefaultConfig, func(c Config) error { _, err := Train(c); return err }, map[string]func(*Config){
+		"-lr":     func(c *Config) { c.LR = -1 },
 		"-train":  func(c *Config) { c.Train = -5 },
 		"Test":    func(c *Config) { c.Test = 0 },
 		"Size":    func(c *Config) { c.Size = 3 },

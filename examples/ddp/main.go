@@ -87,6 +87,7 @@ func (c Config) Check() error {
 		check.AtLeast("ddp", "Classes", c.Classes, 2),
 		check.AtLeast("ddp", "Hidden", c.Hidden, 1),
 		check.AtLeast("ddp", "-epochs", c.Epochs, 1),
+		check.NonNegative("ddp", "-lr", c.LR),
 		check.AtLeast("ddp", "-batch", c.Batch, 1))
 	if err == nil && c.Timeout <= 0 {
 		err = lathe.NewError("ddp", lathe.ErrValue, "-timeout", "is "+c.Timeout.String(), "give the run a positive deadline")
@@ -211,7 +212,9 @@ func main() {
 	flag.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed")
 	flag.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "deadline of the whole run (a hung rank ends it)")
 	flag.Parse()
-	if err := check.NoArgs("ddp", flag.Args()); err != nil {
+	// Settings that cannot make a run are a usage error (exit 2), as in
+	// the other examples, before any rank is met.
+	if err := cmp.Or(check.NoArgs("ddp", flag.Args()), cfg.Check()); err != nil {
 		fmt.Fprintln(os.Stderr, "ddp:", err)
 		os.Exit(2)
 	}

@@ -79,6 +79,7 @@ func TestMPI(t *testing.T) {
 // an ErrValue naming the flag or field (before Check, a batch of zero looped for ever).
 func TestBadConfig(t *testing.T) {
 	checktest.Refusals(t, DefaultConfig, func(c Config) error { _, err := Train(c); return err }, map[string]func(*Config){
+		"-lr":      func(c *Config) { c.LR = -1 },
 		"-points":  func(c *Config) { c.Points = 0 },
 		"-epochs":  func(c *Config) { c.Epochs = -1 },
 		"-batch":   func(c *Config) { c.Batch = 0 },

@@ -99,6 +99,7 @@ func (c Config) Check() error {
 		asFlag(c.Model.Check()),
 		check.AtLeast("gpt", "-batch", c.Batch, 1),
 		check.AtLeast("gpt", "-steps", c.Steps, 1),
+		check.NonNegative("gpt", "-lr", c.LR),
 		check.AtLeast("gpt", "Warmup", c.Warmup, 0),
 		check.AtLeast("gpt", "-log", c.LogEvery, 1),
 		check.AtLeast("gpt", "-eval", c.EvalEvery, 1),

@@ -92,6 +92,7 @@ func TestBatchIsShiftedByOne(t *testing.T) {
 // an ErrValue naming the flag or field (before Check, a negative -batch or a -log of 0 panicked, and a bad -temperature or an empty -prompt failed only after training).
 func TestBadConfig(t *testing.T) {
 	checktest.Refusals(t, DefaultConfig, func(c Config) error { _, err := Train(c); return err }, map[string]func(*Config){
+		"-lr":          func(c *Config) { c.LR = -1 },
 		"-batch":       func(c *Config) { c.Batch = -2 },
 		"-steps":       func(c *Config) { c.Steps = 0 },
 		"-log":         func(c *Config) { c.LogEvery = 0 },

@@ -59,6 +59,7 @@ func (c Config) Check() error {
 		check.AtLeast("mlp", "Classes", c.Classes, 2),
 		check.AtLeast("mlp", "-hidden", c.Hidden, 1),
 		check.AtLeast("mlp", "-epochs", c.Epochs, 1),
+		check.NonNegative("mlp", "-lr", c.LR),
 		check.AtLeast("mlp", "Batch", c.Batch, 1))
 }
 

@@ -167,6 +167,7 @@ func TestSpiral(t *testing.T) {
 // an ErrValue naming the flag or field (before Check, a negative -points panicked and -epochs 0 "trained" to a loss of 0).
 func TestBadConfig(t *testing.T) {
 	checktest.Refusals(t, DefaultConfig, func(c Config) error { _, err := Train(c); return err }, map[string]func(*Config){
+		"-lr":     func(c *Config) { c.LR = -1 },
 		"-points": func(c *Config) { c.Points = -3 },
 		"Classes": func(c *Config) { c.Classes = 1 },
 		"-hidden": func(c *Config) { c.Hidden = 0 },
