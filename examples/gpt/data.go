@@ -93,7 +93,8 @@ func readCorpus(root string) ([]byte, int, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, lathe.NewError("gpt", lathe.ErrValue, "-data", "cannot be read: "+err.Error(),
+			"give a folder of .go files, or leave -data out for the module's own")
 	}
 	slices.Sort(paths)
 	var text []byte

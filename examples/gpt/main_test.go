@@ -122,4 +122,8 @@ func TestTooLittleText(t *testing.T) {
 	if !errors.Is(err, lathe.ErrValue) || !errors.As(err, &e) || e.Arg != "-data" || e.Fix == "" {
 		t.Errorf("200 characters of text for a context of 64: %v, want an ErrValue naming -data with a fix", err)
 	}
+	cfg.Data = filepath.Join(dir, "missing")
+	if _, err := Train(cfg); !errors.Is(err, lathe.ErrValue) || !errors.As(err, &e) || e.Arg != "-data" {
+		t.Errorf("a -data folder that is not there: %v, want an ErrValue naming -data (it was lstat's bare error)", err)
+	}
 }

@@ -6,13 +6,15 @@
 package amp
 
 import (
+	"strings"
+
 	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/nn"
 )
 
 // Parse reads the -amp flag: "" or "off" is float32 (the zero DType).
 func Parse(s string) (lathe.DType, error) {
-	switch s {
+	switch strings.ToLower(s) { // as lathe.ParseDevice takes CPU for cpu
 	case "", "off":
 		return 0, nil
 	case "bf16", "bfloat16":

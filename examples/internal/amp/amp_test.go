@@ -11,7 +11,8 @@ func TestParse(t *testing.T) {
 		in   string
 		want lathe.DType
 		ok   bool
-	}{{"", 0, true}, {"off", 0, true}, {"bf16", lathe.BFloat16, true}, {"f16", lathe.Float16, true}, {"f32", 0, false}} {
+	}{{"", 0, true}, {"off", 0, true}, {"bf16", lathe.BFloat16, true}, {"f16", lathe.Float16, true}, {"f32", 0, false},
+		{"BF16", lathe.BFloat16, true}, {"Off", 0, true}} {
 		got, err := Parse(tc.in)
 		if got != tc.want || (err == nil) != tc.ok {
 			t.Errorf("Parse(%q) = %v, %v", tc.in, got, err)
