@@ -344,6 +344,18 @@ func batchNormTrainFused(x, weight, bias *Tensor, eps float64) (y, mean, varianc
 // batch_norm. The statistics it returns are detached.
 func batchNormTrainComposite(x, weight, bias *Tensor, eps float64) (y, mean, variance *Tensor) {
 	dims := append([]int{0}, spatialDims(x.t.Rank())...)
+	if x.t.Numel() == 0 {
+		// An empty batch's mean and variance are NaN, and scaleShift's
+		// gradient of weight, Σg·x·s' - Σg·mean·s', would be 0·NaN: NaN
+		// where PyTorch's native_batch_norm_backward sums over no values
+		// and gives 0 (the fused kernels do too). Normalising the empty y
+		// by 0 and 1 instead gives the same y and zero gradients; the
+		// running statistics are not updated from an empty batch.
+		c := x.t.Shape[1]
+		NoGrad(func() { mean, variance = Zeros(x.Device(), x.DType(), c), Ones(x.Device(), x.DType(), c) })
+		y = apply(opBatchNorm, batchNormAttrs{eps: eps}, x, mean, variance, weight, bias)
+		return y, mean, variance
+	}
 	mean, variance = x.Mean(dims...), x.Var(false, dims...)
 	y = apply(opBatchNorm, batchNormAttrs{eps: eps}, x, mean, variance, weight, bias)
 	defer ReleaseWithGraph(y, mean, variance)
