@@ -278,6 +278,14 @@ func TestPadModes(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), `lathe: pad: argument "mode"`) {
 		t.Errorf("unknown mode: %v", err)
 	}
+	// Reflecting an empty dim is refused as such, not with a fix to pad
+	// "by at most -1".
+	for _, pads := range [][]int{{1, 1}, {0, 1}} {
+		err = Zeros(CPU, Float32, 2, 0).Pad(pads, 0, mode("reflect")).Err()
+		if !errors.Is(err, ErrShape) || !strings.Contains(err.Error(), "no element for reflect mode to mirror") || strings.Contains(err.Error(), "-1") {
+			t.Errorf("reflect of an empty dim by %v: %v", pads, err)
+		}
+	}
 }
 
 // TestCastStridedViews: a cast of a view whose rows are runs (a narrowed

@@ -102,6 +102,11 @@ func PadTooFar(mode string, n, l, r int) bool {
 // so one mirroring reaches every place. A negative pad crops first, as in
 // torch, so (-1, 2) on [a b c d] is [b c d c b].
 func reflectPlan(d, n, l, r, out int) ([]int64, *dispatch.Error) {
+	if n == 0 {
+		// "At most -1" would be no fix: an empty dim has nothing to mirror.
+		return nil, &dispatch.Error{Kind: dispatch.ErrShape,
+			Detail: "pads dim " + itoa(d) + " of size 0, which has no element for reflect mode to mirror", Fix: "pad a non-empty dim, or use constant mode"}
+	}
 	if PadTooFar("reflect", n, l, r) {
 		return nil, &dispatch.Error{Kind: dispatch.ErrShape,
 			Detail: "pads dim " + itoa(d) + " of size " + itoa(n) + " by (" + itoa(l) + ", " + itoa(r) + ") but reflect mode pads less than the dim's size",
