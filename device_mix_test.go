@@ -2,6 +2,7 @@ package lathe_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,5 +84,47 @@ func TestMixedDevicesBackward(t *testing.T) {
 	err := x.Mul(x).Sum().Backward()
 	if err == nil || !errors.Is(err, lathe.ErrDevice) {
 		t.Errorf("a hook that moves the gradient to the cpu: %v, want an ErrDevice", err)
+	}
+}
+
+// TestToIsDifferentiable: a copy onto another device is recorded, as
+// torch's .to(device) is, so that the gradient comes back onto the
+// leaf's device, to any order; it was not recorded, and the leaf got no
+// gradient (the copy required none).
+func TestToIsDifferentiable(t *testing.T) {
+	gpu := openWGPU(t)
+	for _, c := range []struct{ from, to lathe.Device }{{lathe.CPU, gpu}, {gpu, lathe.CPU}} {
+		x := lathe.FromSlice(lathe.CPU, []float32{1, 2, 3}).To(c.from).RequireGrad()
+		w := lathe.FromSlice(lathe.CPU, []float32{4, 5, 6}).To(c.to)
+		moved := x.To(c.to)
+		if !moved.RequiresGrad() {
+			t.Fatalf("%v to %v: the copy requires no gradient", c.from, c.to)
+		}
+		if err := moved.Mul(w).Sum().Backward(); err != nil {
+			t.Fatal(err)
+		}
+		g := x.Grad()
+		if got, err := g.To(lathe.CPU).Float32s(); err != nil || g.Device() != c.from || !slices.Equal(got, []float32{4, 5, 6}) {
+			t.Errorf("%v to %v: x's gradient %v on %v (%v), want [4 5 6] on %v", c.from, c.to, got, g.Device(), err, c.from)
+		}
+		// d/dx of the sum of d/dx Σ x³ = 3x² is 6x, through the copy twice.
+		x2 := lathe.FromSlice(lathe.CPU, []float32{1, 2, 3}).To(c.from).RequireGrad()
+		y := x2.To(c.to).PowScalar(3).Sum()
+		gs, err := lathe.Grad(y, []*lathe.Tensor{x2}, lathe.CreateGraph())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ggs, err := lathe.Grad(gs[0].Sum(), []*lathe.Tensor{x2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := ggs[0].To(lathe.CPU).Float32s(); err != nil || !slices.Equal(got, []float32{6, 12, 18}) {
+			t.Errorf("%v to %v: second derivative %v (%v), want [6 12 18]", c.from, c.to, got, err)
+		}
+	}
+	var plain *lathe.Tensor
+	lathe.NoGrad(func() { plain = lathe.Ones(lathe.CPU, lathe.Float32, 2).RequireGrad().To(gpu) })
+	if plain.RequiresGrad() || lathe.Ones(lathe.CPU, lathe.Float32, 2).To(gpu).RequiresGrad() {
+		t.Error("a copy under NoGrad, or of a tensor without a gradient, requires one")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/lathe-ml/lathe/autodiff"
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
 )
@@ -279,7 +280,9 @@ func (x *Tensor) alias() *Tensor {
 func (x *Tensor) Clone() *Tensor { return apply(ops.Contiguous, none, x) }
 
 // To returns x on device dev (a new handle on x's elements if it is there
-// already: see alias). This is the one way data moves between devices.
+// already: see alias). This is the one way data moves between devices. The
+// copy is recorded where x requires a gradient, as torch's .to(device) is:
+// the gradient flows back across it, onto x's device.
 func (x *Tensor) To(dev Device) *Tensor {
 	if err := x.check("to"); err != nil {
 		return failed(err)
@@ -295,5 +298,10 @@ func (x *Tensor) To(dev Device) *Tensor {
 	if err != nil {
 		return failed(located(err, "to"))
 	}
+	from := x.t.Device
+	autodiff.Moved(x.t, t, func(g *dispatch.Tensor) (*dispatch.Tensor, error) {
+		back := wrap(g).To(from)
+		return back.t, back.err
+	})
 	return wrap(t)
 }
