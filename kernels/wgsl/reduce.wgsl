@@ -86,6 +86,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     let base = rowBase(r);
     let n = p[1];
+    {{- template "pivot" .}}
     {{- template "blocked" "load(j, u32(base + reducedAt(j)))"}}
     dst[r] = finish(acc);
 }
@@ -101,6 +102,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let start = (w % p[2]) * p[3];
     let end = min(start + p[3], p[1]);
     let base = rowBase(w / p[2]);
+    {{- template "pivot" .}}
     var acc = identity();
     for (var j = start + lid; j < end; j = j + WG) {
         acc = combine(acc, load(j, u32(base + reducedAt(j))));
@@ -123,6 +125,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }
 {{- end}}
 {{end}}
+
+{{/*
+pivot: in var and std's main over a tensor, sets the kernel's pivot to
+the row's first element (the row at base; lift subtracts it); nothing for
+the other reductions, and for a second pass, whose States are already
+shifted.
+*/}}
+{{define "pivot"}}
+{{- if and (or (eq .Op "var") (eq .Op "std")) (eq .Src "tensor")}}
+    if (p[1] > 0u) {
+        pivot = load(0u, u32(base + reducedAt(0u))).mean;
+    }
+{{- end}}
+{{- end}}
 
 {{/*
 reduceState: the State of .Op over elements of .T, and the helpers on
@@ -311,12 +327,21 @@ struct State {
     m2: f32,
 }
 
+// pivot is subtracted from every element before it is lifted: the row's
+// first element (template "pivot"), so that the means the combines carry
+// are of the deviations from it, as small as the spread of the row, rather
+// than of the elements. A mean of 1000 rounds to 6e-5, which the pairwise
+// update's d² then carries into m2: [1000.5, 1000.25, 1000, 1001, 999] had
+// a variance of 0.4400077 for torch's 0.44. The variance does not depend on
+// the shift; the States' means (never read past finish) do.
+var<private> pivot: f32 = 0.0;
+
 fn identity() -> State {
     return State(0.0, 0.0, 0.0);
 }
 
 fn lift(x: f32, j: u32) -> State {
-    return State(1.0, x, select(0.0, nan(), notFinite(x)));
+    return State(1.0, x - pivot, select(0.0, nan(), notFinite(x)));
 }
 
 fn combine(a: State, b: State) -> State {

@@ -1,0 +1,71 @@
+package lathe
+
+import (
+	"math"
+	"testing"
+)
+
+// Numerical robustness at values where a naive formula loses its digits,
+// against PyTorch 1.13's float32 results on the same inputs (torch's cpu
+// kernels accumulate float32 in float64), on every device that opens.
+
+// numClose says whether got is want within rel of want's magnitude (or of
+// scale, where want is near 0).
+func numClose(got, want, rel, scale float64) bool {
+	if math.IsNaN(want) {
+		return math.IsNaN(got)
+	}
+	return math.Abs(got-want) <= rel*math.Max(math.Abs(want), scale)
+}
+
+// TestVarLargeMean: the variance of rows whose mean is far larger than
+// their spread, which wgpu's pairwise (Chan) update lost to the rounding
+// of its running means: [1000.5, ..., 1000.75] had 0.5000203 for 0.5, the
+// 1e8 row 14.93 for 17.07. Each row shape takes another kernel form:
+// [2, 6] a workgroup per row, [16, 6] an invocation per row, [140000] a
+// row split into parts and a second pass over their States.
+//
+//	r = [[1000.5, 1000.25, 1000, 1001, 999, 1000.75], [1e8+1, 1e8+2, 1e8+3, 1e8+5, 1e8+8, 1e8-3]]
+//	x = torch.tensor(r, dtype=torch.float32)
+//	x.var(-1)                      # [0.5, 17.066667556762695]
+//	x.std(-1, unbiased=False)      # [0.64549720287323, 3.7712361812591553]
+//	(torch.tensor(r[0]*16).reshape(16, 6) + torch.arange(16.).reshape(16, 1)*1000).var(-1)  # 0.5 each
+//	torch.tensor([1000 + (i%7)*0.125 for i in range(140000)]).var()  # 0.06250044703483582
+func TestVarLargeMean(t *testing.T) {
+	rows := []float32{1000.5, 1000.25, 1000, 1001, 999, 1000.75, 1e8 + 1, 1e8 + 2, 1e8 + 3, 1e8 + 5, 1e8 + 8, 1e8 - 3}
+	many := make([]float32, 16*6)
+	for k := range 16 {
+		for j := range 6 {
+			many[k*6+j] = rows[j] + float32(1000*k)
+		}
+	}
+	long := make([]float32, 140000)
+	for i := range long {
+		long[i] = 1000 + float32(i%7)*0.125
+	}
+	for _, dev := range biDevices(t) {
+		t.Run(dev.String(), func(t *testing.T) {
+			check := func(name string, y *Tensor, want ...float64) {
+				t.Helper()
+				got, err := y.Float32s()
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				for i, w := range want {
+					if !numClose(float64(got[i]), w, 2e-6, 0) {
+						t.Errorf("%s[%d] = %.9g, torch gives %.9g", name, i, got[i], w)
+					}
+				}
+			}
+			x := FromSlice(dev, rows, 2, 6)
+			check("var[2,6]", x.Var(true, -1), 0.5, 17.066667556762695)
+			check("std_biased[2,6]", x.Std(false, -1), 0.64549720287323, 3.7712361812591553)
+			want := make([]float64, 16)
+			for i := range want {
+				want[i] = 0.5
+			}
+			check("var[16,6]", FromSlice(dev, many, 16, 6).Var(true, -1), want...)
+			check("var[140000]", FromSlice(dev, long, len(long)).Var(true), 0.06250044703483582)
+		})
+	}
+}
