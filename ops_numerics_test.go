@@ -69,3 +69,41 @@ func TestVarLargeMean(t *testing.T) {
 		})
 	}
 }
+
+// TestNormOverflowGradient: a 2-norm whose squares overflow is +Inf, and
+// its gradient is x·(g/norm) = 0, as in PyTorch; the composite's x²
+// gave g·2x = 0·∞ = NaN where 2x overflows.
+//
+//	x = torch.tensor([[3e38, 3e38, 0, 0], [3e38, 1, 2, 0]], requires_grad=True)
+//	n = torch.linalg.vector_norm(x, 2, -1)          # [inf, inf]
+//	(n * torch.tensor([1., 1.25])).sum().backward()  # x.grad: zeros
+func TestNormOverflowGradient(t *testing.T) {
+	for _, dev := range biDevices(t) {
+		for _, dt := range []DType{Float32, BFloat16} {
+			t.Run(dev.String()+"/"+dt.String(), func(t *testing.T) {
+				x := FromSlice(dev, []float32{3e38, 3e38, 0, 0, 3e38, 1, 2, 0}, 2, 4).Cast(dt).Detach().RequireGrad()
+				n := x.Norm(2, -1)
+				got, err := n.Float32s()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !math.IsInf(float64(got[0]), 1) || !math.IsInf(float64(got[1]), 1) {
+					t.Errorf("norm = %v, torch gives [+Inf +Inf]", got)
+				}
+				w := FromSlice(dev, []float32{1, 1.25}, 2).Cast(dt)
+				if err := n.Mul(w).Sum().Backward(); err != nil {
+					t.Fatal(err)
+				}
+				g, err := x.Grad().Float32s()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, v := range g {
+					if v != 0 {
+						t.Errorf("grad[%d] = %g, torch gives 0", i, v)
+					}
+				}
+			})
+		}
+	}
+}

@@ -102,7 +102,10 @@ func vectorNorm(x *Tensor, a vectorNormAttrs) *Tensor {
 	case math.IsInf(p, -1):
 		return x.Abs().reduce(ops.Min, a.keep, 0, a.dims)
 	case p == 2:
-		return rootSafe(op, sum(x.Square()), 2)
+		// x·x rather than x², whose gradient g·(2x) is 0·∞ = NaN where 2x
+		// overflows (|x| past half the dtype's range, a norm of +Inf):
+		// x·x's is g·x + x·g, 0 there as PyTorch's x·(g/norm) is.
+		return rootSafe(op, sum(x.Mul(x)), 2)
 	}
 	// |x|^p, with 0^p (0, or +Inf for p < 0) where x is 0 taken from a
 	// constant, so that |x|^(p-1)·sign(x) is never 0·∞.
