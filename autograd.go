@@ -87,7 +87,16 @@ func (x *Tensor) Detach() *Tensor {
 	if err := x.check("detach"); err != nil {
 		return failed(err)
 	}
-	return wrap(autodiff.Detach(x.t))
+	// autodiff.Detach's view, made where x's storage is still there:
+	// another goroutine may release x after the check.
+	d, err := x.t.CheckedView(x.t.Shape, x.t.Strides, x.t.Offset)
+	if err != nil {
+		if e := x.check("detach"); e != nil {
+			return failed(e)
+		}
+		return failed(located(err, "detach"))
+	}
+	return wrap(d)
 }
 
 // OnGrad registers a hook on x that sees each gradient of x in a backward

@@ -51,7 +51,11 @@ func Checkpoint(f func(xs ...*Tensor) *Tensor, xs ...*Tensor) *Tensor {
 	}
 	// A fresh handle to record on: f may have returned one of xs, whose
 	// own handle must keep its place in the graph.
-	out := y.t.View(y.t.Shape, y.t.Strides, y.t.Offset)
+	out, err := y.t.CheckedView(y.t.Shape, y.t.Strides, y.t.Offset)
+	if err != nil {
+		// One of xs, released by another goroutine since f returned it.
+		return failed(located(err, "checkpoint"))
+	}
 	autodiff.Checkpoint(in, out, func(in []*dispatch.Tensor) (*dispatch.Tensor, error) {
 		args := make([]*Tensor, len(in))
 		for i, t := range in {

@@ -123,11 +123,18 @@ func (x *Tensor) dataString() (string, error) {
 // device (torch's get_summarized_data), so that only what is printed is
 // read back. The caller releases the result.
 func (x *Tensor) summary(summarise bool) (*Tensor, error) {
-	if !summarise {
-		return wrap(x.t.View(x.t.Shape, x.t.Strides, x.t.Offset)), nil
+	var t *dispatch.Tensor
+	var err error
+	if summarise {
+		t, err = summarised(x.t, 0)
+	} else {
+		t, err = x.t.CheckedView(x.t.Shape, x.t.Strides, x.t.Offset)
 	}
-	t, err := summarised(x.t, 0)
 	if err != nil {
+		// Released by another goroutine since String checked x.
+		if e := x.check("string"); e != nil {
+			return nil, e
+		}
 		return nil, located(err, "string")
 	}
 	return wrap(t), nil
@@ -142,7 +149,8 @@ func (x *Tensor) summary(summarise bool) (*Tensor, error) {
 // 2³⁰ elements in an expanded tensor, which no memory held).
 func summarised(t *dispatch.Tensor, d int) (*dispatch.Tensor, error) {
 	if d == len(t.Shape) {
-		return t.View(t.Shape, t.Strides, t.Offset), nil
+		// t may be x itself, which another goroutine may release.
+		return t.CheckedView(t.Shape, t.Strides, t.Offset)
 	}
 	n := t.Shape[d]
 	if n <= 2*printEdge {

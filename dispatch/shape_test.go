@@ -115,6 +115,32 @@ func TestViewsStayInStorage(t *testing.T) {
 	}
 }
 
+// countBuf counts its Frees.
+type countBuf struct{ frees int }
+
+func (b *countBuf) Free() { b.frees++ }
+
+// TestViewOfReleasedStorage: once every tensor on a storage is released
+// (another goroutine's Release, after the caller checked its tensor), no
+// view may count itself on it again: its buffer has gone back to the pool
+// for the next tensor, and the view's Release would free it a second time
+// (the pool then gives it to two tensors). CheckedView is an ErrReleased.
+func TestViewOfReleasedStorage(t *testing.T) {
+	b := &countBuf{}
+	x := dispatch.NewTensor(dispatch.Device{}, dispatch.Float64, []int{2}, b)
+	x.Release()
+	v, err := x.CheckedView([]int{2}, []int{1}, 0)
+	if v != nil {
+		v.Release()
+	}
+	if !errors.Is(err, dispatch.ErrReleased) {
+		t.Errorf("CheckedView of a released storage: %v, want an ErrReleased", err)
+	}
+	if b.frees != 1 {
+		t.Errorf("the buffer was freed %d times, want once", b.frees)
+	}
+}
+
 // TestEmptyCountsShape: an op result or an Empty whose sizes overflow is an
 // ErrShape error before anything is allocated.
 func TestEmptyCountsShape(t *testing.T) {

@@ -166,9 +166,12 @@ func newTensor(dev Device, dt DType, shape []int, n int, b Buffer) *Tensor {
 
 // View makes a tensor that shares t's storage with another layout, one
 // that lathe's own code knows to fit (the layout of a tensor that exists,
-// a test's). A layout that CheckedView refuses is a bug in lathe, and View
-// panics rather than let a kernel read or write outside the storage; the
-// view ops call CheckedView and return its error.
+// a test's), of a tensor whose storage the caller holds (an op's argument,
+// a result it has not released). A layout that CheckedView refuses is a
+// bug in lathe, and View panics rather than let a kernel read or write
+// outside the storage; the view ops call CheckedView and return its
+// error, as must a call that views a caller's tensor outside an op, which
+// another goroutine may release meanwhile.
 func (t *Tensor) View(shape, strides []int, offset int) *Tensor {
 	v, err := t.CheckedView(shape, strides, offset)
 	if err != nil {
@@ -181,12 +184,18 @@ func (t *Tensor) View(shape, strides []int, offset int) *Tensor {
 // (sizes, strides in elements, offset), or returns an ErrShape error where
 // no view of the storage may have it: one stride per size, sizes that
 // CheckedNumel accepts, and every element it addresses inside the storage.
-// An empty view addresses none, and its offset lies in [0, Len].
+// An empty view addresses none, and its offset lies in [0, Len]. A storage
+// that every tensor on it has released (on another goroutine, say, after
+// the caller checked t) is an ErrReleased: counting a view on it again
+// would bring back a buffer that the pool has handed on, and free it a
+// second time when the view went.
 func (t *Tensor) CheckedView(shape, strides []int, offset int) (*Tensor, error) {
 	if err := t.checkView(shape, strides, offset); err != nil {
 		return nil, err
 	}
-	t.Storage.retain()
+	if !t.Storage.tryRetain() {
+		return nil, releasedError("")
+	}
 	v := &Tensor{Shape: shape, Strides: strides, Offset: offset, DType: t.DType, Device: t.Device, Storage: t.Storage}
 	v.cleanup = runtime.AddCleanup(v, (*Storage).release, v.Storage)
 	return v, nil
