@@ -23,10 +23,11 @@ import (
 // recomputation reaches a tensor that requires a gradient and is not in
 // xs, or gives a result of another shape or dtype. A second derivative
 // through a checkpoint (CreateGraph) is an ErrGrad, as it is through
-// PyTorch's reentrant checkpoint. The recomputation replays the numbers
-// from a copy of the stream of its own, so other goroutines' draws (and
-// other checkpoints' recomputations) in the meantime neither shift its
-// numbers nor take them.
+// PyTorch's reentrant checkpoint. The first run notes where in the stream
+// each of its draws began, and the recomputation draws each again from
+// there, on a copy of the stream of its own, so other goroutines' draws
+// (and other checkpoints' recomputations), during the first run or after,
+// neither shift its numbers nor take them.
 func Checkpoint(f func(xs ...*Tensor) *Tensor, xs ...*Tensor) *Tensor {
 	if f == nil {
 		return failed(errorf("checkpoint", ErrValue, "f", "is nil", "pass the function to checkpoint"))
@@ -45,7 +46,7 @@ func Checkpoint(f func(xs ...*Tensor) *Tensor, xs ...*Tensor) *Tensor {
 	// would come back float32.
 	cast := AutocastDType()
 	var y *Tensor
-	NoGrad(func() { y = f(xs...) })
+	draws := recordDraws(func() { NoGrad(func() { y = f(xs...) }) })
 	if err := checkResult(y); err != nil {
 		return failed(err)
 	}
@@ -65,7 +66,7 @@ func Checkpoint(f func(xs ...*Tensor) *Tensor, xs ...*Tensor) *Tensor {
 		pushAutocast(id, cast)
 		defer popAutocast(id)
 		var r *Tensor
-		withStream(stream, func() { r = f(args...) })
+		replayDraws(stream, draws, func() { r = f(args...) })
 		if err := checkResult(r); err != nil {
 			return nil, err
 		}

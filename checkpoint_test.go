@@ -334,3 +334,72 @@ func TestCheckpointReplayConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckpointForwardConcurrent: checkpointed dropout blocks whose
+// forward passes run in many goroutines at once, while others draw from
+// the random stream, recompute the masks their forward passes drew. f sums
+// dropouts of x = 1 (one of them through a checkpoint nested in f), so its
+// output is also its gradient. The checkpoint kept only where the stream
+// was when its forward began, and the recomputation drew on from there:
+// a draw of another goroutine's in between (after the checkpoint began,
+// before its dropout drew) went into the recomputation's masks.
+func TestCheckpointForwardConcurrent(t *testing.T) {
+	const workers, n = 6, 1 << 10
+	inner := func(xs ...*Tensor) *Tensor { return xs[0].Dropout(0.5, true).Add(xs[0].Dropout(0.5, true)) }
+	f := func(xs ...*Tensor) *Tensor {
+		h := xs[0].Dropout(0.5, true)
+		for range 3 {
+			h = h.Add(xs[0].Dropout(0.5, true))
+		}
+		return h.Add(Checkpoint(inner, xs[0]))
+	}
+	Seed(23)
+	stop := make(chan struct{})
+	var noise, passes sync.WaitGroup
+	for range 2 { // other goroutines' draws during the forward passes and recomputations
+		noise.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					Ones(CPU, Float32, 64).Dropout(0.5, true).Release()
+				}
+			}
+		})
+	}
+	xs := make([]*Tensor, workers)
+	want := make([][]float32, workers)
+	errs := make([]error, workers)
+	for i := range xs {
+		passes.Go(func() {
+			for range 3 {
+				xs[i] = Ones(CPU, Float32, n).RequireGrad()
+				y := Checkpoint(f, xs[i])
+				if want[i], errs[i] = y.Float32s(); errs[i] != nil {
+					return
+				}
+				if errs[i] = y.Sum().Backward(); errs[i] != nil {
+					return
+				}
+				got, err := xs[i].Grad().Float32s()
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				if !slices.Equal(got, want[i]) {
+					errs[i] = errors.New("the gradient is not that of the masks the forward pass drew")
+					return
+				}
+			}
+		})
+	}
+	passes.Wait()
+	close(stop)
+	noise.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("worker %d: %v", i, err)
+		}
+	}
+}

@@ -23,42 +23,83 @@ var (
 	mainRNG = rand.New(mainPCG) // math/rand/v2's Rand keeps no state of its own: the PCG is the whole stream
 )
 
-// A checkpoint's recomputation draws its numbers again from a copy of the
-// stream where its first run drew them (withStream), on its goroutine
-// alone: putting the process's stream back there instead made every other
-// goroutine's draws in the meantime (another recomputation's, a forward
-// pass's dropout) come from, and shift, the replayed numbers, so that
-// concurrent checkpointed passes got gradients of masks they never drew.
-// The copies are kept by goroutine id, as Autocast's dtypes are, and
-// looked up only while one exists.
+// A checkpoint's recomputation draws its numbers again from where its
+// first run drew them, on its goroutine alone. The first run records,
+// for each draw it makes, the position of the stream the draw began at
+// (recordDraws), and the recomputation draws each of its draws from a
+// copy of the stream put at the next recorded position (replayDraws).
+// Keeping only the position where the first run began, and drawing on
+// from it, gave the recomputation the numbers that another goroutine drew
+// in between (a forward pass's dropout, which drew after the checkpoint
+// began and before its own dropout did): its gradients were those of
+// masks it never drew. Putting the process's stream back there instead
+// made every other goroutine's draws come from, and shift, the replayed
+// numbers. The records are kept by goroutine id, as Autocast's dtypes
+// are, and looked up only while one exists.
 var (
 	replayActive atomic.Int64
 	replayMu     sync.Mutex
 	replays      = map[uint64]*replay{}
 )
 
+// A replay is a goroutine's record of a checkpoint's first run (pcg nil)
+// or the copy of the stream its recomputation draws from. parent is what
+// the goroutine drew from outside it: a checkpoint inside another's first
+// run records into both, and one inside a recomputation records the
+// positions of the outer replay's copy.
 type replay struct {
-	pcg *rand.PCG
-	rng *rand.Rand
+	pcg    *rand.PCG // the recomputation's copy; nil while recording
+	rng    *rand.Rand
+	parent *replay
+	log    []rand.PCG // recording: where each draw began; replaying: where each is to begin
+	next   int        // replaying: log's next entry
 }
 
-// pcg is the stream the calling goroutine draws from: its replay's, or
-// the process's. rngMu must be held (a replay is its goroutine's alone,
+// source is the stream that draws under r come from. rngMu must be held.
+func (r *replay) source() (*rand.PCG, *rand.Rand) {
+	switch {
+	case r == nil:
+		return mainPCG, mainRNG
+	case r.pcg == nil:
+		return r.parent.source()
+	}
+	return r.pcg, r.rng
+}
+
+// begin marks the start of one draw under r: a recording notes where
+// the draw begins, a replay puts its copy where the first run's draw
+// began. rngMu must be held.
+func (r *replay) begin() {
+	switch {
+	case r == nil:
+	case r.pcg == nil:
+		r.parent.begin()
+		p, _ := r.parent.source()
+		r.log = append(r.log, *p)
+	case r.next < len(r.log):
+		*r.pcg = r.log[r.next]
+		r.next++
+	}
+}
+
+// pcg is the stream the calling goroutine draws from: its replay's copy,
+// or the process's. rngMu must be held (a replay is its goroutine's alone,
 // but the process's stream is shared).
 func pcg() *rand.PCG {
-	if r := replayOf(); r != nil {
-		return r.pcg
-	}
-	return mainPCG
+	p, _ := replayOf().source()
+	return p
 }
 
 // rng is pcg's Rand.
 func rng() *rand.Rand {
-	if r := replayOf(); r != nil {
-		return r.rng
-	}
-	return mainRNG
+	_, r := replayOf().source()
+	return r
 }
+
+// beginDraw marks the start of one draw (one call's values, taken with
+// rngMu held from first to last) for a checkpoint of the calling goroutine
+// that records or replays. rngMu must be held.
+func beginDraw() { replayOf().begin() }
 
 func replayOf() *replay {
 	if replayActive.Load() == 0 {
@@ -70,26 +111,42 @@ func replayOf() *replay {
 	return replays[id]
 }
 
-// withStream runs f with the calling goroutine drawing from a copy of the
-// stream at s (Checkpoint's recomputation), leaving the process's stream
-// and other goroutines' draws alone. Goroutines that f starts draw from
+// recordDraws runs f and returns where each of the calling goroutine's
+// draws in it began, for replayDraws. Goroutines that f starts draw as
+// usual, unrecorded.
+func recordDraws(f func()) []rand.PCG {
+	r := &replay{}
+	withReplay(r, f)
+	return r.log
+}
+
+// replayDraws runs f with the calling goroutine's draws coming from a copy
+// of the stream put, for each draw in turn, where log says (a checkpoint's
+// first run's draws, recordDraws), and from start where f draws before
+// Seed or more than the log holds. The process's stream and other
+// goroutines' draws are left alone. Goroutines that f starts draw from
 // the process's stream.
-func withStream(s rand.PCG, f func()) {
-	id := goid.Current()
+func replayDraws(start rand.PCG, log []rand.PCG, f func()) {
 	p := new(rand.PCG)
-	*p = s
+	*p = start
+	withReplay(&replay{pcg: p, rng: rand.New(p), log: log}, f)
+}
+
+// withReplay runs f with r as the calling goroutine's replay.
+func withReplay(r *replay, f func()) {
+	id := goid.Current()
 	replayMu.Lock()
-	prev := replays[id]
-	replays[id] = &replay{pcg: p, rng: rand.New(p)}
+	r.parent = replays[id]
+	replays[id] = r
 	replayMu.Unlock()
 	replayActive.Add(1)
 	defer func() {
 		replayActive.Add(-1)
 		replayMu.Lock()
-		if prev == nil {
+		if r.parent == nil {
 			delete(replays, id)
 		} else {
-			replays[id] = prev
+			replays[id] = r.parent
 		}
 		replayMu.Unlock()
 	}()
@@ -107,7 +164,7 @@ func Seed(seed uint64) {
 }
 
 // rngState is the position of the stream the calling goroutine draws
-// from, for Checkpoint to draw the same numbers again (withStream).
+// from, for Checkpoint to draw the same numbers again (replayDraws starts there).
 func rngState() rand.PCG {
 	rngMu.Lock()
 	defer rngMu.Unlock()
@@ -131,6 +188,7 @@ func setRNGState(s rand.PCG) {
 func drawAndUpload(op string, dev Device, dt DType, shape []int, draw func(r *rand.Rand) any) *Tensor {
 	rngMu.Lock()
 	defer rngMu.Unlock()
+	beginDraw()
 	p := pcg()
 	saved := *p
 	t, err := dispatch.Upload(dev, draw(rng()), dt, shape)
@@ -149,6 +207,7 @@ func drawAndUpload(op string, dev Device, dt DType, shape []int, draw func(r *ra
 // put-back would hand the same words again.
 func keyed(op func(key uint64) *Tensor) *Tensor {
 	rngMu.Lock()
+	beginDraw()
 	p := pcg()
 	saved := *p
 	key := p.Uint64()
@@ -177,6 +236,7 @@ func drawFloats[T float32 | float64](op string, dev Device, dt DType, shape []in
 		return failed(err) // having drawn nothing
 	case t != nil:
 		rngMu.Lock()
+		beginDraw()
 		fill(data.([]T))
 		rngMu.Unlock()
 		return wrap(t)
