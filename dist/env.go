@@ -44,7 +44,7 @@ func Env() (Environment, error) {
 			intVar("OMPI_COMM_WORLD_RANK", &e.Rank, 0, true),
 			intVar("OMPI_COMM_WORLD_SIZE", &e.Size, 1, true),
 			intVar("OMPI_COMM_WORLD_LOCAL_RANK", &e.LocalRank, e.Rank, false))
-		return e, firstErr(err, e.check("OMPI_COMM_WORLD_RANK"))
+		return e, firstErr(err, e.check("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"))
 	}
 	if _, ok := os.LookupEnv("RANK"); ok {
 		e := Environment{Launcher: TorchRun, MasterAddr: os.Getenv("MASTER_ADDR")}
@@ -60,21 +60,23 @@ func Env() (Environment, error) {
 		if err == nil && (e.MasterPort <= 0 || e.MasterPort > 65535) {
 			err = envError("MASTER_PORT", "is "+strconv.Itoa(e.MasterPort)+", not a port", "set a port between 1 and 65535")
 		}
-		return e, firstErr(err, e.check("RANK"))
+		return e, firstErr(err, e.check("RANK", "WORLD_SIZE", "LOCAL_RANK"))
 	}
 	return Environment{Launcher: Alone, Size: 1}, nil
 }
 
-func (e Environment) check(rankVar string) error {
+// check checks the numbers the launcher's variables gave, naming the
+// variable at fault.
+func (e Environment) check(rankVar, sizeVar, localVar string) error {
 	if e.Size < 1 {
-		return envError(rankVar, "is with a job size of "+strconv.Itoa(e.Size), "the job size is at least 1")
+		return envError(sizeVar, "is "+strconv.Itoa(e.Size)+", but a job has at least one process", "set it to the number of processes")
 	}
 	if e.Rank < 0 || e.Rank >= e.Size {
 		return envError(rankVar, "is "+strconv.Itoa(e.Rank)+", outside the job of "+strconv.Itoa(e.Size),
 			"a rank is at least 0 and below the job size")
 	}
 	if e.LocalRank < 0 {
-		return envError("LOCAL_RANK", "is "+strconv.Itoa(e.LocalRank), "a local rank is at least 0")
+		return envError(localVar, "is "+strconv.Itoa(e.LocalRank), "a local rank is at least 0")
 	}
 	return nil
 }
@@ -92,7 +94,7 @@ func intVar(name string, dst *int, def int, required bool) error {
 	}
 	v, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil {
-		return envError(name, "is "+strconv.Quote(s)+", not a whole number", "")
+		return envError(name, "is "+strconv.Quote(s)+", not a whole number", "set it to a whole number, or let mpirun or torchrun set it")
 	}
 	*dst = v
 	return nil

@@ -40,23 +40,25 @@ func TestEnv(t *testing.T) {
 		env  map[string]string
 		want Environment
 		kind error
+		arg  string // the variable a refusal names
 	}{
-		{"alone", nil, Environment{Launcher: Alone, Size: 1}, nil},
+		{"alone", nil, Environment{Launcher: Alone, Size: 1}, nil, ""},
 		{"mpirun", map[string]string{"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "4", "OMPI_COMM_WORLD_LOCAL_RANK": "1"},
-			Environment{Launcher: MPIRun, Rank: 1, Size: 4, LocalRank: 1}, nil},
+			Environment{Launcher: MPIRun, Rank: 1, Size: 4, LocalRank: 1}, nil, ""},
 		{"torchrun", map[string]string{"RANK": "3", "WORLD_SIZE": "8", "LOCAL_RANK": "3", "MASTER_ADDR": "node0", "MASTER_PORT": "29400"},
-			Environment{Launcher: TorchRun, Rank: 3, Size: 8, LocalRank: 3, MasterAddr: "node0", MasterPort: 29400}, nil},
+			Environment{Launcher: TorchRun, Rank: 3, Size: 8, LocalRank: 3, MasterAddr: "node0", MasterPort: 29400}, nil, ""},
 		{"torchrun/default-port", map[string]string{"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1"},
-			Environment{Launcher: TorchRun, Rank: 0, Size: 2, MasterAddr: "127.0.0.1", MasterPort: 29500}, nil},
+			Environment{Launcher: TorchRun, Rank: 0, Size: 2, MasterAddr: "127.0.0.1", MasterPort: 29500}, nil, ""},
 		{"mpirun-first", map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2", "RANK": "5"},
-			Environment{Launcher: MPIRun, Rank: 0, Size: 2}, nil},
-		{"bad/rank-word", map[string]string{"RANK": "one", "WORLD_SIZE": "2", "MASTER_ADDR": "x"}, Environment{}, lathe.ErrValue},
-		{"bad/rank-past-size", map[string]string{"OMPI_COMM_WORLD_RANK": "2", "OMPI_COMM_WORLD_SIZE": "2"}, Environment{}, lathe.ErrValue},
-		{"bad/negative-rank", map[string]string{"RANK": "-1", "WORLD_SIZE": "2", "MASTER_ADDR": "x"}, Environment{}, lathe.ErrValue},
-		{"bad/zero-size", map[string]string{"RANK": "0", "WORLD_SIZE": "0"}, Environment{}, lathe.ErrValue},
-		{"bad/no-size", map[string]string{"RANK": "0"}, Environment{}, lathe.ErrValue},
-		{"bad/no-master", map[string]string{"RANK": "0", "WORLD_SIZE": "2"}, Environment{}, lathe.ErrValue},
-		{"bad/port", map[string]string{"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "x", "MASTER_PORT": "70000"}, Environment{}, lathe.ErrValue},
+			Environment{Launcher: MPIRun, Rank: 0, Size: 2}, nil, ""},
+		{"bad/rank-word", map[string]string{"RANK": "one", "WORLD_SIZE": "2", "MASTER_ADDR": "x"}, Environment{}, lathe.ErrValue, "$RANK"},
+		{"bad/rank-past-size", map[string]string{"OMPI_COMM_WORLD_RANK": "2", "OMPI_COMM_WORLD_SIZE": "2"}, Environment{}, lathe.ErrValue, "$OMPI_COMM_WORLD_RANK"},
+		{"bad/mpi-local-rank", map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_LOCAL_RANK": "-1"}, Environment{}, lathe.ErrValue, "$OMPI_COMM_WORLD_LOCAL_RANK"},
+		{"bad/negative-rank", map[string]string{"RANK": "-1", "WORLD_SIZE": "2", "MASTER_ADDR": "x"}, Environment{}, lathe.ErrValue, "$RANK"},
+		{"bad/zero-size", map[string]string{"RANK": "0", "WORLD_SIZE": "0"}, Environment{}, lathe.ErrValue, "$WORLD_SIZE"},
+		{"bad/no-size", map[string]string{"RANK": "0"}, Environment{}, lathe.ErrValue, "$WORLD_SIZE"},
+		{"bad/no-master", map[string]string{"RANK": "0", "WORLD_SIZE": "2"}, Environment{}, lathe.ErrValue, "$MASTER_ADDR"},
+		{"bad/port", map[string]string{"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "x", "MASTER_PORT": "70000"}, Environment{}, lathe.ErrValue, "$MASTER_PORT"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -66,8 +68,9 @@ func TestEnv(t *testing.T) {
 			}
 			got, err := Env()
 			if c.kind != nil {
-				if !errors.Is(err, c.kind) {
-					t.Fatalf("Env() = %+v, %v; want a %v", got, err, c.kind)
+				var e *lathe.Error
+				if !errors.Is(err, c.kind) || !errors.As(err, &e) || e.Arg != c.arg || e.Fix == "" {
+					t.Fatalf("Env() = %+v, %v; want a %v naming %s, with a fix", got, err, c.kind, c.arg)
 				}
 				return
 			}
