@@ -300,27 +300,14 @@ func TestCheckpointReplayConcurrent(t *testing.T) {
 		}
 		losses[i] = y.Sum()
 	}
-	stop := make(chan struct{})
-	var noise, passes sync.WaitGroup
-	for range 2 { // other goroutines' draws during the recomputations
-		noise.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-					Ones(CPU, Float32, 64).Dropout(0.5, true).Release()
-				}
-			}
-		})
-	}
+	stopDraws := drawElsewhere(2) // other goroutines' draws during the recomputations
+	var passes sync.WaitGroup
 	errs := make([]error, workers)
 	for i := range losses {
 		passes.Go(func() { errs[i] = losses[i].Backward() })
 	}
 	passes.Wait()
-	close(stop)
-	noise.Wait()
+	stopDraws()
 	for i := range xs {
 		if errs[i] != nil {
 			t.Fatalf("worker %d: %v", i, errs[i])
@@ -354,20 +341,8 @@ func TestCheckpointForwardConcurrent(t *testing.T) {
 		return h.Add(Checkpoint(inner, xs[0]))
 	}
 	Seed(23)
-	stop := make(chan struct{})
-	var noise, passes sync.WaitGroup
-	for range 2 { // other goroutines' draws during the forward passes and recomputations
-		noise.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-					Ones(CPU, Float32, 64).Dropout(0.5, true).Release()
-				}
-			}
-		})
-	}
+	stopDraws := drawElsewhere(2) // other goroutines' draws during the forward passes and recomputations
+	var passes sync.WaitGroup
 	xs := make([]*Tensor, workers)
 	want := make([][]float32, workers)
 	errs := make([]error, workers)
@@ -395,11 +370,31 @@ func TestCheckpointForwardConcurrent(t *testing.T) {
 		})
 	}
 	passes.Wait()
-	close(stop)
-	noise.Wait()
+	stopDraws()
 	for i, err := range errs {
 		if err != nil {
 			t.Errorf("worker %d: %v", i, err)
 		}
 	}
+}
+
+// drawElsewhere starts n goroutines that draw dropout masks from the
+// random stream until the function it returns is called, which waits for
+// them.
+func drawElsewhere(n int) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					Ones(CPU, Float32, 64).Dropout(0.5, true).Release()
+				}
+			}
+		})
+	}
+	return func() { close(done); wg.Wait() }
 }

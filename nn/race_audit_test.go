@@ -31,6 +31,23 @@ func within(t *testing.T, d time.Duration, f func()) {
 	}
 }
 
+// squareSteps trains m for n steps on the sum of squares of its output
+// for x, reporting a failed step on t.
+func squareSteps(t *testing.T, m nn.Module, opt nn.Optimizer, x *lathe.Tensor, n int) {
+	t.Helper()
+	for range n {
+		opt.ZeroGrad()
+		if err := m.Forward(x).Square().Sum().Backward(); err != nil {
+			t.Error(err)
+			return
+		}
+		if err := opt.Step(); err != nil {
+			t.Error(err)
+			return
+		}
+	}
+}
+
 func maxDiff(a, b []float32) float64 {
 	if len(a) != len(b) {
 		return 1e30
@@ -229,17 +246,7 @@ func TestRaceAuditStepWhileReading(t *testing.T) {
 					}
 				}
 			})
-			for range 10 {
-				opt.ZeroGrad()
-				if err := m.Forward(x).Square().Sum().Backward(); err != nil {
-					t.Error(err)
-					break
-				}
-				if err := opt.Step(); err != nil {
-					t.Error(err)
-					break
-				}
-			}
+			squareSteps(t, m, opt, x, 10)
 			close(stop)
 			wg.Wait()
 			if readErr != nil {
@@ -420,17 +427,7 @@ func TestRaceAuditReadDuringStep(t *testing.T) {
 					}
 				}
 			})
-			for range 50 {
-				opt.ZeroGrad()
-				if err := m.Forward(x).Square().Sum().Backward(); err != nil {
-					t.Error(err)
-					break
-				}
-				if err := opt.Step(); err != nil {
-					t.Error(err)
-					break
-				}
-			}
+			squareSteps(t, m, opt, x, 50)
 			close(stop)
 			wg.Wait()
 			if readErr != nil {
