@@ -87,7 +87,7 @@ func (x *Tensor) Detach() *Tensor {
 	if err := x.check("detach"); err != nil {
 		return failed(err)
 	}
-	// autodiff.Detach's view, made where x's storage is still there:
+	// A view of x's layout, made where x's storage is still there:
 	// another goroutine may release x after the check.
 	d, err := x.t.CheckedView(x.t.Shape, x.t.Strides, x.t.Offset)
 	if err != nil {

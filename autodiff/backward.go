@@ -188,7 +188,7 @@ func run(op string, root *dispatch.Tensor, targets []*dispatch.Tensor, o Options
 	if o.Err != nil {
 		return pass{}, o.Err
 	}
-	if root == nil {
+	if missing(root) {
 		return pass{}, gradError(op, "has no result to differentiate", "")
 	}
 	if root.Released() {

@@ -22,13 +22,17 @@ type Recompute func(in []*dispatch.Tensor) (*dispatch.Tensor, error)
 // (activation checkpointing): the backward pass calls recompute on in and
 // differentiates what it gives. out must be a handle that no op recorded
 // (a fresh view of the function's result). Nothing is recorded when
-// recording is off or no input requires a gradient.
+// recording is off, no input requires a gradient, or out, an input or
+// recompute is nil.
 func Checkpoint(in []*dispatch.Tensor, out *dispatch.Tensor, recompute Recompute) {
 	need := false
 	for _, t := range in {
+		if t == nil {
+			return
+		}
 		need = need || t.RequiresGrad.Load()
 	}
-	if !need || !out.DType.IsFloat() || !GradEnabled() {
+	if !need || out == nil || recompute == nil || !out.DType.IsFloat() || !GradEnabled() {
 		return
 	}
 	r := newRecorded(checkpointOp, in, out, recompute)
@@ -69,7 +73,7 @@ func checkpointRule(b *builder, n *Node, g *T) []*T {
 			continue
 		}
 		if !IsLeaf(t) {
-			d := Detach(t)
+			d := detach(t)
 			detached = append(detached, d)
 			if b.err = RequireGrad(d); b.err != nil {
 				return nil

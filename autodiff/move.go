@@ -16,9 +16,10 @@ type Move func(g *T) (*T, error)
 
 // Moved records out as in copied onto another device, so that the
 // gradient flows back across the copy, as through torch's .to(device).
-// Nothing is recorded when recording is off or in requires no gradient.
+// Nothing is recorded when recording is off, in requires no gradient, or
+// in, out or move is nil.
 func Moved(in, out *T, move Move) {
-	if !in.RequiresGrad.Load() || !out.DType.IsFloat() || !GradEnabled() {
+	if in == nil || out == nil || move == nil || !in.RequiresGrad.Load() || !out.DType.IsFloat() || !GradEnabled() {
 		return
 	}
 	r := newRecorded(moveOp, []*T{in}, out, move)

@@ -91,13 +91,13 @@ func (b *builder) gridSampling(x, grid *T, a ops.GridSample) *gridSampling {
 		if b.err != nil {
 			return s
 		}
-		c0, slope := b.gridSource(Detach(gj), sizes[j], k, a)
+		c0, slope := b.gridSource(detach(gj), sizes[j], k, a)
 		s.slopes = append(s.slopes, slope)
 		// A non-finite grid value stays out of slope·grid (0·Inf is NaN):
 		// its coordinate is c0 alone.
-		finite := b.cmpScalar(ops.Lt, b.unary(ops.Abs, Detach(gj)), math.Inf(1))
+		finite := b.cmpScalar(ops.Lt, b.unary(ops.Abs, detach(gj)), math.Inf(1))
 		gj = b.where(finite, gj, b.scalar(gj, 0))
-		coord[j] = b.add(b.mul(slope, gj), b.sub(c0, b.mul(slope, Detach(gj))))
+		coord[j] = b.add(b.mul(slope, gj), b.sub(c0, b.mul(slope, detach(gj))))
 		if a.Mode == ops.GridNearest {
 			pixel[j] = b.nearestPixel(c0, k)
 		} else {

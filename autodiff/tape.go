@@ -116,14 +116,17 @@ func newRecorded(op *dispatch.Schema, in []*dispatch.Tensor, out *dispatch.Tenso
 // ReleaseWith hands t to the node that made out, to be released when a
 // backward pass frees that node (one without RetainGraph or CreateGraph),
 // after every rule of the pass has run. It reports false where out was not
-// recorded, or its graph is already freed: t is then the caller's to
-// release. Calls from several goroutines, and a pass freeing the node at
+// recorded, or its graph is already freed, or t is nil: t is then the
+// caller's to release. Calls from several goroutines, and a pass freeing the node at
 // the same time, are safe. It is for a tensor that
 // only out's op consumed and nobody else holds, such as the product inside
 // a composite Linear before its bias: PyTorch frees such a tensor with its
 // graph by reference counting, and without this it waits for Go's garbage
 // collector, so that every step of a training loop takes new memory.
 func ReleaseWith(out, t *dispatch.Tensor) bool {
+	if t == nil {
+		return false
+	}
 	m := metaOf(out)
 	if m == nil || m.node == nil {
 		return false
@@ -138,7 +141,20 @@ func ReleaseWith(out, t *dispatch.Tensor) bool {
 	return true
 }
 
+// missing reports a tensor that is not one: nil, or a zero
+// dispatch.Tensor with no storage.
+func missing(t *dispatch.Tensor) bool { return t == nil || t.Storage == nil }
+
+// missingError is the error of op's argument arg that is missing.
+func missingError(op, arg string) *dispatch.Error {
+	return &dispatch.Error{Kind: dispatch.ErrValue, Op: op, Arg: arg, Detail: "is nil or has no storage",
+		Fix: "pass a tensor made by a lathe constructor"}
+}
+
 func metaOf(t *dispatch.Tensor) *meta {
+	if t == nil {
+		return nil
+	}
 	m, _ := t.Autograd.(*meta)
 	return m
 }
@@ -152,6 +168,9 @@ var leafMu sync.Mutex
 // to); marking is serialised and the flag that ops read is atomic, so
 // goroutines may mark a tensor they share while others run ops on it.
 func RequireGrad(t *dispatch.Tensor) error {
+	if missing(t) {
+		return missingError("require_grad", "t")
+	}
 	if !t.DType.IsFloat() {
 		return &dispatch.Error{Kind: dispatch.ErrGrad, Op: "require_grad", Detail: "cannot take a gradient of a " + t.DType.String() + " tensor",
 			Fix: "only float tensors have gradients: cast it with .Cast(lathe.Float32)"}
@@ -185,13 +204,16 @@ func leafMetaLocked(t *dispatch.Tensor) *meta {
 	return m
 }
 
-// IsLeaf reports whether t was made by no recorded op.
+// IsLeaf reports whether t was made by no recorded op (false for nil).
 func IsLeaf(t *dispatch.Tensor) bool {
+	if t == nil {
+		return false
+	}
 	m := metaOf(t)
 	return m == nil || m.node == nil
 }
 
-// Grad returns a leaf's accumulated gradient, or nil.
+// Grad returns a leaf's accumulated gradient, or nil (for a nil t too).
 func Grad(t *dispatch.Tensor) *dispatch.Tensor {
 	m := metaOf(t)
 	if m == nil {
@@ -203,7 +225,7 @@ func Grad(t *dispatch.Tensor) *dispatch.Tensor {
 }
 
 // ZeroGrad forgets a leaf's accumulated gradient, releasing it unless it
-// is part of a recorded graph.
+// is part of a recorded graph. It does nothing to a nil t.
 func ZeroGrad(t *dispatch.Tensor) {
 	if m := metaOf(t); m != nil {
 		m.mu.Lock()
@@ -227,10 +249,10 @@ func (m *meta) setGrad(g *dispatch.Tensor, owned bool) {
 // tensor) t's gradient: a leaf's before it is accumulated, a recorded
 // op's result's before the op's rule passes it on. It reports false, and
 // adds nothing, for a tensor that no backward pass reaches (one that
-// requires no gradient).
+// requires no gradient, or nil) and for a nil hook.
 func OnGrad(t *dispatch.Tensor, hook Hook) bool {
 	m := metaOf(t)
-	if m == nil {
+	if m == nil || hook == nil {
 		return false
 	}
 	m.mu.Lock()
@@ -246,8 +268,9 @@ func (m *meta) hooksOf() []Hook {
 	return m.hooks
 }
 
-// Detach returns a view of t's data that is not part of any graph.
-func Detach(t *dispatch.Tensor) *dispatch.Tensor {
+// detach returns a view of t's data that is not part of any graph. t is
+// an input of a node being differentiated, which the node holds live.
+func detach(t *dispatch.Tensor) *dispatch.Tensor {
 	return t.View(t.Shape, t.Strides, t.Offset)
 }
 
@@ -255,6 +278,9 @@ func Detach(t *dispatch.Tensor) *dispatch.Tensor {
 // assigning torch's x.grad does; optimizers and gradient clipping use it. g
 // must be live and have t's device, dtype and shape.
 func SetGrad(t, g *dispatch.Tensor) error {
+	if missing(t) {
+		return missingError("set_grad", "t")
+	}
 	if !IsLeaf(t) || !t.RequiresGrad.Load() {
 		return &dispatch.Error{Kind: dispatch.ErrGrad, Op: "set_grad", Detail: "needs a leaf that requires a gradient",
 			Fix: "call RequireGrad on the tensor first; only leaves keep a gradient"}
