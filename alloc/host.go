@@ -61,7 +61,8 @@ func HostTotal() int64 { return hostTotal() }
 // ParseBytes reads a byte count as people write it, for the variables that
 // set a device's memory: "17179869184", "16GiB", "16 GiB", "512MiB",
 // "1.5G" (K, M, G, T and their KiB forms are powers of 1024; KB, MB, GB,
-// TB powers of 1000).
+// TB powers of 1000). Its errors say what is wrong; the caller, who knows
+// where the text came from, says how to fix it (ByteCountFix).
 func ParseBytes(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' && r != 'e' && r != 'E' && r != '+' })
@@ -71,7 +72,7 @@ func ParseBytes(s string) (int64, error) {
 	}
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-		return 0, fmt.Errorf("%q is not a byte count (write it as 16GiB, 512MiB or a number of bytes)", s)
+		return 0, fmt.Errorf("%q is not a byte count", s)
 	}
 	scale := map[string]float64{
 		"": 1, "B": 1,
@@ -79,10 +80,13 @@ func ParseBytes(s string) (int64, error) {
 		"KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
 	}[strings.ToUpper(unit)]
 	if scale == 0 {
-		return 0, fmt.Errorf("%q is not a byte count: unknown unit %q (use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)", s, unit)
+		return 0, fmt.Errorf("%q is not a byte count: %q is no unit", s, unit)
 	}
 	if v*scale >= math.MaxInt64 {
 		return 0, fmt.Errorf("%q is more bytes than an int64 holds", s)
 	}
 	return int64(v * scale), nil
 }
+
+// ByteCountFix is how to write what ParseBytes reads.
+const ByteCountFix = "write it as 16GiB, 512MiB or a number of bytes (the units: B, KiB, MiB, GiB, TiB, and KB, MB, GB, TB in powers of 1000)"

@@ -154,7 +154,7 @@ var memoryLimit = sync.OnceValues(func() (int64, error) {
 		n, err := alloc.ParseBytes(v)
 		if err != nil {
 			return 0, &dispatch.Error{Kind: dispatch.ErrValue, Detail: "LATHE_CPU_MEMORY: " + err.Error(),
-				Fix: "set LATHE_CPU_MEMORY to the memory the cpu device may use, such as 16GiB, or unset it to use the machine's"}
+				Fix: "set LATHE_CPU_MEMORY to the memory the cpu device may use (" + alloc.ByteCountFix + "), or unset it to use the machine's"}
 		}
 		return n, nil
 	}

@@ -131,7 +131,9 @@ func TestCPUMemoryVariable(t *testing.T) {
 	}
 	for _, c := range []struct{ env, want string }{
 		{"64MiB", "asked for 100.0 MiB; tensors hold 0 B and lathe reserves 0 B in all; the device has 64.0 MiB free of 64.0 MiB"},
-		{"16 parsecs", `LATHE_CPU_MEMORY: "16 parsecs" is not a byte count`},
+		// What is wrong, then one fix.
+		{"16 parsecs", `LATHE_CPU_MEMORY: "16 parsecs" is not a byte count: "parsecs" is no unit (set LATHE_CPU_MEMORY to the memory the cpu device may use (write it as 16GiB`},
+		{"bogus", `LATHE_CPU_MEMORY: "bogus" is not a byte count (set LATHE_CPU_MEMORY`},
 		{"1TiB", "RESULT <nil>"},
 	} {
 		out, err := testenv.RunChild("TestCPUMemoryVariable", "LATHE_CPU_MEMORY_CHILD=1", "LATHE_CPU_MEMORY="+c.env)
