@@ -1,6 +1,7 @@
 package lathe
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -106,4 +107,66 @@ func TestNormOverflowGradient(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestLayerNormLargeMean: layer norm of rows whose mean is far larger than
+// their spread (1e8 + multiples of 8, each exact in float32), forward and
+// every gradient, against the same inputs in float64. wgpu's kernel took x
+// - mean with the mean rounded to float32, a multiple of 8 here: y was
+// [0, 0.48, -0.48, ...] for [-0.46, 0.07, -0.99, ...]. PyTorch 1.13's own
+// float32 kernel rounds the same way (torch.layer_norm of the first row
+// gives 0.108 for -0.461), so the reference is float64. [3, 8] takes an
+// invocation per row, [2, 300] a workgroup.
+func TestLayerNormLargeMean(t *testing.T) {
+	devs := biDevices(t)
+	for _, shape := range [][2]int{{3, 8}, {2, 300}} {
+		rows, d := shape[0], shape[1]
+		xs := make([]float64, rows*d)
+		for i := range xs {
+			xs[i] = 1e8 + 8*float64((i*37)%11-4)
+		}
+		want := layerNormParts(t, CPU, Float64, xs, rows, d)
+		for _, dev := range devs {
+			t.Run(fmt.Sprintf("%s/%dx%d", dev, rows, d), func(t *testing.T) {
+				got := layerNormParts(t, dev, Float32, xs, rows, d)
+				for part, w := range want {
+					for i := range w {
+						if !numClose(got[part][i], w[i], 1e-4, 1) {
+							t.Errorf("[%d, %d] %s[%d] = %.6g, want %.6g", rows, d, []string{"y", "dx", "dw", "db"}[part], i, got[part][i], w[i])
+							break
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// layerNormParts is layer norm of xs as [rows, d] in dt on dev, with a
+// weight and bias, and its gradients for a fixed weighting of y: y, dx, dw
+// and db as float64s.
+func layerNormParts(t *testing.T, dev Device, dt DType, xs []float64, rows, d int) [4][]float64 {
+	t.Helper()
+	ws, bs, gs := make([]float64, d), make([]float64, d), make([]float64, rows*d)
+	for j := range ws {
+		ws[j], bs[j] = 1+float64(j%5)/4, float64(j%3)/2
+	}
+	for i := range gs {
+		gs[i] = float64(i%7) - 3
+	}
+	// Made in float64 on the cpu, then cast and moved: wgpu has no float64.
+	on := func(v []float64, shape ...int) *Tensor { return FromSlice(CPU, v, shape...).Cast(dt).To(dev) }
+	x, w, b := on(xs, rows, d).RequireGrad(), on(ws, d).RequireGrad(), on(bs, d).RequireGrad()
+	y := x.LayerNorm([]int{d}, w, b, 1e-5)
+	grads, err := Grad(y.Mul(on(gs, rows, d)).Sum(), []*Tensor{x, w, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [4][]float64
+	for i, r := range append([]*Tensor{y}, grads...) {
+		if out[i], err = r.To(CPU).Cast(Float64).Float64s(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }

@@ -11,7 +11,7 @@ import (
 // The fused layer norm (layernorm.wgsl): the forward, one workgroup per
 // row (an invocation per row for rows of at most perItemLen values); the
 // backward in two kernels, dx per row (which leaves each row's
-// mean and rstd in a scratch buffer) and then dw and db per column. Inputs
+// statistics in a scratch buffer) and then dw and db per column. Inputs
 // are read through their strides.
 
 func init() {
@@ -44,7 +44,7 @@ func init() {
 		}
 		defer doneG()
 		in = []*dispatch.Tensor{x, in[1], g}
-		stats, err := dispatch.Empty(out.Device, dispatch.Float32, []int{max(2*rows, 1)})
+		stats, err := dispatch.Empty(out.Device, dispatch.Float32, []int{max(3*rows, 1)})
 		if err != nil {
 			return err
 		}

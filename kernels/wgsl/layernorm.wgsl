@@ -5,14 +5,19 @@ leading dims merged into one row stride; ops_layernorm.go copies an x or g
 whose dims do not merge).
 
 .Pass "fwd": y = (x - mean)·rstd·w + b, one workgroup per row. The lanes
-stride over the row for Σx, a tree in workgroup memory gives the mean to
-every lane, then the same for Σ(x - mean)² (centred, so it does not cancel),
-and a third walk writes y. rstd = 1/√(var + eps), var the biased variance.
+stride over the row for Σ(x - x₀), a tree in workgroup memory gives the
+mean to every lane, then the same for Σ(x - mean)² (centred, so it does not
+cancel), and a third walk writes y. rstd = 1/√(var + eps), var the biased
+variance. Every x - mean is taken as (x - x₀) - (mean - x₀), x₀ the row's
+first element, as the var template does: the mean of a row such as 1e8 +
+small values rounds to a multiple of 8 in float32, and x - mean would keep
+that error where (x - x₀) is exact.
 
 .Pass "dx": the backward's dx, one workgroup per row, as torch's
 layer_norm_backward: with x̂ = (x - mean)·rstd and dx̂ = g·w,
-dx = rstd·(dx̂ - mean(dx̂) - x̂·mean(dx̂·x̂)); the row's mean and rstd go to
-stats[2·row], stats[2·row + 1] for the next pass.
+dx = rstd·(dx̂ - mean(dx̂) - x̂·mean(dx̂·x̂)); the row's x₀, mean - x₀ and
+rstd go to stats[3·row], stats[3·row + 1] and stats[3·row + 2] for the next
+pass.
 
 .Pass "dwb": dw = Σrows g·x̂ and db = Σrows g, one invocation per column,
 walking the rows in blocks of 64 whose sums are added in order (a two-level
@@ -54,6 +59,12 @@ fn at_x(r: u32, j: u32) -> u32 {
 
 fn at_third(r: u32, j: u32) -> u32 {
     return u32(bitcast<i32>(p[10]) + i32(r) * bitcast<i32>(p[11]) + i32(j) * bitcast<i32>(p[12]));
+}
+
+// centred is x[r, j] - mean, taken as (x - x0) - (mean - x0), x0 the row's
+// first element and shifted its mean - x0.
+fn centred(r: u32, j: u32, x0: f32, shifted: f32) -> f32 {
+    return (x[at_x(r, j)] - x0) - shifted;
 }
 {{- if ne .Pass "dwb"}}
 
@@ -105,20 +116,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     let d = p[1];
     let n = f32(d);
+    var x0 = 0.0;
+    if (d > 0u) {
+        x0 = x[at_x(r, 0u)];
+    }
     var s = 0.0;
     for (var j = lid; j < d; j = j + STEP) {
-        s = s + x[at_x(r, j)];
+        s = s + (x[at_x(r, j)] - x0);
     }
-    let mean = tree_sum(lid, s) / n;
+    let shifted = tree_sum(lid, s) / n;
     var q = 0.0;
     for (var j = lid; j < d; j = j + STEP) {
-        let c = x[at_x(r, j)] - mean;
+        let c = centred(r, j, x0, shifted);
         q = q + c * c;
     }
     let rstd = 1.0 / sqrt(tree_sum(lid, q) / n + bitcast<f32>(p[3]));
 {{- if eq .Pass "fwd"}}
     for (var j = lid; j < d; j = j + STEP) {
-        dst[p[2] + r * d + j] = (x[at_x(r, j)] - mean) * rstd * wt[at_w(j)] + third[at_third(r, j)];
+        dst[p[2] + r * d + j] = centred(r, j, x0, shifted) * rstd * wt[at_w(j)] + third[at_third(r, j)];
     }
 {{- else}}
     var s1 = 0.0;
@@ -126,18 +141,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var j = lid; j < d; j = j + STEP) {
         let dxh = third[at_third(r, j)] * wt[at_w(j)];
         s1 = s1 + dxh;
-        s2 = s2 + dxh * (x[at_x(r, j)] - mean) * rstd;
+        s2 = s2 + dxh * centred(r, j, x0, shifted) * rstd;
     }
     let m1 = tree_sum(lid, s1) / n;
     let m2 = tree_sum(lid, s2) / n;
     for (var j = lid; j < d; j = j + STEP) {
-        let xh = (x[at_x(r, j)] - mean) * rstd;
+        let xh = centred(r, j, x0, shifted) * rstd;
         let dxh = third[at_third(r, j)] * wt[at_w(j)];
         dst[p[2] + r * d + j] = rstd * (dxh - m1 - xh * m2);
     }
     if (lid == 0u) {
-        stats[2u * r] = mean;
-        stats[2u * r + 1u] = rstd;
+        stats[3u * r] = x0;
+        stats[3u * r + 1u] = shifted;
+        stats[3u * r + 2u] = rstd;
     }
 {{- end}}
 }
@@ -158,7 +174,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         var bb = 0.0;
         for (var r = r0; r < min(r0 + 64u, rows); r = r + 1u) {
             let g = third[at_third(r, j)];
-            bw = bw + g * (x[at_x(r, j)] - stats[2u * r]) * stats[2u * r + 1u];
+            bw = bw + g * centred(r, j, stats[3u * r], stats[3u * r + 1u]) * stats[3u * r + 2u];
             bb = bb + g;
         }
         dw = dw + bw;
