@@ -62,13 +62,25 @@ func (s *GradScaler) CurrentScale() float64 {
 	return float64(s.scale)
 }
 
-// Scale returns loss multiplied by the scale (torch's scale(outputs)).
+// Scale returns loss multiplied by the scale (torch's scale(outputs)). A
+// float16 or bfloat16 loss is scaled in float32, as torch's is (its scale
+// is a float32 tensor of one element, which promotes), so that the scaled
+// loss reads as a number: float16 holds at most 65504, less than the
+// initial scale. The gradient flows back in the loss's dtype, where a
+// float16 one overflows as torch's does; Autocast computes losses in
+// float32.
 func (s *GradScaler) Scale(loss *lathe.Tensor) *lathe.Tensor {
 	if err := loss.CheckArg("scale", "loss"); err != nil {
 		return lathe.Failed(err)
 	}
 	s.start()
-	return loss.MulScalar(float64(s.scale))
+	if dt := loss.DType(); dt != lathe.Float16 && dt != lathe.BFloat16 {
+		return loss.MulScalar(float64(s.scale))
+	}
+	wide := loss.Cast(lathe.Float32)
+	out := wide.MulScalar(float64(s.scale))
+	lathe.ReleaseWithGraph(out, wide)
+	return out
 }
 
 // Unscale divides the gradients of opt's parameters by the scale (times
@@ -94,10 +106,19 @@ func (s *GradScaler) Unscale(opt Optimizer) error {
 		return nnError("unscale", lathe.ErrValue, "opt", "is not one of package nn's optimizers", "use nn.NewSGD, nn.NewAdam, ...")
 	}
 	for _, p := range ps.params {
-		if g := p.T.Grad(); g != nil {
-			if err := g.CheckArg("unscale", p.Name+".grad"); err != nil {
-				return err
-			}
+		g := p.T.Grad()
+		if g == nil {
+			continue
+		}
+		if err := g.CheckArg("unscale", p.Name+".grad"); err != nil {
+			return err
+		}
+		// A float16 gradient unscaled in float16 loses what the scale
+		// lifted out of float16's subnormals: torch refuses it too
+		// ("Attempting to unscale FP16 gradients").
+		if g.DType() == lathe.Float16 {
+			return nnError("unscale", lathe.ErrDType, p.Name+".grad", "is float16, which loses small gradients when unscaled",
+				"keep the parameters in float32 and run the forward pass under lathe.Autocast(lathe.Float16, ...)")
 		}
 	}
 	inv := float64(float32(1 / float64(s.scale)))

@@ -184,6 +184,47 @@ func TestGradScalerMisuse(t *testing.T) {
 	}
 }
 
+// TestGradScalerFloat16Gradients: a float16 gradient is an ErrDType of
+// Unscale (and Step) naming it, as torch's "Attempting to unscale FP16
+// gradients", and nothing changes; bfloat16 ones are unscaled, as torch's.
+// The loss, 16-bit, is scaled in float32 (torch's scale promotes it): in
+// float16 the scaled loss read Inf.
+func TestGradScalerFloat16Gradients(t *testing.T) {
+	for _, dt := range []lathe.DType{lathe.Float16, lathe.BFloat16} {
+		// The step is exact in bfloat16.
+		w := lathe.Full(lathe.CPU, dt, 0.0625, 2).RequireGrad()
+		opt, err := NewSGD([]Param{{Name: "w", T: w}}, 0.25)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := NewGradScaler()
+		scaled := s.Scale(w.Mul(w).Sum())
+		if scaled.DType() != lathe.Float32 {
+			t.Errorf("%s: the scaled loss is %s, want float32", dt, scaled.DType())
+		}
+		if err := scaled.Backward(); err != nil {
+			t.Fatal(err)
+		}
+		before, _ := w.Grad().Float32s()
+		stepped, err := s.Step(opt)
+		g, _ := w.Grad().Float32s()
+		v, _ := w.Float32s()
+		var e *lathe.Error
+		if dt == lathe.Float16 {
+			if stepped || !errors.Is(err, lathe.ErrDType) || !errors.As(err, &e) || e.Arg != "w.grad" {
+				t.Errorf("float16: %v %v, want an ErrDType naming w.grad", stepped, err)
+			}
+			if !slices.Equal(g, before) || v[0] != 0.0625 {
+				t.Errorf("float16: the refused step left grad %v and w %v, want %v and 0.0625", g, v, before)
+			}
+			continue
+		}
+		if !stepped || err != nil || v[0] != 0.03125 {
+			t.Errorf("bfloat16: %v %v, w %v, want a step to 0.03125", stepped, err, v)
+		}
+	}
+}
+
 // TestReleasedGradients: a gradient the caller released is an ErrReleased
 // of Unscale and ClipGradNorm naming the parameter's gradient, and
 // nothing changes, where the errors named the ops inside them (mul,
