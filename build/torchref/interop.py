@@ -1,0 +1,295 @@
+#!/usr/bin/python3
+"""Checkpoint interoperability references for package nn, by PyTorch 1.13:
+nn/interop_torchref_test.go loads them.
+
+For each case this builds a torch module with a fixed seed and writes
+
+    nn/testdata/interop/<case>.safetensors
+        the module's state_dict, buffers included (running_mean,
+        running_var, num_batches_tracked), exactly as torch names and
+        shapes it: float tensors in F32, or F16 / BF16 for the cases
+        that say so, integer buffers as torch holds them (I64);
+
+and into one file of references, nn/testdata/interop/refs.safetensors,
+the case's inputs and torch's outputs as F32 under "<case>/<key>"
+(integer inputs as I64), with each case's configuration as a JSON string
+in the __metadata__ under the case's name. The test loads each state
+dict strictly into lathe's module, compares the forward outputs (eval
+mode; BatchNorm also one training-mode step and the running statistics
+after it), and checks that lathe's Save of the loaded module writes the
+same names, dtypes, shapes and bytes as the torch file.
+
+The files are assembled by hand (the safetensors package is not needed):
+an 8-byte little-endian header length, the JSON header with names sorted,
+the raw little-endian data. Run with /usr/bin/python3
+build/torchref/interop.py from the repository root; output is
+deterministic.
+"""
+import json
+import os
+import struct
+
+import torch
+import torch.nn as nn
+
+FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "nn", "testdata", "interop")
+
+ST = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16", torch.int64: "I64", torch.float64: "F64"}
+
+
+def raw_bytes(t):
+    t = t.detach().contiguous().cpu()
+    if t.dtype in (torch.float16, torch.bfloat16):
+        # The bits as torch holds them (bf16 rounded to nearest even by .to).
+        return t.view(torch.int16).numpy().astype("<i2").tobytes()
+    if t.dtype == torch.float32:
+        return t.numpy().astype("<f4").tobytes()
+    if t.dtype == torch.int64:
+        return t.numpy().astype("<i8").tobytes()
+    if t.dtype == torch.float64:
+        return t.numpy().astype("<f8").tobytes()
+    raise ValueError(t.dtype)
+
+
+def write_st(path, tensors, meta=None):
+    header, data = {}, b""
+    if meta:
+        header["__metadata__"] = meta
+    for name in sorted(tensors):
+        t = tensors[name]
+        raw = raw_bytes(t)
+        header[name] = {"dtype": ST[t.dtype], "shape": list(t.shape), "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    js = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
+    js += b" " * (-len(js) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(js)) + js + data)
+
+
+def randomize(m):
+    """Weights away from their initial values (norms' near 1), and running
+    statistics and step counts that a trained model would have."""
+    with torch.no_grad():
+        for name, p in m.named_parameters():
+            if name.endswith("weight") and p.dim() == 1:  # a norm's scale
+                p.copy_(1 + 0.2 * torch.randn_like(p))
+            else:
+                p.copy_(0.5 * torch.randn_like(p))
+        for mod in m.modules():
+            if isinstance(mod, nn.modules.batchnorm._BatchNorm):
+                mod.running_mean.copy_(0.3 * torch.randn_like(mod.running_mean))
+                mod.running_var.copy_(0.5 + torch.rand_like(mod.running_var))
+                mod.num_batches_tracked.fill_(7)
+
+
+refs, meta = {}, {}
+
+
+def case(name, m, inputs, run, cfg, dtype=torch.float32, train_run=None):
+    """Writes m's state_dict (in dtype) and the references of run (eval
+    mode) and train_run (training mode, after which the buffers are
+    recorded too)."""
+    sd = {k: v.clone() for k, v in m.state_dict().items()}
+    if dtype != torch.float32:
+        # The checkpoint holds the weights in dtype, and torch's float32
+        # model has the rounded values: what a cast load gives.
+        sd = {k: (v.to(dtype) if v.is_floating_point() else v) for k, v in sd.items()}
+        m.load_state_dict({k: v.to(torch.float32) if v.is_floating_point() else v for k, v in sd.items()})
+    write_st(os.path.join(FOLDER, name + ".safetensors"), sd)
+    cfg = dict(cfg)
+    cfg["names"] = [[k, ST[v.dtype], list(v.shape)] for k, v in sd.items()]  # torch's order
+    for k, v in inputs.items():
+        assert k not in ("out", "hn", "cn", "h", "c"), k  # the outputs' keys
+        refs[name + "/" + k] = v
+    m.eval()
+    with torch.no_grad():
+        for k, v in run(m).items():
+            refs[name + "/" + k] = v.detach().to(torch.float32)
+    if train_run is not None:
+        m.train()
+        with torch.no_grad():
+            for k, v in train_run(m).items():
+                refs[name + "/train." + k] = v.detach().to(torch.float32)
+        for k, v in m.state_dict().items():
+            if not k.endswith("weight") and not k.endswith("bias"):
+                refs[name + "/train." + k] = v.detach().clone() if v.dtype == torch.int64 else v.detach().to(torch.float32)
+    meta[name] = json.dumps(cfg, sort_keys=True)
+
+
+def seed(n):
+    torch.manual_seed(n)
+
+
+def main():
+    os.makedirs(FOLDER, exist_ok=True)
+    for f in os.listdir(FOLDER):
+        if f.endswith(".safetensors"):
+            os.remove(os.path.join(FOLDER, f))
+
+    # Linear, with and without a bias; F16 and BF16 checkpoints.
+    for name, bias, dt in [("linear", True, torch.float32), ("linear_nobias", False, torch.float32),
+                           ("linear_f16", True, torch.float16), ("linear_bf16", True, torch.bfloat16)]:
+        seed(1)
+        m = nn.Linear(5, 3, bias=bias)
+        randomize(m)
+        x = torch.randn(2, 4, 5)
+        case(name, m, {"x": x}, lambda m, x=x: {"out": m(x)}, {"bias": bias}, dtype=dt)
+
+    # Conv2d: a non-square kernel, stride, padding, dilation, groups.
+    seed(2)
+    m = nn.Conv2d(4, 6, (3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2)
+    randomize(m)
+    x = torch.randn(2, 4, 7, 6)
+    case("conv2d", m, {"x": x}, lambda m: {"out": m(x)}, {})
+    seed(3)
+    m = nn.Conv2d(3, 4, 3, padding="same", bias=False)
+    randomize(m)
+    x2 = torch.randn(1, 3, 5, 5)
+    case("conv2d_nobias_same", m, {"x": x2}, lambda m: {"out": m(x2)}, {})
+    seed(4)
+    m = nn.Conv2d(3, 4, 3, padding=1)
+    randomize(m)
+    x3 = torch.randn(1, 3, 4, 4)
+    case("conv2d_bf16", m, {"x": x3}, lambda m: {"out": m(x3)}, {}, dtype=torch.bfloat16)
+
+    # BatchNorm2d: eval with trained statistics; one training step.
+    for name, mom, eps, dt in [("batchnorm2d", 0.1, 1e-5, torch.float32), ("batchnorm2d_mom_eps", 0.3, 1e-3, torch.float32),
+                               ("batchnorm2d_f16", 0.1, 1e-5, torch.float16)]:
+        seed(5)
+        m = nn.BatchNorm2d(3, momentum=mom, eps=eps)
+        randomize(m)
+        x = torch.randn(4, 3, 3, 2)
+        case(name, m, {"x": x}, lambda m, x=x: {"out": m(x)}, {"momentum": mom, "eps": eps}, dtype=dt,
+             train_run=lambda m, x=x: {"out": m(x)})
+
+    seed(6)
+    m = nn.GroupNorm(2, 6, eps=1e-4)
+    randomize(m)
+    x = torch.randn(2, 6, 3, 3)
+    case("groupnorm", m, {"x": x}, lambda m: {"out": m(x)}, {"groups": 2, "eps": 1e-4})
+
+    seed(7)
+    m = nn.LayerNorm([3, 4], eps=1e-6)
+    randomize(m)
+    x = torch.randn(2, 5, 3, 4)
+    case("layernorm", m, {"x": x}, lambda m: {"out": m(x)}, {"eps": 1e-6})
+
+    seed(8)
+    m = nn.Embedding(10, 4)
+    idx = torch.tensor([[0, 3, 9], [5, 5, 1]])
+    case("embedding", m, {"idx": idx}, lambda m: {"out": m(idx)}, {})
+
+    # Recurrent nets: layers, directions, bias, batch_first, nonlinearity.
+    rnns = [
+        ("rnn_l2_bidir", nn.RNN, dict(num_layers=2, bidirectional=True)),
+        ("rnn_relu_nobias_bf", nn.RNN, dict(nonlinearity="relu", bias=False, batch_first=True)),
+        ("lstm_l2_bidir_bf", nn.LSTM, dict(num_layers=2, bidirectional=True, batch_first=True)),
+        ("lstm_nobias", nn.LSTM, dict(bias=False)),
+        ("gru_l2_bidir", nn.GRU, dict(num_layers=2, bidirectional=True)),
+        ("gru_nobias_bf", nn.GRU, dict(bias=False, batch_first=True)),
+    ]
+    for name, cls, kw in rnns:
+        seed(9)
+        m = cls(4, 3, **kw)
+        randomize(m)
+        x = torch.randn(2, 5, 4) if kw.get("batch_first") else torch.randn(5, 2, 4)
+        D = 2 if kw.get("bidirectional") else 1
+        h0 = 0.5 * torch.randn(kw.get("num_layers", 1) * D, 2, 3)
+        inputs = {"x": x, "h0": h0}
+        if cls is nn.LSTM:
+            c0 = 0.5 * torch.randn(kw.get("num_layers", 1) * D, 2, 3)
+            inputs["c0"] = c0
+
+            def run(m, x=x, h0=h0, c0=c0):
+                out, (hn, cn) = m(x, (h0, c0))
+                return {"out": out, "hn": hn, "cn": cn}
+        else:
+            def run(m, x=x, h0=h0):
+                out, hn = m(x, h0)
+                return {"out": out, "hn": hn}
+        cfg = {k: v for k, v in kw.items()}
+        case(name, m, inputs, run, cfg)
+
+    for name, cls in [("rnncell", nn.RNNCell), ("lstmcell", nn.LSTMCell), ("grucell", nn.GRUCell)]:
+        seed(10)
+        m = cls(4, 3)
+        randomize(m)
+        x, h = torch.randn(2, 4), 0.5 * torch.randn(2, 3)
+        if cls is nn.LSTMCell:
+            c = 0.5 * torch.randn(2, 3)
+            case(name, m, {"x": x, "h0": h, "c0": c}, lambda m, x=x, h=h, c=c: dict(zip(["h", "c"], m(x, (h, c)))), {})
+        else:
+            case(name, m, {"x": x, "h0": h}, lambda m, x=x, h=h: {"h": m(x, h)}, {})
+
+    # MultiheadAttention: packed in_proj, no bias, kdim/vdim, bias_kv.
+    mhas = [
+        ("mha", dict()),
+        ("mha_nobias", dict(bias=False)),
+        ("mha_kdim_vdim", dict(kdim=6, vdim=5)),
+        ("mha_bias_kv", dict(add_bias_kv=True)),
+    ]
+    for name, kw in mhas:
+        seed(11)
+        m = nn.MultiheadAttention(8, 2, batch_first=True, **kw)
+        randomize(m)
+        q = torch.randn(2, 3, 8)
+        k = torch.randn(2, 4, kw.get("kdim", 8))
+        v = torch.randn(2, 4, kw.get("vdim", 8))
+        case(name, m, {"q": q, "k": k, "v": v}, lambda m, q=q, k=k, v=v: {"out": m(q, k, v, need_weights=False)[0]}, kw)
+
+    # Transformer layers, stacks and the whole model (eval mode).
+    seed(12)
+    m = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)
+    randomize(m)
+    x = torch.randn(2, 5, 8)
+    case("encoder_layer", m, {"x": x}, lambda m: {"out": m(x)}, {"norm_first": False, "activation": "relu"})
+    seed(13)
+    m = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, activation="gelu", norm_first=True, layer_norm_eps=1e-6)
+    randomize(m)
+    xs = torch.randn(5, 2, 8)  # batch_first=False: lathe's SeqFirst
+    case("encoder_layer_pre_gelu_seqfirst", m, {"x": xs}, lambda m: {"out": m(xs)},
+         {"norm_first": True, "activation": "gelu", "layer_norm_eps": 1e-6})
+    seed(14)
+    m = nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)
+    randomize(m)
+    tgt, mem = torch.randn(2, 4, 8), torch.randn(2, 5, 8)
+    case("decoder_layer", m, {"tgt": tgt, "mem": mem}, lambda m: {"out": m(tgt, mem)}, {})
+    seed(15)
+    m = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True), 2,
+                              norm=nn.LayerNorm(8), enable_nested_tensor=False)
+    randomize(m)
+    case("encoder", m, {"x": x}, lambda m: {"out": m(x)}, {"layers": 2})
+    seed(16)
+    m = nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True), 2,
+                              norm=nn.LayerNorm(8))
+    randomize(m)
+    case("decoder", m, {"tgt": tgt, "mem": mem}, lambda m: {"out": m(tgt, mem)}, {"layers": 2})
+    seed(17)
+    m = nn.Transformer(8, 2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=16, dropout=0.0, batch_first=True)
+    randomize(m)
+    src = torch.randn(2, 5, 8)
+    case("transformer", m, {"src": src, "tgt": tgt}, lambda m: {"out": m(src, tgt)}, {})
+
+    # Sequential nesting, with a BatchNorm2d inside (its buffers under
+    # "1.running_mean"), and a nested Sequential ("4.1.weight").
+    seed(18)
+    m = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+                      nn.Sequential(nn.Flatten(), nn.Linear(16, 5), nn.GELU(approximate="tanh")), nn.LayerNorm(5))
+    randomize(m)
+    x = torch.randn(3, 3, 4, 4)
+    case("sequential_nested", m, {"x": x}, lambda m: {"out": m(x)}, {}, train_run=lambda m: {"out": m(x)})
+
+    # Layers without state: an empty state dict.
+    seed(19)
+    m = nn.Sequential(nn.AvgPool2d(2, stride=1, padding=1, count_include_pad=False),
+                      nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False),
+                      nn.AdaptiveAvgPool2d((3, 2)), nn.LeakyReLU(0.2), nn.SiLU(), nn.Tanh(), nn.Sigmoid(),
+                      nn.Dropout(0.5), nn.GELU())
+    x = torch.randn(2, 3, 4, 5)
+    case("stateless", m, {"x": x}, lambda m: {"out": m(x)}, {})
+
+    write_st(os.path.join(FOLDER, "refs.safetensors"), refs, meta)
+
+
+if __name__ == "__main__":
+    main()
