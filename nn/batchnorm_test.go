@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/lathe-ml/lathe"
@@ -194,4 +195,43 @@ func TestBatchNorm2dStateDict(t *testing.T) {
 		t.Fatalf("a step on 3 channels: %v, want ErrShape", err)
 	}
 	checkCount(t, bn, 8)
+}
+
+// TestBatchNorm2dStateDictWithoutCount: a state dict without
+// num_batches_tracked (a checkpoint converted from another framework)
+// loads strictly, setting the count to 0, as torch 1.13's BatchNorm2d
+// loads one without version metadata (every safetensors file's); NonStrict
+// does not call the count missing. The other tensors stay required.
+func TestBatchNorm2dStateDictWithoutCount(t *testing.T) {
+	header := `{"0.bias":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},` +
+		`"0.running_mean":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},` +
+		`"0.running_var":{"dtype":"F32","shape":[2],"data_offsets":[16,24]},` +
+		`"0.weight":{"dtype":"F32","shape":[2],"data_offsets":[24,32]}}`
+	var data []byte
+	data = appendF32(appendF32(data, 0.5), -0.5)
+	data = appendF32(appendF32(data, 0.25), 0.75)
+	data = appendF32(appendF32(data, 2), 3)
+	data = appendF32(appendF32(data, 1.5), 2.5)
+	for _, strict := range []bool{true, false} {
+		bn := NewBatchNorm2d(2)
+		bn.Forward(lathe.Ones(lathe.CPU, lathe.Float32, 2, 2, 1, 2))
+		checkCount(t, bn, 1)
+		var opts []LoadOption
+		var keys Keys
+		if !strict {
+			opts = append(opts, NonStrict(&keys))
+		}
+		if err := Load(bytes.NewReader(stFile(header, data)), Sequential(bn), opts...); err != nil {
+			t.Fatalf("strict %v: %v", strict, err)
+		}
+		checkCount(t, bn, 0)
+		checkClose(t, "loaded running var", bn.RunningVar, []float64{2, 3})
+		if len(keys.Missing)+len(keys.Unexpected) != 0 {
+			t.Errorf("keys %+v, want none", keys)
+		}
+	}
+	if err := Load(bytes.NewReader(stFile(`{}`, nil)), Sequential(NewLinear(1, 1), NewBatchNorm2d(1))); err == nil ||
+		!strings.Contains(err.Error(), "missing") {
+		t.Fatalf("a file without the weights: %v, want them missing", err)
+	}
 }

@@ -82,7 +82,7 @@ func readInterop(t *testing.T) []interopCase {
 		}
 		cases = append(cases, c)
 	}
-	if len(cases) < 30 {
+	if len(cases) < 34 {
 		t.Fatalf("%d reference cases (run build/torchref/interop.py)", len(cases))
 	}
 	return cases
@@ -334,8 +334,9 @@ func checkNames(t *testing.T, m Module, names [][3]any, fileDT lathe.DType) {
 }
 
 // checkSaved compares Save's file of m with torch's: the same names,
-// dtypes, shapes and data bytes.
-func checkSaved(t *testing.T, m Module, torchRaw []byte) {
+// dtypes, shapes and data bytes. The names in filled, which the torch file
+// lacks and torch's load_state_dict fills in, must hold the value given.
+func checkSaved(t *testing.T, m Module, torchRaw []byte, filled map[string]any) {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := Save(&buf, m); err != nil {
@@ -361,9 +362,20 @@ func checkSaved(t *testing.T, m Module, torchRaw []byte) {
 			t.Errorf("saved %s has other bytes than torch's", k)
 		}
 	}
-	for k := range ours {
-		if _, ok := theirs[k]; !ok {
+	for k, e := range ours {
+		if _, ok := theirs[k]; ok {
+			continue
+		}
+		v, ok := filled[k].(float64)
+		switch dt, _ := stDType(e.DType); {
+		case !ok:
 			t.Errorf("saved file has %s, which torch's state dict lacks", k)
+		case dt != lathe.Int64 || len(e.Shape) != 0:
+			t.Errorf("saved %s is %s%v, torch's I64[]", k, e.DType, e.Shape)
+		default:
+			if got := int64(binary.LittleEndian.Uint64(od[e.Offsets[0]:])); got != int64(v) {
+				t.Errorf("saved %s is %d, where torch's load_state_dict sets %v", k, got, v)
+			}
 		}
 	}
 }
@@ -399,7 +411,8 @@ func (c interopCase) check(t *testing.T, dev lathe.Device) {
 	if err := Load(bytes.NewReader(c.raw), r.m); err != nil {
 		t.Fatalf("strict load: %v", err)
 	}
-	checkSaved(t, r.m, c.raw)
+	filled, _ := c.cfg["filled"].(map[string]any)
+	checkSaved(t, r.m, c.raw, filled)
 	if fileDT != lathe.Float32 {
 		// A float32 model reads a half-precision file with CastDType,
 		// as torch's load_state_dict copies into float32 weights.

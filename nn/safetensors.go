@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/lathe-ml/lathe"
 )
@@ -214,7 +215,9 @@ func CastDType() LoadOption { return func(o *loadOptions) { o.cast = true } }
 // file has exactly m's tensors (unless NonStrict) with their dtypes (unless
 // CastDType) and shapes, that the offsets tile the data exactly and that
 // nothing follows it; only then does it rebind the tensors, each on its own
-// device. On any error m is unchanged. Errors name the tensor at fault. A
+// device. A BatchNorm2d's num_batches_tracked that the file lacks is set to
+// 0, strict or not, as torch's load_state_dict does with a safetensors
+// file's state dict. On any error m is unchanged. Errors name the tensor at fault. A
 // model whose values a device's check refused (a bad index's gradient
 // reached a step: lathe.IsCheckError) loads, which is how such a run
 // recovers (with ResetOptimizer or LoadOptimizer for its optimizer).
@@ -248,7 +251,8 @@ func Load(r io.Reader, m Module, opts ...LoadOption) error {
 		return err
 	}
 	var keys Keys
-	var load []Param // the model's tensors that the file holds
+	var load []Param   // the model's tensors that the file holds
+	var counts []Param // BatchNorm step counts that it lacks: set to 0
 	inModel := map[string]bool{}
 	for _, p := range ps {
 		if inModel[p.Name] {
@@ -256,6 +260,10 @@ func Load(r io.Reader, m Module, opts ...LoadOption) error {
 		}
 		inModel[p.Name] = true
 		e, ok := entries[p.Name]
+		if !ok && isBatchCount(p) {
+			counts = append(counts, p)
+			continue
+		}
 		if !ok {
 			if !o.nonStrict {
 				return loadError(lathe.ErrValue, p.Name, "is missing from the file", "save the same model, or build the model the file was saved from (or load with nn.NonStrict)")
@@ -287,6 +295,13 @@ func Load(r io.Reader, m Module, opts ...LoadOption) error {
 		next[name] = decodeLike(r, dt, p.T)
 		return next[name].Err()
 	})
+	for _, p := range counts {
+		if err == nil {
+			next[p.Name] = lathe.Scalar(lathe.CPU, int64(0)).To(p.T.Device())
+			err = next[p.Name].Err()
+		}
+	}
+	load = append(load, counts...)
 	if err != nil {
 		for _, t := range next {
 			t.Release()
@@ -312,6 +327,18 @@ func Load(r io.Reader, m Module, opts ...LoadOption) error {
 		*o.keys = keys
 	}
 	return nil
+}
+
+// isBatchCount reports whether p is a BatchNorm's step count, an int64
+// 0-d buffer named num_batches_tracked. Torch's BatchNorm loads a state
+// dict without one, setting the count to 0, where the state dict carries
+// no version metadata (_BatchNorm._load_from_state_dict, version None):
+// so every safetensors file, which has none, loads strictly in torch
+// without it, as files converted from other frameworks or from torch
+// before 0.4.1 come.
+func isBatchCount(p Param) bool {
+	base := p.Name[strings.LastIndexByte(p.Name, '.')+1:]
+	return base == "num_batches_tracked" && p.T.DType() == lathe.Int64 && p.T.Rank() == 0
 }
 
 // checkEntry checks a file's entry for the model's tensor p: a dtype lathe

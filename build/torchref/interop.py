@@ -85,19 +85,28 @@ def randomize(m):
 refs, meta = {}, {}
 
 
-def case(name, m, inputs, run, cfg, dtype=torch.float32, train_run=None):
+def case(name, m, inputs, run, cfg, dtype=torch.float32, train_run=None, drop=()):
     """Writes m's state_dict (in dtype) and the references of run (eval
     mode) and train_run (training mode, after which the buffers are
-    recorded too)."""
+    recorded too). The names in drop are left out of the file, which
+    torch's load_state_dict(strict=True) must still take: cfg["filled"]
+    records the values torch gives them then."""
     sd = {k: v.clone() for k, v in m.state_dict().items()}
+    cfg = dict(cfg)
+    cfg["names"] = [[k, ST[v.dtype], list(v.shape)] for k, v in sd.items()]  # torch's order
+    if drop:
+        sd = {k: v for k, v in sd.items() if k not in drop}
+        m.load_state_dict(dict(sd), strict=True)  # a plain dict, as safetensors' load_file gives
+        cfg["filled"] = {k: m.state_dict()[k].tolist() for k in drop}
     if dtype != torch.float32:
         # The checkpoint holds the weights in dtype, and torch's float32
         # model has the rounded values: what a cast load gives.
         sd = {k: (v.to(dtype) if v.is_floating_point() else v) for k, v in sd.items()}
         m.load_state_dict({k: v.to(torch.float32) if v.is_floating_point() else v for k, v in sd.items()})
     write_st(os.path.join(FOLDER, name + ".safetensors"), sd)
-    cfg = dict(cfg)
-    cfg["names"] = [[k, ST[v.dtype], list(v.shape)] for k, v in sd.items()]  # torch's order
+    for n in cfg["names"]:
+        if n[0] in sd:
+            n[1] = ST[sd[n[0]].dtype]
     for k, v in inputs.items():
         assert k not in ("out", "hn", "cn", "h", "c"), k  # the outputs' keys
         refs[name + "/" + k] = v
@@ -161,6 +170,17 @@ def main():
         x = torch.randn(4, 3, 3, 2)
         case(name, m, {"x": x}, lambda m, x=x: {"out": m(x)}, {"momentum": mom, "eps": eps}, dtype=dt,
              train_run=lambda m, x=x: {"out": m(x)})
+
+    # A checkpoint without num_batches_tracked (converted from another
+    # framework, or from torch before 0.4.1): torch's BatchNorm loads it
+    # strictly, with the count 0, when the state dict has no version
+    # metadata, as every safetensors file's has not.
+    seed(5)
+    m = nn.BatchNorm2d(3)
+    randomize(m)
+    x = torch.randn(4, 3, 3, 2)
+    case("batchnorm2d_no_count", m, {"x": x}, lambda m: {"out": m(x)}, {}, train_run=lambda m: {"out": m(x)},
+         drop=("num_batches_tracked",))
 
     seed(6)
     m = nn.GroupNorm(2, 6, eps=1e-4)
