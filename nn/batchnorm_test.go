@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -234,4 +235,36 @@ func TestBatchNorm2dStateDictWithoutCount(t *testing.T) {
 		!strings.Contains(err.Error(), "missing") {
 		t.Fatalf("a file without the weights: %v, want them missing", err)
 	}
+}
+
+// TestStateDictScalarAs1d: a 0-d tensor (BatchNorm2d's count) reads one of
+// shape [1], as torch 1.13's load_state_dict(strict=True) takes it (from
+// converters without 0-d tensors); one of [2], which torch would read its
+// first element of, is refused and changes nothing.
+func TestStateDictScalarAs1d(t *testing.T) {
+	file := func(n int) []byte {
+		header := `{"bias":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},` +
+			`"num_batches_tracked":{"dtype":"I64","shape":[` + strconv.Itoa(n) + `],"data_offsets":[4,` + strconv.Itoa(4+8*n) + `]},` +
+			`"running_mean":{"dtype":"F32","shape":[1],"data_offsets":[` + strconv.Itoa(4+8*n) + `,` + strconv.Itoa(8+8*n) + `]},` +
+			`"running_var":{"dtype":"F32","shape":[1],"data_offsets":[` + strconv.Itoa(8+8*n) + `,` + strconv.Itoa(12+8*n) + `]},` +
+			`"weight":{"dtype":"F32","shape":[1],"data_offsets":[` + strconv.Itoa(12+8*n) + `,` + strconv.Itoa(16+8*n) + `]}}`
+		data := appendF32(nil, 0.5)
+		for range n {
+			data = binary.LittleEndian.AppendUint64(data, 7)
+		}
+		data = appendF32(appendF32(appendF32(data, 0.25), 2), 1.5)
+		return stFile(header, data)
+	}
+	bn := NewBatchNorm2d(1)
+	if err := Load(bytes.NewReader(file(1)), bn); err != nil {
+		t.Fatal(err)
+	}
+	checkCount(t, bn, 7)
+	checkClose(t, "loaded running var", bn.RunningVar, []float64{2})
+	bn = NewBatchNorm2d(1)
+	if err := Load(bytes.NewReader(file(2)), bn); !errors.Is(err, lathe.ErrShape) {
+		t.Fatalf("a count of shape [2]: %v, want ErrShape", err)
+	}
+	checkCount(t, bn, 0)
+	checkClose(t, "running var", bn.RunningVar, []float64{1})
 }

@@ -82,7 +82,7 @@ func readInterop(t *testing.T) []interopCase {
 		}
 		cases = append(cases, c)
 	}
-	if len(cases) < 34 {
+	if len(cases) < 35 {
 		t.Fatalf("%d reference cases (run build/torchref/interop.py)", len(cases))
 	}
 	return cases
@@ -335,8 +335,10 @@ func checkNames(t *testing.T, m Module, names [][3]any, fileDT lathe.DType) {
 
 // checkSaved compares Save's file of m with torch's: the same names,
 // dtypes, shapes and data bytes. The names in filled, which the torch file
-// lacks and torch's load_state_dict fills in, must hold the value given.
-func checkSaved(t *testing.T, m Module, torchRaw []byte, filled map[string]any) {
+// lacks and torch's load_state_dict fills in, must hold the value given;
+// those in as1d, 0-d tensors that the torch file holds with shape [1], are
+// saved 0-d, as torch's module holds them.
+func checkSaved(t *testing.T, m Module, torchRaw []byte, filled map[string]any, as1d []any) {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := Save(&buf, m); err != nil {
@@ -356,6 +358,10 @@ func checkSaved(t *testing.T, m Module, torchRaw []byte, filled map[string]any) 
 		switch {
 		case !ok:
 			t.Errorf("saved file lacks torch's %s", k)
+		case slices.Contains(as1d, any(k)) && slices.Equal(e.Shape, []int64{1}):
+			if o.DType != e.DType || len(o.Shape) != 0 || !bytes.Equal(od[o.Offsets[0]:o.Offsets[1]], td[e.Offsets[0]:e.Offsets[1]]) {
+				t.Errorf("saved %s is %s%v, want torch's %s[] with its value", k, o.DType, o.Shape, e.DType)
+			}
 		case o.DType != e.DType || !slices.Equal(o.Shape, e.Shape):
 			t.Errorf("saved %s is %s%v, torch's %s%v", k, o.DType, o.Shape, e.DType, e.Shape)
 		case !bytes.Equal(od[o.Offsets[0]:o.Offsets[1]], td[e.Offsets[0]:e.Offsets[1]]):
@@ -412,7 +418,8 @@ func (c interopCase) check(t *testing.T, dev lathe.Device) {
 		t.Fatalf("strict load: %v", err)
 	}
 	filled, _ := c.cfg["filled"].(map[string]any)
-	checkSaved(t, r.m, c.raw, filled)
+	as1d, _ := c.cfg["as_1d"].([]any)
+	checkSaved(t, r.m, c.raw, filled, as1d)
 	if fileDT != lathe.Float32 {
 		// A float32 model reads a half-precision file with CastDType,
 		// as torch's load_state_dict copies into float32 weights.

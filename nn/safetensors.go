@@ -213,7 +213,8 @@ func CastDType() LoadOption { return func(o *loadOptions) { o.cast = true } }
 // safetensors with the same state-dict names) into m's parameters and
 // buffers. It checks everything first: the header's size and JSON, that the
 // file has exactly m's tensors (unless NonStrict) with their dtypes (unless
-// CastDType) and shapes, that the offsets tile the data exactly and that
+// CastDType) and shapes (a 0-d tensor reads one of shape [1] too, as
+// torch's load_state_dict does), that the offsets tile the data exactly and that
 // nothing follows it; only then does it rebind the tensors, each on its own
 // device. A BatchNorm2d's num_batches_tracked that the file lacks is set to
 // 0, strict or not, as torch's load_state_dict does with a safetensors
@@ -358,7 +359,11 @@ func checkEntry(p Param, e stEntry, cast bool) error {
 		err.Expected, err.Found = stNames[p.T.DType()], e.DType
 		return err
 	}
-	if !sameShape(e.Shape, p.T.Shape()) {
+	// A 0-d tensor reads one of shape [1] too, as torch's load_state_dict
+	// takes it (its backward compatibility with torch 0.3, where scalars
+	// were 1-d, and what converters without 0-d tensors write).
+	scalar := p.T.Rank() == 0 && sameShape(e.Shape, []int{1})
+	if !sameShape(e.Shape, p.T.Shape()) && !scalar {
 		err := loadError(lathe.ErrShape, p.Name, "has shape "+shape64String(e.Shape)+" in the file but "+shapeString(p.T.Shape())+" in the model",
 			"build the model with the file's sizes")
 		err.Expected, err.Found = shapeString(p.T.Shape()), shape64String(e.Shape)

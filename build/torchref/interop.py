@@ -85,12 +85,15 @@ def randomize(m):
 refs, meta = {}, {}
 
 
-def case(name, m, inputs, run, cfg, dtype=torch.float32, train_run=None, drop=()):
+def case(name, m, inputs, run, cfg, dtype=torch.float32, train_run=None, drop=(), as_1d=()):
     """Writes m's state_dict (in dtype) and the references of run (eval
     mode) and train_run (training mode, after which the buffers are
     recorded too). The names in drop are left out of the file, which
     torch's load_state_dict(strict=True) must still take: cfg["filled"]
-    records the values torch gives them then."""
+    records the values torch gives them then. The 0-d tensors in as_1d
+    are written with shape [1], which load_state_dict(strict=True) takes
+    too (its backward compatibility with torch 0.3): cfg["as_1d"] lists
+    them."""
     sd = {k: v.clone() for k, v in m.state_dict().items()}
     cfg = dict(cfg)
     cfg["names"] = [[k, ST[v.dtype], list(v.shape)] for k, v in sd.items()]  # torch's order
@@ -98,6 +101,10 @@ def case(name, m, inputs, run, cfg, dtype=torch.float32, train_run=None, drop=()
         sd = {k: v for k, v in sd.items() if k not in drop}
         m.load_state_dict(dict(sd), strict=True)  # a plain dict, as safetensors' load_file gives
         cfg["filled"] = {k: m.state_dict()[k].tolist() for k in drop}
+    if as_1d:
+        sd = {k: (v.reshape(1) if k in as_1d else v) for k, v in sd.items()}
+        m.load_state_dict(dict(sd), strict=True)
+        cfg["as_1d"] = list(as_1d)
     if dtype != torch.float32:
         # The checkpoint holds the weights in dtype, and torch's float32
         # model has the rounded values: what a cast load gives.
@@ -181,6 +188,14 @@ def main():
     x = torch.randn(4, 3, 3, 2)
     case("batchnorm2d_no_count", m, {"x": x}, lambda m: {"out": m(x)}, {}, train_run=lambda m: {"out": m(x)},
          drop=("num_batches_tracked",))
+
+    # A checkpoint that holds the count with shape [1] (a converter that
+    # has no 0-d tensors): torch loads it strictly into the 0-d buffer.
+    seed(5)
+    m = nn.BatchNorm2d(3)
+    randomize(m)
+    case("batchnorm2d_count_1d", m, {"x": x}, lambda m: {"out": m(x)}, {}, train_run=lambda m: {"out": m(x)},
+         as_1d=("num_batches_tracked",))
 
     seed(6)
     m = nn.GroupNorm(2, 6, eps=1e-4)
