@@ -82,7 +82,7 @@ func readInterop(t *testing.T) []interopCase {
 		}
 		cases = append(cases, c)
 	}
-	if len(cases) < 35 {
+	if len(cases) < 36 {
 		t.Fatalf("%d reference cases (run build/torchref/interop.py)", len(cases))
 	}
 	return cases
@@ -150,6 +150,8 @@ func (c interopCase) build(t *testing.T, dt lathe.DType, dev lathe.Device) inter
 		return one(NewConv2d(4, 6, 0, KernelSize(3, 2), Stride(2, 1), Padding(1, 0), Dilation(1, 2), Groups(2), w), "x")
 	case name == "conv2d_nobias_same":
 		return one(NewConv2d(3, 4, 3, PaddingSame(), NoBias(), w), "x")
+	case name == "conv2d_same_even":
+		return one(NewConv2d(2, 3, 0, KernelSize(2, 4), PaddingSame(), Dilation(1, 2), w), "x")
 	case name == "conv2d_bf16":
 		return one(NewConv2d(3, 4, 3, Padding(1), w), "x")
 	case strings.HasPrefix(name, "batchnorm2d"):

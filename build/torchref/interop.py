@@ -162,6 +162,11 @@ def main():
     randomize(m)
     x2 = torch.randn(1, 3, 5, 5)
     case("conv2d_nobias_same", m, {"x": x2}, lambda m: {"out": m(x2)}, {})
+    seed(3)
+    m = nn.Conv2d(2, 3, (2, 4), padding="same", dilation=(1, 2))  # torch pads the extra one after
+    randomize(m)
+    x4 = torch.randn(1, 2, 5, 6)
+    case("conv2d_same_even", m, {"x": x4}, lambda m: {"out": m(x4)}, {})
     seed(4)
     m = nn.Conv2d(3, 4, 3, padding=1)
     randomize(m)
