@@ -58,8 +58,10 @@ type AttentionMasks struct {
 	// lathe.AttentionMask's); a float mask is added to the scores (-Inf
 	// where it may not attend) after rounding to the query's dtype.
 	Attn *lathe.Tensor
-	// KeyPadding is torch's key_padding_mask: Bool [B, S], true for a key
-	// to ignore (padding).
+	// KeyPadding is torch's key_padding_mask, [B, S]: Bool, true for a key
+	// to ignore (padding), or float, added to the scores of each query
+	// for that key (-Inf to ignore it), after rounding to the query's
+	// dtype.
 	KeyPadding *lathe.Tensor
 	// Causal lets query i attend only to keys j ≤ i + S - L: the queries
 	// are the last L positions of the keys' sequence, which for

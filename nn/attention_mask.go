@@ -12,7 +12,9 @@ import (
 // offset + s keys (offset of them cached), and merges them into one mask
 // for the scores as torch's F.multi_head_attention_forward does: a Bool
 // result is true where a query may not attend, a float one is added to
-// the scores (the Bool masks folded in as -Inf). causal reports that the
+// the scores (the float masks summed, the Bool masks folded in as -Inf, as
+// torch 2's; torch 1.13 takes a float key padding mask alone, or beside a
+// Bool attn mask, where it ORs the two as flags). causal reports that the
 // only mask is the causal one of a square self-attention, which the fused
 // kernel applies itself (lathe.IsCausal) when no weights are wanted. The
 // masks cover the sequence's keys; the extra keys the layer appends
@@ -43,14 +45,15 @@ func (m *MultiheadAttention) scoreMask(n attnArgs, masks AttentionMasks, b, l, s
 		if err := maskArg(n, n.keyPadding, p, dev); err != nil {
 			return nil, false, err
 		}
-		if p.DType() != lathe.Bool {
-			return nil, false, nnError(n.op, lathe.ErrDType, n.keyPadding, "is "+p.DType().String(), "give a Bool mask, true for each key to ignore")
-		}
 		if !slices.Equal(p.Shape(), []int{b, t}) {
 			return nil, false, nnError(n.op, lathe.ErrShape, n.keyPadding, "has shape "+shapeString(p.Shape())+" but must be [B, S] = "+
 				shapeString([]int{b, t}), "give one flag per batch element and key")
 		}
-		blocked = orMask(blocked, p.Reshape(b, 1, 1, t))
+		if p.DType() == lathe.Bool {
+			blocked = orMask(blocked, p.Reshape(b, 1, 1, t))
+		} else {
+			added = addMask(added, p.Cast(dt).Reshape(b, 1, 1, t))
+		}
 	}
 	if masks.Causal {
 		if blocked == nil && added == nil && !needWeights && l == t && extra == 0 {
@@ -84,6 +87,14 @@ func maskArg(n attnArgs, arg string, t *lathe.Tensor, dev lathe.Device) error {
 		return nnError(op, lathe.ErrDevice, arg, "is on "+t.Device().String()+" but "+n.query+" is on "+dev.String(), "move "+arg+" with To("+dev.String()+")")
 	}
 	return nil
+}
+
+// addMask is the sum of two float masks, either maybe nil.
+func addMask(a, b *lathe.Tensor) *lathe.Tensor {
+	if a == nil {
+		return b
+	}
+	return a.Add(b)
 }
 
 func orMask(a, b *lathe.Tensor) *lathe.Tensor {

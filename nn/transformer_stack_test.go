@@ -147,7 +147,7 @@ func TestTransformerStackBadInputs(t *testing.T) {
 		{"encoder/nil_src", enc.Forward(nil), lathe.ErrValue, `transformer_encoder: argument "src"`},
 		{"encoder/released_src", enc.Forward(released), lathe.ErrReleased, `"src"`},
 		{"encoder/mask", enc.Encode(x(2, 5, 8), AttentionMasks{Attn: boolMask(5, 4)}), lathe.ErrShape, `transformer_encoder: argument "mask"`},
-		{"encoder/key_padding", enc.Encode(x(2, 5, 8), AttentionMasks{KeyPadding: x(2, 5)}), lathe.ErrDType, `argument "src_key_padding_mask"`},
+		{"encoder/key_padding", enc.Encode(x(2, 5, 8), AttentionMasks{KeyPadding: lathe.Zeros(lathe.CPU, lathe.Int32, 2, 5)}), lathe.ErrDType, `argument "src_key_padding_mask"`},
 		{"encoder/norm_size", NewTransformerEncoder(newEnc, 1, NewLayerNorm([]int{6})).Forward(x(2, 5, 8)), lathe.ErrShape, ``},
 		{"encoder/nil", (*TransformerEncoder)(nil).Forward(x(2, 5, 8)), lathe.ErrValue, `transformer_encoder`},
 		{"encoder/nil_layer_field", (&TransformerEncoder{Layers: []*TransformerEncoderLayer{nil}}).Forward(x(2, 5, 8)), lathe.ErrValue, `transformer_encoder`},

@@ -267,7 +267,7 @@ func TestTransformerBadInputs(t *testing.T) {
 			m.Release()
 			return m
 		}()}), lathe.ErrReleased, `"src_mask"`},
-		{"encoder/key_padding_float", encode(x(2, 5, 8), AttentionMasks{KeyPadding: x(2, 5)}), lathe.ErrDType, `argument "src_key_padding_mask"`},
+		{"encoder/key_padding_int", encode(x(2, 5, 8), AttentionMasks{KeyPadding: lathe.Zeros(lathe.CPU, lathe.Int32, 2, 5)}), lathe.ErrDType, `argument "src_key_padding_mask"`},
 		{"encoder/key_padding_shape", encode(x(2, 5, 8), AttentionMasks{KeyPadding: boolMask(5, 2)}), lathe.ErrShape, `argument "src_key_padding_mask"`},
 		{"decoder/forward", dec.Forward(x(2, 5, 8)), lathe.ErrValue, `transformer_decoder_layer: argument "memory"`},
 		{"decoder/memory_d_model", dec.Decode(x(2, 5, 8), x(2, 4, 6), AttentionMasks{}, AttentionMasks{}), lathe.ErrShape, `argument "memory"`},
