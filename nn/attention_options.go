@@ -59,8 +59,8 @@ func (m *MultiheadAttention) newProjections(o options) {
 // of a [1, 1, E] tensor, whose fans are both E, so of std sqrt(1/E).
 func (m *MultiheadAttention) newBiasKV(o options) {
 	std := math.Sqrt(1 / float64(m.EmbedDim))
-	m.BiasK = m.Register("bias_k", newParam(lathe.RandN(lathe.CPU, o.dtype, 1, 1, m.EmbedDim).MulScalar(std), o))
-	m.BiasV = m.Register("bias_v", newParam(lathe.RandN(lathe.CPU, o.dtype, 1, 1, m.EmbedDim).MulScalar(std), o))
+	m.BiasK = m.Register("bias_k", newParam(normal(o.dtype, std, 1, 1, m.EmbedDim), o))
+	m.BiasV = m.Register("bias_v", newParam(normal(o.dtype, std, 1, 1, m.EmbedDim), o))
 }
 
 // checkSizes checks that a layer's sizes fit its weights, which a layer

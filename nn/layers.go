@@ -42,9 +42,33 @@ func NewLinear(in, out int, opts ...Option) *Linear {
 	return l
 }
 
-// uniform draws U(-bound, bound) on the cpu.
+// uniform draws U(-bound, bound) on the cpu. A 16-bit dtype's values are
+// torch's uniform_(-bound, bound) in it (TransformationHelper.h's
+// uniform_real): x, a point of Rand's grid of dt, then x·2B - B with B
+// the bound rounded to dt, computed in float32, where it is exact, and
+// rounded to dt once, so that each of the grid's points is equally
+// likely. Computing in dt rounded x·2b and then the difference: grid
+// points merged, some drawn twice as often and others never.
 func uniform(dt lathe.DType, bound float64, shape ...int) *lathe.Tensor {
-	return lathe.Rand(lathe.CPU, dt, shape...).MulScalar(2 * bound).SubScalar(bound)
+	x := lathe.Rand(lathe.CPU, dt, shape...)
+	if dt != lathe.Float16 && dt != lathe.BFloat16 {
+		return x.MulScalar(2 * bound).SubScalar(bound)
+	}
+	b, err := lathe.Scalar(lathe.CPU, bound).Cast(dt).Item()
+	if err != nil {
+		return lathe.Failed(err)
+	}
+	return x.Cast(lathe.Float32).MulScalar(2 * b).SubScalar(b).Cast(dt)
+}
+
+// normal draws N(0, std²) on the cpu, rounded to dt once: a 16-bit
+// dtype's values are RandN's float32 draws (the same draws that RandN of
+// dt rounds) times std, rounded, as torch's normal_ rounds its product.
+func normal(dt lathe.DType, std float64, shape ...int) *lathe.Tensor {
+	if dt != lathe.Float16 && dt != lathe.BFloat16 {
+		return lathe.RandN(lathe.CPU, dt, shape...).MulScalar(std)
+	}
+	return lathe.RandN(lathe.CPU, lathe.Float32, shape...).MulScalar(std).Cast(dt)
 }
 
 // Forward computes x·Wᵀ + b; x is [..., in].
