@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"testing"
@@ -87,6 +88,47 @@ func TestNormalInitHalf(t *testing.T) {
 					break
 				}
 			}
+		}
+	}
+}
+
+// TestFailedLayerDrawsNothing: a layer that cannot be made on its device
+// (one that does not open, or lacks the dtype) or in its dtype fails with
+// an error of the layer's op, before drawing: the random stream gives
+// next what it would have without the call. The parameters were drawn on
+// the cpu and then failed to move, which left the stream past them.
+func TestFailedLayerDrawsNothing(t *testing.T) {
+	nowhere := OnDevice(lathe.CUDA(99))
+	layers := []struct {
+		op   string
+		make func(...Option) Module
+	}{
+		{"linear", func(o ...Option) Module { return NewLinear(3, 4, o...) }},
+		{"embedding", func(o ...Option) Module { return NewEmbedding(3, 4, o...) }},
+		{"conv2d", func(o ...Option) Module { return NewConv2d(3, 4, 3, o...) }},
+		{"lstm", func(o ...Option) Module { return NewLSTM(3, 4, o...) }},
+		{"multihead_attention", func(o ...Option) Module { return NewMultiheadAttention(4, 2, append(o, AddBiasKV())...) }},
+		{"transformer_encoder_layer", func(o ...Option) Module { return NewTransformerEncoderLayer(4, 2, o...) }},
+	}
+	places := map[string][]Option{"no-device": {nowhere}, "int32": {WithDType(lathe.Int32)}}
+	if lathe.Zeros(lathe.WGPU(0), lathe.Float32, 1).Err() == nil {
+		places["wgpu-float64"] = []Option{OnDevice(lathe.WGPU(0)), WithDType(lathe.Float64)}
+	}
+	next := func() []float64 { return values(t, lathe.Rand(lathe.CPU, lathe.Float64, 4)) }
+	lathe.Seed(3)
+	want := next()
+	for _, l := range layers {
+		for name, opts := range places {
+			t.Run(l.op+"/"+name, func(t *testing.T) {
+				lathe.Seed(3)
+				var e *lathe.Error
+				if err := Err(l.make(opts...)); !errors.As(err, &e) || e.Op != l.op {
+					t.Errorf("the layer gave %v, want a *lathe.Error of op %s", err, l.op)
+				}
+				if got := next(); got[0] != want[0] {
+					t.Errorf("after the failed layer the stream gives %v, want %v", got, want)
+				}
+			})
 		}
 	}
 }

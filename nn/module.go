@@ -175,7 +175,37 @@ func layerOptions(layer string, opts []Option) (options, *lathe.Error) {
 		}
 		opt.set(&o)
 	}
+	if slices.Contains(spec.takes, "dtype") {
+		return o, checkPlace(spec.op, o)
+	}
 	return o, nil
+}
+
+// checkPlace refuses, before a layer draws its parameters, a dtype that
+// is not float and a device that cannot hold it. The parameters are drawn
+// on the cpu and then moved: a move that failed left the random stream
+// past the draws of a layer that was never made, where a failed call
+// changes nothing (and torch's constructors fail at the allocation,
+// before drawing).
+func checkPlace(op string, o options) *lathe.Error {
+	if !o.dtype.IsFloat() {
+		return nnError(op, lathe.ErrDType, "dtype", "is "+o.dtype.String()+" but parameters are float",
+			"use nn.WithDType(lathe.Float32) or another float dtype")
+	}
+	if o.device == lathe.CPU {
+		return nil
+	}
+	z := lathe.Zeros(o.device, o.dtype, 1)
+	defer z.Release()
+	var e *lathe.Error
+	if err := z.Err(); errors.As(err, &e) {
+		c := *e
+		c.Op, c.Arg = op, "device" // the layers that fail register it under its argument
+		return &c
+	} else if err != nil {
+		return nnError(op, lathe.ErrUnavailable, "device", err.Error(), "use lathe.CPU")
+	}
+	return nil
 }
 
 // newParam uploads an initial value made on the cpu to the layer's device
