@@ -21,7 +21,7 @@ func FullLike(x *Tensor, value float64) *Tensor { return fullLike("full_like", x
 // RandLike makes a tensor of values uniform on [0, 1) with x's shape, dtype
 // (a float one) and device.
 func RandLike(x *Tensor) *Tensor {
-	if err := x.check("rand_like"); err != nil {
+	if err := checkRandLike("rand_like", x); err != nil {
 		return failed(err)
 	}
 	return randUniform("rand_like", x.Device(), x.DType(), x.Shape())
@@ -30,10 +30,23 @@ func RandLike(x *Tensor) *Tensor {
 // RandNLike makes a tensor of standard normal values with x's shape, dtype
 // (a float one) and device.
 func RandNLike(x *Tensor) *Tensor {
-	if err := x.check("randn_like"); err != nil {
+	if err := checkRandLike("randn_like", x); err != nil {
 		return failed(err)
 	}
 	return randNormal("randn_like", x.Device(), x.DType(), x.Shape())
+}
+
+// checkRandLike refuses an x of no float dtype naming x, the argument the
+// caller gave (Rand's refusal named "dtype", which RandLike has not).
+func checkRandLike(op string, x *Tensor) error {
+	if err := x.check(op); err != nil {
+		return err
+	}
+	if dt := x.DType(); !dt.IsFloat() {
+		return errorf(op, ErrDType, "x", "is "+dt.String()+" but random values are float",
+			"cast it with .Cast(lathe.Float32) first, or use lathe.RandIntLike for integers")
+	}
+	return nil
 }
 
 func fullLike(op string, x *Tensor, v float64) *Tensor {

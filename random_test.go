@@ -636,6 +636,8 @@ func TestRandomErrors(t *testing.T) {
 		{"randint_like/released", lathe.RandIntLike(released, 0, 2), lathe.ErrReleased, "x"},
 		{"randint_like/nil", lathe.RandIntLike(nil, 0, 2), lathe.ErrValue, "x"},
 		{"randint_like/range", lathe.RandIntLike(lathe.Zeros(lathe.CPU, lathe.Uint8, 2), 0, 300), lathe.ErrValue, "high"},
+		{"rand_like/int", lathe.RandLike(lathe.Zeros(lathe.CPU, lathe.Int64, 2)), lathe.ErrDType, "x"},
+		{"randn_like/bool", lathe.RandNLike(lathe.Zeros(lathe.CPU, lathe.Bool, 2)), lathe.ErrDType, "x"},
 		{"randperm/negative", lathe.RandPerm(lathe.CPU, lathe.Int64, -1), lathe.ErrShape, "shape"},
 		{"randperm/bool", lathe.RandPerm(lathe.CPU, lathe.Bool, 2), lathe.ErrDType, "dtype"},
 		{"randperm/int8-129", lathe.RandPerm(lathe.CPU, lathe.Int8, 129), lathe.ErrValue, "n"},
