@@ -280,7 +280,11 @@ func randInt(op string, dev Device, dt DType, low, high int64, shape []int) *Ten
 		return failed(errorf(op, ErrDType, "dtype", "is not a dtype", "use one of lathe's dtypes, such as lathe.Int64"))
 	}
 	if low < least || high-1 > most {
-		return failed(errorf(op, ErrValue, "high", "gives the range ["+itoa64(low)+", "+itoa64(high)+"), but "+dt.String()+
+		arg := "high"
+		if low < least {
+			arg = "low" // the end at fault, as torch's "from is out of bounds"
+		}
+		return failed(errorf(op, ErrValue, arg, "gives the range ["+itoa64(low)+", "+itoa64(high)+"), but "+dt.String()+
 			" holds only the integers in ["+itoa64(least)+", "+itoa64(most)+"] exactly", "use a narrower range or a wider dtype"))
 	}
 	s, err := checkShape(op, shape, -1)
