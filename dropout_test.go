@@ -126,3 +126,25 @@ func TestFailedDropoutDrawsNothing(t *testing.T) {
 		t.Errorf("after the failed dropout the stream's next key is %x, want %x (drawn nothing)", got, key)
 	}
 }
+
+// TestEmptyDropoutDrawsNothing: a dropout of no elements draws no key, as
+// torch's dropout of an empty tensor leaves its generator as it was, and
+// as Rand and RandInt of no elements draw nothing: skipping an empty
+// batch must not change the draws after it.
+func TestEmptyDropoutDrawsNothing(t *testing.T) {
+	for _, dev := range []Device{CPU, WGPU(0)} {
+		if err := Zeros(dev, Float32, 1).Err(); err != nil {
+			continue // random_test.go skips by name the devices that do not open
+		}
+		Seed(5)
+		key := nextKey()
+		x := Zeros(dev, Float32, 0, 3).RequireGrad()
+		y := x.Dropout(0.5, true)
+		if err := y.Err(); err != nil || y.Dim(0) != 0 || y.Dim(1) != 3 {
+			t.Fatalf("%s: dropout of [0, 3]: %v, shape %v", dev, err, y.Shape())
+		}
+		if got := nextKey(); got != key {
+			t.Errorf("%s: after a dropout of no elements the stream's next key is %x, want %x (drawn nothing)", dev, got, key)
+		}
+	}
+}

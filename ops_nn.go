@@ -446,9 +446,9 @@ func layerNorm(x *Tensor, a layerNormAttrs) *Tensor {
 
 // Dropout zeroes each element with probability p and scales the rest by
 // 1/(1-p) when train is true, the mask made on x's device from a key
-// drawn from the stream Seed sets (the same mask on every device); with train
-// false (or p = 0) it returns x's elements as they are, in a new handle
-// (as Cast to x's own dtype does). x must be floating: an integer or bool
+// drawn from the stream Seed sets (the same mask on every device; an x of
+// no elements draws none); with train false (or p = 0) it returns x's
+// elements as they are, in a new handle (as Cast to x's own dtype does). x must be floating: an integer or bool
 // x is an ErrDType even where torch returns it as it is (train false, p 0
 // or 1).
 func (x *Tensor) Dropout(p float64, train bool) *Tensor {
@@ -466,6 +466,12 @@ func (x *Tensor) Dropout(p float64, train bool) *Tensor {
 	}
 	if p == 1 {
 		return x.MulScalar(0)
+	}
+	if x.t.Numel() == 0 {
+		// No elements, no mask: no key is drawn, as torch's dropout of an
+		// empty tensor draws nothing, so that an empty batch leaves the
+		// draws after it as they were.
+		return apply(ops.Dropout, ops.Mask{P: p}, x)
 	}
 	// One op, whose mask each device makes from a key drawn from the
 	// stream (ops.Dropout): nothing is drawn on the host or uploaded, and
