@@ -354,10 +354,14 @@ func checkAttention(q, k, v *Tensor, o attentionOptions) (attentionAttrs, error)
 		return a, errorf(sdpaName, ErrValue, "dropout_p", "is "+strconv.FormatFloat(o.dropout, 'g', -1, 64)+", outside [0, 1)",
 			"use a probability in [0, 1), or no AttentionDropout")
 	}
-	if _, err := attentionShapes(q.t.Shape, k.t.Shape, v.t.Shape, maskShape); err != nil {
+	g, err := attentionShapes(q.t.Shape, k.t.Shape, v.t.Shape, maskShape)
+	if err != nil {
 		return a, err
 	}
 	a.causal, a.dropout = o.causal, o.dropout
+	if dispatch.Numel(g.scores) == 0 {
+		a.dropout = 0 // no weights to drop: no key drawn, as Dropout of no elements draws none
+	}
 	a.scale = 1 / math.Sqrt(float64(q.t.Shape[len(q.t.Shape)-1]))
 	if o.hasScale {
 		if !(o.scale > 0) || math.IsInf(o.scale, 1) {

@@ -320,6 +320,33 @@ func TestFailedAttentionDropoutDrawsNothing(t *testing.T) {
 	}
 }
 
+// TestEmptyAttentionDropoutDrawsNothing: attention whose weights have no
+// elements (no queries, no keys, an empty batch) draws no dropout key,
+// fused or composite, as Dropout of no elements draws none.
+func TestEmptyAttentionDropoutDrawsNothing(t *testing.T) {
+	for _, dev := range biDevices(t) {
+		for _, dt := range []DType{Float32, Float64} {
+			if Zeros(dev, dt, 1).Err() != nil {
+				continue // a dtype the device lacks
+			}
+			for _, c := range []struct {
+				name string
+				q, k []int
+			}{{"lq=0", []int{2, 0, 4}, []int{2, 3, 4}}, {"lk=0", []int{2, 3, 4}, []int{2, 0, 4}}, {"batch=0", []int{0, 3, 4}, []int{0, 3, 4}}} {
+				Seed(5)
+				key := nextKey()
+				kv := Ones(dev, dt, c.k...)
+				if err := ScaledDotProductAttention(Ones(dev, dt, c.q...), kv, kv, AttentionDropout(0.5)).Err(); err != nil {
+					t.Fatalf("%s/%s/%s: %v", dev, dt, c.name, err)
+				}
+				if got := nextKey(); got != key {
+					t.Errorf("%s/%s/%s: after the attention the stream's next key is %x, want %x (drawn nothing)", dev, dt, c.name, got, key)
+				}
+			}
+		}
+	}
+}
+
 // TestAttentionScaleBelowFloat32 gives float32 attention a scale that
 // rounds to 0 in float32 (1e-300), with a NaN in the keys: as torch's
 // q·scale (0·NaN is NaN), every score it reaches is NaN, and so the rows,
