@@ -2,6 +2,7 @@ package lathe
 
 import (
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 )
@@ -28,6 +29,54 @@ func TestOpAllocations(t *testing.T) {
 		})
 		if n > c.max {
 			t.Errorf("%s: %v allocations an op, want at most %v", c.name, n, c.max)
+		}
+	}
+}
+
+// TestReduceAllocations bounds what a small reduction asks of Go's
+// allocator on the cpu: planning one (the kept and reduced dims, whether
+// they form a run) took 34 allocations for a whole-tensor sum and 48 for a
+// sum over dim 0, against an add's 2, and a sum of 12 elements took longer
+// than torch's. The planning now works in arrays on the stack.
+func TestReduceAllocations(t *testing.T) {
+	x := Zeros(CPU, Float32, 4, 3)
+	for _, c := range []struct {
+		name string
+		f    func() *Tensor
+		max  float64
+	}{
+		{"sum", func() *Tensor { return x.Sum() }, 12},
+		{"sum over dim 0", func() *Tensor { return x.SumKeepDim(0) }, 13},
+		{"max over dim 1", func() *Tensor { return x.MaxKeepDim(1) }, 13},
+	} {
+		n := testing.AllocsPerRun(200, func() {
+			z := c.f()
+			if z.err != nil {
+				t.Fatal(z.err)
+			}
+			z.Release()
+		})
+		if n > c.max {
+			t.Errorf("%s: %v allocations, want at most %v", c.name, n, c.max)
+		}
+	}
+}
+
+// TestReduceHighRank: reductions of a permuted tensor of rank 10, past the
+// arrays that plan lower ranks on the stack, against the same values made
+// contiguous.
+func TestReduceHighRank(t *testing.T) {
+	shape := []int{2, 1, 3, 2, 1, 2, 2, 1, 3, 2}
+	x := Arange(CPU, Float64, 0, 288, 1).Reshape(shape...).Permute(9, 3, 0, 1, 8, 2, 4, 7, 6, 5)
+	c := x.Contiguous()
+	for _, dims := range [][]int{nil, {0}, {1, 4}, {0, 2, 5, 9}} {
+		got, err := x.SumKeepDim(dims...).Float64s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := c.SumKeepDim(dims...).Float64s()
+		if !slices.Equal(got, want) {
+			t.Errorf("sum over %v: %v, want %v", dims, got, want)
 		}
 	}
 }

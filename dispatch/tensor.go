@@ -157,7 +157,7 @@ func newTensor(dev Device, dt DType, shape []int, n int, b Buffer) *Tensor {
 		t.cleanup = runtime.AddCleanup(t, (*Storage).release, t.Storage)
 	}
 	if len(shape) <= len(t.inline) {
-		t.Strides = contiguousStridesInto(t.inline[:len(shape):len(shape)], shape)
+		t.Strides = ContiguousStridesInto(t.inline[:len(shape):len(shape)], shape)
 	} else {
 		t.Strides = ContiguousStrides(shape)
 	}
@@ -305,10 +305,12 @@ type HeapBuffer interface {
 
 // ContiguousStrides returns row-major strides for shape.
 func ContiguousStrides(shape []int) []int {
-	return contiguousStridesInto(make([]int, len(shape)), shape)
+	return ContiguousStridesInto(make([]int, len(shape)), shape)
 }
 
-func contiguousStridesInto(strides, shape []int) []int {
+// ContiguousStridesInto writes shape's row-major strides into strides (of
+// shape's length) and returns it.
+func ContiguousStridesInto(strides, shape []int) []int {
 	s := 1
 	for i := len(shape) - 1; i >= 0; i-- {
 		strides[i] = s

@@ -33,52 +33,66 @@ func Of(t *dispatch.Tensor) Walk { return Walk{Shape: t.Shape, Strides: [][]int{
 // The result has at least one dim: [1] for a walk of one element, and [0]
 // (strides 0) for an empty one, which has no elements to order.
 func (w Walk) Collapse() Walk {
-	k, r := len(w.Strides), len(w.Shape)
+	k, r1 := len(w.Strides), max(len(w.Shape), 1)
 	// The shape and every operand's strides share one array, each in a
 	// part of its own (at most r dims), since every kernel call collapses
 	// a walk: k+2 allocations were a tenth of a training step's.
-	ints := make([]int, (k+1)*r)
-	out := Walk{Shape: ints[:0:r], Strides: make([][]int, k)}
+	ints := make([]int, (k+1)*r1)
+	n := w.CollapseInto(ints)
+	out := Walk{Shape: ints[:n:n], Strides: make([][]int, k)}
 	for j := range out.Strides {
-		out.Strides[j] = ints[(j+1)*r : (j+1)*r : (j+2)*r]
-	}
-	for d, s := range w.Shape {
-		if s == 0 {
-			return Walk{Shape: []int{0}, Strides: single(k)}
-		}
-		if s == 1 {
-			continue
-		}
-		n := len(out.Shape)
-		merge := n > 0
-		for j := 0; merge && j < k; j++ {
-			merge = out.Strides[j][n-1] == w.Strides[j][d]*s
-		}
-		if merge {
-			out.Shape[n-1] *= s
-			for j := range k {
-				out.Strides[j][n-1] = w.Strides[j][d]
-			}
-			continue
-		}
-		out.Shape = append(out.Shape, s)
-		for j := range k {
-			out.Strides[j] = append(out.Strides[j], w.Strides[j][d])
-		}
-	}
-	if len(out.Shape) == 0 {
-		return Walk{Shape: []int{1}, Strides: single(k)}
+		out.Strides[j] = ints[(j+1)*r1:][:n:n]
 	}
 	return out
 }
 
-// single is k operands' strides of a one-dim walk: 0, which no index uses.
-func single(k int) [][]int {
-	s := make([][]int, k)
-	for j := range s {
-		s[j] = []int{0}
+// CollapseInto writes Collapse's walk into dst, which holds at least
+// (k+1)·max(r, 1) ints for k operands of rank r: the shape at dst[:n] and
+// operand j's strides at dst[(j+1)·max(r, 1):][:n], and returns its rank
+// n. A caller that wants a few numbers of the walk (a reduction asks
+// whether its dims form one run) can give an array on its own stack and
+// allocate nothing.
+func (w Walk) CollapseInto(dst []int) (n int) {
+	k, r1 := len(w.Strides), max(len(w.Shape), 1)
+	stride := func(j, d int) *int { return &dst[(j+1)*r1+d] }
+	// one is the walk of a single dim of size s, whose stride no index
+	// uses: [0] for an empty walk, which has no elements to order, [1] for
+	// one element.
+	one := func(s int) int {
+		dst[0] = s
+		for j := range k {
+			*stride(j, 0) = 0
+		}
+		return 1
 	}
-	return s
+	for d, s := range w.Shape {
+		if s == 0 {
+			return one(0)
+		}
+		if s == 1 {
+			continue
+		}
+		merge := n > 0
+		for j := 0; merge && j < k; j++ {
+			merge = *stride(j, n-1) == w.Strides[j][d]*s
+		}
+		if merge {
+			dst[n-1] *= s
+			for j := range k {
+				*stride(j, n-1) = w.Strides[j][d]
+			}
+			continue
+		}
+		dst[n] = s
+		for j := range k {
+			*stride(j, n) = w.Strides[j][d]
+		}
+		n++
+	}
+	if n == 0 {
+		return one(1)
+	}
+	return n
 }
 
 // Rank is the number of dims of the walk.

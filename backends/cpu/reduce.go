@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 	"runtime"
+	"slices"
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
@@ -30,7 +31,8 @@ type runs struct {
 // output of the kept sizes. A copy of x, when one was needed, is returned so
 // that the caller can release it.
 func planRuns(x *dispatch.Tensor, dims []int) (runs, *dispatch.Tensor) {
-	kShape, kStrides, rShape, rStrides := splitDims(x, dims)
+	var sp dimSplit
+	kShape, kStrides, rShape, rStrides := sp.of(x, dims)
 	n, s, ok := oneRun(rShape, rStrides)
 	var tmp *dispatch.Tensor
 	base := x.Offset
@@ -45,28 +47,47 @@ func planRuns(x *dispatch.Tensor, dims []int) (runs, *dispatch.Tensor) {
 		kStrides = tmp.Strides[:len(kShape)]
 		n, s = dispatch.Numel(rShape), 1
 	}
-	outLen := dispatch.Numel(kShape)
-	l := strided{layout.Walk{
-		Shape:   append(append([]int{}, kShape...), n),
-		Strides: [][]int{append(dispatch.ContiguousStrides(kShape), 0), append(append([]int{}, kStrides...), s)},
-	}, []int{0, base}}
-	return runs{l: l, n: n, s: s, outLen: outLen}, tmp
+	// The walk's shape and two operands' strides (the output's contiguous,
+	// 0 along the run; x's), with the bases, in one array.
+	k := len(kShape)
+	ints := make([]int, 3*(k+1)+2)
+	shape, outStrides, xStrides, bases := ints[:k+1:k+1], ints[k+1:2*k+2:2*k+2], ints[2*k+2:3*k+3:3*k+3], ints[3*k+3:]
+	copy(shape, kShape)
+	shape[k] = n
+	dispatch.ContiguousStridesInto(outStrides[:k], kShape)
+	copy(xStrides, kStrides)
+	xStrides[k] = s
+	bases[1] = base
+	l := strided{layout.Walk{Shape: shape, Strides: [][]int{outStrides, xStrides}}, bases}
+	return runs{l: l, n: n, s: s, outLen: dispatch.Numel(kShape)}, tmp
 }
 
-// splitDims separates x's kept dims from its reduced ones, each in order.
-func splitDims(x *dispatch.Tensor, dims []int) (kShape, kStrides, rShape, rStrides []int) {
-	reduced := make([]bool, x.Rank())
-	for _, d := range dims {
-		reduced[d] = true
+// dimSplit holds x's dims parted into the kept and the reduced ones, each
+// in order, in an array of its own for tensors of rank up to 8, so that a
+// dimSplit on a caller's stack costs no allocation.
+type dimSplit struct {
+	inline [4 * 8]int
+}
+
+// of splits x's dims, dims the reduced ones (distinct, in range). The
+// slices live in sp (or, past rank 8, on the heap).
+func (sp *dimSplit) of(x *dispatch.Tensor, dims []int) (kShape, kStrides, rShape, rStrides []int) {
+	r := x.Rank()
+	buf := sp.inline[:]
+	if 4*r > len(buf) {
+		buf = make([]int, 4*r)
 	}
+	nk, nr := 0, 0
 	for d, size := range x.Shape {
-		if reduced[d] {
-			rShape, rStrides = append(rShape, size), append(rStrides, x.Strides[d])
+		if slices.Contains(dims, d) {
+			buf[2*r+nr], buf[3*r+nr] = size, x.Strides[d]
+			nr++
 		} else {
-			kShape, kStrides = append(kShape, size), append(kStrides, x.Strides[d])
+			buf[nk], buf[r+nk] = size, x.Strides[d]
+			nk++
 		}
 	}
-	return kShape, kStrides, rShape, rStrides
+	return buf[:nk:nk], buf[r : r+nk : r+nk], buf[2*r : 2*r+nr : 2*r+nr], buf[3*r : 3*r+nr : 3*r+nr]
 }
 
 // oneRun merges the reduced dims into one strided run if their layout
@@ -76,17 +97,40 @@ func oneRun(shape, strides []int) (n, s int, ok bool) {
 	if n = dispatch.Numel(shape); n == 0 {
 		return 0, 1, true // nothing is read
 	}
-	w := layout.Walk{Shape: shape, Strides: [][]int{strides}}.Collapse()
-	if w.Rank() == 1 {
-		return n, w.Strides[0][0], true
+	var o oneWalk
+	if o.collapse(shape, strides); o.n == 1 {
+		return n, o.stride(0), true
 	}
 	return 0, 0, false // the caller copies
 }
 
-func oneRunOK(shape, strides []int) bool {
-	_, _, ok := oneRun(shape, strides)
-	return ok
+// oneWalk holds the collapsed walk of one operand (its rank n, sizes and
+// strides) in an array of its own for a rank up to 8: on the caller's
+// stack it costs no allocation.
+type oneWalk struct {
+	inline [2 * 8]int
+	more   []int // past rank 8
+	n, r1  int   // the strides start at r1
 }
+
+func (o *oneWalk) collapse(shape, strides []int) {
+	o.r1 = max(len(shape), 1)
+	if 2*o.r1 > len(o.inline) {
+		o.more = make([]int, 2*o.r1)
+	}
+	o.n = layout.Walk{Shape: shape, Strides: [][]int{strides}}.CollapseInto(o.ints())
+}
+
+func (o *oneWalk) ints() []int {
+	if o.more != nil {
+		return o.more
+	}
+	return o.inline[:]
+}
+
+// size and stride are dim d's.
+func (o *oneWalk) size(d int) int   { return o.ints()[d] }
+func (o *oneWalk) stride(d int) int { return o.ints()[o.r1+d] }
 
 // reduceInto writes f of each run of x over dims into out (contiguous, of
 // the kept sizes).
@@ -130,14 +174,14 @@ const (
 // extreme's first NaN, and first of ±0. It reports false when the layout
 // is not of that kind.
 func reduceColumns[T, A number](kind columnReduction, out, x *dispatch.Tensor, dims []int) bool {
-	if _, _, rShape, rStrides := splitDims(x, dims); !oneRunOK(rShape, rStrides) {
-		return false // the general path copies
+	var sp dimSplit
+	kShape, kStrides, rShape, rStrides := sp.of(x, dims)
+	n, s, ok := oneRun(rShape, rStrides)
+	k := len(kShape)
+	if !ok || k == 0 || n == 0 || s == 1 || kStrides[k-1] != 1 || kShape[k-1] < 8 {
+		return false // not columns, or the general path copies
 	}
-	r, _ := planRuns(x, dims)
-	k := len(r.l.Shape) - 1 // kept dims
-	if k == 0 || r.n == 0 || r.s == 1 || r.l.Strides[1][k-1] != 1 || r.l.Shape[k-1] < 8 {
-		return false
-	}
+	r, _ := planRuns(x, dims) // no copy: the reduced dims are one run
 	const block = 256
 	cols := r.l.Shape[k-1]
 	groups := r.outLen / cols
@@ -246,16 +290,17 @@ func reduceRows[T, A number](op rowReduction, out, x *dispatch.Tensor, dims []in
 	if _, wide := any(zero).(float64); !ok || !wide || !haveAVX2 {
 		return false
 	}
-	kShape, kStrides, rShape, rStrides := splitDims(x, dims)
+	var sp dimSplit
+	kShape, kStrides, rShape, rStrides := sp.of(x, dims)
 	n, s, ok := oneRun(rShape, rStrides)
 	if !ok || s != 1 || n < vectorMin {
 		return false
 	}
-	kept := layout.Walk{Shape: kShape, Strides: [][]int{kStrides}}.Collapse()
-	if kept.Rank() != 1 || kept.Shape[0] < 2 || kept.Strides[0][0] < 0 {
+	var kept oneWalk
+	if kept.collapse(kShape, kStrides); kept.n != 1 || kept.size(0) < 2 || kept.stride(0) < 0 {
 		return false
 	}
-	rows, stride := kept.Shape[0], kept.Strides[0][0]
+	rows, stride := kept.size(0), kept.stride(0)
 	o := any(elems[T](out)[out.Offset:][:rows]).([]float32)
 	parallel(rows, n, func(lo, hi int) {
 		reduceRowsFloat32(op, o[lo:hi], d[x.Offset+lo*stride:], n, stride)
@@ -335,15 +380,18 @@ type panels struct {
 }
 
 func panelsOf(x *dispatch.Tensor, dims []int) (panels, bool) {
-	kShape, kStrides, rShape, rStrides := splitDims(x, dims)
+	var sp dimSplit
+	kShape, kStrides, rShape, rStrides := sp.of(x, dims)
 	if dispatch.Numel(rShape) == 0 {
 		return panels{}, false
 	}
-	w := layout.Walk{Shape: rShape, Strides: [][]int{rStrides}}.Collapse()
-	if w.Rank() != 2 || w.Strides[0][1] != 1 {
+	var w oneWalk
+	if w.collapse(rShape, rStrides); w.n != 2 || w.stride(1) != 1 {
 		return panels{}, false
 	}
-	return panels{dispatch.Numel(kShape), w.Shape[0], w.Strides[0][0], w.Shape[1], x.Offset, kShape, kStrides}, true
+	kept := slices.Concat(kShape, kStrides) // outlives sp, in the kernel's goroutines
+	k := len(kShape)
+	return panels{dispatch.Numel(kShape), w.size(0), w.stride(0), w.size(1), x.Offset, kept[:k:k], kept[k:]}, true
 }
 
 // base is the offset of output i's first run.
@@ -628,6 +676,9 @@ func init() {
 		var fast []func(*dispatch.Tensor, []*dispatch.Tensor, ops.Reduce) bool
 		if name == "sum" {
 			fast = append(fast, func(out *dispatch.Tensor, in []*dispatch.Tensor, r ops.Reduce) bool {
+				if !dispatch.Halves.Has(in[0].DType) {
+					return false
+				}
 				dims, _, err := ops.ReduceShape(in[0], r)
 				return err == nil && sumPanelsHalf(out, in[0], dims)
 			})

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -71,25 +72,23 @@ func ReduceShape(x *dispatch.Tensor, r Reduce) (dims, shape []int, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	reduced := make([]bool, x.Rank())
-	for _, d := range nd {
-		if d < x.Rank() {
-			reduced[d] = true
-		}
+	// nd, distinct and in range, sorted, is dims; every reduction's
+	// launch asks for this, so it costs one allocation (the shape). A 0-d
+	// x takes dim 0 or -1, as torch's, and has none to reduce.
+	slices.Sort(nd)
+	if x.Rank() == 0 {
+		nd = nd[:0]
 	}
-	shape = []int{}
+	shape = make([]int, 0, x.Rank())
 	for d, s := range x.Shape {
 		switch {
-		case reduced[d]:
-			dims = append(dims, d)
-			if r.KeepDim {
-				shape = append(shape, 1)
-			}
-		default:
+		case !slices.Contains(nd, d):
 			shape = append(shape, s)
+		case r.KeepDim:
+			shape = append(shape, 1)
 		}
 	}
-	return dims, shape, nil
+	return nd, shape, nil
 }
 
 // checkReducible refuses dtypes the reduction lacks. Bool gets its own fix:

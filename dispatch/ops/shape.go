@@ -76,16 +76,14 @@ func NormDims(dims []int, rank int, arg string) ([]int, error) {
 		return all, nil
 	}
 	out := make([]int, len(dims))
-	seen := make([]bool, max(rank, 1))
 	for i, d := range dims {
 		n, err := NormDim(d, rank, arg)
 		if err != nil {
 			return nil, err
 		}
-		if seen[n] {
+		if slices.Contains(out[:i], n) {
 			return nil, &dispatch.Error{Kind: dispatch.ErrValue, Arg: arg, Detail: "names dim " + strconv.Itoa(d) + " twice", Fix: "list each dim once"}
 		}
-		seen[n] = true
 		out[i] = n
 	}
 	return out, nil
