@@ -75,17 +75,24 @@ func ApplyRotary(x *lathe.Tensor, offset int, base float64) *lathe.Tensor {
 		return lathe.Failed(nnError(ropeOp, lathe.ErrDType, "x", "is "+x.DType().String(), "rotate a float tensor"))
 	}
 	l, d := x.Dim(-2), x.Dim(-1)
-	cos, sin := RotaryTables(l, d, offset, base)
-	if err := cos.Err(); err != nil {
+	cos64, sin64 := RotaryTables(l, d, offset, base)
+	if err := cos64.Err(); err != nil {
 		return lathe.Failed(err)
 	}
-	cos = cos.Cast(x.DType()).To(x.Device())
-	sin = sin.Cast(x.DType()).To(x.Device())
+	cosDT, sinDT := cos64.Cast(x.DType()), sin64.Cast(x.DType())
+	cos, sin := cosDT.To(x.Device()), sinDT.To(x.Device())
+	for _, t := range []*lathe.Tensor{cos64, sin64, cosDT, sinDT} {
+		t.Release()
+	}
 	half := d / 2
-	// The rotated copy and the products go with the graph (lathe.Compose).
-	return lathe.Compose(func(a []*lathe.Tensor) *lathe.Tensor {
+	// The rotated copy and the products go with the graph (lathe.Compose),
+	// and so do the tables, which Compose leaves alone (they are not made
+	// from x) and the products' gradients read.
+	out := lathe.Compose(func(a []*lathe.Tensor) *lathe.Tensor {
 		x := a[0]
 		rotated := lathe.Concat([]*lathe.Tensor{x.Narrow(-1, half, half).Neg(), x.Narrow(-1, 0, half)}, -1)
 		return x.Mul(cos).Add(rotated.Mul(sin))
 	}, x)
+	lathe.ReleaseWithGraph(out, cos, sin)
+	return out
 }
