@@ -232,11 +232,15 @@ func (m *MultiheadAttention) attend(n attnArgs, query, key, value *lathe.Tensor,
 	if cache != nil {
 		offset = cache.Len()
 	}
+	// The weight views made on the way go with the result's graph (or at
+	// once on a failure).
+	var made madeTensors
+	defer func() { made.give(out) }()
 	mask, causal, err := m.scoreMask(n, masks, b, l, s, offset, m.extraKeys(), query, want != noWeights)
 	if err != nil {
 		return fail(err)
 	}
-	q, k, v := m.project(query, key, value)
+	q, k, v := m.project(query, key, value, &made)
 	d := e / h
 	heads := func(x *lathe.Tensor, n int) *lathe.Tensor { return x.Reshape(b, n, h, d).Transpose(1, 2) }
 	q, k, v = heads(q, l), heads(k, s), heads(v, s)
@@ -422,14 +426,18 @@ func (m *MultiheadAttention) checkInputs(n attnArgs, query, key, value *lathe.Te
 
 // project applies the in-projection: one matmul when query, key and value
 // are one tensor (self-attention), two when key and value are.
-func (m *MultiheadAttention) project(query, key, value *lathe.Tensor) (q, k, v *lathe.Tensor) {
+//
+// The views of the packed weight and bias go to made: a view left to the
+// garbage collector keeps its parameter's storage, so the one an optimizer
+// step replaces would not go back to the pool.
+func (m *MultiheadAttention) project(query, key, value *lathe.Tensor, made *madeTensors) (q, k, v *lathe.Tensor) {
 	e := m.EmbedDim
 	rows := func(from, n int) (w, b *lathe.Tensor) {
 		if m.InProjWeight != nil {
-			w = m.InProjWeight.Narrow(0, from*e, n*e)
+			w = made.add(m.InProjWeight.Narrow(0, from*e, n*e))
 		}
 		if m.InProjBias != nil {
-			b = m.InProjBias.Narrow(0, from*e, n*e)
+			b = made.add(m.InProjBias.Narrow(0, from*e, n*e))
 		}
 		return w, b
 	}

@@ -104,6 +104,26 @@ func orMask(a, b *lathe.Tensor) *lathe.Tensor {
 	return a.LogicalOr(b)
 }
 
+// madeTensors are tensors a layer makes on the way to its result from
+// tensors other than the arguments of its lathe.Compose (masks, constants,
+// views of its weights), which Compose leaves to the garbage collector:
+// give hands them to the result's graph, as Compose does its
+// intermediates, so that a training step takes them back from the pool.
+type madeTensors []*lathe.Tensor
+
+// add records t and returns it.
+func (m *madeTensors) add(t *lathe.Tensor) *lathe.Tensor {
+	*m = append(*m, t)
+	return t
+}
+
+// give releases the tensors with out's graph, or at once where out was not
+// recorded (or failed).
+func (m *madeTensors) give(out *lathe.Tensor) {
+	lathe.ReleaseWithGraph(out, *m...)
+	*m = nil
+}
+
 // causalBlocked is the Bool [l, t] mask, true where query i may not attend
 // to key j: j > i + t - l (the queries are the last l of t positions).
 func causalBlocked(dev lathe.Device, l, t int) *lathe.Tensor {
