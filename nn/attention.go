@@ -232,11 +232,11 @@ func (m *MultiheadAttention) attend(n attnArgs, query, key, value *lathe.Tensor,
 	if cache != nil {
 		offset = cache.Len()
 	}
-	// The weight views made on the way go with the result's graph (or at
-	// once on a failure).
+	// The masks, constants and weight views made on the way go with the
+	// result's graph (or at once on a failure).
 	var made madeTensors
 	defer func() { made.give(out) }()
-	mask, causal, err := m.scoreMask(n, masks, b, l, s, offset, m.extraKeys(), query, want != noWeights)
+	mask, causal, err := m.scoreMask(n, masks, b, l, s, offset, m.extraKeys(), query, want != noWeights, &made)
 	if err != nil {
 		return fail(err)
 	}
@@ -252,7 +252,7 @@ func (m *MultiheadAttention) attend(n attnArgs, query, key, value *lathe.Tensor,
 		v = lathe.Concat([]*lathe.Tensor{cache.V, v}, 2)
 	}
 	cachedK, cachedV := k, v // the appended keys are the layer's, not the sequence's
-	k, v = m.appendKeys(k, v)
+	k, v = m.appendKeys(k, v, &made)
 	dropout := 0.0
 	if m.Training() {
 		dropout = m.Dropout
@@ -264,7 +264,7 @@ func (m *MultiheadAttention) attend(n attnArgs, query, key, value *lathe.Tensor,
 		case causal:
 			opts = append(opts, lathe.IsCausal())
 		case mask != nil && mask.DType() == lathe.Bool:
-			opts = append(opts, lathe.AttentionMask(mask.LogicalNot())) // lathe's Bool mask says where one may attend
+			opts = append(opts, lathe.AttentionMask(made.add(mask.LogicalNot()))) // lathe's Bool mask says where one may attend
 		case mask != nil:
 			opts = append(opts, lathe.AttentionMask(mask))
 		}

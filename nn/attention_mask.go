@@ -19,7 +19,9 @@ import (
 // kernel applies itself (lathe.IsCausal) when no weights are wanted. The
 // masks cover the sequence's keys; the extra keys the layer appends
 // (BiasK, the zero key) are open to every query, as torch pads its masks.
-func (m *MultiheadAttention) scoreMask(n attnArgs, masks AttentionMasks, b, l, s, offset, extra int, query *lathe.Tensor, needWeights bool) (
+// What it makes on the way, and the mask, go to made (never the caller's
+// own mask tensors).
+func (m *MultiheadAttention) scoreMask(n attnArgs, masks AttentionMasks, b, l, s, offset, extra int, query *lathe.Tensor, needWeights bool, made *madeTensors) (
 	mask *lathe.Tensor, causal bool, err error) {
 	h, t := m.NumHeads, offset+s
 	dev, dt := query.Device(), query.DType()
@@ -33,12 +35,12 @@ func (m *MultiheadAttention) scoreMask(n attnArgs, masks AttentionMasks, b, l, s
 				shapeString([]int{b, h, l, t}), "give a mask of [L, S] = "+shapeString([]int{l, t})+", or [B·heads, L, S] = "+shapeString([]int{b * h, l, t}))
 		}
 		if a.Rank() == 3 {
-			a = a.Reshape(b, h, l, t)
+			a = made.add(a.Reshape(b, h, l, t))
 		}
 		if a.DType() == lathe.Bool {
 			blocked = a
 		} else {
-			added = a.Cast(dt)
+			added = made.add(a.Cast(dt))
 		}
 	}
 	if p := masks.KeyPadding; p != nil {
@@ -50,9 +52,9 @@ func (m *MultiheadAttention) scoreMask(n attnArgs, masks AttentionMasks, b, l, s
 				shapeString([]int{b, t}), "give one flag per batch element and key")
 		}
 		if p.DType() == lathe.Bool {
-			blocked = orMask(blocked, p.Reshape(b, 1, 1, t))
+			blocked = orMask(blocked, made.add(p.Reshape(b, 1, 1, t)), made)
 		} else {
-			added = addMask(added, p.Cast(dt).Reshape(b, 1, 1, t))
+			added = addMask(added, made.add(made.add(p.Cast(dt)).Reshape(b, 1, 1, t)), made)
 		}
 	}
 	if masks.Causal {
@@ -60,18 +62,18 @@ func (m *MultiheadAttention) scoreMask(n attnArgs, masks AttentionMasks, b, l, s
 			return nil, true, nil
 		}
 		if l > 1 { // one query, the last position, sees every key
-			blocked = orMask(blocked, causalBlocked(dev, l, t))
+			blocked = orMask(blocked, made.add(causalBlocked(dev, l, t)), made)
 		}
 	}
 	switch {
 	case added != nil && blocked != nil:
-		mask = added.MaskedFill(blocked, math.Inf(-1))
+		mask = made.add(added.MaskedFill(blocked, math.Inf(-1)))
 	case added != nil:
 		mask = added
 	default:
 		mask = blocked
 	}
-	return padMask(mask, extra), false, nil
+	return padMask(mask, extra, made), false, nil
 }
 
 // maskArg checks that a mask is a live Bool or float tensor on dev.
@@ -89,19 +91,21 @@ func maskArg(n attnArgs, arg string, t *lathe.Tensor, dev lathe.Device) error {
 	return nil
 }
 
-// addMask is the sum of two float masks, either maybe nil.
-func addMask(a, b *lathe.Tensor) *lathe.Tensor {
+// addMask is the sum of two float masks (b where a is nil); what it makes
+// goes to made.
+func addMask(a, b *lathe.Tensor, made *madeTensors) *lathe.Tensor {
 	if a == nil {
 		return b
 	}
-	return a.Add(b)
+	return made.add(a.Add(b))
 }
 
-func orMask(a, b *lathe.Tensor) *lathe.Tensor {
+// orMask is a or b (b where a is nil); what it makes goes to made.
+func orMask(a, b *lathe.Tensor, made *madeTensors) *lathe.Tensor {
 	if a == nil {
 		return b
 	}
-	return a.LogicalOr(b)
+	return made.add(a.LogicalOr(b))
 }
 
 // madeTensors are tensors a layer makes on the way to its result from

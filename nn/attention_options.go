@@ -125,15 +125,17 @@ func (m *MultiheadAttention) extraKeys() int {
 // F.multi_head_attention_forward does (bias_k before the head split, the
 // zeros after it: the same values, since a bias of E splits into the
 // heads' D).
-func (m *MultiheadAttention) appendKeys(k, v *lathe.Tensor) (*lathe.Tensor, *lathe.Tensor) {
+func (m *MultiheadAttention) appendKeys(k, v *lathe.Tensor, made *madeTensors) (*lathe.Tensor, *lathe.Tensor) {
 	b, h, d := k.Dim(0), k.Dim(1), k.Dim(3)
 	ks, vs := []*lathe.Tensor{k}, []*lathe.Tensor{v}
 	if m.BiasK != nil {
-		perHead := func(t *lathe.Tensor) *lathe.Tensor { return t.Reshape(1, h, 1, d).Expand(b, h, 1, d) }
+		perHead := func(t *lathe.Tensor) *lathe.Tensor {
+			return made.add(made.add(t.Reshape(1, h, 1, d)).Expand(b, h, 1, d))
+		}
 		ks, vs = append(ks, perHead(m.BiasK)), append(vs, perHead(m.BiasV))
 	}
 	if m.AddZeroAttn {
-		zero := lathe.Zeros(k.Device(), k.DType(), b, h, 1, d)
+		zero := made.add(lathe.Zeros(k.Device(), k.DType(), b, h, 1, d))
 		ks, vs = append(ks, zero), append(vs, zero)
 	}
 	if len(ks) == 1 {
@@ -144,13 +146,13 @@ func (m *MultiheadAttention) appendKeys(k, v *lathe.Tensor) (*lathe.Tensor, *lat
 
 // padMask extends a score mask over the appended keys, which every query
 // may attend to (torch pads its masks with zeros, F.pad(mask, (0, 1))).
-func padMask(mask *lathe.Tensor, extra int) *lathe.Tensor {
+func padMask(mask *lathe.Tensor, extra int, made *madeTensors) *lathe.Tensor {
 	if mask == nil || extra == 0 {
 		return mask
 	}
 	shape := mask.Shape()
 	shape[len(shape)-1] = extra
-	return lathe.Concat([]*lathe.Tensor{mask, lathe.Zeros(mask.Device(), mask.DType(), shape...)}, -1)
+	return made.add(lathe.Concat([]*lathe.Tensor{mask, made.add(lathe.Zeros(mask.Device(), mask.DType(), shape...))}, -1))
 }
 
 // batchDim is the batch's dim in the layer's inputs.
