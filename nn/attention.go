@@ -224,35 +224,62 @@ func (m *MultiheadAttention) attend(n attnArgs, query, key, value *lathe.Tensor,
 	if query.Rank() == 2 {
 		return m.attendUnbatched(n, query, key, value, masks, want, cache)
 	}
+	// The masks, constants and weight views made on the way go with the
+	// result's graph (or at once on a failure). With a cache, so do the
+	// new tokens' keys and values on their way to it (kv): Step passes
+	// them in as its own handle of x, which its Compose does not see, so
+	// that the cache it keeps is not among the Compose's intermediates.
+	var made madeTensors
+	defer func() { made.give(out) }()
+	var kv *madeTensors
+	if cache != nil {
+		kv = &made
+	}
 	if m.SeqFirst { // to [B, L, E], keeping self-attention's one tensor one
 		query, key, value = batchFirst(query, key, value)
+		if kv != nil {
+			kv.add(key)
+			kv.add(value)
+		}
 	}
 	b, l, s := query.Dim(0), query.Dim(1), key.Dim(1)
 	offset := 0
 	if cache != nil {
 		offset = cache.Len()
 	}
-	// The masks, constants and weight views made on the way go with the
-	// result's graph (or at once on a failure).
-	var made madeTensors
-	defer func() { made.give(out) }()
 	mask, causal, err := m.scoreMask(n, masks, b, l, s, offset, m.extraKeys(), query, want != noWeights, &made)
 	if err != nil {
 		return fail(err)
 	}
 	q, k, v := m.project(query, key, value, &made)
 	d := e / h
-	heads := func(x *lathe.Tensor, n int) *lathe.Tensor { return x.Reshape(b, n, h, d).Transpose(1, 2) }
-	q, k, v = heads(q, l), heads(k, s), heads(v, s)
+	heads := func(x *lathe.Tensor, n int, track *madeTensors) *lathe.Tensor {
+		r := x.Reshape(b, n, h, d)
+		if track != nil {
+			track.add(x)
+			track.add(r)
+		}
+		return r.Transpose(1, 2)
+	}
+	q, k, v = heads(q, l, nil), heads(k, s, kv), heads(v, s, kv)
 	if m.RotaryBase != 0 { // ApplyRotary refuses a base that is not above 1
+		if kv != nil {
+			kv.add(k)
+		}
 		q, k = ApplyRotary(q, offset, m.RotaryBase), ApplyRotary(k, offset, m.RotaryBase)
 	}
 	if cache != nil && cache.K != nil {
+		kv.add(k)
+		kv.add(v)
 		k = lathe.Concat([]*lathe.Tensor{cache.K, k}, 2)
 		v = lathe.Concat([]*lathe.Tensor{cache.V, v}, 2)
 	}
 	cachedK, cachedV := k, v // the appended keys are the layer's, not the sequence's
 	k, v = m.appendKeys(k, v, &made)
+	if kv != nil && k != cachedK {
+		kv.add(k)
+		kv.add(v)
+	}
 	dropout := 0.0
 	if m.Training() {
 		dropout = m.Dropout
@@ -299,6 +326,10 @@ func (m *MultiheadAttention) attend(n attnArgs, query, key, value *lathe.Tensor,
 		return fail(err)
 	}
 	if cache != nil {
+		// The cache's earlier keys and values are copied into the new
+		// ones: they go now, or with the graph where they are recorded.
+		lathe.ReleaseWithGraph(cachedK, cache.K)
+		lathe.ReleaseWithGraph(cachedV, cache.V)
 		cache.K, cache.V = cachedK, cachedV
 	}
 	return out, weights
@@ -453,7 +484,7 @@ func (m *MultiheadAttention) project(query, key, value *lathe.Tensor, made *made
 	}
 	q = query.Linear(rows(0, 1))
 	if key == value {
-		kv := key.Linear(rows(1, 2))
+		kv := made.add(key.Linear(rows(1, 2))) // a Step's keys are not its Compose's (see attend)
 		return q, kv.Narrow(-1, 0, e), kv.Narrow(-1, e, e)
 	}
 	return q, key.Linear(rows(1, 1)), value.Linear(rows(2, 1))

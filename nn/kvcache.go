@@ -48,7 +48,9 @@ var stepArgs = attnArgs{mhaOp, "x", "x", "x", "attn_mask", "key_padding_mask"}
 // same outputs, position by position, as Attend with Causal over the
 // whole sequence. BiasK and the zero key, where the layer has them, are
 // appended after the cached keys at every step and are not cached. On an
-// error the cache is left as it was.
+// error the cache is left as it was; else the cache's earlier K and V are
+// released, at once under lathe.NoGrad, else with the result's graph
+// (Clone them to keep them).
 func (m *MultiheadAttention) Step(x *lathe.Tensor, cache *KVCache) *lathe.Tensor {
 	const arg = "cache"
 	if cache == nil {
@@ -74,6 +76,12 @@ func (m *MultiheadAttention) Step(x *lathe.Tensor, cache *KVCache) *lathe.Tensor
 			}
 		}
 	}
-	out, _ := m.attend(stepArgs, x, x, x, AttentionMasks{Causal: true}, noWeights, cache)
-	return out
+	// The query's projection and the attention go with the graph
+	// (lathe.Compose); the keys and values pass in as x's own handle, so
+	// that the cache made from them is not among the Compose's
+	// intermediates, and attend hands over what it makes on their way.
+	return lathe.Compose(func(a []*lathe.Tensor) *lathe.Tensor {
+		out, _ := m.attend(stepArgs, a[0], x, x, AttentionMasks{Causal: true}, noWeights, cache)
+		return out
+	}, x)
 }

@@ -604,8 +604,6 @@ func TestLeakAudit(t *testing.T) {
 var auditKnown = map[string]string{
 	"attention weights":                     "attention weights",
 	"transformer":                           "attention",
-	"kv cache decoding":                     "kv cache",
-	"kv cache step with grad":               "kv cache",
 	"checkpoint mlp":                        "checkpoint",
 	"checkpoint encoder layer":              "checkpoint",
 	"checkpoint conv bn":                    "checkpoint",
