@@ -149,8 +149,12 @@ func (m *Transformer) Transform(src, tgt *lathe.Tensor, srcMasks, tgtMasks, memo
 		return lathe.Failed(nnError(transformerOp, lathe.ErrShape, "tgt", "has batch "+strconv.Itoa(tgt.Dim(bd))+" but src has "+strconv.Itoa(src.Dim(bd)),
 			"give src and tgt one batch size"))
 	}
+	// The encoding, which only the decoder reads, goes with the result's
+	// graph (or at once without one), as the stacks' own intermediates do.
 	memory := m.Encoder.encode(transformerSrcArgs, src, srcMasks)
-	return m.Decoder.decode(transformerTgtArgs, transformerCrossArgs, tgt, memory, tgtMasks, memoryMasks)
+	out := m.Decoder.decode(transformerTgtArgs, transformerCrossArgs, tgt, memory, tgtMasks, memoryMasks)
+	lathe.ReleaseWithGraph(out, memory)
+	return out
 }
 
 // GenerateSquareSubsequentMask is torch's
