@@ -11,7 +11,8 @@ import (
 // from other ops makes on the way to its result (a reshape's contiguous
 // copy, embedding's rows, cross-entropy's log-probabilities, attention's
 // canonical views and its kernel's padded output, a mean's sum, max
-// pooling's indices) go back to the pool
+// pooling's indices, the casts of a binary op's or a loss's operands to
+// their promoted dtype) go back to the pool
 // with the graph, or at once without one, not when the garbage collector
 // finds them. With the
 // collector off, a step followed by the release of what the caller holds
@@ -30,6 +31,7 @@ func TestCompositesReleaseTheirIntermediates(t *testing.T) {
 	mask := Ones(CPU, Bool, 32, 32)
 	wide := RandN(CPU, Float32, 4, 8192).RequireGrad()
 	img := RandN(CPU, Float32, 1, 4, 64, 64).RequireGrad()
+	x64 := RandN(CPU, Float64, 64, 128) // x promotes to its dtype
 	leaves := []*Tensor{x, table, q, wide, img}
 	mt := x.MT()
 	cases := []struct {
@@ -43,6 +45,9 @@ func TestCompositesReleaseTheirIntermediates(t *testing.T) {
 		{"attention with a mask", func() *Tensor { return ScaledDotProductAttention(q, q, q, AttentionMask(mask)) }},
 		{"mean over a dim", func() *Tensor { return wide.Mean(0) }},
 		{"max pooling", func() *Tensor { return img.MaxPool2d(2) }},
+		{"mixed-dtype product", func() *Tensor { return x.Mul(x64) }},
+		{"mixed-dtype add_scaled", func() *Tensor { return x.AddScaled(x64, 0.5) }},
+		{"mixed-dtype mse", func() *Tensor { return x.MSELoss(x64) }},
 	}
 	for _, c := range cases {
 		for _, grad := range []bool{false, true} {

@@ -164,12 +164,23 @@ func (x *Tensor) AddScaled(y *Tensor, alpha float64) *Tensor {
 			return failed(located(err, op))
 		}
 		if dt.IsFloat() {
+			x0, y0 := x, y
 			if x = x.promoteTo(op, "lhs", dt); x.err != nil {
 				return x
 			}
 			if y = y.promoteTo(op, "rhs", dt); y.err != nil {
+				if x != x0 {
+					x.Release()
+				}
 				return y
 			}
+			out := apply(ops.AddScaled, ops.Scale{Alpha: alpha}, x, y)
+			for _, c := range [2][2]*Tensor{{x, x0}, {y, y0}} {
+				if c[0] != c[1] {
+					ReleaseWithGraph(out, c[0]) // promotion's own cast
+				}
+			}
+			return out
 		}
 	}
 	return apply(ops.AddScaled, ops.Scale{Alpha: alpha}, x, y)
@@ -355,7 +366,9 @@ func binary(op *dispatch.Op[dispatch.None], x, y *Tensor) *Tensor {
 	if dt == Bool && boolByInt32(op) {
 		out := promoted(op, Int32, x, y)
 		if out.err == nil && out.t.DType != Bool {
-			out = apply(ops.Cast, ops.CastTo{DType: Bool}, out)
+			b := apply(ops.Cast, ops.CastTo{DType: Bool}, out)
+			out.Release() // an int32 result, on no graph
+			out = b
 		}
 		return out
 	}
@@ -385,15 +398,32 @@ func promoted(op *dispatch.Op[dispatch.None], dt DType, args ...*Tensor) *Tensor
 	if op == ops.Where {
 		dt = dispatch.ResultType(dispatch.OperandOf(pair[0].t), dispatch.OperandOf(pair[1].t))
 	}
+	var casts []*Tensor
 	if dt.Valid() {
 		names := op.Args[len(op.Args)-2:]
 		for i, a := range pair {
 			if pair[i] = a.promoteTo(op.Name, names[i], dt); pair[i].err != nil {
+				releaseAll(casts)
 				return pair[i]
+			}
+			if pair[i] != a {
+				casts = append(casts, pair[i])
 			}
 		}
 	}
-	return apply(op, none, args...)
+	out := apply(op, none, args...)
+	// The casts are promotion's own: nothing else holds them once the
+	// graph that saved them is freed (a bfloat16 product times a float32
+	// state under Autocast left one to the collector at every op).
+	ReleaseWithGraph(out, casts...)
+	return out
+}
+
+// releaseAll releases ts.
+func releaseAll(ts []*Tensor) {
+	for _, t := range ts {
+		t.Release()
+	}
 }
 
 // promotable reports whether args are live tensors on one device, whose
@@ -421,7 +451,9 @@ func (x *Tensor) promoteTo(op, arg string, dt DType) *Tensor {
 		e.Detail = "promotes to " + dt.String() + " (from " + x.t.DType.String() + "), and the cast " + e.Detail
 		return failed(&e)
 	}
-	return wrap(t)
+	// In a composite's body the cast is one of its intermediates, as an
+	// op's result is (the cast runs below apply, which joins those).
+	return x.joined(wrap(t))
 }
 
 func b2f(b bool) float64 {

@@ -607,8 +607,6 @@ var auditKnown = map[string]string{
 	"checkpoint encoder layer":              "checkpoint",
 	"checkpoint conv bn":                    "checkpoint",
 	"checkpoint lstm":                       "checkpoint",
-	"autocast bf16 encoder layer":           "autocast",
-	"autocast bf16 lstm":                    "autocast",
 	"cross entropy smoothing weight ignore": "cross entropy",
 }
 
