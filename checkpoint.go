@@ -1,6 +1,8 @@
 package lathe
 
 import (
+	"slices"
+
 	"github.com/lathe-ml/lathe/autodiff"
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/internal/goid"
@@ -56,6 +58,12 @@ func Checkpoint(f func(xs ...*Tensor) *Tensor, xs ...*Tensor) *Tensor {
 	if err != nil {
 		// One of xs, released by another goroutine since f returned it.
 		return failed(located(err, "checkpoint"))
+	}
+	// f's own handle goes, unless it is one of xs: the view keeps the
+	// storage, which a handle left to the garbage collector would hold
+	// after the caller released the result.
+	if !slices.ContainsFunc(xs, func(x *Tensor) bool { return x.t == y.t }) {
+		y.Release()
 	}
 	autodiff.Checkpoint(in, out, func(in []*dispatch.Tensor) (*dispatch.Tensor, error) {
 		args := make([]*Tensor, len(in))

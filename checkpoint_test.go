@@ -2,6 +2,7 @@ package lathe
 
 import (
 	"errors"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"testing"
@@ -397,4 +398,42 @@ func drawElsewhere(n int) (stop func()) {
 		})
 	}
 	return func() { close(done); wg.Wait() }
+}
+
+// TestCheckpointStepLeavesNothing: a steady training step through a
+// checkpoint, with the collector off, holds nothing after the caller has
+// released the result: f's own handle on its result went to the
+// collector and kept the storage that the checkpoint's view shares, so
+// every step took a new block (also under NoGrad, as an eval pass).
+func TestCheckpointStepLeavesNothing(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	Seed(13)
+	x := RandN(CPU, Float32, 64, 128) // 32 KiB results, which the cpu's figures count
+	w := RandN(CPU, Float32, 128, 128).RequireGrad()
+	f := func(xs ...*Tensor) *Tensor { return xs[0].MatMul(xs[1]) }
+	for _, grad := range []bool{true, false} {
+		step := func() {
+			var y, loss *Tensor
+			run := func() { y = Checkpoint(f, x, w); loss = y.Sum() }
+			if grad {
+				run()
+				if err := loss.Backward(); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				NoGrad(run)
+			}
+			y.Release()
+			loss.Release()
+			w.ZeroGrad()
+		}
+		step()
+		step()
+		before := cpuAllocated(t)
+		step()
+		step()
+		if held := cpuAllocated(t) - before; held != 0 {
+			t.Errorf("gradients %v: two steps held %d bytes after them", grad, held)
+		}
+	}
 }
