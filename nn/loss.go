@@ -87,9 +87,17 @@ func CrossEntropy(logits, target *lathe.Tensor, opts ...LossOption) *lathe.Tenso
 	if logits.Rank() == 1 {
 		classDim = 0
 	}
-	// The log-probabilities and the terms go with the graph (lathe.Compose).
-	return lathe.Compose(func(a []*lathe.Tensor) *lathe.Tensor {
-		logits, target := a[0], a[1]
+	// The log-probabilities and the terms go with the graph (lathe.Compose),
+	// and so do what the body makes from the weight (an argument too) and
+	// its zeros, which Compose leaves alone (made from nothing).
+	var zeros []*lathe.Tensor
+	zerosLike := func(t *lathe.Tensor) *lathe.Tensor {
+		z := lathe.Zeros(t.Device(), t.DType(), t.Shape()...)
+		zeros = append(zeros, z)
+		return z
+	}
+	out := lathe.Compose(func(a []*lathe.Tensor) *lathe.Tensor {
+		logits, target, weight := a[0], a[1], a[2]
 		logp := logits.LogSoftmax(classDim)
 		nll := logp.NLLLoss(target, c.lathe()...)
 		if err := nll.Err(); err != nil {
@@ -97,18 +105,18 @@ func CrossEntropy(logits, target *lathe.Tensor, opts ...LossOption) *lathe.Tenso
 		}
 		keep := keptTargets(target, c.ignoreIndex)
 		terms, count := logp, keep.Cast(logp.DType())
-		if c.weight != nil {
+		if weight != nil {
 			// The weight along the class dim: [C] then a 1 per dim after it.
-			shape := append([]int{c.weight.Dim(0)}, slices.Repeat([]int{1}, logits.Rank()-classDim-1)...)
-			terms = logp.Mul(c.weight.Reshape(shape...))
-			if c.weight.Dim(0) > 0 { // with no classes every target is ignored (nll checked), and count is 0s
-				safe := lathe.Where(keep, target, lathe.Zeros(target.Device(), target.DType(), target.Shape()...))
-				wt := c.weight.IndexSelect(0, safe.Reshape(-1)).Reshape(target.Shape()...)
-				count = lathe.Where(keep, wt, lathe.Zeros(wt.Device(), wt.DType(), wt.Shape()...))
+			shape := append([]int{weight.Dim(0)}, slices.Repeat([]int{1}, logits.Rank()-classDim-1)...)
+			terms = logp.Mul(weight.Reshape(shape...))
+			if weight.Dim(0) > 0 { // with no classes every target is ignored (nll checked), and count is 0s
+				safe := lathe.Where(keep, target, zerosLike(target))
+				wt := weight.IndexSelect(0, safe.Reshape(-1)).Reshape(target.Shape()...)
+				count = lathe.Where(keep, wt, zerosLike(wt))
 			}
 		}
 		smooth := terms.Sum(classDim).Neg()
-		smooth = lathe.Where(keep, smooth, lathe.Zeros(smooth.Device(), smooth.DType(), smooth.Shape()...))
+		smooth = lathe.Where(keep, smooth, zerosLike(smooth))
 		switch c.reduction {
 		case lathe.ReduceMean:
 			smooth = smooth.Sum().Div(count.Sum())
@@ -117,7 +125,9 @@ func CrossEntropy(logits, target *lathe.Tensor, opts ...LossOption) *lathe.Tenso
 		}
 		n := float64(logits.Dim(classDim))
 		return nll.MulScalar(1 - c.smoothing).Add(smooth.MulScalar(c.smoothing / n))
-	}, logits, target)
+	}, logits, target, c.weight)
+	lathe.ReleaseWithGraph(out, zeros...)
+	return out
 }
 
 // keptTargets is target ≠ ignore, compared exactly, as lathe's own class
