@@ -178,7 +178,13 @@ func (m *MultiheadAttention) AttendWeights(query, key, value *lathe.Tensor, mask
 	if averageHeads {
 		want = averagedWeights
 	}
-	return m.attend(mhaArgs, query, key, value, masks, want, nil)
+	// The projections, heads and scores go with the graph that the two
+	// results share (composeResults), as Attend's go with its result's.
+	rs := composeResults(mhaOp, func(a []*lathe.Tensor) []*lathe.Tensor {
+		out, weights := m.attend(mhaArgs, a[0], a[1], a[2], masks, want, nil)
+		return []*lathe.Tensor{out, weights}
+	}, nil, 2, []*lathe.Tensor{query, key, value})
+	return rs[0], rs[1]
 }
 
 type weightsWanted int

@@ -350,7 +350,7 @@ func (r *RNNBase) run(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor) {
 	}
 	zeros := zeroStates(x, states, stateShape)
 	results := composeResults(op, func(a []*lathe.Tensor) []*lathe.Tensor { return r.layers(a[0], a[1:], batched) },
-		shapes, append([]*lathe.Tensor{x}, states...), zeros...)
+		shapes, 0, append([]*lathe.Tensor{x}, states...), zeros...)
 	out, hn = results[0], results[1]
 	if r.kind == kindLSTM {
 		cn = results[2]
@@ -626,7 +626,7 @@ func (c *RNNCellBase) run(x, h, cc *lathe.Tensor) (out, h2, c2 *lathe.Tensor) {
 		}
 		h2, c2 := c.kind.step(c.RNNWeights, a[0].Linear(c.WeightIH, c.BiasIH), a[1], a[2], H)
 		return []*lathe.Tensor{h2, c2}
-	}, shapes, append([]*lathe.Tensor{x}, states...), zeros...)
+	}, shapes, 0, append([]*lathe.Tensor{x}, states...), zeros...)
 	h2 = results[0]
 	if c.kind == kindLSTM {
 		c2 = results[1]
@@ -653,10 +653,19 @@ func zeroStates(x *lathe.Tensor, states []*lathe.Tensor, shape []int) (zeros []*
 // caller made for f (zero states). Compose takes one result, and each of
 // several would own only its part of the graph, so f's results are packed
 // into one flat tensor, whose graph they all share, and come back as views
-// of it in shapes, one per result, whose sizes f's results must have. A
-// single result is returned as it is.
-func composeResults(op string, f func(args []*lathe.Tensor) []*lathe.Tensor, shapes [][]int, args []*lathe.Tensor, temps ...*lathe.Tensor) []*lathe.Tensor {
-	sizes := make([]int, len(shapes))
+// of it in shapes, one per result, whose sizes f's results must have
+// (nil: n results in the shapes f gives them, each back in its own dtype,
+// where autocast's concatenation of several dtypes widened it). A single
+// result is returned as it is.
+func composeResults(op string, f func(args []*lathe.Tensor) []*lathe.Tensor, shapes [][]int, n int, args []*lathe.Tensor, temps ...*lathe.Tensor) []*lathe.Tensor {
+	given := shapes != nil
+	if given {
+		n = len(shapes)
+	} else {
+		shapes = make([][]int, n)
+	}
+	sizes := make([]int, n)
+	dtypes := make([]lathe.DType, n)
 	for i, s := range shapes {
 		sizes[i] = 1
 		for _, d := range s {
@@ -675,6 +684,9 @@ func composeResults(op string, f func(args []*lathe.Tensor) []*lathe.Tensor, sha
 		}
 		flat := make([]*lathe.Tensor, len(rs))
 		for i, r := range rs {
+			if !given && r.Err() == nil {
+				shapes[i], sizes[i], dtypes[i] = r.Shape(), r.Numel(), r.DType()
+			}
 			if r.Err() == nil && r.Numel() != sizes[i] {
 				return lathe.Failed(nnError(op, lathe.ErrShape, "", "result "+strconv.Itoa(i)+" has "+strconv.Itoa(r.Numel())+
 					" elements where its shape "+shapeString(shapes[i])+" needs "+strconv.Itoa(sizes[i]), "report this as a bug in lathe/nn"))
@@ -686,16 +698,20 @@ func composeResults(op string, f func(args []*lathe.Tensor) []*lathe.Tensor, sha
 		}
 		return lathe.Concat(flat, 0)
 	}, args...)
-	if len(shapes) == 1 {
+	if n == 1 {
 		lathe.ReleaseWithGraph(packed, temps...)
 		return []*lathe.Tensor{packed}
 	}
-	results := make([]*lathe.Tensor, len(shapes))
+	results := make([]*lathe.Tensor, n)
 	start := 0
 	for i, s := range shapes {
 		part := packed.Narrow(0, start, sizes[i])
 		results[i] = part.Reshape(s...)
 		temps = append(temps, part)
+		if !given && packed.Err() == nil && dtypes[i] != packed.DType() {
+			temps = append(temps, results[i])
+			results[i] = results[i].Cast(dtypes[i])
+		}
 		start += sizes[i]
 	}
 	// Without an owner nothing was recorded, and all go at once; the views
