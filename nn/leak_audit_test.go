@@ -572,11 +572,16 @@ func steadySteps(t *testing.T, dev lathe.Device, what string, step func() error,
 	start := prev
 	grew, missed := 0, 0
 	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
 	for range measured {
+		// The Go allocations of the step alone (the cpu's MemoryStats
+		// reads /proc/meminfo, about 100 KB, once per element type).
+		runtime.ReadMemStats(&before)
 		if err := step(); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
+		runtime.ReadMemStats(&after)
+		bytes += after.TotalAlloc - before.TotalAlloc
+		allocs += after.Mallocs - before.Mallocs
 		now := readPool(t, dev)
 		if now.live > prev.live { // cleanups of what earlier tests left may only lower it
 			grew++
@@ -586,7 +591,6 @@ func steadySteps(t *testing.T, dev lathe.Device, what string, step func() error,
 		}
 		prev = now
 	}
-	runtime.ReadMemStats(&after)
 	if grew == measured {
 		report("%s: each of %d steady steps left more bytes live on %v, %d in all", what, measured, dev, prev.live-start.live)
 	}
@@ -594,7 +598,7 @@ func steadySteps(t *testing.T, dev lathe.Device, what string, step func() error,
 		report("%s: each of %d steady steps took new memory on %v (a buffer not released), %d times in all", what, measured, dev, prev.misses-start.misses)
 	}
 	n := uint64(measured)
-	return (after.TotalAlloc - before.TotalAlloc) / n, (after.Mallocs - before.Mallocs) / n
+	return bytes / n, allocs / n
 }
 
 func TestLeakAudit(t *testing.T) {
