@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -126,5 +127,28 @@ func TestExpandedGradient(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSplatRowsHeap: splatRows' copies of the scalar take Go heap in
+// proportion to the row, not a whole chunk's 8 KiB for every row (an
+// expanded gradient of short rows, as a mean over the last dim hands
+// back, took 8 KiB a row).
+func TestSplatRowsHeap(t *testing.T) {
+	dst, q := make([]float32, 8), make([]float32, 8)
+	vv := func(dst, p, q []float32) {
+		for i := range dst {
+			dst[i] = p[i] * q[i]
+		}
+	}
+	const calls = 100
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range calls {
+		splatRows(dst, 2, q, vv)
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / calls; per > 256 {
+		t.Errorf("a row of 8 took %d bytes of Go heap, want at most 256", per)
 	}
 }
