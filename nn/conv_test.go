@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/lathe-ml/lathe"
@@ -84,5 +85,118 @@ func TestConv2dErrors(t *testing.T) {
 	c := NewConv2d(3, 4, 3)
 	if err := c.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 1, 2, 5, 5)).Err(); !errors.Is(err, lathe.ErrShape) {
 		t.Errorf("wrong channels: error %v, want ErrShape", err)
+	}
+}
+
+// convLayer builds the convolution layer of rank nd (1, 2, 3).
+func convLayer(nd, in, out, kernel int, opts ...Option) Module {
+	switch nd {
+	case 1:
+		return NewConv1d(in, out, kernel, opts...)
+	case 3:
+		return NewConv3d(in, out, kernel, opts...)
+	}
+	return NewConv2d(in, out, kernel, opts...)
+}
+
+// Conv1d, Conv2d and Conv3d share their constructor: each refuses what
+// torch's _ConvNd refuses with an ErrValue that names the argument, and
+// Forward refuses an input of the wrong rank or channel count with an
+// ErrShape that names x (or the weight whose channels x does not match).
+func TestConvLayersErrors(t *testing.T) {
+	for nd := 1; nd <= 3; nd++ {
+		for _, tc := range []struct {
+			name, arg string
+			m         Module
+		}{
+			{"kernel0", "kernel_size", convLayer(nd, 3, 4, 0)},
+			{"kernel_count", "kernel_size", convLayer(nd, 3, 4, 3, KernelSize(slices.Repeat([]int{2}, nd+1)...))},
+			{"kernel_negative", "kernel_size", convLayer(nd, 3, 4, 0, KernelSize(slices.Repeat([]int{-1}, nd)...))},
+			{"kernel_huge", "kernel_size", convLayer(nd, 3, 4, math.MaxInt/2)},
+			{"in_groups", "in_channels", convLayer(nd, 3, 4, 3, Groups(2))},
+			{"out_groups", "out_channels", convLayer(nd, 4, 3, 3, Groups(2))},
+			{"groups0", "groups", convLayer(nd, 4, 4, 3, Groups(0))},
+			{"in0", "in_channels", convLayer(nd, 0, 4, 3)},
+			{"out_negative", "out_channels", convLayer(nd, 3, -1, 3)},
+			{"same_strided", "padding", convLayer(nd, 3, 4, 3, PaddingSame(), Stride(2))},
+			{"option", "mode", convLayer(nd, 3, 4, 3, Mode("bilinear"))},
+		} {
+			t.Run(strconv.Itoa(nd)+"d/"+tc.name, func(t *testing.T) {
+				err := Err(tc.m)
+				var e *lathe.Error
+				if !errors.Is(err, lathe.ErrValue) || !errors.As(err, &e) || e.Arg != tc.arg {
+					t.Fatalf("error %v, want an ErrValue naming %q", err, tc.arg)
+				}
+				if y := tc.m.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, append([]int{1, 3}, slices.Repeat([]int{5}, nd)...)...)); !errors.Is(y.Err(), lathe.ErrValue) {
+					t.Errorf("forward: error %v, want the layer's", y.Err())
+				}
+			})
+		}
+		m := convLayer(nd, 3, 4, 3)
+		for _, tc := range []struct {
+			name, arg string
+			shape     []int
+		}{
+			{"rank_low", "x", slices.Repeat([]int{5}, nd)},
+			{"rank_high", "x", append([]int{1, 1, 3}, slices.Repeat([]int{5}, nd)...)},
+			{"channels", "w", append([]int{1, 2}, slices.Repeat([]int{5}, nd)...)},
+			{"too_small", "x", append([]int{1, 3}, slices.Repeat([]int{2}, nd)...)},
+		} {
+			t.Run(strconv.Itoa(nd)+"d/forward_"+tc.name, func(t *testing.T) {
+				err := m.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, tc.shape...)).Err()
+				var e *lathe.Error
+				if !errors.Is(err, lathe.ErrShape) || !errors.As(err, &e) || e.Arg != tc.arg {
+					t.Fatalf("error %v, want an ErrShape naming %q", err, tc.arg)
+				}
+			})
+		}
+		if err := m.Forward(nil).Err(); !errors.Is(err, lathe.ErrValue) {
+			t.Errorf("%dd: nil x gave %v, want ErrValue", nd, err)
+		}
+	}
+}
+
+// Conv1d and Conv3d have torch's weight shapes and initial ranges
+// (fan_in = in/groups·prod(kernel)), take an unbatched input, and pass
+// gradients to both parameters.
+func TestConvLayersInitAndUnbatched(t *testing.T) {
+	lathe.Seed(3)
+	for nd := 1; nd <= 3; nd++ {
+		t.Run(strconv.Itoa(nd)+"d", func(t *testing.T) {
+			k := []int{3, 2, 4}[:nd]
+			m := convLayer(nd, 4, 6, 0, KernelSize(k...), Groups(2), Padding(1))
+			ps := m.Parameters()
+			if want := append([]int{6, 2}, k...); !slices.Equal(ps[0].T.Shape(), want) || !slices.Equal(ps[1].T.Shape(), []int{6}) {
+				t.Fatalf("weight %v, bias %v; want %v and [6]", ps[0].T.Shape(), ps[1].T.Shape(), want)
+			}
+			fanIn := 2
+			for _, n := range k {
+				fanIn *= n
+			}
+			bound := 1 / math.Sqrt(float64(fanIn))
+			for i, p := range ps {
+				v := values(t, p.T)
+				// The weight's many draws spread over the range; the bias's six may not.
+				if lo, hi := slices.Min(v), slices.Max(v); lo < -bound || hi > bound || i == 0 && hi-lo < bound {
+					t.Errorf("%s in [%v, %v], want spread over [-%v, %v]", p.Name, lo, hi, bound, bound)
+				}
+			}
+			spatial := slices.Repeat([]int{5}, nd)
+			x := lathe.RandN(lathe.CPU, lathe.Float32, append([]int{2, 4}, spatial...)...)
+			y := m.Forward(x)
+			one := m.Forward(x.Narrow(0, 1, 1).Squeeze(0))
+			if y.Err() != nil || one.Err() != nil || !slices.Equal(one.Shape(), y.Shape()[1:]) {
+				t.Fatalf("batched %v (%v), unbatched %v (%v)", y.Shape(), y.Err(), one.Shape(), one.Err())
+			}
+			assertClose(t, "unbatched", values(t, one), values(t, y.Narrow(0, 1, 1).Squeeze(0)), 1e-6)
+			if err := y.Square().Sum().Backward(); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range ps {
+				if g := p.T.Grad(); g == nil || !slices.Equal(g.Shape(), p.T.Shape()) {
+					t.Errorf("%s gradient %v", p.Name, g)
+				}
+			}
+		})
 	}
 }

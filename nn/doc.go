@@ -1,5 +1,6 @@
 // Package nn holds neural-network building blocks on top of lathe: layers
-// (Linear, Embedding, LayerNorm, RMSNorm, Dropout, activations, Sequential,
+// (Linear, Embedding, the convolutions Conv1d, Conv2d and Conv3d, LayerNorm,
+// RMSNorm, Dropout, activations, Sequential,
 // the recurrent RNN, LSTM and GRU and their cells, MultiheadAttention with
 // rotary embeddings and a KVCache, the transformer encoder and decoder
 // layers, their stacks and Transformer), losses, optimizers (SGD, Adam,

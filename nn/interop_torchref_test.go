@@ -82,7 +82,7 @@ func readInterop(t *testing.T) []interopCase {
 		}
 		cases = append(cases, c)
 	}
-	if len(cases) < 36 {
+	if len(cases) < 42 {
 		t.Fatalf("%d reference cases (run build/torchref/interop.py)", len(cases))
 	}
 	return cases
@@ -127,6 +127,9 @@ type interopRun struct {
 // Its inputs go to dev when run (the caller moves the module).
 func (c interopCase) build(t *testing.T, dt lathe.DType, dev lathe.Device) interopRun {
 	t.Helper()
+	if r, ok := buildConvLayerCase(c, t, dt, dev); ok {
+		return r
+	}
 	w := WithDType(dt)
 	in := func(key string) *lathe.Tensor {
 		r := c.ref(t, key)

@@ -72,6 +72,9 @@ type options struct {
 	kernel    []int // KernelSize: one size per dim
 	groups    int
 	groupsSet bool // Groups was given (Groups(0) is an error, not the default)
+	// what the convolutions read of the window options themselves
+	stride      []int
+	paddingSame bool
 
 	// recurrent layers (nn/rnn.go)
 	numLayers                 int // 0 means 1
@@ -124,6 +127,7 @@ var layerSpecs = func() []layerSpec {
 	params := []string{"dtype", "device"}
 	withBias := append([]string{"bias"}, params...)
 	recurrent := append([]string{"num_layers", "batch_first", "bidirectional", "dropout"}, withBias...)
+	conv := append([]string{"kernel_size", "stride", "padding", "dilation", "groups"}, withBias...)
 	transformer := append([]string{"dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first", "norm_first"}, params...)
 	return []layerSpec{
 		{"Linear", "linear", withBias},
@@ -131,7 +135,9 @@ var layerSpecs = func() []layerSpec {
 		{"LayerNorm", "layer_norm", params},
 		{"BatchNorm2d", "batch_norm2d", params},
 		{"GroupNorm", "group_norm", params},
-		{"Conv2d", "conv2d", append([]string{"kernel_size", "stride", "padding", "dilation", "groups"}, withBias...)},
+		{"Conv1d", "conv1d", conv},
+		{"Conv2d", "conv2d", conv},
+		{"Conv3d", "conv3d", conv},
 		{"MaxPool2d", "max_pool2d", []string{"kernel_size", "stride", "padding", "dilation", "ceil_mode"}},
 		{"AvgPool2d", "avg_pool2d", []string{"kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"}},
 		{"Upsample", "upsample", []string{"size", "scale_factor", "mode", "align_corners", "recompute_scale_factor"}},

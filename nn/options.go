@@ -13,13 +13,26 @@ func window(name string, w lathe.WindowOption) Option {
 	return Option{name, func(o *options) { o.window = append(o.window, w) }}
 }
 
+// windowRecorded is window for an option whose value the layer reads
+// itself too (the convolutions' checks, and their padding modes): record
+// keeps it in the options.
+func windowRecorded(name string, w lathe.WindowOption, record func(*options)) Option {
+	return Option{name, func(o *options) {
+		o.window = append(o.window, w)
+		record(o)
+	}}
+}
+
 func interp(name string, i lathe.InterpOption) Option {
 	return Option{name, func(o *options) { o.interp = append(o.interp, i) }}
 }
 
 // Stride sets the step of a convolution's or pooling's window (torch's
 // stride; one value for both dims or one per dim).
-func Stride(s ...int) Option { return window("stride", lathe.Stride(s...)) }
+func Stride(s ...int) Option {
+	s = append([]int(nil), s...)
+	return windowRecorded("stride", lathe.Stride(s...), func(o *options) { o.stride = s })
+}
 
 // Padding sets the zero padding on both sides of each spatial dim (torch's
 // padding).
@@ -27,7 +40,9 @@ func Padding(p ...int) Option { return window("padding", lathe.Padding(p...)) }
 
 // PaddingSame pads a stride-1 convolution so that its output keeps the
 // input's spatial size (torch's padding="same").
-func PaddingSame() Option { return window("padding", lathe.PaddingSame()) }
+func PaddingSame() Option {
+	return windowRecorded("padding", lathe.PaddingSame(), func(o *options) { o.paddingSame = true })
+}
 
 // Dilation sets the spacing between window elements (torch's dilation).
 func Dilation(d ...int) Option { return window("dilation", lathe.Dilation(d...)) }

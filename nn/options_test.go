@@ -44,6 +44,18 @@ var everyOption = map[string]Option{
 	"num_decoder_layers":     NumDecoderLayers(1),
 }
 
+// rankKernel gives a convolution of nd dims, in place of everyOption's
+// KernelSize(3, 3), a kernel size of its own rank.
+func rankKernel(nd int, opts []Option) []Option {
+	out := slices.Clone(opts)
+	for i, o := range out {
+		if o.name == "kernel_size" {
+			out[i] = KernelSize(slices.Repeat([]int{3}, nd)...)
+		}
+	}
+	return out
+}
+
 // every layer constructor that takes options, by its layerSpecs name.
 var everyLayer = map[string]func(...Option) Module{
 	"Linear":                  func(o ...Option) Module { return NewLinear(3, 2, o...) },
@@ -51,7 +63,9 @@ var everyLayer = map[string]func(...Option) Module{
 	"LayerNorm":               func(o ...Option) Module { return NewLayerNorm([]int{3}, o...) },
 	"BatchNorm2d":             func(o ...Option) Module { return NewBatchNorm2d(3, o...) },
 	"GroupNorm":               func(o ...Option) Module { return NewGroupNorm(1, 3, o...) },
+	"Conv1d":                  func(o ...Option) Module { return NewConv1d(3, 2, 3, rankKernel(1, o)...) },
 	"Conv2d":                  func(o ...Option) Module { return NewConv2d(3, 2, 3, o...) },
+	"Conv3d":                  func(o ...Option) Module { return NewConv3d(3, 2, 3, rankKernel(3, o)...) },
 	"MaxPool2d":               func(o ...Option) Module { return NewMaxPool2d(2, o...) },
 	"AvgPool2d":               func(o ...Option) Module { return NewAvgPool2d(2, o...) },
 	"Upsample":                func(o ...Option) Module { return NewUpsample(o...) },

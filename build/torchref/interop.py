@@ -328,7 +328,62 @@ def main():
     x = torch.randn(2, 3, 4, 5)
     case("stateless", m, {"x": x}, lambda m: {"out": m(x)}, {})
 
+    conv_layer_cases()
+
     write_st(os.path.join(FOLDER, "refs.safetensors"), refs, meta)
+
+
+def grad_case(name, m, x):
+    """One backward of sum(m(x)·r) for a fixed r (recorded as "<case>/r"),
+    after case(): the gradients of x, the weight and the bias as
+    "grad.x", "grad.weight", "grad.bias"."""
+    x = x.clone().requires_grad_()
+    m.zero_grad()
+    with torch.enable_grad():
+        out = m(x)
+        r = torch.randn_like(out)
+        (out * r).sum().backward()
+    refs[name + "/r"] = r
+    refs[name + "/grad.x"] = x.grad
+    for k, p in m.named_parameters():
+        refs[name + "/grad." + k] = p.grad.detach().clone()
+
+
+def conv_layer_cases():
+    """The convolution layers of any rank, transposed too, their padding
+    modes, and PReLU: the forward on a batch and on one unbatched input
+    ("xu", giving "out_unbatched"), and one backward (grad_case)."""
+
+    def conv_case(name, seed_n, m, x, xu=None, cfg=None):
+        seed(seed_n)
+        randomize(m)
+        inputs = {"x": x}
+        if xu is not None:
+            inputs["xu"] = xu
+
+        def run(m):
+            out = {"out": m(x)}
+            if xu is not None:
+                out["out_unbatched"] = m(xu)
+            return out
+        case(name, m, inputs, run, cfg or {})
+        grad_case(name, m, x)
+
+    seed(40)
+    x = torch.randn(2, 4, 9)
+    conv_case("conv1d", 41, nn.Conv1d(4, 6, 3, stride=2, padding=1, dilation=2, groups=2), x, x[1])
+    seed(42)
+    x = torch.randn(2, 3, 7)
+    conv_case("conv1d_nobias_same_even", 43, nn.Conv1d(3, 2, 4, padding="same", bias=False), x)
+    seed(44)
+    x = torch.randn(2, 4, 5, 6, 3)
+    conv_case("conv3d", 45, nn.Conv3d(4, 6, (2, 3, 1), stride=(1, 2, 1), padding=(1, 0, 1), dilation=(2, 1, 1), groups=2), x, x[0])
+    seed(46)
+    x = torch.randn(1, 2, 4, 3, 5)
+    conv_case("conv3d_same", 47, nn.Conv3d(2, 3, (3, 2, 2), padding="same"), x)
+    seed(48)
+    x = torch.randn(2, 4, 5, 6)
+    conv_case("conv2d_grad", 49, nn.Conv2d(4, 2, (2, 3), stride=(2, 1), padding=(0, 1), groups=2), x, x[1])
 
 
 if __name__ == "__main__":

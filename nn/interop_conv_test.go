@@ -1,0 +1,68 @@
+package nn
+
+import (
+	"testing"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// The convolution layers' and PReLU's interop cases (conv_layer_cases in
+// build/torchref/interop.py): besides the forward on a batch ("x" to
+// "out"), the forward on one unbatched input ("xu" to "out_unbatched")
+// where the case has one, and one backward where it has "r": the
+// gradients of sum(out·r) with respect to x and each parameter, against
+// torch's "grad.x", "grad.weight" and "grad.bias".
+
+// buildConvLayerCase builds the module of one of these cases; false for a
+// case that is not one of them.
+func buildConvLayerCase(c interopCase, t *testing.T, dt lathe.DType, dev lathe.Device) (interopRun, bool) {
+	t.Helper()
+	w := WithDType(dt)
+	var m Module
+	switch c.name {
+	case "conv1d":
+		m = NewConv1d(4, 6, 3, Stride(2), Padding(1), Dilation(2), Groups(2), w)
+	case "conv1d_nobias_same_even":
+		m = NewConv1d(3, 2, 4, PaddingSame(), NoBias(), w)
+	case "conv3d":
+		m = NewConv3d(4, 6, 0, KernelSize(2, 3, 1), Stride(1, 2, 1), Padding(1, 0, 1), Dilation(2, 1, 1), Groups(2), w)
+	case "conv3d_same":
+		m = NewConv3d(2, 3, 0, KernelSize(3, 2, 2), PaddingSame(), w)
+	case "conv2d_grad":
+		m = NewConv2d(4, 2, 0, KernelSize(2, 3), Stride(2, 1), Padding(0, 1), Groups(2), w)
+	default:
+		return interopRun{}, false
+	}
+	in := func(key string) *lathe.Tensor {
+		r := c.ref(t, key)
+		if r.DType().IsFloat() {
+			r = r.Cast(dt)
+		}
+		return r.To(dev)
+	}
+	return interopRun{m, func() map[string]*lathe.Tensor {
+		outs := map[string]*lathe.Tensor{}
+		x := in("x")
+		_, grads := c.refs["r"]
+		if grads {
+			x = x.Detach().RequireGrad()
+			for _, p := range m.Parameters() {
+				p.T.ZeroGrad()
+			}
+		}
+		outs["out"] = m.Forward(x)
+		if _, ok := c.refs["xu"]; ok {
+			outs["out_unbatched"] = m.Forward(in("xu"))
+		}
+		if grads {
+			if err := outs["out"].Mul(in("r")).Sum().Backward(); err != nil {
+				t.Fatalf("backward: %v", err)
+			}
+			outs["grad.x"] = x.Grad()
+			for _, p := range m.Parameters() {
+				outs["grad."+p.Name] = p.T.Grad()
+			}
+		}
+		return outs
+	}}, true
+}
