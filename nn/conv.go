@@ -7,20 +7,27 @@ import (
 	"github.com/lathe-ml/lathe"
 )
 
-// The convolution layers, torch.nn.Conv1d, Conv2d and Conv3d: one
-// implementation, ConvNd, over the spatial rank, which each layer type
-// embeds and runs with its own rank (and op) in Forward.
+// The convolution layers, torch.nn.Conv1d, Conv2d, Conv3d and
+// ConvTranspose1d, 2d, 3d: one implementation, ConvNd, over the spatial
+// rank, which each layer type embeds and runs with its own lathe op in
+// Forward.
 
 // ConvNd is what the convolution layers share: their parameters and
-// options. Weight has shape [out, in/groups, k...] and Bias [out] (nil
-// without a bias); Window holds the stride, padding and dilation that
-// Forward passes to lathe's convolution op, and Groups the channel groups.
+// options. Weight has shape [out, in/groups, k...] ([in, out/groups, k...]
+// for a transposed convolution, as torch's) and Bias [out] (nil without a
+// bias); Window holds the stride, padding, dilation and output padding
+// that Forward passes to lathe's op, and Groups the channel groups.
 // Build it with a layer's constructor (NewConv2d, ...), which checks the
 // sizes as PyTorch's does.
 type ConvNd struct {
 	Weight, Bias *lathe.Tensor
 	Window       []lathe.WindowOption
 	Groups       int
+
+	// The stride, padding and dilation that the constructor was given, one
+	// per spatial dim, for what the layer computes itself (the output
+	// padding of a transposed convolution's ForwardSize).
+	stride, padding, dilation []int
 }
 
 // Conv1d is a 1-d convolution over (N, C, L) inputs, or one unbatched
@@ -34,6 +41,20 @@ type Conv2d struct{ ConvNd }
 // Conv3d is a 3-d convolution over (N, C, D, H, W) inputs, or one
 // unbatched (C, D, H, W) input (torch.nn.Conv3d).
 type Conv3d struct{ ConvNd }
+
+// ConvTranspose1d is a 1-d transposed convolution over (N, C, L) inputs,
+// or one unbatched (C, L) input (torch.nn.ConvTranspose1d).
+type ConvTranspose1d struct{ ConvNd }
+
+// ConvTranspose2d is a 2-d transposed convolution over (N, C, H, W)
+// inputs, or one unbatched (C, H, W) input (torch.nn.ConvTranspose2d): the
+// gradient of a Conv2d with respect to its input, which upsamples by the
+// stride.
+type ConvTranspose2d struct{ ConvNd }
+
+// ConvTranspose3d is a 3-d transposed convolution over (N, C, D, H, W)
+// inputs, or one unbatched (C, D, H, W) input (torch.nn.ConvTranspose3d).
+type ConvTranspose3d struct{ ConvNd }
 
 // NewConv1d makes a Conv1d from in to out channels with a kernel-wide
 // window; see NewConv2d for the initialisation and the options.
@@ -63,6 +84,31 @@ func NewConv3d(in, out, kernel int, opts ...Option) *Conv3d {
 	return &Conv3d{newConv(convSpecs[2], in, out, kernel, opts)}
 }
 
+// NewConvTranspose1d makes a ConvTranspose1d from in to out channels with
+// a kernel-wide window; see NewConvTranspose2d.
+func NewConvTranspose1d(in, out, kernel int, opts ...Option) *ConvTranspose1d {
+	return &ConvTranspose1d{newConv(convSpecs[3], in, out, kernel, opts)}
+}
+
+// NewConvTranspose2d makes a ConvTranspose2d from in to out channels with
+// a kernel×kernel window (KernelSize(kh, kw) for another shape). Weight is
+// [in, out/groups, kh, kw], initialised as PyTorch does: U(-1/√fan_in,
+// 1/√fan_in) with fan_in = out/groups·kh·kw (the weight's size(1) times
+// the kernel's), the bias from the same range. Options: Stride, Padding,
+// OutputPadding, Dilation, Groups, KernelSize, NoBias, WithDType,
+// OnDevice; each output size is (in-1)·stride - 2·padding +
+// dilation·(k-1) + output_padding + 1.
+func NewConvTranspose2d(in, out, kernel int, opts ...Option) *ConvTranspose2d {
+	return &ConvTranspose2d{newConv(convSpecs[4], in, out, kernel, opts)}
+}
+
+// NewConvTranspose3d makes a ConvTranspose3d from in to out channels with
+// a kernel×kernel×kernel window (KernelSize(kd, kh, kw) for another
+// shape); see NewConvTranspose2d.
+func NewConvTranspose3d(in, out, kernel int, opts ...Option) *ConvTranspose3d {
+	return &ConvTranspose3d{newConv(convSpecs[5], in, out, kernel, opts)}
+}
+
 // Forward convolves x (N, in, L) to (N, out, L'), or (in, L) to (out, L').
 func (c *Conv1d) Forward(x *lathe.Tensor) *lathe.Tensor { return c.forward(x, (*lathe.Tensor).Conv1d) }
 
@@ -74,12 +120,92 @@ func (c *Conv2d) Forward(x *lathe.Tensor) *lathe.Tensor { return c.forward(x, (*
 // (in, D, H, W) to (out, D', H', W').
 func (c *Conv3d) Forward(x *lathe.Tensor) *lathe.Tensor { return c.forward(x, (*lathe.Tensor).Conv3d) }
 
+// Forward is the transposed convolution of x (N, in, L) to (N, out, L'),
+// or of (in, L) to (out, L').
+func (c *ConvTranspose1d) Forward(x *lathe.Tensor) *lathe.Tensor {
+	return c.forward(x, (*lathe.Tensor).ConvTranspose1d)
+}
+
+// Forward is the transposed convolution of x (N, in, H, W) to
+// (N, out, H', W'), or of (in, H, W) to (out, H', W').
+func (c *ConvTranspose2d) Forward(x *lathe.Tensor) *lathe.Tensor {
+	return c.forward(x, (*lathe.Tensor).ConvTranspose2d)
+}
+
+// Forward is the transposed convolution of x (N, in, D, H, W) to
+// (N, out, D', H', W'), or of (in, D, H, W) to (out, D', H', W').
+func (c *ConvTranspose3d) Forward(x *lathe.Tensor) *lathe.Tensor {
+	return c.forward(x, (*lathe.Tensor).ConvTranspose3d)
+}
+
+// ForwardSize is Forward with the output's spatial size asked for (torch's
+// forward(input, output_size)): a stride above 1 maps several input
+// sizes to one, so the inverse of a strided Conv1d needs to be told which.
+// size holds one value per spatial dim, or the whole output shape (the
+// layer's Forward then ignores the batch and channel values, as torch
+// does); each must lie between the size without output padding and that
+// plus stride-1. It replaces the layer's OutputPadding.
+func (c *ConvTranspose1d) ForwardSize(x *lathe.Tensor, size ...int) *lathe.Tensor {
+	return c.forwardSize(x, size, 1, "conv_transpose1d", (*lathe.Tensor).ConvTranspose1d)
+}
+
+// ForwardSize is Forward with the output's spatial size asked for; see
+// ConvTranspose1d.ForwardSize.
+func (c *ConvTranspose2d) ForwardSize(x *lathe.Tensor, size ...int) *lathe.Tensor {
+	return c.forwardSize(x, size, 2, "conv_transpose2d", (*lathe.Tensor).ConvTranspose2d)
+}
+
+// ForwardSize is Forward with the output's spatial size asked for; see
+// ConvTranspose1d.ForwardSize.
+func (c *ConvTranspose3d) ForwardSize(x *lathe.Tensor, size ...int) *lathe.Tensor {
+	return c.forwardSize(x, size, 3, "conv_transpose3d", (*lathe.Tensor).ConvTranspose3d)
+}
+
 // convOp is one of lathe's convolution methods.
 type convOp func(x, w, b *lathe.Tensor, opts ...lathe.WindowOption) *lathe.Tensor
 
-func (c *ConvNd) forward(x *lathe.Tensor, op convOp) *lathe.Tensor {
-	opts := append(append([]lathe.WindowOption(nil), c.Window...), lathe.Groups(c.Groups))
+func (c *ConvNd) forward(x *lathe.Tensor, op convOp, more ...lathe.WindowOption) *lathe.Tensor {
+	opts := append(append(append([]lathe.WindowOption(nil), c.Window...), lathe.Groups(c.Groups)), more...)
 	return op(x, c.Weight, c.Bias, opts...)
+}
+
+// forwardSize turns a transposed convolution's output size into its
+// output padding, as torch's _ConvTransposeNd._output_padding does, and
+// runs the op with it.
+func (c *ConvNd) forwardSize(x *lathe.Tensor, size []int, nd int, name string, op convOp) *lathe.Tensor {
+	if err := x.CheckArg(name, "x"); err != nil {
+		return lathe.Failed(err)
+	}
+	if err := c.Weight.CheckArg(name, "weight"); err != nil {
+		return lathe.Failed(err)
+	}
+	xs, ws := x.Shape(), c.Weight.Shape()
+	if (len(xs) != nd+1 && len(xs) != nd+2) || len(ws) != nd+2 || len(c.stride) != nd {
+		return c.forward(x, op) // the op names what is wrong
+	}
+	batch := len(xs) - nd
+	if len(size) == len(xs) {
+		size = size[batch:]
+	}
+	if len(size) != nd {
+		return lathe.Failed(nnError(name, lathe.ErrValue, "output_size", "has "+strconv.Itoa(len(size))+" values "+shapeString(size)+
+			" but x "+shapeString(xs)+" needs "+strconv.Itoa(nd)+" or "+strconv.Itoa(len(xs)), "give one size per spatial dim"))
+	}
+	pad := make([]int, nd)
+	for i := range nd {
+		in, k, s, p, d := int64(xs[batch+i]), int64(ws[2+i]), int64(c.stride[i]), int64(c.padding[i]), int64(c.dilation[i])
+		if in < 1 || s < 1 || max(s, k, d, in, p) > math.MaxInt32 {
+			return c.forward(x, op) // sizes the op refuses, or that overflow here
+		}
+		lo := (in-1)*s - 2*p + d*(k-1) + 1
+		if hi := lo + s - 1; int64(size[i]) < lo || int64(size[i]) > hi {
+			return lathe.Failed(nnError(name, lathe.ErrValue, "output_size", "is "+shapeString(size)+", but dim "+strconv.Itoa(i)+
+				" of the output can be "+strconv.FormatInt(lo, 10)+" to "+strconv.FormatInt(hi, 10)+" for x "+shapeString(xs),
+				"ask for a size in that range"))
+		}
+		pad[i] = size[i] - int(lo)
+	}
+	return c.forward(x, op, lathe.OutputPadding(pad...))
 }
 
 // Parameters lists "weight" and, if there is one, "bias".
@@ -100,12 +226,15 @@ func (c *ConvNd) Train(bool) {}
 // convSpec is one convolution layer: its name in layerSpecs, the op that
 // its errors name, and its spatial rank.
 type convSpec struct {
-	layer, op string
-	rank      int
+	layer, op  string
+	rank       int
+	transposed bool
 }
 
 var convSpecs = []convSpec{
-	{"Conv1d", "conv1d", 1}, {"Conv2d", "conv2d", 2}, {"Conv3d", "conv3d", 3},
+	{"Conv1d", "conv1d", 1, false}, {"Conv2d", "conv2d", 2, false}, {"Conv3d", "conv3d", 3, false},
+	{"ConvTranspose1d", "conv_transpose1d", 1, true}, {"ConvTranspose2d", "conv_transpose2d", 2, true},
+	{"ConvTranspose3d", "conv_transpose3d", 3, true},
 }
 
 // newConv builds any convolution layer: it checks the sizes as PyTorch's
@@ -124,8 +253,12 @@ func newConv(s convSpec, in, out, kernel int, opts []Option) ConvNd {
 	if o.kernel != nil {
 		k = o.kernel
 	}
+	var stride, padding, dilation []int
 	if err == nil {
 		err = checkConv(s, in, out, k, groups, o)
+	}
+	if err == nil {
+		stride, padding, dilation, err = convWindow(s, o)
 	}
 	if err != nil {
 		f := lathe.Failed(err)
@@ -139,17 +272,50 @@ func newConv(s convSpec, in, out, kernel int, opts []Option) ConvNd {
 	// weight's size(1)·prod(kernel) (torch's _ConvNd.reset_parameters),
 	// and the bias is drawn from the same range.
 	wshape := append([]int{out, in / groups}, k...)
-	fanIn := in / groups
+	if s.transposed {
+		wshape[0], wshape[1] = in, out/groups
+	}
+	fanIn := wshape[1]
 	for _, n := range k {
 		fanIn *= n
 	}
 	bound := 1 / math.Sqrt(float64(fanIn))
 	c := ConvNd{Weight: newParam(uniform(o.dtype, bound, wshape...), o),
-		Window: append([]lathe.WindowOption(nil), o.window...), Groups: groups}
+		Window: append([]lathe.WindowOption(nil), o.window...), Groups: groups,
+		stride: stride, padding: padding, dilation: dilation}
 	if !o.noBias {
 		c.Bias = newParam(uniform(o.dtype, bound, out), o)
 	}
 	return c
+}
+
+// convWindow expands the stride, padding and dilation to one value per
+// spatial dim, or refuses another count of them.
+func convWindow(s convSpec, o options) (stride, padding, dilation []int, err *lathe.Error) {
+	for _, f := range []struct {
+		name string
+		vals []int
+		def  int
+		dst  *[]int
+	}{{"stride", o.stride, 1, &stride}, {"padding", o.padding, 0, &padding}, {"dilation", o.dilation, 1, &dilation}} {
+		switch len(f.vals) {
+		case 0, 1:
+			v := f.def
+			if len(f.vals) == 1 {
+				v = f.vals[0]
+			}
+			*f.dst = make([]int, s.rank)
+			for i := range *f.dst {
+				(*f.dst)[i] = v
+			}
+		case s.rank:
+			*f.dst = f.vals
+		default:
+			return nil, nil, nil, nnError(s.op, lathe.ErrValue, f.name, "has "+strconv.Itoa(len(f.vals))+" values "+shapeString(f.vals)+" but "+s.layer+" has "+
+				strconv.Itoa(s.rank)+" spatial dims", "give one value, or one per spatial dim")
+		}
+	}
+	return stride, padding, dilation, nil
 }
 
 // checkConv refuses what PyTorch's _ConvNd constructor refuses, naming the
@@ -183,6 +349,9 @@ func checkConv(s convSpec, in, out int, k []int, groups int, o options) *lathe.E
 				" makes a weight of more than MaxInt elements", "use smaller sizes")
 		}
 		wsize *= n
+	}
+	if o.paddingSame && s.transposed {
+		return bad("padding", `is "same", which a transposed convolution does not take`, "give the padding in numbers")
 	}
 	if o.paddingSame {
 		for _, st := range o.stride {

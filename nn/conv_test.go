@@ -88,88 +88,143 @@ func TestConv2dErrors(t *testing.T) {
 	}
 }
 
-// convLayer builds the convolution layer of rank nd (1, 2, 3).
-func convLayer(nd, in, out, kernel int, opts ...Option) Module {
-	switch nd {
-	case 1:
+// convLayer builds the convolution layer of rank nd (1, 2, 3), a
+// transposed one when transposed is true.
+func convLayer(transposed bool, nd, in, out, kernel int, opts ...Option) Module {
+	switch {
+	case transposed && nd == 1:
+		return NewConvTranspose1d(in, out, kernel, opts...)
+	case transposed && nd == 2:
+		return NewConvTranspose2d(in, out, kernel, opts...)
+	case transposed:
+		return NewConvTranspose3d(in, out, kernel, opts...)
+	case nd == 1:
 		return NewConv1d(in, out, kernel, opts...)
-	case 3:
+	case nd == 3:
 		return NewConv3d(in, out, kernel, opts...)
 	}
 	return NewConv2d(in, out, kernel, opts...)
 }
 
-// Conv1d, Conv2d and Conv3d share their constructor: each refuses what
+// wantArgErr fails t unless err is of kind naming arg.
+func wantArgErr(t *testing.T, err, kind error, arg string) {
+	t.Helper()
+	var e *lathe.Error
+	if !errors.Is(err, kind) || !errors.As(err, &e) || e.Arg != arg {
+		t.Errorf("error %v, want a %v naming %q", err, kind, arg)
+	}
+}
+
+// The convolution layers share their constructor: each refuses what
 // torch's _ConvNd refuses with an ErrValue that names the argument, and
 // Forward refuses an input of the wrong rank or channel count with an
 // ErrShape that names x (or the weight whose channels x does not match).
 func TestConvLayersErrors(t *testing.T) {
-	for nd := 1; nd <= 3; nd++ {
-		for _, tc := range []struct {
-			name, arg string
-			m         Module
-		}{
-			{"kernel0", "kernel_size", convLayer(nd, 3, 4, 0)},
-			{"kernel_count", "kernel_size", convLayer(nd, 3, 4, 3, KernelSize(slices.Repeat([]int{2}, nd+1)...))},
-			{"kernel_negative", "kernel_size", convLayer(nd, 3, 4, 0, KernelSize(slices.Repeat([]int{-1}, nd)...))},
-			{"kernel_huge", "kernel_size", convLayer(nd, 3, 4, math.MaxInt/2)},
-			{"in_groups", "in_channels", convLayer(nd, 3, 4, 3, Groups(2))},
-			{"out_groups", "out_channels", convLayer(nd, 4, 3, 3, Groups(2))},
-			{"groups0", "groups", convLayer(nd, 4, 4, 3, Groups(0))},
-			{"in0", "in_channels", convLayer(nd, 0, 4, 3)},
-			{"out_negative", "out_channels", convLayer(nd, 3, -1, 3)},
-			{"same_strided", "padding", convLayer(nd, 3, 4, 3, PaddingSame(), Stride(2))},
-			{"option", "mode", convLayer(nd, 3, 4, 3, Mode("bilinear"))},
-		} {
-			t.Run(strconv.Itoa(nd)+"d/"+tc.name, func(t *testing.T) {
-				err := Err(tc.m)
-				var e *lathe.Error
-				if !errors.Is(err, lathe.ErrValue) || !errors.As(err, &e) || e.Arg != tc.arg {
-					t.Fatalf("error %v, want an ErrValue naming %q", err, tc.arg)
-				}
-				if y := tc.m.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, append([]int{1, 3}, slices.Repeat([]int{5}, nd)...)...)); !errors.Is(y.Err(), lathe.ErrValue) {
-					t.Errorf("forward: error %v, want the layer's", y.Err())
-				}
-			})
-		}
-		m := convLayer(nd, 3, 4, 3)
-		for _, tc := range []struct {
-			name, arg string
-			shape     []int
-		}{
-			{"rank_low", "x", slices.Repeat([]int{5}, nd)},
-			{"rank_high", "x", append([]int{1, 1, 3}, slices.Repeat([]int{5}, nd)...)},
-			{"channels", "w", append([]int{1, 2}, slices.Repeat([]int{5}, nd)...)},
-			{"too_small", "x", append([]int{1, 3}, slices.Repeat([]int{2}, nd)...)},
-		} {
-			t.Run(strconv.Itoa(nd)+"d/forward_"+tc.name, func(t *testing.T) {
-				err := m.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, tc.shape...)).Err()
-				var e *lathe.Error
-				if !errors.Is(err, lathe.ErrShape) || !errors.As(err, &e) || e.Arg != tc.arg {
-					t.Fatalf("error %v, want an ErrShape naming %q", err, tc.arg)
-				}
-			})
-		}
-		if err := m.Forward(nil).Err(); !errors.Is(err, lathe.ErrValue) {
-			t.Errorf("%dd: nil x gave %v, want ErrValue", nd, err)
+	for _, transposed := range []bool{false, true} {
+		for nd := 1; nd <= 3; nd++ {
+			name := strconv.Itoa(nd) + "d"
+			if transposed {
+				name = "transpose" + name
+			}
+			layer := func(in, out, kernel int, opts ...Option) Module {
+				return convLayer(transposed, nd, in, out, kernel, opts...)
+			}
+			for _, tc := range []struct {
+				name, arg string
+				m         Module
+			}{
+				{"kernel0", "kernel_size", layer(3, 4, 0)},
+				{"kernel_count", "kernel_size", layer(3, 4, 3, KernelSize(slices.Repeat([]int{2}, nd+1)...))},
+				{"kernel_negative", "kernel_size", layer(3, 4, 0, KernelSize(slices.Repeat([]int{-1}, nd)...))},
+				{"kernel_huge", "kernel_size", layer(3, 4, math.MaxInt/2)},
+				{"in_groups", "in_channels", layer(3, 4, 3, Groups(2))},
+				{"out_groups", "out_channels", layer(4, 3, 3, Groups(2))},
+				{"groups0", "groups", layer(4, 4, 3, Groups(0))},
+				{"in0", "in_channels", layer(0, 4, 3)},
+				{"out_negative", "out_channels", layer(3, -1, 3)},
+				{"same_strided", "padding", layer(3, 4, 3, PaddingSame(), Stride(2))},
+				{"stride_count", "stride", layer(3, 4, 3, Stride(slices.Repeat([]int{1}, nd+1)...))},
+				{"dilation_count", "dilation", layer(3, 4, 3, Dilation(slices.Repeat([]int{1}, nd+1)...))},
+				{"option", "mode", layer(3, 4, 3, Mode("bilinear"))},
+			} {
+				t.Run(name+"/"+tc.name, func(t *testing.T) {
+					wantArgErr(t, Err(tc.m), lathe.ErrValue, tc.arg)
+					y := tc.m.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, append([]int{1, 3}, slices.Repeat([]int{5}, nd)...)...))
+					wantArgErr(t, y.Err(), lathe.ErrValue, tc.arg)
+				})
+			}
+			m := layer(3, 4, 3)
+			for _, tc := range []struct {
+				name, arg string
+				shape     []int
+			}{
+				{"rank_low", "x", slices.Repeat([]int{5}, nd)},
+				{"rank_high", "x", append([]int{1, 1, 3}, slices.Repeat([]int{5}, nd)...)},
+				{"channels", "w", append([]int{1, 2}, slices.Repeat([]int{5}, nd)...)},
+			} {
+				t.Run(name+"/forward_"+tc.name, func(t *testing.T) {
+					wantArgErr(t, m.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, tc.shape...)).Err(), lathe.ErrShape, tc.arg)
+				})
+			}
+			if !transposed {
+				small := append([]int{1, 3}, slices.Repeat([]int{2}, nd)...)
+				wantArgErr(t, m.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, small...)).Err(), lathe.ErrShape, "x")
+			}
+			if err := m.Forward(nil).Err(); !errors.Is(err, lathe.ErrValue) {
+				t.Errorf("%s: nil x gave %v, want ErrValue", name, err)
+			}
 		}
 	}
 }
 
-// Conv1d and Conv3d have torch's weight shapes and initial ranges
-// (fan_in = in/groups·prod(kernel)), take an unbatched input, and pass
+// A transposed convolution's PaddingSame, an output padding at both the
+// stride and the dilation, and an output size out of range or of the wrong
+// count are ErrValues that name the argument, as torch's ValueErrors.
+func TestConvTransposeErrors(t *testing.T) {
+	wantArgErr(t, Err(NewConvTranspose2d(2, 2, 3, PaddingSame())), lathe.ErrValue, "padding")
+	x := lathe.Zeros(lathe.CPU, lathe.Float32, 1, 2, 4, 4)
+	wantArgErr(t, NewConvTranspose2d(2, 2, 3, Stride(2), OutputPadding(2)).Forward(x).Err(), lathe.ErrValue, "output_padding")
+	wantArgErr(t, NewConvTranspose2d(2, 2, 3, Stride(2, 1), OutputPadding(1)).Forward(x).Err(), lathe.ErrValue, "output_padding")
+	c := NewConvTranspose2d(2, 2, 3, Stride(2))
+	// Each output size can be 9 (x's 4 → (4-1)·2+3) or 10.
+	for _, size := range [][]int{{8, 9}, {9, 11}, {9}, {1, 9, 9}, {}} {
+		wantArgErr(t, c.ForwardSize(x, size...).Err(), lathe.ErrValue, "output_size")
+	}
+	for _, size := range [][]int{{9, 10}, {1, 2, 10, 9}, {7, 7, 10, 10}} {
+		if y := c.ForwardSize(x, size...); y.Err() != nil || !slices.Equal(y.Shape()[2:], size[len(size)-2:]) {
+			t.Errorf("size %v: %v (%v)", size, y.Shape(), y.Err())
+		}
+	}
+	wantArgErr(t, c.ForwardSize(lathe.Zeros(lathe.CPU, lathe.Float32, 4, 4), 9, 9).Err(), lathe.ErrShape, "x")
+	if err := c.ForwardSize(nil, 9, 9).Err(); !errors.Is(err, lathe.ErrValue) {
+		t.Errorf("nil x: %v", err)
+	}
+}
+
+// The convolution layers have torch's weight shapes ([out, in/groups, k...],
+// transposed [in, out/groups, k...]) and initial ranges (fan_in = the
+// weight's size(1)·prod(kernel)), take an unbatched input, and pass
 // gradients to both parameters.
 func TestConvLayersInitAndUnbatched(t *testing.T) {
 	lathe.Seed(3)
-	for nd := 1; nd <= 3; nd++ {
-		t.Run(strconv.Itoa(nd)+"d", func(t *testing.T) {
+	for i := range 6 {
+		transposed, nd := i >= 3, i%3+1
+		name := strconv.Itoa(nd) + "d"
+		if transposed {
+			name = "transpose" + name
+		}
+		t.Run(name, func(t *testing.T) {
 			k := []int{3, 2, 4}[:nd]
-			m := convLayer(nd, 4, 6, 0, KernelSize(k...), Groups(2), Padding(1))
+			m := convLayer(transposed, nd, 4, 6, 0, KernelSize(k...), Groups(2), Padding(1))
 			ps := m.Parameters()
-			if want := append([]int{6, 2}, k...); !slices.Equal(ps[0].T.Shape(), want) || !slices.Equal(ps[1].T.Shape(), []int{6}) {
+			want := append([]int{6, 2}, k...)
+			if transposed {
+				want[0], want[1] = 4, 3
+			}
+			if !slices.Equal(ps[0].T.Shape(), want) || !slices.Equal(ps[1].T.Shape(), []int{6}) {
 				t.Fatalf("weight %v, bias %v; want %v and [6]", ps[0].T.Shape(), ps[1].T.Shape(), want)
 			}
-			fanIn := 2
+			fanIn := want[1]
 			for _, n := range k {
 				fanIn *= n
 			}

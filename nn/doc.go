@@ -1,6 +1,7 @@
 // Package nn holds neural-network building blocks on top of lathe: layers
-// (Linear, Embedding, the convolutions Conv1d, Conv2d and Conv3d, LayerNorm,
-// RMSNorm, Dropout, activations, Sequential,
+// (Linear, Embedding, the convolutions Conv1d, Conv2d and Conv3d and the
+// transposed ConvTranspose1d, 2d and 3d, LayerNorm, RMSNorm, Dropout,
+// activations, Sequential,
 // the recurrent RNN, LSTM and GRU and their cells, MultiheadAttention with
 // rotary embeddings and a KVCache, the transformer encoder and decoder
 // layers, their stacks and Transformer), losses, optimizers (SGD, Adam,
@@ -38,6 +39,7 @@
 //	nn.NewLinear(in, out, nn.NoBias())
 //	nn.NewConv2d(in, out, 3, nn.Stride(2), nn.Padding(1), nn.Groups(2))
 //	nn.NewConv2d(in, out, 0, nn.KernelSize(3, 5)) // a (3, 5) kernel
+//	nn.NewConvTranspose2d(in, out, 4, nn.Stride(2), nn.Padding(1), nn.OutputPadding(1))
 //	nn.NewMaxPool2d(3, nn.Stride(2), nn.CeilMode())
 //	nn.NewUpsample(nn.ScaleFactor(2), nn.Mode("bilinear"))
 //	nn.NewLSTM(in, hidden, nn.NumLayers(2), nn.BatchFirst())

@@ -30,16 +30,22 @@ func buildConvLayerCase(c interopCase, t *testing.T, dt lathe.DType, dev lathe.D
 		m = NewConv3d(2, 3, 0, KernelSize(3, 2, 2), PaddingSame(), w)
 	case "conv2d_grad":
 		m = NewConv2d(4, 2, 0, KernelSize(2, 3), Stride(2, 1), Padding(0, 1), Groups(2), w)
+	case "convtranspose1d":
+		m = NewConvTranspose1d(4, 6, 3, Stride(2), Padding(1), OutputPadding(1), Groups(2), w)
+	case "convtranspose2d":
+		m = NewConvTranspose2d(3, 4, 0, KernelSize(3, 2), Stride(2, 3), Padding(1, 0), OutputPadding(0, 2), Dilation(1, 2), w)
+	case "convtranspose3d":
+		m = NewConvTranspose3d(4, 2, 0, KernelSize(2, 2, 3), Stride(2, 1, 2), Padding(0, 1, 1), OutputPadding(1, 0, 1), Groups(2), w)
+	case "convtranspose2d_nobias_size":
+		c2 := NewConvTranspose2d(2, 2, 3, Stride(2), NoBias(), w)
+		return interopRun{c2, func() map[string]*lathe.Tensor {
+			x := c.input(t, "x", dt, dev)
+			return map[string]*lathe.Tensor{"out": c2.ForwardSize(x, 9, 10), "out_unbatched": c2.ForwardSize(x.Squeeze(0), 2, 10, 9)}
+		}}, true
 	default:
 		return interopRun{}, false
 	}
-	in := func(key string) *lathe.Tensor {
-		r := c.ref(t, key)
-		if r.DType().IsFloat() {
-			r = r.Cast(dt)
-		}
-		return r.To(dev)
-	}
+	in := func(key string) *lathe.Tensor { return c.input(t, key, dt, dev) }
 	return interopRun{m, func() map[string]*lathe.Tensor {
 		outs := map[string]*lathe.Tensor{}
 		x := in("x")
@@ -65,4 +71,14 @@ func buildConvLayerCase(c interopCase, t *testing.T, dt lathe.DType, dev lathe.D
 		}
 		return outs
 	}}, true
+}
+
+// input is the case's input key in dtype dt (a float one) on dev.
+func (c interopCase) input(t *testing.T, key string, dt lathe.DType, dev lathe.Device) *lathe.Tensor {
+	t.Helper()
+	r := c.ref(t, key)
+	if r.DType().IsFloat() {
+		r = r.Cast(dt)
+	}
+	return r.To(dev)
 }

@@ -73,8 +73,8 @@ type options struct {
 	groups    int
 	groupsSet bool // Groups was given (Groups(0) is an error, not the default)
 	// what the convolutions read of the window options themselves
-	stride      []int
-	paddingSame bool
+	stride, padding, dilation []int
+	paddingSame               bool
 
 	// recurrent layers (nn/rnn.go)
 	numLayers                 int // 0 means 1
@@ -128,6 +128,7 @@ var layerSpecs = func() []layerSpec {
 	withBias := append([]string{"bias"}, params...)
 	recurrent := append([]string{"num_layers", "batch_first", "bidirectional", "dropout"}, withBias...)
 	conv := append([]string{"kernel_size", "stride", "padding", "dilation", "groups"}, withBias...)
+	convT := append([]string{"kernel_size", "stride", "padding", "output_padding", "dilation", "groups"}, withBias...)
 	transformer := append([]string{"dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first", "norm_first"}, params...)
 	return []layerSpec{
 		{"Linear", "linear", withBias},
@@ -138,6 +139,9 @@ var layerSpecs = func() []layerSpec {
 		{"Conv1d", "conv1d", conv},
 		{"Conv2d", "conv2d", conv},
 		{"Conv3d", "conv3d", conv},
+		{"ConvTranspose1d", "conv_transpose1d", convT},
+		{"ConvTranspose2d", "conv_transpose2d", convT},
+		{"ConvTranspose3d", "conv_transpose3d", convT},
 		{"MaxPool2d", "max_pool2d", []string{"kernel_size", "stride", "padding", "dilation", "ceil_mode"}},
 		{"AvgPool2d", "avg_pool2d", []string{"kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"}},
 		{"Upsample", "upsample", []string{"size", "scale_factor", "mode", "align_corners", "recompute_scale_factor"}},

@@ -36,16 +36,27 @@ func Stride(s ...int) Option {
 
 // Padding sets the zero padding on both sides of each spatial dim (torch's
 // padding).
-func Padding(p ...int) Option { return window("padding", lathe.Padding(p...)) }
+func Padding(p ...int) Option {
+	p = append([]int(nil), p...)
+	return windowRecorded("padding", lathe.Padding(p...), func(o *options) { o.padding, o.paddingSame = p, false })
+}
 
 // PaddingSame pads a stride-1 convolution so that its output keeps the
 // input's spatial size (torch's padding="same").
 func PaddingSame() Option {
-	return windowRecorded("padding", lathe.PaddingSame(), func(o *options) { o.paddingSame = true })
+	return windowRecorded("padding", lathe.PaddingSame(), func(o *options) { o.padding, o.paddingSame = nil, true })
 }
 
 // Dilation sets the spacing between window elements (torch's dilation).
-func Dilation(d ...int) Option { return window("dilation", lathe.Dilation(d...)) }
+func Dilation(d ...int) Option {
+	d = append([]int(nil), d...)
+	return windowRecorded("dilation", lathe.Dilation(d...), func(o *options) { o.dilation = d })
+}
+
+// OutputPadding adds to one side of each spatial dim of a transposed
+// convolution's output (torch's output_padding: one value for every dim or
+// one per dim), each value below the stride or the dilation of its dim.
+func OutputPadding(p ...int) Option { return window("output_padding", lathe.OutputPadding(p...)) }
 
 // Groups splits a convolution's channels into g groups (torch's groups; g
 // equal to in is a depthwise convolution).

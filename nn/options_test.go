@@ -42,6 +42,7 @@ var everyOption = map[string]Option{
 	"add_zero_attn":          AddZeroAttn(),
 	"num_encoder_layers":     NumEncoderLayers(1),
 	"num_decoder_layers":     NumDecoderLayers(1),
+	"output_padding":         OutputPadding(0),
 }
 
 // rankKernel gives a convolution of nd dims, in place of everyOption's
@@ -66,6 +67,9 @@ var everyLayer = map[string]func(...Option) Module{
 	"Conv1d":                  func(o ...Option) Module { return NewConv1d(3, 2, 3, rankKernel(1, o)...) },
 	"Conv2d":                  func(o ...Option) Module { return NewConv2d(3, 2, 3, o...) },
 	"Conv3d":                  func(o ...Option) Module { return NewConv3d(3, 2, 3, rankKernel(3, o)...) },
+	"ConvTranspose1d":         func(o ...Option) Module { return NewConvTranspose1d(3, 2, 3, rankKernel(1, o)...) },
+	"ConvTranspose2d":         func(o ...Option) Module { return NewConvTranspose2d(3, 2, 3, o...) },
+	"ConvTranspose3d":         func(o ...Option) Module { return NewConvTranspose3d(3, 2, 3, rankKernel(3, o)...) },
 	"MaxPool2d":               func(o ...Option) Module { return NewMaxPool2d(2, o...) },
 	"AvgPool2d":               func(o ...Option) Module { return NewAvgPool2d(2, o...) },
 	"Upsample":                func(o ...Option) Module { return NewUpsample(o...) },

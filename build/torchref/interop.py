@@ -385,6 +385,26 @@ def conv_layer_cases():
     x = torch.randn(2, 4, 5, 6)
     conv_case("conv2d_grad", 49, nn.Conv2d(4, 2, (2, 3), stride=(2, 1), padding=(0, 1), groups=2), x, x[1])
 
+    # Transposed: weight [in, out/groups, k...], output_padding, and the
+    # forward's output_size (which sets the output padding).
+    seed(50)
+    x = torch.randn(2, 4, 5)
+    conv_case("convtranspose1d", 51, nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2), x, x[0])
+    seed(52)
+    x = torch.randn(2, 3, 4, 5)
+    conv_case("convtranspose2d", 53, nn.ConvTranspose2d(3, 4, (3, 2), stride=(2, 3), padding=(1, 0), output_padding=(0, 2), dilation=(1, 2)),
+              x, x[1])
+    seed(54)
+    x = torch.randn(1, 4, 3, 4, 3)
+    conv_case("convtranspose3d", 55, nn.ConvTranspose3d(4, 2, (2, 2, 3), stride=(2, 1, 2), padding=(0, 1, 1), output_padding=(1, 0, 1), groups=2),
+              x, x[0])
+    seed(56)
+    m = nn.ConvTranspose2d(2, 2, 3, stride=2, bias=False)
+    randomize(m)
+    x = torch.randn(1, 2, 4, 4)
+    case("convtranspose2d_nobias_size", m, {"x": x}, lambda m: {"out": m(x, output_size=[9, 10]), "out_unbatched": m(x[0], output_size=[2, 10, 9])},
+         {"output_size": [9, 10]})
+
 
 if __name__ == "__main__":
     main()
