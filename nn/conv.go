@@ -2,6 +2,7 @@ package nn
 
 import (
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/lathe-ml/lathe"
@@ -16,7 +17,9 @@ import (
 // options. Weight has shape [out, in/groups, k...] ([in, out/groups, k...]
 // for a transposed convolution, as torch's) and Bias [out] (nil without a
 // bias); Window holds the stride, padding, dilation and output padding
-// that Forward passes to lathe's op, and Groups the channel groups.
+// that Forward passes to lathe's op, and Groups the channel groups. With
+// a PaddingMode other than "zeros", Forward pads x in that mode first and
+// Window holds no padding.
 // Build it with a layer's constructor (NewConv2d, ...), which checks the
 // sizes as PyTorch's does.
 type ConvNd struct {
@@ -28,6 +31,11 @@ type ConvNd struct {
 	// per spatial dim, for what the layer computes itself (the output
 	// padding of a transposed convolution's ForwardSize).
 	stride, padding, dilation []int
+	// A PaddingMode other than "zeros", and the pads that Forward gives x
+	// in it, in Pad's order (torch's _reversed_padding_repeated_twice);
+	// Window then has no padding.
+	paddingMode string
+	modePads    []int
 }
 
 // Conv1d is a 1-d convolution over (N, C, L) inputs, or one unbatched
@@ -68,7 +76,8 @@ func NewConv1d(in, out, kernel int, opts ...Option) *Conv1d {
 // 1/√fan_in) with fan_in = in/groups·kh·kw, and the bias from the same
 // range. Values come from lathe's seeded stream, so call lathe.Seed first
 // for a reproducible model. Options: Stride, Padding, PaddingSame,
-// Dilation, Groups, KernelSize, NoBias, WithDType, OnDevice. Sizes that
+// PaddingMode, Dilation, Groups, KernelSize, NoBias, WithDType, OnDevice.
+// Sizes that
 // PyTorch's constructor refuses (a kernel or channel count below 1,
 // channels that groups does not divide, KernelSize with another count of
 // sizes than the layer's dims, PaddingSame with a stride) fail the layer
@@ -166,7 +175,17 @@ type convOp func(x, w, b *lathe.Tensor, opts ...lathe.WindowOption) *lathe.Tenso
 
 func (c *ConvNd) forward(x *lathe.Tensor, op convOp, more ...lathe.WindowOption) *lathe.Tensor {
 	opts := append(append(append([]lathe.WindowOption(nil), c.Window...), lathe.Groups(c.Groups)), more...)
-	return op(x, c.Weight, c.Bias, opts...)
+	// x of another rank than the op's goes to the op unpadded, which says so.
+	if c.paddingMode == "" || x == nil || x.Err() != nil {
+		return op(x, c.Weight, c.Bias, opts...)
+	}
+	if r, nd := len(x.Shape()), len(c.modePads)/2; r != nd+1 && r != nd+2 {
+		return op(x, c.Weight, c.Bias, opts...)
+	}
+	padded := x.Pad(c.modePads, 0, lathe.PadMode(c.paddingMode))
+	out := op(padded, c.Weight, c.Bias, opts...)
+	lathe.ReleaseWithGraph(out, padded)
+	return out
 }
 
 // forwardSize turns a transposed convolution's output size into its
@@ -280,13 +299,42 @@ func newConv(s convSpec, in, out, kernel int, opts []Option) ConvNd {
 		fanIn *= n
 	}
 	bound := 1 / math.Sqrt(float64(fanIn))
-	c := ConvNd{Weight: newParam(uniform(o.dtype, bound, wshape...), o),
-		Window: append([]lathe.WindowOption(nil), o.window...), Groups: groups,
+	c := ConvNd{Weight: newParam(uniform(o.dtype, bound, wshape...), o), Groups: groups,
 		stride: stride, padding: padding, dilation: dilation}
+	pads := modePads(k, padding, dilation, o.paddingSame)
+	if o.paddingMode == "" || o.paddingMode == "zeros" || slices.Max(pads) == 0 {
+		// Without padding the modes agree: no Pad to run.
+		c.Window = append([]lathe.WindowOption(nil), o.window...)
+	} else {
+		c.paddingMode, c.modePads = o.paddingMode, pads
+		for i, w := range o.window {
+			if o.windowArgs[i] != "padding" {
+				c.Window = append(c.Window, w)
+			}
+		}
+	}
 	if !o.noBias {
 		c.Bias = newParam(uniform(o.dtype, bound, out), o)
 	}
 	return c
+}
+
+// modePads is the padding of a convolution with a padding mode, in Pad's
+// order (the last dim's pair first): padding on both sides of each dim, or
+// for PaddingSame a total of dilation·(k-1), the odd unit on the right, as
+// torch's _ConvNd computes its _reversed_padding_repeated_twice.
+func modePads(k, padding, dilation []int, same bool) []int {
+	nd := len(k)
+	pads := make([]int, 2*nd)
+	for i := range nd {
+		left, right := padding[i], padding[i]
+		if same {
+			total := dilation[i] * (k[i] - 1)
+			left, right = total/2, total-total/2
+		}
+		pads[2*(nd-1-i)], pads[2*(nd-1-i)+1] = left, right
+	}
+	return pads
 }
 
 // convWindow expands the stride, padding and dilation to one value per
@@ -349,6 +397,20 @@ func checkConv(s convSpec, in, out int, k []int, groups int, o options) *lathe.E
 				" makes a weight of more than MaxInt elements", "use smaller sizes")
 		}
 		wsize *= n
+	}
+	switch o.paddingMode {
+	case "", "zeros":
+	case "reflect", "replicate", "circular":
+		if s.transposed {
+			return bad("padding_mode", "is "+strconv.Quote(o.paddingMode)+", but "+s.layer+" pads only with zeros, as torch's", `drop PaddingMode, or give it "zeros"`)
+		}
+		for _, p := range o.padding {
+			if p < 0 {
+				return bad("padding", "is "+shapeString(o.padding)+", below 0", "use padding of at least 0")
+			}
+		}
+	default:
+		return bad("padding_mode", "is "+strconv.Quote(o.paddingMode), `use "zeros", "reflect", "replicate" or "circular"`)
 	}
 	if o.paddingSame && s.transposed {
 		return bad("padding", `is "same", which a transposed convolution does not take`, "give the padding in numbers")

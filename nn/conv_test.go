@@ -255,3 +255,40 @@ func TestConvLayersInitAndUnbatched(t *testing.T) {
 		})
 	}
 }
+
+// PaddingMode: an unknown mode, a mode other than "zeros" on a transposed
+// convolution, and negative padding in a mode are ErrValues naming the
+// argument, as torch's ValueErrors; x of the wrong rank goes to the op,
+// which names it, and padding that reflect cannot give (at least the
+// dim's size) is an error, not a panic. x stays usable after a backward
+// through the padded copy.
+func TestConvPaddingModeErrors(t *testing.T) {
+	wantArgErr(t, Err(NewConv2d(2, 2, 3, Padding(1), PaddingMode("mirror"))), lathe.ErrValue, "padding_mode")
+	wantArgErr(t, Err(NewConvTranspose1d(2, 2, 3, PaddingMode("reflect"))), lathe.ErrValue, "padding_mode")
+	wantArgErr(t, Err(NewConv1d(2, 2, 3, Padding(-1), PaddingMode("circular"))), lathe.ErrValue, "padding")
+	wantArgErr(t, Err(NewConv1d(2, 2, 3, PaddingSame(), Stride(2), PaddingMode("reflect"))), lathe.ErrValue, "padding")
+	wantArgErr(t, Err(NewConv2d(2, 2, 3, Padding(1, 1, 1), PaddingMode("reflect"))), lathe.ErrValue, "padding")
+	if err := Err(NewConvTranspose3d(2, 2, 3, PaddingMode("zeros"))); err != nil {
+		t.Errorf("ConvTranspose3d with zeros: %v", err)
+	}
+	c := NewConv2d(2, 3, 3, Padding(2), PaddingMode("reflect"))
+	wantArgErr(t, c.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 2, 2, 3, 3)).Err(), lathe.ErrShape, "x")
+	wantArgErr(t, c.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 3, 3)).Err(), lathe.ErrShape, "x")
+	if err := c.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 1, 2, 2, 5)).Err(); err == nil {
+		t.Error("reflect padding 2 of a dim of 2 gave no error")
+	}
+	if err := c.Forward(nil).Err(); !errors.Is(err, lathe.ErrValue) {
+		t.Errorf("nil x: %v", err)
+	}
+	x := lathe.RandN(lathe.CPU, lathe.Float32, 1, 2, 4, 5).RequireGrad()
+	y := c.Forward(x)
+	if !slices.Equal(y.Shape(), []int{1, 3, 6, 7}) {
+		t.Fatalf("shape %v (%v)", y.Shape(), y.Err())
+	}
+	if err := y.Sum().Backward(); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Add(x).Err(); err != nil || x.Grad() == nil {
+		t.Errorf("x after the backward: %v, gradient %v", err, x.Grad())
+	}
+}

@@ -39,6 +39,7 @@
 //	nn.NewLinear(in, out, nn.NoBias())
 //	nn.NewConv2d(in, out, 3, nn.Stride(2), nn.Padding(1), nn.Groups(2))
 //	nn.NewConv2d(in, out, 0, nn.KernelSize(3, 5)) // a (3, 5) kernel
+//	nn.NewConv1d(in, out, 5, nn.PaddingSame(), nn.PaddingMode("reflect"))
 //	nn.NewConvTranspose2d(in, out, 4, nn.Stride(2), nn.Padding(1), nn.OutputPadding(1))
 //	nn.NewMaxPool2d(3, nn.Stride(2), nn.CeilMode())
 //	nn.NewUpsample(nn.ScaleFactor(2), nn.Mode("bilinear"))

@@ -36,6 +36,14 @@ func buildConvLayerCase(c interopCase, t *testing.T, dt lathe.DType, dev lathe.D
 		m = NewConvTranspose2d(3, 4, 0, KernelSize(3, 2), Stride(2, 3), Padding(1, 0), OutputPadding(0, 2), Dilation(1, 2), w)
 	case "convtranspose3d":
 		m = NewConvTranspose3d(4, 2, 0, KernelSize(2, 2, 3), Stride(2, 1, 2), Padding(0, 1, 1), OutputPadding(1, 0, 1), Groups(2), w)
+	case "conv2d_reflect":
+		m = NewConv2d(3, 4, 3, Stride(1, 2), Padding(1, 2), PaddingMode("reflect"), w)
+	case "conv1d_replicate_same":
+		m = NewConv1d(2, 3, 4, PaddingSame(), PaddingMode("replicate"), w)
+	case "conv3d_circular":
+		m = NewConv3d(2, 2, 0, KernelSize(3, 1, 2), Padding(1, 0, 1), PaddingMode("circular"), w)
+	case "conv2d_circular_same_even":
+		m = NewConv2d(2, 2, 0, KernelSize(2, 4), PaddingSame(), Dilation(2, 1), PaddingMode("circular"), Groups(2), w)
 	case "convtranspose2d_nobias_size":
 		c2 := NewConvTranspose2d(2, 2, 3, Stride(2), NoBias(), w)
 		return interopRun{c2, func() map[string]*lathe.Tensor {

@@ -67,14 +67,16 @@ type options struct {
 	device lathe.Device
 	noBias bool
 	// windowed layers and Upsample (nn/options.go)
-	window    []lathe.WindowOption
-	interp    []lathe.InterpOption
-	kernel    []int // KernelSize: one size per dim
-	groups    int
-	groupsSet bool // Groups was given (Groups(0) is an error, not the default)
+	window     []lathe.WindowOption
+	windowArgs []string // the keyword of each window option
+	interp     []lathe.InterpOption
+	kernel     []int // KernelSize: one size per dim
+	groups     int
+	groupsSet  bool // Groups was given (Groups(0) is an error, not the default)
 	// what the convolutions read of the window options themselves
 	stride, padding, dilation []int
 	paddingSame               bool
+	paddingMode               string
 
 	// recurrent layers (nn/rnn.go)
 	numLayers                 int // 0 means 1
@@ -127,8 +129,8 @@ var layerSpecs = func() []layerSpec {
 	params := []string{"dtype", "device"}
 	withBias := append([]string{"bias"}, params...)
 	recurrent := append([]string{"num_layers", "batch_first", "bidirectional", "dropout"}, withBias...)
-	conv := append([]string{"kernel_size", "stride", "padding", "dilation", "groups"}, withBias...)
-	convT := append([]string{"kernel_size", "stride", "padding", "output_padding", "dilation", "groups"}, withBias...)
+	conv := append([]string{"kernel_size", "stride", "padding", "dilation", "groups", "padding_mode"}, withBias...)
+	convT := append([]string{"kernel_size", "stride", "padding", "output_padding", "dilation", "groups", "padding_mode"}, withBias...)
 	transformer := append([]string{"dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first", "norm_first"}, params...)
 	return []layerSpec{
 		{"Linear", "linear", withBias},

@@ -10,7 +10,7 @@ import "github.com/lathe-ml/lathe"
 // the layer does not take at all fails the layer when it is built.
 
 func window(name string, w lathe.WindowOption) Option {
-	return Option{name, func(o *options) { o.window = append(o.window, w) }}
+	return windowRecorded(name, w, func(*options) {})
 }
 
 // windowRecorded is window for an option whose value the layer reads
@@ -19,6 +19,7 @@ func window(name string, w lathe.WindowOption) Option {
 func windowRecorded(name string, w lathe.WindowOption, record func(*options)) Option {
 	return Option{name, func(o *options) {
 		o.window = append(o.window, w)
+		o.windowArgs = append(o.windowArgs, name)
 		record(o)
 	}}
 }
@@ -51,6 +52,16 @@ func PaddingSame() Option {
 func Dilation(d ...int) Option {
 	d = append([]int(nil), d...)
 	return windowRecorded("dilation", lathe.Dilation(d...), func(o *options) { o.dilation = d })
+}
+
+// PaddingMode sets how a convolution pads its input, by torch's name
+// (padding_mode): "zeros" (the default), or "reflect", "replicate" or
+// "circular", which pad x by the layer's Padding (or PaddingSame's
+// amounts) in that mode of lathe's Pad before a convolution without
+// padding, as torch's layers do. A transposed convolution takes only
+// "zeros", as torch's.
+func PaddingMode(m string) Option {
+	return Option{"padding_mode", func(o *options) { o.paddingMode = m }}
 }
 
 // OutputPadding adds to one side of each spatial dim of a transposed

@@ -43,6 +43,7 @@ var everyOption = map[string]Option{
 	"num_encoder_layers":     NumEncoderLayers(1),
 	"num_decoder_layers":     NumDecoderLayers(1),
 	"output_padding":         OutputPadding(0),
+	"padding_mode":           PaddingMode("zeros"),
 }
 
 // rankKernel gives a convolution of nd dims, in place of everyOption's

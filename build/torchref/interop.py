@@ -405,6 +405,22 @@ def conv_layer_cases():
     case("convtranspose2d_nobias_size", m, {"x": x}, lambda m: {"out": m(x, output_size=[9, 10]), "out_unbatched": m(x[0], output_size=[2, 10, 9])},
          {"output_size": [9, 10]})
 
+    # padding_mode: x padded by F.pad in that mode, then a convolution
+    # without padding; 'same' pads the odd unit on the right. torch 1.13
+    # pads circularly only batched inputs: those cases have no unbatched one.
+    seed(57)
+    x = torch.randn(2, 3, 5, 6)
+    conv_case("conv2d_reflect", 58, nn.Conv2d(3, 4, 3, stride=(1, 2), padding=(1, 2), padding_mode="reflect"), x, x[1])
+    seed(59)
+    x = torch.randn(2, 2, 8)
+    conv_case("conv1d_replicate_same", 60, nn.Conv1d(2, 3, 4, padding="same", dilation=1, padding_mode="replicate"), x, x[0])
+    seed(61)
+    x = torch.randn(1, 2, 4, 3, 5)
+    conv_case("conv3d_circular", 62, nn.Conv3d(2, 2, (3, 1, 2), padding=(1, 0, 1), padding_mode="circular"), x)
+    seed(63)
+    x = torch.randn(1, 2, 4, 5)
+    conv_case("conv2d_circular_same_even", 64, nn.Conv2d(2, 2, (2, 4), padding="same", dilation=(2, 1), padding_mode="circular", groups=2), x)
+
 
 if __name__ == "__main__":
     main()
