@@ -1,7 +1,7 @@
 // Package nn holds neural-network building blocks on top of lathe: layers
 // (Linear, Embedding, the convolutions Conv1d, Conv2d and Conv3d and the
 // transposed ConvTranspose1d, 2d and 3d, LayerNorm, RMSNorm, Dropout,
-// activations, Sequential,
+// activations and PReLU, Sequential,
 // the recurrent RNN, LSTM and GRU and their cells, MultiheadAttention with
 // rotary embeddings and a KVCache, the transformer encoder and decoder
 // layers, their stacks and Transformer), losses, optimizers (SGD, Adam,

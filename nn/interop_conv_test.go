@@ -9,7 +9,8 @@ import (
 // The convolution layers' and PReLU's interop cases (conv_layer_cases in
 // build/torchref/interop.py): besides the forward on a batch ("x" to
 // "out"), the forward on one unbatched input ("xu" to "out_unbatched")
-// where the case has one, and one backward where it has "r": the
+// and on inputs of other ranks ("x0".."x2" to "out0".."out2") where the
+// case has them, and one backward where it has "r": the
 // gradients of sum(out·r) with respect to x and each parameter, against
 // torch's "grad.x", "grad.weight" and "grad.bias".
 
@@ -44,6 +45,12 @@ func buildConvLayerCase(c interopCase, t *testing.T, dt lathe.DType, dev lathe.D
 		m = NewConv3d(2, 2, 0, KernelSize(3, 1, 2), Padding(1, 0, 1), PaddingMode("circular"), w)
 	case "conv2d_circular_same_even":
 		m = NewConv2d(2, 2, 0, KernelSize(2, 4), PaddingSame(), Dilation(2, 1), PaddingMode("circular"), Groups(2), w)
+	case "prelu", "prelu_single":
+		n := 3
+		if c.name == "prelu_single" {
+			n = 1
+		}
+		m = NewPReLU(n, Init(c.float("init", 0.25)), w)
 	case "convtranspose2d_nobias_size":
 		c2 := NewConvTranspose2d(2, 2, 3, Stride(2), NoBias(), w)
 		return interopRun{c2, func() map[string]*lathe.Tensor {
@@ -67,6 +74,11 @@ func buildConvLayerCase(c interopCase, t *testing.T, dt lathe.DType, dev lathe.D
 		outs["out"] = m.Forward(x)
 		if _, ok := c.refs["xu"]; ok {
 			outs["out_unbatched"] = m.Forward(in("xu"))
+		}
+		for _, k := range []string{"0", "1", "2"} { // more inputs, of other ranks
+			if _, ok := c.refs["x"+k]; ok {
+				outs["out"+k] = m.Forward(in("x" + k))
+			}
 		}
 		if grads {
 			if err := outs["out"].Mul(in("r")).Sum().Backward(); err != nil {

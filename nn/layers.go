@@ -267,6 +267,85 @@ type LeakyReLU struct {
 // Forward applies the leaky ReLU.
 func (l LeakyReLU) Forward(x *lathe.Tensor) *lathe.Tensor { return x.LeakyReLU(l.Slope) }
 
+// PReLU is max(x, 0) + a·min(x, 0) with a learned slope a (Weight)
+// per channel, or one for all (torch.nn.PReLU). The channel is dim 1 of x;
+// an input of fewer than 2 dims has none, so it takes only a single slope,
+// as torch 1.13's does.
+type PReLU struct {
+	Weight *lathe.Tensor
+}
+
+// NewPReLU makes a PReLU with numParameters slopes (torch's
+// num_parameters: 1, or the channel count), each 0.25, or v with
+// Init(v). Options: Init, WithDType, OnDevice.
+func NewPReLU(numParameters int, opts ...Option) *PReLU {
+	o, err := layerOptions("PReLU", opts)
+	if err == nil && numParameters < 1 {
+		err = nnError("prelu", lathe.ErrValue, "num_parameters", "is "+strconv.Itoa(numParameters), "use 1, or the channel count")
+	}
+	if err != nil {
+		return &PReLU{Weight: lathe.Failed(err)}
+	}
+	init := 0.25
+	if o.initSet {
+		init = o.init
+	}
+	return &PReLU{Weight: newParam(lathe.Full(lathe.CPU, o.dtype, init, numParameters), o)}
+}
+
+// Init sets PReLU's initial slope (torch's init; 0.25 by default).
+func Init(v float64) Option {
+	return Option{"init", func(o *options) { o.init, o.initSet = v, true }}
+}
+
+// Forward is x where x > 0 and Weight·x elsewhere, the slopes broadcast
+// over dim 1 (torch.prelu, whose gradient this has: the slope's, at 0 as
+// below 0). x must have Weight's dtype, and as many channels as Weight
+// has slopes unless it has one.
+func (p *PReLU) Forward(x *lathe.Tensor) *lathe.Tensor {
+	const op = "prelu"
+	if err := x.CheckArg(op, "x"); err != nil {
+		return lathe.Failed(err)
+	}
+	if err := p.Weight.CheckArg(op, "weight"); err != nil {
+		return lathe.Failed(err)
+	}
+	xs, ws := x.Shape(), p.Weight.Shape()
+	if len(ws) != 1 {
+		return lathe.Failed(nnError(op, lathe.ErrShape, "weight", "has shape "+shapeString(ws)+" but must be 1-d, one slope per channel",
+			"give it shape [1] or [channels]"))
+	}
+	if x.DType() != p.Weight.DType() {
+		return lathe.Failed(nnError(op, lathe.ErrDType, "x", "is "+x.DType().String()+" but the weight is "+p.Weight.DType().String(),
+			"cast it with .Cast("+p.Weight.DType().GoString()+")"))
+	}
+	shape := make([]int, len(xs))
+	for i := range shape {
+		shape[i] = 1
+	}
+	if n := ws[0]; n != 1 {
+		if len(xs) < 2 || xs[1] != n {
+			return lathe.Failed(nnError(op, lathe.ErrShape, "x", "has shape "+shapeString(xs)+" but the weight has "+strconv.Itoa(n)+
+				" slopes, which must match x's channels (dim 1; an x of fewer than 2 dims has 1)", "give x "+strconv.Itoa(n)+" channels in dim 1, or use one slope"))
+		}
+		shape[1] = n
+	}
+	w := p.Weight.Reshape(shape...)
+	pos, scaled := x.GtScalar(0), x.Mul(w)
+	out := lathe.Where(pos, x, scaled)
+	lathe.ReleaseWithGraph(out, pos, scaled)
+	return out
+}
+
+// Parameters lists "weight".
+func (p *PReLU) Parameters() []Param { return []Param{{Name: "weight", T: p.Weight}} }
+
+// To moves the weight to dev.
+func (p *PReLU) To(dev lathe.Device) error { return moveParams(p.Parameters(), dev) }
+
+// Train does nothing: PReLU acts the same in both modes.
+func (p *PReLU) Train(bool) {}
+
 // Flatten keeps the batch dim and flattens the rest, [N, C, H, W] to
 // [N, C·H·W], as torch.nn.Flatten() does; it sits between convolutional
 // and linear layers.

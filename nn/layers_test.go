@@ -388,3 +388,39 @@ func TestTrainingStepsLeaveNothing(t *testing.T) {
 		}
 	}
 }
+
+// PReLU starts at torch's 0.25 (or Init's value), and refuses what
+// torch.prelu refuses: a slope count other than x's channels (dim 1; an x
+// of fewer than 2 dims has one channel), x of another dtype, as errors
+// naming the argument; a bad num_parameters fails the layer.
+func TestPReLUInitAndErrors(t *testing.T) {
+	p := NewPReLU(3)
+	if v := values(t, p.Weight); !slices.Equal(v, []float64{0.25, 0.25, 0.25}) || !p.Weight.RequiresGrad() {
+		t.Errorf("weight %v (requires grad %v), want three 0.25", v, p.Weight.RequiresGrad())
+	}
+	if v := values(t, NewPReLU(1, Init(-0.1), WithDType(lathe.Float64)).Weight); !slices.Equal(v, []float64{-0.1}) {
+		t.Errorf("Init(-0.1): weight %v", v)
+	}
+	for _, n := range []int{0, -2} {
+		wantArgErr(t, Err(NewPReLU(n)), lathe.ErrValue, "num_parameters")
+	}
+	wantArgErr(t, Err(NewPReLU(2, Stride(1))), lathe.ErrValue, "stride")
+	f32 := func(shape ...int) *lathe.Tensor { return lathe.Zeros(lathe.CPU, lathe.Float32, shape...) }
+	for _, shape := range [][]int{{2, 4, 5}, {3}, {}, {3, 1}} {
+		wantArgErr(t, p.Forward(f32(shape...)).Err(), lathe.ErrShape, "x")
+	}
+	wantArgErr(t, p.Forward(lathe.Zeros(lathe.CPU, lathe.Float64, 2, 3)).Err(), lathe.ErrDType, "x")
+	wantArgErr(t, p.Forward(lathe.Zeros(lathe.CPU, lathe.Int64, 2, 3)).Err(), lathe.ErrDType, "x")
+	if err := p.Forward(nil).Err(); !errors.Is(err, lathe.ErrValue) {
+		t.Errorf("nil x: %v", err)
+	}
+	bad := &PReLU{Weight: lathe.Zeros(lathe.CPU, lathe.Float32, 3, 1)}
+	wantArgErr(t, bad.Forward(f32(2, 3)).Err(), lathe.ErrShape, "weight")
+	// One slope takes any rank, 0-d included.
+	one := NewPReLU(1)
+	for _, shape := range [][]int{{}, {4}, {2, 5}, {1, 2, 3, 4, 5}} {
+		if y := one.Forward(f32(shape...)); y.Err() != nil || !slices.Equal(y.Shape(), shape) {
+			t.Errorf("%v: %v (%v)", shape, y.Shape(), y.Err())
+		}
+	}
+}

@@ -78,6 +78,10 @@ type options struct {
 	paddingSame               bool
 	paddingMode               string
 
+	// PReLU
+	init    float64
+	initSet bool
+
 	// recurrent layers (nn/rnn.go)
 	numLayers                 int // 0 means 1
 	batchFirst, bidirectional bool
@@ -144,6 +148,7 @@ var layerSpecs = func() []layerSpec {
 		{"ConvTranspose1d", "conv_transpose1d", convT},
 		{"ConvTranspose2d", "conv_transpose2d", convT},
 		{"ConvTranspose3d", "conv_transpose3d", convT},
+		{"PReLU", "prelu", append([]string{"init"}, params...)},
 		{"MaxPool2d", "max_pool2d", []string{"kernel_size", "stride", "padding", "dilation", "ceil_mode"}},
 		{"AvgPool2d", "avg_pool2d", []string{"kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"}},
 		{"Upsample", "upsample", []string{"size", "scale_factor", "mode", "align_corners", "recompute_scale_factor"}},

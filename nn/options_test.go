@@ -44,6 +44,7 @@ var everyOption = map[string]Option{
 	"num_decoder_layers":     NumDecoderLayers(1),
 	"output_padding":         OutputPadding(0),
 	"padding_mode":           PaddingMode("zeros"),
+	"init":                   Init(0.1),
 }
 
 // rankKernel gives a convolution of nd dims, in place of everyOption's
@@ -71,6 +72,7 @@ var everyLayer = map[string]func(...Option) Module{
 	"ConvTranspose1d":         func(o ...Option) Module { return NewConvTranspose1d(3, 2, 3, rankKernel(1, o)...) },
 	"ConvTranspose2d":         func(o ...Option) Module { return NewConvTranspose2d(3, 2, 3, o...) },
 	"ConvTranspose3d":         func(o ...Option) Module { return NewConvTranspose3d(3, 2, 3, rankKernel(3, o)...) },
+	"PReLU":                   func(o ...Option) Module { return NewPReLU(3, o...) },
 	"MaxPool2d":               func(o ...Option) Module { return NewMaxPool2d(2, o...) },
 	"AvgPool2d":               func(o ...Option) Module { return NewAvgPool2d(2, o...) },
 	"Upsample":                func(o ...Option) Module { return NewUpsample(o...) },

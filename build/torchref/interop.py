@@ -421,6 +421,23 @@ def conv_layer_cases():
     x = torch.randn(1, 2, 4, 5)
     conv_case("conv2d_circular_same_even", 64, nn.Conv2d(2, 2, (2, 4), padding="same", dilation=(2, 1), padding_mode="circular", groups=2), x)
 
+    # PReLU: a slope per channel (dim 1), or one for any input, 1-d and
+    # 0-d included (torch 1.13 gives those no channel dim).
+    seed(65)
+    m = nn.PReLU(3)
+    with torch.no_grad():
+        m.weight.copy_(torch.tensor([0.25, -0.5, 1.5]))
+    x = torch.randn(2, 3, 4, 2)
+    x2 = torch.randn(5, 3)
+    case("prelu", m, {"x": x, "x2": x2}, lambda m: {"out": m(x), "out2": m(x2)}, {})
+    grad_case("prelu", m, x)
+    seed(66)
+    m = nn.PReLU(init=0.1)
+    x = torch.randn(2, 3, 4)
+    x1, x0 = torch.randn(6), torch.tensor(-1.5)
+    case("prelu_single", m, {"x": x, "x1": x1, "x0": x0}, lambda m: {"out": m(x), "out1": m(x1), "out0": m(x0)}, {"init": 0.1})
+    grad_case("prelu_single", m, x)
+
 
 if __name__ == "__main__":
     main()
