@@ -333,7 +333,9 @@ func (p *PReLU) Forward(x *lathe.Tensor) *lathe.Tensor {
 	w := p.Weight.Reshape(shape...)
 	pos, scaled := x.GtScalar(0), x.Mul(w)
 	out := lathe.Where(pos, x, scaled)
-	lathe.ReleaseWithGraph(out, pos, scaled)
+	// w, a view, would keep the weight's storage from the pool once a
+	// step has replaced it.
+	lathe.ReleaseWithGraph(out, w, pos, scaled)
 	return out
 }
 

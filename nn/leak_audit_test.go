@@ -102,13 +102,6 @@ func (m *opModule) To(dev lathe.Device) error {
 }
 func (m *opModule) Train(bool) {}
 
-func convOp(wShape []int, bias int, f func(x, w, b *lathe.Tensor) *lathe.Tensor) func() Module {
-	return func() Module {
-		return &opModule{w: newParam(uniform(lathe.Float32, 0.2, wShape...), options{dtype: lathe.Float32}),
-			b: newParam(uniform(lathe.Float32, 0.2, bias), options{dtype: lathe.Float32}), f: f}
-	}
-}
-
 func plainOp(f func(x *lathe.Tensor) *lathe.Tensor) func() Module {
 	return func() Module { return &opModule{f: func(x, _, _ *lathe.Tensor) *lathe.Tensor { return f(x) }} }
 }
@@ -281,21 +274,13 @@ func auditCases() []auditCase {
 			return NewConv2d(4, 4, 3, Stride(2), Groups(2), Dilation(2), Padding(2))
 		}), randn(2, 4, 8, 8)),
 		modCase("conv2d same", onDev(func() Module { return NewConv2d(2, 4, 3, PaddingSame(), NoBias()) }), randn(2, 2, 6, 6)),
-		modCase("conv1d", onDev(convOp([]int{4, 2, 3}, 4, func(x, w, b *lathe.Tensor) *lathe.Tensor {
-			return x.Conv1d(w, b, lathe.Padding(1))
-		})), randn(2, 2, 10)),
-		modCase("conv3d", onDev(convOp([]int{4, 2, 3, 3, 3}, 4, func(x, w, b *lathe.Tensor) *lathe.Tensor {
-			return x.Conv3d(w, b, lathe.Padding(1))
-		})), randn(1, 2, 4, 4, 4)),
-		modCase("conv transpose1d", onDev(convOp([]int{2, 4, 3}, 4, func(x, w, b *lathe.Tensor) *lathe.Tensor {
-			return x.ConvTranspose1d(w, b, lathe.Stride(2))
-		})), randn(2, 2, 6)),
-		modCase("conv transpose2d", onDev(convOp([]int{2, 4, 3, 3}, 4, func(x, w, b *lathe.Tensor) *lathe.Tensor {
-			return x.ConvTranspose2d(w, b, lathe.Stride(2), lathe.Padding(1))
-		})), randn(2, 2, 5, 5)),
-		modCase("conv transpose3d", onDev(convOp([]int{2, 4, 2, 2, 2}, 4, func(x, w, b *lathe.Tensor) *lathe.Tensor {
-			return x.ConvTranspose3d(w, b, lathe.Stride(2))
-		})), randn(1, 2, 3, 3, 3)),
+		modCase("conv1d", onDev(func() Module { return NewConv1d(2, 4, 3, Padding(1)) }), randn(2, 2, 10)),
+		modCase("conv3d", onDev(func() Module { return NewConv3d(2, 4, 3, Padding(1)) }), randn(1, 2, 4, 4, 4)),
+		modCase("conv1d reflect", onDev(func() Module { return NewConv1d(2, 4, 3, Padding(1), PaddingMode("reflect")) }), randn(2, 2, 10)),
+		modCase("conv transpose1d", onDev(func() Module { return NewConvTranspose1d(2, 4, 3, Stride(2)) }), randn(2, 2, 6)),
+		modCase("conv transpose2d", onDev(func() Module { return NewConvTranspose2d(2, 4, 3, Stride(2), Padding(1)) }), randn(2, 2, 5, 5)),
+		modCase("conv transpose3d", onDev(func() Module { return NewConvTranspose3d(2, 4, 2, Stride(2)) }), randn(1, 2, 3, 3, 3)),
+		modCase("prelu", onDev(func() Module { return NewPReLU(4) }), randn(2, 4, 5)),
 		modCase("batchnorm2d", onDev(func() Module { return NewBatchNorm2d(4) }), randn(2, 4, 5, 5)),
 		modCase("groupnorm", onDev(func() Module { return NewGroupNorm(2, 4) }), randn(2, 4, 5, 5)),
 		modCase("layernorm", onDev(func() Module { return NewLayerNorm([]int{8}) }), randn(3, 4, 8)),

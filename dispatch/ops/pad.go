@@ -61,16 +61,35 @@ func edgePad(p plan) func([]*dispatch.Tensor, Padding) (*dispatch.Tensor, error)
 			}
 			idx, err := dispatch.Upload(x.Device, pick, dispatch.Int64, []int{len(pick)})
 			if err != nil {
+				releaseMade(y, x)
 				return nil, err
 			}
-			if y, err = dispatch.Call(IndexSelect, IndexDim{Dim: x.Rank() - 1 - i}, y, idx); err != nil {
+			next, err := dispatch.Call(IndexSelect, IndexDim{Dim: x.Rank() - 1 - i}, y, idx)
+			if err != nil {
+				releaseMade(y, x)
+				idx.Release()
 				return nil, err
 			}
+			// The indices and the last dim's result go with the graph,
+			// or at once: left to the collector, every pad took new
+			// device memory.
+			dispatch.ReleaseWithGraph(next, idx)
+			if y != x {
+				dispatch.ReleaseWithGraph(next, y)
+			}
+			y = next
 		}
 		if y == x { // nothing padded: a new handle on the same elements
 			return dispatch.Call(Reshape, ViewShape{Shape: clone(x.Shape)}, x)
 		}
 		return y, nil
+	}
+}
+
+// releaseMade releases t unless it is x, the caller's.
+func releaseMade(t, x *dispatch.Tensor) {
+	if t != x {
+		t.Release()
 	}
 }
 
