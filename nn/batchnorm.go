@@ -1,35 +1,67 @@
 package nn
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/lathe-ml/lathe"
 )
 
-// BatchNorm2d normalises each channel of x [N, C, H, W] (torch.nn.BatchNorm2d
-// with affine=True and track_running_stats=True). In training mode it uses
-// the batch's mean and biased variance and moves RunningMean and RunningVar
-// towards the batch's mean and unbiased variance by Momentum; in evaluation
-// mode it uses RunningMean and RunningVar. Then it scales by Weight and
-// shifts by Bias.
+// ChannelNorm is the state and the bookkeeping of the layers that
+// normalise per channel with running statistics (torch's _NormBase):
+// BatchNorm1d, BatchNorm2d and BatchNorm3d, which differ only in the ranks
+// of input they take. Each normalises every channel of x
+// [N, C, ...]: in training mode by the batch's mean and biased variance,
+// moving RunningMean and RunningVar towards the batch's mean and unbiased
+// variance by Momentum; in evaluation mode by RunningMean and RunningVar.
+// Then it scales by Weight and shifts by Bias.
 //
 // RunningMean and RunningVar are state, not parameters: Parameters leaves
 // them out (so optimizers do not see them) and Buffers lists them (so Save,
 // Load and To include them). Each training step rebinds the two handles to
 // the new statistics, and NumBatchesTracked to one more step, so that a
-// state_dict of PyTorch's BatchNorm2d loads strictly. (PyTorch reads the
-// count only for momentum=None, the cumulative average, which lathe does not
-// offer.) A training-mode Forward is therefore a step of the module's state:
-// calls from several goroutines at once race, as stepping one module from
-// two goroutines does (README, Goroutines); in evaluation mode any number
-// may run.
-type BatchNorm2d struct {
+// state_dict of PyTorch's layer loads strictly. A training-mode Forward is
+// therefore a step of the module's state: calls from several goroutines at
+// once race, as stepping one module from two goroutines does (README,
+// Goroutines); in evaluation mode any number may run.
+type ChannelNorm struct {
 	Weight, Bias            *lathe.Tensor // [C]: ones and zeros at first
 	RunningMean, RunningVar *lathe.Tensor // [C]: zeros and ones at first
-	NumBatchesTracked       *lathe.Tensor // int64, 0-d: the training steps taken (none in a layer built without NewBatchNorm2d)
+	NumBatchesTracked       *lathe.Tensor // int64, 0-d: the training steps taken (none in a layer built without a constructor)
 	Momentum                float64       // the weight of a batch in the running statistics (0.1)
 	Eps                     float64       // added to the variance (1e-5)
 	Eval                    bool          // true after Train(false)
+}
+
+// BatchNorm1d is ChannelNorm over x [N, C] or [N, C, L]
+// (torch.nn.BatchNorm1d).
+type BatchNorm1d struct{ ChannelNorm }
+
+// BatchNorm2d is ChannelNorm over x [N, C, H, W] (torch.nn.BatchNorm2d).
+type BatchNorm2d struct{ ChannelNorm }
+
+// BatchNorm3d is ChannelNorm over x [N, C, D, H, W] (torch.nn.BatchNorm3d).
+type BatchNorm3d struct{ ChannelNorm }
+
+// normLayer is what tells the channel norm layers apart: the name, the op
+// of their errors and the ranks of x they take.
+type normLayer struct {
+	layer, op string
+	ranks     []int  // the batched ranks
+	shapes    string // how the errors spell them
+	fix       string // how to give x such a rank
+}
+
+var (
+	batchNorm1d = normLayer{"BatchNorm1d", "batch_norm1d", []int{2, 3}, "[N, C] or [N, C, L]", "use a 2-d or 3-d input (x.Unsqueeze(0) for a single sequence)"}
+	batchNorm2d = normLayer{"BatchNorm2d", "batch_norm2d", []int{4}, "[N, C, H, W]", "use a 4-d input (x.Unsqueeze(0) for a single image)"}
+	batchNorm3d = normLayer{"BatchNorm3d", "batch_norm3d", []int{5}, "[N, C, D, H, W]", "use a 5-d input (x.Unsqueeze(0) for a single volume)"}
+)
+
+// NewBatchNorm1d makes a BatchNorm1d over the given number of channels
+// with PyTorch's defaults, as NewBatchNorm2d.
+func NewBatchNorm1d(channels int, opts ...Option) *BatchNorm1d {
+	return &BatchNorm1d{newBatchNorm(batchNorm1d, channels, opts)}
 }
 
 // NewBatchNorm2d makes a BatchNorm2d over the given number of channels with
@@ -37,15 +69,25 @@ type BatchNorm2d struct {
 // variance ones, momentum 0.1, eps 1e-5; in training mode. Set Momentum and
 // Eps on the result for others.
 func NewBatchNorm2d(channels int, opts ...Option) *BatchNorm2d {
-	o, optErr := layerOptions("BatchNorm2d", opts)
+	return &BatchNorm2d{newBatchNorm(batchNorm2d, channels, opts)}
+}
+
+// NewBatchNorm3d makes a BatchNorm3d over the given number of channels
+// with PyTorch's defaults, as NewBatchNorm2d.
+func NewBatchNorm3d(channels int, opts ...Option) *BatchNorm3d {
+	return &BatchNorm3d{newBatchNorm(batchNorm3d, channels, opts)}
+}
+
+func newBatchNorm(l normLayer, channels int, opts []Option) ChannelNorm {
+	o, optErr := layerOptions(l.layer, opts)
 	if optErr == nil && channels < 1 {
-		optErr = nnError("batch_norm2d", lathe.ErrShape, "channels", "is "+strconv.Itoa(channels), "use at least one channel")
+		optErr = nnError(l.op, lathe.ErrShape, "channels", "is "+strconv.Itoa(channels), "use at least one channel")
 	}
 	if optErr != nil {
 		err := lathe.Failed(optErr)
-		return &BatchNorm2d{Weight: err, Bias: err, RunningMean: err, RunningVar: err, NumBatchesTracked: err, Momentum: 0.1, Eps: 1e-5}
+		return ChannelNorm{Weight: err, Bias: err, RunningMean: err, RunningVar: err, NumBatchesTracked: err, Momentum: 0.1, Eps: 1e-5}
 	}
-	return &BatchNorm2d{
+	return ChannelNorm{
 		Weight:      newParam(lathe.Ones(lathe.CPU, o.dtype, channels), o),
 		Bias:        newParam(lathe.Zeros(lathe.CPU, o.dtype, channels), o),
 		RunningMean: lathe.Zeros(lathe.CPU, o.dtype, channels).To(o.device),
@@ -57,15 +99,39 @@ func NewBatchNorm2d(channels int, opts ...Option) *BatchNorm2d {
 	}
 }
 
+// Forward normalises x [N, C] or [N, C, L], updating the running
+// statistics and the step count in training mode. A step that fails
+// updates neither.
+func (b *BatchNorm1d) Forward(x *lathe.Tensor) *lathe.Tensor { return b.forward(batchNorm1d, x) }
+
 // Forward normalises x [N, C, H, W], updating the running statistics and
 // the step count in training mode. A step that fails updates neither.
-func (b *BatchNorm2d) Forward(x *lathe.Tensor) *lathe.Tensor {
-	if err := x.CheckArg("batch_norm2d", "x"); err != nil {
+func (b *BatchNorm2d) Forward(x *lathe.Tensor) *lathe.Tensor { return b.forward(batchNorm2d, x) }
+
+// Forward normalises x [N, C, D, H, W], updating the running statistics
+// and the step count in training mode. A step that fails updates neither.
+func (b *BatchNorm3d) Forward(x *lathe.Tensor) *lathe.Tensor { return b.forward(batchNorm3d, x) }
+
+// checkRank checks that x is a live tensor of one of l's ranks.
+func (l normLayer) checkRank(x *lathe.Tensor) *lathe.Tensor {
+	if err := x.CheckArg(l.op, "x"); err != nil {
 		return lathe.Failed(err)
 	}
-	if x.Rank() != 4 {
-		return lathe.Failed(nnError("batch_norm2d", lathe.ErrShape, "x", "has shape "+shapeString(x.Shape())+" but BatchNorm2d takes [N, C, H, W]",
-			"use a 4-d input (x.Unsqueeze(0) for a single image)"))
+	if !slices.Contains(l.ranks, x.Rank()) {
+		return lathe.Failed(nnError(l.op, lathe.ErrShape, "x", "has shape "+shapeString(x.Shape())+" but "+l.layer+" takes "+l.shapes, l.fix))
+	}
+	return nil
+}
+
+func (b *ChannelNorm) forward(l normLayer, x *lathe.Tensor) *lathe.Tensor {
+	// A layer its constructor failed says so, whatever x is.
+	for _, p := range append(b.Parameters(), b.Buffers()...) {
+		if p.T != nil && p.T.Err() != nil {
+			return lathe.Failed(p.T.Err())
+		}
+	}
+	if f := l.checkRank(x); f != nil {
+		return f
 	}
 	if b.Eval || b.NumBatchesTracked == nil {
 		return x.BatchNorm(b.RunningMean, b.RunningVar, b.Weight, b.Bias, !b.Eval, b.Momentum, b.Eps)
@@ -89,14 +155,14 @@ func (b *BatchNorm2d) Forward(x *lathe.Tensor) *lathe.Tensor {
 }
 
 // Parameters lists "weight" and "bias".
-func (b *BatchNorm2d) Parameters() []Param {
+func (b *ChannelNorm) Parameters() []Param {
 	return []Param{{Name: "weight", T: b.Weight}, {Name: "bias", T: b.Bias}}
 }
 
 // Buffers lists the running statistics and the step count under their
 // state-dict names, "running_mean", "running_var" and
 // "num_batches_tracked" (the count only where the layer has one).
-func (b *BatchNorm2d) Buffers() []Param {
+func (b *ChannelNorm) Buffers() []Param {
 	ps := []Param{{Name: "running_mean", T: b.RunningMean}, {Name: "running_var", T: b.RunningVar}}
 	if b.NumBatchesTracked != nil {
 		ps = append(ps, Param{Name: "num_batches_tracked", T: b.NumBatchesTracked})
@@ -105,12 +171,12 @@ func (b *BatchNorm2d) Buffers() []Param {
 }
 
 // To moves the parameters and the running statistics to dev.
-func (b *BatchNorm2d) To(dev lathe.Device) error {
-	return moveParams(state(b), dev)
+func (b *ChannelNorm) To(dev lathe.Device) error {
+	return moveParams(append(b.Parameters(), b.Buffers()...), dev)
 }
 
 // Train switches between batch statistics (true) and running ones (false).
-func (b *BatchNorm2d) Train(on bool) { b.Eval = !on }
+func (b *ChannelNorm) Train(on bool) { b.Eval = !on }
 
 // GroupNorm normalises x [N, C, ...] over groups of C/Groups channels, per
 // sample, then scales by Weight and shifts by Bias (torch.nn.GroupNorm with

@@ -105,21 +105,30 @@ func TestGroupNormModule(t *testing.T) {
 }
 
 func TestNormModuleErrors(t *testing.T) {
+	z := func(shape ...int) *lathe.Tensor { return lathe.Zeros(lathe.CPU, lathe.Float32, shape...) }
 	cases := []struct {
 		name string
 		got  *lathe.Tensor
 		kind error
+		arg  string
 	}{
-		{"batch_norm2d/rank3", NewBatchNorm2d(3).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 3, 4)), lathe.ErrShape},
-		{"batch_norm2d/channels", NewBatchNorm2d(3).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 4, 2, 2)), lathe.ErrShape},
-		{"batch_norm2d/zero_channels", NewBatchNorm2d(0).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 0, 2, 2)), lathe.ErrShape},
-		{"group_norm/indivisible", NewGroupNorm(4, 6).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 6, 2)), lathe.ErrValue},
-		{"group_norm/channels", NewGroupNorm(2, 4).Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 2, 6, 2)), lathe.ErrShape},
+		{"batch_norm2d/rank3", NewBatchNorm2d(3).Forward(z(2, 3, 4)), lathe.ErrShape, "x"},
+		{"batch_norm2d/channels", NewBatchNorm2d(3).Forward(z(2, 4, 2, 2)), lathe.ErrShape, "running_mean"},
+		{"batch_norm2d/zero_channels", NewBatchNorm2d(0).Forward(z(2, 0, 2, 2)), lathe.ErrShape, "channels"},
+		{"batch_norm1d/rank1", NewBatchNorm1d(3).Forward(z(3)), lathe.ErrShape, "x"},
+		{"batch_norm1d/rank4", NewBatchNorm1d(3).Forward(z(2, 3, 4, 4)), lathe.ErrShape, "x"},
+		{"batch_norm1d/channels", NewBatchNorm1d(3).Forward(z(2, 4)), lathe.ErrShape, "running_mean"},
+		{"batch_norm3d/rank4", NewBatchNorm3d(3).Forward(z(3, 2, 2, 2)), lathe.ErrShape, "x"},
+		{"batch_norm3d/channels", NewBatchNorm3d(3).Forward(z(2, 2, 2, 2, 2)), lathe.ErrShape, "running_mean"},
+		{"group_norm/indivisible", NewGroupNorm(4, 6).Forward(z(2, 6, 2)), lathe.ErrValue, "groups"},
+		{"group_norm/channels", NewGroupNorm(2, 4).Forward(z(2, 6, 2)), lathe.ErrShape, "weight"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if err := c.got.Err(); !errors.Is(err, c.kind) {
-				t.Fatalf("error %v, want kind %v", err, c.kind)
+			err := c.got.Err()
+			var le *lathe.Error
+			if !errors.Is(err, c.kind) || !errors.As(err, &le) || le.Arg != c.arg {
+				t.Fatalf("error %v, want kind %v naming %q", err, c.kind, c.arg)
 			}
 		})
 	}

@@ -82,7 +82,7 @@ func readInterop(t *testing.T) []interopCase {
 		}
 		cases = append(cases, c)
 	}
-	if len(cases) < 52 {
+	if len(cases) < 55 {
 		t.Fatalf("%d reference cases (run build/torchref/interop.py)", len(cases))
 	}
 	return cases
@@ -128,6 +128,9 @@ type interopRun struct {
 func (c interopCase) build(t *testing.T, dt lathe.DType, dev lathe.Device) interopRun {
 	t.Helper()
 	if r, ok := buildConvLayerCase(c, t, dt, dev); ok {
+		return r
+	}
+	if r, ok := buildNormLayerCase(c, t, dt, dev); ok {
 		return r
 	}
 	w := WithDType(dt)

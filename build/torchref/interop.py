@@ -329,6 +329,7 @@ def main():
     case("stateless", m, {"x": x}, lambda m: {"out": m(x)}, {})
 
     conv_layer_cases()
+    norm_layer_cases()
 
     write_st(os.path.join(FOLDER, "refs.safetensors"), refs, meta)
 
@@ -437,6 +438,18 @@ def conv_layer_cases():
     x1, x0 = torch.randn(6), torch.tensor(-1.5)
     case("prelu_single", m, {"x": x, "x1": x1, "x0": x0}, lambda m: {"out": m(x), "out1": m(x1), "out0": m(x0)}, {"init": 0.1})
     grad_case("prelu_single", m, x)
+def norm_layer_cases():
+    """The normalisation layers' variants and Embedding's options, each
+    named norm_*: BatchNorm1d/3d; in training mode one step, after which
+    the buffers are recorded too."""
+    # BatchNorm1d over [N, C] and [N, C, L], BatchNorm3d over [N, C, D, H, W].
+    for name, cls, shape in [("norm_bn1d_nc", nn.BatchNorm1d, (5, 3)), ("norm_bn1d_ncl", nn.BatchNorm1d, (4, 3, 5)),
+                             ("norm_bn3d", nn.BatchNorm3d, (2, 3, 2, 3, 2))]:
+        seed(30)
+        m = cls(3, momentum=0.2)
+        randomize(m)
+        x = torch.randn(*shape)
+        case(name, m, {"x": x}, lambda m, x=x: {"out": m(x)}, {"momentum": 0.2}, train_run=lambda m, x=x: {"out": m(x)})
 
 
 if __name__ == "__main__":

@@ -1,0 +1,48 @@
+package nn
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// buildNormLayerCase builds the lathe module of one of the interop cases
+// of the normalisation layers and Embedding's options (named norm_*, by
+// norm_layer_cases in build/torchref/interop.py); false for another case.
+func buildNormLayerCase(c interopCase, t *testing.T, dt lathe.DType, dev lathe.Device) (interopRun, bool) {
+	t.Helper()
+	if !strings.HasPrefix(c.name, "norm_") {
+		return interopRun{}, false
+	}
+	in := func(key string) *lathe.Tensor {
+		r := c.ref(t, key)
+		if r.DType().IsFloat() {
+			r = r.Cast(dt)
+		}
+		return r.To(dev)
+	}
+	one := func(m Module, x string) (interopRun, bool) {
+		return interopRun{m, func() map[string]*lathe.Tensor { return map[string]*lathe.Tensor{"out": m.Forward(in(x))} }}, true
+	}
+	opts := []Option{WithDType(dt)}
+	bn := func(b *ChannelNorm) {
+		b.Momentum, b.Eps = c.float("momentum", 0.1), c.float("eps", 1e-5)
+	}
+	switch name := strings.TrimPrefix(c.name, "norm_"); {
+	case strings.HasPrefix(name, "bn1d"):
+		m := NewBatchNorm1d(3, opts...)
+		bn(&m.ChannelNorm)
+		return one(m, "x")
+	case strings.HasPrefix(name, "bn2d"):
+		m := NewBatchNorm2d(3, opts...)
+		bn(&m.ChannelNorm)
+		return one(m, "x")
+	case strings.HasPrefix(name, "bn3d"):
+		m := NewBatchNorm3d(3, opts...)
+		bn(&m.ChannelNorm)
+		return one(m, "x")
+	}
+	t.Fatalf("no lathe module for case %q", c.name)
+	return interopRun{}, false
+}
