@@ -10,11 +10,14 @@ import (
 // ChannelNorm is the state and the bookkeeping of the layers that
 // normalise per channel with running statistics (torch's _NormBase):
 // BatchNorm1d, BatchNorm2d and BatchNorm3d, which differ only in the ranks
-// of input they take. Each normalises every channel of x
-// [N, C, ...]: in training mode by the batch's mean and biased variance,
-// moving RunningMean and RunningVar towards the batch's mean and unbiased
-// variance by Momentum; in evaluation mode by RunningMean and RunningVar.
-// Then it scales by Weight and shifts by Bias.
+// of input they take. Each normalises every channel of x [N, C, ...]: in
+// training mode by the batch's mean and biased variance, moving RunningMean
+// and RunningVar towards the batch's mean and unbiased variance by Momentum
+// (or by 1/NumBatchesTracked, with Cumulative); in evaluation mode by
+// RunningMean and RunningVar. A layer without running statistics
+// (NoRunningStats: both nil) normalises by the batch's statistics in both
+// modes. Then it scales by Weight and shifts by Bias (nil with NoAffine:
+// none).
 //
 // RunningMean and RunningVar are state, not parameters: Parameters leaves
 // them out (so optimizers do not see them) and Buffers lists them (so Save,
@@ -25,12 +28,16 @@ import (
 // once race, as stepping one module from two goroutines does (README,
 // Goroutines); in evaluation mode any number may run.
 type ChannelNorm struct {
-	Weight, Bias            *lathe.Tensor // [C]: ones and zeros at first
-	RunningMean, RunningVar *lathe.Tensor // [C]: zeros and ones at first
-	NumBatchesTracked       *lathe.Tensor // int64, 0-d: the training steps taken (none in a layer built without a constructor)
+	Weight, Bias            *lathe.Tensor // [C]: ones and zeros at first; nil with NoAffine
+	RunningMean, RunningVar *lathe.Tensor // [C]: zeros and ones at first; nil with NoRunningStats
+	NumBatchesTracked       *lathe.Tensor // int64, 0-d: the training steps taken (nil with NoRunningStats, or in a layer built without a constructor)
 	Momentum                float64       // the weight of a batch in the running statistics (0.1)
+	Cumulative              bool          // weigh step n's batch by 1/n instead (CumulativeAverage: torch's momentum=None)
 	Eps                     float64       // added to the variance (1e-5)
 	Eval                    bool          // true after Train(false)
+	// Channels is the C that x must have (0 in a layer built without a
+	// constructor: then only the per-channel tensors check it).
+	Channels int
 }
 
 // BatchNorm1d is ChannelNorm over x [N, C] or [N, C, L]
@@ -87,16 +94,18 @@ func newBatchNorm(l normLayer, channels int, opts []Option) ChannelNorm {
 		err := lathe.Failed(optErr)
 		return ChannelNorm{Weight: err, Bias: err, RunningMean: err, RunningVar: err, NumBatchesTracked: err, Momentum: 0.1, Eps: 1e-5}
 	}
-	return ChannelNorm{
-		Weight:      newParam(lathe.Ones(lathe.CPU, o.dtype, channels), o),
-		Bias:        newParam(lathe.Zeros(lathe.CPU, o.dtype, channels), o),
-		RunningMean: lathe.Zeros(lathe.CPU, o.dtype, channels).To(o.device),
-		RunningVar:  lathe.Ones(lathe.CPU, o.dtype, channels).To(o.device),
-		// int64 whatever the layer's dtype, as PyTorch's.
-		NumBatchesTracked: lathe.Scalar(lathe.CPU, int64(0)).To(o.device),
-		Momentum:          0.1,
-		Eps:               1e-5,
+	b := ChannelNorm{Momentum: 0.1, Cumulative: o.cumulative, Eps: 1e-5, Channels: channels}
+	if o.affine || !o.affineSet {
+		b.Weight = newParam(lathe.Ones(lathe.CPU, o.dtype, channels), o)
+		b.Bias = newParam(lathe.Zeros(lathe.CPU, o.dtype, channels), o)
 	}
+	if o.runningStats || !o.runningStatsSet {
+		b.RunningMean = lathe.Zeros(lathe.CPU, o.dtype, channels).To(o.device)
+		b.RunningVar = lathe.Ones(lathe.CPU, o.dtype, channels).To(o.device)
+		// int64 whatever the layer's dtype, as PyTorch's.
+		b.NumBatchesTracked = lathe.Scalar(lathe.CPU, int64(0)).To(o.device)
+	}
+	return b
 }
 
 // Forward normalises x [N, C] or [N, C, L], updating the running
@@ -112,29 +121,54 @@ func (b *BatchNorm2d) Forward(x *lathe.Tensor) *lathe.Tensor { return b.forward(
 // and the step count in training mode. A step that fails updates neither.
 func (b *BatchNorm3d) Forward(x *lathe.Tensor) *lathe.Tensor { return b.forward(batchNorm3d, x) }
 
-// checkRank checks that x is a live tensor of one of l's ranks.
-func (l normLayer) checkRank(x *lathe.Tensor) *lathe.Tensor {
+// check checks that x is a live tensor of one of l's ranks with channels
+// channels (when not 0).
+func (l normLayer) check(x *lathe.Tensor, channels int) *lathe.Tensor {
 	if err := x.CheckArg(l.op, "x"); err != nil {
 		return lathe.Failed(err)
 	}
 	if !slices.Contains(l.ranks, x.Rank()) {
 		return lathe.Failed(nnError(l.op, lathe.ErrShape, "x", "has shape "+shapeString(x.Shape())+" but "+l.layer+" takes "+l.shapes, l.fix))
 	}
+	if channels > 0 && x.Dim(1) != channels {
+		return lathe.Failed(nnError(l.op, lathe.ErrShape, "x", "has shape "+shapeString(x.Shape())+", "+strconv.Itoa(x.Dim(1))+
+			" channels, but the "+l.layer+" has "+strconv.Itoa(channels), "give x "+strconv.Itoa(channels)+" channels in dim 1, or build the layer for "+strconv.Itoa(x.Dim(1))))
+	}
+	return nil
+}
+
+// failed is the error of a layer its constructor failed, or nil.
+func (b *ChannelNorm) failed() *lathe.Tensor {
+	for _, p := range append(b.Parameters(), b.Buffers()...) {
+		if err := p.T.Err(); err != nil {
+			return lathe.Failed(err)
+		}
+	}
 	return nil
 }
 
 func (b *ChannelNorm) forward(l normLayer, x *lathe.Tensor) *lathe.Tensor {
 	// A layer its constructor failed says so, whatever x is.
-	for _, p := range append(b.Parameters(), b.Buffers()...) {
-		if p.T != nil && p.T.Err() != nil {
-			return lathe.Failed(p.T.Err())
-		}
-	}
-	if f := l.checkRank(x); f != nil {
+	if f := b.failed(); f != nil {
 		return f
 	}
-	if b.Eval || b.NumBatchesTracked == nil {
-		return x.BatchNorm(b.RunningMean, b.RunningVar, b.Weight, b.Bias, !b.Eval, b.Momentum, b.Eps)
+	if f := l.check(x, b.Channels); f != nil {
+		return f
+	}
+	if b.RunningMean == nil && b.RunningVar == nil {
+		// No running statistics: the batch's, in both modes, as torch's
+		// batch_norm with bn_training.
+		return x.BatchNorm(nil, nil, b.Weight, b.Bias, true, 0, b.Eps)
+	}
+	if b.Eval {
+		return x.BatchNorm(b.RunningMean, b.RunningVar, b.Weight, b.Bias, false, b.Momentum, b.Eps)
+	}
+	if b.NumBatchesTracked == nil {
+		if b.Cumulative {
+			return lathe.Failed(nnError(l.op, lathe.ErrValue, "num_batches_tracked", "is nil, but the cumulative average counts the batches in it",
+				"build the layer with New"+l.layer))
+		}
+		return x.BatchNorm(b.RunningMean, b.RunningVar, b.Weight, b.Bias, true, b.Momentum, b.Eps)
 	}
 	// The next count is made first, so that a count that cannot be made
 	// fails the step before the running statistics move.
@@ -143,7 +177,18 @@ func (b *ChannelNorm) forward(l normLayer, x *lathe.Tensor) *lathe.Tensor {
 	if err := count.Err(); err != nil {
 		return lathe.Failed(err)
 	}
-	y := x.BatchNorm(b.RunningMean, b.RunningVar, b.Weight, b.Bias, true, b.Momentum, b.Eps)
+	momentum := b.Momentum
+	if b.Cumulative {
+		// torch: exponential_average_factor = 1 / num_batches_tracked,
+		// after the count's increment (_BatchNorm.forward).
+		n, err := count.Item()
+		if err != nil {
+			count.Release()
+			return lathe.Failed(err)
+		}
+		momentum = 1 / n
+	}
+	y := x.BatchNorm(b.RunningMean, b.RunningVar, b.Weight, b.Bias, true, momentum, b.Eps)
 	if y.Err() != nil {
 		count.Release()
 		return y
@@ -154,20 +199,24 @@ func (b *ChannelNorm) forward(l normLayer, x *lathe.Tensor) *lathe.Tensor {
 	return y
 }
 
-// Parameters lists "weight" and "bias".
+// Parameters lists "weight" and "bias", those the layer has.
 func (b *ChannelNorm) Parameters() []Param {
-	return []Param{{Name: "weight", T: b.Weight}, {Name: "bias", T: b.Bias}}
+	return present(Param{Name: "weight", T: b.Weight}, Param{Name: "bias", T: b.Bias})
 }
 
 // Buffers lists the running statistics and the step count under their
 // state-dict names, "running_mean", "running_var" and
-// "num_batches_tracked" (the count only where the layer has one).
+// "num_batches_tracked", those the layer has.
 func (b *ChannelNorm) Buffers() []Param {
-	ps := []Param{{Name: "running_mean", T: b.RunningMean}, {Name: "running_var", T: b.RunningVar}}
-	if b.NumBatchesTracked != nil {
-		ps = append(ps, Param{Name: "num_batches_tracked", T: b.NumBatchesTracked})
-	}
-	return ps
+	return present(Param{Name: "running_mean", T: b.RunningMean}, Param{Name: "running_var", T: b.RunningVar},
+		Param{Name: "num_batches_tracked", T: b.NumBatchesTracked})
+}
+
+// present is ps without those whose tensor is nil: the state a layer
+// built without it (NoAffine, NoRunningStats, NoBias) does not have, as
+// torch's state dict does not list a None parameter or buffer.
+func present(ps ...Param) []Param {
+	return slices.DeleteFunc(ps, func(p Param) bool { return p.T == nil })
 }
 
 // To moves the parameters and the running statistics to dev.
@@ -179,12 +228,16 @@ func (b *ChannelNorm) To(dev lathe.Device) error {
 func (b *ChannelNorm) Train(on bool) { b.Eval = !on }
 
 // GroupNorm normalises x [N, C, ...] over groups of C/Groups channels, per
-// sample, then scales by Weight and shifts by Bias (torch.nn.GroupNorm with
-// affine=True). It acts the same in training and evaluation.
+// sample, then scales by Weight and shifts by Bias (torch.nn.GroupNorm;
+// nil with NoAffine, torch's affine=False). It acts the same in training
+// and evaluation.
 type GroupNorm struct {
 	Groups       int
 	Eps          float64
-	Weight, Bias *lathe.Tensor // [C]: ones and zeros at first
+	Weight, Bias *lathe.Tensor // [C]: ones and zeros at first; nil with NoAffine
+	// Channels is the C that x must have (0 in a layer built without
+	// NewGroupNorm: then only Weight and Bias check it).
+	Channels int
 }
 
 // NewGroupNorm makes a GroupNorm of channels channels in groups groups, with
@@ -201,22 +254,30 @@ func NewGroupNorm(groups, channels int, opts ...Option) *GroupNorm {
 		err := lathe.Failed(optErr)
 		return &GroupNorm{Groups: groups, Eps: eps, Weight: err, Bias: err}
 	}
-	return &GroupNorm{
-		Groups: groups,
-		Eps:    eps,
-		Weight: newParam(lathe.Ones(lathe.CPU, o.dtype, channels), o),
-		Bias:   newParam(lathe.Zeros(lathe.CPU, o.dtype, channels), o),
+	g := &GroupNorm{Groups: groups, Eps: eps, Channels: channels}
+	if o.affine || !o.affineSet {
+		g.Weight = newParam(lathe.Ones(lathe.CPU, o.dtype, channels), o)
+		g.Bias = newParam(lathe.Zeros(lathe.CPU, o.dtype, channels), o)
 	}
+	return g
 }
 
 // Forward normalises x [N, C, ...].
 func (g *GroupNorm) Forward(x *lathe.Tensor) *lathe.Tensor {
+	if err := x.CheckArg("group_norm", "x"); err != nil {
+		return lathe.Failed(err)
+	}
+	if g.Channels > 0 && x.Rank() >= 2 && x.Dim(1) != g.Channels {
+		c := strconv.Itoa(g.Channels)
+		return lathe.Failed(nnError("group_norm", lathe.ErrShape, "x", "has shape "+shapeString(x.Shape())+", "+strconv.Itoa(x.Dim(1))+
+			" channels, but the GroupNorm has "+c, "give x "+c+" channels in dim 1, or build the layer for "+strconv.Itoa(x.Dim(1))))
+	}
 	return x.GroupNorm(g.Groups, g.Weight, g.Bias, g.Eps)
 }
 
-// Parameters lists "weight" and "bias".
+// Parameters lists "weight" and "bias", those the layer has.
 func (g *GroupNorm) Parameters() []Param {
-	return []Param{{Name: "weight", T: g.Weight}, {Name: "bias", T: g.Bias}}
+	return present(Param{Name: "weight", T: g.Weight}, Param{Name: "bias", T: g.Bias})
 }
 
 // To moves the parameters to dev.

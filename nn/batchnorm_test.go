@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -113,15 +114,33 @@ func TestNormModuleErrors(t *testing.T) {
 		arg  string
 	}{
 		{"batch_norm2d/rank3", NewBatchNorm2d(3).Forward(z(2, 3, 4)), lathe.ErrShape, "x"},
-		{"batch_norm2d/channels", NewBatchNorm2d(3).Forward(z(2, 4, 2, 2)), lathe.ErrShape, "running_mean"},
+		{"batch_norm2d/channels", NewBatchNorm2d(3).Forward(z(2, 4, 2, 2)), lathe.ErrShape, "x"},
+		{"batch_norm2d/channels/bare", NewBatchNorm2d(3, NoAffine(), NoRunningStats()).Forward(z(2, 4, 2, 2)), lathe.ErrShape, "x"},
+		{"batch_norm2d/channels/eval", func() *lathe.Tensor {
+			b := NewBatchNorm2d(3, NoAffine())
+			b.Train(false)
+			return b.Forward(z(2, 4, 2, 2))
+		}(), lathe.ErrShape, "x"},
+		{"batch_norm2d/one_value/nostats_eval", func() *lathe.Tensor {
+			b := NewBatchNorm2d(3, NoRunningStats())
+			b.Train(false) // the batch's statistics still: one value per channel has no variance
+			return b.Forward(z(1, 3, 1, 1))
+		}(), lathe.ErrShape, "x"},
+		{"batch_norm2d/cumulative_without_count", func() *lathe.Tensor {
+			b := NewBatchNorm2d(3, CumulativeAverage())
+			b.NumBatchesTracked = nil
+			return b.Forward(z(2, 3, 2, 2))
+		}(), lathe.ErrValue, "num_batches_tracked"},
 		{"batch_norm2d/zero_channels", NewBatchNorm2d(0).Forward(z(2, 0, 2, 2)), lathe.ErrShape, "channels"},
 		{"batch_norm1d/rank1", NewBatchNorm1d(3).Forward(z(3)), lathe.ErrShape, "x"},
 		{"batch_norm1d/rank4", NewBatchNorm1d(3).Forward(z(2, 3, 4, 4)), lathe.ErrShape, "x"},
-		{"batch_norm1d/channels", NewBatchNorm1d(3).Forward(z(2, 4)), lathe.ErrShape, "running_mean"},
+		{"batch_norm1d/channels", NewBatchNorm1d(3).Forward(z(2, 4)), lathe.ErrShape, "x"},
 		{"batch_norm3d/rank4", NewBatchNorm3d(3).Forward(z(3, 2, 2, 2)), lathe.ErrShape, "x"},
-		{"batch_norm3d/channels", NewBatchNorm3d(3).Forward(z(2, 2, 2, 2, 2)), lathe.ErrShape, "running_mean"},
+		{"batch_norm3d/channels", NewBatchNorm3d(3).Forward(z(2, 2, 2, 2, 2)), lathe.ErrShape, "x"},
 		{"group_norm/indivisible", NewGroupNorm(4, 6).Forward(z(2, 6, 2)), lathe.ErrValue, "groups"},
-		{"group_norm/channels", NewGroupNorm(2, 4).Forward(z(2, 6, 2)), lathe.ErrShape, "weight"},
+		{"group_norm/channels", NewGroupNorm(2, 4).Forward(z(2, 6, 2)), lathe.ErrShape, "x"},
+		{"group_norm/channels/noaffine", NewGroupNorm(2, 4, NoAffine()).Forward(z(2, 6, 2)), lathe.ErrShape, "x"},
+		{"layer_norm/shape/noaffine", NewLayerNorm([]int{3}, NoAffine()).Forward(z(2, 4)), lathe.ErrShape, "x"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -276,4 +295,82 @@ func TestStateDictScalarAs1d(t *testing.T) {
 	}
 	checkCount(t, bn, 0)
 	checkClose(t, "running var", bn.RunningVar, []float64{1})
+}
+
+// A layer without an affine map or running statistics lists only what it
+// has, as torch's state dict: Err, Save, Load and To take it, and a
+// failed one reports its error from Err even where only buffers are left.
+func TestNormLayersWithoutState(t *testing.T) {
+	cases := []struct {
+		name    string
+		m       Module
+		names   []string // Parameters, then Buffers
+		nParams int
+	}{
+		{"bn2d/noaffine", NewBatchNorm2d(3, NoAffine()), []string{"running_mean", "running_var", "num_batches_tracked"}, 0},
+		{"bn1d/nostats", NewBatchNorm1d(3, NoRunningStats()), []string{"weight", "bias"}, 2},
+		{"bn3d/bare", NewBatchNorm3d(3, NoAffine(), NoRunningStats()), nil, 0},
+		{"groupnorm/noaffine", NewGroupNorm(1, 3, NoAffine()), nil, 0},
+		{"layernorm/noaffine", NewLayerNorm([]int{3}, NoAffine()), nil, 0},
+		{"seq", Sequential(NewBatchNorm2d(3, NoAffine()), NewBatchNorm2d(3, NoRunningStats())),
+			[]string{"1.weight", "1.bias", "0.running_mean", "0.running_var", "0.num_batches_tracked"}, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var names []string
+			for _, p := range state(c.m) {
+				names = append(names, p.Name)
+			}
+			if !slices.Equal(names, c.names) || len(c.m.Parameters()) != c.nParams {
+				t.Fatalf("state %v (%d parameters), want %v (%d)", names, len(c.m.Parameters()), c.names, c.nParams)
+			}
+			if err := Err(c.m); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.m.To(lathe.CPU); err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := Save(&buf, c.m); err != nil {
+				t.Fatal(err)
+			}
+			if err := Load(bytes.NewReader(buf.Bytes()), c.m); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	// A failed layer with no parameters left: Err finds its buffers' error.
+	if err := Err(NewBatchNorm2d(0, NoAffine())); !errors.Is(err, lathe.ErrShape) {
+		t.Fatalf("Err of BatchNorm2d(0, NoAffine()) = %v, want ErrShape", err)
+	}
+}
+
+// NoRunningStats normalises by the batch's statistics in both modes, and
+// CumulativeAverage weighs step n's batch by 1/n.
+func TestBatchNormOptionsSemantics(t *testing.T) {
+	x := seq(0.7, 0.1, 4, 3, 2, 2)
+	b := NewBatchNorm2d(3, NoRunningStats(), WithDType(lathe.Float64))
+	train := b.Forward(x)
+	b.Train(false)
+	ev := b.Forward(x)
+	checkClose(t, "eval without running statistics", ev, values(t, train))
+
+	c := NewBatchNorm2d(3, CumulativeAverage(), WithDType(lathe.Float64))
+	c.Momentum = 0.5 // not used
+	var sum []float64
+	for i := range 3 {
+		xi := seq(0.3+0.2*float64(i), float64(i), 4, 3, 2, 2)
+		if err := c.Forward(xi).Err(); err != nil {
+			t.Fatal(err)
+		}
+		m := values(t, xi.Mean(0, 2, 3))
+		if sum == nil {
+			sum = make([]float64, len(m))
+		}
+		for j := range m {
+			sum[j] += m[j]
+		}
+	}
+	want := []float64{sum[0] / 3, sum[1] / 3, sum[2] / 3}
+	checkClose(t, "cumulative running mean", c.RunningMean, want)
 }

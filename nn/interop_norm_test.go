@@ -26,21 +26,45 @@ func buildNormLayerCase(c interopCase, t *testing.T, dt lathe.DType, dev lathe.D
 		return interopRun{m, func() map[string]*lathe.Tensor { return map[string]*lathe.Tensor{"out": m.Forward(in(x))} }}, true
 	}
 	opts := []Option{WithDType(dt)}
-	bn := func(b *ChannelNorm) {
+	if b, ok := c.cfg["affine"].(bool); ok && !b {
+		opts = append(opts, NoAffine())
+	}
+	if b, ok := c.cfg["track_running_stats"].(bool); ok && !b {
+		opts = append(opts, NoRunningStats())
+	}
+	if c.bool("cumulative") {
+		opts = append(opts, CumulativeAverage())
+	}
+	bn := func(m Module, b *ChannelNorm) (interopRun, bool) {
 		b.Momentum, b.Eps = c.float("momentum", 0.1), c.float("eps", 1e-5)
+		if _, ok := c.refs["x2"]; !ok {
+			return one(m, "x")
+		}
+		// Two steps: the output of the second.
+		return interopRun{m, func() map[string]*lathe.Tensor {
+			if err := m.Forward(in("x")).Err(); err != nil {
+				return map[string]*lathe.Tensor{"out": lathe.Failed(err)}
+			}
+			return map[string]*lathe.Tensor{"out": m.Forward(in("x2"))}
+		}}, true
 	}
 	switch name := strings.TrimPrefix(c.name, "norm_"); {
 	case strings.HasPrefix(name, "bn1d"):
 		m := NewBatchNorm1d(3, opts...)
-		bn(&m.ChannelNorm)
-		return one(m, "x")
+		return bn(m, &m.ChannelNorm)
 	case strings.HasPrefix(name, "bn2d"):
 		m := NewBatchNorm2d(3, opts...)
-		bn(&m.ChannelNorm)
-		return one(m, "x")
+		return bn(m, &m.ChannelNorm)
 	case strings.HasPrefix(name, "bn3d"):
 		m := NewBatchNorm3d(3, opts...)
-		bn(&m.ChannelNorm)
+		return bn(m, &m.ChannelNorm)
+	case strings.HasPrefix(name, "groupnorm"):
+		m := NewGroupNorm(2, 6, opts...)
+		m.Eps = c.float("eps", 1e-5)
+		return one(m, "x")
+	case strings.HasPrefix(name, "layernorm"):
+		m := NewLayerNorm([]int{3, 4}, opts...)
+		m.Eps = c.float("eps", 1e-5)
 		return one(m, "x")
 	}
 	t.Fatalf("no lathe module for case %q", c.name)

@@ -121,11 +121,12 @@ func (e *Embedding) To(dev lathe.Device) error { return moveParams(e.Parameters(
 func (e *Embedding) Train(bool) {}
 
 // LayerNorm normalises over the last dims of its input and applies an
-// elementwise affine map (torch.nn.LayerNorm with elementwise_affine=True).
+// elementwise affine map (torch.nn.LayerNorm); with NoAffine (torch's
+// elementwise_affine=False) Weight and Bias are nil and there is none.
 type LayerNorm struct {
 	Shape        []int
 	Eps          float64
-	Weight, Bias *lathe.Tensor
+	Weight, Bias *lathe.Tensor // Shape: ones and zeros at first; nil with NoAffine
 }
 
 // NewLayerNorm makes a LayerNorm over trailing dims of the given shape, with
@@ -137,12 +138,12 @@ func NewLayerNorm(shape []int, opts ...Option) *LayerNorm {
 		f := lathe.Failed(err)
 		return &LayerNorm{Shape: append([]int(nil), shape...), Eps: 1e-5, Weight: f, Bias: f}
 	}
-	return &LayerNorm{
-		Shape:  append([]int(nil), shape...),
-		Eps:    1e-5,
-		Weight: newParam(lathe.Ones(lathe.CPU, o.dtype, shape...), o),
-		Bias:   newParam(lathe.Zeros(lathe.CPU, o.dtype, shape...), o),
+	n := &LayerNorm{Shape: append([]int(nil), shape...), Eps: 1e-5}
+	if o.affine || !o.affineSet {
+		n.Weight = newParam(lathe.Ones(lathe.CPU, o.dtype, shape...), o)
+		n.Bias = newParam(lathe.Zeros(lathe.CPU, o.dtype, shape...), o)
 	}
+	return n
 }
 
 // Forward normalises x, whose last dims must be Shape.
@@ -150,9 +151,9 @@ func (n *LayerNorm) Forward(x *lathe.Tensor) *lathe.Tensor {
 	return x.LayerNorm(n.Shape, n.Weight, n.Bias, n.Eps)
 }
 
-// Parameters lists "weight" and "bias".
+// Parameters lists "weight" and "bias", those the layer has.
 func (n *LayerNorm) Parameters() []Param {
-	return []Param{{Name: "weight", T: n.Weight}, {Name: "bias", T: n.Bias}}
+	return present(Param{Name: "weight", T: n.Weight}, Param{Name: "bias", T: n.Bias})
 }
 
 // To moves the parameters to dev.

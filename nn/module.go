@@ -35,13 +35,14 @@ type Param struct {
 	T    *lathe.Tensor
 }
 
-// Err returns the first error among m's parameters (a layer made with a bad
-// size, say), or that m (or a child of a Seq) is nil, or nil.
+// Err returns the first error among m's parameters and buffers (a layer
+// made with a bad size, say), or that m (or a child of a Seq) is nil, or
+// nil.
 func Err(m Module) error {
 	if isNil(m) {
 		return nilModule("err", "m")
 	}
-	for _, p := range m.Parameters() {
+	for _, p := range state(m) {
 		if p.T == nil {
 			return nnError("parameters", lathe.ErrValue, p.Name, "is nil", "build layers with the nn constructors")
 		}
@@ -102,6 +103,12 @@ type options struct {
 	kdim, vdim             int // 0: embed_dim
 	addBiasKV, addZeroAttn bool
 
+	// the normalisation layers (nn/options.go): affine and
+	// track_running_stats where set, else the layer's default
+	affine, affineSet             bool
+	runningStats, runningStatsSet bool
+	cumulative                    bool // momentum=None
+
 	// the transformer stacks (nn/transformer_model.go)
 	numEncoderLayers, numDecoderLayers       int
 	numEncoderLayersSet, numDecoderLayersSet bool
@@ -136,6 +143,7 @@ var layerSpecs = func() []layerSpec {
 	conv := append([]string{"kernel_size", "stride", "padding", "dilation", "groups", "padding_mode"}, withBias...)
 	convT := append([]string{"kernel_size", "stride", "padding", "output_padding", "dilation", "groups", "padding_mode"}, withBias...)
 	transformer := append([]string{"dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first", "norm_first"}, params...)
+	batchNorm := append([]string{"affine", "track_running_stats", "momentum"}, params...)
 	return []layerSpec{
 		{"Linear", "linear", withBias},
 		{"Embedding", "embedding", params},
@@ -151,6 +159,12 @@ var layerSpecs = func() []layerSpec {
 		{"ConvTranspose2d", "conv_transpose2d", convT},
 		{"ConvTranspose3d", "conv_transpose3d", convT},
 		{"PReLU", "prelu", append([]string{"init"}, params...)},
+		{"LayerNorm", "layer_norm", append([]string{"affine"}, params...)},
+		{"BatchNorm1d", "batch_norm1d", batchNorm},
+		{"BatchNorm2d", "batch_norm2d", batchNorm},
+		{"BatchNorm3d", "batch_norm3d", batchNorm},
+		{"GroupNorm", "group_norm", append([]string{"affine"}, params...)},
+		{"Conv2d", "conv2d", append([]string{"kernel_size", "stride", "padding", "dilation", "groups"}, withBias...)},
 		{"MaxPool2d", "max_pool2d", []string{"kernel_size", "stride", "padding", "dilation", "ceil_mode"}},
 		{"AvgPool2d", "avg_pool2d", []string{"kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"}},
 		{"Upsample", "upsample", []string{"size", "scale_factor", "mode", "align_corners", "recompute_scale_factor"}},

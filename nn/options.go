@@ -113,3 +113,26 @@ func AlignCorners() Option { return interp("align_corners", lathe.AlignCorners()
 func RecomputeScaleFactor() Option {
 	return interp("recompute_scale_factor", lathe.RecomputeScaleFactor())
 }
+
+// The options of the normalisation layers, as torch's keywords.
+
+// NoAffine leaves out a normalisation layer's weight and bias (torch's
+// affine=False; LayerNorm's elementwise_affine=False): its state dict then
+// holds only its buffers, if any.
+func NoAffine() Option {
+	return Option{"affine", func(o *options) { o.affine, o.affineSet = false, true }}
+}
+
+// NoRunningStats makes a batch norm layer keep no running statistics
+// (torch's track_running_stats=False): it has no buffers at all and
+// normalises by the batch's statistics in evaluation mode too.
+func NoRunningStats() Option {
+	return Option{"track_running_stats", func(o *options) { o.runningStats, o.runningStatsSet = false, true }}
+}
+
+// CumulativeAverage makes a batch norm layer's running statistics the
+// plain average over every batch seen (torch's momentum=None): step n
+// weighs its batch by 1/n, n counted by num_batches_tracked.
+func CumulativeAverage() Option {
+	return Option{"momentum", func(o *options) { o.cumulative = true }}
+}

@@ -57,6 +57,9 @@ func rankKernel(nd int, opts []Option) []Option {
 		}
 	}
 	return out
+	"affine":                 NoAffine(),
+	"track_running_stats":    NoRunningStats(),
+	"momentum":               CumulativeAverage(),
 }
 
 // every layer constructor that takes options, by its layerSpecs name.

@@ -442,6 +442,19 @@ def norm_layer_cases():
     """The normalisation layers' variants and Embedding's options, each
     named norm_*: BatchNorm1d/3d; in training mode one step, after which
     the buffers are recorded too."""
+    def randomize(m):
+        """As the global randomize, for layers without some of the
+        parameters or buffers (affine=False, track_running_stats=False)
+        and for InstanceNorm's."""
+        with torch.no_grad():
+            for name, p in m.named_parameters():
+                p.copy_(1 + 0.2 * torch.randn_like(p) if name.endswith("weight") else 0.5 * torch.randn_like(p))
+            for mod in m.modules():
+                if isinstance(mod, nn.modules.batchnorm._NormBase) and mod.track_running_stats:
+                    mod.running_mean.copy_(0.3 * torch.randn_like(mod.running_mean))
+                    mod.running_var.copy_(0.5 + torch.rand_like(mod.running_var))
+                    mod.num_batches_tracked.fill_(7)
+
     # BatchNorm1d over [N, C] and [N, C, L], BatchNorm3d over [N, C, D, H, W].
     for name, cls, shape in [("norm_bn1d_nc", nn.BatchNorm1d, (5, 3)), ("norm_bn1d_ncl", nn.BatchNorm1d, (4, 3, 5)),
                              ("norm_bn3d", nn.BatchNorm3d, (2, 3, 2, 3, 2))]:
@@ -450,6 +463,33 @@ def norm_layer_cases():
         randomize(m)
         x = torch.randn(*shape)
         case(name, m, {"x": x}, lambda m, x=x: {"out": m(x)}, {"momentum": 0.2}, train_run=lambda m, x=x: {"out": m(x)})
+
+    # affine=False (only the buffers), track_running_stats=False (no
+    # buffers: the batch's statistics in eval too), both (an empty state
+    # dict), and momentum=None (the cumulative average: two training steps,
+    # the second weighted 1/9 after the checkpoint's 7 and the first's 1/8).
+    for name, cls, shape, kw in [("norm_bn2d_noaffine", nn.BatchNorm2d, (4, 3, 3, 2), dict(affine=False)),
+                                 ("norm_bn1d_nostats", nn.BatchNorm1d, (4, 3, 5), dict(track_running_stats=False)),
+                                 ("norm_bn3d_bare", nn.BatchNorm3d, (2, 3, 2, 2, 3), dict(affine=False, track_running_stats=False)),
+                                 ("norm_bn2d_cumulative", nn.BatchNorm2d, (4, 3, 3, 2), dict(momentum=None)),
+                                 ("norm_bn1d_noaffine_cumulative", nn.BatchNorm1d, (6, 3), dict(affine=False, momentum=None))]:
+        seed(31)
+        m = cls(3, **kw)
+        randomize(m)
+        x, x2 = torch.randn(*shape), torch.randn(*shape)
+        cfg = {k: v for k, v in kw.items() if k != "momentum"}
+        cfg["cumulative"] = "momentum" in kw
+        run = lambda m, x=x, x2=x2: {"out": (m(x), m(x2))[1]}
+        case(name, m, {"x": x, "x2": x2}, run, cfg, train_run=run)
+
+    seed(32)
+    m = nn.GroupNorm(2, 6, affine=False, eps=1e-4)
+    x = torch.randn(2, 6, 3, 3)
+    case("norm_groupnorm_noaffine", m, {"x": x}, lambda m: {"out": m(x)}, {"eps": 1e-4, "affine": False})
+    seed(33)
+    m = nn.LayerNorm([3, 4], elementwise_affine=False)
+    x = torch.randn(2, 5, 3, 4)
+    case("norm_layernorm_noaffine", m, {"x": x}, lambda m: {"out": m(x)}, {"affine": False})
 
 
 if __name__ == "__main__":
