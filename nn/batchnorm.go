@@ -10,7 +10,8 @@ import (
 // ChannelNorm is the state and the bookkeeping of the layers that
 // normalise per channel with running statistics (torch's _NormBase):
 // BatchNorm1d, BatchNorm2d and BatchNorm3d, which differ only in the ranks
-// of input they take. Each normalises every channel of x [N, C, ...]: in
+// of input they take, and the instance norms (InstanceNorm1d, ...), which
+// hold the same state. A batch norm normalises every channel of x [N, C, ...]: in
 // training mode by the batch's mean and biased variance, moving RunningMean
 // and RunningVar towards the batch's mean and unbiased variance by Momentum
 // (or by 1/NumBatchesTracked, with Cumulative); in evaluation mode by
@@ -54,21 +55,24 @@ type BatchNorm3d struct{ ChannelNorm }
 // of their errors and the ranks of x they take.
 type normLayer struct {
 	layer, op string
-	ranks     []int  // the batched ranks
+	ranks     []int  // the ranks of x it takes
 	shapes    string // how the errors spell them
 	fix       string // how to give x such a rank
+	// unbatched is the rank of a single sample [C, ...] that an instance
+	// norm takes too; 0 for a batch norm, which takes only batches.
+	unbatched int
 }
 
 var (
-	batchNorm1d = normLayer{"BatchNorm1d", "batch_norm1d", []int{2, 3}, "[N, C] or [N, C, L]", "use a 2-d or 3-d input (x.Unsqueeze(0) for a single sequence)"}
-	batchNorm2d = normLayer{"BatchNorm2d", "batch_norm2d", []int{4}, "[N, C, H, W]", "use a 4-d input (x.Unsqueeze(0) for a single image)"}
-	batchNorm3d = normLayer{"BatchNorm3d", "batch_norm3d", []int{5}, "[N, C, D, H, W]", "use a 5-d input (x.Unsqueeze(0) for a single volume)"}
+	batchNorm1d = normLayer{"BatchNorm1d", "batch_norm1d", []int{2, 3}, "[N, C] or [N, C, L]", "use a 2-d or 3-d input (x.Unsqueeze(0) for a single sequence)", 0}
+	batchNorm2d = normLayer{"BatchNorm2d", "batch_norm2d", []int{4}, "[N, C, H, W]", "use a 4-d input (x.Unsqueeze(0) for a single image)", 0}
+	batchNorm3d = normLayer{"BatchNorm3d", "batch_norm3d", []int{5}, "[N, C, D, H, W]", "use a 5-d input (x.Unsqueeze(0) for a single volume)", 0}
 )
 
 // NewBatchNorm1d makes a BatchNorm1d over the given number of channels
 // with PyTorch's defaults, as NewBatchNorm2d.
 func NewBatchNorm1d(channels int, opts ...Option) *BatchNorm1d {
-	return &BatchNorm1d{newBatchNorm(batchNorm1d, channels, opts)}
+	return &BatchNorm1d{newChannelNorm(batchNorm1d, channels, opts)}
 }
 
 // NewBatchNorm2d makes a BatchNorm2d over the given number of channels with
@@ -76,16 +80,19 @@ func NewBatchNorm1d(channels int, opts ...Option) *BatchNorm1d {
 // variance ones, momentum 0.1, eps 1e-5; in training mode. Set Momentum and
 // Eps on the result for others.
 func NewBatchNorm2d(channels int, opts ...Option) *BatchNorm2d {
-	return &BatchNorm2d{newBatchNorm(batchNorm2d, channels, opts)}
+	return &BatchNorm2d{newChannelNorm(batchNorm2d, channels, opts)}
 }
 
 // NewBatchNorm3d makes a BatchNorm3d over the given number of channels
 // with PyTorch's defaults, as NewBatchNorm2d.
 func NewBatchNorm3d(channels int, opts ...Option) *BatchNorm3d {
-	return &BatchNorm3d{newBatchNorm(batchNorm3d, channels, opts)}
+	return &BatchNorm3d{newChannelNorm(batchNorm3d, channels, opts)}
 }
 
-func newBatchNorm(l normLayer, channels int, opts []Option) ChannelNorm {
+// newChannelNorm makes the state of the layer l: with an affine map and
+// running statistics for a batch norm, without them for an instance norm
+// (torch's defaults), unless opts say otherwise.
+func newChannelNorm(l normLayer, channels int, opts []Option) ChannelNorm {
 	o, optErr := layerOptions(l.layer, opts)
 	if optErr == nil && channels < 1 {
 		optErr = nnError(l.op, lathe.ErrShape, "channels", "is "+strconv.Itoa(channels), "use at least one channel")
@@ -95,11 +102,11 @@ func newBatchNorm(l normLayer, channels int, opts []Option) ChannelNorm {
 		return ChannelNorm{Weight: err, Bias: err, RunningMean: err, RunningVar: err, NumBatchesTracked: err, Momentum: 0.1, Eps: 1e-5}
 	}
 	b := ChannelNorm{Momentum: 0.1, Cumulative: o.cumulative, Eps: 1e-5, Channels: channels}
-	if o.affine || !o.affineSet {
+	if o.affine || (!o.affineSet && l.unbatched == 0) {
 		b.Weight = newParam(lathe.Ones(lathe.CPU, o.dtype, channels), o)
 		b.Bias = newParam(lathe.Zeros(lathe.CPU, o.dtype, channels), o)
 	}
-	if o.runningStats || !o.runningStatsSet {
+	if o.runningStats || (!o.runningStatsSet && l.unbatched == 0) {
 		b.RunningMean = lathe.Zeros(lathe.CPU, o.dtype, channels).To(o.device)
 		b.RunningVar = lathe.Ones(lathe.CPU, o.dtype, channels).To(o.device)
 		// int64 whatever the layer's dtype, as PyTorch's.
@@ -130,9 +137,14 @@ func (l normLayer) check(x *lathe.Tensor, channels int) *lathe.Tensor {
 	if !slices.Contains(l.ranks, x.Rank()) {
 		return lathe.Failed(nnError(l.op, lathe.ErrShape, "x", "has shape "+shapeString(x.Shape())+" but "+l.layer+" takes "+l.shapes, l.fix))
 	}
-	if channels > 0 && x.Dim(1) != channels {
-		return lathe.Failed(nnError(l.op, lathe.ErrShape, "x", "has shape "+shapeString(x.Shape())+", "+strconv.Itoa(x.Dim(1))+
-			" channels, but the "+l.layer+" has "+strconv.Itoa(channels), "give x "+strconv.Itoa(channels)+" channels in dim 1, or build the layer for "+strconv.Itoa(x.Dim(1))))
+	dim := 1
+	if x.Rank() == l.unbatched {
+		dim = 0
+	}
+	if c := x.Dim(dim); channels > 0 && c != channels {
+		return lathe.Failed(nnError(l.op, lathe.ErrShape, "x", "has shape "+shapeString(x.Shape())+", "+strconv.Itoa(c)+
+			" channels, but the "+l.layer+" has "+strconv.Itoa(channels), "give x "+strconv.Itoa(channels)+" channels in dim "+
+			strconv.Itoa(dim)+", or build the layer for "+strconv.Itoa(c)))
 	}
 	return nil
 }

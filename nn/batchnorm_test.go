@@ -137,6 +137,13 @@ func TestNormModuleErrors(t *testing.T) {
 		{"batch_norm1d/channels", NewBatchNorm1d(3).Forward(z(2, 4)), lathe.ErrShape, "x"},
 		{"batch_norm3d/rank4", NewBatchNorm3d(3).Forward(z(3, 2, 2, 2)), lathe.ErrShape, "x"},
 		{"batch_norm3d/channels", NewBatchNorm3d(3).Forward(z(2, 2, 2, 2, 2)), lathe.ErrShape, "x"},
+		{"instance_norm1d/rank4", NewInstanceNorm1d(3).Forward(z(2, 3, 4, 4)), lathe.ErrShape, "x"},
+		{"instance_norm2d/rank2", NewInstanceNorm2d(3).Forward(z(3, 4)), lathe.ErrShape, "x"},
+		{"instance_norm3d/rank6", NewInstanceNorm3d(3).Forward(z(1, 3, 2, 2, 2, 2)), lathe.ErrShape, "x"},
+		{"instance_norm2d/channels", NewInstanceNorm2d(3).Forward(z(2, 4, 2, 2)), lathe.ErrShape, "x"},
+		{"instance_norm2d/channels/unbatched", NewInstanceNorm2d(3, Affine()).Forward(z(4, 2, 2)), lathe.ErrShape, "x"},
+		{"instance_norm1d/one_position", NewInstanceNorm1d(3).Forward(z(2, 3, 1)), lathe.ErrShape, "x"},
+		{"instance_norm1d/zero_channels", NewInstanceNorm1d(0).Forward(z(2, 0, 3)), lathe.ErrShape, "channels"},
 		{"group_norm/indivisible", NewGroupNorm(4, 6).Forward(z(2, 6, 2)), lathe.ErrValue, "groups"},
 		{"group_norm/channels", NewGroupNorm(2, 4).Forward(z(2, 6, 2)), lathe.ErrShape, "x"},
 		{"group_norm/channels/noaffine", NewGroupNorm(2, 4, NoAffine()).Forward(z(2, 6, 2)), lathe.ErrShape, "x"},
@@ -311,6 +318,9 @@ func TestNormLayersWithoutState(t *testing.T) {
 		{"bn1d/nostats", NewBatchNorm1d(3, NoRunningStats()), []string{"weight", "bias"}, 2},
 		{"bn3d/bare", NewBatchNorm3d(3, NoAffine(), NoRunningStats()), nil, 0},
 		{"groupnorm/noaffine", NewGroupNorm(1, 3, NoAffine()), nil, 0},
+		{"in1d", NewInstanceNorm1d(3), nil, 0},
+		{"in2d/affine", NewInstanceNorm2d(3, Affine()), []string{"weight", "bias"}, 2},
+		{"in3d/stats", NewInstanceNorm3d(3, TrackRunningStats()), []string{"running_mean", "running_var", "num_batches_tracked"}, 0},
 		{"layernorm/noaffine", NewLayerNorm([]int{3}, NoAffine()), nil, 0},
 		{"seq", Sequential(NewBatchNorm2d(3, NoAffine()), NewBatchNorm2d(3, NoRunningStats())),
 			[]string{"1.weight", "1.bias", "0.running_mean", "0.running_var", "0.num_batches_tracked"}, 2},
@@ -373,4 +383,31 @@ func TestBatchNormOptionsSemantics(t *testing.T) {
 	}
 	want := []float64{sum[0] / 3, sum[1] / 3, sum[2] / 3}
 	checkClose(t, "cumulative running mean", c.RunningMean, want)
+}
+
+// An instance norm normalises each sample's channels on their own, the
+// same batched or not; with running statistics, evaluation mode uses them.
+func TestInstanceNormSemantics(t *testing.T) {
+	x := seq(0.9, 0.2, 2, 3, 4, 5)
+	m := NewInstanceNorm2d(3, WithDType(lathe.Float64))
+	y := m.Forward(x)
+	// Each (sample, channel) has mean 0 and biased variance 1/(1+eps/var).
+	checkClose(t, "means", y.Mean(2, 3), make([]float64, 6))
+	one := m.Forward(x.Narrow(0, 1, 1).Squeeze(0))
+	checkClose(t, "unbatched", one, values(t, y.Narrow(0, 1, 1).Squeeze(0)))
+
+	s := NewInstanceNorm1d(3, TrackRunningStats(), WithDType(lathe.Float64))
+	s.Momentum = 1 // the running statistics become the batch's
+	xs := seq(0.5, 0.3, 2, 3, 6)
+	if err := s.Forward(xs).Err(); err != nil {
+		t.Fatal(err)
+	}
+	checkClose(t, "running mean", s.RunningMean, values(t, xs.Mean(2).Mean(0)))
+	checkClose(t, "running var", s.RunningVar, values(t, xs.Var(true, 2).Mean(0)))
+	if n, _ := s.NumBatchesTracked.Int64s(); n[0] != 0 {
+		t.Fatalf("num_batches_tracked %d, want 0: torch's instance norms do not count", n[0])
+	}
+	s.Train(false)
+	want := xs.Sub(s.RunningMean.Reshape(1, 3, 1)).Div(s.RunningVar.AddScalar(s.Eps).Sqrt().Reshape(1, 3, 1))
+	checkClose(t, "eval", s.Forward(xs), values(t, want))
 }

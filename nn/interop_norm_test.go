@@ -26,11 +26,11 @@ func buildNormLayerCase(c interopCase, t *testing.T, dt lathe.DType, dev lathe.D
 		return interopRun{m, func() map[string]*lathe.Tensor { return map[string]*lathe.Tensor{"out": m.Forward(in(x))} }}, true
 	}
 	opts := []Option{WithDType(dt)}
-	if b, ok := c.cfg["affine"].(bool); ok && !b {
-		opts = append(opts, NoAffine())
+	if b, ok := c.cfg["affine"].(bool); ok {
+		opts = append(opts, map[bool]Option{true: Affine(), false: NoAffine()}[b])
 	}
-	if b, ok := c.cfg["track_running_stats"].(bool); ok && !b {
-		opts = append(opts, NoRunningStats())
+	if b, ok := c.cfg["track_running_stats"].(bool); ok {
+		opts = append(opts, map[bool]Option{true: TrackRunningStats(), false: NoRunningStats()}[b])
 	}
 	if c.bool("cumulative") {
 		opts = append(opts, CumulativeAverage())
@@ -57,6 +57,15 @@ func buildNormLayerCase(c interopCase, t *testing.T, dt lathe.DType, dev lathe.D
 		return bn(m, &m.ChannelNorm)
 	case strings.HasPrefix(name, "bn3d"):
 		m := NewBatchNorm3d(3, opts...)
+		return bn(m, &m.ChannelNorm)
+	case strings.HasPrefix(name, "in1d"):
+		m := NewInstanceNorm1d(3, opts...)
+		return bn(m, &m.ChannelNorm)
+	case strings.HasPrefix(name, "in2d"):
+		m := NewInstanceNorm2d(3, opts...)
+		return bn(m, &m.ChannelNorm)
+	case strings.HasPrefix(name, "in3d"):
+		m := NewInstanceNorm3d(3, opts...)
 		return bn(m, &m.ChannelNorm)
 	case strings.HasPrefix(name, "groupnorm"):
 		m := NewGroupNorm(2, 6, opts...)

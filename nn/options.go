@@ -123,6 +123,20 @@ func NoAffine() Option {
 	return Option{"affine", func(o *options) { o.affine, o.affineSet = false, true }}
 }
 
+// Affine gives an instance norm layer a weight and a bias (torch's
+// affine=True; the batch norms, GroupNorm and LayerNorm have them unless
+// NoAffine).
+func Affine() Option {
+	return Option{"affine", func(o *options) { o.affine, o.affineSet = true, true }}
+}
+
+// TrackRunningStats gives an instance norm layer running statistics
+// (torch's track_running_stats=True), which it normalises by in
+// evaluation mode (the batch norms have them unless NoRunningStats).
+func TrackRunningStats() Option {
+	return Option{"track_running_stats", func(o *options) { o.runningStats, o.runningStatsSet = true, true }}
+}
+
 // NoRunningStats makes a batch norm layer keep no running statistics
 // (torch's track_running_stats=False): it has no buffers at all and
 // normalises by the batch's statistics in evaluation mode too.

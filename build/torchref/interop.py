@@ -491,6 +491,20 @@ def norm_layer_cases():
     x = torch.randn(2, 5, 3, 4)
     case("norm_layernorm_noaffine", m, {"x": x}, lambda m: {"out": m(x)}, {"affine": False})
 
+    # InstanceNorm1d/2d/3d: torch's defaults (no state), affine=True,
+    # track_running_stats=True (running statistics averaged over the
+    # samples; num_batches_tracked never moves), and single samples.
+    for name, cls, shape, kw in [("norm_in1d", nn.InstanceNorm1d, (2, 3, 5), dict()),
+                                 ("norm_in2d_affine_stats", nn.InstanceNorm2d, (2, 3, 3, 4), dict(affine=True, track_running_stats=True)),
+                                 ("norm_in3d_stats", nn.InstanceNorm3d, (2, 3, 2, 2, 3), dict(track_running_stats=True, momentum=0.3)),
+                                 ("norm_in1d_unbatched_affine", nn.InstanceNorm1d, (3, 6), dict(affine=True)),
+                                 ("norm_in2d_unbatched_stats", nn.InstanceNorm2d, (3, 4, 4), dict(track_running_stats=True, affine=True))]:
+        seed(34)
+        m = cls(3, **kw)
+        randomize(m)
+        x = torch.randn(*shape)
+        case(name, m, {"x": x}, lambda m, x=x: {"out": m(x)}, kw, train_run=lambda m, x=x: {"out": m(x)})
+
 
 if __name__ == "__main__":
     main()
