@@ -67,6 +67,31 @@ func buildNormLayerCase(c interopCase, t *testing.T, dt lathe.DType, dev lathe.D
 	case strings.HasPrefix(name, "in3d"):
 		m := NewInstanceNorm3d(3, opts...)
 		return bn(m, &m.ChannelNorm)
+	case strings.HasPrefix(name, "embedding"):
+		if i, ok := c.cfg["padding_idx"].(float64); ok {
+			opts = append(opts, PaddingIdx(int(i)))
+		}
+		if v, ok := c.cfg["max_norm"].(float64); ok {
+			opts = append(opts, MaxNorm(v))
+		}
+		if v, ok := c.cfg["norm_type"].(float64); ok {
+			opts = append(opts, NormType(v))
+		}
+		m := NewEmbedding(10, 4, opts...)
+		return interopRun{m, func() map[string]*lathe.Tensor {
+			out := m.Forward(in("idx"))
+			res := map[string]*lathe.Tensor{"out": out}
+			if _, ok := c.refs["wgrad"]; ok {
+				if err := out.Mul(in("u")).Sum().Backward(); err != nil {
+					t.Fatal(err)
+				}
+				res["wgrad"] = m.Weight.Grad()
+			}
+			if _, ok := c.refs["weight_after"]; ok {
+				res["weight_after"] = m.Weight
+			}
+			return res
+		}}, true
 	case strings.HasPrefix(name, "groupnorm"):
 		m := NewGroupNorm(2, 6, opts...)
 		m.Eps = c.float("eps", 1e-5)

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/lathe-ml/lathe"
@@ -95,21 +96,181 @@ func (l *Linear) Train(bool) {}
 // as torch.nn.Embedding.
 type Embedding struct {
 	Weight *lathe.Tensor
+	// Padded makes row PaddingIdx (in [0, num)) the padding row (torch's
+	// padding_idx): it is looked up as it is, but its gradient is always
+	// zero, so training leaves it as it was (NewEmbedding makes it zeros).
+	Padded     bool
+	PaddingIdx int
+	// MaxNorm, when not 0, renormalises each row that a Forward looks up
+	// and whose NormType-norm exceeds it to norm MaxNorm, in Weight,
+	// before the lookup (torch's max_norm). NormType 0 is the 2-norm.
+	// Such a Forward is a step of the module's state, like a training-mode
+	// BatchNorm2d's: calls from several goroutines at once race.
+	MaxNorm, NormType float64
 }
 
 // NewEmbedding makes an Embedding of num rows of size dim, initialised
-// N(0, 1) as PyTorch does.
+// N(0, 1) as PyTorch does, with the padding row, if any, zeros. It takes
+// PaddingIdx, MaxNorm and NormType (torch's padding_idx, max_norm and
+// norm_type).
 func NewEmbedding(num, dim int, opts ...Option) *Embedding {
 	o, err := layerOptions("Embedding", opts)
-	if err != nil {
-		return &Embedding{Weight: lathe.Failed(err)}
+	switch {
+	case err != nil:
+	case num < 0 || dim < 0:
+		err = nnError("embedding", lathe.ErrShape, "", "has num_embeddings="+strconv.Itoa(num)+", embedding_dim="+strconv.Itoa(dim)+
+			", which must be ≥ 0", "use sizes ≥ 0")
+	case o.paddingIdxSet && (o.paddingIdx < -num || o.paddingIdx >= num):
+		// torch: "Padding_idx must be within num_embeddings"
+		err = nnError("embedding", lathe.ErrValue, "padding_idx", "is "+strconv.Itoa(o.paddingIdx)+" for "+strconv.Itoa(num)+" embeddings",
+			"give a row in [-"+strconv.Itoa(num)+", "+strconv.Itoa(num)+"), negative ones counting from the end")
+	case o.maxNormSet && !(o.maxNorm > 0):
+		err = nnError("embedding", lathe.ErrValue, "max_norm", "is "+strconv.FormatFloat(o.maxNorm, 'g', -1, 64), "give a positive finite max_norm")
+	case o.normTypeSet && !(o.normType > 0):
+		err = nnError("embedding", lathe.ErrValue, "norm_type", "is "+strconv.FormatFloat(o.normType, 'g', -1, 64),
+			"give a positive p (math.Inf(1) for the max norm)")
 	}
-	return &Embedding{Weight: newParam(lathe.RandN(lathe.CPU, o.dtype, num, dim), o)}
+	if o.paddingIdx < 0 {
+		o.paddingIdx += num // torch: a negative padding_idx counts from the end
+	}
+	e := &Embedding{Padded: o.paddingIdxSet, PaddingIdx: o.paddingIdx, MaxNorm: o.maxNorm, NormType: o.normType}
+	if err == nil {
+		err = e.checkOptions(num)
+	}
+	if err != nil {
+		e.Weight = lathe.Failed(err)
+		return e
+	}
+	w := lathe.RandN(lathe.CPU, o.dtype, num, dim)
+	if e.Padded {
+		// torch's reset_parameters: normal_, then the padding row zeroed.
+		w = w.IndexPut([]*lathe.Tensor{lathe.FromSlice(lathe.CPU, []int64{int64(e.PaddingIdx)}, 1)}, lathe.Zeros(lathe.CPU, o.dtype, dim), false)
+	}
+	e.Weight = newParam(w, o)
+	return e
+}
+
+// checkOptions checks the padding row and the renormalisation's norm for
+// an Embedding of num rows.
+func (e *Embedding) checkOptions(num int) *lathe.Error {
+	switch {
+	case e.Padded && (e.PaddingIdx < 0 || e.PaddingIdx >= num):
+		return nnError("embedding", lathe.ErrValue, "padding_idx", "is "+strconv.Itoa(e.PaddingIdx)+" for "+strconv.Itoa(num)+" embeddings",
+			"give a row in [0, "+strconv.Itoa(num)+")")
+	case !(e.MaxNorm >= 0) || math.IsInf(e.MaxNorm, 1):
+		return nnError("embedding", lathe.ErrValue, "max_norm", "is "+strconv.FormatFloat(e.MaxNorm, 'g', -1, 64),
+			"give a positive finite max_norm, or 0 for none")
+	case !(e.NormType >= 0):
+		return nnError("embedding", lathe.ErrValue, "norm_type", "is "+strconv.FormatFloat(e.NormType, 'g', -1, 64),
+			"give a positive p (math.Inf(1) for the max norm), or 0 for the 2-norm")
+	}
+	return nil
 }
 
 // Forward looks up the rows for indices x (Int64 or Int32, any shape); the
-// result has shape x.shape + [dim].
-func (e *Embedding) Forward(x *lathe.Tensor) *lathe.Tensor { return lathe.Embedding(x, e.Weight) }
+// result has shape x.shape + [dim]. With MaxNorm it first renormalises the
+// rows x names, as torch's embedding_renorm_: Weight is rebound (keeping
+// its gradient), as an optimizer step rebinds it.
+func (e *Embedding) Forward(x *lathe.Tensor) *lathe.Tensor {
+	if err := e.Weight.CheckArg("embedding", "weight"); err != nil {
+		return lathe.Failed(err)
+	}
+	if e.Weight.Rank() != 2 { // the lookup names it
+		return lathe.Embedding(x, e.Weight)
+	}
+	if err := e.checkOptions(e.Weight.Dim(0)); err != nil {
+		return lathe.Failed(err)
+	}
+	if e.MaxNorm != 0 {
+		if err := e.renorm(x); err != nil {
+			return lathe.Failed(err)
+		}
+	}
+	y := lathe.Embedding(x, e.Weight)
+	if !e.Padded || y.Err() != nil {
+		return y
+	}
+	// torch's embedding_backward leaves out the padding row's gradient:
+	// where x is the padding index the output is the row, detached.
+	var keep, fixed *lathe.Tensor
+	lathe.NoGrad(func() { keep, fixed = x.NeScalar(float64(e.PaddingIdx)).Unsqueeze(-1), y.Detach() })
+	out := lathe.Where(keep, y, fixed)
+	lathe.ReleaseWithGraph(out, keep, fixed, y)
+	return out
+}
+
+// renorm scales each row of Weight that x names and whose norm exceeds
+// MaxNorm by MaxNorm/(norm+1e-7), as torch's embedding_renorm_, outside
+// the tape. Indices that the lookup will refuse (a dtype other than Int64
+// or Int32, a row out of range) leave Weight alone, for the lookup to
+// report.
+func (e *Embedding) renorm(x *lathe.Tensor) error {
+	if x.Err() != nil || (x.DType() != lathe.Int64 && x.DType() != lathe.Int32) {
+		return nil
+	}
+	var ids []int64
+	var err error
+	lathe.NoGrad(func() { ids, err = x.To(lathe.CPU).Cast(lathe.Int64).Int64s() })
+	if err != nil {
+		return err
+	}
+	num := int64(e.Weight.Dim(0))
+	seen := map[int64]bool{}
+	var rows []int64
+	for _, i := range ids {
+		if i < 0 || i >= num {
+			return nil
+		}
+		if !seen[i] {
+			seen[i] = true
+			rows = append(rows, i)
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	slices.Sort(rows)
+	p := e.NormType
+	if p == 0 {
+		p = 2
+	}
+	w := e.Weight
+	var idx, picked, norms *lathe.Tensor
+	lathe.NoGrad(func() {
+		idx = lathe.FromSlice(lathe.CPU, rows, len(rows)).To(w.Device())
+		picked = w.Detach().IndexSelect(0, idx)
+		norms = picked.Norm(p, 1)
+	})
+	defer func() {
+		for _, t := range []*lathe.Tensor{idx, picked, norms} {
+			t.Release()
+		}
+	}()
+	ns, err := norms.To(lathe.CPU).Cast(lathe.Float64).Float64s()
+	if err != nil {
+		return err
+	}
+	scale := make([]float64, len(ns))
+	over := false
+	for i, n := range ns {
+		scale[i] = 1
+		if n > e.MaxNorm {
+			scale[i], over = e.MaxNorm/(n+1e-7), true
+		}
+	}
+	if !over {
+		return nil
+	}
+	var next *lathe.Tensor
+	lathe.NoGrad(func() {
+		s := lathe.FromSlice(lathe.CPU, scale, len(scale), 1).Cast(w.DType()).To(w.Device())
+		next = w.Detach().IndexPut([]*lathe.Tensor{idx}, picked.Mul(s), false)
+	})
+	if err := next.Err(); err != nil {
+		return err
+	}
+	return rebind(w, next, w.Grad())
+}
 
 // Parameters lists "weight".
 func (e *Embedding) Parameters() []Param { return []Param{{Name: "weight", T: e.Weight}} }

@@ -424,3 +424,98 @@ func TestPReLUInitAndErrors(t *testing.T) {
 		}
 	}
 }
+
+// Embedding's padding_idx, max_norm and norm_type are refused, never a
+// panic, where out of range: errors naming the argument, from Err and
+// Forward.
+func TestEmbeddingOptionErrors(t *testing.T) {
+	idx := lathe.FromSlice(lathe.CPU, []int64{0, 1}, 2)
+	cases := []struct {
+		name string
+		m    *Embedding
+		arg  string
+	}{
+		{"padding_idx/too_big", NewEmbedding(5, 3, PaddingIdx(5)), "padding_idx"},
+		{"padding_idx/too_small", NewEmbedding(5, 3, PaddingIdx(-6)), "padding_idx"},
+		{"padding_idx/no_rows", NewEmbedding(0, 3, PaddingIdx(0)), "padding_idx"},
+		{"padding_idx/literal", &Embedding{Weight: lathe.Zeros(lathe.CPU, lathe.Float32, 5, 3), Padded: true, PaddingIdx: 7}, "padding_idx"},
+		{"max_norm/zero", NewEmbedding(5, 3, MaxNorm(0)), "max_norm"},
+		{"max_norm/nan", NewEmbedding(5, 3, MaxNorm(math.NaN())), "max_norm"},
+		{"max_norm/literal", &Embedding{Weight: lathe.Zeros(lathe.CPU, lathe.Float32, 5, 3), MaxNorm: -1}, "max_norm"},
+		{"norm_type/negative", NewEmbedding(5, 3, MaxNorm(1), NormType(-2)), "norm_type"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, err := range []error{Err(c.m), c.m.Forward(idx).Err()} {
+				if c.name == "padding_idx/literal" || c.name == "max_norm/literal" {
+					if err == nil { // Err sees a live weight: only Forward checks the fields
+						continue
+					}
+				}
+				var le *lathe.Error
+				if !errors.Is(err, lathe.ErrValue) || !errors.As(err, &le) || le.Arg != c.arg {
+					t.Fatalf("error %v, want an ErrValue naming %q", err, c.arg)
+				}
+			}
+		})
+	}
+}
+
+// The padding row (negative padding_idx counting from the end) starts as
+// zeros, is looked up as it is, and gets no gradient, wherever it is
+// looked up; the other rows get theirs.
+func TestEmbeddingPaddingIdx(t *testing.T) {
+	e := NewEmbedding(5, 3, PaddingIdx(-2), WithDType(lathe.Float64))
+	if e.PaddingIdx != 3 || !e.Padded {
+		t.Fatalf("PaddingIdx %d (padded %v), want row 3", e.PaddingIdx, e.Padded)
+	}
+	assertClose(t, "padding row", values(t, e.Weight)[9:12], []float64{0, 0, 0}, 0)
+	// A checkpoint's padding row need not be zeros.
+	next := lathe.Arange(lathe.CPU, lathe.Float64, 1, 16, 1).Reshape(5, 3)
+	if err := rebind(e.Weight, next, nil); err != nil {
+		t.Fatal(err)
+	}
+	idx := lathe.FromSlice(lathe.CPU, []int64{3, 1, 3, 0}, 2, 2)
+	out := e.Forward(idx)
+	assertClose(t, "lookup", values(t, out), []float64{10, 11, 12, 4, 5, 6, 10, 11, 12, 1, 2, 3}, 0)
+	if err := out.Mul(seq(1, 0.5, 2, 2, 3)).Sum().Backward(); err != nil {
+		t.Fatal(err)
+	}
+	g := values(t, e.Weight.Grad())
+	u := values(t, seq(1, 0.5, 2, 2, 3))
+	want := make([]float64, 15)
+	for i, row := range []int{3, 1, 3, 0} {
+		if row == 3 {
+			continue
+		}
+		for j := range 3 {
+			want[row*3+j] += u[i*3+j]
+		}
+	}
+	assertClose(t, "weight gradient", g, want, 1e-15)
+}
+
+// max_norm renormalises the rows looked up, in the weight, keeping its
+// gradient; indices the lookup refuses leave the weight as it was.
+func TestEmbeddingMaxNorm(t *testing.T) {
+	e := NewEmbedding(3, 2, MaxNorm(1), WithDType(lathe.Float64))
+	if err := rebind(e.Weight, lathe.FromSlice(lathe.CPU, []float64{3, 4, 0.3, 0.4, 6, 8}, 3, 2), nil); err != nil {
+		t.Fatal(err)
+	}
+	before := e.Weight
+	if err := e.Forward(lathe.FromSlice(lathe.CPU, []int64{0, 3}, 2)).Err(); err == nil {
+		t.Fatalf("out-of-range index: %v", err)
+	}
+	assertClose(t, "weight after a refused lookup", values(t, e.Weight), []float64{3, 4, 0.3, 0.4, 6, 8}, 0)
+	out := e.Forward(lathe.FromSlice(lathe.CPU, []int64{0, 1, 0}, 3))
+	s := 1 / (5 + 1e-7)
+	assertClose(t, "lookup", values(t, out), []float64{3 * s, 4 * s, 0.3, 0.4, 3 * s, 4 * s}, 1e-15)
+	assertClose(t, "weight", values(t, e.Weight), []float64{3 * s, 4 * s, 0.3, 0.4, 6, 8}, 1e-15)
+	if e.Weight != before || !e.Weight.RequiresGrad() {
+		t.Fatal("the weight's handle changed or lost RequireGrad")
+	}
+	if err := out.Sum().Backward(); err != nil {
+		t.Fatal(err)
+	}
+	assertClose(t, "gradient", values(t, e.Weight.Grad()), []float64{2, 2, 1, 1, 0, 0}, 0)
+}

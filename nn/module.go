@@ -109,6 +109,12 @@ type options struct {
 	runningStats, runningStatsSet bool
 	cumulative                    bool // momentum=None
 
+	// Embedding (nn/options.go)
+	paddingIdx              int
+	paddingIdxSet           bool
+	maxNorm, normType       float64
+	maxNormSet, normTypeSet bool
+
 	// the transformer stacks (nn/transformer_model.go)
 	numEncoderLayers, numDecoderLayers       int
 	numEncoderLayersSet, numDecoderLayersSet bool
@@ -146,19 +152,7 @@ var layerSpecs = func() []layerSpec {
 	batchNorm := append([]string{"affine", "track_running_stats", "momentum"}, params...)
 	return []layerSpec{
 		{"Linear", "linear", withBias},
-		{"Embedding", "embedding", params},
-		{"LayerNorm", "layer_norm", params},
-		{"BatchNorm1d", "batch_norm1d", params},
-		{"BatchNorm2d", "batch_norm2d", params},
-		{"BatchNorm3d", "batch_norm3d", params},
-		{"GroupNorm", "group_norm", params},
-		{"Conv1d", "conv1d", conv},
-		{"Conv2d", "conv2d", conv},
-		{"Conv3d", "conv3d", conv},
-		{"ConvTranspose1d", "conv_transpose1d", convT},
-		{"ConvTranspose2d", "conv_transpose2d", convT},
-		{"ConvTranspose3d", "conv_transpose3d", convT},
-		{"PReLU", "prelu", append([]string{"init"}, params...)},
+		{"Embedding", "embedding", append([]string{"padding_idx", "max_norm", "norm_type"}, params...)},
 		{"LayerNorm", "layer_norm", append([]string{"affine"}, params...)},
 		{"BatchNorm1d", "batch_norm1d", batchNorm},
 		{"BatchNorm2d", "batch_norm2d", batchNorm},
@@ -167,7 +161,13 @@ var layerSpecs = func() []layerSpec {
 		{"InstanceNorm2d", "instance_norm2d", append([]string{"affine", "track_running_stats"}, params...)},
 		{"InstanceNorm3d", "instance_norm3d", append([]string{"affine", "track_running_stats"}, params...)},
 		{"GroupNorm", "group_norm", append([]string{"affine"}, params...)},
-		{"Conv2d", "conv2d", append([]string{"kernel_size", "stride", "padding", "dilation", "groups"}, withBias...)},
+		{"Conv1d", "conv1d", conv},
+		{"Conv2d", "conv2d", conv},
+		{"Conv3d", "conv3d", conv},
+		{"ConvTranspose1d", "conv_transpose1d", convT},
+		{"ConvTranspose2d", "conv_transpose2d", convT},
+		{"ConvTranspose3d", "conv_transpose3d", convT},
+		{"PReLU", "prelu", append([]string{"init"}, params...)},
 		{"MaxPool2d", "max_pool2d", []string{"kernel_size", "stride", "padding", "dilation", "ceil_mode"}},
 		{"AvgPool2d", "avg_pool2d", []string{"kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"}},
 		{"Upsample", "upsample", []string{"size", "scale_factor", "mode", "align_corners", "recompute_scale_factor"}},

@@ -150,3 +150,25 @@ func NoRunningStats() Option {
 func CumulativeAverage() Option {
 	return Option{"momentum", func(o *options) { o.cumulative = true }}
 }
+
+// The options of Embedding, as torch's keywords.
+
+// PaddingIdx makes row i of an Embedding its padding row (torch's
+// padding_idx; a negative i counts from the end): made zeros, and never
+// given a gradient.
+func PaddingIdx(i int) Option {
+	return Option{"padding_idx", func(o *options) { o.paddingIdx, o.paddingIdxSet = i, true }}
+}
+
+// MaxNorm makes an Embedding renormalise each row it looks up whose norm
+// exceeds m to norm m, in its weight, before the lookup (torch's
+// max_norm).
+func MaxNorm(m float64) Option {
+	return Option{"max_norm", func(o *options) { o.maxNorm, o.maxNormSet = m, true }}
+}
+
+// NormType sets the p of MaxNorm's p-norm (torch's norm_type; 2 by
+// default).
+func NormType(p float64) Option {
+	return Option{"norm_type", func(o *options) { o.normType, o.normTypeSet = p, true }}
+}

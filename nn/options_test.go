@@ -45,6 +45,12 @@ var everyOption = map[string]Option{
 	"output_padding":         OutputPadding(0),
 	"padding_mode":           PaddingMode("zeros"),
 	"init":                   Init(0.1),
+	"affine":                 NoAffine(),
+	"track_running_stats":    NoRunningStats(),
+	"momentum":               CumulativeAverage(),
+	"padding_idx":            PaddingIdx(1),
+	"max_norm":               MaxNorm(1),
+	"norm_type":              NormType(1),
 }
 
 // rankKernel gives a convolution of nd dims, in place of everyOption's
@@ -57,9 +63,6 @@ func rankKernel(nd int, opts []Option) []Option {
 		}
 	}
 	return out
-	"affine":                 NoAffine(),
-	"track_running_stats":    NoRunningStats(),
-	"momentum":               CumulativeAverage(),
 }
 
 // every layer constructor that takes options, by its layerSpecs name.

@@ -505,6 +505,30 @@ def norm_layer_cases():
         x = torch.randn(*shape)
         case(name, m, {"x": x}, lambda m, x=x: {"out": m(x)}, kw, train_run=lambda m, x=x: {"out": m(x)})
 
+    # Embedding's padding_idx (negative: from the end): the row is looked
+    # up as the checkpoint holds it, and gets no gradient ("wgrad", the
+    # weight's gradient of sum(out * u)).
+    seed(35)
+    m = nn.Embedding(10, 4, padding_idx=-2)
+    with torch.no_grad():
+        m.weight[8] = torch.randn(4)  # a trained checkpoint's padding row need not be zeros
+    idx = torch.tensor([[8, 3, 1], [5, 8, 3]])
+    u = torch.randn(2, 3, 4)
+    (m(idx) * u).sum().backward()
+    wgrad = m.weight.grad.clone()
+    m.weight.grad = None
+    case("norm_embedding_pad", m, {"idx": idx, "u": u, "wgrad": wgrad}, lambda m: {"out": m(idx)}, {"padding_idx": -2})
+
+    # max_norm (with the 2-norm, and the 1-norm with a padding row): the
+    # rows looked up are renormalised in the weight first ("weight_after"),
+    # the others left as they are.
+    for name, kw in [("norm_embedding_maxnorm", dict(max_norm=1.5)),
+                     ("norm_embedding_maxnorm_p1_pad", dict(max_norm=1.0, norm_type=1.0, padding_idx=0))]:
+        seed(36)
+        m = nn.Embedding(10, 4, **kw)
+        idx = torch.tensor([[0, 3, 9, 3], [5, 5, 1, 0]])
+        case(name, m, {"idx": idx}, lambda m, idx=idx: {"out": m(idx), "weight_after": m.weight.clone()}, kw)
+
 
 if __name__ == "__main__":
     main()
