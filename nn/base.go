@@ -1,6 +1,10 @@
 package nn
 
-import "github.com/lathe-ml/lathe"
+import (
+	"slices"
+
+	"github.com/lathe-ml/lathe"
+)
 
 // Base is the bookkeeping of a custom module. Embed it, register the
 // module's parameters, buffers and child modules by name in its
@@ -30,11 +34,20 @@ type Base struct {
 }
 
 type baseEntry struct {
-	name   string
-	t      *lathe.Tensor // a parameter or a buffer
-	buffer bool
-	m      Module // a child; t is nil
+	name string
+	t    *lathe.Tensor // a parameter or a buffer
+	kind entryKind
+	m    Module // a child; t is nil
 }
+
+// entryKind says which list a registered tensor is in.
+type entryKind int
+
+const (
+	parameter entryKind = iota
+	buffer
+	nonPersistent // a buffer outside the state dict
+)
 
 // Register adds t as the parameter name, marked to require a gradient, and
 // returns the handle to keep in the module's field. A nil t, one that is
@@ -51,14 +64,25 @@ func (b *Base) Register(name string, t *lathe.Tensor) *lathe.Tensor {
 			t = t.RequireGrad()
 		}
 	}
-	return b.add(baseEntry{name: name, t: t})
+	return b.add(baseEntry{name: name, t: t, kind: parameter})
 }
 
 // RegisterBuffer adds t as the buffer name: state that Save, Load and To
 // include but optimizers do not see (BatchNorm2d's running statistics are
 // buffers). It returns t, or a failed tensor as Register does.
 func (b *Base) RegisterBuffer(name string, t *lathe.Tensor) *lathe.Tensor {
-	return b.add(baseEntry{name: name, t: t, buffer: true})
+	return b.add(baseEntry{name: name, t: t, kind: buffer})
+}
+
+// RegisterNonPersistentBuffer adds t as the buffer name that is not part
+// of the module's state (torch's register_buffer(name, t,
+// persistent=False)): To moves it and Err checks it, but Buffers, Save
+// and Load leave it out, so that a state dict of a torch module that
+// registers it so loads strictly. It suits values that the module
+// computes from its configuration (a causal mask, a table of
+// frequencies). It returns t, or a failed tensor as Register does.
+func (b *Base) RegisterNonPersistentBuffer(name string, t *lathe.Tensor) *lathe.Tensor {
+	return b.add(baseEntry{name: name, t: t, kind: nonPersistent})
 }
 
 // RegisterModule adds m as the child name: its parameters and buffers are
@@ -88,7 +112,7 @@ func (b *Base) add(e baseEntry) *lathe.Tensor {
 		err = nnError("register", lathe.ErrValue, e.name, "is nil", "register a tensor")
 	}
 	if err != nil {
-		e.t, e.buffer = lathe.Failed(err), false // a parameter, so that Err sees it
+		e.t, e.kind = lathe.Failed(err), parameter // so that Err, Save and the optimizers see it
 	}
 	b.entries = append(b.entries, e)
 	return e.t
@@ -108,27 +132,39 @@ func (b *Base) checkName(name string) *lathe.Error {
 
 // Parameters lists the registered parameters and the children's, in
 // registration order; a child's under "<name>.".
-func (b *Base) Parameters() []Param { return b.list(false) }
+func (b *Base) Parameters() []Param { return b.list(parameter) }
 
 // Buffers lists the registered buffers and the children's, as Parameters
-// does.
-func (b *Base) Buffers() []Param { return b.list(true) }
+// does: those of the state dict, without the non-persistent ones.
+func (b *Base) Buffers() []Param { return b.list(buffer) }
 
-func (b *Base) list(buffers bool) []Param {
+// NonPersistentBuffers lists the buffers registered with
+// RegisterNonPersistentBuffer and the children's, as Parameters does.
+func (b *Base) NonPersistentBuffers() []Param { return b.list(nonPersistent) }
+
+func (b *Base) list(kind entryKind) []Param {
 	if err := holdsItself("parameters", b); err != nil {
+		if kind == nonPersistent {
+			return nil // Parameters reports it
+		}
 		return cycleParams(err)
 	}
 	var out []Param
 	for _, e := range b.entries {
 		if e.m == nil {
-			if e.buffer == buffers {
+			if e.kind == kind {
 				out = append(out, Param{Name: e.name, T: e.t})
 			}
 			continue
 		}
-		sub := e.m.Parameters()
-		if buffers {
+		var sub []Param
+		switch kind {
+		case parameter:
+			sub = e.m.Parameters()
+		case buffer:
 			sub = Buffers(e.m)
+		case nonPersistent:
+			sub = NonPersistentBuffers(e.m)
 		}
 		for _, p := range sub {
 			out = append(out, Param{Name: e.name + "." + p.Name, T: p.T})
@@ -137,10 +173,10 @@ func (b *Base) list(buffers bool) []Param {
 	return out
 }
 
-// To moves every parameter and buffer, the children's too, to dev; a
-// failure leaves them all where they were.
+// To moves every parameter and buffer, the non-persistent ones and the
+// children's too, to dev; a failure leaves them all where they were.
 func (b *Base) To(dev lathe.Device) error {
-	return moveParams(append(b.Parameters(), b.Buffers()...), dev)
+	return moveParams(slices.Concat(b.Parameters(), b.Buffers(), b.NonPersistentBuffers()), dev)
 }
 
 // Train sets the module's mode and every child's; a module that holds

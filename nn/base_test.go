@@ -95,3 +95,54 @@ func TestRegisterRefusesIntegers(t *testing.T) {
 		t.Errorf("an int64 buffer: %v", buf.Err())
 	}
 }
+
+// A non-persistent buffer is held and moved but not saved or loaded, in a
+// Base and in a Seq, as torch's register_buffer(persistent=False); Err
+// checks it.
+func TestBaseNonPersistentBuffer(t *testing.T) {
+	m := newFreqModel(lathe.Float32)
+	s := Sequential(m)
+	names := func(ps []Param) []string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+	if got := names(state(s)); !slices.Equal(got, []string{"0.proj.weight", "0.proj.bias", "0.scale"}) {
+		t.Errorf("state %v, without 0.inv_freq", got)
+	}
+	if got := names(NonPersistentBuffers(s)); !slices.Equal(got, []string{"0.inv_freq"}) {
+		t.Errorf("non-persistent buffers %v, want [0.inv_freq]", got)
+	}
+	var buf bytes.Buffer
+	if err := Save(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(buf.Bytes(), []byte("inv_freq")) {
+		t.Error("Save wrote the non-persistent buffer")
+	}
+	fresh := newFreqModel(lathe.Float32)
+	if err := Load(bytes.NewReader(buf.Bytes()), Sequential(fresh)); err != nil {
+		t.Fatalf("strict load without the non-persistent buffer: %v", err)
+	}
+	dev := lathe.WGPU(0)
+	for _, info := range lathe.DeviceStatus() {
+		if info.Device == dev && info.Available {
+			if err := s.To(dev); err != nil {
+				t.Fatal(err)
+			}
+			if m.invFreq.Device() != dev || m.scale.Device() != dev {
+				t.Errorf("Seq.To left inv_freq on %v, scale on %v", m.invFreq.Device(), m.scale.Device())
+			}
+			if err := m.To(lathe.CPU); err != nil || m.invFreq.Device() != lathe.CPU {
+				t.Errorf("Base.To left inv_freq on %v (%v)", m.invFreq.Device(), err)
+			}
+		}
+	}
+	bad := &freqModel{}
+	bad.RegisterNonPersistentBuffer("mask", lathe.Failed(nnError("test", lathe.ErrShape, "mask", "failed", "")))
+	if err := Err(Sequential(bad)); !errors.Is(err, lathe.ErrShape) {
+		t.Errorf("Err of a failed non-persistent buffer: %v, want ErrShape", err)
+	}
+}

@@ -45,6 +45,14 @@ func (c *checkpointed) Buffers() []Param {
 	return Buffers(c.Module)
 }
 
+// NonPersistentBuffers lists the wrapped module's non-persistent buffers.
+func (c *checkpointed) NonPersistentBuffers() []Param {
+	if isNil(c.Module) {
+		return nil
+	}
+	return NonPersistentBuffers(c.Module)
+}
+
 // To moves the wrapped module.
 func (c *checkpointed) To(dev lathe.Device) error {
 	if isNil(c.Module) {

@@ -92,6 +92,8 @@ func buildNormLayerCase(c interopCase, t *testing.T, dt lathe.DType, dev lathe.D
 			}
 			return res
 		}}, true
+	case name == "nonpersistent":
+		return one(newFreqModel(dt), "x")
 	case strings.HasPrefix(name, "groupnorm"):
 		m := NewGroupNorm(2, 6, opts...)
 		m.Eps = c.float("eps", 1e-5)
@@ -103,4 +105,25 @@ func buildNormLayerCase(c interopCase, t *testing.T, dt lathe.DType, dev lathe.D
 	}
 	t.Fatalf("no lathe module for case %q", c.name)
 	return interopRun{}, false
+}
+
+// freqModel is torch's module of the norm_nonpersistent case: a child, a
+// buffer of the state dict ("scale") and a non-persistent one
+// ("inv_freq", 1/10000^(2i/4), which torch's state dict leaves out).
+type freqModel struct {
+	Base
+	proj           *Linear
+	scale, invFreq *lathe.Tensor
+}
+
+func newFreqModel(dt lathe.DType) *freqModel {
+	m := &freqModel{proj: NewLinear(4, 3, WithDType(dt))}
+	m.RegisterModule("proj", m.proj)
+	m.scale = m.RegisterBuffer("scale", lathe.FromSlice(lathe.CPU, []float64{1, 2, 3}, 3).Cast(dt))
+	m.invFreq = m.RegisterNonPersistentBuffer("inv_freq", lathe.FromSlice(lathe.CPU, []float64{1, 0.01}, 2).Cast(dt))
+	return m
+}
+
+func (m *freqModel) Forward(x *lathe.Tensor) *lathe.Tensor {
+	return m.proj.Forward(x).Mul(m.scale).Add(m.invFreq.Sum())
 }

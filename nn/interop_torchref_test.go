@@ -82,7 +82,7 @@ func readInterop(t *testing.T) []interopCase {
 		}
 		cases = append(cases, c)
 	}
-	if len(cases) < 70 {
+	if len(cases) < 71 {
 		t.Fatalf("%d reference cases (run build/torchref/interop.py)", len(cases))
 	}
 	return cases

@@ -42,7 +42,7 @@ func Err(m Module) error {
 	if isNil(m) {
 		return nilModule("err", "m")
 	}
-	for _, p := range state(m) {
+	for _, p := range held(m) {
 		if p.T == nil {
 			return nnError("parameters", lathe.ErrValue, p.Name, "is nil", "build layers with the nn constructors")
 		}
@@ -455,8 +455,9 @@ func (s *Seq) Parameters() []Param {
 	return out
 }
 
-// To moves every child's parameters and buffers to dev.
-func (s *Seq) To(dev lathe.Device) error { return moveParams(state(s), dev) }
+// To moves every child's parameters and buffers, non-persistent ones
+// included, to dev.
+func (s *Seq) To(dev lathe.Device) error { return moveParams(held(s), dev) }
 
 // Train sets every child's mode (a nil child has none); a Seq that
 // holds itself is left as it is (Err reports it).

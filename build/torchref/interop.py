@@ -529,6 +529,25 @@ def norm_layer_cases():
         idx = torch.tensor([[0, 3, 9, 3], [5, 5, 1, 0]])
         case(name, m, {"idx": idx}, lambda m, idx=idx: {"out": m(idx), "weight_after": m.weight.clone()}, kw)
 
+    # register_buffer(persistent=False): the state dict leaves inv_freq
+    # out, and lathe's module (Base.RegisterNonPersistentBuffer) loads it
+    # strictly and saves it back without it.
+    class Freq(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(4, 3)
+            self.register_buffer("scale", torch.tensor([1.0, 2.0, 3.0]))
+            self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, 4, 2).float() / 4)), persistent=False)
+
+        def forward(self, x):
+            return self.proj(x) * self.scale + self.inv_freq.sum()
+
+    seed(37)
+    m = Freq()
+    randomize(m)
+    x = torch.randn(2, 4)
+    case("norm_nonpersistent", m, {"x": x}, lambda m: {"out": m(x)}, {})
+
 
 if __name__ == "__main__":
     main()
