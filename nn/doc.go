@@ -1,6 +1,7 @@
 // Package nn holds neural-network building blocks on top of lathe: layers
 // (Linear, Embedding, the convolutions Conv1d, Conv2d and Conv3d and the
-// transposed ConvTranspose1d, 2d and 3d, LayerNorm, RMSNorm, Dropout,
+// transposed ConvTranspose1d, 2d and 3d, LayerNorm, RMSNorm, the channel
+// norms BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d and GroupNorm, Dropout,
 // activations and PReLU, Sequential,
 // the recurrent RNN, LSTM and GRU and their cells, MultiheadAttention with
 // rotary embeddings and a KVCache, the transformer encoder and decoder
@@ -28,7 +29,8 @@
 // BatchNorm2d's running statistics are handles of the same kind, rebound by
 // each training step (outside the tape); they are state, not parameters, so
 // optimizers leave them out. Buffers lists them, and Save, Load and To
-// include them.
+// include them; a non-persistent buffer (Base.RegisterNonPersistentBuffer,
+// torch's persistent=False) only To moves.
 //
 // # Constructors
 //
