@@ -61,7 +61,7 @@ func DDP(ctx context.Context, g *Group, model nn.Module) (*DataParallel, error) 
 		return nil, err
 	}
 	d := &DataParallel{Model: model, BucketBytes: 25 << 20, Timeout: 10 * time.Minute, g: g}
-	if err := d.broadcast(ctx, op, append(model.Parameters(), nn.Buffers(model)...)); err != nil {
+	if err := d.broadcast(ctx, op, append(model.Parameters(), allBuffers(model)...)); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -95,7 +95,7 @@ func (d *DataParallel) broadcast(ctx context.Context, op string, ps []nn.Param) 
 // Forward runs the model on x, first broadcasting the buffers from rank 0
 // in training mode. A failed broadcast gives a failed tensor.
 func (d *DataParallel) Forward(x *lathe.Tensor) *lathe.Tensor {
-	if bufs := nn.Buffers(d.Model); len(bufs) > 0 && d.training() {
+	if bufs := allBuffers(d.Model); len(bufs) > 0 && d.training() {
 		ctx, cancel := context.WithTimeout(context.Background(), d.Timeout)
 		defer cancel()
 		if err := d.broadcast(ctx, "forward", bufs); err != nil {
@@ -114,12 +114,20 @@ func (d *DataParallel) training() bool {
 	return true
 }
 
-// SyncBuffers broadcasts the model's buffers from rank 0 now.
+// SyncBuffers broadcasts the model's buffers (non-persistent ones too)
+// from rank 0 now.
 func (d *DataParallel) SyncBuffers(ctx context.Context) error {
 	if err := d.g.usable("sync_buffers", ctx); err != nil {
 		return err
 	}
-	return d.broadcast(ctx, "sync_buffers", nn.Buffers(d.Model))
+	return d.broadcast(ctx, "sync_buffers", allBuffers(d.Model))
+}
+
+// allBuffers is every buffer of m, the non-persistent ones too, which
+// torch's DistributedDataParallel broadcasts alike: rank 0's values are
+// every rank's, whether or not a checkpoint holds them.
+func allBuffers(m nn.Module) []nn.Param {
+	return append(nn.Buffers(m), nn.NonPersistentBuffers(m)...)
 }
 
 // Backward runs loss.Backward(opts...) and averages the gradients over
@@ -240,6 +248,9 @@ func (d *DataParallel) Parameters() []nn.Param { return d.Model.Parameters() }
 
 // Buffers are the model's.
 func (d *DataParallel) Buffers() []nn.Param { return nn.Buffers(d.Model) }
+
+// NonPersistentBuffers are the model's.
+func (d *DataParallel) NonPersistentBuffers() []nn.Param { return nn.NonPersistentBuffers(d.Model) }
 
 // To moves the model; the group's collectives then need its tensors on
 // the group's device still.

@@ -187,6 +187,7 @@ func failChecks(t *testing.T, g *Group, ctx context.Context) {
 type bnNet struct {
 	l1, l2 *nn.Linear
 	bn     *nn.BatchNorm2d
+	extra  *lathe.Tensor // a non-persistent buffer, which DDP broadcasts too
 }
 
 func (m *bnNet) Forward(x *lathe.Tensor) *lathe.Tensor {
@@ -198,17 +199,24 @@ func (m *bnNet) Forward(x *lathe.Tensor) *lathe.Tensor {
 func (m *bnNet) Parameters() []nn.Param {
 	return append(append(m.l1.Parameters(), m.bn.Parameters()...), m.l2.Parameters()...)
 }
-func (m *bnNet) Buffers() []nn.Param       { return m.bn.Buffers() }
+func (m *bnNet) Buffers() []nn.Param { return m.bn.Buffers() }
+func (m *bnNet) NonPersistentBuffers() []nn.Param {
+	return []nn.Param{{Name: "extra", T: m.extra}}
+}
 func (m *bnNet) To(dev lathe.Device) error { return nil }
 func (m *bnNet) Train(on bool)             { m.bn.Train(on) }
 func (m *bnNet) Training() bool            { return !m.bn.Eval }
 
 func bufferChecks(t *testing.T, g *Group, ctx context.Context) {
 	r := g.Rank()
-	m := &bnNet{l1: nn.NewLinear(2, 4), bn: nn.NewBatchNorm2d(4), l2: nn.NewLinear(4, 3)}
+	m := &bnNet{l1: nn.NewLinear(2, 4), bn: nn.NewBatchNorm2d(4), l2: nn.NewLinear(4, 3),
+		extra: lathe.Full(lathe.CPU, lathe.Float32, float64(r), 2)}
 	d, err := DDP(ctx, g, m)
 	if err != nil {
 		t.Fatalf("ddp with buffers: %v", err)
+	}
+	if v, _ := m.extra.Float32s(); v[0] != 0 {
+		t.Fatalf("rank %d: the non-persistent buffer is %v after DDP, rank 0's is 0", r, v)
 	}
 	xs, _ := points(8, uint64(10+r)) // each rank its own data
 	x := lathe.FromSlice(lathe.CPU, xs, 8, 2)
