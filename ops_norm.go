@@ -196,12 +196,25 @@ func (x *Tensor) batchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 				"pass "+p.name+".Detach()"))
 		}
 	}
+	givenW, givenB := weight, bias
 	weight, bias = x.identityAffine(op, weight, bias, c, stats)
+	// The ones and zeros made for a missing weight or bias go with the
+	// result's graph, or at once: left to the collector, every step of a
+	// layer without affine parameters took new device memory for them.
+	made := func(y *Tensor) *Tensor {
+		if givenW == nil {
+			ReleaseWithGraph(y, weight)
+		}
+		if givenB == nil {
+			ReleaseWithGraph(y, bias)
+		}
+		return y
+	}
 	if !training {
 		if fused {
-			return relabel(apply(ops.BatchNormApply, ops.BatchNormParams{Eps: eps}, x, runningMean, runningVar, weight, bias), op)
+			return made(relabel(apply(ops.BatchNormApply, ops.BatchNormParams{Eps: eps}, x, runningMean, runningVar, weight, bias), op))
 		}
-		return apply(opBatchNorm, batchNormAttrs{eps: eps}, x, runningMean, runningVar, weight, bias)
+		return made(apply(opBatchNorm, batchNormAttrs{eps: eps}, x, runningMean, runningVar, weight, bias))
 	}
 	// The values per channel: N times the spatial sizes, counted from the
 	// shape as torch's _verify_batch_size counts them, so that a batch of
@@ -211,8 +224,8 @@ func (x *Tensor) batchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 		n = math.MaxInt // no channels, and more values than an int counts: not 1
 	}
 	if n == 1 {
-		return failed(errorf(op, ErrShape, "x", "has shape "+dispatch.FormatShape(x.t.Shape)+
-			", one value per channel, so its batch variance is undefined", "train on more than one value per channel"))
+		return made(failed(errorf(op, ErrShape, "x", "has shape "+dispatch.FormatShape(x.t.Shape)+
+			", one value per channel, so its batch variance is undefined", "train on more than one value per channel")))
 	}
 	var y, mean, variance *Tensor
 	if fused {
@@ -220,7 +233,7 @@ func (x *Tensor) batchNorm(runningMean, runningVar, weight, bias *Tensor, traini
 	} else {
 		y, mean, variance = batchNormTrainComposite(x, weight, bias, eps)
 	}
-	y = relabel(y, op)
+	y = made(relabel(y, op))
 	// The batch's statistics go with y's graph (the fused path's are its
 	// inputs), not to the collector.
 	defer ReleaseWithGraph(y, mean, variance)

@@ -78,9 +78,12 @@ func (b *ChannelNorm) instanceForward(l normLayer, x *lathe.Tensor) *lathe.Tenso
 		return f
 	}
 	given := x.Shape()
+	// What it makes on the way goes with the result's graph, or at once
+	// (made.give): left to the collector, every step took new memory.
+	var made madeTensors
 	unbatched := x.Rank() == l.unbatched
 	if unbatched {
-		x = x.Unsqueeze(0)
+		x = made.add(x.Unsqueeze(0))
 	}
 	shape := x.Shape()
 	n, c := shape[0], shape[1]
@@ -90,6 +93,7 @@ func (b *ChannelNorm) instanceForward(l normLayer, x *lathe.Tensor) *lathe.Tenso
 		// torch: "Expected more than 1 spatial element when training"
 		// (_verify_spatial_size); batch_norm of the flattened x would name
 		// a shape the caller never made.
+		made.give(nil)
 		return lathe.Failed(nnError(l.op, lathe.ErrShape, "x", "has shape "+shapeString(given)+
 			", one position per channel, so its per-sample variance is undefined", "normalise more than one position per sample"))
 	}
@@ -98,6 +102,12 @@ func (b *ChannelNorm) instanceForward(l normLayer, x *lathe.Tensor) *lathe.Tenso
 			return nil
 		}
 		return t.Repeat(n)
+	}
+	affine := func(t *lathe.Tensor) *lathe.Tensor {
+		if t == nil {
+			return nil
+		}
+		return made.add(repeat(t))
 	}
 	var mean, variance *lathe.Tensor
 	if stats {
@@ -111,21 +121,32 @@ func (b *ChannelNorm) instanceForward(l normLayer, x *lathe.Tensor) *lathe.Tenso
 		}
 	}
 	defer release()
-	flat := x.Reshape(append([]int{1, n * c}, shape[2:]...)...)
-	y := flat.BatchNorm(mean, variance, repeat(b.Weight), repeat(b.Bias), useInput, b.Momentum, b.Eps)
+	flat := made.add(x.Reshape(append([]int{1, n * c}, shape[2:]...)...))
+	y := flat.BatchNorm(mean, variance, affine(b.Weight), affine(b.Bias), useInput, b.Momentum, b.Eps)
 	if err := y.Err(); err != nil {
+		made.give(y)
 		return y
 	}
 	if useInput && stats && x.Numel() > 0 {
 		var m, v *lathe.Tensor
-		lathe.NoGrad(func() { m, v = mean.Reshape(n, c).Mean(0), variance.Reshape(n, c).Mean(0) })
+		lathe.NoGrad(func() {
+			mv, vv := mean.Reshape(n, c), variance.Reshape(n, c)
+			m, v = mv.Mean(0), vv.Mean(0)
+			mv.Release()
+			vv.Release()
+		})
 		if err := rebindAll([]*lathe.Tensor{b.RunningMean, b.RunningVar}, []*lathe.Tensor{m, v}, []*lathe.Tensor{nil, nil}); err != nil {
+			made.give(y)
+			y.Release()
 			return lathe.Failed(err)
 		}
 	}
-	y = y.Reshape(shape...)
+	out := y.Reshape(shape...)
 	if unbatched {
-		y = y.Squeeze(0)
+		made.add(out)
+		out = out.Squeeze(0)
 	}
-	return y
+	made.add(y)
+	made.give(out)
+	return out
 }

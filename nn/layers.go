@@ -192,10 +192,13 @@ func (e *Embedding) Forward(x *lathe.Tensor) *lathe.Tensor {
 	}
 	// torch's embedding_backward leaves out the padding row's gradient:
 	// where x is the padding index the output is the row, detached.
-	var keep, fixed *lathe.Tensor
-	lathe.NoGrad(func() { keep, fixed = x.NeScalar(float64(e.PaddingIdx)).Unsqueeze(-1), y.Detach() })
+	var ne, keep, fixed *lathe.Tensor
+	lathe.NoGrad(func() {
+		ne = x.NeScalar(float64(e.PaddingIdx))
+		keep, fixed = ne.Unsqueeze(-1), y.Detach()
+	})
 	out := lathe.Where(keep, y, fixed)
-	lathe.ReleaseWithGraph(out, keep, fixed, y)
+	lathe.ReleaseWithGraph(out, ne, keep, fixed, y)
 	return out
 }
 
@@ -208,9 +211,21 @@ func (e *Embedding) renorm(x *lathe.Tensor) error {
 	if x.Err() != nil || (x.DType() != lathe.Int64 && x.DType() != lathe.Int32) {
 		return nil
 	}
+	// Every tensor made here is a temporary (next goes to rebind): left
+	// to the collector, each step took new device memory for them.
+	var temps []*lathe.Tensor
+	defer func() {
+		for _, t := range temps {
+			t.Release()
+		}
+	}()
+	tmp := func(t *lathe.Tensor) *lathe.Tensor {
+		temps = append(temps, t)
+		return t
+	}
 	var ids []int64
 	var err error
-	lathe.NoGrad(func() { ids, err = x.To(lathe.CPU).Cast(lathe.Int64).Int64s() })
+	lathe.NoGrad(func() { ids, err = tmp(tmp(x.To(lathe.CPU)).Cast(lathe.Int64)).Int64s() })
 	if err != nil {
 		return err
 	}
@@ -237,16 +252,12 @@ func (e *Embedding) renorm(x *lathe.Tensor) error {
 	w := e.Weight
 	var idx, picked, norms *lathe.Tensor
 	lathe.NoGrad(func() {
-		idx = lathe.FromSlice(lathe.CPU, rows, len(rows)).To(w.Device())
-		picked = w.Detach().IndexSelect(0, idx)
-		norms = picked.Norm(p, 1)
+		idx = tmp(tmp(lathe.FromSlice(lathe.CPU, rows, len(rows))).To(w.Device()))
+		picked = tmp(tmp(w.Detach()).IndexSelect(0, idx))
+		norms = tmp(picked.Norm(p, 1))
 	})
-	defer func() {
-		for _, t := range []*lathe.Tensor{idx, picked, norms} {
-			t.Release()
-		}
-	}()
-	ns, err := norms.To(lathe.CPU).Cast(lathe.Float64).Float64s()
+	var ns []float64
+	lathe.NoGrad(func() { ns, err = tmp(tmp(norms.To(lathe.CPU)).Cast(lathe.Float64)).Float64s() })
 	if err != nil {
 		return err
 	}
@@ -263,8 +274,8 @@ func (e *Embedding) renorm(x *lathe.Tensor) error {
 	}
 	var next *lathe.Tensor
 	lathe.NoGrad(func() {
-		s := lathe.FromSlice(lathe.CPU, scale, len(scale), 1).Cast(w.DType()).To(w.Device())
-		next = w.Detach().IndexPut([]*lathe.Tensor{idx}, picked.Mul(s), false)
+		s := tmp(tmp(tmp(lathe.FromSlice(lathe.CPU, scale, len(scale), 1)).Cast(w.DType())).To(w.Device()))
+		next = tmp(w.Detach()).IndexPut([]*lathe.Tensor{idx}, tmp(picked.Mul(s)), false)
 	})
 	if err := next.Err(); err != nil {
 		return err

@@ -282,6 +282,11 @@ func auditCases() []auditCase {
 		modCase("conv transpose3d", onDev(func() Module { return NewConvTranspose3d(2, 4, 2, Stride(2)) }), randn(1, 2, 3, 3, 3)),
 		modCase("prelu", onDev(func() Module { return NewPReLU(4) }), randn(2, 4, 5)),
 		modCase("batchnorm2d", onDev(func() Module { return NewBatchNorm2d(4) }), randn(2, 4, 5, 5)),
+		modCase("batchnorm1d", onDev(func() Module { return NewBatchNorm1d(4) }), randn(6, 4)),
+		modCase("batchnorm3d cumulative", onDev(func() Module { return NewBatchNorm3d(4, CumulativeAverage()) }), randn(2, 4, 2, 3, 3)),
+		modCase("batchnorm2d no affine, no stats", onDev(func() Module { return NewBatchNorm2d(4, NoAffine(), NoRunningStats()) }), randn(2, 4, 5, 5)),
+		modCase("instancenorm2d affine with stats", onDev(func() Module { return NewInstanceNorm2d(4, Affine(), TrackRunningStats()) }), randn(2, 4, 5, 5)),
+		modCase("instancenorm1d", onDev(func() Module { return NewInstanceNorm1d(4) }), randn(2, 4, 7)),
 		modCase("groupnorm", onDev(func() Module { return NewGroupNorm(2, 4) }), randn(2, 4, 5, 5)),
 		modCase("layernorm", onDev(func() Module { return NewLayerNorm([]int{8}) }), randn(3, 4, 8)),
 		modCase("rmsnorm", onDev(func() Module { return NewRMSNorm([]int{8}) }), randn(3, 4, 8)),
@@ -301,6 +306,7 @@ func auditCases() []auditCase {
 		modCase("upsample nearest", onDev(func() Module { return NewUpsample(ScaleFactor(2)) }), randn(2, 3, 4, 4)),
 		modCase("upsample bilinear", onDev(func() Module { return NewUpsample(ScaleFactor(2), Mode("bilinear"), AlignCorners()) }), randn(2, 3, 4, 4)),
 		modCase("embedding", onDev(func() Module { return NewEmbedding(20, 8) }), labels(12, 20)),
+		modCase("embedding padding_idx max_norm", onDev(func() Module { return NewEmbedding(20, 8, PaddingIdx(3), MaxNorm(0.5)) }), labels(12, 20)),
 		modCase("dropout", onDev(func() Module { return NewDropout(0.3) }), randn(4, 16)),
 		modCase("activations", onDev(func() Module {
 			return Sequential(ReLU{}, NewLinear(16, 16), GELU{}, NewLinear(16, 16), GELU{Tanh: true}, Tanh{}, Sigmoid{}, SiLU{}, LeakyReLU{Slope: 0.1})
