@@ -583,6 +583,10 @@ func biOps() map[string]biOp {
 	for _, op := range []*dispatch.Op[dispatch.None]{ops.GELUBackward, ops.GELUTanhBackward, ops.SiLUBackward, ops.ReLUBackward} {
 		t[op.Name] = biBinary(func(g, x *Tensor) *Tensor { return apply(op, none, g, x) }, "fs")
 	}
+	// The composites of ops_nan.go and their kin (ops_moreops_test.go).
+	for name, r := range biMoreOps() {
+		t[name] = r
+	}
 	return t
 }
 

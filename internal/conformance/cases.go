@@ -401,7 +401,8 @@ func (n *narrowing) list(ts []*Tensor) []*Tensor {
 // done reports whether the narrowed case means what c means: it had a
 // float64 tensor; it does not mix float32 with float64 or cast to float64
 // or int64 (whose integers a float64 input rounded to float32 would
-// change), which narrowing would turn into another case.
+// change), which narrowing would turn into another case; and it is not
+// marked float64_only (its result is float64's largest value, say).
 func (n *narrowing) done(c *Case) bool {
 	f32, f64 := false, false
 	for _, t := range c.Inputs {
@@ -410,7 +411,7 @@ func (n *narrowing) done(c *Case) bool {
 		}
 	}
 	dt, _ := c.Attrs.m["dtype"].(string)
-	return n.wide && !(f32 && f64) && dt != "float64" && dt != "int64" && c.Error != "dtype"
+	return n.wide && !(f32 && f64) && dt != "float64" && dt != "int64" && c.Error != "dtype" && !c.Attrs.Has("float64_only")
 }
 
 // Narrow returns c in float32 for a device without float64, marked

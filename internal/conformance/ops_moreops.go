@@ -1,0 +1,40 @@
+package conformance
+
+import "github.com/lathe-ml/lathe"
+
+// The table entries of the everyday ops that lathe builds as composites
+// (moreops.json and grad_moreops.json, made by build/torchref/moreops.py):
+// the value tests, nan_to_num, any and all; lerp, outer, diagonal, diag,
+// trace and roll; the activations; median, kthvalue and quantile. Keys
+// with "square": true square the result, so that the Hessian-vector
+// product of an op linear in x is not zero.
+
+func init() {
+	for k, f := range compositeOps {
+		if _, dup := ops[k]; dup {
+			panic("conformance: op key " + k + " is in ops_moreops.go and another table")
+		}
+		ops[k] = f
+	}
+}
+
+// truthOf is any or all over the case's dims, keeping them where it says.
+func truthOf(f, keep func(*lathe.Tensor, ...int) *lathe.Tensor) opFunc {
+	return func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		if a.Has("keepdim") && a.Bool("keepdim") {
+			return one(keep(in[0], a.Ints("dims")...))
+		}
+		return one(f(in[0], a.Ints("dims")...))
+	}
+}
+
+var compositeOps = map[string]opFunc{
+	"isnan": unary((*lathe.Tensor).IsNaN), "isinf": unary((*lathe.Tensor).IsInf),
+	"isposinf": unary((*lathe.Tensor).IsPosInf), "isneginf": unary((*lathe.Tensor).IsNegInf),
+	"isfinite": unary((*lathe.Tensor).IsFinite), "nan_to_num": unary((*lathe.Tensor).NanToNum),
+	"nan_to_num_with": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].NanToNumWith(a.Float("nan"), a.Float("posinf"), a.Float("neginf")))
+	},
+	"any": truthOf((*lathe.Tensor).Any, (*lathe.Tensor).AnyKeepDim),
+	"all": truthOf((*lathe.Tensor).All, (*lathe.Tensor).AllKeepDim),
+}
