@@ -24,6 +24,27 @@ func biMoreOps() map[string]biOp {
 	}
 	t["any"] = biAnyDType(biReduce(func(x *Tensor, d int) *Tensor { return x.Any(d) }))
 	t["all"] = biAnyDType(biReduce(func(x *Tensor, d int) *Tensor { return x.AllKeepDim(d) }))
+
+	t["lerp"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 3), biF(dev, 2, 1)} },
+		call: func(a []*Tensor) *Tensor { return a[0].Lerp(a[1], a[2]) }, kinds: "fss",
+		huge: func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).Lerp(biF(dev, 1), biF(dev, 1)) }}
+	t["lerp_scalar"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 3)} },
+		call: func(a []*Tensor) *Tensor { return a[0].LerpScalar(a[1], 0.75) }, kinds: "fs",
+		huge: func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).LerpScalar(biF(dev, 1), 0.25) }}
+	t["outer"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2), biF(dev, 3)} },
+		call: func(a []*Tensor) *Tensor { return a[0].Outer(a[1]) }, kinds: "aa",
+		huge: func(dev Device) *Tensor { return biBig(dev, biHuge).Outer(biBig(dev, biHuge)) }}
+	t["diagonal"] = biView(func(x *Tensor) *Tensor { return x.Diagonal(1, 1, 0) },
+		func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge, 2).Diagonal(0, 0, 1) })
+	t["diag"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 3)} },
+		call: func(a []*Tensor) *Tensor { return a[0].Diag(-1) }, kinds: "a",
+		huge: func(dev Device) *Tensor { return biBig(dev, biHuge).Diag(0) }}
+	t["trace"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
+		call: func(a []*Tensor) *Tensor { return a[0].Trace() }, kinds: "f",
+		huge: func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).Trace() }, hugeOK: true}
+	t["roll"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
+		call: func(a []*Tensor) *Tensor { return a[0].Roll([]int{1, -1}, 0, 1) }, kinds: "a",
+		huge: func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).Roll([]int{1}, 1) }}
 	return t
 }
 
@@ -75,4 +96,30 @@ func TestMoreOpsTruthAndNaN(t *testing.T) {
 	if got, err := h.Float32s(); err != nil || got[0] != 65504 || got[1] != -65504 {
 		t.Errorf("float16 nan_to_num of ±Inf: %v %v, want ±65504", got, err)
 	}
+}
+
+func TestMoreOpsDiagonalRoll(t *testing.T) {
+	x := Arange(CPU, Float32, 0, 24, 1).Reshape(2, 3, 4)
+	// Diagonal is a view: it shares x's storage, with the two dims'
+	// strides summed.
+	d := x.Diagonal(1, -1, 1)
+	if d.Err() != nil || d.t.Storage != x.t.Storage || d.t.Offset != 4 || !slices.Equal(d.t.Strides, []int{12, 5}) {
+		t.Errorf("diagonal(1, -1, 1) of a [2,3,4] tensor: %v, offset %d, strides %v; want a view at 4 with strides [12 5]",
+			d.Err(), d.t.Offset, d.t.Strides)
+	}
+	moreOpsErr(t, "diagonal same dims", x.Diagonal(0, 1, -2).Err(), ErrValue, "diagonal", "dim2")
+	moreOpsErr(t, "diagonal dim 3", x.Diagonal(0, 3, 1).Err(), ErrIndex, "diagonal", "dim1")
+	moreOpsErr(t, "diag of rank 3", x.Diag(0).Err(), ErrShape, "diag", "x")
+	moreOpsErr(t, "diag past any size", Ones(CPU, Float32, 2).Diag(1<<62).Err(), ErrShape, "diag", "diagonal")
+	moreOpsErr(t, "trace of rank 3", x.Trace().Err(), ErrShape, "trace", "x")
+	moreOpsErr(t, "trace of bool", Ones(CPU, Bool, 2, 2).Trace().Err(), ErrDType, "trace", "x")
+	moreOpsErr(t, "outer of a matrix", Ones(CPU, Float32, 2).Outer(x).Err(), ErrShape, "outer", "y")
+	moreOpsErr(t, "roll without shifts", x.Roll(nil).Err(), ErrValue, "roll", "shifts")
+	moreOpsErr(t, "roll of a 0-d dim", Scalar(CPU, float32(1)).Roll([]int{1}, 0).Err(), ErrIndex, "roll", "dims")
+	moreOpsErr(t, "roll dim 3", x.Roll([]int{1}, 3).Err(), ErrIndex, "roll", "dims")
+	moreOpsErr(t, "lerp of int32", Ones(CPU, Int32, 2).LerpScalar(Ones(CPU, Int32, 2), 0.5).Err(), ErrDType, "lerp", "x")
+	moreOpsErr(t, "lerp of mixed dtypes", Ones(CPU, Float32, 2).Lerp(Ones(CPU, Float32, 2), Ones(CPU, Float64, 2)).Err(),
+		ErrDType, "lerp", "weight")
+	var nilT *Tensor
+	moreOpsErr(t, "lerp of a nil end", Ones(CPU, Float32, 2).LerpScalar(nilT, 0.5).Err(), ErrValue, "lerp", "end")
 }

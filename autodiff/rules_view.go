@@ -105,6 +105,46 @@ func init() {
 		return one(b.padDim(b.reshapeTo(u, spread), d, start, size-start-count*a.Step))
 	})
 
+	// diagonal: the gradient laid on the same diagonal of zeros
+	// (derivatives.yaml "diagonal": diagonal_backward). Each element of g
+	// gets n2 zeros after it, so that, flattened, the elements lie n2+1
+	// apart, as a row-major [n1, n2] matrix's diagonal does; the run is
+	// padded in front to the diagonal's first element and padded or
+	// cropped (at most the last n2 zeros) to n1·n2, made a matrix, and its
+	// two dims moved back where dim1 and dim2 were. Pad, reshape and
+	// permute have rules, so this one is differentiable too.
+	ruleWith(ops.Diagonal, func(b *builder, n *Node, a ops.DiagonalDims, g *T) []*T {
+		x := n.Inputs[0]
+		d1, d2 := b.normDim(a.Dim1, x.Rank()), b.normDim(a.Dim2, x.Rank())
+		if b.err != nil {
+			return nil
+		}
+		n1, n2, size := x.Shape[d1], x.Shape[d2], g.Shape[g.Rank()-1]
+		if size == 0 {
+			return one(b.zerosLike(x))
+		}
+		start := max(a.Offset, 0) + max(-a.Offset, 0)*n2
+		last := g.Rank() - 1
+		u := b.padDim(call(b, ops.Unsqueeze, ops.UnsqueezeDim{Dim: last + 1}, g), last+1, 0, n2)
+		flat := append(append([]int{}, g.Shape[:last]...), size*(n2+1))
+		u = b.padDim(b.reshapeTo(u, flat), last, start, n1*n2-start-size*(n2+1))
+		m := append(append([]int{}, g.Shape[:last]...), n1, n2)
+		u = b.reshapeTo(u, m)
+		// u's dims are x's others in order, then dim1 and dim2.
+		src := make([]int, 0, x.Rank())
+		for i := range x.Rank() {
+			if i != d1 && i != d2 {
+				src = append(src, i)
+			}
+		}
+		src = append(src, d1, d2)
+		perm := make([]int, x.Rank())
+		for i, d := range src {
+			perm[d] = i
+		}
+		return one(call(b, ops.Permute, ops.PermuteDims{Dims: perm}, u))
+	})
+
 	// flip is its own inverse (derivatives.yaml "flip").
 	ruleWith(ops.Flip, func(b *builder, n *Node, a ops.FlipDims, g *T) []*T { return one(call(b, ops.Flip, a, g)) })
 

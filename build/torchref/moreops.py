@@ -98,15 +98,154 @@ def grad_group1(fam):
     g("nan_to_num/f64/[3,4]", "nan_to_num", [rnd([3, 4], "float64")], torch.nan_to_num)
 
 
+def sq(f, square):
+    return (lambda *xs: f(*xs) ** 2) if square else f
+
+
+# (shape, offset, dim1, dim2) of diagonal: square, wide, tall, batched,
+# offsets past every edge, negative and swapped dims.
+DIAGONAL_PLANS = [([3, 3], 0, 0, 1), ([3, 4], 1, 0, 1), ([3, 4], -1, 0, 1), ([4, 3], 2, 1, 0), ([3, 4], 5, 0, 1),
+                  ([3, 4], -3, 0, 1), ([2, 3, 4], 0, 1, 2), ([2, 3, 4], -1, 0, 2), ([2, 3, 4], 1, -1, -3),
+                  ([2, 1, 3, 3], 0, -2, -1), ([0, 3], 0, 0, 1), ([3, 0], -1, 0, 1), ([2, 2], -100, 0, 1)]
+DIAG_PLANS = [([3], 0), ([3], 1), ([3], -2), ([1], 3), ([0], 0), ([0], -2), ([3, 3], 0), ([3, 4], 1), ([4, 3], -2),
+              ([3, 4], 7), ([0, 2], 0)]
+ROLL_PLANS = [([5], [2], []), ([5], [-7], []), ([2, 3], [1], []), ([2, 3], [1], [0]), ([2, 3], [-1], [1]),
+              ([2, 3], [4, -5], [0, 1]), ([2, 3, 4], [1, 2], [-1, 0]), ([2, 3], [1, 1], [1, 1]), ([0, 3], [1], [0]),
+              ([2, 0], [3], [1]), ([], [3], []), ([2, 3], [0], [1]), ([4], [400], [0])]
+
+
+def diag_fn(k):
+    """torch.diag; of a matrix, torch.diagonal, which torch.diag is, but for
+    an offset past the matrix, where torch 1.13's diag fails ("numel:
+    integer multiplication overflow") and diagonal gives the empty
+    diagonal, as lathe's Diag does."""
+    return lambda x: torch.diag(x, k) if x.dim() != 2 else torch.diagonal(x, k).clone()
+
+
+def group2(fam):
+    for dt in FLOATS:
+        s = SHORT[dt]
+        for shapes in (([3, 4], [3, 4], [3, 4]), ([2, 1], [3], [1, 3]), ([3], [3], [])):
+            ins = [rnd(shapes[0], dt), rnd(shapes[1], dt), rnd(shapes[2], dt, "wide")]
+            fam.case(f"lerp/{s}/{'x'.join(shp(x) for x in shapes)}", "lerp", ins, torch.lerp)
+        fam.case(f"lerp/{s}/special", "lerp",
+                 [vals([0.0, 1, -2, INF, 1, NAN, 3, -0.0], dt), vals([1.0, 1, 5, 1, INF, 2, 3, 0.0], dt),
+                  vals([0.3, 0.5, 0.49, 0.2, 0.7, 0.1, -3.0, 1.0], dt)], torch.lerp)
+        for w in (0.0, 0.25, 0.5, 0.7, 1.0, -1.5, 2.5):
+            fam.case(f"lerp_scalar/{s}/w={w}", "lerp_scalar", [rnd([3, 4], dt), rnd([4], dt)],
+                     lambda x, e, w=w: torch.lerp(x, e, w), {"weight": w})
+        fam.case(f"lerp_scalar/{s}/special", "lerp_scalar",
+                 [vals([0.0, INF, NAN, -0.0], dt), vals([1.0, 1, 2, -0.0], dt)],
+                 lambda x, e: torch.lerp(x, e, 0.75), {"weight": 0.75})
+    fam.case("lerp/f32/transposed", "lerp", [L(rnd([3, 4], "float32"), "transposed"), rnd([3, 4], "float32"),
+                                             L(rnd([3, 4], "float32"), "strided")], torch.lerp)
+    fam.case("lerp/f32/empty[0,3]", "lerp", [rnd([0, 3], "float32"), rnd([3], "float32"), rnd([], "float32")], torch.lerp)
+    fam.case("lerp/f32xf64/error", "lerp", [rnd([3], "float32"), rnd([3], "float64"), rnd([3], "float32")], torch.lerp,
+             error="dtype")
+    fam.case("lerp/f32/w-f64/error", "lerp", [rnd([3], "float32"), rnd([3], "float32"), rnd([], "float64")], torch.lerp,
+             error="dtype")
+    fam.case("lerp_scalar/i64/error", "lerp_scalar", [rnd([3], "int64"), rnd([3], "int64")],
+             lambda x, e: torch.lerp(x, e, 0.5), {"weight": 0.5}, error="dtype")
+    fam.case("lerp/f32/[2]x[3]/error", "lerp", [rnd([2], "float32"), rnd([3], "float32"), rnd([3], "float32")], torch.lerp,
+             error="shape")
+    for a, b in (("float32", "float32"), ("float64", "float64"), ("int32", "int32"), ("int64", "float32"),
+                 ("int32", "int64"), ("bool", "bool"), ("float32", "float64"), ("bool", "int32")):
+        fam.case(f"outer/{SHORT[a]}x{SHORT[b]}/[3]x[4]", "outer", [rnd([3], a), rnd([4], b)], torch.outer)
+    fam.case("outer/f32/[0]x[3]", "outer", [rnd([0], "float32"), rnd([3], "float32")], torch.outer)
+    fam.case("outer/f32/special", "outer", [vals([INF, 0.0, NAN], "float32"), vals([0.0, -1.0], "float32")], torch.outer)
+    fam.case("outer/f32/strided", "outer", [L(rnd([3], "float32"), "strided"), rnd([2], "float32")], torch.outer)
+    for shapes in (([2, 3], [3]), ([], [3]), ([3], [1, 3])):
+        fam.case(f"outer/f32/{shp(shapes[0])}x{shp(shapes[1])}/error", "outer", [rnd(shapes[0], "float32"),
+                                                                                rnd(shapes[1], "float32")],
+                 torch.outer, error="shape")
+    for dt in FLOATS + INTS + ["bool"]:
+        for shape, off, d1, d2 in DIAGONAL_PLANS:
+            fam.case(f"diagonal/{SHORT[dt]}/{shp(shape)}/off={off},dims={d1},{d2}", "diagonal", [rnd(shape, dt)],
+                     lambda x, o=off, a=d1, b=d2: torch.diagonal(x, o, a, b), {"offset": off, "dim1": d1, "dim2": d2})
+        for shape, k in DIAG_PLANS:
+            fam.case(f"diag/{SHORT[dt]}/{shp(shape)}/k={k}", "diag", [rnd(shape, dt)], diag_fn(k), {"diagonal": k})
+        for shape, shifts, dims in ROLL_PLANS:
+            fam.case(f"roll/{SHORT[dt]}/{shp(shape)}/shifts={shp(shifts)},dims={shp(dims)}", "roll", [rnd(shape, dt)],
+                     lambda x, s=shifts, d=dims: torch.roll(x, s, d), {"shifts": shifts, "dims": dims})
+    for dt in FLOATS + INTS:
+        for shape in ([3, 3], [2, 4], [4, 2], [0, 3], [1, 1]):
+            fam.case(f"trace/{SHORT[dt]}/{shp(shape)}", "trace", [rnd(shape, dt)], torch.trace, out_dtype=dt)
+    fam.case("trace/f32/special", "trace", [vals([[INF, 1], [2, -INF]], "float32")], torch.trace)
+    fam.case("trace/f32/transposed[3,4]", "trace", [L(rnd([3, 4], "float32"), "transposed")], torch.trace)
+    fam.case("trace/f32/[3]/error", "trace", [rnd([3], "float32")], torch.trace, error="shape")
+    fam.case("trace/bool/error", "trace", [rnd([2, 2], "bool")], torch.trace, error="dtype")
+    for layout in ("transposed", "strided"):
+        fam.case(f"diagonal/f32/{layout}[3,4]/off=1", "diagonal", [L(rnd([3, 4], "float32"), layout)],
+                 lambda x: torch.diagonal(x, 1), {"offset": 1, "dim1": 0, "dim2": 1})
+        fam.case(f"diag/f32/{layout}[3,4]/k=-1", "diag", [L(rnd([3, 4], "float32"), layout)],
+                 lambda x: torch.diag(x, -1), {"diagonal": -1})
+        fam.case(f"roll/f32/{layout}[3,4]/shifts=[1,2],dims=[1,0]", "roll", [L(rnd([3, 4], "float32"), layout)],
+                 lambda x: torch.roll(x, [1, 2], [1, 0]), {"shifts": [1, 2], "dims": [1, 0]})
+    fam.case("diag/f32/strided[3]/k=1", "diag", [L(rnd([3], "float32"), "strided")], lambda x: torch.diag(x, 1),
+             {"diagonal": 1})
+    x = rnd([2, 3], "float32")
+    for off, d1, d2, kind in ((0, 0, 0, "value"), (0, 1, -1, "value"), (0, 0, 2, "index"), (0, -3, 1, "index")):
+        fam.case(f"diagonal/f32/[2,3]/off={off},dims={d1},{d2}/error", "diagonal", [x],
+                 lambda x, o=off, a=d1, b=d2: torch.diagonal(x, o, a, b), {"offset": off, "dim1": d1, "dim2": d2},
+                 error=kind)
+    fam.case("diagonal/f32/[3]/error", "diagonal", [rnd([3], "float32")], lambda x: torch.diagonal(x),
+             {"offset": 0, "dim1": 0, "dim2": 1}, error="index")
+    for shape in ([], [2, 2, 2]):
+        fam.case(f"diag/f32/{shp(shape)}/error", "diag", [rnd(shape, "float32")], torch.diag, {"diagonal": 0},
+                 error="shape")
+    for shifts, dims, kind in (([1, 2], [], "value"), ([1], [0, 1], "value"), ([], [], "value"), ([1], [2], "index")):
+        fam.case(f"roll/f32/[2,3]/shifts={shp(shifts)},dims={shp(dims)}/error", "roll", [x],
+                 lambda x, s=shifts, d=dims: torch.roll(x, s, d), {"shifts": shifts, "dims": dims}, error=kind)
+    fam.case("roll/f32/0d/dims=[0]/error", "roll", [rnd([], "float32")], lambda x: torch.roll(x, 1, 0),
+             {"shifts": [1], "dims": [0]}, error="index")
+
+
+def grad_group2(fam):
+    g = fam.gcase
+    for dt in FLOATS:
+        s = SHORT[dt]
+        g(f"lerp/{s}/[3,4]", "lerp", [rnd([3, 4], dt), rnd([3, 4], dt), rnd([3, 4], dt, "wide")], torch.lerp, hvp=True)
+        g(f"lerp/{s}/bcast[2,1]x[3]x[1,3]", "lerp", [rnd([2, 1], dt), rnd([3], dt), rnd([1, 3], dt, "wide")], torch.lerp,
+          hvp=True)
+        g(f"lerp_scalar/{s}/w=0.3", "lerp_scalar", [rnd([3, 4], dt), rnd([4], dt)], lambda x, e: torch.lerp(x, e, 0.3),
+          {"weight": 0.3})
+        g(f"lerp_scalar/{s}/w=0.8", "lerp_scalar", [rnd([3, 4], dt), rnd([3, 4], dt)], lambda x, e: torch.lerp(x, e, 0.8),
+          {"weight": 0.8})
+        g(f"outer/{s}/[3]x[4]", "outer", [rnd([3], dt), rnd([4], dt)], torch.outer, hvp=True)
+    g("outer/f64/[0]x[2]", "outer", [rnd([0], "float64"), rnd([2], "float64")], torch.outer)
+    for shape, off, d1, d2 in DIAGONAL_PLANS[:10] + DIAGONAL_PLANS[11:]:
+        g(f"diagonal/f64/{shp(shape)}/off={off},dims={d1},{d2}", "diagonal", [rnd(shape, "float64")],
+          lambda x, o=off, a=d1, b=d2: torch.diagonal(x, o, a, b), {"offset": off, "dim1": d1, "dim2": d2})
+    g("diagonal/f64/transposed[2,3,4]/off=-1,dims=2,0/squared", "diagonal", [L(rnd([2, 3, 4], "float64"), "transposed")],
+      sq(lambda x: torch.diagonal(x, -1, 2, 0), True), {"offset": -1, "dim1": 2, "dim2": 0, "square": True}, hvp=True)
+    g("diagonal/f32/[3,4]/off=1,dims=0,1/squared", "diagonal", [rnd([3, 4], "float32")],
+      sq(lambda x: torch.diagonal(x, 1), True), {"offset": 1, "dim1": 0, "dim2": 1, "square": True}, hvp=True)
+    for shape, k in DIAG_PLANS:
+        g(f"diag/f64/{shp(shape)}/k={k}", "diag", [rnd(shape, "float64")], diag_fn(k), {"diagonal": k})
+    for shape, k in (([3], 1), ([3, 4], -1)):
+        g(f"diag/f64/{shp(shape)}/k={k}/squared", "diag", [rnd(shape, "float64")],
+          sq(lambda x, k=k: torch.diag(x, k), True), {"diagonal": k, "square": True}, hvp=True)
+    for shape in ([3, 3], [2, 4], [0, 2]):
+        g(f"trace/f64/{shp(shape)}", "trace", [rnd(shape, "float64")], torch.trace)
+    g("trace/f32/[3,3]", "trace", [rnd([3, 3], "float32")], torch.trace)
+    for shape, shifts, dims in ROLL_PLANS:
+        g(f"roll/f64/{shp(shape)}/shifts={shp(shifts)},dims={shp(dims)}", "roll", [rnd(shape, "float64")],
+          lambda x, s=shifts, d=dims: torch.roll(x, s, d), {"shifts": shifts, "dims": dims})
+    g("roll/f64/[2,3]/shifts=[1,-1],dims=[0,1]/squared", "roll", [rnd([2, 3], "float64")],
+      sq(lambda x: torch.roll(x, [1, -1], [0, 1]), True), {"shifts": [1, -1], "dims": [0, 1], "square": True}, hvp=True)
+
+
 def moreops():
     fam = Family("moreops", 71)
     group1(fam)
+    group2(fam)
     return fam
 
 
 def grad_moreops():
     fam = GradFamily("grad_moreops", 72)
     grad_group1(fam)
+    grad_group2(fam)
     return fam
 
 

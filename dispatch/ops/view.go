@@ -38,6 +38,10 @@ type UnsqueezeDim struct{ Dim int }
 // (negative Start counts from the end).
 type NarrowRange struct{ Dim, Start, Length int }
 
+// DiagonalDims is the attribute of diagonal: the diagonal Offset above the
+// main one (below, negative) of the matrices in dims Dim1 and Dim2.
+type DiagonalDims struct{ Offset, Dim1, Dim2 int }
+
 // SliceRange is the attribute of slice: Python's x[start:stop:step] along
 // Dim. Start and Stop follow Python's rules (negative counts from the end,
 // out of range is clamped); Step is at least 1.
@@ -57,6 +61,7 @@ var (
 	BroadcastTo = dispatch.Register(&dispatch.Op[ViewShape]{Schema: schema("broadcast_to", "x"), Compose: broadcastToCompose})
 	Narrow      = dispatch.Register(&dispatch.Op[NarrowRange]{Schema: schema("narrow", "x"), View: narrowView})
 	Slice       = dispatch.Register(&dispatch.Op[SliceRange]{Schema: schema("slice", "x"), View: sliceView})
+	Diagonal    = dispatch.Register(&dispatch.Op[DiagonalDims]{Schema: schema("diagonal", "x"), View: diagonalView})
 )
 
 // schema is the schema of an op with the named tensor arguments.
@@ -395,4 +400,48 @@ func slicedView(x *dispatch.Tensor, d, start, n, step int) (*dispatch.Tensor, er
 		strides[d] *= step // (n-1)·step < size: no overflow
 	}
 	return view(x, shape, strides, x.Offset+start*x.Strides[d])
+}
+
+// diagonalView is torch's diagonal (aten/src/ATen/native/TensorShape.cpp):
+// dims Dim1 and Dim2 go, and a last dim walks the diagonal with the sum of
+// their strides, from the element at row max(-Offset, 0), column
+// max(Offset, 0). An offset past the matrix gives an empty diagonal, as in
+// torch, at x's offset so that nothing reads past the storage.
+func diagonalView(in []*dispatch.Tensor, a DiagonalDims) (*dispatch.Tensor, error) {
+	x := in[0]
+	d1, err := NormDim(a.Dim1, x.Rank(), "dim1")
+	if err != nil {
+		return nil, err
+	}
+	d2, err := NormDim(a.Dim2, x.Rank(), "dim2")
+	if err != nil {
+		return nil, err
+	}
+	if d1 == d2 { // also every dim pair of a tensor of rank below 2
+		return nil, &dispatch.Error{Kind: dispatch.ErrValue, Arg: "dim2", Detail: "is dim " + itoa(d2) + ", the same as dim1",
+			Fix: "name two different dims of a tensor of rank 2 or more"}
+	}
+	n1, n2, off := x.Shape[d1], x.Shape[d2], a.Offset
+	var size int
+	if off >= 0 {
+		size = max(min(n1, n2-off), 0) // n2-off cannot overflow: off ≥ 0
+	} else {
+		size = max(min(n1+off, n2), 0)
+	}
+	start := x.Offset
+	switch {
+	case size > 0 && off >= 0:
+		start += off * x.Strides[d2] // off < n2: inside the storage
+	case size > 0:
+		start -= off * x.Strides[d1]
+	}
+	shape := make([]int, 0, x.Rank()-1)
+	strides := make([]int, 0, x.Rank()-1)
+	for i := range x.Shape {
+		if i != d1 && i != d2 {
+			shape, strides = append(shape, x.Shape[i]), append(strides, x.Strides[i])
+		}
+	}
+	shape, strides = append(shape, size), append(strides, x.Strides[d1]+x.Strides[d2])
+	return view(x, shape, strides, start)
 }

@@ -37,4 +37,18 @@ var compositeOps = map[string]opFunc{
 	},
 	"any": truthOf((*lathe.Tensor).Any, (*lathe.Tensor).AnyKeepDim),
 	"all": truthOf((*lathe.Tensor).All, (*lathe.Tensor).AllKeepDim),
+
+	"lerp": func(_ *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) { return one(in[0].Lerp(in[1], in[2])) },
+	"lerp_scalar": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].LerpScalar(in[1], a.Float("weight")))
+	},
+	"outer": func(_ *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) { return one(in[0].Outer(in[1])) },
+	"diagonal": squarable(func(a *Attrs, in []*lathe.Tensor) *lathe.Tensor {
+		return in[0].Diagonal(a.Int("offset"), a.Int("dim1"), a.Int("dim2"))
+	}),
+	"diag":  squarable(func(a *Attrs, in []*lathe.Tensor) *lathe.Tensor { return in[0].Diag(a.Int("diagonal")) }),
+	"trace": unary((*lathe.Tensor).Trace),
+	"roll": squarable(func(a *Attrs, in []*lathe.Tensor) *lathe.Tensor {
+		return in[0].Roll(a.Ints("shifts"), a.Ints("dims")...)
+	}),
 }
