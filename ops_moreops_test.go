@@ -45,6 +45,14 @@ func biMoreOps() map[string]biOp {
 	t["roll"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
 		call: func(a []*Tensor) *Tensor { return a[0].Roll([]int{1, -1}, 0, 1) }, kinds: "a",
 		huge: func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).Roll([]int{1}, 1) }}
+	for name, f := range map[string]func(*Tensor) *Tensor{
+		"elu": func(x *Tensor) *Tensor { return x.ELU(0.5) }, "hardsigmoid": (*Tensor).Hardsigmoid,
+		"hardswish": (*Tensor).Hardswish, "mish": (*Tensor).Mish, "logsigmoid": (*Tensor).LogSigmoid,
+		"hardtanh": func(x *Tensor) *Tensor { return x.Hardtanh(-0.5, 1) }, "softsign": (*Tensor).Softsign,
+		"threshold": func(x *Tensor) *Tensor { return x.Threshold(1, 2) },
+	} {
+		t[name] = biUnary(f)
+	}
 	return t
 }
 
@@ -122,4 +130,43 @@ func TestMoreOpsDiagonalRoll(t *testing.T) {
 		ErrDType, "lerp", "weight")
 	var nilT *Tensor
 	moreOpsErr(t, "lerp of a nil end", Ones(CPU, Float32, 2).LerpScalar(nilT, 0.5).Err(), ErrValue, "lerp", "end")
+}
+
+func TestMoreOpsActivations(t *testing.T) {
+	x := FromSlice(CPU, []float32{-4, -3, -1, 0, 0.5, 3, 7}, 7)
+	i := FromSlice(CPU, []int32{-2, 0, 3}, 3)
+	moreOpsErr(t, "elu of int32", i.ELU(1).Err(), ErrDType, "elu", "x")
+	moreOpsErr(t, "selu of bool", Ones(CPU, Bool, 2).SELU().Err(), ErrDType, "selu", "x")
+	moreOpsErr(t, "celu alpha 0", x.CELU(0).Err(), ErrValue, "celu", "alpha")
+	moreOpsErr(t, "elu alpha NaN", x.ELU(math.NaN()).Err(), ErrValue, "elu", "alpha")
+	moreOpsErr(t, "hardtanh lo > hi", x.Hardtanh(1, -1).Err(), ErrValue, "hardtanh", "min_val")
+	moreOpsErr(t, "hardtanh NaN", x.Hardtanh(math.NaN(), 1).Err(), ErrValue, "hardtanh", "min_val")
+	moreOpsErr(t, "hardtanh int32 fraction", i.Hardtanh(-1, 1.5).Err(), ErrDType, "hardtanh", "max_val")
+	moreOpsErr(t, "relu6 of bool", Ones(CPU, Bool, 2).ReLU6().Err(), ErrDType, "relu6", "x")
+	moreOpsErr(t, "hardsigmoid of int32", i.Hardsigmoid().Err(), ErrDType, "hardsigmoid", "x")
+	moreOpsErr(t, "softsign of bool", Ones(CPU, Bool, 2).Softsign().Err(), ErrDType, "softsign", "x")
+	moreOpsErr(t, "threshold int32 value past range", i.Threshold(0, 3e9).Err(), ErrValue, "threshold", "value")
+	moreOpsErr(t, "threshold NaN", x.Threshold(math.NaN(), 0).Err(), ErrValue, "threshold", "threshold")
+
+	// Float16 and bfloat16 compute in float32 and round once: each agrees
+	// with the float32 result rounded, within one 16-bit ulp.
+	for _, dt := range []DType{Float16, BFloat16} {
+		for name, f := range map[string]func(*Tensor) *Tensor{
+			"elu": func(x *Tensor) *Tensor { return x.ELU(1) }, "selu": (*Tensor).SELU, "relu6": (*Tensor).ReLU6,
+			"hardsigmoid": (*Tensor).Hardsigmoid, "hardswish": (*Tensor).Hardswish, "mish": (*Tensor).Mish,
+			"softsign": (*Tensor).Softsign, "logsigmoid": (*Tensor).LogSigmoid,
+		} {
+			want, err1 := f(x).Cast(dt).Cast(Float32).Float32s()
+			got, err2 := f(x.Cast(dt)).Cast(Float32).Float32s()
+			if err1 != nil || err2 != nil {
+				t.Fatalf("%s %v: %v %v", name, dt, err1, err2)
+			}
+			for k := range want {
+				if d := math.Abs(float64(got[k] - want[k])); d > math.Abs(float64(want[k]))/64+1e-3 {
+					t.Errorf("%s %v of %v: %v, want %v", name, dt, x, got, want)
+					break
+				}
+			}
+		}
+	}
 }

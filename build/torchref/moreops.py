@@ -235,10 +235,97 @@ def grad_group2(fam):
       sq(lambda x: torch.roll(x, [1, -1], [0, 1]), True), {"shifts": [1, -1], "dims": [0, 1], "square": True}, hvp=True)
 
 
+def hardsigmoid(x):
+    """F.hardsigmoid, whose gradient is exactly 1/6 inside (-3, 3): torch
+    1.13's float64 hardsigmoid_backward multiplies by 1.0f / 6.0f, 1/6
+    rounded to float32, 7e-9 off; the values are torch's own."""
+    return torch.where((x > -3) & (x < 3), (x + 3) / 6, F.hardsigmoid(x).detach())
+
+
+# (key, torch function, attributes, float only, smooth): the activations,
+# with parameters other than torch's defaults too.
+SELU = lambda x: F.selu(x)  # noqa: E731
+ACTIVATIONS = [
+    ("elu", lambda x: F.elu(x), {"alpha": 1.0}, True, False),
+    ("elu", lambda x: F.elu(x, 0.5), {"alpha": 0.5}, True, False),
+    ("elu", lambda x: F.elu(x, -2.0), {"alpha": -2.0}, True, False),
+    ("selu", SELU, {}, True, False),
+    ("celu", lambda x: F.celu(x), {"alpha": 1.0}, True, False),
+    ("celu", lambda x: F.celu(x, 2.5), {"alpha": 2.5}, True, False),
+    ("celu", lambda x: F.celu(x, -0.5), {"alpha": -0.5}, True, False),
+    ("hardtanh", lambda x: F.hardtanh(x), {"min_val": -1.0, "max_val": 1.0}, False, False),
+    ("hardtanh", lambda x: F.hardtanh(x, -2.0, 3.0), {"min_val": -2.0, "max_val": 3.0}, False, False),
+    ("hardtanh", lambda x: F.hardtanh(x, 1.0, 1.0), {"min_val": 1.0, "max_val": 1.0}, False, False),
+    ("relu6", F.relu6, {}, False, False),
+    ("hardsigmoid", lambda x: hardsigmoid(x), {}, True, False),
+    ("hardswish", F.hardswish, {}, True, False),
+    ("mish", F.mish, {}, True, True),
+    ("softsign", F.softsign, {}, False, True),
+    ("logsigmoid", F.logsigmoid, {}, True, True),
+    ("threshold", lambda x: F.threshold(x, 1.0, 5.0), {"threshold": 1.0, "value": 5.0}, False, False),
+    ("threshold", lambda x: F.threshold(x, -1.0, -3.0), {"threshold": -1.0, "value": -3.0}, False, False),
+]
+# Kinks and edges: 0, ±0.5, ±1, ±3, 6, large values of both signs. The
+# kinks and NaN come first, so that torch's cpu kernels compute them in
+# their vectorised loop (whose conventions lathe follows where its scalar
+# tail differs: ops_activation.go), not in the tail.
+KINKS = [NAN, INF, -INF, 0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 6.0, 25.0, -25.0, 50.0, -50.0,
+         100.0, -100.0, 1e-7, -1e-7]
+
+
+def act_name(op, attrs):
+    return op + ("/" + ",".join(f"{k}={v}" for k, v in attrs.items()) if attrs else "")
+
+
+def group3(fam):
+    for op, fn, attrs, floats_only, _ in ACTIVATIONS:
+        n = act_name(op, attrs)
+        for dt in FLOATS:
+            s = SHORT[dt]
+            fam.case(f"{n}/{s}/special", op, [vals(KINKS, dt)], fn, attrs)
+            fam.case(f"{n}/{s}/[3,4]", op, [rnd([3, 4], dt, "wide")], fn, attrs)
+        fam.case(f"{n}/f32/transposed[3,4]", op, [L(rnd([3, 4], "float32", "wide"), "transposed")], fn, attrs)
+        fam.case(f"{n}/f32/0d", op, [rnd([], "float32")], fn, attrs)
+        fam.case(f"{n}/f32/empty[0,3]", op, [rnd([0, 3], "float32")], fn, attrs)
+        for dt in INTS:
+            if floats_only:
+                fam.case(f"{n}/{SHORT[dt]}/error", op, [rnd([3], dt)], fn, attrs, error="dtype")
+            else:
+                fam.case(f"{n}/{SHORT[dt]}/[2,5]", op, [rnd([2, 5], dt)], fn, attrs)
+        fam.case(f"{n}/bool/error", op, [rnd([3], "bool")], fn, attrs, error="dtype")
+    x = rnd([3], "float32")
+    fam.case("celu/alpha=0.0/f32/error", "celu", [x], lambda x: F.celu(x, 0.0), {"alpha": 0.0}, error="value")
+    # torch computes max_val everywhere; lathe refuses, as its Clamp does.
+    fam.case("hardtanh/min_val=2.0,max_val=1.0/f32/error", "hardtanh", [x], None, {"min_val": 2.0, "max_val": 1.0},
+             error="value")
+    fam.case("hardtanh/min_val=-1.5,max_val=1.0/i32/error", "hardtanh", [rnd([3], "int32")], None,
+             {"min_val": -1.5, "max_val": 1.0}, error="dtype")
+    fam.case("threshold/threshold=0.0,value=2.5/i64/error", "threshold", [rnd([3], "int64")], None,
+             {"threshold": 0.0, "value": 2.5}, error="dtype")
+    # torch truncates a threshold with a fraction for an integer x (-0.5
+    # replaces 0); lathe refuses it.
+    fam.case("threshold/threshold=-0.5,value=7.0/i64/error", "threshold", [rnd([3], "int64")], None,
+             {"threshold": -0.5, "value": 7.0}, error="dtype")
+
+
+def grad_group3(fam):
+    g = fam.gcase
+    for op, fn, attrs, _, smooth in ACTIVATIONS:
+        n = act_name(op, attrs)
+        for dt in FLOATS:
+            s = SHORT[dt]
+            # Off the grid, so no value sits on a kink (0, ±1, ±3, 6).
+            g(f"{n}/{s}/[3,4]", op, [off(rnd([3, 4], dt, "wide"))], fn, attrs, hvp=smooth or op in ("elu", "selu", "celu"))
+            g(f"{n}/{s}/kinks", op, [vals(KINKS, dt)], fn, attrs, nonsmooth=True)
+        g(f"{n}/f64/transposed[3,4]", op, [L(off(rnd([3, 4], "float64", "wide")), "transposed")], fn, attrs)
+        g(f"{n}/f64/0d", op, [off(rnd([], "float64"))], fn, attrs)
+
+
 def moreops():
     fam = Family("moreops", 71)
     group1(fam)
     group2(fam)
+    group3(fam)
     return fam
 
 
@@ -246,6 +333,7 @@ def grad_moreops():
     fam = GradFamily("grad_moreops", 72)
     grad_group1(fam)
     grad_group2(fam)
+    grad_group3(fam)
     return fam
 
 

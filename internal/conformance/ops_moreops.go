@@ -51,4 +51,20 @@ var compositeOps = map[string]opFunc{
 	"roll": squarable(func(a *Attrs, in []*lathe.Tensor) *lathe.Tensor {
 		return in[0].Roll(a.Ints("shifts"), a.Ints("dims")...)
 	}),
+
+	"elu":         func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) { return one(in[0].ELU(a.Float("alpha"))) },
+	"selu":        unary((*lathe.Tensor).SELU),
+	"celu":        func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) { return one(in[0].CELU(a.Float("alpha"))) },
+	"relu6":       unary((*lathe.Tensor).ReLU6),
+	"hardsigmoid": unary((*lathe.Tensor).Hardsigmoid),
+	"hardswish":   unary((*lathe.Tensor).Hardswish),
+	"mish":        unary((*lathe.Tensor).Mish),
+	"softsign":    unary((*lathe.Tensor).Softsign),
+	"logsigmoid":  unary((*lathe.Tensor).LogSigmoid),
+	"hardtanh": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].Hardtanh(a.Float("min_val"), a.Float("max_val")))
+	},
+	"threshold": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].Threshold(a.Float("threshold"), a.Float("value")))
+	},
 }
