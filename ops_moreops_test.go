@@ -53,6 +53,8 @@ func biMoreOps() map[string]biOp {
 	} {
 		t[name] = biUnary(f)
 	}
+	t["median"] = biUnary((*Tensor).Median)
+	t["quantile"] = biReduce(func(x *Tensor, d int) *Tensor { return x.Quantile(0.25, "linear", d) })
 	return t
 }
 
@@ -168,5 +170,37 @@ func TestMoreOpsActivations(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestMoreOpsOrderStatistics(t *testing.T) {
+	x := FromSlice(CPU, []float32{3, 1, 2, 5, 4, 0}, 2, 3)
+	first := func(v, _ *Tensor) error { return v.Err() }
+	moreOpsErr(t, "median of bool", Ones(CPU, Bool, 2).Median().Err(), ErrDType, "median", "x")
+	moreOpsErr(t, "median of an empty int64", Zeros(CPU, Int64, 0).Median().Err(), ErrShape, "median", "x")
+	moreOpsErr(t, "median dim 2", first(x.MedianDim(2, false)), ErrIndex, "median", "dim")
+	moreOpsErr(t, "median of an empty dim", first(Zeros(CPU, Float32, 2, 0).MedianDim(1, false)), ErrIndex, "median", "dim")
+	moreOpsErr(t, "kthvalue k 0", first(x.Kthvalue(0, 1, false)), ErrValue, "kthvalue", "k")
+	moreOpsErr(t, "kthvalue k 4", first(x.Kthvalue(4, 1, false)), ErrValue, "kthvalue", "k")
+	moreOpsErr(t, "quantile of int32", Ones(CPU, Int32, 2).Quantile(0.5, "linear").Err(), ErrDType, "quantile", "x")
+	moreOpsErr(t, "quantile of float16", Ones(CPU, Float16, 2).Quantile(0.5, "linear").Err(), ErrDType, "quantile", "x")
+	moreOpsErr(t, "quantile q 2", x.Quantile(2, "linear").Err(), ErrValue, "quantile", "q")
+	moreOpsErr(t, "quantile q NaN", x.Quantile(math.NaN(), "linear").Err(), ErrValue, "quantile", "q")
+	moreOpsErr(t, "quantile interpolation", x.Quantile(0.5, "cubic").Err(), ErrValue, "quantile", "interpolation")
+	moreOpsErr(t, "quantile two dims", x.Quantile(0.5, "lower", 0, 1).Err(), ErrValue, "quantile", "dims")
+	moreOpsErr(t, "quantile dim 2", x.QuantileKeepDim(0.5, "lower", 2).Err(), ErrIndex, "quantile", "dims")
+	moreOpsErr(t, "quantile of nothing", Zeros(CPU, Float32, 0, 3).Quantile(0.5, "linear", 1).Err(), ErrShape, "quantile", "x")
+
+	// The indices are the caller's own: releasing them leaves the values'
+	// gradient working, as Sort's.
+	y := x.RequireGrad()
+	v, i := y.Kthvalue(2, 1, false)
+	i.Release()
+	g, err := Grad(v.Sum(), []*Tensor{y})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := g[0].Float32s(); err != nil || !slices.Equal(got, []float32{0, 0, 1, 0, 1, 0}) {
+		t.Errorf("gradient of kthvalue(2, 1)'s values: %v %v, want [0 0 1 0 1 0]", got, err)
 	}
 }

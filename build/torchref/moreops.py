@@ -321,11 +321,175 @@ def grad_group3(fam):
         g(f"{n}/f64/0d", op, [off(rnd([], "float64"))], fn, attrs)
 
 
+def stable_pick(x, dim, keep, k):
+    """The index lathe gives for the k-th smallest (from 1) of each line of
+    x along dim, or for its lower median (k 0, where a line with a NaN
+    gives its first NaN): the place in a stable sort."""
+    d = dim % max(x.dim(), 1)
+    xx = x.reshape(1) if x.dim() == 0 else x
+    n = xx.shape[d]
+    order = torch.sort(xx, dim=d, stable=True)[1]
+    if k:
+        pos = torch.full_like(order.narrow(d, 0, 1), k - 1)
+    else:
+        pos = torch.full_like(order.narrow(d, 0, 1), (n - 1) // 2)
+        if xx.is_floating_point():
+            nans = xx.isnan().sum(d, keepdim=True)
+            pos = torch.where(nans > 0, n - nans, pos)
+    i = order.gather(d, pos)
+    if x.dim() == 0:
+        return i.reshape(())
+    return i if keep else i.squeeze(d)
+
+
+def order_fn(name, dim, keep, k=0):
+    """torch.median(x, dim, keepdim) or torch.kthvalue(x, k, dim, keepdim):
+    torch's values, and the stable sort's index (stable_pick), checked to be
+    torch's own wherever the chosen value is unique in its line (torch does
+    not say which of tied elements it returns)."""
+    def f(x):
+        v, i = torch.median(x, dim, keep) if name == "median" else torch.kthvalue(x, k, dim, keep)
+        si = stable_pick(x, dim, keep, k)
+        assert torch.equal(x.reshape(-1)[0:0], x.reshape(-1)[0:0])
+        picked = torch.gather(x.reshape(1) if x.dim() == 0 else x, dim % max(x.dim(), 1),
+                              si if keep or x.dim() == 0 else si.unsqueeze(dim % max(x.dim(), 1)))
+        assert torch.allclose(picked.reshape(v.shape).double(), v.double(), equal_nan=True), (name, x, v, picked)
+        same = (x.unsqueeze(-1) == x.unsqueeze(-2)) if False else None  # noqa: F841
+        if x.dim() > 0 and x.numel():
+            d = dim % x.dim()
+            ties = (x.unsqueeze(d) == picked.reshape(v.shape if keep else v.unsqueeze(d).shape).unsqueeze(d)).sum(d + 1)
+            unique = (ties == 1).reshape(si.shape)
+            assert torch.equal(si[unique], i[unique]), (name, x, si, i)
+        return v, si
+    return f
+
+
+MEDIAN_PLANS = [([3, 4], 1, False), ([3, 4], 0, True), ([3, 5], -1, False), ([2, 3, 4], 1, True), ([2, 3, 4], -3, False),
+                ([1, 5], 1, False), ([0, 3], 1, False), ([4], 0, False), ([], 0, False), ([], -1, True)]
+KTH_PLANS = [([3, 4], 1, 1, False), ([3, 4], 4, 1, True), ([3, 4], 2, 0, False), ([2, 3, 4], 3, -1, True),
+             ([5], 5, 0, False), ([], 1, 0, False), ([0, 3], 2, 1, False)]
+QUANTILE_PLANS = [([7], 0.5, []), ([8], 0.5, []), ([3, 4], 0.25, []), ([3, 4], 0.0, []), ([3, 4], 1.0, []),
+                  ([3, 5], 0.4, [1]), ([4, 3], 0.9, [0]), ([2, 3, 4], 0.3, [-2]), ([2, 3, 5], 0.625, [2]), ([1], 0.7, []),
+                  ([], 0.3, []), ([], 0.3, [0])]
+INTERPOLATIONS = ["linear", "lower", "higher", "midpoint", "nearest"]
+
+
+def group4(fam):
+    for dt in FLOATS + INTS:
+        s = SHORT[dt]
+        for shape in ([7], [3, 4], [2, 3, 2], [], [1]):
+            fam.case(f"median/{s}/{shp(shape)}", "median", [rnd(shape, dt)], torch.median)
+        fam.case(f"median/{s}/ties[3,4]", "median", [rnd([3, 4], dt, "halves" if dt in FLOATS else "small")],
+                 torch.median)
+        for shape, dim, keep in MEDIAN_PLANS:
+            fam.case(f"median_dim/{s}/{shp(shape)}/dim={dim}/keep={keep}", "median_dim", [rnd(shape, dt)],
+                     order_fn("median", dim, keep), {"dim": dim, "keepdim": keep})
+        fam.case(f"median_dim/{s}/ties[4,5]/dim=1", "median_dim",
+                 [rnd([4, 5], dt, "halves" if dt in FLOATS else "small")], order_fn("median", 1, False),
+                 {"dim": 1, "keepdim": False})
+        for shape, k, dim, keep in KTH_PLANS:
+            fam.case(f"kthvalue/{s}/{shp(shape)}/k={k}/dim={dim}/keep={keep}", "kthvalue", [rnd(shape, dt)],
+                     order_fn("kthvalue", dim, keep, k), {"k": k, "dim": dim, "keepdim": keep})
+    for dt in FLOATS:
+        s = SHORT[dt]
+        spec = vals([[3.0, NAN, 1.0, 2.0], [INF, -INF, 0.0, -0.0], [NAN, 5.0, NAN, 1.0], [2.0, 2.0, 1.0, 1.0]], dt)
+        fam.case(f"median/{s}/special", "median", [spec], torch.median)
+        fam.case(f"median/{s}/special-no-nan", "median", [spec[1]], torch.median)
+        fam.case(f"median/{s}/empty[0]", "median", [rnd([0], dt)], torch.median)
+        fam.case(f"median_dim/{s}/special/dim=1", "median_dim", [spec], order_fn("median", 1, False),
+                 {"dim": 1, "keepdim": False})
+        fam.case(f"median_dim/{s}/special/dim=0", "median_dim", [spec], order_fn("median", 0, True),
+                 {"dim": 0, "keepdim": True})
+        for k in (1, 2, 3, 4):
+            fam.case(f"kthvalue/{s}/special/k={k}", "kthvalue", [spec], order_fn("kthvalue", 1, False, k),
+                     {"k": k, "dim": 1, "keepdim": False})
+        for shape, q, dims in QUANTILE_PLANS:
+            for interp in INTERPOLATIONS:
+                for keep in (False, True):
+                    fam.case(f"quantile/{s}/{shp(shape)}/q={q}/dims={shp(dims)}/{interp}/keep={keep}", "quantile",
+                             [rnd(shape, dt)],
+                             lambda x, q=q, d=dims, i=interp, k=keep: torch.quantile(x, q, d[0] if d else None, k, interpolation=i),
+                             {"q": q, "dims": dims, "interpolation": interp, "keepdim": keep})
+        for interp in INTERPOLATIONS:
+            fam.case(f"quantile/{s}/special/q=0.6/dims=[1]/{interp}", "quantile", [spec],
+                     lambda x, i=interp: torch.quantile(x, 0.6, 1, interpolation=i),
+                     {"q": 0.6, "dims": [1], "interpolation": interp, "keepdim": False})
+            fam.case(f"quantile/{s}/ties[5]/q=0.5/{interp}", "quantile", [vals([1.0, 2, 2, 2, 3], dt)],
+                     lambda x, i=interp: torch.quantile(x, 0.5, interpolation=i),
+                     {"q": 0.5, "dims": [], "interpolation": interp, "keepdim": False})
+    fam.case("median_dim/f32/transposed[3,4]/dim=1", "median_dim", [L(rnd([3, 4], "float32"), "transposed")],
+             order_fn("median", 1, False), {"dim": 1, "keepdim": False})
+    fam.case("kthvalue/f32/strided[3,4]/k=2/dim=-1", "kthvalue", [L(rnd([3, 4], "float32"), "strided")],
+             order_fn("kthvalue", -1, False, 2), {"k": 2, "dim": -1, "keepdim": False})
+    fam.case("quantile/f32/transposed[3,4]/q=0.3/dims=[0]", "quantile", [L(rnd([3, 4], "float32"), "transposed")],
+             lambda x: torch.quantile(x, 0.3, 0), {"q": 0.3, "dims": [0], "interpolation": "linear", "keepdim": False})
+    # Refusals.
+    x = rnd([3, 4], "float32")
+    fam.case("median/bool/error", "median", [rnd([3], "bool")], torch.median, error="dtype")
+    fam.case("median/i64/empty[0]/error", "median", [rnd([0], "int64")], None, error="shape")
+    fam.case("median_dim/f32/[2,0]/dim=1/error", "median_dim", [rnd([2, 0], "float32")], lambda x: torch.median(x, 1),
+             {"dim": 1, "keepdim": False}, error="index")
+    fam.case("median_dim/f32/[3,4]/dim=2/error", "median_dim", [x], lambda x: torch.median(x, 2),
+             {"dim": 2, "keepdim": False}, error="index")
+    for k in (0, 5):
+        fam.case(f"kthvalue/f32/[3,4]/k={k}/error", "kthvalue", [x], lambda x, k=k: torch.kthvalue(x, k, 1),
+                 {"k": k, "dim": 1, "keepdim": False}, error="value")
+    fam.case("kthvalue/bool/error", "kthvalue", [rnd([3], "bool")], lambda x: torch.kthvalue(x, 1),
+             {"k": 1, "dim": 0, "keepdim": False}, error="dtype")
+    q = {"q": 0.5, "dims": [], "interpolation": "linear", "keepdim": False}
+    for name, inp, attrs, kind in (("i32", rnd([3], "int32"), q, "dtype"),
+                                   ("q=1.5", x, dict(q, q=1.5), "value"), ("q=-0.1", x, dict(q, q=-0.1), "value"),
+                                   ("q=nan", x, dict(q, q=NAN), "value"),
+                                   ("interp=foo", x, dict(q, interpolation="foo"), "value"),
+                                   ("empty[2,0]", rnd([2, 0], "float32"), dict(q, dims=[1]), "shape"),
+                                   ("dims=[2]", x, dict(q, dims=[2]), "index")):
+        fam.case(f"quantile/{name}/error", "quantile", [inp],
+                 lambda x, a=attrs: torch.quantile(x, a["q"], a["dims"][0] if a["dims"] else None,
+                                                   interpolation=a["interpolation"]), attrs, error=kind)
+    fam.case("quantile/f32/dims=[0,1]/error", "quantile", [x], None, dict(q, dims=[0, 1]), error="value")
+
+
+def grad_group4(fam):
+    g = fam.gcase
+    for dt in FLOATS:
+        s = SHORT[dt]
+        from grad import distinct
+        g(f"median/{s}/[3,4]", "median", [distinct([3, 4], dt)], torch.median)
+        g(f"median/{s}/[2,4]", "median", [distinct([2, 4], dt)], torch.median)
+        g(f"median_dim_values/{s}/[3,5]/dim=1", "median_dim_values", [distinct([3, 5], dt)],
+          lambda x: torch.median(x, 1)[0], {"dim": 1, "keepdim": False})
+        g(f"kthvalue_values/{s}/[3,4]/k=3/dim=1", "kthvalue_values", [distinct([3, 4], dt)],
+          lambda x: torch.kthvalue(x, 3, 1, True)[0], {"k": 3, "dim": 1, "keepdim": True})
+        for interp in INTERPOLATIONS:
+            g(f"quantile/{s}/[3,5]/q=0.3/dims=[1]/{interp}", "quantile", [distinct([3, 5], dt)],
+              lambda x, i=interp: torch.quantile(x, 0.3, 1, interpolation=i),
+              {"q": 0.3, "dims": [1], "interpolation": interp, "keepdim": False})
+    # Ties: the whole median's gradient is spread over the equal elements,
+    # the NaNs where it is NaN, as torch's evenly_distribute_backward.
+    g("median/f64/ties[3,4]", "median", [vals([[1.0, 2, 2, 3], [2, 0, 5, 2], [4, 4, 1, -1]], "float64")],
+      torch.median, nonsmooth=True)
+    g("median/f64/nan[5]", "median", [vals([1.0, NAN, 2, NAN, 3], "float64")], torch.median, nonsmooth=True)
+    g("median/f64/inf[4]", "median", [vals([INF, INF, INF, 1], "float64")], torch.median, nonsmooth=True)
+    g("median/f64/0d", "median", [rnd([], "float64")], torch.median)
+    g("median_dim_values/f64/nan[2,4]/dim=1", "median_dim_values", [vals([[1.0, NAN, 2, NAN], [3, 1, 2, 0]], "float64")],
+      lambda x: torch.median(x, 1)[0], {"dim": 1, "keepdim": False}, nonsmooth=True)
+    g("quantile/f64/nan[2,4]/q=0.4/dims=[1]", "quantile", [vals([[1.0, NAN, 2, 7], [3, 1, 2, 0]], "float64")],
+      lambda x: torch.quantile(x, 0.4, 1), {"q": 0.4, "dims": [1], "interpolation": "linear", "keepdim": False},
+      nonsmooth=True)
+    from grad import distinct
+    g("median_dim_values/f64/[3,4]/dim=0/squared", "median_dim_values", [distinct([3, 4], "float64")],
+      lambda x: torch.median(x, 0)[0] ** 2, {"dim": 0, "keepdim": False, "square": True}, hvp=True)
+    g("quantile/f64/[3,5]/q=0.7/dims=[]/squared", "quantile", [distinct([3, 5], "float64")],
+      lambda x: torch.quantile(x, 0.7) ** 2, {"q": 0.7, "dims": [], "interpolation": "linear", "keepdim": False,
+                                              "square": True}, hvp=True)
+
+
 def moreops():
     fam = Family("moreops", 71)
     group1(fam)
     group2(fam)
     group3(fam)
+    group4(fam)
     return fam
 
 
@@ -334,6 +498,7 @@ def grad_moreops():
     grad_group1(fam)
     grad_group2(fam)
     grad_group3(fam)
+    grad_group4(fam)
     return fam
 
 

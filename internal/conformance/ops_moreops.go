@@ -67,4 +67,24 @@ var compositeOps = map[string]opFunc{
 	"threshold": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
 		return one(in[0].Threshold(a.Float("threshold"), a.Float("value")))
 	},
+
+	"median":            unary((*lathe.Tensor).Median),
+	"median_dim":        both(medianOf),
+	"median_dim_values": valuesOnly(medianOf),
+	"kthvalue":          both(kthOf),
+	"kthvalue_values":   valuesOnly(kthOf),
+	"quantile": squarable(func(a *Attrs, in []*lathe.Tensor) *lathe.Tensor {
+		if a.Bool("keepdim") {
+			return in[0].QuantileKeepDim(a.Float("q"), a.Str("interpolation"), a.Ints("dims")...)
+		}
+		return in[0].Quantile(a.Float("q"), a.Str("interpolation"), a.Ints("dims")...)
+	}),
+}
+
+func medianOf(a *Attrs, x *lathe.Tensor) (*lathe.Tensor, *lathe.Tensor) {
+	return x.MedianDim(a.Int("dim"), a.Bool("keepdim"))
+}
+
+func kthOf(a *Attrs, x *lathe.Tensor) (*lathe.Tensor, *lathe.Tensor) {
+	return x.Kthvalue(a.Int("k"), a.Int("dim"), a.Bool("keepdim"))
 }
