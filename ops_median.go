@@ -142,8 +142,12 @@ func (x *Tensor) orderStat(op string, dim int, keep bool, k int) (values, indice
 	if keep {
 		return values, callersIndices(values, idx)
 	}
-	// idx stays alive: the tape's gather holds it for the backward pass.
-	return values.Squeeze(d), idx.Squeeze(d)
+	// The gathered values and idx, which the tape's gather holds for the
+	// backward pass, go with the squeezed values' graph (or at once); the
+	// caller's indices are a view of idx of their own.
+	out, outIdx := values.Squeeze(d), idx.Squeeze(d)
+	ReleaseWithGraph(out, values, idx)
+	return out, outIdx
 }
 
 // orderIndex is the Int64 index along d (kept as size 1) of the k-th

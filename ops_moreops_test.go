@@ -3,6 +3,7 @@ package lathe
 import (
 	"errors"
 	"math"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -202,5 +203,69 @@ func TestMoreOpsOrderStatistics(t *testing.T) {
 	}
 	if got, err := g[0].Float32s(); err != nil || !slices.Equal(got, []float32{0, 0, 1, 0, 1, 0}) {
 		t.Errorf("gradient of kthvalue(2, 1)'s values: %v %v, want [0 0 1 0 1 0]", got, err)
+	}
+}
+
+// TestMoreOpsLeaveNothing: a training step through each of the composite
+// ops of ops_moreops (the NaN predicates, lerp, outer, diagonal, trace,
+// roll, the activations, median, kthvalue, quantile) takes no new memory
+// from the device's pool once warm, with the collector off: MedianDim
+// and Kthvalue without keepDim left their gathered values and indices to
+// the collector, a buffer a step.
+func TestMoreOpsLeaveNothing(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	for _, dev := range biDevices(t) {
+		x := RandN(CPU, Float32, 4, 6).To(dev).RequireGrad()
+		y := RandN(CPU, Float32, 4, 6).To(dev)
+		for name, f := range map[string]func(x *Tensor) *Tensor{
+			"isnan":    func(x *Tensor) *Tensor { return x.IsNaN().Cast(Float32).Add(x) },
+			"nantonum": func(x *Tensor) *Tensor { return x.NanToNum() },
+			"any":      func(x *Tensor) *Tensor { return x.GtScalar(0).Any().Cast(Float32).Add(x) },
+			"lerp":     func(x *Tensor) *Tensor { return x.LerpScalar(y, 0.3) },
+			"outer":    func(x *Tensor) *Tensor { return x.Flatten(0, -1).Outer(y.Flatten(0, -1)) },
+			"diagonal": func(x *Tensor) *Tensor { return x.Diagonal(0, 0, 1) },
+			"diag":     func(x *Tensor) *Tensor { return x.Diagonal(0, 0, 1).Diag(0) },
+			"trace":    func(x *Tensor) *Tensor { return x.Trace() },
+			"roll":     func(x *Tensor) *Tensor { return x.Roll([]int{1, -2}, 0, 1) },
+			"elu":      func(x *Tensor) *Tensor { return x.ELU(1) },
+			"selu":     func(x *Tensor) *Tensor { return x.SELU() },
+			"hardtanh": func(x *Tensor) *Tensor { return x.Hardtanh(-0.5, 0.5) },
+			"mish":     func(x *Tensor) *Tensor { return x.Mish() },
+			"logsig":   func(x *Tensor) *Tensor { return x.LogSigmoid() },
+			"thresh":   func(x *Tensor) *Tensor { return x.Threshold(0.1, 2) },
+			"hswish":   func(x *Tensor) *Tensor { return x.Hardswish() },
+			"median":   func(x *Tensor) *Tensor { return x.Median() },
+			"mediandim": func(x *Tensor) *Tensor {
+				v, i := x.MedianDim(1, false)
+				i.Release()
+				return v
+			},
+			"quantile": func(x *Tensor) *Tensor { return x.Quantile(0.3, "linear", 1) },
+			"kthvalue": func(x *Tensor) *Tensor {
+				v, i := x.Kthvalue(2, 0, false)
+				i.Release()
+				return v
+			},
+		} {
+			step := func() {
+				out := Compose(func(a []*Tensor) *Tensor { return f(a[0]) }, x)
+				loss := out.Sum()
+				if err := loss.Backward(); err != nil {
+					t.Fatalf("%s %s: %v", dev, name, err)
+				}
+				loss.Release()
+				out.Release()
+				x.ZeroGrad()
+			}
+			step()
+			step()
+			s0, _ := MemoryStats(dev)
+			step()
+			step()
+			s1, _ := MemoryStats(dev)
+			if s1.Allocated != s0.Allocated || s1.Allocs-s1.CacheHits != s0.Allocs-s0.CacheHits {
+				t.Errorf("%s %s: two warm steps took %d bytes and %d new blocks", dev, name, s1.Allocated-s0.Allocated, (s1.Allocs-s1.CacheHits)-(s0.Allocs-s0.CacheHits))
+			}
+		}
 	}
 }
