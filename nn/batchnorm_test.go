@@ -411,3 +411,36 @@ func TestInstanceNormSemantics(t *testing.T) {
 	want := xs.Sub(s.RunningMean.Reshape(1, 3, 1)).Div(s.RunningVar.AddScalar(s.Eps).Sqrt().Reshape(1, 3, 1))
 	checkClose(t, "eval", s.Forward(xs), values(t, want))
 }
+
+// An instance norm with running statistics in evaluation mode normalises
+// by the repeated running statistics, which batch_norm's graph holds: they
+// were released at once, so Backward through it failed ("mean of
+// batch_norm_apply was released") on the cpu. The gradient of x is
+// g·weight/√(running_var+eps), batched and unbatched.
+func TestInstanceNormEvalBackward(t *testing.T) {
+	for _, dev := range []lathe.Device{lathe.CPU, lathe.WGPU(0)} {
+		t.Run(dev.String(), func(t *testing.T) {
+			if dev != lathe.CPU {
+				dev = wgpuOrSkip(t)
+			}
+			m := NewInstanceNorm1d(2, TrackRunningStats(), Affine(), OnDevice(dev))
+			m.RunningMean = lathe.FromSlice(lathe.CPU, []float32{0.5, -1}, 2).To(dev)
+			m.RunningVar = lathe.FromSlice(lathe.CPU, []float32{4, 0.25}, 2).To(dev)
+			m.Weight = lathe.FromSlice(lathe.CPU, []float32{2, 3}, 2).To(dev).RequireGrad()
+			m.Train(false)
+			for _, shape := range [][]int{{2, 2, 3}, {2, 3}} {
+				x := seq(0.1, 0.2, shape...).Cast(lathe.Float32).To(dev).RequireGrad()
+				y := m.Forward(x)
+				if err := y.Sum().Backward(); err != nil {
+					t.Fatalf("%v: %v", shape, err)
+				}
+				want := make([]float64, x.Numel())
+				for i := range want {
+					c := (i / shape[len(shape)-1]) % 2
+					want[i] = []float64{2 / math.Sqrt(4+1e-5), 3 / math.Sqrt(0.25+1e-5)}[c]
+				}
+				assertClose(t, "x.grad", values(t, x.Grad().To(lathe.CPU)), want, 1e-5)
+			}
+		})
+	}
+}

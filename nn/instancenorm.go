@@ -113,14 +113,22 @@ func (b *ChannelNorm) instanceForward(l normLayer, x *lathe.Tensor) *lathe.Tenso
 	if stats {
 		lathe.NoGrad(func() { mean, variance = repeat(b.RunningMean), repeat(b.RunningVar) })
 	}
-	release := func() {
-		for _, t := range []*lathe.Tensor{mean, variance} {
-			if t != nil {
-				t.Release()
+	if useInput {
+		// A training step rebinds them to the updated statistics, which
+		// nothing else holds.
+		defer func() {
+			for _, t := range []*lathe.Tensor{mean, variance} {
+				if t != nil {
+					t.Release()
+				}
 			}
-		}
+		}()
+	} else {
+		// Evaluation normalises by them: the result's graph holds them
+		// (released at once, Backward failed).
+		made.add(mean)
+		made.add(variance)
 	}
-	defer release()
 	flat := made.add(x.Reshape(append([]int{1, n * c}, shape[2:]...)...))
 	y := flat.BatchNorm(mean, variance, affine(b.Weight), affine(b.Bias), useInput, b.Momentum, b.Eps)
 	if err := y.Err(); err != nil {
