@@ -300,11 +300,15 @@ func (x *Tensor) batchNormHalf(runningMean, runningVar, weight, bias *Tensor, tr
 	if mean == nil || variance == nil {
 		return y
 	}
+	if y.err != nil || mean.t == before {
+		// Refused, out of training, or an empty batch: no update. Out of
+		// training y's graph holds the casts (released at once, Backward
+		// failed).
+		ReleaseWithGraph(y, mean, variance)
+		return y
+	}
 	defer mean.Release()
 	defer variance.Release()
-	if y.err != nil || mean.t == before {
-		return y // refused, out of training, or an empty batch: no update
-	}
 	var next, nextVar *Tensor
 	NoGrad(func() { next, nextVar = mean.Cast(runningMean.DType()), variance.Cast(runningVar.DType()) })
 	for _, t := range []*Tensor{next, nextVar} {

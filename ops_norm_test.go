@@ -289,3 +289,33 @@ func TestBatchNormMomentumUnusedIsNotChecked(t *testing.T) {
 		}
 	}
 }
+
+// A float16 or bfloat16 x with running statistics of its own dtype out of
+// training is normalised by float32 casts of them, which the result's
+// graph holds: they were released at once, so Backward failed ("mean of
+// batch_norm_apply was released"). x's gradient is
+// weight/√(running_var+eps).
+func TestBatchNormHalfEvalBackward(t *testing.T) {
+	for _, dt := range []DType{BFloat16, Float16} {
+		t.Run(dt.String(), func(t *testing.T) {
+			x := FromSlice(CPU, []float32{1, 2, 3, 5, 0, 4}, 3, 2).Cast(dt).RequireGrad()
+			mean := FromSlice(CPU, []float32{0.5, -1}, 2).Cast(dt)
+			variance := FromSlice(CPU, []float32{4, 0.25}, 2).Cast(dt)
+			weight := FromSlice(CPU, []float32{2, 3}, 2).Cast(dt).RequireGrad()
+			y := x.BatchNorm(mean, variance, weight, nil, false, 0.1, 1e-5)
+			if err := y.Sum().Backward(); err != nil {
+				t.Fatal(err)
+			}
+			g, err := x.Grad().Cast(Float64).Float64s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range g {
+				want := []float64{2 / math.Sqrt(4+1e-5), 3 / math.Sqrt(0.25+1e-5)}[i%2]
+				if math.Abs(v-want) > 0.02*want {
+					t.Fatalf("x.grad[%d] = %v, want %v", i, v, want)
+				}
+			}
+		})
+	}
+}
