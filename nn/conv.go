@@ -153,7 +153,9 @@ func (c *ConvTranspose3d) Forward(x *lathe.Tensor) *lathe.Tensor {
 // size holds one value per spatial dim, or the whole output shape (the
 // layer's Forward then ignores the batch and channel values, as torch
 // does); each must lie between the size without output padding and that
-// plus stride-1. It replaces the layer's OutputPadding.
+// plus stride-1. It replaces the layer's OutputPadding. The range is
+// that of the stride, padding and dilation the constructor was given: with
+// Window changed since, a size it does not give is an ErrValue.
 func (c *ConvTranspose1d) ForwardSize(x *lathe.Tensor, size ...int) *lathe.Tensor {
 	return c.forwardSize(x, size, 1, "conv_transpose1d", (*lathe.Tensor).ConvTranspose1d)
 }
@@ -213,10 +215,13 @@ func (c *ConvNd) forwardSize(x *lathe.Tensor, size []int, nd int, name string, o
 	pad := make([]int, nd)
 	for i := range nd {
 		in, k, s, p, d := int64(xs[batch+i]), int64(ws[2+i]), int64(c.stride[i]), int64(c.padding[i]), int64(c.dilation[i])
-		if in < 1 || s < 1 || max(s, k, d, in, p) > math.MaxInt32 {
+		if in < 1 || s < 1 || d < 1 || p < 0 || max(s, k, d, in, p) > math.MaxInt32 {
 			return c.forward(x, op) // sizes the op refuses, or that overflow here
 		}
 		lo := (in-1)*s - 2*p + d*(k-1) + 1
+		if lo < 1 {
+			return c.forward(x, op) // padding that leaves no output: the op names it
+		}
 		if hi := lo + s - 1; int64(size[i]) < lo || int64(size[i]) > hi {
 			return lathe.Failed(nnError(name, lathe.ErrValue, "output_size", "is "+shapeString(size)+", but dim "+strconv.Itoa(i)+
 				" of the output can be "+strconv.FormatInt(lo, 10)+" to "+strconv.FormatInt(hi, 10)+" for x "+shapeString(xs),
@@ -224,7 +229,16 @@ func (c *ConvNd) forwardSize(x *lathe.Tensor, size []int, nd int, name string, o
 		}
 		pad[i] = size[i] - int(lo)
 	}
-	return c.forward(x, op, lathe.OutputPadding(pad...))
+	out := c.forward(x, op, lathe.OutputPadding(pad...))
+	// The range above is the constructor's stride, padding and dilation;
+	// a Window changed since gives another size, not the one asked for.
+	if got := out.Shape(); out.Err() == nil && !slices.Equal(got[len(got)-nd:], size) {
+		out.Release()
+		return lathe.Failed(nnError(name, lathe.ErrValue, "output_size", "is "+shapeString(size)+", but the layer's Window gives "+
+			shapeString(got[len(got)-nd:])+": ForwardSize computes the output padding from the stride, padding and dilation that the constructor was given, and Window was changed since",
+			"build a new layer with the new window, or call Forward"))
+	}
+	return out
 }
 
 // Parameters lists "weight" and, if there is one, "bias".

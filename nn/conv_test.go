@@ -292,3 +292,18 @@ func TestConvPaddingModeErrors(t *testing.T) {
 		t.Errorf("x after the backward: %v, gradient %v", err, x.Grad())
 	}
 }
+
+// ForwardSize computes the output padding from the constructor's window:
+// with Window edited since (a stride of 3 for 2), it returned another size
+// than the one asked for, silently; it fails naming output_size now. A
+// dilation below 1 or a padding that leaves no output was an output_size
+// error with an empty or negative range; the op names them.
+func TestConvTransposeForwardSizeWindow(t *testing.T) {
+	x := lathe.Zeros(lathe.CPU, lathe.Float32, 1, 2, 4, 4)
+	c := NewConvTranspose2d(2, 3, 3, Stride(2))
+	c.Window = []lathe.WindowOption{lathe.Stride(3)}
+	y := c.ForwardSize(x, 10, 10)
+	wantArgErr(t, y.Err(), lathe.ErrValue, "output_size")
+	wantArgErr(t, NewConvTranspose2d(2, 3, 3, Dilation(0)).ForwardSize(x, 6, 6).Err(), lathe.ErrValue, "dilation")
+	wantArgErr(t, NewConvTranspose2d(2, 3, 3, Padding(100)).ForwardSize(x, 6, 6).Err(), lathe.ErrShape, "x") // "an output size below 1 with padding"
+}
