@@ -492,6 +492,11 @@ func (p *PReLU) Forward(x *lathe.Tensor) *lathe.Tensor {
 		return lathe.Failed(nnError(op, lathe.ErrDType, "x", "is "+x.DType().String()+" but the weight is "+p.Weight.DType().String(),
 			"cast it with .Cast("+p.Weight.DType().GoString()+")"))
 	}
+	if dev := p.Weight.Device(); x.Device() != dev {
+		// The slopes' product named mul's "rhs".
+		return lathe.Failed(nnError(op, lathe.ErrDevice, "x", "is on "+x.Device().String()+" but the layer's weight is on "+dev.String(),
+			"move x with To("+dev.String()+"), or the layer with To("+x.Device().String()+")"))
+	}
 	shape := make([]int, len(xs))
 	for i := range shape {
 		shape[i] = 1

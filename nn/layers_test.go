@@ -414,6 +414,10 @@ func TestPReLUInitAndErrors(t *testing.T) {
 	if err := p.Forward(nil).Err(); !errors.Is(err, lathe.ErrValue) {
 		t.Errorf("nil x: %v", err)
 	}
+	// x on another device than the weight was mul's error naming "rhs".
+	t.Run("device", func(t *testing.T) {
+		wantArgErr(t, p.Forward(f32(2, 3).To(wgpuOrSkip(t))).Err(), lathe.ErrDevice, "x")
+	})
 	bad := &PReLU{Weight: lathe.Zeros(lathe.CPU, lathe.Float32, 3, 1)}
 	wantArgErr(t, bad.Forward(f32(2, 3)).Err(), lathe.ErrShape, "weight")
 	// One slope takes any rank, 0-d included.
