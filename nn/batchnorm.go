@@ -159,12 +159,49 @@ func (b *ChannelNorm) failed() *lathe.Tensor {
 	return nil
 }
 
+// checkState checks the state that Forward uses, set by hand or loaded,
+// against x of c channels: the per-channel tensors must be live and [c]
+// (an instance norm repeats them, so batch_norm's errors would name a
+// shape the caller never made), and a step count live and of one integer
+// (an edited one was add's error naming "lhs", or a momentum that the
+// caller never gave).
+func (b *ChannelNorm) checkState(l normLayer, c int) *lathe.Tensor {
+	for _, p := range append(b.Parameters(), b.Buffers()...) {
+		if err := p.T.CheckArg(l.op, p.Name); err != nil {
+			return lathe.Failed(err)
+		}
+		if p.Name == "num_batches_tracked" {
+			if dt := p.T.DType(); (dt != lathe.Int64 && dt != lathe.Int32) || p.T.Numel() != 1 {
+				return lathe.Failed(nnError(l.op, lathe.ErrValue, p.Name, "is "+dt.String()+" of shape "+shapeString(p.T.Shape())+
+					", but it counts the training steps", "give it one int64 value (lathe.Scalar(dev, int64(0)))"))
+			}
+			continue
+		}
+		if p.T.Rank() != 1 || p.T.Dim(0) != c {
+			return lathe.Failed(nnError(l.op, lathe.ErrShape, p.Name, "has shape "+shapeString(p.T.Shape())+" but x has "+strconv.Itoa(c)+
+				" channels", "give it one value per channel, shape ["+strconv.Itoa(c)+"]"))
+		}
+	}
+	return nil
+}
+
+// channelsOf is the channel count of x, of one of l's ranks.
+func (l normLayer) channelsOf(x *lathe.Tensor) int {
+	if x.Rank() == l.unbatched {
+		return x.Dim(0)
+	}
+	return x.Dim(1)
+}
+
 func (b *ChannelNorm) forward(l normLayer, x *lathe.Tensor) *lathe.Tensor {
 	// A layer its constructor failed says so, whatever x is.
 	if f := b.failed(); f != nil {
 		return f
 	}
 	if f := l.check(x, b.Channels); f != nil {
+		return f
+	}
+	if f := b.checkState(l, l.channelsOf(x)); f != nil {
 		return f
 	}
 	if b.RunningMean == nil && b.RunningVar == nil {
@@ -197,6 +234,11 @@ func (b *ChannelNorm) forward(l normLayer, x *lathe.Tensor) *lathe.Tensor {
 		if err != nil {
 			count.Release()
 			return lathe.Failed(err)
+		}
+		if n < 1 {
+			count.Release()
+			return lathe.Failed(nnError(l.op, lathe.ErrValue, "num_batches_tracked", "is "+strconv.FormatFloat(n-1, 'g', -1, 64)+
+				", but the cumulative average weighs step n by 1/n", "count the steps from 0"))
 		}
 		momentum = 1 / n
 	}

@@ -444,3 +444,48 @@ func TestInstanceNormEvalBackward(t *testing.T) {
 		})
 	}
 }
+
+// State set by hand is checked against x, naming the field's state-dict
+// name: an instance norm's weight or running mean of the wrong size was
+// batch_norm's error about the repeated tensor and x viewed as [1, N·C,
+// ...], shapes the caller never made; a step count released, of a float
+// dtype, of several values or negative under the cumulative average was
+// add's error naming "lhs", item's, or a momentum the caller never gave.
+// A step that fails moves nothing.
+func TestNormStateEdited(t *testing.T) {
+	x := seq(0.3, 0.1, 3, 2, 4).Cast(lathe.Float32)
+	in := func(edit func(m *InstanceNorm1d)) error {
+		m := NewInstanceNorm1d(2, Affine(), TrackRunningStats())
+		edit(m)
+		return m.Forward(x).Err()
+	}
+	err := in(func(m *InstanceNorm1d) { m.Weight = lathe.Ones(lathe.CPU, lathe.Float32, 3) })
+	wantArgErr(t, err, lathe.ErrShape, "weight")
+	if err != nil && (strings.Contains(err.Error(), "[9]") || strings.Contains(err.Error(), "[1, 6, 4]")) {
+		t.Errorf("weight: %v names the repeated shapes", err)
+	}
+	wantArgErr(t, in(func(m *InstanceNorm1d) { m.Bias = lathe.Ones(lathe.CPU, lathe.Float32, 2, 1) }), lathe.ErrShape, "bias")
+	wantArgErr(t, in(func(m *InstanceNorm1d) { m.RunningMean = lathe.Zeros(lathe.CPU, lathe.Float32, 3) }), lathe.ErrShape, "running_mean")
+	wantArgErr(t, in(func(m *InstanceNorm1d) { m.Train(false); m.RunningVar = lathe.Ones(lathe.CPU, lathe.Float32, 1) }), lathe.ErrShape, "running_var")
+	bn := func(edit func(m *BatchNorm1d)) error {
+		m := NewBatchNorm1d(2, CumulativeAverage())
+		edit(m)
+		before := values(t, m.RunningMean)
+		err := m.Forward(x).Err()
+		if err != nil && !slices.Equal(values(t, m.RunningMean), before) {
+			t.Errorf("a failed step moved the running mean")
+		}
+		return err
+	}
+	var e *lathe.Error
+	if err := bn(func(m *BatchNorm1d) { m.NumBatchesTracked.Release() }); !errors.As(err, &e) || e.Arg != "num_batches_tracked" {
+		t.Errorf("released count: %v", err)
+	}
+	wantArgErr(t, bn(func(m *BatchNorm1d) { m.NumBatchesTracked = lathe.Scalar(lathe.CPU, float32(2)) }), lathe.ErrValue, "num_batches_tracked")
+	wantArgErr(t, bn(func(m *BatchNorm1d) { m.NumBatchesTracked = lathe.Zeros(lathe.CPU, lathe.Int64, 3) }), lathe.ErrValue, "num_batches_tracked")
+	wantArgErr(t, bn(func(m *BatchNorm1d) { m.NumBatchesTracked = lathe.Scalar(lathe.CPU, int64(-1)) }), lathe.ErrValue, "num_batches_tracked")
+	// A count of one value, 0-d or [1] (as a checkpoint may hold it), is taken.
+	if err := bn(func(m *BatchNorm1d) { m.NumBatchesTracked = lathe.Zeros(lathe.CPU, lathe.Int64, 1) }); err != nil {
+		t.Errorf("[1] count: %v", err)
+	}
+}

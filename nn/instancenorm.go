@@ -77,6 +77,9 @@ func (b *ChannelNorm) instanceForward(l normLayer, x *lathe.Tensor) *lathe.Tenso
 	if f := l.check(x, b.Channels); f != nil {
 		return f
 	}
+	if f := b.checkState(l, l.channelsOf(x)); f != nil {
+		return f
+	}
 	given := x.Shape()
 	// What it makes on the way goes with the result's graph, or at once
 	// (made.give): left to the collector, every step took new memory.
