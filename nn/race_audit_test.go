@@ -86,6 +86,17 @@ func TestRaceAuditEvalForward(t *testing.T) {
 			{"mha", nn.NewMultiheadAttention(8, 2, nn.OnDevice(dev)), lathe.RandN(dev, lathe.Float32, 2, 5, 8)},
 			{"encoder", nn.NewTransformerEncoderLayer(8, 2, nn.DimFeedforward(16), nn.OnDevice(dev)), lathe.RandN(dev, lathe.Float32, 2, 5, 8)},
 			{"batchnorm", nn.NewBatchNorm2d(3, nn.OnDevice(dev)), lathe.RandN(dev, lathe.Float32, 2, 3, 4, 4)},
+			// The layers on ConvNd and ChannelNorm, a padding mode, PReLU and
+			// Embedding's padding row.
+			{"conv1d_reflect", nn.NewConv1d(3, 4, 3, nn.Padding(2), nn.PaddingMode("reflect"), nn.OnDevice(dev)), lathe.RandN(dev, lathe.Float32, 2, 3, 7)},
+			{"conv3d_circular", nn.NewConv3d(2, 2, 2, nn.Padding(1), nn.PaddingMode("circular"), nn.OnDevice(dev)), lathe.RandN(dev, lathe.Float32, 1, 2, 3, 3, 3)},
+			{"convtranspose1d", nn.NewConvTranspose1d(3, 2, 3, nn.Stride(2), nn.OutputPadding(1), nn.OnDevice(dev)), lathe.RandN(dev, lathe.Float32, 2, 3, 5)},
+			{"prelu", nn.NewPReLU(3, nn.OnDevice(dev)), lathe.RandN(dev, lathe.Float32, 2, 3, 5)},
+			{"batchnorm1d", nn.NewBatchNorm1d(3, nn.CumulativeAverage(), nn.OnDevice(dev)), lathe.RandN(dev, lathe.Float32, 4, 3)},
+			{"batchnorm3d_noaffine", nn.NewBatchNorm3d(2, nn.NoAffine(), nn.OnDevice(dev)), lathe.RandN(dev, lathe.Float32, 2, 2, 2, 2, 2)},
+			{"instancenorm2d_stats", nn.NewInstanceNorm2d(3, nn.Affine(), nn.TrackRunningStats(), nn.OnDevice(dev)), lathe.RandN(dev, lathe.Float32, 2, 3, 4, 4)},
+			{"instancenorm1d", nn.NewInstanceNorm1d(3, nn.OnDevice(dev)), lathe.RandN(dev, lathe.Float32, 3, 6)},
+			{"embedding_pad", nn.NewEmbedding(5, 4, nn.PaddingIdx(1), nn.OnDevice(dev)), lathe.FromSlice(lathe.CPU, []int64{0, 1, 4, 1}, 2, 2).To(dev)},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
