@@ -287,6 +287,33 @@ func auditCases() []auditCase {
 		modCase("batchnorm2d no affine, no stats", onDev(func() Module { return NewBatchNorm2d(4, NoAffine(), NoRunningStats()) }), randn(2, 4, 5, 5)),
 		modCase("instancenorm2d affine with stats", onDev(func() Module { return NewInstanceNorm2d(4, Affine(), TrackRunningStats()) }), randn(2, 4, 5, 5)),
 		modCase("instancenorm1d", onDev(func() Module { return NewInstanceNorm1d(4) }), randn(2, 4, 7)),
+		modCase("conv transpose2d forward size", onDev(func() Module {
+			c := NewConvTranspose2d(2, 4, 3, Stride(2), Padding(1))
+			return &fnModule{ms: []Module{c}, f: func(x *lathe.Tensor) *lathe.Tensor { return c.ForwardSize(x, 10, 9) }}
+		}), randn(2, 2, 5, 5)),
+		modCase("conv3d circular", onDev(func() Module { return NewConv3d(2, 3, 2, Padding(1), PaddingMode("circular")) }), randn(1, 2, 3, 3, 3)),
+		modCase("conv1d replicate same", onDev(func() Module { return NewConv1d(2, 3, 4, PaddingSame(), PaddingMode("replicate")) }), randn(2, 2, 7)),
+		modCase("instancenorm1d unbatched with stats", onDev(func() Module { return NewInstanceNorm1d(4, Affine(), TrackRunningStats()) }), randn(4, 7)),
+		// Evaluation mode with a gradient: the running statistics (an
+		// instance norm's repeated, a 16-bit batch norm's float32 casts)
+		// go with the graph.
+		modCase("instancenorm2d eval with stats, gradient", onDev(func() Module {
+			m := NewInstanceNorm2d(4, Affine(), TrackRunningStats())
+			return &fnModule{ms: []Module{m}, f: func(x *lathe.Tensor) *lathe.Tensor { m.Train(false); return m.Forward(x) }}
+		}), randn(2, 4, 5, 5)),
+		modCase("batchnorm1d bfloat16 train and eval", onDev(func() Module {
+			m := NewBatchNorm1d(4, WithDType(lathe.BFloat16))
+			step := 0
+			return &fnModule{ms: []Module{m}, f: func(x *lathe.Tensor) *lathe.Tensor {
+				m.Train(step%2 == 0)
+				step++
+				xb := x.Cast(lathe.BFloat16)
+				r := m.Forward(xb)
+				y := r.Cast(lathe.Float32)
+				lathe.ReleaseWithGraph(y, xb, r)
+				return y
+			}}
+		}), randn(6, 4, 3)),
 		modCase("groupnorm", onDev(func() Module { return NewGroupNorm(2, 4) }), randn(2, 4, 5, 5)),
 		modCase("layernorm", onDev(func() Module { return NewLayerNorm([]int{8}) }), randn(3, 4, 8)),
 		modCase("rmsnorm", onDev(func() Module { return NewRMSNorm([]int{8}) }), randn(3, 4, 8)),
