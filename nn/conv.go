@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"strconv"
@@ -36,6 +37,7 @@ type ConvNd struct {
 	// Window then has no padding.
 	paddingMode string
 	modePads    []int
+	samePad     bool // PaddingSame: modePads hold its pads
 }
 
 // Conv1d is a 1-d convolution over (N, C, L) inputs, or one unbatched
@@ -185,6 +187,18 @@ func (c *ConvNd) forward(x *lathe.Tensor, op convOp, more ...lathe.WindowOption)
 		return op(x, c.Weight, c.Bias, opts...)
 	}
 	padded := x.Pad(c.modePads, 0, lathe.PadMode(c.paddingMode))
+	var e *lathe.Error
+	if errors.As(padded.Err(), &e) && e.Arg == "pads" {
+		// The pads are the layer's padding: pad's error named an argument
+		// of an op the caller never called.
+		nd := len(c.modePads) / 2
+		given := shapeString(c.padding)
+		if c.samePad {
+			given = `"same"`
+		}
+		return lathe.Failed(nnError("conv"+strconv.Itoa(nd)+"d", e.Kind, "padding", "is "+given+
+			" with padding_mode "+strconv.Quote(c.paddingMode)+", which for x "+shapeString(x.Shape())+" "+e.Detail, e.Fix))
+	}
 	out := op(padded, c.Weight, c.Bias, opts...)
 	lathe.ReleaseWithGraph(out, padded)
 	return out
@@ -320,7 +334,7 @@ func newConv(s convSpec, in, out, kernel int, opts []Option) ConvNd {
 		// Without padding the modes agree: no Pad to run.
 		c.Window = append([]lathe.WindowOption(nil), o.window...)
 	} else {
-		c.paddingMode, c.modePads = o.paddingMode, pads
+		c.paddingMode, c.modePads, c.samePad = o.paddingMode, pads, o.paddingSame
 		for i, w := range o.window {
 			if o.windowArgs[i] != "padding" {
 				c.Window = append(c.Window, w)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/lathe-ml/lathe"
@@ -306,4 +307,29 @@ func TestConvTransposeForwardSizeWindow(t *testing.T) {
 	wantArgErr(t, y.Err(), lathe.ErrValue, "output_size")
 	wantArgErr(t, NewConvTranspose2d(2, 3, 3, Dilation(0)).ForwardSize(x, 6, 6).Err(), lathe.ErrValue, "dilation")
 	wantArgErr(t, NewConvTranspose2d(2, 3, 3, Padding(100)).ForwardSize(x, 6, 6).Err(), lathe.ErrShape, "x") // "an output size below 1 with padding"
+}
+
+// A padding that the padding mode cannot make (reflect's at least the
+// input's size, as torch refuses, circular's past one wrap, replicate's of
+// an empty dim) was pad's error naming "pads", an argument of an op the
+// caller never called; it names the layer's padding.
+func TestConvPaddingModeTooLarge(t *testing.T) {
+	for _, c := range []struct {
+		mode string
+		pad  int
+		x    []int
+	}{{"reflect", 5, []int{1, 2, 5}}, {"reflect", 3, []int{2, 3}}, {"circular", 6, []int{1, 2, 5}}, {"replicate", 1, []int{1, 2, 0}}} {
+		m := NewConv1d(2, 3, 1, Padding(c.pad), PaddingMode(c.mode))
+		err := m.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, c.x...)).Err()
+		wantArgErr(t, err, lathe.ErrShape, "padding")
+		if err != nil && !strings.Contains(err.Error(), "lathe: conv1d:") {
+			t.Errorf("%s: %v does not name conv1d", c.mode, err)
+		}
+	}
+	m := NewConv2d(2, 3, 3, PaddingSame(), PaddingMode("reflect"))
+	err := m.Forward(lathe.Zeros(lathe.CPU, lathe.Float32, 1, 2, 1, 4)).Err()
+	wantArgErr(t, err, lathe.ErrShape, "padding")
+	if err != nil && !strings.Contains(err.Error(), `"same"`) {
+		t.Errorf("same: %v", err)
+	}
 }
