@@ -489,3 +489,14 @@ func TestNormStateEdited(t *testing.T) {
 		t.Errorf("[1] count: %v", err)
 	}
 }
+
+// An instance norm takes no cumulative average (torch's instance_norm
+// refuses momentum=None): Cumulative set by hand was ignored, and a step
+// moved the running statistics by Momentum instead; it is an ErrValue
+// naming momentum, and the statistics stay.
+func TestInstanceNormCumulativeRefused(t *testing.T) {
+	m := NewInstanceNorm1d(2, TrackRunningStats())
+	m.Cumulative = true
+	wantArgErr(t, m.Forward(seq(0.3, 0.1, 3, 2, 4).Cast(lathe.Float32)).Err(), lathe.ErrValue, "momentum")
+	checkClose(t, "running mean", m.RunningMean, []float64{0, 0})
+}

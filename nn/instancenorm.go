@@ -13,7 +13,8 @@ import "github.com/lathe-ml/lathe"
 // batch's per-sample statistics averaged over the samples (the unbiased
 // variances'), and evaluation mode normalises by them; torch's instance
 // norms never count the steps, so NumBatchesTracked stays as loaded, and
-// take no momentum=None (CumulativeAverage).
+// take no momentum=None (CumulativeAverage; Cumulative set by hand fails
+// Forward).
 type InstanceNorm1d struct{ ChannelNorm }
 
 // InstanceNorm2d is InstanceNorm1d over x [N, C, H, W] or [C, H, W]
@@ -79,6 +80,12 @@ func (b *ChannelNorm) instanceForward(l normLayer, x *lathe.Tensor) *lathe.Tenso
 	}
 	if f := b.checkState(l, l.channelsOf(x)); f != nil {
 		return f
+	}
+	if b.Cumulative {
+		// torch: "instance_norm(): argument 'momentum' must be float, not
+		// NoneType". Taken, a step moved the statistics by Momentum.
+		return lathe.Failed(nnError(l.op, lathe.ErrValue, "momentum", "is the cumulative average (Cumulative), which "+l.layer+
+			" does not take, as torch's", "set Cumulative to false and Momentum to the weight of a step"))
 	}
 	given := x.Shape()
 	// What it makes on the way goes with the result's graph, or at once
