@@ -14,7 +14,9 @@ import "github.com/lathe-ml/lathe"
 // variances'), and evaluation mode normalises by them; torch's instance
 // norms never count the steps, so NumBatchesTracked stays as loaded, and
 // take no momentum=None (CumulativeAverage; Cumulative set by hand fails
-// Forward).
+// Forward). An x without elements (no samples, or no positions) leaves the
+// running statistics as they were, as a batch norm's empty batch does;
+// torch's instance norms make them NaN there.
 type InstanceNorm1d struct{ ChannelNorm }
 
 // InstanceNorm2d is InstanceNorm1d over x [N, C, H, W] or [C, H, W]
