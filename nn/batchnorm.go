@@ -28,6 +28,11 @@ import (
 // therefore a step of the module's state: calls from several goroutines at
 // once race, as stepping one module from two goroutines does (README,
 // Goroutines); in evaluation mode any number may run.
+//
+// A zero ChannelNorm (var b nn.BatchNorm1d) has neither parameters nor
+// statistics, and Eps and Momentum 0: it normalises by the batch's
+// statistics without eps, so a constant channel comes out NaN (0/0), as
+// torch's with eps=0. Set Eps, or build it with a constructor.
 type ChannelNorm struct {
 	Weight, Bias            *lathe.Tensor // [C]: ones and zeros at first; nil with NoAffine
 	RunningMean, RunningVar *lathe.Tensor // [C]: zeros and ones at first; nil with NoRunningStats

@@ -16,7 +16,9 @@ import "github.com/lathe-ml/lathe"
 // take no momentum=None (CumulativeAverage; Cumulative set by hand fails
 // Forward). An x without elements (no samples, or no positions) leaves the
 // running statistics as they were, as a batch norm's empty batch does;
-// torch's instance norms make them NaN there.
+// torch's instance norms make them NaN there. x must have the layer's
+// channel count even without Affine, where torch's only warns and
+// normalises any count.
 type InstanceNorm1d struct{ ChannelNorm }
 
 // InstanceNorm2d is InstanceNorm1d over x [N, C, H, W] or [C, H, W]
