@@ -307,6 +307,17 @@ func newConv(s convSpec, in, out, kernel int, opts []Option) ConvNd {
 	if err == nil {
 		stride, padding, dilation, err = convWindow(s, o)
 	}
+	if err == nil && o.paddingSame {
+		// "same" pads dilation·(k-1) in all: one that overflows an int
+		// made pads of garbage, which a padding mode's Pad then named.
+		for i, d := range dilation {
+			if k[i] > 1 && d > math.MaxInt32/(k[i]-1) {
+				err = nnError(s.op, lathe.ErrValue, "dilation", "is "+shapeString(dilation)+", which with kernel_size "+shapeString(k)+
+					` makes a "same" padding past what an int32 counts`, "use a smaller dilation")
+				break
+			}
+		}
+	}
 	if err != nil {
 		f := lathe.Failed(err)
 		c := ConvNd{Weight: f}

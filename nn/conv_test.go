@@ -333,3 +333,15 @@ func TestConvPaddingModeTooLarge(t *testing.T) {
 		t.Errorf("same: %v", err)
 	}
 }
+
+// A "same" padding of dilation·(k-1) that overflows was computed anyway:
+// with a padding mode, Forward failed naming a padding of garbage values
+// (-4611686018427387904); the constructor names the dilation.
+func TestConvSameHugeDilation(t *testing.T) {
+	for _, mode := range []string{"zeros", "reflect", "circular"} {
+		wantArgErr(t, Err(NewConv1d(2, 3, 3, PaddingSame(), PaddingMode(mode), Dilation(1<<62))), lathe.ErrValue, "dilation")
+	}
+	if err := Err(NewConv1d(2, 3, 1, PaddingSame(), PaddingMode("reflect"), Dilation(1<<62))); err != nil {
+		t.Errorf("kernel 1 pads nothing whatever the dilation: %v", err)
+	}
+}
