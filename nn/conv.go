@@ -157,7 +157,8 @@ func (c *ConvTranspose3d) Forward(x *lathe.Tensor) *lathe.Tensor {
 // does); each must lie between the size without output padding and that
 // plus stride-1. It replaces the layer's OutputPadding. The range is
 // that of the stride, padding and dilation the constructor was given: with
-// Window changed since, a size it does not give is an ErrValue.
+// Window changed since, a size it does not give is an ErrValue, and so is
+// any size for a layer built without its constructor.
 func (c *ConvTranspose1d) ForwardSize(x *lathe.Tensor, size ...int) *lathe.Tensor {
 	return c.forwardSize(x, size, 1, "conv_transpose1d", (*lathe.Tensor).ConvTranspose1d)
 }
@@ -215,8 +216,15 @@ func (c *ConvNd) forwardSize(x *lathe.Tensor, size []int, nd int, name string, o
 		return lathe.Failed(err)
 	}
 	xs, ws := x.Shape(), c.Weight.Shape()
-	if (len(xs) != nd+1 && len(xs) != nd+2) || len(ws) != nd+2 || len(c.stride) != nd {
+	if (len(xs) != nd+1 && len(xs) != nd+2) || len(ws) != nd+2 {
 		return c.forward(x, op) // the op names what is wrong
+	}
+	if len(c.stride) != nd {
+		// A layer built without the constructor: its window is not known
+		// here, and Forward without the size ignored the one asked for.
+		return lathe.Failed(nnError(name, lathe.ErrValue, "output_size", "is "+shapeString(size)+
+			", but the layer was not built by its constructor, which records the window that the size is computed from",
+			"build the layer with its New function, or call Forward"))
 	}
 	batch := len(xs) - nd
 	if len(size) == len(xs) {

@@ -305,6 +305,10 @@ func TestConvTransposeForwardSizeWindow(t *testing.T) {
 	c.Window = []lathe.WindowOption{lathe.Stride(3)}
 	y := c.ForwardSize(x, 10, 10)
 	wantArgErr(t, y.Err(), lathe.ErrValue, "output_size")
+	// A layer built by hand: its Forward without the size gave 9×9 for
+	// 10×10, silently.
+	bare := ConvTranspose2d{ConvNd{Weight: lathe.Zeros(lathe.CPU, lathe.Float32, 2, 3, 3, 3), Window: []lathe.WindowOption{lathe.Stride(2)}, Groups: 1}}
+	wantArgErr(t, bare.ForwardSize(x, 10, 10).Err(), lathe.ErrValue, "output_size")
 	wantArgErr(t, NewConvTranspose2d(2, 3, 3, Dilation(0)).ForwardSize(x, 6, 6).Err(), lathe.ErrValue, "dilation")
 	wantArgErr(t, NewConvTranspose2d(2, 3, 3, Padding(100)).ForwardSize(x, 6, 6).Err(), lathe.ErrShape, "x") // "an output size below 1 with padding"
 }
