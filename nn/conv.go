@@ -187,7 +187,14 @@ func (c *ConvNd) forward(x *lathe.Tensor, op convOp, more ...lathe.WindowOption)
 	if r, nd := len(x.Shape()), len(c.modePads)/2; r != nd+1 && r != nd+2 {
 		return op(x, c.Weight, c.Bias, opts...)
 	}
-	padded := x.Pad(c.modePads, 0, lathe.PadMode(c.paddingMode))
+	pads := c.modePads
+	if w := c.Weight; c.samePad && w != nil && w.Err() == nil && w.Rank() == len(pads)/2+2 && len(c.dilation) == len(pads)/2 {
+		// "same" pads by the kernel: a Weight replaced by one of another
+		// kernel size was padded for the old one, and the output was not
+		// x's size.
+		pads = modePads(w.Shape()[2:], c.padding, c.dilation, true)
+	}
+	padded := x.Pad(pads, 0, lathe.PadMode(c.paddingMode))
 	var e *lathe.Error
 	if errors.As(padded.Err(), &e) && e.Arg == "pads" {
 		// The pads are the layer's padding: pad's error named an argument

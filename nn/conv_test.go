@@ -349,3 +349,17 @@ func TestConvSameHugeDilation(t *testing.T) {
 		t.Errorf("kernel 1 pads nothing whatever the dilation: %v", err)
 	}
 }
+
+// A padding mode's "same" pads were computed for the constructor's
+// kernel: with Weight replaced by one of another kernel size, the output
+// was not x's size, silently (zeros mode, which lathe's op pads, kept it).
+func TestConvSameModeWeightReplaced(t *testing.T) {
+	for _, mode := range []string{"zeros", "reflect", "replicate", "circular"} {
+		c := NewConv1d(2, 3, 3, PaddingSame(), PaddingMode(mode))
+		c.Weight = lathe.RandN(lathe.CPU, lathe.Float32, 3, 2, 6).RequireGrad()
+		y := c.Forward(lathe.RandN(lathe.CPU, lathe.Float32, 1, 2, 7))
+		if !slices.Equal(y.Shape(), []int{1, 3, 7}) {
+			t.Errorf("%s: shape %v (%v), want [1 3 7]", mode, y.Shape(), y.Err())
+		}
+	}
+}
