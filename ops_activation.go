@@ -9,7 +9,8 @@ import (
 
 // Activations as composites of ops every backend has, so that each runs on
 // every device and float dtype (float16 and bfloat16 too, computed in
-// float32 as the others are), differentiable to any order. Each follows
+// float32 and rounded once, as torch's kernels compute them: inFloat32),
+// differentiable to any order. Each follows
 // torch 1.13's forward formula and its gradient convention at the kinks,
 // which derivatives.yaml's backward functions fix and which a composite
 // would otherwise get from where and clamp's rules:
@@ -38,7 +39,10 @@ import (
 type eluAttrs struct{ alpha, scale, inputScale float64 }
 
 var opELU = composite("elu", []string{"x"}, func(in []*Tensor, a eluAttrs) *Tensor {
-	x := in[0]
+	return inFloat32(in, func(in []*Tensor) *Tensor { return elu(in[0], a) })
+})
+
+func elu(x *Tensor, a eluAttrs) *Tensor {
 	pos := x.GtScalar(0)
 	// The negative branch sees 0 where x > 0, so that its exp cannot
 	// overflow there and send 0·Inf back as the gradient; NaN goes to it
@@ -53,7 +57,7 @@ var opELU = composite("elu", []string{"x"}, func(in []*Tensor, a eluAttrs) *Tens
 		p = x.MulScalar(a.scale)
 	}
 	return Where(pos, p, neg)
-})
+}
 
 // ELU is x for x > 0 and alpha·(exp(x)-1) otherwise, as
 // torch.nn.functional.elu (torch's default alpha is 1). Floats only; a NaN
@@ -162,13 +166,16 @@ func (x *Tensor) hardtanh(op string, lo, hi float64) *Tensor {
 }
 
 var opHardsigmoid = composite("hardsigmoid", []string{"x"}, func(in []*Tensor, _ dispatch.None) *Tensor {
-	x := in[0]
+	return inFloat32(in, func(in []*Tensor) *Tensor { return hardsigmoid(in[0]) })
+})
+
+func hardsigmoid(x *Tensor) *Tensor {
 	lin := x.AddScalar(3).DivScalar(6)
 	// Outside (-3, 3), and at NaN, the clamped value with no gradient.
 	out := lin.Clamp(0, 1)
 	out = out.joined(out.Detach())
 	return Where(x.GtScalar(-3).LogicalAnd(x.LtScalar(3)), lin, out)
-})
+}
 
 // Hardsigmoid is clamp(x+3, 0, 6)/6, as torch.nn.functional.hardsigmoid,
 // with gradient 1/6 strictly inside (-3, 3) and 0 elsewhere. Floats only.
@@ -180,8 +187,10 @@ func (x *Tensor) Hardsigmoid() *Tensor {
 }
 
 var opHardswish = composite("hardswish", []string{"x"}, func(in []*Tensor, _ dispatch.None) *Tensor {
-	x := in[0]
-	return Where(x.GeScalar(3), x, x.Mul(x.AddScalar(3).Clamp(0, 6)).DivScalar(6))
+	return inFloat32(in, func(in []*Tensor) *Tensor {
+		x := in[0]
+		return Where(x.GeScalar(3), x, x.Mul(x.AddScalar(3).Clamp(0, 6)).DivScalar(6))
+	})
 })
 
 // Hardswish is x·clamp(x+3, 0, 6)/6, as torch.nn.functional.hardswish (NaN
@@ -196,8 +205,10 @@ func (x *Tensor) Hardswish() *Tensor {
 }
 
 var opMish = composite("mish", []string{"x"}, func(in []*Tensor, _ dispatch.None) *Tensor {
-	x := in[0]
-	return x.Mul(x.Softplus().Tanh())
+	return inFloat32(in, func(in []*Tensor) *Tensor {
+		x := in[0]
+		return x.Mul(x.Softplus().Tanh())
+	})
 })
 
 // Mish is x·tanh(softplus(x)), as torch.nn.functional.mish. Floats only.
@@ -227,7 +238,7 @@ func (x *Tensor) Softsign() *Tensor {
 }
 
 var opLogSigmoid = composite("logsigmoid", []string{"x"}, func(in []*Tensor, _ dispatch.None) *Tensor {
-	return in[0].Neg().SoftplusWith(1, 40).Neg()
+	return inFloat32(in, func(in []*Tensor) *Tensor { return in[0].Neg().SoftplusWith(1, 40).Neg() })
 })
 
 // LogSigmoid is log(sigmoid(x)) = -softplus(-x), as

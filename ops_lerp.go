@@ -8,33 +8,41 @@ import (
 
 // Linear interpolation, as torch.lerp, with torch's two-sided formula
 // (aten/src/ATen/native/Lerp.h): where |w| < 0.5 it is x + w·(end-x), else
-// end - (end-x)·(1-w), which is exact at both ends and monotone. Both
+// end - (end-x)·(1-w), which is exact at both ends and monotone; float16
+// and bfloat16 are computed in float32 and rounded once, as torch's. Both
 // branches have the gradients of torch's rule (derivatives.yaml "lerp":
 // grad·(1-w), grad·w, grad·(end-x)), routed by where.
 
 var (
 	opLerp = composite("lerp", []string{"x", "end", "weight"}, func(in []*Tensor, _ dispatch.None) *Tensor {
-		x, end, w := in[0], in[1], in[2]
-		d := end.Sub(x)
-		near := x.Add(w.Mul(d))
-		far := end.Sub(d.Mul(w.MulScalar(-1).AddScalar(1)))
-		return Where(w.Abs().LtScalar(0.5), near, far)
+		return inFloat32(in, func(in []*Tensor) *Tensor {
+			x, end, w := in[0], in[1], in[2]
+			d := end.Sub(x)
+			near := x.Add(w.Mul(d))
+			far := end.Sub(d.Mul(w.MulScalar(-1).AddScalar(1)))
+			return Where(w.Abs().LtScalar(0.5), near, far)
+		})
 	})
 	opLerpScalar = compositeVariant("lerp", "scalar", []string{"x", "end"}, func(in []*Tensor, w float64) *Tensor {
-		x, end := in[0], in[1]
-		d := end.Sub(x)
-		if math.Abs(w) < 0.5 {
-			return x.Add(d.MulScalar(w))
-		}
-		// 1-w as torch computes it, in float32 for the narrower dtypes
-		// (their opmath type), where it is exact for w in [0.5, 1].
-		v := 1 - w
-		if x.t.DType != Float64 {
-			v = float64(1 - float32(w))
-		}
-		return end.Sub(d.MulScalar(v))
+		return inFloat32(in, func(in []*Tensor) *Tensor { return lerpScalar(in[0], in[1], w) })
 	})
 )
+
+// lerpScalar is lerp with a number weight, in x's dtype (float32 for the
+// 16-bit ones: opLerpScalar).
+func lerpScalar(x, end *Tensor, w float64) *Tensor {
+	d := end.Sub(x)
+	if math.Abs(w) < 0.5 {
+		return x.Add(d.MulScalar(w))
+	}
+	// 1-w as torch computes it, in float32 for the narrower dtypes
+	// (their opmath type), where it is exact for w in [0.5, 1].
+	v := 1 - w
+	if x.t.DType != Float64 {
+		v = float64(1 - float32(w))
+	}
+	return end.Sub(d.MulScalar(v))
+}
 
 // Lerp is x + weight·(end-x), broadcast, as torch.lerp(x, end, weight) with
 // a tensor weight. x, end and weight must have one float dtype (torch does
