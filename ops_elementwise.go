@@ -348,8 +348,12 @@ func (x *Tensor) withScalar(op *dispatch.Op[dispatch.None], s float64) *Tensor {
 }
 
 // scalarLike makes a 0-d tensor of x's dtype and device holding s, which
-// that dtype holds (the caller has checked) or, a float one, rounds.
+// that dtype holds (the caller has checked) or, a float one, rounds. A
+// failed x gives its error.
 func (x *Tensor) scalarLike(op string, s float64) *Tensor {
+	if x.err != nil {
+		return failed(x.err)
+	}
 	return x.joined(upload(op, x.t.Device, ops.ScalarData(x.t.DType, s), x.t.DType, []int{}))
 }
 

@@ -55,6 +55,8 @@ func biMoreOps() map[string]biOp {
 		t[name] = biUnary(f)
 	}
 	t["median"] = biUnary((*Tensor).Median)
+	t["median_dim"] = biReduce(func(x *Tensor, d int) *Tensor { v, _ := x.MedianDim(d, false); return v })
+	t["kthvalue"] = biReduce(func(x *Tensor, d int) *Tensor { v, _ := x.Kthvalue(1, d, true); return v })
 	t["quantile"] = biReduce(func(x *Tensor, d int) *Tensor { return x.Quantile(0.25, "linear", d) })
 	return t
 }
