@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // Linear interpolation, as torch.lerp, with torch's two-sided formula
@@ -83,6 +84,19 @@ func lerpDTypes(x *Tensor, args ...*Tensor) error {
 			return errorf(op, ErrDType, name, "is "+a.t.DType.String()+" but x is "+x.t.DType.String()+" (lerp does not promote, as torch's)",
 				"cast it with .Cast("+x.t.DType.GoString()+")")
 		}
+	}
+	// The shapes broadcast together, checked here so that the error names
+	// lerp's argument rather than that of an op inside it.
+	shape := x.t.Shape
+	for i, a := range args {
+		s, ok := ops.BroadcastShapes(shape, a.t.Shape)
+		if !ok {
+			e := errorf(op, ErrShape, opLerp.ArgName(i+1), "has shape "+dispatch.FormatShape(a.t.Shape)+", which does not broadcast with "+
+				dispatch.FormatShape(shape), "make each dimension equal or 1, e.g. with Reshape or Unsqueeze")
+			e.Expected, e.Found = dispatch.FormatShape(shape), dispatch.FormatShape(a.t.Shape)
+			return e
+		}
+		shape = s
 	}
 	return nil
 }

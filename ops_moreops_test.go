@@ -322,3 +322,19 @@ func TestMoreOpsHalfRoundOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestMoreOpsLerpShapes: arguments that do not broadcast are ErrShape
+// naming lerp's argument (end or weight), not the "rhs" of the sub or mul
+// inside it; ones that do broadcast, all three ways.
+func TestMoreOpsLerpShapes(t *testing.T) {
+	x := Zeros(CPU, Float32, 3)
+	moreOpsErr(t, "lerp end [4]", x.Lerp(Zeros(CPU, Float32, 4), x).Err(), ErrShape, "lerp", "end")
+	moreOpsErr(t, "lerp weight [2]", x.Lerp(x, Zeros(CPU, Float32, 2)).Err(), ErrShape, "lerp", "weight")
+	moreOpsErr(t, "lerp weight [2, 2] with end [4, 1, 1]", Zeros(CPU, Float32, 1, 3).Lerp(Zeros(CPU, Float32, 4, 1, 1), Zeros(CPU, Float32, 2, 2)).Err(),
+		ErrShape, "lerp", "weight")
+	moreOpsErr(t, "lerp scalar end [2, 2]", x.LerpScalar(Zeros(CPU, Float32, 2, 2), 0.5).Err(), ErrShape, "lerp", "end")
+	y := Zeros(CPU, Float32, 3, 1).Lerp(Ones(CPU, Float32, 1, 4), Full(CPU, Float32, 0.25, 2, 1, 1))
+	if got, err := y.Float32s(); err != nil || !slices.Equal(y.Shape(), []int{2, 3, 4}) || got[0] != 0.25 || got[23] != 0.25 {
+		t.Errorf("lerp broadcast: %v %v %v, want [2 3 4] of 0.25", y.Shape(), got, err)
+	}
+}
