@@ -167,6 +167,10 @@ func orderIndex(x *Tensor, d, n, k int) *Tensor {
 	return order.Gather(d, pos)
 }
 
+// quantileMaxLine is the most elements quantile takes along a line, as
+// torch's.
+const quantileMaxLine = 1 << 24
+
 // quantileAttrs are quantile's: q, the interpolation, the dim (all dims
 // flattened where all is set), and whether the reduced dims stay.
 type quantileAttrs struct {
@@ -277,6 +281,18 @@ func (x *Tensor) quantile(q float64, interpolation string, keep bool, dims []int
 	if x.t.Numel() == 0 {
 		return failed(errorf(op, ErrShape, "x", "has shape "+dispatch.FormatShape(x.t.Shape)+", with no elements",
 			"give a nonempty tensor, as torch requires"))
+	}
+	// torch refuses lines of more than 2^24 elements ("quantile() input
+	// tensor is too large"): past that, the rank q·(n-1) in float32 is
+	// not exact and can round to n, past the line's end.
+	n := x.t.Numel()
+	if !a.all && x.t.Rank() > 0 {
+		n = x.t.Shape[a.dim]
+	}
+	if n > quantileMaxLine {
+		return failed(errorf(op, ErrShape, "x", "has shape "+dispatch.FormatShape(x.t.Shape)+", a line of "+strconv.Itoa(n)+
+			" elements to take the quantile of, more than the 2^24 (16777216) that torch's quantile takes",
+			"take it over shorter lines (a dim, or a sample of the elements)"))
 	}
 	return apply(opQuantile, a, x)
 }

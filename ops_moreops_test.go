@@ -338,3 +338,16 @@ func TestMoreOpsLerpShapes(t *testing.T) {
 		t.Errorf("lerp broadcast: %v %v %v, want [2 3 4] of 0.25", y.Shape(), got, err)
 	}
 }
+
+// TestMoreOpsQuantileLongLine: a line of more than 2^24 elements is
+// ErrShape naming x, as torch's "quantile() input tensor is too large"
+// (q 1 over 2^24+4 elements failed in the narrow inside, its float32 rank
+// rounded to n, and other q took an element next to the one torch would).
+func TestMoreOpsQuantileLongLine(t *testing.T) {
+	long := Ones(CPU, Float32, 1).Expand(1<<24 + 4)
+	for _, q := range []float64{1, 0.9999999} {
+		moreOpsErr(t, "quantile of 2^24+4 elements", long.Quantile(q, "linear").Err(), ErrShape, "quantile", "x")
+	}
+	moreOpsErr(t, "quantile along a dim of 2^24+1", Ones(CPU, Float64, 1, 1).Expand(2, 1<<24+1).QuantileKeepDim(0.5, "lower", 1).Err(),
+		ErrShape, "quantile", "x")
+}
