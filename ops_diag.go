@@ -59,6 +59,10 @@ func (x *Tensor) Diag(diagonal int) *Tensor {
 		if k < 0 {
 			k = -k // MinInt stays negative: refused below
 		}
+		if _, ok := dispatch.CheckedMul(n, n); !ok {
+			return failed(errorf(op, ErrShape, "x", "has shape "+dispatch.FormatShape(x.t.Shape)+", whose square matrix has more elements than an int counts",
+				"give a shorter vector"))
+		}
 		if _, ok := dispatch.CheckedMul(n+k, n+k); k < 0 || k > math.MaxInt-n || !ok {
 			return failed(errorf(op, ErrShape, "diagonal", "is "+strconv.Itoa(diagonal)+", which makes a matrix of more elements than an int counts",
 				"use a diagonal within the sizes a tensor can have"))

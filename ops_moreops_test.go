@@ -124,6 +124,9 @@ func TestMoreOpsDiagonalRoll(t *testing.T) {
 	moreOpsErr(t, "diagonal dim 3", x.Diagonal(0, 3, 1).Err(), ErrIndex, "diagonal", "dim1")
 	moreOpsErr(t, "diag of rank 3", x.Diag(0).Err(), ErrShape, "diag", "x")
 	moreOpsErr(t, "diag past any size", Ones(CPU, Float32, 2).Diag(1<<62).Err(), ErrShape, "diag", "diagonal")
+	// A vector too long for its square matrix is x's fault, whatever the
+	// diagonal (it named diagonal 0).
+	moreOpsErr(t, "diag of 2^32 elements", Ones(CPU, Float32, 1).Expand(1<<32).Diag(0).Err(), ErrShape, "diag", "x")
 	moreOpsErr(t, "trace of rank 3", x.Trace().Err(), ErrShape, "trace", "x")
 	moreOpsErr(t, "trace of bool", Ones(CPU, Bool, 2, 2).Trace().Err(), ErrDType, "trace", "x")
 	moreOpsErr(t, "outer of a matrix", Ones(CPU, Float32, 2).Outer(x).Err(), ErrShape, "outer", "y")
