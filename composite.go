@@ -35,6 +35,18 @@ func composedBy[A any](f func(in []*Tensor, a A) *Tensor) func([]*dispatch.Tenso
 		if out.err != nil {
 			return nil, out.err
 		}
+		// A body with nothing to do (a roll by a multiple of the size,
+		// nan_to_num of integers) may return an argument: the caller gets
+		// a handle of its own (alias), which it may release without
+		// releasing the argument.
+		for _, t := range args {
+			if t.t == out.t {
+				if out = t.alias(); out.err != nil {
+					return nil, out.err
+				}
+				break
+			}
+		}
 		return out.t, nil
 	}
 }

@@ -354,3 +354,41 @@ func TestMoreOpsQuantileLongLine(t *testing.T) {
 	moreOpsErr(t, "quantile along a dim of 2^24+1", Ones(CPU, Float64, 1, 1).Expand(2, 1<<24+1).QuantileKeepDim(0.5, "lower", 1).Err(),
 		ErrShape, "quantile", "x")
 }
+
+// TestMoreOpsNothingToDo: a roll by a multiple of the size and nan_to_num
+// of integers have nothing to do, and their composites returned x itself,
+// so that releasing the result released x, and releasing x the result;
+// each now has a handle of its own, through which the gradient still
+// flows to x.
+func TestMoreOpsNothingToDo(t *testing.T) {
+	for _, dev := range biDevices(t) {
+		for name, f := range map[string]func(x *Tensor) *Tensor{
+			"roll by the size":   func(x *Tensor) *Tensor { return x.Roll([]int{3}, 0) },
+			"roll by -2·size":    func(x *Tensor) *Tensor { return x.Roll([]int{-6, 0}, 0, 0) },
+			"nan_to_num of ints": func(x *Tensor) *Tensor { return x.Cast(Int32).NanToNum() },
+		} {
+			x := Arange(dev, Float32, 0, 3, 1)
+			if name == "nan_to_num of ints" {
+				x = x.Cast(Int32)
+			}
+			y := f(x)
+			y.Release()
+			if got, err := x.Cast(Float32).Float32s(); err != nil || !slices.Equal(got, []float32{0, 1, 2}) {
+				t.Errorf("%v %s: x after releasing the result: %v %v, want [0 1 2]", dev, name, got, err)
+			}
+			y = f(x)
+			x.Release()
+			if got, err := y.Cast(Float32).Float32s(); err != nil || !slices.Equal(got, []float32{0, 1, 2}) {
+				t.Errorf("%v %s: the result after releasing x: %v %v, want [0 1 2]", dev, name, got, err)
+			}
+		}
+		x := FromSlice(CPU, []float32{1, 2, 3}, 3).To(dev).RequireGrad()
+		g, err := Grad(x.Roll([]int{3}, 0).MulScalar(2).Sum(), []*Tensor{x})
+		if err != nil {
+			t.Fatalf("%v: gradient of a roll by the size: %v", dev, err)
+		}
+		if got, err := g[0].Float32s(); err != nil || !slices.Equal(got, []float32{2, 2, 2}) {
+			t.Errorf("%v: gradient of a roll by the size: %v %v, want [2 2 2]", dev, got, err)
+		}
+	}
+}
