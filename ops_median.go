@@ -123,9 +123,9 @@ func (x *Tensor) orderStat(op string, dim int, keep bool, k int) (values, indice
 	}
 	n := x.t.Shape[d]
 	switch {
-	case k == 0 && n == 0:
+	case n == 0: // torch's "expected reduction dim to have non-zero size", for kthvalue too
 		return fail(errorf(op, ErrIndex, "dim", "is dim "+strconv.Itoa(d)+" of shape "+dispatch.FormatShape(x.t.Shape)+
-			", which is empty: there is no median of nothing", "reduce a dim of size 1 or more"))
+			", which is empty: there is no "+op+" of nothing", "reduce a dim of size 1 or more"))
 	case k > n:
 		return fail(errorf(op, ErrValue, "k", "is "+strconv.Itoa(k)+" but dim "+strconv.Itoa(dim)+" of x (shape "+
 			dispatch.FormatShape(x.t.Shape)+") has "+strconv.Itoa(n)+" elements", "use a k in [1, "+strconv.Itoa(n)+"]"))

@@ -126,6 +126,11 @@ func TestMoreOpsDiagonalRoll(t *testing.T) {
 	moreOpsErr(t, "diag past any size", Ones(CPU, Float32, 2).Diag(1<<62).Err(), ErrShape, "diag", "diagonal")
 	// A vector too long for its square matrix is x's fault, whatever the
 	// diagonal (it named diagonal 0).
+	// An empty dim has no k-th value for any k: the dim is at fault, as
+	// torch says ("expected reduction dim 0 to have non-zero size"), not
+	// k, whose fix was "use a k in [1, 0]".
+	_, kIdx := Zeros(CPU, Float32, 0, 3).Kthvalue(1, 0, false)
+	moreOpsErr(t, "kthvalue along an empty dim", kIdx.Err(), ErrIndex, "kthvalue", "dim")
 	moreOpsErr(t, "diag of 2^32 elements", Ones(CPU, Float32, 1).Expand(1<<32).Diag(0).Err(), ErrShape, "diag", "x")
 	moreOpsErr(t, "trace of rank 3", x.Trace().Err(), ErrShape, "trace", "x")
 	moreOpsErr(t, "trace of bool", Ones(CPU, Bool, 2, 2).Trace().Err(), ErrDType, "trace", "x")
