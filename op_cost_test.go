@@ -15,22 +15,8 @@ import (
 func TestOpAllocations(t *testing.T) {
 	x, y := FromSlice(CPU, []float32{1}), FromSlice(CPU, []float32{2})
 	w := FromSlice(CPU, []float32{1}).RequireGrad()
-	for _, c := range []struct {
-		name string
-		a    *Tensor
-		max  float64
-	}{{"add", x, 2}, {"add, recorded", w, 3}} {
-		n := testing.AllocsPerRun(200, func() {
-			z := c.a.Add(y)
-			if z.err != nil {
-				t.Fatal(z.err)
-			}
-			z.Release()
-		})
-		if n > c.max {
-			t.Errorf("%s: %v allocations an op, want at most %v", c.name, n, c.max)
-		}
-	}
+	boundAllocations(t, "add", 2, func() *Tensor { return x.Add(y) })
+	boundAllocations(t, "add, recorded", 3, func() *Tensor { return w.Add(y) })
 }
 
 // TestReduceAllocations bounds what a small reduction asks of Go's
@@ -40,25 +26,24 @@ func TestOpAllocations(t *testing.T) {
 // than torch's. The planning now works in arrays on the stack.
 func TestReduceAllocations(t *testing.T) {
 	x := Zeros(CPU, Float32, 4, 3)
-	for _, c := range []struct {
-		name string
-		f    func() *Tensor
-		max  float64
-	}{
-		{"sum", func() *Tensor { return x.Sum() }, 12},
-		{"sum over dim 0", func() *Tensor { return x.SumKeepDim(0) }, 13},
-		{"max over dim 1", func() *Tensor { return x.MaxKeepDim(1) }, 13},
-	} {
-		n := testing.AllocsPerRun(200, func() {
-			z := c.f()
-			if z.err != nil {
-				t.Fatal(z.err)
-			}
-			z.Release()
-		})
-		if n > c.max {
-			t.Errorf("%s: %v allocations, want at most %v", c.name, n, c.max)
+	boundAllocations(t, "sum", 12, func() *Tensor { return x.Sum() })
+	boundAllocations(t, "sum over dim 0", 13, func() *Tensor { return x.SumKeepDim(0) })
+	boundAllocations(t, "max over dim 1", 13, func() *Tensor { return x.MaxKeepDim(1) })
+}
+
+// boundAllocations fails t where op, its result released, makes more than
+// most allocations a call.
+func boundAllocations(t *testing.T, name string, most float64, op func() *Tensor) {
+	t.Helper()
+	n := testing.AllocsPerRun(200, func() {
+		z := op()
+		if z.err != nil {
+			t.Fatal(z.err)
 		}
+		z.Release()
+	})
+	if n > most {
+		t.Errorf("%s: %v allocations a call, want at most %v", name, n, most)
 	}
 }
 

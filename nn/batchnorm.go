@@ -198,15 +198,21 @@ func (l normLayer) channelsOf(x *lathe.Tensor) int {
 	return x.Dim(1)
 }
 
-func (b *ChannelNorm) forward(l normLayer, x *lathe.Tensor) *lathe.Tensor {
-	// A layer its constructor failed says so, whatever x is.
+// refuses is the failed result of a forward pass that cannot run: a layer
+// its constructor failed (whatever x is), an x the layer does not take, or
+// state that does not fit x; nil where it can run.
+func (b *ChannelNorm) refuses(l normLayer, x *lathe.Tensor) *lathe.Tensor {
 	if f := b.failed(); f != nil {
 		return f
 	}
 	if f := l.check(x, b.Channels); f != nil {
 		return f
 	}
-	if f := b.checkState(l, l.channelsOf(x)); f != nil {
+	return b.checkState(l, l.channelsOf(x))
+}
+
+func (b *ChannelNorm) forward(l normLayer, x *lathe.Tensor) *lathe.Tensor {
+	if f := b.refuses(l, x); f != nil {
 		return f
 	}
 	if b.RunningMean == nil && b.RunningVar == nil {

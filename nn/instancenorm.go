@@ -76,13 +76,7 @@ func (m *InstanceNorm3d) Forward(x *lathe.Tensor) *lathe.Tensor {
 // per-channel tensors repeated N times; the running statistics, updated
 // there per (sample, channel), are then averaged over the samples.
 func (b *ChannelNorm) instanceForward(l normLayer, x *lathe.Tensor) *lathe.Tensor {
-	if f := b.failed(); f != nil {
-		return f
-	}
-	if f := l.check(x, b.Channels); f != nil {
-		return f
-	}
-	if f := b.checkState(l, l.channelsOf(x)); f != nil {
+	if f := b.refuses(l, x); f != nil {
 		return f
 	}
 	if b.Cumulative {
