@@ -214,15 +214,18 @@ func init() {
 		return []*T{b.sumTo(gx, x.Shape), b.sumTo(ge, e.Shape)}
 	})
 	// maximum and minimum send the gradient to the chosen argument and split
-	// it evenly on ties (derivatives.yaml's at::where(self == other, grad / 2, grad)).
-	for op, win := range map[*dispatch.Op[dispatch.None]]*dispatch.Op[dispatch.None]{ops.Maximum: ops.Gt, ops.Minimum: ops.Lt} {
+	// it evenly on ties, and take it from an argument only where it lost
+	// (derivatives.yaml's at::where(self == other, grad / 2,
+	// grad).masked_fill_(self < other, 0)): where either is NaN, neither
+	// lost, and both get the gradient, so that the NaN stays in the pass.
+	for op, lose := range map[*dispatch.Op[dispatch.None]]*dispatch.Op[dispatch.None]{ops.Maximum: ops.Lt, ops.Minimum: ops.Gt} {
 		rule(op, func(b *builder, n *Node, g *T) []*T {
 			x, y := n.Inputs[0], n.Inputs[1]
 			half := b.mulScalar(g, 0.5)
 			tie := b.op(ops.Eq, x, y)
 			zero := b.scalar(g, 0) // where broadcasts it
-			gx := b.where(tie, half, b.where(b.op(win, x, y), g, zero))
-			gy := b.where(tie, half, b.where(b.op(win, y, x), g, zero))
+			gx := b.where(tie, half, b.where(b.op(lose, x, y), zero, g))
+			gy := b.where(tie, half, b.where(b.op(lose, y, x), zero, g))
 			return []*T{b.sumTo(gx, x.Shape), b.sumTo(gy, y.Shape)}
 		})
 	}

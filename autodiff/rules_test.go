@@ -379,3 +379,27 @@ func TestRulesFloat32(t *testing.T) {
 	}
 	assertClose(t, "float32", vals(t, x32.Grad().Cast(lathe.Float64)), vals(t, x64.Grad()), 1e-4)
 }
+
+// TestMaximumGradientAtNaN: maximum and minimum take the gradient from an
+// argument only where it lost, so that where either argument is NaN both
+// get it and the NaN stays in the pass; ties split it (torch 1.13's values).
+func TestMaximumGradientAtNaN(t *testing.T) {
+	nan := math.NaN()
+	for _, c := range []struct {
+		name   string
+		f      func(x, y *lathe.Tensor) *lathe.Tensor
+		gx, gy []float64
+	}{
+		{"maximum", (*lathe.Tensor).Maximum, []float64{1, 1, 0.5, 1, 0}, []float64{1, 1, 0.5, 0, 1}},
+		{"minimum", (*lathe.Tensor).Minimum, []float64{1, 1, 0.5, 0, 1}, []float64{1, 1, 0.5, 1, 0}},
+	} {
+		x := lathe.FromSlice(lathe.CPU, []float64{nan, 1, 2, 3, 0}).RequireGrad()
+		y := lathe.FromSlice(lathe.CPU, []float64{0, nan, 2, 1, 5}).RequireGrad()
+		g, err := lathe.Grad(c.f(x, y).Sum(), []*lathe.Tensor{x, y})
+		if err != nil {
+			t.Fatal(c.name, err)
+		}
+		assertClose(t, c.name+" x", vals(t, g[0]), c.gx, 0)
+		assertClose(t, c.name+" y", vals(t, g[1]), c.gy, 0)
+	}
+}
