@@ -112,6 +112,44 @@ func TestGELUTanhBackwardLimits(t *testing.T) {
 	}
 }
 
+// TestReLUGradientAtNaN: relu's gradient is 0 where x ≤ 0 and g elsewhere,
+// so that at a NaN x it passes g on, as torch's threshold_backward (and so
+// the NaN that the forward pass made stays in the backward one), on every
+// device and float dtype, in short runs and in runs long enough for the
+// cpu's C loop.
+func TestReLUGradientAtNaN(t *testing.T) {
+	inf := math.Inf(1)
+	x := []float64{math.NaN(), math.Copysign(0, -1), 0, -1, 1e-6, 2, inf, -inf}
+	want := []float64{1.5, 0, 0, 0, 1.5, 1.5, 1.5, 0}
+	for _, dev := range biDevices(t) {
+		for _, dt := range []DType{Float64, Float32, Float16, BFloat16} {
+			if dt == Float64 && !hasFloat64(dev) {
+				continue
+			}
+			t.Run(dev.String()+"/"+dt.String(), func(t *testing.T) {
+				for _, reps := range []int{1, 50} { // 400 elements reach the cpu's C loop
+					xs := slices.Repeat(x, reps)
+					xt := FromSlice(CPU, xs, len(xs)).Cast(dt).To(dev).RequireGrad()
+					y := xt.ReLU()
+					g, err := Grad(y, []*Tensor{xt}, WithGradient(FullLike(y, 1.5)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := g[0].To(CPU).Cast(Float64).Float64s()
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i, v := range got {
+						if w := want[i%len(x)]; v != w {
+							t.Errorf("[%d]: the gradient at x = %g is %g, want %g", len(xs), xs[i], v, w)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
 // hasFloat64 reports whether dev has float64 tensors (wgpu has none).
 func hasFloat64(dev Device) bool { return Zeros(dev, Float64, 1).Err() == nil }
 
@@ -133,7 +171,7 @@ func actBackwardComposite(op *dispatch.Op[dispatch.None], g, x *Tensor) *Tensor 
 		right := x.MulScalar(0.5).Mul(one(x).Sub(tt.Mul(tt)).Mul(du))
 		return g.Mul(left.Add(right))
 	case ops.ReLUBackward:
-		return Where(x.Gt(ZerosLike(x)), g.Add(x.MulScalar(0)), ZerosLike(g.Add(x.MulScalar(0))))
+		return Where(x.Le(ZerosLike(x)), ZerosLike(g.Add(x.MulScalar(0))), g.Add(x.MulScalar(0)))
 	}
 	s := x.Sigmoid()
 	return g.Mul(s.Mul(one(x).Add(x.Mul(one(x).Sub(s)))))

@@ -82,13 +82,14 @@ func siluBackward(g, x float64) float64 {
 	return g * s * (1 + x*r)
 }
 
-// reluBackward is g where x > 0, else 0 (a NaN x gives 0), as the where
-// that relu's rule was.
+// reluBackward is 0 where x ≤ 0, else g, as torch's threshold_backward:
+// a NaN x passes g on, so that a NaN in the forward pass stays in the
+// backward one.
 func reluBackward[T float](g, x T) T {
-	if x > 0 {
-		return g
+	if x <= 0 {
+		return 0
 	}
-	return 0
+	return g
 }
 
 // reluBackwardRows is relu_backward's float32 kernel as row loops: the

@@ -284,12 +284,12 @@ AVX2 void lathe_arith_bcast_f32(int op, float *dst, const float *full, const flo
 	ARITH_SWITCH(BCAST_LOOP)
 }
 
-// lathe_relu_backward_f32 writes g[i] where x[i] > 0, else 0 (a NaN x
-// gives 0), to dst for i < n: relu's gradient in one pass.
+// lathe_relu_backward_f32 writes 0 where x[i] <= 0, else g[i] (a NaN x
+// passes g on), to dst for i < n: relu's gradient in one pass.
 AVX2 void lathe_relu_backward_f32(float *dst, const float *g, const float *x, ptrdiff_t n) {
 	ptrdiff_t i = 0;
-	for (; i + 8 <= n; i += 8) store8(dst + i, pick(load8(x + i) > 0, load8(g + i), (v8f){0}));
-	for (; i < n; i++) dst[i] = x[i] > 0 ? g[i] : 0;
+	for (; i + 8 <= n; i += 8) store8(dst + i, pick(load8(x + i) <= 0, (v8f){0}, load8(g + i)));
+	for (; i < n; i++) dst[i] = x[i] <= 0 ? 0 : g[i];
 }
 
 // lathe_relu_f32 writes max(x, 0) of the n values at src to dst, with Go's

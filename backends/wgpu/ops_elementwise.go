@@ -100,7 +100,7 @@ var binaryExprs = map[string]map[string]string{
 	"gelu_backward":      floats("a * gelu_grad(b)"),
 	"gelu_tanh_backward": floats("a * gelu_tanh_grad(b)"),
 	"silu_backward":      floats("a * silu_grad(b)"),
-	"relu_backward":      floats("select(0.0, a, b > 0.0)"),
+	"relu_backward":      floats("select(a, 0.0, b <= 0.0)"),
 
 	// ne is !(a == b), which is true for NaN however a compiler orders it.
 	"eq": anyType("a == b", "i64_eq(a, b)"), "ne": anyType("!(a == b)", "!i64_eq(a, b)"),

@@ -132,8 +132,8 @@ struct GeluTanhBackward {
 		return g * (pq == (F)0 ? p : p + (F)2 * x * pq * k * ((F)1 + (F)3 * c * x2));
 	}
 };
-struct ReluBackward { // g where x > 0 (a NaN x gives 0), relu's gradient
-	template <typename F> __device__ F operator()(F g, F x) const { return x > (F)0 ? g : (F)0; }
+struct ReluBackward { // 0 where x <= 0, else g (a NaN x passes g on), relu's gradient
+	template <typename F> __device__ F operator()(F g, F x) const { return x <= (F)0 ? (F)0 : g; }
 };
 struct SiluBackward {
 	template <typename F> __device__ F operator()(F g, F x) const {
