@@ -29,7 +29,8 @@ func (x *Tensor) Sign() *Tensor { return unary(ops.Sign, x) }
 // Square is x·x.
 func (x *Tensor) Square() *Tensor { return unary(ops.Square, x) }
 
-// ReLU is max(x, 0) (NaN stays NaN).
+// ReLU is max(x, 0) (NaN stays NaN). Its gradient is 0 where x ≤ 0 and 1
+// elsewhere, NaN included, as torch's threshold_backward.
 func (x *Tensor) ReLU() *Tensor { return unary(ops.ReLU, x) }
 
 // Floor rounds x down to an integer.

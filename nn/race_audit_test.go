@@ -48,6 +48,33 @@ func squareSteps(t *testing.T, m nn.Module, opt nn.Optimizer, x *lathe.Tensor, n
 	}
 }
 
+// stepsBesideReader runs n of squareSteps while another goroutine calls
+// read until they end or read fails, whose error fails t.
+func stepsBesideReader(t *testing.T, m nn.Module, opt nn.Optimizer, x *lathe.Tensor, n int, read func() error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	var readErr error
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if readErr = read(); readErr != nil {
+				return
+			}
+		}
+	})
+	squareSteps(t, m, opt, x, n)
+	close(stop)
+	wg.Wait()
+	if readErr != nil {
+		t.Error(readErr)
+	}
+}
+
 func maxDiff(a, b []float32) float64 {
 	if len(a) != len(b) {
 		return 1e30
@@ -240,29 +267,13 @@ func TestRaceAuditStepWhileReading(t *testing.T) {
 			t.Fatal(err)
 		}
 		within(t, time.Minute, func() {
-			var wg sync.WaitGroup
-			stop := make(chan struct{})
-			var readErr error
-			wg.Go(func() {
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					got, err := snap.Float32s()
-					if err != nil || maxDiff(got, want) != 0 {
-						readErr = fmt.Errorf("snapshot changed during steps: %v", err)
-						return
-					}
+			stepsBesideReader(t, m, opt, x, 10, func() error {
+				got, err := snap.Float32s()
+				if err != nil || maxDiff(got, want) != 0 {
+					return fmt.Errorf("snapshot changed during steps: %v", err)
 				}
+				return nil
 			})
-			squareSteps(t, m, opt, x, 10)
-			close(stop)
-			wg.Wait()
-			if readErr != nil {
-				t.Error(readErr)
-			}
 		})
 	})
 }
@@ -416,34 +427,17 @@ func TestRaceAuditReadDuringStep(t *testing.T) {
 		}
 		x := lathe.RandN(dev, lathe.Float32, 4, 8)
 		within(t, time.Minute, func() {
-			stop := make(chan struct{})
-			var wg sync.WaitGroup
-			var readErr error
-			wg.Go(func() {
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					var y *lathe.Tensor
-					lathe.NoGrad(func() { y = m.Forward(x) })
-					if _, err := y.Float32s(); err != nil && !errors.Is(err, lathe.ErrReleased) {
-						readErr = err
-						return
-					}
-					if _, err := m.Weight.Float32s(); err != nil && !errors.Is(err, lathe.ErrReleased) {
-						readErr = err
-						return
-					}
+			stepsBesideReader(t, m, opt, x, 50, func() error {
+				var y *lathe.Tensor
+				lathe.NoGrad(func() { y = m.Forward(x) })
+				if _, err := y.Float32s(); err != nil && !errors.Is(err, lathe.ErrReleased) {
+					return err
 				}
+				if _, err := m.Weight.Float32s(); err != nil && !errors.Is(err, lathe.ErrReleased) {
+					return err
+				}
+				return nil
 			})
-			squareSteps(t, m, opt, x, 50)
-			close(stop)
-			wg.Wait()
-			if readErr != nil {
-				t.Error(readErr)
-			}
 		})
 	})
 }
