@@ -348,6 +348,7 @@ func biOps() map[string]biOp {
 			func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).Unsqueeze(0) }),
 		"expand": biView(func(x *Tensor) *Tensor { return x.Expand(4, 2, 3) },
 			func(dev Device) *Tensor { return biF(dev, 1, 1).Expand(biHuge, biHuge) }),
+		"piecewise": biView((*Tensor).piecewise, func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).piecewise() }),
 		"broadcast_to": biView(func(x *Tensor) *Tensor { return x.BroadcastTo(4, 2, 3) },
 			func(dev Device) *Tensor { return biF(dev, 1, 1).BroadcastTo(biHuge, biHuge) }),
 		"narrow": biView(func(x *Tensor) *Tensor { return x.Narrow(1, 1, 2) },

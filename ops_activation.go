@@ -30,6 +30,10 @@ import (
 // but the last few elements of a tensor.
 //   - threshold (threshold_backward): x ≤ threshold takes the value and a
 //     zero gradient, NaN keeps x and its gradient.
+//   - hardtanh, relu6 and threshold pass x on through x.piecewise(), so that
+//     their gradient, differentiated again, gives x zeros, as torch's
+//     backward functions do (clamp's and where's do not depend on x there,
+//     as torch's).
 //   - logsigmoid is -softplus(-x), linear only past 40, where softplus's
 //     float64 error is below an ulp: stable at both ends (0 and x), with
 //     gradient sigmoid(-x) as log_sigmoid_backward.
@@ -141,8 +145,12 @@ var opHardtanh = composite("hardtanh", []string{"x"}, func(in []*Tensor, a clamp
 	// bound or NaN, with no gradient (x detached).
 	xd := x.joined(x.Detach())
 	out := Where(x.LtScalar(a.lo), x.scalarLike(op, a.lo), Where(x.GtScalar(a.hi), x.scalarLike(op, a.hi), xd))
-	return Where(x.GtScalar(a.lo).LogicalAnd(x.LtScalar(a.hi)), x, out)
+	return Where(x.GtScalar(a.lo).LogicalAnd(x.LtScalar(a.hi)), x.piecewise(), out)
 })
+
+// piecewise is x on the path through which a piecewise-linear op passes it
+// on (ops.Piecewise): its gradient, differentiated again, gives x zeros.
+func (x *Tensor) piecewise() *Tensor { return apply(ops.Piecewise, none, x) }
 
 // Hardtanh is x clamped to [lo, hi], as torch.nn.functional.hardtanh
 // (torch's defaults are -1 and 1), with torch's gradient: 1 strictly
@@ -256,7 +264,7 @@ type thresholdAttrs struct{ threshold, value float64 }
 
 var opThreshold = composite("threshold", []string{"x"}, func(in []*Tensor, a thresholdAttrs) *Tensor {
 	x := in[0]
-	return Where(x.LeScalar(a.threshold), x.scalarLike("threshold", a.value), x)
+	return Where(x.LeScalar(a.threshold), x.scalarLike("threshold", a.value), x.piecewise())
 })
 
 // Threshold is value where x ≤ threshold and x elsewhere (NaN stays), as

@@ -397,3 +397,61 @@ func TestMoreOpsNothingToDo(t *testing.T) {
 		}
 	}
 }
+
+// TestPiecewiseSecondDerivative: the gradient of a piecewise-linear
+// activation, differentiated again, gives x zeros (torch's hardtanh_backward,
+// threshold_backward and leaky_relu_backward are differentiable in x), and
+// the upstream weight its slope; clamp's, as torch's, does not depend on x.
+// The first gradients are torch's (its vectorised loop's at NaN), on every
+// device.
+func TestPiecewiseSecondDerivative(t *testing.T) {
+	nan := math.NaN()
+	xs := []float64{nan, -1, -0.5, 0, 0.5, 1, 3, 6, 7}
+	ws := []float64{1.5, -2, 0.5, 3, -1, 2, 0.25, -0.75, 4}
+	for _, c := range []struct {
+		name  string
+		f     func(*Tensor) *Tensor
+		slope []float64
+	}{
+		{"hardtanh", func(x *Tensor) *Tensor { return x.Hardtanh(-0.5, 1) }, []float64{0, 0, 0, 1, 1, 0, 0, 0, 0}},
+		{"relu6", (*Tensor).ReLU6, []float64{0, 0, 0, 0, 1, 1, 1, 0, 0}},
+		{"threshold", func(x *Tensor) *Tensor { return x.Threshold(0.1, 20) }, []float64{1, 0, 0, 0, 1, 1, 1, 1, 1}},
+		{"leaky_relu", func(x *Tensor) *Tensor { return x.LeakyReLU(0.25) }, []float64{0.25, 0.25, 0.25, 0.25, 1, 1, 1, 1, 1}},
+		{"relu", (*Tensor).ReLU, []float64{1, 0, 0, 0, 1, 1, 1, 1, 1}},
+	} {
+		for _, dev := range biDevices(t) {
+			t.Run(c.name+"/"+dev.String(), func(t *testing.T) {
+				x := FromSlice(CPU, xs).Cast(Float32).To(dev).RequireGrad()
+				w := FromSlice(CPU, ws).Cast(Float32).To(dev).RequireGrad()
+				first, err := Grad(c.f(x).Mul(w).Sum(), []*Tensor{x}, CreateGraph())
+				if err != nil {
+					t.Fatal(err)
+				}
+				second, err := Grad(first[0].Sum(), []*Tensor{x, w})
+				if err != nil {
+					t.Fatalf("the second derivative: %v", err)
+				}
+				g1, err1 := first[0].To(CPU).Cast(Float64).Float64s()
+				dx, err2 := second[0].To(CPU).Cast(Float64).Float64s()
+				dw, err3 := second[1].To(CPU).Cast(Float64).Float64s()
+				if err := errors.Join(err1, err2, err3); err != nil {
+					t.Fatal(err)
+				}
+				for i := range xs {
+					if want := c.slope[i] * ws[i]; g1[i] != want || dx[i] != 0 || dw[i] != c.slope[i] {
+						t.Errorf("x = %g: gradient %g, want %g; its gradient for x %g, want 0; for w %g, want %g",
+							xs[i], g1[i], want, dx[i], dw[i], c.slope[i])
+					}
+				}
+			})
+		}
+	}
+	x := FromSlice(CPU, xs).RequireGrad()
+	first, err := Grad(x.Clamp(-0.5, 1).Sum(), []*Tensor{x}, CreateGraph())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Grad(first[0].Sum(), []*Tensor{x}); !errors.Is(err, ErrGrad) {
+		t.Errorf("clamp's second derivative gave %v, want ErrGrad as torch's \"does not require grad\"", err)
+	}
+}

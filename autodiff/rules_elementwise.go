@@ -24,6 +24,20 @@ func (b *builder) zerosLike(x *T) *T {
 
 func (b *builder) where(c, x, y *T) *T { return b.op(ops.Where, c, x, y) }
 
+// flatIn is g, the gradient of a piecewise-linear op of x, which does not
+// change with x where it exists: in a recorded pass, where x requires a
+// gradient, it is tied to x by relu_backward of zeros (0 wherever x is,
+// NaN included), whose rule gives x a zero gradient. So a second
+// derivative reaches x and is zero, as torch's hardtanh_backward,
+// threshold_backward and leaky_relu_backward give, instead of failing
+// with "does not require a gradient". An unrecorded pass pays nothing.
+func (b *builder) flatIn(g, x *T) *T {
+	if !b.record || b.err != nil || !x.RequiresGrad.Load() || !x.DType.IsFloat() {
+		return g
+	}
+	return b.sub(g, b.op(ops.ReLUBackward, b.zerosLike(g), x)) // g - 0 keeps -0
+}
+
 // cmpScalar compares x with the scalar v by op (gt, ge, eq, ...).
 func (b *builder) cmpScalar(op *dispatch.Op[dispatch.None], x *T, v float64) *T {
 	return b.op(op, x, b.scalar(x, v))
@@ -66,7 +80,7 @@ func init() {
 	ruleWith(ops.Dropout, func(b *builder, n *Node, m ops.Mask, g *T) []*T { return one(call(b, ops.Dropout, m, g)) })
 	ruleWith(ops.LeakyReLU, func(b *builder, n *Node, p ops.Params, g *T) []*T {
 		x, slope := n.Inputs[0], p.A
-		return one(b.where(b.cmpScalar(ops.Gt, x, 0), g, b.mulScalar(g, slope)))
+		return one(b.flatIn(b.where(b.cmpScalar(ops.Gt, x, 0), g, b.mulScalar(g, slope)), x))
 	})
 	ruleWith(ops.Clamp, func(b *builder, n *Node, p ops.Params, g *T) []*T {
 		x := n.Inputs[0]

@@ -64,6 +64,7 @@ func init() {
 	// expand: sum over the expanded dims (derivatives.yaml "expand":
 	// at::sum_to(grad, self.sizes())).
 	rule(ops.Expand, func(b *builder, n *Node, g *T) []*T { return one(b.sumTo(g, n.Inputs[0].Shape)) })
+	rule(ops.Piecewise, func(b *builder, n *Node, g *T) []*T { return one(b.flatIn(g, n.Inputs[0])) })
 
 	// narrow and slice: the gradient in zeros elsewhere (derivatives.yaml
 	// "slice.Tensor": slice_backward).

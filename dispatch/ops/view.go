@@ -62,7 +62,22 @@ var (
 	Narrow      = dispatch.Register(&dispatch.Op[NarrowRange]{Schema: schema("narrow", "x"), View: narrowView})
 	Slice       = dispatch.Register(&dispatch.Op[SliceRange]{Schema: schema("slice", "x"), View: sliceView})
 	Diagonal    = dispatch.Register(&dispatch.Op[DiagonalDims]{Schema: schema("diagonal", "x"), View: diagonalView})
+
+	// Piecewise is x itself, as a view, on the path through which a
+	// piecewise-linear op (hardtanh, threshold) passes x on. Its gradient
+	// rule passes the gradient on too and, in a recorded backward pass,
+	// ties it to x with a zero derivative: the slope of a piece does not
+	// change with x. So the gradient of that gradient with respect to x is
+	// zero, not "does not require a gradient", as with torch's
+	// hardtanh_backward and threshold_backward, which are differentiable
+	// in x.
+	Piecewise = dispatch.Register(&dispatch.Op[dispatch.None]{Schema: schema("piecewise", "x"), View: piecewiseView})
 )
+
+func piecewiseView(in []*dispatch.Tensor, _ dispatch.None) (*dispatch.Tensor, error) {
+	x := in[0]
+	return view(x, x.Shape, x.Strides, x.Offset)
+}
 
 // schema is the schema of an op with the named tensor arguments.
 func schema(name string, args ...string) dispatch.Schema {
