@@ -1,6 +1,8 @@
 package lathe
 
 import (
+	"strconv"
+
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
 )
@@ -17,7 +19,8 @@ import (
 func (x *Tensor) MatMul(y *Tensor) *Tensor { return apply(ops.MatMul, none, x, y) }
 
 // Linear is x·wᵀ + b, as torch.nn.functional.linear: x is [..., in], w is
-// [out, in] and b, if not nil, [out]. It is one op (so that Autocast casts
+// [out, in] (or [in], for one output whose dim is dropped) and b, if not
+// nil, [out] or another shape that broadcasts to the result. It is one op (so that Autocast casts
 // the bias with x and w, as torch's linear), made of MatMul and Add; in
 // float16 and bfloat16 the bias is added in float32 and the sum rounded
 // once, as a fused addmm.
@@ -28,12 +31,16 @@ func (x *Tensor) Linear(w, b *Tensor) *Tensor {
 	return apply(opLinearBias, none, x, w, b)
 }
 
-// linearDTypes refuses a Linear whose x, w and b (when given) differ in
+// linearArgs refuses a Linear whose x, w and b (when given) differ in
 // dtype, naming x against the weight, and the bias against the weight:
 // the weights are the model's, so the fix is to cast x (an int64 batch
 // into a float32 layer) or the one odd bias, where the error named the
-// bias and told to cast it to x's integer dtype.
-func linearDTypes(op string, in []*Tensor) *Error {
+// bias and told to cast it to x's integer dtype. It refuses shapes as
+// torch's linear does, naming the argument and the features, where the
+// matmul and add inside named their own "lhs" and "rhs" and the weight's
+// transposed shape: x of no dims, w of more than 2, x's last dim not w's
+// in_features, and b that does not broadcast to the result.
+func linearArgs(op string, in []*Tensor) *Error {
 	x, w := in[0], in[1]
 	if x.t.DType != w.t.DType {
 		return errorf(op, ErrDType, "x", "is "+x.t.DType.String()+" but the weight \"w\" is "+w.t.DType.String(),
@@ -44,7 +51,45 @@ func linearDTypes(op string, in []*Tensor) *Error {
 		return errorf(op, ErrDType, "b", "is "+b.t.DType.String()+" but the weight \"w\" is "+w.t.DType.String(),
 			"cast it with .Cast("+w.t.DType.GoString()+")")
 	}
+	xs, ws := x.t.Shape, w.t.Shape
+	switch {
+	case len(ws) == 0 || len(ws) > 2:
+		return errorf(op, ErrShape, "w", "has shape "+dispatch.FormatShape(ws)+", but a weight is [out_features, in_features] (or [in_features])",
+			"give a 2-D weight")
+	case len(xs) == 0:
+		return errorf(op, ErrShape, "x", "is 0-d, but linear maps its last dim, the features", "give x of shape [..., "+strconv.Itoa(ws[len(ws)-1])+"]")
+	case xs[len(xs)-1] != ws[len(ws)-1]:
+		return errorf(op, ErrShape, "x", "has shape "+dispatch.FormatShape(xs)+": its last dim, "+strconv.Itoa(xs[len(xs)-1])+
+			", is not the in_features of the weight \"w\" "+dispatch.FormatShape(ws)+", "+strconv.Itoa(ws[len(ws)-1]),
+			"give x of shape [..., "+strconv.Itoa(ws[len(ws)-1])+"], or a weight of shape [out_features, "+strconv.Itoa(xs[len(xs)-1])+"]")
+	}
+	if len(in) > 2 {
+		out := xs[: len(xs)-1 : len(xs)-1]
+		if len(ws) == 2 {
+			out = append(out, ws[0])
+		}
+		if bs := in[2].t.Shape; !broadcastsTo(bs, out) {
+			return errorf(op, ErrShape, "b", "has shape "+dispatch.FormatShape(bs)+", which does not broadcast to the result's "+dispatch.FormatShape(out),
+				"give a bias of shape ["+strconv.Itoa(ws[0])+"] (out_features)")
+		}
+	}
 	return nil
+}
+
+// broadcastsTo reports whether a tensor of shape from expands to shape to
+// without to changing: each of from's sizes, aligned to the right, is
+// to's or 1, and from has no more dims.
+func broadcastsTo(from, to []int) bool {
+	if len(from) > len(to) {
+		return false
+	}
+	lead := len(to) - len(from)
+	for i, s := range from {
+		if s != 1 && s != to[lead+i] {
+			return false
+		}
+	}
+	return true
 }
 
 var (
@@ -54,15 +99,21 @@ var (
 	// the old weight could not go back to the pool, and each step took new
 	// memory for the new one.
 	opLinear = compositeVariant("linear", "no_bias", []string{"x", "w"}, func(in []*Tensor, _ dispatch.None) *Tensor {
-		if err := linearDTypes("linear", in); err != nil {
+		if err := linearArgs("linear", in); err != nil {
 			return failed(err)
+		}
+		if in[1].Rank() == 1 {
+			return in[0].MatMul(in[1]) // torch's [in_features] weight: one output, its dim dropped
 		}
 		return in[0].MatMul(in[1].MT())
 	})
 	opLinearBias = composite("linear", []string{"x", "w", "b"}, func(in []*Tensor, _ dispatch.None) *Tensor {
 		x, b := in[0], in[2]
-		if err := linearDTypes("linear", in); err != nil {
+		if err := linearArgs("linear", in); err != nil {
 			return failed(err)
+		}
+		if in[1].Rank() == 1 {
+			return x.MatMul(in[1]).Add(b)
 		}
 		if dispatch.Halves.Has(x.t.DType) && in[1].t.DType == x.t.DType {
 			// Add the bias before the one rounding, as a fused addmm (cuBLAS's

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -156,6 +157,48 @@ func TestLinearNamesTheOddDType(t *testing.T) {
 		if err := c.out.Err(); !errors.As(err, &e) || e.Kind != ErrDType || e.Arg != c.arg || !strings.Contains(e.Fix, ".Cast("+c.cast+")") ||
 			!strings.HasPrefix(e.Op, c.wantsOp) {
 			t.Errorf("%s: %v, want an ErrDType naming %q with a cast to %s", c.name, err, c.arg, c.cast)
+		}
+	}
+}
+
+// TestLinearShapes: linear refuses shapes as torch's does, naming its own
+// arguments (the matmul and add inside named "lhs" and "rhs" and the
+// weight's transposed shape), refuses a 3-D weight (which it had taken as a
+// batch), and takes torch's 1-D weight, whose output dim is dropped, with
+// its gradient.
+func TestLinearShapes(t *testing.T) {
+	x := FromSlice(CPU, []float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	w := Zeros(CPU, Float32, 4, 3)
+	moreOpsErr(t, "in_features", x.Linear(Zeros(CPU, Float32, 4, 2), nil).Err(), ErrShape, "linear", "x")
+	moreOpsErr(t, "in_features, bias", x.Linear(Zeros(CPU, Float32, 4, 2), Zeros(CPU, Float32, 4)).Err(), ErrShape, "linear", "x")
+	moreOpsErr(t, "in_features, float16", x.Cast(Float16).Linear(Zeros(CPU, Float16, 4, 2), Zeros(CPU, Float16, 4)).Err(), ErrShape, "linear", "x")
+	moreOpsErr(t, "3-d weight", x.Linear(Zeros(CPU, Float32, 1, 4, 3), nil).Err(), ErrShape, "linear", "w")
+	moreOpsErr(t, "0-d weight", x.Linear(Zeros(CPU, Float32), nil).Err(), ErrShape, "linear", "w")
+	moreOpsErr(t, "0-d x", Zeros(CPU, Float32).Linear(w, nil).Err(), ErrShape, "linear", "x")
+	moreOpsErr(t, "bias [5]", x.Linear(w, Zeros(CPU, Float32, 5)).Err(), ErrShape, "linear", "b")
+	moreOpsErr(t, "bias [3, 4]", x.Linear(w, Zeros(CPU, Float32, 3, 4)).Err(), ErrShape, "linear", "b")
+	if err := x.Linear(w, Zeros(CPU, Float32, 2, 4)).Err(); err != nil {
+		t.Errorf("a bias of the result's shape: %v", err)
+	}
+
+	v := FromSlice(CPU, []float32{1, 0, -1}, 3).RequireGrad()
+	for _, c := range []struct {
+		name string
+		b    *Tensor
+		want []float32
+	}{{"no bias", nil, []float32{-2, -2}}, {"0-d bias", Scalar(CPU, float32(0.5)), []float32{-1.5, -1.5}}} {
+		y := x.Linear(v, c.b)
+		got, err := y.Float32s()
+		if err != nil || !slices.Equal(y.Shape(), []int{2}) || !slices.Equal(got, c.want) {
+			t.Errorf("1-d weight, %s: %v of shape %v (%v), want %v of shape [2] as torch", c.name, got, y.Shape(), err, c.want)
+			continue
+		}
+		g, err := Grad(y.Sum(), []*Tensor{v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gv, _ := g[0].Float32s(); !slices.Equal(gv, []float32{5, 7, 9}) {
+			t.Errorf("1-d weight, %s: gradient %v, want [5 7 9]", c.name, gv)
 		}
 	}
 }
