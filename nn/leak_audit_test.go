@@ -508,6 +508,21 @@ func auditCases() []auditCase {
 		{name: "adagrad", build: modCase("", linear, randn(4, 16)).build, opt: func(ps []Param) (Optimizer, error) {
 			return NewAdagrad(ps, 1e-2, WeightDecay(1e-4))
 		}},
+		{name: "adam amsgrad maximize", build: modCase("", linear, randn(4, 16)).build, opt: func(ps []Param) (Optimizer, error) {
+			return NewAdam(ps, 1e-3, AMSGrad(), Maximize())
+		}},
+		{name: "adamax", build: modCase("", linear, randn(4, 16)).build, opt: func(ps []Param) (Optimizer, error) {
+			return NewAdamax(ps, 2e-3, WeightDecay(1e-4))
+		}},
+		{name: "nadam", build: modCase("", linear, randn(4, 16)).build, opt: func(ps []Param) (Optimizer, error) {
+			return NewNAdam(ps, 2e-3, WeightDecay(1e-4))
+		}},
+		{name: "radam", build: modCase("", linear, randn(4, 16)).build, opt: func(ps []Param) (Optimizer, error) {
+			return NewRAdam(ps, 1e-3, Betas(0.9, 0.9)) // rectified from step 3 on
+		}},
+		{name: "adadelta", build: modCase("", linear, randn(4, 16)).build, opt: func(ps []Param) (Optimizer, error) {
+			return NewAdadelta(ps, 1, WeightDecay(1e-4))
+		}},
 		{name: "clip grad norm", build: modCase("", linear, randn(4, 16)).build, post: func(opt Optimizer) error {
 			_, err := ClipGradNorm(clipParams(opt), 0.5)
 			return err

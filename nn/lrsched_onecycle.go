@@ -94,7 +94,7 @@ func NewOneCycleLR(opt Optimizer, cfg OneCycleConfig) (*OneCycleLR, error) {
 	if cfg.CycleMomentum {
 		var ok bool
 		if ms, ok = opt.(momentumSetter); !ok {
-			return nil, nnError(op, lathe.ErrValue, "cycle_momentum", "needs an optimizer with momentum (SGD, RMSprop, Adam, AdamW)",
+			return nil, nnError(op, lathe.ErrValue, "cycle_momentum", "needs an optimizer with momentum (SGD, RMSprop, Adam, AdamW, Adamax, NAdam, RAdam)",
 				"set CycleMomentum to false")
 		}
 	}

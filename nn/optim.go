@@ -241,7 +241,9 @@ type optimConfig struct {
 	eps, weightDecay          float64
 	momentum, dampening       float64
 	alpha, lrDecay, initAccum float64
+	rho, momentumDecay        float64
 	nesterov, centered        bool
+	amsgrad, maximize         bool
 }
 
 // Momentum sets the momentum factor μ (SGD, RMSprop; 0 by default).
@@ -296,6 +298,28 @@ func LRDecay(d float64) OptimOption {
 // starts from (torch's initial_accumulator_value, 0 by default).
 func InitialAccumulator(v float64) OptimOption {
 	return OptimOption{"initial_accumulator_value", func(c *optimConfig) { c.initAccum = v }}
+}
+
+// AMSGrad switches on the AMSGrad variant of Adam and AdamW, which
+// normalizes by the largest second moment seen so far instead of the
+// current one (torch's amsgrad=True).
+func AMSGrad() OptimOption {
+	return OptimOption{"amsgrad", func(c *optimConfig) { c.amsgrad = true }}
+}
+
+// Maximize makes the optimizer maximize its objective, stepping along the
+// gradient instead of against it (torch's maximize=True; Adam, AdamW,
+// Adamax, Adadelta).
+func Maximize() OptimOption {
+	return OptimOption{"maximize", func(c *optimConfig) { c.maximize = true }}
+}
+
+// Rho sets Adadelta's decay of its running averages (0.9 by default).
+func Rho(rho float64) OptimOption { return OptimOption{"rho", func(c *optimConfig) { c.rho = rho }} }
+
+// MomentumDecay sets NAdam's momentum decay ψ (4e-3 by default).
+func MomentumDecay(d float64) OptimOption {
+	return OptimOption{"momentum_decay", func(c *optimConfig) { c.momentumDecay = d }}
 }
 
 // configure applies opts to c, refusing an option that op does not take.
@@ -395,26 +419,32 @@ func (s *SGD) Step() error {
 	}, func(u update) { replace(&s.buf[u.i], u.state[0]) })
 }
 
-// Adam is the Adam optimizer with torch.optim.Adam's update (PyTorch 1.13,
-// amsgrad=False), the weight decay added to the gradient:
+// Adam is the Adam optimizer with torch.optim.Adam's update (PyTorch 1.13),
+// the weight decay added to the gradient:
 //
+//	g = -g (Maximize)
 //	g = g + wd·p
 //	m = β1·m + (1-β1)·g;  v = β2·v + (1-β2)·g²
-//	p = p - lr/(1-β1ᵗ) · m / (√v/√(1-β2ᵗ) + eps)
+//	v̂ = max(v̂, v) (AMSGrad), else v̂ = v
+//	p = p - lr/(1-β1ᵗ) · m / (√v̂/√(1-β2ᵗ) + eps)
 //
 // AdamW is the same with decoupled weight decay.
 type Adam struct {
 	paramSet
 	Eps, WeightDecay float64
 	Betas            [2]float64
-	decoupled        bool
-	steps            []int
-	m, v             []*lathe.Tensor
+	// AMSGrad and Maximize are torch's amsgrad and maximize. AMSGrad
+	// switched on after some steps starts its maximum from the current
+	// second moment.
+	AMSGrad, Maximize bool
+	decoupled         bool
+	steps             []int
+	m, v, vmax        []*lathe.Tensor
 }
 
 // NewAdam makes an Adam optimizer over params with learning rate lr
 // (torch's default is 1e-3). It takes the options Betas (0.9, 0.999 by
-// default), Eps (1e-8) and WeightDecay (0).
+// default), Eps (1e-8), WeightDecay (0), AMSGrad and Maximize.
 func NewAdam(params []Param, lr float64, opts ...OptimOption) (*Adam, error) {
 	return newAdam("adam", params, lr, opts, 0, false)
 }
@@ -429,7 +459,7 @@ func NewAdamW(params []Param, lr float64, opts ...OptimOption) (*Adam, error) {
 
 func newAdam(op string, params []Param, lr float64, opts []OptimOption, wd float64, decoupled bool) (*Adam, error) {
 	c := optimConfig{betas: [2]float64{0.9, 0.999}, eps: 1e-8, weightDecay: wd}
-	if err := configure(op, &c, opts, "betas", "eps", "weight_decay"); err != nil {
+	if err := configure(op, &c, opts, "betas", "eps", "weight_decay", "amsgrad", "maximize"); err != nil {
 		return nil, err
 	}
 	ps, err := newParamSet(op, params, lr)
@@ -437,8 +467,9 @@ func newAdam(op string, params []Param, lr float64, opts []OptimOption, wd float
 		return nil, err
 	}
 	n := len(ps.params)
-	a := &Adam{paramSet: ps, Betas: c.betas, Eps: c.eps, WeightDecay: c.weightDecay, decoupled: decoupled,
-		steps: make([]int, n), m: make([]*lathe.Tensor, n), v: make([]*lathe.Tensor, n)}
+	a := &Adam{paramSet: ps, Betas: c.betas, Eps: c.eps, WeightDecay: c.weightDecay, AMSGrad: c.amsgrad, Maximize: c.maximize,
+		decoupled: decoupled, steps: make([]int, n), m: make([]*lathe.Tensor, n), v: make([]*lathe.Tensor, n),
+		vmax: make([]*lathe.Tensor, n)}
 	if err := a.check(); err != nil {
 		return nil, err
 	}
@@ -471,12 +502,15 @@ func (a *Adam) Step() error {
 	}
 	b1, b2 := a.Betas[0], a.Betas[1]
 	return a.step(func(i int, p, g *lathe.Tensor) (*lathe.Tensor, []*lathe.Tensor) {
-		if bad := a.misfit(i, p, a.m[i], a.v[i]); bad != nil {
+		if bad := a.misfit(i, p, a.m[i], a.v[i], a.vmax[i]); bad != nil {
 			return bad, nil
 		}
 		t := a.steps[i] + 1
 		var tmp scratch
 		defer tmp.release()
+		if a.Maximize {
+			g = tmp.t(g.Neg())
+		}
 		if a.WeightDecay != 0 {
 			if a.decoupled {
 				p = tmp.t(p.MulScalar(1 - a.LR*a.WeightDecay))
@@ -494,11 +528,22 @@ func (a *Adam) Step() error {
 		bc1 := 1 - math.Pow(b1, float64(t))
 		bc2 := 1 - math.Pow(b2, float64(t))
 		stepSize := a.LR / bc1
-		denom := tmp.t(tmp.t(tmp.t(v.Sqrt()).DivScalar(math.Sqrt(bc2))).AddScalar(a.Eps))
-		return p.Add(tmp.t(tmp.t(m.MulScalar(-stepSize)).Div(denom))), []*lathe.Tensor{m, v} // addcdiv: (value·m)/denom
+		var vmax *lathe.Tensor
+		vhat := v
+		if a.AMSGrad {
+			if vmax = a.vmax[i]; vmax == nil {
+				vmax = v.Clone() // max(0, v) is v: v² sums are ≥ 0 (and NaN stays NaN)
+			} else {
+				vmax = vmax.Maximum(v)
+			}
+			vhat = vmax
+		}
+		denom := tmp.t(tmp.t(tmp.t(vhat.Sqrt()).DivScalar(math.Sqrt(bc2))).AddScalar(a.Eps))
+		return p.Add(tmp.t(tmp.t(m.MulScalar(-stepSize)).Div(denom))), []*lathe.Tensor{m, v, vmax} // addcdiv: (value·m)/denom
 	}, func(u update) {
 		a.steps[u.i]++
 		replace(&a.m[u.i], u.state[0])
 		replace(&a.v[u.i], u.state[1])
+		replace(&a.vmax[u.i], u.state[2])
 	})
 }

@@ -56,6 +56,11 @@ func TestStepAllOrNothing(t *testing.T) {
 		"adam":         func(ps []Param) (Optimizer, error) { return NewAdam(ps, 0.1) },
 		"rmsprop":      func(ps []Param) (Optimizer, error) { return NewRMSprop(ps, 0.1, Momentum(0.9), Centered()) },
 		"adagrad":      func(ps []Param) (Optimizer, error) { return NewAdagrad(ps, 0.1) },
+		"adam amsgrad": func(ps []Param) (Optimizer, error) { return NewAdam(ps, 0.1, AMSGrad()) },
+		"adamax":       func(ps []Param) (Optimizer, error) { return NewAdamax(ps, 0.1) },
+		"nadam":        func(ps []Param) (Optimizer, error) { return NewNAdam(ps, 0.1) },
+		"radam":        func(ps []Param) (Optimizer, error) { return NewRAdam(ps, 0.1) },
+		"adadelta":     func(ps []Param) (Optimizer, error) { return NewAdadelta(ps, 0.1) },
 	} {
 		t.Run("state of another shape/"+name, func(t *testing.T) {
 			b := lathe.Ones(lathe.CPU, lathe.Float32, 1).RequireGrad()

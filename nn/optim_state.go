@@ -18,6 +18,11 @@ import (
 // each scheduler's position ("scheduler.<j>.last_epoch", ...). Floats are
 // written so that they read back exactly.
 
+// laterFlags are the switches added to optimizers after files were saved
+// without them: one missing from a file reads as false, as those files
+// were saved with it off.
+var laterFlags = map[string]bool{"amsgrad": true, "maximize": true}
+
 // hyper is one hyperparameter of an optimizer, by torch's name.
 type hyper struct {
 	name string
@@ -29,6 +34,23 @@ type hyper struct {
 type slot struct {
 	name string
 	ts   *[]*lathe.Tensor
+}
+
+// perParamFloat is a number an optimizer keeps per parameter (NAdam's
+// mu_product), saved in the metadata as "state.<i>.<name>"; reset is its
+// value before the first step.
+type perParamFloat struct {
+	name  string
+	vals  *[]float64
+	reset float64
+}
+
+// perParamFloats of o, if it keeps any.
+func perParamFloats(o statefulOptim) []perParamFloat {
+	if x, ok := o.(interface{ perParam() []perParamFloat }); ok {
+		return x.perParam()
+	}
+	return nil
 }
 
 // statefulOptim is an optimizer of this package, described for saving.
@@ -52,9 +74,11 @@ func (s *SGD) counts() *[]int { return nil }
 
 func (a *Adam) hypers() []hyper {
 	return []hyper{{"lr", &a.LR, nil}, {"beta1", &a.Betas[0], nil}, {"beta2", &a.Betas[1], nil}, {"eps", &a.Eps, nil},
-		{"weight_decay", &a.WeightDecay, nil}}
+		{"weight_decay", &a.WeightDecay, nil}, {"amsgrad", nil, &a.AMSGrad}, {"maximize", nil, &a.Maximize}}
 }
-func (a *Adam) slots() []slot  { return []slot{{"exp_avg", &a.m}, {"exp_avg_sq", &a.v}} }
+func (a *Adam) slots() []slot {
+	return []slot{{"exp_avg", &a.m}, {"exp_avg_sq", &a.v}, {"max_exp_avg_sq", &a.vmax}}
+}
 func (a *Adam) counts() *[]int { return &a.steps }
 
 func (r *RMSprop) kind() string { return "rmsprop" }
@@ -161,6 +185,11 @@ func ResetOptimizer(opt Optimizer) error {
 	if c := o.counts(); c != nil {
 		clear(*c)
 	}
+	for _, f := range perParamFloats(o) {
+		for i := range *f.vals {
+			(*f.vals)[i] = f.reset
+		}
+	}
 	return nil
 }
 
@@ -196,6 +225,9 @@ func SaveOptimizer(w io.Writer, opt Optimizer, scheds ...Resumable) error {
 		meta["param."+strconv.Itoa(i)] = p.Name
 		if c := o.counts(); c != nil {
 			meta[prefix+"step"] = strconv.Itoa((*c)[i])
+		}
+		for _, f := range perParamFloats(o) {
+			meta[prefix+f.name] = fmtFloat((*f.vals)[i])
 		}
 		for _, sl := range o.slots() {
 			if t := (*sl.ts)[i]; t != nil {
@@ -305,6 +337,9 @@ func LoadOptimizer(r io.Reader, opt Optimizer, scheds ...Resumable) error {
 			}
 			continue
 		}
+		if _, ok := meta[h.name]; !ok && laterFlags[h.name] {
+			continue // hb[k] is false
+		}
 		v, err := get(h.name)
 		if err != nil {
 			return err
@@ -330,6 +365,17 @@ func LoadOptimizer(r io.Reader, opt Optimizer, scheds ...Resumable) error {
 			}
 			if counts[i] < 0 {
 				return bad(key, "is negative")
+			}
+		}
+	}
+
+	pfs := perParamFloats(o)
+	pfVals := make([][]float64, len(pfs))
+	for k, f := range pfs {
+		pfVals[k] = make([]float64, len(ps.params))
+		for i := range pfVals[k] {
+			if pfVals[k][i], err = getFloat("state." + strconv.Itoa(i) + "." + f.name); err != nil {
+				return err
 			}
 		}
 	}
@@ -439,6 +485,9 @@ func LoadOptimizer(r io.Reader, opt Optimizer, scheds ...Resumable) error {
 	committed = true
 	if c := o.counts(); c != nil {
 		copy(*c, counts)
+	}
+	for k, f := range pfs {
+		copy(*f.vals, pfVals[k])
 	}
 	for _, st := range sets {
 		if st.f.f != nil {
