@@ -88,10 +88,15 @@ func attach(op string, opt Optimizer) (schedCore, error) {
 // takes the initial step, which sets the rate of epoch 0.
 func start[S scheduler](s S) (S, error) {
 	c := s.core()
-	if ps := paramsOf(c.opt); ps != nil && !ps.hasInitialLR {
+	ps := paramsOf(c.opt)
+	set := ps != nil && !ps.hasInitialLR
+	if set {
 		ps.initialLR, ps.hasInitialLR = c.baseLR, true
 	}
 	if err := initialStep(s); err != nil {
+		if set { // a failed constructor changes nothing
+			ps.initialLR, ps.hasInitialLR = 0, false
+		}
 		var zero S
 		return zero, err
 	}
