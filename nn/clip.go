@@ -126,3 +126,65 @@ func ClipGradNorm(params []Param, maxNorm float64) (float64, error) {
 	}
 	return total, nil
 }
+
+// ClipGradValue clamps every element of the gradients of params to
+// [-clipValue, clipValue], as torch.nn.utils.clip_grad_value_ does.
+// Parameters without a gradient are skipped, and one listed twice (a tied
+// weight) is clamped once; a NaN element stays NaN, as in torch. A nil,
+// failed or released parameter or gradient is an error, and so is a
+// clipValue that is NaN or negative (where torch's clamp would set every
+// element to -|clipValue|); on error no gradient changes.
+func ClipGradValue(params []Param, clipValue float64) error {
+	const op = "clip_grad_value"
+	if !(clipValue >= 0) {
+		return nnError(op, lathe.ErrValue, "clip_value", "is "+strconv.FormatFloat(clipValue, 'g', -1, 64), "use clip_value ≥ 0")
+	}
+	var owners, clamped []*lathe.Tensor
+	seen := map[*lathe.Tensor]bool{}
+	for _, p := range params {
+		if p.T == nil {
+			return nnError(op, lathe.ErrValue, p.Name, "is nil", "pass the model's parameters")
+		}
+		if err := p.T.CheckArg(op, p.Name); err != nil {
+			return err
+		}
+		if g := p.T.Grad(); g != nil {
+			if err := g.CheckArg(op, p.Name+".grad"); err != nil {
+				return err
+			}
+		}
+	}
+	release := func() {
+		for _, c := range clamped {
+			c.Release()
+		}
+	}
+	var err error
+	lathe.NoGrad(func() {
+		for _, p := range params {
+			g := p.T.Grad()
+			if g == nil || seen[p.T] {
+				continue
+			}
+			seen[p.T] = true
+			c := g.Clamp(-clipValue, clipValue)
+			clamped, owners = append(clamped, c), append(owners, p.T)
+			if err = c.Err(); err != nil {
+				return
+			}
+		}
+	})
+	if err != nil {
+		release()
+		return err
+	}
+	for i, c := range clamped {
+		if err := owners[i].SetGrad(c); err != nil {
+			for _, c := range clamped[i:] { // those before are the owners' now
+				c.Release()
+			}
+			return err // SetGrad checks shape, dtype and device, which a clamp keeps: not reached
+		}
+	}
+	return nil
+}

@@ -527,6 +527,9 @@ func auditCases() []auditCase {
 			_, err := ClipGradNorm(clipParams(opt), 0.5)
 			return err
 		}},
+		{name: "clip grad value", build: modCase("", linear, randn(4, 16)).build, post: func(opt Optimizer) error {
+			return ClipGradValue(clipParams(opt), 0.01)
+		}},
 		{name: "grad scaler", build: modCase("", linear, randn(4, 16)).build, scaled: true},
 		{name: "onecycle scheduler", build: modCase("", linear, randn(4, 16)).build, post: schedulerPost(func(opt Optimizer) (LRScheduler, error) {
 			return NewOneCycleLR(opt, DefaultOneCycle(0.01, 1000))
