@@ -154,6 +154,10 @@ func asStateful(op string, opt Optimizer) (statefulOptim, error) {
 	if isNil(opt) {
 		return nil, nnError(op, lathe.ErrValue, "opt", "is nil", "")
 	}
+	if _, ok := opt.(*LBFGS); ok && op != "reset_optimizer" {
+		return nil, nnError(op, lathe.ErrValue, "opt", "is an LBFGS, whose history SaveOptimizer does not save",
+			"save the model alone, and start a new LBFGS on it")
+	}
 	o, ok := opt.(statefulOptim)
 	if !ok {
 		return nil, nnError(op, lathe.ErrValue, "opt", "is not an optimizer of package nn", "save the state of your own optimizer yourself")
@@ -170,6 +174,10 @@ func asStateful(op string, opt Optimizer) (statefulOptim, error) {
 // may take a gradient that then fails, and every later step fails with
 // it. It is an ErrValue for an optimizer not of package nn.
 func ResetOptimizer(opt Optimizer) error {
+	if l, ok := opt.(*LBFGS); ok && l != nil {
+		l.reset()
+		return nil
+	}
 	o, err := asStateful("reset_optimizer", opt)
 	if err != nil {
 		return err

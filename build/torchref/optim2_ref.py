@@ -13,6 +13,9 @@ nn/optim2_torchref_test.go:
     sched2Ref   each scheduler case's learning rate after construction and
                 after each of its steps (a CyclicLR case's "/momentum" entry:
                 SGD's momentum), read by TestMoreSchedulersMatchTorch
+    lbfgsRef    each LBFGS case's returned loss and parameters after each of
+                three steps on lbfgsObjective, in float64 and float32, read
+                by TestLBFGSMatchesTorch (nn/optim_lbfgs_test.go)
 
 Run with /usr/bin/python3 build/torchref/optim2_ref.py (the system Python
 that has torch). Output is deterministic.
@@ -163,12 +166,57 @@ def sched_ref():
 WARM_EPOCHS = [0.25, 0.5, 1.75, 2.0, 3.5, 7.9, 8.0, 8.5, 25.0, 26.25, 80.0, 3.0, 0.0]
 
 
+# LBFGS minimizes Rosenbrock's function of p plus a weighted quadratic of
+# b, both parameters; the Go test's objective is the same op for op.
+LBFGS_P0 = [-1.2, 1.0]
+LBFGS_B0 = [0.5, -0.3, 0.8]
+LBFGS_C = [1.0, 2.0, -1.0]
+LBFGS_K = [1.0, 0.5, 2.0]
+LBFGS = [
+    ("none", dict(lr=1, max_iter=5, history_size=3)),
+    ("strong_wolfe", dict(lr=1, max_iter=5, history_size=3, line_search_fn="strong_wolfe")),
+    ("strong_wolfe/defaults", dict(lr=0.5, line_search_fn="strong_wolfe")),
+    ("none/lr/tolerance_change/max_eval", dict(lr=0.1, max_iter=8, max_eval=6, tolerance_change=1e-4)),
+]
+
+
+def lbfgs_ref():
+    lines = ["// lbfgsRef holds each LBFGS case's loss and parameters (p, then b) after",
+             "// each step, by dtype.",
+             "var lbfgsRef = map[string]map[string][][]float64{"]
+    for name, kw in LBFGS:
+        lines.append('\t"%s": {' % name)
+        for dt, dname in DTYPES[:2]:
+            p = torch.tensor(LBFGS_P0, dtype=dt, requires_grad=True)
+            b = torch.tensor(LBFGS_B0, dtype=dt, requires_grad=True)
+            c = torch.tensor(LBFGS_C, dtype=dt)
+            k = torch.tensor(LBFGS_K, dtype=dt)
+            opt = O.LBFGS([p, b], **kw)
+
+            def closure():
+                opt.zero_grad()
+                x, y = p[0:1], p[1:2]
+                loss = ((1 - x) ** 2 + 100 * (y - x ** 2) ** 2 + ((b - c) ** 2 * k).sum()).sum()
+                loss.backward()
+                return loss
+            lines.append('\t\t"%s": {' % dname)
+            for _ in range(3):
+                loss = float(opt.step(closure))
+                vals = [gofloat(v) for v in [loss] + p.detach().double().tolist() + b.detach().double().tolist()]
+                lines.append("\t\t\t{" + ", ".join(vals) + "},")
+            lines.append("\t\t},")
+        lines.append("\t},")
+    lines.append("}\n")
+    return "\n".join(lines)
+
+
 def main():
     decls = [
         "var optim2G = [][]float64{\n" + "".join("\t{" + ", ".join(gofloat(v) for v in g) + "},\n" for g in G) + "}\n",
         optim_ref(),
         "var warmEpochs = []float64{" + ", ".join(gofloat(v) for v in WARM_EPOCHS) + "}\n",
         sched_ref(),
+        lbfgs_ref(),
     ]
     intro = ("// The later optimizers' and schedulers' reference values, from\n"
              "// build/torchref/optim2_ref.py.\n")
