@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // sched2Cases are the scheduler cases of build/torchref/optim2_ref.py by
@@ -135,6 +136,7 @@ func step2[S LRScheduler](s S, err error) func() error {
 // fractional-epoch case through its epochs) and compares the learning
 // rate, and CyclicLR's momentum, with PyTorch's after each step.
 func TestMoreSchedulersMatchTorch(t *testing.T) {
+	testenv.HostOnly(t)
 	for name, mk := range sched2Cases {
 		t.Run(name, func(t *testing.T) {
 			want, ok := sched2Ref[name]
@@ -167,6 +169,7 @@ func TestMoreSchedulersMatchTorch(t *testing.T) {
 // then divides by zero or sets a NaN learning rate with, are ErrValues
 // that name the setting; a failed step changes nothing.
 func TestMoreSchedulerErrors(t *testing.T) {
+	testenv.HostOnly(t)
 	nan := math.NaN()
 	cases := []struct {
 		name, arg string
@@ -284,6 +287,7 @@ func TestMoreSchedulerErrors(t *testing.T) {
 // TestZeroMoreSchedulers: a scheduler's zero value steps to an error, not
 // a panic.
 func TestZeroMoreSchedulers(t *testing.T) {
+	testenv.HostOnly(t)
 	for _, s := range []LRScheduler{&LambdaLR{}, &MultiplicativeLR{}, &ConstantLR{}, &PolynomialLR{},
 		&CosineAnnealingWarmRestarts{}, &CyclicLR{}, &ChainedScheduler{}} {
 		if err := s.Step(); !errors.Is(err, lathe.ErrValue) {
@@ -299,6 +303,7 @@ func TestZeroMoreSchedulers(t *testing.T) {
 // optimizer, loads both into fresh ones, and requires the rest of the
 // schedule to be an unbroken run's, bit for bit.
 func TestMoreSchedulersResume(t *testing.T) {
+	testenv.HostOnly(t)
 	for name, mk := range sched2Cases {
 		if name == "warm_restarts/step_at" {
 			continue

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // lbfgsCases are the LBFGS cases of build/torchref/optim2_ref.py.
@@ -112,6 +113,7 @@ func TestLBFGSMatchesTorch(t *testing.T) {
 // state back; SaveOptimizer refuses an LBFGS and ResetOptimizer clears
 // it.
 func TestLBFGSErrors(t *testing.T) {
+	testenv.HostOnly(t)
 	p, b, closure := lbfgsProblem(t, lathe.CPU, lathe.Float64)
 	ps := []Param{{"p", p}, {"b", b}}
 	for arg, spoil := range map[string]func(c *LBFGSConfig){

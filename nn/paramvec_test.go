@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // TestClipGradValue clamps each gradient element to [-c, c] as torch's
@@ -38,6 +39,7 @@ func TestClipGradValue(t *testing.T) {
 // would set every element to it), a nil or released parameter or
 // gradient are errors that change no gradient.
 func TestClipGradValueErrors(t *testing.T) {
+	testenv.HostOnly(t)
 	a := toDType(t, []float64{1, 2}, lathe.Float32, 2).RequireGrad()
 	mustOK(t, a.Backward(lathe.WithGradient(toDType(t, []float64{3, -3}, lathe.Float32, 2))))
 	b := toDType(t, []float64{1}, lathe.Float32, 1).RequireGrad()
@@ -106,6 +108,7 @@ func TestParametersToVector(t *testing.T) {
 // dtype, parameters of two dtypes, nil and released tensors are errors
 // that change no parameter.
 func TestVectorToParametersErrors(t *testing.T) {
+	testenv.HostOnly(t)
 	w := toDType(t, []float64{1, 2, 3}, lathe.Float32, 3).RequireGrad()
 	d := toDType(t, []float64{1}, lathe.Float64, 1).RequireGrad()
 	gone := toDType(t, []float64{1}, lathe.Float32, 1)
