@@ -308,8 +308,8 @@ func AMSGrad() OptimOption {
 }
 
 // Maximize makes the optimizer maximize its objective, stepping along the
-// gradient instead of against it (torch's maximize=True; Adam, AdamW,
-// Adamax, Adadelta).
+// gradient instead of against it (torch's maximize=True; SGD, Adam, AdamW,
+// RMSprop, Adagrad, Adamax, Adadelta).
 func Maximize() OptimOption {
 	return OptimOption{"maximize", func(c *optimConfig) { c.maximize = true }}
 }
@@ -341,22 +341,23 @@ func configure(op string, c *optimConfig, opts []OptimOption, takes ...string) e
 // momentum, weight decay and dampening, with torch.optim.SGD's update,
 // each line's scaled sum one AddScaled (torch's add_ with alpha):
 //
-//	d = g + wd·p
+//	d = -g (Maximize), else g
+//	d = d + wd·p
 //	b = d on the first step, else μ·b + (1-dampening)·d
 //	d = d + μ·b (Nesterov) or b
 //	p = p - lr·d
 type SGD struct {
 	paramSet
 	Momentum, Dampening, WeightDecay float64
-	Nesterov                         bool
+	Nesterov, Maximize               bool
 	buf                              []*lathe.Tensor
 }
 
 // NewSGD makes an SGD optimizer over params with learning rate lr. It takes
-// the options Momentum, Dampening, WeightDecay and Nesterov.
+// the options Momentum, Dampening, WeightDecay, Nesterov and Maximize.
 func NewSGD(params []Param, lr float64, opts ...OptimOption) (*SGD, error) {
 	var c optimConfig
-	if err := configure("sgd", &c, opts, "momentum", "dampening", "weight_decay", "nesterov"); err != nil {
+	if err := configure("sgd", &c, opts, "momentum", "dampening", "weight_decay", "nesterov", "maximize"); err != nil {
 		return nil, err
 	}
 	ps, err := newParamSet("sgd", params, lr)
@@ -364,7 +365,7 @@ func NewSGD(params []Param, lr float64, opts ...OptimOption) (*SGD, error) {
 		return nil, err
 	}
 	s := &SGD{paramSet: ps, Momentum: c.momentum, Dampening: c.dampening, WeightDecay: c.weightDecay, Nesterov: c.nesterov,
-		buf: make([]*lathe.Tensor, len(ps.params))}
+		Maximize: c.maximize, buf: make([]*lathe.Tensor, len(ps.params))}
 	if err := s.check(); err != nil {
 		return nil, err
 	}
@@ -399,6 +400,9 @@ func (s *SGD) Step() error {
 		var tmp scratch
 		defer tmp.release()
 		d := g
+		if s.Maximize {
+			d = tmp.t(g.Neg())
+		}
 		if s.WeightDecay != 0 {
 			d = tmp.t(d.AddScaled(p, s.WeightDecay))
 		}

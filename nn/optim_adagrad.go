@@ -4,22 +4,24 @@ import "github.com/lathe-ml/lathe"
 
 // Adagrad is torch.optim.Adagrad (PyTorch 1.13, dense gradients):
 //
+//	g = -g (Maximize)
 //	g = g + wd·p
 //	s = s + g²   (s starts at the initial accumulator value)
 //	p = p - lr/(1 + (t-1)·lrDecay) · g / (√s + eps)
 type Adagrad struct {
 	paramSet
 	LRDecay, WeightDecay, InitialAccumulator, Eps float64
+	Maximize                                      bool
 	steps                                         []int
 	sum                                           []*lathe.Tensor
 }
 
 // NewAdagrad makes an Adagrad optimizer over params with learning rate lr
 // (torch's default is 1e-2). It takes the options LRDecay (0 by default),
-// WeightDecay (0), InitialAccumulator (0) and Eps (1e-10).
+// WeightDecay (0), InitialAccumulator (0), Eps (1e-10) and Maximize.
 func NewAdagrad(params []Param, lr float64, opts ...OptimOption) (*Adagrad, error) {
 	c := optimConfig{eps: 1e-10}
-	if err := configure("adagrad", &c, opts, "lr_decay", "weight_decay", "initial_accumulator_value", "eps"); err != nil {
+	if err := configure("adagrad", &c, opts, "lr_decay", "weight_decay", "initial_accumulator_value", "eps", "maximize"); err != nil {
 		return nil, err
 	}
 	ps, err := newParamSet("adagrad", params, lr)
@@ -28,7 +30,7 @@ func NewAdagrad(params []Param, lr float64, opts ...OptimOption) (*Adagrad, erro
 	}
 	n := len(ps.params)
 	a := &Adagrad{paramSet: ps, LRDecay: c.lrDecay, WeightDecay: c.weightDecay, InitialAccumulator: c.initAccum, Eps: c.eps,
-		steps: make([]int, n), sum: make([]*lathe.Tensor, n)}
+		Maximize: c.maximize, steps: make([]int, n), sum: make([]*lathe.Tensor, n)}
 	if err := a.check(); err != nil {
 		return nil, err
 	}
@@ -59,6 +61,9 @@ func (a *Adagrad) Step() error {
 		t := a.steps[i] + 1
 		var tmp scratch
 		defer tmp.release()
+		if a.Maximize {
+			g = tmp.t(g.Neg())
+		}
 		if a.WeightDecay != 0 {
 			g = tmp.t(g.AddScaled(p, a.WeightDecay))
 		}

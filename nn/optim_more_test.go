@@ -39,6 +39,11 @@ var optim2Cases = map[string]func([]Param) (Optimizer, error){
 		return NewAdadelta(ps, 0.5, Rho(0.8), Eps(1e-4), WeightDecay(0.1))
 	},
 	"adadelta/maximize": func(ps []Param) (Optimizer, error) { return NewAdadelta(ps, 1, Maximize()) },
+	"sgd/momentum/wd/maximize": func(ps []Param) (Optimizer, error) {
+		return NewSGD(ps, 0.1, Momentum(0.9), WeightDecay(0.01), Maximize())
+	},
+	"rmsprop/centered/maximize": func(ps []Param) (Optimizer, error) { return NewRMSprop(ps, 0.01, Centered(), Maximize()) },
+	"adagrad/wd/maximize":       func(ps []Param) (Optimizer, error) { return NewAdagrad(ps, 0.1, WeightDecay(0.1), Maximize()) },
 }
 
 // optimDevices are the cpu and, where they open, wgpu:0 and cuda:0 (a

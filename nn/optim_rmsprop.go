@@ -4,6 +4,7 @@ import "github.com/lathe-ml/lathe"
 
 // RMSprop is torch.optim.RMSprop (PyTorch 1.13):
 //
+//	g = -g (Maximize)
 //	g = g + wd·p
 //	v = α·v + (1-α)·g²
 //	ḡ = α·ḡ + (1-α)·g;  d = √(v - ḡ²) + eps   (centered)
@@ -13,17 +14,17 @@ import "github.com/lathe-ml/lathe"
 type RMSprop struct {
 	paramSet
 	Alpha, Eps, WeightDecay, Momentum float64
-	Centered                          bool
+	Centered, Maximize                bool
 	steps                             []int
 	squareAvg, gradAvg, buf           []*lathe.Tensor
 }
 
 // NewRMSprop makes an RMSprop optimizer over params with learning rate lr
 // (torch's default is 1e-2). It takes the options Alpha (0.99 by default),
-// Eps (1e-8), WeightDecay (0), Momentum (0) and Centered.
+// Eps (1e-8), WeightDecay (0), Momentum (0), Centered and Maximize.
 func NewRMSprop(params []Param, lr float64, opts ...OptimOption) (*RMSprop, error) {
 	c := optimConfig{alpha: 0.99, eps: 1e-8}
-	if err := configure("rmsprop", &c, opts, "alpha", "eps", "weight_decay", "momentum", "centered"); err != nil {
+	if err := configure("rmsprop", &c, opts, "alpha", "eps", "weight_decay", "momentum", "centered", "maximize"); err != nil {
 		return nil, err
 	}
 	ps, err := newParamSet("rmsprop", params, lr)
@@ -32,7 +33,7 @@ func NewRMSprop(params []Param, lr float64, opts ...OptimOption) (*RMSprop, erro
 	}
 	n := len(ps.params)
 	r := &RMSprop{paramSet: ps, Alpha: c.alpha, Eps: c.eps, WeightDecay: c.weightDecay, Momentum: c.momentum, Centered: c.centered,
-		steps: make([]int, n), squareAvg: make([]*lathe.Tensor, n), gradAvg: make([]*lathe.Tensor, n), buf: make([]*lathe.Tensor, n)}
+		Maximize: c.maximize, steps: make([]int, n), squareAvg: make([]*lathe.Tensor, n), gradAvg: make([]*lathe.Tensor, n), buf: make([]*lathe.Tensor, n)}
 	if err := r.check(); err != nil {
 		return nil, err
 	}
@@ -61,6 +62,9 @@ func (r *RMSprop) Step() error {
 		}
 		var tmp scratch
 		defer tmp.release()
+		if r.Maximize {
+			g = tmp.t(g.Neg())
+		}
 		if r.WeightDecay != 0 {
 			g = tmp.t(g.AddScaled(p, r.WeightDecay))
 		}

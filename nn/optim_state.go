@@ -67,7 +67,7 @@ type statefulOptim interface {
 func (s *SGD) kind() string { return "sgd" }
 func (s *SGD) hypers() []hyper {
 	return []hyper{{"lr", &s.LR, nil}, {"momentum", &s.Momentum, nil}, {"dampening", &s.Dampening, nil},
-		{"weight_decay", &s.WeightDecay, nil}, {"nesterov", nil, &s.Nesterov}}
+		{"weight_decay", &s.WeightDecay, nil}, {"nesterov", nil, &s.Nesterov}, {"maximize", nil, &s.Maximize}}
 }
 func (s *SGD) slots() []slot  { return []slot{{"momentum_buffer", &s.buf}} }
 func (s *SGD) counts() *[]int { return nil }
@@ -84,7 +84,7 @@ func (a *Adam) counts() *[]int { return &a.steps }
 func (r *RMSprop) kind() string { return "rmsprop" }
 func (r *RMSprop) hypers() []hyper {
 	return []hyper{{"lr", &r.LR, nil}, {"alpha", &r.Alpha, nil}, {"eps", &r.Eps, nil}, {"weight_decay", &r.WeightDecay, nil},
-		{"momentum", &r.Momentum, nil}, {"centered", nil, &r.Centered}}
+		{"momentum", &r.Momentum, nil}, {"centered", nil, &r.Centered}, {"maximize", nil, &r.Maximize}}
 }
 func (r *RMSprop) slots() []slot {
 	return []slot{{"square_avg", &r.squareAvg}, {"grad_avg", &r.gradAvg}, {"momentum_buffer", &r.buf}}
@@ -94,7 +94,7 @@ func (r *RMSprop) counts() *[]int { return &r.steps }
 func (a *Adagrad) kind() string { return "adagrad" }
 func (a *Adagrad) hypers() []hyper {
 	return []hyper{{"lr", &a.LR, nil}, {"lr_decay", &a.LRDecay, nil}, {"weight_decay", &a.WeightDecay, nil},
-		{"initial_accumulator_value", &a.InitialAccumulator, nil}, {"eps", &a.Eps, nil}}
+		{"initial_accumulator_value", &a.InitialAccumulator, nil}, {"eps", &a.Eps, nil}, {"maximize", nil, &a.Maximize}}
 }
 func (a *Adagrad) slots() []slot  { return []slot{{"sum", &a.sum}} }
 func (a *Adagrad) counts() *[]int { return &a.steps }

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Reference values for nn's later optimizers and learning-rate schedulers
-(Adamax, NAdam, RAdam, Adadelta, Adam's amsgrad and maximize; LambdaLR,
+(Adamax, NAdam, RAdam, Adadelta, Adam's amsgrad, maximize of all; LambdaLR,
 MultiplicativeLR, ConstantLR, PolynomialLR, CosineAnnealingWarmRestarts,
 CyclicLR, ChainedScheduler), by PyTorch 1.13. Writes
 nn/optim2_torchref_test.go:
@@ -59,6 +59,9 @@ OPTIM = [
     ("adadelta", lambda p: O.Adadelta([p])),
     ("adadelta/rho/eps/wd", lambda p: O.Adadelta([p], lr=0.5, rho=0.8, eps=1e-4, weight_decay=0.1)),
     ("adadelta/maximize", lambda p: O.Adadelta([p], maximize=True)),
+    ("sgd/momentum/wd/maximize", lambda p: O.SGD([p], lr=0.1, momentum=0.9, weight_decay=0.01, maximize=True)),
+    ("rmsprop/centered/maximize", lambda p: O.RMSprop([p], lr=0.01, centered=True, maximize=True)),
+    ("adagrad/wd/maximize", lambda p: O.Adagrad([p], lr=0.1, weight_decay=0.1, maximize=True)),
 ]
 DTYPES = ((torch.float64, "float64"), (torch.float32, "float32"), (torch.bfloat16, "bfloat16"))
 
