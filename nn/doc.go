@@ -6,8 +6,13 @@
 // the recurrent RNN, LSTM and GRU and their cells, MultiheadAttention with
 // rotary embeddings and a KVCache, the transformer encoder and decoder
 // layers, their stacks and Transformer), losses, optimizers (SGD, Adam,
-// AdamW, RMSprop, Adagrad) and learning-rate
-// schedulers, gradient clipping, and saving and loading parameters, and an
+// AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, LBFGS) and
+// learning-rate schedulers (StepLR, MultiStepLR, ExponentialLR,
+// CosineAnnealingLR, CosineAnnealingWarmRestarts, LinearLR, ConstantLR,
+// PolynomialLR, LambdaLR, MultiplicativeLR, CyclicLR, OneCycleLR,
+// SequentialLR, ChainedScheduler, ReduceLROnPlateau), gradient clipping
+// (ClipGradNorm, ClipGradValue), ParametersToVector and
+// VectorToParameters, and saving and loading parameters, and an
 // optimizer's and its schedulers' state (SaveOptimizer, LoadOptimizer), in
 // the safetensors format. It uses only lathe's public API,
 // so it is an example of what the engine offers any caller.
