@@ -361,8 +361,11 @@ func (a *NAdam) hypers() []hyper {
 func (a *NAdam) slots() []slot  { return []slot{{"exp_avg", &a.m}, {"exp_avg_sq", &a.v}} }
 func (a *NAdam) counts() *[]int { return &a.steps }
 
-// perParam is NAdam's mu_product, which starts at 1.
-func (a *NAdam) perParam() []perParamFloat { return []perParamFloat{{"mu_product", &a.muProduct, 1}} }
+// perParam is NAdam's mu_product, a product of factors in [0, 1) that
+// starts at 1.
+func (a *NAdam) perParam() []perParamFloat {
+	return []perParamFloat{{"mu_product", &a.muProduct, 1, 0, 1}}
+}
 
 func (a *RAdam) kind() string { return "radam" }
 func (a *RAdam) hypers() []hyper {

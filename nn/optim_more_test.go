@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/lathe-ml/lathe"
@@ -213,6 +214,29 @@ func TestAdamLoadsFilesWithoutNewFlags(t *testing.T) {
 		t.Fatalf("loaded amsgrad %v maximize %v lr %v, want false false 0.1", b.AMSGrad, b.Maximize, b.LR)
 	}
 	_ = a
+}
+
+// TestNAdamLoadRefusesBadMuProduct: a file whose mu_product is not in
+// [0, 1] (NaN, from a damaged or hand-made file) is refused, and the
+// optimizer keeps its own.
+func TestNAdamLoadRefusesBadMuProduct(t *testing.T) {
+	testenv.HostOnly(t)
+	p := toDType(t, []float64{1, 2}, lathe.Float64, 2).RequireGrad()
+	a, err := NewNAdam([]Param{{"p", p}}, 0.1)
+	mustOK(t, err)
+	for _, mu := range []string{"NaN", "1.5", "-0.1"} {
+		meta := map[string]string{"optimizer": "nadam", "params": "1", "schedulers": "0", "param.0": "p", "lr": "0.1",
+			"beta1": "0.9", "beta2": "0.999", "eps": "1e-08", "weight_decay": "0", "momentum_decay": "0.004",
+			"state.0.step": "3", "state.0.mu_product": mu}
+		var buf bytes.Buffer
+		mustOK(t, writeSafetensors("test", &buf, nil, meta))
+		if err := LoadOptimizer(&buf, a); !errors.Is(err, lathe.ErrValue) || !strings.Contains(err.Error(), "mu_product") {
+			t.Errorf("mu_product %s: got %v", mu, err)
+		}
+		if a.muProduct[0] != 1 || a.steps[0] != 0 {
+			t.Errorf("mu_product %s: the failed load changed the state", mu)
+		}
+	}
 }
 
 // TestMoreOptimizersRefuseBadHyperparameters: each hyperparameter torch's

@@ -38,11 +38,13 @@ type slot struct {
 
 // perParamFloat is a number an optimizer keeps per parameter (NAdam's
 // mu_product), saved in the metadata as "state.<i>.<name>"; reset is its
-// value before the first step.
+// value before the first step, and a value read from a file must lie in
+// [lo, hi].
 type perParamFloat struct {
-	name  string
-	vals  *[]float64
-	reset float64
+	name   string
+	vals   *[]float64
+	reset  float64
+	lo, hi float64
 }
 
 // perParamFloats of o, if it keeps any.
@@ -382,8 +384,12 @@ func LoadOptimizer(r io.Reader, opt Optimizer, scheds ...Resumable) error {
 	for k, f := range pfs {
 		pfVals[k] = make([]float64, len(ps.params))
 		for i := range pfVals[k] {
-			if pfVals[k][i], err = getFloat("state." + strconv.Itoa(i) + "." + f.name); err != nil {
+			key := "state." + strconv.Itoa(i) + "." + f.name
+			if pfVals[k][i], err = getFloat(key); err != nil {
 				return err
+			}
+			if v := pfVals[k][i]; !(v >= f.lo && v <= f.hi) {
+				return bad(key, "is "+fmtFloat(v)+", not in ["+fmtFloat(f.lo)+", "+fmtFloat(f.hi)+"]")
 			}
 		}
 	}
