@@ -345,3 +345,39 @@ func resumableOf(t *testing.T, name string, opt Optimizer) Resumable {
 	}
 	return r
 }
+
+// TestOneCycleMovesNewOptimizersBeta1: OneCycleLR cycles Adamax's,
+// NAdam's and RAdam's β1 as Adam's (torch's 'betas' in the defaults), and
+// refuses Adadelta, which has no momentum, with cycle_momentum on.
+func TestOneCycleMovesNewOptimizersBeta1(t *testing.T) {
+	testenv.HostOnly(t)
+	ps := func() []Param { return []Param{{"p", lathe.Zeros(lathe.CPU, lathe.Float32, 2).RequireGrad()}} }
+	adam, err := NewAdam(ps(), 0.1)
+	mustOK(t, err)
+	ref, err := NewOneCycleLR(adam, DefaultOneCycle(1, 10))
+	mustOK(t, err)
+	ax, err1 := NewAdamax(ps(), 0.1)
+	na, err2 := NewNAdam(ps(), 0.1)
+	ra, err3 := NewRAdam(ps(), 0.1)
+	mustOK(t, err1, err2, err3)
+	var scheds []*OneCycleLR
+	for _, o := range []Optimizer{ax, na, ra} {
+		s, err := NewOneCycleLR(o, DefaultOneCycle(1, 10))
+		mustOK(t, err)
+		scheds = append(scheds, s)
+	}
+	for range 5 {
+		mustOK(t, ref.Step())
+		for _, s := range scheds {
+			mustOK(t, s.Step())
+		}
+		if ax.Betas[0] != adam.Betas[0] || na.Betas[0] != adam.Betas[0] || ra.Betas[0] != adam.Betas[0] || na.LR != adam.LR {
+			t.Fatalf("beta1 %v %v %v, Adam's %v", ax.Betas[0], na.Betas[0], ra.Betas[0], adam.Betas[0])
+		}
+	}
+	ad, err := NewAdadelta(ps(), 1)
+	mustOK(t, err)
+	if _, err := NewOneCycleLR(ad, DefaultOneCycle(1, 10)); !errors.Is(err, lathe.ErrValue) {
+		t.Errorf("OneCycleLR with momentum on Adadelta: got %v", err)
+	}
+}
