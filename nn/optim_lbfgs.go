@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/lathe-ml/lathe"
 )
@@ -19,8 +20,10 @@ import (
 // float64, where torch's are 16-bit.
 //
 // LBFGS is an Optimizer for the schedulers (LearningRate), but its Step
-// without a closure is an error: call StepClosure. Its state (the
-// history) is not saved by SaveOptimizer, which refuses it.
+// without a closure is an error: call StepClosure. SaveOptimizer saves its
+// settings and history (torch's state: d, t, old_dirs, old_stps, ro,
+// H_diag, prev_flat_grad, prev_loss, n_iter, func_evals), and
+// LoadOptimizer resumes it.
 type LBFGS struct {
 	paramSet
 	cfg LBFGSConfig
@@ -45,8 +48,8 @@ func DefaultLBFGS() LBFGSConfig {
 	return LBFGSConfig{MaxIter: 20, ToleranceGrad: 1e-7, ToleranceChange: 1e-9, HistorySize: 100}
 }
 
-// reset forgets the history (ResetOptimizer).
-func (o *LBFGS) reset() {
+// flatReset forgets the history (ResetOptimizer).
+func (o *LBFGS) flatReset() {
 	for _, x := range o.st.tensors() {
 		if x != nil {
 			x.Release()
@@ -546,4 +549,142 @@ func (r *lbfgsRun) strongWolfe(obj func(float64, *lathe.Tensor) (float64, *lathe
 		}
 	}
 	return bracketF[low], bracketG[low], bracket[low], evals
+}
+
+func (o *LBFGS) kind() string { return "lbfgs" }
+func (o *LBFGS) hypers() []hyper {
+	return []hyper{{"lr", &o.LR, nil}, {"tolerance_grad", &o.cfg.ToleranceGrad, nil}, {"tolerance_change", &o.cfg.ToleranceChange, nil}}
+}
+func (o *LBFGS) slots() []slot  { return nil }
+func (o *LBFGS) counts() *[]int { return nil }
+
+// flatSave is LBFGS's integer settings and its history: numbers in the
+// metadata, vectors as "lbfgs.<name>" tensors.
+func (o *LBFGS) flatSave() (map[string]string, []Param) {
+	st := &o.st
+	m := map[string]string{
+		"lbfgs.max_iter": strconv.Itoa(o.cfg.MaxIter), "lbfgs.max_eval": strconv.Itoa(o.cfg.MaxEval),
+		"lbfgs.history_size": strconv.Itoa(o.cfg.HistorySize), "lbfgs.line_search_fn": o.cfg.LineSearch,
+		"lbfgs.func_evals": strconv.Itoa(st.funcEvals), "lbfgs.n_iter": strconv.Itoa(st.nIter),
+		"lbfgs.t": fmtFloat(st.t), "lbfgs.H_diag": fmtFloat(st.hDiag), "lbfgs.prev_loss": fmtFloat(st.prevLoss),
+		"lbfgs.history": strconv.Itoa(len(st.oldDirs)),
+	}
+	var ts []Param
+	if st.d != nil {
+		ts = append(ts, Param{"lbfgs.d", st.d}, Param{"lbfgs.prev_flat_grad", st.prevFlatGrad})
+	}
+	for k := range st.oldDirs {
+		n := strconv.Itoa(k)
+		m["lbfgs.ro."+n] = fmtFloat(st.ro[k])
+		ts = append(ts, Param{"lbfgs.old_dirs." + n, st.oldDirs[k]}, Param{"lbfgs.old_stps." + n, st.oldStps[k]})
+	}
+	return m, ts
+}
+
+func (o *LBFGS) flatName(name string) bool { return strings.HasPrefix(name, "lbfgs.") }
+
+func (o *LBFGS) flatTemplate() *lathe.Tensor {
+	n := 0
+	for _, p := range o.params {
+		n += p.T.Numel()
+	}
+	p := o.params[0].T
+	return lathe.Zeros(p.Device(), p.DType(), n)
+}
+
+// flatStage checks the file's LBFGS numbers and vectors, all or none.
+func (o *LBFGS) flatStage(meta map[string]string, ts map[string]*lathe.Tensor) (func(), error) {
+	const op = "load_optimizer"
+	bad := func(key, detail string) error {
+		return nnError(op, lathe.ErrValue, key, detail, "load into the optimizer the file was saved from, made the same way")
+	}
+	num := func(key string) (float64, error) {
+		v, ok := meta[key]
+		if !ok {
+			return 0, bad(key, "is missing from the file's metadata")
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return 0, bad(key, "is "+strconv.Quote(v)+", not a number")
+		}
+		return f, nil
+	}
+	count := func(key string) (int, error) {
+		v, ok := meta[key]
+		if !ok {
+			return 0, bad(key, "is missing from the file's metadata")
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, bad(key, "is "+strconv.Quote(v)+", not a count")
+		}
+		return n, nil
+	}
+	cfg := o.cfg
+	var st lbfgsState
+	var err error
+	var nHist int
+	search, ok := meta["lbfgs.line_search_fn"]
+	if !ok {
+		return nil, bad("lbfgs.line_search_fn", "is missing from the file's metadata")
+	}
+	cfg.LineSearch = search
+	for _, f := range []struct {
+		key string
+		to  *int
+	}{{"lbfgs.max_iter", &cfg.MaxIter}, {"lbfgs.max_eval", &cfg.MaxEval}, {"lbfgs.history_size", &cfg.HistorySize},
+		{"lbfgs.func_evals", &st.funcEvals}, {"lbfgs.n_iter", &st.nIter}, {"lbfgs.history", &nHist}} {
+		if *f.to, err = count(f.key); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range []struct {
+		key string
+		to  *float64
+	}{{"lbfgs.t", &st.t}, {"lbfgs.H_diag", &st.hDiag}, {"lbfgs.prev_loss", &st.prevLoss}} {
+		if *f.to, err = num(f.key); err != nil {
+			return nil, err
+		}
+	}
+	was := o.cfg
+	o.cfg = cfg
+	err = o.check()
+	o.cfg = was
+	if err != nil {
+		return nil, err
+	}
+	if nHist > cfg.HistorySize {
+		return nil, bad("lbfgs.history", "is "+strconv.Itoa(nHist)+", more than history_size "+strconv.Itoa(cfg.HistorySize))
+	}
+	need := map[string]bool{}
+	if st.nIter > 0 {
+		need["lbfgs.d"], need["lbfgs.prev_flat_grad"] = true, true
+		st.d, st.prevFlatGrad = ts["lbfgs.d"], ts["lbfgs.prev_flat_grad"]
+	}
+	for k := range nHist {
+		n := strconv.Itoa(k)
+		need["lbfgs.old_dirs."+n], need["lbfgs.old_stps."+n] = true, true
+		st.oldDirs = append(st.oldDirs, ts["lbfgs.old_dirs."+n])
+		st.oldStps = append(st.oldStps, ts["lbfgs.old_stps."+n])
+		r, err := num("lbfgs.ro." + n)
+		if err != nil {
+			return nil, err
+		}
+		st.ro = append(st.ro, r)
+	}
+	for name := range need {
+		if ts[name] == nil {
+			return nil, bad(name, "is missing from the file")
+		}
+	}
+	for name := range ts {
+		if !need[name] {
+			return nil, bad(name, "is not a state tensor of this LBFGS (n_iter "+strconv.Itoa(st.nIter)+", history "+strconv.Itoa(nHist)+")")
+		}
+	}
+	return func() {
+		o.flatReset()
+		o.st = st // the tolerances are hypers, which LoadOptimizer sets
+		o.cfg.MaxIter, o.cfg.MaxEval, o.cfg.HistorySize, o.cfg.LineSearch = cfg.MaxIter, cfg.MaxEval, cfg.HistorySize, cfg.LineSearch
+	}, nil
 }

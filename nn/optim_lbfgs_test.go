@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"runtime/debug"
@@ -110,8 +111,7 @@ func TestLBFGSMatchesTorch(t *testing.T) {
 
 // TestLBFGSErrors: bad settings are ErrValues naming them; Step without a
 // closure is an error; a closure that fails puts the parameters and the
-// state back; SaveOptimizer refuses an LBFGS and ResetOptimizer clears
-// it.
+// state back; ResetOptimizer clears the history.
 func TestLBFGSErrors(t *testing.T) {
 	testenv.HostOnly(t)
 	p, b, closure := lbfgsProblem(t, lathe.CPU, lathe.Float64)
@@ -173,18 +173,11 @@ func TestLBFGSErrors(t *testing.T) {
 	_, err = opt.StepClosure(closure) // the state still works
 	mustOK(t, err)
 
-	if err := SaveOptimizer(new(errWriter), opt); !errors.Is(err, lathe.ErrValue) {
-		t.Errorf("SaveOptimizer(LBFGS): got %v", err)
-	}
 	mustOK(t, ResetOptimizer(opt))
 	if opt.st.nIter != 0 || opt.st.d != nil {
 		t.Error("ResetOptimizer left LBFGS's history")
 	}
 }
-
-type errWriter struct{}
-
-func (errWriter) Write(p []byte) (int, error) { return 0, errors.New("not reached") }
 
 // TestLBFGSLeavesNothing: with the collector off, steady LBFGS steps keep
 // no more device memory than the history they keep when it is full.
@@ -235,6 +228,91 @@ func TestLBFGSBFloat16(t *testing.T) {
 		mustOK(t, err)
 		if !(last < first/10) || p.DType() != lathe.BFloat16 {
 			t.Errorf("%v: loss %v -> %v, dtype %v", dev, first, last, p.DType())
+		}
+	}
+}
+
+// TestLBFGSResume saves an LBFGS after two steps, loads it into a fresh
+// one (made with other settings, which the file's replace) over fresh
+// parameters of the same values, and requires the third step to be
+// torch's, on the cpu and wgpu:0.
+func TestLBFGSResume(t *testing.T) {
+	for _, dev := range optimDevices(t) {
+		for name, mk := range lbfgsCases {
+			for _, dt := range []lathe.DType{lathe.Float64, lathe.Float32} {
+				if !holds(dev, dt) {
+					continue
+				}
+				t.Run(dev.String()+"/"+name+"/"+dt.String(), func(t *testing.T) {
+					tol := 1e-9
+					if dt == lathe.Float32 {
+						tol = 1e-3
+					}
+					p, b, closure := lbfgsProblem(t, dev, dt)
+					opt, err := NewLBFGS([]Param{{"p", p}, {"b", b}}, lbfgsLR[name], mk())
+					mustOK(t, err)
+					for range 2 {
+						_, err := opt.StepClosure(closure)
+						mustOK(t, err)
+					}
+					var buf bytes.Buffer
+					mustOK(t, SaveOptimizer(&buf, opt))
+					q, c, closure2 := lbfgsProblem(t, dev, dt)
+					mustOK(t, VectorToParameters(must(ParametersToVector([]Param{{"p", p}, {"b", b}})), []Param{{"p", q}, {"b", c}}))
+					other := DefaultLBFGS()
+					other.HistorySize, other.MaxIter, other.ToleranceGrad = 7, 2, 0.5
+					opt2, err := NewLBFGS([]Param{{"p", q}, {"b", c}}, 3, other)
+					mustOK(t, err, LoadOptimizer(&buf, opt2))
+					loss, err := opt2.StepClosure(closure2)
+					mustOK(t, err)
+					got := append(append([]float64{loss}, values(t, q.To(lathe.CPU))...), values(t, c.To(lathe.CPU))...)
+					assertClose(t, "resumed step 3", got, lbfgsRef[name][dt.String()][2], tol)
+				})
+			}
+		}
+	}
+}
+
+func must(x *lathe.Tensor, err error) *lathe.Tensor {
+	if err != nil {
+		return lathe.Failed(err)
+	}
+	return x
+}
+
+// TestLBFGSLoadErrors: a file whose history does not fit its numbers is
+// refused, and the optimizer keeps its own history.
+func TestLBFGSLoadErrors(t *testing.T) {
+	testenv.HostOnly(t)
+	p, b, closure := lbfgsProblem(t, lathe.CPU, lathe.Float64)
+	cfg := DefaultLBFGS()
+	cfg.MaxIter, cfg.HistorySize = 5, 3
+	opt, err := NewLBFGS([]Param{{"p", p}, {"b", b}}, 1, cfg)
+	mustOK(t, err)
+	_, err = opt.StepClosure(closure)
+	mustOK(t, err)
+	m, ts := opt.flatSave()
+	for _, spoil := range []func(m map[string]string) []Param{
+		func(m map[string]string) []Param { m["lbfgs.history"] = "9"; return ts },
+		func(m map[string]string) []Param { m["lbfgs.history_size"] = "0"; return ts },
+		func(m map[string]string) []Param { m["lbfgs.line_search_fn"] = "armijo"; return ts },
+		func(m map[string]string) []Param { m["lbfgs.n_iter"] = "-1"; return ts },
+		func(m map[string]string) []Param { delete(m, "lbfgs.ro.0"); return ts },
+		func(m map[string]string) []Param { return ts[1:] }, // no d
+	} {
+		meta := map[string]string{"optimizer": "lbfgs", "params": "2", "schedulers": "0", "param.0": "p", "param.1": "b",
+			"lr": "1", "tolerance_grad": "1e-07", "tolerance_change": "1e-09"}
+		for k, v := range m {
+			meta[k] = v
+		}
+		var buf bytes.Buffer
+		mustOK(t, writeSafetensors("test", &buf, spoil(meta), meta))
+		st := opt.st
+		if err := LoadOptimizer(&buf, opt); !errors.Is(err, lathe.ErrValue) {
+			t.Errorf("got %v, want ErrValue", err)
+		}
+		if opt.st.d != st.d || opt.st.d.Err() != nil || opt.cfg.HistorySize != 3 {
+			t.Fatal("a failed load changed the history or the settings")
 		}
 	}
 }

@@ -55,6 +55,22 @@ func perParamFloats(o statefulOptim) []perParamFloat {
 	return nil
 }
 
+// flatStater is an optimizer whose state is not per parameter (LBFGS's
+// history of flat vectors): SaveOptimizer writes its numbers and tensors
+// beside the rest, LoadOptimizer reads and stages them, and ResetOptimizer
+// forgets them.
+type flatStater interface {
+	flatSave() (map[string]string, []Param)
+	// flatName reports whether a tensor of that name is flat state;
+	// flatTemplate is a tensor of the shape, dtype and device each has.
+	flatName(name string) bool
+	flatTemplate() *lathe.Tensor
+	// flatStage checks the file's numbers and tensors (ts, which commit
+	// takes over) and returns what sets them; it changes nothing.
+	flatStage(meta map[string]string, ts map[string]*lathe.Tensor) (commit func(), err error)
+	flatReset()
+}
+
 // statefulOptim is an optimizer of this package, described for saving.
 type statefulOptim interface {
 	Optimizer
@@ -156,10 +172,6 @@ func asStateful(op string, opt Optimizer) (statefulOptim, error) {
 	if isNil(opt) {
 		return nil, nnError(op, lathe.ErrValue, "opt", "is nil", "")
 	}
-	if _, ok := opt.(*LBFGS); ok && op != "reset_optimizer" {
-		return nil, nnError(op, lathe.ErrValue, "opt", "is an LBFGS, whose history SaveOptimizer does not save",
-			"save the model alone, and start a new LBFGS on it")
-	}
 	o, ok := opt.(statefulOptim)
 	if !ok {
 		return nil, nnError(op, lathe.ErrValue, "opt", "is not an optimizer of package nn", "save the state of your own optimizer yourself")
@@ -176,13 +188,12 @@ func asStateful(op string, opt Optimizer) (statefulOptim, error) {
 // may take a gradient that then fails, and every later step fails with
 // it. It is an ErrValue for an optimizer not of package nn.
 func ResetOptimizer(opt Optimizer) error {
-	if l, ok := opt.(*LBFGS); ok && l != nil {
-		l.reset()
-		return nil
-	}
 	o, err := asStateful("reset_optimizer", opt)
 	if err != nil {
 		return err
+	}
+	if fs, ok := o.(flatStater); ok {
+		fs.flatReset()
 	}
 	for _, sl := range o.slots() {
 		for i, t := range *sl.ts {
@@ -244,6 +255,13 @@ func SaveOptimizer(w io.Writer, opt Optimizer, scheds ...Resumable) error {
 				ts = append(ts, Param{prefix + sl.name, t})
 			}
 		}
+	}
+	if fs, ok := o.(flatStater); ok {
+		m, flat := fs.flatSave()
+		for k, v := range m {
+			meta[k] = v
+		}
+		ts = append(ts, flat...)
 	}
 	for j, s := range scheds {
 		if isNil(s) {
@@ -399,8 +417,24 @@ func LoadOptimizer(r io.Reader, opt Optimizer, scheds ...Resumable) error {
 	slots := o.slots()
 	want := map[string]bool{}
 	where := map[string][2]int{} // name: parameter, slot
+	fs, _ := o.(flatStater)
+	var template *lathe.Tensor // the flat state's shape, dtype and device
+	defer func() { template.Release() }()
+	flat := map[string]*lathe.Tensor{}
 	for name, e := range entries {
 		i, sl, ok := parseStateName(name, len(ps.params), slots)
+		if !ok && fs != nil && fs.flatName(name) {
+			if template == nil {
+				if template = fs.flatTemplate(); template.Err() != nil {
+					return template.Err()
+				}
+			}
+			if err := checkEntry(Param{name, template}, e, false); err != nil {
+				return err
+			}
+			want[name], flat[name] = true, nil
+			continue
+		}
 		if !ok {
 			return bad(name, "is not a state tensor of this optimizer")
 		}
@@ -423,9 +457,20 @@ func LoadOptimizer(r io.Reader, opt Optimizer, scheds ...Resumable) error {
 					}
 				}
 			}
+			for _, t := range flat {
+				if t != nil {
+					t.Release()
+				}
+			}
 		}
 	}()
 	err = readData(r, entries, want, func(name string, r io.Reader) error {
+		if _, ok := flat[name]; ok {
+			dt, _ := stDType(entries[name].DType)
+			t := decodeLike(r, dt, template)
+			flat[name] = t
+			return t.Err()
+		}
 		at := where[name]
 		dt, _ := stDType(entries[name].DType) // the parameter's (checkEntry)
 		t := decodeLike(r, dt, ps.params[at[0]].T)
@@ -468,6 +513,13 @@ func LoadOptimizer(r io.Reader, opt Optimizer, scheds ...Resumable) error {
 		}
 	}
 
+	commitFlat := func() {}
+	if fs != nil {
+		if commitFlat, err = fs.flatStage(meta, flat); err != nil {
+			return err
+		}
+	}
+
 	// Check the hyperparameters as the constructor does, then commit.
 	oldF, oldB := make([]float64, len(hs)), make([]bool, len(hs))
 	for k, h := range hs {
@@ -496,6 +548,7 @@ func LoadOptimizer(r io.Reader, opt Optimizer, scheds ...Resumable) error {
 			(*sl.ts)[i] = staged[k][i]
 		}
 	}
+	commitFlat()
 	committed = true
 	if c := o.counts(); c != nil {
 		copy(*c, counts)
