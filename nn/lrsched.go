@@ -438,6 +438,14 @@ func NewSequentialLR(opt Optimizer, scheds []LRScheduler, milestones []int) (*Se
 		if !ok || isNil(x) || in.core().opt != opt {
 			return nil, nnError(op, lathe.ErrValue, "scheds["+strconv.Itoa(i)+"]", "is not a scheduler of opt made by nn", "")
 		}
+		switch x.(type) {
+		case *SequentialLR, *ChainedScheduler:
+			// Stepped here by its rule, which it has not (its Step is its
+			// own), it would leave the rate as it was; torch's fails at
+			// the milestone (step(0) takes no epoch).
+			return nil, nnError(op, lathe.ErrValue, "scheds["+strconv.Itoa(i)+"]", "is a "+in.schedKind()+", which SequentialLR cannot run",
+				"pass the schedulers it runs instead")
+		}
 		s.scheds = append(s.scheds, in)
 	}
 	opt.SetLearningRate(c.baseLR)

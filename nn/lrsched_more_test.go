@@ -284,6 +284,29 @@ func TestMoreSchedulerErrors(t *testing.T) {
 	}
 }
 
+// TestSequentialRefusesComposites: a SequentialLR or ChainedScheduler
+// passed to NewSequentialLR is an ErrValue; stepped as a scheduler with a
+// rule, it left the learning rate unchanged.
+func TestSequentialRefusesComposites(t *testing.T) {
+	testenv.HostOnly(t)
+	o := schedSGD(t, 0.1)
+	a, err1 := NewExponentialLR(o, 0.9)
+	b, err2 := NewStepLR(o, 2, 0.5)
+	mustOK(t, err1, err2)
+	ch, err := NewChainedScheduler(a, b)
+	mustOK(t, err)
+	c, err := NewExponentialLR(o, 0.5)
+	mustOK(t, err)
+	if _, err := NewSequentialLR(o, []LRScheduler{ch, c}, []int{3}); !errors.Is(err, lathe.ErrValue) {
+		t.Errorf("a ChainedScheduler in a SequentialLR: got %v", err)
+	}
+	inner, err := NewSequentialLR(o, []LRScheduler{a, b}, []int{2})
+	mustOK(t, err)
+	if _, err := NewSequentialLR(o, []LRScheduler{c, inner}, []int{3}); !errors.Is(err, lathe.ErrValue) {
+		t.Errorf("a SequentialLR in a SequentialLR: got %v", err)
+	}
+}
+
 // TestZeroMoreSchedulers: a scheduler's zero value steps to an error, not
 // a panic.
 func TestZeroMoreSchedulers(t *testing.T) {
