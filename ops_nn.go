@@ -31,11 +31,14 @@ func (r Reduction) String() string {
 		return "ReduceSum"
 	case ReduceNone:
 		return "ReduceNone"
+	case ReduceBatchMean:
+		return "ReduceBatchMean"
 	}
 	return "Reduction(" + strconv.Itoa(int(r)) + ")"
 }
 
-// Valid reports whether r is ReduceMean, ReduceSum or ReduceNone.
+// Valid reports whether r is ReduceMean, ReduceSum or ReduceNone (KLDivLoss
+// takes ReduceBatchMean too).
 func (r Reduction) Valid() bool { return r == ReduceMean || r == ReduceSum || r == ReduceNone }
 
 // reductionError is the error of a loss given an invalid reduction, which
@@ -53,6 +56,15 @@ type lossOptions struct {
 	reduction   Reduction
 	ignoreIndex int64
 	weight      *Tensor // class weights of nll_loss and cross_entropy; nil for none
+
+	// The options of the other losses (ops_losses.go); set says which
+	// were given, so that a loss refuses those it does not take.
+	set             int
+	beta, delta     float64
+	margin, p, eps  float64
+	logTarget, swap bool
+	logInput, full  bool
+	elemWeight      *Tensor // LossWeight's; nil for none
 }
 
 // WithReduction sets how the loss is reduced (ReduceMean by default).
