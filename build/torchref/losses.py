@@ -519,11 +519,42 @@ def grad_group3(fam):
       lambda a, b, y: F.cosine_embedding_loss(a, b, y, margin=-0.9), {"reduction": "mean", "margin": -0.9})
 
 
+# The 16-bit floats: the losses whose torch 1.13 cpu kernels take them
+# (binary_cross_entropy, cosine_similarity and those with exp do not), on
+# [3, 4], mean and none.
+HALF_CASES = [
+    ("l1_loss", F.l1_loss, {}, "pair"),
+    ("smooth_l1_loss", F.smooth_l1_loss, {}, "pair"),
+    ("huber_loss", lambda x, t, **kw: F.huber_loss(x, t, delta=0.7, **kw), {"delta": 0.7}, "pair"),
+    ("kl_div", F.kl_div, {}, "kl"),
+    ("soft_margin_loss", F.soft_margin_loss, {}, "sign"),
+    ("multilabel_soft_margin_loss", F.multilabel_soft_margin_loss, {}, "prob"),
+    ("hinge_embedding_loss", F.hinge_embedding_loss, {}, "sign"),
+    ("poisson_nll_loss", F.poisson_nll_loss, {}, "prob"),
+]
+
+
+def group_half(fam):
+    for dt in ("float16", "bfloat16"):
+        s = SHORT[dt]
+        for op, fn, attrs, kind in HALF_CASES:
+            x = logprob([3, 4], dt) if kind == "kl" else rnd([3, 4], dt)
+            t = {"pair": lambda: rnd([3, 4], dt), "kl": lambda: logprob([3, 4], "float64").exp().to(getattr(torch, dt)),
+                 "sign": lambda: pm1([3, 4], dt), "prob": lambda: prob([3, 4], dt)}[kind]()
+            try:
+                fn(x, t)
+            except RuntimeError:  # no cpu kernel for dt ("exp_vml_cpu" of Half)
+                continue
+            for red in ("mean", "none"):
+                fam.case(f"{name_of(op, attrs)}/{s}/{red}/[3,4]", op, [x, t], with_red(fn, red), dict(attrs, reduction=red))
+
+
 def losses():
     fam = Family("losses", 81)
     group1(fam)
     group2(fam)
     group3(fam)
+    group_half(fam)
     return fam
 
 
