@@ -15,6 +15,7 @@ type lossConfig struct {
 	ignoreIndex int
 	smoothing   float64
 	weight      *lathe.Tensor
+	more        []lathe.LossOption // the other losses' options (loss_more.go)
 }
 
 // Reduction sets how the loss combines its per-element values
@@ -32,7 +33,8 @@ func LabelSmoothing(eps float64) LossOption { return func(c *lossConfig) { c.smo
 // Weight gives each class of CrossEntropy and NLL a weight (a [C] tensor
 // of the input's dtype and device), as PyTorch's weight argument: see
 // lathe.ClassWeights. With LabelSmoothing, the smoothing term weighs each
-// class too.
+// class too. BCE and MultiLabelSoftMargin take it as their weight
+// (lathe.LossWeight).
 func Weight(w *lathe.Tensor) LossOption { return func(c *lossConfig) { c.weight = w } }
 
 func lossConfigOf(opts []LossOption) lossConfig {
@@ -49,6 +51,10 @@ func lossConfigOf(opts []LossOption) lossConfig {
 // lathe's own losses refuse it too, and BCEWithLogits and label smoothing
 // reduce here.
 func (c lossConfig) check(op string) error {
+	if len(c.more) > 0 {
+		return nnError(op, lathe.ErrValue, "options", "include an option of another loss (Beta, Delta, Margin, ...), which "+op+" does not take",
+			"leave it out")
+	}
 	if c.reduction.Valid() {
 		return nil
 	}
@@ -148,13 +154,20 @@ func NLL(logp, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
 	if c.smoothing != 0 {
 		return lathe.Failed(nnError("nll_loss", lathe.ErrValue, "label_smoothing", "is not an option of nll_loss", "use nn.CrossEntropy"))
 	}
+	if err := c.check("nll_loss"); err != nil {
+		return lathe.Failed(err)
+	}
 	return logp.NLLLoss(target, c.lathe()...)
 }
 
 // MSE is the mean (or sum, or none) of (x - target)²; shapes must be equal
 // (torch.nn.functional.mse_loss).
 func MSE(x, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
-	return x.MSELoss(target, lathe.WithReduction(lossConfigOf(opts).reduction))
+	c := lossConfigOf(opts)
+	if len(c.more) > 0 {
+		return lathe.Failed(c.check("mse_loss"))
+	}
+	return x.MSELoss(target, lathe.WithReduction(c.reduction))
 }
 
 // BCEWithLogits is the binary cross entropy of sigmoid(x) against target

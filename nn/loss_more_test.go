@@ -1,0 +1,75 @@
+package nn
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/lathe-ml/lathe"
+)
+
+// TestMoreLosses checks that nn's wrappers of lathe's losses pass their
+// options on (values against lathe's own; internal/conformance holds
+// lathe's against torch's), and refuse what the loss does not take.
+func TestMoreLosses(t *testing.T) {
+	x := lathe.FromSlice(lathe.CPU, []float32{0.1, 0.5, 0.9, 0.3, 0.2, 0.7}).Reshape(2, 3)
+	y := lathe.FromSlice(lathe.CPU, []float32{0.2, 0.5, 0.1, 0.9, 0.6, 0.4}).Reshape(2, 3)
+	w := lathe.FromSlice(lathe.CPU, []float32{1, 2, 0.5})
+	sign := y.SubScalar(0.5).Sign()
+	for _, c := range []struct {
+		name      string
+		got, want *lathe.Tensor
+	}{
+		{"l1", L1(x, y, Reduction(lathe.ReduceSum)), x.L1Loss(y, lathe.WithReduction(lathe.ReduceSum))},
+		{"smooth_l1", SmoothL1(x, y, Beta(0.25)), x.SmoothL1Loss(y, lathe.Beta(0.25))},
+		{"huber", Huber(x, y, Delta(0.3), Reduction(lathe.ReduceNone)), x.HuberLoss(y, lathe.Delta(0.3), lathe.WithReduction(lathe.ReduceNone))},
+		{"bce", BCE(x, y, Weight(w)), x.BCELoss(y, lathe.LossWeight(w))},
+		{"kl", KLDiv(x.Log(), y.Log(), LogTarget(), Reduction(lathe.ReduceBatchMean)),
+			x.Log().KLDivLoss(y.Log(), lathe.LogTarget(), lathe.WithReduction(lathe.ReduceBatchMean))},
+		{"hinge", HingeEmbedding(x, sign, Margin(0.6)), x.HingeEmbeddingLoss(sign, lathe.Margin(0.6))},
+		{"soft_margin", SoftMargin(x, sign), x.SoftMarginLoss(sign)},
+		{"multilabel", MultiLabelSoftMargin(x, y, Weight(w)), x.MultiLabelSoftMarginLoss(y, lathe.LossWeight(w))},
+		{"poisson", PoissonNLL(x, y, LogInput(false), FullLoss(), LossEps(0.1)),
+			x.PoissonNLLLoss(y, lathe.LogInput(false), lathe.FullLoss(), lathe.Eps(0.1))},
+		{"gaussian", GaussianNLL(x, y, w.AddScalar(0).Reshape(1, 3).Expand(2, 3), FullLoss()),
+			x.GaussianNLLLoss(y, w.Reshape(1, 3).Expand(2, 3), lathe.FullLoss())},
+		{"ranking", MarginRanking(x, y, sign, Margin(0.1)), lathe.MarginRankingLoss(x, y, sign, lathe.Margin(0.1))},
+		{"cosine", CosineEmbedding(x, y, sign.Sum(1).Sign(), Margin(0.2)), lathe.CosineEmbeddingLoss(x, y, sign.Sum(1).Sign(), lathe.Margin(0.2))},
+		{"triplet", TripletMargin(x, y, y.Flip(0), Margin(2), NormP(1), LossEps(0), Swap()),
+			lathe.TripletMarginLoss(x, y, y.Flip(0), lathe.Margin(2), lathe.NormP(1), lathe.Eps(0), lathe.Swap())},
+	} {
+		g, err := c.got.Float32s()
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		want, err := c.want.Float32s()
+		if err != nil {
+			t.Errorf("%s: lathe's: %v", c.name, err)
+			continue
+		}
+		for i := range g {
+			if math.Abs(float64(g[i]-want[i])) > 1e-6 || math.IsNaN(float64(g[i])) {
+				t.Errorf("%s: %v, want %v", c.name, g, want)
+				break
+			}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		out  *lathe.Tensor
+		arg  string
+	}{
+		{"l1 with Margin", L1(x, y, Margin(1)), "Margin"},
+		{"mse with Beta", MSE(x, y, Beta(1)), "options"},
+		{"cross_entropy with Delta", CrossEntropy(x, lathe.FromSlice(lathe.CPU, []int64{0, 1}), Delta(1)), "options"},
+		{"bce with IgnoreIndex", BCE(x, y, IgnoreIndex(1)), "ignore_index"},
+		{"huber with smoothing", Huber(x, y, LabelSmoothing(0.1)), "label_smoothing"},
+		{"l1 batchmean", L1(x, y, Reduction(lathe.ReduceBatchMean)), "reduction"},
+	} {
+		var e *lathe.Error
+		if err := c.out.Err(); !errors.As(err, &e) || !errors.Is(err, lathe.ErrValue) || e.Arg != c.arg {
+			t.Errorf("%s: %v, want ErrValue naming %s", c.name, err, c.arg)
+		}
+	}
+}
