@@ -75,6 +75,15 @@ func biLosses() map[string]biOp {
 		huge: func(dev Device) *Tensor {
 			return PairwiseDistance(biBig(dev, biHuge, biHuge), biBig(dev, biHuge, biHuge), 2, 1e-6, true)
 		}}
+	t["multi_margin_loss"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biIdx(dev, []int32{2, 0}, 2).Cast(Int64)} },
+		call: func(a []*Tensor) *Tensor { return a[0].MultiMarginLoss(a[1], NormP(2)) }, kinds: "fi",
+		huge: func(dev Device) *Tensor {
+			return biBig(dev, biHuge, biHuge).MultiMarginLoss(Zeros(dev, Int64, 1).Expand(biHuge))
+		}}
+	t["multi_margin_loss_weighted"] = biOp{args: func(dev Device) []*Tensor {
+		return []*Tensor{biF(dev, 2, 3), biIdx(dev, []int32{2, 0}, 2).Cast(Int64), biF(dev, 3)}
+	},
+		call: func(a []*Tensor) *Tensor { return a[0].MultiMarginLoss(a[1], ClassWeights(a[2])) }, kinds: "fiS"}
 	t["normalize"] = biUnary(func(x *Tensor) *Tensor { return x.Normalize(2, -1, 1e-12) })
 	return t
 }
@@ -108,6 +117,9 @@ func TestLossesOptionsAndChecks(t *testing.T) {
 			{"gaussian var shape", x.GaussianNLLLoss(x, Ones(dev, Float32, 3)), ErrShape, "gaussian_nll_loss", "var"},
 			{"cosine embedding target", CosineEmbeddingLoss(x, x, Ones(dev, Float32, 3)), ErrShape, "cosine_embedding_loss", "target"},
 			{"multilabel 0-d", x.Sum().MultiLabelSoftMarginLoss(x.Sum()), ErrShape, "multilabel_soft_margin_loss", "x"},
+			{"multi margin p 3", x.MultiMarginLoss(Zeros(dev, Int64, 2), NormP(3)), ErrValue, "multi_margin_loss", "p"},
+			{"multi margin int32", x.MultiMarginLoss(Zeros(dev, Int32, 2)), ErrDType, "multi_margin_loss", "target"},
+			{"multi margin weight", x.MultiMarginLoss(Zeros(dev, Int64, 2), ClassWeights(Ones(dev, Float32, 2))), ErrShape, "multi_margin_loss", "weight"},
 		}
 		for _, c := range cases {
 			moreOpsErr(t, dev.String()+": "+c.what, c.out.Err(), c.kind, c.op, c.arg)
@@ -117,10 +129,14 @@ func TestLossesOptionsAndChecks(t *testing.T) {
 		for _, c := range []struct {
 			what, op, arg string
 			out           func() *Tensor
+			kind          error
 		}{
-			{"bce x > 1", "binary_cross_entropy", "x", func() *Tensor { return x.MulScalar(2).BCELoss(x) }},
-			{"bce x NaN", "binary_cross_entropy", "x", func() *Tensor { return x.Log().Neg().Log().BCELoss(x) }},
-			{"gaussian var < 0", "gaussian_nll_loss", "var", func() *Tensor { return x.GaussianNLLLoss(x, x.SubScalar(0.25)) }},
+			{"bce x > 1", "binary_cross_entropy", "x", func() *Tensor { return x.MulScalar(2).BCELoss(x) }, nil},
+			{"bce x NaN", "binary_cross_entropy", "x", func() *Tensor { return x.Log().Neg().Log().BCELoss(x) }, nil},
+			{"gaussian var < 0", "gaussian_nll_loss", "var", func() *Tensor { return x.GaussianNLLLoss(x, x.SubScalar(0.25)) }, nil},
+			{"multi margin target 3", "multi_margin_loss", "target", func() *Tensor {
+				return x.MultiMarginLoss(FromSlice(CPU, []int64{0, 3}).To(dev))
+			}, ErrIndex},
 		} {
 			out := c.out()
 			err := out.Err()
@@ -130,7 +146,10 @@ func TestLossesOptionsAndChecks(t *testing.T) {
 			if err == nil {
 				err = Synchronize(dev)
 			}
-			moreOpsErr(t, dev.String()+": "+c.what, err, ErrValue, c.op, c.arg)
+			if c.kind == nil {
+				c.kind = ErrValue
+			}
+			moreOpsErr(t, dev.String()+": "+c.what, err, c.kind, c.op, c.arg)
 		}
 		// A valid call after the refusals works.
 		if _, err := x.BCELoss(x).Float32s(); err != nil {
@@ -142,12 +161,15 @@ func TestLossesOptionsAndChecks(t *testing.T) {
 func TestLossesLeaveNothing(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	for _, dev := range biDevices(t) {
-		x := Rand(CPU, Float32, 4, 6).MulScalar(0.8).AddScalar(0.1).To(dev).RequireGrad()
-		y := Rand(CPU, Float32, 4, 6).To(dev)
-		v := Rand(CPU, Float32, 4).AddScalar(0.1).To(dev)
-		lab := FromSlice(CPU, []float32{1, -1, 1, -1}).To(dev)
-		w := Ones(dev, Float32, 6)
+		// [64, 128]: 32 KiB, above the size under which the cpu's
+		// MemoryStats leaves buffers out.
+		x := Rand(CPU, Float32, 64, 128).MulScalar(0.8).AddScalar(0.1).To(dev).RequireGrad()
+		y := Rand(CPU, Float32, 64, 128).To(dev)
+		v := Rand(CPU, Float32, 64).AddScalar(0.1).To(dev)
+		lab := Rand(CPU, Float32, 64).SubScalar(0.5).Sign().To(dev)
+		w := Ones(dev, Float32, 128)
 		sign, flip, counts := y.SubScalar(0.5).Sign(), y.Flip(0), y.MulScalar(3)
+		classes := y.ArgMax(1)
 		for name, f := range map[string]func(x *Tensor) *Tensor{
 			"l1":         func(x *Tensor) *Tensor { return x.L1Loss(y) },
 			"smoothl1":   func(x *Tensor) *Tensor { return x.SmoothL1Loss(y, Beta(0.3)) },
@@ -165,6 +187,9 @@ func TestLossesLeaveNothing(t *testing.T) {
 			"triplet":    func(x *Tensor) *Tensor { return TripletMarginLoss(x, y, flip, Swap()) },
 			"poisson":    func(x *Tensor) *Tensor { return x.PoissonNLLLoss(counts, FullLoss()) },
 			"gaussian":   func(x *Tensor) *Tensor { return x.GaussianNLLLoss(y, v) },
+			"multimargin": func(x *Tensor) *Tensor {
+				return x.MultiMarginLoss(classes, NormP(2), ClassWeights(w), WithReduction(ReduceNone))
+			},
 		} {
 			step := func() {
 				out := Compose(func(a []*Tensor) *Tensor { return f(a[0]) }, x)

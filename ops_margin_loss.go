@@ -403,3 +403,127 @@ func init() {
 		}}}
 	}
 }
+
+var (
+	opMultiMarginLoss         = withMarginClassCheck(composite("multi_margin_loss", []string{"x", "target"}, multiMargin))
+	opMultiMarginLossWeighted = withMarginClassCheck(compositeVariant("multi_margin_loss", "weighted", []string{"x", "target", "weight"}, multiMargin))
+)
+
+// withMarginClassCheck gives multi_margin_loss its value check: every
+// target is a class of x's last dim (torch's "target out of range"; no
+// index is ignored).
+func withMarginClassCheck(op *dispatch.Op[lossOptions]) *dispatch.Op[lossOptions] {
+	op.Checks = func(in []*dispatch.Tensor, _ lossOptions) []dispatch.ValueCheck {
+		x, target := in[0], in[1]
+		if target.DType != Int64 || x.Rank() == 0 || x.Rank() > 2 {
+			return nil
+		}
+		classes := x.Shape[x.Rank()-1]
+		return []dispatch.ValueCheck{{Arg: 1, Min: 0, Max: int64(classes) - 1, Fail: func(v int64) *dispatch.Error {
+			return &Error{Kind: ErrIndex, Arg: "target", Found: strconv.FormatInt(v, 10),
+				Detail: "holds class " + strconv.FormatInt(v, 10) + ", out of range for the " + strconv.Itoa(classes) + " classes of x",
+				Fix:    "use classes in [0, " + strconv.Itoa(classes) + ")"}
+		}}}
+	}
+	return op
+}
+
+// multiMargin is torch 1.13's multi_margin_loss (LossMultiMargin.cpp): per
+// sample, Σ_{j ≠ y} w[y]·max(margin - x[y] + x[j], 0)^p / C.
+func multiMargin(in []*Tensor, o lossOptions) *Tensor {
+	const op = "multi_margin_loss"
+	o.weight = nil // the class weights are this loss's weight, in[2]
+	if err := o.only(optMargin|optP, false); err != nil {
+		return failed(err)
+	}
+	x, y := in[0], in[1]
+	if err := floatArg(x, "x"); err != nil {
+		return failed(err)
+	}
+	if o.p != 1 && o.p != 2 {
+		return failed(&Error{Kind: ErrValue, Arg: "p", Found: strconv.FormatFloat(o.p, 'g', -1, 64),
+			Detail: "is " + strconv.FormatFloat(o.p, 'g', -1, 64) + ", but the loss takes p 1 or 2 (as torch's)", Fix: "pass NormP(1) or NormP(2)"})
+	}
+	if y.t.DType != Int64 {
+		return failed(&Error{Kind: ErrDType, Arg: "target", Found: y.t.DType.String(),
+			Detail: "is " + y.t.DType.String() + " but the loss takes int64 class indices (as torch's)", Fix: "cast it with .Cast(lathe.Int64)"})
+	}
+	single := x.t.Rank() == 1
+	switch {
+	case x.t.Rank() == 0 || x.t.Rank() > 2:
+		return failed(&Error{Kind: ErrShape, Arg: "x", Expected: "[C] or [N, C]", Found: dispatch.FormatShape(x.t.Shape),
+			Detail: "has shape " + dispatch.FormatShape(x.t.Shape) + ", but the loss takes [C] or [N, C]", Fix: "reshape x to [N, C]"})
+	case y.t.Rank() > 1 || single && y.t.Numel() != 1 || !single && y.t.Numel() != x.t.Shape[0]:
+		want := "[] or [1]"
+		if !single {
+			want = dispatch.FormatShape(x.t.Shape[:1])
+		}
+		return failed(&Error{Kind: ErrShape, Arg: "target", Expected: want, Found: dispatch.FormatShape(y.t.Shape),
+			Detail: "has shape " + dispatch.FormatShape(y.t.Shape) + ", but x " + dispatch.FormatShape(x.t.Shape) + " takes a target of " + want,
+			Fix:    "give one class index per sample"})
+	}
+	c := x.t.Shape[x.t.Rank()-1]
+	if c == 0 {
+		return failed(&Error{Kind: ErrShape, Arg: "x", Found: dispatch.FormatShape(x.t.Shape),
+			Detail: "has no classes (its last dim is empty)", Fix: "give x at least one class"})
+	}
+	if single {
+		x = x.Unsqueeze(0)
+	}
+	y = y.Reshape(x.t.Shape[0]) // a 0-d target of one sample too, as torch's
+	var w *Tensor
+	if len(in) > 2 {
+		w = in[2]
+		if w.t.Rank() != 1 || w.t.Shape[0] != c {
+			return failed(&Error{Kind: ErrShape, Arg: "weight", Expected: dispatch.FormatShape([]int{c}), Found: dispatch.FormatShape(w.t.Shape),
+				Detail: "has shape " + dispatch.FormatShape(w.t.Shape) + " but x has " + strconv.Itoa(c) + " classes", Fix: "give one weight per class"})
+		}
+		if err := floatArg(w, "weight"); err != nil {
+			return failed(err)
+		}
+		w = w.promoteTo(op, "weight", x.t.DType)
+	}
+	col := y.Unsqueeze(1)
+	picked := x.Gather(1, col)
+	// torch adds the terms where z > 0: a NaN term is left out, as there.
+	z := x.Sub(picked).AddScalar(o.margin)
+	z = Where(z.GtScalar(0), z, z.scalarLike(op, 0))
+	if o.p == 2 {
+		z = z.Square()
+	}
+	if w != nil {
+		z = z.Mul(w.IndexSelect(0, y).Unsqueeze(1))
+	}
+	own := y.OneHot(c).Cast(Bool)
+	z = Where(own, z.scalarLike(op, 0), z)
+	loss := z.Sum(1).DivScalar(float64(c))
+	if single {
+		loss = loss.Squeeze(0)
+	}
+	return reduceLoss(loss, o.reduction, nil)
+}
+
+// MultiMarginLoss is torch.nn.functional.multi_margin_loss: per sample,
+// Σ_{j ≠ y} w[y]·max(margin - x[y] + x[j], 0)^p / C, reduced, for x of
+// [N, C] (or [C]) and int64 class indices target of [N] (or a single one);
+// p is NormP's (1 by default; 1 or 2), margin Margin's (1 by default),
+// and w the class weights of ClassWeights ([C]; 1 without them). A target
+// out of [0, C) is an ErrIndex, as torch refuses it; so is a weight of
+// another size than C (torch 1.13 reads past it). With no samples the mean
+// is NaN and the sum 0 (torch 1.13 returns uninitialised memory). A term
+// that is NaN is left out, as torch's kernel leaves out what is not > 0.
+// Unlike torch's, the loss has second derivatives (torch's backward has
+// none).
+func (x *Tensor) MultiMarginLoss(target *Tensor, opts ...LossOption) *Tensor {
+	o := lossOpts(opts)
+	if o.set&optMargin == 0 {
+		o.margin = 1
+	}
+	if o.set&optP == 0 {
+		o.p = 1
+	}
+	if o.weight != nil {
+		return apply(opMultiMarginLossWeighted, o, x, target, o.weight)
+	}
+	return apply(opMultiMarginLoss, o, x, target)
+}

@@ -159,3 +159,19 @@ func CosineEmbedding(x1, x2, target *lathe.Tensor, opts ...LossOption) *lathe.Te
 func TripletMargin(anchor, positive, negative *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
 	return tripleLoss("triplet_margin_loss", lathe.TripletMarginLoss, anchor, positive, negative, opts)
 }
+
+// MultiMargin is torch.nn.functional.multi_margin_loss of x ([N, C] or
+// [C]) against int64 class indices (lathe.Tensor.MultiMarginLoss), with
+// NormP (1 or 2), Margin and Weight (class weights, [C]).
+func MultiMargin(x, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
+	c := lossConfigOf(opts)
+	if c.smoothing != 0 {
+		return lathe.Failed(nnError("multi_margin_loss", lathe.ErrValue, "label_smoothing", "is not an option of multi_margin_loss",
+			"use nn.CrossEntropy"))
+	}
+	o := append([]lathe.LossOption{lathe.WithReduction(c.reduction), lathe.ClassWeights(c.weight)}, c.more...)
+	if c.ignoreIndex != -100 {
+		o = append(o, lathe.IgnoreIndex(c.ignoreIndex))
+	}
+	return x.MultiMarginLoss(target, o...)
+}

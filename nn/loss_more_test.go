@@ -35,6 +35,8 @@ func TestMoreLosses(t *testing.T) {
 			x.GaussianNLLLoss(y, w.Reshape(1, 3).Expand(2, 3), lathe.FullLoss())},
 		{"ranking", MarginRanking(x, y, sign, Margin(0.1)), lathe.MarginRankingLoss(x, y, sign, lathe.Margin(0.1))},
 		{"cosine", CosineEmbedding(x, y, sign.Sum(1).Sign(), Margin(0.2)), lathe.CosineEmbeddingLoss(x, y, sign.Sum(1).Sign(), lathe.Margin(0.2))},
+		{"multi_margin", MultiMargin(x, lathe.FromSlice(lathe.CPU, []int64{2, 0}), NormP(2), Margin(0.5), Weight(w)),
+			x.MultiMarginLoss(lathe.FromSlice(lathe.CPU, []int64{2, 0}), lathe.NormP(2), lathe.Margin(0.5), lathe.ClassWeights(w))},
 		{"triplet", TripletMargin(x, y, y.Flip(0), Margin(2), NormP(1), LossEps(0), Swap()),
 			lathe.TripletMarginLoss(x, y, y.Flip(0), lathe.Margin(2), lathe.NormP(1), lathe.Eps(0), lathe.Swap())},
 	} {
@@ -66,6 +68,7 @@ func TestMoreLosses(t *testing.T) {
 		{"bce with IgnoreIndex", BCE(x, y, IgnoreIndex(1)), "ignore_index"},
 		{"huber with smoothing", Huber(x, y, LabelSmoothing(0.1)), "label_smoothing"},
 		{"l1 batchmean", L1(x, y, Reduction(lathe.ReduceBatchMean)), "reduction"},
+		{"multi_margin with IgnoreIndex", MultiMargin(x, lathe.FromSlice(lathe.CPU, []int64{2, 0}), IgnoreIndex(0)), "ignore_index"},
 	} {
 		var e *lathe.Error
 		if err := c.out.Err(); !errors.As(err, &e) || !errors.Is(err, lathe.ErrValue) || e.Arg != c.arg {

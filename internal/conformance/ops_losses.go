@@ -82,6 +82,19 @@ var lossOps = map[string]opFunc{
 	"margin_ranking_loss":         tripleLoss(lathe.MarginRankingLoss),
 	"cosine_embedding_loss":       tripleLoss(lathe.CosineEmbeddingLoss),
 	"triplet_margin_loss":         tripleLoss(lathe.TripletMarginLoss),
+	"multi_margin_loss": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		opts := []lathe.LossOption{lossReduction(a)}
+		if a.Has("p") {
+			opts = append(opts, lathe.NormP(a.Float("p")))
+		}
+		if a.Has("margin") {
+			opts = append(opts, lathe.Margin(a.Float("margin")))
+		}
+		if a.Has("weight") { // class weights, [C]
+			opts = append(opts, lathe.ClassWeights(classWeight(a, in[0])))
+		}
+		return one(in[0].MultiMarginLoss(in[1], opts...))
+	},
 	"gaussian_nll_loss": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
 		return one(in[0].GaussianNLLLoss(in[1], in[2], lossOpts(a, in[0])...))
 	},
