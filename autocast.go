@@ -78,6 +78,23 @@ func init() {
 		&opCrossEntropy.Schema:         castFloat32, // log_softmax then nll_loss, both fp32
 		&opCrossEntropyWeighted.Schema: castFloat32,
 		&opMSELoss.Schema:              castFloat32,
+		// The other losses and distances of torch's fp32 list
+		// (binary_cross_entropy, which torch's CUDA autocast refuses,
+		// computes in float32 itself).
+		&opL1Loss.Schema:                  castFloat32,
+		&opSmoothL1Loss.Schema:            castFloat32,
+		&opHuberLoss.Schema:               castFloat32,
+		&opKLDivLoss.Schema:               castFloat32,
+		&opMarginRankingLoss.Schema:       castFloat32,
+		&opHingeEmbeddingLoss.Schema:      castFloat32,
+		&opSoftMarginLoss.Schema:          castFloat32,
+		&opCosineEmbeddingLoss.Schema:     castFloat32,
+		&opTripletMarginLoss.Schema:       castFloat32,
+		&opMultiMarginLoss.Schema:         castFloat32,
+		&opMultiMarginLossWeighted.Schema: castFloat32,
+		&opPoissonNLLLoss.Schema:          castFloat32,
+		&opCosineSimilarity.Schema:        castFloat32,
+		&opPairwiseDistance.Schema:        castFloat32, // norm, on the fp32 list
 
 		// promote: ops that take one dtype (torch promotes cat and stack).
 		&ops.Concat.Schema:      castWidest,
@@ -109,8 +126,9 @@ var (
 //     is rounded once;
 //   - asin, acos, tan, sinh, cosh, exp, log, log1p, expm1, reciprocal,
 //     rsqrt, pow, softplus, sum, prod, cumsum, logsumexp, softmax,
-//     log_softmax, vector_norm, layer_norm, group_norm and the losses cast
-//     float16 and bfloat16 inputs to float32;
+//     log_softmax, vector_norm, layer_norm, group_norm, the losses,
+//     cosine_similarity and pairwise_distance cast float16 and bfloat16
+//     inputs to float32;
 //   - concat, stack, where, atan2, scatter_add, index_put and grid_sample
 //     cast their floating inputs to the widest;
 //   - every other op runs on its inputs as they are, with the usual

@@ -227,3 +227,24 @@ func TestLossesReductionString(t *testing.T) {
 		t.Errorf("mse_loss with ReduceBatchMean: %v, want a refusal", err)
 	}
 }
+
+// TestLossesAutocast checks that the losses on torch's autocast fp32 list
+// compute a bfloat16 input in float32 and give float32, as torch's.
+func TestLossesAutocast(t *testing.T) {
+	x := FromSlice(CPU, []float32{0.25, 1.5, -2, 3}).Cast(BFloat16)
+	y := FromSlice(CPU, []float32{0.5, 1, 1, -1}).Cast(BFloat16)
+	for name, f := range map[string]func() *Tensor{
+		"l1":         func() *Tensor { return x.L1Loss(y) },
+		"huber":      func() *Tensor { return x.HuberLoss(y, Delta(0.5)) },
+		"softmargin": func() *Tensor { return x.SoftMarginLoss(y) },
+		"cosine":     func() *Tensor { return CosineSimilarity(x, y, 0, 1e-8) },
+	} {
+		var out *Tensor
+		if err := Autocast(BFloat16, func() { out = f() }); err != nil {
+			t.Fatal(err)
+		}
+		if err := out.Err(); err != nil || out.DType() != Float32 {
+			t.Errorf("%s under autocast: %v, dtype %v, want float32", name, err, out.DType())
+		}
+	}
+}
