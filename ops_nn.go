@@ -153,7 +153,11 @@ func (x *Tensor) LogSoftmax(dim int) *Tensor { return apply(ops.LogSoftmax, ops.
 
 // CrossEntropy is the loss of logits x ([N, C], [C], or [N, C, d1, ...])
 // against class indices target ([N], [], or [N, d1, ...]; Int64 or Int32),
-// as torch.nn.functional.cross_entropy with class-index targets.
+// or against class probabilities (a float target of x's shape; the two
+// promote as a binary op's operands), as torch.nn.functional.cross_entropy. With probabilities, the loss of a
+// sample is -Σ_c w_c·target_c·log_softmax(x)_c (w_c the class weights, 1
+// without ClassWeights), the mean divides by the number of samples, and
+// IgnoreIndex is refused, as torch's.
 func (x *Tensor) CrossEntropy(target *Tensor, opts ...LossOption) *Tensor {
 	o := lossOpts(opts)
 	if o.weight != nil {
@@ -209,7 +213,57 @@ func crossEntropy(x, target *Tensor, o lossOptions) *Tensor {
 	if x.Rank() == 1 {
 		classDim = 0
 	}
+	if target.t.DType.IsFloat() {
+		return softCrossEntropy(x, target, classDim, o)
+	}
 	return nllLoss(x.LogSoftmax(classDim), target, o)
+}
+
+// softCrossEntropy is cross_entropy against class probabilities (a float
+// target of x's shape and dtype: soft labels, mixup, distillation), as
+// torch's: -Σ_c w_c·target_c·log_softmax(x)_c per sample, whose mean
+// divides by the number of samples (not by the weights), with no ignored
+// index.
+func softCrossEntropy(x, target *Tensor, classDim int, o lossOptions) *Tensor {
+	const op = "cross_entropy"
+	if index := slices.Delete(slices.Clone(x.t.Shape), classDim, classDim+1); slices.Equal(target.t.Shape, index) {
+		// The shape of class indices: a float target there is indices of
+		// the wrong dtype, as torch reads it.
+		return failed(errorf(op, ErrDType, "target", "is "+target.t.DType.String()+" of shape "+dispatch.FormatShape(target.t.Shape)+
+			", but class indices are int64 or int32 (class probabilities have x's shape "+dispatch.FormatShape(x.t.Shape)+")",
+			"cast it with .Cast(lathe.Int64)"))
+	}
+	if !slices.Equal(target.t.Shape, x.t.Shape) {
+		return failed(errorf(op, ErrShape, "target", "is "+target.t.DType.String()+" of shape "+dispatch.FormatShape(target.t.Shape)+
+			", class probabilities, but x has shape "+dispatch.FormatShape(x.t.Shape),
+			"give probabilities of x's shape, or class indices (int64) of x's shape without its class dim"))
+	}
+	if o.ignoreIndex != -100 {
+		return failed(errorf(op, ErrValue, "ignore_index", "is "+strconv.FormatInt(o.ignoreIndex, 10)+
+			", but class probabilities have no class to ignore (torch: not supported for floating point target)", "leave IgnoreIndex out"))
+	}
+	if x.t.Rank() == 0 {
+		return failed(errorf(op, ErrShape, "x", "is 0-d, with no class dim", "give x a dim of classes"))
+	}
+	// torch takes log_softmax in x's dtype, then promotes it and the
+	// probabilities as a binary op does (a float32 x and float64
+	// probabilities give float64).
+	dt := dispatch.ResultType(dispatch.OperandOf(x.t), dispatch.OperandOf(target.t))
+	terms := x.LogSoftmax(classDim).promoteTo(op, "x", dt).Mul(target.promoteTo(op, "target", dt))
+	if w := o.weight; w != nil {
+		classes := x.t.Shape[classDim]
+		if w.t.Rank() != 1 || w.t.Shape[0] != classes {
+			return failed(errorf(op, ErrShape, "weight", "has shape "+dispatch.FormatShape(w.t.Shape)+" but x has "+strconv.Itoa(classes)+" classes",
+				"give one weight per class"))
+		}
+		if w.t.DType != x.t.DType {
+			return failed(errorf(op, ErrDType, "weight", "is "+w.t.DType.String()+" but x is "+x.t.DType.String(),
+				"cast it with .Cast(lathe."+x.t.DType.GoString()+")"))
+		}
+		// The weight along the class dim: [C], then a 1 per dim after it.
+		terms = terms.Mul(w.promoteTo(op, "weight", dt).Reshape(append([]int{classes}, slices.Repeat([]int{1}, x.t.Rank()-classDim-1)...)...))
+	}
+	return reduceLoss(terms.Sum(classDim).Neg(), o.reduction, nil)
 }
 
 // classWeights checks w as the class weights of x (a [C] tensor of x's

@@ -275,3 +275,49 @@ func TestDropoutSecondDerivative(t *testing.T) {
 		})
 	}
 }
+
+// TestCrossEntropyProbabilities: class probabilities of x's shape (soft
+// labels) take log_softmax in x's dtype and promote with it, as torch's
+// (float32 x, float64 probabilities: float64); a float target of the class
+// indices' shape is a dtype error with the cast, of another shape a shape
+// error, and an IgnoreIndex or a bad weight is refused, naming each.
+func TestCrossEntropyProbabilities(t *testing.T) {
+	xs := []float64{0.5, -1, 2, 0, 1.5, -0.5}
+	ps := []float64{0.2, 0.3, 0.5, 0.6, 0.1, 0.3}
+	// -Σ p·log_softmax(x) per row, mean over the two rows.
+	want := 0.0
+	for r := range 2 {
+		row := xs[3*r : 3*r+3]
+		lse := math.Log(math.Exp(row[0]) + math.Exp(row[1]) + math.Exp(row[2]))
+		for c := range 3 {
+			want -= ps[3*r+c] * (row[c] - lse) / 2
+		}
+	}
+	x := FromSlice(CPU, xs, 2, 3).Cast(Float32)
+	p := FromSlice(CPU, ps, 2, 3)
+	loss := x.CrossEntropy(p)
+	got, err := loss.Float64s()
+	if err != nil || loss.DType() != Float64 || math.Abs(got[0]-want) > 1e-6 {
+		t.Errorf("float32 x, float64 probabilities: %v %v (%v), want %v float64", got, loss.DType(), err, want)
+	}
+	x64 := FromSlice(CPU, xs, 2, 3).RequireGrad()
+	g, err := Grad(x64.CrossEntropy(p, WithReduction(ReduceSum)), []*Tensor{x64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gv, _ := g[0].Float64s()
+	for r := range 2 { // softmax(x) - p, as the probabilities sum to 1
+		row := xs[3*r : 3*r+3]
+		z := math.Exp(row[0]) + math.Exp(row[1]) + math.Exp(row[2])
+		for c := range 3 {
+			if w := math.Exp(row[c])/z - ps[3*r+c]; math.Abs(gv[3*r+c]-w) > 1e-12 {
+				t.Errorf("gradient [%d, %d] = %v, want %v", r, c, gv[3*r+c], w)
+			}
+		}
+	}
+	moreOpsErr(t, "float indices", x.CrossEntropy(FromSlice(CPU, []float32{0, 2})).Err(), ErrDType, "cross_entropy", "target")
+	moreOpsErr(t, "probabilities [2, 4]", x.CrossEntropy(Zeros(CPU, Float32, 2, 4)).Err(), ErrShape, "cross_entropy", "target")
+	moreOpsErr(t, "ignore_index", x.CrossEntropy(p, IgnoreIndex(1)).Err(), ErrValue, "cross_entropy", "ignore_index")
+	moreOpsErr(t, "weight [2]", x.CrossEntropy(p, ClassWeights(Ones(CPU, Float32, 2))).Err(), ErrShape, "cross_entropy", "weight")
+	moreOpsErr(t, "weight float64", x.CrossEntropy(p, ClassWeights(Ones(CPU, Float64, 3))).Err(), ErrDType, "cross_entropy", "weight")
+}

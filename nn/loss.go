@@ -67,8 +67,11 @@ func (c lossConfig) lathe() []lathe.LossOption {
 }
 
 // CrossEntropy is the loss of logits ([N, C], [C] or [N, C, d1, ...])
-// against class indices target ([N], [] or [N, d1, ...]; Int64 or Int32), as
-// torch.nn.functional.cross_entropy. With LabelSmoothing(ε) it is
+// against class indices target ([N], [] or [N, d1, ...]; Int64 or Int32),
+// or class probabilities of the logits' shape (see lathe's CrossEntropy;
+// LabelSmoothing(ε) mixes them with the uniform distribution, target·(1-ε)
+// + ε/C), as torch.nn.functional.cross_entropy. With LabelSmoothing(ε) on
+// class indices it is
 // (1-ε)·nll + ε/C · Σ_c -w_c·log p_c (w_c the class weights, 1 without
 // Weight), the second term zero for ignored targets and, for the mean,
 // divided by the sum of the weights of the targets not ignored (their
@@ -92,6 +95,17 @@ func CrossEntropy(logits, target *lathe.Tensor, opts ...LossOption) *lathe.Tenso
 	classDim := 1
 	if logits.Rank() == 1 {
 		classDim = 0
+	}
+	if target != nil && target.Err() == nil && target.DType().IsFloat() {
+		// Class probabilities: mixed with the uniform distribution, as
+		// torch's target·(1-ε) + ε/C (its shape is lathe's to check).
+		n := 1.0
+		if logits.Rank() > 0 {
+			n = float64(logits.Dim(classDim))
+		}
+		return lathe.Compose(func(a []*lathe.Tensor) *lathe.Tensor {
+			return a[0].CrossEntropy(a[1].MulScalar(1-c.smoothing).AddScalar(c.smoothing/n), c.lathe()...)
+		}, logits, target)
 	}
 	// The log-probabilities and the terms go with the graph (lathe.Compose),
 	// and so do what the body makes from the weight (an argument too) and

@@ -9,7 +9,9 @@
    hinge_embedding_loss, soft_margin_loss, multilabel_soft_margin_loss,
    cosine_embedding_loss, triplet_margin_loss, poisson_nll_loss and
    gaussian_nll_loss;
-4. multi_margin_loss (class weights as an attribute).
+4. multi_margin_loss (class weights as an attribute);
+5. cross_entropy against class probabilities (soft labels), label
+   smoothing and class weights too.
 
 Run it from the repository root with PyTorch 1.13:
 
@@ -608,6 +610,64 @@ def grad_group4(fam):
       {"reduction": "mean"})
 
 
+def soft_targets(shape, dt, dim=1):
+    """Seeded class probabilities along dim."""
+    return rnd(shape, "float64").softmax(dim).to(getattr(torch, dt))
+
+
+W5 = [0.5, 2.0, 1.0, 3.0, 0.25]
+
+
+def ce(red="mean", w=None, smoothing=0.0, ignore=-100):
+    return lambda x, t: F.cross_entropy(x, t, None if w is None else torch.tensor(w, dtype=x.dtype), reduction=red,
+                                        label_smoothing=smoothing, ignore_index=ignore)
+
+
+def group5(fam):
+    """cross_entropy against class probabilities (soft labels)."""
+    for dt in FLOATS:
+        s = SHORT[dt]
+        for red in REDS:
+            fam.case(f"cross_entropy/probs/{s}/{red}/[4,5]", "cross_entropy", [rnd([4, 5], dt), soft_targets([4, 5], dt)],
+                     ce(red), {"reduction": red})
+        fam.case(f"cross_entropy/probs/{s}/mean/weight", "cross_entropy", [rnd([4, 5], dt), soft_targets([4, 5], dt)],
+                 ce(w=W5), {"reduction": "mean", "weight": W5})
+    f32 = "float32"
+    fam.case("cross_entropy/probs/f32/none/[2,5,3]", "cross_entropy", [rnd([2, 5, 3], f32), soft_targets([2, 5, 3], f32)],
+             ce("none"), {"reduction": "none"})
+    fam.case("cross_entropy/probs/f32/mean/[2,5,3]", "cross_entropy", [rnd([2, 5, 3], f32), soft_targets([2, 5, 3], f32)],
+             ce(), {"reduction": "mean"})
+    fam.case("cross_entropy/probs/f32/none/[5]", "cross_entropy", [rnd([5], f32), soft_targets([5], f32, 0)],
+             ce("none"), {"reduction": "none"})
+    fam.case("cross_entropy/probs/f32/mean/smoothing", "cross_entropy", [rnd([4, 5], f32), soft_targets([4, 5], f32)],
+             ce(smoothing=0.2, w=W5), {"reduction": "mean", "label_smoothing": 0.2, "weight": W5})
+    fam.case("cross_entropy/probs/f32/none/smoothing[2,5,3]", "cross_entropy",
+             [rnd([2, 5, 3], f32), soft_targets([2, 5, 3], f32)], ce("none", smoothing=0.1),
+             {"reduction": "none", "label_smoothing": 0.1})
+    fam.case("cross_entropy/probs/f32/mean/empty[0,5]", "cross_entropy", [rnd([0, 5], f32), soft_targets([0, 5], f32)],
+             ce(), {"reduction": "mean"})
+    # Errors: probabilities of another shape (torch reads them as
+    # indices: "multi-target not supported"), and an ignore_index, which
+    # class probabilities do not have.
+    fam.case("cross_entropy/probs/f32/target[4,4]/error", "cross_entropy", [rnd([4, 5], f32), soft_targets([4, 4], f32)],
+             ce(), {"reduction": "mean"}, error="shape")
+    fam.case("cross_entropy/probs/f32/ignore_index/error", "cross_entropy",
+             [rnd([4, 5], f32), soft_targets([4, 5], f32)], ce(ignore=1), {"reduction": "mean", "ignore_index": 1},
+             error="value")
+
+
+def grad_group5(fam):
+    g = fam.gcase
+    for red in REDS:
+        g(f"cross_entropy/probs/f64/{red}/weight", "cross_entropy", [rnd([4, 5], "float64"), soft_targets([4, 5], "float64")],
+          ce(red, W5), {"reduction": red, "weight": W5}, hvp=True)
+    g("cross_entropy/probs/f64/mean/smoothing[2,5,3]", "cross_entropy",
+      [rnd([2, 5, 3], "float64"), soft_targets([2, 5, 3], "float64")], ce(smoothing=0.1),
+      {"reduction": "mean", "label_smoothing": 0.1}, hvp=True)
+    g("cross_entropy/probs/f32/mean/[4,5]", "cross_entropy", [rnd([4, 5], "float32"), soft_targets([4, 5], "float32")],
+      ce(), {"reduction": "mean"})
+
+
 def losses():
     fam = Family("losses", 81)
     group1(fam)
@@ -615,6 +675,7 @@ def losses():
     group3(fam)
     group_half(fam)
     group4(fam)
+    group5(fam)
     return fam
 
 
@@ -624,6 +685,7 @@ def grad_losses():
     grad_group2(fam)
     grad_group3(fam)
     grad_group4(fam)
+    grad_group5(fam)
     return fam
 
 
