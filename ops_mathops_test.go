@@ -21,6 +21,7 @@ func biMathOps() map[string]biOp {
 		"log2": (*Tensor).Log2, "log10": (*Tensor).Log10, "exp2": (*Tensor).Exp2, "trunc": (*Tensor).Trunc,
 		"frac": (*Tensor).Frac, "logit": (*Tensor).Logit, "sinc": (*Tensor).Sinc, "deg2rad": (*Tensor).Deg2Rad,
 		"rad2deg": (*Tensor).Rad2Deg, "tanhshrink": (*Tensor).Tanhshrink,
+		"erfc": (*Tensor).Erfc, "erfinv": (*Tensor).Erfinv, "lgamma": (*Tensor).Lgamma, "digamma": (*Tensor).Digamma,
 		"softshrink": func(x *Tensor) *Tensor { return x.Softshrink(0.5) },
 		"hardshrink": func(x *Tensor) *Tensor { return x.Hardshrink(0.5) },
 		"softmin":    func(x *Tensor) *Tensor { return x.Softmin(1) },
@@ -53,6 +54,8 @@ func TestMathOpsErrors(t *testing.T) {
 		op, arg string
 	}{
 		{"log2 of int32", i.Log2().Err(), ErrDType, "log2", "x"},
+		{"lgamma of int64", i.Cast(Int64).Lgamma().Err(), ErrDType, "lgamma", "x"},
+		{"erfc of bool", Ones(CPU, Bool, 1).Erfc().Err(), ErrDType, "erfc", "x"},
 		{"frac of bool", Ones(CPU, Bool, 2).Frac().Err(), ErrDType, "frac", "x"},
 		{"trunc of bool", Ones(CPU, Bool, 2).Trunc().Err(), ErrDType, "trunc", "x"},
 		{"logit of nil", nilT.Logit().Err(), ErrValue, "logit", "x"},
@@ -155,26 +158,34 @@ func TestMathOpsHalfRoundOnce(t *testing.T) {
 		p := x.Abs().AddScalar(0.01)
 		u := p.MulScalar(0.2)
 		for _, c := range []struct {
-			name string
-			f    func(x, y, p *Tensor) *Tensor
+			name  string
+			f     func(x, y, p *Tensor) *Tensor
+			scale float64 // of x, in its dtype, before f
 		}{
-			{"logit", func(x, _, _ *Tensor) *Tensor { return x.LogitEps(0.01) }},
-			{"log2", func(_, _, p *Tensor) *Tensor { return p.Log2() }},
-			{"log10", func(_, _, p *Tensor) *Tensor { return p.Log10() }},
-			{"exp2", func(x, _, _ *Tensor) *Tensor { return x.Exp2() }},
-			{"sinc", func(x, _, _ *Tensor) *Tensor { return x.Sinc() }},
-			{"deg2rad", func(x, _, _ *Tensor) *Tensor { return x.Deg2Rad() }},
-			{"tanhshrink", func(x, _, _ *Tensor) *Tensor { return x.Tanhshrink() }},
-			{"softshrink", func(x, _, _ *Tensor) *Tensor { return x.Softshrink(0.3) }},
-			{"xlogy", func(x, _, p *Tensor) *Tensor { return x.Xlogy(p) }},
-			{"hypot", func(x, y, _ *Tensor) *Tensor { return x.Hypot(y) }},
-			{"logaddexp", func(x, y, _ *Tensor) *Tensor { return x.LogAddExp(y) }},
-			{"logaddexp2", func(x, y, _ *Tensor) *Tensor { return x.LogAddExp2(y) }},
-			{"glu", func(x, _, _ *Tensor) *Tensor { return x.Narrow(0, 0, 400).Reshape(20, 20).GLU(1) }},
+			{"logit", func(x, _, _ *Tensor) *Tensor { return x.LogitEps(0.01) }, 0},
+			{"log2", func(_, _, p *Tensor) *Tensor { return p.Log2() }, 0},
+			{"log10", func(_, _, p *Tensor) *Tensor { return p.Log10() }, 0},
+			{"exp2", func(x, _, _ *Tensor) *Tensor { return x.Exp2() }, 0},
+			{"sinc", func(x, _, _ *Tensor) *Tensor { return x.Sinc() }, 0},
+			{"deg2rad", func(x, _, _ *Tensor) *Tensor { return x.Deg2Rad() }, 0},
+			{"tanhshrink", func(x, _, _ *Tensor) *Tensor { return x.Tanhshrink() }, 0},
+			{"erfc", func(x, _, _ *Tensor) *Tensor { return x.Erfc() }, 3},
+			{"erfinv", func(x, _, _ *Tensor) *Tensor { return x.Erfinv() }, 0.28},
+			{"lgamma", func(x, _, _ *Tensor) *Tensor { return x.Lgamma() }, 4},
+			{"digamma", func(x, _, _ *Tensor) *Tensor { return x.Digamma() }, 4},
+			{"softshrink", func(x, _, _ *Tensor) *Tensor { return x.Softshrink(0.3) }, 0},
+			{"xlogy", func(x, _, p *Tensor) *Tensor { return x.Xlogy(p) }, 0},
+			{"hypot", func(x, y, _ *Tensor) *Tensor { return x.Hypot(y) }, 0},
+			{"logaddexp", func(x, y, _ *Tensor) *Tensor { return x.LogAddExp(y) }, 0},
+			{"logaddexp2", func(x, y, _ *Tensor) *Tensor { return x.LogAddExp2(y) }, 0},
+			{"glu", func(x, _, _ *Tensor) *Tensor { return x.Narrow(0, 0, 400).Reshape(20, 20).GLU(1) }, 0},
 		} {
 			in := x
-			if c.name == "logit" {
+			switch {
+			case c.name == "logit":
 				in = u
+			case c.scale != 0:
+				in = x.MulScalar(c.scale)
 			}
 			got, err := c.f(in, y, p).Float32s()
 			if err != nil {
@@ -265,6 +276,10 @@ func TestMathOpsLeaveNothing(t *testing.T) {
 			"isclose":    func(x *Tensor) *Tensor { return x.IsClose(y, 0.1, 0.1, false).Cast(Float32).Add(x) },
 			"softmin":    func(x *Tensor) *Tensor { return x.Softmin(1) },
 			"glu":        func(x *Tensor) *Tensor { return x.GLU(-1) },
+			"erfc":       func(x *Tensor) *Tensor { return x.Erfc() },
+			"erfinv":     func(x *Tensor) *Tensor { return x.Tanh().Erfinv() },
+			"lgamma":     func(x *Tensor) *Tensor { return x.Lgamma() },
+			"digamma":    func(x *Tensor) *Tensor { return x.Digamma() },
 		} {
 			step := func() {
 				out := Compose(func(a []*Tensor) *Tensor { return f(a[0]) }, x)

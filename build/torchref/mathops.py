@@ -62,7 +62,15 @@ UNARY = [
     ("hardshrink", lambda x: F.hardshrink(x, 0.5), {"lambd": 0.5}, "wide", SPECIAL + [0.7, -0.2]),
     ("hardshrink", lambda x: F.hardshrink(x, -1.0), {"lambd": -1.0}, "wide", SPECIAL),
     ("tanhshrink", F.tanhshrink, None, "wide", SPECIAL + [1e-3, 20.0]),
+    ("erfc", torch.erfc, None, "wide", SPECIAL + [1.25, 2.8, 2.9, 5.0, 9.0, 10.0, 26.0, -6.0]),
+    ("erfinv", torch.erfinv, None, "unit", [0.0, -0.0, 0.5, -0.5, 0.7, -0.71, 0.9, 0.999, -0.9999, 1e-6, 1.0, -1.0,
+                                             1.5, INF, NAN]),
+    ("lgamma", torch.lgamma, None, "wide", SPECIAL + [1.0, 2.0, 3.0, -1.5, -0.25, 1e-20, 1e10, 1.4616, 7.99]),
+    ("digamma", torch.digamma, None, "wide", SPECIAL + [1.0, 2.0, 10.0, -1.5, -0.25, 1e-20, 1e10, 1.4616, -2.0]),
 ]
+# Dense grids of the special functions, where their pieces meet.
+GRIDS = [("erfc", torch.erfc, -3.0, 12.0, 27.0), ("erfinv", torch.erfinv, -0.9995, 0.9995, 0.9995),
+         ("lgamma", torch.lgamma, -6.3, 14.0, 14.0), ("digamma", torch.digamma, -6.3, 14.0, 14.0)]
 
 
 def name_of(op, attrs):
@@ -110,6 +118,11 @@ def group1(fam):
     # eps above 0.5 clamps to an empty interval, where torch 1.13's vectorised
     # and scalar loops disagree: lathe refuses it.
     fam.case("logit_eps/eps=0.7/f32/error", "logit_eps", [x], None, {"eps": 0.7}, error="value")
+    for op, fn, lo, hi32, hi64 in GRIDS:
+        for dt, hi in (("float32", hi32), ("float64", hi64)):
+            x = torch.linspace(lo, hi, 257, dtype=torch.float64).to(getattr(torch, dt))
+            # poles: float64's points rounded to float32 are other cases
+            fam.case(f"{op}/{SHORT[dt]}/grid[{lo},{hi}]", op, [x], fn, {"float64_only": True} if dt == "float64" else None)
     fam.case("log2/bool/error", "log2", [rnd([3], "bool")], None, None, error="dtype")
 
 
@@ -246,7 +259,9 @@ def group3(fam):
 GRAD_UNARY = [("log2", "pos", True), ("log10", "pos", True), ("exp2", "wide", True), ("trunc", "wide", False),
               ("frac", "wide", False), ("logit", "unit01", True), ("logit_eps", "unit01", True),
               ("sinc", "wide", True), ("deg2rad", "wide", False), ("rad2deg", "wide", False),
-              ("softshrink", "wide", False), ("hardshrink", "wide", False), ("tanhshrink", "wide", True)]
+              ("softshrink", "wide", False), ("hardshrink", "wide", False), ("tanhshrink", "wide", True),
+              ("erfc", "wide", True), ("erfinv", "unit", True), ("lgamma", "wide", True), ("digamma", "wide", True)]
+PIECEWISE = {"trunc", "frac", "deg2rad", "rad2deg", "softshrink", "hardshrink"}
 
 
 def grad_group1(fam):
@@ -257,12 +272,12 @@ def grad_group1(fam):
     for i, (op, domain, smooth) in enumerate(GRAD_UNARY):
         fn, attrs = fns[op]
         n = name_of(op, attrs)
-        for dt in FLOATS:
+        for dt in ["float64"] if op in PIECEWISE else FLOATS:
             x = inputs(domain, [3, 4], dt)
             if domain != "unit01":
                 x = off(x)
             g(f"{n}/{SHORT[dt]}/[3,4]", op, [x], fn, attrs, hvp=smooth)
-        if i % 4 == 0:
+        if i % 6 == 0:
             g(f"{n}/f64/transposed[3,4]", op, [L(off(inputs(domain, [3, 4], "float64")), "transposed")], fn, attrs)
     g("sinc/f64/zero", "sinc", [vals([0.0, 1.0, -0.5], "float64")], torch.sinc, nonsmooth=True)
     g("logit_eps/eps=0.1/f64/clamped", "logit_eps", [vals([0.05, 0.5, 0.95, 0.1], "float64")],

@@ -4,7 +4,8 @@ import "github.com/lathe-ml/lathe"
 
 // The table entries of torch's everyday math functions that lathe builds
 // as composites (mathops.json and grad_mathops.json, made by
-// build/torchref/mathops.py): log2 … rad2deg and the shrinks; xlogy …
+// build/torchref/mathops.py): log2 … rad2deg, the shrinks and the special
+// functions erfc, erfinv, lgamma and digamma; xlogy …
 // fmin; nansum, nanmean, count_nonzero, amax, amin, isclose, softmin and
 // glu. Keys with "square": true square the result, so that the
 // Hessian-vector product of an op linear in x is not zero.
@@ -45,6 +46,8 @@ var mathOps = map[string]opFunc{
 		return one(in[0].Hardshrink(a.Float("lambd")))
 	},
 	"tanhshrink": unary((*lathe.Tensor).Tanhshrink),
+	"erfc":       unary((*lathe.Tensor).Erfc), "erfinv": unary((*lathe.Tensor).Erfinv),
+	"lgamma": unary((*lathe.Tensor).Lgamma), "digamma": unary((*lathe.Tensor).Digamma),
 
 	"xlogy": binary((*lathe.Tensor).Xlogy), "hypot": binary((*lathe.Tensor).Hypot),
 	"logaddexp": binary((*lathe.Tensor).LogAddExp), "logaddexp2": binary((*lathe.Tensor).LogAddExp2),
