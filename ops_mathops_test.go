@@ -40,6 +40,17 @@ func biMathOps() map[string]biOp {
 	t["nansum"] = biReduce(func(x *Tensor, d int) *Tensor { return x.NanSum(d) })
 	t["nanmean"] = biReduce(func(x *Tensor, d int) *Tensor { return x.NanMeanKeepDim(d) })
 	t["count_nonzero"] = biAnyDType(biReduce(func(x *Tensor, d int) *Tensor { return x.CountNonzero(d) }))
+	t["cross"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 1, 3)} },
+		call: func(a []*Tensor) *Tensor { return a[0].Cross(a[1], -1) }, kinds: "fs",
+		huge: func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge, 3).Cross(biF(dev, 1, 1, 3), 2) }}
+	t["kron"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 2)} },
+		call: func(a []*Tensor) *Tensor { return a[0].Kron(a[1]) }, kinds: "aa",
+		huge: func(dev Device) *Tensor { return biBig(dev, biHuge).Kron(biBig(dev, biHuge)) }}
+	t["tensordot"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 3, 4)} },
+		call: func(a []*Tensor) *Tensor { return a[0].TensorDot(a[1], []int{1}, []int{0}) }, kinds: "fs",
+		huge: func(dev Device) *Tensor {
+			return biBig(dev, biHuge, 2).TensorDot(biBig(dev, 2, biHuge), []int{1}, []int{0})
+		}}
 	return t
 }
 
@@ -80,6 +91,16 @@ func TestMathOpsErrors(t *testing.T) {
 		{"glu of 0-d", Scalar(CPU, float32(1)).GLU(0).Err(), ErrShape, "glu", "x"},
 		{"glu odd size", x.GLU(0).Err(), ErrShape, "glu", "x"},
 		{"glu dim 1", x.GLU(1).Err(), ErrIndex, "glu", "dim"},
+		{"cross of size 4", Ones(CPU, Float32, 4).Cross(Ones(CPU, Float32, 4), 0).Err(), ErrShape, "cross", "x"},
+		{"cross of ranks 2 and 1", Ones(CPU, Float32, 2, 3).Cross(x, -1).Err(), ErrShape, "cross", "y"},
+		{"cross of bool", Ones(CPU, Bool, 3).Cross(Ones(CPU, Bool, 3), 0).Err(), ErrDType, "cross", "x"},
+		{"cross dim 1", x.Cross(x, 1).Err(), ErrIndex, "cross", "dim"},
+		{"kron of a nil y", x.Kron(nilT).Err(), ErrValue, "kron", "y"},
+		{"tensordot sizes", x.TensorDot(Ones(CPU, Float32, 2), []int{0}, []int{0}).Err(), ErrShape, "tensordot", "y"},
+		{"tensordot dims unpaired", x.TensorDot(x, []int{0}, nil).Err(), ErrValue, "tensordot", "yDims"},
+		{"tensordot dim twice", x.TensorDot(Ones(CPU, Float32, 3, 3), []int{0, 0}, []int{0, 1}).Err(), ErrValue, "tensordot", "xDims"},
+		{"tensordot dim 1", x.TensorDot(x, []int{1}, []int{0}).Err(), ErrIndex, "tensordot", "xDims"},
+		{"tensordot f32 x i32", x.TensorDot(i, []int{0}, []int{0}).Err(), ErrDType, "tensordot", "y"},
 	} {
 		if c.kind == nil {
 			if c.err != nil {
@@ -280,6 +301,9 @@ func TestMathOpsLeaveNothing(t *testing.T) {
 			"erfinv":     func(x *Tensor) *Tensor { return x.Tanh().Erfinv() },
 			"lgamma":     func(x *Tensor) *Tensor { return x.Lgamma() },
 			"digamma":    func(x *Tensor) *Tensor { return x.Digamma() },
+			"cross":      func(x *Tensor) *Tensor { return x.Reshape(4, 2, 3).Cross(y.Reshape(4, 2, 3), -1) },
+			"kron":       func(x *Tensor) *Tensor { return x.Kron(y.Narrow(0, 0, 2)) },
+			"tensordot":  func(x *Tensor) *Tensor { return x.TensorDot(y, []int{1}, []int{1}) },
 		} {
 			step := func() {
 				out := Compose(func(a []*Tensor) *Tensor { return f(a[0]) }, x)

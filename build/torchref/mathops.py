@@ -4,7 +4,8 @@ of its own (mathops.json) and their gradients (grad_mathops.json):
 1. log2, log10, exp2, trunc, frac, logit, sinc, deg2rad, rad2deg and the
    shrinks (softshrink, hardshrink, tanhshrink);
 2. xlogy, hypot, logaddexp, logaddexp2, copysign, heaviside, fmax, fmin;
-3. nansum, nanmean, count_nonzero, amax, amin, isclose, softmin and glu.
+3. nansum, nanmean, count_nonzero, amax, amin, isclose, softmin and glu;
+4. cross (torch.linalg.cross), kron and tensordot.
 
 Run it from the repository root with PyTorch 1.13:
 
@@ -68,6 +69,9 @@ UNARY = [
     ("lgamma", torch.lgamma, None, "wide", SPECIAL + [1.0, 2.0, 3.0, -1.5, -0.25, 1e-20, 1e10, 1.4616, 7.99]),
     ("digamma", torch.digamma, None, "wide", SPECIAL + [1.0, 2.0, 10.0, -1.5, -0.25, 1e-20, 1e10, 1.4616, -2.0]),
 ]
+# The ops whose float64 special values are a case of their own (float64
+# routines of their own, or pieces that float32 does not reach).
+F64_SPECIAL = {"log2", "log10", "exp2", "logit", "logit_eps", "sinc", "erfc", "erfinv", "lgamma", "digamma"}
 # Dense grids of the special functions, where their pieces meet.
 GRIDS = [("erfc", torch.erfc, -3.0, 12.0, 27.0), ("erfinv", torch.erfinv, -0.9995, 0.9995, 0.9995),
          ("lgamma", torch.lgamma, -6.3, 14.0, 14.0), ("digamma", torch.digamma, -6.3, 14.0, 14.0)]
@@ -88,16 +92,18 @@ def group1(fam):
     for i, (op, fn, attrs, domain, special) in enumerate(UNARY):
         n = name_of(op, attrs)
         f = half(fn)
-        for dt in FLOATS:
+        for dt in FLOATS if op in F64_SPECIAL else ["float32"]:
             a = attrs
             if op.startswith("logit") and dt == "float64":
                 # 0.9999 rounded to float32 is another logit (1 - x cancels)
                 a = dict(attrs or {}, float64_only=True)
             fam.case(f"{n}/{SHORT[dt]}/special", op, [vals(special, dt)], f, a)
-        for dt in ["float32"] + HALVES:
+        for dt in ["float32", HALVES[i % 2]]:
             fam.case(f"{n}/{SHORT[dt]}/[3,4]", op, [inputs(domain, [3, 4], dt)], f, attrs)
-        # one other layout or shape per op
-        if i % 3 == 0:
+        # one other layout or shape for every other op
+        if i % 2:
+            pass
+        elif i % 3 == 0:
             fam.case(f"{n}/f32/transposed[3,4]", op, [L(inputs(domain, [3, 4], "float32"), "transposed")], fn, attrs)
         elif i % 3 == 1:
             fam.case(f"{n}/f32/0d", op, [inputs(domain, [], "float32")], fn, attrs)
@@ -145,7 +151,7 @@ def group2(fam):
         f = half(fn)
         for dt in FLOATS:
             fam.case(f"{op}/{SHORT[dt]}/special", op, [vals(SPECIAL_PAIRS[0], dt), vals(SPECIAL_PAIRS[1], dt)], f)
-        for dt in ["float32"] + HALVES:
+        for dt in ["float32", HALVES[len(op) % 2]]:
             fam.case(f"{op}/{SHORT[dt]}/[3,4]x[4]", op, [rnd([3, 4], dt, "halves"), rnd([4], dt, domain)], f)
         fam.case(f"{op}/f32/transposed[3,4]x0d", op, [L(rnd([3, 4], "float32", "wide"), "transposed"),
                                                        rnd([], "float32", domain)], fn)
@@ -171,14 +177,14 @@ def nan_input(shape, dt):
     return torch.where(m, torch.tensor(NAN, dtype=x.dtype), x)
 
 
-DIMS = [([], False), ([1], False), ([0], True), ([-1, 0], False), ([0, 2], True)]
+DIMS = [([], False), ([1], False), ([-1, 0], False), ([0, 2], True)]
 
 
 def group3(fam):
     for dt in FLOATS + HALVES:
         s = SHORT[dt]
         x = nan_input([2, 3, 4], dt)
-        for dims, keep in DIMS if dt == "float32" else DIMS[1:3] if dt == "float64" else DIMS[3:4]:
+        for dims, keep in DIMS if dt == "float32" else DIMS[2:3]:
             d = f"dims={dims}/keep={keep}"
             for op, fn in (("nansum", torch.nansum), ("nanmean", torch.nanmean)):
                 f = (lambda x, fn=fn, dims=dims, keep=keep: fn(x, dims, keepdim=keep) if dims else fn(x))
@@ -186,7 +192,7 @@ def group3(fam):
                     continue
                 fam.case(f"{op}/{s}/nan[2,3,4]/{d}", op, [x], half(f) if op == "nanmean" else f,
                          {"dims": dims, "keepdim": keep})
-            for op, fn in (("amax", torch.amax), ("amin", torch.amin)):
+            for op, fn in (("amax", torch.amax), ("amin", torch.amin)) if dt in FLOATS else ():
                 fam.case(f"{op}/{s}/[2,3,4]/{d}", op, [rnd([2, 3, 4], dt, "halves")],
                          lambda x, fn=fn, dims=dims, keep=keep: fn(x, dims, keep), {"dims": dims, "keepdim": keep})
         fam.case(f"nanmean/{s}/allnan[2,2]/dims=[1]", "nanmean", [vals([[NAN, NAN], [1.0, NAN]], dt)],
@@ -213,7 +219,7 @@ def group3(fam):
         x = nan_input([3, 4], dt) if dt in FLOATS else rnd([3, 4], dt, "small")
         if dt in FLOATS:
             x[0, 0] = -0.0
-        for dims in ([], [1, 0]) if dt == "float32" else ([0],):
+        for dims in ([1, 0],) if dt == "float32" else ([0],):
             fam.case(f"count_nonzero/{SHORT[dt]}/[3,4]/dims={dims}", "count_nonzero", [x],
                      lambda x, dims=dims: torch.count_nonzero(x, dims) if dims else torch.count_nonzero(x), {"dims": dims})
     # isclose: tolerances, infinities, NaN with and without equal_nan,
@@ -222,7 +228,7 @@ def group3(fam):
     b = vals([1.0, 1.0, 1.0, INF, -INF, INF, NAN, 1.0, -0.0, 0.0, 100.0, 100.0], "float64")
     for dt in FLOATS + HALVES:
         tols = ((1e-5, 1e-8, False), (1e-5, 1e-8, True), (0.0, 0.0, True), (1e-3, 0.0, False), (0.0, 0.5, False))
-        for rtol, atol, en in tols if dt == "float32" else tols[:2] if dt == "float64" else tols[3:4]:
+        for rtol, atol, en in tols[1:4] if dt == "float32" else tols[:1] if dt == "float64" else tols[4:]:
             fam.case(f"isclose/{SHORT[dt]}/special/rtol={rtol},atol={atol},equal_nan={en}", "isclose",
                      [a.to(getattr(torch, dt)), b.to(getattr(torch, dt))],
                      lambda x, y, r=rtol, t=atol, e=en: torch.isclose(x, y, r, t, e),
@@ -304,7 +310,7 @@ def grad_group2(fam):
             g("heaviside/f64/[4]", op, [x, rnd([4], "float64")], lambda x, v: torch.where(x == 0, v, (x > 0).double()),
               nonsmooth=True)
             continue
-        for dt in FLOATS:
+        for dt in FLOATS if smooth else ["float64"]:
             g(f"{op}/{SHORT[dt]}/[3,4]x[4]", op, [off(rnd([3, 4], dt, "any")), rnd([4], dt, domain)], fn, hvp=smooth)
         g(f"{op}/f64/[2,1]x[3]", op, [off(rnd([2, 1], "float64", "wide")), rnd([3], "float64", domain)], fn)
     g("xlogy/f64/zeros", "xlogy", [vals([0.0, 0.0, 2.0], "float64"), vals([3.0, NAN, 0.5], "float64")], torch.xlogy,
@@ -335,6 +341,8 @@ def grad_group3(fam):
             g(f"nanmean/{s}/nan[2,3,4]/{d}", "nanmean", [x],
               lambda x, dims=dims, keep=keep: torch.nanmean(x, dims, keep), {"dims": dims, "keepdim": keep},
               nonsmooth=True)
+            if dt == "float32":
+                continue
             g(f"amax/{s}/distinct[2,3,4]/{d}", "amax", [distinct([2, 3, 4], dt)],
               lambda x, dims=dims, keep=keep: torch.amax(x, dims, keep), {"dims": dims, "keepdim": keep})
         g(f"softmin/{s}/[3,4]/dim=1", "softmin", [rnd([3, 4], dt)], lambda x: F.softmin(x, 1), {"dim": 1}, hvp=True)
@@ -347,12 +355,66 @@ def grad_group3(fam):
         g(f"{op}/f64/nan[3,4]/dims=[]", op, [ties], fn, {"dims": [], "keepdim": False}, nonsmooth=True)
 
 
+CROSS_PLANS = [([3], [3], -1), ([2, 3], [1, 3], -1), ([3, 2], [3, 2], 0), ([2, 3, 4], [2, 3, 1], 1), ([0, 3], [1, 3], 1)]
+KRON_PLANS = [([2], [3]), ([2, 3], [4]), ([2, 1], [3, 2]), ([], [3]), ([2, 2], []), ([0, 2], [3, 1])]
+TENSORDOT_PLANS = [([2, 3, 4], [3, 4, 5], [1, 2], [0, 1]), ([2, 3], [3, 2], [1], [0]), ([2, 3, 4], [4, 3], [1, 2], [1, 0]),
+                   ([2, 3], [4, 5], [], []), ([3, 4], [4, 3], [-1, 0], [0, -1]), ([2, 0], [0, 3], [1], [0])]
+
+
+def group4(fam):
+    for dt in FLOATS + INTS[:1]:
+        s = SHORT[dt]
+        for a, b, dim in CROSS_PLANS if dt == "float32" else CROSS_PLANS[1:2]:
+            fam.case(f"cross/{s}/{a}x{b}/dim={dim}", "cross", [rnd(a, dt), rnd(b, dt)],
+                     lambda x, y, d=dim: torch.linalg.cross(x, y, dim=d), {"dim": dim})
+        for a, b in KRON_PLANS if dt == "float32" else KRON_PLANS[1:2]:
+            fam.case(f"kron/{s}/{a}x{b}", "kron", [rnd(a, dt), rnd(b, dt)], torch.kron)
+        for a, b, xd, yd in TENSORDOT_PLANS if dt == "float32" else TENSORDOT_PLANS[:1]:
+            fam.case(f"tensordot/{s}/{a}x{b}/{xd},{yd}", "tensordot", [rnd(a, dt), rnd(b, dt)],
+                     lambda x, y, xd=xd, yd=yd: torch.tensordot(x, y, (xd, yd)), {"xdims": xd, "ydims": yd})
+    fam.case("cross/f32/transposed[3,3]/dim=0", "cross", [L(rnd([3, 3], "float32"), "transposed"), rnd([3, 1], "float32")],
+             lambda x, y: torch.linalg.cross(x, y, dim=0), {"dim": 0})
+    fam.case("kron/i32xf32/[2]x[2]", "kron", [rnd([2], "int32"), rnd([2], "float32")], torch.kron)
+    fam.case("kron/bool/[2]x[2]", "kron", [rnd([2], "bool"), rnd([2], "bool")], torch.kron)
+    x3 = rnd([2, 3], "float32")
+    fam.case("cross/f32/[2,4]/error", "cross", [rnd([2, 4], "float32"), rnd([2, 4], "float32")],
+             lambda x, y: torch.linalg.cross(x, y), {"dim": -1}, error="shape")
+    fam.case("cross/f32/rank/error", "cross", [x3, rnd([3], "float32")], lambda x, y: torch.linalg.cross(x, y),
+             {"dim": -1}, error="shape")
+    fam.case("cross/f32xf64/error", "cross", [x3, rnd([2, 3], "float64")], lambda x, y: torch.linalg.cross(x, y),
+             {"dim": -1}, error="dtype")
+    fam.case("cross/f32/dim=2/error", "cross", [x3, x3], lambda x, y: torch.linalg.cross(x, y, dim=2), {"dim": 2},
+             error="index")
+    fam.case("cross/bool/error", "cross", [rnd([3], "bool"), rnd([3], "bool")], lambda x, y: torch.linalg.cross(x, y),
+             {"dim": -1}, error="dtype")
+    fam.case("tensordot/f32/sizes/error", "tensordot", [x3, x3], lambda x, y: torch.tensordot(x, y, ([1], [0])),
+             {"xdims": [1], "ydims": [0]}, error="shape")
+    fam.case("tensordot/f32/dim=2/error", "tensordot", [x3, x3], lambda x, y: torch.tensordot(x, y, ([2], [0])),
+             {"xdims": [2], "ydims": [0]}, error="index")
+    fam.case("tensordot/f32xf64/error", "tensordot", [x3, rnd([3, 2], "float64")],
+             lambda x, y: torch.tensordot(x, y, ([1], [0])), {"xdims": [1], "ydims": [0]}, error="dtype")
+
+
 def mathops():
     fam = Family("mathops", 83)
     group1(fam)
     group2(fam)
     group3(fam)
+    group4(fam)
     return fam
+
+
+def grad_group4(fam):
+    g = fam.gcase
+    for dt in FLOATS:
+        s = SHORT[dt]
+        g(f"cross/{s}/[2,3]x[1,3]/dim=-1/squared", "cross", [rnd([2, 3], dt), rnd([1, 3], dt)],
+          lambda x, y: torch.linalg.cross(x, y) ** 2, {"dim": -1, "square": True}, hvp=True)
+        g(f"kron/{s}/[2,3]x[2,1]/squared", "kron", [rnd([2, 3], dt), rnd([2, 1], dt)], lambda x, y: torch.kron(x, y) ** 2,
+          {"square": True}, hvp=True)
+        g(f"tensordot/{s}/[2,3,4]x[4,3]/squared", "tensordot", [rnd([2, 3, 4], dt), rnd([4, 3], dt)],
+          lambda x, y: torch.tensordot(x, y, ([1, 2], [1, 0])) ** 2, {"xdims": [1, 2], "ydims": [1, 0], "square": True},
+          hvp=True)
 
 
 def grad_mathops():
@@ -360,6 +422,7 @@ def grad_mathops():
     grad_group1(fam)
     grad_group2(fam)
     grad_group3(fam)
+    grad_group4(fam)
     return fam
 
 

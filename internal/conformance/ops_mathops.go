@@ -5,10 +5,10 @@ import "github.com/lathe-ml/lathe"
 // The table entries of torch's everyday math functions that lathe builds
 // as composites (mathops.json and grad_mathops.json, made by
 // build/torchref/mathops.py): log2 … rad2deg, the shrinks and the special
-// functions erfc, erfinv, lgamma and digamma; xlogy …
-// fmin; nansum, nanmean, count_nonzero, amax, amin, isclose, softmin and
-// glu. Keys with "square": true square the result, so that the
-// Hessian-vector product of an op linear in x is not zero.
+// functions erfc, erfinv, lgamma and digamma; xlogy … fmin; nansum,
+// nanmean, count_nonzero, amax, amin, isclose, softmin and glu; cross,
+// kron and tensordot. Keys with "square": true square the result, so that
+// the Hessian-vector product of an op linear in x is not zero.
 
 func init() {
 	for k, f := range mathOps {
@@ -66,4 +66,10 @@ var mathOps = map[string]opFunc{
 	},
 	"softmin": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) { return one(in[0].Softmin(a.Int("dim"))) },
 	"glu":     func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) { return one(in[0].GLU(a.Int("dim"))) },
+
+	"cross": squarable(func(a *Attrs, in []*lathe.Tensor) *lathe.Tensor { return in[0].Cross(in[1], a.Int("dim")) }),
+	"kron":  squarable(func(_ *Attrs, in []*lathe.Tensor) *lathe.Tensor { return in[0].Kron(in[1]) }),
+	"tensordot": squarable(func(a *Attrs, in []*lathe.Tensor) *lathe.Tensor {
+		return in[0].TensorDot(in[1], a.Ints("xdims"), a.Ints("ydims"))
+	}),
 }

@@ -65,6 +65,7 @@ var halfVariance = map[string]bool{"var": true, "std": true, "layer_norm": true,
 var accumulatingOps = map[string]bool{
 	"sum": true, "mean": true, "prod": true, "logsumexp": true, "cumsum": true, "matmul": true,
 	"softmax": true, "log_softmax": true, "cross_entropy": true, "nll_loss": true, "mse_loss": true,
+	"nansum": true, "nanmean": true, "softmin": true, "tensordot": true,
 }
 
 // Tolerance is the tolerance for op's results of dtype dt.

@@ -1,0 +1,204 @@
+package lathe
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
+)
+
+// Products of torch that lathe builds as composites: the cross product
+// (torch.linalg.cross), the Kronecker product (torch.kron) and tensordot
+// (torch.tensordot), from narrows, broadcast products, permutes and one
+// matmul, so that each runs on every device and is differentiable to any
+// order.
+
+// crossAttrs are cross's dim (from the front) and the shape x and y
+// broadcast to.
+type crossAttrs struct {
+	dim   int
+	shape []int
+}
+
+// cross is torch's formula, component by component: (a1·b2 - a2·b1,
+// a2·b0 - a0·b2, a0·b1 - a1·b0), each rounded as torch's.
+var opCross = composite("cross", []string{"x", "y"}, func(in []*Tensor, a crossAttrs) *Tensor {
+	x, y := in[0].BroadcastTo(a.shape...), in[1].BroadcastTo(a.shape...)
+	c := func(t *Tensor, i int) *Tensor { return t.Narrow(a.dim, i, 1) }
+	return Concat([]*Tensor{
+		c(x, 1).Mul(c(y, 2)).Sub(c(x, 2).Mul(c(y, 1))),
+		c(x, 2).Mul(c(y, 0)).Sub(c(x, 0).Mul(c(y, 2))),
+		c(x, 0).Mul(c(y, 1)).Sub(c(x, 1).Mul(c(y, 0))),
+	}, a.dim)
+})
+
+// Cross is the cross product of x and y along dim, as
+// torch.linalg.cross(x, y, dim=dim) (torch's default dim is -1): x and y
+// have one rank and one dtype (as torch's: another is ErrDType), their
+// shapes broadcast, and both have size 3 along dim. Bool is ErrDType, as
+// torch's.
+func (x *Tensor) Cross(y *Tensor, dim int) *Tensor {
+	const op = "cross"
+	if _, err := mathPair(op, "y", x, y, nil); err != nil {
+		return failed(err)
+	}
+	if x.t.DType == Bool {
+		return failed(errorf(op, ErrDType, "x", "is bool, which cross does not take (as torch's)", "cast it with .Cast(lathe.Int32) first"))
+	}
+	if x.t.Rank() != y.t.Rank() {
+		return failed(errorf(op, ErrShape, "y", "has rank "+strconv.Itoa(y.t.Rank())+" but x has rank "+strconv.Itoa(x.t.Rank())+
+			" (torch's linalg.cross needs one rank)", "reshape one of them, e.g. with Unsqueeze"))
+	}
+	d, err := sortDim(op, dim, x.t.Rank())
+	if err != nil {
+		return failed(err)
+	}
+	if x.t.Rank() == 0 {
+		return failed(errorf(op, ErrShape, "x", "is 0-d, which has no vector of 3", "give tensors with a dim of size 3"))
+	}
+	for i, t := range []*Tensor{x, y} {
+		if n := t.t.Shape[d]; n != 3 {
+			return failed(errorf(op, ErrShape, []string{"x", "y"}[i], "has size "+strconv.Itoa(n)+" along dim "+strconv.Itoa(dim)+
+				" (shape "+dispatch.FormatShape(t.t.Shape)+"), but a cross product takes vectors of 3", "give a dim of size 3"))
+		}
+	}
+	shape, _ := ops.BroadcastShapes(x.t.Shape, y.t.Shape)
+	return apply(opCross, crossAttrs{dim: d, shape: slices.Clone(shape)}, x, y)
+}
+
+// kron interleaves x's and y's dims (both of rank r, y's size b): x
+// reshaped to [a0, 1, a1, 1, …] times y to [1, b0, 1, b1, …], merged to
+// [a0·b0, a1·b1, …].
+var opKron = composite("kron", []string{"x", "y"}, func(in []*Tensor, _ dispatch.None) *Tensor {
+	x, y := in[0], in[1]
+	r := max(x.t.Rank(), y.t.Rank())
+	pad := func(s []int) []int { return append(slices.Repeat([]int{1}, r-len(s)), s...) }
+	a, b := pad(x.t.Shape), pad(y.t.Shape)
+	xs, ys, out := make([]int, 0, 2*r), make([]int, 0, 2*r), make([]int, r)
+	for i := range r {
+		xs, ys = append(xs, a[i], 1), append(ys, 1, b[i])
+		out[i] = a[i] * b[i]
+	}
+	return x.Reshape(xs...).Mul(y.Reshape(ys...)).Reshape(out...)
+})
+
+// Kron is the Kronecker product of x and y, as torch.kron: the shorter
+// shape is padded with leading 1s, and the result has shape
+// [a0·b0, a1·b1, …] with element [i·b + j] = x[i]·y[j]. Dtypes promote as
+// Mul's.
+func (x *Tensor) Kron(y *Tensor) *Tensor {
+	const op = "kron"
+	if err := x.check(op); err != nil {
+		return failed(err)
+	}
+	if err := y.CheckArg(op, "y"); err != nil {
+		return failed(err)
+	}
+	n := 1
+	r := max(x.t.Rank(), y.t.Rank())
+	for i := range r {
+		d := 1
+		if j := i - (r - x.t.Rank()); j >= 0 {
+			d *= x.t.Shape[j]
+		}
+		if j := i - (r - y.t.Rank()); j >= 0 {
+			d *= y.t.Shape[j]
+		}
+		if d != 0 && n > (1<<62)/d {
+			return failed(errorf(op, ErrOutOfMemory, "y", "makes a result of more elements than an int counts ("+
+				dispatch.FormatShape(x.t.Shape)+" ⊗ "+dispatch.FormatShape(y.t.Shape)+")", "use smaller tensors"))
+		}
+		n *= d
+	}
+	return apply(opKron, none, x, y)
+}
+
+// tensordotAttrs are the dims of x and of y (from the front) that
+// tensordot contracts, pairwise.
+type tensordotAttrs struct{ xd, yd []int }
+
+var opTensorDot = composite("tensordot", []string{"x", "y"}, func(in []*Tensor, a tensordotAttrs) *Tensor {
+	x, y := in[0], in[1]
+	free := func(t *Tensor, c []int) []int {
+		var f []int
+		for d := range t.t.Rank() {
+			if !slices.Contains(c, d) {
+				f = append(f, d)
+			}
+		}
+		return f
+	}
+	fx, fy := free(x, a.xd), free(y, a.yd)
+	k := 1
+	for _, d := range a.xd {
+		k *= x.t.Shape[d]
+	}
+	var shape []int
+	m, n := 1, 1
+	for _, d := range fx {
+		shape, m = append(shape, x.t.Shape[d]), m*x.t.Shape[d]
+	}
+	for _, d := range fy {
+		shape, n = append(shape, y.t.Shape[d]), n*y.t.Shape[d]
+	}
+	xm := x.Permute(append(slices.Clone(fx), a.xd...)...).Reshape(m, k)
+	ym := y.Permute(append(slices.Clone(a.yd), fy...)...).Reshape(k, n)
+	return xm.MatMul(ym).Reshape(shape...)
+})
+
+// TensorDot contracts dims xDims of x with dims yDims of y, pairwise, as
+// torch.tensordot(x, y, dims=(xDims, yDims)): the result's dims are x's
+// others, then y's others, in order. torch's tensordot(x, y, n) is xDims
+// the last n of x and yDims the first n of y. Dims may be negative; the
+// paired sizes must be equal (no broadcasting), x and y have one dtype,
+// as torch's, and the dtypes are MatMul's.
+func (x *Tensor) TensorDot(y *Tensor, xDims, yDims []int) *Tensor {
+	const op = "tensordot"
+	if err := x.check(op); err != nil {
+		return failed(err)
+	}
+	if err := y.CheckArg(op, "y"); err != nil {
+		return failed(err)
+	}
+	if y.t.DType != x.t.DType {
+		return failed(errorf(op, ErrDType, "y", "is "+y.t.DType.String()+" but x is "+x.t.DType.String()+" (tensordot does not promote, as torch's)",
+			"cast it with .Cast("+x.t.DType.GoString()+")"))
+	}
+	if len(xDims) != len(yDims) {
+		return failed(errorf(op, ErrValue, "yDims", "has "+strconv.Itoa(len(yDims))+" dims but xDims has "+strconv.Itoa(len(xDims)),
+			"pair each contracted dim of x with one of y"))
+	}
+	norm := func(t *Tensor, dims []int, arg string) ([]int, error) {
+		out := make([]int, len(dims))
+		for i, d := range dims {
+			n, err := ops.NormDim(d, t.t.Rank(), arg)
+			if err == nil && t.t.Rank() == 0 {
+				err = errorf(op, ErrIndex, arg, "names dim "+strconv.Itoa(d)+" of a 0-d tensor", "contract no dims of a 0-d tensor")
+			}
+			if err != nil {
+				return nil, located(err, op)
+			}
+			if slices.Contains(out[:i], n) {
+				return nil, errorf(op, ErrValue, arg, "names dim "+strconv.Itoa(d)+" twice", "name each dim once")
+			}
+			out[i] = n
+		}
+		return out, nil
+	}
+	xd, err := norm(x, xDims, "xDims")
+	if err != nil {
+		return failed(err)
+	}
+	yd, err := norm(y, yDims, "yDims")
+	if err != nil {
+		return failed(err)
+	}
+	for i := range xd {
+		if a, b := x.t.Shape[xd[i]], y.t.Shape[yd[i]]; a != b {
+			return failed(errorf(op, ErrShape, "y", "has size "+strconv.Itoa(b)+" in dim "+strconv.Itoa(yDims[i])+" but x has "+
+				strconv.Itoa(a)+" in dim "+strconv.Itoa(xDims[i])+", which it is contracted with", "pair dims of equal size"))
+		}
+	}
+	return apply(opTensorDot, tensordotAttrs{xd: xd, yd: yd}, x, y)
+}
