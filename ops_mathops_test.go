@@ -51,6 +51,9 @@ func biMathOps() map[string]biOp {
 		huge: func(dev Device) *Tensor {
 			return biBig(dev, biHuge, 2).TensorDot(biBig(dev, 2, biHuge), []int{1}, []int{0})
 		}}
+	t["cdist"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 4, 3)} },
+		call: func(a []*Tensor) *Tensor { return a[0].Cdist(a[1], 2) }, kinds: "fs",
+		huge: func(dev Device) *Tensor { return biBig(dev, biHuge, 2).Cdist(biBig(dev, biHuge, 2), 2) }}
 	return t
 }
 
@@ -100,6 +103,11 @@ func TestMathOpsErrors(t *testing.T) {
 		{"tensordot dims unpaired", x.TensorDot(x, []int{0}, nil).Err(), ErrValue, "tensordot", "yDims"},
 		{"tensordot dim twice", x.TensorDot(Ones(CPU, Float32, 3, 3), []int{0, 0}, []int{0, 1}).Err(), ErrValue, "tensordot", "xDims"},
 		{"tensordot dim 1", x.TensorDot(x, []int{1}, []int{0}).Err(), ErrIndex, "tensordot", "xDims"},
+		{"cdist p -1", Ones(CPU, Float32, 2, 3).Cdist(Ones(CPU, Float32, 2, 3), -1).Err(), ErrValue, "cdist", "p"},
+		{"cdist of a vector", x.Cdist(Ones(CPU, Float32, 2, 3), 2).Err(), ErrShape, "cdist", "x"},
+		{"cdist of int32", Ones(CPU, Int32, 2, 3).Cdist(Ones(CPU, Int32, 2, 3), 2).Err(), ErrDType, "cdist", "x"},
+		{"cdist features", Ones(CPU, Float32, 2, 3).Cdist(Ones(CPU, Float32, 2, 4), 2).Err(), ErrShape, "cdist", "y"},
+		{"cdist batches", Ones(CPU, Float32, 2, 2, 3).Cdist(Ones(CPU, Float32, 3, 2, 3), 1).Err(), ErrShape, "cdist", "y"},
 		{"tensordot f32 x i32", x.TensorDot(i, []int{0}, []int{0}).Err(), ErrDType, "tensordot", "y"},
 	} {
 		if c.kind == nil {
@@ -304,6 +312,8 @@ func TestMathOpsLeaveNothing(t *testing.T) {
 			"cross":      func(x *Tensor) *Tensor { return x.Reshape(4, 2, 3).Cross(y.Reshape(4, 2, 3), -1) },
 			"kron":       func(x *Tensor) *Tensor { return x.Kron(y.Narrow(0, 0, 2)) },
 			"tensordot":  func(x *Tensor) *Tensor { return x.TensorDot(y, []int{1}, []int{1}) },
+			"cdist":      func(x *Tensor) *Tensor { return x.Cdist(y, 2).Add(x.Cdist(y, 1)).Add(x.Cdist(y, math.Inf(1))) },
+			"cdist mm":   func(x *Tensor) *Tensor { return x.Reshape(24, 1).Expand(24, 2).Cdist(y.Reshape(12, 2), 2) },
 		} {
 			step := func() {
 				out := Compose(func(a []*Tensor) *Tensor { return f(a[0]) }, x)

@@ -1,6 +1,7 @@
 package lathe
 
 import (
+	"math"
 	"slices"
 	"strconv"
 
@@ -9,10 +10,10 @@ import (
 )
 
 // Products of torch that lathe builds as composites: the cross product
-// (torch.linalg.cross), the Kronecker product (torch.kron) and tensordot
-// (torch.tensordot), from narrows, broadcast products, permutes and one
-// matmul, so that each runs on every device and is differentiable to any
-// order.
+// (torch.linalg.cross), the Kronecker product (torch.kron), tensordot
+// (torch.tensordot) and the pairwise distances of torch.cdist, from
+// narrows, broadcast products, permutes and one matmul, so that each runs
+// on every device and is differentiable to any order.
 
 // crossAttrs are cross's dim (from the front) and the shape x and y
 // broadcast to.
@@ -201,4 +202,94 @@ func (x *Tensor) TensorDot(y *Tensor, xDims, yDims []int) *Tensor {
 		}
 	}
 	return apply(opTensorDot, tensordotAttrs{xd: xd, yd: yd}, x, y)
+}
+
+// cdistAttrs are cdist's p and whether it takes the matrix-product form.
+type cdistAttrs struct {
+	p  float64
+	mm bool
+}
+
+// sqrtPos is √s where s > 0 and 0 elsewhere, with gradient 0 there (as
+// torch's cdist backward at a zero distance) rather than ∞·0.
+func sqrtPos(op string, s *Tensor) *Tensor {
+	pos := s.GtScalar(0)
+	return Where(pos, Where(pos, s, s.scalarLike(op, 1)).Sqrt(), s.scalarLike(op, 0))
+}
+
+var opCdist = composite("cdist", []string{"x", "y"}, func(in []*Tensor, a cdistAttrs) *Tensor {
+	const op = "cdist"
+	x, y := in[0], in[1]
+	if a.mm {
+		// torch's _euclidean_dist: [-2x, |x|², 1] · [y, 1, |y|²]ᵀ, clamped
+		// at 0 and square-rooted.
+		xn, yn := x.Square().SumKeepDim(-1), y.Square().SumKeepDim(-1)
+		xs := Concat([]*Tensor{x.MulScalar(-2), xn, xn.scalarLike(op, 1).Expand(xn.Shape()...)}, -1)
+		ys := Concat([]*Tensor{y, yn.scalarLike(op, 1).Expand(yn.Shape()...), yn}, -1)
+		return sqrtPos(op, xs.MatMul(ys.MT()))
+	}
+	d := x.Unsqueeze(-2).Sub(y.Unsqueeze(-3))
+	ad := d.Abs()
+	switch p := a.p; {
+	case p == 0: // a count, whose gradient is 0 (a zero that keeps x's graph)
+		nz := ad.GtScalar(0).LogicalOr(ad.IsNaN()).Cast(x.t.DType).Sum(-1)
+		return nz.Add(Where(ad.IsFinite(), d, d.scalarLike(op, 0)).MulScalar(0).Sum(-1))
+	case p == 1:
+		return ad.Sum(-1)
+	case p == 2:
+		return sqrtPos(op, d.Square().Sum(-1))
+	case math.IsInf(p, 1):
+		// The largest |d|, whose gradient goes whole to each element that
+		// ties for it, as torch's _cdist_backward (not split, as amax's).
+		m := detached(ad).AmaxKeepDim(-1)
+		tie := ad.Eq(m)
+		return m.Squeeze(-1).Add(Where(tie, ad.Sub(detached(ad)), ad.scalarLike(op, 0)).Sum(-1))
+	default:
+		pos := ad.GtScalar(0)
+		t := Where(pos, Where(pos, ad, ad.scalarLike(op, 1)).PowScalar(p), ad.scalarLike(op, 0))
+		s := t.Sum(-1)
+		sp := s.GtScalar(0)
+		return Where(sp, Where(sp, s, s.scalarLike(op, 1)).PowScalar(1/p), s.scalarLike(op, 0))
+	}
+})
+
+// Cdist is the p-norm distance between each row of x [B…, P, M] and each
+// of y [B…, R, M], as torch.cdist(x, y, p): shape [B…, P, R], the batch
+// dims broadcast (torch's default p is 2). p = 0 counts the differing
+// elements, +Inf takes the largest difference. For p = 2 with more than 25
+// rows in x or y it computes as torch does, by a matrix product
+// (|x|² + |y|² - 2x·y, clamped at 0), which is faster and less exact; the
+// gradient at a zero distance is 0, as torch's. Floats only, one dtype, as
+// torch's; a negative or NaN p is ErrValue.
+func (x *Tensor) Cdist(y *Tensor, p float64) *Tensor {
+	const op = "cdist"
+	if !(p >= 0) {
+		return failed(errorf(op, ErrValue, "p", "is "+ftoa(p)+" but cdist takes p ≥ 0, as torch's", "use p = 2 (torch's default), 1, 0 or +Inf"))
+	}
+	if err := x.floatsOnly(op); err != nil {
+		return failed(err)
+	}
+	if err := y.CheckArg(op, "y"); err != nil {
+		return failed(err)
+	}
+	if y.t.DType != x.t.DType {
+		return failed(errorf(op, ErrDType, "y", "is "+y.t.DType.String()+" but x is "+x.t.DType.String()+" (cdist does not promote, as torch's)",
+			"cast it with .Cast("+x.t.DType.GoString()+")"))
+	}
+	for i, t := range []*Tensor{x, y} {
+		if t.t.Rank() < 2 {
+			return failed(errorf(op, ErrShape, []string{"x", "y"}[i], "has rank "+strconv.Itoa(t.t.Rank())+" but cdist takes rows [..., rows, features]",
+				"reshape it to rank 2 or more, e.g. with Unsqueeze(0)"))
+		}
+	}
+	rx, ry := x.t.Rank(), y.t.Rank()
+	if a, b := x.t.Shape[rx-1], y.t.Shape[ry-1]; a != b {
+		return failed(errorf(op, ErrShape, "y", "has "+strconv.Itoa(b)+" features (last dim) but x has "+strconv.Itoa(a), "give rows of one length"))
+	}
+	if _, ok := ops.BroadcastShapes(x.t.Shape[:rx-2], y.t.Shape[:ry-2]); !ok {
+		return failed(errorf(op, ErrShape, "y", "has batch dims "+dispatch.FormatShape(y.t.Shape[:ry-2])+", which do not broadcast with x's "+
+			dispatch.FormatShape(x.t.Shape[:rx-2]), "make each batch dim equal or 1"))
+	}
+	mm := p == 2 && (x.t.Shape[rx-2] > 25 || y.t.Shape[ry-2] > 25)
+	return apply(opCdist, cdistAttrs{p: p, mm: mm}, x, y)
 }

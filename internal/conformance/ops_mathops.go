@@ -7,7 +7,7 @@ import "github.com/lathe-ml/lathe"
 // build/torchref/mathops.py): log2 … rad2deg, the shrinks and the special
 // functions erfc, erfinv, lgamma and digamma; xlogy … fmin; nansum,
 // nanmean, count_nonzero, amax, amin, isclose, softmin and glu; cross,
-// kron and tensordot. Keys with "square": true square the result, so that
+// kron, tensordot and cdist. Keys with "square": true square the result, so that
 // the Hessian-vector product of an op linear in x is not zero.
 
 func init() {
@@ -72,4 +72,7 @@ var mathOps = map[string]opFunc{
 	"tensordot": squarable(func(a *Attrs, in []*lathe.Tensor) *lathe.Tensor {
 		return in[0].TensorDot(in[1], a.Ints("xdims"), a.Ints("ydims"))
 	}),
+	"cdist": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].Cdist(in[1], a.Float("p")))
+	},
 }
