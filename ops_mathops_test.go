@@ -207,6 +207,12 @@ func TestMathOpsHalfRoundOnce(t *testing.T) {
 			{"hypot", func(x, y, _ *Tensor) *Tensor { return x.Hypot(y) }, 0},
 			{"logaddexp", func(x, y, _ *Tensor) *Tensor { return x.LogAddExp(y) }, 0},
 			{"logaddexp2", func(x, y, _ *Tensor) *Tensor { return x.LogAddExp2(y) }, 0},
+			{"cdist mm", func(x, y, _ *Tensor) *Tensor {
+				return x.Narrow(0, 0, 400).Reshape(40, 10).Cdist(y.Narrow(0, 0, 300).Reshape(30, 10), 2)
+			}, 0},
+			{"cdist p=3", func(x, y, _ *Tensor) *Tensor {
+				return x.Narrow(0, 0, 400).Reshape(40, 10).Cdist(y.Narrow(0, 0, 300).Reshape(30, 10), 3)
+			}, 0},
 			{"glu", func(x, _, _ *Tensor) *Tensor { return x.Narrow(0, 0, 400).Reshape(20, 20).GLU(1) }, 0},
 		} {
 			in := x

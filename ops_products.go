@@ -218,8 +218,11 @@ func sqrtPos(op string, s *Tensor) *Tensor {
 }
 
 var opCdist = composite("cdist", []string{"x", "y"}, func(in []*Tensor, a cdistAttrs) *Tensor {
+	return inFloat32(in, func(in []*Tensor) *Tensor { return cdist(in[0], in[1], a) })
+})
+
+func cdist(x, y *Tensor, a cdistAttrs) *Tensor {
 	const op = "cdist"
-	x, y := in[0], in[1]
 	if a.mm {
 		// torch's _euclidean_dist: [-2x, |x|², 1] · [y, 1, |y|²]ᵀ, clamped
 		// at 0 and square-rooted.
@@ -251,7 +254,7 @@ var opCdist = composite("cdist", []string{"x", "y"}, func(in []*Tensor, a cdistA
 		sp := s.GtScalar(0)
 		return Where(sp, Where(sp, s, s.scalarLike(op, 1)).PowScalar(1/p), s.scalarLike(op, 0))
 	}
-})
+}
 
 // Cdist is the p-norm distance between each row of x [B…, P, M] and each
 // of y [B…, R, M], as torch.cdist(x, y, p): shape [B…, P, R], the batch
@@ -260,7 +263,8 @@ var opCdist = composite("cdist", []string{"x", "y"}, func(in []*Tensor, a cdistA
 // rows in x or y it computes as torch does, by a matrix product
 // (|x|² + |y|² - 2x·y, clamped at 0), which is faster and less exact; the
 // gradient at a zero distance is 0, as torch's. Floats only, one dtype, as
-// torch's; a negative or NaN p is ErrValue.
+// torch's; float16 and bfloat16, which torch's cdist does not take, are
+// computed in float32 and rounded once. A negative or NaN p is ErrValue.
 func (x *Tensor) Cdist(y *Tensor, p float64) *Tensor {
 	const op = "cdist"
 	if !(p >= 0) {
