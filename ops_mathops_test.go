@@ -343,3 +343,29 @@ func TestMathOpsLeaveNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestMathOpsAutocast: the ops of torch 1.13's CUDA autocast fp32 list run
+// in float32 under autocast (log2, log10, erfinv and cdist); the others as
+// they are. (Cross and tensordot, on its promote list, refuse mixed dtypes
+// before autocast could cast them.)
+func TestMathOpsAutocast(t *testing.T) {
+	h := FromSlice(CPU, []float32{0.25, 0.5, 0.75}, 1, 3).Cast(Float16)
+	var got map[string]DType
+	err := Autocast(Float16, func() {
+		got = map[string]DType{
+			"log2": h.Log2().DType(), "log10": h.Log10().DType(), "erfinv": h.Erfinv().DType(),
+			"cdist": h.Cdist(h, 2).DType(), "cross": h.Cross(h, -1).DType(),
+			"tensordot": h.TensorDot(h, []int{1}, []int{1}).DType(), "exp2": h.Exp2().DType(),
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]DType{"log2": Float32, "log10": Float32, "erfinv": Float32, "cdist": Float32, "cross": Float16,
+		"tensordot": Float16, "exp2": Float16}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s under autocast to float16: %v, want %v", k, got[k], w)
+		}
+	}
+}
