@@ -597,6 +597,10 @@ func biOps() map[string]biOp {
 	for name, r := range biMathOps() {
 		t[name] = r
 	}
+	// The scan, search and counting ops (ops_scan_test.go).
+	for name, r := range biScanOps() {
+		t[name] = r
+	}
 	return t
 }
 

@@ -50,6 +50,7 @@ from selection import grad_select, select  # noqa: E402  (select.py would be the
 from moreops import grad_moreops, moreops  # noqa: E402
 from losses import grad_losses, losses  # noqa: E402
 from mathops import grad_mathops, mathops  # noqa: E402
+from scan import grad_scan, scan  # noqa: E402
 import gpt  # noqa: E402
 
 
@@ -62,7 +63,7 @@ def main():
                  pool, grad_pool, interp_cases, grad_interp, norm, grad_norm, conv, grad_conv, stress, narrow,
                  pad, grad_pad, loss_weight, grad_loss_weight, shape_ops, grad_shape_ops, sort, grad_sort,
                  attention, grad_attention, grid_cases, grad_grid, select, grad_select, grad_narrow,
-                 moreops, grad_moreops, losses, grad_losses, mathops, grad_mathops):
+                 moreops, grad_moreops, losses, grad_losses, mathops, grad_mathops, scan, grad_scan):
         path, n = make().write(folder)
         total += n
         size += os.path.getsize(path)

@@ -64,6 +64,7 @@ var halfVariance = map[string]bool{"var": true, "std": true, "layer_norm": true,
 // accumulatingOps are the ops whose results are sums of many terms.
 var accumulatingOps = map[string]bool{
 	"sum": true, "mean": true, "prod": true, "logsumexp": true, "cumsum": true, "matmul": true,
+	"cumprod": true, "logcumsumexp": true,
 	"softmax": true, "log_softmax": true, "cross_entropy": true, "nll_loss": true, "mse_loss": true,
 	"nansum": true, "nanmean": true, "softmin": true, "tensordot": true,
 }
