@@ -1,6 +1,7 @@
 package lathe
 
 import (
+	"math/big"
 	"strconv"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -155,24 +156,37 @@ func triIndices(op string, dev Device, row, col, offset int, lower bool) *Tensor
 	}
 	// The elements of row i in the triangle: [0, i+offset] of [0, col)
 	// for the lower, [i+offset, col) for the upper.
+	// offset beyond [-row, col] means what those do (all or nothing), and
+	// clamped i+offset+1 cannot overflow.
+	offset = min(col, max(-row, offset))
 	span := func(i int) (lo, hi int) {
 		if lower {
 			return 0, min(col, max(0, i+offset+1))
 		}
 		return min(col, max(0, i+offset)), col
 	}
-	n := 0
-	for i := 0; i < row; i++ {
-		lo, hi := span(i)
-		n += hi - lo
-		if n > 1<<40 {
-			return failed(errorf(op, ErrOutOfMemory, "row", "and col ("+strconv.Itoa(row)+" × "+strconv.Itoa(col)+") have more than 2^40 elements in the triangle",
-				"ask for a smaller matrix"))
-		}
+	// How many, in closed form (a loop over the rows would take as long as
+	// row is, however few elements there are), in big integers, which no
+	// product of sizes overflows.
+	var total *big.Int
+	if lower {
+		total = clampSum(row, col, new(big.Int).Add(big.NewInt(int64(offset)), big.NewInt(1)))
+	} else {
+		total = new(big.Int).Mul(big.NewInt(int64(row)), big.NewInt(int64(col)))
+		total.Sub(total, clampSum(row, col, big.NewInt(int64(offset))))
 	}
+	if total.Cmp(big.NewInt(1<<40)) > 0 {
+		return failed(errorf(op, ErrOutOfMemory, "row", "and col ("+strconv.Itoa(row)+" × "+strconv.Itoa(col)+
+			") have more than 2^40 elements in the triangle", "ask for a smaller matrix"))
+	}
+	n := int(total.Int64())
 	data := make([]int64, 2*n)
 	k := 0
-	for i := 0; i < row; i++ {
+	first := 0 // the first row with elements: the lower triangle's starts at -offset
+	if lower {
+		first = min(row, max(0, -offset))
+	}
+	for i := first; i < row && k < n; i++ {
 		lo, hi := span(i)
 		for j := lo; j < hi; j++ {
 			data[k], data[n+k] = int64(i), int64(j)
@@ -190,4 +204,31 @@ func (x *Tensor) Argwhere() *Tensor {
 		return failed(err)
 	}
 	return relabel(x.Nonzero(), "argwhere")
+}
+
+// clampSum is the sum of clamp(i+c, 0, col) over the rows i in [0,
+// row), in big integers: c (an offset plus one) and the sizes may be near
+// the ints' ends.
+func clampSum(row, col int, c *big.Int) *big.Int {
+	R, C := big.NewInt(int64(row)), big.NewInt(int64(col))
+	clamp := func(v, lo, hi *big.Int) *big.Int {
+		switch {
+		case v.Cmp(lo) < 0:
+			return new(big.Int).Set(lo)
+		case v.Cmp(hi) > 0:
+			return new(big.Int).Set(hi)
+		}
+		return v
+	}
+	a := clamp(new(big.Int).Neg(c), big.NewInt(0), R) // rows before a are empty
+	b := clamp(new(big.Int).Sub(C, c), a, R)          // rows from b on are full
+	// (b-a)·(a+b-1+2c)/2 + (row-b)·col; exact: one of the two factors is
+	// even, and the product is not negative.
+	ramp := new(big.Int).Add(a, b)
+	ramp.Sub(ramp, big.NewInt(1))
+	ramp.Add(ramp, new(big.Int).Lsh(c, 1))
+	ramp.Mul(ramp, new(big.Int).Sub(b, a))
+	ramp.Rsh(ramp, 1)
+	full := new(big.Int).Mul(new(big.Int).Sub(R, b), C)
+	return ramp.Add(ramp, full)
 }

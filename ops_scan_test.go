@@ -353,3 +353,49 @@ func TestScanLeaveNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestScanTriIndices checks tril_indices and triu_indices against the
+// elements of the matrix for every small size and offset, and sizes and
+// offsets near the ints' ends: the count is in closed form, so that a
+// matrix of 2^62 rows and no columns is empty at once, not after a loop
+// over its rows, and no product of sizes overflows.
+func TestScanTriIndices(t *testing.T) {
+	for _, lower := range []bool{true, false} {
+		f := TriuIndices
+		if lower {
+			f = TrilIndices
+		}
+		for row := 0; row < 5; row++ {
+			for col := 0; col < 5; col++ {
+				for off := -7; off < 7; off++ {
+					var want []int64
+					for i := 0; i < row; i++ {
+						for j := 0; j < col; j++ {
+							if (lower && j <= i+off) || (!lower && j >= i+off) {
+								want = append(want, int64(i))
+							}
+						}
+					}
+					got, err := f(CPU, row, col, off).Int64s()
+					if err != nil || !slices.Equal(got[:len(got)/2], want) {
+						t.Fatalf("lower=%v %dx%d offset %d: rows %v %v, want %v", lower, row, col, off, got, err, want)
+					}
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		x    *Tensor
+		want int
+	}{
+		{TrilIndices(CPU, 1<<62, 0, 0), 0}, {TriuIndices(CPU, 1<<62, 3, 5), 0},
+		{TrilIndices(CPU, 3, 1<<62, -1), 3}, {TriuIndices(CPU, math.MaxInt, math.MaxInt, math.MaxInt), 0},
+		{TrilIndices(CPU, 2, 3, math.MinInt), 0}, {TriuIndices(CPU, 2, 3, math.MaxInt), 0},
+		{TrilIndices(CPU, 1<<62, 3, 3-(1<<62)), 6},
+	} {
+		if err := c.x.Err(); err != nil || c.x.Shape()[1] != c.want {
+			t.Errorf("%v %v: want %d elements", c.x.Shape(), err, c.want)
+		}
+	}
+	moreOpsErr(t, "triu_indices of MaxInt²", TriuIndices(CPU, math.MaxInt, math.MaxInt, math.MinInt).Err(), ErrOutOfMemory, "triu_indices", "row")
+}
