@@ -93,6 +93,8 @@ func TestScanErrors(t *testing.T) {
 	moreOpsErr(t, "bincount of a negative", FromSlice(CPU, []int32{1, -2}, 2).Bincount(nil, 0).Err(), ErrValue, "bincount", "x")
 	moreOpsErr(t, "bincount of float32", seq.Bincount(nil, 0).Err(), ErrDType, "bincount", "x")
 	moreOpsErr(t, "bincount of a matrix", idx.Reshape(1, 3).Bincount(nil, 0).Err(), ErrShape, "bincount", "x")
+	moreOpsErr(t, "bincount of 2^62", FromSlice(CPU, []int64{1, 1 << 62}, 2).Bincount(nil, 0).Err(), ErrOutOfMemory, "bincount", "x")
+	moreOpsErr(t, "bincount of MaxInt64", FromSlice(CPU, []int64{math.MaxInt64}, 1).Bincount(nil, 0).Err(), ErrOutOfMemory, "bincount", "x")
 	moreOpsErr(t, "bincount minlength -1", idx.Bincount(nil, -1).Err(), ErrValue, "bincount", "minlength")
 	moreOpsErr(t, "bincount weights [2]", idx.Bincount(Ones(CPU, Float32, 2), 0).Err(), ErrShape, "bincount", "weights")
 	moreOpsErr(t, "histc of int64", idx.Histc(3, 0, 0).Err(), ErrDType, "histc", "x")

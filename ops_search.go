@@ -322,6 +322,10 @@ func (x *Tensor) Bincount(weights *Tensor, minlength int) *Tensor {
 			return failed(errorf(op, ErrValue, "x", "holds "+ftoa(lo)+", but bincount counts nonnegative integers, as torch's",
 				"count nonnegative values (subtract the least value first)"))
 		}
+		if hi >= 1<<50 { // past any device's memory, and past float64's exact integers soon after
+			return failed(errorf(op, ErrOutOfMemory, "x", "holds "+ftoa(hi)+", so bincount would need that many bins and one more",
+				"count smaller values (map them to 0, 1, ... first, e.g. with Unique's inverse)"))
+		}
 		a.length = max(a.length, int(hi)+1)
 	}
 	if weights == nil {
