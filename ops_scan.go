@@ -15,9 +15,9 @@ import (
 // (Hillis and Steele's scan): after step k every element holds the
 // combination of the 2^k elements up to it, so a line of n takes
 // ceil(log2 n) steps of elementwise ops on the whole tensor: O(n log n)
-// work, and, as every step's result stays alive until the composite ends
-// (or with the graph, for the backward pass), O(n log n) memory, where
-// torch's kernels take O(n). The order of the products differs from a
+// work where torch's kernels take O(n). Without gradients each step's
+// intermediates go as the next step is made, so memory stays a few times
+// x's size; with them the graph keeps every step's, O(n log n). The order of the products differs from a
 // sequential loop's, so float results differ from torch's by rounding
 // (torch's cpu accumulates float32 in float64).
 //
@@ -31,26 +31,32 @@ import (
 // front.
 type scanAttrs struct{ dim int }
 
-// doubling runs combine over each line of ts (tensors of one shape) along
-// d by doubling: combine(earlier, later) joins the element that comes
-// before to the one after, for a slice of the line at a time, and must be
-// associative.
-func doubling(ts []*Tensor, d int, combine func(earlier, later []*Tensor) []*Tensor) []*Tensor {
-	if len(ts) == 0 || ts[0].err != nil || ts[0].t.Rank() == 0 {
-		return ts
+// doubling runs combine over each line of t along d by doubling:
+// combine(earlier, later, extra) joins the element that comes before to
+// the one after, for a slice of the line at a time, and must be
+// associative; extra are tensors it reads besides. Each step runs in a
+// Compose of its own, and the step before's result goes once the next is
+// made (with the graph where the steps are recorded), so that a scan
+// without gradients holds two steps' memory, not all ceil(log2 n).
+func doubling(t *Tensor, d int, combine func(earlier, later *Tensor, extra []*Tensor) *Tensor, extra ...*Tensor) *Tensor {
+	if t.err != nil || t.t.Rank() == 0 {
+		return t
 	}
-	n := ts[0].t.Shape[d]
+	n := t.t.Shape[d]
 	for s := 1; s < n; s *= 2 {
-		earlier, later := make([]*Tensor, len(ts)), make([]*Tensor, len(ts))
-		for i, t := range ts {
-			earlier[i], later[i] = t.Narrow(d, 0, n-s), t.Narrow(d, s, n-s)
+		prev := t
+		t = Compose(func(a []*Tensor) *Tensor {
+			x := a[0]
+			return Concat([]*Tensor{x.Narrow(d, 0, s), combine(x.Narrow(d, 0, n-s), x.Narrow(d, s, n-s), a[1:])}, d)
+		}, append([]*Tensor{t}, extra...)...)
+		if s > 1 { // the first step's t is the caller's
+			ReleaseWithGraph(t, prev)
 		}
-		joined := combine(earlier, later)
-		for i, t := range ts {
-			ts[i] = Concat([]*Tensor{t.Narrow(d, 0, s), joined[i]}, d)
+		if t.err != nil {
+			return t
 		}
 	}
-	return ts
+	return t
 }
 
 var (
@@ -60,12 +66,12 @@ var (
 			x = x.Cast(Int64) // torch's cumprod of integers and bool is int64
 		}
 		return inFloat32([]*Tensor{x}, func(in []*Tensor) *Tensor {
-			return doubling(in[:1], a.dim, func(e, l []*Tensor) []*Tensor { return []*Tensor{e[0].Mul(l[0])} })[0]
+			return doubling(in[0], a.dim, func(e, l *Tensor, _ []*Tensor) *Tensor { return e.Mul(l) })
 		})
 	})
 	opLogCumSumExp = composite("logcumsumexp", []string{"x"}, func(in []*Tensor, a scanAttrs) *Tensor {
 		return inFloat32(in, func(in []*Tensor) *Tensor {
-			return doubling(in[:1], a.dim, func(e, l []*Tensor) []*Tensor { return []*Tensor{logAddExp("logcumsumexp", e[0], l[0], false)} })[0]
+			return doubling(in[0], a.dim, func(e, l *Tensor, _ []*Tensor) *Tensor { return logAddExp("logcumsumexp", e, l, false) })
 		})
 	})
 )
@@ -174,19 +180,21 @@ func cumExtremeIndex(x *Tensor, d int, max bool) *Tensor {
 		keys = x.Cast(Int32) // false < true as 0 < 1
 	}
 	float := x.t.DType.IsFloat()
-	out := doubling([]*Tensor{keys, at}, d, func(e, l []*Tensor) []*Tensor {
+	// The state is the index alone: its value is keys gathered there.
+	return doubling(at, d, func(ie, il *Tensor, extra []*Tensor) *Tensor {
+		keys := extra[0]
+		ve, vl := keys.Gather(d, ie), keys.Gather(d, il)
 		var later *Tensor
 		if max {
-			later = l[0].Ge(e[0])
+			later = vl.Ge(ve)
 		} else {
-			later = l[0].Le(e[0])
+			later = vl.Le(ve)
 		}
 		if float {
-			later = later.LogicalOr(l[0].IsNaN())
+			later = later.LogicalOr(vl.IsNaN())
 		}
-		return []*Tensor{Where(later, l[0], e[0]), Where(later, l[1], e[1])}
-	})
-	return out[1].Contiguous()
+		return Where(later, il, ie)
+	}, keys).Contiguous()
 }
 
 // diffAttrs are diff's: how many times, along which dim (from the front).

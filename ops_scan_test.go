@@ -401,3 +401,45 @@ func TestScanTriIndices(t *testing.T) {
 	}
 	moreOpsErr(t, "triu_indices of MaxInt²", TriuIndices(CPU, math.MaxInt, math.MaxInt, math.MinInt).Err(), ErrOutOfMemory, "triu_indices", "row")
 }
+
+// TestScanMemory: a scan without gradients holds a few tensors of x's
+// size at a time, not one per doubling step: along lines of 1024 (ten
+// steps) every step's intermediates were kept until the end, 75 times
+// x's size for logcumsumexp and 64 for cummax. The pool
+// keeps one peak for the process, so each op runs on a larger x than the
+// one before, to pass the peak that the one before set.
+func TestScanMemory(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	const n = 1024
+	for _, c := range []struct {
+		name string
+		rows int
+		most int64 // times x's size
+		f    func(x *Tensor) *Tensor
+	}{
+		{"cumprod", 256, 8, func(x *Tensor) *Tensor { return x.CumProd(1) }},
+		{"logcumsumexp", 512, 12, func(x *Tensor) *Tensor { return x.LogCumSumExp(1) }},
+		{"cummax", 2048, 16, func(x *Tensor) *Tensor { // its state is Int64 indices, twice x's size
+			v, i := x.CumMax(1)
+			i.Release()
+			return v
+		}},
+	} {
+		x := Rand(CPU, Float32, c.rows, n)
+		size := int64(4 * c.rows * n)
+		s0, _ := MemoryStats(CPU)
+		y := c.f(x)
+		s1, _ := MemoryStats(CPU)
+		if err := y.Err(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		y.Release()
+		x.Release()
+		if grew := s1.PeakAllocated - s0.Allocated; grew > c.most*size {
+			t.Errorf("%s of [%d, %d]: the peak grew by %d bytes, %.1f times x's size; want at most %d",
+				c.name, c.rows, n, grew, float64(grew)/float64(size), c.most)
+		} else {
+			t.Logf("%s of [%d, %d]: the peak grew by %.1f times x's size", c.name, c.rows, n, float64(grew)/float64(size))
+		}
+	}
+}
