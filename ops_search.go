@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
+	"strings"
 
 	"github.com/lathe-ml/lathe/dispatch"
 )
@@ -134,9 +135,23 @@ func SearchSorted(sortedSequence, values *Tensor, opts ...SearchOption) *Tensor 
 	// The result joins values' composite body where it is in one, as a
 	// result of values would (b and v are handles of no body).
 	if o.sorter != nil {
-		return values.joined(apply(opSearchSortedSorter, a, b, v, o.sorter))
+		return values.joined(sorterError(apply(opSearchSortedSorter, a, b, v, o.sorter)))
 	}
 	return values.joined(apply(opSearchSorted, a, b, v))
+}
+
+// sorterError names the sorter in out's error where the gather through
+// it found an index out of range (on the cpu; a device reports it at the
+// next sync, from the gather).
+func sorterError(out *Tensor) *Tensor {
+	e, ok := out.err.(*Error)
+	if !ok || e.Kind != ErrIndex || e.Arg != "index" || !strings.HasPrefix(e.Detail, "in gather: ") {
+		return out
+	}
+	c := *e
+	c.Arg, c.Detail = "sorter", strings.TrimPrefix(e.Detail, "in gather: ")
+	c.Fix = "give the indices that sort sorted_sequence along its last dim (ArgSort(-1, false))"
+	return failed(&c)
 }
 
 // Bucketize is the index of the bucket of boundaries (1-D, ascending)
