@@ -340,10 +340,14 @@ var (
 // It is written as m + log1p(exp(a)) with a = y-x where x ≥ y and x-y
 // elsewhere, so that each side is smooth through a tie, where the
 // gradients are ½ each and the second derivatives ¼ (|x-y| has none).
+// At a tie of infinities the result is (x+y)/2, with gradients ½ each,
+// and a, NaN there, is 0, so that no NaN reaches the gradient (torch's
+// is NaN): logcumsumexp's -Inf elements add nothing to it.
 func logAddExp(op string, x, y *Tensor, two bool) *Tensor {
 	ge := x.Ge(y)
 	d := y.Sub(x)
-	a := Where(ge, d, d.Neg())
+	infTie := x.Eq(y).LogicalAnd(x.IsInf())
+	a := Where(infTie, d.scalarLike(op, 0), Where(ge, d, d.Neg()))
 	var t *Tensor
 	if two {
 		t = a.MulScalar(math.Ln2).Exp().Log1p().MulScalar(1 / math.Ln2)
@@ -351,7 +355,7 @@ func logAddExp(op string, x, y *Tensor, two bool) *Tensor {
 		t = a.Exp().Log1p()
 	}
 	out := Where(ge, x, y).Add(t)
-	return Where(x.Eq(y).LogicalAnd(x.IsInf()), x, out)
+	return Where(infTie, x.Add(y).MulScalar(0.5), out)
 }
 
 // Xlogy is x·log(y), 0 where x is 0 (even where y is 0 or Inf) and NaN
@@ -366,7 +370,8 @@ func (x *Tensor) Xlogy(y *Tensor) *Tensor { return x.callBinary(opXlogy, y, ops.
 func (x *Tensor) Hypot(y *Tensor) *Tensor { return x.callBinary(opHypot, y, ops.Div) }
 
 // LogAddExp is log(eˣ + eʸ), computed stably, as torch.logaddexp;
-// broadcast, integers promoted to float32.
+// broadcast, integers promoted to float32. Where x and y are the same
+// infinity the gradient is ½ each, not torch's NaN.
 func (x *Tensor) LogAddExp(y *Tensor) *Tensor { return x.callBinary(opLogAddExp, y, ops.Div) }
 
 // LogAddExp2 is log₂(2ˣ + 2ʸ), computed stably, as torch.logaddexp2;

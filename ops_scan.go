@@ -94,9 +94,9 @@ func (x *Tensor) CumProd(dim int) *Tensor {
 // +Inf from there on, NaN gives NaN from there on. Floats only, as torch's
 // (integers and bool are ErrDType); float16 and bfloat16 are computed in
 // float32 and rounded once. A dim out of range is ErrIndex. The gradient
-// is that of the log-add-exps it is made of: where x is -Inf it is finite
-// (an element that adds nothing gets 0 from the later results), where
-// torch 1.13's logcumsumexp_backward gives NaN.
+// is that of the log-add-exps it is made of (LogAddExp's): where x is -Inf
+// it is finite (an element that adds nothing gets 0 from the later
+// results), where torch 1.13's logcumsumexp_backward gives NaN.
 func (x *Tensor) LogCumSumExp(dim int) *Tensor {
 	const op = "logcumsumexp"
 	d, err := x.scanDim(op, dim)

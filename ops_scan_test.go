@@ -419,7 +419,7 @@ func TestScanMemory(t *testing.T) {
 		f    func(x *Tensor) *Tensor
 	}{
 		{"cumprod", 256, 8, func(x *Tensor) *Tensor { return x.CumProd(1) }},
-		{"logcumsumexp", 512, 12, func(x *Tensor) *Tensor { return x.LogCumSumExp(1) }},
+		{"logcumsumexp", 512, 16, func(x *Tensor) *Tensor { return x.LogCumSumExp(1) }}, // logaddexp's dozen intermediates a step
 		{"cummax", 2048, 16, func(x *Tensor) *Tensor { // its state is Int64 indices, twice x's size
 			v, i := x.CumMax(1)
 			i.Release()
@@ -441,6 +441,43 @@ func TestScanMemory(t *testing.T) {
 				c.name, c.rows, n, grew, float64(grew)/float64(size), c.most)
 		} else {
 			t.Logf("%s of [%d, %d]: the peak grew by %.1f times x's size", c.name, c.rows, n, float64(grew)/float64(size))
+		}
+	}
+}
+
+// TestLogAddExpInfiniteTies: where both arguments are the same infinity
+// logaddexp is that infinity with gradient ½ each, and logcumsumexp's
+// gradient stays finite through leading -Inf elements (torch's are NaN);
+// a NaN argument still gives NaN.
+func TestLogAddExpInfiniteTies(t *testing.T) {
+	inf := math.Inf(1)
+	for _, dev := range biDevices(t) {
+		x := FromSlice(CPU, []float32{float32(-inf), float32(inf), 2, float32(math.NaN())}).To(dev).RequireGrad()
+		y := FromSlice(CPU, []float32{float32(-inf), float32(inf), 2, 1}).To(dev).RequireGrad()
+		z := x.LogAddExp(y)
+		v, err := z.Float32s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !math.IsInf(float64(v[0]), -1) || !math.IsInf(float64(v[1]), 1) || math.Abs(float64(v[2])-(2+math.Ln2)) > 1e-6 || !math.IsNaN(float64(v[3])) {
+			t.Errorf("%v: logaddexp = %v, want [-Inf +Inf 2+ln2 NaN]", dev, v)
+		}
+		g, err := Grad(z.Narrow(0, 0, 3).Sum(), []*Tensor{x, y})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, gi := range g {
+			if got, _ := gi.Float32s(); !slices.Equal(got[:3], []float32{0.5, 0.5, 0.5}) { // [3]: 0·NaN
+				t.Errorf("%v: gradient %d at [-Inf, +Inf, 2]: %v, want ½ each", dev, i, got)
+			}
+		}
+		l := FromSlice(CPU, []float32{float32(-inf), float32(-inf), 1, float32(-inf)}).To(dev).RequireGrad()
+		gl, err := Grad(l.LogCumSumExp(0).Sum(), []*Tensor{l})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := gl[0].Float32s(); slices.ContainsFunc(got, func(v float32) bool { return math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) }) {
+			t.Errorf("%v: logcumsumexp's gradient at [-Inf -Inf 1 -Inf]: %v, want finite", dev, got)
 		}
 	}
 }
