@@ -79,8 +79,11 @@ func triangle(x *Tensor, a triAttrs) *Tensor {
 		idt = Int64
 	}
 	dev := x.t.Device
-	r := Arange(dev, idt, float64(k), float64(k+rows), 1).Unsqueeze(1) // i+diagonal as a column
-	c := Arange(dev, idt, 0, float64(cols), 1)
+	// The aranges join the body's intermediates, and with them what is
+	// made from them (the mask): left to the collector, each call kept
+	// two device buffers until a collection.
+	r := x.joined(Arange(dev, idt, float64(k), float64(k+rows), 1)).Unsqueeze(1) // i+diagonal as a column
+	c := x.joined(Arange(dev, idt, 0, float64(cols), 1))
 	var mask *Tensor
 	if a.upper {
 		mask = c.Ge(r) // j ≥ i+diagonal
@@ -90,11 +93,7 @@ func triangle(x *Tensor, a triAttrs) *Tensor {
 	if mask.err != nil {
 		return relabel(mask, op)
 	}
-	// The mask is made from aranges, not from x, so it is not among the
-	// intermediates that composite releases: it goes with the result.
-	out := Where(mask, x, x.scalarLike(op, 0))
-	ReleaseWithGraph(out, mask)
-	return out
+	return Where(mask, x, x.scalarLike(op, 0))
 }
 
 // repeatAttrs are the attributes of repeat: the count of each dim, as many

@@ -2,6 +2,7 @@ package lathe
 
 import (
 	"errors"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -136,5 +137,39 @@ func TestEinsumReleaseKeepsOperand(t *testing.T) {
 	y.Release()
 	if _, err := x.Float32s(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTriangleLeavesNothing checks that Tril and Triu leave no device
+// memory to the collector: their masks' aranges were made outside the
+// body's intermediates and never released, so that with the collector
+// off each call on wgpu kept two small buffers for good.
+func TestTriangleLeavesNothing(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	for _, dev := range biDevices(t) {
+		x := FromSlice(CPU, []float32{1, 2, 3, 4, 5, 6, 7, 8, 9}, 3, 3).To(dev).RequireGrad()
+		for name, f := range map[string]func(x *Tensor) *Tensor{
+			"tril": func(x *Tensor) *Tensor { return x.Tril(-1) }, "triu": func(x *Tensor) *Tensor { return x.Triu(0) },
+		} {
+			step := func() {
+				out := f(x)
+				loss := out.Sum()
+				if err := loss.Backward(); err != nil {
+					t.Fatalf("%s %s: %v", dev, name, err)
+				}
+				loss.Release()
+				out.Release()
+				x.ZeroGrad()
+			}
+			step()
+			step()
+			s0, _ := MemoryStats(dev)
+			step()
+			step()
+			s1, _ := MemoryStats(dev)
+			if s1.Allocated != s0.Allocated || s1.Allocs-s1.CacheHits != s0.Allocs-s0.CacheHits {
+				t.Errorf("%s %s: two warm steps took %d bytes and %d new blocks", dev, name, s1.Allocated-s0.Allocated, (s1.Allocs-s1.CacheHits)-(s0.Allocs-s0.CacheHits))
+			}
+		}
 	}
 }
