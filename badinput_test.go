@@ -601,6 +601,10 @@ func biOps() map[string]biOp {
 	for name, r := range biScanOps() {
 		t[name] = r
 	}
+	// The solves and factorizations (ops_linalg_solve_test.go).
+	for name, r := range biLinalg() {
+		t[name] = r
+	}
 	return t
 }
 

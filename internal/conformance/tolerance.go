@@ -53,7 +53,20 @@ var (
 		"batch_norm":       {"float32": {RTol: 1e-4, ATol: 1e-5}, "float64": {RTol: 1e-10, ATol: 1e-12}},
 		"batch_norm_stats": {"float32": {RTol: 1e-4, ATol: 1e-5}, "float64": {RTol: 1e-10, ATol: 1e-12}},
 		"group_norm":       {"float32": {RTol: 1e-4, ATol: 1e-5}, "float64": {RTol: 1e-10, ATol: 1e-12}},
+		// Solves and factorizations (linalg.json) lose digits in proportion
+		// to the condition number: lathe's elimination and LAPACK's blocked
+		// one round differently, each within about cond·ε of the exact
+		// result. The float32 cases have condition numbers below about 50,
+		// the float64 ones up to 4.8e5 (the Hilbert matrix of order 5).
+		"cholesky":         linalgTol,
+		"solve_triangular": linalgTol,
+		"cholesky_solve":   linalgTol,
+		"solve":            linalgTol,
+		"inv":              linalgTol,
+		"det":              linalgTol,
+		"slogdet":          linalgTol,
 	}
+	linalgTol = map[string]Tol{"float32": {RTol: 1e-4, ATol: 1e-5}, "float64": {RTol: 1e-9, ATol: 1e-12}}
 )
 
 // halfVariance are the ops of opTol whose 16-bit results take the
