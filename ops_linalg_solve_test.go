@@ -34,6 +34,7 @@ func biLinalg() map[string]biOp {
 	t["inv"] = one((*Tensor).Inv)
 	t["det"] = one((*Tensor).Det)
 	t["slogdet"] = one(func(a *Tensor) *Tensor { _, l := a.SlogDet(); return l })
+	t["qr"] = one(func(a *Tensor) *Tensor { _, r := a.QR(); return r })
 	two := func(f func(a, b *Tensor) *Tensor, huge func(dev Device) *Tensor) biOp {
 		return biOp{args: func(dev Device) []*Tensor { return []*Tensor{linalgSPD(dev), biF(dev, 3, 2)} },
 			call: func(a []*Tensor) *Tensor { return f(a[0], a[1]) }, kinds: "fs", huge: huge}
@@ -87,6 +88,8 @@ func TestLinalgErrors(t *testing.T) {
 	var nilT *Tensor
 	linalgErr(t, "solve of nil B", a.Solve(nilT).Err(), ErrValue, "solve", "B")
 	linalgErr(t, "det of nil", nilT.Det().Err(), ErrValue, "det", "A")
+	linalgErr(t, "qr of a vector", func() error { q, _ := b.QR(); return q.Err() }(), ErrShape, "qr", "A", "at least 2 dims")
+	linalgErr(t, "qr of float16", func() error { _, r := a.Cast(Float16).QR(); return r.Err() }(), ErrDType, "qr", "A")
 }
 
 // TestLinalgFailures checks the value failures, as torch's errors, on
@@ -177,6 +180,19 @@ func TestLinalgIllConditioned(t *testing.T) {
 		if e := maxAbs(l.MatMul(l.MT()).Sub(a)); e > 16*float64(n)*0x1p-52 {
 			t.Errorf("cholesky of Hilbert %d: ‖L·Lᵀ - A‖ = %g", n, e)
 		}
+	}
+	// QR of Hilbert 10: Q orthonormal and Q·R = A to a few ε, the
+	// condition number notwithstanding.
+	a10 := hilbert(10)
+	q, r := a10.QR()
+	if e := maxAbs(q.MT().MatMul(q).Sub(Eye(CPU, Float64, 10))); e > 64*0x1p-52 {
+		t.Errorf("qr of Hilbert 10: ‖QᵀQ - I‖ = %g", e)
+	}
+	if e := maxAbs(q.MatMul(r).Sub(a10)); e > 64*0x1p-52 {
+		t.Errorf("qr of Hilbert 10: ‖QR - A‖ = %g", e)
+	}
+	if e := maxAbs(r.Tril(-1)); e != 0 {
+		t.Errorf("qr of Hilbert 10: R has %g below its diagonal", e)
 	}
 	// float32, Hilbert 5 (condition number 4.8e5): X is off by digits,
 	// the residual not.
@@ -269,6 +285,7 @@ func TestLinalgLeaveNothing(t *testing.T) {
 			"slogdet":          func(x *Tensor) *Tensor { s, l := x.SlogDet(); s.Release(); return l },
 			"solve_triangular": func(x *Tensor) *Tensor { return x.SolveTriangular(y, false, true, false) },
 			"cholesky_solve":   func(x *Tensor) *Tensor { return y.CholeskySolve(x, false) },
+			"qr":               func(x *Tensor) *Tensor { q, r := x.QR(); return q.Sum().Add(r.Sum()) },
 		} {
 			step := func() {
 				out := Compose(func(a []*Tensor) *Tensor { return f(a[0]) }, x)

@@ -5,6 +5,7 @@ composites (linalg.json) and their gradients (grad_linalg.json):
    unitriangular) and cholesky_solve;
 2. solve (matrix and vector right sides), inv, det and slogdet, by LU with
    partial pivoting;
+3. qr (reduced), by Householder reflections;
 
 over batches that broadcast, empty matrices, matrices that need pivoting,
 ill-conditioned ones (Hilbert matrices, in float64), and the refusals:
@@ -237,6 +238,35 @@ def group2(fam):
              torch.linalg.solve, error="dtype")
 
 
+def group3(fam):
+    qr = lambda a: tuple(torch.linalg.qr(a))
+    for dt in FLOATS:
+        s = SHORT[dt]
+        for shape in ([1, 1], [3, 3], [4, 3], [3, 4], [5, 2], [2, 3, 2], [2, 1, 3, 3]):
+            fam.case(f"qr/{s}/{shp(shape)}", "qr", [rnd(shape, dt)], qr)
+        # Upper triangular already, a negative corner, a zero column below
+        # the corner (no reflection: R keeps x0's sign, as geqrf).
+        fam.case(f"qr/{s}/triangular[3,3]", "qr", [vals([[-1.0, 2, 3], [0, 4, 5], [0, 0, -6]], dt)], qr)
+        fam.case(f"qr/{s}/pivoting[4,4]", "qr", [vals(PIVOTING, dt)], qr)
+    fam.case("qr/f32/transposed[3,4]", "qr", [L(rnd([3, 4], "float32"), "transposed")], qr)
+    fam.case("qr/f32/empty[0,3]", "qr", [rnd([0, 3], "float32")], qr)
+    fam.case("qr/f32/empty[3,0]", "qr", [rnd([3, 0], "float32")], qr)
+    fam.case("qr/f32/[3]/error", "qr", [rnd([3], "float32")], qr, error="shape")
+    fam.case("qr/f16/error", "qr", [vals([[2, 0], [0, 2]], "float16")], qr, error="dtype")
+    fam.case("qr/i64/error", "qr", [vals([[2, 0], [0, 2]], "int64")], qr, error="dtype")
+
+
+def grad_qr(fam):
+    g = fam.gcase
+    for dt in FLOATS:
+        s = SHORT[dt]
+        h = dt == "float64"
+        for shape in ([3, 3], [4, 3], [2, 3, 2]):
+            a = rnd(shape, dt)
+            g(f"qr_q/{s}/{shp(shape)}", "qr_q", [a], lambda a: torch.linalg.qr(a)[0], hvp=h and shape == [4, 3])
+            g(f"qr_r/{s}/{shp(shape)}", "qr_r", [a], lambda a: torch.linalg.qr(a)[1], hvp=h and shape == [4, 3])
+
+
 def sym(a):
     return (a + a.mT) / 2
 
@@ -291,12 +321,14 @@ def linalg():
     fam = Family("linalg", 87)
     group1(fam)
     group2(fam)
+    group3(fam)
     return fam
 
 
 def grad_linalg():
     fam = GradFamily("grad_linalg", 88)
     grad_cases(fam)
+    grad_qr(fam)
     return fam
 
 

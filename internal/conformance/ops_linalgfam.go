@@ -4,8 +4,8 @@ import "github.com/lathe-ml/lathe"
 
 // The table entries of torch.linalg's core for square matrices
 // (linalg.json and grad_linalg.json, made by build/torchref/linalg.py):
-// cholesky, solve_triangular, cholesky_solve, solve, inv, det and
-// slogdet. A cholesky case with "sym": true factors (A + Aᵀ)/2, so that
+// cholesky, solve_triangular, cholesky_solve, solve, inv, det, slogdet
+// and qr (qr_q and qr_r for the gradients of Q and R). A cholesky case with "sym": true factors (A + Aᵀ)/2, so that
 // a finite difference of its gradient is torch's symmetric one; slogdet's
 // gradient cases take logabsdet alone (slogdet_logabsdet).
 
@@ -43,4 +43,13 @@ var linalgFamOps = map[string]opFunc{
 		return []*lathe.Tensor{s, l}, l.Err()
 	},
 	"slogdet_logabsdet": unary(func(x *lathe.Tensor) *lathe.Tensor { _, l := x.SlogDet(); return l }),
+	"qr": func(_ *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		q, r := in[0].QR()
+		if err := q.Err(); err != nil {
+			return nil, err
+		}
+		return []*lathe.Tensor{q, r}, r.Err()
+	},
+	"qr_q": unary(func(x *lathe.Tensor) *lathe.Tensor { q, _ := x.QR(); return q }),
+	"qr_r": unary(func(x *lathe.Tensor) *lathe.Tensor { _, r := x.QR(); return r }),
 }

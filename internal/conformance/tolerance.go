@@ -65,6 +65,7 @@ var (
 		"inv":              linalgTol,
 		"det":              linalgTol,
 		"slogdet":          linalgTol,
+		"qr":               linalgTol,
 	}
 	linalgTol = map[string]Tol{"float32": {RTol: 1e-4, ATol: 1e-5}, "float64": {RTol: 1e-9, ATol: 1e-12}}
 )
