@@ -249,13 +249,14 @@ func eliminate(op string, w *Tensor, batch []int, n int, sign bool) (piv, u, rhs
 	if sign {
 		perm = w.fullLike(op, 1, batch)
 	}
+	rowsAt := w.joined(Arange(w.t.Device, Int64, 0, float64(n), 1)) // one upload, narrowed at each step
 	for j := range n {
 		m, cols := n-j, n+k-j
 		if m > 1 {
 			// Swap the row of the largest magnitude in the column (the
 			// first of ties, the first NaN) into row 0, by a gather.
 			p := w.Narrow(-1, 0, 1).Squeeze(-1).Abs().ArgMaxKeepDim(-1) // [..., 1]
-			ar := w.joined(Arange(w.t.Device, Int64, 0, float64(m), 1))
+			ar := rowsAt.Narrow(0, 0, m)
 			idx := Where(ar.EqScalar(0), p, Where(ar.Eq(p), ar.scalarLike(op, 0), ar))
 			w = w.Gather(-2, idx.Unsqueeze(-1).Expand(withMatrix(batch, m, cols)...))
 			if sign {
