@@ -26,6 +26,7 @@ func TestBadTensorArguments(t *testing.T) {
 	dec := NewTransformerDecoderLayer(8, 2, DimFeedforward(16))
 	lstm, gru, rnn := NewLSTM(8, 4), NewGRU(8, 4), NewRNN(8, 4)
 	lstmCell, gruCell := NewLSTMCell(8, 4), NewGRUCell(8, 4)
+	lstmProj, bilinear := NewLSTM(8, 4, ProjSize(2)), NewBilinear(8, 3, 5)
 	rows := []struct {
 		name string
 		args func() []*lathe.Tensor
@@ -51,6 +52,18 @@ func TestBadTensorArguments(t *testing.T) {
 		}},
 		{"lstm", func() []*lathe.Tensor { return []*lathe.Tensor{seq()} }, func(a []*lathe.Tensor) *lathe.Tensor { return lstm.Forward(a[0]) }},
 		{"gru", func() []*lathe.Tensor { return []*lathe.Tensor{seq()} }, func(a []*lathe.Tensor) *lathe.Tensor { return gru.Forward(a[0]) }},
+		{"lstm_proj_state", func() []*lathe.Tensor {
+			return []*lathe.Tensor{seq(), lathe.Zeros(lathe.CPU, lathe.Float32, 1, 2, 2), lathe.Zeros(lathe.CPU, lathe.Float32, 1, 2, 4)}
+		}, func(a []*lathe.Tensor) *lathe.Tensor {
+			out, _, _ := lstmProj.ForwardState(a[0], a[1], a[2])
+			return out
+		}},
+		{"bilinear", func() []*lathe.Tensor { return []*lathe.Tensor{vec(), vec().Narrow(1, 0, 3)} }, func(a []*lathe.Tensor) *lathe.Tensor {
+			return bilinear.ForwardPair(a[0], a[1])
+		}},
+		{"identity", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return Identity{}.Forward(a[0]) }},
+		{"flatten_dims", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewFlatten(0, 2).Forward(a[0]) }},
+		{"unflatten", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewUnflatten(1, 2, -1).Forward(a[0]) }},
 		{"rnn_state", func() []*lathe.Tensor { return []*lathe.Tensor{seq(), lathe.Zeros(lathe.CPU, lathe.Float32, 1, 2, 4)} }, func(a []*lathe.Tensor) *lathe.Tensor {
 			out, _ := rnn.ForwardState(a[0], a[1])
 			return out
@@ -69,7 +82,7 @@ func TestBadTensorArguments(t *testing.T) {
 		{"bce_with_logits", func() []*lathe.Tensor { return []*lathe.Tensor{vec(), vec().Sigmoid()} }, func(a []*lathe.Tensor) *lathe.Tensor { return BCEWithLogits(a[0], a[1]) }},
 	}
 	// The hidden states may be nil (zeros), from this argument on.
-	optional := map[string]int{"rnn_state": 1, "lstm_cell": 1}
+	optional := map[string]int{"rnn_state": 1, "lstm_cell": 1, "lstm_proj_state": 1}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
 			if err := row.call(row.args()).Err(); err != nil {

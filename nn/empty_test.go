@@ -51,6 +51,13 @@ func TestEmptyBatches(t *testing.T) {
 			{name: "flatten", m: Flatten{}, in: x(0, 3, 2), shape: []int{0, 6}},
 			{name: "rnn/batch0", m: NewRNN(4, 3, on), in: x(5, 0, 4), shape: []int{5, 0, 3}},
 			{name: "lstm/batch0", m: NewLSTM(4, 3, on), in: x(5, 0, 4), shape: []int{5, 0, 3}},
+			{name: "lstm_proj/batch0", m: NewLSTM(4, 3, on, ProjSize(2), Bidirectional()), in: x(5, 0, 4), shape: []int{5, 0, 4}},
+			{name: "bilinear", m: NewBilinear(4, 2, 3, on), in: x(0, 4), shape: []int{0, 3}, run: func(m Module, in *lathe.Tensor) *lathe.Tensor {
+				return m.(*Bilinear).ForwardPair(in, lathe.Zeros(dev, lathe.Float32, 0, 2))
+			}},
+			{name: "identity", m: Identity{}, in: x(0, 3), shape: []int{0, 3}},
+			{name: "flatten_dims", m: NewFlatten(0, 1), in: x(0, 3, 2), shape: []int{0, 2}},
+			{name: "unflatten", m: NewUnflatten(1, 3, -1), in: x(0, 6), shape: []int{0, 3, 2}},
 			{name: "gru/seq0", m: NewGRU(4, 3, on), in: x(0, 2, 4)}, // torch: "Expected sequence length to be larger than 0"
 			{name: "lstm_cell", m: NewLSTMCell(4, 3, on), in: x(0, 4), shape: []int{0, 3}},
 			{name: "mha/seq0", m: NewMultiheadAttention(4, 2, on), in: x(2, 0, 4), shape: []int{2, 0, 4}},

@@ -133,6 +133,9 @@ func (c interopCase) build(t *testing.T, dt lathe.DType, dev lathe.Device) inter
 	if r, ok := buildNormLayerCase(c, t, dt, dev); ok {
 		return r
 	}
+	if r, ok := buildExtrasCase(c, t, dt, dev); ok {
+		return r
+	}
 	w := WithDType(dt)
 	in := func(key string) *lathe.Tensor {
 		r := c.ref(t, key)

@@ -528,16 +528,35 @@ func (p *PReLU) Train(bool) {}
 
 // Flatten keeps the batch dim and flattens the rest, [N, C, H, W] to
 // [N, C·H·W], as torch.nn.Flatten() does; it sits between convolutional
-// and linear layers.
-type Flatten struct{ activation }
+// and linear layers. NewFlatten makes one of other dims (torch's
+// start_dim and end_dim).
+type Flatten struct {
+	activation
+	// start and end are the dims NewFlatten gave; set is false in
+	// Flatten{}, torch's defaults 1 and -1.
+	start, end int
+	set        bool
+}
 
-// Forward flattens every dim but the first; a 0-d or 1-d x has no dim
-// after the batch's to flatten and fails with ErrShape, as in PyTorch
-// (start_dim 1 out of range). An empty batch keeps its feature size
-// ([0, 2, 3] gives [0, 6]).
-func (Flatten) Forward(x *lathe.Tensor) *lathe.Tensor {
+// NewFlatten makes a Flatten of the dims startDim to endDim, both included
+// and either negative from the end, as torch.nn.Flatten(start_dim,
+// end_dim): NewFlatten(0, -1) flattens all to one dim (a 0-d x to [1]).
+// Forward fails with ErrValue where x has no such dims or startDim comes
+// after endDim.
+func NewFlatten(startDim, endDim int) *Flatten {
+	return &Flatten{start: startDim, end: endDim, set: true}
+}
+
+// Forward flattens every dim but the first (or NewFlatten's dims); a 0-d
+// or 1-d x has no dim after the batch's to flatten and fails with
+// ErrShape, as in PyTorch (start_dim 1 out of range). An empty batch keeps
+// its feature size ([0, 2, 3] gives [0, 6]).
+func (f Flatten) Forward(x *lathe.Tensor) *lathe.Tensor {
 	if err := x.CheckArg("flatten", "x"); err != nil {
 		return lathe.Failed(err)
+	}
+	if f.set {
+		return x.Flatten(f.start, f.end)
 	}
 	shape := x.Shape()
 	if len(shape) < 2 {
@@ -550,4 +569,88 @@ func (Flatten) Forward(x *lathe.Tensor) *lathe.Tensor {
 		n *= d
 	}
 	return x.Reshape(shape[0], n)
+}
+
+// Identity is torch.nn.Identity: its output is its input (a view of x,
+// which the caller releases apart from x). A placeholder where a model
+// leaves out a layer, so that the state-dict names of the rest stay.
+type Identity struct{ activation }
+
+// Forward returns x, as a view of its storage.
+func (Identity) Forward(x *lathe.Tensor) *lathe.Tensor {
+	if err := x.CheckArg("identity", "x"); err != nil {
+		return lathe.Failed(err)
+	}
+	return x.View(x.Shape()...)
+}
+
+// Unflatten is torch.nn.Unflatten: it splits dim Dim of x (negative from
+// the end) into Sizes, whose product must be that dim's size; one of Sizes
+// may be -1, inferred from the others.
+type Unflatten struct {
+	activation
+	Dim   int
+	Sizes []int
+}
+
+// NewUnflatten makes an Unflatten of dim into sizes, torch's
+// nn.Unflatten(dim, unflattened_size).
+func NewUnflatten(dim int, sizes ...int) *Unflatten {
+	return &Unflatten{Dim: dim, Sizes: slices.Clone(sizes)}
+}
+
+// Forward returns a view of x (a copy where its strides do not allow one)
+// with dim Dim split into Sizes. An x without that dim, no sizes, sizes
+// below -1, more than one -1, or sizes that do not multiply up to the
+// dim's size (or leave -1 ambiguous, where they multiply to 0) are
+// ErrShape or ErrValue errors, as torch's.
+func (u *Unflatten) Forward(x *lathe.Tensor) *lathe.Tensor {
+	const op = "unflatten"
+	if u == nil {
+		return lathe.Failed(nilModule(op, "u"))
+	}
+	if err := x.CheckArg(op, "x"); err != nil {
+		return lathe.Failed(err)
+	}
+	shape := x.Shape()
+	d := u.Dim
+	if d < 0 {
+		d += len(shape)
+	}
+	if d < 0 || d >= len(shape) {
+		return lathe.Failed(nnError(op, lathe.ErrShape, "Dim", "is "+strconv.Itoa(u.Dim)+" but x has shape "+shapeString(shape),
+			"give a dim of x, in [-rank, rank)"))
+	}
+	if len(u.Sizes) == 0 {
+		return lathe.Failed(nnError(op, lathe.ErrValue, "Sizes", "is empty", "give the sizes that dim "+strconv.Itoa(u.Dim)+" splits into"))
+	}
+	known, infer := 1, -1
+	for i, n := range u.Sizes {
+		switch {
+		case n == -1 && infer < 0:
+			infer = i
+		case n == -1:
+			return lathe.Failed(nnError(op, lathe.ErrValue, "Sizes", "is "+shapeString(u.Sizes)+", with more than one -1", "leave at most one size to infer"))
+		case n < 0:
+			return lathe.Failed(nnError(op, lathe.ErrValue, "Sizes", "is "+shapeString(u.Sizes)+", with a negative size", "give sizes ≥ 0, or -1 for one to infer"))
+		case known > 0 && n > math.MaxInt/known:
+			return lathe.Failed(nnError(op, lathe.ErrValue, "Sizes", "is "+shapeString(u.Sizes)+", whose product overflows", "give the sizes of dim "+strconv.Itoa(u.Dim)))
+		default:
+			known *= n
+		}
+	}
+	sizes := slices.Clone(u.Sizes)
+	switch {
+	case infer >= 0 && known == 0:
+		return lathe.Failed(nnError(op, lathe.ErrValue, "Sizes", "is "+shapeString(u.Sizes)+": with a 0 among them the -1 could be any size",
+			"give every size"))
+	case infer >= 0 && shape[d]%known == 0:
+		sizes[infer] = shape[d] / known
+	case infer < 0 && known == shape[d]:
+	default:
+		return lathe.Failed(nnError(op, lathe.ErrShape, "Sizes", "is "+shapeString(u.Sizes)+", which does not multiply up to the size of dim "+
+			strconv.Itoa(u.Dim)+" of x "+shapeString(shape), "give sizes whose product is "+strconv.Itoa(shape[d])))
+	}
+	out := append(append(slices.Clone(shape[:d]), sizes...), shape[d+1:]...)
+	return x.Reshape(out...)
 }

@@ -195,6 +195,24 @@ func auditCases() []auditCase {
 			}}
 		}}
 	}
+	lstmProj := auditCase{name: "lstm proj_size states bidirectional", build: func(dev lathe.Device) auditSetup {
+		m := NewLSTM(8, 6, NumLayers(2), Bidirectional(), ProjSize(3), OnDevice(dev))
+		x := randn(5, 2, 8)(dev).RequireGrad()
+		h0 := randn(4, 2, 3)(dev).RequireGrad()
+		c0 := randn(4, 2, 6)(dev).RequireGrad()
+		ps := append(m.Parameters(), Param{Name: "x", T: x}, Param{Name: "h0", T: h0}, Param{Name: "c0", T: c0})
+		return auditSetup{params: ps, module: m, forward: func() *lathe.Tensor {
+			out, hn, cn := m.ForwardState(x, h0, c0)
+			return sumOf(out, hn, cn)
+		}}
+	}}
+	bilinear := auditCase{name: "bilinear", build: func(dev lathe.Device) auditSetup {
+		m := NewBilinear(8, 5, 4, OnDevice(dev))
+		x1 := randn(3, 2, 8)(dev).RequireGrad()
+		x2 := randn(3, 2, 5)(dev).RequireGrad()
+		ps := append(m.Parameters(), Param{Name: "x1", T: x1}, Param{Name: "x2", T: x2})
+		return auditSetup{params: ps, module: m, forward: func() *lathe.Tensor { return m.ForwardPair(x1, x2) }}
+	}}
 	gruState := auditCase{name: "gru states", build: func(dev lathe.Device) auditSetup {
 		m := NewGRU(8, 6, OnDevice(dev))
 		x := randn(5, 2, 8)(dev).RequireGrad()
@@ -339,6 +357,12 @@ func auditCases() []auditCase {
 			return Sequential(ReLU{}, NewLinear(16, 16), GELU{}, NewLinear(16, 16), GELU{Tanh: true}, Tanh{}, Sigmoid{}, SiLU{}, LeakyReLU{Slope: 0.1})
 		}), randn(4, 16)),
 		modCase("flatten", onDev(func() Module { return Sequential(Flatten{}, NewLinear(48, 4)) }), randn(2, 3, 4, 4)),
+		modCase("identity flatten unflatten", onDev(func() Module {
+			return Sequential(Identity{}, NewFlatten(0, 1), NewLinear(4, 6), NewUnflatten(-1, 2, -1), Identity{}, NewFlatten(-2, -1), NewLinear(6, 2))
+		}), randn(2, 3, 4)),
+		modCase("lstm proj_size", onDev(func() Module { return NewLSTM(8, 6, ProjSize(2)) }), randn(5, 2, 8)),
+		lstmProj,
+		bilinear,
 		modCase("rnn tanh", onDev(func() Module { return NewRNN(8, 6) }), randn(5, 2, 8)),
 		modCase("rnn relu 2 layers bidirectional", onDev(func() Module {
 			return NewRNN(8, 6, Nonlinearity("relu"), NumLayers(2), Bidirectional())

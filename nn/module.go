@@ -89,6 +89,7 @@ type options struct {
 	dropout                   float64
 	nonlinearity              string // RNN: "tanh" (or "") or "relu"
 	dropoutSet                bool   // dropout was given (the transformer layers' default is 0.1)
+	projSize                  int    // LSTM: proj_size, 0 for none
 
 	// transformer layers (nn/transformer.go)
 	dimFeedforward    int
@@ -152,6 +153,7 @@ var layerSpecs = func() []layerSpec {
 	batchNorm := append([]string{"affine", "track_running_stats", "momentum"}, params...)
 	return []layerSpec{
 		{"Linear", "linear", withBias},
+		{"Bilinear", "bilinear", withBias},
 		{"Embedding", "embedding", append([]string{"padding_idx", "max_norm", "norm_type"}, params...)},
 		{"LayerNorm", "layer_norm", append([]string{"affine"}, params...)},
 		{"BatchNorm1d", "batch_norm1d", batchNorm},
@@ -172,7 +174,7 @@ var layerSpecs = func() []layerSpec {
 		{"AvgPool2d", "avg_pool2d", []string{"kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"}},
 		{"Upsample", "upsample", []string{"size", "scale_factor", "mode", "align_corners", "recompute_scale_factor"}},
 		{"RNN", "rnn", append([]string{"nonlinearity"}, recurrent...)},
-		{"LSTM", "lstm", recurrent},
+		{"LSTM", "lstm", append([]string{"proj_size"}, recurrent...)},
 		{"GRU", "gru", recurrent},
 		{"RNNCell", "rnn_cell", append([]string{"nonlinearity"}, withBias...)},
 		{"LSTMCell", "lstm_cell", withBias},

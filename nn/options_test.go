@@ -51,6 +51,7 @@ var everyOption = map[string]Option{
 	"padding_idx":            PaddingIdx(1),
 	"max_norm":               MaxNorm(1),
 	"norm_type":              NormType(1),
+	"proj_size":              ProjSize(1),
 }
 
 // rankKernel gives a convolution of nd dims, in place of everyOption's
@@ -68,6 +69,7 @@ func rankKernel(nd int, opts []Option) []Option {
 // every layer constructor that takes options, by its layerSpecs name.
 var everyLayer = map[string]func(...Option) Module{
 	"Linear":                  func(o ...Option) Module { return NewLinear(3, 2, o...) },
+	"Bilinear":                func(o ...Option) Module { return NewBilinear(3, 2, 2, o...) },
 	"Embedding":               func(o ...Option) Module { return NewEmbedding(3, 2, o...) },
 	"LayerNorm":               func(o ...Option) Module { return NewLayerNorm([]int{3}, o...) },
 	"BatchNorm1d":             func(o ...Option) Module { return NewBatchNorm1d(3, o...) },

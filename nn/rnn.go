@@ -12,9 +12,12 @@ import (
 // shapes: WeightIH [G·hidden, in], WeightHH [G·hidden, hidden], BiasIH and
 // BiasHH [G·hidden] (nil without a bias), where G is the number of gates
 // (4 for LSTM, in the order i, f, g, o; 3 for GRU, in the order r, z, n;
-// 1 for RNN).
+// 1 for RNN). An LSTM with a projection (ProjSize) has WeightHR
+// [proj, hidden], which maps each step's hidden state to the proj-sized h,
+// and then WeightHH is [4·hidden, proj]; WeightHR is nil otherwise.
 type RNNWeights struct {
 	WeightIH, WeightHH, BiasIH, BiasHH *lathe.Tensor
+	WeightHR                           *lathe.Tensor
 }
 
 // RNNBase is what RNN, LSTM and GRU share (torch.nn.RNNBase): the sizes, the
@@ -22,7 +25,11 @@ type RNNWeights struct {
 // 1 backward) of D.
 type RNNBase struct {
 	InputSize, HiddenSize, NumLayers int
-	BatchFirst, Bidirectional        bool
+	// ProjSize is an LSTM's projection size (torch's proj_size), 0 for
+	// none: h, the output and the next layer's input have ProjSize
+	// features in place of HiddenSize (c keeps HiddenSize).
+	ProjSize                  int
+	BatchFirst, Bidirectional bool
 	// Dropout is the probability of dropping each element of a layer's
 	// output before the next layer (not after the last), in training mode.
 	Dropout float64
@@ -78,6 +85,16 @@ func InterLayerDropout(p float64) Option {
 	return Option{"dropout", func(o *options) { o.dropout, o.dropoutSet = p, true }}
 }
 
+// ProjSize gives an LSTM a projection of size p (torch's proj_size): each
+// step's hidden state o ⊙ tanh(c') is multiplied by weight_hr_l<k>
+// [p, hidden], so that h, the output and the next layer's input have p
+// features (c keeps hidden_size) and weight_hh_l<k> is [4·hidden, p]. p
+// is 0 (no projection, the default) or in [1, hidden_size); only LSTM
+// takes it, as torch's RNN and GRU refuse proj_size.
+func ProjSize(p int) Option {
+	return Option{"proj_size", func(o *options) { o.projSize = p }}
+}
+
 // Nonlinearity picks an RNN's or RNNCell's activation, "tanh" (the
 // default) or "relu" (torch's nonlinearity argument).
 func Nonlinearity(name string) Option {
@@ -94,8 +111,9 @@ func NewRNN(in, hidden int, opts ...Option) *RNN {
 }
 
 // NewLSTM makes an LSTM from in features to hidden, initialised as PyTorch
-// does: every weight and bias U(-1/√hidden, 1/√hidden). Options: NumLayers,
-// BatchFirst, Bidirectional, InterLayerDropout, NoBias, WithDType, OnDevice.
+// does: every weight and bias U(-1/√hidden, 1/√hidden), weight_hr_l<k>
+// too. Options: NumLayers, BatchFirst, Bidirectional, InterLayerDropout,
+// ProjSize, NoBias, WithDType, OnDevice.
 func NewLSTM(in, hidden int, opts ...Option) *LSTM {
 	o, err := layerOptions("LSTM", opts)
 	return &LSTM{newRNNBase(kindLSTM, in, hidden, o, err)}
@@ -124,11 +142,16 @@ func newRNNBase(kind rnnKind, in, hidden int, o options, optErr *lathe.Error) RN
 	if layers == 0 {
 		layers = 1
 	}
-	r := RNNBase{InputSize: in, HiddenSize: hidden, NumLayers: layers, BatchFirst: o.batchFirst,
+	r := RNNBase{InputSize: in, HiddenSize: hidden, NumLayers: layers, ProjSize: o.projSize, BatchFirst: o.batchFirst,
 		Bidirectional: o.bidirectional, Dropout: o.dropout, kind: kind}
 	dirs := r.dirs()
-	var detail string
+	var detail, fix, arg string
 	switch {
+	case o.projSize < 0:
+		arg, detail, fix = "proj_size", "has proj_size "+strconv.Itoa(o.projSize)+", which must not be negative", "give proj_size 0 (no projection) or a size below hidden_size"
+	case o.projSize > 0 && o.projSize >= hidden:
+		arg, detail = "proj_size", "has proj_size "+strconv.Itoa(o.projSize)+" but hidden_size "+strconv.Itoa(hidden)+"; proj_size must be smaller"
+		fix = "give proj_size below hidden_size, or 0 for no projection"
 	case in < 1 || hidden < 1 || layers < 1:
 		detail = "has input_size " + strconv.Itoa(in) + ", hidden_size " + strconv.Itoa(hidden) +
 			", num_layers " + strconv.Itoa(layers) + "; each must be at least 1"
@@ -142,7 +165,10 @@ func newRNNBase(kind rnnKind, in, hidden int, o options, optErr *lathe.Error) RN
 		detail = "has sizes too large for a weight"
 	}
 	if detail != "" && optErr == nil {
-		optErr = nnError(kind.String(), lathe.ErrValue, "", detail, "give positive sizes, a dropout probability and a known nonlinearity")
+		if fix == "" {
+			fix = "give positive sizes, a dropout probability and a known nonlinearity"
+		}
+		optErr = nnError(kind.String(), lathe.ErrValue, arg, detail, fix)
 	}
 	if optErr != nil {
 		// A failed module lists its layers' weights failed, or one layer's
@@ -157,29 +183,44 @@ func newRNNBase(kind rnnKind, in, hidden int, o options, optErr *lathe.Error) RN
 			if !o.noBias {
 				r.Weights[i].BiasIH, r.Weights[i].BiasHH = err, err
 			}
+			if o.projSize > 0 {
+				r.Weights[i].WeightHR = err
+			}
 		}
 		return r
 	}
 	r.Weights = make([]RNNWeights, layers*dirs)
 	bound := 1 / math.Sqrt(float64(hidden))
-	g := kind.gates() * hidden
+	g, hOut := kind.gates()*hidden, r.outSize()
 	for l := range layers {
 		lin := in
 		if l > 0 {
-			lin = hidden * dirs
+			lin = hOut * dirs
 		}
 		for d := range dirs {
 			w := &r.Weights[l*dirs+d]
 			// torch's reset_parameters draws the tensors in state-dict order.
 			w.WeightIH = newParam(uniform(o.dtype, bound, g, lin), o)
-			w.WeightHH = newParam(uniform(o.dtype, bound, g, hidden), o)
+			w.WeightHH = newParam(uniform(o.dtype, bound, g, hOut), o)
 			if !o.noBias {
 				w.BiasIH = newParam(uniform(o.dtype, bound, g), o)
 				w.BiasHH = newParam(uniform(o.dtype, bound, g), o)
 			}
+			if o.projSize > 0 {
+				w.WeightHR = newParam(uniform(o.dtype, bound, o.projSize, hidden), o)
+			}
 		}
 	}
 	return r
+}
+
+// outSize is the size of h and of each direction's output: ProjSize, or
+// HiddenSize without a projection.
+func (r *RNNBase) outSize() int {
+	if r.ProjSize > 0 {
+		return r.ProjSize
+	}
+	return r.HiddenSize
 }
 
 func (r *RNNBase) dirs() int {
@@ -190,8 +231,9 @@ func (r *RNNBase) dirs() int {
 }
 
 // Parameters lists, for each layer k and direction (the backward one with
-// the suffix "_reverse"), "weight_ih_l<k>", "weight_hh_l<k>", "bias_ih_l<k>"
-// and "bias_hh_l<k>", PyTorch's state-dict names and order.
+// the suffix "_reverse"), "weight_ih_l<k>", "weight_hh_l<k>", "bias_ih_l<k>",
+// "bias_hh_l<k>" and, with a projection, "weight_hr_l<k>", PyTorch's
+// state-dict names and order.
 func (r *RNNBase) Parameters() []Param {
 	var ps []Param
 	dirs := r.dirs()
@@ -203,6 +245,9 @@ func (r *RNNBase) Parameters() []Param {
 		ps = append(ps, Param{"weight_ih" + sfx, w.WeightIH}, Param{"weight_hh" + sfx, w.WeightHH})
 		if w.BiasIH != nil {
 			ps = append(ps, Param{"bias_ih" + sfx, w.BiasIH}, Param{"bias_hh" + sfx, w.BiasHH})
+		}
+		if w.WeightHR != nil {
+			ps = append(ps, Param{"weight_hr" + sfx, w.WeightHR})
 		}
 	}
 	return ps
@@ -216,7 +261,8 @@ func (r *RNNBase) Train(on bool) { r.Eval = !on }
 
 // Forward returns the output of the last layer for every time step:
 // (seq, batch, D·hidden), (batch, seq, D·hidden) with BatchFirst, or
-// (seq, D·hidden) for an unbatched (seq, in) x; the states start at zero.
+// (seq, D·hidden) for an unbatched (seq, in) x, with ProjSize in place of
+// hidden where it is set; the states start at zero.
 func (l *LSTM) Forward(x *lathe.Tensor) *lathe.Tensor {
 	out, hn, cn := l.ForwardState(x, nil, nil)
 	hn.Release() // views of out's storage
@@ -226,7 +272,7 @@ func (l *LSTM) Forward(x *lathe.Tensor) *lathe.Tensor {
 
 // ForwardState runs the LSTM from the states h0 and c0, each
 // (NumLayers·D, batch, hidden), or (NumLayers·D, hidden) for an unbatched
-// x; nil means zeros. It returns the output, as Forward does, and the
+// x (h0's last dim is ProjSize where it is set); nil means zeros. It returns the output, as Forward does, and the
 // final states hn and cn in h0's shape. The three are views of one buffer,
 // which goes back to the device when all three are released.
 func (l *LSTM) ForwardState(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor) {
@@ -301,6 +347,13 @@ func (r *RNNBase) run(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor) {
 		return fail(nnError(op, lathe.ErrValue, "Weights", "has "+strconv.Itoa(len(r.Weights))+" entries for "+
 			strconv.Itoa(r.NumLayers)+" layers of "+strconv.Itoa(dirs)+" directions", "build the layer with NewRNN, NewLSTM or NewGRU"))
 	}
+	for _, w := range r.Weights {
+		if (w.WeightHR != nil) != (r.ProjSize > 0) || (r.ProjSize > 0 && (r.kind != kindLSTM || r.ProjSize >= r.HiddenSize)) {
+			return fail(nnError(op, lathe.ErrValue, "ProjSize", "is "+strconv.Itoa(r.ProjSize)+" where the weights "+
+				map[bool]string{true: "have", false: "lack"}[w.WeightHR != nil]+" weight_hr (an LSTM's projection, below hidden_size)",
+				"build the layer with NewLSTM and ProjSize rather than setting the field"))
+		}
+	}
 	batched := x.Rank() == 3
 	if !batched && x.Rank() != 2 {
 		return fail(nnError(op, lathe.ErrShape, "x", "is "+strconv.Itoa(x.Rank())+"-d", "give (seq, batch, in), (batch, seq, in) with BatchFirst, or (seq, in)"))
@@ -319,36 +372,50 @@ func (r *RNNBase) run(x, h0, c0 *lathe.Tensor) (out, hn, cn *lathe.Tensor) {
 	if steps < 1 {
 		return fail(nnError(op, lathe.ErrShape, "x", "has an empty sequence", "give at least one time step"))
 	}
-	stateShape := []int{r.NumLayers * dirs, batch, H}
-	if !batched {
-		stateShape = []int{r.NumLayers * dirs, H}
+	// h has hOut features (ProjSize with a projection), c has H.
+	hOut := r.outSize()
+	stateShape := func(n int) []int {
+		if !batched {
+			return []int{r.NumLayers * dirs, n}
+		}
+		return []int{r.NumLayers * dirs, batch, n}
 	}
+	hShape, cShape := stateShape(hOut), stateShape(H)
 	for i, s := range []*lathe.Tensor{h0, c0} {
 		if s == nil {
 			continue
 		}
-		name := [2]string{"h0", "c0"}[i]
+		name, want, size := "h0", hShape, "hidden"
+		if r.ProjSize > 0 {
+			size = "proj_size"
+		}
+		if i == 1 {
+			name, want, size = "c0", cShape, "hidden"
+		}
 		if err := s.CheckArg(op, name); err != nil {
 			return fail(err)
 		}
-		if !slices.Equal(s.Shape(), stateShape) {
-			return fail(nnError(op, lathe.ErrShape, name, "has shape "+shapeString(s.Shape())+", want "+shapeString(stateShape),
-				"give (num_layers·directions, batch, hidden), or (num_layers·directions, hidden) for an unbatched x"))
+		if !slices.Equal(s.Shape(), want) {
+			return fail(nnError(op, lathe.ErrShape, name, "has shape "+shapeString(s.Shape())+", want "+shapeString(want),
+				"give (num_layers·directions, batch, "+size+"), or (num_layers·directions, "+size+") for an unbatched x"))
 		}
 	}
-	outShape := []int{steps, batch, dirs * H}
+	outShape := []int{steps, batch, dirs * hOut}
 	switch {
 	case !batched:
-		outShape = []int{steps, dirs * H}
+		outShape = []int{steps, dirs * hOut}
 	case r.BatchFirst:
-		outShape = []int{batch, steps, dirs * H}
+		outShape = []int{batch, steps, dirs * hOut}
 	}
-	shapes := [][]int{outShape, stateShape, stateShape}
+	shapes := [][]int{outShape, hShape, cShape}
 	states := []*lathe.Tensor{h0, c0}
 	if r.kind != kindLSTM {
 		shapes, states = shapes[:2], states[:1]
 	}
-	zeros := zeroStates(x, states, stateShape)
+	zeros := zeroStates(x, states[:1], hShape)
+	if len(states) > 1 {
+		zeros = append(zeros, zeroStates(x, states[1:], cShape)...)
+	}
 	results := composeResults(op, func(a []*lathe.Tensor) []*lathe.Tensor { return r.layers(a[0], a[1:], batched) },
 		shapes, 0, append([]*lathe.Tensor{x}, states...), zeros...)
 	out, hn = results[0], results[1]
@@ -452,7 +519,12 @@ func (k rnnKind) step(w RNNWeights, gi, h, c *lathe.Tensor, H int) (h2, c2 *lath
 		g := gi.Add(gh)
 		i, f, cand, o := gate(g, 0).Sigmoid(), gate(g, 1).Sigmoid(), gate(g, 2).Tanh(), gate(g, 3).Sigmoid()
 		c2 = f.Mul(c).Add(i.Mul(cand))
-		return o.Mul(c2.Tanh()), c2
+		h2 = o.Mul(c2.Tanh())
+		if w.WeightHR != nil {
+			// torch's proj_size: h = (o ⊙ tanh(c'))·W_hrᵀ.
+			h2 = h2.Linear(w.WeightHR, nil)
+		}
+		return h2, c2
 	}
 	r := gate(gi, 0).Add(gate(gh, 0)).Sigmoid()
 	z := gate(gi, 1).Add(gate(gh, 1)).Sigmoid()

@@ -330,6 +330,7 @@ def main():
 
     conv_layer_cases()
     norm_layer_cases()
+    extra_layer_cases()
 
     write_st(os.path.join(FOLDER, "refs.safetensors"), refs, meta)
 
@@ -549,5 +550,80 @@ def norm_layer_cases():
     case("norm_nonpersistent", m, {"x": x}, lambda m: {"out": m(x)}, {})
 
 
+
+def extra_layer_cases():
+    """LSTM with proj_size, Bilinear, and Identity, Flatten and Unflatten
+    (nn/interop_extras_test.go): the forward and one backward of
+    sum(out·r), whose gradients of the inputs and the parameters are
+    recorded as "grad.<input>" and "grad.<parameter>"."""
+
+    def with_grads(name, m, inputs, run):
+        """run(m, inputs) gives the outputs; the first is "out"."""
+        ins = {k: v.clone().requires_grad_() for k, v in inputs.items()}
+        m.zero_grad()
+        with torch.enable_grad():
+            out = run(m, ins)["out"]
+            r = torch.randn_like(out)
+            (out * r).sum().backward()
+        refs[name + "/r"] = r
+        for k, v in ins.items():
+            refs[name + "/grad." + k] = v.grad
+        for k, p in m.named_parameters():
+            refs[name + "/grad." + k] = p.grad.detach().clone()
+
+    # LSTM with a projection: one layer, two bidirectional layers
+    # (batch first), unbatched.
+    for name, kw in [("lstm_proj", dict(proj_size=2)),
+                     ("lstm_proj_l2_bidir_bf", dict(proj_size=2, num_layers=2, bidirectional=True, batch_first=True)),
+                     ("lstm_proj_nobias", dict(proj_size=1, bias=False))]:
+        seed(30)
+        m = nn.LSTM(4, 3, **kw)
+        randomize(m)
+        L, D = kw.get("num_layers", 1), 2 if kw.get("bidirectional") else 1
+        x = torch.randn(2, 5, 4) if kw.get("batch_first") else torch.randn(5, 2, 4)
+        h0 = 0.5 * torch.randn(L * D, 2, kw["proj_size"])
+        c0 = 0.5 * torch.randn(L * D, 2, 3)
+        xu = torch.randn(3, 4)
+
+        def run(m, ins):
+            out, (hn, cn) = m(ins["x"], (ins["h0"], ins["c0"]))
+            return {"out": out, "hn": hn, "cn": cn}
+
+        def run_all(m, x=x, h0=h0, c0=c0, xu=xu):
+            res = run(m, {"x": x, "h0": h0, "c0": c0})
+            out, (hn, cn) = m(xu)
+            res.update({"out_unbatched": out, "hn_unbatched": hn, "cn_unbatched": cn})
+            return res
+        case(name, m, {"x": x, "h0": h0, "c0": c0, "xu": xu}, run_all, dict(kw))
+        with_grads(name, m, {"x": x, "h0": h0, "c0": c0}, run)
+
+    # Bilinear, with and without a bias; a batch of [2, 3] rows.
+    for name, bias in [("bilinear", True), ("bilinear_nobias", False)]:
+        seed(31)
+        m = nn.Bilinear(4, 3, 5, bias=bias)
+        randomize(m)
+        x1, x2 = torch.randn(2, 3, 4), torch.randn(2, 3, 3)
+        x1u, x2u = torch.randn(4), torch.randn(3)
+
+        def run(m, ins):
+            return {"out": m(ins["x1"], ins["x2"])}
+        case(name, m, {"x1": x1, "x2": x2, "x1u": x1u, "x2u": x2u},
+             lambda m, x1=x1, x2=x2, x1u=x1u, x2u=x2u: {"out": m(x1, x2), "out_unbatched": m(x1u, x2u)}, {"bias": bias})
+        with_grads(name, m, {"x1": x1, "x2": x2}, run)
+
+    # Identity, Flatten(start_dim, end_dim) and Unflatten around a Linear.
+    seed(32)
+    m = nn.Sequential(nn.Identity(), nn.Flatten(0, 1), nn.Linear(5, 6), nn.Unflatten(1, (2, -1)), nn.Flatten(-2), nn.Identity(54),
+                      nn.Unflatten(0, (2, 3)), nn.Flatten())
+    randomize(m)
+    x = torch.randn(2, 3, 5)
+
+    def run(m, ins):
+        return {"out": m(ins["x"])}
+    case("shape_modules", m, {"x": x}, lambda m, x=x: {"out": m(x)}, {})
+    with_grads("shape_modules", m, {"x": x}, run)
+
+
 if __name__ == "__main__":
     main()
+
