@@ -27,6 +27,7 @@ func TestBadTensorArguments(t *testing.T) {
 	lstm, gru, rnn := NewLSTM(8, 4), NewGRU(8, 4), NewRNN(8, 4)
 	lstmCell, gruCell := NewLSTMCell(8, 4), NewGRUCell(8, 4)
 	lstmProj, bilinear := NewLSTM(8, 4, ProjSize(2)), NewBilinear(8, 3, 5)
+	embBag := NewEmbeddingBag(10, 4, Mode("sum"))
 	rows := []struct {
 		name string
 		args func() []*lathe.Tensor
@@ -61,6 +62,11 @@ func TestBadTensorArguments(t *testing.T) {
 		{"bilinear", func() []*lathe.Tensor { return []*lathe.Tensor{vec(), vec().Narrow(1, 0, 3)} }, func(a []*lathe.Tensor) *lathe.Tensor {
 			return bilinear.ForwardPair(a[0], a[1])
 		}},
+		{"embedding_bag", func() []*lathe.Tensor {
+			return []*lathe.Tensor{tokens(), lathe.FromSlice(lathe.CPU, []int64{0, 1}), lathe.RandN(lathe.CPU, lathe.Float32, 3)}
+		}, func(a []*lathe.Tensor) *lathe.Tensor {
+			return embBag.ForwardBags(a[0], a[1], a[2])
+		}},
 		{"identity", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return Identity{}.Forward(a[0]) }},
 		{"flatten_dims", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewFlatten(0, 2).Forward(a[0]) }},
 		{"unflatten", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewUnflatten(1, 2, -1).Forward(a[0]) }},
@@ -82,7 +88,7 @@ func TestBadTensorArguments(t *testing.T) {
 		{"bce_with_logits", func() []*lathe.Tensor { return []*lathe.Tensor{vec(), vec().Sigmoid()} }, func(a []*lathe.Tensor) *lathe.Tensor { return BCEWithLogits(a[0], a[1]) }},
 	}
 	// The hidden states may be nil (zeros), from this argument on.
-	optional := map[string]int{"rnn_state": 1, "lstm_cell": 1, "lstm_proj_state": 1}
+	optional := map[string]int{"rnn_state": 1, "lstm_cell": 1, "lstm_proj_state": 1, "embedding_bag": 2}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
 			if err := row.call(row.args()).Err(); err != nil {

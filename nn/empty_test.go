@@ -56,6 +56,11 @@ func TestEmptyBatches(t *testing.T) {
 				return m.(*Bilinear).ForwardPair(in, lathe.Zeros(dev, lathe.Float32, 0, 2))
 			}},
 			{name: "identity", m: Identity{}, in: x(0, 3), shape: []int{0, 3}},
+			{name: "embedding_bag/2d", m: NewEmbeddingBag(5, 3, on), in: lathe.FromSlice(dev, []int64{}, 0, 2), shape: []int{0, 3}},
+			{name: "embedding_bag/empty_bags", m: NewEmbeddingBag(5, 3, on, Mode("max")), in: lathe.FromSlice(dev, []int64{}), shape: []int{2, 3},
+				vals: make([]float64, 6), run: func(m Module, in *lathe.Tensor) *lathe.Tensor {
+					return m.(*EmbeddingBag).ForwardBags(in, lathe.FromSlice(dev, []int64{0, 0}), nil)
+				}},
 			{name: "flatten_dims", m: NewFlatten(0, 1), in: x(0, 3, 2), shape: []int{0, 2}},
 			{name: "unflatten", m: NewUnflatten(1, 3, -1), in: x(0, 6), shape: []int{0, 3, 2}},
 			{name: "gru/seq0", m: NewGRU(4, 3, on), in: x(0, 2, 4)}, // torch: "Expected sequence length to be larger than 0"

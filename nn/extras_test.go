@@ -185,3 +185,54 @@ func TestShapeModules(t *testing.T) {
 		t.Error("a nil Unflatten ran")
 	}
 }
+
+func TestEmbeddingBagErrors(t *testing.T) {
+	lathe.Seed(5)
+	m := NewEmbeddingBag(10, 3, Mode("sum"), PaddingIdx(-2))
+	if m.PaddingIdx != 8 || m.Mode != "sum" {
+		t.Fatalf("padding_idx %d mode %q, want 8 and sum", m.PaddingIdx, m.Mode)
+	}
+	row, _ := m.Weight.Narrow(0, 8, 1).Cast(lathe.Float64).Float64s()
+	if !slices.Equal(row, []float64{0, 0, 0}) {
+		t.Errorf("padding row %v, want zeros", row)
+	}
+	if NewEmbeddingBag(4, 2).Mode != "mean" {
+		t.Error("the default mode is not mean")
+	}
+	ix := func(v ...int64) *lathe.Tensor { return lathe.FromSlice(lathe.CPU, v) }
+	idx, off := ix(1, 2, 3, 4), ix(0, 2)
+	if y := m.ForwardBags(idx, off, nil); y.Err() != nil || !slices.Equal(y.Shape(), []int{2, 3}) {
+		t.Fatalf("%v %v", y.Shape(), y.Err())
+	}
+	const op = "embedding_bag"
+	for _, c := range []struct {
+		name      string
+		y         *lathe.Tensor
+		kind      error
+		arg, text string
+	}{
+		{"bad mode", (&EmbeddingBag{Weight: m.Weight, Mode: "min"}).Forward(idx.Reshape(2, 2)), lathe.ErrValue, "mode", `"min"`},
+		{"psw in mean", NewEmbeddingBag(10, 3).ForwardBags(idx, off, lathe.Ones(lathe.CPU, lathe.Float32, 4)), lathe.ErrValue, "per_sample_weights", "mean"},
+		{"psw shape", m.ForwardBags(idx, off, lathe.Ones(lathe.CPU, lathe.Float32, 3)), lathe.ErrShape, "per_sample_weights", "[3]"},
+		{"psw dtype", m.ForwardBags(idx, off, lathe.Ones(lathe.CPU, lathe.Float64, 4)), lathe.ErrDType, "per_sample_weights", "float64"},
+		{"2-d with offsets", m.ForwardBags(idx.Reshape(2, 2), off, nil), lathe.ErrValue, "offsets", "2-D"},
+		{"1-d without offsets", m.Forward(idx), lathe.ErrValue, "offsets", ""}, // torch: "offsets has to be a 1D Tensor but got None"
+		{"offsets not from 0", m.ForwardBags(idx, ix(1, 2), nil), lathe.ErrValue, "offsets", "not 0"},
+		{"offsets decrease", m.ForwardBags(idx, ix(0, 3, 2), nil), lathe.ErrValue, "offsets", "decreases"},
+		{"offsets past the end", m.ForwardBags(idx, ix(0, 5), nil), lathe.ErrValue, "offsets", "past"},
+		{"offsets 2-d", m.ForwardBags(idx, off.Reshape(1, 2), nil), lathe.ErrShape, "offsets", ""},
+		{"offsets float", m.ForwardBags(idx, off.Cast(lathe.Float32), nil), lathe.ErrShape, "offsets", ""},
+		{"index out of range", m.ForwardBags(ix(1, 10), off, nil), lathe.ErrIndex, "input", "10"},
+		{"negative index", m.ForwardBags(ix(-1, 1), off, nil), lathe.ErrIndex, "input", "-1"},
+		{"float input", m.ForwardBags(idx.Cast(lathe.Float32), off, nil), lathe.ErrDType, "input", ""},
+		{"3-d input", m.Forward(idx.Reshape(1, 2, 2)), lathe.ErrShape, "input", "3-d"},
+		{"padding_idx", NewEmbeddingBag(10, 3, PaddingIdx(10)).Forward(idx.Reshape(2, 2)), lathe.ErrValue, "padding_idx", ""},
+		{"option", NewEmbeddingBag(10, 3, ProjSize(1)).Forward(idx.Reshape(2, 2)), lathe.ErrValue, "proj_size", ""},
+	} {
+		wantErr(t, c.name, c.y.Err(), c.kind, op, c.arg, c.text)
+	}
+	var nilBag *EmbeddingBag
+	if nilBag.Forward(idx).Err() == nil {
+		t.Error("a nil EmbeddingBag ran")
+	}
+}

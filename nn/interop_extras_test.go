@@ -79,6 +79,34 @@ func buildExtrasCase(c interopCase, t *testing.T, dt lathe.DType, dev lathe.Devi
 		return interopRun{m, grads(m, []string{"x"}, func(ins map[string]*lathe.Tensor) map[string]*lathe.Tensor {
 			return map[string]*lathe.Tensor{"out": m.Forward(ins["x"])}
 		})}, true
+	case strings.HasPrefix(c.name, "embbag"):
+		opts := []Option{w, Mode(c.cfg["mode"].(string))}
+		if c.bool("include_last_offset") {
+			opts = append(opts, IncludeLastOffset())
+		}
+		if p, ok := c.cfg["padding_idx"].(float64); ok {
+			opts = append(opts, PaddingIdx(int(p)))
+		}
+		m := NewEmbeddingBag(10, 3, opts...)
+		return interopRun{m, func() map[string]*lathe.Tensor {
+			m.Weight.ZeroGrad()
+			var off, psw *lathe.Tensor
+			if _, ok := c.refs["offsets"]; ok {
+				off = in("offsets")
+			}
+			if _, ok := c.refs["psw"]; ok {
+				psw = in("psw").Detach().RequireGrad()
+			}
+			outs := map[string]*lathe.Tensor{"out": m.ForwardBags(in("idx"), off, psw)}
+			if err := outs["out"].Mul(in("r")).Sum().Backward(); err != nil {
+				t.Fatalf("backward: %v", err)
+			}
+			outs["grad.weight"] = m.Weight.Grad()
+			if psw != nil {
+				outs["grad.psw"] = psw.Grad()
+			}
+			return outs
+		}}, true
 	}
 	return interopRun{}, false
 }

@@ -206,6 +206,23 @@ func auditCases() []auditCase {
 			return sumOf(out, hn, cn)
 		}}
 	}}
+	embBag := func(mode string, psw, twoD bool) auditCase {
+		return auditCase{name: "embedding_bag " + mode, build: func(dev lathe.Device) auditSetup {
+			m := NewEmbeddingBag(20, 8, Mode(mode), PaddingIdx(3), OnDevice(dev))
+			idx := labels(12, 20)(dev)
+			off := lathe.FromSlice(dev, []int64{0, 4, 4, 9})
+			if twoD {
+				idx, off = idx.Reshape(3, 4), nil
+			}
+			ps := m.Parameters()
+			var w *lathe.Tensor
+			if psw {
+				w = randn(12)(dev).RequireGrad()
+				ps = append(ps, Param{Name: "psw", T: w})
+			}
+			return auditSetup{params: ps, module: m, forward: func() *lathe.Tensor { return m.ForwardBags(idx, off, w) }}
+		}}
+	}
 	bilinear := auditCase{name: "bilinear", build: func(dev lathe.Device) auditSetup {
 		m := NewBilinear(8, 5, 4, OnDevice(dev))
 		x1 := randn(3, 2, 8)(dev).RequireGrad()
@@ -363,6 +380,9 @@ func auditCases() []auditCase {
 		modCase("lstm proj_size", onDev(func() Module { return NewLSTM(8, 6, ProjSize(2)) }), randn(5, 2, 8)),
 		lstmProj,
 		bilinear,
+		embBag("sum", true, false),
+		embBag("mean", false, true),
+		embBag("max", false, false),
 		modCase("rnn tanh", onDev(func() Module { return NewRNN(8, 6) }), randn(5, 2, 8)),
 		modCase("rnn relu 2 layers bidirectional", onDev(func() Module {
 			return NewRNN(8, 6, Nonlinearity("relu"), NumLayers(2), Bidirectional())

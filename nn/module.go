@@ -91,6 +91,10 @@ type options struct {
 	dropoutSet                bool   // dropout was given (the transformer layers' default is 0.1)
 	projSize                  int    // LSTM: proj_size, 0 for none
 
+	// EmbeddingBag (nn/embeddingbag.go)
+	bagMode           string // Mode's value
+	includeLastOffset bool
+
 	// transformer layers (nn/transformer.go)
 	dimFeedforward    int
 	dimFeedforwardSet bool
@@ -155,6 +159,7 @@ var layerSpecs = func() []layerSpec {
 		{"Linear", "linear", withBias},
 		{"Bilinear", "bilinear", withBias},
 		{"Embedding", "embedding", append([]string{"padding_idx", "max_norm", "norm_type"}, params...)},
+		{"EmbeddingBag", "embedding_bag", append([]string{"mode", "include_last_offset", "padding_idx"}, params...)},
 		{"LayerNorm", "layer_norm", append([]string{"affine"}, params...)},
 		{"BatchNorm1d", "batch_norm1d", batchNorm},
 		{"BatchNorm2d", "batch_norm2d", batchNorm},

@@ -101,8 +101,11 @@ func ScaleFactor(f ...float64) Option { return interp("scale_factor", lathe.Scal
 func Size(s ...int) Option { return interp("size", lathe.Size(s...)) }
 
 // Mode sets Upsample's interpolation by torch's name for it, "nearest" (the
-// default), "bilinear" and the others lathe.Mode lists (torch's mode).
-func Mode(m string) Option { return interp("mode", lathe.Mode(m)) }
+// default), "bilinear" and the others lathe.Mode lists (torch's mode), and
+// an EmbeddingBag's reduction, "sum", "mean" (its default) or "max".
+func Mode(m string) Option {
+	return Option{"mode", func(o *options) { o.interp, o.bagMode = append(o.interp, lathe.Mode(m)), m }}
+}
 
 // AlignCorners aligns the corner pixels of input and output (torch's
 // align_corners=True).

@@ -52,6 +52,7 @@ var everyOption = map[string]Option{
 	"max_norm":               MaxNorm(1),
 	"norm_type":              NormType(1),
 	"proj_size":              ProjSize(1),
+	"include_last_offset":    IncludeLastOffset(),
 }
 
 // rankKernel gives a convolution of nd dims, in place of everyOption's
@@ -70,6 +71,7 @@ func rankKernel(nd int, opts []Option) []Option {
 var everyLayer = map[string]func(...Option) Module{
 	"Linear":                  func(o ...Option) Module { return NewLinear(3, 2, o...) },
 	"Bilinear":                func(o ...Option) Module { return NewBilinear(3, 2, 2, o...) },
+	"EmbeddingBag":            func(o ...Option) Module { return NewEmbeddingBag(3, 2, o...) },
 	"Embedding":               func(o ...Option) Module { return NewEmbedding(3, 2, o...) },
 	"LayerNorm":               func(o ...Option) Module { return NewLayerNorm([]int{3}, o...) },
 	"BatchNorm1d":             func(o ...Option) Module { return NewBatchNorm1d(3, o...) },
@@ -150,8 +152,8 @@ func TestLayerOptionsRefused(t *testing.T) {
 }
 
 func TestLayerOptionsMessage(t *testing.T) {
-	err := Err(NewConv2d(3, 8, 3, Mode("bilinear")))
-	want := `lathe: conv2d: argument "mode" is not an option of Conv2d (it is Upsample's; Conv2d takes`
+	err := Err(NewConv2d(3, 8, 3, AlignCorners()))
+	want := `lathe: conv2d: argument "align_corners" is not an option of Conv2d (it is Upsample's; Conv2d takes`
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("got %v, want %s...", err, want)
 	}
