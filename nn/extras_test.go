@@ -236,3 +236,75 @@ func TestEmbeddingBagErrors(t *testing.T) {
 		t.Error("a nil EmbeddingBag ran")
 	}
 }
+
+// The second derivatives through LSTM's projection, Bilinear and
+// EmbeddingBag's per-sample weights: d/dθ Σ (∂L/∂x)², with L = Σ out·r,
+// against central finite differences of the first gradient, in float64.
+func TestExtrasSecondDerivatives(t *testing.T) {
+	lathe.Seed(11)
+	f64 := WithDType(lathe.Float64)
+	randn := func(shape ...int) *lathe.Tensor { return lathe.RandN(lathe.CPU, lathe.Float64, shape...) }
+	lstm := NewLSTM(3, 4, ProjSize(2), Bidirectional(), f64)
+	bil := NewBilinear(3, 2, 2, f64)
+	bag := NewEmbeddingBag(6, 2, Mode("sum"), PaddingIdx(1), f64)
+	bagIdx, bagOff := lathe.FromSlice(lathe.CPU, []int64{0, 1, 2, 5, 2}), lathe.FromSlice(lathe.CPU, []int64{0, 2})
+	for _, c := range []struct {
+		name string
+		m    Module
+		x    *lathe.Tensor
+		f    func(x *lathe.Tensor) *lathe.Tensor
+	}{
+		{"lstm proj", lstm, randn(3, 2, 3), func(x *lathe.Tensor) *lathe.Tensor { return lstm.Forward(x) }},
+		{"bilinear", bil, randn(2, 3), func(x *lathe.Tensor) *lathe.Tensor { return bil.ForwardPair(x, x.Narrow(1, 0, 2).Tanh()) }},
+		{"embedding_bag psw", bag, randn(5), func(x *lathe.Tensor) *lathe.Tensor { return bag.ForwardBags(bagIdx, bagOff, x.Square()) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			x := c.x.RequireGrad()
+			r := randn(c.f(x).Shape()...)
+			// s is Σ (∂L/∂x)²; with grads, also its gradients of the parameters.
+			s := func(grads bool) (float64, []*lathe.Tensor) {
+				g, err := lathe.Grad(c.f(x).Mul(r).Sum(), []*lathe.Tensor{x}, lathe.CreateGraph())
+				if err != nil {
+					t.Fatal(err)
+				}
+				sq := g[0].Square().Sum()
+				v, _ := sq.Item()
+				if !grads {
+					return v, nil
+				}
+				var ps []*lathe.Tensor
+				for _, p := range c.m.Parameters() {
+					ps = append(ps, p.T)
+				}
+				gp, err := lathe.Grad(sq, ps, lathe.AllowUnused()) // Bilinear's bias: none
+				if err != nil {
+					t.Fatal(err)
+				}
+				return v, gp
+			}
+			_, gp := s(true)
+			for i, p := range c.m.Parameters() {
+				vals, _ := p.T.Float64s()
+				got := make([]float64, len(vals))
+				if gp[i] != nil {
+					got, _ = gp[i].Float64s()
+				}
+				for _, k := range []int{0, len(vals) / 2, len(vals) - 1} {
+					at := func(d float64) float64 {
+						v := slices.Clone(vals)
+						v[k] += d
+						*p.T = *lathe.FromSlice(lathe.CPU, v, p.T.Shape()...).RequireGrad()
+						out, _ := s(false)
+						return out
+					}
+					const h = 1e-6
+					fd := (at(h) - at(-h)) / (2 * h)
+					*p.T = *lathe.FromSlice(lathe.CPU, vals, p.T.Shape()...).RequireGrad()
+					if math.Abs(fd-got[k]) > 1e-5*math.Max(1, math.Abs(fd)) {
+						t.Errorf("%s[%d]: second derivative %v, finite differences %v", p.Name, k, got[k], fd)
+					}
+				}
+			}
+		})
+	}
+}
