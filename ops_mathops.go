@@ -182,12 +182,13 @@ var (
 	// as torch 1.13's cpu kernel (the comparisons are false).
 	opSoftshrink = unaryMath("softshrink", true, func(x *Tensor, a mathAttrs) *Tensor {
 		zero := x.scalarLike("softshrink", 0)
-		return Where(x.GtScalar(a.a), x.SubScalar(a.a), Where(x.LtScalar(-a.a), x.AddScalar(a.a), zero))
+		xp := x.piecewise() // the gradient, differentiated again, gives x zeros, as torch's softshrink_backward
+		return Where(x.GtScalar(a.a), xp.SubScalar(a.a), Where(x.LtScalar(-a.a), xp.AddScalar(a.a), zero))
 	})
 	// hardshrink is 0 on [-λ, λ] and x elsewhere (NaN kept).
 	opHardshrink = unaryMath("hardshrink", false, func(x *Tensor, a mathAttrs) *Tensor {
 		inside := x.GeScalar(-a.a).LogicalAnd(x.LeScalar(a.a))
-		return Where(inside, x.scalarLike("hardshrink", 0), x)
+		return Where(inside, x.scalarLike("hardshrink", 0), x.piecewise())
 	})
 	opTanhshrink = unaryMath("tanhshrink", true, func(x *Tensor, _ mathAttrs) *Tensor { return x.Sub(x.Tanh()) })
 )

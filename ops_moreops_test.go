@@ -400,7 +400,8 @@ func TestMoreOpsNothingToDo(t *testing.T) {
 
 // TestPiecewiseSecondDerivative: the gradient of a piecewise-linear
 // activation, differentiated again, gives x zeros (torch's hardtanh_backward,
-// threshold_backward and leaky_relu_backward are differentiable in x), and
+// threshold_backward, leaky_relu_backward and the shrinks' are
+// differentiable in x), and
 // the upstream weight its slope; clamp's, as torch's, does not depend on x.
 // The first gradients are torch's (its vectorised loop's at NaN), on every
 // device.
@@ -418,6 +419,8 @@ func TestPiecewiseSecondDerivative(t *testing.T) {
 		{"threshold", func(x *Tensor) *Tensor { return x.Threshold(0.1, 20) }, []float64{1, 0, 0, 0, 1, 1, 1, 1, 1}},
 		{"leaky_relu", func(x *Tensor) *Tensor { return x.LeakyReLU(0.25) }, []float64{0.25, 0.25, 0.25, 0.25, 1, 1, 1, 1, 1}},
 		{"relu", (*Tensor).ReLU, []float64{1, 0, 0, 0, 1, 1, 1, 1, 1}},
+		{"softshrink", func(x *Tensor) *Tensor { return x.Softshrink(0.5) }, []float64{0, 1, 0, 0, 0, 1, 1, 1, 1}},
+		{"hardshrink", func(x *Tensor) *Tensor { return x.Hardshrink(0.5) }, []float64{1, 1, 0, 0, 0, 1, 1, 1, 1}},
 	} {
 		for _, dev := range biDevices(t) {
 			t.Run(c.name+"/"+dev.String(), func(t *testing.T) {
