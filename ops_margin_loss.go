@@ -483,6 +483,10 @@ func multiMargin(in []*Tensor, o lossOptions) *Tensor {
 		}
 		w = w.promoteTo(op, "weight", x.t.DType)
 	}
+	// The op's value check reports a target out of [0, C); the indexing
+	// below reads a clamped one, so that on a GPU its own checks leave no
+	// second failure pending on the device for a later call to meet.
+	y = y.Clamp(0, float64(c-1))
 	col := y.Unsqueeze(1)
 	picked := x.Gather(1, col)
 	// torch adds the terms where z > 0: a NaN term is left out, as there.
