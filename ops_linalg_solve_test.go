@@ -287,25 +287,7 @@ func TestLinalgLeaveNothing(t *testing.T) {
 			"cholesky_solve":   func(x *Tensor) *Tensor { return y.CholeskySolve(x, false) },
 			"qr":               func(x *Tensor) *Tensor { q, r := x.QR(); return q.Sum().Add(r.Sum()) },
 		} {
-			step := func() {
-				out := Compose(func(a []*Tensor) *Tensor { return f(a[0]) }, x)
-				loss := out.Sum()
-				if err := loss.Backward(); err != nil {
-					t.Fatalf("%s %s: %v", dev, name, err)
-				}
-				loss.Release()
-				out.Release()
-				x.ZeroGrad()
-			}
-			step()
-			step()
-			s0, _ := MemoryStats(dev)
-			step()
-			step()
-			s1, _ := MemoryStats(dev)
-			if s1.Allocated != s0.Allocated || s1.Allocs-s1.CacheHits != s0.Allocs-s0.CacheHits {
-				t.Errorf("%s %s: two warm steps took %d bytes and %d new blocks", dev, name, s1.Allocated-s0.Allocated, (s1.Allocs-s1.CacheHits)-(s0.Allocs-s0.CacheHits))
-			}
+			warmStepsTakeNothing(t, dev, name, x, f, true)
 		}
 	}
 }

@@ -321,25 +321,7 @@ func TestMathOpsLeaveNothing(t *testing.T) {
 			"cdist":      func(x *Tensor) *Tensor { return x.Cdist(y, 2).Add(x.Cdist(y, 1)).Add(x.Cdist(y, math.Inf(1))) },
 			"cdist mm":   func(x *Tensor) *Tensor { return x.Reshape(24, 1).Expand(24, 2).Cdist(y.Reshape(12, 2), 2) },
 		} {
-			step := func() {
-				out := Compose(func(a []*Tensor) *Tensor { return f(a[0]) }, x)
-				loss := out.Sum()
-				if err := loss.Backward(); err != nil {
-					t.Fatalf("%s %s: %v", dev, name, err)
-				}
-				loss.Release()
-				out.Release()
-				x.ZeroGrad()
-			}
-			step()
-			step()
-			s0, _ := MemoryStats(dev)
-			step()
-			step()
-			s1, _ := MemoryStats(dev)
-			if s1.Allocated != s0.Allocated || s1.Allocs-s1.CacheHits != s0.Allocs-s0.CacheHits {
-				t.Errorf("%s %s: two warm steps took %d bytes and %d new blocks", dev, name, s1.Allocated-s0.Allocated, (s1.Allocs-s1.CacheHits)-(s0.Allocs-s0.CacheHits))
-			}
+			warmStepsTakeNothing(t, dev, name, x, f, true)
 		}
 	}
 }

@@ -101,6 +101,19 @@ func (s *scratch) t(x *lathe.Tensor) *lathe.Tensor {
 	return x
 }
 
+// coupled is the gradient that an update with torch's coupled weight
+// decay reads: g negated where the optimizer maximizes, plus
+// weightDecay·p where that is not 0. What it makes is kept in s.
+func (s *scratch) coupled(g, p *lathe.Tensor, maximize bool, weightDecay float64) *lathe.Tensor {
+	if maximize {
+		g = s.t(g.Neg())
+	}
+	if weightDecay != 0 {
+		g = s.t(g.AddScaled(p, weightDecay))
+	}
+	return g
+}
+
 // release releases every tensor kept. It takes a pointer so that
 // "defer tmp.release()" sees the tensors kept after the defer.
 func (s *scratch) release() {

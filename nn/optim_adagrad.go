@@ -61,12 +61,7 @@ func (a *Adagrad) Step() error {
 		t := a.steps[i] + 1
 		var tmp scratch
 		defer tmp.release()
-		if a.Maximize {
-			g = tmp.t(g.Neg())
-		}
-		if a.WeightDecay != 0 {
-			g = tmp.t(g.AddScaled(p, a.WeightDecay))
-		}
+		g = tmp.coupled(g, p, a.Maximize, a.WeightDecay)
 		clr := a.LR / (1 + float64(t-1)*a.LRDecay)
 		s := a.sum[i]
 		if s == nil {

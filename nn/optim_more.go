@@ -71,12 +71,7 @@ func (a *Adamax) Step() error {
 		t := a.steps[i] + 1
 		var tmp scratch
 		defer tmp.release()
-		if a.Maximize {
-			g = tmp.t(g.Neg())
-		}
-		if a.WeightDecay != 0 {
-			g = tmp.t(g.AddScaled(p, a.WeightDecay))
-		}
+		g = tmp.coupled(g, p, a.Maximize, a.WeightDecay)
 		m, u := a.m[i], a.u[i]
 		if m == nil {
 			m = tmp.t(lathe.Zeros(p.Device(), p.DType(), p.Shape()...))
@@ -156,9 +151,7 @@ func (a *NAdam) Step() error {
 		var tmp scratch
 		defer tmp.release()
 		bc2 := 1 - powInt(b2, a.steps[i]+1)
-		if a.WeightDecay != 0 {
-			g = tmp.t(g.AddScaled(p, a.WeightDecay))
-		}
+		g = tmp.coupled(g, p, false, a.WeightDecay)
 		mu := b1 * (1 - 0.5*math.Pow(0.96, t*a.MomentumDecay))
 		muNext := b1 * (1 - 0.5*math.Pow(0.96, (t+1)*a.MomentumDecay))
 		// torch's float32 tensor times a Python float: float32 arithmetic.
@@ -239,9 +232,7 @@ func (a *RAdam) Step() error {
 		defer tmp.release()
 		bc1 := 1 - powInt(b1, n)
 		bc2 := 1 - powInt(b2, n)
-		if a.WeightDecay != 0 {
-			g = tmp.t(g.AddScaled(p, a.WeightDecay))
-		}
+		g = tmp.coupled(g, p, false, a.WeightDecay)
 		m, v := a.m[i], a.v[i]
 		if m == nil {
 			m = tmp.t(lathe.Zeros(p.Device(), p.DType(), p.Shape()...))
@@ -322,12 +313,7 @@ func (a *Adadelta) Step() error {
 		}
 		var tmp scratch
 		defer tmp.release()
-		if a.Maximize {
-			g = tmp.t(g.Neg())
-		}
-		if a.WeightDecay != 0 {
-			g = tmp.t(g.AddScaled(p, a.WeightDecay))
-		}
+		g = tmp.coupled(g, p, a.Maximize, a.WeightDecay)
 		s, acc := a.squareAvg[i], a.accDelta[i]
 		if s == nil {
 			s = tmp.t(lathe.Zeros(p.Device(), p.DType(), p.Shape()...))

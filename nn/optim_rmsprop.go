@@ -62,12 +62,7 @@ func (r *RMSprop) Step() error {
 		}
 		var tmp scratch
 		defer tmp.release()
-		if r.Maximize {
-			g = tmp.t(g.Neg())
-		}
-		if r.WeightDecay != 0 {
-			g = tmp.t(g.AddScaled(p, r.WeightDecay))
-		}
+		g = tmp.coupled(g, p, r.Maximize, r.WeightDecay)
 		zeros := func(t *lathe.Tensor) *lathe.Tensor {
 			if t != nil {
 				return t
