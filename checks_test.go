@@ -201,6 +201,22 @@ func TestFailedCheckStaysWithItsTensor(t *testing.T) {
 				}
 			}
 
+			// A composite's own check and its part's fail on the same bad
+			// index: the read gives the composite's, and Synchronize does not
+			// report the part's afterwards as a new failure (embedding's
+			// index_select's did, and a later call's sync met it).
+			if dev != CPU {
+				Synchronize(dev)
+				e := Embedding(FromSlice(CPU, []int64{5}, 1).To(dev), Ones(dev, Float32, 3, 2))
+				var le *Error
+				if _, err := e.Float32s(); !errors.As(err, &le) || le.Op != "embedding" {
+					t.Errorf("embedding of a bad index: %v, want embedding's ErrIndex", err)
+				}
+				if err := Synchronize(dev); err != nil {
+					t.Errorf("Synchronize after the failed embedding was read: %v, want nil (its part's failure is the same one)", err)
+				}
+			}
+
 			// Two goroutines at once, one reading valid results, one failed.
 			var wg sync.WaitGroup
 			errs := make(chan string, 100)

@@ -61,7 +61,9 @@ const maxOpenChecks = 64
 // failedCheck is the error of the first queued of the failed checks that
 // s's values depend on (the cause: a composite's own check comes before
 // its parts', a check on an input before those on what was made from it),
-// or nil.
+// or nil. Every failed check of the set counts as reported with it: the
+// parts' failures are the cause's consequences (embedding's bad index is
+// index_select's too), which Sync must not report again as news.
 func (s *Storage) failedCheck() *Error {
 	set := s.checks.Load()
 	if set == nil {
@@ -76,7 +78,11 @@ func (s *Storage) failedCheck() *Error {
 	if first == nil {
 		return nil
 	}
-	first.reported.Store(true)
+	for _, p := range *set {
+		if p.state.Load() == pendingFailed {
+			p.reported.Store(true)
+		}
+	}
 	return first.err
 }
 
