@@ -2,6 +2,7 @@ package lathe
 
 import (
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -35,10 +36,10 @@ var (
 		}
 		return inFloat32([]*Tensor{x1, x2}, func(in []*Tensor) *Tensor {
 			x1, x2 := in[0], in[1]
-			if !sameShapes(x1.t.Shape, shape) {
+			if !slices.Equal(x1.t.Shape, shape) {
 				x1 = x1.Expand(shape...)
 			}
-			if !sameShapes(x2.t.Shape, shape) {
+			if !slices.Equal(x2.t.Shape, shape) {
 				x2 = x2.Expand(shape...)
 			}
 			// torch divides each by its norm first, the norms clamped to
@@ -140,18 +141,6 @@ func wrapDim(dim, r int) (int, *Error) {
 		return -1, nil // the vector norm of a 0-d tensor takes dim -1
 	}
 	return dim, nil
-}
-
-func sameShapes(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // CosineSimilarity is Σ x1·x2 / (max(‖x1‖, eps)·max(‖x2‖, eps)) along dim,

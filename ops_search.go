@@ -3,6 +3,7 @@ package lathe
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -223,7 +224,7 @@ func checkSearch(op string, b, v *Tensor, o searchOptions) (searchAttrs, error) 
 	switch {
 	case rb == 0:
 		return a, errorf(op, ErrShape, bName, "is 0-d but must have a dim to search along", "give it a dim of boundaries (Reshape(1))")
-	case rb > 1 && (v.t.Rank() != rb || !sameInts(v.t.Shape[:rb-1], b.t.Shape[:rb-1])):
+	case rb > 1 && (v.t.Rank() != rb || !slices.Equal(v.t.Shape[:rb-1], b.t.Shape[:rb-1])):
 		return a, errorf(op, ErrShape, vName, "has shape "+dispatch.FormatShape(v.t.Shape)+" but "+bName+" has "+
 			dispatch.FormatShape(b.t.Shape)+": a sequence of rank above 1 needs values of its rank with its leading dims, as torch's",
 			"give values of shape "+dispatch.FormatShape(append(b.t.Shape[:rb-1:rb-1], -1))+" or a 1-D sequence")
@@ -235,7 +236,7 @@ func checkSearch(op string, b, v *Tensor, o searchOptions) (searchAttrs, error) 
 		switch {
 		case s.t.DType != Int64:
 			return a, errorf(op, ErrDType, "sorter", "is "+s.t.DType.String()+" but must be int64, as torch's", "cast it with .Cast(lathe.Int64)")
-		case !sameInts(s.t.Shape, b.t.Shape):
+		case !slices.Equal(s.t.Shape, b.t.Shape):
 			return a, errorf(op, ErrShape, "sorter", "has shape "+dispatch.FormatShape(s.t.Shape)+" but "+bName+" has "+
 				dispatch.FormatShape(b.t.Shape), "give the indices that sort "+bName+" along its last dim (ArgSort(-1, false))")
 		case s.t.Device != b.t.Device:
@@ -252,18 +253,6 @@ func checkSearch(op string, b, v *Tensor, o searchOptions) (searchAttrs, error) 
 		}
 	}
 	return a, nil
-}
-
-func sameInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // bincountAttrs are bincount's: the number of bins and the result's dtype.

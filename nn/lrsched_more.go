@@ -563,14 +563,7 @@ func (s *ChainedScheduler) chain() (float64, error) { return s.lastLR, nil } // 
 // schedState of a ChainedScheduler holds its children's too, as
 // "<k>.<name>".
 func (s *ChainedScheduler) schedState() []field {
-	fs := s.schedCore.schedState()
-	for k, x := range s.scheds {
-		for _, f := range x.(Resumable).schedState() {
-			f.name = strconv.Itoa(k) + "." + f.name
-			fs = append(fs, f)
-		}
-	}
-	return fs
+	return withChildren(s.schedCore.schedState(), s.scheds)
 }
 
 func (s *LambdaLR) schedKind() string                    { return "LambdaLR" }

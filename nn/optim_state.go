@@ -149,9 +149,12 @@ func (s *OneCycleLR) schedKind() string        { return "OneCycleLR" }
 func (s *SequentialLR) schedKind() string      { return "SequentialLR" }
 
 // schedState of a SequentialLR holds its children's too, as "<k>.<name>".
-func (s *SequentialLR) schedState() []field {
-	fs := s.schedCore.schedState()
-	for k, x := range s.scheds {
+func (s *SequentialLR) schedState() []field { return withChildren(s.schedCore.schedState(), s.scheds) }
+
+// withChildren is fs and then the state of each of a scheduler's children,
+// named "<k>.<name>".
+func withChildren(fs []field, scheds []scheduler) []field {
+	for k, x := range scheds {
 		for _, f := range x.(Resumable).schedState() {
 			f.name = strconv.Itoa(k) + "." + f.name
 			fs = append(fs, f)
