@@ -87,6 +87,17 @@ func TestScanErrors(t *testing.T) {
 	moreOpsErr(t, "searchsorted sorter nil", SearchSorted(seq, seq, SearchSorter(&Tensor{})).Err(), ErrValue, "searchsorted", "sorter")
 	moreOpsErr(t, "searchsorted sorter past the sequence", SearchSorted(seq, seq, SearchSorter(FromSlice(CPU, []int64{0, 3, 1}, 3))).Err(),
 		ErrIndex, "searchsorted", "sorter")
+	// On a GPU the sorter's check settles at the read too, naming the
+	// sorter (it named the gather inside), and leaves nothing for a later
+	// Synchronize.
+	for _, dev := range biDevices(t) {
+		s := SearchSorted(seq.To(dev), seq.To(dev), SearchSorter(FromSlice(CPU, []int64{0, -1, 1}, 3).To(dev)))
+		_, err := s.Int64s()
+		moreOpsErr(t, dev.String()+": searchsorted sorter before the sequence", err, ErrIndex, "searchsorted", "sorter")
+		if err := Synchronize(dev); err != nil {
+			t.Errorf("%v: Synchronize after the failed searchsorted was read: %v", dev, err)
+		}
+	}
 	moreOpsErr(t, "bucketize of 2-d boundaries", seq.Bucketize(x, false, false).Err(), ErrShape, "bucketize", "boundaries")
 	moreOpsErr(t, "bucketize of nil", nilT.Bucketize(seq, false, false).Err(), ErrValue, "bucketize", "x")
 

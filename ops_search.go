@@ -5,9 +5,9 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // Searching and counting: searchsorted, bucketize, bincount and histc,
@@ -69,8 +69,29 @@ func searchOp(variant string, args []string) *dispatch.Op[searchAttrs] {
 
 var (
 	opSearchSorted       = searchOp("", []string{"sorted_sequence", "values"})
-	opSearchSortedSorter = searchOp("sorter", []string{"sorted_sequence", "values", "sorter"})
+	opSearchSortedSorter = withSorterCheck(searchOp("sorter", []string{"sorted_sequence", "values", "sorter"}))
 )
+
+// withSorterCheck gives searchsorted's sorter form its value check: every
+// index of the sorter lies along the sequence's last dim. It runs where
+// the sorter is (at once on the cpu, at the next read-back on a GPU), and
+// comes before the gather's own, which the result's read then reports
+// with it, so that the error names the sorter on every device.
+func withSorterCheck(op *dispatch.Op[searchAttrs]) *dispatch.Op[searchAttrs] {
+	op.Checks = func(in []*dispatch.Tensor, _ searchAttrs) []dispatch.ValueCheck {
+		b := in[0]
+		if b.Rank() == 0 {
+			return nil // the composite reports it
+		}
+		m := b.Shape[b.Rank()-1]
+		return []dispatch.ValueCheck{{Arg: 2, Max: int64(m) - 1, Fail: func(v int64) *dispatch.Error {
+			e := ops.IndexError("sorter", v, b.Rank()-1, m)
+			e.Fix = "give the indices that sort sorted_sequence along its last dim (ArgSort(-1, false))"
+			return e
+		}}}
+	}
+	return op
+}
 
 // searchSorted is the number of leading elements of each line of b that
 // are below each value of v (at most it, where a.right), by binary
@@ -136,23 +157,9 @@ func SearchSorted(sortedSequence, values *Tensor, opts ...SearchOption) *Tensor 
 	// The result joins values' composite body where it is in one, as a
 	// result of values would (b and v are handles of no body).
 	if o.sorter != nil {
-		return values.joined(sorterError(apply(opSearchSortedSorter, a, b, v, o.sorter)))
+		return values.joined(apply(opSearchSortedSorter, a, b, v, o.sorter))
 	}
 	return values.joined(apply(opSearchSorted, a, b, v))
-}
-
-// sorterError names the sorter in out's error where the gather through
-// it found an index out of range (on the cpu; a device reports it at the
-// next sync, from the gather).
-func sorterError(out *Tensor) *Tensor {
-	e, ok := out.err.(*Error)
-	if !ok || e.Kind != ErrIndex || e.Arg != "index" || !strings.HasPrefix(e.Detail, "in gather: ") {
-		return out
-	}
-	c := *e
-	c.Arg, c.Detail = "sorter", strings.TrimPrefix(e.Detail, "in gather: ")
-	c.Fix = "give the indices that sort sorted_sequence along its last dim (ArgSort(-1, false))"
-	return failed(&c)
 }
 
 // Bucketize is the index of the bucket of boundaries (1-D, ascending)
