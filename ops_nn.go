@@ -226,6 +226,9 @@ func crossEntropy(x, target *Tensor, o lossOptions) *Tensor {
 // index.
 func softCrossEntropy(x, target *Tensor, classDim int, o lossOptions) *Tensor {
 	const op = "cross_entropy"
+	if x.t.Rank() == 0 {
+		return failed(errorf(op, ErrShape, "x", "is 0-d, with no class dim", "give x a dim of classes"))
+	}
 	if index := slices.Delete(slices.Clone(x.t.Shape), classDim, classDim+1); slices.Equal(target.t.Shape, index) {
 		// The shape of class indices: a float target there is indices of
 		// the wrong dtype, as torch reads it.
@@ -241,9 +244,6 @@ func softCrossEntropy(x, target *Tensor, classDim int, o lossOptions) *Tensor {
 	if o.ignoreIndex != -100 {
 		return failed(errorf(op, ErrValue, "ignore_index", "is "+strconv.FormatInt(o.ignoreIndex, 10)+
 			", but class probabilities have no class to ignore (torch: not supported for floating point target)", "leave IgnoreIndex out"))
-	}
-	if x.t.Rank() == 0 {
-		return failed(errorf(op, ErrShape, "x", "is 0-d, with no class dim", "give x a dim of classes"))
 	}
 	// torch takes log_softmax in x's dtype, then promotes it and the
 	// probabilities as a binary op does (a float32 x and float64

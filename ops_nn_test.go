@@ -314,6 +314,7 @@ func TestCrossEntropyProbabilities(t *testing.T) {
 			}
 		}
 	}
+	moreOpsErr(t, "0-d x", Scalar(CPU, float32(1)).CrossEntropy(Scalar(CPU, float32(1))).Err(), ErrShape, "cross_entropy", "x")
 	moreOpsErr(t, "float indices", x.CrossEntropy(FromSlice(CPU, []float32{0, 2})).Err(), ErrDType, "cross_entropy", "target")
 	moreOpsErr(t, "probabilities [2, 4]", x.CrossEntropy(Zeros(CPU, Float32, 2, 4)).Err(), ErrShape, "cross_entropy", "target")
 	moreOpsErr(t, "ignore_index", x.CrossEntropy(p, IgnoreIndex(1)).Err(), ErrValue, "cross_entropy", "ignore_index")
