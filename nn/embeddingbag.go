@@ -61,11 +61,7 @@ func NewEmbeddingBag(num, dim int, opts ...Option) *EmbeddingBag {
 		e.Weight = lathe.Failed(err)
 		return e
 	}
-	w := lathe.RandN(lathe.CPU, o.dtype, num, dim)
-	if e.Padded {
-		w = w.IndexPut([]*lathe.Tensor{lathe.FromSlice(lathe.CPU, []int64{int64(e.PaddingIdx)}, 1)}, lathe.Zeros(lathe.CPU, o.dtype, dim), false)
-	}
-	e.Weight = newParam(w, o)
+	e.Weight = embeddingWeight(num, dim, e.Padded, e.PaddingIdx, o)
 	return e
 }
 

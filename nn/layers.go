@@ -141,13 +141,19 @@ func NewEmbedding(num, dim int, opts ...Option) *Embedding {
 		e.Weight = lathe.Failed(err)
 		return e
 	}
-	w := lathe.RandN(lathe.CPU, o.dtype, num, dim)
-	if e.Padded {
-		// torch's reset_parameters: normal_, then the padding row zeroed.
-		w = w.IndexPut([]*lathe.Tensor{lathe.FromSlice(lathe.CPU, []int64{int64(e.PaddingIdx)}, 1)}, lathe.Zeros(lathe.CPU, o.dtype, dim), false)
-	}
-	e.Weight = newParam(w, o)
+	e.Weight = embeddingWeight(num, dim, e.Padded, e.PaddingIdx, o)
 	return e
+}
+
+// embeddingWeight is Embedding's and EmbeddingBag's initial weight, as
+// torch's reset_parameters: normal_, then the padding row (if padded)
+// zeroed.
+func embeddingWeight(num, dim int, padded bool, paddingIdx int, o options) *lathe.Tensor {
+	w := lathe.RandN(lathe.CPU, o.dtype, num, dim)
+	if padded {
+		w = w.IndexPut([]*lathe.Tensor{lathe.FromSlice(lathe.CPU, []int64{int64(paddingIdx)}, 1)}, lathe.Zeros(lathe.CPU, o.dtype, dim), false)
+	}
+	return newParam(w, o)
 }
 
 // checkOptions checks the padding row and the renormalisation's norm for
