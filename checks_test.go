@@ -246,3 +246,28 @@ func TestFailedCheckStaysWithItsTensor(t *testing.T) {
 		})
 	}
 }
+
+// TestFailedCallWithdrawsItsChecks: a call that queued a value check and
+// then failed on another argument returned that error and made nothing;
+// the check's failure must not come back from the device's next
+// Synchronize as news (a failed call changes nothing). multi_margin_loss
+// queues its target check before its body refuses the reduction.
+func TestFailedCallWithdrawsItsChecks(t *testing.T) {
+	for _, dev := range Devices() {
+		t.Run(dev.String(), func(t *testing.T) {
+			Synchronize(dev)
+			x := Ones(dev, Float32, 2, 3)
+			target := FromSlice(CPU, []int64{0, 7}, 2).To(dev)
+			if err := x.MultiMarginLoss(target, WithReduction(Reduction(5))).Err(); err == nil {
+				t.Fatal("a reduction of 5 and class 7 of 3 were accepted")
+			}
+			if err := Synchronize(dev); err != nil {
+				t.Errorf("Synchronize after the failed call: %v; want nil (the call reported its own error)", err)
+			}
+			// The same check on a call that succeeds still reports.
+			if _, err := x.MultiMarginLoss(target).Float32s(); !errors.Is(err, ErrIndex) {
+				t.Errorf("reading the loss of class 7 of 3: %v; want an ErrIndex", err)
+			}
+		})
+	}
+}

@@ -81,6 +81,7 @@ func run[A any](op *Op[A], a A, in []*Tensor) (*Tensor, error) {
 		}
 		out, err = op.Compose(in, a)
 		if err != nil {
+			withdraw(checked)
 			return nil, relabel(err, op.Name)
 		}
 		carryChecks(out, nil, checked) // its ops carried their inputs'
@@ -178,6 +179,7 @@ func launch[A any](op *Op[A], in []*Tensor, a A) (*Tensor, []*Pending, error) {
 	err = k(out, in, a)
 	runtime.KeepAlive(in) // no input's cleanup may free its buffer while the kernel reads it
 	if err != nil {
+		withdraw(checked)
 		out.Release()
 		return nil, nil, err
 	}

@@ -86,6 +86,17 @@ func (s *Storage) failedCheck() *Error {
 	return first.err
 }
 
+// withdraw takes back the checks that a failed call queued: it returned
+// its own error and made nothing that depends on them, so their outcome
+// is no news for Sync to report later (a composite that queued its value
+// check and then refused an argument; a kernel that failed after its
+// checks).
+func withdraw(queued []*Pending) {
+	for _, p := range queued {
+		p.reported.Store(true)
+	}
+}
+
 // openChecks is how many checks that s depends on are unsettled.
 func (s *Storage) openChecks() int {
 	set := s.checks.Load()
