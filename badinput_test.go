@@ -605,6 +605,10 @@ func biOps() map[string]biOp {
 	for name, r := range biLinalg() {
 		t[name] = r
 	}
+	// The samplers of tensor parameters (random_sampling_internal_test.go).
+	for name, r := range biSampling() {
+		t[name] = r
+	}
 	return t
 }
 
