@@ -13,8 +13,9 @@ import (
 
 // Every random value lathe makes comes from one seeded stream per process,
 // so that a program that calls Seed gets the same numbers every run, on
-// every device. Rand, RandN, RandInt, RandPerm and Multinomial draw their
-// values on the host and upload them; Dropout draws one key, from which
+// every device. Rand, RandN, RandInt, RandPerm, Multinomial and the
+// samplers of random_sampling.go and random_dists.go (Bernoulli, Poisson,
+// Normal, Exponential, ...) draw their values on the host and upload them; Dropout draws one key, from which
 // the device makes its mask itself (ops.Dropout, internal/philox), with
 // the same bits on every device.
 var (
@@ -154,7 +155,8 @@ func withReplay(r *replay, f func()) {
 }
 
 // Seed resets the random stream that Rand, RandN, Dropout, RandInt,
-// RandPerm and Multinomial draw from (inside a checkpoint's
+// RandPerm, Multinomial, Bernoulli, Poisson, Normal, Exponential,
+// Geometric, LogNormal and Cauchy draw from (inside a checkpoint's
 // recomputation, the copy it draws from, as Seed reset the stream in the
 // checkpoint's first run).
 func Seed(seed uint64) {

@@ -45,7 +45,7 @@ func Exponential(dev Device, dt DType, lambd float64, shape ...int) *Tensor {
 		return failed(err)
 	}
 	return drawValues(op, dev, dt, s, func(out []float64) error {
-		uniforms(out)
+		drawUniform(out)
 		for i, u := range out {
 			if lambd == 0 {
 				out[i] = math.Inf(1)
@@ -89,7 +89,7 @@ func Geometric(dev Device, dt DType, p float64, shape ...int) *Tensor {
 	}
 	den := math.Log1p(-p)
 	return drawValues(op, dev, dt, s, func(out []float64) error {
-		uniforms(out)
+		drawUniform(out)
 		for i, u := range out {
 			v := math.Ceil(math.Log(u+0x1p-54) / den) // u + 2^-54: in (0, 1), so v ≥ 1
 			if v > most {
@@ -146,7 +146,7 @@ func Cauchy(dev Device, dt DType, median, sigma float64, shape ...int) *Tensor {
 		return failed(err)
 	}
 	return drawValues(op, dev, dt, s, func(out []float64) error {
-		uniforms(out)
+		drawUniform(out)
 		for i, u := range out {
 			out[i] = median + sigma*math.Tan(math.Pi*(u-0.5))
 		}

@@ -48,10 +48,6 @@ func drawValues(op string, dev Device, dt DType, shape []int, draw func(out []fl
 	return wrap(t)
 }
 
-// uniforms fills out with the stream's next uniform draws on [0, 1), as
-// Rand's float64 ones. rngMu must be held.
-func uniforms(out []float64) { drawUniform(out) }
-
 // paramValues is the values of x, a float tensor of a sampler's
 // parameters (arg), widened to float64 on the host, each checked by ok
 // (which returns what is wrong with a value, or ""): a bad value is an
@@ -102,7 +98,7 @@ func Bernoulli(p *Tensor) *Tensor {
 		return failed(err)
 	}
 	return drawValues(op, p.t.Device, p.t.DType, p.t.Shape, func(out []float64) error {
-		uniforms(out)
+		drawUniform(out)
 		for i, u := range out {
 			out[i] = bernoulliOf(u, probs[i])
 		}
@@ -123,7 +119,7 @@ func BernoulliLike(x *Tensor, p float64) *Tensor {
 		return failed(errorf(op, ErrValue, "p", "is "+ftoa(p)+": "+what, "give a probability in [0, 1]"))
 	}
 	return drawValues(op, x.t.Device, x.t.DType, x.t.Shape, func(out []float64) error {
-		uniforms(out)
+		drawUniform(out)
 		for i, u := range out {
 			out[i] = bernoulliOf(u, p)
 		}

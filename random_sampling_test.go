@@ -2,6 +2,7 @@ package lathe_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -408,4 +409,18 @@ func TestSamplingDTypesAndTape(t *testing.T) {
 			t.Errorf("%s of parameters that require grad: %v, requires grad %v; want a sample off the tape", name, x.Err(), x.RequiresGrad())
 		}
 	}
+}
+
+// Bernoulli draws a mask with each element's own probability; after Seed
+// the draws are the same on every device.
+func ExampleBernoulli() {
+	lathe.Seed(1)
+	p := lathe.FromSlice(lathe.CPU, []float32{0, 0.5, 1, 0.5, 0, 1})
+	mask, err := lathe.Bernoulli(p).Float32s()
+	fmt.Println(mask[0], mask[2], mask[4], mask[5], err)
+	counts, _ := lathe.Poisson(lathe.Full(lathe.CPU, lathe.Float64, 0, 3)).Float64s()
+	fmt.Println(counts)
+	// Output:
+	// 0 1 0 1 <nil>
+	// [0 0 0]
 }
