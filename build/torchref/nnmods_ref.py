@@ -14,6 +14,7 @@ all exact in binary. Run with /usr/bin/python3 build/torchref/nnmods_ref.py;
 the output is deterministic.
 """
 import os
+import subprocess
 
 import torch
 import torch.nn as nn
@@ -162,6 +163,7 @@ def main():
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "nn", "nnmods_ref_test.go")
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
+    subprocess.run(["gofmt", "-w", out], check=False)
 
 
 if __name__ == "__main__":
