@@ -43,6 +43,7 @@ from stress import stress  # noqa: E402
 from sort import grad_sort, sort  # noqa: E402
 from attention import attention, grad_attention  # noqa: E402
 import transformer_ref  # noqa: E402
+import nnmods_ref  # noqa: E402
 import sampling  # noqa: E402
 import repr as tensor_repr  # noqa: E402  (the builtin repr is not used here)
 from grid import grad_grid, grid_cases  # noqa: E402
@@ -82,6 +83,8 @@ def main():
     gradscaler.main()
     # nn's transformer layers (transformer_ref.py).
     transformer_ref.main()
+    # nn's activation, pooling, padding and rearranging modules (nnmods_ref.py).
+    nnmods_ref.main()
     # Which arguments torch's randint, randperm and multinomial take (sampling.py).
     sampling.main()
     # How torch prints tensors, for format_torchref_test.go (repr.py).
