@@ -378,6 +378,40 @@ func auditCases() []auditCase {
 			return Sequential(Identity{}, NewFlatten(0, 1), NewLinear(4, 6), NewUnflatten(-1, 2, -1), Identity{}, NewFlatten(-2, -1), NewLinear(6, 2))
 		}), randn(2, 3, 4)),
 		modCase("lstm proj_size", onDev(func() Module { return NewLSTM(8, 6, ProjSize(2)) }), randn(5, 2, 8)),
+		modCase("activation modules", onDev(func() Module {
+			return Sequential(NewLinear(16, 16), NewELU(), SELU{}, NewCELU(), NewSoftplus(), Softsign{}, NewHardtanh(), ReLU6{}, Hardsigmoid{},
+				Hardswish{}, Mish{}, LogSigmoid{}, NewSoftshrink(), NewHardshrink(), Tanhshrink{}, NewThreshold(0.1, 0), NewSoftmax(-1),
+				NewLogSoftmax(-1), NewSoftmin(-1), NewGLU())
+		}), randn(4, 16)),
+		modCase("pool modules 1d", onDev(func() Module {
+			return Sequential(NewMaxPool1d(2), NewAvgPool1d(2, Padding(1)), NewAdaptiveAvgPool1d(3))
+		}), randn(2, 3, 16)),
+		modCase("pool modules 3d", onDev(func() Module {
+			return Sequential(NewMaxPool3d(2), NewAvgPool3d(2, Padding(1)), NewAdaptiveAvgPool3d(2))
+		}), randn(2, 2, 6, 6, 6)),
+		modCase("adaptive max pool, unpool", onDev(func() Module { return Sequential(NewAdaptiveMaxPool2d(4), unpoolModule(nil)) }), randn(2, 3, 8, 8)),
+		modCase("padding modules", onDev(func() Module {
+			return Sequential(NewZeroPad2d(1), NewConstantPad2d(0.5, 1, 0, 2, 1), NewReflectionPad2d(1), NewReplicationPad2d(2),
+				NewConstantPad1d(1, 1), NewFlatten(1, 2), NewReflectionPad1d(1), NewReplicationPad1d(1))
+		}), randn(2, 3, 4, 5)),
+		modCase("padding modules 3d", onDev(func() Module {
+			return Sequential(NewConstantPad3d(0, 1), NewReflectionPad3d(1), NewReplicationPad3d(1))
+		}), randn(1, 2, 3, 3, 3)),
+		modCase("rearranging modules", onDev(func() Module {
+			return Sequential(NewPixelShuffle(2), NewPixelUnshuffle(2), NewChannelShuffle(2), NewUnfold(2, Stride(2)),
+				NewFold([]int{4, 4}, 2, Stride(2)), NewLocalResponseNorm(3))
+		}), randn(2, 8, 4, 4)),
+		modCase("dropout modules", onDev(func() Module {
+			return Sequential(NewDropout2d(0.3), NewDropout3d(0.3), NewAlphaDropout(0.2), NewFeatureAlphaDropout(0.2), NewFlatten(2, 3), NewDropout1d(0.3))
+		}), randn(4, 6, 5, 5)),
+		{name: "cosine similarity, pairwise distance", build: func(dev lathe.Device) auditSetup {
+			cos, pd := NewCosineSimilarity(), NewPairwiseDistance()
+			x1 := randn(3, 8)(dev).RequireGrad()
+			x2 := randn(3, 8)(dev).RequireGrad()
+			return auditSetup{params: []Param{{Name: "x1", T: x1}, {Name: "x2", T: x2}}, module: &fnModule{},
+				forward: func() *lathe.Tensor { return sumOf(cos.ForwardPair(x1, x2), pd.ForwardPair(x1, x2)) }}
+		}},
+
 		lstmProj,
 		bilinear,
 		embBag("sum", true, false),
