@@ -19,6 +19,8 @@ func TestBadTensorArguments(t *testing.T) {
 	seq := func() *lathe.Tensor { return lathe.RandN(lathe.CPU, lathe.Float32, 3, 2, 8) } // (L, N, E)
 	img := func() *lathe.Tensor { return lathe.RandN(lathe.CPU, lathe.Float32, 2, 4, 6, 6) }
 	vec := func() *lathe.Tensor { return lathe.RandN(lathe.CPU, lathe.Float32, 2, 8) }
+	vec3 := func() *lathe.Tensor { return lathe.RandN(lathe.CPU, lathe.Float32, 2, 3, 8) }
+	vol := func() *lathe.Tensor { return lathe.RandN(lathe.CPU, lathe.Float32, 1, 2, 4, 4, 4) }
 	labels := func() *lathe.Tensor { return lathe.FromSlice(lathe.CPU, []int64{1, 0}) }
 	tokens := func() *lathe.Tensor { return lathe.FromSlice(lathe.CPU, []int64{1, 3, 5}) }
 	mha := NewMultiheadAttention(8, 2)
@@ -81,6 +83,49 @@ func TestBadTensorArguments(t *testing.T) {
 			return h
 		}},
 		{"gru_cell", func() []*lathe.Tensor { return []*lathe.Tensor{vec()} }, func(a []*lathe.Tensor) *lathe.Tensor { return gruCell.Forward(a[0]) }},
+		{"elu", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewELU().Forward(a[0]) }},
+		{"selu", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return SELU{}.Forward(a[0]) }},
+		{"hardtanh", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewHardtanh().Forward(a[0]) }},
+		{"threshold", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewThreshold(0, 1).Forward(a[0]) }},
+		{"softmax", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewSoftmax(1).Forward(a[0]) }},
+		{"glu", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewGLU().Forward(a[0]) }},
+		{"mish", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return Mish{}.Forward(a[0]) }},
+		{"max_pool1d", func() []*lathe.Tensor { return []*lathe.Tensor{vec3()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewMaxPool1d(2).Forward(a[0]) }},
+		{"avg_pool1d", func() []*lathe.Tensor { return []*lathe.Tensor{vec3()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewAvgPool1d(2).Forward(a[0]) }},
+		{"adaptive_avg_pool1d", func() []*lathe.Tensor { return []*lathe.Tensor{vec3()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewAdaptiveAvgPool1d(2).Forward(a[0]) }},
+		{"max_pool3d", func() []*lathe.Tensor { return []*lathe.Tensor{vol()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewMaxPool3d(2).Forward(a[0]) }},
+		{"avg_pool3d", func() []*lathe.Tensor { return []*lathe.Tensor{vol()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewAvgPool3d(2).Forward(a[0]) }},
+		{"adaptive_avg_pool3d", func() []*lathe.Tensor { return []*lathe.Tensor{vol()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewAdaptiveAvgPool3d(2).Forward(a[0]) }},
+		{"adaptive_max_pool2d", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewAdaptiveMaxPool2d(2).Forward(a[0]) }},
+		{"zero_pad2d", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewZeroPad2d(1).Forward(a[0]) }},
+		{"constant_pad1d", func() []*lathe.Tensor { return []*lathe.Tensor{vec3()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewConstantPad1d(1, 1).Forward(a[0]) }},
+		{"reflection_pad2d", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewReflectionPad2d(1).Forward(a[0]) }},
+		{"replication_pad3d", func() []*lathe.Tensor { return []*lathe.Tensor{vol()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewReplicationPad3d(1).Forward(a[0]) }},
+		{"pixel_shuffle", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewPixelShuffle(2).Forward(a[0]) }},
+		{"pixel_unshuffle", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewPixelUnshuffle(2).Forward(a[0]) }},
+		{"channel_shuffle", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewChannelShuffle(2).Forward(a[0]) }},
+		{"unfold", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewUnfold(2).Forward(a[0]) }},
+		{"local_response_norm", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewLocalResponseNorm(2).Forward(a[0]) }},
+		{"dropout2d", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewDropout2d(0.5).Forward(a[0]) }},
+		{"dropout1d", func() []*lathe.Tensor { return []*lathe.Tensor{vec3()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewDropout1d(0.5).Forward(a[0]) }},
+		{"dropout3d", func() []*lathe.Tensor { return []*lathe.Tensor{vol()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewDropout3d(0.5).Forward(a[0]) }},
+		{"alpha_dropout", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewAlphaDropout(0.5).Forward(a[0]) }},
+		{"feature_alpha_dropout", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewFeatureAlphaDropout(0.5).Forward(a[0]) }},
+		{"fold", func() []*lathe.Tensor { return []*lathe.Tensor{lathe.RandN(lathe.CPU, lathe.Float32, 2, 8, 4)} }, func(a []*lathe.Tensor) *lathe.Tensor {
+			return NewFold([]int{3, 3}, 2).Forward(a[0])
+		}},
+		{"cosine_similarity", func() []*lathe.Tensor { return []*lathe.Tensor{vec(), vec()} }, func(a []*lathe.Tensor) *lathe.Tensor {
+			return NewCosineSimilarity().ForwardPair(a[0], a[1])
+		}},
+		{"pairwise_distance", func() []*lathe.Tensor { return []*lathe.Tensor{vec(), vec()} }, func(a []*lathe.Tensor) *lathe.Tensor {
+			return NewPairwiseDistance().ForwardPair(a[0], a[1])
+		}},
+		{"max_unpool2d", func() []*lathe.Tensor {
+			v, i := NewMaxPool2d(2).ForwardWithIndices(img())
+			return []*lathe.Tensor{v, i}
+		}, func(a []*lathe.Tensor) *lathe.Tensor {
+			return NewMaxUnpool2d(2).ForwardIndices(a[0], a[1])
+		}},
 		{"grad_scaler", func() []*lathe.Tensor { return []*lathe.Tensor{vec().Sum()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewGradScaler().Scale(a[0]) }},
 		{"cross_entropy", func() []*lathe.Tensor { return []*lathe.Tensor{vec(), labels()} }, func(a []*lathe.Tensor) *lathe.Tensor { return CrossEntropy(a[0], a[1]) }},
 		{"nll", func() []*lathe.Tensor { return []*lathe.Tensor{vec(), labels()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NLL(a[0], a[1]) }},
