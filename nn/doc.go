@@ -1,8 +1,13 @@
 // Package nn holds neural-network building blocks on top of lathe: layers
 // (Linear, Embedding, the convolutions Conv1d, Conv2d and Conv3d and the
 // transposed ConvTranspose1d, 2d and 3d, LayerNorm, RMSNorm, the channel
-// norms BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d and GroupNorm, Dropout,
-// activations and PReLU, Sequential,
+// norms BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d and GroupNorm,
+// LocalResponseNorm, Dropout, the channel dropouts Dropout1d/2d/3d and the
+// alpha dropouts, the activations of torch.nn (activation.go) and PReLU,
+// the poolings (max, average and adaptive, 1d to 3d, and MaxUnpool2d), the
+// padding modules (ZeroPad2d, ConstantPad, ReflectionPad and
+// ReplicationPad 1d to 3d), PixelShuffle, PixelUnshuffle, ChannelShuffle,
+// Fold, Unfold, CosineSimilarity and PairwiseDistance, Sequential,
 // the recurrent RNN, LSTM and GRU and their cells, MultiheadAttention with
 // rotary embeddings and a KVCache, the transformer encoder and decoder
 // layers, their stacks and Transformer), losses, optimizers (SGD, Adam,
@@ -11,7 +16,9 @@
 // CosineAnnealingLR, CosineAnnealingWarmRestarts, LinearLR, ConstantLR,
 // PolynomialLR, LambdaLR, MultiplicativeLR, CyclicLR, OneCycleLR,
 // SequentialLR, ChainedScheduler, ReduceLROnPlateau), gradient clipping
-// (ClipGradNorm, ClipGradValue), ParametersToVector and
+// (ClipGradNorm, ClipGradValue), torch.nn.init's initialisations as
+// functions of a parameter (XavierUniform, KaimingNormal, Orthogonal and
+// the rest, init.go), ParametersToVector and
 // VectorToParameters, and saving and loading parameters, and an
 // optimizer's and its schedulers' state (SaveOptimizer, LoadOptimizer), in
 // the safetensors format. It uses only lathe's public API,
