@@ -5,15 +5,16 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
+	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // TestChannelDropout: Dropout1d, 2d and 3d zero whole (n, c) channels
 // (dim 0's of an unbatched input, as torch 1.13 takes them), each with
 // probability p (5 standard errors, a fixed seed), scale the rest by
 // 1/(1-p), and have that mask as x's gradient; in evaluation mode, with
-// p = 0 they pass x, with p = 1 give zeros; on the cpu and wgpu:0.
+// p = 0 they pass x, with p = 1 give zeros; on the cpu, cuda:0 and wgpu:0.
 func TestChannelDropout(t *testing.T) {
-	onCPUAndWGPU(t, func(t *testing.T, dev lathe.Device) {
+	onDevices(t, func(t *testing.T, dev lathe.Device) {
 		const p = 0.3
 		for _, c := range []struct {
 			name     string
@@ -78,9 +79,9 @@ func TestChannelDropout(t *testing.T) {
 // TestAlphaDropout: AlphaDropout keeps a standard normal input's mean 0
 // and std 1 (5 standard errors), each element either a·x + α'·a·p or,
 // dropped, -α'·a·(1-p), torch's formula; FeatureAlphaDropout drops whole
-// channels; on the cpu and wgpu:0.
+// channels; on the cpu, cuda:0 and wgpu:0.
 func TestAlphaDropout(t *testing.T) {
-	onCPUAndWGPU(t, func(t *testing.T, dev lathe.Device) {
+	onDevices(t, func(t *testing.T, dev lathe.Device) {
 		const p, alpha = 0.2, 1.7580993408473766
 		a := 1 / math.Sqrt((alpha*alpha*p+1)*(1-p))
 		lathe.Seed(5)
@@ -145,9 +146,21 @@ func TestDropoutModulesErrors(t *testing.T) {
 	}
 }
 
-// onCPUAndWGPU runs f on the cpu and on wgpu:0, skipping it where it does
-// not open.
-func onCPUAndWGPU(t *testing.T, f func(t *testing.T, dev lathe.Device)) {
-	t.Run("cpu", func(t *testing.T) { f(t, lathe.CPU) })
-	t.Run("wgpu", func(t *testing.T) { f(t, wgpuOrSkip(t)) })
+// onDevices runs f on the cpu, cuda:0 and wgpu:0, skipping a GPU by name
+// where it does not open.
+func onDevices(t *testing.T, f func(t *testing.T, dev lathe.Device)) {
+	for _, dev := range []lathe.Device{lathe.CPU, lathe.CUDA(0), lathe.WGPU(0)} {
+		t.Run(dev.String(), func(t *testing.T) { f(t, deviceOrSkip(t, dev)) })
+	}
+}
+
+// deviceOrSkip returns dev, or skips t where it does not open.
+func deviceOrSkip(t *testing.T, dev lathe.Device) lathe.Device {
+	t.Helper()
+	for _, info := range lathe.DeviceStatus() {
+		if info.Device == dev && !info.Available {
+			testenv.SkipDevice(t, dev.String(), "%s is unavailable: %s", dev, info.Detail)
+		}
+	}
+	return dev
 }

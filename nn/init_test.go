@@ -234,7 +234,7 @@ func meanStd(v []float64) (mean, std float64) {
 // TestInitRandom: the random inits draw torch's distributions: values in
 // their bounds, mean and std within 5 standard errors of torch's formula
 // (a fixed seed, so the test is deterministic), on the cpu in float64 and
-// float32 and bfloat16, and on wgpu:0 in float32.
+// float32 and bfloat16, and on cuda:0 and wgpu:0 in float32.
 func TestInitRandom(t *testing.T) {
 	places := []struct {
 		name string
@@ -242,15 +242,13 @@ func TestInitRandom(t *testing.T) {
 		dt   lathe.DType
 		tol  float64 // the dtype's rounding of a std
 	}{{"cpu/float64", lathe.CPU, lathe.Float64, 0}, {"cpu/float32", lathe.CPU, lathe.Float32, 0}, {"cpu/bfloat16", lathe.CPU, lathe.BFloat16, 0.01},
-		{"wgpu/float32", lathe.WGPU(0), lathe.Float32, 0}}
+		{"cuda:0/float32", lathe.CUDA(0), lathe.Float32, 0}, {"wgpu/float32", lathe.WGPU(0), lathe.Float32, 0}}
 	shape := []int{96, 64, 3, 3} // fan_in 576, fan_out 864
 	n := numel(shape)
 	se := 5 / math.Sqrt(float64(n))
 	for _, p := range places {
 		t.Run(p.name, func(t *testing.T) {
-			if p.dev != lathe.CPU {
-				wgpuOrSkip(t)
-			}
+			deviceOrSkip(t, p.dev)
 			lathe.Seed(11)
 			w := lathe.Zeros(p.dev, p.dt, shape...).RequireGrad()
 			check := func(name string, err error, lo, hi, mean, std float64) {

@@ -12,7 +12,7 @@ import (
 // 1.13 (nnmods_ref_test.go, written by build/torchref/nnmods_ref.py): each
 // case's output and the gradient of Σ y·w with respect to its input (and
 // a pair module's second input), in float64 on the cpu and in float32 on
-// wgpu:0 (skipped where it does not open).
+// cuda:0 and wgpu:0 (skipped where they do not open).
 
 type nnmodsRefCase struct {
 	in               []int
@@ -134,11 +134,9 @@ func TestNNModsTorch(t *testing.T) {
 		dev  lathe.Device
 		dt   lathe.DType
 		tol  float64
-	}{{"cpu", lathe.CPU, lathe.Float64, 1e-12}, {"wgpu", lathe.WGPU(0), lathe.Float32, 2e-5}} {
+	}{{"cpu", lathe.CPU, lathe.Float64, 1e-12}, {"cuda:0", lathe.CUDA(0), lathe.Float32, 2e-5}, {"wgpu", lathe.WGPU(0), lathe.Float32, 2e-5}} {
 		t.Run(dev.name, func(t *testing.T) {
-			if dev.dev != lathe.CPU {
-				wgpuOrSkip(t)
-			}
+			deviceOrSkip(t, dev.dev)
 			names := slices.Sorted(func(yield func(string) bool) {
 				for n := range nnmodsModules {
 					if !yield(n) {
