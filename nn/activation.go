@@ -7,7 +7,9 @@ import "github.com/lathe-ml/lathe"
 // have a constructor with torch's defaults and exported fields to set on
 // the result, which Forward hands to the op, so that a bad value (a NaN
 // alpha, min above max) fails Forward's result with an ErrValue naming
-// it. None has parameters or acts differently in training.
+// it. None has parameters or acts differently in training. The zero
+// value of one with arguments holds zeros, not torch's defaults (ELU{}
+// has alpha 0): make it with its constructor, or set every field.
 
 // ELU is x for x > 0 and Alpha·(exp(x)-1) elsewhere (torch.nn.ELU).
 type ELU struct {
