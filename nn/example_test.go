@@ -3,6 +3,7 @@ package nn_test
 import (
 	"bytes"
 	"fmt"
+	"math"
 
 	"github.com/lathe-ml/lathe"
 	"github.com/lathe-ml/lathe/nn"
@@ -185,4 +186,25 @@ func ExampleTransformer() {
 	// out [2 4 16] <nil>
 	// 64 parameters: encoder.layers.0.self_attn.in_proj_weight ... decoder.norm.bias
 	// <nil>
+}
+
+// The initialisations of torch.nn.init rebind a layer's parameter in
+// place: here a Linear's weight drawn as kaiming_uniform_ for a ReLU
+// network, U(-b, b) with b = gain·√(3/fan_in), and its bias zeroed.
+func ExampleKaimingUniform() {
+	lathe.Seed(1)
+	l := nn.NewLinear(64, 32)
+	if err := nn.KaimingUniform(l.Weight, 0, "fan_in", "relu"); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := nn.Zeros(l.Bias); err != nil {
+		fmt.Println(err)
+		return
+	}
+	gain, _ := nn.CalculateGain("relu")
+	w, _ := l.Weight.Abs().Max().Item()
+	b, _ := l.Bias.Abs().Max().Item()
+	fmt.Println(l.Weight.Shape(), l.Weight.RequiresGrad(), w <= gain*math.Sqrt(3.0/64), b)
+	// Output: [32 64] true true 0
 }
