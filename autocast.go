@@ -93,6 +93,8 @@ func init() {
 		&opMultiMarginLoss.Schema:         castFloat32,
 		&opMultiMarginLossWeighted.Schema: castFloat32,
 		&opPoissonNLLLoss.Schema:          castFloat32,
+		&opCTCLoss.Schema:                 castFloat32,
+		&opCTCLossConcatenated.Schema:     castFloat32,
 		&opCosineSimilarity.Schema:        castFloat32,
 		&opPairwiseDistance.Schema:        castFloat32, // norm, on the fp32 list
 		// log2, log10, erfinv and cdist (mathops), on torch's fp32 list.

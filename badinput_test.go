@@ -592,6 +592,10 @@ func biOps() map[string]biOp {
 	for name, r := range biLosses() {
 		t[name] = r
 	}
+	// The CTC loss (ops_ctc_test.go).
+	for name, r := range biCTC() {
+		t[name] = r
+	}
 	// The math composites of ops_mathops.go and ops_mathreduce.go
 	// (ops_mathops_test.go).
 	for name, r := range biMathOps() {

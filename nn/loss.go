@@ -16,6 +16,9 @@ type lossConfig struct {
 	smoothing   float64
 	weight      *lathe.Tensor
 	more        []lathe.LossOption // the other losses' options (loss_more.go)
+	blank       int                // CTC's options (loss_more.go); ctc says one was given
+	zeroInf     bool
+	ctc         bool
 }
 
 // Reduction sets how the loss combines its per-element values
@@ -51,7 +54,7 @@ func lossConfigOf(opts []LossOption) lossConfig {
 // lathe's own losses refuse it too, and BCEWithLogits and label smoothing
 // reduce here.
 func (c lossConfig) check(op string) error {
-	if len(c.more) > 0 {
+	if len(c.more) > 0 || c.ctc {
 		return nnError(op, lathe.ErrValue, "options", "include an option of another loss (Beta, Delta, Margin, ...), which "+op+" does not take",
 			"leave it out")
 	}
@@ -178,7 +181,7 @@ func NLL(logp, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
 // (torch.nn.functional.mse_loss).
 func MSE(x, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
 	c := lossConfigOf(opts)
-	if len(c.more) > 0 {
+	if len(c.more) > 0 || c.ctc {
 		return lathe.Failed(c.check("mse_loss"))
 	}
 	return x.MSELoss(target, lathe.WithReduction(c.reduction))

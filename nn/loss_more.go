@@ -51,6 +51,9 @@ func (c lossConfig) elementwise(op string) ([]lathe.LossOption, error) {
 	if c.smoothing != 0 {
 		return nil, nnError(op, lathe.ErrValue, "label_smoothing", "is not an option of "+op, "use nn.CrossEntropy")
 	}
+	if c.ctc {
+		return nil, nnError(op, lathe.ErrValue, "options", "include Blank or ZeroInfinity, which only nn.CTC takes", "leave them out")
+	}
 	opts := append([]lathe.LossOption{lathe.WithReduction(c.reduction)}, c.more...)
 	if c.ignoreIndex != -100 {
 		opts = append(opts, lathe.IgnoreIndex(c.ignoreIndex))
@@ -169,9 +172,43 @@ func MultiMargin(x, target *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
 		return lathe.Failed(nnError("multi_margin_loss", lathe.ErrValue, "label_smoothing", "is not an option of multi_margin_loss",
 			"use nn.CrossEntropy"))
 	}
+	if c.ctc {
+		return lathe.Failed(nnError("multi_margin_loss", lathe.ErrValue, "options", "include Blank or ZeroInfinity, which only nn.CTC takes",
+			"leave them out"))
+	}
 	o := append([]lathe.LossOption{lathe.WithReduction(c.reduction), lathe.ClassWeights(c.weight)}, c.more...)
 	if c.ignoreIndex != -100 {
 		o = append(o, lathe.IgnoreIndex(c.ignoreIndex))
 	}
 	return x.MultiMarginLoss(target, o...)
+}
+
+// Blank sets CTC's blank class (0 by default).
+func Blank(b int) LossOption { return func(c *lossConfig) { c.blank, c.ctc = b, true } }
+
+// ZeroInfinity makes CTC give a loss of 0, and a gradient of 0, where no
+// alignment exists (torch's zero_infinity=True).
+func ZeroInfinity() LossOption { return func(c *lossConfig) { c.zeroInf, c.ctc = true, true } }
+
+// CTC is the connectionist temporal classification loss of
+// log-probabilities logProbs ([T, N, C], or [T, C] unbatched) against
+// targets (padded [N, S] or concatenated), with each sample's input and
+// target lengths (integer tensors), as torch.nn.functional.ctc_loss and
+// torch.nn.CTCLoss (lathe.CTCLoss says what it computes), with Reduction,
+// Blank and ZeroInfinity.
+func CTC(logProbs, targets, inputLengths, targetLengths *lathe.Tensor, opts ...LossOption) *lathe.Tensor {
+	const op = "ctc_loss"
+	c := lossConfigOf(opts)
+	switch {
+	case len(c.more) > 0:
+		return lathe.Failed(nnError(op, lathe.ErrValue, "options", "include an option of another loss (Beta, Delta, Margin, ...), which ctc_loss does not take",
+			"leave it out"))
+	case c.smoothing != 0:
+		return lathe.Failed(nnError(op, lathe.ErrValue, "label_smoothing", "is not an option of ctc_loss", "leave LabelSmoothing out"))
+	case c.weight != nil:
+		return lathe.Failed(nnError(op, lathe.ErrValue, "weight", "is not an option of ctc_loss", "leave Weight out"))
+	case c.ignoreIndex != -100:
+		return lathe.Failed(nnError(op, lathe.ErrValue, "ignore_index", "is not an option of ctc_loss", "leave IgnoreIndex out"))
+	}
+	return lathe.CTCLoss(logProbs, targets, inputLengths, targetLengths, c.blank, c.reduction, c.zeroInf)
 }

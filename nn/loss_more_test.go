@@ -16,6 +16,9 @@ func TestMoreLosses(t *testing.T) {
 	y := lathe.FromSlice(lathe.CPU, []float32{0.2, 0.5, 0.1, 0.9, 0.6, 0.4}).Reshape(2, 3)
 	w := lathe.FromSlice(lathe.CPU, []float32{1, 2, 0.5})
 	sign := y.SubScalar(0.5).Sign()
+	lp := lathe.RandN(lathe.CPU, lathe.Float32, 4, 2, 4).LogSoftmax(2)
+	labels := lathe.FromSlice(lathe.CPU, []int64{1, 2, 2, 1}).Reshape(2, 2)
+	il, tl := lathe.FromSlice(lathe.CPU, []int64{4, 1}), lathe.FromSlice(lathe.CPU, []int64{2, 2})
 	for _, c := range []struct {
 		name      string
 		got, want *lathe.Tensor
@@ -39,6 +42,9 @@ func TestMoreLosses(t *testing.T) {
 			x.MultiMarginLoss(lathe.FromSlice(lathe.CPU, []int64{2, 0}), lathe.NormP(2), lathe.Margin(0.5), lathe.ClassWeights(w))},
 		{"triplet", TripletMargin(x, y, y.Flip(0), Margin(2), NormP(1), LossEps(0), Swap()),
 			lathe.TripletMarginLoss(x, y, y.Flip(0), lathe.Margin(2), lathe.NormP(1), lathe.Eps(0), lathe.Swap())},
+		{"ctc", CTC(lp, labels, il, tl, Blank(3), ZeroInfinity(), Reduction(lathe.ReduceNone)),
+			lathe.CTCLoss(lp, labels, il, tl, 3, lathe.ReduceNone, true)},
+		{"ctc/default", CTC(lp, labels, il, tl.SubScalar(1)), lathe.CTCLoss(lp, labels, il, tl.SubScalar(1), 0, lathe.ReduceMean, false)},
 	} {
 		g, err := c.got.Float32s()
 		if err != nil {
@@ -69,6 +75,13 @@ func TestMoreLosses(t *testing.T) {
 		{"huber with smoothing", Huber(x, y, LabelSmoothing(0.1)), "label_smoothing"},
 		{"l1 batchmean", L1(x, y, Reduction(lathe.ReduceBatchMean)), "reduction"},
 		{"multi_margin with IgnoreIndex", MultiMargin(x, lathe.FromSlice(lathe.CPU, []int64{2, 0}), IgnoreIndex(0)), "ignore_index"},
+		{"l1 with Blank", L1(x, y, Blank(1)), "options"},
+		{"mse with ZeroInfinity", MSE(x, y, ZeroInfinity()), "options"},
+		{"multi_margin with Blank", MultiMargin(x, lathe.FromSlice(lathe.CPU, []int64{2, 0}), Blank(1)), "options"},
+		{"ctc with Margin", CTC(lp, labels, il, tl, Margin(1)), "options"},
+		{"ctc with Weight", CTC(lp, labels, il, tl, Weight(w)), "weight"},
+		{"ctc with IgnoreIndex", CTC(lp, labels, il, tl, IgnoreIndex(0)), "ignore_index"},
+		{"ctc with blank 4", CTC(lp, labels, il, tl, Blank(4)), "blank"},
 	} {
 		var e *lathe.Error
 		if err := c.out.Err(); !errors.As(err, &e) || !errors.Is(err, lathe.ErrValue) || e.Arg != c.arg {
