@@ -8,7 +8,9 @@
 // padding modules (ZeroPad2d, ConstantPad, ReflectionPad and
 // ReplicationPad 1d to 3d), PixelShuffle, PixelUnshuffle, ChannelShuffle,
 // Fold, Unfold, CosineSimilarity and PairwiseDistance, Sequential,
-// the recurrent RNN, LSTM and GRU and their cells, MultiheadAttention with
+// the recurrent RNN, LSTM and GRU (over padded or packed sequences:
+// PackedSequence, PadSequence, PackPaddedSequence, PackSequence,
+// PadPackedSequence) and their cells, MultiheadAttention with
 // rotary embeddings and a KVCache, the transformer encoder and decoder
 // layers, their stacks and Transformer), losses, optimizers (SGD, Adam,
 // AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, LBFGS) and

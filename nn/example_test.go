@@ -208,3 +208,23 @@ func ExampleKaimingUniform() {
 	fmt.Println(l.Weight.Shape(), l.Weight.RequiresGrad(), w <= gain*math.Sqrt(3.0/64), b)
 	// Output: [32 64] true true 0
 }
+
+// A batch of sequences of different lengths, packed: an LSTM runs each
+// over its own length, and its final states are each sequence's own last.
+func ExamplePackSequence() {
+	a := lathe.FromSlice(lathe.CPU, []float32{1, 2}, 2, 1) // 2 steps of 1 feature
+	b := lathe.FromSlice(lathe.CPU, []float32{3, 4, 5}, 3, 1)
+	p := nn.PackSequence([]*lathe.Tensor{a, b}, false)
+	fmt.Println(p.Data, p.BatchSizes, p.SortedIndices)
+	lstm := nn.NewLSTM(1, 2)
+	out, hn, _ := lstm.ForwardPacked(p, nil, nil)
+	padded, lengths := nn.PadPackedSequence(out, true, 0, 0)
+	fmt.Println(padded.Shape(), lengths, hn.Shape())
+	// Output:
+	// tensor([[3.],
+	//         [1.],
+	//         [4.],
+	//         [2.],
+	//         [5.]]) [2 2 1] [1 0]
+	// [2 3 2] [2 3] [1 2 2]
+}
