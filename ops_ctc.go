@@ -113,9 +113,9 @@ func withCTCChecks(op *dispatch.Op[ctcAttrs]) *dispatch.Op[ctcAttrs] {
 // there and their error comes with the next synchronisation. Integer
 // targets only (torch also takes float ones). float16 and bfloat16 are
 // computed in float32 and rounded once (torch's cpu has no kernel for
-// them; its autocast computes the loss in float32). T = 0 is allowed
-// (input lengths all 0: a loss of 0 for an empty target, else +Inf),
-// where torch 1.13 fails.
+// them; its autocast computes the loss in float32). An input length of 0
+// gives a loss of 0 for an empty target, else +Inf (torch 1.13 reads
+// memory it never wrote), and T = 0 is allowed, where torch 1.13 fails.
 //
 // The gradient is the loss's exact derivative, to any order. torch's
 // ctc_loss_backward returns exp(logProbs) minus the posteriors instead,

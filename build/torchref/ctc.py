@@ -100,11 +100,9 @@ def values(fam):
                  ctc(0, r, False), attrs(0, r, False))
     fam.case("ctc/f32/unbatched/[1]lengths", "ctc_loss", [lp, vals([3, 1, 1], "int64"), vals([4], "int64"),
                                                           vals([3], "int64")], ctc(0, "none", False), attrs(0, "none", False))
-    # No input at all: loss 0 for an empty target (torch reads memory it
-    # never wrote for a longer one: ctc_test.go checks lathe's +Inf).
-    lp = logprobs([3, 2, 3], "float32")
-    fam.case("ctc/f32/input_length=0", "ctc_loss", [lp, vals([[1], [2]], "int64"), vals([0, 3], "int64"),
-                                                    vals([0, 1], "int64")], ctc(0, "none", False), attrs(0, "none", False))
+    # No input steps (an input length of 0) are left out: torch reads
+    # memory it never wrote there, and its loss changes from run to run;
+    # ops_ctc_test.go checks lathe's (0 for an empty target, else +Inf).
     # int32 targets and lengths.
     lp = logprobs([5, 2, 4], "float32")
     fam.case("ctc/f32/int32", "ctc_loss", [lp, vals([[1, 2], [3, 3]], "int32"), vals([5, 4], "int32"),
