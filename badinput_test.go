@@ -613,6 +613,10 @@ func biOps() map[string]biOp {
 	for name, r := range biSampling() {
 		t[name] = r
 	}
+	// The decompositions and norms (ops_linalg_eigh_test.go).
+	for name, r := range biLinalg2() {
+		t[name] = r
+	}
 	return t
 }
 
