@@ -35,6 +35,10 @@ func biLinalg2() map[string]biOp {
 	t["cond"] = one((*Tensor).Cond)
 	t["matrix_norm"] = one(func(a *Tensor) *Tensor { return a.MatrixNorm(OrdNuc) })
 	t["matrix_power"] = one(func(a *Tensor) *Tensor { return a.MatrixPower(-3) })
+	t["matrix_exp"] = one((*Tensor).MatrixExp)
+	t["lstsq"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{linalgSPD(dev), biF(dev, 3, 2)} },
+		call: func(a []*Tensor) *Tensor { return a[0].Lstsq(a[1]) }, kinds: "fs",
+		huge: func(dev Device) *Tensor { return hugeSq(dev).Lstsq(biBig(dev, biHuge, 1)) }}
 	// (A huge multi_dot is matmul's: matmul's row has no huge case.)
 	t["multi_dot"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{linalgSPD(dev), biF(dev, 3, 2)} },
 		call: func(a []*Tensor) *Tensor { return MultiDot(a) }, kinds: "fs"}
@@ -64,6 +68,11 @@ func TestLinalg2Errors(t *testing.T) {
 	linalgErr(t, "cond of a vector", b.Cond().Err(), ErrShape, "cond", "A")
 	linalgErr(t, "matrix_power of [2,3]", Ones(CPU, Float32, 2, 3).MatrixPower(2).Err(), ErrShape, "matrix_power", "A", "square")
 	linalgErr(t, "matrix_power -1 of an int", a.Cast(Int64).MatrixPower(-1).Err(), ErrDType, "matrix_power", "A")
+	linalgErr(t, "matrix_exp of [2,3]", Ones(CPU, Float32, 2, 3).MatrixExp().Err(), ErrShape, "matrix_exp", "A", "square")
+	linalgErr(t, "matrix_exp of float16", a.Cast(Float16).MatrixExp().Err(), ErrDType, "matrix_exp", "A", "16-bit")
+	linalgErr(t, "lstsq rows", a.Lstsq(Ones(CPU, Float32, 4, 1)).Err(), ErrShape, "lstsq", "B", "rows")
+	linalgErr(t, "lstsq dtypes", a.Lstsq(Ones(CPU, Float64, 3, 1)).Err(), ErrDType, "lstsq", "B", "does not promote")
+	linalgErr(t, "lstsq batch", Ones(CPU, Float32, 2, 3, 3).Lstsq(Ones(CPU, Float32, 3, 3, 1)).Err(), ErrShape, "lstsq", "B", "broadcast")
 	linalgErr(t, "multi_dot of one", MultiDot([]*Tensor{a}).Err(), ErrValue, "multi_dot", "tensors", "at least 2")
 	linalgErr(t, "multi_dot chain", MultiDot([]*Tensor{a, Ones(CPU, Float32, 2, 2)}).Err(), ErrShape, "multi_dot", "tensors[1]", "chain")
 	linalgErr(t, "multi_dot dtypes", MultiDot([]*Tensor{a, a.Cast(Float64)}).Err(), ErrDType, "multi_dot", "tensors[1]")
@@ -224,6 +233,8 @@ func TestLinalg2LeaveNothing(t *testing.T) {
 			"matrix_norm":  func(x *Tensor) *Tensor { return x.MatrixNorm(OrdNuc).Add(x.MatrixNorm(OrdInf)) },
 			"matrix_power": func(x *Tensor) *Tensor { return x.MatrixPower(-2).Add(x.MatrixPower(3)) },
 			"multi_dot":    func(x *Tensor) *Tensor { return MultiDot([]*Tensor{x, x, y}) },
+			"matrix_exp":   func(x *Tensor) *Tensor { return x.MatrixExp() },
+			"lstsq":        func(x *Tensor) *Tensor { return x.Lstsq(y) },
 		} {
 			warmStepsTakeNothing(t, dev, name, x, f, true)
 		}

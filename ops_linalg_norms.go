@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // The functions of torch.linalg built on the SVD (ops_linalg_eigh.go) and
@@ -332,4 +333,122 @@ func MultiDot(ts []*Tensor) *Tensor {
 		}
 		return r
 	}, ts...)
+}
+
+// padé13 are the coefficients of the [13/13] Padé approximant of exp
+// (Higham 2005), and θ₁₃ the 1-norm below which it is exact to double
+// precision.
+var padé13 = [14]float64{64764752532480000, 32382376266240000, 7771770303897600, 1187353796428800, 129060195264000,
+	10559470521600, 670442572800, 33522128640, 1323241920, 40840800, 960960, 16380, 182, 1}
+
+const padéTheta13 = 5.371920351148152
+
+// MatrixExp is the matrix exponential of the square matrices A ([..., n,
+// n]), as torch.linalg.matrix_exp: scaling and squaring with the [13/13]
+// Padé approximant (Higham 2005): each matrix is scaled by 2^-s, s the
+// least with ‖A‖₁/2^s ≤ θ₁₃ = 5.37, the approximant r = (V-U)⁻¹(V+U) taken
+// by Solve, and squared s times. torch 1.13 uses Taylor polynomials of
+// degree up to 18 (Bader, Blanes and Casas) with the same scaling idea;
+// both are exact to the dtype's rounding, and lathe's, in float32 too,
+// is the double-precision approximant. The batch shares one count of
+// squarings, the largest s, each matrix squaring only its own s times
+// (a Where); finding it reads the norms back: on a GPU the call waits for
+// the device (a sync). About 6 products, a solve (25·n ops) and 2 ops a
+// squaring. The gradient is the recorded ops', the approximant's
+// derivative, exact to the same rounding; any order. 16-bit or integer A
+// is ErrDType, non-square ErrShape.
+func (A *Tensor) MatrixExp() *Tensor {
+	const op = "matrix_exp"
+	if err := linalgOne(op, A); err != nil {
+		return failed(err)
+	}
+	return Compose(func(in []*Tensor) *Tensor {
+		a := in[0]
+		n := a.t.Shape[a.t.Rank()-1]
+		if a.Numel() == 0 {
+			return a.Contiguous().MulScalar(1)
+		}
+		// s per matrix, [..., 1, 1], from the detached norms.
+		ad := a.joined(a.Detach())
+		norm := ad.Abs().SumKeepDim(-2).AmaxKeepDim(-1) // ‖A‖₁
+		s := norm.DivScalar(padéTheta13).Log2().Ceil().Clamp(0, 2000)
+		s = Where(s.IsFinite(), s, s.scalarLike(op, 0))
+		smax, err := s.Amax().Item()
+		if err != nil {
+			return failed(err)
+		}
+		x := a.Mul(s.Neg().Exp2())
+		eye := a.joined(Eye(a.t.Device, a.t.DType, n))
+		b := padé13
+		x2 := x.MatMul(x)
+		x4 := x2.MatMul(x2)
+		x6 := x4.MatMul(x2)
+		u := x.MatMul(x6.MatMul(x6.MulScalar(b[13]).Add(x4.MulScalar(b[11])).Add(x2.MulScalar(b[9]))).
+			Add(x6.MulScalar(b[7])).Add(x4.MulScalar(b[5])).Add(x2.MulScalar(b[3])).Add(eye.MulScalar(b[1])))
+		v := x6.MatMul(x6.MulScalar(b[12]).Add(x4.MulScalar(b[10])).Add(x2.MulScalar(b[8]))).
+			Add(x6.MulScalar(b[6])).Add(x4.MulScalar(b[4])).Add(x2.MulScalar(b[2])).Add(eye.MulScalar(b[0]))
+		r := v.Sub(u).Solve(v.Add(u))
+		for k := range int(smax) {
+			r = Where(s.GtScalar(float64(k)), r.MatMul(r), r)
+			if r.err != nil {
+				return r
+			}
+		}
+		return r
+	}, A)
+}
+
+// Lstsq is the least-squares solution X of A·X = B, as
+// torch.linalg.lstsq(A, B, driver="gelsd").solution (the other results,
+// residuals, rank and singular values, are left out: MatrixRank and
+// SVDVals give the last two): the X of least norm among those that
+// minimize ‖A·X - B‖, Pinv(A)·B, with singular values below
+// max(m, n)·eps·σ_max taken as 0 (gelsd's default rcond). A is [..., m,
+// n], B [..., m, k] or, one dim fewer than A, a vector [..., m] (X then
+// [..., n]); their batch dims broadcast. torch's default driver on the
+// cpu, gelsy, gives the same X for A of full rank and another, not the
+// least-norm one, for a rank-deficient A. Pinv's cost and one product;
+// its gradient is Pinv's. Mixed dtypes ErrDType, shapes that do not fit
+// ErrShape, 16-bit or integer ErrDType.
+func (A *Tensor) Lstsq(B *Tensor) *Tensor {
+	const op = "lstsq"
+	if err := linalgMatrix(op, A); err != nil {
+		return failed(err)
+	}
+	if err := linalgDType(op, "B", B); err != nil {
+		return failed(err)
+	}
+	if A.t.DType != B.t.DType {
+		return failed(errorf(op, ErrDType, "B", "is "+B.t.DType.String()+" but A is "+A.t.DType.String()+" (lstsq does not promote, as torch's)",
+			"cast it with .Cast("+A.t.DType.GoString()+")"))
+	}
+	as, bs := A.t.Shape, B.t.Shape
+	m := as[len(as)-2]
+	vector := len(bs) == len(as)-1
+	if len(bs) < 1 || (!vector && len(bs) < 2) || bs[len(bs)-1-boolInt(!vector)] != m {
+		return failed(errorf(op, ErrShape, "B", "has shape "+dispatch.FormatShape(bs)+", which does not fit A of shape "+dispatch.FormatShape(as)+
+			" (its rows must be A's "+strconv.Itoa(m)+")", "give B of shape [..., "+strconv.Itoa(m)+", k], or [..., "+strconv.Itoa(m)+"] with one dim fewer than A"))
+	}
+	bb := bs
+	if !vector {
+		bb = bs[:len(bs)-1]
+	}
+	if _, ok := ops.BroadcastShapes(as[:len(as)-2], bb[:len(bb)-1]); !ok {
+		return failed(errorf(op, ErrShape, "B", "has batch dims "+dispatch.FormatShape(bb[:len(bb)-1])+", which do not broadcast with A's "+
+			dispatch.FormatShape(as[:len(as)-2]), "make each batch dim equal or 1"))
+	}
+	return Compose(func(in []*Tensor) *Tensor {
+		p := in[0].Pinv()
+		if vector {
+			return p.MatMul(in[1].Unsqueeze(-1)).Squeeze(-1)
+		}
+		return p.MatMul(in[1])
+	}, A, B)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -12,7 +12,8 @@ import (
 // eigh_inv (w, V·Vᵀ, Vᵀ·A·V: what does not depend on the eigenvectors'
 // choice), eigvalsh, svd, svd_inv (S, U·diag(S)·Vh, Uᵀ·U, Vh·Vhᵀ),
 // svdvals, pinv, matrix_rank, matrix_norm ("ord" as torch writes it),
-// cond, matrix_power ("n") and multi_dot; for the gradients eigh_vv
+// cond, matrix_power ("n"), matrix_exp, lstsq (the solution, as
+// torch's driver "gelsd") and multi_dot; for the gradients eigh_vv
 // (V∘V), svd_uu (U∘U), svd_vv (Vh∘Vh), svd_uvh (U·Vh) and svd_full_uu
 // (U∘U of the first k columns of a full SVD). A case with "sym": true
 // takes (A + Aᵀ)/2 first, as cholesky's in ops_linalgfam.go.
@@ -110,6 +111,8 @@ var linalg2Ops = map[string]opFunc{
 	"matrix_power": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
 		return one(in[0].MatrixPower(a.Int("n")))
 	},
+	"matrix_exp": unary((*lathe.Tensor).MatrixExp),
+	"lstsq":      binary((*lathe.Tensor).Lstsq),
 	"multi_dot": func(_ *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
 		return one(lathe.MultiDot(in))
 	},
