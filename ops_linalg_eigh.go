@@ -15,9 +15,10 @@ import (
 // matrix (one-sided Jacobi, Hestenes: the singular values to high relative
 // accuracy, not those of the Gram matrix). A sweep is n-1 rounds (n even;
 // an odd n gets a zero row and column, which no rotation touches), and the
-// call runs a fixed number of sweeps (jacobiSweeps), each round about 25
-// dispatched ops on the whole batch: n = 6 in float64 is 5 rounds × 10
-// sweeps, about 1300 ops; n = 100 about 40 000. Cyclic Jacobi converges
+// call runs a fixed number of sweeps (jacobiSweeps: 6 in float32, 8 in
+// float64, and one more for each halving of n down to 4), each round
+// about 40 dispatched ops on the whole batch: n = 6 in float64 is 5 rounds
+// × 9 sweeps, about 1800 ops, n = 100 99 × 13, about 51 000. Cyclic Jacobi converges
 // quadratically; the call then checks, as a value check (on a GPU at the
 // next read-back, as Solve's singular pivots), that what is left off the
 // diagonal is below the dtype's rounding, and where it is not (an input
@@ -265,8 +266,8 @@ var opEigh = composite("eigh", []string{"A"}, func(in []*Tensor, upper bool) *Te
 // up to a rotation in its eigenspace): lathe makes each column's entry of
 // largest magnitude (the first of ties) positive, where LAPACK's signs are
 // whatever its algorithm leaves. By cyclic Jacobi (the comment of
-// ops_linalg_eigh.go: about 25·(n-1) dispatched ops a sweep, 8 + log2(n)
-// sweeps in float32, 10 + log2(n) in float64); the gradient is torch's
+// ops_linalg_eigh.go: about 40·(n-1) dispatched ops a sweep, about
+// 6 + log2(n/4) sweeps in float32, 8 + log2(n/4) in float64); the gradient is torch's
 // analytic one (symmetric), and second derivatives are exact. A with an
 // Inf or NaN in the triangle read is ErrValue (torch gives NaN or fails to
 // converge), as is a decomposition that did not converge. A non-square or
@@ -449,9 +450,9 @@ var opSVD = composite("svd", []string{"A"}, func(in []*Tensor, full bool) *Tenso
 // each row of Vh positive (the first of ties), flipping U's column with it.
 // By one-sided Jacobi on the columns of A (or Aᵀ where m < n), which gives
 // small singular values to their own relative accuracy, then a Householder
-// QR to complete U: about 25·(k-1) dispatched ops a sweep (the comment of
-// ops_linalg_eigh.go), 8 + log2(k) sweeps in float32, 10 + log2(k) in
-// float64, and 25·k ops for the QR. The gradient is torch's svd_backward,
+// QR to complete U: about 40·(k-1) dispatched ops a sweep (the comment of
+// ops_linalg_eigh.go), about 6 + log2(k/4) sweeps in float32, 8 + log2(k/4)
+// in float64, and 25·k ops for the QR. The gradient is torch's svd_backward,
 // second derivatives exact; with fullMatrices the completing columns of U
 // (rows of Vh) carry no gradient, as torch's, which takes the gradient of
 // the first k alone. An A with Inf or NaN is ErrValue, as torch's "failed
