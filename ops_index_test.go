@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -253,5 +254,21 @@ func TestEmbedding(t *testing.T) {
 				t.Fatalf("error %v, want op embedding, argument %s", c.err, c.arg)
 			}
 		})
+	}
+}
+
+// TestScatterGradLeavesNothing: scatter's gradient rule made the zeros it
+// writes into the gradient at the overwritten places without counting them
+// among its temporaries, so that every backward pass through a scatter
+// left them to the collector (a pool block a step on wgpu). Warm steps
+// take nothing now, with the collector off.
+func TestScatterGradLeavesNothing(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	for _, dev := range biDevices(t) {
+		x := RandN(CPU, Float32, 4, 6).To(dev).RequireGrad()
+		index := FromSlice(CPU, []int64{3, 0, 3, 1, 1, 1, 2, 2, 2, 0, 0, 0}, 4, 3).To(dev)
+		warmStepsTakeNothing(t, dev, "scatter", x, func(x *Tensor) *Tensor {
+			return x.Narrow(1, 0, 4).Scatter(1, index, x.Narrow(1, 0, 3))
+		}, false)
 	}
 }

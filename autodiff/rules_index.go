@@ -13,7 +13,9 @@ func (b *builder) zerosShape(like *T, shape []int) *T {
 		return nil
 	}
 	z, err := fullLikeShape(like, 0, append([]int{}, shape...))
-	b.err = err
+	if b.err = err; err == nil {
+		b.made = append(b.made, z) // released with the rule's other temporaries, as zerosLike's
+	}
 	return z
 }
 
