@@ -555,3 +555,134 @@ func (x *Tensor) ScatterReduce(dim int, index, src *Tensor, reduce string, inclu
 	}
 	return apply(opScatterReduce, scatterReduceAttrs{dim: d, reduce: reduce, includeSelf: includeSelf}, x, index, src)
 }
+
+// MaskedScatter is x with the elements of source (read flattened, in
+// order) written where mask is true, in row-major order, as
+// torch.masked_scatter(x, mask, source): x and mask (Bool) broadcast
+// together, and the result has their broadcast shape. source has x's
+// dtype (torch does not promote) and at least as many elements as mask has
+// true ones (fewer is ErrShape); the rest are unread. Gradients: x's is
+// zero where written, source's the gradient at the places its elements
+// went (zero for those unread).
+//
+// It syncs once: it reads the broadcast mask back (Nonzero) and writes on
+// the device.
+func (x *Tensor) MaskedScatter(mask, source *Tensor) *Tensor {
+	const op = "masked_scatter"
+	if err := x.check(op); err != nil {
+		return failed(err)
+	}
+	for _, a := range []struct {
+		t    *Tensor
+		name string
+	}{{mask, "mask"}, {source, "source"}} {
+		if err := a.t.CheckArg(op, a.name); err != nil {
+			return failed(err)
+		}
+		if a.t.t.Device != x.t.Device {
+			return failed(errorf(op, ErrDevice, a.name, "is on "+a.t.t.Device.String()+" but x is on "+x.t.Device.String(),
+				"move it with "+a.name+".To("+x.t.Device.GoString()+")"))
+		}
+	}
+	if mask.t.DType != Bool {
+		return failed(errorf(op, ErrDType, "mask", "is "+mask.t.DType.String()+" but a mask is bool", "make it with a comparison, or .Cast(lathe.Bool)"))
+	}
+	if source.t.DType != x.t.DType {
+		return failed(errorf(op, ErrDType, "source", "is "+source.t.DType.String()+" but x is "+x.t.DType.String()+" (torch does not promote here)",
+			"cast it with .Cast("+x.t.DType.GoString()+")"))
+	}
+	shape, ok := ops.BroadcastShapes(x.t.Shape, mask.t.Shape)
+	if !ok {
+		return failed(errorf(op, ErrShape, "mask", "has shape "+dispatch.FormatShape(mask.t.Shape)+", which does not broadcast with x's "+
+			dispatch.FormatShape(x.t.Shape), "make each dim equal or 1"))
+	}
+	if err := roomFor(op, x.t.Device, x.t.DType, shape); err != nil {
+		return failed(err)
+	}
+	return relabel(Compose(func(a []*Tensor) *Tensor {
+		x, mask, source := a[0], a[1], a[2]
+		at := mask.BroadcastTo(shape...).Reshape(-1).Nonzero()
+		if at.err != nil {
+			return at
+		}
+		n := at.t.Shape[0]
+		if m := source.t.Numel(); m < n {
+			return failed(errorf(op, ErrShape, "source", "has "+strconv.Itoa(m)+" elements but mask has "+strconv.Itoa(n)+" true ones",
+				"give source at least as many elements as mask has true ones"))
+		}
+		values := source.Reshape(-1).Narrow(0, 0, n)
+		return x.BroadcastTo(shape...).Reshape(-1).Scatter(0, at.Squeeze(1), values).Reshape(shape...)
+	}, x, mask, source), op)
+}
+
+// UniqueConsecutive is torch.unique_consecutive(x, return_inverse,
+// return_counts) with dim=None: the values of flattened x with each run
+// of equal neighbours made one, in x's order; with returnInverse, the
+// Int64 index (of x's shape) of each element's run in values; with
+// returnCounts, each run's length (Int64). A result not asked for is nil.
+// Equal values keep the first of their run (-0 or +0, as torch); NaN
+// equals nothing, so each NaN is a run of its own, as in torch. The
+// values' gradient goes to the first element of each run.
+//
+// It syncs once: it reads back whether each element differs from the one
+// before, and gathers the values on the device.
+func (x *Tensor) UniqueConsecutive(returnInverse, returnCounts bool) (values, inverse, counts *Tensor) {
+	const op = "unique_consecutive"
+	fail := func(err error) (*Tensor, *Tensor, *Tensor) {
+		return failed(err), pick(returnInverse, failed(err)), pick(returnCounts, failed(err))
+	}
+	if err := x.check(op); err != nil {
+		return fail(err)
+	}
+	dev := x.t.Device
+	n := x.t.Numel()
+	// The runs are n Int64s built on the host: ask the device for them
+	// first, so that too many is ErrOutOfMemory, as Unique does.
+	room, err := dispatch.Empty(dev, dispatch.Int64, []int{n})
+	if err != nil {
+		return fail(located(err, op))
+	}
+	room.Release()
+	flat := relabel(x.Reshape(-1), op)
+	if err := flat.Err(); err != nil {
+		return fail(err)
+	}
+	starts, runs := []int64{}, make([]int64, n)
+	if n > 0 {
+		step := relabel(flat.Narrow(0, 1, n-1).Ne(flat.Narrow(0, 0, n-1)), op)
+		data, err := step.host(op)
+		step.Release()
+		if err != nil {
+			return fail(err)
+		}
+		starts = append(starts, 0)
+		for i, differs := range data.([]bool) {
+			if differs {
+				starts = append(starts, int64(i+1))
+			}
+			runs[i+1] = int64(len(starts) - 1)
+		}
+	}
+	at := FromSlice(dev, starts, len(starts))
+	values = relabel(flat.IndexSelect(0, at), op)
+	// The flattened x and the starts go with the values' graph, which
+	// holds them for the backward pass (at once where there is none).
+	ReleaseWithGraph(values, flat, at)
+	if returnInverse {
+		flatInverse := FromSlice(dev, runs, n)
+		inverse = relabel(flatInverse.Reshape(x.t.Shape...), op)
+		flatInverse.Release() // the reshape, a view, keeps the storage
+	}
+	if returnCounts {
+		c := make([]int64, len(starts))
+		for i, s := range starts {
+			end := int64(n)
+			if i+1 < len(starts) {
+				end = starts[i+1]
+			}
+			c[i] = end - s
+		}
+		counts = relabel(FromSlice(dev, c, len(c)), op)
+	}
+	return values, inverse, counts
+}

@@ -59,6 +59,26 @@ func biIndex2Ops() map[string]biOp {
 				return biBig(dev, biHuge, biHuge).ScatterReduce(1, Zeros(dev, Int32, 1, 1).Expand(2, 1), biF(dev, 2, 1), r, true)
 			}}
 	}
+	t["masked_scatter"] = biOp{args: func(dev Device) []*Tensor {
+		return []*Tensor{biF(dev, 2, 3), biF(dev, 3).GtScalar(1), biF(dev, 6)}
+	}, call: func(a []*Tensor) *Tensor { return a[0].MaskedScatter(a[1], a[2]) }, kinds: "acs",
+		huge: func(dev Device) *Tensor {
+			return biBig(dev, biHuge, biHuge).MaskedScatter(Ones(dev, Bool, 1), biF(dev, 1))
+		}}
+	t["unique_consecutive"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
+		call: func(a []*Tensor) *Tensor {
+			v, i, c := a[0].UniqueConsecutive(true, true)
+			for _, r := range []*Tensor{i, c} {
+				if err := r.Err(); err != nil {
+					return failed(err)
+				}
+			}
+			return v
+		}, kinds: "a",
+		huge: func(dev Device) *Tensor {
+			v, _, _ := biBig(dev, biHuge, biHuge).UniqueConsecutive(false, false)
+			return v
+		}}
 	t["rot90"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3)} },
 		call: func(a []*Tensor) *Tensor { return a[0].Rot90(1) }, kinds: "a",
 		huge: func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).Rot90(-1) }}
@@ -156,6 +176,13 @@ func TestIndex2Errors(t *testing.T) {
 	moreOpsErr(t, "diag_embed offset past ints", x.DiagEmbed(1<<62, 0, 1).Err(), ErrShape, "diag_embed", "offset")
 	moreOpsErr(t, "block_diag of none", BlockDiag().Err(), ErrValue, "block_diag", "tensors")
 	moreOpsErr(t, "block_diag of rank 3", BlockDiag(x, Ones(CPU, Float32, 1, 1, 1)).Err(), ErrShape, "block_diag", "tensors[1]")
+	m := FromSlice(CPU, []bool{true, false, true}, 3)
+	moreOpsErr(t, "masked_scatter short source", x.MaskedScatter(m, Ones(CPU, Float32, 3)).Err(), ErrShape, "masked_scatter", "source")
+	moreOpsErr(t, "masked_scatter source dtype", x.MaskedScatter(m, Ones(CPU, Int64, 6)).Err(), ErrDType, "masked_scatter", "source")
+	moreOpsErr(t, "masked_scatter float mask", x.MaskedScatter(Ones(CPU, Float32, 3), Ones(CPU, Float32, 6)).Err(), ErrDType, "masked_scatter", "mask")
+	moreOpsErr(t, "masked_scatter mask shape", x.MaskedScatter(Ones(CPU, Bool, 2), Ones(CPU, Float32, 6)).Err(), ErrShape, "masked_scatter", "mask")
+	_, inv, _ := nilT.UniqueConsecutive(true, false)
+	moreOpsErr(t, "unique_consecutive of nil", inv.Err(), ErrValue, "unique_consecutive", "x")
 	moreOpsErr(t, "vander of a matrix", x.Vander(-1, false).Err(), ErrShape, "vander", "x")
 	moreOpsErr(t, "vander n -2", Ones(CPU, Float32, 3).Vander(-2, false).Err(), ErrValue, "vander", "n")
 }
@@ -228,6 +255,7 @@ func TestIndex2LeaveNothing(t *testing.T) {
 		x := RandN(CPU, Float32, 4, 6).To(dev).RequireGrad()
 		y := RandN(CPU, Float32, 4, 6).To(dev)
 		i1 := FromSlice(CPU, []int64{3, 0, 3}, 3).To(dev)
+		mask := y.GtScalar(0)
 		i2 := FromSlice(CPU, []int64{0, 5, 5, 1, 0, 0, 2, 2, 5, 1, 1, 1}, 2, 6).To(dev)
 		steps := map[string]func(x *Tensor) *Tensor{
 			"take":           func(x *Tensor) *Tensor { return x.Take(i1) },
@@ -242,6 +270,13 @@ func TestIndex2LeaveNothing(t *testing.T) {
 			"block_diag":     func(x *Tensor) *Tensor { return BlockDiag(x, y.Narrow(0, 0, 1)) },
 			"vander":         func(x *Tensor) *Tensor { return x.Reshape(-1).Vander(3, false) },
 			"fliplr":         func(x *Tensor) *Tensor { return x.Fliplr() },
+			"masked_scatter": func(x *Tensor) *Tensor { return y.MaskedScatter(mask, x) },
+			"unique_consecutive": func(x *Tensor) *Tensor {
+				v, i, c := x.UniqueConsecutive(true, true)
+				i.Release()
+				c.Release()
+				return v
+			},
 			"unbind": func(x *Tensor) *Tensor {
 				ts, err := x.Unbind(0)
 				if err != nil {

@@ -5,7 +5,7 @@ import "github.com/lathe-ml/lathe"
 // The table entries of the indexing and shape functions of ops_index2.go
 // and ops_shape2.go (index2.json and grad_index2.json, made by
 // build/torchref/index2.py): take, take_along_dim, index_add, index_copy,
-// index_fill, scatter_reduce; unbind, tensor_split, the stacks, fliplr,
+// index_fill, scatter_reduce, masked_scatter, unique_consecutive; unbind, tensor_split, the stacks, fliplr,
 // flipud, rot90, diag_embed, block_diag and vander. A stack's and
 // block_diag's inputs are the tensors of the list. With "square": true a
 // result is squared, so that the Hessian-vector product is not zero
@@ -38,6 +38,22 @@ var index2Ops = map[string]opFunc{
 	"scatter_reduce": squarable(func(a *Attrs, in []*lathe.Tensor) *lathe.Tensor {
 		return in[0].ScatterReduce(a.Int("dim"), in[1], in[2], a.Str("reduce"), a.Bool("include_self"))
 	}),
+	"masked_scatter": squarable(func(_ *Attrs, in []*lathe.Tensor) *lathe.Tensor { return in[0].MaskedScatter(in[1], in[2]) }),
+	"unique_consecutive": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		values, inverse, counts := in[0].UniqueConsecutive(a.Bool("inverse"), a.Bool("counts"))
+		out := []*lathe.Tensor{values}
+		for _, t := range []*lathe.Tensor{inverse, counts} {
+			if t != nil {
+				out = append(out, t)
+			}
+		}
+		for _, t := range out {
+			if err := t.Err(); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	},
 	"unbind": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) { return in[0].Unbind(a.Int("dim")) },
 	"tensor_split": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
 		if a.Has("indices") {
