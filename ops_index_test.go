@@ -272,3 +272,27 @@ func TestScatterGradLeavesNothing(t *testing.T) {
 		}, false)
 	}
 }
+
+// TestIndexGradLeavesNothing: advanced indexing's composites (index,
+// index_put, and masked_select's gather) held intermediates that only the
+// collector released where x needs a gradient, and the 0-d Int64 scalars
+// of their index arithmetic always: each warm training step took new
+// blocks on wgpu:0. They go with the result's graph now.
+func TestIndexGradLeavesNothing(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	for _, dev := range biDevices(t) {
+		x := RandN(CPU, Float32, 4, 6).To(dev).RequireGrad()
+		at := FromSlice(CPU, []int64{1, -3, 5}, 3).To(dev)
+		v := Ones(dev, Float32, 3)
+		mask := FromSlice(CPU, []bool{true, false, true, true, false, false}, 6).To(dev)
+		for name, f := range map[string]func(x *Tensor) *Tensor{
+			"index":           func(x *Tensor) *Tensor { return x.Reshape(-1).Index(at) },
+			"index, dim 1":    func(x *Tensor) *Tensor { return x.Index(nil, at) },
+			"index_put":       func(x *Tensor) *Tensor { return x.Reshape(-1).IndexPut([]*Tensor{at}, v, true) },
+			"index_put dim 1": func(x *Tensor) *Tensor { return x.IndexPut([]*Tensor{nil, at}, v, false) },
+			"masked_select":   func(x *Tensor) *Tensor { return x.MaskedSelect(mask) },
+		} {
+			warmStepsTakeNothing(t, dev, name, x, f, false)
+		}
+	}
+}

@@ -53,9 +53,10 @@ type indexing struct {
 	x       *dispatch.Tensor
 	indices []*dispatch.Tensor
 	dims    []int
-	names   []string // each index tensor's, for errors
-	rest    []int    // x's dims that no index tensor indexes, ascending
-	bshape  []int    // the index tensors' broadcast shape
+	names   []string           // each index tensor's, for errors
+	rest    []int              // x's dims that no index tensor indexes, ascending
+	bshape  []int              // the index tensors' broadcast shape
+	made    []*dispatch.Tensor // intermediates that the result's graph may hold (releaseWith)
 }
 
 // newIndexing checks dims and the index tensors' dtypes and shapes.
@@ -189,7 +190,7 @@ func (ix *indexing) flat() (*dispatch.Tensor, error) {
 	}
 	out, err := dispatch.Call(Reshape, ViewShape{Shape: append([]int{n}, ix.restSizes()...)}, t)
 	if t != ix.x {
-		dropUnrecorded(ix.x, t)
+		ix.made = append(ix.made, t)
 	}
 	return out, err
 }
@@ -266,17 +267,14 @@ func (ix *indexing) drop(t *dispatch.Tensor) {
 	}
 }
 
-// dropUnrecorded releases intermediates of a composite whose data input
-// src needs no gradient: then no tape entry holds them, and their memory
-// goes back to the pool now rather than when the collector finds them
-// (views of them keep the storage as long as they need it).
-func dropUnrecorded(src *dispatch.Tensor, ts ...*dispatch.Tensor) {
-	if src.RequiresGrad.Load() {
-		return
-	}
-	for _, t := range ts {
-		t.Release()
-	}
+// releaseWith releases the intermediates ts of a composite with the graph
+// that made its result out: at once where out was not recorded (or the
+// composite failed, out nil), else when the backward pass that frees that
+// graph has used them. Left to the collector, they would keep their
+// memory, and a training step would take new memory every step (views of
+// them keep their storage as long as they need it).
+func releaseWith(out *dispatch.Tensor, ts ...*dispatch.Tensor) {
+	dispatch.ReleaseWithGraph(out, ts...)
 }
 
 // scalarOp is op(t, v) with v an Int64 0-d tensor on t's device.
@@ -285,6 +283,7 @@ func (ix *indexing) scalarOp(op *dispatch.Op[dispatch.None], t *dispatch.Tensor,
 	if err != nil {
 		return nil, err
 	}
+	defer s.Release() // integers: no tape entry holds it
 	return dispatch.Call(op, dispatch.None{}, t, s)
 }
 
@@ -340,38 +339,42 @@ func indexCompose(in []*dispatch.Tensor, a IndexedDims) (*dispatch.Tensor, error
 	if err != nil {
 		return nil, err
 	}
+	var out *dispatch.Tensor
+	defer func() { releaseWith(out, ix.made...) }()
 	src, err := ix.flat()
 	if err != nil {
 		return nil, err
 	}
+	if src != ix.x {
+		ix.made = append(ix.made, src)
+	}
 	lin, err := ix.linear()
 	if err != nil {
-		dropUnrecorded(ix.x, src)
 		return nil, err
 	}
 	flatIdx, err := dispatch.Call(Reshape, ViewShape{Shape: []int{-1}}, lin)
-	if err != nil {
-		ix.drop(lin)
-		dropUnrecorded(ix.x, src)
-		return nil, err
-	}
 	ix.drop(lin) // flatIdx, a view, keeps the storage
-	got, err := dispatch.Call(IndexSelect, IndexDim{Dim: 0}, src, flatIdx)
-	dropUnrecorded(ix.x, flatIdx) // else index_select's tape entry holds it
 	if err != nil {
 		return nil, err
 	}
-	out, err := dispatch.Call(Reshape, ViewShape{Shape: append(slices.Clone(ix.bshape), ix.restSizes()...)}, got)
-	if err == nil && ix.placeB(true) != nil {
-		view := out
-		out, err = dispatch.Call(Permute, PermuteDims{Dims: ix.placeB(true)}, view)
-		dropUnrecorded(ix.x, view)
+	ix.made = append(ix.made, flatIdx) // index_select's tape entry may hold it
+	got, err := dispatch.Call(IndexSelect, IndexDim{Dim: 0}, src, flatIdx)
+	if err != nil {
+		return nil, err
 	}
-	if src != ix.x {
-		dropUnrecorded(ix.x, src)
+	ix.made = append(ix.made, got)
+	shaped, err := dispatch.Call(Reshape, ViewShape{Shape: append(slices.Clone(ix.bshape), ix.restSizes()...)}, got)
+	if err != nil {
+		return nil, err
 	}
-	dropUnrecorded(ix.x, got)
-	return out, err
+	if perm := ix.placeB(true); perm != nil {
+		ix.made = append(ix.made, shaped)
+		if shaped, err = dispatch.Call(Permute, PermuteDims{Dims: perm}, shaped); err != nil {
+			return nil, err
+		}
+	}
+	out = shaped
+	return out, nil
 }
 
 // indexPutCompose is torch.index_put(x, indices, values, accumulate):
@@ -399,16 +402,10 @@ func indexPutCompose(in []*dispatch.Tensor, a IndexPutAttrs) (*dispatch.Tensor, 
 			Detail: "has shape " + dispatch.FormatShape(values.Shape) + ", which does not broadcast to x[indices]'s " + dispatch.FormatShape(want),
 			Fix:    "give values a shape that broadcasts to " + dispatch.FormatShape(want)}
 	}
-	// The steps' results, released on return where no tape entry holds
-	// them (neither x nor values needs a gradient).
+	// The steps' results, released with the result's graph (releaseWith).
 	var steps []*dispatch.Tensor
-	defer func() {
-		if !x.RequiresGrad.Load() && !values.RequiresGrad.Load() {
-			for _, t := range steps {
-				t.Release()
-			}
-		}
-	}()
+	var result *dispatch.Tensor
+	defer func() { releaseWith(result, append(steps, ix.made...)...) }()
 	then := func(t *dispatch.Tensor, err error) (*dispatch.Tensor, error) {
 		if err == nil {
 			steps = append(steps, t)
@@ -451,16 +448,21 @@ func indexPutCompose(in []*dispatch.Tensor, a IndexPutAttrs) (*dispatch.Tensor, 
 		sizes = append(sizes, x.Shape[d])
 	}
 	shaped, err := dispatch.Call(Reshape, ViewShape{Shape: append(sizes, ix.restSizes()...)}, out)
-	perm, same := ix.front()
-	if err != nil || same {
-		return shaped, err
+	if err != nil {
+		return nil, err
 	}
-	steps = append(steps, shaped)
-	back := make([]int, len(perm))
-	for i, d := range perm {
-		back[d] = i
+	if perm, same := ix.front(); !same {
+		steps = append(steps, shaped)
+		back := make([]int, len(perm))
+		for i, d := range perm {
+			back[d] = i
+		}
+		if shaped, err = dispatch.Call(Permute, PermuteDims{Dims: back}, shaped); err != nil {
+			return nil, err
+		}
 	}
-	return dispatch.Call(Permute, PermuteDims{Dims: back}, shaped)
+	result = shaped
+	return result, nil
 }
 
 // rowIndex is the linear index laid along dim 0 of rows and expanded over

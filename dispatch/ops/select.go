@@ -91,13 +91,12 @@ func maskedSelectCompose(in []*dispatch.Tensor, _ dispatch.None) (*dispatch.Tens
 		return nil, err
 	}
 	flat, err := dispatch.Call(Reshape, ViewShape{Shape: []int{-1}}, xs)
-	dropUnrecorded(x, xs) // else the tape's reshape entry holds it
 	if err != nil {
-		index.Release()
+		releaseWith(nil, xs, index)
 		return nil, err
 	}
 	out, err := dispatch.Call(IndexSelect, IndexDim{Dim: 0}, flat, index)
-	dropUnrecorded(x, flat, index) // else index_select's entry holds them
+	releaseWith(out, xs, flat, index) // the tape's entries may hold them
 	return out, err
 }
 
