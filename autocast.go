@@ -47,6 +47,11 @@ func init() {
 		&opLinear.Schema:              castLower,
 		&opLinearBias.Schema:          castLower,
 		&opEinsum.Schema:              castLower,
+		&opAddmm.Schema:               castLower, // addmm, addmv, addr, baddbmm, addbmm
+		&opAddmv.Schema:               castLower,
+		&opAddr.Schema:                castLower,
+		&opBaddbmm.Schema:             castLower,
+		&opAddbmm.Schema:              castLower,
 
 		// fp32: pointwise ops that lose range or precision in 16 bits, the
 		// norms, the losses, and (fp32_set_opt_dtype) the accumulating ops.
@@ -111,6 +116,8 @@ func init() {
 		&ops.ScatterAdd.Schema:  castWidest,
 		&ops.IndexPut.Schema:    castWidest,
 		&ops.GridSampler.Schema: castWidest,
+		&opAddcmul.Schema:       castWidest,
+		&opAddcdiv.Schema:       castWidest,
 	}
 }
 
@@ -127,8 +134,8 @@ var (
 // Autocast runs f with mixed precision for the calling goroutine
 // (goroutines that f starts run as usual), as torch.autocast with dtype:
 //
-//   - matmul, einsum, Linear, the convolutions and the transposed
-//     convolutions cast their float32 inputs (bias included) to dtype and
+//   - matmul, einsum, Linear, addmm, addmv, addr, baddbmm, addbmm, the
+//     convolutions and the transposed convolutions cast their float32 inputs (bias included) to dtype and
 //     give a dtype result; the kernels accumulate in float32, so the result
 //     is rounded once;
 //   - asin, acos, tan, sinh, cosh, exp, log, log1p, expm1, reciprocal,
@@ -136,8 +143,8 @@ var (
 //     log_softmax, vector_norm, layer_norm, group_norm, the losses,
 //     cosine_similarity and pairwise_distance cast float16 and bfloat16
 //     inputs to float32;
-//   - concat, stack, where, atan2, scatter_add, index_put and grid_sample
-//     cast their floating inputs to the widest;
+//   - concat, stack, where, atan2, scatter_add, index_put, grid_sample,
+//     addcmul and addcdiv cast their floating inputs to the widest;
 //   - every other op runs on its inputs as they are, with the usual
 //     promotion (bfloat16 + float32 is float32).
 //

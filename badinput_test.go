@@ -601,6 +601,11 @@ func biOps() map[string]biOp {
 	for name, r := range biMathOps() {
 		t[name] = r
 	}
+	// The BLAS-style, statistics and integer composites
+	// (ops_mathextra_test.go).
+	for name, r := range biMathExtra() {
+		t[name] = r
+	}
 	// The scan, search and counting ops (ops_scan_test.go).
 	for name, r := range biScanOps() {
 		t[name] = r
