@@ -74,6 +74,18 @@ func biMathExtra() map[string]biOp {
 		call: func(a []*Tensor) *Tensor { return a[0].FloorDivide(a[1]) }, kinds: "aa",
 		huge: func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).FloorDivide(biF(dev, 1)) }}
 	t["logical_xor"] = biBinary((*Tensor).LogicalXor, "aa")
+	t["signbit"] = biAnyDType(biUnary((*Tensor).Signbit))
+	t["xlog1py"] = biBinary((*Tensor).Xlog1py, "aa")
+	t["ldexp"] = biBinary((*Tensor).Ldexp, "aa")
+	t["frexp"] = biUnary(func(x *Tensor) *Tensor { m, e := x.Frexp(); e.Release(); return m })
+	t["frexp_exponent"] = biUnary(func(x *Tensor) *Tensor { m, e := x.Frexp(); m.Release(); return e })
+	t["mvlgamma"] = biUnary(func(x *Tensor) *Tensor { return x.Mvlgamma(2) })
+	t["isin"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 3)} },
+		call: func(a []*Tensor) *Tensor { return Isin(a[0], a[1], true) }, kinds: "aa",
+		huge: func(dev Device) *Tensor { return Isin(biBig(dev, biHuge), biBig(dev, biHuge), false) }}
+	t["renorm"] = biReduce(func(x *Tensor, d int) *Tensor { return x.Renorm(2, d, 1) })
+	t["nanquantile"] = biReduce(func(x *Tensor, d int) *Tensor { return x.NanQuantile(0.25, "linear", d) })
+	t["nanmedian"] = biReduce(func(x *Tensor, d int) *Tensor { v, i := x.NanMedianDim(d, false); i.Release(); return v })
 	return t
 }
 
@@ -172,6 +184,14 @@ func TestMathExtraLeaveNothing(t *testing.T) {
 			"var_mean": func(x *Tensor) *Tensor { v, m := x.VarMean(true, 1); return v.Add(m) },
 			"cov":      func(x *Tensor) *Tensor { return x.Cov(1, nil, w.Narrow(0, 0, 1).Flatten(0, -1)) },
 			"corrcoef": func(x *Tensor) *Tensor { return x.Corrcoef() },
+			"xlog1py":  func(x *Tensor) *Tensor { return x.Xlog1py(w) },
+			"ldexp":    func(x *Tensor) *Tensor { return x.Ldexp(x.Floor()) },
+			"frexp":    func(x *Tensor) *Tensor { m, e := x.Frexp(); e.Release(); return m },
+			"mvlgamma": func(x *Tensor) *Tensor { return x.Abs().AddScalar(2).Mvlgamma(3) },
+			"renorm":   func(x *Tensor) *Tensor { return x.Renorm(2, 0, 1) },
+			"nanq":     func(x *Tensor) *Tensor { return x.NanQuantile(0.3, "linear", 1) },
+			"nanmed":   func(x *Tensor) *Tensor { v, i := x.NanMedianDim(1, false); i.Release(); return v },
+			"nanmed0":  func(x *Tensor) *Tensor { return x.NanMedian() },
 		} {
 			warmStepsTakeNothing(t, dev, name, x, f, true)
 		}

@@ -5,7 +5,9 @@ builds as composites (mathextra.json) and their gradients
 1. addmm, addmv, addr, baddbmm, addbmm, addcmul and addcdiv;
 2. var_mean, std_mean, cov and corrcoef;
 3. bitwise_and, bitwise_or, bitwise_xor, bitwise_not, the shifts, gcd, lcm,
-   floor_divide and logical_xor.
+   floor_divide and logical_xor;
+4. signbit, xlog1py, ldexp, frexp, mvlgamma, isin, renorm, nanquantile and
+   nanmedian.
 
 Run it from the repository root with PyTorch 1.13:
 
@@ -245,6 +247,66 @@ def group3(fam):
              torch.logical_xor)
 
 
+def group4(fam):
+    sp = [NAN, INF, -INF, 0.0, -0.0, 1.5, -2.5, 1e-30, -3.0]
+    for dt in FLOATS:
+        s = SHORT[dt]
+        fam.case(f"signbit/{s}/special", "signbit", [vals(sp[1:], dt)], torch.signbit)
+        x = vals([0.0, 0, 0, 2, -1.5, 3, NAN, 1.5], dt)
+        y = vals([0.0, -1, INF, NAN, 2, -0.5, 1, 1e-9], dt)
+        fam.case(f"xlog1py/{s}/special", "xlog1py", [x, y], torch.special.xlog1py)
+        fam.case(f"xlog1py/{s}/bcast", "xlog1py", [rnd([2, 3], dt), rnd([3], dt, "pos")], torch.special.xlog1py)
+        fam.case(f"ldexp/{s}", "ldexp", [vals([1.0, -3, 0.75, INF, NAN, 5, 1, -0.0], dt),
+                                        vals([2, -3, 10, 1, 1, -1074 if dt == "float64" else -149, 100, 3], "int32")],
+                 torch.ldexp)
+        fam.case(f"frexp/{s}/special", "frexp", [vals([0.0, -0.0, 1, -1, 0.5, 3, -1000.25, 1e-30, 1e-300 if dt == "float64" else 1e-40,
+                                                      5e-324 if dt == "float64" else 1e-45, INF, -INF, NAN, 1e30], dt)],
+                 torch.frexp, {"float64_only": True} if dt == "float64" else None)
+        fam.case(f"frexp/{s}/[3,4]", "frexp", [rnd([3, 4], dt, "wide")], torch.frexp)
+        for p in (1, 3):
+            fam.case(f"mvlgamma/{s}/p={p}", "mvlgamma", [rnd([2, 3], dt, "pos") + p], lambda x, p=p: torch.mvlgamma(x, p), {"p": p})
+        fam.case(f"renorm/{s}/p=2,dim=0", "renorm", [rnd([3, 4], dt, "wide")], lambda x: torch.renorm(x, 2, 0, 3.0),
+                 {"p": 2.0, "dim": 0, "maxnorm": 3.0})
+        fam.case(f"renorm/{s}/p=1,dim=-1", "renorm", [rnd([2, 3, 2], dt)], lambda x: torch.renorm(x, 1, -1, 2.0),
+                 {"p": 1.0, "dim": -1, "maxnorm": 2.0})
+    fam.case("ldexp/i32+i32", "ldexp", [vals([1, 3, -2], "int32"), vals([2, -1, 0], "int32")], torch.ldexp)
+    fam.case("signbit/i32", "signbit", [vals([-2, 0, 3], "int32")], torch.signbit)
+    fam.case("mvlgamma/f32/p=2/low", "mvlgamma", [vals([0.25, 2.0, 0.5], "float32")], lambda x: torch.mvlgamma(x, 2), {"p": 2})
+    fam.case("mvlgamma/f32/p=0/error", "mvlgamma", [vals([0.25, 2.0], "float32")], lambda x: torch.mvlgamma(x, 0), {"p": 0},
+             error="value")
+    fam.case("frexp/i32/error", "frexp", [vals([1, 2], "int32")], torch.frexp, error="dtype")
+    fam.case("renorm/f32/p=0/error", "renorm", [rnd([2, 2], "float32")], lambda x: torch.renorm(x, 0, 0, 1.0),
+             {"p": 0.0, "dim": 0, "maxnorm": 1.0}, error="value")
+    for inv in (False, True):
+        fam.case(f"isin/i32/invert={inv}", "isin", [vals([[1, 2, 3], [4, 5, 1]], "int32"), vals([1, 5, 9], "int64")],
+                 lambda a, b, i=inv: torch.isin(a, b, invert=i), {"invert": inv})
+    fam.case("isin/f32/nan", "isin", [vals([NAN, 1.0, -0.0, 2.5], "float32"), vals([[0.0, NAN], [2.5, 7]], "float32")],
+             lambda a, b: torch.isin(a, b), {"invert": False})
+    fam.case("isin/f32+i32", "isin", [vals([1.0, 1.5, 2.0], "float32"), vals([1, 2], "int32")],
+             lambda a, b: torch.isin(a, b), {"invert": False})
+    nq = vals([[1.0, NAN, 3, 2, 7], [NAN, NAN, NAN, NAN, NAN], [4, 1, NAN, 2, 0]], "float64")
+    for interp in ("linear", "lower", "higher", "midpoint", "nearest"):
+        fam.case(f"nanquantile/f64/nan[3,5]/q=0.4/dim=1/{interp}", "nanquantile", [nq],
+                 lambda x, i=interp: torch.nanquantile(x, 0.4, 1, interpolation=i),
+                 {"q": 0.4, "dims": [1], "interpolation": interp, "keepdim": False})
+    fam.case("nanquantile/f32/all/q=0.75/keep", "nanquantile", [nq.float()],
+             lambda x: torch.nanquantile(x, 0.75, keepdim=True),
+             {"q": 0.75, "dims": [], "interpolation": "linear", "keepdim": True})
+    fam.case("nanquantile/f32/dim=0", "nanquantile", [rnd([4, 3], "float32")], lambda x: torch.nanquantile(x, 0.3, 0),
+             {"q": 0.3, "dims": [0], "interpolation": "linear", "keepdim": False})
+    fam.case("nanquantile/i32/error", "nanquantile", [vals([1, 2], "int32")], lambda x: torch.nanquantile(x, 0.5),
+             {"q": 0.5, "dims": [], "interpolation": "linear", "keepdim": False}, error="dtype")
+    for dt in FLOATS:
+        fam.case(f"nanmedian/{SHORT[dt]}/nan", "nanmedian", [vals([3.0, NAN, 1, 2, NAN, 7], dt)], torch.nanmedian)
+    fam.case("nanmedian/f32/all-nan", "nanmedian", [vals([NAN, NAN], "float32")], torch.nanmedian)
+    fam.case("nanmedian/i32", "nanmedian", [vals([3, 1, 2, 9], "int32")], torch.nanmedian)
+    for keep in (False, True):
+        fam.case(f"nanmedian_dim/f32/nan[3,5]/dim=1/keep={keep}", "nanmedian_dim", [nq.float()],
+                 lambda x, k=keep: torch.nanmedian(x, 1, keepdim=k), {"dim": 1, "keepdim": keep})
+    fam.case("nanmedian_dim/f64/[4,3]/dim=0", "nanmedian_dim", [vals([[1.0, NAN, 3], [2, 2, NAN], [0, NAN, 5], [9, 4, NAN]], "float64")],
+             lambda x: torch.nanmedian(x, 0), {"dim": 0, "keepdim": False})
+
+
 def grad_group(fam):
     g = fam.gcase
     for op, (fn, sa, sb, sc) in BLAS.items():
@@ -275,12 +337,27 @@ def grad_group(fam):
         g(f"var_mean_{part}/f64/[3,4]/dims=[1]", f"var_mean_{part}", [rnd([3, 4], "float64")],
           lambda x, p=part: torch.var_mean(x, 1)[0 if p == "var" else 1], {"dims": [1], "unbiased": True, "keepdim": False})
 
+    for dt in FLOATS:
+        s = SHORT[dt]
+        g(f"xlog1py/{s}/[2,3]", "xlog1py", [rnd([2, 3], dt), rnd([2, 3], dt, "pos")], torch.special.xlog1py, hvp=True)
+        g(f"ldexp/{s}", "ldexp", [rnd([4], dt), vals([1, -2, 0, 3], "int32")], torch.ldexp)
+        g(f"mvlgamma/{s}/p=3", "mvlgamma", [rnd([2, 3], dt, "pos") + 3], lambda x: torch.mvlgamma(x, 3), {"p": 3})
+        g(f"renorm/{s}/p=2,dim=0", "renorm", [rnd([3, 4], dt, "wide")], lambda x: torch.renorm(x, 2, 0, 3.0),
+          {"p": 2.0, "dim": 0, "maxnorm": 3.0}, hvp=True)
+    g("frexp_mantissa/f64/[5]", "frexp_mantissa", [vals([0.3, -5.5, 1000.0, 1e-3, 7.25], "float64")], lambda x: torch.frexp(x)[0])
+    g("nanquantile/f64/nan[3,5]/q=0.4/dim=1", "nanquantile", [vals([[1.0, NAN, 3, 2, 7], [5, 6, 1, 0.5, 2], [4, 1, NAN, 2, 0]], "float64")],
+      lambda x: torch.nanquantile(x, 0.4, 1), {"q": 0.4, "dims": [1], "interpolation": "linear", "keepdim": False}, nonsmooth=True)
+    g("nanmedian_dim_values/f64/nan[3,5]/dim=1", "nanmedian_dim_values",
+      [vals([[1.0, NAN, 3, 2, 7], [5, 6, 1, 0.5, 2], [4, 1, NAN, 2, 0]], "float64")],
+      lambda x: torch.nanmedian(x, 1)[0], {"dim": 1, "keepdim": False}, nonsmooth=True)
+
 
 def mathextra():
     fam = Family("mathextra", 93)
     group1(fam)
     group2(fam)
     group3(fam)
+    group4(fam)
     return fam
 
 

@@ -7,7 +7,8 @@ import "github.com/lathe-ml/lathe"
 // grad_mathextra.json, made by build/torchref/mathextra.py): addmm, addmv,
 // addr, baddbmm, addbmm, addcmul and addcdiv; var_mean, std_mean, cov and
 // corrcoef; the bitwise functions, the shifts, gcd, lcm, floor_divide and
-// logical_xor.
+// logical_xor; signbit, xlog1py, ldexp, frexp, mvlgamma, isin, renorm,
+// nanquantile and nanmedian.
 
 func init() {
 	for k, f := range mathExtraOps {
@@ -86,4 +87,34 @@ var mathExtraOps = map[string]opFunc{
 	"lcm":                 binary((*lathe.Tensor).Lcm),
 	"floor_divide":        binary((*lathe.Tensor).FloorDivide),
 	"logical_xor":         binary((*lathe.Tensor).LogicalXor),
+
+	"signbit": unary((*lathe.Tensor).Signbit),
+	"xlog1py": binary((*lathe.Tensor).Xlog1py),
+	"ldexp":   binary((*lathe.Tensor).Ldexp),
+	"frexp":   func(_ *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) { return pair(in[0].Frexp()) },
+	"frexp_mantissa": func(_ *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		m, e := in[0].Frexp()
+		e.Release()
+		return one(m)
+	},
+	"mvlgamma": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) { return one(in[0].Mvlgamma(a.Int("p"))) },
+	"isin": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(lathe.Isin(in[0], in[1], a.Bool("invert")))
+	},
+	"renorm": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		return one(in[0].Renorm(a.Float("p"), a.Int("dim"), a.Float("maxnorm")))
+	},
+	"nanquantile": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		if a.Bool("keepdim") {
+			return one(in[0].NanQuantileKeepDim(a.Float("q"), a.Str("interpolation"), a.Ints("dims")...))
+		}
+		return one(in[0].NanQuantile(a.Float("q"), a.Str("interpolation"), a.Ints("dims")...))
+	},
+	"nanmedian":            unary((*lathe.Tensor).NanMedian),
+	"nanmedian_dim":        both(nanMedianOf),
+	"nanmedian_dim_values": valuesOnly(nanMedianOf),
+}
+
+func nanMedianOf(a *Attrs, x *lathe.Tensor) (*lathe.Tensor, *lathe.Tensor) {
+	return x.NanMedianDim(a.Int("dim"), a.Bool("keepdim"))
 }
