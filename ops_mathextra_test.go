@@ -86,6 +86,9 @@ func biMathExtra() map[string]biOp {
 	t["renorm"] = biReduce(func(x *Tensor, d int) *Tensor { return x.Renorm(2, d, 1) })
 	t["nanquantile"] = biReduce(func(x *Tensor, d int) *Tensor { return x.NanQuantile(0.25, "linear", d) })
 	t["nanmedian"] = biReduce(func(x *Tensor, d int) *Tensor { v, i := x.NanMedianDim(d, false); i.Release(); return v })
+	t["histogram"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 2, 3)} },
+		call: func(a []*Tensor) *Tensor { h, e := a[0].HistogramRange(4, 0, 2, a[1], true); e.Release(); return h }, kinds: "fS",
+		huge: func(dev Device) *Tensor { h, e := biF(dev, 3).Histogram(1<<40, nil, false); e.Release(); return h }}
 	return t
 }
 
@@ -120,6 +123,14 @@ func TestMathExtraErrors(t *testing.T) {
 	} {
 		moreOpsErr(t, c.name, c.out.Err(), c.kind, c.op, c.arg)
 	}
+	h, _ := f(3).Cast(Int32).Histogram(2, nil, false)
+	moreOpsErr(t, "histogram int", h.Err(), ErrDType, "histogram", "x")
+	h, _ = FromSlice(CPU, []float32{1, float32(math.NaN())}).Histogram(2, nil, false)
+	moreOpsErr(t, "histogram nan", h.Err(), ErrValue, "histogram", "range")
+	h, _ = f(3).HistogramRange(2, 3, 1, nil, false)
+	moreOpsErr(t, "histogram range", h.Err(), ErrValue, "histogram", "range")
+	h, _ = f(3).Histogram(2, f(2), false)
+	moreOpsErr(t, "histogram weight", h.Err(), ErrShape, "histogram", "weight")
 	_, m := f(3).Cast(Int32).VarMean(true)
 	moreOpsErr(t, "var_mean int", m.Err(), ErrDType, "var_mean", "x")
 }
@@ -192,6 +203,11 @@ func TestMathExtraLeaveNothing(t *testing.T) {
 			"nanq":     func(x *Tensor) *Tensor { return x.NanQuantile(0.3, "linear", 1) },
 			"nanmed":   func(x *Tensor) *Tensor { v, i := x.NanMedianDim(1, false); i.Release(); return v },
 			"nanmed0":  func(x *Tensor) *Tensor { return x.NanMedian() },
+			"histogram": func(x *Tensor) *Tensor {
+				h, e := x.Histogram(5, nil, true)
+				e.Release()
+				return x.Add(h.Sum())
+			},
 		} {
 			warmStepsTakeNothing(t, dev, name, x, f, true)
 		}

@@ -1,6 +1,7 @@
 package lathe
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/lathe-ml/lathe/dispatch"
@@ -262,4 +263,169 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// Histogram counts x's elements in bins equal bins over [min(x), max(x)]
+// (widened by 0.5 each way where they are equal, [0, 1] for an empty x),
+// as torch.histogram(x, bins, weight=weight, density=density): hist and
+// the bins+1 bin_edges. See HistogramRange.
+func (x *Tensor) Histogram(bins int, weight *Tensor, density bool) (hist, binEdges *Tensor) {
+	return x.histogram(bins, math.NaN(), math.NaN(), weight, density)
+}
+
+// HistogramRange is Histogram over [lo, hi], as torch.histogram(x, bins,
+// range=(lo, hi), weight, density): an element outside it is not counted,
+// one equal to hi goes in the last bin. The edges are torch's linspace in
+// x's dtype, and an element's bin is found against them (torch's local
+// search), so that both agree at the edges. Each element adds its weight
+// (1 where weight is nil; else a tensor of x's shape and dtype); density
+// divides by the total and by each bin's width. Float32 and float64 only,
+// as torch's; bins < 1, lo > hi or a range that is not finite is an
+// error. The results have no gradient (torch's histogram has none). It
+// reads x's range (where not given) and counts on the device (Bincount).
+func (x *Tensor) HistogramRange(bins int, lo, hi float64, weight *Tensor, density bool) (hist, binEdges *Tensor) {
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		err := errorf("histogram", ErrValue, "range", "is ["+ftoa(lo)+", "+ftoa(hi)+"], which is not finite (as torch's)",
+			"give a finite range, or use Histogram for x's own")
+		return failed(err), failed(err)
+	}
+	return x.histogram(bins, lo, hi, weight, density)
+}
+
+func (x *Tensor) histogram(bins int, lo, hi float64, weight *Tensor, density bool) (*Tensor, *Tensor) {
+	const op = "histogram"
+	fail := func(err error) (*Tensor, *Tensor) { return failed(err), failed(err) }
+	if err := x.check(op); err != nil {
+		return fail(err)
+	}
+	dt := x.t.DType
+	if dt != Float32 && dt != Float64 {
+		return fail(errorf(op, ErrDType, "x", "is "+dt.String()+" but histogram takes float32 or float64, as torch's", "cast it with .Cast(lathe.Float32) first"))
+	}
+	if bins < 1 {
+		return fail(errorf(op, ErrValue, "bins", "is "+strconv.Itoa(bins)+" but must be 1 or more", "give a number of bins ≥ 1"))
+	}
+	if bins > maxHistogramBins {
+		return fail(errorf(op, ErrOutOfMemory, "bins", "is "+strconv.Itoa(bins)+", more than the 2^28 bins whose edges lathe builds on the host",
+			"use fewer bins"))
+	}
+	if weight != nil {
+		if err := weight.CheckArg(op, "weight"); err != nil {
+			return fail(err)
+		}
+		if weight.t.DType != dt {
+			return fail(errorf(op, ErrDType, "weight", "is "+weight.t.DType.String()+" but x is "+dt.String()+" (as torch's, one dtype)", "cast it with .Cast("+dt.GoString()+")"))
+		}
+		if !equalShapes(weight.t.Shape, x.t.Shape) {
+			return fail(errorf(op, ErrShape, "weight", "has shape "+dispatch.FormatShape(weight.t.Shape)+" but x has "+dispatch.FormatShape(x.t.Shape),
+				"give one weight per element"))
+		}
+		if weight.t.Device != x.t.Device {
+			return fail(errorf(op, ErrDevice, "weight", "is on "+weight.t.Device.String()+" but x is on "+x.t.Device.String(), "move it with .To("+x.t.Device.GoString()+")"))
+		}
+	}
+	if math.IsNaN(lo) { // x's own range
+		lo, hi = 0, 1
+		if x.t.Numel() > 0 {
+			var err error
+			if lo, err = scalarOf(op, x.Detach(), (*Tensor).Min); err == nil {
+				hi, err = scalarOf(op, x.Detach(), (*Tensor).Max)
+			}
+			if err != nil {
+				return fail(err)
+			}
+		}
+	}
+	round := func(v float64) float64 {
+		if dt == Float32 {
+			return float64(float32(v))
+		}
+		return v
+	}
+	lo, hi = round(lo), round(hi)
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return fail(errorf(op, ErrValue, "range", "is ["+ftoa(lo)+", "+ftoa(hi)+"], which is not finite (as torch's)", "give a finite range, or remove the NaN and Inf from x"))
+	}
+	if lo > hi {
+		return fail(errorf(op, ErrValue, "range", "is ["+ftoa(lo)+", "+ftoa(hi)+"]: min exceeds max", "give min ≤ max"))
+	}
+	if lo == hi {
+		lo, hi = round(lo-0.5), round(hi+0.5)
+	}
+	// torch's linspace in x's dtype: from the start for the first half,
+	// from the end for the second.
+	edges := make([]float64, bins+1)
+	step := round(round(hi-lo) / float64(bins))
+	for i := range edges {
+		if i < (bins+1)/2 {
+			edges[i] = round(lo + round(step*float64(i)))
+		} else {
+			edges[i] = round(hi - round(step*float64(bins-i)))
+		}
+	}
+	var e *Tensor
+	if dt == Float32 {
+		f := make([]float32, len(edges))
+		for i, v := range edges {
+			f[i] = float32(v)
+		}
+		e = FromSlice(CPU, f).To(x.t.Device)
+	} else {
+		e = FromSlice(CPU, edges).To(x.t.Device)
+	}
+	if e.err != nil {
+		return fail(e.err)
+	}
+	// Detached, joined to x's composite where Histogram runs in one, so
+	// that hist goes with its intermediates as an op's result does.
+	args := []*Tensor{detached(x), e}
+	if weight != nil {
+		args = append(args, detached(weight))
+	}
+	hist := relabel(Compose(func(a []*Tensor) *Tensor {
+		v, edges := a[0].Reshape(-1), a[1]
+		w := v.scalarLike(op, 1).Expand(v.Shape()...)
+		if len(a) > 2 {
+			w = a[2].Reshape(-1)
+		}
+		pos := v.Bucketize(edges, true, false).SubScalar(1)
+		pos = Where(pos.EqScalar(float64(bins)), pos.SubScalar(1), pos)
+		inside := v.GeScalar(lo).LogicalAnd(v.LeScalar(hi))
+		pos = Where(inside, pos, pos.scalarLike(op, float64(bins)))
+		w = Where(inside, w, w.scalarLike(op, 0))
+		h := pos.Bincount(w, bins+1).Narrow(0, 0, bins)
+		if density {
+			widths := edges.Narrow(0, 1, bins).Sub(edges.Narrow(0, 0, bins))
+			h = h.Div(h.Sum()).Div(widths)
+		}
+		return h
+	}, args...), op)
+	for _, t := range args[:1] {
+		t.Release()
+	}
+	if weight != nil {
+		args[2].Release()
+	}
+	if hist.err != nil {
+		e.Release()
+		return hist, failed(hist.err)
+	}
+	return hist, e
+}
+
+// maxHistogramBins is the most bins Histogram takes: their edges are
+// made on the host, two gigabytes of float64s at this size.
+const maxHistogramBins = 1 << 28
+
+// scalarOf is f (Min or Max) of all of x's elements, read back; x is
+// released.
+func scalarOf(op string, x *Tensor, f func(*Tensor, ...int) *Tensor) (float64, error) {
+	r := f(x)
+	defer r.Release()
+	defer x.Release()
+	v, err := r.Item()
+	if err != nil {
+		return 0, located(err, op)
+	}
+	return v, nil
 }

@@ -110,7 +110,17 @@ var mathExtraOps = map[string]opFunc{
 		}
 		return one(in[0].NanQuantile(a.Float("q"), a.Str("interpolation"), a.Ints("dims")...))
 	},
-	"nanmedian":            unary((*lathe.Tensor).NanMedian),
+	"nanmedian": unary((*lathe.Tensor).NanMedian),
+	"histogram": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
+		var w *lathe.Tensor
+		if len(in) > 1 {
+			w = in[1]
+		}
+		if r := a.Floats("range"); len(r) == 2 {
+			return pair(in[0].HistogramRange(a.Int("bins"), r[0], r[1], w, a.Bool("density")))
+		}
+		return pair(in[0].Histogram(a.Int("bins"), w, a.Bool("density")))
+	},
 	"nanmedian_dim":        both(nanMedianOf),
 	"nanmedian_dim_values": valuesOnly(nanMedianOf),
 }
