@@ -636,32 +636,14 @@ func (x *Tensor) UniqueConsecutive(returnInverse, returnCounts bool) (values, in
 	}
 	dev := x.t.Device
 	n := x.t.Numel()
-	// The runs are n Int64s built on the host: ask the device for them
-	// first, so that too many is ErrOutOfMemory, as Unique does.
-	room, err := dispatch.Empty(dev, dispatch.Int64, []int{n})
-	if err != nil {
-		return fail(located(err, op))
-	}
-	room.Release()
 	flat := relabel(x.Reshape(-1), op)
 	if err := flat.Err(); err != nil {
 		return fail(err)
 	}
-	starts, runs := []int64{}, make([]int64, n)
-	if n > 0 {
-		step := relabel(flat.Narrow(0, 1, n-1).Ne(flat.Narrow(0, 0, n-1)), op)
-		data, err := step.host(op)
-		step.Release()
-		if err != nil {
-			return fail(err)
-		}
-		starts = append(starts, 0)
-		for i, differs := range data.([]bool) {
-			if differs {
-				starts = append(starts, int64(i+1))
-			}
-			runs[i+1] = int64(len(starts) - 1)
-		}
+	starts, runs, err := runsOf(op, flat)
+	if err != nil {
+		flat.Release()
+		return fail(err)
 	}
 	at := FromSlice(dev, starts, len(starts))
 	values = relabel(flat.IndexSelect(0, at), op)
@@ -674,15 +656,7 @@ func (x *Tensor) UniqueConsecutive(returnInverse, returnCounts bool) (values, in
 		flatInverse.Release() // the reshape, a view, keeps the storage
 	}
 	if returnCounts {
-		c := make([]int64, len(starts))
-		for i, s := range starts {
-			end := int64(n)
-			if i+1 < len(starts) {
-				end = starts[i+1]
-			}
-			c[i] = end - s
-		}
-		counts = relabel(FromSlice(dev, c, len(c)), op)
+		counts = relabel(runLengths(dev, starts, n), op)
 	}
 	return values, inverse, counts
 }

@@ -214,20 +214,28 @@ var opQuantile = composite("quantile", []string{"x"}, func(in []*Tensor, a quant
 	default: // linear
 		out = at(lo).LerpScalar(at(hi), r-lo) // exact: r and lo share r's dtype
 	}
+	return reducedTo(out, rank, d, a.all, a.keep)
+})
+
+// reducedTo is out, the quantiles along dim d (of x, or of x flattened
+// for all of it) with that dim kept as size 1, in the reduction's shape:
+// 0-d for all of x, or ones of x's rank with keep; without dim d; or as it
+// is with keep.
+func reducedTo(out *Tensor, rank, d int, all, keep bool) *Tensor {
 	switch {
-	case rank == 0 || (a.all && !a.keep):
+	case rank == 0 || (all && !keep):
 		return out.Reshape()
-	case a.all:
+	case all:
 		ones := make([]int, rank)
 		for i := range ones {
 			ones[i] = 1
 		}
 		return out.Reshape(ones...)
-	case !a.keep:
+	case !keep:
 		return out.Squeeze(d)
 	}
 	return out
-})
+}
 
 // Quantile is the q-th quantile of x over dims, as torch.quantile(x, q,
 // dim, keepdim=False, interpolation): with no dims over all of x's

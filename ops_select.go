@@ -78,30 +78,10 @@ func (x *Tensor) Unique(sorted, returnInverse, returnCounts bool) (values, inver
 	if err := sortedX.Err(); err != nil {
 		return fail(err)
 	}
-	// The groups are n Int64s built on the host, then uploaded: ask the
-	// device for them first, so that too many is ErrOutOfMemory rather
-	// than a failed host allocation, which Go cannot recover from.
 	n := x.t.Numel()
-	room, err := dispatch.Empty(dev, dispatch.Int64, []int{n})
+	starts, groups, err := runsOf(op, sortedX)
 	if err != nil {
-		return fail(located(err, op))
-	}
-	room.Release()
-	starts, groups = []int64{}, make([]int64, n)
-	if n > 0 {
-		step := relabel(sortedX.Narrow(0, 1, n-1).Ne(sortedX.Narrow(0, 0, n-1)), op)
-		data, err := step.host(op)
-		step.Release()
-		if err != nil {
-			return fail(err)
-		}
-		starts = append(starts, 0)
-		for i, differs := range data.([]bool) {
-			if differs {
-				starts = append(starts, int64(i+1))
-			}
-			groups[i+1] = int64(len(starts) - 1)
-		}
+		return fail(err)
 	}
 	at = FromSlice(dev, starts, len(starts))
 	values = relabel(sortedX.IndexSelect(0, at), op)
@@ -114,17 +94,55 @@ func (x *Tensor) Unique(sorted, returnInverse, returnCounts bool) (values, inver
 		}
 	}
 	if returnCounts {
-		c := make([]int64, len(starts))
-		for i, s := range starts {
-			end := int64(n)
-			if i+1 < len(starts) {
-				end = starts[i+1]
-			}
-			c[i] = end - s
-		}
-		counts = relabel(FromSlice(dev, c, len(c)), op)
+		counts = relabel(runLengths(dev, starts, n), op)
 	}
 	return values, inverse, counts
+}
+
+// runsOf finds the runs of equal neighbours of the 1-D tensor v on the
+// host (one sync): the place where each run starts, and each element's
+// run. The n Int64s of the second are asked of v's device first, so that
+// too many is ErrOutOfMemory rather than a failed host allocation, which
+// Go cannot recover from.
+func runsOf(op string, v *Tensor) (starts, runOf []int64, err error) {
+	n := v.t.Numel()
+	room, err := dispatch.Empty(v.t.Device, dispatch.Int64, []int{n})
+	if err != nil {
+		return nil, nil, located(err, op)
+	}
+	room.Release()
+	starts, runOf = []int64{}, make([]int64, n)
+	if n == 0 {
+		return starts, runOf, nil
+	}
+	step := relabel(v.Narrow(0, 1, n-1).Ne(v.Narrow(0, 0, n-1)), op)
+	data, err := step.host(op)
+	step.Release()
+	if err != nil {
+		return nil, nil, err
+	}
+	starts = append(starts, 0)
+	for i, differs := range data.([]bool) {
+		if differs {
+			starts = append(starts, int64(i+1))
+		}
+		runOf[i+1] = int64(len(starts) - 1)
+	}
+	return starts, runOf, nil
+}
+
+// runLengths is the length of each run that starts at starts in n
+// elements, as an Int64 tensor on dev.
+func runLengths(dev Device, starts []int64, n int) *Tensor {
+	c := make([]int64, len(starts))
+	for i, s := range starts {
+		end := int64(n)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		c[i] = end - s
+	}
+	return FromSlice(dev, c, len(c))
 }
 
 func pick(want bool, t *Tensor) *Tensor {

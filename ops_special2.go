@@ -278,19 +278,7 @@ var opNanQuantile = composite("nanquantile", []string{"x"}, func(in []*Tensor, a
 	default:
 		out = lo
 	}
-	switch {
-	case rank == 0 || (a.all && !a.keep):
-		return out.Reshape()
-	case a.all:
-		ones := make([]int, rank)
-		for i := range ones {
-			ones[i] = 1
-		}
-		return out.Reshape(ones...)
-	case !a.keep:
-		return out.Squeeze(d)
-	}
-	return out
+	return reducedTo(out, rank, d, a.all, a.keep)
 })
 
 // NanQuantile is Quantile ignoring NaN, as torch.nanquantile(x, q, dim,
