@@ -274,10 +274,11 @@ func TestScatterGradLeavesNothing(t *testing.T) {
 }
 
 // TestIndexGradLeavesNothing: advanced indexing's composites (index,
-// index_put, and masked_select's gather) held intermediates that only the
-// collector released where x needs a gradient, and the 0-d Int64 scalars
-// of their index arithmetic always: each warm training step took new
-// blocks on wgpu:0. They go with the result's graph now.
+// index_put, masked_select's gather, unique) held intermediates that only
+// the collector released where x needs a gradient, and the 0-d Int64
+// scalars of the index arithmetic and unique's views of its sorted values
+// always: each warm training step took new blocks on wgpu:0. They go with
+// the result's graph now.
 func TestIndexGradLeavesNothing(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	for _, dev := range biDevices(t) {
@@ -291,6 +292,14 @@ func TestIndexGradLeavesNothing(t *testing.T) {
 			"index_put":       func(x *Tensor) *Tensor { return x.Reshape(-1).IndexPut([]*Tensor{at}, v, true) },
 			"index_put dim 1": func(x *Tensor) *Tensor { return x.IndexPut([]*Tensor{nil, at}, v, false) },
 			"masked_select":   func(x *Tensor) *Tensor { return x.MaskedSelect(mask) },
+			"unique": func(x *Tensor) *Tensor {
+				v, _, _ := x.Unique(true, false, false)
+				return v
+			},
+			"unique_consecutive": func(x *Tensor) *Tensor {
+				v, _, _ := x.UniqueConsecutive(false, false)
+				return v
+			},
 		} {
 			warmStepsTakeNothing(t, dev, name, x, f, false)
 		}

@@ -64,17 +64,10 @@ func (x *Tensor) Unique(sorted, returnInverse, returnCounts bool) (values, inver
 	flat := relabel(x.Reshape(-1), op)
 	perm := relabel(flat.ArgSort(0, false), op)
 	sortedX := relabel(flat.Gather(0, perm), op)
-	var starts, groups []int64
 	var at *Tensor // starts on the device
-	defer func() {
-		// The steps go back to the pool now unless the tape holds them
-		// (x needs a gradient: values are gathered from it).
-		if !x.RequiresGrad() {
-			for _, t := range []*Tensor{flat, perm, sortedX, at} {
-				t.Release()
-			}
-		}
-	}()
+	// The steps go with the values' graph, which holds them for the
+	// backward pass where x needs a gradient (at once where it does not).
+	defer func() { ReleaseWithGraph(values, flat, perm, sortedX, at) }()
 	if err := sortedX.Err(); err != nil {
 		return fail(err)
 	}
@@ -115,9 +108,12 @@ func runsOf(op string, v *Tensor) (starts, runOf []int64, err error) {
 	if n == 0 {
 		return starts, runOf, nil
 	}
-	step := relabel(v.Narrow(0, 1, n-1).Ne(v.Narrow(0, 0, n-1)), op)
+	next, prev := v.Narrow(0, 1, n-1), v.Narrow(0, 0, n-1)
+	step := relabel(next.Ne(prev), op)
 	data, err := step.host(op)
-	step.Release()
+	for _, t := range []*Tensor{next, prev, step} {
+		t.Release() // the views too: each holds v's storage until released
+	}
 	if err != nil {
 		return nil, nil, err
 	}
