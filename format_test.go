@@ -235,7 +235,7 @@ func TestStringSummaryHuge(t *testing.T) {
 		if got := x.String(); got != want+suffix {
 			t.Errorf("%v: expanded [2, 2³⁰, 2, 2³⁰] prints\n%s\nwant\n%s", dev, got, want+suffix)
 		}
-		if after, _ := MemoryStats(dev); after.Allocated != before.Allocated {
+		if after, _ := MemoryStats(dev); after.Allocated > before.Allocated { // less is no leak: a collected tensor's cleanup
 			t.Errorf("%v: String left %d bytes allocated", dev, after.Allocated-before.Allocated)
 		}
 	}

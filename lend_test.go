@@ -208,7 +208,7 @@ func TestFromFuncFillPanics(t *testing.T) {
 		defer func() { recover() }()
 		FromFunc(CPU, func([]float32) error { panic("fill") }, 64, 1024)
 	}()
-	if after, _ := MemoryStats(CPU); after.Allocated != before.Allocated {
+	if after, _ := MemoryStats(CPU); after.Allocated > before.Allocated { // less is no leak: a collected tensor's cleanup
 		t.Errorf("a fill that panicked left %d bytes allocated (%d before)", after.Allocated, before.Allocated)
 	}
 

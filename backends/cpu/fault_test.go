@@ -53,7 +53,7 @@ func TestKernelError(t *testing.T) {
 		t.Fatalf("error %v, want the kernel's, naming test_kernel_fault", err)
 	}
 	after, _ := lathe.MemoryStats(lathe.CPU)
-	if after.Allocated != before.Allocated {
+	if after.Allocated > before.Allocated { // less is no leak: a collected tensor's cleanup
 		t.Errorf("allocated %d before the failed op, %d after", before.Allocated, after.Allocated)
 	}
 	faulttest.MidStep(t, lathe.CPU, "a kernel error", nil, func() {

@@ -109,7 +109,10 @@ func fakeNarrow(t *testing.T, dev dispatch.Device) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after.Allocated != before.Allocated {
+	// Less is no leak: an earlier subtest's tensor, left to the collector,
+	// may be released by its cleanup meanwhile (a CI run met 93184 bytes
+	// before and 65536 after).
+	if after.Allocated > before.Allocated {
 		t.Errorf("%d bytes allocated before, %d after: a wide temporary was kept", before.Allocated, after.Allocated)
 	}
 }

@@ -74,7 +74,7 @@ func fakeWideMatmul(t *testing.T, dev dispatch.Device) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if after.Allocated != before.Allocated {
+		if after.Allocated > before.Allocated { // less is no leak: a collected tensor's cleanup
 			t.Errorf("%s: %d bytes allocated before, %d after", dt, before.Allocated, after.Allocated)
 		}
 	}
