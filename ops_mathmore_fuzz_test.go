@@ -8,8 +8,9 @@ import (
 	"github.com/lathe-ml/lathe/dispatch"
 )
 
-// FuzzMathMore draws the math, scan and linear-algebra functions of the
-// last session (log2 to cdist, cumprod to argwhere, cholesky to qr) with
+// FuzzMathMore draws the math, scan, indexing and linear-algebra functions
+// (log2 to cdist, cumprod to argwhere, take to vander, cholesky to qr,
+// eigh to lstsq) with
 // operands of rank 0 to 3 that agree, broadcast or do not, of any dtype,
 // dims in and out of range, and values NaN, infinite and extreme. Its
 // oracle is lathe's promises, as FuzzLossMore's:
@@ -18,50 +19,51 @@ import (
 //   - wgpu:0 refuses what the cpu refuses, with the same kind, and where
 //     the operands are moderate (multiples of ½ in [-4, 4]) the
 //     elementwise functions and the scans give the cpu's values;
-//   - the linear algebra, whose pivots round differently on each device
+//   - the linear algebra (the solves and factorisations, eigh, svd and
+//     what is made of them), whose pivots round differently on each device
 //     (a matrix singular on one may not be on the other), is held to the
 //     first promise on each device alone.
 func FuzzMathMore(f *testing.F) {
-	// heaviside/int32[3, 4, 1] int32[4, 1]
-	f.Add([]byte{12, 25, 62, 3, 8, 39, 46, 56, 41, 43, 1, 46, 52, 7, 0, 2, 29, 27, 43, 58, 11, 59, 29, 51, 17, 51, 48, 53, 48, 11, 24, 33, 18, 6, 39, 8, 0, 7, 8, 44})
-	// logaddexp2/bfloat16[1] bfloat16[1]
-	f.Add([]byte{3, 17, 13, 57, 41, 14, 63, 51, 12, 62, 6, 52, 57, 50, 63, 50, 3, 27, 31, 18, 15, 27, 60, 32, 42, 14, 6, 7, 21, 11, 1, 25, 12, 35, 27, 59, 52, 25, 1, 25})
-	// nanmean/float32[]/dim 0
-	f.Add([]byte{55, 62, 19, 36, 40, 4, 34, 54, 14, 13, 51, 61, 63, 19, 45, 24, 22, 55, 60, 37, 27, 28, 39, 50, 33, 6, 1, 20, 46, 29, 60, 61, 31, 36, 50, 4, 34, 23, 33, 21})
-	// count_nonzero/float16[0, 0, 4]/dim -3
-	f.Add([]byte{37, 4, 10, 51, 60, 35, 39, 44, 28, 39, 44, 33, 42, 50, 41, 30, 47, 52, 55, 58, 44, 0, 62, 19, 11, 12, 38, 21, 2, 3, 18, 58, 25, 2, 18, 24, 58, 26, 23, 6})
-	// xlogy/float32[4, 0] float32[4, 0]
-	f.Add([]byte{51, 14, 34, 10, 29, 15, 7, 13, 45, 6, 6, 3, 50, 14, 44, 12, 42, 34, 15, 2, 48, 36, 30, 3, 18, 28, 22, 21, 17, 47, 55, 55, 25, 21, 47, 19, 20, 33, 40, 2})
-	// hardshrink/float32[3]/1e-06
-	f.Add([]byte{15, 62, 18, 37, 13, 26, 58, 47, 25, 44, 45, 57, 33, 2, 58, 17, 5, 46, 56, 43, 30, 30, 14, 13, 21, 10, 52, 28, 4, 31, 46, 31, 33, 34, 61, 50, 35, 8, 44, 6})
-	// frac/float32[]/+Inf
-	f.Add([]byte{0, 25, 50, 4, 16, 44, 22, 21, 31, 60, 7, 60, 63, 36, 47, 60, 32, 22, 50, 6, 63, 42, 62, 37, 32, 39, 9, 63, 52, 4, 30, 48, 45, 28, 25, 2, 23, 3, 41, 19})
-	// erfc/float16[0, 0, 2]/0
-	f.Add([]byte{6, 52, 59, 23, 45, 45, 2, 20, 24, 30, 61, 9, 9, 14, 46, 9, 39, 52, 33, 3, 16, 16, 32, 63, 14, 32, 29, 24, 3, 34, 11, 6, 55, 54, 55, 46, 45, 21, 20, 48})
-	// kron/float32[0, 1, 3] float32[0, 1, 3]
-	f.Add([]byte{33, 36, 4, 27, 50, 16, 63, 18, 53, 53, 28, 62, 50, 13, 46, 63, 17, 17, 16, 32, 2, 34, 53, 42, 9, 46, 12, 52, 42, 6, 30, 49, 11, 12, 28, 47, 40, 15, 9, 27})
-	// softmin/float32[2]/dim 0
-	f.Add([]byte{25, 9, 4, 45, 27, 29, 50, 47, 7, 26, 26, 21, 24, 4, 53, 19, 43, 43, 52, 30, 29, 62, 36, 5, 47, 5, 36, 31, 8, 52, 5, 55, 23, 34, 22, 41, 49, 60, 15, 60})
-	// exp2/float64[1]/3.5
-	f.Add([]byte{39, 6, 57, 53, 36, 30, 9, 18, 36, 29, 48, 62, 56, 54, 4, 32, 10, 48, 30, 6, 53, 59, 23, 50, 30, 47, 43, 36, 50, 6, 34, 23, 62, 54, 2, 59, 8, 31, 57, 61})
-	// deg2rad/float64[1, 2]/2
-	f.Add([]byte{21, 12, 40, 2, 36, 42, 18, 37, 37, 42, 8, 34, 63, 31, 22, 44, 62, 29, 13, 21, 28, 7, 55, 63, 4, 41, 7, 57, 0, 55, 21, 3, 20, 42, 56, 35, 52, 31, 60, 15})
-	// solve/float64[3, 3] [3, 2]/upper false
-	f.Add([]byte{35, 9, 48, 22, 31, 48, 27, 17, 43, 45, 58, 34, 54, 7, 7, 8, 11, 55, 2, 42, 15, 48, 14, 23, 39, 63, 50, 26, 61, 58, 44, 63, 5, 36, 49, 30, 25, 5, 49, 14})
-	// searchsorted right false/float64[3]/dim 2
-	f.Add([]byte{31, 2, 22, 61, 18, 55, 10, 16, 3, 44, 28, 28, 10, 14, 22, 49, 58, 30, 20, 34, 62, 60, 23, 13, 52, 0, 42, 28, 22, 60, 36, 13, 54, 61, 3, 31, 1, 45, 63, 23})
-	// cholesky/float32[4, 4] [4, 4]/upper true
-	f.Add([]byte{41, 61, 39, 59, 14, 44, 10, 3, 32, 5, 58, 56, 9, 41, 41, 22, 43, 38, 17, 60, 45, 45, 53, 34, 18, 13, 20, 55, 3, 33, 15, 60, 7, 51, 27, 10, 15, 41, 18, 18})
-	// cummax/float64[]/dim -1
-	f.Add([]byte{40, 8, 25, 8, 4, 56, 3, 49, 6, 8, 18, 24, 38, 57, 25, 7, 18, 40, 9, 26, 43, 42, 18, 0, 3, 46, 45, 13, 55, 3, 47, 23, 32, 28, 1, 19, 15, 37, 10, 57})
+	// eigh/float32[3, 3] [3, 0]/upper true
+	f.Add([]byte{11, 12, 38, 21, 2, 3, 18, 58, 25, 2, 18, 24, 58, 26, 23, 6, 51, 14, 34, 10, 29, 15, 7, 13, 45, 6, 6, 3, 50, 14, 44, 12, 42, 34, 15, 2, 48, 36, 30, 3, 18, 28, 22, 21, 17, 47, 55, 55})
+	// svd/float32[2, 2] [4, 2]/upper true
+	f.Add([]byte{39, 6, 57, 53, 36, 30, 9, 18, 36, 29, 48, 62, 56, 54, 4, 32, 10, 48, 30, 6, 53, 59, 23, 50, 30, 47, 43, 36, 50, 6, 34, 23, 62, 54, 2, 59, 8, 31, 57, 61, 25, 43, 62, 28, 55, 35, 10, 45})
+	// cummax/float64[0, 2, 3]/dim 1
+	f.Add([]byte{5, 58, 41, 43, 40, 17, 43, 57, 50, 17, 46, 20, 14, 16, 50, 32, 56, 48, 14, 26, 36, 47, 35, 43, 5, 34, 1, 56, 44, 59, 57, 55, 24, 54, 12, 44, 26, 29, 21, 51, 13, 17, 21, 40, 27, 25, 26, 25})
+	// rot90 -3 -3/float32[2, 4, 2]/dim -2
+	f.Add([]byte{62, 53, 33, 31, 62, 24, 32, 4, 35, 54, 14, 4, 47, 34, 26, 30, 50, 2, 27, 54, 10, 21, 37, 12, 10, 52, 31, 61, 6, 55, 55, 24, 56, 9, 49, 43, 47, 37, 17, 49, 52, 40, 19, 34, 28, 36, 52, 27})
+	// log2/float32[1, 3, 2]/-3e+38
+	f.Add([]byte{48, 54, 19, 19, 51, 63, 62, 1, 17, 2, 36, 21, 27, 27, 42, 0, 40, 32, 43, 61, 40, 13, 40, 24, 3, 11, 38, 28, 14, 24, 27, 59, 39, 19, 35, 45, 48, 8, 1, 2, 27, 54, 53, 12, 16, 18, 27, 50})
+	// xlogy/bool[4, 1] bool[4, 1]
+	f.Add([]byte{36, 13, 47, 22, 54, 36, 12, 26, 28, 8, 53, 25, 45, 22, 40, 41, 14, 30, 12, 32, 0, 29, 40, 57, 0, 33, 10, 24, 59, 55, 42, 55, 14, 58, 55, 47, 34, 36, 30, 19, 56, 10, 44, 30, 20, 48, 21, 5})
+	// matrix_exp/float64[1, 1] [1, 0]/upper false
+	f.Add([]byte{3, 3, 61, 42, 61, 9, 25, 10, 3, 43, 63, 16, 59, 14, 5, 3, 9, 41, 27, 12, 1, 29, 22, 59, 9, 19, 30, 17, 2, 0, 35, 50, 40, 28, 45, 57, 8, 13, 19, 40, 18, 42, 48, 59, 27, 20, 46, 11})
+	// take_along_dim/int32[0, 2]/dim 1
+	f.Add([]byte{46, 58, 14, 62, 50, 7, 35, 13, 20, 43, 28, 13, 60, 62, 43, 47, 12, 38, 46, 29, 42, 52, 28, 47, 41, 44, 16, 7, 53, 1, 10, 2, 53, 25, 2, 15, 47, 12, 11, 35, 48, 14, 40, 55, 61, 16, 8, 20})
+	// cholesky/float32[4, 4] [4, 4]/upper false
+	f.Add([]byte{39, 49, 29, 30, 38, 43, 62, 15, 34, 36, 23, 23, 2, 12, 58, 19, 34, 54, 47, 43, 39, 53, 7, 18, 15, 16, 30, 50, 17, 34, 56, 12, 56, 32, 22, 42, 1, 6, 21, 8, 55, 0, 53, 49, 58, 6, 50, 31})
+	// index_add/float16[0, 2, 0]/dim -2
+	f.Add([]byte{50, 21, 59, 7, 35, 7, 20, 23, 26, 55, 7, 14, 2, 63, 62, 14, 50, 7, 58, 4, 38, 28, 63, 25, 10, 54, 61, 62, 61, 7, 26, 30, 36, 43, 2, 35, 21, 27, 51, 41, 20, 45, 50, 22, 41, 22, 37, 22})
+	// cumprod/float32[1, 4, 2]/dim 2
+	f.Add([]byte{29, 55, 49, 7, 61, 29, 52, 17, 58, 50, 12, 4, 38, 33, 1, 39, 33, 48, 22, 0, 28, 0, 0, 7, 56, 5, 62, 58, 42, 6, 35, 38, 37, 21, 63, 20, 31, 35, 5, 44, 24, 61, 1, 15, 36, 8, 53, 23})
+	// scatter_reduce amax/float64[0, 1]/dim 1
+	f.Add([]byte{62, 35, 8, 14, 40, 61, 28, 32, 2, 59, 41, 53, 45, 27, 33, 52, 54, 40, 38, 29, 54, 8, 57, 7, 50, 43, 49, 58, 44, 59, 49, 36, 37, 33, 54, 17, 58, 17, 8, 57, 17, 46, 46, 4, 18, 37, 39, 8})
+	// searchsorted right true/bfloat16[0]/dim -1
+	f.Add([]byte{17, 51, 29, 9, 20, 56, 6, 28, 59, 38, 42, 42, 57, 37, 17, 53, 23, 1, 57, 57, 36, 49, 59, 8, 3, 0, 52, 51, 26, 56, 22, 15, 40, 22, 36, 43, 47, 4, 20, 2, 47, 62, 39, 26, 47, 15, 8, 6})
+	// lstsq/float64[0, 0] [0, 0]/upper false
+	f.Add([]byte{7, 15, 40, 21, 27, 47, 1, 54, 3, 53, 2, 37, 37, 61, 25, 12, 23, 1, 10, 44, 61, 12, 36, 63, 52, 41, 44, 49, 31, 25, 26, 54, 44, 58, 46, 50, 56, 2, 53, 53, 34, 3, 24, 6, 48, 30, 5, 3})
+	// solve/float64[4, 4] [4, 0]/upper true
+	f.Add([]byte{63, 51, 9, 60, 28, 22, 5, 60, 17, 1, 13, 49, 3, 36, 50, 56, 9, 48, 22, 40, 26, 28, 52, 45, 37, 28, 57, 9, 25, 29, 63, 20, 42, 18, 40, 60, 38, 3, 57, 7, 22, 56, 55, 3, 53, 43, 42, 5})
 	fzGPUFor(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := &fzReader{b: data}
-		switch r.intn(3) {
+		switch r.intn(4) {
 		case 0:
 			fuzzMathElementwise(t, r)
 		case 1:
 			fuzzMathScan(t, r)
+		case 2:
+			fuzzMathIndex(t, r)
 		default:
 			fuzzMathLinalg(t, r)
 		}
@@ -259,6 +261,114 @@ func fuzzMathScan(t *testing.T, r *fzReader) {
 	fzDevices(t, label, tol, call, in...)
 }
 
+// fuzzMathIndex draws the indexing and shape functions (take to vander)
+// with indices mostly in range (now and then past either end, or of a
+// float dtype), of the shape each op takes or another, and dims mostly in
+// range.
+func fuzzMathIndex(t *testing.T, r *fzReader) {
+	dt := r.lossDType()
+	shape := r.shape(3, 24)
+	moderate := r.intn(4) != 0
+	x := r.mathOperand(dt, shape, moderate)
+	rank := len(shape)
+	dim := r.dim(rank)
+	if rank > 0 && r.intn(8) != 0 {
+		dim = r.intn(2*rank) - rank // in range
+	}
+	size := 1
+	if dim >= -rank && dim < rank {
+		size = shape[(dim+rank)%max(rank, 1)]
+	}
+	// indexOf is an index tensor of shape s: Int64 mostly, its values in
+	// [-size, size) but one time in 64 past either end.
+	indexOf := func(s []int) *Tensor {
+		v := make([]float64, dispatch.Numel(s))
+		for i := range v {
+			v[i] = float64(r.intn(2*max(size, 1)) - size)
+			if r.intn(64) == 0 {
+				v[i] = float64([4]int{size, -size - 1, 1 << 40, -(1 << 40)}[r.intn(4)])
+			}
+		}
+		return fzTensor(v, [16]DType{Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int32, Int32, Int32, Float32}[r.intn(16)], s)
+	}
+	// along is x's shape with dim's size m (the shape an index or source
+	// along dim takes), or now and then another.
+	along := func(m int) []int {
+		s := slices.Clone(shape)
+		if dim >= -rank && dim < rank && rank > 0 {
+			s[(dim+rank)%rank] = m
+		}
+		if r.intn(16) == 0 {
+			s = r.moreLossShape(shape)
+		}
+		return s
+	}
+	m := r.intn(4)
+	var in []*Tensor
+	var call func(in []*Tensor) *Tensor
+	label := dt.String() + dispatch.FormatShape(shape) + "/dim " + strconv.Itoa(dim)
+	switch r.intn(12) {
+	case 0:
+		in = []*Tensor{x, indexOf(r.shape(2, 8))}
+		label, call = "take/"+label, func(in []*Tensor) *Tensor { return in[0].Take(in[1]) }
+	case 1:
+		in = []*Tensor{x, indexOf(along(m))}
+		label, call = "take_along_dim/"+label, func(in []*Tensor) *Tensor { return in[0].TakeAlongDim(in[1], dim) }
+	case 2:
+		alpha := []float64{1, 2, -0.5, 0}[r.intn(4)]
+		in = []*Tensor{x, indexOf([]int{m}), r.mathOperand(dt, along(m), moderate)}
+		label, call = "index_add/"+label, func(in []*Tensor) *Tensor { return in[0].IndexAdd(dim, in[1], in[2], alpha) }
+	case 3:
+		in = []*Tensor{x, indexOf([]int{m}), r.mathOperand(dt, along(m), moderate)}
+		label, call = "index_copy/"+label, func(in []*Tensor) *Tensor { return in[0].IndexCopy(dim, in[1], in[2]) }
+	case 4:
+		v := r.value()
+		in = []*Tensor{x, indexOf([]int{m})}
+		label, call = "index_fill/"+label, func(in []*Tensor) *Tensor { return in[0].IndexFill(dim, in[1], v) }
+	case 5:
+		reduce := []string{"sum", "prod", "mean", "amax", "amin", "max"}[r.intn(6)]
+		self := r.intn(2) == 0
+		is := along(min(m, size))
+		in = []*Tensor{x, indexOf(is), r.mathOperand(dt, is, moderate)}
+		label, call = "scatter_reduce "+reduce+"/"+label, func(in []*Tensor) *Tensor {
+			return in[0].ScatterReduce(dim, in[1], in[2], reduce, self)
+		}
+	case 6:
+		k, d2 := r.intn(9)-4, r.dim(rank)
+		if rank >= 2 && r.intn(8) != 0 {
+			d2 = (dim + 1 + r.intn(rank-1)) % rank // in range, another dim
+		}
+		in = []*Tensor{x}
+		label, call = "rot90 "+strconv.Itoa(k)+" "+strconv.Itoa(d2)+"/"+label, func(in []*Tensor) *Tensor { return in[0].Rot90(k, dim, d2) }
+	case 7:
+		off, d2 := r.intn(5)-2, r.dim(rank+1)
+		in = []*Tensor{x}
+		label, call = "diag_embed/"+label, func(in []*Tensor) *Tensor { return in[0].DiagEmbed(off, dim, d2) }
+	case 8:
+		sections := r.intn(5) - 1
+		in = []*Tensor{x}
+		label, call = "tensor_split "+strconv.Itoa(sections)+"/"+label, func(in []*Tensor) *Tensor {
+			parts, err := in[0].TensorSplit(sections, dim)
+			if err != nil {
+				return failed(err)
+			}
+			return Concat(parts, dim)
+		}
+	case 9:
+		in = []*Tensor{x}
+		label, call = "vander "+strconv.Itoa(m)+"/"+label, func(in []*Tensor) *Tensor { return in[0].Vander(m, dim > 0) }
+	case 10:
+		in = []*Tensor{x, r.mathOperand(dt, r.shape(2, 8), moderate)}
+		label, call = "block_diag/"+label, func(in []*Tensor) *Tensor { return BlockDiag(in[0], in[1]) }
+	default:
+		in = []*Tensor{x}
+		label, call = "stacks/"+label, func(in []*Tensor) *Tensor {
+			return Concat([]*Tensor{HStack(in).Flatten(), VStack(in).Flatten(), DStack(in).Flatten()}, 0)
+		}
+	}
+	fzDevices(t, label, mathTol(dt, moderate), call, in...)
+}
+
 // pairOf is values and indices as one tensor for the comparison (the
 // indices cast to the values' dtype and stacked after them), or the first
 // failure.
@@ -300,7 +410,29 @@ func fuzzMathLinalg(t *testing.T, r *fzReader) {
 	upper := r.intn(2) == 0
 	label := dt.String() + dispatch.FormatShape(shape) + " " + dispatch.FormatShape(bs) + "/upper " + strconv.FormatBool(upper)
 	var call func(a, b *Tensor) *Tensor
-	switch r.intn(10) {
+	switch r.intn(18) {
+	case 10:
+		label, call = "eigh/"+label, func(a, _ *Tensor) *Tensor { w, v := a.Eigh(upper); return pairOf(w, v) }
+	case 11:
+		full := upper
+		label, call = "svd/"+label, func(a, _ *Tensor) *Tensor {
+			u, s, vh := a.SVD(full)
+			return pairOf(pairOf(u, s), vh)
+		}
+	case 12:
+		label, call = "pinv/"+label, func(a, _ *Tensor) *Tensor { return a.Pinv() }
+	case 13:
+		label, call = "matrix_rank/"+label, func(a, _ *Tensor) *Tensor { return a.MatrixRank() }
+	case 14:
+		ord := MatrixOrd(r.intn(9)) // one past OrdNeg2 is none
+		label, call = "matrix_norm "+strconv.Itoa(int(ord))+"/"+label, func(a, _ *Tensor) *Tensor { return a.MatrixNorm(ord) }
+	case 15:
+		k := r.intn(7) - 3
+		label, call = "matrix_power "+strconv.Itoa(k)+"/"+label, func(a, _ *Tensor) *Tensor { return a.MatrixPower(k) }
+	case 16:
+		label, call = "matrix_exp/"+label, func(a, _ *Tensor) *Tensor { return a.MatrixExp() }
+	case 17:
+		label, call = "lstsq/"+label, func(a, b *Tensor) *Tensor { return a.Lstsq(b) }
 	case 0:
 		label, call = "cholesky/"+label, func(a, _ *Tensor) *Tensor { return a.Cholesky(upper) }
 	case 1:
