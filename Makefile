@@ -86,7 +86,7 @@ refs: deps
 # written to the package's testdata/fuzz/<target>/, to commit with the fix.
 FUZZ_TARGETS := ./dispatch/ops:FuzzBroadcast ./nn:FuzzLoad .:FuzzElementwise .:FuzzViews \
 	.:FuzzReduce .:FuzzIndex .:FuzzWindow .:FuzzCast .:FuzzRandom .:FuzzSelect .:FuzzMatMul .:FuzzSort .:FuzzConcat \
-	.:FuzzNorm .:FuzzAttention .:FuzzGrid .:FuzzPad .:FuzzEinsum .:FuzzRepeat .:FuzzLoss .:FuzzLossMore .:FuzzMathMore .:FuzzSampling
+	.:FuzzNorm .:FuzzAttention .:FuzzGrid .:FuzzPad .:FuzzEinsum .:FuzzRepeat .:FuzzLoss .:FuzzLossMore .:FuzzMathMore .:FuzzSampling .:FuzzCTC
 FUZZTIME ?= 30s
 
 # Plants the bugs listed in build/mutants.txt one at a time in a scratch
