@@ -147,6 +147,11 @@ func attnCases() []attnCase {
 		// One key block (the cpu's backward then adds dQ in its key pass)
 		// under three query blocks of two query heads each.
 		{"gqa/one-key-block", []int{1, 4, 150, 8}, []int{1, 2, 100, 8}, []int{1, 2, 100, 4}, []AttentionOption{IsCausal()}, nil},
+		// Heads enough for the cpu's backward to give each task all the
+		// key blocks of a head (it then adds dQ in its key pass too) with
+		// up to 8 workers; "causal/lq<lk" and "causal/lq>lk" take the two passes
+		// with 2 or more.
+		{"heads/key-blocks", []int{2, 8, 70, 8}, []int{2, 8, 200, 8}, []int{2, 8, 200, 4}, []AttentionOption{IsCausal()}, nil},
 		{"lk0", []int{1, 2, 3, 4}, []int{1, 2, 0, 4}, []int{1, 2, 0, 3}, nil, nil},
 	}
 }

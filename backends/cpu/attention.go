@@ -458,48 +458,57 @@ func attentionBackward[T float](out *dispatch.Tensor, in []*dispatch.Tensor, g o
 	nqb := (g.Lq + attnBlockQ - 1) / attnBlockQ
 	nkb := (g.Lk + attnBlockK - 1) / attnBlockK
 	scale := T(a.Scale)
-	// Where the keys are one block (a short sequence), the key pass also
-	// adds dQ = scale·dS·K of each query block it visits, which sees no
-	// other key block, and the query pass, which would recompute P and dS,
-	// is not needed.
-	fuseDQ := nkb == 1
-	// Keys: dV and dK of one key block, over every query block of every
-	// query head that uses it.
-	attnWork(g.N*g.Hk*nkb, group*g.Lq*attnBlockK*(2*g.E+2*g.Ev+8), func(next func() (int, bool)) {
+	// A row of dQ sums over every key block of its head. Where one task
+	// takes all the key blocks of a head, the key pass also adds dQ =
+	// scale·dS·K as it goes, and the query pass, which would recompute P
+	// and dS, is not needed (about a third of the backward's work): where
+	// the keys are one block (a short sequence), and where there are heads
+	// enough for every worker to have two without splitting one.
+	heads := g.N * g.Hk
+	fuseDQ := nkb == 1 || heads >= 2*runtime.GOMAXPROCS(0)
+	perTask := 1 // key blocks
+	if fuseDQ && nkb > 1 {
+		perTask = nkb
+	}
+	// Keys: dV and dK of perTask key blocks, over every query block of
+	// every query head that uses them.
+	attnWork(heads*nkb/perTask, perTask*group*g.Lq*attnBlockK*(2*g.E+2*g.Ev+8), func(next func() (int, bool)) {
 		sp, dpp, pmp := getScratch[T](attnBlockQ*attnBlockK), getScratch[T](attnBlockQ*attnBlockK), getScratch[T](attnBlockQ*attnBlockK)
 		defer func() { putScratch(sp); putScratch(dpp); putScratch(pmp) }()
 		s, dp, pm := *sp, *dpp, *pmp
 		for t, ok := next(); ok; t, ok = next() {
-			nh, kb := attnBlock(t, nkb, false)
+			nh, part := attnBlock(t, nkb/perTask, false)
 			n, hk := nh/g.Hk, nh%g.Hk
-			j0 := kb * attnBlockK
-			bk := min(attnBlockK, g.Lk-j0)
-			kp := k[(n*g.Hk+hk)*g.Lk*g.E:]
-			vp := v[(n*g.Hk+hk)*g.Lk*g.Ev:]
-			dkp := dk[((n*g.Hk+hk)*g.Lk+j0)*g.E:]
-			dvp := dv[((n*g.Hk+hk)*g.Lk+j0)*g.Ev:]
-			for h := hk * group; h < (hk+1)*group; h++ {
-				first := 0
-				if a.Causal {
-					first = j0 / attnBlockQ
-				}
-				for qb := first; qb < nqb; qb++ {
-					i0 := qb * attnBlockQ
-					bq := min(attnBlockQ, g.Lq-i0)
-					row := (n*g.Hq+h)*g.Lq + i0
-					qp, rp, gp := q[row*g.E:], res[row*w:], gr[row*w:]
-					attnProbs(gemm, s, qp, kp, rp, mask, g, a, n, h, i0, bq, j0, bk)
-					kept, dropped := s, []T(nil)
-					if a.Dropout.P > 0 {
-						dropBlock(pm, s, g, a, n, h, i0, bq, j0, bk)
-						kept, dropped = pm, pm
+			for kb := part * perTask; kb < (part+1)*perTask; kb++ {
+				j0 := kb * attnBlockK
+				bk := min(attnBlockK, g.Lk-j0)
+				kp := k[(n*g.Hk+hk)*g.Lk*g.E:]
+				vp := v[(n*g.Hk+hk)*g.Lk*g.Ev:]
+				dkp := dk[((n*g.Hk+hk)*g.Lk+j0)*g.E:]
+				dvp := dv[((n*g.Hk+hk)*g.Lk+j0)*g.Ev:]
+				for h := hk * group; h < (hk+1)*group; h++ {
+					first := 0
+					if a.Causal {
+						first = j0 / attnBlockQ
 					}
-					mm(gemm, blas.Trans, blas.NoTrans, bk, g.Ev, bq, 1, kept, attnBlockK, gp, w, 1, dvp, g.Ev)
-					mm(gemm, blas.NoTrans, blas.Trans, bq, bk, g.Ev, 1, gp, w, vp[j0*g.Ev:], g.Ev, 0, dp, attnBlockK)
-					attnDS(dp, s, dropped, d[row:], bq, bk)
-					mm(gemm, blas.Trans, blas.NoTrans, bk, g.E, bq, scale, dp, attnBlockK, qp, g.E, 1, dkp, g.E)
-					if fuseDQ {
-						mm(gemm, blas.NoTrans, blas.NoTrans, bq, g.E, bk, scale, dp, attnBlockK, kp[j0*g.E:], g.E, 1, dq[row*g.E:], g.E)
+					for qb := first; qb < nqb; qb++ {
+						i0 := qb * attnBlockQ
+						bq := min(attnBlockQ, g.Lq-i0)
+						row := (n*g.Hq+h)*g.Lq + i0
+						qp, rp, gp := q[row*g.E:], res[row*w:], gr[row*w:]
+						attnProbs(gemm, s, qp, kp, rp, mask, g, a, n, h, i0, bq, j0, bk)
+						kept, dropped := s, []T(nil)
+						if a.Dropout.P > 0 {
+							dropBlock(pm, s, g, a, n, h, i0, bq, j0, bk)
+							kept, dropped = pm, pm
+						}
+						mm(gemm, blas.Trans, blas.NoTrans, bk, g.Ev, bq, 1, kept, attnBlockK, gp, w, 1, dvp, g.Ev)
+						mm(gemm, blas.NoTrans, blas.Trans, bq, bk, g.Ev, 1, gp, w, vp[j0*g.Ev:], g.Ev, 0, dp, attnBlockK)
+						attnDS(dp, s, dropped, d[row:], bq, bk)
+						mm(gemm, blas.Trans, blas.NoTrans, bk, g.E, bq, scale, dp, attnBlockK, qp, g.E, 1, dkp, g.E)
+						if fuseDQ {
+							mm(gemm, blas.NoTrans, blas.NoTrans, bq, g.E, bk, scale, dp, attnBlockK, kp[j0*g.E:], g.E, 1, dq[row*g.E:], g.E)
+						}
 					}
 				}
 			}
