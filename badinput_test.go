@@ -311,8 +311,8 @@ func biOps() map[string]biOp {
 				return biF(dev, 1, 1, 2, 2).MaxUnpool2d(biPoolIndices(dev), biHuge)
 			}},
 
-		"sum":         biReduce(func(x *Tensor, d int) *Tensor { return x.Sum(d) }),
-		"prod":        biReduce(func(x *Tensor, d int) *Tensor { return x.Prod(d) }),
+		"sum":         biAnyDType(biReduce(func(x *Tensor, d int) *Tensor { return x.Sum(d) })),
+		"prod":        biAnyDType(biReduce(func(x *Tensor, d int) *Tensor { return x.Prod(d) })),
 		"max":         biReduce(func(x *Tensor, d int) *Tensor { return x.Max(d) }),
 		"min":         biReduce(func(x *Tensor, d int) *Tensor { return x.Min(d) }),
 		"mean":        biReduce(func(x *Tensor, d int) *Tensor { return x.Mean(d) }),
@@ -322,7 +322,7 @@ func biOps() map[string]biOp {
 		"vector_norm": biReduce(func(x *Tensor, d int) *Tensor { return x.Norm(2, d) }),
 		"argmax":      biReduce(func(x *Tensor, d int) *Tensor { return x.ArgMax(d) }),
 		"argmin":      biReduce(func(x *Tensor, d int) *Tensor { return x.ArgMin(d) }),
-		"cumsum":      biReduce(func(x *Tensor, d int) *Tensor { return x.CumSum(d) }),
+		"cumsum":      biAnyDType(biReduce(func(x *Tensor, d int) *Tensor { return x.CumSum(d) })),
 		"argsort":     biAnyDType(biReduce(func(x *Tensor, d int) *Tensor { return x.ArgSort(d, true) })),
 		"argtopk": func() biOp {
 			r := biReduce(func(x *Tensor, d int) *Tensor { return apply(ops.ArgTopK, ops.TopKDim{Dim: d, K: 1, Largest: true}, x) })

@@ -80,8 +80,8 @@ var opTrace = composite("trace", []string{"x"}, func(in []*Tensor, _ dispatch.No
 })
 
 // Trace is the sum of the main diagonal of the matrix x, as torch.trace: a
-// 0-d tensor, 0 for an empty matrix. Integers keep their dtype, as Sum's do
-// (torch gives int64). x of another rank is ErrShape, bool x ErrDType.
+// 0-d tensor, 0 for an empty matrix. Integers give Int64, as Sum's and
+// torch's do. x of another rank is ErrShape, bool x ErrDType (as torch).
 func (x *Tensor) Trace() *Tensor {
 	const op = "trace"
 	if err := x.check(op); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // Einsum is a composite: the equation is parsed and checked against the
@@ -60,7 +61,10 @@ var opEinsum = dispatch.Register(&dispatch.Op[*einsumPlan]{
 //
 // With two operands the work is one batched MatMul; more are contracted
 // left to right. The operands must share a dtype (else ErrDType) that
-// MatMul and Sum run in: torch 1.13 refuses two dtypes where a letter is
+// MatMul and Sum run in, and the result has it (integers too, where torch
+// 1.13 gives int64 for an equation that sums a letter of one operand
+// alone, as "ij->i", and int32 for one that does not, as "ij,jk->ik"):
+// torch 1.13 refuses two dtypes where a letter is
 // summed and promotes them where none is ("i,j->ij"), and lathe refuses
 // both, as its MatMul does. Bool operands are refused (ErrDType) where a
 // letter is summed (torch sums one bool operand as int64 and refuses two):
@@ -435,7 +439,10 @@ func (o einsumOperand) sumOut(keep map[int]bool, other []int) einsumOperand {
 	if len(dims) == 0 || o.x.err != nil {
 		return o
 	}
-	return einsumOperand{x: o.x.Sum(dims...), labels: labels}
+	// The operands' dtype, which the MatMuls that follow need: an integer
+	// Sum would widen to int64 (torch's einsum gives int64 where it sums
+	// a letter alone, and the operands' dtype elsewhere).
+	return einsumOperand{x: o.x.reduce(ops.Sum, false, 0, dims), labels: labels}
 }
 
 // einsumPair contracts a and b (each label's size already broadcast):

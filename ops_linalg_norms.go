@@ -84,7 +84,7 @@ func (A *Tensor) MatrixRank() *Tensor {
 			return a.Sum(-2, -1).Cast(Int64).MulScalar(0)
 		}
 		S := a.SVDVals()
-		return S.Gt(svdCutoff(S, m, n)).Cast(Int64).Sum(-1)
+		return S.Gt(svdCutoff(S, m, n)).Sum(-1) // int64, as a bool sum is
 	}, A)
 }
 

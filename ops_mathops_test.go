@@ -37,7 +37,7 @@ func biMathOps() map[string]biOp {
 	}
 	t["heaviside"] = biBinary((*Tensor).Heaviside, "as")
 	t["isclose"] = biBinary(func(x, y *Tensor) *Tensor { return x.IsClose(y, 1e-5, 1e-8, true) }, "as")
-	t["nansum"] = biReduce(func(x *Tensor, d int) *Tensor { return x.NanSum(d) })
+	t["nansum"] = biAnyDType(biReduce(func(x *Tensor, d int) *Tensor { return x.NanSum(d) }))
 	t["nanmean"] = biReduce(func(x *Tensor, d int) *Tensor { return x.NanMeanKeepDim(d) })
 	t["count_nonzero"] = biAnyDType(biReduce(func(x *Tensor, d int) *Tensor { return x.CountNonzero(d) }))
 	t["cross"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 1, 3)} },

@@ -58,8 +58,8 @@ func nanSum(x *Tensor, a dimsAttrs) *Tensor {
 }
 
 // NanSum adds the elements of x over dims taking NaN as 0, as
-// torch.nansum; no dims means all of them. Dtypes as Sum (an integer sum
-// keeps x's dtype, where torch gives int64; bool is ErrDType).
+// torch.nansum; no dims means all of them. Dtypes as Sum's (integers and
+// bool give Int64).
 func (x *Tensor) NanSum(dims ...int) *Tensor {
 	return apply(opNanSum, dimsAttrs{dims: append([]int(nil), dims...)}, x)
 }

@@ -162,7 +162,7 @@ func orderIndex(x *Tensor, d, n, k int) *Tensor {
 		return order.Narrow(d, (n-1)/2, 1)
 	}
 	// A line with NaNs: its first NaN sorts to n - (number of NaNs).
-	nans := x.IsNaN().Cast(Int32).SumKeepDim(d)
+	nans := x.IsNaN().SumKeepDim(d) // int64
 	pos := Where(nans.GtScalar(0), nans.MulScalar(-1).AddScalar(float64(n)), nans.scalarLike("median", float64((n-1)/2)))
 	return order.Gather(d, pos)
 }

@@ -16,21 +16,45 @@ func (x *Tensor) reduce(op *dispatch.Op[ops.Reduce], keep bool, correction int, 
 }
 
 // Sum adds the elements over dims. Float32 sums accumulate in float64 and
-// round once (on wgpu in float32: README, WebGPU). Integer sums accumulate in int64 but keep x's dtype, so an
-// int32 sum wraps where it overflows int32 (PyTorch gives int64 instead;
-// lathe keeps dtypes and leaves the widening to an explicit Cast). Bool is
-// refused: cast to Int64 to count true values.
-func (x *Tensor) Sum(dims ...int) *Tensor { return x.reduce(ops.Sum, false, 0, dims) }
+// round once (on wgpu in float32: README, WebGPU). Integer and bool x sum
+// to Int64, as torch's (a bool sum counts the true values): x is cast to
+// int64 first, on every device, so a uint8 or int32 sum cannot wrap; the
+// cast is a temporary of 8 bytes per element.
+func (x *Tensor) Sum(dims ...int) *Tensor { return x.wideReduce(ops.Sum, false, dims) }
 
 // SumKeepDim is Sum keeping the reduced dims as size 1.
-func (x *Tensor) SumKeepDim(dims ...int) *Tensor { return x.reduce(ops.Sum, true, 0, dims) }
+func (x *Tensor) SumKeepDim(dims ...int) *Tensor { return x.wideReduce(ops.Sum, true, dims) }
 
-// Prod multiplies the elements over dims, accumulating as Sum does (integer
-// products wrap).
-func (x *Tensor) Prod(dims ...int) *Tensor { return x.reduce(ops.Prod, false, 0, dims) }
+// Prod multiplies the elements over dims, accumulating as Sum does;
+// integer and bool x give Int64 as Sum's do (an int64 product wraps).
+func (x *Tensor) Prod(dims ...int) *Tensor { return x.wideReduce(ops.Prod, false, dims) }
 
 // ProdKeepDim is Prod keeping the reduced dims as size 1.
-func (x *Tensor) ProdKeepDim(dims ...int) *Tensor { return x.reduce(ops.Prod, true, 0, dims) }
+func (x *Tensor) ProdKeepDim(dims ...int) *Tensor { return x.wideReduce(ops.Prod, true, dims) }
+
+// wideReduce is a sum or product of x, int64 where x holds integers or
+// bools (asInt64).
+func (x *Tensor) wideReduce(op *dispatch.Op[ops.Reduce], keep bool, dims []int) *Tensor {
+	w := x.asInt64(op.Name)
+	out := w.reduce(op, keep, 0, dims)
+	if w != x {
+		w.Release() // the cast, which nothing else holds: integers have no graph
+	}
+	return out
+}
+
+// asInt64 is x cast to Int64 where it holds integers or bools, the dtype
+// of torch's sums, products and running sums of them; any other x, and a
+// nil, failed or released one (for the op to report), is x itself.
+func (x *Tensor) asInt64(op string) *Tensor {
+	if x == nil || x.err != nil || x.t == nil || x.t.Released() {
+		return x
+	}
+	if dt := x.t.DType; dt == Int64 || dt != Bool && !dt.IsInt() {
+		return x
+	}
+	return x.promoteTo(op, "x", Int64)
+}
 
 // Mean is the average over dims, Sum divided by the count; floats only.
 func (x *Tensor) Mean(dims ...int) *Tensor { return x.reduce(ops.Mean, false, 0, dims) }
@@ -104,8 +128,15 @@ func (x *Tensor) ArgMin(dims ...int) *Tensor { return x.reduce(ops.ArgMin, false
 // ArgMinKeepDim is ArgMin along dim, keeping it as size 1.
 func (x *Tensor) ArgMinKeepDim(dim int) *Tensor { return x.reduce(ops.ArgMin, true, 0, []int{dim}) }
 
-// CumSum is the running sum along dim, same shape and dtype as x. Floats
-// accumulate in float64 and integers in int64 (an int32 result wraps where
-// PyTorch would give int64); on wgpu, whose shaders have no 64-bit types,
-// float32 and int32 accumulate in their own type, as its sums do.
-func (x *Tensor) CumSum(dim int) *Tensor { return apply(ops.CumSum, ops.Scan{Dim: dim}, x) }
+// CumSum is the running sum along dim, of x's shape. Floats accumulate in
+// float64 (on wgpu, whose shaders have no 64-bit floats, float32
+// accumulates in float32, as its sums do) and keep their dtype; integer
+// and bool x give Int64, as torch's, cast as Sum's are.
+func (x *Tensor) CumSum(dim int) *Tensor {
+	w := x.asInt64("cumsum")
+	out := apply(ops.CumSum, ops.Scan{Dim: dim}, w)
+	if w != x {
+		w.Release()
+	}
+	return out
+}

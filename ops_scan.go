@@ -77,8 +77,8 @@ var (
 )
 
 // CumProd is the running product along dim, as torch.cumprod(x, dim):
-// same shape; integer and bool x give Int64, as torch's (lathe's CumSum
-// keeps the dtype); float16 and bfloat16 are multiplied in float32 and
+// same shape; integer and bool x give Int64, as torch's and CumSum's;
+// float16 and bfloat16 are multiplied in float32 and
 // rounded once (torch's cpu has no cumprod for them). Its gradient is
 // exact where x holds zeros. A dim out of range is ErrIndex.
 func (x *Tensor) CumProd(dim int) *Tensor {

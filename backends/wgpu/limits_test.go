@@ -36,7 +36,7 @@ func TestBroadcastPast32Bits(t *testing.T) {
 		{"sum", "x", func() *lathe.Tensor { return ones(big).Sum() }},
 		{"sum", "x", func() *lathe.Tensor { return ones(1<<16+1, 1<<16+1).Sum() }},
 		{"sum", "x", func() *lathe.Tensor { return ones(3, big).Sum(1) }},
-		{"sum", "x", func() *lathe.Tensor { return lathe.Ones(dev, lathe.Int32, 1).Expand(1<<31 + 8).Sum() }},
+		{"sum", "x", func() *lathe.Tensor { return lathe.Ones(dev, lathe.Int64, 1).Expand(1<<31 + 8).Sum() }},
 		{"mean", "x", func() *lathe.Tensor { return ones(big).Mean() }},
 		{"argmax", "x", func() *lathe.Tensor { return ones(1<<28+1, 16).ArgMax() }},
 		{"matmul", "lhs", func() *lathe.Tensor { return ones(1, big).MatMul(ones(big, 1)) }},

@@ -76,11 +76,10 @@ def reductions():
                 fam.case(f"mean/{SHORT[dt]}/error", op, [rnd([3, 4], dt)], torch.mean, error="dtype")
                 continue
             p = f"{op}/{SHORT[dt]}"
-            # lathe keeps int32 for int32 sums and products; torch widens to int64.
-            od = dt if op in ("sum", "prod") else None
+            # Sums and products of integers are int64, as torch's.
             for shape, dims, kd in plans[:3]:
                 fam.case(f"{p}/{rname(dims, kd)}{shp(shape)}", op, [rnd(shape, dt, "small")], reduce_fn(op, dims, kd),
-                         rattrs(dims, kd), out_dtype=od)
+                         rattrs(dims, kd))
     for op, fn in (("var", torch.var), ("std", torch.std)):
         for dt in FLOATS:
             p = f"{op}/{SHORT[dt]}"
@@ -122,12 +121,11 @@ def reductions():
                  error="index")
     for dt in FLOATS + INTS:
         p = f"cumsum/{SHORT[dt]}"
-        od = dt if dt == "int32" else None
         cs = lambda d: (lambda x: torch.cumsum(x, d))
-        fam.case(f"{p}/dim[1][3,4]", "cumsum", [rnd([3, 4], dt)], cs(1), {"dim": 1}, out_dtype=od)
-        fam.case(f"{p}/dim[-2][2,3,4]", "cumsum", [rnd([2, 3, 4], dt)], cs(-2), {"dim": -2}, out_dtype=od)
-        fam.case(f"{p}/0d/dim[0]", "cumsum", [rnd([], dt)], cs(0), {"dim": 0}, out_dtype=od)
-        fam.case(f"{p}/strided[3,4]/dim[1]", "cumsum", [L(rnd([3, 4], dt), "strided")], cs(1), {"dim": 1}, out_dtype=od)
+        fam.case(f"{p}/dim[1][3,4]", "cumsum", [rnd([3, 4], dt)], cs(1), {"dim": 1})
+        fam.case(f"{p}/dim[-2][2,3,4]", "cumsum", [rnd([2, 3, 4], dt)], cs(-2), {"dim": -2})
+        fam.case(f"{p}/0d/dim[0]", "cumsum", [rnd([], dt)], cs(0), {"dim": 0})
+        fam.case(f"{p}/strided[3,4]/dim[1]", "cumsum", [L(rnd([3, 4], dt), "strided")], cs(1), {"dim": 1})
     fam.case("cumsum/f32/empty[0,3]/dim[0]", "cumsum", [rnd([0, 3], "float32")], lambda x: torch.cumsum(x, 0), {"dim": 0})
     fam.case("cumsum/f32/transposed[3,4]/dim[1]", "cumsum", [L(rnd([3, 4], "float32"), "transposed")],
              lambda x: torch.cumsum(x, 1), {"dim": 1})
@@ -135,6 +133,17 @@ def reductions():
              {"dim": 0})
     fam.case("cumsum/f32/dim[2]/error", "cumsum", [rnd([3, 4], "float32")], lambda x: torch.cumsum(x, 2), {"dim": 2},
              error="index")
+    # Bool, int8 and uint8 sum, multiply and run to int64, as torch's: a
+    # bool sum counts, and uint8 values near 255 would wrap in their dtype.
+    byte = {"bool": lambda s: torch.rand(s) < 0.5, "int8": lambda s: torch.randint(-128, 128, s, dtype=torch.int8),
+            "uint8": lambda s: torch.randint(200, 256, s, dtype=torch.uint8)}
+    for dt, make in byte.items():
+        for shape, dims, kd in ([3, 4], None, False), ([3, 4], [1], False), ([2, 3, 4], [-1], True):
+            fam.case(f"sum/{SHORT[dt]}/{rname(dims, kd)}{shp(shape)}", "sum", [make(shape)], reduce_fn("sum", dims, kd),
+                     rattrs(dims, kd))
+        fam.case(f"prod/{SHORT[dt]}/dims[1][2,3]", "prod", [make([2, 3])], reduce_fn("prod", [1], False),
+                 rattrs([1], False))
+        fam.case(f"cumsum/{SHORT[dt]}/dim[1][3,4]", "cumsum", [make([3, 4])], lambda x: torch.cumsum(x, 1), {"dim": 1})
     return fam
 
 

@@ -147,7 +147,7 @@ def shape_ops():
     for dt in FLOATS + ["int32"]:
         for eq, shapes in EINSUM_PLANS:
             # torch's sum of int32 is int64 where one operand is summed
-            # alone; lathe keeps int32 (the README's rule for sum).
+            # alone; lathe's einsum keeps int32 (its doc comment says so).
             fam.case(f"einsum/{SHORT[dt]}/{einsum_name(eq, shapes)}", "einsum", [rnd(s, dt) for s in shapes],
                      einsum_fn(eq), {"equation": eq}, out_dtype=dt)
     fam.case("einsum/f32/transposed/bij,bjk->bik", "einsum",

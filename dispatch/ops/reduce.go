@@ -91,12 +91,12 @@ func ReduceShape(x *dispatch.Tensor, r Reduce) (dims, shape []int, err error) {
 	return nd, shape, nil
 }
 
-// checkReducible refuses dtypes the reduction lacks. Bool gets its own fix:
-// to count true values, cast to an integer type first.
+// checkReducible refuses dtypes the reduction lacks. Bool gets its own fix.
+// (lathe's Sum, Prod and CumSum cast bools to int64 before they get here.)
 func checkReducible(x *dispatch.Tensor, allowed dispatch.DTypeSet) error {
 	err := checkDType(x, "x", allowed)
 	if e, ok := err.(*dispatch.Error); ok && x.DType == dispatch.Bool && allowed.Has(dispatch.Int64) {
-		e.Fix = "cast it with .Cast(lathe.Int64) first, e.g. to count true values"
+		e.Fix = "cast it with .Cast(lathe.Int64) first, or use Any or All"
 	}
 	return err
 }
