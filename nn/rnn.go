@@ -443,8 +443,42 @@ func (r *RNNBase) layers(x *lathe.Tensor, states []*lathe.Tensor, batched bool) 
 			states[i] = s.Unsqueeze(1)
 		}
 	}
-	steps, dirs := x.Dim(0), r.dirs()
-	var hs, cs []*lathe.Tensor
+	steps := x.Dim(0)
+	x, hs, cs := r.layerStack(x, states, 2, func(w RNNWeights, gi, h, c *lathe.Tensor, reverse bool) (y, hn, cn *lathe.Tensor) {
+		ys := make([]*lathe.Tensor, steps)
+		for i := range steps {
+			t := i
+			if reverse {
+				t = steps - 1 - i
+			}
+			h, c = r.kind.step(w, gi.Narrow(0, t, 1).Squeeze(0), h, c, r.HiddenSize)
+			ys[t] = h
+		}
+		return lathe.Stack(ys, 0), h, c
+	})
+	if !batched {
+		x = x.Squeeze(1)
+	} else if r.BatchFirst {
+		x = x.Transpose(0, 1)
+	}
+	results := []*lathe.Tensor{x, lathe.Stack(hs, 0)}
+	if r.kind == kindLSTM {
+		results = append(results, lathe.Stack(cs, 0))
+	}
+	return results
+}
+
+// layerStack runs every layer and direction over x, the padded
+// sequence's [time, batch, features] or the packed rows: dropout between
+// layers in training, each direction's initial h (and c) from states, its
+// input projection for every step in one matmul (gi), and run, which steps
+// through time, forward or in reverse, and returns the direction's output
+// and its last h and c. The directions' outputs are joined along catDim.
+// It returns the last layer's output and each layer and direction's h and
+// c, in torch's order.
+func (r *RNNBase) layerStack(x *lathe.Tensor, states []*lathe.Tensor, catDim int,
+	run func(w RNNWeights, gi, h, c *lathe.Tensor, reverse bool) (y, h2, c2 *lathe.Tensor)) (out *lathe.Tensor, hs, cs []*lathe.Tensor) {
+	dirs := r.dirs()
 	for l := range r.NumLayers {
 		if l > 0 && !r.Eval && r.Dropout > 0 {
 			x = x.Dropout(r.Dropout, true)
@@ -457,34 +491,15 @@ func (r *RNNBase) layers(x *lathe.Tensor, states []*lathe.Tensor, batched bool) 
 				c = states[1].Narrow(0, k, 1).Squeeze(0)
 			}
 			w := r.Weights[k]
-			gi := x.Linear(w.WeightIH, w.BiasIH)
-			ys := make([]*lathe.Tensor, steps)
-			for i := range steps {
-				t := i
-				if d == 1 {
-					t = steps - 1 - i
-				}
-				h, c = r.kind.step(w, gi.Narrow(0, t, 1).Squeeze(0), h, c, r.HiddenSize)
-				ys[t] = h
-			}
-			outs[d] = lathe.Stack(ys, 0)
+			outs[d], h, c = run(w, x.Linear(w.WeightIH, w.BiasIH), h, c, d == 1)
 			hs, cs = append(hs, h), append(cs, c)
 		}
 		x = outs[0]
 		if dirs == 2 {
-			x = lathe.Concat(outs, 2)
+			x = lathe.Concat(outs, catDim)
 		}
 	}
-	if !batched {
-		x = x.Squeeze(1)
-	} else if r.BatchFirst {
-		x = x.Transpose(0, 1)
-	}
-	results := []*lathe.Tensor{x, lathe.Stack(hs, 0)}
-	if r.kind == kindLSTM {
-		results = append(results, lathe.Stack(cs, 0))
-	}
-	return results
+	return x, hs, cs
 }
 
 // rnnKind is the cell of a recurrent layer.

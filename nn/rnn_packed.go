@@ -461,7 +461,7 @@ func (r *RNNBase) runPacked(p *PackedSequence, h0, c0 *lathe.Tensor) (out *Packe
 // (forward), or still the initial ones (backward, which meets each
 // sequence first at its last step).
 func (r *RNNBase) packedLayers(x *lathe.Tensor, states []*lathe.Tensor, bs []int, sortIdx, unsortIdx *lathe.Tensor) []*lathe.Tensor {
-	batch, dirs := bs[0], r.dirs()
+	batch := bs[0]
 	if sortIdx != nil {
 		states = slices.Clone(states)
 		for i, s := range states {
@@ -479,49 +479,30 @@ func (r *RNNBase) packedLayers(x *lathe.Tensor, states []*lathe.Tensor, bs []int
 		}
 		return lathe.Concat([]*lathe.Tensor{next, s.Narrow(0, b, batch-b)}, 0)
 	}
-	var hs, cs []*lathe.Tensor
-	for l := range r.NumLayers {
-		if l > 0 && !r.Eval && r.Dropout > 0 {
-			x = x.Dropout(r.Dropout, true)
-		}
-		outs := make([]*lathe.Tensor, dirs)
-		for d := range dirs {
-			k := l*dirs + d
-			h, c := states[0].Narrow(0, k, 1).Squeeze(0), (*lathe.Tensor)(nil)
-			if r.kind == kindLSTM {
-				c = states[1].Narrow(0, k, 1).Squeeze(0)
+	x, hs, cs := r.layerStack(x, states, 1, func(w RNNWeights, gi, h, c *lathe.Tensor, reverse bool) (y, hn, cn *lathe.Tensor) {
+		ys := make([]*lathe.Tensor, len(bs))
+		for i := range bs {
+			t := i
+			if reverse {
+				t = len(bs) - 1 - i
 			}
-			w := r.Weights[k]
-			gi := x.Linear(w.WeightIH, w.BiasIH)
-			ys := make([]*lathe.Tensor, len(bs))
-			for i := range bs {
-				t := i
-				if d == 1 {
-					t = len(bs) - 1 - i
-				}
-				b := bs[t]
-				hb, cb := h, c
-				if b < batch {
-					hb = h.Narrow(0, 0, b)
-					if c != nil {
-						cb = c.Narrow(0, 0, b)
-					}
-				}
-				h2, c2 := r.kind.step(w, gi.Narrow(0, offsets[t], b), hb, cb, r.HiddenSize)
-				ys[t] = h2
-				h = keep(h2, h, b)
+			b := bs[t]
+			hb, cb := h, c
+			if b < batch {
+				hb = h.Narrow(0, 0, b)
 				if c != nil {
-					c = keep(c2, c, b)
+					cb = c.Narrow(0, 0, b)
 				}
 			}
-			outs[d] = lathe.Concat(ys, 0)
-			hs, cs = append(hs, h), append(cs, c)
+			h2, c2 := r.kind.step(w, gi.Narrow(0, offsets[t], b), hb, cb, r.HiddenSize)
+			ys[t] = h2
+			h = keep(h2, h, b)
+			if c != nil {
+				c = keep(c2, c, b)
+			}
 		}
-		x = outs[0]
-		if dirs == 2 {
-			x = lathe.Concat(outs, 1)
-		}
-	}
+		return lathe.Concat(ys, 0), h, c
+	})
 	hn := lathe.Stack(hs, 0)
 	var cn *lathe.Tensor
 	if r.kind == kindLSTM {
