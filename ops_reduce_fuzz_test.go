@@ -86,6 +86,9 @@ func FuzzReduce(f *testing.F) {
 			want = dispatch.Int64 // on every device, as in PyTorch
 		}
 		fzWant(t, label, out, refuse, oshape, want)
+		if name == "sum" || name == "prod" {
+			fuzzWideReduce(t, label+"/method", name, x, shape, dims, keep, tol)
+		}
 		if refuse != nil || out.Err() != nil {
 			return
 		}
@@ -107,6 +110,47 @@ func FuzzReduce(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzWideReduce checks the methods Sum, Prod and their KeepDim forms,
+// which take integers and bools to int64 as torch does (the op above
+// keeps the dtype): the rule, int64's result, and int64 values that equal
+// the op's on x cast to int64 (which wrap only at 64 bits).
+func fuzzWideReduce(t *testing.T, label, name string, x *Tensor, shape, dims []int, keep bool, tol float64) {
+	method := map[string]func(x *Tensor, dims ...int) *Tensor{"sum": (*Tensor).Sum, "prod": (*Tensor).Prod,
+		"sum/keep": (*Tensor).SumKeepDim, "prod/keep": (*Tensor).ProdKeepDim}
+	if keep {
+		name += "/keep"
+	}
+	dt := x.DType()
+	wide := dt.IsInt() || dt == Bool
+	if wide {
+		tol = 0
+	}
+	out := fzDiff(t, label, tol, func(in []*Tensor) *Tensor { return method[name](in[0], dims...) }, x)
+	_, oshape, refuse := fzReduceShape(shape, dims, keep)
+	want := dt
+	if wide {
+		want = Int64
+	}
+	fzWant(t, label, out, refuse, oshape, want)
+	if refuse != nil || !wide {
+		return
+	}
+	wx := x.Cast(Int64)
+	defer wx.Release()
+	ref := method[name](wx, dims...)
+	got, err := fzHost(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := fzHost(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, exp) {
+		t.Fatalf("%s: %v, the int64 %s of x gives %v", label, got, name, exp)
+	}
 }
 
 // fzSpread is the sum of |x| (at least 1): the scale of rounding in a
