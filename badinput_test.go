@@ -622,6 +622,11 @@ func biOps() map[string]biOp {
 	for name, r := range biLinalg2() {
 		t[name] = r
 	}
+	// The LU factorization, logdet, cholesky_inverse and vecdot
+	// (ops_linalg_lu_test.go).
+	for name, r := range biLinalg3() {
+		t[name] = r
+	}
 	// The indexing and shape functions of ops_index2.go and ops_shape2.go
 	// (ops_index2_test.go).
 	for name, r := range biIndex2Ops() {

@@ -133,8 +133,14 @@ type infoCheck struct {
 // " in batch element b" where A has batch dims (torch's "(Batch element
 // b)").
 func checkedOp(op string, fail func(k int64, where string) string, fix string) *dispatch.Op[infoCheck] {
+	return checkedOpArg(op, "A", "check", fail, fix)
+}
+
+// checkedOpArg is checkedOp for a check of op's argument arg, registered
+// as op's variant.
+func checkedOpArg(op, arg, variant string, fail func(k int64, where string) string, fix string) *dispatch.Op[infoCheck] {
 	return dispatch.Register(&dispatch.Op[infoCheck]{
-		Schema: dispatch.Schema{Name: op, Variant: "check", Args: []string{"result", "info"}},
+		Schema: dispatch.Schema{Name: op, Variant: variant, Args: []string{"result", "info"}},
 		Compose: composedBy(func(in []*Tensor, _ infoCheck) *Tensor {
 			if dt := in[1].t.DType; dt != Int64 {
 				return failed(errorf(op, ErrDType, "info", "is "+dt.String()+" but the check takes Int64 codes", "pass the codes the factorization made"))
@@ -151,7 +157,7 @@ func checkedOp(op string, fail func(k int64, where string) string, fix string) *
 				if a.batched {
 					where = " in batch element " + strconv.FormatInt(b, 10)
 				}
-				return &dispatch.Error{Kind: dispatch.ErrValue, Arg: "A", Detail: fail(k, where), Fix: fix}
+				return &dispatch.Error{Kind: dispatch.ErrValue, Arg: arg, Detail: fail(k, where), Fix: fix}
 			}}}
 		},
 	})

@@ -57,6 +57,7 @@ from ctc import ctc_values, grad_ctc  # noqa: E402
 from linalg2 import grad_linalg2, linalg2  # noqa: E402
 from index2 import grad_index2, index2  # noqa: E402
 from mathextra import grad_mathextra, mathextra  # noqa: E402
+from linalg3 import grad_linalg3, linalg3  # noqa: E402
 import gpt  # noqa: E402
 
 
@@ -70,7 +71,8 @@ def main():
                  pad, grad_pad, loss_weight, grad_loss_weight, shape_ops, grad_shape_ops, sort, grad_sort,
                  attention, grad_attention, grid_cases, grad_grid, select, grad_select, grad_narrow,
                  moreops, grad_moreops, losses, grad_losses, mathops, grad_mathops, scan, grad_scan, linalg, grad_linalg,
-                 ctc_values, grad_ctc, linalg2, grad_linalg2, index2, grad_index2, mathextra, grad_mathextra):
+                 ctc_values, grad_ctc, linalg2, grad_linalg2, index2, grad_index2, mathextra, grad_mathextra,
+                 linalg3, grad_linalg3):
         path, n = make().write(folder)
         total += n
         size += os.path.getsize(path)
