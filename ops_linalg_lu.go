@@ -475,3 +475,121 @@ func (x *Tensor) Vecdot(y *Tensor, dim int) *Tensor {
 	}
 	return apply(opVecdot, vecdotAttrs{dim: d}, x, y)
 }
+
+var (
+	// opCholeskyEx is the factor of A without the check, with the
+	// pivots (the corners before their square roots) in a last row:
+	// [..., n+1, n].
+	opCholeskyEx = compositeVariant("cholesky", "ex", []string{"A"}, func(in []*Tensor, upper bool) *Tensor {
+		a := in[0]
+		n := a.t.Shape[a.t.Rank()-1]
+		if n == 0 {
+			return a.Contiguous()
+		}
+		l, d := choleskyLower(choleskyInput(a), n)
+		if upper {
+			l = l.MT()
+		}
+		return Concat([]*Tensor{l, d.Unsqueeze(-2)}, -2)
+	})
+	// opFirstBad is an info code from a mask ([..., n], Bool): the place
+	// (from 1) of the first true one, or 0 ([...], Int32).
+	opFirstBad = composite("first_bad", []string{"mask"}, func(in []*Tensor, _ dispatch.None) *Tensor {
+		bad := in[0]
+		if err := bad.CheckArg("first_bad", "mask"); err != nil {
+			return failed(err)
+		}
+		if bad.t.DType != Bool || bad.t.Rank() < 1 {
+			return failed(errorf("first_bad", ErrDType, "mask", "is "+bad.t.DType.String()+" of rank "+strconv.Itoa(bad.t.Rank())+
+				" but the op takes a Bool mask of at least 1 dim", "pass a comparison's result"))
+		}
+		r := bad.t.Rank()
+		if bad.t.Shape[r-1] == 0 {
+			return bad.joined(Zeros(bad.t.Device, Int32, bad.t.Shape[:r-1]...))
+		}
+		first := bad.Cast(Int64).ArgMax(-1).AddScalar(1)
+		return Where(bad.Any(-1), first, first.scalarLike("first_bad", 0)).Cast(Int32)
+	})
+)
+
+// infoOf is the info code of mask (opFirstBad), mask released.
+func infoOf(mask *Tensor) *Tensor {
+	info := apply(opFirstBad, none, mask)
+	mask.Release()
+	return info
+}
+
+// CholeskyEx is Cholesky that does not fail, as
+// torch.linalg.cholesky_ex(A, upper=upper): info ([...], Int32) is 0
+// where A is positive-definite, else the order of the first leading minor
+// that is not (a pivot of 0 or less; NaN passes, as torch's). Where info
+// is not 0, L's values are not to be used (torch's hold LAPACK's partial
+// factorization, lathe's NaN from the failed pivot on).
+func (A *Tensor) CholeskyEx(upper bool) (L, info *Tensor) {
+	const op = "cholesky_ex"
+	if err := linalgOne(op, A); err != nil {
+		return failed(err), failed(err)
+	}
+	r := A.t.Rank()
+	n := A.t.Shape[r-1]
+	if n == 0 {
+		L = apply(opCholeskyEx, upper, A)
+		return L, Zeros(A.t.Device, Int32, A.t.Shape[:r-2]...)
+	}
+	packed := apply(opCholeskyEx, upper, A)
+	if packed.err != nil {
+		return packed, packed
+	}
+	L = packed.Narrow(-2, 0, n)
+	d := packed.Narrow(-2, n, 1)
+	dd := d.Detach()
+	d.Release()
+	sq := dd.Squeeze(-2)
+	dd.Release()
+	info = infoOf(sq.LeScalar(0))
+	sq.Release()
+	ReleaseWithGraph(L, packed)
+	return L, info
+}
+
+// InvEx is Inv that does not fail, as torch.linalg.inv_ex(A): info
+// ([...], Int32) is 0 where A is invertible, else the place (from 1) of
+// the first zero pivot of its LU factorization (LUFactorEx's info; torch's
+// inv_ex names another place at times, as its inv's error does). Where
+// info is not 0, the inverse holds Inf and NaN and is not to be used.
+func (A *Tensor) InvEx() (inverse, info *Tensor) {
+	const op = "inv_ex"
+	if err := linalgOne(op, A); err != nil {
+		return failed(err), failed(err)
+	}
+	n := A.t.Shape[A.t.Rank()-1]
+	if n == 0 {
+		return A.Contiguous(), Zeros(A.t.Device, Int32, A.t.Shape[:A.t.Rank()-2]...)
+	}
+	packed := apply(opInvEx, none, A)
+	if packed.err != nil {
+		return packed, packed
+	}
+	inverse = packed.Narrow(-1, 0, n)
+	p := packed.Narrow(-1, n, 1)
+	pd := p.Detach()
+	p.Release()
+	piv := pd.Squeeze(-1)
+	pd.Release()
+	info = infoOf(piv.EqScalar(0))
+	piv.Release()
+	ReleaseWithGraph(inverse, packed)
+	return inverse, info
+}
+
+// opInvEx is the inverse without the check, with the LU pivots (U's
+// diagonal) in a last column: [..., n, n+1].
+var opInvEx = compositeVariant("inv", "ex", []string{"A"}, func(in []*Tensor, _ dispatch.None) *Tensor {
+	a := in[0]
+	r := a.t.Rank()
+	batch, n := a.t.Shape[:r-2], a.t.Shape[r-1]
+	eye := a.joined(Eye(a.t.Device, a.t.DType, n))
+	w := Concat([]*Tensor{a, eye.Expand(withMatrix(batch, n, n)...)}, -1)
+	piv, u, rhs, _ := eliminate("inv_ex", w, batch, n, false)
+	return Concat([]*Tensor{triSolve(u, rhs, batch, true, false), piv.Unsqueeze(-1)}, -1)
+})

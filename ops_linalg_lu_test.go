@@ -34,6 +34,10 @@ func biLinalg3() map[string]biOp {
 	t["lu_factor"] = one(func(a *Tensor) *Tensor { lu, _ := a.LUFactor(); return lu })
 	t["lu_factor_ex"] = one(func(a *Tensor) *Tensor { _, _, info := a.LUFactorEx(); return info })
 	t["lu"] = one(func(a *Tensor) *Tensor { _, l, _ := a.LU(); return l })
+	t["cholesky_ex"] = one(func(a *Tensor) *Tensor { _, info := a.CholeskyEx(false); return info })
+	t["inv_ex"] = one(func(a *Tensor) *Tensor { x, _ := a.InvEx(); return x })
+	t["first_bad"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3).GtScalar(1)} },
+		call: func(a []*Tensor) *Tensor { return apply(opFirstBad, none, a[0]) }, kinds: "c"}
 	t["lu_factor_info"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{linalgSPD(dev)} },
 		call: func(a []*Tensor) *Tensor { return apply(opLUInfo, none, a[0]) }, kinds: "f"}
 	t["vecdot"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 3)} },
@@ -83,6 +87,8 @@ func TestLinalg3Errors(t *testing.T) {
 	linalgErr(t, "lu_solve of mixed dtypes", LUSolve(a, piv, Ones(CPU, Float64, 3, 1), true, false).Err(), ErrDType, "lu_solve", "B")
 	linalgErr(t, "right lu_solve", LUSolve(a, piv, Ones(CPU, Float32, 3, 2), false, false).Err(), ErrShape, "lu_solve", "B", "[..., k, 3]")
 	linalgErr(t, "logdet of [2,3]", Ones(CPU, Float32, 2, 3).LogDet().Err(), ErrShape, "logdet", "A", "2 by 3")
+	linalgErr(t, "cholesky_ex of a vector", first(v.CholeskyEx(false)), ErrShape, "cholesky_ex", "A", "at least 2 dims")
+	linalgErr(t, "inv_ex of bfloat16", first(a.Cast(BFloat16).InvEx()), ErrDType, "inv_ex", "A", "16-bit")
 	linalgErr(t, "cholesky_inverse of int32", a.Cast(Int32).CholeskyInverse(false).Err(), ErrDType, "cholesky_inverse", "L")
 	linalgErr(t, "vecdot of int64", v.Cast(Int64).Vecdot(v.Cast(Int64), 0).Err(), ErrDType, "vecdot", "x")
 	linalgErr(t, "vecdot of mixed dtypes", v.Vecdot(v.Cast(Float64), 0).Err(), ErrDType, "vecdot", "y", "does not promote")
@@ -97,7 +103,8 @@ func TestLinalg3Errors(t *testing.T) {
 
 // TestLinalg3Failures checks lu_factor's failure on a singular matrix on
 // every device (on a GPU at the next read-back), with the batch element
-// and U's place, lu_factor_ex's info instead, and logdet's NaN and -Inf.
+// and U's place, the info of lu_factor_ex, cholesky_ex and inv_ex instead
+// (no error), and logdet's NaN and -Inf.
 func TestLinalg3Failures(t *testing.T) {
 	for _, dev := range biDevices(t) {
 		sing := FromSlice(CPU, []float32{1, 2, 3, 2, 4, 6, 1, 0, 1}, 3, 3)
@@ -108,6 +115,17 @@ func TestLinalg3Failures(t *testing.T) {
 		_, _, info := batch.LUFactorEx()
 		if got, err := info.Cast(Int64).Int64s(); err != nil || got[0] != 0 || got[1] != 3 {
 			t.Errorf("%s: lu_factor_ex info %v %v, want [0 3]", dev, got, err)
+		}
+		_, cinfo := Stack([]*Tensor{Eye(CPU, Float32, 3), sing}, 0).To(dev).CholeskyEx(false)
+		if got, err := cinfo.Cast(Int64).Int64s(); err != nil || got[0] != 0 || got[1] != 2 {
+			t.Errorf("%s: cholesky_ex info %v %v, want [0 2]", dev, got, err)
+		}
+		inv, iinfo := batch.InvEx()
+		if got, err := iinfo.Cast(Int64).Int64s(); err != nil || got[0] != 0 || got[1] != 3 {
+			t.Errorf("%s: inv_ex info %v %v, want [0 3]", dev, got, err)
+		}
+		if got, err := inv.Float32s(); err != nil || got[0] != 1 || got[1] != 0 {
+			t.Errorf("%s: inv_ex of a batch with a singular matrix: %v %v, want the identity first", dev, got, err)
 		}
 		neg := FromSlice(CPU, []float32{0, 1, 1, 0, 1, 2, 2, 4}, 2, 2, 2).To(dev)
 		if got, err := neg.LogDet().Float32s(); err != nil || !math.IsNaN(float64(got[0])) || !math.IsInf(float64(got[1]), -1) {
@@ -148,6 +166,16 @@ func TestLinalg3LeaveNothing(t *testing.T) {
 			},
 			"lu_solve":         func(x *Tensor) *Tensor { return LUSolve(lu, piv, x, true, true) },
 			"cholesky_inverse": func(x *Tensor) *Tensor { return x.CholeskyInverse(false) },
+			"cholesky_ex": func(x *Tensor) *Tensor {
+				l, info := x.CholeskyEx(true)
+				info.Release()
+				return l
+			},
+			"inv_ex": func(x *Tensor) *Tensor {
+				inv, info := x.InvEx()
+				info.Release()
+				return inv
+			},
 		} {
 			warmStepsTakeNothing(t, dev, name, x, f, false)
 			warmStepsTakeNothing(t, dev, name+"/composed", x, f, true)

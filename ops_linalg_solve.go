@@ -491,16 +491,20 @@ var (
 		// (The value is made from A detached: ops recorded on A's graph
 		// that the result does not reach would keep what they saved
 		// until a collection.)
-		if !a.RequiresGrad() {
-			s := a.Tril(0).Add(a.Tril(-1).MT())
-			return choleskyChecked(s, batch, n, upper)
-		}
-		ad := a.joined(a.Detach())
-		sym := a.Add(a.MT()).MulScalar(0.5)
-		s := ad.Tril(0).Add(ad.Tril(-1).MT()).Add(sym.Sub(sym.joined(sym.Detach())))
-		return choleskyChecked(s, batch, n, upper)
+		return choleskyChecked(choleskyInput(a), batch, n, upper)
 	})
 )
+
+// choleskyInput is the symmetric matrix of a's lower triangle, with the
+// symmetric gradient (opCholesky's comment).
+func choleskyInput(a *Tensor) *Tensor {
+	if !a.RequiresGrad() {
+		return a.Tril(0).Add(a.Tril(-1).MT())
+	}
+	ad := a.joined(a.Detach())
+	sym := a.Add(a.MT()).MulScalar(0.5)
+	return ad.Tril(0).Add(ad.Tril(-1).MT()).Add(sym.Sub(sym.joined(sym.Detach())))
+}
 
 // choleskyChecked is the factor of s, checked, as upper or lower.
 func choleskyChecked(s *Tensor, batch []int, n int, upper bool) *Tensor {
