@@ -430,7 +430,12 @@ func (L *Tensor) CholeskyInverse(upper bool) *Tensor {
 type vecdotAttrs struct{ dim int }
 
 var opVecdot = composite("vecdot", []string{"x", "y"}, func(in []*Tensor, a vecdotAttrs) *Tensor {
-	return inFloat32(in, func(in []*Tensor) *Tensor { return in[0].Mul(in[1]).Sum(a.dim) })
+	return inFloat32(in, func(in []*Tensor) *Tensor {
+		if a.dim < 0 { // 0-d x and y: their product
+			return in[0].Mul(in[1]).Sum()
+		}
+		return in[0].Mul(in[1]).Sum(a.dim)
+	})
 })
 
 // Vecdot is the dot product of x and y along dim (negative counts from
@@ -438,8 +443,10 @@ var opVecdot = composite("vecdot", []string{"x", "y"}, func(in []*Tensor, a vecd
 // over dim of their broadcast shape, which loses that dim. x and y must
 // have one float dtype (ErrDType otherwise, as torch's); float16 and
 // bfloat16 are computed in float32 and rounded once (torch's cpu refuses
-// them, its cuda computes them). Shapes that do not broadcast are
-// ErrShape, a dim out of the broadcast rank ErrIndex.
+// them, its cuda computes them). 0-d x and y give their product, as
+// torch's. Shapes that do not broadcast are ErrShape, a dim out of the
+// broadcast rank ErrIndex (also for vectors, where torch 1.13 ignores
+// dim).
 func (x *Tensor) Vecdot(y *Tensor, dim int) *Tensor {
 	const op = "vecdot"
 	if err := x.CheckArg(op, "x"); err != nil {
@@ -462,10 +469,7 @@ func (x *Tensor) Vecdot(y *Tensor, dim int) *Tensor {
 		e.Op = op
 		return failed(e)
 	}
-	if len(s) == 0 {
-		return failed(errorf(op, ErrShape, "x", "and y are 0-d, but vecdot takes vectors (at least 1 dim)", "give tensors of at least 1 dim"))
-	}
-	d, e := wrapDim(dim, len(s))
+	d, e := wrapDim(dim, len(s)) // 0-d: -1
 	if e != nil {
 		e.Op = op
 		return failed(e)

@@ -94,7 +94,10 @@ func TestLinalg3Errors(t *testing.T) {
 	linalgErr(t, "vecdot of mixed dtypes", v.Vecdot(v.Cast(Float64), 0).Err(), ErrDType, "vecdot", "y", "does not promote")
 	linalgErr(t, "vecdot of shapes", v.Vecdot(Ones(CPU, Float32, 2), 0).Err(), ErrShape, "vecdot", "y", "broadcast")
 	linalgErr(t, "vecdot dim", v.Vecdot(v, 1).Err(), ErrIndex, "vecdot", "dim")
-	linalgErr(t, "vecdot of 0-d", v.Sum().Vecdot(v.Sum(), 0).Err(), ErrShape, "vecdot", "x", "0-d")
+	if got, err := v.Sum().Vecdot(v.Sum().MulScalar(2), -1).Float32s(); err != nil || got[0] != 72 {
+		t.Errorf("vecdot of 0-d tensors: %v %v, want [72] (their product, as torch's)", got, err)
+	}
+	linalgErr(t, "vecdot of 0-d, dim 1", v.Sum().Vecdot(v.Sum(), 1).Err(), ErrIndex, "vecdot", "dim")
 	var nilT *Tensor
 	linalgErr(t, "lu_factor of nil", first(nilT.LUFactor()), ErrValue, "lu_factor", "A")
 	linalgErr(t, "lu_solve of nil pivots", LUSolve(a, nilT, v.Unsqueeze(-1), true, false).Err(), ErrValue, "lu_solve", "pivots")

@@ -63,6 +63,8 @@ def vecdot_cases(fam):
     for dt in ("float16", "bfloat16"):  # torch's cpu refuses them: its cuda computes in float32
         fam.case(f"vecdot/{SHORT[dt]}/[3,4]x[4]", "vecdot", [rnd([3, 4], dt), rnd([4], dt)],
                  lambda x, y: torch.linalg.vecdot(x.float(), y.float()).to(x.dtype), {"dim": -1})
+    fam.case("vecdot/f32/0d", "vecdot", [rnd([], "float32"), rnd([], "float32")],
+             lambda x, y: torch.linalg.vecdot(x, y), {"dim": -1})
     fam.case("vecdot/f32/nan", "vecdot", [vals([[1.0, float("nan")], [2, 3]], "float32"), vals([1.0, 2], "float32")],
              lambda x, y: torch.linalg.vecdot(x, y), {"dim": -1})
     fam.case("vecdot/i64/error", "vecdot", [vals([1, 2], "int64"), vals([3, 4], "int64")],
