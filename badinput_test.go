@@ -632,6 +632,10 @@ func biOps() map[string]biOp {
 	for name, r := range biIndex2Ops() {
 		t[name] = r
 	}
+	// The Bessel functions (ops_bessel_test.go).
+	for name, r := range biBessel() {
+		t[name] = r
+	}
 	return t
 }
 
