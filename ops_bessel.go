@@ -139,7 +139,18 @@ func besselI(op string, x *Tensor, a besselAttrs) *Tensor {
 	if a.scaled {
 		return e
 	}
-	return e.Mul(ax.Exp())
+	// Where e^|x| overflows (and |x| is finite) the result is ±Inf, and its
+	// derivative ±Inf (I0's as torch's; torch's I1' there is NaN): from
+	// e^|x| of a branch of its own (times sign(x) for I1), while the scaled
+	// product's e^|x| is kept finite there, so that neither branch's
+	// gradient is Inf·0 = NaN.
+	over := ax.Exp().IsInf().LogicalAnd(ax.IsFinite())
+	zero := x.scalarLike(op, 0)
+	inf := Where(over, ax, zero).Exp()
+	if a.order == 1 {
+		inf = inf.Mul(x.Sign())
+	}
+	return Where(over, inf, e.Mul(Where(over, zero, ax).Exp()))
 }
 
 // besselOp registers the composite of one of the four functions.
@@ -187,7 +198,7 @@ func (x *Tensor) bessel(op *dispatch.Op[dispatch.None]) *Tensor {
 // promoted to float32, as torch's; float16 and bfloat16 are computed in
 // float32 and rounded once (torch's cpu refuses float16). In float32 it
 // overflows to +Inf for |x| past 88.72, and ±Inf gives NaN, as torch's.
-// Where it overflows its gradient is NaN (torch's is ±Inf).
+// Where it overflows its gradient is ±Inf, as torch's.
 func (x *Tensor) I0() *Tensor { return x.bessel(opI0) }
 
 // I0e is the exponentially scaled modified Bessel function of order 0,
@@ -198,7 +209,8 @@ func (x *Tensor) I0e() *Tensor { return x.bessel(opI0e) }
 // I1 is the modified Bessel function of the first kind of order 1, as
 // torch.special.i1: odd, I1'(0) = 1/2. Dtypes as I0's (torch's cpu also
 // refuses bfloat16). It overflows to ±Inf where I0 does and ±Inf gives
-// NaN, as torch's; where it overflows its gradient is NaN.
+// NaN, as torch's; where it overflows its gradient is +Inf, the limit
+// (torch's is NaN, its formula I0 - I1/x giving Inf - Inf).
 func (x *Tensor) I1() *Tensor { return x.bessel(opI1) }
 
 // I1e is the exponentially scaled modified Bessel function of order 1,

@@ -131,6 +131,12 @@ def grad_windows():
         g(f"{op}/f32/[-{top:g},{top:g}]", op, [spread("float32", top, 12)], fn)
         # x = 0 exactly: torch's formulas' values there (limits, sign(0) = 0).
         g(f"{op}/f64/zero", op, [vals([0.0, 1.0], "float64")], fn, hvp=True, nonsmooth=True)
+    # Past float32's overflow of e^|x| i0 and its gradient are ±Inf (near
+    # it, finite). (torch's gradient of i1 there is NaN, i0 - i1/x = Inf -
+    # Inf; lathe's is the limit, ±Inf.)
+    for op, fn in BESSEL[:1]:
+        g(f"{op}/f32/overflow", op, [vals([88.0, 88.7, 89.0, -89.0, 100.0, -100.0], "float32")], fn, nonsmooth=True,
+          upstream=vals([1.5, -0.5, 1.25, 0.75, -1.0, -2.0], "float32"))
     return fam
 
 
