@@ -75,14 +75,39 @@ var i1eLarge = []float64{
 
 // chebyshev is Cephes' chbevl: Σ' c[i]·T(y) by Clenshaw's recurrence
 // b0 = y·b1 - b2 + c[i], returning (b0 - b2)/2. c has four or more terms.
-func chebyshev(y *Tensor, c []float64) *Tensor {
-	b1 := y.MulScalar(c[0]).AddScalar(c[1])         // b2 = 0, b1 = c[0]
-	b0 := y.Mul(b1).SubScalar(c[0]).AddScalar(c[2]) // b2 = c[0]
+// Where eager is set (no gradient is recorded) each step's temporaries are
+// released as soon as the next step has used them, so that a long tensor
+// costs a few of its size rather than three per coefficient until the
+// composite returns.
+func chebyshev(y *Tensor, c []float64, eager bool) *Tensor {
+	drop := func(ts ...*Tensor) {
+		if eager {
+			for _, t := range ts {
+				t.Release()
+			}
+		}
+	}
+	p := y.MulScalar(c[0])
+	b1 := p.AddScalar(c[1]) // b2 = 0, b1 = c[0]
+	q := y.Mul(b1)
+	r := q.SubScalar(c[0])
+	b0 := r.AddScalar(c[2]) // b2 = c[0]
+	drop(p, q, r)
 	var b2 *Tensor
 	for _, ci := range c[3:] {
-		b0, b1, b2 = y.Mul(b0).Sub(b1).AddScalar(ci), b0, b1
+		p := y.Mul(b0)
+		q := p.Sub(b1)
+		next := q.AddScalar(ci)
+		drop(p, q)
+		if b2 != nil {
+			drop(b2)
+		}
+		b0, b1, b2 = next, b0, b1
 	}
-	return b0.Sub(b2).MulScalar(0.5)
+	d := b0.Sub(b2)
+	out := d.MulScalar(0.5)
+	drop(d, b0, b1, b2)
+	return out
 }
 
 // chebyshevHost is chebyshev on one float64.
@@ -120,6 +145,7 @@ func besselI(op string, x *Tensor, a besselAttrs) *Tensor {
 	s := Where(small, x, x.scalarLike(op, 0))
 	l := Where(small, x.scalarLike(op, 8), ax)
 	w := x.scalarLike(op, 32).Div(l).SubScalar(2)
+	eager := !x.RequiresGrad() // nothing is recorded: chebyshev may release as it goes
 	small0, large0, small1, large1 := i0eSmall, i0eLarge, i1eSmall, i1eLarge
 	if x.t.DType != Float64 {
 		small1, large1 = i1eSmall[len(i1eSmall)-17:], i1eLarge[len(i1eLarge)-7:]
@@ -129,11 +155,11 @@ func besselI(op string, x *Tensor, a besselAttrs) *Tensor {
 		// z is |s| with slope 1 at 0, and e^(z-|x|) is 1 where the branch
 		// is taken: see the file's comment.
 		z := Where(s.LtScalar(0), s.Neg(), s)
-		inner := chebyshev(z.DivScalar(2).SubScalar(2), small0).Mul(z.Sub(ax).Exp())
-		e = Where(small, inner, chebyshev(w, large0).Div(l.Sqrt()))
+		inner := chebyshev(z.DivScalar(2).SubScalar(2), small0, eager).Mul(z.Sub(ax).Exp())
+		e = Where(small, inner, chebyshev(w, large0, eager).Div(l.Sqrt()))
 	} else {
-		inner := chebyshev(s.Abs().DivScalar(2).SubScalar(2), small1).Mul(s)
-		outer := chebyshev(w, large1).Div(l.Sqrt())
+		inner := chebyshev(s.Abs().DivScalar(2).SubScalar(2), small1, eager).Mul(s)
+		outer := chebyshev(w, large1, eager).Div(l.Sqrt())
 		e = Where(small, inner, Where(x.LtScalar(0), outer.Neg(), outer)).AddScalar(0) // -0 gives +0, as torch's
 	}
 	if a.scaled {

@@ -211,3 +211,20 @@ func TestWindowsLeaveNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestBesselFewTemporaries: without a gradient to record, a Bessel
+// function of a long tensor holds a few temporaries of its size at a
+// time, not three per Chebyshev coefficient (about 180 for I0) until it
+// returns: the cpu pool, cold for this size, hands out few new blocks.
+func TestBesselFewTemporaries(t *testing.T) {
+	x := RandN(CPU, Float32, 300007).MulScalar(10)
+	s0, _ := MemoryStats(CPU)
+	y := x.I0()
+	if err := y.Err(); err != nil {
+		t.Fatal(err)
+	}
+	s1, _ := MemoryStats(CPU)
+	if n := (s1.Allocs - s1.CacheHits) - (s0.Allocs - s0.CacheHits); n > 40 {
+		t.Errorf("I0 of 300007 elements took %d new blocks, want at most 40", n)
+	}
+}
