@@ -113,6 +113,19 @@ func TestBesselLeaveNothing(t *testing.T) {
 			"i0": (*Tensor).I0, "i0e": (*Tensor).I0e, "i1": (*Tensor).I1, "i1e": (*Tensor).I1e,
 		} {
 			warmStepsTakeNothing(t, dev, name, x, f, true)
+			// Without a gradient, where the recurrence releases as it goes.
+			xd := x.Detach()
+			step := func() { f(xd).Release() }
+			step()
+			step()
+			s0, _ := MemoryStats(dev)
+			step()
+			step()
+			s1, _ := MemoryStats(dev)
+			if s1.Allocated > s0.Allocated || s1.Allocs-s1.CacheHits != s0.Allocs-s0.CacheHits {
+				t.Errorf("%s %s without a gradient: two warm calls took %d bytes and %d new blocks", dev, name,
+					s1.Allocated-s0.Allocated, (s1.Allocs-s1.CacheHits)-(s0.Allocs-s0.CacheHits))
+			}
 		}
 	}
 }
