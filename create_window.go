@@ -16,9 +16,9 @@ import (
 // where periodic (the default, as torch's), or the symmetric window of
 // length points. The values are computed in float64 on the host and
 // rounded once to the dtype (float32 by default; floats only). torch
-// computes them in the dtype itself: its bfloat16 windows are up to a few
-// bfloat16 ulp off the rounded values lathe gives, and its cpu refuses
-// float16, which lathe makes as the others. Float64 on a device without it
+// computes them in the dtype itself: its 16-bit windows are up to a few
+// ulp off the rounded values lathe gives, and its cpu refuses float16 for
+// all but the Bartlett window, which lathe makes as the others. Float64 on a device without it
 // (wgpu) is that device's ErrUnsupported.
 
 // SignalWindowOption sets an option of a window function (HannWindow,

@@ -12,9 +12,9 @@ listed with the Go table, internal/conformance/ops_windowfns.go (not ops_windows
 A window case's one input is an empty tensor of the window's dtype: the Go
 table makes the window on that tensor's device in its dtype, and the suite
 narrows a float64 case to float32 on a device without float64 as any other.
-torch's cpu refuses float16 for the Bessel functions and windows (and
-bfloat16 for i1 and i1e), and computes its bfloat16 windows in bfloat16,
-a few bfloat16 ulp off the exact values; the 16-bit references are torch's
+torch's cpu refuses float16 for the Bessel functions and the windows but
+bartlett's (and bfloat16 for i1 and i1e), and computes its 16-bit windows
+in the 16-bit dtype, a few ulp off the exact values; the 16-bit references are torch's
 float32 results rounded once, as lathe computes them.
 
 The gradients cover x near 0 (where i0e's |x| has a kink: the exact 0 is a
