@@ -588,6 +588,10 @@ func biOps() map[string]biOp {
 	for name, r := range biMoreOps() {
 		t[name] = r
 	}
+	// The shape, product and small math functions (ops_shapes3_test.go).
+	for name, r := range biShapes3() {
+		t[name] = r
+	}
 	// The losses and distances (ops_losses_test.go).
 	for name, r := range biLosses() {
 		t[name] = r
