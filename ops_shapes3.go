@@ -384,7 +384,7 @@ func (x *Tensor) Sgn() *Tensor {
 // Rsub is other - alpha·x, broadcast, as torch.rsub(x, other, alpha): the
 // dtypes promote as Sub's. For floats the product and the difference are
 // rounded once, as torch's fused loop (AddScaled). Integers take an
-// integral alpha (ErrValue else, as torch); bools are ErrDType.
+// integral alpha (ErrValue else, as torch); a bool x or other is ErrDType.
 func (x *Tensor) Rsub(other *Tensor, alpha float64) *Tensor {
 	const op = "rsub"
 	if err := x.check(op); err != nil {
@@ -393,8 +393,8 @@ func (x *Tensor) Rsub(other *Tensor, alpha float64) *Tensor {
 	if err := other.CheckArg(op, "other"); err != nil {
 		return failed(err)
 	}
-	if x.t.DType == Bool && other.t.DType == Bool {
-		return failed(errorf(op, ErrDType, "x", "and other are bool, which torch does not subtract", "use LogicalXor, or cast to Int64"))
+	if err := noBool(op, []string{"x", "other"}, x, other); err != nil {
+		return failed(err)
 	}
 	dt, err := ops.BinaryDType(ops.Sub, dispatch.OperandOf(other.t), dispatch.OperandOf(x.t))
 	if err != nil {
@@ -417,6 +417,18 @@ func (x *Tensor) Rsub(other *Tensor, alpha float64) *Tensor {
 		}
 		return o.Sub(x.Cast(dt).MulScalar(alpha))
 	}, x, other), op)
+}
+
+// noBool refuses a bool among ts (named names), which torch does not
+// subtract.
+func noBool(op string, names []string, ts ...*Tensor) error {
+	for i, t := range ts {
+		if t.t.DType == Bool {
+			return errorf(op, ErrDType, names[i], "is bool, which "+op+" does not subtract (as torch's -)",
+				"cast it with .Cast(lathe.Int32), or use LogicalXor for masks")
+		}
+	}
+	return nil
 }
 
 // AtLeast1D is x with at least one dim, as torch.atleast_1d: a 0-d x
@@ -659,6 +671,9 @@ func (x *Tensor) Dist(y *Tensor, p float64) *Tensor {
 		return failed(err)
 	}
 	if err := y.CheckArg(op, "y"); err != nil {
+		return failed(err)
+	}
+	if err := noBool(op, []string{"x", "y"}, x, y); err != nil {
 		return failed(err)
 	}
 	dt, err := ops.BinaryDType(ops.Sub, dispatch.OperandOf(x.t), dispatch.OperandOf(y.t))

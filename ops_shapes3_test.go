@@ -82,10 +82,10 @@ func biShapes3() map[string]biOp {
 		call: func(a []*Tensor) *Tensor { return a[0].Bmm(a[1]) }, kinds: "fs",
 		huge: func(dev Device) *Tensor { return biBig(dev, 2, biHuge, 1).Bmm(biBig(dev, 2, 1, biHuge)) }}
 	t["dist"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 3)} },
-		call: func(a []*Tensor) *Tensor { return a[0].Dist(a[1], 3) }, kinds: "aa",
+		call: func(a []*Tensor) *Tensor { return a[0].Dist(a[1], 3) }, kinds: "ff",
 		huge: func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).Dist(biF(dev, 1), 2) }}
 	t["rsub"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 3)} },
-		call: func(a []*Tensor) *Tensor { return a[0].Rsub(a[1], 0.5) }, kinds: "aa",
+		call: func(a []*Tensor) *Tensor { return a[0].Rsub(a[1], 0.5) }, kinds: "ff",
 		huge: func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).Rsub(biF(dev, 1), 2) }}
 	t["float_power"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 3)} },
 		call: func(a []*Tensor) *Tensor {
@@ -213,6 +213,8 @@ func TestShapes3Errors(t *testing.T) {
 	moreOpsErr(t, "aminmax empty", first(Zeros(CPU, Float32, 0).Aminmax()), ErrShape, "aminmax", "x")
 	moreOpsErr(t, "aminmax empty dim", first(Zeros(CPU, Float32, 2, 0).AminmaxDim(1, false)), ErrIndex, "aminmax", "dim")
 	moreOpsErr(t, "rsub of bools", Ones(CPU, Bool, 2).Rsub(Ones(CPU, Bool, 2), 1).Err(), ErrDType, "rsub", "x")
+	moreOpsErr(t, "rsub of a bool other", x.Rsub(Ones(CPU, Bool, 3), 1).Err(), ErrDType, "rsub", "other")
+	moreOpsErr(t, "dist of a bool", x.Dist(Ones(CPU, Bool, 3), 1).Err(), ErrDType, "dist", "y")
 	moreOpsErr(t, "rsub int alpha", Ones(CPU, Int32, 2).Rsub(Ones(CPU, Int64, 2), 0.5).Err(), ErrValue, "rsub", "alpha")
 	moreOpsErr(t, "rsub shapes", x.Rsub(Ones(CPU, Float32, 2), 1).Err(), ErrShape, "rsub", "other")
 	_, err := BroadcastShapes([]int{2}, []int{-1})
