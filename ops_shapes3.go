@@ -327,6 +327,9 @@ func (x *Tensor) ClampMax(max float64) *Tensor {
 	return x.clampOne("clamp_max", "max", math.Inf(-1), max)
 }
 
+// Clip is Clamp, as torch.clip is torch.clamp.
+func (x *Tensor) Clip(lo, hi float64) *Tensor { return x.Clamp(lo, hi) }
+
 // Aminmax is the smallest and largest elements of x, as torch.aminmax(x):
 // two 0-d tensors. An empty x is ErrShape (min and max have no identity).
 func (x *Tensor) Aminmax() (min, max *Tensor) {

@@ -163,6 +163,9 @@ func TestShapes3Views(t *testing.T) {
 			t.Errorf("%s: %v, not a view of x", name, v.Err())
 		}
 	}
+	if got, err := x.Select(0, 0).Clip(2, 5).Float32s(); err != nil || !slices.Equal(got, []float32{2, 2, 2, 3, 4, 5, 5, 5, 5, 5, 5, 5}) {
+		t.Errorf("clip(2, 5): %v %v", got, err)
+	}
 	parts, err := x.HSplit(3)
 	if err != nil || len(parts) != 3 || parts[1].t.Storage != x.t.Storage {
 		t.Errorf("hsplit: %v, not views of x", err)
