@@ -1003,7 +1003,9 @@ func Trapezoid(y *Tensor, dx float64, dim int) *Tensor {
 // dim's length, or a tensor that broadcasts with y whose dim (counted from
 // the front, as torch slices it) has that length; the widths broadcast
 // with y. The result's dtype is y's and x's promoted
-// (Float32 for integers).
+// (Float32 for integers). Where the dim has fewer than two samples the
+// result is zeros of y's shape without it (torch's, with an x of higher
+// rank than y, takes a shape from x there).
 func TrapezoidX(y, x *Tensor, dim int) *Tensor {
 	const op = "trapezoid"
 	d, err := trapezoidArgs(op, y, x, true, dim)
