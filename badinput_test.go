@@ -559,10 +559,11 @@ func biOps() map[string]biOp {
 		{"sinh", (*Tensor).Sinh}, {"cosh", (*Tensor).Cosh}, {"asinh", (*Tensor).Asinh},
 		{"acosh", (*Tensor).Acosh}, {"atanh", (*Tensor).Atanh},
 		{"leaky_relu", func(x *Tensor) *Tensor { return x.LeakyReLU(0.1) }},
-		{"clamp", func(x *Tensor) *Tensor { return x.Clamp(0.5, 1) }},
 	} {
 		t[u.name] = biUnary(u.f)
 	}
+	// A bool x clamps in float32 for a fractional bound, as torch's.
+	t["clamp"] = biAnyDType(biUnary(func(x *Tensor) *Tensor { return x.Clamp(0.5, 1) }))
 	for _, b := range []struct {
 		name  string
 		f     func(x, y *Tensor) *Tensor

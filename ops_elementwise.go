@@ -132,10 +132,23 @@ func (x *Tensor) LeakyReLU(slope float64) *Tensor {
 }
 
 // Clamp limits x to [lo, hi]; pass math.Inf(-1) or math.Inf(1) for no bound.
-// NaN stays NaN.
+// NaN stays NaN. The result's dtype is torch's for the finite bounds: an
+// integer x with a fractional bound gives Float32 (int32 [1, 2] clamped to
+// [1.5, 3] is [1.5, 2]), a bool x Int64, otherwise x's dtype.
 func (x *Tensor) Clamp(lo, hi float64) *Tensor {
 	if math.IsNaN(lo) || math.IsNaN(hi) || lo > hi {
 		return failed(errorf("clamp", ErrValue, "", "needs lo ≤ hi, got lo="+ftoa(lo)+" hi="+ftoa(hi), ""))
+	}
+	if x != nil && x.err == nil && x.t != nil && !x.t.DType.IsFloat() {
+		dt := x.t.DType
+		for _, v := range []float64{lo, hi} {
+			if !math.IsInf(v, 0) && clampDType(x, v) != x.t.DType && dt != Float32 {
+				dt = clampDType(x, v)
+			}
+		}
+		if dt != x.t.DType {
+			return relabel(Compose(func(a []*Tensor) *Tensor { return a[0].Cast(dt).Clamp(lo, hi) }, x), "clamp")
+		}
 	}
 	return apply(ops.Clamp, ops.Params{A: lo, B: hi}, x)
 }

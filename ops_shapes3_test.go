@@ -257,3 +257,33 @@ func TestShapes3Errors(t *testing.T) {
 		t.Errorf("x after the failed calls: %v %v", got, err)
 	}
 }
+
+// TestClampDType: Clamp's result has torch's dtype for its finite bounds
+// (an infinite one is lathe's "no bound", torch's None), with torch's
+// values: an int32 clamped to [1.5, 3] was int32 [2 2 3], torch's is
+// float32 [1.5 2 3].
+func TestClampDType(t *testing.T) {
+	for _, dev := range biDevices(t) {
+		x := FromSlice(dev, []int32{1, 2, 5}, 3)
+		b := FromSlice(dev, []bool{true, false}, 2)
+		for _, c := range []struct {
+			name string
+			got  *Tensor
+			dt   DType
+			want []float64
+		}{
+			{"int32/[1.5,3]", x.Clamp(1.5, 3), Float32, []float64{1.5, 2, 3}},
+			{"int32/[2,3]", x.Clamp(2, 3), Int32, []float64{2, 2, 3}},
+			{"int32/[0,inf]", x.Clamp(0, math.Inf(1)), Int32, []float64{1, 2, 5}},
+			{"int32/[-inf,2.5]", x.Clamp(math.Inf(-1), 2.5), Float32, []float64{1, 2, 2.5}},
+			{"bool/[0,1]", b.Clamp(0, 1), Int64, []float64{1, 0}},
+			{"bool/[0.5,1]", b.Clamp(0.5, 1), Float32, []float64{1, 0.5}},
+			{"clip/int32/[1.5,3]", x.Clip(1.5, 3), Float32, []float64{1.5, 2, 3}},
+		} {
+			v, err := c.got.To(CPU).Cast(Float64).Float64s()
+			if err != nil || c.got.DType() != c.dt || !slices.Equal(v, c.want) {
+				t.Errorf("%s %s: %v %v (%v), want %v %v", dev, c.name, c.got.DType(), v, err, c.dt, c.want)
+			}
+		}
+	}
+}
