@@ -441,6 +441,30 @@ func TestPiecewiseSecondDerivative(t *testing.T) {
 	}
 }
 
+// warmCallsTakeNothing calls f twice to warm dev's pool, then twice
+// more, releasing each result, and fails t where those two took memory
+// from the pool, or where f failed unless refused says that it should.
+func warmCallsTakeNothing(t *testing.T, dev Device, name string, f func() *Tensor, refused bool) {
+	t.Helper()
+	call := func() {
+		out := f()
+		if err := out.Err(); err != nil && !refused {
+			t.Fatalf("%s %s: %v", dev, name, err)
+		}
+		out.Release()
+	}
+	call()
+	call()
+	s0, _ := MemoryStats(dev)
+	call()
+	call()
+	s1, _ := MemoryStats(dev)
+	// Less memory is no leak, as in warmStepsTakeNothing.
+	if s1.Allocated > s0.Allocated || s1.Allocs-s1.CacheHits != s0.Allocs-s0.CacheHits {
+		t.Errorf("%s %s: two warm calls took %d bytes and %d new blocks", dev, name, s1.Allocated-s0.Allocated, (s1.Allocs-s1.CacheHits)-(s0.Allocs-s0.CacheHits))
+	}
+}
+
 // warmStepsTakeNothing runs a training step through f on x (in a Compose,
 // as a layer calls an op, where composed is set) twice to warm dev's pool,
 // then twice more, and fails t where those two took memory from the pool.
