@@ -148,6 +148,24 @@ var opTensorDot = composite("tensordot", []string{"x", "y"}, func(in []*Tensor, 
 	return xm.MatMul(ym).Reshape(shape...)
 })
 
+// distinctDims is dims (the argument arg of op) normalised against a
+// rank: an ErrIndex where one is out of range, an ErrValue where two name
+// the same dim.
+func distinctDims(op, arg string, dims []int, rank int) ([]int, error) {
+	out := make([]int, len(dims))
+	for i, d := range dims {
+		n, err := ops.NormDim(d, rank, arg)
+		if err != nil {
+			return nil, located(err, op)
+		}
+		if slices.Contains(out[:i], n) {
+			return nil, errorf(op, ErrValue, arg, "names dim "+strconv.Itoa(d)+" twice", "name each dim once")
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
 // TensorDot contracts dims xDims of x with dims yDims of y, pairwise, as
 // torch.tensordot(x, y, dims=(xDims, yDims)): the result's dims are x's
 // others, then y's others, in order. torch's tensordot(x, y, n) is xDims
@@ -171,21 +189,15 @@ func (x *Tensor) TensorDot(y *Tensor, xDims, yDims []int) *Tensor {
 			"pair each contracted dim of x with one of y"))
 	}
 	norm := func(t *Tensor, dims []int, arg string) ([]int, error) {
-		out := make([]int, len(dims))
-		for i, d := range dims {
-			n, err := ops.NormDim(d, t.t.Rank(), arg)
-			if err == nil && t.t.Rank() == 0 {
-				err = errorf(op, ErrIndex, arg, "names dim "+strconv.Itoa(d)+" of a 0-d tensor", "contract no dims of a 0-d tensor")
+		if t.t.Rank() == 0 {
+			for _, d := range dims {
+				if _, err := ops.NormDim(d, 0, arg); err != nil {
+					return nil, located(err, op)
+				}
+				return nil, errorf(op, ErrIndex, arg, "names dim "+strconv.Itoa(d)+" of a 0-d tensor", "contract no dims of a 0-d tensor")
 			}
-			if err != nil {
-				return nil, located(err, op)
-			}
-			if slices.Contains(out[:i], n) {
-				return nil, errorf(op, ErrValue, arg, "names dim "+strconv.Itoa(d)+" twice", "name each dim once")
-			}
-			out[i] = n
 		}
-		return out, nil
+		return distinctDims(op, arg, dims, t.t.Rank())
 	}
 	xd, err := norm(x, xDims, "xDims")
 	if err != nil {

@@ -153,15 +153,18 @@ func atLeast2D(s []int) []int {
 // 3-D (a 0-d tensor [1, 1, 1], a vector [1, n, 1], a matrix [m, n, 1]) and
 // they join along dim 2. The tensors must have one dtype.
 func DStack(tensors []*Tensor) *Tensor {
-	return stackWith("dstack", tensors, func(s []int) []int {
-		switch len(s) {
-		case 0, 1:
-			return append(atLeast2D(s), 1)
-		case 2:
-			return []int{s[0], s[1], 1}
-		}
-		return s
-	}, func(int) int { return 2 })
+	return stackWith("dstack", tensors, atLeast3D, func(int) int { return 2 })
+}
+
+// atLeast3D is a shape made at least 3-D as torch.atleast_3d makes it.
+func atLeast3D(s []int) []int {
+	switch len(s) {
+	case 0, 1:
+		return append(atLeast2D(s), 1)
+	case 2:
+		return []int{s[0], s[1], 1}
+	}
+	return s
 }
 
 // ColumnStack joins tensors as columns, as torch.column_stack: a 0-d or

@@ -78,25 +78,11 @@ func (x *Tensor) MoveDim(source, destination []int) *Tensor {
 			"give one destination per source dim"))
 	}
 	r := x.t.Rank()
-	norm := func(dims []int, arg string) ([]int, error) {
-		out := make([]int, len(dims))
-		for i, d := range dims {
-			n, err := ops.NormDim(d, r, arg)
-			if err != nil {
-				return nil, located(err, op)
-			}
-			if slices.Contains(out[:i], n) {
-				return nil, errorf(op, ErrValue, arg, "names dim "+strconv.Itoa(d)+" twice", "name each dim once")
-			}
-			out[i] = n
-		}
-		return out, nil
-	}
-	src, err := norm(source, "source")
+	src, err := distinctDims(op, "source", source, r)
 	if err != nil {
 		return failed(err)
 	}
-	dst, err := norm(destination, "destination")
+	dst, err := distinctDims(op, "destination", destination, r)
 	if err != nil {
 		return failed(err)
 	}
@@ -451,17 +437,7 @@ func AtLeast2D(x *Tensor) *Tensor { return atLeast("atleast_2d", x, atLeast2D) }
 
 // AtLeast3D is x with at least three dims, as torch.atleast_3d: a 0-d x
 // becomes [1, 1, 1], a vector [1, n, 1], a matrix [m, n, 1] (views).
-func AtLeast3D(x *Tensor) *Tensor {
-	return atLeast("atleast_3d", x, func(s []int) []int {
-		switch len(s) {
-		case 0, 1:
-			return append(atLeast2D(s), 1)
-		case 2:
-			return []int{s[0], s[1], 1}
-		}
-		return s
-	})
-}
+func AtLeast3D(x *Tensor) *Tensor { return atLeast("atleast_3d", x, atLeast3D) }
 
 func atLeast(op string, x *Tensor, shape func([]int) []int) *Tensor {
 	if err := x.check(op); err != nil {
