@@ -516,6 +516,23 @@ var (
 	})
 )
 
+// unpackInfo splits packed, an op's result of n rows or columns along dim
+// (-2 or -1) and one more holding each matrix's pivots, into the result
+// (on packed's graph) and info, the place of the first pivot that bad
+// marks (infoOf).
+func unpackInfo(packed *Tensor, dim, n int, bad func(pivots *Tensor) *Tensor) (value, info *Tensor) {
+	value = packed.Narrow(dim, 0, n)
+	p := packed.Narrow(dim, n, 1)
+	pd := p.Detach()
+	p.Release()
+	piv := pd.Squeeze(dim)
+	pd.Release()
+	info = infoOf(bad(piv))
+	piv.Release()
+	ReleaseWithGraph(value, packed)
+	return value, info
+}
+
 // infoOf is the info code of mask (opFirstBad), mask released.
 func infoOf(mask *Tensor) *Tensor {
 	info := apply(opFirstBad, none, mask)
@@ -544,16 +561,7 @@ func (A *Tensor) CholeskyEx(upper bool) (L, info *Tensor) {
 	if packed.err != nil {
 		return packed, packed
 	}
-	L = packed.Narrow(-2, 0, n)
-	d := packed.Narrow(-2, n, 1)
-	dd := d.Detach()
-	d.Release()
-	sq := dd.Squeeze(-2)
-	dd.Release()
-	info = infoOf(sq.LeScalar(0))
-	sq.Release()
-	ReleaseWithGraph(L, packed)
-	return L, info
+	return unpackInfo(packed, -2, n, func(d *Tensor) *Tensor { return d.LeScalar(0) })
 }
 
 // InvEx is Inv that does not fail, as torch.linalg.inv_ex(A): info
@@ -574,16 +582,7 @@ func (A *Tensor) InvEx() (inverse, info *Tensor) {
 	if packed.err != nil {
 		return packed, packed
 	}
-	inverse = packed.Narrow(-1, 0, n)
-	p := packed.Narrow(-1, n, 1)
-	pd := p.Detach()
-	p.Release()
-	piv := pd.Squeeze(-1)
-	pd.Release()
-	info = infoOf(piv.EqScalar(0))
-	piv.Release()
-	ReleaseWithGraph(inverse, packed)
-	return inverse, info
+	return unpackInfo(packed, -1, n, func(piv *Tensor) *Tensor { return piv.EqScalar(0) })
 }
 
 // opInvEx is the inverse without the check, with the LU pivots (U's
