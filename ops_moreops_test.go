@@ -446,23 +446,13 @@ func TestPiecewiseSecondDerivative(t *testing.T) {
 // from the pool, or where f failed unless refused says that it should.
 func warmCallsTakeNothing(t *testing.T, dev Device, name string, f func() *Tensor, refused bool) {
 	t.Helper()
-	call := func() {
+	warmTakesNothing(t, dev, name, "calls", func() {
 		out := f()
 		if err := out.Err(); err != nil && !refused {
 			t.Fatalf("%s %s: %v", dev, name, err)
 		}
 		out.Release()
-	}
-	call()
-	call()
-	s0, _ := MemoryStats(dev)
-	call()
-	call()
-	s1, _ := MemoryStats(dev)
-	// Less memory is no leak, as in warmStepsTakeNothing.
-	if s1.Allocated > s0.Allocated || s1.Allocs-s1.CacheHits != s0.Allocs-s0.CacheHits {
-		t.Errorf("%s %s: two warm calls took %d bytes and %d new blocks", dev, name, s1.Allocated-s0.Allocated, (s1.Allocs-s1.CacheHits)-(s0.Allocs-s0.CacheHits))
-	}
+	})
 }
 
 // warmStepsTakeNothing runs a training step through f on x (in a Compose,
@@ -470,7 +460,7 @@ func warmCallsTakeNothing(t *testing.T, dev Device, name string, f func() *Tenso
 // then twice more, and fails t where those two took memory from the pool.
 func warmStepsTakeNothing(t *testing.T, dev Device, name string, x *Tensor, f func(*Tensor) *Tensor, composed bool) {
 	t.Helper()
-	step := func() {
+	warmTakesNothing(t, dev, name, "steps", func() {
 		var out *Tensor
 		if composed {
 			out = Compose(func(a []*Tensor) *Tensor { return f(a[0]) }, x)
@@ -484,7 +474,13 @@ func warmStepsTakeNothing(t *testing.T, dev Device, name string, x *Tensor, f fu
 		loss.Release()
 		out.Release()
 		x.ZeroGrad()
-	}
+	})
+}
+
+// warmTakesNothing runs step twice to warm dev's pool, then twice more,
+// and fails t where those two took memory from the pool.
+func warmTakesNothing(t *testing.T, dev Device, name, what string, step func()) {
+	t.Helper()
 	step()
 	step()
 	s0, _ := MemoryStats(dev)
@@ -494,6 +490,6 @@ func warmStepsTakeNothing(t *testing.T, dev Device, name string, x *Tensor, f fu
 	// Less memory is no leak: a tensor an earlier test left to the
 	// collector may be released by its cleanup during the steps.
 	if s1.Allocated > s0.Allocated || s1.Allocs-s1.CacheHits != s0.Allocs-s0.CacheHits {
-		t.Errorf("%s %s: two warm steps took %d bytes and %d new blocks", dev, name, s1.Allocated-s0.Allocated, (s1.Allocs-s1.CacheHits)-(s0.Allocs-s0.CacheHits))
+		t.Errorf("%s %s: two warm %s took %d bytes and %d new blocks", dev, name, what, s1.Allocated-s0.Allocated, (s1.Allocs-s1.CacheHits)-(s0.Allocs-s0.CacheHits))
 	}
 }
