@@ -81,6 +81,7 @@ func fuzzUnary(t *testing.T, r *fzReader) {
 	x := fzOperand(r, dt, shape)
 	p := ops.Params{}
 	var call func(in []*Tensor) *Tensor
+	want := dt
 	switch u.Name {
 	case "clamp":
 		lo, hi := r.value(), r.value()
@@ -89,6 +90,7 @@ func fuzzUnary(t *testing.T, r *fzReader) {
 			fzWant(t, "clamp", call([]*Tensor{x}), ErrValue, nil, 0)
 			return
 		}
+		want = fzClampDType(dt, lo, hi)
 	case "leaky_relu":
 		p.A = r.value()
 	}
@@ -98,10 +100,31 @@ func fuzzUnary(t *testing.T, r *fzReader) {
 	label := u.Name + "/" + dt.String() + dispatch.FormatShape(shape)
 	out := fzDiff(t, label, fzElementwiseTol, call, x)
 	var refuse error
-	if !u.DTypes.Has(dt) {
+	if !u.DTypes.Has(want) {
 		refuse = ErrDType
 	}
-	fzWant(t, label, out, refuse, shape, dt)
+	fzWant(t, label, out, refuse, shape, want)
+}
+
+// fzClampDType is torch's dtype for clamp of a dt tensor with the finite
+// bounds among lo and hi (an infinite one is lathe's "no bound", torch's
+// None): a fractional bound takes integers and bools to float32, a whole
+// one bools to int64.
+func fzClampDType(dt DType, lo, hi float64) DType {
+	if dt.IsFloat() {
+		return dt
+	}
+	out := dt
+	for _, v := range []float64{lo, hi} {
+		switch {
+		case math.IsInf(v, 0):
+		case v != math.Trunc(v):
+			return Float32
+		case dt == Bool:
+			out = Int64
+		}
+	}
+	return out
 }
 
 func fuzzBinary(t *testing.T, r *fzReader) {
