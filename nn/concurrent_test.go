@@ -20,6 +20,7 @@ import (
 func eachDevice(t *testing.T, f func(t *testing.T, dev lathe.Device)) {
 	for _, dev := range []lathe.Device{lathe.CPU, lathe.CUDA(0), lathe.WGPU(0)} {
 		t.Run(dev.String(), func(t *testing.T) {
+			testenv.SkipParentRuns(t, dev.String())
 			for _, info := range lathe.DeviceStatus() {
 				if info.Device == dev && !info.Available {
 					testenv.SkipDevice(t, dev.String(), "%s is unavailable: %s", dev, info.Detail)

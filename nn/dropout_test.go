@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
-	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // TestChannelDropout: Dropout1d, 2d and 3d zero whole (n, c) channels
@@ -157,10 +156,6 @@ func onDevices(t *testing.T, f func(t *testing.T, dev lathe.Device)) {
 // deviceOrSkip returns dev, or skips t where it does not open.
 func deviceOrSkip(t *testing.T, dev lathe.Device) lathe.Device {
 	t.Helper()
-	for _, info := range lathe.DeviceStatus() {
-		if info.Device == dev && !info.Available {
-			testenv.SkipDevice(t, dev.String(), "%s is unavailable: %s", dev, info.Detail)
-		}
-	}
+	skipUnavailable(t, dev)
 	return dev
 }

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
-	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // Checkpoint interoperability with PyTorch 1.13, layer by layer, as a user
@@ -401,11 +400,7 @@ func TestInteropTorchCheckpoints(t *testing.T) {
 	cases := readInterop(t)
 	for _, dev := range []lathe.Device{lathe.CPU, lathe.WGPU(0), lathe.CUDA(0)} {
 		t.Run(dev.String(), func(t *testing.T) {
-			for _, info := range lathe.DeviceStatus() {
-				if info.Device == dev && !info.Available {
-					testenv.SkipDevice(t, dev.String(), "%s is unavailable: %s", dev, info.Detail)
-				}
-			}
+			skipUnavailable(t, dev)
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) { c.check(t, dev) })
 			}

@@ -12,8 +12,12 @@ import (
 	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
-// skipUnavailable skips t by the device's name where dev does not open.
+// skipUnavailable skips t by the device's name where dev does not open,
+// and in a run that emulates another device, which leaves dev to the run
+// that started it.
 func skipUnavailable(t *testing.T, dev lathe.Device) {
+	t.Helper()
+	testenv.SkipParentRuns(t, dev.String())
 	for _, info := range lathe.DeviceStatus() {
 		if info.Device == dev && !info.Available {
 			testenv.SkipDevice(t, dev.String(), "%s is unavailable: %s", dev, info.Detail)

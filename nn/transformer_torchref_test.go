@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/lathe-ml/lathe"
-	"github.com/lathe-ml/lathe/internal/testenv"
 )
 
 // The transformer layers against torch 1.13: each file of
@@ -287,11 +286,7 @@ func TestTransformerMatchesTorch(t *testing.T) {
 	}{{lathe.Float64, lathe.CPU, 1e-10}, {lathe.Float32, lathe.CPU, 1e-4}, {lathe.Float32, lathe.WGPU(0), 1e-4},
 		{lathe.Float64, lathe.CUDA(0), 1e-10}, {lathe.Float32, lathe.CUDA(0), 1e-4}} {
 		t.Run(cfg.dev.String()+"/"+cfg.dt.String(), func(t *testing.T) {
-			for _, info := range lathe.DeviceStatus() {
-				if info.Device == cfg.dev && !info.Available {
-					testenv.SkipDevice(t, cfg.dev.String(), "%s is unavailable: %s", cfg.dev, info.Detail)
-				}
-			}
+			skipUnavailable(t, cfg.dev)
 			worst := 0.0
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {

@@ -74,7 +74,8 @@ func RunEach(t *testing.T, root, pattern string, setups ...Setup) {
 // passed (a subtest named for it, or the test that pattern names). A
 // pattern that leaves out the other devices' subtests ("Test$/^cuda:0")
 // suits a test that checks nothing after its subtests, as a suite that
-// only counts them; ".*" runs everything, on every device. root is the
+// only counts them; "Test.*" runs every test, whose device loops leave the
+// devices this run does not emulate to the parent (testenv.ParentRuns). root is the
 // repository's folder; env is added to the child's environment. In the
 // child it skips t (the parent's test). It skips where the run requires
 // the real cuda:0 (LATHE_REQUIRE_DEVICES, as make test and make gpu-check

@@ -48,6 +48,31 @@ func HostOnly(t testing.TB) {
 	}
 }
 
+// ParentRuns reports whether dev's cases belong to another run: in a run
+// that emulates devices (EmulatedEnv), every device it does not emulate,
+// which the run that started it tests. A test that loops over devices
+// leaves those out there, since running them again is only time.
+func ParentRuns(dev string) bool {
+	list := os.Getenv(EmulatedEnv)
+	if list == "" {
+		return false
+	}
+	for _, e := range strings.Split(list, ",") {
+		if d, _, _ := strings.Cut(strings.TrimSpace(e), "="); d == dev {
+			return false
+		}
+	}
+	return true
+}
+
+// SkipParentRuns skips t where ParentRuns(dev), saying so.
+func SkipParentRuns(t testing.TB, dev string) {
+	t.Helper()
+	if ParentRuns(dev) {
+		t.Skipf("%s is tested by the run that started this emulated one", dev)
+	}
+}
+
 // Required reports whether the run requires dev (a device's String, "wgpu:0").
 func Required(dev string) bool {
 	for _, d := range strings.Split(os.Getenv(RequireEnv), ",") {

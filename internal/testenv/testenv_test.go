@@ -91,3 +91,22 @@ func TestEmulatedNames(t *testing.T) {
 		t.Errorf("summary %q, want %q", b, want)
 	}
 }
+
+// TestParentRuns: a run that emulates devices leaves every other device to
+// the run that started it, and a plain run leaves none.
+func TestParentRuns(t *testing.T) {
+	t.Setenv(EmulatedEnv, "")
+	if ParentRuns("cpu") || ParentRuns("cuda:0") {
+		t.Error("a plain run leaves a device to a parent")
+	}
+	t.Setenv(EmulatedEnv, "cuda:1, cuda:0=emulated; with stand-ins")
+	for dev, want := range map[string]bool{"cpu": true, "wgpu:0": true, "cuda:0": false, "cuda:1": false, "cuda:2": true} {
+		if got := ParentRuns(dev); got != want {
+			t.Errorf("ParentRuns(%q) = %v, want %v", dev, got, want)
+		}
+	}
+	t.Run("skips", func(t *testing.T) {
+		SkipParentRuns(t, "wgpu:0")
+		t.Error("SkipParentRuns let wgpu:0 run in a run that emulates cuda:0")
+	})
+}
