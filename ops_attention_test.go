@@ -222,6 +222,11 @@ func testAttentionFused(t *testing.T, dev Device, dt DType) {
 		tol = 2e-5
 	}
 	cases := append(attnCases(), attnMaskCases()...)
+	if dev != CPU {
+		// Its shape is for the cpu's scheduling; elsewhere it is "plain"
+		// again, and on the cuda emulation the slowest case.
+		cases = slices.DeleteFunc(cases, func(c attnCase) bool { return c.name == "heads/key-blocks" })
+	}
 	// With dropout: each attention call below starts from one Seed, so
 	// the fused op's key is the composite's Dropout's and the two drop
 	// the same weights.
