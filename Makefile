@@ -33,12 +33,13 @@ vet race unit: export LATHE_REQUIRE_DEVICES := $(REQUIRE_DEVICES)
 # The race detector over the layers that hold shared state, over DDP,
 # whose buckets are all-reduced on a goroutine while the backward pass runs,
 # and over the tests that share tensors, modules and devices between
-# goroutines (RACE_TESTS).
+# goroutines (RACE_TESTS); the last three packages in one go test, which
+# builds and runs them side by side (DDP's and TCP's test names match none
+# in the root or nn).
 RACE_TESTS := Concurrent|TestReleaseRacingAnOp|TestFailedCheckStaysWithItsTensor|TestWithDataHoldsX
 race: deps
 	$(GO) test -race -count=1 ./dispatch/... ./autodiff/... ./layout/... ./alloc/...
-	$(GO) test -race -count=1 -run 'TestDDP|TestMPI$$/ddp|TestTCP' ./dist/
-	$(GO) test -race -count=1 -run '$(RACE_TESTS)' . ./nn/
+	$(GO) test -race -count=1 -run 'TestDDP|TestMPI$$/ddp|TestTCP|$(RACE_TESTS)' ./dist/ . ./nn/
 
 # The whole suite, then the matmul conformance cases again on gonum's BLAS
 # (the cpu backend uses OpenBLAS when it opens), so both GEMM paths stay
@@ -88,6 +89,11 @@ FUZZ_TARGETS := ./dispatch/ops:FuzzBroadcast ./nn:FuzzLoad .:FuzzElementwise .:F
 	.:FuzzReduce .:FuzzIndex .:FuzzWindow .:FuzzCast .:FuzzRandom .:FuzzSelect .:FuzzMatMul .:FuzzSort .:FuzzConcat \
 	.:FuzzNorm .:FuzzAttention .:FuzzGrid .:FuzzPad .:FuzzEinsum .:FuzzRepeat .:FuzzLoss .:FuzzLossMore .:FuzzMathMore .:FuzzSampling .:FuzzCTC
 FUZZTIME ?= 30s
+# How long the fuzzer shrinks an input that finds new code or fails. Go's
+# default (a minute) suits make fuzz, whose failures are kept to read; in
+# fuzz-short, which starts from an empty cache, every new input was
+# shrunk while the workers waited, up to a minute of a 4000x run's 70 s.
+FUZZMINIMIZE ?= 60s
 
 # Plants the bugs listed in build/mutants.txt one at a time in a scratch
 # copy of the tree and reports which the suite catches (killed) and which it
@@ -98,11 +104,11 @@ mutants: deps
 fuzz: deps
 	@for t in $(FUZZ_TARGETS); do \
 		echo "== $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) $${t%%:*} || exit 1; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $${t%%:*} || exit 1; \
 	done
 
 fuzz-short:
-	@$(MAKE) --no-print-directory fuzz FUZZTIME=4000x
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=4000x FUZZMINIMIZE=100x
 
 # The soak run (nn/soak_test.go, build tag soak): 10,000 training steps on
 # the cpu and 1,000 on wgpu:0, with the pool's bytes, the heap, the RSS and
