@@ -94,6 +94,8 @@ FUZZTIME ?= 30s
 # fuzz-short, which starts from an empty cache, every new input was
 # shrunk while the workers waited, up to a minute of a 4000x run's 70 s.
 FUZZMINIMIZE ?= 60s
+# How many targets fuzz at once (build/fuzz.sh).
+FUZZJOBS ?= 1
 
 # Plants the bugs listed in build/mutants.txt one at a time in a scratch
 # copy of the tree and reports which the suite catches (killed) and which it
@@ -102,13 +104,10 @@ mutants: deps
 	LATHE_REQUIRE_DEVICES=$(REQUIRE_DEVICES) build/mutants.sh
 
 fuzz: deps
-	@for t in $(FUZZ_TARGETS); do \
-		echo "== $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $${t%%:*} || exit 1; \
-	done
+	@GO=$(GO) build/fuzz.sh $(FUZZJOBS) $(FUZZTIME) $(FUZZMINIMIZE) $(FUZZ_TARGETS)
 
 fuzz-short:
-	@$(MAKE) --no-print-directory fuzz FUZZTIME=4000x FUZZMINIMIZE=100x
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=4000x FUZZMINIMIZE=100x FUZZJOBS=2
 
 # The soak run (nn/soak_test.go, build tag soak): 10,000 training steps on
 # the cpu and 1,000 on wgpu:0, with the pool's bytes, the heap, the RSS and
