@@ -351,3 +351,36 @@ func TestMathOpsAutocast(t *testing.T) {
 		}
 	}
 }
+
+// TestCdistNaN: a NaN difference makes the distance NaN for p = 0, 0.5,
+// 1, 2 (both forms) and 3, as torch 1.13's cdist gives; an infinite one
+// counts 1 for p = 0 and is +Inf otherwise. (The zero-distance masks read
+// NaN > 0 as false and gave 0 for p = 0.5, 2 and 3, and p = 0 counted a
+// NaN as 1.)
+func TestCdistNaN(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	x := FromSlice(CPU, []float64{1, nan, 0, 1, 2, inf}, 3, 2)
+	for _, p := range []float64{0, 0.5, 1, 2, 3} {
+		for _, rows := range []int{1, 30} { // 30 rows: p = 2's matrix-product form
+			y := x.Narrow(0, 1, 2).Repeat(rows, 1)
+			got, err := x.Narrow(0, 0, 1).Cdist(y, p).Float64s()
+			if err != nil {
+				t.Fatalf("p=%v: %v", p, err)
+			}
+			for i, v := range got {
+				if !math.IsNaN(v) {
+					t.Errorf("p=%v, %d rows: distance %d from a row with NaN is %v, want NaN", p, rows, i, v)
+					break
+				}
+			}
+		}
+		got, err := x.Narrow(0, 1, 1).Cdist(x.Narrow(0, 2, 1), p).Float64s()
+		want := inf
+		if p == 0 {
+			want = 2
+		}
+		if err != nil || len(got) != 1 || got[0] != want {
+			t.Errorf("p=%v: distance to a row with +Inf is %v %v, want %v", p, got, err, want)
+		}
+	}
+}

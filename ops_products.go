@@ -222,12 +222,18 @@ type cdistAttrs struct {
 	mm bool
 }
 
-// sqrtPos is √s where s > 0 and 0 elsewhere, with gradient 0 there (as
-// torch's cdist backward at a zero distance) rather than ∞·0.
+// sqrtPos is √s where s > 0 (or NaN, which goes through) and 0
+// elsewhere, with gradient 0 there (as torch's cdist backward at a zero
+// distance) rather than ∞·0.
 func sqrtPos(op string, s *Tensor) *Tensor {
-	pos := s.GtScalar(0)
+	pos := positiveOrNaN(s)
 	return Where(pos, Where(pos, s, s.scalarLike(op, 1)).Sqrt(), s.scalarLike(op, 0))
 }
+
+// positiveOrNaN is where s > 0 or s is NaN: the places where a distance
+// is computed rather than set to 0, so that a NaN goes through to the
+// result, as in torch.
+func positiveOrNaN(s *Tensor) *Tensor { return s.GtScalar(0).LogicalOr(s.IsNaN()) }
 
 var opCdist = composite("cdist", []string{"x", "y"}, func(in []*Tensor, a cdistAttrs) *Tensor {
 	return inFloat32(in, func(in []*Tensor) *Tensor { return cdist(in[0], in[1], a) })
@@ -243,11 +249,21 @@ func cdist(x, y *Tensor, a cdistAttrs) *Tensor {
 		ys := Concat([]*Tensor{y, yn.scalarLike(op, 1).Expand(yn.Shape()...), yn}, -1)
 		return sqrtPos(op, xs.MatMul(ys.MT()))
 	}
-	d := x.Unsqueeze(-2).Sub(y.Unsqueeze(-3))
+	return pnormLast(op, x, x.Unsqueeze(-2).Sub(y.Unsqueeze(-3)), a.p)
+}
+
+// pnormLast is the p-norm of the differences d along their last dim, as
+// cdist's and pdist's: p = 0 counts the nonzero ones, +Inf takes the
+// largest, a NaN difference makes the distance NaN (as torch's, but for
+// cdist's p = +Inf, which skips NaN in torch 1.13), and the gradient at a
+// zero distance or a zero difference is 0, as torch's backward of either.
+// x (d's source) gives the scalars' dtype.
+func pnormLast(op string, x, d *Tensor, p float64) *Tensor {
 	ad := d.Abs()
-	switch p := a.p; {
+	switch {
 	case p == 0: // a count, whose gradient is 0 (a zero that keeps x's graph)
-		nz := ad.GtScalar(0).LogicalOr(ad.IsNaN()).Cast(x.t.DType).Sum(-1)
+		da := detached(ad)
+		nz := Where(da.IsNaN(), da, da.GtScalar(0).Cast(x.t.DType)).Sum(-1)
 		return nz.Add(Where(ad.IsFinite(), d, d.scalarLike(op, 0)).MulScalar(0).Sum(-1))
 	case p == 1:
 		return ad.Sum(-1)
@@ -260,10 +276,10 @@ func cdist(x, y *Tensor, a cdistAttrs) *Tensor {
 		tie := ad.Eq(m)
 		return m.Squeeze(-1).Add(Where(tie, ad.Sub(detached(ad)), ad.scalarLike(op, 0)).Sum(-1))
 	default:
-		pos := ad.GtScalar(0)
+		pos := positiveOrNaN(ad)
 		t := Where(pos, Where(pos, ad, ad.scalarLike(op, 1)).PowScalar(p), ad.scalarLike(op, 0))
 		s := t.Sum(-1)
-		sp := s.GtScalar(0)
+		sp := positiveOrNaN(s)
 		return Where(sp, Where(sp, s, s.scalarLike(op, 1)).PowScalar(1/p), s.scalarLike(op, 0))
 	}
 }
