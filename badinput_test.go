@@ -633,6 +633,11 @@ func biOps() map[string]biOp {
 	for name, r := range biLinalg3() {
 		t[name] = r
 	}
+	// Pdist, unique_consecutive along a dim, solve with left=false and
+	// lstsq's four results (ops_linalg4_test.go).
+	for name, r := range biLinalg4() {
+		t[name] = r
+	}
 	// The indexing and shape functions of ops_index2.go and ops_shape2.go
 	// (ops_index2_test.go).
 	for name, r := range biIndex2Ops() {

@@ -660,3 +660,65 @@ func (x *Tensor) UniqueConsecutive(returnInverse, returnCounts bool) (values, in
 	}
 	return values, inverse, counts
 }
+
+// UniqueConsecutiveDim is torch.unique_consecutive(x, return_inverse,
+// return_counts, dim): x with each run of equal neighbouring slices along
+// dim made one, in x's order (the values keep x's other dims); with
+// returnInverse, the Int64 index [x's size along dim] of each slice's run;
+// with returnCounts, each run's length (Int64). A result not asked for is
+// nil. Two slices are equal where every element is (-0 equals +0, and the
+// first of a run is kept); a slice with a NaN equals no other, as in
+// torch. A dim out of range (any dim of a 0-d x) is ErrIndex; another dim
+// of size 0 is ErrShape, as torch refuses it ("0 sized dimensions ...
+// aren't selected"). The values' gradient goes to the first slice of each
+// run (torch 1.13 has none).
+//
+// It syncs once: it reads back whether each slice differs from the one
+// before, and gathers the values on the device.
+func (x *Tensor) UniqueConsecutiveDim(dim int, returnInverse, returnCounts bool) (values, inverse, counts *Tensor) {
+	const op = "unique_consecutive"
+	fail := func(err error) (*Tensor, *Tensor, *Tensor) {
+		return failed(err), pick(returnInverse, failed(err)), pick(returnCounts, failed(err))
+	}
+	if err := x.check(op); err != nil {
+		return fail(err)
+	}
+	r := x.t.Rank()
+	if dim < -r || dim >= r || r == 0 {
+		fix := "use a dim in [" + strconv.Itoa(-r) + ", " + strconv.Itoa(r) + ")"
+		if r == 0 {
+			fix = "use UniqueConsecutive (dim=None) for a 0-d tensor, or reshape it to [1]"
+		}
+		return fail(errorf(op, ErrIndex, "dim", "is "+strconv.Itoa(dim)+", out of range for a tensor of rank "+strconv.Itoa(r), fix))
+	}
+	if dim < 0 {
+		dim += r
+	}
+	for d, size := range x.t.Shape {
+		if d != dim && size == 0 {
+			return fail(errorf(op, ErrShape, "x", "has shape "+dispatch.FormatShape(x.t.Shape)+", with size 0 in dim "+strconv.Itoa(d)+
+				", which is not dim "+strconv.Itoa(dim)+" (torch refuses it: its slices would be empty)", "take the unique slices along the dim of size 0, or drop it"))
+		}
+	}
+	dev := x.t.Device
+	n := x.t.Shape[dim]
+	front := relabel(x.MoveDim([]int{dim}, []int{0}), op)
+	if err := front.Err(); err != nil {
+		return fail(err)
+	}
+	starts, runs, err := runsOf(op, front)
+	front.Release()
+	if err != nil {
+		return fail(err)
+	}
+	at := FromSlice(dev, starts, len(starts))
+	values = relabel(x.IndexSelect(dim, at), op)
+	ReleaseWithGraph(values, at)
+	if returnInverse {
+		inverse = relabel(FromSlice(dev, runs, n), op)
+	}
+	if returnCounts {
+		counts = relabel(runLengths(dev, starts, n), op)
+	}
+	return values, inverse, counts
+}

@@ -446,6 +446,103 @@ func (A *Tensor) Lstsq(B *Tensor) *Tensor {
 	}, A, B)
 }
 
+// LstsqFull is torch.linalg.lstsq(A, B, driver=driver) with all four of
+// its results: the solution (Lstsq's), the squared residuals, the ranks
+// and the singular values, each present or empty as torch 1.13's cpu
+// gives them for driver ("gels", "gelsy", "gelsd" or "gelss"; "" is
+// torch's cpu default, "gelsy"):
+//
+//   - residuals, ‖A·X - B‖² of each column ([batch, k], the batch dims of
+//     A and B broadcast; [batch, 1] for a vector B): with "gels" where
+//     m > n; with "gelsd" and "gelss" where m > n and every matrix of A
+//     has rank n; otherwise (and always with "gelsy") empty, [0];
+//   - rank, Int64 of A's batch shape: the number of singular values
+//     above max(m, n)·eps·σ_max (gelsd's default rcond, which MatrixRank
+//     uses too) with "gelsy", "gelsd" and "gelss"; empty, [0], with
+//     "gels";
+//   - singularValues, A's [batch, min(m, n)] descending (SVDVals), with
+//     "gelsd" and "gelss"; empty, [0], otherwise.
+//
+// The solution is always the least-norm one (Lstsq: gelsd's), whatever
+// the driver: for A of full rank every driver gives it, and for a
+// rank-deficient A torch's gelsy and gels give others (gels assumes full
+// rank). gelsy's rank comes from a pivoted QR in LAPACK and lathe's from
+// the SVD, which agree but where a singular value lies at the cutoff.
+// torch's cuda takes "gels" alone; lathe takes every driver on every
+// device. Residuals and singular values have gradients here (the SVD's
+// and the product's), which torch's do not; rank has none. It costs two
+// SVDs of A (Lstsq's and SVDVals') and, for "gelsd" and "gelss" where
+// m > n, one sync to read the ranks back. An unknown driver is ErrValue;
+// the other errors are Lstsq's.
+func (A *Tensor) LstsqFull(B *Tensor, driver string) (solution, residuals, rank, singularValues *Tensor) {
+	const op = "lstsq"
+	fail := func(err error) (*Tensor, *Tensor, *Tensor, *Tensor) {
+		return failed(err), failed(err), failed(err), failed(err)
+	}
+	if driver == "" {
+		driver = "gelsy"
+	}
+	if driver != "gels" && driver != "gelsy" && driver != "gelsd" && driver != "gelss" {
+		return fail(errorf(op, ErrValue, "driver", "is "+strconv.Quote(driver)+" but lstsq's driver is one of gels, gelsy, gelsd and gelss, as torch's",
+			"use \"gelsd\" for the singular values, or \"\" for torch's default, gelsy"))
+	}
+	solution = A.Lstsq(B)
+	if err := solution.Err(); err != nil {
+		return fail(err)
+	}
+	as := A.t.Shape
+	m, n := as[len(as)-2], as[len(as)-1]
+	dev, dt := A.t.Device, A.t.DType
+	empty := func(dt DType) *Tensor { return Zeros(dev, dt, 0) }
+	svd := driver == "gelsd" || driver == "gelss"
+	var S *Tensor
+	if driver != "gels" {
+		S = A.SVDVals()
+		if min(m, n) == 0 {
+			rank = relabel(Zeros(dev, Int64, as[:len(as)-2]...), op)
+		} else {
+			rank = relabel(Compose(func(in []*Tensor) *Tensor {
+				s := in[0].joined(in[0].Detach())
+				return s.Gt(svdCutoff(s, m, n)).Sum(-1) // int64, as a bool sum is
+			}, S), op)
+		}
+		if err := firstErr(S, rank); err != nil {
+			releaseAll([]*Tensor{solution, S, rank})
+			return fail(err)
+		}
+	} else {
+		rank = empty(Int64)
+	}
+	if svd {
+		singularValues = relabel(S, op)
+	} else {
+		singularValues = empty(dt)
+		if S != nil {
+			S.Release()
+		}
+	}
+	full := m > n && driver == "gels"
+	if m > n && svd {
+		low, err := rank.LtScalar(float64(n)).Any().Item()
+		if err != nil {
+			releaseAll([]*Tensor{solution, rank, singularValues})
+			return fail(located(err, op))
+		}
+		full = low == 0
+	}
+	if !full {
+		return solution, empty(dt), rank, singularValues
+	}
+	residuals = relabel(Compose(func(in []*Tensor) *Tensor {
+		a, b, x := in[0], in[1], in[2]
+		if b.t.Rank() == a.t.Rank()-1 { // a vector B: one column
+			b, x = b.Unsqueeze(-1), x.Unsqueeze(-1)
+		}
+		return a.MatMul(x).Sub(b).Square().Sum(-2)
+	}, A, B, solution), op)
+	return solution, residuals, rank, singularValues
+}
+
 func boolInt(b bool) int {
 	if b {
 		return 1

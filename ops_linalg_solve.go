@@ -321,6 +321,10 @@ var (
 	opSolve = composite("solve", []string{"A", "B"}, func(in []*Tensor, _ dispatch.None) *Tensor {
 		return solveBody("solve", checkSolve, in[0], in[1])
 	})
+	// solve with left=false: X·A = B is Aᵀ·Xᵀ = Bᵀ.
+	opSolveRight = compositeVariant("solve", "left=false", []string{"A", "B"}, func(in []*Tensor, _ dispatch.None) *Tensor {
+		return solveBody("solve", checkSolve, in[0].MT(), in[1].MT()).MT()
+	})
 	opInv = composite("inv", []string{"A"}, func(in []*Tensor, _ dispatch.None) *Tensor {
 		a := in[0]
 		n := a.t.Shape[a.t.Rank()-1]
@@ -393,6 +397,39 @@ func (A *Tensor) Solve(B *Tensor) *Tensor {
 		return failed(err)
 	}
 	return apply(opSolve, none, A, B)
+}
+
+// SolveSide is Solve where left is true, and otherwise the solution X of
+// X·A = B, as torch.linalg.solve(A, B, left=False): A is [..., n, n], B
+// [..., k, n] and X has B's shape (the batch dims broadcast). It solves
+// Aᵀ·Xᵀ = Bᵀ by Solve's LU factorization, so its cost, its errors and its
+// gradient (to any order) are Solve's. With left false, a B that Solve
+// would take as a vector ([n], or A's shape without its last dim) is
+// ErrShape, as torch refuses it (give it a dim of 1: B.Unsqueeze(-2)).
+func (A *Tensor) SolveSide(B *Tensor, left bool) *Tensor {
+	if left {
+		return A.Solve(B)
+	}
+	const op = "solve"
+	if err := linalgDType(op, "A", A); err != nil {
+		return failed(err)
+	}
+	if err := B.CheckArg(op, "B"); err != nil {
+		return failed(err)
+	}
+	if err := squareBatch(op, "A", A); err != nil {
+		return failed(err)
+	}
+	as, bs := A.t.Shape, B.t.Shape
+	if len(bs) == 1 || (len(bs) == len(as)-1 && slices.Equal(bs, as[:len(as)-1])) {
+		return failed(errorf(op, ErrShape, "B", "has shape "+dispatch.FormatShape(bs)+", a batch of vectors to A of shape "+
+			dispatch.FormatShape(as)+", which solve with left=false does not take, as torch's",
+			"give B a row dim: B.Unsqueeze(-2), shape [..., 1, "+strconv.Itoa(as[len(as)-1])+"]"))
+	}
+	if _, err := linalgPair(op, "A", "B", A, B, -1); err != nil {
+		return failed(err)
+	}
+	return apply(opSolveRight, none, A, B)
 }
 
 // firstErr is the error of the first failed tensor of ts (nil ones

@@ -325,3 +325,60 @@ func (x *Tensor) Cdist(y *Tensor, p float64) *Tensor {
 	mm := p == 2 && (x.t.Shape[rx-2] > 25 || y.t.Shape[ry-2] > 25)
 	return apply(opCdist, cdistAttrs{p: p, mm: mm}, x, y)
 }
+
+// pdistAttrs are pdist's p.
+type pdistAttrs struct{ p float64 }
+
+// pdist gathers the rows of each pair (i < j, in row-major order of the
+// upper triangle) and takes the p-norm of their difference.
+var opPdist = composite("pdist", []string{"x"}, func(in []*Tensor, a pdistAttrs) *Tensor {
+	const op = "pdist"
+	x := in[0]
+	n := x.t.Shape[0]
+	ij := x.joined(TriuIndices(x.t.Device, n, n, 1))
+	i, j := ij.Narrow(0, 0, 1).Squeeze(0), ij.Narrow(0, 1, 1).Squeeze(0)
+	return pnormLast(op, x, x.IndexSelect(0, i).Sub(x.IndexSelect(0, j)), a.p)
+})
+
+// Pdist is the p-norm distance between each pair of rows of the 2-D x
+// [N, M], as torch.nn.functional.pdist(x, p) (torch's default p is 2):
+// the upper triangle of Cdist(x, x, p) without its diagonal, row by row,
+// shape [N·(N-1)/2] (empty for N < 2, zeros for M = 0). p = 0 counts the
+// differing elements, +Inf takes the largest difference; a NaN element
+// makes its distances NaN. Gradients as torch's: 0 at a zero distance
+// (and, for p < 1, through a zero difference), and for p = +Inf the whole
+// gradient to each element that ties for the largest difference; lathe's
+// is differentiable again (torch 1.13 has no second derivative of
+// pdist). It computes the differences directly, never by a matrix
+// product. Float32 and float64, as torch's (float16, bfloat16 and
+// integers ErrDType); x not 2-D is ErrShape, a negative or NaN p
+// ErrValue.
+func (x *Tensor) Pdist(p float64) *Tensor {
+	const op = "pdist"
+	if err := x.check(op); err != nil {
+		return failed(err)
+	}
+	if !(p >= 0) {
+		return failed(errorf(op, ErrValue, "p", "is "+ftoa(p)+" but pdist takes p ≥ 0, as torch's", "use p = 2 (torch's default), 1, 0 or +Inf"))
+	}
+	if dt := x.t.DType; dt != Float32 && dt != Float64 {
+		return failed(errorf(op, ErrDType, "x", "is "+dt.String()+" but pdist takes float32 or float64, as torch's",
+			"cast it with .Cast(lathe.Float32)"))
+	}
+	if r := x.t.Rank(); r != 2 {
+		return failed(errorf(op, ErrShape, "x", "has rank "+strconv.Itoa(r)+" but pdist takes a 2-D [rows, features] tensor, as torch's",
+			"reshape it to [rows, features]"))
+	}
+	n, m := x.t.Shape[0], x.t.Shape[1]
+	if n >= 1<<31 { // n·(n-1)/2 pairs: no device holds them
+		return failed(located(dispatch.ShapeError("", []int{n, n, max(m, 1)}), op))
+	}
+	pairs := n * (n - 1) / 2
+	if n < 2 {
+		pairs = 0
+	}
+	if err := roomFor(op, x.t.Device, x.t.DType, []int{pairs, max(m, 2)}); err != nil {
+		return failed(err)
+	}
+	return apply(opPdist, pdistAttrs{p: p}, x)
+}

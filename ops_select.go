@@ -92,13 +92,14 @@ func (x *Tensor) Unique(sorted, returnInverse, returnCounts bool) (values, inver
 	return values, inverse, counts
 }
 
-// runsOf finds the runs of equal neighbours of the 1-D tensor v on the
-// host (one sync): the place where each run starts, and each element's
+// runsOf finds the runs of equal neighbours of the 1-D tensor v (or of
+// equal neighbouring slices along dim 0 of a higher-rank v) on the host
+// (one sync): the place where each run starts, and each element's
 // run. The n Int64s of the second are asked of v's device first, so that
 // too many is ErrOutOfMemory rather than a failed host allocation, which
 // Go cannot recover from.
 func runsOf(op string, v *Tensor) (starts, runOf []int64, err error) {
-	n := v.t.Numel()
+	n := v.t.Shape[0]
 	room, err := dispatch.Empty(v.t.Device, dispatch.Int64, []int{n})
 	if err != nil {
 		return nil, nil, located(err, op)
@@ -110,6 +111,11 @@ func runsOf(op string, v *Tensor) (starts, runOf []int64, err error) {
 	}
 	next, prev := v.Narrow(0, 1, n-1), v.Narrow(0, 0, n-1)
 	step := relabel(next.Ne(prev), op)
+	if v.t.Rank() > 1 { // slices along dim 0: they differ where any element does
+		s := step
+		step = relabel(s.Reshape(n-1, -1).Any(1), op)
+		s.Release()
+	}
 	data, err := step.host(op)
 	for _, t := range []*Tensor{next, prev, step} {
 		t.Release() // the views too: each holds v's storage until released
