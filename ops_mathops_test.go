@@ -354,9 +354,9 @@ func TestMathOpsAutocast(t *testing.T) {
 
 // TestCdistNaN: a NaN difference makes the distance NaN for p = 0, 0.5,
 // 1, 2 (both forms) and 3, as torch 1.13's cdist gives; an infinite one
-// counts 1 for p = 0 and is +Inf otherwise. (The zero-distance masks read
-// NaN > 0 as false and gave 0 for p = 0.5, 2 and 3, and p = 0 counted a
-// NaN as 1.)
+// counts 1 for p = 0 and is +Inf otherwise, p = +Inf too. (The
+// zero-distance masks read NaN > 0 as false and gave 0 for p = 0.5, 2 and
+// 3, p = 0 counted a NaN as 1, and p = +Inf gave ∞ - ∞ = NaN.)
 func TestCdistNaN(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)
 	x := FromSlice(CPU, []float64{1, nan, 0, 1, 2, inf}, 3, 2)
@@ -374,6 +374,8 @@ func TestCdistNaN(t *testing.T) {
 				}
 			}
 		}
+	}
+	for _, p := range []float64{0, 0.5, 1, 2, 3, inf} {
 		got, err := x.Narrow(0, 1, 1).Cdist(x.Narrow(0, 2, 1), p).Float64s()
 		want := inf
 		if p == 0 {

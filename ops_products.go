@@ -273,7 +273,8 @@ func pnormLast(op string, x, d *Tensor, p float64) *Tensor {
 		// The largest |d|, whose gradient goes whole to each element that
 		// ties for it, as torch's _cdist_backward (not split, as amax's).
 		m := detached(ad).AmaxKeepDim(-1)
-		tie := ad.Eq(m)
+		// An infinite tie passes none (∞ - ∞ would make the distance NaN).
+		tie := ad.Eq(m).LogicalAnd(ad.IsFinite())
 		return m.Squeeze(-1).Add(Where(tie, ad.Sub(detached(ad)), ad.scalarLike(op, 0)).Sum(-1))
 	default:
 		pos := positiveOrNaN(ad)
