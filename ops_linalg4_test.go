@@ -158,3 +158,57 @@ func TestLinalg4LeaveNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestPdistSecondDerivative: Pdist's gradient is differentiable again
+// (torch 1.13's is not): the Hessian-vector product against central
+// finite differences of the gradient, in float64, for p where the
+// distances are smooth at the point.
+func TestPdistSecondDerivative(t *testing.T) {
+	xs := []float64{0.3, -1.2, 0.8, 1.1, 0.4, -0.6, -0.9, 0.7, 1.5, 0.2, -0.3, -1.4}
+	ws := []float64{0.5, -1, 2, 0.25, 1.5, -0.75}
+	vs := []float64{1, -0.5, 0.25, 0.75, -1, 0.5, -0.25, 1, 0.5, -0.75, 0.25, 1}
+	grad := func(x []float64, p float64, create bool) (*Tensor, *Tensor) {
+		xt := FromSlice(CPU, x, 4, 3).RequireGrad()
+		y := xt.Pdist(p).Mul(FromSlice(CPU, ws, 6)).Sum()
+		var opts []GradOption
+		if create {
+			opts = append(opts, CreateGraph())
+		}
+		g, err := Grad(y, []*Tensor{xt}, opts...)
+		if err != nil {
+			t.Fatalf("p=%v: %v", p, err)
+		}
+		return xt, g[0]
+	}
+	for _, p := range []float64{0.5, 1, 1.5, 2, 3, math.Inf(1)} {
+		x, g := grad(xs, p, true)
+		hv, err := Grad(g.Mul(FromSlice(CPU, vs, 4, 3)).Sum(), []*Tensor{x})
+		if err != nil {
+			t.Fatalf("p=%v: the second derivative: %v", p, err)
+		}
+		got, err := hv[0].Float64s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		const eps = 1e-6
+		step := func(s float64) []float64 {
+			out := make([]float64, len(xs))
+			for i := range xs {
+				out[i] = xs[i] + s*vs[i]
+			}
+			_, g := grad(out, p, false)
+			v, err := g.Float64s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		hi, lo := step(eps), step(-eps)
+		for i := range got {
+			want := (hi[i] - lo[i]) / (2 * eps)
+			if math.Abs(got[i]-want) > 1e-5*(1+math.Abs(want)) {
+				t.Errorf("p=%v: Hessian-vector product [%d] %v, finite differences %v", p, i, got[i], want)
+			}
+		}
+	}
+}
