@@ -102,11 +102,12 @@ func init() {
 		&opCTCLossConcatenated.Schema:     castFloat32,
 		&opCosineSimilarity.Schema:        castFloat32,
 		&opPairwiseDistance.Schema:        castFloat32, // norm, on the fp32 list
-		// log2, log10, erfinv and cdist (mathops), on torch's fp32 list.
+		// log2, log10, erfinv, cdist (mathops) and pdist, on torch's fp32 list.
 		&opLog2.Schema:   castFloat32,
 		&opLog10.Schema:  castFloat32,
 		&opErfinv.Schema: castFloat32,
 		&opCdist.Schema:  castFloat32,
+		&opPdist.Schema:  castFloat32,
 
 		// promote: ops that take one dtype (torch promotes cat and stack).
 		&ops.Concat.Schema:      castWidest,

@@ -253,6 +253,7 @@ func TestAutocastFloat32Whole(t *testing.T) {
 	}{
 		{"vector_norm", func(x *Tensor) *Tensor { return x.Norm(2, 1) }},
 		{"cross_entropy weighted", func(x *Tensor) *Tensor { return x.CrossEntropy(target, weights) }},
+		{"pdist", func(x *Tensor) *Tensor { return x.Reshape(4, 2).Pdist(3) }},
 	} {
 		var got *Tensor
 		if err := Autocast(Float16, func() { got = c.f(lathe16) }); err != nil {

@@ -214,6 +214,7 @@ func TestMathOpsHalfRoundOnce(t *testing.T) {
 				return x.Narrow(0, 0, 400).Reshape(40, 10).Cdist(y.Narrow(0, 0, 300).Reshape(30, 10), 3)
 			}, 0},
 			{"glu", func(x, _, _ *Tensor) *Tensor { return x.Narrow(0, 0, 400).Reshape(20, 20).GLU(1) }, 0},
+			{"pdist p=3", func(x, _, _ *Tensor) *Tensor { return x.Narrow(0, 0, 400).Reshape(40, 10).Pdist(3) }, 0},
 		} {
 			in := x
 			switch {

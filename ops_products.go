@@ -338,7 +338,10 @@ var opPdist = composite("pdist", []string{"x"}, func(in []*Tensor, a pdistAttrs)
 	n := x.t.Shape[0]
 	ij := x.joined(TriuIndices(x.t.Device, n, n, 1))
 	i, j := ij.Narrow(0, 0, 1).Squeeze(0), ij.Narrow(0, 1, 1).Squeeze(0)
-	return pnormLast(op, x, x.IndexSelect(0, i).Sub(x.IndexSelect(0, j)), a.p)
+	return inFloat32([]*Tensor{x}, func(in []*Tensor) *Tensor {
+		x := in[0]
+		return pnormLast(op, x, x.IndexSelect(0, i).Sub(x.IndexSelect(0, j)), a.p)
+	})
 })
 
 // Pdist is the p-norm distance between each pair of rows of the 2-D x
@@ -351,9 +354,10 @@ var opPdist = composite("pdist", []string{"x"}, func(in []*Tensor, a pdistAttrs)
 // gradient to each element that ties for the largest difference; lathe's
 // is differentiable again (torch 1.13 has no second derivative of
 // pdist). It computes the differences directly, never by a matrix
-// product. Float32 and float64, as torch's (float16, bfloat16 and
-// integers ErrDType); x not 2-D is ErrShape, a negative or NaN p
-// ErrValue.
+// product. Floats only (integers and Bool ErrDType, as torch's); float16
+// and bfloat16, which torch's pdist takes only under autocast (which
+// casts them to float32), are computed in float32 and rounded once, as
+// Cdist's. x not 2-D is ErrShape, a negative or NaN p ErrValue.
 func (x *Tensor) Pdist(p float64) *Tensor {
 	const op = "pdist"
 	if err := x.check(op); err != nil {
@@ -362,9 +366,8 @@ func (x *Tensor) Pdist(p float64) *Tensor {
 	if !(p >= 0) {
 		return failed(errorf(op, ErrValue, "p", "is "+ftoa(p)+" but pdist takes p ≥ 0, as torch's", "use p = 2 (torch's default), 1, 0 or +Inf"))
 	}
-	if dt := x.t.DType; dt != Float32 && dt != Float64 {
-		return failed(errorf(op, ErrDType, "x", "is "+dt.String()+" but pdist takes float32 or float64, as torch's",
-			"cast it with .Cast(lathe.Float32)"))
+	if err := x.floatsOnly(op); err != nil {
+		return failed(err)
 	}
 	if r := x.t.Rank(); r != 2 {
 		return failed(errorf(op, ErrShape, "x", "has rank "+strconv.Itoa(r)+" but pdist takes a 2-D [rows, features] tensor, as torch's",

@@ -63,7 +63,9 @@ def pdist_cases(fam):
     c("pdist/f32/[3]/error", "pdist", [rnd([3], "float32")], pdist(2.0), {"p": 2.0}, error="shape")
     c("pdist/f32/[2,2,2]/error", "pdist", [rnd([2, 2, 2], "float32")], pdist(2.0), {"p": 2.0}, error="shape")
     c("pdist/i64/error", "pdist", [vals([[1, 2], [3, 4]], "int64")], pdist(2.0), {"p": 2.0}, error="dtype")
-    c("pdist/f16/error", "pdist", [vals([[1, 2], [3, 4]], "float16")], pdist(2.0), {"p": 2.0}, error="dtype")
+    for dt in ("float16", "bfloat16"):  # torch's pdist refuses them outside autocast, which computes in float32
+        c(f"pdist/{SHORT[dt]}/[4,3]", "pdist", [rnd([4, 3], dt)], lambda x: pdist(2.0)(x.float()).to(x.dtype),
+          {"p": 2.0})
 
 
 def ucd(dim):
