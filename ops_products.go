@@ -354,7 +354,9 @@ var opPdist = composite("pdist", []string{"x"}, func(in []*Tensor, a pdistAttrs)
 // gradient to each element that ties for the largest difference; lathe's
 // is differentiable again (torch 1.13 has no second derivative of
 // pdist). It computes the differences directly, never by a matrix
-// product. Floats only (integers and Bool ErrDType, as torch's); float16
+// product, and holds all N·(N-1)/2 × M of them at once (torch's kernel
+// holds none: memory grows with N² where torch's does not; too many is
+// ErrOutOfMemory before anything runs). Floats only (integers and Bool ErrDType, as torch's); float16
 // and bfloat16, which torch's pdist takes only under autocast (which
 // casts them to float32), are computed in float32 and rounded once, as
 // Cdist's. x not 2-D is ErrShape, a negative or NaN p ErrValue.
