@@ -13,7 +13,7 @@
 // PadPackedSequence) and their cells, MultiheadAttention with
 // rotary embeddings and a KVCache, the transformer encoder and decoder
 // layers, their stacks and Transformer), losses, optimizers (SGD, Adam,
-// AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, LBFGS) and
+// AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop, ASGD, LBFGS) and
 // learning-rate schedulers (StepLR, MultiStepLR, ExponentialLR,
 // CosineAnnealingLR, CosineAnnealingWarmRestarts, LinearLR, ConstantLR,
 // PolynomialLR, LambdaLR, MultiplicativeLR, CyclicLR, OneCycleLR,

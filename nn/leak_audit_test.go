@@ -601,6 +601,12 @@ func auditCases() []auditCase {
 		{name: "adadelta", build: modCase("", linear, randn(4, 16)).build, opt: func(ps []Param) (Optimizer, error) {
 			return NewAdadelta(ps, 1, WeightDecay(1e-4))
 		}},
+		{name: "rprop", build: modCase("", linear, randn(4, 16)).build, opt: func(ps []Param) (Optimizer, error) {
+			return NewRprop(ps, 1e-2, Maximize())
+		}},
+		{name: "asgd", build: modCase("", linear, randn(4, 16)).build, opt: func(ps []Param) (Optimizer, error) {
+			return NewASGD(ps, 1e-2, T0(1), WeightDecay(1e-4)) // averaging from step 2 on
+		}},
 		{name: "clip grad norm", build: modCase("", linear, randn(4, 16)).build, post: func(opt Optimizer) error {
 			_, err := ClipGradNorm(clipParams(opt), 0.5)
 			return err

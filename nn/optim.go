@@ -255,6 +255,8 @@ type optimConfig struct {
 	momentum, dampening       float64
 	alpha, lrDecay, initAccum float64
 	rho, momentumDecay        float64
+	etas, stepSizes           [2]float64
+	lambd, t0                 float64
 	nesterov, centered        bool
 	amsgrad, maximize         bool
 }
@@ -275,7 +277,7 @@ func Dampening(d float64) OptimOption {
 	return OptimOption{"dampening", func(c *optimConfig) { c.dampening = d }}
 }
 
-// WeightDecay sets the weight decay (every optimizer): the L2 penalty wd·p
+// WeightDecay sets the weight decay (every optimizer but Rprop): the L2 penalty wd·p
 // added to the gradient, or for AdamW the decoupled decay p·(1 - lr·wd).
 // It is 0 by default, 1e-2 for AdamW.
 func WeightDecay(wd float64) OptimOption {
@@ -292,7 +294,8 @@ func Betas(b1, b2 float64) OptimOption {
 func Eps(eps float64) OptimOption { return OptimOption{"eps", func(c *optimConfig) { c.eps = eps }} }
 
 // Alpha sets RMSprop's smoothing constant, the decay of its running mean of
-// squared gradients (0.99 by default).
+// squared gradients (0.99 by default), or ASGD's power of the decay of its
+// learning rate (0.75 by default).
 func Alpha(a float64) OptimOption { return OptimOption{"alpha", func(c *optimConfig) { c.alpha = a }} }
 
 // Centered makes RMSprop normalize by the gradient's estimated variance
@@ -322,7 +325,7 @@ func AMSGrad() OptimOption {
 
 // Maximize makes the optimizer maximize its objective, stepping along the
 // gradient instead of against it (torch's maximize=True; SGD, Adam, AdamW,
-// RMSprop, Adagrad, Adamax, Adadelta).
+// RMSprop, Adagrad, Adamax, Adadelta, Rprop, ASGD).
 func Maximize() OptimOption {
 	return OptimOption{"maximize", func(c *optimConfig) { c.maximize = true }}
 }

@@ -61,6 +61,8 @@ func TestStepAllOrNothing(t *testing.T) {
 		"nadam":        func(ps []Param) (Optimizer, error) { return NewNAdam(ps, 0.1) },
 		"radam":        func(ps []Param) (Optimizer, error) { return NewRAdam(ps, 0.1) },
 		"adadelta":     func(ps []Param) (Optimizer, error) { return NewAdadelta(ps, 0.1) },
+		"rprop":        func(ps []Param) (Optimizer, error) { return NewRprop(ps, 0.1) },
+		"asgd":         func(ps []Param) (Optimizer, error) { return NewASGD(ps, 0.1, T0(0)) },
 	} {
 		t.Run("state of another shape/"+name, func(t *testing.T) {
 			b := lathe.Ones(lathe.CPU, lathe.Float32, 1).RequireGrad()
