@@ -30,6 +30,8 @@ func TestBadTensorArguments(t *testing.T) {
 	lstmCell, gruCell := NewLSTMCell(8, 4), NewGRUCell(8, 4)
 	lstmProj, bilinear := NewLSTM(8, 4, ProjSize(2)), NewBilinear(8, 3, 5)
 	embBag := NewEmbeddingBag(10, 4, Mode("sum"))
+	embBagFreq := NewEmbeddingBag(10, 4, Mode("mean"), ScaleGradByFreq(), MaxNorm(1))
+	embFreq := NewEmbedding(10, 8, ScaleGradByFreq(), MaxNorm(1))
 	rows := []struct {
 		name string
 		args func() []*lathe.Tensor
@@ -43,6 +45,8 @@ func TestBadTensorArguments(t *testing.T) {
 		{"layer_norm", func() []*lathe.Tensor { return []*lathe.Tensor{vec()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewLayerNorm([]int{8}).Forward(a[0]) }},
 		{"rms_norm", func() []*lathe.Tensor { return []*lathe.Tensor{vec()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewRMSNorm([]int{8}).Forward(a[0]) }},
 		{"embedding", func() []*lathe.Tensor { return []*lathe.Tensor{tokens()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewEmbedding(10, 8).Forward(a[0]) }},
+		{"embedding scale_grad_by_freq max_norm", func() []*lathe.Tensor { return []*lathe.Tensor{tokens()} }, func(a []*lathe.Tensor) *lathe.Tensor { return embFreq.Forward(a[0]) }},
+		{"embedding_bag scale_grad_by_freq max_norm", func() []*lathe.Tensor { return []*lathe.Tensor{tokens().Reshape(1, 3)} }, func(a []*lathe.Tensor) *lathe.Tensor { return embBagFreq.Forward(a[0]) }},
 		{"upsample", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return NewUpsample(ScaleFactor(2)).Forward(a[0]) }},
 		{"flatten", func() []*lathe.Tensor { return []*lathe.Tensor{img()} }, func(a []*lathe.Tensor) *lathe.Tensor { return Flatten{}.Forward(a[0]) }},
 		{"rotary", func() []*lathe.Tensor { return []*lathe.Tensor{seq()} }, func(a []*lathe.Tensor) *lathe.Tensor { return ApplyRotary(a[0], 0, 10000) }},

@@ -23,6 +23,19 @@ type EmbeddingBag struct {
 	IncludeLastOffset bool
 	Padded            bool
 	PaddingIdx        int
+	// MaxNorm, when not 0, renormalises each row that a Forward's input
+	// names (every index of it, in a bag or not) and whose NormType-norm
+	// exceeds it to norm MaxNorm, in Weight, before the lookup (torch's
+	// max_norm; NormType 0 is the 2-norm), as Embedding's MaxNorm does.
+	MaxNorm, NormType float64
+	// ScaleGradByFreq scales the gradient each row of Weight gets from a
+	// Forward by 1 over the number of times its index appears in that
+	// Forward's input (torch's scale_grad_by_freq); modes "sum" and
+	// "mean" only, as torch's. torch 1.13's cpu kernel divides some rows
+	// by the count of another index (a row that appears once, after one
+	// that appears three times, gets a third of its gradient); lathe
+	// gives every row its own count, as torch's Embedding does.
+	ScaleGradByFreq bool
 }
 
 const embeddingBagOp = "embedding_bag"
@@ -36,8 +49,8 @@ func IncludeLastOffset() Option {
 // NewEmbeddingBag makes an EmbeddingBag of num rows of size dim,
 // initialised N(0, 1) as PyTorch does, the padding row zeros. Options:
 // Mode ("sum", "mean", the default, or "max"; checked by Forward, as
-// torch does), IncludeLastOffset, PaddingIdx, WithDType, OnDevice.
-// torch's max_norm, scale_grad_by_freq and sparse are not taken.
+// torch does), IncludeLastOffset, PaddingIdx, MaxNorm, NormType,
+// ScaleGradByFreq, WithDType, OnDevice. torch's sparse is not taken.
 func NewEmbeddingBag(num, dim int, opts ...Option) *EmbeddingBag {
 	o, err := layerOptions("EmbeddingBag", opts)
 	switch {
@@ -48,6 +61,11 @@ func NewEmbeddingBag(num, dim int, opts ...Option) *EmbeddingBag {
 	case o.paddingIdxSet && (o.paddingIdx < -num || o.paddingIdx >= num):
 		err = nnError(embeddingBagOp, lathe.ErrValue, "padding_idx", "is "+strconv.Itoa(o.paddingIdx)+" for "+strconv.Itoa(num)+" embeddings",
 			"give a row in [-"+strconv.Itoa(num)+", "+strconv.Itoa(num)+"), negative ones counting from the end")
+	case o.maxNormSet && !(o.maxNorm > 0):
+		err = nnError(embeddingBagOp, lathe.ErrValue, "max_norm", "is "+strconv.FormatFloat(o.maxNorm, 'g', -1, 64), "give a positive finite max_norm")
+	case o.normTypeSet && !(o.normType > 0):
+		err = nnError(embeddingBagOp, lathe.ErrValue, "norm_type", "is "+strconv.FormatFloat(o.normType, 'g', -1, 64),
+			"give a positive p (math.Inf(1) for the max norm)")
 	}
 	if o.paddingIdx < 0 {
 		o.paddingIdx += num
@@ -56,7 +74,11 @@ func NewEmbeddingBag(num, dim int, opts ...Option) *EmbeddingBag {
 	if mode == "" {
 		mode = "mean"
 	}
-	e := &EmbeddingBag{Mode: mode, IncludeLastOffset: o.includeLastOffset, Padded: o.paddingIdxSet, PaddingIdx: o.paddingIdx}
+	e := &EmbeddingBag{Mode: mode, IncludeLastOffset: o.includeLastOffset, Padded: o.paddingIdxSet, PaddingIdx: o.paddingIdx,
+		MaxNorm: o.maxNorm, NormType: o.normType, ScaleGradByFreq: o.scaleGradByFreq}
+	if err == nil && (math.IsInf(e.MaxNorm, 1) || math.IsNaN(e.MaxNorm)) {
+		err = nnError(embeddingBagOp, lathe.ErrValue, "max_norm", "is "+strconv.FormatFloat(e.MaxNorm, 'g', -1, 64), "give a positive finite max_norm")
+	}
 	if err != nil {
 		e.Weight = lathe.Failed(err)
 		return e
@@ -107,6 +129,15 @@ func (e *EmbeddingBag) ForwardBags(x, offsets, perSampleWeights *lathe.Tensor) *
 	}
 	if e.Padded && (e.PaddingIdx < 0 || e.PaddingIdx >= num) {
 		return fail(lathe.ErrValue, "padding_idx", "is "+strconv.Itoa(e.PaddingIdx)+" for "+strconv.Itoa(num)+" embeddings", "give a row in [0, "+strconv.Itoa(num)+")")
+	}
+	switch {
+	case !(e.MaxNorm >= 0) || math.IsInf(e.MaxNorm, 1):
+		return fail(lathe.ErrValue, "max_norm", "is "+strconv.FormatFloat(e.MaxNorm, 'g', -1, 64), "give a positive finite max_norm, or 0 for none")
+	case !(e.NormType >= 0):
+		return fail(lathe.ErrValue, "norm_type", "is "+strconv.FormatFloat(e.NormType, 'g', -1, 64),
+			"give a positive p (math.Inf(1) for the max norm), or 0 for the 2-norm")
+	case e.ScaleGradByFreq && mode == "max": // torch: "max mode does not support scaling the gradient by the frequency"
+		return fail(lathe.ErrValue, "scale_grad_by_freq", "is set in mode \"max\", which does not support it", `use mode "sum" or "mean", or leave ScaleGradByFreq out`)
 	}
 	intDType := func(t *lathe.Tensor) bool { return t.DType() == lathe.Int64 || t.DType() == lathe.Int32 }
 	if !intDType(x) {
@@ -207,6 +238,11 @@ func (e *EmbeddingBag) ForwardBags(x, offsets, perSampleWeights *lathe.Tensor) *
 			row[0] = int64(n)
 		}
 	}
+	if e.MaxNorm != 0 { // every check passed: the forward changes the weight only where it succeeds
+		if err := renormRows(e.Weight, x, e.MaxNorm, e.NormType); err != nil {
+			return lathe.Failed(wrapErr(op, err))
+		}
+	}
 	dev := e.Weight.Device()
 	fillRows := append(make([]float64, dim), slices.Repeat([]float64{math.Inf(-1)}, dim)...)
 	temps := []*lathe.Tensor{
@@ -215,16 +251,28 @@ func (e *EmbeddingBag) ForwardBags(x, offsets, perSampleWeights *lathe.Tensor) *
 		upload(lathe.FromSlice(lathe.CPU, counts, bags, 1), dt, dev),
 		lathe.Zeros(dev, dt, 1),
 	}
+	scaled := e.ScaleGradByFreq && e.Weight.RequiresGrad()
+	if scaled {
+		temps = append(temps, freqScale(idx, dt, dev))
+	}
 	args := append([]*lathe.Tensor{e.Weight, x}, temps...)
 	if perSampleWeights != nil {
 		args = append(args, perSampleWeights)
 	}
 	out := lathe.Compose(func(a []*lathe.Tensor) *lathe.Tensor {
 		w, ix, p, fill, cnt, zero := a[0], a[1].Reshape(n), a[2], a[3], a[4], a[5]
-		rows := lathe.Concat([]*lathe.Tensor{w.IndexSelect(0, ix), fill}, 0) // [n+2, dim]
+		looked := w.IndexSelect(0, ix)
+		a = a[6:]
+		if scaled {
+			if err := scaleGrad(looked, a[0]); err != nil {
+				return lathe.Failed(err)
+			}
+			a = a[1:]
+		}
+		rows := lathe.Concat([]*lathe.Tensor{looked, fill}, 0) // [n+2, dim]
 		g := rows.IndexSelect(0, p).Reshape(bags, longest, dim)
-		if len(a) > 6 {
-			psw := lathe.Concat([]*lathe.Tensor{a[6].Reshape(n), zero}, 0).IndexSelect(0, p).Reshape(bags, longest, 1)
+		if len(a) > 0 {
+			psw := lathe.Concat([]*lathe.Tensor{a[0].Reshape(n), zero}, 0).IndexSelect(0, p).Reshape(bags, longest, 1)
 			g = g.Mul(psw)
 		}
 		switch mode {

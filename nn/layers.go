@@ -107,12 +107,17 @@ type Embedding struct {
 	// Such a Forward is a step of the module's state, like a training-mode
 	// BatchNorm2d's: calls from several goroutines at once race.
 	MaxNorm, NormType float64
+	// ScaleGradByFreq scales the gradient each row of Weight gets from a
+	// Forward by 1 over the number of times its index appears in that
+	// Forward's indices (torch's scale_grad_by_freq). The indices are
+	// read to the host to count them.
+	ScaleGradByFreq bool
 }
 
 // NewEmbedding makes an Embedding of num rows of size dim, initialised
 // N(0, 1) as PyTorch does, with the padding row, if any, zeros. It takes
-// PaddingIdx, MaxNorm and NormType (torch's padding_idx, max_norm and
-// norm_type).
+// PaddingIdx, MaxNorm, NormType and ScaleGradByFreq (torch's padding_idx,
+// max_norm, norm_type and scale_grad_by_freq).
 func NewEmbedding(num, dim int, opts ...Option) *Embedding {
 	o, err := layerOptions("Embedding", opts)
 	switch {
@@ -133,7 +138,8 @@ func NewEmbedding(num, dim int, opts ...Option) *Embedding {
 	if o.paddingIdx < 0 {
 		o.paddingIdx += num // torch: a negative padding_idx counts from the end
 	}
-	e := &Embedding{Padded: o.paddingIdxSet, PaddingIdx: o.paddingIdx, MaxNorm: o.maxNorm, NormType: o.normType}
+	e := &Embedding{Padded: o.paddingIdxSet, PaddingIdx: o.paddingIdx, MaxNorm: o.maxNorm, NormType: o.normType,
+		ScaleGradByFreq: o.scaleGradByFreq}
 	if err == nil {
 		err = e.checkOptions(num)
 	}
@@ -192,7 +198,7 @@ func (e *Embedding) Forward(x *lathe.Tensor) *lathe.Tensor {
 			return lathe.Failed(err)
 		}
 	}
-	y := lathe.Embedding(x, e.Weight)
+	y := e.lookup(x)
 	if !e.Padded || y.Err() != nil {
 		return y
 	}
@@ -208,12 +214,44 @@ func (e *Embedding) Forward(x *lathe.Tensor) *lathe.Tensor {
 	return out
 }
 
+// lookup is lathe.Embedding(x, Weight), whose gradient, with
+// ScaleGradByFreq, is scaled by 1 over each index's count in x.
+func (e *Embedding) lookup(x *lathe.Tensor) *lathe.Tensor {
+	if !e.ScaleGradByFreq || x.Err() != nil || !e.Weight.RequiresGrad() ||
+		(x.DType() != lathe.Int64 && x.DType() != lathe.Int32) {
+		return lathe.Embedding(x, e.Weight)
+	}
+	ids, err := hostInts(x)
+	if err != nil {
+		return lathe.Failed(wrapErr("embedding", err))
+	}
+	s := freqScale(ids, e.Weight.DType(), e.Weight.Device())
+	out := lathe.Compose(func(a []*lathe.Tensor) *lathe.Tensor {
+		w, ix, s := a[0], a[1], a[2]
+		y := lathe.Embedding(ix, w)
+		if err := scaleGrad(y, s.Reshape(append(ix.Shape(), 1)...)); err != nil {
+			return lathe.Failed(err)
+		}
+		return y.Reshape(y.Shape()...) // y's hook runs before any of the result's
+	}, e.Weight, x, s)
+	lathe.ReleaseWithGraph(out, s)
+	return out
+}
+
 // renorm scales each row of Weight that x names and whose norm exceeds
 // MaxNorm by MaxNorm/(norm+1e-7), as torch's embedding_renorm_, outside
 // the tape. Indices that the lookup will refuse (a dtype other than Int64
 // or Int32, a row out of range) leave Weight alone, for the lookup to
 // report.
 func (e *Embedding) renorm(x *lathe.Tensor) error {
+	return renormRows(e.Weight, x, e.MaxNorm, e.NormType)
+}
+
+// renormRows is Embedding's and EmbeddingBag's max_norm: it scales each
+// row of w that x names and whose normType-norm (0: the 2-norm) exceeds
+// maxNorm by maxNorm/(norm+1e-7), as torch's embedding_renorm_, and
+// rebinds w (keeping its gradient).
+func renormRows(w, x *lathe.Tensor, maxNorm, normType float64) error {
 	if x.Err() != nil || (x.DType() != lathe.Int64 && x.DType() != lathe.Int32) {
 		return nil
 	}
@@ -235,7 +273,7 @@ func (e *Embedding) renorm(x *lathe.Tensor) error {
 	if err != nil {
 		return err
 	}
-	num := int64(e.Weight.Dim(0))
+	num := int64(w.Dim(0))
 	seen := map[int64]bool{}
 	var rows []int64
 	for _, i := range ids {
@@ -251,11 +289,10 @@ func (e *Embedding) renorm(x *lathe.Tensor) error {
 		return nil
 	}
 	slices.Sort(rows)
-	p := e.NormType
+	p := normType
 	if p == 0 {
 		p = 2
 	}
-	w := e.Weight
 	var idx, picked, norms *lathe.Tensor
 	lathe.NoGrad(func() {
 		idx = tmp(tmp(lathe.FromSlice(lathe.CPU, rows, len(rows))).To(w.Device()))
@@ -271,8 +308,8 @@ func (e *Embedding) renorm(x *lathe.Tensor) error {
 	over := false
 	for i, n := range ns {
 		scale[i] = 1
-		if n > e.MaxNorm {
-			scale[i], over = e.MaxNorm/(n+1e-7), true
+		if n > maxNorm {
+			scale[i], over = maxNorm/(n+1e-7), true
 		}
 	}
 	if !over {

@@ -206,9 +206,13 @@ func auditCases() []auditCase {
 			return sumOf(out, hn, cn)
 		}}
 	}}
-	embBag := func(mode string, psw, twoD bool) auditCase {
-		return auditCase{name: "embedding_bag " + mode, build: func(dev lathe.Device) auditSetup {
-			m := NewEmbeddingBag(20, 8, Mode(mode), PaddingIdx(3), OnDevice(dev))
+	embBag := func(mode string, psw, twoD bool, extra ...Option) auditCase {
+		name := "embedding_bag " + mode
+		if len(extra) > 0 {
+			name += " scale_grad_by_freq max_norm"
+		}
+		return auditCase{name: name, build: func(dev lathe.Device) auditSetup {
+			m := NewEmbeddingBag(20, 8, append([]Option{Mode(mode), PaddingIdx(3), OnDevice(dev)}, extra...)...)
 			idx := labels(12, 20)(dev)
 			off := lathe.FromSlice(dev, []int64{0, 4, 4, 9})
 			if twoD {
@@ -369,6 +373,7 @@ func auditCases() []auditCase {
 		modCase("upsample bilinear", onDev(func() Module { return NewUpsample(ScaleFactor(2), Mode("bilinear"), AlignCorners()) }), randn(2, 3, 4, 4)),
 		modCase("embedding", onDev(func() Module { return NewEmbedding(20, 8) }), labels(12, 20)),
 		modCase("embedding padding_idx max_norm", onDev(func() Module { return NewEmbedding(20, 8, PaddingIdx(3), MaxNorm(0.5)) }), labels(12, 20)),
+		modCase("embedding scale_grad_by_freq", onDev(func() Module { return NewEmbedding(20, 8, PaddingIdx(3), ScaleGradByFreq()) }), labels(12, 20)),
 		modCase("dropout", onDev(func() Module { return NewDropout(0.3) }), randn(4, 16)),
 		modCase("activations", onDev(func() Module {
 			return Sequential(ReLU{}, NewLinear(16, 16), GELU{}, NewLinear(16, 16), GELU{Tanh: true}, Tanh{}, Sigmoid{}, SiLU{}, LeakyReLU{Slope: 0.1})
@@ -417,6 +422,8 @@ func auditCases() []auditCase {
 		embBag("sum", true, false),
 		embBag("mean", false, true),
 		embBag("max", false, false),
+		embBag("sum", true, false, ScaleGradByFreq(), MaxNorm(0.5)),
+		embBag("mean", false, true, ScaleGradByFreq(), MaxNorm(0.5), NormType(1)),
 		modCase("rnn tanh", onDev(func() Module { return NewRNN(8, 6) }), randn(5, 2, 8)),
 		modCase("rnn relu 2 layers bidirectional", onDev(func() Module {
 			return NewRNN(8, 6, Nonlinearity("relu"), NumLayers(2), Bidirectional())

@@ -119,6 +119,7 @@ type options struct {
 	paddingIdxSet           bool
 	maxNorm, normType       float64
 	maxNormSet, normTypeSet bool
+	scaleGradByFreq         bool
 
 	// the transformer stacks (nn/transformer_model.go)
 	numEncoderLayers, numDecoderLayers       int
@@ -158,8 +159,9 @@ var layerSpecs = func() []layerSpec {
 	return []layerSpec{
 		{"Linear", "linear", withBias},
 		{"Bilinear", "bilinear", withBias},
-		{"Embedding", "embedding", append([]string{"padding_idx", "max_norm", "norm_type"}, params...)},
-		{"EmbeddingBag", "embedding_bag", append([]string{"mode", "include_last_offset", "padding_idx"}, params...)},
+		{"Embedding", "embedding", append([]string{"padding_idx", "max_norm", "norm_type", "scale_grad_by_freq"}, params...)},
+		{"EmbeddingBag", "embedding_bag", append([]string{"mode", "include_last_offset", "padding_idx", "max_norm", "norm_type",
+			"scale_grad_by_freq"}, params...)},
 		{"LayerNorm", "layer_norm", append([]string{"affine"}, params...)},
 		{"BatchNorm1d", "batch_norm1d", batchNorm},
 		{"BatchNorm2d", "batch_norm2d", batchNorm},

@@ -163,9 +163,9 @@ func PaddingIdx(i int) Option {
 	return Option{"padding_idx", func(o *options) { o.paddingIdx, o.paddingIdxSet = i, true }}
 }
 
-// MaxNorm makes an Embedding renormalise each row it looks up whose norm
-// exceeds m to norm m, in its weight, before the lookup (torch's
-// max_norm).
+// MaxNorm makes an Embedding or EmbeddingBag renormalise each row it
+// looks up whose norm exceeds m to norm m, in its weight, before the
+// lookup (torch's max_norm).
 func MaxNorm(m float64) Option {
 	return Option{"max_norm", func(o *options) { o.maxNorm, o.maxNormSet = m, true }}
 }

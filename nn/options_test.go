@@ -51,6 +51,7 @@ var everyOption = map[string]Option{
 	"padding_idx":            PaddingIdx(1),
 	"max_norm":               MaxNorm(1),
 	"norm_type":              NormType(1),
+	"scale_grad_by_freq":     ScaleGradByFreq(),
 	"proj_size":              ProjSize(1),
 	"include_last_offset":    IncludeLastOffset(),
 }
