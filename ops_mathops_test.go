@@ -387,3 +387,37 @@ func TestCdistNaN(t *testing.T) {
 		}
 	}
 }
+
+// TestDigammaGradientAtSmallIntegers checks digamma's first and second
+// derivatives at 1, 2, …, 10, where the recurrence lands on 10 exactly and
+// the value is ψ(10), a constant: trigamma(n) = π²/6 - Σ_{k<n} 1/k² and
+// tetragamma(n) = -2ζ(3) + 2Σ_{k<n} 1/k³ (torch's gradient there is
+// trigamma, to its formula's 1e-9). The constant's gradient was 0, so the
+// derivatives lacked ψ'(10) = 0.105 and ψ”(10).
+func TestDigammaGradientAtSmallIntegers(t *testing.T) {
+	const zeta3 = 1.2020569031595942854
+	var xs []float64
+	for n := 1; n <= 10; n++ {
+		xs = append(xs, float64(n))
+	}
+	x := FromSlice(CPU, xs).RequireGrad()
+	g, err := Grad(x.Digamma().Sum(), []*Tensor{x}, CreateGraph())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Grad(g[0].Sum(), []*Tensor{x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d1, _ := g[0].Float64s()
+	d2, _ := h[0].Float64s()
+	s2, s3 := 0.0, 0.0
+	for i, n := range xs {
+		want1, want2 := math.Pi*math.Pi/6-s2, -2*zeta3+2*s3
+		if math.Abs(d1[i]-want1) > 1e-12*want1 || math.Abs(d2[i]-want2) > 1e-11*math.Abs(want2) {
+			t.Errorf("digamma at %v: derivatives %v, %v; want %v, %v", n, d1[i], d2[i], want1, want2)
+		}
+		s2 += 1 / (n * n)
+		s3 += 1 / (n * n * n)
+	}
+}

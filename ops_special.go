@@ -111,7 +111,13 @@ var (
 			-4.16666666666666666667e-3, 7.57575757575757575758e-3, -2.10927960927960927961e-2, 8.33333333333333333333e-2))
 		series = Where(xp.LtScalar(1e17), series, x.scalarLike(op, 0))
 		v := result.Add(xp.Log()).Sub(xp.Reciprocal().MulScalar(0.5)).Sub(series)
-		v = Where(xp.EqScalar(10), result.AddScalar(2.25175258906672110764), v)
+		// At 10 (x an integer up to 10) ψ(10) is a constant, to which the
+		// gradient of the series (ψ'(10)) is added: without it, digamma's
+		// gradient at 1, 2, …, 10 lacked ψ'(10) = 0.105. (Where result is
+		// infinite, at 0, the constant alone.)
+		v10 := result.AddScalar(2.25175258906672110764)
+		v10 = Where(result.IsFinite(), withGradOf(v10, v.Sub(result)), v10)
+		v = Where(xp.EqScalar(10), v10, v)
 		v = Where(neg, v.Sub(xr.MulScalar(pi).Tan().Reciprocal().MulScalar(pi)), v)
 		// A negative integer is a pole: NaN, as torch's.
 		return Where(neg.LogicalAnd(frac.EqScalar(0)), x.scalarLike(op, math.NaN()), v)
