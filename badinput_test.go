@@ -647,6 +647,11 @@ func biOps() map[string]biOp {
 	for name, r := range biBessel() {
 		t[name] = r
 	}
+	// torch.special's functions of ops_special3.go and ops_zeta.go
+	// (ops_special3_test.go).
+	for name, r := range biSpecial() {
+		t[name] = r
+	}
 	return t
 }
 

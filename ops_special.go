@@ -49,18 +49,7 @@ var (
 		xd := detached(x)
 		near := xd.Erf().Neg().AddScalar(1)
 		t := Where(xd.GeScalar(1.25), xd, xd.scalarLike(op, 1.25))
-		s := t.Mul(t).Reciprocal()
-		mid := horner(s, -9.86494403484714822705e-03, -6.93858572707181764372e-01, -1.05586262253232909814e+01,
-			-6.23753324503260060396e+01, -1.62396669462573470355e+02, -1.84605092906711035994e+02,
-			-8.12874355063065934246e+01, -9.81432934416914548592e+00).Div(horner(s, 1, 1.96512716674392571292e+01,
-			1.37657754143519042600e+02, 4.34565877475229228821e+02, 6.45387271733267880336e+02,
-			4.29008140027567833386e+02, 1.08635005541779435134e+02, 6.57024977031928170135e+00, -6.04244152148580987438e-02))
-		far := horner(s, -9.86494292470009928597e-03, -7.99283237680523006574e-01, -1.77579549177547519889e+01,
-			-1.60636384855821916062e+02, -6.37566443368389627722e+02, -1.02509513161107724954e+03,
-			-4.83519191608651397019e+02).Div(horner(s, 1, 3.03380607434824582924e+01, 3.25792512996573918826e+02,
-			1.53672958608443695994e+03, 3.19985821950859553908e+03, 2.55305040643316442583e+03,
-			4.74528541206955367215e+02, -2.24409524465858183362e+01))
-		rs := Where(t.LtScalar(1/0.35), mid, far)
+		rs := erfcTailRS(t)
 		tail := t.Mul(t).Neg().AddScalar(-0.5625).Add(rs).Exp().Div(t)
 		v := Where(xd.LtScalar(1.25), near, tail)
 		return withGradOf(v, x.Erf().Neg())
@@ -113,8 +102,8 @@ var (
 		v := result.Add(xp.Log()).Sub(xp.Reciprocal().MulScalar(0.5)).Sub(series)
 		// At 10 (x an integer up to 10) ψ(10) is a constant, to which the
 		// gradient of the series (ψ'(10)) is added: without it, digamma's
-		// gradient at 1, 2, …, 10 lacked ψ'(10) = 0.105. (Where result is
-		// infinite, at 0, the constant alone.)
+		// gradient at 1, 2, …, 10 lacked ψ'(10) = 0.105.
+		// (Where result is infinite, at 0, the constant alone.)
 		v10 := result.AddScalar(2.25175258906672110764)
 		v10 = Where(result.IsFinite(), withGradOf(v10, v.Sub(result)), v10)
 		v = Where(xp.EqScalar(10), v10, v)
@@ -141,6 +130,26 @@ var (
 		return Where(x.IsInf(), x.scalarLike(op, math.Inf(1)), v)
 	})
 )
+
+// erfcTailRS is fdlibm's R/S of erfc's tail (Go's math.Erfc): for t ≥
+// 1.25, erfc(t) = exp(-t² - 0.5625 + R/S)/t, R/S taken in s = 1/t² (one
+// fit below 1/0.35, another from there on). As t grows, R/S tends to
+// -0.5625 - ln √π, so that exp(-0.5625 + R/S)/t is erfcx(t) for every t
+// from 1.25 to +Inf.
+func erfcTailRS(t *Tensor) *Tensor {
+	s := t.Mul(t).Reciprocal()
+	mid := horner(s, -9.86494403484714822705e-03, -6.93858572707181764372e-01, -1.05586262253232909814e+01,
+		-6.23753324503260060396e+01, -1.62396669462573470355e+02, -1.84605092906711035994e+02,
+		-8.12874355063065934246e+01, -9.81432934416914548592e+00).Div(horner(s, 1, 1.96512716674392571292e+01,
+		1.37657754143519042600e+02, 4.34565877475229228821e+02, 6.45387271733267880336e+02,
+		4.29008140027567833386e+02, 1.08635005541779435134e+02, 6.57024977031928170135e+00, -6.04244152148580987438e-02))
+	far := horner(s, -9.86494292470009928597e-03, -7.99283237680523006574e-01, -1.77579549177547519889e+01,
+		-1.60636384855821916062e+02, -6.37566443368389627722e+02, -1.02509513161107724954e+03,
+		-4.83519191608651397019e+02).Div(horner(s, 1, 3.03380607434824582924e+01, 3.25792512996573918826e+02,
+		1.53672958608443695994e+03, 3.19985821950859553908e+03, 2.55305040643316442583e+03,
+		4.74528541206955367215e+02, -2.24409524465858183362e+01))
+	return Where(t.LtScalar(1/0.35), mid, far)
+}
 
 // lgammaStirling is lgamma of z ≥ 0 (or NaN) by the recurrence up to 8 and
 // Stirling's series, good to a few float64 ulp of the terms.

@@ -61,6 +61,7 @@ from linalg3 import grad_linalg3, linalg3  # noqa: E402
 from linalg4 import grad_linalg4, linalg4  # noqa: E402
 from windows import grad_windows, windows  # noqa: E402
 from shapes3 import grad_shapes3, shapes3  # noqa: E402
+from special import grad_special, special  # noqa: E402
 import gpt  # noqa: E402
 
 
@@ -75,7 +76,8 @@ def main():
                  attention, grad_attention, grid_cases, grad_grid, select, grad_select, grad_narrow,
                  moreops, grad_moreops, losses, grad_losses, mathops, grad_mathops, scan, grad_scan, linalg, grad_linalg,
                  ctc_values, grad_ctc, linalg2, grad_linalg2, index2, grad_index2, mathextra, grad_mathextra,
-                 linalg3, grad_linalg3, windows, grad_windows, shapes3, grad_shapes3, linalg4, grad_linalg4):
+                 linalg3, grad_linalg3, windows, grad_windows, shapes3, grad_shapes3, linalg4, grad_linalg4,
+                 special, grad_special):
         path, n = make().write(folder)
         total += n
         size += os.path.getsize(path)

@@ -167,9 +167,13 @@ var (
 	// trigamma (calc_trigamma), whose asymptotic series stops at 1/(42x⁷)
 	// from x = 6 on, 1/(30x⁹) short: up to 3.3e-9 at 6, 2e-8 of the value,
 	// where lathe's (digamma's series differentiated) agrees with finite
-	// differences.
-	gradOpTol = map[string]map[string]Tol{"digamma": {"float64": {RTol: 1e-7, ATol: 1e-9}}}
-	hvpOpTol  = map[string]map[string]Tol{"lgamma": {"float64": {RTol: 1e-7, ATol: 1e-9}}}
+	// differences. So are polygamma's (n = 0: digamma's gradient; n = 1:
+	// its value, whose gradient lathe takes from zeta) and multigammaln's
+	// second derivative (lgamma's).
+	gradOpTol = map[string]map[string]Tol{"digamma": {"float64": {RTol: 1e-7, ATol: 1e-9}},
+		"polygamma": {"float64": {RTol: 1e-7, ATol: 1e-9}}}
+	hvpOpTol = map[string]map[string]Tol{"lgamma": {"float64": {RTol: 1e-7, ATol: 1e-9}},
+		"polygamma": {"float64": {RTol: 1e-7, ATol: 1e-9}}, "special_multigammaln": {"float64": {RTol: 1e-7, ATol: 1e-9}}}
 
 	fdTol = Tol{RTol: 1e-6, ATol: 1e-7}
 )

@@ -1,0 +1,210 @@
+"""Cases of torch.special's functions that lathe builds as composites
+(special.json) and their gradients (grad_special.json): erfcx, entr, ndtr,
+log_ndtr, ndtri, spherical_bessel_j0, zeta, polygamma, multigammaln and
+nextafter.
+
+Run it from the repository root with PyTorch 1.13:
+
+    /usr/bin/python3 build/torchref/special.py
+
+(gen.py runs it too, with every other family.) Op keys and attributes are
+listed with the Go table, internal/conformance/ops_special.go.
+
+Where lathe differs from torch the cases stay where they agree: torch's
+ndtr is (1 + erf(x/√2))/2, which loses the left tail (lathe's keeps it),
+so its inputs stay above -2.5; float16 and bfloat16 are computed in
+float32 and rounded once, the reference so made from torch's float32
+result (torch's cpu refuses float16 for most of them). Gradients:
+spherical_bessel_j0 and nextafter have none in torch, zeta has q's only
+(x is an integer tensor in its gradient cases, which torch promotes).
+"""
+
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from grad import GradFamily  # noqa: E402
+from refcase import FLOATS, INF, NAN, SHORT, Family, L, rnd, vals  # noqa: E402
+
+S = torch.special
+
+UNARY = {
+    "special_erfcx": (S.erfcx, [NAN, INF, -INF, 0.0, -0.0, 1e-30, 0.3, 1.24, 1.25, 1.3, 2.8, 2.9, 5.0, 10.0, 26.0, 30.0,
+                                1e5, 1e30, -0.5, -1.3, -3.0, -4.5, -6.5, -9.0, -9.5, -26.0, -27.0, -1e5]),
+    "special_entr": (S.entr, [NAN, INF, -INF, 0.0, -0.0, 1e-30, 1e-5, 0.3, 1.0, 2.5, 1e30, -1e-30, -2.0]),
+    "special_ndtr": (S.ndtr, [NAN, INF, -INF, 0.0, -0.0, 1e-30, 0.5, -0.5, 1.5, -1.5, -2.0, 3.0, 6.0, 10.0, 40.0]),
+    "special_log_ndtr": (S.log_ndtr, [NAN, INF, -INF, 0.0, -0.0, 0.5, -0.5, -0.99, -1.0, -1.01, -3.0, 2.0, 6.0, 10.0,
+                                      -10.0, -30.0, -100.0, -1e3, -1e5]),
+    "special_ndtri": (S.ndtri, [NAN, INF, -INF, 0.0, -0.0, 1.0, 1.5, -0.5, 0.5, 0.1, 0.13, 0.14, 0.86, 0.87, 0.9,
+                                0.999, 1e-5, 1e-20, 1e-30, 0.25, 0.75]),
+    "special_spherical_bessel_j0": (S.spherical_bessel_j0, [NAN, INF, -INF, 0.0, -0.0, 1e-30, 0.1, 0.49, 0.5, -0.5, 1.0,
+                                                            -2.0, 3.14159, 10.0, -100.0, 1e4]),
+}
+# Where torch's own float32 result is not what its formula means (ndtr's
+# cancellation), or the f64 special values do not exist in float32.
+F64_ONLY = {"special_erfcx": [1e30, 1e5], "special_log_ndtr": [-1e5]}
+
+
+def bf16(fn):
+    """fn in float32, rounded to bfloat16 once (lathe's 16-bit rule)."""
+    return lambda x: fn(x.float()).to(torch.bfloat16)
+
+
+def group_unary(fam):
+    for op, (fn, sp) in UNARY.items():
+        dom = "any" if op != "special_ndtri" else "unit"
+        for dt in FLOATS:
+            s = SHORT[dt]
+            vs = [v for v in sp if dt == "float64" or v not in F64_ONLY.get(op, [])]
+            if op == "special_ndtr" and dt == "float32":
+                vs = [v for v in vs if not v <= -2.0]
+            fam.case(f"{op}/{s}/special", op, [vals(vs, dt)], fn)
+            x = rnd([3, 4], dt, dom)
+            if op == "special_ndtri":
+                x = (x + 1) / 2
+            elif op == "special_entr":
+                x = x.abs()
+            fam.case(f"{op}/{s}/[3,4]", op, [x], fn)
+        fam.case(f"{op}/f32/transposed[3,4]", op, [L(rnd([3, 4], "float32", "unit").abs(), "transposed")], fn)
+        fam.case(f"{op}/f32/0d", op, [vals(0.375, "float32")], fn)
+        fam.case(f"{op}/f32/empty[0,3]", op, [rnd([0, 3], "float32")], fn)
+        fam.case(f"{op}/i64/[4]", op, [vals([0, 1, 2, -1], "int64")], fn)
+        fam.case(f"{op}/bool/[2]", op, [vals([True, False], "bool")], fn)
+        fam.case(f"{op}/bf16/[5]", op, [vals([0.0, 0.25, 0.5, 0.75, 1.5], "bfloat16")], bf16(fn))
+
+
+def group_zeta(fam):
+    xs = [2.0, 3.0, 2.0, 2.5, 1.0, 0.5, 2.0, 2.0, 3.0, 4.0, 2.0, 5.0, 2.0, 10.0, 1.5, 1.001, 30.0, 2.0, 3.0, 2.0, 2.0,
+          3.0, 7.0, 2.5, 3.0, NAN, 2.0, 4.0, INF]
+    qs = [-1.5, -2.0, -10.5, -1.5, 1.0, 1.0, 0.0, -0.0, 1e-5, 0.3, 1.0, 2.0, 10.0, 3.0, 1e8, 1.0, 0.5, INF, -INF, NAN,
+          -7.25, -0.75, -3.6, 7.0, 1e3, 1.0, 20.0, -20.5, 2.0]
+    for dt in FLOATS:
+        s = SHORT[dt]
+        # float64's special values are not float32's (1.001, the poles'
+        # neighbours): not narrowed on wgpu.
+        f64only = {"float64_only": True} if dt == "float64" else None
+        fam.case(f"special_zeta/{s}/special", "special_zeta", [vals(xs, dt), vals(qs, dt)], S.zeta, f64only)
+        fam.case(f"special_zeta/{s}/[3,4]", "special_zeta", [rnd([3, 4], dt, "gt1") + 0.5, rnd([3, 4], dt, "pos")],
+                 S.zeta)
+        fam.case(f"special_zeta/{s}/bcast[2,1]x[3]", "special_zeta", [vals([[2.0], [3.5]], dt), rnd([3], dt, "pos")],
+                 S.zeta)
+    fam.case("special_zeta/i64xf32", "special_zeta", [vals([2, 3, 4], "int64"), vals([0.5, 1.0, 2.5], "float32")], S.zeta)
+    fam.case("special_zeta/i64xi64", "special_zeta", [vals([2, 3, 4], "int64"), vals([1, 2, 3], "int64")], S.zeta)
+    fam.case("special_zeta/f32xf64", "special_zeta", [vals([2.0, 3.0], "float32"), vals([1.5, 2.0], "float64")], S.zeta)
+    fam.case("special_zeta/f32/empty[0]", "special_zeta", [rnd([0], "float32"), rnd([0], "float32")], S.zeta)
+    fam.case("special_zeta/f32/0d", "special_zeta", [vals(2.0, "float32"), vals(1.0, "float32")], S.zeta)
+    fam.case("special_zeta/bf16", "special_zeta", [vals([2.0, 3.0], "bfloat16"), vals([1.5, 4.0], "bfloat16")],
+             lambda x, q: S.zeta(x.float(), q.float()).to(torch.bfloat16))
+    fam.case("special_zeta/f32/[2]x[3]/error", "special_zeta", [rnd([2], "float32"), rnd([3], "float32")], S.zeta,
+             error="shape")
+
+
+def group_polygamma(fam):
+    sp = [NAN, INF, -INF, 0.0, -0.0, 1e-5, 0.5, 1.0, 2.0, 2.5, 10.0, 30.0, 1e3, -0.5, -1.5, -2.0, -3.6, -7.25]
+    for n in range(5):
+        for dt in FLOATS:
+            s = SHORT[dt]
+            vs = [v for v in sp if not (dt == "float32" and n >= 2 and v in (-1.5, -3.6, -7.25))]
+            a = {"n": n, "float64_only": True} if dt == "float64" else {"n": n}
+            fam.case(f"polygamma/{s}/n={n}/special", "polygamma", [vals(vs, dt)], lambda x, n=n: torch.polygamma(n, x), a)
+            fam.case(f"polygamma/{s}/n={n}/[3,4]", "polygamma", [rnd([3, 4], dt, "pos")],
+                     lambda x, n=n: torch.polygamma(n, x), {"n": n})
+    fam.case("polygamma/f64/n=9/[4]", "polygamma", [vals([0.5, 1.0, 3.0, 10.0], "float64")],
+             lambda x: torch.polygamma(9, x), {"n": 9})
+    fam.case("polygamma/i64/n=1", "polygamma", [vals([1, 2, 3], "int64")], lambda x: torch.polygamma(1, x), {"n": 1})
+    fam.case("polygamma/f32/n=2/transposed", "polygamma", [L(rnd([3, 4], "float32", "pos"), "transposed")],
+             lambda x: torch.polygamma(2, x), {"n": 2})
+    fam.case("polygamma/f32/n=1/empty[0]", "polygamma", [rnd([0], "float32")], lambda x: torch.polygamma(1, x), {"n": 1})
+    fam.case("polygamma/f32/n=-1/error", "polygamma", [rnd([2], "float32", "pos")], lambda x: torch.polygamma(-1, x),
+             {"n": -1}, error="value")
+    for p in (1, 3):
+        for dt in FLOATS:
+            fam.case(f"special_multigammaln/{SHORT[dt]}/p={p}", "special_multigammaln", [rnd([2, 3], dt, "pos") + p],
+                     lambda x, p=p: S.multigammaln(x, p), {"p": p})
+
+
+def group_nextafter(fam):
+    base = [0.0, -0.0, 1.0, -1.0, 2.0, 0.5, -0.5, INF, -INF, NAN, 0.1, 3.0, -3.0, 1024.0, 1e-30]
+    xs, ys = [], []
+    for a in base:
+        for b in (0.0, -0.0, INF, -INF, NAN, 1.0, a):
+            xs.append(a)
+            ys.append(b)
+    for dt in FLOATS:
+        s = SHORT[dt]
+        attrs = {"float64_only": True} if dt == "float64" else None
+        fam.case(f"nextafter/{s}/special", "nextafter", [vals(xs, dt), vals(ys, dt)], torch.nextafter, attrs)
+        x = rnd([3, 4], dt, "wide")
+        fam.case(f"nextafter/{s}/[3,4]", "nextafter", [x, rnd([3, 4], dt, "wide")], torch.nextafter, attrs)
+        fam.case(f"nextafter/{s}/bcast[3,1]x[4]", "nextafter", [rnd([3, 1], dt), vals([INF, -INF, 0.0, 1.0], dt)],
+                 torch.nextafter, attrs)
+        big = 1.7976931348623157e308 if dt == "float64" else 3.4028234663852886e38
+        fam.case(f"nextafter/{s}/largest", "nextafter", [vals([big, -big, big], dt), vals([INF, -INF, 0.0], dt)],
+                 torch.nextafter, attrs)
+    fam.case("nextafter/f64/subnormal", "nextafter", [vals([5e-324, -5e-324, 1e-310, 2.2250738585072014e-308], "float64"),
+                                                      vals([1.0, 1.0, 0.0, 0.0], "float64")], torch.nextafter,
+             {"float64_only": True})
+    fam.case("nextafter/bf16", "nextafter", [vals([1.0, -2.0, 0.0, 3.5, INF], "bfloat16"),
+                                             vals([2.0, 0.0, -1.0, INF, 0.0], "bfloat16")], torch.nextafter)
+    fam.case("nextafter/f32xf64", "nextafter", [vals([1.0, 2.0], "float32"), vals([2.0, 0.0], "float64")],
+             torch.nextafter, {"float64_only": True})
+    fam.case("nextafter/f32/0d", "nextafter", [vals(1.0, "float32"), vals(2.0, "float32")], torch.nextafter)
+    fam.case("nextafter/f32/empty[0,2]", "nextafter", [rnd([0, 2], "float32"), rnd([2], "float32")], torch.nextafter)
+    fam.case("nextafter/i64/error", "nextafter", [vals([1, 2], "int64"), vals([2, 3], "int64")], torch.nextafter,
+             error="dtype")
+    fam.case("nextafter/f32/[2]x[3]/error", "nextafter", [rnd([2], "float32"), rnd([3], "float32")], torch.nextafter,
+             error="shape")
+
+
+def grad_group(fam):
+    g = fam.gcase
+    for dt in FLOATS:
+        s = SHORT[dt]
+        h = dt == "float64"
+        g(f"special_erfcx/{s}/[2,3]", "special_erfcx", [rnd([2, 3], dt, "wide")], S.erfcx, hvp=h)
+        g(f"special_erfcx/{s}/special", "special_erfcx", [vals([-9.0, -4.5, 0.0, 1.25, 3.0, 8.0], dt)], S.erfcx, hvp=h)
+        g(f"special_entr/{s}/[2,3]", "special_entr", [rnd([2, 3], dt, "pos")], S.entr, hvp=h)
+        g(f"special_ndtr/{s}/[2,3]", "special_ndtr", [rnd([2, 3], dt, "wide")], S.ndtr, hvp=h)
+        g(f"special_log_ndtr/{s}/[2,3]", "special_log_ndtr", [rnd([2, 3], dt, "wide")], S.log_ndtr, hvp=h)
+        g(f"special_log_ndtr/{s}/special", "special_log_ndtr", [vals([-30.0, -5.0, -1.0, 0.0, 3.0], dt)], S.log_ndtr,
+          hvp=h)
+        g(f"special_ndtri/{s}/[2,3]", "special_ndtri", [(rnd([2, 3], dt, "unit") + 1) / 2], S.ndtri, hvp=h)
+        g(f"special_ndtri/{s}/tails", "special_ndtri", [vals([0.02, 0.05, 0.2, 0.9, 0.97], dt)], S.ndtri, hvp=h)
+        for n in range(4):
+            g(f"polygamma/{s}/n={n}/[2,3]", "polygamma", [rnd([2, 3], dt, "pos")], lambda x, n=n: torch.polygamma(n, x),
+              {"n": n}, hvp=h)
+        g(f"polygamma/{s}/n=2/negative", "polygamma", [vals([-0.5, -1.25, -2.7], dt)], lambda x: torch.polygamma(2, x),
+          {"n": 2}, hvp=h)
+        g(f"special_zeta/{s}/q", "special_zeta", [vals([2, 3, 4, 2, 3, 6], "int64"), rnd([6], dt, "pos")], S.zeta, hvp=h)
+        g(f"special_multigammaln/{s}/p=2", "special_multigammaln", [rnd([2, 3], dt, "pos") + 2],
+          lambda x: S.multigammaln(x, 2), {"p": 2}, hvp=h)
+
+
+def special():
+    fam = Family("special", 103)
+    group_unary(fam)
+    group_zeta(fam)
+    group_polygamma(fam)
+    group_nextafter(fam)
+    return fam
+
+
+def grad_special():
+    fam = GradFamily("grad_special", 104)
+    grad_group(fam)
+    return fam
+
+
+def main():
+    root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    folder = os.path.join(root, "testdata", "conformance")
+    for make in (special, grad_special):
+        path, n = make().write(folder)
+        print(f"{os.path.relpath(path, root)}: {n} cases, {os.path.getsize(path)} bytes")
+
+
+if __name__ == "__main__":
+    main()
