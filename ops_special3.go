@@ -206,9 +206,10 @@ func ndtri(y *Tensor) *Tensor {
 func (x *Tensor) Erfcx() *Tensor { return x.special(opErfcx) }
 
 // Entr is the elementwise entropy -x·ln x, as torch.special.entr: 0 at 0,
-// -Inf below 0, NaN at NaN. Its gradient is -(1 + ln x) above 0; at and
-// below 0 it is 0, where torch's formula gives +Inf at 0 and NaN below.
-// Dtypes as Ndtr's.
+// -Inf below 0, NaN at NaN. Its gradient is -(1 + ln x) above 0 (NaN at
+// NaN, as torch's); at and below 0 it is 0, where torch's formula gives
+// +Inf at 0 and NaN below, and at +Inf it is NaN (torch's -Inf). Dtypes
+// as Ndtr's.
 func (x *Tensor) Entr() *Tensor { return x.special(opEntr) }
 
 // Ndtr is the standard normal distribution function ∫_{-∞}^x e^(-t²/2)
