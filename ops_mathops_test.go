@@ -421,3 +421,17 @@ func TestDigammaGradientAtSmallIntegers(t *testing.T) {
 		s3 += 1 / (n * n * n)
 	}
 }
+
+// TestErfcTail checks erfc's tail against Go's math.Erfc (fdlibm, below
+// an ulp): exp(-x² - 0.5625 + R/S) in one step lost the ulps of the
+// rounded x², 2e-14 relatively at 20; with x² split exactly in two
+// (squareSplit) it keeps a few ulp, as torch's.
+func TestErfcTail(t *testing.T) {
+	xs := []float64{1.3, 2.5, 5, 8, 10, 15, 20, 26}
+	got, _ := FromSlice(CPU, xs).Erfc().Float64s()
+	for i, x := range xs {
+		if want := math.Erfc(x); math.Abs(got[i]-want) > 1e-15*want {
+			t.Errorf("erfc(%v) = %v, want %v (relative error %.2g)", x, got[i], want, (got[i]-want)/want)
+		}
+	}
+}

@@ -53,11 +53,10 @@ func (x *Tensor) special(op *dispatch.Op[dispatch.None]) *Tensor {
 	return apply(op, none, x)
 }
 
-// expSquare is exp(x²) for finite x, x² taken as hi + lo (Dekker's
-// split, hi the rounded square) and exp(x²) as exp(hi)·(1 + lo): exp(hi)
-// alone would be off by x²·ε relatively (7e-14 at x = 26 in float64). lo
-// comes from x detached, its derivative being 0.
-func expSquare(x *Tensor) *Tensor {
+// squareSplit is x² as hi + lo, hi the rounded square and lo its
+// rounding error (Dekker's split of x, whose halves multiply exactly),
+// both from x detached; lo is 0 where hi is past 700 or not finite.
+func squareSplit(x *Tensor) (hi, lo *Tensor) {
 	split := 134217729.0 // 2^27 + 1
 	if x.DType() != Float64 {
 		split = 4097 // 2^12 + 1
@@ -66,9 +65,17 @@ func expSquare(x *Tensor) *Tensor {
 	c := xd.MulScalar(split)
 	xh := c.Sub(c.Sub(xd))
 	xl := xd.Sub(xh)
-	hi := xd.Mul(xd)
-	lo := xh.Mul(xh).Sub(hi).Add(xh.Mul(xl).MulScalar(2)).Add(xl.Mul(xl))
+	hi = xd.Mul(xd)
+	lo = xh.Mul(xh).Sub(hi).Add(xh.Mul(xl).MulScalar(2)).Add(xl.Mul(xl))
 	lo = Where(hi.LtScalar(700), lo, x.scalarLike("exp", 0)) // where exp(x²) overflows (and at ±Inf): none
+	return hi, lo
+}
+
+// expSquare is exp(x²) for finite x as exp(hi)·(1 + lo) (squareSplit):
+// exp of the rounded square alone would be off by x²·ε relatively (7e-14
+// at x = 26 in float64). Its derivative is exp(x²)·2x, lo's being 0.
+func expSquare(x *Tensor) *Tensor {
+	_, lo := squareSplit(x)
 	return x.Mul(x).Exp().Mul(lo.AddScalar(1))
 }
 
