@@ -102,7 +102,11 @@ var opZeta = binaryMath("special_zeta", []string{"x", "q"}, true, zeta)
 // 0 or a negative integer; NaN for x < 1, and where q < 0 and x is not an
 // integer. Its gradient is q's, -x·zeta(x + 1, q); x gets none (torch's
 // refuses to differentiate x). torch's cpu sums float32 in float64; here
-// float32 is summed in float32.
+// float32 is summed in float32, as torch's cuda does: where the terms
+// cancel (q far below 0: polygamma(4, -1.5) is 1.5e-5 off in float32,
+// polygamma(2, -100.5) 8e-3) or fall below float32's normal range
+// (q^-x under 1e-38: zeta(5, 1e8) is 5e-6 off) float32 loses digits that
+// torch's cpu keeps; float64 keeps them to about those of torch's.
 func Zeta(x, q *Tensor) *Tensor {
 	if err := x.CheckArg("special_zeta", "x"); err != nil {
 		return failed(err)
