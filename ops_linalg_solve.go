@@ -371,17 +371,10 @@ var (
 // not fit ErrShape, and 16-bit or integer ones ErrDType, as torch's.
 func (A *Tensor) Solve(B *Tensor) *Tensor {
 	const op = "solve"
-	if err := linalgDType(op, "A", A); err != nil {
+	vector, err := solveArgs(op, A, B)
+	if err != nil {
 		return failed(err)
 	}
-	if err := B.CheckArg(op, "B"); err != nil {
-		return failed(err)
-	}
-	if err := squareBatch(op, "A", A); err != nil {
-		return failed(err)
-	}
-	as, bs := A.t.Shape, B.t.Shape
-	vector := len(bs) == 1 || (len(bs) == len(as)-1 && slices.Equal(bs, as[:len(as)-1]))
 	if vector {
 		b := B.Unsqueeze(-1)
 		if _, err := linalgPair(op, "A", "B", A, b, -2); err != nil {
@@ -411,17 +404,11 @@ func (A *Tensor) SolveSide(B *Tensor, left bool) *Tensor {
 		return A.Solve(B)
 	}
 	const op = "solve"
-	if err := linalgDType(op, "A", A); err != nil {
+	vector, err := solveArgs(op, A, B)
+	if err != nil {
 		return failed(err)
 	}
-	if err := B.CheckArg(op, "B"); err != nil {
-		return failed(err)
-	}
-	if err := squareBatch(op, "A", A); err != nil {
-		return failed(err)
-	}
-	as, bs := A.t.Shape, B.t.Shape
-	if len(bs) == 1 || (len(bs) == len(as)-1 && slices.Equal(bs, as[:len(as)-1])) {
+	if as, bs := A.t.Shape, B.t.Shape; vector {
 		return failed(errorf(op, ErrShape, "B", "has shape "+dispatch.FormatShape(bs)+", a batch of vectors to A of shape "+
 			dispatch.FormatShape(as)+", which solve with left=false does not take, as torch's",
 			"give B a row dim: B.Unsqueeze(-2), shape [..., 1, "+strconv.Itoa(as[len(as)-1])+"]"))
@@ -430,6 +417,23 @@ func (A *Tensor) SolveSide(B *Tensor, left bool) *Tensor {
 		return failed(err)
 	}
 	return apply(opSolveRight, none, A, B)
+}
+
+// solveArgs checks Solve's and SolveSide's A (a square batch of a
+// linear-algebra dtype) and B (a live tensor on A's device), and reports
+// whether B is a vector case: [n], or A's shape without its last dim.
+func solveArgs(op string, A, B *Tensor) (vector bool, err error) {
+	if err := linalgDType(op, "A", A); err != nil {
+		return false, err
+	}
+	if err := B.CheckArg(op, "B"); err != nil {
+		return false, err
+	}
+	if err := squareBatch(op, "A", A); err != nil {
+		return false, err
+	}
+	as, bs := A.t.Shape, B.t.Shape
+	return len(bs) == 1 || (len(bs) == len(as)-1 && slices.Equal(bs, as[:len(as)-1])), nil
 }
 
 // firstErr is the error of the first failed tensor of ts (nil ones

@@ -247,10 +247,7 @@ func TestMoreOptimizersRefuseBadHyperparameters(t *testing.T) {
 	testenv.HostOnly(t)
 	ps := func() []Param { return []Param{{"p", toDType(t, []float64{1, 2}, lathe.Float32, 2).RequireGrad()}} }
 	nan := math.NaN()
-	cases := []struct {
-		name, arg string
-		make      func() error
-	}{
+	cases := []refusedOption{
 		{"adamax lr", "lr", func() error { _, err := NewAdamax(ps(), -1); return err }},
 		{"adamax eps", "eps", func() error { _, err := NewAdamax(ps(), 1, Eps(-1)); return err }},
 		{"adamax beta0", "betas[0]", func() error { _, err := NewAdamax(ps(), 1, Betas(1, 0.9)); return err }},
@@ -270,13 +267,7 @@ func TestMoreOptimizersRefuseBadHyperparameters(t *testing.T) {
 		{"radam takes no amsgrad", "amsgrad", func() error { _, err := NewRAdam(ps(), 1, AMSGrad()); return err }},
 		{"sgd takes no rho", "rho", func() error { _, err := NewSGD(ps(), 1, Rho(0.9)); return err }},
 	}
-	for _, c := range cases {
-		err := c.make()
-		var le *lathe.Error
-		if !errors.Is(err, lathe.ErrValue) || !errors.As(err, &le) || le.Arg != c.arg {
-			t.Errorf("%s: got %v, want an ErrValue naming %s", c.name, err, c.arg)
-		}
-	}
+	checkRefusedOptions(t, cases)
 	// Fields set after making: Step refuses them and changes nothing.
 	p := toDType(t, []float64{1, 2}, lathe.Float32, 2).RequireGrad()
 	opts := []func() (Optimizer, func()){
@@ -298,6 +289,32 @@ func TestMoreOptimizersRefuseBadHyperparameters(t *testing.T) {
 			return o, func() { o.SetLearningRate(nan) }
 		},
 	}
+	checkSpoiledFields(t, p, opts)
+}
+
+// A refusedOption is a constructor call with a bad option (make), which
+// must fail with an ErrValue naming arg.
+type refusedOption struct {
+	name, arg string
+	make      func() error
+}
+
+func checkRefusedOptions(t *testing.T, cases []refusedOption) {
+	t.Helper()
+	for _, c := range cases {
+		err := c.make()
+		var le *lathe.Error
+		if !errors.Is(err, lathe.ErrValue) || !errors.As(err, &le) || le.Arg != c.arg {
+			t.Errorf("%s: got %v, want an ErrValue naming %s", c.name, err, c.arg)
+		}
+	}
+}
+
+// checkSpoiledFields makes each optimizer of opts over p (a float32 [1, 2]
+// holding 1, 2), spoils one of its fields after making, and checks that
+// Step refuses it with an ErrValue and leaves p as it was.
+func checkSpoiledFields(t *testing.T, p *lathe.Tensor, opts []func() (Optimizer, func())) {
+	t.Helper()
 	for i, mk := range opts {
 		o, spoil := mk()
 		mustOK(t, p.Backward(lathe.WithGradient(toDType(t, []float64{1, 1}, lathe.Float32, 2))))
