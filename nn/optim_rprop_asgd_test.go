@@ -50,13 +50,7 @@ func TestASGDAveragesAsTorch(t *testing.T) {
 					continue
 				}
 				t.Run(dev.String()+"/"+name+"/"+dt.String(), func(t *testing.T) {
-					tol := 4 * 0x1p-52
-					switch dt {
-					case lathe.Float32:
-						tol = 4 * 0x1p-23
-					case lathe.BFloat16:
-						tol = 6 * 0x1p-8
-					}
+					tol := optimTol(dt)
 					p := toDType(t, optimP0, dt, 2, 3).To(dev).RequireGrad()
 					opt, err := optim3Cases[name]([]Param{{Name: "p", T: p}})
 					mustOK(t, err)
