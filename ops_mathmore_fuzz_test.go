@@ -59,7 +59,7 @@ func FuzzMathMore(f *testing.F) {
 		r := &fzReader{b: data}
 		switch r.intn(4) {
 		case 0:
-			fuzzMathElementwise(t, r)
+			fuzzElementwise(t, r, mathUnary, mathBinary)
 		case 1:
 			fuzzMathScan(t, r)
 		case 2:
@@ -70,12 +70,21 @@ func FuzzMathMore(f *testing.F) {
 	})
 }
 
-// mathUnary are the one-operand functions, with a parameter drawn for
-// those that take one.
-var mathUnary = []struct {
-	name string
-	call func(x *Tensor, p float64) *Tensor
-}{
+// fzUnary is a one-operand function, with a parameter drawn for those that
+// take one; fzBinary a two-operand elementwise function.
+type (
+	fzUnary struct {
+		name string
+		call func(x *Tensor, p float64) *Tensor
+	}
+	fzBinary struct {
+		name string
+		call func(x, y *Tensor) *Tensor
+	}
+)
+
+// mathUnary are FuzzMathMore's one-operand functions.
+var mathUnary = []fzUnary{
 	{"log2", func(x *Tensor, _ float64) *Tensor { return x.Log2() }},
 	{"log10", func(x *Tensor, _ float64) *Tensor { return x.Log10() }},
 	{"exp2", func(x *Tensor, _ float64) *Tensor { return x.Exp2() }},
@@ -95,11 +104,8 @@ var mathUnary = []struct {
 	{"lgamma", func(x *Tensor, _ float64) *Tensor { return x.Lgamma() }},
 }
 
-// mathBinary are the two-operand elementwise functions.
-var mathBinary = []struct {
-	name string
-	call func(x, y *Tensor) *Tensor
-}{
+// mathBinary are its two-operand elementwise functions.
+var mathBinary = []fzBinary{
 	{"xlogy", (*Tensor).Xlogy},
 	{"hypot", (*Tensor).Hypot},
 	{"logaddexp", (*Tensor).LogAddExp},
@@ -146,14 +152,15 @@ func fzDevices(t *testing.T, label string, tol float64, call func(in []*Tensor) 
 	return out
 }
 
-func fuzzMathElementwise(t *testing.T, r *fzReader) {
+// fuzzElementwise draws one of unary or binary and its operands.
+func fuzzElementwise(t *testing.T, r *fzReader, unary []fzUnary, binary []fzBinary) {
 	dt := r.lossDType()
 	shape := r.shape(3, 24)
 	moderate := r.intn(4) != 0
 	x := r.mathOperand(dt, shape, moderate)
 	tol := mathTol(dt, moderate)
 	if r.intn(2) == 0 {
-		f := mathUnary[r.intn(len(mathUnary))]
+		f := unary[r.intn(len(unary))]
 		p := []float64{0.5, 0, 1e-6, -1, 2}[r.intn(5)]
 		if r.intn(4) == 0 {
 			p = r.value()
@@ -165,7 +172,7 @@ func fuzzMathElementwise(t *testing.T, r *fzReader) {
 		}
 		return
 	}
-	f := mathBinary[r.intn(len(mathBinary))]
+	f := binary[r.intn(len(binary))]
 	yt := dt
 	if r.intn(8) == 0 {
 		yt = r.lossDType()
@@ -382,7 +389,10 @@ func pairOf(v, i *Tensor) *Tensor {
 	return Concat([]*Tensor{v.Flatten(), i.Cast(v.DType()).Flatten()}, 0)
 }
 
-func fuzzMathLinalg(t *testing.T, r *fzReader) {
+// linalgOperands draws a matrix (or a batch of them, or another shape)
+// and a right-hand side for the linear-algebra functions, with the label
+// that names them and a flag (upper) for the functions that take one.
+func linalgOperands(r *fzReader) (a, b *Tensor, label string, upper bool) {
 	dt := [6]DType{Float32, Float32, Float64, Float64, Float16, Int32}[r.intn(6)]
 	n := r.intn(5)
 	shape := []int{n, n}
@@ -393,7 +403,7 @@ func fuzzMathLinalg(t *testing.T, r *fzReader) {
 		shape = []int{r.intn(3), n, n}
 	}
 	moderate := r.intn(2) == 0
-	a := r.mathOperand(dt, shape, moderate)
+	a = r.mathOperand(dt, shape, moderate)
 	if r.intn(2) == 0 && len(shape) >= 2 && dt.IsFloat() {
 		// Symmetric and diagonally dominant now and then, so that the
 		// factorisations get past their checks.
@@ -406,9 +416,14 @@ func fuzzMathLinalg(t *testing.T, r *fzReader) {
 	if r.intn(8) == 0 {
 		bs = r.shape(3, 24)
 	}
-	b := r.mathOperand(dt, bs, moderate)
-	upper := r.intn(2) == 0
-	label := dt.String() + dispatch.FormatShape(shape) + " " + dispatch.FormatShape(bs) + "/upper " + strconv.FormatBool(upper)
+	b = r.mathOperand(dt, bs, moderate)
+	upper = r.intn(2) == 0
+	label = dt.String() + dispatch.FormatShape(shape) + " " + dispatch.FormatShape(bs) + "/upper " + strconv.FormatBool(upper)
+	return a, b, label, upper
+}
+
+func fuzzMathLinalg(t *testing.T, r *fzReader) {
+	a, b, label, upper := linalgOperands(r)
 	var call func(a, b *Tensor) *Tensor
 	switch r.intn(18) {
 	case 10:
@@ -462,6 +477,14 @@ func fuzzMathLinalg(t *testing.T, r *fzReader) {
 			return a.TensorDot(b, xd, yd)
 		}
 	}
+	fzEachDevice(t, label, call, a, b)
+}
+
+// fzEachDevice calls call on a and b on the cpu and on wgpu:0, and holds
+// each result, read back, to the first promise alone: no panic, and an
+// error of one of the kinds (where the devices' pivots round differently,
+// a matrix singular on one need not be on the other).
+func fzEachDevice(t *testing.T, label string, call func(a, b *Tensor) *Tensor, a, b *Tensor) {
 	for _, dev := range []*Device{&CPU, fzGPU()} {
 		if dev == nil {
 			continue
