@@ -830,6 +830,10 @@ func (x *Tensor) Combinations(r int, withReplacement bool) *Tensor {
 	if err := checkHost(op, "r", total, 8); err != nil {
 		return failed(err)
 	}
+	if count == 0 {
+		// r past the elements, however large: nothing to walk.
+		return relabel(x.Narrow(0, 0, 0).Reshape(0, r), op)
+	}
 	idx := make([]int64, 0, count*r)
 	cur := make([]int, r) // all 0 with replacement
 	if !withReplacement {

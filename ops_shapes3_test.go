@@ -287,3 +287,27 @@ func TestClampDType(t *testing.T) {
 		}
 	}
 }
+
+// TestCombinationsPastTheElements: r past a vector's elements is torch's
+// empty [0, r] however large r is (FuzzShapesWindows's 2^40 allocated a
+// walk of r ints, 8 TiB, and the process died), and it keeps the graph.
+func TestCombinationsPastTheElements(t *testing.T) {
+	x := FromSlice(CPU, []float32{1, 2, 3}).RequireGrad()
+	for _, r := range []int{4, 1 << 40, math.MaxInt} {
+		got := x.Combinations(r, false)
+		if err := got.Err(); err != nil || !slices.Equal(got.Shape(), []int{0, r}) || got.DType() != Float32 {
+			t.Fatalf("combinations(r=%d) of 3: shape %v, %v, %v; want [0 %d] float32", r, got.Shape(), got.DType(), err, r)
+		}
+		g, err := Grad(got.Sum(), []*Tensor{x})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := g[0].Float32s(); !slices.Equal(v, []float32{0, 0, 0}) {
+			t.Errorf("r=%d: the gradient is %v, want zeros", r, v)
+		}
+	}
+	got := Zeros(CPU, Float32, 0).Combinations(1<<40, true) // with replacement, of nothing
+	if err := got.Err(); err != nil || !slices.Equal(got.Shape(), []int{0, 1 << 40}) {
+		t.Fatalf("combinations(r=2^40, with replacement) of 0: shape %v, %v", got.Shape(), err)
+	}
+}
