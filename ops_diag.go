@@ -67,6 +67,12 @@ func (x *Tensor) Diag(diagonal int) *Tensor {
 			return failed(errorf(op, ErrShape, "diagonal", "is "+strconv.Itoa(diagonal)+", which makes a matrix of more elements than an int counts",
 				"use a diagonal within the sizes a tensor can have"))
 		}
+		// A matrix the device cannot hold fails here, before the composite
+		// pads x to n·(m+1) elements on the way (2^31 int64s, 16 GiB, for
+		// one element on diagonal 2^31).
+		if err := roomFor(op, x.t.Device, x.t.DType, []int{n + k, n + k}); err != nil {
+			return failed(err)
+		}
 	case 2:
 	default:
 		return failed(errorf(op, ErrShape, "x", "has shape "+dispatch.FormatShape(x.t.Shape)+" (rank "+strconv.Itoa(r)+

@@ -132,6 +132,15 @@ func TestMoreOpsDiagonalRoll(t *testing.T) {
 	_, kIdx := Zeros(CPU, Float32, 0, 3).Kthvalue(1, 0, false)
 	moreOpsErr(t, "kthvalue along an empty dim", kIdx.Err(), ErrIndex, "kthvalue", "dim")
 	moreOpsErr(t, "diag of 2^32 elements", Ones(CPU, Float32, 1).Expand(1<<32).Diag(0).Err(), ErrShape, "diag", "x")
+	// A matrix past the device's memory is refused whole, before the
+	// composite pads x towards it (2^31 int64s on the way, which
+	// FuzzShapesWindows's DiagFlat(2^31) of one element filled, for 50 s).
+	one := Ones(CPU, Int64, 1)
+	before, _ := MemoryStats(CPU)
+	moreOpsErr(t, "diag past the memory", one.Diag(1<<31).Err(), ErrOutOfMemory, "diag", "")
+	if after, _ := MemoryStats(CPU); after.PeakAllocated-before.PeakAllocated > 1<<30 {
+		t.Errorf("diag past the memory: the cpu's peak rose by %d bytes before the refusal", after.PeakAllocated-before.PeakAllocated)
+	}
 	moreOpsErr(t, "trace of rank 3", x.Trace().Err(), ErrShape, "trace", "x")
 	moreOpsErr(t, "trace of bool", Ones(CPU, Bool, 2, 2).Trace().Err(), ErrDType, "trace", "x")
 	moreOpsErr(t, "outer of a matrix", Ones(CPU, Float32, 2).Outer(x).Err(), ErrShape, "outer", "y")
