@@ -87,7 +87,7 @@ refs: deps
 # written to the package's testdata/fuzz/<target>/, to commit with the fix.
 FUZZ_TARGETS := ./dispatch/ops:FuzzBroadcast ./nn:FuzzLoad .:FuzzElementwise .:FuzzViews \
 	.:FuzzReduce .:FuzzIndex .:FuzzWindow .:FuzzCast .:FuzzRandom .:FuzzSelect .:FuzzMatMul .:FuzzSort .:FuzzConcat \
-	.:FuzzNorm .:FuzzAttention .:FuzzGrid .:FuzzPad .:FuzzEinsum .:FuzzRepeat .:FuzzLoss .:FuzzLossMore .:FuzzMathMore .:FuzzSpecialLinalg .:FuzzSampling .:FuzzCTC
+	.:FuzzNorm .:FuzzAttention .:FuzzGrid .:FuzzPad .:FuzzEinsum .:FuzzRepeat .:FuzzLoss .:FuzzLossMore .:FuzzMathMore .:FuzzSpecialLinalg .:FuzzShapesWindows .:FuzzSampling .:FuzzCTC
 FUZZTIME ?= 30s
 # How long the fuzzer shrinks an input that finds new code or fails. Go's
 # default (a minute) suits make fuzz, whose failures are kept to read; in
