@@ -361,7 +361,8 @@ func fuzzClassLoss(t *testing.T, r *fzReader) {
 	case k == 7:
 		ignore = int64(fzIgnores[r.intn(len(fzIgnores))])
 	}
-	if ignore != -100 || r.intn(2) == 0 {
+	ignoreGiven := ignore != -100 || r.intn(2) == 0
+	if ignoreGiven {
 		opts = append(opts, IgnoreIndex(int(ignore)))
 	}
 	target := r.classTarget(tdt, tshape, c, ignore)
@@ -416,14 +417,25 @@ func fuzzClassLoss(t *testing.T, r *fzReader) {
 	if rank == 0 {
 		fault(errAny) // cross_entropy's class dim is out of range; nll_loss's input has none
 	}
-	if !tdt.IsInt() {
-		fault(ErrDType)
+	// A float target of x's shape (one drawn as a bad shape can be) is
+	// cross_entropy's class probabilities, as torch's, which take no
+	// ignore index that could name a class.
+	probs := ce && rank > 0 && tdt.IsFloat() && slices.Equal(tshape, shape)
+	switch {
+	case probs:
+		if ignoreGiven && ignore >= 0 {
+			fault(ErrValue)
+		}
+	default:
+		if !tdt.IsInt() {
+			fault(ErrDType)
+		}
+		if !tshapeOK {
+			fault(ErrShape)
+		}
 	}
 	if !red.Valid() {
 		fault(ErrValue)
-	}
-	if !tshapeOK {
-		fault(ErrShape)
 	}
 	if weight != nil && !wOK {
 		if weight.DType() != dt {
@@ -444,11 +456,14 @@ func fuzzClassLoss(t *testing.T, r *fzReader) {
 	oshape := []int{}
 	if red == ReduceNone {
 		oshape = tshape
+		if probs { // x's shape less the class dim
+			oshape = slices.Delete(slices.Clone(shape), min(1, rank-1), min(1, rank-1)+1)
+		}
 	}
 
 	var want, tol []float64
 	devTol := -1.0
-	if refuse == nil {
+	if refuse == nil && !probs { // probabilities: the rule and the devices' agreement only
 		want, tol, devTol = fzClassLossRef(t, x, tv, weight, ce, ignore, red, shape)
 	}
 	in := []*Tensor{x, target}

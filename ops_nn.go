@@ -157,7 +157,8 @@ func (x *Tensor) LogSoftmax(dim int) *Tensor { return apply(ops.LogSoftmax, ops.
 // promote as a binary op's operands), as torch.nn.functional.cross_entropy. With probabilities, the loss of a
 // sample is -Σ_c w_c·target_c·log_softmax(x)_c (w_c the class weights, 1
 // without ClassWeights), the mean divides by the number of samples, and
-// IgnoreIndex is refused, as torch's.
+// an IgnoreIndex of 0 or more is refused, as torch's (a negative one
+// ignores nothing).
 func (x *Tensor) CrossEntropy(target *Tensor, opts ...LossOption) *Tensor {
 	o := lossOpts(opts)
 	if o.weight != nil {
@@ -241,7 +242,9 @@ func softCrossEntropy(x, target *Tensor, classDim int, o lossOptions) *Tensor {
 			", class probabilities, but x has shape "+dispatch.FormatShape(x.t.Shape),
 			"give probabilities of x's shape, or class indices (int64) of x's shape without its class dim"))
 	}
-	if o.ignoreIndex != -100 {
+	// torch refuses only an index that could name a class: a negative
+	// one (its default -100 among them) ignores nothing.
+	if o.ignoreIndex >= 0 {
 		return failed(errorf(op, ErrValue, "ignore_index", "is "+strconv.FormatInt(o.ignoreIndex, 10)+
 			", but class probabilities have no class to ignore (torch: not supported for floating point target)", "leave IgnoreIndex out"))
 	}

@@ -3,6 +3,7 @@ package lathe
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -318,6 +319,15 @@ func TestCrossEntropyProbabilities(t *testing.T) {
 	moreOpsErr(t, "float indices", x.CrossEntropy(FromSlice(CPU, []float32{0, 2})).Err(), ErrDType, "cross_entropy", "target")
 	moreOpsErr(t, "probabilities [2, 4]", x.CrossEntropy(Zeros(CPU, Float32, 2, 4)).Err(), ErrShape, "cross_entropy", "target")
 	moreOpsErr(t, "ignore_index", x.CrossEntropy(p, IgnoreIndex(1)).Err(), ErrValue, "cross_entropy", "ignore_index")
+	moreOpsErr(t, "ignore_index 0", x.CrossEntropy(p, IgnoreIndex(0)).Err(), ErrValue, "cross_entropy", "ignore_index")
+	// A negative index names no class, and torch takes it (found by FuzzLoss).
+	plain, _ := x.CrossEntropy(p).Float64s()
+	for _, ignore := range []int{-1, -100, -5} {
+		got, err := x.CrossEntropy(p, IgnoreIndex(ignore)).Float64s()
+		if err != nil || !slices.Equal(got, plain) {
+			t.Errorf("probabilities with IgnoreIndex(%d): %v, %v; want %v, as without it", ignore, got, err, plain)
+		}
+	}
 	moreOpsErr(t, "weight [2]", x.CrossEntropy(p, ClassWeights(Ones(CPU, Float32, 2))).Err(), ErrShape, "cross_entropy", "weight")
 	moreOpsErr(t, "weight float64", x.CrossEntropy(p, ClassWeights(Ones(CPU, Float64, 3))).Err(), ErrDType, "cross_entropy", "weight")
 }
