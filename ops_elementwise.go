@@ -457,8 +457,12 @@ func promotable(args ...*Tensor) bool {
 }
 
 // promoteTo casts x, the argument arg of op, to dt, recorded as any cast
-// is; a device without dt (float64 on wgpu) fails naming op.
+// is; a device without dt (float64 on wgpu) fails naming op. A failed x
+// (a step of a composite that failed) comes back as it is.
 func (x *Tensor) promoteTo(op, arg string, dt DType) *Tensor {
+	if x.err != nil {
+		return x
+	}
 	if x.t.DType == dt {
 		return x
 	}

@@ -230,6 +230,10 @@ func softCrossEntropy(x, target *Tensor, classDim int, o lossOptions) *Tensor {
 	if x.t.Rank() == 0 {
 		return failed(errorf(op, ErrShape, "x", "is 0-d, with no class dim", "give x a dim of classes"))
 	}
+	if !x.t.DType.IsFloat() {
+		return failed(errorf(op, ErrDType, "x", "is "+x.t.DType.String()+" but cross_entropy takes logits of a float dtype, as torch's",
+			"cast it with .Cast(lathe.Float32)"))
+	}
 	if index := slices.Delete(slices.Clone(x.t.Shape), classDim, classDim+1); slices.Equal(target.t.Shape, index) {
 		// The shape of class indices: a float target there is indices of
 		// the wrong dtype, as torch reads it.

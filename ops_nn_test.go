@@ -319,6 +319,8 @@ func TestCrossEntropyProbabilities(t *testing.T) {
 	moreOpsErr(t, "float indices", x.CrossEntropy(FromSlice(CPU, []float32{0, 2})).Err(), ErrDType, "cross_entropy", "target")
 	moreOpsErr(t, "probabilities [2, 4]", x.CrossEntropy(Zeros(CPU, Float32, 2, 4)).Err(), ErrShape, "cross_entropy", "target")
 	moreOpsErr(t, "ignore_index", x.CrossEntropy(p, IgnoreIndex(1)).Err(), ErrValue, "cross_entropy", "ignore_index")
+	// Integer logits with probabilities panicked (found by FuzzLoss).
+	moreOpsErr(t, "int32 x", Ones(CPU, Int32, 2, 3).CrossEntropy(p).Err(), ErrDType, "cross_entropy", "x")
 	moreOpsErr(t, "ignore_index 0", x.CrossEntropy(p, IgnoreIndex(0)).Err(), ErrValue, "cross_entropy", "ignore_index")
 	// A negative index names no class, and torch takes it (found by FuzzLoss).
 	plain, _ := x.CrossEntropy(p).Float64s()
