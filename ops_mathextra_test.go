@@ -59,7 +59,7 @@ func biMathExtra() map[string]biOp {
 	hugeInts := func(dev Device) *Tensor { return Ones(dev, Int32, 1, 1).Expand(biHuge, biHuge) }
 	oneInt := func(dev Device) *Tensor { return FromSlice(CPU, []int32{3}, 1, 1).To(dev) }
 	for name, f := range map[string]func(x, y *Tensor) *Tensor{
-		"bitwise": (*Tensor).BitwiseAnd, "bitwise_or": (*Tensor).BitwiseOr, "bitwise_xor": (*Tensor).BitwiseXor,
+		"bitwise_and": (*Tensor).BitwiseAnd, "bitwise_or": (*Tensor).BitwiseOr, "bitwise_xor": (*Tensor).BitwiseXor,
 		"bitwise_left_shift": (*Tensor).BitwiseLeftShift, "bitwise_right_shift": (*Tensor).BitwiseRightShift,
 		"gcd": (*Tensor).Gcd, "lcm": (*Tensor).Lcm,
 	} {
@@ -70,7 +70,10 @@ func biMathExtra() map[string]biOp {
 	t["bitwise_not"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biInts(dev)} },
 		call: func(a []*Tensor) *Tensor { return a[0].BitwiseNot() }, kinds: "i",
 		huge: func(dev Device) *Tensor { return hugeInts(dev).BitwiseNot() }}
-	t["floor_divide"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 3)} },
+	t["floor_divide"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biInts(dev), biInts(dev).Narrow(0, 1, 1)} },
+		call: func(a []*Tensor) *Tensor { return a[0].FloorDivide(a[1]) }, kinds: "aa",
+		huge: func(dev Device) *Tensor { return hugeInts(dev).FloorDivide(oneInt(dev)) }}
+	t["floor_divide_float"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 3)} },
 		call: func(a []*Tensor) *Tensor { return a[0].FloorDivide(a[1]) }, kinds: "aa",
 		huge: func(dev Device) *Tensor { return biBig(dev, biHuge, biHuge).FloorDivide(biF(dev, 1)) }}
 	t["logical_xor"] = biBinary((*Tensor).LogicalXor, "aa")

@@ -328,6 +328,8 @@ func TestEveryOpHasRule(t *testing.T) {
 		"max_pool_indices": true, "adaptive_max_pool_indices": true,
 		"eq": true, "ne": true, "lt": true, "le": true, "gt": true, "ge": true,
 		"logical_and": true, "logical_or": true, "logical_not": true,
+		"bitwise_and": true, "bitwise_or": true, "bitwise_xor": true, "bitwise_left_shift": true, "bitwise_right_shift": true,
+		"floor_divide": true, "gcd": true,
 	}
 	var missing []string
 	registered := map[string]bool{}

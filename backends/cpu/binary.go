@@ -54,6 +54,13 @@ func binaryKernels() map[string]binaryKernel {
 	k["fmod"] = binaryKernel{f32: via64x2[float32](math.Mod), f64: math.Mod, i32: fmodInt[int32], i64: fmodInt[int64]}
 	k["remainder"] = binaryKernel{f32: remainder(via64x2[float32](math.Mod)), f64: remainder(math.Mod),
 		i32: remainder(fmodInt[int32]), i64: remainder(fmodInt[int64])}
+	k["bitwise_and"] = binaryKernel{i32: func(a, b int32) int32 { return a & b }, i64: func(a, b int64) int64 { return a & b }}
+	k["bitwise_or"] = binaryKernel{i32: func(a, b int32) int32 { return a | b }, i64: func(a, b int64) int64 { return a | b }}
+	k["bitwise_xor"] = binaryKernel{i32: func(a, b int32) int32 { return a ^ b }, i64: func(a, b int64) int64 { return a ^ b }}
+	k["bitwise_left_shift"] = binaryKernel{i32: func(a, b int32) int32 { return a << (b & 31) }, i64: func(a, b int64) int64 { return a << (b & 63) }}
+	k["bitwise_right_shift"] = binaryKernel{i32: func(a, b int32) int32 { return a >> (b & 31) }, i64: func(a, b int64) int64 { return a >> (b & 63) }}
+	k["floor_divide"] = binaryKernel{i32: floorDivide[int32], i64: floorDivide[int64]}
+	k["gcd"] = binaryKernel{i32: gcd[int32], i64: gcd[int64]}
 	k["gelu_backward"] = binaryKernel{f32: geluBackward32, f64: geluBackward}
 	k["gelu_tanh_backward"] = binaryKernel{f32: via64x2[float32](geluTanhBackward), f64: geluTanhBackward}
 	k["silu_backward"] = binaryKernel{f32: via64x2[float32](siluBackward), f64: siluBackward}
@@ -157,6 +164,38 @@ func fmodInt[T int32 | int64](a, b T) T {
 		return 0
 	}
 	return a % b
+}
+
+// floorDivide is a/b rounded down, Python's //, as torch's
+// div_floor_integer: the truncated quotient, one less where the remainder
+// is nonzero and its sign is not b's. Callers have refused a zero b, for
+// which it gives 0; the least integer over -1 wraps to itself, as Go's /
+// does.
+func floorDivide[T int32 | int64](a, b T) T {
+	if b == 0 {
+		return 0
+	}
+	q, r := a/b, a%b
+	if r != 0 && (r < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// gcd is torch's calc_gcd: Euclid's algorithm on |a| and |b|, where the
+// least integer's absolute value wraps to itself (so its gcd with 0 is
+// negative, as torch's).
+func gcd[T int32 | int64](a, b T) T {
+	if a < 0 {
+		a = -a
+	}
+	if b < 0 {
+		b = -b
+	}
+	for a != 0 {
+		a, b = fmodInt(b, a), a
+	}
+	return b
 }
 
 // remainder is torch.remainder from fmod: a nonzero remainder whose sign

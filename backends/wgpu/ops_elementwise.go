@@ -96,6 +96,14 @@ var binaryExprs = map[string]map[string]string{
 	"atan2":     floats("atan2f(a, b)"),
 	"fmod":      {"f32": "fmodf(a, b)", "i32": "fmodi(a, b)", i64: "fmodl(a, b)"},
 	"remainder": {"f32": "remainderf(a, b)", "i32": "remainderi(a, b)", i64: "remainderl(a, b)"},
+	// The integer ops; a shift count is taken mod the width, as x86's.
+	"bitwise_and":         ints("a & b", "a & b"),
+	"bitwise_or":          ints("a | b", "a | b"),
+	"bitwise_xor":         ints("a ^ b", "a ^ b"),
+	"bitwise_left_shift":  ints("a << u32(b & 31)", "u64_shl(a, b.x & 63u)"),
+	"bitwise_right_shift": ints("a >> u32(b & 31)", "i64_sar(a, b.x & 63u)"),
+	"floor_divide":        ints("floordivi(a, b)", "floordivl(a, b)"),
+	"gcd":                 ints("gcdi(a, b)", "gcdl(a, b)"),
 	// The activations' backward ops: grad·f'(x), f' from math.wgsl.
 	"gelu_backward":      floats("a * gelu_grad(b)"),
 	"gelu_tanh_backward": floats("a * gelu_tanh_grad(b)"),
@@ -109,9 +117,11 @@ var binaryExprs = map[string]map[string]string{
 }
 
 // floats is an expression of float32 alone; numeric one of float32 and
-// int32 (e) and of int64 (e64, int64.wgsl's functions); anyType adds bool.
+// int32 (e) and of int64 (e64, int64.wgsl's functions); ints drops
+// float32; anyType adds bool.
 func floats(e string) map[string]string       { return map[string]string{"f32": e} }
 func numeric(e, e64 string) map[string]string { return map[string]string{"f32": e, "i32": e, i64: e64} }
+func ints(e, e64 string) map[string]string    { return map[string]string{"i32": e, i64: e64} }
 func anyType(e, e64 string) map[string]string {
 	return map[string]string{"f32": e, "i32": e, i64: e64, "u32": e}
 }

@@ -43,7 +43,19 @@ var (
 	Maximum, Minimum, Atan2 = binary("maximum", Numeric, false), binary("minimum", Numeric, false), binary("atan2", Floats, false)
 	Eq, Ne, Lt, Le, Gt, Ge  = binary("eq", AllTypes, true), binary("ne", AllTypes, true), binary("lt", Numeric, true), binary("le", Numeric, true), binary("gt", Numeric, true), binary("ge", Numeric, true)
 	LogicalAnd, LogicalOr   = binary("logical_and", AllTypes, true), binary("logical_or", AllTypes, true)
-	Remainder, FMod         = withChecks(binary("remainder", Numeric, false), divisorChecks), withChecks(binary("fmod", Numeric, false), divisorChecks)
+	Remainder, FMod         = withChecks(binary("remainder", Numeric, false), divisorChecks("rhs")), withChecks(binary("fmod", Numeric, false), divisorChecks("rhs"))
+)
+
+// The integer ops, as torch's on the cpu: bitwise and, or and xor; the
+// shifts, C's on x86, whose count is taken mod the operand's width (32
+// for int32 and the 8-bit dtypes, which compute in int32; 64 for int64),
+// arithmetic to the right; floor division, Python's //, which wraps for
+// the least integer over -1; and gcd, Euclid's on |x| and |y| (torch's
+// calc_gcd, so a least integer's absolute value wraps).
+var (
+	BitwiseAnd, BitwiseOr, BitwiseXor = intBinary("bitwise_and"), intBinary("bitwise_or"), intBinary("bitwise_xor")
+	ShiftLeft, ShiftRight             = intBinary("bitwise_left_shift"), intBinary("bitwise_right_shift")
+	FloorDivide, Gcd                  = withChecks(intBinary("floor_divide"), divisorChecks("y")), intBinary("gcd")
 )
 
 // The backward ops of the activations: grad·f'(x) in one kernel, for f
@@ -115,6 +127,12 @@ func unary(name string, allowed dispatch.DTypeSet) *dispatch.Op[Params] {
 
 func binary(name string, allowed dispatch.DTypeSet, boolResult bool) *dispatch.Op[dispatch.None] {
 	return binaryArgs(name, [2]string{"lhs", "rhs"}, allowed, boolResult)
+}
+
+// intBinary is a binary op of integers, (x, y), as lathe's integer
+// functions (BitwiseAnd, ...) name their arguments.
+func intBinary(name string) *dispatch.Op[dispatch.None] {
+	return binaryArgs(name, [2]string{"x", "y"}, Ints, false)
 }
 
 // backward is an activation's backward op, (grad, x), of floats.
@@ -191,18 +209,20 @@ func powChecks(in []*dispatch.Tensor, _ dispatch.None) []dispatch.ValueCheck {
 }
 
 // divisorChecks refuses an integer divisor of zero, as torch's
-// ZeroDivisionError does; a float one gives NaN.
-func divisorChecks(in []*dispatch.Tensor, _ dispatch.None) []dispatch.ValueCheck {
-	if !in[1].DType.IsInt() {
-		return nil
+// ZeroDivisionError does; a float one gives NaN. arg names the divisor.
+func divisorChecks(arg string) func([]*dispatch.Tensor, dispatch.None) []dispatch.ValueCheck {
+	return func(in []*dispatch.Tensor, _ dispatch.None) []dispatch.ValueCheck {
+		if !in[1].DType.IsInt() {
+			return nil
+		}
+		return []dispatch.ValueCheck{{Arg: 1, Outside: true, Fail: func(int64) *dispatch.Error { return DivisionByZeroError(arg) }}}
 	}
-	return []dispatch.ValueCheck{{Arg: 1, Outside: true, Fail: func(int64) *dispatch.Error { return DivisionByZeroError() }}}
 }
 
-// DivisionByZeroError is remainder's and fmod's error for an integer
-// divisor of zero (torch's ZeroDivisionError).
-func DivisionByZeroError() *dispatch.Error {
-	return &dispatch.Error{Kind: dispatch.ErrValue, Arg: "rhs", Found: "0",
+// DivisionByZeroError is the integer divisions' error for a divisor of
+// zero (torch's ZeroDivisionError), which arg names.
+func DivisionByZeroError(arg string) *dispatch.Error {
+	return &dispatch.Error{Kind: dispatch.ErrValue, Arg: arg, Found: "0",
 		Detail: "is zero, and an integer cannot be divided by zero (torch raises ZeroDivisionError)",
 		Fix:    "make the divisor nonzero, or cast to a float dtype, where it gives NaN"}
 }

@@ -4,6 +4,7 @@
 
 LATHE_NUMERIC(LATHE_ARITH)
 LATHE_FLOATS(LATHE_FLOAT_BINARY)
+LATHE_INTS(LATHE_INT_BINARY)
 // bool compares as 0 and 1, so its eq and ne are the byte's; the host
 // passes bool operands normalised to 0/1, which lathe's bool tensors are.
 LATHE_ALL(LATHE_EQUALITY)

@@ -77,6 +77,51 @@ struct Remainder {
 		return (m != 0 && ((b < 0) != (m < 0))) ? (T)(m + b) : m;
 	}
 };
+// The integer ops, as the cpu's (backends/cpu/binary.go): the bitwise
+// ops; the shifts, whose count is taken mod the width as x86's (a left
+// shift in the unsigned type, where C++ defines it; >> of a signed
+// integer is arithmetic in CUDA); floor division, Python's //, wrapping
+// the least integer over -1 (a trap in C++); gcd, torch's calc_gcd, whose
+// steps are bounded (93 finish any int64 pair) so that no input can hang
+// a kernel. A zero divisor is refused before the launch (0 here).
+struct BitwiseAnd {
+	template <typename T> __device__ T operator()(T a, T b) const { return a & b; }
+};
+struct BitwiseOr {
+	template <typename T> __device__ T operator()(T a, T b) const { return a | b; }
+};
+struct BitwiseXor {
+	template <typename T> __device__ T operator()(T a, T b) const { return a ^ b; }
+};
+struct ShiftLeft {
+	template <typename T> __device__ T operator()(T a, T b) const {
+		typedef typename Unsigned<T>::type U;
+		return (T)((U)a << (b & (T)(8 * sizeof(T) - 1)));
+	}
+};
+struct ShiftRight {
+	template <typename T> __device__ T operator()(T a, T b) const { return a >> (b & (T)(8 * sizeof(T) - 1)); }
+};
+struct FloorDivide {
+	template <typename T> __device__ T operator()(T a, T b) const {
+		if (b == 0) return 0;
+		if (b == -1) return wrap_sub((T)0, a);
+		T q = a / b, r = a - q * b;
+		return (r != 0 && ((r < 0) != (b < 0))) ? (T)(q - 1) : q;
+	}
+};
+struct Gcd {
+	template <typename T> __device__ T operator()(T a, T b) const {
+		if (a < 0) a = wrap_sub((T)0, a); // the least integer stays itself
+		if (b < 0) b = wrap_sub((T)0, b);
+		for (int i = 0; i < 100 && a != 0; i++) {
+			T c = a;
+			a = FMod()(b, a);
+			b = c;
+		}
+		return b;
+	}
+};
 struct Pow {
 	__device__ float operator()(float a, float b) const { return m_pow(a, b); }
 	__device__ double operator()(double a, double b) const { return m_pow(a, b); }
@@ -225,6 +270,14 @@ __device__ void add_scaled_strided(T *out, const T *x, const T *y, I n, const L 
 	LATHE_BINARY(T, u8, sfx, le, Le)           \
 	LATHE_BINARY(T, u8, sfx, gt, Gt)           \
 	LATHE_BINARY(T, u8, sfx, ge, Ge)
+#define LATHE_INT_BINARY(T, sfx)                                   \
+	LATHE_BINARY(T, T, sfx, bitwise_and, BitwiseAnd)           \
+	LATHE_BINARY(T, T, sfx, bitwise_or, BitwiseOr)             \
+	LATHE_BINARY(T, T, sfx, bitwise_xor, BitwiseXor)           \
+	LATHE_BINARY(T, T, sfx, bitwise_left_shift, ShiftLeft)     \
+	LATHE_BINARY(T, T, sfx, bitwise_right_shift, ShiftRight)   \
+	LATHE_BINARY(T, T, sfx, floor_divide, FloorDivide)         \
+	LATHE_BINARY(T, T, sfx, gcd, Gcd)
 #define LATHE_FLOAT_BINARY(T, sfx)         \
 	LATHE_BINARY(T, T, sfx, div, Div)  \
 	LATHE_BINARY(T, T, sfx, atan2, Atan2) \

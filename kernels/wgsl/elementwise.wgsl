@@ -88,26 +88,93 @@ fn remainderi(a: i32, b: i32) -> i32 {
     return select(m, m + b, m != 0 && ((b < 0) != (m < 0)));
 }
 
-// fmodl and remainderl are fmodi and remainderi of int64s: |a| mod |b| by
-// long division, a bit of |a| at a time from the top (the partial
-// remainder stays below |b| ≤ 2⁶³, so doubling it never overflows), with
-// a's sign. |b| and |a| are unsigned, so the least int64 is 2⁶³.
-fn fmodl(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-    if (!i64_nonzero(b)) {
-        return vec2<u32>(0u, 0u);
+// floordivi is a / b rounded down (Python's //) of int32s, as the cpu's
+// floorDivide: WGSL's / truncates, and a nonzero remainder whose sign is
+// not b's takes one off. A zero b is refused before the launch (0 here);
+// the least int32 over -1 wraps to itself.
+fn floordivi(a: i32, b: i32) -> i32 {
+    if (b == 0) {
+        return 0;
     }
-    let x = i64_abs(a);
-    let d = i64_abs(b);
+    if (b == -1) {
+        return 0 - a;
+    }
+    let q = a / b;
+    let r = a - q * b;
+    return select(q, q - 1, r != 0 && ((r < 0) != (b < 0)));
+}
+
+// gcdi is torch's calc_gcd of int32s: Euclid's algorithm on |a| and |b|
+// (abs wraps at the least int32, as torch's). 47 steps finish any pair of
+// int32s (Fibonacci's are the slowest); the bound keeps a kernel finite.
+fn gcdi(x: i32, y: i32) -> i32 {
+    var a = abs(x);
+    var b = abs(y);
+    for (var i = 0; i < 100 && a != 0; i++) {
+        let c = a;
+        a = fmodi(b, a);
+        b = c;
+    }
+    return b;
+}
+
+// U64DivMod is a quotient and a remainder of unsigned 64-bit words.
+struct U64DivMod {
+    q: vec2<u32>,
+    r: vec2<u32>,
+}
+
+// u64_divmod divides x by d != 0, both unsigned 64-bit words, by long
+// division, a bit of x at a time from the top: the partial remainder stays
+// below d, and |an int64| ≤ 2⁶³, so for the int64s' magnitudes doubling it
+// never overflows.
+fn u64_divmod(x: vec2<u32>, d: vec2<u32>) -> U64DivMod {
+    var q = vec2<u32>(0u, 0u);
     var r = vec2<u32>(0u, 0u);
     for (var k = 63u; k < 64u; k--) {
         let w = select(x.x, x.y, k >= 32u);
         r = u64_shl(r, 1u);
         r.x = r.x | ((w >> (k & 31u)) & 1u);
+        q = u64_shl(q, 1u);
         if (!(r.y < d.y || (r.y == d.y && r.x < d.x))) {
             r = i64_sub(r, d);
+            q.x = q.x | 1u;
         }
     }
+    return U64DivMod(q, r);
+}
+
+// fmodl, remainderl and floordivl are fmodi, remainderi and floordivi of
+// int64s, from the long division of |a| by |b| (unsigned, so the least
+// int64 is 2⁶³) with the signs put back.
+fn fmodl(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    if (!i64_nonzero(b)) {
+        return vec2<u32>(0u, 0u);
+    }
+    let r = u64_divmod(i64_abs(a), i64_abs(b)).r;
     return select(r, i64_neg(r), i64_negative(a));
+}
+
+fn floordivl(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    if (!i64_nonzero(b)) {
+        return vec2<u32>(0u, 0u);
+    }
+    let qr = u64_divmod(i64_abs(a), i64_abs(b));
+    let differ = i64_negative(a) != i64_negative(b);
+    let q = select(qr.q, i64_neg(qr.q), differ);
+    return select(q, i64_sub(q, vec2<u32>(1u, 0u)), differ && i64_nonzero(qr.r));
+}
+
+// gcdl is gcdi of int64s; 93 steps finish any pair.
+fn gcdl(x: vec2<u32>, y: vec2<u32>) -> vec2<u32> {
+    var a = i64_abs(x);
+    var b = i64_abs(y);
+    for (var i = 0; i < 100 && i64_nonzero(a); i++) {
+        let c = a;
+        a = fmodl(b, a);
+        b = c;
+    }
+    return b;
 }
 
 fn remainderl(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {

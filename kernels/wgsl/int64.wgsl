@@ -139,6 +139,16 @@ fn u64_shr(a: vec2<u32>, s: u32) -> vec2<u32> {
     return vec2<u32>(a.y >> (s - 32u), 0u);
 }
 
+// i64_sar shifts an int64 right by s < 64 bits, arithmetically: the s
+// bits shifted in are copies of the sign bit, as Go's >> on an int64.
+fn i64_sar(a: vec2<u32>, s: u32) -> vec2<u32> {
+    let r = u64_shr(a, s);
+    if (!i64_negative(a)) {
+        return r;
+    }
+    return r | ~u64_shr(vec2<u32>(0xffffffffu, 0xffffffffu), s);
+}
+
 // u64_low_nonzero says whether any of the k < 64 lowest bits of a is set.
 fn u64_low_nonzero(a: vec2<u32>, k: u32) -> bool {
     if (k == 0u) {
