@@ -84,38 +84,40 @@ func TestIntegerKernels(t *testing.T) {
 	}
 	n := len(intEdges)
 	for _, dev := range biDevices(t) {
-		for _, w := range []uint{32, 64} {
-			dt := map[uint]DType{32: Int32, 64: Int64}[w]
-			x := intsOf(intEdges, w).Reshape(n, 1).To(dev)
-			divisors := make([]int64, n) // floor division's: no zeros in w bits
-			for i, v := range intEdges {
-				if divisors[i] = v; bigWrap(big.NewInt(v), w) == 0 {
-					divisors[i] = 5
+		t.Run(dev.String(), func(t *testing.T) {
+			for _, w := range []uint{32, 64} {
+				dt := map[uint]DType{32: Int32, 64: Int64}[w]
+				x := intsOf(intEdges, w).Reshape(n, 1).To(dev)
+				divisors := make([]int64, n) // floor division's: no zeros in w bits
+				for i, v := range intEdges {
+					if divisors[i] = v; bigWrap(big.NewInt(v), w) == 0 {
+						divisors[i] = 5
+					}
 				}
-			}
-			for name, call := range calls {
-				ys := intEdges
-				if name == "floor" {
-					ys = divisors
-				}
-				y := intsOf(ys, w).Reshape(1, n).To(dev)
-				got, err := call(x, y).Cast(Int64).Int64s()
-				if err != nil {
-					t.Fatalf("%s %s %v: %v", dev, name, dt, err)
-				}
-				bad := 0
-				for i, a := range intEdges {
-					for j, b := range ys {
-						a, b := bigWrap(big.NewInt(a), w), bigWrap(big.NewInt(b), w)
-						want := bigWrap(big.NewInt(intOracle[name](a, b, w)), w)
-						if g := got[i*n+j]; g != want && bad < 5 {
-							bad++
-							t.Errorf("%s %s %v: %d, %d gives %d, want %d", dev, name, dt, a, b, g, want)
+				for name, call := range calls {
+					ys := intEdges
+					if name == "floor" {
+						ys = divisors
+					}
+					y := intsOf(ys, w).Reshape(1, n).To(dev)
+					got, err := call(x, y).Cast(Int64).Int64s()
+					if err != nil {
+						t.Fatalf("%s %s %v: %v", dev, name, dt, err)
+					}
+					bad := 0
+					for i, a := range intEdges {
+						for j, b := range ys {
+							a, b := bigWrap(big.NewInt(a), w), bigWrap(big.NewInt(b), w)
+							want := bigWrap(big.NewInt(intOracle[name](a, b, w)), w)
+							if g := got[i*n+j]; g != want && bad < 5 {
+								bad++
+								t.Errorf("%s %s %v: %d, %d gives %d, want %d", dev, name, dt, a, b, g, want)
+							}
 						}
 					}
 				}
 			}
-		}
+		})
 	}
 }
 
@@ -137,28 +139,30 @@ func intsOf(vs []int64, w uint) *Tensor {
 func TestLcmFromKernels(t *testing.T) {
 	n := len(intEdges)
 	for _, dev := range biDevices(t) {
-		x := FromSlice(CPU, intEdges, n, 1).To(dev)
-		y := FromSlice(CPU, intEdges, 1, n).To(dev)
-		got, err := x.Lcm(y).Int64s()
-		if err != nil {
-			t.Fatalf("%s: %v", dev, err)
-		}
-		bad := 0
-		for i, a := range intEdges {
-			for j, b := range intEdges {
-				g := intOracle["gcd"](a, b, 64)
-				want := int64(0)
-				if g != 0 {
-					want = a / g * b
-					if want < 0 {
-						want = -want
+		t.Run(dev.String(), func(t *testing.T) {
+			x := FromSlice(CPU, intEdges, n, 1).To(dev)
+			y := FromSlice(CPU, intEdges, 1, n).To(dev)
+			got, err := x.Lcm(y).Int64s()
+			if err != nil {
+				t.Fatalf("%s: %v", dev, err)
+			}
+			bad := 0
+			for i, a := range intEdges {
+				for j, b := range intEdges {
+					g := intOracle["gcd"](a, b, 64)
+					want := int64(0)
+					if g != 0 {
+						want = a / g * b
+						if want < 0 {
+							want = -want
+						}
+					}
+					if got[i*n+j] != want && bad < 5 {
+						bad++
+						t.Errorf("%s lcm(%d, %d) = %d, want %d", dev, a, b, got[i*n+j], want)
 					}
 				}
-				if got[i*n+j] != want && bad < 5 {
-					bad++
-					t.Errorf("%s lcm(%d, %d) = %d, want %d", dev, a, b, got[i*n+j], want)
-				}
 			}
-		}
+		})
 	}
 }
