@@ -115,6 +115,10 @@ var mathBinary = []fzBinary{
 	{"fmax", (*Tensor).Fmax},
 	{"fmin", (*Tensor).Fmin},
 	{"kron", (*Tensor).Kron},
+	// y is isin's test: from 16 elements on (10·24^0.145) it is sorted
+	// and searched.
+	{"isin", func(x, y *Tensor) *Tensor { return Isin(x, y, false) }},
+	{"isin invert", func(x, y *Tensor) *Tensor { return Isin(x, y, true) }},
 }
 
 // mathOperand is a tensor of dt and shape: moderate values when moderate

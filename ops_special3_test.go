@@ -250,3 +250,29 @@ func TestSpecialLeaveNothing(t *testing.T) {
 		warmCallsTakeNothing(t, dev, "nextafter", func() *Tensor { return x.Detach().Nextafter(y) }, false)
 	}
 }
+
+// TestTrigammaWithoutGradient: Polygamma(1) of a tensor that needs no
+// gradient takes its value alone, and gives the bits it gives on the
+// graph (where zeta's gradient rides along), on every device, at the
+// poles, ±Inf, near 0 and between the negative integers too.
+func TestTrigammaWithoutGradient(t *testing.T) {
+	vals := []float32{0.3, 1, 2.5, 11, -1.5, 0, -2, float32(math.Inf(1)), float32(math.Inf(-1)), 1e-20, -3.7, 1e6, float32(math.NaN())}
+	for _, dev := range biDevices(t) {
+		t.Run(dev.String(), func(t *testing.T) {
+			x := FromSlice(CPU, vals).To(dev)
+			plain, err := x.Polygamma(1).Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			graphed, err := x.Clone().RequireGrad().Polygamma(1).Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range vals {
+				if math.Float32bits(plain[i]) != math.Float32bits(graphed[i]) {
+					t.Errorf("trigamma(%v): %v without a gradient, %v with one", vals[i], plain[i], graphed[i])
+				}
+			}
+		})
+	}
+}

@@ -147,7 +147,12 @@ var opPolygamma = composite("polygamma", []string{"x"}, func(in []*Tensor, a pol
 			// differentiated) would be good to 1e-9 only: the gradient is
 			// zeta(2, x)'s, -2·zeta(3, x), polygamma(2, x) to the last digits.
 			// At the poles, ±Inf and near 0, where that would be Inf - Inf, the
-			// formula as it is.
+			// formula as it is. Without a gradient the value alone, the
+			// same bits: zeta's, for the gradient, took nine tenths of
+			// the time (405 → 38 ms for a million float32s).
+			if !x.RequiresGrad() {
+				return trigamma(x)
+			}
 			tiny := 1e-150 // below it 1/x² overflows
 			if x.DType() != Float64 {
 				tiny = 1e-18
