@@ -185,16 +185,19 @@ func cubicTaps[T Float](in, out int, scale float64, alignCorners bool) Taps[T] {
 
 // PoolTaps returns the kernel taps [lo, hi) of output position o along
 // spatial dim d that fall inside an input of size n: tap k reads input
-// place o·stride - padding + k·dilation.
+// place o·stride - padding + k·dilation. The counts are ceilings taken
+// as (a-1)/dil + 1, never (a + dil - 1)/dil, which wraps for a dilation
+// near int's edge (a dilation of 2^63-2 made a tap past the input look
+// inside it, and the cpu's pool read there).
 func PoolTaps(w Window, d, o, n int) (lo, hi int) {
 	start, dil := o*w.Stride[d]-w.Padding[d], w.Dilation[d]
 	lo = 0
 	if start < 0 {
-		lo = (-start + dil - 1) / dil
+		lo = (-start-1)/dil + 1 // the taps before place 0
 	}
 	hi = w.Kernel[d]
 	if last := start + (hi-1)*dil; last >= n {
-		hi -= (last - n + dil) / dil
+		hi -= (last-n)/dil + 1 // the taps at place n or past it
 	}
 	return lo, max(lo, hi)
 }

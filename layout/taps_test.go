@@ -39,6 +39,29 @@ func TestPoolTaps(t *testing.T) {
 	}
 }
 
+// PoolTaps at int's edge: a dilation or padding near it counts the taps
+// without wrapping (kernel 2, dilation 2^63-2, padding 1 over one element:
+// tap 0 is in the padding and tap 1 far past the input, so none is
+// inside; it was [1, 2), and the cpu's pool read place 2^63-3).
+func TestPoolTapsAtTheEdge(t *testing.T) {
+	const big = 1<<63 - 2
+	for _, c := range []struct {
+		k, s, p, d, n, o int
+		lo, hi           int
+	}{
+		{2, big, 1, big, 1, 0, 1, 1},
+		{2, 1, 0, big, 1, 0, 0, 1},
+		{3, 1, 1, big / 2, 5, 0, 1, 1},
+		{2, 1, 1, big, big - 1, 0, 1, 1},
+		{2, 1, 1, big, big, 0, 1, 2},
+	} {
+		w := Window{Kernel: []int{c.k}, Stride: []int{c.s}, Padding: []int{c.p}, Dilation: []int{c.d}}
+		if lo, hi := PoolTaps(w, 0, c.o, c.n); lo != c.lo || hi != c.hi {
+			t.Errorf("%+v n=%d o=%d: taps [%d, %d), want [%d, %d)", w, c.n, c.o, lo, hi, c.lo, c.hi)
+		}
+	}
+}
+
 // UpsamplePasses: forward passes first dim to last, backward last to
 // first, with the sizes each goes between; an identity filter has none.
 func TestUpsamplePasses(t *testing.T) {
