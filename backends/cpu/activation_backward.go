@@ -146,7 +146,7 @@ var float32Binary = map[string]rows2[float32, float32]{
 	"relu_backward":      reluBackwardRows,
 	"maximum":            vectorBinaryRows(binaryMaximum, binaryKernels()["maximum"].f32, costVector),
 	"minimum":            vectorBinaryRows(binaryMinimum, binaryKernels()["minimum"].f32, costVector),
-	"pow":                powRows32(),
+	"pow":                vectorBinaryRows(binaryPow, via64x2[float32](math.Pow), costLoop),
 	"atan2":              vectorBinaryRows(binaryAtan2, binaryKernels()["atan2"].f32, costLoop),
 	"fmod":               vectorBinaryRows(binaryFMod, binaryKernels()["fmod"].f32, costLoop),
 	"remainder":          vectorBinaryRows(binaryRemainder, binaryKernels()["remainder"].f32, costLoop),

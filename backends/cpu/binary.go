@@ -117,25 +117,27 @@ func vectorBinaryRows(op binaryOp, f func(a, b float32) float32, cost int) rows2
 	}
 }
 
-// powRows32 is float32 pow: lathe_binary_f32's float64 lanes (math.Pow's
-// values per element where they do not run), but for the scalar exponents
-// that torch's kernel takes apart, the row loop of what it takes instead,
-// in float32 as torch's: the square for 2 (math.Pow's value too), x·x·x
+// Pow with an exponent of one element (x.PowScalar(s), or a 0-d or
+// one-element tensor) is torch's pow with a scalar exponent, whatever x's
+// size and layout: the exponents that torch's kernel takes apart become
+// what it takes instead, in x's dtype as torch's: the square for 2, x·x·x
 // for 3 and 1/(x·x) for -2 (two roundings), the square root for 0.5 and
-// its reciprocal for -0.5 (so -0 and -Inf give -0 and NaN, where math.Pow
-// gives +0 and +Inf), the reciprocal for -1.
-// x.PowScalar(2) took 540 times torch's time, and PowScalar(3) 245 before
-// the float64 lanes.
-func powRows32() rows2[float32, float32] {
-	r := vectorBinaryRows(binaryPow, via64x2[float32](math.Pow), costLoop)
-	byExponent := map[float32]func(dst, src []float32){}
+// its reciprocal for -0.5 (so -0 and -Inf give -0 and NaN, where C's pow
+// gives +0 and +Inf), the reciprocal for -1. Any other exponent, and an
+// exponent tensor of more elements (torch's pow of two tensors), is C's
+// pow (math.Pow's values). x.PowScalar(2) took 540 times torch's time,
+// and PowScalar(3) 245, before the row loops.
+
+// powByExponent32 are float32's taken-apart exponents, as row loops (the
+// C loops where they run; dst may be src: each reads an element before it
+// writes it).
+var powByExponent32 = func() map[float32]func(dst, src []float32) {
+	by := map[float32]func(dst, src []float32){}
 	for s, name := range map[float32]string{2: "square", 0.5: "sqrt", -0.5: "rsqrt", -1: "reciprocal"} {
-		byExponent[s] = float32Unary[name](ops.Params{})
+		by[s] = float32Unary[name](ops.Params{})
 	}
-	// (x·x)·x and 1/(x·x) as two passes of the C loops where they run
-	// (dst may be src: each reads an element before it writes it).
-	square, reciprocal := byExponent[2], byExponent[-1]
-	byExponent[3] = func(dst, src []float32) {
+	square, reciprocal := by[2], by[-1]
+	by[3] = func(dst, src []float32) {
 		src = src[:len(dst)]
 		if arithFloat32(opMul, dst, src, src, 0) && arithFloat32(opMul, dst, dst, src, 0) {
 			return
@@ -144,19 +146,50 @@ func powRows32() rows2[float32, float32] {
 			dst[i] = v * v * v
 		}
 	}
-	byExponent[-2] = func(dst, src []float32) {
+	by[-2] = func(dst, src []float32) {
 		square(dst, src)
 		reciprocal(dst, dst)
 	}
-	each := r.vs
-	r.vs = func(dst, p []float32, s float32) {
-		if rows, ok := byExponent[s]; ok {
-			rows(dst, p)
-			return
-		}
-		each(dst, p, s)
+	return by
+}()
+
+// powByExponent64 are float64's, as Go loops.
+var powByExponent64 = map[float64]func(dst, src []float64){
+	2:    func(dst, src []float64) { eachOf(dst, src, func(v float64) float64 { return v * v }) },
+	3:    func(dst, src []float64) { eachOf(dst, src, func(v float64) float64 { return v * v * v }) },
+	-2:   func(dst, src []float64) { eachOf(dst, src, func(v float64) float64 { return 1 / (v * v) }) },
+	-1:   func(dst, src []float64) { eachOf(dst, src, func(v float64) float64 { return 1 / v }) },
+	0.5:  func(dst, src []float64) { eachOf(dst, src, math.Sqrt) },
+	-0.5: func(dst, src []float64) { eachOf(dst, src, func(v float64) float64 { return 1 / math.Sqrt(v) }) },
+}
+
+// eachOf sets dst[i] to f(src[i]).
+func eachOf(dst, src []float64, f func(float64) float64) {
+	for i, v := range src[:len(dst)] {
+		dst[i] = f(v)
 	}
-	return r
+}
+
+// powByScalar runs a float pow whose exponent y has one element that
+// torch takes apart (powByExponent32, powByExponent64) and reports
+// whether it did; C's pow serves the rest.
+func powByScalar(out, x, y *dispatch.Tensor) bool {
+	if y.Numel() != 1 {
+		return false
+	}
+	switch x.DType {
+	case dispatch.Float32:
+		if rows, ok := powByExponent32[elems[float32](y)[y.Offset]]; ok {
+			mapRows1(out, x, rows, costVector)
+			return true
+		}
+	case dispatch.Float64:
+		if rows, ok := powByExponent64[elems[float64](y)[y.Offset]]; ok {
+			mapRows1(out, x, rows, costLoop)
+			return true
+		}
+	}
+	return false
 }
 
 func fmodInt[T int32 | int64](a, b T) T {
@@ -242,8 +275,12 @@ func init() {
 			cr = newCompareKernels(op)
 		}
 		rows32, hasRows32 := float32Binary[name]
+		pow := b.Op == ops.Pow
 		registerElementwise(b.Op, dispatch.AllTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 			x, y := in[0], in[1]
+			if pow && powByScalar(out, x, y) {
+				return nil
+			}
 			if hasRows32 && x.DType == dispatch.Float32 {
 				mapRows2(out, x, y, rows32)
 				return nil

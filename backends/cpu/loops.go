@@ -87,9 +87,7 @@ func mapRows2[T, U any](out, x, y *dispatch.Tensor, r rows2[T, U]) {
 		// made a scalar op on a small tensor cost three binary ops.
 		o, a, s := span[U](out), span[T](x), elems[T](y)[y.Offset]
 		if len(o) == 1 {
-			// One element is vv's, as the walk takes it: pow's vs takes
-			// 0.5 as a square root (-Inf gives NaN, as torch's loop),
-			// which pow of one element does not (TestPowSpecials).
+			// One element is vv's, as the walk takes it.
 			r.vv(o, a, elems[T](y)[y.Offset:y.Offset+1])
 			return
 		}

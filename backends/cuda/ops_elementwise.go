@@ -326,8 +326,11 @@ func init() {
 		elementwise(op, b.DTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
 			// Infer gave both the same dtype; dispatch checks an integer
 			// pow's exponents (checks.go).
-			dt := in[0].DType
-			return named(name, mapKernel(out.Device, moduleOf("binary", dt), name, suffix(dt), true, viewOf(out), views(in)))
+			dt, kname := in[0].DType, name
+			if op == ops.Pow && dt.IsFloat() && in[1].Numel() == 1 {
+				kname = "pow_scalar" // a scalar exponent, as torch's and the cpu's
+			}
+			return named(name, mapKernel(out.Device, moduleOf("binary", dt), kname, suffix(dt), true, viewOf(out), views(in)))
 		})
 	}
 	elementwise(ops.AddScaled, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, s ops.Scale) error {

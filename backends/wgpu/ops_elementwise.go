@@ -270,6 +270,9 @@ func binaryKernel(b ops.BinaryOp) dispatch.Kernel[dispatch.None] {
 		x, y := in[0], in[1]
 		tx := computeType(x.DType)
 		expr := binaryExprs[b.Name][tx]
+		if b.Op == ops.Pow && tx == "f32" && y.Numel() == 1 {
+			expr = "pows(a, b)" // a scalar exponent, as torch's and the cpu's
+		}
 		if op, ok := logicalOps[b.Op]; ok {
 			expr = "(" + truth(tx, "a") + ") " + op + " (" + truth(computeType(y.DType), "b") + ")"
 		}

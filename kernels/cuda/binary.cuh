@@ -144,6 +144,22 @@ struct Pow {
 		return r;
 	}
 };
+// pow_scalar is pow with an exponent of one element, as torch's pow with a
+// scalar exponent (and the cpu's, backends/cpu/binary.go): 2, 3, -2, -1,
+// 0.5 and -0.5 are x*x, x*x*x, 1/(x*x), 1/x, sqrt(x) and 1/sqrt(x), so
+// that -0 and -Inf to the 0.5 are -0 and NaN (C's pow gives +0 and +Inf).
+// The host launches it where the exponent has one element.
+struct PowScalar {
+	template <typename F> __device__ F operator()(F a, F b) const {
+		if (b == (F)2) return a * a;
+		if (b == (F)3) return a * a * a;
+		if (b == (F)-2) return (F)1 / (a * a);
+		if (b == (F)-1) return (F)1 / a;
+		if (b == (F)0.5) return m_sqrt(a);
+		if (b == (F)-0.5) return (F)1 / m_sqrt(a);
+		return Pow()(a, b);
+	}
+};
 // The activations' backward ops, g * f'(x) (derivatives.yaml's
 // gelu_backward, approximate "none" and "tanh", and silu_backward), as the
 // cpu's (backends/cpu/activation_backward.go): gelu' = Phi(x) + x phi(x);
@@ -280,6 +296,7 @@ __device__ void add_scaled_strided(T *out, const T *x, const T *y, I n, const L 
 	LATHE_BINARY(T, T, sfx, gcd, Gcd)
 #define LATHE_FLOAT_BINARY(T, sfx)         \
 	LATHE_BINARY(T, T, sfx, div, Div)  \
+	LATHE_BINARY(T, T, sfx, pow_scalar, PowScalar) \
 	LATHE_BINARY(T, T, sfx, atan2, Atan2) \
 	LATHE_BINARY(T, T, sfx, gelu_backward, GeluBackward) \
 	LATHE_BINARY(T, T, sfx, gelu_tanh_backward, GeluTanhBackward) \

@@ -718,6 +718,32 @@ fn powf(x: f32, y: f32) -> f32 {
     return select(r, -r, x < 0.0 && odd);
 }
 
+// pows is pow with an exponent of one element, as torch's pow with a
+// scalar exponent (and the cpu's, backends/cpu/binary.go): 2, 3, -2, -1,
+// 0.5 and -0.5 are x·x, x·x·x, 1/(x·x), 1/x, √x and 1/√x, so that -0 and
+// -Inf to the 0.5 are -0 and NaN (powf's are C's pow: +0 and +Inf).
+fn pows(x: f32, y: f32) -> f32 {
+    if (y == 2.0) {
+        return x * x;
+    }
+    if (y == 3.0) {
+        return x * x * x;
+    }
+    if (y == -2.0) {
+        return 1.0 / (x * x);
+    }
+    if (y == -1.0) {
+        return 1.0 / x;
+    }
+    if (y == 0.5) {
+        return sqrt(x);
+    }
+    if (y == -0.5) {
+        return 1.0 / sqrt(x);
+    }
+    return powf(x, y);
+}
+
 // Double-float arithmetic: a value as hi + lo (a vec2), for pow, whose
 // y·log2|x| must be good to far more than float32's 24 bits: its error is
 // the relative error of the result.
