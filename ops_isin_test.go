@@ -70,6 +70,7 @@ func TestIsinLongTest(t *testing.T) {
 // be 10^11 comparisons held at once; sorted and searched, the cpu pool's
 // peak grows by a few times the elements' size.
 func TestIsinMemory(t *testing.T) {
+	t.Cleanup(func() { EmptyCache(CPU) })
 	x := RandInt(CPU, Int64, 0, 1<<20, 1<<20)
 	test := RandInt(CPU, Int64, 0, 1<<20, 100000)
 	before, _ := MemoryStats(CPU)

@@ -85,7 +85,7 @@ func biMathExtra() map[string]biOp {
 	t["mvlgamma"] = biUnary(func(x *Tensor) *Tensor { return x.Mvlgamma(2) })
 	t["isin"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{biF(dev, 2, 3), biF(dev, 3)} },
 		call: func(a []*Tensor) *Tensor { return Isin(a[0], a[1], true) }, kinds: "aa",
-		huge: func(dev Device) *Tensor { return Isin(biBig(dev, biHuge), biBig(dev, biHuge), false) }}
+		huge: func(dev Device) *Tensor { return Isin(biBig(dev, biHuge, biHuge), biBig(dev, biHuge), false) }}
 	t["renorm"] = biReduce(func(x *Tensor, d int) *Tensor { return x.Renorm(2, d, 1) })
 	t["nanquantile"] = biReduce(func(x *Tensor, d int) *Tensor { return x.NanQuantile(0.25, "linear", d) })
 	t["nanmedian"] = biReduce(func(x *Tensor, d int) *Tensor { v, i := x.NanMedianDim(d, false); i.Release(); return v })
