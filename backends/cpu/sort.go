@@ -324,13 +324,8 @@ func radixSortKeys(b, tmp []uint64) []uint64 {
 	for pass := range counts {
 		c := &counts[pass]
 		shift := 32 + 8*pass
-		if c[uint8(src[0]>>shift)] == len(src) {
+		if !radixStarts(c, uint8(src[0]>>shift), len(src)) {
 			continue
-		}
-		sum := 0
-		for i, n := range c {
-			c[i] = sum
-			sum += n
 		}
 		for _, v := range src {
 			dg := uint8(v >> shift)
@@ -340,6 +335,21 @@ func radixSortKeys(b, tmp []uint64) []uint64 {
 		src, dst = dst, src
 	}
 	return src
+}
+
+// radixStarts turns one pass's counts of each digit into the place where
+// the digit's keys start, and reports whether the pass moves anything:
+// not where every one of the n keys has the digit of the first, key.
+func radixStarts(c *[256]int, key uint8, n int) bool {
+	if c[key] == n {
+		return false
+	}
+	sum := 0
+	for i, k := range c {
+		c[i] = sum
+		sum += k
+	}
+	return true
 }
 
 // radixSortKeyed is radixSortKeys for 64-bit keys: it sorts b, in index
@@ -365,13 +375,8 @@ func radixSortKeyed(b, tmp []keyed) []keyed {
 	for pass := range counts {
 		c := &counts[pass]
 		shift := 8 * pass
-		if c[uint8(src[0].key>>shift)] == len(src) {
+		if !radixStarts(c, uint8(src[0].key>>shift), len(src)) {
 			continue
-		}
-		sum := 0
-		for i, n := range c {
-			c[i] = sum
-			sum += n
 		}
 		for _, v := range src {
 			dg := uint8(v.key >> shift)
