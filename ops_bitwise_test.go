@@ -100,18 +100,39 @@ func TestIntegerKernels(t *testing.T) {
 						ys = divisors
 					}
 					y := intsOf(ys, w).Reshape(1, n).To(dev)
-					got, err := call(x, y).Cast(Int64).Int64s()
-					if err != nil {
-						t.Fatalf("%s %s %v: %v", dev, name, dt, err)
+					// Broadcast, both operands whole and transposed (a
+					// strided walk), and each y as a 0-d scalar: the
+					// kernels' row, strided and scalar paths.
+					xs, yt := x.Expand(n, n).Contiguous(), y.Expand(n, n).Contiguous()
+					forms := map[string]*Tensor{"broadcast": call(x, y), "transposed": call(xs.T(), yt.T()).T()}
+					for _, form := range []string{"broadcast", "transposed"} {
+						got, err := forms[form].Cast(Int64).Int64s()
+						if err != nil {
+							t.Fatalf("%s %s %v: %v", dev, name, dt, err)
+						}
+						bad := 0
+						for i, a := range intEdges {
+							for j, b := range ys {
+								a, b := bigWrap(big.NewInt(a), w), bigWrap(big.NewInt(b), w)
+								want := bigWrap(big.NewInt(intOracle[name](a, b, w)), w)
+								if g := got[i*n+j]; g != want && bad < 5 {
+									bad++
+									t.Errorf("%s %s %s %v: %d, %d gives %d, want %d", dev, form, name, dt, a, b, g, want)
+								}
+							}
+						}
 					}
-					bad := 0
-					for i, a := range intEdges {
-						for j, b := range ys {
-							a, b := bigWrap(big.NewInt(a), w), bigWrap(big.NewInt(b), w)
-							want := bigWrap(big.NewInt(intOracle[name](a, b, w)), w)
-							if g := got[i*n+j]; g != want && bad < 5 {
-								bad++
-								t.Errorf("%s %s %v: %d, %d gives %d, want %d", dev, name, dt, a, b, g, want)
+					for j := range n {
+						s := y.Narrow(1, j, 1).Reshape()
+						got, err := call(x, s).Reshape(-1).Cast(Int64).Int64s()
+						if err != nil {
+							t.Fatalf("%s %s %v: %v", dev, name, dt, err)
+						}
+						b := bigWrap(big.NewInt(ys[j]), w)
+						for i, a := range intEdges {
+							a := bigWrap(big.NewInt(a), w)
+							if want := bigWrap(big.NewInt(intOracle[name](a, b, w)), w); got[i] != want {
+								t.Fatalf("%s scalar %s %v: %d, %d gives %d, want %d", dev, name, dt, a, b, got[i], want)
 							}
 						}
 					}

@@ -54,11 +54,6 @@ func binaryKernels() map[string]binaryKernel {
 	k["fmod"] = binaryKernel{f32: via64x2[float32](math.Mod), f64: math.Mod, i32: fmodInt[int32], i64: fmodInt[int64]}
 	k["remainder"] = binaryKernel{f32: remainder(via64x2[float32](math.Mod)), f64: remainder(math.Mod),
 		i32: remainder(fmodInt[int32]), i64: remainder(fmodInt[int64])}
-	k["bitwise_and"] = binaryKernel{i32: func(a, b int32) int32 { return a & b }, i64: func(a, b int64) int64 { return a & b }}
-	k["bitwise_or"] = binaryKernel{i32: func(a, b int32) int32 { return a | b }, i64: func(a, b int64) int64 { return a | b }}
-	k["bitwise_xor"] = binaryKernel{i32: func(a, b int32) int32 { return a ^ b }, i64: func(a, b int64) int64 { return a ^ b }}
-	k["bitwise_left_shift"] = binaryKernel{i32: func(a, b int32) int32 { return a << (b & 31) }, i64: func(a, b int64) int64 { return a << (b & 63) }}
-	k["bitwise_right_shift"] = binaryKernel{i32: func(a, b int32) int32 { return a >> (b & 31) }, i64: func(a, b int64) int64 { return a >> (b & 63) }}
 	k["floor_divide"] = binaryKernel{i32: floorDivide[int32], i64: floorDivide[int64]}
 	k["gcd"] = binaryKernel{i32: gcd[int32], i64: gcd[int64]}
 	k["gelu_backward"] = binaryKernel{f32: geluBackward32, f64: geluBackward}
@@ -274,6 +269,10 @@ func init() {
 		if op, ok := cmpOps[name]; ok {
 			cr = newCompareKernels(op)
 		}
+		var br *bitKernels
+		if op, ok := bitOps[name]; ok {
+			br = newBitKernels(op)
+		}
 		rows32, hasRows32 := float32Binary[name]
 		pow := b.Op == ops.Pow
 		registerElementwise(b.Op, dispatch.AllTypes, func(out *dispatch.Tensor, in []*dispatch.Tensor, _ dispatch.None) error {
@@ -286,6 +285,9 @@ func init() {
 				return nil
 			}
 			if cr != nil && cr.run(out, x, y) {
+				return nil
+			}
+			if br != nil && br.run(out, x, y) {
 				return nil
 			}
 			if k.cmpF != nil {
