@@ -160,7 +160,7 @@ func fzMaxFinite(dt DType) float64 {
 // comparison, where a float32 computation may overflow on the way (m² or
 // the scaled terms past its range) or the group is too ill-conditioned for
 // its rounding to be bounded (s = 0, or a variance among float32's
-// subnormals).
+// subnormals). tiny is the least subnormal of the dtype computed in.
 func fzNormBound(dt DType, n int, m, s, w, b, y float64) float64 {
 	uc, ud, tiny := fzEps(Float32), fzEps(dt), fzTiny(Float32)
 	if dt == Float64 {
@@ -171,9 +171,13 @@ func fzNormBound(dt DType, n int, m, s, w, b, y float64) float64 {
 		return math.Inf(1)
 	}
 	// Where x or its deviations are subnormal, the mean and each square
-	// are off by up to a subnormal step, not a relative one.
+	// are off by up to a subnormal step, not a relative one. So is the
+	// scale w/s, where it falls among the subnormals (a subnormal weight,
+	// or a large s), as torch's kernel and lathe's take it (y = x·scale +
+	// (b - mean·scale)): a step on it, times |x| + |mean| ≤ 2m (w = 1e-40
+	// over s = 1.3e9 is 0, the exact result 5.8e-41).
 	under := float64(n) * tiny / s * (1 + r/s)
-	bound := 8 * (float64(n)*uc*w*(r+r*r*r) + w*under + ud*(w*r+b+y))
+	bound := 8 * (float64(n)*uc*w*(r+r*r*r) + w*under + 2*m*tiny + ud*(w*r+b+y))
 	if math.IsNaN(bound) || dt != Float64 && bound > 1e30 {
 		return math.Inf(1) // in float32, an error that large may reach infinity
 	}
