@@ -2,7 +2,7 @@ package lathe
 
 import "math"
 
-// Special functions as composites: erfc, erfinv, lgamma and digamma, each
+// Special functions as composites: erfc and erfinv, each
 // from a published algorithm written with lathe's ops, so that each runs
 // on every device and float dtype (16-bit computed in float32 and rounded
 // once) and is differentiable to any order.
@@ -15,17 +15,6 @@ import "math"
 //   - erfinv is torch's calc_erfinv: a rational first guess (central for
 //     |y| ≤ 0.7, tail beyond) and two Newton steps on erf, through which
 //     the gradient flows: after them, d/dy is 1/erf'(x) to the residual.
-//   - digamma is torch's calc_digamma: the recurrence ψ(x) = ψ(x+1) - 1/x
-//     up to 10, then the asymptotic series, and the reflection
-//     ψ(x) = ψ(1-x) - π/tan(π·frac(x)) below 0; its gradient is the
-//     recurrence and series differentiated, trigamma to float64's digits.
-//   - lgamma is ln|Γ(x)|: the recurrence Γ(x) = Γ(x+n)/(x(x+1)…(x+n-1)) up
-//     to 8, then Stirling's series to 1/z¹³ (below 1e-15 from 8 on), and
-//     the reflection ln π - ln|sin(π·frac(x))| - lgamma(1-x) below 0.
-//
-// Near the zeros of lgamma (1 and 2) and digamma (1.4616…) the error is
-// absolute, a few ulp of the terms that cancel there (float32: a few
-// 1e-7), not relative to the tiny result.
 
 // horner is c[0] + s·(c[1] + s·(c[2] + …)).
 func horner(s *Tensor, c ...float64) *Tensor {
@@ -84,54 +73,6 @@ var (
 		edge := Where(a.EqScalar(1), inf, y.scalarLike(op, math.NaN()))
 		return Where(inside, x, edge)
 	})
-
-	opDigamma = unaryMath("digamma", true, func(x *Tensor, _ mathAttrs) *Tensor {
-		const op = "digamma"
-		neg := x.LtScalar(0)
-		frac := x.Sub(Where(x.LtScalar(0), x.Ceil(), x.Floor()))
-		xr := Where(neg, frac, x.scalarLike(op, 0.25)) // reflection's argument, harmless where unused
-		pi := opmathConst(x.t.DType, math.Pi)
-		xp := Where(neg, x.Neg().AddScalar(1), x)
-		result := x.scalarLike(op, 0)
-		for range 10 {
-			m := xp.LtScalar(10)
-			result = result.Sub(Where(m, xp.Reciprocal(), x.scalarLike(op, 0)))
-			xp = Where(m, xp.AddScalar(1), xp)
-		}
-		z := xp.Mul(xp).Reciprocal()
-		series := z.Mul(horner(z, 8.33333333333333333333e-2, -8.33333333333333333333e-3, 3.96825396825396825397e-3,
-			-4.16666666666666666667e-3, 7.57575757575757575758e-3, -2.10927960927960927961e-2, 8.33333333333333333333e-2))
-		series = Where(xp.LtScalar(1e17), series, x.scalarLike(op, 0))
-		v := result.Add(xp.Log()).Sub(xp.Reciprocal().MulScalar(0.5)).Sub(series)
-		// At 10 (x an integer up to 10) ψ(10) is a constant, to which the
-		// gradient of the series (ψ'(10)) is added: without it, digamma's
-		// gradient at 1, 2, …, 10 lacked ψ'(10) = 0.105.
-		// (Where result is infinite, at 0, the constant alone.)
-		v10 := result.AddScalar(2.25175258906672110764)
-		v10 = Where(result.IsFinite(), withGradOf(v10, v.Sub(result)), v10)
-		v = Where(xp.EqScalar(10), v10, v)
-		v = Where(neg, v.Sub(xr.MulScalar(pi).Tan().Reciprocal().MulScalar(pi)), v)
-		// A negative integer is a pole: NaN, as torch's.
-		return Where(neg.LogicalAnd(frac.EqScalar(0)), x.scalarLike(op, math.NaN()), v)
-	})
-
-	opLgamma = unaryMath("lgamma", true, func(x *Tensor, _ mathAttrs) *Tensor {
-		const op = "lgamma"
-		neg := x.LtScalar(0)
-		frac := x.Sub(Where(x.LtScalar(0), x.Ceil(), x.Floor()))
-		xr := Where(neg, frac, x.scalarLike(op, 0.5))
-		pi := opmathConst(x.t.DType, math.Pi)
-		z := Where(neg, x.Neg().AddScalar(1), x)
-		var v *Tensor
-		if x.t.DType == Float64 {
-			v = lgammaStirling(z)
-		} else {
-			v = lgamma32(z)
-		}
-		refl := xr.MulScalar(pi).Sin().Abs().Log().Neg().AddScalar(math.Log(math.Pi))
-		v = Where(neg, refl.Sub(v), v)
-		return Where(x.IsInf(), x.scalarLike(op, math.Inf(1)), v)
-	})
 )
 
 // erfcTailRS is fdlibm's R/S of erfc's tail (Go's math.Erfc): for t ≥
@@ -154,52 +95,6 @@ func erfcTailRS(t *Tensor) *Tensor {
 	return Where(t.LtScalar(1/0.35), mid, far)
 }
 
-// lgammaStirling is lgamma of z ≥ 0 (or NaN) by the recurrence up to 8 and
-// Stirling's series, good to a few float64 ulp of the terms.
-func lgammaStirling(z *Tensor) *Tensor {
-	prod := z.scalarLike("lgamma", 1)
-	for range 8 {
-		m := z.LtScalar(8)
-		prod = Where(m, prod.Mul(z), prod)
-		z = Where(m, z.AddScalar(1), z)
-	}
-	r := z.Reciprocal()
-	r2 := r.Mul(r)
-	corr := r.Mul(horner(r2, 1.0/12, -1.0/360, 1.0/1260, -1.0/1680, 1.0/1188, -691.0/360360, 1.0/156))
-	stirling := z.AddScalar(-0.5).Mul(z.Log()).Sub(z).AddScalar(0.5 * math.Log(2*math.Pi)).Add(corr)
-	return stirling.Sub(prod.Abs().Log())
-}
-
-// lgamma32 is lgamma of z ≥ 0 (or NaN) in float32, where Stirling's terms
-// (about 12 at 8) would cost 2e-6 near the zeros at 1 and 2: on [1, 3) it
-// is (y-1)(y-2)·R(y-2), R a degree-16 Chebyshev fit of lgamma(y)/((y-1)
-// (y-2)) (relative error 2e-11), which keeps the zeros exact; (0, 1)
-// comes up to it by lgamma(y+1) - ln y, [3, 8) down by lgamma(y) + ln y,
-// and from 8 on Stirling's series, whose result is then 8 or more.
-func lgamma32(z *Tensor) *Tensor {
-	const op = "lgamma"
-	large := z.GeScalar(8)
-	y := Where(large, z.scalarLike(op, 2.5), z) // 8 and beyond: Stirling's, so y is harmless
-	low := y.LtScalar(1)
-	logs := Where(low, y.Log().Neg(), z.scalarLike(op, 0)) // lgamma(y) = lgamma(y+1) - ln y
-	y = Where(low, y.AddScalar(1), y)
-	prod := z.scalarLike(op, 1)
-	for range 5 { // lgamma(y+1) = lgamma(y) + ln y, down to [2, 3)
-		m := y.GeScalar(3)
-		y = Where(m, y.AddScalar(-1), y)
-		prod = Where(m, prod.Mul(y), prod)
-	}
-	u := y.AddScalar(-2)
-	r := horner(u, 0.42278433510078123, -0.10031730152107982, 0.032965000251643936, -0.01238419942664814,
-		0.0049986508445119425, -0.0021080317281440336, 0.0009152797623939525, -0.0004063129447022552,
-		0.00018303771044982778, -8.115387728926197e-05, 3.6823646327585917e-05, -2.112736497763247e-05,
-		1.0371803776198627e-05, -4.5068741705409446e-07, -1.1835872944086594e-07, -2.459750174845368e-06,
-		1.2468269595677312e-06)
-	small := u.AddScalar(1).Mul(u).Mul(r).Add(prod.Log()).Add(logs)
-	zl := Where(large, z, z.scalarLike(op, 8))
-	return Where(large, lgammaStirling(zl), small)
-}
-
 // Erfc is the complementary error function 1 - erf(x), as torch.erfc,
 // accurate where it is tiny (erfc(10) is 2.1e-45, not 0). Floats only.
 func (x *Tensor) Erfc() *Tensor { return x.callUnary(opErfc, mathAttrs{}) }
@@ -207,12 +102,3 @@ func (x *Tensor) Erfc() *Tensor { return x.callUnary(opErfc, mathAttrs{}) }
 // Erfinv is the inverse of erf on (-1, 1), as torch.erfinv: ±Inf at ±1,
 // NaN beyond. Floats only.
 func (x *Tensor) Erfinv() *Tensor { return x.callUnary(opErfinv, mathAttrs{}) }
-
-// Digamma is ψ(x) = Γ'(x)/Γ(x), the derivative of Lgamma, as
-// torch.digamma: -Inf at +0, +Inf at -0, NaN at the negative integers.
-// Its gradient is trigamma. Floats only.
-func (x *Tensor) Digamma() *Tensor { return x.callUnary(opDigamma, mathAttrs{}) }
-
-// Lgamma is ln|Γ(x)|, as torch.lgamma: +Inf at 0 and at the negative
-// integers. Its gradient is digamma. Floats only.
-func (x *Tensor) Lgamma() *Tensor { return x.callUnary(opLgamma, mathAttrs{}) }

@@ -28,6 +28,10 @@ func biSpecial() map[string]biOp {
 	} {
 		t[name] = biAnyDType(biUnary(f))
 	}
+	// polygamma of integers, cast to float32 first.
+	t["polygamma_promoted"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{Ones(dev, Int32, 2, 3)} },
+		call: func(a []*Tensor) *Tensor { return a[0].Polygamma(2) }, kinds: "a",
+		huge: func(dev Device) *Tensor { return Ones(dev, Int32, 1, 1).Expand(biHuge, biHuge).Polygamma(2) }}
 	t["special_multigammaln"] = biUnary(func(x *Tensor) *Tensor { return x.Multigammaln(2) })
 	t["special_zeta"] = biBinary(Zeta, "aa")
 	t["nextafter"] = biBinary((*Tensor).Nextafter, "aa")

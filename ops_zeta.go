@@ -7,7 +7,7 @@ import (
 	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
-// The Hurwitz zeta function and the polygamma functions, as composites.
+// The Hurwitz zeta function, as a composite.
 //
 // zeta(x, q) = Σ_{k≥0} (q + k)^-x is torch's (Cephes's) method: the first
 // ten terms summed, then the Euler–Maclaurin tail with 12 Bernoulli terms.
@@ -19,10 +19,6 @@ import (
 // zeta with a positive q. Both lose the digits that the cancelling
 // terms of a q far below 0 share, as torch's does.
 //
-// polygamma(n, x) is digamma for n = 0, torch's trigamma formula for n = 1
-// (reflection below 1/2, six steps of the recurrence, then the asymptotic
-// series) and (-1)^(n+1)·n!·zeta(n + 1, x) from n = 2, as torch's.
-
 // zetaBernoulli are Cephes's A[i], (2i+2)!/B_{2i+2}.
 var zetaBernoulli = []float64{12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
 	-2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15, 1.8152105401943546773e17,
@@ -112,86 +108,6 @@ func Zeta(x, q *Tensor) *Tensor {
 		return failed(err)
 	}
 	return x.callBinary(opZeta, q, ops.Div)
-}
-
-// trigamma is torch's calc_trigamma of float32 or float64 x.
-func trigamma(x *Tensor) *Tensor {
-	const op = "polygamma"
-	pi := opmathConst(x.DType(), math.Pi)
-	refl := x.LtScalar(0.5)
-	xr := Where(refl, x, x.scalarLike(op, 0.25))
-	sin := xr.MulScalar(pi).Sin()
-	result := Where(refl, sin.Mul(sin).Reciprocal().MulScalar(-pi*pi), x.scalarLike(op, 0))
-	y := Where(refl, x.Neg().AddScalar(1), x)
-	for range 6 {
-		result = result.Add(y.Mul(y).Reciprocal())
-		y = y.AddScalar(1)
-	}
-	ixx := y.Mul(y).Reciprocal()
-	series := horner(ixx, 1.0/6, -1.0/30, 1.0/42).Mul(ixx).Add(y.MulScalar(2).Reciprocal()).AddScalar(1).Div(y)
-	result = result.Add(series)
-	return Where(refl, result.Neg(), result)
-}
-
-// polygammaAttrs are polygamma's n.
-type polygammaAttrs struct{ n int }
-
-var opPolygamma = composite("polygamma", []string{"x"}, func(in []*Tensor, a polygammaAttrs) *Tensor {
-	return inFloat32([]*Tensor{promotedFloat(in[0])}, func(in []*Tensor) *Tensor {
-		x := in[0]
-		switch a.n {
-		case 0:
-			return x.Digamma()
-		case 1:
-			// torch's formula's value, whose gradient (its series
-			// differentiated) would be good to 1e-9 only: the gradient is
-			// zeta(2, x)'s, -2·zeta(3, x), polygamma(2, x) to the last digits.
-			// At the poles, ±Inf and near 0, where that would be Inf - Inf, the
-			// formula as it is. Without a gradient the value alone, the
-			// same bits: zeta's, for the gradient, took nine tenths of
-			// the time (405 → 38 ms for a million float32s).
-			if !x.RequiresGrad() {
-				return trigamma(x)
-			}
-			tiny := 1e-150 // below it 1/x² overflows
-			if x.DType() != Float64 {
-				tiny = 1e-18
-			}
-			ok := x.IsFinite().LogicalAnd(x.GtScalar(0).LogicalOr(x.Ne(x.Floor()))).LogicalAnd(x.Abs().GtScalar(tiny))
-			xo := Where(ok, x, x.scalarLike("polygamma", 1))
-			return Where(ok, withGradOf(trigamma(detached(xo)), zeta(x.scalarLike("polygamma", 2), xo)), trigamma(x))
-		}
-		c := math.Exp(lgammaHost(float64(a.n) + 1))
-		if a.n%2 == 0 {
-			c = -c
-		}
-		return zeta(x.scalarLike("polygamma", float64(a.n+1)), x).MulScalar(c)
-	})
-})
-
-// lgammaHost is ln Γ(v) on the host.
-func lgammaHost(v float64) float64 {
-	l, _ := math.Lgamma(v)
-	return l
-}
-
-// Polygamma is the n-th derivative of the digamma function, as
-// torch.polygamma(n, x): Digamma for n = 0, then torch's trigamma formula
-// for n = 1 and (-1)^(n+1)·n!·Zeta(n + 1, x) for n ≥ 2, with its values at
-// the poles (0 and the negative integers: +Inf, -Inf or NaN as torch's
-// formula gives) and at ±Inf. Its gradient is Polygamma(n + 1, x).
-// Integers and bool are promoted to float32; float16 and bfloat16 are
-// computed in float32 and rounded once. A negative n is ErrValue.
-func (x *Tensor) Polygamma(n int) *Tensor {
-	const op = "polygamma"
-	if err := x.check(op); err != nil {
-		return failed(err)
-	}
-	if n < 0 {
-		return failed(errorf(op, ErrValue, "n", "is "+strconv.Itoa(n)+", but polygamma(n, x) is the n-th derivative of digamma (as torch's, no negative n)",
-			"give n ≥ 0 (0 is Digamma)"))
-	}
-	return apply(opPolygamma, polygammaAttrs{n: n}, x)
 }
 
 // Multigammaln is Mvlgamma under torch.special's name,

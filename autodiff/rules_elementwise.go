@@ -119,6 +119,16 @@ func init() {
 		x := n.Inputs[0]
 		return one(b.mul(g, b.mulScalar(b.unary(ops.Exp, b.neg(b.mul(x, x))), 2/math.Sqrt(math.Pi))))
 	})
+	// The gamma family, each the derivative of the one before: lgamma's is
+	// digamma, digamma's polygamma(1, x), polygamma(n, x)'s polygamma(n + 1,
+	// x), so that their kernels differentiate to any order.
+	rule(ops.Lgamma, func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, b.unary(ops.Digamma, n.Inputs[0]))) })
+	rule(ops.Digamma, func(b *builder, n *Node, g *T) []*T {
+		return one(b.mul(g, call(b, ops.Polygamma, ops.PolygammaOf(1), n.Inputs[0])))
+	})
+	ruleWith(ops.Polygamma, func(b *builder, n *Node, p ops.Params, g *T) []*T {
+		return one(b.mul(g, call(b, ops.Polygamma, ops.PolygammaOf(int(p.A)+1), n.Inputs[0])))
+	})
 	// The inverse and hyperbolic trigonometric functions, as derivatives.yaml
 	// writes them (asin: (1 - x²)^-½, acos: its negative, tan: 1 + y²,
 	// asinh: (x² + 1)^-½, acosh: (x² - 1)^-½, atanh: 1/(1 - x²)).

@@ -65,6 +65,9 @@ var floatUnary = map[string]func(p ops.Params) func(float64) float64{
 	"clamp": func(p ops.Params) func(float64) float64 {
 		return func(x float64) float64 { return clampF(x, p.A, p.B) }
 	},
+	"lgamma":    fixed(lgammaF), // gamma.go
+	"digamma":   fixed(digammaF),
+	"polygamma": polygammaF,
 }
 
 // leakyF is leaky_relu with the given slope.

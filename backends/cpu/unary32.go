@@ -8,6 +8,7 @@ import "github.com/lathe-ml/lathe/dispatch/ops"
 // lathe_unary_f32.
 var float32Unary = map[string]func(p ops.Params) func(dst, src []float32){
 	"erf":        fixedRows(erfRows),
+	"polygamma":  polygammaRows, // gamma.go
 	"gelu":       fixedRows(geluRows),
 	"exp":        fixedRows(expRows),
 	"sqrt":       fixedRows(sqrtRows),

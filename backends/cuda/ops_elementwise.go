@@ -254,10 +254,16 @@ var trigOps = map[string]bool{
 	"sinh": true, "cosh": true, "tanh": true, "asinh": true, "acosh": true, "atanh": true,
 }
 
+// gammaOps are the unary ops whose kernels gamma.cu holds (module "gamma").
+var gammaOps = map[string]bool{"lgamma": true, "digamma": true, "polygamma": true}
+
 // unaryModule is the module that holds unary op name's kernels for dtype dt.
 func unaryModule(name string, dt dispatch.DType) string {
 	if trigOps[name] {
 		return moduleOf("trig", dt)
+	}
+	if gammaOps[name] {
+		return moduleOf("gamma", dt)
 	}
 	return moduleOf("unary", dt)
 }

@@ -63,6 +63,11 @@ var unaryExprs = map[string]map[string]string{
 	"sigmoid":    floats("sigmoidf(x)"),
 	"silu":       floats("siluf(x)"),
 	"erf":        floats("erff(x)"),
+	// The gamma family, gamma.wgsl's; polygamma's attributes are n and
+	// its factor (ops.PolygammaOf).
+	"lgamma":     floats("lgammaf(x)"),
+	"digamma":    floats("digammaf(x)"),
+	"polygamma":  floats("polygammaf(attr_f32(0), attr_f32(1), x)"),
 	"tan":        floats("tanf(x)"),
 	"asin":       floats("asinf(x)"),
 	"acos":       floats("acosf(x)"),
@@ -197,7 +202,7 @@ func unaryAttrs(op *dispatch.Op[ops.Params], dt dispatch.DType, p ops.Params) []
 	switch {
 	case op == ops.LeakyReLU:
 		return []uint32{math.Float32bits(float32(p.A))}
-	case op == ops.Softplus:
+	case op == ops.Softplus, op == ops.Polygamma:
 		return []uint32{math.Float32bits(float32(p.A)), math.Float32bits(float32(p.B))}
 	case op == ops.Clamp && dt == dispatch.Float32:
 		// Rounding is monotonic, so clamping to the rounded bounds is the
@@ -338,8 +343,9 @@ func runElementwiseAs(pks map[dispatch.DType]packed, op string, out *dispatch.Te
 		Expr           string
 		AttrBase       int
 		Conversions    bool
+		Gamma          bool
 	}{Out: computeType(out.DType), OutNarrow: outPk.name, OutBits: outPk.bits, Expr: expr, AttrBase: 10 + 9*len(args),
-		Conversions: outPk.bits != 0}
+		Conversions: outPk.bits != 0, Gamma: strings.Contains(expr, "gamma")}
 	tensors := make([]*dispatch.Tensor, 0, 1+len(args))
 	tensors = append(tensors, out)
 	key := []string{"elementwise", op, storageName(pks, out.DType)}

@@ -39,6 +39,7 @@
 #define __global__
 #define __device__
 #define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
 #define __shared__ static // one block runs at a time, so statics are its shared memory
 
 struct uint3 {

@@ -173,6 +173,7 @@ LATHE_MATH1(m_atanh, atanhf, atanh)
 LATHE_MATH1(m_floor, floorf, floor)
 LATHE_MATH1(m_ceil, ceilf, ceil)
 LATHE_MATH1(m_rint, rintf, rint) // round half to even, as torch.round
+LATHE_MATH1(m_lgamma, lgammaf, lgamma)
 #undef LATHE_MATH1
 
 __device__ __forceinline__ float m_pow(float a, float b) { return powf(a, b); }

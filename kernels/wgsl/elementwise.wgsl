@@ -15,7 +15,8 @@ and where. Data:
   .Expr       the op's WGSL expression of the arguments (the table in
               backends/wgpu/ops_elementwise.go);
   .Conversions whether any tensor is narrow, so that the shader needs
-              convert.wgsl's conversions.
+              convert.wgsl's conversions;
+  .Gamma      whether Expr calls gamma.wgsl's functions.
 An argument's .Layout is "flat" where it is contiguous with out's shape
 (element i is at its offset + i), "scalar" where it has one element (at its
 offset), and "strided" otherwise.
@@ -52,6 +53,9 @@ fn attr_f32(j: u32) -> f32 { return bitcast<f32>(p[ATTRS + j]); }
 fn attr_i32(j: u32) -> i32 { return bitcast<i32>(p[ATTRS + j]); }
 
 {{template "math"}}
+{{- if .Gamma}}
+{{template "gamma"}}
+{{- end}}
 {{template "int64"}}
 {{- if .Conversions}}
 {{template "conversions"}}

@@ -1,0 +1,29 @@
+package ops
+
+import "math"
+
+// The gamma family: lgamma, digamma and polygamma, each the derivative of
+// the one before (polygamma's of polygamma with n + 1), so that a kernel
+// for each, with that rule, differentiates to any order. Their values are
+// torch's: ln|Γ(x)| (+Inf at 0, at the negative integers and at ±Inf);
+// digamma by torch's calc_digamma (±Inf at ∓0, NaN at the negative
+// integers); polygamma(1, x) by its calc_trigamma, and polygamma(n, x)
+// from n = 2 as (-1)^(n+1)·n!·zeta(n + 1, x).
+var (
+	Lgamma    = unary("lgamma", Floats)
+	Digamma   = unary("digamma", Floats)
+	Polygamma = unary("polygamma", Floats)
+)
+
+// PolygammaOf is polygamma's attributes for order n ≥ 1: A is n, and B
+// the factor (-1)^(n+1)·n! of zeta(n + 1, x), which a kernel multiplies
+// (in its compute dtype, so that past n = 34 it is ±Inf in float32, as
+// torch's).
+func PolygammaOf(n int) Params {
+	l, _ := math.Lgamma(float64(n) + 1)
+	c := math.Exp(l)
+	if n%2 == 0 {
+		c = -c
+	}
+	return Params{A: float64(n), B: c}
+}
