@@ -183,13 +183,17 @@ func polygammaF(p ops.Params) func(float64) float64 {
 }
 
 // polygammaRows is polygamma's float32 rows: trigamma in float32, as
-// torch's; the others in float64, rounded once.
+// torch's (gamma_f32.h's lanes where they run); the others in float64,
+// rounded once.
 func polygammaRows(p ops.Params) func(dst, src []float32) {
 	f := via64[float32](polygammaF(p))
 	if p.A == 1 {
 		f = trigamma[float32]
 	}
 	return func(dst, src []float32) {
+		if p.A == 1 && unary64Float32(unary64Trigamma, dst, src[:len(dst)], 0, 0) {
+			return
+		}
 		for i, v := range src[:len(dst)] {
 			dst[i] = f(v)
 		}

@@ -1718,7 +1718,10 @@ enum {
 	unary64Atanh,
 	unary64Atan,
 	unary64Asin,
-	unary64Acos
+	unary64Acos,
+	unary64Lgamma,
+	unary64Digamma,
+	unary64Trigamma
 };
 
 
@@ -1909,6 +1912,8 @@ AVX2 static inline v4d acos4d(v4d x) {
 	return pick4d(x != x, x, r);
 }
 
+#include "gamma_f32.h"
+
 AVX2 static inline v4d unary64(int op, v4d x, double a, double b) {
 	switch (op) {
 	case unary64Log: return log4d(x);
@@ -1925,6 +1930,9 @@ AVX2 static inline v4d unary64(int op, v4d x, double a, double b) {
 	case unary64Atan: return atan4d(x);
 	case unary64Asin: return asin4d(x);
 	case unary64Acos: return acos4d(x);
+	case unary64Lgamma: return lgamma4d(x);
+	case unary64Digamma: return digamma4d(x);
+	case unary64Trigamma: return trigamma4d(x);
 	default: return softplus4d(x, a, b);
 	}
 }
@@ -1978,6 +1986,9 @@ AVX2 void lathe_unary64_f32(int op, float *dst, const float *src, ptrdiff_t n, d
 	case unary64Atan: UNARY64_LOOP(unary64Atan); break;
 	case unary64Asin: UNARY64_LOOP(unary64Asin); break;
 	case unary64Acos: UNARY64_LOOP(unary64Acos); break;
+	case unary64Lgamma: UNARY64_LOOP(unary64Lgamma); break;
+	case unary64Digamma: UNARY64_LOOP(unary64Digamma); break;
+	case unary64Trigamma: UNARY64_LOOP(unary64Trigamma); break;
 	}
 }
 

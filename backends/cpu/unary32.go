@@ -9,6 +9,8 @@ import "github.com/lathe-ml/lathe/dispatch/ops"
 var float32Unary = map[string]func(p ops.Params) func(dst, src []float32){
 	"erf":        fixedRows(erfRows),
 	"polygamma":  polygammaRows, // gamma.go
+	"lgamma":     vectorUnary64(unary64Lgamma, "lgamma"),
+	"digamma":    vectorUnary64(unary64Digamma, "digamma"),
 	"gelu":       fixedRows(geluRows),
 	"exp":        fixedRows(expRows),
 	"sqrt":       fixedRows(sqrtRows),
@@ -84,6 +86,9 @@ const (
 	unary64Atan
 	unary64Asin
 	unary64Acos
+	unary64Lgamma
+	unary64Digamma
+	unary64Trigamma
 )
 
 // fixedRows is a row loop that takes no parameters.

@@ -344,7 +344,9 @@ func TestFloat64Rows(t *testing.T) {
 }
 
 // TestUnary64Vector: log, log1p, expm1, sin, cos, tan, sinh, cosh, asinh,
-// acosh, atanh, atan, asin, acos and softplus in float64 lanes give floatUnary's float64 functions rounded to float32: the same
+// acosh, atanh, atan, asin, acos, softplus, lgamma, digamma and trigamma
+// in float64 lanes give floatUnary's float64 functions rounded to float32
+// (trigamma's, its float32 reflection): the same
 // bits, or one ulp off where the float64 result lies near a float32
 // rounding boundary, which may happen to a handful of a million values
 // (the test says how many). The inputs: NaN, ±Inf, ±0, subnormals, ±1 and
@@ -361,7 +363,12 @@ func TestUnary64Vector(t *testing.T) {
 	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
 		1, -1, math.Nextafter32(-1, 0), math.Nextafter32(-1, -2), math.Nextafter32(1, 2), math.Nextafter32(1, 0),
 		0.34657359, -0.34657359, 0.3465736, -0.3465736, 20, math.Nextafter32(20, 21), 19.999998, 1e-45, -1e-45, 1e-38, -1e-38,
-		88.72, 88.73, -103.9, -104, 709, 710, -745, 1048576, 1048577, -1048577, 1 << 29, 3e38, -3e38, 3.4028235e38}
+		88.72, 88.73, -103.9, -104, 709, 710, -745, 1048576, 1048577, -1048577, 1 << 29, 3e38, -3e38, 3.4028235e38,
+		// the gamma family's pieces: its recurrences' ends (8, 10), digamma's
+		// constant at 10 and its zero, trigamma's reflection at 1/2, and
+		// the poles and their neighbours
+		2, 8, math.Nextafter32(8, 0), 10, math.Nextafter32(10, 0), 1.4616321, 0.5, math.Nextafter32(0.5, 0),
+		-2, math.Nextafter32(-2, 0), math.Nextafter32(-2, -3), -2.5, -100.3, -1e7 - 0.5}
 	for k := 1; k < 200; k++ { // the float32s around k·π/2
 		v := float32(float64(k) * math.Pi / 2)
 		special = append(special, v, math.Nextafter32(v, 0), math.Nextafter32(v, 1e9), -v)
@@ -391,8 +398,13 @@ func TestUnary64Vector(t *testing.T) {
 		{"tan", unary64Tan, params}, {"sinh", unary64Sinh, params}, {"cosh", unary64Cosh, params},
 		{"asinh", unary64Asinh, params}, {"acosh", unary64Acosh, params}, {"atanh", unary64Atanh, params},
 		{"atan", unary64Atan, params}, {"asin", unary64Asin, params}, {"acos", unary64Acos, params},
+		{"lgamma", unary64Lgamma, params}, {"digamma", unary64Digamma, params},
+		{"polygamma", unary64Trigamma, ops.Params{A: 1}}, // trigamma
 	} {
 		f := via64[float32](floatUnary[c.name](c.p))
+		if c.op == unary64Trigamma {
+			f = trigamma[float32] // its reflection in float32, as torch's
+		}
 		got := make([]float32, len(src))
 		if !unary64Float32(c.op, got, src, c.p.A, c.p.B) {
 			t.Fatalf("%s: the C loop refused %d values", c.name, len(src))
