@@ -330,6 +330,11 @@ func biOps() map[string]biOp {
 			r.kernel = &ops.ArgTopK.Schema
 			return r
 		}(),
+		"argcumextreme": func() biOp {
+			r := biAnyDType(biReduce(func(x *Tensor, d int) *Tensor { return apply(ops.ArgCumExtreme, ops.CumExtreme{Dim: d, Max: true}, x) }))
+			r.kernel = &ops.ArgCumExtreme.Schema
+			return r
+		}(),
 		"softmax":     biReduce(func(x *Tensor, d int) *Tensor { return x.Softmax(d) }),
 		"log_softmax": biReduce(func(x *Tensor, d int) *Tensor { return x.LogSoftmax(d) }),
 

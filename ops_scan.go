@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/lathe-ml/lathe/dispatch"
+	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
 // Scans along a dim beyond cumsum: cumprod, cummax, cummin, logcumsumexp,
@@ -25,7 +26,8 @@ import (
 // exact where x holds zeros, as torch's cumprod_backward takes care to be;
 // cummax's and cummin's values are x gathered at their indices, so their
 // gradient goes to the element each came from, as torch's
-// cummaxmin_backward.
+// cummaxmin_backward. The indices are argcumextreme's kernel, one pass,
+// where the device has one (the cpu), and doubling elsewhere.
 
 // scanAttrs are the attribute of the scans: the dim, counted from the
 // front.
@@ -153,7 +155,12 @@ func (x *Tensor) cumExtreme(op string, dim int, max bool) (values, indices *Tens
 	// The indices need no gradient: computed from x detached, their
 	// intermediates released as Compose returns.
 	det := x.Detach()
-	idx := relabel(Compose(func(a []*Tensor) *Tensor { return cumExtremeIndex(a[0], d, max) }, det), op)
+	var idx *Tensor
+	if ops.ArgCumExtreme.KernelDTypes(x.t.Device.Kind).Has(x.t.DType) {
+		idx = relabel(apply(ops.ArgCumExtreme, ops.CumExtreme{Dim: d, Max: max}, det), op)
+	} else {
+		idx = relabel(Compose(func(a []*Tensor) *Tensor { return cumExtremeIndex(a[0], d, max) }, det), op)
+	}
 	det.Release()
 	if err := idx.Err(); err != nil {
 		return failed(err), idx

@@ -76,3 +76,32 @@ func argtopkInfer(in []*dispatch.Tensor, a TopKDim) (dispatch.DType, []int, erro
 	shape[d] = a.K
 	return dispatch.Int64, shape, nil
 }
+
+// CumExtreme is argcumextreme's attribute: the dim to scan along
+// (negative counts from the end), and whether the maximum or the minimum.
+type CumExtreme struct {
+	Dim int
+	Max bool
+}
+
+// ArgCumExtreme is the index along Dim of the running maximum (Max) or
+// minimum of each line of x, as torch.cummax's and cummin's indices: the
+// last of equal extremes, and from a NaN on the latest NaN (a float's
+// NaN is beaten by none but a later NaN); false is below true. The result
+// is int64 of x's shape; x has rank 1 or more. Where a device has no
+// kernel, lathe's CumMax and CumMin take a composite (ops_scan.go).
+var ArgCumExtreme = dispatch.Register(&dispatch.Op[CumExtreme]{Schema: dispatch.Schema{Name: "argcumextreme", Args: []string{"x"}},
+	Infer: func(in []*dispatch.Tensor, a CumExtreme) (dispatch.DType, []int, error) {
+		x := in[0]
+		if err := checkDType(x, "x", AllTypes); err != nil {
+			return 0, nil, err
+		}
+		if x.Rank() == 0 {
+			return 0, nil, &dispatch.Error{Kind: dispatch.ErrShape, Arg: "x", Detail: "is 0-d, and argcumextreme scans along a dim",
+				Fix: "reshape it to [1] first"}
+		}
+		if _, err := NormDim(a.Dim, x.Rank(), "dim"); err != nil {
+			return 0, nil, err
+		}
+		return dispatch.Int64, clone(x.Shape), nil
+	}})
