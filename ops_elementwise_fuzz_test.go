@@ -209,7 +209,7 @@ func fzBinaryDType(op, lhs, rhs string) DType {
 		return dispatch.InvalidDType
 	}
 	dt := fzResultType(lhs, rhs)
-	if (op == "div" || op == "atan2") && !dt.IsFloat() {
+	if (op == "div" || op == "atan2" || op == "special_zeta") && !dt.IsFloat() {
 		dt = Float32
 	}
 	return dt

@@ -7,10 +7,11 @@ import (
 	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
-// The gamma family runs as one kernel per function on every backend
-// (dispatch/ops/gamma.go), each differentiable to any order by its rule:
-// lgamma's gradient is digamma, digamma's polygamma(1, x), polygamma(n,
-// x)'s polygamma(n + 1, x). float16 and bfloat16 are computed in float32
+// The gamma family and the Hurwitz zeta function run as one kernel per
+// function on every backend (dispatch/ops/gamma.go), each differentiable
+// to any order by its rule: lgamma's gradient is digamma, digamma's
+// polygamma(1, x), polygamma(n, x)'s polygamma(n + 1, x), zeta(x, q)'s
+// (in q) -x·zeta(x + 1, q). float16 and bfloat16 are computed in float32
 // and rounded once.
 
 // Lgamma is ln|Γ(x)|, as torch.lgamma: +Inf at 0, at the negative integers
@@ -69,4 +70,27 @@ func (x *Tensor) gammaFamily(op *dispatch.Op[ops.Params], p ops.Params) *Tensor 
 		return failed(err)
 	}
 	return apply(op, p, x)
+}
+
+// Zeta is the Hurwitz zeta function Σ_{k≥0} (q + k)^-x, as
+// torch.special.zeta(x, q) (zeta(x, 1) is Riemann's): x and q broadcast,
+// integers promoted to float32 (as Div's). +Inf at x = 1 and where q is 0
+// or a negative integer; NaN for x < 1, and where q < 0 and x is not an
+// integer. Its gradient is q's, -x·zeta(x + 1, q); x gets none (torch's
+// refuses to differentiate x).
+//
+// The sum is torch's (Cephes's): ten terms, then the Euler–Maclaurin tail
+// with twelve Bernoulli terms; where Cephes sums as many terms as a
+// negative q is far below 0, lathe regroups them into three sums of a
+// positive q (the same terms), so that every element takes the same
+// bounded work. Both lose the digits that the cancelling terms of a q far
+// below 0 share. The cpu computes float32 in float64, as torch's cpu
+// does; cuda and wgpu compute it in float32, as torch's cuda, which loses
+// more there (polygamma(4, -1.5): 1.5e-5; polygamma(2, -100.5): 8e-3) and
+// where the terms fall below float32's normal range (zeta(5, 1e8): 5e-6).
+func Zeta(x, q *Tensor) *Tensor {
+	if err := x.CheckArg(ops.Zeta.Name, "x"); err != nil {
+		return failed(err)
+	}
+	return binary(ops.Zeta, x, q)
 }

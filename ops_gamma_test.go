@@ -39,6 +39,20 @@ var gammaTable = []gammaRow{ // build/gammaref/gen.py
 	{-100.3, -363.7662061826763, [5]float64{6.895643124860435, 15.06949314924401, 68.8374452979615, 769.0209123808432, 9738.760301796321}},
 }
 
+var zetaTable = [][3]float64{ // x, q, zeta(x, q): build/gammaref/gen.py
+	{2.0, 1.0, 1.6449340668482264},
+	{3.0, 0.5, 8.41439832211716},
+	{4.5, 7.0, 0.00040188268642576285},
+	{2.5, 0.001, 31622777.94035882},
+	{1.5, 10000.0, 0.0200005000125},
+	{10.0, 2.0, 0.0009945751278180853},
+	{1.001, 1.0, 1000.5772884760116},
+	{30.0, 0.9, 23.589824880264747},
+	{6.0, -1.5, 128.1804044002192},
+	{3.0, -100.3, -34.41872264898075},
+	{2.0, -0.25, 18.541879647671607},
+}
+
 // gammaFamily is the family's functions by name: lgamma, then polygamma
 // of order 0 (digamma) to 4.
 var gammaFamily = []struct {
@@ -115,6 +129,53 @@ func TestGammaFamilyExact(t *testing.T) {
 					if math.Abs(float64(got[i])-w) > rtol*math.Abs(w)+1e-6 {
 						t.Errorf("float32 %s(%v) = %v, want %v (%.1e off)", fn.name, r.x, got[i], w, math.Abs(float64(got[i])-w)/math.Abs(w))
 					}
+				}
+			}
+		})
+	}
+}
+
+// TestZetaExact checks the zeta kernel against mpmath's sums
+// (build/gammaref/gen.py) on every device: float64 to 5e-13 of the value,
+// where the device has it, across the sum's pieces (x near 1, q near 0,
+// q far above, a negative q regrouped); float32 to 4e-6 of float64's at
+// the same points, and to 1e-4 where a negative q's regrouped sums cancel
+// in float32 (cuda's and wgpu's, as torch's cuda).
+func TestZetaExact(t *testing.T) {
+	var xs, qs []float64
+	for _, r := range zetaTable {
+		xs, qs = append(xs, r[0]), append(qs, r[1])
+	}
+	for _, dev := range biDevices(t) {
+		t.Run(dev.String(), func(t *testing.T) {
+			x64, q64 := FromSlice(CPU, xs).To(dev), FromSlice(CPU, qs).To(dev)
+			if x64.Err() == nil { // wgpu has no float64
+				got, err := Zeta(x64, q64).Float64s()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, r := range zetaTable {
+					if math.Abs(got[i]-r[2]) > 5e-13*math.Abs(r[2]) {
+						t.Errorf("zeta(%v, %v) = %v, want %v (%.1e off)", r[0], r[1], got[i], r[2], math.Abs(got[i]-r[2])/math.Abs(r[2]))
+					}
+				}
+			}
+			x32, q32 := FromSlice(CPU, xs).Cast(Float32), FromSlice(CPU, qs).Cast(Float32)
+			got, err := Zeta(x32.To(dev), q32.To(dev)).Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, err := Zeta(x32.Cast(Float64), q32.Cast(Float64)).Float64s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range zetaTable {
+				rtol := 4e-6
+				if r[1] < 0 {
+					rtol = 1e-4
+				}
+				if math.Abs(float64(got[i])-ref[i]) > rtol*math.Abs(ref[i]) {
+					t.Errorf("float32 zeta(%v, %v) = %v, want %v", r[0], r[1], got[i], ref[i])
 				}
 			}
 		})

@@ -442,3 +442,18 @@ func (x *Tensor) NanMedianDim(dim int, keepDim bool) (values, indices *Tensor) {
 	ReleaseWithGraph(out, values, idx)
 	return out, outIdx
 }
+
+// Multigammaln is Mvlgamma under torch.special's name,
+// torch.special.multigammaln(x, p); its errors name it. As torch 1.13's
+// (which does not check that x is above (p-1)/2), x at or below (p-1)/2
+// gives what the formula gives.
+func (x *Tensor) Multigammaln(p int) *Tensor {
+	const op = "special_multigammaln"
+	if err := x.floatsOnly(op); err != nil {
+		return failed(err)
+	}
+	if p < 1 {
+		return failed(errorf(op, ErrValue, "p", "is "+strconv.Itoa(p)+" but must be 1 or more", "use a dimension p ≥ 1"))
+	}
+	return apply(opMvlgamma, mathAttrs{a: float64(p)}, x)
+}

@@ -129,6 +129,14 @@ func init() {
 	ruleWith(ops.Polygamma, func(b *builder, n *Node, p ops.Params, g *T) []*T {
 		return one(b.mul(g, call(b, ops.Polygamma, ops.PolygammaOf(int(p.A)+1), n.Inputs[0])))
 	})
+	// zeta(x, q)'s gradient in q is -x·zeta(x + 1, q), the sum
+	// differentiated; x gets none, as torch's (derivatives.yaml: "not
+	// implemented").
+	rule(ops.Zeta, func(b *builder, n *Node, g *T) []*T {
+		x, q := n.Inputs[0], n.Inputs[1]
+		dq := b.neg(b.mul(g, b.mul(x, b.op(ops.Zeta, b.add(x, b.scalar(x, 1)), q))))
+		return []*T{nil, b.sumTo(dq, q.Shape)}
+	})
 	// The inverse and hyperbolic trigonometric functions, as derivatives.yaml
 	// writes them (asin: (1 - x²)^-½, acos: its negative, tan: 1 + y²,
 	// asinh: (x² + 1)^-½, acosh: (x² - 1)^-½, atanh: 1/(1 - x²)).

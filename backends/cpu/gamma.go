@@ -6,7 +6,7 @@ import (
 	"github.com/lathe-ml/lathe/dispatch/ops"
 )
 
-// The gamma family's kernels (dispatch/ops/gamma.go), in float64, which
+// The gamma family's kernels (dispatch/ops/gamma.go) and zeta's, in float64, which
 // float32 and the 16-bit floats are computed in and rounded from once.
 // The algorithms are torch's (aten/src/ATen/native/Math.h), as the cuda
 // (kernels/cuda/gamma.cuh) and wgpu (kernels/wgsl/gamma.wgsl) kernels
@@ -123,48 +123,59 @@ var zetaBernoulli = [...]float64{12.0, -720.0, 30240.0, -1209600.0, 47900160.0, 
 	-2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15, 1.8152105401943546773e17,
 	-7.1661652561756670113e18}
 
-// zetaInt is the Hurwitz zeta function Σ_{k≥0} (q + k)^-s of an integer
-// s ≥ 2, as torch's (Cephes's zeta.c): +Inf at q = 0, -1, -2, … and at
-// -Inf. Cephes sums while q + k ≤ 9, as many terms as a negative q is far
-// below 0; here such a q is regrouped instead, zeta(s, r) + (-1)^s·(zeta(s,
-// 1 - r) - zeta(s, 1 - q)) with r = q - floor(q), three sums of a
-// positive q, so that no input takes more than a fixed number of steps.
-func zetaInt(s, q float64) float64 {
+// zeta is the Hurwitz zeta function Σ_{k≥0} (q + k)^-x, as torch's
+// special.zeta (Cephes's zeta.c): +Inf at x = 1 and where q is 0, a
+// negative integer or -Inf; NaN for x < 1, and where q < 0 and x is not
+// an integer. Cephes sums while q + k ≤ 9, as many terms as a negative q
+// is far below 0; here such a q is regrouped instead, zeta(x, r) +
+// (-1)^x·(zeta(x, 1 - r) - zeta(x, 1 - q)) with r = q - floor(q), three
+// sums of a positive q, so that no input takes more than a fixed number
+// of steps. Both lose the digits that the cancelling terms of a q far
+// below 0 share.
+func zeta(x, q float64) float64 {
 	switch {
-	case q != q:
-		return q
+	case x != x || q != q:
+		return math.NaN()
+	case x == 1:
+		return math.Inf(1)
+	case x < 1:
+		return math.NaN()
 	case q <= 0 && q == math.Floor(q):
 		return math.Inf(1)
 	case q < 0:
+		if x != math.Floor(x) {
+			return math.NaN()
+		}
 		r := q - math.Floor(q)
 		sign := 1.0
-		if math.Mod(s, 2) == 1 {
+		if math.Mod(x, 2) == 1 {
 			sign = -1
 		}
-		return zetaPositive(s, r) + sign*(zetaPositive(s, 1-r)-zetaPositive(s, 1-q))
+		return zetaPositive(x, r) + sign*(zetaPositive(x, 1-r)-zetaPositive(x, 1-q))
 	}
-	return zetaPositive(s, q)
+	return zetaPositive(x, q)
 }
 
 // zetaPositive is Σ_{k≥0} (q + k)^-s for s > 1 and q > 0: ten terms, then
-// the Euler–Maclaurin tail from q + 9 with twelve Bernoulli terms.
+// the Euler–Maclaurin tail from w = q + 9 with twelve Bernoulli terms,
+// s(s+1)…(s+2i)·w^-(s+2i+1)/A[i]. Their numerator and power are kept as
+// one product t, each step times (s+k)/w, where Cephes keeps them apart:
+// for a large s the factorial overflows float32 where the power
+// underflows (polygamma(88, ·)), and their product was Inf·0, NaN.
 func zetaPositive(s, q float64) float64 {
 	sum := math.Pow(q, -s)
-	a, b := q, 0.0
+	w, b := q, 0.0
 	for range 9 {
-		a++
-		b = math.Pow(a, -s)
+		w++
+		b = math.Pow(w, -s)
 		sum += b
 	}
-	w := a
 	sum += b*w/(s-1) - 0.5*b
-	f, k := 1.0, 0.0
+	t, k := b, 0.0
 	for _, c := range zetaBernoulli {
-		f *= s + k
-		b /= w
-		sum += f * b / c
-		f *= s + k + 1
-		b /= w
+		t *= (s + k) / w
+		sum += t / c
+		t *= (s + k + 1) / w
 		k += 2
 	}
 	return sum
@@ -179,7 +190,7 @@ func polygammaF(p ops.Params) func(float64) float64 {
 	case 1:
 		return trigamma[float64]
 	}
-	return func(x float64) float64 { return p.B * zetaInt(p.A+1, x) }
+	return func(x float64) float64 { return p.B * zeta(p.A+1, x) }
 }
 
 // polygammaRows is polygamma's float32 rows: trigamma in float32, as

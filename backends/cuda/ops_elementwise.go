@@ -336,7 +336,11 @@ func init() {
 			if op == ops.Pow && dt.IsFloat() && in[1].Numel() == 1 {
 				kname = "pow_scalar" // a scalar exponent, as torch's and the cpu's
 			}
-			return named(name, mapKernel(out.Device, moduleOf("binary", dt), kname, suffix(dt), true, viewOf(out), views(in)))
+			mod := moduleOf("binary", dt)
+			if op == ops.Zeta {
+				mod = moduleOf("gamma", dt) // gamma.cuh's
+			}
+			return named(name, mapKernel(out.Device, mod, kname, suffix(dt), true, viewOf(out), views(in)))
 		})
 	}
 	elementwise(ops.AddScaled, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, s ops.Scale) error {

@@ -96,11 +96,12 @@ var binaryExprs = map[string]map[string]string{
 	"div": floats("a / b"),
 	"pow": {"f32": "powf(a, b)", "i32": "powi(a, b)", i64: "powl(a, b)"},
 	// A NaN in either argument is the result, as in torch.maximum.
-	"maximum":   {"f32": "select(b, a, is_nan(a) || a > b)", "i32": "max(a, b)", i64: "i64_max(a, b)"},
-	"minimum":   {"f32": "select(b, a, is_nan(a) || a < b)", "i32": "min(a, b)", i64: "i64_min(a, b)"},
-	"atan2":     floats("atan2f(a, b)"),
-	"fmod":      {"f32": "fmodf(a, b)", "i32": "fmodi(a, b)", i64: "fmodl(a, b)"},
-	"remainder": {"f32": "remainderf(a, b)", "i32": "remainderi(a, b)", i64: "remainderl(a, b)"},
+	"maximum":      {"f32": "select(b, a, is_nan(a) || a > b)", "i32": "max(a, b)", i64: "i64_max(a, b)"},
+	"minimum":      {"f32": "select(b, a, is_nan(a) || a < b)", "i32": "min(a, b)", i64: "i64_min(a, b)"},
+	"atan2":        floats("atan2f(a, b)"),
+	"special_zeta": floats("zetaf(a, b)"), // gamma.wgsl
+	"fmod":         {"f32": "fmodf(a, b)", "i32": "fmodi(a, b)", i64: "fmodl(a, b)"},
+	"remainder":    {"f32": "remainderf(a, b)", "i32": "remainderi(a, b)", i64: "remainderl(a, b)"},
 	// The integer ops; a shift count is taken mod the width, as x86's.
 	"bitwise_and":         ints("a & b", "a & b"),
 	"bitwise_or":          ints("a | b", "a | b"),
@@ -345,7 +346,7 @@ func runElementwiseAs(pks map[dispatch.DType]packed, op string, out *dispatch.Te
 		Conversions    bool
 		Gamma          bool
 	}{Out: computeType(out.DType), OutNarrow: outPk.name, OutBits: outPk.bits, Expr: expr, AttrBase: 10 + 9*len(args),
-		Conversions: outPk.bits != 0, Gamma: strings.Contains(expr, "gamma")}
+		Conversions: outPk.bits != 0, Gamma: strings.Contains(expr, "gamma") || strings.Contains(expr, "zeta")}
 	tensors := make([]*dispatch.Tensor, 0, 1+len(args))
 	tensors = append(tensors, out)
 	key := []string{"elementwise", op, storageName(pks, out.DType)}

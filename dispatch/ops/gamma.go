@@ -15,6 +15,12 @@ var (
 	Polygamma = unary("polygamma", Floats)
 )
 
+// Zeta is the Hurwitz zeta function Σ_{k≥0} (q + k)^-x, torch's
+// special.zeta (Cephes's zeta.c): +Inf at x = 1 and where q is 0, a
+// negative integer or -Inf; NaN for x < 1, and where q < 0 and x is not
+// an integer. polygamma(n, x) is (-1)^(n+1)·n!·zeta(n + 1, x) from n = 2.
+var Zeta = binaryArgs("special_zeta", [2]string{"x", "q"}, Floats, false)
+
 // PolygammaOf is polygamma's attributes for order n ≥ 1: A is n, and B
 // the factor (-1)^(n+1)·n! of zeta(n + 1, x), which a kernel multiplies
 // (in its compute dtype, so that past n = 34 it is ±Inf in float32, as

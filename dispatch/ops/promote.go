@@ -32,7 +32,7 @@ func BinaryDType(op *dispatch.Op[dispatch.None], operands ...dispatch.Operand) (
 		}
 	}
 	dt := dispatch.ResultType(operands...)
-	if (op == Div || op == Atan2) && !dt.IsFloat() {
+	if (op == Div || op == Atan2 || op == Zeta) && !dt.IsFloat() {
 		dt = dispatch.DefaultFloat
 	}
 	return dt, nil

@@ -1,4 +1,4 @@
-// gamma.cu: the gamma family (lgamma, digamma, polygamma) for float32 and float64.
+// gamma.cu: the gamma family (lgamma, digamma, polygamma, zeta) for float32 and float64.
 // See gamma.cuh.
 #include "gamma.cuh"
 

@@ -1,5 +1,5 @@
 // gamma.cuh: the gamma family's unary ops (dispatch/ops/gamma.go): lgamma,
-// digamma and polygamma, for gamma.cu (float32 and float64) and
+// digamma and polygamma, and the binary special_zeta, for gamma.cu (float32 and float64) and
 // gamma_f16.cu and gamma_bf16.cu (computed in float32, half.cuh): a
 // module of their own, as zeta's sums are most of their PTX. The
 // algorithms are torch's (aten/src/ATen/native/Math.h), as lathe's cpu
@@ -9,6 +9,7 @@
 // no input can keep a thread.
 #pragma once
 #include "unary.cuh"
+#include "binary.cuh"
 
 // reduced_turn is r in (-1, 0) moved by a period into [-1/2, 0), exactly,
 // so that tan(pi r) and |sin(pi r)| lose no digits near r = -1.
@@ -70,49 +71,53 @@ template <typename F> __device__ F trigamma_of(F x) {
 
 // zeta_positive is sum_{k>=0} (q + k)^-s for s > 1 and q > 0 (Cephes's
 // zeta.c without its early exits): ten terms, then the Euler-Maclaurin
-// tail from q + 9 with twelve Bernoulli terms, (2i+2)!/B_{2i+2}. Not
-// inlined, nor its loops unrolled: zeta_int calls it three times, and
-// each pow is a few hundred instructions.
+// tail from w = q + 9 with twelve Bernoulli terms, (2i+2)!/B_{2i+2}, each
+// term's numerator and power one product t (times (s+k)/w a step), as
+// gamma.go's: apart, the numerator overflows float32 where the power
+// underflows, Inf*0. Not inlined, nor its loops unrolled: zeta_of calls it
+// three times, and each pow is a few hundred instructions.
 template <typename F> __device__ __noinline__ F zeta_positive(F s, F q) {
 	const double bernoulli[12] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
 	                              -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
 	                              1.8152105401943546773e17, -7.1661652561756670113e18};
-	F sum = m_pow(q, -s), a = q, b = 0;
+	F sum = m_pow(q, -s), w = q, b = 0;
 #pragma unroll 1
 	for (int i = 0; i < 9; i++) {
-		a += (F)1;
-		b = m_pow(a, -s);
+		w += (F)1;
+		b = m_pow(w, -s);
 		sum += b;
 	}
-	F w = a;
 	sum += b * w / (s - (F)1) - (F)0.5 * b;
-	F f = 1, k = 0;
+	F t = b, k = 0;
 #pragma unroll 1
 	for (int i = 0; i < 12; i++) {
-		f *= s + k;
-		b /= w;
-		sum += f * b / (F)bernoulli[i];
-		f *= s + k + (F)1;
-		b /= w;
+		t *= (s + k) / w;
+		sum += t / (F)bernoulli[i];
+		t *= (s + k + (F)1) / w;
 		k += (F)2;
 	}
 	return sum;
 }
 
-// zeta_int is the Hurwitz zeta function of an integer s >= 2: +Inf at q = 0,
-// -1, -2, ... and -Inf; a negative q regrouped into three sums of a
-// positive one, zeta(s, r) + (-1)^s (zeta(s, 1 - r) - zeta(s, 1 - q)) with
-// r = q - floor(q), where Cephes sums as many terms as q is far below 0.
-template <typename F> __device__ F zeta_int(F s, F q) {
-	if (is_nan(q)) return q;
+// zeta_of is the Hurwitz zeta function sum_{k>=0} (q + k)^-x (torch's
+// special.zeta): +Inf at x = 1 and where q is 0, a negative integer or
+// -Inf; NaN for x < 1 and where q < 0 and x is not an integer; a negative
+// q regrouped into three sums of a positive one, zeta(x, r) + (-1)^x
+// (zeta(x, 1 - r) - zeta(x, 1 - q)) with r = q - floor(q), where Cephes
+// sums as many terms as q is far below 0.
+template <typename F> __device__ F zeta_of(F x, F q) {
+	if (is_nan(x) || is_nan(q)) return (F)nan_f64();
+	if (x == (F)1) return (F)inf_f64();
+	if (x < (F)1) return (F)nan_f64();
 	F fl = m_floor(q);
 	if (q <= (F)0 && q == fl) return (F)inf_f64();
 	if (q < (F)0) {
+		if (x != m_floor(x)) return (F)nan_f64();
 		F r = q - fl;
-		F sign = s - (F)2 * m_floor(s * (F)0.5) == (F)1 ? (F)-1 : (F)1;
-		return zeta_positive(s, r) + sign * (zeta_positive(s, (F)1 - r) - zeta_positive(s, (F)1 - q));
+		F sign = x - (F)2 * m_floor(x * (F)0.5) == (F)1 ? (F)-1 : (F)1;
+		return zeta_positive(x, r) + sign * (zeta_positive(x, (F)1 - r) - zeta_positive(x, (F)1 - q));
 	}
-	return zeta_positive(s, q);
+	return zeta_positive(x, q);
 }
 
 struct Lgamma {
@@ -127,11 +132,17 @@ struct Polygamma {
 	template <typename F> __device__ F operator()(F x, double n, double c) const {
 		if (n == 0) return digamma_of(x);
 		if (n == 1) return trigamma_of(x);
-		return (F)c * zeta_int((F)(n + 1), x);
+		return (F)c * zeta_of((F)(n + 1), x);
 	}
 };
 
-#define LATHE_GAMMA_UNARIES(T, sfx)           \
-	LATHE_UNARY(T, sfx, lgamma, Lgamma)   \
-	LATHE_UNARY(T, sfx, digamma, Digamma) \
-	LATHE_UNARY(T, sfx, polygamma, Polygamma)
+// special_zeta(x, q), a binary op (binary.cuh's templates).
+struct Zeta {
+	template <typename F> __device__ F operator()(F x, F q) const { return zeta_of(x, q); }
+};
+
+#define LATHE_GAMMA_UNARIES(T, sfx)               \
+	LATHE_UNARY(T, sfx, lgamma, Lgamma)       \
+	LATHE_UNARY(T, sfx, digamma, Digamma)     \
+	LATHE_UNARY(T, sfx, polygamma, Polygamma) \
+	LATHE_BINARY(T, T, sfx, special_zeta, Zeta)

@@ -1,4 +1,4 @@
-// gamma_bf16.cu: the gamma family (lgamma, digamma, polygamma) for bfloat16, computed in float32 (half.cuh).
+// gamma_bf16.cu: the gamma family (lgamma, digamma, polygamma, zeta) for bfloat16, computed in float32 (half.cuh).
 // See gamma.cuh.
 #include "gamma.cuh"
 

@@ -1,4 +1,4 @@
-// gamma_f16.cu: the gamma family (lgamma, digamma, polygamma) for float16, computed in float32 (half.cuh).
+// gamma_f16.cu: the gamma family (lgamma, digamma, polygamma, zeta) for float16, computed in float32 (half.cuh).
 // See gamma.cuh.
 #include "gamma.cuh"
 

@@ -1,6 +1,6 @@
 {{/*
-gamma: the gamma family's float32 functions, lgammaf, digammaf and
-polygammaf (dispatch/ops/gamma.go), for the elementwise kernel, which
+gamma: the gamma family's float32 functions, lgammaf, digammaf,
+polygammaf and zetaf (dispatch/ops/gamma.go), for the elementwise kernel, which
 includes this after math.wgsl where its expression calls one. The
 algorithms are torch's (aten/src/ATen/native/Math.h), as lathe's cpu
 kernels write them (backends/cpu/gamma.go); lgamma, which WGSL and torch
@@ -143,52 +143,56 @@ fn trigammaf(x0: f32) -> f32 {
 
 // zeta_positive is Σ_{k≥0} (q + k)^-s for s > 1 and q > 0 (Cephes's zeta.c
 // without its early exits): ten terms, then the Euler–Maclaurin tail from
-// q + 9 with twelve Bernoulli terms, (2i+2)!/B_{2i+2}.
+// w = q + 9 with twelve Bernoulli terms, (2i+2)!/B_{2i+2}, each term's
+// numerator and power one product t (times (s+k)/w a step), as gamma.go's:
+// apart, the numerator overflows float32 where the power underflows.
 fn zeta_positive(s: f32, q: f32) -> f32 {
     var bernoulli = array<f32, 12>(12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
         7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
         1.8152105401943546773e17, -7.1661652561756670113e18);
     var sum = powf(q, -s);
-    var a = q;
+    var w = q;
     var b = 0.0;
     for (var i = 0; i < 9; i++) {
-        a = a + 1.0;
-        b = powf(a, -s);
+        w = w + 1.0;
+        b = powf(w, -s);
         sum = sum + b;
     }
-    let w = a;
     sum = sum + b * w / (s - 1.0) - 0.5 * b;
-    var f = 1.0;
+    var t = b;
     var k = 0.0;
     for (var i = 0; i < 12; i++) {
-        f = f * (s + k);
-        b = b / w;
-        sum = sum + f * b / bernoulli[i];
-        f = f * (s + k + 1.0);
-        b = b / w;
+        t = t * ((s + k) / w);
+        sum = sum + t / bernoulli[i];
+        t = t * ((s + k + 1.0) / w);
         k = k + 2.0;
     }
     return sum;
 }
 
-// zeta_int is the Hurwitz zeta function of an integer s ≥ 2: +Inf at q =
-// 0, -1, -2, … and -Inf; a negative q regrouped into three sums of a
-// positive one, zeta(s, r) + (-1)^s·(zeta(s, 1 - r) - zeta(s, 1 - q)) with
-// r = q - floor(q), where Cephes sums as many terms as q is far below 0.
-fn zeta_int(s: f32, q: f32) -> f32 {
-    if (is_nan(q)) {
-        return q;
+// zetaf is the Hurwitz zeta function Σ_{k≥0} (q + k)^-x (torch's
+// special.zeta): +Inf at x = 1 and where q is 0, a negative integer or
+// -Inf; NaN for x < 1 and where q < 0 and x is not an integer; a negative
+// q regrouped into three sums of a positive one, zeta(x, r) +
+// (-1)^x·(zeta(x, 1 - r) - zeta(x, 1 - q)) with r = q - floor(q), where
+// Cephes sums as many terms as q is far below 0.
+fn zetaf(x: f32, q: f32) -> f32 {
+    if (is_nan(x) || is_nan(q) || x < 1.0) {
+        return nan_f32();
     }
     let fl = floor(q);
-    if (q <= 0.0 && q == fl) {
+    if (x == 1.0 || (q <= 0.0 && q == fl)) {
         return inf_f32();
     }
     if (q < 0.0) {
+        if (x != floor(x)) {
+            return nan_f32();
+        }
         let r = q - fl;
-        let sign = select(1.0, -1.0, s - 2.0 * floor(s * 0.5) == 1.0);
-        return zeta_positive(s, r) + sign * (zeta_positive(s, 1.0 - r) - zeta_positive(s, 1.0 - q));
+        let sign = select(1.0, -1.0, x - 2.0 * floor(x * 0.5) == 1.0);
+        return zeta_positive(x, r) + sign * (zeta_positive(x, 1.0 - r) - zeta_positive(x, 1.0 - q));
     }
-    return zeta_positive(s, q);
+    return zeta_positive(x, q);
 }
 
 // polygammaf is polygamma(n, x), c = (-1)^(n+1)·n! (ops.PolygammaOf).
@@ -199,6 +203,6 @@ fn polygammaf(n: f32, c: f32, x: f32) -> f32 {
     if (n == 1.0) {
         return trigammaf(x);
     }
-    return c * zeta_int(n + 1.0, x);
+    return c * zetaf(n + 1.0, x);
 }
 {{end}}
