@@ -361,7 +361,7 @@ func checkNative(t *testing.T, c halfCall, out dispatch.DType, strided64 bool, l
 		return
 	}
 	dt := c.dtypes[len(c.dtypes)-1]
-	sfx, mod := suffix(dt), moduleOf("binary", dt)
+	sfx, mod := suffix(dt), binaryModule(c.fn, dt)
 	switch {
 	case c.fn == "cast":
 		sfx, mod = suffix(c.dtypes[0])+"_"+suffix(out), moduleOf("elementwise", c.dtypes[0], out)

@@ -254,8 +254,9 @@ var trigOps = map[string]bool{
 	"sinh": true, "cosh": true, "tanh": true, "asinh": true, "acosh": true, "atanh": true,
 }
 
-// gammaOps are the unary ops whose kernels gamma.cu holds (module "gamma").
-var gammaOps = map[string]bool{"lgamma": true, "digamma": true, "polygamma": true}
+// gammaOps are the unary and binary ops whose kernels gamma.cu holds
+// (module "gamma").
+var gammaOps = map[string]bool{"lgamma": true, "digamma": true, "polygamma": true, "special_zeta": true}
 
 // unaryModule is the module that holds unary op name's kernels for dtype dt.
 func unaryModule(name string, dt dispatch.DType) string {
@@ -266,6 +267,15 @@ func unaryModule(name string, dt dispatch.DType) string {
 		return moduleOf("gamma", dt)
 	}
 	return moduleOf("unary", dt)
+}
+
+// binaryModule is the module that holds binary op name's kernels for
+// dtype dt.
+func binaryModule(name string, dt dispatch.DType) string {
+	if gammaOps[name] {
+		return moduleOf("gamma", dt)
+	}
+	return moduleOf("binary", dt)
 }
 
 // moduleOf is the module that holds a kernel of the family whose kernels
@@ -336,11 +346,7 @@ func init() {
 			if op == ops.Pow && dt.IsFloat() && in[1].Numel() == 1 {
 				kname = "pow_scalar" // a scalar exponent, as torch's and the cpu's
 			}
-			mod := moduleOf("binary", dt)
-			if op == ops.Zeta {
-				mod = moduleOf("gamma", dt) // gamma.cuh's
-			}
-			return named(name, mapKernel(out.Device, mod, kname, suffix(dt), true, viewOf(out), views(in)))
+			return named(name, mapKernel(out.Device, binaryModule(name, dt), kname, suffix(dt), true, viewOf(out), views(in)))
 		})
 	}
 	elementwise(ops.AddScaled, dispatch.Floats, func(out *dispatch.Tensor, in []*dispatch.Tensor, s ops.Scale) error {

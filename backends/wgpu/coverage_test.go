@@ -13,9 +13,11 @@ import (
 
 // owed are the ops that have a cpu kernel and no wgpu kernel: the fused
 // batch norm ops, whose public op, BatchNorm, runs as its composite where
-// they are missing (fusedBatchNorm in the root package), and argtopk,
-// whose public op, TopK, narrows argsort's result where it is missing.
-var owed = []string{"argtopk", "batch_norm_apply", "batch_norm_backward", "batch_norm_moments"}
+// they are missing (fusedBatchNorm in the root package); argtopk, whose
+// public op, TopK, narrows argsort's result where it is missing; and
+// argcumextreme, whose public ops, CumMax and CumMin, double over (value,
+// index) pairs where it is missing.
+var owed = []string{"argcumextreme", "argtopk", "batch_norm_apply", "batch_norm_backward", "batch_norm_moments"}
 
 // TestCoverage: every op with a cpu kernel has a wgpu one, but for those
 // listed in owed (what it does for each dtype is the conformance suite's
