@@ -16,12 +16,12 @@ import (
 
 // Lgamma is ln|Γ(x)|, as torch.lgamma: +Inf at 0, at the negative integers
 // and at ±Inf. Its gradient is Digamma. Floats only.
-func (x *Tensor) Lgamma() *Tensor { return x.gammaFamily(ops.Lgamma, ops.Params{}) }
+func (x *Tensor) Lgamma() *Tensor { return x.floatKernel(ops.Lgamma) }
 
 // Digamma is ψ(x) = Γ'(x)/Γ(x), the derivative of Lgamma, as
 // torch.digamma: -Inf at +0, +Inf at -0, NaN at the negative integers
 // and at -Inf. Its gradient is Polygamma(1, x). Floats only.
-func (x *Tensor) Digamma() *Tensor { return x.gammaFamily(ops.Digamma, ops.Params{}) }
+func (x *Tensor) Digamma() *Tensor { return x.floatKernel(ops.Digamma) }
 
 // Polygamma is the n-th derivative of the digamma function, as
 // torch.polygamma(n, x): Digamma for n = 0, then torch's trigamma formula
@@ -64,12 +64,13 @@ var opPolygammaPromoted = compositeVariant("polygamma", "promoted", []string{"x"
 	return polygamma(in[0].Cast(Float32), n)
 })
 
-// gammaFamily runs op on x, a float tensor.
-func (x *Tensor) gammaFamily(op *dispatch.Op[ops.Params], p ops.Params) *Tensor {
+// floatKernel runs the unary kernel op on x, a float tensor (integers
+// are refused with lathe's own message, not promoted).
+func (x *Tensor) floatKernel(op *dispatch.Op[ops.Params]) *Tensor {
 	if err := x.floatsOnly(op.Name); err != nil {
 		return failed(err)
 	}
-	return apply(op, p, x)
+	return unary(op, x)
 }
 
 // Zeta is the Hurwitz zeta function Σ_{k≥0} (q + k)^-x, as

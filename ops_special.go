@@ -1,20 +1,17 @@
 package lathe
 
-import "math"
+import (
+	"math"
 
-// Special functions as composites: erfc and erfinv, each
-// from a published algorithm written with lathe's ops, so that each runs
-// on every device and float dtype (16-bit computed in float32 and rounded
-// once) and is differentiable to any order.
-//
-//   - erfc is 1 - erf(x) below 1.25, where that loses no digits, and above
-//     it fdlibm's exp(-x² - 0.5625 + R/S)/x with the rational functions of
-//     Go's math.Erfc (s_erf.c), never 1 - erf(x), which is 0 from x ≈ 6
-//     in float64. Its value comes from x detached, and its gradient from
-//     -erf(x) added and taken away, so that every derivative is erf's.
-//   - erfinv is torch's calc_erfinv: a rational first guess (central for
-//     |y| ≤ 0.7, tail beyond) and two Newton steps on erf, through which
-//     the gradient flows: after them, d/dy is 1/erf'(x) to the residual.
+	"github.com/lathe-ml/lathe/dispatch/ops"
+)
+
+// erfinv as a composite, from a published algorithm written with lathe's
+// ops, so that it runs on every device and float dtype (16-bit computed
+// in float32 and rounded once) and is differentiable to any order: torch's
+// calc_erfinv, a rational first guess (central for |y| ≤ 0.7, tail beyond)
+// and two Newton steps on erf, through which the gradient flows: after
+// them, d/dy is 1/erf'(x) to the residual.
 
 // horner is c[0] + s·(c[1] + s·(c[2] + …)).
 func horner(s *Tensor, c ...float64) *Tensor {
@@ -28,25 +25,7 @@ func horner(s *Tensor, c ...float64) *Tensor {
 // detached is x with no gradient, released with the body's intermediates.
 func detached(x *Tensor) *Tensor { return x.joined(x.Detach()) }
 
-// withGradOf is v (a value computed from detached tensors) with the
-// gradient of g: v + (g - g detached), whose value is v exactly.
-func withGradOf(v, g *Tensor) *Tensor { return v.Add(g.Sub(detached(g))) }
-
 var (
-	opErfc = unaryMath("erfc", true, func(x *Tensor, _ mathAttrs) *Tensor {
-		const op = "erfc"
-		xd := detached(x)
-		near := xd.Erf().Neg().AddScalar(1)
-		t := Where(xd.GeScalar(1.25), xd, xd.scalarLike(op, 1.25))
-		rs := erfcTailRS(t)
-		// exp(-t²) as exp(-hi)·(1 - lo) (squareSplit), and the rest apart:
-		// exp(-t² - 0.5625 + R/S) in one lost ulps of t² (2e-14 at 20).
-		hi, lo := squareSplit(t)
-		tail := hi.Neg().Exp().Mul(lo.Neg().AddScalar(1)).Mul(rs.AddScalar(-0.5625).Exp()).Div(t)
-		v := Where(xd.LtScalar(1.25), near, tail)
-		return withGradOf(v, x.Erf().Neg())
-	})
-
 	opErfinv = unaryMath("erfinv", true, func(y *Tensor, _ mathAttrs) *Tensor {
 		const op = "erfinv"
 		a := y.Abs()
@@ -96,8 +75,9 @@ func erfcTailRS(t *Tensor) *Tensor {
 }
 
 // Erfc is the complementary error function 1 - erf(x), as torch.erfc,
-// accurate where it is tiny (erfc(10) is 2.1e-45, not 0). Floats only.
-func (x *Tensor) Erfc() *Tensor { return x.callUnary(opErfc, mathAttrs{}) }
+// accurate where it is tiny (erfc(10) is 2.1e-45, not 0): a kernel on
+// every device, whose gradient is -2/√π·exp(-x²). Floats only.
+func (x *Tensor) Erfc() *Tensor { return x.floatKernel(ops.Erfc) }
 
 // Erfinv is the inverse of erf on (-1, 1), as torch.erfinv: ±Inf at ±1,
 // NaN beyond. Floats only.

@@ -119,6 +119,10 @@ func init() {
 		x := n.Inputs[0]
 		return one(b.mul(g, b.mulScalar(b.unary(ops.Exp, b.neg(b.mul(x, x))), 2/math.Sqrt(math.Pi))))
 	})
+	rule(ops.Erfc, func(b *builder, n *Node, g *T) []*T { // -2/√π exp(-x²)
+		x := n.Inputs[0]
+		return one(b.mul(g, b.mulScalar(b.unary(ops.Exp, b.neg(b.mul(x, x))), -2/math.Sqrt(math.Pi))))
+	})
 	// The gamma family, each the derivative of the one before: lgamma's is
 	// digamma, digamma's polygamma(1, x), polygamma(n, x)'s polygamma(n + 1,
 	// x), so that their kernels differentiate to any order.

@@ -31,6 +31,7 @@ var floatUnary = map[string]func(p ops.Params) func(float64) float64{
 	"sigmoid":    fixed(sigmoid),
 	"silu":       fixed(func(x float64) float64 { return x * sigmoid(x) }),
 	"erf":        fixed(math.Erf),
+	"erfc":       fixed(math.Erfc), // not 1 - erf, which is 0 from x ≈ 6 in float64
 	// The inverse and hyperbolic trigonometric functions are NaN outside
 	// their domains (asin, acos and atanh past ±1, acosh below 1), as torch's.
 	"asin":  fixed(math.Asin),

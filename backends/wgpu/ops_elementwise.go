@@ -63,6 +63,7 @@ var unaryExprs = map[string]map[string]string{
 	"sigmoid":    floats("sigmoidf(x)"),
 	"silu":       floats("siluf(x)"),
 	"erf":        floats("erff(x)"),
+	"erfc":       floats("erfcf(x)"),
 	// The gamma family, gamma.wgsl's; polygamma's attributes are n and
 	// its factor (ops.PolygammaOf).
 	"lgamma":     floats("lgammaf(x)"),

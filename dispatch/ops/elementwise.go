@@ -25,7 +25,7 @@ var (
 	Exp, Log, Log1p, Expm1, Sqrt, Rsqrt       = unary("exp", Floats), unary("log", Floats), unary("log1p", Floats), unary("expm1", Floats), unary("sqrt", Floats), unary("rsqrt", Floats)
 	Reciprocal, Sin, Cos, Tanh, Sigmoid       = unary("reciprocal", Floats), unary("sin", Floats), unary("cos", Floats), unary("tanh", Floats), unary("sigmoid", Floats)
 	LeakyReLU, GELU, GELUTanh, SiLU, Softplus = unary("leaky_relu", Floats), unary("gelu", Floats), unary("gelu_tanh", Floats), unary("silu", Floats), unary("softplus", Floats)
-	Erf                                       = unary("erf", Floats)
+	Erf, Erfc                                 = unary("erf", Floats), unary("erfc", Floats)
 	Asin, Acos, Atan, Tan                     = unary("asin", Floats), unary("acos", Floats), unary("atan", Floats), unary("tan", Floats)
 	Sinh, Cosh, Asinh, Acosh, Atanh           = unary("sinh", Floats), unary("cosh", Floats), unary("asinh", Floats), unary("acosh", Floats), unary("atanh", Floats)
 )

@@ -105,6 +105,7 @@ LATHE_FLOAT_UNARY(Sin, m_sin(x))
 LATHE_FLOAT_UNARY(Cos, m_cos(x))
 LATHE_FLOAT_UNARY(Tanh, m_tanh(x))
 LATHE_FLOAT_UNARY(Erf, m_erf(x))
+LATHE_FLOAT_UNARY(Erfc, m_erfc(x))
 // The inverse and hyperbolic trigonometric functions, NaN outside their
 // domains as the C library's (and torch's).
 LATHE_FLOAT_UNARY(Tan, m_tan(x))
@@ -214,7 +215,8 @@ __device__ void unary_strided(T *out, const T *x, I n, const L &layout, double a
 	LATHE_UNARY(T, sfx, gelu_tanh, GeluTanh)    \
 	LATHE_UNARY(T, sfx, silu, Silu)             \
 	LATHE_UNARY(T, sfx, softplus, Softplus)     \
-	LATHE_UNARY(T, sfx, erf, Erf)
+	LATHE_UNARY(T, sfx, erf, Erf)               \
+	LATHE_UNARY(T, sfx, erfc, Erfc)
 #define LATHE_TRIG_UNARIES(T, sfx)        \
 	LATHE_UNARY(T, sfx, sin, Sin)     \
 	LATHE_UNARY(T, sfx, cos, Cos)     \

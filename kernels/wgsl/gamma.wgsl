@@ -17,14 +17,12 @@ fn reduced_turn(r: f32) -> f32 { return select(r, r + 1.0, r < -0.5); }
 // lgamma_small is lgamma of z in [0, 8) (or NaN): (0, 1) up to [1, 2) by
 // lgamma(y) = lgamma(y+1) - ln y, [3, 8) down to [2, 3) by lgamma(y+1) =
 // lgamma(y) + ln y, and there (y-1)(y-2)·R(y-2), R a degree-16 fit of
-// lgamma(y)/((y-1)(y-2)) (relative error 2e-11).
+// lgamma(y)/((y-1)(y-2)) (relative error 2e-11). u = y - 2 is exact (z - 1
+// where z is below 1, not z + 1 - 2, which rounds: lgamma(0.99995) was
+// 1e-3 off), so that the zeros at 1 and 2 keep their relative digits.
 fn lgamma_small(z: f32) -> f32 {
     var y = z;
     var logs = 0.0;
-    if (y < 1.0) {
-        logs = -logf(y);
-        y = y + 1.0;
-    }
     var prod = 1.0;
     for (var i = 0; i < 5; i++) {
         if (y >= 3.0) {
@@ -32,7 +30,11 @@ fn lgamma_small(z: f32) -> f32 {
             prod = prod * y;
         }
     }
-    let u = y - 2.0;
+    var u = y - 2.0;
+    if (z < 1.0) {
+        logs = -logf(z);
+        u = z - 1.0;
+    }
     var r = 1.2468269595677312e-06;
     r = r * u + -2.459750174845368e-06;
     r = r * u + -1.1835872944086594e-07;
@@ -59,7 +61,10 @@ fn lgamma_stirling(z: f32) -> f32 {
     let r2 = r * r;
     let corr = r * (1.0 / 12.0 + r2 * (-1.0 / 360.0 + r2 * (1.0 / 1260.0 + r2 * (-1.0 / 1680.0 + r2 * (1.0 / 1188.0 +
         r2 * (-691.0 / 360360.0 + r2 * (1.0 / 156.0)))))));
-    return (z - 0.5) * logf(z) - z + 0.91893853320467274 + corr; // ½ ln 2π
+    // z·(ln z - 1) - ½ln z: (z - ½)·ln z alone overflows from 4e36, where
+    // the result does not.
+    let l = logf(z);
+    return z * (l - 1.0) - 0.5 * l + 0.91893853320467274 + corr; // ½ ln 2π
 }
 
 // lgammaf is ln|Γ(x)|: +Inf at 0, the negative integers and ±Inf.
