@@ -1721,7 +1721,8 @@ enum {
 	unary64Acos,
 	unary64Lgamma,
 	unary64Digamma,
-	unary64Trigamma
+	unary64Trigamma,
+	unary64Erfc
 };
 
 
@@ -1913,6 +1914,7 @@ AVX2 static inline v4d acos4d(v4d x) {
 }
 
 #include "gamma_f32.h"
+#include "erfc_f32.h"
 
 AVX2 static inline v4d unary64(int op, v4d x, double a, double b) {
 	switch (op) {
@@ -1933,6 +1935,7 @@ AVX2 static inline v4d unary64(int op, v4d x, double a, double b) {
 	case unary64Lgamma: return lgamma4d(x);
 	case unary64Digamma: return digamma4d(x);
 	case unary64Trigamma: return trigamma4d(x);
+	case unary64Erfc: return erfc4d(x);
 	default: return softplus4d(x, a, b);
 	}
 }
@@ -1989,6 +1992,7 @@ AVX2 void lathe_unary64_f32(int op, float *dst, const float *src, ptrdiff_t n, d
 	case unary64Lgamma: UNARY64_LOOP(unary64Lgamma); break;
 	case unary64Digamma: UNARY64_LOOP(unary64Digamma); break;
 	case unary64Trigamma: UNARY64_LOOP(unary64Trigamma); break;
+	case unary64Erfc: UNARY64_LOOP(unary64Erfc); break;
 	}
 }
 

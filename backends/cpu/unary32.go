@@ -11,6 +11,7 @@ var float32Unary = map[string]func(p ops.Params) func(dst, src []float32){
 	"polygamma":  polygammaRows, // gamma.go
 	"lgamma":     vectorUnary64(unary64Lgamma, "lgamma"),
 	"digamma":    vectorUnary64(unary64Digamma, "digamma"),
+	"erfc":       vectorUnary64(unary64Erfc, "erfc"), // erfc_f32.h
 	"gelu":       fixedRows(geluRows),
 	"exp":        fixedRows(expRows),
 	"sqrt":       fixedRows(sqrtRows),
@@ -89,6 +90,7 @@ const (
 	unary64Lgamma
 	unary64Digamma
 	unary64Trigamma
+	unary64Erfc
 )
 
 // fixedRows is a row loop that takes no parameters.

@@ -344,7 +344,7 @@ func TestFloat64Rows(t *testing.T) {
 }
 
 // TestUnary64Vector: log, log1p, expm1, sin, cos, tan, sinh, cosh, asinh,
-// acosh, atanh, atan, asin, acos, softplus, lgamma, digamma and trigamma
+// acosh, atanh, atan, asin, acos, softplus, lgamma, digamma, trigamma and erfc
 // in float64 lanes give floatUnary's float64 functions rounded to float32
 // (trigamma's, its float32 reflection): the same
 // bits, or one ulp off where the float64 result lies near a float32
@@ -368,7 +368,10 @@ func TestUnary64Vector(t *testing.T) {
 		// constant at 10 and its zero, trigamma's reflection at 1/2, and
 		// the poles and their neighbours
 		2, 8, math.Nextafter32(8, 0), 10, math.Nextafter32(10, 0), 1.4616321, 0.5, math.Nextafter32(0.5, 0),
-		-2, math.Nextafter32(-2, 0), math.Nextafter32(-2, -3), -2.5, -100.3, -1e7 - 0.5}
+		-2, math.Nextafter32(-2, 0), math.Nextafter32(-2, -3), -2.5, -100.3, -1e7 - 0.5,
+		// erfc's pieces' ends
+		0.25, 0.84375, math.Nextafter32(0.84375, 0), 1.25, math.Nextafter32(1.25, 0), 2.857143, 2.857142, 6, -6, 28, -28,
+		9.3, 10, 10.05, 26.5, -0.25, -0.84375, -1.25}
 	for k := 1; k < 200; k++ { // the float32s around k·π/2
 		v := float32(float64(k) * math.Pi / 2)
 		special = append(special, v, math.Nextafter32(v, 0), math.Nextafter32(v, 1e9), -v)
@@ -398,7 +401,7 @@ func TestUnary64Vector(t *testing.T) {
 		{"tan", unary64Tan, params}, {"sinh", unary64Sinh, params}, {"cosh", unary64Cosh, params},
 		{"asinh", unary64Asinh, params}, {"acosh", unary64Acosh, params}, {"atanh", unary64Atanh, params},
 		{"atan", unary64Atan, params}, {"asin", unary64Asin, params}, {"acos", unary64Acos, params},
-		{"lgamma", unary64Lgamma, params}, {"digamma", unary64Digamma, params},
+		{"lgamma", unary64Lgamma, params}, {"digamma", unary64Digamma, params}, {"erfc", unary64Erfc, params},
 		{"polygamma", unary64Trigamma, ops.Params{A: 1}}, // trigamma
 	} {
 		f := via64[float32](floatUnary[c.name](c.p))
