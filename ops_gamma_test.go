@@ -181,3 +181,33 @@ func TestZetaExact(t *testing.T) {
 		})
 	}
 }
+
+// TestGammaPoles: at the poles and the ends, every device gives torch's
+// values in float32: lgamma +Inf at 0, at the negative integers (however
+// large: lgamma(1 - x) is +Inf there too, and Inf - Inf was NaN on wgpu:0)
+// and at ±Inf; digamma ∓Inf at ±0, NaN at the negative integers and -Inf,
+// +Inf at +Inf; NaN stays NaN.
+func TestGammaPoles(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	xs := []float32{-3e38, -1e30, -2, 0, float32(math.Copysign(0, -1)), float32(inf), float32(-inf), float32(nan)}
+	want := map[string][]float64{
+		"lgamma":  {inf, inf, inf, inf, inf, inf, inf, nan},
+		"digamma": {nan, nan, nan, -inf, inf, inf, nan, nan},
+	}
+	for _, dev := range biDevices(t) {
+		t.Run(dev.String(), func(t *testing.T) {
+			x := FromSlice(CPU, xs).To(dev)
+			for name, f := range map[string]func(*Tensor) *Tensor{"lgamma": (*Tensor).Lgamma, "digamma": (*Tensor).Digamma} {
+				got, err := f(x).Float32s()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, w := range want[name] {
+					if g := float64(got[i]); !(g == w || g != g && w != w) {
+						t.Errorf("%s(%v) = %v, want %v", name, xs[i], g, w)
+					}
+				}
+			}
+		})
+	}
+}

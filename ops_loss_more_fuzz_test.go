@@ -302,6 +302,11 @@ func fuzzMoreLoss(t *testing.T, r *fzReader) {
 	args := moreLossArgs{dim: r.dim(len(shape)), p: []float64{2, 1, 0, 3, 0.5, -1}[r.intn(6)], eps: 1e-8, keepdim: r.intn(2) == 0}
 	if r.intn(4) == 0 {
 		args.p, args.eps = r.value(), r.value()
+		// An eps far from 0 is added to every difference, so that the
+		// distances are about eps and a triplet loss their difference:
+		// the devices' last bits of each, amplified (7252e041e8c8f6f3:
+		// eps 88.7 gave 0.4999924 on wgpu:0 and 0.5 on the cpu).
+		moderate = moderate && math.Abs(args.eps) <= 1
 	}
 	if l.isDistance() {
 		optLabel = "dim " + strconv.Itoa(args.dim) + ",p " + strconv.FormatFloat(args.p, 'g', -1, 64) +

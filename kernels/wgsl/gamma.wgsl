@@ -79,8 +79,12 @@ fn lgammaf(x: f32) -> f32 {
         v = lgamma_stirling(z);
     }
     if (neg) {
-        // ln π - ln|sin(π·frac(x))| - lgamma(1 - x); +Inf at the poles.
+        // ln π - ln|sin(π·frac(x))| - lgamma(1 - x); +Inf at the poles,
+        // where lgamma(1 - x) may be +Inf too (x below -4e36).
         let s = sinf(3.14159265358979323846 * reduced_turn(x - trunc(x)));
+        if (s == 0.0) {
+            return inf_f32();
+        }
         v = 1.1447298858494002 - logf(abs(s)) - v;
     }
     return v;
