@@ -19,15 +19,15 @@ func init() {
 		}
 		switch x.DType {
 		case dispatch.Float32:
-			cumExtremeLines(out, x, dim, later[float32](a.Max, true))
+			cumExtremeLines[float32](out, x, dim, a.Max)
 		case dispatch.Float64:
-			cumExtremeLines(out, x, dim, later[float64](a.Max, true))
+			cumExtremeLines[float64](out, x, dim, a.Max)
 		case dispatch.Int32:
-			cumExtremeLines(out, x, dim, later[int32](a.Max, false))
+			cumExtremeLines[int32](out, x, dim, a.Max)
 		case dispatch.Int64:
-			cumExtremeLines(out, x, dim, later[int64](a.Max, false))
+			cumExtremeLines[int64](out, x, dim, a.Max)
 		case dispatch.Bool:
-			cumExtremeLines(out, x, dim, func(v, best bool) bool { return v == best || v == a.Max })
+			cumExtremeBools(out, x, dim, a.Max)
 		default:
 			return dispatch.Unsupported(out.Device, ops.ArgCumExtreme.Name, x.DType)
 		}
@@ -35,29 +35,34 @@ func init() {
 	})
 }
 
-// later is whether v, later in a line, takes the running extreme from
-// best: at least as large (as small) for max (min), or for floats a NaN.
-// A NaN best is then kept by all but a later NaN, as v >= NaN is false.
-func later[T int32 | int64 | float32 | float64](max, float bool) func(v, best T) bool {
-	switch {
-	case max && float:
-		return func(v, best T) bool { return v >= best || v != v }
-	case float:
-		return func(v, best T) bool { return v <= best || v != v }
-	case max:
-		return func(v, best T) bool { return v >= best }
-	}
-	return func(v, best T) bool { return v <= best }
-}
-
 // cumExtremeLines writes, along each line of x, the index of the element
-// that the running extreme last came from.
-func cumExtremeLines[T any](out, x *dispatch.Tensor, dim int, takes func(v, best T) bool) {
+// that the running extreme last came from: a later element takes it where
+// it is at least as large (as small, for the minimum), or for floats where
+// it is a NaN; a NaN extreme is then kept by all but a later NaN, as v >=
+// NaN is false. (v != v is false for the integers.)
+func cumExtremeLines[T int32 | int64 | float32 | float64](out, x *dispatch.Tensor, dim int, max bool) {
 	d, o := elems[T](x), elems[int64](out)
 	sortLines(out, x, dim, func(xo, xs, oo, os, n int) {
 		at, best := 0, d[xo]
 		for i := range n {
-			if v := d[xo+i*xs]; takes(v, best) {
+			v := d[xo+i*xs]
+			if max && (v >= best || v != v) || !max && (v <= best || v != v) {
+				at, best = i, v
+			}
+			o[oo+i*os] = int64(at)
+		}
+	})
+}
+
+// cumExtremeBools is cumExtremeLines for bool, false below true: a later
+// element takes the extreme where it equals it or is the extreme kind
+// (true for the maximum).
+func cumExtremeBools(out, x *dispatch.Tensor, dim int, max bool) {
+	d, o := elems[bool](x), elems[int64](out)
+	sortLines(out, x, dim, func(xo, xs, oo, os, n int) {
+		at, best := 0, d[xo]
+		for i := range n {
+			if v := d[xo+i*xs]; v == best || v == max {
 				at, best = i, v
 			}
 			o[oo+i*os] = int64(at)
