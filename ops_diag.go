@@ -28,20 +28,24 @@ var opDiag = composite("diag", []string{"x"}, func(in []*Tensor, diagonal int) *
 	if x.t.Rank() == 2 {
 		return x.Diagonal(diagonal, 0, 1)
 	}
-	// A vector onto the diagonal of an [m, m] matrix of zeros: each element
-	// gets m zeros after it, so that, flattened, the elements lie m+1
-	// apart, as a row-major matrix's diagonal; the run is padded in front
-	// to the diagonal's first element and padded or cropped (at most the
-	// last m zeros) to m·m.
+	// A vector onto the diagonal of an [m, m] matrix of zeros, in one pad:
+	// flattened, that matrix's diagonal elements lie m+1 apart, so as
+	// m rows of m+1 they form one column, whose first m·m elements are the
+	// matrix. x, as a column, is padded to that: on the diagonal k ≥ 0
+	// element i is at flat k + i(m+1), row i and column k; on k < 0 at
+	// |k|·m + i(m+1), row i+|k|-1 and column m+1-|k|.
 	n := x.t.Shape[0]
 	k := diagonal
 	m := n + max(k, -k)
 	if n == 0 { // zeros made from x, so that the result is on x's graph, as torch's
 		return x.Pad([]int{0, m * m}, 0).Reshape(m, m)
 	}
-	start := max(k, 0) + max(-k, 0)*m
-	u := x.Unsqueeze(1).Pad([]int{0, m}, 0).Reshape(n * (m + 1))
-	return u.Pad([]int{start, m*m - start - n*(m+1)}, 0).Reshape(m, m)
+	col, row := k, 0
+	if k < 0 {
+		col, row = m+1+k, -k-1
+	}
+	rows := x.Unsqueeze(1).Pad([]int{col, m - col, row, m - n - row}, 0)
+	return rows.Reshape(m * (m + 1)).Narrow(0, 0, m*m).Reshape(m, m)
 })
 
 // Diag is torch.diag(x, diagonal): of a vector, the square matrix with x on
