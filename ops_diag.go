@@ -45,7 +45,7 @@ var opDiag = composite("diag", []string{"x"}, func(in []*Tensor, diagonal int) *
 		col, row = m+1+k, -k-1
 	}
 	rows := x.Unsqueeze(1).Pad([]int{col, m - col, row, m - n - row}, 0)
-	return rows.Reshape(m * (m + 1)).Narrow(0, 0, m*m).Reshape(m, m)
+	return rows.Reshape(m*(m+1)).Narrow(0, 0, m*m).Reshape(m, m)
 })
 
 // Diag is torch.diag(x, diagonal): of a vector, the square matrix with x on
