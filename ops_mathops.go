@@ -58,8 +58,20 @@ func (x *Tensor) floatsOnly(op string) error {
 	if err := x.check(op); err != nil {
 		return err
 	}
+	return x.isFloat(op, "x")
+}
+
+// floatsOnlyArg is floatsOnly for x as op's argument arg.
+func (x *Tensor) floatsOnlyArg(op, arg string) error {
+	if err := x.CheckArg(op, arg); err != nil {
+		return err
+	}
+	return x.isFloat(op, arg)
+}
+
+func (x *Tensor) isFloat(op, arg string) error {
 	if !x.t.DType.IsFloat() {
-		return errorf(op, ErrDType, "x", "is "+x.t.DType.String()+" but "+op+" takes floats (lathe's float functions do not promote integers, as torch's do)",
+		return errorf(op, ErrDType, arg, "is "+x.t.DType.String()+" but "+op+" takes floats (lathe's float functions do not promote integers, as torch's do)",
 			"cast it with .Cast(lathe.Float32) first")
 	}
 	return nil

@@ -34,6 +34,8 @@ func biSpecial() map[string]biOp {
 		huge: func(dev Device) *Tensor { return Ones(dev, Int32, 1, 1).Expand(biHuge, biHuge).Polygamma(2) }}
 	t["special_multigammaln"] = biUnary(func(x *Tensor) *Tensor { return x.Multigammaln(2) })
 	t["special_zeta"] = biBinary(Zeta, "aa")
+	t["igamma"] = biBinary(Gammainc, "ff")
+	t["igammac"] = biBinary(Gammaincc, "ff")
 	t["nextafter"] = biBinary((*Tensor).Nextafter, "aa")
 	return t
 }
@@ -243,6 +245,8 @@ func TestSpecialLeaveNothing(t *testing.T) {
 		fs["polygamma1"] = func(x *Tensor) *Tensor { return x.Polygamma(1) }
 		fs["polygamma0"] = func(x *Tensor) *Tensor { return x.Polygamma(0) }
 		fs["special_zeta"] = func(x *Tensor) *Tensor { return Zeta(x.Abs().AddScalar(1.5), x.Abs().AddScalar(0.5)) }
+		fs["igamma"] = func(x *Tensor) *Tensor { return Gammainc(x.Abs().AddScalar(0.5), x.Abs()) }
+		fs["igammac"] = func(x *Tensor) *Tensor { return Gammaincc(x.Abs().AddScalar(0.5), x.Abs()) }
 		fs["special_multigammaln"] = func(x *Tensor) *Tensor { return x.Abs().AddScalar(2).Multigammaln(2) }
 		for name, f := range fs {
 			if name == "special_ndtri" {

@@ -57,6 +57,8 @@ var fzSpecialBinary = []fzBinary{
 	{"zeta", Zeta},
 	{"nextafter", (*Tensor).Nextafter},
 	{"xlog1py", (*Tensor).Xlog1py},
+	{"gammainc", Gammainc},
+	{"gammaincc", Gammaincc},
 }
 
 func fuzzLinalgNewer(t *testing.T, r *fzReader) {

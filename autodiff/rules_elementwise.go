@@ -141,6 +141,20 @@ func init() {
 		dq := b.neg(b.mul(g, b.mul(x, b.op(ops.Zeta, b.add(x, b.scalar(x, 1)), q))))
 		return []*T{nil, b.sumTo(dq, q.Shape)}
 	})
+	// The incomplete gamma functions' gradient in x is the gamma density
+	// ±x^(a-1)·e^-x/Γ(a), as exp((a - 1)·ln x - x - lgamma(a)) (torch's
+	// formula); a gets none, as torch's (derivatives.yaml: "not
+	// implemented"), though the density's own gradient reaches a.
+	incompleteGamma := func(sign float64) func(b *builder, n *Node, g *T) []*T {
+		return func(b *builder, n *Node, g *T) []*T {
+			a, x := n.Inputs[0], n.Inputs[1]
+			ln := b.sub(b.mul(b.sub(a, b.scalar(a, 1)), b.unary(ops.Log, x)), b.add(x, b.unary(ops.Lgamma, a)))
+			dx := b.mul(g, b.mulScalar(b.unary(ops.Exp, ln), sign))
+			return []*T{nil, b.sumTo(dx, x.Shape)}
+		}
+	}
+	rule(ops.Igamma, incompleteGamma(1))
+	rule(ops.Igammac, incompleteGamma(-1))
 	// The inverse and hyperbolic trigonometric functions, as derivatives.yaml
 	// writes them (asin: (1 - x²)^-½, acos: its negative, tan: 1 + y²,
 	// asinh: (x² + 1)^-½, acosh: (x² - 1)^-½, atanh: 1/(1 - x²)).

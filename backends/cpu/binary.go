@@ -49,7 +49,9 @@ func binaryKernels() map[string]binaryKernel {
 	k["minimum"] = binaryKernel{f32: min32, f64: min64, i32: mini32, i64: mini64}
 	k["div"] = binaryKernel{f32: func(a, b float32) float32 { return a / b }, f64: func(a, b float64) float64 { return a / b }}
 	k["atan2"] = binaryKernel{f32: via64x2[float32](math.Atan2), f64: math.Atan2}
-	k["special_zeta"] = binaryKernel{f32: via64x2[float32](zeta), f64: zeta} // gamma.go
+	k["special_zeta"] = binaryKernel{f32: via64x2[float32](zeta), f64: zeta}  // gamma.go
+	k["igamma"] = binaryKernel{f32: via64x2[float32](igamma), f64: igamma}    // igamma.go
+	k["igammac"] = binaryKernel{f32: via64x2[float32](igammac), f64: igammac} // igamma.go
 	k["pow"] = binaryKernel{f32: via64x2[float32](math.Pow), f64: math.Pow,
 		i32: func(a, b int32) int32 { return int32(ipow(int64(a), int64(b))) }, i64: ipow}
 	k["fmod"] = binaryKernel{f32: via64x2[float32](math.Mod), f64: math.Mod, i32: fmodInt[int32], i64: fmodInt[int64]}

@@ -256,7 +256,7 @@ var trigOps = map[string]bool{
 
 // gammaOps are the unary and binary ops whose kernels gamma.cu holds
 // (module "gamma").
-var gammaOps = map[string]bool{"lgamma": true, "digamma": true, "polygamma": true, "special_zeta": true}
+var gammaOps = map[string]bool{"lgamma": true, "digamma": true, "polygamma": true, "special_zeta": true, "igamma": true, "igammac": true}
 
 // unaryModule is the module that holds unary op name's kernels for dtype dt.
 func unaryModule(name string, dt dispatch.DType) string {

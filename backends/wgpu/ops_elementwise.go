@@ -100,7 +100,9 @@ var binaryExprs = map[string]map[string]string{
 	"maximum":      {"f32": "select(b, a, is_nan(a) || a > b)", "i32": "max(a, b)", i64: "i64_max(a, b)"},
 	"minimum":      {"f32": "select(b, a, is_nan(a) || a < b)", "i32": "min(a, b)", i64: "i64_min(a, b)"},
 	"atan2":        floats("atan2f(a, b)"),
-	"special_zeta": floats("zetaf(a, b)"), // gamma.wgsl
+	"special_zeta": floats("zetaf(a, b)"),          // gamma.wgsl
+	"igamma":       floats("igammaf(a, b, false)"), // igamma.wgsl
+	"igammac":      floats("igammaf(a, b, true)"),
 	"fmod":         {"f32": "fmodf(a, b)", "i32": "fmodi(a, b)", i64: "fmodl(a, b)"},
 	"remainder":    {"f32": "remainderf(a, b)", "i32": "remainderi(a, b)", i64: "remainderl(a, b)"},
 	// The integer ops; a shift count is taken mod the width, as x86's.
@@ -345,9 +347,9 @@ func runElementwiseAs(pks map[dispatch.DType]packed, op string, out *dispatch.Te
 		Expr           string
 		AttrBase       int
 		Conversions    bool
-		Gamma          bool
+		Gamma, Igamma  bool
 	}{Out: computeType(out.DType), OutNarrow: outPk.name, OutBits: outPk.bits, Expr: expr, AttrBase: 10 + 9*len(args),
-		Conversions: outPk.bits != 0, Gamma: strings.Contains(expr, "gamma") || strings.Contains(expr, "zeta")}
+		Conversions: outPk.bits != 0, Gamma: strings.Contains(expr, "gamma") || strings.Contains(expr, "zeta"), Igamma: strings.Contains(expr, "igamma")}
 	tensors := make([]*dispatch.Tensor, 0, 1+len(args))
 	tensors = append(tensors, out)
 	key := []string{"elementwise", op, storageName(pks, out.DType)}

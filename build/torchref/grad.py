@@ -48,7 +48,11 @@ def distinct(shape, dt, domain="any"):
 
 
 class GradFamily(Family):
-    def gcase(self, name, op, inputs, fn, attrs=None, hvp=False, nonsmooth=False, upstream=None):
+    def gcase(self, name, op, inputs, fn, attrs=None, hvp=False, nonsmooth=False, upstream=None, nograd=()):
+        """nograd lists the float inputs torch refuses to differentiate
+        (igamma's a): their gradient is recorded as zeros, though the
+        others' gradients may depend on them (their Hessian-vector
+        product is the mixed one)."""
         assert name not in self.seen, name
         self.seen.add(name)
         ts = [i.t if isinstance(i, L) else i for i in inputs]
@@ -57,7 +61,9 @@ class GradFamily(Family):
         diff = [t for t in leaves if t is not None and t.requires_grad]
         out = fn(*leaves)
         w = upstream if upstream is not None else rnd(list(out.shape), {torch.float32: "float32", torch.float64: "float64"}[out.dtype])
-        gs = torch.autograd.grad(out, diff, w, create_graph=hvp, allow_unused=True)
+        asked = [x for i, x in enumerate(leaves) if x is not None and x.requires_grad and i not in nograd]
+        got = dict(zip(map(id, asked), torch.autograd.grad(out, asked, w, create_graph=hvp, allow_unused=True)))
+        gs = [got.get(id(x)) for x in diff]
         gs = [torch.zeros_like(x) if g is None else g for x, g in zip(diff, gs)]
         c = {"name": name, "op": op, "attrs": {k: enc_attr(v) for k, v in (attrs or {}).items()},
              "inputs": [None if i is None else enc_tensor(i.t, i.layout) if isinstance(i, L) else enc_tensor(i)
@@ -75,6 +81,8 @@ class GradFamily(Family):
             c["hvp"] = self.aligned(leaves, hs)
         if nonsmooth:
             c["nonsmooth"] = True
+        if nograd:
+            c["nograd"] = list(nograd)
         self.cases.append(c)
 
     @staticmethod

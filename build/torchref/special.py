@@ -1,7 +1,8 @@
 """Cases of torch.special's functions that lathe builds as composites
 (special.json) and their gradients (grad_special.json): erfcx, entr, ndtr,
 log_ndtr, ndtri, spherical_bessel_j0, zeta, polygamma, multigammaln and
-nextafter.
+nextafter; and of the kernels of gammainc and gammaincc (torch.igamma,
+igammac).
 
 Run it from the repository root with PyTorch 1.13:
 
@@ -16,7 +17,9 @@ so its inputs stay above -2.5; float16 and bfloat16 are computed in
 float32 and rounded once, the reference so made from torch's float32
 result (torch's cpu refuses float16 for most of them). Gradients:
 spherical_bessel_j0 and nextafter have none in torch, zeta has q's only
-(x is an integer tensor in its gradient cases, which torch promotes).
+(x is an integer tensor in its gradient cases, which torch promotes), and
+igamma and igammac x's only (a is marked nograd: torch refuses to
+differentiate it, while the Hessian-vector product has the mixed term).
 """
 
 import os
@@ -159,6 +162,54 @@ def group_nextafter(fam):
              error="shape")
 
 
+# (a, x) pairs that take each branch of the incomplete gamma functions:
+# P's and Q's series, the continued fraction, 1 - P and 1 - Q, Temme's
+# expansion (20 < a < 200 with x within 30% of a; a > 200 within 4.5√a),
+# the Lanczos form on both sides of 200, and the edges of the domain.
+IGAMMA = [(0.5, 0.25), (1.0, 1.0), (2.0, 3.0), (3.0, 2.0), (0.1, 0.05), (5.0, 0.3), (0.01, 1e-3), (0.3, 0.8),
+          (10.0, 0.6), (30.0, 2.0), (1.5, 40.0), (4.0, 4.4), (12.0, 7.0), (7.0, 12.0), (25.0, 24.0), (25.0, 30.0),
+          (100.0, 80.0), (150.0, 160.0), (199.0, 199.5), (500.0, 510.0), (1e4, 9900.0), (250.0, 180.0),
+          (250.0, 330.0), (180.0, 230.0), (50.0, 120.0), (1000.0, 100.0), (0.5, 700.0),
+          (0.0, 0.0), (0.0, 1.0), (-1.0, 1.0), (1.0, -1.0), (INF, 1.0), (INF, INF), (1.0, INF), (NAN, 1.0),
+          (2.0, NAN), (0.5, 0.0), (0.0, INF), (-0.0, 2.0), (3.0, -0.0)]
+# float32 keeps the pairs whose tails float32 holds to its own digits.
+IGAMMA_F32 = [(a, x) for a, x in IGAMMA if (a, x) not in ((30.0, 2.0), (1.5, 40.0), (50.0, 120.0), (1e4, 9900.0))]
+
+
+def group_igamma(fam):
+    for op, fn in (("igamma", S.gammainc), ("igammac", S.gammaincc)):
+        for dt in FLOATS:
+            s = SHORT[dt]
+            pairs = IGAMMA if dt == "float64" else IGAMMA_F32
+            f64only = {"float64_only": True} if dt == "float64" else None
+            fam.case(f"{op}/{s}/special", op, [vals([a for a, _ in pairs], dt), vals([x for _, x in pairs], dt)], fn,
+                     f64only)
+            fam.case(f"{op}/{s}/[3,4]", op, [rnd([3, 4], dt, "pos") * 4, rnd([3, 4], dt, "pos") * 4], fn)
+            fam.case(f"{op}/{s}/bcast[2,1]x[3]", op, [vals([[0.7], [3.5]], dt), rnd([3], dt, "pos") * 3], fn)
+        fam.case(f"{op}/f32/transposed[3,4]", op, [L(rnd([3, 4], "float32", "pos") * 3, "transposed"),
+                                                   rnd([3, 4], "float32", "pos") * 3], fn)
+        fam.case(f"{op}/f32xf64", op, [vals([2.0, 3.0], "float32"), vals([1.5, 2.0], "float64")], fn,
+                 {"float64_only": True})
+        fam.case(f"{op}/f32/0d", op, [vals(2.0, "float32"), vals(1.0, "float32")], fn)
+        fam.case(f"{op}/f32/empty[0,3]", op, [rnd([0, 3], "float32"), rnd([3], "float32")], fn)
+        for dt in ("bfloat16", "float16"):
+            a, x = vals([0.5, 2.0, 3.0, 25.0], dt), vals([1.0, 2.5, 0.25, 24.0], dt)
+            fam.case(f"{op}/{SHORT[dt]}", op, [a, x], lambda a, x, fn=fn: fn(a.float(), x.float()).to(a.dtype))
+        fam.case(f"{op}/i64/error", op, [vals([1, 2], "int64"), vals([2, 3], "int64")], fn, error="dtype")
+        fam.case(f"{op}/f32/[2]x[3]/error", op, [rnd([2], "float32"), rnd([3], "float32")], fn, error="shape")
+
+
+def grad_igamma(fam):
+    for op, fn in (("igamma", S.gammainc), ("igammac", S.gammaincc)):
+        for dt in FLOATS:
+            s = SHORT[dt]
+            h = dt == "float64"
+            fam.gcase(f"{op}/{s}/[2,3]", op, [rnd([2, 3], dt, "pos") * 3 + 0.2, rnd([2, 3], dt, "pos") * 3 + 0.1], fn,
+                      hvp=h, nograd=(0,))
+            fam.gcase(f"{op}/{s}/bcast[2,1]x[3]", op, [vals([[0.7], [3.5]], dt), rnd([3], dt, "pos") * 3 + 0.1], fn,
+                      hvp=h, nograd=(0,))
+
+
 def grad_group(fam):
     g = fam.gcase
     for dt in FLOATS:
@@ -189,12 +240,14 @@ def special():
     group_zeta(fam)
     group_polygamma(fam)
     group_nextafter(fam)
+    group_igamma(fam)
     return fam
 
 
 def grad_special():
     fam = GradFamily("grad_special", 104)
     grad_group(fam)
+    grad_igamma(fam)
     return fam
 
 

@@ -33,3 +33,13 @@ func PolygammaOf(n int) Params {
 	}
 	return Params{A: float64(n), B: c}
 }
+
+// Igamma and Igammac are the regularized incomplete gamma functions
+// P(a, x) = γ(a, x)/Γ(a) and Q(a, x) = 1 - P(a, x), torch's igamma and
+// igammac (special.gammainc, special.gammaincc), SciPy's algorithm: NaN
+// for a < 0 or x < 0 and where a and x are both 0 or both +Inf; P(0, x)
+// = 1 for x > 0, P(a, 0) = 0, P(+Inf, x) = 0, P(a, +Inf) = 1.
+var (
+	Igamma  = binaryArgs("igamma", [2]string{"a", "x"}, Floats, false)
+	Igammac = binaryArgs("igammac", [2]string{"a", "x"}, Floats, false)
+)

@@ -31,6 +31,11 @@ type GradCase struct {
 	// maximum), where the gradient is a convention and a finite difference
 	// means nothing.
 	NonSmooth bool `json:"nonsmooth"`
+	// NoGrad lists the inputs the op has no gradient for (igamma's a, as
+	// torch's refuses it): zeros in torch's data, none from lathe, and no
+	// finite difference to hold them to. The others' gradients may still
+	// depend on them, so their Hessian-vector product is the mixed one.
+	NoGrad []int `json:"nograd"`
 }
 
 // Narrow is Case.Narrow for a gradient case: its upstream gradient, the

@@ -25,6 +25,8 @@ var specialOps = map[string]opFunc{
 	"special_ndtri":               unary((*lathe.Tensor).Ndtri),
 	"special_spherical_bessel_j0": unary((*lathe.Tensor).SphericalBesselJ0),
 	"special_zeta":                binary(lathe.Zeta),
+	"igamma":                      binary(lathe.Gammainc),
+	"igammac":                     binary(lathe.Gammaincc),
 	"nextafter":                   binary((*lathe.Tensor).Nextafter),
 	"polygamma": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
 		return one(in[0].Polygamma(a.Int("n")))

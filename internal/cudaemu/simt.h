@@ -40,6 +40,7 @@
 #define __device__
 #define __forceinline__ inline
 #define __noinline__ __attribute__((noinline))
+#define __constant__ // a global of the host program, read as any other
 #define __shared__ static // one block runs at a time, so statics are its shared memory
 
 struct uint3 {

@@ -1,5 +1,5 @@
 // gamma.cuh: the gamma family's unary ops (dispatch/ops/gamma.go): lgamma,
-// digamma and polygamma, and the binary special_zeta, for gamma.cu (float32 and float64) and
+// digamma and polygamma, and the binary special_zeta, igamma and igammac (igamma.cuh), for gamma.cu (float32 and float64) and
 // gamma_f16.cu and gamma_bf16.cu (computed in float32, half.cuh): a
 // module of their own, as zeta's sums are most of their PTX. The
 // algorithms are torch's (aten/src/ATen/native/Math.h), as lathe's cpu
@@ -10,6 +10,7 @@
 #pragma once
 #include "unary.cuh"
 #include "binary.cuh"
+#include "igamma.cuh"
 
 // reduced_turn is r in (-1, 0) moved by a period into [-1/2, 0), exactly,
 // so that tan(pi r) and |sin(pi r)| lose no digits near r = -1.
@@ -141,8 +142,10 @@ struct Zeta {
 	template <typename F> __device__ F operator()(F x, F q) const { return zeta_of(x, q); }
 };
 
-#define LATHE_GAMMA_UNARIES(T, sfx)               \
-	LATHE_UNARY(T, sfx, lgamma, Lgamma)       \
-	LATHE_UNARY(T, sfx, digamma, Digamma)     \
-	LATHE_UNARY(T, sfx, polygamma, Polygamma) \
-	LATHE_BINARY(T, T, sfx, special_zeta, Zeta)
+#define LATHE_GAMMA_UNARIES(T, sfx)                 \
+	LATHE_UNARY(T, sfx, lgamma, Lgamma)         \
+	LATHE_UNARY(T, sfx, digamma, Digamma)       \
+	LATHE_UNARY(T, sfx, polygamma, Polygamma)   \
+	LATHE_BINARY(T, T, sfx, special_zeta, Zeta) \
+	LATHE_BINARY(T, T, sfx, igamma, Igamma)     \
+	LATHE_BINARY(T, T, sfx, igammac, Igammac)

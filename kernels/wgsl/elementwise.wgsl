@@ -16,7 +16,8 @@ and where. Data:
               backends/wgpu/ops_elementwise.go);
   .Conversions whether any tensor is narrow, so that the shader needs
               convert.wgsl's conversions;
-  .Gamma      whether Expr calls gamma.wgsl's functions.
+  .Gamma      whether Expr calls gamma.wgsl's functions, and .Igamma
+              igamma.wgsl's (which call gamma.wgsl's).
 An argument's .Layout is "flat" where it is contiguous with out's shape
 (element i is at its offset + i), "scalar" where it has one element (at its
 offset), and "strided" otherwise.
@@ -55,6 +56,9 @@ fn attr_i32(j: u32) -> i32 { return bitcast<i32>(p[ATTRS + j]); }
 {{template "math"}}
 {{- if .Gamma}}
 {{template "gamma"}}
+{{- end}}
+{{- if .Igamma}}
+{{template "igamma"}}
 {{- end}}
 {{template "int64"}}
 {{- if .Conversions}}
