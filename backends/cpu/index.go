@@ -175,13 +175,17 @@ func scatterAddSlices(out, src, index *dispatch.Tensor, d int) bool {
 		return true
 	}
 	idx := make([]int64, n)
-	line := index.View([]int{n}, []int{index.Strides[d]}, index.Offset)
-	defer line.Release()
-	i := 0
-	if index.DType == dispatch.Int32 {
-		walk(line, func(v int32) { idx[i] = int64(v); i++ })
+	at, step := index.Offset, index.Strides[d]
+	if index.DType == dispatch.Int64 {
+		v := elems[int64](index)
+		for i := range idx {
+			idx[i] = v[at+i*step]
+		}
 	} else {
-		walk(line, func(v int64) { idx[i] = v; i++ })
+		v := elems[int32](index)
+		for i := range idx {
+			idx[i] = int64(v[at+i*step])
+		}
 	}
 	switch out.DType {
 	case dispatch.Float32:
@@ -203,6 +207,13 @@ func scatterAddSlices(out, src, index *dispatch.Tensor, d int) bool {
 // idx[i], for each i in order.
 func addSlices[T number](out, src *dispatch.Tensor, idx []int64, d, run, step int) {
 	o, s := elems[T](out), elems[T](src)
+	if run == 1 && step == 1 { // a 1-D scatter_add (bincount's): an add per index, without a slice's bounds
+		ob, os, sb, ss := out.Offset, out.Strides[d], src.Offset, src.Strides[d]
+		for i, at := range idx {
+			o[ob+int(at)*os] += s[sb+i*ss]
+		}
+		return
+	}
 	parallel(run, len(idx), func(lo, hi int) {
 		for i, at := range idx {
 			dst := o[out.Offset+int(at)*out.Strides[d]+lo : out.Offset+int(at)*out.Strides[d]+hi]
