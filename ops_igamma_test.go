@@ -100,3 +100,35 @@ func TestIgammaExact(t *testing.T) {
 		})
 	}
 }
+
+// TestIgammaHugeA: where a is near the dtype's largest and x is above 1,
+// a·ln x and ln Γ(a) both overflow, and their difference was Inf - Inf
+// (torch's P(1.8e308, 200) is NaN); P is 0 there and Q 1, on every device.
+func TestIgammaHugeA(t *testing.T) {
+	for _, dev := range biDevices(t) {
+		t.Run(dev.String(), func(t *testing.T) {
+			for _, dt := range []DType{Float64, Float32} {
+				huge := math.MaxFloat64
+				if dt == Float32 {
+					huge = math.MaxFloat32
+				}
+				a := Full(dev, dt, huge, 4)
+				x := FromSlice(CPU, []float64{1.5, 20, 200, 1e30}).Cast(dt).To(dev)
+				if a.Err() != nil {
+					continue // wgpu has no float64
+				}
+				for k, fn := range []func(a, x *Tensor) *Tensor{Gammainc, Gammaincc} {
+					got, err := fn(a, x).To(CPU).Cast(Float64).Float64s()
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i, v := range got {
+						if v != float64(k) {
+							t.Errorf("%v %s(max, x[%d]) = %v, want %d", dt, [2]string{"P", "Q"}[k], i, v, k)
+						}
+					}
+				}
+			}
+		})
+	}
+}

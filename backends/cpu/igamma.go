@@ -103,7 +103,7 @@ func lowerSeries(a, x float64) float64 {
 	// the digits of Γ(1 + a) for a tiny a that Γ(a)·a would lose.
 	var f float64
 	if math.Abs(a-x) > 0.4*a {
-		f = math.Exp(a*math.Log(x) - x - lgamma1p(a))
+		f = expFar(a*math.Log(x) - x - lgamma1p(a))
 	} else {
 		f = powerFactor(a, x) / a
 	}
@@ -221,7 +221,7 @@ func upperContinuedFraction(a, x float64) float64 {
 // that last product as one exponential through log1p.
 func powerFactor(a, x float64) float64 {
 	if math.Abs(a-x) > 0.4*a {
-		return math.Exp(a*math.Log(x) - x - lgammaF(a))
+		return expFar(a*math.Log(x) - x - lgammaF(a))
 	}
 	fac := a + lanczosG - 0.5
 	res := math.Sqrt(fac/math.E) / lanczosSumExpGScaled(a)
@@ -230,6 +230,17 @@ func powerFactor(a, x float64) float64 {
 	}
 	num := (x - a - lanczosG + 0.5) / fac
 	return res * math.Exp(a*log1pmx(num)+x*(0.5-lanczosG)/fac)
+}
+
+// expFar is e^e for the exponent a·ln x - x - ln Γ(a) (or Γ(a+1)) where
+// x is far from a: 0 where it is Inf - Inf, as for an a near the dtype's
+// largest and an x above 1, whose a·ln x and ln Γ(a) both overflow while
+// the factor itself is far below the smallest float (torch's is NaN there).
+func expFar(e float64) float64 {
+	if math.IsNaN(e) {
+		return 0
+	}
+	return math.Exp(e)
 }
 
 // The Lanczos sum's rational function, scaled by e^g (Boost's

@@ -38,6 +38,11 @@ template <typename F> __device__ F log1pmx(F s) {
 	return sum;
 }
 
+// exp_far is e^e for the exponent a ln x - x - ln Gamma(a) where x is far
+// from a: 0 where it is Inf - Inf (an a near the dtype's largest with x
+// above 1), as backends/cpu/igamma.go's expFar.
+template <typename F> __device__ __forceinline__ F exp_far(F e) { return is_nan(e) ? (F)0 : m_exp(e); }
+
 // lanczos_sum_expg_scaled is Boost's lanczos13m53 rational function scaled
 // by e^g, its coefficients highest degree first, in a where a <= 1, else in
 // 1/a.
@@ -70,7 +75,7 @@ template <typename F> __device__ F lanczos_sum_expg_scaled(F a) {
 // far from a, else Boost's Lanczos form, which keeps a large a's digits.
 template <typename F> __device__ __noinline__ F igamma_power_factor(F a, F x) {
 	const F g = (F)6.024680040776729583740234375;
-	if (m_abs(a - x) > (F)0.4 * a) return m_exp(a * m_log(x) - x - m_lgamma(a));
+	if (m_abs(a - x) > (F)0.4 * a) return exp_far(a * m_log(x) - x - m_lgamma(a));
 	F fac = a + g - (F)0.5;
 	F res = m_sqrt(fac / (F)2.718281828459045) / lanczos_sum_expg_scaled(a);
 	if (a < (F)200 && x < (F)200) return res * m_exp(a - x) * m_pow(x / fac, a);
@@ -81,7 +86,7 @@ template <typename F> __device__ __noinline__ F igamma_power_factor(F a, F x) {
 // igamma_lower_series is P(a, x) by DLMF 8.11.4, its factor x^a e^-x /
 // Gamma(a + 1) through lgamma1p where x is far from a.
 template <typename F> __device__ __noinline__ F igamma_lower_series(F a, F x) {
-	F f = m_abs(a - x) > (F)0.4 * a ? m_exp(a * m_log(x) - x - lgamma1p(a)) : igamma_power_factor(a, x) / a;
+	F f = m_abs(a - x) > (F)0.4 * a ? exp_far(a * m_log(x) - x - lgamma1p(a)) : igamma_power_factor(a, x) / a;
 	if (f == (F)0) return 0;
 	F r = a, c = 1, sum = 1;
 #pragma unroll 1

@@ -43,6 +43,16 @@ fn log1pmx(s: f32) -> f32 {
     return sum;
 }
 
+// exp_far is e^e for the exponent a·ln x - x - ln Γ(a) where x is far
+// from a: 0 where it is Inf - Inf (an a near float32's largest with x above
+// 1), as backends/cpu/igamma.go's expFar.
+fn exp_far(e: f32) -> f32 {
+    if (is_nan(e)) {
+        return 0.0;
+    }
+    return expf(e);
+}
+
 // lanczos_sum_expg_scaled is Boost's lanczos13m53 rational function scaled
 // by e^g, its coefficients highest degree first, in a where a ≤ 1, else in
 // 1/a.
@@ -78,7 +88,7 @@ fn lanczos_sum_expg_scaled(a: f32) -> f32 {
 fn igamma_power_factor(a: f32, x: f32) -> f32 {
     let g = 6.024680040776729583740234375;
     if (abs(a - x) > 0.4 * a) {
-        return expf(a * logf(x) - x - lgammaf(a));
+        return exp_far(a * logf(x) - x - lgammaf(a));
     }
     let fac = a + g - 0.5;
     let res = sqrt(fac / 2.718281828459045) / lanczos_sum_expg_scaled(a);
@@ -94,7 +104,7 @@ fn igamma_power_factor(a: f32, x: f32) -> f32 {
 fn igamma_lower_series(a: f32, x: f32) -> f32 {
     var f: f32;
     if (abs(a - x) > 0.4 * a) {
-        f = expf(a * logf(x) - x - lgamma1p(a));
+        f = exp_far(a * logf(x) - x - lgamma1p(a));
     } else {
         f = igamma_power_factor(a, x) / a;
     }
