@@ -137,6 +137,9 @@ type besselAttrs struct {
 
 // besselI is I0 or I1 of float32 or float64 x, scaled by e^-|x| or not.
 func besselI(op string, x *Tensor, a besselAttrs) *Tensor {
+	if x.err != nil { // besselK's argument, a Where that failed (a huge x)
+		return x
+	}
 	ax := x.Abs()
 	small := ax.LeScalar(8)
 	// Each branch's argument is a harmless value where the other branch

@@ -51,6 +51,10 @@ var fzSpecialUnary = []fzUnary{
 	{"i1e", func(x *Tensor, _ float64) *Tensor { return x.I1e() }},
 	{"polygamma", func(x *Tensor, p float64) *Tensor { return x.Polygamma(order(p)) }},
 	{"multigammaln", func(x *Tensor, p float64) *Tensor { return x.Multigammaln(order(p)) }},
+	{"modified_bessel_k0", func(x *Tensor, _ float64) *Tensor { return x.ModifiedBesselK0() }},
+	{"modified_bessel_k1", func(x *Tensor, _ float64) *Tensor { return x.ModifiedBesselK1() }},
+	{"scaled_modified_bessel_k0", func(x *Tensor, _ float64) *Tensor { return x.ScaledModifiedBesselK0() }},
+	{"scaled_modified_bessel_k1", func(x *Tensor, _ float64) *Tensor { return x.ScaledModifiedBesselK1() }},
 }
 
 var fzSpecialBinary = []fzBinary{

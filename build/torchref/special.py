@@ -1,8 +1,8 @@
 """Cases of torch.special's functions that lathe builds as composites
 (special.json) and their gradients (grad_special.json): erfcx, entr, ndtr,
 log_ndtr, ndtri, spherical_bessel_j0, zeta, polygamma, multigammaln and
-nextafter; and of the kernels of gammainc and gammaincc (torch.igamma,
-igammac).
+nextafter, and the modified Bessel functions of the second kind; and of
+the kernels of gammainc and gammaincc (torch.igamma, igammac).
 
 Run it from the repository root with PyTorch 1.13:
 
@@ -199,6 +199,32 @@ def group_igamma(fam):
         fam.case(f"{op}/f32/[2]x[3]/error", op, [rnd([2], "float32"), rnd([3], "float32")], fn, error="shape")
 
 
+BESSEL_K = {"special_modified_bessel_k0": S.modified_bessel_k0, "special_modified_bessel_k1": S.modified_bessel_k1,
+            "special_scaled_modified_bessel_k0": S.scaled_modified_bessel_k0,
+            "special_scaled_modified_bessel_k1": S.scaled_modified_bessel_k1}
+# Both sides of the branch at 2, the pole at 0, the underflow of the
+# unscaled functions (past 705 in float64, 85 in float32) and the edges.
+BESSEL_K_VALUES = [NAN, INF, -INF, 0.0, -0.0, -1.0, 1e-30, 1e-5, 0.1, 0.5, 1.0, 1.9999, 2.0, 2.0001, 3.0, 8.0, 30.0,
+                   80.0, 90.0, 700.0, 710.0]
+
+
+def group_bessel_k(fam):
+    """The modified Bessel functions of the second kind (torch 1.13's
+    special.modified_bessel_k0 ... scaled_modified_bessel_k1), composites
+    in lathe; torch has no gradient for them."""
+    for op, fn in BESSEL_K.items():
+        for dt in FLOATS:
+            s = SHORT[dt]
+            f64only = {"float64_only": True} if dt == "float64" else None
+            fam.case(f"{op}/{s}/special", op, [vals(BESSEL_K_VALUES, dt)], fn, f64only)
+            fam.case(f"{op}/{s}/[3,4]", op, [rnd([3, 4], dt, "pos") * 5], fn)
+        fam.case(f"{op}/f32/transposed[3,4]", op, [L(rnd([3, 4], "float32", "pos") * 3, "transposed")], fn)
+        fam.case(f"{op}/f32/0d", op, [vals(0.375, "float32")], fn)
+        fam.case(f"{op}/f32/empty[0,3]", op, [rnd([0, 3], "float32")], fn)
+        fam.case(f"{op}/i64/[4]", op, [vals([0, 1, 2, 3], "int64")], fn)
+        fam.case(f"{op}/bf16/[5]", op, [vals([0.25, 0.5, 1.5, 2.5, 6.0], "bfloat16")], bf16(fn))
+
+
 def grad_igamma(fam):
     for op, fn in (("igamma", S.gammainc), ("igammac", S.gammaincc)):
         for dt in FLOATS:
@@ -241,6 +267,7 @@ def special():
     group_polygamma(fam)
     group_nextafter(fam)
     group_igamma(fam)
+    group_bessel_k(fam)
     return fam
 
 

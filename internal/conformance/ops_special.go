@@ -18,16 +18,20 @@ func init() {
 }
 
 var specialOps = map[string]opFunc{
-	"special_erfcx":               unary((*lathe.Tensor).Erfcx),
-	"special_entr":                unary((*lathe.Tensor).Entr),
-	"special_ndtr":                unary((*lathe.Tensor).Ndtr),
-	"special_log_ndtr":            unary((*lathe.Tensor).LogNdtr),
-	"special_ndtri":               unary((*lathe.Tensor).Ndtri),
-	"special_spherical_bessel_j0": unary((*lathe.Tensor).SphericalBesselJ0),
-	"special_zeta":                binary(lathe.Zeta),
-	"igamma":                      binary(lathe.Gammainc),
-	"igammac":                     binary(lathe.Gammaincc),
-	"nextafter":                   binary((*lathe.Tensor).Nextafter),
+	"special_erfcx":                     unary((*lathe.Tensor).Erfcx),
+	"special_entr":                      unary((*lathe.Tensor).Entr),
+	"special_ndtr":                      unary((*lathe.Tensor).Ndtr),
+	"special_log_ndtr":                  unary((*lathe.Tensor).LogNdtr),
+	"special_ndtri":                     unary((*lathe.Tensor).Ndtri),
+	"special_spherical_bessel_j0":       unary((*lathe.Tensor).SphericalBesselJ0),
+	"special_zeta":                      binary(lathe.Zeta),
+	"igamma":                            binary(lathe.Gammainc),
+	"special_modified_bessel_k0":        unary((*lathe.Tensor).ModifiedBesselK0),
+	"special_modified_bessel_k1":        unary((*lathe.Tensor).ModifiedBesselK1),
+	"special_scaled_modified_bessel_k0": unary((*lathe.Tensor).ScaledModifiedBesselK0),
+	"special_scaled_modified_bessel_k1": unary((*lathe.Tensor).ScaledModifiedBesselK1),
+	"igammac":                           binary(lathe.Gammaincc),
+	"nextafter":                         binary((*lathe.Tensor).Nextafter),
 	"polygamma": func(a *Attrs, in []*lathe.Tensor) ([]*lathe.Tensor, error) {
 		return one(in[0].Polygamma(a.Int("n")))
 	},
