@@ -22,6 +22,8 @@ func biBessel() map[string]biOp {
 		"special_modified_bessel_k0": (*Tensor).ModifiedBesselK0, "special_modified_bessel_k1": (*Tensor).ModifiedBesselK1,
 		"special_scaled_modified_bessel_k0": (*Tensor).ScaledModifiedBesselK0,
 		"special_scaled_modified_bessel_k1": (*Tensor).ScaledModifiedBesselK1,
+		"special_bessel_j0":                 (*Tensor).BesselJ0, "special_bessel_j1": (*Tensor).BesselJ1,
+		"special_bessel_y0": (*Tensor).BesselY0, "special_bessel_y1": (*Tensor).BesselY1,
 	} {
 		t[name] = biAnyDType(biUnary(f))
 	}
@@ -151,6 +153,7 @@ func TestBesselLeaveNothing(t *testing.T) {
 			"i0": (*Tensor).I0, "i0e": (*Tensor).I0e, "i1": (*Tensor).I1, "i1e": (*Tensor).I1e,
 			"k0": (*Tensor).ModifiedBesselK0, "k1": (*Tensor).ModifiedBesselK1,
 			"k0e": (*Tensor).ScaledModifiedBesselK0, "k1e": (*Tensor).ScaledModifiedBesselK1,
+			"j0": (*Tensor).BesselJ0, "j1": (*Tensor).BesselJ1, "y0": (*Tensor).BesselY0, "y1": (*Tensor).BesselY1,
 		} {
 			warmStepsTakeNothing(t, dev, name, x, f, true)
 			// Without a gradient, where the recurrence releases as it goes.

@@ -55,6 +55,10 @@ var fzSpecialUnary = []fzUnary{
 	{"modified_bessel_k1", func(x *Tensor, _ float64) *Tensor { return x.ModifiedBesselK1() }},
 	{"scaled_modified_bessel_k0", func(x *Tensor, _ float64) *Tensor { return x.ScaledModifiedBesselK0() }},
 	{"scaled_modified_bessel_k1", func(x *Tensor, _ float64) *Tensor { return x.ScaledModifiedBesselK1() }},
+	{"bessel_j0", func(x *Tensor, _ float64) *Tensor { return x.BesselJ0() }},
+	{"bessel_j1", func(x *Tensor, _ float64) *Tensor { return x.BesselJ1() }},
+	{"bessel_y0", func(x *Tensor, _ float64) *Tensor { return x.BesselY0() }},
+	{"bessel_y1", func(x *Tensor, _ float64) *Tensor { return x.BesselY1() }},
 }
 
 var fzSpecialBinary = []fzBinary{

@@ -1,7 +1,8 @@
 """Cases of torch.special's functions that lathe builds as composites
 (special.json) and their gradients (grad_special.json): erfcx, entr, ndtr,
 log_ndtr, ndtri, spherical_bessel_j0, zeta, polygamma, multigammaln and
-nextafter, and the modified Bessel functions of the second kind; and of
+nextafter, the modified Bessel functions of the second kind and the Bessel
+functions J0, J1, Y0 and Y1; and of
 the kernels of gammainc and gammaincc (torch.igamma, igammac).
 
 Run it from the repository root with PyTorch 1.13:
@@ -225,6 +226,31 @@ def group_bessel_k(fam):
         fam.case(f"{op}/bf16/[5]", op, [vals([0.25, 0.5, 1.5, 2.5, 6.0], "bfloat16")], bf16(fn))
 
 
+BESSEL_JY = {"special_bessel_j0": S.bessel_j0, "special_bessel_j1": S.bessel_j1, "special_bessel_y0": S.bessel_y0,
+             "special_bessel_y1": S.bessel_y1}
+# Where torch 1.13's approximations are Cephes's: below 2 and from 25 on.
+# Between, its denominators drop Cephes's leading 1 (up to 6e-6 off at 5),
+# so lathe's are checked against mpmath there (ops_bessel_j_test.go).
+BESSEL_JY_VALUES = [NAN, INF, -INF, 0.0, -0.0, -1.0, -1.5, 1e-30, 1e-5, 0.1, 0.5, 1.0, 1.5, 2.0, 25.0, 31.5, 60.0]
+
+
+def group_bessel_jy(fam):
+    """The Bessel functions of the first and second kinds (torch 1.13's
+    special.bessel_j0 ... bessel_y1), composites in lathe; torch has no
+    gradient for them."""
+    for op, fn in BESSEL_JY.items():
+        for dt in FLOATS:
+            s = SHORT[dt]
+            f64only = {"float64_only": True} if dt == "float64" else None
+            fam.case(f"{op}/{s}/special", op, [vals(BESSEL_JY_VALUES, dt)], fn, f64only)
+            fam.case(f"{op}/{s}/[3,4]", op, [rnd([3, 4], dt, "unit").abs() * 2], fn)
+        fam.case(f"{op}/f32/transposed[3,4]", op, [L(rnd([3, 4], "float32", "unit").abs() * 2, "transposed")], fn)
+        fam.case(f"{op}/f32/0d", op, [vals(0.375, "float32")], fn)
+        fam.case(f"{op}/f32/empty[0,3]", op, [rnd([0, 3], "float32")], fn)
+        fam.case(f"{op}/i64/[4]", op, [vals([0, 1, 2, 30], "int64")], fn)
+        fam.case(f"{op}/bf16/[5]", op, [vals([0.25, 0.5, 1.5, 2.0, 26.0], "bfloat16")], bf16(fn))
+
+
 def grad_igamma(fam):
     for op, fn in (("igamma", S.gammainc), ("igammac", S.gammaincc)):
         for dt in FLOATS:
@@ -268,6 +294,7 @@ def special():
     group_nextafter(fam)
     group_igamma(fam)
     group_bessel_k(fam)
+    group_bessel_jy(fam)
     return fam
 
 
