@@ -184,13 +184,20 @@ func besselI(op string, x *Tensor, a besselAttrs) *Tensor {
 
 // besselOp registers the composite of one of the four functions.
 func besselOp(a besselAttrs) *dispatch.Op[dispatch.None] {
-	name := besselName(a)
+	return besselComposite(besselName(a), func(op string, x *Tensor) *Tensor { return besselI(op, x, a) })
+}
+
+// besselComposite registers the composite op name of one of the Bessel
+// functions (this file's, ops_bessel_k.go's, ops_bessel_j.go's): f of x
+// in float32 or float64, integers and bool promoted to float32 (as
+// torch's), float16 and bfloat16 computed in float32 and rounded once.
+func besselComposite(name string, f func(op string, x *Tensor) *Tensor) *dispatch.Op[dispatch.None] {
 	return composite(name, []string{"x"}, func(in []*Tensor, _ dispatch.None) *Tensor {
 		x := in[0]
 		if !x.t.DType.IsFloat() {
 			x = x.Cast(Float32) // torch's integer-to-float promotion
 		}
-		return inFloat32([]*Tensor{x}, func(in []*Tensor) *Tensor { return besselI(name, in[0], a) })
+		return inFloat32([]*Tensor{x}, func(in []*Tensor) *Tensor { return f(name, in[0]) })
 	})
 }
 

@@ -146,13 +146,7 @@ func besselJY(op string, x *Tensor, order int, second bool) *Tensor {
 
 // besselJYOp registers the composite of one of the four functions.
 func besselJYOp(name string, order int, second bool) *dispatch.Op[dispatch.None] {
-	return composite(name, []string{"x"}, func(in []*Tensor, _ dispatch.None) *Tensor {
-		x := in[0]
-		if !x.t.DType.IsFloat() {
-			x = x.Cast(Float32) // torch's integer-to-float promotion
-		}
-		return inFloat32([]*Tensor{x}, func(in []*Tensor) *Tensor { return besselJY(name, in[0], order, second) })
-	})
+	return besselComposite(name, func(op string, x *Tensor) *Tensor { return besselJY(op, x, order, second) })
 }
 
 var (

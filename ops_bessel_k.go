@@ -78,14 +78,7 @@ func besselK(op string, x *Tensor, a besselAttrs) *Tensor {
 
 // besselKOp registers the composite of one of the four functions.
 func besselKOp(a besselAttrs) *dispatch.Op[dispatch.None] {
-	name := besselKName(a)
-	return composite(name, []string{"x"}, func(in []*Tensor, _ dispatch.None) *Tensor {
-		x := in[0]
-		if !x.t.DType.IsFloat() {
-			x = x.Cast(Float32) // torch's integer-to-float promotion
-		}
-		return inFloat32([]*Tensor{x}, func(in []*Tensor) *Tensor { return besselK(name, in[0], a) })
-	})
+	return besselComposite(besselKName(a), func(op string, x *Tensor) *Tensor { return besselK(op, x, a) })
 }
 
 // besselKName is torch's name of the function a selects.
