@@ -35,7 +35,8 @@ func (x *Tensor) Digamma() *Tensor { return x.floatKernel(ops.Digamma) }
 // so that float32 keeps torch's finite values at the poles. From n = 2
 // the cpu computes float32 in float64, as torch's cpu does; cuda and wgpu
 // compute it in float32, as torch's cuda, which loses digits where a
-// negative x's regrouped sums cancel (polygamma(4, -1.5): 1.5e-5).
+// negative x's regrouped sums cancel (at a half-integer they cancel
+// exactly: polygamma(4, -1.5) to 3e-8, polygamma(8, -3.5) to 2e-7).
 func (x *Tensor) Polygamma(n int) *Tensor {
 	const op = "polygamma"
 	if err := x.check(op); err != nil {
@@ -87,8 +88,9 @@ func (x *Tensor) floatKernel(op *dispatch.Op[ops.Params]) *Tensor {
 // bounded work. Both lose the digits that the cancelling terms of a q far
 // below 0 share. The cpu computes float32 in float64, as torch's cpu
 // does; cuda and wgpu compute it in float32, as torch's cuda, which loses
-// more there (polygamma(4, -1.5): 1.5e-5; polygamma(2, -100.5): 8e-3) and
-// where the terms fall below float32's normal range (zeta(5, 1e8): 5e-6).
+// more there, except at a half-integer q, where zeta(x, r) and zeta(x, 1 -
+// r) are one sum and cancel exactly, and where the terms fall below
+// float32's normal range (zeta(5, 1e8): 5e-6).
 func Zeta(x, q *Tensor) *Tensor {
 	if err := x.CheckArg(ops.Zeta.Name, "x"); err != nil {
 		return failed(err)

@@ -127,8 +127,8 @@ var zetaBernoulli = [...]float64{12.0, -720.0, 30240.0, -1209600.0, 47900160.0, 
 // special.zeta (Cephes's zeta.c): +Inf at x = 1 and where q is 0, a
 // negative integer or -Inf; NaN for x < 1, and where q < 0 and x is not
 // an integer. Cephes sums while q + k ≤ 9, as many terms as a negative q
-// is far below 0; here such a q is regrouped instead, zeta(x, r) +
-// (-1)^x·(zeta(x, 1 - r) - zeta(x, 1 - q)) with r = q - floor(q), three
+// is far below 0; here such a q is regrouped instead, (zeta(x, r) +
+// (-1)^x·zeta(x, 1 - r)) - (-1)^x·zeta(x, 1 - q) with r = q - floor(q), three
 // sums of a positive q, so that no input takes more than a fixed number
 // of steps. Both lose the digits that the cancelling terms of a q far
 // below 0 share.
@@ -151,7 +151,11 @@ func zeta(x, q float64) float64 {
 		if math.Mod(x, 2) == 1 {
 			sign = -1
 		}
-		return zetaPositive(x, r) + sign*(zetaPositive(x, 1-r)-zetaPositive(x, 1-q))
+		// The pair first: for an odd x at a half-integer q, zeta(x, r) and
+		// zeta(x, 1 - r) are the same sum and cancel exactly, leaving
+		// zeta(x, 1 - q) whole; grouped the other way, its digits were
+		// lost in zeta(x, 1 - r) (in float32, all of polygamma(8, -3.5)).
+		return (zetaPositive(x, r) + sign*zetaPositive(x, 1-r)) - sign*zetaPositive(x, 1-q)
 	}
 	return zetaPositive(x, q)
 }

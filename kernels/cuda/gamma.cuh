@@ -116,7 +116,9 @@ template <typename F> __device__ F zeta_of(F x, F q) {
 		if (x != m_floor(x)) return (F)nan_f64();
 		F r = q - fl;
 		F sign = x - (F)2 * m_floor(x * (F)0.5) == (F)1 ? (F)-1 : (F)1;
-		return zeta_positive(x, r) + sign * (zeta_positive(x, (F)1 - r) - zeta_positive(x, (F)1 - q));
+		// The pair first, which cancels exactly at a half-integer q for
+		// an odd x, leaving zeta(x, 1 - q) whole (backends/cpu/gamma.go).
+		return (zeta_positive(x, r) + sign * zeta_positive(x, (F)1 - r)) - sign * zeta_positive(x, (F)1 - q);
 	}
 	return zeta_positive(x, q);
 }

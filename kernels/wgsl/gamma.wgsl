@@ -199,7 +199,9 @@ fn zetaf(x: f32, q: f32) -> f32 {
         }
         let r = q - fl;
         let sign = select(1.0, -1.0, x - 2.0 * floor(x * 0.5) == 1.0);
-        return zeta_positive(x, r) + sign * (zeta_positive(x, 1.0 - r) - zeta_positive(x, 1.0 - q));
+        // The pair first, which cancels exactly at a half-integer q for
+        // an odd x, leaving zeta(x, 1 - q) whole (backends/cpu/gamma.go).
+        return (zeta_positive(x, r) + sign * zeta_positive(x, 1.0 - r)) - sign * zeta_positive(x, 1.0 - q);
     }
     return zeta_positive(x, q);
 }
