@@ -33,6 +33,13 @@ func biSpecial() map[string]biOp {
 		call: func(a []*Tensor) *Tensor { return a[0].Polygamma(2) }, kinds: "a",
 		huge: func(dev Device) *Tensor { return Ones(dev, Int32, 1, 1).Expand(biHuge, biHuge).Polygamma(2) }}
 	t["special_multigammaln"] = biUnary(func(x *Tensor) *Tensor { return x.Multigammaln(2) })
+	for name, f := range orthoPolyMethods {
+		t[name] = biAnyDType(biUnary(func(x *Tensor) *Tensor { return f(x, 3) }))
+		// of integers, cast to float32 first.
+		t[name+"_promoted"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{Ones(dev, Int32, 2, 3)} },
+			call: func(a []*Tensor) *Tensor { return f(a[0], 3) }, kinds: "a",
+			huge: func(dev Device) *Tensor { return f(Ones(dev, Int32, 1, 1).Expand(biHuge, biHuge), 3) }}
+	}
 	t["special_zeta"] = biBinary(Zeta, "aa")
 	t["igamma"] = biBinary(Gammainc, "ff")
 	t["igammac"] = biBinary(Gammaincc, "ff")
@@ -248,6 +255,9 @@ func TestSpecialLeaveNothing(t *testing.T) {
 		fs["igamma"] = func(x *Tensor) *Tensor { return Gammainc(x.Abs().AddScalar(0.5), x.Abs()) }
 		fs["igammac"] = func(x *Tensor) *Tensor { return Gammaincc(x.Abs().AddScalar(0.5), x.Abs()) }
 		fs["special_multigammaln"] = func(x *Tensor) *Tensor { return x.Abs().AddScalar(2).Multigammaln(2) }
+		for name, f := range orthoPolyMethods {
+			fs[name] = func(x *Tensor) *Tensor { return f(x, 5) }
+		}
 		for name, f := range fs {
 			if name == "special_ndtri" {
 				f = func(x *Tensor) *Tensor { return x.Sigmoid().Ndtri() }

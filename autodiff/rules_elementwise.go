@@ -2,6 +2,7 @@ package autodiff
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/lathe-ml/lathe/dispatch"
 	"github.com/lathe-ml/lathe/dispatch/ops"
@@ -133,6 +134,22 @@ func init() {
 	ruleWith(ops.Polygamma, func(b *builder, n *Node, p ops.Params, g *T) []*T {
 		return one(b.mul(g, call(b, ops.Polygamma, ops.PolygammaOf(int(p.A)+1), n.Inputs[0])))
 	})
+	// An orthogonal polynomial's derivative of order m is its op of order
+	// m + 1, the recurrence differentiated once more (ops.PolyOf), to
+	// ops.MaxPolyDerivative and, as the derivatives take the recurrence,
+	// for degrees up to ops.MaxPolyRecurrence.
+	for _, op := range ops.Polys {
+		ruleWith(op, func(b *builder, n *Node, p ops.Params, g *T) []*T {
+			deg, order := int(p.A), int(p.B)+1
+			if order > ops.MaxPolyDerivative || deg > ops.MaxPolyRecurrence {
+				b.err = gradError(op.Name, "has derivatives to order "+strconv.Itoa(ops.MaxPolyDerivative)+" and for degrees to "+
+					strconv.Itoa(ops.MaxPolyRecurrence)+" (by recurrence), not of order "+strconv.Itoa(order)+" at degree "+strconv.Itoa(deg),
+					"differentiate fewer times, or a lower degree")
+				return nil
+			}
+			return one(b.mul(g, call(b, op, ops.PolyOf(deg, order), n.Inputs[0])))
+		})
+	}
 	// zeta(x, q)'s gradient in q is -x·zeta(x + 1, q), the sum
 	// differentiated; x gets none, as torch's (derivatives.yaml: "not
 	// implemented").

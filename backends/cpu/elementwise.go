@@ -69,6 +69,19 @@ var floatUnary = map[string]func(p ops.Params) func(float64) float64{
 	"lgamma":    fixed(lgammaF), // gamma.go
 	"digamma":   fixed(digammaF),
 	"polygamma": polygammaF,
+	// orthopoly.go
+	"special_chebyshev_polynomial_t":         orthoPoly(chebyshevT, false),
+	"special_chebyshev_polynomial_u":         orthoPoly(chebyshevU, false),
+	"special_chebyshev_polynomial_v":         orthoPoly(chebyshevV, false),
+	"special_chebyshev_polynomial_w":         orthoPoly(chebyshevW, false),
+	"special_shifted_chebyshev_polynomial_t": orthoPoly(chebyshevT, true),
+	"special_shifted_chebyshev_polynomial_u": orthoPoly(chebyshevU, true),
+	"special_shifted_chebyshev_polynomial_v": orthoPoly(chebyshevV, true),
+	"special_shifted_chebyshev_polynomial_w": orthoPoly(chebyshevW, true),
+	"special_hermite_polynomial_h":           orthoPoly(hermiteH, false),
+	"special_hermite_polynomial_he":          orthoPoly(hermiteHe, false),
+	"special_laguerre_polynomial_l":          orthoPoly(laguerreL, false),
+	"special_legendre_polynomial_p":          orthoPoly(legendreP, false),
 }
 
 // leakyF is leaky_relu with the given slope.

@@ -258,10 +258,23 @@ var trigOps = map[string]bool{
 // (module "gamma").
 var gammaOps = map[string]bool{"lgamma": true, "digamma": true, "polygamma": true, "special_zeta": true, "igamma": true, "igammac": true}
 
+// polyOps are the unary ops whose kernels orthopoly.cu holds (module
+// "orthopoly"): torch.special's orthogonal polynomials.
+var polyOps = func() map[string]bool {
+	m := map[string]bool{}
+	for _, op := range ops.Polys {
+		m[op.Name] = true
+	}
+	return m
+}()
+
 // unaryModule is the module that holds unary op name's kernels for dtype dt.
 func unaryModule(name string, dt dispatch.DType) string {
 	if trigOps[name] {
 		return moduleOf("trig", dt)
+	}
+	if polyOps[name] {
+		return moduleOf("orthopoly", dt)
 	}
 	if gammaOps[name] {
 		return moduleOf("gamma", dt)

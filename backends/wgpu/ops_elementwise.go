@@ -66,19 +66,33 @@ var unaryExprs = map[string]map[string]string{
 	"erfc":       floats("erfcf(x)"),
 	// The gamma family, gamma.wgsl's; polygamma's attributes are n and
 	// its factor (ops.PolygammaOf).
-	"lgamma":     floats("lgammaf(x)"),
-	"digamma":    floats("digammaf(x)"),
-	"polygamma":  floats("polygammaf(attr_f32(0), attr_f32(1), x)"),
-	"tan":        floats("tanf(x)"),
-	"asin":       floats("asinf(x)"),
-	"acos":       floats("acosf(x)"),
-	"atan":       floats("atanf(x)"),
-	"sinh":       floats("sinhf(x)"),
-	"cosh":       floats("coshf(x)"),
-	"asinh":      floats("asinhf(x)"),
-	"acosh":      floats("acoshf(x)"),
-	"atanh":      floats("atanhf(x)"),
-	"leaky_relu": floats("select(x * attr_f32(0), x, x > 0.0)"),
+	"lgamma":    floats("lgammaf(x)"),
+	"digamma":   floats("digammaf(x)"),
+	"polygamma": floats("polygammaf(attr_f32(0), attr_f32(1), x)"),
+	// orthopoly.wgsl's: family, shifted, the degree n and the order m of
+	// the derivative (ops.PolyOf).
+	"special_chebyshev_polynomial_t":         floats("orthopolyf(0u, false, attr_f32(0), attr_f32(1), x)"),
+	"special_chebyshev_polynomial_u":         floats("orthopolyf(1u, false, attr_f32(0), attr_f32(1), x)"),
+	"special_chebyshev_polynomial_v":         floats("orthopolyf(2u, false, attr_f32(0), attr_f32(1), x)"),
+	"special_chebyshev_polynomial_w":         floats("orthopolyf(3u, false, attr_f32(0), attr_f32(1), x)"),
+	"special_shifted_chebyshev_polynomial_t": floats("orthopolyf(0u, true, attr_f32(0), attr_f32(1), x)"),
+	"special_shifted_chebyshev_polynomial_u": floats("orthopolyf(1u, true, attr_f32(0), attr_f32(1), x)"),
+	"special_shifted_chebyshev_polynomial_v": floats("orthopolyf(2u, true, attr_f32(0), attr_f32(1), x)"),
+	"special_shifted_chebyshev_polynomial_w": floats("orthopolyf(3u, true, attr_f32(0), attr_f32(1), x)"),
+	"special_hermite_polynomial_h":           floats("orthopolyf(4u, false, attr_f32(0), attr_f32(1), x)"),
+	"special_hermite_polynomial_he":          floats("orthopolyf(5u, false, attr_f32(0), attr_f32(1), x)"),
+	"special_laguerre_polynomial_l":          floats("orthopolyf(6u, false, attr_f32(0), attr_f32(1), x)"),
+	"special_legendre_polynomial_p":          floats("orthopolyf(7u, false, attr_f32(0), attr_f32(1), x)"),
+	"tan":                                    floats("tanf(x)"),
+	"asin":                                   floats("asinf(x)"),
+	"acos":                                   floats("acosf(x)"),
+	"atan":                                   floats("atanf(x)"),
+	"sinh":                                   floats("sinhf(x)"),
+	"cosh":                                   floats("coshf(x)"),
+	"asinh":                                  floats("asinhf(x)"),
+	"acosh":                                  floats("acoshf(x)"),
+	"atanh":                                  floats("atanhf(x)"),
+	"leaky_relu":                             floats("select(x * attr_f32(0), x, x > 0.0)"),
 	// gelu is x·Φ(x) = x/2·(1 + erf(x/√2)); gelu_tanh's x/2·(1 + tanh(z))
 	// is x·sigmoid(2z), which keeps its digits where tanh(z) is near -1.
 	"gelu":      floats("0.5 * x * one_plus_erf(x * 0.70710678118654752)"),
@@ -199,14 +213,15 @@ func unaryKernel(op *dispatch.Op[ops.Params], exprs map[string]string) dispatch.
 	}
 }
 
-// unaryAttrs are the attribute words of leaky_relu (its slope) and clamp
-// (its bounds; for ints those of clampi in elementwise.wgsl), for an x
+// unaryAttrs are the attribute words of leaky_relu (its slope), softplus,
+// polygamma and the polynomials (their two), and clamp (its bounds; for
+// ints those of clampi in elementwise.wgsl), for an x
 // computed in dt.
 func unaryAttrs(op *dispatch.Op[ops.Params], dt dispatch.DType, p ops.Params) []uint32 {
 	switch {
 	case op == ops.LeakyReLU:
 		return []uint32{math.Float32bits(float32(p.A))}
-	case op == ops.Softplus, op == ops.Polygamma:
+	case op == ops.Softplus, op == ops.Polygamma, ops.IsPoly(op):
 		return []uint32{math.Float32bits(float32(p.A)), math.Float32bits(float32(p.B))}
 	case op == ops.Clamp && dt == dispatch.Float32:
 		// Rounding is monotonic, so clamping to the rounded bounds is the
@@ -348,8 +363,10 @@ func runElementwiseAs(pks map[dispatch.DType]packed, op string, out *dispatch.Te
 		AttrBase       int
 		Conversions    bool
 		Gamma, Igamma  bool
+		OrthoPoly      bool
 	}{Out: computeType(out.DType), OutNarrow: outPk.name, OutBits: outPk.bits, Expr: expr, AttrBase: 10 + 9*len(args),
-		Conversions: outPk.bits != 0, Gamma: strings.Contains(expr, "gamma") || strings.Contains(expr, "zeta"), Igamma: strings.Contains(expr, "igamma")}
+		Conversions: outPk.bits != 0, Gamma: strings.Contains(expr, "gamma") || strings.Contains(expr, "zeta"), Igamma: strings.Contains(expr, "igamma"),
+		OrthoPoly: strings.Contains(expr, "orthopoly")}
 	tensors := make([]*dispatch.Tensor, 0, 1+len(args))
 	tensors = append(tensors, out)
 	key := []string{"elementwise", op, storageName(pks, out.DType)}

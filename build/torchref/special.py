@@ -3,7 +3,8 @@
 log_ndtr, ndtri, spherical_bessel_j0, zeta, polygamma, multigammaln and
 nextafter, the modified Bessel functions of the second kind and the Bessel
 functions J0, J1, Y0 and Y1; and of
-the kernels of gammainc and gammaincc (torch.igamma, igammac).
+the kernels of gammainc and gammaincc (torch.igamma, igammac) and of the
+orthogonal polynomials (chebyshev_polynomial_t ... legendre_polynomial_p).
 
 Run it from the repository root with PyTorch 1.13:
 
@@ -251,6 +252,47 @@ def group_bessel_jy(fam):
         fam.case(f"{op}/bf16/[5]", op, [vals([0.25, 0.5, 1.5, 2.0, 26.0], "bfloat16")], bf16(fn))
 
 
+POLYS = {"special_chebyshev_polynomial_t": S.chebyshev_polynomial_t, "special_chebyshev_polynomial_u": S.chebyshev_polynomial_u,
+         "special_chebyshev_polynomial_v": S.chebyshev_polynomial_v, "special_chebyshev_polynomial_w": S.chebyshev_polynomial_w,
+         "special_shifted_chebyshev_polynomial_t": S.shifted_chebyshev_polynomial_t,
+         "special_shifted_chebyshev_polynomial_u": S.shifted_chebyshev_polynomial_u,
+         "special_shifted_chebyshev_polynomial_v": S.shifted_chebyshev_polynomial_v,
+         "special_shifted_chebyshev_polynomial_w": S.shifted_chebyshev_polynomial_w,
+         "special_hermite_polynomial_h": S.hermite_polynomial_h, "special_hermite_polynomial_he": S.hermite_polynomial_he,
+         "special_laguerre_polynomial_l": S.laguerre_polynomial_l, "special_legendre_polynomial_p": S.legendre_polynomial_p}
+# The endpoints of [-1, 1] and [0, 1], points inside and outside them, and
+# NaN; not ±Inf, where torch's recurrence gives NaN and lathe's ±Inf
+# (ops_orthopoly_test.go checks those).
+POLY_VALUES = [NAN, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 0.90625, -0.3125, 1.25, -1.5, 3.0, 1e-30]
+
+
+def group_orthopoly(fam):
+    """torch.special's orthogonal polynomials with an integer degree n,
+    kernels in lathe; torch has no gradient for them (lathe's derivatives
+    are checked against exact ones in ops_orthopoly_test.go)."""
+    for op, fn in POLYS.items():
+        for dt in FLOATS:
+            s = SHORT[dt]
+            for n in (-1, 0, 1, 2, 5, 7, 9, 12, 30):
+                attrs = {"n": n, "float64_only": True} if dt == "float64" else {"n": n}
+                fam.case(f"{op}/{s}/n={n}/special", op, [vals(POLY_VALUES, dt)], lambda x, n=n, fn=fn: fn(x, n), attrs)
+            fam.case(f"{op}/{s}/n=4/[3,4]", op, [rnd([3, 4], dt, "unit")], lambda x, fn=fn: fn(x, 4), {"n": 4})
+            # float64's own: on a float32 device its tolerance is float64's.
+            attrs = {"n": 11, "float64_only": True} if dt == "float64" else {"n": 11}
+            fam.case(f"{op}/{s}/n=11/[3,4]", op, [rnd([3, 4], dt, "unit") * 1.2], lambda x, fn=fn: fn(x, 11), attrs)
+        if "chebyshev" in op:  # the closed forms at a high degree, inside [-1, 1] or [0, 1]
+            xs = [0.75, 0.046875, 0.6015625, 0.9995] if "shifted" in op else [0.5, -0.90625, 0.203125, 0.999]
+            fam.case(f"{op}/f64/n=1000", op, [vals(xs, "float64")], lambda x, fn=fn: fn(x, 1000),
+                     {"n": 1000, "float64_only": True})
+        fam.case(f"{op}/f32/n=3/transposed[3,4]", op, [L(rnd([3, 4], "float32", "unit"), "transposed")],
+                 lambda x, fn=fn: fn(x, 3), {"n": 3})
+        fam.case(f"{op}/f32/n=3/0d", op, [vals(0.375, "float32")], lambda x, fn=fn: fn(x, 3), {"n": 3})
+        fam.case(f"{op}/f32/n=3/empty[0,3]", op, [rnd([0, 3], "float32")], lambda x, fn=fn: fn(x, 3), {"n": 3})
+        fam.case(f"{op}/i64/n=3/[4]", op, [vals([0, 1, 2, -3], "int64")], lambda x, fn=fn: fn(x, 3), {"n": 3})
+        fam.case(f"{op}/bf16/n=3/[5]", op, [vals([0.25, 0.5, -0.75, 1.5, 2.0], "bfloat16")],
+                 bf16(lambda x, fn=fn: fn(x, 3)), {"n": 3})
+
+
 def grad_igamma(fam):
     for op, fn in (("igamma", S.gammainc), ("igammac", S.gammaincc)):
         for dt in FLOATS:
@@ -295,6 +337,7 @@ def special():
     group_igamma(fam)
     group_bessel_k(fam)
     group_bessel_jy(fam)
+    group_orthopoly(fam)
     return fam
 
 

@@ -16,8 +16,9 @@ and where. Data:
               backends/wgpu/ops_elementwise.go);
   .Conversions whether any tensor is narrow, so that the shader needs
               convert.wgsl's conversions;
-  .Gamma      whether Expr calls gamma.wgsl's functions, and .Igamma
-              igamma.wgsl's (which call gamma.wgsl's).
+  .Gamma      whether Expr calls gamma.wgsl's functions, .Igamma
+              igamma.wgsl's (which call gamma.wgsl's), and .OrthoPoly
+              orthopoly.wgsl's.
 An argument's .Layout is "flat" where it is contiguous with out's shape
 (element i is at its offset + i), "scalar" where it has one element (at its
 offset), and "strided" otherwise.
@@ -59,6 +60,9 @@ fn attr_i32(j: u32) -> i32 { return bitcast<i32>(p[ATTRS + j]); }
 {{- end}}
 {{- if .Igamma}}
 {{template "igamma"}}
+{{- end}}
+{{- if .OrthoPoly}}
+{{template "orthopoly"}}
 {{- end}}
 {{template "int64"}}
 {{- if .Conversions}}
