@@ -24,6 +24,7 @@ func biSpecial() map[string]biOp {
 		"special_erfcx": (*Tensor).Erfcx, "special_entr": (*Tensor).Entr, "special_ndtr": (*Tensor).Ndtr,
 		"special_log_ndtr": (*Tensor).LogNdtr, "special_ndtri": (*Tensor).Ndtri,
 		"special_spherical_bessel_j0": (*Tensor).SphericalBesselJ0,
+		"special_airy_ai":             (*Tensor).AiryAi,
 		"polygamma":                   func(x *Tensor) *Tensor { return x.Polygamma(3) },
 	} {
 		t[name] = biAnyDType(biUnary(f))
@@ -32,6 +33,9 @@ func biSpecial() map[string]biOp {
 	t["polygamma_promoted"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{Ones(dev, Int32, 2, 3)} },
 		call: func(a []*Tensor) *Tensor { return a[0].Polygamma(2) }, kinds: "a",
 		huge: func(dev Device) *Tensor { return Ones(dev, Int32, 1, 1).Expand(biHuge, biHuge).Polygamma(2) }}
+	t["special_airy_ai_promoted"] = biOp{args: func(dev Device) []*Tensor { return []*Tensor{Ones(dev, Int32, 2, 3)} },
+		call: func(a []*Tensor) *Tensor { return a[0].AiryAi() }, kinds: "a",
+		huge: func(dev Device) *Tensor { return Ones(dev, Int32, 1, 1).Expand(biHuge, biHuge).AiryAi() }}
 	t["special_multigammaln"] = biUnary(func(x *Tensor) *Tensor { return x.Multigammaln(2) })
 	for name, f := range orthoPolyMethods {
 		t[name] = biAnyDType(biUnary(func(x *Tensor) *Tensor { return f(x, 3) }))
@@ -266,6 +270,7 @@ func TestSpecialLeaveNothing(t *testing.T) {
 		}
 		y := RandN(CPU, Float32, 4).To(dev)
 		warmCallsTakeNothing(t, dev, "nextafter", func() *Tensor { return x.Detach().Nextafter(y) }, false)
+		warmCallsTakeNothing(t, dev, "airy_ai", func() *Tensor { return x.Detach().AiryAi() }, false)
 	}
 }
 

@@ -72,6 +72,7 @@ var fzSpecialUnary = []fzUnary{
 	{"hermite_polynomial_he", polyFuzz((*Tensor).HermitePolynomialHe)},
 	{"laguerre_polynomial_l", polyFuzz((*Tensor).LaguerrePolynomialL)},
 	{"legendre_polynomial_p", polyFuzz((*Tensor).LegendrePolynomialP)},
+	{"airy_ai", func(x *Tensor, _ float64) *Tensor { return x.AiryAi() }},
 }
 
 // polyFuzz is a polynomial of a degree from -1 to 12 that p picks: the

@@ -66,9 +66,10 @@ var floatUnary = map[string]func(p ops.Params) func(float64) float64{
 	"clamp": func(p ops.Params) func(float64) float64 {
 		return func(x float64) float64 { return clampF(x, p.A, p.B) }
 	},
-	"lgamma":    fixed(lgammaF), // gamma.go
-	"digamma":   fixed(digammaF),
-	"polygamma": polygammaF,
+	"lgamma":          fixed(lgammaF), // gamma.go
+	"digamma":         fixed(digammaF),
+	"polygamma":       polygammaF,
+	"special_airy_ai": fixed(airyAi), // airy.go
 	// orthopoly.go
 	"special_chebyshev_polynomial_t":         orthoPoly(chebyshevT, false),
 	"special_chebyshev_polynomial_u":         orthoPoly(chebyshevU, false),

@@ -66,9 +66,10 @@ var unaryExprs = map[string]map[string]string{
 	"erfc":       floats("erfcf(x)"),
 	// The gamma family, gamma.wgsl's; polygamma's attributes are n and
 	// its factor (ops.PolygammaOf).
-	"lgamma":    floats("lgammaf(x)"),
-	"digamma":   floats("digammaf(x)"),
-	"polygamma": floats("polygammaf(attr_f32(0), attr_f32(1), x)"),
+	"lgamma":          floats("lgammaf(x)"),
+	"digamma":         floats("digammaf(x)"),
+	"polygamma":       floats("polygammaf(attr_f32(0), attr_f32(1), x)"),
+	"special_airy_ai": floats("airyf(x)"), // airy.wgsl
 	// orthopoly.wgsl's: family, shifted, the degree n and the order m of
 	// the derivative (ops.PolyOf).
 	"special_chebyshev_polynomial_t":         floats("orthopolyf(0u, false, attr_f32(0), attr_f32(1), x)"),
@@ -364,9 +365,10 @@ func runElementwiseAs(pks map[dispatch.DType]packed, op string, out *dispatch.Te
 		Conversions    bool
 		Gamma, Igamma  bool
 		OrthoPoly      bool
+		Airy           bool
 	}{Out: computeType(out.DType), OutNarrow: outPk.name, OutBits: outPk.bits, Expr: expr, AttrBase: 10 + 9*len(args),
 		Conversions: outPk.bits != 0, Gamma: strings.Contains(expr, "gamma") || strings.Contains(expr, "zeta"), Igamma: strings.Contains(expr, "igamma"),
-		OrthoPoly: strings.Contains(expr, "orthopoly")}
+		OrthoPoly: strings.Contains(expr, "orthopoly"), Airy: strings.Contains(expr, "airyf")}
 	tensors := make([]*dispatch.Tensor, 0, 1+len(args))
 	tensors = append(tensors, out)
 	key := []string{"elementwise", op, storageName(pks, out.DType)}

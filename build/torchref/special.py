@@ -4,7 +4,8 @@ log_ndtr, ndtri, spherical_bessel_j0, zeta, polygamma, multigammaln and
 nextafter, the modified Bessel functions of the second kind and the Bessel
 functions J0, J1, Y0 and Y1; and of
 the kernels of gammainc and gammaincc (torch.igamma, igammac) and of the
-orthogonal polynomials (chebyshev_polynomial_t ... legendre_polynomial_p).
+orthogonal polynomials (chebyshev_polynomial_t ... legendre_polynomial_p)
+and airy_ai.
 
 Run it from the repository root with PyTorch 1.13:
 
@@ -293,6 +294,29 @@ def group_orthopoly(fam):
                  bf16(lambda x, fn=fn: fn(x, 3)), {"n": 3})
 
 
+# Where torch 1.13's airy_ai is Cephes's: from -2.09 up, and far enough
+# below it that its dropped leading 1s no longer show (1e-13 of the value
+# at -5, 3e-14 at -10); between, lathe's are checked against mpmath
+# (ops_airy_test.go). Not ±Inf, where torch's is NaN and lathe's 0.
+AIRY_VALUES = [NAN, -100.0, -20.0, -10.0, -2.09, -2.0, -1.0, -0.5, -1e-30, 0.0, -0.0, 0.5, 1.0, 2.0, 2.0899, 2.09, 2.5, 5.0,
+               8.3, 10.0, 25.0, 30.0, 50.0, 104.0]
+
+
+def group_airy(fam):
+    """torch.special.airy_ai, a kernel in lathe; torch has no gradient."""
+    op, fn = "special_airy_ai", S.airy_ai
+    for dt in FLOATS:
+        s = SHORT[dt]
+        f64only = {"float64_only": True} if dt == "float64" else None
+        fam.case(f"{op}/{s}/special", op, [vals(AIRY_VALUES, dt)], fn, f64only)
+        fam.case(f"{op}/{s}/[3,4]", op, [rnd([3, 4], dt, "unit") * 2], fn)
+    fam.case(f"{op}/f32/transposed[3,4]", op, [L(rnd([3, 4], "float32", "unit") * 2, "transposed")], fn)
+    fam.case(f"{op}/f32/0d", op, [vals(0.375, "float32")], fn)
+    fam.case(f"{op}/f32/empty[0,3]", op, [rnd([0, 3], "float32")], fn)
+    fam.case(f"{op}/i64/[4]", op, [vals([0, 1, 2, -1], "int64")], fn)
+    fam.case(f"{op}/bf16/[5]", op, [vals([0.25, 0.5, -1.5, 2.5, 6.0], "bfloat16")], bf16(fn))
+
+
 def grad_igamma(fam):
     for op, fn in (("igamma", S.gammainc), ("igammac", S.gammaincc)):
         for dt in FLOATS:
@@ -338,6 +362,7 @@ def special():
     group_bessel_k(fam)
     group_bessel_jy(fam)
     group_orthopoly(fam)
+    group_airy(fam)
     return fam
 
 

@@ -36,6 +36,7 @@ var specialOps = map[string]opFunc{
 	"special_scaled_modified_bessel_k1":      unary((*lathe.Tensor).ScaledModifiedBesselK1),
 	"igammac":                                binary(lathe.Gammaincc),
 	"nextafter":                              binary((*lathe.Tensor).Nextafter),
+	"special_airy_ai":                        unary((*lathe.Tensor).AiryAi),
 	"special_chebyshev_polynomial_t":         degree((*lathe.Tensor).ChebyshevPolynomialT),
 	"special_chebyshev_polynomial_u":         degree((*lathe.Tensor).ChebyshevPolynomialU),
 	"special_chebyshev_polynomial_v":         degree((*lathe.Tensor).ChebyshevPolynomialV),

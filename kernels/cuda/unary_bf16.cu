@@ -3,6 +3,8 @@
 // 16-bit dtype, so that a program loads only the dtypes it uses. See
 // unary.cuh.
 #include "unary.cuh"
+#include "airy.cuh"
 
 LATHE_NUMERIC_UNARY(bf16, bf16)
 LATHE_FLOAT_UNARIES(bf16, bf16)
+LATHE_AIRY_UNARY(bf16, bf16)

@@ -17,8 +17,8 @@ and where. Data:
   .Conversions whether any tensor is narrow, so that the shader needs
               convert.wgsl's conversions;
   .Gamma      whether Expr calls gamma.wgsl's functions, .Igamma
-              igamma.wgsl's (which call gamma.wgsl's), and .OrthoPoly
-              orthopoly.wgsl's.
+              igamma.wgsl's (which call gamma.wgsl's), .OrthoPoly
+              orthopoly.wgsl's and .Airy airy.wgsl's.
 An argument's .Layout is "flat" where it is contiguous with out's shape
 (element i is at its offset + i), "scalar" where it has one element (at its
 offset), and "strided" otherwise.
@@ -63,6 +63,9 @@ fn attr_i32(j: u32) -> i32 { return bitcast<i32>(p[ATTRS + j]); }
 {{- end}}
 {{- if .OrthoPoly}}
 {{template "orthopoly"}}
+{{- end}}
+{{- if .Airy}}
+{{template "airy"}}
 {{- end}}
 {{template "int64"}}
 {{- if .Conversions}}
