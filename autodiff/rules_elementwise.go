@@ -134,11 +134,11 @@ func init() {
 	ruleWith(ops.Polygamma, func(b *builder, n *Node, p ops.Params, g *T) []*T {
 		return one(b.mul(g, call(b, ops.Polygamma, ops.PolygammaOf(int(p.A)+1), n.Inputs[0])))
 	})
-	// Ai'(x) has no kernel yet, and torch's airy_ai no gradient.
-	rule(ops.AiryAi, func(b *builder, n *Node, g *T) []*T {
-		b.err = gradError(ops.AiryAi.Name, "has no gradient yet: Ai' is not built (torch's airy_ai has none either)",
-			"compute it under lathe.NoGrad, or Detach its input")
-		return nil
+	// Ai's derivative is Ai', whose own is x·Ai (Airy's equation y'' = x·y).
+	rule(ops.AiryAi, func(b *builder, n *Node, g *T) []*T { return one(b.mul(g, b.unary(ops.AiryAiPrime, n.Inputs[0]))) })
+	rule(ops.AiryAiPrime, func(b *builder, n *Node, g *T) []*T {
+		x := n.Inputs[0]
+		return one(b.mul(g, b.mul(x, b.unary(ops.AiryAi, x))))
 	})
 	// An orthogonal polynomial's derivative of order m is its op of order
 	// m + 1, the recurrence differentiated once more (ops.PolyOf), to

@@ -70,6 +70,7 @@ var floatUnary = map[string]func(p ops.Params) func(float64) float64{
 	"digamma":         fixed(digammaF),
 	"polygamma":       polygammaF,
 	"special_airy_ai": fixed(airyAi), // airy.go
+	"airy_ai_prime":   fixed(airyAiPrime),
 	// orthopoly.go
 	"special_chebyshev_polynomial_t":         orthoPoly(chebyshevT, false),
 	"special_chebyshev_polynomial_u":         orthoPoly(chebyshevU, false),

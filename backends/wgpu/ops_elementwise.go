@@ -69,7 +69,8 @@ var unaryExprs = map[string]map[string]string{
 	"lgamma":          floats("lgammaf(x)"),
 	"digamma":         floats("digammaf(x)"),
 	"polygamma":       floats("polygammaf(attr_f32(0), attr_f32(1), x)"),
-	"special_airy_ai": floats("airyf(x)"), // airy.wgsl
+	"special_airy_ai": floats("airyf(x, false)"), // airy.wgsl
+	"airy_ai_prime":   floats("airyf(x, true)"),
 	// orthopoly.wgsl's: family, shifted, the degree n and the order m of
 	// the derivative (ops.PolyOf).
 	"special_chebyshev_polynomial_t":         floats("orthopolyf(0u, false, attr_f32(0), attr_f32(1), x)"),
