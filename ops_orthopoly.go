@@ -24,9 +24,12 @@ import (
 //     ±Inf (torch's recurrence gives NaN from degree 2 or 3).
 //   - The other families run their recurrence, n steps an element, so n
 //     above 65536 (ops.MaxPolyRecurrence) is ErrValue for them, where
-//     torch's runs for as long as n says. Their values overflow to NaN as
-//     torch's do (Hermite's from about degree 150 in float32, 300 in
-//     float64).
+//     torch's runs for as long as n says. Where their values overflow, the
+//     recurrence's Inf turns to NaN a step or two later, as torch's:
+//     Hermite's H at x = 3 is NaN at degree 100 in float32 arithmetic
+//     (cuda's and wgpu's, as torch's cuda) and at 300 in float64; the
+//     cpu computes float32 in float64, so its float32 values are ±Inf
+//     between.
 //   - Each is differentiable in x to the eighth order, by the recurrence
 //     differentiated (torch's have no gradient), so again for n up to
 //     65536, Chebyshev's too.
